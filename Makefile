@@ -1,0 +1,87 @@
+# dlasim — build, test, demo, bench.
+#
+#   make            library (build/libdlasim.a) and CLI (build/dlasim)
+#   make demo       run NVDLA's conformance traces as a readable table
+#   make test       unit, device, property, conformance and fuzz tests, then
+#                   the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      performance measurements (long; not part of make test)
+#
+# Variables: CC (gcc or clang), BUILD (output folder), SAN=1 (sanitizers).
+
+CC      ?= cc
+BUILD   ?= build
+SHARED  ?= ../shared
+CONFORMANCE ?= $(SHARED)/conformance/nvdla-traces
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
+OPT     ?= -O2 -g
+CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc -MMD -MP $(CFLAGS)
+LDLIBS  := -lpthread -lm
+
+ifeq ($(SAN),1)
+CFLAGS_ALL += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+LDFLAGS    += -fsanitize=address,undefined
+endif
+
+LIB_SRC  := $(sort $(wildcard src/*/*.c src/regs/gen/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_SRC  := $(sort $(wildcard tools/dlasim/*.c))
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC := $(sort $(wildcard tests/unit/*.c tests/device/*.c tests/property/*.c))
+TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+TEST_COMMON := $(sort $(wildcard tests/common/*.c))
+TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/obj/%.o)
+
+.PHONY: all demo test test-fast test-san bench deps regs clean fuzz
+all: $(BUILD)/dlasim
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/libdlasim.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/dlasim: $(CLI_OBJ) $(BUILD)/libdlasim.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdlasim.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka $(LDLIBS)
+
+tests: $(TEST_BIN)
+
+# Regenerate the register tables from the register database.
+regs:
+	python3 tools/regdb/gen_regs.py regdb/nvdla.xml src/regs/gen docs/registers.md
+
+deps:
+	@sh tools/deps.sh
+
+demo: deps all
+	@./$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --table
+
+# One pass: build and run every kind of test in this BUILD.
+test-fast: all tests
+	@sh tests/run.sh $(BUILD) $(CONFORMANCE)
+
+test-san:
+	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 CC=clang test-fast
+
+test: deps
+	@$(MAKE) --no-print-directory test-fast > $(BUILD).test.log 2>&1; r1=$$?; \
+	 cat $(BUILD).test.log | sh tests/summarize.sh "plain" ; \
+	 $(MAKE) --no-print-directory test-san > build-san.test.log 2>&1; r2=$$?; \
+	 cat build-san.test.log | sh tests/summarize.sh "asan+ubsan"; \
+	 sh tests/total.sh $(BUILD).test.log build-san.test.log; \
+	 [ $$r1 -eq 0 ] && [ $$r2 -eq 0 ]
+
+bench: deps all
+	@./$(BUILD)/dlasim bench
+
+clean:
+	rm -rf build build-san build.test.log build-san.test.log
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

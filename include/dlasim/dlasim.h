@@ -1,0 +1,130 @@
+/*
+ * dlasim — a register-level, bit-exact software model of the NVIDIA Deep
+ * Learning Accelerator (NVDLA).
+ *
+ * Public API.  One device is one `struct dlasim_dev`; nothing is global.
+ * The library never prints and never exits: every call returns a status
+ * (0 = OK, negative = enum dlasim_status) and the last error message of a
+ * device is available from dlasim_last_error().
+ */
+#ifndef DLASIM_DLASIM_H
+#define DLASIM_DLASIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum dlasim_status {
+    DLASIM_OK = 0,
+    DLASIM_ERR_INVAL = -1,       /* bad argument or unknown name */
+    DLASIM_ERR_NOMEM = -2,       /* host allocation failed */
+    DLASIM_ERR_MEM = -3,         /* DMA outside reachable memory */
+    DLASIM_ERR_TIMEOUT = -4,     /* programmed work can never complete */
+    DLASIM_ERR_PROG = -5,        /* register programming the hardware cannot run */
+    DLASIM_ERR_IO = -6,          /* host file could not be read */
+    DLASIM_ERR_PARSE = -7,       /* malformed input file */
+    DLASIM_ERR_UNSUPPORTED = -8, /* feature not modelled */
+    DLASIM_ERR_CHECK = -9        /* a trace check (CRC, poll) failed */
+};
+
+/* Human-readable name of a status code ("DLASIM_ERR_MEM", ...). */
+const char *dlasim_status_name(int status);
+
+/* Memory ports of the device (spec: DBB = primary, CVIF = secondary/SRAMIF). */
+enum dlasim_port {
+    DLASIM_PORT_DBB = 0,
+    DLASIM_PORT_CVIF = 1
+};
+
+/*
+ * Caller-supplied memory: both callbacks return 0 on success or a negative
+ * status when the range is not backed.  They are called with whole bursts
+ * (typically a line or a surface), never per byte.
+ */
+struct dlasim_mem_ops {
+    int (*read)(void *opaque, uint64_t addr, void *dst, size_t len);
+    int (*write)(void *opaque, uint64_t addr, const void *src, size_t len);
+};
+
+/* Log categories (bit mask, chosen at run time). */
+enum dlasim_log_category {
+    DLASIM_LOG_GUEST_ERROR = 1u << 0, /* illegal programming */
+    DLASIM_LOG_UNIMP = 1u << 1,       /* feature not modelled */
+    DLASIM_LOG_REG = 1u << 2,         /* every CSB access, in trace syntax */
+    DLASIM_LOG_EXEC = 1u << 3         /* layer start/end */
+};
+
+struct dlasim_options {
+    const char *config;            /* "nv_small" (default), "nv_small_256", "nv_large" */
+    const char *const *overrides;  /* "NVDLA_SDP_EW_ENABLE=1", ... */
+    size_t n_overrides;
+    /* primary memory: NULL ops = built-in sparse memory */
+    const struct dlasim_mem_ops *dbb_ops;
+    void *dbb_opaque;
+    /* secondary memory (only where the configuration has one) */
+    const struct dlasim_mem_ops *cvif_ops;
+    void *cvif_opaque;
+    /* IRQ line level changes */
+    void (*irq_cb)(void *opaque, int level);
+    void *irq_opaque;
+    /* logging: categories in log_mask go to log_cb (nothing is printed otherwise) */
+    unsigned log_mask;
+    void (*log_cb)(void *opaque, unsigned category, const char *msg);
+    void *log_opaque;
+    /* worker threads for large layers: 0 = all online cores */
+    unsigned threads;
+    /* report reads of never-written bytes of the built-in memory as errors */
+    int strict_mem;
+};
+
+struct dlasim_dev;
+
+/* Create a device.  On failure *out is NULL and err (if given) says why. */
+int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out,
+                  char *err, size_t errlen);
+void dlasim_destroy(struct dlasim_dev *dev);
+/* Hardware reset: registers to reset values, engines idle, IRQ low.
+ * The contents of memory are kept. */
+void dlasim_reset(struct dlasim_dev *dev);
+
+/* 32-bit CSB access by byte address (must be 4-byte aligned). */
+int dlasim_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val);
+int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val);
+
+/* Host access to device memory (through the same memory interface as DMA). */
+int dlasim_mem_read(struct dlasim_dev *dev, enum dlasim_port port,
+                    uint64_t addr, void *dst, size_t len);
+int dlasim_mem_write(struct dlasim_dev *dev, enum dlasim_port port,
+                     uint64_t addr, const void *src, size_t len);
+
+/* Execute one layer whose units are all enabled: 1 = ran one, 0 = nothing
+ * runnable, negative = error (the layer still completes as the hardware
+ * would, so a driver sees the interrupt). */
+int dlasim_step(struct dlasim_dev *dev);
+/* Execute until nothing more is runnable.  Returns 0 or the first error. */
+int dlasim_run(struct dlasim_dev *dev);
+/* Nonzero when some unit has an enabled group that cannot run; desc (if
+ * given) lists the units still busy and what they wait for. */
+int dlasim_busy(struct dlasim_dev *dev, char *desc, size_t desclen);
+
+/* Level of the interrupt line: (GLB S_INTR_STATUS & ~S_INTR_MASK) != 0. */
+int dlasim_irq_level(const struct dlasim_dev *dev);
+
+/* Message of the last error on this device ("" if none). */
+const char *dlasim_last_error(const struct dlasim_dev *dev);
+
+/* Scalability parameter of the device's configuration by spec name
+ * (e.g. "NVDLA_MAC_ATOMIC_C_SIZE"); returns DLASIM_ERR_INVAL if unknown. */
+int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value);
+
+/* Register name lookup (through the one register database). */
+int dlasim_reg_lookup(const char *name, uint32_t *addr); /* "NVDLA_PDP.D_OP_ENABLE_0" */
+const char *dlasim_reg_name(uint32_t addr, char *buf, size_t buflen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,69 @@
+/*
+ * NVDLA register traces (the trace language of NVDLA's verification suite,
+ * see docs/trace-format.md): parse a case into commands, then play them on a
+ * device.  Parsing loads the surface files it names, so every input error is
+ * reported as file:line before anything runs.
+ */
+#ifndef DLASIM_TRACE_H
+#define DLASIM_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dlasim/dlasim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct dlasim_trace;
+
+/* Parse a .cfg file; surface files are resolved relative to its folder. */
+int dlasim_trace_parse_file(const char *path, struct dlasim_trace **out, char *err,
+                            size_t errlen);
+/* Parse trace text held in memory; `name` is used in messages, `dir` (may be
+ * NULL) is where surface files are looked up. */
+int dlasim_trace_parse_text(const char *text, size_t len, const char *name, const char *dir,
+                            struct dlasim_trace **out, char *err, size_t errlen);
+void dlasim_trace_free(struct dlasim_trace *t);
+/* Number of commands, and how many are checks (check_crc/check_nothing). */
+size_t dlasim_trace_commands(const struct dlasim_trace *t);
+size_t dlasim_trace_checks(const struct dlasim_trace *t);
+
+/* One check's outcome, reported as it is evaluated. */
+struct dlasim_trace_check {
+    const char *file;       /* trace file */
+    unsigned line;          /* line of the check command */
+    const char *sync_id;    /* event it belongs to */
+    int passed;
+    int is_crc;             /* check_crc (else check_nothing) */
+    uint64_t addr;          /* check_crc: range */
+    uint64_t size;
+    uint32_t expected, actual;
+};
+
+struct dlasim_trace_play_options {
+    /* called for each check as it is evaluated (may be NULL) */
+    void (*on_check)(void *opaque, const struct dlasim_trace_check *c);
+    void *opaque;
+    /* layers a single wait may run before it is declared hung (0 = 10000) */
+    unsigned max_layers_per_wait;
+};
+
+struct dlasim_trace_result {
+    unsigned checks_passed;
+    unsigned checks_failed;
+    unsigned layers;        /* layers the device ran */
+};
+
+/* Play a parsed trace.  Returns 0 when every command ran and every check
+ * passed, DLASIM_ERR_CHECK when a check failed, or another negative status
+ * (err names file:line and why). */
+int dlasim_trace_play(struct dlasim_dev *dev, const struct dlasim_trace *t,
+                      const struct dlasim_trace_play_options *opt,
+                      struct dlasim_trace_result *res, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,605 @@
+/*
+ * The convolution datapath kernel: exact int8 x int8 -> int32 convolution
+ * (what CSC + CMAC + CACC accumulate for one layer), a plain reference and a
+ * fast version.  Declarations and the formula: conv_s8.h.  Packed formats:
+ * conv_s8_impl.h.
+ *
+ * Integer sums modulo 2^32 do not depend on the order of the additions, so
+ * the fast kernel may block, reorder and vectorise freely and still return
+ * exactly what the reference (and a 32-bit hardware accumulator) returns.
+ *
+ * Fast kernel, per call:
+ *   1. decide the instruction set: AVX-512 VNNI > AVX2 > generic C, from
+ *      __builtin_cpu_supports at every call (no cached state);
+ *   2. pack the input into per-(stride phase, channel group) planes and the
+ *      weights into k blocks of MR rows (both in parallel over the threads);
+ *   3. compute MR x NR output tiles (MR output channels x NR consecutive
+ *      pixels) with the ISA's micro-kernel, accumulators in registers over
+ *      the whole reduction, tiles split over the threads pixel-tile major so
+ *      that each thread keeps a few input rows in L1/L2 while walking all
+ *      weights; copy the valid pixels of each tile to `out`.
+ * Threads: POSIX threads created per stage and joined; the calling thread
+ * runs share 0; if a thread cannot be created its share runs in the caller.
+ */
+#include "kernels/conv_s8_impl.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlasim/dlasim.h"
+
+#define GEN_MR 4
+#define GEN_NR 8
+#define CONV_MAX_THREADS 64
+#define CONV_CELL 4 /* bytes per packed cell */
+
+/* ---------------------------------------------------------------- helpers */
+
+/* Two's complement reinterpretation without implementation-defined casts. */
+static inline int32_t u32_to_s32(uint32_t v)
+{
+    if (v <= (uint32_t)INT32_MAX) {
+        return (int32_t)v;
+    }
+    return (int32_t)(v - 2147483648u) - INT32_MAX - 1;
+}
+
+/* a * b into *r; 0 if it does not fit a size_t. */
+static int mul_size(size_t a, size_t b, size_t *r)
+{
+    if (a != 0 && b > SIZE_MAX / a) {
+        return 0;
+    }
+    *r = a * b;
+    return 1;
+}
+
+static size_t min_size(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+/* Geometry check shared by both kernels: 0 if every tap of every output
+ * pixel lies inside the input and all sizes fit a size_t. */
+static int geom_valid(const struct dla_conv_geom *g)
+{
+    size_t t;
+
+    if (g->stride_x == 0 || g->stride_y == 0 || g->dil_x == 0 || g->dil_y == 0) {
+        return DLASIM_ERR_INVAL;
+    }
+    if (!mul_size(g->in_c, g->in_h, &t) || !mul_size(t, g->in_w, &t) ||
+        !mul_size(g->out_k, g->out_h, &t) || !mul_size(t, g->out_w, &t) ||
+        !mul_size(g->out_k, g->in_c, &t) || !mul_size(t, g->k_h, &t) ||
+        !mul_size(t, g->k_w, &t)) {
+        return DLASIM_ERR_INVAL;
+    }
+    if (g->out_w == 0 || g->out_h == 0 || g->out_k == 0 || g->in_c == 0 ||
+        g->k_w == 0 || g->k_h == 0) {
+        return 0; /* nothing is read */
+    }
+    /* last tap: (out - 1) * stride + (k - 1) * dil < in, each term < 2^64 */
+    uint64_t lx = (uint64_t)(g->out_w - 1) * g->stride_x;
+    uint64_t tx = (uint64_t)(g->k_w - 1) * g->dil_x;
+    uint64_t ly = (uint64_t)(g->out_h - 1) * g->stride_y;
+    uint64_t ty = (uint64_t)(g->k_h - 1) * g->dil_y;
+    if (lx >= g->in_w || tx >= g->in_w || lx + tx >= g->in_w ||
+        ly >= g->in_h || ty >= g->in_h || ly + ty >= g->in_h) {
+        return DLASIM_ERR_INVAL;
+    }
+    return 0;
+}
+
+/* -------------------------------------------------------------- reference */
+
+void dla_conv_s8_ref(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
+                     int32_t *out)
+{
+    if (g == NULL || out == NULL || geom_valid(g) != 0) {
+        return; /* nothing sensible to compute */
+    }
+    size_t plane = (size_t)g->in_h * g->in_w;
+    for (size_t k = 0; k < g->out_k; k++) {
+        for (size_t oy = 0; oy < g->out_h; oy++) {
+            for (size_t ox = 0; ox < g->out_w; ox++) {
+                uint32_t acc = 0;
+                for (size_t c = 0; c < g->in_c; c++) {
+                    for (size_t ky = 0; ky < g->k_h; ky++) {
+                        for (size_t kx = 0; kx < g->k_w; kx++) {
+                            size_t y = oy * g->stride_y + ky * g->dil_y;
+                            size_t x = ox * g->stride_x + kx * g->dil_x;
+                            int32_t a = in[c * plane + y * g->in_w + x];
+                            int32_t b = wt[((k * g->in_c + c) * g->k_h + ky) * g->k_w + kx];
+                            acc += (uint32_t)(a * b);
+                        }
+                    }
+                }
+                out[(k * g->out_h + oy) * g->out_w + ox] = u32_to_s32(acc);
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------- instruction sets */
+
+enum cell_format { CELL_Q8, CELL_P16 };
+
+struct conv_isa_desc {
+    const char *name;
+    unsigned mr, nr;
+    enum cell_format fmt;
+    dla_conv_tile_fn tile;
+};
+
+static void tile_generic(const struct dla_conv_tile *t);
+
+static const struct conv_isa_desc conv_isas[DLA_CONV_ISA_COUNT] = {
+    {"generic", GEN_MR, GEN_NR, CELL_P16, tile_generic},
+#if defined(__x86_64__) && defined(__GNUC__)
+    {"avx2", DLA_CONV_AVX2_MR, DLA_CONV_AVX2_NR, CELL_P16, dla_conv_tile_avx2},
+    {"avx512vnni", DLA_CONV_VNNI_MR, DLA_CONV_VNNI_NR, CELL_Q8, dla_conv_tile_vnni},
+#else
+    {"avx2", GEN_MR, GEN_NR, CELL_P16, tile_generic},
+    {"avx512vnni", GEN_MR, GEN_NR, CELL_P16, tile_generic},
+#endif
+};
+
+const char *dla_conv_isa_name(enum dla_conv_isa isa)
+{
+    if ((unsigned)isa >= DLA_CONV_ISA_COUNT) {
+        return "unknown";
+    }
+    return conv_isas[isa].name;
+}
+
+int dla_conv_isa_supported(enum dla_conv_isa isa)
+{
+    switch (isa) {
+    case DLA_CONV_ISA_GENERIC:
+        return 1;
+#if defined(__x86_64__) && defined(__GNUC__)
+    case DLA_CONV_ISA_AVX2:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") ? 1 : 0;
+    case DLA_CONV_ISA_AVX512VNNI:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni") ? 1 : 0;
+#endif
+    default:
+        return 0;
+    }
+}
+
+static enum dla_conv_isa conv_best_isa(void)
+{
+    if (dla_conv_isa_supported(DLA_CONV_ISA_AVX512VNNI)) {
+        return DLA_CONV_ISA_AVX512VNNI;
+    }
+    if (dla_conv_isa_supported(DLA_CONV_ISA_AVX2)) {
+        return DLA_CONV_ISA_AVX2;
+    }
+    return DLA_CONV_ISA_GENERIC;
+}
+
+const char *dla_conv_s8_isa(void)
+{
+    return dla_conv_isa_name(conv_best_isa());
+}
+
+/* ------------------------------------------------------------------- plan */
+
+struct conv_plan {
+    const struct dla_conv_geom *g;
+    const int8_t *in, *wt;
+    int32_t *out;
+    const struct conv_isa_desc *isa;
+    uint32_t cell_ch; /* channels per cell: 4 (Q8) or 2 (P16) */
+    uint32_t ngrp;    /* channel groups */
+    size_t taps;      /* k_h * k_w */
+    size_t nq;        /* reduction steps: ngrp * taps */
+    size_t vw, vh;    /* virtual plane width and rows that hold data */
+    size_t nv;        /* virtual pixels: out_h * vw */
+    size_t ntiles;    /* ceil(nv / NR) */
+    size_t plane_cells;
+    size_t nsy, nsx;  /* stride phases in use */
+    uint32_t *phase_y, *phase_x;
+    size_t nplanes;   /* nsy * nsx * ngrp */
+    unsigned char *inp;
+    ptrdiff_t *qoff;
+    size_t kblocks;
+    unsigned char *wp;
+    int32_t *init; /* kblocks * MR accumulator start values */
+};
+
+static void plan_free(struct conv_plan *p)
+{
+    free(p->phase_y);
+    free(p->phase_x);
+    free(p->inp);
+    free(p->qoff);
+    free(p->wp);
+    free(p->init);
+}
+
+/* 64-byte aligned buffer of at least `size` bytes (size > 0). */
+static void *alloc64(size_t size)
+{
+    size_t rounded = (size + 63u) & ~(size_t)63u;
+    if (rounded < size) {
+        return NULL;
+    }
+    return aligned_alloc(64, rounded);
+}
+
+/* Distinct phases (tap * dil) mod stride of k taps; slot[i] = index of the
+ * phase of tap i, off[i] = its whole-cell offset (tap * dil) / stride. */
+static size_t collect_phases(uint32_t k, uint32_t dil, uint32_t stride, uint32_t *phases,
+                             uint32_t *slot, uint32_t *off)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        uint64_t pos = (uint64_t)i * dil;
+        uint32_t ph = (uint32_t)(pos % stride);
+        size_t s = 0;
+        while (s < n && phases[s] != ph) {
+            s++;
+        }
+        if (s == n) {
+            phases[n++] = ph;
+        }
+        slot[i] = (uint32_t)s;
+        off[i] = (uint32_t)(pos / stride);
+    }
+    return n;
+}
+
+/* Sizes, phases and step offsets; allocates the packed buffers. */
+static int plan_build(struct conv_plan *p)
+{
+    const struct dla_conv_geom *g = p->g;
+    uint32_t *sy = NULL, *sx = NULL, *oy = NULL, *ox = NULL;
+    size_t t, inp_size, wp_size;
+    int rc = DLASIM_ERR_NOMEM;
+
+    p->cell_ch = p->isa->fmt == CELL_Q8 ? 4 : 2;
+    p->ngrp = (g->in_c + p->cell_ch - 1) / p->cell_ch;
+    p->taps = (size_t)g->k_h * g->k_w;
+    p->nq = (size_t)p->ngrp * p->taps;
+    p->phase_y = malloc(sizeof(uint32_t) * g->k_h);
+    p->phase_x = malloc(sizeof(uint32_t) * g->k_w);
+    sy = malloc(sizeof(uint32_t) * g->k_h);
+    oy = malloc(sizeof(uint32_t) * g->k_h);
+    sx = malloc(sizeof(uint32_t) * g->k_w);
+    ox = malloc(sizeof(uint32_t) * g->k_w);
+    if (p->phase_y == NULL || p->phase_x == NULL || sy == NULL || oy == NULL || sx == NULL ||
+        ox == NULL) {
+        goto done;
+    }
+    p->nsy = collect_phases(g->k_h, g->dil_y, g->stride_y, p->phase_y, sy, oy);
+    p->nsx = collect_phases(g->k_w, g->dil_x, g->stride_x, p->phase_x, sx, ox);
+    size_t cymax = oy[g->k_h - 1], cxmax = ox[g->k_w - 1];
+    p->vw = (size_t)g->out_w + cxmax;
+    p->vh = (size_t)g->out_h + cymax;
+    rc = DLASIM_ERR_INVAL;
+    if (!mul_size(g->out_h, p->vw, &p->nv)) {
+        goto done;
+    }
+    p->ntiles = (p->nv + p->isa->nr - 1) / p->isa->nr;
+    if (!mul_size(p->ntiles, p->isa->nr, &t) || !mul_size(cymax, p->vw, &p->plane_cells)) {
+        goto done;
+    }
+    p->plane_cells += t + cxmax;
+    p->nplanes = p->nsy * p->nsx * p->ngrp;
+    p->kblocks = (g->out_k + p->isa->mr - 1) / p->isa->mr;
+    if (!mul_size(p->nplanes, p->plane_cells, &inp_size) ||
+        !mul_size(inp_size, CONV_CELL, &inp_size) ||
+        !mul_size(p->kblocks * p->isa->mr, p->nq, &wp_size) ||
+        !mul_size(wp_size, CONV_CELL, &wp_size) ||
+        p->nq > PTRDIFF_MAX / sizeof(ptrdiff_t) || inp_size > PTRDIFF_MAX) {
+        goto done;
+    }
+    rc = DLASIM_ERR_NOMEM;
+    p->inp = alloc64(inp_size);
+    p->wp = alloc64(wp_size);
+    p->qoff = malloc(sizeof(ptrdiff_t) * p->nq);
+    p->init = malloc(sizeof(int32_t) * p->kblocks * p->isa->mr);
+    if (p->inp == NULL || p->wp == NULL || p->qoff == NULL || p->init == NULL) {
+        goto done;
+    }
+    for (size_t grp = 0; grp < p->ngrp; grp++) {
+        for (size_t ky = 0; ky < g->k_h; ky++) {
+            for (size_t kx = 0; kx < g->k_w; kx++) {
+                size_t plane = ((size_t)sy[ky] * p->nsx + sx[kx]) * p->ngrp + grp;
+                size_t cell = plane * p->plane_cells + (size_t)oy[ky] * p->vw + ox[kx];
+                p->qoff[grp * p->taps + ky * g->k_w + kx] = (ptrdiff_t)(cell * CONV_CELL);
+            }
+        }
+    }
+    rc = 0;
+done:
+    free(sy);
+    free(sx);
+    free(oy);
+    free(ox);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- packing */
+
+/* One input plane: phase (py, px) of channel group grp, see conv_s8_impl.h.
+ * Cells no valid output pixel reads (junk lanes, tail) are filled too so
+ * that every byte the micro-kernels load is initialised. */
+static void pack_input_plane(const struct conv_plan *p, size_t plane)
+{
+    const struct dla_conv_geom *g = p->g;
+    size_t slot = plane / p->ngrp, grp = plane % p->ngrp;
+    uint64_t py = p->phase_y[slot / p->nsx], px = p->phase_x[slot % p->nsx];
+    unsigned char *dst = p->inp + plane * p->plane_cells * CONV_CELL;
+    size_t row_bytes = p->vw * CONV_CELL;
+    /* columns x' < xv map to x = x' * stride_x + px < in_w */
+    size_t xv = px < g->in_w ? (size_t)((g->in_w - px + g->stride_x - 1) / g->stride_x) : 0;
+    xv = min_size(xv, p->vw);
+
+    for (size_t yv = 0; yv < p->vh; yv++) {
+        unsigned char *row = dst + yv * row_bytes;
+        uint64_t y = (uint64_t)yv * g->stride_y + py;
+        if (y >= g->in_h) {
+            memset(row, 0, row_bytes);
+            continue;
+        }
+        for (uint32_t i = 0; i < p->cell_ch; i++) {
+            size_t c = (size_t)grp * p->cell_ch + i;
+            size_t n = c < g->in_c ? xv : 0;
+            size_t sxs = g->stride_x;
+            const int8_t *src = n > 0 ? p->in + (c * g->in_h + y) * g->in_w + px : p->in;
+            if (p->isa->fmt == CELL_Q8) {
+                unsigned char *d = row + i;
+                for (size_t x = 0; x < n; x++) {
+                    d[x * CONV_CELL] = (unsigned char)((uint8_t)src[x * sxs] ^ 0x80u);
+                }
+                for (size_t x = n; x < p->vw; x++) {
+                    d[x * CONV_CELL] = 0x80u;
+                }
+            } else {
+                unsigned char *d = row + 2 * i;
+                for (size_t x = 0; x < n; x++) {
+                    int16_t v = src[x * sxs];
+                    memcpy(d + x * CONV_CELL, &v, sizeof v);
+                }
+                for (size_t x = n; x < p->vw; x++) {
+                    memset(d + x * CONV_CELL, 0, 2);
+                }
+            }
+        }
+    }
+    memset(dst + p->vh * row_bytes, 0, (p->plane_cells - p->vh * p->vw) * CONV_CELL);
+}
+
+/* One k block: weights of output channels kb*MR .. kb*MR+MR-1 as
+ * [q][m] cells, and the accumulator start values (Q8: -128 * sum of the
+ * weights, which cancels the +128 bias of the input cells). */
+static void pack_weight_block(const struct conv_plan *p, size_t kb)
+{
+    const struct dla_conv_geom *g = p->g;
+    size_t mr = p->isa->mr;
+    unsigned char *dst = p->wp + kb * p->nq * mr * CONV_CELL;
+
+    for (size_t m = 0; m < mr; m++) {
+        size_t k = kb * mr + m;
+        unsigned char *d = dst + m * CONV_CELL;
+        if (k >= g->out_k) {
+            for (size_t q = 0; q < p->nq; q++) {
+                memset(d + q * mr * CONV_CELL, 0, CONV_CELL);
+            }
+            p->init[k] = 0;
+            continue;
+        }
+        const int8_t *src = p->wt + k * g->in_c * p->taps;
+        int64_t sum = 0;
+        for (size_t grp = 0; grp < p->ngrp; grp++) {
+            for (size_t t = 0; t < p->taps; t++) {
+                unsigned char *cell = d + (grp * p->taps + t) * mr * CONV_CELL;
+                for (uint32_t i = 0; i < p->cell_ch; i++) {
+                    size_t c = grp * p->cell_ch + i;
+                    int8_t v = c < g->in_c ? src[c * p->taps + t] : 0;
+                    sum += v;
+                    if (p->isa->fmt == CELL_Q8) {
+                        cell[i] = (unsigned char)(uint8_t)v;
+                    } else {
+                        int16_t v16 = v;
+                        memcpy(cell + 2 * i, &v16, sizeof v16);
+                    }
+                }
+            }
+        }
+        p->init[k] = p->isa->fmt == CELL_Q8 ? u32_to_s32((uint32_t)(uint64_t)(sum * -128)) : 0;
+    }
+}
+
+/* ---------------------------------------------------------------- compute */
+
+/* Copy the valid pixels of an mr x NR tile starting at virtual pixel n0. */
+static void store_tile(const struct conv_plan *p, const int32_t *acc, size_t n0, size_t k0,
+                       size_t mr)
+{
+    const struct dla_conv_geom *g = p->g;
+    size_t nr = p->isa->nr, out_plane = (size_t)g->out_h * g->out_w;
+    size_t oy = n0 / p->vw, ox = n0 % p->vw;
+    size_t j = 0;
+
+    while (j < nr && oy < g->out_h) {
+        size_t run = min_size(p->vw - ox, nr - j);
+        if (ox < g->out_w) {
+            size_t valid = min_size(run, g->out_w - ox);
+            int32_t *o = p->out + k0 * out_plane + oy * g->out_w + ox;
+            for (size_t m = 0; m < mr; m++) {
+                memcpy(o + m * out_plane, acc + m * nr + j, valid * sizeof(int32_t));
+            }
+        }
+        j += run;
+        ox = 0;
+        oy++;
+    }
+}
+
+/* Tiles begin..end-1, numbered pixel-tile major (item = nt * kblocks + kb). */
+static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
+{
+    int32_t acc[DLA_CONV_VNNI_MR * DLA_CONV_VNNI_NR];
+    size_t mr_full = p->isa->mr, nr = p->isa->nr;
+    struct dla_conv_tile t;
+
+    t.qoff = p->qoff;
+    t.nq = p->nq;
+    t.wstride = mr_full * CONV_CELL;
+    t.acc = acc;
+    for (size_t item = begin; item < end; item++) {
+        size_t nt = item / p->kblocks, kb = item % p->kblocks;
+        size_t n0 = nt * nr, k0 = kb * mr_full;
+        size_t mr = min_size(mr_full, p->g->out_k - k0);
+        t.in = p->inp + n0 * CONV_CELL;
+        t.w = p->wp + kb * p->nq * mr_full * CONV_CELL;
+        t.init = p->init + k0;
+        t.mr = (unsigned)mr;
+        p->isa->tile(&t);
+        store_tile(p, acc, n0, k0, mr);
+    }
+}
+
+/* Generic C micro-kernel, P16 cells, GEN_MR x GEN_NR. */
+static void tile_generic(const struct dla_conv_tile *t)
+{
+    uint32_t acc[GEN_MR][GEN_NR];
+
+    for (unsigned m = 0; m < t->mr; m++) {
+        for (unsigned j = 0; j < GEN_NR; j++) {
+            acc[m][j] = (uint32_t)t->init[m];
+        }
+    }
+    for (size_t q = 0; q < t->nq; q++) {
+        const unsigned char *a = t->in + t->qoff[q];
+        const unsigned char *w = t->w + q * t->wstride;
+        int16_t x[GEN_NR][2];
+        memcpy(x, a, sizeof x);
+        for (unsigned m = 0; m < t->mr; m++) {
+            int16_t wm[2];
+            memcpy(wm, w + m * CONV_CELL, sizeof wm);
+            for (unsigned j = 0; j < GEN_NR; j++) {
+                acc[m][j] += (uint32_t)((int32_t)x[j][0] * wm[0] + (int32_t)x[j][1] * wm[1]);
+            }
+        }
+    }
+    for (unsigned m = 0; m < t->mr; m++) {
+        for (unsigned j = 0; j < GEN_NR; j++) {
+            t->acc[m * GEN_NR + j] = u32_to_s32(acc[m][j]);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- threads */
+
+enum conv_stage { STAGE_PACK, STAGE_COMPUTE };
+
+struct conv_worker {
+    const struct conv_plan *p;
+    enum conv_stage stage;
+    size_t idx, n;
+};
+
+/* Share idx of n of a stage: contiguous ranges of planes / k blocks / tiles. */
+static void conv_share(const struct conv_plan *p, enum conv_stage stage, size_t idx, size_t n)
+{
+    if (stage == STAGE_PACK) {
+        for (size_t pl = idx * p->nplanes / n; pl < (idx + 1) * p->nplanes / n; pl++) {
+            pack_input_plane(p, pl);
+        }
+        for (size_t kb = idx * p->kblocks / n; kb < (idx + 1) * p->kblocks / n; kb++) {
+            pack_weight_block(p, kb);
+        }
+    } else {
+        size_t items = p->ntiles * p->kblocks;
+        compute_tiles(p, idx * items / n, (idx + 1) * items / n);
+    }
+}
+
+static void *conv_worker_main(void *arg)
+{
+    const struct conv_worker *w = arg;
+    conv_share(w->p, w->stage, w->idx, w->n);
+    return NULL;
+}
+
+static void conv_run_stage(const struct conv_plan *p, enum conv_stage stage, size_t n)
+{
+    pthread_t tid[CONV_MAX_THREADS];
+    struct conv_worker wk[CONV_MAX_THREADS];
+    int started[CONV_MAX_THREADS];
+
+    for (size_t i = 1; i < n; i++) {
+        wk[i].p = p;
+        wk[i].stage = stage;
+        wk[i].idx = i;
+        wk[i].n = n;
+        started[i] = pthread_create(&tid[i], NULL, conv_worker_main, &wk[i]) == 0;
+    }
+    conv_share(p, stage, 0, n);
+    for (size_t i = 1; i < n; i++) {
+        if (started[i]) {
+            pthread_join(tid[i], NULL);
+        } else {
+            conv_share(p, stage, i, n);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ entry points */
+
+int dla_conv_s8_with_isa(enum dla_conv_isa isa, const struct dla_conv_geom *g,
+                         const int8_t *in, const int8_t *wt, int32_t *out,
+                         unsigned threads)
+{
+    if (g == NULL || in == NULL || wt == NULL || out == NULL ||
+        (unsigned)isa >= DLA_CONV_ISA_COUNT) {
+        return DLASIM_ERR_INVAL;
+    }
+    int rc = geom_valid(g);
+    if (rc != 0) {
+        return rc;
+    }
+    if (!dla_conv_isa_supported(isa)) {
+        return DLASIM_ERR_UNSUPPORTED;
+    }
+    size_t nout = (size_t)g->out_k * g->out_h * g->out_w;
+    if (nout == 0) {
+        return 0;
+    }
+    if (g->in_c == 0 || g->k_w == 0 || g->k_h == 0) {
+        memset(out, 0, nout * sizeof(int32_t)); /* empty sums */
+        return 0;
+    }
+
+    struct conv_plan p;
+    memset(&p, 0, sizeof p);
+    p.g = g;
+    p.in = in;
+    p.wt = wt;
+    p.out = out;
+    p.isa = &conv_isas[isa];
+    rc = plan_build(&p);
+    if (rc == 0) {
+        size_t items = p.ntiles * p.kblocks;
+        size_t n = threads == 0 ? 1 : threads;
+        n = min_size(min_size(n, CONV_MAX_THREADS), items);
+        conv_run_stage(&p, STAGE_PACK, n);
+        conv_run_stage(&p, STAGE_COMPUTE, n);
+    }
+    plan_free(&p);
+    return rc;
+}
+
+int dla_conv_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
+                int32_t *out, unsigned threads)
+{
+    return dla_conv_s8_with_isa(conv_best_isa(), g, in, wt, out, threads);
+}

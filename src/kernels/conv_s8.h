@@ -1,0 +1,40 @@
+/*
+ * The convolution datapath kernel: exact integer convolution of a padded
+ * int8 cube with int8 kernels into int32 accumulators.  This is what
+ * CSC+CMAC compute for one layer (NVDLA splits it into atomic operations of
+ * Atomic-C x Atomic-K MACs; integer sums are exact, so the order does not
+ * change the result and the kernel is free to block and vectorise).
+ *
+ * out[k][oy][ox] = sum over c < in_c, ky < k_h, kx < k_w of
+ *     in[c][oy * stride_y + ky * dil_y][ox * stride_x + kx * dil_x] * wt[k][c][ky][kx]
+ *
+ * Sums wrap modulo 2^32 (two's complement), as a 32-bit accumulator does.
+ */
+#ifndef DLASIM_KERNELS_CONV_S8_H
+#define DLASIM_KERNELS_CONV_S8_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct dla_conv_geom {
+    uint32_t in_w, in_h, in_c;   /* padded input, planar: in[c][y][x] */
+    uint32_t out_w, out_h, out_k;
+    uint32_t k_w, k_h;           /* kernel width/height */
+    uint32_t stride_x, stride_y; /* >= 1 */
+    uint32_t dil_x, dil_y;       /* >= 1 */
+};
+
+/* Fast kernel: cache-blocked, vectorised (ISA chosen at run time), split over
+ * `threads` worker threads (1 = calling thread only).  Returns 0, or
+ * DLASIM_ERR_NOMEM / DLASIM_ERR_INVAL. */
+int dla_conv_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
+                int32_t *out, unsigned threads);
+
+/* Plain straightforward reference (for tests and `make bench`). */
+void dla_conv_s8_ref(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
+                     int32_t *out);
+
+/* Name of the instruction set the fast kernel selected ("avx512vnni", "avx2", "generic"). */
+const char *dla_conv_s8_isa(void);
+
+#endif

@@ -1,0 +1,103 @@
+/*
+ * The register database as C tables.  The tables themselves are generated
+ * (src/regs/gen/nvdla_regs_table.c) from regdb/nvdla.xml by
+ * tools/regdb/gen_regs.py; this header declares their shape and the lookups
+ * (src/regs/regdb.c) that the register file, the trace player, the CLI and
+ * the docs all share.
+ */
+#ifndef DLASIM_REGS_REGDB_H
+#define DLASIM_REGS_REGDB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "regs/gen/nvdla_regs.h" /* enum nvdla_unit, addresses, fields */
+
+/* Register group membership (spec 001, "Ping-pong Synchronization Mechanism"). */
+enum nvdla_reg_group {
+    NVDLA_REG_SINGLE = 0, /* one copy (S_* registers, GLB, CFGROM, ...) */
+    NVDLA_REG_DUAL = 1    /* one copy per group; CSB sees the producer's */
+};
+
+/* Behaviour beyond plain storage that the register file must implement. */
+enum nvdla_reg_kind {
+    NVDLA_KIND_PLAIN = 0,
+    NVDLA_KIND_STATUS,      /* S_STATUS: derived from OP_EN and CONSUMER */
+    NVDLA_KIND_POINTER,     /* S_POINTER: PRODUCER rw, CONSUMER ro */
+    NVDLA_KIND_OP_ENABLE,   /* D_OP_ENABLE: starts a layer */
+    NVDLA_KIND_LUT_ACCESS_CFG,  /* S_LUT_ACCESS_CFG: LUT RAM address/table/type */
+    NVDLA_KIND_LUT_ACCESS_DATA, /* S_LUT_ACCESS_DATA: LUT RAM port */
+    NVDLA_KIND_INTR_SET,    /* GLB S_INTR_SET: write-1-to-set status */
+    NVDLA_KIND_INTR_STATUS, /* GLB S_INTR_STATUS: write-1-to-clear */
+    NVDLA_KIND_INTR_MASK,   /* GLB S_INTR_MASK */
+    NVDLA_KIND_ROM          /* CFGROM: value from the configuration */
+};
+
+/* Field access type as a driver sees it. */
+enum nvdla_access {
+    NVDLA_ACC_RW = 0,
+    NVDLA_ACC_RO,  /* read-only (hardware-updated or constant) */
+    NVDLA_ACC_WO,  /* write-only (reads 0) */
+    NVDLA_ACC_W1C, /* write 1 to clear */
+    NVDLA_ACC_W1S  /* write 1 to set (reads 0) */
+};
+
+struct nvdla_enum_desc {
+    const char *name;   /* "ENABLE" */
+    uint32_t value;     /* unshifted */
+};
+
+struct nvdla_field_desc {
+    const char *name;   /* "KERNEL_WIDTH" */
+    uint8_t low, high;  /* bit range, inclusive */
+    uint8_t access;     /* enum nvdla_access */
+    uint32_t reset;     /* unshifted reset value */
+    uint16_t first_enum, n_enums; /* into nvdla_enums[] */
+};
+
+struct nvdla_reg_desc {
+    const char *name;       /* "D_POOLING_KERNEL_CFG_0" (trace spelling) */
+    uint32_t addr;          /* absolute CSB byte address */
+    uint8_t unit;           /* enum nvdla_unit */
+    uint8_t group;          /* enum nvdla_reg_group */
+    uint8_t kind;           /* enum nvdla_reg_kind */
+    uint32_t reset;         /* reset value of the whole register */
+    uint32_t write_mask;    /* bits a CSB write stores (RW and WO fields) */
+    uint32_t read_mask;     /* bits a CSB read returns (RW, RO and W1C fields) */
+    uint32_t w1c_mask;      /* write-1-to-clear bits */
+    uint32_t w1s_mask;      /* write-1-to-set bits */
+    uint16_t first_field, n_fields; /* into nvdla_fields[] */
+};
+
+struct nvdla_unit_desc {
+    const char *name;       /* "PDP" as in trace names NVDLA_PDP.* */
+    const char *alias;      /* other accepted spelling ("RBK" for RUBIK) or NULL */
+    uint32_t base;          /* CSB byte address of the unit's 4 KiB window */
+    uint16_t first_reg, n_regs; /* into nvdla_regs[], sorted by address */
+};
+
+extern const struct nvdla_unit_desc nvdla_units[NVDLA_UNIT_COUNT];
+extern const struct nvdla_reg_desc nvdla_regs[];
+extern const unsigned nvdla_reg_count;
+extern const struct nvdla_field_desc nvdla_fields[];
+extern const unsigned nvdla_field_count;
+extern const struct nvdla_enum_desc nvdla_enums[];
+extern const unsigned nvdla_enum_count;
+
+/* Register at a CSB byte address, or NULL. */
+const struct nvdla_reg_desc *nvdla_reg_by_addr(uint32_t addr);
+/* Register by trace name: "NVDLA_PDP.D_OP_ENABLE_0" (also "PDP.D_OP_ENABLE_0"
+ * and the C spelling "NVDLA_PDP_D_OP_ENABLE_0"), or NULL. */
+const struct nvdla_reg_desc *nvdla_reg_by_name(const char *name);
+/* Index of a register in nvdla_regs[] (the register file's storage slot). */
+static inline unsigned nvdla_reg_index(const struct nvdla_reg_desc *r)
+{
+    return (unsigned)(r - nvdla_regs);
+}
+/* Unit by name ("PDP", "RBK"/"RUBIK", "SDP_RDMA"), or -1. */
+int nvdla_unit_by_name(const char *name, size_t len);
+/* Field of a register by name, or NULL. */
+const struct nvdla_field_desc *nvdla_field_by_name(const struct nvdla_reg_desc *r,
+                                                   const char *name);
+
+#endif

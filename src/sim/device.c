@@ -1,0 +1,674 @@
+/*
+ * The device: one struct per NVDLA instance, the public API of
+ * include/dlasim/dlasim.h, the layer scheduler and the GLB interrupt line.
+ *
+ * Execution model (ref: spec 001 "Ping-pong Synchronization Mechanism",
+ * "Programming sequence"): a CSB write never computes.  Setting OP_EN marks a
+ * group enabled; dlasim_step() finds a pipeline whose units all have OP_EN
+ * set in their CONSUMER group, runs its engines in dataflow order (conv ->
+ * SDP -> PDP on the fly), then completes the layer: OP_EN cleared, CONSUMER
+ * advanced, GLB done bits raised, IRQ line updated.  Deferring the work lets
+ * the pipeline be enabled one unit at a time, as drivers do, and lets tests
+ * observe RUNNING/PENDING.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/dla.h"
+#include "sim/mem.h"
+#include "sim/regfile.h"
+
+struct dla_dev {
+    struct dla_config cfg;            /* scalability parameters */
+    struct dla_regfile rf;            /* every unit's CSB registers */
+    struct dla_mem_port port[2];      /* by enum dlasim_port */
+    struct dla_conv_state *conv;      /* CBUF state across layers */
+    void (*irq_cb)(void *, int);      /* IRQ line change callback */
+    void *irq_opaque;
+    int irq_level;                    /* current level of the line */
+    unsigned log_mask;                /* enum dlasim_log_category bits */
+    void (*log_cb)(void *, unsigned, const char *);
+    void *log_opaque;
+    unsigned threads;                 /* worker threads for large layers */
+    unsigned layer;                   /* layers started since creation */
+    const char *cur_unit;             /* unit executing (for messages) */
+    char err[1024];                   /* last error message */
+};
+
+/* The public handle is the device itself. */
+struct dlasim_dev {
+    struct dla_dev core;
+};
+
+static struct dla_dev *core(struct dlasim_dev *dev)
+{
+    return &dev->core;
+}
+
+/* ---- errors, logging --------------------------------------------------------- */
+
+static int set_error(struct dla_dev *d, int status, const char *fmt, va_list ap)
+{
+    vsnprintf(d->err, sizeof(d->err), fmt, ap);
+    return status;
+}
+
+int dla_error(struct dla_dev *d, int status, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(d->err, sizeof(d->err), "layer %u: %s", d->layer, msg);
+    dla_log(d, DLASIM_LOG_GUEST_ERROR, "%s", d->err);
+    return status;
+}
+
+static int api_error(struct dla_dev *d, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_error(d, status, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
+{
+    if (!(d->log_mask & category) || !d->log_cb) {
+        return;
+    }
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    d->log_cb(d->log_opaque, category, msg);
+}
+
+const char *dlasim_last_error(const struct dlasim_dev *dev)
+{
+    return dev->core.err;
+}
+
+/* ---- accessors for engines ------------------------------------------------ */
+
+uint32_t dla_reg(const struct dla_dev *d, uint32_t addr, unsigned group)
+{
+    return dla_regfile_get(&d->rf, addr, group);
+}
+
+void dla_reg_hw_set(struct dla_dev *d, uint32_t addr, unsigned group, uint32_t v)
+{
+    dla_regfile_hw_set(&d->rf, addr, group, v);
+}
+
+const struct dla_config *dla_cfg(const struct dla_dev *d)
+{
+    return &d->cfg;
+}
+
+const struct dla_lut_ram *dla_lut(const struct dla_dev *d, enum dla_lut_id id)
+{
+    return &d->rf.lut[id];
+}
+
+struct dla_conv_state *dla_dev_conv_state(struct dla_dev *d)
+{
+    return d->conv;
+}
+
+unsigned dla_threads(const struct dla_dev *d)
+{
+    return d->threads;
+}
+
+unsigned dla_layer_index(const struct dla_dev *d)
+{
+    return d->layer;
+}
+
+int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c)
+{
+    size_t n = (size_t)w * h * c;
+    cube->w = w;
+    cube->h = h;
+    cube->c = c;
+    cube->data = NULL;
+    if (w && h && c && n / w / h != c) {
+        return DLASIM_ERR_NOMEM;
+    }
+    cube->data = calloc(n ? n : 1, sizeof(int32_t));
+    return cube->data ? 0 : DLASIM_ERR_NOMEM;
+}
+
+void dla_cube_free(struct dla_cube *cube)
+{
+    free(cube->data);
+    cube->data = NULL;
+}
+
+/* ---- memory ----------------------------------------------------------------- */
+
+static const char *port_name(int port)
+{
+    return port == DLASIM_PORT_CVIF ? "CVIF" : "DBB";
+}
+
+int dla_dma_read(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t len)
+{
+    char why[256];
+    int rc = dla_mem_port_read(&d->port[port & 1], addr, dst, len, why, sizeof(why));
+    if (rc) {
+        return dla_error(d, rc, "%s: DMA read of 0x%" PRIx64 "+0x%zx on %s failed: %s",
+                         d->cur_unit ? d->cur_unit : "?", addr, len, port_name(port), why);
+    }
+    return 0;
+}
+
+int dla_dma_write(struct dla_dev *d, int port, uint64_t addr, const void *src, size_t len)
+{
+    char why[256];
+    int rc = dla_mem_port_write(&d->port[port & 1], addr, src, len, why, sizeof(why));
+    if (rc) {
+        return dla_error(d, rc, "%s: DMA write of 0x%" PRIx64 "+0x%zx on %s failed: %s",
+                         d->cur_unit ? d->cur_unit : "?", addr, len, port_name(port), why);
+    }
+    return 0;
+}
+
+static int check_port(struct dla_dev *d, enum dlasim_port port)
+{
+    if ((unsigned)port > DLASIM_PORT_CVIF) {
+        return api_error(d, DLASIM_ERR_INVAL, "memory port %d does not exist", (int)port);
+    }
+    return 0;
+}
+
+int dlasim_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr, void *dst,
+                    size_t len)
+{
+    char why[256];
+    struct dla_dev *d = core(dev);
+    int rc = check_port(d, port);
+    if (!rc) {
+        rc = dla_mem_port_read(&d->port[port], addr, dst, len, why, sizeof(why));
+        if (rc) {
+            api_error(d, rc, "%s read 0x%" PRIx64 "+0x%zx: %s", port_name(port), addr, len, why);
+        }
+    }
+    return rc;
+}
+
+int dlasim_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
+                     const void *src, size_t len)
+{
+    char why[256];
+    struct dla_dev *d = core(dev);
+    int rc = check_port(d, port);
+    if (!rc) {
+        rc = dla_mem_port_write(&d->port[port], addr, src, len, why, sizeof(why));
+        if (rc) {
+            api_error(d, rc, "%s write 0x%" PRIx64 "+0x%zx: %s", port_name(port), addr, len, why);
+        }
+    }
+    return rc;
+}
+
+/* ---- interrupts ------------------------------------------------------------- */
+
+/* The one function that owns the IRQ line. */
+static void update_irq(struct dla_dev *d)
+{
+    int level = dla_regfile_irq_pending(&d->rf) != 0;
+    if (level != d->irq_level) {
+        d->irq_level = level;
+        if (d->irq_cb) {
+            d->irq_cb(d->irq_opaque, level);
+        }
+    }
+}
+
+int dlasim_irq_level(const struct dlasim_dev *dev)
+{
+    return dev->core.irq_level;
+}
+
+/* GLB done-status bit of group 0 for units that raise one (group 1 is the
+ * next bit).  ref: GLB S_INTR_STATUS fields. */
+static uint32_t done_bits(unsigned unit, unsigned group)
+{
+    uint32_t bits;
+    switch (unit) {
+    case NVDLA_UNIT_SDP:
+        bits = NVDLA_GLB_S_INTR_STATUS_0_SDP_DONE_STATUS0__MASK;
+        break;
+    case NVDLA_UNIT_CDP:
+        bits = NVDLA_GLB_S_INTR_STATUS_0_CDP_DONE_STATUS0__MASK;
+        break;
+    case NVDLA_UNIT_PDP:
+        bits = NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS0__MASK;
+        break;
+    case NVDLA_UNIT_BDMA:
+        bits = NVDLA_GLB_S_INTR_STATUS_0_BDMA_DONE_STATUS0__MASK;
+        break;
+    case NVDLA_UNIT_RUBIK:
+        bits = NVDLA_GLB_S_INTR_STATUS_0_RUBIK_DONE_STATUS0__MASK;
+        break;
+    case NVDLA_UNIT_CDMA:
+        bits = NVDLA_GLB_S_INTR_STATUS_0_CDMA_DAT_DONE_STATUS0__MASK |
+               NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS0__MASK;
+        break;
+    case NVDLA_UNIT_CACC:
+        bits = NVDLA_GLB_S_INTR_STATUS_0_CACC_DONE_STATUS0__MASK;
+        break;
+    default:
+        return 0;
+    }
+    return group ? bits << 1 : bits;
+}
+
+/* ---- CSB --------------------------------------------------------------------- */
+
+int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
+{
+    struct dla_dev *d = core(dev);
+    char name[96];
+    if (addr & 3u) {
+        return api_error(d, DLASIM_ERR_INVAL, "CSB write to unaligned address 0x%x", addr);
+    }
+    if (d->log_mask & DLASIM_LOG_REG) {
+        dla_log(d, DLASIM_LOG_REG, "reg_write(%s, 0x%x);",
+                dlasim_reg_name(addr, name, sizeof(name)), val);
+    }
+    switch (dla_regfile_write(&d->rf, addr, val)) {
+    case DLA_WRITE_UNMAPPED:
+        dla_log(d, DLASIM_LOG_GUEST_ERROR, "CSB write to unmapped address 0x%x ignored", addr);
+        break;
+    case DLA_WRITE_DROPPED_ENABLED:
+        dla_log(d, DLASIM_LOG_GUEST_ERROR,
+                "CSB write 0x%x to %s dropped: its group is enabled (spec 001 ping-pong)", val,
+                dlasim_reg_name(addr, name, sizeof(name)));
+        break;
+    case DLA_WRITE_INTR_CHANGED:
+        update_irq(d);
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+int dlasim_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
+{
+    struct dla_dev *d = core(dev);
+    if (addr & 3u) {
+        *val = 0;
+        return api_error(d, DLASIM_ERR_INVAL, "CSB read of unaligned address 0x%x", addr);
+    }
+    dla_regfile_read(&d->rf, addr, val); /* unmapped addresses read as zero */
+    return 0;
+}
+
+/* ---- scheduler ---------------------------------------------------------------- */
+
+enum layer_kind { LAYER_CONV, LAYER_SDP, LAYER_PDP, LAYER_CDP, LAYER_BDMA, LAYER_RUBIK };
+
+struct layer {
+    enum layer_kind kind;
+    unsigned n;                /* units taking part */
+    unsigned unit[8];
+    unsigned group[8];         /* each unit's consumer group */
+};
+
+static unsigned consumer(const struct dla_dev *d, unsigned u)
+{
+    return d->rf.unit[u].consumer;
+}
+
+static int enabled(const struct dla_dev *d, unsigned u)
+{
+    return d->rf.unit[u].present && dla_regfile_op_en(&d->rf, u, consumer(d, u));
+}
+
+/* Add unit u to the layer if it is enabled; returns whether it was. */
+static int take(const struct dla_dev *d, struct layer *l, unsigned u)
+{
+    if (!enabled(d, u)) {
+        return 0;
+    }
+    l->unit[l->n] = u;
+    l->group[l->n] = consumer(d, u);
+    l->n++;
+    return 1;
+}
+
+/* SDP and what it is linked with (SDP_RDMA, PDP on the fly). */
+static int take_sdp_chain(const struct dla_dev *d, struct layer *l)
+{
+    unsigned g = consumer(d, NVDLA_UNIT_SDP);
+    if (!take(d, l, NVDLA_UNIT_SDP)) {
+        return 0;
+    }
+    if (dla_sdp_needs_rdma(d, g) && !take(d, l, NVDLA_UNIT_SDP_RDMA)) {
+        return 0;
+    }
+    if (dla_sdp_output_to_pdp(d, g) && !take(d, l, NVDLA_UNIT_PDP)) {
+        return 0;
+    }
+    return 1;
+}
+
+static int find_conv(const struct dla_dev *d, struct layer *l)
+{
+    static const unsigned conv_units[] = {
+        NVDLA_UNIT_CDMA, NVDLA_UNIT_CSC, NVDLA_UNIT_CMAC_A, NVDLA_UNIT_CMAC_B, NVDLA_UNIT_CACC,
+    };
+    l->kind = LAYER_CONV;
+    l->n = 0;
+    for (size_t i = 0; i < sizeof(conv_units) / sizeof(conv_units[0]); i++) {
+        if (!take(d, l, conv_units[i])) {
+            return 0;
+        }
+    }
+    return take_sdp_chain(d, l);
+}
+
+/* The first runnable layer, in a fixed order. */
+static int find_layer(const struct dla_dev *d, struct layer *l)
+{
+    if (enabled(d, NVDLA_UNIT_CDMA) && find_conv(d, l)) {
+        return 1;
+    }
+    l->n = 0;
+    l->kind = LAYER_SDP;
+    if (enabled(d, NVDLA_UNIT_SDP) && !dla_sdp_flying(d, consumer(d, NVDLA_UNIT_SDP)) &&
+        take_sdp_chain(d, l)) {
+        return 1;
+    }
+    l->n = 0;
+    l->kind = LAYER_PDP;
+    if (enabled(d, NVDLA_UNIT_PDP) && !dla_pdp_flying(d, consumer(d, NVDLA_UNIT_PDP)) &&
+        take(d, l, NVDLA_UNIT_PDP) && take(d, l, NVDLA_UNIT_PDP_RDMA)) {
+        return 1;
+    }
+    l->n = 0;
+    l->kind = LAYER_CDP;
+    if (take(d, l, NVDLA_UNIT_CDP) && take(d, l, NVDLA_UNIT_CDP_RDMA)) {
+        return 1;
+    }
+    l->n = 0;
+    l->kind = LAYER_BDMA;
+    if (take(d, l, NVDLA_UNIT_BDMA)) {
+        return 1;
+    }
+    l->n = 0;
+    l->kind = LAYER_RUBIK;
+    return take(d, l, NVDLA_UNIT_RUBIK);
+}
+
+static int has_unit(const struct layer *l, unsigned u)
+{
+    for (unsigned i = 0; i < l->n; i++) {
+        if (l->unit[i] == u) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Run the SDP (and PDP on the fly) part of a layer. */
+static int run_sdp_chain(struct dla_dev *d, const struct layer *l, const struct dla_cube *in)
+{
+    struct dla_cube to_pdp = {0};
+    unsigned g = consumer(d, NVDLA_UNIT_SDP);
+    int to_pdp_wanted = has_unit(l, NVDLA_UNIT_PDP);
+    d->cur_unit = "SDP";
+    int rc = dla_sdp_execute(d, g, in, to_pdp_wanted ? &to_pdp : NULL);
+    if (!rc && to_pdp_wanted) {
+        d->cur_unit = "PDP";
+        rc = dla_pdp_execute(d, consumer(d, NVDLA_UNIT_PDP), &to_pdp);
+    }
+    dla_cube_free(&to_pdp);
+    return rc;
+}
+
+static int run_layer(struct dla_dev *d, const struct layer *l)
+{
+    struct dla_cube to_sdp = {0};
+    int rc = 0;
+    switch (l->kind) {
+    case LAYER_CONV:
+        d->cur_unit = "CONV";
+        rc = dla_conv_execute(d, consumer(d, NVDLA_UNIT_CDMA), &to_sdp);
+        if (!rc) {
+            rc = run_sdp_chain(d, l, &to_sdp);
+        }
+        dla_cube_free(&to_sdp);
+        break;
+    case LAYER_SDP:
+        rc = run_sdp_chain(d, l, NULL);
+        break;
+    case LAYER_PDP:
+        d->cur_unit = "PDP";
+        rc = dla_pdp_execute(d, consumer(d, NVDLA_UNIT_PDP), NULL);
+        break;
+    case LAYER_CDP:
+        d->cur_unit = "CDP";
+        rc = dla_cdp_execute(d, consumer(d, NVDLA_UNIT_CDP));
+        break;
+    case LAYER_BDMA:
+        d->cur_unit = "BDMA";
+        rc = dla_bdma_execute(d, consumer(d, NVDLA_UNIT_BDMA));
+        break;
+    case LAYER_RUBIK:
+        d->cur_unit = "RUBIK";
+        rc = dla_rubik_execute(d, consumer(d, NVDLA_UNIT_RUBIK));
+        break;
+    }
+    d->cur_unit = NULL;
+    return rc;
+}
+
+/* Complete a layer as the hardware does, whatever its outcome. */
+static void complete_layer(struct dla_dev *d, const struct layer *l)
+{
+    uint32_t bits = 0;
+    for (unsigned i = 0; i < l->n; i++) {
+        bits |= done_bits(l->unit[i], l->group[i]);
+        dla_regfile_complete(&d->rf, l->unit[i]);
+    }
+    dla_regfile_raise(&d->rf, bits);
+    update_irq(d);
+}
+
+int dlasim_step(struct dlasim_dev *dev)
+{
+    struct dla_dev *d = core(dev);
+    struct layer l;
+    if (!find_layer(d, &l)) {
+        return 0;
+    }
+    d->layer++;
+    dla_log(d, DLASIM_LOG_EXEC, "layer %u: start (%u units)", d->layer, l.n);
+    int rc = run_layer(d, &l);
+    complete_layer(d, &l);
+    dla_log(d, DLASIM_LOG_EXEC, "layer %u: done (%s)", d->layer, dlasim_status_name(rc));
+    return rc ? rc : 1;
+}
+
+int dlasim_run(struct dlasim_dev *dev)
+{
+    int rc;
+    while ((rc = dlasim_step(dev)) > 0) {
+    }
+    return rc;
+}
+
+int dlasim_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
+{
+    struct dla_dev *d = core(dev);
+    int busy = 0;
+    size_t used = 0;
+    if (desc && desclen) {
+        desc[0] = '\0';
+    }
+    for (unsigned u = 0; u < NVDLA_UNIT_COUNT; u++) {
+        for (unsigned g = 0; g < 2; g++) {
+            if (!d->rf.unit[u].present || !dla_regfile_op_en(&d->rf, u, g)) {
+                continue;
+            }
+            busy = 1;
+            if (desc && used < desclen) {
+                int n = snprintf(desc + used, desclen - used, "%s%s group %u enabled", used ? ", " : "",
+                                 nvdla_units[u].name, g);
+                used += n > 0 ? (size_t)n : 0;
+            }
+        }
+    }
+    return busy;
+}
+
+/* ---- lifecycle ---------------------------------------------------------------- */
+
+static int setup_port(struct dla_dev *d, enum dlasim_port port, int present,
+                      const struct dlasim_mem_ops *ops, void *opaque, int strict)
+{
+    struct dla_mem_port *p = &d->port[port];
+    p->present = present;
+    p->limit = d->cfg.memif_address_width >= 64 ? UINT64_MAX
+                                                 : (1ull << d->cfg.memif_address_width);
+    if (ops) {
+        if (!ops->read || !ops->write) {
+            return DLASIM_ERR_INVAL;
+        }
+        p->ops = ops;
+        p->opaque = opaque;
+        return 0;
+    }
+    if (!present) {
+        return 0;
+    }
+    p->sparse = dla_sparse_mem_create(strict);
+    return p->sparse ? 0 : DLASIM_ERR_NOMEM;
+}
+
+static unsigned online_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1u;
+}
+
+static int configure(struct dla_dev *d, const struct dlasim_options *opt, char *err,
+                     size_t errlen)
+{
+    int rc = dla_config_init(&d->cfg, opt->config, err, errlen);
+    for (size_t i = 0; !rc && i < opt->n_overrides; i++) {
+        rc = dla_config_set(&d->cfg, opt->overrides[i], err, errlen);
+    }
+    if (!rc) {
+        rc = dla_config_validate(&d->cfg, err, errlen);
+    }
+    return rc;
+}
+
+int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, char *err,
+                  size_t errlen)
+{
+    static const struct dlasim_options defaults = {0};
+    char buf[256] = "";
+    *out = NULL;
+    if (!opt) {
+        opt = &defaults;
+    }
+    struct dlasim_dev *dev = calloc(1, sizeof(*dev));
+    if (!dev) {
+        return DLASIM_ERR_NOMEM;
+    }
+    struct dla_dev *d = core(dev);
+    int rc = configure(d, opt, buf, sizeof(buf));
+    if (!rc) {
+        rc = dla_regfile_init(&d->rf, &d->cfg);
+    }
+    if (!rc) {
+        rc = setup_port(d, DLASIM_PORT_DBB, 1, opt->dbb_ops, opt->dbb_opaque, opt->strict_mem);
+    }
+    if (!rc) {
+        rc = setup_port(d, DLASIM_PORT_CVIF, d->cfg.secondary_memif_enable != 0, opt->cvif_ops,
+                        opt->cvif_opaque, opt->strict_mem);
+    }
+    if (!rc) {
+        rc = dla_conv_state_create(d, &d->conv);
+    }
+    if (rc) {
+        if (err && errlen) {
+            snprintf(err, errlen, "%s", buf[0] ? buf : dlasim_status_name(rc));
+        }
+        dlasim_destroy(dev);
+        return rc;
+    }
+    d->irq_cb = opt->irq_cb;
+    d->irq_opaque = opt->irq_opaque;
+    d->log_mask = opt->log_mask;
+    d->log_cb = opt->log_cb;
+    d->log_opaque = opt->log_opaque;
+    d->threads = opt->threads ? opt->threads : online_cores();
+    dla_conv_reset(d);
+    *out = dev;
+    return 0;
+}
+
+void dlasim_destroy(struct dlasim_dev *dev)
+{
+    if (!dev) {
+        return;
+    }
+    struct dla_dev *d = core(dev);
+    dla_conv_state_destroy(d->conv);
+    dla_sparse_mem_destroy(d->port[0].sparse);
+    dla_sparse_mem_destroy(d->port[1].sparse);
+    dla_regfile_free(&d->rf);
+    free(dev);
+}
+
+void dlasim_reset(struct dlasim_dev *dev)
+{
+    struct dla_dev *d = core(dev);
+    dla_regfile_reset(&d->rf);
+    dla_conv_reset(d);
+    d->err[0] = '\0';
+    update_irq(d);
+}
+
+int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value)
+{
+    return dla_config_get(&dev->core.cfg, name, value);
+}
+
+/* ---- register names ------------------------------------------------------------ */
+
+int dlasim_reg_lookup(const char *name, uint32_t *addr)
+{
+    const struct nvdla_reg_desc *r = nvdla_reg_by_name(name);
+    if (!r) {
+        return DLASIM_ERR_INVAL;
+    }
+    *addr = r->addr;
+    return 0;
+}
+
+const char *dlasim_reg_name(uint32_t addr, char *buf, size_t buflen)
+{
+    const struct nvdla_reg_desc *r = nvdla_reg_by_addr(addr);
+    if (r) {
+        snprintf(buf, buflen, "NVDLA_%s.%s", nvdla_units[r->unit].name, r->name);
+    } else {
+        snprintf(buf, buflen, "0x%x", addr);
+    }
+    return buf;
+}

@@ -1,0 +1,39 @@
+/*
+ * Memory interface of the device: the primary (DBB, through MCIF) and the
+ * secondary (CVIF/SRAMIF) ports.  Each port is either the built-in sparse
+ * memory or caller-supplied callbacks (struct dlasim_mem_ops).
+ *
+ * The built-in memory allocates a 64 KiB page on first write; reads of
+ * never-written bytes return zero (and, in strict mode, are reported).
+ * Every access is bounds-checked against the configuration's address width
+ * and never wraps (ref: spec 004 NVDLA_MEMIF_ADDRESS_WIDTH).
+ */
+#ifndef DLASIM_SIM_MEM_H
+#define DLASIM_SIM_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dlasim/dlasim.h"
+
+struct dla_sparse_mem;
+
+struct dla_mem_port {
+    const struct dlasim_mem_ops *ops; /* callbacks, or NULL for `sparse` */
+    void *opaque;
+    struct dla_sparse_mem *sparse;    /* built-in memory when ops == NULL */
+    uint64_t limit;                   /* first unreachable address (2^width) */
+    int present;                      /* the configuration has this port */
+};
+
+struct dla_sparse_mem *dla_sparse_mem_create(int track_written);
+void dla_sparse_mem_destroy(struct dla_sparse_mem *m);
+
+/* Access through a port.  Returns 0 or a negative status; on error `why`
+ * (if given, size >= 128) describes the failure. */
+int dla_mem_port_read(struct dla_mem_port *p, uint64_t addr, void *dst, size_t len,
+                      char *why, size_t whylen);
+int dla_mem_port_write(struct dla_mem_port *p, uint64_t addr, const void *src, size_t len,
+                       char *why, size_t whylen);
+
+#endif

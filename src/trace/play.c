@@ -1,0 +1,250 @@
+/*
+ * Trace player: executes parsed commands against a device through the public
+ * API only, as the NVDLA testbench does: register writes in order; waits
+ * (intr_notify, poll_reg_equal) run the device until the condition holds; the
+ * checks that belong to an event are evaluated when the event happens, so
+ * later layers cannot disturb them.  A wait that the device can never satisfy
+ * is reported with the units still busy.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "regs/regdb.h"
+#include "trace/trace.h"
+
+struct player {
+    struct dlasim_dev *dev;
+    const struct dlasim_trace *t;
+    const struct dlasim_trace_play_options *opt;
+    struct dlasim_trace_result *res;
+    unsigned char *evaluated;  /* per command: check already evaluated */
+    char *err;
+    size_t errlen;
+};
+
+static int fail(struct player *p, const struct trace_cmd *c, int status, const char *fmt,
+                const char *a, const char *b)
+{
+    char msg[1024];
+    snprintf(msg, sizeof(msg), fmt, a, b);
+    if (p->err && p->errlen) {
+        snprintf(p->err, p->errlen, "%s:%u: %s", p->t->file, c->line, msg);
+    }
+    return status;
+}
+
+/* Run one layer; a device error is reported against the waiting command. */
+static int step(struct player *p, const struct trace_cmd *c)
+{
+    int rc = dlasim_step(p->dev);
+    if (rc > 0) {
+        p->res->layers++;
+    }
+    if (rc < 0) {
+        return fail(p, c, rc, "while waiting here the device failed: %s%s",
+                    dlasim_last_error(p->dev), "");
+    }
+    return rc;
+}
+
+static int hung(struct player *p, const struct trace_cmd *c, const char *what)
+{
+    char busy[512];
+    if (!dlasim_busy(p->dev, busy, sizeof(busy))) {
+        snprintf(busy, sizeof(busy), "no unit is enabled");
+    }
+    return fail(p, c, DLASIM_ERR_TIMEOUT, "%s can never complete: %s", what, busy);
+}
+
+static unsigned max_layers(const struct player *p)
+{
+    return p->opt && p->opt->max_layers_per_wait ? p->opt->max_layers_per_wait : 10000u;
+}
+
+static void report(struct player *p, const struct dlasim_trace_check *chk)
+{
+    if (chk->passed) {
+        p->res->checks_passed++;
+    } else {
+        p->res->checks_failed++;
+    }
+    if (p->opt && p->opt->on_check) {
+        p->opt->on_check(p->opt->opaque, chk);
+    }
+}
+
+static int crc_of(struct player *p, const struct trace_cmd *c, uint32_t *crc)
+{
+    uint8_t buf[65536];
+    uLong acc = crc32(0L, Z_NULL, 0);
+    for (uint64_t done = 0; done < c->mem_size;) {
+        size_t n = c->mem_size - done < sizeof(buf) ? (size_t)(c->mem_size - done) : sizeof(buf);
+        int rc = dlasim_mem_read(p->dev, (enum dlasim_port)c->port, c->mem_addr + done, buf, n);
+        if (rc) {
+            return fail(p, c, rc, "check_crc cannot read memory: %s%s",
+                        dlasim_last_error(p->dev), "");
+        }
+        acc = crc32(acc, buf, (uInt)n);
+        done += n;
+    }
+    *crc = (uint32_t)acc;
+    return 0;
+}
+
+/* Evaluate every check of event `sync` (they may appear anywhere in the trace). */
+static int run_checks(struct player *p, const char *sync)
+{
+    for (size_t i = 0; i < p->t->n; i++) {
+        const struct trace_cmd *c = &p->t->cmds[i];
+        if ((c->op != TRACE_CHECK_CRC && c->op != TRACE_CHECK_NOTHING) || p->evaluated[i] ||
+            strcmp(c->sync, sync)) {
+            continue;
+        }
+        struct dlasim_trace_check chk = {p->t->file, c->line, c->sync, 1, 0, 0, 0, 0, 0};
+        if (c->op == TRACE_CHECK_CRC) {
+            int rc = crc_of(p, c, &chk.actual);
+            if (rc) {
+                return rc;
+            }
+            chk.is_crc = 1;
+            chk.addr = c->mem_addr;
+            chk.size = c->mem_size;
+            chk.expected = c->value;
+            chk.passed = chk.actual == chk.expected;
+        }
+        p->evaluated[i] = 1;
+        report(p, &chk);
+    }
+    return 0;
+}
+
+static int wait_intr(struct player *p, const struct trace_cmd *c)
+{
+    for (unsigned n = 0;; n++) {
+        uint32_t status, mask;
+        dlasim_csb_read(p->dev, NVDLA_GLB_S_INTR_STATUS_0, &status);
+        dlasim_csb_read(p->dev, NVDLA_GLB_S_INTR_MASK_0, &mask);
+        if ((status & ~mask & c->intr_bits) == c->intr_bits) {
+            dlasim_csb_write(p->dev, NVDLA_GLB_S_INTR_STATUS_0, c->intr_bits);
+            return run_checks(p, c->sync);
+        }
+        int rc = n < max_layers(p) ? step(p, c) : 0;
+        if (rc < 0) {
+            return rc;
+        }
+        if (rc == 0) {
+            char what[128];
+            snprintf(what, sizeof(what), "intr_notify(%s, %s)", c->text, c->sync);
+            return hung(p, c, what);
+        }
+    }
+}
+
+static int poll_reg(struct player *p, const struct trace_cmd *c)
+{
+    for (unsigned n = 0;; n++) {
+        uint32_t v;
+        dlasim_csb_read(p->dev, c->addr, &v);
+        if (v == c->value) {
+            return 0;
+        }
+        int rc = n < max_layers(p) ? step(p, c) : 0;
+        if (rc < 0) {
+            return rc;
+        }
+        if (rc == 0) {
+            char what[256];
+            snprintf(what, sizeof(what), "poll_reg_equal(%s, 0x%" PRIx32 ") (reads 0x%" PRIx32 ")",
+                     c->text, c->value, v);
+            return hung(p, c, what);
+        }
+    }
+}
+
+static int mem_init(struct player *p, const struct trace_cmd *c)
+{
+    static const uint8_t zero[65536];
+    for (uint64_t done = 0; done < c->mem_size;) {
+        size_t n = c->mem_size - done < sizeof(zero) ? (size_t)(c->mem_size - done) : sizeof(zero);
+        int rc = dlasim_mem_write(p->dev, (enum dlasim_port)c->port, c->mem_addr + done, zero, n);
+        if (rc) {
+            return fail(p, c, rc, "mem_init failed: %s%s", dlasim_last_error(p->dev), "");
+        }
+        done += n;
+    }
+    return 0;
+}
+
+static int mem_load(struct player *p, const struct trace_cmd *c)
+{
+    for (size_t i = 0; i < c->nsegs; i++) {
+        const struct trace_segment *s = &c->segs[i];
+        int rc = dlasim_mem_write(p->dev, (enum dlasim_port)c->port, c->mem_addr + s->offset,
+                                  c->bytes + s->data, s->len);
+        if (rc) {
+            return fail(p, c, rc, "mem_load of %s failed: %s", c->text, dlasim_last_error(p->dev));
+        }
+    }
+    return 0;
+}
+
+static int play_one(struct player *p, const struct trace_cmd *c)
+{
+    uint32_t v;
+    switch (c->op) {
+    case TRACE_REG_WRITE:
+        return dlasim_csb_write(p->dev, c->addr, c->value);
+    case TRACE_REG_READ:
+        dlasim_csb_read(p->dev, c->addr, &v);
+        if (v != c->value) {
+            char got[64];
+            snprintf(got, sizeof(got), "0x%" PRIx32, v);
+            return fail(p, c, DLASIM_ERR_CHECK, "reg_read(%s) returned %s", c->text, got);
+        }
+        return 0;
+    case TRACE_POLL_REG_EQUAL:
+        return poll_reg(p, c);
+    case TRACE_MEM_INIT:
+        return mem_init(p, c);
+    case TRACE_MEM_LOAD:
+        return mem_load(p, c);
+    case TRACE_INTR_NOTIFY:
+        return wait_intr(p, c);
+    case TRACE_CHECK_CRC:
+    case TRACE_CHECK_NOTHING:
+    case TRACE_NOP:
+        return 0;
+    }
+    return 0;
+}
+
+int dlasim_trace_play(struct dlasim_dev *dev, const struct dlasim_trace *t,
+                      const struct dlasim_trace_play_options *opt,
+                      struct dlasim_trace_result *res, char *err, size_t errlen)
+{
+    struct dlasim_trace_result local;
+    if (!res) {
+        res = &local;
+    }
+    memset(res, 0, sizeof(*res));
+    struct player p = {dev, t, opt, res, calloc(t->n ? t->n : 1, 1), err, errlen};
+    if (!p.evaluated) {
+        return DLASIM_ERR_NOMEM;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < t->n && !rc; i++) {
+        rc = play_one(&p, &t->cmds[i]);
+    }
+    free(p.evaluated);
+    if (!rc && res->checks_failed) {
+        if (err && errlen) {
+            snprintf(err, errlen, "%s: %u of %u checks failed", t->file, res->checks_failed,
+                     res->checks_failed + res->checks_passed);
+        }
+        rc = DLASIM_ERR_CHECK;
+    }
+    return rc;
+}

@@ -1,0 +1,202 @@
+#!/bin/sh
+# Negative tests of tools/regdb/gen_regs.py: broken register databases must
+# be rejected with FILE:LINE:COL messages, a non-zero exit and no output.
+# Run from the repository root:  sh tests/unit/gen_regs_errors.sh
+# Prints "N passed, N failed" and exits non-zero if any case failed.
+
+GEN=${GEN:-tools/regdb/gen_regs.py}
+PY=${PYTHON:-python3}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gen_regs_errors.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT INT TERM
+pass=0
+fail=0
+
+# One register database around a body of <reg32> elements (line 3 onward).
+db() {
+    printf '<?xml version="1.0"?>\n<database name="t">\n<domain name="A" base="0x0">\n'
+    cat
+    printf '</domain>\n</database>\n'
+}
+
+# expect_error NAME LINE PATTERN: the XML on stdin must fail with an error
+# at t.xml:LINE: whose text matches PATTERN (grep -E), and write nothing.
+expect_error() {
+    name=$1 line=$2 pattern=$3
+    rm -rf "$TMP/out" "$TMP/doc.md"
+    db > "$TMP/t.xml"
+    "$PY" "$GEN" "$TMP/t.xml" "$TMP/out" "$TMP/doc.md" > "$TMP/stdout" 2> "$TMP/stderr"
+    rc=$?
+    if [ $rc -eq 0 ]; then
+        echo "FAIL $name: exit status 0"; fail=$((fail + 1)); return
+    fi
+    if ! grep -Eq "^$TMP/t.xml:$line:[0-9]+: .*$pattern" "$TMP/stderr"; then
+        echo "FAIL $name: no 't.xml:$line:COL: ...$pattern' in:"; sed 's/^/    /' "$TMP/stderr"
+        fail=$((fail + 1)); return
+    fi
+    if [ -e "$TMP/out" ] || [ -e "$TMP/doc.md" ]; then
+        echo "FAIL $name: output written despite errors"; fail=$((fail + 1)); return
+    fi
+    echo "ok   $name"; pass=$((pass + 1))
+}
+
+expect_error overlapping_fields 6 'field B \[7:4\] overlaps field A' <<'EOF'
+<reg32 name="R_0" offset="0x0" group="single" kind="plain">
+  <bitfield name="A" low="0" high="4" access="RW" reset="0x0"/>
+  <bitfield name="B" low="4" high="7" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error reset_too_wide 5 'reset 0x10 does not fit in 4 bit' <<'EOF'
+<reg32 name="R_0" offset="0x0" group="single" kind="plain">
+  <bitfield name="A" low="0" high="3" access="RW" reset="0x10"/>
+</reg32>
+EOF
+
+expect_error field_beyond_32_bits 5 'high=32 is beyond bit 31' <<'EOF'
+<reg32 name="R_0" offset="0x0" group="single" kind="plain">
+  <bitfield name="A" low="16" high="32" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error low_above_high 5 'low=5 above high=2' <<'EOF'
+<reg32 name="R_0" offset="0x0" group="single" kind="plain">
+  <bitfield name="A" low="5" high="2" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error enum_too_wide 7 'value BIG=4 does not fit field A \(2 bit' <<'EOF'
+<reg32 name="R_0" offset="0x0" group="single" kind="plain">
+  <bitfield name="A" low="0" high="1" access="RW" reset="0x0">
+    <value name="OK" value="3"/>
+    <value name="BIG" value="4"/>
+  </bitfield>
+</reg32>
+EOF
+
+expect_error duplicate_register_name 7 'duplicate register name R_0' <<'EOF'
+<reg32 name="R_0" offset="0x0" group="single" kind="plain">
+  <bitfield name="A" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+<reg32 name="R_0" offset="0x4" group="single" kind="plain">
+  <bitfield name="A" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error duplicate_offset 7 'duplicate offset 0x004 \(R_0 at line 4\)' <<'EOF'
+<reg32 name="R_0" offset="0x4" group="single" kind="plain">
+  <bitfield name="A" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+<reg32 name="S_0" offset="0x4" group="single" kind="plain">
+  <bitfield name="A" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error duplicate_field 6 'duplicate field name A' <<'EOF'
+<reg32 name="R_0" offset="0x0" group="single" kind="plain">
+  <bitfield name="A" low="0" high="0" access="RW" reset="0x0"/>
+  <bitfield name="A" low="1" high="1" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error offset_outside_window 4 'offset 0x1000 outside' <<'EOF'
+<reg32 name="R_0" offset="0x1000" group="single" kind="plain">
+  <bitfield name="A" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error unaligned_offset 4 'offset 0x6 is not 32-bit aligned' <<'EOF'
+<reg32 name="R_0" offset="0x6" group="single" kind="plain">
+  <bitfield name="A" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error bad_group 4 "group='triple' is not one of" <<'EOF'
+<reg32 name="R_0" offset="0x0" group="triple" kind="plain">
+  <bitfield name="A" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error bad_access 5 "access='RC' is not one of" <<'EOF'
+<reg32 name="R_0" offset="0x0" group="single" kind="plain">
+  <bitfield name="A" low="0" high="0" access="RC" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error unknown_attribute 4 'has unknown attribute colour' <<'EOF'
+<reg32 name="R_0" offset="0x0" group="single" kind="plain" colour="red">
+  <bitfield name="A" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error bad_number 5 "reset='0xZZ' is not a number" <<'EOF'
+<reg32 name="R_0" offset="0x0" group="single" kind="plain">
+  <bitfield name="A" low="0" high="7" access="RW" reset="0xZZ"/>
+</reg32>
+EOF
+
+expect_error missing_suffix 4 'must end in _0' <<'EOF'
+<reg32 name="R" offset="0x0" group="single" kind="plain">
+  <bitfield name="A" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error c_name_collision 8 'generated C name NVDLA_A_R_0_A_B .* collides with value B' <<'EOF'
+<reg32 name="R_0" offset="0x0" group="single" kind="plain">
+  <bitfield name="A" low="0" high="0" access="RW" reset="0x0">
+    <value name="B" value="1"/>
+  </bitfield>
+  <bitfield name="A_B" low="1" high="1" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error dual_without_pointer 4 'dual register R_0 in A, which has no kind=pointer' <<'EOF'
+<reg32 name="R_0" offset="0x8" group="dual" kind="plain">
+  <bitfield name="A" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error single_above_op_enable 13 'register D_X_0 must be dual' <<'EOF'
+<reg32 name="S_POINTER_0" offset="0x4" group="single" kind="pointer">
+  <bitfield name="PRODUCER" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+<reg32 name="D_OP_ENABLE_0" offset="0x8" group="dual" kind="op_enable">
+  <bitfield name="OP_EN" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+<reg32 name="D_Y_0" offset="0xc" group="dual" kind="plain">
+  <bitfield name="Y" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+<reg32 name="D_X_0" offset="0x10" group="single" kind="plain">
+  <bitfield name="X" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error writable_rom 5 'field A of ROM register R_0 must be RO' <<'EOF'
+<reg32 name="R_0" offset="0x0" group="single" kind="rom">
+  <bitfield name="A" low="0" high="0" access="RW" reset="0x0"/>
+</reg32>
+EOF
+
+expect_error malformed_xml 6 'XML: mismatched tag' <<'EOF'
+<reg32 name="R_0" offset="0x0" group="single" kind="plain">
+  <bitfield name="A" low="0" high="0" access="RW" reset="0x0">
+</reg32>
+EOF
+
+# Positive control: a valid database generates all three files.
+rm -rf "$TMP/out" "$TMP/doc.md"
+db > "$TMP/t.xml" <<'EOF'
+<reg32 name="R_0" offset="0x4" group="single" kind="plain">
+  <bitfield name="A" low="0" high="3" access="RW" reset="0x5"/>
+</reg32>
+EOF
+if "$PY" "$GEN" "$TMP/t.xml" "$TMP/out" "$TMP/doc.md" 2> "$TMP/stderr" &&
+   grep -q '#define NVDLA_A_R_0_A__MASK 0x0000000fu' "$TMP/out/nvdla_regs.h" &&
+   grep -q '"R_0", 0x00004u' "$TMP/out/nvdla_regs_table.c" &&
+   [ -s "$TMP/doc.md" ]; then
+    echo "ok   valid_database"; pass=$((pass + 1))
+else
+    echo "FAIL valid_database"; sed 's/^/    /' "$TMP/stderr"; fail=$((fail + 1))
+fi
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

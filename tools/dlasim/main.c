@@ -1,0 +1,140 @@
+/*
+ * dlasim — command-line front end of the NVDLA model.
+ *
+ *   dlasim trace [options] CASE.cfg
+ *   dlasim trace [options] --suite DIR [--match GLOB] [--table]
+ *   dlasim info  [options]
+ *   dlasim bench [options]
+ *
+ * Common options: --config NAME, --set PARAM=VALUE (repeatable),
+ * --threads N, --strict, --log reg,exec,guest,unimp.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: dlasim <command> [options]\n"
+            "\n"
+            "commands:\n"
+            "  trace CASE.cfg                 run one NVDLA register trace; exit 0 iff all checks pass\n"
+            "  trace --suite DIR [--match GLOB] [--exclude GLOB] [--expect FILE] [--table]\n"
+            "                                 run every case folder of DIR\n"
+            "  info                           read the ConfigROM through the CSB and decode it\n"
+            "  bench [--json FILE]            convolution performance table (make bench)\n"
+            "\n"
+            "options for every command:\n"
+            "  --config NAME                  nv_small (default), nv_small_256, nv_large\n"
+            "  --set PARAM=VALUE              override a scalability parameter, e.g.\n"
+            "                                 --set NVDLA_SDP_EW_ENABLE=1 (repeatable)\n"
+            "  --threads N                    worker threads for large layers (default: all cores)\n"
+            "  --strict                       report reads of never-written memory as errors\n"
+            "  --log LIST                     print device log: reg,exec,guest,unimp\n");
+}
+
+static unsigned parse_log(const char *s)
+{
+    unsigned m = 0;
+    if (strstr(s, "reg")) {
+        m |= DLASIM_LOG_REG;
+    }
+    if (strstr(s, "exec")) {
+        m |= DLASIM_LOG_EXEC;
+    }
+    if (strstr(s, "guest")) {
+        m |= DLASIM_LOG_GUEST_ERROR;
+    }
+    if (strstr(s, "unimp")) {
+        m |= DLASIM_LOG_UNIMP;
+    }
+    return m;
+}
+
+int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    int has_value = *i + 1 < argc;
+    if (!strcmp(a, "--strict")) {
+        c->strict = 1;
+        return 1;
+    }
+    if (strcmp(a, "--config") && strcmp(a, "--set") && strcmp(a, "--threads") &&
+        strcmp(a, "--log")) {
+        return 0;
+    }
+    if (!has_value) {
+        fprintf(stderr, "dlasim: %s needs a value\n", a);
+        return -1;
+    }
+    const char *v = argv[++*i];
+    if (!strcmp(a, "--config")) {
+        c->config = v;
+    } else if (!strcmp(a, "--set")) {
+        if (c->nsets == CLI_MAX_SETS) {
+            fprintf(stderr, "dlasim: at most %d --set options\n", CLI_MAX_SETS);
+            return -1;
+        }
+        c->sets[c->nsets++] = v;
+    } else if (!strcmp(a, "--threads")) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 0 || n > 256) {
+            fprintf(stderr, "dlasim: --threads takes a number from 0 to 256, got '%s'\n", v);
+            return -1;
+        }
+        c->threads = (unsigned)n;
+    } else {
+        c->log_mask = parse_log(v);
+    }
+    return 1;
+}
+
+static void log_to_stderr(void *opaque, unsigned category, const char *msg)
+{
+    (void)opaque;
+    (void)category;
+    fprintf(stderr, "%s\n", msg);
+}
+
+struct dlasim_dev *cli_create_device(const struct cli_common *c)
+{
+    struct dlasim_options o = {0};
+    char err[512];
+    struct dlasim_dev *dev;
+    o.config = c->config;
+    o.overrides = c->sets;
+    o.n_overrides = c->nsets;
+    o.threads = c->threads;
+    o.strict_mem = c->strict;
+    o.log_mask = c->log_mask;
+    o.log_cb = log_to_stderr;
+    if (dlasim_create(&o, &dev, err, sizeof(err))) {
+        fprintf(stderr, "dlasim: cannot create the device: %s\n", err);
+        return NULL;
+    }
+    return dev;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "trace")) {
+        return cmd_trace(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "info")) {
+        return cmd_info(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "bench")) {
+        return cmd_bench(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "dlasim: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

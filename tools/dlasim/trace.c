@@ -1,0 +1,331 @@
+/*
+ * `dlasim trace`: run NVDLA register traces (one case, or a suite folder of
+ * case folders <DIR>/<case>/<case>.cfg), each on a fresh device.
+ */
+#include <dirent.h>
+#include <stdint.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+#include "dlasim/trace.h"
+
+struct trace_args {
+    struct cli_common common;
+    const char *suite;     /* --suite DIR */
+    const char *match;     /* --match GLOB */
+    const char *single;    /* CASE.cfg */
+    int table;             /* --table: readable table for people */
+    const char *exclude[16]; /* --exclude GLOB (repeatable) */
+    size_t nexclude;
+    const char *expect;    /* --expect FILE: per-case CRC the RTL produces */
+    int skip_missing;      /* --skip-missing-data: cases whose surface files are absent */
+    int verbose;           /* print each check (single case default) */
+};
+
+/* A check_crc outcome judged against the CRC an expectations file gives for
+ * the case (e.g. what the nv_small RTL writes for programming it cannot run
+ * as the trace's reference model did). */
+struct crc_override {
+    int active;
+    uint32_t crc;
+    unsigned passed, failed;
+    int verbose;
+};
+
+struct case_outcome {
+    int status;
+    struct dlasim_trace_result res;
+    double seconds;
+    char err[1024];
+};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void print_check(void *opaque, const struct dlasim_trace_check *c)
+{
+    struct crc_override *ov = opaque;
+    if (ov && ov->active && c->is_crc) {
+        int ok = c->actual == ov->crc;
+        if (ok) {
+            ov->passed++;
+        } else {
+            ov->failed++;
+        }
+        if (ov->verbose) {
+            printf("  %s %s:%u check_crc(%s, 0x%llx+0x%llx): expected 0x%08x (expectations file; "
+                   "trace says 0x%08x), got 0x%08x\n",
+                   ok ? "PASS" : "FAIL", c->file, c->line, c->sync_id,
+                   (unsigned long long)c->addr, (unsigned long long)c->size, ov->crc,
+                   c->expected, c->actual);
+        }
+        return;
+    }
+    if (ov && !ov->verbose) {
+        return;
+    }
+    if (c->is_crc) {
+        printf("  %s %s:%u check_crc(%s, 0x%llx+0x%llx): expected 0x%08x, got 0x%08x\n",
+               c->passed ? "PASS" : "FAIL", c->file, c->line, c->sync_id,
+               (unsigned long long)c->addr, (unsigned long long)c->size, c->expected, c->actual);
+    } else {
+        printf("  %s %s:%u check_nothing(%s): event happened\n", c->passed ? "PASS" : "FAIL",
+               c->file, c->line, c->sync_id);
+    }
+}
+
+/* CRC the expectations file gives for case `name`: lines "CASE 0xCRC  # why". */
+static int lookup_expect(const char *file, const char *name, uint32_t *crc)
+{
+    FILE *f = file ? fopen(file, "r") : NULL;
+    char line[512], cname[256];
+    unsigned long v;
+    int found = 0;
+    if (!f) {
+        return 0;
+    }
+    while (!found && fgets(line, sizeof(line), f)) {
+        if (line[0] != '#' && sscanf(line, "%255s %lx", cname, &v) == 2 && !strcmp(cname, name)) {
+            *crc = (uint32_t)v;
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static const char *case_name(const char *cfg, char *buf, size_t len)
+{
+    const char *base = strrchr(cfg, '/');
+    snprintf(buf, len, "%s", base ? base + 1 : cfg);
+    char *dot = strrchr(buf, '.');
+    if (dot) {
+        *dot = '\0';
+    }
+    return buf;
+}
+
+static void run_case(const struct trace_args *a, const char *cfg, int verbose,
+                     struct case_outcome *o)
+{
+    struct crc_override ov = {0};
+    char name[256];
+    struct dlasim_trace *t = NULL;
+    struct dlasim_trace_play_options po = {0};
+    memset(o, 0, sizeof(*o));
+    double t0 = now();
+    o->status = dlasim_trace_parse_file(cfg, &t, o->err, sizeof(o->err));
+    if (!o->status) {
+        struct dlasim_dev *dev = cli_create_device(&a->common);
+        if (!dev) {
+            o->status = DLASIM_ERR_INVAL;
+            snprintf(o->err, sizeof(o->err), "cannot create the device");
+        } else {
+            ov.active = lookup_expect(a->expect, case_name(cfg, name, sizeof(name)), &ov.crc);
+            ov.verbose = verbose;
+            po.on_check = print_check;
+            po.opaque = &ov;
+            o->status = dlasim_trace_play(dev, t, &po, &o->res, o->err, sizeof(o->err));
+            if (ov.active && (o->status == 0 || o->status == DLASIM_ERR_CHECK)) {
+                /* judge the CRC checks against the expectations file instead */
+                o->status = ov.failed ? DLASIM_ERR_CHECK : 0;
+                snprintf(o->err, sizeof(o->err), "%s: CRC differs from the expectations file %s",
+                         cfg, a->expect);
+                o->res.checks_passed = ov.passed;
+                o->res.checks_failed = ov.failed;
+            }
+            if (!o->status && o->res.checks_passed == 0) {
+                o->status = DLASIM_ERR_CHECK;
+                snprintf(o->err, sizeof(o->err), "%s: the trace has no check", cfg);
+            }
+            dlasim_destroy(dev);
+        }
+    }
+    dlasim_trace_free(t);
+    o->seconds = now() - t0;
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static int excluded(const struct trace_args *a, const char *name)
+{
+    for (size_t i = 0; i < a->nexclude; i++) {
+        if (!fnmatch(a->exclude[i], name, 0)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Case names of a suite folder, sorted. */
+static char **list_cases(const struct trace_args *a, const char *dir, size_t *n)
+{
+    DIR *d = opendir(dir);
+    char **names = NULL;
+    size_t cap = 0;
+    *n = 0;
+    if (!d) {
+        return NULL;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char path[4096];
+        struct stat st;
+        if (e->d_name[0] == '.' || (a->match && fnmatch(a->match, e->d_name, 0)) ||
+            excluded(a, e->d_name)) {
+            continue;
+        }
+        snprintf(path, sizeof(path), "%s/%s/%s.cfg", dir, e->d_name, e->d_name);
+        if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+            continue;
+        }
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **nn = realloc(names, cap * sizeof(*nn));
+            if (!nn) {
+                break;
+            }
+            names = nn;
+        }
+        names[(*n)++] = strdup(e->d_name);
+    }
+    closedir(d);
+    if (names) {
+        qsort(names, *n, sizeof(*names), cmp_str);
+    } else {
+        names = calloc(1, sizeof(*names));
+    }
+    return names;
+}
+
+static void print_table_row(const char *name, const struct case_outcome *o)
+{
+    char checks[32];
+    snprintf(checks, sizeof(checks), "%u/%u", o->res.checks_passed,
+             o->res.checks_passed + o->res.checks_failed);
+    printf("| %-42s | %-4s | %7s | %6u | %8.3f |\n", name, o->status ? "FAIL" : "PASS", checks,
+           o->res.layers, o->seconds);
+}
+
+static int run_suite(const struct trace_args *a)
+{
+    size_t n;
+    char **names = list_cases(a, a->suite, &n);
+    if (!names) {
+        fprintf(stderr, "dlasim: cannot read suite folder '%s'\n", a->suite);
+        return 2;
+    }
+    unsigned passed = 0, failed = 0, skipped = 0;
+    double total = 0;
+    if (a->table) {
+        printf("NVDLA conformance traces, config %s (expected CRCs from NVIDIA's RTL)\n\n",
+               a->common.config ? a->common.config : "nv_small");
+        printf("| %-42s | %-4s | %7s | %6s | %8s |\n", "case", "", "checks", "layers", "seconds");
+        printf("|%.44s|%.6s|%.9s|%.8s|%.10s|\n", "--------------------------------------------",
+               "------", "---------", "--------", "----------");
+    }
+    for (size_t i = 0; i < n; i++) {
+        char cfg[4096];
+        struct case_outcome o;
+        snprintf(cfg, sizeof(cfg), "%s/%s/%s.cfg", a->suite, names[i], names[i]);
+        run_case(a, cfg, 0, &o);
+        total += o.seconds;
+        if (o.status == DLASIM_ERR_IO && a->skip_missing) {
+            skipped++;
+            printf("SKIP %s (%s)\n", names[i], o.err);
+            free(names[i]);
+            continue;
+        }
+        if (o.status) {
+            failed++;
+        } else {
+            passed++;
+        }
+        if (a->table) {
+            print_table_row(names[i], &o);
+        } else {
+            printf("%s %s (%.3f s)\n", o.status ? "FAIL" : "PASS", names[i], o.seconds);
+        }
+        if (o.status) {
+            printf("    %s\n", o.err);
+        }
+        free(names[i]);
+    }
+    free(names);
+    if (n == 0) {
+        fprintf(stderr, "dlasim: no case folder in '%s'%s%s\n", a->suite,
+                a->match ? " matching " : "", a->match ? a->match : "");
+    }
+    if (a->table) {
+        printf("\n%.1f s in all\n", total);
+    }
+    if (skipped) {
+        printf("%u passed, %u failed, %u skipped\n", passed, failed, skipped);
+    } else {
+        printf("%u passed, %u failed\n", passed, failed);
+    }
+    return (failed || n == 0) ? 1 : 0;
+}
+
+static int run_single(const struct trace_args *a)
+{
+    struct case_outcome o;
+    run_case(a, a->single, 1, &o);
+    if (o.status) {
+        printf("FAIL %s: %s\n", a->single, o.err);
+        return 1;
+    }
+    printf("PASS %s: %u checks, %u layers, %.3f s\n", a->single, o.res.checks_passed,
+           o.res.layers, o.seconds);
+    return 0;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+    struct trace_args a;
+    memset(&a, 0, sizeof(a));
+    for (int i = 1; i < argc; i++) {
+        int c = cli_common_option(&a.common, argc, argv, &i);
+        if (c < 0) {
+            return 2;
+        }
+        if (c) {
+            continue;
+        }
+        if (!strcmp(argv[i], "--suite") && i + 1 < argc) {
+            a.suite = argv[++i];
+        } else if (!strcmp(argv[i], "--match") && i + 1 < argc) {
+            a.match = argv[++i];
+        } else if (!strcmp(argv[i], "--exclude") && i + 1 < argc && a.nexclude < 16) {
+            a.exclude[a.nexclude++] = argv[++i];
+        } else if (!strcmp(argv[i], "--expect") && i + 1 < argc) {
+            a.expect = argv[++i];
+        } else if (!strcmp(argv[i], "--skip-missing-data")) {
+            a.skip_missing = 1;
+        } else if (!strcmp(argv[i], "--table")) {
+            a.table = 1;
+        } else if (argv[i][0] != '-' && !a.single) {
+            a.single = argv[i];
+        } else {
+            fprintf(stderr, "dlasim trace: unexpected argument '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!a.suite == !a.single) {
+        fprintf(stderr, "usage: dlasim trace [options] CASE.cfg | --suite DIR [--match GLOB]\n");
+        return 2;
+    }
+    return a.suite ? run_suite(&a) : run_single(&a);
+}
