@@ -16,7 +16,7 @@ CONFORMANCE ?= $(SHARED)/conformance/nvdla-traces
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 OPT     ?= -O2 -g
-CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc -MMD -MP $(CFLAGS)
+CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc -Itools/dlasim -MMD -MP $(CFLAGS)
 LDLIBS  := -lpthread -lm
 
 ifeq ($(SAN),1)
@@ -45,11 +45,11 @@ $(BUILD)/libdlasim.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/dlasim: $(CLI_OBJ) $(BUILD)/libdlasim.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdlasim.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdlasim.a -lz $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(LDLIBS)
 
 tests: $(TEST_BIN)
 
@@ -67,21 +67,21 @@ demo: deps all
 test-fast: all tests
 	@sh tests/run.sh $(BUILD) $(CONFORMANCE)
 
-test-san:
-	@$(MAKE) --no-print-directory BUILD=build-san SAN=1 CC=clang test-fast
-
+# Everything: plain build, ASan+UBSan build, fuzzing, generated-file check.
 test: deps
-	@$(MAKE) --no-print-directory test-fast > $(BUILD).test.log 2>&1; r1=$$?; \
-	 cat $(BUILD).test.log | sh tests/summarize.sh "plain" ; \
-	 $(MAKE) --no-print-directory test-san > build-san.test.log 2>&1; r2=$$?; \
-	 cat build-san.test.log | sh tests/summarize.sh "asan+ubsan"; \
-	 sh tests/total.sh $(BUILD).test.log build-san.test.log; \
-	 [ $$r1 -eq 0 ] && [ $$r2 -eq 0 ]
+	@sh tests/all.sh $(CONFORMANCE)
+
+# libFuzzer target over the trace parser and player (clang only).
+FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+fuzz: build-fuzz/fuzz_trace
+build-fuzz/fuzz_trace: tests/fuzz/fuzz_trace.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/gen/*.h include/dlasim/*.h)
+	@mkdir -p build-fuzz
+	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc $(FUZZ_FLAGS) -o $@ tests/fuzz/fuzz_trace.c $(LIB_SRC) -lz $(LDLIBS)
 
 bench: deps all
 	@./$(BUILD)/dlasim bench
 
 clean:
-	rm -rf build build-san build.test.log build-san.test.log
+	rm -rf build build-san build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

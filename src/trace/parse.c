@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "regs/regdb.h"
 #include "trace/trace.h"
 
 #define MAX_ARGS 8
 #define MAX_MEM_COMMAND (256u << 20) /* bytes one mem_init/mem_load may touch */
+#define MAX_FILE_BYTES (1024u << 20)  /* largest trace or surface file read */
 
 struct parser {
     struct dlasim_trace *t;
@@ -297,8 +299,17 @@ static int dat_parse(struct parser *p, const char *path, const char *text, size_
     }
 }
 
+/* Whole regular file (never a device or FIFO, which might not end). */
 static int read_file(const char *path, char **text, size_t *len)
 {
+    struct stat st;
+    if (stat(path, &st)) {
+        return DLASIM_ERR_IO;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_FILE_BYTES) {
+        errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
+        return DLASIM_ERR_IO;
+    }
     FILE *f = fopen(path, "rb");
     if (!f) {
         return DLASIM_ERR_IO;

@@ -75,6 +75,16 @@ static struct dla_conv_geom geom_of(const struct layer *l)
     return g;
 }
 
+static int selected_isa(void)
+{
+    for (int isa = 0; isa < DLA_CONV_ISA_COUNT; isa++) {
+        if (strcmp(dla_conv_isa_name((enum dla_conv_isa)isa), dla_conv_s8_isa()) == 0) {
+            return isa;
+        }
+    }
+    return 0;
+}
+
 struct result { double ref_s, fast_s[DLA_CONV_ISA_COUNT]; double macs; };
 
 static int run(const struct layer *l, unsigned threads, int reps, int do_ref, struct result *r)
@@ -149,7 +159,7 @@ static void table(const char *title, const struct layer *ls, size_t n, unsigned 
             printf(" %11.2f", r.fast_s[isa] > 0 ? r.macs / r.fast_s[isa] / 1e9 : 0.0);
             tot_fast[isa] += w * r.fast_s[isa];
         }
-        printf("   %8.1fx\n", do_ref ? r.ref_s / r.fast_s[DLA_CONV_ISA_COUNT - 1] : 0.0);
+        printf("   %8.1fx\n", do_ref ? r.ref_s / r.fast_s[selected_isa()] : 0.0);
         tot_macs += w * r.macs;
         tot_ref += w * r.ref_s;
     }
@@ -158,7 +168,7 @@ static void table(const char *title, const struct layer *ls, size_t n, unsigned 
     for (int isa = 0; isa < DLA_CONV_ISA_COUNT; isa++) {
         printf(" %11.2f", tot_fast[isa] > 0 ? tot_macs / tot_fast[isa] / 1e9 : 0.0);
     }
-    printf("   %8.1fx\n", do_ref ? tot_ref / tot_fast[DLA_CONV_ISA_COUNT - 1] : 0.0);
+    printf("   %8.1fx\n", do_ref ? tot_ref / tot_fast[selected_isa()] : 0.0);
     if (bad) {
         printf("RESULT MISMATCH\n");
         exit(1);

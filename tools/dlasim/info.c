@@ -142,6 +142,7 @@ struct summary {
     uint32_t sdp_caps;
     int have_sdp;
     unsigned n_units, n_cmac, n_cif;
+    unsigned next_slot; /* CSB slot of the next unit with registers */
     char units[256];
 };
 
@@ -325,6 +326,7 @@ int dlasim_cmd_info(struct dlasim_dev *dev, FILE *out)
     int rc;
 
     memset(&s, 0, sizeof(s));
+    s.next_slot = 1;
     rc = rd(dev, 0, &v);
     if (rc < 0) {
         return rc;
@@ -370,8 +372,12 @@ int dlasim_cmd_info(struct dlasim_dev *dev, FILE *out)
             }
         }
         unit_display_name(name, sizeof(name), u, &s, nwords > 1 ? words[1] : 0);
-        fprintf(out, "0x%04" PRIx32 "  %-12s unit id 0x%04" PRIx32 ", payload %" PRIu32 " B",
-                addr, name, id, occupied);
+        fprintf(out, "0x%04" PRIx32 "  %-12s unit id 0x%04" PRIx32, addr, name, id);
+        /* Slots count the units with registers from GLB = 1; CBUF has none. */
+        if (id != 0x4) {
+            fprintf(out, ", slot %u", s.next_slot++);
+        }
+        fprintf(out, ", payload %" PRIu32 " B", occupied);
         if (occupied != declared) {
             fprintf(out, " (descriptor declares %" PRIu32 ")", declared);
         }

@@ -1,0 +1,863 @@
+/*
+ * PDP — Planar Data Processor (pooling) with its read DMA PDP_RDMA.
+ *
+ * What is modelled
+ *   Max / min / average pooling of a feature cube over a kernel of 1..8 x 1..8
+ *   elements with strides 1..16, padding 0..7 on each side, the padding values
+ *   PAD_VALUE_1X..7X of average pooling, the reciprocal-based average with the
+ *   datapath's bit widths and rounding, and split-width mode (the width is
+ *   processed in SPLIT_NUM+1 parts that the hardware reads, pools and writes
+ *   one after the other).  Input comes from memory through PDP_RDMA
+ *   ("off-flying") or from SDP ("on-flying", dla_pdp_execute's `in`).
+ *
+ * CSB windows
+ *   PDP_RDMA 0xa000-0xafff, PDP 0xb000-0xbfff (nv_small map; the generated
+ *   NVDLA_PDP_* / NVDLA_PDP_RDMA_* constants carry the addresses).
+ * GLB interrupt bits
+ *   PDP_DONE_STATUS0/1, raised by the device core when the layer completes.
+ * Memory ports
+ *   Read through PDP_RDMA D_SRC_RAM_CFG.SRC_RAM_TYPE, write through PDP
+ *   D_DST_RAM_CFG.DST_RAM_TYPE (0 = CVIF, 1 = MCIF/DBB).
+ *
+ * Data path, per output element and per lane of an atom (ref: vmod
+ * pdp/NV_NVDLA_PDP_CORE_cal1d.v, NV_NVDLA_PDP_CORE_cal2d.v; cmod
+ * pdp/NV_NVDLA_pdp.cpp LineOperation / PoolingStage0Calc / PoolingStage1Calc).
+ * B is the element width (8 for int8, 16 for int16):
+ *   1. horizontal (1-D) pooling over the real elements of the kernel window in
+ *      one input line.  Average: sum of the elements (B+3 bits); when the
+ *      window covers n padded columns, PAD_VALUE_nX (its low B+3 bits, signed)
+ *      is added and the result wraps to B+3 bits (cal1d pad_table_out).
+ *   2. vertical pooling of the 1-D results of the real lines of the window
+ *      (B+6 bits).  Average: when n lines are padding, PAD_VALUE_nX * kernel
+ *      width (low B+6 bits, signed) is added (cal2d pad_value).
+ *   3. average only: x RECIP_KERNEL_WIDTH (17-bit unsigned, 2^16 = 1.0), product
+ *      kept to B+23 bits, rounded to B+3 bits; then x RECIP_KERNEL_HEIGHT,
+ *      product kept to B+20 bits, rounded to B bits.  Rounding is half away from
+ *      zero and the result keeps its low bits (no saturation: cal2d hmult/vmult
+ *      take the integer bits and add the rounding bit).
+ *   Max/min ignore padding; the result is the extreme of the real elements.
+ *   The padding values are not multiplied by the number of padded elements:
+ *   the driver programs PAD_VALUE_nX = n * value (RDL D_POOLING_PADDING_VALUE).
+ *
+ * Memory layout
+ *   Feature surfaces of Atomic-M (dla_config.memory_atomic_size) lanes of B
+ *   bits: element (c, y, x) at base + (c / M) * surface_stride + y *
+ *   line_stride + x * M * B/8 + (c % M) * B/8.  Whole atoms are read and
+ *   written, so the lanes past the last channel of the last surface are pooled
+ *   from whatever memory holds there (as the hardware does).  Reads are one
+ *   burst per input line of a split (RDMA ig: one request per line), writes
+ *   one burst per output line (WDMA), in the hardware's order: split, surface,
+ *   line.
+ *
+ * Split width (ref: vmod PDP_RDMA_ig.v base_addr_split / req_size, cmod
+ * PdpRdmaSequenceThread / PoolingStage0SequenceThread): with overlap
+ * o = |kernel_width - stride_width|, split 0 reads PARTIAL_WIDTH_IN_FIRST
+ * columns from column 0; split i > 0 starts at FIRST + (i-1) * MID - o columns
+ * (+ o when the stride is larger than the kernel) and reads MID (LAST for the
+ * last split) + o columns (- o).  Only split 0 has left padding, only the last
+ * split right padding.  Split i writes PARTIAL_WIDTH_OUT_{FIRST,MID,LAST}
+ * atoms from output column FIRST + (i-1) * MID.
+ *
+ * Modelling choices and refusals (DLASIM_ERR_PROG, layer still completes):
+ *   - kernel width/height fields > 7 (kernel > 8), pooling method 3, data
+ *     format 3 or a format the configuration does not have;
+ *   - a kernel window holding no real element (e.g. PAD_LEFT >= kernel width);
+ *   - output width/height not equal to (pad + in + pad - kernel) / stride + 1
+ *     (per split in split mode), output channels != input channels;
+ *   - split widths whose sum differs from the cube width, or a split that
+ *     would start before column 0 or read no column;
+ *   - an output width (per split) larger than the line buffer holds: 16 atoms
+ *     per bank, 8 banks shared by the output lines kept in flight (cal2d
+ *     buffer_lines_num / bank_merge_num and its "cube_out_width setting out
+ *     of range" assertions);
+ *   - PDP_RDMA registers describing a different input stream than PDP's
+ *     (size, format, split geometry); on-flying input with SPLIT_NUM != 0
+ *     (SDP streams whole lines: preproc has no split).
+ *   - FP16 (nv_small family has no FP16 datapath) -> DLASIM_ERR_UNSUPPORTED.
+ *   Hardware-updated registers: D_PERF_WRITE_STALL, D_NAN_INPUT_NUM,
+ *   D_INF_INPUT_NUM, D_NAN_OUTPUT_NUM (PDP) and D_PERF_READ_STALL (PDP_RDMA)
+ *   are set to 0: no stalls are modelled and integer data has no NaN/Inf.
+ *   On-flying input lanes past the SDP cube's channel count read as 0.
+ *   If the output overlaps the input in memory the result follows this
+ *   model's order (all lines a window needs are read before its output line
+ *   is written), not the hardware's exact interleaving.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/dla.h"
+
+#define PDP_KERNEL_MAX 8u        /* RDL D_POOLING_KERNEL_CFG enums KERNEL_*_1..8 */
+#define PDP_PAD_MAX 7u           /* 3-bit PAD_* fields, PAD_VALUE_1X..7X */
+#define PDP_LBUF_ATOMS_PER_BANK 16u /* cal2d: 16*M/throughput entries per bank */
+#define PDP_LBUF_BANKS 8u
+#define PDP_SPLIT_MAX 256u       /* 8-bit SPLIT_NUM + 1 */
+
+enum pdp_method { PDP_AVE = 0, PDP_MAX = 1, PDP_MIN = 2 };
+
+/* One width split (the whole width when split mode is off). */
+struct pdp_split {
+    int64_t in_x0;   /* first input column read (cube coordinates) */
+    uint32_t in_w;   /* input columns read */
+    uint32_t pad_l;  /* left padding of this split */
+    uint32_t pad_r;  /* right padding of this split */
+    uint32_t out_x0; /* first output column written */
+    uint32_t out_w;  /* output columns */
+};
+
+/* One PDP layer, decoded once from the registers of its group. */
+struct pdp_cfg {
+    unsigned group;
+    int flying;          /* input from SDP */
+    unsigned method;     /* enum pdp_method */
+    unsigned bits;       /* element width B: 8 or 16 */
+    unsigned bytes;      /* bytes per element */
+    unsigned lanes;      /* elements per atom (Atomic-M) */
+    unsigned atom_bytes;
+    uint32_t in_w, in_h, in_c;
+    uint32_t out_w, out_h, out_c;
+    uint32_t surfaces;   /* ceil(in_c / lanes) */
+    uint32_t kw, kh, sw, sh;
+    uint32_t pad_l, pad_r, pad_t, pad_b;
+    uint32_t pad_field[PDP_PAD_MAX + 1]; /* PAD_VALUE_nX raw fields, [1..7] */
+    int32_t pad_h[PDP_PAD_MAX + 1];      /* horizontal addend for n padded columns */
+    int32_t pad_v[PDP_KERNEL_MAX + 1];   /* vertical addend for n padded lines */
+    uint32_t recip_w, recip_h;
+    /* split geometry */
+    uint32_t nsplit;
+    uint32_t part_in[3];  /* first, mid, last partial input widths (+1 applied) */
+    uint32_t part_out[3]; /* first, mid, last partial output widths */
+    struct pdp_split split[PDP_SPLIT_MAX];
+    /* memory */
+    uint64_t src_base, src_line, src_surf;
+    int src_port;
+    uint64_t dst_base, dst_line, dst_surf;
+    int dst_port;
+};
+
+/* ---- small exact integer helpers (no shifts of negative values) ---------- */
+
+/* Keep the low `bits` bits of v as a two's complement value. */
+static inline int64_t pdp_wrap(int64_t v, unsigned bits)
+{
+    uint64_t m = (bits >= 64) ? ~(uint64_t)0 : (((uint64_t)1 << bits) - 1u);
+    uint64_t u = (uint64_t)v & m;
+    uint64_t sign = (uint64_t)1 << (bits - 1);
+    return (u & sign) ? (int64_t)(u | ~m) : (int64_t)u;
+}
+
+/* floor(v / 65536) for any sign. */
+static inline int64_t pdp_floor16(int64_t v)
+{
+    return (v >= 0) ? v / 65536 : -((-v + 65535) / 65536);
+}
+
+/*
+ * Take the 16.16 fixed-point product p (already wrapped to its register
+ * width) to an n-bit integer as cal2d does: negative values round half away
+ * from zero on the full integer part, positive values add the 0.5 bit to the
+ * low n-1 integer bits; the n-bit result wraps.
+ * ref: vmod pdp/NV_NVDLA_PDP_CORE_cal2d.v, i8_less_neg_0_5 / i8_more_neg_0_5.
+ */
+static inline int32_t pdp_round16(int64_t p, unsigned n)
+{
+    int64_t ip = pdp_floor16(p);
+    int64_t frac = p - ip * 65536;  /* 0..65535 */
+    int64_t r;
+    if (p < 0) {
+        r = ip + (frac > 0x8000 ? 1 : 0);
+    } else {
+        r = (ip & (((int64_t)1 << (n - 1)) - 1)) + (frac >= 0x8000 ? 1 : 0);
+    }
+    return (int32_t)pdp_wrap(r, n);
+}
+
+/* Output line buffer capacity in atoms for a kernel height and stride.
+ * ref: cal2d buffer_lines_num / bank_merge_num. */
+static uint32_t pdp_lbuf_max_width(uint32_t kh, uint32_t sh)
+{
+    uint32_t lines;
+    uint32_t merge;
+    if (sh >= kh) {
+        lines = 1;
+    } else if (sh == 1) {
+        lines = kh;
+    } else if (sh == 2) {
+        lines = (kh + 1) / 2;
+    } else if (sh == 3) {
+        lines = (kh <= 6) ? 2 : 3;
+    } else {
+        lines = 2;
+    }
+    if (lines == 1) {
+        merge = 8;
+    } else if (lines == 2) {
+        merge = 4;
+    } else if (lines <= 4) {
+        merge = 2;
+    } else {
+        merge = 1;
+    }
+    return PDP_LBUF_ATOMS_PER_BANK * merge * PDP_LBUF_BANKS / 8u;
+}
+
+/* Number of windows of a padded line: (pl + n + pr - k) / s + 1, or 0 if the
+ * kernel does not fit. */
+static uint32_t pdp_windows(uint32_t pl, uint32_t n, uint32_t pr, uint32_t k, uint32_t s)
+{
+    uint64_t ext = (uint64_t)pl + n + pr;
+    if (ext < k) {
+        return 0;
+    }
+    return (uint32_t)((ext - k) / s + 1u);
+}
+
+/* First window (index) of a padded line holding no real element, or -1. */
+static int64_t pdp_empty_window(uint32_t pl, uint32_t n, uint32_t k, uint32_t s,
+                                uint32_t count)
+{
+    for (uint32_t j = 0; j < count; j++) {
+        int64_t a = (int64_t)j * s - pl;
+        int64_t b = a + k;
+        if (b <= 0 || a >= (int64_t)n) {
+            return j;
+        }
+    }
+    return -1;
+}
+
+/* ---- register decoding ---------------------------------------------------- */
+
+#define PDP_F(d, g, REG, FIELD) DLA_REG_FIELD(d, g, NVDLA_PDP_##REG##_0, FIELD)
+#define RDMA_F(d, g, REG, FIELD) DLA_REG_FIELD(d, g, NVDLA_PDP_RDMA_##REG##_0, FIELD)
+
+static const uint32_t pdp_pad_value_regs[PDP_PAD_MAX] = {
+    NVDLA_PDP_D_POOLING_PADDING_VALUE_1_CFG_0, NVDLA_PDP_D_POOLING_PADDING_VALUE_2_CFG_0,
+    NVDLA_PDP_D_POOLING_PADDING_VALUE_3_CFG_0, NVDLA_PDP_D_POOLING_PADDING_VALUE_4_CFG_0,
+    NVDLA_PDP_D_POOLING_PADDING_VALUE_5_CFG_0, NVDLA_PDP_D_POOLING_PADDING_VALUE_6_CFG_0,
+    NVDLA_PDP_D_POOLING_PADDING_VALUE_7_CFG_0,
+};
+
+/* Data format field -> element width, refusing what the configuration lacks. */
+static int pdp_decode_format(struct dla_dev *d, uint32_t fmt, unsigned *bits)
+{
+    const struct dla_config *cc = dla_cfg(d);
+    switch (fmt) {
+    case NVDLA_PDP_D_DATA_FORMAT_0_INPUT_DATA_INT8:
+        if (!(cc->feature_data_type & DLA_TYPE_INT8)) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "PDP: D_DATA_FORMAT_0.INPUT_DATA=INT8 but configuration %s has no INT8 "
+                             "feature data", cc->name);
+        }
+        *bits = 8;
+        return 0;
+    case NVDLA_PDP_D_DATA_FORMAT_0_INPUT_DATA_INT16:
+        if (!(cc->feature_data_type & DLA_TYPE_INT16)) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "PDP: D_DATA_FORMAT_0.INPUT_DATA=INT16 but configuration %s has no INT16 "
+                             "feature data", cc->name);
+        }
+        *bits = 16;
+        return 0;
+    case NVDLA_PDP_D_DATA_FORMAT_0_INPUT_DATA_FP16:
+        if (!(cc->feature_data_type & DLA_TYPE_FP16)) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "PDP: D_DATA_FORMAT_0.INPUT_DATA=FP16 but configuration %s has no FP16 "
+                             "feature data", cc->name);
+        }
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "PDP: D_DATA_FORMAT_0.INPUT_DATA=FP16 pooling is not modelled");
+    default:
+        return dla_error(d, DLASIM_ERR_PROG, "PDP: D_DATA_FORMAT_0.INPUT_DATA=%u is reserved", fmt);
+    }
+}
+
+/* Kernel, stride, padding, pooling method and the padding addends. */
+static int pdp_decode_pooling(struct dla_dev *d, unsigned g, struct pdp_cfg *c)
+{
+    uint32_t kwf = PDP_F(d, g, D_POOLING_KERNEL_CFG, KERNEL_WIDTH);
+    uint32_t khf = PDP_F(d, g, D_POOLING_KERNEL_CFG, KERNEL_HEIGHT);
+    c->method = PDP_F(d, g, D_OPERATION_MODE_CFG, POOLING_METHOD);
+    if (c->method > PDP_MIN) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "PDP: D_OPERATION_MODE_CFG_0.POOLING_METHOD=%u is reserved", c->method);
+    }
+    if (kwf >= PDP_KERNEL_MAX) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "PDP: D_POOLING_KERNEL_CFG_0.KERNEL_WIDTH=%u (kernel width %u) exceeds the "
+                         "maximum 8", kwf, kwf + 1);
+    }
+    if (khf >= PDP_KERNEL_MAX) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "PDP: D_POOLING_KERNEL_CFG_0.KERNEL_HEIGHT=%u (kernel height %u) exceeds the "
+                         "maximum 8", khf, khf + 1);
+    }
+    c->kw = kwf + 1;
+    c->kh = khf + 1;
+    c->sw = PDP_F(d, g, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH) + 1;
+    c->sh = PDP_F(d, g, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_HEIGHT) + 1;
+    c->pad_l = PDP_F(d, g, D_POOLING_PADDING_CFG, PAD_LEFT);
+    c->pad_r = PDP_F(d, g, D_POOLING_PADDING_CFG, PAD_RIGHT);
+    c->pad_t = PDP_F(d, g, D_POOLING_PADDING_CFG, PAD_TOP);
+    c->pad_b = PDP_F(d, g, D_POOLING_PADDING_CFG, PAD_BOTTOM);
+    c->recip_w = PDP_F(d, g, D_RECIP_KERNEL_WIDTH, RECIP_KERNEL_WIDTH);
+    c->recip_h = PDP_F(d, g, D_RECIP_KERNEL_HEIGHT, RECIP_KERNEL_HEIGHT);
+
+    /* ref: cal1d pad_table_out[B+2:0] added to the B+3-bit 1-D sum;
+     * cal2d pad_value = $signed(PAD_VALUE_nX[18:0]) * kernel_width, low B+6 bits. */
+    memset(c->pad_h, 0, sizeof(c->pad_h));
+    memset(c->pad_v, 0, sizeof(c->pad_v));
+    for (unsigned n = 1; n <= PDP_PAD_MAX; n++) {
+        uint32_t raw = dla_reg(d, pdp_pad_value_regs[n - 1], g) &
+                       NVDLA_PDP_D_POOLING_PADDING_VALUE_1_CFG_0_PAD_VALUE_1X__MASK;
+        int64_t full = dla_sext(raw, 19);
+        c->pad_field[n] = raw;
+        c->pad_h[n] = (int32_t)pdp_wrap(full, c->bits + 3);
+        c->pad_v[n] = (int32_t)pdp_wrap(full * (int64_t)c->kw, c->bits + 6);
+    }
+    return 0;
+}
+
+/* Split geometry (or the single whole-width "split"). */
+static int pdp_decode_splits(struct dla_dev *d, unsigned g, struct pdp_cfg *c)
+{
+    uint32_t split_num = PDP_F(d, g, D_OPERATION_MODE_CFG, SPLIT_NUM);
+    c->part_in[0] = PDP_F(d, g, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_FIRST) + 1;
+    c->part_in[1] = PDP_F(d, g, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_MID) + 1;
+    c->part_in[2] = PDP_F(d, g, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_LAST) + 1;
+    c->part_out[0] = PDP_F(d, g, D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_FIRST) + 1;
+    c->part_out[1] = PDP_F(d, g, D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_MID) + 1;
+    c->part_out[2] = PDP_F(d, g, D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_LAST) + 1;
+    c->nsplit = split_num + 1;
+
+    if (c->nsplit == 1) {
+        struct pdp_split *s = &c->split[0];
+        s->in_x0 = 0;
+        s->in_w = c->in_w;
+        s->pad_l = c->pad_l;
+        s->pad_r = c->pad_r;
+        s->out_x0 = 0;
+        s->out_w = c->out_w;
+        return 0;
+    }
+    if (c->flying) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "PDP: D_OPERATION_MODE_CFG_0.SPLIT_NUM=%u with FLYING_MODE=ON_FLYING: input "
+                         "from SDP cannot be split in width", split_num);
+    }
+
+    uint64_t sum_in = (uint64_t)c->part_in[0] + (uint64_t)(c->nsplit - 2) * c->part_in[1] +
+                      c->part_in[2];
+    uint64_t sum_out = (uint64_t)c->part_out[0] + (uint64_t)(c->nsplit - 2) * c->part_out[1] +
+                       c->part_out[2];
+    /* The hardware uses only the partial widths in split mode (cal1d
+     * pooling_pwidth, WDMA size_of_width); the cube widths are documented as
+     * their sum but not used, so a mismatch is reported and ignored. */
+    if (sum_in != c->in_w || sum_out != c->out_w) {
+        dla_log(d, DLASIM_LOG_GUEST_ERROR,
+                "PDP: split widths (in %u+%u*%u+%u, out %u+%u*%u+%u) do not add up to "
+                "D_DATA_CUBE_IN_WIDTH_0/OUT_WIDTH_0 (%u, %u); the hardware ignores the latter "
+                "in split mode",
+                c->part_in[0], c->nsplit - 2, c->part_in[1], c->part_in[2], c->part_out[0],
+                c->nsplit - 2, c->part_out[1], c->part_out[2], c->in_w, c->out_w);
+    }
+
+    /* ref: PDP_RDMA_ig.v overlap / req_size / base_addr_split. */
+    int64_t ov = (int64_t)c->kw - (int64_t)c->sw; /* signed overlap */
+    for (uint32_t i = 0; i < c->nsplit; i++) {
+        struct pdp_split *s = &c->split[i];
+        int last = (i + 1 == c->nsplit);
+        if (i == 0) {
+            s->in_x0 = 0;
+            s->in_w = c->part_in[0];
+            s->pad_l = c->pad_l;
+            s->out_x0 = 0;
+            s->out_w = c->part_out[0];
+        } else {
+            int64_t w = (int64_t)(last ? c->part_in[2] : c->part_in[1]) + ov;
+            s->in_x0 = (int64_t)c->part_in[0] + (int64_t)(i - 1) * c->part_in[1] - ov;
+            s->pad_l = 0;
+            s->out_x0 = c->part_out[0] + (i - 1) * c->part_out[1];
+            s->out_w = last ? c->part_out[2] : c->part_out[1];
+            if (s->in_x0 < 0 || w <= 0) {
+                return dla_error(d, DLASIM_ERR_PROG,
+                                 "PDP: D_PARTIAL_WIDTH_IN_0 (first %u, mid %u, last %u) with kernel "
+                                 "width %u and stride %u: split %u would read columns %lld..%lld",
+                                 c->part_in[0], c->part_in[1], c->part_in[2], c->kw, c->sw, i,
+                                 (long long)s->in_x0, (long long)(s->in_x0 + w - 1));
+            }
+            s->in_w = (uint32_t)w;
+        }
+        s->pad_r = last ? c->pad_r : 0;
+    }
+    return 0;
+}
+
+/* Output sizes, windows, line buffer capacity. */
+static int pdp_validate_geometry(struct dla_dev *d, const struct pdp_cfg *c)
+{
+    const char *wreg = (c->nsplit > 1) ? "D_PARTIAL_WIDTH_OUT_0" : "D_DATA_CUBE_OUT_WIDTH_0";
+    uint32_t lbuf = pdp_lbuf_max_width(c->kh, c->sh);
+
+    /* The core pools ceil(IN_CHANNEL / M) surfaces, WDMA writes
+     * ceil(OUT_CHANNEL / M) (WDMA_cmd is_last_surf): they must agree. */
+    if ((c->out_c + c->lanes - 1) / c->lanes != c->surfaces) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "PDP: D_DATA_CUBE_OUT_CHANNEL_0.CUBE_OUT_CHANNEL=%u and "
+                         "D_DATA_CUBE_IN_CHANNEL_0.CUBE_IN_CHANNEL=%u give different surface counts "
+                         "(pooling keeps the channels)", c->out_c - 1, c->in_c - 1);
+    }
+    uint32_t oh = pdp_windows(c->pad_t, c->in_h, c->pad_b, c->kh, c->sh);
+    if (oh != c->out_h) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "PDP: D_DATA_CUBE_OUT_HEIGHT_0.CUBE_OUT_HEIGHT=%u (height %u) but input height "
+                         "%u, padding %u+%u, kernel %u, stride %u give %u lines",
+                         c->out_h - 1, c->out_h, c->in_h, c->pad_t, c->pad_b, c->kh, c->sh, oh);
+    }
+    int64_t e = pdp_empty_window(c->pad_t, c->in_h, c->kh, c->sh, c->out_h);
+    if (e >= 0) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "PDP: D_POOLING_PADDING_CFG_0 PAD_TOP=%u/PAD_BOTTOM=%u with kernel height %u: "
+                         "output line %lld covers padding only",
+                         c->pad_t, c->pad_b, c->kh, (long long)e);
+    }
+    for (uint32_t i = 0; i < c->nsplit; i++) {
+        const struct pdp_split *s = &c->split[i];
+        uint32_t ow = pdp_windows(s->pad_l, s->in_w, s->pad_r, c->kw, c->sw);
+        if (ow != s->out_w) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "PDP: %s gives width %u for split %u but its %u input columns, padding "
+                             "%u+%u, kernel %u, stride %u give %u",
+                             wreg, s->out_w, i, s->in_w, s->pad_l, s->pad_r, c->kw, c->sw, ow);
+        }
+        e = pdp_empty_window(s->pad_l, s->in_w, c->kw, c->sw, s->out_w);
+        if (e >= 0) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "PDP: D_POOLING_PADDING_CFG_0 PAD_LEFT=%u/PAD_RIGHT=%u with kernel width "
+                             "%u: output column %lld of split %u covers padding only",
+                             c->pad_l, c->pad_r, c->kw, (long long)e, i);
+        }
+        if (s->out_w > lbuf) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "PDP: %s width %u (split %u) exceeds the line buffer: at most %u with "
+                             "kernel height %u and stride %u",
+                             wreg, s->out_w, i, lbuf, c->kh, c->sh);
+        }
+    }
+    return 0;
+}
+
+/* PDP_RDMA must fetch the stream PDP consumes (ref: PDP_RDMA_ig.v). */
+static int pdp_decode_rdma(struct dla_dev *d, unsigned g, struct pdp_cfg *c)
+{
+    uint32_t w = RDMA_F(d, g, D_DATA_CUBE_IN_WIDTH, CUBE_IN_WIDTH) + 1;
+    uint32_t h = RDMA_F(d, g, D_DATA_CUBE_IN_HEIGHT, CUBE_IN_HEIGHT) + 1;
+    uint32_t ch = RDMA_F(d, g, D_DATA_CUBE_IN_CHANNEL, CUBE_IN_CHANNEL) + 1;
+    uint32_t fmt = RDMA_F(d, g, D_DATA_FORMAT, INPUT_DATA);
+    uint32_t pfmt = PDP_F(d, g, D_DATA_FORMAT, INPUT_DATA);
+    uint32_t nsplit = RDMA_F(d, g, D_OPERATION_MODE_CFG, SPLIT_NUM) + 1;
+
+    if (fmt != pfmt) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "PDP_RDMA: D_DATA_FORMAT_0.INPUT_DATA=%u differs from PDP D_DATA_FORMAT_0."
+                         "INPUT_DATA=%u", fmt, pfmt);
+    }
+    if (h != c->in_h || (ch + c->lanes - 1) / c->lanes != c->surfaces) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "PDP_RDMA: D_DATA_CUBE_IN_HEIGHT_0/CHANNEL_0 (height %u, %u channels) do "
+                         "not match PDP's (height %u, %u channels)", h, ch, c->in_h, c->in_c);
+    }
+    if (nsplit != c->nsplit) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "PDP_RDMA: D_OPERATION_MODE_CFG_0.SPLIT_NUM=%u differs from PDP's %u",
+                         nsplit - 1, c->nsplit - 1);
+    }
+    if (nsplit == 1) {
+        if (w != c->in_w) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "PDP_RDMA: D_DATA_CUBE_IN_WIDTH_0.CUBE_IN_WIDTH=%u differs from PDP's %u",
+                             w - 1, c->in_w - 1);
+        }
+    } else {
+        uint32_t kw = RDMA_F(d, g, D_POOLING_KERNEL_CFG, KERNEL_WIDTH) + 1;
+        uint32_t sw = RDMA_F(d, g, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH) + 1;
+        uint32_t f = RDMA_F(d, g, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_FIRST) + 1;
+        uint32_t m = RDMA_F(d, g, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_MID) + 1;
+        uint32_t l = RDMA_F(d, g, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_LAST) + 1;
+        if (kw != c->kw || sw != c->sw) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "PDP_RDMA: D_POOLING_KERNEL_CFG_0 (kernel width %u, stride %u) differs "
+                             "from PDP's (%u, %u) in split mode", kw, sw, c->kw, c->sw);
+        }
+        if (f != c->part_in[0] || l != c->part_in[2] || (nsplit > 2 && m != c->part_in[1])) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "PDP_RDMA: D_PARTIAL_WIDTH_IN_0 (first %u, mid %u, last %u) differs "
+                             "from PDP's (%u, %u, %u)", f, m, l,
+                             c->part_in[0], c->part_in[1], c->part_in[2]);
+        }
+    }
+    c->src_base = dla_addr(dla_reg(d, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, g),
+                           dla_reg(d, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_LOW_0, g));
+    c->src_line = RDMA_F(d, g, D_SRC_LINE_STRIDE, SRC_LINE_STRIDE);
+    c->src_surf = RDMA_F(d, g, D_SRC_SURFACE_STRIDE, SRC_SURFACE_STRIDE);
+    c->src_port = dla_ram_port(RDMA_F(d, g, D_SRC_RAM_CFG, SRC_RAM_TYPE));
+    return 0;
+}
+
+static int pdp_decode(struct dla_dev *d, unsigned g, struct pdp_cfg *c)
+{
+    const struct dla_config *cc = dla_cfg(d);
+    int rc;
+
+    memset(c, 0, sizeof(*c));
+    c->group = g;
+    if (!cc->pdp_enable) {
+        return dla_error(d, DLASIM_ERR_PROG, "PDP: configuration %s has no PDP", cc->name);
+    }
+    c->flying = PDP_F(d, g, D_OPERATION_MODE_CFG, FLYING_MODE) ==
+                NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE_ON_FLYING;
+    rc = pdp_decode_format(d, PDP_F(d, g, D_DATA_FORMAT, INPUT_DATA), &c->bits);
+    if (rc) {
+        return rc;
+    }
+    c->bytes = c->bits / 8;
+    c->lanes = cc->memory_atomic_size;
+    c->atom_bytes = c->lanes * c->bytes;
+
+    c->in_w = PDP_F(d, g, D_DATA_CUBE_IN_WIDTH, CUBE_IN_WIDTH) + 1;
+    c->in_h = PDP_F(d, g, D_DATA_CUBE_IN_HEIGHT, CUBE_IN_HEIGHT) + 1;
+    c->in_c = PDP_F(d, g, D_DATA_CUBE_IN_CHANNEL, CUBE_IN_CHANNEL) + 1;
+    c->out_w = PDP_F(d, g, D_DATA_CUBE_OUT_WIDTH, CUBE_OUT_WIDTH) + 1;
+    c->out_h = PDP_F(d, g, D_DATA_CUBE_OUT_HEIGHT, CUBE_OUT_HEIGHT) + 1;
+    c->out_c = PDP_F(d, g, D_DATA_CUBE_OUT_CHANNEL, CUBE_OUT_CHANNEL) + 1;
+    c->surfaces = (c->in_c + c->lanes - 1) / c->lanes;
+
+    rc = pdp_decode_pooling(d, g, c);
+    if (rc) {
+        return rc;
+    }
+    rc = pdp_decode_splits(d, g, c);
+    if (rc) {
+        return rc;
+    }
+    rc = pdp_validate_geometry(d, c);
+    if (rc) {
+        return rc;
+    }
+    if (!c->flying) {
+        rc = pdp_decode_rdma(d, g, c);
+        if (rc) {
+            return rc;
+        }
+    }
+    c->dst_base = dla_addr(dla_reg(d, NVDLA_PDP_D_DST_BASE_ADDR_HIGH_0, g),
+                           dla_reg(d, NVDLA_PDP_D_DST_BASE_ADDR_LOW_0, g));
+    c->dst_line = PDP_F(d, g, D_DST_LINE_STRIDE, DST_LINE_STRIDE);
+    c->dst_surf = PDP_F(d, g, D_DST_SURFACE_STRIDE, DST_SURFACE_STRIDE);
+    c->dst_port = dla_ram_port(PDP_F(d, g, D_DST_RAM_CFG, DST_RAM_TYPE));
+    return 0;
+}
+
+/* ---- execution ------------------------------------------------------------ */
+
+/* Host buffers for one layer. */
+struct pdp_work {
+    uint8_t *raw;     /* one input line of a split, memory bytes */
+    int32_t *line;    /* one input line, lanes interleaved: [x * lanes + l] */
+    int32_t *ring;    /* 1-D results of the last 8 lines: [slot][j * lanes + l] */
+    int32_t *acc;     /* one output line being combined */
+    uint8_t *out;     /* one output line, memory bytes */
+    size_t ring_stride; /* int32 per ring slot */
+};
+
+static void pdp_work_free(struct pdp_work *w)
+{
+    free(w->raw);
+    free(w->line);
+    free(w->ring);
+    free(w->acc);
+    free(w->out);
+    memset(w, 0, sizeof(*w));
+}
+
+static int pdp_work_alloc(struct dla_dev *d, const struct pdp_cfg *c, struct pdp_work *w)
+{
+    uint32_t max_in = 1;
+    uint32_t max_out = 1;
+    for (uint32_t i = 0; i < c->nsplit; i++) {
+        if (c->split[i].in_w > max_in) {
+            max_in = c->split[i].in_w;
+        }
+        if (c->split[i].out_w > max_out) {
+            max_out = c->split[i].out_w;
+        }
+    }
+    memset(w, 0, sizeof(*w));
+    w->ring_stride = (size_t)max_out * c->lanes;
+    w->raw = malloc((size_t)max_in * c->atom_bytes);
+    w->line = malloc((size_t)max_in * c->lanes * sizeof(int32_t));
+    w->ring = malloc(PDP_KERNEL_MAX * w->ring_stride * sizeof(int32_t));
+    w->acc = malloc(w->ring_stride * sizeof(int32_t));
+    w->out = malloc((size_t)max_out * c->atom_bytes);
+    if (!w->raw || !w->line || !w->ring || !w->acc || !w->out) {
+        pdp_work_free(w);
+        return dla_error(d, DLASIM_ERR_NOMEM, "PDP: out of host memory for a %u-column layer",
+                         max_in);
+    }
+    return 0;
+}
+
+/* Memory bytes of one line -> lane values (sign-extended B-bit elements). */
+static void pdp_unpack(const struct pdp_cfg *c, const uint8_t *raw, int32_t *v, size_t n)
+{
+    if (c->bits == 8) {
+        for (size_t i = 0; i < n; i++) {
+            v[i] = (int8_t)raw[i];
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            v[i] = (int16_t)(uint16_t)(raw[2 * i] | (raw[2 * i + 1] << 8));
+        }
+    }
+}
+
+/* Lane values -> memory bytes (low B bits). */
+static void pdp_pack(const struct pdp_cfg *c, const int32_t *v, uint8_t *raw, size_t n)
+{
+    if (c->bits == 8) {
+        for (size_t i = 0; i < n; i++) {
+            raw[i] = (uint8_t)((uint32_t)v[i] & 0xffu);
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u = (uint32_t)v[i];
+            raw[2 * i] = (uint8_t)(u & 0xffu);
+            raw[2 * i + 1] = (uint8_t)((u >> 8) & 0xffu);
+        }
+    }
+}
+
+/* Fetch input line y of surface `surf` for split s into w->line. */
+static int pdp_fetch_line(struct dla_dev *d, const struct pdp_cfg *c, const struct pdp_split *s,
+                          uint32_t surf, uint32_t y, const struct dla_cube *in, struct pdp_work *w)
+{
+    size_t n = (size_t)s->in_w * c->lanes;
+    if (in == NULL) {
+        uint64_t addr = c->src_base + (uint64_t)s->in_x0 * c->atom_bytes +
+                        (uint64_t)y * c->src_line + (uint64_t)surf * c->src_surf;
+        int rc = dla_dma_read(d, c->src_port, addr, w->raw, (size_t)s->in_w * c->atom_bytes);
+        if (rc) {
+            return rc;
+        }
+        pdp_unpack(c, w->raw, w->line, n);
+        return 0;
+    }
+    /* On the fly: SDP's cube holds int32 values; PDP receives their low B bits. */
+    for (uint32_t l = 0; l < c->lanes; l++) {
+        uint32_t ch = surf * c->lanes + l;
+        if (ch >= in->c) {
+            for (uint32_t x = 0; x < s->in_w; x++) {
+                w->line[(size_t)x * c->lanes + l] = 0;
+            }
+            continue;
+        }
+        const int32_t *src = in->data + ((size_t)ch * in->h + y) * in->w + (size_t)s->in_x0;
+        for (uint32_t x = 0; x < s->in_w; x++) {
+            w->line[(size_t)x * c->lanes + l] = (int32_t)pdp_wrap(src[x], c->bits);
+        }
+    }
+    return 0;
+}
+
+/* Horizontal (1-D) pooling of w->line into `dst` (out_w atoms).
+ * ref: cal1d unit1d + pad_table_out; cmod LineOperation. */
+static void pdp_pool_line(const struct pdp_cfg *c, const struct pdp_split *s,
+                          const int32_t *line, int32_t *dst)
+{
+    const uint32_t L = c->lanes;
+    for (uint32_t j = 0; j < s->out_w; j++) {
+        int64_t a0 = (int64_t)j * c->sw - s->pad_l;
+        int64_t b0 = a0 + c->kw;
+        uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
+        uint32_t b = (uint32_t)(b0 > (int64_t)s->in_w ? (int64_t)s->in_w : b0);
+        int32_t *o = dst + (size_t)j * L;
+        const int32_t *p = line + (size_t)a * L;
+        memcpy(o, p, L * sizeof(int32_t));
+        if (c->method == PDP_MAX) {
+            for (uint32_t x = a + 1; x < b; x++) {
+                p = line + (size_t)x * L;
+                for (uint32_t l = 0; l < L; l++) {
+                    o[l] = p[l] > o[l] ? p[l] : o[l];
+                }
+            }
+        } else if (c->method == PDP_MIN) {
+            for (uint32_t x = a + 1; x < b; x++) {
+                p = line + (size_t)x * L;
+                for (uint32_t l = 0; l < L; l++) {
+                    o[l] = p[l] < o[l] ? p[l] : o[l];
+                }
+            }
+        } else {
+            for (uint32_t x = a + 1; x < b; x++) {
+                p = line + (size_t)x * L;
+                for (uint32_t l = 0; l < L; l++) {
+                    o[l] += p[l];
+                }
+            }
+            uint32_t npad = c->kw - (b - a);
+            if (npad) {
+                int32_t pv = c->pad_h[npad];
+                for (uint32_t l = 0; l < L; l++) {
+                    o[l] = (int32_t)pdp_wrap((int64_t)o[l] + pv, c->bits + 3);
+                }
+            }
+        }
+    }
+}
+
+/* Vertical pooling of ring lines a..b-1 into w->acc, then the average's
+ * padding, reciprocal multiplications and rounding.
+ * ref: cal2d unit2d, pad_value, hmult/vmult. */
+static void pdp_pool_column(const struct pdp_cfg *c, const struct pdp_split *s,
+                            struct pdp_work *w, uint32_t a, uint32_t b)
+{
+    const size_t n = (size_t)s->out_w * c->lanes;
+    int32_t *acc = w->acc;
+    memcpy(acc, w->ring + (size_t)(a % PDP_KERNEL_MAX) * w->ring_stride, n * sizeof(int32_t));
+    for (uint32_t y = a + 1; y < b; y++) {
+        const int32_t *r = w->ring + (size_t)(y % PDP_KERNEL_MAX) * w->ring_stride;
+        if (c->method == PDP_MAX) {
+            for (size_t i = 0; i < n; i++) {
+                acc[i] = r[i] > acc[i] ? r[i] : acc[i];
+            }
+        } else if (c->method == PDP_MIN) {
+            for (size_t i = 0; i < n; i++) {
+                acc[i] = r[i] < acc[i] ? r[i] : acc[i];
+            }
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                acc[i] += r[i];
+            }
+        }
+    }
+    if (c->method != PDP_AVE) {
+        return;
+    }
+    int32_t pv = 0;
+    uint32_t npad = c->kh - (b - a);
+    if (npad) {
+        pv = c->pad_v[npad];
+    }
+    const unsigned hbits = c->bits + 23; /* B+6 sum, sign bit, 16 fraction bits */
+    const unsigned vbits = c->bits + 20;
+    for (size_t i = 0; i < n; i++) {
+        int64_t sum = (int64_t)acc[i] + pv;
+        int32_t hm = pdp_round16(pdp_wrap(sum * (int64_t)c->recip_w, hbits), c->bits + 3);
+        acc[i] = pdp_round16(pdp_wrap((int64_t)hm * (int64_t)c->recip_h, vbits), c->bits);
+    }
+}
+
+static int pdp_run(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_cube *in,
+                   struct pdp_work *w)
+{
+    for (uint32_t si = 0; si < c->nsplit; si++) {
+        const struct pdp_split *s = &c->split[si];
+        const size_t out_bytes = (size_t)s->out_w * c->atom_bytes;
+        for (uint32_t surf = 0; surf < c->surfaces; surf++) {
+            uint32_t loaded = 0; /* input lines fetched and pooled so far */
+            for (uint32_t oy = 0; oy < c->out_h; oy++) {
+                int64_t a0 = (int64_t)oy * c->sh - c->pad_t;
+                int64_t b0 = a0 + c->kh;
+                uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
+                uint32_t b = (uint32_t)(b0 > (int64_t)c->in_h ? (int64_t)c->in_h : b0);
+                for (; loaded < b; loaded++) {
+                    int rc = pdp_fetch_line(d, c, s, surf, loaded, in, w);
+                    if (rc) {
+                        return rc;
+                    }
+                    pdp_pool_line(c, s, w->line,
+                                  w->ring + (size_t)(loaded % PDP_KERNEL_MAX) * w->ring_stride);
+                }
+                pdp_pool_column(c, s, w, a, b);
+                pdp_pack(c, w->acc, w->out, (size_t)s->out_w * c->lanes);
+                uint64_t addr = c->dst_base + (uint64_t)s->out_x0 * c->atom_bytes +
+                                (uint64_t)oy * c->dst_line + (uint64_t)surf * c->dst_surf;
+                int rc = dla_dma_write(d, c->dst_port, addr, w->out, out_bytes);
+                if (rc) {
+                    return rc;
+                }
+            }
+            /* PDP_RDMA reads every line, also those no window uses. */
+            if (in == NULL) {
+                for (; loaded < c->in_h; loaded++) {
+                    int rc = pdp_fetch_line(d, c, s, surf, loaded, in, w);
+                    if (rc) {
+                        return rc;
+                    }
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* Hardware-updated registers: no stalls modelled, no NaN/Inf in integers. */
+static void pdp_update_status(struct dla_dev *d, const struct pdp_cfg *c)
+{
+    dla_reg_hw_set(d, NVDLA_PDP_D_PERF_WRITE_STALL_0, c->group, 0);
+    dla_reg_hw_set(d, NVDLA_PDP_D_NAN_INPUT_NUM_0, c->group, 0);
+    dla_reg_hw_set(d, NVDLA_PDP_D_INF_INPUT_NUM_0, c->group, 0);
+    dla_reg_hw_set(d, NVDLA_PDP_D_NAN_OUTPUT_NUM_0, c->group, 0);
+    if (!c->flying) {
+        dla_reg_hw_set(d, NVDLA_PDP_RDMA_D_PERF_READ_STALL_0, c->group, 0);
+    }
+}
+
+int dla_pdp_flying(const struct dla_dev *d, unsigned group)
+{
+    return DLA_REG_FIELD(d, group, NVDLA_PDP_D_OPERATION_MODE_CFG_0, FLYING_MODE) ==
+           NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE_ON_FLYING;
+}
+
+int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in)
+{
+    struct pdp_cfg *c = malloc(sizeof(*c));
+    struct pdp_work w;
+    int rc;
+
+    if (c == NULL) {
+        return dla_error(d, DLASIM_ERR_NOMEM, "PDP: out of host memory");
+    }
+    rc = pdp_decode(d, group, c);
+    if (rc) {
+        goto out;
+    }
+    pdp_update_status(d, c);
+    if (c->flying) {
+        if (in == NULL || in->data == NULL) {
+            rc = dla_error(d, DLASIM_ERR_PROG,
+                           "PDP: D_OPERATION_MODE_CFG_0.FLYING_MODE=ON_FLYING but no SDP output "
+                           "goes to PDP in this layer");
+            goto out;
+        }
+        if (in->w != c->in_w || in->h != c->in_h || in->c < c->in_c) {
+            rc = dla_error(d, DLASIM_ERR_PROG,
+                           "PDP: input cube %ux%ux%u (D_DATA_CUBE_IN_*) does not match the "
+                           "%ux%ux%u cube SDP sends on the fly",
+                           c->in_w, c->in_h, c->in_c, in->w, in->h, in->c);
+            goto out;
+        }
+    } else {
+        in = NULL;
+    }
+    rc = pdp_work_alloc(d, c, &w);
+    if (rc) {
+        goto out;
+    }
+    rc = pdp_run(d, c, in, &w);
+    pdp_work_free(&w);
+out:
+    free(c);
+    return rc;
+}

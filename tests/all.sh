@@ -1,0 +1,64 @@
+#!/bin/sh
+# `make test`: build and run the whole suite twice (gcc plain, then clang with
+# AddressSanitizer + UndefinedBehaviorSanitizer), fuzz the trace parser for a
+# bounded time, check the generated register files are up to date, and end
+# with the total "N passed, N failed".
+set -u
+conf=${1:-../shared/conformance/nvdla-traces}
+jobs=$(nproc 2>/dev/null || echo 2)
+passed=0
+failed=0
+count() {  # add the last "N passed, N failed" line of file $1
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
+    p=$(echo "$line" | sed 's/ passed.*//'); f=$(echo "$line" | sed 's/.*passed, \([0-9]*\) failed.*/\1/')
+    [ -n "$p" ] || { p=0; f=1; }
+    passed=$((passed + p)); failed=$((failed + f))
+}
+one() {  # a single pass/fail check named $1, status $2
+    if [ "$2" -eq 0 ]; then passed=$((passed + 1)); echo "PASS $1"
+    else failed=$((failed + 1)); echo "FAIL $1"; fi
+}
+log=$(mktemp -d)
+
+echo "== build (gcc)"
+if make -s -j"$jobs" CC=gcc BUILD=build all tests > "$log/build.txt" 2>&1; then
+    echo "== tests (gcc)"
+    sh tests/run.sh build "$conf" | tee "$log/plain.txt"
+    count "$log/plain.txt"
+else
+    cat "$log/build.txt"; one "build (gcc)" 1
+fi
+
+echo "== build (clang, ASan+UBSan)"
+if make -s -j"$jobs" CC=clang BUILD=build-san SAN=1 all tests > "$log/san-build.txt" 2>&1; then
+    echo "== tests (clang, ASan+UBSan)"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+        sh tests/run.sh build-san "$conf" | tee "$log/san.txt"
+    count "$log/san.txt"
+else
+    cat "$log/san-build.txt"; one "build (clang, ASan+UBSan)" 1
+fi
+
+echo "== fuzz (libFuzzer, trace parser and player, 20 s)"
+if make -s build-fuzz/fuzz_trace > "$log/fuzz-build.txt" 2>&1; then
+    mkdir -p build-fuzz/corpus
+    build-fuzz/fuzz_trace -max_total_time=20 -max_len=4096 -timeout=5 -rss_limit_mb=2048 \
+        build-fuzz/corpus tests/fuzz/seeds > "$log/fuzz.txt" 2>&1
+    rc=$?
+    tail -3 "$log/fuzz.txt"
+    one "fuzz_trace (20 s)" "$rc"
+else
+    cat "$log/fuzz-build.txt"; one "fuzz build" 1
+fi
+
+echo "== generated register files are up to date"
+gen=$(mktemp -d)
+python3 tools/regdb/gen_regs.py regdb/nvdla.xml "$gen" "$gen/registers.md" > /dev/null 2>&1 &&
+    diff -q "$gen/nvdla_regs.h" src/regs/gen/nvdla_regs.h > /dev/null &&
+    diff -q "$gen/nvdla_regs_table.c" src/regs/gen/nvdla_regs_table.c > /dev/null &&
+    diff -q "$gen/registers.md" docs/registers.md > /dev/null
+one "regdb regeneration matches src/regs/gen and docs/registers.md" $?
+rm -rf "$gen" "$log"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
