@@ -209,7 +209,7 @@ struct conv_plan {
     ptrdiff_t *qoff;
     size_t kblocks;
     unsigned char *wp;
-    int32_t *init; /* kblocks * MR accumulator start values */
+    int32_t *init; /* accumulator start value of each output channel */
 };
 
 static void plan_free(struct conv_plan *p)
@@ -294,7 +294,7 @@ static int plan_build(struct conv_plan *p)
     p->kblocks = (g->out_k + p->isa->mr - 1) / p->isa->mr;
     if (!mul_size(p->nplanes, p->plane_cells, &inp_size) ||
         !mul_size(inp_size, CONV_CELL, &inp_size) ||
-        !mul_size(p->kblocks * p->isa->mr, p->nq, &wp_size) ||
+        !mul_size(g->out_k, p->nq, &wp_size) ||
         !mul_size(wp_size, CONV_CELL, &wp_size) ||
         p->nq > PTRDIFF_MAX / sizeof(ptrdiff_t) || inp_size > PTRDIFF_MAX) {
         goto done;
@@ -303,7 +303,7 @@ static int plan_build(struct conv_plan *p)
     p->inp = alloc64(inp_size);
     p->wp = alloc64(wp_size);
     p->qoff = malloc(sizeof(ptrdiff_t) * p->nq);
-    p->init = malloc(sizeof(int32_t) * p->kblocks * p->isa->mr);
+    p->init = malloc(sizeof(int32_t) * g->out_k);
     if (p->inp == NULL || p->wp == NULL || p->qoff == NULL || p->init == NULL) {
         goto done;
     }
@@ -327,6 +327,64 @@ done:
 
 /* ---------------------------------------------------------------- packing */
 
+static inline void st32(unsigned char *p, uint32_t v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+/* Q8 cell: 4 channels as bytes (callers XOR 0x80808080 for the input bias). */
+static inline uint32_t cell_q8(int8_t a, int8_t b, int8_t c, int8_t d)
+{
+    return (uint32_t)(uint8_t)a | (uint32_t)(uint8_t)b << 8 | (uint32_t)(uint8_t)c << 16 |
+           (uint32_t)(uint8_t)d << 24;
+}
+
+/* P16 cell: 2 channels as int16 (on a big-endian host the halves of input
+ * and weight cells swap alike, so the pair products still match). */
+static inline uint32_t cell_p16(int8_t a, int8_t b)
+{
+    return (uint32_t)(uint16_t)(int16_t)a | (uint32_t)(uint16_t)(int16_t)b << 16;
+}
+
+/* One packed input row: cells x' < n from channel rows s[0..3] (stride sx
+ * bytes between cells), junk cells x' in [n, vw) set to input value 0.
+ * `nc` real channels in the group; the rest read as 0. */
+static void pack_input_row(unsigned char *d, const int8_t *const s[4], size_t nc, size_t n,
+                           size_t vw, size_t sx, enum cell_format fmt)
+{
+    size_t x = 0;
+    if (fmt == CELL_Q8 && nc == 4) {
+        const int8_t *s0 = s[0], *s1 = s[1], *s2 = s[2], *s3 = s[3];
+        if (sx == 1) {
+            for (; x < n; x++) {
+                st32(d + x * CONV_CELL, cell_q8(s0[x], s1[x], s2[x], s3[x]) ^ 0x80808080u);
+            }
+        } else {
+            for (; x < n; x++) {
+                size_t o = x * sx;
+                st32(d + x * CONV_CELL, cell_q8(s0[o], s1[o], s2[o], s3[o]) ^ 0x80808080u);
+            }
+        }
+    } else if (fmt == CELL_P16 && nc == 2) {
+        const int8_t *s0 = s[0], *s1 = s[1];
+        for (; x < n; x++) {
+            st32(d + x * CONV_CELL, cell_p16(s0[x * sx], s1[x * sx]));
+        }
+    } else {
+        for (; x < n; x++) {
+            int8_t v[4] = {0, 0, 0, 0};
+            for (size_t i = 0; i < nc; i++) {
+                v[i] = s[i][x * sx];
+            }
+            st32(d + x * CONV_CELL, fmt == CELL_Q8 ? cell_q8(v[0], v[1], v[2], v[3]) ^ 0x80808080u
+                                                   : cell_p16(v[0], v[1]));
+        }
+    }
+    for (; x < vw; x++) {
+        st32(d + x * CONV_CELL, fmt == CELL_Q8 ? 0x80808080u : 0);
+    }
+}
+
 /* One input plane: phase (py, px) of channel group grp, see conv_s8_impl.h.
  * Cells no valid output pixel reads (junk lanes, tail) are filled too so
  * that every byte the micro-kernels load is initialised. */
@@ -336,85 +394,71 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
     size_t slot = plane / p->ngrp, grp = plane % p->ngrp;
     uint64_t py = p->phase_y[slot / p->nsx], px = p->phase_x[slot % p->nsx];
     unsigned char *dst = p->inp + plane * p->plane_cells * CONV_CELL;
-    size_t row_bytes = p->vw * CONV_CELL;
+    size_t vw = p->vw, vh = p->vh, row_bytes = vw * CONV_CELL;
+    size_t c0 = grp * p->cell_ch, nc = min_size(p->cell_ch, g->in_c - c0);
+    size_t in_w = g->in_w, in_h = g->in_h, sx = g->stride_x;
     /* columns x' < xv map to x = x' * stride_x + px < in_w */
-    size_t xv = px < g->in_w ? (size_t)((g->in_w - px + g->stride_x - 1) / g->stride_x) : 0;
-    xv = min_size(xv, p->vw);
+    size_t xv = px < in_w ? (size_t)((in_w - px + sx - 1) / sx) : 0;
+    xv = min_size(xv, vw);
 
-    for (size_t yv = 0; yv < p->vh; yv++) {
+    for (size_t yv = 0; yv < vh; yv++) {
         unsigned char *row = dst + yv * row_bytes;
         uint64_t y = (uint64_t)yv * g->stride_y + py;
-        if (y >= g->in_h) {
-            memset(row, 0, row_bytes);
+        const int8_t *s[4];
+        if (y >= in_h || xv == 0) {
+            pack_input_row(row, s, 0, 0, vw, sx, p->isa->fmt);
             continue;
         }
-        for (uint32_t i = 0; i < p->cell_ch; i++) {
-            size_t c = (size_t)grp * p->cell_ch + i;
-            size_t n = c < g->in_c ? xv : 0;
-            size_t sxs = g->stride_x;
-            const int8_t *src = n > 0 ? p->in + (c * g->in_h + y) * g->in_w + px : p->in;
-            if (p->isa->fmt == CELL_Q8) {
-                unsigned char *d = row + i;
-                for (size_t x = 0; x < n; x++) {
-                    d[x * CONV_CELL] = (unsigned char)((uint8_t)src[x * sxs] ^ 0x80u);
-                }
-                for (size_t x = n; x < p->vw; x++) {
-                    d[x * CONV_CELL] = 0x80u;
-                }
-            } else {
-                unsigned char *d = row + 2 * i;
-                for (size_t x = 0; x < n; x++) {
-                    int16_t v = src[x * sxs];
-                    memcpy(d + x * CONV_CELL, &v, sizeof v);
-                }
-                for (size_t x = n; x < p->vw; x++) {
-                    memset(d + x * CONV_CELL, 0, 2);
-                }
-            }
+        for (size_t i = 0; i < nc; i++) {
+            s[i] = p->in + ((c0 + i) * in_h + y) * in_w + px;
         }
+        pack_input_row(row, s, nc, xv, vw, sx, p->isa->fmt);
     }
-    memset(dst + p->vh * row_bytes, 0, (p->plane_cells - p->vh * p->vw) * CONV_CELL);
+    memset(dst + vh * row_bytes, 0, (p->plane_cells - vh * vw) * CONV_CELL);
 }
 
-/* One k block: weights of output channels kb*MR .. kb*MR+MR-1 as
- * [q][m] cells, and the accumulator start values (Q8: -128 * sum of the
- * weights, which cancels the +128 bias of the input cells). */
-static void pack_weight_block(const struct conv_plan *p, size_t kb)
+/* Weights of output channel k as nq cells (order of q), and its accumulator
+ * start value (Q8: -128 * sum of the weights, which cancels the +128 bias
+ * of the input cells). */
+static void pack_weight_row(const struct conv_plan *p, size_t k)
 {
-    const struct dla_conv_geom *g = p->g;
-    size_t mr = p->isa->mr;
-    unsigned char *dst = p->wp + kb * p->nq * mr * CONV_CELL;
+    size_t taps = p->taps, in_c = p->g->in_c, cell_ch = p->cell_ch;
+    const int8_t *src = p->wt + k * in_c * taps;
+    unsigned char *d = p->wp + k * p->nq * CONV_CELL;
+    size_t full = in_c / cell_ch; /* groups with every channel present */
+    int64_t sum = 0;
 
-    for (size_t m = 0; m < mr; m++) {
-        size_t k = kb * mr + m;
-        unsigned char *d = dst + m * CONV_CELL;
-        if (k >= g->out_k) {
-            for (size_t q = 0; q < p->nq; q++) {
-                memset(d + q * mr * CONV_CELL, 0, CONV_CELL);
-            }
-            p->init[k] = 0;
-            continue;
-        }
-        const int8_t *src = p->wt + k * g->in_c * p->taps;
-        int64_t sum = 0;
-        for (size_t grp = 0; grp < p->ngrp; grp++) {
-            for (size_t t = 0; t < p->taps; t++) {
-                unsigned char *cell = d + (grp * p->taps + t) * mr * CONV_CELL;
-                for (uint32_t i = 0; i < p->cell_ch; i++) {
-                    size_t c = grp * p->cell_ch + i;
-                    int8_t v = c < g->in_c ? src[c * p->taps + t] : 0;
-                    sum += v;
-                    if (p->isa->fmt == CELL_Q8) {
-                        cell[i] = (unsigned char)(uint8_t)v;
-                    } else {
-                        int16_t v16 = v;
-                        memcpy(cell + 2 * i, &v16, sizeof v16);
-                    }
-                }
-            }
-        }
-        p->init[k] = p->isa->fmt == CELL_Q8 ? u32_to_s32((uint32_t)(uint64_t)(sum * -128)) : 0;
+    for (size_t i = 0; i < in_c * taps; i++) {
+        sum += src[i];
     }
+    for (size_t grp = 0; grp < full; grp++) {
+        const int8_t *s = src + grp * cell_ch * taps;
+        unsigned char *dg = d + grp * taps * CONV_CELL;
+        if (p->isa->fmt == CELL_Q8) {
+            for (size_t t = 0; t < taps; t++) {
+                st32(dg + t * CONV_CELL,
+                     cell_q8(s[t], s[taps + t], s[2 * taps + t], s[3 * taps + t]));
+            }
+        } else {
+            for (size_t t = 0; t < taps; t++) {
+                st32(dg + t * CONV_CELL, cell_p16(s[t], s[taps + t]));
+            }
+        }
+    }
+    if (full < p->ngrp) { /* last group: missing channels weigh 0 */
+        const int8_t *s = src + full * cell_ch * taps;
+        unsigned char *dg = d + full * taps * CONV_CELL;
+        size_t nc = in_c - full * cell_ch;
+        for (size_t t = 0; t < taps; t++) {
+            int8_t v[4] = {0, 0, 0, 0};
+            for (size_t i = 0; i < nc; i++) {
+                v[i] = s[i * taps + t];
+            }
+            st32(dg + t * CONV_CELL, p->isa->fmt == CELL_Q8 ? cell_q8(v[0], v[1], v[2], v[3])
+                                                            : cell_p16(v[0], v[1]));
+        }
+    }
+    p->init[k] = p->isa->fmt == CELL_Q8 ? u32_to_s32((uint32_t)(uint64_t)(sum * -128)) : 0;
 }
 
 /* ---------------------------------------------------------------- compute */
@@ -452,14 +496,14 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
 
     t.qoff = p->qoff;
     t.nq = p->nq;
-    t.wstride = mr_full * CONV_CELL;
+    t.wrow = p->nq * CONV_CELL;
     t.acc = acc;
     for (size_t item = begin; item < end; item++) {
         size_t nt = item / p->kblocks, kb = item % p->kblocks;
         size_t n0 = nt * nr, k0 = kb * mr_full;
         size_t mr = min_size(mr_full, p->g->out_k - k0);
         t.in = p->inp + n0 * CONV_CELL;
-        t.w = p->wp + kb * p->nq * mr_full * CONV_CELL;
+        t.w = p->wp + k0 * p->nq * CONV_CELL;
         t.init = p->init + k0;
         t.mr = (unsigned)mr;
         p->isa->tile(&t);
@@ -479,12 +523,12 @@ static void tile_generic(const struct dla_conv_tile *t)
     }
     for (size_t q = 0; q < t->nq; q++) {
         const unsigned char *a = t->in + t->qoff[q];
-        const unsigned char *w = t->w + q * t->wstride;
+        const unsigned char *w = t->w + q * CONV_CELL;
         int16_t x[GEN_NR][2];
         memcpy(x, a, sizeof x);
         for (unsigned m = 0; m < t->mr; m++) {
             int16_t wm[2];
-            memcpy(wm, w + m * CONV_CELL, sizeof wm);
+            memcpy(wm, w + m * t->wrow, sizeof wm);
             for (unsigned j = 0; j < GEN_NR; j++) {
                 acc[m][j] += (uint32_t)((int32_t)x[j][0] * wm[0] + (int32_t)x[j][1] * wm[1]);
             }
@@ -514,8 +558,9 @@ static void conv_share(const struct conv_plan *p, enum conv_stage stage, size_t 
         for (size_t pl = idx * p->nplanes / n; pl < (idx + 1) * p->nplanes / n; pl++) {
             pack_input_plane(p, pl);
         }
-        for (size_t kb = idx * p->kblocks / n; kb < (idx + 1) * p->kblocks / n; kb++) {
-            pack_weight_block(p, kb);
+        size_t nk = p->g->out_k;
+        for (size_t k = idx * nk / n; k < (idx + 1) * nk / n; k++) {
+            pack_weight_row(p, k);
         }
     } else {
         size_t items = p->ntiles * p->kblocks;

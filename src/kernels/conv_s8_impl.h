@@ -22,9 +22,8 @@
  *   Reduction step q = group * taps + tap; qoff[q] is the byte offset of
  *   the cell read by pixel n = 0 at step q.
  *
- *   Packed weights: [k block][q][mr_full] cells (mr_full = the ISA's MR),
- *   the same channel grouping as the input; absent channels and output
- *   channels are zero.
+ *   Packed weights: [k][q] cells, the same channel grouping as the input;
+ *   absent channels are zero.
  */
 #ifndef DLASIM_KERNELS_CONV_S8_IMPL_H
 #define DLASIM_KERNELS_CONV_S8_IMPL_H
@@ -47,8 +46,8 @@ struct dla_conv_tile {
     const unsigned char *in; /* packed input, already offset to pixel n0 */
     const ptrdiff_t *qoff;   /* byte offset of the cell of step q */
     size_t nq;               /* reduction steps */
-    const unsigned char *w;  /* packed weights of this k block, first row */
-    size_t wstride;          /* bytes per reduction step in w (4 * MR) */
+    const unsigned char *w;  /* packed weights of the first output channel */
+    size_t wrow;             /* bytes from one output channel's weights to the next */
     const int32_t *init;     /* accumulator start value of each row */
     unsigned mr;             /* rows to compute, 1..MR */
     int32_t *acc;            /* result: acc[m * NR + j], m < mr, j < NR */

@@ -44,7 +44,7 @@ static inline int32_t ld32(const unsigned char *p)
     }
 #define VNNI_STEP(m)                                               \
     if ((m) < MR) {                                                \
-        __m512i b = _mm512_set1_epi32(ld32(w + 4 * (m)));          \
+        __m512i b = _mm512_set1_epi32(ld32(w + (m) * wr));          \
         c##m##0 = _mm512_dpbusd_epi32(c##m##0, x0, b);             \
         c##m##1 = _mm512_dpbusd_epi32(c##m##1, x1, b);             \
         c##m##2 = _mm512_dpbusd_epi32(c##m##2, x2, b);             \
@@ -62,11 +62,11 @@ VNNI_FN void vnni_rows(const struct dla_conv_tile *t, const unsigned char *w,
 {
     const unsigned char *in = t->in;
     const ptrdiff_t *qoff = t->qoff;
-    size_t nq = t->nq, ws = t->wstride;
+    size_t nq = t->nq, wr = t->wrow;
 
     VNNI_DECL(0) VNNI_DECL(1) VNNI_DECL(2) VNNI_DECL(3)
     VNNI_DECL(4) VNNI_DECL(5) VNNI_DECL(6) VNNI_DECL(7)
-    for (size_t q = 0; q < nq; q++, w += ws) {
+    for (size_t q = 0; q < nq; q++, w += 4) {
         const unsigned char *a = in + qoff[q];
         __m512i x0 = _mm512_loadu_si512((const void *)a);
         __m512i x1 = _mm512_loadu_si512((const void *)(a + 64));
@@ -89,15 +89,15 @@ void dla_conv_tile_vnni(const struct dla_conv_tile *t)
     }
     /* k tail: 4 + 2 + 1 rows, same packed block (row offset m) */
     if (mr - m >= 4) {
-        vnni_rows(t, t->w + 4 * m, t->init + m, t->acc + m * DLA_CONV_VNNI_NR, 4);
+        vnni_rows(t, t->w + m * t->wrow, t->init + m, t->acc + m * DLA_CONV_VNNI_NR, 4);
         m += 4;
     }
     if (mr - m >= 2) {
-        vnni_rows(t, t->w + 4 * m, t->init + m, t->acc + m * DLA_CONV_VNNI_NR, 2);
+        vnni_rows(t, t->w + m * t->wrow, t->init + m, t->acc + m * DLA_CONV_VNNI_NR, 2);
         m += 2;
     }
     if (mr - m >= 1) {
-        vnni_rows(t, t->w + 4 * m, t->init + m, t->acc + m * DLA_CONV_VNNI_NR, 1);
+        vnni_rows(t, t->w + m * t->wrow, t->init + m, t->acc + m * DLA_CONV_VNNI_NR, 1);
     }
 }
 
@@ -113,7 +113,7 @@ void dla_conv_tile_vnni(const struct dla_conv_tile *t)
     }
 #define AVX2_STEP(m)                                                        \
     if ((m) < MR) {                                                         \
-        __m256i b = _mm256_set1_epi32(ld32(w + 4 * (m)));                   \
+        __m256i b = _mm256_set1_epi32(ld32(w + (m) * wr));                   \
         d##m##0 = _mm256_add_epi32(d##m##0, _mm256_madd_epi16(x0, b));      \
         d##m##1 = _mm256_add_epi32(d##m##1, _mm256_madd_epi16(x1, b));      \
     }
@@ -128,10 +128,10 @@ AVX2_FN void avx2_rows(const struct dla_conv_tile *t, const unsigned char *w,
 {
     const unsigned char *in = t->in;
     const ptrdiff_t *qoff = t->qoff;
-    size_t nq = t->nq, ws = t->wstride;
+    size_t nq = t->nq, wr = t->wrow;
 
     AVX2_DECL(0) AVX2_DECL(1) AVX2_DECL(2) AVX2_DECL(3)
-    for (size_t q = 0; q < nq; q++, w += ws) {
+    for (size_t q = 0; q < nq; q++, w += 4) {
         const unsigned char *a = in + qoff[q];
         __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)a);
         __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(a + 32));
@@ -150,11 +150,11 @@ void dla_conv_tile_avx2(const struct dla_conv_tile *t)
         return;
     }
     if (mr - m >= 2) {
-        avx2_rows(t, t->w + 4 * m, t->init + m, t->acc + m * DLA_CONV_AVX2_NR, 2);
+        avx2_rows(t, t->w + m * t->wrow, t->init + m, t->acc + m * DLA_CONV_AVX2_NR, 2);
         m += 2;
     }
     if (mr - m >= 1) {
-        avx2_rows(t, t->w + 4 * m, t->init + m, t->acc + m * DLA_CONV_AVX2_NR, 1);
+        avx2_rows(t, t->w + m * t->wrow, t->init + m, t->acc + m * DLA_CONV_AVX2_NR, 1);
     }
 }
 

@@ -426,11 +426,17 @@ static int parse_bool(const char *s, uint32_t *out)
             return 0;
         }
     }
+    uint32_t v = 0;
     for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
         if (strcasecmp(s, no[i]) == 0) {
             *out = 0;
             return 0;
         }
+    }
+    /* numeric spellings of 0 and 1 ("0x1") */
+    if (parse_u32(s, &v) == 0 && v <= 1) {
+        *out = v;
+        return 0;
     }
     return -1;
 }
