@@ -1,0 +1,273 @@
+/*
+ * Bit-exact integer arithmetic of the NVDLA SDP data path, as small static
+ * inline helpers (used by src/sim/sdp.c).
+ *
+ * Each helper reproduces one hardware building block of the SDP RTL:
+ *   sdp_shr_su      NV_NVDLA_HLS_shiftrightsu / shiftrightsatsu (vmod/vlibs):
+ *                   arithmetic right shift, round half away from zero,
+ *                   saturation to the output width, 0 when shift >= in width
+ *   sdp_shl_su      NV_NVDLA_HLS_shiftleftsu: left shift with saturation
+ *   sdp_shr_ss      NV_NVDLA_HLS_shiftrightss: signed shift amount (negative =
+ *                   saturating left shift, positive = rounding right shift)
+ *   sdp_sat         NV_NVDLA_HLS_saturate: clamp to a signed width
+ *   sdp_lut_line    NV_NVDLA_SDP_HLS_lut_line (+ NV_NVDLA_HLS_shiftrightusz):
+ *                   linear LUT index and 35-bit fraction
+ *   sdp_lut_expn    NV_NVDLA_SDP_HLS_lut_expn (+ NV_DW_lsd): exponent LUT
+ *                   index and fraction
+ *   sdp_lut_interp  NV_NVDLA_SDP_HLS_Y_int_inp, hit path
+ *   sdp_lut_extrap  NV_NVDLA_SDP_HLS_Y_int_inp, under/overflow path
+ *
+ * All values handled here fit in int64_t (the widest product is 50 bits),
+ * and no negative value is ever shifted: right shifts of negative values go
+ * through sdp_floor_shr().
+ */
+#ifndef DLASIM_ARITH_SDP_ARITH_H
+#define DLASIM_ARITH_SDP_ARITH_H
+
+#include <stdint.h>
+
+/* Largest / smallest value of a signed `bits`-wide integer (2..63). */
+static inline int64_t sdp_smax(unsigned bits)
+{
+    return (int64_t)((UINT64_C(1) << (bits - 1)) - 1);
+}
+
+static inline int64_t sdp_smin(unsigned bits)
+{
+    return -sdp_smax(bits) - 1;
+}
+
+/* Clamp to a signed `bits`-wide integer (NV_NVDLA_HLS_saturate). */
+static inline int64_t sdp_sat(int64_t x, unsigned bits)
+{
+    int64_t hi = sdp_smax(bits);
+    int64_t lo = sdp_smin(bits);
+    return x > hi ? hi : (x < lo ? lo : x);
+}
+
+/* floor(x / 2^s) for 0 <= s <= 63 and |x| < 2^63, without shifting a
+ * negative value. */
+static inline int64_t sdp_floor_shr(int64_t x, unsigned s)
+{
+    if (x >= 0) {
+        return x >> s;
+    }
+    return -(int64_t)((uint64_t)(-(x + 1)) >> s) - 1;
+}
+
+/*
+ * Signed right shift by an unsigned amount with rounding and saturation.
+ * ref: vmod/vlibs/NV_NVDLA_HLS_shiftrightsu.v, NV_NVDLA_HLS_shiftrightsatsu.v
+ *  - the guard bit rounds up a non-negative value; a negative value rounds
+ *    up only when the sticky bits are also set: round half away from zero;
+ *  - the result saturates to `out_w` signed bits (*sat reports it);
+ *  - a shift >= in_w gives 0 (and no saturation).
+ * `x` is a signed `in_w`-bit value (in_w <= 64).
+ */
+static inline int64_t sdp_shr_su(int64_t x, unsigned s, unsigned in_w, unsigned out_w, int *sat)
+{
+    if (s >= in_w) {
+        if (sat) {
+            *sat = 0;
+        }
+        return 0;
+    }
+    int64_t q = sdp_floor_shr(x, s);
+    int round = 0;
+    if (s > 0) {
+        uint64_t ux = (uint64_t)x;
+        int guard = (int)((ux >> (s - 1)) & 1u);
+        int sticky = s > 1 && (ux & ((UINT64_C(1) << (s - 1)) - 1)) != 0;
+        round = guard && (x >= 0 || sticky);
+    }
+    int64_t r = q + round;
+    int64_t hi = sdp_smax(out_w);
+    int64_t lo = sdp_smin(out_w);
+    int s_flag = q < lo || r > hi;
+    if (sat) {
+        *sat = s_flag;
+    }
+    if (q < lo) {
+        return lo;
+    }
+    return r > hi ? hi : r;
+}
+
+/*
+ * Left shift of a signed value with saturation to `out_w` bits.
+ * ref: vmod/vlibs/NV_NVDLA_HLS_shiftleftsu.v (ALU operand shift 16 -> 32).
+ */
+static inline int64_t sdp_shl_su(int64_t x, unsigned s, unsigned out_w)
+{
+    if (x == 0) {
+        return 0;
+    }
+    int64_t hi = sdp_smax(out_w);
+    int64_t lo = sdp_smin(out_w);
+    if (s >= out_w) {
+        return x > 0 ? hi : lo;
+    }
+    /* |x| < 2^16 and s < 32 here: the product fits in int64_t. */
+    int64_t v = x * (int64_t)(UINT64_C(1) << s);
+    return v > hi ? hi : (v < lo ? lo : v);
+}
+
+/*
+ * Shift by a signed 5-bit amount: negative = left shift with saturation,
+ * positive = rounding right shift with saturation (out width 32).
+ * ref: vmod/vlibs/NV_NVDLA_HLS_shiftrightss.v (LUT under/overflow slope).
+ */
+static inline int64_t sdp_shr_ss(int64_t x, int s, unsigned in_w, unsigned out_w)
+{
+    if (s >= 0) {
+        return sdp_shr_su(x, (unsigned)s, in_w, out_w, 0);
+    }
+    unsigned k = (unsigned)(-s);
+    int64_t hi = sdp_smax(out_w);
+    int64_t lo = sdp_smin(out_w);
+    if (k >= out_w) {
+        return x > 0 ? hi : (x < 0 ? lo : 0);
+    }
+    int64_t max_in = hi >> k;
+    int64_t min_in = -(int64_t)(UINT64_C(1) << (out_w - 1 - k));
+    if (x > max_in) {
+        return hi;
+    }
+    if (x < min_in) {
+        return lo;
+    }
+    return x * (int64_t)(UINT64_C(1) << k);
+}
+
+/* ---- LUT ----------------------------------------------------------------- */
+
+#define SDP_LUT_FRAC_BITS 35u
+
+/* Result of one table's index calculation. */
+struct sdp_lut_idx {
+    uint32_t index; /* entry (0 .. depth-1) */
+    uint64_t frac;  /* 35-bit fraction between entry index and index+1 */
+    int uflow;
+    int oflow;
+};
+
+/*
+ * Linear table: index = (x - start) >> sel (sel signed 8-bit: negative
+ * shifts left), fraction = the 35 bits shifted out.
+ * ref: vmod/nvdla/sdp/NV_NVDLA_SDP_HLS_lut_line.v,
+ *      vmod/vlibs/NV_NVDLA_HLS_shiftrightusz.v (IN 32, OUT 9, FRAC 35,
+ *      SHIFT 8): a left shift saturates the 9-bit index at 511 as soon as
+ *      the result reaches 256, a right shift saturates at 512; the fraction
+ *      is 0 for a left shift.
+ */
+static inline struct sdp_lut_idx sdp_lut_line(int32_t x, int32_t start, int sel, uint32_t depth)
+{
+    struct sdp_lut_idx r = {0, 0, 0, 0};
+    if (x <= start) {
+        r.uflow = 1;
+        return r;
+    }
+    uint32_t sub = (uint32_t)((int64_t)x - (int64_t)start);
+    uint32_t idx;
+    if (sel < 0) {
+        unsigned k = (unsigned)(-sel);
+        uint64_t v = k >= 9 ? UINT64_C(512) : ((uint64_t)sub << k);
+        idx = v >= 256 ? 511u : (uint32_t)v;
+    } else {
+        unsigned s = (unsigned)sel;
+        uint64_t ip = s >= 32 ? 0 : (uint64_t)(sub >> s);
+        idx = ip >= 512 ? 511u : (uint32_t)ip;
+        if (s <= SDP_LUT_FRAC_BITS) {
+            uint64_t low = s == 0 ? 0 : ((uint64_t)sub & ((UINT64_C(1) << s) - 1));
+            r.frac = low << (SDP_LUT_FRAC_BITS - s);
+        } else if (s - SDP_LUT_FRAC_BITS < 32) {
+            r.frac = ((uint64_t)sub >> (s - SDP_LUT_FRAC_BITS)) &
+                     ((UINT64_C(1) << SDP_LUT_FRAC_BITS) - 1);
+        }
+    }
+    if (idx >= depth - 1) {
+        r.oflow = 1;
+        idx = depth - 1;
+    }
+    r.index = idx;
+    return r;
+}
+
+/* NV_DW_lsd encoding of a 32-bit value: how many bits below the MSB equal
+ * the MSB before the first one that differs (31 when all bits are equal).
+ * ref: vmod/vlibs/NV_DW_lsd.v (DWF_lsd_enc). */
+static inline unsigned sdp_lsd32(uint32_t a)
+{
+    unsigned msb = (a >> 31) & 1u;
+    for (int i = 30; i >= 0; i--) {
+        if (((a >> i) & 1u) != msb) {
+            return (unsigned)(30 - i);
+        }
+    }
+    return 31;
+}
+
+/*
+ * Exponent table: index = log2(x - start) - offset (offset signed 8-bit),
+ * fraction = the bits below the leading one, left-aligned in 35 bits.
+ * ref: vmod/nvdla/sdp/NV_NVDLA_SDP_HLS_lut_expn.v.  The log2 is computed as
+ * 30 - lsd(x - start) on the 32-bit difference, which is one less than the
+ * true log2 when the difference is >= 2^31 (the RTL treats it as signed;
+ * cmod hls/sdp/sdp_y_idx.cpp counts leading zeros instead), and the
+ * subtraction of the offset is 9 bits wide.
+ */
+static inline struct sdp_lut_idx sdp_lut_expn(int32_t x, int32_t start, int offset, uint32_t depth)
+{
+    struct sdp_lut_idx r = {0, 0, 0, 0};
+    int uflow_in = x <= start;
+    uint32_t sub = uflow_in ? 0 : (uint32_t)((int64_t)x - (int64_t)start);
+    /* 32-bit log2 index; -1 (all ones) when sub is 0xffffffff */
+    int64_t log2 = (uflow_in || sub == 0) ? 0 : (int64_t)30 - (int64_t)sdp_lsd32(sub);
+    uint32_t log2_u32 = (uint32_t)log2;
+    uint32_t filter = log2_u32 >= 32 ? 0xffffffffu : ((UINT32_C(1) << log2_u32) - 1u);
+    uint32_t frac = sub & filter;
+    uint32_t log2_9 = log2_u32 & 0x1ffu;
+    int uflow_mid = (int)log2_9 < offset;
+    uint32_t mid = (uint32_t)((int64_t)log2_9 - (int64_t)offset) & 0x1ffu;
+    if (uflow_in || uflow_mid) {
+        mid = 0;
+    }
+    r.uflow = uflow_in || uflow_mid;
+    r.oflow = mid >= depth - 1;
+    r.index = r.oflow ? depth - 1 : mid;
+    /* shift amount 35 - log2 is 32-bit unsigned in the RTL: huge when
+     * log2 > 35, which clears the fraction */
+    if (log2_9 <= SDP_LUT_FRAC_BITS) {
+        r.frac = ((uint64_t)frac << (SDP_LUT_FRAC_BITS - log2_9)) &
+                 ((UINT64_C(1) << SDP_LUT_FRAC_BITS) - 1);
+    }
+    return r;
+}
+
+/*
+ * Hit: y = (y0 * (2^35 - frac) + y1 * frac) / 2^35, rounded half away
+ * from zero, saturated to 32 bits.
+ * ref: NV_NVDLA_SDP_HLS_Y_int_inp.v (mul0/mul1, shiftrightsu 53 -> 32, 35).
+ */
+static inline int32_t sdp_lut_interp(int16_t y0, int16_t y1, uint64_t frac)
+{
+    int64_t a0 = (int64_t)((UINT64_C(1) << SDP_LUT_FRAC_BITS) - frac);
+    int64_t sum = (int64_t)y0 * a0 + (int64_t)y1 * (int64_t)frac;
+    return (int32_t)sdp_shr_su(sum, SDP_LUT_FRAC_BITS, 53, 32, 0);
+}
+
+/*
+ * Under/overflow: y = sat32(y0 + shift_ss((x - (bias + offset)) * scale)).
+ * ref: NV_NVDLA_SDP_HLS_Y_int_inp.v (34-bit x - ob, 50-bit product,
+ * shiftrightss 50 -> 32 with a signed 5-bit shift, 33-bit sum saturated).
+ */
+static inline int32_t sdp_lut_extrap(int32_t x, int16_t y0, uint32_t bias, int32_t offset,
+                                     int16_t scale, int shift)
+{
+    int64_t xsub = (int64_t)x - ((int64_t)bias + (int64_t)offset);
+    int64_t prod = xsub * (int64_t)scale;
+    int64_t tru = sdp_shr_ss(prod, shift, 50, 32);
+    return (int32_t)sdp_sat((int64_t)y0 + tru, 32);
+}
+
+#endif
