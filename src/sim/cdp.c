@@ -9,10 +9,10 @@
  * (D_DST_DMA_CFG.DST_RAM_TYPE).
  *
  * What one layer computes, per pixel (x, y) and channel c:
- *   RDMA    the W x H x C cube is read as surfaces of Atomic-M bytes per
- *           pixel: element (c, y, x) at SRC_BASE + (c / E) * SRC_SURFACE_STRIDE
- *           + y * SRC_LINE_STRIDE + x * M + (c % E) * bytes, E = M / bytes
- *           (ref: cmod CdpRdmaSequence_0, ELEMENT_PER_GROUP_*).
+ *   RDMA    the W x H x C cube is read as surfaces of Atomic-M elements per
+ *           pixel: element (c, y, x) at SRC_BASE + (c / M) * SRC_SURFACE_STRIDE
+ *           + y * SRC_LINE_STRIDE + x * M * B + (c % M) * B, B = bytes per
+ *           element (ref: CDP_RDMA_ig.v; projects.spec NVDLA_BPE).
  *   cvtin   v = sat9((in - DATIN_OFFSET[7:0]) * DATIN_SCALE >>r DATIN_SHIFTER),
  *           >>r = shift right rounding half away from zero; the lanes of the
  *           last surface beyond C are forced to 0 after the converter
@@ -26,7 +26,7 @@
  *   cvtout  sat8((y - DATOUT_OFFSET[24:0]) * DATOUT_SCALE >>r DATOUT_SHIFTER)
  *           (ref: DP_cvtout.v, vlibs/HLS_cdp_ocvt.v).
  *   WDMA    whole atoms (padding lanes included) at DST_BASE + s *
- *           DST_SURFACE_STRIDE + y * DST_LINE_STRIDE + x * M (ref: CDP_wdma.v).
+ *           DST_SURFACE_STRIDE + y * DST_LINE_STRIDE + x * M * B (ref: CDP_wdma.v).
  *
  * Hardware-updated registers at layer end (group executed):
  *   D_PERF_LUT_UFLOW/OFLOW/HYBRID/LE_HIT/LO_HIT count every element sent
@@ -41,7 +41,8 @@
  *   - INT8 follows the RTL exactly.  INT16 (no configuration here has it)
  *     follows NVDLA's C model widths: 17-bit cvtin, 38-bit LUT input,
  *     7-bit index selects, 33-bit product, 16-bit cvtout with a 32-bit
- *     offset; E = M / 2 elements per atom.  FP16 is not modelled (it would
+ *     offset; atoms of M 2-byte elements (NVDLA_BPE 16; NVDLA's C model
+ *     instead packs M/2 INT16 elements in an M-byte atom).  FP16 is not modelled (it would
  *     need fp17 conversion, float square sums and the HLS_CDP_lookup_fp16
  *     LUT path of the C model, plus the NaN/Inf counters).
  *   - The RTL of every configuration ignores D_DATA_FORMAT; when a
@@ -68,9 +69,9 @@ struct cdp_cfg {
     /* cube, from CDP_RDMA */
     uint32_t width, height, channel;   /* in elements */
     uint32_t surfaces;                 /* atoms along C */
-    uint32_t atom_bytes;               /* Atomic-M */
+    uint32_t atom_elems;               /* Atomic-M: elements per atom */
     uint32_t elem_bytes;               /* 1 (INT8) or 2 (INT16) */
-    uint32_t atom_elems;               /* elements per atom */
+    uint32_t atom_bytes;               /* atom_elems * elem_bytes */
     uint64_t src_addr, src_line, src_surf;
     int src_port;
     /* output, from CDP */
@@ -157,9 +158,9 @@ static void decode_cube(struct dla_dev *d, unsigned g, struct cdp_cfg *c)
     c->width = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
     c->height = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
     c->channel = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
-    c->atom_bytes = dla_cfg(d)->memory_atomic_size;
     c->elem_bytes = c->int16 ? 2 : 1;
-    c->atom_elems = c->atom_bytes / c->elem_bytes;
+    c->atom_elems = dla_cfg(d)->memory_atomic_size;
+    c->atom_bytes = c->atom_elems * c->elem_bytes;
     c->surfaces = (c->channel + c->atom_elems - 1) / c->atom_elems;
 
     c->src_addr = dla_addr(dla_reg(d, NVDLA_CDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, g),
@@ -259,10 +260,6 @@ static int cdp_decode(struct dla_dev *d, unsigned g, struct cdp_cfg *c)
         return rc;
     }
     decode_cube(d, g, c);
-    if (c->atom_elems == 0) {
-        return dla_error(d, DLASIM_ERR_PROG, "CDP: INT16 needs an Atomic-M of 2 bytes or "
-                         "more (NVDLA_MEMORY_ATOMIC_SIZE=%u)", (unsigned)c->atom_bytes);
-    }
     decode_datapath(d, g, c);
     decode_lut(d, c);
     return 0;
