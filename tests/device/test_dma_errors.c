@@ -1,0 +1,159 @@
+/*
+ * DMA that leaves the memory the device can reach: beyond the
+ * configuration's address width, or outside a caller's memory map.  The
+ * error names the unit, the address and the layer; the layer still completes
+ * with its interrupt, as hardware would, so a driver is never left waiting.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dlasim/dlasim.h"
+#include "regs/gen/nvdla_regs.h"
+
+static void wr(struct dlasim_dev *dev, uint32_t addr, uint32_t v)
+{
+    assert_int_equal(dlasim_csb_write(dev, addr, v), 0);
+}
+
+/* A 1x1 max-pooling layer over an 8x8x8 int8 cube (one surface). */
+static void program_pdp_copy(struct dlasim_dev *dev, uint64_t src, uint64_t dst)
+{
+    const uint32_t partial = 7u | (7u << 10) | (7u << 20);
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_WIDTH_0, 7);
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_HEIGHT_0, 7);
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_CHANNEL_0, 7);
+    wr(dev, NVDLA_PDP_RDMA_D_FLYING_MODE_0, NVDLA_PDP_RDMA_D_FLYING_MODE_0_FLYING_MODE_OFF_FLYING);
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_LOW_0, (uint32_t)src);
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, (uint32_t)(src >> 32));
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_LINE_STRIDE_0, 0x40);
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_SURFACE_STRIDE_0, 0x200);
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_RAM_CFG_0, 1);
+    wr(dev, NVDLA_PDP_RDMA_D_PARTIAL_WIDTH_IN_0, partial);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, 7);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, 7);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, 7);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, 7);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, 7);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_CHANNEL_0, 7);
+    wr(dev, NVDLA_PDP_D_OPERATION_MODE_CFG_0,
+       NVDLA_PDP_D_OPERATION_MODE_CFG_0_POOLING_METHOD(
+           NVDLA_PDP_D_OPERATION_MODE_CFG_0_POOLING_METHOD_POOLING_METHOD_MAX) |
+           NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE(
+               NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE_OFF_FLYING));
+    wr(dev, NVDLA_PDP_D_PARTIAL_WIDTH_IN_0, partial);
+    wr(dev, NVDLA_PDP_D_PARTIAL_WIDTH_OUT_0, partial);
+    wr(dev, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, 0);
+    wr(dev, NVDLA_PDP_D_SRC_BASE_ADDR_LOW_0, (uint32_t)src);
+    wr(dev, NVDLA_PDP_D_SRC_BASE_ADDR_HIGH_0, (uint32_t)(src >> 32));
+    wr(dev, NVDLA_PDP_D_SRC_LINE_STRIDE_0, 0x40);
+    wr(dev, NVDLA_PDP_D_SRC_SURFACE_STRIDE_0, 0x200);
+    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)dst);
+    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_HIGH_0, (uint32_t)(dst >> 32));
+    wr(dev, NVDLA_PDP_D_DST_LINE_STRIDE_0, 0x40);
+    wr(dev, NVDLA_PDP_D_DST_SURFACE_STRIDE_0, 0x200);
+    wr(dev, NVDLA_PDP_D_DST_RAM_CFG_0, 1);
+    wr(dev, NVDLA_PDP_RDMA_D_OP_ENABLE_0, 1);
+    wr(dev, NVDLA_PDP_D_OP_ENABLE_0, 1);
+}
+
+static uint32_t intr_status(struct dlasim_dev *dev)
+{
+    uint32_t v;
+    assert_int_equal(dlasim_csb_read(dev, NVDLA_GLB_S_INTR_STATUS_0, &v), 0);
+    return v;
+}
+
+static void test_valid_layer_copies(void **state)
+{
+    (void)state;
+    struct dlasim_dev *dev;
+    uint8_t in[512], out[512];
+    char err[256];
+    for (unsigned i = 0; i < sizeof(in); i++) {
+        in[i] = (uint8_t)(i * 37u + 11u);
+    }
+    assert_int_equal(dlasim_create(NULL, &dev, err, sizeof(err)), 0);
+    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, 0x80000000u, in, sizeof(in)), 0);
+    program_pdp_copy(dev, 0x80000000u, 0x80001000u);
+    assert_int_equal(dlasim_run(dev), 0);
+    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, 0x80001000u, out, sizeof(out)), 0);
+    assert_memory_equal(in, out, sizeof(in)); /* 1x1 max pooling is a copy */
+    assert_int_equal(intr_status(dev), NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS0__MASK);
+    dlasim_destroy(dev);
+}
+
+static void test_read_beyond_address_width(void **state)
+{
+    (void)state;
+    struct dlasim_dev *dev;
+    char err[256];
+    assert_int_equal(dlasim_create(NULL, &dev, err, sizeof(err)), 0);
+    program_pdp_copy(dev, 0xffffff00u, 0x80001000u); /* 512 bytes cross 4 GiB */
+    assert_int_equal(dlasim_run(dev), DLASIM_ERR_MEM);
+    const char *msg = dlasim_last_error(dev);
+    assert_non_null(strstr(msg, "layer 1"));
+    assert_non_null(strstr(msg, "PDP"));
+    assert_non_null(strstr(msg, "32-bit address space"));
+    /* the layer completed: interrupt raised, nothing left enabled */
+    assert_int_equal(intr_status(dev), NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS0__MASK);
+    assert_false(dlasim_busy(dev, NULL, 0));
+    dlasim_destroy(dev);
+}
+
+/* Caller memory backing only [0x1000, 0x1000 + 4 KiB). */
+struct window {
+    uint8_t bytes[4096];
+};
+
+static int win_read(void *opaque, uint64_t addr, void *dst, size_t len)
+{
+    struct window *w = opaque;
+    if (addr < 0x1000 || addr - 0x1000 + len > sizeof(w->bytes)) {
+        return DLASIM_ERR_MEM;
+    }
+    memcpy(dst, w->bytes + (addr - 0x1000), len);
+    return 0;
+}
+
+static int win_write(void *opaque, uint64_t addr, const void *src, size_t len)
+{
+    struct window *w = opaque;
+    if (addr < 0x1000 || addr - 0x1000 + len > sizeof(w->bytes)) {
+        return DLASIM_ERR_MEM;
+    }
+    memcpy(w->bytes + (addr - 0x1000), src, len);
+    return 0;
+}
+
+static void test_write_outside_caller_memory(void **state)
+{
+    (void)state;
+    static struct window w;
+    const struct dlasim_mem_ops ops = {win_read, win_write};
+    struct dlasim_options o = {0};
+    struct dlasim_dev *dev;
+    char err[256];
+    o.dbb_ops = &ops;
+    o.dbb_opaque = &w;
+    assert_int_equal(dlasim_create(&o, &dev, err, sizeof(err)), 0);
+    program_pdp_copy(dev, 0x1000, 0x1f00); /* output runs past the window */
+    assert_int_equal(dlasim_run(dev), DLASIM_ERR_MEM);
+    const char *msg = dlasim_last_error(dev);
+    assert_non_null(strstr(msg, "PDP: DMA write"));
+    assert_non_null(strstr(msg, "memory callback refused"));
+    dlasim_destroy(dev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_valid_layer_copies),
+        cmocka_unit_test(test_read_beyond_address_width),
+        cmocka_unit_test(test_write_outside_caller_memory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
