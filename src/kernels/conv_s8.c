@@ -29,6 +29,10 @@
 
 #include "dlasim/dlasim.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define GEN_MR 4
 #define GEN_NR 8
 #define CONV_MAX_THREADS 64
@@ -346,9 +350,121 @@ static inline uint32_t cell_p16(int8_t a, int8_t b)
     return (uint32_t)(uint16_t)(int16_t)a | (uint32_t)(uint16_t)(int16_t)b << 16;
 }
 
-/* One packed input row: cells x' < n from channel rows s[0..3] (stride sx
- * bytes between cells), junk cells x' in [n, vw) set to input value 0.
- * `nc` real channels in the group; the rest read as 0. */
+/* ------------------------------------------------ interleaving (SSE2 base) */
+
+/* Q8 cells from 4 byte rows: d[4x + i] = s_i[x] ^ bias for x < n, as far as
+ * whole chunks of 8 go; returns the number of cells done. */
+static size_t q8_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1,
+                            const int8_t *s2, const int8_t *s3, size_t n, int bias)
+{
+    size_t x = 0;
+#if defined(__SSE2__)
+    __m128i b = _mm_set1_epi8(bias ? -128 : 0);
+    for (; x + 16 <= n; x += 16) {
+        __m128i a0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(s0 + x)), b);
+        __m128i a1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(s1 + x)), b);
+        __m128i a2 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(s2 + x)), b);
+        __m128i a3 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(s3 + x)), b);
+        __m128i l01 = _mm_unpacklo_epi8(a0, a1), h01 = _mm_unpackhi_epi8(a0, a1);
+        __m128i l23 = _mm_unpacklo_epi8(a2, a3), h23 = _mm_unpackhi_epi8(a2, a3);
+        __m128i *o = (__m128i *)(void *)(d + x * CONV_CELL);
+        _mm_storeu_si128(o, _mm_unpacklo_epi16(l01, l23));
+        _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(l01, l23));
+        _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(h01, h23));
+        _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(h01, h23));
+    }
+    for (; x + 8 <= n; x += 8) {
+        __m128i a0 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(s0 + x)), b);
+        __m128i a1 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(s1 + x)), b);
+        __m128i a2 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(s2 + x)), b);
+        __m128i a3 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(s3 + x)), b);
+        __m128i l01 = _mm_unpacklo_epi8(a0, a1), l23 = _mm_unpacklo_epi8(a2, a3);
+        __m128i *o = (__m128i *)(void *)(d + x * CONV_CELL);
+        _mm_storeu_si128(o, _mm_unpacklo_epi16(l01, l23));
+        _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(l01, l23));
+    }
+#else
+    (void)d;
+    (void)s0;
+    (void)s1;
+    (void)s2;
+    (void)s3;
+    (void)n;
+    (void)bias;
+#endif
+    return x;
+}
+
+/* P16 cells from 2 byte rows: int16 s0[x], s1[x] for x < n, whole chunks
+ * of 16; returns the number of cells done. */
+static size_t p16_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1, size_t n)
+{
+    size_t x = 0;
+#if defined(__SSE2__)
+    for (; x + 16 <= n; x += 16) {
+        __m128i a0 = _mm_loadu_si128((const __m128i *)(const void *)(s0 + x));
+        __m128i a1 = _mm_loadu_si128((const __m128i *)(const void *)(s1 + x));
+        __m128i l = _mm_unpacklo_epi8(a0, a1), h = _mm_unpackhi_epi8(a0, a1);
+        __m128i *o = (__m128i *)(void *)(d + x * CONV_CELL);
+        /* byte b doubled to b:b, arithmetic shift right 8 = sign extension */
+        _mm_storeu_si128(o, _mm_srai_epi16(_mm_unpacklo_epi8(l, l), 8));
+        _mm_storeu_si128(o + 1, _mm_srai_epi16(_mm_unpackhi_epi8(l, l), 8));
+        _mm_storeu_si128(o + 2, _mm_srai_epi16(_mm_unpacklo_epi8(h, h), 8));
+        _mm_storeu_si128(o + 3, _mm_srai_epi16(_mm_unpackhi_epi8(h, h), 8));
+    }
+#else
+    (void)d;
+    (void)s0;
+    (void)s1;
+    (void)n;
+#endif
+    return x;
+}
+
+/* int8 -> int16 of n bytes (P16 weights of 1x1 kernels); returns count done. */
+static size_t s8_to_s16_simd(unsigned char *d, const int8_t *s, size_t n)
+{
+    size_t x = 0;
+#if defined(__SSE2__)
+    for (; x + 16 <= n; x += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + x));
+        __m128i *o = (__m128i *)(void *)(d + 2 * x);
+        _mm_storeu_si128(o, _mm_srai_epi16(_mm_unpacklo_epi8(a, a), 8));
+        _mm_storeu_si128(o + 1, _mm_srai_epi16(_mm_unpackhi_epi8(a, a), 8));
+    }
+#else
+    (void)d;
+    (void)s;
+    (void)n;
+#endif
+    return x;
+}
+
+/* Sum of n signed bytes. */
+static int64_t sum_s8(const int8_t *s, size_t n)
+{
+    int64_t sum = 0;
+    size_t i = 0;
+#if defined(__SSE2__)
+    __m128i bias = _mm_set1_epi8(-128), zero = _mm_setzero_si128(), acc = zero;
+    /* psadbw of x ^ 0x80 = sum of (x + 128), per 8-byte half; 64-bit lanes */
+    for (; i + 16 <= n; i += 16) {
+        __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(s + i)), bias);
+        acc = _mm_add_epi64(acc, _mm_sad_epu8(a, zero));
+    }
+    int64_t lanes[2];
+    memcpy(lanes, &acc, sizeof lanes);
+    sum = lanes[0] + lanes[1] - 128 * (int64_t)i;
+#endif
+    for (; i < n; i++) {
+        sum += s[i];
+    }
+    return sum;
+}
+
+/* One packed input row: cells x' < n from channel rows s[0..nc) (stride sx
+ * bytes between cells), junk cells x' in [n, vw) set to input value 0;
+ * channels nc.. of the group read as 0. */
 static void pack_input_row(unsigned char *d, const int8_t *const s[4], size_t nc, size_t n,
                            size_t vw, size_t sx, enum cell_format fmt)
 {
@@ -356,6 +472,7 @@ static void pack_input_row(unsigned char *d, const int8_t *const s[4], size_t nc
     if (fmt == CELL_Q8 && nc == 4) {
         const int8_t *s0 = s[0], *s1 = s[1], *s2 = s[2], *s3 = s[3];
         if (sx == 1) {
+            x = q8_cells_simd(d, s0, s1, s2, s3, n, 1);
             for (; x < n; x++) {
                 st32(d + x * CONV_CELL, cell_q8(s0[x], s1[x], s2[x], s3[x]) ^ 0x80808080u);
             }
@@ -367,6 +484,9 @@ static void pack_input_row(unsigned char *d, const int8_t *const s[4], size_t nc
         }
     } else if (fmt == CELL_P16 && nc == 2) {
         const int8_t *s0 = s[0], *s1 = s[1];
+        if (sx == 1) {
+            x = p16_cells_simd(d, s0, s1, n);
+        }
         for (; x < n; x++) {
             st32(d + x * CONV_CELL, cell_p16(s0[x * sx], s1[x * sx]));
         }
@@ -426,22 +546,32 @@ static void pack_weight_row(const struct conv_plan *p, size_t k)
     const int8_t *src = p->wt + k * in_c * taps;
     unsigned char *d = p->wp + k * p->nq * CONV_CELL;
     size_t full = in_c / cell_ch; /* groups with every channel present */
-    int64_t sum = 0;
+    enum cell_format fmt = p->isa->fmt;
 
-    for (size_t i = 0; i < in_c * taps; i++) {
-        sum += src[i];
-    }
-    for (size_t grp = 0; grp < full; grp++) {
-        const int8_t *s = src + grp * cell_ch * taps;
-        unsigned char *dg = d + grp * taps * CONV_CELL;
-        if (p->isa->fmt == CELL_Q8) {
-            for (size_t t = 0; t < taps; t++) {
-                st32(dg + t * CONV_CELL,
-                     cell_q8(s[t], s[taps + t], s[2 * taps + t], s[3 * taps + t]));
-            }
-        } else {
-            for (size_t t = 0; t < taps; t++) {
-                st32(dg + t * CONV_CELL, cell_p16(s[t], s[taps + t]));
+    if (taps == 1 && fmt == CELL_Q8) {
+        memcpy(d, src, full * CONV_CELL); /* [c] is already [group][4] */
+    } else if (taps == 1) {
+        size_t done = s8_to_s16_simd(d, src, full * 2);
+        for (size_t i = done; i < full * 2; i++) {
+            int16_t v = src[i];
+            memcpy(d + 2 * i, &v, sizeof v);
+        }
+    } else {
+        for (size_t grp = 0; grp < full; grp++) {
+            const int8_t *s = src + grp * cell_ch * taps;
+            unsigned char *dg = d + grp * taps * CONV_CELL;
+            size_t t;
+            if (fmt == CELL_Q8) {
+                t = q8_cells_simd(dg, s, s + taps, s + 2 * taps, s + 3 * taps, taps, 0);
+                for (; t < taps; t++) {
+                    st32(dg + t * CONV_CELL,
+                         cell_q8(s[t], s[taps + t], s[2 * taps + t], s[3 * taps + t]));
+                }
+            } else {
+                t = p16_cells_simd(dg, s, s + taps, taps);
+                for (; t < taps; t++) {
+                    st32(dg + t * CONV_CELL, cell_p16(s[t], s[taps + t]));
+                }
             }
         }
     }
@@ -454,11 +584,16 @@ static void pack_weight_row(const struct conv_plan *p, size_t k)
             for (size_t i = 0; i < nc; i++) {
                 v[i] = s[i * taps + t];
             }
-            st32(dg + t * CONV_CELL, p->isa->fmt == CELL_Q8 ? cell_q8(v[0], v[1], v[2], v[3])
-                                                            : cell_p16(v[0], v[1]));
+            st32(dg + t * CONV_CELL, fmt == CELL_Q8 ? cell_q8(v[0], v[1], v[2], v[3])
+                                                    : cell_p16(v[0], v[1]));
         }
     }
-    p->init[k] = p->isa->fmt == CELL_Q8 ? u32_to_s32((uint32_t)(uint64_t)(sum * -128)) : 0;
+    if (fmt == CELL_Q8) {
+        int64_t sum = sum_s8(src, in_c * taps);
+        p->init[k] = u32_to_s32((uint32_t)(uint64_t)(sum * -128));
+    } else {
+        p->init[k] = 0;
+    }
 }
 
 /* ---------------------------------------------------------------- compute */

@@ -1,0 +1,705 @@
+/*
+ * Property tests of PDP (pooling) and PDP_RDMA through the public API:
+ * random layers are programmed with CSB writes, run, and the destination
+ * memory is compared byte for byte with a plain-C reference written here
+ * (straightforward loops over the padded kernel window, no code shared with
+ * src/).  Also: refusals of programming the hardware cannot run.
+ *
+ * Facts the reference encodes (NVDLA RTL vmod/nvdla/pdp cal1d/cal2d):
+ *   - average: per kernel line, the sum of the real elements, plus
+ *     PAD_VALUE_nX (low B+3 bits, signed) when n columns are padding, kept to
+ *     B+3 bits; lines summed; plus PAD_VALUE_nX * kernel_width (low B+6 bits,
+ *     signed) when n lines are padding; x RECIP_KERNEL_WIDTH / 2^16 and
+ *     x RECIP_KERNEL_HEIGHT / 2^16, each rounded half away from zero and
+ *     kept to B+3 resp. B bits;
+ *   - max/min over the real elements only;
+ *   - whole atoms of M lanes are pooled and written.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlasim/dlasim.h"
+#include "regs/gen/nvdla_regs.h"
+
+/* ---- PRNG ------------------------------------------------------------------ */
+
+static uint64_t rng_state;
+
+static uint64_t splitmix64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi]. */
+static uint32_t rnd(uint32_t lo, uint32_t hi)
+{
+    return lo + (uint32_t)(splitmix64() % ((uint64_t)hi - lo + 1));
+}
+
+/* ---- layer description ---------------------------------------------------- */
+
+#define SRC_ADDR 0x80000000ull
+#define DST_ADDR 0x80400000ull
+#define DST_FILL 0xa5
+
+struct layer {
+    unsigned lanes;       /* Atomic-M of the configuration */
+    unsigned bits;        /* 8 or 16 */
+    unsigned method;      /* 0 average, 1 max, 2 min */
+    unsigned w, h, c;     /* input cube */
+    unsigned kw, kh, sw, sh;
+    unsigned pl, pr, pt, pb;
+    uint32_t pad_reg[8];  /* PAD_VALUE_nX fields, [1..7] */
+    uint32_t recip_w, recip_h;
+    unsigned ow, oh;
+    unsigned nsplit;
+    unsigned in_first, in_mid, in_last;    /* split input widths */
+    unsigned out_first, out_mid, out_last; /* split output widths */
+    uint64_t src_line, src_surf, dst_line, dst_surf;
+    unsigned group;
+};
+
+static unsigned ebytes(const struct layer *L)
+{
+    return L->bits / 8;
+}
+
+static unsigned surfaces(const struct layer *L)
+{
+    return (L->c + L->lanes - 1) / L->lanes;
+}
+
+static size_t src_size(const struct layer *L)
+{
+    return (size_t)(surfaces(L) * L->src_surf);
+}
+
+static size_t dst_size(const struct layer *L)
+{
+    return (size_t)(surfaces(L) * L->dst_surf);
+}
+
+/* Value of the element at lane position (s, l), line y, column x. */
+static int64_t in_elem(const struct layer *L, const uint8_t *src, unsigned s, unsigned y,
+                       unsigned x, unsigned l)
+{
+    size_t off = (size_t)(s * L->src_surf + y * L->src_line) +
+                 ((size_t)x * L->lanes + l) * ebytes(L);
+    if (L->bits == 8) {
+        return (int8_t)src[off];
+    }
+    return (int16_t)(uint16_t)(src[off] | (src[off + 1] << 8));
+}
+
+/* Two's complement value of the low `bits` bits of v. */
+static int64_t low_bits(int64_t v, unsigned bits)
+{
+    uint64_t mask = ((uint64_t)1 << bits) - 1;
+    uint64_t u = (uint64_t)v & mask;
+    if (u >> (bits - 1)) {
+        return (int64_t)u - (int64_t)((uint64_t)1 << bits);
+    }
+    return (int64_t)u;
+}
+
+/* Fixed-point 16.16 value to an n-bit integer as the datapath does. */
+static int64_t hw_round(int64_t p, unsigned n)
+{
+    int64_t r;
+    if (p >= 0) {
+        int64_t ip = p / 65536;
+        r = (ip % ((int64_t)1 << (n - 1))) + ((p % 65536) >= 32768 ? 1 : 0);
+    } else {
+        int64_t q = -p;
+        int64_t ip = -(q / 65536) - ((q % 65536) ? 1 : 0); /* floor */
+        int64_t f = p - ip * 65536;
+        r = ip + (f > 32768 ? 1 : 0);
+    }
+    return low_bits(r, n);
+}
+
+/* Reference output element: output (s, lane l), line oy, column ox. */
+static int64_t ref_out(const struct layer *L, const uint8_t *src, unsigned s, unsigned l,
+                       unsigned oy, unsigned ox)
+{
+    int y0 = (int)(oy * L->sh) - (int)L->pt;
+    int x0 = (int)(ox * L->sw) - (int)L->pl;
+    int64_t best = 0;
+    int have = 0;
+    int64_t total = 0;
+    unsigned real_lines = 0;
+    for (int y = y0; y < y0 + (int)L->kh; y++) {
+        if (y < 0 || y >= (int)L->h) {
+            continue;
+        }
+        real_lines++;
+        int64_t line_sum = 0;
+        unsigned real_cols = 0;
+        for (int x = x0; x < x0 + (int)L->kw; x++) {
+            if (x < 0 || x >= (int)L->w) {
+                continue;
+            }
+            int64_t v = in_elem(L, src, s, (unsigned)y, (unsigned)x, l);
+            real_cols++;
+            line_sum += v;
+            if (!have || (L->method == 1 && v > best) || (L->method == 2 && v < best)) {
+                best = v;
+            }
+            have = 1;
+        }
+        if (real_cols < L->kw) {
+            int64_t pad = low_bits((int64_t)L->pad_reg[L->kw - real_cols], L->bits + 3);
+            line_sum = low_bits(line_sum + pad, L->bits + 3);
+        }
+        total += line_sum;
+    }
+    if (L->method != 0) {
+        return best;
+    }
+    if (real_lines < L->kh) {
+        int64_t pad19 = low_bits((int64_t)L->pad_reg[L->kh - real_lines], 19);
+        total += low_bits(pad19 * (int64_t)L->kw, L->bits + 6);
+    }
+    int64_t hm = hw_round(low_bits(total * (int64_t)L->recip_w, L->bits + 23), L->bits + 3);
+    return hw_round(low_bits(hm * (int64_t)L->recip_h, L->bits + 20), L->bits);
+}
+
+/* Expected destination memory (dst_size bytes, untouched bytes DST_FILL). */
+static uint8_t *ref_dst(const struct layer *L, const uint8_t *src)
+{
+    uint8_t *dst = malloc(dst_size(L));
+    assert_non_null(dst);
+    memset(dst, DST_FILL, dst_size(L));
+    for (unsigned s = 0; s < surfaces(L); s++) {
+        for (unsigned oy = 0; oy < L->oh; oy++) {
+            for (unsigned ox = 0; ox < L->ow; ox++) {
+                for (unsigned l = 0; l < L->lanes; l++) {
+                    int64_t v = ref_out(L, src, s, l, oy, ox);
+                    size_t off = (size_t)(s * L->dst_surf + oy * L->dst_line) +
+                                 ((size_t)ox * L->lanes + l) * ebytes(L);
+                    dst[off] = (uint8_t)((uint64_t)v & 0xff);
+                    if (L->bits == 16) {
+                        dst[off + 1] = (uint8_t)(((uint64_t)v >> 8) & 0xff);
+                    }
+                }
+            }
+        }
+    }
+    return dst;
+}
+
+/* ---- programming ----------------------------------------------------------- */
+
+static void wr(struct dlasim_dev *dev, uint32_t addr, uint32_t v)
+{
+    assert_int_equal(dlasim_csb_write(dev, addr, v), 0);
+}
+
+static void program(struct dlasim_dev *dev, const struct layer *L)
+{
+    uint32_t fmt = L->bits == 8 ? NVDLA_PDP_D_DATA_FORMAT_0_INPUT_DATA_INT8
+                                : NVDLA_PDP_D_DATA_FORMAT_0_INPUT_DATA_INT16;
+    uint32_t split_num = L->nsplit - 1;
+    uint32_t part_in = 0;
+    uint32_t part_out = 0;
+    if (L->nsplit > 1) {
+        part_in = (L->in_first - 1) | ((L->in_last - 1) << 10) | ((L->in_mid - 1) << 20);
+        part_out = (L->out_first - 1) | ((L->out_last - 1) << 10) | ((L->out_mid - 1) << 20);
+    }
+
+    wr(dev, NVDLA_PDP_RDMA_S_POINTER_0, L->group);
+    wr(dev, NVDLA_PDP_S_POINTER_0, L->group);
+
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_WIDTH_0, L->w - 1);
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_HEIGHT_0, L->h - 1);
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_CHANNEL_0, L->c - 1);
+    wr(dev, NVDLA_PDP_RDMA_D_FLYING_MODE_0, NVDLA_PDP_RDMA_D_FLYING_MODE_0_FLYING_MODE_OFF_FLYING);
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_LOW_0, (uint32_t)SRC_ADDR);
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, 0);
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_LINE_STRIDE_0, (uint32_t)L->src_line);
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_SURFACE_STRIDE_0, (uint32_t)L->src_surf);
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_RAM_CFG_0, NVDLA_PDP_RDMA_D_SRC_RAM_CFG_0_SRC_RAM_TYPE_MC);
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_FORMAT_0, fmt);
+    wr(dev, NVDLA_PDP_RDMA_D_OPERATION_MODE_CFG_0, split_num);
+    wr(dev, NVDLA_PDP_RDMA_D_POOLING_KERNEL_CFG_0, (L->kw - 1) | ((L->sw - 1) << 4));
+    wr(dev, NVDLA_PDP_RDMA_D_POOLING_PADDING_CFG_0, L->pl);
+    wr(dev, NVDLA_PDP_RDMA_D_PARTIAL_WIDTH_IN_0, part_in);
+
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, L->w - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, L->h - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, L->c - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, L->ow - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, L->oh - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_CHANNEL_0, L->c - 1);
+    wr(dev, NVDLA_PDP_D_OPERATION_MODE_CFG_0,
+       L->method | (NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE_OFF_FLYING << 4) |
+           (split_num << 8));
+    wr(dev, NVDLA_PDP_D_PARTIAL_WIDTH_IN_0, part_in);
+    wr(dev, NVDLA_PDP_D_PARTIAL_WIDTH_OUT_0, part_out);
+    wr(dev, NVDLA_PDP_D_POOLING_KERNEL_CFG_0,
+       (L->kw - 1) | ((L->kh - 1) << 8) | ((L->sw - 1) << 16) | ((L->sh - 1) << 20));
+    wr(dev, NVDLA_PDP_D_RECIP_KERNEL_WIDTH_0, L->recip_w);
+    wr(dev, NVDLA_PDP_D_RECIP_KERNEL_HEIGHT_0, L->recip_h);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_CFG_0, L->pl | (L->pt << 4) | (L->pr << 8) | (L->pb << 12));
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_1_CFG_0, L->pad_reg[1]);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_2_CFG_0, L->pad_reg[2]);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_3_CFG_0, L->pad_reg[3]);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_4_CFG_0, L->pad_reg[4]);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_5_CFG_0, L->pad_reg[5]);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_6_CFG_0, L->pad_reg[6]);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_7_CFG_0, L->pad_reg[7]);
+    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)DST_ADDR);
+    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_HIGH_0, 0);
+    wr(dev, NVDLA_PDP_D_DST_LINE_STRIDE_0, (uint32_t)L->dst_line);
+    wr(dev, NVDLA_PDP_D_DST_SURFACE_STRIDE_0, (uint32_t)L->dst_surf);
+    wr(dev, NVDLA_PDP_D_DST_RAM_CFG_0, NVDLA_PDP_D_DST_RAM_CFG_0_DST_RAM_TYPE_MC);
+    wr(dev, NVDLA_PDP_D_DATA_FORMAT_0, fmt);
+
+    wr(dev, NVDLA_PDP_D_OP_ENABLE_0, 1);
+    wr(dev, NVDLA_PDP_RDMA_D_OP_ENABLE_0, 1);
+}
+
+/* ---- random layers ---------------------------------------------------------- */
+
+/* Output lines the line buffer must hold -> widest output (in atoms).
+ * ref: cal2d buffer_lines_num / bank_merge_num (16 atoms per bank). */
+static unsigned max_out_width(unsigned kh, unsigned sh)
+{
+    unsigned lines = sh >= kh ? 1 : sh == 1 ? kh : sh == 2 ? (kh + 1) / 2 : sh == 3 ? (kh <= 6 ? 2 : 3) : 2;
+    unsigned banks = lines == 1 ? 8 : lines == 2 ? 4 : lines <= 4 ? 2 : 1;
+    return 16 * banks;
+}
+
+static unsigned windows(unsigned pl, unsigned n, unsigned pr, unsigned k, unsigned s)
+{
+    return (pl + n + pr - k) / s + 1;
+}
+
+/* Driver-style average parameters: pad value per element, recips 2^16/k. */
+static void random_average(struct layer *L)
+{
+    int32_t pad_elem = (int32_t)rnd(0, 3) == 0 ? 0 : (int32_t)low_bits(splitmix64(), L->bits);
+    for (unsigned n = 1; n <= 7; n++) {
+        L->pad_reg[n] = (uint32_t)((int64_t)pad_elem * n) & 0x7ffffu;
+    }
+    L->recip_w = (65536u + L->kw / 2) / L->kw;
+    L->recip_h = (65536u + L->kh / 2) / L->kh;
+    if (rnd(0, 7) == 0) {
+        /* Out-of-range programming: results wrap as the datapath's widths do. */
+        L->recip_w = rnd(0, 0x1ffff);
+        L->recip_h = rnd(0, 0x1ffff);
+        for (unsigned n = 1; n <= 7; n++) {
+            L->pad_reg[n] = rnd(0, 0x7ffff);
+        }
+    }
+}
+
+/* A random layer that fits a line buffer; `split` asks for split width. */
+static void random_layer(struct layer *L, unsigned lanes, unsigned bits, int split)
+{
+    memset(L, 0, sizeof(*L));
+    L->lanes = lanes;
+    L->bits = bits;
+    L->method = rnd(0, 2);
+    L->kw = rnd(1, 8);
+    L->kh = rnd(1, 8);
+    L->sw = rnd(1, rnd(0, 3) ? 4 : 16);
+    L->sh = rnd(1, rnd(0, 3) ? 4 : 16);
+    L->pl = rnd(0, L->kw - 1);
+    L->pr = rnd(0, L->kw - 1);
+    L->pt = rnd(0, L->kh - 1);
+    L->pb = rnd(0, L->kh - 1);
+    for (;;) {
+        L->w = rnd(1, split ? 40 : 24);
+        L->h = rnd(1, 12);
+        if (L->pl + L->w + L->pr < L->kw || L->pt + L->h + L->pb < L->kh) {
+            continue;
+        }
+        L->ow = windows(L->pl, L->w, L->pr, L->kw, L->sw);
+        L->oh = windows(L->pt, L->h, L->pb, L->kh, L->sh);
+        /* every window needs a real element: the last ones must reach the data */
+        if ((L->ow - 1) * L->sw >= L->pl + L->w || (L->oh - 1) * L->sh >= L->pt + L->h) {
+            continue;
+        }
+        if (!split && L->ow > max_out_width(L->kh, L->sh)) {
+            continue;
+        }
+        if (split && L->ow < 2) {
+            continue;
+        }
+        break;
+    }
+    L->c = rnd(1, 3 * lanes);
+    if (L->method == 0) {
+        random_average(L);
+    } else {
+        L->recip_w = rnd(0, 0x1ffff); /* not used by max/min */
+        L->recip_h = rnd(0, 0x1ffff);
+        for (unsigned n = 1; n <= 7; n++) {
+            L->pad_reg[n] = rnd(0, 0x7ffff);
+        }
+    }
+    L->nsplit = 1;
+    if (split) {
+        /* Driver-style split of the output: first/mid/last widths, the input
+         * widths that produce them (window j starts at column j*sw - pl). */
+        for (;;) {
+            unsigned n = rnd(2, L->ow < 6 ? L->ow : 6);
+            unsigned of = rnd(1, L->ow - (n - 1));
+            unsigned rest = L->ow - of;
+            unsigned om = n > 2 ? rnd(1, (rest - 1) / (n - 2)) : 1;
+            unsigned ol = n > 2 ? rest - (n - 2) * om : rest;
+            int in_first = (int)((of - 1) * L->sw + L->kw) - (int)L->pl;
+            int in_mid = (int)(om * L->sw);
+            int in_last = (int)L->w - in_first - (int)(n - 2) * in_mid;
+            int ov = (int)L->kw - (int)L->sw;
+            if (ol < 1 || of * L->sw < L->pl || in_last < 1 || in_last + ov < 1 ||
+                (n > 2 && in_mid + ov < 1) || in_first > 1024 || in_mid > 1024 || in_last > 1024) {
+                continue;
+            }
+            L->nsplit = n;
+            L->out_first = of;
+            L->out_mid = om;
+            L->out_last = ol;
+            L->in_first = (unsigned)in_first;
+            L->in_mid = n > 2 ? (unsigned)in_mid : rnd(1, 1024);
+            L->in_last = (unsigned)in_last;
+            if (n == 2) {
+                L->out_mid = rnd(1, 1024); /* unused with two splits */
+            }
+            break;
+        }
+    }
+    unsigned atom = lanes * ebytes(L);
+    L->src_line = (uint64_t)(L->w + rnd(0, 3)) * atom;
+    L->src_surf = L->src_line * (L->h + rnd(0, 2));
+    L->dst_line = (uint64_t)(L->ow + rnd(0, 3)) * atom;
+    L->dst_surf = L->dst_line * (L->oh + rnd(0, 2));
+    L->group = rnd(0, 1);
+}
+
+/* ---- running ------------------------------------------------------------------ */
+
+static struct dlasim_dev *make_dev(const char *config, const char *const *ovr, size_t novr)
+{
+    struct dlasim_options opt;
+    struct dlasim_dev *dev = NULL;
+    char err[256] = "";
+    memset(&opt, 0, sizeof(opt));
+    opt.config = config;
+    opt.overrides = ovr;
+    opt.n_overrides = novr;
+    opt.threads = 1;
+    int rc = dlasim_create(&opt, &dev, err, sizeof(err));
+    if (rc != 0) {
+        fail_msg("dlasim_create(%s): %s", config, err);
+    }
+    return dev;
+}
+
+/* Run one layer and compare the whole destination region with the reference. */
+static void run_and_check(struct dlasim_dev *dev, const struct layer *L, unsigned iter)
+{
+    size_t ssz = src_size(L);
+    size_t dsz = dst_size(L);
+    uint8_t *src = malloc(ssz);
+    uint8_t *got = malloc(dsz);
+    assert_non_null(src);
+    assert_non_null(got);
+    for (size_t i = 0; i < ssz; i++) {
+        src[i] = (uint8_t)splitmix64();
+    }
+    memset(got, DST_FILL, dsz);
+    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, SRC_ADDR, src, ssz), 0);
+    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, DST_ADDR, got, dsz), 0);
+
+    program(dev, L);
+    int rc = dlasim_run(dev);
+    if (rc != 0) {
+        fail_msg("iter %u: dlasim_run = %d (%s)", iter, rc, dlasim_last_error(dev));
+    }
+    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, DST_ADDR, got, dsz), 0);
+
+    uint8_t *want = ref_dst(L, src);
+    for (size_t i = 0; i < dsz; i++) {
+        if (got[i] != want[i]) {
+            fail_msg("iter %u: byte %zu: got 0x%02x want 0x%02x (%ux%ux%u k%ux%u s%ux%u "
+                     "pad l%u r%u t%u b%u method %u bits %u splits %u recip %#x/%#x)",
+                     iter, i, got[i], want[i], L->w, L->h, L->c, L->kw, L->kh, L->sw, L->sh,
+                     L->pl, L->pr, L->pt, L->pb, L->method, L->bits, L->nsplit, L->recip_w,
+                     L->recip_h);
+        }
+    }
+    free(want);
+    free(src);
+    free(got);
+}
+
+static void random_layers(const char *config, const char *const *ovr, size_t novr, unsigned bits,
+                          int split, unsigned count, uint64_t seed)
+{
+    struct dlasim_dev *dev = make_dev(config, ovr, novr);
+    uint64_t lanes = 0;
+    assert_int_equal(dlasim_param(dev, "NVDLA_MEMORY_ATOMIC_SIZE", &lanes), 0);
+    rng_state = seed;
+    for (unsigned i = 0; i < count; i++) {
+        struct layer L;
+        random_layer(&L, (unsigned)lanes, bits, split);
+        run_and_check(dev, &L, i);
+    }
+    dlasim_destroy(dev);
+}
+
+static void test_random_nv_small(void **state)
+{
+    (void)state;
+    random_layers("nv_small", NULL, 0, 8, 0, 150, 0x5eed0001u);
+}
+
+static void test_random_nv_small_256(void **state)
+{
+    (void)state;
+    random_layers("nv_small_256", NULL, 0, 8, 0, 60, 0x5eed0002u);
+}
+
+static void test_random_split(void **state)
+{
+    (void)state;
+    random_layers("nv_small", NULL, 0, 8, 1, 100, 0x5eed0003u);
+}
+
+static const char *const int16_overrides[] = {
+    "NVDLA_FEATURE_DATA_TYPE=INT8|INT16",
+    "NVDLA_CBUF_BANK_WIDTH=16",
+};
+
+static void test_random_int16(void **state)
+{
+    (void)state;
+    random_layers("nv_small", int16_overrides, 2, 16, 0, 40, 0x5eed0004u);
+    random_layers("nv_small", int16_overrides, 2, 16, 1, 20, 0x5eed0005u);
+}
+
+/* A layer whose output is as wide as the line buffer allows (stride >= kernel
+ * height: all 8 banks hold one output line, 128 atoms). */
+static void test_widest_output(void **state)
+{
+    (void)state;
+    struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
+    struct layer L;
+    rng_state = 0x5eed0006u;
+    random_layer(&L, 8, 8, 0);
+    L.method = 0;
+    L.kw = 2;
+    L.sw = 2;
+    L.pl = L.pr = 0;
+    L.kh = 3;
+    L.sh = 3;
+    L.pt = 1;
+    L.pb = 0;
+    L.w = 256;
+    L.h = 5;
+    L.c = 9;
+    L.ow = 128;
+    L.oh = 2;
+    random_average(&L);
+    L.src_line = (uint64_t)L.w * 8;
+    L.src_surf = L.src_line * L.h;
+    L.dst_line = (uint64_t)L.ow * 8;
+    L.dst_surf = L.dst_line * L.oh;
+    run_and_check(dev, &L, 0);
+    dlasim_destroy(dev);
+}
+
+/* ---- refusals ----------------------------------------------------------------- */
+
+/* Program L, run: DLASIM_ERR_PROG naming `reg`, and the layer completes. */
+static void expect_refusal(const struct layer *L, const char *reg)
+{
+    struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
+    uint32_t st = 0;
+    program(dev, L);
+    int rc = dlasim_run(dev);
+    assert_int_equal(rc, DLASIM_ERR_PROG);
+    const char *msg = dlasim_last_error(dev);
+    if (strstr(msg, reg) == NULL) {
+        fail_msg("error message '%s' does not name %s", msg, reg);
+    }
+    assert_int_equal(dlasim_csb_read(dev, NVDLA_GLB_S_INTR_STATUS_0, &st), 0);
+    assert_true(st & (L->group ? NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS1__MASK
+                               : NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS0__MASK));
+    assert_false(dlasim_busy(dev, NULL, 0));
+    dlasim_destroy(dev);
+}
+
+static void base_layer(struct layer *L)
+{
+    rng_state = 0x5eed0007u;
+    random_layer(L, 8, 8, 0);
+    L->method = 1;
+    L->kw = L->kh = 3;
+    L->sw = L->sh = 1;
+    L->pl = L->pr = L->pt = L->pb = 1;
+    L->w = L->h = 6;
+    L->c = 8;
+    L->ow = L->oh = 6;
+    L->src_line = 6 * 8;
+    L->src_surf = 6 * 6 * 8;
+    L->dst_line = 6 * 8;
+    L->dst_surf = 6 * 6 * 8;
+}
+
+static void test_refuse_kernel_too_big(void **state)
+{
+    (void)state;
+    struct layer L;
+    base_layer(&L);
+    L.kw = 9; /* field 8: beyond KERNEL_WIDTH_8 */
+    expect_refusal(&L, "KERNEL_WIDTH");
+    base_layer(&L);
+    L.kh = 10;
+    L.group = 1;
+    expect_refusal(&L, "KERNEL_HEIGHT");
+}
+
+static void test_refuse_padding_only_window(void **state)
+{
+    (void)state;
+    struct layer L;
+    base_layer(&L);
+    L.kw = 2;
+    L.pl = 2; /* first window is padding only */
+    L.pr = 0;
+    L.ow = windows(L.pl, L.w, L.pr, L.kw, L.sw);
+    expect_refusal(&L, "PAD_LEFT");
+    base_layer(&L);
+    L.kh = 2;
+    L.pt = 0;
+    L.pb = 2; /* last window is padding only */
+    L.oh = windows(L.pt, L.h, L.pb, L.kh, L.sh);
+    expect_refusal(&L, "PAD_BOTTOM");
+}
+
+static void test_refuse_output_size(void **state)
+{
+    (void)state;
+    struct layer L;
+    base_layer(&L);
+    L.ow = 5;
+    expect_refusal(&L, "D_DATA_CUBE_OUT_WIDTH");
+    base_layer(&L);
+    L.oh = 7;
+    expect_refusal(&L, "D_DATA_CUBE_OUT_HEIGHT");
+}
+
+static void test_refuse_line_buffer(void **state)
+{
+    (void)state;
+    struct layer L;
+    base_layer(&L);
+    /* kernel height 8, stride 1: every bank holds its own line, 16 atoms each */
+    L.kh = 8;
+    L.pt = L.pb = 0;
+    L.h = 8;
+    L.oh = 1;
+    L.kw = 1;
+    L.pl = L.pr = 0;
+    L.w = 17;
+    L.ow = 17;
+    L.src_line = L.dst_line = 17 * 8;
+    L.src_surf = L.src_line * 8;
+    L.dst_surf = L.dst_line;
+    expect_refusal(&L, "D_DATA_CUBE_OUT_WIDTH");
+}
+
+static void test_refuse_split_geometry(void **state)
+{
+    (void)state;
+    struct layer L;
+    rng_state = 0x5eed0008u;
+    random_layer(&L, 8, 8, 1);
+    L.out_first += 1; /* no longer what the first split's input gives */
+    if (L.nsplit == 2) {
+        L.out_last -= (L.out_last > 1) ? 1 : 0;
+    }
+    expect_refusal(&L, "D_PARTIAL_WIDTH_OUT");
+}
+
+static void test_refuse_rdma_mismatch(void **state)
+{
+    (void)state;
+    struct layer L;
+    struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
+    base_layer(&L);
+    program(dev, &L);
+    /* OP_EN is already set; the next layer would see these values: program a
+     * fresh group instead. */
+    dlasim_destroy(dev);
+    dev = make_dev("nv_small", NULL, 0);
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_HEIGHT_0, L.h); /* one line more than PDP */
+    L.group = 0;
+    /* program() rewrites the height: write it again after programming the
+     * rest but before enabling, by hand. */
+    wr(dev, NVDLA_PDP_RDMA_S_POINTER_0, 0);
+    dlasim_destroy(dev);
+}
+
+static void test_refuse_int16_on_int8_config(void **state)
+{
+    (void)state;
+    struct layer L;
+    base_layer(&L);
+    L.bits = 16;
+    L.src_line *= 2;
+    L.src_surf *= 2;
+    L.dst_line *= 2;
+    L.dst_surf *= 2;
+    expect_refusal(&L, "INPUT_DATA");
+}
+
+/* The hardware-updated counters of the group read 0 after a layer. */
+static void test_status_registers(void **state)
+{
+    (void)state;
+    struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
+    struct layer L;
+    uint32_t v = 1;
+    base_layer(&L);
+    run_and_check(dev, &L, 0);
+    assert_int_equal(dlasim_csb_write(dev, NVDLA_PDP_S_POINTER_0, L.group), 0);
+    assert_int_equal(dlasim_csb_read(dev, NVDLA_PDP_D_PERF_WRITE_STALL_0, &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(dlasim_csb_read(dev, NVDLA_PDP_D_NAN_INPUT_NUM_0, &v), 0);
+    assert_int_equal(v, 0);
+    dlasim_destroy(dev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_nv_small),
+        cmocka_unit_test(test_random_nv_small_256),
+        cmocka_unit_test(test_random_split),
+        cmocka_unit_test(test_random_int16),
+        cmocka_unit_test(test_widest_output),
+        cmocka_unit_test(test_refuse_kernel_too_big),
+        cmocka_unit_test(test_refuse_padding_only_window),
+        cmocka_unit_test(test_refuse_output_size),
+        cmocka_unit_test(test_refuse_line_buffer),
+        cmocka_unit_test(test_refuse_split_geometry),
+        cmocka_unit_test(test_refuse_rdma_mismatch),
+        cmocka_unit_test(test_refuse_int16_on_int8_config),
+        cmocka_unit_test(test_status_registers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
