@@ -37,6 +37,7 @@
 #define GEN_NR 8
 #define CONV_MAX_THREADS 64
 #define CONV_CELL 4 /* bytes per packed cell */
+#define CONV_MIN_MACS_PER_THREAD 2e6
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -778,8 +779,23 @@ int dla_conv_s8_with_isa(enum dla_conv_isa isa, const struct dla_conv_geom *g,
     return rc;
 }
 
+/* Threads worth starting: each one costs tens of microseconds to create and
+ * join, so small layers run in fewer (down to the calling thread alone). */
+static unsigned conv_useful_threads(const struct dla_conv_geom *g, unsigned threads)
+{
+    double macs = (double)g->out_k * g->out_h * g->out_w * g->in_c * g->k_h * g->k_w;
+    double most = macs / CONV_MIN_MACS_PER_THREAD;
+    if (most < 1.0) {
+        return 1;
+    }
+    return most < (double)threads ? (unsigned)most : threads;
+}
+
 int dla_conv_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
                 int32_t *out, unsigned threads)
 {
-    return dla_conv_s8_with_isa(conv_best_isa(), g, in, wt, out, threads);
+    if (g == NULL) {
+        return DLASIM_ERR_INVAL;
+    }
+    return dla_conv_s8_with_isa(conv_best_isa(), g, in, wt, out, conv_useful_threads(g, threads));
 }

@@ -72,7 +72,10 @@ const char *dla_conv_isa_name(enum dla_conv_isa isa);
 int dla_conv_isa_supported(enum dla_conv_isa isa);
 
 /* The fast kernel with a given instruction set (for tests and benchmarks);
- * DLASIM_ERR_UNSUPPORTED if the CPU cannot run it. */
+ * DLASIM_ERR_UNSUPPORTED if the CPU cannot run it.  Unlike dla_conv_s8(),
+ * which starts fewer threads for small layers, this one uses
+ * min(threads, tiles) threads whatever the size, so that tests reach the
+ * split on small shapes. */
 int dla_conv_s8_with_isa(enum dla_conv_isa isa, const struct dla_conv_geom *g,
                          const int8_t *in, const int8_t *wt, int32_t *out,
                          unsigned threads);

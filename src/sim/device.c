@@ -581,7 +581,7 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
                   size_t errlen)
 {
     static const struct dlasim_options defaults = {0};
-    char buf[256] = "";
+    char buf[2048] = "";
     *out = NULL;
     if (!opt) {
         opt = &defaults;

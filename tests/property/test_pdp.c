@@ -67,6 +67,7 @@ struct layer {
     unsigned out_first, out_mid, out_last; /* split output widths */
     uint64_t src_line, src_surf, dst_line, dst_surf;
     unsigned group;
+    unsigned rdma_h_extra; /* PDP_RDMA height minus PDP height (0 when consistent) */
 };
 
 static unsigned ebytes(const struct layer *L)
@@ -221,7 +222,7 @@ static void program(struct dlasim_dev *dev, const struct layer *L)
     wr(dev, NVDLA_PDP_S_POINTER_0, L->group);
 
     wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_WIDTH_0, L->w - 1);
-    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_HEIGHT_0, L->h - 1);
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_HEIGHT_0, L->h - 1 + L->rdma_h_extra);
     wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_CHANNEL_0, L->c - 1);
     wr(dev, NVDLA_PDP_RDMA_D_FLYING_MODE_0, NVDLA_PDP_RDMA_D_FLYING_MODE_0_FLYING_MODE_OFF_FLYING);
     wr(dev, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_LOW_0, (uint32_t)SRC_ADDR);
@@ -304,8 +305,8 @@ static void random_average(struct layer *L)
     }
 }
 
-/* A random layer that fits a line buffer; `split` asks for split width. */
-static void random_layer(struct layer *L, unsigned lanes, unsigned bits, int split)
+/* A random layer that fits a line buffer; `split` asks for a wide input. */
+static int random_geometry(struct layer *L, unsigned lanes, unsigned bits, int split)
 {
     memset(L, 0, sizeof(*L));
     L->lanes = lanes;
@@ -350,42 +351,59 @@ static void random_layer(struct layer *L, unsigned lanes, unsigned bits, int spl
         }
     }
     L->nsplit = 1;
-    if (split) {
-        /* Driver-style split of the output: first/mid/last widths, the input
-         * widths that produce them (window j starts at column j*sw - pl). */
-        for (;;) {
-            unsigned n = rnd(2, L->ow < 6 ? L->ow : 6);
-            unsigned of = rnd(1, L->ow - (n - 1));
-            unsigned rest = L->ow - of;
-            unsigned om = n > 2 ? rnd(1, (rest - 1) / (n - 2)) : 1;
-            unsigned ol = n > 2 ? rest - (n - 2) * om : rest;
-            int in_first = (int)((of - 1) * L->sw + L->kw) - (int)L->pl;
-            int in_mid = (int)(om * L->sw);
-            int in_last = (int)L->w - in_first - (int)(n - 2) * in_mid;
-            int ov = (int)L->kw - (int)L->sw;
-            if (ol < 1 || of * L->sw < L->pl || in_last < 1 || in_last + ov < 1 ||
-                (n > 2 && in_mid + ov < 1) || in_first > 1024 || in_mid > 1024 || in_last > 1024) {
-                continue;
-            }
-            L->nsplit = n;
-            L->out_first = of;
-            L->out_mid = om;
-            L->out_last = ol;
-            L->in_first = (unsigned)in_first;
-            L->in_mid = n > 2 ? (unsigned)in_mid : rnd(1, 1024);
-            L->in_last = (unsigned)in_last;
-            if (n == 2) {
-                L->out_mid = rnd(1, 1024); /* unused with two splits */
-            }
-            break;
+    return 1;
+}
+
+/* Driver-style split of the output into first/mid/last widths and the input
+ * widths that produce them (window j starts at input column j*sw - pl).
+ * Returns 0 if no split was found for this layer. */
+static int random_split(struct layer *L)
+{
+    unsigned lbuf = max_out_width(L->kh, L->sh);
+    for (unsigned attempt = 0; attempt < 64; attempt++) {
+        unsigned n = rnd(2, L->ow < 6 ? L->ow : 6);
+        unsigned of = rnd(1, L->ow - (n - 1));
+        unsigned rest = L->ow - of;
+        unsigned om = n > 2 ? rnd(1, (rest - 1) / (n - 2)) : 1;
+        unsigned ol = n > 2 ? rest - (n - 2) * om : rest;
+        int in_first = (int)((of - 1) * L->sw + L->kw) - (int)L->pl;
+        int in_mid = (int)(om * L->sw);
+        int in_last = (int)L->w - in_first - (int)(n - 2) * in_mid;
+        int ov = (int)L->kw - (int)L->sw;
+        if (of > lbuf || om > lbuf || ol > lbuf || of * L->sw < L->pl || in_last < 1 ||
+            in_last + ov < 1 || (n > 2 && in_mid + ov < 1) || in_first > 1024 ||
+            in_mid > 1024 || in_last > 1024) {
+            continue;
         }
+        L->nsplit = n;
+        L->out_first = of;
+        L->out_mid = n > 2 ? om : rnd(1, 1024); /* unused with two splits */
+        L->out_last = ol;
+        L->in_first = (unsigned)in_first;
+        L->in_mid = n > 2 ? (unsigned)in_mid : rnd(1, 1024);
+        L->in_last = (unsigned)in_last;
+        return 1;
     }
-    unsigned atom = lanes * ebytes(L);
+    return 0;
+}
+
+/* Strides and sizes of the memory surfaces, with random slack. */
+static void random_strides(struct layer *L)
+{
+    unsigned atom = L->lanes * ebytes(L);
     L->src_line = (uint64_t)(L->w + rnd(0, 3)) * atom;
     L->src_surf = L->src_line * (L->h + rnd(0, 2));
     L->dst_line = (uint64_t)(L->ow + rnd(0, 3)) * atom;
     L->dst_surf = L->dst_line * (L->oh + rnd(0, 2));
     L->group = rnd(0, 1);
+}
+
+/* A random layer (split width if asked). */
+static void random_layer(struct layer *L, unsigned lanes, unsigned bits, int split)
+{
+    while (!random_geometry(L, lanes, bits, split) || (split && !random_split(L))) {
+    }
+    random_strides(L);
 }
 
 /* ---- running ------------------------------------------------------------------ */
@@ -639,19 +657,9 @@ static void test_refuse_rdma_mismatch(void **state)
 {
     (void)state;
     struct layer L;
-    struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
     base_layer(&L);
-    program(dev, &L);
-    /* OP_EN is already set; the next layer would see these values: program a
-     * fresh group instead. */
-    dlasim_destroy(dev);
-    dev = make_dev("nv_small", NULL, 0);
-    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_HEIGHT_0, L.h); /* one line more than PDP */
-    L.group = 0;
-    /* program() rewrites the height: write it again after programming the
-     * rest but before enabling, by hand. */
-    wr(dev, NVDLA_PDP_RDMA_S_POINTER_0, 0);
-    dlasim_destroy(dev);
+    L.rdma_h_extra = 1; /* PDP_RDMA would fetch one line more than PDP pools */
+    expect_refusal(&L, "D_DATA_CUBE_IN_HEIGHT");
 }
 
 static void test_refuse_int16_on_int8_config(void **state)

@@ -103,7 +103,7 @@ static void log_to_stderr(void *opaque, unsigned category, const char *msg)
 struct dlasim_dev *cli_create_device(const struct cli_common *c)
 {
     struct dlasim_options o = {0};
-    char err[512];
+    char err[2048];
     struct dlasim_dev *dev;
     o.config = c->config;
     o.overrides = c->sets;
