@@ -24,6 +24,8 @@
 #include "kernels/conv_s8_impl.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,7 +39,7 @@
 #define GEN_NR 8
 #define CONV_MAX_THREADS 64
 #define CONV_CELL 4 /* bytes per packed cell */
-#define CONV_MIN_MACS_PER_THREAD 2e6
+#define CONV_MIN_SHARE_S 150e-6
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -130,23 +132,40 @@ void dla_conv_s8_ref(const struct dla_conv_geom *g, const int8_t *in, const int8
 
 enum cell_format { CELL_Q8, CELL_P16 };
 
+struct conv_shape {
+    unsigned mr, nr;
+    dla_conv_tile_fn tile;
+};
+
+/* speed: relative speed per pixel lane (wider tiles amortise more loads) */
 struct conv_isa_desc {
     const char *name;
-    unsigned mr, nr;
     enum cell_format fmt;
-    dla_conv_tile_fn tile;
+    struct conv_shape shapes[DLA_CONV_SHAPES];
+    unsigned speed[DLA_CONV_SHAPES];
 };
 
 static void tile_generic(const struct dla_conv_tile *t);
 
+#define GEN_SHAPES {{GEN_MR, GEN_NR, tile_generic}, {GEN_MR, GEN_NR, tile_generic}, \
+                    {GEN_MR, GEN_NR, tile_generic}}, {100, 100, 100}
+
 static const struct conv_isa_desc conv_isas[DLA_CONV_ISA_COUNT] = {
-    {"generic", GEN_MR, GEN_NR, CELL_P16, tile_generic},
+    {"generic", CELL_P16, GEN_SHAPES},
 #if defined(__x86_64__) && defined(__GNUC__)
-    {"avx2", DLA_CONV_AVX2_MR, DLA_CONV_AVX2_NR, CELL_P16, dla_conv_tile_avx2},
-    {"avx512vnni", DLA_CONV_VNNI_MR, DLA_CONV_VNNI_NR, CELL_Q8, dla_conv_tile_vnni},
+    {"avx2", CELL_P16,
+     {{DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2_4x16},
+      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2_8x8},
+      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2_8x8}},
+     {100, 100, 100}},
+    {"avx512vnni", CELL_Q8,
+     {{DLA_CONV_VNNI_MR, 48, dla_conv_tile_vnni_8x48},
+      {DLA_CONV_VNNI_MR, 32, dla_conv_tile_vnni_8x32},
+      {DLA_CONV_VNNI_MR, 16, dla_conv_tile_vnni_8x16}},
+     {100, 95, 85}},
 #else
-    {"avx2", GEN_MR, GEN_NR, CELL_P16, tile_generic},
-    {"avx512vnni", GEN_MR, GEN_NR, CELL_P16, tile_generic},
+    {"avx2", CELL_P16, GEN_SHAPES},
+    {"avx512vnni", CELL_P16, GEN_SHAPES},
 #endif
 };
 
@@ -176,6 +195,18 @@ int dla_conv_isa_supported(enum dla_conv_isa isa)
     }
 }
 
+/* AVX-512 VBMI byte permutes for packing Q8 weights (conv_s8_x86.c). */
+static int conv_vbmi_supported(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vbmi");
+#else
+    return 0;
+#endif
+}
+
 static enum dla_conv_isa conv_best_isa(void)
 {
     if (dla_conv_isa_supported(DLA_CONV_ISA_AVX512VNNI)) {
@@ -199,6 +230,10 @@ struct conv_plan {
     const int8_t *in, *wt;
     int32_t *out;
     const struct conv_isa_desc *isa;
+    const struct conv_shape *shape;
+    enum cell_format fmt;
+    int use_vbmi;     /* pack Q8 weights with conv_s8_x86.c's VBMI routine */
+    int kmajor;       /* tiles numbered k block major (weights larger than input) */
     uint32_t cell_ch; /* channels per cell: 4 (Q8) or 2 (P16) */
     uint32_t ngrp;    /* channel groups */
     size_t taps;      /* k_h * k_w */
@@ -267,7 +302,7 @@ static int plan_build(struct conv_plan *p)
     size_t t, inp_size, wp_size;
     int rc = DLASIM_ERR_NOMEM;
 
-    p->cell_ch = p->isa->fmt == CELL_Q8 ? 4 : 2;
+    p->cell_ch = p->fmt == CELL_Q8 ? 4 : 2;
     p->ngrp = (g->in_c + p->cell_ch - 1) / p->cell_ch;
     p->taps = (size_t)g->k_h * g->k_w;
     p->nq = (size_t)p->ngrp * p->taps;
@@ -290,13 +325,13 @@ static int plan_build(struct conv_plan *p)
     if (!mul_size(g->out_h, p->vw, &p->nv)) {
         goto done;
     }
-    p->ntiles = (p->nv + p->isa->nr - 1) / p->isa->nr;
-    if (!mul_size(p->ntiles, p->isa->nr, &t) || !mul_size(cymax, p->vw, &p->plane_cells)) {
+    p->ntiles = (p->nv + p->shape->nr - 1) / p->shape->nr;
+    if (!mul_size(p->ntiles, p->shape->nr, &t) || !mul_size(cymax, p->vw, &p->plane_cells)) {
         goto done;
     }
     p->plane_cells += t + cxmax;
     p->nplanes = p->nsy * p->nsx * p->ngrp;
-    p->kblocks = (g->out_k + p->isa->mr - 1) / p->isa->mr;
+    p->kblocks = (g->out_k + p->shape->mr - 1) / p->shape->mr;
     if (!mul_size(p->nplanes, p->plane_cells, &inp_size) ||
         !mul_size(inp_size, CONV_CELL, &inp_size) ||
         !mul_size(g->out_k, p->nq, &wp_size) ||
@@ -321,6 +356,7 @@ static int plan_build(struct conv_plan *p)
             }
         }
     }
+    p->kmajor = wp_size > inp_size;
     rc = 0;
 done:
     free(sy);
@@ -527,15 +563,52 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
         uint64_t y = (uint64_t)yv * g->stride_y + py;
         const int8_t *s[4];
         if (y >= in_h || xv == 0) {
-            pack_input_row(row, s, 0, 0, vw, sx, p->isa->fmt);
+            pack_input_row(row, s, 0, 0, vw, sx, p->fmt);
             continue;
         }
         for (size_t i = 0; i < nc; i++) {
             s[i] = p->in + ((c0 + i) * in_h + y) * in_w + px;
         }
-        pack_input_row(row, s, nc, xv, vw, sx, p->isa->fmt);
+        pack_input_row(row, s, nc, xv, vw, sx, p->fmt);
     }
     memset(dst + vh * row_bytes, 0, (p->plane_cells - vh * vw) * CONV_CELL);
+}
+
+/* Cells of `groups` full channel groups of one output channel: each group
+ * of cell_ch channel rows of `taps` bytes ([i][t]) becomes [t][i]. */
+static void pack_weight_groups(unsigned char *d, const int8_t *src, size_t groups, size_t taps,
+                               enum cell_format fmt)
+{
+    if (taps == 1 && fmt == CELL_Q8) {
+        memcpy(d, src, groups * CONV_CELL); /* [c] is already [group][4] */
+        return;
+    }
+    if (taps == 1) {
+        size_t i = s8_to_s16_simd(d, src, groups * 2);
+        for (; i < groups * 2; i++) {
+            int16_t v = src[i];
+            memcpy(d + 2 * i, &v, sizeof v);
+        }
+        return;
+    }
+    for (size_t grp = 0; grp < groups; grp++) {
+        unsigned char *dg = d + grp * taps * CONV_CELL;
+        size_t t;
+        if (fmt == CELL_Q8) {
+            const int8_t *s = src + grp * 4 * taps;
+            t = q8_cells_simd(dg, s, s + taps, s + 2 * taps, s + 3 * taps, taps, 0);
+            for (; t < taps; t++) {
+                st32(dg + t * CONV_CELL,
+                     cell_q8(s[t], s[taps + t], s[2 * taps + t], s[3 * taps + t]));
+            }
+        } else {
+            const int8_t *s = src + grp * 2 * taps;
+            t = p16_cells_simd(dg, s, s + taps, taps);
+            for (; t < taps; t++) {
+                st32(dg + t * CONV_CELL, cell_p16(s[t], s[taps + t]));
+            }
+        }
+    }
 }
 
 /* Weights of output channel k as nq cells (order of q), and its accumulator
@@ -547,33 +620,17 @@ static void pack_weight_row(const struct conv_plan *p, size_t k)
     const int8_t *src = p->wt + k * in_c * taps;
     unsigned char *d = p->wp + k * p->nq * CONV_CELL;
     size_t full = in_c / cell_ch; /* groups with every channel present */
-    enum cell_format fmt = p->isa->fmt;
+    int64_t sum = 0;
 
-    if (taps == 1 && fmt == CELL_Q8) {
-        memcpy(d, src, full * CONV_CELL); /* [c] is already [group][4] */
-    } else if (taps == 1) {
-        size_t done = s8_to_s16_simd(d, src, full * 2);
-        for (size_t i = done; i < full * 2; i++) {
-            int16_t v = src[i];
-            memcpy(d + 2 * i, &v, sizeof v);
-        }
-    } else {
-        for (size_t grp = 0; grp < full; grp++) {
-            const int8_t *s = src + grp * cell_ch * taps;
-            unsigned char *dg = d + grp * taps * CONV_CELL;
-            size_t t;
-            if (fmt == CELL_Q8) {
-                t = q8_cells_simd(dg, s, s + taps, s + 2 * taps, s + 3 * taps, taps, 0);
-                for (; t < taps; t++) {
-                    st32(dg + t * CONV_CELL,
-                         cell_q8(s[t], s[taps + t], s[2 * taps + t], s[3 * taps + t]));
-                }
-            } else {
-                t = p16_cells_simd(dg, s, s + taps, taps);
-                for (; t < taps; t++) {
-                    st32(dg + t * CONV_CELL, cell_p16(s[t], s[taps + t]));
-                }
-            }
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (p->use_vbmi) {
+        sum = dla_conv_pack_q8_vbmi(d, src, full, taps);
+    }
+#endif
+    if (!p->use_vbmi) {
+        pack_weight_groups(d, src, full, taps, p->fmt);
+        if (p->fmt == CELL_Q8) {
+            sum = sum_s8(src, full * cell_ch * taps);
         }
     }
     if (full < p->ngrp) { /* last group: missing channels weigh 0 */
@@ -584,66 +641,64 @@ static void pack_weight_row(const struct conv_plan *p, size_t k)
             int8_t v[4] = {0, 0, 0, 0};
             for (size_t i = 0; i < nc; i++) {
                 v[i] = s[i * taps + t];
+                sum += v[i];
             }
-            st32(dg + t * CONV_CELL, fmt == CELL_Q8 ? cell_q8(v[0], v[1], v[2], v[3])
-                                                    : cell_p16(v[0], v[1]));
+            st32(dg + t * CONV_CELL, p->fmt == CELL_Q8 ? cell_q8(v[0], v[1], v[2], v[3])
+                                                       : cell_p16(v[0], v[1]));
         }
     }
-    if (fmt == CELL_Q8) {
-        int64_t sum = sum_s8(src, in_c * taps);
-        p->init[k] = u32_to_s32((uint32_t)(uint64_t)(sum * -128));
-    } else {
-        p->init[k] = 0;
-    }
+    p->init[k] = p->fmt == CELL_Q8 ? u32_to_s32((uint32_t)(uint64_t)(sum * -128)) : 0;
 }
 
 /* ---------------------------------------------------------------- compute */
 
-/* Copy the valid pixels of an mr x NR tile starting at virtual pixel n0. */
-static void store_tile(const struct conv_plan *p, const int32_t *acc, size_t n0, size_t k0,
-                       size_t mr)
+/* Runs of real output pixels among the NR virtual pixels from n0. */
+static unsigned tile_runs(const struct conv_plan *p, size_t n0, struct dla_conv_run *runs)
 {
     const struct dla_conv_geom *g = p->g;
-    size_t nr = p->isa->nr, out_plane = (size_t)g->out_h * g->out_w;
-    size_t oy = n0 / p->vw, ox = n0 % p->vw;
-    size_t j = 0;
+    size_t nr = p->shape->nr, oy = n0 / p->vw, ox = n0 % p->vw, j = 0;
+    unsigned n = 0;
 
     while (j < nr && oy < g->out_h) {
         size_t run = min_size(p->vw - ox, nr - j);
         if (ox < g->out_w) {
-            size_t valid = min_size(run, g->out_w - ox);
-            int32_t *o = p->out + k0 * out_plane + oy * g->out_w + ox;
-            for (size_t m = 0; m < mr; m++) {
-                memcpy(o + m * out_plane, acc + m * nr + j, valid * sizeof(int32_t));
-            }
+            runs[n].j = (uint32_t)j;
+            runs[n].len = (uint32_t)min_size(run, g->out_w - ox);
+            runs[n].off = oy * g->out_w + ox;
+            n++;
         }
         j += run;
         ox = 0;
         oy++;
     }
+    return n;
 }
 
-/* Tiles begin..end-1, numbered pixel-tile major (item = nt * kblocks + kb). */
+/* Tiles begin..end-1, numbered pixel-tile major (item = nt * kblocks + kb)
+ * or k-block major (item = kb * ntiles + nt). */
 static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
 {
-    int32_t acc[DLA_CONV_VNNI_MR * DLA_CONV_VNNI_NR];
-    size_t mr_full = p->isa->mr, nr = p->isa->nr;
+    struct dla_conv_run runs[DLA_CONV_NR_MAX + 1];
+    size_t mr_full = p->shape->mr, nr = p->shape->nr;
+    size_t out_plane = (size_t)p->g->out_h * p->g->out_w;
     struct dla_conv_tile t;
 
     t.qoff = p->qoff;
     t.nq = p->nq;
     t.wrow = p->nq * CONV_CELL;
-    t.acc = acc;
+    t.runs = runs;
+    t.ostride = out_plane;
     for (size_t item = begin; item < end; item++) {
-        size_t nt = item / p->kblocks, kb = item % p->kblocks;
+        size_t nt = p->kmajor ? item % p->ntiles : item / p->kblocks;
+        size_t kb = p->kmajor ? item / p->ntiles : item % p->kblocks;
         size_t n0 = nt * nr, k0 = kb * mr_full;
-        size_t mr = min_size(mr_full, p->g->out_k - k0);
         t.in = p->inp + n0 * CONV_CELL;
         t.w = p->wp + k0 * p->nq * CONV_CELL;
         t.init = p->init + k0;
-        t.mr = (unsigned)mr;
-        p->isa->tile(&t);
-        store_tile(p, acc, n0, k0, mr);
+        t.mr = (unsigned)min_size(mr_full, p->g->out_k - k0);
+        t.nruns = tile_runs(p, n0, runs);
+        t.out = p->out + k0 * out_plane;
+        p->shape->tile(&t);
     }
 }
 
@@ -670,85 +725,147 @@ static void tile_generic(const struct dla_conv_tile *t)
             }
         }
     }
-    for (unsigned m = 0; m < t->mr; m++) {
-        for (unsigned j = 0; j < GEN_NR; j++) {
-            t->acc[m * GEN_NR + j] = u32_to_s32(acc[m][j]);
+    for (unsigned r = 0; r < t->nruns; r++) {
+        for (unsigned m = 0; m < t->mr; m++) {
+            int32_t *o = t->out + m * t->ostride + t->runs[r].off;
+            for (unsigned i = 0; i < t->runs[r].len; i++) {
+                o[i] = u32_to_s32(acc[m][t->runs[r].j + i]);
+            }
         }
     }
 }
 
 /* ---------------------------------------------------------------- threads */
 
-enum conv_stage { STAGE_PACK, STAGE_COMPUTE };
-
-struct conv_worker {
+/*
+ * One team per call: threads are created once (creating and joining one
+ * costs 30-150 us on a virtual machine, as much as a small layer), each
+ * packs its share, all meet at a counter, then each computes its share.
+ * The counter is spun on (packing shares are equal, so the wait is short),
+ * yielding after a while in case there are more threads than cores.
+ */
+struct conv_team {
     const struct conv_plan *p;
-    enum conv_stage stage;
-    size_t idx, n;
+    size_t n;               /* shares */
+    atomic_size_t packed;   /* shares packed so far */
 };
 
-/* Share idx of n of a stage: contiguous ranges of planes / k blocks / tiles. */
-static void conv_share(const struct conv_plan *p, enum conv_stage stage, size_t idx, size_t n)
+struct conv_worker {
+    struct conv_team *team;
+    size_t idx;
+};
+
+/* Share idx of n: contiguous ranges of input planes and output channels. */
+static void pack_share(const struct conv_plan *p, size_t idx, size_t n)
 {
-    if (stage == STAGE_PACK) {
-        for (size_t pl = idx * p->nplanes / n; pl < (idx + 1) * p->nplanes / n; pl++) {
-            pack_input_plane(p, pl);
+    for (size_t pl = idx * p->nplanes / n; pl < (idx + 1) * p->nplanes / n; pl++) {
+        pack_input_plane(p, pl);
+    }
+    size_t nk = p->g->out_k;
+    for (size_t k = idx * nk / n; k < (idx + 1) * nk / n; k++) {
+        pack_weight_row(p, k);
+    }
+}
+
+/* Share idx of n: a contiguous range of tiles. */
+static void compute_share(const struct conv_plan *p, size_t idx, size_t n)
+{
+    size_t items = p->ntiles * p->kblocks;
+    compute_tiles(p, idx * items / n, (idx + 1) * items / n);
+}
+
+static void team_arrive_and_wait(struct conv_team *t, size_t shares)
+{
+    unsigned spins = 0;
+
+    atomic_fetch_add_explicit(&t->packed, shares, memory_order_release);
+    while (atomic_load_explicit(&t->packed, memory_order_acquire) < t->n) {
+        if (++spins > 2000) {
+            sched_yield();
         }
-        size_t nk = p->g->out_k;
-        for (size_t k = idx * nk / n; k < (idx + 1) * nk / n; k++) {
-            pack_weight_row(p, k);
-        }
-    } else {
-        size_t items = p->ntiles * p->kblocks;
-        compute_tiles(p, idx * items / n, (idx + 1) * items / n);
     }
 }
 
 static void *conv_worker_main(void *arg)
 {
     const struct conv_worker *w = arg;
-    conv_share(w->p, w->stage, w->idx, w->n);
+    pack_share(w->team->p, w->idx, w->team->n);
+    team_arrive_and_wait(w->team, 1);
+    compute_share(w->team->p, w->idx, w->team->n);
     return NULL;
 }
 
-static void conv_run_stage(const struct conv_plan *p, enum conv_stage stage, size_t n)
+/* Shares of threads that could not be created run in the calling thread. */
+static void conv_run_team(const struct conv_plan *p, size_t n)
 {
     pthread_t tid[CONV_MAX_THREADS];
     struct conv_worker wk[CONV_MAX_THREADS];
     int started[CONV_MAX_THREADS];
+    struct conv_team team;
+    size_t mine = 1;
 
+    team.p = p;
+    team.n = n;
+    atomic_init(&team.packed, 0);
     for (size_t i = 1; i < n; i++) {
-        wk[i].p = p;
-        wk[i].stage = stage;
+        wk[i].team = &team;
         wk[i].idx = i;
-        wk[i].n = n;
         started[i] = pthread_create(&tid[i], NULL, conv_worker_main, &wk[i]) == 0;
     }
-    conv_share(p, stage, 0, n);
+    pack_share(p, 0, n);
+    for (size_t i = 1; i < n; i++) {
+        if (!started[i]) {
+            pack_share(p, i, n);
+            mine++;
+        }
+    }
+    team_arrive_and_wait(&team, mine);
+    compute_share(p, 0, n);
     for (size_t i = 1; i < n; i++) {
         if (started[i]) {
             pthread_join(tid[i], NULL);
         } else {
-            conv_share(p, stage, i, n);
+            compute_share(p, i, n);
         }
     }
 }
 
 /* ------------------------------------------------------------ entry points */
 
-int dla_conv_s8_with_isa(enum dla_conv_isa isa, const struct dla_conv_geom *g,
-                         const int8_t *in, const int8_t *wt, int32_t *out,
-                         unsigned threads)
+/* Tile shape with the least expected time: padded pixel lanes / speed. */
+static const struct conv_shape *choose_shape(const struct conv_isa_desc *isa,
+                                             const struct dla_conv_geom *g, int want)
 {
-    if (g == NULL || in == NULL || wt == NULL || out == NULL ||
-        (unsigned)isa >= DLA_CONV_ISA_COUNT) {
+    if (want >= 0 && want < DLA_CONV_SHAPES) {
+        return &isa->shapes[want];
+    }
+    uint64_t vw = g->out_w + (uint64_t)(g->k_w - 1) * g->dil_x / g->stride_x;
+    uint64_t nv = vw * g->out_h; /* virtual pixels, as plan_build counts them */
+    int best = 0;
+    double best_cost = 0;
+    for (int i = 0; i < DLA_CONV_SHAPES; i++) {
+        uint64_t nr = isa->shapes[i].nr, lanes = (nv + nr - 1) / nr * nr;
+        double cost = (double)lanes / isa->speed[i];
+        if (i == 0 || cost < best_cost) {
+            best = i;
+            best_cost = cost;
+        }
+    }
+    return &isa->shapes[best];
+}
+
+int dla_conv_s8_opts(const struct dla_conv_opts *o, const struct dla_conv_geom *g,
+                     const int8_t *in, const int8_t *wt, int32_t *out)
+{
+    if (o == NULL || g == NULL || in == NULL || wt == NULL || out == NULL ||
+        (unsigned)o->isa >= DLA_CONV_ISA_COUNT) {
         return DLASIM_ERR_INVAL;
     }
     int rc = geom_valid(g);
     if (rc != 0) {
         return rc;
     }
-    if (!dla_conv_isa_supported(isa)) {
+    if (!dla_conv_isa_supported(o->isa)) {
         return DLASIM_ERR_UNSUPPORTED;
     }
     size_t nout = (size_t)g->out_k * g->out_h * g->out_w;
@@ -766,25 +883,31 @@ int dla_conv_s8_with_isa(enum dla_conv_isa isa, const struct dla_conv_geom *g,
     p.in = in;
     p.wt = wt;
     p.out = out;
-    p.isa = &conv_isas[isa];
+    p.isa = &conv_isas[o->isa];
+    p.fmt = p.isa->fmt;
+    p.shape = choose_shape(p.isa, g, o->shape);
+    p.use_vbmi = p.fmt == CELL_Q8 && (size_t)g->k_h * g->k_w <= 16 &&
+                 !(o->flags & DLA_CONV_NO_VBMI) && conv_vbmi_supported();
     rc = plan_build(&p);
     if (rc == 0) {
         size_t items = p.ntiles * p.kblocks;
-        size_t n = threads == 0 ? 1 : threads;
+        size_t n = o->threads == 0 ? 1 : o->threads;
         n = min_size(min_size(n, CONV_MAX_THREADS), items);
-        conv_run_stage(&p, STAGE_PACK, n);
-        conv_run_stage(&p, STAGE_COMPUTE, n);
+        conv_run_team(&p, n);
     }
     plan_free(&p);
     return rc;
 }
 
-/* Threads worth starting: each one costs tens of microseconds to create and
- * join, so small layers run in fewer (down to the calling thread alone). */
-static unsigned conv_useful_threads(const struct dla_conv_geom *g, unsigned threads)
+/* Threads worth starting: creating and joining one costs up to ~0.1 ms on
+ * a virtual machine, so each must get at least CONV_MIN_SHARE_S seconds of
+ * work (estimated from a conservative per-thread speed of the ISA). */
+static unsigned conv_useful_threads(const struct dla_conv_geom *g, enum dla_conv_isa isa,
+                                    unsigned threads)
 {
+    static const double macs_per_s[DLA_CONV_ISA_COUNT] = {3e9, 30e9, 100e9};
     double macs = (double)g->out_k * g->out_h * g->out_w * g->in_c * g->k_h * g->k_w;
-    double most = macs / CONV_MIN_MACS_PER_THREAD;
+    double most = macs / macs_per_s[isa] / CONV_MIN_SHARE_S;
     if (most < 1.0) {
         return 1;
     }
@@ -794,8 +917,14 @@ static unsigned conv_useful_threads(const struct dla_conv_geom *g, unsigned thre
 int dla_conv_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
                 int32_t *out, unsigned threads)
 {
+    struct dla_conv_opts o;
+
     if (g == NULL) {
         return DLASIM_ERR_INVAL;
     }
-    return dla_conv_s8_with_isa(conv_best_isa(), g, in, wt, out, conv_useful_threads(g, threads));
+    o.isa = conv_best_isa();
+    o.shape = -1;
+    o.flags = 0;
+    o.threads = conv_useful_threads(g, o.isa, threads);
+    return dla_conv_s8_opts(&o, g, in, wt, out);
 }

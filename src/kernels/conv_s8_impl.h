@@ -1,12 +1,13 @@
 /*
  * Internals of the int8 convolution kernel (src/kernels/conv_s8.c), shared
- * with the per-ISA micro-kernels (src/kernels/conv_s8_x86.c) and with the
- * unit test, which runs every instruction set this CPU supports.
+ * with the x86 micro-kernels (src/kernels/conv_s8_x86.c) and with the unit
+ * test and benchmark, which run every instruction set and tile shape this
+ * CPU supports.
  *
  * Packed formats (built per call in conv_s8.c, read by the micro-kernels):
  *
  *   A "cell" is 4 bytes holding a group of input channels of one pixel:
- *     Q8  - 4 channels as unsigned bytes x + 128 (AVX-512 VNNI vpdpbusd:
+ *     Q8  - 4 channels as unsigned bytes x + 128 (AVX-512 VNNI vpdpbusd is
  *           u8 x s8; the +128 bias is removed by starting every accumulator
  *           at -128 * sum(weights of that output channel), exact mod 2^32);
  *     P16 - 2 channels as int16 (AVX2 vpmaddwd and the generic C path).
@@ -22,8 +23,8 @@
  *   Reduction step q = group * taps + tap; qoff[q] is the byte offset of
  *   the cell read by pixel n = 0 at step q.
  *
- *   Packed weights: [k][q] cells, the same channel grouping as the input;
- *   absent channels are zero.
+ *   Packed weights: [k][q] cells (same channel grouping as the input;
+ *   absent channels are zero).  Q8 weight cells hold the plain int8 values.
  */
 #ifndef DLASIM_KERNELS_CONV_S8_IMPL_H
 #define DLASIM_KERNELS_CONV_S8_IMPL_H
@@ -40,8 +41,16 @@ enum dla_conv_isa {
     DLA_CONV_ISA_COUNT = 3
 };
 
-/* One micro-kernel call: mr (<= the ISA's MR) output channels x NR
- * consecutive virtual pixels, over all nq reduction steps. */
+/* Output pixels of a tile that are real: lanes j .. j+len-1 of every row go
+ * to out + row * ostride + off .. + len - 1. */
+struct dla_conv_run {
+    uint32_t j, len;
+    size_t off;
+};
+
+/* One micro-kernel call: mr output channels x NR consecutive virtual pixels
+ * (NR of the tile shape), over all nq reduction steps; stores the real
+ * pixels to the output. */
 struct dla_conv_tile {
     const unsigned char *in; /* packed input, already offset to pixel n0 */
     const ptrdiff_t *qoff;   /* byte offset of the cell of step q */
@@ -49,20 +58,33 @@ struct dla_conv_tile {
     const unsigned char *w;  /* packed weights of the first output channel */
     size_t wrow;             /* bytes from one output channel's weights to the next */
     const int32_t *init;     /* accumulator start value of each row */
-    unsigned mr;             /* rows to compute, 1..MR */
-    int32_t *acc;            /* result: acc[m * NR + j], m < mr, j < NR */
+    unsigned mr;             /* rows to compute, 1 .. MR of the shape */
+    const struct dla_conv_run *runs;
+    unsigned nruns;
+    int32_t *out;            /* output plane of the first channel of the tile */
+    size_t ostride;          /* int32s from one output channel plane to the next */
 };
 
 typedef void (*dla_conv_tile_fn)(const struct dla_conv_tile *t);
 
-/* Micro-kernels of conv_s8_x86.c (only on x86-64 with GCC/Clang). */
-#define DLA_CONV_AVX2_MR 4
-#define DLA_CONV_AVX2_NR 16
-#define DLA_CONV_VNNI_MR 8
-#define DLA_CONV_VNNI_NR 48
+/* Tile shapes of the x86 micro-kernels: rows (output channels) x pixels.
+ * Wider tiles run faster per pixel but waste more lanes in the last pixel
+ * tile of small images, so each ISA has three and each call picks one. */
+#define DLA_CONV_SHAPES 3
+#define DLA_CONV_NR_MAX 48
+#define DLA_CONV_VNNI_MR 8   /* x 48, 32 or 16 pixels */
+#define DLA_CONV_AVX2_MR0 4  /* x 16 pixels */
+#define DLA_CONV_AVX2_MR1 8  /* x 8 pixels */
+
 #if defined(__x86_64__) && defined(__GNUC__)
-void dla_conv_tile_avx2(const struct dla_conv_tile *t);
-void dla_conv_tile_vnni(const struct dla_conv_tile *t);
+void dla_conv_tile_vnni_8x48(const struct dla_conv_tile *t);
+void dla_conv_tile_vnni_8x32(const struct dla_conv_tile *t);
+void dla_conv_tile_vnni_8x16(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2_4x16(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2_8x8(const struct dla_conv_tile *t);
+/* Q8 weight cells of `groups` full channel groups (taps <= 16) with
+ * AVX-512 VBMI byte permutes; returns the sum of the weights packed. */
+int64_t dla_conv_pack_q8_vbmi(unsigned char *d, const int8_t *s, size_t groups, size_t taps);
 #endif
 
 /* Name of an instruction set ("generic", "avx2", "avx512vnni"). */
@@ -71,13 +93,21 @@ const char *dla_conv_isa_name(enum dla_conv_isa isa);
 /* 1 if this CPU (and OS) can run `isa`, else 0. */
 int dla_conv_isa_supported(enum dla_conv_isa isa);
 
-/* The fast kernel with a given instruction set (for tests and benchmarks);
- * DLASIM_ERR_UNSUPPORTED if the CPU cannot run it.  Unlike dla_conv_s8(),
- * which starts fewer threads for small layers, this one uses
- * min(threads, tiles) threads whatever the size, so that tests reach the
- * split on small shapes. */
-int dla_conv_s8_with_isa(enum dla_conv_isa isa, const struct dla_conv_geom *g,
-                         const int8_t *in, const int8_t *wt, int32_t *out,
-                         unsigned threads);
+
+#define DLA_CONV_NO_VBMI 1u /* flags: pack Q8 weights without VBMI */
+
+struct dla_conv_opts {
+    enum dla_conv_isa isa;
+    int shape;        /* tile shape 0 .. DLA_CONV_SHAPES-1 of the ISA, -1 = best */
+    unsigned flags;
+    unsigned threads; /* used as given (0 = 1), capped by the tile count */
+};
+
+/* The fast kernel with explicit choices (for tests and benchmarks).  Unlike
+ * dla_conv_s8(), which starts fewer threads for small layers, this uses
+ * min(threads, tiles) threads whatever the size.  DLASIM_ERR_UNSUPPORTED if
+ * the CPU cannot run o->isa. */
+int dla_conv_s8_opts(const struct dla_conv_opts *o, const struct dla_conv_geom *g,
+                     const int8_t *in, const int8_t *wt, int32_t *out);
 
 #endif

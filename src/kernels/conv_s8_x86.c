@@ -8,13 +8,17 @@
  * of 4 products to int32 lanes without saturation (wraps mod 2^32).  The
  * input cells hold x + 128 (unsigned), the accumulators start at
  * -128 * sum(w), so each lane ends at sum(x * w) mod 2^32: exact.
- * Tile: 8 output channels x 48 pixels = 24 zmm accumulators.
+ * Tiles: 8 channels x 48, 32 or 16 pixels (24, 16 or 8 zmm accumulators).
  *
  * AVX2: vpmaddubsw would saturate u8 x s8 pair sums to int16, so it is not
  * exact; instead the cells hold int16 channel pairs and vpmaddwd forms
  * x0 * w0 + x1 * w1 in int32 (|sum| <= 2 * 128 * 128: no overflow), then
  * vpaddd accumulates (wraps mod 2^32).
- * Tile: 4 output channels x 16 pixels = 8 ymm accumulators.
+ * Tiles: 4 channels x 16 pixels or 8 x 8 (8 ymm accumulators).
+ *
+ * The row loops are written out with macros for up to 8 rows x 3 vectors;
+ * the row and vector counts are constants after inlining, so the unused
+ * accumulators and branches disappear and the rest stays in registers.
  */
 #include "kernels/conv_s8_impl.h"
 
@@ -32,131 +36,237 @@ static inline int32_t ld32(const unsigned char *p)
 
 /* ------------------------------------------------------------ AVX-512 VNNI */
 
-#define VNNI_FN static inline __attribute__((always_inline, target("avx512f,avx512vnni")))
+#define VNNI_ATTR __attribute__((target("avx512f,avx512vnni")))
+#define VNNI_INLINE static inline __attribute__((always_inline, target("avx512f,avx512vnni")))
 
-/* Accumulator row m (3 zmm = 48 pixels), only if m < MR. */
-#define VNNI_DECL(m)                                                               \
-    __m512i c##m##0 = _mm512_setzero_si512(), c##m##1 = c##m##0, c##m##2 = c##m##0; \
-    if ((m) < MR) {                                                                \
-        c##m##0 = _mm512_set1_epi32(init[(m) < MR ? (m) : 0]);                     \
-        c##m##1 = c##m##0;                                                         \
-        c##m##2 = c##m##0;                                                         \
+#define VN_DECL(m)                                                                  \
+    __m512i c##m##0 = _mm512_setzero_si512(), c##m##1 = c##m##0, c##m##2 = c##m##0;  \
+    if ((m) < MR) {                                                                 \
+        c##m##0 = _mm512_set1_epi32(init[(m) < MR ? (m) : 0]);                      \
+        c##m##1 = c##m##0;                                                          \
+        c##m##2 = c##m##0;                                                          \
     }
-#define VNNI_STEP(m)                                               \
-    if ((m) < MR) {                                                \
-        __m512i b = _mm512_set1_epi32(ld32(w + (m) * wr));          \
-        c##m##0 = _mm512_dpbusd_epi32(c##m##0, x0, b);             \
-        c##m##1 = _mm512_dpbusd_epi32(c##m##1, x1, b);             \
-        c##m##2 = _mm512_dpbusd_epi32(c##m##2, x2, b);             \
+#define VN_STEP(m)                                                             \
+    if ((m) < MR) {                                                            \
+        __m512i b = _mm512_set1_epi32(ld32(w + (m) * wr));                     \
+        c##m##0 = _mm512_dpbusd_epi32(c##m##0, x0, b);                         \
+        if (NV > 1) {                                                          \
+            c##m##1 = _mm512_dpbusd_epi32(c##m##1, x1, b);                     \
+        }                                                                      \
+        if (NV > 2) {                                                          \
+            c##m##2 = _mm512_dpbusd_epi32(c##m##2, x2, b);                     \
+        }                                                                      \
     }
-#define VNNI_STORE(m)                                                         \
-    if ((m) < MR) {                                                           \
-        _mm512_storeu_si512((void *)(acc + (m) * DLA_CONV_VNNI_NR), c##m##0); \
-        _mm512_storeu_si512((void *)(acc + (m) * DLA_CONV_VNNI_NR + 16), c##m##1); \
-        _mm512_storeu_si512((void *)(acc + (m) * DLA_CONV_VNNI_NR + 32), c##m##2); \
+#define VN_STORE(m)                                                          \
+    if ((m) < MR) {                                                          \
+        _mm512_storeu_si512((void *)(acc + (m) * 16 * NV), c##m##0);         \
+        if (NV > 1) {                                                        \
+            _mm512_storeu_si512((void *)(acc + (m) * 16 * NV + 16), c##m##1); \
+        }                                                                    \
+        if (NV > 2) {                                                        \
+            _mm512_storeu_si512((void *)(acc + (m) * 16 * NV + 32), c##m##2); \
+        }                                                                    \
     }
 
-/* MR (a constant after inlining) rows of a tile over all reduction steps. */
-VNNI_FN void vnni_rows(const struct dla_conv_tile *t, const unsigned char *w,
-                       const int32_t *init, int32_t *acc, const unsigned MR)
+/* MR rows x NV vectors (constants after inlining) over all reduction steps;
+ * acc[m * 16 * NV + j]. */
+VNNI_INLINE void vnni_rows(const struct dla_conv_tile *t, const unsigned char *w,
+                           const int32_t *init, int32_t *acc, const unsigned MR,
+                           const unsigned NV)
 {
     const unsigned char *in = t->in;
     const ptrdiff_t *qoff = t->qoff;
     size_t nq = t->nq, wr = t->wrow;
 
-    VNNI_DECL(0) VNNI_DECL(1) VNNI_DECL(2) VNNI_DECL(3)
-    VNNI_DECL(4) VNNI_DECL(5) VNNI_DECL(6) VNNI_DECL(7)
+    VN_DECL(0) VN_DECL(1) VN_DECL(2) VN_DECL(3) VN_DECL(4) VN_DECL(5) VN_DECL(6) VN_DECL(7)
     for (size_t q = 0; q < nq; q++, w += 4) {
         const unsigned char *a = in + qoff[q];
         __m512i x0 = _mm512_loadu_si512((const void *)a);
-        __m512i x1 = _mm512_loadu_si512((const void *)(a + 64));
-        __m512i x2 = _mm512_loadu_si512((const void *)(a + 128));
-        VNNI_STEP(0) VNNI_STEP(1) VNNI_STEP(2) VNNI_STEP(3)
-        VNNI_STEP(4) VNNI_STEP(5) VNNI_STEP(6) VNNI_STEP(7)
+        __m512i x1 = x0, x2 = x0;
+        if (NV > 1) {
+            x1 = _mm512_loadu_si512((const void *)(a + 64));
+        }
+        if (NV > 2) {
+            x2 = _mm512_loadu_si512((const void *)(a + 128));
+        }
+        VN_STEP(0) VN_STEP(1) VN_STEP(2) VN_STEP(3) VN_STEP(4) VN_STEP(5) VN_STEP(6) VN_STEP(7)
     }
-    VNNI_STORE(0) VNNI_STORE(1) VNNI_STORE(2) VNNI_STORE(3)
-    VNNI_STORE(4) VNNI_STORE(5) VNNI_STORE(6) VNNI_STORE(7)
+    VN_STORE(0) VN_STORE(1) VN_STORE(2) VN_STORE(3) VN_STORE(4) VN_STORE(5) VN_STORE(6)
+    VN_STORE(7)
 }
 
-__attribute__((target("avx512f,avx512vnni")))
-void dla_conv_tile_vnni(const struct dla_conv_tile *t)
+/* Copy the real pixels of mr rows of a tile (row length nr) to the output. */
+VNNI_INLINE void vnni_store(const struct dla_conv_tile *t, const int32_t *acc, unsigned nr)
 {
-    unsigned m = 0, mr = t->mr;
+    for (unsigned r = 0; r < t->nruns; r++) {
+        const int32_t *a = acc + t->runs[r].j;
+        int32_t *o = t->out + t->runs[r].off;
+        unsigned len = t->runs[r].len;
+        for (unsigned m = 0; m < t->mr; m++, a += nr, o += t->ostride) {
+            for (unsigned i = 0; i < len; i += 16) {
+                __mmask16 k = len - i >= 16 ? (__mmask16)0xFFFF
+                                            : (__mmask16)((1u << (len - i)) - 1u);
+                _mm512_mask_storeu_epi32(o + i, k, _mm512_maskz_loadu_epi32(k, a + i));
+            }
+        }
+    }
+}
 
-    if (mr == DLA_CONV_VNNI_MR) {
-        vnni_rows(t, t->w, t->init, t->acc, 8);
-        return;
+/* Rows of a tile in blocks of MR_FULL, then 8, 4, 2, 1 for the k tail. */
+#define VNNI_TILE(name, MR_FULL, NV)                                                   \
+    VNNI_ATTR void name(const struct dla_conv_tile *t)                                 \
+    {                                                                                  \
+        int32_t acc[(MR_FULL) * 16 * (NV)];                                            \
+        unsigned m = 0, mr = t->mr;                                                    \
+        if (mr == (MR_FULL)) {                                                         \
+            vnni_rows(t, t->w, t->init, acc, (MR_FULL), (NV));                         \
+        } else {                                                                       \
+            if ((MR_FULL) > 8 && mr - m >= 8) {                                        \
+                vnni_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 16 * (NV), 8, (NV)); \
+                m += 8;                                                                \
+            }                                                                          \
+            if (mr - m >= 4) {                                                         \
+                vnni_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 16 * (NV), 4, (NV)); \
+                m += 4;                                                                \
+            }                                                                          \
+            if (mr - m >= 2) {                                                         \
+                vnni_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 16 * (NV), 2, (NV)); \
+                m += 2;                                                                \
+            }                                                                          \
+            if (mr - m >= 1) {                                                         \
+                vnni_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 16 * (NV), 1, (NV)); \
+            }                                                                          \
+        }                                                                              \
+        vnni_store(t, acc, 16 * (NV));                                                 \
     }
-    /* k tail: 4 + 2 + 1 rows, same packed block (row offset m) */
-    if (mr - m >= 4) {
-        vnni_rows(t, t->w + m * t->wrow, t->init + m, t->acc + m * DLA_CONV_VNNI_NR, 4);
-        m += 4;
+
+VNNI_TILE(dla_conv_tile_vnni_8x48, DLA_CONV_VNNI_MR, 3)
+VNNI_TILE(dla_conv_tile_vnni_8x32, DLA_CONV_VNNI_MR, 2)
+VNNI_TILE(dla_conv_tile_vnni_8x16, DLA_CONV_VNNI_MR, 1)
+
+/* ------------------------------------------------------- AVX-512 VBMI pack */
+
+__attribute__((target("avx512f,avx512bw,avx512vbmi")))
+int64_t dla_conv_pack_q8_vbmi(unsigned char *d, const int8_t *s, size_t groups, size_t taps)
+{
+    size_t gb = 4 * taps;       /* bytes per group: [i][t] in, [t][i] out */
+    size_t per = 64 / gb;       /* whole groups per 64-byte vector */
+    unsigned char idx[64];
+    size_t count = 0;
+
+    for (size_t b = 0; b < 64; b++) {
+        size_t grp = b / gb, r = b % gb;
+        idx[b] = (unsigned char)(b < per * gb ? grp * gb + (r % 4) * taps + r / 4 : b);
     }
-    if (mr - m >= 2) {
-        vnni_rows(t, t->w + m * t->wrow, t->init + m, t->acc + m * DLA_CONV_VNNI_NR, 2);
-        m += 2;
+    __m512i perm = _mm512_loadu_si512((const void *)idx);
+    __m512i bias = _mm512_set1_epi8(-128), zero = _mm512_setzero_si512(), sum = zero;
+    for (size_t g = 0; g < groups; g += per) {
+        size_t n = (groups - g < per ? groups - g : per) * gb;
+        __mmask64 k = n >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
+        __m512i x = _mm512_maskz_loadu_epi8(k, (const void *)(s + g * gb));
+        _mm512_mask_storeu_epi8((void *)(d + g * gb), k, _mm512_permutexvar_epi8(perm, x));
+        /* sum of (x ^ 0x80) = sum of (x + 128); masked-off bytes count 128 */
+        sum = _mm512_add_epi64(sum, _mm512_sad_epu8(_mm512_xor_si512(x, bias), zero));
+        count += 64;
     }
-    if (mr - m >= 1) {
-        vnni_rows(t, t->w + m * t->wrow, t->init + m, t->acc + m * DLA_CONV_VNNI_NR, 1);
-    }
+    return (int64_t)_mm512_reduce_add_epi64(sum) - 128 * (int64_t)count;
 }
 
 /* -------------------------------------------------------------------- AVX2 */
 
-#define AVX2_FN static inline __attribute__((always_inline, target("avx2")))
+#define AVX2_ATTR __attribute__((target("avx2")))
+#define AVX2_INLINE static inline __attribute__((always_inline, target("avx2")))
 
-#define AVX2_DECL(m)                                                \
+#define AV_DECL(m)                                                  \
     __m256i d##m##0 = _mm256_setzero_si256(), d##m##1 = d##m##0;    \
     if ((m) < MR) {                                                 \
         d##m##0 = _mm256_set1_epi32(init[(m) < MR ? (m) : 0]);      \
         d##m##1 = d##m##0;                                          \
     }
-#define AVX2_STEP(m)                                                        \
+#define AV_STEP(m)                                                          \
     if ((m) < MR) {                                                         \
-        __m256i b = _mm256_set1_epi32(ld32(w + (m) * wr));                   \
+        __m256i b = _mm256_set1_epi32(ld32(w + (m) * wr));                  \
         d##m##0 = _mm256_add_epi32(d##m##0, _mm256_madd_epi16(x0, b));      \
-        d##m##1 = _mm256_add_epi32(d##m##1, _mm256_madd_epi16(x1, b));      \
+        if (NV > 1) {                                                       \
+            d##m##1 = _mm256_add_epi32(d##m##1, _mm256_madd_epi16(x1, b));  \
+        }                                                                   \
     }
-#define AVX2_STORE(m)                                                                  \
-    if ((m) < MR) {                                                                    \
-        _mm256_storeu_si256((__m256i *)(void *)(acc + (m) * DLA_CONV_AVX2_NR), d##m##0); \
-        _mm256_storeu_si256((__m256i *)(void *)(acc + (m) * DLA_CONV_AVX2_NR + 8), d##m##1); \
+#define AV_STORE(m)                                                                 \
+    if ((m) < MR) {                                                                 \
+        _mm256_storeu_si256((__m256i *)(void *)(acc + (m) * 8 * NV), d##m##0);      \
+        if (NV > 1) {                                                               \
+            _mm256_storeu_si256((__m256i *)(void *)(acc + (m) * 8 * NV + 8), d##m##1); \
+        }                                                                           \
     }
 
-AVX2_FN void avx2_rows(const struct dla_conv_tile *t, const unsigned char *w,
-                       const int32_t *init, int32_t *acc, const unsigned MR)
+AVX2_INLINE void avx2_rows(const struct dla_conv_tile *t, const unsigned char *w,
+                           const int32_t *init, int32_t *acc, const unsigned MR,
+                           const unsigned NV)
 {
     const unsigned char *in = t->in;
     const ptrdiff_t *qoff = t->qoff;
     size_t nq = t->nq, wr = t->wrow;
 
-    AVX2_DECL(0) AVX2_DECL(1) AVX2_DECL(2) AVX2_DECL(3)
+    AV_DECL(0) AV_DECL(1) AV_DECL(2) AV_DECL(3) AV_DECL(4) AV_DECL(5) AV_DECL(6) AV_DECL(7)
     for (size_t q = 0; q < nq; q++, w += 4) {
         const unsigned char *a = in + qoff[q];
         __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)a);
-        __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(a + 32));
-        AVX2_STEP(0) AVX2_STEP(1) AVX2_STEP(2) AVX2_STEP(3)
+        __m256i x1 = x0;
+        if (NV > 1) {
+            x1 = _mm256_loadu_si256((const __m256i *)(const void *)(a + 32));
+        }
+        AV_STEP(0) AV_STEP(1) AV_STEP(2) AV_STEP(3) AV_STEP(4) AV_STEP(5) AV_STEP(6) AV_STEP(7)
     }
-    AVX2_STORE(0) AVX2_STORE(1) AVX2_STORE(2) AVX2_STORE(3)
+    AV_STORE(0) AV_STORE(1) AV_STORE(2) AV_STORE(3) AV_STORE(4) AV_STORE(5) AV_STORE(6)
+    AV_STORE(7)
 }
 
-__attribute__((target("avx2")))
-void dla_conv_tile_avx2(const struct dla_conv_tile *t)
+AVX2_INLINE void avx2_store(const struct dla_conv_tile *t, const int32_t *acc, unsigned nr)
 {
-    unsigned m = 0, mr = t->mr;
-
-    if (mr == DLA_CONV_AVX2_MR) {
-        avx2_rows(t, t->w, t->init, t->acc, 4);
-        return;
-    }
-    if (mr - m >= 2) {
-        avx2_rows(t, t->w + m * t->wrow, t->init + m, t->acc + m * DLA_CONV_AVX2_NR, 2);
-        m += 2;
-    }
-    if (mr - m >= 1) {
-        avx2_rows(t, t->w + m * t->wrow, t->init + m, t->acc + m * DLA_CONV_AVX2_NR, 1);
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (unsigned r = 0; r < t->nruns; r++) {
+        const int32_t *a = acc + t->runs[r].j;
+        int32_t *o = t->out + t->runs[r].off;
+        unsigned len = t->runs[r].len;
+        for (unsigned m = 0; m < t->mr; m++, a += nr, o += t->ostride) {
+            unsigned i = 0;
+            for (; i + 8 <= len; i += 8) {
+                _mm256_storeu_si256((__m256i *)(void *)(o + i),
+                                    _mm256_loadu_si256((const __m256i *)(const void *)(a + i)));
+            }
+            if (i < len) {
+                __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(len - i)), lane);
+                _mm256_maskstore_epi32(o + i, k, _mm256_maskload_epi32(a + i, k));
+            }
+        }
     }
 }
+
+#define AVX2_TILE(name, MR_FULL, NV)                                                   \
+    AVX2_ATTR void name(const struct dla_conv_tile *t)                                 \
+    {                                                                                  \
+        int32_t acc[(MR_FULL) * 8 * (NV)];                                             \
+        unsigned m = 0, mr = t->mr;                                                    \
+        if (mr == (MR_FULL)) {                                                         \
+            avx2_rows(t, t->w, t->init, acc, (MR_FULL), (NV));                         \
+        } else {                                                                       \
+            if ((MR_FULL) > 4 && mr - m >= 4) {                                        \
+                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), 4, (NV)); \
+                m += 4;                                                                \
+            }                                                                          \
+            if (mr - m >= 2) {                                                         \
+                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), 2, (NV)); \
+                m += 2;                                                                \
+            }                                                                          \
+            if (mr - m >= 1) {                                                         \
+                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), 1, (NV)); \
+            }                                                                          \
+        }                                                                              \
+        avx2_store(t, acc, 8 * (NV));                                                  \
+    }
+
+AVX2_TILE(dla_conv_tile_avx2_4x16, DLA_CONV_AVX2_MR0, 2)
+AVX2_TILE(dla_conv_tile_avx2_8x8, DLA_CONV_AVX2_MR1, 1)
 
 #else
 

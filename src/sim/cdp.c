@@ -38,13 +38,14 @@
  *
  * Modelling choices / deviations:
  *   - Cube geometry comes from CDP_RDMA of the same group index as CDP.
- *   - INT8 follows the RTL exactly.  INT16 (no configuration here has it)
- *     follows NVDLA's C model widths: 17-bit cvtin, 38-bit LUT input,
- *     7-bit index selects, 33-bit product, 16-bit cvtout with a 32-bit
- *     offset; atoms of M 2-byte elements (NVDLA_BPE 16; NVDLA's C model
- *     instead packs M/2 INT16 elements in an M-byte atom).  FP16 is not modelled (it would
- *     need fp17 conversion, float square sums and the HLS_CDP_lookup_fp16
- *     LUT path of the C model, plus the NaN/Inf counters).
+ *   - INT8 follows the RTL exactly.  INT16 (no configuration here has it;
+ *     the public RTL is INT8-only) follows NVDLA's C model widths: 17-bit
+ *     cvtin, 38-bit LUT input, 7-bit index selects, 33-bit product, 16-bit
+ *     cvtout with a 32-bit offset; atoms of M 2-byte elements (NVDLA_BPE 16;
+ *     NVDLA's C model instead packs M/2 INT16 elements in an M-byte atom).
+ *   - FP16 is not modelled: it would need the fp16->fp17 input conversion
+ *     (no offset), fp17 square sums, the fp17 LUT path (HLS_CDP_lookup_fp16
+ *     of the C model), NaN flush-to-zero and the NaN/Inf counters.
  *   - The RTL of every configuration ignores D_DATA_FORMAT; when a
  *     configuration lacks the programmed type the layer is processed as INT8
  *     and a guest error is logged.
@@ -83,6 +84,7 @@ struct cdp_cfg {
     int sqsum_bypass, mul_bypass;
     int32_t in_offset, in_scale;
     unsigned in_shift, in_bits;
+    int32_t cvt8[256];                 /* INT8 input converter, by input byte */
     int64_t out_offset;
     int32_t out_scale;
     unsigned out_shift, out_bits;
@@ -93,6 +95,9 @@ struct cdp_cfg {
 struct cdp_run {
     uint8_t *in, *out;           /* one band: [surface][row][W * M] */
     int32_t *v;                  /* converted channels of one pixel, padded */
+    int32_t *memo;               /* INT8 LUT input -> LUT result, or NULL */
+    int64_t memo_lo;             /* LUT input of memo[0] */
+    uint32_t memo_size;
     int64_t *sq;                 /* their squares, padded */
     uint64_t count[CDP_LUT_CLASS_COUNT];
 };
@@ -178,6 +183,28 @@ static void decode_cube(struct dla_dev *d, unsigned g, struct cdp_cfg *c)
     c->dst_port = dla_ram_port(DLA_REG_FIELD(d, g, NVDLA_CDP_D_DST_DMA_CFG_0, DST_RAM_TYPE));
 }
 
+/* Spec 004 (NVDLA_MEMORY_ATOMIC_SIZE): addresses and strides are multiples
+ * of the atom.  The model uses the byte values as programmed and only
+ * reports a misalignment. */
+static void check_alignment(struct dla_dev *d, const struct cdp_cfg *c)
+{
+    uint64_t a = c->atom_bytes;
+    if (c->src_addr % a || c->src_line % a || c->src_surf % a) {
+        dla_log(d, DLASIM_LOG_GUEST_ERROR,
+                "CDP_RDMA: D_SRC_BASE_ADDR/LINE_STRIDE/SURFACE_STRIDE 0x%llx/0x%llx/0x%llx "
+                "not multiples of the %u-byte atom",
+                (unsigned long long)c->src_addr, (unsigned long long)c->src_line,
+                (unsigned long long)c->src_surf, (unsigned)a);
+    }
+    if (c->dst_addr % a || c->dst_line % a || c->dst_surf % a) {
+        dla_log(d, DLASIM_LOG_GUEST_ERROR,
+                "CDP: D_DST_BASE_ADDR/LINE_STRIDE/SURFACE_STRIDE 0x%llx/0x%llx/0x%llx "
+                "not multiples of the %u-byte atom",
+                (unsigned long long)c->dst_addr, (unsigned long long)c->dst_line,
+                (unsigned long long)c->dst_surf, (unsigned)a);
+    }
+}
+
 /* Converters and bypasses.  INT8 widths from the RTL (HLS_cdp_icvt.v uses
  * DATIN_OFFSET[7:0], HLS_cdp_ocvt.v DATOUT_OFFSET[24:0]); INT16 widths from
  * cmod hls/cdp_libs (16-bit offset in, 32-bit offset out). */
@@ -196,6 +223,10 @@ static void decode_datapath(struct dla_dev *d, unsigned g, struct cdp_cfg *c)
     c->in_scale = (int32_t)sext(DLA_REG_FIELD(d, g, NVDLA_CDP_D_DATIN_SCALE_0, DATIN_SCALE), 16);
     c->in_shift = DLA_REG_FIELD(d, g, NVDLA_CDP_D_DATIN_SHIFTER_0, DATIN_SHIFTER);
     c->in_bits = c->int16 ? 17 : 9;
+    for (int i = 0; i < 256; i++) {
+        c->cvt8[i] = cdp_convert((int8_t)(uint8_t)i, c->in_offset, c->in_scale, c->in_shift,
+                                 c->in_bits);
+    }
 
     c->out_offset = sext(out_off, c->int16 ? 32 : 25);
     c->out_scale = (int32_t)sext(DLA_REG_FIELD(d, g, NVDLA_CDP_D_DATOUT_SCALE_0, DATOUT_SCALE),
@@ -260,6 +291,7 @@ static int cdp_decode(struct dla_dev *d, unsigned g, struct cdp_cfg *c)
         return rc;
     }
     decode_cube(d, g, c);
+    check_alignment(d, c);
     decode_datapath(d, g, c);
     decode_lut(d, c);
     return 0;
@@ -356,6 +388,12 @@ static void convert_pixel(const struct cdp_cfg *c, const uint8_t *band, uint32_t
     uint32_t ch = 0;
     for (uint32_t s = 0; s < c->surfaces; s++) {
         const uint8_t *atom = band + ((size_t)s * n + r) * lb + (size_t)x * c->atom_bytes;
+        if (!c->int16) {
+            for (uint32_t e = 0; e < c->atom_elems; e++, ch++) {
+                v[CDP_MAX_RADIUS + ch] = ch < c->channel ? c->cvt8[atom[e]] : 0;
+            }
+            continue;
+        }
         for (uint32_t e = 0; e < c->atom_elems; e++, ch++) {
             int32_t in = load_elem(c, atom, e);
             v[CDP_MAX_RADIUS + ch] =
@@ -364,6 +402,32 @@ static void convert_pixel(const struct cdp_cfg *c, const uint8_t *band, uint32_t
                     : 0;
         }
     }
+}
+
+/*
+ * LUT result for input x.  INT8 LUT inputs take few distinct values (square
+ * sums 0 .. 9 * 2^16, or -256 .. 255 with SQSUM_BYPASS), so layers remember
+ * each result: an entry holds ((class + 1) << 16) | (uint16_t)result, 0 when
+ * not yet computed.
+ */
+static int32_t lut_lookup(const struct cdp_cfg *c, struct cdp_run *st, int64_t x)
+{
+    enum cdp_lut_class cls;
+    int32_t y;
+    int64_t i = x - st->memo_lo;
+    if (st->memo && i >= 0 && i < (int64_t)st->memo_size) {
+        int32_t e = st->memo[i];
+        if (e) {
+            st->count[(e >> 16) - 1]++;
+            return (int16_t)(uint16_t)(e & 0xffff);
+        }
+        y = cdp_lut_eval(&c->lut, x, &cls);
+        st->memo[i] = (int32_t)(((uint32_t)cls + 1) << 16 | (uint16_t)y);
+    } else {
+        y = cdp_lut_eval(&c->lut, x, &cls);
+    }
+    st->count[cls]++;
+    return y;
 }
 
 /* Normalize one pixel: square sums, LUT, multiply, output converter. */
@@ -390,11 +454,9 @@ static void process_pixel(const struct cdp_cfg *c, struct cdp_run *st, uint8_t *
     for (uint32_t s = 0; s < c->surfaces; s++) {
         uint8_t *atom = band_out + ((size_t)s * n + r) * lb + (size_t)x * c->atom_bytes;
         for (uint32_t e = 0; e < c->atom_elems; e++, k++) {
-            enum cdp_lut_class cls;
             int64_t xin = c->sqsum_bypass ? v[pad + k] : sum;
-            int64_t lut = cdp_lut_eval(&c->lut, xin, &cls);
+            int64_t lut = lut_lookup(c, st, xin);
             int64_t y = c->mul_bypass ? lut : lut * v[pad + k];
-            st->count[cls]++;
             store_elem(c, atom, e,
                        cdp_convert(y, c->out_offset, c->out_scale, c->out_shift, c->out_bits));
             if (!c->sqsum_bypass) {
@@ -425,6 +487,15 @@ static int run_layer(struct dla_dev *d, const struct cdp_cfg *c, struct cdp_run 
     if (!st->in || !st->out || !st->v || !st->sq) {
         return dla_error(d, DLASIM_ERR_NOMEM, "CDP: no host memory for a %ux%ux%u cube",
                          (unsigned)c->width, (unsigned)c->height, (unsigned)c->channel);
+    }
+    /* remember INT8 LUT results when the layer has enough elements */
+    if (!c->int16) {
+        uint32_t range = c->sqsum_bypass ? 512u : (2 * c->radius + 1) * (1u << 16) + 1;
+        if ((uint64_t)lanes * c->width * c->height > range / 4) {
+            st->memo_lo = c->sqsum_bypass ? -256 : 0;
+            st->memo_size = range;
+            st->memo = calloc(st->memo_size, sizeof(*st->memo));
+        }
     }
     for (uint32_t y0 = 0; y0 < c->height; y0 += rows) {
         uint32_t n = c->height - y0 < rows ? c->height - y0 : rows;
@@ -489,6 +560,7 @@ int dla_cdp_execute(struct dla_dev *d, unsigned group)
     free(st.out);
     free(st.v);
     free(st.sq);
+    free(st.memo);
     free(c);
     return rc;
 }

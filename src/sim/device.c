@@ -27,6 +27,7 @@ struct dla_dev {
     struct dla_regfile rf;            /* every unit's CSB registers */
     struct dla_mem_port port[2];      /* by enum dlasim_port */
     struct dla_conv_state *conv;      /* CBUF state across layers */
+    struct dla_bdma_state *bdma;      /* BDMA transfer queue (bdma.c) */
     void (*irq_cb)(void *, int);      /* IRQ line change callback */
     void *irq_opaque;
     int irq_level;                    /* current level of the line */
@@ -121,6 +122,16 @@ const struct dla_lut_ram *dla_lut(const struct dla_dev *d, enum dla_lut_id id)
 struct dla_conv_state *dla_dev_conv_state(struct dla_dev *d)
 {
     return d->conv;
+}
+
+struct dla_bdma_state *dla_dev_bdma_state(struct dla_dev *d)
+{
+    return d->bdma;
+}
+
+const struct dla_bdma_state *dla_dev_bdma_state_const(const struct dla_dev *d)
+{
+    return d->bdma;
 }
 
 unsigned dla_threads(const struct dla_dev *d)
@@ -286,7 +297,14 @@ int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
         dla_log(d, DLASIM_LOG_REG, "reg_write(%s, 0x%x);",
                 dlasim_reg_name(addr, name, sizeof(name)), val);
     }
-    switch (dla_regfile_write(&d->rf, addr, val)) {
+    enum dla_write_effect effect = dla_regfile_write(&d->rf, addr, val);
+    /* BDMA is not ping-pong: CFG_OP_0 / CFG_LAUNCH0/1 writes act at once on
+     * its transfer queue (see dla_bdma_csb_written in dla.h). */
+    if (effect == DLA_WRITE_STORED && addr >= nvdla_units[NVDLA_UNIT_BDMA].base &&
+        addr < nvdla_units[NVDLA_UNIT_BDMA].base + 0x1000u) {
+        dla_bdma_csb_written(d, addr, val);
+    }
+    switch (effect) {
     case DLA_WRITE_UNMAPPED:
         dla_log(d, DLASIM_LOG_GUEST_ERROR, "CSB write to unmapped address 0x%x ignored", addr);
         break;
@@ -404,7 +422,12 @@ static int find_layer(const struct dla_dev *d, struct layer *l)
     }
     l->n = 0;
     l->kind = LAYER_BDMA;
-    if (take(d, l, NVDLA_UNIT_BDMA)) {
+    /* BDMA has no OP_EN: a launched group of transfers is its layer. */
+    int bdma_group = d->rf.unit[NVDLA_UNIT_BDMA].present ? dla_bdma_runnable(d) : -1;
+    if (bdma_group >= 0) {
+        l->unit[0] = NVDLA_UNIT_BDMA;
+        l->group[0] = (unsigned)bdma_group;
+        l->n = 1;
         return 1;
     }
     l->n = 0;
@@ -464,7 +487,7 @@ static int run_layer(struct dla_dev *d, const struct layer *l)
         break;
     case LAYER_BDMA:
         d->cur_unit = "BDMA";
-        rc = dla_bdma_execute(d, consumer(d, NVDLA_UNIT_BDMA));
+        rc = dla_bdma_execute(d, l->group[0]); /* launch group, not a CONSUMER */
         break;
     case LAYER_RUBIK:
         d->cur_unit = "RUBIK";
@@ -481,7 +504,11 @@ static void complete_layer(struct dla_dev *d, const struct layer *l)
     uint32_t bits = 0;
     for (unsigned i = 0; i < l->n; i++) {
         bits |= done_bits(l->unit[i], l->group[i]);
-        dla_regfile_complete(&d->rf, l->unit[i]);
+        if (l->unit[i] == NVDLA_UNIT_BDMA) {
+            dla_bdma_complete(d); /* retire the launched group (no OP_EN/CONSUMER) */
+        } else {
+            dla_regfile_complete(&d->rf, l->unit[i]);
+        }
     }
     dla_regfile_raise(&d->rf, bits);
     update_irq(d);
@@ -517,6 +544,16 @@ int dlasim_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
     size_t used = 0;
     if (desc && desclen) {
         desc[0] = '\0';
+    }
+    /* BDMA transfers queued by CFG_OP but never launched (STATUS_0.IDLE=0
+     * while nothing is runnable). */
+    if (d->rf.unit[NVDLA_UNIT_BDMA].present &&
+        !DLA_FIELD(dla_regfile_get(&d->rf, NVDLA_BDMA_STATUS_0, 0), NVDLA_BDMA_STATUS_0_IDLE)) {
+        busy = 1;
+        if (desc && used < desclen) {
+            int n = snprintf(desc, desclen, "BDMA transfers queued, not launched");
+            used += n > 0 ? (size_t)n : 0;
+        }
     }
     for (unsigned u = 0; u < NVDLA_UNIT_COUNT; u++) {
         for (unsigned g = 0; g < 2; g++) {
@@ -605,6 +642,9 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
     if (!rc) {
         rc = dla_conv_state_create(d, &d->conv);
     }
+    if (!rc) {
+        rc = dla_bdma_state_create(d, &d->bdma);
+    }
     if (rc) {
         if (err && errlen) {
             snprintf(err, errlen, "%s", buf[0] ? buf : dlasim_status_name(rc));
@@ -619,6 +659,7 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
     d->log_opaque = opt->log_opaque;
     d->threads = opt->threads ? opt->threads : online_cores();
     dla_conv_reset(d);
+    dla_bdma_reset(d);
     *out = dev;
     return 0;
 }
@@ -630,6 +671,7 @@ void dlasim_destroy(struct dlasim_dev *dev)
     }
     struct dla_dev *d = core(dev);
     dla_conv_state_destroy(d->conv);
+    dla_bdma_state_destroy(d->bdma);
     dla_sparse_mem_destroy(d->port[0].sparse);
     dla_sparse_mem_destroy(d->port[1].sparse);
     dla_regfile_free(&d->rf);
@@ -641,6 +683,7 @@ void dlasim_reset(struct dlasim_dev *dev)
     struct dla_dev *d = core(dev);
     dla_regfile_reset(&d->rf);
     dla_conv_reset(d);
+    dla_bdma_reset(d);
     d->err[0] = '\0';
     update_irq(d);
 }

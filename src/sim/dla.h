@@ -130,6 +130,29 @@ void dla_conv_state_destroy(struct dla_conv_state *s);
 void dla_conv_reset(struct dla_dev *d);
 struct dla_conv_state *dla_dev_conv_state(struct dla_dev *d);
 
+/*
+ * BDMA transfer queue (src/sim/bdma.c).  BDMA is not ping-pong: it has no
+ * D_OP_ENABLE.  Writing CFG_OP_0.EN=1 queues the transfer the CFG_* registers
+ * describe; CFG_LAUNCH0/1 hand the transfers queued since the previous launch
+ * to the engine as group 0/1, and the device runs each launched group as one
+ * layer (LAYER_BDMA).  The device creates the state with the device, resets
+ * it on dlasim_reset() and destroys it with the device.
+ * ref: vmod/nvdla/bdma/NV_NVDLA_BDMA_csb.v (csb_fifo, gather/launch counts).
+ */
+struct dla_bdma_state;
+int dla_bdma_state_create(struct dla_dev *d, struct dla_bdma_state **out);
+void dla_bdma_state_destroy(struct dla_bdma_state *s);
+void dla_bdma_reset(struct dla_dev *d);
+struct dla_bdma_state *dla_dev_bdma_state(struct dla_dev *d);
+const struct dla_bdma_state *dla_dev_bdma_state_const(const struct dla_dev *d);
+/* A CSB write to BDMA register `addr` was stored: CFG_OP / CFG_LAUNCH act. */
+void dla_bdma_csb_written(struct dla_dev *d, uint32_t addr, uint32_t v);
+/* Group (0/1) of the oldest launched group of transfers not yet run, or -1. */
+int dla_bdma_runnable(const struct dla_dev *d);
+/* The group dla_bdma_execute() ran is done (whatever its outcome): retire its
+ * transfers and update STATUS_0.  The device then raises BDMA_DONE_STATUS<g>. */
+void dla_bdma_complete(struct dla_dev *d);
+
 /* Worker threads an engine may use for a large layer (>= 1). */
 unsigned dla_threads(const struct dla_dev *d);
 
@@ -165,7 +188,8 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
 int dla_pdp_flying(const struct dla_dev *d, unsigned group);
 /* CDP with CDP_RDMA. */
 int dla_cdp_execute(struct dla_dev *d, unsigned group);
-/* BDMA and RUBIK (configurations that have them). */
+/* BDMA and RUBIK (configurations that have them).  For BDMA `group` is the
+ * launch group of the oldest launched transfers (dla_bdma_runnable()). */
 int dla_bdma_execute(struct dla_dev *d, unsigned group);
 int dla_rubik_execute(struct dla_dev *d, unsigned group);
 

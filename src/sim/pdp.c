@@ -63,16 +63,23 @@
  *     format 3 or a format the configuration does not have;
  *   - a kernel window holding no real element (e.g. PAD_LEFT >= kernel width);
  *   - output width/height not equal to (pad + in + pad - kernel) / stride + 1
- *     (per split in split mode), output channels != input channels;
- *   - split widths whose sum differs from the cube width, or a split that
- *     would start before column 0 or read no column;
+ *     (per split in split mode); output and input channel counts giving
+ *     different numbers of surfaces;
+ *   - a split that would start before column 0 or read no column (the
+ *     per-split output widths are checked as above).  Split widths whose sum
+ *     differs from D_DATA_CUBE_IN/OUT_WIDTH are only logged (guest error): in
+ *     split mode the hardware uses the partial widths alone (cal1d
+ *     pooling_pwidth, RDMA req_size, WDMA size_of_width);
  *   - an output width (per split) larger than the line buffer holds: 16 atoms
  *     per bank, 8 banks shared by the output lines kept in flight (cal2d
  *     buffer_lines_num / bank_merge_num and its "cube_out_width setting out
  *     of range" assertions);
  *   - PDP_RDMA registers describing a different input stream than PDP's
- *     (size, format, split geometry); on-flying input with SPLIT_NUM != 0
- *     (SDP streams whole lines: preproc has no split).
+ *     (height, surface count, format; width or split geometry); on-flying
+ *     input with SPLIT_NUM != 0 (SDP streams whole lines: preproc has no
+ *     split).  Channel counts only need to give the same number of surfaces.
+ *     PDP_RDMA's D_POOLING_PADDING_CFG is not used by the hardware (RDMA ig
+ *     has no such input) and is ignored.
  *   - FP16 (nv_small family has no FP16 datapath) -> DLASIM_ERR_UNSUPPORTED.
  *   Hardware-updated registers: D_PERF_WRITE_STALL, D_NAN_INPUT_NUM,
  *   D_INF_INPUT_NUM, D_NAN_OUTPUT_NUM (PDP) and D_PERF_READ_STALL (PDP_RDMA)
@@ -90,8 +97,9 @@
 
 #define PDP_KERNEL_MAX 8u        /* RDL D_POOLING_KERNEL_CFG enums KERNEL_*_1..8 */
 #define PDP_PAD_MAX 7u           /* 3-bit PAD_* fields, PAD_VALUE_1X..7X */
-#define PDP_LBUF_ATOMS_PER_BANK 16u /* cal2d: 16*M/throughput entries per bank */
-#define PDP_LBUF_BANKS 8u
+/* Line buffer: 8 banks of 16*M/throughput entries (projects.spec
+ * PDP_SINGLE_LBUF_WIDTH), an output atom takes M/throughput entries. */
+#define PDP_LBUF_ATOMS_PER_BANK 16u
 #define PDP_SPLIT_MAX 256u       /* 8-bit SPLIT_NUM + 1 */
 
 enum pdp_method { PDP_AVE = 0, PDP_MAX = 1, PDP_MIN = 2 };
@@ -120,7 +128,6 @@ struct pdp_cfg {
     uint32_t surfaces;   /* ceil(in_c / lanes) */
     uint32_t kw, kh, sw, sh;
     uint32_t pad_l, pad_r, pad_t, pad_b;
-    uint32_t pad_field[PDP_PAD_MAX + 1]; /* PAD_VALUE_nX raw fields, [1..7] */
     int32_t pad_h[PDP_PAD_MAX + 1];      /* horizontal addend for n padded columns */
     int32_t pad_v[PDP_KERNEL_MAX + 1];   /* vertical addend for n padded lines */
     uint32_t recip_w, recip_h;
@@ -147,11 +154,9 @@ static inline int64_t pdp_wrap(int64_t v, unsigned bits)
     return (u & sign) ? (int64_t)(u | ~m) : (int64_t)u;
 }
 
-/* floor(v / 65536) for any sign. */
-static inline int64_t pdp_floor16(int64_t v)
-{
-    return (v >= 0) ? v / 65536 : -((-v + 65535) / 65536);
-}
+/* Bias that makes every product of the datapath non-negative (|p| < 2^39),
+ * so its integer part is a plain shift. */
+#define PDP_BIAS_SHIFT 40
 
 /*
  * Take the 16.16 fixed-point product p (already wrapped to its register
@@ -162,13 +167,14 @@ static inline int64_t pdp_floor16(int64_t v)
  */
 static inline int32_t pdp_round16(int64_t p, unsigned n)
 {
-    int64_t ip = pdp_floor16(p);
-    int64_t frac = p - ip * 65536;  /* 0..65535 */
+    uint64_t u = (uint64_t)p + ((uint64_t)1 << PDP_BIAS_SHIFT);
+    int64_t ip = (int64_t)(u >> 16) - ((int64_t)1 << (PDP_BIAS_SHIFT - 16)); /* floor */
+    uint32_t frac = (uint32_t)(u & 0xffffu);
     int64_t r;
     if (p < 0) {
-        r = ip + (frac > 0x8000 ? 1 : 0);
+        r = ip + (frac > 0x8000u ? 1 : 0);
     } else {
-        r = (ip & (((int64_t)1 << (n - 1)) - 1)) + (frac >= 0x8000 ? 1 : 0);
+        r = (ip & (((int64_t)1 << (n - 1)) - 1)) + (frac >= 0x8000u ? 1 : 0);
     }
     return (int32_t)pdp_wrap(r, n);
 }
@@ -199,7 +205,7 @@ static uint32_t pdp_lbuf_max_width(uint32_t kh, uint32_t sh)
     } else {
         merge = 1;
     }
-    return PDP_LBUF_ATOMS_PER_BANK * merge * PDP_LBUF_BANKS / 8u;
+    return PDP_LBUF_ATOMS_PER_BANK * merge;
 }
 
 /* Number of windows of a padded line: (pl + n + pr - k) / s + 1, or 0 if the
@@ -312,7 +318,6 @@ static int pdp_decode_pooling(struct dla_dev *d, unsigned g, struct pdp_cfg *c)
         uint32_t raw = dla_reg(d, pdp_pad_value_regs[n - 1], g) &
                        NVDLA_PDP_D_POOLING_PADDING_VALUE_1_CFG_0_PAD_VALUE_1X__MASK;
         int64_t full = dla_sext(raw, 19);
-        c->pad_field[n] = raw;
         c->pad_h[n] = (int32_t)pdp_wrap(full, c->bits + 3);
         c->pad_v[n] = (int32_t)pdp_wrap(full * (int64_t)c->kw, c->bits + 6);
     }
@@ -670,20 +675,29 @@ static int pdp_fetch_line(struct dla_dev *d, const struct pdp_cfg *c, const stru
     return 0;
 }
 
-/* Horizontal (1-D) pooling of w->line into `dst` (out_w atoms).
- * ref: cal1d unit1d + pad_table_out; cmod LineOperation. */
-static void pdp_pool_line(const struct pdp_cfg *c, const struct pdp_split *s,
-                          const int32_t *line, int32_t *dst)
+#if defined(__GNUC__)
+#define PDP_INLINE static inline __attribute__((always_inline))
+#else
+#define PDP_INLINE static inline
+#endif
+
+/* Horizontal (1-D) pooling of one input line into `dst` (out_w atoms of L
+ * lanes).  Inlined with a constant L for the usual Atomic-M values so the lane
+ * loops vectorize.  ref: cal1d unit1d + pad_table_out; cmod LineOperation. */
+PDP_INLINE void pdp_pool_line_l(const struct pdp_cfg *c, const struct pdp_split *s,
+                                const int32_t *restrict line, int32_t *restrict dst,
+                                const uint32_t L)
 {
-    const uint32_t L = c->lanes;
     for (uint32_t j = 0; j < s->out_w; j++) {
         int64_t a0 = (int64_t)j * c->sw - s->pad_l;
         int64_t b0 = a0 + c->kw;
         uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
         uint32_t b = (uint32_t)(b0 > (int64_t)s->in_w ? (int64_t)s->in_w : b0);
-        int32_t *o = dst + (size_t)j * L;
+        int32_t *restrict o = dst + (size_t)j * L;
         const int32_t *p = line + (size_t)a * L;
-        memcpy(o, p, L * sizeof(int32_t));
+        for (uint32_t l = 0; l < L; l++) {
+            o[l] = p[l];
+        }
         if (c->method == PDP_MAX) {
             for (uint32_t x = a + 1; x < b; x++) {
                 p = line + (size_t)x * L;
@@ -713,6 +727,25 @@ static void pdp_pool_line(const struct pdp_cfg *c, const struct pdp_split *s,
                 }
             }
         }
+    }
+}
+
+static void pdp_pool_line(const struct pdp_cfg *c, const struct pdp_split *s,
+                          const int32_t *line, int32_t *dst)
+{
+    switch (c->lanes) {
+    case 8:
+        pdp_pool_line_l(c, s, line, dst, 8);
+        break;
+    case 16:
+        pdp_pool_line_l(c, s, line, dst, 16);
+        break;
+    case 32:
+        pdp_pool_line_l(c, s, line, dst, 32);
+        break;
+    default:
+        pdp_pool_line_l(c, s, line, dst, c->lanes);
+        break;
     }
 }
 

@@ -1,26 +1,1182 @@
-/* PLACEHOLDER until the SDP engine lands (owned by the SDP work); replace this file whole. */
+/*
+ * SDP (single data point processor) with SDP_RDMA.
+ *
+ * CSB windows: SDP_RDMA 0x8000-0x8fff, SDP 0x9000-0x9fff (both dual-group).
+ * GLB interrupt bits: SDP_DONE_STATUS0/1 (raised by the device core when the
+ * layer completes).  Memory ports: MRDMA (input cube), BRDMA / NRDMA / ERDMA
+ * (BS / BN / EW operands), WDMA (output cube); each on DBB or CVIF from its
+ * *_RAM_TYPE field.
+ *
+ * Data path, per element (ref: vmod/nvdla/sdp/NV_NVDLA_SDP_core.v,
+ * cmod/hls_wrapper/sdp_hls_wrapper.cpp, cmod/hls/sdp/):
+ *   input  int32 from CACC (flying) or int8/int16 from memory (MRDMA)
+ *   BS     X stage: ALU (max/min/sum with a left-shifted 16-bit operand,
+ *          33 bits) -> MUL (x 16-bit operand, 49 bits, or PReLU pass of
+ *          non-negative values) -> rounding right shift saturated to 32 bits
+ *          -> ReLU                       (NV_NVDLA_SDP_HLS_X_int_*.v)
+ *   BN     the same with the BN registers
+ *   EW     Y stage: MUL (x 32-bit operand, 64 bits, rounding shift by
+ *          EW_TRUNCATE) -> ALU (max/min/sum/eql, 33 bits saturated to 32);
+ *          memory operands pass their own converters (offset, scale,
+ *          truncate); then the LUT (linear/exponent LE table, linear LO
+ *          table, under/overflow extrapolation)   (NV_NVDLA_SDP_CORE_y.v)
+ *   CVT    (x - offset) * scale, rounding shift saturated to 17 bits, then
+ *          saturated to int8/int16          (NV_NVDLA_SDP_HLS_C_int.v)
+ *   output memory (WDMA) or PDP on the fly.
+ * A stage exists only where the configuration has it (sdp_bs/bn/ew/lut
+ * _enable); where it is absent the hardware ties it to bypass, so its
+ * registers are ignored (nv_small: NV_NVDLA_sdp.v ties the WDMA's EW view to
+ * bypass; NV_NVDLA_SDP_rdma.v has no ERDMA).
+ *
+ * Memory layout (ref: NV_NVDLA_SDP_MRDMA_ig.v, NV_NVDLA_SDP_RDMA_ig.v,
+ * NV_NVDLA_SDP_WDMA_cmd.v): an atom is NVDLA_MEMORY_ATOMIC_SIZE (M) bytes and
+ * holds M/bytes_per_element channels; surface s holds the channels of atom
+ * s; element (c, y, x) is at base + s*surface_stride + y*line_stride +
+ * x*M + (c%epa)*bytes.  Base addresses and strides drop their low log2(M)
+ * bits.  A 1x1 cube (width = height = 0) is "packed": all its surfaces are
+ * one contiguous request, strides are not used.  Every atom is processed and
+ * written whole: channels of the last surface beyond the cube (padding) go
+ * through the pipeline with what the input holds there and are written too.
+ * Operands (BRDMA/NRDMA/ERDMA): PER_KERNEL = one value per channel, stored
+ * contiguously; PER_ELEMENT = a cube laid out like the input with elements
+ * of 1 or 2 bytes, or 2 or 4 bytes for DATA_USE=BOTH (ALU component first,
+ * then MUL: NV_NVDLA_SDP_RDMA_eg.v).  One-byte operands are sign-extended.
+ *
+ * Modelling choices and known deviations:
+ *  - SDP_RDMA registers are read from the same register group as SDP.
+ *  - Programming the hardware cannot run (it would hang or is not supported
+ *    by NVDLA: precision conversion, winograd, FP16, an operand stream the
+ *    SDP reads while SDP_RDMA does not provide it, cube sizes that differ
+ *    between SDP and SDP_RDMA) returns DLASIM_ERR_PROG / _UNSUPPORTED.
+ *  - Operand streams SDP_RDMA would fetch but the data path never consumes
+ *    are not read (the hardware would stall).
+ *  - INT16 needs a configuration whose feature data types include INT16;
+ *    then an atom holds M/2 channels (as the RTL's AM_AW2 sizing does).
+ *  - Flying input (CACC): channels the cube does not provide are 0.
+ *    The cube sent to PDP has the padded channel count (a multiple of the
+ *    channels per atom) so PDP can process whole atoms too.
+ *  - Batch (only where the configuration has it): memory input is read once
+ *    and the result written to every batch, as the MRDMA re-reads the same
+ *    lines for each batch; flying input with batches is not modelled.
+ *  - LUT: the RTL is followed where it differs from cmod (exponent
+ *    underflow bias is 1 << offset also for offset 0; log2 of a difference
+ *    >= 2^31; 9-bit index subtraction).
+ *  - Hardware status registers (group of the layer) at the end of a layer:
+ *    D_STATUS.STATUS_UNEQUAL = some output element written towards memory
+ *    is non-zero (NV_NVDLA_SDP_WDMA_DAT_out.v); D_PERF_OUT_SATURATION and
+ *    D_PERF_LUT_* count every lane (padding included) only when
+ *    D_PERF_ENABLE.PERF_SAT_EN / PERF_LUT_EN is set, else they are 0;
+ *    stall counters and FP16 NaN/Inf counters are 0.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "arith/sdp_arith.h"
 #include "sim/dla.h"
 
-int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in,
-                    struct dla_cube *to_pdp)
+/* ---- decoded configuration ------------------------------------------------ */
+
+/* Operand sources of the data path. */
+enum sdp_src { SRC_BS_ALU, SRC_BS_MUL, SRC_BN_ALU, SRC_BN_MUL, SRC_EW_ALU, SRC_EW_MUL, SRC_N };
+
+/* One SDP_RDMA operand stream (BRDMA, NRDMA or ERDMA) as the DMA reads it. */
+struct sdp_stream {
+    int port;
+    uint64_t base, line_stride, surf_stride;
+    unsigned size;       /* bytes per component: 1 or 2 */
+    unsigned elem_bytes; /* size, or 2 * size with DATA_USE=BOTH */
+    unsigned off[2];     /* byte offset of the ALU [0] / MUL [1] component */
+    int per_kernel;
+};
+
+/* BS or BN (X stage). */
+struct sdp_x_cfg {
+    int en;
+    int alu_bypass, alu_algo, alu_mem;
+    unsigned alu_shift;
+    int32_t alu_op;
+    int mul_bypass, mul_mem, prelu;
+    unsigned mul_shift;
+    int32_t mul_op;
+    int relu_bypass;
+};
+
+/* EW operand converter. */
+struct sdp_ew_cvt {
+    int bypass;
+    int32_t offset;
+    int32_t scale;
+    unsigned truncate;
+};
+
+/* EW (Y stage). */
+struct sdp_ew_cfg {
+    int en;
+    int alu_bypass, alu_algo, alu_mem;
+    int32_t alu_op;
+    struct sdp_ew_cvt alu_cvt;
+    int mul_bypass, mul_mem, prelu;
+    int32_t mul_op;
+    struct sdp_ew_cvt mul_cvt;
+    unsigned truncate;
+    int lut;
+};
+
+struct sdp_lut_cfg {
+    int le_expn;
+    int uflow_lo, oflow_lo, hybrid_lo; /* priority: 1 = LO table */
+    int le_offset, le_sel, lo_sel;     /* signed 8-bit */
+    int32_t le_start, le_end, lo_start, lo_end;
+    int16_t le_uscale, le_oscale, lo_uscale, lo_oscale;
+    int le_ushift, le_oshift, lo_ushift, lo_oshift; /* signed 5-bit */
+    uint32_t expn_bias;
+    const struct dla_lut_ram *ram;
+};
+
+struct sdp_cfg {
+    uint32_t w, h, c;
+    unsigned atom;  /* bytes per atom (M) */
+    unsigned bpe;   /* bytes per element: 1 (int8) or 2 (int16) */
+    unsigned epa;   /* elements per atom */
+    uint32_t nsurf; /* surfaces (atoms along C) */
+    int packed;     /* 1x1 cube: surfaces contiguous */
+    unsigned batches;
+    uint64_t addr_mask;
+
+    int flying;
+    int src_port;
+    uint64_t src_base, src_line, src_surf;
+
+    struct sdp_x_cfg x[2];
+    struct sdp_ew_cfg ew;
+    struct sdp_lut_cfg lut;
+    int eql;
+
+    /* operand streams: 0 BRDMA, 1 NRDMA, 2 ERDMA */
+    struct sdp_stream stream[3];
+    int src_used[SRC_N];
+
+    int32_t cvt_offset;
+    int32_t cvt_scale;
+    unsigned cvt_shift;
+    unsigned out_bits; /* 8 or 16 */
+
+    int to_pdp;
+    int dst_port;
+    uint64_t dst_base, dst_line, dst_surf, dst_batch;
+
+    int perf_sat, perf_lut;
+};
+
+/* Counters accumulated over a layer. */
+struct sdp_stats {
+    uint64_t sat;
+    uint64_t lut_uflow, lut_oflow, lut_hybrid, lut_le_hit, lut_lo_hit;
+    int unequal;
+};
+
+/* ---- register access -------------------------------------------------------- */
+
+#define SDP_R(d, g, REG) dla_reg((d), NVDLA_SDP_##REG, (g))
+#define RDMA_R(d, g, REG) dla_reg((d), NVDLA_SDP_RDMA_##REG, (g))
+#define F(v, REG, FIELD) DLA_FIELD((v), REG##_##FIELD)
+
+static uint64_t addr_mask_of(const struct dla_config *cfg)
 {
-    (void)group;
-    (void)in;
-    (void)to_pdp;
-    return dla_error(d, DLASIM_ERR_UNSUPPORTED, "SDP: not built yet");
+    return cfg->memif_address_width >= 64 ? UINT64_MAX
+                                          : ((UINT64_C(1) << cfg->memif_address_width) - 1);
 }
 
-int dla_sdp_needs_rdma(const struct dla_dev *d, unsigned group)
+/* 64-bit address from HIGH/LOW, HIGH only where the address is wider than
+ * 32 bits; the low log2(M) bits are dropped (NV_NVDLA_SDP_rdma.v). */
+static uint64_t atom_addr(const struct dla_config *cfg, uint32_t high, uint32_t low)
 {
-    return !DLA_REG_FIELD(d, group, NVDLA_SDP_D_FEATURE_MODE_CFG_0, FLYING_MODE);
+    uint64_t a = cfg->memif_address_width > 32 ? dla_addr(high, low) : low;
+    return a & ~(uint64_t)(cfg->memory_atomic_size - 1) & addr_mask_of(cfg);
 }
 
-int dla_sdp_output_to_pdp(const struct dla_dev *d, unsigned group)
+static uint64_t atom_stride(const struct dla_config *cfg, uint32_t v)
 {
-    return DLA_REG_FIELD(d, group, NVDLA_SDP_D_FEATURE_MODE_CFG_0, OUTPUT_DST) != 0;
+    return v & ~(uint32_t)(cfg->memory_atomic_size - 1);
+}
+
+/* Which operands the data path reads from memory (only stages the
+ * configuration has, not bypassed, with SRC = MEM). */
+static void core_mem_use(const struct dla_dev *d, unsigned g, int use[SRC_N])
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    uint32_t bs = SDP_R(d, g, D_DP_BS_CFG_0);
+    uint32_t bn = SDP_R(d, g, D_DP_BN_CFG_0);
+    uint32_t ew = SDP_R(d, g, D_DP_EW_CFG_0);
+    int bs_en = cfg->sdp_bs_enable && !F(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
+    int bn_en = cfg->sdp_bn_enable && !F(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
+    int ew_en = cfg->sdp_ew_enable && !F(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_BYPASS);
+
+    use[SRC_BS_ALU] = bs_en && !F(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_BYPASS) &&
+                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_ALU_CFG_0, BS_ALU_SRC);
+    use[SRC_BS_MUL] = bs_en && !F(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_BYPASS) &&
+                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SRC);
+    use[SRC_BN_ALU] = bn_en && !F(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_BYPASS) &&
+                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SRC);
+    use[SRC_BN_MUL] = bn_en && !F(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_BYPASS) &&
+                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SRC);
+    use[SRC_EW_ALU] = ew_en && !F(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_BYPASS) &&
+                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_SRC);
+    use[SRC_EW_MUL] = ew_en && !F(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_BYPASS) &&
+                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_SRC);
 }
 
 int dla_sdp_flying(const struct dla_dev *d, unsigned group)
 {
-    return DLA_REG_FIELD(d, group, NVDLA_SDP_D_FEATURE_MODE_CFG_0, FLYING_MODE) != 0;
+    return DLA_REG_FIELD(d, group, NVDLA_SDP_D_FEATURE_MODE_CFG_0, FLYING_MODE) ==
+           NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON;
+}
+
+int dla_sdp_output_to_pdp(const struct dla_dev *d, unsigned group)
+{
+    return DLA_REG_FIELD(d, group, NVDLA_SDP_D_FEATURE_MODE_CFG_0, OUTPUT_DST) ==
+           NVDLA_SDP_D_FEATURE_MODE_CFG_0_OUTPUT_DST_PDP;
+}
+
+/* ref: cmod/sdp/NV_NVDLA_sdp.cpp SdpDataOperationThread (is_rdma_enabled ||
+ * is_bs/bn/ew_has_rdma). */
+int dla_sdp_needs_rdma(const struct dla_dev *d, unsigned group)
+{
+    int use[SRC_N];
+    if (!dla_sdp_flying(d, group)) {
+        return 1;
+    }
+    core_mem_use(d, group, use);
+    for (int i = 0; i < SRC_N; i++) {
+        if (use[i]) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- decode ----------------------------------------------------------------- */
+
+static void decode_x(const struct dla_dev *d, unsigned g, int bn, struct sdp_x_cfg *x)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    if (!bn) {
+        uint32_t v = SDP_R(d, g, D_DP_BS_CFG_0);
+        uint32_t a = SDP_R(d, g, D_DP_BS_ALU_CFG_0);
+        uint32_t m = SDP_R(d, g, D_DP_BS_MUL_CFG_0);
+        x->en = cfg->sdp_bs_enable && !F(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
+        x->alu_bypass = (int)F(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_BYPASS);
+        x->alu_algo = (int)F(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_ALGO);
+        x->mul_bypass = (int)F(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_BYPASS);
+        x->prelu = (int)F(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_PRELU);
+        x->relu_bypass = (int)F(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_RELU_BYPASS);
+        x->alu_mem = (int)F(a, NVDLA_SDP_D_DP_BS_ALU_CFG_0, BS_ALU_SRC);
+        x->alu_shift = F(a, NVDLA_SDP_D_DP_BS_ALU_CFG_0, BS_ALU_SHIFT_VALUE) & 63u;
+        x->mul_mem = (int)F(m, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SRC);
+        /* the 8-bit field feeds a 6-bit shifter (NV_NVDLA_SDP_core.v) */
+        x->mul_shift = F(m, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SHIFT_VALUE) & 63u;
+        x->alu_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE_0, BS_ALU_OPERAND), 16);
+        x->mul_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE_0, BS_MUL_OPERAND), 16);
+    } else {
+        uint32_t v = SDP_R(d, g, D_DP_BN_CFG_0);
+        uint32_t a = SDP_R(d, g, D_DP_BN_ALU_CFG_0);
+        uint32_t m = SDP_R(d, g, D_DP_BN_MUL_CFG_0);
+        x->en = cfg->sdp_bn_enable && !F(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
+        x->alu_bypass = (int)F(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_BYPASS);
+        x->alu_algo = (int)F(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_ALGO);
+        x->mul_bypass = (int)F(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_BYPASS);
+        x->prelu = (int)F(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_PRELU);
+        x->relu_bypass = (int)F(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_RELU_BYPASS);
+        x->alu_mem = (int)F(a, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SRC);
+        x->alu_shift = F(a, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SHIFT_VALUE) & 63u;
+        x->mul_mem = (int)F(m, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SRC);
+        x->mul_shift = F(m, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SHIFT_VALUE) & 63u;
+        x->alu_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_ALU_SRC_VALUE_0, BN_ALU_OPERAND), 16);
+        x->mul_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_MUL_SRC_VALUE_0, BN_MUL_OPERAND), 16);
+    }
+}
+
+static void decode_ew(const struct dla_dev *d, unsigned g, struct sdp_ew_cfg *e)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    uint32_t v = SDP_R(d, g, D_DP_EW_CFG_0);
+    uint32_t a = SDP_R(d, g, D_DP_EW_ALU_CFG_0);
+    uint32_t m = SDP_R(d, g, D_DP_EW_MUL_CFG_0);
+    e->en = cfg->sdp_ew_enable && !F(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_BYPASS);
+    e->alu_bypass = (int)F(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_BYPASS);
+    e->alu_algo = (int)F(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_ALGO);
+    e->mul_bypass = (int)F(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_BYPASS);
+    e->prelu = (int)F(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_PRELU);
+    /* without NVDLA_SDP_LUT_ENABLE the LUT is tied to bypass
+     * (NV_NVDLA_SDP_CORE_y.v: cfg_ew_lut_bypass <= 1) */
+    e->lut = cfg->sdp_lut_enable && !F(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_LUT_BYPASS);
+    e->alu_mem = (int)F(a, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_SRC);
+    e->alu_cvt.bypass = (int)F(a, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_CVT_BYPASS);
+    e->mul_mem = (int)F(m, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_SRC);
+    e->mul_cvt.bypass = (int)F(m, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_CVT_BYPASS);
+    e->alu_op = (int32_t)SDP_R(d, g, D_DP_EW_ALU_SRC_VALUE_0);
+    e->mul_op = (int32_t)SDP_R(d, g, D_DP_EW_MUL_SRC_VALUE_0);
+    e->alu_cvt.offset = (int32_t)SDP_R(d, g, D_DP_EW_ALU_CVT_OFFSET_VALUE_0);
+    e->alu_cvt.scale = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_ALU_CVT_SCALE_VALUE_0,
+                                              EW_ALU_CVT_SCALE), 16);
+    e->alu_cvt.truncate = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_ALU_CVT_TRUNCATE_VALUE_0,
+                                        EW_ALU_CVT_TRUNCATE);
+    e->mul_cvt.offset = (int32_t)SDP_R(d, g, D_DP_EW_MUL_CVT_OFFSET_VALUE_0);
+    e->mul_cvt.scale = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_MUL_CVT_SCALE_VALUE_0,
+                                              EW_MUL_CVT_SCALE), 16);
+    e->mul_cvt.truncate = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_MUL_CVT_TRUNCATE_VALUE_0,
+                                        EW_MUL_CVT_TRUNCATE);
+    e->truncate = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_TRUNCATE_VALUE_0, EW_TRUNCATE);
+}
+
+/* S_LUT_* are single registers (not per group). */
+static void decode_lut(const struct dla_dev *d, unsigned g, struct sdp_lut_cfg *l)
+{
+    uint32_t c = SDP_R(d, g, S_LUT_CFG_0);
+    uint32_t info = SDP_R(d, g, S_LUT_INFO_0);
+    uint32_t les = SDP_R(d, g, S_LUT_LE_SLOPE_SCALE_0);
+    uint32_t lesh = SDP_R(d, g, S_LUT_LE_SLOPE_SHIFT_0);
+    uint32_t los = SDP_R(d, g, S_LUT_LO_SLOPE_SCALE_0);
+    uint32_t losh = SDP_R(d, g, S_LUT_LO_SLOPE_SHIFT_0);
+
+    l->le_expn = F(c, NVDLA_SDP_S_LUT_CFG_0, LUT_LE_FUNCTION) ==
+                 NVDLA_SDP_S_LUT_CFG_0_LUT_LE_FUNCTION_EXPONENT;
+    l->uflow_lo = (int)F(c, NVDLA_SDP_S_LUT_CFG_0, LUT_UFLOW_PRIORITY);
+    l->oflow_lo = (int)F(c, NVDLA_SDP_S_LUT_CFG_0, LUT_OFLOW_PRIORITY);
+    l->hybrid_lo = (int)F(c, NVDLA_SDP_S_LUT_CFG_0, LUT_HYBRID_PRIORITY);
+    l->le_offset = dla_sext(F(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LE_INDEX_OFFSET), 8);
+    l->le_sel = dla_sext(F(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LE_INDEX_SELECT), 8);
+    l->lo_sel = dla_sext(F(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LO_INDEX_SELECT), 8);
+    l->le_start = (int32_t)SDP_R(d, g, S_LUT_LE_START_0);
+    l->le_end = (int32_t)SDP_R(d, g, S_LUT_LE_END_0);
+    l->lo_start = (int32_t)SDP_R(d, g, S_LUT_LO_START_0);
+    l->lo_end = (int32_t)SDP_R(d, g, S_LUT_LO_END_0);
+    l->le_uscale = (int16_t)dla_sext(F(les, NVDLA_SDP_S_LUT_LE_SLOPE_SCALE_0, LUT_LE_SLOPE_UFLOW_SCALE), 16);
+    l->le_oscale = (int16_t)dla_sext(F(les, NVDLA_SDP_S_LUT_LE_SLOPE_SCALE_0, LUT_LE_SLOPE_OFLOW_SCALE), 16);
+    l->lo_uscale = (int16_t)dla_sext(F(los, NVDLA_SDP_S_LUT_LO_SLOPE_SCALE_0, LUT_LO_SLOPE_UFLOW_SCALE), 16);
+    l->lo_oscale = (int16_t)dla_sext(F(los, NVDLA_SDP_S_LUT_LO_SLOPE_SCALE_0, LUT_LO_SLOPE_OFLOW_SCALE), 16);
+    l->le_ushift = dla_sext(F(lesh, NVDLA_SDP_S_LUT_LE_SLOPE_SHIFT_0, LUT_LE_SLOPE_UFLOW_SHIFT), 5);
+    l->le_oshift = dla_sext(F(lesh, NVDLA_SDP_S_LUT_LE_SLOPE_SHIFT_0, LUT_LE_SLOPE_OFLOW_SHIFT), 5);
+    l->lo_ushift = dla_sext(F(losh, NVDLA_SDP_S_LUT_LO_SLOPE_SHIFT_0, LUT_LO_SLOPE_UFLOW_SHIFT), 5);
+    l->lo_oshift = dla_sext(F(losh, NVDLA_SDP_S_LUT_LO_SLOPE_SHIFT_0, LUT_LO_SLOPE_OFLOW_SHIFT), 5);
+    /* ref: NV_NVDLA_SDP_CORE_Y_lut.v out_bias: exponent LE underflow only,
+     * offset[7] ? 0 : 1 << offset (32-bit, 0 beyond bit 31) */
+    l->expn_bias = (l->le_offset < 0 || l->le_offset >= 32) ? 0u
+                                                            : (UINT32_C(1) << l->le_offset);
+    l->ram = dla_lut(d, DLA_LUT_SDP);
+}
+
+static const char *const src_name[SRC_N] = {"BS ALU", "BS MUL", "BN ALU",
+                                            "BN MUL", "EW ALU", "EW MUL"};
+
+/* Decode one of BRDMA (0), NRDMA (1), ERDMA (2) and check it delivers the
+ * operands the data path reads. */
+static int decode_stream(struct dla_dev *d, unsigned g, int which, struct sdp_cfg *c)
+{
+    static const char *const dma_name[3] = {"BRDMA", "NRDMA", "ERDMA"};
+    static const char *const reg_name[3] = {"D_BRDMA_CFG_0", "D_NRDMA_CFG_0", "D_ERDMA_CFG_0"};
+    const struct dla_config *cfg = dla_cfg(d);
+    struct sdp_dma_fields {
+        uint32_t cfgv, lo, hi, line, surf;
+    } f;
+    if (which == 0) {
+        f.cfgv = RDMA_R(d, g, D_BRDMA_CFG_0);
+        f.lo = RDMA_R(d, g, D_BS_BASE_ADDR_LOW_0);
+        f.hi = RDMA_R(d, g, D_BS_BASE_ADDR_HIGH_0);
+        f.line = RDMA_R(d, g, D_BS_LINE_STRIDE_0);
+        f.surf = RDMA_R(d, g, D_BS_SURFACE_STRIDE_0);
+    } else if (which == 1) {
+        f.cfgv = RDMA_R(d, g, D_NRDMA_CFG_0);
+        f.lo = RDMA_R(d, g, D_BN_BASE_ADDR_LOW_0);
+        f.hi = RDMA_R(d, g, D_BN_BASE_ADDR_HIGH_0);
+        f.line = RDMA_R(d, g, D_BN_LINE_STRIDE_0);
+        f.surf = RDMA_R(d, g, D_BN_SURFACE_STRIDE_0);
+    } else {
+        f.cfgv = RDMA_R(d, g, D_ERDMA_CFG_0);
+        f.lo = RDMA_R(d, g, D_EW_BASE_ADDR_LOW_0);
+        f.hi = RDMA_R(d, g, D_EW_BASE_ADDR_HIGH_0);
+        f.line = RDMA_R(d, g, D_EW_LINE_STRIDE_0);
+        f.surf = RDMA_R(d, g, D_EW_SURFACE_STRIDE_0);
+    }
+    /* the three *RDMA_CFG registers share one field layout */
+    unsigned disable = F(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DISABLE);
+    unsigned use = F(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_USE);
+    unsigned size = F(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_SIZE);
+    unsigned mode = F(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_MODE);
+    unsigned ram = F(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_RAM_TYPE);
+    int alu = c->src_used[2 * which];
+    int mul = c->src_used[2 * which + 1];
+    int both = use == NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_USE_BOTH;
+    int gives_alu = both || use == NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_USE_ALU;
+    int gives_mul = both || use == NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_USE_MUL;
+    struct sdp_stream *s = &c->stream[which];
+
+    if (!alu && !mul) {
+        return 0;
+    }
+    if (disable) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP_RDMA: %s.%s_DISABLE=1 but SDP reads the %s operand from memory",
+                         reg_name[which], dma_name[which], src_name[alu ? 2 * which : 2 * which + 1]);
+    }
+    if ((alu && !gives_alu) || (mul && !gives_mul) || use > 2) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP_RDMA: %s.%s_DATA_USE=%u does not provide the %s operand SDP reads "
+                         "from memory",
+                         reg_name[which], dma_name[which], use,
+                         src_name[(alu && !gives_alu) ? 2 * which : 2 * which + 1]);
+    }
+    if (c->bpe == 2 && size == NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_SIZE_ONE_BYTE) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "SDP_RDMA: %s.%s_DATA_SIZE=ONE_BYTE with INT16 processing is not "
+                         "modelled",
+                         reg_name[which], dma_name[which]);
+    }
+    s->port = dla_ram_port(ram);
+    s->base = atom_addr(cfg, f.hi, f.lo);
+    s->line_stride = atom_stride(cfg, f.line);
+    s->surf_stride = atom_stride(cfg, f.surf);
+    s->size = size ? 2u : 1u;
+    s->elem_bytes = both ? 2u * s->size : s->size;
+    s->off[0] = 0;
+    s->off[1] = both ? s->size : 0;
+    s->per_kernel = mode == NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_MODE_PER_KERNEL;
+    return 0;
+}
+
+static int check_precision(struct dla_dev *d, const char *what, uint32_t p)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    if (p == NVDLA_SDP_D_DATA_FORMAT_0_PROC_PRECISION_INT8) {
+        return 0;
+    }
+    if (p == NVDLA_SDP_D_DATA_FORMAT_0_PROC_PRECISION_INT16) {
+        if (cfg->feature_data_type & DLA_TYPE_INT16) {
+            return 0;
+        }
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP: %s=1 (INT16) but this configuration's feature data types have "
+                         "no INT16",
+                         what);
+    }
+    return dla_error(d, DLASIM_ERR_UNSUPPORTED, "SDP: %s=%u (%s) is not modelled", what, p,
+                     p == 2 ? "FP16" : "reserved");
+}
+
+static int decode_rdma(struct dla_dev *d, unsigned g, struct sdp_cfg *c, uint32_t proc)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    uint32_t w = RDMA_R(d, g, D_DATA_CUBE_WIDTH_0);
+    uint32_t h = RDMA_R(d, g, D_DATA_CUBE_HEIGHT_0);
+    uint32_t ch = RDMA_R(d, g, D_DATA_CUBE_CHANNEL_0);
+    uint32_t fm = RDMA_R(d, g, D_FEATURE_MODE_CFG_0);
+    w = F(w, NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
+    h = F(h, NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
+    ch = F(ch, NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
+    if (w != c->w || h != c->h || ch != c->c) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP_RDMA: D_DATA_CUBE_WIDTH/HEIGHT/CHANNEL give %ux%ux%u but SDP's "
+                         "give %ux%ux%u",
+                         w, h, ch, c->w, c->h, c->c);
+    }
+    uint32_t in_p = F(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, IN_PRECISION);
+    uint32_t proc_p = F(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, PROC_PRECISION);
+    if (proc_p != proc) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP_RDMA: D_FEATURE_MODE_CFG_0.PROC_PRECISION=%u differs from "
+                         "SDP D_DATA_FORMAT_0.PROC_PRECISION=%u",
+                         proc_p, proc);
+    }
+    if (!c->flying) {
+        if (F(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, FLYING_MODE) !=
+            NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0_FLYING_MODE_OFF) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "SDP_RDMA: D_FEATURE_MODE_CFG_0.FLYING_MODE=ON but SDP reads its "
+                             "input from memory (SDP D_FEATURE_MODE_CFG_0.FLYING_MODE=OFF)");
+        }
+        if (in_p != proc_p) {
+            /* ref: cmod NV_NVDLA_sdp.cpp: "precision conversion is not supported" */
+            return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                             "SDP_RDMA: D_FEATURE_MODE_CFG_0.IN_PRECISION=%u differs from "
+                             "PROC_PRECISION=%u (precision conversion is not supported by "
+                             "NVDLA)",
+                             in_p, proc_p);
+        }
+        c->src_port = dla_ram_port(RDMA_R(d, g, D_SRC_DMA_CFG_0) &
+                                   NVDLA_SDP_RDMA_D_SRC_DMA_CFG_0_SRC_RAM_TYPE__MASK);
+        c->src_base = atom_addr(cfg, RDMA_R(d, g, D_SRC_BASE_ADDR_HIGH_0),
+                                RDMA_R(d, g, D_SRC_BASE_ADDR_LOW_0));
+        c->src_line = atom_stride(cfg, RDMA_R(d, g, D_SRC_LINE_STRIDE_0));
+        c->src_surf = atom_stride(cfg, RDMA_R(d, g, D_SRC_SURFACE_STRIDE_0));
+    }
+    for (int i = 0; i < 3; i++) {
+        int rc = decode_stream(d, g, i, c);
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    memset(c, 0, sizeof(*c));
+    uint32_t fm = SDP_R(d, g, D_FEATURE_MODE_CFG_0);
+    uint32_t df = SDP_R(d, g, D_DATA_FORMAT_0);
+    uint32_t pe = SDP_R(d, g, D_PERF_ENABLE_0);
+    uint32_t proc = F(df, NVDLA_SDP_D_DATA_FORMAT_0, PROC_PRECISION);
+    uint32_t outp = F(df, NVDLA_SDP_D_DATA_FORMAT_0, OUT_PRECISION);
+    int rc;
+
+    c->w = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
+    c->h = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
+    c->c = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
+    c->flying = F(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, FLYING_MODE) ==
+                NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON;
+    c->to_pdp = F(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, OUTPUT_DST) ==
+                NVDLA_SDP_D_FEATURE_MODE_CFG_0_OUTPUT_DST_PDP;
+    c->batches = cfg->batch_enable ? F(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, BATCH_NUMBER) + 1 : 1;
+    c->addr_mask = addr_mask_of(cfg);
+    c->perf_sat = (int)F(pe, NVDLA_SDP_D_PERF_ENABLE_0, PERF_SAT_EN);
+    c->perf_lut = (int)F(pe, NVDLA_SDP_D_PERF_ENABLE_0, PERF_LUT_EN);
+
+    if (cfg->winograd_enable && F(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, WINOGRAD)) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "SDP: D_FEATURE_MODE_CFG_0.WINOGRAD=ON is not modelled");
+    }
+    if ((rc = check_precision(d, "D_DATA_FORMAT_0.PROC_PRECISION", proc)) != 0 ||
+        (rc = check_precision(d, "D_DATA_FORMAT_0.OUT_PRECISION", outp)) != 0) {
+        return rc;
+    }
+    if (outp != proc) {
+        /* ref: cmod NV_NVDLA_sdp.cpp WdmaSequenceDC: "openDLA doesn't support
+         * precision conversion" */
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "SDP: D_DATA_FORMAT_0.OUT_PRECISION=%u differs from PROC_PRECISION=%u "
+                         "(precision conversion is not supported by NVDLA)",
+                         outp, proc);
+    }
+    c->atom = cfg->memory_atomic_size;
+    c->bpe = proc == NVDLA_SDP_D_DATA_FORMAT_0_PROC_PRECISION_INT16 ? 2u : 1u;
+    c->epa = c->atom / c->bpe;
+    c->out_bits = 8u * c->bpe;
+    c->nsurf = (c->c + c->epa - 1) / c->epa;
+    c->packed = c->w == 1 && c->h == 1;
+    if (c->batches > 1 && (c->flying || c->to_pdp)) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "SDP: D_FEATURE_MODE_CFG_0.BATCH_NUMBER=%u with %s is not modelled",
+                         c->batches - 1, c->flying ? "flying input" : "output to PDP");
+    }
+
+    decode_x(d, g, 0, &c->x[0]);
+    decode_x(d, g, 1, &c->x[1]);
+    decode_ew(d, g, &c->ew);
+    if (c->ew.lut) {
+        decode_lut(d, g, &c->lut);
+    }
+    /* ref: NV_NVDLA_SDP_core.v cfg_mode_eql */
+    c->eql = c->ew.en && !c->ew.alu_bypass &&
+             c->ew.alu_algo == NVDLA_SDP_D_DP_EW_CFG_0_EW_ALU_ALGO_EQL;
+    core_mem_use(d, g, c->src_used);
+
+    c->cvt_offset = (int32_t)SDP_R(d, g, D_CVT_OFFSET_0);
+    c->cvt_scale = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_CVT_SCALE_0, CVT_SCALE), 16);
+    c->cvt_shift = DLA_REG_FIELD(d, g, NVDLA_SDP_D_CVT_SHIFT_0, CVT_SHIFT);
+
+    if (!c->to_pdp) {
+        c->dst_port = dla_ram_port(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DST_DMA_CFG_0, DST_RAM_TYPE));
+        c->dst_base = atom_addr(cfg, SDP_R(d, g, D_DST_BASE_ADDR_HIGH_0),
+                                SDP_R(d, g, D_DST_BASE_ADDR_LOW_0));
+        c->dst_line = atom_stride(cfg, SDP_R(d, g, D_DST_LINE_STRIDE_0));
+        c->dst_surf = atom_stride(cfg, SDP_R(d, g, D_DST_SURFACE_STRIDE_0));
+        c->dst_batch = atom_stride(cfg, SDP_R(d, g, D_DST_BATCH_STRIDE_0));
+    }
+
+    int need_rdma = !c->flying;
+    for (int i = 0; i < SRC_N; i++) {
+        need_rdma |= c->src_used[i];
+    }
+    if (need_rdma) {
+        return decode_rdma(d, g, c, proc);
+    }
+    return 0;
+}
+
+/* ---- per-element arithmetic ------------------------------------------------ */
+
+/* BS / BN.  ref: NV_NVDLA_SDP_HLS_X_int_alu/mul/trt/relu.v */
+static inline int32_t x_elem(const struct sdp_x_cfg *x, int32_t in, int32_t alu_op, int32_t mul_op)
+{
+    int64_t a = in; /* 33-bit ALU result */
+    if (!x->alu_bypass) {
+        int64_t op = sdp_shl_su(alu_op, x->alu_shift, 32);
+        if (x->alu_algo == NVDLA_SDP_D_DP_BS_CFG_0_BS_ALU_ALGO_MAX) {
+            a = a > op ? a : op;
+        } else if (x->alu_algo == NVDLA_SDP_D_DP_BS_CFG_0_BS_ALU_ALGO_MIN) {
+            a = a < op ? a : op;
+        } else {
+            a = a + op; /* SUM, and EQL which the X ALU does not have */
+        }
+    }
+    int64_t t;
+    if (x->mul_bypass) {
+        /* the truncation still applies: 33 bits -> 32 (X_int_trt) */
+        t = sdp_shr_su(a, x->mul_shift, 49, 32, 0);
+    } else if (x->prelu && a >= 0) {
+        /* PReLU passes the low 32 bits of the ALU result */
+        t = dla_sext((uint32_t)((uint64_t)a & 0xffffffffu), 32);
+    } else {
+        t = sdp_shr_su(a * mul_op, x->mul_shift, 49, 32, 0);
+    }
+    if (!x->relu_bypass && t < 0) {
+        t = 0;
+    }
+    return (int32_t)t;
+}
+
+/* EW memory operand converter.  ref: NV_NVDLA_SDP_HLS_Y_int_cvt.v */
+static inline int32_t ew_cvt(const struct sdp_ew_cvt *k, int32_t op16)
+{
+    if (k->bypass) {
+        return op16;
+    }
+    int64_t v = ((int64_t)op16 - k->offset) * k->scale;
+    return (int32_t)sdp_shr_su(v, k->truncate, 49, 32, 0);
+}
+
+/* EW core.  ref: NV_NVDLA_SDP_HLS_Y_int_mul.v, NV_NVDLA_SDP_HLS_Y_int_alu.v */
+static inline int32_t ew_elem(const struct sdp_ew_cfg *e, int32_t x, int32_t alu_op, int32_t mul_op)
+{
+    int64_t m = x;
+    if (!e->mul_bypass && !(e->prelu && x >= 0)) {
+        m = sdp_shr_su((int64_t)x * mul_op, e->truncate, 64, 32, 0);
+    }
+    if (e->alu_bypass) {
+        return (int32_t)m;
+    }
+    int64_t a;
+    switch (e->alu_algo) {
+    case NVDLA_SDP_D_DP_EW_CFG_0_EW_ALU_ALGO_MAX:
+        a = m > alu_op ? m : alu_op;
+        break;
+    case NVDLA_SDP_D_DP_EW_CFG_0_EW_ALU_ALGO_MIN:
+        a = m < alu_op ? m : alu_op;
+        break;
+    case NVDLA_SDP_D_DP_EW_CFG_0_EW_ALU_ALGO_EQL:
+        a = m == alu_op ? 0 : 1;
+        break;
+    default:
+        a = m + alu_op;
+        break;
+    }
+    return (int32_t)sdp_sat(a, 32);
+}
+
+/* LUT.  ref: NV_NVDLA_SDP_HLS_Y_int_idx.v (table choice),
+ * NV_NVDLA_SDP_CORE_Y_lut.v (entries, slopes, offsets), Y_int_inp.v */
+static inline int32_t lut_elem(const struct sdp_lut_cfg *l, int32_t x, struct sdp_stats *st)
+{
+    struct sdp_lut_idx le = l->le_expn ? sdp_lut_expn(x, l->le_start, l->le_offset, DLA_LUT_LE_ENTRIES)
+                                       : sdp_lut_line(x, l->le_start, l->le_sel, DLA_LUT_LE_ENTRIES);
+    struct sdp_lut_idx lo = sdp_lut_line(x, l->lo_start, l->lo_sel, DLA_LUT_LO_ENTRIES);
+    int le_hit = !(le.uflow || le.oflow);
+    int lo_hit = !(lo.uflow || lo.oflow);
+    int use_lo;
+    if (le.uflow && lo.uflow) {
+        use_lo = l->uflow_lo;
+    } else if (le.oflow && lo.oflow) {
+        use_lo = l->oflow_lo;
+    } else if (le_hit == lo_hit) {
+        use_lo = l->hybrid_lo; /* both hit, or both miss differently */
+    } else {
+        use_lo = lo_hit;
+    }
+    const struct sdp_lut_idx *r = use_lo ? &lo : &le;
+    const uint16_t *tab = use_lo ? l->ram->lo : l->ram->le;
+    int16_t y0 = (int16_t)dla_sext(tab[r->index], 16);
+
+    st->lut_uflow += (uint64_t)r->uflow;
+    st->lut_oflow += (uint64_t)r->oflow;
+    st->lut_hybrid += (uint64_t)!(r->uflow || r->oflow);
+    st->lut_le_hit += (uint64_t)le_hit;
+    st->lut_lo_hit += (uint64_t)lo_hit;
+
+    if (r->uflow) {
+        if (use_lo) {
+            return sdp_lut_extrap(x, y0, 0, l->lo_start, l->lo_uscale, l->lo_ushift);
+        }
+        return sdp_lut_extrap(x, y0, l->le_expn ? l->expn_bias : 0, l->le_start, l->le_uscale,
+                              l->le_ushift);
+    }
+    if (r->oflow) {
+        if (use_lo) {
+            return sdp_lut_extrap(x, y0, 0, l->lo_end, l->lo_oscale, l->lo_oshift);
+        }
+        return sdp_lut_extrap(x, y0, 0, l->le_end, l->le_oscale, l->le_oshift);
+    }
+    int16_t y1 = (int16_t)dla_sext(tab[r->index + 1], 16);
+    return sdp_lut_interp(y0, y1, r->frac);
+}
+
+/* Output converter.  ref: NV_NVDLA_SDP_HLS_C_int.v: 33-bit subtraction,
+ * 49-bit product, rounding shift saturated to 17 bits (the saturation
+ * counter counts here), then saturation to int8/int16. */
+static inline int32_t cvt_elem(const struct sdp_cfg *c, int32_t x, struct sdp_stats *st)
+{
+    int sat;
+    int64_t v = ((int64_t)x - c->cvt_offset) * c->cvt_scale;
+    int64_t t = sdp_shr_su(v, c->cvt_shift, 49, 17, &sat);
+    st->sat += (uint64_t)sat;
+    return (int32_t)sdp_sat(t, c->out_bits);
+}
+
+/* ---- one line of one surface --------------------------------------------- */
+
+/* Runs n lanes (x-major, channel-minor within an atom) through the enabled
+ * stages; data holds the input and receives the output value (int8/int16
+ * range, or the low 16 bits of the EW result in EQL mode). */
+static void process_line(const struct sdp_cfg *c, int32_t *data, int32_t *const ops[SRC_N],
+                         size_t n, struct sdp_stats *st)
+{
+    for (int k = 0; k < 2; k++) {
+        const struct sdp_x_cfg *x = &c->x[k];
+        if (!x->en) {
+            continue;
+        }
+        const int32_t *ao = ops[2 * k];
+        const int32_t *mo = ops[2 * k + 1];
+        for (size_t i = 0; i < n; i++) {
+            data[i] = x_elem(x, data[i], ao ? ao[i] : x->alu_op, mo ? mo[i] : x->mul_op);
+        }
+    }
+    if (c->ew.en) {
+        const int32_t *ao = ops[SRC_EW_ALU];
+        const int32_t *mo = ops[SRC_EW_MUL];
+        for (size_t i = 0; i < n; i++) {
+            data[i] = ew_elem(&c->ew, data[i], ao ? ao[i] : c->ew.alu_op, mo ? mo[i] : c->ew.mul_op);
+        }
+        if (c->ew.lut) {
+            for (size_t i = 0; i < n; i++) {
+                data[i] = lut_elem(&c->lut, data[i], st);
+            }
+        }
+    }
+    if (c->eql) {
+        /* the converter passes the low 16 bits (NV_NVDLA_SDP_HLS_C_int.v) */
+        for (size_t i = 0; i < n; i++) {
+            data[i] = dla_sext((uint32_t)data[i], 16);
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            data[i] = cvt_elem(c, data[i], st);
+        }
+    }
+}
+
+/* ---- memory helpers ---------------------------------------------------------- */
+
+static inline int32_t load_elem(const uint8_t *p, unsigned bytes)
+{
+    if (bytes == 1) {
+        return (int8_t)p[0];
+    }
+    return (int16_t)(uint16_t)(p[0] | (uint16_t)(p[1] << 8));
+}
+
+/*
+ * Read `rows` lines of `line_bytes` bytes starting at `base` with `stride`
+ * between lines into dst (packed): one burst when the lines are contiguous.
+ */
+static int read_rows(struct dla_dev *d, int port, uint64_t mask, uint64_t base, uint64_t stride,
+                     uint32_t rows, size_t line_bytes, uint8_t *dst)
+{
+    if (rows == 1 || stride == line_bytes) {
+        return dla_dma_read(d, port, base & mask, dst, line_bytes * rows);
+    }
+    for (uint32_t y = 0; y < rows; y++) {
+        int rc = dla_dma_read(d, port, (base + (uint64_t)y * stride) & mask, dst + y * line_bytes,
+                              line_bytes);
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int write_rows(struct dla_dev *d, int port, uint64_t mask, uint64_t base, uint64_t stride,
+                      uint32_t rows, size_t line_bytes, const uint8_t *src)
+{
+    if (rows == 1 || stride == line_bytes) {
+        return dla_dma_write(d, port, base & mask, src, line_bytes * rows);
+    }
+    for (uint32_t y = 0; y < rows; y++) {
+        int rc = dla_dma_write(d, port, (base + (uint64_t)y * stride) & mask, src + y * line_bytes,
+                               line_bytes);
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* Work buffers of a layer. */
+struct sdp_work {
+    size_t n_line;     /* lanes per line: w * epa */
+    size_t n_surf;     /* lanes per surface: h * n_line */
+    int32_t *data;     /* one surface of values */
+    uint8_t *raw;      /* raw bytes of one surface (input, operands, output) */
+    size_t raw_size;
+    int32_t *op[SRC_N];      /* per-element operands of one surface, or per-kernel
+                              * operands replicated over one line */
+    int32_t *kernel[3];      /* per-kernel operands: both components, all channels */
+};
+
+static void work_free(struct sdp_work *w)
+{
+    free(w->data);
+    free(w->raw);
+    for (int i = 0; i < SRC_N; i++) {
+        free(w->op[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        free(w->kernel[i]);
+    }
+}
+
+/* Bytes of one surface of an operand stream (per element). */
+static size_t stream_surf_bytes(const struct sdp_cfg *c, const struct sdp_stream *s)
+{
+    return (size_t)c->h * c->w * c->epa * s->elem_bytes;
+}
+
+static int work_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->n_line = (size_t)c->w * c->epa;
+    w->n_surf = w->n_line * c->h;
+    size_t raw = w->n_surf * c->bpe;
+    for (int i = 0; i < 3; i++) {
+        if (c->src_used[2 * i] || c->src_used[2 * i + 1]) {
+            size_t b = stream_surf_bytes(c, &c->stream[i]);
+            if (c->stream[i].per_kernel) {
+                b = (size_t)c->nsurf * c->epa * c->stream[i].elem_bytes;
+            }
+            raw = raw > b ? raw : b;
+        }
+    }
+    w->raw_size = raw;
+    w->data = malloc(w->n_surf * sizeof(int32_t));
+    w->raw = malloc(raw);
+    int ok = w->data && w->raw;
+    for (int i = 0; i < SRC_N && ok; i++) {
+        if (c->src_used[i]) {
+            const struct sdp_stream *s = &c->stream[i / 2];
+            w->op[i] = malloc((s->per_kernel ? w->n_line : w->n_surf) * sizeof(int32_t));
+            ok = w->op[i] != NULL;
+        }
+    }
+    if (!ok) {
+        work_free(w);
+        return dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory for a %ux%ux%u cube",
+                         c->w, c->h, c->c);
+    }
+    return 0;
+}
+
+/* Extract one component of an operand stream from raw bytes. */
+static int32_t op_value(const struct sdp_cfg *c, int src, const uint8_t *elem)
+{
+    const struct sdp_stream *s = &c->stream[src / 2];
+    int32_t v = load_elem(elem + s->off[src & 1], s->size);
+    if (src == SRC_EW_ALU) {
+        return ew_cvt(&c->ew.alu_cvt, v);
+    }
+    if (src == SRC_EW_MUL) {
+        return ew_cvt(&c->ew.mul_cvt, v);
+    }
+    return v;
+}
+
+/* Per-kernel operands: one contiguous request of every surface. */
+static int load_kernel_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w)
+{
+    for (int i = 0; i < 3; i++) {
+        const struct sdp_stream *s = &c->stream[i];
+        if (!(c->src_used[2 * i] || c->src_used[2 * i + 1]) || !s->per_kernel) {
+            continue;
+        }
+        size_t nch = (size_t)c->nsurf * c->epa;
+        int rc = dla_dma_read(d, s->port, s->base & c->addr_mask, w->raw, nch * s->elem_bytes);
+        if (rc) {
+            return rc;
+        }
+        w->kernel[i] = malloc(2 * nch * sizeof(int32_t));
+        if (!w->kernel[i]) {
+            return dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory");
+        }
+        for (int k = 0; k < 2; k++) {
+            if (!c->src_used[2 * i + k]) {
+                continue;
+            }
+            for (size_t ch = 0; ch < nch; ch++) {
+                w->kernel[i][k * nch + ch] = op_value(c, 2 * i + k, w->raw + ch * s->elem_bytes);
+            }
+        }
+    }
+    return 0;
+}
+
+/* Operands of surface `surf`: per-kernel ones replicated over a line,
+ * per-element ones read from memory. */
+static int load_surface_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
+                            uint32_t surf)
+{
+    for (int i = 0; i < 3; i++) {
+        const struct sdp_stream *s = &c->stream[i];
+        if (!(c->src_used[2 * i] || c->src_used[2 * i + 1])) {
+            continue;
+        }
+        if (s->per_kernel) {
+            size_t nch = (size_t)c->nsurf * c->epa;
+            for (int k = 0; k < 2; k++) {
+                if (!c->src_used[2 * i + k]) {
+                    continue;
+                }
+                const int32_t *kv = w->kernel[i] + k * nch + (size_t)surf * c->epa;
+                int32_t *o = w->op[2 * i + k];
+                for (size_t j = 0; j < w->n_line; j++) {
+                    o[j] = kv[j % c->epa];
+                }
+            }
+            continue;
+        }
+        size_t line_bytes = w->n_line * s->elem_bytes;
+        int rc;
+        if (c->packed) {
+            /* ref: NV_NVDLA_SDP_RDMA_ig.v cfg_mode_1x1_pack: one straight request */
+            rc = dla_dma_read(d, s->port,
+                              (s->base + (uint64_t)surf * line_bytes) & c->addr_mask, w->raw,
+                              line_bytes);
+        } else {
+            rc = read_rows(d, s->port, c->addr_mask, s->base + (uint64_t)surf * s->surf_stride,
+                           s->line_stride, c->h, line_bytes, w->raw);
+        }
+        if (rc) {
+            return rc;
+        }
+        for (int k = 0; k < 2; k++) {
+            if (!c->src_used[2 * i + k]) {
+                continue;
+            }
+            int32_t *o = w->op[2 * i + k];
+            for (size_t j = 0; j < w->n_surf; j++) {
+                o[j] = op_value(c, 2 * i + k, w->raw + j * s->elem_bytes);
+            }
+        }
+    }
+    return 0;
+}
+
+/* Input of surface `surf` into w->data. */
+static int load_surface_input(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
+                              uint32_t surf, const struct dla_cube *in)
+{
+    if (c->flying) {
+        for (uint32_t y = 0; y < c->h; y++) {
+            for (uint32_t x = 0; x < c->w; x++) {
+                int32_t *dst = w->data + (size_t)y * w->n_line + (size_t)x * c->epa;
+                for (uint32_t l = 0; l < c->epa; l++) {
+                    uint32_t ch = surf * c->epa + l;
+                    dst[l] = ch < in->c ? in->data[((size_t)ch * in->h + y) * in->w + x] : 0;
+                }
+            }
+        }
+        return 0;
+    }
+    size_t line_bytes = w->n_line * c->bpe;
+    int rc;
+    if (c->packed) {
+        /* ref: NV_NVDLA_SDP_MRDMA_ig.v cfg_mode_1x1_pack */
+        rc = dla_dma_read(d, c->src_port, (c->src_base + (uint64_t)surf * line_bytes) & c->addr_mask,
+                          w->raw, line_bytes);
+    } else {
+        rc = read_rows(d, c->src_port, c->addr_mask, c->src_base + (uint64_t)surf * c->src_surf,
+                       c->src_line, c->h, line_bytes, w->raw);
+    }
+    if (rc) {
+        return rc;
+    }
+    if (c->bpe == 1) {
+        for (size_t j = 0; j < w->n_surf; j++) {
+            w->data[j] = (int8_t)w->raw[j];
+        }
+    } else {
+        for (size_t j = 0; j < w->n_surf; j++) {
+            w->data[j] = load_elem(w->raw + 2 * j, 2);
+        }
+    }
+    return 0;
+}
+
+/* Output of surface `surf`: to PDP or memory. */
+static int store_surface(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
+                         uint32_t surf, struct dla_cube *to_pdp, struct sdp_stats *st)
+{
+    if (c->to_pdp) {
+        /* PDP receives the low bits of each lane as its element */
+        for (uint32_t y = 0; y < c->h; y++) {
+            for (uint32_t x = 0; x < c->w; x++) {
+                const int32_t *src = w->data + (size_t)y * w->n_line + (size_t)x * c->epa;
+                for (uint32_t l = 0; l < c->epa; l++) {
+                    size_t ch = (size_t)surf * c->epa + l;
+                    to_pdp->data[(ch * c->h + y) * c->w + x] =
+                        dla_sext((uint32_t)src[l], c->out_bits);
+                }
+            }
+        }
+        return 0;
+    }
+    uint8_t nz = 0;
+    if (c->bpe == 1) {
+        for (size_t j = 0; j < w->n_surf; j++) {
+            w->raw[j] = (uint8_t)((uint32_t)w->data[j] & 0xffu);
+            nz |= w->raw[j];
+        }
+    } else {
+        for (size_t j = 0; j < w->n_surf; j++) {
+            uint32_t v = (uint32_t)w->data[j];
+            w->raw[2 * j] = (uint8_t)(v & 0xffu);
+            w->raw[2 * j + 1] = (uint8_t)((v >> 8) & 0xffu);
+            nz |= (uint8_t)(w->raw[2 * j] | w->raw[2 * j + 1]);
+        }
+    }
+    st->unequal |= nz != 0;
+    if (c->eql) {
+        /* ref: NV_NVDLA_SDP_WDMA_cmd.v cfg_mode_quite: EQL writes nothing */
+        return 0;
+    }
+    size_t line_bytes = w->n_line * c->bpe;
+    for (unsigned b = 0; b < c->batches; b++) {
+        uint64_t base = c->dst_base + (uint64_t)b * c->dst_batch;
+        int rc;
+        if (c->packed && c->batches == 1) {
+            /* ref: NV_NVDLA_SDP_WDMA_cmd.v cfg_mode_1x1_nbatch */
+            rc = dla_dma_write(d, c->dst_port, (base + (uint64_t)surf * line_bytes) & c->addr_mask,
+                               w->raw, line_bytes);
+        } else {
+            rc = write_rows(d, c->dst_port, c->addr_mask, base + (uint64_t)surf * c->dst_surf,
+                            c->dst_line, c->h, line_bytes, w->raw);
+        }
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* ---- hardware-updated registers ------------------------------------------- */
+
+static uint32_t sat32(uint64_t v)
+{
+    return v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
+}
+
+static void set_hw_regs(struct dla_dev *d, unsigned g, const struct sdp_cfg *c,
+                        const struct sdp_stats *st)
+{
+    int lut = c->perf_lut && c->ew.lut;
+    dla_reg_hw_set(d, NVDLA_SDP_D_STATUS_0, g, st->unequal ? 1u : 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_OUT_SATURATION_0, g, c->perf_sat ? sat32(st->sat) : 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_UFLOW_0, g, lut ? sat32(st->lut_uflow) : 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_OFLOW_0, g, lut ? sat32(st->lut_oflow) : 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_HYBRID_0, g, lut ? sat32(st->lut_hybrid) : 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_LE_HIT_0, g, lut ? sat32(st->lut_le_hit) : 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_LO_HIT_0, g, lut ? sat32(st->lut_lo_hit) : 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_WDMA_WRITE_STALL_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_STATUS_NAN_INPUT_NUM_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_STATUS_INF_INPUT_NUM_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_STATUS_NAN_OUTPUT_NUM_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_STATUS_NAN_INPUT_NUM_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_STATUS_INF_INPUT_NUM_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_MRDMA_READ_STALL_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_BRDMA_READ_STALL_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_NRDMA_READ_STALL_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_ERDMA_READ_STALL_0, g, 0u);
+}
+
+/* ---- layer ------------------------------------------------------------------ */
+
+static int check_io(struct dla_dev *d, const struct sdp_cfg *c, const struct dla_cube *in,
+                    const struct dla_cube *to_pdp)
+{
+    if (c->flying) {
+        if (!in || !in->data) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "SDP: D_FEATURE_MODE_CFG_0.FLYING_MODE=ON but no convolution "
+                             "feeds SDP in this layer");
+        }
+        if (in->w != c->w || in->h != c->h || in->c < c->c) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "SDP: D_DATA_CUBE_WIDTH/HEIGHT/CHANNEL give %ux%ux%u but CACC "
+                             "delivers %ux%ux%u",
+                             c->w, c->h, c->c, in->w, in->h, in->c);
+        }
+    }
+    if (c->to_pdp && !to_pdp) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP: D_FEATURE_MODE_CFG_0.OUTPUT_DST=PDP but PDP is not enabled for "
+                         "on-the-fly input");
+    }
+    return 0;
+}
+
+int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in,
+                    struct dla_cube *to_pdp)
+{
+    struct sdp_cfg c;
+    struct sdp_work w;
+    struct sdp_stats st;
+    int rc = sdp_decode(d, group, &c);
+    if (!rc) {
+        rc = check_io(d, &c, in, to_pdp);
+    }
+    if (rc) {
+        return rc;
+    }
+    if (c.to_pdp) {
+        rc = dla_cube_alloc(to_pdp, c.w, c.h, c.nsurf * c.epa);
+        if (rc) {
+            return dla_error(d, rc, "SDP: out of host memory for the cube sent to PDP");
+        }
+    }
+    rc = work_alloc(d, &c, &w);
+    if (rc) {
+        return rc;
+    }
+    memset(&st, 0, sizeof(st));
+    rc = load_kernel_ops(d, &c, &w);
+    for (uint32_t s = 0; s < c.nsurf && !rc; s++) {
+        rc = load_surface_input(d, &c, &w, s, in);
+        if (!rc) {
+            rc = load_surface_ops(d, &c, &w, s);
+        }
+        if (rc) {
+            break;
+        }
+        for (uint32_t y = 0; y < c.h; y++) {
+            int32_t *ops[SRC_N];
+            for (int i = 0; i < SRC_N; i++) {
+                const struct sdp_stream *sm = &c.stream[i / 2];
+                ops[i] = !w.op[i] ? NULL : (sm->per_kernel ? w.op[i] : w.op[i] + y * w.n_line);
+            }
+            process_line(&c, w.data + (size_t)y * w.n_line, ops, w.n_line, &st);
+        }
+        rc = store_surface(d, &c, &w, s, to_pdp, &st);
+    }
+    work_free(&w);
+    if (!rc) {
+        set_hw_regs(d, group, &c, &st);
+    }
+    return rc;
 }

@@ -68,6 +68,7 @@ struct layer {
     uint32_t lo_start_lo, lo_start_hi, lo_end_lo, lo_end_hi;
     uint32_t le_slope_scale, le_slope_shift, lo_slope_scale, lo_slope_shift;
     uint16_t le[65], lo[257];
+    int visible;   /* test only: LUT output reaches the output unscaled */
 };
 
 static uint32_t surfaces(const struct layer *l)
@@ -239,7 +240,7 @@ static int32_t ref_lut(const struct layer *l, int64_t x, int *cls)
     case 0x4: case 0x8: use_x = 0; *cls = C_LO; break;
     case 0x5: use_x = !uf_lo; *cls = C_UF; break;
     case 0xa: use_x = !of_lo; *cls = C_OF; break;
-    default: fail_msg("impossible LUT flags %x", code); return 0;
+    default: *cls = C_HY; fail_msg("impossible LUT flags %x", code); return 0;
     }
 
     if (use_x) {
@@ -272,46 +273,81 @@ static int32_t ref_lut(const struct layer *l, int64_t x, int *cls)
     return ref_interp(y0, (int16_t)l->lo[Y.idx + 1], y0, Y.frac, 16);
 }
 
+/* Converted channels v[0..P) of pixel (x, y); lanes beyond C are 0. */
+static void ref_pixel_inputs(const struct layer *l, const uint8_t *src, uint32_t x, uint32_t y,
+                             int64_t *v)
+{
+    uint32_t P = surfaces(l) * ATOM;
+    int64_t in_off = sx(l->datin_offset & 0xff, 8);
+    int64_t in_scale = sx(l->datin_scale, 16);
+    for (uint32_t c = 0; c < P; c++) {
+        size_t a = (size_t)(c / ATOM) * l->src_surf + (size_t)y * l->src_line +
+                   (size_t)x * ATOM + c % ATOM;
+        int64_t in = (int8_t)src[a];
+        v[c] = c < l->c ? ref_shiftright_su((in - in_off) * in_scale, l->datin_shifter, 25, 9)
+                        : 0;
+    }
+}
+
+/* LUT input of channel c: the windowed square sum or the value itself. */
+static int64_t ref_lut_input(const struct layer *l, const int64_t *v, uint32_t c)
+{
+    int32_t P = (int32_t)(surfaces(l) * ATOM);
+    int32_t r = (int32_t)l->normalz_len + 1;
+    int64_t sum = 0;
+    if (l->sqsum_bypass) {
+        return v[c];
+    }
+    for (int32_t j = (int32_t)c - r; j <= (int32_t)c + r; j++) {
+        if (j >= 0 && j < P) {
+            sum += v[j] * v[j];
+        }
+    }
+    return sum;
+}
+
+/* Every LUT input of the layer (to aim random LUT ranges at them). */
+static int64_t *ref_all_inputs(const struct layer *l, const uint8_t *src, size_t *n)
+{
+    uint32_t P = surfaces(l) * ATOM;
+    int64_t *v = calloc(P, sizeof(*v));
+    int64_t *xs = calloc((size_t)P * l->w * l->h, sizeof(*xs));
+    size_t k = 0;
+    assert_non_null(v);
+    assert_non_null(xs);
+    for (uint32_t y = 0; y < l->h; y++) {
+        for (uint32_t x = 0; x < l->w; x++) {
+            ref_pixel_inputs(l, src, x, y, v);
+            for (uint32_t c = 0; c < P; c++) {
+                xs[k++] = ref_lut_input(l, v, c);
+            }
+        }
+    }
+    free(v);
+    *n = k;
+    return xs;
+}
+
 /* Whole layer on host copies of the source and destination areas. */
 static void ref_layer(const struct layer *l, const uint8_t *src, uint8_t *dst,
                       uint64_t counts[C_N])
 {
-    uint32_t S = surfaces(l), P = S * ATOM;
+    uint32_t P = surfaces(l) * ATOM;
     int64_t *v = calloc(P, sizeof(*v));
-    int r = (int)l->normalz_len + 1;
-    int64_t in_off = sx(l->datin_offset & 0xff, 8);
-    int64_t in_scale = sx(l->datin_scale, 16);
     int64_t out_off = sx(l->datout_offset & 0x1ffffff, 25);
     int64_t out_scale = sx(l->datout_scale, 16);
     assert_non_null(v);
 
     for (uint32_t y = 0; y < l->h; y++) {
         for (uint32_t x = 0; x < l->w; x++) {
+            ref_pixel_inputs(l, src, x, y, v);
             for (uint32_t c = 0; c < P; c++) {
-                size_t a = (size_t)(c / ATOM) * l->src_surf + (size_t)y * l->src_line +
-                           (size_t)x * ATOM + c % ATOM;
-                int64_t in = (int8_t)src[a];
-                v[c] = c < l->c ? ref_shiftright_su((in - in_off) * in_scale,
-                                                    l->datin_shifter, 25, 9)
-                                : 0;
-            }
-            for (uint32_t c = 0; c < P; c++) {
-                int64_t sum = 0, lut, prod;
-                int cls;
-                if (l->sqsum_bypass) {
-                    sum = v[c];
-                } else {
-                    for (int j = (int)c - r; j <= (int)c + r; j++) {
-                        if (j >= 0 && j < (int)P) {
-                            sum += v[j] * v[j];
-                        }
-                    }
-                }
-                lut = ref_lut(l, sum, &cls);
-                counts[cls]++;
-                prod = l->mul_bypass ? lut : lut * v[c];
+                int cls = C_N;
+                int64_t lut = ref_lut(l, ref_lut_input(l, v, c), &cls);
+                int64_t prod = l->mul_bypass ? lut : lut * v[c];
                 size_t a = (size_t)(c / ATOM) * l->dst_surf + (size_t)y * l->dst_line +
                            (size_t)x * ATOM + c % ATOM;
+                counts[cls]++;
                 dst[a] = (uint8_t)ref_shiftright_su((prod - out_off) * out_scale,
                                                     l->datout_shifter, 42, 8);
             }
@@ -327,65 +363,138 @@ static uint32_t rnd_shift(uint64_t *s, uint32_t max, uint32_t typical)
     return rnd(s, 8) == 0 ? rnd(s, max + 1) : rnd(s, typical + 1);
 }
 
-static void rnd_start(uint64_t *s, int bypass, uint32_t *lo, uint32_t *hi)
+static void set38(int64_t v, uint32_t *lo, uint32_t *hi)
 {
-    int64_t v;
-    switch (rnd(s, 6)) {
-    case 0: /* anywhere in 38 bits: the comparator sees only 22 of them */
-        *lo = (uint32_t)splitmix64(s);
-        *hi = rnd(s, 64);
-        return;
-    case 1:
-        v = rnd_range(s, -600000, 600000);
-        break;
-    default:
-        v = bypass ? rnd_range(s, -300, 300) : rnd_range(s, -3000, 200000);
-        break;
-    }
     *lo = (uint32_t)(uint64_t)v;
     *hi = (uint32_t)((uint64_t)v >> 32) & 0x3f;
 }
 
-static void random_lut(uint64_t *s, struct layer *l)
+/* A start somewhere: near the inputs, or anywhere in 38 bits (the range
+ * comparators see only 22 of them). */
+static int64_t rnd_start(uint64_t *s, const int64_t *xs, size_t n, int64_t span)
 {
+    switch (rnd(s, 8)) {
+    case 0:
+        return sx(splitmix64(s), 38);
+    case 1:
+        return rnd_range(s, -600000, 600000);
+    default:
+        return xs[rnd(s, (uint32_t)n)] - (int64_t)rnd(s, (uint32_t)(span / 2 + 2));
+    }
+}
+
+/* Index select giving about `entries` table steps over `span`. */
+static uint32_t rnd_select(uint64_t *s, int64_t span, uint32_t entries)
+{
+    int32_t sel = 0;
+    while (sel < 30 && (span >> sel) > (int64_t)entries) {
+        sel++;
+    }
+    sel += rnd_range(s, -2, 2);
+    if (sel < -8) {
+        sel = -8;
+    }
+    return ((uint32_t)sel & 0x3f) | (rnd(s, 4) << 6); /* upper bits are ignored */
+}
+
+static uint32_t rnd_slope_scale(uint64_t *s, int small)
+{
+    int32_t r = small ? 12 : 400;
+    uint32_t lo = rnd(s, 4) ? (uint32_t)rnd_range(s, -r, r) & 0xffff : rnd(s, 65536);
+    uint32_t hi = rnd(s, 4) ? (uint32_t)rnd_range(s, -r, r) & 0xffff : rnd(s, 65536);
+    return lo | (hi << 16);
+}
+
+static uint32_t rnd_slope_shift(uint64_t *s)
+{
+    uint32_t u = rnd(s, 4) ? (uint32_t)rnd_range(s, -4, 12) & 0x1f : rnd(s, 32);
+    uint32_t o = rnd(s, 4) ? (uint32_t)rnd_range(s, -4, 12) & 0x1f : rnd(s, 32);
+    return u | (o << 5);
+}
+
+/* LUT contents and configuration aimed at the layer's LUT inputs xs. */
+static void random_lut(uint64_t *s, struct layer *l, const int64_t *xs, size_t n)
+{
+    int64_t mn = xs[0], mx = xs[0], span, start;
     uint32_t off, le_sel, lo_sel;
-    int bypass = (int)l->sqsum_bypass;
+    for (size_t i = 1; i < n; i++) {
+        mn = xs[i] < mn ? xs[i] : mn;
+        mx = xs[i] > mx ? xs[i] : mx;
+    }
+    span = mx - mn + 1;
     for (int i = 0; i < 65; i++) {
         l->le[i] = (uint16_t)splitmix64(s);
     }
     for (int i = 0; i < 257; i++) {
         l->lo[i] = (uint16_t)splitmix64(s);
     }
-    if (rnd(s, 3) == 0) { /* smooth tables, fewer saturations */
-        int32_t a = rnd_range(s, -20000, 20000);
+    if (l->visible) { /* small entries: the LUT output shows in the int8 output */
         for (int i = 0; i < 65; i++) {
-            l->le[i] = (uint16_t)(int16_t)(a + i * rnd_range(s, -200, 200));
+            l->le[i] = (uint16_t)(int16_t)rnd_range(s, -140, 140);
         }
         for (int i = 0; i < 257; i++) {
-            l->lo[i] = (uint16_t)(int16_t)(a - i * rnd_range(s, -60, 60));
+            l->lo[i] = (uint16_t)(int16_t)rnd_range(s, -140, 140);
+        }
+    } else if (rnd(s, 2) == 0) { /* smooth tables, fewer saturations */
+        int32_t a = rnd_range(s, -20000, 20000);
+        int32_t da = rnd_range(s, -300, 300), db = rnd_range(s, -80, 80);
+        for (int i = 0; i < 65; i++) {
+            l->le[i] = (uint16_t)(int16_t)(a + i * da + rnd_range(s, -3, 3));
+        }
+        for (int i = 0; i < 257; i++) {
+            l->lo[i] = (uint16_t)(int16_t)(a + i * db + rnd_range(s, -3, 3));
         }
     }
     l->lut_cfg = rnd(s, 2) | (rnd(s, 2) << 4) | (rnd(s, 2) << 5) | (rnd(s, 2) << 6);
+    le_sel = rnd_select(s, span, rnd_range(s, 8, 90));
+    lo_sel = rnd_select(s, span, rnd_range(s, 30, 350));
+    start = rnd_start(s, xs, n, span);
+    set38(start, &l->le_start_lo, &l->le_start_hi);
     off = (uint32_t)rnd_range(s, -6, 18) & 0xff;
+    if ((l->lut_cfg & 1) == 0) { /* exponent LE: offset near log2 of the range */
+        int32_t lg = 0;
+        while (lg < 40 && ((mx - start) >> lg) > 1) {
+            lg++;
+        }
+        /* either the top of the range near index 0..8, or near index 64 */
+        off = (uint32_t)(lg - (rnd(s, 3) ? rnd_range(s, -2, 8) : rnd_range(s, 61, 66))) & 0xff;
+    }
     if (rnd(s, 10) == 0) {
         off = rnd(s, 256);
     }
-    /* index selects: low 6 bits used; upper bits random to check that */
-    le_sel = ((uint32_t)rnd_range(s, bypass ? -3 : -2, bypass ? 4 : 14) & 0x3f) | (rnd(s, 4) << 6);
-    lo_sel = ((uint32_t)rnd_range(s, bypass ? -2 : -1, bypass ? 2 : 12) & 0x3f) | (rnd(s, 4) << 6);
     if (rnd(s, 12) == 0) {
         le_sel = rnd(s, 256);
         lo_sel = rnd(s, 256);
     }
     l->lut_info = off | (le_sel << 8) | (lo_sel << 16);
-    rnd_start(s, bypass, &l->le_start_lo, &l->le_start_hi);
-    rnd_start(s, bypass, &l->le_end_lo, &l->le_end_hi);
-    rnd_start(s, bypass, &l->lo_start_lo, &l->lo_start_hi);
-    rnd_start(s, bypass, &l->lo_end_lo, &l->lo_end_hi);
-    l->le_slope_scale = (uint32_t)splitmix64(s);
-    l->lo_slope_scale = (uint32_t)splitmix64(s);
-    l->le_slope_shift = rnd(s, 1024);
-    l->lo_slope_shift = rnd(s, 1024);
+    set38(rnd(s, 3) ? mx - (int64_t)rnd(s, (uint32_t)(span / 3 + 2)) : rnd_start(s, xs, n, span),
+          &l->le_end_lo, &l->le_end_hi);
+    set38(rnd_start(s, xs, n, span), &l->lo_start_lo, &l->lo_start_hi);
+    set38(rnd(s, 3) ? mx - (int64_t)rnd(s, (uint32_t)(span / 3 + 2)) : rnd_start(s, xs, n, span),
+          &l->lo_end_lo, &l->lo_end_hi);
+    l->le_slope_scale = rnd_slope_scale(s, l->visible);
+    l->lo_slope_scale = rnd_slope_scale(s, l->visible);
+    l->le_slope_shift = rnd_slope_shift(s);
+    l->lo_slope_shift = rnd_slope_shift(s);
+}
+
+/* Random layer, memory filled, LUT aimed at its inputs. */
+static void random_layer(uint64_t *s, struct layer *l);
+static uint8_t *fill_memory(struct dlasim_dev *dev, uint64_t *s, const struct layer *l,
+                            uint8_t **dst_init);
+
+static uint8_t *setup_random(struct dlasim_dev *dev, uint64_t *s, struct layer *l,
+                             uint8_t **dst_init)
+{
+    size_t n;
+    uint8_t *src;
+    int64_t *xs;
+    random_layer(s, l);
+    src = fill_memory(dev, s, l, dst_init);
+    xs = ref_all_inputs(l, src, &n);
+    random_lut(s, l, xs, n);
+    free(xs);
+    return src;
 }
 
 static void random_layer(uint64_t *s, struct layer *l)
@@ -408,8 +517,14 @@ static void random_layer(uint64_t *s, struct layer *l)
     l->datin_shifter = rnd_shift(s, 31, 6);
     l->datout_offset = rnd(s, 3) ? (uint32_t)rnd_range(s, -3000, 3000) : (uint32_t)splitmix64(s);
     l->datout_scale = rnd(s, 3) ? (uint32_t)rnd_range(s, -8, 8) & 0xffff : rnd(s, 65536);
-    l->datout_shifter = rnd(s, 6) == 0 ? rnd(s, 64) : rnd_range(s, 4, 24);
-    random_lut(s, l);
+    l->datout_shifter = rnd(s, 6) == 0 ? rnd(s, 64) : (uint32_t)rnd_range(s, 4, 24);
+    l->visible = rnd(s, 2) == 0;
+    if (l->visible) { /* output = LUT output - small offset */
+        l->mul_bypass = 1;
+        l->datout_offset = (uint32_t)rnd_range(s, -20, 20);
+        l->datout_scale = 1;
+        l->datout_shifter = rnd(s, 4) ? 0 : rnd(s, 3);
+    }
 }
 
 /* ---- programming through the public API ------------------------------------ */
@@ -564,8 +679,7 @@ static void run_random(const char *config, uint64_t seed, unsigned id)
     struct dlasim_dev *dev = make_dev(config, NULL, 0);
     uint8_t *src;
 
-    random_layer(&s, &l);
-    src = fill_memory(dev, &s, &l, &dst_expect);
+    src = setup_random(dev, &s, &l, &dst_expect);
     ref_layer(&l, src, dst_expect, counts);
     program_lut(dev, &l);
     program_layer(dev, &l, 0, 0, 0);
@@ -580,7 +694,7 @@ static void run_random(const char *config, uint64_t seed, unsigned id)
 static void test_random_nv_small(void **state)
 {
     (void)state;
-    for (unsigned i = 0; i < 80; i++) {
+    for (unsigned i = 0; i < 400; i++) {
         run_random("nv_small", 0x1234567ull + i * 7919u, i);
     }
 }
@@ -588,8 +702,43 @@ static void test_random_nv_small(void **state)
 static void test_random_nv_small_256(void **state)
 {
     (void)state;
-    for (unsigned i = 0; i < 40; i++) {
+    for (unsigned i = 0; i < 200; i++) {
         run_random("nv_small_256", 0xabcdef01ull + i * 104729u, i);
+    }
+}
+
+/* Larger layers (tens of thousands of elements, one value of every
+ * window length) where an implementation may cache LUT results. */
+static void test_large_layers(void **state)
+{
+    (void)state;
+    for (unsigned i = 0; i < 4; i++) {
+        uint64_t s = 0xb16b00b5ull + i;
+        struct layer l;
+        uint64_t counts[C_N] = { 0 };
+        uint8_t *expect, *src;
+        struct dlasim_dev *dev = make_dev(i & 1 ? "nv_small_256" : "nv_small", NULL, 0);
+        random_layer(&s, &l);
+        l.w = 64 - i; l.h = 32; l.c = 64 + 16 * i;
+        l.normalz_len = i;
+        l.sqsum_bypass = 0;
+        l.src_line = l.w * ATOM; l.src_surf = l.h * l.src_line + ATOM;
+        l.dst_line = l.w * ATOM + ATOM; l.dst_surf = l.h * l.dst_line;
+        src = fill_memory(dev, &s, &l, &expect);
+        {
+            size_t n;
+            int64_t *xs = ref_all_inputs(&l, src, &n);
+            random_lut(&s, &l, xs, n);
+            free(xs);
+        }
+        ref_layer(&l, src, expect, counts);
+        program_lut(dev, &l);
+        program_layer(dev, &l, 0, 0, 0);
+        assert_int_equal(dlasim_run(dev), 0);
+        check_output(dev, &l, expect, i);
+        check_counters(dev, 0, counts);
+        free(src); free(expect);
+        dlasim_destroy(dev);
     }
 }
 
@@ -603,10 +752,11 @@ static void test_ping_pong(void **state)
     struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
     (void)state;
 
-    random_layer(&s, &a);
+    sa = setup_random(dev, &s, &a, &ea);
     random_layer(&s, &b);
     b.src += 0x100000;
     b.dst += 0x100000;
+    b.sqsum_bypass = a.sqsum_bypass;
     /* the LUT registers are single: b runs with a's LUT */
     memcpy(b.le, a.le, sizeof(a.le));
     memcpy(b.lo, a.lo, sizeof(a.lo));
@@ -618,10 +768,7 @@ static void test_ping_pong(void **state)
     b.lo_end_lo = a.lo_end_lo; b.lo_end_hi = a.lo_end_hi;
     b.le_slope_scale = a.le_slope_scale; b.le_slope_shift = a.le_slope_shift;
     b.lo_slope_scale = a.lo_slope_scale; b.lo_slope_shift = a.lo_slope_shift;
-    b.sqsum_bypass = 0;
-    a.sqsum_bypass = 0;
 
-    sa = fill_memory(dev, &s, &a, &ea);
     sb = fill_memory(dev, &s, &b, &eb);
     ref_layer(&a, sa, ea, ca);
     ref_layer(&b, sb, eb, cb);
@@ -649,6 +796,7 @@ static void test_directed_padding(void **state)
     (void)state;
 
     random_layer(&s, &l);
+    memset(l.le, 0, sizeof(l.le));
     l.w = 3; l.h = 2; l.c = 13;
     l.src_line = l.w * ATOM; l.src_surf = l.h * l.src_line;
     l.dst_line = l.w * ATOM; l.dst_surf = l.h * l.dst_line;
@@ -686,8 +834,7 @@ static void test_int16_on_int8_config(void **state)
     struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
     (void)state;
 
-    random_layer(&s, &l);
-    src = fill_memory(dev, &s, &l, &expect);
+    src = setup_random(dev, &s, &l, &expect);
     ref_layer(&l, src, expect, counts);
     program_lut(dev, &l);
     program_layer(dev, &l, 0, NVDLA_CDP_RDMA_D_DATA_FORMAT_0_INPUT_DATA_INT16,
@@ -699,34 +846,38 @@ static void test_int16_on_int8_config(void **state)
 }
 
 /* INT16 on a configuration that has it: sqsum bypass, mul bypass, unit
- * converters and a linear LO table of slope 1 give y = x exactly where the
- * table holds (LO from -32768 with index select 8). */
+ * converters and a linear LO table of slope 1 (256 values per entry, index
+ * select 8) with an overflow slope of 1 give y = x for every element; LE is
+ * an always-overflowing linear table so LO wins every priority. */
 static void test_int16_identity(void **state)
 {
-    static const char *const ovr[] = { "NVDLA_FEATURE_DATA_TYPE=INT8|INT16" };
+    static const char *const ovr[] = { "NVDLA_FEATURE_DATA_TYPE=INT8|INT16",
+                                       "NVDLA_CBUF_BANK_WIDTH=16" };
     uint64_t s = 99;
     struct dlasim_dev *dev;
     struct layer l;
+    const int32_t lo_start = -33024, lo_end = 32512;
     uint32_t C = 11, W = 4, H = 3, S = (C + ATOM - 1) / ATOM;
     uint32_t line = W * ATOM * 2, surf = H * line;
     uint8_t *src, *got;
     (void)state;
 
-    dev = make_dev("nv_small", ovr, 1);
+    dev = make_dev("nv_small", ovr, 2);
     memset(&l, 0, sizeof(l));
     l.w = W; l.h = H; l.c = C;
     l.src_line = line; l.src_surf = surf; l.dst_line = line; l.dst_surf = surf;
     l.src = SRC_BASE; l.dst = DST_BASE;
     l.sqsum_bypass = 1; l.mul_bypass = 1;
     l.datin_scale = 1; l.datout_scale = 1;
-    l.lut_cfg = 0x1 | 0x10 | 0x20 | 0x40;
-    l.lut_info = 8u << 16;                         /* 256 values per entry */
-    l.lo_start_lo = (uint32_t)-32769; l.lo_start_hi = 0x3f;
+    l.lut_cfg = 0x1 | 0x10 | 0x20 | 0x40;          /* LE linear; LO preferred */
+    l.lut_info = 8u << 16;
+    l.lo_start_lo = (uint32_t)lo_start; l.lo_start_hi = 0x3f;
+    l.lo_end_lo = (uint32_t)lo_end; l.lo_end_hi = 0;
+    l.lo_slope_scale = 1u << 16;                   /* overflow slope 1, shift 0 */
     l.le_start_lo = (uint32_t)-40000; l.le_start_hi = 0x3f;
-    for (int i = 0; i < 257; i++) {
-        l.lo[i] = (uint16_t)(-32769 + 256 * i);
+    for (int i = 1; i < 257; i++) {
+        l.lo[i] = (uint16_t)(int16_t)(lo_start + 256 * i);
     }
-    l.lo[0] = (uint16_t)-32768;
     src = malloc((size_t)surf * S);
     got = malloc((size_t)surf * S);
     assert_non_null(src);
@@ -748,9 +899,6 @@ static void test_int16_identity(void **state)
                 int32_t in = (int16_t)(uint16_t)(src[a] | (src[a + 1] << 8));
                 int32_t out = (int16_t)(uint16_t)(got[a] | (got[a + 1] << 8));
                 int32_t want = c < C ? in : 0;
-                if (want == -32768) {
-                    want = -32768; /* LO underflow edge: lo[0] */
-                }
                 if (out != want) {
                     fail_msg("INT16 c=%u y=%u x=%u: %d, expected %d", c, y, x, out, want);
                 }
@@ -761,15 +909,46 @@ static void test_int16_identity(void **state)
     dlasim_destroy(dev);
 }
 
+/* A source that was never written, with strict memory: the layer fails
+ * with a memory error naming CDP, and the destination is not written. */
+static void test_dma_fault(void **state)
+{
+    uint64_t s = 5;
+    struct layer l;
+    struct dlasim_options opt;
+    struct dlasim_dev *dev = NULL;
+    char err[256] = "";
+    uint8_t sentinel[64], back[64];
+    int rc;
+    (void)state;
+
+    memset(&opt, 0, sizeof(opt));
+    opt.config = "nv_small";
+    opt.strict_mem = 1;
+    assert_int_equal(dlasim_create(&opt, &dev, err, sizeof(err)), 0);
+    random_layer(&s, &l);
+    memset(sentinel, 0x5a, sizeof(sentinel));
+    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, l.dst, sentinel, sizeof(sentinel)), 0);
+    program_layer(dev, &l, 0, 0, 0);
+    rc = dlasim_run(dev);
+    assert_true(rc < 0);
+    assert_non_null(strstr(dlasim_last_error(dev), "CDP"));
+    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, l.dst, back, sizeof(back)), 0);
+    assert_memory_equal(back, sentinel, sizeof(back));
+    dlasim_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_nv_small),
         cmocka_unit_test(test_random_nv_small_256),
+        cmocka_unit_test(test_large_layers),
         cmocka_unit_test(test_ping_pong),
         cmocka_unit_test(test_directed_padding),
         cmocka_unit_test(test_int16_on_int8_config),
         cmocka_unit_test(test_int16_identity),
+        cmocka_unit_test(test_dma_fault),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

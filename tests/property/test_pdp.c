@@ -68,6 +68,8 @@ struct layer {
     uint64_t src_line, src_surf, dst_line, dst_surf;
     unsigned group;
     unsigned rdma_h_extra; /* PDP_RDMA height minus PDP height (0 when consistent) */
+    int onfly;             /* input from SDP (pass-through) instead of PDP_RDMA */
+    uint32_t cube_w_reg[3]; /* split mode: CUBE_IN_WIDTH (PDP, PDP_RDMA), CUBE_OUT_WIDTH fields */
 };
 
 static unsigned ebytes(const struct layer *L)
@@ -221,7 +223,12 @@ static void program(struct dlasim_dev *dev, const struct layer *L)
     wr(dev, NVDLA_PDP_RDMA_S_POINTER_0, L->group);
     wr(dev, NVDLA_PDP_S_POINTER_0, L->group);
 
-    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_WIDTH_0, L->w - 1);
+    /* In split mode the hardware ignores the cube widths (it uses the
+     * partial widths): random_split may put anything there. */
+    uint32_t in_w_pdp = L->nsplit > 1 ? L->cube_w_reg[0] : L->w - 1;
+    uint32_t in_w_rdma = L->nsplit > 1 ? L->cube_w_reg[1] : L->w - 1;
+    uint32_t out_w_pdp = L->nsplit > 1 ? L->cube_w_reg[2] : L->ow - 1;
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_WIDTH_0, in_w_rdma);
     wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_HEIGHT_0, L->h - 1 + L->rdma_h_extra);
     wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_CHANNEL_0, L->c - 1);
     wr(dev, NVDLA_PDP_RDMA_D_FLYING_MODE_0, NVDLA_PDP_RDMA_D_FLYING_MODE_0_FLYING_MODE_OFF_FLYING);
@@ -236,10 +243,10 @@ static void program(struct dlasim_dev *dev, const struct layer *L)
     wr(dev, NVDLA_PDP_RDMA_D_POOLING_PADDING_CFG_0, L->pl);
     wr(dev, NVDLA_PDP_RDMA_D_PARTIAL_WIDTH_IN_0, part_in);
 
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, L->w - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, in_w_pdp);
     wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, L->h - 1);
     wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, L->c - 1);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, L->ow - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, out_w_pdp);
     wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, L->oh - 1);
     wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_CHANNEL_0, L->c - 1);
     wr(dev, NVDLA_PDP_D_OPERATION_MODE_CFG_0,
@@ -382,6 +389,14 @@ static int random_split(struct layer *L)
         L->in_first = (unsigned)in_first;
         L->in_mid = n > 2 ? (unsigned)in_mid : rnd(1, 1024);
         L->in_last = (unsigned)in_last;
+        L->cube_w_reg[0] = L->w - 1;
+        L->cube_w_reg[1] = L->w - 1;
+        L->cube_w_reg[2] = L->ow - 1;
+        if (rnd(0, 3) == 0) {
+            for (unsigned k = 0; k < 3; k++) {
+                L->cube_w_reg[k] = rnd(0, 0x1fff);
+            }
+        }
         return 1;
     }
     return 0;
@@ -395,7 +410,6 @@ static void random_strides(struct layer *L)
     L->src_surf = L->src_line * (L->h + rnd(0, 2));
     L->dst_line = (uint64_t)(L->ow + rnd(0, 3)) * atom;
     L->dst_surf = L->dst_line * (L->oh + rnd(0, 2));
-    L->group = rnd(0, 1);
 }
 
 /* A random layer (split width if asked). */
@@ -405,6 +419,12 @@ static void random_layer(struct layer *L, unsigned lanes, unsigned bits, int spl
     }
     random_strides(L);
 }
+
+/* Input bytes: 0 = random, 1 = only the extreme values of the element type
+ * (drives the datapath's intermediate widths to their limits). */
+static int fill_extremes;
+
+static void program_onfly(struct dlasim_dev *dev, const struct layer *L);
 
 /* ---- running ------------------------------------------------------------------ */
 
@@ -437,11 +457,25 @@ static void run_and_check(struct dlasim_dev *dev, const struct layer *L, unsigne
     for (size_t i = 0; i < ssz; i++) {
         src[i] = (uint8_t)splitmix64();
     }
+    if (fill_extremes) {
+        size_t eb = ebytes(L);
+        for (size_t i = 0; i + eb <= ssz; i += eb) {
+            int neg = (int)(splitmix64() & 1);
+            src[i + eb - 1] = neg ? 0x80 : 0x7f;
+            if (eb == 2) {
+                src[i] = neg ? 0x00 : 0xff;
+            }
+        }
+    }
     memset(got, DST_FILL, dsz);
     assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, SRC_ADDR, src, ssz), 0);
     assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, DST_ADDR, got, dsz), 0);
 
-    program(dev, L);
+    if (L->onfly) {
+        program_onfly(dev, L);
+    } else {
+        program(dev, L);
+    }
     int rc = dlasim_run(dev);
     if (rc != 0) {
         fail_msg("iter %u: dlasim_run = %d (%s)", iter, rc, dlasim_last_error(dev));
@@ -473,6 +507,7 @@ static void random_layers(const char *config, const char *const *ovr, size_t nov
     for (unsigned i = 0; i < count; i++) {
         struct layer L;
         random_layer(&L, (unsigned)lanes, bits, split);
+        L.group = i & 1; /* the consumer pointer alternates between the groups */
         run_and_check(dev, &L, i);
     }
     dlasim_destroy(dev);
@@ -481,19 +516,19 @@ static void random_layers(const char *config, const char *const *ovr, size_t nov
 static void test_random_nv_small(void **state)
 {
     (void)state;
-    random_layers("nv_small", NULL, 0, 8, 0, 150, 0x5eed0001u);
+    random_layers("nv_small", NULL, 0, 8, 0, 400, 0x5eed0001u);
 }
 
 static void test_random_nv_small_256(void **state)
 {
     (void)state;
-    random_layers("nv_small_256", NULL, 0, 8, 0, 60, 0x5eed0002u);
+    random_layers("nv_small_256", NULL, 0, 8, 0, 150, 0x5eed0002u);
 }
 
 static void test_random_split(void **state)
 {
     (void)state;
-    random_layers("nv_small", NULL, 0, 8, 1, 100, 0x5eed0003u);
+    random_layers("nv_small", NULL, 0, 8, 1, 300, 0x5eed0003u);
 }
 
 static const char *const int16_overrides[] = {
@@ -504,8 +539,41 @@ static const char *const int16_overrides[] = {
 static void test_random_int16(void **state)
 {
     (void)state;
-    random_layers("nv_small", int16_overrides, 2, 16, 0, 40, 0x5eed0004u);
-    random_layers("nv_small", int16_overrides, 2, 16, 1, 20, 0x5eed0005u);
+    random_layers("nv_small", int16_overrides, 2, 16, 0, 100, 0x5eed0004u);
+    random_layers("nv_small", int16_overrides, 2, 16, 1, 50, 0x5eed0005u);
+}
+
+/* Large kernels on extreme inputs with out-of-range padding values and
+ * reciprocals up to 2^17 - 1: every intermediate reaches the width at which
+ * the datapath keeps it. */
+static void extreme_layers(const char *const *ovr, size_t novr, unsigned bits, uint64_t seed)
+{
+    struct dlasim_dev *dev = make_dev("nv_small", ovr, novr);
+    rng_state = seed;
+    fill_extremes = 1;
+    for (unsigned i = 0; i < 150; i++) {
+        struct layer L;
+        do {
+            random_layer(&L, 8, bits, 0);
+        } while (L.kw < 6 || L.kh < 6);
+        L.method = 0;
+        L.recip_w = rnd(0x8000, 0x1ffff);
+        L.recip_h = rnd(0x8000, 0x1ffff);
+        for (unsigned n = 1; n <= 7; n++) {
+            L.pad_reg[n] = rnd(0, 0x7ffff);
+        }
+        L.group = i & 1;
+        run_and_check(dev, &L, i);
+    }
+    fill_extremes = 0;
+    dlasim_destroy(dev);
+}
+
+static void test_extreme_values(void **state)
+{
+    (void)state;
+    extreme_layers(NULL, 0, 8, 0x5eed0009u);
+    extreme_layers(int16_overrides, 2, 16, 0x5eed000au);
 }
 
 /* A layer whose output is as wide as the line buffer allows (stride >= kernel
@@ -539,13 +607,113 @@ static void test_widest_output(void **state)
     dlasim_destroy(dev);
 }
 
+/* ---- on the fly from SDP ------------------------------------------------------ */
+
+/* SDP reads the cube from memory and passes it through unchanged (every
+ * stage bypassed, converter scale 1) to PDP on the fly. */
+static void program_onfly(struct dlasim_dev *dev, const struct layer *L)
+{
+    wr(dev, NVDLA_SDP_RDMA_S_POINTER_0, L->group);
+    wr(dev, NVDLA_SDP_S_POINTER_0, L->group);
+    wr(dev, NVDLA_PDP_S_POINTER_0, L->group);
+
+    wr(dev, NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH_0, L->w - 1);
+    wr(dev, NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT_0, L->h - 1);
+    wr(dev, NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL_0, L->c - 1);
+    wr(dev, NVDLA_SDP_RDMA_D_SRC_BASE_ADDR_LOW_0, (uint32_t)SRC_ADDR);
+    wr(dev, NVDLA_SDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, 0);
+    wr(dev, NVDLA_SDP_RDMA_D_SRC_LINE_STRIDE_0, (uint32_t)L->src_line);
+    wr(dev, NVDLA_SDP_RDMA_D_SRC_SURFACE_STRIDE_0, (uint32_t)L->src_surf);
+    wr(dev, NVDLA_SDP_RDMA_D_SRC_DMA_CFG_0, NVDLA_SDP_RDMA_D_SRC_DMA_CFG_0_SRC_RAM_TYPE_MC);
+    wr(dev, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, 1); /* BRDMA_DISABLE */
+    wr(dev, NVDLA_SDP_RDMA_D_NRDMA_CFG_0, 1);
+    wr(dev, NVDLA_SDP_RDMA_D_ERDMA_CFG_0, 1);
+    wr(dev, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0_FLYING_MODE_OFF);
+
+    wr(dev, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, L->w - 1);
+    wr(dev, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, L->h - 1);
+    wr(dev, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, L->c - 1);
+    wr(dev, NVDLA_SDP_D_DP_BS_CFG_0, 0x53); /* BYPASS, ALU_BYPASS, MUL_BYPASS, RELU_BYPASS */
+    wr(dev, NVDLA_SDP_D_DP_BN_CFG_0, 0x53);
+    wr(dev, NVDLA_SDP_D_DP_EW_CFG_0, 0x53);
+    wr(dev, NVDLA_SDP_D_FEATURE_MODE_CFG_0,
+       NVDLA_SDP_D_FEATURE_MODE_CFG_0_OUTPUT_DST_PDP << NVDLA_SDP_D_FEATURE_MODE_CFG_0_OUTPUT_DST__SHIFT);
+    wr(dev, NVDLA_SDP_D_DST_DMA_CFG_0, NVDLA_SDP_D_DST_DMA_CFG_0_DST_RAM_TYPE_MC);
+    wr(dev, NVDLA_SDP_D_DATA_FORMAT_0, 0);
+    wr(dev, NVDLA_SDP_D_CVT_SCALE_0, 1);
+    wr(dev, NVDLA_SDP_D_CVT_SHIFT_0, 0);
+    wr(dev, NVDLA_SDP_D_CVT_OFFSET_0, 0);
+
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, L->w - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, L->h - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, L->c - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, L->ow - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, L->oh - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_CHANNEL_0, L->c - 1);
+    wr(dev, NVDLA_PDP_D_OPERATION_MODE_CFG_0,
+       L->method | (NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE_ON_FLYING << 4));
+    wr(dev, NVDLA_PDP_D_POOLING_KERNEL_CFG_0,
+       (L->kw - 1) | ((L->kh - 1) << 8) | ((L->sw - 1) << 16) | ((L->sh - 1) << 20));
+    wr(dev, NVDLA_PDP_D_RECIP_KERNEL_WIDTH_0, L->recip_w);
+    wr(dev, NVDLA_PDP_D_RECIP_KERNEL_HEIGHT_0, L->recip_h);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_CFG_0, L->pl | (L->pt << 4) | (L->pr << 8) | (L->pb << 12));
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_1_CFG_0, L->pad_reg[1]);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_2_CFG_0, L->pad_reg[2]);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_3_CFG_0, L->pad_reg[3]);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_4_CFG_0, L->pad_reg[4]);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_5_CFG_0, L->pad_reg[5]);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_6_CFG_0, L->pad_reg[6]);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_7_CFG_0, L->pad_reg[7]);
+    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)DST_ADDR);
+    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_HIGH_0, 0);
+    wr(dev, NVDLA_PDP_D_DST_LINE_STRIDE_0, (uint32_t)L->dst_line);
+    wr(dev, NVDLA_PDP_D_DST_SURFACE_STRIDE_0, (uint32_t)L->dst_surf);
+    wr(dev, NVDLA_PDP_D_DST_RAM_CFG_0, NVDLA_PDP_D_DST_RAM_CFG_0_DST_RAM_TYPE_MC);
+    wr(dev, NVDLA_PDP_D_DATA_FORMAT_0, NVDLA_PDP_D_DATA_FORMAT_0_INPUT_DATA_INT8);
+
+    /* PDP first, as NVDLA's own traces do: it waits for SDP's data. */
+    wr(dev, NVDLA_PDP_D_OP_ENABLE_0, 1);
+    wr(dev, NVDLA_SDP_D_OP_ENABLE_0, 1);
+    wr(dev, NVDLA_SDP_RDMA_D_OP_ENABLE_0, 1);
+}
+
+/* SDP pass-through feeding PDP: the pooled result is that of the cube in
+ * memory.  Channels are whole atoms, so every lane PDP pools comes from SDP. */
+static void test_on_the_fly(void **state)
+{
+    (void)state;
+    struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
+    rng_state = 0x5eed000bu;
+    for (unsigned i = 0; i < 80; i++) {
+        struct layer L;
+        random_layer(&L, 8, 8, 0);
+        L.c = 8 * rnd(1, 3);
+        L.src_surf = L.src_line * L.h; /* SDP_RDMA reads whole lines */
+        L.dst_surf = L.dst_line * L.oh;
+        L.group = i & 1;
+        L.onfly = 1;
+        run_and_check(dev, &L, i);
+    }
+    dlasim_destroy(dev);
+}
+
 /* ---- refusals ----------------------------------------------------------------- */
 
-/* Program L, run: DLASIM_ERR_PROG naming `reg`, and the layer completes. */
+static void base_layer(struct layer *L);
+
+/* Program L, run: DLASIM_ERR_PROG naming `reg`, and the layer completes
+ * (its group's done bit is set and nothing stays enabled).  For group 1 a
+ * good layer runs first in group 0. */
 static void expect_refusal(const struct layer *L, const char *reg)
 {
     struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
     uint32_t st = 0;
+    if (L->group == 1) {
+        struct layer good;
+        base_layer(&good);
+        run_and_check(dev, &good, 0);
+        assert_int_equal(dlasim_csb_write(dev, NVDLA_GLB_S_INTR_STATUS_0, 0xffffffffu), 0);
+    }
     program(dev, L);
     int rc = dlasim_run(dev);
     assert_int_equal(rc, DLASIM_ERR_PROG);
@@ -575,6 +743,7 @@ static void base_layer(struct layer *L)
     L->src_surf = 6 * 6 * 8;
     L->dst_line = 6 * 8;
     L->dst_surf = 6 * 6 * 8;
+    L->group = 0;
 }
 
 static void test_refuse_kernel_too_big(void **state)
@@ -699,7 +868,9 @@ int main(void)
         cmocka_unit_test(test_random_nv_small_256),
         cmocka_unit_test(test_random_split),
         cmocka_unit_test(test_random_int16),
+        cmocka_unit_test(test_extreme_values),
         cmocka_unit_test(test_widest_output),
+        cmocka_unit_test(test_on_the_fly),
         cmocka_unit_test(test_refuse_kernel_too_big),
         cmocka_unit_test(test_refuse_padding_only_window),
         cmocka_unit_test(test_refuse_output_size),

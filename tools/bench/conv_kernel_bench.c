@@ -110,7 +110,8 @@ static int run(const struct layer *l, unsigned threads, int reps, int do_ref, st
         dla_conv_s8_ref(&g, in, wt, ref);
         r->ref_s = now() - t0;
     } else {
-        dla_conv_s8_with_isa(DLA_CONV_ISA_GENERIC, &g, in, wt, ref, threads);
+        struct dla_conv_opts o = {DLA_CONV_ISA_GENERIC, -1, 0, threads};
+        dla_conv_s8_opts(&o, &g, in, wt, ref);
     }
     for (int isa = 0; isa < DLA_CONV_ISA_COUNT; isa++) {
         r->fast_s[isa] = 0;
@@ -121,7 +122,8 @@ static int run(const struct layer *l, unsigned threads, int reps, int do_ref, st
         for (int i = 0; i < reps; i++) {
             memset(out, 0x55, nout * 4);
             double t0 = now();
-            int rc = dla_conv_s8_with_isa((enum dla_conv_isa)isa, &g, in, wt, out, threads);
+            struct dla_conv_opts o = {(enum dla_conv_isa)isa, -1, 0, threads};
+            int rc = dla_conv_s8_opts(&o, &g, in, wt, out);
             double t = now() - t0;
             if (rc != 0 || memcmp(out, ref, nout * 4) != 0) {
                 printf("MISMATCH %s isa %s rc %d\n", l->name, dla_conv_isa_name((enum dla_conv_isa)isa), rc);

@@ -1,0 +1,1095 @@
+/*
+ * Property tests of the convolution pipeline (CDMA, CBUF, CSC, CMAC_A/B,
+ * CACC) through the public API: random direct and pixel-input convolution
+ * layers are programmed with CSB writes, run with SDP in flying mode writing
+ * int8 to memory (all stages bypassed, or a BS bias add), and the output is
+ * compared byte for byte with a plain-C reference written here (direct
+ * convolution loops, no code shared with src/).  Also: CBUF data and weight
+ * reuse across layers.
+ *
+ * Facts the reference encodes:
+ *   - feature memory: surfaces of Atomic-M channels, element (c, y, x) at
+ *     base + (c / M) * SURF_STRIDE + y * LINE_STRIDE + x * M + c % M;
+ *   - weights in memory: groups of Atomic-K kernels; in a group, blocks of
+ *     Atomic-C channels; in a block, kernel positions row-major; at a
+ *     position, every kernel of the group with its block of channels
+ *     (cmod/csc SendWeightToMacSequencerDirectConvCommon); pixel kernels are
+ *     channel-extended (width 1, channel = x * elements + element) and with
+ *     post-extension a position holds 2 or 4 kernel rows of each kernel;
+ *   - padding: CSC's PAD_VALUE (low byte) where the window leaves the input
+ *     (right/bottom too); for pixels CDMA's PAD_VALUE left/right;
+ *   - pixels: components stored R,G,B,A (Y,U,V,A); the format name lists
+ *     components from the most significant byte of a little-endian word;
+ *     the input converter computes sat8(round_half_away((x - mean or
+ *     offset) * scale / 2^truncate));
+ *   - CACC: {sum, 16'b0} >>> CLIP_TRUNCATE, round up on the guide bit for
+ *     positive sums and on guide + sticky for negative ones, saturate to
+ *     int32 (vmod NV_NVDLA_CACC_CALC_int8.v);
+ *   - SDP: int8 = saturate(cacc [+ bias]).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlasim/dlasim.h"
+#include "regs/gen/nvdla_regs.h"
+
+/* ---- PRNG ------------------------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static uint64_t splitmix64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi]. */
+static uint32_t rnd(uint32_t lo, uint32_t hi)
+{
+    return lo + (uint32_t)(splitmix64() % ((uint64_t)hi - lo + 1));
+}
+
+static int32_t rnd_s(int32_t lo, int32_t hi)
+{
+    return lo + (int32_t)(splitmix64() % (uint64_t)((int64_t)hi - lo + 1));
+}
+
+static void fill_random(void *p, size_t n)
+{
+    uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        b[i] = (uint8_t)splitmix64();
+    }
+}
+
+static uint32_t div_up(uint32_t a, uint32_t b)
+{
+    return (a + b - 1) / b;
+}
+
+static uint32_t round_up(uint32_t a, uint32_t b)
+{
+    return div_up(a, b) * b;
+}
+
+/* ---- device -------------------------------------------------------------------- */
+
+struct tdev {
+    struct dlasim_dev *dev;
+    unsigned group;           /* register group of the next layer */
+    uint32_t m, ac, ak, bw, depth, banks;
+};
+
+static uint32_t param(struct tdev *t, const char *name)
+{
+    uint64_t v = 0;
+    assert_int_equal(dlasim_param(t->dev, name, &v), 0);
+    return (uint32_t)v;
+}
+
+static void tdev_open(struct tdev *t, const char *config, const char *const *ovr, size_t novr)
+{
+    struct dlasim_options o;
+    char err[256] = "";
+    memset(&o, 0, sizeof(o));
+    memset(t, 0, sizeof(*t));
+    o.config = config;
+    o.overrides = ovr;
+    o.n_overrides = novr;
+    o.threads = 2;
+    int rc = dlasim_create(&o, &t->dev, err, sizeof(err));
+    if (rc) {
+        fail_msg("dlasim_create(%s): %s", config, err);
+    }
+    t->m = param(t, "NVDLA_MEMORY_ATOMIC_SIZE");
+    t->ac = param(t, "NVDLA_MAC_ATOMIC_C_SIZE");
+    t->ak = param(t, "NVDLA_MAC_ATOMIC_K_SIZE");
+    t->bw = param(t, "NVDLA_CBUF_BANK_WIDTH");
+    t->depth = param(t, "NVDLA_CBUF_BANK_DEPTH");
+    t->banks = param(t, "NVDLA_CBUF_BANK_NUMBER");
+}
+
+static void wr(struct tdev *t, uint32_t addr, uint32_t v)
+{
+    assert_int_equal(dlasim_csb_write(t->dev, addr, v), 0);
+}
+
+static void mem_wr(struct tdev *t, uint64_t addr, const void *p, size_t n)
+{
+    assert_int_equal(dlasim_mem_write(t->dev, DLASIM_PORT_DBB, addr, p, n), 0);
+}
+
+static void mem_rd(struct tdev *t, uint64_t addr, void *p, size_t n)
+{
+    assert_int_equal(dlasim_mem_read(t->dev, DLASIM_PORT_DBB, addr, p, n), 0);
+}
+
+/* ---- pixel formats, as the test understands their names --------------------------- */
+
+struct tfmt {
+    uint32_t id;
+    const char *components; /* most significant byte first; "YUV" for semi-planar */
+    int semi;               /* Y plane + interleaved UV plane (UV word named by uv) */
+    const char *uv;         /* semi-planar: the UV word, most significant byte first */
+};
+
+static const struct tfmt fmts[] = {
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_R8, "R", 0, NULL },
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_A8B8G8R8, "ABGR", 0, NULL },
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_A8R8G8B8, "ARGB", 0, NULL },
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_B8G8R8A8, "BGRA", 0, NULL },
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_R8G8B8A8, "RGBA", 0, NULL },
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_X8B8G8R8, "XBGR", 0, NULL },
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_X8R8G8B8, "XRGB", 0, NULL },
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_B8G8R8X8, "BGRX", 0, NULL },
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_R8G8B8X8, "RGBX", 0, NULL },
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_A8Y8U8V8, "AYUV", 0, NULL },
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_V8U8Y8A8, "VUYA", 0, NULL },
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_Y8___U8V8_N444, "YUV", 1, "UV" },
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_Y8___V8U8_N444, "YUV", 1, "VU" },
+};
+
+static unsigned fmt_elems(const struct tfmt *f)
+{
+    return (unsigned)strlen(f->components);
+}
+
+static unsigned fmt_bpp0(const struct tfmt *f)
+{
+    return f->semi ? 1 : fmt_elems(f);
+}
+
+/* CBUF order of the components: R,G,B,A(X) or Y,U,V,A. */
+static char component_of(const struct tfmt *f, unsigned e)
+{
+    if (strchr(f->components, 'Y')) {
+        return "YUVA"[e];
+    }
+    if (fmt_elems(f) == 1) {
+        return 'R';
+    }
+    return e == 3 ? (strchr(f->components, 'X') ? 'X' : 'A') : "RGB"[e];
+}
+
+/* Byte offset of a component in a little-endian word named MSB first. */
+static unsigned byte_of(const char *name, char comp)
+{
+    const char *p = strchr(name, comp);
+    assert_non_null(p);
+    return (unsigned)(strlen(name) - 1 - (size_t)(p - name));
+}
+
+/* ---- layers ---------------------------------------------------------------------- */
+
+#define IN_ADDR 0x80000000ull
+#define IN1_ADDR 0x84000000ull
+#define WT_ADDR 0x90000000ull
+#define OUT_ADDR 0xa0000000ull
+
+struct conv {
+    int pixel;
+    uint32_t w, h, c;                /* input: feature cube, or pixels x elements */
+    uint32_t fetch_h;                /* lines CDMA fetches (h unless data is reused) */
+    uint32_t k, kw, kh, sx, sy, dx, dy; /* kw in pixels for pixel input */
+    uint32_t pl, pr, pt, pb;
+    uint32_t pad_value;              /* 16-bit register value (CDMA and CSC) */
+    uint32_t ow, oh;
+    uint32_t trunc;
+    int bias_en;
+    int32_t bias;
+    int data_reuse, weight_reuse, skip_data_rls, skip_weight_rls;
+    uint32_t rls;                    /* slices released at the end */
+    /* pixel input */
+    const struct tfmt *fmt;
+    uint32_t x_off;
+    int cvt_en, mean_en, sign;
+    int32_t cvt_off, cvt_scale, mean[4];
+    uint32_t cvt_trunc;
+    uint32_t post_ext;               /* D_POST_Y_EXTENSION field */
+    /* memory and CBUF */
+    uint32_t line_stride, surf_stride, uv_stride, out_line, out_surf;
+    uint32_t entries, data_bank, weight_bank, wt_bytes;
+    /* contents */
+    int8_t *in;                      /* feature: [c][y][x] */
+    uint8_t *img0, *img1;            /* pixel planes as in memory, h lines */
+    int8_t *wt;                      /* feature: [k][c][ky][kx]; pixel: [k][r][j] */
+};
+
+static void conv_free(struct conv *L)
+{
+    free(L->in);
+    free(L->img0);
+    free(L->img1);
+    free(L->wt);
+    memset(L, 0, sizeof(*L));
+}
+
+/* Channels of the kernel as CSC counts them. */
+static uint32_t kernel_c(const struct conv *L)
+{
+    return L->pixel ? L->kw * L->c : L->c;
+}
+
+static uint32_t bytes_per_kernel(const struct conv *L)
+{
+    return L->pixel ? kernel_c(L) * L->kh : L->kw * L->kh * L->c;
+}
+
+/* CBUF entries of one slice (cmod/cdma *ResponseSequencerCommon). */
+static uint32_t entries_of(const struct tdev *t, const struct conv *L)
+{
+    if (L->pixel) {
+        return div_up(round_up((L->pl + L->w + L->pr) * L->c, t->m), t->bw);
+    }
+    uint32_t apc = t->bw / t->m;
+    uint32_t atoms = div_up(L->c, t->m);
+    uint32_t full = atoms / apc, rest = atoms % apc;
+    uint32_t e = full * L->w;
+    if (rest == 0) {
+        return e;
+    }
+    if (2 * rest > apc) {
+        return e + L->w;
+    }
+    if (4 * rest > apc) {
+        return e + div_up(L->w, 2);
+    }
+    return e + div_up(L->w, 4);
+}
+
+/* Banks for data and weights; 0 when the layer does not fit CBUF. */
+static int plan_banks(const struct tdev *t, struct conv *L)
+{
+    uint64_t bank_bytes = (uint64_t)t->bw * t->depth;
+    L->entries = entries_of(t, L);
+    L->data_bank = div_up(L->h * L->entries, t->depth);
+    L->wt_bytes = round_up(bytes_per_kernel(L) * L->k, 128);
+    uint64_t kept = L->skip_weight_rls ? L->wt_bytes
+                                       : (uint64_t)(L->k < t->ak ? L->k : t->ak) * bytes_per_kernel(L);
+    L->weight_bank = (uint32_t)((kept + bank_bytes - 1) / bank_bytes);
+    if (L->data_bank == 0) {
+        L->data_bank = 1;
+    }
+    if (L->weight_bank == 0) {
+        L->weight_bank = 1;
+    }
+    if (L->data_bank + L->weight_bank > t->banks) {
+        return 0;
+    }
+    uint32_t spare = t->banks - L->data_bank - L->weight_bank;
+    L->weight_bank += rnd(0, spare);
+    return 1;
+}
+
+/* Weight byte offset of (k, channel j, row r, column x) in memory. */
+static size_t wt_offset(const struct tdev *t, const struct conv *L, uint32_t k, uint32_t j,
+                        uint32_t r, uint32_t x)
+{
+    uint32_t kc = kernel_c(L), kw = L->pixel ? 1 : L->kw;
+    uint32_t npos = kw * L->kh;
+    uint32_t g = k / t->ak, kpg = L->k - g * t->ak < t->ak ? L->k - g * t->ak : t->ak;
+    size_t base = (size_t)g * t->ak * npos * kc;
+    if (L->pixel && L->post_ext) {
+        uint32_t ext = 1u << L->post_ext;
+        uint32_t s = r / ext, last = div_up(L->kh, ext) - 1;
+        uint32_t rows = (s == last && L->kh % ext) ? L->kh % ext : ext;
+        return base + (size_t)s * kc * ext * kpg + (size_t)(k % t->ak) * kc * rows +
+               (size_t)(r % ext) * kc + j;
+    }
+    uint32_t b = j / t->ac, cb = kc - b * t->ac < t->ac ? kc - b * t->ac : t->ac;
+    uint32_t pos = r * kw + x;
+    return base + (size_t)b * t->ac * npos * kpg + (size_t)pos * cb * kpg +
+           (size_t)(k % t->ak) * cb + j % t->ac;
+}
+
+static void write_weights(struct tdev *t, const struct conv *L)
+{
+    uint8_t *buf = calloc(1, L->wt_bytes);
+    assert_non_null(buf);
+    uint32_t kc = kernel_c(L);
+    for (uint32_t k = 0; k < L->k; k++) {
+        for (uint32_t r = 0; r < L->kh; r++) {
+            if (L->pixel) {
+                for (uint32_t j = 0; j < kc; j++) {
+                    buf[wt_offset(t, L, k, j, r, 0)] =
+                        (uint8_t)L->wt[((size_t)k * L->kh + r) * kc + j];
+                }
+                continue;
+            }
+            for (uint32_t c = 0; c < L->c; c++) {
+                for (uint32_t x = 0; x < L->kw; x++) {
+                    buf[wt_offset(t, L, k, c, r, x)] =
+                        (uint8_t)L->wt[(((size_t)k * L->c + c) * L->kh + r) * L->kw + x];
+                }
+            }
+        }
+    }
+    mem_wr(t, WT_ADDR, buf, L->wt_bytes);
+    free(buf);
+}
+
+static void write_feature(struct tdev *t, const struct conv *L)
+{
+    uint32_t surfaces = div_up(L->c, t->m);
+    size_t n = (size_t)surfaces * L->surf_stride;
+    uint8_t *buf = malloc(n);
+    assert_non_null(buf);
+    fill_random(buf, n); /* gaps and padding channels hold garbage */
+    for (uint32_t c = 0; c < L->c; c++) {
+        for (uint32_t y = 0; y < L->fetch_h; y++) {
+            for (uint32_t x = 0; x < L->w; x++) {
+                size_t at = (size_t)(c / t->m) * L->surf_stride + (size_t)y * L->line_stride +
+                            (size_t)x * t->m + c % t->m;
+                buf[at] = (uint8_t)L->in[((size_t)c * L->fetch_h + y) * L->w + x];
+            }
+        }
+    }
+    mem_wr(t, IN_ADDR, buf, n);
+    free(buf);
+}
+
+/* ---- reference -------------------------------------------------------------------- */
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+/* CACC: the 50-bit {sum, 16'b0} shifted right, guide + 15 sticky bits. */
+static int32_t ref_cacc(int64_t v, unsigned t, unsigned *sat)
+{
+    int64_t q = floor_div(v * 65536, (int64_t)1 << t);
+    int64_t top = floor_div(q, 65536);
+    unsigned low = (unsigned)(q - top * 65536);
+    int guide = (low >> 15) & 1, sticky = (low & 0x7fff) != 0;
+    int64_t r = top + (guide && (v >= 0 || sticky));
+    if (v < 0 && top < INT32_MIN) {
+        (*sat)++;
+        return INT32_MIN;
+    }
+    if (v >= 0 && r > INT32_MAX) {
+        (*sat)++;
+        return INT32_MAX;
+    }
+    return (int32_t)r;
+}
+
+static int8_t sat8(int64_t v)
+{
+    return (int8_t)(v > 127 ? 127 : (v < -128 ? -128 : v));
+}
+
+static int8_t cvt_ref(const struct conv *L, uint8_t b, unsigned e)
+{
+    if (!L->cvt_en) {
+        return (int8_t)b;
+    }
+    int64_t x = L->sign ? (int8_t)b : b;
+    int64_t v = (x - (L->mean_en ? L->mean[e] : L->cvt_off)) * L->cvt_scale;
+    if (L->cvt_trunc) {
+        int64_t half = (int64_t)1 << (L->cvt_trunc - 1);
+        int64_t mag = v < 0 ? -v : v;
+        mag = (mag + half) >> L->cvt_trunc;
+        v = v < 0 ? -mag : mag;
+    }
+    return sat8(v);
+}
+
+/* Element e of pixel p (0 = first pixel after the left padding) of line y. */
+static int8_t pixel_elem(const struct tdev *t, const struct conv *L, uint32_t y, uint32_t p,
+                         unsigned e)
+{
+    const struct tfmt *f = L->fmt;
+    char comp = component_of(f, e);
+    uint8_t b;
+    if (!f->semi) {
+        b = L->img0[(size_t)y * L->line_stride + (size_t)(L->x_off + p) * fmt_bpp0(f) +
+                    byte_of(f->components, comp)];
+    } else if (comp == 'Y') {
+        b = L->img0[(size_t)y * L->line_stride + L->x_off + p];
+    } else {
+        size_t first = (L->x_off * 2) % t->m;
+        b = L->img1[(size_t)y * L->uv_stride + first + (size_t)p * 2 + byte_of(f->uv, comp)];
+    }
+    return cvt_ref(L, b, e);
+}
+
+/* Input value seen by the MACs at padded coordinates. */
+static int8_t ref_input(const struct tdev *t, const struct conv *L, int64_t y, int64_t x,
+                        uint32_t c)
+{
+    int8_t pad = (int8_t)(L->pad_value & 0xff);
+    if (L->pixel) {
+        if (y < 0 || y >= L->h) {
+            return pad;
+        }
+        if (x < (int64_t)L->pl || x >= (int64_t)(L->pl + L->w)) {
+            return pad; /* CDMA's left/right padding */
+        }
+        return pixel_elem(t, L, (uint32_t)y, (uint32_t)(x - L->pl), c);
+    }
+    y -= L->pt;
+    x -= L->pl;
+    if (y < 0 || y >= L->h || x < 0 || x >= L->w) {
+        return pad;
+    }
+    return L->in[((size_t)c * L->h + (size_t)y) * L->w + (size_t)x];
+}
+
+static int64_t ref_sum(const struct tdev *t, const struct conv *L, uint32_t k, uint32_t oy,
+                       uint32_t ox)
+{
+    int64_t s = 0;
+    if (L->pixel) {
+        uint32_t kc = kernel_c(L);
+        for (uint32_t r = 0; r < L->kh; r++) {
+            int64_t y = (int64_t)oy * L->sy + r - L->pt;
+            for (uint32_t j = 0; j < kc; j++) {
+                int64_t x = (int64_t)ox * L->sx + j / L->c;
+                int8_t w = L->wt[((size_t)k * L->kh + r) * kc + j];
+                s += (int64_t)ref_input(t, L, y, x, j % L->c) * w;
+            }
+        }
+        return s;
+    }
+    for (uint32_t c = 0; c < L->c; c++) {
+        for (uint32_t r = 0; r < L->kh; r++) {
+            for (uint32_t x = 0; x < L->kw; x++) {
+                int64_t iy = (int64_t)oy * L->sy + (int64_t)r * L->dy;
+                int64_t ix = (int64_t)ox * L->sx + (int64_t)x * L->dx;
+                int8_t w = L->wt[(((size_t)k * L->c + c) * L->kh + r) * L->kw + x];
+                s += (int64_t)ref_input(t, L, iy, ix, c) * w;
+            }
+        }
+    }
+    return s;
+}
+
+/* ---- programming ------------------------------------------------------------------ */
+
+#define F(UNIT, REG, FIELD, v) NVDLA_##UNIT##_##REG##_0_##FIELD(v)
+
+static void set_pointers(struct tdev *t)
+{
+    uint32_t p = t->group;
+    wr(t, NVDLA_CDMA_S_POINTER_0, p);
+    wr(t, NVDLA_CSC_S_POINTER_0, p);
+    wr(t, NVDLA_CMAC_A_S_POINTER_0, p);
+    wr(t, NVDLA_CMAC_B_S_POINTER_0, p);
+    wr(t, NVDLA_CACC_S_POINTER_0, p);
+    wr(t, NVDLA_SDP_S_POINTER_0, p);
+}
+
+static uint32_t misc_flags(const struct conv *L)
+{
+    return F(CDMA, D_MISC_CFG, DATA_REUSE, L->data_reuse) |
+           F(CDMA, D_MISC_CFG, WEIGHT_REUSE, L->weight_reuse) |
+           F(CDMA, D_MISC_CFG, SKIP_DATA_RLS, L->skip_data_rls) |
+           F(CDMA, D_MISC_CFG, SKIP_WEIGHT_RLS, L->skip_weight_rls);
+}
+
+static void program_cdma(struct tdev *t, const struct conv *L)
+{
+    wr(t, NVDLA_CDMA_D_MISC_CFG_0, misc_flags(L));
+    wr(t, NVDLA_CDMA_D_DATAIN_FORMAT_0,
+       F(CDMA, D_DATAIN_FORMAT, DATAIN_FORMAT, L->pixel) |
+           F(CDMA, D_DATAIN_FORMAT, PIXEL_FORMAT, L->pixel ? L->fmt->id : 0) |
+           F(CDMA, D_DATAIN_FORMAT, PIXEL_SIGN_OVERRIDE, L->sign));
+    wr(t, NVDLA_CDMA_D_DATAIN_SIZE_0_0,
+       F(CDMA, D_DATAIN_SIZE_0, DATAIN_WIDTH, L->w - 1) |
+           F(CDMA, D_DATAIN_SIZE_0, DATAIN_HEIGHT, L->fetch_h - 1));
+    wr(t, NVDLA_CDMA_D_DATAIN_SIZE_1_0, L->c - 1);
+    wr(t, NVDLA_CDMA_D_DATAIN_SIZE_EXT_0_0,
+       F(CDMA, D_DATAIN_SIZE_EXT_0, DATAIN_WIDTH_EXT, L->w - 1) |
+           F(CDMA, D_DATAIN_SIZE_EXT_0, DATAIN_HEIGHT_EXT, L->h - 1));
+    wr(t, NVDLA_CDMA_D_PIXEL_OFFSET_0, F(CDMA, D_PIXEL_OFFSET, PIXEL_X_OFFSET, L->x_off));
+    wr(t, NVDLA_CDMA_D_DAIN_RAM_TYPE_0, NVDLA_CDMA_D_DAIN_RAM_TYPE_0_DATAIN_RAM_TYPE_MCIF);
+    wr(t, NVDLA_CDMA_D_DAIN_ADDR_HIGH_0_0, (uint32_t)(IN_ADDR >> 32));
+    wr(t, NVDLA_CDMA_D_DAIN_ADDR_LOW_0_0, (uint32_t)IN_ADDR);
+    wr(t, NVDLA_CDMA_D_DAIN_ADDR_HIGH_1_0, (uint32_t)(IN1_ADDR >> 32));
+    wr(t, NVDLA_CDMA_D_DAIN_ADDR_LOW_1_0, (uint32_t)IN1_ADDR);
+    wr(t, NVDLA_CDMA_D_LINE_STRIDE_0, L->line_stride);
+    wr(t, NVDLA_CDMA_D_LINE_UV_STRIDE_0, L->uv_stride);
+    wr(t, NVDLA_CDMA_D_SURF_STRIDE_0, L->surf_stride);
+    wr(t, NVDLA_CDMA_D_DAIN_MAP_0,
+       F(CDMA, D_DAIN_MAP, LINE_PACKED, L->line_stride == L->w * t->m) |
+           F(CDMA, D_DAIN_MAP, SURF_PACKED, L->surf_stride == L->w * L->fetch_h * t->m));
+    wr(t, NVDLA_CDMA_D_BATCH_NUMBER_0, 0);
+    wr(t, NVDLA_CDMA_D_ENTRY_PER_SLICE_0, L->entries - 1);
+    wr(t, NVDLA_CDMA_D_FETCH_GRAIN_0, 0);
+    wr(t, NVDLA_CDMA_D_WEIGHT_FORMAT_0, 0);
+    wr(t, NVDLA_CDMA_D_WEIGHT_SIZE_0_0, bytes_per_kernel(L) - 1);
+    wr(t, NVDLA_CDMA_D_WEIGHT_SIZE_1_0, L->k - 1);
+    wr(t, NVDLA_CDMA_D_WEIGHT_RAM_TYPE_0, NVDLA_CDMA_D_WEIGHT_RAM_TYPE_0_WEIGHT_RAM_TYPE_MCIF);
+    wr(t, NVDLA_CDMA_D_WEIGHT_ADDR_HIGH_0, (uint32_t)(WT_ADDR >> 32));
+    wr(t, NVDLA_CDMA_D_WEIGHT_ADDR_LOW_0, (uint32_t)WT_ADDR);
+    wr(t, NVDLA_CDMA_D_WEIGHT_BYTES_0, L->wt_bytes);
+    wr(t, NVDLA_CDMA_D_MEAN_FORMAT_0, (uint32_t)L->mean_en);
+    wr(t, NVDLA_CDMA_D_MEAN_GLOBAL_0_0,
+       F(CDMA, D_MEAN_GLOBAL_0, MEAN_RY, (uint32_t)L->mean[0]) |
+           F(CDMA, D_MEAN_GLOBAL_0, MEAN_GU, (uint32_t)L->mean[1]));
+    wr(t, NVDLA_CDMA_D_MEAN_GLOBAL_1_0,
+       F(CDMA, D_MEAN_GLOBAL_1, MEAN_BV, (uint32_t)L->mean[2]) |
+           F(CDMA, D_MEAN_GLOBAL_1, MEAN_AX, (uint32_t)L->mean[3]));
+    wr(t, NVDLA_CDMA_D_CVT_CFG_0,
+       F(CDMA, D_CVT_CFG, CVT_EN, L->cvt_en) | F(CDMA, D_CVT_CFG, CVT_TRUNCATE, L->cvt_trunc));
+    wr(t, NVDLA_CDMA_D_CVT_OFFSET_0, (uint32_t)L->cvt_off & 0xffff);
+    wr(t, NVDLA_CDMA_D_CVT_SCALE_0, (uint32_t)L->cvt_scale & 0xffff);
+    wr(t, NVDLA_CDMA_D_CONV_STRIDE_0,
+       F(CDMA, D_CONV_STRIDE, CONV_X_STRIDE, L->sx - 1) |
+           F(CDMA, D_CONV_STRIDE, CONV_Y_STRIDE, L->sy - 1));
+    wr(t, NVDLA_CDMA_D_ZERO_PADDING_0,
+       F(CDMA, D_ZERO_PADDING, PAD_LEFT, L->pl) | F(CDMA, D_ZERO_PADDING, PAD_RIGHT, L->pr) |
+           F(CDMA, D_ZERO_PADDING, PAD_TOP, L->pt) | F(CDMA, D_ZERO_PADDING, PAD_BOTTOM, L->pb));
+    wr(t, NVDLA_CDMA_D_ZERO_PADDING_VALUE_0, L->pad_value);
+    wr(t, NVDLA_CDMA_D_BANK_0,
+       F(CDMA, D_BANK, DATA_BANK, L->data_bank - 1) |
+           F(CDMA, D_BANK, WEIGHT_BANK, L->weight_bank - 1));
+}
+
+static void program_csc(struct tdev *t, const struct conv *L)
+{
+    wr(t, NVDLA_CSC_D_MISC_CFG_0, misc_flags(L));
+    wr(t, NVDLA_CSC_D_DATAIN_FORMAT_0, (uint32_t)L->pixel);
+    wr(t, NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0,
+       F(CSC, D_DATAIN_SIZE_EXT_0, DATAIN_WIDTH_EXT, L->w - 1) |
+           F(CSC, D_DATAIN_SIZE_EXT_0, DATAIN_HEIGHT_EXT, L->h - 1));
+    wr(t, NVDLA_CSC_D_DATAIN_SIZE_EXT_1_0, L->c - 1);
+    wr(t, NVDLA_CSC_D_BATCH_NUMBER_0, 0);
+    wr(t, NVDLA_CSC_D_POST_Y_EXTENSION_0, L->post_ext);
+    wr(t, NVDLA_CSC_D_ENTRY_PER_SLICE_0, L->entries - 1);
+    wr(t, NVDLA_CSC_D_WEIGHT_FORMAT_0, 0);
+    wr(t, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0,
+       F(CSC, D_WEIGHT_SIZE_EXT_0, WEIGHT_WIDTH_EXT, L->pixel ? 0 : L->kw - 1) |
+           F(CSC, D_WEIGHT_SIZE_EXT_0, WEIGHT_HEIGHT_EXT, L->kh - 1));
+    wr(t, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0,
+       F(CSC, D_WEIGHT_SIZE_EXT_1, WEIGHT_CHANNEL_EXT, kernel_c(L) - 1) |
+           F(CSC, D_WEIGHT_SIZE_EXT_1, WEIGHT_KERNEL, L->k - 1));
+    wr(t, NVDLA_CSC_D_WEIGHT_BYTES_0, L->wt_bytes);
+    wr(t, NVDLA_CSC_D_WMB_BYTES_0, 0);
+    wr(t, NVDLA_CSC_D_DATAOUT_SIZE_0_0,
+       F(CSC, D_DATAOUT_SIZE_0, DATAOUT_WIDTH, L->ow - 1) |
+           F(CSC, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT, L->oh - 1));
+    wr(t, NVDLA_CSC_D_DATAOUT_SIZE_1_0, L->k - 1);
+    wr(t, NVDLA_CSC_D_ATOMICS_0, L->ow * L->oh - 1);
+    wr(t, NVDLA_CSC_D_RELEASE_0, L->rls - 1);
+    wr(t, NVDLA_CSC_D_CONV_STRIDE_EXT_0,
+       F(CSC, D_CONV_STRIDE_EXT, CONV_X_STRIDE_EXT, L->sx - 1) |
+           F(CSC, D_CONV_STRIDE_EXT, CONV_Y_STRIDE_EXT, L->sy - 1));
+    wr(t, NVDLA_CSC_D_DILATION_EXT_0,
+       F(CSC, D_DILATION_EXT, X_DILATION_EXT, L->dx - 1) |
+           F(CSC, D_DILATION_EXT, Y_DILATION_EXT, L->dy - 1));
+    wr(t, NVDLA_CSC_D_ZERO_PADDING_0,
+       F(CSC, D_ZERO_PADDING, PAD_LEFT, L->pixel ? 0 : L->pl) |
+           F(CSC, D_ZERO_PADDING, PAD_TOP, L->pt));
+    wr(t, NVDLA_CSC_D_ZERO_PADDING_VALUE_0, L->pad_value);
+    wr(t, NVDLA_CSC_D_BANK_0,
+       F(CSC, D_BANK, DATA_BANK, L->data_bank - 1) |
+           F(CSC, D_BANK, WEIGHT_BANK, L->weight_bank - 1));
+    wr(t, NVDLA_CSC_D_PRA_CFG_0, 0);
+}
+
+static void program_rest(struct tdev *t, const struct conv *L)
+{
+    wr(t, NVDLA_CMAC_A_D_MISC_CFG_0, 0);
+    wr(t, NVDLA_CMAC_B_D_MISC_CFG_0, 0);
+    wr(t, NVDLA_CACC_D_MISC_CFG_0, 0);
+    wr(t, NVDLA_CACC_D_DATAOUT_SIZE_0_0,
+       F(CACC, D_DATAOUT_SIZE_0, DATAOUT_WIDTH, L->ow - 1) |
+           F(CACC, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT, L->oh - 1));
+    wr(t, NVDLA_CACC_D_DATAOUT_SIZE_1_0, L->k - 1);
+    wr(t, NVDLA_CACC_D_BATCH_NUMBER_0, 0);
+    wr(t, NVDLA_CACC_D_CLIP_CFG_0, L->trunc);
+
+    wr(t, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, L->ow - 1);
+    wr(t, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, L->oh - 1);
+    wr(t, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, L->k - 1);
+    wr(t, NVDLA_SDP_D_DST_BASE_ADDR_HIGH_0, (uint32_t)(OUT_ADDR >> 32));
+    wr(t, NVDLA_SDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)OUT_ADDR);
+    wr(t, NVDLA_SDP_D_DST_LINE_STRIDE_0, L->out_line);
+    wr(t, NVDLA_SDP_D_DST_SURFACE_STRIDE_0, L->out_surf);
+    if (L->bias_en) {
+        wr(t, NVDLA_SDP_D_DP_BS_CFG_0,
+           F(SDP, D_DP_BS_CFG, BS_ALU_ALGO, NVDLA_SDP_D_DP_BS_CFG_0_BS_ALU_ALGO_SUM) |
+               F(SDP, D_DP_BS_CFG, BS_MUL_BYPASS, 1) | F(SDP, D_DP_BS_CFG, BS_RELU_BYPASS, 1));
+        wr(t, NVDLA_SDP_D_DP_BS_ALU_CFG_0, 0);
+        wr(t, NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE_0, (uint32_t)L->bias & 0xffff);
+    } else {
+        wr(t, NVDLA_SDP_D_DP_BS_CFG_0, 0x53);
+    }
+    wr(t, NVDLA_SDP_D_DP_BN_CFG_0, 0x53);
+    wr(t, NVDLA_SDP_D_DP_EW_CFG_0, 0x53);
+    wr(t, NVDLA_SDP_D_FEATURE_MODE_CFG_0,
+       F(SDP, D_FEATURE_MODE_CFG, FLYING_MODE, NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON));
+    wr(t, NVDLA_SDP_D_DST_DMA_CFG_0, NVDLA_SDP_D_DST_DMA_CFG_0_DST_RAM_TYPE_MC);
+    wr(t, NVDLA_SDP_D_DATA_FORMAT_0, 0);
+    wr(t, NVDLA_SDP_D_CVT_OFFSET_0, 0);
+    wr(t, NVDLA_SDP_D_CVT_SCALE_0, 1);
+    wr(t, NVDLA_SDP_D_CVT_SHIFT_0, 0);
+}
+
+/* Program the layer in the next register group and run it. */
+static int run_layer(struct tdev *t, const struct conv *L)
+{
+    set_pointers(t);
+    program_rest(t, L);
+    program_csc(t, L);
+    program_cdma(t, L);
+    wr(t, NVDLA_SDP_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CACC_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CMAC_A_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CMAC_B_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CSC_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CDMA_D_OP_ENABLE_0, 1);
+    int rc = dlasim_run(t->dev);
+    t->group ^= 1;
+    return rc;
+}
+
+/* Run the layer and compare the int8 output with the reference. */
+static void check_layer(struct tdev *t, const struct conv *L, const char *what)
+{
+    int rc = run_layer(t, L);
+    if (rc) {
+        fail_msg("%s: dlasim_run = %s: %s", what, dlasim_status_name(rc),
+                 dlasim_last_error(t->dev));
+    }
+    size_t n = (size_t)div_up(L->k, t->m) * L->out_surf;
+    uint8_t *out = malloc(n);
+    assert_non_null(out);
+    mem_rd(t, OUT_ADDR, out, n);
+    unsigned sat = 0;
+    for (uint32_t k = 0; k < L->k; k++) {
+        for (uint32_t y = 0; y < L->oh; y++) {
+            for (uint32_t x = 0; x < L->ow; x++) {
+                int64_t v = ref_cacc(ref_sum(t, L, k, y, x), L->trunc, &sat);
+                int8_t want = sat8(v + (L->bias_en ? L->bias : 0));
+                size_t at = (size_t)(k / t->m) * L->out_surf + (size_t)y * L->out_line +
+                            (size_t)x * t->m + k % t->m;
+                if ((int8_t)out[at] != want) {
+                    fail_msg("%s: out[k=%u][y=%u][x=%u] = %d, reference %d (cacc %lld)", what, k,
+                             y, x, (int8_t)out[at], want, (long long)v);
+                }
+            }
+        }
+    }
+    uint32_t hw_sat = 0;
+    assert_int_equal(dlasim_csb_read(t->dev, NVDLA_CACC_D_OUT_SATURATION_0, &hw_sat), 0);
+    free(out);
+}
+
+/* ---- random layers --------------------------------------------------------------------- */
+
+static void finish_layer(struct tdev *t, struct conv *L)
+{
+    L->out_line = L->ow * t->m + rnd(0, 2) * t->m;
+    L->out_surf = L->out_line * L->oh + rnd(0, 2) * t->m;
+    L->rls = rnd(1, L->h);
+    /* keep the CACC output mostly in int8 range: truncate by about the sum's size */
+    uint32_t terms = bytes_per_kernel(L);
+    uint32_t bits = 0;
+    while ((1u << bits) < terms) {
+        bits++;
+    }
+    L->trunc = rnd(bits + 6 > 3 ? bits + 3 : 0, bits + 9);
+    if (rnd(0, 4) == 0) {
+        L->trunc = rnd(0, 31);
+    }
+    L->bias_en = (int)rnd(0, 1);
+    L->bias = rnd_s(-200, 200);
+    L->wt = malloc((size_t)L->k * bytes_per_kernel(L));
+    assert_non_null(L->wt);
+    fill_random(L->wt, (size_t)L->k * bytes_per_kernel(L));
+}
+
+/* A random direct-convolution layer that fits CBUF. */
+static void random_feature_layer(struct tdev *t, struct conv *L, uint32_t max_c)
+{
+    for (;;) {
+        memset(L, 0, sizeof(*L));
+        L->w = rnd(1, 12);
+        L->h = rnd(1, 10);
+        L->c = rnd(1, max_c);
+        L->k = rnd(1, 20);
+        L->kw = rnd(1, 5);
+        L->kh = rnd(1, 5);
+        L->sx = rnd(1, 3);
+        L->sy = rnd(1, 3);
+        L->dx = rnd(1, 3);
+        L->dy = rnd(1, 3);
+        L->pl = rnd(0, 3);
+        L->pr = rnd(0, 3);
+        L->pt = rnd(0, 3);
+        L->pb = rnd(0, 3);
+        L->skip_weight_rls = (int)rnd(0, 1);
+        L->skip_data_rls = (int)rnd(0, 1);
+        int64_t ew = (int64_t)(L->kw - 1) * L->dx + 1, eh = (int64_t)(L->kh - 1) * L->dy + 1;
+        int64_t span_w = (int64_t)L->pl + L->w + L->pr - ew;
+        int64_t span_h = (int64_t)L->pt + L->h + L->pb - eh;
+        if (span_w < 0 || span_h < 0) {
+            continue;
+        }
+        L->ow = (uint32_t)(span_w / L->sx + 1);
+        L->oh = (uint32_t)(span_h / L->sy + 1);
+        if (!plan_banks(t, L)) {
+            continue;
+        }
+        break;
+    }
+    L->fetch_h = L->h;
+    L->pad_value = rnd(0, 0xffff);
+    L->line_stride = L->w * t->m + rnd(0, 3) * t->m;
+    L->surf_stride = L->line_stride * L->h + rnd(0, 3) * t->m;
+    if (rnd(0, 3) == 0) {
+        L->line_stride = L->w * t->m;
+        L->surf_stride = L->line_stride * L->h;
+    }
+    L->in = malloc((size_t)L->c * L->h * L->w);
+    assert_non_null(L->in);
+    fill_random(L->in, (size_t)L->c * L->h * L->w);
+    finish_layer(t, L);
+}
+
+/* A random pixel-input layer that fits CBUF. */
+static void random_pixel_layer(struct tdev *t, struct conv *L)
+{
+    for (;;) {
+        memset(L, 0, sizeof(*L));
+        L->pixel = 1;
+        L->fmt = &fmts[rnd(0, sizeof(fmts) / sizeof(fmts[0]) - 1)];
+        L->c = fmt_elems(L->fmt);
+        L->w = rnd(1, 24);
+        L->h = rnd(1, 10);
+        L->k = rnd(1, 12);
+        L->kw = rnd(1, 4);
+        L->kh = rnd(1, 5);
+        L->sx = rnd(1, 3);
+        L->sy = rnd(1, 3);
+        L->dx = L->dy = 1;
+        L->pl = rnd(0, 3);
+        L->pr = rnd(0, 3);
+        L->pt = rnd(0, 2);
+        L->pb = rnd(0, 2);
+        L->x_off = rnd(0, t->m / fmt_bpp0(L->fmt) - 1);
+        L->skip_weight_rls = (int)rnd(0, 1);
+        if (L->pl + L->w + L->pr < L->kw || L->pt + L->h + L->pb < L->kh) {
+            continue;
+        }
+        L->ow = (L->pl + L->w + L->pr - L->kw) / L->sx + 1;
+        L->oh = (L->pt + L->h + L->pb - L->kh) / L->sy + 1;
+        uint32_t kc = L->kw * L->c;
+        L->post_ext = 0;
+        if (kc <= t->ac / 4 && rnd(0, 2) == 0) {
+            L->post_ext = 2;
+        } else if (kc <= t->ac / 2 && rnd(0, 1)) {
+            L->post_ext = 1;
+        }
+        if (!plan_banks(t, L)) {
+            continue;
+        }
+        break;
+    }
+    L->fetch_h = L->h;
+    L->pad_value = rnd(0, 0xffff);
+    L->cvt_en = (int)rnd(0, 1);
+    L->mean_en = (int)rnd(0, 1);
+    L->sign = (int)rnd(0, 1);
+    L->cvt_off = rnd_s(-300, 300);
+    L->cvt_scale = rnd_s(-600, 600);
+    L->cvt_trunc = rnd(0, 10);
+    for (int i = 0; i < 4; i++) {
+        L->mean[i] = rnd_s(-300, 300);
+    }
+    unsigned bpp0 = fmt_bpp0(L->fmt);
+    L->line_stride = round_up((L->x_off + L->w) * bpp0, t->m) + rnd(0, 2) * t->m;
+    L->img0 = malloc((size_t)L->line_stride * L->h);
+    assert_non_null(L->img0);
+    fill_random(L->img0, (size_t)L->line_stride * L->h);
+    mem_wr(t, IN_ADDR, L->img0, (size_t)L->line_stride * L->h);
+    if (L->fmt->semi) {
+        L->uv_stride = round_up((L->x_off * 2) % t->m + L->w * 2, t->m) + rnd(0, 2) * t->m;
+        L->img1 = malloc((size_t)L->uv_stride * L->h);
+        assert_non_null(L->img1);
+        fill_random(L->img1, (size_t)L->uv_stride * L->h);
+        mem_wr(t, IN1_ADDR, L->img1, (size_t)L->uv_stride * L->h);
+    }
+    finish_layer(t, L);
+}
+
+/* ---- tests ------------------------------------------------------------------------------- */
+
+static void feature_layers(const char *config, uint64_t seed, unsigned n, uint32_t max_c)
+{
+    struct tdev t;
+    char what[96];
+    rng_state = seed;
+    tdev_open(&t, config, NULL, 0);
+    for (unsigned i = 0; i < n; i++) {
+        struct conv L;
+        random_feature_layer(&t, &L, max_c);
+        write_feature(&t, &L);
+        write_weights(&t, &L);
+        snprintf(what, sizeof(what), "%s feature layer %u (%ux%ux%u k%ux%ux%u)", config, i, L.w,
+                 L.h, L.c, L.kw, L.kh, L.k);
+        check_layer(&t, &L, what);
+        conv_free(&L);
+    }
+    dlasim_destroy(t.dev);
+}
+
+static void pixel_layers(const char *config, uint64_t seed, unsigned n)
+{
+    struct tdev t;
+    char what[128];
+    rng_state = seed;
+    tdev_open(&t, config, NULL, 0);
+    for (unsigned i = 0; i < n; i++) {
+        struct conv L;
+        random_pixel_layer(&t, &L);
+        write_weights(&t, &L);
+        snprintf(what, sizeof(what), "%s pixel layer %u (fmt %u %ux%u x_off %u k%ux%ux%u ext %u)",
+                 config, i, L.fmt->id, L.w, L.h, L.x_off, L.kw, L.kh, L.k, L.post_ext);
+        check_layer(&t, &L, what);
+        conv_free(&L);
+    }
+    dlasim_destroy(t.dev);
+}
+
+static void test_feature_nv_small(void **state)
+{
+    (void)state;
+    feature_layers("nv_small", 0x5eed0001u, 60, 40);
+}
+
+static void test_feature_nv_small_256(void **state)
+{
+    (void)state;
+    feature_layers("nv_small_256", 0x5eed0002u, 60, 100);
+}
+
+static void test_pixel_nv_small(void **state)
+{
+    (void)state;
+    pixel_layers("nv_small", 0x5eed0003u, 60);
+}
+
+static void test_pixel_nv_small_256(void **state)
+{
+    (void)state;
+    pixel_layers("nv_small_256", 0x5eed0004u, 60);
+}
+
+/*
+ * Weight and full data reuse: layer A keeps its data and weights
+ * (SKIP_*_RLS); memory is then overwritten; layer B with DATA_REUSE and
+ * WEIGHT_REUSE must compute on what CBUF holds, not on memory.
+ */
+static void reuse_all(const char *config, uint64_t seed)
+{
+    struct tdev t;
+    rng_state = seed;
+    tdev_open(&t, config, NULL, 0);
+    for (unsigned i = 0; i < 6; i++) {
+        struct conv A;
+        do {
+            random_feature_layer(&t, &A, 24);
+        } while (0);
+        A.skip_data_rls = 1;
+        A.skip_weight_rls = 1;
+        assert_true(plan_banks(&t, &A) || 1);
+        if (A.data_bank + A.weight_bank > t.banks) {
+            conv_free(&A);
+            continue;
+        }
+        write_feature(&t, &A);
+        write_weights(&t, &A);
+        check_layer(&t, &A, "reuse: layer A");
+
+        /* clobber memory: B must not read it */
+        struct conv junk = A;
+        junk.in = malloc((size_t)A.c * A.h * A.w);
+        junk.wt = malloc((size_t)A.k * bytes_per_kernel(&A));
+        assert_non_null(junk.in);
+        assert_non_null(junk.wt);
+        fill_random(junk.in, (size_t)A.c * A.h * A.w);
+        fill_random(junk.wt, (size_t)A.k * bytes_per_kernel(&A));
+        write_feature(&t, &junk);
+        write_weights(&t, &junk);
+        free(junk.in);
+        free(junk.wt);
+
+        struct conv B = A;
+        B.data_reuse = 1;
+        B.weight_reuse = 1;
+        B.skip_data_rls = 0;
+        B.skip_weight_rls = 0;
+        B.bias_en = 1;
+        B.bias = rnd_s(-100, 100);
+        B.trunc = A.trunc > 0 ? A.trunc - 1 : 0;
+        check_layer(&t, &B, "reuse: layer B (DATA_REUSE + WEIGHT_REUSE)");
+        conv_free(&A);
+    }
+    dlasim_destroy(t.dev);
+}
+
+static void test_reuse_nv_small(void **state)
+{
+    (void)state;
+    reuse_all("nv_small", 0x5eed0005u);
+}
+
+static void test_reuse_nv_small_256(void **state)
+{
+    (void)state;
+    reuse_all("nv_small_256", 0x5eed0006u);
+}
+
+/*
+ * Partial data reuse (split of a layer by height): layer A releases only
+ * RLS_SLICES+1 of its lines; layer B with DATA_REUSE fetches new lines and
+ * reads the lines A left followed by them.
+ */
+static void test_partial_reuse(void **state)
+{
+    (void)state;
+    struct tdev t;
+    rng_state = 0x5eed0007u;
+    tdev_open(&t, "nv_small", NULL, 0);
+    for (unsigned i = 0; i < 8; i++) {
+        struct conv A;
+        random_feature_layer(&t, &A, 16);
+        if (A.h < 2) {
+            conv_free(&A);
+            continue;
+        }
+        A.skip_data_rls = 0;
+        A.rls = rnd(1, A.h - 1);
+        write_feature(&t, &A);
+        write_weights(&t, &A);
+        check_layer(&t, &A, "partial reuse: layer A");
+
+        uint32_t left = A.h - A.rls, more = rnd(1, 4);
+        /* B's input: the lines A left, then `more` new lines */
+        struct conv B = A;
+        B.h = left + more;
+        B.fetch_h = more;
+        B.data_reuse = 1;
+        B.pt = rnd(0, 2);
+        B.pb = rnd(0, 2);
+        int64_t eh = (int64_t)(B.kh - 1) * B.dy + 1;
+        if ((int64_t)B.pt + B.h + B.pb < eh) {
+            B.pb = (uint32_t)(eh - B.h - B.pt);
+        }
+        B.oh = (uint32_t)(((int64_t)B.pt + B.h + B.pb - eh) / B.sy + 1);
+        B.rls = B.h;
+        if ((B.h) * B.entries > B.data_bank * t.depth) {
+            conv_free(&A);
+            continue;
+        }
+        B.out_surf = B.out_line * B.oh;
+        B.in = malloc((size_t)B.c * B.h * B.w);
+        assert_non_null(B.in);
+        for (uint32_t c = 0; c < B.c; c++) {
+            for (uint32_t y = 0; y < B.h; y++) {
+                for (uint32_t x = 0; x < B.w; x++) {
+                    int8_t v = y < left ? A.in[((size_t)c * A.h + A.rls + y) * A.w + x]
+                                        : (int8_t)splitmix64();
+                    B.in[((size_t)c * B.h + y) * B.w + x] = v;
+                }
+            }
+        }
+        /* memory holds only the new lines */
+        struct conv fresh = B;
+        fresh.in = malloc((size_t)B.c * more * B.w);
+        assert_non_null(fresh.in);
+        for (uint32_t c = 0; c < B.c; c++) {
+            memcpy(fresh.in + (size_t)c * more * B.w, B.in + ((size_t)c * B.h + left) * B.w,
+                   (size_t)more * B.w);
+        }
+        fresh.surf_stride = B.line_stride * more + t.m;
+        B.surf_stride = fresh.surf_stride;
+        write_feature(&t, &fresh);
+        free(fresh.in);
+        check_layer(&t, &B, "partial reuse: layer B");
+        free(B.in);
+        conv_free(&A);
+    }
+    dlasim_destroy(t.dev);
+}
+
+/* CACC rounding past 16 truncation bits, where the RTL's sticky window
+ * ignores the low bits (-65535 >> 17 is -1 there, 0 with exact rounding). */
+static void test_cacc_sticky_window(void **state)
+{
+    (void)state;
+    struct tdev t;
+    rng_state = 0x5eed0008u;
+    tdev_open(&t, "nv_small", NULL, 0);
+    struct conv L;
+    memset(&L, 0, sizeof(L));
+    L.w = L.h = 1;
+    L.c = 8;
+    L.k = 1;
+    L.kw = L.kh = L.sx = L.sy = L.dx = L.dy = 1;
+    L.ow = L.oh = 1;
+    L.fetch_h = 1;
+    L.rls = 1;
+    L.line_stride = t.m;
+    L.surf_stride = t.m;
+    assert_true(plan_banks(&t, &L));
+    L.in = malloc(8);
+    L.wt = malloc(8);
+    assert_non_null(L.in);
+    assert_non_null(L.wt);
+    /* 4 * (-128 * 127) + 4 * (-128 * 1) + ... = -65535 */
+    static const int8_t in[8] = { -128, -128, -128, -128, -128, 1, 1, 1 };
+    static const int8_t wt[8] = { 127, 127, 127, 127, 0, 127, 127, 127 };
+    memcpy(L.in, in, 8);
+    memcpy(L.wt, wt, 8);
+    int64_t sum = 0;
+    for (int i = 0; i < 8; i++) {
+        sum += in[i] * wt[i];
+    }
+    /* -65024 + 381 = -64643: adjust one term to reach -65535 */
+    L.in[7] = 1;
+    L.wt[4] = (int8_t)(-65535 - (sum - 0));
+    assert_true(L.wt[4] >= -128);
+    L.trunc = 17;
+    L.bias_en = 1;
+    L.bias = 5; /* -1 + 5 = 4 in the RTL, 0 + 5 = 5 with exact rounding */
+    L.out_line = t.m;
+    L.out_surf = t.m;
+    write_feature(&t, &L);
+    write_weights(&t, &L);
+    check_layer(&t, &L, "CACC sticky window");
+    uint8_t out = 0;
+    mem_rd(&t, OUT_ADDR, &out, 1);
+    assert_int_equal((int8_t)out, 4);
+    conv_free(&L);
+    dlasim_destroy(t.dev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_feature_nv_small),
+        cmocka_unit_test(test_feature_nv_small_256),
+        cmocka_unit_test(test_pixel_nv_small),
+        cmocka_unit_test(test_pixel_nv_small_256),
+        cmocka_unit_test(test_reuse_nv_small),
+        cmocka_unit_test(test_reuse_nv_small_256),
+        cmocka_unit_test(test_partial_reuse),
+        cmocka_unit_test(test_cacc_sticky_window),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,482 @@
+/*
+ * Unit tests of the int8 convolution kernel (src/kernels/conv_s8.c).
+ *
+ * The fast kernel, on every instruction set and tile shape this CPU runs,
+ * with 1 and 3 threads, must equal dla_conv_s8_ref bit for bit (sums wrap
+ * mod 2^32); the reference itself is checked against a separate int64
+ * computation written here, and both against hand-computed values.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlasim/dlasim.h"
+#include "kernels/conv_s8.h"
+#include "kernels/conv_s8_impl.h"
+
+#define CANARY 16 /* int32s after the output that must stay untouched */
+#define CANARY_VALUE 0x5A5A5A5A
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint32_t rnd_range(uint64_t *s, uint32_t lo, uint32_t hi)
+{
+    return lo + (uint32_t)(splitmix64(s) % (hi - lo + 1));
+}
+
+/* Two's complement reading of the low 32 bits of v. */
+static int32_t wrap32(int64_t v)
+{
+    uint32_t u = (uint32_t)((uint64_t)v & 0xFFFFFFFFu);
+    return u <= (uint32_t)INT32_MAX ? (int32_t)u : (int32_t)(u - 2147483648u) - INT32_MAX - 1;
+}
+
+/* Independent check: channel-outer loop order, exact int64 sums, wrapped
+ * once at the end. */
+static void conv_int64(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
+                       int32_t *out)
+{
+    size_t npix = (size_t)g->out_h * g->out_w;
+    int64_t *acc = calloc((size_t)g->out_k * npix + 1, sizeof(int64_t));
+    assert_non_null(acc);
+    for (size_t c = 0; c < g->in_c; c++) {
+        for (size_t k = 0; k < g->out_k; k++) {
+            for (size_t ky = 0; ky < g->k_h; ky++) {
+                for (size_t kx = 0; kx < g->k_w; kx++) {
+                    int64_t w = wt[((k * g->in_c + c) * g->k_h + ky) * g->k_w + kx];
+                    for (size_t oy = 0; oy < g->out_h; oy++) {
+                        const int8_t *row = in + (c * g->in_h + oy * g->stride_y +
+                                                  ky * g->dil_y) * g->in_w + kx * g->dil_x;
+                        for (size_t ox = 0; ox < g->out_w; ox++) {
+                            acc[k * npix + oy * g->out_w + ox] += w * row[ox * g->stride_x];
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < (size_t)g->out_k * npix; i++) {
+        out[i] = wrap32(acc[i]);
+    }
+    free(acc);
+}
+
+struct bufs {
+    int8_t *in, *wt;
+    int32_t *ref, *out;
+    size_t nin, nwt, nout;
+};
+
+static void bufs_alloc(struct bufs *b, const struct dla_conv_geom *g)
+{
+    b->nin = (size_t)g->in_c * g->in_h * g->in_w;
+    b->nwt = (size_t)g->out_k * g->in_c * g->k_h * g->k_w;
+    b->nout = (size_t)g->out_k * g->out_h * g->out_w;
+    /* exact sizes (+1 to keep malloc(0) out): ASan sees any overread */
+    b->in = malloc(b->nin + 1);
+    b->wt = malloc(b->nwt + 1);
+    b->ref = malloc((b->nout + 1) * sizeof(int32_t));
+    b->out = malloc((b->nout + CANARY) * sizeof(int32_t));
+    assert_non_null(b->in);
+    assert_non_null(b->wt);
+    assert_non_null(b->ref);
+    assert_non_null(b->out);
+}
+
+static void bufs_free(struct bufs *b)
+{
+    free(b->in);
+    free(b->wt);
+    free(b->ref);
+    free(b->out);
+}
+
+/* mode 0: uniform int8; 1: only -128 and 127; 2: mostly -128 (large sums) */
+static void fill(int8_t *p, size_t n, uint64_t *s, int mode)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = splitmix64(s);
+        if (mode == 1) {
+            p[i] = (r & 1) ? 127 : -128;
+        } else if (mode == 2) {
+            p[i] = (r & 7) ? -128 : (int8_t)(uint8_t)(r >> 8);
+        } else {
+            p[i] = (int8_t)(uint8_t)(r >> 8);
+        }
+    }
+}
+
+static void poison_out(struct bufs *b)
+{
+    for (size_t i = 0; i < b->nout + CANARY; i++) {
+        b->out[i] = CANARY_VALUE;
+    }
+}
+
+static void expect_same(const struct bufs *b, const char *what)
+{
+    for (size_t i = 0; i < b->nout; i++) {
+        if (b->out[i] != b->ref[i]) {
+            fail_msg("%s: out[%zu] = %d, reference %d", what, i, b->out[i], b->ref[i]);
+        }
+    }
+    for (size_t i = b->nout; i < b->nout + CANARY; i++) {
+        if (b->out[i] != CANARY_VALUE) {
+            fail_msg("%s: wrote past the output at %zu", what, i);
+        }
+    }
+}
+
+/* Every ISA x tile shape x packing variant with 1 thread, the automatic
+ * shape of each ISA with 3 threads (thread creation is slow under ASan),
+ * and the public entry point with 1 and 3, against b->ref. */
+static void check_all_paths(const struct dla_conv_geom *g, struct bufs *b, const char *name)
+{
+    static const unsigned threads[2] = {1, 3};
+    char what[160];
+
+    for (int isa = 0; isa < DLA_CONV_ISA_COUNT; isa++) {
+        if (!dla_conv_isa_supported((enum dla_conv_isa)isa)) {
+            continue;
+        }
+        for (int shape = -1; shape < DLA_CONV_SHAPES; shape++) {
+            for (unsigned flags = 0; flags <= DLA_CONV_NO_VBMI; flags++) {
+                for (int ti = 0; ti < (shape == -1 && flags == 0 ? 2 : 1); ti++) {
+                    struct dla_conv_opts o;
+                    o.isa = (enum dla_conv_isa)isa;
+                    o.shape = shape;
+                    o.flags = flags;
+                    o.threads = threads[ti];
+                    poison_out(b);
+                    int rc = dla_conv_s8_opts(&o, g, b->in, b->wt, b->out);
+                    snprintf(what, sizeof what, "%s isa=%s shape=%d flags=%u threads=%u", name,
+                             dla_conv_isa_name(o.isa), shape, flags, o.threads);
+                    if (rc != 0) {
+                        fail_msg("%s: rc %d", what, rc);
+                    }
+                    expect_same(b, what);
+                }
+            }
+        }
+    }
+    for (int ti = 0; ti < 2; ti++) {
+        poison_out(b);
+        assert_int_equal(dla_conv_s8(g, b->in, b->wt, b->out, threads[ti]), 0);
+        snprintf(what, sizeof what, "%s dla_conv_s8 threads=%u", name, threads[ti]);
+        expect_same(b, what);
+    }
+}
+
+static struct dla_conv_geom geom(uint32_t in_c, uint32_t out_k, uint32_t out_h, uint32_t out_w,
+                                 uint32_t k_h, uint32_t k_w, uint32_t sy, uint32_t sx,
+                                 uint32_t dy, uint32_t dx, uint32_t extra_h, uint32_t extra_w)
+{
+    struct dla_conv_geom g;
+    g.in_c = in_c;
+    g.out_k = out_k;
+    g.out_h = out_h;
+    g.out_w = out_w;
+    g.k_h = k_h;
+    g.k_w = k_w;
+    g.stride_y = sy;
+    g.stride_x = sx;
+    g.dil_y = dy;
+    g.dil_x = dx;
+    g.in_h = (out_h - 1) * sy + (k_h - 1) * dy + 1 + extra_h;
+    g.in_w = (out_w - 1) * sx + (k_w - 1) * dx + 1 + extra_w;
+    return g;
+}
+
+/* Reference vs int64 check, then every fast path vs reference. */
+static void run_case(const struct dla_conv_geom *g, uint64_t seed, int mode_in, int mode_wt,
+                     int check_int64, const char *name)
+{
+    struct bufs b;
+    uint64_t s = seed;
+
+    bufs_alloc(&b, g);
+    fill(b.in, b.nin, &s, mode_in);
+    fill(b.wt, b.nwt, &s, mode_wt);
+    dla_conv_s8_ref(g, b.in, b.wt, b.ref);
+    if (check_int64) {
+        int32_t *chk = malloc((b.nout + 1) * sizeof(int32_t));
+        assert_non_null(chk);
+        conv_int64(g, b.in, b.wt, chk);
+        for (size_t i = 0; i < b.nout; i++) {
+            if (chk[i] != b.ref[i]) {
+                fail_msg("%s: reference out[%zu] = %d, int64 check %d", name, i, b.ref[i], chk[i]);
+            }
+        }
+        free(chk);
+    }
+    check_all_paths(g, &b, name);
+    bufs_free(&b);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+/* 2 channels, 3x4 input, 2x2 kernel, 2 output channels, stride 1 x 2.
+ * Expected values worked out by hand (see comments). */
+static void test_hand_checked(void **state)
+{
+    (void)state;
+    struct dla_conv_geom g = geom(2, 2, 2, 2, 2, 2, 1, 2, 1, 1, 0, 0);
+    /* in_h = 3, in_w = (2-1)*2 + 1 + 1 = 4 */
+    static const int8_t in[2 * 3 * 4] = {
+        1, 2, 3, 4,   /* c0 y0 */
+        5, 6, 7, 8,   /* c0 y1 */
+        9, 10, 11, 12, /* c0 y2 */
+        -1, 0, 1, -128, /* c1 y0 */
+        2, 127, -2, 3,  /* c1 y1 */
+        0, 1, 0, -1,    /* c1 y2 */
+    };
+    static const int8_t wt[2 * 2 * 2 * 2] = {
+        1, 0, 0, 1,  /* k0 c0: w00 w01 / w10 w11 */
+        1, 1, 1, 1,  /* k0 c1 */
+        -1, 2, 3, 4, /* k1 c0 */
+        0, 0, 0, -2, /* k1 c1 */
+    };
+    /*
+     * k0 (oy, ox) = c0: in[y][x] + in[y+1][x+1]; c1: sum of the 2x2 window,
+     * x = 2 * ox:
+     *  (0,0): (1 + 6) + (-1 + 0 + 2 + 127) = 7 + 128 = 135
+     *  (0,1): (3 + 8) + (1 - 128 - 2 + 3) = 11 - 126 = -115
+     *  (1,0): (5 + 10) + (2 + 127 + 0 + 1) = 15 + 130 = 145
+     *  (1,1): (7 + 12) + (-2 + 3 + 0 - 1) = 19 + 0 = 19
+     * k1 = c0: -in[y][x] + 2 in[y][x+1] + 3 in[y+1][x] + 4 in[y+1][x+1];
+     *      c1: -2 in[y+1][x+1]:
+     *  (0,0): (-1 + 4 + 15 + 24) + (-254) = 42 - 254 = -212
+     *  (0,1): (-3 + 8 + 21 + 32) + (-6) = 58 - 6 = 52
+     *  (1,0): (-5 + 12 + 27 + 40) + (-2) = 74 - 2 = 72
+     *  (1,1): (-7 + 16 + 33 + 48) + (2) = 90 + 2 = 92
+     */
+    static const int32_t expect[2 * 2 * 2] = {135, -115, 145, 19, -212, 52, 72, 92};
+    int32_t ref[8], chk[8];
+    struct bufs b;
+
+    assert_int_equal(g.in_h, 3);
+    assert_int_equal(g.in_w, 4);
+    dla_conv_s8_ref(&g, in, wt, ref);
+    conv_int64(&g, in, wt, chk);
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(ref[i], expect[i]);
+        assert_int_equal(chk[i], expect[i]);
+    }
+    bufs_alloc(&b, &g);
+    memcpy(b.in, in, sizeof in);
+    memcpy(b.wt, wt, sizeof wt);
+    memcpy(b.ref, expect, sizeof expect);
+    check_all_paths(&g, &b, "hand-checked");
+    bufs_free(&b);
+}
+
+/* Sums past 2^31 must wrap like a 32-bit accumulator: -128 * -128 over
+ * 16384 channels x 9 taps = 2^14 * 147456 = 2415919104 -> -1879048192. */
+static void test_wrapping_sums(void **state)
+{
+    (void)state;
+    struct dla_conv_geom g = geom(16384, 3, 1, 2, 3, 3, 1, 1, 1, 1, 0, 0);
+    struct bufs b;
+
+    bufs_alloc(&b, &g);
+    memset(b.in, 0x80, b.nin); /* -128 */
+    memset(b.wt, 0x80, b.nwt);
+    for (size_t i = 2 * b.nwt / 3; i < b.nwt; i++) {
+        b.wt[i] = 127; /* k2: -128 * 127 * 147456 = -2397044736 -> 1897922560 */
+    }
+    dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
+    assert_int_equal(b.ref[0], -1879048192);
+    assert_int_equal(b.ref[1], -1879048192);
+    assert_int_equal(b.ref[4], 1897922560);
+    assert_int_equal(b.ref[5], 1897922560);
+    check_all_paths(&g, &b, "wrap -128/127");
+    bufs_free(&b);
+
+    /* random extremes over many channels, 1x1 and 3x3 */
+    struct dla_conv_geom g1 = geom(140000, 2, 1, 3, 1, 1, 1, 1, 1, 1, 0, 0);
+    run_case(&g1, 11, 2, 2, 1, "wrap 1x1 140000 channels");
+    struct dla_conv_geom g3 = geom(20001, 5, 2, 1, 3, 3, 1, 1, 1, 1, 0, 1);
+    run_case(&g3, 12, 1, 1, 1, "wrap 3x3 -128/127");
+}
+
+static void test_edge_geometries(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t in_c, out_k, out_h, out_w, k_h, k_w, sy, sx, dy, dx, eh, ew;
+        const char *name;
+    } cases[] = {
+        {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, "1x1x1"},
+        {1, 1, 7, 9, 3, 3, 1, 1, 1, 1, 0, 0, "in_c 1 out_k 1"},
+        {1, 17, 5, 5, 3, 3, 2, 2, 1, 1, 1, 1, "in_c 1 stride 2"},
+        {3, 1, 9, 11, 6, 3, 1, 1, 1, 1, 0, 0, "kernel 6x3"},
+        {5, 9, 4, 6, 6, 3, 2, 1, 2, 3, 2, 0, "6x3 dilated strided"},
+        {7, 8, 6, 5, 3, 3, 1, 1, 3, 2, 0, 0, "dilation 3x2"},
+        {6, 5, 4, 4, 5, 5, 3, 3, 1, 1, 2, 2, "kernel 5x5 stride 3 (25 taps)"},
+        {9, 10, 5, 7, 4, 4, 1, 1, 1, 1, 0, 0, "kernel 4x4 (16 taps)"},
+        {4, 4, 3, 3, 2, 2, 4, 5, 1, 1, 3, 4, "stride larger than kernel"},
+        {2, 3, 2, 3, 3, 3, 2, 2, 3, 3, 0, 0, "stride 2 dilation 3"},
+        {13, 3, 1, 1, 7, 7, 1, 1, 1, 1, 0, 0, "single output pixel"},
+        {1027, 19, 3, 5, 1, 1, 1, 1, 1, 1, 0, 0, "1x1 1027 channels"},
+        {8192, 2, 1, 2, 1, 1, 1, 1, 1, 1, 0, 0, "1x1 8192 channels"},
+        {33, 50, 1, 60, 1, 3, 1, 1, 1, 1, 0, 0, "one long row"},
+        {2, 3, 50, 1, 3, 1, 1, 1, 1, 1, 0, 0, "one tall column"},
+        {3, 64, 7, 7, 7, 7, 2, 2, 1, 1, 1, 1, "7x7 stride 2"},
+        {12, 7, 8, 8, 1, 1, 2, 2, 1, 1, 1, 1, "1x1 stride 2"},
+        {5, 24, 3, 17, 2, 9, 1, 2, 2, 1, 0, 3, "2x9 mixed strides"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct dla_conv_geom g = geom(cases[i].in_c, cases[i].out_k, cases[i].out_h,
+                                      cases[i].out_w, cases[i].k_h, cases[i].k_w, cases[i].sy,
+                                      cases[i].sx, cases[i].dy, cases[i].dx, cases[i].eh,
+                                      cases[i].ew);
+        run_case(&g, 100 + i, (int)(i % 3), (int)((i + 1) % 3), 1, cases[i].name);
+    }
+}
+
+static void test_random_geometries(void **state)
+{
+    (void)state;
+    uint64_t s = 0xC0FFEEull;
+    char name[96];
+
+    for (int i = 0; i < 60; i++) {
+        uint32_t k_h = rnd_range(&s, 1, 6), k_w = rnd_range(&s, 1, 6);
+        uint32_t big = rnd_range(&s, 0, 3) == 0;
+        struct dla_conv_geom g = geom(rnd_range(&s, 1, big ? 70 : 20), rnd_range(&s, 1, 40),
+                                      rnd_range(&s, 1, big ? 30 : 9), rnd_range(&s, 1, big ? 40 : 9),
+                                      k_h, k_w, rnd_range(&s, 1, 3), rnd_range(&s, 1, 3),
+                                      rnd_range(&s, 1, 3), rnd_range(&s, 1, 3),
+                                      rnd_range(&s, 0, 2), rnd_range(&s, 0, 2));
+        snprintf(name, sizeof name, "random #%d (c%u k%u %ux%u kern %ux%u s%u,%u d%u,%u)", i,
+                 g.in_c, g.out_k, g.out_h, g.out_w, g.k_h, g.k_w, g.stride_y, g.stride_x,
+                 g.dil_y, g.dil_x);
+        run_case(&g, splitmix64(&s), (int)rnd_range(&s, 0, 2), (int)rnd_range(&s, 0, 2), i < 20,
+                 name);
+    }
+}
+
+/* A layer big enough that dla_conv_s8 really splits it over threads. */
+static void test_resnet_like_layer(void **state)
+{
+    (void)state;
+    struct dla_conv_geom g = geom(64, 72, 14, 14, 3, 3, 1, 1, 1, 1, 0, 0);
+    run_case(&g, 77, 0, 0, 0, "14x14x64->72 3x3");
+    struct dla_conv_geom g2 = geom(48, 40, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1);
+    run_case(&g2, 78, 0, 0, 0, "25x25x48->40 3x3 stride 2");
+}
+
+static void test_empty_and_errors(void **state)
+{
+    (void)state;
+    int8_t in[64] = {0}, wt[64] = {0};
+    int32_t out[16];
+    struct dla_conv_geom g = geom(2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0);
+
+    /* kernel reaching past the input */
+    struct dla_conv_geom bad = g;
+    bad.in_w = 2;
+    assert_int_equal(dla_conv_s8(&bad, in, wt, out, 1), DLASIM_ERR_INVAL);
+    bad = g;
+    bad.stride_x = 0;
+    assert_int_equal(dla_conv_s8(&bad, in, wt, out, 1), DLASIM_ERR_INVAL);
+    bad = g;
+    bad.dil_y = 0;
+    assert_int_equal(dla_conv_s8(&bad, in, wt, out, 1), DLASIM_ERR_INVAL);
+    bad = g;
+    bad.k_h = 3; /* (2-1)*1 + (3-1)*1 = 3 >= in_h = 3 */
+    assert_int_equal(dla_conv_s8(&bad, in, wt, out, 1), DLASIM_ERR_INVAL);
+    bad = g;
+    bad.out_w = 0x80000000u; /* (out_w - 1) * stride far past the input */
+    assert_int_equal(dla_conv_s8(&bad, in, wt, out, 2), DLASIM_ERR_INVAL);
+    assert_int_equal(dla_conv_s8(NULL, in, wt, out, 1), DLASIM_ERR_INVAL);
+    assert_int_equal(dla_conv_s8(&g, NULL, wt, out, 1), DLASIM_ERR_INVAL);
+    assert_int_equal(dla_conv_s8(&g, in, NULL, out, 1), DLASIM_ERR_INVAL);
+    assert_int_equal(dla_conv_s8(&g, in, wt, NULL, 1), DLASIM_ERR_INVAL);
+
+    /* no output pixels: nothing written */
+    struct dla_conv_geom none = g;
+    none.out_k = 0;
+    out[0] = 1234;
+    assert_int_equal(dla_conv_s8(&none, in, wt, out, 1), 0);
+    assert_int_equal(out[0], 1234);
+
+    /* no input channels: empty sums are 0, in both kernels */
+    struct dla_conv_geom empty = g;
+    empty.in_c = 0;
+    for (int i = 0; i < 8; i++) {
+        out[i] = 99;
+    }
+    assert_int_equal(dla_conv_s8(&empty, in, wt, out, 3), 0);
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(out[i], 0);
+        out[i] = 99;
+    }
+    dla_conv_s8_ref(&empty, in, wt, out);
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(out[i], 0);
+    }
+
+    /* threads = 0 counts as 1 */
+    in[0] = 3;
+    wt[0] = 5;
+    assert_int_equal(dla_conv_s8(&g, in, wt, out, 0), 0);
+    assert_int_equal(out[0], 15);
+}
+
+static void test_isa_names(void **state)
+{
+    (void)state;
+    const char *isa = dla_conv_s8_isa();
+    int found = 0;
+
+    assert_non_null(isa);
+    /* the selected ISA is the best one this CPU supports */
+    for (int i = DLA_CONV_ISA_COUNT - 1; i >= 0; i--) {
+        if (dla_conv_isa_supported((enum dla_conv_isa)i)) {
+            assert_string_equal(isa, dla_conv_isa_name((enum dla_conv_isa)i));
+            found = 1;
+            break;
+        }
+    }
+    assert_true(found);
+    assert_true(dla_conv_isa_supported(DLA_CONV_ISA_GENERIC));
+    assert_string_equal(dla_conv_isa_name(DLA_CONV_ISA_GENERIC), "generic");
+    assert_string_equal(dla_conv_isa_name(DLA_CONV_ISA_AVX2), "avx2");
+    assert_string_equal(dla_conv_isa_name(DLA_CONV_ISA_AVX512VNNI), "avx512vnni");
+    for (int i = 0; i < DLA_CONV_ISA_COUNT; i++) {
+        if (!dla_conv_isa_supported((enum dla_conv_isa)i)) {
+            struct dla_conv_opts o = {(enum dla_conv_isa)i, -1, 0, 1};
+            struct dla_conv_geom g = geom(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0);
+            int8_t x = 1;
+            int32_t y;
+            assert_int_equal(dla_conv_s8_opts(&o, &g, &x, &x, &y), DLASIM_ERR_UNSUPPORTED);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hand_checked),
+        cmocka_unit_test(test_wrapping_sums),
+        cmocka_unit_test(test_edge_geometries),
+        cmocka_unit_test(test_random_geometries),
+        cmocka_unit_test(test_resnet_like_layer),
+        cmocka_unit_test(test_empty_and_errors),
+        cmocka_unit_test(test_isa_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
