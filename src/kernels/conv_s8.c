@@ -246,6 +246,7 @@ struct conv_plan {
     uint32_t *phase_y, *phase_x;
     size_t nplanes;   /* nsy * nsx * ngrp */
     unsigned char *inp;
+    int8_t *zero_row; /* in_w zero bytes: the absent channels of the last group */
     ptrdiff_t *qoff;
     size_t kblocks;
     unsigned char *wp;
@@ -257,6 +258,7 @@ static void plan_free(struct conv_plan *p)
     free(p->phase_y);
     free(p->phase_x);
     free(p->inp);
+    free(p->zero_row);
     free(p->qoff);
     free(p->wp);
     free(p->init);
@@ -343,8 +345,10 @@ static int plan_build(struct conv_plan *p)
     p->inp = alloc64(inp_size);
     p->wp = alloc64(wp_size);
     p->qoff = malloc(sizeof(ptrdiff_t) * p->nq);
+    p->zero_row = calloc(g->in_w, 1);
     p->init = malloc(sizeof(int32_t) * g->out_k);
-    if (p->inp == NULL || p->wp == NULL || p->qoff == NULL || p->init == NULL) {
+    if (p->inp == NULL || p->wp == NULL || p->qoff == NULL || p->init == NULL ||
+        p->zero_row == NULL) {
         goto done;
     }
     for (size_t grp = 0; grp < p->ngrp; grp++) {
@@ -389,26 +393,71 @@ static inline uint32_t cell_p16(int8_t a, int8_t b)
 
 /* ------------------------------------------------ interleaving (SSE2 base) */
 
-/* Q8 cells from 4 byte rows: d[4x + i] = s_i[x] ^ bias for x < n, as far as
- * whole chunks of 8 go; returns the number of cells done. */
+#if defined(__SSE2__)
+/* Bytes 0, 2, 4, ... 30 of the 32 at p. */
+static inline __m128i even_bytes(const int8_t *p)
+{
+    const __m128i lo = _mm_set1_epi16(0xFF);
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+    return _mm_packus_epi16(_mm_and_si128(a, lo), _mm_and_si128(b, lo));
+}
+
+/* 16 Q8 cells from 16 bytes of each of 4 channels. */
+static inline void q8_emit16(unsigned char *d, __m128i a0, __m128i a1, __m128i a2, __m128i a3)
+{
+    __m128i l01 = _mm_unpacklo_epi8(a0, a1), h01 = _mm_unpackhi_epi8(a0, a1);
+    __m128i l23 = _mm_unpacklo_epi8(a2, a3), h23 = _mm_unpackhi_epi8(a2, a3);
+    __m128i *o = (__m128i *)(void *)d;
+    _mm_storeu_si128(o, _mm_unpacklo_epi16(l01, l23));
+    _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(l01, l23));
+    _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(h01, h23));
+    _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(h01, h23));
+}
+
+/* 16 P16 cells from 16 bytes of each of 2 channels (sign extension: the
+ * byte doubled to b:b, shifted right arithmetically by 8). */
+static inline void p16_emit16(unsigned char *d, __m128i a0, __m128i a1)
+{
+    __m128i l = _mm_unpacklo_epi8(a0, a1), h = _mm_unpackhi_epi8(a0, a1);
+    __m128i *o = (__m128i *)(void *)d;
+    _mm_storeu_si128(o, _mm_srai_epi16(_mm_unpacklo_epi8(l, l), 8));
+    _mm_storeu_si128(o + 1, _mm_srai_epi16(_mm_unpackhi_epi8(l, l), 8));
+    _mm_storeu_si128(o + 2, _mm_srai_epi16(_mm_unpacklo_epi8(h, h), 8));
+    _mm_storeu_si128(o + 3, _mm_srai_epi16(_mm_unpackhi_epi8(h, h), 8));
+}
+
+static inline __m128i load16(const int8_t *p)
+{
+    return _mm_loadu_si128((const __m128i *)(const void *)p);
+}
+#endif
+
+/* Q8 cells from 4 byte rows: d[4x + i] = s_i[x * sx] ^ bias for x < n, sx
+ * 1 or 2, as far as whole chunks go (for sx = 2, n must keep the reads of
+ * s_i[2x + 1] inside the rows); returns the number of cells done. */
 static size_t q8_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1,
-                            const int8_t *s2, const int8_t *s3, size_t n, int bias)
+                            const int8_t *s2, const int8_t *s3, size_t n, size_t sx, int bias)
 {
     size_t x = 0;
 #if defined(__SSE2__)
     __m128i b = _mm_set1_epi8(bias ? -128 : 0);
+    if (sx == 2) {
+        for (; x + 16 <= n; x += 16) {
+            q8_emit16(d + x * CONV_CELL, _mm_xor_si128(even_bytes(s0 + 2 * x), b),
+                      _mm_xor_si128(even_bytes(s1 + 2 * x), b),
+                      _mm_xor_si128(even_bytes(s2 + 2 * x), b),
+                      _mm_xor_si128(even_bytes(s3 + 2 * x), b));
+        }
+        return x;
+    }
+    if (sx != 1) {
+        return 0;
+    }
     for (; x + 16 <= n; x += 16) {
-        __m128i a0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(s0 + x)), b);
-        __m128i a1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(s1 + x)), b);
-        __m128i a2 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(s2 + x)), b);
-        __m128i a3 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(s3 + x)), b);
-        __m128i l01 = _mm_unpacklo_epi8(a0, a1), h01 = _mm_unpackhi_epi8(a0, a1);
-        __m128i l23 = _mm_unpacklo_epi8(a2, a3), h23 = _mm_unpackhi_epi8(a2, a3);
-        __m128i *o = (__m128i *)(void *)(d + x * CONV_CELL);
-        _mm_storeu_si128(o, _mm_unpacklo_epi16(l01, l23));
-        _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(l01, l23));
-        _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(h01, h23));
-        _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(h01, h23));
+        q8_emit16(d + x * CONV_CELL, _mm_xor_si128(load16(s0 + x), b),
+                  _mm_xor_si128(load16(s1 + x), b), _mm_xor_si128(load16(s2 + x), b),
+                  _mm_xor_si128(load16(s3 + x), b));
     }
     for (; x + 8 <= n; x += 8) {
         __m128i a0 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(s0 + x)), b);
@@ -427,33 +476,34 @@ static size_t q8_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1
     (void)s2;
     (void)s3;
     (void)n;
+    (void)sx;
     (void)bias;
 #endif
     return x;
 }
 
-/* P16 cells from 2 byte rows: int16 s0[x], s1[x] for x < n, whole chunks
- * of 16; returns the number of cells done. */
-static size_t p16_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1, size_t n)
+/* P16 cells from 2 byte rows: int16 s0[x * sx], s1[x * sx] for x < n, sx 1
+ * or 2 (same read rule as q8_cells_simd); returns the number of cells done. */
+static size_t p16_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1, size_t n,
+                             size_t sx)
 {
     size_t x = 0;
 #if defined(__SSE2__)
-    for (; x + 16 <= n; x += 16) {
-        __m128i a0 = _mm_loadu_si128((const __m128i *)(const void *)(s0 + x));
-        __m128i a1 = _mm_loadu_si128((const __m128i *)(const void *)(s1 + x));
-        __m128i l = _mm_unpacklo_epi8(a0, a1), h = _mm_unpackhi_epi8(a0, a1);
-        __m128i *o = (__m128i *)(void *)(d + x * CONV_CELL);
-        /* byte b doubled to b:b, arithmetic shift right 8 = sign extension */
-        _mm_storeu_si128(o, _mm_srai_epi16(_mm_unpacklo_epi8(l, l), 8));
-        _mm_storeu_si128(o + 1, _mm_srai_epi16(_mm_unpackhi_epi8(l, l), 8));
-        _mm_storeu_si128(o + 2, _mm_srai_epi16(_mm_unpacklo_epi8(h, h), 8));
-        _mm_storeu_si128(o + 3, _mm_srai_epi16(_mm_unpackhi_epi8(h, h), 8));
+    if (sx == 2) {
+        for (; x + 16 <= n; x += 16) {
+            p16_emit16(d + x * CONV_CELL, even_bytes(s0 + 2 * x), even_bytes(s1 + 2 * x));
+        }
+    } else if (sx == 1) {
+        for (; x + 16 <= n; x += 16) {
+            p16_emit16(d + x * CONV_CELL, load16(s0 + x), load16(s1 + x));
+        }
     }
 #else
     (void)d;
     (void)s0;
     (void)s1;
     (void)n;
+    (void)sx;
 #endif
     return x;
 }
@@ -499,42 +549,25 @@ static int64_t sum_s8(const int8_t *s, size_t n)
     return sum;
 }
 
-/* One packed input row: cells x' < n from channel rows s[0..nc) (stride sx
- * bytes between cells), junk cells x' in [n, vw) set to input value 0;
- * channels nc.. of the group read as 0. */
-static void pack_input_row(unsigned char *d, const int8_t *const s[4], size_t nc, size_t n,
+/* One packed input row: cells x' < n from channel rows s[] (stride sx bytes
+ * between cells; cells below n_simd may be read in chunks), junk cells
+ * x' in [n, vw) set to input value 0. */
+static void pack_input_row(unsigned char *d, const int8_t *const s[4], size_t n, size_t n_simd,
                            size_t vw, size_t sx, enum cell_format fmt)
 {
     size_t x = 0;
-    if (fmt == CELL_Q8 && nc == 4) {
+    if (fmt == CELL_Q8) {
         const int8_t *s0 = s[0], *s1 = s[1], *s2 = s[2], *s3 = s[3];
-        if (sx == 1) {
-            x = q8_cells_simd(d, s0, s1, s2, s3, n, 1);
-            for (; x < n; x++) {
-                st32(d + x * CONV_CELL, cell_q8(s0[x], s1[x], s2[x], s3[x]) ^ 0x80808080u);
-            }
-        } else {
-            for (; x < n; x++) {
-                size_t o = x * sx;
-                st32(d + x * CONV_CELL, cell_q8(s0[o], s1[o], s2[o], s3[o]) ^ 0x80808080u);
-            }
-        }
-    } else if (fmt == CELL_P16 && nc == 2) {
-        const int8_t *s0 = s[0], *s1 = s[1];
-        if (sx == 1) {
-            x = p16_cells_simd(d, s0, s1, n);
-        }
+        x = q8_cells_simd(d, s0, s1, s2, s3, n_simd, sx, 1);
         for (; x < n; x++) {
-            st32(d + x * CONV_CELL, cell_p16(s0[x * sx], s1[x * sx]));
+            size_t o = x * sx;
+            st32(d + x * CONV_CELL, cell_q8(s0[o], s1[o], s2[o], s3[o]) ^ 0x80808080u);
         }
     } else {
+        const int8_t *s0 = s[0], *s1 = s[1];
+        x = p16_cells_simd(d, s0, s1, n_simd, sx);
         for (; x < n; x++) {
-            int8_t v[4] = {0, 0, 0, 0};
-            for (size_t i = 0; i < nc; i++) {
-                v[i] = s[i][x * sx];
-            }
-            st32(d + x * CONV_CELL, fmt == CELL_Q8 ? cell_q8(v[0], v[1], v[2], v[3]) ^ 0x80808080u
-                                                   : cell_p16(v[0], v[1]));
+            st32(d + x * CONV_CELL, cell_p16(s0[x * sx], s1[x * sx]));
         }
     }
     for (; x < vw; x++) {
@@ -552,11 +585,13 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
     uint64_t py = p->phase_y[slot / p->nsx], px = p->phase_x[slot % p->nsx];
     unsigned char *dst = p->inp + plane * p->plane_cells * CONV_CELL;
     size_t vw = p->vw, vh = p->vh, row_bytes = vw * CONV_CELL;
-    size_t c0 = grp * p->cell_ch, nc = min_size(p->cell_ch, g->in_c - c0);
+    size_t c0 = grp * p->cell_ch;
     size_t in_w = g->in_w, in_h = g->in_h, sx = g->stride_x;
     /* columns x' < xv map to x = x' * stride_x + px < in_w */
     size_t xv = px < in_w ? (size_t)((in_w - px + sx - 1) / sx) : 0;
     xv = min_size(xv, vw);
+    /* cells whose chunked reads (up to byte x * sx + sx - 1) stay in the row */
+    size_t x_simd = px < in_w ? min_size(xv, (size_t)((in_w - px) / sx)) : 0;
 
     for (size_t yv = 0; yv < vh; yv++) {
         unsigned char *row = dst + yv * row_bytes;
@@ -566,10 +601,11 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
             pack_input_row(row, s, 0, 0, vw, sx, p->fmt);
             continue;
         }
-        for (size_t i = 0; i < nc; i++) {
-            s[i] = p->in + ((c0 + i) * in_h + y) * in_w + px;
+        /* channels past in_c (last group) read a row of zeros */
+        for (size_t i = 0; i < p->cell_ch; i++) {
+            s[i] = c0 + i < g->in_c ? p->in + ((c0 + i) * in_h + y) * in_w + px : p->zero_row;
         }
-        pack_input_row(row, s, nc, xv, vw, sx, p->fmt);
+        pack_input_row(row, s, xv, x_simd, vw, sx, p->fmt);
     }
     memset(dst + vh * row_bytes, 0, (p->plane_cells - vh * vw) * CONV_CELL);
 }
@@ -596,14 +632,14 @@ static void pack_weight_groups(unsigned char *d, const int8_t *src, size_t group
         size_t t;
         if (fmt == CELL_Q8) {
             const int8_t *s = src + grp * 4 * taps;
-            t = q8_cells_simd(dg, s, s + taps, s + 2 * taps, s + 3 * taps, taps, 0);
+            t = q8_cells_simd(dg, s, s + taps, s + 2 * taps, s + 3 * taps, taps, 1, 0);
             for (; t < taps; t++) {
                 st32(dg + t * CONV_CELL,
                      cell_q8(s[t], s[taps + t], s[2 * taps + t], s[3 * taps + t]));
             }
         } else {
             const int8_t *s = src + grp * 2 * taps;
-            t = p16_cells_simd(dg, s, s + taps, taps);
+            t = p16_cells_simd(dg, s, s + taps, taps, 1);
             for (; t < taps; t++) {
                 st32(dg + t * CONV_CELL, cell_p16(s[t], s[taps + t]));
             }
@@ -738,94 +774,97 @@ static void tile_generic(const struct dla_conv_tile *t)
 /* ---------------------------------------------------------------- threads */
 
 /*
- * One team per call: threads are created once (creating and joining one
- * costs 30-150 us on a virtual machine, as much as a small layer), each
- * packs its share, all meet at a counter, then each computes its share.
- * The counter is spun on (packing shares are equal, so the wait is short),
- * yielding after a while in case there are more threads than cores.
+ * One team per call.  Threads are created once and take work from shared
+ * counters instead of fixed shares: on a virtual machine a new thread may
+ * start tens of microseconds to milliseconds late, and meanwhile the
+ * others (at least the calling thread) do its part.  Stage 1 packs (tasks:
+ * chunks of input planes, then chunks of weight rows); everyone waits until
+ * every packing task is done (spinning, then yielding in case there are
+ * more threads than cores); stage 2 computes chunks of consecutive tiles.
  */
 struct conv_team {
     const struct conv_plan *p;
-    size_t n;               /* shares */
-    atomic_size_t packed;   /* shares packed so far */
+    size_t plane_chunk, plane_tasks; /* packing tasks: input planes ... */
+    size_t row_chunk, pack_tasks;    /* ... then weight rows */
+    size_t tile_chunk, items;        /* compute: chunks of tiles */
+    atomic_size_t next_pack, packs_done, next_tile;
 };
 
-struct conv_worker {
-    struct conv_team *team;
-    size_t idx;
-};
-
-/* Share idx of n: contiguous ranges of input planes and output channels. */
-static void pack_share(const struct conv_plan *p, size_t idx, size_t n)
+static void team_pack(struct conv_team *t)
 {
-    for (size_t pl = idx * p->nplanes / n; pl < (idx + 1) * p->nplanes / n; pl++) {
-        pack_input_plane(p, pl);
+    const struct conv_plan *p = t->p;
+    for (;;) {
+        size_t task = atomic_fetch_add_explicit(&t->next_pack, 1, memory_order_relaxed);
+        if (task >= t->pack_tasks) {
+            break;
+        }
+        if (task < t->plane_tasks) {
+            size_t end = min_size((task + 1) * t->plane_chunk, p->nplanes);
+            for (size_t pl = task * t->plane_chunk; pl < end; pl++) {
+                pack_input_plane(p, pl);
+            }
+        } else {
+            size_t first = (task - t->plane_tasks) * t->row_chunk;
+            size_t end = min_size(first + t->row_chunk, p->g->out_k);
+            for (size_t k = first; k < end; k++) {
+                pack_weight_row(p, k);
+            }
+        }
+        atomic_fetch_add_explicit(&t->packs_done, 1, memory_order_release);
     }
-    size_t nk = p->g->out_k;
-    for (size_t k = idx * nk / n; k < (idx + 1) * nk / n; k++) {
-        pack_weight_row(p, k);
-    }
-}
-
-/* Share idx of n: a contiguous range of tiles. */
-static void compute_share(const struct conv_plan *p, size_t idx, size_t n)
-{
-    size_t items = p->ntiles * p->kblocks;
-    compute_tiles(p, idx * items / n, (idx + 1) * items / n);
-}
-
-static void team_arrive_and_wait(struct conv_team *t, size_t shares)
-{
     unsigned spins = 0;
-
-    atomic_fetch_add_explicit(&t->packed, shares, memory_order_release);
-    while (atomic_load_explicit(&t->packed, memory_order_acquire) < t->n) {
+    while (atomic_load_explicit(&t->packs_done, memory_order_acquire) < t->pack_tasks) {
         if (++spins > 2000) {
             sched_yield();
         }
     }
 }
 
+static void team_compute(struct conv_team *t)
+{
+    for (;;) {
+        size_t first = atomic_fetch_add_explicit(&t->next_tile, t->tile_chunk,
+                                                 memory_order_relaxed);
+        if (first >= t->items) {
+            break;
+        }
+        compute_tiles(t->p, first, min_size(first + t->tile_chunk, t->items));
+    }
+}
+
 static void *conv_worker_main(void *arg)
 {
-    const struct conv_worker *w = arg;
-    pack_share(w->team->p, w->idx, w->team->n);
-    team_arrive_and_wait(w->team, 1);
-    compute_share(w->team->p, w->idx, w->team->n);
+    struct conv_team *t = arg;
+    team_pack(t);
+    team_compute(t);
     return NULL;
 }
 
-/* Shares of threads that could not be created run in the calling thread. */
 static void conv_run_team(const struct conv_plan *p, size_t n)
 {
     pthread_t tid[CONV_MAX_THREADS];
-    struct conv_worker wk[CONV_MAX_THREADS];
     int started[CONV_MAX_THREADS];
     struct conv_team team;
-    size_t mine = 1;
 
     team.p = p;
-    team.n = n;
-    atomic_init(&team.packed, 0);
+    /* about 4 packing and 8 compute tasks per thread */
+    team.plane_chunk = p->nplanes / (4 * n) + 1;
+    team.plane_tasks = (p->nplanes + team.plane_chunk - 1) / team.plane_chunk;
+    team.row_chunk = p->g->out_k / (4 * n) + 1;
+    team.pack_tasks = team.plane_tasks + (p->g->out_k + team.row_chunk - 1) / team.row_chunk;
+    team.items = p->ntiles * p->kblocks;
+    team.tile_chunk = n == 1 ? team.items : team.items / (8 * n) + 1;
+    atomic_init(&team.next_pack, 0);
+    atomic_init(&team.packs_done, 0);
+    atomic_init(&team.next_tile, 0);
     for (size_t i = 1; i < n; i++) {
-        wk[i].team = &team;
-        wk[i].idx = i;
-        started[i] = pthread_create(&tid[i], NULL, conv_worker_main, &wk[i]) == 0;
+        started[i] = pthread_create(&tid[i], NULL, conv_worker_main, &team) == 0;
     }
-    pack_share(p, 0, n);
-    for (size_t i = 1; i < n; i++) {
-        if (!started[i]) {
-            pack_share(p, i, n);
-            mine++;
-        }
-    }
-    team_arrive_and_wait(&team, mine);
-    compute_share(p, 0, n);
+    team_pack(&team);
+    team_compute(&team);
     for (size_t i = 1; i < n; i++) {
         if (started[i]) {
             pthread_join(tid[i], NULL);
-        } else {
-            compute_share(p, i, n);
         }
     }
 }

@@ -50,7 +50,11 @@
  *     overlap the result depends on timing.  The model reads a run of up to
  *     BDMA_RUN_BYTES of contiguous lines, then writes it, in order.
  *   - The RTL accepts one launch while another group is executing and asserts
- *     on a third; the model queues any number of launched groups.
+ *     on a third; the model queues any number of launched groups.  In the RTL
+ *     a launch waiting behind a running group takes its transfer count when
+ *     it is accepted (gather_count), so transfers pushed meanwhile join it;
+ *     the model takes the count at the CFG_LAUNCH write (the order a driver
+ *     that waits for each group's interrupt observes).
  */
 #include "sim/dla.h"
 

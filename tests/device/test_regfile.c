@@ -170,8 +170,17 @@ static void on_irq(void *opaque, int level)
 
 /* A completed layer clears OP_EN, advances CONSUMER, raises the done bit of
  * the group it ran in, and the IRQ line follows status & ~mask.  RUBIK on
- * nv_large serves as the unit (its datapath reports itself unsupported but
- * the layer completes as hardware would). */
+ * nv_large serves as the unit: each group holds a small contract layer (one
+ * atom, DBB to DBB) that really runs. */
+static void program_small_rubik(struct dlasim_dev *dev, uint32_t dst)
+{
+    wr(dev, NVDLA_RBK_D_MISC_CFG_0, 0); /* CONTRACT, INT8 */
+    wr(dev, NVDLA_RBK_D_DAIN_RAM_TYPE_0, 1); /* MCIF */
+    wr(dev, NVDLA_RBK_D_DAOUT_RAM_TYPE_0, 1);
+    wr(dev, NVDLA_RBK_D_DAIN_ADDR_LOW_0, 0x80000000u);
+    wr(dev, NVDLA_RBK_D_DAOUT_ADDR_LOW_0, dst);
+}
+
 static void test_completion_flips_consumer_and_raises_irq(void **state)
 {
     (void)state;
@@ -182,11 +191,20 @@ static void test_completion_flips_consumer_and_raises_irq(void **state)
     o.irq_cb = on_irq;
     irq_changes = 0;
     assert_int_equal(dlasim_create(&o, &dev, err, sizeof(err)), 0);
+    uint8_t atom[32], got[32];
+    for (unsigned i = 0; i < sizeof(atom); i++) {
+        atom[i] = (uint8_t)(i * 7u + 1u);
+    }
+    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, 0x80000000u, atom, sizeof(atom)), 0);
+    program_small_rubik(dev, 0x80001000u);
     wr(dev, NVDLA_RBK_D_OP_ENABLE_0, 1);
     wr(dev, NVDLA_RBK_S_POINTER_0, 1);
+    program_small_rubik(dev, 0x80002000u);
     wr(dev, NVDLA_RBK_D_OP_ENABLE_0, 1);
     assert_int_equal(rd(dev, NVDLA_RBK_S_STATUS_0), STATUS_RUNNING | (STATUS_PENDING << 16));
-    assert_int_equal(dlasim_step(dev), DLASIM_ERR_UNSUPPORTED); /* group 0 ran */
+    assert_int_equal(dlasim_step(dev), 1); /* group 0 ran */
+    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, 0x80001000u, got, sizeof(got)), 0);
+    assert_memory_equal(got, atom, sizeof(atom));
     assert_int_equal(rd(dev, NVDLA_RBK_S_POINTER_0), 1 | (1u << 16));
     assert_int_equal(rd(dev, NVDLA_RBK_S_STATUS_0), STATUS_RUNNING << 16);
     uint32_t done0 = NVDLA_GLB_S_INTR_STATUS_0_RUBIK_DONE_STATUS0__MASK;
@@ -194,7 +212,9 @@ static void test_completion_flips_consumer_and_raises_irq(void **state)
     assert_int_equal(rd(dev, NVDLA_GLB_S_INTR_STATUS_0), done0);
     assert_int_equal(dlasim_irq_level(dev), 1);
     assert_int_equal(irq_last, 1);
-    assert_int_equal(dlasim_step(dev), DLASIM_ERR_UNSUPPORTED); /* group 1 ran */
+    assert_int_equal(dlasim_step(dev), 1); /* group 1 ran */
+    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, 0x80002000u, got, sizeof(got)), 0);
+    assert_memory_equal(got, atom, sizeof(atom));
     assert_int_equal(rd(dev, NVDLA_GLB_S_INTR_STATUS_0), done0 | done1);
     assert_int_equal(rd(dev, NVDLA_RBK_S_STATUS_0), STATUS_IDLE);
     assert_int_equal(rd(dev, NVDLA_RBK_S_POINTER_0), 1); /* CONSUMER back to 0 */

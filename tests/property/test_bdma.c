@@ -402,6 +402,37 @@ static void test_full_queue_drops(void **state)
     world_free(&w);
 }
 
+/* Big packed lines (256 KiB each, the largest CFG_LINE.SIZE) over more than
+ * the model's 1 MiB host buffer, DBB -> CVIF. */
+static void test_large_lines(void **state)
+{
+    (void)state;
+    const uint32_t line = 8192u * 32u, lines = 6;
+    const uint64_t src = 0x90000000ull, dst = 0x01000000ull;
+    uint64_t seed = 0xbd3a0008u;
+    struct dlasim_dev *dev = make_dev("nv_large");
+    uint8_t *data = malloc((size_t)line * lines);
+    uint8_t *got = malloc((size_t)line * lines);
+    assert_non_null(data);
+    assert_non_null(got);
+    for (size_t i = 0; i < (size_t)line * lines; i++) {
+        data[i] = (uint8_t)splitmix64(&seed);
+    }
+    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, src, data, (size_t)line * lines), 0);
+    struct xfer x = {DLASIM_PORT_DBB, DLASIM_PORT_CVIF, 0, 0, 8192, lines, 1, line, line, 0, 0, 0};
+    program_regs(dev, &x);
+    wr(dev, NVDLA_BDMA_CFG_SRC_ADDR_LOW_0, (uint32_t)src);
+    wr(dev, NVDLA_BDMA_CFG_DST_ADDR_LOW_0, (uint32_t)dst);
+    wr(dev, NVDLA_BDMA_CFG_OP_0, 1);
+    wr(dev, NVDLA_BDMA_CFG_LAUNCH0_0, 1);
+    assert_int_equal(dlasim_run(dev), 0);
+    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_CVIF, dst, got, (size_t)line * lines), 0);
+    assert_memory_equal(got, data, (size_t)line * lines);
+    free(data);
+    free(got);
+    dlasim_destroy(dev);
+}
+
 /* A launch with nothing queued: no transfer, no interrupt, GRPn_BUSY set. */
 static void test_empty_launch(void **state)
 {
@@ -474,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_launch_order),
         cmocka_unit_test(test_queue_until_launch),
         cmocka_unit_test(test_full_queue_drops),
+        cmocka_unit_test(test_large_lines),
         cmocka_unit_test(test_empty_launch),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_dma_fault),

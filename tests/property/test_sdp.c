@@ -1015,42 +1015,42 @@ static void test_nv_small(void **state)
 {
     (void)state;
     struct suite s = {"nv_small", NULL, 0, 8, 0, 0, 0, 8, 6, 40};
-    random_suite(&s, 60, 0x5d900001u);
+    random_suite(&s, 200, 0x5d900001u);
 }
 
 static void test_nv_small_256(void **state)
 {
     (void)state;
     struct suite s = {"nv_small_256", NULL, 0, 8, 0, 0, 0, 8, 6, 40};
-    random_suite(&s, 30, 0x5d900002u);
+    random_suite(&s, 80, 0x5d900002u);
 }
 
 static void test_ew_lut(void **state)
 {
     (void)state;
     struct suite s = {"nv_small", ew_lut_ovr, 2, 8, 1, 1, 0, 8, 6, 40};
-    random_suite(&s, 80, 0x5d900003u);
+    random_suite(&s, 300, 0x5d900003u);
 }
 
 static void test_ew_without_lut(void **state)
 {
     (void)state;
     struct suite s = {"nv_small", ew_only_ovr, 1, 8, 1, 0, 0, 8, 5, 24};
-    random_suite(&s, 30, 0x5d900004u);
+    random_suite(&s, 100, 0x5d900004u);
 }
 
 static void test_nv_large(void **state)
 {
     (void)state;
     struct suite s = {"nv_large", NULL, 0, 32, 1, 1, 1, 8, 4, 70};
-    random_suite(&s, 24, 0x5d900005u);
+    random_suite(&s, 60, 0x5d900005u);
 }
 
 static void test_int16(void **state)
 {
     (void)state;
     struct suite s = {"nv_small", int16_ovr, 4, 8, 1, 1, 0, 16, 5, 24};
-    random_suite(&s, 30, 0x5d900006u);
+    random_suite(&s, 100, 0x5d900006u);
 }
 
 /* LUT-heavy layers: EW stage on with its LUT, everything else mostly off. */
@@ -1058,7 +1058,7 @@ static void test_lut_focus(void **state)
 {
     (void)state;
     rng_state = 0x5d900007u;
-    for (unsigned i = 0; i < 40; i += 2) {
+    for (unsigned i = 0; i < 300; i += 2) {
         struct dlasim_dev *dev = make_dev("nv_small", ew_lut_ovr, 2);
         for (unsigned g = 0; g < 2; g++) {
             struct layer L;
@@ -1070,6 +1070,12 @@ static void test_lut_focus(void **state)
             if (L.ew.algo == 3) {
                 L.ew.algo = 2;
             }
+            /* small EW results: the LUT input stays near the tables */
+            tame(&L);
+            L.ew.mul_op = rnd(1, 3);
+            L.ew.truncate = rnd(0, 1);
+            L.ew.alu_op = rnd(0, 60) - 30u;
+            L.ew.alu_cvt.bypass = L.ew.mul_cvt.bypass = 1;
             L.perf = 0xf;
             /* keep values in range so that index, fraction, bias and slope
              * errors reach the output: inputs are int8, LUT entries are
@@ -1084,13 +1090,24 @@ static void test_lut_focus(void **state)
             l->info = ((uint32_t)((int)rnd(0, 6) - 2) & 0xffu) |
                       (((uint32_t)((int)rnd(0, 5) - 1) & 0xffu) << 8) |
                       (((uint32_t)((int)rnd(0, 4) - 1) & 0xffu) << 16);
-            l->le_scale = (((uint32_t)rnd(0, 128) - 64u) & 0xffffu) |
-                          ((((uint32_t)rnd(0, 128) - 64u) & 0xffffu) << 16);
-            l->lo_scale = (((uint32_t)rnd(0, 128) - 64u) & 0xffffu) |
-                          ((((uint32_t)rnd(0, 128) - 64u) & 0xffffu) << 16);
-            l->le_shift = (((uint32_t)rnd(0, 12) - 2u) & 31u) | ((((uint32_t)rnd(0, 12) - 2u) & 31u) << 5);
-            l->lo_shift = (((uint32_t)rnd(0, 12) - 2u) & 31u) | ((((uint32_t)rnd(0, 12) - 2u) & 31u) << 5);
-            if (coin(80)) {
+            l->le_scale = (((uint32_t)rnd(0, 32) - 16u) & 0xffffu) |
+                          ((((uint32_t)rnd(0, 32) - 16u) & 0xffffu) << 16);
+            l->lo_scale = (((uint32_t)rnd(0, 32) - 16u) & 0xffffu) |
+                          ((((uint32_t)rnd(0, 32) - 16u) & 0xffffu) << 16);
+            l->le_shift = (((uint32_t)rnd(0, 9) - 1u) & 31u) | ((((uint32_t)rnd(0, 9) - 1u) & 31u) << 5);
+            l->lo_shift = (((uint32_t)rnd(0, 9) - 1u) & 31u) | ((((uint32_t)rnd(0, 9) - 1u) & 31u) << 5);
+            if (coin(50)) {
+                /* int8 table entries through an identity converter */
+                for (int k = 0; k < 65; k++) {
+                    l->le[k] = (uint16_t)(rnd(0, 255) - 128u);
+                }
+                for (int k = 0; k < 257; k++) {
+                    l->lo[k] = (uint16_t)(rnd(0, 255) - 128u);
+                }
+                L.cvt_offset = 0;
+                L.cvt_scale = 1;
+                L.cvt_shift = 0;
+            } else if (coin(80)) {
                 L.cvt_offset = 0;
                 L.cvt_scale = 1;
                 L.cvt_shift = 8;
@@ -1109,7 +1126,7 @@ static void test_lut_exponent_wide(void **state)
 {
     (void)state;
     rng_state = 0x5d90000au;
-    for (unsigned i = 0; i < 16; i += 2) {
+    for (unsigned i = 0; i < 40; i += 2) {
         struct dlasim_dev *dev = make_dev("nv_small", ew_lut_ovr, 2);
         for (unsigned g = 0; g < 2; g++) {
             struct layer L;
@@ -1126,6 +1143,26 @@ static void test_lut_exponent_wide(void **state)
             L.lut.le_start = 0x80000000u + rnd(0, 1u << 20);
             L.lut.lo_start = 0x7fff0000u;
             L.lut.info = ((uint32_t)((int)rnd(0, 4) - 2) & 0xffu) | (rnd(0, 3) << 16);
+            if (i >= 20) {
+                /* linear tables with selects beyond the 35 fraction bits */
+                L.lut.le_func = 1;
+                L.lut.lo_start = 0x80000000u + rnd(0, 1u << 20);
+                L.lut.info = (rnd(26, 40) << 8) | (rnd(24, 40) << 16);
+            }
+            if (g == 1 && i < 20) {
+                /* x = 0x7fffffff for non-negative inputs: BS adds a
+                 * saturated operand, so x - start = 0xffffffff with start
+                 * = -2^31 (log2 = -1 in the hardware's 9-bit arithmetic) */
+                L.x[0] = (struct xstage){0};
+                L.x[0].algo = 2;
+                L.x[0].mul_bypass = 1;
+                L.x[0].relu_bypass = 1;
+                L.x[0].alu_op = 0x7fff;
+                L.x[0].alu_shift = 20;
+                L.ew.mul_bypass = 1;
+                L.lut.le_start = 0x80000000u;
+                L.lut.info = (uint32_t)((int)rnd(0, 3) - 3) & 0xffu;
+            }
             L.cvt_offset = 0;
             L.cvt_scale = 1;
             L.cvt_shift = 8;
@@ -1203,7 +1240,7 @@ static void test_eql(void **state)
 {
     (void)state;
     rng_state = 0x5d900009u;
-    for (unsigned i = 0; i < 16; i++) {
+    for (unsigned i = 0; i < 40; i++) {
         struct dlasim_dev *dev = make_dev("nv_small", ew_lut_ovr, 2);
         struct layer L;
         random_layer(&L, 8, 1, 1, 0, 8, 4, 12);

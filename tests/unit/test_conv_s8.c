@@ -336,6 +336,8 @@ static void test_edge_geometries(void **state)
         {3, 64, 7, 7, 7, 7, 2, 2, 1, 1, 1, 1, "7x7 stride 2"},
         {12, 7, 8, 8, 1, 1, 2, 2, 1, 1, 1, 1, "1x1 stride 2"},
         {5, 24, 3, 17, 2, 9, 1, 2, 2, 1, 0, 3, "2x9 mixed strides"},
+        {8, 6, 3, 37, 3, 3, 2, 2, 1, 1, 0, 1, "stride 2 long rows, even and odd width"},
+        {9, 5, 2, 35, 3, 2, 1, 2, 1, 1, 0, 0, "stride 2 long rows, partial group"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct dla_conv_geom g = geom(cases[i].in_c, cases[i].out_k, cases[i].out_h,
@@ -374,8 +376,8 @@ static void test_resnet_like_layer(void **state)
     (void)state;
     struct dla_conv_geom g = geom(64, 72, 14, 14, 3, 3, 1, 1, 1, 1, 0, 0);
     run_case(&g, 77, 0, 0, 0, "14x14x64->72 3x3");
-    struct dla_conv_geom g2 = geom(48, 40, 12, 12, 3, 3, 2, 2, 1, 1, 1, 1);
-    run_case(&g2, 78, 0, 0, 0, "25x25x48->40 3x3 stride 2");
+    struct dla_conv_geom g2 = geom(48, 40, 20, 20, 3, 3, 2, 2, 1, 1, 1, 1);
+    run_case(&g2, 78, 0, 0, 0, "42x42x48->40 3x3 stride 2");
 }
 
 static void test_empty_and_errors(void **state)

@@ -1,0 +1,811 @@
+/*
+ * Device tests of the convolution pipeline's refusals: a valid layer is
+ * programmed through the CSB (public API only), one register is changed to
+ * a value the hardware cannot run, and dlasim_run must return
+ * DLASIM_ERR_PROG with a message naming the register.  Each test first runs
+ * the unmodified layer on its own device, so a refusal is caused by the
+ * change and nothing else.  Also: CDMA status registers after reset and a
+ * layer, and recovery after a refused layer.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlasim/dlasim.h"
+#include "regs/gen/nvdla_regs.h"
+
+#define IN_ADDR 0x80000000ull
+#define WT_ADDR 0x90000000ull
+#define OUT_ADDR 0xa0000000ull
+
+/* ---- a layer as a list of register writes ------------------------------------- */
+
+#define MAX_REGS 160
+
+struct prog {
+    uint32_t addr[MAX_REGS];
+    uint32_t val[MAX_REGS];
+    unsigned n;
+};
+
+static void set(struct prog *p, uint32_t addr, uint32_t v)
+{
+    for (unsigned i = 0; i < p->n; i++) {
+        if (p->addr[i] == addr) {
+            p->val[i] = v;
+            return;
+        }
+    }
+    assert_true(p->n < MAX_REGS);
+    p->addr[p->n] = addr;
+    p->val[p->n++] = v;
+}
+
+static uint32_t get(const struct prog *p, uint32_t addr)
+{
+    for (unsigned i = 0; i < p->n; i++) {
+        if (p->addr[i] == addr) {
+            return p->val[i];
+        }
+    }
+    fail_msg("register 0x%x not programmed", addr);
+    return 0;
+}
+
+/* Both CDMA and CSC registers with the same value. */
+static void set2(struct prog *p, uint32_t cdma, uint32_t csc, uint32_t v)
+{
+    set(p, cdma, v);
+    set(p, csc, v);
+}
+
+/* Geometry of the base layers (nv_small: Atomic-C = Atomic-K = M = 8). */
+struct geom {
+    int pixel;
+    uint32_t w, h, c, k, kw, kh, pad;  /* feature: pad on every side; pixel: none */
+    uint32_t ow, oh, entries, bpk, wt_bytes;
+    uint32_t pixel_format;             /* pixel input */
+};
+
+static uint32_t misc(int skip_data, int skip_wt, int reuse_data, int reuse_wt)
+{
+    return NVDLA_CDMA_D_MISC_CFG_0_SKIP_DATA_RLS((uint32_t)skip_data) |
+           NVDLA_CDMA_D_MISC_CFG_0_SKIP_WEIGHT_RLS((uint32_t)skip_wt) |
+           NVDLA_CDMA_D_MISC_CFG_0_DATA_REUSE((uint32_t)reuse_data) |
+           NVDLA_CDMA_D_MISC_CFG_0_WEIGHT_REUSE((uint32_t)reuse_wt);
+}
+
+/* The registers of a consistent layer. */
+static void base_layer(struct prog *p, struct geom *g)
+{
+    memset(p, 0, sizeof(*p));
+    if (g->pixel) {
+        g->ow = g->w - g->kw + 1;
+        g->oh = g->h - g->kh + 1;
+        g->entries = (g->w * g->c + 7) / 8; /* 8-byte entries, no padding */
+        g->bpk = g->kw * g->c * g->kh;
+    } else {
+        g->ow = g->w + 2 * g->pad - g->kw + 1;
+        g->oh = g->h + 2 * g->pad - g->kh + 1;
+        g->entries = g->w * ((g->c + 7) / 8);
+        g->bpk = g->kw * g->kh * g->c;
+    }
+    g->wt_bytes = (g->bpk * g->k + 127) / 128 * 128;
+    uint32_t pad = g->pixel ? 0 : g->pad;
+
+    set(p, NVDLA_CDMA_D_MISC_CFG_0, misc(0, 0, 0, 0));
+    set(p, NVDLA_CDMA_D_DATAIN_FORMAT_0,
+        NVDLA_CDMA_D_DATAIN_FORMAT_0_DATAIN_FORMAT((uint32_t)g->pixel) |
+            NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT(g->pixel_format));
+    set(p, NVDLA_CDMA_D_DATAIN_SIZE_0_0,
+        NVDLA_CDMA_D_DATAIN_SIZE_0_0_DATAIN_WIDTH(g->w - 1) |
+            NVDLA_CDMA_D_DATAIN_SIZE_0_0_DATAIN_HEIGHT(g->h - 1));
+    set(p, NVDLA_CDMA_D_DATAIN_SIZE_1_0, g->c - 1);
+    set(p, NVDLA_CDMA_D_DATAIN_SIZE_EXT_0_0, get(p, NVDLA_CDMA_D_DATAIN_SIZE_0_0));
+    set(p, NVDLA_CDMA_D_PIXEL_OFFSET_0, 0);
+    set(p, NVDLA_CDMA_D_DAIN_RAM_TYPE_0, 1);
+    set(p, NVDLA_CDMA_D_DAIN_ADDR_HIGH_0_0, 0);
+    set(p, NVDLA_CDMA_D_DAIN_ADDR_LOW_0_0, (uint32_t)IN_ADDR);
+    set(p, NVDLA_CDMA_D_LINE_STRIDE_0, g->pixel ? 64 : g->w * 8);
+    set(p, NVDLA_CDMA_D_SURF_STRIDE_0, g->w * g->h * 8);
+    set(p, NVDLA_CDMA_D_DAIN_MAP_0, 0);
+    set(p, NVDLA_CDMA_D_BATCH_NUMBER_0, 0);
+    set(p, NVDLA_CDMA_D_ENTRY_PER_SLICE_0, g->entries - 1);
+    set(p, NVDLA_CDMA_D_WEIGHT_FORMAT_0, 0);
+    set(p, NVDLA_CDMA_D_WEIGHT_SIZE_0_0, g->bpk - 1);
+    set(p, NVDLA_CDMA_D_WEIGHT_SIZE_1_0, g->k - 1);
+    set(p, NVDLA_CDMA_D_WEIGHT_RAM_TYPE_0, 1);
+    set(p, NVDLA_CDMA_D_WEIGHT_ADDR_HIGH_0, 0);
+    set(p, NVDLA_CDMA_D_WEIGHT_ADDR_LOW_0, (uint32_t)WT_ADDR);
+    set(p, NVDLA_CDMA_D_WEIGHT_BYTES_0, g->wt_bytes);
+    set(p, NVDLA_CDMA_D_CVT_CFG_0, 0);
+    set(p, NVDLA_CDMA_D_CONV_STRIDE_0, 0);
+    set(p, NVDLA_CDMA_D_ZERO_PADDING_0,
+        NVDLA_CDMA_D_ZERO_PADDING_0_PAD_LEFT(pad) | NVDLA_CDMA_D_ZERO_PADDING_0_PAD_RIGHT(pad) |
+            NVDLA_CDMA_D_ZERO_PADDING_0_PAD_TOP(pad) | NVDLA_CDMA_D_ZERO_PADDING_0_PAD_BOTTOM(pad));
+    set(p, NVDLA_CDMA_D_ZERO_PADDING_VALUE_0, 0);
+    set(p, NVDLA_CDMA_D_BANK_0, 0); /* one data bank, one weight bank */
+
+    set(p, NVDLA_CSC_D_MISC_CFG_0, misc(0, 0, 0, 0));
+    set(p, NVDLA_CSC_D_DATAIN_FORMAT_0, (uint32_t)g->pixel);
+    set(p, NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0, get(p, NVDLA_CDMA_D_DATAIN_SIZE_0_0));
+    set(p, NVDLA_CSC_D_DATAIN_SIZE_EXT_1_0, g->c - 1);
+    set(p, NVDLA_CSC_D_BATCH_NUMBER_0, 0);
+    set(p, NVDLA_CSC_D_POST_Y_EXTENSION_0, 0);
+    set(p, NVDLA_CSC_D_ENTRY_PER_SLICE_0, g->entries - 1);
+    set(p, NVDLA_CSC_D_WEIGHT_FORMAT_0, 0);
+    set(p, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0,
+        NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0_WEIGHT_WIDTH_EXT(g->pixel ? 0 : g->kw - 1) |
+            NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0_WEIGHT_HEIGHT_EXT(g->kh - 1));
+    set(p, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0,
+        NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_CHANNEL_EXT((g->pixel ? g->kw * g->c : g->c) - 1) |
+            NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_KERNEL(g->k - 1));
+    set(p, NVDLA_CSC_D_WEIGHT_BYTES_0, g->wt_bytes);
+    set(p, NVDLA_CSC_D_DATAOUT_SIZE_0_0,
+        NVDLA_CSC_D_DATAOUT_SIZE_0_0_DATAOUT_WIDTH(g->ow - 1) |
+            NVDLA_CSC_D_DATAOUT_SIZE_0_0_DATAOUT_HEIGHT(g->oh - 1));
+    set(p, NVDLA_CSC_D_DATAOUT_SIZE_1_0, g->k - 1);
+    set(p, NVDLA_CSC_D_ATOMICS_0, g->ow * g->oh - 1);
+    set(p, NVDLA_CSC_D_RELEASE_0, g->h - 1);
+    set(p, NVDLA_CSC_D_CONV_STRIDE_EXT_0, 0);
+    set(p, NVDLA_CSC_D_DILATION_EXT_0, 0);
+    set(p, NVDLA_CSC_D_ZERO_PADDING_0,
+        NVDLA_CSC_D_ZERO_PADDING_0_PAD_LEFT(pad) | NVDLA_CSC_D_ZERO_PADDING_0_PAD_TOP(pad));
+    set(p, NVDLA_CSC_D_ZERO_PADDING_VALUE_0, 0);
+    set(p, NVDLA_CSC_D_BANK_0, 0);
+
+    set(p, NVDLA_CMAC_A_D_MISC_CFG_0, 0);
+    set(p, NVDLA_CMAC_B_D_MISC_CFG_0, 0);
+    set(p, NVDLA_CACC_D_MISC_CFG_0, 0);
+    set(p, NVDLA_CACC_D_DATAOUT_SIZE_0_0, get(p, NVDLA_CSC_D_DATAOUT_SIZE_0_0));
+    set(p, NVDLA_CACC_D_DATAOUT_SIZE_1_0, g->k - 1);
+    set(p, NVDLA_CACC_D_BATCH_NUMBER_0, 0);
+    set(p, NVDLA_CACC_D_CLIP_CFG_0, 8);
+
+    set(p, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, g->ow - 1);
+    set(p, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, g->oh - 1);
+    set(p, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, g->k - 1);
+    set(p, NVDLA_SDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)OUT_ADDR);
+    set(p, NVDLA_SDP_D_DST_LINE_STRIDE_0, g->ow * 8);
+    set(p, NVDLA_SDP_D_DST_SURFACE_STRIDE_0, g->ow * g->oh * 8);
+    set(p, NVDLA_SDP_D_DP_BS_CFG_0, 0x53);
+    set(p, NVDLA_SDP_D_DP_BN_CFG_0, 0x53);
+    set(p, NVDLA_SDP_D_DP_EW_CFG_0, 0x53);
+    set(p, NVDLA_SDP_D_FEATURE_MODE_CFG_0, NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE(1));
+    set(p, NVDLA_SDP_D_DST_DMA_CFG_0, 1);
+    set(p, NVDLA_SDP_D_DATA_FORMAT_0, 0);
+    set(p, NVDLA_SDP_D_CVT_OFFSET_0, 0);
+    set(p, NVDLA_SDP_D_CVT_SCALE_0, 1);
+    set(p, NVDLA_SDP_D_CVT_SHIFT_0, 0);
+}
+
+/* 4x3x32 input, 16 kernels of 3x3, padding 1: 4x3 output. */
+static void feature_base(struct prog *p, struct geom *g)
+{
+    memset(g, 0, sizeof(*g));
+    g->w = 4;
+    g->h = 3;
+    g->c = 32;
+    g->k = 16;
+    g->kw = g->kh = 3;
+    g->pad = 1;
+    base_layer(p, g);
+}
+
+/* 8x4 A8B8G8R8 pixels, 4 kernels of 2 pixels x 2 rows (channel-extended). */
+static void pixel_base(struct prog *p, struct geom *g)
+{
+    memset(g, 0, sizeof(*g));
+    g->pixel = 1;
+    g->pixel_format = NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_A8B8G8R8;
+    g->w = 8;
+    g->h = 4;
+    g->c = 4;
+    g->k = 4;
+    g->kw = g->kh = 2;
+    base_layer(p, g);
+}
+
+/* ---- running ---------------------------------------------------------------------- */
+
+struct tdev {
+    struct dlasim_dev *dev;
+    unsigned group;
+};
+
+static void open_dev(struct tdev *t)
+{
+    struct dlasim_options o;
+    char err[256] = "";
+    memset(&o, 0, sizeof(o));
+    memset(t, 0, sizeof(*t));
+    o.config = "nv_small";
+    o.threads = 1;
+    if (dlasim_create(&o, &t->dev, err, sizeof(err))) {
+        fail_msg("dlasim_create: %s", err);
+    }
+    /* memory the layers read: random-ish bytes */
+    static uint8_t buf[16384];
+    for (size_t i = 0; i < sizeof(buf); i++) {
+        buf[i] = (uint8_t)(i * 37u + 11u);
+    }
+    assert_int_equal(dlasim_mem_write(t->dev, DLASIM_PORT_DBB, IN_ADDR, buf, sizeof(buf)), 0);
+    assert_int_equal(dlasim_mem_write(t->dev, DLASIM_PORT_DBB, WT_ADDR, buf, sizeof(buf)), 0);
+}
+
+static void wr(struct tdev *t, uint32_t addr, uint32_t v)
+{
+    assert_int_equal(dlasim_csb_write(t->dev, addr, v), 0);
+}
+
+static int run(struct tdev *t, const struct prog *p)
+{
+    static const uint32_t pointers[] = {
+        NVDLA_CDMA_S_POINTER_0, NVDLA_CSC_S_POINTER_0,  NVDLA_CMAC_A_S_POINTER_0,
+        NVDLA_CMAC_B_S_POINTER_0, NVDLA_CACC_S_POINTER_0, NVDLA_SDP_S_POINTER_0,
+    };
+    for (size_t i = 0; i < sizeof(pointers) / sizeof(pointers[0]); i++) {
+        wr(t, pointers[i], t->group);
+    }
+    for (unsigned i = 0; i < p->n; i++) {
+        wr(t, p->addr[i], p->val[i]);
+    }
+    wr(t, NVDLA_SDP_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CACC_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CMAC_A_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CMAC_B_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CSC_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CDMA_D_OP_ENABLE_0, 1);
+    int rc = dlasim_run(t->dev);
+    t->group ^= 1;
+    return rc;
+}
+
+/* The base layer runs; the changed one is refused naming `reg`. */
+static void expect_refusal(const struct prog *good, const struct prog *bad, const char *reg)
+{
+    struct tdev t;
+    open_dev(&t);
+    int rc = run(&t, good);
+    if (rc) {
+        fail_msg("base layer refused: %s", dlasim_last_error(t.dev));
+    }
+    dlasim_destroy(t.dev);
+
+    open_dev(&t);
+    rc = run(&t, bad);
+    const char *msg = dlasim_last_error(t.dev);
+    if (rc != DLASIM_ERR_PROG) {
+        fail_msg("expected DLASIM_ERR_PROG naming %s, got %s (%s)", reg, dlasim_status_name(rc),
+                 msg);
+    }
+    if (!strstr(msg, reg)) {
+        fail_msg("error message does not name %s: %s", reg, msg);
+    }
+    dlasim_destroy(t.dev);
+}
+
+/* ---- CBUF ------------------------------------------------------------------------------ */
+
+static void test_banks_over_capacity(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    uint32_t banks = NVDLA_CDMA_D_BANK_0_DATA_BANK(19) | NVDLA_CDMA_D_BANK_0_WEIGHT_BANK(14);
+    set2(&bad, NVDLA_CDMA_D_BANK_0, NVDLA_CSC_D_BANK_0, banks); /* 20 + 15 > 32 */
+    expect_refusal(&good, &bad, "DATA_BANK=19 + WEIGHT_BANK=14");
+}
+
+static void test_entries_mismatch(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set2(&bad, NVDLA_CDMA_D_ENTRY_PER_SLICE_0, NVDLA_CSC_D_ENTRY_PER_SLICE_0, g.entries);
+    expect_refusal(&good, &bad, "D_ENTRY_PER_SLICE_0.ENTRIES");
+}
+
+static void test_data_exceeds_banks(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    /* 40 lines of 4 x 32 channels: 640 entries > one 512-entry bank */
+    g.h = 40;
+    base_layer(&bad, &g);
+    good = bad;
+    set2(&good, NVDLA_CDMA_D_BANK_0, NVDLA_CSC_D_BANK_0, NVDLA_CDMA_D_BANK_0_DATA_BANK(1));
+    expect_refusal(&good, &bad, "DATA_BANK=0");
+}
+
+static void test_kernel_group_exceeds_weight_banks(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    /* 8 kernels of 5x5x32 = 6400 bytes > one 4 KiB weight bank */
+    g.kw = g.kh = 5;
+    g.pad = 2;
+    base_layer(&bad, &g);
+    good = bad;
+    set2(&good, NVDLA_CDMA_D_BANK_0, NVDLA_CSC_D_BANK_0, NVDLA_CDMA_D_BANK_0_WEIGHT_BANK(1));
+    expect_refusal(&good, &bad, "kernel group");
+}
+
+static void test_kept_weights_exceed_weight_banks(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    /* 16 kernels of 288 bytes = 4608 bytes kept in one 4 KiB bank */
+    bad = good;
+    set2(&bad, NVDLA_CDMA_D_MISC_CFG_0, NVDLA_CSC_D_MISC_CFG_0, misc(0, 1, 0, 0));
+    expect_refusal(&good, &bad, "SKIP_WEIGHT_RLS");
+}
+
+static void test_release_exceeds_slices(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CSC_D_RELEASE_0, g.h);
+    expect_refusal(&good, &bad, "D_RELEASE_0.RLS_SLICES");
+}
+
+static void test_csc_reads_more_slices(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0,
+        NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0_DATAIN_WIDTH_EXT(g.w - 1) |
+            NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0_DATAIN_HEIGHT_EXT(g.h + 1));
+    expect_refusal(&good, &bad, "DATAIN_HEIGHT_EXT");
+}
+
+/* WEIGHT_REUSE after a layer that released its weights. */
+static void test_weight_reuse_without_kept_weights(void **state)
+{
+    (void)state;
+    struct prog first, second;
+    struct geom g;
+    struct tdev t;
+    feature_base(&first, &g);
+    second = first;
+    set2(&second, NVDLA_CDMA_D_MISC_CFG_0, NVDLA_CSC_D_MISC_CFG_0, misc(0, 0, 0, 1));
+    open_dev(&t);
+    assert_int_equal(run(&t, &first), 0);
+    assert_int_equal(run(&t, &second), DLASIM_ERR_PROG);
+    assert_non_null(strstr(dlasim_last_error(t.dev), "WEIGHT_REUSE"));
+    dlasim_destroy(t.dev);
+
+    /* with SKIP_WEIGHT_RLS on the first layer the same second layer runs */
+    set2(&first, NVDLA_CDMA_D_BANK_0, NVDLA_CSC_D_BANK_0, NVDLA_CDMA_D_BANK_0_WEIGHT_BANK(1));
+    set2(&second, NVDLA_CDMA_D_BANK_0, NVDLA_CSC_D_BANK_0, NVDLA_CDMA_D_BANK_0_WEIGHT_BANK(1));
+    set2(&first, NVDLA_CDMA_D_MISC_CFG_0, NVDLA_CSC_D_MISC_CFG_0, misc(0, 1, 0, 0));
+    open_dev(&t);
+    assert_int_equal(run(&t, &first), 0);
+    int rc = run(&t, &second);
+    if (rc) {
+        fail_msg("weight reuse refused: %s", dlasim_last_error(t.dev));
+    }
+    dlasim_destroy(t.dev);
+}
+
+/* DATA_REUSE of slices whose geometry differs from the reading layer's. */
+static void test_data_reuse_other_geometry(void **state)
+{
+    (void)state;
+    struct prog first, second;
+    struct geom g;
+    struct tdev t;
+    feature_base(&first, &g);
+    set2(&first, NVDLA_CDMA_D_MISC_CFG_0, NVDLA_CSC_D_MISC_CFG_0, misc(1, 0, 0, 0));
+    g.w = 5;
+    base_layer(&second, &g);
+    set2(&second, NVDLA_CDMA_D_MISC_CFG_0, NVDLA_CSC_D_MISC_CFG_0, misc(0, 0, 1, 0));
+    open_dev(&t);
+    assert_int_equal(run(&t, &first), 0);
+    assert_int_equal(run(&t, &second), DLASIM_ERR_PROG);
+    assert_non_null(strstr(dlasim_last_error(t.dev), "DATA_REUSE"));
+    dlasim_destroy(t.dev);
+}
+
+/* ---- consistency between units ----------------------------------------------------------- */
+
+static void test_csc_width_differs_from_cdma(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0,
+        NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0_DATAIN_WIDTH_EXT(g.w) |
+            NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0_DATAIN_HEIGHT_EXT(g.h - 1));
+    expect_refusal(&good, &bad, "DATAIN_WIDTH_EXT");
+}
+
+static void test_csc_flags_differ_from_cdma(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CSC_D_MISC_CFG_0, misc(1, 0, 0, 0));
+    expect_refusal(&good, &bad, "SKIP_DATA_RLS");
+}
+
+static void test_kernels_differ_from_output_channels(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CSC_D_DATAOUT_SIZE_1_0, g.k);
+    expect_refusal(&good, &bad, "DATAOUT_CHANNEL");
+}
+
+static void test_weight_channels_differ_from_data(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    uint32_t half = g.c / 2;
+    set(&bad, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0,
+        NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_CHANNEL_EXT(half - 1) |
+            NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_KERNEL(g.k - 1));
+    set(&bad, NVDLA_CDMA_D_WEIGHT_SIZE_0_0, g.kw * g.kh * half - 1);
+    expect_refusal(&good, &bad, "WEIGHT_CHANNEL_EXT");
+}
+
+static void test_byte_per_kernel_mismatch(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CDMA_D_WEIGHT_SIZE_0_0, g.bpk);
+    expect_refusal(&good, &bad, "BYTE_PER_KERNEL");
+}
+
+static void test_weight_bytes_too_small(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set2(&bad, NVDLA_CDMA_D_WEIGHT_BYTES_0, NVDLA_CSC_D_WEIGHT_BYTES_0, 128);
+    expect_refusal(&good, &bad, "D_WEIGHT_BYTES_0");
+}
+
+static void test_atomics_mismatch(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CSC_D_ATOMICS_0, g.ow * g.oh);
+    expect_refusal(&good, &bad, "D_ATOMICS_0.ATOMICS");
+}
+
+static void test_cacc_size_differs_from_csc(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CACC_D_DATAOUT_SIZE_0_0,
+        NVDLA_CACC_D_DATAOUT_SIZE_0_0_DATAOUT_WIDTH(g.ow) |
+            NVDLA_CACC_D_DATAOUT_SIZE_0_0_DATAOUT_HEIGHT(g.oh - 1));
+    expect_refusal(&good, &bad, "CACC: D_DATAOUT_SIZE_0_0.DATAOUT_WIDTH");
+}
+
+static void test_sdp_cube_differs_from_cacc(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, g.k);
+    expect_refusal(&good, &bad, "SDP D_DATA_CUBE_CHANNEL_0");
+}
+
+static void test_cmac_precision_differs(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CMAC_B_D_MISC_CFG_0, NVDLA_CMAC_B_D_MISC_CFG_0_PROC_PRECISION(1));
+    expect_refusal(&good, &bad, "CMAC_B: D_MISC_CFG_0.PROC_PRECISION");
+}
+
+static void test_post_extension_on_feature_input(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CSC_D_POST_Y_EXTENSION_0, 1);
+    expect_refusal(&good, &bad, "Y_EXTENSION");
+}
+
+/* ---- features the configuration lacks --------------------------------------------------- */
+
+static void test_winograd_on_nv_small(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CDMA_D_MISC_CFG_0, NVDLA_CDMA_D_MISC_CFG_0_CONV_MODE(1));
+    expect_refusal(&good, &bad, "CONV_MODE");
+}
+
+static void test_int16_on_nv_small(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CDMA_D_MISC_CFG_0,
+        NVDLA_CDMA_D_MISC_CFG_0_IN_PRECISION(NVDLA_CDMA_D_MISC_CFG_0_IN_PRECISION_INT16));
+    expect_refusal(&good, &bad, "IN_PRECISION");
+}
+
+static void test_compressed_weights_on_nv_small(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CDMA_D_WEIGHT_FORMAT_0, 1);
+    expect_refusal(&good, &bad, "WEIGHT_FORMAT");
+}
+
+static void test_batches_on_nv_small(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CDMA_D_BATCH_NUMBER_0, 1);
+    expect_refusal(&good, &bad, "BATCHES");
+}
+
+static void test_misaligned_input(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CDMA_D_DAIN_ADDR_LOW_0_0, (uint32_t)IN_ADDR + 4);
+    expect_refusal(&good, &bad, "D_DAIN_ADDR_LOW_0_0");
+}
+
+/* ---- pixel input ------------------------------------------------------------------------- */
+
+static void test_pixel_format_not_in_config(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    pixel_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CDMA_D_DATAIN_FORMAT_0,
+        NVDLA_CDMA_D_DATAIN_FORMAT_0_DATAIN_FORMAT(1) |
+            NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT(
+                NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_R16));
+    expect_refusal(&good, &bad, "PIXEL_FORMAT");
+}
+
+static void test_pixel_mapping(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    pixel_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CDMA_D_DATAIN_FORMAT_0,
+        get(&good, NVDLA_CDMA_D_DATAIN_FORMAT_0) | NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_MAPPING(1));
+    expect_refusal(&good, &bad, "PIXEL_MAPPING");
+}
+
+static void test_pixel_y_offset(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    pixel_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CDMA_D_PIXEL_OFFSET_0, NVDLA_CDMA_D_PIXEL_OFFSET_0_PIXEL_Y_OFFSET(1));
+    expect_refusal(&good, &bad, "PIXEL_Y_OFFSET");
+}
+
+static void test_pixel_x_offset_beyond_atom(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    pixel_base(&good, &g);
+    bad = good;
+    /* 4-byte pixels: two per 8-byte atom, offsets 0 and 1 */
+    set(&bad, NVDLA_CDMA_D_PIXEL_OFFSET_0, NVDLA_CDMA_D_PIXEL_OFFSET_0_PIXEL_X_OFFSET(2));
+    expect_refusal(&good, &bad, "PIXEL_X_OFFSET");
+}
+
+static void test_pixel_line_stride_too_small(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    pixel_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CDMA_D_LINE_STRIDE_0, 24); /* 8 pixels of 4 bytes need 32 */
+    expect_refusal(&good, &bad, "D_LINE_STRIDE_0");
+}
+
+static void test_pixel_kernel_not_channel_extended(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    pixel_base(&good, &g);
+    bad = good;
+    /* width 2, channels 4: the same bytes per kernel as 1 x 8 */
+    set(&bad, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0,
+        NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0_WEIGHT_WIDTH_EXT(1) |
+            NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0_WEIGHT_HEIGHT_EXT(g.kh - 1));
+    set(&bad, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0,
+        NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_CHANNEL_EXT(g.c - 1) |
+            NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_KERNEL(g.k - 1));
+    expect_refusal(&good, &bad, "WEIGHT_WIDTH_EXT");
+}
+
+static void test_pixel_post_extension_channels(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    pixel_base(&good, &g);
+    bad = good;
+    /* 8 extended channels do not fit Atomic-C / 2 = 4 */
+    set(&bad, NVDLA_CSC_D_POST_Y_EXTENSION_0, 1);
+    expect_refusal(&good, &bad, "Y_EXTENSION");
+    bad = good;
+    set(&bad, NVDLA_CSC_D_POST_Y_EXTENSION_0, 3);
+    expect_refusal(&good, &bad, "Y_EXTENSION=3");
+}
+
+static void test_pixel_entries_mismatch(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    pixel_base(&good, &g);
+    bad = good;
+    set2(&bad, NVDLA_CDMA_D_ENTRY_PER_SLICE_0, NVDLA_CSC_D_ENTRY_PER_SLICE_0, g.entries - 2);
+    expect_refusal(&good, &bad, "D_ENTRY_PER_SLICE_0.ENTRIES");
+}
+
+/* ---- status registers and recovery -------------------------------------------------------- */
+
+static void test_status_registers(void **state)
+{
+    (void)state;
+    struct tdev t;
+    struct prog p;
+    struct geom g;
+    uint32_t v = 0;
+    open_dev(&t);
+    assert_int_equal(dlasim_csb_read(t.dev, NVDLA_CDMA_S_CBUF_FLUSH_STATUS_0, &v), 0);
+    assert_int_equal(v, 1);
+    feature_base(&p, &g);
+    assert_int_equal(run(&t, &p), 0);
+    wr(&t, NVDLA_CDMA_S_POINTER_0, 0);
+    assert_int_equal(dlasim_csb_read(t.dev, NVDLA_CDMA_D_NAN_INPUT_DATA_NUM_0, &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(dlasim_csb_read(t.dev, NVDLA_CDMA_D_INF_INPUT_WEIGHT_NUM_0, &v), 0);
+    assert_int_equal(v, 0);
+    dlasim_reset(t.dev);
+    assert_int_equal(dlasim_csb_read(t.dev, NVDLA_CDMA_S_CBUF_FLUSH_STATUS_0, &v), 0);
+    assert_int_equal(v, 1);
+    dlasim_destroy(t.dev);
+}
+
+/* A refused layer leaves CBUF empty; the next valid layer runs and its
+ * data reuse request finds nothing kept (it fetches, as after reset). */
+static void test_recovery_after_refusal(void **state)
+{
+    (void)state;
+    struct tdev t;
+    struct prog good, bad;
+    struct geom g;
+    feature_base(&good, &g);
+    bad = good;
+    set(&bad, NVDLA_CSC_D_ATOMICS_0, 0);
+    open_dev(&t);
+    assert_int_equal(run(&t, &bad), DLASIM_ERR_PROG);
+    int rc = run(&t, &good);
+    if (rc) {
+        fail_msg("valid layer after a refused one: %s", dlasim_last_error(t.dev));
+    }
+    dlasim_destroy(t.dev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_banks_over_capacity),
+        cmocka_unit_test(test_entries_mismatch),
+        cmocka_unit_test(test_data_exceeds_banks),
+        cmocka_unit_test(test_kernel_group_exceeds_weight_banks),
+        cmocka_unit_test(test_kept_weights_exceed_weight_banks),
+        cmocka_unit_test(test_release_exceeds_slices),
+        cmocka_unit_test(test_csc_reads_more_slices),
+        cmocka_unit_test(test_weight_reuse_without_kept_weights),
+        cmocka_unit_test(test_data_reuse_other_geometry),
+        cmocka_unit_test(test_csc_width_differs_from_cdma),
+        cmocka_unit_test(test_csc_flags_differ_from_cdma),
+        cmocka_unit_test(test_kernels_differ_from_output_channels),
+        cmocka_unit_test(test_weight_channels_differ_from_data),
+        cmocka_unit_test(test_byte_per_kernel_mismatch),
+        cmocka_unit_test(test_weight_bytes_too_small),
+        cmocka_unit_test(test_atomics_mismatch),
+        cmocka_unit_test(test_cacc_size_differs_from_csc),
+        cmocka_unit_test(test_sdp_cube_differs_from_cacc),
+        cmocka_unit_test(test_cmac_precision_differs),
+        cmocka_unit_test(test_post_extension_on_feature_input),
+        cmocka_unit_test(test_winograd_on_nv_small),
+        cmocka_unit_test(test_int16_on_nv_small),
+        cmocka_unit_test(test_compressed_weights_on_nv_small),
+        cmocka_unit_test(test_batches_on_nv_small),
+        cmocka_unit_test(test_misaligned_input),
+        cmocka_unit_test(test_pixel_format_not_in_config),
+        cmocka_unit_test(test_pixel_mapping),
+        cmocka_unit_test(test_pixel_y_offset),
+        cmocka_unit_test(test_pixel_x_offset_beyond_atom),
+        cmocka_unit_test(test_pixel_line_stride_too_small),
+        cmocka_unit_test(test_pixel_kernel_not_channel_extended),
+        cmocka_unit_test(test_pixel_post_extension_channels),
+        cmocka_unit_test(test_pixel_entries_mismatch),
+        cmocka_unit_test(test_status_registers),
+        cmocka_unit_test(test_recovery_after_refusal),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
