@@ -62,35 +62,36 @@ static inline int64_t sdp_floor_shr(int64_t x, unsigned s)
  *    up only when the sticky bits are also set: round half away from zero;
  *  - the result saturates to `out_w` signed bits (*sat reports it);
  *  - a shift >= in_w gives 0 (and no saturation).
- * `x` is a signed `in_w`-bit value (in_w <= 64).
+ * `x` is a signed `in_w`-bit value with |x| <= 2^62 (in_w <= 64).
  */
 static inline int64_t sdp_shr_su(int64_t x, unsigned s, unsigned in_w, unsigned out_w, int *sat)
 {
+    int64_t hi = sdp_smax(out_w);
+    int64_t lo = sdp_smin(out_w);
+    int64_t r;
     if (s >= in_w) {
         if (sat) {
             *sat = 0;
         }
         return 0;
     }
-    int64_t q = sdp_floor_shr(x, s);
-    int round = 0;
-    if (s > 0) {
-        uint64_t ux = (uint64_t)x;
-        int guard = (int)((ux >> (s - 1)) & 1u);
-        int sticky = s > 1 && (ux & ((UINT64_C(1) << (s - 1)) - 1)) != 0;
-        round = guard && (x >= 0 || sticky);
+    if (s == 0) {
+        r = x;
+    } else {
+        /* round the magnitude half up (|x| <= 2^62: the sum fits in 64
+         * unsigned bits and the shifted result in 63) */
+        uint64_t half = UINT64_C(1) << (s - 1);
+        uint64_t mag = x >= 0 ? (uint64_t)x : (uint64_t)(-x);
+        int64_t rm = (int64_t)((mag + half) >> s);
+        r = x >= 0 ? rm : -rm;
     }
-    int64_t r = q + round;
-    int64_t hi = sdp_smax(out_w);
-    int64_t lo = sdp_smin(out_w);
-    int s_flag = q < lo || r > hi;
     if (sat) {
-        *sat = s_flag;
+        /* the RTL flags a negative value whose truncation (towards minus
+         * infinity) is below the minimum, even if rounding brings it back */
+        int64_t q = sdp_floor_shr(x, s);
+        *sat = q < lo || r > hi;
     }
-    if (q < lo) {
-        return lo;
-    }
-    return r > hi ? hi : r;
+    return r > hi ? hi : (r < lo ? lo : r);
 }
 
 /*
@@ -198,13 +199,30 @@ static inline struct sdp_lut_idx sdp_lut_line(int32_t x, int32_t start, int sel,
  * ref: vmod/vlibs/NV_DW_lsd.v (DWF_lsd_enc). */
 static inline unsigned sdp_lsd32(uint32_t a)
 {
-    unsigned msb = (a >> 31) & 1u;
-    for (int i = 30; i >= 0; i--) {
-        if (((a >> i) & 1u) != msb) {
-            return (unsigned)(30 - i);
-        }
+    /* bit i of t (i >= 1) is set where bits i and i-1 of a differ; bit 0
+     * stops the count at 31 */
+    uint32_t t = (a ^ (a << 1)) | 1u;
+    unsigned n = 0;
+    if (!(t & 0xffff0000u)) {
+        n += 16;
+        t <<= 16;
     }
-    return 31;
+    if (!(t & 0xff000000u)) {
+        n += 8;
+        t <<= 8;
+    }
+    if (!(t & 0xf0000000u)) {
+        n += 4;
+        t <<= 4;
+    }
+    if (!(t & 0xc0000000u)) {
+        n += 2;
+        t <<= 2;
+    }
+    if (!(t & 0x80000000u)) {
+        n += 1;
+    }
+    return n;
 }
 
 /*

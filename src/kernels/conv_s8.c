@@ -39,7 +39,8 @@
 #define GEN_NR 8
 #define CONV_MAX_THREADS 64
 #define CONV_CELL 4 /* bytes per packed cell */
-#define CONV_MIN_SHARE_S 150e-6
+#define CONV_MIN_SHARE_S 150e-6 /* least work worth a thread */
+#define CONV_TINY_MACS 1024.0   /* below: the plain loops are faster */
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -596,7 +597,7 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
     for (size_t yv = 0; yv < vh; yv++) {
         unsigned char *row = dst + yv * row_bytes;
         uint64_t y = (uint64_t)yv * g->stride_y + py;
-        const int8_t *s[4];
+        const int8_t *s[4] = {p->zero_row, p->zero_row, p->zero_row, p->zero_row};
         if (y >= in_h || xv == 0) {
             pack_input_row(row, s, 0, 0, vw, sx, p->fmt);
             continue;
@@ -958,8 +959,16 @@ int dla_conv_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *w
 {
     struct dla_conv_opts o;
 
-    if (g == NULL) {
+    if (g == NULL || in == NULL || wt == NULL || out == NULL) {
         return DLASIM_ERR_INVAL;
+    }
+    int rc = geom_valid(g);
+    if (rc != 0) {
+        return rc;
+    }
+    if ((double)g->out_k * g->out_h * g->out_w * g->in_c * g->k_h * g->k_w < CONV_TINY_MACS) {
+        dla_conv_s8_ref(g, in, wt, out); /* less than the packing would cost */
+        return 0;
     }
     o.isa = conv_best_isa();
     o.shape = -1;

@@ -23,9 +23,10 @@
  *     position holds 2 or 4 rows of each kernel;
  *   - the products and their sums: the padded planar cube and the planar
  *     kernels go to dla_conv_s8() (src/kernels); sums that could exceed
- *     int32 are split over channel chunks and added in 64 bits, and sums
- *     that could exceed CACC's 34-bit accumulator are accumulated atomic
- *     operation by atomic operation in hardware order with saturation.
+ *     int32 are split over channel chunks and added in 64 bits; a pixel
+ *     kernel too wide for that is accumulated atomic operation by atomic
+ *     operation in hardware order (CACC's 34-bit accumulator, which no
+ *     programmable kernel can overflow: at most 2^18 products of 2^14).
  *
  * Checks of the layer as a driver sees them: CSC against CDMA (mode,
  * precision, reuse flags, banks, entries, sizes, kernels, weight bytes),
@@ -39,10 +40,11 @@
 
 #define CSC_F(d, g, REG, FIELD) DLA_REG_FIELD(d, g, NVDLA_CSC_##REG##_0, FIELD)
 
-/* Products whose sum always fits an int32: |a * b| <= 2^14 for int8. */
+/* Products whose sum always fits an int32: |a * b| <= 2^14 for int8.  A
+ * kernel has at most 2^18 bytes (D_WEIGHT_SIZE_0.BYTE_PER_KERNEL is 18
+ * bits), so a sum never leaves CACC's 34-bit accumulator: above this bound
+ * the sums are exact in 64 bits. */
 #define CONV_INT32_SAFE_TERMS ((uint64_t)1 << 17)
-/* Terms whose sum always fits CACC's 34-bit accumulator. */
-#define CONV_ACC34_SAFE_TERMS ((uint64_t)1 << 19)
 
 static void csc_decode(const struct dla_dev *d, unsigned g, struct dla_csc_cfg *c)
 {
@@ -433,7 +435,8 @@ static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const in
     return 0;
 }
 
-/* Sums of more than 2^17 products: channel chunks added in 64 bits. */
+/* Sums of more than 2^17 products: channel chunks of fewer products,
+ * added in 64 bits. */
 static int run_chunked(struct dla_dev *d, struct dla_conv_state *s, const struct conv_job *j,
                        int32_t *tmp, int64_t *acc)
 {
@@ -499,9 +502,8 @@ static int64_t pixel_term(const struct conv_job *j, uint32_t k, uint32_t oy, uin
 }
 
 /*
- * Sums that can leave CACC's 34-bit range: accumulate atomic operation by
- * atomic operation in the order CSC issues them (channel block outer,
- * kernel position inner) with CACC's saturation.
+ * Accumulate atomic operation by atomic operation in the order CSC issues
+ * them (channel block outer, kernel position inner) as CACC does.
  * ref: cmod/csc SendDataToMacSequencerDirectConvCommon / SendImageDataToMacSequencerConvCommon
  * loop order; vmod CACC_CALC_int8 34-bit partial saturation.
  */
@@ -562,10 +564,10 @@ static int compute(struct dla_dev *d, struct dla_conv_state *s, const struct con
     if (rc) {
         return rc;
     }
-    if (j->terms < CONV_ACC34_SAFE_TERMS && taps < CONV_INT32_SAFE_TERMS) {
+    if (taps < CONV_INT32_SAFE_TERMS) {
         rc = run_chunked(d, s, j, out->data, s->acc);
     } else {
-        run_exact(j, s->acc);
+        run_exact(j, s->acc); /* a pixel kernel of 2^17+ taps per channel */
     }
     if (!rc) {
         *sat = dla_cacc_deliver_i64(cacc, s->acc, out->data, n_out);

@@ -179,7 +179,7 @@ struct sdp_stats {
 
 #define SDP_R(d, g, REG) dla_reg((d), NVDLA_SDP_##REG, (g))
 #define RDMA_R(d, g, REG) dla_reg((d), NVDLA_SDP_RDMA_##REG, (g))
-#define F(v, REG, FIELD) DLA_FIELD((v), REG##_##FIELD)
+#define SDP_FLD(v, REG, FIELD) DLA_FIELD((v), REG##_##FIELD)
 
 static uint64_t addr_mask_of(const struct dla_config *cfg)
 {
@@ -208,21 +208,21 @@ static void core_mem_use(const struct dla_dev *d, unsigned g, int use[SRC_N])
     uint32_t bs = SDP_R(d, g, D_DP_BS_CFG_0);
     uint32_t bn = SDP_R(d, g, D_DP_BN_CFG_0);
     uint32_t ew = SDP_R(d, g, D_DP_EW_CFG_0);
-    int bs_en = cfg->sdp_bs_enable && !F(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
-    int bn_en = cfg->sdp_bn_enable && !F(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
-    int ew_en = cfg->sdp_ew_enable && !F(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_BYPASS);
+    int bs_en = cfg->sdp_bs_enable && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
+    int bn_en = cfg->sdp_bn_enable && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
+    int ew_en = cfg->sdp_ew_enable && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_BYPASS);
 
-    use[SRC_BS_ALU] = bs_en && !F(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_BYPASS) &&
+    use[SRC_BS_ALU] = bs_en && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_BYPASS) &&
                       DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_ALU_CFG_0, BS_ALU_SRC);
-    use[SRC_BS_MUL] = bs_en && !F(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_BYPASS) &&
+    use[SRC_BS_MUL] = bs_en && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_BYPASS) &&
                       DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SRC);
-    use[SRC_BN_ALU] = bn_en && !F(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_BYPASS) &&
+    use[SRC_BN_ALU] = bn_en && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_BYPASS) &&
                       DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SRC);
-    use[SRC_BN_MUL] = bn_en && !F(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_BYPASS) &&
+    use[SRC_BN_MUL] = bn_en && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_BYPASS) &&
                       DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SRC);
-    use[SRC_EW_ALU] = ew_en && !F(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_BYPASS) &&
+    use[SRC_EW_ALU] = ew_en && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_BYPASS) &&
                       DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_SRC);
-    use[SRC_EW_MUL] = ew_en && !F(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_BYPASS) &&
+    use[SRC_EW_MUL] = ew_en && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_BYPASS) &&
                       DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_SRC);
 }
 
@@ -264,33 +264,33 @@ static void decode_x(const struct dla_dev *d, unsigned g, int bn, struct sdp_x_c
         uint32_t v = SDP_R(d, g, D_DP_BS_CFG_0);
         uint32_t a = SDP_R(d, g, D_DP_BS_ALU_CFG_0);
         uint32_t m = SDP_R(d, g, D_DP_BS_MUL_CFG_0);
-        x->en = cfg->sdp_bs_enable && !F(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
-        x->alu_bypass = (int)F(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_BYPASS);
-        x->alu_algo = (int)F(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_ALGO);
-        x->mul_bypass = (int)F(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_BYPASS);
-        x->prelu = (int)F(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_PRELU);
-        x->relu_bypass = (int)F(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_RELU_BYPASS);
-        x->alu_mem = (int)F(a, NVDLA_SDP_D_DP_BS_ALU_CFG_0, BS_ALU_SRC);
-        x->alu_shift = F(a, NVDLA_SDP_D_DP_BS_ALU_CFG_0, BS_ALU_SHIFT_VALUE) & 63u;
-        x->mul_mem = (int)F(m, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SRC);
+        x->en = cfg->sdp_bs_enable && !SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
+        x->alu_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_BYPASS);
+        x->alu_algo = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_ALGO);
+        x->mul_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_BYPASS);
+        x->prelu = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_PRELU);
+        x->relu_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_RELU_BYPASS);
+        x->alu_mem = (int)SDP_FLD(a, NVDLA_SDP_D_DP_BS_ALU_CFG_0, BS_ALU_SRC);
+        x->alu_shift = SDP_FLD(a, NVDLA_SDP_D_DP_BS_ALU_CFG_0, BS_ALU_SHIFT_VALUE) & 63u;
+        x->mul_mem = (int)SDP_FLD(m, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SRC);
         /* the 8-bit field feeds a 6-bit shifter (NV_NVDLA_SDP_core.v) */
-        x->mul_shift = F(m, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SHIFT_VALUE) & 63u;
+        x->mul_shift = SDP_FLD(m, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SHIFT_VALUE) & 63u;
         x->alu_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE_0, BS_ALU_OPERAND), 16);
         x->mul_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE_0, BS_MUL_OPERAND), 16);
     } else {
         uint32_t v = SDP_R(d, g, D_DP_BN_CFG_0);
         uint32_t a = SDP_R(d, g, D_DP_BN_ALU_CFG_0);
         uint32_t m = SDP_R(d, g, D_DP_BN_MUL_CFG_0);
-        x->en = cfg->sdp_bn_enable && !F(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
-        x->alu_bypass = (int)F(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_BYPASS);
-        x->alu_algo = (int)F(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_ALGO);
-        x->mul_bypass = (int)F(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_BYPASS);
-        x->prelu = (int)F(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_PRELU);
-        x->relu_bypass = (int)F(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_RELU_BYPASS);
-        x->alu_mem = (int)F(a, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SRC);
-        x->alu_shift = F(a, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SHIFT_VALUE) & 63u;
-        x->mul_mem = (int)F(m, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SRC);
-        x->mul_shift = F(m, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SHIFT_VALUE) & 63u;
+        x->en = cfg->sdp_bn_enable && !SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
+        x->alu_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_BYPASS);
+        x->alu_algo = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_ALGO);
+        x->mul_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_BYPASS);
+        x->prelu = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_PRELU);
+        x->relu_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_RELU_BYPASS);
+        x->alu_mem = (int)SDP_FLD(a, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SRC);
+        x->alu_shift = SDP_FLD(a, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SHIFT_VALUE) & 63u;
+        x->mul_mem = (int)SDP_FLD(m, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SRC);
+        x->mul_shift = SDP_FLD(m, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SHIFT_VALUE) & 63u;
         x->alu_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_ALU_SRC_VALUE_0, BN_ALU_OPERAND), 16);
         x->mul_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_MUL_SRC_VALUE_0, BN_MUL_OPERAND), 16);
     }
@@ -302,18 +302,18 @@ static void decode_ew(const struct dla_dev *d, unsigned g, struct sdp_ew_cfg *e)
     uint32_t v = SDP_R(d, g, D_DP_EW_CFG_0);
     uint32_t a = SDP_R(d, g, D_DP_EW_ALU_CFG_0);
     uint32_t m = SDP_R(d, g, D_DP_EW_MUL_CFG_0);
-    e->en = cfg->sdp_ew_enable && !F(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_BYPASS);
-    e->alu_bypass = (int)F(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_BYPASS);
-    e->alu_algo = (int)F(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_ALGO);
-    e->mul_bypass = (int)F(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_BYPASS);
-    e->prelu = (int)F(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_PRELU);
+    e->en = cfg->sdp_ew_enable && !SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_BYPASS);
+    e->alu_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_BYPASS);
+    e->alu_algo = (int)SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_ALGO);
+    e->mul_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_BYPASS);
+    e->prelu = (int)SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_PRELU);
     /* without NVDLA_SDP_LUT_ENABLE the LUT is tied to bypass
      * (NV_NVDLA_SDP_CORE_y.v: cfg_ew_lut_bypass <= 1) */
-    e->lut = cfg->sdp_lut_enable && !F(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_LUT_BYPASS);
-    e->alu_mem = (int)F(a, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_SRC);
-    e->alu_cvt.bypass = (int)F(a, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_CVT_BYPASS);
-    e->mul_mem = (int)F(m, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_SRC);
-    e->mul_cvt.bypass = (int)F(m, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_CVT_BYPASS);
+    e->lut = cfg->sdp_lut_enable && !SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_LUT_BYPASS);
+    e->alu_mem = (int)SDP_FLD(a, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_SRC);
+    e->alu_cvt.bypass = (int)SDP_FLD(a, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_CVT_BYPASS);
+    e->mul_mem = (int)SDP_FLD(m, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_SRC);
+    e->mul_cvt.bypass = (int)SDP_FLD(m, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_CVT_BYPASS);
     e->alu_op = (int32_t)SDP_R(d, g, D_DP_EW_ALU_SRC_VALUE_0);
     e->mul_op = (int32_t)SDP_R(d, g, D_DP_EW_MUL_SRC_VALUE_0);
     e->alu_cvt.offset = (int32_t)SDP_R(d, g, D_DP_EW_ALU_CVT_OFFSET_VALUE_0);
@@ -339,26 +339,26 @@ static void decode_lut(const struct dla_dev *d, unsigned g, struct sdp_lut_cfg *
     uint32_t los = SDP_R(d, g, S_LUT_LO_SLOPE_SCALE_0);
     uint32_t losh = SDP_R(d, g, S_LUT_LO_SLOPE_SHIFT_0);
 
-    l->le_expn = F(c, NVDLA_SDP_S_LUT_CFG_0, LUT_LE_FUNCTION) ==
+    l->le_expn = SDP_FLD(c, NVDLA_SDP_S_LUT_CFG_0, LUT_LE_FUNCTION) ==
                  NVDLA_SDP_S_LUT_CFG_0_LUT_LE_FUNCTION_EXPONENT;
-    l->uflow_lo = (int)F(c, NVDLA_SDP_S_LUT_CFG_0, LUT_UFLOW_PRIORITY);
-    l->oflow_lo = (int)F(c, NVDLA_SDP_S_LUT_CFG_0, LUT_OFLOW_PRIORITY);
-    l->hybrid_lo = (int)F(c, NVDLA_SDP_S_LUT_CFG_0, LUT_HYBRID_PRIORITY);
-    l->le_offset = dla_sext(F(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LE_INDEX_OFFSET), 8);
-    l->le_sel = dla_sext(F(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LE_INDEX_SELECT), 8);
-    l->lo_sel = dla_sext(F(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LO_INDEX_SELECT), 8);
+    l->uflow_lo = (int)SDP_FLD(c, NVDLA_SDP_S_LUT_CFG_0, LUT_UFLOW_PRIORITY);
+    l->oflow_lo = (int)SDP_FLD(c, NVDLA_SDP_S_LUT_CFG_0, LUT_OFLOW_PRIORITY);
+    l->hybrid_lo = (int)SDP_FLD(c, NVDLA_SDP_S_LUT_CFG_0, LUT_HYBRID_PRIORITY);
+    l->le_offset = dla_sext(SDP_FLD(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LE_INDEX_OFFSET), 8);
+    l->le_sel = dla_sext(SDP_FLD(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LE_INDEX_SELECT), 8);
+    l->lo_sel = dla_sext(SDP_FLD(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LO_INDEX_SELECT), 8);
     l->le_start = (int32_t)SDP_R(d, g, S_LUT_LE_START_0);
     l->le_end = (int32_t)SDP_R(d, g, S_LUT_LE_END_0);
     l->lo_start = (int32_t)SDP_R(d, g, S_LUT_LO_START_0);
     l->lo_end = (int32_t)SDP_R(d, g, S_LUT_LO_END_0);
-    l->le_uscale = (int16_t)dla_sext(F(les, NVDLA_SDP_S_LUT_LE_SLOPE_SCALE_0, LUT_LE_SLOPE_UFLOW_SCALE), 16);
-    l->le_oscale = (int16_t)dla_sext(F(les, NVDLA_SDP_S_LUT_LE_SLOPE_SCALE_0, LUT_LE_SLOPE_OFLOW_SCALE), 16);
-    l->lo_uscale = (int16_t)dla_sext(F(los, NVDLA_SDP_S_LUT_LO_SLOPE_SCALE_0, LUT_LO_SLOPE_UFLOW_SCALE), 16);
-    l->lo_oscale = (int16_t)dla_sext(F(los, NVDLA_SDP_S_LUT_LO_SLOPE_SCALE_0, LUT_LO_SLOPE_OFLOW_SCALE), 16);
-    l->le_ushift = dla_sext(F(lesh, NVDLA_SDP_S_LUT_LE_SLOPE_SHIFT_0, LUT_LE_SLOPE_UFLOW_SHIFT), 5);
-    l->le_oshift = dla_sext(F(lesh, NVDLA_SDP_S_LUT_LE_SLOPE_SHIFT_0, LUT_LE_SLOPE_OFLOW_SHIFT), 5);
-    l->lo_ushift = dla_sext(F(losh, NVDLA_SDP_S_LUT_LO_SLOPE_SHIFT_0, LUT_LO_SLOPE_UFLOW_SHIFT), 5);
-    l->lo_oshift = dla_sext(F(losh, NVDLA_SDP_S_LUT_LO_SLOPE_SHIFT_0, LUT_LO_SLOPE_OFLOW_SHIFT), 5);
+    l->le_uscale = (int16_t)dla_sext(SDP_FLD(les, NVDLA_SDP_S_LUT_LE_SLOPE_SCALE_0, LUT_LE_SLOPE_UFLOW_SCALE), 16);
+    l->le_oscale = (int16_t)dla_sext(SDP_FLD(les, NVDLA_SDP_S_LUT_LE_SLOPE_SCALE_0, LUT_LE_SLOPE_OFLOW_SCALE), 16);
+    l->lo_uscale = (int16_t)dla_sext(SDP_FLD(los, NVDLA_SDP_S_LUT_LO_SLOPE_SCALE_0, LUT_LO_SLOPE_UFLOW_SCALE), 16);
+    l->lo_oscale = (int16_t)dla_sext(SDP_FLD(los, NVDLA_SDP_S_LUT_LO_SLOPE_SCALE_0, LUT_LO_SLOPE_OFLOW_SCALE), 16);
+    l->le_ushift = dla_sext(SDP_FLD(lesh, NVDLA_SDP_S_LUT_LE_SLOPE_SHIFT_0, LUT_LE_SLOPE_UFLOW_SHIFT), 5);
+    l->le_oshift = dla_sext(SDP_FLD(lesh, NVDLA_SDP_S_LUT_LE_SLOPE_SHIFT_0, LUT_LE_SLOPE_OFLOW_SHIFT), 5);
+    l->lo_ushift = dla_sext(SDP_FLD(losh, NVDLA_SDP_S_LUT_LO_SLOPE_SHIFT_0, LUT_LO_SLOPE_UFLOW_SHIFT), 5);
+    l->lo_oshift = dla_sext(SDP_FLD(losh, NVDLA_SDP_S_LUT_LO_SLOPE_SHIFT_0, LUT_LO_SLOPE_OFLOW_SHIFT), 5);
     /* ref: NV_NVDLA_SDP_CORE_Y_lut.v out_bias: exponent LE underflow only,
      * offset[7] ? 0 : 1 << offset (32-bit, 0 beyond bit 31) */
     l->expn_bias = (l->le_offset < 0 || l->le_offset >= 32) ? 0u
@@ -399,11 +399,11 @@ static int decode_stream(struct dla_dev *d, unsigned g, int which, struct sdp_cf
         f.surf = RDMA_R(d, g, D_EW_SURFACE_STRIDE_0);
     }
     /* the three *RDMA_CFG registers share one field layout */
-    unsigned disable = F(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DISABLE);
-    unsigned use = F(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_USE);
-    unsigned size = F(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_SIZE);
-    unsigned mode = F(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_MODE);
-    unsigned ram = F(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_RAM_TYPE);
+    unsigned disable = SDP_FLD(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DISABLE);
+    unsigned use = SDP_FLD(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_USE);
+    unsigned size = SDP_FLD(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_SIZE);
+    unsigned mode = SDP_FLD(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_MODE);
+    unsigned ram = SDP_FLD(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_RAM_TYPE);
     int alu = c->src_used[2 * which];
     int mul = c->src_used[2 * which + 1];
     int both = use == NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_USE_BOTH;
@@ -470,17 +470,17 @@ static int decode_rdma(struct dla_dev *d, unsigned g, struct sdp_cfg *c, uint32_
     uint32_t h = RDMA_R(d, g, D_DATA_CUBE_HEIGHT_0);
     uint32_t ch = RDMA_R(d, g, D_DATA_CUBE_CHANNEL_0);
     uint32_t fm = RDMA_R(d, g, D_FEATURE_MODE_CFG_0);
-    w = F(w, NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
-    h = F(h, NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
-    ch = F(ch, NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
+    w = SDP_FLD(w, NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
+    h = SDP_FLD(h, NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
+    ch = SDP_FLD(ch, NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
     if (w != c->w || h != c->h || ch != c->c) {
         return dla_error(d, DLASIM_ERR_PROG,
                          "SDP_RDMA: D_DATA_CUBE_WIDTH/HEIGHT/CHANNEL give %ux%ux%u but SDP's "
                          "give %ux%ux%u",
                          w, h, ch, c->w, c->h, c->c);
     }
-    uint32_t in_p = F(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, IN_PRECISION);
-    uint32_t proc_p = F(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, PROC_PRECISION);
+    uint32_t in_p = SDP_FLD(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, IN_PRECISION);
+    uint32_t proc_p = SDP_FLD(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, PROC_PRECISION);
     if (proc_p != proc) {
         return dla_error(d, DLASIM_ERR_PROG,
                          "SDP_RDMA: D_FEATURE_MODE_CFG_0.PROC_PRECISION=%u differs from "
@@ -488,7 +488,7 @@ static int decode_rdma(struct dla_dev *d, unsigned g, struct sdp_cfg *c, uint32_
                          proc_p, proc);
     }
     if (!c->flying) {
-        if (F(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, FLYING_MODE) !=
+        if (SDP_FLD(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, FLYING_MODE) !=
             NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0_FLYING_MODE_OFF) {
             return dla_error(d, DLASIM_ERR_PROG,
                              "SDP_RDMA: D_FEATURE_MODE_CFG_0.FLYING_MODE=ON but SDP reads its "
@@ -525,23 +525,23 @@ static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
     uint32_t fm = SDP_R(d, g, D_FEATURE_MODE_CFG_0);
     uint32_t df = SDP_R(d, g, D_DATA_FORMAT_0);
     uint32_t pe = SDP_R(d, g, D_PERF_ENABLE_0);
-    uint32_t proc = F(df, NVDLA_SDP_D_DATA_FORMAT_0, PROC_PRECISION);
-    uint32_t outp = F(df, NVDLA_SDP_D_DATA_FORMAT_0, OUT_PRECISION);
+    uint32_t proc = SDP_FLD(df, NVDLA_SDP_D_DATA_FORMAT_0, PROC_PRECISION);
+    uint32_t outp = SDP_FLD(df, NVDLA_SDP_D_DATA_FORMAT_0, OUT_PRECISION);
     int rc;
 
     c->w = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
     c->h = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
     c->c = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
-    c->flying = F(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, FLYING_MODE) ==
+    c->flying = SDP_FLD(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, FLYING_MODE) ==
                 NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON;
-    c->to_pdp = F(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, OUTPUT_DST) ==
+    c->to_pdp = SDP_FLD(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, OUTPUT_DST) ==
                 NVDLA_SDP_D_FEATURE_MODE_CFG_0_OUTPUT_DST_PDP;
-    c->batches = cfg->batch_enable ? F(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, BATCH_NUMBER) + 1 : 1;
+    c->batches = cfg->batch_enable ? SDP_FLD(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, BATCH_NUMBER) + 1 : 1;
     c->addr_mask = addr_mask_of(cfg);
-    c->perf_sat = (int)F(pe, NVDLA_SDP_D_PERF_ENABLE_0, PERF_SAT_EN);
-    c->perf_lut = (int)F(pe, NVDLA_SDP_D_PERF_ENABLE_0, PERF_LUT_EN);
+    c->perf_sat = (int)SDP_FLD(pe, NVDLA_SDP_D_PERF_ENABLE_0, PERF_SAT_EN);
+    c->perf_lut = (int)SDP_FLD(pe, NVDLA_SDP_D_PERF_ENABLE_0, PERF_LUT_EN);
 
-    if (cfg->winograd_enable && F(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, WINOGRAD)) {
+    if (cfg->winograd_enable && SDP_FLD(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, WINOGRAD)) {
         return dla_error(d, DLASIM_ERR_UNSUPPORTED,
                          "SDP: D_FEATURE_MODE_CFG_0.WINOGRAD=ON is not modelled");
     }

@@ -207,6 +207,8 @@ struct conv {
     uint32_t trunc;
     int bias_en;
     int32_t bias;
+    int32_t sdp_offset;              /* SDP D_CVT_OFFSET */
+    uint32_t sdp_scale, sdp_shift;   /* SDP D_CVT_SCALE (0 means 1), D_CVT_SHIFT */
     int data_reuse, weight_reuse, skip_data_rls, skip_weight_rls;
     uint32_t rls;                    /* slices released at the end */
     /* pixel input */
@@ -447,33 +449,69 @@ static int8_t ref_input(const struct tdev *t, const struct conv *L, int64_t y, i
     return L->in[((size_t)c * L->h + (size_t)y) * L->w + (size_t)x];
 }
 
+/* CACC's partial sum: 34-bit signed, saturating. */
+static int64_t acc34(int64_t partial, int64_t step)
+{
+    const int64_t lim = (int64_t)1 << 33;
+    int64_t s = partial + step;
+    return s >= lim ? lim - 1 : (s < -lim ? -lim : s);
+}
+
+/*
+ * The accumulator of one output element, one atomic operation at a time in
+ * the order CSC issues them: Atomic-C channel blocks outer, kernel positions
+ * (rows for pixel input, 2 or 4 rows with post-extension) inner.
+ */
 static int64_t ref_sum(const struct tdev *t, const struct conv *L, uint32_t k, uint32_t oy,
                        uint32_t ox)
 {
     int64_t s = 0;
     if (L->pixel) {
-        uint32_t kc = kernel_c(L);
-        for (uint32_t r = 0; r < L->kh; r++) {
-            int64_t y = (int64_t)oy * L->sy + r - L->pt;
-            for (uint32_t j = 0; j < kc; j++) {
-                int64_t x = (int64_t)ox * L->sx + j / L->c;
-                int8_t w = L->wt[((size_t)k * L->kh + r) * kc + j];
-                s += (int64_t)ref_input(t, L, y, x, j % L->c) * w;
+        uint32_t kc = kernel_c(L), rows = 1u << L->post_ext;
+        for (uint32_t j0 = 0; j0 < kc; j0 += t->ac) {
+            for (uint32_t r0 = 0; r0 < L->kh; r0 += rows) {
+                int64_t step = 0;
+                for (uint32_t r = r0; r < r0 + rows && r < L->kh; r++) {
+                    int64_t y = (int64_t)oy * L->sy + r - L->pt;
+                    for (uint32_t j = j0; j < j0 + t->ac && j < kc; j++) {
+                        int64_t x = (int64_t)ox * L->sx + j / L->c;
+                        int8_t w = L->wt[((size_t)k * L->kh + r) * kc + j];
+                        step += (int64_t)ref_input(t, L, y, x, j % L->c) * w;
+                    }
+                }
+                s = acc34(s, step);
             }
         }
         return s;
     }
-    for (uint32_t c = 0; c < L->c; c++) {
+    for (uint32_t c0 = 0; c0 < L->c; c0 += t->ac) {
         for (uint32_t r = 0; r < L->kh; r++) {
             for (uint32_t x = 0; x < L->kw; x++) {
                 int64_t iy = (int64_t)oy * L->sy + (int64_t)r * L->dy;
                 int64_t ix = (int64_t)ox * L->sx + (int64_t)x * L->dx;
-                int8_t w = L->wt[(((size_t)k * L->c + c) * L->kh + r) * L->kw + x];
-                s += (int64_t)ref_input(t, L, iy, ix, c) * w;
+                int64_t step = 0;
+                for (uint32_t c = c0; c < c0 + t->ac && c < L->c; c++) {
+                    int8_t w = L->wt[(((size_t)k * L->c + c) * L->kh + r) * L->kw + x];
+                    step += (int64_t)ref_input(t, L, iy, ix, c) * w;
+                }
+                s = acc34(s, step);
             }
         }
     }
     return s;
+}
+
+/* SDP: optional bias, then (x - offset) * scale, rounded shift, int8. */
+static int8_t ref_sdp(const struct conv *L, int32_t cacc)
+{
+    int64_t v = (int64_t)cacc + (L->bias_en ? L->bias : 0) - L->sdp_offset;
+    v *= L->sdp_scale ? L->sdp_scale : 1;
+    if (L->sdp_shift) {
+        int64_t mag = v < 0 ? -v : v;
+        mag = (mag + ((int64_t)1 << (L->sdp_shift - 1))) >> L->sdp_shift;
+        v = v < 0 ? -mag : mag;
+    }
+    return sat8(v);
 }
 
 /* ---- programming ------------------------------------------------------------------ */
@@ -634,9 +672,9 @@ static void program_rest(struct tdev *t, const struct conv *L)
        F(SDP, D_FEATURE_MODE_CFG, FLYING_MODE, NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON));
     wr(t, NVDLA_SDP_D_DST_DMA_CFG_0, NVDLA_SDP_D_DST_DMA_CFG_0_DST_RAM_TYPE_MC);
     wr(t, NVDLA_SDP_D_DATA_FORMAT_0, 0);
-    wr(t, NVDLA_SDP_D_CVT_OFFSET_0, 0);
-    wr(t, NVDLA_SDP_D_CVT_SCALE_0, 1);
-    wr(t, NVDLA_SDP_D_CVT_SHIFT_0, 0);
+    wr(t, NVDLA_SDP_D_CVT_OFFSET_0, (uint32_t)L->sdp_offset);
+    wr(t, NVDLA_SDP_D_CVT_SCALE_0, L->sdp_scale ? L->sdp_scale : 1);
+    wr(t, NVDLA_SDP_D_CVT_SHIFT_0, L->sdp_shift);
 }
 
 /* Program the layer in the next register group and run it. */
@@ -674,7 +712,7 @@ static void check_layer(struct tdev *t, const struct conv *L, const char *what)
         for (uint32_t y = 0; y < L->oh; y++) {
             for (uint32_t x = 0; x < L->ow; x++) {
                 int64_t v = ref_cacc(ref_sum(t, L, k, y, x), L->trunc, &sat);
-                int8_t want = sat8(v + (L->bias_en ? L->bias : 0));
+                int8_t want = ref_sdp(L, v);
                 size_t at = (size_t)(k / t->m) * L->out_surf + (size_t)y * L->out_line +
                             (size_t)x * t->m + k % t->m;
                 if ((int8_t)out[at] != want) {
@@ -1080,6 +1118,108 @@ static void test_cacc_sticky_window(void **state)
     dlasim_destroy(t.dev);
 }
 
+/* A direct layer with stride and dilation 1 and equal padding on every side. */
+static void deep_layer(struct tdev *t, struct conv *L, uint32_t w, uint32_t h, uint32_t c,
+                       uint32_t kw, uint32_t kh, uint32_t pad, uint32_t k)
+{
+    memset(L, 0, sizeof(*L));
+    L->w = w;
+    L->h = L->fetch_h = h;
+    L->c = c;
+    L->k = k;
+    L->kw = kw;
+    L->kh = kh;
+    L->sx = L->sy = L->dx = L->dy = 1;
+    L->pl = L->pr = L->pt = L->pb = pad;
+    L->ow = w + 2 * pad - kw + 1;
+    L->oh = h + 2 * pad - kh + 1;
+    L->rls = h;
+    assert_true(plan_banks(t, L));
+    L->line_stride = w * t->m;
+    L->surf_stride = w * h * t->m;
+    L->out_line = L->ow * t->m;
+    L->out_surf = L->out_line * L->oh;
+    L->pad_value = 0x80; /* -128 */
+    L->in = malloc((size_t)c * h * w);
+    L->wt = malloc((size_t)k * bytes_per_kernel(L));
+    assert_non_null(L->in);
+    assert_non_null(L->wt);
+}
+
+/*
+ * Sums beyond int32 (more than 2^17 products, nv_large's larger CBUF): the
+ * accumulator must be exact before CACC truncates / saturates.
+ */
+static void test_deep_kernel_nv_large(void **state)
+{
+    (void)state;
+    struct tdev t;
+    struct conv L;
+    rng_state = 0x5eed0009u;
+    tdev_open(&t, "nv_large", NULL, 0);
+    deep_layer(&t, &L, 2, 2, 4096, 6, 6, 4, 2); /* 147456 products per output */
+    memset(L.in, 0x80, (size_t)L.c * L.h * L.w);
+    size_t n = (size_t)L.k * bytes_per_kernel(&L);
+    for (size_t i = 0; i < n; i++) {
+        L.wt[i] = rnd(0, 63) ? -128 : 127; /* sums around 2.3e9 */
+    }
+    write_feature(&t, &L);
+    write_weights(&t, &L);
+    L.sdp_shift = 25;
+    L.trunc = 0; /* saturates where the sum exceeds int32 */
+    check_layer(&t, &L, "nv_large deep kernel, CLIP_TRUNCATE 0");
+    L.trunc = 2;
+    L.sdp_shift = 23;
+    check_layer(&t, &L, "nv_large deep kernel, CLIP_TRUNCATE 2");
+    conv_free(&L);
+    dlasim_destroy(t.dev);
+}
+
+/*
+ * A pixel kernel whose rows are too wide to split by channel (R8, 4096 x 32
+ * products): the sum 2^31 saturates in CACC with CLIP_TRUNCATE 0.
+ */
+static void test_wide_pixel_kernel_nv_large(void **state)
+{
+    (void)state;
+    struct tdev t;
+    struct conv L;
+    rng_state = 0x5eed000au;
+    tdev_open(&t, "nv_large", NULL, 0);
+    memset(&L, 0, sizeof(L));
+    L.pixel = 1;
+    L.fmt = &fmts[0]; /* T_R8 */
+    L.c = 1;
+    L.w = L.kw = 4096;
+    L.h = L.fetch_h = L.kh = 32;
+    L.k = 1;
+    L.sx = L.sy = L.dx = L.dy = 1;
+    L.ow = L.oh = 1;
+    L.rls = L.h;
+    L.pad_value = L.cdma_pad = 0x80;
+    assert_true(plan_banks(&t, &L));
+    L.line_stride = L.w;
+    L.out_line = L.out_surf = t.m;
+    L.img0 = malloc((size_t)L.line_stride * L.h);
+    L.wt = malloc(bytes_per_kernel(&L));
+    assert_non_null(L.img0);
+    assert_non_null(L.wt);
+    memset(L.img0, 0x80, (size_t)L.line_stride * L.h);
+    memset(L.wt, 0x80, bytes_per_kernel(&L));
+    mem_wr(&t, IN_ADDR, L.img0, (size_t)L.line_stride * L.h);
+    write_weights(&t, &L);
+    L.trunc = 0;
+    check_layer(&t, &L, "wide pixel kernel, CLIP_TRUNCATE 0");
+    L.trunc = 1;
+    L.sdp_shift = 24;
+    check_layer(&t, &L, "wide pixel kernel, CLIP_TRUNCATE 1");
+    uint8_t out = 0;
+    mem_rd(&t, OUT_ADDR, &out, 1);
+    assert_int_equal((int8_t)out, 64); /* 2^31 / 2 / 2^24 */
+    conv_free(&L);
+    dlasim_destroy(t.dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1091,6 +1231,8 @@ int main(void)
         cmocka_unit_test(test_reuse_nv_small_256),
         cmocka_unit_test(test_partial_reuse),
         cmocka_unit_test(test_cacc_sticky_window),
+        cmocka_unit_test(test_deep_kernel_nv_large),
+        cmocka_unit_test(test_wide_pixel_kernel_nv_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -151,8 +151,11 @@ static void check_all_paths(const struct dla_conv_geom *g, struct bufs *b, const
         if (!dla_conv_isa_supported((enum dla_conv_isa)isa)) {
             continue;
         }
-        for (int shape = -1; shape < DLA_CONV_SHAPES; shape++) {
-            for (unsigned flags = 0; flags <= DLA_CONV_NO_VBMI; flags++) {
+        /* generic: one tile shape; the VBMI flag only matters for Q8 cells */
+        int shapes = isa == DLA_CONV_ISA_GENERIC ? 0 : DLA_CONV_SHAPES;
+        unsigned last_flags = isa == DLA_CONV_ISA_AVX512VNNI ? DLA_CONV_NO_VBMI : 0;
+        for (int shape = -1; shape < shapes; shape++) {
+            for (unsigned flags = 0; flags <= last_flags; flags++) {
                 for (int ti = 0; ti < (shape == -1 && flags == 0 ? 2 : 1); ti++) {
                     struct dla_conv_opts o;
                     o.isa = (enum dla_conv_isa)isa;
