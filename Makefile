@@ -60,8 +60,9 @@ regs:
 deps:
 	@sh tools/deps.sh
 
-demo: deps all
-	@./$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --table
+demo: deps
+	@$(MAKE) -s all
+	@./$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --table --expect tests/traces/nv_small.expect
 
 # One pass: build and run every kind of test in this BUILD.
 test-fast: all tests

@@ -2,24 +2,28 @@
  * The convolution datapath kernel: exact int8 x int8 -> int32 convolution
  * (what CSC + CMAC + CACC accumulate for one layer), a plain reference and a
  * fast version.  Declarations and the formula: conv_s8.h.  Packed formats:
- * conv_s8_impl.h.
+ * conv_s8_impl.h.  x86 micro-kernels: conv_s8_x86.c.
  *
  * Integer sums modulo 2^32 do not depend on the order of the additions, so
  * the fast kernel may block, reorder and vectorise freely and still return
  * exactly what the reference (and a 32-bit hardware accumulator) returns.
  *
  * Fast kernel, per call:
- *   1. decide the instruction set: AVX-512 VNNI > AVX2 > generic C, from
- *      __builtin_cpu_supports at every call (no cached state);
+ *   1. instruction set: AVX-512 VNNI > AVX2 > generic C, asked of
+ *      __builtin_cpu_supports at every call (no cached state); tile shape:
+ *      the one that wastes the fewest pixel lanes on this image width;
  *   2. pack the input into per-(stride phase, channel group) planes and the
- *      weights into k blocks of MR rows (both in parallel over the threads);
- *   3. compute MR x NR output tiles (MR output channels x NR consecutive
- *      pixels) with the ISA's micro-kernel, accumulators in registers over
- *      the whole reduction, tiles split over the threads pixel-tile major so
- *      that each thread keeps a few input rows in L1/L2 while walking all
- *      weights; copy the valid pixels of each tile to `out`.
- * Threads: POSIX threads created per stage and joined; the calling thread
- * runs share 0; if a thread cannot be created its share runs in the caller.
+ *      weights into [k][group][tap] cells (SSE2 / AVX-512 VBMI shuffles);
+ *   3. compute tiles of MR output channels x NR consecutive pixels with the
+ *      ISA's micro-kernel (accumulators in registers over the whole
+ *      reduction), storing only the real pixels.  Tiles are numbered pixel
+ *      tile major (each weight block is re-read from L1/L2 for every pixel
+ *      tile) or, when the packed weights outweigh the packed input, k block
+ *      major (the small input is re-read instead).
+ * Threads: one team per call sharing atomic work counters (see
+ * conv_run_team); the calling thread works too and does everything if no
+ * thread can be created.  Very small layers use fewer threads, tiny ones
+ * the plain loops.
  */
 #include "kernels/conv_s8_impl.h"
 
@@ -31,7 +35,7 @@
 
 #include "dlasim/dlasim.h"
 
-#if defined(__SSE2__)
+#if defined(DLA_CONV_SSE2)
 #include <emmintrin.h>
 #endif
 
@@ -104,7 +108,7 @@ static int geom_valid(const struct dla_conv_geom *g)
 void dla_conv_s8_ref(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
                      int32_t *out)
 {
-    if (g == NULL || out == NULL || geom_valid(g) != 0) {
+    if (g == NULL || in == NULL || wt == NULL || out == NULL || geom_valid(g) != 0) {
         return; /* nothing sensible to compute */
     }
     size_t plane = (size_t)g->in_h * g->in_w;
@@ -153,7 +157,7 @@ static void tile_generic(const struct dla_conv_tile *t);
 
 static const struct conv_isa_desc conv_isas[DLA_CONV_ISA_COUNT] = {
     {"generic", CELL_P16, GEN_SHAPES},
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(DLA_CONV_X86)
     {"avx2", CELL_P16,
      {{DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2_4x16},
       {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2_8x8},
@@ -183,7 +187,7 @@ int dla_conv_isa_supported(enum dla_conv_isa isa)
     switch (isa) {
     case DLA_CONV_ISA_GENERIC:
         return 1;
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(DLA_CONV_X86)
     case DLA_CONV_ISA_AVX2:
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx2") ? 1 : 0;
@@ -199,7 +203,7 @@ int dla_conv_isa_supported(enum dla_conv_isa isa)
 /* AVX-512 VBMI byte permutes for packing Q8 weights (conv_s8_x86.c). */
 static int conv_vbmi_supported(void)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(DLA_CONV_X86)
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vbmi");
@@ -394,7 +398,7 @@ static inline uint32_t cell_p16(int8_t a, int8_t b)
 
 /* ------------------------------------------------ interleaving (SSE2 base) */
 
-#if defined(__SSE2__)
+#if defined(DLA_CONV_SSE2)
 /* Bytes 0, 2, 4, ... 30 of the 32 at p. */
 static inline __m128i even_bytes(const int8_t *p)
 {
@@ -441,7 +445,7 @@ static size_t q8_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1
                             const int8_t *s2, const int8_t *s3, size_t n, size_t sx, int bias)
 {
     size_t x = 0;
-#if defined(__SSE2__)
+#if defined(DLA_CONV_SSE2)
     __m128i b = _mm_set1_epi8(bias ? -128 : 0);
     if (sx == 2) {
         for (; x + 16 <= n; x += 16) {
@@ -489,7 +493,7 @@ static size_t p16_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s
                              size_t sx)
 {
     size_t x = 0;
-#if defined(__SSE2__)
+#if defined(DLA_CONV_SSE2)
     if (sx == 2) {
         for (; x + 16 <= n; x += 16) {
             p16_emit16(d + x * CONV_CELL, even_bytes(s0 + 2 * x), even_bytes(s1 + 2 * x));
@@ -513,7 +517,7 @@ static size_t p16_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s
 static size_t s8_to_s16_simd(unsigned char *d, const int8_t *s, size_t n)
 {
     size_t x = 0;
-#if defined(__SSE2__)
+#if defined(DLA_CONV_SSE2)
     for (; x + 16 <= n; x += 16) {
         __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + x));
         __m128i *o = (__m128i *)(void *)(d + 2 * x);
@@ -533,7 +537,7 @@ static int64_t sum_s8(const int8_t *s, size_t n)
 {
     int64_t sum = 0;
     size_t i = 0;
-#if defined(__SSE2__)
+#if defined(DLA_CONV_SSE2)
     __m128i bias = _mm_set1_epi8(-128), zero = _mm_setzero_si128(), acc = zero;
     /* psadbw of x ^ 0x80 = sum of (x + 128), per 8-byte half; 64-bit lanes */
     for (; i + 16 <= n; i += 16) {
@@ -659,7 +663,7 @@ static void pack_weight_row(const struct conv_plan *p, size_t k)
     size_t full = in_c / cell_ch; /* groups with every channel present */
     int64_t sum = 0;
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(DLA_CONV_X86)
     if (p->use_vbmi) {
         sum = dla_conv_pack_q8_vbmi(d, src, full, taps);
     }

@@ -34,6 +34,15 @@
 
 #include "kernels/conv_s8.h"
 
+/* The x86-64 micro-kernels and SIMD packing; define DLASIM_CONV_GENERIC_ONLY
+ * to build the portable C path alone (as on other CPUs), e.g. to test it. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(DLASIM_CONV_GENERIC_ONLY)
+#define DLA_CONV_X86 1
+#endif
+#if defined(__SSE2__) && !defined(DLASIM_CONV_GENERIC_ONLY)
+#define DLA_CONV_SSE2 1
+#endif
+
 enum dla_conv_isa {
     DLA_CONV_ISA_GENERIC = 0,
     DLA_CONV_ISA_AVX2 = 1,
@@ -76,7 +85,7 @@ typedef void (*dla_conv_tile_fn)(const struct dla_conv_tile *t);
 #define DLA_CONV_AVX2_MR0 4  /* x 16 pixels */
 #define DLA_CONV_AVX2_MR1 8  /* x 8 pixels */
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(DLA_CONV_X86)
 void dla_conv_tile_vnni_8x48(const struct dla_conv_tile *t);
 void dla_conv_tile_vnni_8x32(const struct dla_conv_tile *t);
 void dla_conv_tile_vnni_8x16(const struct dla_conv_tile *t);

@@ -22,7 +22,7 @@
  */
 #include "kernels/conv_s8_impl.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(DLA_CONV_X86)
 
 #include <immintrin.h>
 #include <string.h>

@@ -9,9 +9,9 @@
  *   - feature fetch for direct convolution: surfaces of Atomic-M elements,
  *     element (c, y, x) of batch b at
  *       base + b * BATCH_STRIDE + (c / M) * SURF_STRIDE + y * LINE_STRIDE + x * M + c % M,
- *     read whole lines (or whole surfaces when lines are packed); the
- *     line+surface packed 1x1 cube is read as consecutive atoms
- *     (ref: cmod/cdma DirectConvDataRequestSequencerCommon, 1x1 case);
+ *     read whole lines (or whole surfaces when lines are packed); a 1x1
+ *     cube with SURF_PACKED is read as consecutive atoms (ref: vmod
+ *     NV_NVDLA_CDMA_dc.v is_packed_1x1);
  *   - the input converter (D_CVT_CFG) on feature data and pixels:
  *     y = sat8(round_half_away((x - offset) * scale / 2^truncate)), where
  *     offset is D_CVT_OFFSET, or the per-channel mean (D_MEAN_GLOBAL_*) for
@@ -449,9 +449,9 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
     int8_t lut[256];
     int rc = 0;
 
-    /* ref: cmod/cdma DirectConvDataRequestSequencerCommon: a packed 1x1
-     * cube is fetched as consecutive atoms */
-    if (c->line_packed && c->surf_packed && w == 1 && h == 1) {
+    /* ref: vmod/nvdla/cdma/NV_NVDLA_CDMA_dc.v is_packed_1x1: a 1x1 cube
+     * with SURF_PACKED is fetched as consecutive atoms */
+    if (c->surf_packed && w == 1 && h == 1) {
         surf_stride = m;
     }
     if (c->cvt_en) {

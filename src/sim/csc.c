@@ -191,9 +191,8 @@ static int csc_validate(struct dla_dev *d, const struct dla_csc_cfg *c,
         return 0;
     }
     /* pixel input: channel-extended kernels of width 1 (ref: cmod/csc
-     * SendImageDataToMacSequencerConvCommon) */
-    SAME("D_DATAIN_SIZE_EXT_0_0.DATAIN_HEIGHT_EXT", c->height - 1,
-         "D_DATAIN_SIZE_0_0.DATAIN_HEIGHT", m->height - 1);
+     * SendImageDataToMacSequencerConvCommon); the lines CSC reads are
+     * checked against what CBUF holds by dla_conv_execute */
     if (c->kernel_w != 1) {
         return dla_error(d, DLASIM_ERR_PROG,
                          "CSC: D_WEIGHT_SIZE_EXT_0_0.WEIGHT_WIDTH_EXT=%u: pixel input needs "

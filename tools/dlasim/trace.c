@@ -39,6 +39,7 @@ struct crc_override {
 
 struct case_outcome {
     int status;
+    int expect_file;       /* judged against the --expect file's CRC */
     struct dlasim_trace_result res;
     double seconds;
     char err[1024];
@@ -135,6 +136,7 @@ static void run_case(const struct trace_args *a, const char *cfg, int verbose,
             po.on_check = print_check;
             po.opaque = &ov;
             o->status = dlasim_trace_play(dev, t, &po, &o->res, o->err, sizeof(o->err));
+            o->expect_file = ov.active;
             if (ov.active && (o->status == 0 || o->status == DLASIM_ERR_CHECK)) {
                 /* judge the CRC checks against the expectations file instead */
                 o->status = ov.failed ? DLASIM_ERR_CHECK : 0;
@@ -215,8 +217,9 @@ static void print_table_row(const char *name, const struct case_outcome *o)
     char checks[32];
     snprintf(checks, sizeof(checks), "%u/%u", o->res.checks_passed,
              o->res.checks_passed + o->res.checks_failed);
-    printf("| %-42s | %-4s | %7s | %6u | %8.3f |\n", name, o->status ? "FAIL" : "PASS", checks,
-           o->res.layers, o->seconds);
+    printf("| %-42s | %-5s | %7s | %6u | %8.3f |\n", name,
+           o->status ? (o->expect_file ? "FAIL*" : "FAIL") : (o->expect_file ? "PASS*" : "PASS"),
+           checks, o->res.layers, o->seconds);
 }
 
 static int run_suite(const struct trace_args *a)
@@ -232,9 +235,9 @@ static int run_suite(const struct trace_args *a)
     if (a->table) {
         printf("NVDLA conformance traces, config %s (expected CRCs from NVIDIA's RTL)\n\n",
                a->common.config ? a->common.config : "nv_small");
-        printf("| %-42s | %-4s | %7s | %6s | %8s |\n", "case", "", "checks", "layers", "seconds");
-        printf("|%.44s|%.6s|%.9s|%.8s|%.10s|\n", "--------------------------------------------",
-               "------", "---------", "--------", "----------");
+        printf("| %-42s | %-5s | %7s | %6s | %8s |\n", "case", "", "checks", "layers", "seconds");
+        printf("|%.44s|%.7s|%.9s|%.8s|%.10s|\n", "--------------------------------------------",
+               "-------", "---------", "--------", "----------");
     }
     for (size_t i = 0; i < n; i++) {
         char cfg[4096];
@@ -269,7 +272,11 @@ static int run_suite(const struct trace_args *a)
                 a->match ? " matching " : "", a->match ? a->match : "");
     }
     if (a->table) {
-        printf("\n%.1f s in all\n", total);
+        printf("\n%.1f s in all.", total);
+        if (a->expect) {
+            printf("  * CRC from %s instead of the trace (see the file for why)", a->expect);
+        }
+        printf("\n");
     }
     if (skipped) {
         printf("%u passed, %u failed, %u skipped\n", passed, failed, skipped);
