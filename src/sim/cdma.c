@@ -393,8 +393,11 @@ int dla_cdma_validate(struct dla_dev *d, const struct dla_cdma_cfg *c)
     if (rc) {
         return rc;
     }
+    /* feature slices must match exactly (ref: cmod/cdma
+     * DirectConvDataResponseSequencerCommon); a pixel line may be given
+     * more entries than it fills (CDMA and CSC both step by ENTRIES) */
     uint32_t need = dla_cdma_entries_needed(cfg, c);
-    if (c->entries != need) {
+    if (c->fmt == DLA_CONV_IN_PIXEL ? c->entries < need : c->entries != need) {
         return dla_error(d, DLASIM_ERR_PROG,
                          "CDMA: D_ENTRY_PER_SLICE_0.ENTRIES=%u but a %s slice of %ux%u occupies "
                          "%u CBUF entries (ENTRIES=%u)",

@@ -13,7 +13,9 @@
  *     csc_read_one_image_entry): the kernel is channel-extended (width 1,
  *     WEIGHT_CHANNEL_EXT = kernel width x channels): output (x, y) and kernel
  *     row r read the CBUF line y * STRIDE_Y + r - PAD_TOP from element
- *     x * STRIDE_X * DATAIN_CHANNEL_EXT onwards; lines outside the input read
+ *     x * STRIDE_X * (elements per pixel: 4, 3 or 1 from the low bits of
+ *     DATAIN_CHANNEL_EXT, as vmod CSC_dl pixel_x_stride_w) onwards; lines
+ *     outside the input read
  *     PAD_VALUE; with D_POST_Y_EXTENSION the MAC array takes 2 or 4 kernel
  *     rows per atomic operation, which changes the weight layout only;
  *   - the weight layout in CBUF (SendWeightToMacSequencerDirectConvCommon):
@@ -87,6 +89,23 @@ static void csc_decode(const struct dla_dev *d, unsigned g, struct dla_csc_cfg *
     c->pad_value = CSC_F(d, g, D_ZERO_PADDING_VALUE, PAD_VALUE);
     c->data_bank = CSC_F(d, g, D_BANK, DATA_BANK) + 1;
     c->weight_bank = CSC_F(d, g, D_BANK, WEIGHT_BANK) + 1;
+}
+
+/*
+ * Elements CSC steps over per pixel of a pixel-input line: derived from the
+ * two low bits of DATAIN_CHANNEL_EXT (4 for 4-element pixels, 3 for 3, else
+ * 1).  ref: vmod/nvdla/csc/NV_NVDLA_CSC_dl.v pixel_x_stride_w.
+ */
+static uint32_t pixel_stride(const struct dla_csc_cfg *c)
+{
+    switch ((c->channel - 1) & 3u) {
+    case 3:
+        return 4;
+    case 2:
+        return 3;
+    default:
+        return 1;
+    }
 }
 
 /* ---- validation ------------------------------------------------------------ */
@@ -295,7 +314,7 @@ struct conv_job {
     const int8_t *wt;          /* wt[k][c][ky][kx] */
     uint64_t terms;            /* non-trivial products per output element */
     int pixel;                 /* pixel input: hardware order over flat channels */
-    uint32_t flat_c;           /* pixel input: channels of a pixel (DATAIN_CHANNEL_EXT) */
+    uint32_t flat_c;           /* pixel input: elements per pixel (pixel_stride) */
     uint32_t flat_kc;          /* pixel input: channel-extended kernel channels */
     uint32_t ext;              /* pixel input: kernel rows per atomic operation */
     uint32_t ac;               /* Atomic-C */
@@ -342,14 +361,14 @@ static int build_feature_input(struct dla_dev *d, struct dla_conv_state *s,
 }
 
 /* Padded planar input of a pixel layer: channel c of pixel p of line y is
- * element p * DATAIN_CHANNEL_EXT + c of the CBUF line (reading past a line
+ * element p * pixel_stride + c of the CBUF line (reading past a line
  * continues into the next one, as CBUF entries do). */
 static int build_pixel_input(struct dla_dev *d, struct dla_conv_state *s,
                              const struct dla_csc_cfg *c, struct conv_job *j)
 {
     struct dla_conv_geom *g = &j->g;
     const struct dla_cbuf_slices *data = &s->data;
-    const uint32_t cc = c->channel;
+    const uint32_t cc = pixel_stride(c);
     const uint32_t kw = (c->kernel_c + cc - 1) / cc;
     g->in_c = cc;
     g->in_w = (c->out_w - 1) * c->stride_x + kw;
@@ -392,7 +411,7 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
     g->out_h = c->out_h;
     g->out_k = c->kernels;
     g->k_h = c->kernel_h;
-    g->k_w = pixel ? (c->kernel_c + c->channel - 1) / c->channel : c->kernel_w;
+    g->k_w = pixel ? (c->kernel_c + pixel_stride(c) - 1) / pixel_stride(c) : c->kernel_w;
     g->stride_x = c->stride_x;
     g->stride_y = c->stride_y;
     g->dil_x = pixel ? 1 : c->dil_x;
@@ -413,7 +432,7 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
     }
     j->wt = s->wplanar;
     j->pixel = pixel;
-    j->flat_c = c->channel;
+    j->flat_c = pixel ? pixel_stride(c) : c->channel;
     j->flat_kc = c->kernel_c;
     j->ext = pixel ? 1u << c->y_extension : 1;
     j->ac = cfg->mac_atomic_c_size;

@@ -1,5 +1,5 @@
 /*
- * SDP (single data point processor) with SDP_RDMA.
+ * SDP (Single Data Processor: per-element post-processing) with SDP_RDMA.
  *
  * CSB windows: SDP_RDMA 0x8000-0x8fff, SDP 0x9000-0x9fff (both dual-group).
  * GLB interrupt bits: SDP_DONE_STATUS0/1 (raised by the device core when the
@@ -29,14 +29,15 @@
  * bypass; NV_NVDLA_SDP_rdma.v has no ERDMA).
  *
  * Memory layout (ref: NV_NVDLA_SDP_MRDMA_ig.v, NV_NVDLA_SDP_RDMA_ig.v,
- * NV_NVDLA_SDP_WDMA_cmd.v): an atom is NVDLA_MEMORY_ATOMIC_SIZE (M) bytes and
- * holds M/bytes_per_element channels; surface s holds the channels of atom
- * s; element (c, y, x) is at base + s*surface_stride + y*line_stride +
- * x*M + (c%epa)*bytes.  Base addresses and strides drop their low log2(M)
- * bits.  A 1x1 cube (width = height = 0) is "packed": all its surfaces are
- * one contiguous request, strides are not used.  Every atom is processed and
- * written whole: channels of the last surface beyond the cube (padding) go
- * through the pipeline with what the input holds there and are written too.
+ * NV_NVDLA_SDP_WDMA_cmd.v): an atom holds M = NVDLA_MEMORY_ATOMIC_SIZE
+ * elements (M bytes for int8, 2M for int16); surface s holds channels
+ * [s*M, s*M+M); element (c, y, x) is at base + (c/M)*surface_stride +
+ * y*line_stride + x*M*bytes + (c%M)*bytes.  Base addresses and strides drop
+ * their low log2(M) bits.  A 1x1 cube (width = height = 0) is "packed": all
+ * its surfaces are one contiguous request, strides are not used.  Every atom
+ * is processed and written whole: channels of the last surface beyond the
+ * cube (padding) go through the pipeline with what the input holds there
+ * and are written too.
  * Operands (BRDMA/NRDMA/ERDMA): PER_KERNEL = one value per channel, stored
  * contiguously; PER_ELEMENT = a cube laid out like the input with elements
  * of 1 or 2 bytes, or 2 or 4 bytes for DATA_USE=BOTH (ALU component first,
@@ -51,7 +52,8 @@
  *  - Operand streams SDP_RDMA would fetch but the data path never consumes
  *    are not read (the hardware would stall).
  *  - INT16 needs a configuration whose feature data types include INT16;
- *    then an atom holds M/2 channels (as the RTL's AM_AW2 sizing does).
+ *    an atom then holds M int16 elements as in cmod (the nv_small RTL,
+ *    built for int8 only, sizes an int16 surface as M/2 channels).
  *  - Flying input (CACC): channels the cube does not provide are 0.
  *    The cube sent to PDP has the padded channel count (a multiple of the
  *    channels per atom) so PDP can process whole atoms too.
@@ -63,10 +65,13 @@
  *    >= 2^31; 9-bit index subtraction).
  *  - Hardware status registers (group of the layer) at the end of a layer:
  *    D_STATUS.STATUS_UNEQUAL = some output element written towards memory
- *    is non-zero (NV_NVDLA_SDP_WDMA_DAT_out.v); D_PERF_OUT_SATURATION and
+ *    is non-zero (NV_NVDLA_SDP_WDMA_DAT_out.v; cmod sets it in EQL mode
+ *    only, where nothing is written); D_PERF_OUT_SATURATION and
  *    D_PERF_LUT_* count every lane (padding included) only when
  *    D_PERF_ENABLE.PERF_SAT_EN / PERF_LUT_EN is set, else they are 0;
  *    stall counters and FP16 NaN/Inf counters are 0.
+ *  - One thread; a layer is processed surface by surface (one surface of
+ *    input, operands and output in host memory at a time).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -135,7 +140,7 @@ struct sdp_lut_cfg {
 
 struct sdp_cfg {
     uint32_t w, h, c;
-    unsigned atom;  /* bytes per atom (M) */
+    unsigned atom;  /* NVDLA_MEMORY_ATOMIC_SIZE (M) */
     unsigned bpe;   /* bytes per element: 1 (int8) or 2 (int16) */
     unsigned epa;   /* elements per atom */
     uint32_t nsurf; /* surfaces (atoms along C) */
@@ -559,7 +564,9 @@ static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
     }
     c->atom = cfg->memory_atomic_size;
     c->bpe = proc == NVDLA_SDP_D_DATA_FORMAT_0_PROC_PRECISION_INT16 ? 2u : 1u;
-    c->epa = c->atom / c->bpe;
+    /* an atom holds M elements of any precision (brief layout, cmod
+     * ELEMENT_PER_ATOM_INT16 = NVDLA_MEMORY_ATOMIC_SIZE) */
+    c->epa = c->atom;
     c->out_bits = 8u * c->bpe;
     c->nsurf = (c->c + c->epa - 1) / c->epa;
     c->packed = c->w == 1 && c->h == 1;

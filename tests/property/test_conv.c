@@ -220,6 +220,8 @@ struct conv {
     uint32_t post_ext;               /* D_POST_Y_EXTENSION field */
     /* memory and CBUF */
     uint32_t line_stride, surf_stride, uv_stride, out_line, out_surf;
+    int packed_1x1;                  /* 1x1 cube with SURF_PACKED: D_SURF_STRIDE is not used */
+    uint32_t extra_entries;          /* pixel input: ENTRY_PER_SLICE beyond the line */
     uint32_t entries, data_bank, weight_bank, wt_bytes;
     /* contents */
     int8_t *in;                      /* feature: [c][y][x] */
@@ -273,7 +275,7 @@ static uint32_t entries_of(const struct tdev *t, const struct conv *L)
 static int plan_banks(const struct tdev *t, struct conv *L)
 {
     uint64_t bank_bytes = (uint64_t)t->bw * t->depth;
-    L->entries = entries_of(t, L);
+    L->entries = entries_of(t, L) + L->extra_entries;
     L->data_bank = div_up(L->h * L->entries, t->depth);
     L->wt_bytes = round_up(bytes_per_kernel(L) * L->k, 128);
     uint64_t kept = L->skip_weight_rls ? L->wt_bytes
@@ -559,10 +561,11 @@ static void program_cdma(struct tdev *t, const struct conv *L)
     wr(t, NVDLA_CDMA_D_DAIN_ADDR_LOW_1_0, (uint32_t)IN1_ADDR);
     wr(t, NVDLA_CDMA_D_LINE_STRIDE_0, L->line_stride);
     wr(t, NVDLA_CDMA_D_LINE_UV_STRIDE_0, L->uv_stride);
-    wr(t, NVDLA_CDMA_D_SURF_STRIDE_0, L->surf_stride);
+    wr(t, NVDLA_CDMA_D_SURF_STRIDE_0, L->packed_1x1 ? 0x12340 * t->m : L->surf_stride);
     wr(t, NVDLA_CDMA_D_DAIN_MAP_0,
        F(CDMA, D_DAIN_MAP, LINE_PACKED, L->line_stride == L->w * t->m) |
-           F(CDMA, D_DAIN_MAP, SURF_PACKED, L->surf_stride == L->w * L->fetch_h * t->m));
+           F(CDMA, D_DAIN_MAP, SURF_PACKED,
+             L->packed_1x1 || L->surf_stride == L->w * L->fetch_h * t->m));
     wr(t, NVDLA_CDMA_D_BATCH_NUMBER_0, 0);
     wr(t, NVDLA_CDMA_D_ENTRY_PER_SLICE_0, L->entries - 1);
     wr(t, NVDLA_CDMA_D_FETCH_GRAIN_0, 0);
@@ -764,8 +767,8 @@ static void random_feature_layer(struct tdev *t, struct conv *L, uint32_t max_c)
 {
     for (;;) {
         memset(L, 0, sizeof(*L));
-        L->w = rnd(1, 12);
-        L->h = rnd(1, 10);
+        L->w = rnd(0, 5) ? rnd(1, 12) : 1;
+        L->h = L->w == 1 && rnd(0, 1) ? 1 : rnd(1, 10);
         L->c = rnd(1, max_c);
         L->k = rnd(1, 20);
         L->kw = rnd(1, 5);
@@ -802,6 +805,12 @@ static void random_feature_layer(struct tdev *t, struct conv *L, uint32_t max_c)
         L->line_stride = L->w * t->m;
         L->surf_stride = L->line_stride * L->h;
     }
+    if (L->w == 1 && L->h == 1 && rnd(0, 1)) {
+        /* a packed 1x1 cube is read as consecutive atoms (vmod
+         * NV_NVDLA_CDMA_dc.v is_packed_1x1), whatever D_SURF_STRIDE says */
+        L->packed_1x1 = 1;
+        L->surf_stride = t->m;
+    }
     L->in = malloc((size_t)L->c * L->h * L->w);
     assert_non_null(L->in);
     fill_random(L->in, (size_t)L->c * L->h * L->w);
@@ -829,6 +838,7 @@ static void random_pixel_layer(struct tdev *t, struct conv *L)
         L->pt = rnd(0, 2);
         L->pb = rnd(0, 2);
         L->x_off = rnd(0, t->m / fmt_bpp0(L->fmt) - 1);
+        L->extra_entries = rnd(0, 3) ? 0 : rnd(1, 2);
         L->skip_weight_rls = (int)rnd(0, 1);
         if (L->pl + L->w + L->pr < L->kw || L->pt + L->h + L->pb < L->kh) {
             continue;
