@@ -489,7 +489,8 @@ static size_t q8_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1
 }
 
 /* P16 cells from 2 byte rows: int16 s0[x * sx], s1[x * sx] for x < n, sx 1
- * or 2 (same read rule as q8_cells_simd); returns the number of cells done. */
+ * or 2, as far as whole chunks go (same read rule as q8_cells_simd); returns
+ * the number of cells done. */
 static size_t p16_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1, size_t n,
                              size_t sx)
 {
@@ -502,6 +503,13 @@ static size_t p16_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s
     } else if (sx == 1) {
         for (; x + 16 <= n; x += 16) {
             p16_emit16(d + x * CONV_CELL, load16(s0 + x), load16(s1 + x));
+        }
+        for (; x + 8 <= n; x += 8) {
+            __m128i l = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)(s0 + x)),
+                                          _mm_loadl_epi64((const __m128i *)(const void *)(s1 + x)));
+            __m128i *o = (__m128i *)(void *)(d + x * CONV_CELL);
+            _mm_storeu_si128(o, _mm_srai_epi16(_mm_unpacklo_epi8(l, l), 8));
+            _mm_storeu_si128(o + 1, _mm_srai_epi16(_mm_unpackhi_epi8(l, l), 8));
         }
     }
 #else

@@ -16,6 +16,9 @@
  * vpaddd accumulates (wraps mod 2^32).
  * Tiles: 4 channels x 16 pixels or 8 x 8 (8 ymm accumulators).
  *
+ * AVX-512 VBMI (vpermb) also packs Q8 weights: one byte permute turns a
+ * channel group's [channel][tap] bytes into [tap][channel] cells.
+ *
  * The row loops are written out with macros for up to 8 rows x 3 vectors;
  * the row and vector counts are constants after inlining, so the unused
  * accumulators and branches disappear and the rest stays in registers.

@@ -128,7 +128,7 @@ static int decode_precision(struct dla_dev *d, unsigned g, struct cdp_cfg *c)
 {
     const struct dla_config *hw = dla_cfg(d);
     uint32_t dp = DLA_REG_FIELD(d, g, NVDLA_CDP_D_DATA_FORMAT_0, INPUT_DATA_TYPE);
-    uint32_t rd = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_FORMAT_0, INPUT_DATA);
+    uint32_t rd = DLA_REG_FIELD(d, dla_consumer(d, NVDLA_UNIT_CDP_RDMA), NVDLA_CDP_RDMA_D_DATA_FORMAT_0, INPUT_DATA);
 
     c->int16 = 0;
     if (dp == NVDLA_CDP_D_DATA_FORMAT_0_INPUT_DATA_TYPE_INT8 &&
@@ -160,20 +160,20 @@ static int decode_precision(struct dla_dev *d, unsigned g, struct cdp_cfg *c)
 
 static void decode_cube(struct dla_dev *d, unsigned g, struct cdp_cfg *c)
 {
-    c->width = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
-    c->height = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
-    c->channel = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
+    c->width = DLA_REG_FIELD(d, dla_consumer(d, NVDLA_UNIT_CDP_RDMA), NVDLA_CDP_RDMA_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
+    c->height = DLA_REG_FIELD(d, dla_consumer(d, NVDLA_UNIT_CDP_RDMA), NVDLA_CDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
+    c->channel = DLA_REG_FIELD(d, dla_consumer(d, NVDLA_UNIT_CDP_RDMA), NVDLA_CDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
     c->elem_bytes = c->int16 ? 2 : 1;
     c->atom_elems = dla_cfg(d)->memory_atomic_size;
     c->atom_bytes = c->atom_elems * c->elem_bytes;
     c->surfaces = (c->channel + c->atom_elems - 1) / c->atom_elems;
 
-    c->src_addr = dla_addr(dla_reg(d, NVDLA_CDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, g),
-                           dla_reg(d, NVDLA_CDP_RDMA_D_SRC_BASE_ADDR_LOW_0, g));
-    c->src_line = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_SRC_LINE_STRIDE_0, SRC_LINE_STRIDE);
-    c->src_surf = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_SRC_SURFACE_STRIDE_0,
+    c->src_addr = dla_addr(dla_reg(d, NVDLA_CDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, dla_consumer(d, NVDLA_UNIT_CDP_RDMA)),
+                           dla_reg(d, NVDLA_CDP_RDMA_D_SRC_BASE_ADDR_LOW_0, dla_consumer(d, NVDLA_UNIT_CDP_RDMA)));
+    c->src_line = DLA_REG_FIELD(d, dla_consumer(d, NVDLA_UNIT_CDP_RDMA), NVDLA_CDP_RDMA_D_SRC_LINE_STRIDE_0, SRC_LINE_STRIDE);
+    c->src_surf = DLA_REG_FIELD(d, dla_consumer(d, NVDLA_UNIT_CDP_RDMA), NVDLA_CDP_RDMA_D_SRC_SURFACE_STRIDE_0,
                                 SRC_SURFACE_STRIDE);
-    c->src_port = dla_ram_port(DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_SRC_DMA_CFG_0,
+    c->src_port = dla_ram_port(DLA_REG_FIELD(d, dla_consumer(d, NVDLA_UNIT_CDP_RDMA), NVDLA_CDP_RDMA_D_SRC_DMA_CFG_0,
                                              SRC_RAM_TYPE));
 
     c->dst_addr = dla_addr(dla_reg(d, NVDLA_CDP_D_DST_BASE_ADDR_HIGH_0, g),

@@ -595,6 +595,37 @@ static int compute(struct dla_dev *d, struct dla_conv_state *s, const struct con
 
 /* ---- the layer -------------------------------------------------------------------- */
 
+/* Host memory and work one layer may take: far above what a CBUF-bound
+ * layer needs, low enough that arbitrary programming (fuzzing) cannot
+ * exhaust the host. */
+#define CONV_MAX_BUFFER_BYTES ((uint64_t)1 << 28)
+#define CONV_MAX_MACS ((uint64_t)1 << 38)
+
+static int check_host_limits(struct dla_dev *d, const struct dla_csc_cfg *c,
+                             const struct dla_cdma_cfg *m)
+{
+    uint64_t s = c->fmt == DLA_CONV_IN_PIXEL ? pixel_stride(c) : c->channel;
+    uint64_t kw = c->fmt == DLA_CONV_IN_PIXEL ? (c->kernel_c + s - 1) / s : c->kernel_w;
+    uint64_t dx = c->fmt == DLA_CONV_IN_PIXEL ? 1 : c->dil_x;
+    uint64_t dy = c->fmt == DLA_CONV_IN_PIXEL ? 1 : c->dil_y;
+    uint64_t in_w = (uint64_t)(c->out_w - 1) * c->stride_x + (kw - 1) * dx + 1;
+    uint64_t in_h = (uint64_t)(c->out_h - 1) * c->stride_y + (uint64_t)(c->kernel_h - 1) * dy + 1;
+    uint64_t outs = (uint64_t)c->out_w * c->out_h * c->out_c;
+    uint64_t wts = (uint64_t)c->kernels * s * kw * c->kernel_h;
+    uint64_t macs = outs * c->kernel_c * c->kernel_w * c->kernel_h;
+    if (s * in_w * in_h > CONV_MAX_BUFFER_BYTES || outs * 4 > CONV_MAX_BUFFER_BYTES ||
+        wts > CONV_MAX_BUFFER_BYTES || m->weight_bytes > CONV_MAX_BUFFER_BYTES ||
+        macs > CONV_MAX_MACS) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "CONV: a %ux%ux%u output from a %llux%llux%llu padded input with "
+                         "%u kernels of %ux%ux%u exceeds the host limits of the model",
+                         c->out_w, c->out_h, c->out_c, (unsigned long long)in_w,
+                         (unsigned long long)in_h, (unsigned long long)s, c->kernels,
+                         c->kernel_w, c->kernel_h, c->kernel_c);
+    }
+    return 0;
+}
+
 int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
 {
     const struct dla_config *cfg = dla_cfg(d);
@@ -617,6 +648,7 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
         (rc = dla_cmac_validate(d, "CMAC_A", &cmac_a, &csc)) ||
         (rc = dla_cmac_validate(d, "CMAC_B", &cmac_b, &csc)) ||
         (rc = dla_cacc_validate(d, group, &cacc, &csc)) || (rc = dla_cbuf_validate(d, &cdma)) ||
+        (rc = check_host_limits(d, &csc, &cdma)) ||
         (rc = dla_cbuf_plan(d, s, &cdma, &data_use, &weight_use))) {
         return rc;
     }

@@ -104,6 +104,11 @@ uint32_t dla_reg(const struct dla_dev *d, uint32_t addr, unsigned group)
     return dla_regfile_get(&d->rf, addr, group);
 }
 
+unsigned dla_consumer(const struct dla_dev *d, enum nvdla_unit u)
+{
+    return d->rf.unit[u].consumer;
+}
+
 void dla_reg_hw_set(struct dla_dev *d, uint32_t addr, unsigned group, uint32_t v)
 {
     dla_regfile_hw_set(&d->rf, addr, group, v);

@@ -32,6 +32,11 @@ uint32_t dla_reg(const struct dla_dev *d, uint32_t addr, unsigned group);
  * software access rules. */
 void dla_reg_hw_set(struct dla_dev *d, uint32_t addr, unsigned group, uint32_t v);
 
+/* CONSUMER group of a unit: the group its datapath executes.  Linked units
+ * (an RDMA and its engine) keep their own pointers, so an engine reads its
+ * RDMA's registers from the RDMA's consumer group. */
+unsigned dla_consumer(const struct dla_dev *d, enum nvdla_unit u);
+
 /* Field value from a register value: DLA_FIELD(v, NVDLA_PDP_D_POOLING_KERNEL_CFG_0_KERNEL_WIDTH). */
 #define DLA_FIELD(v, F) (((uint32_t)(v) & F##__MASK) >> F##__SHIFT)
 /* Register + field in one step for the group being executed. */

@@ -236,7 +236,9 @@ static int64_t pdp_empty_window(uint32_t pl, uint32_t n, uint32_t k, uint32_t s,
 /* ---- register decoding ---------------------------------------------------- */
 
 #define PDP_F(d, g, REG, FIELD) DLA_REG_FIELD(d, g, NVDLA_PDP_##REG##_0, FIELD)
-#define RDMA_F(d, g, REG, FIELD) DLA_REG_FIELD(d, g, NVDLA_PDP_RDMA_##REG##_0, FIELD)
+/* PDP_RDMA registers come from PDP_RDMA's own consumer group. */
+#define RDMA_F(d, REG, FIELD) \
+    DLA_REG_FIELD(d, dla_consumer((d), NVDLA_UNIT_PDP_RDMA), NVDLA_PDP_RDMA_##REG##_0, FIELD)
 
 static const uint32_t pdp_pad_value_regs[PDP_PAD_MAX] = {
     NVDLA_PDP_D_POOLING_PADDING_VALUE_1_CFG_0, NVDLA_PDP_D_POOLING_PADDING_VALUE_2_CFG_0,
@@ -456,12 +458,12 @@ static int pdp_validate_geometry(struct dla_dev *d, const struct pdp_cfg *c)
 /* PDP_RDMA must fetch the stream PDP consumes (ref: PDP_RDMA_ig.v). */
 static int pdp_decode_rdma(struct dla_dev *d, unsigned g, struct pdp_cfg *c)
 {
-    uint32_t w = RDMA_F(d, g, D_DATA_CUBE_IN_WIDTH, CUBE_IN_WIDTH) + 1;
-    uint32_t h = RDMA_F(d, g, D_DATA_CUBE_IN_HEIGHT, CUBE_IN_HEIGHT) + 1;
-    uint32_t ch = RDMA_F(d, g, D_DATA_CUBE_IN_CHANNEL, CUBE_IN_CHANNEL) + 1;
-    uint32_t fmt = RDMA_F(d, g, D_DATA_FORMAT, INPUT_DATA);
+    uint32_t w = RDMA_F(d, D_DATA_CUBE_IN_WIDTH, CUBE_IN_WIDTH) + 1;
+    uint32_t h = RDMA_F(d, D_DATA_CUBE_IN_HEIGHT, CUBE_IN_HEIGHT) + 1;
+    uint32_t ch = RDMA_F(d, D_DATA_CUBE_IN_CHANNEL, CUBE_IN_CHANNEL) + 1;
+    uint32_t fmt = RDMA_F(d, D_DATA_FORMAT, INPUT_DATA);
     uint32_t pfmt = PDP_F(d, g, D_DATA_FORMAT, INPUT_DATA);
-    uint32_t nsplit = RDMA_F(d, g, D_OPERATION_MODE_CFG, SPLIT_NUM) + 1;
+    uint32_t nsplit = RDMA_F(d, D_OPERATION_MODE_CFG, SPLIT_NUM) + 1;
 
     if (fmt != pfmt) {
         return dla_error(d, DLASIM_ERR_PROG,
@@ -485,11 +487,11 @@ static int pdp_decode_rdma(struct dla_dev *d, unsigned g, struct pdp_cfg *c)
                              w - 1, c->in_w - 1);
         }
     } else {
-        uint32_t kw = RDMA_F(d, g, D_POOLING_KERNEL_CFG, KERNEL_WIDTH) + 1;
-        uint32_t sw = RDMA_F(d, g, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH) + 1;
-        uint32_t f = RDMA_F(d, g, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_FIRST) + 1;
-        uint32_t m = RDMA_F(d, g, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_MID) + 1;
-        uint32_t l = RDMA_F(d, g, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_LAST) + 1;
+        uint32_t kw = RDMA_F(d, D_POOLING_KERNEL_CFG, KERNEL_WIDTH) + 1;
+        uint32_t sw = RDMA_F(d, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH) + 1;
+        uint32_t f = RDMA_F(d, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_FIRST) + 1;
+        uint32_t m = RDMA_F(d, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_MID) + 1;
+        uint32_t l = RDMA_F(d, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_LAST) + 1;
         if (kw != c->kw || sw != c->sw) {
             return dla_error(d, DLASIM_ERR_PROG,
                              "PDP_RDMA: D_POOLING_KERNEL_CFG_0 (kernel width %u, stride %u) differs "
@@ -502,11 +504,12 @@ static int pdp_decode_rdma(struct dla_dev *d, unsigned g, struct pdp_cfg *c)
                              c->part_in[0], c->part_in[1], c->part_in[2]);
         }
     }
-    c->src_base = dla_addr(dla_reg(d, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, g),
-                           dla_reg(d, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_LOW_0, g));
-    c->src_line = RDMA_F(d, g, D_SRC_LINE_STRIDE, SRC_LINE_STRIDE);
-    c->src_surf = RDMA_F(d, g, D_SRC_SURFACE_STRIDE, SRC_SURFACE_STRIDE);
-    c->src_port = dla_ram_port(RDMA_F(d, g, D_SRC_RAM_CFG, SRC_RAM_TYPE));
+    unsigned rg = dla_consumer(d, NVDLA_UNIT_PDP_RDMA);
+    c->src_base = dla_addr(dla_reg(d, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, rg),
+                           dla_reg(d, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_LOW_0, rg));
+    c->src_line = RDMA_F(d, D_SRC_LINE_STRIDE, SRC_LINE_STRIDE);
+    c->src_surf = RDMA_F(d, D_SRC_SURFACE_STRIDE, SRC_SURFACE_STRIDE);
+    c->src_port = dla_ram_port(RDMA_F(d, D_SRC_RAM_CFG, SRC_RAM_TYPE));
     return 0;
 }
 

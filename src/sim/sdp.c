@@ -44,7 +44,7 @@
  * then MUL: NV_NVDLA_SDP_RDMA_eg.v).  One-byte operands are sign-extended.
  *
  * Modelling choices and known deviations:
- *  - SDP_RDMA registers are read from the same register group as SDP.
+ *  - SDP_RDMA registers are read from SDP_RDMA's own consumer group.
  *  - Programming the hardware cannot run (it would hang or is not supported
  *    by NVDLA: precision conversion, winograd, FP16, an operand stream the
  *    SDP reads while SDP_RDMA does not provide it, cube sizes that differ
@@ -183,7 +183,8 @@ struct sdp_stats {
 /* ---- register access -------------------------------------------------------- */
 
 #define SDP_R(d, g, REG) dla_reg((d), NVDLA_SDP_##REG, (g))
-#define RDMA_R(d, g, REG) dla_reg((d), NVDLA_SDP_RDMA_##REG, (g))
+/* SDP_RDMA registers come from SDP_RDMA's own consumer group. */
+#define RDMA_R(d, REG) dla_reg((d), NVDLA_SDP_RDMA_##REG, dla_consumer((d), NVDLA_UNIT_SDP_RDMA))
 #define SDP_FLD(v, REG, FIELD) DLA_FIELD((v), REG##_##FIELD)
 
 static uint64_t addr_mask_of(const struct dla_config *cfg)
@@ -376,7 +377,7 @@ static const char *const src_name[SRC_N] = {"BS ALU", "BS MUL", "BN ALU",
 
 /* Decode one of BRDMA (0), NRDMA (1), ERDMA (2) and check it delivers the
  * operands the data path reads. */
-static int decode_stream(struct dla_dev *d, unsigned g, int which, struct sdp_cfg *c)
+static int decode_stream(struct dla_dev *d, int which, struct sdp_cfg *c)
 {
     static const char *const dma_name[3] = {"BRDMA", "NRDMA", "ERDMA"};
     static const char *const reg_name[3] = {"D_BRDMA_CFG_0", "D_NRDMA_CFG_0", "D_ERDMA_CFG_0"};
@@ -385,23 +386,23 @@ static int decode_stream(struct dla_dev *d, unsigned g, int which, struct sdp_cf
         uint32_t cfgv, lo, hi, line, surf;
     } f;
     if (which == 0) {
-        f.cfgv = RDMA_R(d, g, D_BRDMA_CFG_0);
-        f.lo = RDMA_R(d, g, D_BS_BASE_ADDR_LOW_0);
-        f.hi = RDMA_R(d, g, D_BS_BASE_ADDR_HIGH_0);
-        f.line = RDMA_R(d, g, D_BS_LINE_STRIDE_0);
-        f.surf = RDMA_R(d, g, D_BS_SURFACE_STRIDE_0);
+        f.cfgv = RDMA_R(d, D_BRDMA_CFG_0);
+        f.lo = RDMA_R(d, D_BS_BASE_ADDR_LOW_0);
+        f.hi = RDMA_R(d, D_BS_BASE_ADDR_HIGH_0);
+        f.line = RDMA_R(d, D_BS_LINE_STRIDE_0);
+        f.surf = RDMA_R(d, D_BS_SURFACE_STRIDE_0);
     } else if (which == 1) {
-        f.cfgv = RDMA_R(d, g, D_NRDMA_CFG_0);
-        f.lo = RDMA_R(d, g, D_BN_BASE_ADDR_LOW_0);
-        f.hi = RDMA_R(d, g, D_BN_BASE_ADDR_HIGH_0);
-        f.line = RDMA_R(d, g, D_BN_LINE_STRIDE_0);
-        f.surf = RDMA_R(d, g, D_BN_SURFACE_STRIDE_0);
+        f.cfgv = RDMA_R(d, D_NRDMA_CFG_0);
+        f.lo = RDMA_R(d, D_BN_BASE_ADDR_LOW_0);
+        f.hi = RDMA_R(d, D_BN_BASE_ADDR_HIGH_0);
+        f.line = RDMA_R(d, D_BN_LINE_STRIDE_0);
+        f.surf = RDMA_R(d, D_BN_SURFACE_STRIDE_0);
     } else {
-        f.cfgv = RDMA_R(d, g, D_ERDMA_CFG_0);
-        f.lo = RDMA_R(d, g, D_EW_BASE_ADDR_LOW_0);
-        f.hi = RDMA_R(d, g, D_EW_BASE_ADDR_HIGH_0);
-        f.line = RDMA_R(d, g, D_EW_LINE_STRIDE_0);
-        f.surf = RDMA_R(d, g, D_EW_SURFACE_STRIDE_0);
+        f.cfgv = RDMA_R(d, D_ERDMA_CFG_0);
+        f.lo = RDMA_R(d, D_EW_BASE_ADDR_LOW_0);
+        f.hi = RDMA_R(d, D_EW_BASE_ADDR_HIGH_0);
+        f.line = RDMA_R(d, D_EW_LINE_STRIDE_0);
+        f.surf = RDMA_R(d, D_EW_SURFACE_STRIDE_0);
     }
     /* the three *RDMA_CFG registers share one field layout */
     unsigned disable = SDP_FLD(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DISABLE);
@@ -468,13 +469,13 @@ static int check_precision(struct dla_dev *d, const char *what, uint32_t p)
                      p == 2 ? "FP16" : "reserved");
 }
 
-static int decode_rdma(struct dla_dev *d, unsigned g, struct sdp_cfg *c, uint32_t proc)
+static int decode_rdma(struct dla_dev *d, struct sdp_cfg *c, uint32_t proc)
 {
     const struct dla_config *cfg = dla_cfg(d);
-    uint32_t w = RDMA_R(d, g, D_DATA_CUBE_WIDTH_0);
-    uint32_t h = RDMA_R(d, g, D_DATA_CUBE_HEIGHT_0);
-    uint32_t ch = RDMA_R(d, g, D_DATA_CUBE_CHANNEL_0);
-    uint32_t fm = RDMA_R(d, g, D_FEATURE_MODE_CFG_0);
+    uint32_t w = RDMA_R(d, D_DATA_CUBE_WIDTH_0);
+    uint32_t h = RDMA_R(d, D_DATA_CUBE_HEIGHT_0);
+    uint32_t ch = RDMA_R(d, D_DATA_CUBE_CHANNEL_0);
+    uint32_t fm = RDMA_R(d, D_FEATURE_MODE_CFG_0);
     w = SDP_FLD(w, NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
     h = SDP_FLD(h, NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
     ch = SDP_FLD(ch, NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
@@ -507,15 +508,15 @@ static int decode_rdma(struct dla_dev *d, unsigned g, struct sdp_cfg *c, uint32_
                              "NVDLA)",
                              in_p, proc_p);
         }
-        c->src_port = dla_ram_port(RDMA_R(d, g, D_SRC_DMA_CFG_0) &
+        c->src_port = dla_ram_port(RDMA_R(d, D_SRC_DMA_CFG_0) &
                                    NVDLA_SDP_RDMA_D_SRC_DMA_CFG_0_SRC_RAM_TYPE__MASK);
-        c->src_base = atom_addr(cfg, RDMA_R(d, g, D_SRC_BASE_ADDR_HIGH_0),
-                                RDMA_R(d, g, D_SRC_BASE_ADDR_LOW_0));
-        c->src_line = atom_stride(cfg, RDMA_R(d, g, D_SRC_LINE_STRIDE_0));
-        c->src_surf = atom_stride(cfg, RDMA_R(d, g, D_SRC_SURFACE_STRIDE_0));
+        c->src_base = atom_addr(cfg, RDMA_R(d, D_SRC_BASE_ADDR_HIGH_0),
+                                RDMA_R(d, D_SRC_BASE_ADDR_LOW_0));
+        c->src_line = atom_stride(cfg, RDMA_R(d, D_SRC_LINE_STRIDE_0));
+        c->src_surf = atom_stride(cfg, RDMA_R(d, D_SRC_SURFACE_STRIDE_0));
     }
     for (int i = 0; i < 3; i++) {
-        int rc = decode_stream(d, g, i, c);
+        int rc = decode_stream(d, i, c);
         if (rc) {
             return rc;
         }
@@ -605,7 +606,7 @@ static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
         need_rdma |= c->src_used[i];
     }
     if (need_rdma) {
-        return decode_rdma(d, g, c, proc);
+        return decode_rdma(d, c, proc);
     }
     return 0;
 }
