@@ -16,8 +16,10 @@
  *     ignored as the RTL does;
  *   - the result saturates to int32; each saturated element counts in
  *     D_OUT_SATURATION.
- * The C model's 48-bit accumulator (cmod/cacc) differs only for sums beyond
- * 34 bits; the RTL behaviour is reproduced.
+ * The C model's 48-bit accumulator (cmod/cacc) and its exact rounding differ
+ * from the RTL only for CLIP_TRUNCATE > 16 (sticky window) and sums beyond
+ * 34 bits, which no kernel of at most 2^18 bytes (BYTE_PER_KERNEL) reaches;
+ * the RTL behaviour is reproduced.
  */
 #include <stdint.h>
 

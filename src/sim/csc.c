@@ -15,9 +15,9 @@
  *     row r read the CBUF line y * STRIDE_Y + r - PAD_TOP from element
  *     x * STRIDE_X * (elements per pixel: 4, 3 or 1 from the low bits of
  *     DATAIN_CHANNEL_EXT, as vmod CSC_dl pixel_x_stride_w) onwards; lines
- *     outside the input read
- *     PAD_VALUE; with D_POST_Y_EXTENSION the MAC array takes 2 or 4 kernel
- *     rows per atomic operation, which changes the weight layout only;
+ *     outside the input read PAD_VALUE; with D_POST_Y_EXTENSION the MAC
+ *     array takes 2 or 4 kernel rows per atomic operation, which changes
+ *     the weight layout only;
  *   - the weight layout in CBUF (SendWeightToMacSequencerDirectConvCommon):
  *     kernel groups of Atomic-K kernels; in a group, channel blocks of
  *     Atomic-C channels; in a block, kernel positions (row-major); at a
@@ -32,7 +32,9 @@
  *
  * Checks of the layer as a driver sees them: CSC against CDMA (mode,
  * precision, reuse flags, banks, entries, sizes, kernels, weight bytes),
- * D_ATOMICS, D_RELEASE, post-extension limits.
+ * D_ATOMICS, D_RELEASE, post-extension limits.  Layers beyond the model's
+ * host limits (2^28-byte buffers, 2^38 MACs) return DLASIM_ERR_UNSUPPORTED.
+ * Batches > 1 (nv_large) are not modelled (CDMA refuses them).
  */
 #include <stdlib.h>
 #include <string.h>

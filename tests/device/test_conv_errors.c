@@ -723,6 +723,38 @@ static void test_pixel_entries_mismatch(void **state)
     expect_refusal(&good, &bad, "D_ENTRY_PER_SLICE_0.ENTRIES");
 }
 
+/* A layer the hardware could run but whose output (2048 x 1024 x 8192
+ * int32, padding only) exceeds what the model allocates: refused as
+ * unsupported, not crashed on. */
+static void test_layer_beyond_host_limits(void **state)
+{
+    (void)state;
+    struct prog p;
+    struct geom g;
+    struct tdev t;
+    memset(&g, 0, sizeof(g));
+    g.w = g.h = 1;
+    g.c = 8;
+    g.k = 8192;
+    g.kw = g.kh = 1;
+    base_layer(&p, &g);
+    uint32_t size0 = NVDLA_CSC_D_DATAOUT_SIZE_0_0_DATAOUT_WIDTH(2047) |
+                     NVDLA_CSC_D_DATAOUT_SIZE_0_0_DATAOUT_HEIGHT(1023);
+    set(&p, NVDLA_CSC_D_DATAOUT_SIZE_0_0, size0);
+    set(&p, NVDLA_CACC_D_DATAOUT_SIZE_0_0, size0);
+    set(&p, NVDLA_CSC_D_ATOMICS_0, 2048 * 1024 - 1);
+    set(&p, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, 2047);
+    set(&p, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, 1023);
+    open_dev(&t);
+    int rc = run(&t, &p);
+    if (rc != DLASIM_ERR_UNSUPPORTED) {
+        fail_msg("expected DLASIM_ERR_UNSUPPORTED, got %s: %s", dlasim_status_name(rc),
+                 dlasim_last_error(t.dev));
+    }
+    assert_non_null(strstr(dlasim_last_error(t.dev), "host limits"));
+    dlasim_destroy(t.dev);
+}
+
 /* ---- status registers and recovery -------------------------------------------------------- */
 
 static void test_status_registers(void **state)
@@ -804,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_pixel_kernel_not_channel_extended),
         cmocka_unit_test(test_pixel_post_extension_channels),
         cmocka_unit_test(test_pixel_entries_mismatch),
+        cmocka_unit_test(test_layer_beyond_host_limits),
         cmocka_unit_test(test_status_registers),
         cmocka_unit_test(test_recovery_after_refusal),
     };

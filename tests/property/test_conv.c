@@ -448,7 +448,8 @@ static int8_t ref_input(const struct tdev *t, const struct conv *L, int64_t y, i
     if (y < 0 || y >= L->h || x < 0 || x >= L->w) {
         return pad;
     }
-    return L->in[((size_t)c * L->h + (size_t)y) * L->w + (size_t)x];
+    int8_t v = L->in[((size_t)c * L->h + (size_t)y) * L->w + (size_t)x];
+    return cvt_ref(L, (uint8_t)v, 0); /* feature data: signed, CVT_OFFSET */
 }
 
 /* CACC's partial sum: 34-bit signed, saturating. */
@@ -814,6 +815,14 @@ static void random_feature_layer(struct tdev *t, struct conv *L, uint32_t max_c)
     L->in = malloc((size_t)L->c * L->h * L->w);
     assert_non_null(L->in);
     fill_random(L->in, (size_t)L->c * L->h * L->w);
+    if (rnd(0, 3) == 0) {
+        /* the input converter on feature data: signed input, D_CVT_OFFSET */
+        L->cvt_en = 1;
+        L->sign = 1;
+        L->cvt_off = rnd_s(-300, 300);
+        L->cvt_scale = rnd_s(-600, 600);
+        L->cvt_trunc = rnd(0, 10);
+    }
     finish_layer(t, L);
 }
 
