@@ -546,7 +546,7 @@ static void program_cdma(struct tdev *t, const struct conv *L)
     wr(t, NVDLA_CDMA_D_DATAIN_FORMAT_0,
        F(CDMA, D_DATAIN_FORMAT, DATAIN_FORMAT, L->pixel) |
            F(CDMA, D_DATAIN_FORMAT, PIXEL_FORMAT, L->pixel ? L->fmt->id : 0) |
-           F(CDMA, D_DATAIN_FORMAT, PIXEL_SIGN_OVERRIDE, L->sign));
+           F(CDMA, D_DATAIN_FORMAT, PIXEL_SIGN_OVERRIDE, L->pixel ? L->sign : 0));
     wr(t, NVDLA_CDMA_D_DATAIN_SIZE_0_0,
        F(CDMA, D_DATAIN_SIZE_0, DATAIN_WIDTH, L->w - 1) |
            F(CDMA, D_DATAIN_SIZE_0, DATAIN_HEIGHT, L->fetch_h - 1));

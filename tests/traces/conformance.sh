@@ -4,7 +4,8 @@
 #  - nv_small: every case; the four SDP element-wise cases must give the CRC
 #    the nv_small RTL writes (tests/traces/nv_small.expect);
 #  - the same four with SDP EW and LUT switched on must give their .cfg CRCs;
-#  - nv_small_256: every case whose surface files are present, same rule.
+#  - nv_small_256: every case whose surface files are present, same rule;
+#  - nv_large: its pass-through cases.
 set -u
 here=$(dirname "$0")
 dlasim=${DLASIM:-build/dlasim}
@@ -30,6 +31,8 @@ echo "nv_small + SDP EW/LUT, element-wise cases: $(tail -1 "$out")"; tally "$out
 "$dlasim" trace --suite "$conf/nv_small_256" --config nv_small_256 --skip-missing-data \
     --expect "$here/nv_small.expect" > "$out" 2>&1
 echo "nv_small_256: $(tail -1 "$out")"; tally "$out"
+"$dlasim" trace --suite "$conf/nv_large" --config nv_large > "$out" 2>&1
+echo "nv_large: $(tail -1 "$out")"; tally "$out"
 rm -f "$out"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
