@@ -278,8 +278,8 @@ static int plan_banks(const struct tdev *t, struct conv *L)
     L->entries = entries_of(t, L) + L->extra_entries;
     L->data_bank = div_up(L->h * L->entries, t->depth);
     L->wt_bytes = round_up(bytes_per_kernel(L) * L->k, 128);
-    uint64_t kept = L->skip_weight_rls ? L->wt_bytes
-                                       : (uint64_t)(L->k < t->ak ? L->k : t->ak) * bytes_per_kernel(L);
+    uint64_t group = (uint64_t)(L->k < t->ak ? L->k : t->ak) * bytes_per_kernel(L);
+    uint64_t kept = L->skip_weight_rls ? L->wt_bytes : group;
     L->weight_bank = (uint32_t)((kept + bank_bytes - 1) / bank_bytes);
     if (L->data_bank == 0) {
         L->data_bank = 1;
@@ -720,8 +720,11 @@ static void check_layer(struct tdev *t, const struct conv *L, const char *what)
                 size_t at = (size_t)(k / t->m) * L->out_surf + (size_t)y * L->out_line +
                             (size_t)x * t->m + k % t->m;
                 if ((int8_t)out[at] != want) {
-                    fail_msg("%s: out[k=%u][y=%u][x=%u] = %d, reference %d (cacc %lld) s%u,%u d%u,%u p%u,%u,%u,%u o%ux%u t%u bias%d:%d skw%d pv%x", what, k,
-                             y, x, (int8_t)out[at], want, (long long)v, L->sx, L->sy, L->dx, L->dy, L->pl, L->pr, L->pt, L->pb, L->ow, L->oh, L->trunc, L->bias_en, L->bias, L->skip_weight_rls, L->pad_value);
+                    fail_msg("%s: out[k=%u][y=%u][x=%u] = %d, reference %d (cacc %lld); "
+                             "stride %u,%u dilation %u,%u pad %u,%u,%u,%u out %ux%u "
+                             "truncate %u",
+                             what, k, y, x, (int8_t)out[at], want, (long long)v, L->sx, L->sy,
+                             L->dx, L->dy, L->pl, L->pr, L->pt, L->pb, L->ow, L->oh, L->trunc);
                 }
             }
         }
