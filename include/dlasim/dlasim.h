@@ -78,6 +78,10 @@ struct dlasim_options {
     unsigned threads;
     /* report reads of never-written bytes of the built-in memory as errors */
     int strict_mem;
+    /* refuse (DLASIM_ERR_UNSUPPORTED) a layer that would process more elements
+     * (MACs for a convolution, bytes for BDMA) than this; 0 = no limit beyond
+     * the model's host limits.  For fuzzing and sandboxes. */
+    uint64_t max_layer_work;
 };
 
 struct dlasim_dev;

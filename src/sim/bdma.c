@@ -319,6 +319,10 @@ int dla_bdma_execute(struct dla_dev *d, unsigned group)
             break;
         }
         uint64_t total = (uint64_t)t.line_bytes * t.lines * t.surfaces;
+        rc = dla_check_work(d, "BDMA", total);
+        if (rc) {
+            break;
+        }
         size_t want = total < BDMA_RUN_BYTES ? (size_t)total : BDMA_RUN_BYTES;
         if (want < t.line_bytes) {
             want = t.line_bytes;

@@ -553,6 +553,9 @@ int dla_cdp_execute(struct dla_dev *d, unsigned group)
     }
     rc = cdp_decode(d, group, c);
     if (!rc) {
+        rc = dla_check_work(d, "CDP", (uint64_t)c->width * c->height * c->surfaces * c->atom_elems);
+    }
+    if (!rc) {
         rc = run_layer(d, c, &st);
     }
     publish(d, group, &st);

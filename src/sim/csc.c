@@ -625,7 +625,7 @@ static int check_host_limits(struct dla_dev *d, const struct dla_csc_cfg *c,
                          (unsigned long long)in_h, (unsigned long long)s, c->kernels,
                          c->kernel_w, c->kernel_h, c->kernel_c);
     }
-    return 0;
+    return dla_check_work(d, "CONV", macs);
 }
 
 int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)

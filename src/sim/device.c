@@ -35,6 +35,7 @@ struct dla_dev {
     void (*log_cb)(void *, unsigned, const char *);
     void *log_opaque;
     unsigned threads;                 /* worker threads for large layers */
+    uint64_t max_layer_work;          /* caller's work limit per layer, 0 = none */
     unsigned layer;                   /* layers started since creation */
     const char *cur_unit;             /* unit executing (for messages) */
     char err[1024];                   /* last error message */
@@ -142,6 +143,17 @@ const struct dla_bdma_state *dla_dev_bdma_state_const(const struct dla_dev *d)
 unsigned dla_threads(const struct dla_dev *d)
 {
     return d->threads;
+}
+
+int dla_check_work(struct dla_dev *d, const char *unit, uint64_t work)
+{
+    if (d->max_layer_work && work > d->max_layer_work) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "%s: the layer's %llu elements exceed the caller's limit of %llu "
+                         "(dlasim_options.max_layer_work)",
+                         unit, (unsigned long long)work, (unsigned long long)d->max_layer_work);
+    }
+    return 0;
 }
 
 unsigned dla_layer_index(const struct dla_dev *d)
@@ -663,6 +675,7 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
     d->log_cb = opt->log_cb;
     d->log_opaque = opt->log_opaque;
     d->threads = opt->threads ? opt->threads : online_cores();
+    d->max_layer_work = opt->max_layer_work;
     dla_conv_reset(d);
     dla_bdma_reset(d);
     *out = dev;

@@ -161,6 +161,10 @@ void dla_bdma_complete(struct dla_dev *d);
 /* Worker threads an engine may use for a large layer (>= 1). */
 unsigned dla_threads(const struct dla_dev *d);
 
+/* Refuse a layer whose work (elements, MACs or bytes) exceeds the caller's
+ * limit (dlasim_options.max_layer_work); returns 0 or DLASIM_ERR_UNSUPPORTED. */
+int dla_check_work(struct dla_dev *d, const char *unit, uint64_t work);
+
 /* Index of the layer being executed (for messages). */
 unsigned dla_layer_index(const struct dla_dev *d);
 

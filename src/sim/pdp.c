@@ -866,6 +866,9 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
         return dla_error(d, DLASIM_ERR_NOMEM, "PDP: out of host memory");
     }
     rc = pdp_decode(d, group, c);
+    if (!rc) {
+        rc = dla_check_work(d, "PDP", (uint64_t)c->in_w * c->in_h * c->in_c);
+    }
     if (rc) {
         goto out;
     }

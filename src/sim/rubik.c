@@ -322,6 +322,9 @@ int dla_rubik_execute(struct dla_dev *d, unsigned group)
     if (!rc) {
         rc = validate(d, &c);
     }
+    if (!rc) {
+        rc = dla_check_work(d, "RUBIK", (uint64_t)c.width * c.height * (c.cin > c.cout ? c.cin : c.cout));
+    }
     if (rc) {
         return rc;
     }

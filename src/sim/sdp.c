@@ -1147,6 +1147,9 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     struct sdp_stats st;
     int rc = sdp_decode(d, group, &c);
     if (!rc) {
+        rc = dla_check_work(d, "SDP", (uint64_t)c.w * c.h * c.nsurf * c.epa);
+    }
+    if (!rc) {
         rc = check_io(d, &c, in, to_pdp);
     }
     if (rc) {

@@ -148,12 +148,29 @@ static void test_write_outside_caller_memory(void **state)
     dlasim_destroy(dev);
 }
 
+/* A caller's work limit refuses a layer before it runs; the layer completes. */
+static void test_work_limit(void **state)
+{
+    (void)state;
+    struct dlasim_options o = {0};
+    struct dlasim_dev *dev;
+    char err[256];
+    o.max_layer_work = 511; /* the 8x8x8 layer has 512 elements */
+    assert_int_equal(dlasim_create(&o, &dev, err, sizeof(err)), 0);
+    program_pdp_copy(dev, 0x80000000u, 0x80001000u);
+    assert_int_equal(dlasim_run(dev), DLASIM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(dlasim_last_error(dev), "PDP: the layer's 512 elements exceed"));
+    assert_int_equal(intr_status(dev), NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS0__MASK);
+    dlasim_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_layer_copies),
         cmocka_unit_test(test_read_beyond_address_width),
         cmocka_unit_test(test_write_outside_caller_memory),
+        cmocka_unit_test(test_work_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,7 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     struct dlasim_dev *dev;
-    if (small_enough(t) && !dlasim_create(NULL, &dev, err, sizeof(err))) {
+    struct dlasim_options opt = {0};
+    opt.max_layer_work = 1u << 20; /* keep every layer fast */
+    opt.threads = 1;
+    if (small_enough(t) && !dlasim_create(&opt, &dev, err, sizeof(err))) {
         struct dlasim_trace_play_options o = {0};
         o.max_layers_per_wait = 4;
         dlasim_trace_play(dev, t, &o, NULL, err, sizeof(err));
