@@ -39,14 +39,17 @@ else
     cat "$log/san-build.txt"; one "build (clang, ASan+UBSan)" 1
 fi
 
-echo "== fuzz (libFuzzer, trace parser and player, 20 s)"
-if make -s build-fuzz/fuzz_trace > "$log/fuzz-build.txt" 2>&1; then
-    mkdir -p build-fuzz/corpus
-    build-fuzz/fuzz_trace -max_total_time=20 -max_len=4096 -timeout=5 -rss_limit_mb=2048 \
-        build-fuzz/corpus tests/fuzz/seeds > "$log/fuzz.txt" 2>&1
-    rc=$?
-    tail -3 "$log/fuzz.txt"
-    one "fuzz_trace (20 s)" "$rc"
+echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming)"
+if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
+    for t in trace csb; do
+        mkdir -p "build-fuzz/corpus-$t"
+        seeds=tests/fuzz/seeds; [ "$t" = csb ] && seeds=
+        build-fuzz/fuzz_$t -max_total_time=20 -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+            "build-fuzz/corpus-$t" $seeds > "$log/fuzz-$t.txt" 2>&1
+        rc=$?
+        grep -E "^Done|ERROR|SUMMARY" "$log/fuzz-$t.txt" | head -5
+        one "fuzz_$t (20 s)" "$rc"
+    done
 else
     cat "$log/fuzz-build.txt"; one "fuzz build" 1
 fi

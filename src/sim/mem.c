@@ -2,7 +2,7 @@
  * Memory interface: port routing, bounds checks and the built-in sparse
  * memory (see mem.h).
  *
- * The sparse memory is an open-addressing hash table of 64 KiB pages keyed
+ * The sparse memory is an open-addressing hash table of 4 KiB pages keyed
  * by page number, so a 32-bit or 64-bit address space costs only the pages a
  * program touches.  Accesses are split at page boundaries and copied with
  * memcpy: there is no per-byte call anywhere on this path.
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PAGE_SHIFT 16u
+#define PAGE_SHIFT 12u
 #define PAGE_SIZE (1u << PAGE_SHIFT)
 #define PAGE_MASK ((uint64_t)PAGE_SIZE - 1u)
 

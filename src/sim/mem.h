@@ -3,7 +3,7 @@
  * secondary (CVIF/SRAMIF) ports.  Each port is either the built-in sparse
  * memory or caller-supplied callbacks (struct dlasim_mem_ops).
  *
- * The built-in memory allocates a 64 KiB page on first write; reads of
+ * The built-in memory allocates a 4 KiB page on first write; reads of
  * never-written bytes return zero (and, in strict mode, are reported).
  * Every access is bounds-checked against the configuration's address width
  * and never wraps (ref: spec 004 NVDLA_MEMIF_ADDRESS_WIDTH).

@@ -1,0 +1,679 @@
+/*
+ * Tests of the driver-side convolution planner (src/runtime/conv_plan.c,
+ * include/dlasim/conv.h):
+ *   - its arithmetic on known shapes of nv_small / nv_small_256 / nv_large
+ *     (entries per slice, banks for data / all kernels / one kernel group,
+ *     the CBUF split and weight mode, the partial-H bands), with the
+ *     expected numbers worked out by hand from NVDLA's compiler rules
+ *     (nvdla/sw ConvCoreNode.cpp calculateEPS, calculateTotalBanksFor*,
+ *     splitNodesInternal, determineSplitDataRatios);
+ *   - invariants of random plans (bands cover every output row once, each
+ *     band's windows lie in its fetched lines + padding, banks and entries
+ *     fit CBUF);
+ *   - end to end: layers that do not fit CBUF are split by the planner,
+ *     programmed through the CSB and run on the device, and the int8 output
+ *     equals a plain convolution written here + CACC truncation (round half
+ *     away from zero, CLIP_TRUNCATE <= 16) + SDP conversion
+ *     ((x - offset) * scale, rounding shift, int8 saturation).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlasim/conv.h"
+#include "dlasim/dlasim.h"
+
+/* ---- PRNG ---------------------------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static uint64_t splitmix64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint32_t rnd(uint32_t lo, uint32_t hi)
+{
+    return lo + (uint32_t)(splitmix64() % ((uint64_t)hi - lo + 1));
+}
+
+/* ---- configurations (spec 004 values of src/sim/config.c) ------------------------- */
+
+static const struct dlasim_conv_hw hw_small = { 8, 8, 8, 32, 8, 512 };
+static const struct dlasim_conv_hw hw_small_256 = { 8, 32, 8, 32, 32, 128 };
+static const struct dlasim_conv_hw hw_large = { 32, 64, 32, 16, 64, 512 };
+
+static void check_hw_of(const char *config, const struct dlasim_conv_hw *want)
+{
+    struct dlasim_options o;
+    struct dlasim_dev *dev = NULL;
+    struct dlasim_conv_hw hw;
+    char err[256];
+    memset(&o, 0, sizeof(o));
+    o.config = config;
+    assert_int_equal(dlasim_create(&o, &dev, err, sizeof(err)), 0);
+    assert_int_equal(dlasim_conv_hw_of(dev, &hw), 0);
+    assert_memory_equal(&hw, want, sizeof(hw));
+    dlasim_destroy(dev);
+}
+
+static void test_hw_of(void **state)
+{
+    (void)state;
+    check_hw_of("nv_small", &hw_small);
+    check_hw_of("nv_small_256", &hw_small_256);
+    check_hw_of("nv_large", &hw_large);
+}
+
+static struct dlasim_conv_desc conv(uint32_t w, uint32_t h, uint32_t c, uint32_t k, uint32_t r,
+                                    uint32_t stride, uint32_t pad)
+{
+    struct dlasim_conv_desc d;
+    dlasim_conv_desc_init(&d);
+    d.in_w = w;
+    d.in_h = h;
+    d.in_c = c;
+    d.kernels = k;
+    d.kernel_w = d.kernel_h = r;
+    d.stride_x = d.stride_y = stride;
+    d.pad_left = d.pad_right = d.pad_top = d.pad_bottom = pad;
+    return d;
+}
+
+static void plan_ok(const struct dlasim_conv_hw *hw, const struct dlasim_conv_desc *d,
+                    struct dlasim_conv_plan *p)
+{
+    char err[256] = "";
+    int rc = dlasim_conv_plan(hw, d, p, err, sizeof(err));
+    if (rc) {
+        fail_msg("dlasim_conv_plan: %s: %s", dlasim_status_name(rc), err);
+    }
+}
+
+struct band {
+    uint32_t in_y0, in_h, pad_top, pad_bottom, out_y0, out_h;
+    int reuse, skip;
+};
+
+static void check_bands(const struct dlasim_conv_plan *p, const struct band *b, size_t n)
+{
+    assert_int_equal(p->n_layers, n);
+    for (size_t i = 0; i < n; i++) {
+        const struct dlasim_conv_layer *l = &p->layers[i];
+        assert_int_equal(l->in_y0, b[i].in_y0);
+        assert_int_equal(l->in_h, b[i].in_h);
+        assert_int_equal(l->pad_top, b[i].pad_top);
+        assert_int_equal(l->pad_bottom, b[i].pad_bottom);
+        assert_int_equal(l->out_y0, b[i].out_y0);
+        assert_int_equal(l->out_h, b[i].out_h);
+        assert_int_equal(l->weight_reuse, b[i].reuse);
+        assert_int_equal(l->skip_weight_rls, b[i].skip);
+    }
+}
+
+/* ---- nv_small ------------------------------------------------------------------------ */
+
+/* ResNet-18 layer1 3x3: 448 entries per line, 49 data banks: partial-H with
+ * all kernels (9 banks <= 16 of the profile), 23 data banks = 26 lines. */
+static void test_small_resnet_layer1(void **state)
+{
+    (void)state;
+    struct dlasim_conv_desc d = conv(56, 56, 64, 64, 3, 1, 1);
+    struct dlasim_conv_plan p;
+    plan_ok(&hw_small, &d, &p);
+    assert_int_equal(p.out_w, 56);
+    assert_int_equal(p.out_h, 56);
+    assert_int_equal(p.entries, 448);
+    assert_int_equal(p.data_banks_full, 49);
+    assert_int_equal(p.weight_banks_full, 9);
+    assert_int_equal(p.weight_banks_group, 2);
+    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_FULL);
+    assert_int_equal(p.weight_bank, 9);
+    assert_int_equal(p.data_bank, 23);
+    assert_int_equal(p.rows_per_layer, 26);
+    assert_int_equal(p.bytes_per_kernel, 576);
+    assert_int_equal(p.weight_bytes, 36864);
+    const struct band b[] = {
+        { 0, 26, 1, 0, 0, 25, 0, 1 },
+        { 24, 26, 0, 0, 25, 24, 1, 1 },
+        { 48, 8, 0, 1, 49, 7, 1, 0 },
+    };
+    check_bands(&p, b, 3);
+    dlasim_conv_plan_free(&p);
+}
+
+/* Whole input fits with two kernel groups (ping-pong): 25 + 2 * 3 banks. */
+static void test_small_pingpong(void **state)
+{
+    (void)state;
+    struct dlasim_conv_desc d = conv(28, 28, 128, 128, 3, 1, 1);
+    struct dlasim_conv_plan p;
+    plan_ok(&hw_small, &d, &p);
+    assert_int_equal(p.entries, 448);
+    assert_int_equal(p.data_banks_full, 25);
+    assert_int_equal(p.weight_banks_full, 36);
+    assert_int_equal(p.weight_banks_group, 3);
+    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_PINGPONG);
+    assert_int_equal(p.weight_bank, 6);
+    assert_int_equal(p.data_bank, 25);
+    const struct band b[] = { { 0, 28, 1, 1, 0, 28, 0, 0 } };
+    check_bands(&p, b, 1);
+    dlasim_conv_plan_free(&p);
+}
+
+/* Whole input with one kernel group: 18 data banks + 9 banks per group
+ * (2 * 9 + 18 > 32 >= 9 + 18). */
+static void test_small_one_group(void **state)
+{
+    (void)state;
+    struct dlasim_conv_desc d = conv(9, 16, 512, 64, 3, 1, 1);
+    struct dlasim_conv_plan p;
+    plan_ok(&hw_small, &d, &p);
+    assert_int_equal(p.entries, 64 * 9);
+    assert_int_equal(p.data_banks_full, 18);
+    assert_int_equal(p.weight_banks_group, 9);
+    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_ONE_GROUP);
+    assert_int_equal(p.weight_bank, 9);
+    assert_int_equal(p.data_bank, 18);
+    assert_int_equal(p.n_layers, 1);
+    dlasim_conv_plan_free(&p);
+}
+
+/* Small layer: everything fits, one layer that releases its weights. */
+static void test_small_fits(void **state)
+{
+    (void)state;
+    struct dlasim_conv_desc d = conv(8, 8, 16, 16, 3, 1, 0);
+    struct dlasim_conv_plan p;
+    plan_ok(&hw_small, &d, &p);
+    assert_int_equal(p.entries, 16);
+    assert_int_equal(p.data_banks_full, 1);
+    assert_int_equal(p.weight_banks_full, 1);
+    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_FULL);
+    assert_int_equal(p.data_bank + p.weight_bank, 2);
+    const struct band b[] = { { 0, 8, 0, 0, 0, 6, 0, 0 } };
+    check_bands(&p, b, 1);
+    dlasim_conv_plan_free(&p);
+}
+
+/* 1x1/2 downsample and a kernel group larger than half the CBUF. */
+static void test_small_limits(void **state)
+{
+    (void)state;
+    struct dlasim_conv_desc d = conv(14, 14, 256, 512, 1, 2, 0);
+    struct dlasim_conv_plan p;
+    char err[256] = "";
+    plan_ok(&hw_small, &d, &p);
+    assert_int_equal(p.out_w, 7);
+    assert_int_equal(p.data_banks_full, 13);
+    assert_int_equal(p.weight_banks_full, 32);
+    assert_int_equal(p.weight_banks_group, 1);
+    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_PINGPONG);
+    dlasim_conv_plan_free(&p);
+
+    /* 3x3x2048 kernels: one group of 8 is 36 banks */
+    d = conv(4, 4, 2048, 8, 3, 1, 1);
+    assert_int_equal(dlasim_conv_plan(&hw_small, &d, &p, err, sizeof(err)),
+                     DLASIM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err, "does not fit CBUF"));
+
+    /* register ranges */
+    d = conv(8, 8, 8, 8, 3, 0, 0);
+    assert_int_equal(dlasim_conv_plan(&hw_small, &d, &p, err, sizeof(err)), DLASIM_ERR_INVAL);
+    assert_non_null(strstr(err, "stride_x"));
+    d = conv(8, 8, 8, 8, 3, 9, 0);
+    assert_int_equal(dlasim_conv_plan(&hw_small, &d, &p, err, sizeof(err)), DLASIM_ERR_INVAL);
+    d = conv(8, 8, 8, 8, 3, 1, 32);
+    assert_int_equal(dlasim_conv_plan(&hw_small, &d, &p, err, sizeof(err)), DLASIM_ERR_INVAL);
+    d = conv(2, 2, 8, 8, 5, 1, 0);
+    assert_int_equal(dlasim_conv_plan(&hw_small, &d, &p, err, sizeof(err)), DLASIM_ERR_INVAL);
+    d = conv(8, 8, 8, 8, 3, 1, 1);
+    d.pad_value = 128;
+    assert_int_equal(dlasim_conv_plan(&hw_small, &d, &p, err, sizeof(err)), DLASIM_ERR_INVAL);
+}
+
+/* ---- nv_small_256 --------------------------------------------------------------------- */
+
+/* Entries with 4 atoms per entry: the remaining atoms of 4, 2 or 1 x
+ * positions share an entry. */
+static void test_small_256_entries(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t w, c, entries;
+    } t[] = {
+        { 224, 3, 56 },   /* 1 atom: 4 x per entry */
+        { 10, 16, 5 },    /* 2 atoms: 2 x per entry */
+        { 10, 24, 10 },   /* 3 atoms: one entry per x */
+        { 10, 32, 10 },   /* 4 atoms: one full entry */
+        { 10, 40, 13 },   /* 5 atoms: 10 + ceil(10 / 4) */
+        { 7, 8, 2 },
+    };
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        struct dlasim_conv_desc d = conv(t[i].w, 4, t[i].c, 8, 1, 1, 0);
+        struct dlasim_conv_plan p;
+        plan_ok(&hw_small_256, &d, &p);
+        assert_int_equal(p.entries, t[i].entries);
+        dlasim_conv_plan_free(&p);
+    }
+}
+
+/* ResNet conv1 on nv_small_256: 98 data banks, partial-H with all kernels
+ * (3 banks), 29 data banks hold 66 lines. */
+static void test_small_256_conv1(void **state)
+{
+    (void)state;
+    struct dlasim_conv_desc d = conv(224, 224, 3, 64, 7, 2, 3);
+    struct dlasim_conv_plan p;
+    plan_ok(&hw_small_256, &d, &p);
+    assert_int_equal(p.out_w, 112);
+    assert_int_equal(p.out_h, 112);
+    assert_int_equal(p.entries, 56);
+    assert_int_equal(p.data_banks_full, 98);
+    assert_int_equal(p.weight_banks_full, 3);
+    assert_int_equal(p.weight_banks_group, 1);
+    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_FULL);
+    assert_int_equal(p.data_bank, 29);
+    assert_int_equal(p.rows_per_layer, 66);
+    /* bands: 66 lines; the next band starts at the first line of the next
+     * output row (row o reads lines 2o-3 .. 2o+3) */
+    const struct band b[] = {
+        { 0, 66, 3, 0, 0, 32, 0, 1 },   /* (3 + 66 - 7) / 2 + 1 = 32 */
+        { 61, 66, 0, 0, 32, 30, 1, 1 }, /* (66 - 7) / 2 + 1 = 30 */
+        { 121, 66, 0, 0, 62, 30, 1, 1 },
+        { 181, 43, 0, 3, 92, 20, 1, 0 }, /* (43 + 3 - 7) / 2 + 1 = 20 */
+    };
+    check_bands(&p, b, 4);
+    dlasim_conv_plan_free(&p);
+}
+
+/* ---- nv_large -------------------------------------------------------------------------- */
+
+static void test_large(void **state)
+{
+    (void)state;
+    struct dlasim_conv_desc d = conv(56, 56, 64, 64, 3, 1, 1);
+    struct dlasim_conv_plan p;
+    plan_ok(&hw_large, &d, &p);
+    assert_int_equal(p.entries, 56);
+    assert_int_equal(p.data_banks_full, 7);
+    assert_int_equal(p.weight_banks_full, 2);
+    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_FULL);
+    assert_int_equal(p.n_layers, 1);
+    dlasim_conv_plan_free(&p);
+
+    /* conv1: 112 entries per line (1 atom of 2 per entry: 2 x share one),
+     * 49 data banks; partial-H with 1 weight bank, 15 data banks = 68 lines */
+    d = conv(224, 224, 3, 64, 7, 2, 3);
+    plan_ok(&hw_large, &d, &p);
+    assert_int_equal(p.entries, 112);
+    assert_int_equal(p.data_banks_full, 49);
+    assert_int_equal(p.weight_bank, 1);
+    assert_int_equal(p.data_bank, 15);
+    assert_int_equal(p.rows_per_layer, 68);
+    const struct band b[] = {
+        { 0, 68, 3, 0, 0, 33, 0, 1 },
+        { 63, 68, 0, 0, 33, 31, 1, 1 },
+        { 125, 68, 0, 0, 64, 31, 1, 1 },
+        { 187, 37, 0, 3, 95, 17, 1, 0 },
+    };
+    check_bands(&p, b, 4);
+    dlasim_conv_plan_free(&p);
+
+    /* 7x80x512 -> 512: 9 data banks; a group of 32 kernels of 4608 bytes
+     * is 5 banks: 2 * 5 + 9 > 16 >= 5 + 9 */
+    d = conv(7, 80, 512, 512, 3, 1, 1);
+    plan_ok(&hw_large, &d, &p);
+    assert_int_equal(p.entries, 56);
+    assert_int_equal(p.data_banks_full, 9);
+    assert_int_equal(p.weight_banks_group, 5);
+    assert_int_equal(p.weight_banks_full, 72);
+    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_ONE_GROUP);
+    assert_int_equal(p.n_layers, 1);
+    dlasim_conv_plan_free(&p);
+}
+
+/* ---- invariants of random plans -------------------------------------------------------- */
+
+static void check_invariants(const struct dlasim_conv_plan *p)
+{
+    const struct dlasim_conv_desc *d = &p->desc;
+    const struct dlasim_conv_hw *hw = &p->hw;
+    const int64_t eh = (int64_t)(d->kernel_h - 1) * d->dilation_y + 1;
+    assert_true(p->data_bank >= 1 && p->weight_bank >= 1);
+    assert_true(p->data_bank + p->weight_bank <= hw->banks);
+    assert_true((uint64_t)p->weight_bank * hw->bank_width * hw->bank_depth >=
+                (uint64_t)p->bytes_per_kernel * (d->kernels < hw->atomic_k ? d->kernels
+                                                                          : hw->atomic_k));
+    uint32_t next = 0;
+    for (size_t i = 0; i < p->n_layers; i++) {
+        const struct dlasim_conv_layer *l = &p->layers[i];
+        /* bands follow each other; a one-column output may repeat one row
+         * so that no band is a 1x1 cube (SDP writes those packed) */
+        if (p->out_w == 1 && l->out_y0 + 1 == next) {
+            assert_true(l->out_h >= 2);
+        } else {
+            assert_int_equal(l->out_y0, next);
+        }
+        assert_true(l->out_h >= 1);
+        assert_true(p->out_w * l->out_h > 1 || p->out_h == 1);
+        next = l->out_y0 + l->out_h;
+        assert_true((uint64_t)l->in_h * p->entries <= (uint64_t)p->data_bank * hw->bank_depth);
+        assert_true(l->in_y0 + l->in_h <= d->in_h);
+        assert_true(l->pad_top <= d->pad_top && l->pad_bottom <= d->pad_bottom);
+        /* every window of the band: global padded rows vs the band's rows */
+        for (uint32_t o = l->out_y0; o < l->out_y0 + l->out_h; o++) {
+            int64_t g0 = (int64_t)o * d->stride_y - d->pad_top;
+            int64_t b0 = (int64_t)(o - l->out_y0) * d->stride_y - l->pad_top + l->in_y0;
+            assert_true(g0 == b0); /* the band sees the same input rows */
+            assert_true(b0 + eh - 1 <= (int64_t)l->in_y0 + l->in_h - 1 + l->pad_bottom);
+            assert_true(b0 >= (int64_t)l->in_y0 - l->pad_top);
+            /* padding rows of the band are padding rows of the layer */
+            if (b0 < (int64_t)l->in_y0) {
+                assert_true(l->in_y0 == 0);
+            }
+            if (b0 + eh - 1 > (int64_t)l->in_y0 + l->in_h - 1) {
+                assert_true(l->in_y0 + l->in_h == d->in_h);
+            }
+        }
+    }
+    assert_int_equal(next, p->out_h);
+}
+
+static void test_random_invariants(void **state)
+{
+    (void)state;
+    const struct dlasim_conv_hw *hws[3] = { &hw_small, &hw_small_256, &hw_large };
+    rng_state = 0xc0ffee01u;
+    unsigned planned = 0, split = 0;
+    for (unsigned i = 0; i < 3000; i++) {
+        struct dlasim_conv_desc d;
+        dlasim_conv_desc_init(&d);
+        d.in_w = rnd(1, 300);
+        d.in_h = rnd(1, 300);
+        d.in_c = rnd(0, 3) ? rnd(1, 300) : rnd(1, 2048);
+        d.kernels = rnd(1, 600);
+        d.kernel_w = rnd(1, 7);
+        d.kernel_h = rnd(1, 7);
+        d.stride_x = rnd(1, 4);
+        d.stride_y = rnd(1, 4);
+        d.dilation_x = rnd(1, 3);
+        d.dilation_y = rnd(1, 3);
+        d.pad_left = rnd(0, 4);
+        d.pad_right = rnd(0, 4);
+        d.pad_top = rnd(0, 4);
+        d.pad_bottom = rnd(0, 4);
+        struct dlasim_conv_plan p;
+        char err[256];
+        int rc = dlasim_conv_plan(hws[i % 3], &d, &p, err, sizeof(err));
+        if (rc) {
+            assert_true(rc == DLASIM_ERR_INVAL || rc == DLASIM_ERR_UNSUPPORTED);
+            continue;
+        }
+        planned++;
+        split += p.n_layers > 1;
+        check_invariants(&p);
+        dlasim_conv_plan_free(&p);
+    }
+    assert_true(planned > 1000);
+    assert_true(split > 200);
+}
+
+/* ---- end to end on the device ---------------------------------------------------------- */
+
+static int8_t sat8(int64_t v)
+{
+    return (int8_t)(v > 127 ? 127 : (v < -128 ? -128 : v));
+}
+
+/* v / 2^t rounded half away from zero (t <= 16: CACC's RTL rounding) */
+static int64_t round_shift(int64_t v, unsigned t)
+{
+    if (t == 0) {
+        return v;
+    }
+    int64_t half = (int64_t)1 << (t - 1);
+    int64_t mag = v < 0 ? -v : v;
+    mag = (mag + half) >> t;
+    return v < 0 ? -mag : mag;
+}
+
+/* Plain convolution + CACC + SDP for output (k, oy, ox). */
+static int8_t ref_out(const struct dlasim_conv_desc *d, const int8_t *in, const int8_t *wt,
+                      uint32_t k, uint32_t oy, uint32_t ox)
+{
+    int64_t sum = 0;
+    for (uint32_t c = 0; c < d->in_c; c++) {
+        for (uint32_t ky = 0; ky < d->kernel_h; ky++) {
+            for (uint32_t kx = 0; kx < d->kernel_w; kx++) {
+                int64_t y = (int64_t)oy * d->stride_y + (int64_t)ky * d->dilation_y - d->pad_top;
+                int64_t x = (int64_t)ox * d->stride_x + (int64_t)kx * d->dilation_x - d->pad_left;
+                int64_t a = d->pad_value;
+                if (y >= 0 && y < d->in_h && x >= 0 && x < d->in_w) {
+                    a = in[((size_t)c * d->in_h + (size_t)y) * d->in_w + (size_t)x];
+                }
+                int64_t b = wt[(((size_t)k * d->in_c + c) * d->kernel_h + ky) * d->kernel_w + kx];
+                sum += a * b;
+            }
+        }
+    }
+    int64_t cacc = round_shift(sum, d->clip_truncate);
+    int64_t v = (cacc - d->out_offset) * d->out_scale;
+    return sat8(round_shift(v, d->out_shift));
+}
+
+static struct dlasim_dev *open_dev(const char *config, const char *const *ovr, size_t novr)
+{
+    struct dlasim_options o;
+    struct dlasim_dev *dev = NULL;
+    char err[256] = "";
+    memset(&o, 0, sizeof(o));
+    o.config = config;
+    o.overrides = ovr;
+    o.n_overrides = novr;
+    o.threads = 2;
+    if (dlasim_create(&o, &dev, err, sizeof(err))) {
+        fail_msg("dlasim_create(%s): %s", config, err);
+    }
+    return dev;
+}
+
+/* Plan, write, run and compare one layer on `dev`. */
+static void check_on_device(struct dlasim_dev *dev, const char *what,
+                            const struct dlasim_conv_desc *d, const struct dlasim_conv_plan *pp)
+{
+    struct dlasim_conv_plan p = *pp;
+    struct dlasim_conv_hw hw = p.hw;
+    size_t n_in = (size_t)d->in_c * d->in_h * d->in_w;
+    size_t n_wt = (size_t)d->kernels * d->in_c * d->kernel_h * d->kernel_w;
+    size_t n_out = (size_t)d->kernels * p.out_h * p.out_w;
+    int8_t *in = malloc(n_in), *wt = malloc(n_wt), *out = malloc(n_out);
+    assert_non_null(in);
+    assert_non_null(wt);
+    assert_non_null(out);
+    for (size_t i = 0; i < n_in; i++) {
+        in[i] = (int8_t)splitmix64();
+    }
+    for (size_t i = 0; i < n_wt; i++) {
+        wt[i] = (int8_t)splitmix64();
+    }
+    struct dlasim_conv_mem m;
+    memset(&m, 0, sizeof(m));
+    m.input = 0x10000000u;
+    m.weights = 0x20000000u;
+    m.output = 0x30000000u;
+    /* padded lines on the input side, packed output */
+    m.in_line_stride = (d->in_w + 1) * hw.atom_m;
+    m.in_surf_stride = m.in_line_stride * d->in_h + 2 * hw.atom_m;
+    assert_int_equal(dlasim_conv_write_input(dev, &p, &m, in), 0);
+    assert_int_equal(dlasim_conv_write_weights(dev, &p, &m, wt), 0);
+    int rc = dlasim_conv_run(dev, &p, &m);
+    if (rc) {
+        fail_msg("%s: dlasim_conv_run: %s: %s", what, dlasim_status_name(rc),
+                 dlasim_last_error(dev));
+    }
+    assert_int_equal(dlasim_irq_level(dev), 0);
+    assert_int_equal(dlasim_conv_read_output(dev, &p, &m, out), 0);
+    size_t i = 0;
+    for (uint32_t k = 0; k < d->kernels; k++) {
+        for (uint32_t y = 0; y < p.out_h; y++) {
+            for (uint32_t x = 0; x < p.out_w; x++, i++) {
+                int8_t want = ref_out(d, in, wt, k, y, x);
+                if (out[i] != want) {
+                    fail_msg("%s: out[k=%u][y=%u][x=%u] = %d, reference %d (%zu hardware layers)",
+                             what, k, y, x, out[i], want, p.n_layers);
+                }
+            }
+        }
+    }
+    free(in);
+    free(wt);
+    free(out);
+}
+
+static void run_e2e(const char *config, const struct dlasim_conv_desc *d, size_t min_layers,
+                    enum dlasim_conv_weight_mode mode)
+{
+    struct dlasim_dev *dev = open_dev(config, NULL, 0);
+    struct dlasim_conv_hw hw;
+    struct dlasim_conv_plan p;
+    assert_int_equal(dlasim_conv_hw_of(dev, &hw), 0);
+    plan_ok(&hw, d, &p);
+    assert_true(p.n_layers >= min_layers);
+    assert_int_equal(p.weight_mode, mode);
+    check_on_device(dev, config, d, &p);
+    dlasim_conv_plan_free(&p);
+    dlasim_destroy(dev);
+}
+
+/* 56x56x64 -> 64 3x3 (ResNet layer1) does not fit nv_small's 128 KiB CBUF:
+ * three bands sharing the kernels held in CBUF. */
+static void test_e2e_small_layer1(void **state)
+{
+    (void)state;
+    rng_state = 0xe2e00001u;
+    struct dlasim_conv_desc d = conv(56, 56, 64, 64, 3, 1, 1);
+    d.pad_value = -3;
+    d.clip_truncate = 9;
+    d.out_offset = 5;
+    d.out_scale = 3;
+    d.out_shift = 2;
+    run_e2e("nv_small", &d, 3, DLASIM_CONV_WEIGHTS_FULL);
+}
+
+/* Stride 2 with 256 kernels: bands with kernel groups streamed (ping-pong). */
+static void test_e2e_small_stride2_pingpong(void **state)
+{
+    (void)state;
+    rng_state = 0xe2e00002u;
+    struct dlasim_conv_desc d = conv(56, 56, 64, 256, 3, 2, 1);
+    d.pad_value = -128;
+    d.clip_truncate = 10;
+    d.out_offset = -7;
+    d.out_scale = -2;
+    d.out_shift = 1;
+    run_e2e("nv_small", &d, 2, DLASIM_CONV_WEIGHTS_PINGPONG);
+}
+
+/* A 3-channel input with a dilated 5x5 kernel, stride 2, on nv_small_256. */
+static void test_e2e_small_256_dilated(void **state)
+{
+    (void)state;
+    rng_state = 0xe2e00003u;
+    struct dlasim_conv_desc d = conv(200, 200, 3, 16, 5, 2, 4);
+    d.dilation_x = 2;
+    d.dilation_y = 2;
+    d.pad_right = 1;
+    d.pad_bottom = 3;
+    d.pad_value = 7;
+    d.clip_truncate = 6;
+    d.out_scale = 1;
+    run_e2e("nv_small_256", &d, 2, DLASIM_CONV_WEIGHTS_FULL);
+}
+
+/*
+ * Random small layers on a device with a tiny CBUF (32 banks of 16
+ * entries: 4 KiB), so most of them are split into bands or stream their
+ * kernel groups; one device runs them all in sequence.
+ */
+static void test_e2e_random_tiny_cbuf(void **state)
+{
+    (void)state;
+    static const char *const ovr[] = { "NVDLA_CBUF_BANK_DEPTH=16" };
+    struct dlasim_dev *dev = open_dev("nv_small", ovr, 1);
+    struct dlasim_conv_hw hw;
+    char what[160], err[256];
+    unsigned ran = 0, split = 0, streamed = 0;
+    assert_int_equal(dlasim_conv_hw_of(dev, &hw), 0);
+    assert_int_equal(hw.bank_depth, 16);
+    rng_state = 0xe2e00004u;
+    for (unsigned i = 0; i < 60; i++) {
+        struct dlasim_conv_desc d;
+        struct dlasim_conv_plan p;
+        dlasim_conv_desc_init(&d);
+        d.in_w = rnd(1, 20);
+        d.in_h = rnd(1, 40);
+        d.in_c = rnd(1, 40);
+        d.kernels = rnd(1, 24);
+        d.kernel_w = rnd(1, 4);
+        d.kernel_h = rnd(1, 4);
+        d.stride_x = rnd(1, 3);
+        d.stride_y = rnd(1, 3);
+        d.dilation_x = rnd(1, 2);
+        d.dilation_y = rnd(1, 2);
+        d.pad_left = rnd(0, 2);
+        d.pad_right = rnd(0, 2);
+        d.pad_top = rnd(0, 2);
+        d.pad_bottom = rnd(0, 2);
+        d.pad_value = (int32_t)rnd(0, 255) - 128;
+        d.clip_truncate = rnd(0, 10);
+        d.out_offset = (int32_t)rnd(0, 40) - 20;
+        d.out_scale = (int32_t)rnd(0, 6) - 3;
+        d.out_shift = rnd(0, 4);
+        if (dlasim_conv_plan(&hw, &d, &p, err, sizeof(err))) {
+            continue;
+        }
+        snprintf(what, sizeof(what), "layer %u: %ux%ux%u k%u %ux%u s%u,%u d%u,%u, %zu bands, %s", i,
+                 d.in_w, d.in_h, d.in_c, d.kernels, d.kernel_w, d.kernel_h, d.stride_x, d.stride_y,
+                 d.dilation_x, d.dilation_y, p.n_layers, dlasim_conv_weight_mode_name(p.weight_mode));
+        check_on_device(dev, what, &d, &p);
+        ran++;
+        split += p.n_layers > 1;
+        streamed += p.weight_mode != DLASIM_CONV_WEIGHTS_FULL;
+        dlasim_conv_plan_free(&p);
+    }
+    assert_true(ran >= 40);
+    assert_true(split >= 10);
+    assert_true(streamed >= 5);
+    dlasim_destroy(dev);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hw_of),
+        cmocka_unit_test(test_small_resnet_layer1),
+        cmocka_unit_test(test_small_pingpong),
+        cmocka_unit_test(test_small_one_group),
+        cmocka_unit_test(test_small_fits),
+        cmocka_unit_test(test_small_limits),
+        cmocka_unit_test(test_small_256_entries),
+        cmocka_unit_test(test_small_256_conv1),
+        cmocka_unit_test(test_large),
+        cmocka_unit_test(test_random_invariants),
+        cmocka_unit_test(test_e2e_small_layer1),
+        cmocka_unit_test(test_e2e_small_stride2_pingpong),
+        cmocka_unit_test(test_e2e_small_256_dilated),
+        cmocka_unit_test(test_e2e_random_tiny_cbuf),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
