@@ -46,7 +46,12 @@
  *     profile's weight banks leave too few data banks for one kernel
  *     height of input lines, smaller weight modes are tried; bands are also
  *     cut so a hardware layer stays within D_ATOMICS (21 bits) and
- *     D_RELEASE (12 bits).  A software split along output channels is
+ *     D_RELEASE (12 bits); a band never starts at an output row whose
+ *     window lies wholly in the bottom padding (no input line to start
+ *     from); with a one-column output a band never has a single output
+ *     row, because SDP writes a 1x1 cube as consecutive atoms instead of
+ *     at the surface stride (the band starts one row earlier and rewrites
+ *     that row with the same values).  A software split along output channels is
  *     never needed (and the compiler has none: splitWeightsAndData is "not
  *     yet supported"): CDMA already streams kernel groups, and a group
  *     smaller than Atomic-K kernels would write partial output surfaces,
@@ -491,11 +496,8 @@ static uint32_t line_stride_of(const struct dlasim_conv_hw *hw, uint32_t w, uint
     return s ? s : w * hw->atom_m;
 }
 
-static uint32_t surf_stride_of(const struct dlasim_conv_hw *hw, uint32_t w, uint32_t h,
-                               uint32_t line, uint32_t s)
+static uint32_t surf_stride_of(uint32_t h, uint32_t line, uint32_t s)
 {
-    (void)hw;
-    (void)w;
     return s ? s : line * h;
 }
 
@@ -503,7 +505,7 @@ uint64_t dlasim_conv_cube_bytes(const struct dlasim_conv_hw *hw, uint32_t w, uin
                                 uint32_t c, uint32_t line_stride, uint32_t surf_stride)
 {
     uint32_t line = line_stride_of(hw, w, line_stride);
-    uint32_t surf = surf_stride_of(hw, w, h, line, surf_stride);
+    uint32_t surf = surf_stride_of(h, line, surf_stride);
     uint64_t surfaces = div_up64(c, hw->atom_m);
     /* the last surface ends with its last line */
     return (surfaces - 1) * surf + (uint64_t)(h - 1) * line + (uint64_t)w * hw->atom_m;
@@ -515,7 +517,7 @@ void dlasim_conv_pack_cube(const struct dlasim_conv_hw *hw, uint32_t w, uint32_t
 {
     const uint32_t m = hw->atom_m;
     const uint32_t line = line_stride_of(hw, w, line_stride);
-    const uint32_t surf = surf_stride_of(hw, w, h, line, surf_stride);
+    const uint32_t surf = surf_stride_of(h, line, surf_stride);
     memset(dst, 0, (size_t)dlasim_conv_cube_bytes(hw, w, h, c, line_stride, surf_stride));
     const size_t plane = (size_t)w * h;
     for (uint32_t c0 = 0; c0 < c; c0 += m) {
@@ -538,7 +540,7 @@ void dlasim_conv_unpack_cube(const struct dlasim_conv_hw *hw, uint32_t w, uint32
 {
     const uint32_t m = hw->atom_m;
     const uint32_t line = line_stride_of(hw, w, line_stride);
-    const uint32_t surf = surf_stride_of(hw, w, h, line, surf_stride);
+    const uint32_t surf = surf_stride_of(h, line, surf_stride);
     const size_t plane = (size_t)w * h;
     for (uint32_t c0 = 0; c0 < c; c0 += m) {
         uint32_t n = c - c0 < m ? c - c0 : m;
@@ -595,7 +597,7 @@ static uint32_t in_line(const struct dlasim_conv_plan *p, const struct dlasim_co
 
 static uint32_t in_surf(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
 {
-    return surf_stride_of(&p->hw, p->desc.in_w, p->desc.in_h, in_line(p, m), m->in_surf_stride);
+    return surf_stride_of(p->desc.in_h, in_line(p, m), m->in_surf_stride);
 }
 
 static uint32_t out_line(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
@@ -605,12 +607,29 @@ static uint32_t out_line(const struct dlasim_conv_plan *p, const struct dlasim_c
 
 static uint32_t out_surf(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
 {
-    return surf_stride_of(&p->hw, p->out_w, p->out_h, out_line(p, m), m->out_surf_stride);
+    return surf_stride_of(p->out_h, out_line(p, m), m->out_surf_stride);
+}
+
+/* Addresses and strides: atom aligned (kmd firmware conv.c CHECK_ALIGN,
+ * the model's CDMA/SDP checks), lines and surfaces not overlapping. */
+static int check_mem(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
+{
+    const uint64_t a = p->hw.atom_m;
+    const uint64_t il = in_line(p, m), is = in_surf(p, m), ol = out_line(p, m), os = out_surf(p, m);
+    if (!p->n_layers || !p->layers || m->input % a || m->weights % a || m->output % a || il % a ||
+        is % a || ol % a || os % a || il < (uint64_t)p->desc.in_w * a ||
+        is < il * p->desc.in_h || ol < (uint64_t)p->out_w * a || os < ol * p->out_h) {
+        return DLASIM_ERR_INVAL;
+    }
+    return 0;
 }
 
 int dlasim_conv_write_input(struct dlasim_dev *dev, const struct dlasim_conv_plan *p,
                             const struct dlasim_conv_mem *m, const int8_t *chw)
 {
+    if (check_mem(p, m)) {
+        return DLASIM_ERR_INVAL;
+    }
     const struct dlasim_conv_desc *d = &p->desc;
     uint64_t n = dlasim_conv_cube_bytes(&p->hw, d->in_w, d->in_h, d->in_c, in_line(p, m),
                                         in_surf(p, m));
@@ -628,6 +647,9 @@ int dlasim_conv_write_input(struct dlasim_dev *dev, const struct dlasim_conv_pla
 int dlasim_conv_write_weights(struct dlasim_dev *dev, const struct dlasim_conv_plan *p,
                               const struct dlasim_conv_mem *m, const int8_t *kcrs)
 {
+    if (check_mem(p, m)) {
+        return DLASIM_ERR_INVAL;
+    }
     uint8_t *buf = malloc(p->weight_bytes);
     if (!buf) {
         return DLASIM_ERR_NOMEM;
@@ -641,6 +663,9 @@ int dlasim_conv_write_weights(struct dlasim_dev *dev, const struct dlasim_conv_p
 int dlasim_conv_read_output(struct dlasim_dev *dev, const struct dlasim_conv_plan *p,
                             const struct dlasim_conv_mem *m, int8_t *khw)
 {
+    if (check_mem(p, m)) {
+        return DLASIM_ERR_INVAL;
+    }
     uint64_t n = dlasim_conv_cube_bytes(&p->hw, p->out_w, p->out_h, p->desc.kernels,
                                         out_line(p, m), out_surf(p, m));
     uint8_t *buf = malloc((size_t)n);
@@ -891,7 +916,7 @@ int dlasim_conv_run(struct dlasim_dev *dev, const struct dlasim_conv_plan *p,
                     const struct dlasim_conv_mem *m)
 {
     struct csb b = { dev, 0 };
-    if (!p->n_layers || !p->layers) {
+    if (check_mem(p, m)) {
         return DLASIM_ERR_INVAL;
     }
     for (size_t i = 0; i < p->n_layers && !b.rc; i++) {
@@ -913,10 +938,11 @@ int dlasim_conv_run(struct dlasim_dev *dev, const struct dlasim_conv_plan *p,
         if (!b.rc) {
             b.rc = dlasim_run(dev);
         }
-        /* the driver acknowledges the layer's interrupts (write 1 to clear) */
-        uint32_t st = rd(&b, NVDLA_GLB_S_INTR_STATUS_0);
-        if (st) {
-            wr(&b, NVDLA_GLB_S_INTR_STATUS_0, st);
+        /* the driver acknowledges the layer's interrupts (write 1 to
+         * clear); the layer completes even when it failed */
+        uint32_t st = 0;
+        if (!dlasim_csb_read(dev, NVDLA_GLB_S_INTR_STATUS_0, &st) && st) {
+            dlasim_csb_write(dev, NVDLA_GLB_S_INTR_STATUS_0, st);
         }
     }
     return b.rc;

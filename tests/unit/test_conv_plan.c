@@ -10,11 +10,15 @@
  *   - invariants of random plans (bands cover every output row once, each
  *     band's windows lie in its fetched lines + padding, banks and entries
  *     fit CBUF);
+ *   - the memory layouts (weight stream, feature cube with gaps) against
+ *     offsets computed here, and the address / stride checks;
  *   - end to end: layers that do not fit CBUF are split by the planner,
  *     programmed through the CSB and run on the device, and the int8 output
  *     equals a plain convolution written here + CACC truncation (round half
  *     away from zero, CLIP_TRUNCATE <= 16) + SDP conversion
- *     ((x - offset) * scale, rounding shift, int8 saturation).
+ *     ((x - offset) * scale, rounding shift, int8 saturation); also random
+ *     small layers on a device whose CBUF is made tiny (4 KiB) so that most
+ *     of them are split.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -428,6 +432,131 @@ static void test_random_invariants(void **state)
     assert_true(split > 200);
 }
 
+/* ---- layouts ----------------------------------------------------------------------------- */
+
+/* Weight (k, c, ky, kx) in the stream: group g = k / AK of kpg kernels,
+ * channel block b = c / AC of cb channels, position ky * KW + kx. */
+static size_t wt_offset(const struct dlasim_conv_hw *hw, const struct dlasim_conv_desc *d,
+                        uint32_t k, uint32_t c, uint32_t ky, uint32_t kx)
+{
+    size_t npos = (size_t)d->kernel_w * d->kernel_h;
+    uint32_t g = k / hw->atomic_k, b = c / hw->atomic_c;
+    uint32_t kpg = d->kernels - g * hw->atomic_k;
+    uint32_t cb = d->in_c - b * hw->atomic_c;
+    kpg = kpg < hw->atomic_k ? kpg : hw->atomic_k;
+    cb = cb < hw->atomic_c ? cb : hw->atomic_c;
+    return (size_t)g * hw->atomic_k * npos * d->in_c + (size_t)b * hw->atomic_c * npos * kpg +
+           ((size_t)ky * d->kernel_w + kx) * cb * kpg + (size_t)(k % hw->atomic_k) * cb +
+           c % hw->atomic_c;
+}
+
+static void test_layouts(void **state)
+{
+    (void)state;
+    const struct dlasim_conv_hw *hws[3] = { &hw_small, &hw_small_256, &hw_large };
+    rng_state = 0x1a40u;
+    for (int i = 0; i < 3; i++) {
+        const struct dlasim_conv_hw *hw = hws[i];
+        struct dlasim_conv_desc d = conv(5, 3, 2 * hw->atomic_c + 3, hw->atomic_k + 5, 2, 1, 0);
+        d.kernel_h = 3;
+        d.pad_top = d.pad_bottom = 1;
+        struct dlasim_conv_plan p;
+        plan_ok(hw, &d, &p);
+        size_t n = (size_t)d.kernels * d.in_c * d.kernel_h * d.kernel_w;
+        assert_int_equal(p.weight_bytes % 128, 0);
+        assert_true(p.weight_bytes >= n && p.weight_bytes < n + 128);
+        int8_t *w = malloc(n);
+        uint8_t *packed = malloc(p.weight_bytes);
+        assert_non_null(w);
+        assert_non_null(packed);
+        for (size_t j = 0; j < n; j++) {
+            w[j] = (int8_t)splitmix64();
+        }
+        dlasim_conv_pack_weights(&p, w, packed);
+        for (uint32_t k = 0; k < d.kernels; k++) {
+            for (uint32_t c = 0; c < d.in_c; c++) {
+                for (uint32_t y = 0; y < d.kernel_h; y++) {
+                    for (uint32_t x = 0; x < d.kernel_w; x++) {
+                        int8_t v = w[(((size_t)k * d.in_c + c) * d.kernel_h + y) * d.kernel_w + x];
+                        assert_int_equal((int8_t)packed[wt_offset(hw, &d, k, c, y, x)], v);
+                    }
+                }
+            }
+        }
+        for (size_t j = n; j < p.weight_bytes; j++) {
+            assert_int_equal(packed[j], 0);
+        }
+        free(w);
+        free(packed);
+
+        /* feature cube with gaps: (c, y, x) at (c / M) * surf + y * line + x * M + c % M */
+        uint32_t line = (d.in_w + 2) * hw->atom_m, surf = line * d.in_h + hw->atom_m;
+        uint64_t bytes = dlasim_conv_cube_bytes(hw, d.in_w, d.in_h, d.in_c, line, surf);
+        uint32_t surfaces = (d.in_c + hw->atom_m - 1) / hw->atom_m;
+        assert_int_equal(bytes, (uint64_t)(surfaces - 1) * surf + (uint64_t)(d.in_h - 1) * line +
+                                    (uint64_t)d.in_w * hw->atom_m);
+        size_t ncube = (size_t)d.in_c * d.in_h * d.in_w;
+        int8_t *cube = malloc(ncube), *back = malloc(ncube);
+        uint8_t *mem = malloc((size_t)bytes);
+        assert_non_null(cube);
+        assert_non_null(back);
+        assert_non_null(mem);
+        for (size_t j = 0; j < ncube; j++) {
+            cube[j] = (int8_t)splitmix64();
+        }
+        dlasim_conv_pack_cube(hw, d.in_w, d.in_h, d.in_c, line, surf, cube, mem);
+        for (uint32_t c = 0; c < d.in_c; c++) {
+            for (uint32_t y = 0; y < d.in_h; y++) {
+                for (uint32_t x = 0; x < d.in_w; x++) {
+                    size_t at = (size_t)(c / hw->atom_m) * surf + (size_t)y * line +
+                                (size_t)x * hw->atom_m + c % hw->atom_m;
+                    assert_int_equal((int8_t)mem[at],
+                                     cube[((size_t)c * d.in_h + y) * d.in_w + x]);
+                }
+            }
+        }
+        dlasim_conv_unpack_cube(hw, d.in_w, d.in_h, d.in_c, line, surf, mem, back);
+        assert_memory_equal(cube, back, ncube);
+        free(cube);
+        free(back);
+        free(mem);
+        dlasim_conv_plan_free(&p);
+    }
+}
+
+/* Misaligned addresses and strides too small for the cube are refused
+ * before anything is written or programmed. */
+static void test_mem_checks(void **state)
+{
+    (void)state;
+    struct dlasim_dev *dev;
+    struct dlasim_options o;
+    char err[256];
+    memset(&o, 0, sizeof(o));
+    assert_int_equal(dlasim_create(&o, &dev, err, sizeof(err)), 0);
+    struct dlasim_conv_desc d = conv(8, 8, 16, 16, 3, 1, 1);
+    struct dlasim_conv_plan p;
+    plan_ok(&hw_small, &d, &p);
+    int8_t in[8 * 8 * 16] = { 0 };
+    struct dlasim_conv_mem m;
+    memset(&m, 0, sizeof(m));
+    m.input = 0x1004;
+    m.weights = 0x8000;
+    m.output = 0x10000;
+    assert_int_equal(dlasim_conv_write_input(dev, &p, &m, in), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_conv_run(dev, &p, &m), DLASIM_ERR_INVAL);
+    m.input = 0x1000;
+    m.in_line_stride = 7 * 8;
+    assert_int_equal(dlasim_conv_write_input(dev, &p, &m, in), DLASIM_ERR_INVAL);
+    m.in_line_stride = 0;
+    m.out_surf_stride = 8 * 8 * 8 - 8;
+    assert_int_equal(dlasim_conv_run(dev, &p, &m), DLASIM_ERR_INVAL);
+    m.out_surf_stride = 0;
+    assert_int_equal(dlasim_conv_write_input(dev, &p, &m, in), 0);
+    dlasim_conv_plan_free(&p);
+    dlasim_destroy(dev);
+}
+
 /* ---- end to end on the device ---------------------------------------------------------- */
 
 static int8_t sat8(int64_t v)
@@ -670,6 +799,8 @@ int main(void)
         cmocka_unit_test(test_small_256_conv1),
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_random_invariants),
+        cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_mem_checks),
         cmocka_unit_test(test_e2e_small_layer1),
         cmocka_unit_test(test_e2e_small_stride2_pingpong),
         cmocka_unit_test(test_e2e_small_256_dilated),
