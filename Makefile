@@ -80,7 +80,7 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/
 	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) -lz $(LDLIBS)
 
 bench: deps all
-	@./$(BUILD)/dlasim bench
+	@./$(BUILD)/dlasim bench --json $(BUILD)/bench.json
 
 clean:
 	rm -rf build build-san build-fuzz

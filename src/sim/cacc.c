@@ -45,7 +45,7 @@ static int mismatch(struct dla_dev *d, const char *what, uint32_t mine, const ch
                      other);
 }
 
-int dla_cacc_validate(struct dla_dev *d, unsigned group, const struct dla_cacc_cfg *a,
+int dla_cacc_validate(struct dla_dev *d, const struct dla_cacc_cfg *a,
                       const struct dla_csc_cfg *csc)
 {
     if (a->conv_mode != csc->conv_mode) {
@@ -72,10 +72,12 @@ int dla_cacc_validate(struct dla_dev *d, unsigned group, const struct dla_cacc_c
         return mismatch(d, "D_BATCH_NUMBER_0.BATCHES", a->batches - 1,
                         "CSC D_BATCH_NUMBER_0.BATCHES", csc->batches - 1);
     }
-    /* the cube flies into SDP, which must expect the same size */
-    uint32_t sw = DLA_REG_FIELD(d, group, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
-    uint32_t sh = DLA_REG_FIELD(d, group, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
-    uint32_t sc = DLA_REG_FIELD(d, group, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
+    /* the cube flies into SDP, which must expect the same size (in SDP's
+     * own consumer group: SDP layers run alone flip only SDP's pointer) */
+    unsigned sg = dla_consumer(d, NVDLA_UNIT_SDP);
+    uint32_t sw = DLA_REG_FIELD(d, sg, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
+    uint32_t sh = DLA_REG_FIELD(d, sg, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
+    uint32_t sc = DLA_REG_FIELD(d, sg, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
     if (sw != a->out_w) {
         return mismatch(d, "D_DATAOUT_SIZE_0_0.DATAOUT_WIDTH", a->out_w - 1,
                         "SDP D_DATA_CUBE_WIDTH_0.WIDTH", sw - 1);

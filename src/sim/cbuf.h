@@ -220,7 +220,7 @@ int dla_cmac_validate(struct dla_dev *d, const char *unit, const struct dla_cmac
 /* ---- CACC (cacc.c) ------------------------------------------------------ */
 
 void dla_cacc_decode(const struct dla_dev *d, unsigned group, struct dla_cacc_cfg *a);
-int dla_cacc_validate(struct dla_dev *d, unsigned group, const struct dla_cacc_cfg *a,
+int dla_cacc_validate(struct dla_dev *d, const struct dla_cacc_cfg *a,
                       const struct dla_csc_cfg *csc);
 /* Round/saturate exact int32 sums in place (the common case). */
 uint32_t dla_cacc_deliver_i32(const struct dla_cacc_cfg *a, int32_t *data, size_t n);

@@ -649,7 +649,7 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
     if ((rc = dla_cdma_validate(d, &cdma)) || (rc = csc_validate(d, &csc, &cdma)) ||
         (rc = dla_cmac_validate(d, "CMAC_A", &cmac_a, &csc)) ||
         (rc = dla_cmac_validate(d, "CMAC_B", &cmac_b, &csc)) ||
-        (rc = dla_cacc_validate(d, group, &cacc, &csc)) || (rc = dla_cbuf_validate(d, &cdma)) ||
+        (rc = dla_cacc_validate(d, &cacc, &csc)) || (rc = dla_cbuf_validate(d, &cdma)) ||
         (rc = check_host_limits(d, &csc, &cdma)) ||
         (rc = dla_cbuf_plan(d, s, &cdma, &data_use, &weight_use))) {
         return rc;
