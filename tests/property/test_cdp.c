@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/rng.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +35,12 @@
 
 static uint64_t splitmix64(uint64_t *s)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return splitmix64_next(s);
 }
 
 static uint32_t rnd(uint64_t *s, uint32_t n) /* [0, n) */
 {
-    return (uint32_t)(splitmix64(s) % n);
+    return splitmix64_below(s, n);
 }
 
 static int32_t rnd_range(uint64_t *s, int32_t lo, int32_t hi) /* [lo, hi] */

@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/rng.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,16 +36,13 @@ static uint64_t rng_state;
 
 static uint64_t splitmix64(void)
 {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return splitmix64_next(&rng_state);
 }
 
 /* Uniform in [lo, hi]. */
 static uint32_t rnd(uint32_t lo, uint32_t hi)
 {
-    return lo + (uint32_t)(splitmix64() % ((uint64_t)hi - lo + 1));
+    return splitmix64_range(&rng_state, lo, hi);
 }
 
 /* ---- layer description ---------------------------------------------------- */
