@@ -54,6 +54,17 @@ else
     cat "$log/fuzz-build.txt"; one "fuzz build" 1
 fi
 
+echo "== public headers compile on their own (C11 and C++)"
+hdr_ok=0
+for h in include/dlasim/*.h; do
+    printf '#include "%s"\nint main(void) { return 0; }\n' "${h#include/}" > "$log/h.c"
+    gcc -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude -c "$log/h.c" -o "$log/h.o" || hdr_ok=1
+    if command -v g++ > /dev/null; then
+        g++ -x c++ -Wall -Wextra -Werror -Iinclude -c "$log/h.c" -o "$log/h.o" || hdr_ok=1
+    fi
+done
+one "public headers are self-contained" $hdr_ok
+
 echo "== generated register files are up to date"
 gen=$(mktemp -d)
 python3 tools/regdb/gen_regs.py regdb/nvdla.xml "$gen" "$gen/registers.md" > /dev/null 2>&1 &&
