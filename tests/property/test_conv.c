@@ -935,6 +935,155 @@ static void pixel_layers(const char *config, uint64_t seed, unsigned n)
     dlasim_destroy(t.dev);
 }
 
+/* ---- fused: CACC -> SDP -> PDP on the fly ------------------------------------------- */
+
+#define POOL_ADDR 0xb0000000ull
+
+struct pool {
+    uint32_t k, s;     /* square max-pooling window and stride */
+    uint32_t ow, oh;   /* pooled size */
+};
+
+/* PDP reads SDP's output on the fly and writes the pooled cube packed. */
+static void program_pdp_on_the_fly(struct tdev *t, const struct conv *L, const struct pool *P)
+{
+    uint32_t line = P->ow * t->m;
+    wr(t, NVDLA_PDP_S_POINTER_0, t->group);
+    wr(t, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, L->ow - 1);
+    wr(t, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, L->oh - 1);
+    wr(t, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, L->k - 1);
+    wr(t, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, P->ow - 1);
+    wr(t, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, P->oh - 1);
+    wr(t, NVDLA_PDP_D_DATA_CUBE_OUT_CHANNEL_0, L->k - 1);
+    wr(t, NVDLA_PDP_D_OPERATION_MODE_CFG_0,
+       F(PDP, D_OPERATION_MODE_CFG, POOLING_METHOD,
+         NVDLA_PDP_D_OPERATION_MODE_CFG_0_POOLING_METHOD_POOLING_METHOD_MAX) |
+           F(PDP, D_OPERATION_MODE_CFG, FLYING_MODE,
+             NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE_ON_FLYING));
+    wr(t, NVDLA_PDP_D_PARTIAL_WIDTH_IN_0,
+       F(PDP, D_PARTIAL_WIDTH_IN, PARTIAL_WIDTH_IN_FIRST, L->ow - 1));
+    wr(t, NVDLA_PDP_D_PARTIAL_WIDTH_OUT_0,
+       F(PDP, D_PARTIAL_WIDTH_OUT, PARTIAL_WIDTH_OUT_FIRST, P->ow - 1));
+    wr(t, NVDLA_PDP_D_POOLING_KERNEL_CFG_0,
+       F(PDP, D_POOLING_KERNEL_CFG, KERNEL_WIDTH, P->k - 1) |
+           F(PDP, D_POOLING_KERNEL_CFG, KERNEL_HEIGHT, P->k - 1) |
+           F(PDP, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_WIDTH, P->s - 1) |
+           F(PDP, D_POOLING_KERNEL_CFG, KERNEL_STRIDE_HEIGHT, P->s - 1));
+    wr(t, NVDLA_PDP_D_POOLING_PADDING_CFG_0, 0);
+    wr(t, NVDLA_PDP_D_DST_BASE_ADDR_HIGH_0, (uint32_t)(POOL_ADDR >> 32));
+    wr(t, NVDLA_PDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)POOL_ADDR);
+    wr(t, NVDLA_PDP_D_DST_LINE_STRIDE_0, line);
+    wr(t, NVDLA_PDP_D_DST_SURFACE_STRIDE_0, line * P->oh);
+    wr(t, NVDLA_PDP_D_DST_RAM_CFG_0, 1);
+    wr(t, NVDLA_PDP_D_DATA_FORMAT_0, 0);
+}
+
+/* Convolution, CACC, SDP and max pooling as one hardware layer: the pooled
+ * cube must equal max pooling of the reference SDP output. */
+static void check_fused_layer(struct tdev *t, const struct conv *L, const struct pool *P,
+                              const char *what)
+{
+    set_pointers(t);
+    program_rest(t, L);
+    wr(t, NVDLA_SDP_D_FEATURE_MODE_CFG_0,
+       F(SDP, D_FEATURE_MODE_CFG, FLYING_MODE, NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON) |
+           F(SDP, D_FEATURE_MODE_CFG, OUTPUT_DST, NVDLA_SDP_D_FEATURE_MODE_CFG_0_OUTPUT_DST_PDP));
+    program_pdp_on_the_fly(t, L, P);
+    program_csc(t, L);
+    program_cdma(t, L);
+    wr(t, NVDLA_PDP_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_SDP_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CACC_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CMAC_A_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CMAC_B_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CSC_D_OP_ENABLE_0, 1);
+    wr(t, NVDLA_CDMA_D_OP_ENABLE_0, 1);
+    int rc = dlasim_run(t->dev);
+    t->group ^= 1;
+    if (rc) {
+        fail_msg("%s: dlasim_run = %s: %s", what, dlasim_status_name(rc),
+                 dlasim_last_error(t->dev));
+    }
+    uint32_t status = 0;
+    assert_int_equal(dlasim_csb_read(t->dev, NVDLA_GLB_S_INTR_STATUS_0, &status), 0);
+    assert_true(status & (NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS0__MASK |
+                          NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS1__MASK));
+    assert_int_equal(dlasim_csb_write(t->dev, NVDLA_GLB_S_INTR_STATUS_0, status), 0);
+
+    size_t n = (size_t)div_up(L->k, t->m) * P->ow * P->oh * t->m;
+    uint8_t *out = malloc(n);
+    int8_t *sdp = malloc((size_t)L->k * L->oh * L->ow);
+    assert_non_null(out);
+    assert_non_null(sdp);
+    unsigned sat = 0;
+    for (uint32_t k = 0; k < L->k; k++) {
+        for (uint32_t y = 0; y < L->oh; y++) {
+            for (uint32_t x = 0; x < L->ow; x++) {
+                sdp[((size_t)k * L->oh + y) * L->ow + x] =
+                    ref_sdp(L, ref_cacc(ref_sum(t, L, k, y, x), L->trunc, &sat));
+            }
+        }
+    }
+    mem_rd(t, POOL_ADDR, out, n);
+    for (uint32_t k = 0; k < L->k; k++) {
+        for (uint32_t py = 0; py < P->oh; py++) {
+            for (uint32_t px = 0; px < P->ow; px++) {
+                int want = -128;
+                for (uint32_t dy = 0; dy < P->k; dy++) {
+                    for (uint32_t dx = 0; dx < P->k; dx++) {
+                        int v = sdp[((size_t)k * L->oh + py * P->s + dy) * L->ow + px * P->s + dx];
+                        want = v > want ? v : want;
+                    }
+                }
+                size_t at = (size_t)(k / t->m) * P->ow * P->oh * t->m +
+                            ((size_t)py * P->ow + px) * t->m + k % t->m;
+                if ((int8_t)out[at] != want) {
+                    fail_msg("%s: pooled[k=%u][y=%u][x=%u] = %d, reference %d", what, k, py, px,
+                             (int8_t)out[at], want);
+                }
+            }
+        }
+    }
+    free(sdp);
+    free(out);
+}
+
+static void fused_layers(const char *config, uint64_t seed, unsigned count)
+{
+    struct tdev t;
+    struct conv L;
+    char what[160];
+    tdev_open(&t, config, NULL, 0);
+    rng_state = seed;
+    for (unsigned i = 0; i < count;) {
+        random_feature_layer(&t, &L, 40);
+        struct pool P;
+        P.k = rnd(1, 3);
+        P.s = rnd(1, P.k);
+        if (L.ow < P.k || L.oh < P.k || L.ow * L.oh == 1) {
+            conv_free(&L);
+            continue;
+        }
+        P.ow = (L.ow - P.k) / P.s + 1;
+        P.oh = (L.oh - P.k) / P.s + 1;
+        write_feature(&t, &L);
+        write_weights(&t, &L);
+        snprintf(what, sizeof(what), "%s fused layer %u (%ux%ux%u k%ux%u -> %ux%ux%u, pool %u/%u)",
+                 config, i, L.w, L.h, L.c, L.kw, L.kh, L.ow, L.oh, L.k, P.k, P.s);
+        check_fused_layer(&t, &L, &P, what);
+        conv_free(&L);
+        i++;
+    }
+    dlasim_destroy(t.dev);
+}
+
+static void test_fused_conv_sdp_pdp(void **state)
+{
+    (void)state;
+    fused_layers("nv_small", 0x5eed00f1u, 25);
+    fused_layers("nv_small_256", 0x5eed00f2u, 15);
+}
+
 static void test_feature_nv_small(void **state)
 {
     (void)state;
@@ -1254,6 +1403,7 @@ int main(void)
         cmocka_unit_test(test_cacc_sticky_window),
         cmocka_unit_test(test_deep_kernel_nv_large),
         cmocka_unit_test(test_wide_pixel_kernel_nv_large),
+        cmocka_unit_test(test_fused_conv_sdp_pdp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
