@@ -16,6 +16,11 @@
  *                   index and fraction
  *   sdp_lut_interp  NV_NVDLA_SDP_HLS_Y_int_inp, hit path
  *   sdp_lut_extrap  NV_NVDLA_SDP_HLS_Y_int_inp, under/overflow path
+ * and the same arithmetic in branch-free "lane" form for loops the compiler
+ * vectorises (one formula for every configuration of a stage, decided by
+ * per-layer constants instead of branches):
+ *   sdp_lane_x      BS / BN (X stage): ALU, MUL or PReLU, truncation, ReLU
+ *   sdp_lane_cvt    output converter, with its saturation flag
  *
  * All values handled here fit in int64_t (the widest product is 50 bits),
  * and no negative value is ever shifted: right shifts of negative values go
@@ -286,6 +291,169 @@ static inline int32_t sdp_lut_extrap(int32_t x, int16_t y0, uint32_t bias, int32
     int64_t prod = xsub * (int64_t)scale;
     int64_t tru = sdp_shr_ss(prod, shift, 50, 32);
     return (int32_t)sdp_sat((int64_t)y0 + tru, 32);
+}
+
+/* ---- lane form (vectorisable) --------------------------------------------- */
+
+/* Rounding shift of a lane: shift and half = 1 << (shift - 1) (0 for shift
+ * 0); a shift >= the input width is given as shift 63, half 0 (result 0,
+ * as sdp_shr_su, for |v| < 2^62). */
+struct sdp_lane_shift {
+    unsigned shift;
+    uint64_t half;
+};
+
+static inline struct sdp_lane_shift sdp_lane_shift_of(unsigned s, unsigned in_w)
+{
+    struct sdp_lane_shift r;
+    r.shift = s >= in_w ? 63u : s;
+    r.half = (s == 0 || s >= in_w) ? 0 : UINT64_C(1) << (s - 1);
+    return r;
+}
+
+/* All ones when v < 0, else 0 (no shift of a negative value). */
+static inline uint64_t sdp_lane_sign(int64_t v)
+{
+    return UINT64_C(0) - ((uint64_t)v >> 63);
+}
+
+/* sdp_shr_su without saturation: magnitude rounded half up, sign restored. */
+static inline int64_t sdp_lane_round(int64_t v, struct sdp_lane_shift s)
+{
+    uint64_t m = sdp_lane_sign(v);
+    uint64_t mag = ((uint64_t)v ^ m) - m;
+    uint64_t r = (mag + s.half) >> s.shift;
+    return (int64_t)((r ^ m) - m);
+}
+
+/* floor(v / 2^shift): ~(~v >> shift) for negative v. */
+static inline int64_t sdp_lane_floor(int64_t v, struct sdp_lane_shift s)
+{
+    uint64_t m = sdp_lane_sign(v);
+    return (int64_t)((((uint64_t)v ^ m) >> s.shift) ^ m);
+}
+
+static inline int64_t sdp_lane_clamp(int64_t v, int64_t lo, int64_t hi)
+{
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+}
+
+/*
+ * X stage (BS or BN) of one layer for sdp_lane_x.  The ALU bypass is a sum
+ * with 0 (max/min masks 0 make the max/min pass x), the MUL bypass a
+ * multiplication by 1 (the truncation still applies, as in the RTL).
+ */
+struct sdp_lane_x_cfg {
+    uint32_t sum_mask, max_mask, min_mask; /* ALU algorithm, all 0 when bypassed */
+    struct sdp_lane_shift mul_shift;       /* truncation of the 49-bit product */
+    uint32_t prelu;                        /* 1: non-negative ALU results pass */
+    int32_t relu_floor;                    /* 0 with ReLU, INT32_MIN without */
+};
+
+/*
+ * One element: x is the input, op the ALU operand already shifted and
+ * saturated to 32 bits (sdp_shl_su), mop the 16-bit MUL operand (1 when
+ * bypassed).  ref: NV_NVDLA_SDP_HLS_X_int_alu/mul/trt/relu.v; the products
+ * are formed from 32-bit factors ((x + op) * mop = x * mop + op * mop) so
+ * they vectorise as widening multiplications.
+ */
+static inline int32_t sdp_lane_x(const struct sdp_lane_x_cfg *p, int32_t x, int32_t op,
+                                 int32_t mop)
+{
+    uint32_t u = (uint32_t)op;
+    int32_t op_max = (int32_t)((u & p->max_mask) | (UINT32_C(0x80000000) & ~p->max_mask));
+    int32_t op_min = (int32_t)((u & p->min_mask) | (UINT32_C(0x7fffffff) & ~p->min_mask));
+    int32_t op_sum = (int32_t)(u & p->sum_mask);
+    int32_t a = x > op_max ? x : op_max;
+    a = a < op_min ? a : op_min;
+    int64_t alu = (int64_t)a + op_sum; /* 33 bits */
+    int64_t prod = (int64_t)a * mop + (int64_t)op_sum * mop;
+    int64_t t = sdp_lane_clamp(sdp_lane_round(prod, p->mul_shift), INT32_MIN, INT32_MAX);
+    /* PReLU passes the low 32 bits of a non-negative ALU result */
+    int64_t low32 = (int32_t)(uint32_t)(uint64_t)alu;
+    t = (p->prelu & (alu >= 0)) ? low32 : t;
+    return (int32_t)(t > p->relu_floor ? t : p->relu_floor);
+}
+
+/*
+ * The X stage in 32-bit lanes, exact when the ALU result and the product
+ * stay within 32 bits (|x| <= 2^31 - 1) and the truncation is below 32
+ * (src/arith/sdp_lanes.c checks the ranges of a run): then the rounding
+ * cannot saturate and PReLU's low 32 bits are the ALU result.  `shifted` is
+ * a constant after inlining (0: the truncation is 0).
+ */
+static inline int32_t sdp_lane_x32(const struct sdp_lane_x_cfg *p, int32_t x, int32_t op,
+                                   int32_t mop, const int shifted)
+{
+    uint32_t u = (uint32_t)op;
+    int32_t op_max = (int32_t)((u & p->max_mask) | (UINT32_C(0x80000000) & ~p->max_mask));
+    int32_t op_min = (int32_t)((u & p->min_mask) | (UINT32_C(0x7fffffff) & ~p->min_mask));
+    int32_t a = x > op_max ? x : op_max;
+    a = a < op_min ? a : op_min;
+    int32_t alu = (int32_t)((uint32_t)a + (u & p->sum_mask));
+    uint32_t prod = (uint32_t)alu * (uint32_t)mop;
+    int32_t t = (int32_t)prod;
+    if (shifted) {
+        uint32_t m = UINT32_C(0) - (prod >> 31);
+        uint32_t mag = (prod ^ m) - m;
+        t = (int32_t)((((mag + (uint32_t)p->mul_shift.half) >> p->mul_shift.shift) ^ m) - m);
+    }
+    t = (p->prelu & (alu >= 0)) ? alu : t;
+    return t > p->relu_floor ? t : p->relu_floor;
+}
+
+/* Output converter of one layer for sdp_lane_cvt. */
+struct sdp_lane_cvt_cfg {
+    int32_t scale;                 /* D_CVT_SCALE */
+    int64_t offset_scaled;         /* D_CVT_OFFSET * D_CVT_SCALE */
+    struct sdp_lane_shift shift;   /* D_CVT_SHIFT of the 49-bit product */
+    int32_t lo, hi;                /* int8 or int16 range */
+};
+
+/*
+ * One element: sat(round((x - offset) * scale / 2^shift)) and the 17-bit
+ * saturation flag added to *sat.  ref: NV_NVDLA_SDP_HLS_C_int.v, as
+ * sdp_shr_su(.., 49, 17, &sat) then sdp_sat(.., 8 or 16).
+ */
+static inline int32_t sdp_lane_cvt(const struct sdp_lane_cvt_cfg *p, int32_t x, uint32_t *sat)
+{
+    int64_t v = (int64_t)x * p->scale - p->offset_scaled;
+    int64_t r = sdp_lane_round(v, p->shift);
+    int64_t q = sdp_lane_floor(v, p->shift);
+    *sat += (uint32_t)((q < -65536) | (r > 65535));
+    return (int32_t)sdp_lane_clamp(r, p->lo, p->hi);
+}
+
+/*
+ * The output converter in 32-bit lanes, exact when every |(x - offset) *
+ * scale| < 2^31 and shift <= 31 (src/arith/sdp_lanes.c finds the inputs for
+ * which it is): the product wraps modulo 2^32 to its true value, magnitude
+ * + half stays below 2^32.
+ */
+struct sdp_lane_cvt_narrow {
+    uint32_t scale, offset_scaled; /* as unsigned: the arithmetic wraps */
+    unsigned shift;
+    uint32_t half;
+    int32_t lo, hi;
+};
+
+/* `shifted` is a constant after inlining: 0 when p->shift is 0, where the
+ * rounding is the identity. */
+static inline int32_t sdp_lane_cvt32(const struct sdp_lane_cvt_narrow *p, int32_t x,
+                                     uint32_t *sat, const int shifted)
+{
+    uint32_t v = (uint32_t)x * p->scale - p->offset_scaled;
+    int32_t r = (int32_t)v, q = (int32_t)v;
+    if (shifted) {
+        uint32_t m = UINT32_C(0) - (v >> 31);
+        uint32_t mag = (v ^ m) - m;
+        r = (int32_t)((((mag + p->half) >> p->shift) ^ m) - m);
+        q = (int32_t)(((v ^ m) >> p->shift) ^ m);
+    }
+    *sat += (uint32_t)((q < -65536) | (r > 65535));
+    r = r < p->lo ? p->lo : r;
+    return r > p->hi ? p->hi : r;
 }
 
 #endif

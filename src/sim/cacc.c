@@ -16,6 +16,9 @@
  *     ignored as the RTL does;
  *   - the result saturates to int32; each saturated element counts in
  *     D_OUT_SATURATION.
+ * Int32 sums (the common case: kernels of fewer than 2^17 products) are
+ * rounded by a branch-free loop in 32-bit lanes (lanes.h), where no value
+ * can saturate; 34-bit sums take the general per-element path.
  * The C model's 48-bit accumulator (cmod/cacc) and its exact rounding differ
  * from the RTL only for CLIP_TRUNCATE > 16 (sticky window) and sums beyond
  * 34 bits, which no kernel of at most 2^18 bytes (BYTE_PER_KERNEL) reaches;
@@ -23,6 +26,7 @@
  */
 #include <stdint.h>
 
+#include "arith/lanes.h"
 #include "sim/cbuf.h"
 
 #define CACC_F(d, g, REG, FIELD) DLA_REG_FIELD(d, g, NVDLA_CACC_##REG##_0, FIELD)
@@ -133,17 +137,78 @@ static inline int32_t cacc_round(int64_t v, unsigned t, uint32_t *sat)
     return (int32_t)(fl + point5);
 }
 
-uint32_t dla_cacc_deliver_i32(const struct dla_cacc_cfg *a, int32_t *data, size_t n)
+/*
+ * cacc_round() for an int32 sum and 1 <= t <= 31, in unsigned 32-bit lane
+ * arithmetic without branches so the loop below vectorises:
+ *   floor(v / 2^t) = ~(~v >> t) for negative v (m = all ones), v >> t else;
+ *   point5 = guide & (non-negative | sticky), sticky over `sticky_mask`.
+ * |floor(v / 2^t)| <= 2^30 here, so adding point5 cannot overflow and an
+ * int32 sum never saturates.
+ */
+static inline int32_t cacc_round_i32(int32_t v, unsigned t, uint32_t guide_bit,
+                                     uint32_t sticky_mask)
 {
-    uint32_t sat = 0;
-    unsigned t = a->clip_truncate;
+    uint32_t u = (uint32_t)v;
+    uint32_t neg = u >> 31;
+    uint32_t m = 0u - neg;
+    uint32_t fl = ((u ^ m) >> t) ^ m;
+    uint32_t guide = (u & guide_bit) != 0;
+    uint32_t sticky = (u & sticky_mask) != 0;
+    return (int32_t)(fl + (guide & ((neg ^ 1u) | sticky)));
+}
+
+DLA_LANES_INLINE void round_i32_loop(int32_t *data, size_t n, unsigned t)
+{
+    /* the RTL's 15 sticky bits below the guide bit (see cacc_round) */
+    const unsigned lo = t > 16 ? t - 16 : 0;
+    const uint32_t guide_bit = UINT32_C(1) << (t - 1);
+    const uint32_t sticky_mask = (guide_bit - 1u) & ~((UINT32_C(1) << lo) - 1u);
+    const size_t B = DLA_LANES_BLOCK;
+    size_t i = 0;
+    for (; i + B <= n; i += B) {
+        int32_t *b = data + i;
+        for (size_t j = 0; j < B; j++) {
+            b[j] = cacc_round_i32(b[j], t, guide_bit, sticky_mask);
+        }
+    }
+    for (; i < n; i++) {
+        data[i] = cacc_round_i32(data[i], t, guide_bit, sticky_mask);
+    }
+}
+
+static void round_i32_generic(int32_t *data, size_t n, unsigned t)
+{
+    round_i32_loop(data, n, t);
+}
+
+#if defined(DLA_LANES_X86)
+DLA_LANES_AVX2_ATTR static void round_i32_avx2(int32_t *data, size_t n, unsigned t)
+{
+    round_i32_loop(data, n, t);
+}
+#endif
+
+uint32_t dla_cacc_deliver_i32_isa(const struct dla_cacc_cfg *a, int32_t *data, size_t n,
+                                  enum dla_lanes_isa isa)
+{
+    const unsigned t = a->clip_truncate;
     if (t == 0) {
         return 0; /* an exact int32 sum passes unchanged */
     }
-    for (size_t i = 0; i < n; i++) {
-        data[i] = cacc_round(data[i], t, &sat);
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        round_i32_avx2(data, n, t);
+        return 0;
     }
-    return sat;
+#endif
+    (void)isa;
+    round_i32_generic(data, n, t);
+    return 0; /* see cacc_round_i32: no int32 sum saturates */
+}
+
+uint32_t dla_cacc_deliver_i32(const struct dla_cacc_cfg *a, int32_t *data, size_t n)
+{
+    return dla_cacc_deliver_i32_isa(a, data, n, dla_lanes_best());
 }
 
 uint32_t dla_cacc_deliver_i64(const struct dla_cacc_cfg *a, const int64_t *acc, int32_t *out,

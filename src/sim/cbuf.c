@@ -52,6 +52,7 @@ void dla_conv_state_destroy(struct dla_conv_state *s)
     free(s->wt);
     free(s->in);
     free(s->wplanar);
+    free(s->wdec_src);
     free(s->wchunk);
     free(s->acc);
     free(s);

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arith/lanes.h"
 #include "sim/dla.h"
 
 /* Input data format as CBUF bookkeeping tells layers apart
@@ -142,6 +143,13 @@ enum dla_cbuf_use {
     DLA_CBUF_REUSE = 2         /* use what the previous layer kept, fetch nothing */
 };
 
+/* What the planar kernels decoded from a weight stream depend on besides
+ * its bytes (all fields uint32_t: compared with memcmp). */
+struct dla_wt_key {
+    uint32_t pixel, kernels, kernel_c, kernel_w, kernel_h, y_extension;
+    uint32_t atomic_c, atomic_k, in_c, k_w, k_h;
+};
+
 /*
  * Everything CBUF holds across layers.  After dla_conv_reset() (and at
  * creation) CBUF is empty and no previous layer is known: the first layer
@@ -159,11 +167,21 @@ struct dla_conv_state {
     uint8_t *wt;               /* raw weight stream held in the weight banks */
     size_t wt_len;             /* valid bytes at wt (0: none held) */
     size_t wt_cap;             /* bytes allocated at wt */
+    uint64_t wt_fetches;       /* weight fetches into wt so far */
     /* scratch reused between layers (not CBUF contents) */
     int8_t *in;                /* padded planar input cube for the kernel */
     size_t in_cap;
     int8_t *wplanar;           /* kernels as [k][c][ky][kx] */
     size_t wplanar_cap;
+    /* wplanar is the decode of the wdec_len raw bytes at wdec_src under
+     * wdec_key (0: nothing decoded): a layer whose weights are the same
+     * bytes (WEIGHT_REUSE, or the same weights fetched again) skips the
+     * decode */
+    uint8_t *wdec_src;
+    size_t wdec_src_cap;
+    size_t wdec_len;
+    struct dla_wt_key wdec_key;
+    uint64_t wdec_fetch;       /* wt_fetches when wt last equalled wdec_src */
     int8_t *wchunk;            /* kernels of a channel chunk */
     size_t wchunk_cap;
     int64_t *acc;              /* wide accumulators for very deep kernels */
@@ -224,6 +242,9 @@ int dla_cacc_validate(struct dla_dev *d, const struct dla_cacc_cfg *a,
                       const struct dla_csc_cfg *csc);
 /* Round/saturate exact int32 sums in place (the common case). */
 uint32_t dla_cacc_deliver_i32(const struct dla_cacc_cfg *a, int32_t *data, size_t n);
+/* The same with a given loop variant (tests run every one). */
+uint32_t dla_cacc_deliver_i32_isa(const struct dla_cacc_cfg *a, int32_t *data, size_t n,
+                                  enum dla_lanes_isa isa);
 /* Round/saturate 34-bit accumulators into out. */
 uint32_t dla_cacc_deliver_i64(const struct dla_cacc_cfg *a, const int64_t *acc, int32_t *out,
                               size_t n);

@@ -9,7 +9,8 @@
  *   - feature fetch for direct convolution: surfaces of Atomic-M elements,
  *     element (c, y, x) of batch b at
  *       base + b * BATCH_STRIDE + (c / M) * SURF_STRIDE + y * LINE_STRIDE + x * M + c % M,
- *     read whole lines (or whole surfaces when lines are packed); a 1x1
+ *     read whole lines (or whole surfaces when lines are packed) and turned
+ *     into CBUF rows by a byte transpose (src/arith/atoms.h); a 1x1
  *     cube with SURF_PACKED is read as consecutive atoms (ref: vmod
  *     NV_NVDLA_CDMA_dc.v is_packed_1x1);
  *   - the input converter (D_CVT_CFG) on feature data and pixels:
@@ -44,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith/atoms.h"
 #include "sim/cbuf.h"
 
 /* ---- decode ------------------------------------------------------------- */
@@ -441,6 +443,18 @@ uint32_t dla_cdma_entries_needed(const struct dla_config *cfg, const struct dla_
 
 /* ---- feature fetch -------------------------------------------------------- */
 
+/* The input converter on n rows of w bytes (a table of the 256 inputs). */
+static void convert_rows(const int8_t lut[256], int8_t *rows, size_t stride, uint32_t n,
+                         uint32_t w)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        int8_t *row = rows + i * stride;
+        for (uint32_t x = 0; x < w; x++) {
+            row[x] = lut[(uint8_t)row[x]];
+        }
+    }
+}
+
 int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
                            struct dla_cbuf_slices *dst)
 {
@@ -448,6 +462,7 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
     const uint32_t w = c->width, h = c->height, ch = c->channel, nb = c->batches;
     const size_t line_bytes = (size_t)w * m;
     const size_t slice_bytes = dla_cbuf_slice_bytes(dst);
+    const enum dla_lanes_isa isa = dla_lanes_best();
     uint64_t surf_stride = c->surf_stride;
     int8_t lut[256];
     int rc = 0;
@@ -459,8 +474,6 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
     }
     if (c->cvt_en) {
         cvt_table(lut, 1, c->cvt_offset, c->cvt_scale, c->cvt_truncate);
-    } else {
-        raw_table(lut);
     }
     int8_t *first = dla_cbuf_append(d, dst, h * nb);
     if (!first) {
@@ -487,13 +500,10 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
             }
             uint32_t n = ch - s * m < m ? ch - s * m : m;
             for (uint32_t y = 0; y < h; y++) {
-                const uint8_t *line = buf + y * line_bytes;
-                int8_t *slice = first + (size_t)(y * nb + b) * slice_bytes;
-                for (uint32_t i = 0; i < n; i++) {
-                    int8_t *row = slice + (size_t)(s * m + i) * w;
-                    for (uint32_t x = 0; x < w; x++) {
-                        row[x] = lut[line[(size_t)x * m + i]];
-                    }
+                int8_t *rows = first + (size_t)(y * nb + b) * slice_bytes + (size_t)s * m * w;
+                dla_transpose_bytes(isa, buf + y * line_bytes, m, w, n, (uint8_t *)rows, w);
+                if (c->cvt_en) {
+                    convert_rows(lut, rows, w, n, w);
                 }
             }
         }

@@ -30,6 +30,12 @@
  *     operation in hardware order (CACC's 34-bit accumulator, which no
  *     programmable kernel can overflow: at most 2^18 products of 2^14).
  *
+ * The planar kernels are decoded from the weight stream with byte
+ * transposes (src/arith/atoms.h) and kept in struct dla_conv_state with the
+ * bytes and the shape they came from: a layer whose weights are the same
+ * bytes read the same way (WEIGHT_REUSE, or the same weights fetched again)
+ * uses them without decoding (decode_planar).
+ *
  * Checks of the layer as a driver sees them: CSC against CDMA (mode,
  * precision, reuse flags, banks, entries, sizes, kernels, weight bytes),
  * D_ATOMICS, D_RELEASE, post-extension limits.  Layers beyond the model's
@@ -39,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith/atoms.h"
 #include "kernels/conv_s8.h"
 #include "sim/cbuf.h"
 
@@ -237,44 +244,71 @@ static int csc_validate(struct dla_dev *d, const struct dla_csc_cfg *c,
 
 /* ---- weights --------------------------------------------------------------- */
 
-/* Weight for (kernel k, channel j, kernel row r, kernel column x) goes to
- * the planar array through this mapping. */
+/* Weight for (kernel k, channel j, kernel row r) of a channel-extended pixel
+ * kernel goes to the planar array through this mapping: channel j is
+ * (x, c) = (j / in_c, j % in_c). */
 struct wt_map {
     int8_t *dst;               /* planar kernels, zeroed */
-    uint32_t in_c;             /* channels of the kernel's input (pixel stride for pixel input) */
+    uint32_t in_c;             /* pixel stride */
     uint32_t k_w, k_h;         /* planar kernel size */
-    int pixel;                 /* channel j of a pixel kernel is (x, c) = (j / in_c, j % in_c) */
 };
 
-static inline void wt_put(const struct wt_map *m, uint32_t k, uint32_t j, uint32_t r, uint32_t x,
-                          int8_t v)
+static inline void wt_put(const struct wt_map *m, uint32_t k, uint32_t j, uint32_t r, int8_t v)
 {
-    uint32_t c = j;
-    if (m->pixel) {
-        x = j / m->in_c;
-        c = j % m->in_c;
-    }
+    uint32_t x = j / m->in_c, c = j % m->in_c;
     m->dst[(((size_t)k * m->in_c + c) * m->k_h + r) * m->k_w + x] = v;
 }
 
-/* ref: cmod/csc SendWeightToMacSequencerDirectConvCommon, post_y_extension == 1 */
-static void decode_weights(const uint8_t *raw, uint32_t kernels, uint32_t ch, uint32_t kw,
-                           uint32_t kh, uint32_t ac, uint32_t ak, const struct wt_map *m)
+/*
+ * Feature kernels (ref: cmod/csc SendWeightToMacSequencerDirectConvCommon):
+ * in the stream a channel block of a kernel group holds, per kernel
+ * position, each kernel's run of channels; in the planar array a kernel's
+ * channels are rows of its positions.  Each kernel's block is a transpose
+ * of [position][channel] into [channel][position] (a copy for 1x1 kernels);
+ * every planar byte is written.
+ */
+static void decode_feature_weights(const uint8_t *raw, uint32_t kernels, uint32_t ch,
+                                   uint32_t npos, uint32_t ac, uint32_t ak, int8_t *dst)
 {
-    const uint64_t npos = (uint64_t)kw * kh;
-    const uint64_t bpk = npos * ch;
+    const enum dla_lanes_isa isa = dla_lanes_best();
+    const size_t bpk = (size_t)npos * ch;
+    for (uint32_t k0 = 0; k0 < kernels; k0 += ak) {
+        uint32_t kpg = kernels - k0 < ak ? kernels - k0 : ak;
+        const uint8_t *group = raw + (size_t)(k0 / ak) * bpk * ak;
+        for (uint32_t c0 = 0; c0 < ch; c0 += ac) {
+            uint32_t cb = ch - c0 < ac ? ch - c0 : ac;
+            const uint8_t *block = group + (size_t)c0 * npos * kpg;
+            const size_t pos_bytes = (size_t)cb * kpg; /* one position of the block */
+            for (uint32_t kk = 0; kk < kpg; kk++) {
+                const uint8_t *src = block + (size_t)kk * cb;
+                uint8_t *d = (uint8_t *)dst + ((size_t)(k0 + kk) * ch + c0) * npos;
+                if (npos == 1) {
+                    memcpy(d, src, cb);
+                } else {
+                    dla_transpose_bytes(isa, src, pos_bytes, npos, cb, d, npos);
+                }
+            }
+        }
+    }
+}
+
+/* Pixel kernels (width 1, kernel_c channel-extended channels per row).
+ * ref: cmod/csc SendWeightToMacSequencerDirectConvCommon, post_y_extension == 1 */
+static void decode_pixel_weights(const uint8_t *raw, uint32_t kernels, uint32_t ch, uint32_t kh,
+                                 uint32_t ac, uint32_t ak, const struct wt_map *m)
+{
+    const uint64_t bpk = (uint64_t)kh * ch;
     for (uint32_t k0 = 0; k0 < kernels; k0 += ak) {
         uint32_t kpg = kernels - k0 < ak ? kernels - k0 : ak;
         uint64_t gbase = (uint64_t)(k0 / ak) * bpk * ak;
         for (uint32_t c0 = 0; c0 < ch; c0 += ac) {
             uint32_t cb = ch - c0 < ac ? ch - c0 : ac;
-            uint64_t bbase = gbase + (uint64_t)(c0 / ac) * ac * npos * kpg;
-            for (uint64_t pos = 0; pos < npos; pos++) {
-                const uint8_t *p = raw + bbase + pos * cb * kpg;
-                uint32_t r = (uint32_t)(pos / kw), x = (uint32_t)(pos % kw);
+            uint64_t bbase = gbase + (uint64_t)(c0 / ac) * ac * kh * kpg;
+            for (uint32_t r = 0; r < kh; r++) {
+                const uint8_t *p = raw + bbase + (uint64_t)r * cb * kpg;
                 for (uint32_t kk = 0; kk < kpg; kk++) {
                     for (uint32_t i = 0; i < cb; i++) {
-                        wt_put(m, k0 + kk, c0 + i, r, x, (int8_t)p[(size_t)kk * cb + i]);
+                        wt_put(m, k0 + kk, c0 + i, r, (int8_t)p[(size_t)kk * cb + i]);
                     }
                 }
             }
@@ -300,7 +334,7 @@ static void decode_weights_post_ext(const uint8_t *raw, uint32_t kernels, uint32
                 const uint8_t *p = raw + sbase + (uint64_t)kk * kc * rows;
                 for (uint32_t ii = 0; ii < rows; ii++) {
                     for (uint32_t j = 0; j < kc; j++) {
-                        wt_put(m, k0 + kk, j, s * ext + ii, 0, (int8_t)p[ii * kc + j]);
+                        wt_put(m, k0 + kk, j, s * ext + ii, (int8_t)p[ii * kc + j]);
                     }
                 }
             }
@@ -403,6 +437,54 @@ static int build_pixel_input(struct dla_dev *d, struct dla_conv_state *s,
     return 0;
 }
 
+/* Bytes of the weight stream the kernels occupy (the rest is not read). */
+static size_t weight_stream_used(const struct dla_csc_cfg *c)
+{
+    return (size_t)c->kernels * c->kernel_w * c->kernel_h * c->kernel_c;
+}
+
+/* Decode the weight stream into s->wplanar (n bytes) unless it already
+ * holds the decode of the same bytes under the same key. */
+static int decode_planar(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
+                         const struct dla_wt_key *key, size_t n)
+{
+    const size_t used = weight_stream_used(c);
+    /* unchanged since the last look (WEIGHT_REUSE), or fetched again equal */
+    if (s->wdec_len == used && !memcmp(&s->wdec_key, key, sizeof(*key)) &&
+        (s->wdec_fetch == s->wt_fetches || !memcmp(s->wdec_src, s->wt, used))) {
+        s->wdec_fetch = s->wt_fetches;
+        return 0;
+    }
+    s->wdec_len = 0;
+    int rc = dla_conv_scratch(d, (void **)&s->wplanar, &s->wplanar_cap, n);
+    if (!rc) {
+        rc = dla_conv_scratch(d, (void **)&s->wdec_src, &s->wdec_src_cap, used);
+    }
+    if (rc) {
+        return rc;
+    }
+    if (!key->pixel) {
+        decode_feature_weights(s->wt, c->kernels, c->kernel_c, c->kernel_w * c->kernel_h,
+                               key->atomic_c, key->atomic_k, s->wplanar);
+    } else {
+        /* channel-extended kernels may not fill the last planar column */
+        memset(s->wplanar, 0, n);
+        struct wt_map m = { s->wplanar, key->in_c, key->k_w, key->k_h };
+        if (c->y_extension) {
+            decode_weights_post_ext(s->wt, c->kernels, c->kernel_c, c->kernel_h,
+                                    1u << c->y_extension, key->atomic_k, &m);
+        } else {
+            decode_pixel_weights(s->wt, c->kernels, c->kernel_c, c->kernel_h, key->atomic_c,
+                                 key->atomic_k, &m);
+        }
+    }
+    memcpy(s->wdec_src, s->wt, used);
+    s->wdec_key = *key;
+    s->wdec_len = used;
+    s->wdec_fetch = s->wt_fetches;
+    return 0;
+}
+
 static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
                          struct conv_job *j)
 {
@@ -418,19 +500,22 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
     g->stride_y = c->stride_y;
     g->dil_x = pixel ? 1 : c->dil_x;
     g->dil_y = pixel ? 1 : c->dil_y;
-    size_t n = (size_t)g->out_k * g->in_c * g->k_h * g->k_w;
-    int rc = dla_conv_scratch(d, (void **)&s->wplanar, &s->wplanar_cap, n);
+    struct dla_wt_key key;
+    memset(&key, 0, sizeof(key));
+    key.pixel = (uint32_t)pixel;
+    key.kernels = c->kernels;
+    key.kernel_c = c->kernel_c;
+    key.kernel_w = c->kernel_w;
+    key.kernel_h = c->kernel_h;
+    key.y_extension = pixel ? c->y_extension : 0;
+    key.atomic_c = cfg->mac_atomic_c_size;
+    key.atomic_k = cfg->mac_atomic_k_size;
+    key.in_c = g->in_c;
+    key.k_w = g->k_w;
+    key.k_h = g->k_h;
+    int rc = decode_planar(d, s, c, &key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
     if (rc) {
         return rc;
-    }
-    memset(s->wplanar, 0, n);
-    struct wt_map m = { s->wplanar, g->in_c, g->k_w, g->k_h, pixel };
-    if (pixel && c->y_extension) {
-        decode_weights_post_ext(s->wt, c->kernels, c->kernel_c, c->kernel_h, 1u << c->y_extension,
-                                cfg->mac_atomic_k_size, &m);
-    } else {
-        decode_weights(s->wt, c->kernels, c->kernel_c, c->kernel_w, c->kernel_h,
-                       cfg->mac_atomic_c_size, cfg->mac_atomic_k_size, &m);
     }
     j->wt = s->wplanar;
     j->pixel = pixel;
@@ -677,6 +762,7 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
     /* CDMA: weights, then data (both land in CBUF) */
     if (weight_use == DLA_CBUF_FRESH) {
         s->wt_len = 0;
+        s->wt_fetches++;
         rc = dla_conv_scratch(d, (void **)&s->wt, &s->wt_cap, cdma.weight_bytes);
         if (!rc) {
             rc = dla_cdma_fetch_weights(d, &cdma, s->wt);

@@ -71,12 +71,21 @@
  *    D_PERF_ENABLE.PERF_SAT_EN / PERF_LUT_EN is set, else they are 0;
  *    stall counters and FP16 NaN/Inf counters are 0.
  *  - One thread; a layer is processed surface by surface (one surface of
- *    input, operands and output in host memory at a time).
+ *    input, operands and output in host memory at a time), in CACC's planar
+ *    order for flying input (one run per surface, or per channel when a
+ *    per-kernel operand makes it a constant of the run) and in memory's
+ *    atom order otherwise.  Each stage is a loop over a run: BS, BN and the
+ *    output converter as the branch-free, vectorised lane loops of
+ *    src/arith/sdp_lanes.c (the same arithmetic for every configuration,
+ *    checked against the per-element helpers of sdp_arith.h by
+ *    tests/unit/test_lanes.c); EW and the LUT per element.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "arith/sdp_arith.h"
+#include "arith/atoms.h"
+#include "arith/sdp_lanes.h"
 #include "sim/dla.h"
 
 /* ---- decoded configuration ------------------------------------------------ */
@@ -165,6 +174,12 @@ struct sdp_cfg {
     int32_t cvt_scale;
     unsigned cvt_shift;
     unsigned out_bits; /* 8 or 16 */
+
+    /* the same, prepared for the lane loops */
+    enum dla_lanes_isa isa;
+    struct sdp_lane_x_cfg lane_x[2];
+    struct sdp_lane_cvt lane_cvt;
+    int32_t reg_op[SRC_N]; /* operand of each source when not read from memory */
 
     int to_pdp;
     int dst_port;
@@ -524,6 +539,34 @@ static int decode_rdma(struct dla_dev *d, struct sdp_cfg *c, uint32_t proc)
     return 0;
 }
 
+/* BS / BN as constants of sdp_lane_x, and their register operands. */
+static void prepare_lane_x(const struct sdp_x_cfg *x, struct sdp_lane_x_cfg *l, int32_t *alu_op,
+                           int32_t *mul_op)
+{
+    enum sdp_lane_alu alu = SDP_LANE_ALU_SUM; /* SUM, and EQL which the X ALU does not have */
+    if (x->alu_bypass) {
+        alu = SDP_LANE_ALU_BYPASS;
+    } else if (x->alu_algo == NVDLA_SDP_D_DP_BS_CFG_0_BS_ALU_ALGO_MAX) {
+        alu = SDP_LANE_ALU_MAX;
+    } else if (x->alu_algo == NVDLA_SDP_D_DP_BS_CFG_0_BS_ALU_ALGO_MIN) {
+        alu = SDP_LANE_ALU_MIN;
+    }
+    dla_sdp_lane_x_init(l, alu, x->mul_bypass, x->prelu, x->relu_bypass, x->mul_shift);
+    *alu_op = x->alu_bypass ? 0 : (int32_t)sdp_shl_su(x->alu_op, x->alu_shift, 32);
+    *mul_op = x->mul_bypass ? 1 : x->mul_op;
+}
+
+static void prepare_lanes(struct sdp_cfg *c)
+{
+    c->isa = dla_lanes_best();
+    for (int k = 0; k < 2; k++) {
+        prepare_lane_x(&c->x[k], &c->lane_x[k], &c->reg_op[2 * k], &c->reg_op[2 * k + 1]);
+    }
+    c->reg_op[SRC_EW_ALU] = c->ew.alu_op;
+    c->reg_op[SRC_EW_MUL] = c->ew.mul_op;
+    dla_sdp_lane_cvt_init(&c->lane_cvt, c->cvt_offset, c->cvt_scale, c->cvt_shift, c->out_bits);
+}
+
 static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
 {
     const struct dla_config *cfg = dla_cfg(d);
@@ -591,6 +634,7 @@ static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
     c->cvt_offset = (int32_t)SDP_R(d, g, D_CVT_OFFSET_0);
     c->cvt_scale = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_CVT_SCALE_0, CVT_SCALE), 16);
     c->cvt_shift = DLA_REG_FIELD(d, g, NVDLA_SDP_D_CVT_SHIFT_0, CVT_SHIFT);
+    prepare_lanes(c);
 
     if (!c->to_pdp) {
         c->dst_port = dla_ram_port(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DST_DMA_CFG_0, DST_RAM_TYPE));
@@ -611,37 +655,7 @@ static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
     return 0;
 }
 
-/* ---- per-element arithmetic ------------------------------------------------ */
-
-/* BS / BN.  ref: NV_NVDLA_SDP_HLS_X_int_alu/mul/trt/relu.v */
-static inline int32_t x_elem(const struct sdp_x_cfg *x, int32_t in, int32_t alu_op, int32_t mul_op)
-{
-    int64_t a = in; /* 33-bit ALU result */
-    if (!x->alu_bypass) {
-        int64_t op = sdp_shl_su(alu_op, x->alu_shift, 32);
-        if (x->alu_algo == NVDLA_SDP_D_DP_BS_CFG_0_BS_ALU_ALGO_MAX) {
-            a = a > op ? a : op;
-        } else if (x->alu_algo == NVDLA_SDP_D_DP_BS_CFG_0_BS_ALU_ALGO_MIN) {
-            a = a < op ? a : op;
-        } else {
-            a = a + op; /* SUM, and EQL which the X ALU does not have */
-        }
-    }
-    int64_t t;
-    if (x->mul_bypass) {
-        /* the truncation still applies: 33 bits -> 32 (X_int_trt) */
-        t = sdp_shr_su(a, x->mul_shift, 49, 32, 0);
-    } else if (x->prelu && a >= 0) {
-        /* PReLU passes the low 32 bits of the ALU result */
-        t = dla_sext((uint32_t)((uint64_t)a & 0xffffffffu), 32);
-    } else {
-        t = sdp_shr_su(a * mul_op, x->mul_shift, 49, 32, 0);
-    }
-    if (!x->relu_bypass && t < 0) {
-        t = 0;
-    }
-    return (int32_t)t;
-}
+/* ---- per-element arithmetic (EW, LUT) ----------------------------------------- */
 
 /* EW memory operand converter.  ref: NV_NVDLA_SDP_HLS_Y_int_cvt.v */
 static inline int32_t ew_cvt(const struct sdp_ew_cvt *k, int32_t op16)
@@ -727,58 +741,53 @@ static inline int32_t lut_elem(const struct sdp_lut_cfg *l, int32_t x, struct sd
     return sdp_lut_interp(y0, y1, r->frac);
 }
 
-/* Output converter.  ref: NV_NVDLA_SDP_HLS_C_int.v: 33-bit subtraction,
- * 49-bit product, rounding shift saturated to 17 bits (the saturation
- * counter counts here), then saturation to int8/int16. */
-static inline int32_t cvt_elem(const struct sdp_cfg *c, int32_t x, struct sdp_stats *st)
+/* ---- one run of elements ------------------------------------------------------ */
+
+/* Operands of a run: op[i] one value per element, or NULL for the value
+ * val[i] on every element. */
+struct sdp_ops {
+    const int32_t *op[SRC_N];
+    int32_t val[SRC_N];
+};
+
+static inline int32_t op_at(const struct sdp_ops *o, int src, size_t i)
 {
-    int sat;
-    int64_t v = ((int64_t)x - c->cvt_offset) * c->cvt_scale;
-    int64_t t = sdp_shr_su(v, c->cvt_shift, 49, 17, &sat);
-    st->sat += (uint64_t)sat;
-    return (int32_t)sdp_sat(t, c->out_bits);
+    return o->op[src] ? o->op[src][i] : o->val[src];
 }
 
-/* ---- one line of one surface --------------------------------------------- */
-
-/* Runs n lanes (x-major, channel-minor within an atom) through the enabled
- * stages; data holds the input and receives the output value (int8/int16
- * range, or the low 16 bits of the EW result in EQL mode). */
-static void process_line(const struct sdp_cfg *c, int32_t *data, int32_t *const ops[SRC_N],
-                         size_t n, struct sdp_stats *st)
+/* Runs n elements from src through the enabled stages into dst (src may be
+ * dst): dst receives the output value (int8/int16 range, or the low 16 bits
+ * of the EW result in EQL mode).  The first stage reads src, the others
+ * work in place. */
+static void process_run(const struct sdp_cfg *c, const int32_t *src, int32_t *dst, size_t n,
+                        const struct sdp_ops *o, struct sdp_stats *st)
 {
+    const int32_t *in = src;
     for (int k = 0; k < 2; k++) {
-        const struct sdp_x_cfg *x = &c->x[k];
-        if (!x->en) {
-            continue;
-        }
-        const int32_t *ao = ops[2 * k];
-        const int32_t *mo = ops[2 * k + 1];
-        for (size_t i = 0; i < n; i++) {
-            data[i] = x_elem(x, data[i], ao ? ao[i] : x->alu_op, mo ? mo[i] : x->mul_op);
+        if (c->x[k].en) {
+            dla_sdp_lanes_x(c->isa, &c->lane_x[k], in, dst, n, o->op[2 * k], o->val[2 * k],
+                            o->op[2 * k + 1], o->val[2 * k + 1]);
+            in = dst;
         }
     }
     if (c->ew.en) {
-        const int32_t *ao = ops[SRC_EW_ALU];
-        const int32_t *mo = ops[SRC_EW_MUL];
         for (size_t i = 0; i < n; i++) {
-            data[i] = ew_elem(&c->ew, data[i], ao ? ao[i] : c->ew.alu_op, mo ? mo[i] : c->ew.mul_op);
+            dst[i] = ew_elem(&c->ew, in[i], op_at(o, SRC_EW_ALU, i), op_at(o, SRC_EW_MUL, i));
         }
         if (c->ew.lut) {
             for (size_t i = 0; i < n; i++) {
-                data[i] = lut_elem(&c->lut, data[i], st);
+                dst[i] = lut_elem(&c->lut, dst[i], st);
             }
         }
+        in = dst;
     }
     if (c->eql) {
         /* the converter passes the low 16 bits (NV_NVDLA_SDP_HLS_C_int.v) */
         for (size_t i = 0; i < n; i++) {
-            data[i] = dla_sext((uint32_t)data[i], 16);
+            dst[i] = dla_sext((uint32_t)in[i], 16);
         }
     } else {
-        for (size_t i = 0; i < n; i++) {
-            data[i] = cvt_elem(c, data[i], st);
-        }
+        st->sat += dla_sdp_lanes_cvt(c->isa, &c->lane_cvt, in, dst, n);
     }
 }
 
@@ -828,15 +837,26 @@ static int write_rows(struct dla_dev *d, int port, uint64_t mask, uint64_t base,
     return 0;
 }
 
-/* Work buffers of a layer. */
+/*
+ * Work buffers of a layer.  One surface is processed at a time, in one of
+ * two layouts:
+ *   planar (flying input): channel l of the surface at data + l * plane,
+ *     element (y, x) at y * w + x, as CACC delivers it, so each channel is
+ *     one run whose per-kernel operands are constants;
+ *   atoms (memory input): lane j = (y * w + x) * epa + l as in memory, the
+ *     surface one run with per-lane operands.
+ */
 struct sdp_work {
+    int planar;
+    size_t plane;      /* elements per channel plane: h * w */
     size_t n_line;     /* lanes per line: w * epa */
     size_t n_surf;     /* lanes per surface: h * n_line */
     int32_t *data;     /* one surface of values */
     uint8_t *raw;      /* raw bytes of one surface (input, operands, output) */
     size_t raw_size;
-    int32_t *op[SRC_N];      /* per-element operands of one surface, or per-kernel
-                              * operands replicated over one line */
+    int32_t *op[SRC_N];      /* per-element operands of one surface (in the
+                              * surface's layout), or in the atom layout
+                              * per-kernel operands replicated over it */
     int32_t *kernel[3];      /* per-kernel operands: both components, all channels */
 };
 
@@ -861,6 +881,8 @@ static size_t stream_surf_bytes(const struct sdp_cfg *c, const struct sdp_stream
 static int work_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w)
 {
     memset(w, 0, sizeof(*w));
+    w->planar = c->flying;
+    w->plane = (size_t)c->w * c->h;
     w->n_line = (size_t)c->w * c->epa;
     w->n_surf = w->n_line * c->h;
     size_t raw = w->n_surf * c->bpe;
@@ -878,9 +900,9 @@ static int work_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_wor
     w->raw = malloc(raw);
     int ok = w->data && w->raw;
     for (int i = 0; i < SRC_N && ok; i++) {
-        if (c->src_used[i]) {
-            const struct sdp_stream *s = &c->stream[i / 2];
-            w->op[i] = malloc((s->per_kernel ? w->n_line : w->n_surf) * sizeof(int32_t));
+        /* planar per-kernel operands are constants of a run */
+        if (c->src_used[i] && !(w->planar && c->stream[i / 2].per_kernel)) {
+            w->op[i] = malloc(w->n_surf * sizeof(int32_t));
             ok = w->op[i] != NULL;
         }
     }
@@ -892,18 +914,23 @@ static int work_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_wor
     return 0;
 }
 
-/* Extract one component of an operand stream from raw bytes. */
+/* Extract one component of an operand stream from raw bytes: the X ALU
+ * operand shifted as the ALU uses it, EW operands through their converter. */
 static int32_t op_value(const struct sdp_cfg *c, int src, const uint8_t *elem)
 {
     const struct sdp_stream *s = &c->stream[src / 2];
     int32_t v = load_elem(elem + s->off[src & 1], s->size);
-    if (src == SRC_EW_ALU) {
+    switch (src) {
+    case SRC_BS_ALU:
+    case SRC_BN_ALU:
+        return (int32_t)sdp_shl_su(v, c->x[src / 2].alu_shift, 32);
+    case SRC_EW_ALU:
         return ew_cvt(&c->ew.alu_cvt, v);
-    }
-    if (src == SRC_EW_MUL) {
+    case SRC_EW_MUL:
         return ew_cvt(&c->ew.mul_cvt, v);
+    default:
+        return v;
     }
-    return v;
 }
 
 /* Per-kernel operands: one contiguous request of every surface. */
@@ -935,8 +962,50 @@ static int load_kernel_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sd
     return 0;
 }
 
-/* Operands of surface `surf`: per-kernel ones replicated over a line,
- * per-element ones read from memory. */
+/* Per-kernel operand `src` of channel l of surface `surf`. */
+static int32_t kernel_op(const struct sdp_cfg *c, const struct sdp_work *w, int src,
+                         uint32_t surf, uint32_t l)
+{
+    size_t nch = (size_t)c->nsurf * c->epa;
+    return w->kernel[src / 2][(size_t)(src & 1) * nch + (size_t)surf * c->epa + l];
+}
+
+/* Per-element operands of surface `surf` from memory, stored in the
+ * surface's layout. */
+static int load_element_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
+                            int which, uint32_t surf)
+{
+    const struct sdp_stream *s = &c->stream[which];
+    size_t line_bytes = w->n_line * s->elem_bytes;
+    int rc;
+    if (c->packed) {
+        /* ref: NV_NVDLA_SDP_RDMA_ig.v cfg_mode_1x1_pack: one straight request */
+        rc = dla_dma_read(d, s->port, (s->base + (uint64_t)surf * line_bytes) & c->addr_mask,
+                          w->raw, line_bytes);
+    } else {
+        rc = read_rows(d, s->port, c->addr_mask, s->base + (uint64_t)surf * s->surf_stride,
+                       s->line_stride, c->h, line_bytes, w->raw);
+    }
+    if (rc) {
+        return rc;
+    }
+    for (int k = 0; k < 2; k++) {
+        int src = 2 * which + k;
+        if (!c->src_used[src]) {
+            continue;
+        }
+        int32_t *o = w->op[src];
+        for (size_t j = 0; j < w->n_surf; j++) {
+            /* lane j of the atoms is element j / epa of channel j % epa */
+            size_t at = w->planar ? (j % c->epa) * w->plane + j / c->epa : j;
+            o[at] = op_value(c, src, w->raw + j * s->elem_bytes);
+        }
+    }
+    return 0;
+}
+
+/* Operands of surface `surf`: per-kernel ones replicated over the atoms
+ * (planar runs take them as constants), per-element ones from memory. */
 static int load_surface_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
                             uint32_t surf)
 {
@@ -945,63 +1014,30 @@ static int load_surface_ops(struct dla_dev *d, const struct sdp_cfg *c, struct s
         if (!(c->src_used[2 * i] || c->src_used[2 * i + 1])) {
             continue;
         }
-        if (s->per_kernel) {
-            size_t nch = (size_t)c->nsurf * c->epa;
-            for (int k = 0; k < 2; k++) {
-                if (!c->src_used[2 * i + k]) {
-                    continue;
-                }
-                const int32_t *kv = w->kernel[i] + k * nch + (size_t)surf * c->epa;
-                int32_t *o = w->op[2 * i + k];
-                for (size_t j = 0; j < w->n_line; j++) {
-                    o[j] = kv[j % c->epa];
-                }
+        if (!s->per_kernel) {
+            int rc = load_element_ops(d, c, w, i, surf);
+            if (rc) {
+                return rc;
             }
             continue;
         }
-        size_t line_bytes = w->n_line * s->elem_bytes;
-        int rc;
-        if (c->packed) {
-            /* ref: NV_NVDLA_SDP_RDMA_ig.v cfg_mode_1x1_pack: one straight request */
-            rc = dla_dma_read(d, s->port,
-                              (s->base + (uint64_t)surf * line_bytes) & c->addr_mask, w->raw,
-                              line_bytes);
-        } else {
-            rc = read_rows(d, s->port, c->addr_mask, s->base + (uint64_t)surf * s->surf_stride,
-                           s->line_stride, c->h, line_bytes, w->raw);
-        }
-        if (rc) {
-            return rc;
-        }
-        for (int k = 0; k < 2; k++) {
-            if (!c->src_used[2 * i + k]) {
+        for (int k = 0; k < 2 && !w->planar; k++) {
+            int src = 2 * i + k;
+            if (!c->src_used[src]) {
                 continue;
             }
-            int32_t *o = w->op[2 * i + k];
             for (size_t j = 0; j < w->n_surf; j++) {
-                o[j] = op_value(c, 2 * i + k, w->raw + j * s->elem_bytes);
+                w->op[src][j] = kernel_op(c, w, src, surf, (uint32_t)(j % c->epa));
             }
         }
     }
     return 0;
 }
 
-/* Input of surface `surf` into w->data. */
+/* Memory input of surface `surf` into w->data (atoms). */
 static int load_surface_input(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
-                              uint32_t surf, const struct dla_cube *in)
+                              uint32_t surf)
 {
-    if (c->flying) {
-        for (uint32_t y = 0; y < c->h; y++) {
-            for (uint32_t x = 0; x < c->w; x++) {
-                int32_t *dst = w->data + (size_t)y * w->n_line + (size_t)x * c->epa;
-                for (uint32_t l = 0; l < c->epa; l++) {
-                    uint32_t ch = surf * c->epa + l;
-                    dst[l] = ch < in->c ? in->data[((size_t)ch * in->h + y) * in->w + x] : 0;
-                }
-            }
-        }
-        return 0;
-    }
     size_t line_bytes = w->n_line * c->bpe;
     int rc;
     if (c->packed) {
@@ -1027,44 +1063,118 @@ static int load_surface_input(struct dla_dev *d, const struct sdp_cfg *c, struct
     return 0;
 }
 
+/* Does the layer read a per-kernel operand (a constant per channel)? */
+static int uses_kernel_ops(const struct sdp_cfg *c)
+{
+    for (int i = 0; i < SRC_N; i++) {
+        if (c->src_used[i] && c->stream[i / 2].per_kernel) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Channels [l0, l1) of a planar surface as one run from src. */
+static void process_planes(const struct sdp_cfg *c, struct sdp_work *w, uint32_t surf,
+                           uint32_t l0, uint32_t l1, const int32_t *src, struct sdp_stats *st)
+{
+    struct sdp_ops o;
+    for (int i = 0; i < SRC_N; i++) {
+        o.op[i] = w->op[i] ? w->op[i] + l0 * w->plane : NULL;
+        o.val[i] = c->src_used[i] && c->stream[i / 2].per_kernel ? kernel_op(c, w, i, surf, l0)
+                                                                  : c->reg_op[i];
+    }
+    process_run(c, src, w->data + l0 * w->plane, (l1 - l0) * w->plane, &o, st);
+}
+
+/*
+ * Runs surface `surf` through the data path.  Flying input is read from the
+ * CACC cube in place (channels it does not provide are 0), as one run of
+ * its channels or one run per channel when a per-kernel operand is a
+ * constant of the run; memory input is one run of atoms.
+ */
+static void process_surface(const struct sdp_cfg *c, struct sdp_work *w, uint32_t surf,
+                            const struct dla_cube *in, struct sdp_stats *st)
+{
+    if (!w->planar) {
+        struct sdp_ops o;
+        for (int i = 0; i < SRC_N; i++) {
+            o.op[i] = w->op[i];
+            o.val[i] = c->reg_op[i];
+        }
+        process_run(c, w->data, w->data, w->n_surf, &o, st);
+        return;
+    }
+    const size_t ch0 = (size_t)surf * c->epa;
+    const uint32_t real = in->c - ch0 < c->epa ? (uint32_t)(in->c - ch0) : c->epa;
+    const int32_t *cube = in->data + ch0 * w->plane;
+    memset(w->data + real * w->plane, 0, (c->epa - real) * w->plane * sizeof(int32_t));
+    if (!uses_kernel_ops(c)) {
+        process_planes(c, w, surf, 0, real, cube, st);
+        if (real < c->epa) {
+            process_planes(c, w, surf, real, c->epa, w->data + real * w->plane, st);
+        }
+        return;
+    }
+    for (uint32_t l = 0; l < c->epa; l++) {
+        const int32_t *src = l < real ? cube + l * w->plane : w->data + l * w->plane;
+        process_planes(c, w, surf, l, l + 1, src, st);
+    }
+}
+
+/* ---- output ----------------------------------------------------------------- */
+
+/* Output bytes of a surface in the atom layout: the low 8 or 16 bits of each
+ * lane, little-endian. */
+static void pack_surface(const struct sdp_cfg *c, const struct sdp_work *w)
+{
+    const size_t plane = w->plane;
+    const unsigned epa = c->epa;
+    uint8_t *raw = w->raw;
+    if (c->bpe == 1 && w->planar) {
+        dla_atoms_from_planes(c->isa, w->data, plane, epa, raw);
+    } else if (c->bpe == 1) {
+        for (size_t j = 0; j < w->n_surf; j++) {
+            raw[j] = (uint8_t)((uint32_t)w->data[j] & 0xffu);
+        }
+    } else {
+        for (size_t j = 0; j < w->n_surf; j++) {
+            size_t at = w->planar ? (j % epa) * plane + j / epa : j;
+            uint32_t v = (uint32_t)w->data[at];
+            raw[2 * j] = (uint8_t)(v & 0xffu);
+            raw[2 * j + 1] = (uint8_t)((v >> 8) & 0xffu);
+        }
+    }
+}
+
+/* Output of surface `surf` to PDP: the low bits of each lane, sign-extended. */
+static void store_to_pdp(const struct sdp_cfg *c, const struct sdp_work *w, uint32_t surf,
+                         struct dla_cube *to_pdp)
+{
+    for (uint32_t l = 0; l < c->epa; l++) {
+        int32_t *dst = to_pdp->data + ((size_t)surf * c->epa + l) * w->plane;
+        for (size_t j = 0; j < w->plane; j++) {
+            size_t at = w->planar ? l * w->plane + j : j * c->epa + l;
+            dst[j] = dla_sext((uint32_t)w->data[at], c->out_bits);
+        }
+    }
+}
+
 /* Output of surface `surf`: to PDP or memory. */
 static int store_surface(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
                          uint32_t surf, struct dla_cube *to_pdp, struct sdp_stats *st)
 {
     if (c->to_pdp) {
-        /* PDP receives the low bits of each lane as its element */
-        for (uint32_t y = 0; y < c->h; y++) {
-            for (uint32_t x = 0; x < c->w; x++) {
-                const int32_t *src = w->data + (size_t)y * w->n_line + (size_t)x * c->epa;
-                for (uint32_t l = 0; l < c->epa; l++) {
-                    size_t ch = (size_t)surf * c->epa + l;
-                    to_pdp->data[(ch * c->h + y) * c->w + x] =
-                        dla_sext((uint32_t)src[l], c->out_bits);
-                }
-            }
-        }
+        store_to_pdp(c, w, surf, to_pdp);
         return 0;
     }
-    uint8_t nz = 0;
-    if (c->bpe == 1) {
-        for (size_t j = 0; j < w->n_surf; j++) {
-            w->raw[j] = (uint8_t)((uint32_t)w->data[j] & 0xffu);
-            nz |= w->raw[j];
-        }
-    } else {
-        for (size_t j = 0; j < w->n_surf; j++) {
-            uint32_t v = (uint32_t)w->data[j];
-            w->raw[2 * j] = (uint8_t)(v & 0xffu);
-            w->raw[2 * j + 1] = (uint8_t)((v >> 8) & 0xffu);
-            nz |= (uint8_t)(w->raw[2 * j] | w->raw[2 * j + 1]);
-        }
-    }
-    st->unequal |= nz != 0;
+    size_t line_bytes = w->n_line * c->bpe;
+    pack_surface(c, w);
+    st->unequal |= dla_sdp_lanes_any_nonzero(w->raw, w->n_surf * c->bpe);
     if (c->eql) {
         /* ref: NV_NVDLA_SDP_WDMA_cmd.v cfg_mode_quite: EQL writes nothing */
         return 0;
     }
-    size_t line_bytes = w->n_line * c->bpe;
     for (unsigned b = 0; b < c->batches; b++) {
         uint64_t base = c->dst_base + (uint64_t)b * c->dst_batch;
         int rc;
@@ -1168,22 +1278,14 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     memset(&st, 0, sizeof(st));
     rc = load_kernel_ops(d, &c, &w);
     for (uint32_t s = 0; s < c.nsurf && !rc; s++) {
-        rc = load_surface_input(d, &c, &w, s, in);
+        rc = c.flying ? 0 : load_surface_input(d, &c, &w, s);
         if (!rc) {
             rc = load_surface_ops(d, &c, &w, s);
         }
-        if (rc) {
-            break;
+        if (!rc) {
+            process_surface(&c, &w, s, in, &st);
+            rc = store_surface(d, &c, &w, s, to_pdp, &st);
         }
-        for (uint32_t y = 0; y < c.h; y++) {
-            int32_t *ops[SRC_N];
-            for (int i = 0; i < SRC_N; i++) {
-                const struct sdp_stream *sm = &c.stream[i / 2];
-                ops[i] = !w.op[i] ? NULL : (sm->per_kernel ? w.op[i] : w.op[i] + y * w.n_line);
-            }
-            process_line(&c, w.data + (size_t)y * w.n_line, ops, w.n_line, &st);
-        }
-        rc = store_surface(d, &c, &w, s, to_pdp, &st);
     }
     work_free(&w);
     if (!rc) {

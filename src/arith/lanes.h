@@ -1,0 +1,44 @@
+/*
+ * Element-wise loops of the convolution pipeline (CACC delivery, SDP data
+ * path): instruction set selection.
+ *
+ * The loops are plain C in blocks of DLA_LANES_BLOCK elements: a constant
+ * trip count lets gcc vectorise them at -O2 (its cost model there refuses
+ * loops that need a remainder or an aliasing check).  Each loop is compiled
+ * twice: for the baseline of the build (SSE2 on x86-64), and on x86-64 for
+ * AVX2 with __attribute__((target("avx2"))), which the 32- and 64-bit lane
+ * arithmetic needs for 8-lane multiplies, min/max and 64-bit compares.  A
+ * layer picks the variant once (dla_lanes_best), so the library still runs
+ * on any CPU; the unit tests run every variant the CPU supports.
+ */
+#ifndef DLASIM_ARITH_LANES_H
+#define DLASIM_ARITH_LANES_H
+
+enum dla_lanes_isa {
+    DLA_LANES_GENERIC = 0,
+    DLA_LANES_AVX2 = 1,
+    DLA_LANES_ISA_COUNT = 2
+};
+
+/* Define DLASIM_LANES_GENERIC_ONLY to build the baseline variants alone. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(DLASIM_LANES_GENERIC_ONLY)
+#define DLA_LANES_X86 1
+#define DLA_LANES_AVX2_ATTR __attribute__((target("avx2")))
+#endif
+
+#if defined(__GNUC__)
+#define DLA_LANES_INLINE static inline __attribute__((always_inline))
+#else
+#define DLA_LANES_INLINE static inline
+#endif
+
+/* Elements per block of the lane loops. */
+#define DLA_LANES_BLOCK 32
+
+/* Can this CPU run the variant? */
+int dla_lanes_supported(enum dla_lanes_isa isa);
+/* The fastest variant this CPU runs. */
+enum dla_lanes_isa dla_lanes_best(void);
+const char *dla_lanes_isa_name(enum dla_lanes_isa isa);
+
+#endif

@@ -1,0 +1,393 @@
+/*
+ * SDP data path loops (see sdp_lanes.h and lanes.h).
+ *
+ * Every loop runs whole blocks of DLA_LANES_BLOCK elements; a run's tail
+ * goes through zero-padded copies of one block, and padding lanes do not
+ * count as saturations.  BS/BN and the output converter take 32-bit lanes
+ * (twice as many per vector, and the 32-bit multiply AVX2 has) for a run
+ * whose values and operands keep every intermediate within 32 bits, which
+ * the ranges of the run tell (the common case: CACC output of int8 scale,
+ * 16-bit operands); else the 64-bit lanes, which are exact for any input.
+ */
+#include <string.h>
+
+#include "arith/sdp_lanes.h"
+
+/* ---- constants -------------------------------------------------------------- */
+
+void dla_sdp_lane_x_init(struct sdp_lane_x_cfg *l, enum sdp_lane_alu alu, int mul_bypass,
+                         int prelu, int relu_bypass, unsigned mul_shift)
+{
+    l->sum_mask = alu == SDP_LANE_ALU_SUM ? UINT32_MAX : 0;
+    l->max_mask = alu == SDP_LANE_ALU_MAX ? UINT32_MAX : 0;
+    l->min_mask = alu == SDP_LANE_ALU_MIN ? UINT32_MAX : 0;
+    /* the truncation applies even without MUL (NV_NVDLA_SDP_HLS_X_int_trt.v) */
+    l->mul_shift = sdp_lane_shift_of(mul_shift, 49);
+    l->prelu = !mul_bypass && prelu;
+    l->relu_floor = relu_bypass ? INT32_MIN : 0;
+}
+
+/* Inputs x with |x * scale - offset_scaled| <= 2^31 - 1, i.e. with s =
+ * |scale| and o = offset_scaled * sign(scale), s * x in [o - lim, o + lim];
+ * 0 when no int32 is. */
+static int narrow_range(int32_t scale, int64_t offset_scaled, int32_t *lo, int32_t *hi)
+{
+    const int64_t lim = INT32_MAX;
+    int64_t a = INT32_MIN, b = INT32_MAX;
+    if (scale != 0) {
+        int64_t s = scale < 0 ? -(int64_t)scale : scale;
+        int64_t o = scale < 0 ? -offset_scaled : offset_scaled;
+        int64_t num_lo = o - lim, num_hi = o + lim;
+        a = num_lo >= 0 ? (num_lo + s - 1) / s : -((-num_lo) / s); /* ceil */
+        b = num_hi >= 0 ? num_hi / s : -((-num_hi + s - 1) / s);   /* floor */
+    }
+    if (a > b || a > INT32_MAX || b < INT32_MIN) {
+        return 0;
+    }
+    *lo = (int32_t)(a < INT32_MIN ? INT32_MIN : a);
+    *hi = (int32_t)(b > INT32_MAX ? INT32_MAX : b);
+    return 1;
+}
+
+void dla_sdp_lane_cvt_init(struct sdp_lane_cvt *c, int32_t offset, int32_t scale, unsigned shift,
+                           unsigned out_bits)
+{
+    memset(c, 0, sizeof(*c));
+    c->wide.scale = scale;
+    c->wide.offset_scaled = (int64_t)offset * scale;
+    c->wide.shift = sdp_lane_shift_of(shift, 49);
+    c->wide.lo = (int32_t)sdp_smin(out_bits);
+    c->wide.hi = (int32_t)sdp_smax(out_bits);
+    /* 32-bit lanes need the shift below 32 (wider shifts give 0 anyway) */
+    c->narrow_ok = c->wide.shift.shift <= 31 &&
+                   narrow_range(scale, c->wide.offset_scaled, &c->narrow_lo, &c->narrow_hi);
+    c->narrow.scale = (uint32_t)scale;
+    c->narrow.offset_scaled = (uint32_t)(uint64_t)c->wide.offset_scaled;
+    c->narrow.shift = c->wide.shift.shift;
+    c->narrow.half = (uint32_t)c->wide.shift.half;
+    c->narrow.lo = c->wide.lo;
+    c->narrow.hi = c->wide.hi;
+}
+
+/* ---- ranges ------------------------------------------------------------------- */
+
+/*
+ * Smallest and largest of d[0..n), n > 0.  The loops here keep one value
+ * (or counter) per lane of a block and reduce them once at the end: a
+ * scalar accumulator would make the vectorised block end in a horizontal
+ * reduction.
+ */
+DLA_LANES_INLINE void run_range(const int32_t *d, size_t n, int32_t *lo, int32_t *hi)
+{
+    const size_t B = DLA_LANES_BLOCK;
+    int32_t a[DLA_LANES_BLOCK], b[DLA_LANES_BLOCK];
+    for (size_t j = 0; j < B; j++) {
+        a[j] = d[0];
+        b[j] = d[0];
+    }
+    size_t i = 0;
+    for (; i + B <= n; i += B) {
+        for (size_t j = 0; j < B; j++) {
+            int32_t v = d[i + j];
+            a[j] = v < a[j] ? v : a[j];
+            b[j] = v > b[j] ? v : b[j];
+        }
+    }
+    for (; i < n; i++) {
+        a[0] = d[i] < a[0] ? d[i] : a[0];
+        b[0] = d[i] > b[0] ? d[i] : b[0];
+    }
+    for (size_t j = 1; j < B; j++) {
+        a[0] = a[j] < a[0] ? a[j] : a[0];
+        b[0] = b[j] > b[0] ? b[j] : b[0];
+    }
+    *lo = a[0];
+    *hi = b[0];
+}
+
+static int64_t abs64(int64_t v)
+{
+    return v < 0 ? -v : v;
+}
+
+/* Is the X stage exact in 32-bit lanes (sdp_lane_x32) for inputs in
+ * [xlo, xhi], ALU operands in [olo, ohi] and MUL operands in [mlo, mhi]? */
+static int x_narrow(const struct sdp_lane_x_cfg *p, int32_t xlo, int32_t xhi, int32_t olo,
+                    int32_t ohi, int32_t mlo, int32_t mhi)
+{
+    const int64_t lim = INT32_MAX;
+    int64_t alo = xlo, ahi = xhi; /* the ALU result, bounded conservatively */
+    if (p->max_mask || p->min_mask) {
+        alo = alo < olo ? alo : olo;
+        ahi = ahi > ohi ? ahi : ohi;
+    }
+    if (p->sum_mask) {
+        alo += olo;
+        ahi += ohi;
+    }
+    int64_t amax = abs64(alo) > abs64(ahi) ? abs64(alo) : abs64(ahi);
+    int64_t mmax = abs64(mlo) > abs64(mhi) ? abs64(mlo) : abs64(mhi);
+    return p->mul_shift.shift <= 31 && alo >= -lim && ahi <= lim && amax * mmax <= lim;
+}
+
+/* ---- X stage ---------------------------------------------------------------- */
+
+/*
+ * A block reads src and writes dst through a local array: every load comes
+ * before the store, so src may be dst (the stages after the first run in
+ * place), and the compiler needs no aliasing check to vectorise.  `narrow`
+ * and `shifted` select sdp_lane_x32 (and its truncation) or sdp_lane_x.
+ */
+DLA_LANES_INLINE void x_block(const struct sdp_lane_x_cfg *p, const int32_t *src, int32_t *dst,
+                              const int32_t *ao, int32_t av, const int32_t *mo, int32_t mv,
+                              const int per_a, const int per_m, const int narrow,
+                              const int shifted)
+{
+    int32_t t[DLA_LANES_BLOCK];
+    for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
+        int32_t op = per_a ? ao[j] : av, mop = per_m ? mo[j] : mv;
+        t[j] = narrow ? sdp_lane_x32(p, src[j], op, mop, shifted) : sdp_lane_x(p, src[j], op, mop);
+    }
+    memcpy(dst, t, sizeof(t));
+}
+
+/* The flags are constants after inlining: one loop per operand kind and
+ * lane form. */
+DLA_LANES_INLINE void x_loop(const struct sdp_lane_x_cfg *cfg, const int32_t *src, int32_t *dst,
+                             size_t n, const int32_t *ao, int32_t av, const int32_t *mo,
+                             int32_t mv, const int per_a, const int per_m, const int narrow,
+                             const int shifted)
+{
+    const struct sdp_lane_x_cfg p = *cfg; /* not reloaded after each store */
+    const size_t B = DLA_LANES_BLOCK;
+    size_t i = 0;
+    for (; i + B <= n; i += B) {
+        x_block(&p, src + i, dst + i, per_a ? ao + i : NULL, av, per_m ? mo + i : NULL, mv,
+                per_a, per_m, narrow, shifted);
+    }
+    if (i < n) {
+        int32_t td[DLA_LANES_BLOCK] = {0}, ta[DLA_LANES_BLOCK] = {0}, tm[DLA_LANES_BLOCK] = {0};
+        size_t r = n - i;
+        memcpy(td, src + i, r * sizeof(*src));
+        if (per_a) {
+            memcpy(ta, ao + i, r * sizeof(*ao));
+        }
+        if (per_m) {
+            memcpy(tm, mo + i, r * sizeof(*mo));
+        }
+        x_block(&p, td, td, ta, av, tm, mv, per_a, per_m, narrow, shifted);
+        memcpy(dst + i, td, r * sizeof(*dst));
+    }
+}
+
+/* The lane form for the operand kinds (per_a, per_m): 64-bit, or 32-bit
+ * with or without truncation. */
+DLA_LANES_INLINE void x_form(const struct sdp_lane_x_cfg *p, const int32_t *src, int32_t *dst,
+                             size_t n, const int32_t *ao, int32_t av, const int32_t *mo,
+                             int32_t mv, const int per_a, const int per_m, int narrow)
+{
+    if (!narrow) {
+        x_loop(p, src, dst, n, ao, av, mo, mv, per_a, per_m, 0, 0);
+    } else if (p->mul_shift.shift) {
+        x_loop(p, src, dst, n, ao, av, mo, mv, per_a, per_m, 1, 1);
+    } else {
+        x_loop(p, src, dst, n, ao, av, mo, mv, per_a, per_m, 1, 0);
+    }
+}
+
+DLA_LANES_INLINE void x_any(const struct sdp_lane_x_cfg *p, const int32_t *src, int32_t *dst,
+                            size_t n, const int32_t *ao, int32_t av, const int32_t *mo,
+                            int32_t mv)
+{
+    int32_t xlo, xhi, olo = av, ohi = av, mlo = mv, mhi = mv;
+    if (n == 0) {
+        return;
+    }
+    run_range(src, n, &xlo, &xhi);
+    if (ao) {
+        run_range(ao, n, &olo, &ohi);
+    }
+    if (mo) {
+        run_range(mo, n, &mlo, &mhi);
+    }
+    int narrow = x_narrow(p, xlo, xhi, olo, ohi, mlo, mhi);
+    if (ao && mo) {
+        x_form(p, src, dst, n, ao, av, mo, mv, 1, 1, narrow);
+    } else if (ao) {
+        x_form(p, src, dst, n, ao, av, NULL, mv, 1, 0, narrow);
+    } else if (mo) {
+        x_form(p, src, dst, n, NULL, av, mo, mv, 0, 1, narrow);
+    } else {
+        x_form(p, src, dst, n, NULL, av, NULL, mv, 0, 0, narrow);
+    }
+}
+
+static void x_generic(const struct sdp_lane_x_cfg *p, const int32_t *src, int32_t *dst, size_t n,
+                      const int32_t *ao, int32_t av, const int32_t *mo, int32_t mv)
+{
+    x_any(p, src, dst, n, ao, av, mo, mv);
+}
+
+#if defined(DLA_LANES_X86)
+DLA_LANES_AVX2_ATTR static void x_avx2(const struct sdp_lane_x_cfg *p, const int32_t *src,
+                                       int32_t *dst, size_t n, const int32_t *ao, int32_t av,
+                                       const int32_t *mo, int32_t mv)
+{
+    x_any(p, src, dst, n, ao, av, mo, mv);
+}
+#endif
+
+void dla_sdp_lanes_x(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *p, const int32_t *src,
+                     int32_t *dst, size_t n, const int32_t *ao, int32_t av, const int32_t *mo,
+                     int32_t mv)
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        x_avx2(p, src, dst, n, ao, av, mo, mv);
+        return;
+    }
+#endif
+    (void)isa;
+    x_generic(p, src, dst, n, ao, av, mo, mv);
+}
+
+/* ---- output converter --------------------------------------------------------- */
+
+static uint32_t sum_lanes(const uint32_t v[DLA_LANES_BLOCK])
+{
+    uint32_t s = 0;
+    for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
+        s += v[j];
+    }
+    return s;
+}
+
+/* Lanes j < valid of the block add their saturation to sat[j] (valid is a
+ * constant for whole blocks); src may be dst as in x_block. */
+DLA_LANES_INLINE void cvt_block(const struct sdp_lane_cvt_cfg *p, const int32_t *src,
+                                int32_t *dst, uint32_t *restrict sat, size_t valid)
+{
+    int32_t t[DLA_LANES_BLOCK];
+    for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
+        uint32_t s = 0;
+        t[j] = sdp_lane_cvt(p, src[j], &s);
+        sat[j] += s & (uint32_t)(j < valid);
+    }
+    memcpy(dst, t, sizeof(t));
+}
+
+DLA_LANES_INLINE void cvt32_block(const struct sdp_lane_cvt_narrow *p, const int32_t *src,
+                                  int32_t *dst, uint32_t *restrict sat, size_t valid,
+                                  const int shifted)
+{
+    int32_t t[DLA_LANES_BLOCK];
+    for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
+        uint32_t s = 0;
+        t[j] = sdp_lane_cvt32(p, src[j], &s, shifted);
+        sat[j] += s & (uint32_t)(j < valid);
+    }
+    memcpy(dst, t, sizeof(t));
+}
+
+/* The 32-bit converter over a run; `shifted` a constant (one loop each). */
+DLA_LANES_INLINE void cvt32_loop(const struct sdp_lane_cvt_narrow *p, const int32_t *src,
+                                 int32_t *dst, size_t n, uint32_t *sat, const int shifted)
+{
+    const size_t B = DLA_LANES_BLOCK;
+    size_t i = 0;
+    for (; i + B <= n; i += B) {
+        cvt32_block(p, src + i, dst + i, sat, B, shifted);
+    }
+    if (i < n) {
+        int32_t td[DLA_LANES_BLOCK] = {0};
+        memcpy(td, src + i, (n - i) * sizeof(*src));
+        cvt32_block(p, td, td, sat, n - i, shifted);
+        memcpy(dst + i, td, (n - i) * sizeof(*dst));
+    }
+}
+
+/* The 64-bit converter over a run. */
+DLA_LANES_INLINE void cvt_loop(const struct sdp_lane_cvt_cfg *p, const int32_t *src,
+                               int32_t *dst, size_t n, uint32_t *sat)
+{
+    const size_t B = DLA_LANES_BLOCK;
+    size_t i = 0;
+    for (; i + B <= n; i += B) {
+        cvt_block(p, src + i, dst + i, sat, B);
+    }
+    if (i < n) {
+        int32_t td[DLA_LANES_BLOCK] = {0};
+        memcpy(td, src + i, (n - i) * sizeof(*src));
+        cvt_block(p, td, td, sat, n - i);
+        memcpy(dst + i, td, (n - i) * sizeof(*dst));
+    }
+}
+
+DLA_LANES_INLINE uint32_t cvt_any(const struct sdp_lane_cvt *c, const int32_t *src, int32_t *dst,
+                                  size_t n)
+{
+    uint32_t sat[DLA_LANES_BLOCK];
+    for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
+        sat[j] = 0;
+    }
+    int32_t lo, hi;
+    run_range(src, n, &lo, &hi);
+    if (c->narrow_ok && lo >= c->narrow_lo && hi <= c->narrow_hi) {
+        const struct sdp_lane_cvt_narrow p = c->narrow;
+        if (p.shift) {
+            cvt32_loop(&p, src, dst, n, sat, 1);
+        } else {
+            cvt32_loop(&p, src, dst, n, sat, 0);
+        }
+    } else {
+        const struct sdp_lane_cvt_cfg p = c->wide;
+        cvt_loop(&p, src, dst, n, sat);
+    }
+    return sum_lanes(sat);
+}
+
+static uint32_t cvt_generic(const struct sdp_lane_cvt *c, const int32_t *src, int32_t *dst,
+                            size_t n)
+{
+    return cvt_any(c, src, dst, n);
+}
+
+#if defined(DLA_LANES_X86)
+DLA_LANES_AVX2_ATTR static uint32_t cvt_avx2(const struct sdp_lane_cvt *c, const int32_t *src,
+                                             int32_t *dst, size_t n)
+{
+    return cvt_any(c, src, dst, n);
+}
+#endif
+
+uint32_t dla_sdp_lanes_cvt(enum dla_lanes_isa isa, const struct sdp_lane_cvt *p,
+                           const int32_t *src, int32_t *dst, size_t n)
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        return cvt_avx2(p, src, dst, n);
+    }
+#endif
+    (void)isa;
+    return cvt_generic(p, src, dst, n);
+}
+
+int dla_sdp_lanes_any_nonzero(const uint8_t *p, size_t n)
+{
+    const size_t B = DLA_LANES_BLOCK;
+    uint8_t nz[DLA_LANES_BLOCK] = {0};
+    size_t i = 0;
+    for (; i + B <= n; i += B) {
+        for (size_t j = 0; j < B; j++) {
+            nz[j] |= p[i + j];
+        }
+    }
+    for (; i < n; i++) {
+        nz[0] |= p[i];
+    }
+    uint8_t any = 0;
+    for (size_t j = 0; j < B; j++) {
+        any |= nz[j];
+    }
+    return any != 0;
+}

@@ -1,0 +1,56 @@
+/*
+ * SDP data path loops over runs of elements (used by src/sim/sdp.c): BS/BN
+ * (X stage) and the output converter in the branch-free lane form of
+ * sdp_arith.h, each for every instruction set of lanes.h.
+ *
+ * A run is n consecutive int32 values, processed into another array or in
+ * place; its operands are either one value per element (an array of n) or
+ * one value for the run.
+ */
+#ifndef DLASIM_ARITH_SDP_LANES_H
+#define DLASIM_ARITH_SDP_LANES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arith/lanes.h"
+#include "arith/sdp_arith.h"
+
+/* X stage ALU as the lanes see it. */
+enum sdp_lane_alu {
+    SDP_LANE_ALU_BYPASS = 0,
+    SDP_LANE_ALU_SUM = 1,
+    SDP_LANE_ALU_MAX = 2,
+    SDP_LANE_ALU_MIN = 3
+};
+
+/* Output converter of a layer: the 64-bit lane form, and the 32-bit one
+ * with the inputs [narrow_lo, narrow_hi] for which it is exact. */
+struct sdp_lane_cvt {
+    struct sdp_lane_cvt_cfg wide;
+    int narrow_ok;
+    struct sdp_lane_cvt_narrow narrow;
+    int32_t narrow_lo, narrow_hi;
+};
+
+/* X stage constants; mul_shift is the 6-bit truncation of the product. */
+void dla_sdp_lane_x_init(struct sdp_lane_x_cfg *l, enum sdp_lane_alu alu, int mul_bypass,
+                         int prelu, int relu_bypass, unsigned mul_shift);
+/* Output converter constants (D_CVT_OFFSET, D_CVT_SCALE, D_CVT_SHIFT, 8 or 16
+ * output bits). */
+void dla_sdp_lane_cvt_init(struct sdp_lane_cvt *c, int32_t offset, int32_t scale, unsigned shift,
+                           unsigned out_bits);
+
+/* X stage from src[0..n) to dst[0..n) (src may be dst): ALU operands ao[i]
+ * (already shifted, sdp_shl_su) or av, MUL operands mo[i] or mv. */
+void dla_sdp_lanes_x(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *p, const int32_t *src,
+                     int32_t *dst, size_t n, const int32_t *ao, int32_t av, const int32_t *mo,
+                     int32_t mv);
+/* Output converter from src[0..n) to dst[0..n) (src may be dst); returns
+ * the saturated elements. */
+uint32_t dla_sdp_lanes_cvt(enum dla_lanes_isa isa, const struct sdp_lane_cvt *p,
+                           const int32_t *src, int32_t *dst, size_t n);
+/* Is any of the n bytes non-zero? */
+int dla_sdp_lanes_any_nonzero(const uint8_t *p, size_t n);
+
+#endif

@@ -1,0 +1,389 @@
+/*
+ * Unit tests of the element-wise loops of the pipeline (src/arith/lanes.h):
+ * the SDP X stage and output converter (src/arith/sdp_lanes.c) and the
+ * byte transposes (src/arith/atoms.c), for every loop variant this CPU
+ * runs, against per-element references written here.
+ *
+ * Facts the references encode (vmod/vlibs NV_NVDLA_HLS_shiftrightsu.v,
+ * vmod/nvdla/sdp NV_NVDLA_SDP_HLS_X_int_*.v, NV_NVDLA_SDP_HLS_C_int.v):
+ *   - a rounding right shift rounds the magnitude half up, gives 0 for a
+ *     shift >= the input width, saturates; the converter flags a
+ *     saturation when the rounded value is above the 17-bit maximum or the
+ *     value truncated towards minus infinity below the 17-bit minimum;
+ *   - X stage: ALU max/min/sum with the (shifted) operand in 33 bits; MUL
+ *     33 x 16 bits then the truncation to 32 bits, which also applies when
+ *     MUL is bypassed; PReLU passes the low 32 bits of a non-negative ALU
+ *     result; ReLU;
+ *   - converter: (x - offset) * scale, truncation to 17 bits, then int8 or
+ *     int16.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "arith/atoms.h"
+#include "arith/sdp_lanes.h"
+#include "common/rng.h"
+
+static uint64_t rng;
+
+static uint32_t rnd(uint32_t lo, uint32_t hi)
+{
+    return splitmix64_range(&rng, lo, hi);
+}
+
+/* A value of every magnitude, often small. */
+static int32_t rnd_value(void)
+{
+    uint64_t r = splitmix64_next(&rng);
+    switch (r % 4) {
+    case 0:
+        return (int32_t)(uint32_t)(r >> 32);
+    case 1:
+        return (int32_t)rnd(0, 2000) - 1000;
+    case 2:
+        return (int32_t)((uint32_t)(r >> 32) >> rnd(0, 31)) * ((r & 8) ? -1 : 1);
+    default:
+        return (r & 16) ? INT32_MAX - (int32_t)rnd(0, 3) : INT32_MIN + (int32_t)rnd(0, 3);
+    }
+}
+
+static int64_t clamp_bits(int64_t v, unsigned bits)
+{
+    int64_t hi = (int64_t)((1ull << (bits - 1)) - 1);
+    int64_t lo = -hi - 1;
+    return v > hi ? hi : (v < lo ? lo : v);
+}
+
+static int64_t ref_rshift(int64_t x, unsigned s, unsigned in_w, unsigned out_w, int *sat)
+{
+    int64_t hi = (int64_t)((1ull << (out_w - 1)) - 1);
+    int64_t lo = -hi - 1;
+    *sat = 0;
+    if (s >= in_w) {
+        return 0;
+    }
+    uint64_t mag = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+    uint64_t q = s == 0 ? mag : (mag + (1ull << (s - 1))) >> s;
+    if (x >= 0) {
+        *sat = (int64_t)q > hi;
+        return (int64_t)q > hi ? hi : (int64_t)q;
+    }
+    uint64_t ceil_mag = s == 0 ? mag : (mag + (1ull << s) - 1) >> s; /* floor of x */
+    *sat = ceil_mag > (uint64_t)hi + 1;
+    if ((int64_t)q > hi + 1) {
+        return lo;
+    }
+    return -(int64_t)q;
+}
+
+/* ---- X stage ------------------------------------------------------------------- */
+
+struct xcase {
+    enum sdp_lane_alu alu;
+    int mul_bypass, prelu, relu_bypass;
+    unsigned shift;
+};
+
+static int32_t ref_x(const struct xcase *k, int32_t x, int32_t op, int32_t mop)
+{
+    int64_t a = x;
+    switch (k->alu) {
+    case SDP_LANE_ALU_SUM:
+        a = (int64_t)x + op;
+        break;
+    case SDP_LANE_ALU_MAX:
+        a = x > op ? x : op;
+        break;
+    case SDP_LANE_ALU_MIN:
+        a = x < op ? x : op;
+        break;
+    default:
+        break;
+    }
+    int sat;
+    int64_t t;
+    if (k->mul_bypass) {
+        t = ref_rshift(a, k->shift, 49, 32, &sat);
+    } else if (k->prelu && a >= 0) {
+        uint32_t low = (uint32_t)((uint64_t)a & 0xffffffffu);
+        t = low >= 0x80000000u ? (int64_t)low - 0x100000000ll : (int64_t)low;
+    } else {
+        t = ref_rshift(a * mop, k->shift, 49, 32, &sat);
+    }
+    if (!k->relu_bypass && t < 0) {
+        t = 0;
+    }
+    return (int32_t)t;
+}
+
+/* Inputs of check_x: any value, int8-scale values (the 32-bit lanes), or
+ * values whose product with the MUL operand comes near 2^31 (the edge of
+ * the 32-bit lanes). */
+enum xinputs { X_ANY, X_SMALL, X_EDGE };
+
+static int32_t x_input(enum xinputs kind, int32_t mv)
+{
+    if (kind == X_ANY) {
+        return rnd_value();
+    }
+    if (kind == X_SMALL) {
+        return (int32_t)rnd(0, 4000) - 2000;
+    }
+    /* |x * mv| just below or just above 2^31 */
+    int64_t m = mv < 0 ? -(int64_t)mv : mv;
+    int64_t lim = INT32_MAX / (m ? m : 1) + (int64_t)rnd(0, 4) - 2;
+    lim = lim > INT32_MAX ? INT32_MAX : lim;
+    uint32_t v = rnd(0, 1) ? rnd(0, (uint32_t)lim) : (uint32_t)lim - rnd(0, 3);
+    return rnd(0, 1) ? (int32_t)v : -(int32_t)v;
+}
+
+static void check_x(enum dla_lanes_isa isa, size_t n, enum xinputs kind)
+{
+    struct xcase k;
+    k.alu = (enum sdp_lane_alu)rnd(0, 3);
+    k.mul_bypass = (int)rnd(0, 1);
+    k.prelu = (int)rnd(0, 1);
+    k.relu_bypass = (int)rnd(0, 1);
+    k.shift = rnd(0, 4) ? rnd(0, 20) : rnd(0, 63);
+    struct sdp_lane_x_cfg cfg;
+    dla_sdp_lane_x_init(&cfg, k.alu, k.mul_bypass, k.prelu, k.relu_bypass, k.shift);
+    int per_a = k.alu != SDP_LANE_ALU_BYPASS && rnd(0, 1);
+    int per_m = !k.mul_bypass && rnd(0, 1);
+    int32_t av = k.alu == SDP_LANE_ALU_BYPASS ? 0 : rnd_value();
+    int32_t mv = k.mul_bypass ? 1 : (int32_t)rnd(0, 0xffff) - 32768;
+    if (kind != X_ANY) {
+        int32_t span = kind == X_EDGE ? 3 : 300; /* operands near 0 */
+        av = k.alu == SDP_LANE_ALU_BYPASS ? 0 : (int32_t)rnd(0, 2 * (uint32_t)span) - span;
+        per_a = per_a && kind == X_SMALL;
+        per_m = per_m && kind == X_SMALL;
+        if (!k.mul_bypass) {
+            mv = kind == X_SMALL ? (int32_t)rnd(0, 600) - 300 : (int32_t)rnd(0, 0xffff) - 32768;
+        }
+    }
+    int32_t *d = malloc(n * sizeof(*d)), *in = malloc(n * sizeof(*in));
+    int32_t *ao = malloc(n * sizeof(*ao)), *mo = malloc(n * sizeof(*mo));
+    assert_true(d && in && ao && mo);
+    for (size_t i = 0; i < n; i++) {
+        in[i] = x_input(kind, mv);
+        ao[i] = kind == X_ANY ? rnd_value() : (int32_t)rnd(0, 600) - 300;
+        mo[i] = kind == X_ANY ? (int32_t)rnd(0, 0xffff) - 32768 : (int32_t)rnd(0, 600) - 300;
+    }
+    /* in place, or from another array */
+    memcpy(d, in, n * sizeof(*d));
+    const int32_t *src = rnd(0, 1) ? d : in;
+    dla_sdp_lanes_x(isa, &cfg, src, d, n, per_a ? ao : NULL, av, per_m ? mo : NULL, mv);
+    for (size_t i = 0; i < n; i++) {
+        int32_t want = ref_x(&k, in[i], per_a ? ao[i] : av, per_m ? mo[i] : mv);
+        if (d[i] != want) {
+            fail_msg("%s X alu %d mul_bypass %d prelu %d relu_bypass %d shift %u: element "
+                     "%zu of %zu: x %d op %d mop %d -> %d, reference %d",
+                     dla_lanes_isa_name(isa), (int)k.alu, k.mul_bypass, k.prelu,
+                     k.relu_bypass, k.shift, i, n, in[i], per_a ? ao[i] : av,
+                     per_m ? mo[i] : mv, d[i], want);
+        }
+    }
+    free(d);
+    free(in);
+    free(ao);
+    free(mo);
+}
+
+/* ---- output converter ------------------------------------------------------------ */
+
+static void check_cvt(enum dla_lanes_isa isa, size_t n, int small_inputs)
+{
+    int32_t offset = rnd(0, 1) ? (int32_t)rnd(0, 200) - 100 : rnd_value();
+    int32_t scale = rnd(0, 3) ? (int32_t)rnd(0, 8) - 4 : (int32_t)rnd(0, 0xffff) - 32768;
+    unsigned shift = rnd(0, 4) ? rnd(0, 16) : rnd(0, 63);
+    unsigned bits = rnd(0, 3) ? 8 : 16;
+    struct sdp_lane_cvt cfg;
+    dla_sdp_lane_cvt_init(&cfg, offset, scale, shift, bits);
+    int32_t *d = malloc(n * sizeof(*d)), *in = malloc(n * sizeof(*in));
+    assert_true(d && in);
+    for (size_t i = 0; i < n; i++) {
+        in[i] = small_inputs ? (int32_t)rnd(0, 4000) - 2000 : rnd_value();
+    }
+    if (cfg.narrow_ok && rnd(0, 1)) {
+        /* the edges of the 32-bit range */
+        in[0] = cfg.narrow_lo;
+        in[n - 1] = cfg.narrow_hi;
+    }
+    memcpy(d, in, n * sizeof(*d));
+    const int32_t *src = rnd(0, 1) ? d : in;
+    uint32_t sat = dla_sdp_lanes_cvt(isa, &cfg, src, d, n);
+    uint32_t want_sat = 0;
+    for (size_t i = 0; i < n; i++) {
+        int s;
+        int64_t r = ref_rshift(((int64_t)in[i] - offset) * scale, shift, 49, 17, &s);
+        int32_t want = (int32_t)clamp_bits(r, bits);
+        want_sat += (uint32_t)s;
+        if (d[i] != want) {
+            fail_msg("%s CVT offset %d scale %d shift %u bits %u: element %zu of %zu: %d -> "
+                     "%d, reference %d",
+                     dla_lanes_isa_name(isa), offset, scale, shift, bits, i, n, in[i], d[i],
+                     want);
+        }
+    }
+    assert_int_equal(sat, want_sat);
+    free(d);
+    free(in);
+}
+
+/* The 32-bit range is exact: one past each edge leaves 32 bits. */
+static void test_cvt_narrow_range(void **state)
+{
+    (void)state;
+    rng = 0x1a9e0001u;
+    for (int i = 0; i < 2000; i++) {
+        int32_t offset = rnd_value();
+        int32_t scale = (int32_t)rnd(0, 0xffff) - 32768;
+        struct sdp_lane_cvt cfg;
+        dla_sdp_lane_cvt_init(&cfg, offset, scale, rnd(0, 31), 8);
+        if (!cfg.narrow_ok) {
+            assert_true(scale != 0);
+            continue;
+        }
+        int64_t lo = (int64_t)cfg.narrow_lo * scale - (int64_t)offset * scale;
+        int64_t hi = (int64_t)cfg.narrow_hi * scale - (int64_t)offset * scale;
+        assert_true(lo >= -INT32_MAX && lo <= INT32_MAX);
+        assert_true(hi >= -INT32_MAX && hi <= INT32_MAX);
+        if (cfg.narrow_lo > INT32_MIN) {
+            int64_t v = ((int64_t)cfg.narrow_lo - 1 - offset) * scale;
+            assert_true(v < -INT32_MAX || v > INT32_MAX);
+        }
+        if (cfg.narrow_hi < INT32_MAX) {
+            int64_t v = ((int64_t)cfg.narrow_hi + 1 - offset) * scale;
+            assert_true(v < -INT32_MAX || v > INT32_MAX);
+        }
+    }
+}
+
+static const size_t run_lengths[] = { 1, 5, 31, 32, 33, 64, 95, 257, 1000 };
+#define N_LENGTHS (sizeof(run_lengths) / sizeof(run_lengths[0]))
+
+static void test_x_stage(void **state)
+{
+    (void)state;
+    rng = 0x1a9e0002u;
+    for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) {
+        if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
+            continue;
+        }
+        for (int i = 0; i < 900; i++) {
+            check_x((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS], (enum xinputs)(i % 3));
+        }
+    }
+}
+
+static void test_cvt(void **state)
+{
+    (void)state;
+    rng = 0x1a9e0003u;
+    for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) {
+        if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
+            continue;
+        }
+        for (int i = 0; i < 400; i++) {
+            check_cvt((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS], i % 2);
+        }
+    }
+}
+
+/* ---- atoms ----------------------------------------------------------------------- */
+
+#define CANARY 0x5a
+
+static void check_transpose(enum dla_lanes_isa isa, size_t rows, size_t cols)
+{
+    size_t src_stride = cols + rnd(0, 9), dst_stride = rows + rnd(0, 3);
+    size_t dst_bytes = dst_stride * cols + 8;
+    uint8_t *src = malloc(src_stride * rows + 1);
+    uint8_t *dst = malloc(dst_bytes);
+    assert_true(src && dst);
+    for (size_t i = 0; i < src_stride * rows; i++) {
+        src[i] = (uint8_t)splitmix64_next(&rng);
+    }
+    memset(dst, CANARY, dst_bytes);
+    dla_transpose_bytes(isa, src, src_stride, rows, cols, dst, dst_stride);
+    for (size_t c = 0; c < cols; c++) {
+        for (size_t r = 0; r < dst_stride; r++) {
+            uint8_t want = r < rows ? src[r * src_stride + c] : CANARY;
+            if (dst[c * dst_stride + r] != want) {
+                fail_msg("%s transpose %zu x %zu (strides %zu, %zu): dst[%zu][%zu] = %u, want %u",
+                         dla_lanes_isa_name(isa), rows, cols, src_stride, dst_stride, c, r,
+                         dst[c * dst_stride + r], want);
+            }
+        }
+    }
+    for (size_t i = dst_stride * cols; i < dst_bytes; i++) {
+        assert_int_equal(dst[i], CANARY);
+    }
+    free(src);
+    free(dst);
+}
+
+static void check_atoms_from_planes(enum dla_lanes_isa isa, size_t plane, unsigned m)
+{
+    int32_t *planes = malloc(plane * m * sizeof(*planes));
+    uint8_t *out = malloc(plane * m + 8);
+    assert_true(planes && out);
+    for (size_t i = 0; i < plane * m; i++) {
+        planes[i] = rnd_value();
+    }
+    memset(out, CANARY, plane * m + 8);
+    dla_atoms_from_planes(isa, planes, plane, m, out);
+    for (size_t j = 0; j < plane; j++) {
+        for (unsigned l = 0; l < m; l++) {
+            uint8_t want = (uint8_t)((uint32_t)planes[l * plane + j] & 0xffu);
+            if (out[j * m + l] != want) {
+                fail_msg("%s atoms_from_planes plane %zu m %u: element %zu channel %u = %u, "
+                         "want %u",
+                         dla_lanes_isa_name(isa), plane, m, j, l, out[j * m + l], want);
+            }
+        }
+    }
+    for (size_t i = plane * m; i < plane * m + 8; i++) {
+        assert_int_equal(out[i], CANARY);
+    }
+    free(planes);
+    free(out);
+}
+
+static void test_atoms(void **state)
+{
+    (void)state;
+    rng = 0x1a9e0004u;
+    static const uint32_t sizes[] = { 1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 56, 100 };
+    const size_t ns = sizeof(sizes) / sizeof(sizes[0]);
+    static const uint32_t atoms[] = { 8, 16, 32 };
+    for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) {
+        if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
+            continue;
+        }
+        for (size_t i = 0; i < ns; i++) {
+            for (size_t j = 0; j < ns; j++) {
+                check_transpose((enum dla_lanes_isa)isa, sizes[i], sizes[j]);
+            }
+            for (size_t a = 0; a < 3; a++) {
+                check_atoms_from_planes((enum dla_lanes_isa)isa, sizes[i] * rnd(1, 3), atoms[a]);
+            }
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cvt_narrow_range),
+        cmocka_unit_test(test_x_stage),
+        cmocka_unit_test(test_cvt),
+        cmocka_unit_test(test_atoms),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
