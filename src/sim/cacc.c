@@ -16,6 +16,8 @@
  *     ignored as the RTL does;
  *   - the result saturates to int32; each saturated element counts in
  *     D_OUT_SATURATION.
+ * With batches (D_BATCH_NUMBER, checked against CSC) every batch is
+ * delivered and counted the same way.
  * Int32 sums (the common case: kernels of fewer than 2^17 products) are
  * rounded by a branch-free loop in 32-bit lanes (lanes.h), where no value
  * can saturate; 34-bit sums take the general per-element path.

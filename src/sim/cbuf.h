@@ -19,8 +19,10 @@
  *
  * A "slice" is one line of the input as CSC addresses it: for feature input
  * one row (all channels, all x) of one batch, stored planar per slice
- * (element (c, x) at c * w + x); for pixel input one CBUF line of converted,
- * left/right padded pixels, stored flat (w = bytes of the line, c = 1).
+ * (element (c, x) at c * w + x), line y of batch b being slice
+ * y * BATCHES + b (the batches of a line are adjacent, as CDMA writes
+ * them); for pixel input one CBUF line of converted, left/right padded
+ * pixels, stored flat (w = bytes of the line, c = 1).
  */
 #ifndef DLASIM_SIM_CBUF_H
 #define DLASIM_SIM_CBUF_H

@@ -13,20 +13,42 @@
  *     into CBUF rows by a byte transpose (src/arith/atoms.h); a 1x1
  *     cube with SURF_PACKED is read as consecutive atoms (ref: vmod
  *     NV_NVDLA_CDMA_dc.v is_packed_1x1);
+ *   - batches (D_BATCH_NUMBER, where the configuration has
+ *     NVDLA_BATCH_ENABLE, up to NVDLA_MAX_BATCH_SIZE): batch b is read from
+ *     D_DAIN_ADDR + b * D_BATCH_STRIDE with the same line/surface strides;
+ *     in CBUF the batches of a line are adjacent, line y of batch b is
+ *     slice y * BATCHES + b (ref: vmod NV_NVDLA_CDMA_dc.v req_addr_batch_base,
+ *     idx_batch_offset; cmod/cdma DirectConvDataRequest/ResponseSequencerCommon);
  *   - the input converter (D_CVT_CFG) on feature data and pixels:
  *     y = sat8(round_half_away((x - offset) * scale / 2^truncate)), where
  *     offset is D_CVT_OFFSET, or the per-channel mean (D_MEAN_GLOBAL_*) for
  *     pixels when D_MEAN_FORMAT is enabled
  *     (ref: cmod/hls/cdma_libs/cdma_cvt.cpp NV_NVDLA_CDMA_CVT_cell: 17-bit
  *     input, 18-bit subtract, 34-bit product, AC_RND_INF shift, saturation);
- *   - pixel input (D_DATAIN_FORMAT = PIXEL) for the 8-bit formats an int8
- *     NVDLA implements (ref: vmod/nvdla/cdma/NV_NVDLA_CDMA_IMG_ctrl.v, format
- *     decode under NVDLA_FEATURE_DATA_TYPE_INT8): R8, the packed
- *     A8B8G8R8 family, A8Y8U8V8/V8U8Y8A8 and the semi-planar Y8___U8V8 /
- *     Y8___V8U8.  Channels are stored in R,G,B,A (Y,U,V,A) order; the left
- *     and right padding (D_ZERO_PADDING, PAD_VALUE) is inserted by CDMA
- *     after conversion; PIXEL_X_OFFSET skips pixels at the start of each
- *     line; each CBUF line holds ENTRY_PER_SLICE entries
+ *   - pixel input (D_DATAIN_FORMAT = PIXEL) in every format the
+ *     configuration's ConfigROM lists (CDMA IMAGE_IN_FORMATS_PACKED/SEMI,
+ *     built from the configuration's parameters by src/sim/cfgrom.c); other
+ *     PIXEL_FORMAT values are refused (DLASIM_ERR_PROG).  For the int8
+ *     configurations that is R8, the A8B8G8R8 family, A8Y8U8V8/V8U8Y8A8,
+ *     the 10-bit A2B10G10R10/A2R10G10B10/B10G10R10A2/R10G10B10A2 and the
+ *     semi-planar Y8___U8V8 / Y8___V8U8.  A format is described by its
+ *     bytes per pixel per plane, component width and component order (the
+ *     name, most significant component first); elements are stored in
+ *     R,G,B,A (Y,U,V,A) order (ref: vmod NV_NVDLA_CDMA_IMG_sg.v reorder,
+ *     cmod/cdma ImageConvDataResponseSequencerCommon).  An int8-only build
+ *     (no INT16/FP16 feature type) does not unpack 10-bit components: its
+ *     format decode (vmod NV_NVDLA_CDMA_IMG_ctrl.v, 10-bit cases under
+ *     #ifndef NVDLA_FEATURE_DATA_TYPE_INT8) falls back to 4 bytes per
+ *     pixel, byte order unchanged, int8 precision, so the four bytes of the
+ *     32-bit word are the four elements in memory order, converted (or not)
+ *     byte by byte like A8B8G8R8; each byte mixes bits of two fields (the
+ *     2-bit alpha shares byte 3, or byte 0 for the *A2 formats).  The C
+ *     model unpacks them instead (cmod/cdma: component << 6 as an unsigned
+ *     16-bit input), as a build with INT16 would; in a configuration with
+ *     INT16/FP16 feature data they are refused as unsupported.
+ *     The left and right padding (D_ZERO_PADDING, PAD_VALUE) is inserted
+ *     by CDMA after conversion; PIXEL_X_OFFSET skips pixels at the start of
+ *     each line; each CBUF line holds ENTRY_PER_SLICE entries
  *     (ref: cmod/cdma ImageConvDataResponseSequencerCommon);
  *   - weight fetch: the raw byte stream of D_WEIGHT_BYTES bytes, in the
  *     order CSC consumes it (ref: cmod/cdma DirectConvWeightResponseSequencerCommon).
@@ -36,10 +58,16 @@
  *     are produced as the C model does (converted fetched bytes, then
  *     zeros); the RTL may fill them differently, they only matter for
  *     layers whose kernels read past the padded line;
- *   - 10/12/16-bit and float pixel formats, int16/fp16 precisions,
- *     Winograd, weight compression and batches > 1 are refused
- *     (DLASIM_ERR_PROG where the configuration lacks the feature,
- *     DLASIM_ERR_UNSUPPORTED where it has it);
+ *   - the means: element k of a pixel uses MEAN_RY/GU/BV/AX[k].  The RTL
+ *     picks the mean by byte lane (vmod NV_NVDLA_CDMA_IMG_pack.v mn_ch1_4:
+ *     RY on every lane when DATAIN_CHANNEL is 1, else lane % 4; mn_ch3 for
+ *     semi-planar), which is the same whenever DATAIN_CHANNEL equals the
+ *     format's elements per pixel, as drivers program it;
+ *   - pixel formats read as 16-bit elements, int16/fp16 precisions,
+ *     Winograd and weight compression are refused (DLASIM_ERR_PROG where
+ *     the configuration lacks the feature, DLASIM_ERR_UNSUPPORTED where it
+ *     has it); pixel input with batches is refused (the image path has no
+ *     batch dimension);
  *   - NaN/Inf counters are 0 (integer data); perf counters are not modelled.
  */
 #include <stdlib.h>
@@ -128,37 +156,45 @@ void dla_cdma_decode(const struct dla_dev *d, unsigned g, struct dla_cdma_cfg *c
 /* ---- pixel formats ------------------------------------------------------- */
 
 /*
- * The 8-bit pixel formats: bytes per pixel in planar 0/1, elements stored
- * per pixel in CBUF and, for each stored element, where it comes from in
- * the pixel's bytes (planar 0 bytes first, then planar 1 bytes).
- * ref: cmod/cdma cdma_bytes_per_pixel*, cdma_element_num and the per-format
- * reorder of ImageConvDataResponseSequencerCommon; vmod IMG_ctrl format decode.
+ * A pixel format as memory holds it (ref: spec 004 "Supported packed /
+ * semi-planar image formats"; cmod/cdma cdma_bytes_per_pixel*).  `layout`
+ * names the components from the most significant bit of the little-endian
+ * pixel word, as the format's name does: A8B8G8R8 is "ABGR" with R in byte
+ * 0.  A semi-planar format has a one-byte Y plane and a UV plane whose
+ * two-byte word `layout` names ("UV": V in byte 0).  comp_bits is the width
+ * of a colour component in memory.
  */
 struct pixel_fmt {
     uint32_t id;
     const char *name;
     uint8_t bpp0, bpp1;        /* bytes per pixel in planar 0 / planar 1 */
-    uint8_t elems;             /* elements per pixel in CBUF */
-    uint8_t src[4];            /* byte of the pixel feeding element e */
+    uint8_t comp_bits;         /* 8, or 10 for the A2/10-bit packed formats */
+    const char *layout;
 };
 
-#define PF(ID, B0, B1, E, S0, S1, S2, S3)                                          \
-    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_##ID, #ID, B0, B1, E, { S0, S1, S2, S3 } }
+#define PF(ID, B0, B1, BITS, LAYOUT)                                                          \
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_##ID, #ID, B0, B1, BITS, LAYOUT }
 
 static const struct pixel_fmt pixel_fmts[] = {
-    PF(T_R8, 1, 0, 1, 0, 0, 0, 0),
-    PF(T_A8B8G8R8, 4, 0, 4, 0, 1, 2, 3),
-    PF(T_X8B8G8R8, 4, 0, 4, 0, 1, 2, 3),
-    PF(T_A8R8G8B8, 4, 0, 4, 2, 1, 0, 3),
-    PF(T_X8R8G8B8, 4, 0, 4, 2, 1, 0, 3),
-    PF(T_A8Y8U8V8, 4, 0, 4, 2, 1, 0, 3),
-    PF(T_B8G8R8A8, 4, 0, 4, 1, 2, 3, 0),
-    PF(T_B8G8R8X8, 4, 0, 4, 1, 2, 3, 0),
-    PF(T_V8U8Y8A8, 4, 0, 4, 1, 2, 3, 0),
-    PF(T_R8G8B8A8, 4, 0, 4, 3, 2, 1, 0),
-    PF(T_R8G8B8X8, 4, 0, 4, 3, 2, 1, 0),
-    PF(T_Y8___U8V8_N444, 1, 2, 3, 0, 2, 1, 0),
-    PF(T_Y8___V8U8_N444, 1, 2, 3, 0, 1, 2, 0),
+    PF(T_R8, 1, 0, 8, "R"),
+    PF(T_A8B8G8R8, 4, 0, 8, "ABGR"),
+    PF(T_X8B8G8R8, 4, 0, 8, "XBGR"),
+    PF(T_A8R8G8B8, 4, 0, 8, "ARGB"),
+    PF(T_X8R8G8B8, 4, 0, 8, "XRGB"),
+    PF(T_B8G8R8A8, 4, 0, 8, "BGRA"),
+    PF(T_B8G8R8X8, 4, 0, 8, "BGRX"),
+    PF(T_R8G8B8A8, 4, 0, 8, "RGBA"),
+    PF(T_R8G8B8X8, 4, 0, 8, "RGBX"),
+    PF(T_A8Y8U8V8, 4, 0, 8, "AYUV"),
+    PF(T_V8U8Y8A8, 4, 0, 8, "VUYA"),
+    PF(T_A2B10G10R10, 4, 0, 10, "ABGR"),
+    PF(T_A2R10G10B10, 4, 0, 10, "ARGB"),
+    PF(T_B10G10R10A2, 4, 0, 10, "BGRA"),
+    PF(T_R10G10B10A2, 4, 0, 10, "RGBA"),
+    PF(T_A2Y10U10V10, 4, 0, 10, "AYUV"),
+    PF(T_V10U10Y10A2, 4, 0, 10, "VUYA"),
+    PF(T_Y8___U8V8_N444, 1, 2, 8, "UV"),
+    PF(T_Y8___V8U8_N444, 1, 2, 8, "VU"),
 };
 
 static const struct pixel_fmt *find_pixel_fmt(uint32_t id)
@@ -169,6 +205,98 @@ static const struct pixel_fmt *find_pixel_fmt(uint32_t id)
         }
     }
     return NULL;
+}
+
+/* An int8-only data path: NVDLA built with NVDLA_FEATURE_DATA_TYPE_INT8
+ * (spec/defs/projects.spec), i.e. no INT16/FP16 feature types. */
+static int int8_only_build(const struct dla_config *cfg)
+{
+    return !(cfg->feature_data_type & (DLA_TYPE_INT16 | DLA_TYPE_FP16));
+}
+
+/* Byte of the pixel word (named MSB first by `layout`) holding `comp`, or
+ * -1.  X stands in for A. */
+static int component_byte(const char *layout, char comp)
+{
+    size_t n = strlen(layout);
+    for (size_t i = 0; i < n; i++) {
+        if (layout[i] == comp || (comp == 'A' && layout[i] == 'X')) {
+            return (int)(n - 1 - i);
+        }
+    }
+    return -1;
+}
+
+/*
+ * Where each element CDMA writes to CBUF comes from: elements are stored
+ * R,G,B,A (Y,U,V,A), element e is byte src[e] of the pixel (planar 0 bytes,
+ * then planar 1 bytes).  ref: vmod NV_NVDLA_CDMA_IMG_sg.v pixel reorder
+ * (rsp_img_data_sw_o*: the int8 build has "unchanged", ARGB, BGRA, RGBA and
+ * UV byte orders), cmod/cdma ImageConvDataResponseSequencerCommon.
+ *
+ * Components wider than a byte are not unpacked by an int8-only build: its
+ * format decode (vmod NV_NVDLA_CDMA_IMG_ctrl.v, the 10-bit cases are under
+ * #ifndef NVDLA_FEATURE_DATA_TYPE_INT8) leaves them at the default -- 4
+ * bytes per pixel, pixel order "unchanged", no 10-bit packing, int8
+ * precision -- so the four bytes of the word are the four elements in
+ * memory order and the input converter sees bytes, not 10-bit values (the
+ * 2-bit alpha shares byte 3, or byte 0 for the *A2 formats, with 6 bits of
+ * a colour component).
+ */
+struct pixel_map {
+    const struct pixel_fmt *pf;
+    unsigned elems;            /* elements per pixel in CBUF */
+    uint8_t src[4];
+};
+
+static void pixel_map_of(const struct pixel_fmt *pf, struct pixel_map *pm)
+{
+    memset(pm, 0, sizeof(*pm));
+    pm->pf = pf;
+    if (pf->bpp1) {
+        pm->elems = 3;
+        pm->src[0] = 0;
+        pm->src[1] = (uint8_t)(pf->bpp0 + component_byte(pf->layout, 'U'));
+        pm->src[2] = (uint8_t)(pf->bpp0 + component_byte(pf->layout, 'V'));
+        return;
+    }
+    pm->elems = pf->bpp0;
+    const char *order = strchr(pf->layout, 'Y') ? "YUVA" : "RGBA";
+    for (unsigned e = 0; e < pm->elems; e++) {
+        pm->src[e] = (uint8_t)(pf->comp_bits > 8 ? (int)e : component_byte(pf->layout, order[e]));
+    }
+}
+
+/*
+ * Is the format one the configuration's ConfigROM lists (CDMA
+ * IMAGE_IN_FORMATS_PACKED / _SEMI: bit i = PIXEL_FORMAT i, semi-planar bit
+ * i = PIXEL_FORMAT T_Y8___U8V8_N444 + i; spec 004)?  The ROM is built from
+ * the configuration's parameters (src/sim/cfgrom.c) and its CDMA
+ * descriptor found by unit id.
+ */
+#define CFGROM_UNIT_CDMA 0x3u      /* spec 004 "Sub-unit identifier table" */
+#define CFGROM_WORD(REG)                                                                      \
+    ((NVDLA_CFGROM_CFGROM_CDMA_##REG##_0 - NVDLA_CFGROM_CFGROM_CDMA_DESC_0) / 4u)
+
+static int rom_lists_format(const struct dla_config *cfg, uint32_t id)
+{
+    uint32_t rom[DLA_CFGROM_WORDS];
+    dla_cfgrom_build(cfg, rom);
+    for (unsigned i = 1; i < DLA_CFGROM_WORDS;) {
+        uint32_t unit = rom[i] & 0xffffu, len = rom[i] >> 16;
+        if (unit == 0) {
+            break; /* end of the descriptor list */
+        }
+        if (unit == CFGROM_UNIT_CDMA) {
+            const unsigned first_semi = NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_Y8___U8V8_N444;
+            unsigned at = i + (id >= first_semi ? CFGROM_WORD(IMAGE_IN_FORMATS_SEMI)
+                                                : CFGROM_WORD(IMAGE_IN_FORMATS_PACKED));
+            unsigned bit = id >= first_semi ? id - first_semi : id;
+            return at < DLA_CFGROM_WORDS && bit < 32 && ((rom[at] >> bit) & 1u);
+        }
+        i += 1 + (len + 3) / 4;
+    }
+    return 0;
 }
 
 /* ---- the input converter -------------------------------------------------- */
@@ -275,18 +403,18 @@ static int validate_pixel(struct dla_dev *d, const struct dla_cdma_cfg *c)
     uint32_t m = cfg->memory_atomic_size;
     const struct pixel_fmt *pf = find_pixel_fmt(c->pixel_format);
     int rc;
-    if (!pf) {
-        if (c->pixel_format <= NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_Y16___V16U16_N444 &&
-            (cfg->feature_data_type & (DLA_TYPE_INT16 | DLA_TYPE_FP16))) {
-            return dla_error(d, DLASIM_ERR_UNSUPPORTED,
-                             "CDMA: D_DATAIN_FORMAT_0.PIXEL_FORMAT=%u: only 8-bit pixel formats "
-                             "are modelled",
-                             c->pixel_format);
-        }
+    if (!rom_lists_format(cfg, c->pixel_format)) {
         return dla_error(d, DLASIM_ERR_PROG,
-                         "CDMA: D_DATAIN_FORMAT_0.PIXEL_FORMAT=%u is not a pixel format of the "
-                         "%s configuration",
-                         c->pixel_format, cfg->name);
+                         "CDMA: D_DATAIN_FORMAT_0.PIXEL_FORMAT=%u (%s) is not a pixel format the "
+                         "%s configuration's ConfigROM lists (CDMA IMAGE_IN_FORMATS_PACKED/SEMI)",
+                         c->pixel_format, pf ? pf->name : "16-bit, float or reserved", cfg->name);
+    }
+    if (!pf || (pf->comp_bits > 8 && !int8_only_build(cfg))) {
+        /* a build with INT16 unpacks these into 16-bit elements (IN_PRECISION INT16) */
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "CDMA: D_DATAIN_FORMAT_0.PIXEL_FORMAT=%u: pixel formats read as 16-bit "
+                         "elements are not modelled",
+                         c->pixel_format);
     }
     if (c->pixel_mapping != NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_MAPPING_PITCH_LINEAR) {
         return dla_error(d, DLASIM_ERR_PROG,
@@ -295,8 +423,8 @@ static int validate_pixel(struct dla_dev *d, const struct dla_cdma_cfg *c)
     }
     if (c->in_precision != NVDLA_CDMA_D_MISC_CFG_0_IN_PRECISION_INT8) {
         return dla_error(d, DLASIM_ERR_PROG,
-                         "CDMA: D_MISC_CFG_0.IN_PRECISION=%u does not match the 8-bit pixel "
-                         "format %s",
+                         "CDMA: D_MISC_CFG_0.IN_PRECISION=%u does not match the int8 "
+                         "precision of pixel format %s",
                          c->in_precision, pf->name);
     }
     /* ref: vmod IMG_sg "Pixel height offset is not zero", IMG_ctrl "Pixel X
@@ -370,20 +498,11 @@ int dla_cdma_validate(struct dla_dev *d, const struct dla_cdma_cfg *c)
                              ? "compressed weights are not modelled"
                              : "the configuration has no weight compression");
     }
-    if (c->batches > 1) {
-        if (!cfg->batch_enable || c->batches > cfg->max_batch_size) {
-            return dla_error(d, DLASIM_ERR_PROG,
-                             "CDMA: D_BATCH_NUMBER_0.BATCHES=%u exceeds the %u batch(es) of the "
-                             "%s configuration",
-                             c->batches - 1, cfg->batch_enable ? cfg->max_batch_size : 1,
-                             cfg->name);
-        }
-        if (c->fmt == DLA_CONV_IN_FEATURE) {
-            return dla_error(d, DLASIM_ERR_UNSUPPORTED,
-                             "CDMA: D_BATCH_NUMBER_0.BATCHES=%u: batched convolution is not "
-                             "modelled",
-                             c->batches - 1);
-        }
+    if (c->batches > 1 && (!cfg->batch_enable || c->batches > cfg->max_batch_size)) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "CDMA: D_BATCH_NUMBER_0.BATCHES=%u exceeds the %u batch(es) of the %s "
+                         "configuration",
+                         c->batches - 1, cfg->batch_enable ? cfg->max_batch_size : 1, cfg->name);
     }
     if (c->weight_bytes == 0) {
         return dla_error(d, DLASIM_ERR_PROG, "CDMA: D_WEIGHT_BYTES_0.WEIGHT_BYTES=0");
@@ -419,7 +538,11 @@ uint32_t dla_cdma_entries_needed(const struct dla_config *cfg, const struct dla_
         /* ref: cmod/cdma ImageConvDataResponseSequencerCommon: a padded,
          * converted line rounded up to the atom, written in whole entries */
         const struct pixel_fmt *pf = find_pixel_fmt(c->pixel_format);
-        uint64_t bytes = (uint64_t)(c->pad_left + c->width + c->pad_right) * (pf ? pf->elems : 1);
+        struct pixel_map pm = { NULL, 1, { 0, 0, 0, 0 } };
+        if (pf) {
+            pixel_map_of(pf, &pm);
+        }
+        uint64_t bytes = (uint64_t)(c->pad_left + c->width + c->pad_right) * pm.elems;
         bytes = (bytes + m - 1) / m * m;
         return (uint32_t)((bytes + bw - 1) / bw);
     }
@@ -522,7 +645,7 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
  * ref: cmod/cdma ImageConvDataResponseSequencerCommon.
  */
 struct img_line_ctx {
-    const struct pixel_fmt *pf;
+    struct pixel_map pm;       /* the format and where each element comes from */
     uint32_t w, pl, pr, x_off;
     uint32_t p1_off;           /* byte offset of the first pixel in planar 1 */
     size_t len0, len1;         /* fetched bytes of planar 0 / 1 */
@@ -537,7 +660,7 @@ struct img_line_ctx {
 static uint8_t pixel_byte(const struct img_line_ctx *x, const uint8_t *p0, const uint8_t *p1,
                           uint32_t i, unsigned k)
 {
-    const struct pixel_fmt *pf = x->pf;
+    const struct pixel_fmt *pf = x->pm.pf;
     if (i > x->w) {
         return 0;
     }
@@ -552,8 +675,7 @@ static uint8_t pixel_byte(const struct img_line_ctx *x, const uint8_t *p0, const
 static void build_img_line(const struct img_line_ctx *x, const uint8_t *p0, const uint8_t *p1,
                            int8_t *out, size_t out_bytes)
 {
-    const struct pixel_fmt *pf = x->pf;
-    const unsigned e = pf->elems;
+    const unsigned e = x->pm.elems;
     size_t limit = x->line_bytes < out_bytes ? x->line_bytes : out_bytes;
     size_t pixels = x->pl + x->w + x->pr + x->garbage_pixels;
     memset(out, 0, out_bytes);
@@ -564,7 +686,7 @@ static void build_img_line(const struct img_line_ctx *x, const uint8_t *p0, cons
                 v = x->pad;
             } else {
                 uint32_t i = (uint32_t)(p - x->pl);
-                uint8_t b = pixel_byte(x, p0, p1, i, pf->src[k]);
+                uint8_t b = pixel_byte(x, p0, p1, i, x->pm.src[k]);
                 v = i < x->w ? x->lut[k][b] : x->lut_tail[k][b];
             }
             out[p * e + k] = v;
@@ -582,20 +704,21 @@ int dla_cdma_fetch_image(struct dla_dev *d, const struct dla_cdma_cfg *c,
     if (!x) {
         return dla_error(d, DLASIM_ERR_NOMEM, "CDMA: no memory for pixel conversion");
     }
-    x->pf = find_pixel_fmt(c->pixel_format);
+    pixel_map_of(find_pixel_fmt(c->pixel_format), &x->pm);
+    const struct pixel_fmt *pf = x->pm.pf;
     x->w = c->width;
     x->pl = c->pad_left;
     x->pr = c->pad_right;
     x->x_off = c->pixel_x_offset;
     x->pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
-    x->len0 = ((size_t)(x->x_off + x->w) * x->pf->bpp0 + m - 1) / m * m;
-    if (x->pf->bpp1) {
-        x->p1_off = (x->x_off * x->pf->bpp1) % m;
-        x->len1 = (x->p1_off + (size_t)x->w * x->pf->bpp1 + m - 1) / m * m;
+    x->len0 = ((size_t)(x->x_off + x->w) * pf->bpp0 + m - 1) / m * m;
+    if (pf->bpp1) {
+        x->p1_off = (x->x_off * pf->bpp1) % m;
+        x->len1 = (x->p1_off + (size_t)x->w * pf->bpp1 + m - 1) / m * m;
     }
-    x->line_bytes = ((size_t)(x->pl + x->w + x->pr) * x->pf->elems + m - 1) / m * m;
-    x->garbage_pixels = m / x->pf->elems;
-    for (unsigned k = 0; k < x->pf->elems; k++) {
+    x->line_bytes = ((size_t)(x->pl + x->w + x->pr) * x->pm.elems + m - 1) / m * m;
+    x->garbage_pixels = m / x->pm.elems;
+    for (unsigned k = 0; k < x->pm.elems; k++) {
         if (c->cvt_en) {
             int32_t off = c->mean_en ? c->mean[k] : c->cvt_offset;
             cvt_table(x->lut[k], c->pixel_signed, off, c->cvt_scale, c->cvt_truncate);

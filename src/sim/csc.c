@@ -39,8 +39,17 @@
  * Checks of the layer as a driver sees them: CSC against CDMA (mode,
  * precision, reuse flags, banks, entries, sizes, kernels, weight bytes),
  * D_ATOMICS, D_RELEASE, post-extension limits.  Layers beyond the model's
- * host limits (2^28-byte buffers, 2^38 MACs) return DLASIM_ERR_UNSUPPORTED.
- * Batches > 1 (nv_large) are not modelled (CDMA refuses them).
+ * host limits (2^28-byte buffers, 2^38 MACs, all batches together) return
+ * DLASIM_ERR_UNSUPPORTED.
+ *
+ * Batches (D_BATCH_NUMBER, configurations with NVDLA_BATCH_ENABLE; direct
+ * convolution only): every batch is convolved with the same kernels (ref:
+ * cmod/csc SendDataToMacSequencerDirectConvCommon issues each atomic
+ * operation of a stripe once per batch, batch_index in the stripe info);
+ * line y of batch b is CBUF slice y * BATCHES + b.  CACC delivers batch b
+ * as batch b of the cube flying to SDP; D_OUT_SATURATION counts all
+ * batches.  The hardware interleaves the batches per stripe; the model
+ * computes them one after the other, which gives the same values.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -356,9 +365,13 @@ struct conv_job {
     uint32_t ac;               /* Atomic-C */
 };
 
-/* Padded planar input of a feature layer from the slices in CBUF. */
+/* Padded planar input of batch `b` of a feature layer from the slices in
+ * CBUF: line y of batch b is slice y * BATCHES + b (ref: cmod/cdma
+ * DirectConvDataResponseSequencerCommon and cmod/csc
+ * SendDataToMacSequencerDirectConvCommon entry addresses, vmod
+ * NV_NVDLA_CDMA_dc.v idx_batch_offset: the batches of a line are adjacent). */
 static int build_feature_input(struct dla_dev *d, struct dla_conv_state *s,
-                               const struct dla_csc_cfg *c, struct conv_job *j)
+                               const struct dla_csc_cfg *c, uint32_t b, struct conv_job *j)
 {
     struct dla_conv_geom *g = &j->g;
     const struct dla_cbuf_slices *data = &s->data;
@@ -384,8 +397,8 @@ static int build_feature_input(struct dla_dev *d, struct dla_conv_state *s,
                 memset(row, pad, g->in_w);
                 continue;
             }
-            const int8_t *src = data->buf + (size_t)sy * dla_cbuf_slice_bytes(data) +
-                                (size_t)ch * w;
+            const size_t slice = (size_t)sy * c->batches + b;
+            const int8_t *src = data->buf + slice * dla_cbuf_slice_bytes(data) + (size_t)ch * w;
             memset(row, pad, x0);
             memcpy(row + x0, src, x1 - x0);
             memset(row + x1, pad, g->in_w - x1);
@@ -650,18 +663,18 @@ static void run_exact(const struct conv_job *j, int64_t *acc)
     }
 }
 
-/* MACs and accumulation of the layer into `out` (already allocated). */
+/* MACs and accumulation of one batch into `out` (n_out elements of the
+ * allocated cube); CACC's saturations are added to *sat. */
 static int compute(struct dla_dev *d, struct dla_conv_state *s, const struct conv_job *j,
-                   const struct dla_cacc_cfg *cacc, struct dla_cube *out, uint32_t *sat)
+                   const struct dla_cacc_cfg *cacc, int32_t *out, size_t n_out, uint32_t *sat)
 {
     const struct dla_conv_geom *g = &j->g;
-    const size_t n_out = (size_t)out->w * out->h * out->c;
     const uint64_t taps = (uint64_t)g->k_w * g->k_h;
     int rc;
     if (j->terms < CONV_INT32_SAFE_TERMS) {
-        rc = run_kernel(d, g, j->in, j->wt, out->data);
+        rc = run_kernel(d, g, j->in, j->wt, out);
         if (!rc) {
-            *sat = dla_cacc_deliver_i32(cacc, out->data, n_out);
+            *sat += dla_cacc_deliver_i32(cacc, out, n_out);
         }
         return rc;
     }
@@ -670,12 +683,12 @@ static int compute(struct dla_dev *d, struct dla_conv_state *s, const struct con
         return rc;
     }
     if (taps < CONV_INT32_SAFE_TERMS) {
-        rc = run_chunked(d, s, j, out->data, s->acc);
+        rc = run_chunked(d, s, j, out, s->acc);
     } else {
         run_exact(j, s->acc); /* a pixel kernel of 2^17+ taps per channel */
     }
     if (!rc) {
-        *sat = dla_cacc_deliver_i64(cacc, s->acc, out->data, n_out);
+        *sat += dla_cacc_deliver_i64(cacc, s->acc, out, n_out);
     }
     return rc;
 }
@@ -697,16 +710,16 @@ static int check_host_limits(struct dla_dev *d, const struct dla_csc_cfg *c,
     uint64_t dy = c->fmt == DLA_CONV_IN_PIXEL ? 1 : c->dil_y;
     uint64_t in_w = (uint64_t)(c->out_w - 1) * c->stride_x + (kw - 1) * dx + 1;
     uint64_t in_h = (uint64_t)(c->out_h - 1) * c->stride_y + (uint64_t)(c->kernel_h - 1) * dy + 1;
-    uint64_t outs = (uint64_t)c->out_w * c->out_h * c->out_c;
+    uint64_t outs = (uint64_t)c->out_w * c->out_h * c->out_c * c->batches;
     uint64_t wts = (uint64_t)c->kernels * s * kw * c->kernel_h;
     uint64_t macs = outs * c->kernel_c * c->kernel_w * c->kernel_h;
     if (s * in_w * in_h > CONV_MAX_BUFFER_BYTES || outs * 4 > CONV_MAX_BUFFER_BYTES ||
         wts > CONV_MAX_BUFFER_BYTES || m->weight_bytes > CONV_MAX_BUFFER_BYTES ||
         macs > CONV_MAX_MACS) {
         return dla_error(d, DLASIM_ERR_UNSUPPORTED,
-                         "CONV: a %ux%ux%u output from a %llux%llux%llu padded input with "
-                         "%u kernels of %ux%ux%u exceeds the host limits of the model",
-                         c->out_w, c->out_h, c->out_c, (unsigned long long)in_w,
+                         "CONV: %u batch(es) of a %ux%ux%u output from a %llux%llux%llu padded "
+                         "input with %u kernels of %ux%ux%u exceed the host limits of the model",
+                         c->batches, c->out_w, c->out_h, c->out_c, (unsigned long long)in_w,
                          (unsigned long long)in_h, (unsigned long long)s, c->kernels,
                          c->kernel_w, c->kernel_h, c->kernel_c);
     }
@@ -776,24 +789,27 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
                                            : dla_cdma_fetch_feature(d, &cdma, &s->data);
     }
 
-    /* CSC + CMAC + CACC */
+    /* CSC + CMAC + CACC, batch by batch with the same kernels (ref: cmod/csc
+     * SendDataToMacSequencerDirectConvCommon: each atomic operation of a
+     * stripe runs for every batch with the weights it holds) */
     memset(&job, 0, sizeof(job));
     if (!rc) {
-        rc = csc.fmt == DLA_CONV_IN_PIXEL ? build_pixel_input(d, s, &csc, &job)
-                                          : build_feature_input(d, s, &csc, &job);
-    }
-    if (!rc) {
-        rc = build_weights(d, s, &csc, &job);
-    }
-    if (!rc) {
-        rc = dla_cube_alloc(to_sdp, csc.out_w, csc.out_h, csc.out_c);
+        rc = dla_cube_alloc(to_sdp, csc.out_w, csc.out_h, csc.out_c, csc.batches);
         if (rc) {
-            rc = dla_error(d, rc, "CACC: no memory for a %ux%ux%u output cube", csc.out_w,
-                           csc.out_h, csc.out_c);
+            rc = dla_error(d, rc, "CACC: no memory for %u batch(es) of a %ux%ux%u output cube",
+                           csc.batches, csc.out_w, csc.out_h, csc.out_c);
         }
     }
-    if (!rc) {
-        rc = compute(d, s, &job, &cacc, to_sdp, &sat);
+    for (uint32_t b = 0; b < csc.batches && !rc; b++) {
+        rc = csc.fmt == DLA_CONV_IN_PIXEL ? build_pixel_input(d, s, &csc, &job)
+                                          : build_feature_input(d, s, &csc, b, &job);
+        if (!rc && b == 0) {
+            rc = build_weights(d, s, &csc, &job);
+        }
+        if (!rc) {
+            const size_t n = dla_cube_batch_elems(to_sdp);
+            rc = compute(d, s, &job, &cacc, to_sdp->data + b * n, n, &sat);
+        }
     }
     if (rc) {
         dla_cube_free(to_sdp);

@@ -161,17 +161,20 @@ unsigned dla_layer_index(const struct dla_dev *d)
     return d->layer;
 }
 
-int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c)
+int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c, uint32_t n)
 {
-    size_t n = (size_t)w * h * c;
+    uint64_t elems = (uint64_t)w * h * c;
     cube->w = w;
     cube->h = h;
     cube->c = c;
+    cube->n = n;
     cube->data = NULL;
-    if (w && h && c && n / w / h != c) {
+    if ((w && h && c && elems / w / h != c) || (n && elems * n / n != elems) ||
+        elems * n > SIZE_MAX / sizeof(int32_t)) {
         return DLASIM_ERR_NOMEM;
     }
-    cube->data = calloc(n ? n : 1, sizeof(int32_t));
+    elems *= n;
+    cube->data = calloc(elems ? (size_t)elems : 1, sizeof(int32_t));
     return cube->data ? 0 : DLASIM_ERR_NOMEM;
 }
 

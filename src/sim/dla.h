@@ -112,15 +112,22 @@ const struct dla_lut_ram *dla_lut(const struct dla_dev *d, enum dla_lut_id id);
 
 /*
  * A feature cube streamed between engines without memory: CACC -> SDP
- * (SDP flying mode) and SDP -> PDP (PDP on-the-fly).  Element (c, y, x) is
- * data[((size_t)c * h + y) * w + x].  The producer allocates with
- * dla_cube_alloc(); the device frees it after the consumer ran.
+ * (SDP flying mode) and SDP -> PDP (PDP on-the-fly), with n batches
+ * (D_BATCH_NUMBER + 1; 1 where the configuration has no batch).  Element
+ * (b, c, y, x) is data[(((size_t)b * c_count + c) * h + y) * w + x]: each
+ * batch is one planar cube.  The producer allocates with dla_cube_alloc();
+ * the device frees it after the consumer ran.
  */
 struct dla_cube {
-    uint32_t w, h, c;
+    uint32_t w, h, c, n;
     int32_t *data;
 };
-int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c);
+int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c, uint32_t n);
+/* Elements of one batch. */
+static inline size_t dla_cube_batch_elems(const struct dla_cube *cube)
+{
+    return (size_t)cube->w * cube->h * cube->c;
+}
 void dla_cube_free(struct dla_cube *cube);
 
 /* ---- engine state that persists across layers --------------------------- */

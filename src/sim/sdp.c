@@ -57,9 +57,20 @@
  *  - Flying input (CACC): channels the cube does not provide are 0.
  *    The cube sent to PDP has the padded channel count (a multiple of the
  *    channels per atom) so PDP can process whole atoms too.
- *  - Batch (only where the configuration has it): memory input is read once
- *    and the result written to every batch, as the MRDMA re-reads the same
- *    lines for each batch; flying input with batches is not modelled.
+ *  - Batch (D_FEATURE_MODE_CFG.BATCH_NUMBER, only where the configuration
+ *    has NVDLA_BATCH_ENABLE; the driver programs the same value in SDP_RDMA,
+ *    checked when SDP_RDMA is used): batch b is written at D_DST_BASE_ADDR
+ *    + b * D_DST_BATCH_STRIDE with the usual line/surface strides, a 1x1
+ *    cube then not packed (NV_NVDLA_SDP_WDMA_cmd.v base_addr_batch,
+ *    cfg_mode_1x1_nbatch).  Flying input: batch b of CACC's cube.  Memory
+ *    input is read once and the result written to every batch, as the
+ *    MRDMA re-reads the same lines for each batch (NV_NVDLA_SDP_MRDMA_ig.v
+ *    has no batch stride).  Operands from BRDMA/NRDMA/ERDMA are the same
+ *    for every batch: SDP_RDMA fetches them once and replays each one per
+ *    batch (NV_NVDLA_SDP_RDMA_EG_ro.v count_b); its D_*_BATCH_STRIDE
+ *    registers feed no logic.  Output to PDP with batches is refused
+ *    (DLASIM_ERR_PROG): PDP has no batch dimension.  Perf counters count
+ *    each batch for flying input but one pass for memory input.
  *  - LUT: the RTL is followed where it differs from cmod (exponent
  *    underflow bias is 1 << offset also for offset 0; log2 of a difference
  *    >= 2^31; 9-bit index subtraction).
@@ -500,6 +511,16 @@ static int decode_rdma(struct dla_dev *d, struct sdp_cfg *c, uint32_t proc)
                          "give %ux%ux%u",
                          w, h, ch, c->w, c->h, c->c);
     }
+    uint32_t rdma_batches =
+        cfg->batch_enable ? SDP_FLD(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, BATCH_NUMBER) + 1 : 1;
+    if (rdma_batches != c->batches) {
+        /* the RDMA replays every line / operand once per batch
+         * (NV_NVDLA_SDP_MRDMA_ig.v, NV_NVDLA_SDP_RDMA_EG_ro.v count_b) */
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP_RDMA: D_FEATURE_MODE_CFG_0.BATCH_NUMBER=%u differs from SDP "
+                         "D_FEATURE_MODE_CFG_0.BATCH_NUMBER=%u",
+                         rdma_batches - 1, c->batches - 1);
+    }
     uint32_t in_p = SDP_FLD(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, IN_PRECISION);
     uint32_t proc_p = SDP_FLD(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, PROC_PRECISION);
     if (proc_p != proc) {
@@ -614,10 +635,14 @@ static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
     c->out_bits = 8u * c->bpe;
     c->nsurf = (c->c + c->epa - 1) / c->epa;
     c->packed = c->w == 1 && c->h == 1;
-    if (c->batches > 1 && (c->flying || c->to_pdp)) {
-        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
-                         "SDP: D_FEATURE_MODE_CFG_0.BATCH_NUMBER=%u with %s is not modelled",
-                         c->batches - 1, c->flying ? "flying input" : "output to PDP");
+    if (c->batches > 1 && c->to_pdp) {
+        /* PDP has no batch dimension: the batches of each line would reach
+         * it interleaved as one cube (NV_NVDLA_SDP_WDMA_cmd.v count_batch,
+         * NV_NVDLA_PDP_* have no batch registers) */
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP: D_FEATURE_MODE_CFG_0.BATCH_NUMBER=%u with OUTPUT_DST=PDP: PDP "
+                         "has no batches",
+                         c->batches - 1);
     }
 
     decode_x(d, g, 0, &c->x[0]);
@@ -1094,7 +1119,7 @@ static void process_planes(const struct sdp_cfg *c, struct sdp_work *w, uint32_t
  * constant of the run; memory input is one run of atoms.
  */
 static void process_surface(const struct sdp_cfg *c, struct sdp_work *w, uint32_t surf,
-                            const struct dla_cube *in, struct sdp_stats *st)
+                            const struct dla_cube *in, uint32_t batch, struct sdp_stats *st)
 {
     if (!w->planar) {
         struct sdp_ops o;
@@ -1107,7 +1132,7 @@ static void process_surface(const struct sdp_cfg *c, struct sdp_work *w, uint32_
     }
     const size_t ch0 = (size_t)surf * c->epa;
     const uint32_t real = in->c - ch0 < c->epa ? (uint32_t)(in->c - ch0) : c->epa;
-    const int32_t *cube = in->data + ch0 * w->plane;
+    const int32_t *cube = in->data + batch * dla_cube_batch_elems(in) + ch0 * w->plane;
     memset(w->data + real * w->plane, 0, (c->epa - real) * w->plane * sizeof(int32_t));
     if (!uses_kernel_ops(c)) {
         process_planes(c, w, surf, 0, real, cube, st);
@@ -1160,9 +1185,10 @@ static void store_to_pdp(const struct sdp_cfg *c, const struct sdp_work *w, uint
     }
 }
 
-/* Output of surface `surf`: to PDP or memory. */
+/* Output of surface `surf`: to PDP, or to memory for batches [b0, b1). */
 static int store_surface(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
-                         uint32_t surf, struct dla_cube *to_pdp, struct sdp_stats *st)
+                         uint32_t surf, uint32_t b0, uint32_t b1, struct dla_cube *to_pdp,
+                         struct sdp_stats *st)
 {
     if (c->to_pdp) {
         store_to_pdp(c, w, surf, to_pdp);
@@ -1175,7 +1201,7 @@ static int store_surface(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_
         /* ref: NV_NVDLA_SDP_WDMA_cmd.v cfg_mode_quite: EQL writes nothing */
         return 0;
     }
-    for (unsigned b = 0; b < c->batches; b++) {
+    for (uint32_t b = b0; b < b1; b++) {
         uint64_t base = c->dst_base + (uint64_t)b * c->dst_batch;
         int rc;
         if (c->packed && c->batches == 1) {
@@ -1240,6 +1266,12 @@ static int check_io(struct dla_dev *d, const struct sdp_cfg *c, const struct dla
                              "delivers %ux%ux%u",
                              c->w, c->h, c->c, in->w, in->h, in->c);
         }
+        if (in->n != c->batches) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "SDP: D_FEATURE_MODE_CFG_0.BATCH_NUMBER=%u but CACC delivers %u "
+                             "batch(es) (D_BATCH_NUMBER=%u)",
+                             c->batches - 1, in->n, in->n - 1);
+        }
     }
     if (c->to_pdp && !to_pdp) {
         return dla_error(d, DLASIM_ERR_PROG,
@@ -1266,7 +1298,7 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
         return rc;
     }
     if (c.to_pdp) {
-        rc = dla_cube_alloc(to_pdp, c.w, c.h, c.nsurf * c.epa);
+        rc = dla_cube_alloc(to_pdp, c.w, c.h, c.nsurf * c.epa, 1);
         if (rc) {
             return dla_error(d, rc, "SDP: out of host memory for the cube sent to PDP");
         }
@@ -1282,9 +1314,15 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
         if (!rc) {
             rc = load_surface_ops(d, &c, &w, s);
         }
-        if (!rc) {
-            process_surface(&c, &w, s, in, &st);
-            rc = store_surface(d, &c, &w, s, to_pdp, &st);
+        if (!rc && !c.flying) {
+            /* the same input for every batch: one pass, written to each */
+            process_surface(&c, &w, s, in, 0, &st);
+            rc = store_surface(d, &c, &w, s, 0, c.batches, to_pdp, &st);
+        }
+        /* flying: each batch of CACC's cube with the same operands */
+        for (uint32_t b = 0; c.flying && b < c.batches && !rc; b++) {
+            process_surface(&c, &w, s, in, b, &st);
+            rc = store_surface(d, &c, &w, s, b, b + 1, to_pdp, &st);
         }
     }
     work_free(&w);

@@ -4,8 +4,10 @@
  * a value the hardware cannot run, and dlasim_run must return
  * DLASIM_ERR_PROG with a message naming the register.  Each test first runs
  * the unmodified layer on its own device, so a refusal is caused by the
- * change and nothing else.  Also: CDMA status registers after reset and a
- * layer, and recovery after a refused layer.
+ * change and nothing else.  Also: every PIXEL_FORMAT the ConfigROM does not
+ * list (nv_small, nv_small_256), batches where the configuration has none,
+ * CDMA status registers after reset and a layer, and recovery after a
+ * refused layer.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -65,12 +67,14 @@ static void set2(struct prog *p, uint32_t cdma, uint32_t csc, uint32_t v)
     set(p, csc, v);
 }
 
-/* Geometry of the base layers (nv_small: Atomic-C = Atomic-K = M = 8). */
+/* Geometry of the base layers (nv_small: Atomic-C = Atomic-K = M = 8;
+ * pixel layers also on nv_small_256, whose CBUF entries are 32 bytes). */
 struct geom {
     int pixel;
     uint32_t w, h, c, k, kw, kh, pad;  /* feature: pad on every side; pixel: none */
     uint32_t ow, oh, entries, bpk, wt_bytes;
     uint32_t pixel_format;             /* pixel input */
+    uint32_t entry_bytes;              /* CBUF bank width (0: nv_small's 8) */
 };
 
 static uint32_t misc(int skip_data, int skip_wt, int reuse_data, int reuse_wt)
@@ -88,7 +92,8 @@ static void base_layer(struct prog *p, struct geom *g)
     if (g->pixel) {
         g->ow = g->w - g->kw + 1;
         g->oh = g->h - g->kh + 1;
-        g->entries = (g->w * g->c + 7) / 8; /* 8-byte entries, no padding */
+        uint32_t eb = g->entry_bytes ? g->entry_bytes : 8;
+        g->entries = ((g->w * g->c + 7) / 8 * 8 + eb - 1) / eb; /* whole atoms, no padding */
         g->bpk = g->kw * g->c * g->kh;
     } else {
         g->ow = g->w + 2 * g->pad - g->kw + 1;
@@ -219,13 +224,13 @@ struct tdev {
     unsigned group;
 };
 
-static void open_dev(struct tdev *t)
+static void open_dev_cfg(struct tdev *t, const char *config)
 {
     struct dlasim_options o;
     char err[256] = "";
     memset(&o, 0, sizeof(o));
     memset(t, 0, sizeof(*t));
-    o.config = "nv_small";
+    o.config = config;
     o.threads = 1;
     if (dlasim_create(&o, &t->dev, err, sizeof(err))) {
         fail_msg("dlasim_create: %s", err);
@@ -237,6 +242,11 @@ static void open_dev(struct tdev *t)
     }
     assert_int_equal(dlasim_mem_write(t->dev, DLASIM_PORT_DBB, IN_ADDR, buf, sizeof(buf)), 0);
     assert_int_equal(dlasim_mem_write(t->dev, DLASIM_PORT_DBB, WT_ADDR, buf, sizeof(buf)), 0);
+}
+
+static void open_dev(struct tdev *t)
+{
+    open_dev_cfg(t, "nv_small");
 }
 
 static void wr(struct tdev *t, uint32_t addr, uint32_t v)
@@ -267,28 +277,41 @@ static int run(struct tdev *t, const struct prog *p)
     return rc;
 }
 
+/* The layer runs on a fresh device of `config`. */
+static void expect_runs(const char *config, const struct prog *p)
+{
+    struct tdev t;
+    open_dev_cfg(&t, config);
+    int rc = run(&t, p);
+    if (rc) {
+        fail_msg("%s: layer refused: %s", config, dlasim_last_error(t.dev));
+    }
+    dlasim_destroy(t.dev);
+}
+
+/* The layer is refused on a fresh device of `config` with DLASIM_ERR_PROG
+ * and a message naming `reg`. */
+static void expect_prog_error(const char *config, const struct prog *bad, const char *reg)
+{
+    struct tdev t;
+    open_dev_cfg(&t, config);
+    int rc = run(&t, bad);
+    const char *msg = dlasim_last_error(t.dev);
+    if (rc != DLASIM_ERR_PROG) {
+        fail_msg("%s: expected DLASIM_ERR_PROG naming %s, got %s (%s)", config, reg,
+                 dlasim_status_name(rc), msg);
+    }
+    if (!strstr(msg, reg)) {
+        fail_msg("%s: error message does not name %s: %s", config, reg, msg);
+    }
+    dlasim_destroy(t.dev);
+}
+
 /* The base layer runs; the changed one is refused naming `reg`. */
 static void expect_refusal(const struct prog *good, const struct prog *bad, const char *reg)
 {
-    struct tdev t;
-    open_dev(&t);
-    int rc = run(&t, good);
-    if (rc) {
-        fail_msg("base layer refused: %s", dlasim_last_error(t.dev));
-    }
-    dlasim_destroy(t.dev);
-
-    open_dev(&t);
-    rc = run(&t, bad);
-    const char *msg = dlasim_last_error(t.dev);
-    if (rc != DLASIM_ERR_PROG) {
-        fail_msg("expected DLASIM_ERR_PROG naming %s, got %s (%s)", reg, dlasim_status_name(rc),
-                 msg);
-    }
-    if (!strstr(msg, reg)) {
-        fail_msg("error message does not name %s: %s", reg, msg);
-    }
-    dlasim_destroy(t.dev);
+    expect_runs("nv_small", good);
+    expect_prog_error("nv_small", bad, reg);
 }
 
 /* ---- CBUF ------------------------------------------------------------------------------ */
@@ -605,6 +628,43 @@ static void test_batches_on_nv_small(void **state)
     bad = good;
     set(&bad, NVDLA_CDMA_D_BATCH_NUMBER_0, 1);
     expect_refusal(&good, &bad, "BATCHES");
+    /* consistently programmed batches (CDMA, CSC, CACC, SDP, stride):
+     * still none in a configuration without NVDLA_BATCH_ENABLE */
+    for (uint32_t n = 1; n < 32; n += 15) {
+        bad = good;
+        set2(&bad, NVDLA_CDMA_D_BATCH_NUMBER_0, NVDLA_CSC_D_BATCH_NUMBER_0, n);
+        set(&bad, NVDLA_CACC_D_BATCH_NUMBER_0, n);
+        set(&bad, NVDLA_CDMA_D_BATCH_STRIDE_0, 4096);
+        set(&bad, NVDLA_SDP_D_FEATURE_MODE_CFG_0,
+            NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE(1) |
+                NVDLA_SDP_D_FEATURE_MODE_CFG_0_BATCH_NUMBER(n));
+        set(&bad, NVDLA_SDP_D_DST_BATCH_STRIDE_0, 4096);
+        expect_prog_error("nv_small", &bad, "D_BATCH_NUMBER_0.BATCHES");
+    }
+}
+
+/* nv_small_256 has no batches either (a pixel layer: its geometry does not
+ * depend on the bank width beyond ENTRY_PER_SLICE). */
+static void test_batches_on_nv_small_256(void **state)
+{
+    (void)state;
+    struct prog good, bad;
+    struct geom g;
+    memset(&g, 0, sizeof(g));
+    g.pixel = 1;
+    g.pixel_format = NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_A8B8G8R8;
+    g.w = 8;
+    g.h = 4;
+    g.c = 4;
+    g.k = 4;
+    g.kw = g.kh = 2;
+    g.entry_bytes = 32;
+    base_layer(&good, &g);
+    expect_runs("nv_small_256", &good);
+    bad = good;
+    set2(&bad, NVDLA_CDMA_D_BATCH_NUMBER_0, NVDLA_CSC_D_BATCH_NUMBER_0, 1);
+    set(&bad, NVDLA_CACC_D_BATCH_NUMBER_0, 1);
+    expect_prog_error("nv_small_256", &bad, "D_BATCH_NUMBER_0.BATCHES");
 }
 
 static void test_misaligned_input(void **state)
@@ -632,6 +692,62 @@ static void test_pixel_format_not_in_config(void **state)
             NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT(
                 NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_R16));
     expect_refusal(&good, &bad, "PIXEL_FORMAT");
+}
+
+/*
+ * Every PIXEL_FORMAT value the configuration's ConfigROM does not list is
+ * refused naming the field; every listed 4-byte packed format (the 8-bit
+ * RGB/YUV ones and the 10-bit ones) runs with the same 4-element geometry.
+ * The ROM is read through the CSB (CDMA IMAGE_IN_FORMATS_PACKED: bit i =
+ * PIXEL_FORMAT i, _SEMI: bit i = PIXEL_FORMAT 28 + i; spec 004).
+ */
+static void unlisted_formats(const char *config, uint32_t entry_bytes)
+{
+    struct prog good, bad;
+    struct geom g;
+    struct tdev t;
+    uint32_t packed = 0, semi = 0;
+    unsigned refused = 0, ran = 0;
+    memset(&g, 0, sizeof(g));
+    g.pixel = 1;
+    g.pixel_format = NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_A8B8G8R8;
+    g.w = 8;
+    g.h = 4;
+    g.c = 4;
+    g.k = 4;
+    g.kw = g.kh = 2;
+    g.entry_bytes = entry_bytes;
+    base_layer(&good, &g);
+    open_dev_cfg(&t, config);
+    assert_int_equal(dlasim_csb_read(t.dev, NVDLA_CFGROM_CFGROM_CDMA_IMAGE_IN_FORMATS_PACKED_0,
+                                     &packed), 0);
+    assert_int_equal(dlasim_csb_read(t.dev, NVDLA_CFGROM_CFGROM_CDMA_IMAGE_IN_FORMATS_SEMI_0,
+                                     &semi), 0);
+    dlasim_destroy(t.dev);
+    for (uint32_t id = 0; id < 64; id++) {
+        int listed = id < 28 ? (int)((packed >> id) & 1u) : (id < 60 && ((semi >> (id - 28)) & 1u));
+        bad = good;
+        set(&bad, NVDLA_CDMA_D_DATAIN_FORMAT_0,
+            NVDLA_CDMA_D_DATAIN_FORMAT_0_DATAIN_FORMAT(1) |
+                NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT(id));
+        if (!listed) {
+            expect_prog_error(config, &bad, "PIXEL_FORMAT");
+            refused++;
+        } else if (id >= NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_A8B8G8R8 && id < 28) {
+            expect_runs(config, &bad);
+            ran++;
+        }
+    }
+    /* listed: 17 of the 36 formats; 14 of them 4-byte packed */
+    assert_int_equal(refused, 64 - 17);
+    assert_int_equal(ran, 14);
+}
+
+static void test_pixel_format_unlisted(void **state)
+{
+    (void)state;
+    unlisted_formats("nv_small", 8);
+    unlisted_formats("nv_small_256", 32);
 }
 
 static void test_pixel_mapping(void **state)
@@ -827,8 +943,10 @@ int main(void)
         cmocka_unit_test(test_int16_on_nv_small),
         cmocka_unit_test(test_compressed_weights_on_nv_small),
         cmocka_unit_test(test_batches_on_nv_small),
+        cmocka_unit_test(test_batches_on_nv_small_256),
         cmocka_unit_test(test_misaligned_input),
         cmocka_unit_test(test_pixel_format_not_in_config),
+        cmocka_unit_test(test_pixel_format_unlisted),
         cmocka_unit_test(test_pixel_mapping),
         cmocka_unit_test(test_pixel_y_offset),
         cmocka_unit_test(test_pixel_x_offset_beyond_atom),

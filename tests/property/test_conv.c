@@ -5,7 +5,10 @@
  * int8 to memory (all stages bypassed, or a BS bias add), and the output is
  * compared byte for byte with a plain-C reference written here (direct
  * convolution loops, no code shared with src/).  Also: CBUF data and weight
- * reuse across layers.
+ * reuse across layers; every pixel format the ConfigROM lists, with the
+ * input converter off, on and with means; batched layers on nv_large (with
+ * the SDP bias from a register or from memory per element / per kernel)
+ * and their refusals.
  *
  * Facts the reference encodes:
  *   - feature memory: surfaces of Atomic-M channels, element (c, y, x) at
@@ -20,6 +23,12 @@
  *     (right/bottom too); for pixels CDMA's PAD_VALUE left/right;
  *   - pixels: components stored R,G,B,A (Y,U,V,A); the format name lists
  *     components from the most significant byte of a little-endian word;
+ *     the 10-bit formats of an int8-only build are four bytes in memory
+ *     order (vmod NV_NVDLA_CDMA_IMG_ctrl.v decodes them only without
+ *     NVDLA_FEATURE_DATA_TYPE_INT8);
+ *   - batches: batch b of the input at D_DAIN_ADDR + b * D_BATCH_STRIDE,
+ *     shared kernels, batch b of the output at D_DST_BASE_ADDR +
+ *     b * D_DST_BATCH_STRIDE, SDP operands shared by all batches;
  *     the input converter computes sat8(round_half_away((x - mean or
  *     offset) * scale / 2^truncate));
  *   - CACC: {sum, 16'b0} >>> CLIP_TRUNCATE, round up on the guide bit for
@@ -139,23 +148,43 @@ struct tfmt {
     const char *components; /* most significant byte first; "YUV" for semi-planar */
     int semi;               /* Y plane + interleaved UV plane (UV word named by uv) */
     const char *uv;         /* semi-planar: the UV word, most significant byte first */
+    unsigned bits;          /* bits of a colour component (the 10-bit ones have A2) */
 };
 
+#define TF(ID, COMPONENTS, SEMI, UV, BITS)                                                    \
+    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_##ID, COMPONENTS, SEMI, UV, BITS }
+
 static const struct tfmt fmts[] = {
-    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_R8, "R", 0, NULL },
-    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_A8B8G8R8, "ABGR", 0, NULL },
-    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_A8R8G8B8, "ARGB", 0, NULL },
-    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_B8G8R8A8, "BGRA", 0, NULL },
-    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_R8G8B8A8, "RGBA", 0, NULL },
-    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_X8B8G8R8, "XBGR", 0, NULL },
-    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_X8R8G8B8, "XRGB", 0, NULL },
-    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_B8G8R8X8, "BGRX", 0, NULL },
-    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_R8G8B8X8, "RGBX", 0, NULL },
-    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_A8Y8U8V8, "AYUV", 0, NULL },
-    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_V8U8Y8A8, "VUYA", 0, NULL },
-    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_Y8___U8V8_N444, "YUV", 1, "UV" },
-    { NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_Y8___V8U8_N444, "YUV", 1, "VU" },
+    TF(T_R8, "R", 0, NULL, 8),
+    TF(T_A8B8G8R8, "ABGR", 0, NULL, 8),
+    TF(T_A8R8G8B8, "ARGB", 0, NULL, 8),
+    TF(T_B8G8R8A8, "BGRA", 0, NULL, 8),
+    TF(T_R8G8B8A8, "RGBA", 0, NULL, 8),
+    TF(T_X8B8G8R8, "XBGR", 0, NULL, 8),
+    TF(T_X8R8G8B8, "XRGB", 0, NULL, 8),
+    TF(T_B8G8R8X8, "BGRX", 0, NULL, 8),
+    TF(T_R8G8B8X8, "RGBX", 0, NULL, 8),
+    TF(T_A8Y8U8V8, "AYUV", 0, NULL, 8),
+    TF(T_V8U8Y8A8, "VUYA", 0, NULL, 8),
+    TF(T_A2B10G10R10, "ABGR", 0, NULL, 10),
+    TF(T_A2R10G10B10, "ARGB", 0, NULL, 10),
+    TF(T_B10G10R10A2, "BGRA", 0, NULL, 10),
+    TF(T_R10G10B10A2, "RGBA", 0, NULL, 10),
+    TF(T_Y8___U8V8_N444, "YUV", 1, "UV", 8),
+    TF(T_Y8___V8U8_N444, "YUV", 1, "VU", 8),
 };
+
+#define N_FMTS (sizeof(fmts) / sizeof(fmts[0]))
+
+static const struct tfmt *fmt_by_id(uint32_t id)
+{
+    for (size_t i = 0; i < N_FMTS; i++) {
+        if (fmts[i].id == id) {
+            return &fmts[i];
+        }
+    }
+    return NULL;
+}
 
 static unsigned fmt_elems(const struct tfmt *f)
 {
@@ -187,12 +216,30 @@ static unsigned byte_of(const char *name, char comp)
     return (unsigned)(strlen(name) - 1 - (size_t)(p - name));
 }
 
+/*
+ * Byte of a packed pixel feeding CBUF element e.  Byte-wide components are
+ * reordered to R,G,B,A (Y,U,V,A).  The configurations tested are int8-only
+ * builds (hw spec/defs/nv_small*.spec, nv_large.spec: FEATURE_DATA_TYPE_INT8),
+ * whose CDMA does not decode the 10-bit formats (vmod
+ * NV_NVDLA_CDMA_IMG_ctrl.v: those cases are under #ifndef
+ * NVDLA_FEATURE_DATA_TYPE_INT8) and reads their 32-bit word as four bytes in
+ * memory order, like A8B8G8R8.
+ */
+static unsigned packed_byte(const struct tfmt *f, unsigned e)
+{
+    if (f->bits > 8) {
+        return e;
+    }
+    return byte_of(f->components, component_of(f, e));
+}
+
 /* ---- layers ---------------------------------------------------------------------- */
 
 #define IN_ADDR 0x80000000ull
 #define IN1_ADDR 0x84000000ull
 #define WT_ADDR 0x90000000ull
 #define OUT_ADDR 0xa0000000ull
+#define OP_ADDR 0xc0000000ull
 
 struct conv {
     int pixel;
@@ -222,14 +269,28 @@ struct conv {
     int packed_1x1;                  /* 1x1 cube with SURF_PACKED: D_SURF_STRIDE is not used */
     uint32_t extra_entries;          /* pixel input: ENTRY_PER_SLICE beyond the line */
     uint32_t entries, data_bank, weight_bank, wt_bytes;
+    /* batches (nv_large) */
+    uint32_t batches;                /* D_BATCH_NUMBER + 1; 0 counts as 1 */
+    uint32_t batch_stride;           /* CDMA D_BATCH_STRIDE */
+    uint32_t out_batch;              /* SDP D_DST_BATCH_STRIDE */
+    /* SDP BS ALU operand: register (bias), or one byte from memory (BRDMA) */
+    enum { OP_REG = 0, OP_PER_ELEMENT = 1, OP_PER_KERNEL = 2 } op_mode;
+    uint32_t op_line, op_surf;       /* per element: the operand cube's strides */
+    int8_t *op;                      /* per element [k][oy][ox], per kernel [k] */
     /* contents */
-    int8_t *in;                      /* feature: [c][y][x] */
+    int8_t *in;                      /* feature: [b][c][y][x] */
     uint8_t *img0, *img1;            /* pixel planes as in memory, h lines */
     int8_t *wt;                      /* feature: [k][c][ky][kx]; pixel: [k][r][j] */
 };
 
+static uint32_t nbatch(const struct conv *L)
+{
+    return L->batches ? L->batches : 1;
+}
+
 static void conv_free(struct conv *L)
 {
+    free(L->op);
     free(L->in);
     free(L->img0);
     free(L->img1);
@@ -275,7 +336,7 @@ static int plan_banks(const struct tdev *t, struct conv *L)
 {
     uint64_t bank_bytes = (uint64_t)t->bw * t->depth;
     L->entries = entries_of(t, L) + L->extra_entries;
-    L->data_bank = div_up(L->h * L->entries, t->depth);
+    L->data_bank = div_up(L->h * nbatch(L) * L->entries, t->depth);
     L->wt_bytes = round_up(bytes_per_kernel(L) * L->k, 128);
     uint64_t group = (uint64_t)(L->k < t->ak ? L->k : t->ak) * bytes_per_kernel(L);
     uint64_t kept = L->skip_weight_rls ? L->wt_bytes : group;
@@ -341,19 +402,22 @@ static void write_weights(struct tdev *t, const struct conv *L)
     free(buf);
 }
 
+/* Batch b at b * D_BATCH_STRIDE, each laid out as one cube. */
 static void write_feature(struct tdev *t, const struct conv *L)
 {
     uint32_t surfaces = div_up(L->c, t->m);
-    size_t n = (size_t)surfaces * L->surf_stride;
+    size_t n = (size_t)(nbatch(L) - 1) * L->batch_stride + (size_t)surfaces * L->surf_stride;
     uint8_t *buf = malloc(n);
     assert_non_null(buf);
     fill_random(buf, n); /* gaps and padding channels hold garbage */
-    for (uint32_t c = 0; c < L->c; c++) {
-        for (uint32_t y = 0; y < L->fetch_h; y++) {
-            for (uint32_t x = 0; x < L->w; x++) {
-                size_t at = (size_t)(c / t->m) * L->surf_stride + (size_t)y * L->line_stride +
-                            (size_t)x * t->m + c % t->m;
-                buf[at] = (uint8_t)L->in[((size_t)c * L->fetch_h + y) * L->w + x];
+    for (uint32_t b = 0; b < nbatch(L); b++) {
+        for (uint32_t c = 0; c < L->c; c++) {
+            for (uint32_t y = 0; y < L->fetch_h; y++) {
+                for (uint32_t x = 0; x < L->w; x++) {
+                    size_t at = (size_t)b * L->batch_stride + (size_t)(c / t->m) * L->surf_stride +
+                                (size_t)y * L->line_stride + (size_t)x * t->m + c % t->m;
+                    buf[at] = (uint8_t)L->in[(((size_t)b * L->c + c) * L->fetch_h + y) * L->w + x];
+                }
             }
         }
     }
@@ -418,7 +482,7 @@ static int8_t pixel_elem(const struct tdev *t, const struct conv *L, uint32_t y,
     uint8_t b;
     if (!f->semi) {
         b = L->img0[(size_t)y * L->line_stride + (size_t)(L->x_off + p) * fmt_bpp0(f) +
-                    byte_of(f->components, comp)];
+                    packed_byte(f, e)];
     } else if (comp == 'Y') {
         b = L->img0[(size_t)y * L->line_stride + L->x_off + p];
     } else {
@@ -429,8 +493,8 @@ static int8_t pixel_elem(const struct tdev *t, const struct conv *L, uint32_t y,
 }
 
 /* Input value seen by the MACs at padded coordinates. */
-static int8_t ref_input(const struct tdev *t, const struct conv *L, int64_t y, int64_t x,
-                        uint32_t c)
+static int8_t ref_input(const struct tdev *t, const struct conv *L, uint32_t b, int64_t y,
+                        int64_t x, uint32_t c)
 {
     int8_t pad = (int8_t)(L->pad_value & 0xff);
     if (L->pixel) {
@@ -447,7 +511,7 @@ static int8_t ref_input(const struct tdev *t, const struct conv *L, int64_t y, i
     if (y < 0 || y >= L->h || x < 0 || x >= L->w) {
         return pad;
     }
-    int8_t v = L->in[((size_t)c * L->h + (size_t)y) * L->w + (size_t)x];
+    int8_t v = L->in[(((size_t)b * L->c + c) * L->h + (size_t)y) * L->w + (size_t)x];
     return cvt_ref(L, (uint8_t)v, 0); /* feature data: signed, CVT_OFFSET */
 }
 
@@ -464,8 +528,8 @@ static int64_t acc34(int64_t partial, int64_t step)
  * the order CSC issues them: Atomic-C channel blocks outer, kernel positions
  * (rows for pixel input, 2 or 4 rows with post-extension) inner.
  */
-static int64_t ref_sum(const struct tdev *t, const struct conv *L, uint32_t k, uint32_t oy,
-                       uint32_t ox)
+static int64_t ref_sum(const struct tdev *t, const struct conv *L, uint32_t b, uint32_t k,
+                       uint32_t oy, uint32_t ox)
 {
     int64_t s = 0;
     if (L->pixel) {
@@ -478,7 +542,7 @@ static int64_t ref_sum(const struct tdev *t, const struct conv *L, uint32_t k, u
                     for (uint32_t j = j0; j < j0 + t->ac && j < kc; j++) {
                         int64_t x = (int64_t)ox * L->sx + j / L->c;
                         int8_t w = L->wt[((size_t)k * L->kh + r) * kc + j];
-                        step += (int64_t)ref_input(t, L, y, x, j % L->c) * w;
+                        step += (int64_t)ref_input(t, L, b, y, x, j % L->c) * w;
                     }
                 }
                 s = acc34(s, step);
@@ -494,7 +558,7 @@ static int64_t ref_sum(const struct tdev *t, const struct conv *L, uint32_t k, u
                 int64_t step = 0;
                 for (uint32_t c = c0; c < c0 + t->ac && c < L->c; c++) {
                     int8_t w = L->wt[(((size_t)k * L->c + c) * L->kh + r) * L->kw + x];
-                    step += (int64_t)ref_input(t, L, iy, ix, c) * w;
+                    step += (int64_t)ref_input(t, L, b, iy, ix, c) * w;
                 }
                 s = acc34(s, step);
             }
@@ -503,10 +567,25 @@ static int64_t ref_sum(const struct tdev *t, const struct conv *L, uint32_t k, u
     return s;
 }
 
-/* SDP: optional bias, then (x - offset) * scale, rounded shift, int8. */
-static int8_t ref_sdp(const struct conv *L, int32_t cacc)
+/* The BS ALU operand of output (k, y, x): the same for every batch (vmod
+ * NV_NVDLA_SDP_RDMA_EG_ro.v replays each operand for all batches; the
+ * D_*_BATCH_STRIDE registers of SDP_RDMA feed nothing). */
+static int32_t ref_bias(const struct conv *L, uint32_t k, uint32_t y, uint32_t x)
 {
-    int64_t v = (int64_t)cacc + (L->bias_en ? L->bias : 0) - L->sdp_offset;
+    switch (L->op_mode) {
+    case OP_PER_ELEMENT:
+        return L->op[((size_t)k * L->oh + y) * L->ow + x];
+    case OP_PER_KERNEL:
+        return L->op[k];
+    default:
+        return L->bias_en ? L->bias : 0;
+    }
+}
+
+/* SDP: optional bias, then (x - offset) * scale, rounded shift, int8. */
+static int8_t ref_sdp(const struct conv *L, int32_t cacc, int32_t bias)
+{
+    int64_t v = (int64_t)cacc + bias - L->sdp_offset;
     v *= L->sdp_scale ? L->sdp_scale : 1;
     if (L->sdp_shift) {
         int64_t mag = v < 0 ? -v : v;
@@ -566,7 +645,8 @@ static void program_cdma(struct tdev *t, const struct conv *L)
        F(CDMA, D_DAIN_MAP, LINE_PACKED, L->line_stride == L->w * t->m) |
            F(CDMA, D_DAIN_MAP, SURF_PACKED,
              L->packed_1x1 || L->surf_stride == L->w * L->fetch_h * t->m));
-    wr(t, NVDLA_CDMA_D_BATCH_NUMBER_0, 0);
+    wr(t, NVDLA_CDMA_D_BATCH_NUMBER_0, nbatch(L) - 1);
+    wr(t, NVDLA_CDMA_D_BATCH_STRIDE_0, L->batch_stride);
     wr(t, NVDLA_CDMA_D_ENTRY_PER_SLICE_0, L->entries - 1);
     wr(t, NVDLA_CDMA_D_FETCH_GRAIN_0, 0);
     wr(t, NVDLA_CDMA_D_WEIGHT_FORMAT_0, 0);
@@ -607,7 +687,7 @@ static void program_csc(struct tdev *t, const struct conv *L)
        F(CSC, D_DATAIN_SIZE_EXT_0, DATAIN_WIDTH_EXT, L->w - 1) |
            F(CSC, D_DATAIN_SIZE_EXT_0, DATAIN_HEIGHT_EXT, L->h - 1));
     wr(t, NVDLA_CSC_D_DATAIN_SIZE_EXT_1_0, L->c - 1);
-    wr(t, NVDLA_CSC_D_BATCH_NUMBER_0, 0);
+    wr(t, NVDLA_CSC_D_BATCH_NUMBER_0, nbatch(L) - 1);
     wr(t, NVDLA_CSC_D_POST_Y_EXTENSION_0, L->post_ext);
     wr(t, NVDLA_CSC_D_ENTRY_PER_SLICE_0, L->entries - 1);
     wr(t, NVDLA_CSC_D_WEIGHT_FORMAT_0, 0);
@@ -650,7 +730,7 @@ static void program_rest(struct tdev *t, const struct conv *L)
        F(CACC, D_DATAOUT_SIZE_0, DATAOUT_WIDTH, L->ow - 1) |
            F(CACC, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT, L->oh - 1));
     wr(t, NVDLA_CACC_D_DATAOUT_SIZE_1_0, L->k - 1);
-    wr(t, NVDLA_CACC_D_BATCH_NUMBER_0, 0);
+    wr(t, NVDLA_CACC_D_BATCH_NUMBER_0, nbatch(L) - 1);
     wr(t, NVDLA_CACC_D_CLIP_CFG_0, L->trunc);
 
     wr(t, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, L->ow - 1);
@@ -660,11 +740,12 @@ static void program_rest(struct tdev *t, const struct conv *L)
     wr(t, NVDLA_SDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)OUT_ADDR);
     wr(t, NVDLA_SDP_D_DST_LINE_STRIDE_0, L->out_line);
     wr(t, NVDLA_SDP_D_DST_SURFACE_STRIDE_0, L->out_surf);
-    if (L->bias_en) {
+    if (L->bias_en || L->op_mode != OP_REG) {
         wr(t, NVDLA_SDP_D_DP_BS_CFG_0,
            F(SDP, D_DP_BS_CFG, BS_ALU_ALGO, NVDLA_SDP_D_DP_BS_CFG_0_BS_ALU_ALGO_SUM) |
                F(SDP, D_DP_BS_CFG, BS_MUL_BYPASS, 1) | F(SDP, D_DP_BS_CFG, BS_RELU_BYPASS, 1));
-        wr(t, NVDLA_SDP_D_DP_BS_ALU_CFG_0, 0);
+        wr(t, NVDLA_SDP_D_DP_BS_ALU_CFG_0,
+           F(SDP, D_DP_BS_ALU_CFG, BS_ALU_SRC, L->op_mode != OP_REG));
         wr(t, NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE_0, (uint32_t)L->bias & 0xffff);
     } else {
         wr(t, NVDLA_SDP_D_DP_BS_CFG_0, 0x53);
@@ -672,7 +753,9 @@ static void program_rest(struct tdev *t, const struct conv *L)
     wr(t, NVDLA_SDP_D_DP_BN_CFG_0, 0x53);
     wr(t, NVDLA_SDP_D_DP_EW_CFG_0, 0x53);
     wr(t, NVDLA_SDP_D_FEATURE_MODE_CFG_0,
-       F(SDP, D_FEATURE_MODE_CFG, FLYING_MODE, NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON));
+       F(SDP, D_FEATURE_MODE_CFG, FLYING_MODE, NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON) |
+           F(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, nbatch(L) - 1));
+    wr(t, NVDLA_SDP_D_DST_BATCH_STRIDE_0, L->out_batch);
     wr(t, NVDLA_SDP_D_DST_DMA_CFG_0, NVDLA_SDP_D_DST_DMA_CFG_0_DST_RAM_TYPE_MC);
     wr(t, NVDLA_SDP_D_DATA_FORMAT_0, 0);
     wr(t, NVDLA_SDP_D_CVT_OFFSET_0, (uint32_t)L->sdp_offset);
@@ -680,13 +763,82 @@ static void program_rest(struct tdev *t, const struct conv *L)
     wr(t, NVDLA_SDP_D_CVT_SHIFT_0, L->sdp_shift);
 }
 
-/* Program the layer in the next register group and run it. */
-static int run_layer(struct tdev *t, const struct conv *L)
+/* SDP_RDMA fetches the BS operand from memory (BRDMA, one byte, ALU); its
+ * registers go to its own next group: it only moves on in layers using it. */
+static void program_sdp_rdma(struct tdev *t, const struct conv *L)
+{
+    const uint32_t mode = L->op_mode == OP_PER_ELEMENT
+                              ? NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_MODE_PER_ELEMENT
+                              : NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_MODE_PER_KERNEL;
+    uint32_t ptr = 0;
+    assert_int_equal(dlasim_csb_read(t->dev, NVDLA_SDP_RDMA_S_POINTER_0, &ptr), 0);
+    wr(t, NVDLA_SDP_RDMA_S_POINTER_0, (ptr >> 16) & 1u); /* its CONSUMER */
+    wr(t, NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH_0, L->ow - 1);
+    wr(t, NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT_0, L->oh - 1);
+    wr(t, NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL_0, L->k - 1);
+    wr(t, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0,
+       F(SDP_RDMA, D_FEATURE_MODE_CFG, FLYING_MODE,
+         NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON) |
+           F(SDP_RDMA, D_FEATURE_MODE_CFG, BATCH_NUMBER, nbatch(L) - 1));
+    wr(t, NVDLA_SDP_RDMA_D_BRDMA_CFG_0,
+       F(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_USE, NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_USE_ALU) |
+           F(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_SIZE,
+             NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_SIZE_ONE_BYTE) |
+           F(SDP_RDMA, D_BRDMA_CFG, BRDMA_DATA_MODE, mode) |
+           F(SDP_RDMA, D_BRDMA_CFG, BRDMA_RAM_TYPE,
+             NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_RAM_TYPE_MC));
+    wr(t, NVDLA_SDP_RDMA_D_BS_BASE_ADDR_HIGH_0, (uint32_t)(OP_ADDR >> 32));
+    wr(t, NVDLA_SDP_RDMA_D_BS_BASE_ADDR_LOW_0, (uint32_t)OP_ADDR);
+    wr(t, NVDLA_SDP_RDMA_D_BS_LINE_STRIDE_0, L->op_line);
+    wr(t, NVDLA_SDP_RDMA_D_BS_SURFACE_STRIDE_0, L->op_surf);
+    /* per-batch operand strides exist as registers but feed nothing */
+    wr(t, NVDLA_SDP_RDMA_D_BS_BATCH_STRIDE_0, 0x12345 * t->m);
+    wr(t, NVDLA_SDP_RDMA_D_NRDMA_CFG_0, F(SDP_RDMA, D_NRDMA_CFG, NRDMA_DISABLE, 1));
+    wr(t, NVDLA_SDP_RDMA_D_ERDMA_CFG_0, F(SDP_RDMA, D_ERDMA_CFG, ERDMA_DISABLE, 1));
+}
+
+/* The BS operand in memory: per kernel one byte per channel; per element a
+ * cube of bytes laid out like the output. */
+static void write_operand(struct tdev *t, const struct conv *L)
+{
+    if (L->op_mode == OP_PER_KERNEL) {
+        mem_wr(t, OP_ADDR, L->op, L->k);
+        return;
+    }
+    size_t n = (size_t)div_up(L->k, t->m) * L->op_surf;
+    uint8_t *buf = malloc(n);
+    assert_non_null(buf);
+    fill_random(buf, n);
+    for (uint32_t k = 0; k < L->k; k++) {
+        for (uint32_t y = 0; y < L->oh; y++) {
+            for (uint32_t x = 0; x < L->ow; x++) {
+                buf[(size_t)(k / t->m) * L->op_surf + (size_t)y * L->op_line + (size_t)x * t->m +
+                    k % t->m] = (uint8_t)L->op[((size_t)k * L->oh + y) * L->ow + x];
+            }
+        }
+    }
+    mem_wr(t, OP_ADDR, buf, n);
+    free(buf);
+}
+
+/* Program the layer in the next register group, apply `n` register
+ * overrides and run it. */
+static int run_layer_with(struct tdev *t, const struct conv *L, const uint32_t *addr,
+                          const uint32_t *val, unsigned n)
 {
     set_pointers(t);
     program_rest(t, L);
     program_csc(t, L);
     program_cdma(t, L);
+    if (L->op_mode != OP_REG) {
+        program_sdp_rdma(t, L);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        wr(t, addr[i], val[i]);
+    }
+    if (L->op_mode != OP_REG) {
+        wr(t, NVDLA_SDP_RDMA_D_OP_ENABLE_0, 1); /* SDP waits for its operands */
+    }
     wr(t, NVDLA_SDP_D_OP_ENABLE_0, 1);
     wr(t, NVDLA_CACC_D_OP_ENABLE_0, 1);
     wr(t, NVDLA_CMAC_A_D_OP_ENABLE_0, 1);
@@ -698,6 +850,11 @@ static int run_layer(struct tdev *t, const struct conv *L)
     return rc;
 }
 
+static int run_layer(struct tdev *t, const struct conv *L)
+{
+    return run_layer_with(t, L, NULL, NULL, 0);
+}
+
 /* Run the layer and compare the int8 output with the reference. */
 static void check_layer(struct tdev *t, const struct conv *L, const char *what)
 {
@@ -706,24 +863,27 @@ static void check_layer(struct tdev *t, const struct conv *L, const char *what)
         fail_msg("%s: dlasim_run = %s: %s", what, dlasim_status_name(rc),
                  dlasim_last_error(t->dev));
     }
-    size_t n = (size_t)div_up(L->k, t->m) * L->out_surf;
+    size_t n = (size_t)(nbatch(L) - 1) * L->out_batch + (size_t)div_up(L->k, t->m) * L->out_surf;
     uint8_t *out = malloc(n);
     assert_non_null(out);
     mem_rd(t, OUT_ADDR, out, n);
     unsigned sat = 0;
-    for (uint32_t k = 0; k < L->k; k++) {
-        for (uint32_t y = 0; y < L->oh; y++) {
-            for (uint32_t x = 0; x < L->ow; x++) {
-                int64_t v = ref_cacc(ref_sum(t, L, k, y, x), L->trunc, &sat);
-                int8_t want = ref_sdp(L, v);
-                size_t at = (size_t)(k / t->m) * L->out_surf + (size_t)y * L->out_line +
-                            (size_t)x * t->m + k % t->m;
-                if ((int8_t)out[at] != want) {
-                    fail_msg("%s: out[k=%u][y=%u][x=%u] = %d, reference %d (cacc %lld); "
-                             "stride %u,%u dilation %u,%u pad %u,%u,%u,%u out %ux%u "
-                             "truncate %u",
-                             what, k, y, x, (int8_t)out[at], want, (long long)v, L->sx, L->sy,
-                             L->dx, L->dy, L->pl, L->pr, L->pt, L->pb, L->ow, L->oh, L->trunc);
+    for (uint32_t b = 0; b < nbatch(L); b++) {
+        for (uint32_t k = 0; k < L->k; k++) {
+            for (uint32_t y = 0; y < L->oh; y++) {
+                for (uint32_t x = 0; x < L->ow; x++) {
+                    int64_t v = ref_cacc(ref_sum(t, L, b, k, y, x), L->trunc, &sat);
+                    int8_t want = ref_sdp(L, v, ref_bias(L, k, y, x));
+                    size_t at = (size_t)b * L->out_batch + (size_t)(k / t->m) * L->out_surf +
+                                (size_t)y * L->out_line + (size_t)x * t->m + k % t->m;
+                    if ((int8_t)out[at] != want) {
+                        fail_msg("%s: out[b=%u][k=%u][y=%u][x=%u] = %d, reference %d (cacc "
+                                 "%lld); stride %u,%u dilation %u,%u pad %u,%u,%u,%u out %ux%u "
+                                 "truncate %u",
+                                 what, b, k, y, x, (int8_t)out[at], want, (long long)v, L->sx,
+                                 L->sy, L->dx, L->dy, L->pl, L->pr, L->pt, L->pb, L->ow, L->oh,
+                                 L->trunc);
+                    }
                 }
             }
         }
@@ -766,10 +926,12 @@ static void finish_layer(struct tdev *t, struct conv *L)
 }
 
 /* A random direct-convolution layer that fits CBUF. */
-static void random_feature_layer(struct tdev *t, struct conv *L, uint32_t max_c)
+static void random_feature_layer(struct tdev *t, struct conv *L, uint32_t max_c,
+                                 uint32_t batches)
 {
     for (;;) {
         memset(L, 0, sizeof(*L));
+        L->batches = batches;
         L->w = rnd(0, 5) ? rnd(1, 12) : 1;
         L->h = L->w == 1 && rnd(0, 1) ? 1 : rnd(1, 10);
         L->c = rnd(1, max_c);
@@ -814,9 +976,9 @@ static void random_feature_layer(struct tdev *t, struct conv *L, uint32_t max_c)
         L->packed_1x1 = 1;
         L->surf_stride = t->m;
     }
-    L->in = malloc((size_t)L->c * L->h * L->w);
+    L->in = malloc((size_t)nbatch(L) * L->c * L->h * L->w);
     assert_non_null(L->in);
-    fill_random(L->in, (size_t)L->c * L->h * L->w);
+    fill_random(L->in, (size_t)nbatch(L) * L->c * L->h * L->w);
     if (rnd(0, 3) == 0) {
         /* the input converter on feature data: signed input, D_CVT_OFFSET */
         L->cvt_en = 1;
@@ -828,13 +990,18 @@ static void random_feature_layer(struct tdev *t, struct conv *L, uint32_t max_c)
     finish_layer(t, L);
 }
 
-/* A random pixel-input layer that fits CBUF. */
-static void random_pixel_layer(struct tdev *t, struct conv *L)
+/* The input converter of a pixel layer: random, off, on with D_CVT_OFFSET,
+ * or on with the per-channel means. */
+enum cvt_mode { CVT_RANDOM, CVT_OFF, CVT_OFFSET, CVT_MEAN };
+
+/* A random pixel-input layer that fits CBUF, in format f (NULL: random). */
+static void random_pixel_layer(struct tdev *t, struct conv *L, const struct tfmt *f,
+                               enum cvt_mode cvt)
 {
     for (;;) {
         memset(L, 0, sizeof(*L));
         L->pixel = 1;
-        L->fmt = &fmts[rnd(0, sizeof(fmts) / sizeof(fmts[0]) - 1)];
+        L->fmt = f ? f : &fmts[rnd(0, N_FMTS - 1)];
         L->c = fmt_elems(L->fmt);
         L->w = rnd(1, 24);
         L->h = rnd(1, 10);
@@ -871,8 +1038,8 @@ static void random_pixel_layer(struct tdev *t, struct conv *L)
     L->fetch_h = L->h;
     L->pad_value = rnd(0, 0xffff);
     L->cdma_pad = rnd(0, 0xffff);
-    L->cvt_en = (int)rnd(0, 1);
-    L->mean_en = (int)rnd(0, 1);
+    L->cvt_en = cvt == CVT_RANDOM ? (int)rnd(0, 1) : cvt != CVT_OFF;
+    L->mean_en = cvt == CVT_RANDOM ? (int)rnd(0, 1) : cvt == CVT_MEAN;
     L->sign = (int)rnd(0, 1);
     L->cvt_off = rnd_s(-300, 300);
     L->cvt_scale = rnd_s(-600, 600);
@@ -906,7 +1073,7 @@ static void feature_layers(const char *config, uint64_t seed, unsigned n, uint32
     tdev_open(&t, config, NULL, 0);
     for (unsigned i = 0; i < n; i++) {
         struct conv L;
-        random_feature_layer(&t, &L, max_c);
+        random_feature_layer(&t, &L, max_c, 1);
         write_feature(&t, &L);
         write_weights(&t, &L);
         snprintf(what, sizeof(what), "%s feature layer %u (%ux%ux%u k%ux%ux%u)", config, i, L.w,
@@ -925,7 +1092,7 @@ static void pixel_layers(const char *config, uint64_t seed, unsigned n)
     tdev_open(&t, config, NULL, 0);
     for (unsigned i = 0; i < n; i++) {
         struct conv L;
-        random_pixel_layer(&t, &L);
+        random_pixel_layer(&t, &L, NULL, CVT_RANDOM);
         write_weights(&t, &L);
         snprintf(what, sizeof(what), "%s pixel layer %u (fmt %u %ux%u x_off %u k%ux%ux%u ext %u)",
                  config, i, L.fmt->id, L.w, L.h, L.x_off, L.kw, L.kh, L.k, L.post_ext);
@@ -1020,7 +1187,8 @@ static void check_fused_layer(struct tdev *t, const struct conv *L, const struct
         for (uint32_t y = 0; y < L->oh; y++) {
             for (uint32_t x = 0; x < L->ow; x++) {
                 sdp[((size_t)k * L->oh + y) * L->ow + x] =
-                    ref_sdp(L, ref_cacc(ref_sum(t, L, k, y, x), L->trunc, &sat));
+                    ref_sdp(L, ref_cacc(ref_sum(t, L, 0, k, y, x), L->trunc, &sat),
+                            ref_bias(L, k, y, x));
             }
         }
     }
@@ -1056,7 +1224,7 @@ static void fused_layers(const char *config, uint64_t seed, unsigned count)
     tdev_open(&t, config, NULL, 0);
     rng_state = seed;
     for (unsigned i = 0; i < count;) {
-        random_feature_layer(&t, &L, 40);
+        random_feature_layer(&t, &L, 40, 1);
         struct pool P;
         P.k = rnd(1, 3);
         P.s = rnd(1, P.k);
@@ -1075,6 +1243,130 @@ static void fused_layers(const char *config, uint64_t seed, unsigned count)
         i++;
     }
     dlasim_destroy(t.dev);
+}
+
+/* ---- batches (nv_large) ---------------------------------------------------------------- */
+
+/*
+ * A random batched direct convolution: batch b of the input at D_DAIN_ADDR
+ * + b * D_BATCH_STRIDE, the same kernels for every batch, batch b of the
+ * output written by SDP at D_DST_BASE_ADDR + b * D_DST_BATCH_STRIDE (kmd
+ * firmware conv.c / sdp.c program D_BATCH_NUMBER in CDMA, CSC, CACC, SDP and
+ * SDP_RDMA, D_BATCH_STRIDE in CDMA, D_DST_BATCH_STRIDE in SDP); the BS
+ * operand, from a register or from memory per element or per kernel, is
+ * the same for every batch.
+ */
+static void random_batch_layer(struct tdev *t, struct conv *L, uint32_t max_batches)
+{
+    random_feature_layer(t, L, 70, rnd(2, max_batches));
+    uint32_t surfaces = div_up(L->c, t->m);
+    L->batch_stride = surfaces * L->surf_stride + rnd(0, 3) * t->m;
+    L->out_batch = div_up(L->k, t->m) * L->out_surf + rnd(0, 2) * t->m;
+    L->op_mode = rnd(0, 2);
+    if (L->op_mode == OP_PER_ELEMENT) {
+        L->op_line = L->ow * t->m + rnd(0, 1) * t->m;
+        L->op_surf = L->op_line * L->oh + rnd(0, 1) * t->m;
+        if (L->ow == 1 && L->oh == 1) {
+            L->op_line = L->op_surf = t->m; /* a 1x1 cube is read packed */
+        }
+        L->op = malloc((size_t)L->k * L->oh * L->ow);
+        assert_non_null(L->op);
+        fill_random(L->op, (size_t)L->k * L->oh * L->ow);
+    } else if (L->op_mode == OP_PER_KERNEL) {
+        L->op = malloc(L->k);
+        assert_non_null(L->op);
+        fill_random(L->op, L->k);
+    }
+}
+
+static void batch_layers(const char *config, uint64_t seed, unsigned n, uint32_t max_batches)
+{
+    struct tdev t;
+    char what[160];
+    rng_state = seed;
+    tdev_open(&t, config, NULL, 0);
+    for (unsigned i = 0; i < n; i++) {
+        struct conv L;
+        random_batch_layer(&t, &L, max_batches);
+        write_feature(&t, &L);
+        write_weights(&t, &L);
+        if (L.op_mode != OP_REG) {
+            write_operand(&t, &L);
+        }
+        snprintf(what, sizeof(what), "%s batch layer %u (%u x %ux%ux%u k%ux%ux%u, operand %d)",
+                 config, i, L.batches, L.w, L.h, L.c, L.kw, L.kh, L.k, (int)L.op_mode);
+        check_layer(&t, &L, what);
+        conv_free(&L);
+    }
+    dlasim_destroy(t.dev);
+}
+
+static void test_batches_nv_large(void **state)
+{
+    (void)state;
+    batch_layers("nv_large", 0x5eed000du, 40, 6);
+    batch_layers("nv_large", 0x5eed000eu, 4, 32); /* up to the maximum batch size */
+}
+
+/* A batched layer (with its BS operand from memory when `mem_op`) with one
+ * register changed is refused naming `reg`; with `pdp` PDP is enabled for
+ * on-the-fly input as well. */
+static void expect_batch_refusal(uint32_t addr, uint32_t val, int pdp, int mem_op,
+                                 const char *reg)
+{
+    struct tdev t;
+    struct conv L;
+    tdev_open(&t, "nv_large", NULL, 0);
+    for (;;) {
+        random_batch_layer(&t, &L, 4);
+        if ((L.op_mode != OP_REG) == mem_op) {
+            break;
+        }
+        conv_free(&L);
+    }
+    write_feature(&t, &L);
+    write_weights(&t, &L);
+    if (L.op_mode != OP_REG) {
+        write_operand(&t, &L);
+    }
+    if (pdp) {
+        struct pool P = { 1, 1, L.ow, L.oh };
+        program_pdp_on_the_fly(&t, &L, &P);
+        wr(&t, NVDLA_PDP_D_OP_ENABLE_0, 1);
+    }
+    int rc = run_layer_with(&t, &L, &addr, &val, 1);
+    const char *msg = dlasim_last_error(t.dev);
+    if (rc != DLASIM_ERR_PROG || !strstr(msg, reg)) {
+        fail_msg("expected DLASIM_ERR_PROG naming %s, got %s: %s", reg, dlasim_status_name(rc),
+                 msg);
+    }
+    conv_free(&L);
+    dlasim_destroy(t.dev);
+}
+
+static void test_batch_refusals_nv_large(void **state)
+{
+    (void)state;
+    rng_state = 0x5eed000fu;
+    /* CSC, CACC or SDP disagreeing with CDMA about the batches */
+    expect_batch_refusal(NVDLA_CSC_D_BATCH_NUMBER_0, 0, 0, 0, "CSC: D_BATCH_NUMBER_0.BATCHES");
+    expect_batch_refusal(NVDLA_CACC_D_BATCH_NUMBER_0, 0, 0, 0, "CACC: D_BATCH_NUMBER_0.BATCHES");
+    expect_batch_refusal(NVDLA_SDP_D_FEATURE_MODE_CFG_0,
+                         F(SDP, D_FEATURE_MODE_CFG, FLYING_MODE, 1), 0, 0,
+                         "SDP: D_FEATURE_MODE_CFG_0.BATCH_NUMBER=0");
+    /* SDP_RDMA replays its operands per batch: it must count SDP's batches */
+    expect_batch_refusal(NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0,
+                         F(SDP_RDMA, D_FEATURE_MODE_CFG, FLYING_MODE, 1), 0, 1,
+                         "SDP_RDMA: D_FEATURE_MODE_CFG_0.BATCH_NUMBER=0");
+    /* PDP on the fly has no batches */
+    expect_batch_refusal(NVDLA_SDP_D_FEATURE_MODE_CFG_0,
+                         F(SDP, D_FEATURE_MODE_CFG, FLYING_MODE, 1) |
+                             F(SDP, D_FEATURE_MODE_CFG, OUTPUT_DST, 1) |
+                             F(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, 1),
+                         1, 0, "OUTPUT_DST=PDP");
+    /* pixel input has no batches */
+    expect_batch_refusal(NVDLA_CDMA_D_DATAIN_FORMAT_0, F(CDMA, D_DATAIN_FORMAT, DATAIN_FORMAT, 1),
+                         0, 0, "pixel input has no batches");
 }
 
 static void test_fused_conv_sdp_pdp(void **state)
@@ -1108,6 +1400,77 @@ static void test_pixel_nv_small_256(void **state)
     pixel_layers("nv_small_256", 0x5eed0004u, 60);
 }
 
+/* nv_large: 32-byte atoms, and a ConfigROM with two CIF descriptors before
+ * CDMA's (the formats it lists are found by unit, not by address). */
+static void test_pixel_nv_large(void **state)
+{
+    (void)state;
+    pixel_layers("nv_large", 0x5eed0010u, 40);
+}
+
+/*
+ * Every pixel format the configuration's ConfigROM lists (CDMA
+ * IMAGE_IN_FORMATS_PACKED: bit i = PIXEL_FORMAT i; _SEMI: bit i =
+ * PIXEL_FORMAT 28 + i; spec 004) with the converter off, on with
+ * D_CVT_OFFSET and on with the means, each with random geometry.  The ROM
+ * words are read at their nv_small register addresses (NVDLA_CFGROM.rdl),
+ * which nv_small_256 shares.
+ */
+static void listed_formats(const char *config, uint64_t seed, unsigned per_mode)
+{
+    static const enum cvt_mode modes[] = { CVT_OFF, CVT_OFFSET, CVT_MEAN };
+    struct tdev t;
+    char what[160];
+    uint32_t packed = 0, semi = 0;
+    unsigned covered = 0;
+    rng_state = seed;
+    tdev_open(&t, config, NULL, 0);
+    assert_int_equal(dlasim_csb_read(t.dev, NVDLA_CFGROM_CFGROM_CDMA_IMAGE_IN_FORMATS_PACKED_0,
+                                     &packed), 0);
+    assert_int_equal(dlasim_csb_read(t.dev, NVDLA_CFGROM_CFGROM_CDMA_IMAGE_IN_FORMATS_SEMI_0,
+                                     &semi), 0);
+    for (uint32_t id = 0; id < 64; id++) {
+        int listed = id < 28 ? (int)((packed >> id) & 1u) : (id < 60 && ((semi >> (id - 28)) & 1u));
+        if (!listed) {
+            continue;
+        }
+        const struct tfmt *f = fmt_by_id(id);
+        if (!f) {
+            fail_msg("%s: the ConfigROM lists PIXEL_FORMAT %u, which this test does not know",
+                     config, id);
+        }
+        for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+            for (unsigned i = 0; i < per_mode; i++) {
+                struct conv L;
+                random_pixel_layer(&t, &L, f, modes[m]);
+                write_weights(&t, &L);
+                snprintf(what, sizeof(what),
+                         "%s format %u (%s%s) cvt mode %zu layer %u (%ux%u x_off %u sign %d)",
+                         config, id, f->components, f->bits > 8 ? ", 10-bit" : "", m, i, L.w,
+                         L.h, L.x_off, L.sign);
+                check_layer(&t, &L, what);
+                conv_free(&L);
+            }
+        }
+        covered++;
+    }
+    /* R8, 8 A8B8G8R8-family, 4 10-bit, A8Y8U8V8, V8U8Y8A8, 2 semi-planar */
+    assert_int_equal(covered, 17);
+    dlasim_destroy(t.dev);
+}
+
+static void test_listed_formats_nv_small(void **state)
+{
+    (void)state;
+    listed_formats("nv_small", 0x5eed000bu, 3);
+}
+
+static void test_listed_formats_nv_small_256(void **state)
+{
+    (void)state;
+    listed_formats("nv_small_256", 0x5eed000cu, 3);
+}
+
 /*
  * Weight and full data reuse: layer A keeps its data and weights
  * (SKIP_*_RLS); memory is then overwritten; layer B with DATA_REUSE and
@@ -1120,7 +1483,7 @@ static void reuse_all(const char *config, uint64_t seed)
     tdev_open(&t, config, NULL, 0);
     for (unsigned i = 0; i < 6; i++) {
         struct conv A;
-        random_feature_layer(&t, &A, 24);
+        random_feature_layer(&t, &A, 24, 1);
         A.skip_data_rls = 1;
         A.skip_weight_rls = 1;
         if (!plan_banks(&t, &A)) {
@@ -1183,7 +1546,7 @@ static void test_partial_reuse(void **state)
     tdev_open(&t, "nv_small", NULL, 0);
     for (unsigned i = 0; i < 8; i++) {
         struct conv A;
-        random_feature_layer(&t, &A, 16);
+        random_feature_layer(&t, &A, 16, 1);
         if (A.h < 2) {
             conv_free(&A);
             continue;
@@ -1397,6 +1760,9 @@ int main(void)
         cmocka_unit_test(test_feature_nv_small_256),
         cmocka_unit_test(test_pixel_nv_small),
         cmocka_unit_test(test_pixel_nv_small_256),
+        cmocka_unit_test(test_pixel_nv_large),
+        cmocka_unit_test(test_listed_formats_nv_small),
+        cmocka_unit_test(test_listed_formats_nv_small_256),
         cmocka_unit_test(test_reuse_nv_small),
         cmocka_unit_test(test_reuse_nv_small_256),
         cmocka_unit_test(test_partial_reuse),
@@ -1404,6 +1770,8 @@ int main(void)
         cmocka_unit_test(test_deep_kernel_nv_large),
         cmocka_unit_test(test_wide_pixel_kernel_nv_large),
         cmocka_unit_test(test_fused_conv_sdp_pdp),
+        cmocka_unit_test(test_batches_nv_large),
+        cmocka_unit_test(test_batch_refusals_nv_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
