@@ -5,6 +5,7 @@
 #ifndef DLASIM_TESTS_RNG_H
 #define DLASIM_TESTS_RNG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 static inline uint64_t splitmix64_next(uint64_t *s)
@@ -25,6 +26,15 @@ static inline uint32_t splitmix64_below(uint64_t *s, uint32_t n)
 static inline uint32_t splitmix64_range(uint64_t *s, uint32_t lo, uint32_t hi)
 {
     return lo + (uint32_t)(splitmix64_next(s) % ((uint64_t)hi - lo + 1));
+}
+
+/* n bytes, one draw each (the low byte). */
+static inline void splitmix64_fill(uint64_t *s, void *p, size_t n)
+{
+    uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) {
+        b[i] = (uint8_t)splitmix64_next(s);
+    }
 }
 
 #endif

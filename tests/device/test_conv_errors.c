@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/convlayer.h"
+#include "common/testdev.h"
 #include "dlasim/dlasim.h"
 #include "regs/gen/nvdla_regs.h"
 
@@ -203,8 +205,9 @@ static void feature_base(struct prog *p, struct geom *g)
     base_layer(p, g);
 }
 
-/* 8x4 A8B8G8R8 pixels, 4 kernels of 2 pixels x 2 rows (channel-extended). */
-static void pixel_base(struct prog *p, struct geom *g)
+/* 8x4 A8B8G8R8 pixels, 4 kernels of 2 pixels x 2 rows (channel-extended),
+ * for CBUF entries of `entry_bytes` (0: nv_small's 8). */
+static void pixel_base_for(struct prog *p, struct geom *g, uint32_t entry_bytes)
 {
     memset(g, 0, sizeof(*g));
     g->pixel = 1;
@@ -214,64 +217,47 @@ static void pixel_base(struct prog *p, struct geom *g)
     g->c = 4;
     g->k = 4;
     g->kw = g->kh = 2;
+    g->entry_bytes = entry_bytes;
     base_layer(p, g);
+}
+
+static void pixel_base(struct prog *p, struct geom *g)
+{
+    pixel_base_for(p, g, 0);
 }
 
 /* ---- running ---------------------------------------------------------------------- */
 
-struct tdev {
+struct dev {
     struct dlasim_dev *dev;
     unsigned group;
 };
 
-static void open_dev_cfg(struct tdev *t, const char *config)
+static void open_dev_cfg(struct dev *t, const char *config)
 {
-    struct dlasim_options o;
-    char err[256] = "";
-    memset(&o, 0, sizeof(o));
     memset(t, 0, sizeof(*t));
-    o.config = config;
-    o.threads = 1;
-    if (dlasim_create(&o, &t->dev, err, sizeof(err))) {
-        fail_msg("dlasim_create: %s", err);
-    }
+    t->dev = tdev_new(config, NULL, 0, 1);
     /* memory the layers read: random-ish bytes */
     static uint8_t buf[16384];
     for (size_t i = 0; i < sizeof(buf); i++) {
         buf[i] = (uint8_t)(i * 37u + 11u);
     }
-    assert_int_equal(dlasim_mem_write(t->dev, DLASIM_PORT_DBB, IN_ADDR, buf, sizeof(buf)), 0);
-    assert_int_equal(dlasim_mem_write(t->dev, DLASIM_PORT_DBB, WT_ADDR, buf, sizeof(buf)), 0);
+    mem_wr(t->dev, IN_ADDR, buf, sizeof(buf));
+    mem_wr(t->dev, WT_ADDR, buf, sizeof(buf));
 }
 
-static void open_dev(struct tdev *t)
+static void open_dev(struct dev *t)
 {
     open_dev_cfg(t, "nv_small");
 }
 
-static void wr(struct tdev *t, uint32_t addr, uint32_t v)
+static int run(struct dev *t, const struct prog *p)
 {
-    assert_int_equal(dlasim_csb_write(t->dev, addr, v), 0);
-}
-
-static int run(struct tdev *t, const struct prog *p)
-{
-    static const uint32_t pointers[] = {
-        NVDLA_CDMA_S_POINTER_0, NVDLA_CSC_S_POINTER_0,  NVDLA_CMAC_A_S_POINTER_0,
-        NVDLA_CMAC_B_S_POINTER_0, NVDLA_CACC_S_POINTER_0, NVDLA_SDP_S_POINTER_0,
-    };
-    for (size_t i = 0; i < sizeof(pointers) / sizeof(pointers[0]); i++) {
-        wr(t, pointers[i], t->group);
-    }
+    conv_pointers(t->dev, t->group);
     for (unsigned i = 0; i < p->n; i++) {
-        wr(t, p->addr[i], p->val[i]);
+        wr(t->dev, p->addr[i], p->val[i]);
     }
-    wr(t, NVDLA_SDP_D_OP_ENABLE_0, 1);
-    wr(t, NVDLA_CACC_D_OP_ENABLE_0, 1);
-    wr(t, NVDLA_CMAC_A_D_OP_ENABLE_0, 1);
-    wr(t, NVDLA_CMAC_B_D_OP_ENABLE_0, 1);
-    wr(t, NVDLA_CSC_D_OP_ENABLE_0, 1);
-    wr(t, NVDLA_CDMA_D_OP_ENABLE_0, 1);
+    conv_enable(t->dev);
     int rc = dlasim_run(t->dev);
     t->group ^= 1;
     return rc;
@@ -280,7 +266,7 @@ static int run(struct tdev *t, const struct prog *p)
 /* The layer runs on a fresh device of `config`. */
 static void expect_runs(const char *config, const struct prog *p)
 {
-    struct tdev t;
+    struct dev t;
     open_dev_cfg(&t, config);
     int rc = run(&t, p);
     if (rc) {
@@ -293,17 +279,9 @@ static void expect_runs(const char *config, const struct prog *p)
  * and a message naming `reg`. */
 static void expect_prog_error(const char *config, const struct prog *bad, const char *reg)
 {
-    struct tdev t;
+    struct dev t;
     open_dev_cfg(&t, config);
-    int rc = run(&t, bad);
-    const char *msg = dlasim_last_error(t.dev);
-    if (rc != DLASIM_ERR_PROG) {
-        fail_msg("%s: expected DLASIM_ERR_PROG naming %s, got %s (%s)", config, reg,
-                 dlasim_status_name(rc), msg);
-    }
-    if (!strstr(msg, reg)) {
-        fail_msg("%s: error message does not name %s: %s", config, reg, msg);
-    }
+    expect_error(t.dev, run(&t, bad), DLASIM_ERR_PROG, reg);
     dlasim_destroy(t.dev);
 }
 
@@ -314,94 +292,98 @@ static void expect_refusal(const struct prog *good, const struct prog *bad, cons
     expect_prog_error("nv_small", bad, reg);
 }
 
-/* ---- CBUF ------------------------------------------------------------------------------ */
-
-static void test_banks_over_capacity(void **state)
+/* `good` runs; with register addr set to v it is refused naming `reg`. */
+static void expect_set_refused(const struct prog *good, uint32_t addr, uint32_t v, const char *reg)
 {
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    uint32_t banks = NVDLA_CDMA_D_BANK_0_DATA_BANK(19) | NVDLA_CDMA_D_BANK_0_WEIGHT_BANK(14);
-    set2(&bad, NVDLA_CDMA_D_BANK_0, NVDLA_CSC_D_BANK_0, banks); /* 20 + 15 > 32 */
-    expect_refusal(&good, &bad, "DATA_BANK=19 + WEIGHT_BANK=14");
+    struct prog bad = *good;
+    set(&bad, addr, v);
+    expect_refusal(good, &bad, reg);
 }
 
-static void test_entries_mismatch(void **state)
+/*
+ * A test of one refusal: the base layer BASE (feature_base or pixel_base)
+ * runs; `bad`, the same layer with CHANGE (which may use the base geometry
+ * `g`), is refused naming REG.
+ */
+#define REFUSAL_TEST(NAME, BASE, REG, CHANGE)                                                   \
+    static void NAME(void **state)                                                              \
+    {                                                                                           \
+        struct prog good, bad;                                                                  \
+        struct geom g;                                                                          \
+        (void)state;                                                                            \
+        BASE(&good, &g);                                                                        \
+        bad = good;                                                                             \
+        CHANGE;                                                                                 \
+        expect_refusal(&good, &bad, REG);                                                       \
+    }
+
+/* ---- CBUF ------------------------------------------------------------------------------ */
+
+REFUSAL_TEST(test_banks_over_capacity, feature_base, "DATA_BANK=19 + WEIGHT_BANK=14",
+             set2(&bad, NVDLA_CDMA_D_BANK_0, NVDLA_CSC_D_BANK_0,
+                  NVDLA_CDMA_D_BANK_0_DATA_BANK(19) |
+                      NVDLA_CDMA_D_BANK_0_WEIGHT_BANK(14))) /* 20 + 15 > 32 */
+
+REFUSAL_TEST(test_entries_mismatch, feature_base, "D_ENTRY_PER_SLICE_0.ENTRIES",
+             set2(&bad, NVDLA_CDMA_D_ENTRY_PER_SLICE_0, NVDLA_CSC_D_ENTRY_PER_SLICE_0, g.entries))
+
+/* The layer of geometry `g` runs with D_BANK = `bank` and is refused naming
+ * `reg` with the base programming's one data bank and one weight bank. */
+static void expect_bank_refusal(struct geom *g, uint32_t bank, const char *reg)
 {
-    (void)state;
     struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set2(&bad, NVDLA_CDMA_D_ENTRY_PER_SLICE_0, NVDLA_CSC_D_ENTRY_PER_SLICE_0, g.entries);
-    expect_refusal(&good, &bad, "D_ENTRY_PER_SLICE_0.ENTRIES");
+    base_layer(&bad, g);
+    good = bad;
+    set2(&good, NVDLA_CDMA_D_BANK_0, NVDLA_CSC_D_BANK_0, bank);
+    expect_refusal(&good, &bad, reg);
 }
 
 static void test_data_exceeds_banks(void **state)
 {
     (void)state;
-    struct prog good, bad;
+    struct prog p;
     struct geom g;
-    feature_base(&good, &g);
+    feature_base(&p, &g);
     /* 40 lines of 4 x 32 channels: 640 entries > one 512-entry bank */
     g.h = 40;
-    base_layer(&bad, &g);
-    good = bad;
-    set2(&good, NVDLA_CDMA_D_BANK_0, NVDLA_CSC_D_BANK_0, NVDLA_CDMA_D_BANK_0_DATA_BANK(1));
-    expect_refusal(&good, &bad, "DATA_BANK=0");
+    expect_bank_refusal(&g, NVDLA_CDMA_D_BANK_0_DATA_BANK(1), "DATA_BANK=0");
 }
 
 static void test_kernel_group_exceeds_weight_banks(void **state)
 {
     (void)state;
-    struct prog good, bad;
+    struct prog p;
     struct geom g;
-    feature_base(&good, &g);
+    feature_base(&p, &g);
     /* 8 kernels of 5x5x32 = 6400 bytes > one 4 KiB weight bank */
     g.kw = g.kh = 5;
     g.pad = 2;
-    base_layer(&bad, &g);
-    good = bad;
-    set2(&good, NVDLA_CDMA_D_BANK_0, NVDLA_CSC_D_BANK_0, NVDLA_CDMA_D_BANK_0_WEIGHT_BANK(1));
-    expect_refusal(&good, &bad, "kernel group");
+    expect_bank_refusal(&g, NVDLA_CDMA_D_BANK_0_WEIGHT_BANK(1), "kernel group");
 }
 
-static void test_kept_weights_exceed_weight_banks(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    /* 16 kernels of 288 bytes = 4608 bytes kept in one 4 KiB bank */
-    bad = good;
-    set2(&bad, NVDLA_CDMA_D_MISC_CFG_0, NVDLA_CSC_D_MISC_CFG_0, misc(0, 1, 0, 0));
-    expect_refusal(&good, &bad, "SKIP_WEIGHT_RLS");
-}
+/* 16 kernels of 288 bytes = 4608 bytes kept in one 4 KiB bank */
+REFUSAL_TEST(test_kept_weights_exceed_weight_banks, feature_base, "SKIP_WEIGHT_RLS",
+             set2(&bad, NVDLA_CDMA_D_MISC_CFG_0, NVDLA_CSC_D_MISC_CFG_0, misc(0, 1, 0, 0)))
 
-static void test_release_exceeds_slices(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CSC_D_RELEASE_0, g.h);
-    expect_refusal(&good, &bad, "D_RELEASE_0.RLS_SLICES");
-}
+REFUSAL_TEST(test_release_exceeds_slices, feature_base, "D_RELEASE_0.RLS_SLICES",
+             set(&bad, NVDLA_CSC_D_RELEASE_0, g.h))
 
-static void test_csc_reads_more_slices(void **state)
+REFUSAL_TEST(test_csc_reads_more_slices, feature_base, "DATAIN_HEIGHT_EXT",
+             set(&bad, NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0,
+                 NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0_DATAIN_WIDTH_EXT(g.w - 1) |
+                     NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0_DATAIN_HEIGHT_EXT(g.h + 1)))
+
+/* Two layers on one device: the second, reusing what the first kept, is
+ * refused naming `reg`. */
+static void expect_reuse_refusal(const struct prog *first, const struct prog *second,
+                                 const char *reg)
 {
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0,
-        NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0_DATAIN_WIDTH_EXT(g.w - 1) |
-            NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0_DATAIN_HEIGHT_EXT(g.h + 1));
-    expect_refusal(&good, &bad, "DATAIN_HEIGHT_EXT");
+    struct dev t;
+    open_dev(&t);
+    assert_int_equal(run(&t, first), 0);
+    assert_int_equal(run(&t, second), DLASIM_ERR_PROG);
+    assert_non_null(strstr(dlasim_last_error(t.dev), reg));
+    dlasim_destroy(t.dev);
 }
 
 /* WEIGHT_REUSE after a layer that released its weights. */
@@ -410,15 +392,11 @@ static void test_weight_reuse_without_kept_weights(void **state)
     (void)state;
     struct prog first, second;
     struct geom g;
-    struct tdev t;
+    struct dev t;
     feature_base(&first, &g);
     second = first;
     set2(&second, NVDLA_CDMA_D_MISC_CFG_0, NVDLA_CSC_D_MISC_CFG_0, misc(0, 0, 0, 1));
-    open_dev(&t);
-    assert_int_equal(run(&t, &first), 0);
-    assert_int_equal(run(&t, &second), DLASIM_ERR_PROG);
-    assert_non_null(strstr(dlasim_last_error(t.dev), "WEIGHT_REUSE"));
-    dlasim_destroy(t.dev);
+    expect_reuse_refusal(&first, &second, "WEIGHT_REUSE");
 
     /* with SKIP_WEIGHT_RLS on the first layer the same second layer runs */
     set2(&first, NVDLA_CDMA_D_BANK_0, NVDLA_CSC_D_BANK_0, NVDLA_CDMA_D_BANK_0_WEIGHT_BANK(1));
@@ -439,185 +417,69 @@ static void test_data_reuse_other_geometry(void **state)
     (void)state;
     struct prog first, second;
     struct geom g;
-    struct tdev t;
     feature_base(&first, &g);
     set2(&first, NVDLA_CDMA_D_MISC_CFG_0, NVDLA_CSC_D_MISC_CFG_0, misc(1, 0, 0, 0));
     g.w = 5;
     base_layer(&second, &g);
     set2(&second, NVDLA_CDMA_D_MISC_CFG_0, NVDLA_CSC_D_MISC_CFG_0, misc(0, 0, 1, 0));
-    open_dev(&t);
-    assert_int_equal(run(&t, &first), 0);
-    assert_int_equal(run(&t, &second), DLASIM_ERR_PROG);
-    assert_non_null(strstr(dlasim_last_error(t.dev), "DATA_REUSE"));
-    dlasim_destroy(t.dev);
+    expect_reuse_refusal(&first, &second, "DATA_REUSE");
 }
 
 /* ---- consistency between units ----------------------------------------------------------- */
 
-static void test_csc_width_differs_from_cdma(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0,
-        NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0_DATAIN_WIDTH_EXT(g.w) |
-            NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0_DATAIN_HEIGHT_EXT(g.h - 1));
-    expect_refusal(&good, &bad, "DATAIN_WIDTH_EXT");
-}
+REFUSAL_TEST(test_csc_width_differs_from_cdma, feature_base, "DATAIN_WIDTH_EXT",
+             set(&bad, NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0,
+                 NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0_DATAIN_WIDTH_EXT(g.w) |
+                     NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0_DATAIN_HEIGHT_EXT(g.h - 1)))
 
-static void test_csc_flags_differ_from_cdma(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CSC_D_MISC_CFG_0, misc(1, 0, 0, 0));
-    expect_refusal(&good, &bad, "SKIP_DATA_RLS");
-}
+REFUSAL_TEST(test_csc_flags_differ_from_cdma, feature_base, "SKIP_DATA_RLS",
+             set(&bad, NVDLA_CSC_D_MISC_CFG_0, misc(1, 0, 0, 0)))
 
-static void test_kernels_differ_from_output_channels(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CSC_D_DATAOUT_SIZE_1_0, g.k);
-    expect_refusal(&good, &bad, "DATAOUT_CHANNEL");
-}
+REFUSAL_TEST(test_kernels_differ_from_output_channels, feature_base, "DATAOUT_CHANNEL",
+             set(&bad, NVDLA_CSC_D_DATAOUT_SIZE_1_0, g.k))
 
-static void test_weight_channels_differ_from_data(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    uint32_t half = g.c / 2;
-    set(&bad, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0,
-        NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_CHANNEL_EXT(half - 1) |
-            NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_KERNEL(g.k - 1));
-    set(&bad, NVDLA_CDMA_D_WEIGHT_SIZE_0_0, g.kw * g.kh * half - 1);
-    expect_refusal(&good, &bad, "WEIGHT_CHANNEL_EXT");
-}
+/* CSC and CDMA both see half the channels */
+REFUSAL_TEST(test_weight_channels_differ_from_data, feature_base, "WEIGHT_CHANNEL_EXT",
+             (set(&bad, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0,
+                  NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_CHANNEL_EXT(g.c / 2 - 1) |
+                      NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_KERNEL(g.k - 1)),
+              set(&bad, NVDLA_CDMA_D_WEIGHT_SIZE_0_0, g.kw * g.kh * (g.c / 2) - 1)))
 
-static void test_byte_per_kernel_mismatch(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CDMA_D_WEIGHT_SIZE_0_0, g.bpk);
-    expect_refusal(&good, &bad, "BYTE_PER_KERNEL");
-}
+REFUSAL_TEST(test_byte_per_kernel_mismatch, feature_base, "BYTE_PER_KERNEL",
+             set(&bad, NVDLA_CDMA_D_WEIGHT_SIZE_0_0, g.bpk))
 
-static void test_weight_bytes_too_small(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set2(&bad, NVDLA_CDMA_D_WEIGHT_BYTES_0, NVDLA_CSC_D_WEIGHT_BYTES_0, 128);
-    expect_refusal(&good, &bad, "D_WEIGHT_BYTES_0");
-}
+REFUSAL_TEST(test_weight_bytes_too_small, feature_base, "D_WEIGHT_BYTES_0",
+             set2(&bad, NVDLA_CDMA_D_WEIGHT_BYTES_0, NVDLA_CSC_D_WEIGHT_BYTES_0, 128))
 
-static void test_atomics_mismatch(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CSC_D_ATOMICS_0, g.ow * g.oh);
-    expect_refusal(&good, &bad, "D_ATOMICS_0.ATOMICS");
-}
+REFUSAL_TEST(test_atomics_mismatch, feature_base, "D_ATOMICS_0.ATOMICS",
+             set(&bad, NVDLA_CSC_D_ATOMICS_0, g.ow * g.oh))
 
-static void test_cacc_size_differs_from_csc(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CACC_D_DATAOUT_SIZE_0_0,
-        NVDLA_CACC_D_DATAOUT_SIZE_0_0_DATAOUT_WIDTH(g.ow) |
-            NVDLA_CACC_D_DATAOUT_SIZE_0_0_DATAOUT_HEIGHT(g.oh - 1));
-    expect_refusal(&good, &bad, "CACC: D_DATAOUT_SIZE_0_0.DATAOUT_WIDTH");
-}
+REFUSAL_TEST(test_cacc_size_differs_from_csc, feature_base,
+             "CACC: D_DATAOUT_SIZE_0_0.DATAOUT_WIDTH",
+             set(&bad, NVDLA_CACC_D_DATAOUT_SIZE_0_0,
+                 NVDLA_CACC_D_DATAOUT_SIZE_0_0_DATAOUT_WIDTH(g.ow) |
+                     NVDLA_CACC_D_DATAOUT_SIZE_0_0_DATAOUT_HEIGHT(g.oh - 1)))
 
-static void test_sdp_cube_differs_from_cacc(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, g.k);
-    expect_refusal(&good, &bad, "SDP D_DATA_CUBE_CHANNEL_0");
-}
+REFUSAL_TEST(test_sdp_cube_differs_from_cacc, feature_base, "SDP D_DATA_CUBE_CHANNEL_0",
+             set(&bad, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, g.k))
 
-static void test_cmac_precision_differs(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CMAC_B_D_MISC_CFG_0, NVDLA_CMAC_B_D_MISC_CFG_0_PROC_PRECISION(1));
-    expect_refusal(&good, &bad, "CMAC_B: D_MISC_CFG_0.PROC_PRECISION");
-}
+REFUSAL_TEST(test_cmac_precision_differs, feature_base, "CMAC_B: D_MISC_CFG_0.PROC_PRECISION",
+             set(&bad, NVDLA_CMAC_B_D_MISC_CFG_0, NVDLA_CMAC_B_D_MISC_CFG_0_PROC_PRECISION(1)))
 
-static void test_post_extension_on_feature_input(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CSC_D_POST_Y_EXTENSION_0, 1);
-    expect_refusal(&good, &bad, "Y_EXTENSION");
-}
+REFUSAL_TEST(test_post_extension_on_feature_input, feature_base, "Y_EXTENSION",
+             set(&bad, NVDLA_CSC_D_POST_Y_EXTENSION_0, 1))
 
 /* ---- features the configuration lacks --------------------------------------------------- */
 
-static void test_winograd_on_nv_small(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CDMA_D_MISC_CFG_0, NVDLA_CDMA_D_MISC_CFG_0_CONV_MODE(1));
-    expect_refusal(&good, &bad, "CONV_MODE");
-}
+REFUSAL_TEST(test_winograd_on_nv_small, feature_base, "CONV_MODE",
+             set(&bad, NVDLA_CDMA_D_MISC_CFG_0, NVDLA_CDMA_D_MISC_CFG_0_CONV_MODE(1)))
 
-static void test_int16_on_nv_small(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CDMA_D_MISC_CFG_0,
-        NVDLA_CDMA_D_MISC_CFG_0_IN_PRECISION(NVDLA_CDMA_D_MISC_CFG_0_IN_PRECISION_INT16));
-    expect_refusal(&good, &bad, "IN_PRECISION");
-}
+REFUSAL_TEST(test_int16_on_nv_small, feature_base, "IN_PRECISION",
+             set(&bad, NVDLA_CDMA_D_MISC_CFG_0,
+                 NVDLA_CDMA_D_MISC_CFG_0_IN_PRECISION(NVDLA_CDMA_D_MISC_CFG_0_IN_PRECISION_INT16)))
 
-static void test_compressed_weights_on_nv_small(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CDMA_D_WEIGHT_FORMAT_0, 1);
-    expect_refusal(&good, &bad, "WEIGHT_FORMAT");
-}
+REFUSAL_TEST(test_compressed_weights_on_nv_small, feature_base, "WEIGHT_FORMAT",
+             set(&bad, NVDLA_CDMA_D_WEIGHT_FORMAT_0, 1))
 
 static void test_batches_on_nv_small(void **state)
 {
@@ -625,9 +487,7 @@ static void test_batches_on_nv_small(void **state)
     struct prog good, bad;
     struct geom g;
     feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CDMA_D_BATCH_NUMBER_0, 1);
-    expect_refusal(&good, &bad, "BATCHES");
+    expect_set_refused(&good, NVDLA_CDMA_D_BATCH_NUMBER_0, 1, "BATCHES");
     /* consistently programmed batches (CDMA, CSC, CACC, SDP, stride):
      * still none in a configuration without NVDLA_BATCH_ENABLE */
     for (uint32_t n = 1; n < 32; n += 15) {
@@ -650,16 +510,7 @@ static void test_batches_on_nv_small_256(void **state)
     (void)state;
     struct prog good, bad;
     struct geom g;
-    memset(&g, 0, sizeof(g));
-    g.pixel = 1;
-    g.pixel_format = NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_A8B8G8R8;
-    g.w = 8;
-    g.h = 4;
-    g.c = 4;
-    g.k = 4;
-    g.kw = g.kh = 2;
-    g.entry_bytes = 32;
-    base_layer(&good, &g);
+    pixel_base_for(&good, &g, 32);
     expect_runs("nv_small_256", &good);
     bad = good;
     set2(&bad, NVDLA_CDMA_D_BATCH_NUMBER_0, NVDLA_CSC_D_BATCH_NUMBER_0, 1);
@@ -667,32 +518,21 @@ static void test_batches_on_nv_small_256(void **state)
     expect_prog_error("nv_small_256", &bad, "D_BATCH_NUMBER_0.BATCHES");
 }
 
-static void test_misaligned_input(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    feature_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CDMA_D_DAIN_ADDR_LOW_0_0, (uint32_t)IN_ADDR + 4);
-    expect_refusal(&good, &bad, "D_DAIN_ADDR_LOW_0_0");
-}
+REFUSAL_TEST(test_misaligned_input, feature_base, "D_DAIN_ADDR_LOW_0_0",
+             set(&bad, NVDLA_CDMA_D_DAIN_ADDR_LOW_0_0, (uint32_t)IN_ADDR + 4))
 
 /* ---- pixel input ------------------------------------------------------------------------- */
 
-static void test_pixel_format_not_in_config(void **state)
+/* DATAIN_FORMAT pixel, PIXEL_FORMAT id. */
+static uint32_t pixel_format(uint32_t id)
 {
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    pixel_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CDMA_D_DATAIN_FORMAT_0,
-        NVDLA_CDMA_D_DATAIN_FORMAT_0_DATAIN_FORMAT(1) |
-            NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT(
-                NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_R16));
-    expect_refusal(&good, &bad, "PIXEL_FORMAT");
+    return NVDLA_CDMA_D_DATAIN_FORMAT_0_DATAIN_FORMAT(1) |
+           NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT(id);
 }
+
+REFUSAL_TEST(test_pixel_format_not_in_config, pixel_base, "PIXEL_FORMAT",
+             set(&bad, NVDLA_CDMA_D_DATAIN_FORMAT_0,
+                 pixel_format(NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_R16)))
 
 /*
  * Every PIXEL_FORMAT value the configuration's ConfigROM does not list is
@@ -705,31 +545,17 @@ static void unlisted_formats(const char *config, uint32_t entry_bytes)
 {
     struct prog good, bad;
     struct geom g;
-    struct tdev t;
-    uint32_t packed = 0, semi = 0;
+    struct dev t;
     unsigned refused = 0, ran = 0;
-    memset(&g, 0, sizeof(g));
-    g.pixel = 1;
-    g.pixel_format = NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT_T_A8B8G8R8;
-    g.w = 8;
-    g.h = 4;
-    g.c = 4;
-    g.k = 4;
-    g.kw = g.kh = 2;
-    g.entry_bytes = entry_bytes;
-    base_layer(&good, &g);
+    pixel_base_for(&good, &g, entry_bytes);
     open_dev_cfg(&t, config);
-    assert_int_equal(dlasim_csb_read(t.dev, NVDLA_CFGROM_CFGROM_CDMA_IMAGE_IN_FORMATS_PACKED_0,
-                                     &packed), 0);
-    assert_int_equal(dlasim_csb_read(t.dev, NVDLA_CFGROM_CFGROM_CDMA_IMAGE_IN_FORMATS_SEMI_0,
-                                     &semi), 0);
+    uint32_t packed = rd(t.dev, NVDLA_CFGROM_CFGROM_CDMA_IMAGE_IN_FORMATS_PACKED_0);
+    uint32_t semi = rd(t.dev, NVDLA_CFGROM_CFGROM_CDMA_IMAGE_IN_FORMATS_SEMI_0);
     dlasim_destroy(t.dev);
     for (uint32_t id = 0; id < 64; id++) {
         int listed = id < 28 ? (int)((packed >> id) & 1u) : (id < 60 && ((semi >> (id - 28)) & 1u));
         bad = good;
-        set(&bad, NVDLA_CDMA_D_DATAIN_FORMAT_0,
-            NVDLA_CDMA_D_DATAIN_FORMAT_0_DATAIN_FORMAT(1) |
-                NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_FORMAT(id));
+        set(&bad, NVDLA_CDMA_D_DATAIN_FORMAT_0, pixel_format(id));
         if (!listed) {
             expect_prog_error(config, &bad, "PIXEL_FORMAT");
             refused++;
@@ -750,94 +576,45 @@ static void test_pixel_format_unlisted(void **state)
     unlisted_formats("nv_small_256", 32);
 }
 
-static void test_pixel_mapping(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    pixel_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CDMA_D_DATAIN_FORMAT_0,
-        get(&good, NVDLA_CDMA_D_DATAIN_FORMAT_0) | NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_MAPPING(1));
-    expect_refusal(&good, &bad, "PIXEL_MAPPING");
-}
+REFUSAL_TEST(test_pixel_mapping, pixel_base, "PIXEL_MAPPING",
+             set(&bad, NVDLA_CDMA_D_DATAIN_FORMAT_0,
+                 get(&good, NVDLA_CDMA_D_DATAIN_FORMAT_0) |
+                     NVDLA_CDMA_D_DATAIN_FORMAT_0_PIXEL_MAPPING(1)))
 
-static void test_pixel_y_offset(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    pixel_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CDMA_D_PIXEL_OFFSET_0, NVDLA_CDMA_D_PIXEL_OFFSET_0_PIXEL_Y_OFFSET(1));
-    expect_refusal(&good, &bad, "PIXEL_Y_OFFSET");
-}
+REFUSAL_TEST(test_pixel_y_offset, pixel_base, "PIXEL_Y_OFFSET",
+             set(&bad, NVDLA_CDMA_D_PIXEL_OFFSET_0, NVDLA_CDMA_D_PIXEL_OFFSET_0_PIXEL_Y_OFFSET(1)))
 
-static void test_pixel_x_offset_beyond_atom(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    pixel_base(&good, &g);
-    bad = good;
-    /* 4-byte pixels: two per 8-byte atom, offsets 0 and 1 */
-    set(&bad, NVDLA_CDMA_D_PIXEL_OFFSET_0, NVDLA_CDMA_D_PIXEL_OFFSET_0_PIXEL_X_OFFSET(2));
-    expect_refusal(&good, &bad, "PIXEL_X_OFFSET");
-}
+/* 4-byte pixels: two per 8-byte atom, offsets 0 and 1 */
+REFUSAL_TEST(test_pixel_x_offset_beyond_atom, pixel_base, "PIXEL_X_OFFSET",
+             set(&bad, NVDLA_CDMA_D_PIXEL_OFFSET_0, NVDLA_CDMA_D_PIXEL_OFFSET_0_PIXEL_X_OFFSET(2)))
 
-static void test_pixel_line_stride_too_small(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    pixel_base(&good, &g);
-    bad = good;
-    set(&bad, NVDLA_CDMA_D_LINE_STRIDE_0, 24); /* 8 pixels of 4 bytes need 32 */
-    expect_refusal(&good, &bad, "D_LINE_STRIDE_0");
-}
+/* 8 pixels of 4 bytes need 32 */
+REFUSAL_TEST(test_pixel_line_stride_too_small, pixel_base, "D_LINE_STRIDE_0",
+             set(&bad, NVDLA_CDMA_D_LINE_STRIDE_0, 24))
 
-static void test_pixel_kernel_not_channel_extended(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    pixel_base(&good, &g);
-    bad = good;
-    /* width 2, channels 4: the same bytes per kernel as 1 x 8 */
-    set(&bad, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0,
-        NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0_WEIGHT_WIDTH_EXT(1) |
-            NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0_WEIGHT_HEIGHT_EXT(g.kh - 1));
-    set(&bad, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0,
-        NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_CHANNEL_EXT(g.c - 1) |
-            NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_KERNEL(g.k - 1));
-    expect_refusal(&good, &bad, "WEIGHT_WIDTH_EXT");
-}
+/* width 2, channels 4: the same bytes per kernel as 1 x 8 */
+REFUSAL_TEST(test_pixel_kernel_not_channel_extended, pixel_base, "WEIGHT_WIDTH_EXT",
+             (set(&bad, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0,
+                  NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0_WEIGHT_WIDTH_EXT(1) |
+                      NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0_WEIGHT_HEIGHT_EXT(g.kh - 1)),
+              set(&bad, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0,
+                  NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_CHANNEL_EXT(g.c - 1) |
+                      NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_KERNEL(g.k - 1))))
 
 static void test_pixel_post_extension_channels(void **state)
 {
     (void)state;
-    struct prog good, bad;
+    struct prog good;
     struct geom g;
     pixel_base(&good, &g);
-    bad = good;
     /* 8 extended channels do not fit Atomic-C / 2 = 4 */
-    set(&bad, NVDLA_CSC_D_POST_Y_EXTENSION_0, 1);
-    expect_refusal(&good, &bad, "Y_EXTENSION");
-    bad = good;
-    set(&bad, NVDLA_CSC_D_POST_Y_EXTENSION_0, 3);
-    expect_refusal(&good, &bad, "Y_EXTENSION=3");
+    expect_set_refused(&good, NVDLA_CSC_D_POST_Y_EXTENSION_0, 1, "Y_EXTENSION");
+    expect_set_refused(&good, NVDLA_CSC_D_POST_Y_EXTENSION_0, 3, "Y_EXTENSION=3");
 }
 
-static void test_pixel_entries_mismatch(void **state)
-{
-    (void)state;
-    struct prog good, bad;
-    struct geom g;
-    pixel_base(&good, &g);
-    bad = good;
-    set2(&bad, NVDLA_CDMA_D_ENTRY_PER_SLICE_0, NVDLA_CSC_D_ENTRY_PER_SLICE_0, g.entries - 2);
-    expect_refusal(&good, &bad, "D_ENTRY_PER_SLICE_0.ENTRIES");
-}
+REFUSAL_TEST(test_pixel_entries_mismatch, pixel_base, "D_ENTRY_PER_SLICE_0.ENTRIES",
+             set2(&bad, NVDLA_CDMA_D_ENTRY_PER_SLICE_0, NVDLA_CSC_D_ENTRY_PER_SLICE_0,
+                  g.entries - 2))
 
 /* A layer the hardware could run but whose output (2048 x 1024 x 8192
  * int32, padding only) exceeds what the model allocates: refused as
@@ -847,7 +624,7 @@ static void test_layer_beyond_host_limits(void **state)
     (void)state;
     struct prog p;
     struct geom g;
-    struct tdev t;
+    struct dev t;
     memset(&g, 0, sizeof(g));
     g.w = g.h = 1;
     g.c = 8;
@@ -876,23 +653,18 @@ static void test_layer_beyond_host_limits(void **state)
 static void test_status_registers(void **state)
 {
     (void)state;
-    struct tdev t;
+    struct dev t;
     struct prog p;
     struct geom g;
-    uint32_t v = 0;
     open_dev(&t);
-    assert_int_equal(dlasim_csb_read(t.dev, NVDLA_CDMA_S_CBUF_FLUSH_STATUS_0, &v), 0);
-    assert_int_equal(v, 1);
+    assert_int_equal(rd(t.dev, NVDLA_CDMA_S_CBUF_FLUSH_STATUS_0), 1);
     feature_base(&p, &g);
     assert_int_equal(run(&t, &p), 0);
-    wr(&t, NVDLA_CDMA_S_POINTER_0, 0);
-    assert_int_equal(dlasim_csb_read(t.dev, NVDLA_CDMA_D_NAN_INPUT_DATA_NUM_0, &v), 0);
-    assert_int_equal(v, 0);
-    assert_int_equal(dlasim_csb_read(t.dev, NVDLA_CDMA_D_INF_INPUT_WEIGHT_NUM_0, &v), 0);
-    assert_int_equal(v, 0);
+    wr(t.dev, NVDLA_CDMA_S_POINTER_0, 0);
+    assert_int_equal(rd(t.dev, NVDLA_CDMA_D_NAN_INPUT_DATA_NUM_0), 0);
+    assert_int_equal(rd(t.dev, NVDLA_CDMA_D_INF_INPUT_WEIGHT_NUM_0), 0);
     dlasim_reset(t.dev);
-    assert_int_equal(dlasim_csb_read(t.dev, NVDLA_CDMA_S_CBUF_FLUSH_STATUS_0, &v), 0);
-    assert_int_equal(v, 1);
+    assert_int_equal(rd(t.dev, NVDLA_CDMA_S_CBUF_FLUSH_STATUS_0), 1);
     dlasim_destroy(t.dev);
 }
 
@@ -901,7 +673,7 @@ static void test_status_registers(void **state)
 static void test_recovery_after_refusal(void **state)
 {
     (void)state;
-    struct tdev t;
+    struct dev t;
     struct prog good, bad;
     struct geom g;
     feature_base(&good, &g);

@@ -11,13 +11,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "common/testdev.h"
 #include "dlasim/dlasim.h"
 #include "regs/gen/nvdla_regs.h"
-
-static void wr(struct dlasim_dev *dev, uint32_t addr, uint32_t v)
-{
-    assert_int_equal(dlasim_csb_write(dev, addr, v), 0);
-}
 
 /* A 1x1 max-pooling layer over an 8x8x8 int8 cube (one surface). */
 static void program_pdp_copy(struct dlasim_dev *dev, uint64_t src, uint64_t dst)
@@ -62,25 +58,21 @@ static void program_pdp_copy(struct dlasim_dev *dev, uint64_t src, uint64_t dst)
 
 static uint32_t intr_status(struct dlasim_dev *dev)
 {
-    uint32_t v;
-    assert_int_equal(dlasim_csb_read(dev, NVDLA_GLB_S_INTR_STATUS_0, &v), 0);
-    return v;
+    return rd(dev, NVDLA_GLB_S_INTR_STATUS_0);
 }
 
 static void test_valid_layer_copies(void **state)
 {
     (void)state;
-    struct dlasim_dev *dev;
     uint8_t in[512], out[512];
-    char err[256];
     for (unsigned i = 0; i < sizeof(in); i++) {
         in[i] = (uint8_t)(i * 37u + 11u);
     }
-    assert_int_equal(dlasim_create(NULL, &dev, err, sizeof(err)), 0);
-    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, 0x80000000u, in, sizeof(in)), 0);
+    struct dlasim_dev *dev = tdev_create(NULL);
+    mem_wr(dev, 0x80000000u, in, sizeof(in));
     program_pdp_copy(dev, 0x80000000u, 0x80001000u);
     assert_int_equal(dlasim_run(dev), 0);
-    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, 0x80001000u, out, sizeof(out)), 0);
+    mem_rd(dev, 0x80001000u, out, sizeof(out));
     assert_memory_equal(in, out, sizeof(in)); /* 1x1 max pooling is a copy */
     assert_int_equal(intr_status(dev), NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS0__MASK);
     dlasim_destroy(dev);
@@ -89,9 +81,7 @@ static void test_valid_layer_copies(void **state)
 static void test_read_beyond_address_width(void **state)
 {
     (void)state;
-    struct dlasim_dev *dev;
-    char err[256];
-    assert_int_equal(dlasim_create(NULL, &dev, err, sizeof(err)), 0);
+    struct dlasim_dev *dev = tdev_create(NULL);
     program_pdp_copy(dev, 0xffffff00u, 0x80001000u); /* 512 bytes cross 4 GiB */
     assert_int_equal(dlasim_run(dev), DLASIM_ERR_MEM);
     const char *msg = dlasim_last_error(dev);
@@ -135,11 +125,9 @@ static void test_write_outside_caller_memory(void **state)
     static struct window w;
     const struct dlasim_mem_ops ops = {win_read, win_write};
     struct dlasim_options o = {0};
-    struct dlasim_dev *dev;
-    char err[256];
     o.dbb_ops = &ops;
     o.dbb_opaque = &w;
-    assert_int_equal(dlasim_create(&o, &dev, err, sizeof(err)), 0);
+    struct dlasim_dev *dev = tdev_create(&o);
     program_pdp_copy(dev, 0x1000, 0x1f00); /* output runs past the window */
     assert_int_equal(dlasim_run(dev), DLASIM_ERR_MEM);
     const char *msg = dlasim_last_error(dev);
@@ -153,10 +141,8 @@ static void test_work_limit(void **state)
 {
     (void)state;
     struct dlasim_options o = {0};
-    struct dlasim_dev *dev;
-    char err[256];
     o.max_layer_work = 511; /* the 8x8x8 layer has 512 elements */
-    assert_int_equal(dlasim_create(&o, &dev, err, sizeof(err)), 0);
+    struct dlasim_dev *dev = tdev_create(&o);
     program_pdp_copy(dev, 0x80000000u, 0x80001000u);
     assert_int_equal(dlasim_run(dev), DLASIM_ERR_UNSUPPORTED);
     assert_non_null(strstr(dlasim_last_error(dev), "PDP: the layer's 512 elements exceed"));

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "common/testdev.h"
 #include "dlasim/dlasim.h"
 #include "regs/regdb.h"
 
@@ -20,24 +21,7 @@
 
 static struct dlasim_dev *make_dev(const char *config)
 {
-    struct dlasim_options o = {0};
-    struct dlasim_dev *dev;
-    char err[256];
-    o.config = config;
-    assert_int_equal(dlasim_create(&o, &dev, err, sizeof(err)), 0);
-    return dev;
-}
-
-static uint32_t rd(struct dlasim_dev *dev, uint32_t addr)
-{
-    uint32_t v = 0xdeadbeef;
-    assert_int_equal(dlasim_csb_read(dev, addr, &v), 0);
-    return v;
-}
-
-static void wr(struct dlasim_dev *dev, uint32_t addr, uint32_t v)
-{
-    assert_int_equal(dlasim_csb_write(dev, addr, v), 0);
+    return tdev_new(config, NULL, 0, 0);
 }
 
 static int special(const struct nvdla_reg_desc *r)
@@ -185,17 +169,15 @@ static void test_completion_flips_consumer_and_raises_irq(void **state)
 {
     (void)state;
     struct dlasim_options o = {0};
-    struct dlasim_dev *dev;
-    char err[256];
     o.config = "nv_large";
     o.irq_cb = on_irq;
     irq_changes = 0;
-    assert_int_equal(dlasim_create(&o, &dev, err, sizeof(err)), 0);
+    struct dlasim_dev *dev = tdev_create(&o);
     uint8_t atom[32], got[32];
     for (unsigned i = 0; i < sizeof(atom); i++) {
         atom[i] = (uint8_t)(i * 7u + 1u);
     }
-    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, 0x80000000u, atom, sizeof(atom)), 0);
+    mem_wr(dev, 0x80000000u, atom, sizeof(atom));
     program_small_rubik(dev, 0x80001000u);
     wr(dev, NVDLA_RBK_D_OP_ENABLE_0, 1);
     wr(dev, NVDLA_RBK_S_POINTER_0, 1);
@@ -203,7 +185,7 @@ static void test_completion_flips_consumer_and_raises_irq(void **state)
     wr(dev, NVDLA_RBK_D_OP_ENABLE_0, 1);
     assert_int_equal(rd(dev, NVDLA_RBK_S_STATUS_0), STATUS_RUNNING | (STATUS_PENDING << 16));
     assert_int_equal(dlasim_step(dev), 1); /* group 0 ran */
-    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, 0x80001000u, got, sizeof(got)), 0);
+    mem_rd(dev, 0x80001000u, got, sizeof(got));
     assert_memory_equal(got, atom, sizeof(atom));
     assert_int_equal(rd(dev, NVDLA_RBK_S_POINTER_0), 1 | (1u << 16));
     assert_int_equal(rd(dev, NVDLA_RBK_S_STATUS_0), STATUS_RUNNING << 16);
@@ -213,7 +195,7 @@ static void test_completion_flips_consumer_and_raises_irq(void **state)
     assert_int_equal(dlasim_irq_level(dev), 1);
     assert_int_equal(irq_last, 1);
     assert_int_equal(dlasim_step(dev), 1); /* group 1 ran */
-    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, 0x80002000u, got, sizeof(got)), 0);
+    mem_rd(dev, 0x80002000u, got, sizeof(got));
     assert_memory_equal(got, atom, sizeof(atom));
     assert_int_equal(rd(dev, NVDLA_GLB_S_INTR_STATUS_0), done0 | done1);
     assert_int_equal(rd(dev, NVDLA_RBK_S_STATUS_0), STATUS_IDLE);
@@ -233,11 +215,9 @@ static void test_interrupt_set_mask_clear(void **state)
 {
     (void)state;
     struct dlasim_options o = {0};
-    struct dlasim_dev *dev;
-    char err[256];
     o.irq_cb = on_irq;
     irq_changes = 0;
-    assert_int_equal(dlasim_create(&o, &dev, err, sizeof(err)), 0);
+    struct dlasim_dev *dev = tdev_create(&o);
     uint32_t sdp0 = NVDLA_GLB_S_INTR_STATUS_0_SDP_DONE_STATUS0__MASK;
     uint32_t cacc1 = NVDLA_GLB_S_INTR_STATUS_0_CACC_DONE_STATUS1__MASK;
     wr(dev, NVDLA_GLB_S_INTR_MASK_0, NVDLA_GLB_S_INTR_MASK_0_SDP_DONE_MASK0__MASK);

@@ -17,7 +17,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/mirror.h"
 #include "common/rng.h"
+#include "common/testdev.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +28,6 @@
 #include "regs/gen/nvdla_regs.h"
 
 /* ---- PRNG ---------------------------------------------------------------- */
-
-static uint64_t splitmix64(uint64_t *s)
-{
-    return splitmix64_next(s);
-}
 
 static uint32_t rnd(uint64_t *s, uint32_t n) /* [0, n) */
 {
@@ -46,73 +43,11 @@ static uint32_t rnd(uint64_t *s, uint32_t n) /* [0, n) */
 #define DONE0 NVDLA_GLB_S_INTR_STATUS_0_BDMA_DONE_STATUS0__MASK
 #define DONE1 NVDLA_GLB_S_INTR_STATUS_0_BDMA_DONE_STATUS1__MASK
 
-struct world {
-    struct dlasim_dev *dev;
-    uint8_t *mirror[2]; /* by port: what memory must hold */
-};
-
 static const uint64_t win_base[2] = {DBB_BASE, CVIF_BASE}; /* by enum dlasim_port */
 
-static struct dlasim_dev *make_dev(const char *config)
+static void world_open(struct world *w, uint64_t *seed)
 {
-    struct dlasim_options o = {0};
-    struct dlasim_dev *dev;
-    char err[256];
-    o.config = config;
-    assert_int_equal(dlasim_create(&o, &dev, err, sizeof(err)), 0);
-    return dev;
-}
-
-static void wr(struct dlasim_dev *dev, uint32_t addr, uint32_t v)
-{
-    assert_int_equal(dlasim_csb_write(dev, addr, v), 0);
-}
-
-static uint32_t rd(struct dlasim_dev *dev, uint32_t addr)
-{
-    uint32_t v = 0xdeadbeef;
-    assert_int_equal(dlasim_csb_read(dev, addr, &v), 0);
-    return v;
-}
-
-static void world_init(struct world *w, uint64_t *seed)
-{
-    assert_int_equal(DLASIM_PORT_DBB, 0);
-    assert_int_equal(DLASIM_PORT_CVIF, 1);
-    w->dev = make_dev("nv_large");
-    for (int p = 0; p < 2; p++) {
-        w->mirror[p] = malloc(WIN_SIZE);
-        assert_non_null(w->mirror[p]);
-        for (uint32_t i = 0; i < WIN_SIZE; i++) {
-            w->mirror[p][i] = (uint8_t)splitmix64(seed);
-        }
-        assert_int_equal(dlasim_mem_write(w->dev, (enum dlasim_port)p, win_base[p],
-                                          w->mirror[p], WIN_SIZE), 0);
-    }
-}
-
-static void world_check(struct world *w)
-{
-    uint8_t *got = malloc(WIN_SIZE);
-    assert_non_null(got);
-    for (int p = 0; p < 2; p++) {
-        assert_int_equal(dlasim_mem_read(w->dev, (enum dlasim_port)p, win_base[p], got,
-                                         WIN_SIZE), 0);
-        for (uint32_t i = 0; i < WIN_SIZE; i++) {
-            if (got[i] != w->mirror[p][i]) {
-                fail_msg("port %d offset 0x%x: got 0x%02x, expected 0x%02x", p, i, got[i],
-                         w->mirror[p][i]);
-            }
-        }
-    }
-    free(got);
-}
-
-static void world_free(struct world *w)
-{
-    dlasim_destroy(w->dev);
-    free(w->mirror[0]);
-    free(w->mirror[1]);
+    world_init(w, "nv_large", WIN_SIZE, win_base, seed);
 }
 
 /* ---- one transfer ---------------------------------------------------------- */
@@ -250,7 +185,7 @@ static uint32_t free_slots(struct dlasim_dev *dev)
 static void test_reset_status(void **state)
 {
     (void)state;
-    struct dlasim_dev *dev = make_dev("nv_large");
+    struct dlasim_dev *dev = tdev_new("nv_large", NULL, 0, 0);
     assert_int_equal(status(dev), 20u | IDLE_BIT);
     wr(dev, NVDLA_BDMA_CFG_OP_0, 1);
     assert_int_equal(status(dev), 19u);
@@ -259,7 +194,7 @@ static void test_reset_status(void **state)
     assert_int_equal(dlasim_run(dev), 0);
     dlasim_destroy(dev);
 
-    dev = make_dev("nv_small");
+    dev = tdev_new("nv_small", NULL, 0, 0);
     wr(dev, NVDLA_BDMA_CFG_OP_0, 1);
     wr(dev, NVDLA_BDMA_CFG_LAUNCH0_0, 1);
     assert_int_equal(status(dev), 0);
@@ -274,7 +209,7 @@ static void test_random_transfers(void **state)
     (void)state;
     uint64_t seed = 0xbd3a0001u;
     struct world w;
-    world_init(&w, &seed);
+    world_open(&w, &seed);
     for (int round = 0; round < 60; round++) {
         unsigned groups = 1 + rnd(&seed, 2);
         uint32_t expect_bits = 0;
@@ -303,7 +238,7 @@ static void test_random_transfers(void **state)
         assert_int_equal(dlasim_irq_level(w.dev), 1);
         wr(w.dev, NVDLA_GLB_S_INTR_STATUS_0, expect_bits); /* W1C */
         assert_int_equal(dlasim_irq_level(w.dev), 0);
-        world_check(&w);
+        world_check(&w, "BDMA");
     }
     world_free(&w);
 }
@@ -314,7 +249,7 @@ static void test_launch_order(void **state)
     (void)state;
     uint64_t seed = 0xbd3a0002u;
     struct world w;
-    world_init(&w, &seed);
+    world_open(&w, &seed);
     struct xfer a = {DLASIM_PORT_DBB, DLASIM_PORT_CVIF, 0, 4096, 2, 3, 2, 64, 64, 192, 192, 0};
     struct xfer b = {DLASIM_PORT_CVIF, DLASIM_PORT_DBB, 4096, 65536, 2, 3, 2, 64, 128, 192, 512, 0};
     program_xfer(w.dev, &a);
@@ -329,7 +264,7 @@ static void test_launch_order(void **state)
     assert_int_equal(dlasim_step(w.dev), 1); /* group 0 */
     assert_int_equal(rd(w.dev, NVDLA_GLB_S_INTR_STATUS_0), DONE0 | DONE1);
     assert_int_equal(dlasim_step(w.dev), 0);
-    world_check(&w);
+    world_check(&w, "BDMA");
     world_free(&w);
 }
 
@@ -340,7 +275,7 @@ static void test_queue_until_launch(void **state)
     (void)state;
     uint64_t seed = 0xbd3a0003u;
     struct world w;
-    world_init(&w, &seed);
+    world_open(&w, &seed);
     struct xfer x[3];
     for (int i = 0; i < 3; i++) {
         random_xfer(&seed, &x[i]);
@@ -353,7 +288,7 @@ static void test_queue_until_launch(void **state)
     char desc[128];
     assert_true(dlasim_busy(w.dev, desc, sizeof(desc)));
     assert_non_null(strstr(desc, "BDMA"));
-    world_check(&w); /* untouched */
+    world_check(&w, "BDMA"); /* untouched */
     wr(w.dev, NVDLA_BDMA_CFG_LAUNCH0_0, 1);
     assert_int_equal(rd(w.dev, NVDLA_BDMA_CFG_LAUNCH0_0), 1);
     struct xfer y;
@@ -364,13 +299,13 @@ static void test_queue_until_launch(void **state)
         reference_xfer(&w, &x[i]);
     }
     assert_int_equal(dlasim_run(w.dev), 0);
-    world_check(&w);
+    world_check(&w, "BDMA");
     assert_int_equal(status(w.dev), 19u);
     assert_int_equal(rd(w.dev, NVDLA_GLB_S_INTR_STATUS_0), DONE0);
     wr(w.dev, NVDLA_BDMA_CFG_LAUNCH1_0, 1);
     reference_xfer(&w, &y);
     assert_int_equal(dlasim_run(w.dev), 0);
-    world_check(&w);
+    world_check(&w, "BDMA");
     assert_int_equal(rd(w.dev, NVDLA_GLB_S_INTR_STATUS_0), DONE0 | DONE1);
     assert_int_equal(status(w.dev), 20u | IDLE_BIT);
     assert_false(dlasim_busy(w.dev, NULL, 0));
@@ -383,7 +318,7 @@ static void test_full_queue_drops(void **state)
     (void)state;
     uint64_t seed = 0xbd3a0004u;
     struct world w;
-    world_init(&w, &seed);
+    world_open(&w, &seed);
     for (uint32_t i = 0; i < 21; i++) {
         /* one 32-byte line from DBB offset i*32 to CVIF offset 8192 + i*64 */
         struct xfer x = {DLASIM_PORT_DBB, DLASIM_PORT_CVIF, i * 32u, 8192u + i * 64u,
@@ -396,7 +331,7 @@ static void test_full_queue_drops(void **state)
     }
     wr(w.dev, NVDLA_BDMA_CFG_LAUNCH0_0, 1);
     assert_int_equal(dlasim_run(w.dev), 0);
-    world_check(&w); /* the 21st destination untouched */
+    world_check(&w, "BDMA"); /* the 21st destination untouched */
     assert_int_equal(status(w.dev), 20u | IDLE_BIT);
     world_free(&w);
 }
@@ -409,15 +344,13 @@ static void test_large_lines(void **state)
     const uint32_t line = 8192u * 32u, lines = 6;
     const uint64_t src = 0x90000000ull, dst = 0x01000000ull;
     uint64_t seed = 0xbd3a0008u;
-    struct dlasim_dev *dev = make_dev("nv_large");
+    struct dlasim_dev *dev = tdev_new("nv_large", NULL, 0, 0);
     uint8_t *data = malloc((size_t)line * lines);
     uint8_t *got = malloc((size_t)line * lines);
     assert_non_null(data);
     assert_non_null(got);
-    for (size_t i = 0; i < (size_t)line * lines; i++) {
-        data[i] = (uint8_t)splitmix64(&seed);
-    }
-    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, src, data, (size_t)line * lines), 0);
+    splitmix64_fill(&seed, data, (size_t)line * lines);
+    mem_wr(dev, src, data, (size_t)line * lines);
     struct xfer x = {DLASIM_PORT_DBB, DLASIM_PORT_CVIF, 0, 0, 8192, lines, 1, line, line, 0, 0, 0};
     program_regs(dev, &x);
     wr(dev, NVDLA_BDMA_CFG_SRC_ADDR_LOW_0, (uint32_t)src);
@@ -436,7 +369,7 @@ static void test_large_lines(void **state)
 static void test_empty_launch(void **state)
 {
     (void)state;
-    struct dlasim_dev *dev = make_dev("nv_large");
+    struct dlasim_dev *dev = tdev_new("nv_large", NULL, 0, 0);
     wr(dev, NVDLA_BDMA_CFG_LAUNCH1_0, 1);
     assert_int_equal(status(dev), 20u | IDLE_BIT | BUSY1);
     assert_int_equal(dlasim_step(dev), 0);
@@ -453,7 +386,7 @@ static void test_refusals(void **state)
     for (int i = 0; i < 2; i++) {
         uint64_t seed = 0xbd3a0005u + (uint64_t)i;
         struct world w;
-        world_init(&w, &seed);
+        world_open(&w, &seed);
         struct xfer x = {DLASIM_PORT_DBB, DLASIM_PORT_DBB, 0, 65536, 1, 1, 1, 0, 0, 0, 0, 0};
         program_xfer(w.dev, &x);
         reference_xfer(&w, &x); /* a legal transfer first in the group */
@@ -469,7 +402,7 @@ static void test_refusals(void **state)
         assert_non_null(strstr(dlasim_last_error(w.dev), "8192"));
         assert_int_equal(rd(w.dev, NVDLA_GLB_S_INTR_STATUS_0), DONE0);
         assert_int_equal(status(w.dev), 20u | IDLE_BIT);
-        world_check(&w);
+        world_check(&w, "BDMA");
         world_free(&w);
     }
 }
@@ -481,7 +414,7 @@ static void test_dma_fault(void **state)
     (void)state;
     uint64_t seed = 0xbd3a0007u;
     struct world w;
-    world_init(&w, &seed);
+    world_open(&w, &seed);
     struct xfer x = {DLASIM_PORT_DBB, DLASIM_PORT_CVIF, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0};
     program_xfer(w.dev, &x);
     wr(w.dev, NVDLA_BDMA_CFG_DST_ADDR_HIGH_0, 0xffffffffu);

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "common/rng.h"
+#include "common/testdev.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -482,17 +483,21 @@ static void random_layer(uint64_t *s, struct layer *l);
 static uint8_t *fill_memory(struct dlasim_dev *dev, uint64_t *s, const struct layer *l,
                             uint8_t **dst_init);
 
+/* LUT ranges aimed at the layer's LUT inputs for source bytes src. */
+static void aim_lut(uint64_t *s, struct layer *l, const uint8_t *src)
+{
+    size_t n;
+    int64_t *xs = ref_all_inputs(l, src, &n);
+    random_lut(s, l, xs, n);
+    free(xs);
+}
+
 static uint8_t *setup_random(struct dlasim_dev *dev, uint64_t *s, struct layer *l,
                              uint8_t **dst_init)
 {
-    size_t n;
-    uint8_t *src;
-    int64_t *xs;
     random_layer(s, l);
-    src = fill_memory(dev, s, l, dst_init);
-    xs = ref_all_inputs(l, src, &n);
-    random_lut(s, l, xs, n);
-    free(xs);
+    uint8_t *src = fill_memory(dev, s, l, dst_init);
+    aim_lut(s, l, src);
     return src;
 }
 
@@ -527,18 +532,6 @@ static void random_layer(uint64_t *s, struct layer *l)
 }
 
 /* ---- programming through the public API ------------------------------------ */
-
-static void wr(struct dlasim_dev *dev, uint32_t addr, uint32_t v)
-{
-    assert_int_equal(dlasim_csb_write(dev, addr, v), 0);
-}
-
-static uint32_t rd(struct dlasim_dev *dev, uint32_t addr)
-{
-    uint32_t v = 0xdeadbeef;
-    assert_int_equal(dlasim_csb_read(dev, addr, &v), 0);
-    return v;
-}
 
 static void program_lut(struct dlasim_dev *dev, const struct layer *l)
 {
@@ -600,22 +593,6 @@ static void program_layer(struct dlasim_dev *dev, const struct layer *l, unsigne
     wr(dev, NVDLA_CDP_D_OP_ENABLE_0, 1);
 }
 
-static struct dlasim_dev *make_dev(const char *config, const char *const *ovr, size_t novr)
-{
-    struct dlasim_options opt;
-    struct dlasim_dev *dev = NULL;
-    char err[256] = "";
-    memset(&opt, 0, sizeof(opt));
-    opt.config = config;
-    opt.overrides = ovr;
-    opt.n_overrides = novr;
-    opt.threads = 1;
-    if (dlasim_create(&opt, &dev, err, sizeof(err)) != 0) {
-        fail_msg("dlasim_create(%s): %s", config, err);
-    }
-    return dev;
-}
-
 /* Random source data, a sentinel in the destination area. */
 static uint8_t *fill_memory(struct dlasim_dev *dev, uint64_t *s, const struct layer *l,
                             uint8_t **dst_init)
@@ -625,12 +602,10 @@ static uint8_t *fill_memory(struct dlasim_dev *dev, uint64_t *s, const struct la
     uint8_t *dst = malloc(nd);
     assert_non_null(src);
     assert_non_null(dst);
-    for (size_t i = 0; i < ns; i++) {
-        src[i] = (uint8_t)splitmix64(s);
-    }
+    splitmix64_fill(s, src, ns);
     memset(dst, 0xa5, nd);
-    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, l->src, src, ns), 0);
-    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, l->dst, dst, nd), 0);
+    mem_wr(dev, l->src, src, ns);
+    mem_wr(dev, l->dst, dst, nd);
     *dst_init = dst;
     return src;
 }
@@ -641,7 +616,7 @@ static void check_output(struct dlasim_dev *dev, const struct layer *l, const ui
     size_t nd = dst_size(l);
     uint8_t *got = malloc(nd);
     assert_non_null(got);
-    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, l->dst, got, nd), 0);
+    mem_rd(dev, l->dst, got, nd);
     for (size_t i = 0; i < nd; i++) {
         if (got[i] != expect[i]) {
             fail_msg("layer %u (%ux%ux%u len=%u byp=%u/%u lutcfg=%x info=%x): dst+0x%zx = %02x, "
@@ -668,6 +643,19 @@ static void check_counters(struct dlasim_dev *dev, unsigned g, const uint64_t co
     assert_int_equal(rd(dev, NVDLA_CDP_D_PERF_WRITE_STALL_0), 0);
 }
 
+/* Layer l in group 0 with the LUT: the destination (expect holds its
+ * initial bytes) and the counters (returned in counts) as the reference's. */
+static void run_and_check(struct dlasim_dev *dev, const struct layer *l, const uint8_t *src,
+                          uint8_t *expect, uint64_t counts[C_N], unsigned id)
+{
+    ref_layer(l, src, expect, counts);
+    program_lut(dev, l);
+    program_layer(dev, l, 0, 0, 0);
+    assert_int_equal(dlasim_run(dev), 0);
+    check_output(dev, l, expect, id);
+    check_counters(dev, 0, counts);
+}
+
 /* One random layer on a fresh device, in group 0. */
 static void run_random(const char *config, uint64_t seed, unsigned id)
 {
@@ -675,16 +663,9 @@ static void run_random(const char *config, uint64_t seed, unsigned id)
     struct layer l;
     uint64_t counts[C_N] = { 0 };
     uint8_t *dst_expect;
-    struct dlasim_dev *dev = make_dev(config, NULL, 0);
-    uint8_t *src;
-
-    src = setup_random(dev, &s, &l, &dst_expect);
-    ref_layer(&l, src, dst_expect, counts);
-    program_lut(dev, &l);
-    program_layer(dev, &l, 0, 0, 0);
-    assert_int_equal(dlasim_run(dev), 0);
-    check_output(dev, &l, dst_expect, id);
-    check_counters(dev, 0, counts);
+    struct dlasim_dev *dev = tdev_new(config, NULL, 0, 1);
+    uint8_t *src = setup_random(dev, &s, &l, &dst_expect);
+    run_and_check(dev, &l, src, dst_expect, counts, id);
     free(src);
     free(dst_expect);
     dlasim_destroy(dev);
@@ -716,7 +697,7 @@ static void test_large_layers(void **state)
         struct layer l;
         uint64_t counts[C_N] = { 0 };
         uint8_t *expect, *src;
-        struct dlasim_dev *dev = make_dev(i & 1 ? "nv_small_256" : "nv_small", NULL, 0);
+        struct dlasim_dev *dev = tdev_new(i & 1 ? "nv_small_256" : "nv_small", NULL, 0, 1);
         random_layer(&s, &l);
         l.w = 64 - i; l.h = 32; l.c = 64 + 16 * i;
         l.normalz_len = i;
@@ -724,18 +705,8 @@ static void test_large_layers(void **state)
         l.src_line = l.w * ATOM; l.src_surf = l.h * l.src_line + ATOM;
         l.dst_line = l.w * ATOM + ATOM; l.dst_surf = l.h * l.dst_line;
         src = fill_memory(dev, &s, &l, &expect);
-        {
-            size_t n;
-            int64_t *xs = ref_all_inputs(&l, src, &n);
-            random_lut(&s, &l, xs, n);
-            free(xs);
-        }
-        ref_layer(&l, src, expect, counts);
-        program_lut(dev, &l);
-        program_layer(dev, &l, 0, 0, 0);
-        assert_int_equal(dlasim_run(dev), 0);
-        check_output(dev, &l, expect, i);
-        check_counters(dev, 0, counts);
+        aim_lut(&s, &l, src);
+        run_and_check(dev, &l, src, expect, counts, i);
         free(src); free(expect);
         dlasim_destroy(dev);
     }
@@ -748,7 +719,7 @@ static void test_ping_pong(void **state)
     struct layer a, b;
     uint64_t ca[C_N] = { 0 }, cb[C_N] = { 0 };
     uint8_t *ea, *eb, *sa, *sb;
-    struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
     (void)state;
 
     sa = setup_random(dev, &s, &a, &ea);
@@ -791,7 +762,7 @@ static void test_directed_padding(void **state)
     struct layer l;
     uint64_t counts[C_N] = { 0 };
     uint8_t *expect, *src;
-    struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
     (void)state;
 
     random_layer(&s, &l);
@@ -809,12 +780,7 @@ static void test_directed_padding(void **state)
         l.lo[i] = (uint16_t)(32 + i);
     }
     src = fill_memory(dev, &s, &l, &expect);
-    ref_layer(&l, src, expect, counts);
-    program_lut(dev, &l);
-    program_layer(dev, &l, 0, 0, 0);
-    assert_int_equal(dlasim_run(dev), 0);
-    check_output(dev, &l, expect, 0);
-    check_counters(dev, 0, counts);
+    run_and_check(dev, &l, src, expect, counts, 0);
     /* the padding lanes (13..15) carry the LUT of their neighbours' squares */
     assert_true(counts[C_UF] + counts[C_OF] + counts[C_HY] + counts[C_LE] + counts[C_LO] ==
                 (uint64_t)l.w * l.h * 16);
@@ -830,7 +796,7 @@ static void test_int16_on_int8_config(void **state)
     struct layer l;
     uint64_t counts[C_N] = { 0 };
     uint8_t *expect, *src;
-    struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
     (void)state;
 
     src = setup_random(dev, &s, &l, &expect);
@@ -861,7 +827,7 @@ static void test_int16_identity(void **state)
     uint8_t *src, *got;
     (void)state;
 
-    dev = make_dev("nv_small", ovr, 2);
+    dev = tdev_new("nv_small", ovr, 2, 1);
     memset(&l, 0, sizeof(l));
     l.w = W; l.h = H; l.c = C;
     l.src_line = line; l.src_surf = surf; l.dst_line = line; l.dst_surf = surf;
@@ -881,15 +847,13 @@ static void test_int16_identity(void **state)
     got = malloc((size_t)surf * S);
     assert_non_null(src);
     assert_non_null(got);
-    for (size_t i = 0; i < (size_t)surf * S; i++) {
-        src[i] = (uint8_t)splitmix64(&s);
-    }
-    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, l.src, src, (size_t)surf * S), 0);
+    splitmix64_fill(&s, src, (size_t)surf * S);
+    mem_wr(dev, l.src, src, (size_t)surf * S);
     program_lut(dev, &l);
     program_layer(dev, &l, 0, NVDLA_CDP_RDMA_D_DATA_FORMAT_0_INPUT_DATA_INT16,
                   NVDLA_CDP_D_DATA_FORMAT_0_INPUT_DATA_TYPE_INT16);
     assert_int_equal(dlasim_run(dev), 0);
-    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, l.dst, got, (size_t)surf * S), 0);
+    mem_rd(dev, l.dst, got, (size_t)surf * S);
     for (uint32_t c = 0; c < S * ATOM; c++) {
         for (uint32_t y = 0; y < H; y++) {
             for (uint32_t x = 0; x < W; x++) {
@@ -915,24 +879,20 @@ static void test_dma_fault(void **state)
     uint64_t s = 5;
     struct layer l;
     struct dlasim_options opt;
-    struct dlasim_dev *dev = NULL;
-    char err[256] = "";
     uint8_t sentinel[64], back[64];
-    int rc;
     (void)state;
 
     memset(&opt, 0, sizeof(opt));
     opt.config = "nv_small";
     opt.strict_mem = 1;
-    assert_int_equal(dlasim_create(&opt, &dev, err, sizeof(err)), 0);
+    struct dlasim_dev *dev = tdev_create(&opt);
     random_layer(&s, &l);
     memset(sentinel, 0x5a, sizeof(sentinel));
-    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, l.dst, sentinel, sizeof(sentinel)), 0);
+    mem_wr(dev, l.dst, sentinel, sizeof(sentinel));
     program_layer(dev, &l, 0, 0, 0);
-    rc = dlasim_run(dev);
-    assert_true(rc < 0);
+    assert_true(dlasim_run(dev) < 0);
     assert_non_null(strstr(dlasim_last_error(dev), "CDP"));
-    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, l.dst, back, sizeof(back)), 0);
+    mem_rd(dev, l.dst, back, sizeof(back));
     assert_memory_equal(back, sentinel, sizeof(back));
     dlasim_destroy(dev);
 }

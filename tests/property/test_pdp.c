@@ -22,6 +22,8 @@
 #include <cmocka.h>
 
 #include "common/rng.h"
+#include "common/sdpref.h"
+#include "common/testdev.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,32 +204,70 @@ static uint8_t *ref_dst(const struct layer *L, const uint8_t *src)
 
 /* ---- programming ----------------------------------------------------------- */
 
-static void wr(struct dlasim_dev *dev, uint32_t addr, uint32_t v)
+/* D_PARTIAL_WIDTH_IN/OUT: first, last and mid widths (0 without split). */
+static uint32_t partial(const struct layer *L, unsigned first, unsigned mid, unsigned last)
 {
-    assert_int_equal(dlasim_csb_write(dev, addr, v), 0);
+    if (L->nsplit == 1) {
+        return 0;
+    }
+    return (first - 1) | ((last - 1) << 10) | ((mid - 1) << 20);
 }
 
-static void program(struct dlasim_dev *dev, const struct layer *L)
+static uint32_t data_format(const struct layer *L)
 {
-    uint32_t fmt = L->bits == 8 ? NVDLA_PDP_D_DATA_FORMAT_0_INPUT_DATA_INT8
-                                : NVDLA_PDP_D_DATA_FORMAT_0_INPUT_DATA_INT16;
-    uint32_t split_num = L->nsplit - 1;
-    uint32_t part_in = 0;
-    uint32_t part_out = 0;
-    if (L->nsplit > 1) {
-        part_in = (L->in_first - 1) | ((L->in_last - 1) << 10) | ((L->in_mid - 1) << 20);
-        part_out = (L->out_first - 1) | ((L->out_last - 1) << 10) | ((L->out_mid - 1) << 20);
-    }
+    return L->bits == 8 ? NVDLA_PDP_D_DATA_FORMAT_0_INPUT_DATA_INT8
+                        : NVDLA_PDP_D_DATA_FORMAT_0_INPUT_DATA_INT16;
+}
 
-    wr(dev, NVDLA_PDP_RDMA_S_POINTER_0, L->group);
-    wr(dev, NVDLA_PDP_S_POINTER_0, L->group);
-
+/* PDP's registers; its input from PDP_RDMA or, `flying`, from SDP. */
+static void program_pdp(struct dlasim_dev *dev, const struct layer *L, int flying)
+{
+    uint32_t flying_mode = flying ? NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE_ON_FLYING
+                                  : NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE_OFF_FLYING;
     /* In split mode the hardware ignores the cube widths (it uses the
      * partial widths): random_split may put anything there. */
-    uint32_t in_w_pdp = L->nsplit > 1 ? L->cube_w_reg[0] : L->w - 1;
-    uint32_t in_w_rdma = L->nsplit > 1 ? L->cube_w_reg[1] : L->w - 1;
-    uint32_t out_w_pdp = L->nsplit > 1 ? L->cube_w_reg[2] : L->ow - 1;
-    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_WIDTH_0, in_w_rdma);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, L->nsplit > 1 ? L->cube_w_reg[0] : L->w - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, L->h - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, L->c - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, L->nsplit > 1 ? L->cube_w_reg[2] : L->ow - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, L->oh - 1);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_CHANNEL_0, L->c - 1);
+    wr(dev, NVDLA_PDP_D_OPERATION_MODE_CFG_0,
+       L->method | (flying_mode << 4) | ((L->nsplit - 1) << 8));
+    wr(dev, NVDLA_PDP_D_PARTIAL_WIDTH_IN_0, partial(L, L->in_first, L->in_mid, L->in_last));
+    wr(dev, NVDLA_PDP_D_PARTIAL_WIDTH_OUT_0, partial(L, L->out_first, L->out_mid, L->out_last));
+    wr(dev, NVDLA_PDP_D_POOLING_KERNEL_CFG_0,
+       (L->kw - 1) | ((L->kh - 1) << 8) | ((L->sw - 1) << 16) | ((L->sh - 1) << 20));
+    wr(dev, NVDLA_PDP_D_RECIP_KERNEL_WIDTH_0, L->recip_w);
+    wr(dev, NVDLA_PDP_D_RECIP_KERNEL_HEIGHT_0, L->recip_h);
+    wr(dev, NVDLA_PDP_D_POOLING_PADDING_CFG_0, L->pl | (L->pt << 4) | (L->pr << 8) | (L->pb << 12));
+    static const uint32_t pad_value[8] = {
+        0,
+        NVDLA_PDP_D_POOLING_PADDING_VALUE_1_CFG_0,
+        NVDLA_PDP_D_POOLING_PADDING_VALUE_2_CFG_0,
+        NVDLA_PDP_D_POOLING_PADDING_VALUE_3_CFG_0,
+        NVDLA_PDP_D_POOLING_PADDING_VALUE_4_CFG_0,
+        NVDLA_PDP_D_POOLING_PADDING_VALUE_5_CFG_0,
+        NVDLA_PDP_D_POOLING_PADDING_VALUE_6_CFG_0,
+        NVDLA_PDP_D_POOLING_PADDING_VALUE_7_CFG_0,
+    };
+    for (unsigned n = 1; n <= 7; n++) {
+        wr(dev, pad_value[n], L->pad_reg[n]);
+    }
+    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)DST_ADDR);
+    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_HIGH_0, 0);
+    wr(dev, NVDLA_PDP_D_DST_LINE_STRIDE_0, (uint32_t)L->dst_line);
+    wr(dev, NVDLA_PDP_D_DST_SURFACE_STRIDE_0, (uint32_t)L->dst_surf);
+    wr(dev, NVDLA_PDP_D_DST_RAM_CFG_0, NVDLA_PDP_D_DST_RAM_CFG_0_DST_RAM_TYPE_MC);
+    wr(dev, NVDLA_PDP_D_DATA_FORMAT_0, data_format(L));
+}
+
+/* PDP_RDMA reads the cube from memory for PDP. */
+static void program(struct dlasim_dev *dev, const struct layer *L)
+{
+    wr(dev, NVDLA_PDP_RDMA_S_POINTER_0, L->group);
+    wr(dev, NVDLA_PDP_S_POINTER_0, L->group);
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_WIDTH_0, L->nsplit > 1 ? L->cube_w_reg[1] : L->w - 1);
     wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_HEIGHT_0, L->h - 1 + L->rdma_h_extra);
     wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_CHANNEL_0, L->c - 1);
     wr(dev, NVDLA_PDP_RDMA_D_FLYING_MODE_0, NVDLA_PDP_RDMA_D_FLYING_MODE_0_FLYING_MODE_OFF_FLYING);
@@ -236,42 +276,12 @@ static void program(struct dlasim_dev *dev, const struct layer *L)
     wr(dev, NVDLA_PDP_RDMA_D_SRC_LINE_STRIDE_0, (uint32_t)L->src_line);
     wr(dev, NVDLA_PDP_RDMA_D_SRC_SURFACE_STRIDE_0, (uint32_t)L->src_surf);
     wr(dev, NVDLA_PDP_RDMA_D_SRC_RAM_CFG_0, NVDLA_PDP_RDMA_D_SRC_RAM_CFG_0_SRC_RAM_TYPE_MC);
-    wr(dev, NVDLA_PDP_RDMA_D_DATA_FORMAT_0, fmt);
-    wr(dev, NVDLA_PDP_RDMA_D_OPERATION_MODE_CFG_0, split_num);
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_FORMAT_0, data_format(L));
+    wr(dev, NVDLA_PDP_RDMA_D_OPERATION_MODE_CFG_0, L->nsplit - 1);
     wr(dev, NVDLA_PDP_RDMA_D_POOLING_KERNEL_CFG_0, (L->kw - 1) | ((L->sw - 1) << 4));
     wr(dev, NVDLA_PDP_RDMA_D_POOLING_PADDING_CFG_0, L->pl);
-    wr(dev, NVDLA_PDP_RDMA_D_PARTIAL_WIDTH_IN_0, part_in);
-
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, in_w_pdp);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, L->h - 1);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, L->c - 1);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, out_w_pdp);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, L->oh - 1);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_CHANNEL_0, L->c - 1);
-    wr(dev, NVDLA_PDP_D_OPERATION_MODE_CFG_0,
-       L->method | (NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE_OFF_FLYING << 4) |
-           (split_num << 8));
-    wr(dev, NVDLA_PDP_D_PARTIAL_WIDTH_IN_0, part_in);
-    wr(dev, NVDLA_PDP_D_PARTIAL_WIDTH_OUT_0, part_out);
-    wr(dev, NVDLA_PDP_D_POOLING_KERNEL_CFG_0,
-       (L->kw - 1) | ((L->kh - 1) << 8) | ((L->sw - 1) << 16) | ((L->sh - 1) << 20));
-    wr(dev, NVDLA_PDP_D_RECIP_KERNEL_WIDTH_0, L->recip_w);
-    wr(dev, NVDLA_PDP_D_RECIP_KERNEL_HEIGHT_0, L->recip_h);
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_CFG_0, L->pl | (L->pt << 4) | (L->pr << 8) | (L->pb << 12));
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_1_CFG_0, L->pad_reg[1]);
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_2_CFG_0, L->pad_reg[2]);
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_3_CFG_0, L->pad_reg[3]);
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_4_CFG_0, L->pad_reg[4]);
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_5_CFG_0, L->pad_reg[5]);
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_6_CFG_0, L->pad_reg[6]);
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_7_CFG_0, L->pad_reg[7]);
-    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)DST_ADDR);
-    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_HIGH_0, 0);
-    wr(dev, NVDLA_PDP_D_DST_LINE_STRIDE_0, (uint32_t)L->dst_line);
-    wr(dev, NVDLA_PDP_D_DST_SURFACE_STRIDE_0, (uint32_t)L->dst_surf);
-    wr(dev, NVDLA_PDP_D_DST_RAM_CFG_0, NVDLA_PDP_D_DST_RAM_CFG_0_DST_RAM_TYPE_MC);
-    wr(dev, NVDLA_PDP_D_DATA_FORMAT_0, fmt);
-
+    wr(dev, NVDLA_PDP_RDMA_D_PARTIAL_WIDTH_IN_0, partial(L, L->in_first, L->in_mid, L->in_last));
+    program_pdp(dev, L, 0);
     wr(dev, NVDLA_PDP_D_OP_ENABLE_0, 1);
     wr(dev, NVDLA_PDP_RDMA_D_OP_ENABLE_0, 1);
 }
@@ -427,23 +437,6 @@ static void program_onfly(struct dlasim_dev *dev, const struct layer *L);
 
 /* ---- running ------------------------------------------------------------------ */
 
-static struct dlasim_dev *make_dev(const char *config, const char *const *ovr, size_t novr)
-{
-    struct dlasim_options opt;
-    struct dlasim_dev *dev = NULL;
-    char err[256] = "";
-    memset(&opt, 0, sizeof(opt));
-    opt.config = config;
-    opt.overrides = ovr;
-    opt.n_overrides = novr;
-    opt.threads = 1;
-    int rc = dlasim_create(&opt, &dev, err, sizeof(err));
-    if (rc != 0) {
-        fail_msg("dlasim_create(%s): %s", config, err);
-    }
-    return dev;
-}
-
 /* Run one layer and compare the whole destination region with the reference. */
 static void run_and_check(struct dlasim_dev *dev, const struct layer *L, unsigned iter)
 {
@@ -453,9 +446,7 @@ static void run_and_check(struct dlasim_dev *dev, const struct layer *L, unsigne
     uint8_t *got = malloc(dsz);
     assert_non_null(src);
     assert_non_null(got);
-    for (size_t i = 0; i < ssz; i++) {
-        src[i] = (uint8_t)splitmix64();
-    }
+    splitmix64_fill(&rng_state, src, ssz);
     if (fill_extremes) {
         size_t eb = ebytes(L);
         for (size_t i = 0; i + eb <= ssz; i += eb) {
@@ -467,8 +458,8 @@ static void run_and_check(struct dlasim_dev *dev, const struct layer *L, unsigne
         }
     }
     memset(got, DST_FILL, dsz);
-    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, SRC_ADDR, src, ssz), 0);
-    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, DST_ADDR, got, dsz), 0);
+    mem_wr(dev, SRC_ADDR, src, ssz);
+    mem_wr(dev, DST_ADDR, got, dsz);
 
     if (L->onfly) {
         program_onfly(dev, L);
@@ -479,7 +470,7 @@ static void run_and_check(struct dlasim_dev *dev, const struct layer *L, unsigne
     if (rc != 0) {
         fail_msg("iter %u: dlasim_run = %d (%s)", iter, rc, dlasim_last_error(dev));
     }
-    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, DST_ADDR, got, dsz), 0);
+    mem_rd(dev, DST_ADDR, got, dsz);
 
     uint8_t *want = ref_dst(L, src);
     for (size_t i = 0; i < dsz; i++) {
@@ -499,36 +490,21 @@ static void run_and_check(struct dlasim_dev *dev, const struct layer *L, unsigne
 static void random_layers(const char *config, const char *const *ovr, size_t novr, unsigned bits,
                           int split, unsigned count, uint64_t seed)
 {
-    struct dlasim_dev *dev = make_dev(config, ovr, novr);
-    uint64_t lanes = 0;
-    assert_int_equal(dlasim_param(dev, "NVDLA_MEMORY_ATOMIC_SIZE", &lanes), 0);
+    struct dlasim_dev *dev = tdev_new(config, ovr, novr, 1);
+    uint32_t lanes = param(dev, "NVDLA_MEMORY_ATOMIC_SIZE");
     rng_state = seed;
     for (unsigned i = 0; i < count; i++) {
         struct layer L;
-        random_layer(&L, (unsigned)lanes, bits, split);
+        random_layer(&L, lanes, bits, split);
         L.group = i & 1; /* the consumer pointer alternates between the groups */
         run_and_check(dev, &L, i);
     }
     dlasim_destroy(dev);
 }
 
-static void test_random_nv_small(void **state)
-{
-    (void)state;
-    random_layers("nv_small", NULL, 0, 8, 0, 400, 0x5eed0001u);
-}
-
-static void test_random_nv_small_256(void **state)
-{
-    (void)state;
-    random_layers("nv_small_256", NULL, 0, 8, 0, 150, 0x5eed0002u);
-}
-
-static void test_random_split(void **state)
-{
-    (void)state;
-    random_layers("nv_small", NULL, 0, 8, 1, 300, 0x5eed0003u);
-}
+RUN_TEST(test_random_nv_small, random_layers, "nv_small", NULL, 0, 8, 0, 400, 0x5eed0001u)
+RUN_TEST(test_random_nv_small_256, random_layers, "nv_small_256", NULL, 0, 8, 0, 150, 0x5eed0002u)
+RUN_TEST(test_random_split, random_layers, "nv_small", NULL, 0, 8, 1, 300, 0x5eed0003u)
 
 static const char *const int16_overrides[] = {
     "NVDLA_FEATURE_DATA_TYPE=INT8|INT16",
@@ -547,7 +523,7 @@ static void test_random_int16(void **state)
  * the datapath keeps it. */
 static void extreme_layers(const char *const *ovr, size_t novr, unsigned bits, uint64_t seed)
 {
-    struct dlasim_dev *dev = make_dev("nv_small", ovr, novr);
+    struct dlasim_dev *dev = tdev_new("nv_small", ovr, novr, 1);
     rng_state = seed;
     fill_extremes = 1;
     for (unsigned i = 0; i < 150; i++) {
@@ -580,7 +556,7 @@ static void test_extreme_values(void **state)
 static void test_widest_output(void **state)
 {
     (void)state;
-    struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
     struct layer L;
     rng_state = 0x5eed0006u;
     random_layer(&L, 8, 8, 0);
@@ -616,14 +592,8 @@ static void program_onfly(struct dlasim_dev *dev, const struct layer *L)
     wr(dev, NVDLA_SDP_S_POINTER_0, L->group);
     wr(dev, NVDLA_PDP_S_POINTER_0, L->group);
 
-    wr(dev, NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH_0, L->w - 1);
-    wr(dev, NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT_0, L->h - 1);
-    wr(dev, NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL_0, L->c - 1);
-    wr(dev, NVDLA_SDP_RDMA_D_SRC_BASE_ADDR_LOW_0, (uint32_t)SRC_ADDR);
-    wr(dev, NVDLA_SDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, 0);
-    wr(dev, NVDLA_SDP_RDMA_D_SRC_LINE_STRIDE_0, (uint32_t)L->src_line);
-    wr(dev, NVDLA_SDP_RDMA_D_SRC_SURFACE_STRIDE_0, (uint32_t)L->src_surf);
-    wr(dev, NVDLA_SDP_RDMA_D_SRC_DMA_CFG_0, NVDLA_SDP_RDMA_D_SRC_DMA_CFG_0_SRC_RAM_TYPE_MC);
+    sdp_program_src(dev, L->w, L->h, L->c, SRC_ADDR, (uint32_t)L->src_line,
+                    (uint32_t)L->src_surf);
     wr(dev, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, 1); /* BRDMA_DISABLE */
     wr(dev, NVDLA_SDP_RDMA_D_NRDMA_CFG_0, 1);
     wr(dev, NVDLA_SDP_RDMA_D_ERDMA_CFG_0, 1);
@@ -643,33 +613,7 @@ static void program_onfly(struct dlasim_dev *dev, const struct layer *L)
     wr(dev, NVDLA_SDP_D_CVT_SHIFT_0, 0);
     wr(dev, NVDLA_SDP_D_CVT_OFFSET_0, 0);
 
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, L->w - 1);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, L->h - 1);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, L->c - 1);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, L->ow - 1);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, L->oh - 1);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_CHANNEL_0, L->c - 1);
-    wr(dev, NVDLA_PDP_D_OPERATION_MODE_CFG_0,
-       L->method | (NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE_ON_FLYING << 4));
-    wr(dev, NVDLA_PDP_D_POOLING_KERNEL_CFG_0,
-       (L->kw - 1) | ((L->kh - 1) << 8) | ((L->sw - 1) << 16) | ((L->sh - 1) << 20));
-    wr(dev, NVDLA_PDP_D_RECIP_KERNEL_WIDTH_0, L->recip_w);
-    wr(dev, NVDLA_PDP_D_RECIP_KERNEL_HEIGHT_0, L->recip_h);
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_CFG_0, L->pl | (L->pt << 4) | (L->pr << 8) | (L->pb << 12));
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_1_CFG_0, L->pad_reg[1]);
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_2_CFG_0, L->pad_reg[2]);
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_3_CFG_0, L->pad_reg[3]);
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_4_CFG_0, L->pad_reg[4]);
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_5_CFG_0, L->pad_reg[5]);
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_6_CFG_0, L->pad_reg[6]);
-    wr(dev, NVDLA_PDP_D_POOLING_PADDING_VALUE_7_CFG_0, L->pad_reg[7]);
-    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)DST_ADDR);
-    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_HIGH_0, 0);
-    wr(dev, NVDLA_PDP_D_DST_LINE_STRIDE_0, (uint32_t)L->dst_line);
-    wr(dev, NVDLA_PDP_D_DST_SURFACE_STRIDE_0, (uint32_t)L->dst_surf);
-    wr(dev, NVDLA_PDP_D_DST_RAM_CFG_0, NVDLA_PDP_D_DST_RAM_CFG_0_DST_RAM_TYPE_MC);
-    wr(dev, NVDLA_PDP_D_DATA_FORMAT_0, NVDLA_PDP_D_DATA_FORMAT_0_INPUT_DATA_INT8);
-
+    program_pdp(dev, L, 1);
     /* PDP first, as NVDLA's own traces do: it waits for SDP's data. */
     wr(dev, NVDLA_PDP_D_OP_ENABLE_0, 1);
     wr(dev, NVDLA_SDP_D_OP_ENABLE_0, 1);
@@ -681,7 +625,7 @@ static void program_onfly(struct dlasim_dev *dev, const struct layer *L)
 static void test_on_the_fly(void **state)
 {
     (void)state;
-    struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
     rng_state = 0x5eed000bu;
     for (unsigned i = 0; i < 80; i++) {
         struct layer L;
@@ -705,24 +649,18 @@ static void base_layer(struct layer *L);
  * good layer runs first in group 0. */
 static void expect_refusal(const struct layer *L, const char *reg)
 {
-    struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
-    uint32_t st = 0;
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
     if (L->group == 1) {
         struct layer good;
         base_layer(&good);
         run_and_check(dev, &good, 0);
-        assert_int_equal(dlasim_csb_write(dev, NVDLA_GLB_S_INTR_STATUS_0, 0xffffffffu), 0);
+        wr(dev, NVDLA_GLB_S_INTR_STATUS_0, 0xffffffffu);
     }
     program(dev, L);
-    int rc = dlasim_run(dev);
-    assert_int_equal(rc, DLASIM_ERR_PROG);
-    const char *msg = dlasim_last_error(dev);
-    if (strstr(msg, reg) == NULL) {
-        fail_msg("error message '%s' does not name %s", msg, reg);
-    }
-    assert_int_equal(dlasim_csb_read(dev, NVDLA_GLB_S_INTR_STATUS_0, &st), 0);
-    assert_true(st & (L->group ? NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS1__MASK
-                               : NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS0__MASK));
+    expect_error(dev, dlasim_run(dev), DLASIM_ERR_PROG, reg);
+    uint32_t done = L->group ? NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS1__MASK
+                             : NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS0__MASK;
+    assert_true(rd(dev, NVDLA_GLB_S_INTR_STATUS_0) & done);
     assert_false(dlasim_busy(dev, NULL, 0));
     dlasim_destroy(dev);
 }
@@ -847,16 +785,13 @@ static void test_refuse_int16_on_int8_config(void **state)
 static void test_status_registers(void **state)
 {
     (void)state;
-    struct dlasim_dev *dev = make_dev("nv_small", NULL, 0);
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
     struct layer L;
-    uint32_t v = 1;
     base_layer(&L);
     run_and_check(dev, &L, 0);
-    assert_int_equal(dlasim_csb_write(dev, NVDLA_PDP_S_POINTER_0, L.group), 0);
-    assert_int_equal(dlasim_csb_read(dev, NVDLA_PDP_D_PERF_WRITE_STALL_0, &v), 0);
-    assert_int_equal(v, 0);
-    assert_int_equal(dlasim_csb_read(dev, NVDLA_PDP_D_NAN_INPUT_NUM_0, &v), 0);
-    assert_int_equal(v, 0);
+    wr(dev, NVDLA_PDP_S_POINTER_0, L.group);
+    assert_int_equal(rd(dev, NVDLA_PDP_D_PERF_WRITE_STALL_0), 0);
+    assert_int_equal(rd(dev, NVDLA_PDP_D_NAN_INPUT_NUM_0), 0);
     dlasim_destroy(dev);
 }
 

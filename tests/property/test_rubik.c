@@ -22,7 +22,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/mirror.h"
 #include "common/rng.h"
+#include "common/testdev.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +33,6 @@
 #include "regs/gen/nvdla_regs.h"
 
 /* ---- PRNG ---------------------------------------------------------------- */
-
-static uint64_t splitmix64(uint64_t *s)
-{
-    return splitmix64_next(s);
-}
 
 static uint32_t rnd(uint64_t *s, uint32_t n) /* [0, n) */
 {
@@ -54,62 +51,9 @@ static uint32_t rnd(uint64_t *s, uint32_t n) /* [0, n) */
 
 static const uint64_t win_base[2] = {DBB_BASE, CVIF_BASE}; /* by enum dlasim_port */
 
-struct world {
-    struct dlasim_dev *dev;
-    uint8_t *mirror[2];
-};
-
-static void wr(struct dlasim_dev *dev, uint32_t addr, uint32_t v)
+static void world_open(struct world *w, uint64_t *seed)
 {
-    assert_int_equal(dlasim_csb_write(dev, addr, v), 0);
-}
-
-static uint32_t rd(struct dlasim_dev *dev, uint32_t addr)
-{
-    uint32_t v = 0xdeadbeef;
-    assert_int_equal(dlasim_csb_read(dev, addr, &v), 0);
-    return v;
-}
-
-static void world_init(struct world *w, uint64_t *seed)
-{
-    struct dlasim_options o = {0};
-    char err[256];
-    o.config = "nv_large";
-    assert_int_equal(dlasim_create(&o, &w->dev, err, sizeof(err)), 0);
-    for (int p = 0; p < 2; p++) {
-        w->mirror[p] = malloc(WIN_SIZE);
-        assert_non_null(w->mirror[p]);
-        for (uint32_t i = 0; i < WIN_SIZE; i++) {
-            w->mirror[p][i] = (uint8_t)splitmix64(seed);
-        }
-        assert_int_equal(dlasim_mem_write(w->dev, (enum dlasim_port)p, win_base[p],
-                                          w->mirror[p], WIN_SIZE), 0);
-    }
-}
-
-static void world_check(struct world *w, const char *what)
-{
-    uint8_t *got = malloc(WIN_SIZE);
-    assert_non_null(got);
-    for (int p = 0; p < 2; p++) {
-        assert_int_equal(dlasim_mem_read(w->dev, (enum dlasim_port)p, win_base[p], got,
-                                         WIN_SIZE), 0);
-        for (uint32_t i = 0; i < WIN_SIZE; i++) {
-            if (got[i] != w->mirror[p][i]) {
-                fail_msg("%s: port %d offset 0x%x: got 0x%02x, expected 0x%02x", what, p, i,
-                         got[i], w->mirror[p][i]);
-            }
-        }
-    }
-    free(got);
-}
-
-static void world_free(struct world *w)
-{
-    dlasim_destroy(w->dev);
-    free(w->mirror[0]);
-    free(w->mirror[1]);
+    world_init(w, "nv_large", WIN_SIZE, win_base, seed);
 }
 
 /* ---- layer description ------------------------------------------------------ */
@@ -340,7 +284,7 @@ static void reference(struct world *w, const struct layer *l)
 static void run_random(uint64_t seed, uint32_t mode, int rounds)
 {
     struct world w;
-    world_init(&w, &seed);
+    world_open(&w, &seed);
     for (int r = 0; r < rounds; r++) {
         struct layer l[2];
         /* one layer per register group, sources apart, destinations apart */
@@ -366,23 +310,9 @@ static void run_random(uint64_t seed, uint32_t mode, int rounds)
     world_free(&w);
 }
 
-static void test_contract(void **state)
-{
-    (void)state;
-    run_random(0x7b1c0001u, CONTRACT, 40);
-}
-
-static void test_split(void **state)
-{
-    (void)state;
-    run_random(0x7b1c0002u, SPLIT, 40);
-}
-
-static void test_merge(void **state)
-{
-    (void)state;
-    run_random(0x7b1c0003u, MERGE, 40);
-}
+RUN_TEST(test_contract, run_random, 0x7b1c0001u, CONTRACT, 40)
+RUN_TEST(test_split, run_random, 0x7b1c0002u, SPLIT, 40)
+RUN_TEST(test_merge, run_random, 0x7b1c0003u, MERGE, 40)
 
 /* Split then merge restores the cube (gaps and lanes >= C aside). */
 static void test_split_merge_round_trip(void **state)
@@ -390,7 +320,7 @@ static void test_split_merge_round_trip(void **state)
     (void)state;
     uint64_t seed = 0x7b1c0004u;
     struct world w;
-    world_init(&w, &seed);
+    world_open(&w, &seed);
     struct layer s;
     random_layer(&seed, SPLIT, &s);
     struct layer m = s;
@@ -435,7 +365,7 @@ static void expect_refusal(struct layer *l, const char *field)
 {
     uint64_t seed = 0x7b1c0005u;
     struct world w;
-    world_init(&w, &seed);
+    world_open(&w, &seed);
     program(w.dev, l);
     wr(w.dev, NVDLA_RBK_D_OP_ENABLE_0, 1);
     assert_int_equal(dlasim_step(w.dev), DLASIM_ERR_PROG);

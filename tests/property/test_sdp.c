@@ -6,14 +6,8 @@
  * hardware status registers are compared with a plain-C reference written
  * here (per-element code, nothing shared with src/).
  *
- * Facts the reference encodes (NVDLA RTL vmod/nvdla/sdp, vmod/vlibs):
- *   - rounding right shifts round half away from zero and saturate; a shift
- *     by at least the input width gives 0; a saturation is flagged when the
- *     rounded value is too large or the truncated value too small;
- *   - BS/BN: operand << ALU shift (saturated to 32 bits); ALU max/min/sum in
- *     33 bits; MUL 33x16 bits, or PReLU passing the low 32 bits of a
- *     non-negative value; the MUL shift applies even when MUL is bypassed;
- *     ReLU;
+ * Facts the reference encodes (NVDLA RTL vmod/nvdla/sdp, vmod/vlibs), beyond
+ * the rounding shifts, BS/BN stages and output converter of common/sdpref.h:
  *   - EW: MUL (32x32, shift by EW_TRUNCATE) then ALU (max/min/eql/sum,
  *     saturated to 32 bits); memory operands: (x - offset) * scale >> shift;
  *   - LUT: linear index (x - start) >> select (signed select), exponent index
@@ -33,6 +27,8 @@
 #include <cmocka.h>
 
 #include "common/rng.h"
+#include "common/sdpref.h"
+#include "common/testdev.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,12 +81,6 @@ static uint32_t rnd_word(void)
 #define DST_ADDR 0x48000000ull
 #define DST_FILL 0x5a
 
-struct xstage { /* BS or BN */
-    unsigned bypass, alu_bypass, algo, mul_bypass, prelu, relu_bypass;
-    unsigned alu_src, alu_shift, mul_src, mul_shift;
-    uint32_t alu_op, mul_op; /* 16-bit fields */
-};
-
 struct ewcvt {
     unsigned bypass, truncate;
     uint32_t offset, scale;
@@ -122,7 +112,7 @@ struct layer {
     /* cube */
     unsigned w, h, c, bits, batches;
     uint64_t src_line, src_surf, dst_line, dst_surf, dst_batch;
-    struct xstage x[2];
+    struct sdp_x x[2];
     struct ewstage ew;
     struct stream st[3];
     struct lutcfg lut;
@@ -154,7 +144,7 @@ static int packed(const struct layer *L)
 /* Which operands the data path reads from memory: [stage][0 alu, 1 mul]. */
 static int x_uses(const struct layer *L, int k, int mul)
 {
-    const struct xstage *x = &L->x[k];
+    const struct sdp_x *x = &L->x[k];
     if (x->bypass) {
         return 0;
     }
@@ -222,7 +212,7 @@ static uint64_t aligned(uint64_t v, unsigned m)
     return (v + m - 1) / m * m;
 }
 
-static void random_x(struct xstage *x)
+static void random_x(struct sdp_x *x)
 {
     x->bypass = coin(25);
     x->alu_bypass = coin(30);
@@ -323,7 +313,7 @@ static void random_stream(const struct layer *L, int which, struct stream *s, ui
 
 /* Parameters that keep values in range, so that an error anywhere reaches
  * the int8/int16 output instead of being hidden by saturation. */
-static void tame_x(struct xstage *x)
+static void tame_x(struct sdp_x *x)
 {
     x->alu_shift = rnd(0, 3);
     x->mul_op = rnd(0, 12) - 4u;
@@ -388,95 +378,6 @@ static void random_layer(struct layer *L, unsigned m, int has_ew, int has_lut, i
 }
 
 /* ---- reference arithmetic ---------------------------------------------------- */
-
-static int64_t clamp_bits(int64_t v, unsigned bits)
-{
-    int64_t hi = (int64_t)((1ull << (bits - 1)) - 1);
-    int64_t lo = -hi - 1;
-    return v > hi ? hi : (v < lo ? lo : v);
-}
-
-/* x / 2^s rounded half away from zero (on the magnitude), then saturated;
- * *sat: the rounded magnitude is too large for a positive value, or the
- * value truncated towards minus infinity is below the minimum. */
-static int64_t ref_rshift(int64_t x, unsigned s, unsigned in_w, unsigned out_w, int *sat)
-{
-    int64_t hi = (int64_t)((1ull << (out_w - 1)) - 1);
-    int64_t lo = -hi - 1;
-    if (sat) {
-        *sat = 0;
-    }
-    if (s >= in_w) {
-        return 0;
-    }
-    uint64_t mag = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
-    uint64_t q = s == 0 ? mag : (mag + (1ull << (s - 1))) >> s;
-    if (x >= 0) {
-        if ((int64_t)q > hi) {
-            if (sat) {
-                *sat = 1;
-            }
-            return hi;
-        }
-        return (int64_t)q;
-    }
-    /* floor for the saturation flag: -ceil(mag / 2^s) */
-    uint64_t ceil_mag = s == 0 ? mag : (mag + (1ull << s) - 1) >> s;
-    if (ceil_mag > (uint64_t)hi + 1) {
-        if (sat) {
-            *sat = 1;
-        }
-        return lo;
-    }
-    return -(int64_t)q;
-}
-
-/* x << s saturated to 32 bits, one doubling at a time. */
-static int64_t ref_shl32(int64_t x, unsigned s)
-{
-    for (unsigned i = 0; i < s && x != 0; i++) {
-        x *= 2;
-        if (x > INT32_MAX) {
-            return INT32_MAX;
-        }
-        if (x < INT32_MIN) {
-            return INT32_MIN;
-        }
-    }
-    return x;
-}
-
-static int64_t sext(uint64_t v, unsigned bits)
-{
-    uint64_t m = 1ull << (bits - 1);
-    v &= (m << 1) - 1;
-    return (v & m) ? (int64_t)v - (int64_t)(m << 1) : (int64_t)v;
-}
-
-static int64_t ref_x(const struct xstage *x, int64_t v, int64_t aop, int64_t mop)
-{
-    int64_t a = v;
-    if (!x->alu_bypass) {
-        int64_t op = ref_shl32(aop, x->alu_shift);
-        if (x->algo == 0) {
-            a = v > op ? v : op;
-        } else if (x->algo == 1) {
-            a = v < op ? v : op;
-        } else {
-            a = v + op;
-        }
-    }
-    int64_t t;
-    if (!x->mul_bypass && x->prelu && a >= 0) {
-        t = sext((uint64_t)a, 32);
-    } else {
-        t = ref_rshift(x->mul_bypass ? a : a * mop, x->mul_shift & 63u, 49, 32, NULL);
-    }
-    if (!x->relu_bypass && t < 0) {
-        t = 0;
-    }
-    return t;
-}
 
 static int64_t ref_ewcvt(const struct ewcvt *k, int64_t op16)
 {
@@ -649,7 +550,7 @@ struct images {
     size_t src_n, ops_n[3], dst_n;
 };
 
-static int64_t rd(const uint8_t *p, unsigned bytes)
+static int64_t elem_at(const uint8_t *p, unsigned bytes)
 {
     return bytes == 1 ? (int8_t)p[0] : sext((uint64_t)(p[0] | (p[1] << 8)), 16);
 }
@@ -671,9 +572,8 @@ static int64_t ref_operand(const struct layer *L, const struct images *im, int w
         unsigned e = epa(L);
         off = (size_t)((ch / e) * s->surf + y * s->line) + ((size_t)x * e + ch % e) * eb;
     }
-    return rd(im->ops[which] + (s->base - (which == 0 ? BS_ADDR : which == 1 ? BN_ADDR : EW_ADDR)) +
-                  off + comp_off,
-              size);
+    uint64_t image = which == 0 ? BS_ADDR : which == 1 ? BN_ADDR : EW_ADDR;
+    return elem_at(im->ops[which] + (s->base - image) + off + comp_off, size);
 }
 
 /* Expected output value of element (ch, y, x) (ch may be a padding lane). */
@@ -684,15 +584,15 @@ static int64_t ref_element(const struct layer *L, const struct images *im, unsig
     size_t off = packed(L) ? (size_t)ch * bpe(L)
                            : (size_t)((ch / e) * L->src_surf + y * L->src_line) +
                                  ((size_t)x * e + ch % e) * bpe(L);
-    int64_t v = rd(im->src + off, bpe(L));
+    int64_t v = elem_at(im->src + off, bpe(L));
     for (int k = 0; k < 2; k++) {
-        const struct xstage *xs = &L->x[k];
+        const struct sdp_x *xs = &L->x[k];
         if (xs->bypass) {
             continue;
         }
         int64_t aop = x_uses(L, k, 0) ? ref_operand(L, im, k, 0, ch, y, x) : sext(xs->alu_op, 16);
         int64_t mop = x_uses(L, k, 1) ? ref_operand(L, im, k, 1, ch, y, x) : sext(xs->mul_op, 16);
-        v = ref_x(xs, v, aop, mop);
+        v = ref_sdp_x(xs, v, aop, mop);
     }
     int eql = 0;
     if (ew_active(L)) {
@@ -711,8 +611,7 @@ static int64_t ref_element(const struct layer *L, const struct images *im, unsig
         return sext((uint64_t)v, 16);
     }
     int sat;
-    int64_t t = ref_rshift((v - sext(L->cvt_offset, 32)) * sext(L->cvt_scale, 16),
-                           L->cvt_shift & 63u, 49, 17, &sat);
+    int64_t t = ref_sdp_cvt(v, L->cvt_offset, L->cvt_scale, L->cvt_shift, &sat);
     st->sat += (uint64_t)sat;
     return clamp_bits(t, L->bits);
 }
@@ -759,16 +658,6 @@ static int reference(const struct layer *L, const struct images *im, uint8_t *ex
 
 /* ---- programming -------------------------------------------------------------- */
 
-static void wr(struct dlasim_dev *dev, uint32_t addr, uint32_t v)
-{
-    assert_int_equal(dlasim_csb_write(dev, addr, v), 0);
-}
-
-static uint32_t stream_cfg(const struct stream *s)
-{
-    return s->disable | (s->use << 1) | (s->size << 3) | (s->mode << 4) | (1u << 5);
-}
-
 static void program_lut(struct dlasim_dev *dev, const struct lutcfg *l)
 {
     wr(dev, NVDLA_SDP_S_LUT_ACCESS_CFG_0, (1u << 17) | (0u << 16));
@@ -791,12 +680,6 @@ static void program_lut(struct dlasim_dev *dev, const struct lutcfg *l)
     wr(dev, NVDLA_SDP_S_LUT_LO_SLOPE_SHIFT_0, l->lo_shift);
 }
 
-static uint32_t x_cfg(const struct xstage *x)
-{
-    return x->bypass | (x->alu_bypass << 1) | (x->algo << 2) | (x->mul_bypass << 4) |
-           (x->prelu << 5) | (x->relu_bypass << 6);
-}
-
 static void program(struct dlasim_dev *dev, const struct layer *L)
 {
     unsigned g = L->group;
@@ -806,14 +689,8 @@ static void program(struct dlasim_dev *dev, const struct layer *L)
     program_lut(dev, &L->lut);
 
     /* SDP_RDMA */
-    wr(dev, NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH_0, L->w - 1);
-    wr(dev, NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT_0, L->h - 1);
-    wr(dev, NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL_0, L->c - 1);
-    wr(dev, NVDLA_SDP_RDMA_D_SRC_BASE_ADDR_LOW_0, (uint32_t)SRC_ADDR);
-    wr(dev, NVDLA_SDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, 0);
-    wr(dev, NVDLA_SDP_RDMA_D_SRC_LINE_STRIDE_0, (uint32_t)L->src_line);
-    wr(dev, NVDLA_SDP_RDMA_D_SRC_SURFACE_STRIDE_0, (uint32_t)L->src_surf);
-    wr(dev, NVDLA_SDP_RDMA_D_SRC_DMA_CFG_0, 1);
+    sdp_program_src(dev, L->w, L->h, L->c, SRC_ADDR, (uint32_t)L->src_line,
+                    (uint32_t)L->src_surf);
     wr(dev, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0,
         (prec << 2) | (prec << 4) | (prec << 6) | ((L->batches - 1) << 8));
     static const uint32_t cfg_reg[3] = {NVDLA_SDP_RDMA_D_BRDMA_CFG_0, NVDLA_SDP_RDMA_D_NRDMA_CFG_0,
@@ -828,7 +705,8 @@ static void program(struct dlasim_dev *dev, const struct layer *L)
                                          NVDLA_SDP_RDMA_D_BN_SURFACE_STRIDE_0,
                                          NVDLA_SDP_RDMA_D_EW_SURFACE_STRIDE_0};
     for (int i = 0; i < 3; i++) {
-        wr(dev, cfg_reg[i], stream_cfg(&L->st[i]));
+        const struct stream *st = &L->st[i];
+        wr(dev, cfg_reg[i], sdp_rdma_cfg(st->disable, st->use, st->size, st->mode));
         wr(dev, lo_reg[i], (uint32_t)L->st[i].base);
         wr(dev, line_reg[i], (uint32_t)L->st[i].line);
         wr(dev, surf_reg[i], (uint32_t)L->st[i].surf);
@@ -846,19 +724,8 @@ static void program(struct dlasim_dev *dev, const struct layer *L)
     wr(dev, NVDLA_SDP_D_DST_DMA_CFG_0, 1);
     wr(dev, NVDLA_SDP_D_FEATURE_MODE_CFG_0, (L->batches - 1) << 8);
     wr(dev, NVDLA_SDP_D_DATA_FORMAT_0, prec | (prec << 2));
-    static const uint32_t xreg[2][5] = {
-        {NVDLA_SDP_D_DP_BS_CFG_0, NVDLA_SDP_D_DP_BS_ALU_CFG_0, NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE_0,
-         NVDLA_SDP_D_DP_BS_MUL_CFG_0, NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE_0},
-        {NVDLA_SDP_D_DP_BN_CFG_0, NVDLA_SDP_D_DP_BN_ALU_CFG_0, NVDLA_SDP_D_DP_BN_ALU_SRC_VALUE_0,
-         NVDLA_SDP_D_DP_BN_MUL_CFG_0, NVDLA_SDP_D_DP_BN_MUL_SRC_VALUE_0}};
-    for (int k = 0; k < 2; k++) {
-        const struct xstage *x = &L->x[k];
-        wr(dev, xreg[k][0], x_cfg(x));
-        wr(dev, xreg[k][1], x->alu_src | (x->alu_shift << 8));
-        wr(dev, xreg[k][2], x->alu_op);
-        wr(dev, xreg[k][3], x->mul_src | (x->mul_shift << 8));
-        wr(dev, xreg[k][4], x->mul_op);
-    }
+    sdp_program_x(dev, 0, &L->x[0]);
+    sdp_program_x(dev, 1, &L->x[1]);
     const struct ewstage *e = &L->ew;
     wr(dev, NVDLA_SDP_D_DP_EW_CFG_0,
        e->bypass | (e->alu_bypass << 1) | (e->algo << 2) | (e->mul_bypass << 4) | (e->prelu << 5) |
@@ -880,36 +747,6 @@ static void program(struct dlasim_dev *dev, const struct layer *L)
     wr(dev, NVDLA_SDP_D_PERF_ENABLE_0, L->perf);
 }
 
-static void fill_random(uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        p[i] = (uint8_t)splitmix64();
-    }
-}
-
-static struct dlasim_dev *make_dev(const char *config, const char *const *ovr, size_t novr)
-{
-    struct dlasim_options opt;
-    struct dlasim_dev *dev = NULL;
-    char err[512];
-    memset(&opt, 0, sizeof(opt));
-    opt.config = config;
-    opt.overrides = ovr;
-    opt.n_overrides = novr;
-    opt.threads = 1;
-    if (dlasim_create(&opt, &dev, err, sizeof(err)) != 0) {
-        fail_msg("dlasim_create(%s): %s", config, err);
-    }
-    return dev;
-}
-
-static uint32_t rd_reg(struct dlasim_dev *dev, uint32_t addr)
-{
-    uint32_t v = 0;
-    assert_int_equal(dlasim_csb_read(dev, addr, &v), 0);
-    return v;
-}
-
 /* Run one layer on dev and check memory and status registers. */
 static void run_and_check(struct dlasim_dev *dev, const struct layer *L, unsigned idx)
 {
@@ -918,16 +755,15 @@ static void run_and_check(struct dlasim_dev *dev, const struct layer *L, unsigne
     im.src_n = src_span(L);
     im.src = malloc(im.src_n);
     assert_non_null(im.src);
-    fill_random(im.src, im.src_n);
-    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, SRC_ADDR, im.src, im.src_n), 0);
+    splitmix64_fill(&rng_state, im.src, im.src_n);
+    mem_wr(dev, SRC_ADDR, im.src, im.src_n);
     static const uint64_t op_base[3] = {BS_ADDR, BN_ADDR, EW_ADDR};
     for (int i = 0; i < 3; i++) {
         im.ops_n[i] = (size_t)(L->st[i].base - op_base[i]) + stream_span(L, &L->st[i]);
         im.ops[i] = malloc(im.ops_n[i]);
         assert_non_null(im.ops[i]);
-        fill_random(im.ops[i], im.ops_n[i]);
-        assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, op_base[i], im.ops[i], im.ops_n[i]),
-                         0);
+        splitmix64_fill(&rng_state, im.ops[i], im.ops_n[i]);
+        mem_wr(dev, op_base[i], im.ops[i], im.ops_n[i]);
     }
     im.dst_n = dst_span(L) + L->m; /* one atom past the end must stay untouched */
     im.dst = malloc(im.dst_n);
@@ -935,7 +771,7 @@ static void run_and_check(struct dlasim_dev *dev, const struct layer *L, unsigne
     assert_non_null(im.dst);
     assert_non_null(exp);
     memset(exp, DST_FILL, im.dst_n);
-    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, DST_ADDR, exp, im.dst_n), 0);
+    mem_wr(dev, DST_ADDR, exp, im.dst_n);
 
     program(dev, L);
     wr(dev, NVDLA_SDP_RDMA_D_OP_ENABLE_0, 1);
@@ -948,7 +784,7 @@ static void run_and_check(struct dlasim_dev *dev, const struct layer *L, unsigne
 
     struct ref_stats st;
     int unequal = reference(L, &im, exp, &st);
-    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, DST_ADDR, im.dst, im.dst_n), 0);
+    mem_rd(dev, DST_ADDR, im.dst, im.dst_n);
     for (size_t i = 0; i < im.dst_n; i++) {
         if (im.dst[i] != exp[i]) {
             fail_msg("layer %u (%ux%ux%u, %u-bit, group %u): dst byte 0x%zx is 0x%02x, expected "
@@ -958,16 +794,16 @@ static void run_and_check(struct dlasim_dev *dev, const struct layer *L, unsigne
     }
     /* status registers of the layer's group */
     wr(dev, NVDLA_SDP_S_POINTER_0, L->group);
-    assert_int_equal(rd_reg(dev, NVDLA_SDP_D_STATUS_0), (uint32_t)unequal);
-    assert_int_equal(rd_reg(dev, NVDLA_SDP_D_PERF_OUT_SATURATION_0),
+    assert_int_equal(rd(dev, NVDLA_SDP_D_STATUS_0), (uint32_t)unequal);
+    assert_int_equal(rd(dev, NVDLA_SDP_D_PERF_OUT_SATURATION_0),
                      (L->perf & 4u) ? (uint32_t)st.sat : 0u);
     int lut = (L->perf & 2u) && L->has_lut && ew_active(L) && !L->ew.lut_bypass;
-    assert_int_equal(rd_reg(dev, NVDLA_SDP_D_PERF_LUT_UFLOW_0), lut ? (uint32_t)st.uflow : 0u);
-    assert_int_equal(rd_reg(dev, NVDLA_SDP_D_PERF_LUT_OFLOW_0), lut ? (uint32_t)st.oflow : 0u);
-    assert_int_equal(rd_reg(dev, NVDLA_SDP_D_PERF_LUT_HYBRID_0), lut ? (uint32_t)st.hybrid : 0u);
-    assert_int_equal(rd_reg(dev, NVDLA_SDP_D_PERF_LUT_LE_HIT_0), lut ? (uint32_t)st.le_hit : 0u);
-    assert_int_equal(rd_reg(dev, NVDLA_SDP_D_PERF_LUT_LO_HIT_0), lut ? (uint32_t)st.lo_hit : 0u);
-    assert_int_equal(rd_reg(dev, NVDLA_SDP_D_PERF_WDMA_WRITE_STALL_0), 0u);
+    assert_int_equal(rd(dev, NVDLA_SDP_D_PERF_LUT_UFLOW_0), lut ? (uint32_t)st.uflow : 0u);
+    assert_int_equal(rd(dev, NVDLA_SDP_D_PERF_LUT_OFLOW_0), lut ? (uint32_t)st.oflow : 0u);
+    assert_int_equal(rd(dev, NVDLA_SDP_D_PERF_LUT_HYBRID_0), lut ? (uint32_t)st.hybrid : 0u);
+    assert_int_equal(rd(dev, NVDLA_SDP_D_PERF_LUT_LE_HIT_0), lut ? (uint32_t)st.le_hit : 0u);
+    assert_int_equal(rd(dev, NVDLA_SDP_D_PERF_LUT_LO_HIT_0), lut ? (uint32_t)st.lo_hit : 0u);
+    assert_int_equal(rd(dev, NVDLA_SDP_D_PERF_WDMA_WRITE_STALL_0), 0u);
 
     free(im.src);
     for (int i = 0; i < 3; i++) {
@@ -977,25 +813,33 @@ static void run_and_check(struct dlasim_dev *dev, const struct layer *L, unsigne
     free(exp);
 }
 
+/* Random layers on fresh devices, `per_dev` on each (register groups 0
+ * then 1), each changed by `tweak` when given. */
 struct suite {
+    const char *name;
     const char *config;
     const char *const *ovr;
     size_t novr;
     unsigned m;
     int ew, lut, batch;
-    unsigned bits;
-    unsigned max_wh, max_c;
+    unsigned bits, max_wh, max_c;
+    unsigned n, per_dev;
+    uint64_t seed;
+    void (*tweak)(struct layer *L, unsigned i, unsigned g);
 };
 
-/* n layers on fresh devices, two per device (register groups 0 then 1). */
-static void random_suite(const struct suite *s, unsigned n, uint64_t seed)
+static void random_suite(void **state)
 {
-    rng_state = seed;
-    for (unsigned i = 0; i < n; i += 2) {
-        struct dlasim_dev *dev = make_dev(s->config, s->ovr, s->novr);
-        for (unsigned g = 0; g < 2; g++) {
+    const struct suite *s = *state;
+    rng_state = s->seed;
+    for (unsigned i = 0; i < s->n; i += s->per_dev) {
+        struct dlasim_dev *dev = tdev_new(s->config, s->ovr, s->novr, 1);
+        for (unsigned g = 0; g < s->per_dev; g++) {
             struct layer L;
             random_layer(&L, s->m, s->ew, s->lut, s->batch, s->bits, s->max_wh, s->max_c);
+            if (s->tweak) {
+                s->tweak(&L, i, g);
+            }
             L.group = g;
             run_and_check(dev, &L, i + g);
         }
@@ -1005,201 +849,165 @@ static void random_suite(const struct suite *s, unsigned n, uint64_t seed)
 
 /* ---- tests -------------------------------------------------------------------- */
 
+/* LUT-heavy layers: EW stage on with its LUT, everything else mostly off. */
+static void lut_focus(struct layer *L, unsigned i, unsigned g)
+{
+    (void)i;
+    (void)g;
+    L->x[0].bypass = L->x[1].bypass = 1;
+    L->ew.bypass = L->ew.lut_bypass = 0;
+    L->ew.mul_bypass = coin(70);
+    L->ew.alu_bypass = coin(50);
+    if (L->ew.algo == 3) {
+        L->ew.algo = 2;
+    }
+    /* small EW results: the LUT input stays near the tables */
+    tame(L);
+    L->ew.mul_op = rnd(1, 3);
+    L->ew.truncate = rnd(0, 1);
+    L->ew.alu_op = rnd(0, 60) - 30u;
+    L->ew.alu_cvt.bypass = L->ew.mul_cvt.bypass = 1;
+    L->perf = 0xf;
+    /* keep values in range so that index, fraction, bias and slope
+     * errors reach the output: inputs are int8, LUT entries are
+     * scaled down to int8 by the converter */
+    struct lutcfg *l = &L->lut;
+    int32_t le_start = (int32_t)rnd(0, 250) - 150;
+    int32_t lo_start = (int32_t)rnd(0, 250) - 150;
+    l->le_start = (uint32_t)le_start;
+    l->lo_start = (uint32_t)lo_start;
+    l->le_end = (uint32_t)(le_start + (int32_t)rnd(0, 300));
+    l->lo_end = (uint32_t)(lo_start + (int32_t)rnd(0, 300));
+    l->info = ((uint32_t)((int)rnd(0, 6) - 2) & 0xffu) |
+              (((uint32_t)((int)rnd(0, 5) - 1) & 0xffu) << 8) |
+              (((uint32_t)((int)rnd(0, 4) - 1) & 0xffu) << 16);
+    l->le_scale = (((uint32_t)rnd(0, 32) - 16u) & 0xffffu) |
+                  ((((uint32_t)rnd(0, 32) - 16u) & 0xffffu) << 16);
+    l->lo_scale = (((uint32_t)rnd(0, 32) - 16u) & 0xffffu) |
+                  ((((uint32_t)rnd(0, 32) - 16u) & 0xffffu) << 16);
+    l->le_shift = (((uint32_t)rnd(0, 9) - 1u) & 31u) | ((((uint32_t)rnd(0, 9) - 1u) & 31u) << 5);
+    l->lo_shift = (((uint32_t)rnd(0, 9) - 1u) & 31u) | ((((uint32_t)rnd(0, 9) - 1u) & 31u) << 5);
+    if (coin(50)) {
+        /* int8 table entries through an identity converter */
+        for (int k = 0; k < 65; k++) {
+            l->le[k] = (uint16_t)(rnd(0, 255) - 128u);
+        }
+        for (int k = 0; k < 257; k++) {
+            l->lo[k] = (uint16_t)(rnd(0, 255) - 128u);
+        }
+        L->cvt_offset = 0;
+        L->cvt_scale = 1;
+        L->cvt_shift = 0;
+    } else if (coin(80)) {
+        L->cvt_offset = 0;
+        L->cvt_scale = 1;
+        L->cvt_shift = 8;
+    }
+    random_stream(L, 2, &L->st[2], EW_ADDR);
+}
+
+/* Exponent table over wide differences (x - start up to 2^32 - 1): the
+ * hardware's log2 of a difference >= 2^31 (leading-sign count). */
+static void lut_exponent_wide(struct layer *L, unsigned i, unsigned g)
+{
+    L->x[0].bypass = L->x[1].bypass = 1;
+    L->ew.bypass = L->ew.lut_bypass = 0;
+    L->ew.alu_bypass = 1;
+    L->ew.mul_bypass = 0;
+    L->ew.mul_src = 0;
+    L->ew.prelu = 0;
+    L->ew.truncate = 0;
+    L->ew.mul_op = 1u << rnd(16, 24);
+    L->lut.le_func = 0;
+    L->lut.le_start = 0x80000000u + rnd(0, 1u << 20);
+    L->lut.lo_start = 0x7fff0000u;
+    L->lut.info = ((uint32_t)((int)rnd(0, 4) - 2) & 0xffu) | (rnd(0, 3) << 16);
+    if (i >= 20) {
+        /* linear tables with selects beyond the 35 fraction bits */
+        L->lut.le_func = 1;
+        L->lut.lo_start = 0x80000000u + rnd(0, 1u << 20);
+        L->lut.info = (rnd(26, 40) << 8) | (rnd(24, 40) << 16);
+    }
+    if (g == 1 && i < 20) {
+        /* x = 0x7fffffff for non-negative inputs: BS adds a
+         * saturated operand, so x - start = 0xffffffff with start
+         * = -2^31 (log2 = -1 in the hardware's 9-bit arithmetic) */
+        L->x[0] = (struct sdp_x){0};
+        L->x[0].algo = 2;
+        L->x[0].mul_bypass = 1;
+        L->x[0].relu_bypass = 1;
+        L->x[0].alu_op = 0x7fff;
+        L->x[0].alu_shift = 20;
+        L->ew.mul_bypass = 1;
+        L->lut.le_start = 0x80000000u;
+        L->lut.info = (uint32_t)((int)rnd(0, 3) - 3) & 0xffu;
+    }
+    L->cvt_offset = 0;
+    L->cvt_scale = 1;
+    L->cvt_shift = 8;
+    L->perf = 0xf;
+    random_stream(L, 2, &L->st[2], EW_ADDR);
+}
+
+/* EQL mode: nothing is written, D_STATUS tells whether some lane differed. */
+static void eql(struct layer *L, unsigned i, unsigned g)
+{
+    (void)g;
+    L->ew.bypass = 0;
+    L->ew.alu_bypass = 0;
+    L->ew.algo = 3;
+    L->ew.lut_bypass = 1;
+    L->ew.mul_bypass = 1;
+    L->x[0].bypass = L->x[1].bypass = 1;
+    /* half of the layers compare with a register operand of 0, so that
+     * zero inputs give equal lanes */
+    if (i & 1) {
+        L->ew.alu_op = 0;
+        L->ew.alu_src = 0;
+    }
+    random_stream(L, 2, &L->st[2], EW_ADDR);
+}
+
 static const char *const ew_lut_ovr[] = {"NVDLA_SDP_EW_ENABLE=1", "NVDLA_SDP_LUT_ENABLE=1"};
 static const char *const ew_only_ovr[] = {"NVDLA_SDP_EW_ENABLE=1"};
 static const char *const int16_ovr[] = {"NVDLA_FEATURE_DATA_TYPE=INT8|INT16",
                                         "NVDLA_CBUF_BANK_WIDTH=16", "NVDLA_SDP_EW_ENABLE=1",
                                         "NVDLA_SDP_LUT_ENABLE=1"};
 
-/* nv_small: EW/LUT registers are programmed at random and must be ignored. */
-static void test_nv_small(void **state)
-{
-    (void)state;
-    struct suite s = {"nv_small", NULL, 0, 8, 0, 0, 0, 8, 6, 40};
-    random_suite(&s, 200, 0x5d900001u);
-}
+static const struct suite suites[] = {
+    /* nv_small: EW/LUT registers are programmed at random and must be ignored. */
+    {"test_nv_small", "nv_small", NULL, 0, 8, 0, 0, 0, 8, 6, 40, 200, 2, 0x5d900001u, NULL},
+    {"test_nv_small_256", "nv_small_256", NULL, 0, 8, 0, 0, 0, 8, 6, 40, 80, 2, 0x5d900002u, NULL},
+    {"test_ew_lut", "nv_small", ew_lut_ovr, 2, 8, 1, 1, 0, 8, 6, 40, 300, 2, 0x5d900003u, NULL},
+    {"test_ew_without_lut", "nv_small", ew_only_ovr, 1, 8, 1, 0, 0, 8, 5, 24, 100, 2, 0x5d900004u,
+     NULL},
+    {"test_nv_large", "nv_large", NULL, 0, 32, 1, 1, 1, 8, 4, 70, 60, 2, 0x5d900005u, NULL},
+    {"test_int16", "nv_small", int16_ovr, 4, 8, 1, 1, 0, 16, 5, 24, 100, 2, 0x5d900006u, NULL},
+    {"test_lut_focus", "nv_small", ew_lut_ovr, 2, 8, 1, 1, 0, 8, 4, 16, 300, 2, 0x5d900007u,
+     lut_focus},
+    {"test_lut_exponent_wide", "nv_small", ew_lut_ovr, 2, 8, 1, 1, 0, 8, 4, 16, 40, 2, 0x5d90000au,
+     lut_exponent_wide},
+    {"test_eql", "nv_small", ew_lut_ovr, 2, 8, 1, 1, 0, 8, 4, 12, 40, 1, 0x5d900009u, eql},
+};
 
-static void test_nv_small_256(void **state)
+/* Programming SDP cannot run on nv_small: the layer is refused with a message. */
+static void expect_refusal(struct layer *L, int status, const char *needle,
+                           void (*tweak)(struct dlasim_dev *))
 {
-    (void)state;
-    struct suite s = {"nv_small_256", NULL, 0, 8, 0, 0, 0, 8, 6, 40};
-    random_suite(&s, 80, 0x5d900002u);
-}
-
-static void test_ew_lut(void **state)
-{
-    (void)state;
-    struct suite s = {"nv_small", ew_lut_ovr, 2, 8, 1, 1, 0, 8, 6, 40};
-    random_suite(&s, 300, 0x5d900003u);
-}
-
-static void test_ew_without_lut(void **state)
-{
-    (void)state;
-    struct suite s = {"nv_small", ew_only_ovr, 1, 8, 1, 0, 0, 8, 5, 24};
-    random_suite(&s, 100, 0x5d900004u);
-}
-
-static void test_nv_large(void **state)
-{
-    (void)state;
-    struct suite s = {"nv_large", NULL, 0, 32, 1, 1, 1, 8, 4, 70};
-    random_suite(&s, 60, 0x5d900005u);
-}
-
-static void test_int16(void **state)
-{
-    (void)state;
-    struct suite s = {"nv_small", int16_ovr, 4, 8, 1, 1, 0, 16, 5, 24};
-    random_suite(&s, 100, 0x5d900006u);
-}
-
-/* LUT-heavy layers: EW stage on with its LUT, everything else mostly off. */
-static void test_lut_focus(void **state)
-{
-    (void)state;
-    rng_state = 0x5d900007u;
-    for (unsigned i = 0; i < 300; i += 2) {
-        struct dlasim_dev *dev = make_dev("nv_small", ew_lut_ovr, 2);
-        for (unsigned g = 0; g < 2; g++) {
-            struct layer L;
-            random_layer(&L, 8, 1, 1, 0, 8, 4, 16);
-            L.x[0].bypass = L.x[1].bypass = 1;
-            L.ew.bypass = L.ew.lut_bypass = 0;
-            L.ew.mul_bypass = coin(70);
-            L.ew.alu_bypass = coin(50);
-            if (L.ew.algo == 3) {
-                L.ew.algo = 2;
-            }
-            /* small EW results: the LUT input stays near the tables */
-            tame(&L);
-            L.ew.mul_op = rnd(1, 3);
-            L.ew.truncate = rnd(0, 1);
-            L.ew.alu_op = rnd(0, 60) - 30u;
-            L.ew.alu_cvt.bypass = L.ew.mul_cvt.bypass = 1;
-            L.perf = 0xf;
-            /* keep values in range so that index, fraction, bias and slope
-             * errors reach the output: inputs are int8, LUT entries are
-             * scaled down to int8 by the converter */
-            struct lutcfg *l = &L.lut;
-            int32_t le_start = (int32_t)rnd(0, 250) - 150;
-            int32_t lo_start = (int32_t)rnd(0, 250) - 150;
-            l->le_start = (uint32_t)le_start;
-            l->lo_start = (uint32_t)lo_start;
-            l->le_end = (uint32_t)(le_start + (int32_t)rnd(0, 300));
-            l->lo_end = (uint32_t)(lo_start + (int32_t)rnd(0, 300));
-            l->info = ((uint32_t)((int)rnd(0, 6) - 2) & 0xffu) |
-                      (((uint32_t)((int)rnd(0, 5) - 1) & 0xffu) << 8) |
-                      (((uint32_t)((int)rnd(0, 4) - 1) & 0xffu) << 16);
-            l->le_scale = (((uint32_t)rnd(0, 32) - 16u) & 0xffffu) |
-                          ((((uint32_t)rnd(0, 32) - 16u) & 0xffffu) << 16);
-            l->lo_scale = (((uint32_t)rnd(0, 32) - 16u) & 0xffffu) |
-                          ((((uint32_t)rnd(0, 32) - 16u) & 0xffffu) << 16);
-            l->le_shift = (((uint32_t)rnd(0, 9) - 1u) & 31u) | ((((uint32_t)rnd(0, 9) - 1u) & 31u) << 5);
-            l->lo_shift = (((uint32_t)rnd(0, 9) - 1u) & 31u) | ((((uint32_t)rnd(0, 9) - 1u) & 31u) << 5);
-            if (coin(50)) {
-                /* int8 table entries through an identity converter */
-                for (int k = 0; k < 65; k++) {
-                    l->le[k] = (uint16_t)(rnd(0, 255) - 128u);
-                }
-                for (int k = 0; k < 257; k++) {
-                    l->lo[k] = (uint16_t)(rnd(0, 255) - 128u);
-                }
-                L.cvt_offset = 0;
-                L.cvt_scale = 1;
-                L.cvt_shift = 0;
-            } else if (coin(80)) {
-                L.cvt_offset = 0;
-                L.cvt_scale = 1;
-                L.cvt_shift = 8;
-            }
-            random_stream(&L, 2, &L.st[2], EW_ADDR);
-            L.group = g;
-            run_and_check(dev, &L, i + g);
-        }
-        dlasim_destroy(dev);
-    }
-}
-
-/* Exponent table over wide differences (x - start up to 2^32 - 1): the
- * hardware's log2 of a difference >= 2^31 (leading-sign count). */
-static void test_lut_exponent_wide(void **state)
-{
-    (void)state;
-    rng_state = 0x5d90000au;
-    for (unsigned i = 0; i < 40; i += 2) {
-        struct dlasim_dev *dev = make_dev("nv_small", ew_lut_ovr, 2);
-        for (unsigned g = 0; g < 2; g++) {
-            struct layer L;
-            random_layer(&L, 8, 1, 1, 0, 8, 4, 16);
-            L.x[0].bypass = L.x[1].bypass = 1;
-            L.ew.bypass = L.ew.lut_bypass = 0;
-            L.ew.alu_bypass = 1;
-            L.ew.mul_bypass = 0;
-            L.ew.mul_src = 0;
-            L.ew.prelu = 0;
-            L.ew.truncate = 0;
-            L.ew.mul_op = 1u << rnd(16, 24);
-            L.lut.le_func = 0;
-            L.lut.le_start = 0x80000000u + rnd(0, 1u << 20);
-            L.lut.lo_start = 0x7fff0000u;
-            L.lut.info = ((uint32_t)((int)rnd(0, 4) - 2) & 0xffu) | (rnd(0, 3) << 16);
-            if (i >= 20) {
-                /* linear tables with selects beyond the 35 fraction bits */
-                L.lut.le_func = 1;
-                L.lut.lo_start = 0x80000000u + rnd(0, 1u << 20);
-                L.lut.info = (rnd(26, 40) << 8) | (rnd(24, 40) << 16);
-            }
-            if (g == 1 && i < 20) {
-                /* x = 0x7fffffff for non-negative inputs: BS adds a
-                 * saturated operand, so x - start = 0xffffffff with start
-                 * = -2^31 (log2 = -1 in the hardware's 9-bit arithmetic) */
-                L.x[0] = (struct xstage){0};
-                L.x[0].algo = 2;
-                L.x[0].mul_bypass = 1;
-                L.x[0].relu_bypass = 1;
-                L.x[0].alu_op = 0x7fff;
-                L.x[0].alu_shift = 20;
-                L.ew.mul_bypass = 1;
-                L.lut.le_start = 0x80000000u;
-                L.lut.info = (uint32_t)((int)rnd(0, 3) - 3) & 0xffu;
-            }
-            L.cvt_offset = 0;
-            L.cvt_scale = 1;
-            L.cvt_shift = 8;
-            L.perf = 0xf;
-            random_stream(&L, 2, &L.st[2], EW_ADDR);
-            L.group = g;
-            run_and_check(dev, &L, i + g);
-        }
-        dlasim_destroy(dev);
-    }
-}
-
-/* Programming SDP cannot run: the layer is refused with a message. */
-static void expect_refusal(struct layer *L, const char *config, const char *const *ovr, size_t n,
-                           int status, const char *needle, void (*tweak)(struct dlasim_dev *))
-{
-    struct dlasim_dev *dev = make_dev(config, ovr, n);
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
     program(dev, L);
     if (tweak) {
         tweak(dev);
     }
     wr(dev, NVDLA_SDP_RDMA_D_OP_ENABLE_0, 1);
     wr(dev, NVDLA_SDP_D_OP_ENABLE_0, 1);
-    int rc = dlasim_run(dev);
-    assert_int_equal(rc, status);
-    if (strstr(dlasim_last_error(dev), needle) == NULL) {
-        fail_msg("error '%s' does not mention '%s'", dlasim_last_error(dev), needle);
-    }
+    expect_error(dev, dlasim_run(dev), status, needle);
     dlasim_destroy(dev);
 }
 
 static void tweak_rdma_width(struct dlasim_dev *dev)
 {
-    uint32_t v = 0;
-    assert_int_equal(dlasim_csb_read(dev, NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH_0, &v), 0);
-    wr(dev, NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH_0, v + 1);
+    wr(dev, NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH_0, rd(dev, NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH_0) + 1);
 }
 
 static void tweak_in_precision(struct dlasim_dev *dev)
@@ -1222,56 +1030,28 @@ static void test_refusals(void **state)
     L.x[0].alu_bypass = 0;
     L.x[0].alu_src = 1;
     L.st[0].disable = 1;
-    expect_refusal(&L, "nv_small", NULL, 0, DLASIM_ERR_PROG, "BRDMA", NULL);
+    expect_refusal(&L, DLASIM_ERR_PROG, "BRDMA", NULL);
 
     L.st[0].disable = 0;
     L.st[0].use = 0; /* MUL only, but ALU reads memory */
     L.x[0].mul_bypass = 1;
-    expect_refusal(&L, "nv_small", NULL, 0, DLASIM_ERR_PROG, "DATA_USE", NULL);
+    expect_refusal(&L, DLASIM_ERR_PROG, "DATA_USE", NULL);
 
     L.st[0].use = 1;
-    expect_refusal(&L, "nv_small", NULL, 0, DLASIM_ERR_PROG, "WIDTH", tweak_rdma_width);
-    expect_refusal(&L, "nv_small", NULL, 0, DLASIM_ERR_UNSUPPORTED, "IN_PRECISION",
+    expect_refusal(&L, DLASIM_ERR_PROG, "WIDTH", tweak_rdma_width);
+    expect_refusal(&L, DLASIM_ERR_UNSUPPORTED, "IN_PRECISION",
                    tweak_in_precision);
-    expect_refusal(&L, "nv_small", NULL, 0, DLASIM_ERR_PROG, "INT16", tweak_int16);
+    expect_refusal(&L, DLASIM_ERR_PROG, "INT16", tweak_int16);
 }
 
-/* EQL mode: nothing is written, D_STATUS tells whether some lane differed. */
-static void test_eql(void **state)
-{
-    (void)state;
-    rng_state = 0x5d900009u;
-    for (unsigned i = 0; i < 40; i++) {
-        struct dlasim_dev *dev = make_dev("nv_small", ew_lut_ovr, 2);
-        struct layer L;
-        random_layer(&L, 8, 1, 1, 0, 8, 4, 12);
-        L.ew.bypass = 0;
-        L.ew.alu_bypass = 0;
-        L.ew.algo = 3;
-        L.ew.lut_bypass = 1;
-        L.ew.mul_bypass = 1;
-        L.x[0].bypass = L.x[1].bypass = 1;
-        /* half of the layers compare with a register operand of 0, so that
-         * zero inputs give equal lanes */
-        if (i & 1) {
-            L.ew.alu_op = 0;
-            L.ew.alu_src = 0;
-        }
-        random_stream(&L, 2, &L.st[2], EW_ADDR);
-        run_and_check(dev, &L, i);
-        dlasim_destroy(dev);
-    }
-}
+#define SUITE(i) { suites[i].name, random_suite, NULL, NULL, (void *)&suites[i] }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nv_small),     cmocka_unit_test(test_nv_small_256),
-        cmocka_unit_test(test_ew_lut),       cmocka_unit_test(test_ew_without_lut),
-        cmocka_unit_test(test_nv_large),     cmocka_unit_test(test_int16),
-        cmocka_unit_test(test_lut_focus),    cmocka_unit_test(test_lut_exponent_wide),
+        SUITE(0), SUITE(1), SUITE(2), SUITE(3), SUITE(4), SUITE(5), SUITE(6), SUITE(7),
         cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_eql),
+        SUITE(8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,24 +30,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/rng.h"
+#include "common/testdev.h"
 #include "dlasim/conv.h"
 #include "dlasim/dlasim.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- PRNG ---------------------------------------------------------------------- */
 
 static uint64_t rng_state;
 
-static uint64_t splitmix64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static uint32_t rnd(uint32_t lo, uint32_t hi)
 {
-    return lo + (uint32_t)(splitmix64() % ((uint64_t)hi - lo + 1));
+    return splitmix64_range(&rng_state, lo, hi);
 }
 
 /* ---- configurations (spec 004 values of src/sim/config.c) ------------------------- */
@@ -58,13 +54,8 @@ static const struct dlasim_conv_hw hw_large = { 32, 64, 32, 16, 64, 512 };
 
 static void check_hw_of(const char *config, const struct dlasim_conv_hw *want)
 {
-    struct dlasim_options o;
-    struct dlasim_dev *dev = NULL;
+    struct dlasim_dev *dev = tdev_new(config, NULL, 0, 0);
     struct dlasim_conv_hw hw;
-    char err[256];
-    memset(&o, 0, sizeof(o));
-    o.config = config;
-    assert_int_equal(dlasim_create(&o, &dev, err, sizeof(err)), 0);
     assert_int_equal(dlasim_conv_hw_of(dev, &hw), 0);
     assert_memory_equal(&hw, want, sizeof(hw));
     dlasim_destroy(dev);
@@ -124,6 +115,56 @@ static void check_bands(const struct dlasim_conv_plan *p, const struct band *b, 
     }
 }
 
+/* A number of the plan a test expects. */
+enum field {
+    OUT_W, OUT_H, ENTRIES, DATA_BANKS_FULL, WEIGHT_BANKS_FULL, WEIGHT_BANKS_GROUP, WEIGHT_MODE,
+    WEIGHT_BANK, DATA_BANK, ROWS_PER_LAYER, BYTES_PER_KERNEL, WEIGHT_BYTES, N_LAYERS
+};
+
+struct want {
+    enum field f;
+    uint64_t v;
+};
+
+static uint64_t field_of(const struct dlasim_conv_plan *p, enum field f, const char **name)
+{
+    switch (f) {
+    case OUT_W: *name = "out_w"; return p->out_w;
+    case OUT_H: *name = "out_h"; return p->out_h;
+    case ENTRIES: *name = "entries"; return p->entries;
+    case DATA_BANKS_FULL: *name = "data_banks_full"; return p->data_banks_full;
+    case WEIGHT_BANKS_FULL: *name = "weight_banks_full"; return p->weight_banks_full;
+    case WEIGHT_BANKS_GROUP: *name = "weight_banks_group"; return p->weight_banks_group;
+    case WEIGHT_MODE: *name = "weight_mode"; return p->weight_mode;
+    case WEIGHT_BANK: *name = "weight_bank"; return p->weight_bank;
+    case DATA_BANK: *name = "data_bank"; return p->data_bank;
+    case ROWS_PER_LAYER: *name = "rows_per_layer"; return p->rows_per_layer;
+    case BYTES_PER_KERNEL: *name = "bytes_per_kernel"; return p->bytes_per_kernel;
+    case WEIGHT_BYTES: *name = "weight_bytes"; return p->weight_bytes;
+    default: *name = "n_layers"; return p->n_layers;
+    }
+}
+
+/* Plan d for hw into p: the numbers in want[0..nw), the bands b[0..nb)
+ * when b is given. */
+static void expect_plan(const struct dlasim_conv_hw *hw, const struct dlasim_conv_desc *d,
+                        struct dlasim_conv_plan *p, const struct want *want, size_t nw,
+                        const struct band *b, size_t nb)
+{
+    plan_ok(hw, d, p);
+    for (size_t i = 0; i < nw; i++) {
+        const char *name;
+        uint64_t got = field_of(p, want[i].f, &name);
+        if (got != want[i].v) {
+            fail_msg("plan.%s = %llu, expected %llu", name, (unsigned long long)got,
+                     (unsigned long long)want[i].v);
+        }
+    }
+    if (b) {
+        check_bands(p, b, nb);
+    }
+}
+
 /* ---- nv_small ------------------------------------------------------------------------ */
 
 /* ResNet-18 layer1 3x3: 448 entries per line, 49 data banks: partial-H with
@@ -131,27 +172,20 @@ static void check_bands(const struct dlasim_conv_plan *p, const struct band *b, 
 static void test_small_resnet_layer1(void **state)
 {
     (void)state;
-    struct dlasim_conv_desc d = conv(56, 56, 64, 64, 3, 1, 1);
-    struct dlasim_conv_plan p;
-    plan_ok(&hw_small, &d, &p);
-    assert_int_equal(p.out_w, 56);
-    assert_int_equal(p.out_h, 56);
-    assert_int_equal(p.entries, 448);
-    assert_int_equal(p.data_banks_full, 49);
-    assert_int_equal(p.weight_banks_full, 9);
-    assert_int_equal(p.weight_banks_group, 2);
-    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_FULL);
-    assert_int_equal(p.weight_bank, 9);
-    assert_int_equal(p.data_bank, 23);
-    assert_int_equal(p.rows_per_layer, 26);
-    assert_int_equal(p.bytes_per_kernel, 576);
-    assert_int_equal(p.weight_bytes, 36864);
-    const struct band b[] = {
+    static const struct want w[] = {
+        { OUT_W, 56 }, { OUT_H, 56 }, { ENTRIES, 448 }, { DATA_BANKS_FULL, 49 },
+        { WEIGHT_BANKS_FULL, 9 }, { WEIGHT_BANKS_GROUP, 2 },
+        { WEIGHT_MODE, DLASIM_CONV_WEIGHTS_FULL }, { WEIGHT_BANK, 9 }, { DATA_BANK, 23 },
+        { ROWS_PER_LAYER, 26 }, { BYTES_PER_KERNEL, 576 }, { WEIGHT_BYTES, 36864 },
+    };
+    static const struct band b[] = {
         { 0, 26, 1, 0, 0, 25, 0, 1 },
         { 24, 26, 0, 0, 25, 24, 1, 1 },
         { 48, 8, 0, 1, 49, 7, 1, 0 },
     };
-    check_bands(&p, b, 3);
+    struct dlasim_conv_desc d = conv(56, 56, 64, 64, 3, 1, 1);
+    struct dlasim_conv_plan p;
+    expect_plan(&hw_small, &d, &p, w, N(w), b, N(b));
     dlasim_conv_plan_free(&p);
 }
 
@@ -159,18 +193,15 @@ static void test_small_resnet_layer1(void **state)
 static void test_small_pingpong(void **state)
 {
     (void)state;
+    static const struct want w[] = {
+        { ENTRIES, 448 }, { DATA_BANKS_FULL, 25 }, { WEIGHT_BANKS_FULL, 36 },
+        { WEIGHT_BANKS_GROUP, 3 }, { WEIGHT_MODE, DLASIM_CONV_WEIGHTS_PINGPONG },
+        { WEIGHT_BANK, 6 }, { DATA_BANK, 25 },
+    };
+    static const struct band b[] = { { 0, 28, 1, 1, 0, 28, 0, 0 } };
     struct dlasim_conv_desc d = conv(28, 28, 128, 128, 3, 1, 1);
     struct dlasim_conv_plan p;
-    plan_ok(&hw_small, &d, &p);
-    assert_int_equal(p.entries, 448);
-    assert_int_equal(p.data_banks_full, 25);
-    assert_int_equal(p.weight_banks_full, 36);
-    assert_int_equal(p.weight_banks_group, 3);
-    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_PINGPONG);
-    assert_int_equal(p.weight_bank, 6);
-    assert_int_equal(p.data_bank, 25);
-    const struct band b[] = { { 0, 28, 1, 1, 0, 28, 0, 0 } };
-    check_bands(&p, b, 1);
+    expect_plan(&hw_small, &d, &p, w, N(w), b, N(b));
     dlasim_conv_plan_free(&p);
 }
 
@@ -179,16 +210,14 @@ static void test_small_pingpong(void **state)
 static void test_small_one_group(void **state)
 {
     (void)state;
+    static const struct want w[] = {
+        { ENTRIES, 64 * 9 }, { DATA_BANKS_FULL, 18 }, { WEIGHT_BANKS_GROUP, 9 },
+        { WEIGHT_MODE, DLASIM_CONV_WEIGHTS_ONE_GROUP }, { WEIGHT_BANK, 9 }, { DATA_BANK, 18 },
+        { N_LAYERS, 1 },
+    };
     struct dlasim_conv_desc d = conv(9, 16, 512, 64, 3, 1, 1);
     struct dlasim_conv_plan p;
-    plan_ok(&hw_small, &d, &p);
-    assert_int_equal(p.entries, 64 * 9);
-    assert_int_equal(p.data_banks_full, 18);
-    assert_int_equal(p.weight_banks_group, 9);
-    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_ONE_GROUP);
-    assert_int_equal(p.weight_bank, 9);
-    assert_int_equal(p.data_bank, 18);
-    assert_int_equal(p.n_layers, 1);
+    expect_plan(&hw_small, &d, &p, w, N(w), NULL, 0);
     dlasim_conv_plan_free(&p);
 }
 
@@ -196,53 +225,56 @@ static void test_small_one_group(void **state)
 static void test_small_fits(void **state)
 {
     (void)state;
+    static const struct want w[] = {
+        { ENTRIES, 16 }, { DATA_BANKS_FULL, 1 }, { WEIGHT_BANKS_FULL, 1 },
+        { WEIGHT_MODE, DLASIM_CONV_WEIGHTS_FULL },
+    };
+    static const struct band b[] = { { 0, 8, 0, 0, 0, 6, 0, 0 } };
     struct dlasim_conv_desc d = conv(8, 8, 16, 16, 3, 1, 0);
     struct dlasim_conv_plan p;
-    plan_ok(&hw_small, &d, &p);
-    assert_int_equal(p.entries, 16);
-    assert_int_equal(p.data_banks_full, 1);
-    assert_int_equal(p.weight_banks_full, 1);
-    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_FULL);
+    expect_plan(&hw_small, &d, &p, w, N(w), NULL, 0);
     assert_int_equal(p.data_bank + p.weight_bank, 2);
-    const struct band b[] = { { 0, 8, 0, 0, 0, 6, 0, 0 } };
-    check_bands(&p, b, 1);
+    check_bands(&p, b, N(b));
     dlasim_conv_plan_free(&p);
 }
 
-/* 1x1/2 downsample and a kernel group larger than half the CBUF. */
+/* 1x1/2 downsample and a kernel group larger than half the CBUF; shapes
+ * that do not fit or are out of the registers' ranges. */
 static void test_small_limits(void **state)
 {
     (void)state;
+    static const struct want w[] = {
+        { OUT_W, 7 }, { DATA_BANKS_FULL, 13 }, { WEIGHT_BANKS_FULL, 32 },
+        { WEIGHT_BANKS_GROUP, 1 }, { WEIGHT_MODE, DLASIM_CONV_WEIGHTS_PINGPONG },
+    };
+    static const struct {
+        uint32_t w, h, c, k, r, stride, pad;
+        int32_t pad_value;
+        int rc;
+        const char *err;
+    } bad[] = {
+        /* 3x3x2048 kernels: one group of 8 is 36 banks */
+        { 4, 4, 2048, 8, 3, 1, 1, 0, DLASIM_ERR_UNSUPPORTED, "does not fit CBUF" },
+        /* register ranges */
+        { 8, 8, 8, 8, 3, 0, 0, 0, DLASIM_ERR_INVAL, "stride_x" },
+        { 8, 8, 8, 8, 3, 9, 0, 0, DLASIM_ERR_INVAL, NULL },
+        { 8, 8, 8, 8, 3, 1, 32, 0, DLASIM_ERR_INVAL, NULL },
+        { 2, 2, 8, 8, 5, 1, 0, 0, DLASIM_ERR_INVAL, NULL },
+        { 8, 8, 8, 8, 3, 1, 1, 128, DLASIM_ERR_INVAL, NULL },
+    };
     struct dlasim_conv_desc d = conv(14, 14, 256, 512, 1, 2, 0);
     struct dlasim_conv_plan p;
     char err[256] = "";
-    plan_ok(&hw_small, &d, &p);
-    assert_int_equal(p.out_w, 7);
-    assert_int_equal(p.data_banks_full, 13);
-    assert_int_equal(p.weight_banks_full, 32);
-    assert_int_equal(p.weight_banks_group, 1);
-    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_PINGPONG);
+    expect_plan(&hw_small, &d, &p, w, N(w), NULL, 0);
     dlasim_conv_plan_free(&p);
-
-    /* 3x3x2048 kernels: one group of 8 is 36 banks */
-    d = conv(4, 4, 2048, 8, 3, 1, 1);
-    assert_int_equal(dlasim_conv_plan(&hw_small, &d, &p, err, sizeof(err)),
-                     DLASIM_ERR_UNSUPPORTED);
-    assert_non_null(strstr(err, "does not fit CBUF"));
-
-    /* register ranges */
-    d = conv(8, 8, 8, 8, 3, 0, 0);
-    assert_int_equal(dlasim_conv_plan(&hw_small, &d, &p, err, sizeof(err)), DLASIM_ERR_INVAL);
-    assert_non_null(strstr(err, "stride_x"));
-    d = conv(8, 8, 8, 8, 3, 9, 0);
-    assert_int_equal(dlasim_conv_plan(&hw_small, &d, &p, err, sizeof(err)), DLASIM_ERR_INVAL);
-    d = conv(8, 8, 8, 8, 3, 1, 32);
-    assert_int_equal(dlasim_conv_plan(&hw_small, &d, &p, err, sizeof(err)), DLASIM_ERR_INVAL);
-    d = conv(2, 2, 8, 8, 5, 1, 0);
-    assert_int_equal(dlasim_conv_plan(&hw_small, &d, &p, err, sizeof(err)), DLASIM_ERR_INVAL);
-    d = conv(8, 8, 8, 8, 3, 1, 1);
-    d.pad_value = 128;
-    assert_int_equal(dlasim_conv_plan(&hw_small, &d, &p, err, sizeof(err)), DLASIM_ERR_INVAL);
+    for (size_t i = 0; i < N(bad); i++) {
+        d = conv(bad[i].w, bad[i].h, bad[i].c, bad[i].k, bad[i].r, bad[i].stride, bad[i].pad);
+        d.pad_value = bad[i].pad_value;
+        assert_int_equal(dlasim_conv_plan(&hw_small, &d, &p, err, sizeof(err)), bad[i].rc);
+        if (bad[i].err) {
+            assert_non_null(strstr(err, bad[i].err));
+        }
+    }
 }
 
 /* ---- nv_small_256 --------------------------------------------------------------------- */
@@ -262,7 +294,7 @@ static void test_small_256_entries(void **state)
         { 10, 40, 13 },   /* 5 atoms: 10 + ceil(10 / 4) */
         { 7, 8, 2 },
     };
-    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+    for (size_t i = 0; i < N(t); i++) {
         struct dlasim_conv_desc d = conv(t[i].w, 4, t[i].c, 8, 1, 1, 0);
         struct dlasim_conv_plan p;
         plan_ok(&hw_small_256, &d, &p);
@@ -276,27 +308,22 @@ static void test_small_256_entries(void **state)
 static void test_small_256_conv1(void **state)
 {
     (void)state;
-    struct dlasim_conv_desc d = conv(224, 224, 3, 64, 7, 2, 3);
-    struct dlasim_conv_plan p;
-    plan_ok(&hw_small_256, &d, &p);
-    assert_int_equal(p.out_w, 112);
-    assert_int_equal(p.out_h, 112);
-    assert_int_equal(p.entries, 56);
-    assert_int_equal(p.data_banks_full, 98);
-    assert_int_equal(p.weight_banks_full, 3);
-    assert_int_equal(p.weight_banks_group, 1);
-    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_FULL);
-    assert_int_equal(p.data_bank, 29);
-    assert_int_equal(p.rows_per_layer, 66);
+    static const struct want w[] = {
+        { OUT_W, 112 }, { OUT_H, 112 }, { ENTRIES, 56 }, { DATA_BANKS_FULL, 98 },
+        { WEIGHT_BANKS_FULL, 3 }, { WEIGHT_BANKS_GROUP, 1 },
+        { WEIGHT_MODE, DLASIM_CONV_WEIGHTS_FULL }, { DATA_BANK, 29 }, { ROWS_PER_LAYER, 66 },
+    };
     /* bands: 66 lines; the next band starts at the first line of the next
      * output row (row o reads lines 2o-3 .. 2o+3) */
-    const struct band b[] = {
+    static const struct band b[] = {
         { 0, 66, 3, 0, 0, 32, 0, 1 },   /* (3 + 66 - 7) / 2 + 1 = 32 */
         { 61, 66, 0, 0, 32, 30, 1, 1 }, /* (66 - 7) / 2 + 1 = 30 */
         { 121, 66, 0, 0, 62, 30, 1, 1 },
         { 181, 43, 0, 3, 92, 20, 1, 0 }, /* (43 + 3 - 7) / 2 + 1 = 20 */
     };
-    check_bands(&p, b, 4);
+    struct dlasim_conv_desc d = conv(224, 224, 3, 64, 7, 2, 3);
+    struct dlasim_conv_plan p;
+    expect_plan(&hw_small_256, &d, &p, w, N(w), b, N(b));
     dlasim_conv_plan_free(&p);
 }
 
@@ -305,44 +332,38 @@ static void test_small_256_conv1(void **state)
 static void test_large(void **state)
 {
     (void)state;
-    struct dlasim_conv_desc d = conv(56, 56, 64, 64, 3, 1, 1);
-    struct dlasim_conv_plan p;
-    plan_ok(&hw_large, &d, &p);
-    assert_int_equal(p.entries, 56);
-    assert_int_equal(p.data_banks_full, 7);
-    assert_int_equal(p.weight_banks_full, 2);
-    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_FULL);
-    assert_int_equal(p.n_layers, 1);
-    dlasim_conv_plan_free(&p);
-
+    static const struct want w1[] = {
+        { ENTRIES, 56 }, { DATA_BANKS_FULL, 7 }, { WEIGHT_BANKS_FULL, 2 },
+        { WEIGHT_MODE, DLASIM_CONV_WEIGHTS_FULL }, { N_LAYERS, 1 },
+    };
     /* conv1: 112 entries per line (1 atom of 2 per entry: 2 x share one),
      * 49 data banks; partial-H with 1 weight bank, 15 data banks = 68 lines */
-    d = conv(224, 224, 3, 64, 7, 2, 3);
-    plan_ok(&hw_large, &d, &p);
-    assert_int_equal(p.entries, 112);
-    assert_int_equal(p.data_banks_full, 49);
-    assert_int_equal(p.weight_bank, 1);
-    assert_int_equal(p.data_bank, 15);
-    assert_int_equal(p.rows_per_layer, 68);
-    const struct band b[] = {
+    static const struct want w2[] = {
+        { ENTRIES, 112 }, { DATA_BANKS_FULL, 49 }, { WEIGHT_BANK, 1 }, { DATA_BANK, 15 },
+        { ROWS_PER_LAYER, 68 },
+    };
+    static const struct band b2[] = {
         { 0, 68, 3, 0, 0, 33, 0, 1 },
         { 63, 68, 0, 0, 33, 31, 1, 1 },
         { 125, 68, 0, 0, 64, 31, 1, 1 },
         { 187, 37, 0, 3, 95, 17, 1, 0 },
     };
-    check_bands(&p, b, 4);
-    dlasim_conv_plan_free(&p);
-
     /* 7x80x512 -> 512: 9 data banks; a group of 32 kernels of 4608 bytes
      * is 5 banks: 2 * 5 + 9 > 16 >= 5 + 9 */
+    static const struct want w3[] = {
+        { ENTRIES, 56 }, { DATA_BANKS_FULL, 9 }, { WEIGHT_BANKS_GROUP, 5 },
+        { WEIGHT_BANKS_FULL, 72 }, { WEIGHT_MODE, DLASIM_CONV_WEIGHTS_ONE_GROUP },
+        { N_LAYERS, 1 },
+    };
+    struct dlasim_conv_plan p;
+    struct dlasim_conv_desc d = conv(56, 56, 64, 64, 3, 1, 1);
+    expect_plan(&hw_large, &d, &p, w1, N(w1), NULL, 0);
+    dlasim_conv_plan_free(&p);
+    d = conv(224, 224, 3, 64, 7, 2, 3);
+    expect_plan(&hw_large, &d, &p, w2, N(w2), b2, N(b2));
+    dlasim_conv_plan_free(&p);
     d = conv(7, 80, 512, 512, 3, 1, 1);
-    plan_ok(&hw_large, &d, &p);
-    assert_int_equal(p.entries, 56);
-    assert_int_equal(p.data_banks_full, 9);
-    assert_int_equal(p.weight_banks_group, 5);
-    assert_int_equal(p.weight_banks_full, 72);
-    assert_int_equal(p.weight_mode, DLASIM_CONV_WEIGHTS_ONE_GROUP);
-    assert_int_equal(p.n_layers, 1);
+    expect_plan(&hw_large, &d, &p, w3, N(w3), NULL, 0);
     dlasim_conv_plan_free(&p);
 }
 
@@ -470,7 +491,7 @@ static void test_layouts(void **state)
         assert_non_null(w);
         assert_non_null(packed);
         for (size_t j = 0; j < n; j++) {
-            w[j] = (int8_t)splitmix64();
+            w[j] = (int8_t)splitmix64_next(&rng_state);
         }
         dlasim_conv_pack_weights(&p, w, packed);
         for (uint32_t k = 0; k < d.kernels; k++) {
@@ -502,7 +523,7 @@ static void test_layouts(void **state)
         assert_non_null(back);
         assert_non_null(mem);
         for (size_t j = 0; j < ncube; j++) {
-            cube[j] = (int8_t)splitmix64();
+            cube[j] = (int8_t)splitmix64_next(&rng_state);
         }
         dlasim_conv_pack_cube(hw, d.in_w, d.in_h, d.in_c, line, surf, cube, mem);
         for (uint32_t c = 0; c < d.in_c; c++) {
@@ -529,11 +550,7 @@ static void test_layouts(void **state)
 static void test_mem_checks(void **state)
 {
     (void)state;
-    struct dlasim_dev *dev;
-    struct dlasim_options o;
-    char err[256];
-    memset(&o, 0, sizeof(o));
-    assert_int_equal(dlasim_create(&o, &dev, err, sizeof(err)), 0);
+    struct dlasim_dev *dev = tdev_create(NULL);
     struct dlasim_conv_desc d = conv(8, 8, 16, 16, 3, 1, 1);
     struct dlasim_conv_plan p;
     plan_ok(&hw_small, &d, &p);
@@ -600,22 +617,6 @@ static int8_t ref_out(const struct dlasim_conv_desc *d, const int8_t *in, const 
     return sat8(round_shift(v, d->out_shift));
 }
 
-static struct dlasim_dev *open_dev(const char *config, const char *const *ovr, size_t novr)
-{
-    struct dlasim_options o;
-    struct dlasim_dev *dev = NULL;
-    char err[256] = "";
-    memset(&o, 0, sizeof(o));
-    o.config = config;
-    o.overrides = ovr;
-    o.n_overrides = novr;
-    o.threads = 2;
-    if (dlasim_create(&o, &dev, err, sizeof(err))) {
-        fail_msg("dlasim_create(%s): %s", config, err);
-    }
-    return dev;
-}
-
 /* Plan, write, run and compare one layer on `dev`. */
 static void check_on_device(struct dlasim_dev *dev, const char *what,
                             const struct dlasim_conv_desc *d, const struct dlasim_conv_plan *pp)
@@ -629,12 +630,8 @@ static void check_on_device(struct dlasim_dev *dev, const char *what,
     assert_non_null(in);
     assert_non_null(wt);
     assert_non_null(out);
-    for (size_t i = 0; i < n_in; i++) {
-        in[i] = (int8_t)splitmix64();
-    }
-    for (size_t i = 0; i < n_wt; i++) {
-        wt[i] = (int8_t)splitmix64();
-    }
+    splitmix64_fill(&rng_state, in, n_in);
+    splitmix64_fill(&rng_state, wt, n_wt);
     struct dlasim_conv_mem m;
     memset(&m, 0, sizeof(m));
     m.input = 0x10000000u;
@@ -672,7 +669,7 @@ static void check_on_device(struct dlasim_dev *dev, const char *what,
 static void run_e2e(const char *config, const struct dlasim_conv_desc *d, size_t min_layers,
                     enum dlasim_conv_weight_mode mode)
 {
-    struct dlasim_dev *dev = open_dev(config, NULL, 0);
+    struct dlasim_dev *dev = tdev_new(config, NULL, 0, 2);
     struct dlasim_conv_hw hw;
     struct dlasim_conv_plan p;
     assert_int_equal(dlasim_conv_hw_of(dev, &hw), 0);
@@ -738,7 +735,7 @@ static void test_e2e_random_tiny_cbuf(void **state)
 {
     (void)state;
     static const char *const ovr[] = { "NVDLA_CBUF_BANK_DEPTH=16" };
-    struct dlasim_dev *dev = open_dev("nv_small", ovr, 1);
+    struct dlasim_dev *dev = tdev_new("nv_small", ovr, 1, 2);
     struct dlasim_conv_hw hw;
     char what[160], err[256];
     unsigned ran = 0, split = 0, streamed = 0;

@@ -17,23 +17,16 @@
 #include <string.h>
 
 #include "dlasim/dlasim.h"
+#include "common/rng.h"
 #include "kernels/conv_s8.h"
 #include "kernels/conv_s8_impl.h"
 
 #define CANARY 16 /* int32s after the output that must stay untouched */
 #define CANARY_VALUE 0x5A5A5A5A
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static uint32_t rnd_range(uint64_t *s, uint32_t lo, uint32_t hi)
 {
-    return lo + (uint32_t)(splitmix64(s) % (hi - lo + 1));
+    return splitmix64_range(s, lo, hi);
 }
 
 /* Two's complement reading of the low 32 bits of v. */
@@ -107,7 +100,7 @@ static void bufs_free(struct bufs *b)
 static void fill(int8_t *p, size_t n, uint64_t *s, int mode)
 {
     for (size_t i = 0; i < n; i++) {
-        uint64_t r = splitmix64(s);
+        uint64_t r = splitmix64_next(s);
         if (mode == 1) {
             p[i] = (r & 1) ? 127 : -128;
         } else if (mode == 2) {
@@ -368,8 +361,8 @@ static void test_random_geometries(void **state)
         snprintf(name, sizeof name, "random #%d (c%u k%u %ux%u kern %ux%u s%u,%u d%u,%u)", i,
                  g.in_c, g.out_k, g.out_h, g.out_w, g.k_h, g.k_w, g.stride_y, g.stride_x,
                  g.dil_y, g.dil_x);
-        run_case(&g, splitmix64(&s), (int)rnd_range(&s, 0, 2), (int)rnd_range(&s, 0, 2), i < 20,
-                 name);
+        run_case(&g, splitmix64_next(&s), (int)rnd_range(&s, 0, 2), (int)rnd_range(&s, 0, 2),
+                 i < 20, name);
     }
 }
 

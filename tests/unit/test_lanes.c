@@ -2,20 +2,10 @@
  * Unit tests of the element-wise loops of the pipeline (src/arith/lanes.h):
  * the SDP X stage and output converter (src/arith/sdp_lanes.c) and the
  * byte transposes (src/arith/atoms.c), for every loop variant this CPU
- * runs, against per-element references written here.
- *
- * Facts the references encode (vmod/vlibs NV_NVDLA_HLS_shiftrightsu.v,
- * vmod/nvdla/sdp NV_NVDLA_SDP_HLS_X_int_*.v, NV_NVDLA_SDP_HLS_C_int.v):
- *   - a rounding right shift rounds the magnitude half up, gives 0 for a
- *     shift >= the input width, saturates; the converter flags a
- *     saturation when the rounded value is above the 17-bit maximum or the
- *     value truncated towards minus infinity below the 17-bit minimum;
- *   - X stage: ALU max/min/sum with the (shifted) operand in 33 bits; MUL
- *     33 x 16 bits then the truncation to 32 bits, which also applies when
- *     MUL is bypassed; PReLU passes the low 32 bits of a non-negative ALU
- *     result; ReLU;
- *   - converter: (x - offset) * scale, truncation to 17 bits, then int8 or
- *     int16.
+ * runs, against per-element references: the SDP arithmetic of
+ * common/sdpref.c (the facts it encodes are listed in sdpref.h: rounding
+ * shifts, X stage, converter to 17 bits then int8 or int16) and plain loops
+ * written here for the transposes.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,6 +19,7 @@
 #include "arith/atoms.h"
 #include "arith/sdp_lanes.h"
 #include "common/rng.h"
+#include "common/sdpref.h"
 
 static uint64_t rng;
 
@@ -53,35 +44,6 @@ static int32_t rnd_value(void)
     }
 }
 
-static int64_t clamp_bits(int64_t v, unsigned bits)
-{
-    int64_t hi = (int64_t)((1ull << (bits - 1)) - 1);
-    int64_t lo = -hi - 1;
-    return v > hi ? hi : (v < lo ? lo : v);
-}
-
-static int64_t ref_rshift(int64_t x, unsigned s, unsigned in_w, unsigned out_w, int *sat)
-{
-    int64_t hi = (int64_t)((1ull << (out_w - 1)) - 1);
-    int64_t lo = -hi - 1;
-    *sat = 0;
-    if (s >= in_w) {
-        return 0;
-    }
-    uint64_t mag = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
-    uint64_t q = s == 0 ? mag : (mag + (1ull << (s - 1))) >> s;
-    if (x >= 0) {
-        *sat = (int64_t)q > hi;
-        return (int64_t)q > hi ? hi : (int64_t)q;
-    }
-    uint64_t ceil_mag = s == 0 ? mag : (mag + (1ull << s) - 1) >> s; /* floor of x */
-    *sat = ceil_mag > (uint64_t)hi + 1;
-    if ((int64_t)q > hi + 1) {
-        return lo;
-    }
-    return -(int64_t)q;
-}
-
 /* ---- X stage ------------------------------------------------------------------- */
 
 struct xcase {
@@ -90,36 +52,20 @@ struct xcase {
     unsigned shift;
 };
 
+/* The X stage of common/sdpref.c with the lane loop's settings (no ALU
+ * shift: the operands come shifted). */
 static int32_t ref_x(const struct xcase *k, int32_t x, int32_t op, int32_t mop)
 {
-    int64_t a = x;
-    switch (k->alu) {
-    case SDP_LANE_ALU_SUM:
-        a = (int64_t)x + op;
-        break;
-    case SDP_LANE_ALU_MAX:
-        a = x > op ? x : op;
-        break;
-    case SDP_LANE_ALU_MIN:
-        a = x < op ? x : op;
-        break;
-    default:
-        break;
-    }
-    int sat;
-    int64_t t;
-    if (k->mul_bypass) {
-        t = ref_rshift(a, k->shift, 49, 32, &sat);
-    } else if (k->prelu && a >= 0) {
-        uint32_t low = (uint32_t)((uint64_t)a & 0xffffffffu);
-        t = low >= 0x80000000u ? (int64_t)low - 0x100000000ll : (int64_t)low;
-    } else {
-        t = ref_rshift(a * mop, k->shift, 49, 32, &sat);
-    }
-    if (!k->relu_bypass && t < 0) {
-        t = 0;
-    }
-    return (int32_t)t;
+    static const unsigned algo[] = { [SDP_LANE_ALU_MAX] = 0, [SDP_LANE_ALU_MIN] = 1,
+                                     [SDP_LANE_ALU_SUM] = 2, [SDP_LANE_ALU_BYPASS] = 0 };
+    struct sdp_x st = { 0 };
+    st.alu_bypass = k->alu == SDP_LANE_ALU_BYPASS;
+    st.algo = algo[k->alu];
+    st.mul_bypass = (unsigned)k->mul_bypass;
+    st.prelu = (unsigned)k->prelu;
+    st.relu_bypass = (unsigned)k->relu_bypass;
+    st.mul_shift = k->shift;
+    return (int32_t)ref_sdp_x(&st, x, op, mop);
 }
 
 /* Inputs of check_x: any value, int8-scale values (the 32-bit lanes), or
