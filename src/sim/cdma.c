@@ -610,14 +610,8 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
     for (uint32_t b = 0; b < nb && !rc; b++) {
         for (uint32_t s = 0; s * m < ch && !rc; s++) {
             uint64_t base = c->dain_addr[0] + (uint64_t)b * c->batch_stride + s * surf_stride;
-            if (c->line_stride == line_bytes) {
-                rc = dla_dma_read(d, c->dain_port, base, buf, line_bytes * h);
-            } else {
-                for (uint32_t y = 0; y < h && !rc; y++) {
-                    rc = dla_dma_read(d, c->dain_port, base + (uint64_t)y * c->line_stride,
-                                      buf + y * line_bytes, line_bytes);
-                }
-            }
+            rc = dla_dma_read_lines(d, c->dain_port, UINT64_MAX, base, c->line_stride, h,
+                                    line_bytes, buf);
             if (rc) {
                 break;
             }

@@ -312,19 +312,10 @@ static int read_band(struct dla_dev *d, const struct cdp_cfg *c, uint8_t *buf,
     size_t lb = line_bytes(c);
     for (uint32_t s = 0; s < c->surfaces; s++) {
         uint64_t a = c->src_addr + s * c->src_surf + (uint64_t)y0 * c->src_line;
-        uint8_t *p = buf + (size_t)s * n * lb;
-        if (c->src_line == lb) {
-            int rc = dla_dma_read(d, c->src_port, a, p, lb * n);
-            if (rc) {
-                return rc;
-            }
-            continue;
-        }
-        for (uint32_t r = 0; r < n; r++) {
-            int rc = dla_dma_read(d, c->src_port, a + (uint64_t)r * c->src_line, p + r * lb, lb);
-            if (rc) {
-                return rc;
-            }
+        int rc = dla_dma_read_lines(d, c->src_port, UINT64_MAX, a, c->src_line, n, lb,
+                                    buf + (size_t)s * n * lb);
+        if (rc) {
+            return rc;
         }
     }
     return 0;
@@ -336,19 +327,10 @@ static int write_band(struct dla_dev *d, const struct cdp_cfg *c, const uint8_t 
     size_t lb = line_bytes(c);
     for (uint32_t s = 0; s < c->surfaces; s++) {
         uint64_t a = c->dst_addr + s * c->dst_surf + (uint64_t)y0 * c->dst_line;
-        const uint8_t *p = buf + (size_t)s * n * lb;
-        if (c->dst_line == lb) {
-            int rc = dla_dma_write(d, c->dst_port, a, p, lb * n);
-            if (rc) {
-                return rc;
-            }
-            continue;
-        }
-        for (uint32_t r = 0; r < n; r++) {
-            int rc = dla_dma_write(d, c->dst_port, a + (uint64_t)r * c->dst_line, p + r * lb, lb);
-            if (rc) {
-                return rc;
-            }
+        int rc = dla_dma_write_lines(d, c->dst_port, UINT64_MAX, a, c->dst_line, n, lb,
+                                     buf + (size_t)s * n * lb);
+        if (rc) {
+            return rc;
         }
     }
     return 0;

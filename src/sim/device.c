@@ -213,6 +213,40 @@ int dla_dma_write(struct dla_dev *d, int port, uint64_t addr, const void *src, s
     return 0;
 }
 
+int dla_dma_read_lines(struct dla_dev *d, int port, uint64_t wrap_mask, uint64_t base,
+                       uint64_t stride, uint32_t rows, size_t line_bytes, void *dst)
+{
+    uint8_t *p = dst;
+    if (rows == 1 || stride == line_bytes) {
+        return dla_dma_read(d, port, base & wrap_mask, p, line_bytes * rows);
+    }
+    for (uint32_t y = 0; y < rows; y++) {
+        int rc = dla_dma_read(d, port, (base + (uint64_t)y * stride) & wrap_mask,
+                              p + (size_t)y * line_bytes, line_bytes);
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+int dla_dma_write_lines(struct dla_dev *d, int port, uint64_t wrap_mask, uint64_t base,
+                        uint64_t stride, uint32_t rows, size_t line_bytes, const void *src)
+{
+    const uint8_t *p = src;
+    if (rows == 1 || stride == line_bytes) {
+        return dla_dma_write(d, port, base & wrap_mask, p, line_bytes * rows);
+    }
+    for (uint32_t y = 0; y < rows; y++) {
+        int rc = dla_dma_write(d, port, (base + (uint64_t)y * stride) & wrap_mask,
+                               p + (size_t)y * line_bytes, line_bytes);
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
 static int check_port(struct dla_dev *d, enum dlasim_port port)
 {
     if ((unsigned)port > DLASIM_PORT_CVIF) {

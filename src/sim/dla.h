@@ -65,6 +65,16 @@ const struct dla_config *dla_cfg(const struct dla_dev *d);
 int dla_dma_read(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t len);
 int dla_dma_write(struct dla_dev *d, int port, uint64_t addr, const void *src, size_t len);
 
+/* `rows` lines of `line_bytes` bytes, `stride` apart from `base`, to or from
+ * a packed host buffer: one burst when the lines are contiguous, one per line
+ * otherwise.  Each line address is ANDed with `wrap_mask` (UINT64_MAX for
+ * engines that refuse addresses beyond the address width; SDP wraps them as
+ * its RTL truncates addresses). */
+int dla_dma_read_lines(struct dla_dev *d, int port, uint64_t wrap_mask, uint64_t base,
+                       uint64_t stride, uint32_t rows, size_t line_bytes, void *dst);
+int dla_dma_write_lines(struct dla_dev *d, int port, uint64_t wrap_mask, uint64_t base,
+                        uint64_t stride, uint32_t rows, size_t line_bytes, const void *src);
+
 /* NVDLA *_RAM_TYPE / *_RAM_CFG encoding: 0 = CVIF, 1 = MCIF (DBB). */
 static inline int dla_ram_port(uint32_t ram_type)
 {

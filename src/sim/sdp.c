@@ -827,42 +827,6 @@ static inline int32_t load_elem(const uint8_t *p, unsigned bytes)
 }
 
 /*
- * Read `rows` lines of `line_bytes` bytes starting at `base` with `stride`
- * between lines into dst (packed): one burst when the lines are contiguous.
- */
-static int read_rows(struct dla_dev *d, int port, uint64_t mask, uint64_t base, uint64_t stride,
-                     uint32_t rows, size_t line_bytes, uint8_t *dst)
-{
-    if (rows == 1 || stride == line_bytes) {
-        return dla_dma_read(d, port, base & mask, dst, line_bytes * rows);
-    }
-    for (uint32_t y = 0; y < rows; y++) {
-        int rc = dla_dma_read(d, port, (base + (uint64_t)y * stride) & mask, dst + y * line_bytes,
-                              line_bytes);
-        if (rc) {
-            return rc;
-        }
-    }
-    return 0;
-}
-
-static int write_rows(struct dla_dev *d, int port, uint64_t mask, uint64_t base, uint64_t stride,
-                      uint32_t rows, size_t line_bytes, const uint8_t *src)
-{
-    if (rows == 1 || stride == line_bytes) {
-        return dla_dma_write(d, port, base & mask, src, line_bytes * rows);
-    }
-    for (uint32_t y = 0; y < rows; y++) {
-        int rc = dla_dma_write(d, port, (base + (uint64_t)y * stride) & mask, src + y * line_bytes,
-                               line_bytes);
-        if (rc) {
-            return rc;
-        }
-    }
-    return 0;
-}
-
-/*
  * Work buffers of a layer.  One surface is processed at a time, in one of
  * two layouts:
  *   planar (flying input): channel l of the surface at data + l * plane,
@@ -1008,8 +972,9 @@ static int load_element_ops(struct dla_dev *d, const struct sdp_cfg *c, struct s
         rc = dla_dma_read(d, s->port, (s->base + (uint64_t)surf * line_bytes) & c->addr_mask,
                           w->raw, line_bytes);
     } else {
-        rc = read_rows(d, s->port, c->addr_mask, s->base + (uint64_t)surf * s->surf_stride,
-                       s->line_stride, c->h, line_bytes, w->raw);
+        rc = dla_dma_read_lines(d, s->port, c->addr_mask,
+                                s->base + (uint64_t)surf * s->surf_stride, s->line_stride, c->h,
+                                line_bytes, w->raw);
     }
     if (rc) {
         return rc;
@@ -1070,8 +1035,9 @@ static int load_surface_input(struct dla_dev *d, const struct sdp_cfg *c, struct
         rc = dla_dma_read(d, c->src_port, (c->src_base + (uint64_t)surf * line_bytes) & c->addr_mask,
                           w->raw, line_bytes);
     } else {
-        rc = read_rows(d, c->src_port, c->addr_mask, c->src_base + (uint64_t)surf * c->src_surf,
-                       c->src_line, c->h, line_bytes, w->raw);
+        rc = dla_dma_read_lines(d, c->src_port, c->addr_mask,
+                                c->src_base + (uint64_t)surf * c->src_surf, c->src_line, c->h,
+                                line_bytes, w->raw);
     }
     if (rc) {
         return rc;
@@ -1209,8 +1175,9 @@ static int store_surface(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_
             rc = dla_dma_write(d, c->dst_port, (base + (uint64_t)surf * line_bytes) & c->addr_mask,
                                w->raw, line_bytes);
         } else {
-            rc = write_rows(d, c->dst_port, c->addr_mask, base + (uint64_t)surf * c->dst_surf,
-                            c->dst_line, c->h, line_bytes, w->raw);
+            rc = dla_dma_write_lines(d, c->dst_port, c->addr_mask,
+                                     base + (uint64_t)surf * c->dst_surf, c->dst_line, c->h,
+                                     line_bytes, w->raw);
         }
         if (rc) {
             return rc;
