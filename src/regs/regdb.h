@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "regs/gen/nvdla_regs.h" /* enum nvdla_unit, addresses, fields */
+#include "regs/gen/rk3588_regs.h" /* enum rk3588_unit, RK3588 in-core offsets */
 
 /* Register group membership (spec 001, "Ping-pong Synchronization Mechanism"). */
 enum nvdla_reg_group {
@@ -113,6 +114,10 @@ const struct nvdla_field_desc *regdb_field_by_name(const struct regdb *db,
                                                    const char *name);
 /* "RKNN_ppu_s_pointer" / "NVDLA_PDP.D_OP_ENABLE_0" spelling of a register. */
 const char *regdb_reg_name(const struct regdb *db, uint32_t addr, char *buf, size_t buflen);
+
+extern const struct nvdla_unit_desc rk3588_units[RK3588_UNIT_COUNT];
+extern const struct nvdla_reg_desc rk3588_regs[];
+extern const struct nvdla_field_desc rk3588_fields[];
 
 extern const struct nvdla_unit_desc nvdla_units[NVDLA_UNIT_COUNT];
 extern const struct nvdla_reg_desc nvdla_regs[];

@@ -21,6 +21,7 @@
 #include "sim/dla.h"
 #include "sim/mem.h"
 #include "sim/regfile.h"
+#include "sim/rk3588.h"
 
 struct dla_dev {
     struct dla_config cfg;            /* scalability parameters */
@@ -44,6 +45,7 @@ struct dla_dev {
 /* The public handle is the device itself. */
 struct dlasim_dev {
     struct dla_dev core;
+    struct rk_npu *rk;                /* config "rk3588": the RK3588 NPU instead */
 };
 
 static struct dla_dev *core(struct dlasim_dev *dev)
@@ -95,6 +97,9 @@ void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
 
 const char *dlasim_last_error(const struct dlasim_dev *dev)
 {
+    if (dev->rk) {
+        return rk_npu_last_error(dev->rk);
+    }
     return dev->core.err;
 }
 
@@ -258,6 +263,9 @@ static int check_port(struct dla_dev *d, enum dlasim_port port)
 int dlasim_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr, void *dst,
                     size_t len)
 {
+    if (dev->rk) {
+        return rk_npu_mem_read(dev->rk, port, addr, dst, len);
+    }
     char why[256];
     struct dla_dev *d = core(dev);
     int rc = check_port(d, port);
@@ -273,6 +281,9 @@ int dlasim_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr
 int dlasim_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
                      const void *src, size_t len)
 {
+    if (dev->rk) {
+        return rk_npu_mem_write(dev->rk, port, addr, src, len);
+    }
     char why[256];
     struct dla_dev *d = core(dev);
     int rc = check_port(d, port);
@@ -301,6 +312,9 @@ static void update_irq(struct dla_dev *d)
 
 int dlasim_irq_level(const struct dlasim_dev *dev)
 {
+    if (dev->rk) {
+        return rk_npu_irq_level(dev->rk);
+    }
     return dev->core.irq_level;
 }
 
@@ -342,6 +356,9 @@ static uint32_t done_bits(unsigned unit, unsigned group)
 
 int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 {
+    if (dev->rk) {
+        return rk_npu_csb_write(dev->rk, addr, val);
+    }
     struct dla_dev *d = core(dev);
     char name[96];
     if (addr & 3u) {
@@ -378,6 +395,9 @@ int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 
 int dlasim_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
+    if (dev->rk) {
+        return rk_npu_csb_read(dev->rk, addr, val);
+    }
     struct dla_dev *d = core(dev);
     if (addr & 3u) {
         *val = 0;
@@ -570,6 +590,9 @@ static void complete_layer(struct dla_dev *d, const struct layer *l)
 
 int dlasim_step(struct dlasim_dev *dev)
 {
+    if (dev->rk) {
+        return rk_npu_step(dev->rk);
+    }
     struct dla_dev *d = core(dev);
     struct layer l;
     if (!find_layer(d, &l)) {
@@ -593,6 +616,9 @@ int dlasim_run(struct dlasim_dev *dev)
 
 int dlasim_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
 {
+    if (dev->rk) {
+        return rk_npu_busy(dev->rk, desc, desclen);
+    }
     struct dla_dev *d = core(dev);
     int busy = 0;
     size_t used = 0;
@@ -681,6 +707,18 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
     if (!dev) {
         return DLASIM_ERR_NOMEM;
     }
+    if (opt->config && !strcmp(opt->config, "rk3588")) {
+        int rc = rk_npu_create(opt, &dev->rk, buf, sizeof(buf));
+        if (rc) {
+            if (err && errlen) {
+                snprintf(err, errlen, "%s", buf[0] ? buf : dlasim_status_name(rc));
+            }
+            free(dev);
+            return rc;
+        }
+        *out = dev;
+        return 0;
+    }
     struct dla_dev *d = core(dev);
     int rc = configure(d, opt, buf, sizeof(buf));
     if (!rc) {
@@ -724,6 +762,11 @@ void dlasim_destroy(struct dlasim_dev *dev)
     if (!dev) {
         return;
     }
+    if (dev->rk) {
+        rk_npu_destroy(dev->rk);
+        free(dev);
+        return;
+    }
     struct dla_dev *d = core(dev);
     dla_conv_state_destroy(d->conv);
     dla_bdma_state_destroy(d->bdma);
@@ -735,6 +778,10 @@ void dlasim_destroy(struct dlasim_dev *dev)
 
 void dlasim_reset(struct dlasim_dev *dev)
 {
+    if (dev->rk) {
+        rk_npu_reset(dev->rk);
+        return;
+    }
     struct dla_dev *d = core(dev);
     dla_regfile_reset(&d->rf);
     dla_conv_reset(d);
@@ -745,6 +792,9 @@ void dlasim_reset(struct dlasim_dev *dev)
 
 int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value)
 {
+    if (dev->rk) {
+        return rk_npu_param(dev->rk, name, value);
+    }
     return dla_config_get(&dev->core.cfg, name, value);
 }
 

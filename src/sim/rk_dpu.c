@@ -1,0 +1,353 @@
+/*
+ * RK3588 DPU (+ DPU_RDMA): the post-processing datapath, the RK analogue of
+ * NVDLA's SDP (TRM 36.3: BS = X1, BN = X2, EW = Y, OUT_CVT = CVT).
+ *
+ * Input: the CORE accumulators (FEATURE_MODE_CFG.FLYING_MODE = 0) or a cube
+ * read by MRDMA (FLYING_MODE = 1; DPU_RDMA SRC_BASE_ADDR, FEATURE_MODE_CFG
+ * IN_PRECISION int8/int16/int32, NC1HWC2 packed with 16-byte atoms).
+ * Per element, in int64 (saturated to 48 bits between stages):
+ *   BS and BN stages (BS_CFG/BN_CFG), unless *_BYPASS:
+ *     ALU (unless *_ALU_BYPASS): ALGO 0 max, 1 min, 2 add, 4 x - operand
+ *         (TRM EW_ALU_ALGO codes); operand = *_ALU_CFG, or per channel from
+ *         BRDMA/NRDMA when *_ALU_SRC = 1;
+ *     MUL (unless *_MUL_BYPASS): x * operand (int16, *_MUL_CFG or per channel
+ *         when *_MUL_SRC) shifted right by *_MUL_SHIFT_VALUE (or per channel
+ *         when *_TRUNCATE_SRC) with round half up; with *_MUL_PRELU only
+ *         negative x are multiplied, shifted by DATA_FORMAT.*_SHIFT_VALUE_NEG;
+ *     ReLU (unless *_RELU_BYPASS): max(x, 0), then min(x, *_RELUX_CMP_VALUE)
+ *         with *_RELUX_EN.
+ *   (BS's CPEND operand, BS_OW_OP, is added by rk_conv.c.)
+ *   EW must be bypassed (EW_CFG.EW_BYPASS = 1): the EW stage is not modelled.
+ *   OUT_CVT: CVT_TYPE 0: (x * OUT_CVT_SCALE) >> OUT_CVT_SHIFT, then
+ *     + OUT_CVT_OFFSET; CVT_TYPE 1: offset first; the shift rounds half to even
+ *     (CVT_ROUND 0, the TRM's "if the integer is odd, carry 1") or half up
+ *     (1, "always carry").  RK_OUT_CVT_ROUNDING below is the one switch.
+ *   Saturation to DATA_FORMAT.OUT_PRECISION: 0 int8, 1 int16, 4 int32.
+ * Per-channel operands (BRDMA_CFG/NRDMA_CFG *_DATA_USE bits ALU, CPEND, MUL,
+ * TRT): int32 per channel, one array of DATA_CUBE_CHANNEL entries per used
+ * operand in that bit order from BS_BASE_ADDR / BN_BASE_ADDR (assumption:
+ * Mesa uses ALU only, an int32 bias per channel).
+ * Output: FEATURE_MODE_CFG.OUTPUT_MODE bit 1 writes NC1HWC2 (C2 = 16 / bytes
+ * per element) at DST_BASE_ADDR, surface s at + s * DST_SURF_STRIDE, element
+ * (y, x) at + (y * W + x) * 16 (mtx512, Mesa); bit 0 hands the cube to the
+ * PPU (fused, like NVDLA SDP -> PDP on the fly).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/rk3588.h"
+
+/* OUT_CVT rounding: 0 = as the CVT_ROUND field says (TRM); 1 = always half up
+ * (change here if a board capture disagrees). */
+#define RK_OUT_CVT_ROUNDING 0
+
+#define S48 ((int64_t)1 << 47)
+
+struct dpu_stage {
+    int bypass, alu_bypass, mul_bypass, relu_bypass, relux, prelu;
+    unsigned algo;
+    int alu_src, mul_src, trt_src;
+    int32_t alu_op, relux_cmp;
+    int16_t mul_op;
+    unsigned shift, shift_neg;
+    const int32_t *alu_ch, *mul_ch, *trt_ch; /* per channel, or NULL */
+};
+
+struct dpu_cfg {
+    uint32_t w, h, c;
+    unsigned out_prec;
+    int to_mem, to_ppu, from_mrdma;
+    struct dpu_stage bs, bn;
+    int32_t cvt_offset;
+    uint32_t cvt_scale, cvt_shift;
+    int cvt_offset_first, cvt_half_up;
+    uint64_t dst, dst_surf;
+};
+
+static void decode_stage(struct dpu_stage *s, uint32_t cfg, uint32_t alu,
+                         uint32_t mul, uint32_t relux, unsigned shift_neg)
+{
+    /* BS_CFG and BN_CFG, BS_MUL_CFG and BN_MUL_CFG share their layouts. */
+    s->bypass = RK_FIELD(cfg, RK3588_DPU_BS_CFG_BS_BYPASS);
+    s->alu_bypass = RK_FIELD(cfg, RK3588_DPU_BS_CFG_BS_ALU_BYPASS);
+    s->mul_bypass = RK_FIELD(cfg, RK3588_DPU_BS_CFG_BS_MUL_BYPASS);
+    s->relu_bypass = RK_FIELD(cfg, RK3588_DPU_BS_CFG_BS_RELU_BYPASS);
+    s->relux = RK_FIELD(cfg, RK3588_DPU_BS_CFG_BS_RELUX_EN);
+    s->prelu = RK_FIELD(cfg, RK3588_DPU_BS_CFG_BS_MUL_PRELU);
+    s->algo = RK_FIELD(cfg, RK3588_DPU_BS_CFG_BS_ALU_ALGO);
+    s->alu_src = RK_FIELD(cfg, RK3588_DPU_BS_CFG_BS_ALU_SRC);
+    s->alu_op = (int32_t)alu;
+    s->mul_op = (int16_t)RK_FIELD(mul, RK3588_DPU_BS_MUL_CFG_BS_MUL_OPERAND);
+    s->shift = RK_FIELD(mul, RK3588_DPU_BS_MUL_CFG_BS_MUL_SHIFT_VALUE);
+    s->mul_src = RK_FIELD(mul, RK3588_DPU_BS_MUL_CFG_BS_MUL_SRC);
+    s->trt_src = RK_FIELD(mul, RK3588_DPU_BS_MUL_CFG_BS_TRUNCATE_SRC);
+    s->shift_neg = shift_neg;
+    s->relux_cmp = (int32_t)relux;
+    s->alu_ch = s->mul_ch = s->trt_ch = NULL;
+}
+
+static int decode(struct rk_core *c, const struct rk_task *t, struct dpu_cfg *d)
+{
+    uint32_t mode = rk_reg(c, RK3588_DPU_FEATURE_MODE_CFG);
+    uint32_t fmt = rk_reg(c, RK3588_DPU_DATA_FORMAT);
+    d->w = RK_REG_FIELD(c, RK3588_DPU_DATA_CUBE_WIDTH, WIDTH) + 1;
+    d->h = RK_REG_FIELD(c, RK3588_DPU_DATA_CUBE_HEIGHT, HEIGHT) + 1;
+    d->c = RK_REG_FIELD(c, RK3588_DPU_DATA_CUBE_CHANNEL, CHANNEL) + 1;
+    d->out_prec = RK_FIELD(fmt, RK3588_DPU_DATA_FORMAT_OUT_PRECISION);
+    d->to_mem = (RK_FIELD(mode, RK3588_DPU_FEATURE_MODE_CFG_OUTPUT_MODE) & 2u) != 0;
+    d->to_ppu = t->ppu;
+    d->from_mrdma = !t->conv;
+    if (d->out_prec != 0 && d->out_prec != 1 && d->out_prec != 4) {
+        return rk_error(c, DLASIM_ERR_UNSUPPORTED, "DPU.DATA_FORMAT.OUT_PRECISION=%u: only int8 (0), "
+                        "int16 (1) and int32 (4) are modelled", d->out_prec);
+    }
+    if (!RK_REG_FIELD(c, RK3588_DPU_EW_CFG, EW_BYPASS)) {
+        return rk_error(c, DLASIM_ERR_UNSUPPORTED, "DPU.EW_CFG.EW_BYPASS=0: the EW stage is not "
+                        "modelled");
+    }
+    if (RK_REG_FIELD(c, RK3588_DPU_OUT_CVT_SCALE, FP32TOFP16_EN)) {
+        return rk_error(c, DLASIM_ERR_UNSUPPORTED, "DPU.OUT_CVT_SCALE.FP32TOFP16_EN=1 is not "
+                        "modelled");
+    }
+    decode_stage(&d->bs, rk_reg(c, RK3588_DPU_BS_CFG), rk_reg(c, RK3588_DPU_BS_ALU_CFG),
+                 rk_reg(c, RK3588_DPU_BS_MUL_CFG), rk_reg(c, RK3588_DPU_BS_RELUX_CMP_VALUE),
+                 RK_FIELD(fmt, RK3588_DPU_DATA_FORMAT_BS_MUL_SHIFT_VALUE_NEG));
+    decode_stage(&d->bn, rk_reg(c, RK3588_DPU_BN_CFG), rk_reg(c, RK3588_DPU_BN_ALU_CFG),
+                 rk_reg(c, RK3588_DPU_BN_MUL_CFG), rk_reg(c, RK3588_DPU_BN_RELUX_CMP_VALUE),
+                 RK_FIELD(fmt, RK3588_DPU_DATA_FORMAT_BN_MUL_SHIFT_VALUE_NEG));
+    const struct dpu_stage *st[2] = {&d->bs, &d->bn};
+    for (int i = 0; i < 2; i++) {
+        unsigned a = st[i]->algo;
+        if (!st[i]->bypass && !st[i]->alu_bypass && a != 0 && a != 1 && a != 2 && a != 4) {
+            return rk_error(c, DLASIM_ERR_UNSUPPORTED, "DPU.%s_CFG.%s_ALU_ALGO=%u is not modelled "
+                            "(0 max, 1 min, 2 add, 4 minus are)", i ? "BN" : "BS", i ? "BN" : "BS", a);
+        }
+    }
+    uint32_t shift = rk_reg(c, RK3588_DPU_OUT_CVT_SHIFT);
+    d->cvt_offset = (int32_t)rk_reg(c, RK3588_DPU_OUT_CVT_OFFSET);
+    d->cvt_scale = RK_REG_FIELD(c, RK3588_DPU_OUT_CVT_SCALE, OUT_CVT_SCALE);
+    d->cvt_shift = RK_FIELD(shift, RK3588_DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT);
+    d->cvt_offset_first = RK_FIELD(shift, RK3588_DPU_OUT_CVT_SHIFT_CVT_TYPE);
+    d->cvt_half_up = RK_OUT_CVT_ROUNDING ? 1 : (int)RK_FIELD(shift, RK3588_DPU_OUT_CVT_SHIFT_CVT_ROUND);
+    d->dst = rk_reg(c, RK3588_DPU_DST_BASE_ADDR);
+    d->dst_surf = RK_REG_FIELD(c, RK3588_DPU_DST_SURF_STRIDE, DST_SURF_STRIDE) * 16ull;
+    return 0;
+}
+
+/* Per-channel operands of one stage: `use` bits ALU, CPEND, MUL, TRT. */
+static int load_operands(struct rk_core *c, struct dpu_stage *s, uint32_t use, uint64_t base,
+                         uint32_t chans, int32_t **buf, const char *unit)
+{
+    unsigned n = 0;
+    for (unsigned b = 0; b < 4; b++) {
+        n += (use >> b) & 1u;
+    }
+    if (s->bypass || n == 0) {
+        return 0;
+    }
+    size_t bytes = (size_t)n * chans * sizeof(int32_t);
+    *buf = malloc(bytes);
+    if (!*buf) {
+        return DLASIM_ERR_NOMEM;
+    }
+    int rc = rk_dma_read(c, unit, base, *buf, bytes);
+    if (rc) {
+        return rc;
+    }
+    const int32_t *p = *buf;
+    if (use & 1u) {
+        s->alu_ch = p;
+        p += chans;
+    }
+    if (use & 2u) {
+        p += chans; /* CPEND: per-channel operand not modelled (OW_SRC refused) */
+    }
+    if (use & 4u) {
+        s->mul_ch = p;
+        p += chans;
+    }
+    if (use & 8u) {
+        s->trt_ch = p;
+    }
+    return 0;
+}
+
+/* A stage selects a per-channel operand that DPU_RDMA does not provide. */
+static int stage_missing(const struct dpu_stage *s)
+{
+    if (s->bypass) {
+        return 0;
+    }
+    return (!s->alu_bypass && s->alu_src && !s->alu_ch) ||
+           (!s->mul_bypass && s->mul_src && !s->mul_ch) ||
+           (!s->mul_bypass && !s->prelu && s->trt_src && !s->trt_ch);
+}
+
+static inline int64_t stage_apply(const struct dpu_stage *s, int64_t x, uint32_t ch)
+{
+    if (s->bypass) {
+        return x;
+    }
+    if (!s->alu_bypass) {
+        int64_t op = s->alu_src ? s->alu_ch[ch] : s->alu_op;
+        switch (s->algo) {
+        case 0:
+            x = x > op ? x : op;
+            break;
+        case 1:
+            x = x < op ? x : op;
+            break;
+        case 2:
+            x += op;
+            break;
+        default:
+            x -= op;
+            break;
+        }
+        x = rk_sat(x, -S48, S48 - 1);
+    }
+    if (!s->mul_bypass && (!s->prelu || x < 0)) {
+        int64_t m = s->mul_src ? (int16_t)s->mul_ch[ch] : s->mul_op;
+        unsigned sh = s->prelu ? s->shift_neg : (s->trt_src ? (unsigned)s->trt_ch[ch] & 63u : s->shift);
+        x = rk_sat(rk_round_shift(x * m, sh, 1), -S48, S48 - 1);
+    }
+    if (!s->relu_bypass) {
+        x = x > 0 ? x : 0;
+        if (s->relux && x > s->relux_cmp) {
+            x = s->relux_cmp;
+        }
+    }
+    return x;
+}
+
+static int64_t out_cvt(const struct dpu_cfg *d, int64_t x)
+{
+    if (d->cvt_offset_first) {
+        int64_t t = rk_sat(x + d->cvt_offset, -S48 + 1, S48 - 1);
+        return rk_round_shift(t * (int64_t)d->cvt_scale, d->cvt_shift, d->cvt_half_up);
+    }
+    return rk_round_shift(x * (int64_t)d->cvt_scale, d->cvt_shift, d->cvt_half_up) + d->cvt_offset;
+}
+
+/* MRDMA: the main input from memory (FLYING_MODE = 1). */
+static int load_mrdma(struct rk_core *c, const struct dpu_cfg *d, struct rk_cube *in)
+{
+    unsigned prec = RK_REG_FIELD(c, RK3588_DPU_RDMA_FEATURE_MODE_CFG, IN_PRECISION);
+    unsigned bpe = prec == 0 ? 1 : prec == 1 ? 2 : prec == 4 ? 4 : 0;
+    if (!bpe) {
+        return rk_error(c, DLASIM_ERR_UNSUPPORTED, "DPU_RDMA.FEATURE_MODE_CFG.IN_PRECISION=%u is not "
+                        "modelled (int8, int16, int32 are)", prec);
+    }
+    unsigned c2 = 16 / bpe;
+    size_t surf = (size_t)d->w * d->h * 16, nsurf = (d->c + c2 - 1) / c2;
+    uint8_t *raw = malloc(surf * nsurf);
+    in->v = malloc((size_t)d->w * d->h * d->c * sizeof(int32_t));
+    if (!raw || !in->v) {
+        free(raw);
+        return DLASIM_ERR_NOMEM;
+    }
+    in->w = d->w;
+    in->h = d->h;
+    in->c = d->c;
+    int rc = rk_dma_read(c, "DPU_RDMA MRDMA", rk_reg(c, RK3588_DPU_RDMA_SRC_BASE_ADDR), raw,
+                         surf * nsurf);
+    for (uint32_t ch = 0; !rc && ch < d->c; ch++) {
+        const uint8_t *s = raw + (ch / c2) * surf + (ch % c2) * bpe;
+        int32_t *o = in->v + (size_t)ch * d->w * d->h;
+        for (size_t i = 0; i < (size_t)d->w * d->h; i++) {
+            const uint8_t *e = s + i * 16;
+            o[i] = bpe == 1 ? (int8_t)e[0] : bpe == 2 ? (int16_t)(e[0] | e[1] << 8)
+                                                      : (int32_t)((uint32_t)e[0] | (uint32_t)e[1] << 8 |
+                                                                  (uint32_t)e[2] << 16 | (uint32_t)e[3] << 24);
+        }
+    }
+    free(raw);
+    return rc;
+}
+
+static int write_out(struct rk_core *c, const struct dpu_cfg *d, const int32_t *v)
+{
+    unsigned bpe = d->out_prec == 0 ? 1 : d->out_prec == 1 ? 2 : 4, c2 = 16 / bpe;
+    size_t plane = (size_t)d->w * d->h, surf = plane * 16;
+    uint8_t *buf = malloc(surf);
+    if (!buf) {
+        return DLASIM_ERR_NOMEM;
+    }
+    int rc = 0;
+    for (uint32_t s = 0; !rc && s * c2 < d->c; s++) {
+        memset(buf, 0, surf);
+        for (uint32_t l = 0; l < c2 && s * c2 + l < d->c; l++) {
+            const int32_t *src = v + (size_t)(s * c2 + l) * plane;
+            for (size_t i = 0; i < plane; i++) {
+                uint32_t u = (uint32_t)src[i];
+                for (unsigned b = 0; b < bpe; b++) {
+                    buf[i * 16 + l * bpe + b] = (uint8_t)(u >> (8 * b));
+                }
+            }
+        }
+        rc = rk_dma_write(c, "DPU WDMA", d->dst + s * d->dst_surf, buf, surf);
+    }
+    free(buf);
+    return rc;
+}
+
+int rk_dpu_run(struct rk_core *c, const struct rk_task *t, struct rk_cube *acc,
+               struct rk_cube *to_ppu)
+{
+    struct dpu_cfg d;
+    struct rk_cube own = {0, 0, 0, NULL};
+    int32_t *bs_ops = NULL, *bn_ops = NULL;
+    int rc = decode(c, t, &d);
+    if (!rc && acc && (acc->w != d.w || acc->h != d.h || acc->c != d.c)) {
+        rc = rk_error(c, DLASIM_ERR_PROG, "DPU.DATA_CUBE_* %ux%ux%u (+1 each) differ from the CORE "
+                      "output %ux%ux%u", d.w - 1, d.h - 1, d.c - 1, acc->w, acc->h, acc->c);
+    }
+    if (!rc) {
+        rc = rk_check_work(c, "DPU", (uint64_t)d.w * d.h * d.c);
+    }
+    if (!rc && !acc) {
+        rc = load_mrdma(c, &d, &own);
+        acc = &own;
+    }
+    if (!rc && t->dpu_rdma) {
+        rc = load_operands(c, &d.bs, RK_REG_FIELD(c, RK3588_DPU_RDMA_BRDMA_CFG, BRDMA_DATA_USE),
+                           rk_reg(c, RK3588_DPU_RDMA_BS_BASE_ADDR), d.c, &bs_ops, "DPU_RDMA BRDMA");
+    }
+    if (!rc && t->dpu_rdma) {
+        rc = load_operands(c, &d.bn, RK_REG_FIELD(c, RK3588_DPU_RDMA_NRDMA_CFG, NRDMA_DATA_USE),
+                           rk_reg(c, RK3588_DPU_RDMA_BN_BASE_ADDR), d.c, &bn_ops, "DPU_RDMA NRDMA");
+    }
+    if (!rc && (stage_missing(&d.bs) || stage_missing(&d.bn))) {
+        rc = rk_error(c, DLASIM_ERR_PROG, "DPU: a per-channel operand (*_SRC=1) is selected but "
+                      "DPU_RDMA is not enabled or does not read it");
+    }
+    if (!rc) {
+        int64_t lo = d.out_prec == 0 ? -128 : d.out_prec == 1 ? -32768 : INT32_MIN;
+        int64_t hi = d.out_prec == 0 ? 127 : d.out_prec == 1 ? 32767 : INT32_MAX;
+        size_t plane = (size_t)d.w * d.h;
+        for (uint32_t ch = 0; ch < d.c; ch++) {
+            int32_t *v = acc->v + (size_t)ch * plane;
+            for (size_t i = 0; i < plane; i++) {
+                int64_t x = stage_apply(&d.bs, v[i], ch);
+                x = stage_apply(&d.bn, x, ch);
+                v[i] = (int32_t)rk_sat(out_cvt(&d, x), lo, hi);
+            }
+        }
+        if (d.to_mem) {
+            rc = write_out(c, &d, acc->v);
+        }
+    }
+    if (!rc && to_ppu) {
+        /* hand the cube over (the PPU frees it) */
+        *to_ppu = *acc;
+        if (acc == &own) {
+            own.v = NULL;
+        } else {
+            acc->v = NULL;
+        }
+    }
+    free(own.v);
+    free(bs_ops);
+    free(bn_ops);
+    return rc;
+}
