@@ -21,6 +21,7 @@
 #include "sim/dla.h"
 #include "sim/mem.h"
 #include "sim/regfile.h"
+#include "dlasim/rk3588.h"
 #include "sim/rk3588.h"
 
 struct dla_dev {
@@ -819,4 +820,11 @@ const char *dlasim_reg_name(uint32_t addr, char *buf, size_t buflen)
         snprintf(buf, buflen, "0x%x", addr);
     }
     return buf;
+}
+
+/* ---- RK3588 ---------------------------------------------------------------------- */
+
+int dlasim_rk_irq_level(const struct dlasim_dev *dev, unsigned core)
+{
+    return dev->rk ? rk_npu_core_irq_level(dev->rk, core) : 0;
 }

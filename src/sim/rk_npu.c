@@ -16,6 +16,9 @@
  *   - when the group completes, its op_en clears; with executer_pp_en the
  *     executer moves to the other group, and with pointer_pp_en and
  *     pointer_pp_mode = 0 ("toggle by executer") the pointer moves with it;
+ *   - a write with pointer_pp_en = 1 keeps `pointer` (the hardware owns it
+ *     then; Mesa rewrites S_POINTER = 0xE in every task and the kernels at
+ *     every kick, which only works if that write keeps it);
  *   - W1C bit 4 (pointer_pp_clear) sets pointer = 0, bit 5
  *     (executer_pp_clear) sets executer = 0;
  *   - S_STATUS status_g: 0 idle, 1 group g enabled and executing (g is the
@@ -341,7 +344,14 @@ static void enable_mask(struct rk_core *c, uint32_t mask)
 static void write_pointer(struct rk_core *c, const struct nvdla_reg_desc *r, uint32_t v)
 {
     uint32_t p = pointer_val(c, r->unit);
-    p = (p & ~r->write_mask) | (v & r->write_mask);
+    uint32_t mask = r->write_mask;
+    if (v & RK3588_CNA_S_POINTER_POINTER_PP_EN__MASK) {
+        /* With ping-pong on, the hardware owns `pointer` (inference: Mesa
+         * writes S_POINTER = 0xE in every task and the kernels at every kick;
+         * multi-task streams only work if that write keeps the pointer). */
+        mask &= ~RK3588_CNA_S_POINTER_POINTER__MASK;
+    }
+    p = (p & ~mask) | (v & mask);
     if (v & RK3588_CNA_S_POINTER_POINTER_PP_CLEAR__MASK) {
         p &= ~RK3588_CNA_S_POINTER_POINTER__MASK;
     }
