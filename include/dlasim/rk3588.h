@@ -147,6 +147,8 @@ struct dlasim_rk_pool_desc {
 };
 int dlasim_rk_emit_pool(struct dlasim_rk_regcmd *l, const struct dlasim_rk_pool_desc *p);
 
+/* DLASIM_RK_CORES for a device created with config "rk3588", else 0. */
+unsigned dlasim_rk_cores(const struct dlasim_dev *dev);
 /* Interrupt line of one core. */
 int dlasim_rk_irq_level(const struct dlasim_dev *dev, unsigned core);
 

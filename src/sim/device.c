@@ -824,6 +824,11 @@ const char *dlasim_reg_name(uint32_t addr, char *buf, size_t buflen)
 
 /* ---- RK3588 ---------------------------------------------------------------------- */
 
+unsigned dlasim_rk_cores(const struct dlasim_dev *dev)
+{
+    return dev->rk ? DLASIM_RK_CORES : 0u;
+}
+
 int dlasim_rk_irq_level(const struct dlasim_dev *dev, unsigned core)
 {
     return dev->rk ? rk_npu_core_irq_level(dev->rk, core) : 0;
