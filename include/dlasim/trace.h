@@ -54,6 +54,9 @@ struct dlasim_trace_result {
     unsigned checks_passed;
     unsigned checks_failed;
     unsigned layers;        /* layers the device ran */
+    unsigned polls_passed;  /* reg_read / poll_reg_equal reads that matched: NVIDIA's
+                               testbench counts a read mismatch as a failure, so a
+                               trace whose only checks are reads is a valid test */
 };
 
 /* Play a parsed trace.  Returns 0 when every command ran and every check

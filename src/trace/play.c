@@ -169,6 +169,7 @@ static int poll_reg(struct player *p, const struct trace_cmd *c)
         uint32_t v;
         dlasim_csb_read(p->dev, c->addr, &v);
         if (v == c->value) {
+            p->res->polls_passed++;
             return 0;
         }
         int rc = n < max_layers(p) ? step(p, c) : 0;
@@ -224,6 +225,7 @@ static int play_one(struct player *p, const struct trace_cmd *c)
             snprintf(got, sizeof(got), "0x%" PRIx32, v);
             return fail(p, c, DLASIM_ERR_CHECK, "reg_read(%s) returned %s", c->text, got);
         }
+        p->res->polls_passed++;
         return 0;
     case TRACE_POLL_REG_EQUAL:
         return poll_reg(p, c);
