@@ -39,11 +39,11 @@ else
     cat "$log/san-build.txt"; one "build (clang, ASan+UBSan)" 1
 fi
 
-echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming)"
+echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming, RK3588 regcmd lists)"
 if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
-    for t in trace csb; do
+    for t in trace csb rk_regcmd; do
         mkdir -p "build-fuzz/corpus-$t"
-        seeds=tests/fuzz/seeds; [ "$t" = csb ] && seeds=
+        seeds=tests/fuzz/seeds; [ "$t" != trace ] && seeds=
         build-fuzz/fuzz_$t -max_total_time=20 -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
             "build-fuzz/corpus-$t" $seeds > "$log/fuzz-$t.txt" 2>&1
         rc=$?
@@ -70,8 +70,12 @@ gen=$(mktemp -d)
 python3 tools/regdb/gen_regs.py regdb/nvdla.xml "$gen" "$gen/registers.md" > /dev/null 2>&1 &&
     diff -q "$gen/nvdla_regs.h" src/regs/gen/nvdla_regs.h > /dev/null &&
     diff -q "$gen/nvdla_regs_table.c" src/regs/gen/nvdla_regs_table.c > /dev/null &&
-    diff -q "$gen/registers.md" docs/registers.md > /dev/null
-one "regdb regeneration matches src/regs/gen and docs/registers.md" $?
+    diff -q "$gen/registers.md" docs/registers.md > /dev/null &&
+    python3 tools/regdb/gen_regs.py regdb/rk3588.xml "$gen" "$gen/registers-rk3588.md" > /dev/null 2>&1 &&
+    diff -q "$gen/rk3588_regs.h" src/regs/gen/rk3588_regs.h > /dev/null &&
+    diff -q "$gen/rk3588_regs_table.c" src/regs/gen/rk3588_regs_table.c > /dev/null &&
+    diff -q "$gen/registers-rk3588.md" docs/registers-rk3588.md > /dev/null
+one "regdb regeneration (nvdla, rk3588) matches src/regs/gen and docs" $?
 rm -rf "$gen" "$log"
 
 echo "$passed passed, $failed failed"
