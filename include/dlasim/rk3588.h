@@ -124,6 +124,8 @@ struct dlasim_rk_conv {
     uint32_t bias;                   /* int32 per output channel, 0 = none */
     int16_t ow_op;                   /* CPEND operand: 0x80 - weight zero point, 0 = none */
     int out_int32;                   /* OUT_PRECISION int32 (no requantization) */
+    uint8_t clip_truncate;           /* CORE CLIP_TRUNCATE: accumulator >> n, rounded */
+    uint8_t clip_round_half_up;      /* CORE CLIP_TRUNCATE.ROUND_TYPE (0 half to even) */
     uint16_t cvt_scale;              /* OUT_CVT (int8 output) */
     uint16_t cvt_shift;
     int32_t cvt_offset;

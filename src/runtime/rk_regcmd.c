@@ -371,7 +371,8 @@ static int emit_cna_core(struct dlasim_rk_regcmd *l, const struct dlasim_rk_conv
     E(RK3588_CORE_DATAOUT_SIZE_0, RK3588_CORE_DATAOUT_SIZE_0_DATAOUT_HEIGHT(p->out_h - 1) |
                                       RK3588_CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH(p->out_w - 1));
     E(RK3588_CORE_DATAOUT_SIZE_1, RK3588_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL(oc - 1));
-    E(RK3588_CORE_CLIP_TRUNCATE, 0);
+    E(RK3588_CORE_CLIP_TRUNCATE, RK3588_CORE_CLIP_TRUNCATE_CLIP_TRUNCATE(p->clip_truncate) |
+                                     RK3588_CORE_CLIP_TRUNCATE_ROUND_TYPE(p->clip_round_half_up));
     return 0;
 }
 

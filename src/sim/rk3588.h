@@ -67,6 +67,19 @@ int rk_error(struct rk_core *c, int status, const char *fmt, ...)
 #endif
     ;
 unsigned rk_threads(const struct rk_core *c);
+/* Scratch buffer `slot` (< RK_SCRATCH) of at least `size` bytes, kept by the
+ * core across tasks so large layers do not page-fault fresh memory every
+ * time; NULL if it cannot be allocated.  Contents are undefined. */
+#define RK_SCRATCH 7 /* 0-4 rk_conv.c, 5 the accumulators, 6 rk_dpu.c output */
+void *rk_scratch(struct rk_core *c, unsigned slot, size_t size);
+/* What the planar weights in the conv scratch were decoded from (as NVDLA's
+ * CSC keeps its decode: src/sim/csc.c decode_planar). */
+struct rk_wcache {
+    int valid;
+    uint32_t k, c, kh, kw, dw;
+    size_t len;
+};
+struct rk_wcache *rk_weight_cache(struct rk_core *c);
 int rk_check_work(struct rk_core *c, const char *unit, uint64_t work);
 
 /* x / 2^s rounded: half to even (the TRM's round_type/cvt_round 0, "if the
@@ -88,6 +101,16 @@ static inline int64_t rk_round_shift(int64_t x, unsigned s, int half_up)
     return q;
 }
 
+/* The same for an int32 value and s < 32, branch-free (vectorisable):
+ * floor((x + half - 1 + carry) / 2^s), carry = 1 (half up) or the parity of
+ * floor(x / 2^s) (half to even). */
+static inline int32_t rk_round_shift32(int32_t x, unsigned s, int half_up)
+{
+    int64_t v = x, half = ((int64_t)1 << s) >> 1;
+    int64_t carry = half_up ? 1 : ((v >> s) & 1);
+    return (int32_t)((v + half - (s ? 1 : 0) + (s ? carry : 0)) >> s);
+}
+
 static inline int64_t rk_sat(int64_t x, int64_t lo, int64_t hi)
 {
     return x < lo ? lo : x > hi ? hi : x;
@@ -97,6 +120,11 @@ static inline int64_t rk_sat(int64_t x, int64_t lo, int64_t hi)
 struct rk_cube {
     uint32_t w, h, c;
     int32_t *v;
+    int borrowed;  /* v is a core scratch buffer: not freed by its holder */
+    /* CORE CLIP_TRUNCATE not yet applied to v (the DPU applies it first, in
+     * its own pass over the cube): shift and ROUND_TYPE. */
+    unsigned shift;
+    int shift_half_up;
 };
 
 /* Which blocks one task uses (decided from the enabled blocks). */

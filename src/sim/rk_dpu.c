@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith/atoms.h"
 #include "sim/rk3588.h"
 
 /* OUT_CVT rounding: 0 = as the CVT_ROUND field says (TRM); 1 = always half up
@@ -220,6 +221,15 @@ static inline int64_t stage_apply(const struct dpu_stage *s, int64_t x, uint32_t
     return x;
 }
 
+/* Every stage bypassed and OUT_CVT x * 1 >> 0 + 0: the values pass
+ * unchanged but for the saturation to the output precision (none for int32,
+ * the int8 -> int32 path of mtx512's matmul). */
+static int identity(const struct dpu_cfg *d)
+{
+    return d->bs.bypass && d->bn.bypass && d->cvt_scale == 1 && d->cvt_shift == 0 &&
+           d->cvt_offset == 0;
+}
+
 static int64_t out_cvt(const struct dpu_cfg *d, int64_t x)
 {
     if (d->cvt_offset_first) {
@@ -269,25 +279,42 @@ static int write_out(struct rk_core *c, const struct dpu_cfg *d, const int32_t *
 {
     unsigned bpe = d->out_prec == 0 ? 1 : d->out_prec == 1 ? 2 : 4, c2 = 16 / bpe;
     size_t plane = (size_t)d->w * d->h, surf = plane * 16;
-    uint8_t *buf = malloc(surf);
+    uint8_t *buf = rk_scratch(c, 6, surf);
     if (!buf) {
         return DLASIM_ERR_NOMEM;
     }
+    const uint16_t one = 1;
+    const int little = *(const uint8_t *)&one == 1;
+    const enum dla_lanes_isa isa = dla_lanes_best();
     int rc = 0;
     for (uint32_t s = 0; !rc && s * c2 < d->c; s++) {
-        memset(buf, 0, surf);
-        for (uint32_t l = 0; l < c2 && s * c2 + l < d->c; l++) {
-            const int32_t *src = v + (size_t)(s * c2 + l) * plane;
-            for (size_t i = 0; i < plane; i++) {
-                uint32_t u = (uint32_t)src[i];
+        uint32_t lanes = d->c - s * c2 < c2 ? d->c - s * c2 : c2;
+        const int32_t *src = v + (size_t)s * c2 * plane;
+        if (bpe == 1 && lanes == 16) {
+            /* the planes-to-atoms transpose of NVDLA's SDP (src/arith/atoms.h) */
+            dla_atoms_from_planes(isa, src, plane, 16, buf);
+            rc = rk_dma_write(c, "DPU WDMA", d->dst + s * d->dst_surf, buf, surf);
+            continue;
+        }
+        if (lanes < c2) {
+            memset(buf, 0, surf);
+        }
+        /* pixel-major: one 16-byte atom at a time */
+        for (size_t i = 0; i < plane; i++) {
+            uint8_t *atom = buf + i * 16;
+            for (uint32_t l = 0; l < lanes; l++) {
+                uint32_t u = (uint32_t)src[(size_t)l * plane + i];
+                if (bpe == 4 && little) {
+                    memcpy(atom + l * 4, &u, 4); /* the memory is little-endian, as the SoC */
+                    continue;
+                }
                 for (unsigned b = 0; b < bpe; b++) {
-                    buf[i * 16 + l * bpe + b] = (uint8_t)(u >> (8 * b));
+                    atom[l * bpe + b] = (uint8_t)(u >> (8 * b));
                 }
             }
         }
         rc = rk_dma_write(c, "DPU WDMA", d->dst + s * d->dst_surf, buf, surf);
     }
-    free(buf);
     return rc;
 }
 
@@ -295,7 +322,7 @@ int rk_dpu_run(struct rk_core *c, const struct rk_task *t, struct rk_cube *acc,
                struct rk_cube *to_ppu)
 {
     struct dpu_cfg d;
-    struct rk_cube own = {0, 0, 0, NULL};
+    struct rk_cube own = {0, 0, 0, NULL, 0, 0, 0};
     int32_t *bs_ops = NULL, *bn_ops = NULL;
     int rc = decode(c, t, &d);
     if (!rc && acc && (acc->w != d.w || acc->h != d.h || acc->c != d.c)) {
@@ -321,22 +348,43 @@ int rk_dpu_run(struct rk_core *c, const struct rk_task *t, struct rk_cube *acc,
         rc = rk_error(c, DLASIM_ERR_PROG, "DPU: a per-channel operand (*_SRC=1) is selected but "
                       "DPU_RDMA is not enabled or does not read it");
     }
-    if (!rc) {
-        int64_t lo = d.out_prec == 0 ? -128 : d.out_prec == 1 ? -32768 : INT32_MIN;
-        int64_t hi = d.out_prec == 0 ? 127 : d.out_prec == 1 ? 32767 : INT32_MAX;
+    int64_t lo = d.out_prec == 0 ? -128 : d.out_prec == 1 ? -32768 : INT32_MIN;
+    int64_t hi = d.out_prec == 0 ? 127 : d.out_prec == 1 ? 32767 : INT32_MAX;
+    if (!rc && identity(&d) && (d.out_prec != 4 || acc->shift)) {
+        /* CORE's pending truncation and the saturation to the output
+         * precision are all that is left: one pass */
+        int32_t *v = acc->v;
+        const int32_t lo32 = (int32_t)lo, hi32 = (int32_t)hi;
+        const unsigned sh = acc->shift;
+        const size_t n = (size_t)d.w * d.h * d.c;
+        if (acc->shift_half_up) {
+            for (size_t i = 0; i < n; i++) {
+                int32_t x = rk_round_shift32(v[i], sh, 1);
+                x = x < lo32 ? lo32 : x;
+                v[i] = x > hi32 ? hi32 : x;
+            }
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                int32_t x = rk_round_shift32(v[i], sh, 0);
+                x = x < lo32 ? lo32 : x;
+                v[i] = x > hi32 ? hi32 : x;
+            }
+        }
+    } else if (!rc && !identity(&d)) {
         size_t plane = (size_t)d.w * d.h;
         for (uint32_t ch = 0; ch < d.c; ch++) {
             int32_t *v = acc->v + (size_t)ch * plane;
             for (size_t i = 0; i < plane; i++) {
-                int64_t x = stage_apply(&d.bs, v[i], ch);
+                int64_t x = stage_apply(&d.bs, rk_round_shift32(v[i], acc->shift, acc->shift_half_up), ch);
                 x = stage_apply(&d.bn, x, ch);
                 v[i] = (int32_t)rk_sat(out_cvt(&d, x), lo, hi);
             }
         }
-        if (d.to_mem) {
-            rc = write_out(c, &d, acc->v);
-        }
     }
+    if (!rc && d.to_mem) {
+        rc = write_out(c, &d, acc->v);
+    }
+    acc->shift = 0; /* applied above (own cubes from MRDMA have none) */
     if (!rc && to_ppu) {
         /* hand the cube over (the PPU frees it) */
         *to_ppu = *acc;

@@ -102,6 +102,9 @@ struct rk_core {
     unsigned tasks_done;
     unsigned pending;          /* fetched, not yet completed */
     int marker_seen;           /* a 0x0041 entry preceded op_en */
+    void *scratch[RK_SCRATCH]; /* engine buffers kept across tasks */
+    size_t scratch_size[RK_SCRATCH];
+    struct rk_wcache wcache;
 };
 
 struct rk_npu {
@@ -231,6 +234,24 @@ static void update_irq(struct rk_core *c)
             c->npu->irq_cb(c->npu->irq_opaque, level);
         }
     }
+}
+
+void *rk_scratch(struct rk_core *c, unsigned slot, size_t size)
+{
+    if (slot >= RK_SCRATCH) {
+        return NULL;
+    }
+    if (c->scratch_size[slot] < size) {
+        free(c->scratch[slot]);
+        c->scratch[slot] = malloc(size ? size : 1);
+        c->scratch_size[slot] = c->scratch[slot] ? size : 0;
+    }
+    return c->scratch[slot];
+}
+
+struct rk_wcache *rk_weight_cache(struct rk_core *c)
+{
+    return &c->wcache;
 }
 
 unsigned rk_threads(const struct rk_core *c)
@@ -688,7 +709,7 @@ static void complete_task(struct rk_core *c, const struct rk_task *t)
 
 static int run_task(struct rk_core *c, const struct rk_task *t)
 {
-    struct rk_cube acc = {0, 0, 0, NULL}, pool_in = {0, 0, 0, NULL};
+    struct rk_cube acc = {0, 0, 0, NULL, 0, 0, 0}, pool_in = {0, 0, 0, NULL, 0, 0, 0};
     int rc = 0;
     if (t->conv) {
         rc = rk_conv_run(c, &acc);
@@ -699,8 +720,12 @@ static int run_task(struct rk_core *c, const struct rk_task *t)
     if (!rc && t->ppu) {
         rc = rk_ppu_run(c, t, t->dpu ? &pool_in : NULL);
     }
-    free(acc.v);
-    free(pool_in.v);
+    if (!acc.borrowed) {
+        free(acc.v);
+    }
+    if (!pool_in.borrowed) {
+        free(pool_in.v);
+    }
     return rc;
 }
 
@@ -814,6 +839,7 @@ static void core_reset(struct rk_core *c)
     c->pc_active = 0;
     c->tasks_fetched = c->tasks_done = c->pending = 0;
     c->marker_seen = 0;
+    c->wcache.valid = 0;
     update_irq(c);
 }
 
@@ -878,6 +904,11 @@ void rk_npu_destroy(struct rk_npu *n)
         return;
     }
     dla_sparse_mem_destroy(n->mem.sparse);
+    for (unsigned i = 0; i < RK_CORES; i++) {
+        for (unsigned k = 0; k < RK_SCRATCH; k++) {
+            free(n->core[i].scratch[k]);
+        }
+    }
     free(n);
 }
 

@@ -197,7 +197,7 @@ static int write_out(struct rk_core *c, const struct ppu_cfg *p, const int8_t *o
 int rk_ppu_run(struct rk_core *c, const struct rk_task *t, const struct rk_cube *from_dpu)
 {
     struct ppu_cfg p;
-    struct rk_cube own = {0, 0, 0, NULL};
+    struct rk_cube own = {0, 0, 0, NULL, 0, 0, 0};
     const struct rk_cube *in = from_dpu;
     int rc = decode(c, &p);
     if (!rc) {
