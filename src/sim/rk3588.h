@@ -101,14 +101,18 @@ static inline int64_t rk_round_shift(int64_t x, unsigned s, int half_up)
     return q;
 }
 
-/* The same for an int32 value and s < 32, branch-free (vectorisable):
- * floor((x + half - 1 + carry) / 2^s), carry = 1 (half up) or the parity of
- * floor(x / 2^s) (half to even). */
+/* The same for an int32 value and s < 32, in 32-bit operations without
+ * branches (vectorisable): q = x >> s plus 1 when the remainder is above
+ * half, or equal to half and (half up, or q odd for half to even). */
 static inline int32_t rk_round_shift32(int32_t x, unsigned s, int half_up)
 {
-    int64_t v = x, half = ((int64_t)1 << s) >> 1;
-    int64_t carry = half_up ? 1 : ((v >> s) & 1);
-    return (int32_t)((v + half - (s ? 1 : 0) + (s ? carry : 0)) >> s);
+    if (s == 0) {
+        return x;
+    }
+    int32_t q = x >> s;
+    uint32_t r = (uint32_t)x & ((1u << s) - 1u), half = 1u << (s - 1);
+    uint32_t up = (uint32_t)(r > half) | ((uint32_t)(r == half) & (half_up ? 1u : ((uint32_t)q & 1u)));
+    return (int32_t)((uint32_t)q + up);
 }
 
 static inline int64_t rk_sat(int64_t x, int64_t lo, int64_t hi)

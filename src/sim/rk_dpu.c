@@ -221,6 +221,55 @@ static inline int64_t stage_apply(const struct dpu_stage *s, int64_t x, uint32_t
     return x;
 }
 
+/* CORE's rounding shift then saturation to [lo, hi], in place.  Blocks of
+ * DLA_LANES_BLOCK with a constant trip count so gcc vectorises them at -O2,
+ * compiled for the build's baseline and for AVX2 (src/arith/lanes.h). */
+#define RK_SHIFT_SAT_BODY(x)                                                               \
+    do {                                                                                   \
+        int32_t q_ = (x) >> sh;                                                            \
+        uint32_t r_ = (uint32_t)(x) & mask, up_ = (uint32_t)(r_ > half) |                  \
+                      ((uint32_t)(r_ == half) & (((uint32_t)q_ & 1u) | hu));               \
+        int32_t y_ = (int32_t)((uint32_t)q_ + up_);                                        \
+        y_ = y_ < lo ? lo : y_;                                                            \
+        (x) = y_ > hi ? hi : y_;                                                           \
+    } while (0)
+
+#define RK_SHIFT_SAT_FN(NAME, ATTR)                                                        \
+    ATTR static void NAME(int32_t *v, size_t n, unsigned sh, int half_up, int32_t lo,      \
+                          int32_t hi)                                                      \
+    {                                                                                      \
+        /* sh = 0: mask 0 and half 0 make up_ 0 (r == half holds, hu and q&1 are 0 */      \
+        /* only when forced): handled by zeroing hu and the parity below */                \
+        const uint32_t mask = sh ? (1u << sh) - 1u : 0u, half = sh ? 1u << (sh - 1) : 1u;  \
+        const uint32_t hu = half_up ? 1u : 0u;                                             \
+        size_t i = 0;                                                                      \
+        for (; i + DLA_LANES_BLOCK <= n; i += DLA_LANES_BLOCK) {                           \
+            int32_t *b = v + i;                                                            \
+            for (unsigned j = 0; j < DLA_LANES_BLOCK; j++) {                               \
+                RK_SHIFT_SAT_BODY(b[j]);                                                   \
+            }                                                                              \
+        }                                                                                  \
+        for (; i < n; i++) {                                                               \
+            RK_SHIFT_SAT_BODY(v[i]);                                                       \
+        }                                                                                  \
+    }
+
+RK_SHIFT_SAT_FN(shift_sat_generic, )
+#if defined(DLA_LANES_X86)
+RK_SHIFT_SAT_FN(shift_sat_avx2, DLA_LANES_AVX2_ATTR)
+#endif
+
+static void shift_sat(int32_t *v, size_t n, unsigned sh, int half_up, int32_t lo, int32_t hi)
+{
+#if defined(DLA_LANES_X86)
+    if (dla_lanes_best() == DLA_LANES_AVX2) {
+        shift_sat_avx2(v, n, sh, half_up, lo, hi);
+        return;
+    }
+#endif
+    shift_sat_generic(v, n, sh, half_up, lo, hi);
+}
+
 /* Every stage bypassed and OUT_CVT x * 1 >> 0 + 0: the values pass
  * unchanged but for the saturation to the output precision (none for int32,
  * the int8 -> int32 path of mtx512's matmul). */
@@ -353,23 +402,8 @@ int rk_dpu_run(struct rk_core *c, const struct rk_task *t, struct rk_cube *acc,
     if (!rc && identity(&d) && (d.out_prec != 4 || acc->shift)) {
         /* CORE's pending truncation and the saturation to the output
          * precision are all that is left: one pass */
-        int32_t *v = acc->v;
-        const int32_t lo32 = (int32_t)lo, hi32 = (int32_t)hi;
-        const unsigned sh = acc->shift;
-        const size_t n = (size_t)d.w * d.h * d.c;
-        if (acc->shift_half_up) {
-            for (size_t i = 0; i < n; i++) {
-                int32_t x = rk_round_shift32(v[i], sh, 1);
-                x = x < lo32 ? lo32 : x;
-                v[i] = x > hi32 ? hi32 : x;
-            }
-        } else {
-            for (size_t i = 0; i < n; i++) {
-                int32_t x = rk_round_shift32(v[i], sh, 0);
-                x = x < lo32 ? lo32 : x;
-                v[i] = x > hi32 ? hi32 : x;
-            }
-        }
+        shift_sat(acc->v, (size_t)d.w * d.h * d.c, acc->shift, acc->shift_half_up, (int32_t)lo,
+                  (int32_t)hi);
     } else if (!rc && !identity(&d)) {
         size_t plane = (size_t)d.w * d.h;
         for (uint32_t ch = 0; ch < d.c; ch++) {

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -537,6 +538,66 @@ static void test_conv_requant_relu_pool(void **state)
     }
 }
 
+/* CORE CLIP_TRUNCATE with both rounding selectors, into int8, with and
+ * without the DPU's ReLU (the fused and the staged DPU paths). */
+static void truncate_case(uint64_t seed)
+{
+    uint64_t s = seed;
+    struct shape p;
+    random_shape(&s, &p, (int)(seed & 1));
+    size_t nin = (size_t)p.c * p.h * p.w, nwt = (size_t)(p.dw ? 1 : p.k) * p.c * p.kh * p.kw;
+    int8_t *in = malloc(nin), *wt = malloc(nwt);
+    splitmix64_fill(&s, in, nin);
+    splitmix64_fill(&s, wt, nwt);
+    struct dlasim_dev *dev = rk_dev();
+    load_tensors(dev, &p, in, wt);
+    struct dlasim_rk_conv cv;
+    conv_desc(&p, &cv);
+    cv.clip_truncate = (uint8_t)splitmix64_range(&s, 0, 12);
+    cv.clip_round_half_up = (uint8_t)splitmix64_below(&s, 2);
+    cv.relu = (int)splitmix64_below(&s, 2);
+    cv.cvt_scale = 1;
+    struct dlasim_rk_regcmd l = {0};
+    assert_int_equal(dlasim_rk_emit_conv(&l, &cv, NULL), 0);
+    run_list(dev, &l, DLASIM_RK_IRQ_DPU);
+    for (uint32_t k = 0; k < p.k; k++) {
+        for (uint32_t y = 0; y < p.oh; y++) {
+            for (uint32_t x = 0; x < p.ow; x++) {
+                int64_t acc = ref_acc(&p, in, wt, k, y, x, NULL), v;
+                if (cv.clip_round_half_up) {
+                    v = (int64_t)floorl(((long double)acc + (long double)((1ll << cv.clip_truncate) >> 1)) /
+                                        (long double)(1ll << cv.clip_truncate));
+                } else {
+                    v = ref_rshift_even(acc, cv.clip_truncate);
+                }
+                if (cv.relu && v < 0) {
+                    v = 0;
+                }
+                int8_t got;
+                mem_rd(dev, OUT_ADDR + dlasim_rk_feature_offset(p.ow, p.oh, k, y, x, 1), &got, 1);
+                if (got != sat8(v)) {
+                    fail_msg("seed %llu: truncate %u (%s)%s: out[%u][%u][%u] = %d, reference %d",
+                             (unsigned long long)seed, cv.clip_truncate,
+                             cv.clip_round_half_up ? "half up" : "half even", cv.relu ? " relu" : "",
+                             k, y, x, got, sat8(v));
+                }
+            }
+        }
+    }
+    free(in);
+    free(wt);
+    dlasim_rk_regcmd_free(&l);
+    dlasim_destroy(dev);
+}
+
+static void test_clip_truncate_rounding(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 300; seed < 340; seed++) {
+        truncate_case(seed);
+    }
+}
+
 /* ---- the PC: multi-task chains --------------------------------------------------- */
 
 /* n 1x1 int32 conv tasks, task i multiplying the input by weight i+1, each
@@ -690,6 +751,7 @@ int main(void)
         cmocka_unit_test(test_conv_int32_exact),
         cmocka_unit_test(test_depthwise_int32_exact),
         cmocka_unit_test(test_conv_requant_relu_pool),
+        cmocka_unit_test(test_clip_truncate_rounding),
         cmocka_unit_test(test_chain_rocket_kicks),
         cmocka_unit_test(test_chain_one_kick),
         cmocka_unit_test(test_dma_write_error),
