@@ -13,7 +13,8 @@
 #define NVRT_DEP_SIZE 36u          /* struct dla_common_op_desc */
 #define NVRT_OP_DESC_SIZE 116u     /* union dla_operation_container */
 #define NVRT_SURFACE_DESC_SIZE 644u /* union dla_surface_container */
-#define NVRT_LUT_SIZE 700u         /* struct dla_lut_param */
+#define NVRT_LUT_SIZE 700u         /* struct dla_lut_param, the largest */
+_Static_assert(NVRT_LUT_SIZE >= NVRT_SURFACE_DESC_SIZE, "LUT is the largest descriptor");
 
 struct nvrt_network_desc {
     int16_t operation_desc_index, surface_desc_index, dependency_graph_index, lut_data_index;

@@ -640,7 +640,7 @@ static int build_network(const struct nvrt_port *port, const struct dlasim_loada
     b->ops = calloc(n ? n : 1, sizeof *b->ops);
     b->luts = calloc(nd.num_luts ? nd.num_luts : 1, sizeof *b->luts);
     b->addrs = calloc(task->n_addrs, sizeof *b->addrs);
-    b->raw = malloc(NVRT_SURFACE_DESC_SIZE);
+    b->raw = malloc(NVRT_LUT_SIZE); /* the largest descriptor read */
     if (!b->ops || !b->luts || !b->addrs || !b->raw) {
         return ld_fail(err, errlen, DLASIM_ERR_NOMEM, "loadable: out of host memory");
     }
