@@ -74,7 +74,7 @@ test: deps
 
 # libFuzzer target over the trace parser and player (clang only).
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-fuzz: build-fuzz/fuzz_trace build-fuzz/fuzz_csb
+fuzz: build-fuzz/fuzz_trace build-fuzz/fuzz_csb build-fuzz/fuzz_loadable
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/gen/*.h include/dlasim/*.h)
 	@mkdir -p build-fuzz
 	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) -lz $(LDLIBS)

@@ -39,12 +39,13 @@ else
     cat "$log/san-build.txt"; one "build (clang, ASan+UBSan)" 1
 fi
 
-echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming)"
+echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming, loadables)"
 if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
-    for t in trace csb; do
+    for t in trace csb loadable; do
         mkdir -p "build-fuzz/corpus-$t"
         seeds=tests/fuzz/seeds; [ "$t" = csb ] && seeds=
-        build-fuzz/fuzz_$t -max_total_time=20 -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+        [ "$t" = loadable ] && seeds=tests/fuzz/seeds-loadable
+        build-fuzz/fuzz_$t -max_total_time=20 -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
             "build-fuzz/corpus-$t" $seeds > "$log/fuzz-$t.txt" 2>&1
         rc=$?
         grep -E "^Done|ERROR|SUMMARY" "$log/fuzz-$t.txt" | head -5

@@ -532,7 +532,8 @@ static int alloc_memories(const struct nvrt_port *port, struct dlasim_loadable *
                            rc == DLASIM_ERR_UNSUPPORTED ? "this device has no SRAM port"
                                                         : dlasim_status_name(rc));
         }
-        for (uint64_t o = 0; !(m->flags & MEM_FLAG_SET) && o < m->size; o += sizeof zeros) {
+        for (uint64_t o = 0; !port->alloc_zeroed && !(m->flags & MEM_FLAG_SET) && o < m->size;
+             o += sizeof zeros) {
             size_t n = (size_t)(m->size - o < sizeof zeros ? m->size - o : sizeof zeros);
             rc = port->mem_write(port->ctx, m->addr + o, zeros, n);
             if (rc) {

@@ -38,6 +38,9 @@ struct nvrt_port {
     const char *(*last_error)(void *ctx);
     /* Optional: the run marks a surface as an output (recording ports check it). */
     void (*mark_output)(void *ctx, uint64_t addr, uint64_t size);
+    /* Nonzero when freshly allocated memory already reads zero (the runner
+     * then skips zero-filling it). */
+    int alloc_zeroed;
     /* Optional: the hardware configuration's atom size etc. by spec name. */
     int (*param)(void *ctx, const char *name, uint64_t *value);
 };
