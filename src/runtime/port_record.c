@@ -11,8 +11,9 @@
  * runtime waited for: DIR/NAME_000/NAME_000.cfg, DIR/NAME_001/..., each
  * replayable on a fresh device on its own:
  *
- *   - memory: every allocated region as it was before the layer ran
- *     (mem_init ALL_ZERO + mem_load of its non-zero bytes);
+ *   - memory: every allocated region and every surface an operation reads or
+ *     writes, as it was before the layer ran (mem_init ALL_ZERO + mem_load
+ *     of its non-zero bytes);
  *   - single registers written so far (GLB interrupt mask, LUT programming)
  *     in their original order;
  *   - for every unit whose register group executed in this interrupt's layer
@@ -54,8 +55,8 @@ struct nvrt_record_port {
     struct nvrt_port port;
     const struct nvrt_port *inner;
     char *dir, *name;
-    struct region *regions, *outs;
-    size_t n_regions, n_outs;
+    struct region *regions, *outs, *ins;
+    size_t n_regions, n_outs, n_ins;
     struct regw *singles;
     size_t n_singles, cap_singles;
     uint32_t *shadow;     /* [register index][group] */
@@ -174,24 +175,40 @@ static const char *rec_last_error(void *ctx)
     return rp->inner->last_error ? rp->inner->last_error(rp->inner->ctx) : "";
 }
 
-static void rec_mark_output(void *ctx, uint64_t addr, uint64_t size)
+/* Add a region to a set unless it is there already. */
+static void add_region(struct nvrt_record_port *rp, struct region **set, size_t *n,
+                       uint64_t addr, uint64_t size)
 {
-    struct nvrt_record_port *rp = ctx;
-    for (size_t i = 0; i < rp->n_outs; i++) {
-        if (rp->outs[i].addr == addr && rp->outs[i].size == size) {
+    for (size_t i = 0; i < *n; i++) {
+        if ((*set)[i].addr == addr && (*set)[i].size == size) {
             return;
         }
     }
     struct region r = { addr, size };
-    size_t cap = rp->n_outs;
-    void *a = rp->outs;
-    if (size && push(&a, &rp->n_outs, &cap, sizeof r, &r)) {
+    size_t cap = *n;
+    void *a = *set;
+    if (size && push(&a, n, &cap, sizeof r, &r)) {
         rec_fail(rp, DLASIM_ERR_NOMEM, "--record-trace: out of host memory");
         return;
     }
-    rp->outs = a;
+    *set = a;
+}
+
+static void rec_mark_output(void *ctx, uint64_t addr, uint64_t size)
+{
+    struct nvrt_record_port *rp = ctx;
+    add_region(rp, &rp->outs, &rp->n_outs, addr, size);
     if (rp->inner->mark_output) {
         rp->inner->mark_output(rp->inner->ctx, addr, size);
+    }
+}
+
+static void rec_mark_input(void *ctx, uint64_t addr, uint64_t size)
+{
+    struct nvrt_record_port *rp = ctx;
+    add_region(rp, &rp->ins, &rp->n_ins, addr, size);
+    if (rp->inner->mark_input) {
+        rp->inner->mark_input(rp->inner->ctx, addr, size);
     }
 }
 
@@ -353,6 +370,12 @@ static int write_case(struct nvrt_record_port *rp, const int8_t *ran, const char
             last = notified[i].intr;
         }
     }
+    /* every event needs an action in the testbench: nothing for all but the last */
+    for (size_t i = 0; i < sizeof notified / sizeof notified[0]; i++) {
+        if (ran[notified[i].unit] >= 0 && notified[i].intr != last) {
+            fprintf(cfg, "check_nothing(%s_%s_0);\n", cname, notified[i].intr);
+        }
+    }
     if (!last) {
         return rec_fail(rp, DLASIM_ERR_UNSUPPORTED,
                         "--record-trace: case %s: no SDP/PDP/CDP/RUBIK layer completed at this "
@@ -398,8 +421,17 @@ static int rec_wait_irq(void *ctx)
     }
     fprintf(cfg, "// recorded by dlasim (--record-trace): one hardware layer, replayable on a "
                  "fresh device\n");
-    for (size_t k = 0; k < rp->n_regions && !rp->rc; k++) {
-        write_region(rp, cfg, cdir, cname, k, &rp->regions[k]);
+    /* allocated memory, then every surface operations read or write (a
+     * caller of dlasim_rt_execute may have placed them without the port) */
+    size_t k = 0;
+    for (size_t i = 0; i < rp->n_regions && !rp->rc; i++) {
+        write_region(rp, cfg, cdir, cname, k++, &rp->regions[i]);
+    }
+    for (size_t i = 0; i < rp->n_ins && !rp->rc; i++) {
+        write_region(rp, cfg, cdir, cname, k++, &rp->ins[i]);
+    }
+    for (size_t i = 0; i < rp->n_outs && !rp->rc; i++) {
+        write_region(rp, cfg, cdir, cname, k++, &rp->outs[i]);
     }
     for (size_t i = 0; i < rp->n_singles; i++) {
         reg_line(cfg, rp->singles[i].addr, rp->singles[i].val);
@@ -502,6 +534,7 @@ int nvrt_record_port_open(const struct nvrt_port *inner, const char *dir, const 
         .mem_read = rec_mem_read,
         .last_error = rec_last_error,
         .mark_output = rec_mark_output,
+        .mark_input = rec_mark_input,
         .alloc_zeroed = inner->alloc_zeroed,
         .param = rec_param,
     };
@@ -531,6 +564,7 @@ void nvrt_record_port_free(struct nvrt_record_port *rp)
     free(rp->name);
     free(rp->regions);
     free(rp->outs);
+    free(rp->ins);
     free(rp->singles);
     free(rp->shadow);
     free(rp->written);
