@@ -19,6 +19,7 @@
 #include "common/rng.h"
 #include "common/testdev.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,179 @@ static void test_flatc_accepts_output(void **state)
     assert_int_equal(rc, 0);
 }
 
+/* ---- an EMU softmax after a DLA task ------------------------------------------- */
+
+static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8); }
+static void put32(uint8_t *p, uint32_t v) { put16(p, v & 0xffff), put16(p + 2, v >> 16); }
+static void putf(uint8_t *p, float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    put32(p, u);
+}
+
+/* EMU buffer descriptor: index, offset, size, format, w, h, c, line, surf */
+static void emu_buf(uint8_t *p, uint16_t index, uint32_t size, uint16_t format, uint16_t c)
+{
+    put16(p, index);
+    put32(p + 2, 0);
+    put32(p + 6, size);
+    put16(p + 10, format);
+    put16(p + 12, 1), put16(p + 14, 1), put16(p + 16, c);
+    put32(p + 18, size), put32(p + 22, size);
+}
+
+/* Round to FP16 precision, nearest with ties away from zero (what the
+ * half_float library NVIDIA's emulator uses does), by scaling in double. */
+static double ref_half(double x)
+{
+    if (x == 0) {
+        return 0;
+    }
+    int e;
+    frexp(fabs(x), &e);
+    int q = e - 11 < -24 ? -24 : e - 11;
+    return ldexp(round(ldexp(x, -q)), q);
+}
+
+static void test_emu_softmax_after_dla(void **state)
+{
+    (void)state;
+    /* DLA: max pooling 2x2 of a 2x2x8 cube -> 1x1x8 at address 3 */
+    struct dlasim_rt_op op;
+    memset(&op, 0, sizeof op);
+    for (int i = 0; i < DLASIM_RT_OP_NUM; i++) {
+        op.consumers[i].index = -1;
+    }
+    op.fused_parent.index = -1;
+    op.op_type = DLASIM_RT_OP_PDP;
+    op.op.pdp.split_num = 1;
+    op.op.pdp.partial_in_width_first = 2;
+    op.op.pdp.partial_width_first = 1;
+    op.op.pdp.pool_mode = 1;
+    op.op.pdp.pool_width = op.op.pdp.pool_height = 1;
+    op.op.pdp.stride_x = op.op.pdp.stride_y = 2;
+    struct dlasim_rt_cube src = { DLASIM_RT_MEM_MC, 4, 0, 32, 2, 2, 8, 16, 32, 0 };
+    struct dlasim_rt_cube dst = { DLASIM_RT_MEM_MC, 5, 0, 8, 1, 1, 8, 8, 8, 0 };
+    op.surface.io.src_data = src;
+    op.surface.io.dst_data = dst;
+    struct dlasim_rt_network net;
+    memset(&net, 0, sizeof net);
+    net.ops = &op;
+    net.num_ops = 1;
+    const int16_t heads[DLASIM_RT_OP_NUM] = { -1, -1, -1, 0, -1, -1 };
+    memcpy(net.op_head, heads, sizeof heads);
+    net.num_addresses = 6;
+    const int16_t lists[4] = { 1, 2, 3, -1 };
+    struct dlasim_rt_encoded enc;
+    char err[512];
+    assert_int_equal(dlasim_rt_encode(&net, 12, lists, &enc, err, sizeof err), 0);
+    int8_t cube_in[32];
+    splitmix64_fill(&rng, cube_in, sizeof cube_in);
+    /* EMU: softmax over the 8 pooled values, INT8_8, scales 1/16 and 1/127 */
+    static uint8_t emu_net[256], emu_ops[24], emu_bufs[512];
+    put16(emu_net, 1), put16(emu_net + 2, 2), put16(emu_net + 4, 1);
+    emu_ops[0] = 1; /* softmax */
+    putf(emu_ops + 4, 1.0f / 16), putf(emu_ops + 8, 1.0f / 127);
+    emu_buf(emu_bufs, 3, 8, 1, 8);
+    emu_buf(emu_bufs + 256, 4, 8, 1, 8);
+    /* memories: 0-3 DLA descriptors, 4 input, 5 pooled, 6-8 EMU descriptors, 9 output */
+    static const char *const names[9] = { "net", "ops", "surfs", "deps", "in", "", "emu_net",
+                                          "emu_ops", "emu_bufs" };
+    const void *datas[9] = { enc.network, enc.ops, enc.surfaces, enc.deps, cube_in, NULL,
+                             emu_net, emu_ops, emu_bufs };
+    size_t sizes[10] = { enc.network_size, enc.ops_size, enc.surfaces_size, enc.deps_size,
+                         sizeof cube_in, 8, sizeof emu_net, sizeof emu_ops, sizeof emu_bufs, 8 };
+    struct dlasim_loadable_blob_desc blobs[8];
+    struct dlasim_loadable_memory_desc mems[10];
+    struct dlasim_loadable_address_desc addrs[10];
+    static const uint64_t zero = 0;
+    size_t nb = 0;
+    for (int i = 0; i < 10; i++) {
+        memset(&mems[i], 0, sizeof mems[i]);
+        mems[i].id = (uint16_t)i;
+        mems[i].size = sizes[i];
+        mems[i].flags = 1;
+        if (i < 9 && datas[i]) {
+            uint8_t v[3] = { 0, (uint8_t)(i >= 6 ? 0 : 12), (uint8_t)(i >= 6 ? 1 : 0) };
+            blobs[nb] = (struct dlasim_loadable_blob_desc){ names[i], datas[i], sizes[i],
+                                                            i >= 6 ? 2u : 1u, 0, { 0 } };
+            memcpy(blobs[nb++].version, v, 3);
+            mems[i].flags = 3;
+            mems[i].contents = &names[i];
+            mems[i].offsets = &zero;
+            mems[i].n_contents = 1;
+        }
+        addrs[i] = (struct dlasim_loadable_address_desc){ (uint16_t)i, (uint16_t)i, 0, sizes[i] };
+    }
+    mems[9].flags = 9; /* ALLOC | OUTPUT, bind 0, tensor 0 */
+    static const uint16_t dla_list[6] = { 0, 1, 2, 3, 4, 5 };
+    static const uint16_t emu_list[5] = { 6, 7, 8, 5, 9 };
+    static const uint16_t t0[1] = { 0 }, t1[1] = { 1 };
+    struct dlasim_loadable_task_desc tasks[2] = {
+        { 0, 1, 0, dla_list, 6, NULL, NULL, 0, 0 },
+        { 1, 2, 0, emu_list, 5, NULL, NULL, 0, 0 },
+    };
+    struct dlasim_loadable_submit_desc subs[2] = { { 0, t0, 1 }, { 1, t1, 1 } };
+    struct dlasim_loadable_tensor_desc t;
+    memset(&t, 0, sizeof t);
+    t.name = "prob";
+    t.mem_id = 9;
+    t.size = 8;
+    t.data_type = 4, t.data_category = 2, t.pixel_format = 37;
+    t.n = 1, t.c = 8, t.h = 1, t.w = 1;
+    t.stride[1] = 8, t.stride[2] = 8;
+    struct dlasim_loadable_desc d;
+    memset(&d, 0, sizeof d);
+    d.tasks = tasks, d.n_tasks = 2;
+    d.memories = mems, d.n_memories = 10;
+    d.addresses = addrs, d.n_addresses = 10;
+    d.blobs = blobs, d.n_blobs = nb;
+    d.tensors = &t, d.n_tensors = 1;
+    d.submits = subs, d.n_submits = 2;
+    uint8_t *file;
+    size_t len;
+    assert_int_equal(dlasim_loadable_write(&d, &file, &len, err, sizeof err), 0);
+    struct dlasim_loadable *ld;
+    if (dlasim_loadable_open(file, len, &ld, err, sizeof err)) {
+        fail_msg("open: %s", err);
+    }
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
+    if (dlasim_loadable_run(dev, ld, NULL, 0, NULL, err, sizeof err)) {
+        fail_msg("run: %s", err);
+    }
+    const uint8_t *out;
+    size_t n;
+    assert_int_equal(dlasim_loadable_output_dimg(ld, 0, &out, &n), 0);
+    assert_int_equal(n, 36 + 8);
+    /* reference: pooled values, softmax in FP16 steps, int8 */
+    double x[8], mx = -1e30, sum = 0;
+    for (int c = 0; c < 8; c++) {
+        int m = -128;
+        for (int j = 0; j < 4; j++) {
+            int v = cube_in[(j / 2) * 16 + (j % 2) * 8 + c];
+            m = v > m ? v : m;
+        }
+        x[c] = ref_half(m / 16.0);
+        mx = x[c] > mx ? x[c] : mx;
+    }
+    for (int c = 0; c < 8; c++) {
+        sum += (double)expf((float)(x[c] - mx));
+    }
+    for (int c = 0; c < 8; c++) {
+        double y = ref_half((double)(expf((float)(x[c] - mx)) / (float)sum)) * 127.0;
+        int want = y > 127 ? 127 : (int)y; /* truncation toward zero */
+        int got = (int8_t)out[36 + c];
+        if (got != want && !(abs(got - want) == 1 && fabs(y - round(y)) < 1e-3)) {
+            fail_msg("softmax c=%d: %d, reference %d (%.6f)", c, got, want, y);
+        }
+    }
+    dlasim_destroy(dev);
+    dlasim_loadable_close(ld);
+    free(file);
+    dlasim_rt_encoded_free(&enc);
+}
+
 int main(void)
 {
     rng = 0x10adab1eu;
@@ -300,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_round_trip_v12_and_v10),
         cmocka_unit_test(test_hostile_loadables),
         cmocka_unit_test(test_flatc_accepts_output),
+        cmocka_unit_test(test_emu_softmax_after_dla),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
