@@ -237,6 +237,28 @@ static int elem_offset(const struct emu_buf *b, uint32_t x, uint32_t y, uint32_t
     return 0;
 }
 
+/* Bytes from a buffer's first element to the end of its last (the span one
+ * burst reads or writes). */
+static uint64_t span_of(const struct emu_buf *b)
+{
+    unsigned bpe = b->format == EMU_FMT_FF16 ? 2 : 1;
+    uint64_t end = 0;
+    if (!b->channel || !b->height || !b->width) {
+        return 0;
+    }
+    /* the largest offset is at the last channel of a surface or the last
+     * channel overall, last line, last column */
+    unsigned per = (b->format == EMU_FMT_INT8_8 ? 8 : 32) / bpe;
+    uint32_t chans[2] = { b->channel - 1u,
+                          b->channel > per ? (b->channel - 1u) / per * per - 1u : b->channel - 1u };
+    for (int i = 0; i < 2; i++) {
+        uint64_t o;
+        elem_offset(b, b->width - 1u, b->height - 1u, chans[i], &o);
+        end = o + bpe > end ? o + bpe : end;
+    }
+    return end;
+}
+
 static int power(struct emu_ctx *c, const uint8_t *op, const struct emu_buf *src,
                  const struct emu_buf *dst)
 {
@@ -255,35 +277,48 @@ static int power(struct emu_ctx *c, const uint8_t *op, const struct emu_buf *src
                         "EMU power: formats %u -> %u (same INT8, INT8_8 or FP16 required)",
                         src->format, dst->format);
     }
-    if ((uint64_t)src->channel * src->height * src->width > EMU_MAX_ELEMS) {
+    /* the destination is addressed with the source's dimensions, as the
+     * emulator does; both spans are moved in one burst each */
+    struct emu_buf dd = *dst;
+    dd.width = src->width, dd.height = src->height, dd.channel = src->channel;
+    uint64_t ss = span_of(src), ds = span_of(&dd);
+    if ((uint64_t)src->channel * src->height * src->width > EMU_MAX_ELEMS ||
+        ss > 4ull * EMU_MAX_ELEMS || ds > 4ull * EMU_MAX_ELEMS) {
         return emu_fail(c->err, c->errlen, DLASIM_ERR_UNSUPPORTED,
-                        "EMU power: %ux%ux%u elements exceed dlasim's limit", src->width,
-                        src->height, src->channel);
+                        "EMU power: %ux%ux%u elements over %llu/%llu bytes exceed dlasim's "
+                        "limit",
+                        src->width, src->height, src->channel, (unsigned long long)ss,
+                        (unsigned long long)ds);
     }
+    uint8_t *in = malloc(ss + 2), *out = malloc(ds + 2);
+    if (!in || !out) {
+        free(in), free(out);
+        return emu_fail(c->err, c->errlen, DLASIM_ERR_NOMEM, "EMU power: out of host memory");
+    }
+    rc = ss ? c->port->mem_read(c->port->ctx, sa, in, (size_t)ss) : 0;
+    rc = rc ? rc : (ds ? c->port->mem_read(c->port->ctx, da, out, (size_t)ds) : 0);
     unsigned bpe = src->format == EMU_FMT_FF16 ? 2 : 1;
     for (uint32_t ch = 0; ch < src->channel && !rc; ch++) {
-        for (uint32_t y = 0; y < src->height && !rc; y++) {
-            for (uint32_t x = 0; x < src->width && !rc; x++) {
+        for (uint32_t y = 0; y < src->height; y++) {
+            for (uint32_t x = 0; x < src->width; x++) {
                 uint64_t so, dof;
-                uint8_t v[2] = { 0, 0 };
                 elem_offset(src, x, y, ch, &so);
-                elem_offset(dst, x, y, ch, &dof);
-                rc = c->port->mem_read(c->port->ctx, sa + so, v, bpe);
-                if (rc) {
-                    break;
-                }
+                elem_offset(&dd, x, y, ch, &dof);
                 if (bpe == 2) {
-                    float r = powf(shift + scale * half_to_float((uint16_t)le(v, 2)), pw);
+                    float r = powf(shift + scale * half_to_float((uint16_t)le(in + so, 2)), pw);
                     uint16_t h = float_to_half(r);
-                    v[0] = (uint8_t)h, v[1] = (uint8_t)(h >> 8);
+                    out[dof] = (uint8_t)h, out[dof + 1] = (uint8_t)(h >> 8);
                 } else {
-                    float r = powf(shift + scale * ((float)(int8_t)v[0] * in_scale), pw);
-                    v[0] = (uint8_t)sat_trunc8(r / out_scale);
+                    float r = powf(shift + scale * ((float)(int8_t)in[so] * in_scale), pw);
+                    out[dof] = (uint8_t)sat_trunc8(r / out_scale);
                 }
-                rc = c->port->mem_write(c->port->ctx, da + dof, v, bpe);
             }
         }
     }
+    if (!rc && ds) {
+        rc = c->port->mem_write(c->port->ctx, da, out, (size_t)ds);
+    }
+    free(in), free(out);
     return rc ? emu_fail(c->err, c->errlen, rc, "EMU power: device memory access failed") : 0;
 }
 

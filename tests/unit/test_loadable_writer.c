@@ -363,25 +363,31 @@ static void test_emu_softmax_after_dla(void **state)
     int8_t cube_in[32];
     splitmix64_fill(&rng, cube_in, sizeof cube_in);
     /* EMU: softmax over the 8 pooled values, INT8_8, scales 1/16 and 1/127 */
-    static uint8_t emu_net[256], emu_ops[24], emu_bufs[512];
-    put16(emu_net, 1), put16(emu_net + 2, 2), put16(emu_net + 4, 1);
+    static uint8_t emu_net[256], emu_ops[48], emu_bufs[1024];
+    put16(emu_net, 1), put16(emu_net + 2, 2), put16(emu_net + 4, 2);
     emu_ops[0] = 1; /* softmax */
     putf(emu_ops + 4, 1.0f / 16), putf(emu_ops + 8, 1.0f / 127);
     emu_buf(emu_bufs, 3, 8, 1, 8);
     emu_buf(emu_bufs + 256, 4, 8, 1, 8);
+    /* and power: ((1 + 0.5 * x / 8) ^ 2) * 4 of the pooled values */
+    emu_ops[24] = 0;
+    putf(emu_ops + 28, 1.0f / 8), putf(emu_ops + 32, 1.0f / 4);
+    putf(emu_ops + 36, 2.0f), putf(emu_ops + 40, 0.5f), putf(emu_ops + 44, 1.0f);
+    emu_buf(emu_bufs + 512, 3, 8, 1, 8);
+    emu_buf(emu_bufs + 768, 5, 8, 1, 8);
     /* memories: 0-3 DLA descriptors, 4 input, 5 pooled, 6-8 EMU descriptors, 9 output */
     static const char *const names[9] = { "net", "ops", "surfs", "deps", "in", "", "emu_net",
                                           "emu_ops", "emu_bufs" };
     const void *datas[9] = { enc.network, enc.ops, enc.surfaces, enc.deps, cube_in, NULL,
                              emu_net, emu_ops, emu_bufs };
-    size_t sizes[10] = { enc.network_size, enc.ops_size, enc.surfaces_size, enc.deps_size,
-                         sizeof cube_in, 8, sizeof emu_net, sizeof emu_ops, sizeof emu_bufs, 8 };
+    size_t sizes[11] = { enc.network_size, enc.ops_size, enc.surfaces_size, enc.deps_size,
+                         sizeof cube_in, 8, sizeof emu_net, sizeof emu_ops, sizeof emu_bufs, 8, 8 };
     struct dlasim_loadable_blob_desc blobs[8];
-    struct dlasim_loadable_memory_desc mems[10];
-    struct dlasim_loadable_address_desc addrs[10];
+    struct dlasim_loadable_memory_desc mems[11];
+    struct dlasim_loadable_address_desc addrs[11];
     static const uint64_t zero = 0;
     size_t nb = 0;
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < 11; i++) {
         memset(&mems[i], 0, sizeof mems[i]);
         mems[i].id = (uint16_t)i;
         mems[i].size = sizes[i];
@@ -399,29 +405,35 @@ static void test_emu_softmax_after_dla(void **state)
         addrs[i] = (struct dlasim_loadable_address_desc){ (uint16_t)i, (uint16_t)i, 0, sizes[i] };
     }
     mems[9].flags = 9; /* ALLOC | OUTPUT, bind 0, tensor 0 */
+    mems[10].flags = 9; /* bind 1, tensor 1 */
+    mems[10].bind_id = 1, mems[10].tensor_desc_id = 1;
     static const uint16_t dla_list[6] = { 0, 1, 2, 3, 4, 5 };
-    static const uint16_t emu_list[5] = { 6, 7, 8, 5, 9 };
+    static const uint16_t emu_list[6] = { 6, 7, 8, 5, 9, 10 };
     static const uint16_t t0[1] = { 0 }, t1[1] = { 1 };
     struct dlasim_loadable_task_desc tasks[2] = {
         { 0, 1, 0, dla_list, 6, NULL, NULL, 0, 0 },
-        { 1, 2, 0, emu_list, 5, NULL, NULL, 0, 0 },
+        { 1, 2, 0, emu_list, 6, NULL, NULL, 0, 0 },
     };
     struct dlasim_loadable_submit_desc subs[2] = { { 0, t0, 1 }, { 1, t1, 1 } };
-    struct dlasim_loadable_tensor_desc t;
-    memset(&t, 0, sizeof t);
-    t.name = "prob";
-    t.mem_id = 9;
-    t.size = 8;
-    t.data_type = 4, t.data_category = 2, t.pixel_format = 37;
-    t.n = 1, t.c = 8, t.h = 1, t.w = 1;
-    t.stride[1] = 8, t.stride[2] = 8;
+    struct dlasim_loadable_tensor_desc tt[2];
+    for (int i = 0; i < 2; i++) {
+        struct dlasim_loadable_tensor_desc *t = &tt[i];
+        memset(t, 0, sizeof *t);
+        t->name = i ? "pow" : "prob";
+        t->id = (uint16_t)i;
+        t->mem_id = (uint16_t)(9 + i);
+        t->size = 8;
+        t->data_type = 4, t->data_category = 2, t->pixel_format = 37;
+        t->n = 1, t->c = 8, t->h = 1, t->w = 1;
+        t->stride[1] = 8, t->stride[2] = 8;
+    }
     struct dlasim_loadable_desc d;
     memset(&d, 0, sizeof d);
     d.tasks = tasks, d.n_tasks = 2;
-    d.memories = mems, d.n_memories = 10;
-    d.addresses = addrs, d.n_addresses = 10;
+    d.memories = mems, d.n_memories = 11;
+    d.addresses = addrs, d.n_addresses = 11;
     d.blobs = blobs, d.n_blobs = nb;
-    d.tensors = &t, d.n_tensors = 1;
+    d.tensors = tt, d.n_tensors = 2;
     d.submits = subs, d.n_submits = 2;
     uint8_t *file;
     size_t len;
@@ -440,11 +452,20 @@ static void test_emu_softmax_after_dla(void **state)
     assert_int_equal(n, 36 + 8);
     /* reference: pooled values, softmax in FP16 steps, int8 */
     double x[8], mx = -1e30, sum = 0;
+    const uint8_t *pw;
+    size_t npw;
+    assert_int_equal(dlasim_loadable_output_dimg(ld, 1, &pw, &npw), 0);
+    assert_int_equal(npw, 36 + 8);
     for (int c = 0; c < 8; c++) {
         int m = -128;
         for (int j = 0; j < 4; j++) {
             int v = cube_in[(j / 2) * 16 + (j % 2) * 8 + c];
             m = v > m ? v : m;
+        }
+        double p = pow(1.0 + 0.5 * (m / 8.0), 2.0) * 4.0;
+        int pwant = p > 127 ? 127 : p < -128 ? -128 : (int)p;
+        if ((int8_t)pw[36 + c] != pwant && fabs(p - round(p)) > 1e-3) {
+            fail_msg("power c=%d: %d, reference %d (%.6f)", c, (int8_t)pw[36 + c], pwant, p);
         }
         x[c] = ref_half(m / 16.0);
         mx = x[c] > mx ? x[c] : mx;
