@@ -62,7 +62,8 @@ static struct dlasim_rt_cube cube(int16_t addr, uint32_t w, uint32_t h)
 
 /* Network: one PDP op reading address 4, writing address 5; descriptor
  * lists at 1 (ops), 2 (surfaces), 3 (dependency graph). */
-static void build(struct built *b, unsigned minor, uint16_t addr_index_bias, int drop_blob)
+static void build_io(struct built *b, unsigned minor, uint16_t addr_index_bias, int drop_blob,
+                     int bind_input)
 {
     memset(b, 0, sizeof *b);
     struct dlasim_rt_op *op = &b->op;
@@ -118,6 +119,11 @@ static void build(struct built *b, unsigned minor, uint16_t addr_index_bias, int
     if (drop_blob) {
         mems[4].contents = &missing;
     }
+    if (bind_input) { /* input tensor 0 is bound by the caller: ALLOC | INPUT */
+        mems[4].flags = 5;
+        mems[4].n_contents = 0;
+        mems[4].tensor_desc_id = 1;
+    }
     uint16_t alist[6];
     for (int i = 0; i < 6; i++) {
         alist[i] = (uint16_t)(i + (i == 5 ? addr_index_bias : 0));
@@ -125,7 +131,7 @@ static void build(struct built *b, unsigned minor, uint16_t addr_index_bias, int
     static const uint16_t task_ids[1] = { 0 };
     struct dlasim_loadable_task_desc task = { 0, 1, 0, alist, 6, NULL, NULL, 0, 0 };
     struct dlasim_loadable_submit_desc sub = { 0, task_ids, 1 };
-    struct dlasim_loadable_tensor_desc t;
+    struct dlasim_loadable_tensor_desc tens[2], t;
     memset(&t, 0, sizeof t);
     t.name = "out";
     t.mem_id = 5;
@@ -134,6 +140,14 @@ static void build(struct built *b, unsigned minor, uint16_t addr_index_bias, int
     t.pixel_format = 37; /* FEATURE_X8: the .dimg samples nv_small's 8-channel atoms */
     t.n = 1, t.c = C, t.h = OH, t.w = OW;
     t.stride[0] = 1, t.stride[1] = OW * ATOM, t.stride[2] = OW * OH * ATOM;
+    tens[0] = t;
+    tens[1] = t;
+    tens[1].name = "in";
+    tens[1].id = 1;
+    tens[1].mem_id = 4;
+    tens[1].size = sizeof input;
+    tens[1].h = H, tens[1].w = W;
+    tens[1].stride[1] = W * ATOM, tens[1].stride[2] = W * H * ATOM;
     struct dlasim_loadable_desc d;
     memset(&d, 0, sizeof d);
     d.version[1] = 7;
@@ -141,9 +155,14 @@ static void build(struct built *b, unsigned minor, uint16_t addr_index_bias, int
     d.memories = mems, d.n_memories = 6;
     d.addresses = addrs, d.n_addresses = 6;
     d.blobs = blobs, d.n_blobs = 5;
-    d.tensors = &t, d.n_tensors = 1;
+    d.tensors = tens, d.n_tensors = 2;
     d.submits = &sub, d.n_submits = 1;
     assert_int_equal(dlasim_loadable_write(&d, &b->file, &b->len, err, sizeof err), 0);
+}
+
+static void build(struct built *b, unsigned minor, uint16_t addr_index_bias, int drop_blob)
+{
+    build_io(b, minor, addr_index_bias, drop_blob, 0);
 }
 
 static void unbuild(struct built *b)
@@ -291,6 +310,52 @@ static void test_flatc_accepts_output(void **state)
     snprintf(clean, sizeof clean, "rm -rf '%s'", dir);
     assert_int_equal(system(clean), 0);
     assert_int_equal(rc, 0);
+}
+
+/* A bound input from a PGM image: the application's conversion
+ * floor(p * 127 / 255 + 0.5) into channel 0, the other channels zero. */
+static void test_pgm_input(void **state)
+{
+    (void)state;
+    struct built b;
+    build_io(&b, 12, 0, 0, 1);
+    uint8_t pgm[64 + W * H];
+    int hl = snprintf((char *)pgm, 64, "P5\n# test\n%d %d\n255\n", W, H);
+    uint8_t px[W * H];
+    splitmix64_fill(&rng, px, sizeof px);
+    memcpy(pgm + hl, px, sizeof px);
+    struct dlasim_loadable *ld;
+    char err[512];
+    if (dlasim_loadable_open(b.file, b.len, &ld, err, sizeof err)) {
+        fail_msg("open: %s", err);
+    }
+    assert_int_equal(dlasim_loadable_num_inputs(ld), 1);
+    struct dlasim_loadable_input in = { pgm, (size_t)hl + sizeof px };
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
+    if (dlasim_loadable_run(dev, ld, &in, 1, NULL, err, sizeof err)) {
+        fail_msg("run: %s", err);
+    }
+    const uint8_t *d;
+    size_t n;
+    assert_int_equal(dlasim_loadable_output_dimg(ld, 0, &d, &n), 0);
+    for (uint32_t c = 0; c < C; c++) {
+        for (uint32_t y = 0; y < OH; y++) {
+            for (uint32_t x = 0; x < OW; x++) {
+                int m = 0;
+                for (uint32_t j = 0; c == 0 && j < 4; j++) {
+                    int v = (int)floor(px[(2 * y + j / 2) * W + 2 * x + j % 2] * 127.0 / 255.0 + 0.5);
+                    m = v > m ? v : m;
+                }
+                assert_int_equal((int8_t)d[36 + (c * OH + y) * OW + x], m);
+            }
+        }
+    }
+    /* a wrong size is refused */
+    in.len = 10;
+    assert_int_equal(dlasim_loadable_run(dev, ld, &in, 1, NULL, err, sizeof err), DLASIM_ERR_PARSE);
+    dlasim_destroy(dev);
+    dlasim_loadable_close(ld);
+    unbuild(&b);
 }
 
 /* ---- an EMU softmax after a DLA task ------------------------------------------- */
@@ -496,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_hostile_loadables),
         cmocka_unit_test(test_flatc_accepts_output),
         cmocka_unit_test(test_emu_softmax_after_dla),
+        cmocka_unit_test(test_pgm_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
