@@ -144,13 +144,42 @@ static uint64_t sdp_batches(struct dla_dev *d, unsigned g)
     return DLA_REG_FIELD(d, g, NVDLA_SDP_D_FEATURE_MODE_CFG_0, BATCH_NUMBER) + 1ull;
 }
 
-/* PDP input elements per cycle and the input cube. */
+/*
+ * PDP cycles (before dividing by the throughput): its first stage pools
+ * along a line and emits one output element per lane and cycle, so a line
+ * costs max(input width, output width) atoms of Atomic-M lanes (padding can
+ * make the output wider than the input: the RTL log of pdp_24x16x1_8x8
+ * shows one input line per 28 x 8 cycles for a 24-wide input).  In split
+ * mode each split after the first re-reads the kernel overlap
+ * (kernel width - stride) columns of its left neighbour.
+ * ref: vmod/nvdla/pdp/NV_NVDLA_PDP_CORE_cal1d.v, NV_NVDLA_PDP_RDMA_ig.v.
+ */
 static double pdp_elems(struct dla_dev *d, unsigned g)
 {
     uint64_t w = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, CUBE_IN_WIDTH) + 1ull;
     uint64_t h = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, CUBE_IN_HEIGHT) + 1ull;
     uint64_t c = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, CUBE_IN_CHANNEL) + 1ull;
-    return lanes(dla_cfg(d), w, h, c);
+    uint64_t ow = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, CUBE_OUT_WIDTH) + 1ull;
+    uint64_t splits = DLA_REG_FIELD(d, g, NVDLA_PDP_D_OPERATION_MODE_CFG_0, SPLIT_NUM) + 1ull;
+    uint64_t kw = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_WIDTH) + 1ull;
+    uint64_t sw = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_STRIDE_WIDTH) + 1ull;
+    uint64_t line = w + (splits - 1) * (kw > sw ? kw - sw : 0);
+    if (ow > line) {
+        line = ow;
+    }
+    /* After the last input line, output lines whose window reaches into the
+     * bottom padding are still emitted, one output line each (the last
+     * surface's only: earlier surfaces overlap the next one's reads). */
+    uint64_t oh = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, CUBE_OUT_HEIGHT) + 1ull;
+    uint64_t kh = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_HEIGHT) + 1ull;
+    uint64_t sh = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_STRIDE_HEIGHT) + 1ull;
+    uint64_t top = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_PADDING_CFG_0, PAD_TOP);
+    uint64_t flush = 0;
+    for (uint64_t r = 0; r < oh && r < 8192; r++) {
+        flush += r * sh + kh > top + h ? 1 : 0;
+    }
+    const struct dla_config *cfg = dla_cfg(d);
+    return lanes(cfg, line, h, c) + lanes(cfg, ow, flush, 1);
 }
 
 static void model_sdp(struct dla_dev *d, const struct dla_timing_units *l,
