@@ -39,9 +39,13 @@
 #define START_CYCLES 22.0     /* OP_EN write -> first DMA request (sdp_1x1x1 log) */
 #define SDP_PIPE_CYCLES 40.0  /* data in -> done interrupt raised */
 #define PDP_PIPE_CYCLES 40.0
-#define CDP_PIPE_CYCLES 48.0
+#define CDP_PIPE_CYCLES 76.0
 #define CONV_PIPE_CYCLES 40.0 /* last atomic op -> CACC -> SDP -> done interrupt */
 #define DMA_PIPE_CYCLES 20.0  /* BDMA / RUBIK */
+/* SDP's X stages (BS/BN) when not bypassed: their ALU/multiplier/ReLU
+ * pipeline adds latency (sdp_3x3x33_bs/bn vs sdp_3x3x33_ew, which nv_small
+ * bypasses: 712 vs 674 cycles on the RTL). */
+#define SDP_X_PIPE_CYCLES 37.0
 /* CSC stripe length limit in output pixels (NV_NVDLA_CSC_sg.v: 32 atoms max). */
 #define STRIPE_MAX 32u
 
@@ -182,6 +186,14 @@ static double pdp_elems(struct dla_dev *d, unsigned g)
     return lanes(cfg, line, h, c) + lanes(cfg, ow, flush, 1);
 }
 
+/* Latency the SDP's X stages add when one of them is in use. */
+static double sdp_x_pipe(struct dla_dev *d, unsigned g)
+{
+    int bs = !DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
+    int bn = !DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
+    return bs || bn ? SDP_X_PIPE_CYCLES : 0.0;
+}
+
 static void model_sdp(struct dla_dev *d, const struct dla_timing_units *l,
                       const struct dla_timing_mem *m, const struct dla_timing_traffic *tr,
                       struct dla_timing_cost *c)
@@ -201,7 +213,7 @@ static void model_sdp(struct dla_dev *d, const struct dla_timing_units *l,
             b = DLASIM_BOUND_PDP;
         }
     }
-    stream(m, tr, proc, b, SDP_PIPE_CYCLES, c);
+    stream(m, tr, proc, b, SDP_PIPE_CYCLES + sdp_x_pipe(d, g), c);
 }
 
 static void model_pdp(struct dla_dev *d, const struct dla_timing_units *l,
@@ -363,7 +375,8 @@ static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
     } else {
         c->bound = DLASIM_BOUND_MEMORY;
     }
-    c->cycles = START_CYCLES + m->latency + busy + CONV_PIPE_CYCLES;
+    c->cycles = START_CYCLES + m->latency + busy + CONV_PIPE_CYCLES +
+                sdp_x_pipe(d, group_of(l, NVDLA_UNIT_SDP));
 }
 
 void dla_timing_model(struct dla_dev *d, const struct dla_timing_units *l,
