@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""Make trace cases of new shapes from NVIDIA's nv_small conformance cases,
+to measure the RTL beyond the suite and check the timing model there
+(docs/timing.md, "Beyond the suite").  The surface files stay where they
+are: each case folder gets its .cfg and copies of the .dat files it names.
+
+  tools/timing/mkcases.py CONFORMANCE_NV_SMALL OUT_DIR
+
+Cases (the CRC of a new shape is unknown until a run: each case is written
+with check_crc CRC 0x0: run it once on dlasim, which is bit-exact, and put
+the CRC it reports in; the RTL then confirms it):
+  sdp_16x16x32_bypass   sdp_8x8x32_bypass_int8_0 on a 16x16 cube
+  pdp_16x16x32_3x3s2_max  pdp_8x8x64_2x2_ave_int8_0 reshaped: 16x16x32 input,
+                        3x3 max pooling, stride 2, padding 1 on every side
+  multi_sdp_pdp_cdp     three independent layers (SDP, PDP, CDP) programmed
+                        back to back, so the engines run side by side
+"""
+import os
+import re
+import shutil
+import sys
+
+
+def read(conf, case):
+    with open(os.path.join(conf, case, case + ".cfg")) as f:
+        return [l.rstrip("\n") for l in f]
+
+
+def copy_dats(conf, case, lines, out):
+    for l in lines:
+        m = re.search(r'mem_load\([^,]*,[^,]*,\s*"([^"]+)"', l)
+        if m:
+            shutil.copy(os.path.join(conf, case, m.group(1)), out)
+
+
+def setreg(lines, name, value):
+    pat = re.compile(r"reg_write\(%s,\s*[^)]*\);" % re.escape(name))
+    hit = False
+    for i, l in enumerate(lines):
+        if pat.search(l):
+            lines[i] = pat.sub("reg_write(%s, 0x%x);" % (name, value), l)
+            hit = True
+    if not hit:
+        raise SystemExit("no write of %s" % name)
+
+
+def tbd_crc(lines, size=None):
+    out = []
+    for l in lines:
+        m = re.match(r"(check_crc\([^,]*,[^,]*,\s*)(0x[0-9a-fA-F]+)(,\s*)(0x[0-9a-fA-F]+)(,\s*)(0x[0-9a-fA-F]+)\);", l)
+        if m:
+            sz = "0x%x" % size if size else m.group(4)
+            l = "%s%s%s%s%s0x0);" % (m.group(1), m.group(2), m.group(3), sz, m.group(5))
+        out.append(l)
+    return out
+
+
+def write(out, name, lines):
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name + ".cfg"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return d
+
+
+def sdp_16x16(conf, out):
+    src = "sdp_8x8x32_bypass_int8_0"
+    l = [x for x in read(conf, src) if not x.startswith("//")]
+    l = ["mem_init(pri_mem, 0x80000000, 0x2000, ALL_ZERO);",
+         "mem_init(pri_mem, 0x80080000, 0x2000, ALL_ZERO);"] + l
+    for u in ("NVDLA_SDP", "NVDLA_SDP_RDMA"):
+        setreg(l, u + ".D_DATA_CUBE_WIDTH_0", 15)
+        setreg(l, u + ".D_DATA_CUBE_HEIGHT_0", 15)
+    setreg(l, "NVDLA_SDP_RDMA.D_SRC_LINE_STRIDE_0", 0x80)
+    setreg(l, "NVDLA_SDP_RDMA.D_SRC_SURFACE_STRIDE_0", 0x800)
+    setreg(l, "NVDLA_SDP.D_DST_LINE_STRIDE_0", 0x80)
+    setreg(l, "NVDLA_SDP.D_DST_SURFACE_STRIDE_0", 0x800)
+    d = write(out, "sdp_16x16x32_bypass", tbd_crc(l, 0x2000))
+    copy_dats(conf, src, l, d)
+
+
+def pdp_16x16(conf, out):
+    src = "pdp_8x8x64_2x2_ave_int8_0"
+    l = read(conf, src)
+    l = [x.replace("mem_init(pri_mem, 0x80000000, 0x1000", "mem_init(pri_mem, 0x80000000, 0x2000")
+         for x in l]
+    for u in ("NVDLA_PDP", "NVDLA_PDP_RDMA"):
+        setreg(l, u + ".D_DATA_CUBE_IN_WIDTH_0", 15)
+        setreg(l, u + ".D_DATA_CUBE_IN_HEIGHT_0", 15)
+        setreg(l, u + ".D_DATA_CUBE_IN_CHANNEL_0", 31)
+        setreg(l, u + ".D_SRC_LINE_STRIDE_0", 0x80)
+        setreg(l, u + ".D_SRC_SURFACE_STRIDE_0", 0x800)
+        setreg(l, u + ".D_PARTIAL_WIDTH_IN_0", 15 | 15 << 10 | 15 << 20)
+    setreg(l, "NVDLA_PDP_RDMA.D_POOLING_KERNEL_CFG_0", 0x22)   # width 3, stride 2
+    setreg(l, "NVDLA_PDP.D_POOLING_KERNEL_CFG_0", 0x110202)    # 3x3, stride 2x2
+    setreg(l, "NVDLA_PDP.D_POOLING_PADDING_CFG_0", 0x1111)     # 1 on every side
+    setreg(l, "NVDLA_PDP.D_OPERATION_MODE_CFG_0", 0x11)        # max, off-flying
+    setreg(l, "NVDLA_PDP.D_DATA_CUBE_OUT_CHANNEL_0", 31)
+    setreg(l, "NVDLA_PDP.D_PARTIAL_WIDTH_OUT_0", 7 | 7 << 10 | 7 << 20)
+    d = write(out, "pdp_16x16x32_3x3s2_max", tbd_crc(l))
+    copy_dats(conf, src, l, d)
+
+
+def multi(conf, out):
+    parts = []
+    s = [x for x in read(conf, "sdp_8x8x32_bypass_int8_0") if not x.startswith("//")]
+    p = [x.replace("0x80000000", "0x80200000").replace("sync_id_0", "pdp_done")
+         for x in read(conf, "pdp_8x8x64_2x2_ave_int8_0")]
+    c = [x.replace("0x80000020", "0x80400020").replace("sync_id_0", "cdp_done")
+         for x in read(conf, "cdp_8x8x32_lrn5_int8_0")]
+    cases = (("sdp_8x8x32_bypass_int8_0", s), ("pdp_8x8x64_2x2_ave_int8_0", p),
+             ("cdp_8x8x32_lrn5_int8_0", c))
+    mem, regs, waits, checks = [], [], [], []
+    for _, l in cases:
+        for x in l:
+            if x.startswith("mem_"):
+                mem.append(x)
+            elif x.startswith("reg_write"):
+                regs.append(x)
+            elif x.startswith("intr_notify"):
+                waits.append(x)
+            elif x.startswith("check_crc"):
+                checks.append(x)
+    d = write(out, "multi_sdp_pdp_cdp", mem + regs + waits + checks)
+    for name, l in cases:
+        copy_dats(conf, name, l, d)
+
+
+if __name__ == "__main__":
+    conf, out = sys.argv[1], sys.argv[2]
+    sdp_16x16(conf, out)
+    pdp_16x16(conf, out)
+    multi(conf, out)
