@@ -106,6 +106,16 @@ uint64_t dlasim_timing_wait_irq(struct dlasim_dev *dev, uint32_t bits);
 /* Layers timed since creation or dlasim_timing_clear(). */
 size_t dlasim_timing_layer_count(const struct dlasim_dev *dev);
 int dlasim_timing_layer_get(const struct dlasim_dev *dev, size_t i, struct dlasim_timing_layer *out);
+/* Totals over the layers timed so far: what a runtime reports for a whole
+ * network (cycles = last end - first start; fps = clock / cycles). */
+struct dlasim_timing_total {
+    uint64_t layers;
+    uint64_t first_start, last_end, cycles;
+    uint64_t macs, rd_bytes, wr_bytes;
+    double mac_util;                      /* macs / (MACs per cycle x cycles) */
+};
+int dlasim_timing_total(const struct dlasim_dev *dev, struct dlasim_timing_total *out);
+
 /* Forget the layer records and restart the clock at 0 (engines idle). */
 void dlasim_timing_clear(struct dlasim_dev *dev);
 /* CSB register writes and reads the host issued (charged ones). */

@@ -455,6 +455,32 @@ int dlasim_timing_layer_get(const struct dlasim_dev *dev, size_t i, struct dlasi
     return 0;
 }
 
+int dlasim_timing_total(const struct dlasim_dev *dev, struct dlasim_timing_total *out)
+{
+    const struct dla_timing *t = dla_dev_timing(dev);
+    memset(out, 0, sizeof(*out));
+    if (!t) {
+        return DLASIM_ERR_INVAL;
+    }
+    for (size_t i = 0; i < t->n; i++) {
+        const struct dlasim_timing_layer *l = &t->rec[i];
+        if (!i || l->start < out->first_start) {
+            out->first_start = l->start;
+        }
+        if (l->end > out->last_end) {
+            out->last_end = l->end;
+        }
+        out->macs += l->macs;
+        out->rd_bytes += l->rd_bytes;
+        out->wr_bytes += l->wr_bytes;
+    }
+    out->layers = t->n;
+    out->cycles = out->last_end - out->first_start;
+    double peak = (double)t->cfg->mac_atomic_c_size * (double)t->cfg->mac_atomic_k_size;
+    out->mac_util = out->cycles && peak > 0 ? (double)out->macs / (peak * (double)out->cycles) : 0;
+    return 0;
+}
+
 void dlasim_timing_clear(struct dlasim_dev *dev)
 {
     struct dla_timing *t = dla_dev_timing(dev);
