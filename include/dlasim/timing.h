@@ -36,7 +36,8 @@ struct dlasim_timing_profile {
     double host_cmd_cycles;       /* cycles a trace's memory command costs the host */
     double mem_latency;           /* cycles from a read request to its first data */
     double mem_req_interval;      /* cycles between requests one channel accepts (>= 1) */
-    double mem_bytes_per_cycle;   /* bandwidth cap per channel, bytes/cycle (0 = none) */
+    double mem_bytes_per_cycle;   /* DRAM bandwidth shared by reads and writes, bytes/cycle
+                                     (0 = none beyond the request rate) */
 };
 
 /* Built-in profile by name ("rtl-tb", "dram"); DLASIM_ERR_INVAL if unknown. */

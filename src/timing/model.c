@@ -75,6 +75,7 @@ void dla_timing_mem_of(const struct dla_config *cfg, const struct dlasim_timing_
     }
     m->rd_bw = bw;
     m->wr_bw = bw;
+    m->total_bw = p->mem_bytes_per_cycle > 0 ? p->mem_bytes_per_cycle : 0;
     m->latency = p->mem_latency;
 }
 
@@ -119,6 +120,9 @@ static void stream(const struct dla_timing_mem *m, const struct dla_timing_traff
     double rd = (double)tr->rd_bytes / m->rd_bw;
     double wr = (double)tr->wr_bytes / m->wr_bw;
     double busy = maxd(proc, maxd(rd, wr));
+    if (m->total_bw > 0) { /* one DRAM serves both directions */
+        busy = maxd(busy, (double)(tr->rd_bytes + tr->wr_bytes) / m->total_bw);
+    }
     c->bound = busy == proc ? proc_bound : DLASIM_BOUND_MEMORY;
     if (busy < pipe + START_CYCLES + m->latency) {
         c->bound = busy == proc ? c->bound : DLASIM_BOUND_LATENCY;
@@ -318,8 +322,13 @@ static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
     conv_shape(d, l, tr, &s);
     uint64_t ak = cfg->mac_atomic_k_size ? cfg->mac_atomic_k_size : 8;
     double bw = m->rd_bw;
-    double data_done = s.wt_bytes >= s.data_bytes ? 2.0 * s.data_bytes / bw
-                                                  : (s.data_bytes + s.wt_bytes) / bw;
+    /* Weights share the channel with the data only up to what the weight
+     * banks hold; beyond that they wait for released banks (the RTL of a
+     * 1x1/2 128->256 layer with 2 weight banks: compute starts once the data
+     * and 8 KiB of weights are in). */
+    double wt_early = s.wt_bytes < s.wt_cap ? s.wt_bytes : s.wt_cap;
+    double data_done = wt_early >= s.data_bytes ? 2.0 * s.data_bytes / bw
+                                                : (s.data_bytes + wt_early) / bw;
     double comp = group_compute(cfg, &s);
     /* Output of a group: SDP (and PDP on the fly) over its atoms, and writes. */
     double px_lanes = (double)s.out_px * (double)ak;
@@ -374,6 +383,13 @@ static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
         c->bound = DLASIM_BOUND_PDP;
     } else {
         c->bound = DLASIM_BOUND_MEMORY;
+    }
+    if (m->total_bw > 0) { /* one DRAM serves both directions */
+        double all = (double)(tr->rd_bytes + tr->wr_bytes) / m->total_bw;
+        if (all > busy) {
+            busy = all;
+            c->bound = DLASIM_BOUND_MEMORY;
+        }
     }
     c->cycles = START_CYCLES + m->latency + busy + CONV_PIPE_CYCLES +
                 sdp_x_pipe(d, group_of(l, NVDLA_UNIT_SDP));

@@ -63,7 +63,8 @@ void dla_timing_raise(struct dla_timing *t, uint32_t bits);
 
 /* Memory seen by the engines: effective bytes/cycle per channel and latency. */
 struct dla_timing_mem {
-    double rd_bw, wr_bw;  /* bytes per cycle */
+    double rd_bw, wr_bw;  /* bytes per cycle per channel */
+    double total_bw;      /* DRAM cap shared by reads and writes, 0 = none */
     double latency;       /* read latency, cycles */
 };
 

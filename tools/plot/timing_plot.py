@@ -43,7 +43,7 @@ def main(src, out):
     ax1.set_xlabel("cycle")
     title = "%s: %d layers" % (doc.get("case", doc.get("network", "")), len(layers))
     if "cycles_to_last_intr" in doc:
-        title += ", cycles_to_last_intr %d" % doc["cycles_to_last_intr"]
+        title += ", %d cycles" % doc["cycles_to_last_intr"]
     ax1.set_title(title)
     x = range(len(layers))
     cyc = [l["end"] - l["start"] for l in layers]
