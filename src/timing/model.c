@@ -46,8 +46,13 @@
  * pipeline adds latency (sdp_3x3x33_bs/bn vs sdp_3x3x33_ew, which nv_small
  * bypasses: 712 vs 674 cycles on the RTL). */
 #define SDP_X_PIPE_CYCLES 37.0
-/* CSC stripe length limit in output pixels (NV_NVDLA_CSC_sg.v: 32 atoms max). */
-#define STRIPE_MAX 32u
+/* CSC stripe length in output pixels, and what CACC's delivery to SDP costs
+ * on the fly: one idle cycle per atom and 38 cycles between stripes (RTL
+ * log of a recorded 1x1 28x28x32 -> 64 layer: writes 9 cycles apart, a
+ * 47-cycle gap every 16 atoms). */
+#define STRIPE_MAX 16u
+#define SDP_FLY_ATOM_GAP 1.0
+#define SDP_FLY_STRIPE_GAP 38.0
 
 static double maxd(double a, double b)
 {
@@ -300,6 +305,19 @@ static double weight_arrival(double x, double data, double bw)
     return x <= data ? 2.0 * x / bw : (x + data) / bw;
 }
 
+/* CSC splits a kernel group's output pixels into stripes of 16 to 32
+ * atomic operations: 16 each, the remainder joining the last one (a
+ * 49-pixel layer runs 16 + 16 + 17; the RTL shows no short stripe). */
+static uint64_t stripe_count(uint64_t px)
+{
+    return px < STRIPE_MAX ? 1 : px / STRIPE_MAX;
+}
+
+static uint64_t last_stripe_len(uint64_t px)
+{
+    return px < STRIPE_MAX ? px : STRIPE_MAX + px % STRIPE_MAX;
+}
+
 /* Compute cycles of one kernel group: every stripe runs R x S x C-blocks
  * atomic operations, each at least as long as loading its block's weights. */
 static double group_compute(const struct dla_config *cfg, const struct conv_shape *s)
@@ -307,10 +325,10 @@ static double group_compute(const struct dla_config *cfg, const struct conv_shap
     uint64_t blocks = s->r * s->s * s->cblocks;
     double wload = (double)(cfg->mac_atomic_c_size * cfg->mac_atomic_k_size) /
                    (double)(cfg->cbuf_bank_width ? cfg->cbuf_bank_width : 8);
-    uint64_t full = s->out_px / STRIPE_MAX, last = s->out_px % STRIPE_MAX;
+    uint64_t n = stripe_count(s->out_px), last = last_stripe_len(s->out_px);
     double per_full = maxd((double)STRIPE_MAX, wload);
     double per_last = last ? maxd((double)last, wload) : 0.0;
-    return (double)blocks * ((double)full * per_full + per_last);
+    return (double)blocks * ((double)(n - 1) * per_full + per_last);
 }
 
 static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
@@ -331,8 +349,9 @@ static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
                                                 : (s.data_bytes + wt_early) / bw;
     double comp = group_compute(cfg, &s);
     /* Output of a group: SDP (and PDP on the fly) over its atoms, and writes. */
-    double px_lanes = (double)s.out_px * (double)ak;
-    double sdp = px_lanes / tput(cfg->sdp_bs_throughput);
+    double stripes = (double)stripe_count(s.out_px);
+    double sdp = (double)s.out_px * ((double)ak / tput(cfg->sdp_bs_throughput) + SDP_FLY_ATOM_GAP) +
+                 stripes * SDP_FLY_STRIPE_GAP;
     double pdp = has(l, NVDLA_UNIT_PDP) ? pdp_elems(d, group_of(l, NVDLA_UNIT_PDP)) /
                                               tput(cfg->pdp_throughput) / (double)s.kgroups
                                         : 0.0;
@@ -364,8 +383,8 @@ static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
         prev_end = start + per_group;
         ends[gi % 64] = prev_end;
     }
-    double last_stripe = (double)(s.out_px < STRIPE_MAX ? s.out_px : STRIPE_MAX);
-    double tail = last_stripe * (double)ak / tput(cfg->sdp_bs_throughput);
+    double last_stripe = (double)last_stripe_len(s.out_px);
+    double tail = last_stripe * ((double)ak / tput(cfg->sdp_bs_throughput) + SDP_FLY_ATOM_GAP);
     double busy = prev_end + tail;
     c->macs = s.out_px * s.k * s.c * s.r * s.s;
     c->unit[DLASIM_TU_CONV] = comp * (double)s.kgroups;
