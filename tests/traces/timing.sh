@@ -7,6 +7,7 @@
 # check_trace_events.py).  Needs DLASIM and CONFORMANCE; REFERENCE defaults
 # to CONFORMANCE/../../reference.
 set -u
+set -f  # the case list holds glob patterns for dlasim, not for the shell
 here=$(dirname "$0")
 dlasim=${DLASIM:-build/dlasim}
 conf=${CONFORMANCE:-../shared/conformance/nvdla-traces}
@@ -35,6 +36,36 @@ if grep -q '^timing: [0-9]* cases vs RTL' "$out/suite.txt" && ! grep -q '^timing
 else bad "timing: median/worst error over the limits (5 %, 15 %)"; fi
 # functional results are the same with timing on
 if grep -q '^69 passed, 0 failed' "$out/suite.txt"; then ok; else bad "conformance with --timing: $(tail -1 "$out/suite.txt")"; fi
+
+# cases of new shapes measured on the RTL (tests/traces/rtl_own.txt), made again here
+own="$here/rtl_own.txt"
+mk=$(dirname "$here")/../tools/timing/mkcases.py
+made_mk=0
+while read -r name rtl how args; do
+    case "$name" in ''|\#*) continue ;; esac
+    d="$out/own/$name"
+    if [ "$how" = mkcases ]; then
+        if [ $made_mk = 0 ]; then
+            "$py" "$mk" "$conf/nv_small" "$out/own" > /dev/null 2>&1 || bad "mkcases.py failed"
+            made_mk=1
+            # CRCs: dlasim's (bit-exact; the RTL matched them)
+            for c in "$out"/own/*/*.cfg; do
+                got=$("$dlasim" trace "$c" 2>&1 | sed -n 's/.*expected 0x00000000, got \(0x[0-9a-f]*\)/\1/p' | head -1)
+                [ -n "$got" ] && sed -i "s/^\(check_crc(.*\), 0x0);\$/\1, $got);/" "$c"
+            done
+        fi
+    else
+        mkdir -p "$d"
+        # shellcheck disable=SC2086
+        "$dlasim" estimate $args --mem-profile rtl-tb --record "$d" > /dev/null 2>&1 || bad "estimate --record for $name"
+    fi
+    cfg="$d/$name.cfg"
+    [ -f "$cfg" ] || { bad "own case $name was not made"; continue; }
+    model=$("$dlasim" trace --timing "$cfg" 2>&1 | sed -n 's/^cycles_to_last_intr \([0-9]*\)$/\1/p')
+    if [ -n "$model" ] && awk -v m="$model" -v r="$rtl" 'BEGIN { x = m / r; exit !(x >= 0.85 && x <= 1.15) }'; then
+        ok; printf 'own %-24s model %9s RTL %9s\n' "$name" "$model" "$rtl"
+    else bad "own case $name: model ${model:-none} vs RTL $rtl"; fi
+done < "$own"
 
 # reports of a two-layer case (SDP -> PDP on the fly, then nothing else)
 case=sdp_pdp_32x16x32_pass_through_int8_0
