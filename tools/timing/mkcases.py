@@ -14,6 +14,8 @@ the CRC it reports in; the RTL then confirms it):
                         3x3 max pooling, stride 2, padding 1 on every side
   multi_sdp_pdp_cdp     three independent layers (SDP, PDP, CDP) programmed
                         back to back, so the engines run side by side
+  pdp_*, cdp_*          the PDP and CDP cases reshaped (sizes, kernels,
+                        strides, padding, LRN size: see the calls at the end)
 """
 import os
 import re
@@ -126,8 +128,73 @@ def multi(conf, out):
         copy_dats(conf, name, l, d)
 
 
+def pdp_shape(conf, out, name, w, h, c, kw, kh, sw, sh, pads, method):
+    """pdp_8x8x64_2x2_ave_int8_0 on a w x h x c cube (packed), kernel kw x kh,
+    stride sw x sh, pads (left, top, right, bottom), method 0 avg, 1 max, 2 min."""
+    src = "pdp_8x8x64_2x2_ave_int8_0"
+    pl, pt, pr, pb = pads
+    ow = (w + pl + pr - kw) // sw + 1
+    oh = (h + pt + pb - kh) // sh + 1
+    surf = (c + 7) // 8
+    in_bytes, out_bytes = w * h * 8 * surf, ow * oh * 8 * surf
+    l = read(conf, src)
+    l = [x.replace("mem_init(pri_mem, 0x80000000, 0x1000", "mem_init(pri_mem, 0x80000000, 0x%x" % max(in_bytes, 0x1000))
+          .replace("mem_init(pri_mem, 0x80100000, 0x1000", "mem_init(pri_mem, 0x80100000, 0x%x" % out_bytes)
+         for x in l]
+    for u in ("NVDLA_PDP", "NVDLA_PDP_RDMA"):
+        setreg(l, u + ".D_DATA_CUBE_IN_WIDTH_0", w - 1)
+        setreg(l, u + ".D_DATA_CUBE_IN_HEIGHT_0", h - 1)
+        setreg(l, u + ".D_DATA_CUBE_IN_CHANNEL_0", c - 1)
+        setreg(l, u + ".D_SRC_LINE_STRIDE_0", w * 8)
+        setreg(l, u + ".D_SRC_SURFACE_STRIDE_0", w * h * 8)
+        setreg(l, u + ".D_PARTIAL_WIDTH_IN_0", (w - 1) | (w - 1) << 10 | (w - 1) << 20)
+    setreg(l, "NVDLA_PDP_RDMA.D_POOLING_KERNEL_CFG_0", (kw - 1) | (sw - 1) << 4)
+    setreg(l, "NVDLA_PDP.D_POOLING_KERNEL_CFG_0",
+           (kw - 1) | (kh - 1) << 8 | (sw - 1) << 16 | (sh - 1) << 20)
+    setreg(l, "NVDLA_PDP.D_POOLING_PADDING_CFG_0", pl | pt << 4 | pr << 8 | pb << 12)
+    setreg(l, "NVDLA_PDP.D_OPERATION_MODE_CFG_0", method | 0x10)
+    setreg(l, "NVDLA_PDP.D_RECIP_KERNEL_WIDTH_0", 0x10000 // kw)
+    setreg(l, "NVDLA_PDP.D_RECIP_KERNEL_HEIGHT_0", 0x10000 // kh)
+    setreg(l, "NVDLA_PDP.D_DATA_CUBE_OUT_WIDTH_0", ow - 1)
+    setreg(l, "NVDLA_PDP.D_DATA_CUBE_OUT_HEIGHT_0", oh - 1)
+    setreg(l, "NVDLA_PDP.D_DATA_CUBE_OUT_CHANNEL_0", c - 1)
+    setreg(l, "NVDLA_PDP.D_PARTIAL_WIDTH_OUT_0", (ow - 1) | (ow - 1) << 10 | (ow - 1) << 20)
+    setreg(l, "NVDLA_PDP.D_DST_LINE_STRIDE_0", ow * 8)
+    setreg(l, "NVDLA_PDP.D_DST_SURFACE_STRIDE_0", ow * oh * 8)
+    d = write(out, name, tbd_crc(l, out_bytes))
+    copy_dats(conf, src, l, d)
+
+
+def cdp_shape(conf, out, name, w, h, c, lrn):
+    """cdp_8x8x32_lrn5_int8_0 on a w x h x c cube (packed); lrn = 3, 5, 7 or 9."""
+    src = "cdp_8x8x32_lrn5_int8_0"
+    surf = (c + 7) // 8
+    size = w * h * 8 * surf
+    l = read(conf, src)
+    l = [x.replace("mem_init(pri_mem, 0x80800c00, 0x2000", "mem_init(pri_mem, 0x80800c00, 0x%x" % max(size, 0x2000))
+          .replace("mem_init(pri_mem, 0x80000020, 0x2000", "mem_init(pri_mem, 0x80000020, 0x%x" % size)
+         for x in l]
+    setreg(l, "NVDLA_CDP_RDMA.D_DATA_CUBE_WIDTH_0", w - 1)
+    setreg(l, "NVDLA_CDP_RDMA.D_DATA_CUBE_HEIGHT_0", h - 1)
+    setreg(l, "NVDLA_CDP_RDMA.D_DATA_CUBE_CHANNEL_0", c - 1)
+    setreg(l, "NVDLA_CDP_RDMA.D_SRC_LINE_STRIDE_0", w * 8)
+    setreg(l, "NVDLA_CDP_RDMA.D_SRC_SURFACE_STRIDE_0", w * h * 8)
+    setreg(l, "NVDLA_CDP.D_DST_LINE_STRIDE_0", w * 8)
+    setreg(l, "NVDLA_CDP.D_DST_SURFACE_STRIDE_0", w * h * 8)
+    setreg(l, "NVDLA_CDP.D_LRN_CFG_0", (lrn - 3) // 2)
+    d = write(out, name, tbd_crc(l, size))
+    copy_dats(conf, src, l, d)
+
+
 if __name__ == "__main__":
     conf, out = sys.argv[1], sys.argv[2]
     sdp_16x16(conf, out)
     pdp_16x16(conf, out)
     multi(conf, out)
+    pdp_shape(conf, out, "pdp_12x10x16_3x3s1_p1_avg", 12, 10, 16, 3, 3, 1, 1, (1, 1, 1, 1), 0)
+    pdp_shape(conf, out, "pdp_20x6x24_2x2s2_max", 20, 6, 24, 2, 2, 2, 2, (0, 0, 0, 0), 1)
+    pdp_shape(conf, out, "pdp_9x17x8_4x4s3_p1212_min", 9, 17, 8, 4, 4, 3, 3, (1, 2, 1, 2), 2)
+    pdp_shape(conf, out, "pdp_16x4x64_1x3s1_p0101_max", 16, 4, 64, 1, 3, 1, 1, (0, 1, 0, 1), 1)
+    cdp_shape(conf, out, "cdp_16x8x32_lrn3", 16, 8, 32, 3)
+    cdp_shape(conf, out, "cdp_4x4x96_lrn7", 4, 4, 96, 7)
+    cdp_shape(conf, out, "cdp_24x2x16_lrn5", 24, 2, 16, 5)
