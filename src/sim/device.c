@@ -357,6 +357,10 @@ static uint32_t done_bits(unsigned unit, unsigned group)
 static void timing_csb_write(struct dla_dev *d, uint32_t addr, enum dla_write_effect effect)
 {
     dla_timing_csb_write(d->timing);
+    /* BDMA has no OP_EN: a launch write enables its group */
+    if (addr == NVDLA_BDMA_CFG_LAUNCH0_0 || addr == NVDLA_BDMA_CFG_LAUNCH1_0) {
+        dla_timing_op_enabled(d->timing, NVDLA_UNIT_BDMA, addr == NVDLA_BDMA_CFG_LAUNCH1_0);
+    }
     if (effect == DLA_WRITE_OP_ENABLED) {
         const struct nvdla_reg_desc *r = nvdla_reg_by_addr(addr);
         if (r) {
