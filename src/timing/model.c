@@ -132,8 +132,9 @@ static void stream(const struct dla_timing_mem *m, const struct dla_timing_traff
     if (busy < pipe + START_CYCLES + m->latency) {
         c->bound = busy == proc ? c->bound : DLASIM_BOUND_LATENCY;
     }
-    c->stall_rd = rd > proc && rd >= wr ? rd - proc : 0;
-    c->stall_wr = wr > proc && wr > rd ? wr - proc : 0;
+    /* cycles the engine waited for memory, charged to the busier direction */
+    c->stall_rd = busy > proc && rd >= wr ? busy - proc : 0;
+    c->stall_wr = busy > proc && wr > rd ? busy - proc : 0;
     c->cycles = START_CYCLES + m->latency + busy + pipe;
 }
 

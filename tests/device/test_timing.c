@@ -185,8 +185,9 @@ static void test_same_result_as_functional(void **state)
     dlasim_destroy(dev);
 }
 
-/* Half a byte per cycle: reading 512 bytes takes 1024 cycles, twice what the
- * PDP needs, so the read DMA stalls the engine for 512 cycles. */
+/* Half a byte per cycle shared by reads and writes: moving 512 bytes in and
+ * 512 out takes 2048 cycles, four times what the PDP needs, so memory stalls
+ * the engine for 1536 cycles (charged to the read side, the larger or equal). */
 static void test_memory_bound_stalls(void **state)
 {
     (void)state;
@@ -202,10 +203,12 @@ static void test_memory_bound_stalls(void **state)
     struct dlasim_timing_layer l;
     dlasim_timing_layer_get(dev, 0, &l);
     assert_int_equal(l.bound, DLASIM_BOUND_MEMORY);
-    assert_int_equal(l.end - l.start, (uint64_t)llround(PDP_FIXED + 100.0 + 1024.0));
+    assert_int_equal(l.end - l.start, (uint64_t)llround(PDP_FIXED + 100.0 + 2048.0));
+    assert_int_equal(l.stall_cycles, 1536);
     dlasim_timing_hold(dev, 1);
     /* CSB reads see the producer group: group 0, the one the layer ran in */
-    assert_int_equal(rd(dev, NVDLA_PDP_RDMA_D_PERF_READ_STALL_0), 512);
+    assert_int_equal(rd(dev, NVDLA_PDP_RDMA_D_PERF_READ_STALL_0), 1536);
+    assert_int_equal(rd(dev, NVDLA_PDP_D_PERF_WRITE_STALL_0), 0); /* its DMA perf is off */
     dlasim_destroy(dev);
 }
 
