@@ -165,6 +165,9 @@ static uint64_t poll_syncpoints(struct player *p)
 {
     double t = (double)dlasim_timing_now(p->dev), seen = t;
     double round = 2.0 * p->prof.csb_read_cycles;
+    if (!(round >= 1.0)) {
+        round = 1.0; /* a free CSB still takes a cycle per poll round */
+    }
     size_t left = p->nsync;
     unsigned char *done = calloc(p->nsync ? p->nsync : 1, 1);
     if (!done) {
