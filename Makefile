@@ -86,7 +86,7 @@ bench: deps all
 	@./$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --timing --expect tests/traces/nv_small.expect \
 	    --rtl $(SHARED)/reference/rtl_cycles_nv_small.csv | grep -v '^PASS\|^FAIL' || true
 	@echo; echo "== functional speed with the timing model on"
-	@sh tools/timing/overhead.sh $(BUILD)/dlasim 3
+	@sh tools/timing/overhead.sh $(BUILD)/dlasim 4
 
 # Timing pictures (docs/timing.md): per-layer plot and timeline of a trace;
 # installs Debian's python3-matplotlib when missing (as root).
