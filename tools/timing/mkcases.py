@@ -14,6 +14,7 @@ the CRC it reports in; the RTL then confirms it):
                         3x3 max pooling, stride 2, padding 1 on every side
   multi_sdp_pdp_cdp     three independent layers (SDP, PDP, CDP) programmed
                         back to back, so the engines run side by side
+  img_51x48x4_A8B8G8R8  the image-input case on half its lines
   pdp_*, cdp_*          the PDP and CDP cases reshaped (sizes, kernels,
                         strides, padding, LRN size: see the calls at the end)
 """
@@ -128,6 +129,22 @@ def multi(conf, out):
         copy_dats(conf, name, l, d)
 
 
+def img_half(conf, out):
+    """img_51x96x4_1x10x4x32_A8B8G8R8_int8_0 on the top 48 of its 96 lines:
+    20 output rows instead of 44."""
+    src = "img_51x96x4_1x10x4x32_A8B8G8R8_int8_0"
+    l = read(conf, src)
+    for r in ("NVDLA_CDMA.D_DATAIN_SIZE_0_0", "NVDLA_CDMA.D_DATAIN_SIZE_EXT_0_0",
+              "NVDLA_CSC.D_DATAIN_SIZE_EXT_0_0"):
+        setreg(l, r, 0x2f0032)
+    for r in ("NVDLA_CSC.D_DATAOUT_SIZE_0_0", "NVDLA_CACC.D_DATAOUT_SIZE_0_0"):
+        setreg(l, r, 0x13000b)
+    setreg(l, "NVDLA_SDP.D_DATA_CUBE_HEIGHT_0", 0x13)
+    setreg(l, "NVDLA_CSC.D_ATOMICS_0", 12 * 20 - 1)
+    d = write(out, "img_51x48x4_A8B8G8R8", tbd_crc(l))
+    copy_dats(conf, src, l, d)
+
+
 def pdp_shape(conf, out, name, w, h, c, kw, kh, sw, sh, pads, method):
     """pdp_8x8x64_2x2_ave_int8_0 on a w x h x c cube (packed), kernel kw x kh,
     stride sw x sh, pads (left, top, right, bottom), method 0 avg, 1 max, 2 min."""
@@ -198,3 +215,4 @@ if __name__ == "__main__":
     cdp_shape(conf, out, "cdp_16x8x32_lrn3", 16, 8, 32, 3)
     cdp_shape(conf, out, "cdp_4x4x96_lrn7", 4, 4, 96, 7)
     cdp_shape(conf, out, "cdp_24x2x16_lrn5", 24, 2, 16, 5)
+    img_half(conf, out)
