@@ -245,8 +245,10 @@ static void perf_counters(struct dla_dev *d, const struct dla_timing *t,
                 dla_reg_hw_set(d, NVDLA_CDMA_D_PERF_DAT_READ_STALL_0, g, sat32(c->dat_stall));
                 dla_reg_hw_set(d, NVDLA_CDMA_D_PERF_WT_READ_STALL_0, g, sat32(c->wt_stall));
                 /* summed latency of the read requests (one per DBB beat) */
-                double reqs = (double)t->cur.rd_bytes / (t->cfg->primary_memif_width ? t->cfg->primary_memif_width : 8);
-                dla_reg_hw_set(d, NVDLA_CDMA_D_PERF_DAT_READ_LATENCY_0, g, sat32(reqs * t->mem.latency));
+                double beat = t->cfg->primary_memif_width ? t->cfg->primary_memif_width : 8;
+                double reqs = (double)t->cur.rd_bytes / beat;
+                dla_reg_hw_set(d, NVDLA_CDMA_D_PERF_DAT_READ_LATENCY_0, g,
+                               sat32(reqs * t->mem.latency));
                 dla_reg_hw_set(d, NVDLA_CDMA_D_PERF_WT_READ_LATENCY_0, g, 0);
             }
             break;
