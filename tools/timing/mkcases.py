@@ -15,6 +15,7 @@ the CRC it reports in; the RTL then confirms it):
   multi_sdp_pdp_cdp     three independent layers (SDP, PDP, CDP) programmed
                         back to back, so the engines run side by side
   img_51x48x4_A8B8G8R8  the image-input case on half its lines
+  conv_sdp_pdp_13x15x64_pool2  a convolution case fused with SDP and PDP
   pdp_*, cdp_*          the PDP and CDP cases reshaped (sizes, kernels,
                         strides, padding, LRN size: see the calls at the end)
 """
@@ -145,6 +146,42 @@ def img_half(conf, out):
     copy_dats(conf, src, l, d)
 
 
+def conv_pdp(conf, out):
+    """dc_13x15x64_5x3x64x16_int8_0 with SDP sending its output on the fly to
+    PDP (2x2/2 max pooling): convolution -> SDP -> PDP fused, the 12x14x16
+    result pooled to 6x7x16 in memory; PDP's done interrupt unmasked."""
+    src = "dc_13x15x64_5x3x64x16_int8_0"
+    pdp = [("D_DATA_CUBE_IN_WIDTH_0", 11), ("D_DATA_CUBE_IN_HEIGHT_0", 13),
+           ("D_DATA_CUBE_IN_CHANNEL_0", 15), ("D_DATA_CUBE_OUT_WIDTH_0", 5),
+           ("D_DATA_CUBE_OUT_HEIGHT_0", 6), ("D_DATA_CUBE_OUT_CHANNEL_0", 15),
+           ("D_POOLING_KERNEL_CFG_0", 0x110101), ("D_POOLING_PADDING_CFG_0", 0),
+           ("D_OPERATION_MODE_CFG_0", 0x1), ("D_PARTIAL_WIDTH_IN_0", 11 | 11 << 10 | 11 << 20),
+           ("D_PARTIAL_WIDTH_OUT_0", 5 | 5 << 10 | 5 << 20), ("D_RECIP_KERNEL_WIDTH_0", 0x8000),
+           ("D_RECIP_KERNEL_HEIGHT_0", 0x8000), ("D_DST_BASE_ADDR_LOW_0", 0x80800000),
+           ("D_DST_BASE_ADDR_HIGH_0", 0), ("D_DST_LINE_STRIDE_0", 6 * 8),
+           ("D_DST_SURFACE_STRIDE_0", 6 * 7 * 8), ("D_DST_RAM_CFG_0", 1),
+           ("D_DATA_FORMAT_0", 0), ("D_OP_ENABLE_0", 1)]
+    l = []
+    for x in read(conf, src):
+        if x.startswith("reg_write(NVDLA_GLB.S_INTR_MASK_0"):
+            x = "reg_write(NVDLA_GLB.S_INTR_MASK_0, 0x3f03cc);"
+        elif x.startswith("reg_write(NVDLA_SDP.D_FEATURE_MODE_CFG_0"):
+            x = "reg_write(NVDLA_SDP.D_FEATURE_MODE_CFG_0, 0x3);"
+        elif x.startswith("reg_write(NVDLA_SDP.D_OP_ENABLE_0"):
+            l += ["reg_write(NVDLA_PDP.%s, 0x%x);" % (r, v) for r, v in pdp]
+        elif x.startswith("intr_notify(SDP_0"):
+            l += ["mem_init(pri_mem, 0x80800000, 0x2a0, ALL_ZERO);",
+                  "intr_notify(SDP_0, conv_done);", "intr_notify(PDP_0, pool_done);",
+                  "check_nothing(conv_done);",
+                  "check_crc(pool_done, 1, 0x80800000, 0x2a0, 0x0);"]
+            continue
+        elif x.startswith("check_crc"):
+            continue
+        l.append(x)
+    d = write(out, "conv_sdp_pdp_13x15x64_pool2", l)
+    copy_dats(conf, src, l, d)
+
+
 def pdp_shape(conf, out, name, w, h, c, kw, kh, sw, sh, pads, method):
     """pdp_8x8x64_2x2_ave_int8_0 on a w x h x c cube (packed), kernel kw x kh,
     stride sw x sh, pads (left, top, right, bottom), method 0 avg, 1 max, 2 min."""
@@ -216,3 +253,4 @@ if __name__ == "__main__":
     cdp_shape(conf, out, "cdp_4x4x96_lrn7", 4, 4, 96, 7)
     cdp_shape(conf, out, "cdp_24x2x16_lrn5", 24, 2, 16, 5)
     img_half(conf, out)
+    conv_pdp(conf, out)
