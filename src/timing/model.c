@@ -369,9 +369,9 @@ static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
         fit = 1;
     }
     double t = data_done, wt_wait = 0, prev_end = 0;
-    /* Group g's weights beyond the CBUF weight banks can only be fetched once
-     * group g - fit released its banks: the end cycles of the last 64 groups
-     * are kept in a ring (more than 64 groups fitting never waits). */
+    /* Weights beyond the CBUF weight banks can only be fetched once earlier
+     * groups released their banks: the end cycles of the last 64 groups are
+     * kept in a ring (more than 64 groups back never holds a fetch up). */
     double ends[64];
     double fetch_at = 0; /* cycle the weight stream has reached */
     for (uint64_t gi = 0; gi < s.kgroups; gi++) {
@@ -379,8 +379,13 @@ static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
         if (gi < fit) {
             arrive = weight_arrival(wt_group * (double)(gi + 1), s.data_bytes, bw);
         } else {
-            double freed = fit <= 64 ? ends[(gi - fit) % 64] : 0.0;
-            arrive = maxd(fetch_at, freed) + wt_group / bw;
+            /* The bytes of this group beyond what the banks hold once groups
+             * 0..k-1 released theirs are fetched after group k-1 ends. */
+            double last = wt_group * (double)(gi + 1);
+            uint64_t k = (uint64_t)ceil((last - s.wt_cap) / wt_group);
+            double before = s.wt_cap + wt_group * (double)(k - 1);
+            double freed = gi - (k - 1) <= 64 ? ends[(k - 1) % 64] : 0.0;
+            arrive = maxd(fetch_at + wt_group / bw, freed + (last - before) / bw);
         }
         fetch_at = arrive;
         double ready = maxd(t, prev_end);
