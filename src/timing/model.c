@@ -403,6 +403,8 @@ static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
     c->unit[DLASIM_TU_PDP] = pdp * (double)s.kgroups;
     c->dat_stall = data_done;
     c->wt_stall = wt_wait;
+    c->dat_done = START_CYCLES + m->latency + data_done;
+    c->wt_done = START_CYCLES + m->latency + maxd(fetch_at, weight_arrival(wt_early, s.data_bytes, bw));
     c->stall_wr = wr > comp && wr > sdp ? (wr - maxd(comp, sdp)) * (double)s.kgroups : 0;
     double mac_part = comp * (double)s.kgroups;
     if (mac_part >= busy * 0.5 && comp >= sdp && comp >= wr && comp >= pdp) {

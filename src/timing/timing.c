@@ -30,6 +30,7 @@ struct dla_timing {
     double unit_free[DLASIM_TU_COUNT];        /* cycle each engine is free again */
     double bit_time[32];                      /* cycle each S_INTR_STATUS bit was raised */
     double last_end;                          /* end of the layer being completed */
+    double last_dat, last_wt;                 /* its CDMA data / weight fetch done, or 0 */
     struct dla_timing_traffic cur;            /* traffic of the layer in flight */
     struct dlasim_timing_layer *rec;          /* layer records */
     size_t n, cap;
@@ -330,6 +331,8 @@ void dla_timing_layer_end(struct dla_dev *d, struct dla_timing *t, const struct 
         t->group_end[l->unit[i]][l->group[i] & 1] = end;
     }
     t->last_end = end;
+    t->last_dat = c.dat_done > 0 ? start + c.dat_done : 0;
+    t->last_wt = c.wt_done > 0 ? start + c.wt_done : 0;
     perf_counters(d, t, l, &c);
 
     struct dlasim_timing_layer r;
@@ -358,12 +361,22 @@ void dla_timing_layer_end(struct dla_dev *d, struct dla_timing *t, const struct 
     record(t, &r);
 }
 
+/* CDMA raises its data/weight done bits when its fetches end, the other
+ * units at the layer's end. */
 void dla_timing_raise(struct dla_timing *t, uint32_t bits)
 {
+    const uint32_t dat = NVDLA_GLB_S_INTR_STATUS_0_CDMA_DAT_DONE_STATUS0__MASK |
+                         NVDLA_GLB_S_INTR_STATUS_0_CDMA_DAT_DONE_STATUS1__MASK;
+    const uint32_t wt = NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS0__MASK |
+                        NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS1__MASK;
     for (unsigned i = 0; i < 32; i++) {
-        if (bits >> i & 1u) {
-            t->bit_time[i] = t->last_end;
+        uint32_t b = 1u << i;
+        if (!(bits & b)) {
+            continue;
         }
+        t->bit_time[i] = (b & dat) && t->last_dat > 0 ? t->last_dat
+                         : (b & wt) && t->last_wt > 0 ? t->last_wt
+                                                      : t->last_end;
     }
 }
 

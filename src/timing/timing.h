@@ -79,6 +79,8 @@ struct dla_timing_cost {
     double unit[DLASIM_TU_COUNT];             /* busy cycles per unit */
     double stall_rd, stall_wr;                /* engine cycles waiting on memory */
     double dat_stall, wt_stall;               /* convolution: waits for data / weights */
+    double dat_done, wt_done;                 /* convolution: cycles from the start until
+                                                 CDMA fetched all data / weights (0 = n/a) */
     uint64_t macs;
     enum dlasim_timing_bound bound;
 };
