@@ -372,7 +372,7 @@ static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
     /* Weights beyond the CBUF weight banks can only be fetched once earlier
      * groups released their banks: the end cycles of the last 64 groups are
      * kept in a ring (more than 64 groups back never holds a fetch up). */
-    double ends[64];
+    double ends[64] = {0};
     double fetch_at = 0; /* cycle the weight stream has reached */
     for (uint64_t gi = 0; gi < s.kgroups; gi++) {
         double arrive;
@@ -383,7 +383,10 @@ static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
              * 0..k-1 released theirs are fetched after group k-1 ends. */
             double last = wt_group * (double)(gi + 1);
             uint64_t k = (uint64_t)ceil((last - s.wt_cap) / wt_group);
-            double before = s.wt_cap + wt_group * (double)(k - 1);
+            if (k < 1 || k > gi) { /* a group larger than the banks waits for the one before */
+                k = gi;
+            }
+            double before = maxd(s.wt_cap + wt_group * (double)(k - 1), last - wt_group);
             double freed = gi - (k - 1) <= 64 ? ends[(k - 1) % 64] : 0.0;
             arrive = maxd(fetch_at + wt_group / bw, freed + (last - before) / bw);
         }
