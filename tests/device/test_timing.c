@@ -235,6 +235,52 @@ static void test_ping_pong_layers_queue(void **state)
     dlasim_destroy(dev);
 }
 
+/* BDMA (nv_large) has no OP_EN: the launch write enables its group; a 4 KiB
+ * copy moves 4 KiB each way at one DBB beat per request every other cycle. */
+static void test_bdma_launch_and_copy(void **state)
+{
+    (void)state;
+    struct dlasim_options o;
+    memset(&o, 0, sizeof(o));
+    o.config = "nv_large";
+    o.timing = 1;
+    struct dlasim_dev *dev = tdev_create(&o);
+    uint8_t buf[4096];
+    for (unsigned i = 0; i < sizeof(buf); i++) {
+        buf[i] = (uint8_t)(i * 7u);
+    }
+    mem_wr(dev, SRC, buf, sizeof(buf));
+    uint32_t atom = param(dev, "NVDLA_MEMORY_ATOMIC_SIZE");
+    wr(dev, NVDLA_BDMA_CFG_SRC_ADDR_LOW_0, SRC);
+    wr(dev, NVDLA_BDMA_CFG_SRC_ADDR_HIGH_0, 0);
+    wr(dev, NVDLA_BDMA_CFG_DST_ADDR_LOW_0, DST + 0x10000u);
+    wr(dev, NVDLA_BDMA_CFG_DST_ADDR_HIGH_0, 0);
+    wr(dev, NVDLA_BDMA_CFG_LINE_0, (uint32_t)sizeof(buf) / atom - 1);
+    wr(dev, NVDLA_BDMA_CFG_CMD_0,
+       NVDLA_BDMA_CFG_CMD_0_SRC_RAM_TYPE(1) | NVDLA_BDMA_CFG_CMD_0_DST_RAM_TYPE(1));
+    wr(dev, NVDLA_BDMA_CFG_LINE_REPEAT_0, 0);
+    wr(dev, NVDLA_BDMA_CFG_SURF_REPEAT_0, 0);
+    wr(dev, NVDLA_BDMA_CFG_OP_0, NVDLA_BDMA_CFG_OP_0_EN(1));
+    wr(dev, NVDLA_BDMA_CFG_LAUNCH0_0, 1);
+    uint64_t launched = dlasim_timing_now(dev);
+    assert_int_equal(dlasim_run(dev), 0);
+    uint8_t out[4096];
+    mem_rd(dev, DST + 0x10000u, out, sizeof(out));
+    assert_memory_equal(buf, out, sizeof(buf));
+    struct dlasim_timing_layer l;
+    assert_int_equal(dlasim_timing_layer_get(dev, 0, &l), 0);
+    assert_string_equal(l.kind, "bdma");
+    assert_int_equal(l.enabled, launched);
+    assert_int_equal(l.start, launched);
+    assert_int_equal(l.rd_bytes, sizeof(buf));
+    assert_int_equal(l.wr_bytes, sizeof(buf));
+    double bw = param(dev, "NVDLA_PRIMARY_MEMIF_WIDTH") / 2.0; /* bytes per cycle */
+    /* OP_EN-to-request 22, read latency 32, the copy, 20 of pipeline */
+    assert_int_equal(l.end - l.start, (uint64_t)llround(22.0 + 32.0 + sizeof(buf) / bw + 20.0));
+    assert_true(l.unit_cycles[DLASIM_TU_BDMA] > 0);
+    dlasim_destroy(dev);
+}
+
 static void test_bad_profile_refused(void **state)
 {
     (void)state;
@@ -264,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_same_result_as_functional),
         cmocka_unit_test(test_memory_bound_stalls),
         cmocka_unit_test(test_ping_pong_layers_queue),
+        cmocka_unit_test(test_bdma_launch_and_copy),
         cmocka_unit_test(test_bad_profile_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
