@@ -254,3 +254,8 @@ if __name__ == "__main__":
     cdp_shape(conf, out, "cdp_24x2x16_lrn5", 24, 2, 16, 5)
     img_half(conf, out)
     conv_pdp(conf, out)
+    # bottom padding rows, one at a time: the output lines PDP flushes
+    for k, h, pads in ((3, 8, (0, 1, 2)), (5, 10, (0, 2, 4))):
+        for b in pads:
+            pdp_shape(conf, out, "pdp_16x%dx8_%dx%d_pb%d" % (h, k, k, b), 16, h, 8, k, k, 1, 1,
+                      (0, 0, 0, b), 1)
