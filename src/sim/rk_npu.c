@@ -864,6 +864,10 @@ int rk_npu_create(const struct dlasim_options *opt, struct rk_npu **out, char *e
         snprintf(err, errlen, "rk3588 has no second memory port");
         return DLASIM_ERR_INVAL;
     }
+    if (opt->timing) {
+        snprintf(err, errlen, "rk3588: the timing model (dlasim_options.timing) is NVDLA's only");
+        return DLASIM_ERR_UNSUPPORTED;
+    }
     struct rk_npu *n = calloc(1, sizeof(*n));
     if (!n) {
         return DLASIM_ERR_NOMEM;
