@@ -189,10 +189,10 @@ class Checker:
             self.error(root, "root element must be <database>")
             return db
         self.db = db
-        db.name = root.attrs.get("name", "nvdla")
-        if not re.match(r"[a-z][a-z0-9_]*\Z", db.name):
-            self.error(root, "database name=%r is not a lower-case C identifier" % db.name)
-        db.cp = self.ident(root, "cprefix") if "cprefix" in root.attrs else db.name.upper()
+        # C prefix of every generated name (NVDLA unless the database gives
+        # one); its lower-case form names the output files and C tables.
+        db.cp = (self.ident(root, "cprefix") if "cprefix" in root.attrs else "NVDLA") or "NVDLA"
+        db.name = db.cp.lower()
         db.traceprefix = root.attrs.get("traceprefix", "NVDLA")
         db.layout = root.attrs.get("layout", "dense")
         db.regnames = root.attrs.get("regnames", "nvdla")
