@@ -23,6 +23,7 @@
 #include "sim/regfile.h"
 #include "dlasim/rk3588.h"
 #include "sim/rk3588.h"
+#include "sim/units.h"
 #include "timing/timing.h"
 
 struct dla_dev {
@@ -332,39 +333,6 @@ int dlasim_irq_level(const struct dlasim_dev *dev)
     return dev->core.irq_level;
 }
 
-/* GLB done-status bit of group 0 for units that raise one (group 1 is the
- * next bit).  ref: GLB S_INTR_STATUS fields. */
-static uint32_t done_bits(unsigned unit, unsigned group)
-{
-    uint32_t bits;
-    switch (unit) {
-    case NVDLA_UNIT_SDP:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_SDP_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_CDP:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_CDP_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_PDP:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_BDMA:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_BDMA_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_RUBIK:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_RUBIK_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_CDMA:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_CDMA_DAT_DONE_STATUS0__MASK |
-               NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_CACC:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_CACC_DONE_STATUS0__MASK;
-        break;
-    default:
-        return 0;
-    }
-    return group ? bits << 1 : bits;
-}
 
 /* ---- CSB --------------------------------------------------------------------- */
 
@@ -606,21 +574,16 @@ static int run_layer(struct dla_dev *d, const struct layer *l)
         rc = run_sdp_chain(d, l, NULL);
         break;
     case LAYER_PDP:
-        d->cur_unit = "PDP";
-        rc = dla_pdp_execute(d, consumer(d, NVDLA_UNIT_PDP), NULL);
-        break;
     case LAYER_CDP:
-        d->cur_unit = "CDP";
-        rc = dla_cdp_execute(d, consumer(d, NVDLA_UNIT_CDP));
-        break;
     case LAYER_BDMA:
-        d->cur_unit = "BDMA";
-        rc = dla_bdma_execute(d, l->group[0]); /* launch group, not a CONSUMER */
+    case LAYER_RUBIK: {
+        /* a unit leading its own layer: the unit table (units.c) says which
+         * engine; BDMA's group is its launch group, the others' their CONSUMER */
+        const struct dla_unit_behaviour *u = &dla_unit_table[l->unit[0]];
+        d->cur_unit = u->engine;
+        rc = u->execute(d, l->group[0]);
         break;
-    case LAYER_RUBIK:
-        d->cur_unit = "RUBIK";
-        rc = dla_rubik_execute(d, consumer(d, NVDLA_UNIT_RUBIK));
-        break;
+    }
     }
     d->cur_unit = NULL;
     return rc;
@@ -631,7 +594,7 @@ static void complete_layer(struct dla_dev *d, const struct layer *l)
 {
     uint32_t bits = 0;
     for (unsigned i = 0; i < l->n; i++) {
-        bits |= done_bits(l->unit[i], l->group[i]);
+        bits |= dla_unit_done_bits(l->unit[i], l->group[i]); /* units.c */
         if (l->unit[i] == NVDLA_UNIT_BDMA) {
             dla_bdma_complete(d); /* retire the launched group (no OP_EN/CONSUMER) */
         } else {
