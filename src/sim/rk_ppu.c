@@ -11,9 +11,9 @@
  * Methods (POOLING_METHOD): 1 max and 2 min over the real elements of the
  * window (padding ignored, as NVDLA PDP); 0 average: (sum of the real
  * elements + pad value x number of padded positions) x RECIP_KERNEL_WIDTH
- * rounded to an integer, x RECIP_KERNEL_HEIGHT rounded (both 2^16 = 1.0,
- * rounding half away from zero as NVDLA PDP cal2d; RK_PPU_AVG_ROUNDING is the
- * switch).  The TRM documents neither the count of padded positions nor the
+ * rounded to an integer, x RECIP_KERNEL_HEIGHT rounded (both 2^16 = 1.0), in
+ * NVDLA PDP's cal2d arithmetic, the code pdp.c uses (src/arith/pool_arith.h);
+ * RK_PPU_AVG_ROUNDING is the switch.  The TRM documents neither the count of padded positions nor the
  * rounding: both are assumptions (README "RK3588").
  * Output: int8 (DATA_FORMAT.PROC_PRECISION 0) saturated, NC1HWC2 at
  * DST_BASE_ADDR, surfaces DST_SURF_STRIDE apart, lines W_out * 16 bytes.
@@ -22,10 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith/pool_arith.h"
 #include "sim/rk3588.h"
 
-/* 0 = half away from zero after each reciprocal (NVDLA PDP); 1 = half to even. */
+/* Average pooling arithmetic: 0 = NVDLA PDP's cal2d (register widths and
+ * rounding, src/arith/pool_arith.h); 1 = round half to even after each
+ * reciprocal, no register widths (change here if a board capture disagrees). */
 #define RK_PPU_AVG_ROUNDING 0
+#define RK_PPU_BITS 8 /* int8 datapath width B of the cal2d arithmetic */
 
 struct ppu_cfg {
     uint32_t iw, ih, ic, ow, oh, oc;
@@ -131,13 +135,21 @@ static int load_rdma(struct rk_core *c, const struct ppu_cfg *p, struct rk_cube 
     return rc;
 }
 
-/* p / 2^16 to an integer, half away from zero (or half to even). */
-static int64_t round16(int64_t p)
+/* sum x RECIP_W x RECIP_H as NVDLA's PDP computes it for B-bit data: the
+ * window sum kept to B+6 bits, x RECIP_KERNEL_WIDTH kept to B+23 bits and
+ * rounded to B+3, x RECIP_KERNEL_HEIGHT kept to B+20 bits and rounded to B
+ * (pdp.c, cal2d), or the half-to-even alternative. */
+static int64_t average(const struct ppu_cfg *p, int64_t sum)
 {
     if (RK_PPU_AVG_ROUNDING) {
-        return rk_round_shift(p, 16, 0);
+        int64_t hm = rk_round_shift(rk_sat(sum, -((int64_t)1 << 40), (int64_t)1 << 40) * p->recip_w,
+                                    16, 0);
+        return rk_round_shift(hm * p->recip_h, 16, 0);
     }
-    return p >= 0 ? (p + 0x8000) >> 16 : -((-p + 0x8000) >> 16);
+    const unsigned b = RK_PPU_BITS;
+    int64_t s = dla_pool_wrap(sum, b + 6);
+    int32_t hm = dla_pool_round16(dla_pool_wrap(s * (int64_t)p->recip_w, b + 23), b + 3);
+    return dla_pool_round16(dla_pool_wrap((int64_t)hm * (int64_t)p->recip_h, b + 20), b);
 }
 
 static int32_t pool_one(const struct ppu_cfg *p, const int32_t *plane, uint32_t ox, uint32_t oy)
@@ -168,8 +180,7 @@ static int32_t pool_one(const struct ppu_cfg *p, const int32_t *plane, uint32_t 
         return real ? (int32_t)acc : (int32_t)rk_sat(p->pad, INT32_MIN, INT32_MAX);
     }
     acc += p->pad * (int64_t)(p->kw * p->kh - real);
-    int64_t hm = round16(rk_sat(acc, -((int64_t)1 << 40), (int64_t)1 << 40) * p->recip_w);
-    return (int32_t)rk_sat(round16(hm * p->recip_h), INT32_MIN, INT32_MAX);
+    return (int32_t)rk_sat(average(p, acc), INT32_MIN, INT32_MAX);
 }
 
 static int write_out(struct rk_core *c, const struct ppu_cfg *p, const int8_t *out)
