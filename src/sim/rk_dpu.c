@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "arith/atoms.h"
+#include "arith/sdp_lanes.h"
 #include "sim/rk3588.h"
 
 /* OUT_CVT rounding: 0 = as the CVT_ROUND field says (TRM); 1 = always half up
@@ -184,41 +185,43 @@ static int stage_missing(const struct dpu_stage *s)
            (!s->mul_bypass && !s->prelu && s->trt_src && !s->trt_ch);
 }
 
-static inline int64_t stage_apply(const struct dpu_stage *s, int64_t x, uint32_t ch)
+/*
+ * One BS or BN stage over one channel's plane, in place, on NVDLA's SDP X
+ * stage (src/arith/sdp_lanes.h: ALU, MUL with the 49-bit product truncated
+ * and rounded as NVDLA's RTL does, PReLU, ReLU): the RK stage is the same
+ * hardware (TRM 36.3: BS = X1, BN = X2).  RK additions around it: ALU
+ * algorithm 4 (x - operand) as a sum with the negated operand, the PReLU
+ * shift *_SHIFT_VALUE_NEG, per-channel truncation (TRT), ReLUX's upper clip.
+ */
+static void stage_run(const struct dpu_stage *s, int32_t *v, size_t n, uint32_t ch,
+                      enum dla_lanes_isa isa)
 {
     if (s->bypass) {
-        return x;
+        return;
     }
+    enum sdp_lane_alu alu = SDP_LANE_ALU_BYPASS;
+    int32_t op = 0;
     if (!s->alu_bypass) {
-        int64_t op = s->alu_src ? s->alu_ch[ch] : s->alu_op;
-        switch (s->algo) {
-        case 0:
-            x = x > op ? x : op;
-            break;
-        case 1:
-            x = x < op ? x : op;
-            break;
-        case 2:
-            x += op;
-            break;
-        default:
-            x -= op;
-            break;
-        }
-        x = rk_sat(x, -S48, S48 - 1);
-    }
-    if (!s->mul_bypass && (!s->prelu || x < 0)) {
-        int64_t m = s->mul_src ? (int16_t)s->mul_ch[ch] : s->mul_op;
-        unsigned sh = s->prelu ? s->shift_neg : (s->trt_src ? (unsigned)s->trt_ch[ch] & 63u : s->shift);
-        x = rk_sat(rk_round_shift(x * m, sh, 1), -S48, S48 - 1);
-    }
-    if (!s->relu_bypass) {
-        x = x > 0 ? x : 0;
-        if (s->relux && x > s->relux_cmp) {
-            x = s->relux_cmp;
+        op = s->alu_src ? s->alu_ch[ch] : s->alu_op;
+        alu = s->algo == 0 ? SDP_LANE_ALU_MAX : s->algo == 1 ? SDP_LANE_ALU_MIN : SDP_LANE_ALU_SUM;
+        if (s->algo == 4) {
+            op = op == INT32_MIN ? INT32_MAX : -op;
         }
     }
-    return x;
+    int32_t mop = 1;
+    unsigned sh = 0;
+    if (!s->mul_bypass) {
+        mop = s->mul_src ? (int16_t)s->mul_ch[ch] : s->mul_op;
+        sh = s->prelu ? s->shift_neg : (s->trt_src ? (unsigned)s->trt_ch[ch] & 63u : s->shift);
+    }
+    struct sdp_lane_x_cfg x;
+    dla_sdp_lane_x_init(&x, alu, s->mul_bypass, s->prelu && !s->mul_bypass, s->relu_bypass, sh);
+    dla_sdp_lanes_x(isa, &x, v, v, n, NULL, op, NULL, mop);
+    if (!s->relu_bypass && s->relux) {
+        for (size_t i = 0; i < n; i++) {
+            v[i] = v[i] > s->relux_cmp ? s->relux_cmp : v[i];
+        }
+    }
 }
 
 /* CORE's rounding shift then saturation to [lo, hi], in place.  Blocks of
@@ -406,12 +409,16 @@ int rk_dpu_run(struct rk_core *c, const struct rk_task *t, struct rk_cube *acc,
                   (int32_t)hi);
     } else if (!rc && !identity(&d)) {
         size_t plane = (size_t)d.w * d.h;
+        const enum dla_lanes_isa isa = dla_lanes_best();
+        if (acc->shift) {
+            shift_sat(acc->v, plane * d.c, acc->shift, acc->shift_half_up, INT32_MIN, INT32_MAX);
+        }
         for (uint32_t ch = 0; ch < d.c; ch++) {
             int32_t *v = acc->v + (size_t)ch * plane;
+            stage_run(&d.bs, v, plane, ch, isa);
+            stage_run(&d.bn, v, plane, ch, isa);
             for (size_t i = 0; i < plane; i++) {
-                int64_t x = stage_apply(&d.bs, rk_round_shift32(v[i], acc->shift, acc->shift_half_up), ch);
-                x = stage_apply(&d.bn, x, ch);
-                v[i] = (int32_t)rk_sat(out_cvt(&d, x), lo, hi);
+                v[i] = (int32_t)rk_sat(out_cvt(&d, v[i]), lo, hi);
             }
         }
     }

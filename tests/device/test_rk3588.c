@@ -598,6 +598,121 @@ static void test_clip_truncate_rounding(void **state)
     }
 }
 
+/* x / 2^s rounded half away from zero (NVDLA SDP X truncation). */
+static int64_t ref_rshift_away(int64_t x, unsigned s)
+{
+    if (s == 0) {
+        return x;
+    }
+    int64_t mag = x < 0 ? -x : x;
+    mag = (mag + ((int64_t)1 << (s - 1))) >> s;
+    return x < 0 ? -mag : mag;
+}
+
+static int64_t clamp32(int64_t v)
+{
+    return v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : v;
+}
+
+/* DPU BS (per-channel bias, MUL with PReLU) and BN (per-channel x - op,
+ * ReLU, ReLUX) stages and OUT_CVT, programmed over MMIO (slave mode, GLOBAL
+ * OPERATION_ENABLE), against the documented semantics written out here. */
+static void dpu_stages_case(uint64_t seed)
+{
+    uint64_t s = seed;
+    struct shape p;
+    random_shape(&s, &p, 0);
+    size_t nin = (size_t)p.c * p.h * p.w, nwt = (size_t)p.k * p.c * p.kh * p.kw;
+    int8_t *in = malloc(nin), *wt = malloc(nwt);
+    int32_t *bs_op = malloc(p.k * sizeof(int32_t)), *bn_op = malloc(p.k * sizeof(int32_t));
+    splitmix64_fill(&s, in, nin);
+    splitmix64_fill(&s, wt, nwt);
+    for (uint32_t k = 0; k < p.k; k++) {
+        bs_op[k] = (int32_t)splitmix64_range(&s, 0, 40000) - 20000;
+        bn_op[k] = (int32_t)splitmix64_range(&s, 0, 400) - 200;
+    }
+    struct dlasim_dev *dev = rk_dev();
+    load_tensors(dev, &p, in, wt);
+    mem_wr(dev, BIAS_ADDR, bs_op, p.k * sizeof(int32_t));
+    mem_wr(dev, BIAS_ADDR + 0x10000, bn_op, p.k * sizeof(int32_t));
+    struct dlasim_rk_conv cv;
+    conv_desc(&p, &cv);
+    cv.cvt_scale = 1;
+    struct dlasim_rk_regcmd l = {0};
+    assert_int_equal(dlasim_rk_emit_conv(&l, &cv, NULL), 0);
+    for (size_t i = 0; i < l.task[0].n; i++) { /* the task's writes, by the CPU */
+        uint64_t e = l.e[l.task[0].first + i];
+        wr(dev, (uint32_t)(e & 0xffff), (uint32_t)(e >> 16));
+    }
+    int16_t mul = (int16_t)((int32_t)splitmix64_range(&s, 0, 8000) - 4000);
+    unsigned sh = splitmix64_range(&s, 0, 14), sh_neg = splitmix64_range(&s, 0, 14);
+    int prelu = (int)splitmix64_below(&s, 2);
+    int32_t relux = (int32_t)splitmix64_range(&s, 1, 300000);
+    uint16_t scale = (uint16_t)splitmix64_range(&s, 1, 0x7fff);
+    unsigned cvt_shift = splitmix64_range(&s, 8, 24);
+    int32_t cvt_offset = (int32_t)splitmix64_range(&s, 0, 100) - 50;
+    wr(dev, RK3588_DPU_BS_CFG, RK3588_DPU_BS_CFG_BS_ALU_ALGO(2) | RK3588_DPU_BS_CFG_BS_ALU_SRC(1) |
+                                   RK3588_DPU_BS_CFG_BS_RELU_BYPASS(1) |
+                                   RK3588_DPU_BS_CFG_BS_MUL_PRELU((uint32_t)prelu));
+    wr(dev, RK3588_DPU_BS_MUL_CFG, RK3588_DPU_BS_MUL_CFG_BS_MUL_OPERAND((uint16_t)mul) |
+                                       RK3588_DPU_BS_MUL_CFG_BS_MUL_SHIFT_VALUE(sh));
+    wr(dev, RK3588_DPU_BS_OW_CFG, RK3588_DPU_BS_OW_CFG_OD_BYPASS(1));
+    wr(dev, RK3588_DPU_DATA_FORMAT, RK3588_DPU_DATA_FORMAT_BS_MUL_SHIFT_VALUE_NEG(sh_neg));
+    wr(dev, RK3588_DPU_BN_CFG, RK3588_DPU_BN_CFG_BN_ALU_ALGO(4) | RK3588_DPU_BN_CFG_BN_ALU_SRC(1) |
+                                   RK3588_DPU_BN_CFG_BN_RELUX_EN(1) |
+                                   RK3588_DPU_BN_CFG_BN_MUL_BYPASS(1));
+    wr(dev, RK3588_DPU_BN_RELUX_CMP_VALUE, (uint32_t)relux);
+    wr(dev, RK3588_DPU_RDMA_BRDMA_CFG, RK3588_DPU_RDMA_BRDMA_CFG_BRDMA_DATA_USE(1));
+    wr(dev, RK3588_DPU_RDMA_BS_BASE_ADDR, BIAS_ADDR);
+    wr(dev, RK3588_DPU_RDMA_NRDMA_CFG, RK3588_DPU_RDMA_NRDMA_CFG_NRDMA_DATA_USE(1));
+    wr(dev, RK3588_DPU_RDMA_BN_BASE_ADDR, BIAS_ADDR + 0x10000);
+    wr(dev, RK3588_DPU_OUT_CVT_SCALE, scale);
+    wr(dev, RK3588_DPU_OUT_CVT_SHIFT, cvt_shift);
+    wr(dev, RK3588_DPU_OUT_CVT_OFFSET, (uint32_t)cvt_offset);
+    wr(dev, RK3588_GLOBAL_OPERATION_ENABLE, DLASIM_RK_EN_CONV);
+    if (dlasim_run(dev)) {
+        fail_msg("seed %llu: %s", (unsigned long long)seed, dlasim_last_error(dev));
+    }
+    assert_int_equal(rd(dev, RK3588_PC_INTERRUPT_RAW_STATUS) & DLASIM_RK_IRQ_DPU, 0x100u);
+    for (uint32_t k = 0; k < p.k; k++) {
+        for (uint32_t y = 0; y < p.oh; y++) {
+            for (uint32_t x = 0; x < p.ow; x++) {
+                int64_t v = (int32_t)(uint32_t)ref_acc(&p, in, wt, k, y, x, NULL);
+                int64_t a = v + bs_op[k];                         /* BS ALU add */
+                if (prelu && a >= 0) {
+                    v = (int32_t)(uint32_t)a;                     /* PReLU passes it */
+                } else {
+                    v = clamp32(ref_rshift_away(a * mul, prelu ? sh_neg : sh));
+                }
+                v = clamp32(v - bn_op[k]);                        /* BN ALU minus */
+                v = v < 0 ? 0 : v > relux ? relux : v;            /* ReLU, ReLUX */
+                v = ref_rshift_even(v * scale, cvt_shift) + cvt_offset;
+                int8_t got;
+                mem_rd(dev, OUT_ADDR + dlasim_rk_feature_offset(p.ow, p.oh, k, y, x, 1), &got, 1);
+                if (got != sat8(v)) {
+                    fail_msg("seed %llu (mul %d sh %u/%u prelu %d): out[%u][%u][%u] = %d, "
+                             "reference %d", (unsigned long long)seed, mul, sh, sh_neg, prelu, k,
+                             y, x, got, sat8(v));
+                }
+            }
+        }
+    }
+    free(in);
+    free(wt);
+    free(bs_op);
+    free(bn_op);
+    dlasim_rk_regcmd_free(&l);
+    dlasim_destroy(dev);
+}
+
+static void test_dpu_stages(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 400; seed < 430; seed++) {
+        dpu_stages_case(seed);
+    }
+}
+
 /* ---- the PC: multi-task chains --------------------------------------------------- */
 
 /* n 1x1 int32 conv tasks, task i multiplying the input by weight i+1, each
@@ -752,6 +867,7 @@ int main(void)
         cmocka_unit_test(test_depthwise_int32_exact),
         cmocka_unit_test(test_conv_requant_relu_pool),
         cmocka_unit_test(test_clip_truncate_rounding),
+        cmocka_unit_test(test_dpu_stages),
         cmocka_unit_test(test_chain_rocket_kicks),
         cmocka_unit_test(test_chain_one_kick),
         cmocka_unit_test(test_dma_write_error),
