@@ -827,6 +827,56 @@ static void test_chain_one_kick(void **state)
     dlasim_destroy(dev);
 }
 
+/* Two cores at once, each with its own window, list and interrupt line;
+ * core 2's data DMA offset by TASK_DMA_BASE_ADDR (its list is not). */
+static void test_two_cores_dma_base(void **state)
+{
+    (void)state;
+    const uint32_t base2 = 0x02000000u;
+    struct dlasim_dev *dev = rk_dev();
+    struct dlasim_rk_regcmd l = {0};
+    chain_list(&l, 2);
+    load_chain_data(dev, 2);
+    /* the same data again under core 2's DMA base */
+    uint8_t buf[4096];
+    mem_rd(dev, IN_ADDR, buf, 16 * 12);
+    mem_wr(dev, base2 + IN_ADDR, buf, 16 * 12);
+    mem_rd(dev, WT_ADDR, buf, 512);
+    mem_wr(dev, base2 + WT_ADDR, buf, 512);
+    size_t bytes = dlasim_rk_layout_size(&l);
+    uint8_t *list = malloc(bytes);
+    assert_int_equal(dlasim_rk_layout(&l, CMD_ADDR, list, bytes), 0);
+    mem_wr(dev, CMD_ADDR, list, bytes);
+    free(list);
+    const uint32_t c2 = 2 * DLASIM_RK_CORE_STRIDE;
+    wr(dev, c2 + RK3588_PC_BASE_ADDRESS, CMD_ADDR);
+    wr(dev, c2 + RK3588_PC_REGISTER_AMOUNTS, (uint32_t)((dlasim_rk_task_entries(&l, 0) + 1) / 2 - 1));
+    wr(dev, c2 + RK3588_PC_INTERRUPT_MASK, DLASIM_RK_IRQ_DPU);
+    wr(dev, c2 + RK3588_PC_TASK_CON, RK3588_PC_TASK_CON_TASK_COUNT_CLEAR__MASK | 2);
+    wr(dev, c2 + RK3588_PC_TASK_DMA_BASE_ADDR, base2);
+    wr(dev, c2 + RK3588_PC_OPERATION_ENABLE, 1);
+    assert_int_equal(dlasim_rk_kick(dev, 0, CMD_ADDR, dlasim_rk_task_entries(&l, 0), 2,
+                                    DLASIM_RK_IRQ_DPU), 0);
+    assert_int_equal(dlasim_run(dev), 0);
+    assert_int_equal(rd(dev, RK3588_PC_TASK_STATUS), 2u);
+    assert_int_equal(rd(dev, c2 + RK3588_PC_TASK_STATUS), 2u);
+    assert_int_equal(dlasim_rk_irq_level(dev, 0), 1);
+    assert_int_equal(dlasim_rk_irq_level(dev, 1), 0);
+    assert_int_equal(dlasim_rk_irq_level(dev, 2), 1);
+    check_chain_outputs(dev, 2);
+    for (unsigned t = 0; t < 2; t++) { /* core 2 wrote under its base, the same values */
+        uint8_t a[1024], b[1024];
+        mem_rd(dev, OUT_ADDR + t * 1024, a, sizeof(a));
+        mem_rd(dev, base2 + OUT_ADDR + t * 1024, b, sizeof(b));
+        assert_memory_equal(a, b, 4 * 3 * 16 * 4);
+    }
+    wr(dev, c2 + RK3588_PC_INTERRUPT_CLEAR, 0x1ffff);
+    assert_int_equal(dlasim_rk_irq_level(dev, 2), 0);
+    assert_int_equal(dlasim_rk_irq_level(dev, 0), 1);
+    dlasim_rk_regcmd_free(&l);
+    dlasim_destroy(dev);
+}
+
 /* A DPU write past the end of the 32-bit space raises DMA_WRITE_ERROR, the
  * task still completes and the error names the unit. */
 static void test_dma_write_error(void **state)
@@ -870,6 +920,7 @@ int main(void)
         cmocka_unit_test(test_dpu_stages),
         cmocka_unit_test(test_chain_rocket_kicks),
         cmocka_unit_test(test_chain_one_kick),
+        cmocka_unit_test(test_two_cores_dma_base),
         cmocka_unit_test(test_dma_write_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
