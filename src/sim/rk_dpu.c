@@ -17,7 +17,17 @@
  *     ReLU (unless *_RELU_BYPASS): max(x, 0), then min(x, *_RELUX_CMP_VALUE)
  *         with *_RELUX_EN.
  *   (BS's CPEND operand, BS_OW_OP, is added by rk_conv.c.)
- *   EW must be bypassed (EW_CFG.EW_BYPASS = 1): the EW stage is not modelled.
+ *   EW stage (EW_CFG, unless EW_BYPASS; NVDLA SDP's Y stage, TRM 36.3): the
+ *     operand is EW_OP_VALUE_0 or, with EW_OP_SRC, read by ERDMA (ERDMA_CFG
+ *     DATA_MODE 0 one int32 per channel, 1 one element per pixel in NC1HWC2
+ *     of ERDMA_DATA_SIZE 8/16/32 bits, surfaces EW_SURF_STRIDE apart);
+ *     unless EW_OP_CVT_BYPASS it is converted like OUT_CVT (EW_CVT_TYPE,
+ *     EW_CVT_ROUND, EW_CVT_OFFSET_VALUE, EW_OP_CVT_SCALE/SHIFT); then
+ *     EW_OP_TYPE 0: ALU (EW_ALU_ALGO 0 max, 1 min, 2 add, 4 x - op) or 1: MUL
+ *     (x * op, shifted by EW_TRUNCATE, EW_TRUNCATE_NEG for negative x under
+ *     EW_MUL_PRELU, rounded half away from zero as NVDLA's Y stage), ReLU,
+ *     ReLUX.  The LUT, EW_BINARY_EN, EW_EQUAL_EN and the other ALU codes are
+ *     refused.  Mesa's Add (rkt_regcmd.c) programs exactly this subset.
  *   OUT_CVT: CVT_TYPE 0: (x * OUT_CVT_SCALE) >> OUT_CVT_SHIFT, then
  *     + OUT_CVT_OFFSET; CVT_TYPE 1: offset first; the shift rounds half to even
  *     (CVT_ROUND 0, the TRM's "if the integer is odd, carry 1") or half up
@@ -60,6 +70,14 @@ struct dpu_cfg {
     unsigned out_prec;
     int to_mem, to_ppu, from_mrdma;
     struct dpu_stage bs, bn;
+    struct dpu_ew {
+        int bypass, op_bypass, from_erdma, cvt_bypass, cvt_offset_first, cvt_half_up;
+        int mul, prelu, relu_bypass, relux;
+        unsigned algo, per_pixel, bpe;
+        int32_t value, cvt_offset, relux_cmp;
+        uint32_t cvt_scale, cvt_shift, truncate, truncate_neg;
+        uint64_t base, surf;
+    } ew;
     int32_t cvt_offset;
     uint32_t cvt_scale, cvt_shift;
     int cvt_offset_first, cvt_half_up;
@@ -88,6 +106,68 @@ static void decode_stage(struct dpu_stage *s, uint32_t cfg, uint32_t alu,
     s->alu_ch = s->mul_ch = s->trt_ch = NULL;
 }
 
+static int ew_refuse(struct rk_core *c, const char *field, uint32_t v)
+{
+    return rk_error(c, DLASIM_ERR_UNSUPPORTED, "DPU.EW_CFG.%s=%u is not modelled (README "
+                    "\"RK3588\": the EW subset)", field, v);
+}
+
+static int decode_ew(struct rk_core *c, struct dpu_cfg *d, uint32_t fmt)
+{
+    struct dpu_ew *e = &d->ew;
+    uint32_t cfg = rk_reg(c, RK3588_DPU_EW_CFG), sc = rk_reg(c, RK3588_DPU_EW_CVT_SCALE_VALUE);
+    uint32_t er = rk_reg(c, RK3588_DPU_RDMA_ERDMA_CFG);
+    memset(e, 0, sizeof(*e));
+    e->bypass = RK_FIELD(cfg, RK3588_DPU_EW_CFG_EW_BYPASS);
+    e->op_bypass = RK_FIELD(cfg, RK3588_DPU_EW_CFG_EW_OP_BYPASS);
+    if (e->bypass) {
+        return 0;
+    }
+    if (!RK_FIELD(cfg, RK3588_DPU_EW_CFG_EW_LUT_BYPASS)) {
+        return ew_refuse(c, "EW_LUT_BYPASS", 0);
+    }
+    if (RK_FIELD(cfg, RK3588_DPU_EW_CFG_EW_BINARY_EN) || RK_FIELD(cfg, RK3588_DPU_EW_CFG_EW_EQUAL_EN)) {
+        return ew_refuse(c, "EW_BINARY_EN/EW_EQUAL_EN", 1);
+    }
+    e->mul = RK_FIELD(cfg, RK3588_DPU_EW_CFG_EW_OP_TYPE);
+    e->algo = RK_FIELD(cfg, RK3588_DPU_EW_CFG_EW_ALU_ALGO);
+    if (!e->op_bypass && !e->mul && e->algo != 0 && e->algo != 1 && e->algo != 2 && e->algo != 4) {
+        return ew_refuse(c, "EW_ALU_ALGO", e->algo);
+    }
+    e->from_erdma = RK_FIELD(cfg, RK3588_DPU_EW_CFG_EW_OP_SRC);
+    e->cvt_bypass = RK_FIELD(cfg, RK3588_DPU_EW_CFG_EW_OP_CVT_BYPASS);
+    e->cvt_offset_first = RK_FIELD(cfg, RK3588_DPU_EW_CFG_EW_CVT_TYPE);
+    e->cvt_half_up = RK_FIELD(cfg, RK3588_DPU_EW_CFG_EW_CVT_ROUND);
+    e->prelu = RK_FIELD(cfg, RK3588_DPU_EW_CFG_EW_MUL_PRELU);
+    e->relu_bypass = RK_FIELD(cfg, RK3588_DPU_EW_CFG_EW_RELU_BYPASS);
+    e->relux = RK_FIELD(cfg, RK3588_DPU_EW_CFG_EW_RELUX_EN);
+    e->value = (int32_t)rk_reg(c, RK3588_DPU_EW_OP_VALUE_0);
+    e->cvt_offset = (int32_t)rk_reg(c, RK3588_DPU_EW_CVT_OFFSET_VALUE);
+    e->cvt_scale = RK_FIELD(sc, RK3588_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE);
+    e->cvt_shift = RK_FIELD(sc, RK3588_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SHIFT);
+    e->truncate = RK_FIELD(sc, RK3588_DPU_EW_CVT_SCALE_VALUE_EW_TRUNCATE);
+    e->truncate_neg = RK_FIELD(fmt, RK3588_DPU_DATA_FORMAT_EW_TRUNCATE_NEG);
+    e->relux_cmp = (int32_t)rk_reg(c, RK3588_DPU_EW_RELUX_CMP_VALUE);
+    unsigned mode = RK_FIELD(er, RK3588_DPU_RDMA_ERDMA_CFG_ERDMA_DATA_MODE);
+    unsigned size = RK_FIELD(er, RK3588_DPU_RDMA_ERDMA_CFG_ERDMA_DATA_SIZE);
+    if (e->from_erdma && !e->op_bypass) {
+        if (RK_FIELD(er, RK3588_DPU_RDMA_ERDMA_CFG_ERDMA_DISABLE)) {
+            return rk_error(c, DLASIM_ERR_PROG, "DPU.EW_CFG.EW_OP_SRC=1 but "
+                            "DPU_RDMA.ERDMA_CFG.ERDMA_DISABLE=1: no operand is read");
+        }
+        if (mode > 1 || size == 0) {
+            return rk_error(c, DLASIM_ERR_UNSUPPORTED, "DPU_RDMA.ERDMA_CFG DATA_MODE=%u "
+                            "DATA_SIZE=%u is not modelled (per channel or per pixel, 8/16/32 bits)",
+                            mode, size);
+        }
+        e->per_pixel = mode == 1;
+        e->bpe = size == 1 ? 1 : size == 2 ? 2 : 4;
+        e->base = rk_reg(c, RK3588_DPU_RDMA_EW_BASE_ADDR);
+        e->surf = RK_REG_FIELD(c, RK3588_DPU_RDMA_EW_SURF_STRIDE, EW_SURF_STRIDE) * 16ull;
+    }
+    return 0;
+}
+
 static int decode(struct rk_core *c, const struct rk_task *t, struct dpu_cfg *d)
 {
     uint32_t mode = rk_reg(c, RK3588_DPU_FEATURE_MODE_CFG);
@@ -103,9 +183,9 @@ static int decode(struct rk_core *c, const struct rk_task *t, struct dpu_cfg *d)
         return rk_error(c, DLASIM_ERR_UNSUPPORTED, "DPU.DATA_FORMAT.OUT_PRECISION=%u: only int8 (0), "
                         "int16 (1) and int32 (4) are modelled", d->out_prec);
     }
-    if (!RK_REG_FIELD(c, RK3588_DPU_EW_CFG, EW_BYPASS)) {
-        return rk_error(c, DLASIM_ERR_UNSUPPORTED, "DPU.EW_CFG.EW_BYPASS=0: the EW stage is not "
-                        "modelled");
+    int rc = decode_ew(c, d, fmt);
+    if (rc) {
+        return rc;
     }
     if (RK_REG_FIELD(c, RK3588_DPU_OUT_CVT_SCALE, FP32TOFP16_EN)) {
         return rk_error(c, DLASIM_ERR_UNSUPPORTED, "DPU.OUT_CVT_SCALE.FP32TOFP16_EN=1 is not "
@@ -278,8 +358,108 @@ static void shift_sat(int32_t *v, size_t n, unsigned sh, int half_up, int32_t lo
  * the int8 -> int32 path of mtx512's matmul). */
 static int identity(const struct dpu_cfg *d)
 {
-    return d->bs.bypass && d->bn.bypass && d->cvt_scale == 1 && d->cvt_shift == 0 &&
+    int ew_inert = d->ew.bypass || (d->ew.op_bypass && d->ew.relu_bypass);
+    return d->bs.bypass && d->bn.bypass && ew_inert && d->cvt_scale == 1 && d->cvt_shift == 0 &&
            d->cvt_offset == 0;
+}
+
+/* The EW operand of every element: planar int32 [c][h*w] (per pixel) or one
+ * per channel, read by ERDMA; converted unless EW_OP_CVT_BYPASS. */
+static int load_ew(struct rk_core *c, const struct dpu_cfg *d, int32_t **out)
+{
+    const struct dpu_ew *e = &d->ew;
+    size_t plane = (size_t)d->w * d->h, n = e->per_pixel ? plane * d->c : d->c;
+    int32_t *op = malloc(n * sizeof(int32_t));
+    if (!op) {
+        return DLASIM_ERR_NOMEM;
+    }
+    int rc = 0;
+    if (!e->per_pixel) {
+        rc = rk_dma_read(c, "DPU_RDMA ERDMA", e->base, op, n * sizeof(int32_t));
+    } else {
+        unsigned c2 = 16 / e->bpe;
+        size_t surf = e->surf ? (size_t)e->surf : plane * 16;
+        uint8_t *buf = malloc(plane * 16);
+        rc = buf ? 0 : DLASIM_ERR_NOMEM;
+        for (uint32_t s = 0; !rc && s * c2 < d->c; s++) {
+            rc = rk_dma_read(c, "DPU_RDMA ERDMA", e->base + (uint64_t)s * surf, buf, plane * 16);
+            for (uint32_t l = 0; !rc && l < c2 && s * c2 + l < d->c; l++) {
+                int32_t *o = op + (size_t)(s * c2 + l) * plane;
+                for (size_t i = 0; i < plane; i++) {
+                    const uint8_t *b = buf + i * 16 + l * e->bpe;
+                    o[i] = e->bpe == 1 ? (int8_t)b[0] : e->bpe == 2 ? (int16_t)(b[0] | b[1] << 8)
+                                                                   : (int32_t)((uint32_t)b[0] |
+                                                                               (uint32_t)b[1] << 8 |
+                                                                               (uint32_t)b[2] << 16 |
+                                                                               (uint32_t)b[3] << 24);
+                }
+            }
+        }
+        free(buf);
+    }
+    if (rc) {
+        free(op);
+        return rc;
+    }
+    *out = op;
+    return 0;
+}
+
+/* An EW operand through its converter (as OUT_CVT: CVT_TYPE, CVT_ROUND). */
+static int64_t ew_cvt(const struct dpu_ew *e, int64_t op)
+{
+    if (e->cvt_bypass) {
+        return op;
+    }
+    if (e->cvt_offset_first) {
+        return rk_round_shift((op + e->cvt_offset) * (int64_t)e->cvt_scale, e->cvt_shift,
+                              e->cvt_half_up);
+    }
+    return rk_round_shift(op * (int64_t)e->cvt_scale, e->cvt_shift, e->cvt_half_up) + e->cvt_offset;
+}
+
+/* x / 2^s rounded half away from zero (NVDLA SDP Y stage truncation). */
+static int64_t shift_away(int64_t x, unsigned s)
+{
+    if (s == 0) {
+        return x;
+    }
+    if (s >= 62) {
+        return 0;
+    }
+    int64_t mag = x < 0 ? -x : x;
+    mag = (mag + ((int64_t)1 << (s - 1))) >> s;
+    return x < 0 ? -mag : mag;
+}
+
+/* The EW stage on one channel's plane (ops: this channel's operands, one
+ * per element or one for all). */
+static void ew_run(const struct dpu_ew *e, int32_t *v, size_t n, const int32_t *ops, int per_elem)
+{
+    if (e->bypass) {
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = v[i];
+        if (!e->op_bypass) {
+            int64_t op = ew_cvt(e, per_elem ? ops[i] : ops[0]);
+            op = rk_sat(op, INT32_MIN, INT32_MAX);
+            if (e->mul) {
+                if (!e->prelu || x < 0) {
+                    x = shift_away(x * op, e->prelu ? e->truncate_neg : e->truncate);
+                }
+            } else {
+                x = e->algo == 0 ? (x > op ? x : op) : e->algo == 1 ? (x < op ? x : op)
+                  : e->algo == 2 ? x + op : x - op;
+            }
+            x = rk_sat(x, INT32_MIN, INT32_MAX);
+        }
+        if (!e->relu_bypass) {
+            x = x > 0 ? x : 0;
+            x = e->relux && x > e->relux_cmp ? e->relux_cmp : x;
+        }
+        v[i] = (int32_t)x;
+    }
 }
 
 static int64_t out_cvt(const struct dpu_cfg *d, int64_t x)
@@ -396,6 +576,12 @@ int rk_dpu_run(struct rk_core *c, const struct rk_task *t, struct rk_cube *acc,
         rc = load_operands(c, &d.bn, RK_REG_FIELD(c, RK3588_DPU_RDMA_NRDMA_CFG, NRDMA_DATA_USE),
                            rk_reg(c, RK3588_DPU_RDMA_BN_BASE_ADDR), d.c, &bn_ops, "DPU_RDMA NRDMA");
     }
+    int32_t *ew_ops = NULL, ew_reg = d.ew.value;
+    if (!rc && !d.ew.bypass && !d.ew.op_bypass && d.ew.from_erdma) {
+        rc = t->dpu_rdma ? load_ew(c, &d, &ew_ops)
+                         : rk_error(c, DLASIM_ERR_PROG, "DPU.EW_CFG.EW_OP_SRC=1 but DPU_RDMA "
+                                    "is not enabled");
+    }
     if (!rc && (stage_missing(&d.bs) || stage_missing(&d.bn))) {
         rc = rk_error(c, DLASIM_ERR_PROG, "DPU: a per-channel operand (*_SRC=1) is selected but "
                       "DPU_RDMA is not enabled or does not read it");
@@ -417,6 +603,11 @@ int rk_dpu_run(struct rk_core *c, const struct rk_task *t, struct rk_cube *acc,
             int32_t *v = acc->v + (size_t)ch * plane;
             stage_run(&d.bs, v, plane, ch, isa);
             stage_run(&d.bn, v, plane, ch, isa);
+            if (ew_ops && d.ew.per_pixel) {
+                ew_run(&d.ew, v, plane, ew_ops + (size_t)ch * plane, 1);
+            } else {
+                ew_run(&d.ew, v, plane, ew_ops ? ew_ops + ch : &ew_reg, 0);
+            }
             for (size_t i = 0; i < plane; i++) {
                 v[i] = (int32_t)rk_sat(out_cvt(&d, v[i]), lo, hi);
             }
@@ -438,5 +629,6 @@ int rk_dpu_run(struct rk_core *c, const struct rk_task *t, struct rk_cube *acc,
     free(own.v);
     free(bs_ops);
     free(bn_ops);
+    free(ew_ops);
     return rc;
 }

@@ -713,6 +713,109 @@ static void test_dpu_stages(void **state)
     }
 }
 
+/* DPU EW: a per-pixel int8 operand read by ERDMA (the residual Add Mesa
+ * programs: EW_CVT_TYPE 1, ALU add) or MUL with PReLU, through the operand
+ * converter, then OUT_CVT; programmed over MMIO. */
+static void dpu_ew_case(uint64_t seed)
+{
+    uint64_t s = seed;
+    struct shape p;
+    random_shape(&s, &p, 0);
+    size_t nin = (size_t)p.c * p.h * p.w, nwt = (size_t)p.k * p.c * p.kh * p.kw;
+    size_t nop = (size_t)p.k * p.oh * p.ow;
+    int8_t *in = malloc(nin), *wt = malloc(nwt), *op = malloc(nop);
+    splitmix64_fill(&s, in, nin);
+    splitmix64_fill(&s, wt, nwt);
+    splitmix64_fill(&s, op, nop);
+    struct dlasim_dev *dev = rk_dev();
+    load_tensors(dev, &p, in, wt);
+    size_t eb = dlasim_rk_feature_bytes(p.ow, p.oh, p.k, 1);
+    uint8_t *e = calloc(eb, 1);
+    for (uint32_t k = 0; k < p.k; k++) {
+        for (uint32_t y = 0; y < p.oh; y++) {
+            for (uint32_t x = 0; x < p.ow; x++) {
+                e[dlasim_rk_feature_offset(p.ow, p.oh, k, y, x, 1)] =
+                    (uint8_t)op[((size_t)k * p.oh + y) * p.ow + x];
+            }
+        }
+    }
+    mem_wr(dev, BIAS_ADDR, e, eb);
+    free(e);
+    struct dlasim_rk_conv cv;
+    conv_desc(&p, &cv);
+    cv.cvt_scale = 1;
+    struct dlasim_rk_regcmd l = {0};
+    assert_int_equal(dlasim_rk_emit_conv(&l, &cv, NULL), 0);
+    for (size_t i = 0; i < l.task[0].n; i++) {
+        uint64_t en = l.e[l.task[0].first + i];
+        wr(dev, (uint32_t)(en & 0xffff), (uint32_t)(en >> 16));
+    }
+    int mul = (int)(seed & 1), prelu = (int)splitmix64_below(&s, 2);
+    uint16_t escale = (uint16_t)splitmix64_range(&s, 1, 0x7fff);
+    unsigned eshift = splitmix64_range(&s, 0, 14), trunc = splitmix64_range(&s, 0, 10);
+    unsigned trunc_neg = splitmix64_range(&s, 0, 10);
+    int32_t eoff = (int32_t)splitmix64_range(&s, 0, 60) - 30;
+    uint16_t scale = (uint16_t)splitmix64_range(&s, 1, 0x7fff);
+    unsigned cvt_shift = splitmix64_range(&s, 10, 24);
+    wr(dev, RK3588_DPU_EW_CFG, RK3588_DPU_EW_CFG_EW_CVT_TYPE(1) | RK3588_DPU_EW_CFG_EW_DATA_MODE(1) |
+                                   RK3588_DPU_EW_CFG_EDATA_SIZE(1) |
+                                   RK3588_DPU_EW_CFG_EW_ALU_ALGO(2) |
+                                   RK3588_DPU_EW_CFG_EW_RELU_BYPASS(1) |
+                                   RK3588_DPU_EW_CFG_EW_LUT_BYPASS(1) | RK3588_DPU_EW_CFG_EW_OP_SRC(1) |
+                                   RK3588_DPU_EW_CFG_EW_OP_TYPE((uint32_t)mul) |
+                                   RK3588_DPU_EW_CFG_EW_MUL_PRELU((uint32_t)(mul && prelu)));
+    wr(dev, RK3588_DPU_EW_CVT_OFFSET_VALUE, (uint32_t)eoff);
+    wr(dev, RK3588_DPU_EW_CVT_SCALE_VALUE, RK3588_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE(escale) |
+                                               RK3588_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SHIFT(eshift) |
+                                               RK3588_DPU_EW_CVT_SCALE_VALUE_EW_TRUNCATE(trunc));
+    wr(dev, RK3588_DPU_DATA_FORMAT, RK3588_DPU_DATA_FORMAT_EW_TRUNCATE_NEG(trunc_neg));
+    wr(dev, RK3588_DPU_RDMA_ERDMA_CFG, RK3588_DPU_RDMA_ERDMA_CFG_ERDMA_DATA_MODE(1) |
+                                           RK3588_DPU_RDMA_ERDMA_CFG_ERDMA_DATA_SIZE(1));
+    wr(dev, RK3588_DPU_RDMA_EW_BASE_ADDR, BIAS_ADDR);
+    wr(dev, RK3588_DPU_RDMA_EW_SURF_STRIDE, p.ow * p.oh * 16);
+    wr(dev, RK3588_DPU_OUT_CVT_SCALE, scale);
+    wr(dev, RK3588_DPU_OUT_CVT_SHIFT, cvt_shift);
+    wr(dev, RK3588_GLOBAL_OPERATION_ENABLE, DLASIM_RK_EN_CONV);
+    if (dlasim_run(dev)) {
+        fail_msg("seed %llu: %s", (unsigned long long)seed, dlasim_last_error(dev));
+    }
+    for (uint32_t k = 0; k < p.k; k++) {
+        for (uint32_t y = 0; y < p.oh; y++) {
+            for (uint32_t x = 0; x < p.ow; x++) {
+                int64_t v = (int32_t)(uint32_t)ref_acc(&p, in, wt, k, y, x, NULL);
+                int64_t o = op[((size_t)k * p.oh + y) * p.ow + x];
+                o = ref_rshift_even((o + eoff) * escale, eshift); /* CVT_TYPE 1: offset first */
+                if (!mul) {
+                    v = clamp32(v + o);
+                } else if (!prelu || v < 0) {
+                    v = clamp32(ref_rshift_away(v * o, prelu ? trunc_neg : trunc));
+                }
+                v = ref_rshift_even(v * scale, cvt_shift);
+                int8_t got;
+                mem_rd(dev, OUT_ADDR + dlasim_rk_feature_offset(p.ow, p.oh, k, y, x, 1), &got, 1);
+                if (got != sat8(v)) {
+                    fail_msg("seed %llu (%s%s): out[%u][%u][%u] = %d, reference %d",
+                             (unsigned long long)seed, mul ? "mul" : "add", prelu ? " prelu" : "",
+                             k, y, x, got, sat8(v));
+                }
+            }
+        }
+    }
+    free(in);
+    free(wt);
+    free(op);
+    dlasim_rk_regcmd_free(&l);
+    dlasim_destroy(dev);
+}
+
+static void test_dpu_ew(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 500; seed < 530; seed++) {
+        dpu_ew_case(seed);
+    }
+}
+
 /* ---- the PC: multi-task chains --------------------------------------------------- */
 
 /* n 1x1 int32 conv tasks, task i multiplying the input by weight i+1, each
@@ -918,6 +1021,7 @@ int main(void)
         cmocka_unit_test(test_conv_requant_relu_pool),
         cmocka_unit_test(test_clip_truncate_rounding),
         cmocka_unit_test(test_dpu_stages),
+        cmocka_unit_test(test_dpu_ew),
         cmocka_unit_test(test_chain_rocket_kicks),
         cmocka_unit_test(test_chain_one_kick),
         cmocka_unit_test(test_two_cores_dma_base),
