@@ -75,10 +75,11 @@ int rk_info(struct dlasim_dev *dev, FILE *out)
     }
     fprintf(out, "  modelled compute int8 direct and depthwise convolution (NC1HWC2, 32x32 weight\n"
                  "                   blocks), int32 output with the DPU bypassed, DPU BS/BN\n"
-                 "                   (ALU, MUL, PReLU, ReLU/ReLUX) with DPU_RDMA operands, OUT_CVT,\n"
-                 "                   DPU->PPU fusion, PPU max/min/average pooling, PPU_RDMA\n");
-    fprintf(out, "  not modelled     EW stage and LUT, fp16/bf16/int16/int4 MACs, deconvolution,\n"
-                 "                   weight decompression, index output (refused with an error)\n");
+                 "                   (ALU, MUL, PReLU, ReLU/ReLUX) and EW (ALU/MUL, converter) with\n"
+                 "                   DPU_RDMA operands, OUT_CVT, DPU->PPU fusion, PPU max/min/average\n"
+                 "                   pooling, PPU_RDMA\n");
+    fprintf(out, "  not modelled     the LUT, fp16/bf16/int16/int4 MACs, deconvolution, weight\n"
+                 "                   decompression, index output (refused with an error)\n");
     fprintf(out, "  registers        regdb/rk3588.xml (docs/registers-rk3588.md), names as\n"
                  "                   RKNN_ppu_s_pointer in traces\n");
     return 0;
