@@ -5,15 +5,17 @@
  * Input: the CORE accumulators (FEATURE_MODE_CFG.FLYING_MODE = 0) or a cube
  * read by MRDMA (FLYING_MODE = 1; DPU_RDMA SRC_BASE_ADDR, FEATURE_MODE_CFG
  * IN_PRECISION int8/int16/int32, NC1HWC2 packed with 16-byte atoms).
- * Per element, in int64 (saturated to 48 bits between stages):
- *   BS and BN stages (BS_CFG/BN_CFG), unless *_BYPASS:
+ * Per element, on 32-bit values (CORE's pending CLIP_TRUNCATE first):
+ *   BS and BN stages (BS_CFG/BN_CFG), unless *_BYPASS, on NVDLA's SDP X-stage
+ *   datapath (src/arith/sdp_lanes.h, the code sdp.c runs):
  *     ALU (unless *_ALU_BYPASS): ALGO 0 max, 1 min, 2 add, 4 x - operand
  *         (TRM EW_ALU_ALGO codes); operand = *_ALU_CFG, or per channel from
  *         BRDMA/NRDMA when *_ALU_SRC = 1;
  *     MUL (unless *_MUL_BYPASS): x * operand (int16, *_MUL_CFG or per channel
- *         when *_MUL_SRC) shifted right by *_MUL_SHIFT_VALUE (or per channel
- *         when *_TRUNCATE_SRC) with round half up; with *_MUL_PRELU only
- *         negative x are multiplied, shifted by DATA_FORMAT.*_SHIFT_VALUE_NEG;
+ *         when *_MUL_SRC), the product shifted right by *_MUL_SHIFT_VALUE (or
+ *         per channel when *_TRUNCATE_SRC) rounding half away from zero and
+ *         saturated to 32 bits (NVDLA RTL); with *_MUL_PRELU only negative
+ *         values are multiplied, shifted by DATA_FORMAT.*_SHIFT_VALUE_NEG;
  *     ReLU (unless *_RELU_BYPASS): max(x, 0), then min(x, *_RELUX_CMP_VALUE)
  *         with *_RELUX_EN.
  *   (BS's CPEND operand, BS_OW_OP, is added by rk_conv.c.)
