@@ -33,7 +33,7 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all demo test test-fast test-san bench deps regs clean fuzz
+.PHONY: all demo test test-fast test-san bench deps regs clean fuzz rtl-grade
 all: $(BUILD)/dlasim
 
 $(BUILD)/obj/%.o: %.c
@@ -78,6 +78,16 @@ fuzz: build-fuzz/fuzz_trace build-fuzz/fuzz_csb
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/gen/*.h include/dlasim/*.h)
 	@mkdir -p build-fuzz
 	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) -lz $(LDLIBS)
+
+# RTL grading (tools/rtlgrade/README.md): regenerate the cases of
+# tests/traces/rtl-graded and grade them on the nv_small RTL built at RTL.
+RTL ?= /tmp/rtl
+$(BUILD)/rtlgrade/convcase: tools/rtlgrade/convcase.c $(BUILD)/libdlasim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a -lz $(LDLIBS)
+
+rtl-grade: all $(BUILD)/rtlgrade/convcase
+	@sh tools/rtlgrade/rtl-grade.sh $(BUILD) $(RTL) $(SHARED)
 
 bench: deps all
 	@./$(BUILD)/dlasim bench --json $(BUILD)/bench.json
