@@ -51,7 +51,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(LDLIBS)
 
-tests: $(TEST_BIN)
+tests: $(TEST_BIN) $(BUILD)/rtlgrade/convcase
 
 # Regenerate the register tables from the register database.
 regs:

@@ -257,16 +257,16 @@ int dla_cbuf_weight_ring_end(struct dla_conv_state *s, const struct dla_csc_cfg 
                              uint32_t entry_bytes, uint32_t atomic_k)
 {
     s->wt_lag = 0;
-    if (!fetched || csc->skip_weight_rls || !csc->kernels) {
+    if (!fetched || csc->skip_weight_rls || !c->weight_kernel) {
         return 0;
     }
     /* CDMA wrote D_WEIGHT_BYTES; CSC released, per group of Atomic-K
      * kernels, the entries the group's bytes occupy (CSC_wl wt_rls_cnt) */
-    uint64_t per_kernel = (uint64_t)csc->kernel_w * csc->kernel_h * csc->kernel_c;
+    uint64_t per_kernel = c->byte_per_kernel;
     uint64_t written = (c->weight_bytes + entry_bytes - 1) / entry_bytes;
     uint64_t released = 0;
-    for (uint32_t k0 = 0; k0 < csc->kernels; k0 += atomic_k) {
-        uint32_t kg = csc->kernels - k0 < atomic_k ? csc->kernels - k0 : atomic_k;
+    for (uint32_t k0 = 0; k0 < c->weight_kernel; k0 += atomic_k) {
+        uint32_t kg = c->weight_kernel - k0 < atomic_k ? c->weight_kernel - k0 : atomic_k;
         released += (kg * per_kernel + entry_bytes - 1) / entry_bytes;
     }
     uint64_t total = (uint64_t)lag + written;
