@@ -132,8 +132,11 @@ def sdp_stage_cfg(rng, mem_ok, regname):
 
 
 def sdp_case(rng, idx, to_pdp=None):
-    w, h = rng.randint(1, 12), rng.randint(1, 10)
-    c = rng.choice([rng.randint(1, 40), 8, 16, 33])
+    if to_pdp:
+        w, h, c = to_pdp['w'], to_pdp['h'], to_pdp['c']
+    else:
+        w, h = rng.randint(1, 12), rng.randint(1, 10)
+        c = rng.choice([rng.randint(1, 40), 8, 16, 33])
     odd = rng.random() < 0.3
     line, surf, size = cube_layout(rng, w, h, c, odd)
     bs = sdp_stage_cfg(rng, True, 'BS')
@@ -369,29 +372,8 @@ def sdp_pdp_case(rng, idx):
         p = pdp_params(sub, w, h, c, True, False)
         if p is None:
             continue
-        # sdp_case draws its own shape: force it to this one
-        state = random.Random(sub.getrandbits(32))
-        forced = ForcedShape(state, (w, h, c))
-        return sdp_case(forced, idx, to_pdp=p)
+        return sdp_case(random.Random(sub.getrandbits(32)), idx, to_pdp=p)
     return None
-
-
-class ForcedShape(random.Random):
-    """A Random whose first three randint/choice draws are the given shape."""
-
-    def __init__(self, base, shape):
-        super().__init__(base.getrandbits(32))
-        self.queue = list(shape)
-
-    def randint(self, a, b):
-        if self.queue:
-            return self.queue.pop(0)
-        return super().randint(a, b)
-
-    def choice(self, seq):
-        if self.queue:
-            return self.queue.pop(0)
-        return super().choice(seq)
 
 
 # ---- CDP -------------------------------------------------------------------------------------
@@ -496,6 +478,18 @@ def conv_params(rng, family):
         p.update(in_w=rng.randint(4, 16), in_c=rng.choice([128, 192, 248, 256]))
         p['kernels'] = rng.randint(24, 48)
         p['in_h'] = rng.randint(ekh + 1, 40)
+    elif family in ('pp2', 'pp2same'):
+        # ping-pong over two bands, weight bytes often not a multiple of 128
+        p.update(kernel_w=3, kernel_h=3, dilation_x=1, dilation_y=1, in_w=rng.randint(10, 16),
+                 in_c=200 + rng.randint(0, 60), in_h=rng.randint(30, 48), kernels=rng.randint(30, 44),
+                 stride_x=rng.randint(2, 4), stride_y=rng.randint(2, 3))
+        p['pad_left'] = p['pad_right'] = p['pad_top'] = p['pad_bottom'] = rng.randint(0, 1)
+    elif family in ('og2', 'og2same'):
+        # one kernel group streamed over two bands
+        p.update(kernel_w=3, kernel_h=3, dilation_x=1, dilation_y=1, in_w=rng.randint(6, 10),
+                 in_c=480 + rng.randint(0, 160), in_h=rng.randint(24, 36), kernels=rng.randint(6, 20),
+                 stride_x=rng.randint(2, 4), stride_y=rng.randint(2, 3))
+        p['pad_left'] = p['pad_right'] = p['pad_top'] = p['pad_bottom'] = rng.randint(0, 1)
     elif family == 'onegroup':
         p.update(in_w=rng.randint(2, 8), in_c=rng.choice([480, 512, 640]))
         p['kernels'] = rng.randint(8, 24)
@@ -503,6 +497,8 @@ def conv_params(rng, family):
         p['kernel_w'], p['kernel_h'] = 3, 3
         p['dilation_x'] = p['dilation_y'] = 1
         p['pad_left'] = p['pad_right'] = p['pad_top'] = p['pad_bottom'] = rng.randint(0, 1)
+    if family.startswith(('pp2', 'og2')):
+        return p
     if rng.random() < 0.2:
         p['in_line_stride'] = p['in_w'] * M + 32 * rng.randint(1, 3)
         p['in_surf_stride'] = p['in_line_stride'] * p['in_h'] + 32 * rng.randint(1, 5)
@@ -530,15 +526,43 @@ def conv_case(rng, idx, family, args, outdir, max_macs):
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode == 0:
             out = r.stdout.strip()
-            want = {'full2': ('full', 2), 'pp': ('ping-pong', None), 'onegroup': ('one-group', None)}.get(family)
+            want = {'full2': ('full', 2), 'pp': ('ping-pong', None), 'onegroup': ('one-group', None),
+                    'pp2': ('ping-pong', 2), 'pp2same': ('ping-pong', 2), 'og2': ('one-group', 2),
+                    'og2same': ('one-group', 2)}.get(family)
             if want:
                 mode = re.search(r'mode=(\S+)', out).group(1)
                 layers = int(re.search(r'layers=(\d+)', out).group(1))
                 if mode != want[0] or (want[1] and layers != want[1]):
                     subprocess.run(['rm', '-rf', os.path.join(outdir, name)])
                     continue
+            if family.endswith('same') and not same_banks(os.path.join(outdir, name), args['dlasim']):
+                subprocess.run(['rm', '-rf', os.path.join(outdir, name)])
+                continue
             return name
     return None
+
+
+def same_banks(case_dir, dlasim):
+    """Program the second layer with the first layer's D_BANK (as NVIDIA's
+    compiler does; dlasim's planner alternates the data banks so the weight
+    ring restarts): the second band then reads the weight ring where the first
+    left it.  The CRC becomes dlasim's for the rewritten trace; False if the
+    banks were equal already (nothing to exercise)."""
+    name = os.path.basename(case_dir)
+    path = os.path.join(case_dir, name + '.cfg')
+    text = open(path).read()
+    banks = re.findall(r'reg_write\(NVDLA_CDMA\.D_BANK_0, (0x[0-9a-f]+)\);', text)
+    if len(banks) != 2 or banks[0] == banks[1]:
+        return False
+    text = text.replace('reg_write(NVDLA_CDMA.D_BANK_0, %s);' % banks[1], 'reg_write(NVDLA_CDMA.D_BANK_0, %s);' % banks[0])
+    text = text.replace('reg_write(NVDLA_CSC.D_BANK_0, %s);' % banks[1], 'reg_write(NVDLA_CSC.D_BANK_0, %s);' % banks[0])
+    text = text.replace('// check_crc: dlasim', '// second layer programmed with the first layer\'s D_BANK (weight ring kept)\n// check_crc: dlasim')
+    open(path, 'w').write(text)
+    crc, err = dlasim_crc(dlasim, case_dir)
+    if crc is None:
+        return False
+    set_crc(case_dir, crc)
+    return True
 
 
 # ---- driver ----------------------------------------------------------------------------------
@@ -574,13 +598,16 @@ def main():
             [('pdpsplit', n) for n in range(12)] + [('sdppdp', n) for n in range(12)] +
             [('cdp', n) for n in range(30)] + [('conv_small', n) for n in range(40)] +
             [('conv_full2', n) for n in range(12)] + [('conv_pp', n) for n in range(16)] +
-            [('conv_onegroup', n) for n in range(8)])
+            [('conv_onegroup', n) for n in range(8)] + [('conv_pp2', n) for n in range(8)] +
+            [('conv_pp2same', n) for n in range(8)] + [('conv_og2', n) for n in range(6)] +
+            [('conv_og2same', n) for n in range(6)])
     for kind, n in plan:
         rng = random.Random('%s-%d' % (kind, n))
         cs = None
         if kind.startswith('conv_'):
             fam = kind[5:]
-            name = conv_case(rng, n, fam, args, outdir, 6000000 if fam in ('pp', 'onegroup') else 3000000)
+            budget = {'small': 3000000, 'full2': 3000000, 'pp': 6000000, 'onegroup': 6000000}
+            name = conv_case(rng, n, fam, args, outdir, budget.get(fam, 8000000))
             if name and fnmatch.fnmatch(name, args['only']):
                 made.append(os.path.join(outdir, name))
             continue
