@@ -51,7 +51,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(LDLIBS)
 
-tests: $(TEST_BIN) $(BUILD)/rtlgrade/convcase
+tests: $(TEST_BIN) $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 
 # Regenerate the register tables from the register database.
 regs:
@@ -82,11 +82,14 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/
 # RTL grading (tools/rtlgrade/README.md): regenerate the cases of
 # tests/traces/rtl-graded and grade them on the nv_small RTL built at RTL.
 RTL ?= /tmp/rtl
-$(BUILD)/rtlgrade/convcase: tools/rtlgrade/convcase.c $(BUILD)/libdlasim.a
+$(BUILD)/rtlgrade/convcase: tools/rtlgrade/convcase.c tools/rtlgrade/trace_out.c $(BUILD)/libdlasim.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a -lz $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< tools/rtlgrade/trace_out.c $(BUILD)/libdlasim.a -lz $(LDLIBS)
+$(BUILD)/rtlgrade/imgcase: tools/rtlgrade/imgcase.c tools/rtlgrade/trace_out.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< tools/rtlgrade/trace_out.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(LDLIBS)
 
-rtl-grade: all $(BUILD)/rtlgrade/convcase
+rtl-grade: all $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 	@sh tools/rtlgrade/rtl-grade.sh $(BUILD) $(RTL) $(SHARED)
 
 bench: deps all

@@ -32,99 +32,11 @@
 
 #include "dlasim/conv.h"
 #include "dlasim/dlasim.h"
+#include "trace_out.h"
 
 #define IN_ADDR 0x80000000ull
 #define WT_ADDR 0x90000000ull
 #define OUT_ADDR 0xa0000000ull
-
-/* The trace text under construction and the state of the log filter. */
-struct tracebuf {
-    char *text;
-    size_t len, cap;
-    int oom;
-    unsigned sdp_group;   /* group the SDP producer was last set to */
-    unsigned layers_done; /* intr_notify lines written */
-    int after_layer;      /* drop the driver's S_INTR_STATUS acknowledgement */
-};
-
-static void put(struct tracebuf *t, const char *s)
-{
-    size_t n = strlen(s);
-    if (t->oom) {
-        return;
-    }
-    if (t->len + n + 2 > t->cap) {
-        size_t ncap = (t->cap + n + 2) * 2;
-        char *p = realloc(t->text, ncap);
-        if (!p) {
-            t->oom = 1;
-            return;
-        }
-        t->text = p;
-        t->cap = ncap;
-    }
-    memcpy(t->text + t->len, s, n);
-    t->len += n;
-    t->text[t->len++] = '\n';
-    t->text[t->len] = 0;
-}
-
-static void on_log(void *opaque, unsigned cat, const char *msg)
-{
-    struct tracebuf *t = opaque;
-    char line[128];
-    if (cat == DLASIM_LOG_EXEC) {
-        if (strstr(msg, ": done")) {
-            snprintf(line, sizeof line, "intr_notify(SDP_%u, sync_id_%u);", t->sdp_group,
-                     t->layers_done++);
-            put(t, line);
-            t->after_layer = 1;
-        }
-        return;
-    }
-    if (cat != DLASIM_LOG_REG) {
-        return;
-    }
-    if (strncmp(msg, "reg_write(NVDLA_GLB.S_INTR_STATUS_0,", 36) == 0 && t->after_layer) {
-        t->after_layer = 0;
-        return;
-    }
-    unsigned v;
-    if (sscanf(msg, "reg_write(NVDLA_SDP.S_POINTER_0, 0x%x)", &v) == 1) {
-        t->sdp_group = v & 1u;
-    }
-    put(t, msg);
-    if (strncmp(msg, "reg_write(NVDLA_SDP.D_OP_ENABLE_0,", 34) == 0) {
-        /* the planner reads S_CBUF_FLUSH_STATUS next (enable_layer) */
-        put(t, "poll_reg_equal(NVDLA_CDMA.S_CBUF_FLUSH_STATUS_0,0x1);");
-    }
-}
-
-/* NVDLA surface file: {offset:0x.., size:N, payload:0x.. ...}, 32 bytes a line. */
-static int write_dat(const char *path, const uint8_t *b, size_t n, uint32_t *crc)
-{
-    FILE *f = fopen(path, "w");
-    char line[256];
-    if (!f) {
-        return -1;
-    }
-    *crc = (uint32_t)crc32(0, (const Bytef *)"{\n", 2);
-    fputs("{\n", f);
-    for (size_t o = 0; o < n; o += 32) {
-        size_t k = n - o < 32 ? n - o : 32;
-        int len = snprintf(line, sizeof line, "{offset:0x%zx, size:%zu, payload:", o, k);
-        for (size_t i = 0; i < k; i++) {
-            len += snprintf(line + len, sizeof line - (size_t)len, "%s0x%02x", i ? " " : "",
-                            b[o + i]);
-        }
-        len += snprintf(line + len, sizeof line - (size_t)len, "} ,\n");
-        *crc = (uint32_t)crc32(*crc, (const Bytef *)line, (uInt)len);
-        fputs(line, f);
-    }
-    *crc = (uint32_t)crc32(*crc, (const Bytef *)"}\n", 2);
-    fputs("}\n", f);
-    return fclose(f);
-}
 
 /* xorshift64*: deterministic data from the case's seed */
 static uint64_t rnd(uint64_t *s)
@@ -268,7 +180,7 @@ static int run_case(struct conv_case *c, uint32_t max_layers)
     struct dlasim_dev *dev = NULL;
     char err[256];
     o.log_mask = DLASIM_LOG_REG | DLASIM_LOG_EXEC;
-    o.log_cb = on_log;
+    o.log_cb = trace_on_log;
     o.log_opaque = &t;
     o.threads = 1;
     if (dlasim_create(&o, &dev, err, sizeof err)) {
@@ -323,9 +235,9 @@ static int run_case(struct conv_case *c, uint32_t max_layers)
     if (ib && wb && ob && (mkdir(path, 0777) == 0 || errno == EEXIST)) {
         uint32_t crc = (uint32_t)crc32(0, ob, (uInt)c->out_bytes);
         snprintf(path, sizeof path, "%s/%s/%s_in.dat", c->dir, c->name, c->name);
-        int bad = write_dat(path, ib, c->in_bytes, &c->dat_crc[0]);
+        int bad = trace_write_dat(path, ib, c->in_bytes, &c->dat_crc[0]);
         snprintf(path, sizeof path, "%s/%s/%s_wt.dat", c->dir, c->name, c->name);
-        bad |= write_dat(path, wb, p->weight_bytes, &c->dat_crc[1]);
+        bad |= trace_write_dat(path, wb, p->weight_bytes, &c->dat_crc[1]);
         bad |= write_cfg(c, &t, crc);
         rc = bad ? 1 : 0;
         if (!rc) {

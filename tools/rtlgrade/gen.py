@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """Generate the RTL-graded trace cases (tools/rtlgrade/README.md).
 
-    gen.py OUTDIR --dlasim BUILD/dlasim --convcase BUILD/rtlgrade/convcase [--only GLOB]
+    gen.py OUTDIR --dlasim BUILD/dlasim --convcase BUILD/rtlgrade/convcase
+           --imgcase BUILD/rtlgrade/imgcase [--only GLOB]
 
 Every case is a trace in the language of ../shared/conformance/README.md: a
 deterministic choice of shape, mode and data (this file's seeds), at most two
 hardware layers in flight (NVIDIA's Verilator testbench writes all registers
 back to back).  Convolutions are programmed by dlasim's planner (convcase);
-SDP, PDP (from memory and on the fly from SDP) and CDP cases are programmed
+image-input convolutions by the tests' layer code (imgcase); SDP, PDP (from
+memory and on the fly from SDP) and CDP cases are programmed
 here register by register, including programming a driver would not produce
 (over-stated padding, unusual strides, odd line and surface strides).  The
 check_crc of a case is first dlasim's (run here); tools/rtlgrade/grade.sh then
@@ -565,6 +567,22 @@ def same_banks(case_dir, dlasim):
     return True
 
 
+# ---- image input (tests/common/convlayer.c programming, through imgcase) -------------------
+
+IMG_FORMATS = 17  # the pixel formats nv_small's ConfigROM lists (tests/common/convlayer.c conv_fmts)
+
+
+def img_case(rng, idx, args, outdir):
+    fmt = idx % IMG_FORMATS
+    name = 'rg_img_f%02d_%03d' % (fmt, idx)
+    r = subprocess.run([args['imgcase'], outdir, name, str(rng.getrandbits(31)), str(fmt)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        print('dropped %s: %s' % (name, r.stderr.strip()), file=sys.stderr)
+        return None
+    return name
+
+
 # ---- driver ----------------------------------------------------------------------------------
 
 def dlasim_crc(dlasim, case_dir):
@@ -587,7 +605,8 @@ def set_crc(case_dir, crc):
 
 def main():
     outdir = sys.argv[1]
-    args = dict(dlasim='build/dlasim', convcase='build/rtlgrade/convcase', only='*')
+    args = dict(dlasim='build/dlasim', convcase='build/rtlgrade/convcase',
+                imgcase='build/rtlgrade/imgcase', only='*')
     i = 2
     while i < len(sys.argv):
         args[sys.argv[i].lstrip('-')] = sys.argv[i + 1]
@@ -600,7 +619,7 @@ def main():
             [('conv_full2', n) for n in range(12)] + [('conv_pp', n) for n in range(16)] +
             [('conv_onegroup', n) for n in range(8)] + [('conv_pp2', n) for n in range(8)] +
             [('conv_pp2same', n) for n in range(8)] + [('conv_og2', n) for n in range(6)] +
-            [('conv_og2same', n) for n in range(6)])
+            [('conv_og2same', n) for n in range(6)] + [('img', n) for n in range(2 * IMG_FORMATS)])
     for kind, n in plan:
         rng = random.Random('%s-%d' % (kind, n))
         cs = None
@@ -608,6 +627,11 @@ def main():
             fam = kind[5:]
             budget = {'small': 3000000, 'full2': 3000000, 'pp': 6000000, 'onegroup': 6000000}
             name = conv_case(rng, n, fam, args, outdir, budget.get(fam, 8000000))
+            if name and fnmatch.fnmatch(name, args['only']):
+                made.append(os.path.join(outdir, name))
+            continue
+        if kind == 'img':
+            name = img_case(rng, n, args, outdir)
             if name and fnmatch.fnmatch(name, args['only']):
                 made.append(os.path.join(outdir, name))
             continue

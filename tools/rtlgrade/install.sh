@@ -4,7 +4,10 @@
 # rtl_graded.sh regenerates them); DEST/RESULTS gets the grading results.
 set -eu
 cases=$1; results=$2; dest=$3
+# keep the hand-written list of known disagreements
+keep=$(mktemp); [ -f "$dest/KNOWN_DISAGREEMENTS" ] && cp "$dest/KNOWN_DISAGREEMENTS" "$keep"
 rm -rf "$dest"; mkdir -p "$dest"
+[ -s "$keep" ] && cp "$keep" "$dest/KNOWN_DISAGREEMENTS"; rm -f "$keep"
 while read -r c verdict rest; do
     [ "$verdict" = rtl-fail ] && continue
     mkdir -p "$dest/$c"

@@ -9,7 +9,7 @@ sim=$rtl/hw/outdir/nv_small/verilator/VNV_nvdla
 cases=$build/rtlgrade/cases
 rm -rf "$cases"; mkdir -p "$cases"
 echo "rtl-grade: generating cases into $cases"
-/usr/bin/python3 tools/rtlgrade/gen.py "$cases" --dlasim "$build/dlasim" --convcase "$build/rtlgrade/convcase" > "$cases.list"
+/usr/bin/python3 tools/rtlgrade/gen.py "$cases" --dlasim "$build/dlasim" --convcase "$build/rtlgrade/convcase" --imgcase "$build/rtlgrade/imgcase" > "$cases.list"
 echo "rtl-grade: $(wc -l < "$cases.list") cases; grading on $rtl (one at a time, niced)"
 RTL_RUN=$shared/tools/rtl-run.sh sh tools/rtlgrade/grade.sh "$cases" "$rtl" "$build/rtlgrade/RESULTS"
 sh tools/rtlgrade/install.sh "$cases" "$build/rtlgrade/RESULTS" tests/traces/rtl-graded
