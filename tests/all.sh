@@ -39,12 +39,17 @@ else
     cat "$log/san-build.txt"; one "build (clang, ASan+UBSan)" 1
 fi
 
-echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming)"
+echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming, loadables)"
 if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
-    for t in trace csb; do
+    for t in trace csb loadable; do
         mkdir -p "build-fuzz/corpus-$t"
         seeds=tests/fuzz/seeds; [ "$t" = csb ] && seeds=
-        build-fuzz/fuzz_$t -max_total_time=20 -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+        # loadables: the writer's seeds, and NVIDIA's regression loadables
+        # where the conformance data has them (not copied into the tree)
+        [ "$t" = loadable ] && seeds="tests/fuzz/seeds-loadable $(ls -d \
+            "$conf"/../nvdla-loadables/flatbufs/kmd/PDP "$conf"/../nvdla-loadables/flatbufs/kmd/SDP \
+            "$conf"/../nvdla-loadables/flatbufs/kmd/CDP 2> /dev/null)"
+        build-fuzz/fuzz_$t -max_total_time=20 -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
             "build-fuzz/corpus-$t" $seeds > "$log/fuzz-$t.txt" 2>&1
         rc=$?
         grep -E "^Done|ERROR|SUMMARY" "$log/fuzz-$t.txt" | head -5
