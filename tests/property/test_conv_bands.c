@@ -128,9 +128,9 @@ static int run_one(uint64_t *s, enum dlasim_conv_weight_mode mode)
     struct dlasim_conv_desc d;
     draw(s, mode, &d);
     struct dlasim_conv_plan p;
-    if (dlasim_conv_plan(&hw, &d, &p, err, sizeof(err)) ||
-        p.weight_mode != mode || p.n_layers < 2) {
-        if (!dlasim_conv_plan(&hw, &d, &p, NULL, 0)) {
+    int planned = dlasim_conv_plan(&hw, &d, &p, err, sizeof(err)) == 0;
+    if (!planned || p.weight_mode != mode || p.n_layers < 2) {
+        if (planned) {
             dlasim_conv_plan_free(&p);
         }
         dlasim_destroy(dev);
