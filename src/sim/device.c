@@ -1,6 +1,8 @@
 /*
- * The device: one struct per NVDLA instance, the public API of
- * include/dlasim/dlasim.h, the layer scheduler and the GLB interrupt line.
+ * The NVDLA personality (src/sim/personality.h): one struct per NVDLA
+ * instance, the device operations behind the public API of
+ * include/dlasim/dlasim.h (src/sim/api.c), the layer scheduler and the GLB
+ * interrupt line.
  *
  * Execution model (ref: spec 001 "Ping-pong Synchronization Mechanism",
  * "Programming sequence"): a CSB write never computes.  Setting OP_EN marks a
@@ -21,12 +23,12 @@
 #include "sim/dla.h"
 #include "sim/mem.h"
 #include "sim/regfile.h"
-#include "dlasim/rk3588.h"
-#include "sim/rk3588.h"
+#include "sim/personality.h"
 #include "sim/units.h"
 #include "timing/timing.h"
 
 struct dla_dev {
+    struct dlasim_dev base;           /* the public handle (ops = dla_nvdla_ops) */
     struct dla_config cfg;            /* scalability parameters */
     struct dla_regfile rf;            /* every unit's CSB registers */
     struct dla_mem_port port[2];      /* by enum dlasim_port */
@@ -46,15 +48,15 @@ struct dla_dev {
     char err[1024];                   /* last error message */
 };
 
-/* The public handle is the device itself. */
-struct dlasim_dev {
-    struct dla_dev core;
-    struct rk_npu *rk;                /* config "rk3588": the RK3588 NPU instead */
-};
-
+/* The public handle is the first member of the device. */
 static struct dla_dev *core(struct dlasim_dev *dev)
 {
-    return &dev->core;
+    return (struct dla_dev *)dev;
+}
+
+static const struct dla_dev *core_const(const struct dlasim_dev *dev)
+{
+    return (const struct dla_dev *)dev;
 }
 
 /* ---- errors, logging --------------------------------------------------------- */
@@ -99,12 +101,9 @@ void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
     d->log_cb(d->log_opaque, category, msg);
 }
 
-const char *dlasim_last_error(const struct dlasim_dev *dev)
+static const char *nvdla_last_error(const struct dlasim_dev *dev)
 {
-    if (dev->rk) {
-        return rk_npu_last_error(dev->rk);
-    }
-    return dev->core.err;
+    return core_const(dev)->err;
 }
 
 /* ---- accessors for engines ------------------------------------------------ */
@@ -167,7 +166,8 @@ int dla_check_work(struct dla_dev *d, const char *unit, uint64_t work)
 
 struct dla_timing *dla_dev_timing(const struct dlasim_dev *dev)
 {
-    return dev->core.timing;
+    /* the timing model is NVDLA's only: other personalities have it off */
+    return dev->ops == &dla_nvdla_ops ? core_const(dev)->timing : NULL;
 }
 
 unsigned dla_layer_index(const struct dla_dev *d)
@@ -275,12 +275,9 @@ static int check_port(struct dla_dev *d, enum dlasim_port port)
     return 0;
 }
 
-int dlasim_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr, void *dst,
-                    size_t len)
+static int nvdla_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
+                          void *dst, size_t len)
 {
-    if (dev->rk) {
-        return rk_npu_mem_read(dev->rk, port, addr, dst, len);
-    }
     char why[256];
     struct dla_dev *d = core(dev);
     int rc = check_port(d, port);
@@ -293,12 +290,9 @@ int dlasim_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr
     return rc;
 }
 
-int dlasim_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
-                     const void *src, size_t len)
+static int nvdla_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
+                           const void *src, size_t len)
 {
-    if (dev->rk) {
-        return rk_npu_mem_write(dev->rk, port, addr, src, len);
-    }
     char why[256];
     struct dla_dev *d = core(dev);
     int rc = check_port(d, port);
@@ -325,12 +319,10 @@ static void update_irq(struct dla_dev *d)
     }
 }
 
-int dlasim_irq_level(const struct dlasim_dev *dev)
+static int nvdla_irq_level(const struct dlasim_dev *dev, unsigned line)
 {
-    if (dev->rk) {
-        return rk_npu_irq_level(dev->rk);
-    }
-    return dev->core.irq_level;
+    (void)line; /* one line */
+    return core_const(dev)->irq_level;
 }
 
 
@@ -370,11 +362,8 @@ static uint32_t timing_csb_read(struct dla_dev *d, uint32_t addr, uint32_t v)
     return v;
 }
 
-int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
+static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 {
-    if (dev->rk) {
-        return rk_npu_csb_write(dev->rk, addr, val);
-    }
     struct dla_dev *d = core(dev);
     char name[96];
     if (addr & 3u) {
@@ -412,11 +401,8 @@ int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
     return 0;
 }
 
-int dlasim_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
+static int nvdla_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
-    if (dev->rk) {
-        return rk_npu_csb_read(dev->rk, addr, val);
-    }
     struct dla_dev *d = core(dev);
     if (addr & 3u) {
         *val = 0;
@@ -608,11 +594,8 @@ static void complete_layer(struct dla_dev *d, const struct layer *l)
     update_irq(d);
 }
 
-int dlasim_step(struct dlasim_dev *dev)
+static int nvdla_step(struct dlasim_dev *dev)
 {
-    if (dev->rk) {
-        return rk_npu_step(dev->rk);
-    }
     struct dla_dev *d = core(dev);
     struct layer l;
     if (!find_layer(d, &l)) {
@@ -634,19 +617,8 @@ int dlasim_step(struct dlasim_dev *dev)
     return rc ? rc : 1;
 }
 
-int dlasim_run(struct dlasim_dev *dev)
+static int nvdla_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
 {
-    int rc;
-    while ((rc = dlasim_step(dev)) > 0) {
-    }
-    return rc;
-}
-
-int dlasim_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
-{
-    if (dev->rk) {
-        return rk_npu_busy(dev->rk, desc, desclen);
-    }
     struct dla_dev *d = core(dev);
     int busy = 0;
     size_t used = 0;
@@ -722,33 +694,18 @@ static int configure(struct dla_dev *d, const struct dlasim_options *opt, char *
     return rc;
 }
 
-int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, char *err,
-                  size_t errlen)
+static void nvdla_destroy(struct dlasim_dev *dev);
+
+static int nvdla_create(const struct dlasim_options *opt, struct dlasim_dev **out, char *err,
+                        size_t errlen)
 {
-    static const struct dlasim_options defaults = {0};
-    char buf[2048] = "";
-    *out = NULL;
-    if (!opt) {
-        opt = &defaults;
-    }
-    struct dlasim_dev *dev = calloc(1, sizeof(*dev));
-    if (!dev) {
+    struct dla_dev *d = calloc(1, sizeof(*d));
+    if (!d) {
         return DLASIM_ERR_NOMEM;
     }
-    if (opt->config && !strcmp(opt->config, "rk3588")) {
-        int rc = rk_npu_create(opt, &dev->rk, buf, sizeof(buf));
-        if (rc) {
-            if (err && errlen) {
-                snprintf(err, errlen, "%s", buf[0] ? buf : dlasim_status_name(rc));
-            }
-            free(dev);
-            return rc;
-        }
-        *out = dev;
-        return 0;
-    }
-    struct dla_dev *d = core(dev);
-    int rc = configure(d, opt, buf, sizeof(buf));
+    d->base.ops = &dla_nvdla_ops;
+    struct dlasim_dev *dev = &d->base;
+    int rc = configure(d, opt, err, errlen);
     if (!rc) {
         rc = dla_regfile_init(&d->rf, &d->cfg);
     }
@@ -768,14 +725,11 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
     if (!rc && opt->timing) {
         rc = dla_timing_create(&d->cfg, opt->timing_profile, &d->timing);
         if (rc) {
-            snprintf(buf, sizeof(buf), "timing profile: a cost is negative or not a number");
+            snprintf(err, errlen, "timing profile: a cost is negative or not a number");
         }
     }
     if (rc) {
-        if (err && errlen) {
-            snprintf(err, errlen, "%s", buf[0] ? buf : dlasim_status_name(rc));
-        }
-        dlasim_destroy(dev);
+        nvdla_destroy(dev);
         return rc;
     }
     d->irq_cb = opt->irq_cb;
@@ -791,16 +745,8 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
     return 0;
 }
 
-void dlasim_destroy(struct dlasim_dev *dev)
+static void nvdla_destroy(struct dlasim_dev *dev)
 {
-    if (!dev) {
-        return;
-    }
-    if (dev->rk) {
-        rk_npu_destroy(dev->rk);
-        free(dev);
-        return;
-    }
     struct dla_dev *d = core(dev);
     dla_conv_state_destroy(d->conv);
     dla_bdma_state_destroy(d->bdma);
@@ -808,15 +754,11 @@ void dlasim_destroy(struct dlasim_dev *dev)
     dla_sparse_mem_destroy(d->port[0].sparse);
     dla_sparse_mem_destroy(d->port[1].sparse);
     dla_regfile_free(&d->rf);
-    free(dev);
+    free(d);
 }
 
-void dlasim_reset(struct dlasim_dev *dev)
+static void nvdla_reset(struct dlasim_dev *dev)
 {
-    if (dev->rk) {
-        rk_npu_reset(dev->rk);
-        return;
-    }
     struct dla_dev *d = core(dev);
     dla_regfile_reset(&d->rf);
     dla_conv_reset(d);
@@ -828,13 +770,27 @@ void dlasim_reset(struct dlasim_dev *dev)
     update_irq(d);
 }
 
-int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value)
+static int nvdla_param(const struct dlasim_dev *dev, const char *name, uint64_t *value)
 {
-    if (dev->rk) {
-        return rk_npu_param(dev->rk, name, value);
-    }
-    return dla_config_get(&dev->core.cfg, name, value);
+    return dla_config_get(&core_const(dev)->cfg, name, value);
 }
+
+const struct dla_device_ops dla_nvdla_ops = {
+    .name = "NVDLA",
+    .cores = 1,
+    .create = nvdla_create,
+    .destroy = nvdla_destroy,
+    .reset = nvdla_reset,
+    .csb_read = nvdla_csb_read,
+    .csb_write = nvdla_csb_write,
+    .mem_read = nvdla_mem_read,
+    .mem_write = nvdla_mem_write,
+    .step = nvdla_step,
+    .busy = nvdla_busy,
+    .irq_level = nvdla_irq_level,
+    .param = nvdla_param,
+    .last_error = nvdla_last_error,
+};
 
 /* ---- register names ------------------------------------------------------------ */
 
@@ -857,16 +813,4 @@ const char *dlasim_reg_name(uint32_t addr, char *buf, size_t buflen)
         snprintf(buf, buflen, "0x%x", addr);
     }
     return buf;
-}
-
-/* ---- RK3588 ---------------------------------------------------------------------- */
-
-unsigned dlasim_rk_cores(const struct dlasim_dev *dev)
-{
-    return dev->rk ? DLASIM_RK_CORES : 0u;
-}
-
-int dlasim_rk_irq_level(const struct dlasim_dev *dev, unsigned core)
-{
-    return dev->rk ? rk_npu_core_irq_level(dev->rk, core) : 0;
 }

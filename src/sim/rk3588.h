@@ -4,8 +4,9 @@
  * One `struct rk_npu` holds the three NPU cores of the RK3588 (TRM Part 1
  * ch. 36), each with its own 64 KiB register window, its own PC (the
  * register-command fetch unit), its own interrupt line, and the shared
- * memory.  The public API (include/dlasim/dlasim.h) reaches it through a
- * dlasim_dev created with config "rk3588": CSB addresses are
+ * memory.  The public API (include/dlasim/dlasim.h) reaches it through its
+ * device operations dla_rk3588_ops (src/sim/personality.h), the personality
+ * dlasim_create picks for config "rk3588": CSB addresses are
  * core * DLASIM_RK_CORE_STRIDE + offset, the offset being the one the TRM,
  * the spec files and Mesa's registers.xml give (PPU S_POINTER = 0x6004).
  *
@@ -25,25 +26,7 @@
 #define RK_CORES 3
 #define RK_WINDOW 0x10000u
 
-struct rk_npu;
-
-int rk_npu_create(const struct dlasim_options *opt, struct rk_npu **out, char *err,
-                  size_t errlen);
-void rk_npu_destroy(struct rk_npu *n);
-void rk_npu_reset(struct rk_npu *n);
-int rk_npu_csb_read(struct rk_npu *n, uint32_t addr, uint32_t *val);
-int rk_npu_csb_write(struct rk_npu *n, uint32_t addr, uint32_t val);
-int rk_npu_mem_read(struct rk_npu *n, enum dlasim_port port, uint64_t addr, void *dst,
-                    size_t len);
-int rk_npu_mem_write(struct rk_npu *n, enum dlasim_port port, uint64_t addr, const void *src,
-                     size_t len);
-int rk_npu_step(struct rk_npu *n);
-int rk_npu_busy(struct rk_npu *n, char *desc, size_t desclen);
-/* Level of core 0's line (the dlasim_irq_level of the device); per core below. */
-int rk_npu_irq_level(const struct rk_npu *n);
-int rk_npu_core_irq_level(const struct rk_npu *n, unsigned core);
-const char *rk_npu_last_error(const struct rk_npu *n);
-int rk_npu_param(const struct rk_npu *n, const char *name, uint64_t *value);
+struct rk_npu; /* the device: its operations are dla_rk3588_ops (sim/personality.h) */
 
 /* ---- for the engines (rk_conv.c, rk_dpu.c, rk_ppu.c) --------------------- */
 

@@ -62,6 +62,7 @@
 
 #include "regs/regdb.h"
 #include "sim/mem.h"
+#include "sim/personality.h"
 #include "sim/rk3588.h"
 
 #define RK_REG(off) (&rk3588_regs[rk_reg_index(off)])
@@ -108,6 +109,7 @@ struct rk_core {
 };
 
 struct rk_npu {
+    struct dlasim_dev base;    /* the public handle (ops = dla_rk3588_ops) */
     struct rk_core core[RK_CORES];
     struct dla_mem_port mem;
     void (*irq_cb)(void *, int);
@@ -308,9 +310,20 @@ int rk_dma_write(struct rk_core *c, const char *unit, uint64_t addr, const void 
     return 0;
 }
 
-int rk_npu_mem_read(struct rk_npu *n, enum dlasim_port port, uint64_t addr, void *dst,
-                    size_t len)
+static struct rk_npu *npu_of(struct dlasim_dev *dev)
 {
+    return (struct rk_npu *)dev; /* the handle is the first member */
+}
+
+static const struct rk_npu *npu_const(const struct dlasim_dev *dev)
+{
+    return (const struct rk_npu *)dev;
+}
+
+static int rk_npu_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
+                           void *dst, size_t len)
+{
+    struct rk_npu *n = npu_of(dev);
     char why[256];
     if (port != DLASIM_PORT_DBB) {
         snprintf(n->err, sizeof(n->err), "the RK3588 NPU has one memory port (DBB)");
@@ -323,9 +336,10 @@ int rk_npu_mem_read(struct rk_npu *n, enum dlasim_port port, uint64_t addr, void
     return rc;
 }
 
-int rk_npu_mem_write(struct rk_npu *n, enum dlasim_port port, uint64_t addr, const void *src,
-                     size_t len)
+static int rk_npu_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
+                            const void *src, size_t len)
 {
+    struct rk_npu *n = npu_of(dev);
     char why[256];
     if (port != DLASIM_PORT_DBB) {
         snprintf(n->err, sizeof(n->err), "the RK3588 NPU has one memory port (DBB)");
@@ -729,8 +743,9 @@ static int run_task(struct rk_core *c, const struct rk_task *t)
     return rc;
 }
 
-int rk_npu_step(struct rk_npu *n)
+static int rk_npu_step(struct dlasim_dev *dev)
 {
+    struct rk_npu *n = npu_of(dev);
     for (unsigned i = 0; i < RK_CORES; i++) {
         struct rk_core *c = &n->core[i];
         struct rk_task t;
@@ -748,8 +763,9 @@ int rk_npu_step(struct rk_npu *n)
     return 0;
 }
 
-int rk_npu_busy(struct rk_npu *n, char *desc, size_t desclen)
+static int rk_npu_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
 {
+    struct rk_npu *n = npu_of(dev);
     int busy = 0;
     size_t used = 0;
     if (desc && desclen) {
@@ -793,8 +809,9 @@ static struct rk_core *core_of(struct rk_npu *n, uint32_t addr)
     return i < RK_CORES ? &n->core[i] : NULL;
 }
 
-int rk_npu_csb_write(struct rk_npu *n, uint32_t addr, uint32_t val)
+static int rk_npu_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 {
+    struct rk_npu *n = npu_of(dev);
     struct rk_core *c = core_of(n, addr);
     if (addr & 3u) {
         snprintf(n->err, sizeof(n->err), "register write to unaligned address 0x%x", addr);
@@ -814,8 +831,9 @@ int rk_npu_csb_write(struct rk_npu *n, uint32_t addr, uint32_t val)
     return 0;
 }
 
-int rk_npu_csb_read(struct rk_npu *n, uint32_t addr, uint32_t *val)
+static int rk_npu_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
+    struct rk_npu *n = npu_of(dev);
     struct rk_core *c = core_of(n, addr);
     *val = 0;
     if (addr & 3u) {
@@ -843,16 +861,17 @@ static void core_reset(struct rk_core *c)
     update_irq(c);
 }
 
-void rk_npu_reset(struct rk_npu *n)
+static void rk_npu_reset(struct dlasim_dev *dev)
 {
+    struct rk_npu *n = npu_of(dev);
     for (unsigned i = 0; i < RK_CORES; i++) {
         core_reset(&n->core[i]);
     }
     n->err[0] = '\0';
 }
 
-int rk_npu_create(const struct dlasim_options *opt, struct rk_npu **out, char *err,
-                  size_t errlen)
+static int rk_npu_create(const struct dlasim_options *opt, struct dlasim_dev **out, char *err,
+                         size_t errlen)
 {
     *out = NULL;
     if (opt->n_overrides) {
@@ -872,6 +891,7 @@ int rk_npu_create(const struct dlasim_options *opt, struct rk_npu **out, char *e
     if (!n) {
         return DLASIM_ERR_NOMEM;
     }
+    n->base.ops = &dla_rk3588_ops;
     n->mem.present = 1;
     n->mem.limit = 1ull << 32; /* 32-bit NPU bus addresses (TRM register widths) */
     if (opt->dbb_ops) {
@@ -897,16 +917,14 @@ int rk_npu_create(const struct dlasim_options *opt, struct rk_npu **out, char *e
         n->core[i].npu = n;
         n->core[i].index = i;
     }
-    rk_npu_reset(n);
-    *out = n;
+    rk_npu_reset(&n->base);
+    *out = &n->base;
     return 0;
 }
 
-void rk_npu_destroy(struct rk_npu *n)
+static void rk_npu_destroy(struct dlasim_dev *dev)
 {
-    if (!n) {
-        return;
-    }
+    struct rk_npu *n = npu_of(dev);
     dla_sparse_mem_destroy(n->mem.sparse);
     for (unsigned i = 0; i < RK_CORES; i++) {
         for (unsigned k = 0; k < RK_SCRATCH; k++) {
@@ -916,23 +934,19 @@ void rk_npu_destroy(struct rk_npu *n)
     free(n);
 }
 
-int rk_npu_irq_level(const struct rk_npu *n)
+/* Core `core`'s line; core 0's is the device's dlasim_irq_level. */
+static int rk_npu_irq_level(const struct dlasim_dev *dev, unsigned core)
 {
-    return n->core[0].irq_level;
+    return core < RK_CORES ? npu_const(dev)->core[core].irq_level : 0;
 }
 
-int rk_npu_core_irq_level(const struct rk_npu *n, unsigned core)
+static const char *rk_npu_last_error(const struct dlasim_dev *dev)
 {
-    return core < RK_CORES ? n->core[core].irq_level : 0;
-}
-
-const char *rk_npu_last_error(const struct rk_npu *n)
-{
-    return n->err;
+    return npu_const(dev)->err;
 }
 
 /* Facts `dlasim info --config rk3588` and dlasim_param report (TRM 36.1). */
-int rk_npu_param(const struct rk_npu *n, const char *name, uint64_t *value)
+static int rk_npu_param(const struct dlasim_dev *dev, const char *name, uint64_t *value)
 {
     static const struct {
         const char *name;
@@ -945,7 +959,7 @@ int rk_npu_param(const struct rk_npu *n, const char *name, uint64_t *value)
         {"RK_CBUF_BYTES_PER_CORE", 384 * 1024},
         {"RK_ADDRESS_WIDTH", 32},
     };
-    (void)n;
+    (void)dev;
     for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
         if (!strcmp(params[i].name, name)) {
             *value = params[i].v;
@@ -954,3 +968,20 @@ int rk_npu_param(const struct rk_npu *n, const char *name, uint64_t *value)
     }
     return DLASIM_ERR_INVAL;
 }
+
+const struct dla_device_ops dla_rk3588_ops = {
+    .name = "RK3588",
+    .cores = RK_CORES,
+    .create = rk_npu_create,
+    .destroy = rk_npu_destroy,
+    .reset = rk_npu_reset,
+    .csb_read = rk_npu_csb_read,
+    .csb_write = rk_npu_csb_write,
+    .mem_read = rk_npu_mem_read,
+    .mem_write = rk_npu_mem_write,
+    .step = rk_npu_step,
+    .busy = rk_npu_busy,
+    .irq_level = rk_npu_irq_level,
+    .param = rk_npu_param,
+    .last_error = rk_npu_last_error,
+};
