@@ -707,7 +707,7 @@ static int nvdla_create(const struct dlasim_options *opt, struct dlasim_dev **ou
     struct dlasim_dev *dev = &d->base;
     int rc = configure(d, opt, err, errlen);
     if (!rc) {
-        rc = dla_regfile_init(&d->rf, &d->cfg);
+        rc = dla_regfile_init_nvdla(&d->rf, &d->cfg); /* units.c */
     }
     if (!rc) {
         rc = setup_port(d, DLASIM_PORT_DBB, 1, opt->dbb_ops, opt->dbb_opaque, opt->strict_mem);

@@ -1,49 +1,107 @@
 /*
- * CSB register file (see regfile.h).  Every access rule is data from the
- * register database: masks, W1C/W1S bits, group membership and kinds; which
- * units a configuration has and which have a LUT port comes from the unit
- * table (units.c).
+ * The register file (see regfile.h).  Every access rule is data from the
+ * device's register database: masks, W1C/W1S bits, group membership and
+ * kinds; what a pointer register means comes from the device's
+ * dla_pointer_ops; which units a configuration has and which have a LUT port
+ * the device sets after init (NVDLA: units.c).
  */
 #include "sim/regfile.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/units.h"
-
-/* S_STATUS encodings (RDL S_STATUS_STATUS_0_enum). */
+/* S_STATUS encodings (RDL S_STATUS_STATUS_0_enum; the RK3588's S_STATUS
+ * uses the same values, spec 002/003). */
 #define STATUS_IDLE 0u
 #define STATUS_RUNNING 1u
 #define STATUS_PENDING 2u
 
-int dla_regfile_init(struct dla_regfile *rf, const struct dla_config *cfg)
+/* PRODUCER and CONSUMER bits of S_POINTER (NVDLA and RK3588 alike). */
+#define POINTER_PRODUCER 1u
+#define POINTER_CONSUMER (1u << 16)
+
+/* Words in one 4 KiB register window. */
+#define WINDOW_WORDS 1024u
+
+/* The register at addr and its storage index, or NULL: one table look-up
+ * (the index built at init from the database), as the CSB path is hot in
+ * the runtime (a few hundred writes per layer). */
+static const struct nvdla_reg_desc *lookup(const struct dla_regfile *rf, uint32_t addr,
+                                           unsigned *index)
 {
-    memset(rf, 0, sizeof(*rf));
-    rf->val[0] = calloc(nvdla_reg_count, sizeof(uint32_t));
-    rf->val[1] = calloc(nvdla_reg_count, sizeof(uint32_t));
-    if (!rf->val[0] || !rf->val[1]) {
-        dla_regfile_free(rf);
+    uint32_t word = addr >> 2;
+    if ((addr & 3u) || word >= rf->db->n_windows * WINDOW_WORDS) {
+        return NULL;
+    }
+    unsigned i = rf->slot[word];
+    if (i == DLA_REG_NONE) {
+        return NULL;
+    }
+    *index = i;
+    return &rf->db->regs[i];
+}
+
+static int build_slots(struct dla_regfile *rf)
+{
+    const struct regdb *db = rf->db;
+    if (db->n_regs >= DLA_REG_NONE) {
+        return DLASIM_ERR_INVAL;
+    }
+    rf->slot = malloc((size_t)db->n_windows * WINDOW_WORDS * sizeof(*rf->slot));
+    if (!rf->slot) {
         return DLASIM_ERR_NOMEM;
     }
-    for (unsigned u = 0; u < NVDLA_UNIT_COUNT; u++) {
-        struct dla_unit_state *us = &rf->unit[u];
-        us->present = (uint8_t)dla_unit_present(cfg, u); /* units.c */
-        us->op_en_reg = -1;
-        us->lut = (int16_t)dla_unit_table[u].lut;
+    memset(rf->slot, 0xff, (size_t)db->n_windows * WINDOW_WORDS * sizeof(*rf->slot));
+    for (unsigned i = 0; i < db->n_regs; i++) {
+        uint32_t word = db->regs[i].addr >> 2;
+        if (word < db->n_windows * WINDOW_WORDS) {
+            rf->slot[word] = (uint16_t)i;
+        }
     }
-    for (unsigned i = 0; i < nvdla_reg_count; i++) {
-        const struct nvdla_reg_desc *r = &nvdla_regs[i];
+    return 0;
+}
+
+int dla_regfile_init(struct dla_regfile *rf, const struct regdb *db,
+                     const struct dla_pointer_ops *pp)
+{
+    memset(rf, 0, sizeof(*rf));
+    if (db->n_units > DLA_REGFILE_MAX_UNITS) {
+        return DLASIM_ERR_INVAL;
+    }
+    rf->db = db;
+    rf->pp = pp;
+    rf->val[0] = calloc(db->n_regs, sizeof(uint32_t));
+    rf->val[1] = calloc(db->n_regs, sizeof(uint32_t));
+    int rc = rf->val[0] && rf->val[1] ? build_slots(rf) : DLASIM_ERR_NOMEM;
+    if (rc) {
+        dla_regfile_free(rf);
+        return rc;
+    }
+    for (unsigned u = 0; u < db->n_units; u++) {
+        struct dla_unit_state *us = &rf->unit[u];
+        us->present = 1;
+        us->op_en_reg = -1;
+        us->pointer_reg = -1;
+        us->lut = -1;
+    }
+    rf->intr_status_reg = rf->intr_mask_reg = rf->intr_pending_reg = -1;
+    int raw = -1;
+    for (unsigned i = 0; i < db->n_regs; i++) {
+        const struct nvdla_reg_desc *r = &db->regs[i];
         if (r->kind == NVDLA_KIND_OP_ENABLE) {
             rf->unit[r->unit].op_en_reg = (int16_t)i;
         } else if (r->kind == NVDLA_KIND_POINTER) {
             rf->unit[r->unit].pingpong = 1;
+            rf->unit[r->unit].pointer_reg = (int16_t)i;
         } else if (r->kind == NVDLA_KIND_INTR_STATUS) {
-            rf->intr_status_reg = i;
+            rf->intr_status_reg = (int)i;
         } else if (r->kind == NVDLA_KIND_INTR_MASK) {
-            rf->intr_mask_reg = i;
+            rf->intr_mask_reg = (int)i;
+        } else if (r->kind == NVDLA_KIND_INTR_RAW) {
+            raw = (int)i;
         }
     }
-    dla_cfgrom_build(cfg, rf->rom);
+    rf->intr_pending_reg = raw >= 0 ? raw : rf->intr_status_reg;
     dla_regfile_reset(rf);
     return 0;
 }
@@ -52,17 +110,22 @@ void dla_regfile_free(struct dla_regfile *rf)
 {
     free(rf->val[0]);
     free(rf->val[1]);
+    free(rf->slot);
     rf->val[0] = rf->val[1] = NULL;
+    rf->slot = NULL;
 }
 
 void dla_regfile_reset(struct dla_regfile *rf)
 {
-    for (unsigned i = 0; i < nvdla_reg_count; i++) {
-        rf->val[0][i] = rf->val[1][i] = nvdla_regs[i].reset;
+    const struct regdb *db = rf->db;
+    for (unsigned i = 0; i < db->n_regs; i++) {
+        rf->val[0][i] = rf->val[1][i] = db->regs[i].reset;
     }
-    for (unsigned u = 0; u < NVDLA_UNIT_COUNT; u++) {
-        rf->unit[u].producer = 0;
-        rf->unit[u].consumer = 0;
+    for (unsigned u = 0; u < db->n_units; u++) {
+        struct dla_unit_state *us = &rf->unit[u];
+        uint32_t p = us->pointer_reg >= 0 ? db->regs[us->pointer_reg].reset : 0u;
+        us->producer = (uint8_t)(p & POINTER_PRODUCER);
+        us->consumer = (uint8_t)((p & POINTER_CONSUMER) != 0);
     }
     memset(rf->lut_port, 0, sizeof(rf->lut_port));
 }
@@ -72,7 +135,7 @@ static uint32_t op_en(const struct dla_regfile *rf, const struct dla_unit_state 
     return us->op_en_reg >= 0 ? (rf->val[g][us->op_en_reg] & 1u) : 0u;
 }
 
-int dla_regfile_op_en(const struct dla_regfile *rf, enum nvdla_unit u, unsigned group)
+int dla_regfile_op_en(const struct dla_regfile *rf, unsigned u, unsigned group)
 {
     return (int)op_en(rf, &rf->unit[u], group & 1u);
 }
@@ -164,38 +227,62 @@ static uint32_t lut_data_read(struct dla_regfile *rf, int lut)
 
 /* ---- CSB access ----------------------------------------------------------- */
 
+/* Writes to registers whose kind gives them a behaviour of their own. */
+static int write_special(struct dla_regfile *rf, const struct nvdla_reg_desc *r, unsigned i,
+                         struct dla_unit_state *us, uint32_t v, enum dla_write_effect *effect)
+{
+    *effect = DLA_WRITE_STORED;
+    switch (r->kind) {
+    case NVDLA_KIND_POINTER:
+        rf->pp->pointer_write(rf, us, r, v);
+        return 1;
+    case NVDLA_KIND_LUT_ACCESS_CFG:
+        if (us->lut >= 0) {
+            lut_cfg_write(&rf->lut_port[us->lut], r->unit, v);
+        }
+        return 1;
+    case NVDLA_KIND_LUT_ACCESS_DATA:
+        if (us->lut >= 0) {
+            lut_data_write(rf, us->lut, v);
+        }
+        return 1;
+    case NVDLA_KIND_INTR_SET:
+        dla_regfile_raise(rf, v & r->w1s_mask);
+        *effect = DLA_WRITE_INTR_CHANGED;
+        return 1;
+    case NVDLA_KIND_INTR_STATUS:
+        rf->val[0][i] &= ~(v & r->w1c_mask);
+        *effect = DLA_WRITE_INTR_CHANGED;
+        return 1;
+    case NVDLA_KIND_INTR_CLEAR:
+        if (rf->intr_pending_reg >= 0) {
+            rf->val[0][rf->intr_pending_reg] &= ~(v & r->write_mask);
+        }
+        *effect = DLA_WRITE_INTR_CHANGED;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr, uint32_t v)
 {
-    const struct nvdla_reg_desc *r = nvdla_reg_by_addr(addr);
+    unsigned i;
+    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
     if (!r) {
         return DLA_WRITE_UNMAPPED;
     }
     struct dla_unit_state *us = &rf->unit[r->unit];
-    unsigned i = nvdla_reg_index(r);
-    if (!us->present || r->kind == NVDLA_KIND_ROM || r->kind == NVDLA_KIND_STATUS) {
+    if (!us->present || r->kind == NVDLA_KIND_ROM || r->kind == NVDLA_KIND_STATUS ||
+        r->kind == NVDLA_KIND_INTR_RAW) {
         return DLA_WRITE_IGNORED_RO;
     }
-    switch (r->kind) {
-    case NVDLA_KIND_POINTER:
-        us->producer = (uint8_t)(v & 1u);
-        return DLA_WRITE_STORED;
-    case NVDLA_KIND_LUT_ACCESS_CFG:
-        lut_cfg_write(&rf->lut_port[us->lut], r->unit, v);
-        return DLA_WRITE_STORED;
-    case NVDLA_KIND_LUT_ACCESS_DATA:
-        lut_data_write(rf, us->lut, v);
-        return DLA_WRITE_STORED;
-    case NVDLA_KIND_INTR_SET:
-        rf->val[0][rf->intr_status_reg] |= v & r->w1s_mask;
-        return DLA_WRITE_INTR_CHANGED;
-    case NVDLA_KIND_INTR_STATUS:
-        rf->val[0][i] &= ~(v & r->w1c_mask);
-        return DLA_WRITE_INTR_CHANGED;
-    default:
-        break;
+    enum dla_write_effect effect;
+    if (write_special(rf, r, i, us, v, &effect)) {
+        return effect;
     }
     unsigned g = r->group == NVDLA_REG_DUAL ? us->producer : 0u;
-    if (r->group == NVDLA_REG_DUAL && op_en(rf, us, g)) {
+    if (r->group == NVDLA_REG_DUAL && rf->pp->drop_writes_when_enabled && op_en(rf, us, g)) {
         return DLA_WRITE_DROPPED_ENABLED; /* spec 001: dropped silently */
     }
     uint32_t old = rf->val[g][i];
@@ -204,6 +291,9 @@ enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr, u
         return DLA_WRITE_INTR_CHANGED;
     }
     if (r->kind == NVDLA_KIND_OP_ENABLE && (rf->val[g][i] & 1u)) {
+        if (rf->pp->enabled) {
+            rf->pp->enabled(rf, us);
+        }
         return DLA_WRITE_OP_ENABLED;
     }
     return r->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
@@ -211,7 +301,8 @@ enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr, u
 
 int dla_regfile_read(struct dla_regfile *rf, uint32_t addr, uint32_t *v)
 {
-    const struct nvdla_reg_desc *r = nvdla_reg_by_addr(addr);
+    unsigned i;
+    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
     *v = 0;
     if (!r) {
         return DLASIM_ERR_INVAL;
@@ -222,66 +313,105 @@ int dla_regfile_read(struct dla_regfile *rf, uint32_t addr, uint32_t *v)
     }
     switch (r->kind) {
     case NVDLA_KIND_ROM:
-        *v = rf->rom[(addr - nvdla_units[r->unit].base) / 4u];
+        *v = rf->rom[(addr - rf->db->units[r->unit].base) / 4u];
         return 0;
     case NVDLA_KIND_STATUS:
         *v = status_value(rf, us);
         return 0;
     case NVDLA_KIND_POINTER:
-        *v = (uint32_t)us->producer | ((uint32_t)us->consumer << 16);
+        *v = ((rf->val[0][i] & ~(POINTER_PRODUCER | POINTER_CONSUMER)) | us->producer |
+              ((uint32_t)us->consumer << 16)) & r->read_mask;
         return 0;
     case NVDLA_KIND_LUT_ACCESS_CFG:
-        *v = lut_cfg_read(&rf->lut_port[us->lut], r->unit);
+        *v = us->lut >= 0 ? lut_cfg_read(&rf->lut_port[us->lut], r->unit) : 0;
         return 0;
     case NVDLA_KIND_LUT_ACCESS_DATA:
-        *v = lut_data_read(rf, us->lut);
+        *v = us->lut >= 0 ? lut_data_read(rf, us->lut) : 0;
         return 0;
+    case NVDLA_KIND_INTR_STATUS:
+        if (rf->intr_pending_reg != (int)i) {
+            *v = dla_regfile_irq_pending(rf) & r->read_mask; /* RK3588: RAW & MASK */
+            return 0;
+        }
+        break;
     default:
         break;
     }
     unsigned g = r->group == NVDLA_REG_DUAL ? us->producer : 0u;
-    *v = rf->val[g][nvdla_reg_index(r)] & r->read_mask;
+    *v = rf->val[g][i] & r->read_mask;
     return 0;
 }
 
 uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t addr, unsigned group)
 {
-    const struct nvdla_reg_desc *r = nvdla_reg_by_addr(addr);
+    unsigned i;
+    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
     if (!r) {
         return 0;
     }
     if (r->kind == NVDLA_KIND_ROM) {
-        return rf->rom[(addr - nvdla_units[r->unit].base) / 4u];
+        return rf->rom[(addr - rf->db->units[r->unit].base) / 4u];
     }
     unsigned g = r->group == NVDLA_REG_DUAL ? (group & 1u) : 0u;
-    return rf->val[g][nvdla_reg_index(r)];
+    return rf->val[g][i];
+}
+
+uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr)
+{
+    unsigned i;
+    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
+    if (!r) {
+        return 0;
+    }
+    unsigned g = r->group == NVDLA_REG_DUAL ? rf->unit[r->unit].consumer : 0u;
+    return rf->val[g][i];
 }
 
 void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group, uint32_t v)
 {
-    const struct nvdla_reg_desc *r = nvdla_reg_by_addr(addr);
+    unsigned i;
+    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
     if (!r) {
         return;
     }
     unsigned g = r->group == NVDLA_REG_DUAL ? (group & 1u) : 0u;
-    rf->val[g][nvdla_reg_index(r)] = v;
+    rf->val[g][i] = v;
 }
 
-void dla_regfile_complete(struct dla_regfile *rf, enum nvdla_unit u)
+void dla_regfile_enable(struct dla_regfile *rf, unsigned u)
+{
+    struct dla_unit_state *us = &rf->unit[u];
+    if (us->op_en_reg < 0) {
+        return;
+    }
+    rf->val[us->producer][us->op_en_reg] |= 1u;
+    if (rf->pp->enabled) {
+        rf->pp->enabled(rf, us);
+    }
+}
+
+void dla_regfile_complete(struct dla_regfile *rf, unsigned u)
 {
     struct dla_unit_state *us = &rf->unit[u];
     if (us->op_en_reg >= 0) {
         rf->val[us->consumer][us->op_en_reg] &= ~1u;
     }
-    us->consumer ^= 1u;
+    rf->pp->completed(rf, us);
 }
 
 void dla_regfile_raise(struct dla_regfile *rf, uint32_t status_bits)
 {
-    rf->val[0][rf->intr_status_reg] |= status_bits;
+    if (rf->intr_pending_reg >= 0) {
+        rf->val[0][rf->intr_pending_reg] |= status_bits;
+    }
 }
 
 uint32_t dla_regfile_irq_pending(const struct dla_regfile *rf)
 {
-    return rf->val[0][rf->intr_status_reg] & ~rf->val[0][rf->intr_mask_reg];
+    if (rf->intr_pending_reg < 0) {
+        return 0;
+    }
+    uint32_t raised = rf->val[0][rf->intr_pending_reg];
+    uint32_t mask = rf->intr_mask_reg >= 0 ? rf->val[0][rf->intr_mask_reg] : 0u;
+    return raised & (rf->pp->intr_mask_enables ? mask : ~mask);
 }

@@ -63,10 +63,10 @@
 #include "regs/regdb.h"
 #include "sim/mem.h"
 #include "sim/personality.h"
+#include "sim/regfile.h"
 #include "sim/rk3588.h"
 
-#define RK_REG(off) (&rk3588_regs[rk_reg_index(off)])
-#define RK_NREGS RK3588_REG_COUNT
+_Static_assert(RK3588_UNIT_COUNT <= DLA_REGFILE_MAX_UNITS, "regfile unit table too small");
 #define RK_PENDING_MAX 2 /* fetched tasks in flight (one per register group) */
 
 /* The blocks with a ping-pong pair, in GLOBAL.OPERATION_ENABLE bit order. */
@@ -94,8 +94,7 @@ static const struct {
 struct rk_core {
     struct rk_npu *npu;
     unsigned index;
-    uint32_t val[2][RK_NREGS]; /* [group][register]; single registers use [0] */
-    uint32_t raw;              /* INTERRUPT_RAW_STATUS */
+    struct dla_regfile rf;     /* the core's registers (regfile.c over regdb/rk3588.xml) */
     int irq_level;
     /* PC */
     int pc_active;             /* a job is running */
@@ -123,13 +122,71 @@ struct rk_npu {
     char err[1024];
 };
 
-/* ---- register table helpers -------------------------------------------------- */
+/* ---- the RK pointer semantics (struct dla_pointer_ops, regfile.h) --------------- */
 
-static int rk_reg_index(uint32_t off)
+#define PTR_PP_EN RK3588_CNA_S_POINTER_POINTER_PP_EN__MASK
+#define PTR_PP_MODE RK3588_CNA_S_POINTER_POINTER_PP_MODE__MASK /* 1 = toggle by pointer */
+#define PTR_EXEC_PP_EN RK3588_CNA_S_POINTER_EXECUTER_PP_EN__MASK
+#define PTR_PP_CLEAR RK3588_CNA_S_POINTER_POINTER_PP_CLEAR__MASK
+#define PTR_EXEC_PP_CLEAR RK3588_CNA_S_POINTER_EXECUTER_PP_CLEAR__MASK
+
+/* S_POINTER's pp_en/pp_mode/executer_pp_en bits (pointer and executer are the
+ * unit's producer and consumer in the register file). */
+static uint32_t pointer_bits(const struct dla_regfile *rf, const struct dla_unit_state *us)
 {
-    const struct nvdla_reg_desc *r = regdb_reg_by_addr(&rk3588_db, off);
-    return r ? (int)(r - rk3588_regs) : -1;
+    return rf->val[0][us->pointer_reg];
 }
+
+static void rk_pointer_write(struct dla_regfile *rf, struct dla_unit_state *us,
+                             const struct nvdla_reg_desc *r, uint32_t v)
+{
+    uint32_t *p = &rf->val[0][us->pointer_reg];
+    *p = (*p & ~r->write_mask) | (v & r->write_mask);
+    if (!(v & PTR_PP_EN)) {
+        /* With ping-pong on, the hardware owns `pointer` (inference: Mesa
+         * writes S_POINTER = 0xE in every task and the kernels at every kick;
+         * multi-task streams only work if that write keeps the pointer). */
+        us->producer = (uint8_t)(v & 1u);
+    }
+    if (v & PTR_PP_CLEAR) {
+        us->producer = 0;
+    }
+    if (v & PTR_EXEC_PP_CLEAR) {
+        us->consumer = 0;
+    }
+}
+
+/* op_en = 1 in the pointer group: "toggle by pointer" moves the pointer. */
+static void rk_enabled(struct dla_regfile *rf, struct dla_unit_state *us)
+{
+    uint32_t p = pointer_bits(rf, us);
+    if ((p & PTR_PP_EN) && (p & PTR_PP_MODE)) {
+        us->producer ^= 1u;
+    }
+}
+
+/* The executer group completed: with executer_pp_en the executer moves, and
+ * with pointer_pp_en in "toggle by executer" mode the pointer with it. */
+static void rk_completed(struct dla_regfile *rf, struct dla_unit_state *us)
+{
+    uint32_t p = pointer_bits(rf, us);
+    if (p & PTR_EXEC_PP_EN) {
+        us->consumer ^= 1u;
+        if ((p & PTR_PP_EN) && !(p & PTR_PP_MODE)) {
+            us->producer ^= 1u;
+        }
+    }
+}
+
+static const struct dla_pointer_ops rk_pointer_ops = {
+    .pointer_write = rk_pointer_write,
+    .enabled = rk_enabled,
+    .completed = rk_completed,
+    .drop_writes_when_enabled = 0, /* the TRM says nothing of dropping: stored */
+    .intr_mask_enables = 1,        /* TRM: INTERRUPT_STATUS = RAW_STATUS & MASK */
+};
+
+/* ---- register helpers ------------------------------------------------------------ */
 
 static unsigned pp_index_of_unit(unsigned unit)
 {
@@ -141,35 +198,19 @@ static unsigned pp_index_of_unit(unsigned unit)
     return N_PP;
 }
 
-/* Offsets of a ping-pong unit's S_STATUS, S_POINTER, OPERATION_ENABLE. */
-static uint32_t unit_base(unsigned unit)
-{
-    return rk3588_units[unit].base;
-}
-
-static uint32_t pointer_val(const struct rk_core *c, unsigned unit)
-{
-    return c->val[0][rk_reg_index(unit_base(unit) + 4)];
-}
-
-static void pointer_set(struct rk_core *c, unsigned unit, uint32_t v)
-{
-    c->val[0][rk_reg_index(unit_base(unit) + 4)] = v;
-}
-
 static unsigned pointer_group(const struct rk_core *c, unsigned unit)
 {
-    return pointer_val(c, unit) & 1u;
+    return c->rf.unit[unit].producer;
 }
 
 static unsigned executer_group(const struct rk_core *c, unsigned unit)
 {
-    return (pointer_val(c, unit) >> 16) & 1u;
+    return c->rf.unit[unit].consumer;
 }
 
 static int op_en(const struct rk_core *c, unsigned unit, unsigned group)
 {
-    return (int)(c->val[group][rk_reg_index(unit_base(unit) + 8)] & 1u);
+    return dla_regfile_op_en(&c->rf, unit, group);
 }
 
 static int enabled(const struct rk_core *c, unsigned unit)
@@ -179,13 +220,13 @@ static int enabled(const struct rk_core *c, unsigned unit)
 
 uint32_t rk_reg(const struct rk_core *c, uint32_t off)
 {
-    int i = rk_reg_index(off);
-    if (i < 0) {
-        return 0;
-    }
-    const struct nvdla_reg_desc *r = &rk3588_regs[i];
-    unsigned g = r->group == NVDLA_REG_DUAL ? executer_group(c, r->unit) : 0;
-    return c->val[g][i];
+    return dla_regfile_exec(&c->rf, off);
+}
+
+/* A single register (PC, GLOBAL). */
+static uint32_t pc_reg(const struct rk_core *c, uint32_t off)
+{
+    return dla_regfile_get(&c->rf, off, 0);
 }
 
 /* ---- errors, logging, IRQ ------------------------------------------------------ */
@@ -221,14 +262,9 @@ int rk_error(struct rk_core *c, int status, const char *fmt, ...)
     return status;
 }
 
-static uint32_t irq_mask(const struct rk_core *c)
-{
-    return c->val[0][rk_reg_index(RK3588_PC_INTERRUPT_MASK)];
-}
-
 static void update_irq(struct rk_core *c)
 {
-    int level = (c->raw & irq_mask(c)) != 0;
+    int level = dla_regfile_irq_pending(&c->rf) != 0;
     if (level != c->irq_level) {
         c->irq_level = level;
         /* The callback reports core 0's line, the one dlasim_irq_level shows. */
@@ -236,6 +272,12 @@ static void update_irq(struct rk_core *c)
             c->npu->irq_cb(c->npu->irq_opaque, level);
         }
     }
+}
+
+static void raise_irq(struct rk_core *c, uint32_t bits)
+{
+    dla_regfile_raise(&c->rf, bits);
+    update_irq(c);
 }
 
 void *rk_scratch(struct rk_core *c, unsigned slot, size_t size)
@@ -277,7 +319,7 @@ int rk_check_work(struct rk_core *c, const char *unit, uint64_t work)
 
 static uint64_t dma_base(const struct rk_core *c)
 {
-    return c->val[0][rk_reg_index(RK3588_PC_TASK_DMA_BASE_ADDR)] &
+    return pc_reg(c, RK3588_PC_TASK_DMA_BASE_ADDR) &
            RK3588_PC_TASK_DMA_BASE_ADDR_DMA_BASE_ADDR__MASK;
 }
 
@@ -287,8 +329,7 @@ int rk_dma_read(struct rk_core *c, const char *unit, uint64_t addr, void *dst, s
     uint64_t a = (dma_base(c) + addr) & 0xffffffffull; /* 32-bit NPU addresses */
     int rc = dla_mem_port_read(&c->npu->mem, a, dst, len, why, sizeof(why));
     if (rc) {
-        c->raw |= IRQ_DMA_READ_ERROR;
-        update_irq(c);
+        raise_irq(c, IRQ_DMA_READ_ERROR);
         return rk_error(c, rc, "%s: DMA read of 0x%" PRIx64 "+0x%zx failed: %s", unit, a, len,
                         why);
     }
@@ -302,8 +343,7 @@ int rk_dma_write(struct rk_core *c, const char *unit, uint64_t addr, const void 
     uint64_t a = (dma_base(c) + addr) & 0xffffffffull;
     int rc = dla_mem_port_write(&c->npu->mem, a, src, len, why, sizeof(why));
     if (rc) {
-        c->raw |= IRQ_DMA_WRITE_ERROR;
-        update_irq(c);
+        raise_irq(c, IRQ_DMA_WRITE_ERROR);
         return rk_error(c, rc, "%s: DMA write of 0x%" PRIx64 "+0x%zx failed: %s", unit, a, len,
                         why);
     }
@@ -355,90 +395,40 @@ static int rk_npu_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint6
 
 /* ---- register writes ------------------------------------------------------------ */
 
-/* op_en = 1 in the unit's pointer group; "toggle by pointer" moves the pointer. */
-static void enable_unit(struct rk_core *c, unsigned unit)
-{
-    unsigned g = pointer_group(c, unit);
-    c->val[g][rk_reg_index(unit_base(unit) + 8)] |= 1u;
-    uint32_t p = pointer_val(c, unit);
-    if ((p & RK3588_CNA_S_POINTER_POINTER_PP_EN__MASK) &&
-        (p & RK3588_CNA_S_POINTER_POINTER_PP_MODE__MASK)) {
-        pointer_set(c, unit, p ^ 1u);
-    }
-}
-
 static void enable_mask(struct rk_core *c, uint32_t mask)
 {
     for (unsigned i = 0; i < N_PP; i++) {
         if (mask & pp_units[i].op_en_bit) {
-            enable_unit(c, pp_units[i].unit);
+            dla_regfile_enable(&c->rf, pp_units[i].unit);
         }
     }
-}
-
-static void write_pointer(struct rk_core *c, const struct nvdla_reg_desc *r, uint32_t v)
-{
-    uint32_t p = pointer_val(c, r->unit);
-    uint32_t mask = r->write_mask;
-    if (v & RK3588_CNA_S_POINTER_POINTER_PP_EN__MASK) {
-        /* With ping-pong on, the hardware owns `pointer` (inference: Mesa
-         * writes S_POINTER = 0xE in every task and the kernels at every kick;
-         * multi-task streams only work if that write keeps the pointer). */
-        mask &= ~RK3588_CNA_S_POINTER_POINTER__MASK;
-    }
-    p = (p & ~mask) | (v & mask);
-    if (v & RK3588_CNA_S_POINTER_POINTER_PP_CLEAR__MASK) {
-        p &= ~RK3588_CNA_S_POINTER_POINTER__MASK;
-    }
-    if (v & RK3588_CNA_S_POINTER_EXECUTER_PP_CLEAR__MASK) {
-        p &= ~RK3588_CNA_S_POINTER_EXECUTER__MASK;
-    }
-    pointer_set(c, r->unit, p);
 }
 
 static void pc_start(struct rk_core *c);
 
-/* One register write from the CPU (MMIO) or the PC (a regcmd entry). */
+/* One register write from the CPU (MMIO) or the PC (a regcmd entry): the
+ * register file's write path, then what the PC, GLOBAL and interrupt
+ * registers do. */
 static void reg_write(struct rk_core *c, uint32_t off, uint32_t v)
 {
-    int i = rk_reg_index(off);
-    if (i < 0) {
+    enum dla_write_effect effect = dla_regfile_write(&c->rf, off, v);
+    switch (effect) {
+    case DLA_WRITE_UNMAPPED:
         rk_log(c->npu, DLASIM_LOG_GUEST_ERROR, "core %u: write 0x%x to unmapped offset 0x%x "
                "ignored", c->index, v, off);
         return;
-    }
-    const struct nvdla_reg_desc *r = &rk3588_regs[i];
-    unsigned g = r->group == NVDLA_REG_DUAL ? pointer_group(c, r->unit) : 0;
-    switch (r->kind) {
-    case NVDLA_KIND_POINTER:
-        write_pointer(c, r, v);
-        return;
-    case NVDLA_KIND_STATUS:
-    case NVDLA_KIND_INTR_STATUS:
-    case NVDLA_KIND_INTR_RAW:
-        return;
-    case NVDLA_KIND_INTR_CLEAR:
-        c->raw &= ~v;
+    case DLA_WRITE_INTR_CHANGED:
         update_irq(c);
         return;
-    case NVDLA_KIND_OP_ENABLE:
-        if (v & 1u) {
-            enable_unit(c, r->unit);
-        } else {
-            c->val[g][i] &= ~1u; /* a driver may withdraw a group it enabled */
-        }
-        return;
+    case DLA_WRITE_STORED:
+        break;
     default:
-        break;
+        return;
     }
-    c->val[g][i] = (c->val[g][i] & ~r->write_mask) | (v & r->write_mask);
     switch (off) {
-    case RK3588_PC_INTERRUPT_MASK:
-        update_irq(c);
-        break;
     case RK3588_PC_TASK_CON:
         if (v & RK3588_PC_TASK_CON_TASK_COUNT_CLEAR__MASK) {
-            c->val[0][rk_reg_index(RK3588_PC_TASK_STATUS)] = 0;
+            dla_regfile_hw_set(&c->rf, RK3588_PC_TASK_STATUS, 0, 0);
             c->tasks_done = 0;
         }
         break;
@@ -455,42 +445,14 @@ static void reg_write(struct rk_core *c, uint32_t off, uint32_t v)
     }
 }
 
-static uint32_t reg_read(const struct rk_core *c, uint32_t off)
+static uint32_t reg_read(struct rk_core *c, uint32_t off)
 {
-    int i = rk_reg_index(off);
-    if (i < 0) {
-        return 0;
-    }
-    const struct nvdla_reg_desc *r = &rk3588_regs[i];
-    switch (r->kind) {
-    case NVDLA_KIND_STATUS: {
-        uint32_t s = 0;
-        for (unsigned g = 0; g < 2; g++) {
-            if (op_en(c, r->unit, g)) {
-                s |= (g == executer_group(c, r->unit) ? 1u : 2u) << (16 * g);
-            }
-        }
-        return s;
-    }
-    case NVDLA_KIND_INTR_STATUS:
-        return c->raw & irq_mask(c);
-    case NVDLA_KIND_INTR_RAW:
-        return c->raw;
-    case NVDLA_KIND_INTR_CLEAR:
-        return 0;
-    default:
-        break;
-    }
-    unsigned g = r->group == NVDLA_REG_DUAL ? pointer_group(c, r->unit) : 0;
-    return c->val[g][i] & r->read_mask;
+    uint32_t v;
+    dla_regfile_read(&c->rf, off, &v); /* unmapped offsets read as zero */
+    return v;
 }
 
 /* ---- the PC ------------------------------------------------------------------------ */
-
-static uint32_t pc_reg(const struct rk_core *c, uint32_t off)
-{
-    return c->val[0][rk_reg_index(off)];
-}
 
 /* Unit addressed by a regcmd target (one block bit besides bit 48), or -1. */
 static int target_unit(uint32_t target)
@@ -578,10 +540,9 @@ static int pc_fetch(struct rk_core *c)
         char why[256];
         uint64_t at = (uint64_t)base + done * 8;
         if (dla_mem_port_read(&c->npu->mem, at, buf, k * 8, why, sizeof(why))) {
-            c->raw |= IRQ_DMA_READ_ERROR;
             c->pc_active = 0;
             c->pending--;
-            update_irq(c);
+            raise_irq(c, IRQ_DMA_READ_ERROR);
             rk_error(c, DLASIM_ERR_MEM, "PC: regcmd fetch of 0x%" PRIx64 "+0x%zx failed: %s",
                      at, k * 8, why);
             return 0;
@@ -631,8 +592,8 @@ static void pc_task_done(struct rk_core *c)
         c->pending--;
     }
     c->tasks_done++;
-    c->val[0][rk_reg_index(RK3588_PC_TASK_STATUS)] =
-        c->tasks_done & RK3588_PC_TASK_STATUS_TASK_STATUS__MASK;
+    dla_regfile_hw_set(&c->rf, RK3588_PC_TASK_STATUS, 0,
+                       c->tasks_done & RK3588_PC_TASK_STATUS_TASK_STATUS__MASK);
     if (c->tasks_fetched >= task_number(c) && c->pending == 0) {
         c->pc_active = 0;
         return;
@@ -686,17 +647,8 @@ static int find_task(const struct rk_core *c, struct rk_task *t)
 static void complete_unit(struct rk_core *c, unsigned unit)
 {
     unsigned g = executer_group(c, unit);
-    c->val[g][rk_reg_index(unit_base(unit) + 8)] &= ~1u;
-    uint32_t p = pointer_val(c, unit);
-    if (p & RK3588_CNA_S_POINTER_EXECUTER_PP_EN__MASK) {
-        p ^= RK3588_CNA_S_POINTER_EXECUTER__MASK;
-        if ((p & RK3588_CNA_S_POINTER_POINTER_PP_EN__MASK) &&
-            !(p & RK3588_CNA_S_POINTER_POINTER_PP_MODE__MASK)) {
-            p ^= 1u; /* toggle by executer */
-        }
-    }
-    pointer_set(c, unit, p);
-    c->raw |= pp_units[pp_index_of_unit(unit)].done_bits << g;
+    dla_regfile_complete(&c->rf, unit); /* op_en cleared, executer/pointer moved */
+    dla_regfile_raise(&c->rf, pp_units[pp_index_of_unit(unit)].done_bits << g);
 }
 
 static void complete_task(struct rk_core *c, const struct rk_task *t)
@@ -850,10 +802,7 @@ static int rk_npu_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 
 static void core_reset(struct rk_core *c)
 {
-    for (unsigned i = 0; i < RK_NREGS; i++) {
-        c->val[0][i] = c->val[1][i] = rk3588_regs[i].reset;
-    }
-    c->raw = 0;
+    dla_regfile_reset(&c->rf);
     c->pc_active = 0;
     c->tasks_fetched = c->tasks_done = c->pending = 0;
     c->marker_seen = 0;
@@ -869,6 +818,8 @@ static void rk_npu_reset(struct dlasim_dev *dev)
     }
     n->err[0] = '\0';
 }
+
+static void rk_npu_destroy(struct dlasim_dev *dev);
 
 static int rk_npu_create(const struct dlasim_options *opt, struct dlasim_dev **out, char *err,
                          size_t errlen)
@@ -916,6 +867,11 @@ static int rk_npu_create(const struct dlasim_options *opt, struct dlasim_dev **o
     for (unsigned i = 0; i < RK_CORES; i++) {
         n->core[i].npu = n;
         n->core[i].index = i;
+        int rc = dla_regfile_init(&n->core[i].rf, &rk3588_db, &rk_pointer_ops);
+        if (rc) {
+            rk_npu_destroy(&n->base);
+            return rc;
+        }
     }
     rk_npu_reset(&n->base);
     *out = &n->base;
@@ -930,6 +886,7 @@ static void rk_npu_destroy(struct dlasim_dev *dev)
         for (unsigned k = 0; k < RK_SCRATCH; k++) {
             free(n->core[i].scratch[k]);
         }
+        dla_regfile_free(&n->core[i].rf);
     }
     free(n);
 }

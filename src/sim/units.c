@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "sim/dla.h"
+#include "sim/regfile.h"
+
+_Static_assert(NVDLA_UNIT_COUNT <= DLA_REGFILE_MAX_UNITS, "regfile unit table too small");
 
 static int pdp_alone(struct dla_dev *d, unsigned group)
 {
@@ -61,4 +64,45 @@ uint32_t dla_unit_done_bits(unsigned u, unsigned group)
 {
     uint32_t bits = u < NVDLA_UNIT_COUNT ? dla_unit_table[u].done_bits : 0;
     return group ? bits << 1 : bits;
+}
+
+/* ---- NVDLA's pointer semantics (spec 001 "Ping-pong Synchronization
+ * Mechanism"): S_POINTER stores PRODUCER only (CONSUMER is read-only);
+ * enabling moves nothing; completing a layer moves CONSUMER to the other
+ * group; writes to a group whose OP_EN is set are dropped; GLB S_INTR_MASK
+ * bits mask their interrupt. */
+
+static void nvdla_pointer_write(struct dla_regfile *rf, struct dla_unit_state *us,
+                                const struct nvdla_reg_desc *r, uint32_t v)
+{
+    (void)rf;
+    us->producer = (uint8_t)(v & r->write_mask & 1u);
+}
+
+static void nvdla_completed(struct dla_regfile *rf, struct dla_unit_state *us)
+{
+    (void)rf;
+    us->consumer ^= 1u;
+}
+
+const struct dla_pointer_ops dla_nvdla_pointer_ops = {
+    .pointer_write = nvdla_pointer_write,
+    .enabled = NULL,
+    .completed = nvdla_completed,
+    .drop_writes_when_enabled = 1,
+    .intr_mask_enables = 0,
+};
+
+int dla_regfile_init_nvdla(struct dla_regfile *rf, const struct dla_config *cfg)
+{
+    int rc = dla_regfile_init(rf, &nvdla_db, &dla_nvdla_pointer_ops);
+    if (rc) {
+        return rc;
+    }
+    for (unsigned u = 0; u < NVDLA_UNIT_COUNT; u++) {
+        rf->unit[u].present = (uint8_t)dla_unit_present(cfg, u);
+        rf->unit[u].lut = (int16_t)dla_unit_table[u].lut;
+    }
+    dla_cfgrom_build(cfg, rf->rom);
+    return 0;
 }
