@@ -1,8 +1,11 @@
 /*
- * RK3588 NPU control: register file with the RK ping-pong scheme, the PC
- * (register-command fetch), tasks, GLOBAL/per-block OPERATION_ENABLE and the
- * interrupt block, for three cores.  Registers come from the generated
- * tables of regdb/rk3588.xml (reset values, masks, groups, kinds).
+ * The RK3588 NPU personality (src/sim/personality.h, dla_rk3588_ops): the
+ * RK ping-pong pointer semantics, the PC (register-command fetch), tasks,
+ * GLOBAL/per-block OPERATION_ENABLE, the interrupt block and the task
+ * scheduler, for three cores.  Each core's registers live in the register
+ * file every device shares (src/sim/regfile.c) over regdb/rk3588.xml (reset
+ * values, masks, groups, kinds); this file adds the pointer semantics below
+ * as its struct dla_pointer_ops and what the PC and GLOBAL registers do.
  *
  * Ping-pong (TRM 36.5.1; spec 002/003 S_POINTER and S_STATUS):
  *   - every block with S_POINTER has two register groups from
