@@ -129,6 +129,15 @@ const char *dlasim_last_error(const struct dlasim_dev *dev);
  * (e.g. "NVDLA_MAC_ATOMIC_C_SIZE"); returns DLASIM_ERR_INVAL if unknown. */
 int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value);
 
+/* What a device is: the personality dlasim_create chose for its configuration. */
+struct dlasim_device_info {
+    const char *device;   /* "NVDLA", "RK3588" */
+    const char *config;   /* the configuration name it was created with ("nv_small", ...) */
+    const char *regdb;    /* register database of its CSB addresses ("nvdla", "rk3588") */
+    unsigned cores;       /* register windows with their own interrupt line */
+};
+void dlasim_device_info(const struct dlasim_dev *dev, struct dlasim_device_info *info);
+
 /* Register name lookup (through the one register database). */
 int dlasim_reg_lookup(const char *name, uint32_t *addr); /* "NVDLA_PDP.D_OP_ENABLE_0" */
 const char *dlasim_reg_name(uint32_t addr, char *buf, size_t buflen);

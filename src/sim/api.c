@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dlasim/rk3588.h"
+#include "regs/regdb.h"
 #include "sim/personality.h"
 
 const struct dla_personality dla_personalities[] = {
@@ -57,6 +58,9 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
     const struct dla_personality *p = dla_personality_of(opt->config);
     int rc = p ? p->ops->create(opt, out, buf, sizeof(buf))
                : unknown_config(opt->config, buf, sizeof(buf));
+    if (!rc) {
+        (*out)->config = p->config;
+    }
     if (rc && err && errlen) {
         snprintf(err, errlen, "%s", buf[0] ? buf : dlasim_status_name(rc));
     }
@@ -128,6 +132,14 @@ int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value
 const char *dlasim_last_error(const struct dlasim_dev *dev)
 {
     return dev->ops->last_error(dev);
+}
+
+void dlasim_device_info(const struct dlasim_dev *dev, struct dlasim_device_info *info)
+{
+    info->device = dev->ops->name;
+    info->config = dev->config;
+    info->regdb = dev->ops->db->name;
+    info->cores = dev->ops->cores;
 }
 
 /* ---- RK3588 (include/dlasim/rk3588.h) ------------------------------------------ */

@@ -777,6 +777,7 @@ static int nvdla_param(const struct dlasim_dev *dev, const char *name, uint64_t 
 
 const struct dla_device_ops dla_nvdla_ops = {
     .name = "NVDLA",
+    .db = &nvdla_db,
     .cores = 1,
     .create = nvdla_create,
     .destroy = nvdla_destroy,

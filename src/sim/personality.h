@@ -25,8 +25,11 @@
 
 #include "dlasim/dlasim.h"
 
+struct regdb;
+
 struct dla_device_ops {
-    const char *name;   /* "NVDLA", "RK3588" (messages) */
+    const char *name;   /* "NVDLA", "RK3588" (messages, dlasim_device_info) */
+    const struct regdb *db; /* the register database of its CSB addresses */
     unsigned cores;     /* register windows, each with its own interrupt line */
     /* Allocates the device (whose first member is struct dlasim_dev with
      * ops set); err is never NULL.  On failure *out stays NULL. */
@@ -52,6 +55,7 @@ struct dla_device_ops {
  * turns the handle into its own device with a cast. */
 struct dlasim_dev {
     const struct dla_device_ops *ops;
+    const char *config;  /* the configuration name (from dla_personalities[]) */
 };
 
 /* One configuration name and the personality that models it. */

@@ -931,6 +931,7 @@ static int rk_npu_param(const struct dlasim_dev *dev, const char *name, uint64_t
 
 const struct dla_device_ops dla_rk3588_ops = {
     .name = "RK3588",
+    .db = &rk3588_db,
     .cores = RK_CORES,
     .create = rk_npu_create,
     .destroy = rk_npu_destroy,

@@ -56,6 +56,12 @@ static void test_table(void **state)
         if (rk) {
             assert_int_equal(cores, 3);
         }
+        struct dlasim_device_info di;
+        dlasim_device_info(dev, &di);
+        assert_string_equal(di.device, rk ? "RK3588" : "NVDLA");
+        assert_string_equal(di.config, p->config);
+        assert_string_equal(di.regdb, rk ? "rk3588" : "nvdla");
+        assert_int_equal(di.cores, rk ? 3u : 1u);
         assert_int_equal(dlasim_irq_level(dev), 0);
         assert_int_equal(dlasim_step(dev), 0); /* nothing enabled */
         dlasim_destroy(dev);

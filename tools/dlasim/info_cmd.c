@@ -24,6 +24,10 @@ int cmd_info(int argc, char **argv)
     if (!dev) {
         return 1;
     }
+    struct dlasim_device_info di;
+    dlasim_device_info(dev, &di);
+    printf("device: %s (configuration %s, register database regdb/%s.xml, %u core%s)\n",
+           di.device, di.config, di.regdb, di.cores, di.cores == 1 ? "" : "s");
     int rc = dlasim_rk_cores(dev) ? rk_info(dev, stdout) : dlasim_cmd_info(dev, stdout);
     if (rc) {
         fprintf(stderr, "dlasim info: %s\n", dlasim_last_error(dev));
