@@ -129,7 +129,8 @@ const char *dlasim_last_error(const struct dlasim_dev *dev);
  * (e.g. "NVDLA_MAC_ATOMIC_C_SIZE"); returns DLASIM_ERR_INVAL if unknown. */
 int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value);
 
-/* What a device is: the personality dlasim_create chose for its configuration. */
+/* What a device is: the personality dlasim_create chose for its configuration
+ * (all fields NULL/0 for a NULL device; a NULL info is ignored). */
 struct dlasim_device_info {
     const char *device;   /* "NVDLA", "RK3588" */
     const char *config;   /* the configuration name it was created with ("nv_small", ...) */

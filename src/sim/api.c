@@ -3,7 +3,9 @@
  * one body per entry point.  dlasim_create chooses the device personality
  * from the configuration name (the table below); every other call goes
  * through the operations of the personality the device was created with
- * (src/sim/personality.h).
+ * (src/sim/personality.h).  A NULL device is refused here, once for every
+ * personality; the other arguments are the personality's to check, as it
+ * keeps the message (dlasim_last_error).
  */
 #include <stdio.h>
 #include <string.h>
@@ -51,6 +53,12 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
 {
     static const struct dlasim_options defaults = {0};
     char buf[2048] = "";
+    if (!out) {
+        if (err && errlen) {
+            snprintf(err, errlen, "dlasim_create: out is NULL");
+        }
+        return DLASIM_ERR_INVAL;
+    }
     *out = NULL;
     if (!opt) {
         opt = &defaults;
@@ -76,33 +84,50 @@ void dlasim_destroy(struct dlasim_dev *dev)
 
 void dlasim_reset(struct dlasim_dev *dev)
 {
-    dev->ops->reset(dev);
+    if (dev) {
+        dev->ops->reset(dev);
+    }
 }
 
 int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 {
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     return dev->ops->csb_write(dev, addr, val);
 }
 
 int dlasim_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     return dev->ops->csb_read(dev, addr, val);
 }
 
 int dlasim_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr, void *dst,
                     size_t len)
 {
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     return dev->ops->mem_read(dev, port, addr, dst, len);
 }
 
 int dlasim_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
                      const void *src, size_t len)
 {
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     return dev->ops->mem_write(dev, port, addr, src, len);
 }
 
 int dlasim_step(struct dlasim_dev *dev)
 {
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     return dev->ops->step(dev);
 }
 
@@ -116,26 +141,39 @@ int dlasim_run(struct dlasim_dev *dev)
 
 int dlasim_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
 {
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     return dev->ops->busy(dev, desc, desclen);
 }
 
 int dlasim_irq_level(const struct dlasim_dev *dev)
 {
-    return dev->ops->irq_level(dev, 0);
+    return dev ? dev->ops->irq_level(dev, 0) : DLASIM_ERR_INVAL;
 }
 
 int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value)
 {
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     return dev->ops->param(dev, name, value);
 }
 
 const char *dlasim_last_error(const struct dlasim_dev *dev)
 {
-    return dev->ops->last_error(dev);
+    return dev ? dev->ops->last_error(dev) : "dlasim: the device handle is NULL";
 }
 
 void dlasim_device_info(const struct dlasim_dev *dev, struct dlasim_device_info *info)
 {
+    if (!info) {
+        return;
+    }
+    if (!dev) {
+        memset(info, 0, sizeof(*info));
+        return;
+    }
     info->device = dev->ops->name;
     info->config = dev->config;
     info->regdb = dev->ops->db->name;
@@ -146,7 +184,7 @@ void dlasim_device_info(const struct dlasim_dev *dev, struct dlasim_device_info 
 
 static int is_rk3588(const struct dlasim_dev *dev)
 {
-    return dev->ops == &dla_rk3588_ops;
+    return dev && dev->ops == &dla_rk3588_ops;
 }
 
 unsigned dlasim_rk_cores(const struct dlasim_dev *dev)

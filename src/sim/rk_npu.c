@@ -372,6 +372,10 @@ static int rk_npu_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64
         snprintf(n->err, sizeof(n->err), "the RK3588 NPU has one memory port (DBB)");
         return DLASIM_ERR_INVAL;
     }
+    if (!dst && len) {
+        snprintf(n->err, sizeof(n->err), "dlasim_mem_read: dst is NULL (len %zu)", len);
+        return DLASIM_ERR_INVAL;
+    }
     int rc = dla_mem_port_read(&n->mem, addr, dst, len, why, sizeof(why));
     if (rc) {
         snprintf(n->err, sizeof(n->err), "memory read 0x%" PRIx64 "+0x%zx: %s", addr, len, why);
@@ -386,6 +390,10 @@ static int rk_npu_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint6
     char why[256];
     if (port != DLASIM_PORT_DBB) {
         snprintf(n->err, sizeof(n->err), "the RK3588 NPU has one memory port (DBB)");
+        return DLASIM_ERR_INVAL;
+    }
+    if (!src && len) {
+        snprintf(n->err, sizeof(n->err), "dlasim_mem_write: src is NULL (len %zu)", len);
         return DLASIM_ERR_INVAL;
     }
     int rc = dla_mem_port_write(&n->mem, addr, src, len, why, sizeof(why));
@@ -790,6 +798,10 @@ static int rk_npu_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
     struct rk_npu *n = npu_of(dev);
     struct rk_core *c = core_of(n, addr);
+    if (!val) {
+        snprintf(n->err, sizeof(n->err), "dlasim_csb_read of 0x%x: val is NULL", addr);
+        return DLASIM_ERR_INVAL;
+    }
     *val = 0;
     if (addr & 3u) {
         snprintf(n->err, sizeof(n->err), "register read of unaligned address 0x%x", addr);
@@ -830,7 +842,7 @@ static int rk_npu_create(const struct dlasim_options *opt, struct dlasim_dev **o
     *out = NULL;
     if (opt->n_overrides) {
         snprintf(err, errlen, "rk3588 has no scalability parameters to --set (%s)",
-                 opt->overrides[0]);
+                 opt->overrides && opt->overrides[0] ? opt->overrides[0] : "NULL");
         return DLASIM_ERR_INVAL;
     }
     if (opt->cvif_ops) {
@@ -920,6 +932,9 @@ static int rk_npu_param(const struct dlasim_dev *dev, const char *name, uint64_t
         {"RK_ADDRESS_WIDTH", 32},
     };
     (void)dev;
+    if (!name || !value) {
+        return DLASIM_ERR_INVAL;
+    }
     for (size_t i = 0; i < sizeof(params) / sizeof(params[0]); i++) {
         if (!strcmp(params[i].name, name)) {
             *value = params[i].v;

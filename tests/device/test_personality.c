@@ -136,6 +136,32 @@ static void test_rk_pointer_semantics(void **state)
     dlasim_destroy(dev);
 }
 
+/* The API refuses a NULL device for every personality; the RK3588 checks
+ * its pointer arguments as NVDLA does. */
+static void test_null_arguments_rk(void **state)
+{
+    (void)state;
+    struct dlasim_device_info di;
+    uint64_t p;
+    assert_int_equal(dlasim_csb_write(NULL, 0, 0), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_rk_cores(NULL), 0);
+    dlasim_device_info(NULL, &di);
+    assert_null(di.device);
+    struct dlasim_dev *dev = create("rk3588");
+    assert_int_equal(dlasim_csb_read(dev, RK3588_PPU_S_POINTER, NULL), DLASIM_ERR_INVAL);
+    assert_non_null(strstr(dlasim_last_error(dev), "val is NULL"));
+    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, 0x1000, NULL, 16), DLASIM_ERR_INVAL);
+    assert_non_null(strstr(dlasim_last_error(dev), "dst is NULL"));
+    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, 0x1000, NULL, 16), DLASIM_ERR_INVAL);
+    assert_non_null(strstr(dlasim_last_error(dev), "src is NULL"));
+    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, 0x1000, NULL, 0), 0);
+    assert_int_equal(dlasim_param(dev, NULL, &p), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_param(dev, "RK_CORES", NULL), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_busy(dev, NULL, 16), 0);
+    dlasim_device_info(dev, NULL);
+    dlasim_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -143,6 +169,7 @@ int main(void)
         cmocka_unit_test(test_unknown_config),
         cmocka_unit_test(test_nvdla_drops_writes_to_enabled_group),
         cmocka_unit_test(test_rk_pointer_semantics),
+        cmocka_unit_test(test_null_arguments_rk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
