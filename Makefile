@@ -16,7 +16,7 @@ CONFORMANCE ?= $(SHARED)/conformance/nvdla-traces
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 OPT     ?= -O2 -g
-CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc -Itools/dlasim -MMD -MP $(CFLAGS)
+CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc -Itools/dlasim -I$(BUILD)/gen -MMD -MP $(CFLAGS)
 LDLIBS  := -lpthread -lm
 
 ifeq ($(SAN),1)
@@ -26,6 +26,14 @@ endif
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c src/regs/gen/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+
+# ONNX reading: C generated at build time by protoc-c from the onnx.proto that
+# Debian's python3-onnx ships (src/compiler/onnx_read.c).
+ONNX_PROTO ?= /usr/lib/python3/dist-packages/onnx/onnx.proto
+GEN     := $(BUILD)/gen
+ONNX_GEN_OBJ := $(BUILD)/obj/gen/onnx.pb-c.o
+LIB_OBJ += $(ONNX_GEN_OBJ)
+PB_LIBS := -lprotobuf-c
 CLI_SRC  := $(sort $(wildcard tools/dlasim/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(sort $(wildcard tests/unit/*.c tests/device/*.c tests/property/*.c))
@@ -40,16 +48,26 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+$(GEN)/onnx.pb-c.c: $(ONNX_PROTO)
+	@mkdir -p $(GEN)
+	cp $(ONNX_PROTO) $(GEN)/onnx.proto
+	cd $(GEN) && protoc-c --c_out=. onnx.proto
+$(GEN)/onnx.pb-c.h: $(GEN)/onnx.pb-c.c
+$(ONNX_GEN_OBJ): $(GEN)/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(OPT) -I$(GEN) $(filter -fsanitize%,$(CFLAGS_ALL)) -c $< -o $@
+$(BUILD)/obj/src/compiler/onnx_read.o: $(GEN)/onnx.pb-c.h
+
 $(BUILD)/libdlasim.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/dlasim: $(CLI_OBJ) $(BUILD)/libdlasim.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdlasim.a -lz $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdlasim.a -lz $(PB_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(PB_LIBS) $(LDLIBS)
 
 tests: $(TEST_BIN)
 

@@ -1,0 +1,838 @@
+/*
+ * Lowering of a calibrated graph to NVDLA hardware layers, and their
+ * planning (pure: no device).
+ *
+ * Layers (one per node, with the nodes fused into it):
+ *   Conv / Gemm / MatMul  -> CONV + SDP on the fly, one pair per band of the
+ *       convolution planner (include/dlasim/conv.h, src/runtime/conv_plan.c):
+ *       int8 weights with one scale per output channel; SDP X1 (BS) adds the
+ *       bias (per-kernel ALU operand, int16 << ALU shift) and multiplies by
+ *       the per-channel requantization multiplier (per-kernel MUL operand,
+ *       int16, >> MUL shift), then ReLU when a Relu / Clip(0, ...) follows.
+ *       Grouped and depthwise convolutions become one dense convolution with
+ *       zero weights outside each group (block-diagonal), so every output
+ *       surface is written whole.  Gemm/MatMul read their input cube (C, H,
+ *       W) as one H x W kernel: Flatten in NCHW order needs no data movement.
+ *       A following Add/Sub of a per-channel constant is folded into the bias.
+ *   MaxPool / AveragePool / GlobalAveragePool -> PDP from memory (kernel and
+ *       stride 1..8, padding 0..7, the output line within PDP's line buffer;
+ *       average pooling only without padding or with count_include_pad);
+ *       the output keeps the input's scale.
+ *   Flatten / Reshape / Squeeze / Unsqueeze / Identity / Dropout -> views:
+ *       the same bytes (NCHW order is kept); a hardware layer reading a view
+ *       checks the stored cube is what it needs.
+ *   Everything else -> the host CPU, as NVIDIA's runtime runs EMU tasks:
+ *       dequantize the inputs, compute in float, quantize the output.
+ * Tensors are int8 feature cubes (surfaces of Atomic-M channels) in device
+ * memory, one buffer per stored tensor, never reused within an inference.
+ * Hardware layers between two CPU layers form one network for the
+ * firmware-equivalent executor (dlasim_rt_execute); its operations run one
+ * after the other: each layer's first operation waits for the previous
+ * layer's last one to complete (OP_COMPLETED), and a CONV waits for its SDP
+ * to be enabled (consumer before producer, as NVIDIA's compiler emits).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/compiler_int.h"
+
+#define DEV_BASE 0x80000000ull
+#define DEV_LIMIT 0xfff00000ull
+#define FORMAT_FEATURE 36
+
+static int lfail(char *err, size_t errlen, const char *fmt, const char *a, const char *b)
+{
+    if (err && errlen) {
+        snprintf(err, errlen, fmt, a ? a : "", b ? b : "");
+    }
+    return -1;
+}
+
+/* ---- device memory and the address list ---------------------------------------- */
+
+static int16_t add_address(struct dlasim_model *m, uint64_t size)
+{
+    if (m->n_addrs == m->cap_addrs) {
+        int cap = m->cap_addrs ? 2 * m->cap_addrs : 64;
+        if (cap > 32767) {
+            return -1;
+        }
+        uint64_t *a = realloc(m->addrs, (size_t)cap * sizeof *a);
+        if (!a) {
+            return -1;
+        }
+        m->addrs = a;
+        m->cap_addrs = cap;
+    }
+    uint64_t at = (m->next_addr + 255) & ~255ull;
+    if (at + size > DEV_LIMIT) {
+        return -1;
+    }
+    m->next_addr = at + size;
+    m->addrs[m->n_addrs] = at;
+    return (int16_t)m->n_addrs++;
+}
+
+static int materialize(struct dlasim_model *m, int t)
+{
+    struct dlc_buf *b = &m->buf[t];
+    if (b->addr_index >= 0) {
+        return 0;
+    }
+    int64_t c, h, w;
+    dlc_cube_of(&m->g.t[t], &c, &h, &w);
+    if (c > 65535 || h > 65535 || w > 65535) {
+        return -1;
+    }
+    b->c = (uint32_t)c, b->h = (uint32_t)h, b->w = (uint32_t)w;
+    b->line = b->w * m->hw.atom_m;
+    b->surf = b->line * b->h;
+    b->size = (uint32_t)dlasim_conv_cube_bytes(&m->hw, b->w, b->h, b->c, 0, 0);
+    b->addr_index = add_address(m, b->size);
+    return b->addr_index < 0 ? -1 : 0;
+}
+
+static struct dlc_blob *add_blob(struct dlasim_model *m, size_t len)
+{
+    struct dlc_blob *nb = realloc(m->blobs, (size_t)(m->n_blobs + 1) * sizeof *nb);
+    if (!nb) {
+        return NULL;
+    }
+    m->blobs = nb;
+    struct dlc_blob *b = &nb[m->n_blobs];
+    b->len = len;
+    b->data = calloc(len ? len : 1, 1);
+    b->addr_index = add_address(m, len);
+    if (!b->data || b->addr_index < 0) {
+        free(b->data);
+        return NULL;
+    }
+    m->n_blobs++;
+    return b;
+}
+
+/* ---- what runs where --------------------------------------------------------------- */
+
+static int is_view(enum dlc_op op)
+{
+    return op == DLC_OP_FLATTEN || op == DLC_OP_RESHAPE || op == DLC_OP_SQUEEZE ||
+           op == DLC_OP_UNSQUEEZE || op == DLC_OP_IDENTITY || op == DLC_OP_DROPOUT;
+}
+
+/* The only reader of tensor t (node index), or -1. */
+static int only_reader(const struct dlc_graph *g, int t)
+{
+    if (g->t[t].consumers != 1 || t == g->output) {
+        return -1;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].dead) {
+            continue;
+        }
+        for (int k = 0; k < g->nodes[i].n_in; k++) {
+            if (g->nodes[i].in[k] == t) {
+                return i;
+            }
+        }
+    }
+    return -1;
+}
+
+/* A constant of one value per channel (or one value) usable as a bias. */
+static int per_channel_const(const struct dlc_graph *g, const struct dlc_node *nd, int64_t k,
+                             int *act_in, int *const_in)
+{
+    if (nd->n_in != 2) {
+        return 0;
+    }
+    for (int i = 0; i < 2; i++) {
+        const struct dlc_tensor *c = &g->t[nd->in[i]];
+        const struct dlc_tensor *a = &g->t[nd->in[1 - i]];
+        if (!c->is_const || a->is_const) {
+            continue;
+        }
+        int ok = c->n == 1 || (c->n == k && (c->rank <= 1 || (c->rank >= 3 && c->dims[c->rank - 1] == 1 &&
+                                                               c->dims[c->rank - 2] == 1) ||
+                                             (c->rank == 2 && a->rank == 2)));
+        if (ok && (nd->op != DLC_OP_SUB || i == 1)) {
+            *act_in = 1 - i;
+            *const_in = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Nodes fused after a convolution: bias Add/Sub, then Relu / Clip(0, x). */
+static void fuse_after(struct dlasim_model *m, struct dlc_layer *L, int64_t k)
+{
+    struct dlc_graph *g = &m->g;
+    int t = L->out_tensor;
+    for (;;) {
+        int r = only_reader(g, t);
+        if (r < 0 || L->n_fused == 4) {
+            return;
+        }
+        struct dlc_node *nd = &g->nodes[r];
+        int ai = 0, ci = 0;
+        if (!L->relu && (nd->op == DLC_OP_ADD || nd->op == DLC_OP_SUB) &&
+            per_channel_const(g, nd, k, &ai, &ci) && nd->in[ai] == t) {
+            /* bias: before any activation */
+        } else if (!L->relu && nd->op == DLC_OP_RELU) {
+            L->relu = 1;
+        } else if (!L->relu && nd->op == DLC_OP_CLIP && nd->clip_min == 0.0f) {
+            L->relu = 1;
+            L->clip_hi = nd->clip_max;
+        } else {
+            return;
+        }
+        L->fused[L->n_fused++] = r;
+        t = nd->out;
+        L->out_tensor = t;
+    }
+}
+
+static int stored(const struct dlasim_model *m, int t)
+{
+    return m->store[t];
+}
+
+/* PDP output line buffer (ref: src/sim/pdp.c pdp_lbuf_max_width). */
+static uint32_t pdp_max_width(uint32_t kh, uint32_t sh)
+{
+    uint32_t lines = sh >= kh ? 1 : sh == 1 ? kh : sh == 2 ? (kh + 1) / 2 : sh == 3 ? (kh <= 6 ? 2 : 3) : 2;
+    uint32_t merge = lines == 1 ? 8 : lines == 2 ? 4 : lines <= 4 ? 2 : 1;
+    return 16 * merge;
+}
+
+static const char *pool_refusal(const struct dlasim_model *m, const struct dlc_node *nd)
+{
+    const struct dlc_graph *g = &m->g;
+    const struct dlc_tensor *x = &g->t[nd->in[0]], *y = &g->t[nd->out];
+    int gap = nd->op == DLC_OP_GAP;
+    int kh = gap ? (int)x->dims[2] : nd->kernel[0], kw = gap ? (int)x->dims[3] : nd->kernel[1];
+    int sy = gap ? 1 : nd->stride[0], sx = gap ? 1 : nd->stride[1];
+    if (kh > 8 || kw > 8) {
+        return "the kernel is larger than PDP's 8x8";
+    }
+    if (sy > 8 || sx > 8) {
+        return "the stride is larger than 8";
+    }
+    for (int i = 0; i < 4 && !gap; i++) {
+        if (nd->pads[i] > 7) {
+            return "padding above 7";
+        }
+    }
+    int padded = !gap && (nd->pads[0] || nd->pads[1] || nd->pads[2] || nd->pads[3] || nd->ceil_mode);
+    if (nd->op != DLC_OP_MAXPOOL && padded && !nd->count_include_pad) {
+        return "average pooling over padding that is not counted (count_include_pad=0)";
+    }
+    if ((uint32_t)y->dims[3] > pdp_max_width((uint32_t)kh, (uint32_t)sy)) {
+        return "the output line exceeds PDP's line buffer (width split not implemented)";
+    }
+    const struct dlc_buf *b = &m->buf[stored(m, nd->in[0])];
+    if (b->c != x->dims[1] || b->h != x->dims[2] || b->w != x->dims[3]) {
+        return "its input is a view whose layout differs from the stored cube";
+    }
+    return NULL;
+}
+
+static const char *conv_refusal(const struct dlasim_model *m, const struct dlc_node *nd)
+{
+    const struct dlc_graph *g = &m->g;
+    const struct dlc_buf *b = &m->buf[stored(m, nd->in[0])];
+    const struct dlc_tensor *x = &g->t[nd->in[0]];
+    if (nd->op == DLC_OP_CONV) {
+        if (b->c != x->dims[1] || b->h != x->dims[2] || b->w != x->dims[3]) {
+            return "its input is a view whose layout differs from the stored cube";
+        }
+        if (g->t[nd->out].dims[1] > 8192) {
+            return "more than 8192 output channels";
+        }
+        return NULL;
+    }
+    const struct dlc_tensor *w = &g->t[nd->in[1]];
+    int64_t k = nd->op == DLC_OP_GEMM && nd->trans_b ? w->dims[1] : w->dims[0];
+    if ((int64_t)b->c * b->h * b->w != k) {
+        return "the stored input cube does not hold its operand in NCHW order";
+    }
+    if (b->h > 32 || b->w > 32) {
+        return "its input cube is too large to read as one kernel";
+    }
+    return NULL;
+}
+
+/* ---- quantization of a convolution ----------------------------------------------- */
+
+struct qconv {
+    int64_t K, C, kh, kw;
+    float *w;      /* [K][C][kh][kw] float */
+    float *bias;   /* [K] */
+    int8_t *qw;
+    int16_t *alu, *mul;
+};
+
+static void qconv_free(struct qconv *q)
+{
+    free(q->w);
+    free(q->bias);
+    free(q->qw);
+    free(q->alu);
+    free(q->mul);
+}
+
+/* Dense float weights and bias of a Conv (groups expanded) or Gemm/MatMul. */
+static int dense_weights(const struct dlasim_model *m, const struct dlc_layer *L, struct qconv *q)
+{
+    const struct dlc_graph *g = &m->g;
+    const struct dlc_node *nd = &g->nodes[L->node];
+    const struct dlc_tensor *wt = &g->t[nd->in[1]];
+    const struct dlc_buf *b = &m->buf[stored(m, L->in_tensor)];
+    const struct dlc_tensor *bt = nd->n_in > 2 && nd->in[2] >= 0 ? &g->t[nd->in[2]] : NULL;
+    if (nd->op == DLC_OP_CONV) {
+        q->K = wt->dims[0], q->C = b->c, q->kh = wt->dims[2], q->kw = wt->dims[3];
+    } else {
+        int tb = nd->op == DLC_OP_GEMM && nd->trans_b;
+        q->K = tb ? wt->dims[0] : wt->dims[1];
+        q->C = b->c, q->kh = b->h, q->kw = b->w;
+    }
+    size_t per = (size_t)(q->C * q->kh * q->kw);
+    q->w = calloc((size_t)q->K * per, sizeof(float));
+    q->bias = calloc((size_t)q->K, sizeof(float));
+    q->qw = calloc((size_t)q->K * per, 1);
+    q->alu = calloc((size_t)q->K, sizeof(int16_t));
+    q->mul = calloc((size_t)q->K, sizeof(int16_t));
+    if (!q->w || !q->bias || !q->qw || !q->alu || !q->mul) {
+        return -1;
+    }
+    if (nd->op == DLC_OP_CONV) {
+        int64_t cg = wt->dims[1], kg = q->K / nd->group, sp = q->kh * q->kw;
+        for (int64_t k = 0; k < q->K; k++) {
+            int64_t c0 = (k / kg) * cg;
+            for (int64_t c = 0; c < cg; c++) {
+                memcpy(q->w + ((size_t)k * per + (size_t)((c0 + c) * sp)),
+                       wt->data + (k * cg + c) * sp, (size_t)sp * sizeof(float));
+            }
+            q->bias[k] = bt ? bt->data[k] : 0.0f;
+        }
+    } else {
+        int tb = nd->op == DLC_OP_GEMM && nd->trans_b;
+        float alpha = nd->op == DLC_OP_GEMM ? nd->alpha : 1.0f;
+        float beta = nd->op == DLC_OP_GEMM ? nd->beta : 1.0f;
+        int64_t KK = (int64_t)per;
+        for (int64_t n = 0; n < q->K; n++) {
+            for (int64_t i = 0; i < KK; i++) {
+                q->w[n * KK + i] = alpha * (tb ? wt->data[n * KK + i] : wt->data[i * q->K + n]);
+            }
+            q->bias[n] = bt ? beta * bt->data[bt->n == 1 ? 0 : n] : 0.0f;
+        }
+    }
+    for (int f = 0; f < L->n_fused; f++) { /* folded bias Add / Sub */
+        const struct dlc_node *fn = &g->nodes[L->fused[f]];
+        int ai = 0, ci = 0;
+        if ((fn->op == DLC_OP_ADD || fn->op == DLC_OP_SUB) &&
+            per_channel_const(g, fn, q->K, &ai, &ci)) {
+            const struct dlc_tensor *c = &g->t[fn->in[ci]];
+            for (int64_t k = 0; k < q->K; k++) {
+                float v = c->data[c->n == 1 ? 0 : k];
+                q->bias[k] += fn->op == DLC_OP_SUB ? -v : v;
+            }
+        }
+    }
+    return 0;
+}
+
+static int16_t sat16(double v)
+{
+    v = v < 0 ? v - 0.5 : v + 0.5;
+    return (int16_t)(v > 32767 ? 32767 : v < -32768 ? -32768 : (int)v);
+}
+
+/* Per-channel weight scales folded into the SDP multipliers:
+ * out_q = (acc + bias_q << alu_shift) * mul_k >> mul_shift, with
+ * mul_k / 2^mul_shift = s_in * s_w[k] / s_out. */
+static void quantize_conv(struct dlc_layer *L, struct qconv *q)
+{
+    size_t per = (size_t)(q->C * q->kh * q->kw);
+    double mmax = 0, bmax = 0;
+    double *M = malloc((size_t)q->K * sizeof(double)), *B = malloc((size_t)q->K * sizeof(double));
+    if (!M || !B) {
+        free(M);
+        free(B);
+        return;
+    }
+    for (int64_t k = 0; k < q->K; k++) {
+        float amax = 0;
+        for (size_t i = 0; i < per; i++) {
+            float a = fabsf(q->w[k * per + i]);
+            amax = a > amax ? a : amax;
+        }
+        double sw = amax > 0 ? amax / 127.0 : 1.0;
+        for (size_t i = 0; i < per; i++) {
+            double v = q->w[k * per + i] / sw;
+            q->qw[k * per + i] = (int8_t)(v < 0 ? -floor(-v + 0.5) : floor(v + 0.5));
+        }
+        M[k] = (double)L->in_scale * sw / L->out_scale;
+        B[k] = q->bias[k] / ((double)L->in_scale * sw);
+        mmax = M[k] > mmax ? M[k] : mmax;
+        bmax = fabs(B[k]) > bmax ? fabs(B[k]) : bmax;
+    }
+    /* the largest multiplier gets 15 bits; a multiplier above 32767 would
+     * need CACC truncation first */
+    int shift = mmax > 0 ? (int)floor(log2(32767.0 / mmax)) : 0;
+    L->cacc_trunc = 0;
+    if (shift < 0) {
+        L->cacc_trunc = (uint32_t)-shift;
+        shift = 0;
+    }
+    if (shift > 63) {
+        shift = 63;
+    }
+    L->mul_shift = (uint32_t)shift;
+    double pre = ldexp(1.0, -(int)L->cacc_trunc);
+    int ash = 0;
+    while (bmax * pre / ldexp(1.0, ash) > 32767.0 && ash < 31) {
+        ash++;
+    }
+    L->alu_shift = (uint32_t)ash;
+    for (int64_t k = 0; k < q->K; k++) {
+        q->mul[k] = sat16(M[k] * ldexp(1.0, shift) / pre);
+        q->alu[k] = sat16(B[k] * pre / ldexp(1.0, ash));
+    }
+    free(M);
+    free(B);
+}
+
+/* ---- hardware operations -------------------------------------------------------------- */
+
+struct opvec {
+    struct dlasim_rt_op *ops;
+    int n, cap;
+};
+
+static struct dlasim_rt_op *new_op(struct opvec *v, uint8_t type)
+{
+    if (v->n == v->cap) {
+        int cap = v->cap ? 2 * v->cap : 32;
+        if (cap > 30000) {
+            return NULL;
+        }
+        struct dlasim_rt_op *o = realloc(v->ops, (size_t)cap * sizeof *o);
+        if (!o) {
+            return NULL;
+        }
+        v->ops = o;
+        v->cap = cap;
+    }
+    struct dlasim_rt_op *op = &v->ops[v->n++];
+    memset(op, 0, sizeof *op);
+    op->op_type = type;
+    for (int i = 0; i < DLASIM_RT_OP_NUM; i++) {
+        op->consumers[i].index = -1;
+    }
+    op->fused_parent.index = -1;
+    return op;
+}
+
+static struct dlasim_rt_cube cube_of(const struct dlc_buf *b, uint16_t type)
+{
+    struct dlasim_rt_cube q;
+    memset(&q, 0, sizeof q);
+    q.type = type;
+    q.address = type == DLASIM_RT_MEM_HW ? -1 : b->addr_index;
+    q.size = b->size;
+    q.width = (uint16_t)b->w, q.height = (uint16_t)b->h, q.channel = (uint16_t)b->c;
+    q.line_stride = b->line;
+    q.surf_stride = b->surf;
+    return q;
+}
+
+static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v, char *err,
+                     size_t errlen)
+{
+    const struct dlc_graph *g = &m->g;
+    const struct dlc_node *nd = &g->nodes[L->node];
+    const struct dlc_buf *bx = &m->buf[stored(m, L->in_tensor)];
+    const struct dlc_buf *by = &m->buf[L->out_tensor];
+    struct qconv q;
+    memset(&q, 0, sizeof q);
+    if (dense_weights(m, L, &q)) {
+        qconv_free(&q);
+        return lfail(err, errlen, "node '%s': out of memory", nd->name, NULL);
+    }
+    quantize_conv(L, &q);
+    struct dlasim_conv_desc d;
+    dlasim_conv_desc_init(&d);
+    d.in_w = bx->w, d.in_h = bx->h, d.in_c = bx->c;
+    d.kernels = (uint32_t)q.K;
+    d.kernel_w = (uint32_t)q.kw, d.kernel_h = (uint32_t)q.kh;
+    if (nd->op == DLC_OP_CONV) {
+        d.stride_y = (uint32_t)nd->stride[0], d.stride_x = (uint32_t)nd->stride[1];
+        d.dilation_y = (uint32_t)nd->dilation[0], d.dilation_x = (uint32_t)nd->dilation[1];
+        d.pad_top = (uint32_t)nd->pads[0], d.pad_left = (uint32_t)nd->pads[1];
+        d.pad_bottom = (uint32_t)nd->pads[2], d.pad_right = (uint32_t)nd->pads[3];
+    }
+    d.clip_truncate = L->cacc_trunc;
+    struct dlasim_conv_plan plan;
+    char perr[256] = "";
+    if (dlasim_conv_plan(&m->hw, &d, &plan, perr, sizeof perr)) {
+        qconv_free(&q);
+        return lfail(err, errlen, "node '%s': the convolution planner refuses it: %s", nd->name, perr);
+    }
+    if (plan.out_w != by->w || plan.out_h != by->h) {
+        dlasim_conv_plan_free(&plan);
+        qconv_free(&q);
+        return lfail(err, errlen, "node '%s': planned output size differs from the ONNX shape", nd->name,
+                     NULL);
+    }
+    L->macs = (uint64_t)q.K * q.C * q.kh * q.kw * plan.out_w * plan.out_h;
+    struct dlc_blob *wb = add_blob(m, plan.weight_bytes);
+    struct dlc_blob *sb = wb ? add_blob(m, (size_t)q.K * 4) : NULL;
+    if (!sb) {
+        dlasim_conv_plan_free(&plan);
+        qconv_free(&q);
+        return lfail(err, errlen, "node '%s': out of device or host memory for its weights", nd->name,
+                     NULL);
+    }
+    dlasim_conv_pack_weights(&plan, q.qw, wb->data);
+    for (int64_t k = 0; k < q.K; k++) { /* DATA_USE BOTH: ALU operand, then MUL (little-endian) */
+        uint16_t a = (uint16_t)q.alu[k], mu = (uint16_t)q.mul[k];
+        sb->data[4 * k] = (uint8_t)a, sb->data[4 * k + 1] = (uint8_t)(a >> 8);
+        sb->data[4 * k + 2] = (uint8_t)mu, sb->data[4 * k + 3] = (uint8_t)(mu >> 8);
+    }
+    for (size_t i = 0; i < plan.n_layers; i++) {
+        const struct dlasim_conv_layer *l = &plan.layers[i];
+        struct dlasim_rt_op *co = new_op(v, DLASIM_RT_OP_CONV);
+        struct dlasim_rt_op *so = co ? new_op(v, DLASIM_RT_OP_SDP) : NULL;
+        if (!so) {
+            dlasim_conv_plan_free(&plan);
+            qconv_free(&q);
+            return lfail(err, errlen, "node '%s': too many hardware operations", nd->name, NULL);
+        }
+        co = so - 1;
+        struct dlasim_rt_conv_op *c = &co->op.conv;
+        c->weight_reuse = (uint8_t)l->weight_reuse;
+        c->skip_weight_rls = (uint8_t)l->skip_weight_rls;
+        c->entry_per_slice = (uint16_t)plan.entries;
+        c->data_format = FORMAT_FEATURE;
+        c->fetch_grain = 1;
+        c->batch = 1;
+        c->data_bank = (uint8_t)plan.data_bank;
+        c->weight_bank = (uint8_t)plan.weight_bank;
+        c->release = (uint16_t)l->in_h;
+        c->input_width_csc = (uint16_t)d.in_w, c->input_height_csc = (uint16_t)l->in_h;
+        c->input_channel_csc = (uint16_t)d.in_c;
+        c->kernel_width_csc = (uint16_t)d.kernel_w, c->kernel_height_csc = (uint16_t)d.kernel_h;
+        c->kernel_channel_csc = (uint16_t)d.in_c;
+        c->input_width_cmac = (uint16_t)plan.out_w, c->input_height_cmac = (uint16_t)l->out_h;
+        c->bytes_per_kernel = plan.bytes_per_kernel;
+        c->conv_stride_x = (uint8_t)d.stride_x, c->conv_stride_y = (uint8_t)d.stride_y;
+        c->pad_x_left = (uint8_t)d.pad_left, c->pad_x_right = (uint8_t)d.pad_right;
+        c->pad_y_top = (uint8_t)l->pad_top, c->pad_y_bottom = (uint8_t)l->pad_bottom;
+        c->dilation_x = (uint8_t)d.dilation_x, c->dilation_y = (uint8_t)d.dilation_y;
+        c->out_cvt.scale = 1;
+        c->out_cvt.truncate = (uint8_t)L->cacc_trunc;
+        struct dlasim_rt_conv_surface *cs = &co->surface.conv;
+        cs->src_data = cube_of(bx, DLASIM_RT_MEM_MC);
+        cs->src_data.height = (uint16_t)l->in_h;
+        cs->src_data.offset = l->in_y0 * bx->line;
+        cs->weight_data.type = DLASIM_RT_MEM_MC;
+        cs->weight_data.address = wb->addr_index;
+        cs->weight_data.size = plan.weight_bytes;
+        cs->wmb_data.address = cs->wgs_data.address = -1;
+        cs->dst_data = cube_of(by, DLASIM_RT_MEM_HW);
+        cs->dst_data.height = (uint16_t)l->out_h;
+        cs->dst_data.channel = (uint16_t)q.K;
+
+        struct dlasim_rt_sdp_op *s = &so->op.sdp;
+        s->lut_index = -1;
+        s->out_cvt.scale = 1;
+        s->batch_num = 1;
+        s->x1_op.enable = 1;
+        s->x1_op.alu_type = 2; /* SUM */
+        s->x1_op.type = DLASIM_RT_SDP_BOTH;
+        s->x1_op.mode = DLASIM_RT_SDP_PER_KERNEL;
+        s->x1_op.act = L->relu ? DLASIM_RT_ACT_RELU : DLASIM_RT_ACT_NONE;
+        s->x1_op.shift_value = (uint8_t)L->alu_shift;
+        s->x1_op.truncate = (uint8_t)L->mul_shift;
+        s->x1_op.precision = DLASIM_RT_INT16;
+        struct dlasim_rt_sdp_surface *ss = &so->surface.sdp;
+        ss->src_data = cs->dst_data;
+        ss->dst_data = cube_of(by, DLASIM_RT_MEM_MC);
+        ss->dst_data.height = (uint16_t)l->out_h;
+        ss->dst_data.offset = l->out_y0 * by->line;
+        ss->x1_data.type = DLASIM_RT_MEM_MC;
+        ss->x1_data.address = sb->addr_index;
+        ss->x1_data.size = (uint32_t)sb->len;
+        ss->x1_data.width = 1, ss->x1_data.height = 1;
+        ss->x1_data.channel = (uint16_t)q.K;
+        ss->x2_data.address = ss->y_data.address = -1;
+        L->n_hw_ops += 2;
+    }
+    dlasim_conv_plan_free(&plan);
+    qconv_free(&q);
+    return 0;
+}
+
+static int emit_pdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v, char *err,
+                    size_t errlen)
+{
+    const struct dlc_graph *g = &m->g;
+    const struct dlc_node *nd = &g->nodes[L->node];
+    const struct dlc_buf *bx = &m->buf[stored(m, L->in_tensor)];
+    const struct dlc_buf *by = &m->buf[L->out_tensor];
+    struct dlasim_rt_op *o = new_op(v, DLASIM_RT_OP_PDP);
+    if (!o) {
+        return lfail(err, errlen, "node '%s': too many hardware operations", nd->name, NULL);
+    }
+    int gap = nd->op == DLC_OP_GAP;
+    int kh = gap ? (int)bx->h : nd->kernel[0], kw = gap ? (int)bx->w : nd->kernel[1];
+    int sy = gap ? 1 : nd->stride[0], sx = gap ? 1 : nd->stride[1];
+    int pt = gap ? 0 : nd->pads[0], pl = gap ? 0 : nd->pads[1];
+    /* right / bottom padding the output size needs (ceil_mode included) */
+    int pr = (int)((by->w - 1) * (uint32_t)sx + (uint32_t)kw) - (int)bx->w - pl;
+    int pb = (int)((by->h - 1) * (uint32_t)sy + (uint32_t)kh) - (int)bx->h - pt;
+    pr = pr < 0 ? 0 : pr;
+    pb = pb < 0 ? 0 : pb;
+    if (pr > 7 || pb > 7) {
+        return lfail(err, errlen, "node '%s': padding above 7 after ceil_mode", nd->name, NULL);
+    }
+    struct dlasim_rt_pdp_op *p = &o->op.pdp;
+    p->partial_in_width_first = (uint16_t)bx->w;
+    p->partial_width_first = (uint16_t)by->w;
+    p->split_num = 1;
+    p->pool_mode = nd->op == DLC_OP_MAXPOOL ? 1 : 0;
+    p->pool_width = (uint8_t)(kw - 1), p->pool_height = (uint8_t)(kh - 1);
+    p->stride_x = (uint8_t)sx, p->stride_y = (uint8_t)sy;
+    p->pad_left = (uint8_t)pl, p->pad_right = (uint8_t)pr;
+    p->pad_top = (uint8_t)pt, p->pad_bottom = (uint8_t)pb;
+    o->surface.io.src_data = cube_of(bx, DLASIM_RT_MEM_MC);
+    o->surface.io.dst_data = cube_of(by, DLASIM_RT_MEM_MC);
+    L->n_hw_ops = 1;
+    L->in_scale = L->out_scale = g->t[L->out_tensor].scale;
+    return 0;
+}
+
+/* ---- sequencing within one network ------------------------------------------------- */
+
+static void depend(struct dlasim_rt_op *ops, int from, int slot, int to, uint8_t event)
+{
+    ops[from].consumers[slot] = (struct dlasim_rt_consumer){ (int16_t)to, event };
+    ops[to].dependency_count++;
+}
+
+/* ops[first..n): units of CONV+SDP pairs and single PDP operations, run in order. */
+static void link_network(struct dlasim_rt_op *ops, int n, int16_t *head)
+{
+    int last[DLASIM_RT_OP_NUM], prev_tail = -1;
+    for (int t = 0; t < DLASIM_RT_OP_NUM; t++) {
+        last[t] = -1;
+        head[t] = -1;
+    }
+    for (int i = 0; i < n;) {
+        int pair = ops[i].op_type == DLASIM_RT_OP_CONV;
+        int unit_n = pair ? 2 : 1;
+        int hd = pair ? i + 1 : i, tail = hd;
+        if (pair) {
+            depend(ops, i, DLASIM_RT_OP_SDP, i + 1, DLASIM_RT_EVENT_OP_PROGRAMMED);
+            ops[i + 1].fused_parent = (struct dlasim_rt_consumer){ (int16_t)i, DLASIM_RT_EVENT_OP_ENABLED };
+            ops[i].dependency_count++;
+        }
+        for (int k = i; k < i + unit_n; k++) { /* each engine's chain, in order */
+            int t = ops[k].op_type;
+            if (last[t] >= 0) {
+                depend(ops, last[t], t, k, DLASIM_RT_EVENT_OP_COMPLETED);
+            } else {
+                head[t] = (int16_t)k;
+            }
+            last[t] = k;
+        }
+        if (prev_tail >= 0) { /* the previous layer's output is this one's input */
+            int t = ops[hd].op_type;
+            if (ops[prev_tail].consumers[t].index == -1) {
+                depend(ops, prev_tail, t, hd, DLASIM_RT_EVENT_OP_COMPLETED);
+            }
+        }
+        prev_tail = tail;
+        i += unit_n;
+    }
+}
+
+static int close_network(struct dlasim_model *m, struct opvec *v)
+{
+    if (v->n == 0) {
+        return 0;
+    }
+    struct dlc_step *s = realloc(m->steps, (size_t)(m->n_steps + 1) * sizeof *s);
+    if (!s) {
+        return -1;
+    }
+    m->steps = s;
+    s = &m->steps[m->n_steps++];
+    memset(s, 0, sizeof *s);
+    s->cpu_layer = -1;
+    s->ops = v->ops;
+    s->n_ops = (uint16_t)v->n;
+    link_network(s->ops, v->n, s->op_head);
+    memset(v, 0, sizeof *v);
+    return 0;
+}
+
+static int add_cpu_step(struct dlasim_model *m, int layer)
+{
+    struct dlc_step *s = realloc(m->steps, (size_t)(m->n_steps + 1) * sizeof *s);
+    if (!s) {
+        return -1;
+    }
+    m->steps = s;
+    s = &m->steps[m->n_steps++];
+    memset(s, 0, sizeof *s);
+    s->cpu_layer = layer;
+    return 0;
+}
+
+/* ---- the pass ------------------------------------------------------------------------- */
+
+static const char *cpu_reason(const struct dlasim_model *m, const struct dlc_node *nd)
+{
+    switch (nd->op) {
+    case DLC_OP_SOFTMAX: return "Softmax has no NVDLA engine (NVIDIA's runtime runs it as an EMU task)";
+    case DLC_OP_SIGMOID:
+    case DLC_OP_TANH: return "no SDP LUT lowering in this compiler version";
+    case DLC_OP_RELU:
+    case DLC_OP_LEAKYRELU:
+    case DLC_OP_PRELU:
+    case DLC_OP_CLIP: return "activation not after a convolution (no standalone SDP lowering yet)";
+    case DLC_OP_ADD:
+    case DLC_OP_SUB:
+    case DLC_OP_MUL: return "element-wise operation (no standalone SDP lowering yet)";
+    case DLC_OP_LRN: return "no CDP lowering in this compiler version";
+    case DLC_OP_CONCAT: return "concatenation not placed by output placement in this version";
+    case DLC_OP_TRANSPOSE: return "changes the data layout";
+    case DLC_OP_RESIZE: return "nearest upsampling has no lowering in this version";
+    case DLC_OP_PAD: return "explicit padding not folded into a following convolution";
+    case DLC_OP_BN: return "BatchNormalization not after a convolution";
+    default: (void)m; return "no hardware lowering";
+    }
+}
+
+static struct dlc_layer *new_layer(struct dlasim_model *m, int node)
+{
+    struct dlc_layer *L = &m->layers[m->n_layers++];
+    memset(L, 0, sizeof *L);
+    L->node = node;
+    L->in_tensor = m->g.nodes[node].in[0];
+    L->out_tensor = m->g.nodes[node].out;
+    return L;
+}
+
+void dlc_lower_free(struct dlasim_model *m)
+{
+    for (int i = 0; i < m->n_steps; i++) {
+        free(m->steps[i].ops);
+    }
+    for (int i = 0; i < m->n_blobs; i++) {
+        free(m->blobs[i].data);
+    }
+    free(m->steps);
+    free(m->blobs);
+    free(m->layers);
+    free(m->buf);
+    free(m->store);
+    free(m->addrs);
+    m->steps = NULL, m->blobs = NULL, m->layers = NULL, m->buf = NULL, m->store = NULL;
+    m->addrs = NULL;
+    m->n_steps = m->n_blobs = m->n_layers = m->n_addrs = m->cap_addrs = 0;
+    m->loaded_dev = NULL;
+}
+
+int dlc_lower(struct dlasim_model *m, char *err, size_t errlen)
+{
+    struct dlc_graph *g = &m->g;
+    dlc_lower_free(m);
+    m->next_addr = DEV_BASE;
+    m->buf = calloc((size_t)g->n_t, sizeof *m->buf);
+    m->store = calloc((size_t)g->n_t, sizeof *m->store);
+    m->layers = calloc((size_t)g->n_nodes + 1, sizeof *m->layers);
+    if (!m->buf || !m->store || !m->layers) {
+        return lfail(err, errlen, "out of memory", NULL, NULL);
+    }
+    for (int i = 0; i < g->n_t; i++) {
+        m->buf[i].addr_index = -1;
+        m->store[i] = i;
+    }
+    if (materialize(m, g->input)) {
+        return lfail(err, errlen, "input '%s': does not fit device memory", g->t[g->input].name, NULL);
+    }
+    char *fused = calloc((size_t)g->n_nodes, 1);
+    struct opvec v = { NULL, 0, 0 };
+    int rc = 0;
+    if (!fused) {
+        return lfail(err, errlen, "out of memory", NULL, NULL);
+    }
+    for (int i = 0; i < g->n_nodes && !rc; i++) {
+        struct dlc_node *nd = &g->nodes[i];
+        if (nd->dead || fused[i]) {
+            continue;
+        }
+        struct dlc_layer *L = new_layer(m, i);
+        const char *why = NULL;
+        if (is_view(nd->op)) {
+            L->engine = DLC_ENG_VIEW;
+            m->store[nd->out] = m->store[nd->in[0]];
+            g->t[nd->out].scale = g->t[nd->in[0]].scale;
+            g->t[nd->out].amax = g->t[nd->in[0]].amax;
+            continue;
+        }
+        if (nd->op == DLC_OP_CONV || nd->op == DLC_OP_GEMM || nd->op == DLC_OP_MATMUL) {
+            why = conv_refusal(m, nd);
+            if (!why) {
+                int64_t k = g->t[nd->out].rank >= 2 ? g->t[nd->out].dims[1] : g->t[nd->out].n;
+                fuse_after(m, L, k);
+                for (int f = 0; f < L->n_fused; f++) {
+                    fused[L->fused[f]] = 1;
+                }
+                L->engine = DLC_ENG_CONV;
+                L->in_scale = g->t[m->store[L->in_tensor]].scale;
+                L->out_scale = g->t[L->out_tensor].scale;
+                if (materialize(m, L->out_tensor)) {
+                    rc = lfail(err, errlen, "node '%s': output does not fit device memory", nd->name, NULL);
+                    break;
+                }
+                rc = emit_conv(m, L, &v, err, errlen);
+                continue;
+            }
+        } else if (nd->op == DLC_OP_MAXPOOL || nd->op == DLC_OP_AVGPOOL || nd->op == DLC_OP_GAP) {
+            why = pool_refusal(m, nd);
+            if (!why) {
+                L->engine = DLC_ENG_PDP;
+                /* pooling keeps the scale of its input */
+                g->t[nd->out].scale = g->t[m->store[nd->in[0]]].scale;
+                g->t[nd->out].amax = g->t[m->store[nd->in[0]]].amax;
+                if (materialize(m, nd->out)) {
+                    rc = lfail(err, errlen, "node '%s': output does not fit device memory", nd->name, NULL);
+                    break;
+                }
+                rc = emit_pdp(m, L, &v, err, errlen);
+                continue;
+            }
+        } else {
+            why = cpu_reason(m, nd);
+        }
+        L->engine = DLC_ENG_CPU;
+        snprintf(L->why, sizeof L->why, "%s", why);
+        L->in_scale = g->t[m->store[L->in_tensor]].scale;
+        L->out_scale = g->t[nd->out].scale;
+        if (materialize(m, nd->out) || close_network(m, &v) || add_cpu_step(m, m->n_layers - 1)) {
+            rc = lfail(err, errlen, "node '%s': out of memory", nd->name, NULL);
+        }
+    }
+    if (!rc && close_network(m, &v)) {
+        rc = lfail(err, errlen, "out of memory", NULL, NULL);
+    }
+    free(v.ops);
+    free(fused);
+    return rc;
+}
