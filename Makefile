@@ -97,8 +97,13 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/
 	@mkdir -p build-fuzz
 	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) -lz $(LDLIBS)
 
-bench: deps all
+bench: deps all $(BUILD)/runtime_bench
 	@./$(BUILD)/dlasim bench --json $(BUILD)/bench.json
+	@./$(BUILD)/runtime_bench $(BUILD)/dlasim $(SHARED)/conformance/nvdla-loadables
+
+# Runtime numbers of issue 8 (tools/bench/runtime_bench.c): public API only.
+$(BUILD)/runtime_bench: tools/bench/runtime_bench.c $(BUILD)/libdlasim.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a -lz $(LDLIBS)
 
 clean:
 	rm -rf build build-san build-fuzz

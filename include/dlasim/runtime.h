@@ -238,6 +238,98 @@ int dlasim_loadable_run(struct dlasim_dev *dev, struct dlasim_loadable *ld,
 int dlasim_loadable_output_dimg(const struct dlasim_loadable *ld, unsigned index,
                                 const uint8_t **data, size_t *len);
 
+/* ---- writing loadables -------------------------------------------------------- */
+
+/* Host form of the loadable.fbs tables (nvdla/sw umd/core/src/common/
+ * loadable.fbs); field meanings as in the schema. */
+struct dlasim_loadable_blob_desc {
+    const char *name;
+    const void *data;
+    uint64_t size;
+    uint32_t interface;     /* 0 NONE, 1 DLA1, 2 EMU1 */
+    uint32_t sub_interface; /* descriptor kind (NVIDIA's compiler: 1 network, 2 dependency
+                             * graph, 3 operations, 4 surfaces, 5 LUTs, 0 data) */
+    uint8_t version[3];     /* interface version, e.g. {0, 12, 0} */
+};
+struct dlasim_loadable_memory_desc {
+    uint16_t id;
+    uint8_t domain;         /* 0 SYSTEM, 1 SRAM */
+    uint16_t flags;         /* 1 ALLOC, 2 SET, 4 INPUT, 8 OUTPUT */
+    uint64_t size;
+    uint32_t alignment;
+    const char *const *contents; /* blob names (SET) */
+    const uint64_t *offsets;     /* where each lands in the memory */
+    size_t n_contents;
+    uint16_t bind_id, tensor_desc_id;
+};
+struct dlasim_loadable_address_desc {
+    uint16_t id, mem_id;
+    uint64_t offset, size;
+};
+struct dlasim_loadable_task_desc {
+    uint16_t id;
+    uint32_t interface; /* 1 DLA1, 2 EMU1 */
+    int16_t instance;
+    const uint16_t *address_list;
+    size_t n_addresses;
+    const uint16_t *pre_actions, *post_actions;
+    size_t n_pre_actions, n_post_actions;
+};
+struct dlasim_loadable_event_desc {
+    uint16_t id;
+    uint8_t type;
+    uint16_t target;
+    uint32_t val;
+    uint8_t op;
+};
+struct dlasim_loadable_submit_desc {
+    uint16_t id;
+    const uint16_t *task_ids;
+    size_t n_tasks;
+};
+struct dlasim_loadable_tensor_desc {
+    const char *name;
+    uint16_t id, mem_id;
+    uint64_t size, offset;
+    uint8_t data_format, data_type, data_category, pixel_format, pixel_mapping;
+    int32_t n, c, h, w;
+    uint32_t stride[8];
+};
+struct dlasim_loadable_desc {
+    uint8_t version[3]; /* loadable format version; NVIDIA's schema says 0.7.0 */
+    const struct dlasim_loadable_task_desc *tasks;
+    size_t n_tasks;
+    const struct dlasim_loadable_memory_desc *memories;
+    size_t n_memories;
+    const struct dlasim_loadable_address_desc *addresses;
+    size_t n_addresses;
+    const struct dlasim_loadable_event_desc *events;
+    size_t n_events;
+    const struct dlasim_loadable_blob_desc *blobs;
+    size_t n_blobs;
+    const struct dlasim_loadable_tensor_desc *tensors;
+    size_t n_tensors;
+    const struct dlasim_loadable_submit_desc *submits;
+    size_t n_submits;
+};
+
+/* Serialise a loadable (malloc'd *out, the caller frees). */
+int dlasim_loadable_write(const struct dlasim_loadable_desc *d, uint8_t **out, size_t *len,
+                          char *err, size_t errlen);
+
+/* The firmware descriptor blobs of a network, in interface version 0.minor
+ * (10, 11: 28-byte data cubes; 12: 32-byte).  list_index: the address-list
+ * indexes where the operation, surface, dependency-graph and LUT lists will
+ * be (the network descriptor itself must be at index 0). */
+struct dlasim_rt_encoded {
+    uint8_t *network, *ops, *surfaces, *deps, *luts;
+    size_t network_size, ops_size, surfaces_size, deps_size, luts_size;
+};
+int dlasim_rt_encode(const struct dlasim_rt_network *net, unsigned minor,
+                     const int16_t list_index[4], struct dlasim_rt_encoded *out, char *err,
+                     size_t errlen);
+void dlasim_rt_encoded_free(struct dlasim_rt_encoded *e);
+
 #ifdef __cplusplus
 }
 #endif

@@ -333,3 +333,324 @@ void nvrt_decode_lut(const uint8_t *p, struct dlasim_rt_lut *l)
     l->overflow_priority = u8(&c);
     l->method = u8(&c);
 }
+
+/* ---- encoding (the inverse, for the loadable writer) ------------------------ */
+
+struct out {
+    uint8_t *p;
+    size_t len, pos;
+};
+
+static void put(struct out *c, unsigned n, uint64_t v)
+{
+    for (unsigned i = 0; i < n; i++) {
+        if (c->pos + i < c->len) {
+            c->p[c->pos + i] = (uint8_t)(v >> (8 * i));
+        }
+    }
+    c->pos += n;
+}
+static void put_u8(struct out *c, uint64_t v) { put(c, 1, v); }
+static void put_u16(struct out *c, uint64_t v) { put(c, 2, v); }
+static void put_s16(struct out *c, uint64_t v) { put(c, 2, v); }
+static void put_u32(struct out *c, uint64_t v) { put(c, 4, v); }
+static void put_s32(struct out *c, uint64_t v) { put(c, 4, v); }
+static void put_u64(struct out *c, uint64_t v) { put(c, 8, v); }
+static void pad(struct out *c, size_t n)
+{
+    put(c, (unsigned)n, 0);
+}
+
+static void enc_cube(struct out *c, int v12, const struct dlasim_rt_cube *d)
+{
+    put_u16(c, (uint64_t)d->type);
+    put_s16(c, (uint64_t)d->address);
+    if (v12) {
+        put_u32(c, d->offset);
+    }
+    put_u32(c, (uint64_t)d->size);
+    put_u16(c, (uint64_t)d->width);
+    put_u16(c, (uint64_t)d->height);
+    put_u16(c, (uint64_t)d->channel);
+    pad(c, 2);
+    put_u32(c, (uint64_t)d->line_stride);
+    put_u32(c, (uint64_t)d->surf_stride);
+    put_u32(c, (uint64_t)d->plane_stride);
+}
+
+static void enc_cvt(struct out *c, const struct dlasim_rt_cvt *d)
+{
+    put_s16(c, (uint64_t)d->scale);
+    put_u8(c, (uint64_t)d->truncate);
+    put_u8(c, (uint64_t)d->enable);
+    put_s32(c, (uint64_t)d->offset);
+}
+
+void nvrt_encode_network(uint8_t *p, const struct nvrt_network_desc *n)
+{
+    struct out c = { p, NVRT_NETWORK_DESC_SIZE, 0 };
+    put_s16(&c, (uint64_t)n->operation_desc_index);
+    put_s16(&c, (uint64_t)n->surface_desc_index);
+    put_s16(&c, (uint64_t)n->dependency_graph_index);
+    put_s16(&c, (uint64_t)n->lut_data_index);
+    put_s16(&c, (uint64_t)n->roi_array_index);
+    put_s16(&c, (uint64_t)n->surface_index);
+    put_s16(&c, (uint64_t)n->stat_list_index);
+    pad(&c, 2);
+    for (int i = 0; i < DLASIM_RT_OP_NUM; i++) {
+        put_s16(&c, (uint64_t)n->op_head[i]);
+    }
+    put_u16(&c, (uint64_t)n->num_rois);
+    put_u16(&c, (uint64_t)n->num_operations);
+    put_u16(&c, (uint64_t)n->num_luts);
+    put_u16(&c, (uint64_t)n->num_addresses);
+    put_s16(&c, (uint64_t)n->input_layer);
+    put_u8(&c, (uint64_t)n->dynamic_roi);
+}
+
+void nvrt_encode_dep(uint8_t *p, uint16_t index, const struct dlasim_rt_op *op)
+{
+    struct out c = { p, NVRT_DEP_SIZE, 0 };
+    put_u16(&c, index);
+    put_u8(&c, 0); /* roi_index */
+    put_u8(&c, (uint64_t)op->op_type);
+    put_u8(&c, (uint64_t)op->dependency_count);
+    pad(&c, 3);
+    for (int i = 0; i < DLASIM_RT_OP_NUM; i++) {
+        put_s16(&c, (uint64_t)op->consumers[i].index);
+        put_u8(&c, (uint64_t)op->consumers[i].event);
+        pad(&c, 1);
+    }
+    put_s16(&c, (uint64_t)op->fused_parent.index);
+    put_u8(&c, (uint64_t)op->fused_parent.event);
+}
+
+static void enc_conv_op(struct out *c, const struct dlasim_rt_conv_op *o)
+{
+    put_u8(c, (uint64_t)o->conv_mode);
+    put_u8(c, (uint64_t)o->data_reuse);
+    put_u8(c, (uint64_t)o->weight_reuse);
+    put_u8(c, (uint64_t)o->skip_data_rls);
+    put_u8(c, (uint64_t)o->skip_weight_rls);
+    pad(c, 1);
+    put_u16(c, (uint64_t)o->entry_per_slice);
+    put_u8(c, (uint64_t)o->data_format);
+    put_u8(c, (uint64_t)o->pixel_mapping);
+    put_u16(c, (uint64_t)o->fetch_grain);
+    pad(c, 8);
+    put_u8(c, (uint64_t)o->batch);
+    put_u8(c, (uint64_t)o->weight_format);
+    put_u8(c, (uint64_t)o->data_bank);
+    put_u8(c, (uint64_t)o->weight_bank);
+    put_u32(c, (uint64_t)o->batch_stride);
+    put_u8(c, (uint64_t)o->post_extension);
+    put_u8(c, (uint64_t)o->pixel_override);
+    put_u16(c, (uint64_t)o->release);
+    put_u16(c, (uint64_t)o->input_width_csc);
+    put_u16(c, (uint64_t)o->input_height_csc);
+    put_u16(c, (uint64_t)o->input_channel_csc);
+    put_u16(c, (uint64_t)o->kernel_width_csc);
+    put_u16(c, (uint64_t)o->kernel_height_csc);
+    put_u16(c, (uint64_t)o->kernel_channel_csc);
+    put_u16(c, (uint64_t)o->input_width_cmac);
+    put_u16(c, (uint64_t)o->input_height_cmac);
+    put_u32(c, (uint64_t)o->bytes_per_kernel);
+    put_s16(c, (uint64_t)o->mean_ry);
+    put_s16(c, (uint64_t)o->mean_gu);
+    put_s16(c, (uint64_t)o->mean_bv);
+    put_s16(c, (uint64_t)o->mean_ax);
+    put_u8(c, (uint64_t)o->mean_format);
+    put_u8(c, (uint64_t)o->conv_stride_x);
+    put_u8(c, (uint64_t)o->conv_stride_y);
+    put_u8(c, (uint64_t)o->pad_x_left);
+    put_u8(c, (uint64_t)o->pad_x_right);
+    put_u8(c, (uint64_t)o->pad_y_top);
+    put_u8(c, (uint64_t)o->pad_y_bottom);
+    put_u8(c, (uint64_t)o->dilation_x);
+    put_u8(c, (uint64_t)o->dilation_y);
+    pad(c, 2);
+    put_u8(c, (uint64_t)o->pra_truncate);
+    put_u8(c, (uint64_t)o->in_precision);
+    put_u8(c, (uint64_t)o->out_precision);
+    put_s16(c, (uint64_t)o->pad_val);
+    enc_cvt(c, &o->in_cvt);
+    enc_cvt(c, &o->out_cvt);
+}
+
+static void enc_sdp_stage(struct out *c, const struct dlasim_rt_sdp_stage *s)
+{
+    put_u8(c, (uint64_t)s->enable);
+    put_u8(c, (uint64_t)s->alu_type);
+    put_u8(c, (uint64_t)s->type);
+    put_u8(c, (uint64_t)s->mode);
+    put_u8(c, (uint64_t)s->act);
+    put_u8(c, (uint64_t)s->shift_value);
+    put_u8(c, (uint64_t)s->truncate);
+    put_u8(c, (uint64_t)s->precision);
+    put_s32(c, (uint64_t)s->alu_operand);
+    put_s32(c, (uint64_t)s->mul_operand);
+    enc_cvt(c, &s->alu_cvt);
+    enc_cvt(c, &s->mul_cvt);
+}
+
+static void enc_sdp_op(struct out *c, const struct dlasim_rt_sdp_op *o)
+{
+    put_u8(c, (uint64_t)o->src_precision);
+    put_u8(c, (uint64_t)o->dst_precision);
+    put_s16(c, (uint64_t)o->lut_index);
+    enc_cvt(c, &o->out_cvt);
+    put_u8(c, (uint64_t)o->conv_mode);
+    put_u8(c, (uint64_t)o->batch_num);
+    pad(c, 2);
+    put_u32(c, (uint64_t)o->batch_stride);
+    enc_sdp_stage(c, &o->x1_op);
+    enc_sdp_stage(c, &o->x2_op);
+    enc_sdp_stage(c, &o->y_op);
+}
+
+static void enc_pdp_op(struct out *c, const struct dlasim_rt_pdp_op *o)
+{
+    put_u16(c, (uint64_t)o->partial_in_width_first);
+    put_u16(c, (uint64_t)o->partial_in_width_mid);
+    put_u16(c, (uint64_t)o->partial_in_width_last);
+    put_u16(c, (uint64_t)o->partial_width_first);
+    put_u16(c, (uint64_t)o->partial_width_mid);
+    put_u16(c, (uint64_t)o->partial_width_last);
+    put_u8(c, (uint64_t)o->split_num);
+    put_u8(c, (uint64_t)o->pool_mode);
+    put_u8(c, (uint64_t)o->pool_width);
+    put_u8(c, (uint64_t)o->pool_height);
+    put_u8(c, (uint64_t)o->stride_x);
+    put_u8(c, (uint64_t)o->stride_y);
+    put_u8(c, (uint64_t)o->pad_left);
+    put_u8(c, (uint64_t)o->pad_right);
+    put_u8(c, (uint64_t)o->pad_top);
+    put_u8(c, (uint64_t)o->pad_bottom);
+    put_u8(c, (uint64_t)o->precision);
+    pad(c, 1);
+    for (int i = 0; i < 7; i++) {
+        put_s32(c, (uint64_t)o->padding_value[i]);
+    }
+}
+
+static void enc_cdp_op(struct out *c, const struct dlasim_rt_cdp_op *o)
+{
+    put_u8(c, (uint64_t)o->in_precision);
+    put_u8(c, (uint64_t)o->out_precision);
+    put_s16(c, (uint64_t)o->lut_index);
+    enc_cvt(c, &o->in_cvt);
+    enc_cvt(c, &o->out_cvt);
+    put_u8(c, (uint64_t)o->local_size);
+    put_u8(c, (uint64_t)o->bypass_sqsum);
+    put_u8(c, (uint64_t)o->bypass_out_mul);
+}
+
+void nvrt_encode_op(uint8_t *p, const struct dlasim_rt_op *op)
+{
+    struct out c = { p, NVRT_OP_DESC_SIZE, 0 };
+    switch (op->op_type) {
+    case DLASIM_RT_OP_CONV:
+        enc_conv_op(&c, &op->op.conv);
+        break;
+    case DLASIM_RT_OP_SDP:
+        enc_sdp_op(&c, &op->op.sdp);
+        break;
+    case DLASIM_RT_OP_PDP:
+        enc_pdp_op(&c, &op->op.pdp);
+        break;
+    case DLASIM_RT_OP_CDP:
+        enc_cdp_op(&c, &op->op.cdp);
+        break;
+    case DLASIM_RT_OP_RUBIK:
+        put_u8(&c, (uint64_t)op->op.rubik.mode);
+        put_u8(&c, (uint64_t)op->op.rubik.precision);
+        put_u8(&c, (uint64_t)op->op.rubik.stride_x);
+        put_u8(&c, (uint64_t)op->op.rubik.stride_y);
+        break;
+    default:
+        put_u16(&c, (uint64_t)op->op.bdma_num_transfers);
+        break;
+    }
+}
+
+void nvrt_encode_surface(uint8_t *p, int v12, const struct dlasim_rt_op *op)
+{
+    struct out c = { p, NVRT_SURFACE_DESC_SIZE, 0 };
+    switch (op->op_type) {
+    case DLASIM_RT_OP_CONV: {
+        const struct dlasim_rt_conv_surface *s = &op->surface.conv;
+        enc_cube(&c, v12, &s->weight_data);
+        enc_cube(&c, v12, &s->wmb_data);
+        enc_cube(&c, v12, &s->wgs_data);
+        enc_cube(&c, v12, &s->src_data);
+        enc_cube(&c, v12, &s->dst_data);
+        put_u64(&c, (uint64_t)s->offset_u);
+        put_u32(&c, (uint64_t)s->in_line_uv_stride);
+        break;
+    }
+    case DLASIM_RT_OP_SDP: {
+        const struct dlasim_rt_sdp_surface *s = &op->surface.sdp;
+        enc_cube(&c, v12, &s->src_data);
+        enc_cube(&c, v12, &s->x1_data);
+        enc_cube(&c, v12, &s->x2_data);
+        enc_cube(&c, v12, &s->y_data);
+        enc_cube(&c, v12, &s->dst_data);
+        break;
+    }
+    case DLASIM_RT_OP_BDMA: {
+        const struct dlasim_rt_bdma_surface *s = &op->surface.bdma;
+        put_u8(&c, (uint64_t)s->source_type);
+        put_u8(&c, (uint64_t)s->destination_type);
+        put_u16(&c, (uint64_t)s->num_transfers);
+        for (int i = 0; i < DLASIM_RT_BDMA_MAX_TRANSFERS; i++) {
+            const struct dlasim_rt_bdma_transfer *t = &s->transfers[i];
+            put_s16(&c, (uint64_t)t->source_address);
+            put_s16(&c, (uint64_t)t->destination_address);
+            put_u32(&c, (uint64_t)t->line_size);
+            put_u32(&c, (uint64_t)t->line_repeat);
+            put_u32(&c, (uint64_t)t->source_line);
+            put_u32(&c, (uint64_t)t->destination_line);
+            put_u32(&c, (uint64_t)t->surface_repeat);
+            put_u32(&c, (uint64_t)t->source_surface);
+            put_u32(&c, (uint64_t)t->destination_surface);
+        }
+        break;
+    }
+    default: /* PDP, CDP, RUBIK */
+        enc_cube(&c, v12, &op->surface.io.src_data);
+        enc_cube(&c, v12, &op->surface.io.dst_data);
+        break;
+    }
+}
+
+void nvrt_encode_lut(uint8_t *p, const struct dlasim_rt_lut *l)
+{
+    struct out c = { p, NVRT_LUT_SIZE, 0 };
+    for (int i = 0; i < 65; i++) {
+        put_s16(&c, (uint64_t)l->linear_exp_table[i]);
+    }
+    for (int i = 0; i < 257; i++) {
+        put_s16(&c, (uint64_t)l->linear_only_table[i]);
+    }
+    put_u8(&c, (uint64_t)l->linear_exp_offset);
+    pad(&c, 1);
+    put_u8(&c, (uint64_t)l->linear_only_offset);
+    pad(&c, 1);
+    put_u64(&c, (uint64_t)l->linear_exp_start);
+    put_u64(&c, (uint64_t)l->linear_exp_end);
+    put_u64(&c, (uint64_t)l->linear_only_start);
+    put_u64(&c, (uint64_t)l->linear_only_end);
+    const int16_t *scales[4] = { &l->le_uflow_scale, &l->le_oflow_scale, &l->lo_uflow_scale,
+                           &l->lo_oflow_scale };
+    const int8_t *shifts[4] = { &l->le_uflow_shift, &l->le_oflow_shift, &l->lo_uflow_shift,
+                          &l->lo_oflow_shift };
+    for (int i = 0; i < 4; i++) {
+        put_s16(&c, (uint64_t)*scales[i]);
+        put_u8(&c, (uint64_t)*shifts[i]);
+        pad(&c, 1);
+    }
+    put_u8(&c, (uint64_t)l->hybrid_priority);
+    put_u8(&c, (uint64_t)l->underflow_priority);
+    put_u8(&c, (uint64_t)l->overflow_priority);
+    put_u8(&c, (uint64_t)l->method);
+}

@@ -31,4 +31,12 @@ void nvrt_decode_op(const uint8_t *p, struct dlasim_rt_op *op);       /* needs o
 void nvrt_decode_surface(const uint8_t *p, int v12, struct dlasim_rt_op *op); /* needs op_type */
 void nvrt_decode_lut(const uint8_t *p, struct dlasim_rt_lut *l);
 
+/* Encoders (the same layouts; buffers zeroed by the caller; v12 selects the
+ * 32-byte data cube of interface 0.12). */
+void nvrt_encode_network(uint8_t *p, const struct nvrt_network_desc *n);
+void nvrt_encode_dep(uint8_t *p, uint16_t index, const struct dlasim_rt_op *op);
+void nvrt_encode_op(uint8_t *p, const struct dlasim_rt_op *op);
+void nvrt_encode_surface(uint8_t *p, int v12, const struct dlasim_rt_op *op);
+void nvrt_encode_lut(uint8_t *p, const struct dlasim_rt_lut *l);
+
 #endif

@@ -120,6 +120,30 @@ int nvrt_cube_address(struct nvrt_fw *fw, int16_t op, const char *what,
     return rc;
 }
 
+uint64_t nvrt_cube_bytes(const struct nvrt_fw *fw, const struct dlasim_rt_cube *c)
+{
+    if (c->size) {
+        return c->size;
+    }
+    uint64_t surfaces = ((uint64_t)c->channel + fw->atom_size - 1) / fw->atom_size;
+    return c->surf_stride ? (uint64_t)c->surf_stride * surfaces
+                          : (uint64_t)c->line_stride * c->height;
+}
+
+void nvrt_mark_input(struct nvrt_fw *fw, uint64_t addr, const struct dlasim_rt_cube *c)
+{
+    if (fw->port->mark_input && c->type != DLASIM_RT_MEM_HW) {
+        fw->port->mark_input(fw->port->ctx, addr, nvrt_cube_bytes(fw, c));
+    }
+}
+
+void nvrt_mark_output(struct nvrt_fw *fw, uint64_t addr, const struct dlasim_rt_cube *c)
+{
+    if (fw->port->mark_output && c->type != DLASIM_RT_MEM_HW) {
+        fw->port->mark_output(fw->port->ctx, addr, nvrt_cube_bytes(fw, c));
+    }
+}
+
 void nvrt_enable_intr(struct nvrt_fw *fw, uint32_t mask)
 {
     uint32_t reg = nvrt_rd(fw, NVDLA_GLB_S_INTR_MASK_0);

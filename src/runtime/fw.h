@@ -87,6 +87,11 @@ int nvrt_cube_address(struct nvrt_fw *fw, int16_t op, const char *what,
                       const struct dlasim_rt_cube *c, uint64_t *addr);
 int nvrt_address(struct nvrt_fw *fw, int16_t op, const char *what, int16_t index,
                  uint64_t *addr);
+/* Bytes a cube spans in memory (its size, or from its strides when 0). */
+uint64_t nvrt_cube_bytes(const struct nvrt_fw *fw, const struct dlasim_rt_cube *c);
+/* Tell the port which surfaces an operation reads and writes. */
+void nvrt_mark_input(struct nvrt_fw *fw, uint64_t addr, const struct dlasim_rt_cube *c);
+void nvrt_mark_output(struct nvrt_fw *fw, uint64_t addr, const struct dlasim_rt_cube *c);
 /* Unmask GLB interrupt bits (ref: engine.c dla_enable_intr). */
 void nvrt_enable_intr(struct nvrt_fw *fw, uint32_t mask);
 /* The operation a group holds. */

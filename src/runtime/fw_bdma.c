@@ -4,7 +4,7 @@
  * processor_bdma_program_slot, dla_bdma_enable, dla_bdma_is_ready): one
  * CFG_* register set per transfer queued with CFG_OP, launched per group.
  * An operation without transfers completes without the hardware.
- * RUBIK: refused (not yet written in this runtime; the device models it).
+ * RUBIK programming (rubik.c facts) is at the end of this file.
  */
 #include "regs/gen/nvdla_regs.h"
 #include "runtime/fw.h"
@@ -98,6 +98,9 @@ static int program_slot(struct nvrt_fw *fw, const struct nvrt_group *g,
     nvrt_wr(fw, BDMA(CFG_SRC_SURF), t->source_surface);
     nvrt_wr(fw, BDMA(CFG_DST_SURF), t->destination_surface);
     nvrt_wr(fw, BDMA(CFG_OP), NVDLA_BDMA_CFG_OP_0_EN(1));
+    if (fw->port->mark_input) {
+        fw->port->mark_input(fw->port->ctx, src, (uint64_t)t->source_surface * t->surface_repeat);
+    }
     if (fw->port->mark_output) {
         fw->port->mark_output(fw->port->ctx, dst,
                               (uint64_t)t->destination_surface * t->surface_repeat);
@@ -135,37 +138,113 @@ const struct nvrt_engine nvrt_bdma_engine = {
     .enable = bdma_enable,
 };
 
-/* ---- RUBIK ----------------------------------------------------------------------- */
+/* ---- RUBIK --------------------------------------------------------------------
+ * ref: nvdla/sw kmd/firmware/rubik.c (processor_rubik_program,
+ * dla_rubik_enable): contract (deconvolution reorder), split, merge.
+ * Refusals: source or destination on the fly, merge without a 32-byte
+ * aligned plane stride, unknown mode or precision. */
+
+#define RBK(R) NVDLA_RBK_##R##_0
 
 static void rubik_set_producer(struct nvrt_fw *fw, int group, int rdma_group)
 {
     (void)rdma_group;
-    nvrt_wr(fw, NVDLA_RBK_S_POINTER_0, NVDLA_RBK_S_POINTER_0_PRODUCER((uint32_t)group));
+    nvrt_wr(fw, RBK(S_POINTER), NVDLA_RBK_S_POINTER_0_PRODUCER((uint32_t)group));
 }
 
 static void rubik_enable(struct nvrt_fw *fw, struct nvrt_group *g)
 {
     (void)g;
-    nvrt_wr(fw, NVDLA_RBK_D_OP_ENABLE_0, NVDLA_RBK_D_OP_ENABLE_0_OP_EN(1));
+    nvrt_wr(fw, RBK(D_OP_ENABLE), NVDLA_RBK_D_OP_ENABLE_0_OP_EN(1));
+}
+
+static int rubik_is_ready(struct nvrt_fw *fw, const struct nvrt_group *g,
+                          const struct nvrt_group *other)
+{
+    (void)fw, (void)g, (void)other;
+    return 1;
+}
+
+static uint32_t rbk_ram(uint16_t type)
+{
+    return type == DLASIM_RT_MEM_MC ? NVDLA_RBK_D_DAIN_RAM_TYPE_0_DATAIN_RAM_TYPE_MCIF
+                                    : NVDLA_RBK_D_DAIN_RAM_TYPE_0_DATAIN_RAM_TYPE_CVIF;
 }
 
 static int rubik_program(struct nvrt_fw *fw, struct nvrt_group *g)
 {
-    return nvrt_fail(fw, DLASIM_ERR_UNSUPPORTED,
-                     "operation %d (RUBIK): rubik_op mode %u: RUBIK operations are not yet "
-                     "programmed by this runtime",
-                     g->op, nvrt_op_of(fw, g)->op.rubik.mode);
+    const struct dlasim_rt_op *d = nvrt_op_of(fw, g);
+    const struct dlasim_rt_rubik_op *op = &d->op.rubik;
+    const struct dlasim_rt_cube *src = &d->surface.io.src_data, *dst = &d->surface.io.dst_data;
+    uint64_t in = 0, out = 0;
+    nvrt_enable_intr(fw, NVDLA_GLB_S_INTR_MASK_0_RUBIK_DONE_MASK1__MASK |
+                             NVDLA_GLB_S_INTR_MASK_0_RUBIK_DONE_MASK0__MASK);
+    int rc = nvrt_check_range(fw, g, "rubik_surface.src_data.type", src->type, 0, 1);
+    rc = rc ? rc : nvrt_check_range(fw, g, "rubik_surface.dst_data.type", dst->type, 0, 1);
+    rc = rc ? rc : nvrt_check_range(fw, g, "rubik_op.mode", op->mode, 0, 2);
+    rc = rc ? rc : nvrt_check_precision(fw, g, "rubik_op.precision", op->precision);
+    if (!rc && op->mode == 0) {
+        rc = nvrt_check_range(fw, g, "rubik_op.stride_x", op->stride_x, 1, 32);
+        rc = rc ? rc : nvrt_check_range(fw, g, "rubik_op.stride_y", op->stride_y, 1, 32);
+    }
+    if (!rc && op->mode == 2 && (src->plane_stride == 0 || src->plane_stride % 32)) {
+        rc = nvrt_fail(fw, DLASIM_ERR_INVAL,
+                       "operation %d (RUBIK): rubik_surface.src_data.plane_stride=%u: merge "
+                       "needs a non-zero multiple of 32",
+                       g->op, src->plane_stride);
+    }
+    rc = rc ? rc : nvrt_cube_address(fw, g->op, "rubik_surface.src_data", src, &in);
+    rc = rc ? rc : nvrt_cube_address(fw, g->op, "rubik_surface.dst_data", dst, &out);
+    if (rc) {
+        return rc;
+    }
+    nvrt_wr(fw, RBK(D_MISC_CFG), NVDLA_RBK_D_MISC_CFG_0_RUBIK_MODE(op->mode) |
+                                     NVDLA_RBK_D_MISC_CFG_0_IN_PRECISION(op->precision));
+    nvrt_wr(fw, RBK(D_DAIN_RAM_TYPE), NVDLA_RBK_D_DAIN_RAM_TYPE_0_DATAIN_RAM_TYPE(rbk_ram(src->type)));
+    nvrt_wr(fw, RBK(D_DATAIN_SIZE_0), NVDLA_RBK_D_DATAIN_SIZE_0_0_DATAIN_WIDTH(src->width ? src->width - 1u : 0) |
+                                          NVDLA_RBK_D_DATAIN_SIZE_0_0_DATAIN_HEIGHT(src->height ? src->height - 1u : 0));
+    nvrt_wr(fw, RBK(D_DATAIN_SIZE_1), NVDLA_RBK_D_DATAIN_SIZE_1_0_DATAIN_CHANNEL(src->channel ? src->channel - 1u : 0));
+    nvrt_wr(fw, RBK(D_DAIN_ADDR_LOW), NVRT_LO32(in));
+    nvrt_wr(fw, RBK(D_DAIN_ADDR_HIGH), NVRT_HI32(in));
+    if (op->mode == 2) {
+        nvrt_wr(fw, RBK(D_DAIN_PLANAR_STRIDE), src->plane_stride);
+    } else {
+        nvrt_wr(fw, RBK(D_DAIN_SURF_STRIDE), src->surf_stride);
+    }
+    nvrt_wr(fw, RBK(D_DAIN_LINE_STRIDE), src->line_stride);
+    nvrt_wr(fw, RBK(D_DAOUT_RAM_TYPE), NVDLA_RBK_D_DAOUT_RAM_TYPE_0_DATAOUT_RAM_TYPE(rbk_ram(dst->type)));
+    nvrt_wr(fw, RBK(D_DATAOUT_SIZE_1), NVDLA_RBK_D_DATAOUT_SIZE_1_0_DATAOUT_CHANNEL(dst->channel ? dst->channel - 1u : 0));
+    nvrt_wr(fw, RBK(D_DAOUT_ADDR_LOW), NVRT_LO32(out));
+    nvrt_wr(fw, RBK(D_DAOUT_ADDR_HIGH), NVRT_HI32(out));
+    nvrt_wr(fw, RBK(D_DAOUT_LINE_STRIDE), dst->line_stride);
+    if (op->mode != 1) {
+        nvrt_wr(fw, RBK(D_DAOUT_SURF_STRIDE), dst->surf_stride);
+        if (op->mode == 0) {
+            uint32_t bpe = op->precision == DLASIM_RT_INT8 ? 1 : 2;
+            nvrt_wr(fw, RBK(D_CONTRACT_STRIDE_0),
+                    ((dst->channel * bpe + 31) >> 5) * src->surf_stride);
+            nvrt_wr(fw, RBK(D_CONTRACT_STRIDE_1), (uint32_t)op->stride_y * dst->line_stride);
+            nvrt_wr(fw, RBK(D_DECONV_STRIDE),
+                    NVDLA_RBK_D_DECONV_STRIDE_0_DECONV_X_STRIDE(op->stride_x - 1u) |
+                        NVDLA_RBK_D_DECONV_STRIDE_0_DECONV_Y_STRIDE(op->stride_y - 1u));
+        }
+    } else {
+        nvrt_wr(fw, RBK(D_DAOUT_PLANAR_STRIDE), dst->plane_stride);
+    }
+    nvrt_mark_input(fw, in, src);
+    nvrt_mark_output(fw, out, dst);
+    return fw->rc;
 }
 
 const struct nvrt_engine nvrt_rubik_engine = {
     .name = "RUBIK",
     .op_type = DLASIM_RT_OP_RUBIK,
-    .pointer_reg = NVDLA_RBK_S_POINTER_0,
+    .pointer_reg = RBK(S_POINTER),
     .rdma_pointer_reg = 0,
     .enable_param = "NVDLA_RUBIK_ENABLE",
     .set_producer = rubik_set_producer,
     .rdma_check = bdma_rdma_check,
-    .is_ready = bdma_is_ready,
+    .is_ready = rubik_is_ready,
     .program = rubik_program,
     .enable = rubik_enable,
 };

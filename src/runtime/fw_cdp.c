@@ -239,9 +239,8 @@ static int cdp_program(struct nvrt_fw *fw, struct nvrt_group *g)
                 NVDLA_CDP_D_FUNC_BYPASS_0_MUL_BYPASS(op->bypass_out_mul
                                                          ? NVDLA_CDP_D_FUNC_BYPASS_0_MUL_BYPASS_ENABLE
                                                          : NVDLA_CDP_D_FUNC_BYPASS_0_MUL_BYPASS_DISABLE));
-    if (fw->port->mark_output) {
-        fw->port->mark_output(fw->port->ctx, out, dst->size);
-    }
+    nvrt_mark_input(fw, in, src);
+    nvrt_mark_output(fw, out, dst);
     return fw->rc;
 }
 

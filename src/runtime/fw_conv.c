@@ -317,6 +317,9 @@ static int conv_program(struct nvrt_fw *fw, struct nvrt_group *g)
     program_csc(fw, op, s);
     program_cdma_input(fw, op, s, in);
     program_cdma_weights(fw, op, s, weights);
+    nvrt_mark_input(fw, in, &s->src_data);
+    nvrt_mark_input(fw, weights, &s->weight_data);
+    nvrt_mark_output(fw, out, &s->dst_data);
     return fw->rc;
 }
 

@@ -175,9 +175,8 @@ static int pdp_program(struct nvrt_fw *fw, struct nvrt_group *g)
     nvrt_wr(fw, PDP(D_DST_SURFACE_STRIDE), dst->surf_stride);
     nvrt_wr(fw, PDP(D_DST_RAM_CFG), NVDLA_PDP_D_DST_RAM_CFG_0_DST_RAM_TYPE(ram_type(dst->type)));
     nvrt_wr(fw, PDP(D_DATA_FORMAT), NVDLA_PDP_D_DATA_FORMAT_0_INPUT_DATA(op->precision));
-    if (fw->port->mark_output && dst->type != DLASIM_RT_MEM_HW) {
-        fw->port->mark_output(fw->port->ctx, out, dst->size);
-    }
+    nvrt_mark_input(fw, in, src);
+    nvrt_mark_output(fw, out, dst);
     return fw->rc;
 }
 

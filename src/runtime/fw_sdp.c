@@ -371,9 +371,17 @@ static int sdp_program(struct nvrt_fw *fw, struct nvrt_group *g)
     nvrt_wr(fw, SDP(D_CVT_OFFSET), (uint32_t)op->out_cvt.offset);
     nvrt_wr(fw, SDP(D_CVT_SCALE), (uint32_t)(int32_t)op->out_cvt.scale);
     nvrt_wr(fw, SDP(D_CVT_SHIFT), op->out_cvt.truncate);
-    if (out_dma && fw->port->mark_output) {
-        fw->port->mark_output(fw->port->ctx, a.dst, s->dst_data.size);
+    nvrt_mark_input(fw, a.src, &s->src_data);
+    if (a.x1_on) {
+        nvrt_mark_input(fw, a.x1, &s->x1_data);
     }
+    if (a.x2_on) {
+        nvrt_mark_input(fw, a.x2, &s->x2_data);
+    }
+    if (a.y_on) {
+        nvrt_mark_input(fw, a.y, &s->y_data);
+    }
+    nvrt_mark_output(fw, a.dst, &s->dst_data);
     return fw->rc;
 }
 

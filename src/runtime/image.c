@@ -6,8 +6,10 @@
  * elements in c, y, x order, each read at the surface format's address:
  * (c / X) * surface_stride + y * line_stride + x * X * bpe + (c % X) * bpe
  * for the CxHWx formats.  For FEATURE tensors the application picks
- * X = 32 (INT8, format code 40) or 16 (INT16/HALF, 42/43) whatever the
- * hardware's atom; FEATURE_X8 INT8 uses X = 8 (41).  Elements at or beyond
+ * X = 32 (INT8, format code 40) or 16 (INT16 41, FP16 42: the codes in
+ * NVIDIA's golden dumps; nvdla/sw HEAD numbers them 42/43) whatever the
+ * hardware's atom; FEATURE_X8 INT8 uses X = 8 (HEAD's code 41; the
+ * goldens' application had no such format).  Elements at or beyond
  * the buffer's size are an error, as in the application.
  */
 #include <stdarg.h>
@@ -50,7 +52,10 @@ static int format_of(const struct nvrt_tensor_layout *t, struct dimg_format *f, 
             return 0;
         }
         if (t->data_type == DT_INT16 || t->data_type == DT_HALF) {
-            *f = (struct dimg_format){ t->data_type == DT_HALF ? 43u : 42u, 16, 2 };
+            /* the codes of the application that wrote NVIDIA's goldens (their
+             * INT16 dumps say 41, FP16 42); nvdla/sw HEAD renumbered them to
+             * 42/43 when it added the x8 format */
+            *f = (struct dimg_format){ t->data_type == DT_HALF ? 42u : 41u, 16, 2 };
             return 0;
         }
     }
@@ -119,7 +124,7 @@ int nvrt_tensor_to_dimg(const uint8_t *buf, const struct nvrt_tensor_layout *t, 
                                     (unsigned long long)t->size);
                 }
                 memcpy(p, buf + off, f.bpe);
-                if (f.code == 43 && p[0] == 0 && p[1] == 0x80) {
+                if (t->data_type == DT_HALF && p[0] == 0 && p[1] == 0x80) {
                     p[1] = 0; /* the application's stable hash: -0 -> +0 */
                 }
                 p += f.bpe;
@@ -141,7 +146,11 @@ static int dimg_in(const uint8_t *d, size_t len, const struct nvrt_tensor_layout
                    const struct dimg_format *f, uint8_t *buf, char *err, size_t errlen)
 {
     uint32_t w = get32(d + 12), h = get32(d + 16), c = get32(d + 20);
-    uint32_t bpe = get32(d + 8) == 42 || get32(d + 8) == 43 ? 2 : 1;
+    uint32_t code = get32(d + 8);
+    uint32_t bpe = code == 38 || code == 39 || code == 42 || code == 43 ||
+                           (code == 41 && f->bpe == 2)
+                       ? 2
+                       : 1;
     if (w != (uint32_t)t->w || h != (uint32_t)t->h || c != (uint32_t)t->c || bpe != f->bpe ||
         (uint64_t)w * h * c * bpe > len - DIMG_HEADER) {
         return img_fail(err, errlen, DLASIM_ERR_PARSE,

@@ -36,8 +36,10 @@ struct nvrt_port {
     int (*mem_read)(void *ctx, uint64_t addr, void *dst, size_t len);
     /* Optional: what the device says about the last failure ("" if nothing). */
     const char *(*last_error)(void *ctx);
-    /* Optional: the run marks a surface as an output (recording ports check it). */
+    /* Optional: the run marks every surface an operation writes (outputs) or
+     * reads (inputs, weights, operands); recording ports load and check them. */
     void (*mark_output)(void *ctx, uint64_t addr, uint64_t size);
+    void (*mark_input)(void *ctx, uint64_t addr, uint64_t size);
     /* Nonzero when freshly allocated memory already reads zero (the runner
      * then skips zero-filling it). */
     int alloc_zeroed;

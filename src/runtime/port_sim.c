@@ -100,6 +100,7 @@ void nvrt_sim_port_init(struct nvrt_sim_port *sp, struct dlasim_dev *dev)
         .mem_read = sim_mem_read,
         .last_error = sim_last_error,
         .mark_output = NULL,
+        .mark_input = NULL,
         .alloc_zeroed = 1, /* never handed out twice; the sparse memory reads 0 */
         .param = sim_param,
     };

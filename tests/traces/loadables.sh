@@ -3,9 +3,10 @@
 # dumped o_000000.dimg must equal the lead.md5 golden of NVIDIA's software
 # regression (../shared/conformance/nvdla-loadables, see its README).
 #  - the _small loadables on nv_small, the _large ones on nv_large;
-#  - the nv_full INT8 loadables dlasim can run (BDMA, PDP) on nv_large;
-#  - the nv_full loadables needing INT16/FP16, RUBIK or CPU tasks must be
-#    refused (non-zero exit, a message naming the descriptor), not crash.
+#  - the nv_full INT8 loadables dlasim can run (BDMA, PDP) on nv_large, and
+#    the INT16 RUBIK and SDP ones on nv_large with INT16 switched on;
+#  - on plain nv_large, the nv_full loadables needing INT16/FP16 or CPU tasks
+#    must be refused (non-zero exit, a message naming the descriptor).
 # Needs DLASIM (the CLI) and CONFORMANCE (the nvdla-traces folder; the
 # loadables are its sibling, or set LOADABLES).
 set -u
@@ -23,13 +24,13 @@ out=$(mktemp -d)
 golden() {  # loadable name -> md5 of its golden
     cut -c1-32 "$(ls -d "$dir"/golden/"$1"_*/dla | head -1)/lead.md5"
 }
-md5_case() {  # CONFIG KIND/NAME
+md5_case() {  # CONFIG KIND/NAME [OPTIONS]
     name=$(basename "$2")
     want=$(golden "$name")
-    if "$dlasim" loadable --config "$1" "$dir/flatbufs/kmd/$2_fbuf" --output "$out/$name" \
+    if "$dlasim" loadable --config "$1" ${3:-} "$dir/flatbufs/kmd/$2_fbuf" --output "$out/$name" \
         --expect-md5 "$want" > "$out/log" 2>&1 &&
         [ "$(md5sum < "$out/$name/o_000000.dimg" | cut -c1-32)" = "$want" ]; then
-        ok "$name on $1: md5 $want"
+        ok "$name on $1${3:+ (INT16 on)}: md5 $want"
     else
         ko "$name on $1: $(cat "$out/log")"
     fi
@@ -49,10 +50,13 @@ for k in CONV/CONV_D_L0_0 SDP/SDP_X1_L0_0 PDP/PDP_L0_0 CDP/CDP_L0_0; do
 done
 md5_case nv_large PDP/PDP_L0_0
 md5_case nv_large BDMA/BDMA_L0_0
+int16="--set NVDLA_FEATURE_DATA_TYPE=INT8|INT16 --set NVDLA_WEIGHT_DATA_TYPE=INT8|INT16 --set NVDLA_CBUF_BANK_WIDTH=128"
+md5_case nv_large RBK/RBK_L0_0 "$int16"
+md5_case nv_large SDP/SDP_X1_L0_0 "$int16"
 refused nv_large CONV/CONV_D_L0_0 "conv_op.in_precision=1 asks for INT16"
 refused nv_large SDP/SDP_X1_L0_0 "sdp_op.src_precision=1 asks for INT16"
 refused nv_large CDP/CDP_L0_0 "cdp_op.in_precision=1 asks for INT16"
-refused nv_large RBK/RBK_L0_0 "RUBIK"
+refused nv_large RBK/RBK_L0_0 "rubik_op.precision=1 asks for INT16"
 refused nv_large NN/NN_L0_0 "EMU"
 refused nv_small BDMA/BDMA_L0_0 "needs the BDMA unit"
 rm -rf "$out"
