@@ -33,7 +33,7 @@ ONNX_PROTO ?= /usr/lib/python3/dist-packages/onnx/onnx.proto
 GEN     := $(BUILD)/gen
 ONNX_GEN_OBJ := $(BUILD)/obj/gen/onnx.pb-c.o
 LIB_OBJ += $(ONNX_GEN_OBJ)
-PB_LIBS := -lprotobuf-c
+PB_LIBS := -lprotobuf-c -lpng
 CLI_SRC  := $(sort $(wildcard tools/dlasim/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(sort $(wildcard tests/unit/*.c tests/device/*.c tests/property/*.c))

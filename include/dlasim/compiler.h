@@ -71,13 +71,20 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
                      float *output, const struct dlasim_rt_options *opt, char *err,
                      size_t errlen);
 
-/* Per-layer statistics: after dlasim_model_stats_begin, every
- * dlasim_model_run also runs the float model and accumulates, per layer,
+/* Per-layer statistics: after dlasim_model_stats_begin, the next max_runs
+ * (0 = all) dlasim_model_run calls also run the float model and accumulate, per layer,
  * saturated outputs and the SQNR of the dequantized INT8 output against
  * float.  The table (scales, shifts, saturation, SQNR) is returned
  * malloc'ed by dlasim_model_layer_report. */
-void dlasim_model_stats_begin(struct dlasim_model *m);
+void dlasim_model_stats_begin(struct dlasim_model *m, unsigned max_runs);
 char *dlasim_model_layer_report(const struct dlasim_model *m);
+
+/* The compiled model as an NVDLA loadable (.nvdla, loadable.fbs): one DLA
+ * task per hardware network; refused when a layer runs on the host CPU
+ * (the loadable format carries only softmax as a CPU task).  *out is
+ * malloc'ed. */
+int dlasim_model_write_loadable(const struct dlasim_model *m, uint8_t **out, size_t *len,
+                                char *err, size_t errlen);
 
 /* Multiply-accumulates of one inference on the hardware layers. */
 uint64_t dlasim_model_macs(const struct dlasim_model *m);

@@ -63,6 +63,7 @@ struct dlc_calib {
     uint32_t *hist;    /* per tensor, DLC_HIST_BINS bins of |x| over [0, amax] */
 };
 #define DLC_HIST_BINS 2048
+#define DLC_RESERVED_ADDRS 4
 
 struct dlasim_model {
     struct dlc_graph g;
@@ -83,6 +84,7 @@ struct dlasim_model {
     struct dlasim_dev *loaded_dev;
     uint64_t loaded_serial;
     int stats;
+    unsigned stats_left;
     float **fvals;         /* float values per tensor (stats and CPU layers) */
 };
 

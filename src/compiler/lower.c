@@ -490,6 +490,7 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
     L->macs = (uint64_t)q.K * q.C * q.kh * q.kw * plan.out_w * plan.out_h;
     struct dlc_blob *wb = add_blob(m, plan.weight_bytes);
     struct dlc_blob *sb = wb ? add_blob(m, (size_t)q.K * 4) : NULL;
+    wb = sb ? sb - 1 : NULL; /* add_blob may move the array */
     if (!sb) {
         dlasim_conv_plan_free(&plan);
         qconv_free(&q);
@@ -762,6 +763,13 @@ int dlc_lower(struct dlasim_model *m, char *err, size_t errlen)
     for (int i = 0; i < g->n_t; i++) {
         m->buf[i].addr_index = -1;
         m->store[i] = i;
+    }
+    /* address-list entries 0..3 are kept for the descriptor lists of a
+     * loadable (the network descriptor must be entry 0) */
+    for (int i = 0; i < DLC_RESERVED_ADDRS; i++) {
+        if (add_address(m, 0) < 0) {
+            return lfail(err, errlen, "out of memory", NULL, NULL);
+        }
     }
     if (materialize(m, g->input)) {
         return lfail(err, errlen, "input '%s': does not fit device memory", g->t[g->input].name, NULL);

@@ -498,6 +498,10 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
         return mfail(err, errlen, rc, "run: reading the output: %s", dlasim_last_error(dev));
     }
     if (m->stats) {
+        if (m->stats_left == 1) {
+            m->stats = 0;
+        }
+        m->stats_left -= m->stats_left > 0;
         float **ref = calloc((size_t)g->n_t, sizeof *ref);
         if (ref && !dlc_float_run(g, input, ref, NULL, NULL, NULL, 0)) {
             accumulate_stats(m, dev, ref);
@@ -592,9 +596,10 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
     return b.s;
 }
 
-void dlasim_model_stats_begin(struct dlasim_model *m)
+void dlasim_model_stats_begin(struct dlasim_model *m, unsigned max_runs)
 {
     m->stats = 1;
+    m->stats_left = max_runs;
     for (int i = 0; i < m->n_layers; i++) {
         m->layers[i].stat_n = m->layers[i].stat_sat = 0;
         m->layers[i].stat_sig = m->layers[i].stat_noise = 0;
