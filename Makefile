@@ -1,7 +1,8 @@
 # dlasim — build, test, demo, bench.
 #
 #   make            library (build/libdlasim.a) and CLI (build/dlasim)
-#   make demo       run NVDLA's conformance traces as a readable table
+#   make demo       a Fashion-MNIST CNN (ONNX) compiled, calibrated and run on nv_small
+#   make conformance  NVDLA's conformance traces as a readable table
 #   make test       unit, device, property, conformance and fuzz tests, then
 #                   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      performance measurements (long; not part of make test)
@@ -41,7 +42,7 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all demo test test-fast test-san bench deps regs clean fuzz
+.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz
 all: $(BUILD)/dlasim
 
 $(BUILD)/obj/%.o: %.c
@@ -78,7 +79,20 @@ regs:
 deps:
 	@sh tools/deps.sh
 
+# The demo: a Fashion-MNIST CNN (models/fashion_mnist.onnx, trained by
+# tools/models/train_fashion_mnist.py) compiled for nv_small, calibrated on
+# training images, run on the 10,000 test images of Debian's
+# dataset-fashion-mnist on the simulated device.
+FMNIST  ?= /usr/share/datasets/fashion-mnist
 demo: deps
+	@$(MAKE) -s all
+	@./$(BUILD)/dlasim run models/fashion_mnist.onnx --config nv_small \
+	    --calib $(FMNIST)/train-images-idx3-ubyte.gz --calib-count 1000 \
+	    --input $(FMNIST)/t10k-images-idx3-ubyte.gz --labels $(FMNIST)/t10k-labels-idx1-ubyte.gz \
+	    --names models/fashion_mnist.names --compare-float --report --draw 4 --progress
+
+# NVIDIA's conformance traces as a readable table.
+conformance: deps
 	@$(MAKE) -s all
 	@./$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --table --expect tests/traces/nv_small.expect
 
