@@ -86,6 +86,10 @@ char *dlasim_model_layer_report(const struct dlasim_model *m);
 int dlasim_model_write_loadable(const struct dlasim_model *m, uint8_t **out, size_t *len,
                                 char *err, size_t errlen);
 
+/* Float value of one int8 step of the model's output (0 when the output is
+ * computed on the host CPU in float). */
+float dlasim_model_output_scale(const struct dlasim_model *m);
+
 /* Multiply-accumulates of one inference on the hardware layers. */
 uint64_t dlasim_model_macs(const struct dlasim_model *m);
 

@@ -207,6 +207,8 @@ static uint32_t pdp_max_width(uint32_t kh, uint32_t sh)
     return 16 * merge;
 }
 
+static int tile_split(uint32_t n, uint32_t *first);
+
 static const char *pool_refusal(const struct dlasim_model *m, const struct dlc_node *nd)
 {
     const struct dlc_graph *g = &m->g;
@@ -214,7 +216,11 @@ static const char *pool_refusal(const struct dlasim_model *m, const struct dlc_n
     int gap = nd->op == DLC_OP_GAP;
     int kh = gap ? (int)x->dims[2] : nd->kernel[0], kw = gap ? (int)x->dims[3] : nd->kernel[1];
     int sy = gap ? 1 : nd->stride[0], sx = gap ? 1 : nd->stride[1];
-    if (kh > 8 || kw > 8) {
+    uint32_t t;
+    if (gap && (!tile_split((uint32_t)kh, &t) || !tile_split((uint32_t)kw, &t))) {
+        return "the global kernel is larger than PDP's 8x8 and has no split into two poolings";
+    }
+    if (!gap && (kh > 8 || kw > 8)) {
         return "the kernel is larger than PDP's 8x8";
     }
     if (sy > 8 || sx > 8) {
@@ -229,7 +235,7 @@ static const char *pool_refusal(const struct dlasim_model *m, const struct dlc_n
     if (nd->op != DLC_OP_MAXPOOL && padded && !nd->count_include_pad) {
         return "average pooling over padding that is not counted (count_include_pad=0)";
     }
-    if ((uint32_t)y->dims[3] > pdp_max_width((uint32_t)kh, (uint32_t)sy)) {
+    if (!gap && (uint32_t)y->dims[3] > pdp_max_width((uint32_t)kh, (uint32_t)sy)) {
         return "the output line exceeds PDP's line buffer (width split not implemented)";
     }
     const struct dlc_buf *b = &m->buf[stored(m, nd->in[0])];
@@ -577,6 +583,50 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
     return 0;
 }
 
+/* One PDP operation from memory to memory. */
+static int pdp_op(struct opvec *v, const struct dlc_buf *bx, const struct dlc_buf *by, int mode,
+                  int kh, int kw, int sy, int sx, int pt, int pl)
+{
+    struct dlasim_rt_op *o = new_op(v, DLASIM_RT_OP_PDP);
+    if (!o) {
+        return -1;
+    }
+    /* right / bottom padding the output size needs (ceil_mode included) */
+    int pr = (int)((by->w - 1) * (uint32_t)sx + (uint32_t)kw) - (int)bx->w - pl;
+    int pb = (int)((by->h - 1) * (uint32_t)sy + (uint32_t)kh) - (int)bx->h - pt;
+    pr = pr < 0 ? 0 : pr;
+    pb = pb < 0 ? 0 : pb;
+    if (pr > 7 || pb > 7) {
+        return -1;
+    }
+    struct dlasim_rt_pdp_op *p = &o->op.pdp;
+    p->partial_in_width_first = (uint16_t)bx->w;
+    p->partial_width_first = (uint16_t)by->w;
+    p->split_num = 1;
+    p->pool_mode = (uint8_t)mode;
+    p->pool_width = (uint8_t)(kw - 1), p->pool_height = (uint8_t)(kh - 1);
+    p->stride_x = (uint8_t)sx, p->stride_y = (uint8_t)sy;
+    p->pad_left = (uint8_t)pl, p->pad_right = (uint8_t)pr;
+    p->pad_top = (uint8_t)pt, p->pad_bottom = (uint8_t)pb;
+    o->surface.io.src_data = cube_of(bx, DLASIM_RT_MEM_MC);
+    o->surface.io.dst_data = cube_of(by, DLASIM_RT_MEM_MC);
+    return 0;
+}
+
+/* A global pooling wider than PDP's 8x8 kernel as two poolings over
+ * non-overlapping tiles (exact for max; for average, an average of equal
+ * tiles' averages, rounded twice). 0 = no split possible. */
+static int tile_split(uint32_t n, uint32_t *first)
+{
+    for (uint32_t a = 2; a <= 8; a++) {
+        if (n % a == 0 && n / a <= 8) {
+            *first = a;
+            return 1;
+        }
+    }
+    return n <= 8 ? (*first = 1, 1) : 0;
+}
+
 static int emit_pdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v, char *err,
                     size_t errlen)
 {
@@ -584,36 +634,33 @@ static int emit_pdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v
     const struct dlc_node *nd = &g->nodes[L->node];
     const struct dlc_buf *bx = &m->buf[stored(m, L->in_tensor)];
     const struct dlc_buf *by = &m->buf[L->out_tensor];
-    struct dlasim_rt_op *o = new_op(v, DLASIM_RT_OP_PDP);
-    if (!o) {
-        return lfail(err, errlen, "node '%s': too many hardware operations", nd->name, NULL);
-    }
-    int gap = nd->op == DLC_OP_GAP;
-    int kh = gap ? (int)bx->h : nd->kernel[0], kw = gap ? (int)bx->w : nd->kernel[1];
-    int sy = gap ? 1 : nd->stride[0], sx = gap ? 1 : nd->stride[1];
-    int pt = gap ? 0 : nd->pads[0], pl = gap ? 0 : nd->pads[1];
-    /* right / bottom padding the output size needs (ceil_mode included) */
-    int pr = (int)((by->w - 1) * (uint32_t)sx + (uint32_t)kw) - (int)bx->w - pl;
-    int pb = (int)((by->h - 1) * (uint32_t)sy + (uint32_t)kh) - (int)bx->h - pt;
-    pr = pr < 0 ? 0 : pr;
-    pb = pb < 0 ? 0 : pb;
-    if (pr > 7 || pb > 7) {
-        return lfail(err, errlen, "node '%s': padding above 7 after ceil_mode", nd->name, NULL);
-    }
-    struct dlasim_rt_pdp_op *p = &o->op.pdp;
-    p->partial_in_width_first = (uint16_t)bx->w;
-    p->partial_width_first = (uint16_t)by->w;
-    p->split_num = 1;
-    p->pool_mode = nd->op == DLC_OP_MAXPOOL ? 1 : 0;
-    p->pool_width = (uint8_t)(kw - 1), p->pool_height = (uint8_t)(kh - 1);
-    p->stride_x = (uint8_t)sx, p->stride_y = (uint8_t)sy;
-    p->pad_left = (uint8_t)pl, p->pad_right = (uint8_t)pr;
-    p->pad_top = (uint8_t)pt, p->pad_bottom = (uint8_t)pb;
-    o->surface.io.src_data = cube_of(bx, DLASIM_RT_MEM_MC);
-    o->surface.io.dst_data = cube_of(by, DLASIM_RT_MEM_MC);
-    L->n_hw_ops = 1;
+    int mode = nd->op == DLC_OP_MAXPOOL ? 1 : 0;
+    int rc;
     L->in_scale = L->out_scale = g->t[L->out_tensor].scale;
-    return 0;
+    if (nd->op == DLC_OP_GAP && (bx->h > 8 || bx->w > 8)) {
+        uint32_t th = 1, tw = 1;
+        tile_split(bx->h, &th);
+        tile_split(bx->w, &tw);
+        struct dlc_buf mid = *bx;
+        mid.h = bx->h / th, mid.w = bx->w / tw;
+        mid.line = mid.w * m->hw.atom_m;
+        mid.surf = mid.line * mid.h;
+        mid.size = (uint32_t)dlasim_conv_cube_bytes(&m->hw, mid.w, mid.h, mid.c, 0, 0);
+        mid.addr_index = add_address(m, mid.size);
+        rc = mid.addr_index < 0 ? -1
+                                : pdp_op(v, bx, &mid, mode, (int)th, (int)tw, (int)th, (int)tw, 0, 0);
+        rc = rc ? rc : pdp_op(v, &mid, by, mode, (int)mid.h, (int)mid.w, 1, 1, 0, 0);
+        L->n_hw_ops = 2;
+    } else if (nd->op == DLC_OP_GAP) {
+        rc = pdp_op(v, bx, by, mode, (int)bx->h, (int)bx->w, 1, 1, 0, 0);
+        L->n_hw_ops = 1;
+    } else {
+        rc = pdp_op(v, bx, by, mode, nd->kernel[0], nd->kernel[1], nd->stride[0], nd->stride[1],
+                    nd->pads[0], nd->pads[1]);
+        L->n_hw_ops = 1;
+    }
+    return rc ? lfail(err, errlen, "node '%s': PDP programming out of range (padding above 7 "
+                      "after ceil_mode) or out of memory", nd->name, NULL) : 0;
 }
 
 /* ---- sequencing within one network ------------------------------------------------- */

@@ -280,6 +280,16 @@ int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, 
     return 0;
 }
 
+float dlasim_model_output_scale(const struct dlasim_model *m)
+{
+    for (int i = 0; i < m->n_layers; i++) {
+        if (m->layers[i].out_tensor == m->g.output && m->layers[i].engine == DLC_ENG_CPU) {
+            return 0.0f;
+        }
+    }
+    return m->g.t[m->store[m->g.output]].scale;
+}
+
 uint64_t dlasim_model_macs(const struct dlasim_model *m)
 {
     uint64_t s = 0;
