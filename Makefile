@@ -106,10 +106,11 @@ test: deps
 
 # libFuzzer target over the trace parser and player (clang only).
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-fuzz: build-fuzz/fuzz_trace build-fuzz/fuzz_csb build-fuzz/fuzz_loadable
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/gen/*.h include/dlasim/*.h)
+fuzz: build-fuzz/fuzz_trace build-fuzz/fuzz_csb build-fuzz/fuzz_loadable build-fuzz/fuzz_onnx
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/gen/*.h include/dlasim/*.h) $(GEN)/onnx.pb-c.c
 	@mkdir -p build-fuzz
-	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) -lz $(LDLIBS)
+	clang $(CSTD) -O1 -g -Iinclude -Isrc -I$(GEN) $(FUZZ_FLAGS) -c $(GEN)/onnx.pb-c.c -o $@.pb.o
+	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc -I$(GEN) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $@.pb.o -lz $(PB_LIBS) $(LDLIBS)
 
 bench: deps all $(BUILD)/runtime_bench
 	@./$(BUILD)/dlasim bench --json $(BUILD)/bench.json

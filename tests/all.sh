@@ -39,13 +39,15 @@ else
     cat "$log/san-build.txt"; one "build (clang, ASan+UBSan)" 1
 fi
 
-echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming, loadables)"
+echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming, loadables, ONNX models)"
 if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
-    for t in trace csb loadable; do
+    for t in trace csb loadable onnx; do
         mkdir -p "build-fuzz/corpus-$t"
         seeds=tests/fuzz/seeds; [ "$t" = csb ] && seeds=
         [ "$t" = loadable ] && seeds=tests/fuzz/seeds-loadable
-        build-fuzz/fuzz_$t -max_total_time=20 -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
+        [ "$t" = onnx ] && seeds=tests/fuzz/seeds-onnx
+        maxlen=8192; [ "$t" = onnx ] && maxlen=32768
+        build-fuzz/fuzz_$t -max_total_time=20 -max_len=$maxlen -timeout=10 -rss_limit_mb=2048 \
             "build-fuzz/corpus-$t" $seeds > "$log/fuzz-$t.txt" 2>&1
         rc=$?
         grep -E "^Done|ERROR|SUMMARY" "$log/fuzz-$t.txt" | head -5

@@ -126,7 +126,12 @@ static void observe(void *ctx, int t, const float *v, int64_t n)
     uint32_t *h = p->hist + (size_t)t * DLC_HIST_BINS;
     double k = DLC_HIST_BINS / p->amax[t];
     for (int64_t i = 0; i < n; i++) {
-        int b = (int)(fabs((double)v[i]) * k);
+        double x = fabs((double)v[i]) * k;
+        if (!(x < DLC_HIST_BINS)) { /* beyond the range, or NaN */
+            h[DLC_HIST_BINS - 1] += x == x;
+            continue;
+        }
+        int b = (int)x;
         h[b >= DLC_HIST_BINS ? DLC_HIST_BINS - 1 : b]++;
     }
 }
@@ -231,6 +236,12 @@ int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t c
     }
     for (int t = 0; t < g->n_t && !rc; t++) {
         double a = p.amax[t];
+        if (!isfinite(a) || a > 1e30) {
+            rc = mfail(err, errlen, DLASIM_ERR_INVAL,
+                       "calibration: tensor '%s' takes NaN, infinite or huge values (|x| up to %g)",
+                       g->t[t].name, a);
+            break;
+        }
         if (p.hist && a > 0 && t != g->input) {
             const uint32_t *h = p.hist + (size_t)t * DLC_HIST_BINS;
             a = method == DLASIM_CALIB_PERCENTILE ? percentile_threshold(h, a, pct)
@@ -306,7 +317,7 @@ static void quantize(const float *x, int8_t *q, int64_t n, float scale)
     float inv = 1.0f / scale;
     for (int64_t i = 0; i < n; i++) {
         float v = x[i] * inv;
-        v = v < 0 ? v - 0.5f : v + 0.5f;
+        v = v != v ? 0.0f : v < 0 ? v - 0.5f : v + 0.5f; /* NaN input: 0 */
         q[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : (int)v);
     }
 }

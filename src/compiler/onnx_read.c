@@ -9,6 +9,7 @@
  * EXTERNAL), other element types, unknown ops, attributes outside what the
  * IR keeps (auto_pad VALID is mapped to no padding).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,9 @@ static int tensor_values(const Onnx__TensorProto *tp, struct dlc_tensor *t, char
                 memcpy(&f, raw + 4 * i, 4); /* ONNX raw data is little-endian, as the host */
             } else {
                 f = tp->float_data[i];
+            }
+            if (!isfinite(f)) {
+                return fail(err, errlen, "tensor '%s': holds NaN or infinite values", name, NULL, NULL);
             }
             t->data[i] = f;
         } else {
