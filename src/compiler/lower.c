@@ -388,6 +388,7 @@ static void quantize_conv(struct dlc_layer *L, struct qconv *q)
     /* the largest multiplier gets 15 bits; a multiplier above 32767 would
      * need CACC truncation first */
     int shift = mmax > 0 ? (int)floor(log2(32767.0 / mmax)) : 0;
+    if (getenv("DLC_DEBUG")) fprintf(stderr, "mmax %g in %g out %g shift %d\n", mmax, L->in_scale, L->out_scale, shift);
     L->cacc_trunc = 0;
     if (shift < 0) {
         L->cacc_trunc = (uint32_t)-shift;
