@@ -22,7 +22,7 @@ struct dlc_buf {
     uint32_t line, surf, size;
 };
 
-enum dlc_engine { DLC_ENG_CONV, DLC_ENG_PDP, DLC_ENG_CPU, DLC_ENG_VIEW };
+enum dlc_engine { DLC_ENG_CONV, DLC_ENG_PDP, DLC_ENG_SDP, DLC_ENG_CPU, DLC_ENG_VIEW };
 
 /* One lowered layer: a node (with the nodes fused into it). */
 struct dlc_layer {

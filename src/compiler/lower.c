@@ -388,7 +388,6 @@ static void quantize_conv(struct dlc_layer *L, struct qconv *q)
     /* the largest multiplier gets 15 bits; a multiplier above 32767 would
      * need CACC truncation first */
     int shift = mmax > 0 ? (int)floor(log2(32767.0 / mmax)) : 0;
-    if (getenv("DLC_DEBUG")) fprintf(stderr, "mmax %g in %g out %g shift %d\n", mmax, L->in_scale, L->out_scale, shift);
     L->cacc_trunc = 0;
     if (shift < 0) {
         L->cacc_trunc = (uint32_t)-shift;
@@ -664,6 +663,112 @@ static int emit_pdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v
                       "after ceil_mode) or out of memory", nd->name, NULL) : 0;
 }
 
+/* ---- SDP from memory: element-wise Add / Sub of two tensors, standalone Relu ---------- */
+
+static int same_cube(const struct dlc_buf *a, const struct dlc_buf *b)
+{
+    return a->c == b->c && a->h == b->h && a->w == b->w;
+}
+
+/* Why an Add/Sub of two tensors or a Relu cannot run on SDP from memory (NULL = it can). */
+static const char *sdp_refusal(const struct dlasim_model *m, const struct dlc_node *nd)
+{
+    const struct dlc_graph *g = &m->g;
+    const struct dlc_tensor *y = &g->t[nd->out];
+    int64_t c, h, w;
+    dlc_cube_of(y, &c, &h, &w);
+    struct dlc_buf want = { 0, (uint32_t)c, (uint32_t)h, (uint32_t)w, 0, 0, 0 };
+    int n = nd->op == DLC_OP_RELU ? 1 : 2;
+    for (int i = 0; i < n; i++) {
+        const struct dlc_tensor *x = &g->t[nd->in[i]];
+        if (x->is_const) {
+            return "element-wise operation with a constant not after a convolution";
+        }
+        if (x->n != y->n || !same_cube(&m->buf[stored(m, nd->in[i])], &want)) {
+            return "operands of different shapes (broadcasting) or stored in another layout";
+        }
+    }
+    if (nd->n_in == 2 && nd->in[0] == nd->in[1]) {
+        return "both operands are the same tensor";
+    }
+    return NULL;
+}
+
+static int16_t fit16(double v, uint32_t *shift, int max_shift)
+{
+    int sh = v > 0 ? (int)floor(log2(32767.0 / v)) : 0;
+    sh = sh < 0 ? 0 : sh > max_shift ? max_shift : sh;
+    *shift = (uint32_t)sh;
+    return sat16(v * ldexp(1.0, sh));
+}
+
+/* SDP reading `src` from memory:
+ *   Relu:     BS ReLU only (the output keeps the input's scale);
+ *   Add/Sub:  BS multiplies src by its scale ratio to the other operand's
+ *             scale / 2^K (per-layer MUL, negative for the subtrahend), BN
+ *             adds the other operand read per element by NRDMA (ALU,
+ *             shifted left by K), ReLU when a Relu follows, and the output
+ *             converter scales to the output's scale. */
+static int emit_sdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v, char *err,
+                    size_t errlen)
+{
+    const struct dlc_graph *g = &m->g;
+    const struct dlc_node *nd = &g->nodes[L->node];
+    const struct dlc_buf *by = &m->buf[L->out_tensor];
+    struct dlasim_rt_op *o = new_op(v, DLASIM_RT_OP_SDP);
+    if (!o) {
+        return lfail(err, errlen, "node '%s': too many hardware operations", nd->name, NULL);
+    }
+    struct dlasim_rt_sdp_op *s = &o->op.sdp;
+    struct dlasim_rt_sdp_surface *ss = &o->surface.sdp;
+    s->lut_index = -1;
+    s->out_cvt.scale = 1;
+    s->batch_num = 1;
+    ss->x1_data.address = ss->x2_data.address = ss->y_data.address = -1;
+    ss->dst_data = cube_of(by, DLASIM_RT_MEM_MC);
+    L->n_hw_ops = 1;
+    if (nd->op == DLC_OP_RELU) {
+        ss->src_data = cube_of(&m->buf[stored(m, nd->in[0])], DLASIM_RT_MEM_MC);
+        s->x1_op.enable = 1;
+        s->x1_op.type = DLASIM_RT_SDP_NONE;
+        s->x1_op.act = DLASIM_RT_ACT_RELU;
+        return 0;
+    }
+    int sub = nd->op == DLC_OP_SUB;
+    /* Sub: the subtrahend is the source (negated), the minuend the operand */
+    int src_t = stored(m, nd->in[sub ? 1 : 0]), opd_t = stored(m, nd->in[sub ? 0 : 1]);
+    double s_src = g->t[src_t].scale, s_opd = g->t[opd_t].scale, s_out = g->t[L->out_tensor].scale;
+    double r = s_src / s_opd;
+    int k = 7;
+    while (k > 0 && r * ldexp(1.0, k) > 8192.0) {
+        k--;
+    }
+    uint32_t t_src = 0, t_out = 0;
+    int16_t m_src = fit16(r * ldexp(1.0, k), &t_src, 31);
+    int16_t m_out = fit16(s_opd / ldexp(1.0, k) / s_out, &t_out, 63);
+    ss->src_data = cube_of(&m->buf[src_t], DLASIM_RT_MEM_MC);
+    s->x1_op.enable = 1;
+    s->x1_op.type = DLASIM_RT_SDP_MUL;
+    s->x1_op.mode = DLASIM_RT_SDP_PER_LAYER;
+    s->x1_op.mul_operand = sub ? -m_src : m_src;
+    s->x1_op.truncate = (uint8_t)t_src;
+    s->x1_op.precision = DLASIM_RT_INT16;
+    s->x2_op.enable = 1;
+    s->x2_op.alu_type = 2; /* SUM */
+    s->x2_op.type = DLASIM_RT_SDP_ADD;
+    s->x2_op.mode = DLASIM_RT_SDP_PER_POINT;
+    s->x2_op.shift_value = (uint8_t)k;
+    s->x2_op.act = L->relu ? DLASIM_RT_ACT_RELU : DLASIM_RT_ACT_NONE;
+    s->x2_op.precision = DLASIM_RT_INT8;
+    ss->x2_data = cube_of(&m->buf[opd_t], DLASIM_RT_MEM_MC);
+    s->out_cvt.scale = m_out;
+    s->out_cvt.truncate = (uint8_t)t_out;
+    L->mul_shift = t_src;
+    L->alu_shift = (uint32_t)k;
+    L->cacc_trunc = t_out;
+    return 0;
+}
+
 /* ---- sequencing within one network ------------------------------------------------- */
 
 static void depend(struct dlasim_rt_op *ops, int from, int slot, int to, uint8_t event)
@@ -750,13 +855,10 @@ static const char *cpu_reason(const struct dlasim_model *m, const struct dlc_nod
     case DLC_OP_SOFTMAX: return "Softmax has no NVDLA engine (NVIDIA's runtime runs it as an EMU task)";
     case DLC_OP_SIGMOID:
     case DLC_OP_TANH: return "no SDP LUT lowering in this compiler version";
-    case DLC_OP_RELU:
     case DLC_OP_LEAKYRELU:
     case DLC_OP_PRELU:
     case DLC_OP_CLIP: return "activation not after a convolution (no standalone SDP lowering yet)";
-    case DLC_OP_ADD:
-    case DLC_OP_SUB:
-    case DLC_OP_MUL: return "element-wise operation (no standalone SDP lowering yet)";
+    case DLC_OP_MUL: return "element-wise multiplication (no standalone SDP lowering yet)";
     case DLC_OP_LRN: return "no CDP lowering in this compiler version";
     case DLC_OP_CONCAT: return "concatenation not placed by output placement in this version";
     case DLC_OP_TRANSPOSE: return "changes the data layout";
@@ -860,6 +962,29 @@ int dlc_lower(struct dlasim_model *m, char *err, size_t errlen)
                 rc = emit_conv(m, L, &v, err, errlen);
                 continue;
             }
+        } else if ((nd->op == DLC_OP_ADD || nd->op == DLC_OP_SUB || nd->op == DLC_OP_RELU) &&
+                   !(why = sdp_refusal(m, nd))) {
+            if (nd->op != DLC_OP_RELU) {
+                int r = only_reader(g, nd->out);
+                if (r >= 0 && g->nodes[r].op == DLC_OP_RELU) { /* Add + Relu */
+                    L->relu = 1;
+                    L->fused[L->n_fused++] = r;
+                    fused[r] = 1;
+                    L->out_tensor = g->nodes[r].out;
+                }
+            } else { /* ReLU keeps the scale of its input */
+                g->t[nd->out].scale = g->t[m->store[nd->in[0]]].scale;
+                g->t[nd->out].amax = g->t[m->store[nd->in[0]]].amax;
+            }
+            L->engine = DLC_ENG_SDP;
+            L->in_scale = g->t[m->store[nd->in[0]]].scale;
+            L->out_scale = g->t[L->out_tensor].scale;
+            if (materialize(m, L->out_tensor)) {
+                rc = lfail(err, errlen, "node '%s': output does not fit device memory", nd->name, NULL);
+                break;
+            }
+            rc = emit_sdp(m, L, &v, err, errlen);
+            continue;
         } else if (nd->op == DLC_OP_MAXPOOL || nd->op == DLC_OP_AVGPOOL || nd->op == DLC_OP_GAP) {
             why = pool_refusal(m, nd);
             if (!why) {

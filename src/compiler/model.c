@@ -572,6 +572,7 @@ static const char *engine_name(const struct dlc_layer *L)
     switch (L->engine) {
     case DLC_ENG_CONV: return "CONV+SDP";
     case DLC_ENG_PDP: return "PDP";
+    case DLC_ENG_SDP: return "SDP";
     case DLC_ENG_CPU: return "CPU";
     default: return "view";
     }
@@ -641,7 +642,7 @@ char *dlasim_model_layer_report(const struct dlasim_model *m)
         layer_ops(m, L, ops, sizeof ops);
         sb_printf(&b, "%-3d %-8s %-24.24s %10.3g %10.3g", i, engine_name(L), ops, L->in_scale,
                   L->out_scale);
-        if (L->engine == DLC_ENG_CONV) {
+        if (L->engine == DLC_ENG_CONV || L->engine == DLC_ENG_SDP) {
             sb_printf(&b, " %5u %5u %5u", L->mul_shift, L->alu_shift, L->cacc_trunc);
         } else {
             sb_printf(&b, " %5s %5s %5s", "-", "-", "-");
