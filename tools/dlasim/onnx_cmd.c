@@ -568,7 +568,7 @@ int cmd_run(int argc, char **argv)
     }
     double acc = labels ? (double)correct / (double)in.count : 0;
     if (!rc && labels) {
-        printf("top-1 accuracy INT8 (nv_small): %.2f %% (%zu / %zu)\n", 100 * acc, correct, in.count);
+        printf("top-1 accuracy INT8 (%s): %.2f %% (%zu / %zu)\n", o.common.config ? o.common.config : "nv_small", 100 * acc, correct, in.count);
     }
     if (!rc && fout) {
         if (labels) {
