@@ -6,6 +6,7 @@
 #   make test       unit, device, property, conformance and fuzz tests, then
 #                   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      performance measurements (long; not part of make test)
+#   make plot       timing plot and timeline of a trace (build/timing.png)
 #
 # Variables: CC (gcc or clang), BUILD (output folder), SAN=1 (sanitizers).
 
@@ -42,7 +43,7 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz
+.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz plot
 all: $(BUILD)/dlasim
 
 $(BUILD)/obj/%.o: %.c
@@ -114,8 +115,25 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/
 
 bench: deps all $(BUILD)/runtime_bench
 	@./$(BUILD)/dlasim bench --json $(BUILD)/bench.json
+	@echo; echo "== timing model vs the nv_small RTL: cycles_to_last_intr per case (docs/timing.md)"
+	@./$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --timing --expect tests/traces/nv_small.expect \
+	    --rtl $(SHARED)/reference/rtl_cycles_nv_small.csv | grep -v '^PASS\|^FAIL' || true
+	@echo; echo "== functional speed with the timing model on"
+	@sh tools/timing/overhead.sh $(BUILD)/dlasim 4
+	@echo; echo "== runtime: overhead over the device, dlasim loadable process time"
 	@./$(BUILD)/runtime_bench $(BUILD)/dlasim $(SHARED)/conformance/nvdla-loadables
+	@echo; echo "== ONNX compiler: Fashion-MNIST, ResNet-18, ResNet-50 on nv_small"
 	@sh tools/bench/onnx_bench.sh ./$(BUILD)/dlasim $(BUILD)
+
+# Timing pictures (docs/timing.md): per-layer plot and timeline of a trace;
+# installs Debian's python3-matplotlib when missing (as root).
+PLOT_CASE ?= $(CONFORMANCE)/nv_small/sdp_pdp_32x16x32_pass_through_int8_0/sdp_pdp_32x16x32_pass_through_int8_0.cfg
+plot: all
+	@/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || { [ "$$(id -u)" = 0 ] && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-matplotlib >/dev/null; } || \
+	    { echo "plot: needs python3-matplotlib (sudo apt-get install python3-matplotlib)"; exit 1; }
+	./$(BUILD)/dlasim trace --timing --json $(BUILD)/timing.json --timeline $(BUILD)/timeline.json \
+	    --plot $(BUILD)/timing.png $(PLOT_CASE)
 
 # Runtime numbers of issue 8 (tools/bench/runtime_bench.c): public API only.
 $(BUILD)/runtime_bench: tools/bench/runtime_bench.c $(BUILD)/libdlasim.a

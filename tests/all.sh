@@ -44,7 +44,11 @@ if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
     for t in trace csb loadable onnx; do
         mkdir -p "build-fuzz/corpus-$t"
         seeds=tests/fuzz/seeds; [ "$t" = csb ] && seeds=
-        [ "$t" = loadable ] && seeds=tests/fuzz/seeds-loadable
+        # loadables: the writer's seeds, and NVIDIA's regression loadables
+        # where the conformance data has them (not copied into the tree)
+        [ "$t" = loadable ] && seeds="tests/fuzz/seeds-loadable $(ls -d \
+            "$conf"/../nvdla-loadables/flatbufs/kmd/PDP "$conf"/../nvdla-loadables/flatbufs/kmd/SDP \
+            "$conf"/../nvdla-loadables/flatbufs/kmd/CDP 2> /dev/null)"
         [ "$t" = onnx ] && seeds=tests/fuzz/seeds-onnx
         maxlen=8192; [ "$t" = onnx ] && maxlen=32768
         build-fuzz/fuzz_$t -max_total_time=20 -max_len=$maxlen -timeout=10 -rss_limit_mb=2048 \

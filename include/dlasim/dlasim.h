@@ -57,6 +57,8 @@ enum dlasim_log_category {
     DLASIM_LOG_EXEC = 1u << 3         /* layer start/end */
 };
 
+struct dlasim_timing_profile; /* include/dlasim/timing.h */
+
 struct dlasim_options {
     const char *config;            /* "nv_small" (default), "nv_small_256", "nv_large" */
     const char *const *overrides;  /* "NVDLA_SDP_EW_ENABLE=1", ... */
@@ -82,6 +84,9 @@ struct dlasim_options {
      * (MACs for a convolution, bytes for BDMA) than this; 0 = no limit beyond
      * the model's host limits.  For fuzzing and sandboxes. */
     uint64_t max_layer_work;
+    /* cycle model (include/dlasim/timing.h): 1 = on; NULL profile = "rtl-tb" */
+    int timing;
+    const struct dlasim_timing_profile *timing_profile;
 };
 
 struct dlasim_dev;

@@ -681,4 +681,3 @@ int dlasim_conv_read_output(struct dlasim_dev *dev, const struct dlasim_conv_pla
     free(buf);
     return rc;
 }
-

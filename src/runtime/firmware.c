@@ -569,6 +569,25 @@ static int init_fw(struct nvrt_fw *fw, const struct nvrt_port *port,
     return check_network(fw);
 }
 
+int nvrt_validate(const struct nvrt_port *port, const struct dlasim_rt_network *net, char *err,
+                  size_t errlen)
+{
+    struct nvrt_fw fw;
+    int rc = init_fw(&fw, port, net, err, errlen);
+    for (uint16_t i = 0; !rc && i < net->num_ops; i++) {
+        const struct nvrt_engine *e = engines[net->ops[i].op_type];
+        struct nvrt_group g = { 0 };
+        g.op = (int16_t)i;
+        g.lut_index = -1;
+        if (e->validate) {
+            rc = e->validate(&fw, &g);
+        }
+    }
+    free(fw.dep_count);
+    free(fw.state);
+    return rc ? rc : fw.rc;
+}
+
 /* Execute a network on a port (ref: scheduler.c dla_execute_task,
  * dla_initiate_processors, dla_process_events). */
 int nvrt_execute(const struct nvrt_port *port, const struct dlasim_rt_network *net, char *err,

@@ -42,6 +42,8 @@ struct nvrt_engine {
     void (*rdma_check)(struct nvrt_fw *fw, struct nvrt_group *g);
     int (*is_ready)(struct nvrt_fw *fw, const struct nvrt_group *g, const struct nvrt_group *other);
     int (*program)(struct nvrt_fw *fw, struct nvrt_group *g);
+    /* descriptor checks that need no hardware access (NULL = none) */
+    int (*validate)(struct nvrt_fw *fw, const struct nvrt_group *g);
     void (*enable)(struct nvrt_fw *fw, struct nvrt_group *g);
 };
 
@@ -107,6 +109,10 @@ int nvrt_program_lut(struct nvrt_fw *fw, const struct nvrt_group *g, int is_sdp,
 /* LUT sharing rule of SDP and CDP (ref: sdp.c/cdp.c dla_*_is_ready). */
 int nvrt_lut_is_ready(int16_t lut_index, const struct nvrt_group *other);
 
+/* Check a network against the port's configuration without touching the
+ * device: engines present, precisions, modes (firmware.c). */
+int nvrt_validate(const struct nvrt_port *port, const struct dlasim_rt_network *net, char *err,
+                  size_t errlen);
 /* Run a network on a port (firmware.c). */
 int nvrt_execute(const struct nvrt_port *port, const struct dlasim_rt_network *net, char *err,
                  size_t errlen);
@@ -117,6 +123,10 @@ struct dlasim_loadable_input;
 int nvrt_loadable_run_on(const struct nvrt_port *port, struct dlasim_loadable *ld,
                          const struct dlasim_loadable_input *inputs, unsigned n_inputs, char *err,
                          size_t errlen);
+
+/* Run an EMU (CPU) task: addrs/sizes of its address list (emu.c). */
+int nvrt_run_emu(const struct nvrt_port *port, const uint64_t *addrs, const uint64_t *sizes,
+                 uint32_t n_addrs, char *err, size_t errlen);
 
 #define NVRT_HI32(x) ((uint32_t)((uint64_t)(x) >> 32))
 #define NVRT_LO32(x) ((uint32_t)(x))

@@ -171,14 +171,11 @@ static uint32_t rbk_ram(uint16_t type)
                                     : NVDLA_RBK_D_DAIN_RAM_TYPE_0_DATAIN_RAM_TYPE_CVIF;
 }
 
-static int rubik_program(struct nvrt_fw *fw, struct nvrt_group *g)
+static int rubik_validate(struct nvrt_fw *fw, const struct nvrt_group *g)
 {
     const struct dlasim_rt_op *d = nvrt_op_of(fw, g);
     const struct dlasim_rt_rubik_op *op = &d->op.rubik;
     const struct dlasim_rt_cube *src = &d->surface.io.src_data, *dst = &d->surface.io.dst_data;
-    uint64_t in = 0, out = 0;
-    nvrt_enable_intr(fw, NVDLA_GLB_S_INTR_MASK_0_RUBIK_DONE_MASK1__MASK |
-                             NVDLA_GLB_S_INTR_MASK_0_RUBIK_DONE_MASK0__MASK);
     int rc = nvrt_check_range(fw, g, "rubik_surface.src_data.type", src->type, 0, 1);
     rc = rc ? rc : nvrt_check_range(fw, g, "rubik_surface.dst_data.type", dst->type, 0, 1);
     rc = rc ? rc : nvrt_check_range(fw, g, "rubik_op.mode", op->mode, 0, 2);
@@ -193,6 +190,18 @@ static int rubik_program(struct nvrt_fw *fw, struct nvrt_group *g)
                        "needs a non-zero multiple of 32",
                        g->op, src->plane_stride);
     }
+    return rc;
+}
+
+static int rubik_program(struct nvrt_fw *fw, struct nvrt_group *g)
+{
+    const struct dlasim_rt_op *d = nvrt_op_of(fw, g);
+    const struct dlasim_rt_rubik_op *op = &d->op.rubik;
+    const struct dlasim_rt_cube *src = &d->surface.io.src_data, *dst = &d->surface.io.dst_data;
+    uint64_t in = 0, out = 0;
+    nvrt_enable_intr(fw, NVDLA_GLB_S_INTR_MASK_0_RUBIK_DONE_MASK1__MASK |
+                             NVDLA_GLB_S_INTR_MASK_0_RUBIK_DONE_MASK0__MASK);
+    int rc = rubik_validate(fw, g);
     rc = rc ? rc : nvrt_cube_address(fw, g->op, "rubik_surface.src_data", src, &in);
     rc = rc ? rc : nvrt_cube_address(fw, g->op, "rubik_surface.dst_data", dst, &out);
     if (rc) {
@@ -246,5 +255,6 @@ const struct nvrt_engine nvrt_rubik_engine = {
     .rdma_check = bdma_rdma_check,
     .is_ready = rubik_is_ready,
     .program = rubik_program,
+    .validate = rubik_validate,
     .enable = rubik_enable,
 };

@@ -254,5 +254,6 @@ const struct nvrt_engine nvrt_cdp_engine = {
     .rdma_check = cdp_rdma_check,
     .is_ready = cdp_is_ready,
     .program = cdp_program,
+    .validate = validate,
     .enable = cdp_enable,
 };

@@ -333,5 +333,6 @@ const struct nvrt_engine nvrt_conv_engine = {
     .rdma_check = conv_rdma_check,
     .is_ready = conv_is_ready,
     .program = conv_program,
+    .validate = validate,
     .enable = conv_enable,
 };

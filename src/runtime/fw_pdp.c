@@ -190,5 +190,6 @@ const struct nvrt_engine nvrt_pdp_engine = {
     .rdma_check = pdp_rdma_check,
     .is_ready = pdp_is_ready,
     .program = pdp_program,
+    .validate = validate,
     .enable = pdp_enable,
 };

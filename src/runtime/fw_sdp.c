@@ -395,5 +395,6 @@ const struct nvrt_engine nvrt_sdp_engine = {
     .rdma_check = sdp_rdma_check,
     .is_ready = sdp_is_ready,
     .program = sdp_program,
+    .validate = validate,
     .enable = sdp_enable,
 };

@@ -12,6 +12,7 @@
  * goldens' application had no such format).  Elements at or beyond
  * the buffer's size are an error, as in the application.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,10 +177,12 @@ static int dimg_in(const uint8_t *d, size_t len, const struct nvrt_tensor_layout
     return 0;
 }
 
-/* PGM (P5, maxval < 256): one channel; pixel (x, y) to channel 0 of the
- * tensor layout, as the application's PGM-to-feature copy does. */
+/* PGM (P5, maxval < 256): one channel, written to channel 0 of an INT8
+ * tensor (R8 pitch-linear, FEATURE or FEATURE_X8 layout) as the
+ * application's createImageCopy does: floor(p * 127 / 255 + 0.5), the rest
+ * of the buffer zero. */
 static int pgm_in(const uint8_t *d, size_t len, const struct nvrt_tensor_layout *t,
-                  const struct dimg_format *f, uint8_t *buf, char *err, size_t errlen)
+                  uint8_t *buf, char *err, size_t errlen)
 {
     unsigned long v[3];
     size_t pos = 2;
@@ -204,19 +207,36 @@ static int pgm_in(const uint8_t *d, size_t len, const struct nvrt_tensor_layout 
         }
     }
     pos++; /* one whitespace byte ends the header */
+    int r8 = t->pixel_format == 0;
+    struct dimg_format f = { 0, 1, 1 };
+    if (!r8) {
+        int rc = format_of(t, &f, err, errlen);
+        if (rc) {
+            return rc;
+        }
+    }
+    if (t->data_type != DT_INT8 || f.bpe != 1) {
+        return img_fail(err, errlen, DLASIM_ERR_UNSUPPORTED,
+                        "input PGM: only INT8 input tensors are converted (data_type %u)",
+                        t->data_type);
+    }
     if (v[2] == 0 || v[2] > 255 || v[0] != (unsigned long)t->w || v[1] != (unsigned long)t->h ||
-        pos > len || v[0] * v[1] > len - pos || f->bpe != 1) {
+        pos > len || v[0] * v[1] > len - pos) {
         return img_fail(err, errlen, DLASIM_ERR_PARSE,
-                        "input PGM: %lux%lu maxval %lu does not match the %dx%d INT8 input "
-                        "tensor or is truncated",
+                        "input PGM: %lux%lu maxval %lu does not match the %dx%d input tensor or "
+                        "is truncated",
                         v[0], v[1], v[2], t->w, t->h);
     }
     for (uint32_t y = 0; y < (uint32_t)t->h; y++) {
         for (uint32_t x = 0; x < (uint32_t)t->w; x++) {
-            uint64_t off = element_offset(t, f, x, y, 0);
-            if (off < t->size) {
-                buf[off] = d[pos + (size_t)y * v[0] + x];
+            uint64_t off = r8 ? (uint64_t)y * t->line_stride + x : element_offset(t, &f, x, y, 0);
+            if (off >= t->size) {
+                return img_fail(err, errlen, DLASIM_ERR_PARSE,
+                                "input PGM: pixel (%u, %u) falls outside the tensor's %llu bytes",
+                                x, y, (unsigned long long)t->size);
             }
+            unsigned p = d[pos + (size_t)y * v[0] + x];
+            buf[off] = (uint8_t)(int)floor(p * 127.0 / 255.0 + 0.5);
         }
     }
     return 0;
@@ -232,8 +252,7 @@ int nvrt_image_to_tensor(const void *data, size_t len, const struct nvrt_tensor_
         return rc ? rc : dimg_in(d, len, t, &f, buf, err, errlen);
     }
     if (len >= 2 && d[0] == 'P' && d[1] == '5') {
-        int rc = format_of(t, &f, err, errlen);
-        return rc ? rc : pgm_in(d, len, t, &f, buf, err, errlen);
+        return pgm_in(d, len, t, buf, err, errlen);
     }
     if (len >= 3 && d[0] == 0xff && d[1] == 0xd8 && d[2] == 0xff) {
         return img_fail(err, errlen, DLASIM_ERR_UNSUPPORTED,

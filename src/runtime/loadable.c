@@ -17,9 +17,12 @@
  *     runtime DlaImage.cpp, TestUtils.cpp Tensor2DIMG): INT8 FEATURE tensors
  *     in the 32-channels-per-atom layout, FEATURE_X8 in 8.
  *
- * Refused with a message naming what asks for it: EMU (CPU) tasks, SRAM
- * memories on a device without a secondary port, ROIs, descriptor versions
- * other than 0.10-0.12.  Every index and size read from the file is checked
+ *   - EMU tasks (softmax, power) run on the CPU (emu.c) on device memory.
+ *
+ * Refused with a message naming what asks for it: SRAM memories on a device
+ * without a secondary port, ROIs, descriptor versions other than 0.10-0.12.
+ * The reloc_list (stride rewrites when tensors are bound with other
+ * strides) is not applied: tensors are bound at the loadable's strides.  Every index and size read from the file is checked
  * before use; an error names the table, field and byte offset.
  */
 #include <stdarg.h>
@@ -702,6 +705,32 @@ static int run_dla_task(const struct nvrt_port *port, const struct dlasim_loadab
     return rc;
 }
 
+static int run_emu_task(const struct nvrt_port *port, const struct dlasim_loadable *ld,
+                        uint32_t task_id, char *err, size_t errlen)
+{
+    const struct ld_task *t = &ld->tasks[task_id];
+    uint64_t *addrs = calloc(t->n_addrs + 1, sizeof *addrs);
+    uint64_t *sizes = calloc(t->n_addrs + 1, sizeof *sizes);
+    int rc = DLASIM_ERR_NOMEM;
+    if (addrs && sizes) {
+        for (uint32_t i = 0; i < t->n_addrs; i++) {
+            const struct ld_addr *a = &ld->addrs[t->addrs[i]];
+            addrs[i] = address_of(ld, t->addrs[i]);
+            sizes[i] = ld->mems[a->mem_id].size - a->offset;
+        }
+        char msg[512];
+        rc = nvrt_run_emu(port, addrs, sizes, t->n_addrs, msg, sizeof msg);
+        if (rc) {
+            ld_fail(err, errlen, rc, "task %u: %s", task_id, msg);
+        }
+    } else {
+        ld_fail(err, errlen, rc, "loadable: out of host memory");
+    }
+    free(addrs);
+    free(sizes);
+    return rc;
+}
+
 static const struct ld_mem *bound_memory(const struct dlasim_loadable *ld, uint16_t flag,
                                          unsigned index)
 {
@@ -774,11 +803,41 @@ static int dump_outputs(const struct nvrt_port *port, struct dlasim_loadable *ld
     return 0;
 }
 
+/* Every DLA task's network checked before anything runs, so a loadable the
+ * configuration cannot run is refused naming its descriptor, not half run. */
+static int validate_tasks(const struct nvrt_port *port, const struct dlasim_loadable *ld,
+                          char *err, size_t errlen)
+{
+    int rc = 0;
+    for (uint32_t s = 0; !rc && s < ld->n_submits; s++) {
+        for (uint32_t k = 0; !rc && k < ld->submits[s].n_tasks; k++) {
+            uint32_t id = ld->submits[s].tasks[k];
+            if (ld->tasks[id].interface != IFACE_DLA1) {
+                continue;
+            }
+            struct dlasim_rt_network net;
+            struct net_buf b = { 0 };
+            memset(&net, 0, sizeof net);
+            rc = build_network(port, ld, &ld->tasks[id], &net, &b, err, errlen);
+            if (!rc) {
+                char msg[512];
+                rc = nvrt_validate(port, &net, msg, sizeof msg);
+                if (rc) {
+                    ld_fail(err, errlen, rc, "task %u: %s", id, msg);
+                }
+            }
+            free_net(&b);
+        }
+    }
+    return rc;
+}
+
 int nvrt_loadable_run_on(const struct nvrt_port *port, struct dlasim_loadable *ld,
                          const struct dlasim_loadable_input *inputs, unsigned n_inputs, char *err,
                          size_t errlen)
 {
     int rc = alloc_memories(port, ld, err, errlen);
+    rc = rc ? rc : validate_tasks(port, ld, err, errlen);
     rc = rc ? rc : bind_inputs(port, ld, inputs, n_inputs, err, errlen);
     for (uint32_t s = 0; !rc && s < ld->n_submits; s++) {
         const struct ld_submit *sub = &ld->submits[s];
@@ -787,10 +846,7 @@ int nvrt_loadable_run_on(const struct nvrt_port *port, struct dlasim_loadable *l
             if (ld->tasks[id].interface == IFACE_DLA1) {
                 rc = run_dla_task(port, ld, id, err, errlen);
             } else if (ld->tasks[id].interface == IFACE_EMU1) {
-                rc = ld_fail(err, errlen, DLASIM_ERR_UNSUPPORTED,
-                             "loadable: task_list[%u] is an EMU (CPU) task, which dlasim's "
-                             "runtime does not run yet",
-                             id);
+                rc = run_emu_task(port, ld, id, err, errlen);
             } else {
                 rc = ld_fail(err, errlen, DLASIM_ERR_PARSE,
                              "loadable: task_list[%u].interface=%u is neither DLA1 nor EMU1", id,

@@ -7,6 +7,8 @@
  * per device.
  */
 #include "dlasim/dlasim.h"
+#include "dlasim/timing.h"
+#include "regs/gen/nvdla_regs.h"
 #include "runtime/port.h"
 
 #define SIM_MEM_BASE 0x80000000ull
@@ -35,6 +37,15 @@ static int sim_wait_irq(void *ctx)
         if (rc == 0 && !dlasim_irq_level(sp->dev)) {
             return DLASIM_ERR_TIMEOUT;
         }
+    }
+    if (dlasim_timing_enabled(sp->dev)) {
+        /* with the timing model on, the host's clock moves to the cycle a
+         * polling read first sees the raised bits (include/dlasim/timing.h) */
+        uint32_t st = 0;
+        dlasim_timing_hold(sp->dev, 1);
+        dlasim_csb_read(sp->dev, NVDLA_GLB_S_INTR_STATUS_0, &st);
+        dlasim_timing_hold(sp->dev, 0);
+        dlasim_timing_wait_irq(sp->dev, st);
     }
     return 0;
 }

@@ -28,6 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.config = configs[data[0] % 3];
     o.max_layer_work = 1u << 16;
     o.threads = 1;
+    o.timing = (data[0] / 3) & 1; /* the cycle model on every other input */
     if (dlasim_create(&o, &dev, err, sizeof(err))) {
         return 0;
     }

@@ -1,7 +1,8 @@
 /*
  * libFuzzer target: the loadable reader and runner.  The input is a loadable
- * (seeds in tests/fuzz/seeds-loadable: three of NVIDIA's regression loadables
- * and two written by dlasim_loadable_write, interface 0.12 and 0.10).  It is
+ * (seeds: two written by dlasim_loadable_write, interface 0.12 and 0.10, in
+ * tests/fuzz/seeds-loadable, and NVIDIA's PDP/SDP/CDP regression loadables
+ * from the conformance data, which tests/all.sh passes when present).  It is
  * parsed and, when it parses, run on a fresh nv_small device with a small
  * work budget.  Malformed, truncated or hostile loadables (offsets out of the
  * file, cycles in the dependency graph, indexes out of range, sizes that

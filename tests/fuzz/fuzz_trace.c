@@ -35,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct dlasim_options opt = {0};
     opt.max_layer_work = 1u << 20; /* keep every layer fast */
     opt.threads = 1;
+    opt.timing = (int)(size & 1); /* the timed player on every other input */
     if (small_enough(t) && !dlasim_create(&opt, &dev, err, sizeof(err))) {
         struct dlasim_trace_play_options o = {0};
         o.max_layers_per_wait = 4;

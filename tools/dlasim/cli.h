@@ -3,8 +3,11 @@
 #define DLASIM_TOOLS_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "dlasim/dlasim.h"
+#include "dlasim/timing.h"
 
 #define CLI_MAX_SETS 64
 
@@ -16,7 +19,14 @@ struct cli_common {
     unsigned threads;                   /* --threads N (0 = all cores) */
     int strict;                         /* --strict */
     unsigned log_mask;                  /* --log CATEGORIES */
+    int timing;                         /* --timing: cycle model on */
+    const char *mem_profile;            /* --mem-profile NAME (rtl-tb, dram) */
+    double mem_gbps, mem_latency_ns;    /* --mem-bw GB/s, --mem-latency ns (a DRAM profile) */
+    double clock_mhz;                   /* --clock-mhz (default 1000) */
 };
+
+/* The timing profile the common options name (only meaningful with timing). */
+int cli_timing_profile(const struct cli_common *c, struct dlasim_timing_profile *p);
 
 /* Consume a common option at argv[*i]; 1 = consumed, 0 = not common, -1 = error. */
 int cli_common_option(struct cli_common *c, int argc, char **argv, int *i);
@@ -29,5 +39,20 @@ int cmd_bench(int argc, char **argv);
 int cmd_loadable(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_estimate(int argc, char **argv);
+
+/* Timing reports (timing_report.c). */
+/* Per-layer table (cycles, units, MAC utilisation, bytes, bound) to f. */
+void timing_print_layers(struct dlasim_dev *dev, FILE *f, double clock_mhz);
+/* {"cycles_to_last_intr": N, "layers": [...]}; returns 0 or -1 (message printed). */
+int timing_write_json(struct dlasim_dev *dev, const char *path, const char *name,
+                      uint64_t cycles_to_last_intr, double clock_mhz);
+/* Chrome/Perfetto trace-event JSON: one track per unit, a slice per layer,
+ * bandwidth counters; returns 0 or -1 (message printed). */
+int timing_write_timeline(struct dlasim_dev *dev, const char *path, const char *name,
+                          double clock_mhz);
+/* PNG of per-layer cycles and MAC utilisation drawn by python3-matplotlib
+ * from the JSON file; returns 0 or -1 (message printed). */
+int timing_plot(const char *json_path, const char *png_path);
 
 #endif
