@@ -20,9 +20,10 @@ struct dlc_buf {
     int16_t addr_index; /* in the model's address list, -1 = not materialized */
     uint32_t c, h, w;
     uint32_t line, surf, size;
+    uint32_t offset;    /* bytes into the buffer (a Concat input placed in its output) */
 };
 
-enum dlc_engine { DLC_ENG_CONV, DLC_ENG_PDP, DLC_ENG_SDP, DLC_ENG_CPU, DLC_ENG_VIEW };
+enum dlc_engine { DLC_ENG_CONV, DLC_ENG_PDP, DLC_ENG_SDP, DLC_ENG_CPU, DLC_ENG_VIEW, DLC_ENG_PLACED };
 
 /* One lowered layer: a node (with the nodes fused into it). */
 struct dlc_layer {
@@ -37,6 +38,7 @@ struct dlc_layer {
     float in_scale, out_scale;
     uint32_t mul_shift, alu_shift, cacc_trunc;
     int relu;
+    int prelu;          /* a LeakyRelu / PRelu fused (node index in fused[]) */
     float clip_hi;      /* relu6 and the like: upper clip (folded into saturation) */
     uint64_t macs;
     int n_hw_ops;
@@ -86,6 +88,7 @@ struct dlasim_model {
     int stats;
     unsigned stats_left;
     float **fvals;         /* float values per tensor (stats and CPU layers) */
+    char *no_place;        /* per node: Concat not placed (its inputs' scales cannot agree) */
 };
 
 /* lower.c */

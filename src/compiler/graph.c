@@ -600,6 +600,33 @@ static int fold_bn(struct dlc_graph *g, struct dlc_node *bn)
     return 0;
 }
 
+/* Fold a zero Pad into the Conv that is its only reader (the convolution
+ * pads with zeros itself). */
+static void fold_pad(struct dlc_graph *g, struct dlc_node *pad)
+{
+    int t = pad->out;
+    if (pad->pad_value != 0.0f || g->t[t].consumers != 1 || t == g->output) {
+        return;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        struct dlc_node *cv = &g->nodes[i];
+        if (cv->dead || cv->op != DLC_OP_CONV || cv->in[0] != t) {
+            continue;
+        }
+        for (int k = 0; k < 4; k++) {
+            if (cv->pads[k] + pad->pads[k] > 31) {
+                return; /* beyond the padding registers: keep the Pad */
+            }
+        }
+        for (int k = 0; k < 4; k++) {
+            cv->pads[k] += pad->pads[k];
+        }
+        cv->in[0] = pad->in[0];
+        pad->dead = 1;
+        return;
+    }
+}
+
 int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen)
 {
     for (int i = 0; i < g->n_nodes; i++) {
@@ -612,6 +639,11 @@ int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen)
         }
         if (g->t[nd->out].n > (1 << 26)) {
             return nfail(err, errlen, nd, "output tensor too large");
+        }
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (!g->nodes[i].dead && g->nodes[i].op == DLC_OP_PAD) {
+            fold_pad(g, &g->nodes[i]);
         }
     }
     for (int i = 0; i < g->n_nodes; i++) {

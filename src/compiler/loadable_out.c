@@ -39,6 +39,7 @@ static void tensor_desc(const struct dlasim_model *m, int t, uint16_t mem_id, co
     d->name = name;
     d->mem_id = mem_id;
     d->size = b->size;
+    d->offset = b->offset;
     d->data_format = 1;   /* NCHW-like feature layout as NVIDIA's compiler marks it */
     d->data_type = 4;     /* INT8 */
     d->data_category = 2; /* feature */
@@ -98,7 +99,8 @@ int dlasim_model_write_loadable(const struct dlasim_model *m, uint8_t **out, siz
         md->size = 256;
         for (int t = 0; t < m->g.n_t; t++) {
             if (m->buf[t].addr_index == i) {
-                md->size = m->buf[t].size;
+                uint64_t end = (uint64_t)m->buf[t].offset + m->buf[t].size;
+                md->size = md->size > end ? md->size : end;
                 if (t == in_t) {
                     md->flags |= 4, md->bind_id = 0, md->tensor_desc_id = 0;
                 }

@@ -177,12 +177,18 @@ static void fuse_after(struct dlasim_model *m, struct dlc_layer *L, int64_t k)
         }
         struct dlc_node *nd = &g->nodes[r];
         int ai = 0, ci = 0;
-        if (!L->relu && (nd->op == DLC_OP_ADD || nd->op == DLC_OP_SUB) &&
+        if (!L->relu && !L->prelu &&
+            (nd->op == DLC_OP_ADD || nd->op == DLC_OP_SUB || nd->op == DLC_OP_MUL) &&
             per_channel_const(g, nd, k, &ai, &ci) && nd->in[ai] == t) {
-            /* bias: before any activation */
-        } else if (!L->relu && nd->op == DLC_OP_RELU) {
+            /* bias or per-channel scale: folded into the weights and bias */
+        } else if (!L->relu && !L->prelu && nd->op == DLC_OP_LEAKYRELU) {
+            L->prelu = L->n_fused + 1;
+        } else if (!L->relu && !L->prelu && nd->op == DLC_OP_PRELU &&
+                   per_channel_const(g, nd, k, &ai, &ci) && ai == 0 && nd->in[0] == t) {
+            L->prelu = L->n_fused + 1;
+        } else if (!L->relu && !L->prelu && nd->op == DLC_OP_RELU) {
             L->relu = 1;
-        } else if (!L->relu && nd->op == DLC_OP_CLIP && nd->clip_min == 0.0f) {
+        } else if (!L->relu && !L->prelu && nd->op == DLC_OP_CLIP && nd->clip_min == 0.0f) {
             L->relu = 1;
             L->clip_hi = nd->clip_max;
         } else {
@@ -245,7 +251,33 @@ static const char *pool_refusal(const struct dlasim_model *m, const struct dlc_n
     return NULL;
 }
 
-static const char *conv_refusal(const struct dlasim_model *m, const struct dlc_node *nd)
+/* The convolution planner on the node's shape (a dry run): NULL, or why
+ * not (written into why). */
+static const char *plan_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
+                                const struct dlc_buf *b, char *why, size_t n)
+{
+    const struct dlc_tensor *w = &m->g.t[nd->in[1]];
+    struct dlasim_conv_desc d;
+    dlasim_conv_desc_init(&d);
+    d.in_w = b->w, d.in_h = b->h, d.in_c = b->c;
+    d.kernels = (uint32_t)w->dims[0];
+    d.kernel_h = (uint32_t)nd->kernel[0], d.kernel_w = (uint32_t)nd->kernel[1];
+    d.stride_y = (uint32_t)nd->stride[0], d.stride_x = (uint32_t)nd->stride[1];
+    d.dilation_y = (uint32_t)nd->dilation[0], d.dilation_x = (uint32_t)nd->dilation[1];
+    d.pad_top = (uint32_t)nd->pads[0], d.pad_left = (uint32_t)nd->pads[1];
+    d.pad_bottom = (uint32_t)nd->pads[2], d.pad_right = (uint32_t)nd->pads[3];
+    struct dlasim_conv_plan plan;
+    char perr[160] = "";
+    if (dlasim_conv_plan(&m->hw, &d, &plan, perr, sizeof perr)) {
+        snprintf(why, n, "the convolution planner refuses it: %s", perr);
+        return why;
+    }
+    dlasim_conv_plan_free(&plan);
+    return NULL;
+}
+
+static const char *conv_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
+                                char *why, size_t n)
 {
     const struct dlc_graph *g = &m->g;
     const struct dlc_buf *b = &m->buf[stored(m, nd->in[0])];
@@ -257,7 +289,7 @@ static const char *conv_refusal(const struct dlasim_model *m, const struct dlc_n
         if (g->t[nd->out].dims[1] > 8192) {
             return "more than 8192 output channels";
         }
-        return NULL;
+        return plan_refusal(m, nd, b, why, n);
     }
     const struct dlc_tensor *w = &g->t[nd->in[1]];
     int64_t k = nd->op == DLC_OP_GEMM && nd->trans_b ? w->dims[1] : w->dims[0];
@@ -335,15 +367,22 @@ static int dense_weights(const struct dlasim_model *m, const struct dlc_layer *L
             q->bias[n] = bt ? beta * bt->data[bt->n == 1 ? 0 : n] : 0.0f;
         }
     }
-    for (int f = 0; f < L->n_fused; f++) { /* folded bias Add / Sub */
+    for (int f = 0; f < L->n_fused; f++) { /* folded bias Add / Sub, scale Mul, in order */
         const struct dlc_node *fn = &g->nodes[L->fused[f]];
         int ai = 0, ci = 0;
-        if ((fn->op == DLC_OP_ADD || fn->op == DLC_OP_SUB) &&
+        if ((fn->op == DLC_OP_ADD || fn->op == DLC_OP_SUB || fn->op == DLC_OP_MUL) &&
             per_channel_const(g, fn, q->K, &ai, &ci)) {
             const struct dlc_tensor *c = &g->t[fn->in[ci]];
             for (int64_t k = 0; k < q->K; k++) {
                 float v = c->data[c->n == 1 ? 0 : k];
-                q->bias[k] += fn->op == DLC_OP_SUB ? -v : v;
+                if (fn->op == DLC_OP_MUL) {
+                    q->bias[k] *= v;
+                    for (size_t i = 0; i < per; i++) {
+                        q->w[(size_t)k * per + i] *= v;
+                    }
+                } else {
+                    q->bias[k] += fn->op == DLC_OP_SUB ? -v : v;
+                }
             }
         }
     }
@@ -411,6 +450,8 @@ static void quantize_conv(struct dlc_layer *L, struct qconv *q)
     free(B);
 }
 
+static int16_t fit16(double v, uint32_t *shift, int max_shift);
+
 /* ---- hardware operations -------------------------------------------------------------- */
 
 struct opvec {
@@ -452,6 +493,7 @@ static struct dlasim_rt_cube cube_of(const struct dlc_buf *b, uint16_t type)
     q.width = (uint16_t)b->w, q.height = (uint16_t)b->h, q.channel = (uint16_t)b->c;
     q.line_stride = b->line;
     q.surf_stride = b->surf;
+    q.offset = type == DLASIM_RT_MEM_HW ? 0 : b->offset;
     return q;
 }
 
@@ -504,6 +546,33 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
                      NULL);
     }
     dlasim_conv_pack_weights(&plan, q.qw, wb->data);
+    /* LeakyRelu / PRelu slopes: one per layer, or per channel from memory */
+    int16_t slope_q = 0;
+    uint32_t slope_shift = 0;
+    struct dlc_blob *slope_blob = NULL;
+    if (L->prelu) {
+        const struct dlc_node *pn = &g->nodes[L->fused[L->prelu - 1]];
+        const struct dlc_tensor *st = pn->op == DLC_OP_PRELU ? &g->t[pn->in[1]] : NULL;
+        double smax = pn->op == DLC_OP_LEAKYRELU ? fabs(pn->alpha) : 0;
+        for (int64_t k = 0; st && k < st->n; k++) {
+            smax = fabs(st->data[k]) > smax ? fabs(st->data[k]) : smax;
+        }
+        slope_q = fit16(smax > 0 ? smax : 1.0, &slope_shift, 31);
+        slope_q = sat16((pn->op == DLC_OP_LEAKYRELU ? pn->alpha : st->data[0]) * ldexp(1.0, (int)slope_shift));
+        if (st && st->n > 1) {
+            slope_blob = add_blob(m, (size_t)q.K * 2);
+            if (!slope_blob) {
+                dlasim_conv_plan_free(&plan);
+                qconv_free(&q);
+                return lfail(err, errlen, "node '%s': out of memory", nd->name, NULL);
+            }
+            wb = slope_blob - 2, sb = slope_blob - 1;
+            for (int64_t k = 0; k < q.K; k++) {
+                uint16_t sv = (uint16_t)sat16(st->data[k] * ldexp(1.0, (int)slope_shift));
+                slope_blob->data[2 * k] = (uint8_t)sv, slope_blob->data[2 * k + 1] = (uint8_t)(sv >> 8);
+            }
+        }
+    }
     for (int64_t k = 0; k < q.K; k++) { /* DATA_USE BOTH: ALU operand, then MUL (little-endian) */
         uint16_t a = (uint16_t)q.alu[k], mu = (uint16_t)q.mul[k];
         sb->data[4 * k] = (uint8_t)a, sb->data[4 * k + 1] = (uint8_t)(a >> 8);
@@ -544,7 +613,7 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
         struct dlasim_rt_conv_surface *cs = &co->surface.conv;
         cs->src_data = cube_of(bx, DLASIM_RT_MEM_MC);
         cs->src_data.height = (uint16_t)l->in_h;
-        cs->src_data.offset = l->in_y0 * bx->line;
+        cs->src_data.offset = bx->offset + l->in_y0 * bx->line;
         cs->weight_data.type = DLASIM_RT_MEM_MC;
         cs->weight_data.address = wb->addr_index;
         cs->weight_data.size = plan.weight_bytes;
@@ -566,16 +635,33 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
         s->x1_op.truncate = (uint8_t)L->mul_shift;
         s->x1_op.precision = DLASIM_RT_INT16;
         struct dlasim_rt_sdp_surface *ss = &so->surface.sdp;
+        ss->x2_data.address = -1;
+        if (L->prelu) { /* X2 (BN) in PReLU mode: negative values times the slope */
+            s->x2_op.enable = 1;
+            s->x2_op.type = DLASIM_RT_SDP_MUL;
+            s->x2_op.act = DLASIM_RT_ACT_PRELU;
+            s->x2_op.truncate = (uint8_t)slope_shift;
+            s->x2_op.precision = DLASIM_RT_INT16;
+            s->x2_op.mode = slope_blob ? DLASIM_RT_SDP_PER_KERNEL : DLASIM_RT_SDP_PER_LAYER;
+            s->x2_op.mul_operand = slope_q;
+            if (slope_blob) {
+                ss->x2_data.type = DLASIM_RT_MEM_MC;
+                ss->x2_data.address = slope_blob->addr_index;
+                ss->x2_data.size = (uint32_t)slope_blob->len;
+                ss->x2_data.width = 1, ss->x2_data.height = 1;
+                ss->x2_data.channel = (uint16_t)q.K;
+            }
+        }
         ss->src_data = cs->dst_data;
         ss->dst_data = cube_of(by, DLASIM_RT_MEM_MC);
         ss->dst_data.height = (uint16_t)l->out_h;
-        ss->dst_data.offset = l->out_y0 * by->line;
+        ss->dst_data.offset = by->offset + l->out_y0 * by->line;
         ss->x1_data.type = DLASIM_RT_MEM_MC;
         ss->x1_data.address = sb->addr_index;
         ss->x1_data.size = (uint32_t)sb->len;
         ss->x1_data.width = 1, ss->x1_data.height = 1;
         ss->x1_data.channel = (uint16_t)q.K;
-        ss->x2_data.address = ss->y_data.address = -1;
+        ss->y_data.address = -1;
         L->n_hw_ops += 2;
     }
     dlasim_conv_plan_free(&plan);
@@ -677,7 +763,7 @@ static const char *sdp_refusal(const struct dlasim_model *m, const struct dlc_no
     const struct dlc_tensor *y = &g->t[nd->out];
     int64_t c, h, w;
     dlc_cube_of(y, &c, &h, &w);
-    struct dlc_buf want = { 0, (uint32_t)c, (uint32_t)h, (uint32_t)w, 0, 0, 0 };
+    struct dlc_buf want = { 0, (uint32_t)c, (uint32_t)h, (uint32_t)w, 0, 0, 0, 0 };
     int n = nd->op == DLC_OP_RELU ? 1 : 2;
     for (int i = 0; i < n; i++) {
         const struct dlc_tensor *x = &g->t[nd->in[i]];
@@ -847,6 +933,83 @@ static int add_cpu_step(struct dlasim_model *m, int layer)
     return 0;
 }
 
+/* ---- Concat by output placement ------------------------------------------------------- */
+
+/* Producers that choose their output scale (so a Concat input can take the
+ * Concat's): not pooling (PDP keeps its input's scale), not a view, not a
+ * standalone Relu. */
+static int rescaling_producer(const struct dlc_graph *g, int t)
+{
+    int p = g->t[t].producer;
+    if (p < 0) {
+        return 0;
+    }
+    enum dlc_op op = g->nodes[p].op;
+    if (op == DLC_OP_RELU || op == DLC_OP_CLIP || op == DLC_OP_LEAKYRELU || op == DLC_OP_PRELU ||
+        ((op == DLC_OP_ADD || op == DLC_OP_SUB || op == DLC_OP_MUL) &&
+         (g->t[g->nodes[p].in[0]].is_const || g->t[g->nodes[p].in[1]].is_const))) {
+        /* fused after a convolution (or a CPU layer) when its input comes from one */
+        int in = g->nodes[p].in[0];
+        if (g->t[in].is_const && g->nodes[p].n_in > 1) {
+            in = g->nodes[p].in[1];
+        }
+        return g->t[in].consumers == 1 && rescaling_producer(g, in);
+    }
+    return !is_view(op) && op != DLC_OP_MAXPOOL && op != DLC_OP_AVGPOOL && op != DLC_OP_GAP &&
+           op != DLC_OP_CONCAT;
+}
+
+/* A channel Concat whose inputs can be written straight into its output:
+ * every input but the last a whole number of Atomic-M surfaces, none the
+ * model's input or output, each produced by a layer that sets its own
+ * scale.  The inputs then share the output's buffer (at their surface
+ * offset) and scale (the largest range of them all). */
+static int place_concat(struct dlasim_model *m, int node)
+{
+    struct dlc_graph *g = &m->g;
+    const struct dlc_node *nd = &g->nodes[node];
+    const struct dlc_tensor *y = &g->t[nd->out];
+    if (y->rank != 4 || nd->axis != 1 || m->no_place[node]) {
+        return 0;
+    }
+    uint32_t c0 = 0;
+    float amax = y->amax;
+    for (int i = 0; i < nd->n_in; i++) {
+        int t = nd->in[i];
+        const struct dlc_tensor *x = &g->t[t];
+        for (int j = 0; j < i; j++) {
+            if (nd->in[j] == t) {
+                return 0;
+            }
+        }
+        if (x->is_const || t == g->input || t == g->output || m->buf[t].addr_index >= 0 ||
+            !rescaling_producer(g, t) || (i + 1 < nd->n_in && x->dims[1] % m->hw.atom_m)) {
+            return 0;
+        }
+        amax = x->amax > amax ? x->amax : amax;
+        c0 += (uint32_t)x->dims[1];
+    }
+    if (materialize(m, nd->out)) {
+        return -1;
+    }
+    const struct dlc_buf *by = &m->buf[nd->out];
+    c0 = 0;
+    for (int i = 0; i < nd->n_in; i++) {
+        int t = nd->in[i];
+        struct dlc_buf *b = &m->buf[t];
+        *b = *by;
+        b->c = (uint32_t)g->t[t].dims[1];
+        b->offset = c0 / m->hw.atom_m * by->surf;
+        b->size = (uint32_t)dlasim_conv_cube_bytes(&m->hw, b->w, b->h, b->c, 0, 0);
+        g->t[t].amax = amax;
+        g->t[t].scale = dlc_quant_scale(amax);
+        c0 += b->c;
+    }
+    g->t[nd->out].amax = amax;
+    g->t[nd->out].scale = dlc_quant_scale(amax);
+    return 1;
+}
+
 /* ---- the pass ------------------------------------------------------------------------- */
 
 static const char *cpu_reason(const struct dlasim_model *m, const struct dlc_node *nd)
@@ -899,7 +1062,7 @@ void dlc_lower_free(struct dlasim_model *m)
     m->loaded_dev = NULL;
 }
 
-int dlc_lower(struct dlasim_model *m, char *err, size_t errlen)
+static int lower_once(struct dlasim_model *m, int *retry, char *err, size_t errlen)
 {
     struct dlc_graph *g = &m->g;
     dlc_lower_free(m);
@@ -925,10 +1088,21 @@ int dlc_lower(struct dlasim_model *m, char *err, size_t errlen)
         return lfail(err, errlen, "input '%s': does not fit device memory", g->t[g->input].name, NULL);
     }
     char *fused = calloc((size_t)g->n_nodes, 1);
+    char *placed = calloc((size_t)g->n_nodes, 1);
     struct opvec v = { NULL, 0, 0 };
     int rc = 0;
-    if (!fused) {
+    if (!fused || !placed) {
+        free(fused);
+        free(placed);
         return lfail(err, errlen, "out of memory", NULL, NULL);
+    }
+    for (int i = 0; i < g->n_nodes && !rc; i++) {
+        if (!g->nodes[i].dead && g->nodes[i].op == DLC_OP_CONCAT) {
+            int r = place_concat(m, i);
+            rc = r < 0 ? lfail(err, errlen, "node '%s': output does not fit device memory",
+                               g->nodes[i].name, NULL) : 0;
+            placed[i] = r > 0;
+        }
     }
     for (int i = 0; i < g->n_nodes && !rc; i++) {
         struct dlc_node *nd = &g->nodes[i];
@@ -937,6 +1111,16 @@ int dlc_lower(struct dlasim_model *m, char *err, size_t errlen)
         }
         struct dlc_layer *L = new_layer(m, i);
         const char *why = NULL;
+        if (placed[i]) { /* its producers wrote it; check they kept its scale */
+            L->engine = DLC_ENG_PLACED;
+            for (int k = 0; k < nd->n_in; k++) {
+                if (g->t[nd->in[k]].scale != g->t[nd->out].scale) {
+                    m->no_place[i] = 1;
+                    *retry = 1;
+                }
+            }
+            continue;
+        }
         if (is_view(nd->op)) {
             L->engine = DLC_ENG_VIEW;
             m->store[nd->out] = m->store[nd->in[0]];
@@ -945,7 +1129,7 @@ int dlc_lower(struct dlasim_model *m, char *err, size_t errlen)
             continue;
         }
         if (nd->op == DLC_OP_CONV || nd->op == DLC_OP_GEMM || nd->op == DLC_OP_MATMUL) {
-            why = conv_refusal(m, nd);
+            why = conv_refusal(m, nd, L->why, sizeof L->why);
             if (!why) {
                 int64_t k = g->t[nd->out].rank >= 2 ? g->t[nd->out].dims[1] : g->t[nd->out].n;
                 fuse_after(m, L, k);
@@ -1003,7 +1187,9 @@ int dlc_lower(struct dlasim_model *m, char *err, size_t errlen)
             why = cpu_reason(m, nd);
         }
         L->engine = DLC_ENG_CPU;
-        snprintf(L->why, sizeof L->why, "%s", why);
+        if (why != L->why) {
+            snprintf(L->why, sizeof L->why, "%s", why);
+        }
         L->in_scale = g->t[m->store[L->in_tensor]].scale;
         L->out_scale = g->t[nd->out].scale;
         if (materialize(m, nd->out) || close_network(m, &v) || add_cpu_step(m, m->n_layers - 1)) {
@@ -1015,5 +1201,24 @@ int dlc_lower(struct dlasim_model *m, char *err, size_t errlen)
     }
     free(v.ops);
     free(fused);
+    free(placed);
     return rc;
+}
+
+int dlc_lower(struct dlasim_model *m, char *err, size_t errlen)
+{
+    if (!m->no_place) {
+        m->no_place = calloc((size_t)m->g.n_nodes + 1, 1);
+        if (!m->no_place) {
+            return lfail(err, errlen, "out of memory", NULL, NULL);
+        }
+    }
+    for (int pass = 0; pass <= m->g.n_nodes; pass++) {
+        int retry = 0;
+        int rc = lower_once(m, &retry, err, errlen);
+        if (rc || !retry) {
+            return rc;
+        }
+    }
+    return lfail(err, errlen, "internal: Concat placement does not settle", NULL, NULL);
 }

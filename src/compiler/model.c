@@ -57,6 +57,7 @@ void dlasim_model_free(struct dlasim_model *m)
     free(m->fvals);
     dlc_lower_free(m);
     dlc_graph_free(&m->g);
+    free(m->no_place);
     free(m);
 }
 
@@ -332,7 +333,8 @@ static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, c
     if (q && packed) {
         quantize(x, q, (int64_t)n, m->g.t[t].scale);
         dlasim_conv_pack_cube(&m->hw, b->w, b->h, b->c, b->line, b->surf, q, packed);
-        rc = dlasim_mem_write(dev, DLASIM_PORT_DBB, m->addrs[b->addr_index], packed, b->size);
+        rc = dlasim_mem_write(dev, DLASIM_PORT_DBB, m->addrs[b->addr_index] + b->offset, packed,
+                              b->size);
     }
     free(q);
     free(packed);
@@ -348,7 +350,8 @@ static int read_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, fl
     uint8_t *packed = malloc(b->size ? b->size : 1);
     int rc = DLASIM_ERR_NOMEM;
     if (q && packed) {
-        rc = dlasim_mem_read(dev, DLASIM_PORT_DBB, m->addrs[b->addr_index], packed, b->size);
+        rc = dlasim_mem_read(dev, DLASIM_PORT_DBB, m->addrs[b->addr_index] + b->offset, packed,
+                             b->size);
         if (!rc) {
             dlasim_conv_unpack_cube(&m->hw, b->w, b->h, b->c, b->line, b->surf, packed, q);
             float s = m->g.t[t].scale;
@@ -457,7 +460,8 @@ static void accumulate_stats(struct dlasim_model *m, struct dlasim_dev *dev, flo
     for (int i = 0; i < m->n_layers; i++) {
         struct dlc_layer *L = &m->layers[i];
         int t = L->out_tensor;
-        if (L->engine == DLC_ENG_VIEW || !ref[t] || m->buf[t].addr_index < 0) {
+        if (L->engine == DLC_ENG_VIEW || L->engine == DLC_ENG_PLACED || !ref[t] ||
+            m->buf[t].addr_index < 0) {
             continue;
         }
         int64_t n = g->t[t].n;
@@ -574,6 +578,7 @@ static const char *engine_name(const struct dlc_layer *L)
     case DLC_ENG_PDP: return "PDP";
     case DLC_ENG_SDP: return "SDP";
     case DLC_ENG_CPU: return "CPU";
+    case DLC_ENG_PLACED: return "placed";
     default: return "view";
     }
 }
@@ -607,6 +612,8 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
         if (L->engine == DLC_ENG_CPU) {
             sb_printf(&b, " host CPU: %s", L->why);
             n_cpu++;
+        } else if (L->engine == DLC_ENG_PLACED) {
+            sb_printf(&b, " inputs written in place by their producers");
         } else if (L->engine != DLC_ENG_VIEW) {
             sb_printf(&b, " %d hw ops", L->n_hw_ops);
             n_hw++;
@@ -635,7 +642,7 @@ char *dlasim_model_layer_report(const struct dlasim_model *m)
               "in scale", "out scale", "mulsh", "alush", "trunc", "saturated", "SQNR dB");
     for (int i = 0; i < m->n_layers; i++) {
         const struct dlc_layer *L = &m->layers[i];
-        if (L->engine == DLC_ENG_VIEW) {
+        if (L->engine == DLC_ENG_VIEW || L->engine == DLC_ENG_PLACED) {
             continue;
         }
         char ops[96];

@@ -182,20 +182,22 @@ OP_TEST(op_avgpool, 0, "PDP      AveragePool")
 OP_TEST(op_globalavgpool, 0, "PDP      GlobalAveragePool")
 OP_TEST(op_flatten_gemm, 0, "view     Flatten", "CONV+SDP Gemm")
 OP_TEST(op_reshape_matmul, 0, "view     Reshape", "CONV+SDP MatMul")
-OP_TEST(op_leakyrelu, 1, "LeakyRelu")
-OP_TEST(op_prelu, 1, "PRelu")
+OP_TEST(op_leakyrelu, 0, "CONV+SDP Conv+LeakyRelu")
+OP_TEST(op_prelu, 0, "CONV+SDP Conv+PRelu")
 OP_TEST(op_sigmoid, 1, "Sigmoid")
 OP_TEST(op_tanh, 1, "Tanh")
-OP_TEST(op_mul_const, 1, "Mul")
+OP_TEST(op_mul_const, 0, "CONV+SDP Conv+Mul")
 OP_TEST(op_add_tensor, 0, "SDP      Add+Relu")
 OP_TEST(op_sub_tensor, 0, "SDP      Sub")
 OP_TEST(op_mul_tensor, 1, "Mul")
-OP_TEST(op_concat, 1, "Concat")
+OP_TEST(op_concat, 0, "placed   Concat")
 OP_TEST(op_lrn, 1, "LRN")
 OP_TEST(op_transpose, 1, "Transpose")
 OP_TEST(op_squeeze_softmax, 1, "PDP      GlobalAveragePool", "view     Squeeze", "Softmax")
 OP_TEST(op_resize, 1, "Resize")
 OP_TEST(op_pad, 1, "Pad")
+OP_TEST(op_concat_pool, 1, "PDP      MaxPool", "CPU      Concat")
+OP_TEST(op_pad_conv, 0, "CONV+SDP Conv ")
 
 /* ---- refusals --------------------------------------------------------------------------- */
 
@@ -385,6 +387,8 @@ int main(void)
         cmocka_unit_test(test_op_squeeze_softmax),
         cmocka_unit_test(test_op_resize),
         cmocka_unit_test(test_op_pad),
+        cmocka_unit_test(test_op_concat_pool),
+        cmocka_unit_test(test_op_pad_conv),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_truncated_models),
         cmocka_unit_test(test_fashion_mnist_end_to_end),

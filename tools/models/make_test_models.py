@@ -114,6 +114,15 @@ def main():
                     [f32("scales", [1, 1, 2, 2])])
     model_conv_then("op_pad", [helper.make_node("Pad", ["c", "pads"], ["y"], name="pad")],
                     [i64("pads", [0, 0, 1, 2, 0, 0, 2, 1])])
+    # Concat with an input whose scale cannot change (pooling): not placed, runs on the CPU
+    n0, i0 = conv("c0", "x", "a", 8, 16, pads=[1, 1, 1, 1])
+    save("op_concat_pool", [n0, helper.make_node("MaxPool", ["x"], ["p"], name="pool", kernel_shape=[3, 3],
+                                                 pads=[1, 1, 1, 1]),
+                            helper.make_node("Concat", ["a", "p"], ["y"], name="concat", axis=1)], i0)
+    # a zero Pad folded into the convolution after it
+    n1, i1 = conv("c1", "p", "y", 8, 16)
+    save("op_pad_conv", [helper.make_node("Pad", ["x", "pads"], ["p"], name="pad"), n1],
+         [i64("pads", [0, 0, 1, 2, 0, 0, 2, 1])] + i1)
     # refusals
     save("bad_unsupported_op", [helper.make_node("Einsum", ["x"], ["y"], name="my_einsum", equation="ij->ji")], [])
     n, i = conv("conv", "x", "y", 8, 16, pads=[1, 1, 1, 1])
