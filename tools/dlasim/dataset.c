@@ -371,3 +371,47 @@ int labels_load(const char *path, uint8_t **labels, size_t *n)
     free(b);
     return 0;
 }
+
+/* Image geometry of a file (IDX3 records, PGM, PNG) into dims[2] (height)
+ * and dims[3] (width) when they are still 0; -1 (printed) when unknown. */
+int dataset_probe(struct dataset *d, const char *path, int64_t dims[4])
+{
+    (void)d;
+    if (dims[2] && dims[3]) {
+        return 0;
+    }
+    uint8_t *b;
+    size_t len;
+    if (slurp(path, &b, &len)) {
+        return -1;
+    }
+    int rc = 0;
+    if (len >= 16 && b[0] == 0 && b[1] == 0 && b[2] == 8 && b[3] == 3) {
+        dims[2] = be32(b + 8), dims[3] = be32(b + 12);
+    } else if (len >= 2 && b[0] == 'P' && (b[1] == '5' || b[1] == '2')) {
+        size_t p = 2;
+        long w, h;
+        if (pgm_int(b, len, &p, &w) || pgm_int(b, len, &p, &h)) {
+            rc = dfail(path, "malformed PGM header");
+        } else {
+            dims[2] = h, dims[3] = w;
+        }
+    } else if (len >= 8 && !memcmp(b, "\x89PNG", 4)) {
+        png_image im;
+        memset(&im, 0, sizeof im);
+        im.version = PNG_IMAGE_VERSION;
+        if (!png_image_begin_read_from_memory(&im, b, len)) {
+            rc = dfail(path, "not a readable PNG");
+        } else {
+            dims[2] = im.height, dims[3] = im.width;
+            png_image_free(&im);
+        }
+    } else {
+        rc = dfail(path, "a loadable takes images (IDX3, PGM, PNG): a raw file has no geometry");
+    }
+    free(b);
+    if (!rc && (dims[2] < 1 || dims[3] < 1 || dims[2] > 65536 || dims[3] > 65536)) {
+        rc = dfail(path, "image size out of range");
+    }
+    return rc;
+}

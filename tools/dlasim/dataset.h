@@ -20,5 +20,7 @@ int dataset_add(struct dataset *d, const char *path, size_t limit);
 void dataset_free(struct dataset *d);
 /* IDX1 labels (*-idx1-ubyte[.gz]). */
 int labels_load(const char *path, uint8_t **labels, size_t *n);
+/* Image geometry of a file into dims[2], dims[3] (when 0). */
+int dataset_probe(struct dataset *d, const char *path, int64_t dims[4]);
 
 #endif

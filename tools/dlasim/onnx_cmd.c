@@ -451,6 +451,134 @@ static int write_json(const char *path, int have_acc, double acc, size_t n, cons
     return fclose(f) ? -1 : 0;
 }
 
+/* `dlasim run MODEL.nvdla`: each input image through the loadable runner
+ * (dlasim_loadable_run on a fresh device, as nvdla_runtime runs one
+ * submit), its pixels converted as nvdla_runtime converts a PGM
+ * (floor(p * 127 / 255 + 0.5): the quantization the compiler gives an input
+ * calibrated on [0, 1] images).  Outputs are the int8 values of the output
+ * tensor (a loadable does not carry their scale). */
+static int run_loadable(const struct onnx_opts *o)
+{
+    if (o->scale_set || o->mean_set) {
+        fprintf(stderr, "dlasim run: a loadable takes images as nvdla_runtime converts them; "
+                        "--scale/--mean apply to .onnx models only\n");
+        return 2;
+    }
+    uint8_t *file;
+    size_t flen;
+    if (read_all(o->model, &file, &flen)) {
+        return 1;
+    }
+    struct dlasim_loadable *ld = NULL;
+    char err[1024];
+    if (dlasim_loadable_open(file, flen, &ld, err, sizeof err)) {
+        fprintf(stderr, "dlasim run: %s: %s\n", o->model, err);
+        free(file);
+        return 1;
+    }
+    free(file);
+    /* the images (geometry from the first file: IDX records or PGM/PNG) */
+    int64_t dims[4] = { 1, 1, 0, 0 };
+    struct dataset in;
+    memset(&in, 0, sizeof in);
+    int rc = 0;
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        dataset_free(&in);
+        dataset_init(&in, dims, 4, (size_t)(dims[2] * dims[3]));
+        in.w = (uint32_t)dims[3], in.h = (uint32_t)dims[2];
+        for (int i = 0; i < o->n_input && !rc; i++) {
+            rc = dataset_probe(&in, o->input[i], dims);
+        }
+        if (!rc && pass == 1) {
+            for (int i = 0; i < o->n_input && !rc; i++) {
+                if (o->count && in.count >= o->count) {
+                    break;
+                }
+                rc = dataset_add(&in, o->input[i], o->count ? o->count - in.count : 0);
+            }
+        }
+    }
+    uint8_t *labels = NULL;
+    size_t n_labels = 0;
+    if (!rc && o->labels && labels_load(o->labels, &labels, &n_labels)) {
+        rc = -1;
+    }
+    if (!rc && labels && n_labels < in.count) {
+        fprintf(stderr, "dlasim run: %s has %zu labels for %zu inputs\n", o->labels, n_labels, in.count);
+        rc = -1;
+    }
+    int n_names = 0;
+    char **names = load_names(o->names, &n_names);
+    size_t npx = (size_t)in.w * in.h, on = 0, correct = 0;
+    char hdr[64];
+    int hl = snprintf(hdr, sizeof hdr, "P5\n%u %u\n255\n", in.w, in.h);
+    uint8_t *pgm = malloc((size_t)hl + npx);
+    float *out = NULL;
+    rc = rc || !pgm ? -1 : 0;
+    if (!rc) {
+        memcpy(pgm, hdr, (size_t)hl);
+    }
+    double t0 = now();
+    for (size_t i = 0; i < in.count && !rc; i++) {
+        for (size_t k = 0; k < npx; k++) {
+            float v = in.data[i * in.in_n + k] * 255.0f + 0.5f;
+            pgm[hl + k] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+        struct dlasim_dev *dev = cli_create_device(&o->common);
+        struct dlasim_loadable_input li = { pgm, (size_t)hl + npx };
+        struct dlasim_rt_options ropt;
+        memset(&ropt, 0, sizeof ropt);
+        ropt.record_trace_dir = o->record;
+        if (!dev || dlasim_loadable_run(dev, ld, &li, 1, o->record ? &ropt : NULL, err, sizeof err)) {
+            fprintf(stderr, "dlasim run: input %zu: %s\n", i, dev ? err : "no device");
+            rc = -1;
+        }
+        dlasim_destroy(dev);
+        const uint8_t *d;
+        size_t dn;
+        if (!rc && dlasim_loadable_output_dimg(ld, 0, &d, &dn) == 0 && dn > 36) {
+            if (!out) {
+                on = dn - 36;
+                out = malloc(in.count * on * sizeof(float));
+                rc = out ? 0 : -1;
+            }
+            for (size_t k = 0; !rc && k < on && 36 + k < dn; k++) {
+                out[i * on + k] = (float)(int8_t)d[36 + k];
+            }
+            if (!rc && labels) {
+                correct += argmax(out + i * on, on) == labels[i];
+            }
+            if (!rc && i < 10) {
+                printf("input %zu (int8 output):", i);
+                print_top(out + i * on, on, o->top, names, n_names);
+            }
+        }
+    }
+    double t = now() - t0;
+    if (!rc) {
+        printf("loadable on simulated %s: %zu inputs in %.2f s (%.3f ms per input, a fresh device "
+               "each)\n", o->common.config ? o->common.config : "nv_small", in.count, t,
+               1e3 * t / (double)(in.count ? in.count : 1));
+    }
+    double acc = labels && in.count ? (double)correct / (double)in.count : 0;
+    if (!rc && labels) {
+        printf("top-1 accuracy: %.2f %% (%zu / %zu)\n", 100 * acc, correct, in.count);
+    }
+    if (!rc && o->json && write_json(o->json, labels != NULL, acc, in.count, out, on)) {
+        rc = -1;
+    }
+    for (int i = 0; i < n_names; i++) {
+        free(names[i]);
+    }
+    free(names);
+    free(out);
+    free(pgm);
+    free(labels);
+    dataset_free(&in);
+    dlasim_loadable_close(ld);
+    return rc ? 1 : 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     struct onnx_opts o;
@@ -459,8 +587,7 @@ int cmd_run(int argc, char **argv)
     }
     size_t ml = strlen(o.model);
     if (ml > 6 && !strcmp(o.model + ml - 6, ".nvdla")) {
-        fprintf(stderr, "dlasim run: a .nvdla loadable runs with `dlasim loadable FILE --input ...`\n");
-        return 2;
+        return run_loadable(&o);
     }
     struct dlasim_model *m = prepare(&o, o.n_calib ? o.calib : o.input,
                                      o.n_calib ? o.n_calib : o.n_input);
