@@ -39,6 +39,19 @@ PY
 grep -q "SQNR dB" "$out/onnx.log" && grep -q "^0   CONV+SDP Conv+Relu" "$out/onnx.log" && ok "run --report: per-layer table" || ko "run --report: per-layer table"
 if "$dlasim" compile models/fashion_mnist.onnx $args -o "$out/fm.nvdla" > "$out/compile.log" 2>&1 &&
     grep -q "0 host-CPU layers" "$out/compile.log"; then ok "compile -o .nvdla"; else ko "compile -o .nvdla: $(tail -3 "$out/compile.log")"; fi
+# NVIDIA's schema (loadable.fbs from LOADABLE_FBS or the nvdla/sw git mirror) through Debian's flatc
+fbs=${LOADABLE_FBS:-}
+swgit=${NVDLA_SW_GIT:-/work/.mirror/nvdla+sw/repo}
+if [ -z "$fbs" ] && [ -d "$swgit" ] && git --git-dir="$swgit" show master:umd/core/src/common/loadable.fbs > "$out/loadable.fbs" 2>/dev/null; then
+    fbs=$out/loadable.fbs
+fi
+if [ -n "$fbs" ] && command -v flatc > /dev/null 2>&1; then
+    if (cd "$out" && flatc --json --strict-json --raw-binary "$fbs" -- fm.nvdla > flatc.log 2>&1) &&
+        grep -q '"task_list"' "$out/fm.json"; then ok "flatc accepts the .nvdla against loadable.fbs"
+    else ko "flatc rejects the .nvdla: $(cat "$out/flatc.log")"; fi
+else
+    echo "onnx_cli: no loadable.fbs (LOADABLE_FBS or NVDLA_SW_GIT) or no flatc: schema check skipped"
+fi
 if "$dlasim" run "$out/fm.nvdla" --input "$imgs" --labels "$labs" --count 300 --json "$out/nvdla.json" \
     > "$out/nvdla.log" 2>&1; then ok "run .nvdla"; else ko "run .nvdla: $(tail -3 "$out/nvdla.log")"; fi
 /usr/bin/python3 - "$out/onnx.json" "$out/nvdla.json" <<'PY' && ok "run .nvdla: same top-1 as .onnx on 300 images" || ko "run .nvdla: same top-1 as .onnx"

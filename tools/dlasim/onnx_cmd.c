@@ -661,9 +661,15 @@ int cmd_run(int argc, char **argv)
             fprintf(stderr, "dlasim run: float input %zu: %s\n", i, err);
             rc = -1;
         }
+        if (o.progress && (i + 1) % 1000 == 0) {
+            fprintf(tty ? stdout : stderr, "%s  %zu / %zu inputs in float (reference) (%.1f s)%s",
+                    tty ? "\r" : "", i + 1, in.count, now() - t1, tty ? "" : "\n");
+            fflush(tty ? stdout : stderr);
+        }
     }
     if (fout && !rc) {
-        printf("float reference: %zu inputs in %.2f s\n", in.count, now() - t1);
+        printf("%sfloat reference: %zu inputs in %.2f s\n", o.progress && tty ? "\n" : "", in.count,
+               now() - t1);
     }
     size_t correct = 0, fcorrect = 0, agree = 0;
     for (size_t i = 0; !rc && i < in.count; i++) {
