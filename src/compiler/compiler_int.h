@@ -23,7 +23,8 @@ struct dlc_buf {
     uint32_t offset;    /* bytes into the buffer (a Concat input placed in its output) */
 };
 
-enum dlc_engine { DLC_ENG_CONV, DLC_ENG_PDP, DLC_ENG_SDP, DLC_ENG_CPU, DLC_ENG_VIEW, DLC_ENG_PLACED };
+enum dlc_engine { DLC_ENG_CONV, DLC_ENG_PDP, DLC_ENG_SDP, DLC_ENG_CDP, DLC_ENG_CPU, DLC_ENG_VIEW,
+                  DLC_ENG_PLACED };
 
 /* One lowered layer: a node (with the nodes fused into it). */
 struct dlc_layer {
@@ -52,6 +53,8 @@ struct dlc_step {
     struct dlasim_rt_op *ops;
     uint16_t n_ops;
     int16_t op_head[DLASIM_RT_OP_NUM];
+    struct dlasim_rt_lut *luts; /* LUTs of the network's CDP operations */
+    uint16_t n_luts;
 };
 
 struct dlc_blob {
@@ -65,7 +68,7 @@ struct dlc_calib {
     uint32_t *hist;    /* per tensor, DLC_HIST_BINS bins of |x| over [0, amax] */
 };
 #define DLC_HIST_BINS 2048
-#define DLC_RESERVED_ADDRS 4
+#define DLC_RESERVED_ADDRS 5
 
 struct dlasim_model {
     struct dlc_graph g;

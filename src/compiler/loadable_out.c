@@ -72,8 +72,8 @@ int dlasim_model_write_loadable(const struct dlasim_model *m, uint8_t **out, siz
     }
     int n_net = m->n_steps, n_shared = m->n_addrs;
     int in_t = m->g.input, out_t = m->store[m->g.output];
-    int n_mem = n_shared + 4 * n_net;
-    int n_blobs_max = m->n_blobs + 4 * n_net;
+    int n_mem = n_shared + 5 * n_net;
+    int n_blobs_max = m->n_blobs + 5 * n_net;
     struct dlasim_loadable_memory_desc *mems = calloc((size_t)n_mem, sizeof *mems);
     struct dlasim_loadable_address_desc *addrs = calloc((size_t)n_mem, sizeof *addrs);
     struct dlasim_loadable_blob_desc *blobs = calloc((size_t)n_blobs_max, sizeof *blobs);
@@ -133,18 +133,22 @@ int dlasim_model_write_loadable(const struct dlasim_model *m, uint8_t **out, siz
         net.num_ops = st->n_ops;
         memcpy(net.op_head, st->op_head, sizeof net.op_head);
         net.num_addresses = (uint16_t)n_shared;
-        const int16_t lists[4] = { 1, 2, 3, -1 };
+        net.luts = st->luts;
+        net.num_luts = st->n_luts;
+        const int16_t lists[4] = { 1, 2, 3, (int16_t)(st->n_luts ? 4 : -1) };
         rc = dlasim_rt_encode(&net, 12, lists, &enc[s], err, errlen);
         if (rc) {
             break;
         }
-        const void *data[4] = { enc[s].network, enc[s].ops, enc[s].surfaces, enc[s].deps };
-        size_t size[4] = { enc[s].network_size, enc[s].ops_size, enc[s].surfaces_size,
-                           enc[s].deps_size };
-        static const uint32_t sub[4] = { 1, 3, 4, 2 };
+        const void *data[5] = { enc[s].network, enc[s].ops, enc[s].surfaces, enc[s].deps,
+                                enc[s].luts };
+        size_t size[5] = { enc[s].network_size, enc[s].ops_size, enc[s].surfaces_size,
+                           enc[s].deps_size, enc[s].luts_size };
+        static const uint32_t sub[5] = { 1, 3, 4, 2, 5 };
         uint16_t *al = alists + (size_t)s * (size_t)n_shared;
-        for (int k = 0; k < 4; k++) {
-            int id = n_shared + 4 * s + k;
+        al[4] = 4; /* no LUT list: the (unused) reserved entry */
+        for (int k = 0; k < (st->n_luts ? 5 : 4); k++) {
+            int id = n_shared + 5 * s + k;
             snprintf(names[nb], sizeof names[nb], "net%d.%d", s, k);
             blobs[nb] = (struct dlasim_loadable_blob_desc){ names[nb], data[k], size[k], 0, sub[k],
                                                             { 0, 12, 0 } };

@@ -457,6 +457,8 @@ static int16_t fit16(double v, uint32_t *shift, int max_shift);
 struct opvec {
     struct dlasim_rt_op *ops;
     int n, cap;
+    struct dlasim_rt_lut *luts;
+    int n_luts;
 };
 
 static struct dlasim_rt_op *new_op(struct opvec *v, uint8_t type)
@@ -855,6 +857,98 @@ static int emit_sdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v
     return 0;
 }
 
+/* ---- LRN on CDP ------------------------------------------------------------------------ */
+
+static const char *lrn_refusal(const struct dlasim_model *m, const struct dlc_node *nd)
+{
+    const struct dlc_tensor *x = &m->g.t[nd->in[0]];
+    const struct dlc_buf *b = &m->buf[stored(m, nd->in[0])];
+    if (nd->size < 3 || nd->size > 9 || nd->size % 2 == 0) {
+        return "LRN size other than 3, 5, 7 or 9 (CDP's local sizes)";
+    }
+    if (b->c != x->dims[1] || b->h != x->dims[2] || b->w != x->dims[3]) {
+        return "its input is a view whose layout differs from the stored cube";
+    }
+    if (nd->bias <= 0 || nd->alpha < 0) {
+        return "bias <= 0 or alpha < 0";
+    }
+    return NULL;
+}
+
+/* LRN: y = x / (bias + alpha / size * sum x^2)^beta.  CDP squares the int8
+ * input (converter scale 1), sums over the window, looks the sum up in its
+ * LUT, multiplies by the input and converts: the LUT holds
+ * f(s) = (bias + alpha / size * s * s_in^2)^-beta * 2^F, the linear-only
+ * table (257 entries) over the whole range of square sums, the finer
+ * linear-exponent table (65 entries, linear mode) over its first part,
+ * preferred where both hit; flat extrapolation outside.  The output
+ * converter scales by s_in / (s_out * 2^F). */
+static int emit_cdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v, char *err,
+                    size_t errlen)
+{
+    const struct dlc_graph *g = &m->g;
+    const struct dlc_node *nd = &g->nodes[L->node];
+    const struct dlc_buf *bx = &m->buf[stored(m, L->in_tensor)];
+    const struct dlc_buf *by = &m->buf[L->out_tensor];
+    struct dlasim_rt_lut *nl = realloc(v->luts, (size_t)(v->n_luts + 1) * sizeof *nl);
+    if (!nl) {
+        return lfail(err, errlen, "node '%s': out of memory", nd->name, NULL);
+    }
+    v->luts = nl;
+    struct dlasim_rt_lut *lut = &v->luts[v->n_luts];
+    memset(lut, 0, sizeof *lut);
+    double s_in = L->in_scale, s_out = L->out_scale;
+    uint64_t smax = (uint64_t)nd->size * 128 * 128; /* largest square sum */
+    int sel = 0;
+    while ((smax >> sel) > 256) {
+        sel++;
+    }
+    int sel_le = sel >= 2 ? sel - 2 : 0;
+    double fmax = pow(nd->bias, -nd->beta); /* f is largest at s = 0 (beta >= 0) */
+    if (nd->beta < 0) {
+        fmax = pow(nd->bias + nd->alpha / nd->size * (double)smax * s_in * s_in, -nd->beta);
+    }
+    int F = (int)floor(log2(32767.0 / fmax));
+    F = F > 30 ? 30 : F;
+    for (int i = 0; i < 257; i++) {
+        double sq = (double)((uint64_t)i << sel);
+        lut->linear_only_table[i] =
+            sat16(pow(nd->bias + nd->alpha / nd->size * sq * s_in * s_in, -nd->beta) * ldexp(1.0, F));
+    }
+    for (int i = 0; i < 65; i++) {
+        double sq = (double)((uint64_t)i << sel_le);
+        lut->linear_exp_table[i] =
+            sat16(pow(nd->bias + nd->alpha / nd->size * sq * s_in * s_in, -nd->beta) * ldexp(1.0, F));
+    }
+    lut->method = 1; /* linear */
+    lut->linear_exp_offset = (int8_t)sel_le;
+    lut->linear_only_offset = (int8_t)sel;
+    lut->linear_exp_start = 0, lut->linear_exp_end = (uint64_t)64 << sel_le;
+    lut->linear_only_start = 0, lut->linear_only_end = (uint64_t)256 << sel;
+    lut->hybrid_priority = 0;    /* LE where both hit */
+    lut->underflow_priority = 0; /* never: square sums start at 0 */
+    lut->overflow_priority = 1;  /* LO past the LE table */
+    struct dlasim_rt_op *o = new_op(v, DLASIM_RT_OP_CDP);
+    if (!o) {
+        return lfail(err, errlen, "node '%s': too many hardware operations", nd->name, NULL);
+    }
+    struct dlasim_rt_cdp_op *c = &o->op.cdp;
+    c->lut_index = (int16_t)v->n_luts++;
+    c->in_cvt.scale = 1;
+    c->local_size = (uint8_t)nd->size;
+    uint32_t t_out = 0;
+    int16_t m_out = fit16(s_in / (s_out * ldexp(1.0, F)), &t_out, 63);
+    c->out_cvt.scale = m_out;
+    c->out_cvt.truncate = (uint8_t)t_out;
+    o->surface.io.src_data = cube_of(bx, DLASIM_RT_MEM_MC);
+    o->surface.io.dst_data = cube_of(by, DLASIM_RT_MEM_MC);
+    L->n_hw_ops = 1;
+    L->mul_shift = (uint32_t)F;
+    L->alu_shift = (uint32_t)sel;
+    L->cacc_trunc = t_out;
+    return 0;
+}
+
 /* ---- sequencing within one network ------------------------------------------------- */
 
 static void depend(struct dlasim_rt_op *ops, int from, int slot, int to, uint8_t event)
@@ -903,6 +997,9 @@ static void link_network(struct dlasim_rt_op *ops, int n, int16_t *head)
 static int close_network(struct dlasim_model *m, struct opvec *v)
 {
     if (v->n == 0) {
+        free(v->luts);
+        v->luts = NULL;
+        v->n_luts = 0;
         return 0;
     }
     struct dlc_step *s = realloc(m->steps, (size_t)(m->n_steps + 1) * sizeof *s);
@@ -915,6 +1012,8 @@ static int close_network(struct dlasim_model *m, struct opvec *v)
     s->cpu_layer = -1;
     s->ops = v->ops;
     s->n_ops = (uint16_t)v->n;
+    s->luts = v->luts;
+    s->n_luts = (uint16_t)v->n_luts;
     link_network(s->ops, v->n, s->op_head);
     memset(v, 0, sizeof *v);
     return 0;
@@ -1022,7 +1121,6 @@ static const char *cpu_reason(const struct dlasim_model *m, const struct dlc_nod
     case DLC_OP_PRELU:
     case DLC_OP_CLIP: return "activation not after a convolution (no standalone SDP lowering yet)";
     case DLC_OP_MUL: return "element-wise multiplication (no standalone SDP lowering yet)";
-    case DLC_OP_LRN: return "no CDP lowering in this compiler version";
     case DLC_OP_CONCAT: return "concatenation not placed by output placement in this version";
     case DLC_OP_TRANSPOSE: return "changes the data layout";
     case DLC_OP_RESIZE: return "nearest upsampling has no lowering in this version";
@@ -1046,6 +1144,7 @@ void dlc_lower_free(struct dlasim_model *m)
 {
     for (int i = 0; i < m->n_steps; i++) {
         free(m->steps[i].ops);
+        free(m->steps[i].luts);
     }
     for (int i = 0; i < m->n_blobs; i++) {
         free(m->blobs[i].data);
@@ -1089,7 +1188,7 @@ static int lower_once(struct dlasim_model *m, int *retry, char *err, size_t errl
     }
     char *fused = calloc((size_t)g->n_nodes, 1);
     char *placed = calloc((size_t)g->n_nodes, 1);
-    struct opvec v = { NULL, 0, 0 };
+    struct opvec v = { NULL, 0, 0, NULL, 0 };
     int rc = 0;
     if (!fused || !placed) {
         free(fused);
@@ -1169,6 +1268,16 @@ static int lower_once(struct dlasim_model *m, int *retry, char *err, size_t errl
             }
             rc = emit_sdp(m, L, &v, err, errlen);
             continue;
+        } else if (nd->op == DLC_OP_LRN && !(why = lrn_refusal(m, nd))) {
+            L->engine = DLC_ENG_CDP;
+            L->in_scale = g->t[m->store[nd->in[0]]].scale;
+            L->out_scale = g->t[nd->out].scale;
+            if (materialize(m, nd->out)) {
+                rc = lfail(err, errlen, "node '%s': output does not fit device memory", nd->name, NULL);
+                break;
+            }
+            rc = emit_cdp(m, L, &v, err, errlen);
+            continue;
         } else if (nd->op == DLC_OP_MAXPOOL || nd->op == DLC_OP_AVGPOOL || nd->op == DLC_OP_GAP) {
             why = pool_refusal(m, nd);
             if (!why) {
@@ -1200,6 +1309,7 @@ static int lower_once(struct dlasim_model *m, int *retry, char *err, size_t errl
         rc = lfail(err, errlen, "out of memory", NULL, NULL);
     }
     free(v.ops);
+    free(v.luts);
     free(fused);
     free(placed);
     return rc;

@@ -436,6 +436,8 @@ static int run_network(struct dlasim_model *m, struct dlasim_dev *dev, const str
     memcpy(net.op_head, s->op_head, sizeof net.op_head);
     net.addresses = m->addrs;
     net.num_addresses = (uint16_t)m->n_addrs;
+    net.luts = s->luts;
+    net.num_luts = s->n_luts;
     struct dlasim_rt_options o;
     char dir[4096];
     if (opt && opt->record_trace_dir) {
@@ -577,6 +579,7 @@ static const char *engine_name(const struct dlc_layer *L)
     case DLC_ENG_CONV: return "CONV+SDP";
     case DLC_ENG_PDP: return "PDP";
     case DLC_ENG_SDP: return "SDP";
+    case DLC_ENG_CDP: return "CDP";
     case DLC_ENG_CPU: return "CPU";
     case DLC_ENG_PLACED: return "placed";
     default: return "view";
@@ -649,7 +652,7 @@ char *dlasim_model_layer_report(const struct dlasim_model *m)
         layer_ops(m, L, ops, sizeof ops);
         sb_printf(&b, "%-3d %-8s %-24.24s %10.3g %10.3g", i, engine_name(L), ops, L->in_scale,
                   L->out_scale);
-        if (L->engine == DLC_ENG_CONV || L->engine == DLC_ENG_SDP) {
+        if (L->engine == DLC_ENG_CONV || L->engine == DLC_ENG_SDP || L->engine == DLC_ENG_CDP) {
             sb_printf(&b, " %5u %5u %5u", L->mul_shift, L->alu_shift, L->cacc_trunc);
         } else {
             sb_printf(&b, " %5s %5s %5s", "-", "-", "-");
