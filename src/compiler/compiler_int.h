@@ -75,6 +75,7 @@ struct dlasim_model {
     int calibrated, compiled;
     char config[32];
     struct dlasim_conv_hw hw;
+    int sdp_lut;           /* the configuration has the SDP LUT (NVDLA_SDP_LUT_ENABLE) */
     struct dlc_buf *buf;   /* per tensor */
     int *store;            /* per tensor: the tensor whose buffer holds it (views) */
     struct dlc_layer *layers;

@@ -949,6 +949,86 @@ static int emit_cdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v
     return 0;
 }
 
+/* ---- element-wise functions on the SDP LUT --------------------------------------------- */
+
+static const char *lut_refusal(const struct dlasim_model *m, const struct dlc_node *nd)
+{
+    const struct dlc_tensor *x = &m->g.t[nd->in[0]];
+    int64_t c, h, w;
+    dlc_cube_of(x, &c, &h, &w);
+    const struct dlc_buf *b = &m->buf[stored(m, nd->in[0])];
+    if (!m->sdp_lut) {
+        return "the configuration has no SDP LUT (NVDLA_SDP_LUT_ENABLE)";
+    }
+    if (b->c != c || b->h != h || b->w != w) {
+        return "its input is a view whose layout differs from the stored cube";
+    }
+    return NULL;
+}
+
+static double lut_function(enum dlc_op op, double x)
+{
+    return op == DLC_OP_SIGMOID ? 1.0 / (1.0 + exp(-x)) : tanh(x);
+}
+
+/* Sigmoid / Tanh: SDP reads the int8 input, the Y (EW) stage looks each
+ * value up in the linear-only table (257 entries starting at -129, index
+ * select 0: entry i holds f((i - 129) * s_in) * 2^F, so every int8 input
+ * has its own entry and no interpolation happens; the linear-exponent table
+ * is placed where it never hits, the LO table wins every tie, the flat
+ * overflow extrapolation serves 127), and the output converter scales by
+ * 1 / (s_out * 2^F). */
+static int emit_sdp_lut(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v, char *err,
+                        size_t errlen)
+{
+    const struct dlc_graph *g = &m->g;
+    const struct dlc_node *nd = &g->nodes[L->node];
+    struct dlasim_rt_lut *nl = realloc(v->luts, (size_t)(v->n_luts + 1) * sizeof *nl);
+    if (!nl) {
+        return lfail(err, errlen, "node '%s': out of memory", nd->name, NULL);
+    }
+    v->luts = nl;
+    struct dlasim_rt_lut *lut = &v->luts[v->n_luts];
+    memset(lut, 0, sizeof *lut);
+    double s_in = L->in_scale, fmax = 0;
+    for (int i = 0; i < 257; i++) {
+        double f = fabs(lut_function(nd->op, (i - 129) * s_in));
+        fmax = f > fmax ? f : fmax;
+    }
+    int F = fmax > 0 ? (int)floor(log2(32767.0 / fmax)) : 0;
+    F = F > 30 ? 30 : F < 0 ? 0 : F;
+    for (int i = 0; i < 257; i++) {
+        lut->linear_only_table[i] = sat16(lut_function(nd->op, (i - 129) * s_in) * ldexp(1.0, F));
+    }
+    lut->method = 1;
+    lut->linear_only_start = (uint64_t)(int64_t)-129;
+    lut->linear_only_end = 127;
+    lut->linear_exp_start = (uint64_t)1 << 30; /* never hit */
+    lut->linear_exp_end = ((uint64_t)1 << 30) + 64;
+    lut->hybrid_priority = lut->underflow_priority = lut->overflow_priority = 1; /* LO */
+    struct dlasim_rt_op *o = new_op(v, DLASIM_RT_OP_SDP);
+    if (!o) {
+        return lfail(err, errlen, "node '%s': too many hardware operations", nd->name, NULL);
+    }
+    struct dlasim_rt_sdp_op *s = &o->op.sdp;
+    struct dlasim_rt_sdp_surface *ss = &o->surface.sdp;
+    s->lut_index = (int16_t)v->n_luts++;
+    s->batch_num = 1;
+    s->y_op.enable = 1;
+    s->y_op.type = DLASIM_RT_SDP_NONE;
+    s->y_op.act = DLASIM_RT_ACT_LUT;
+    uint32_t t_out = 0;
+    s->out_cvt.scale = fit16(1.0 / (L->out_scale * ldexp(1.0, F)), &t_out, 63);
+    s->out_cvt.truncate = (uint8_t)t_out;
+    ss->src_data = cube_of(&m->buf[stored(m, nd->in[0])], DLASIM_RT_MEM_MC);
+    ss->dst_data = cube_of(&m->buf[L->out_tensor], DLASIM_RT_MEM_MC);
+    ss->x1_data.address = ss->x2_data.address = ss->y_data.address = -1;
+    L->n_hw_ops = 1;
+    L->mul_shift = (uint32_t)F;
+    L->cacc_trunc = t_out;
+    return 0;
+}
+
 /* ---- sequencing within one network ------------------------------------------------- */
 
 static void depend(struct dlasim_rt_op *ops, int from, int slot, int to, uint8_t event)
@@ -1115,8 +1195,6 @@ static const char *cpu_reason(const struct dlasim_model *m, const struct dlc_nod
 {
     switch (nd->op) {
     case DLC_OP_SOFTMAX: return "Softmax has no NVDLA engine (NVIDIA's runtime runs it as an EMU task)";
-    case DLC_OP_SIGMOID:
-    case DLC_OP_TANH: return "no SDP LUT lowering in this compiler version";
     case DLC_OP_LEAKYRELU:
     case DLC_OP_PRELU:
     case DLC_OP_CLIP: return "activation not after a convolution (no standalone SDP lowering yet)";
@@ -1268,6 +1346,17 @@ static int lower_once(struct dlasim_model *m, int *retry, char *err, size_t errl
             }
             rc = emit_sdp(m, L, &v, err, errlen);
             continue;
+        } else if ((nd->op == DLC_OP_SIGMOID || nd->op == DLC_OP_TANH) &&
+                   !(why = lut_refusal(m, nd))) {
+            L->engine = DLC_ENG_SDP;
+            L->in_scale = g->t[m->store[nd->in[0]]].scale;
+            L->out_scale = g->t[nd->out].scale;
+            if (materialize(m, nd->out)) {
+                rc = lfail(err, errlen, "node '%s': output does not fit device memory", nd->name, NULL);
+                break;
+            }
+            rc = emit_sdp_lut(m, L, &v, err, errlen);
+            continue;
         } else if (nd->op == DLC_OP_LRN && !(why = lrn_refusal(m, nd))) {
             L->engine = DLC_ENG_CDP;
             L->in_scale = g->t[m->store[nd->in[0]]].scale;
@@ -1293,7 +1382,7 @@ static int lower_once(struct dlasim_model *m, int *retry, char *err, size_t errl
                 continue;
             }
         } else {
-            why = cpu_reason(m, nd);
+            why = why ? why : cpu_reason(m, nd);
         }
         L->engine = DLC_ENG_CPU;
         if (why != L->why) {

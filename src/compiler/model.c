@@ -279,6 +279,8 @@ int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, 
         return mfail(err, errlen, rc, "compile: %s", derr);
     }
     rc = dlasim_conv_hw_of(dev, &m->hw);
+    uint64_t lut = 0;
+    m->sdp_lut = dlasim_param(dev, "NVDLA_SDP_LUT_ENABLE", &lut) == 0 && lut;
     dlasim_destroy(dev);
     if (rc) {
         return mfail(err, errlen, rc, "compile: cannot read the configuration's parameters");

@@ -93,7 +93,8 @@ static float urand(void)
 }
 
 /* engines: substrings the compile report must hold (NULL-terminated) */
-static void check_op(const char *name, const char *const *must, int cpu_ok, double min_db)
+static void check_op_on(const char *config, const char *name, const char *const *must, int cpu_ok,
+                        double min_db)
 {
     struct dlasim_model *m = load(name);
     size_t in_n = dlasim_model_input_size(m), on = dlasim_model_output_size(m);
@@ -111,7 +112,7 @@ static void check_op(const char *name, const char *const *must, int cpu_ok, doub
     char err[512];
     struct dlasim_calib_options co = { DLASIM_CALIB_MINMAX, 0 };
     if (dlasim_model_calibrate(m, cal, CAL, &co, err, sizeof err) ||
-        dlasim_model_compile(m, "nv_small", err, sizeof err)) {
+        dlasim_model_compile(m, config, err, sizeof err)) {
         fail_msg("%s: %s", name, err);
     }
     char *rep = dlasim_model_compile_report(m);
@@ -124,7 +125,7 @@ static void check_op(const char *name, const char *const *must, int cpu_ok, doub
     if (!cpu_ok && !strstr(rep, " 0 host-CPU layers")) {
         fail_msg("%s: expected every layer on the hardware:\n%s", name, rep);
     }
-    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
+    struct dlasim_dev *dev = tdev_new(config, NULL, 0, 1);
     double sig = 0, noise = 0, maxerr = 0, lo = INFINITY, hi = -INFINITY;
     for (int r = 0; r < RUNS; r++) {
         for (size_t i = 0; i < in_n; i++) {
@@ -145,7 +146,7 @@ static void check_op(const char *name, const char *const *must, int cpu_ok, doub
     }
     double sqnr = noise > 0 ? 10 * log10(sig / noise) : 99;
     if (getenv("SHOW_SQNR")) { /* the margins, for whoever changes the quantizer */
-        printf("%s: %.1f dB, largest error %.3f of range %.3f\n", name, sqnr, maxerr, hi - lo);
+        printf("%s (%s): %.1f dB, largest error %.3f of range %.3f\n", name, config, sqnr, maxerr, hi - lo);
     }
     if (sqnr < min_db || maxerr > 0.12 * (hi - lo)) {
         fail_msg("%s: INT8 vs float SQNR %.1f dB, largest error %.4f of range %.4f\n%s", name, sqnr,
@@ -158,6 +159,11 @@ static void check_op(const char *name, const char *const *must, int cpu_ok, doub
     free(x);
     free(yq);
     free(yf);
+}
+
+static void check_op(const char *name, const char *const *must, int cpu_ok, double min_db)
+{
+    check_op_on("nv_small", name, must, cpu_ok, min_db);
 }
 
 #define HW(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -184,8 +190,21 @@ OP_TEST(op_flatten_gemm, 0, "view     Flatten", "CONV+SDP Gemm")
 OP_TEST(op_reshape_matmul, 0, "view     Reshape", "CONV+SDP MatMul")
 OP_TEST(op_leakyrelu, 0, "CONV+SDP Conv+LeakyRelu")
 OP_TEST(op_prelu, 0, "CONV+SDP Conv+PRelu")
-OP_TEST(op_sigmoid, 1, "Sigmoid")
-OP_TEST(op_tanh, 1, "Tanh")
+OP_TEST(op_sigmoid, 1, "CPU      Sigmoid", "no SDP LUT")
+OP_TEST(op_tanh, 1, "CPU      Tanh", "no SDP LUT")
+
+/* nv_large has the SDP LUT: Sigmoid and Tanh run on it */
+static void test_op_sigmoid_nv_large(void **state)
+{
+    (void)state;
+    check_op_on("nv_large", "op_sigmoid", HW("SDP      Sigmoid"), 0, 20.0);
+}
+
+static void test_op_tanh_nv_large(void **state)
+{
+    (void)state;
+    check_op_on("nv_large", "op_tanh", HW("SDP      Tanh"), 0, 20.0);
+}
 OP_TEST(op_mul_const, 0, "CONV+SDP Conv+Mul")
 OP_TEST(op_add_tensor, 0, "SDP      Add+Relu")
 OP_TEST(op_sub_tensor, 0, "SDP      Sub")
@@ -377,6 +396,8 @@ int main(void)
         cmocka_unit_test(test_op_prelu),
         cmocka_unit_test(test_op_sigmoid),
         cmocka_unit_test(test_op_tanh),
+        cmocka_unit_test(test_op_sigmoid_nv_large),
+        cmocka_unit_test(test_op_tanh_nv_large),
         cmocka_unit_test(test_op_mul_const),
         cmocka_unit_test(test_op_add_tensor),
         cmocka_unit_test(test_op_sub_tensor),
