@@ -822,6 +822,22 @@ static int emit_sdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v
         s->x1_op.act = DLASIM_RT_ACT_RELU;
         return 0;
     }
+    if (nd->op == DLC_OP_MUL) { /* X2 multiplies by the other operand read per element */
+        int a = stored(m, nd->in[0]), b = stored(m, nd->in[1]);
+        ss->src_data = cube_of(&m->buf[a], DLASIM_RT_MEM_MC);
+        s->x2_op.enable = 1;
+        s->x2_op.type = DLASIM_RT_SDP_MUL;
+        s->x2_op.mode = DLASIM_RT_SDP_PER_POINT;
+        s->x2_op.act = L->relu ? DLASIM_RT_ACT_RELU : DLASIM_RT_ACT_NONE;
+        s->x2_op.precision = DLASIM_RT_INT8;
+        ss->x2_data = cube_of(&m->buf[b], DLASIM_RT_MEM_MC);
+        uint32_t t_out = 0;
+        s->out_cvt.scale = fit16((double)g->t[a].scale * g->t[b].scale / g->t[L->out_tensor].scale,
+                                 &t_out, 63);
+        s->out_cvt.truncate = (uint8_t)t_out;
+        L->cacc_trunc = t_out;
+        return 0;
+    }
     int sub = nd->op == DLC_OP_SUB;
     /* Sub: the subtrahend is the source (negated), the minuend the operand */
     int src_t = stored(m, nd->in[sub ? 1 : 0]), opd_t = stored(m, nd->in[sub ? 0 : 1]);
@@ -1198,7 +1214,9 @@ static const char *cpu_reason(const struct dlasim_model *m, const struct dlc_nod
     case DLC_OP_LEAKYRELU:
     case DLC_OP_PRELU:
     case DLC_OP_CLIP: return "activation not after a convolution (no standalone SDP lowering yet)";
-    case DLC_OP_MUL: return "element-wise multiplication (no standalone SDP lowering yet)";
+    case DLC_OP_ADD:
+    case DLC_OP_SUB:
+    case DLC_OP_MUL: return "element-wise operation with a constant not after a convolution";
     case DLC_OP_CONCAT: return "concatenation not placed by output placement in this version";
     case DLC_OP_TRANSPOSE: return "changes the data layout";
     case DLC_OP_RESIZE: return "nearest upsampling has no lowering in this version";
@@ -1323,7 +1341,8 @@ static int lower_once(struct dlasim_model *m, int *retry, char *err, size_t errl
                 rc = emit_conv(m, L, &v, err, errlen);
                 continue;
             }
-        } else if ((nd->op == DLC_OP_ADD || nd->op == DLC_OP_SUB || nd->op == DLC_OP_RELU) &&
+        } else if ((nd->op == DLC_OP_ADD || nd->op == DLC_OP_SUB || nd->op == DLC_OP_MUL ||
+                    nd->op == DLC_OP_RELU) &&
                    !(why = sdp_refusal(m, nd))) {
             if (nd->op != DLC_OP_RELU) {
                 int r = only_reader(g, nd->out);
