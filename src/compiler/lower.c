@@ -1045,6 +1045,130 @@ static int emit_sdp_lut(struct dlasim_model *m, struct dlc_layer *L, struct opve
     return 0;
 }
 
+/* ---- per-channel affine layers on SDP ---------------------------------------------------- */
+
+/* y = a_k * x + b_k per channel for a standalone BatchNormalization or an
+ * Add/Sub/Mul of a per-channel (or scalar) constant; 0 when it is not one
+ * (or a_k = 0 with b_k != 0, which the ALU-then-MUL order cannot give). */
+static int affine_of(const struct dlasim_model *m, const struct dlc_node *nd, int64_t k,
+                     double *a, double *b)
+{
+    const struct dlc_graph *g = &m->g;
+    int ai = 0, ci = 0;
+    if (nd->op == DLC_OP_BN) {
+        const float *sc = g->t[nd->in[1]].data, *bb = g->t[nd->in[2]].data;
+        const float *mean = g->t[nd->in[3]].data, *var = g->t[nd->in[4]].data;
+        for (int64_t i = 0; i < k; i++) {
+            a[i] = sc[i] / sqrt((double)var[i] + nd->epsilon);
+            b[i] = bb[i] - mean[i] * a[i];
+        }
+    } else if ((nd->op == DLC_OP_ADD || nd->op == DLC_OP_SUB || nd->op == DLC_OP_MUL) &&
+               per_channel_const(g, nd, k, &ai, &ci) && (nd->op != DLC_OP_SUB || ai == 0)) {
+        const struct dlc_tensor *c = &g->t[nd->in[ci]];
+        for (int64_t i = 0; i < k; i++) {
+            double v = c->data[c->n == 1 ? 0 : i];
+            a[i] = nd->op == DLC_OP_MUL ? v : 1.0;
+            b[i] = nd->op == DLC_OP_MUL ? 0.0 : nd->op == DLC_OP_SUB ? -v : v;
+        }
+    } else {
+        return 0;
+    }
+    for (int64_t i = 0; i < k; i++) {
+        if (a[i] == 0 && b[i] != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static const char *affine_refusal(const struct dlasim_model *m, const struct dlc_node *nd)
+{
+    const struct dlc_graph *g = &m->g;
+    const struct dlc_tensor *y = &g->t[nd->out];
+    if (y->rank != 4 && y->rank != 2) {
+        return "per-channel operation on a tensor that is not NCHW or [1, C]";
+    }
+    int64_t c, h, w;
+    dlc_cube_of(y, &c, &h, &w);
+    int act = nd->op == DLC_OP_BN ? 0 : g->t[nd->in[0]].is_const ? 1 : 0;
+    const struct dlc_buf *bx = &m->buf[stored(m, nd->in[act])];
+    if (g->t[nd->in[act]].n != y->n || bx->c != c || bx->h != h || bx->w != w) {
+        return "operand broadcast over more than channels, or stored in another layout";
+    }
+    double *a = malloc((size_t)c * sizeof(double)), *b = malloc((size_t)c * sizeof(double));
+    int ok = a && b && affine_of(m, nd, c, a, b);
+    free(a);
+    free(b);
+    return ok ? NULL : "not a per-channel affine function SDP can apply (scale 0 with an offset)";
+}
+
+/* X1 (BS) with per-kernel operands from memory, as after a convolution:
+ * (q + bias_k << ALU shift) * mul_k >> MUL shift, mul_k / 2^shift =
+ * a_k * s_in / s_out, bias_k = b_k / (a_k * s_in); ReLU when one follows. */
+static int emit_sdp_affine(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v,
+                           char *err, size_t errlen)
+{
+    const struct dlc_graph *g = &m->g;
+    const struct dlc_node *nd = &g->nodes[L->node];
+    int act = nd->op == DLC_OP_BN ? 0 : g->t[nd->in[0]].is_const ? 1 : 0;
+    const struct dlc_buf *bx = &m->buf[stored(m, nd->in[act])];
+    int64_t k = bx->c;
+    double *a = malloc((size_t)k * sizeof(double)), *b = malloc((size_t)k * sizeof(double));
+    struct dlc_blob *blob = a && b && affine_of(m, nd, k, a, b) ? add_blob(m, (size_t)k * 4) : NULL;
+    struct dlasim_rt_op *o = blob ? new_op(v, DLASIM_RT_OP_SDP) : NULL;
+    if (!o) {
+        free(a);
+        free(b);
+        return lfail(err, errlen, "node '%s': out of memory", nd->name, NULL);
+    }
+    double mmax = 0, bmax = 0;
+    for (int64_t i = 0; i < k; i++) {
+        double mk = fabs(a[i]) * L->in_scale / L->out_scale;
+        double bk = a[i] != 0 ? fabs(b[i] / (a[i] * L->in_scale)) : 0;
+        mmax = mk > mmax ? mk : mmax;
+        bmax = bk > bmax ? bk : bmax;
+    }
+    uint32_t sh = 0;
+    fit16(mmax > 0 ? mmax : 1.0, &sh, 31);
+    int ash = 0;
+    while (bmax / ldexp(1.0, ash) > 32767.0 && ash < 31) {
+        ash++;
+    }
+    for (int64_t i = 0; i < k; i++) {
+        uint16_t al = (uint16_t)sat16(a[i] != 0 ? b[i] / (a[i] * L->in_scale) / ldexp(1.0, ash) : 0);
+        uint16_t mu = (uint16_t)sat16(a[i] * L->in_scale / L->out_scale * ldexp(1.0, (int)sh));
+        blob->data[4 * i] = (uint8_t)al, blob->data[4 * i + 1] = (uint8_t)(al >> 8);
+        blob->data[4 * i + 2] = (uint8_t)mu, blob->data[4 * i + 3] = (uint8_t)(mu >> 8);
+    }
+    free(a);
+    free(b);
+    struct dlasim_rt_sdp_op *s = &o->op.sdp;
+    struct dlasim_rt_sdp_surface *ss = &o->surface.sdp;
+    s->lut_index = -1;
+    s->out_cvt.scale = 1;
+    s->batch_num = 1;
+    s->x1_op.enable = 1;
+    s->x1_op.alu_type = 2; /* SUM */
+    s->x1_op.type = DLASIM_RT_SDP_BOTH;
+    s->x1_op.mode = DLASIM_RT_SDP_PER_KERNEL;
+    s->x1_op.act = L->relu ? DLASIM_RT_ACT_RELU : DLASIM_RT_ACT_NONE;
+    s->x1_op.shift_value = (uint8_t)ash;
+    s->x1_op.truncate = (uint8_t)sh;
+    s->x1_op.precision = DLASIM_RT_INT16;
+    ss->src_data = cube_of(bx, DLASIM_RT_MEM_MC);
+    ss->dst_data = cube_of(&m->buf[L->out_tensor], DLASIM_RT_MEM_MC);
+    ss->x1_data.type = DLASIM_RT_MEM_MC;
+    ss->x1_data.address = blob->addr_index;
+    ss->x1_data.size = (uint32_t)blob->len;
+    ss->x1_data.width = 1, ss->x1_data.height = 1;
+    ss->x1_data.channel = (uint16_t)k;
+    ss->x2_data.address = ss->y_data.address = -1;
+    L->n_hw_ops = 1;
+    L->mul_shift = sh;
+    L->alu_shift = (uint32_t)ash;
+    return 0;
+}
+
 /* ---- sequencing within one network ------------------------------------------------- */
 
 static void depend(struct dlasim_rt_op *ops, int from, int slot, int to, uint8_t event)
@@ -1364,6 +1488,26 @@ static int lower_once(struct dlasim_model *m, int *retry, char *err, size_t errl
                 break;
             }
             rc = emit_sdp(m, L, &v, err, errlen);
+            continue;
+        } else if ((nd->op == DLC_OP_BN ||
+                    ((nd->op == DLC_OP_ADD || nd->op == DLC_OP_SUB || nd->op == DLC_OP_MUL) &&
+                     (g->t[nd->in[0]].is_const || g->t[nd->in[1]].is_const))) &&
+                   !(why = affine_refusal(m, nd))) {
+            int r = only_reader(g, nd->out);
+            if (r >= 0 && g->nodes[r].op == DLC_OP_RELU) { /* affine + Relu */
+                L->relu = 1;
+                L->fused[L->n_fused++] = r;
+                fused[r] = 1;
+                L->out_tensor = g->nodes[r].out;
+            }
+            L->engine = DLC_ENG_SDP;
+            L->in_scale = g->t[m->store[nd->in[nd->op != DLC_OP_BN && g->t[nd->in[0]].is_const]]].scale;
+            L->out_scale = g->t[L->out_tensor].scale;
+            if (materialize(m, L->out_tensor)) {
+                rc = lfail(err, errlen, "node '%s': output does not fit device memory", nd->name, NULL);
+                break;
+            }
+            rc = emit_sdp_affine(m, L, &v, err, errlen);
             continue;
         } else if ((nd->op == DLC_OP_SIGMOID || nd->op == DLC_OP_TANH) &&
                    !(why = lut_refusal(m, nd))) {

@@ -217,6 +217,7 @@ OP_TEST(op_resize, 1, "Resize")
 OP_TEST(op_pad, 1, "Pad")
 OP_TEST(op_concat_pool, 1, "PDP      MaxPool", "CPU      Concat")
 OP_TEST(op_pad_conv, 0, "CONV+SDP Conv ")
+OP_TEST(op_affine_standalone, 0, "SDP      BatchNormalization+Relu", "SDP      Mul", "SDP      Sub")
 
 /* ---- refusals --------------------------------------------------------------------------- */
 
@@ -410,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_op_pad),
         cmocka_unit_test(test_op_concat_pool),
         cmocka_unit_test(test_op_pad_conv),
+        cmocka_unit_test(test_op_affine_standalone),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_truncated_models),
         cmocka_unit_test(test_fashion_mnist_end_to_end),

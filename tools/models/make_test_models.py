@@ -123,6 +123,16 @@ def main():
     n1, i1 = conv("c1", "p", "y", 8, 16)
     save("op_pad_conv", [helper.make_node("Pad", ["x", "pads"], ["p"], name="pad"), n1],
          [i64("pads", [0, 0, 1, 2, 0, 0, 2, 1])] + i1)
+    # per-channel affine layers not after a convolution: SDP X1 from memory
+    save("op_affine_standalone",
+         [helper.make_node("MaxPool", ["x"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+          helper.make_node("BatchNormalization", ["p", "g", "b", "m", "v"], ["n"], name="bn"),
+          helper.make_node("Relu", ["n"], ["r"], name="relu"),
+          helper.make_node("Mul", ["r", "k"], ["q"], name="mul"),
+          helper.make_node("Sub", ["q", "d"], ["y"], name="sub")],
+         [f32("g", rng.uniform(0.5, 1.5, 8)), f32("b", rng.uniform(-0.2, 0.2, 8)),
+          f32("m", rng.uniform(-0.2, 0.2, 8)), f32("v", rng.uniform(0.5, 2, 8)),
+          f32("k", rng.uniform(-1.5, 1.5, (1, 8, 1, 1))), f32("d", [0.25])])
     # refusals
     save("bad_unsupported_op", [helper.make_node("Einsum", ["x"], ["y"], name="my_einsum", equation="ij->ji")], [])
     n, i = conv("conv", "x", "y", 8, 16, pads=[1, 1, 1, 1])
