@@ -68,6 +68,23 @@ if "$dlasim" run models/fashion_mnist.onnx $args --input "$imgs" --count 1 --rec
 else
     ko "run --record-trace: $(tail -3 "$out/rec.log" "$out/replay.log")"
 fi
+# PGM images (a folder of them) give the same top-1 classes as the IDX records they came from
+mkdir -p "$out/pgm"
+/usr/bin/python3 - "$imgs" "$out/pgm" <<'PY'
+import gzip, sys
+raw = gzip.open(sys.argv[1]).read()
+for i in range(3):
+    px = raw[16 + i * 784:16 + (i + 1) * 784]
+    open(f"{sys.argv[2]}/img{i}.pgm", "wb").write(b"P5\n28 28\n255\n" + px)
+PY
+if "$dlasim" run models/fashion_mnist.onnx $args --input "$out/pgm" --json "$out/pgm.json" > "$out/pgm.log" 2>&1 &&
+    /usr/bin/python3 - "$out/onnx.json" "$out/pgm.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["outputs"][:3]
+b = json.load(open(sys.argv[2]))["outputs"]
+assert len(b) == 3 and a == b, (a, b)
+PY
+then ok "run on a folder of PGM images: same outputs as the IDX records"; else ko "PGM input: $(tail -3 "$out/pgm.log")"; fi
 if "$dlasim" run tests/models/bad_unsupported_op.onnx --input "$imgs" > "$out/bad.log" 2>&1; then
     ko "unsupported op accepted"
 else
