@@ -87,6 +87,8 @@ deps:
 FMNIST  ?= /usr/share/datasets/fashion-mnist
 demo: deps
 	@$(MAKE) -s all
+	@echo "dlasim demo: a Fashion-MNIST CNN (models/fashion_mnist.onnx) compiled for nv_small, calibrated"
+	@echo "on 1,000 training images, run on the 10,000 test images on the simulated device and in float"
 	@./$(BUILD)/dlasim run models/fashion_mnist.onnx --config nv_small \
 	    --calib $(FMNIST)/train-images-idx3-ubyte.gz --calib-count 1000 \
 	    --input $(FMNIST)/t10k-images-idx3-ubyte.gz --labels $(FMNIST)/t10k-labels-idx1-ubyte.gz \
