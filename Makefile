@@ -43,7 +43,7 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz plot
+.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz plot rtl-grade
 all: $(BUILD)/dlasim
 
 $(BUILD)/obj/%.o: %.c
@@ -71,7 +71,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(PB_LIBS) $(LDLIBS)
 
-tests: $(TEST_BIN)
+tests: $(TEST_BIN) $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 
 # Regenerate the register tables from the register database.
 regs:
@@ -114,6 +114,19 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/
 	@mkdir -p build-fuzz
 	clang $(CSTD) -O1 -g -Iinclude -Isrc -I$(GEN) $(FUZZ_FLAGS) -c $(GEN)/onnx.pb-c.c -o $@.pb.o
 	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc -I$(GEN) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $@.pb.o -lz $(PB_LIBS) $(LDLIBS)
+
+# RTL grading (tools/rtlgrade/README.md): regenerate the cases of
+# tests/traces/rtl-graded and grade them on the nv_small RTL built at RTL.
+RTL ?= /tmp/rtl
+$(BUILD)/rtlgrade/convcase: tools/rtlgrade/convcase.c tools/rtlgrade/trace_out.c $(BUILD)/libdlasim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< tools/rtlgrade/trace_out.c $(BUILD)/libdlasim.a -lz $(LDLIBS)
+$(BUILD)/rtlgrade/imgcase: tools/rtlgrade/imgcase.c tools/rtlgrade/trace_out.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< tools/rtlgrade/trace_out.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(LDLIBS)
+
+rtl-grade: all $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
+	@sh tools/rtlgrade/rtl-grade.sh $(BUILD) $(RTL) $(SHARED)
 
 bench: deps all $(BUILD)/runtime_bench
 	@./$(BUILD)/dlasim bench --json $(BUILD)/bench.json
