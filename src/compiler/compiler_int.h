@@ -76,6 +76,7 @@ struct dlasim_model {
     char config[32];
     struct dlasim_conv_hw hw;
     int sdp_lut;           /* the configuration has the SDP LUT (NVDLA_SDP_LUT_ENABLE) */
+    int reset_each_run;    /* reset the device before each inference (lower.c separate_banks) */
     struct dlc_buf *buf;   /* per tensor */
     int *store;            /* per tensor: the tensor whose buffer holds it (views) */
     struct dlc_layer *layers;

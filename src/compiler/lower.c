@@ -597,7 +597,7 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
         c->data_format = FORMAT_FEATURE;
         c->fetch_grain = 1;
         c->batch = 1;
-        c->data_bank = (uint8_t)plan.data_bank;
+        c->data_bank = (uint8_t)(l->data_bank ? l->data_bank : plan.data_bank);
         c->weight_bank = (uint8_t)plan.weight_bank;
         c->release = (uint16_t)l->in_h;
         c->input_width_csc = (uint16_t)d.in_w, c->input_height_csc = (uint16_t)l->in_h;
@@ -1329,6 +1329,87 @@ static int place_concat(struct dlasim_model *m, int node)
     return 1;
 }
 
+/* ---- CBUF weight ring between convolutions ---------------------------------------------- */
+
+/* CSC keeps its weight ring pointers from one convolution to the next
+ * unless D_BANK changes (vmod NV_NVDLA_CSC_sg.v need_pending; see the
+ * planner's restart_weight_ring in src/runtime/conv_plan.c): a layer whose
+ * groups release fewer entries than CDMA wrote (D_WEIGHT_BYTES is padded to
+ * 128 bytes) would make the next one read its kernels late.  So no CONV
+ * operation of the model has the D_BANK of the one before it, cyclically
+ * (the last of one inference precedes the first of the next; a model with
+ * one convolution resets the device before each inference): a repeated
+ * one takes one weight bank more when CBUF has a free bank, else one data
+ * bank less when its input lines still fit. */
+static int bank_variant(const struct dlasim_model *m, const struct dlasim_rt_conv_op *c, int which,
+                        uint8_t *db, uint8_t *wb)
+{
+    uint32_t need = (uint32_t)(((uint64_t)c->entry_per_slice * c->input_height_csc +
+                                m->hw.bank_depth - 1) / m->hw.bank_depth);
+    *db = c->data_bank, *wb = c->weight_bank;
+    if (which == 1 && (uint32_t)c->data_bank + c->weight_bank + 1 <= m->hw.banks) {
+        (*wb)++;
+        return 1;
+    }
+    if (which == 2 && c->data_bank > 1 && (uint32_t)c->data_bank - 1 >= need) {
+        (*db)--;
+        return 1;
+    }
+    if (which == 3 && (uint32_t)c->data_bank + c->weight_bank + 2 <= m->hw.banks) {
+        *wb = (uint8_t)(*wb + 2);
+        return 1;
+    }
+    return which == 0;
+}
+
+static int separate_banks(struct dlasim_model *m, char *err, size_t errlen)
+{
+    struct dlasim_rt_conv_op **convs = NULL;
+    size_t n = 0;
+    for (int s = 0; s < m->n_steps; s++) {
+        for (int i = 0; i < m->steps[s].n_ops; i++) {
+            if (m->steps[s].ops[i].op_type != DLASIM_RT_OP_CONV) {
+                continue;
+            }
+            struct dlasim_rt_conv_op **nc = realloc(convs, (n + 1) * sizeof *nc);
+            if (!nc) {
+                free(convs);
+                return lfail(err, errlen, "out of memory", NULL, NULL);
+            }
+            convs = nc;
+            convs[n++] = &m->steps[s].ops[i].op.conv;
+        }
+    }
+    int rc = 0;
+    /* one CONV operation only: it follows itself from one inference to the
+     * next, so dlasim_model_run resets the device first (a reset restarts
+     * the ring) */
+    m->reset_each_run = n == 1;
+    for (size_t i = 0; i < n && n > 1 && !rc; i++) {
+        struct dlasim_rt_conv_op *c = convs[i];
+        const struct dlasim_rt_conv_op *prev = convs[(i + n - 1) % n];
+        const struct dlasim_rt_conv_op *next = convs[(i + 1) % n];
+        int ok = 0;
+        for (int which = 0; which < 4 && !ok; which++) {
+            uint8_t db, wb;
+            if (!bank_variant(m, c, which, &db, &wb)) {
+                continue;
+            }
+            ok = !(db == prev->data_bank && wb == prev->weight_bank) &&
+                 (i + 1 < n || !(db == next->data_bank && wb == next->weight_bank));
+            if (ok) {
+                c->data_bank = db, c->weight_bank = wb;
+            }
+        }
+        if (!ok) {
+            rc = lfail(err, errlen, "convolution layers with the same CBUF banks one after the "
+                       "other and no bank to spare: the weight ring cannot restart", NULL, NULL);
+        }
+    }
+    free(convs);
+    return rc;
+}
+
 /* ---- the pass ------------------------------------------------------------------------- */
 
 static const char *cpu_reason(const struct dlasim_model *m, const struct dlc_node *nd)
@@ -1559,6 +1640,9 @@ static int lower_once(struct dlasim_model *m, int *retry, char *err, size_t errl
     }
     if (!rc && close_network(m, &v)) {
         rc = lfail(err, errlen, "out of memory", NULL, NULL);
+    }
+    if (!rc) {
+        rc = separate_banks(m, err, errlen);
     }
     free(v.ops);
     free(v.luts);

@@ -500,6 +500,9 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
         return mfail(err, errlen, DLASIM_ERR_INVAL, "run: the model is not compiled");
     }
     int rc = 0;
+    if (m->reset_each_run) {
+        dlasim_reset(dev);
+    }
     if (m->loaded_dev != dev && (rc = load_weights(m, dev))) {
         return mfail(err, errlen, rc, "run: writing the weights: %s", dlasim_last_error(dev));
     }
