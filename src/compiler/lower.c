@@ -1341,72 +1341,152 @@ static int place_concat(struct dlasim_model *m, int node)
  * one convolution resets the device before each inference): a repeated
  * one takes one weight bank more when CBUF has a free bank, else one data
  * bank less when its input lines still fit. */
-static int bank_variant(const struct dlasim_model *m, const struct dlasim_rt_conv_op *c, int which,
-                        uint8_t *db, uint8_t *wb)
+/* CBUF entries CDMA writes but CSC does not release for this operation
+ * (as the planner's weight_ring_lag). */
+static uint64_t ring_lag(const struct dlasim_model *m, const struct dlasim_rt_op *op)
 {
-    uint32_t need = (uint32_t)(((uint64_t)c->entry_per_slice * c->input_height_csc +
-                                m->hw.bank_depth - 1) / m->hw.bank_depth);
+    const struct dlasim_rt_conv_op *c = &op->op.conv;
+    uint64_t e = m->hw.bank_width, released = 0;
+    uint32_t k = op->surface.conv.dst_data.channel;
+    for (uint32_t k0 = 0; k0 < k; k0 += m->hw.atomic_k) {
+        uint32_t kg = k - k0 < m->hw.atomic_k ? k - k0 : m->hw.atomic_k;
+        released += ((uint64_t)kg * c->bytes_per_kernel + e - 1) / e;
+    }
+    uint64_t written = ((uint64_t)op->surface.conv.weight_data.size + e - 1) / e;
+    return written > released ? written - released : 0;
+}
+
+/* Variant `which` of the D_BANK of the group of operations ops[0..n) (a
+ * layer that fetches its weights and the bands that reuse them, which must
+ * keep its banks): 0 as planned, 1/3 one/two weight banks more when CBUF
+ * has them free, 2 one data bank less when every band's input lines still
+ * fit, 4 one weight bank less when every kernel still fits. */
+static int bank_variant(const struct dlasim_model *m, struct dlasim_rt_op *const *ops, size_t n,
+                        int which, uint8_t *db, uint8_t *wb)
+{
+    const struct dlasim_rt_conv_op *c = &ops[0]->op.conv;
+    uint32_t need = 1;
+    for (size_t i = 0; i < n; i++) {
+        const struct dlasim_rt_conv_op *o = &ops[i]->op.conv;
+        uint32_t r = (uint32_t)(((uint64_t)o->entry_per_slice * o->input_height_csc +
+                                 m->hw.bank_depth - 1) / m->hw.bank_depth);
+        need = r > need ? r : need;
+    }
+    uint64_t bank = (uint64_t)m->hw.bank_width * m->hw.bank_depth;
     *db = c->data_bank, *wb = c->weight_bank;
-    if (which == 1 && (uint32_t)c->data_bank + c->weight_bank + 1 <= m->hw.banks) {
-        (*wb)++;
+    switch (which) {
+    case 0:
         return 1;
+    case 1:
+    case 3:
+        if ((uint32_t)c->data_bank + c->weight_bank + (uint32_t)(which == 1 ? 1 : 2) <= m->hw.banks) {
+            *wb = (uint8_t)(*wb + (which == 1 ? 1 : 2));
+            return 1;
+        }
+        return 0;
+    case 2:
+        if (c->data_bank > 1 && (uint32_t)c->data_bank - 1 >= need) {
+            (*db)--;
+            return 1;
+        }
+        return 0;
+    default:
+        if (c->weight_bank > 1 &&
+            (uint64_t)(c->weight_bank - 1) * bank >= ops[0]->surface.conv.weight_data.size) {
+            (*wb)--;
+            return 1;
+        }
+        return 0;
     }
-    if (which == 2 && c->data_bank > 1 && (uint32_t)c->data_bank - 1 >= need) {
-        (*db)--;
-        return 1;
-    }
-    if (which == 3 && (uint32_t)c->data_bank + c->weight_bank + 2 <= m->hw.banks) {
-        *wb = (uint8_t)(*wb + 2);
-        return 1;
-    }
-    return which == 0;
+}
+
+/* Operations of the model that fetch weights (weight_reuse 0), each with
+ * the bands after it that reuse them. */
+struct wgroup {
+    struct dlasim_rt_op **ops;
+    size_t n;
+};
+
+static int same_banks(const struct dlasim_rt_op *a, uint8_t db, uint8_t wb)
+{
+    return a->op.conv.data_bank == db && a->op.conv.weight_bank == wb;
 }
 
 static int separate_banks(struct dlasim_model *m, char *err, size_t errlen)
 {
-    struct dlasim_rt_conv_op **convs = NULL;
-    size_t n = 0;
-    for (int s = 0; s < m->n_steps; s++) {
-        for (int i = 0; i < m->steps[s].n_ops; i++) {
+    struct dlasim_rt_op **convs = NULL;
+    struct wgroup *grp = NULL;
+    size_t n = 0, ng = 0;
+    int rc = 0;
+    for (int s = 0; s < m->n_steps && !rc; s++) {
+        for (int i = 0; i < m->steps[s].n_ops && !rc; i++) {
             if (m->steps[s].ops[i].op_type != DLASIM_RT_OP_CONV) {
                 continue;
             }
-            struct dlasim_rt_conv_op **nc = realloc(convs, (n + 1) * sizeof *nc);
+            struct dlasim_rt_op **nc = realloc(convs, (n + 1) * sizeof *nc);
             if (!nc) {
-                free(convs);
-                return lfail(err, errlen, "out of memory", NULL, NULL);
+                rc = -1;
+                break;
             }
             convs = nc;
-            convs[n++] = &m->steps[s].ops[i].op.conv;
+            convs[n++] = &m->steps[s].ops[i];
         }
     }
-    int rc = 0;
-    /* one CONV operation only: it follows itself from one inference to the
-     * next, so dlasim_model_run resets the device first (a reset restarts
-     * the ring) */
-    m->reset_each_run = n == 1;
-    for (size_t i = 0; i < n && n > 1 && !rc; i++) {
-        struct dlasim_rt_conv_op *c = convs[i];
-        const struct dlasim_rt_conv_op *prev = convs[(i + n - 1) % n];
-        const struct dlasim_rt_conv_op *next = convs[(i + 1) % n];
+    for (size_t i = 0; i < n && !rc; i++) { /* groups (pointers into convs, set below) */
+        if (i == 0 || !convs[i]->op.conv.weight_reuse) {
+            struct wgroup *g2 = realloc(grp, (ng + 1) * sizeof *g2);
+            if (!g2) {
+                rc = -1;
+                break;
+            }
+            grp = g2;
+            grp[ng].ops = convs + i;
+            grp[ng++].n = 0;
+        }
+        grp[ng - 1].n++;
+    }
+    if (rc) {
+        free(convs);
+        free(grp);
+        return lfail(err, errlen, "out of memory", NULL, NULL);
+    }
+    m->reset_each_run = 0;
+    for (size_t k = 0; k < ng && !rc; k++) {
+        struct wgroup *g = &grp[k];
+        const struct wgroup *pg = &grp[(k + ng - 1) % ng], *ngp = &grp[(k + 1) % ng];
+        const struct dlasim_rt_op *prev = pg->ops[pg->n - 1];
+        const struct dlasim_rt_op *next = ngp->ops[0];
+        /* the previous group left entries behind: this one must change banks;
+         * the last one must also differ from the first (next inference) */
+        int must_prev = ng > 1 && ring_lag(m, prev) > 0;
+        int must_next = ng > 1 && k + 1 == ng && ring_lag(m, g->ops[g->n - 1]) > 0;
         int ok = 0;
-        for (int which = 0; which < 4 && !ok; which++) {
+        for (int which = 0; which < 5 && !ok; which++) {
             uint8_t db, wb;
-            if (!bank_variant(m, c, which, &db, &wb)) {
+            if (!bank_variant(m, g->ops, g->n, which, &db, &wb)) {
                 continue;
             }
-            ok = !(db == prev->data_bank && wb == prev->weight_bank) &&
-                 (i + 1 < n || !(db == next->data_bank && wb == next->weight_bank));
-            if (ok) {
-                c->data_bank = db, c->weight_bank = wb;
+            ok = !(must_prev && same_banks(prev, db, wb)) && !(must_next && same_banks(next, db, wb));
+            for (size_t i = 0; ok && i < g->n; i++) {
+                g->ops[i]->op.conv.data_bank = db;
+                g->ops[i]->op.conv.weight_bank = wb;
             }
+        }
+        if (!ok && (k == 0 || k + 1 == ng)) {
+            m->reset_each_run = 1; /* the wrap between inferences: a reset instead */
+            ok = 1;
         }
         if (!ok) {
             rc = lfail(err, errlen, "convolution layers with the same CBUF banks one after the "
                        "other and no bank to spare: the weight ring cannot restart", NULL, NULL);
         }
     }
+    /* one weight group leaving entries behind follows itself at the next inference */
+    if (ng == 1 && ring_lag(m, grp[0].ops[grp[0].n - 1]) > 0) {
+        m->reset_each_run = 1;
+    }
     free(convs);
+    free(grp);
     return rc;
 }
 

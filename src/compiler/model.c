@@ -630,6 +630,9 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
     }
     sb_printf(&b, "%d hardware layers, %d host-CPU layers, %d networks, %.1f MMAC per inference\n",
               n_hw, n_cpu, m->n_steps - n_cpu, (double)dlasim_model_macs(m) / 1e6);
+    if (m->reset_each_run) {
+        sb_printf(&b, "the device is reset before each inference (CBUF's weight ring restarts)\n");
+    }
     return b.s;
 }
 
