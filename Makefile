@@ -111,13 +111,8 @@ test: deps
 # libFuzzer targets: trace parser and player, CSB programming, loadables, RK3588 regcmd lists
 # (clang only).
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-<<<<<<< HEAD
-fuzz: build-fuzz/fuzz_trace build-fuzz/fuzz_csb build-fuzz/fuzz_loadable build-fuzz/fuzz_onnx
+fuzz: build-fuzz/fuzz_trace build-fuzz/fuzz_csb build-fuzz/fuzz_loadable build-fuzz/fuzz_rk_regcmd build-fuzz/fuzz_onnx
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/gen/*.h include/dlasim/*.h) $(GEN)/onnx.pb-c.c
-=======
-fuzz: build-fuzz/fuzz_trace build-fuzz/fuzz_csb build-fuzz/fuzz_loadable build-fuzz/fuzz_rk_regcmd
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/gen/*.h include/dlasim/*.h)
->>>>>>> main
 	@mkdir -p build-fuzz
 	clang $(CSTD) -O1 -g -Iinclude -Isrc -I$(GEN) $(FUZZ_FLAGS) -c $(GEN)/onnx.pb-c.c -o $@.pb.o
 	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc -I$(GEN) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $@.pb.o -lz $(PB_LIBS) $(LDLIBS)

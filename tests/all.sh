@@ -39,15 +39,9 @@ else
     cat "$log/san-build.txt"; one "build (clang, ASan+UBSan)" 1
 fi
 
-<<<<<<< HEAD
-echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming, loadables, ONNX models)"
+echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming, loadables, RK3588 regcmd lists, ONNX models)"
 if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
-    for t in trace csb loadable onnx; do
-=======
-echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming, loadables, RK3588 regcmd lists)"
-if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
-    for t in trace csb loadable rk_regcmd; do
->>>>>>> main
+    for t in trace csb loadable rk_regcmd onnx; do
         mkdir -p "build-fuzz/corpus-$t"
         seeds=tests/fuzz/seeds; [ "$t" = csb ] || [ "$t" = rk_regcmd ] && seeds=
         # loadables: the writer's seeds, and NVIDIA's regression loadables
