@@ -64,9 +64,13 @@ int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, 
 /* Compile report: one line per layer, engine or CPU and why. (malloc'ed) */
 char *dlasim_model_compile_report(const struct dlasim_model *m);
 
-/* Run one input on a device of the compiled configuration (weights are
- * written into its memory on first use).  output receives
- * dlasim_model_output_size floats (dequantized). */
+/* Run one input on a device of the compiled configuration.  The weights
+ * are written into the device's memory when the device differs from the
+ * one of the previous run (the model remembers the device pointer: after
+ * destroying a device, a new one at the same address would not get them
+ * again; use a fresh model, or keep one device per model).  output
+ * receives dlasim_model_output_size floats (dequantized; in float when the
+ * last layer runs on the host CPU). */
 int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float *input,
                      float *output, const struct dlasim_rt_options *opt, char *err,
                      size_t errlen);
