@@ -65,7 +65,7 @@ $(BUILD)/libdlasim.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/dlasim: $(CLI_OBJ) $(BUILD)/libdlasim.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdlasim.a -lz $(PB_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdlasim.a -lz -lmd $(PB_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
 	@mkdir -p $(dir $@)
