@@ -1354,13 +1354,103 @@ static int c1d_run(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_
     return 0;
 }
 
-/* The faithful path: cal1d replayed, cal2d fed the results in order. */
+/* ---- cal2d's surface-end flush (over-stated PAD_BOTTOM) -------------------
+ *
+ * ref: nvdla/hw nv_small vmod/nvdla/pdp/NV_NVDLA_PDP_CORE_cal2d.v.  cal2d
+ * keeps one line-buffer entry per window in progress (buffer_lines_num of
+ * them, used in turn: window j in entry j mod buffer_lines_num) and at the
+ * end of each surface sends flush_num more output lines, flush_num derived
+ * from the programmed PAD_BOTTOM alone (flush_num_cal: PAD_BOTTOM / stride,
+ * samllH_flush_num for inputs shorter than the kernel), the ones left over
+ * while the next surface's first lines come in (flush_in_next_surf).  When
+ * PAD_BOTTOM is larger than the last window needs, the surplus lines are
+ * stale entries, the last result the following entries held, and they go
+ * out ahead of the next surface's lines: the write DMA, counting lines,
+ * puts every later line one place further.  Measured on the nv_small RTL
+ * (rg_pdp_8x6x19_k4x4s3x2_ave_007: surface 1 starts with surface 0's line 1,
+ * surface 2 with surface 1's line 2 then line 1).  After a split's last
+ * surface the surplus is not written (nothing of the layer is left to
+ * shift). */
+
+/* buffer_lines_num: line-buffer entries in use. */
+static uint32_t c2d_buffer_lines(uint32_t kh, uint32_t sh)
+{
+    if (sh >= kh) {
+        return 1;
+    }
+    switch (sh) {
+    case 1:
+        return kh;
+    case 2:
+        return (kh >> 1) + (kh & 1);
+    case 3:
+        return kh - 1 <= 5 ? 2 : 3;
+    default:
+        return 2;
+    }
+}
+
+/* flush_num of cal2d for a bottom padding pb (samllH_flush_num when the
+ * input is shorter than the kernel). */
+static uint32_t c2d_flush_num(const struct pdp_cfg *c, uint32_t pb)
+{
+    uint32_t cal = c1d_flush_cal(pb, c->sh);
+    uint32_t hr = c->in_h - 1, khr = c->kh - 1;
+    int small = hr < 8 && ((hr & 7) + c->pad_t) < khr;
+    if (cal == 0 || !small) {
+        return cal;
+    }
+    uint32_t remain = ((hr & 7) + c->pad_t + pb - khr) & 0x3f;
+    for (uint32_t n = 6; n >= 1; n--) {
+        if (remain == n * c->sh) {
+            return n;
+        }
+    }
+    return 0;
+}
+
+/* Surplus lines cal2d sends at each surface end. */
+static uint32_t pdp_bottom_surplus(const struct pdp_cfg *c)
+{
+    int64_t end = (int64_t)(c->out_h - 1) * c->sh + c->kh - c->pad_t;
+    uint32_t need = end > (int64_t)c->in_h ? (uint32_t)(end - c->in_h) : 0;
+    if (c->pad_b <= need) {
+        return 0;
+    }
+    uint32_t f = c2d_flush_num(c, c->pad_b), g = c2d_flush_num(c, need);
+    return f > g ? f - g : 0;
+}
+
+/* The output line stream of one split: slot p goes to surface p / out_h,
+ * line p % out_h; slots past the split's cube are not written. */
+static int c2d_put(struct dla_dev *d, const struct pdp_cfg *c, const struct pdp_split *s,
+                   uint64_t p, const uint8_t *line)
+{
+    if (p >= (uint64_t)c->surfaces * c->out_h) {
+        return 0;
+    }
+    uint64_t surf = p / c->out_h, oy = p % c->out_h;
+    uint64_t addr = c->dst_base + (uint64_t)s->out_x0 * c->atom_bytes + oy * c->dst_line +
+                    surf * c->dst_surf;
+    return dla_dma_write(d, c->dst_port, addr, line, (size_t)s->out_w * c->atom_bytes);
+}
+
+/* The faithful path: cal1d replayed, cal2d fed the results in order, its
+ * surface-end surplus lines put in the output stream. */
 static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_cube *in,
                          struct pdp_work *w)
 {
     struct pdp_c1d m;
+    const uint32_t nbuf = c2d_buffer_lines(c->kh, c->sh);
+    const uint32_t surplus = pdp_bottom_surplus(c);
+    const size_t max_bytes = (size_t)w->ring_stride / c->lanes * c->atom_bytes;
+    uint8_t *stale = calloc((size_t)PDP_KERNEL_MAX * (max_bytes ? max_bytes : 1), 1);
+    if (stale == NULL) {
+        return dla_error(d, DLASIM_ERR_NOMEM, "PDP: out of host memory for the line buffer model");
+    }
     int rc = c1d_init(d, c, &m);
     if (rc) {
+        free(stale);
         return rc;
     }
     rc = c1d_run(d, c, in, w, &m);
@@ -1368,6 +1458,9 @@ static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struc
     for (uint32_t si = 0; !rc && si < c->nsplit; si++) {
         const struct pdp_split *s = &c->split[si];
         const size_t n = (size_t)s->out_w * c->lanes;
+        const size_t bytes = (size_t)s->out_w * c->atom_bytes;
+        uint64_t slot = 0;
+        memset(stale, 0, (size_t)PDP_KERNEL_MAX * max_bytes);
         for (uint32_t surf = 0; !rc && surf < c->surfaces; surf++) {
             for (uint32_t oy = 0; !rc && oy < c->out_h; oy++) {
                 int64_t a0 = (int64_t)oy * c->sh - c->pad_t;
@@ -1381,14 +1474,19 @@ static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struc
                 }
                 pdp_pool_column(c, s, w, a, b);
                 pdp_pack(c, w->acc, w->out, n);
-                uint64_t addr = c->dst_base + (uint64_t)s->out_x0 * c->atom_bytes +
-                                (uint64_t)oy * c->dst_line + (uint64_t)surf * c->dst_surf;
-                rc = dla_dma_write(d, c->dst_port, addr, w->out, (size_t)s->out_w * c->atom_bytes);
+                memcpy(stale + (size_t)(oy % nbuf) * max_bytes, w->out, bytes);
+                rc = c2d_put(d, c, s, slot++, w->out);
+            }
+            /* surplus: the entries after the last window's, as they are */
+            for (uint32_t k = 1; !rc && surplus && surf + 1 < c->surfaces && k <= surplus; k++) {
+                uint32_t entry = (c->out_h - 1 + k) % nbuf;
+                rc = c2d_put(d, c, s, slot++, stale + (size_t)entry * max_bytes);
             }
         }
         base += (size_t)c->surfaces * c->in_h * s->out_w;
     }
     c1d_free(&m);
+    free(stale);
     return rc;
 }
 
@@ -1495,7 +1593,8 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
 #ifdef PDP_FLUSH_ALWAYS /* model check: replay cal1d on every layer */
     rc = pdp_overstated_right(c) || 1 ? pdp_run_flush(d, c, in, &w) : pdp_run(d, c, in, &w);
 #else
-    rc = pdp_overstated_right(c) ? pdp_run_flush(d, c, in, &w) : pdp_run(d, c, in, &w);
+    rc = pdp_overstated_right(c) || pdp_bottom_surplus(c) ? pdp_run_flush(d, c, in, &w)
+                                                          : pdp_run(d, c, in, &w);
 #endif
     pdp_work_free(&w);
 out:
