@@ -315,6 +315,24 @@ def pdp_over_geometry(rng, w, h, c, flying, want_split):
     return None
 
 
+def pdp_overb_geometry(rng, w, h, c, flying, want_split):
+    """PAD_BOTTOM over-stated the same way (cal2d flush_num = PAD_BOTTOM / stride), PAD_RIGHT
+    sometimes too; used with several surfaces, where cal2d's surplus lines show."""
+    for _ in range(200):
+        g = (pdp_over_geometry if rng.random() < 0.3 else pdp_geometry)(rng, w, h, c, flying,
+                                                                          want_split)
+        if g is None:
+            continue
+        need = max(0, (g['oh'] - 1) * g['sh'] + g['kh'] - g['pt'] - h)
+        choices = [pb for pb in range(need + 1, 8)
+                   if pb // g['sh'] > need // g['sh'] and windows(g['pt'], h, pb, g['kh'], g['sh']) == g['oh']]
+        if not choices:
+            continue
+        g['pb'] = rng.choice(choices)
+        return g
+    return None
+
+
 def pdp_program(cs, p, flying):
     g = p['g']
     method = p['method']
@@ -383,23 +401,27 @@ def pdp_params(rng, w, h, c, flying, want_split, geometry=None):
 METHODS = {0: 'ave', 1: 'max', 2: 'min'}
 
 
-def pdp_case(rng, idx, want_split, over_right=False):
+def pdp_case(rng, idx, want_split, over_right=False, over_bottom=False):
     w, h = rng.randint(1, 40), rng.randint(1, 12)
     c = rng.choice([8, 16, rng.randint(1, 24)])
-    p = pdp_params(rng, w, h, c, False, want_split, pdp_over_geometry if over_right else None)
+    if over_bottom:
+        c = rng.randint(9, 32)
+    geometry = pdp_overb_geometry if over_bottom else pdp_over_geometry if over_right else None
+    p = pdp_params(rng, w, h, c, False, want_split, geometry)
     if p is None:
         return None
     g = p['g']
     over = g['pr'] > 0 and windows(g['pl'], w, 0, g['kw'], g['sw']) == g['ow']
     name = 'rg_pdp%s_%dx%dx%d_k%dx%ds%dx%d_%s%s_%03d' % (
-        'over' if over_right else '', w, h, c, g['kw'], g['kh'], g['sw'], g['sh'], METHODS[p['method']],
+        'overb' if over_bottom else 'over' if over_right else '', w, h, c, g['kw'], g['kh'], g['sw'], g['sh'], METHODS[p['method']],
         '_split%d' % g['split'][0] if g['split'] else '', idx)
     cs = Case(name, 'PDP %s %dx%dx%d kernel %dx%d stride %dx%d pad l%d t%d r%d b%d padval %d out %dx%d '
               'line %d surf %d%s%s' % (METHODS[p['method']], w, h, c, g['kw'], g['kh'], g['sw'], g['sh'],
                                        g['pl'], g['pt'], g['pr'], g['pb'], p['padval'], g['ow'], g['oh'],
                                        p['line'], p['surf'],
                                        ' split %s' % (g['split'],) if g['split'] else '',
-                                       ' (right padding over-stated)' if over else ''))
+                                       ' (right padding over-stated)' if over else '') +
+              (' (bottom padding over-stated)' if over_bottom else ''))
     cs.mem(IN_ADDR, rand_bytes(rng, p['size']), 'in')
     cs.zero(OUT_ADDR, p['out_size'])
     pdp_program(cs, p, flying=False)
@@ -666,7 +688,7 @@ def main():
             [('conv_pp2same', n) for n in range(8)] + [('conv_og2', n) for n in range(6)] +
             [('conv_og2same', n) for n in range(6)] + [('img', n) for n in range(2 * IMG_FORMATS)] +
             [('pdpover', n) for n in range(24)] + [('pdpoversplit', n) for n in range(10)] +
-            [('sdppdpover', n) for n in range(8)])
+            [('sdppdpover', n) for n in range(8)] + [('pdpoverb', n) for n in range(16)])
     for kind, n in plan:
         rng = random.Random('%s-%d' % (kind, n))
         cs = None
@@ -684,10 +706,11 @@ def main():
             continue
         if kind == 'sdp':
             cs = sdp_case(rng, n)
-        elif kind in ('pdp', 'pdpsplit', 'pdpover', 'pdpoversplit'):
+        elif kind in ('pdp', 'pdpsplit', 'pdpover', 'pdpoversplit', 'pdpoverb'):
             split = kind.endswith('split')
             for _ in range(20):
-                cs = pdp_case(rng, n + (100 if split else 0), split, kind.startswith('pdpover'))
+                cs = pdp_case(rng, n + (100 if split else 0), split, kind.startswith('pdpover'),
+                              kind == 'pdpoverb')
                 if cs:
                     break
         elif kind in ('sdppdp', 'sdppdpover'):
