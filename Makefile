@@ -57,6 +57,7 @@ tests: $(TEST_BIN) $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 # Regenerate the register tables from the register database.
 regs:
 	python3 tools/regdb/gen_regs.py regdb/nvdla.xml src/regs/gen docs/registers.md
+	python3 tools/regdb/gen_regs.py regdb/rk3588.xml src/regs/gen docs/registers-rk3588.md
 
 deps:
 	@sh tools/deps.sh
@@ -73,9 +74,10 @@ test-fast: all tests
 test: deps
 	@sh tests/all.sh $(CONFORMANCE)
 
-# libFuzzer target over the trace parser and player (clang only).
+# libFuzzer targets: trace parser and player, CSB programming, loadables, RK3588 regcmd lists
+# (clang only).
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-fuzz: build-fuzz/fuzz_trace build-fuzz/fuzz_csb build-fuzz/fuzz_loadable
+fuzz: build-fuzz/fuzz_trace build-fuzz/fuzz_csb build-fuzz/fuzz_loadable build-fuzz/fuzz_rk_regcmd
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/gen/*.h include/dlasim/*.h)
 	@mkdir -p build-fuzz
 	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) -lz $(LDLIBS)

@@ -39,11 +39,11 @@ else
     cat "$log/san-build.txt"; one "build (clang, ASan+UBSan)" 1
 fi
 
-echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming, loadables)"
+echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming, loadables, RK3588 regcmd lists)"
 if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
-    for t in trace csb loadable; do
+    for t in trace csb loadable rk_regcmd; do
         mkdir -p "build-fuzz/corpus-$t"
-        seeds=tests/fuzz/seeds; [ "$t" = csb ] && seeds=
+        seeds=tests/fuzz/seeds; [ "$t" = csb ] || [ "$t" = rk_regcmd ] && seeds=
         # loadables: the writer's seeds, and NVIDIA's regression loadables
         # where the conformance data has them (not copied into the tree)
         [ "$t" = loadable ] && seeds="tests/fuzz/seeds-loadable $(ls -d \
@@ -75,8 +75,12 @@ gen=$(mktemp -d)
 python3 tools/regdb/gen_regs.py regdb/nvdla.xml "$gen" "$gen/registers.md" > /dev/null 2>&1 &&
     diff -q "$gen/nvdla_regs.h" src/regs/gen/nvdla_regs.h > /dev/null &&
     diff -q "$gen/nvdla_regs_table.c" src/regs/gen/nvdla_regs_table.c > /dev/null &&
-    diff -q "$gen/registers.md" docs/registers.md > /dev/null
-one "regdb regeneration matches src/regs/gen and docs/registers.md" $?
+    diff -q "$gen/registers.md" docs/registers.md > /dev/null &&
+    python3 tools/regdb/gen_regs.py regdb/rk3588.xml "$gen" "$gen/registers-rk3588.md" > /dev/null 2>&1 &&
+    diff -q "$gen/rk3588_regs.h" src/regs/gen/rk3588_regs.h > /dev/null &&
+    diff -q "$gen/rk3588_regs_table.c" src/regs/gen/rk3588_regs_table.c > /dev/null &&
+    diff -q "$gen/registers-rk3588.md" docs/registers-rk3588.md > /dev/null
+one "regdb regeneration (nvdla, rk3588) matches src/regs/gen and docs" $?
 rm -rf "$gen" "$log"
 
 echo "$passed passed, $failed failed"

@@ -21,6 +21,9 @@
 #include "sim/dla.h"
 #include "sim/mem.h"
 #include "sim/regfile.h"
+#include "dlasim/rk3588.h"
+#include "sim/rk3588.h"
+#include "sim/units.h"
 #include "timing/timing.h"
 
 struct dla_dev {
@@ -46,6 +49,7 @@ struct dla_dev {
 /* The public handle is the device itself. */
 struct dlasim_dev {
     struct dla_dev core;
+    struct rk_npu *rk;                /* config "rk3588": the RK3588 NPU instead */
 };
 
 static struct dla_dev *core(struct dlasim_dev *dev)
@@ -97,6 +101,9 @@ void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
 
 const char *dlasim_last_error(const struct dlasim_dev *dev)
 {
+    if (dev->rk) {
+        return rk_npu_last_error(dev->rk);
+    }
     return dev->core.err;
 }
 
@@ -271,6 +278,9 @@ static int check_port(struct dla_dev *d, enum dlasim_port port)
 int dlasim_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr, void *dst,
                     size_t len)
 {
+    if (dev->rk) {
+        return rk_npu_mem_read(dev->rk, port, addr, dst, len);
+    }
     char why[256];
     struct dla_dev *d = core(dev);
     int rc = check_port(d, port);
@@ -286,6 +296,9 @@ int dlasim_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr
 int dlasim_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
                      const void *src, size_t len)
 {
+    if (dev->rk) {
+        return rk_npu_mem_write(dev->rk, port, addr, src, len);
+    }
     char why[256];
     struct dla_dev *d = core(dev);
     int rc = check_port(d, port);
@@ -314,42 +327,12 @@ static void update_irq(struct dla_dev *d)
 
 int dlasim_irq_level(const struct dlasim_dev *dev)
 {
+    if (dev->rk) {
+        return rk_npu_irq_level(dev->rk);
+    }
     return dev->core.irq_level;
 }
 
-/* GLB done-status bit of group 0 for units that raise one (group 1 is the
- * next bit).  ref: GLB S_INTR_STATUS fields. */
-static uint32_t done_bits(unsigned unit, unsigned group)
-{
-    uint32_t bits;
-    switch (unit) {
-    case NVDLA_UNIT_SDP:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_SDP_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_CDP:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_CDP_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_PDP:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_BDMA:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_BDMA_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_RUBIK:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_RUBIK_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_CDMA:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_CDMA_DAT_DONE_STATUS0__MASK |
-               NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_CACC:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_CACC_DONE_STATUS0__MASK;
-        break;
-    default:
-        return 0;
-    }
-    return group ? bits << 1 : bits;
-}
 
 /* ---- CSB --------------------------------------------------------------------- */
 
@@ -389,6 +372,9 @@ static uint32_t timing_csb_read(struct dla_dev *d, uint32_t addr, uint32_t v)
 
 int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 {
+    if (dev->rk) {
+        return rk_npu_csb_write(dev->rk, addr, val);
+    }
     struct dla_dev *d = core(dev);
     char name[96];
     if (addr & 3u) {
@@ -428,6 +414,9 @@ int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 
 int dlasim_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
+    if (dev->rk) {
+        return rk_npu_csb_read(dev->rk, addr, val);
+    }
     struct dla_dev *d = core(dev);
     if (addr & 3u) {
         *val = 0;
@@ -585,21 +574,16 @@ static int run_layer(struct dla_dev *d, const struct layer *l)
         rc = run_sdp_chain(d, l, NULL);
         break;
     case LAYER_PDP:
-        d->cur_unit = "PDP";
-        rc = dla_pdp_execute(d, consumer(d, NVDLA_UNIT_PDP), NULL);
-        break;
     case LAYER_CDP:
-        d->cur_unit = "CDP";
-        rc = dla_cdp_execute(d, consumer(d, NVDLA_UNIT_CDP));
-        break;
     case LAYER_BDMA:
-        d->cur_unit = "BDMA";
-        rc = dla_bdma_execute(d, l->group[0]); /* launch group, not a CONSUMER */
+    case LAYER_RUBIK: {
+        /* a unit leading its own layer: the unit table (units.c) says which
+         * engine; BDMA's group is its launch group, the others' their CONSUMER */
+        const struct dla_unit_behaviour *u = &dla_unit_table[l->unit[0]];
+        d->cur_unit = u->engine;
+        rc = u->execute(d, l->group[0]);
         break;
-    case LAYER_RUBIK:
-        d->cur_unit = "RUBIK";
-        rc = dla_rubik_execute(d, consumer(d, NVDLA_UNIT_RUBIK));
-        break;
+    }
     }
     d->cur_unit = NULL;
     return rc;
@@ -610,7 +594,7 @@ static void complete_layer(struct dla_dev *d, const struct layer *l)
 {
     uint32_t bits = 0;
     for (unsigned i = 0; i < l->n; i++) {
-        bits |= done_bits(l->unit[i], l->group[i]);
+        bits |= dla_unit_done_bits(l->unit[i], l->group[i]); /* units.c */
         if (l->unit[i] == NVDLA_UNIT_BDMA) {
             dla_bdma_complete(d); /* retire the launched group (no OP_EN/CONSUMER) */
         } else {
@@ -626,6 +610,9 @@ static void complete_layer(struct dla_dev *d, const struct layer *l)
 
 int dlasim_step(struct dlasim_dev *dev)
 {
+    if (dev->rk) {
+        return rk_npu_step(dev->rk);
+    }
     struct dla_dev *d = core(dev);
     struct layer l;
     if (!find_layer(d, &l)) {
@@ -657,6 +644,9 @@ int dlasim_run(struct dlasim_dev *dev)
 
 int dlasim_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
 {
+    if (dev->rk) {
+        return rk_npu_busy(dev->rk, desc, desclen);
+    }
     struct dla_dev *d = core(dev);
     int busy = 0;
     size_t used = 0;
@@ -745,6 +735,18 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
     if (!dev) {
         return DLASIM_ERR_NOMEM;
     }
+    if (opt->config && !strcmp(opt->config, "rk3588")) {
+        int rc = rk_npu_create(opt, &dev->rk, buf, sizeof(buf));
+        if (rc) {
+            if (err && errlen) {
+                snprintf(err, errlen, "%s", buf[0] ? buf : dlasim_status_name(rc));
+            }
+            free(dev);
+            return rc;
+        }
+        *out = dev;
+        return 0;
+    }
     struct dla_dev *d = core(dev);
     int rc = configure(d, opt, buf, sizeof(buf));
     if (!rc) {
@@ -794,6 +796,11 @@ void dlasim_destroy(struct dlasim_dev *dev)
     if (!dev) {
         return;
     }
+    if (dev->rk) {
+        rk_npu_destroy(dev->rk);
+        free(dev);
+        return;
+    }
     struct dla_dev *d = core(dev);
     dla_conv_state_destroy(d->conv);
     dla_bdma_state_destroy(d->bdma);
@@ -806,6 +813,10 @@ void dlasim_destroy(struct dlasim_dev *dev)
 
 void dlasim_reset(struct dlasim_dev *dev)
 {
+    if (dev->rk) {
+        rk_npu_reset(dev->rk);
+        return;
+    }
     struct dla_dev *d = core(dev);
     dla_regfile_reset(&d->rf);
     dla_conv_reset(d);
@@ -819,6 +830,9 @@ void dlasim_reset(struct dlasim_dev *dev)
 
 int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value)
 {
+    if (dev->rk) {
+        return rk_npu_param(dev->rk, name, value);
+    }
     return dla_config_get(&dev->core.cfg, name, value);
 }
 
@@ -843,4 +857,16 @@ const char *dlasim_reg_name(uint32_t addr, char *buf, size_t buflen)
         snprintf(buf, buflen, "0x%x", addr);
     }
     return buf;
+}
+
+/* ---- RK3588 ---------------------------------------------------------------------- */
+
+unsigned dlasim_rk_cores(const struct dlasim_dev *dev)
+{
+    return dev->rk ? DLASIM_RK_CORES : 0u;
+}
+
+int dlasim_rk_irq_level(const struct dlasim_dev *dev, unsigned core)
+{
+    return dev->rk ? rk_npu_core_irq_level(dev->rk, core) : 0;
 }
