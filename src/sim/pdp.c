@@ -958,7 +958,7 @@ static void c1d_emit(struct pdp_c1d *m, const int32_t *v, uint32_t size)
     for (unsigned t = 0; t < m->t; t++) {
         int64_t x = v[t];
         if (c->method == PDP_AVE && npad) {
-            x = pdp_wrap(x + c->pad_h[npad], c->bits + 3);
+            x = dla_pool_wrap(x + c->pad_h[npad], c->bits + 3);
         }
         o[t] = (int32_t)x;
     }
@@ -1017,7 +1017,7 @@ static void c1d_units(struct pdp_c1d *m, const int32_t *din, unsigned cpos, int 
                 } else if (c->method == PDP_MIN) {
                     r = din[t] < l[t] ? din[t] : l[t];
                 } else {
-                    r = (int32_t)pdp_wrap((int64_t)l[t] + din[t], c->bits + 3);
+                    r = (int32_t)dla_pool_wrap((int64_t)l[t] + din[t], c->bits + 3);
                 }
                 l[t] = r;
             }
@@ -1332,13 +1332,15 @@ static int c1d_run(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_
  * samllH_flush_num for inputs shorter than the kernel), the ones left over
  * while the next surface's first lines come in (flush_in_next_surf).  When
  * PAD_BOTTOM is larger than the last window needs, the surplus lines are
- * stale entries, the last result the following entries held, and they go
- * out ahead of the next surface's lines: the write DMA, counting lines,
- * puts every later line one place further.  Measured on the nv_small RTL
- * (rg_pdp_8x6x19_k4x4s3x2_ave_007: surface 1 starts with surface 0's line 1,
- * surface 2 with surface 1's line 2 then line 1).  After a split's last
- * surface the surplus is not written (nothing of the layer is left to
- * shift). */
+ * stale entries, the last result the following entries held (0 for the
+ * entry of the surface's last window, the one emptied at its last line),
+ * and they go out ahead of the next surface's lines: the write DMA, counting
+ * lines, puts every later line one place further.  Measured on the nv_small
+ * RTL (rg_pdp_8x6x19_k4x4s3x2_ave_007, 2 entries: surface 1 starts with
+ * surface 0's line 1, surface 2 with surface 1's line 2 then line 1;
+ * rg_pdpoverb_21x4x10_k4x3s4x4_max_012, 1 entry: surface 1 starts with a
+ * line of zeros).  After a split's last surface the surplus is not written
+ * (nothing of the layer is left to shift). */
 
 /* buffer_lines_num: line-buffer entries in use. */
 static uint32_t c2d_buffer_lines(uint32_t kh, uint32_t sh)
@@ -1445,9 +1447,13 @@ static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struc
                 memcpy(stale + (size_t)(oy % nbuf) * max_bytes, w->out, bytes);
                 rc = c2d_put(d, c, s, slot++, w->out);
             }
-            /* surplus: the entries after the last window's, as they are */
+            /* surplus: the entries after the last window's, as they are; the
+             * last window's own entry reads 0 */
             for (uint32_t k = 1; !rc && surplus && surf + 1 < c->surfaces && k <= surplus; k++) {
                 uint32_t entry = (c->out_h - 1 + k) % nbuf;
+                if (entry == (c->out_h - 1) % nbuf) {
+                    memset(stale + (size_t)entry * max_bytes, 0, bytes);
+                }
                 rc = c2d_put(d, c, s, slot++, stale + (size_t)entry * max_bytes);
             }
         }
