@@ -1379,6 +1379,17 @@ static uint32_t c2d_flush_num(const struct pdp_cfg *c, uint32_t pb)
     return 0;
 }
 
+/* first_out_num of cal2d: input lines before a surface's first window is
+ * complete. */
+static uint32_t c2d_first_out_num(const struct pdp_cfg *c)
+{
+    uint32_t hr = c->in_h - 1, khr = c->kh - 1;
+    if (hr < 8 && ((hr & 7) + c->pad_t) < khr) {
+        return (hr & 7) + 1;
+    }
+    return (c->kh - c->pad_t) & 0xf;
+}
+
 /* Surplus lines cal2d sends at each surface end. */
 static uint32_t pdp_bottom_surplus(const struct pdp_cfg *c)
 {
@@ -1413,6 +1424,7 @@ static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struc
     struct pdp_c1d m;
     const uint32_t nbuf = c2d_buffer_lines(c->kh, c->sh);
     const uint32_t surplus = pdp_bottom_surplus(c);
+    const int bubbles = c2d_flush_num(c, c->pad_b) >= c2d_first_out_num(c);
     const size_t max_bytes = (size_t)w->ring_stride / c->lanes * c->atom_bytes;
     uint8_t *stale = calloc((size_t)PDP_KERNEL_MAX * (max_bytes ? max_bytes : 1), 1);
     if (stale == NULL) {
@@ -1452,6 +1464,9 @@ static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struc
             for (uint32_t k = 1; !rc && surplus && surf + 1 < c->surfaces && k <= surplus; k++) {
                 uint32_t entry = (c->out_h - 1 + k) % nbuf;
                 if (entry == (c->out_h - 1) % nbuf) {
+                    if (!bubbles) {
+                        continue;
+                    }
                     memset(stale + (size_t)entry * max_bytes, 0, bytes);
                 }
                 rc = c2d_put(d, c, s, slot++, stale + (size_t)entry * max_bytes);

@@ -688,7 +688,7 @@ def main():
             [('conv_pp2same', n) for n in range(8)] + [('conv_og2', n) for n in range(6)] +
             [('conv_og2same', n) for n in range(6)] + [('img', n) for n in range(2 * IMG_FORMATS)] +
             [('pdpover', n) for n in range(24)] + [('pdpoversplit', n) for n in range(10)] +
-            [('sdppdpover', n) for n in range(8)] + [('pdpoverb', n) for n in range(16)])
+            [('sdppdpover', n) for n in range(8)] + [('pdpoverb', n) for n in range(56)])
     for kind, n in plan:
         rng = random.Random('%s-%d' % (kind, n))
         cs = None
