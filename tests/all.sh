@@ -39,9 +39,9 @@ else
     cat "$log/san-build.txt"; one "build (clang, ASan+UBSan)" 1
 fi
 
-echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming, loadables, RK3588 regcmd lists)"
+echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming, loadables, RK3588 regcmd lists, ONNX models)"
 if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
-    for t in trace csb loadable rk_regcmd; do
+    for t in trace csb loadable rk_regcmd onnx; do
         mkdir -p "build-fuzz/corpus-$t"
         seeds=tests/fuzz/seeds; [ "$t" = csb ] || [ "$t" = rk_regcmd ] && seeds=
         # loadables: the writer's seeds, and NVIDIA's regression loadables
@@ -49,7 +49,9 @@ if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
         [ "$t" = loadable ] && seeds="tests/fuzz/seeds-loadable $(ls -d \
             "$conf"/../nvdla-loadables/flatbufs/kmd/PDP "$conf"/../nvdla-loadables/flatbufs/kmd/SDP \
             "$conf"/../nvdla-loadables/flatbufs/kmd/CDP 2> /dev/null)"
-        build-fuzz/fuzz_$t -max_total_time=20 -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
+        [ "$t" = onnx ] && seeds=tests/fuzz/seeds-onnx
+        maxlen=8192; [ "$t" = onnx ] && maxlen=32768
+        build-fuzz/fuzz_$t -max_total_time=20 -max_len=$maxlen -timeout=10 -rss_limit_mb=2048 \
             "build-fuzz/corpus-$t" $seeds > "$log/fuzz-$t.txt" 2>&1
         rc=$?
         grep -E "^Done|ERROR|SUMMARY" "$log/fuzz-$t.txt" | head -5
