@@ -5,6 +5,9 @@
 #   make test       unit, device, property, conformance and fuzz tests, then
 #                   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      performance measurements (long; not part of make test)
+#   make fuzz-long  every fuzz target for FUZZ_SECONDS seconds (default 600) or
+#                   FUZZ_RUNS executions each, with a summary table (not part
+#                   of make test); FUZZ_ONLY="csb trace" picks targets
 #
 # Variables: CC (gcc or clang), BUILD (output folder), SAN=1 (sanitizers).
 
@@ -32,8 +35,15 @@ TEST_SRC := $(sort $(wildcard tests/unit/*.c tests/device/*.c tests/property/*.c
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/obj/%.o)
+# Every tests/fuzz/fuzz_NAME.c is a libFuzzer target (build-fuzz/fuzz_NAME)
+# and, linked with tests/fuzz/replay.c, a plain replay of its seeds in every
+# test build ($(BUILD)/tests/fuzz/replay_NAME).
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
+FUZZ_BIN := $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
+REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/replay_%)
 
-.PHONY: all demo test test-fast test-san bench deps regs clean fuzz
+.PHONY: all demo test test-fast test-san bench deps regs clean fuzz fuzz-long
 all: $(BUILD)/dlasim
 
 $(BUILD)/obj/%.o: %.c
@@ -51,7 +61,11 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(LDLIBS)
 
-tests: $(TEST_BIN)
+$(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libdlasim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libdlasim.a -lz $(LDLIBS)
+
+tests: $(TEST_BIN) $(REPLAY_BIN)
 
 # Regenerate the register tables from the register database.
 regs:
@@ -72,12 +86,22 @@ test-fast: all tests
 test: deps
 	@sh tests/all.sh $(CONFORMANCE)
 
-# libFuzzer target over the trace parser and player (clang only).
+# libFuzzer targets (clang only): every tests/fuzz/fuzz_*.c.
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-fuzz: build-fuzz/fuzz_trace build-fuzz/fuzz_csb
+fuzz: $(FUZZ_BIN)
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/gen/*.h include/dlasim/*.h)
 	@mkdir -p build-fuzz
 	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) -lz $(LDLIBS)
+
+# A long campaign: each target for FUZZ_SECONDS (or FUZZ_RUNS executions),
+# corpora kept in build-fuzz/corpus-NAME, findings in build-fuzz/artifacts.
+FUZZ_SECONDS ?= 600
+FUZZ_RUNS ?=
+FUZZ_ONLY ?= $(FUZZ_NAMES)
+fuzz-long: deps fuzz
+	@SUMMARY=1 sh tests/fuzz/run.sh --corpus keep --seed 0 \
+	    $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS),--seconds $(FUZZ_SECONDS)) \
+	    $(FUZZ_ONLY:%=build-fuzz/fuzz_%)
 
 bench: deps all
 	@./$(BUILD)/dlasim bench --json $(BUILD)/bench.json

@@ -284,6 +284,8 @@ static struct dlasim_dev *bench_device(const struct bench_args *a, struct probe 
     o.n_overrides = a->common.nsets;
     o.threads = a->common.threads;
     o.strict_mem = a->common.strict;
+    o.max_host_mem = cli_max_mem(&a->common);
+    o.max_layer_work = a->common.max_work;
     if (probe) {
         o.log_mask = DLASIM_LOG_REG;
         o.log_cb = probe_log;
