@@ -40,6 +40,8 @@ python3 tools/fuzz/trace2csb.py --config nv_small "$out/csb" $(cfgs nv_small $sm
 python3 tools/fuzz/trace2csb.py --config nv_large "$out/csb" $(cfgs nv_small $large_too) > /dev/null
 # shellcheck disable=SC2046
 python3 tools/fuzz/trace2csb.py --config nv_large "$out/csb" $(ls "$conf"/nv_large/*/*.cfg) > /dev/null
+# BDMA and RUBIK have no conformance trace: small hand-written programs
+python3 tools/fuzz/trace2csb.py --config nv_large "$out/csb" tools/fuzz/seed_traces/*.cfg > /dev/null
 python3 tools/fuzz/trace2csb.py --config nv_small_256 "$out/csb" \
     "$conf/nv_small_256/dc_1x1x8_1x1x8x1_int8_0/dc_1x1x8_1x1x8x1_int8_0.cfg" > /dev/null
 for c in $trace_cases; do
