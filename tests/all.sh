@@ -42,14 +42,15 @@ fi
 # Fuzzing: every target (tests/fuzz/fuzz_*.c) for a fixed number of runs
 # from a fixed seed and a fresh corpus of the committed seeds, so the outcome
 # does not depend on the machine's speed or on earlier runs; RSS limit 1 GB.
-# A failure keeps its log and input under build-fuzz/ and prints the
-# reproducer (tests/fuzz/run.sh).
+# A failure keeps its log and input under build-fuzz/test/ (logs/NAME.log,
+# artifacts/NAME-<kind>-<sha1>) and prints the reproducer (tests/fuzz/run.sh).
 fuzz_runs=${FUZZ_TEST_RUNS:-50000}
 echo "== fuzz (libFuzzer, $fuzz_runs runs each from seed 1, -rss_limit_mb=1024)"
 if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
     for src in tests/fuzz/fuzz_*.c; do
         bin=build-fuzz/$(basename "$src" .c)
-        if sh tests/fuzz/run.sh --runs "$fuzz_runs" --seed 1 --corpus fresh "$bin"; then
+        if sh tests/fuzz/run.sh --runs "$fuzz_runs" --seed 1 --corpus fresh \
+            --out build-fuzz/test "$bin"; then
             passed=$((passed + 1))
         else
             failed=$((failed + 1))
