@@ -5,9 +5,9 @@
 #   make test       unit, device, property, conformance and fuzz tests, then
 #                   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      performance measurements (long; not part of make test)
-#   make fuzz-long  every fuzz target for FUZZ_SECONDS seconds (default 600) or
-#                   FUZZ_RUNS executions each, with a summary table (not part
-#                   of make test); FUZZ_ONLY="csb trace" picks targets
+#   make fuzz-long  every fuzz target for FUZZ_SECONDS seconds and/or FUZZ_RUNS
+#                   executions each (default 600 s), with a summary table (not
+#                   part of make test); FUZZ_ONLY="csb trace" picks targets
 #
 # Variables: CC (gcc or clang), BUILD (output folder), SAN=1 (sanitizers).
 
@@ -93,14 +93,16 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/
 	@mkdir -p build-fuzz
 	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) -lz $(LDLIBS)
 
-# A long campaign: each target for FUZZ_SECONDS (or FUZZ_RUNS executions),
-# corpora kept in build-fuzz/corpus-NAME, findings in build-fuzz/artifacts.
-FUZZ_SECONDS ?= 600
+# A long campaign: each target for FUZZ_SECONDS and/or FUZZ_RUNS executions
+# (whichever ends first; 600 s when neither is given), corpora kept in
+# build-fuzz/corpus-NAME, logs and findings in build-fuzz/logs, artifacts.
+FUZZ_SECONDS ?=
 FUZZ_RUNS ?=
 FUZZ_ONLY ?= $(FUZZ_NAMES)
 fuzz-long: deps fuzz
 	@SUMMARY=1 sh tests/fuzz/run.sh --corpus keep --seed 0 \
-	    $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS),--seconds $(FUZZ_SECONDS)) \
+	    $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) \
+	    $(if $(FUZZ_SECONDS),--seconds $(FUZZ_SECONDS),$(if $(FUZZ_RUNS),,--seconds 600)) \
 	    $(FUZZ_ONLY:%=build-fuzz/fuzz_%)
 
 bench: deps all
