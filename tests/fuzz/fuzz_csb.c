@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* enough for the small conformance layers, small enough to stay fast
      * and far below the 1 GB RSS limit */
     o.max_layer_work = 1u << 22;
-    o.max_host_mem = 256u << 20;
+    o.max_host_mem = 64u << 20;
     o.threads = 1;
     if (dlasim_create(&o, &dev, err, sizeof(err))) {
         return 0;

@@ -11,7 +11,9 @@
 #                   outcome is deterministic (make test)
 #   --corpus keep   DIR/corpus-NAME, kept and grown across runs (make fuzz-long)
 # Always: -rss_limit_mb (default 1024), -timeout=10, -malloc_limit_mb equal to
-# the rss limit.  The log goes to DIR/logs/NAME.log; a crash, leak, timeout or
+# the rss limit, -reload=0 (the corpus is read once: no outcome depends on
+# timing), and an ASan quarantine of 64 MB (ASAN_OPTIONS, unless set) so
+# freed memory held for use-after-free detection does not eat the RSS limit.  The log goes to DIR/logs/NAME.log; a crash, leak, timeout or
 # out-of-memory input is kept as DIR/artifacts/NAME-<kind>-<sha1> and the
 # reproducer command is printed.  One line per target:
 #   PASS fuzz_NAME: R runs, cov C, ft F, corpus K
@@ -46,14 +48,14 @@ for bin in "$@"; do
     else
         work=$(mktemp -d)
     fi
-    set -- -seed="$seed" -rss_limit_mb="$rss" -malloc_limit_mb="$rss" -timeout=10 \
+    set -- -seed="$seed" -rss_limit_mb="$rss" -malloc_limit_mb="$rss" -timeout=10 -reload=0 \
         -print_final_stats=1 -artifact_prefix="$out/artifacts/$name-"
     [ -n "$runs" ] && set -- "$@" -runs="$runs"
     [ -n "$seconds" ] && set -- "$@" -max_total_time="$seconds"
     [ -d "$seeds" ] || seeds=""
     before=$(ls "$out/artifacts" | grep -c "^$name-" || true)
     # shellcheck disable=SC2086
-    "$bin" "$@" "$work" $seeds > "$log" 2>&1
+    ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=64} "$bin" "$@" "$work" $seeds > "$log" 2>&1
     rc=$?
     [ "$corpus" = keep ] || rm -rf "$work"
     done_line=$(grep -E '^#[0-9]+' "$log" | tail -1)
