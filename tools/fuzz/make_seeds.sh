@@ -4,8 +4,9 @@
 #                            of every engine (tools/fuzz/trace2csb.py), so
 #                            fuzz_csb starts from valid programming of the
 #                            convolution pipeline, SDP, PDP, CDP, BDMA, RUBIK
-#   tests/fuzz/seeds/trace/  the same traces as text without their mem_load
-#                            lines (the fuzzer has no surface files)
+#   tests/fuzz/seeds/trace/  a few of them as normalised trace text: register
+#                            writes, waits and checks only (the fuzzer has no
+#                            surface files)
 # Cases are chosen small (each layer well under fuzz_csb's work limit, except
 # one image-input case that reaches the image path's checks) to keep the
 # corpus a few hundred KB and the fuzzers fast.
@@ -44,8 +45,7 @@ python3 tools/fuzz/trace2csb.py --config nv_large "$out/csb" $(ls "$conf"/nv_lar
 python3 tools/fuzz/trace2csb.py --config nv_large "$out/csb" tools/fuzz/seed_traces/*.cfg > /dev/null
 python3 tools/fuzz/trace2csb.py --config nv_small_256 "$out/csb" \
     "$conf/nv_small_256/dc_1x1x8_1x1x8x1_int8_0/dc_1x1x8_1x1x8x1_int8_0.cfg" > /dev/null
-for c in $trace_cases; do
-    grep -v '^mem_load' "$conf/nv_small/$c/$c.cfg" > "$out/trace/$c.cfg"
-done
+# shellcheck disable=SC2046,SC2086
+python3 tools/fuzz/trace2csb.py --text "$out/trace" $(cfgs nv_small $trace_cases) > /dev/null
 echo "seeds: $(ls "$out/csb" | wc -l) csb, $(ls "$out/trace" | wc -l) trace," \
      "$(du -sk "$out" | cut -f1) KB"

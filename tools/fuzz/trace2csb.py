@@ -10,7 +10,11 @@ fuzzer fills some memory itself).  The register order is read from the
 generated table src/regs/gen/nvdla_regs_table.c, so seeds follow the one
 register database.
 
-usage: trace2csb.py [--config NAME] [--regs TABLE.c] OUT_DIR CASE.cfg...
+With --text, writes instead a normalised trace for the fuzz_trace fuzzer: the
+register writes and waits rewritten one per line in dlasim's trace syntax, one
+check_nothing per event, no memory commands and no comments.
+
+usage: trace2csb.py [--config NAME] [--regs TABLE.c] [--text] OUT_DIR CASE.cfg...
 """
 import argparse
 import os
@@ -48,10 +52,31 @@ def convert(cfg_path, config, regs):
     return bytes(out)
 
 
+def convert_text(cfg_path):
+    """The trace's writes and waits as normalised trace text."""
+    write = re.compile(r"reg_write\(\s*(NVDLA_\w+\.\w+)\s*,\s*(0x[0-9a-fA-F]+|\d+)\s*\)")
+    wait = re.compile(r"(intr_notify|poll_reg_equal)\(\s*([\w.]+)\s*,\s*(\w+)\s*\)")
+    lines, events = [], []
+    for line in open(cfg_path, encoding="utf-8", errors="replace"):
+        line = line.split("//")[0].strip()
+        m = write.match(line)
+        if m:
+            lines.append("reg_write(%s, 0x%x);" % (m.group(1), int(m.group(2), 0)))
+            continue
+        m = wait.match(line)
+        if m:
+            lines.append("%s(%s, %s);" % m.groups())
+            if m.group(1) == "intr_notify":
+                events.append(m.group(3))
+    lines += ["check_nothing(%s);" % e for e in dict.fromkeys(events)]
+    return ("\n".join(lines) + "\n").encode()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default="nv_small", choices=sorted(CONFIGS))
     ap.add_argument("--regs", default="src/regs/gen/nvdla_regs_table.c")
+    ap.add_argument("--text", action="store_true", help="normalised trace text for fuzz_trace")
     ap.add_argument("out_dir")
     ap.add_argument("cases", nargs="+")
     a = ap.parse_args()
@@ -59,10 +84,15 @@ def main():
     os.makedirs(a.out_dir, exist_ok=True)
     for cfg in a.cases:
         name = os.path.splitext(os.path.basename(cfg))[0]
-        data = convert(cfg, a.config, regs)
-        with open(os.path.join(a.out_dir, "%s-%s" % (a.config, name)), "wb") as f:
+        if a.text:
+            data = convert_text(cfg)
+            out = os.path.join(a.out_dir, name + ".cfg")
+        else:
+            data = convert(cfg, a.config, regs)
+            out = os.path.join(a.out_dir, "%s-%s" % (a.config, name))
+        with open(out, "wb") as f:
             f.write(data)
-        print("%s: %d records" % (name, (len(data) - 1) // 6))
+        print("%s: %d bytes" % (name, len(data)))
     return 0
 
 
