@@ -8,6 +8,7 @@
 #   make fuzz-long  every fuzz target for FUZZ_SECONDS seconds and/or FUZZ_RUNS
 #                   executions each (default 600 s), with a summary table (not
 #                   part of make test); FUZZ_ONLY="csb trace" picks targets
+#   make plot       timing plot and timeline of a trace (build/timing.png)
 #
 # Variables: CC (gcc or clang), BUILD (output folder), SAN=1 (sanitizers).
 
@@ -43,7 +44,7 @@ FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 FUZZ_BIN := $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
 REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/replay_%)
 
-.PHONY: all demo test test-fast test-san bench deps regs clean fuzz fuzz-long
+.PHONY: all demo test test-fast test-san bench deps regs clean fuzz fuzz-long plot
 all: $(BUILD)/dlasim
 
 $(BUILD)/obj/%.o: %.c
@@ -107,6 +108,21 @@ fuzz-long: deps fuzz
 
 bench: deps all
 	@./$(BUILD)/dlasim bench --json $(BUILD)/bench.json
+	@echo; echo "== timing model vs the nv_small RTL: cycles_to_last_intr per case (docs/timing.md)"
+	@./$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --timing --expect tests/traces/nv_small.expect \
+	    --rtl $(SHARED)/reference/rtl_cycles_nv_small.csv | grep -v '^PASS\|^FAIL' || true
+	@echo; echo "== functional speed with the timing model on"
+	@sh tools/timing/overhead.sh $(BUILD)/dlasim 4
+
+# Timing pictures (docs/timing.md): per-layer plot and timeline of a trace;
+# installs Debian's python3-matplotlib when missing (as root).
+PLOT_CASE ?= $(CONFORMANCE)/nv_small/sdp_pdp_32x16x32_pass_through_int8_0/sdp_pdp_32x16x32_pass_through_int8_0.cfg
+plot: all
+	@/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || { [ "$$(id -u)" = 0 ] && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-matplotlib >/dev/null; } || \
+	    { echo "plot: needs python3-matplotlib (sudo apt-get install python3-matplotlib)"; exit 1; }
+	./$(BUILD)/dlasim trace --timing --json $(BUILD)/timing.json --timeline $(BUILD)/timeline.json \
+	    --plot $(BUILD)/timing.png $(PLOT_CASE)
 
 clean:
 	rm -rf build build-san build-fuzz

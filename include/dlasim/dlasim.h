@@ -63,6 +63,8 @@ enum dlasim_log_category {
     DLASIM_LOG_EXEC = 1u << 3         /* layer start/end */
 };
 
+struct dlasim_timing_profile; /* include/dlasim/timing.h */
+
 /* Options of a device; every pointer may be NULL (then its default is used)
  * except as noted.  Zero-initialise the struct and set what you need. */
 struct dlasim_options {
@@ -105,6 +107,9 @@ struct dlasim_options {
      * Writing zeros to memory never written allocates no page (it reads as
      * zero already).  0 = unlimited.  Not used with caller memory ops. */
     uint64_t max_host_mem;
+    /* cycle model (include/dlasim/timing.h): 1 = on; NULL profile = "rtl-tb" */
+    int timing;
+    const struct dlasim_timing_profile *timing_profile;
 };
 
 struct dlasim_dev;

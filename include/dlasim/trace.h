@@ -61,6 +61,14 @@ struct dlasim_trace_result {
     unsigned checks_passed;
     unsigned checks_failed;
     unsigned layers;        /* layers the device ran */
+    /* With timing on (dlasim_options.timing): the modelled cycle, counted
+     * from the first command, at which the host saw the last completion
+     * interrupt, the host modelled as NVIDIA's RTL testbench drives a trace
+     * (../shared/reference/README.md): every register write issued back to
+     * back in trace order, intr_notify not stopping them, and once all are
+     * issued, S_INTR_MASK/S_INTR_STATUS polled until each awaited interrupt
+     * was seen and cleared.  0 when timing is off. */
+    uint64_t cycles_to_last_intr;
 };
 
 /* Play a parsed trace.  Returns 0 when every command ran and every check

@@ -74,6 +74,7 @@
 #include <string.h>
 
 #include "dlasim/conv.h"
+#include "dlasim/timing.h"
 #include "regs/gen/nvdla_regs.h"
 
 /* ---- small helpers ---------------------------------------------------------- */
@@ -968,6 +969,13 @@ int dlasim_conv_run(struct dlasim_dev *dev, const struct dlasim_conv_plan *p,
         /* the driver acknowledges the layer's interrupts (write 1 to
          * clear); the layer completes even when it failed */
         uint32_t st = 0;
+        if (dlasim_timing_enabled(dev)) {
+            /* timed: it waits for them first (include/dlasim/timing.h) */
+            dlasim_timing_hold(dev, 1);
+            dlasim_csb_read(dev, NVDLA_GLB_S_INTR_STATUS_0, &st);
+            dlasim_timing_hold(dev, 0);
+            dlasim_timing_wait_irq(dev, st);
+        }
         if (!dlasim_csb_read(dev, NVDLA_GLB_S_INTR_STATUS_0, &st) && st) {
             dlasim_csb_write(dev, NVDLA_GLB_S_INTR_STATUS_0, st);
         }

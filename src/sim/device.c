@@ -22,6 +22,7 @@
 #include "sim/dla.h"
 #include "sim/mem.h"
 #include "sim/regfile.h"
+#include "timing/timing.h"
 
 struct dla_dev {
     struct dla_config cfg;            /* scalability parameters */
@@ -29,6 +30,7 @@ struct dla_dev {
     struct dla_mem_port port[2];      /* by enum dlasim_port */
     struct dla_conv_state *conv;      /* CBUF state across layers */
     struct dla_bdma_state *bdma;      /* BDMA transfer queue (bdma.c) */
+    struct dla_timing *timing;        /* cycle model, NULL when off (src/timing/) */
     void (*irq_cb)(void *, int);      /* IRQ line change callback */
     void *irq_opaque;
     int irq_level;                    /* current level of the line */
@@ -166,6 +168,11 @@ uint64_t dla_port_limit(const struct dla_dev *d, int port)
     return p->present ? p->limit : 0;
 }
 
+struct dla_timing *dla_dev_timing(const struct dlasim_dev *dev)
+{
+    return dev ? dev->core.timing : NULL; /* NULL dev: the public timing calls see "off" */
+}
+
 unsigned dla_layer_index(const struct dla_dev *d)
 {
     return d->layer;
@@ -209,6 +216,9 @@ int dla_dma_read(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t l
         return dla_error(d, rc, "%s: DMA read of 0x%" PRIx64 "+0x%zx on %s failed: %s",
                          d->cur_unit ? d->cur_unit : "?", addr, len, port_name(port), why);
     }
+    if (d->timing) {
+        dla_timing_traffic(d->timing, 0, len);
+    }
     return 0;
 }
 
@@ -219,6 +229,9 @@ int dla_dma_write(struct dla_dev *d, int port, uint64_t addr, const void *src, s
     if (rc) {
         return dla_error(d, rc, "%s: DMA write of 0x%" PRIx64 "+0x%zx on %s failed: %s",
                          d->cur_unit ? d->cur_unit : "?", addr, len, port_name(port), why);
+    }
+    if (d->timing) {
+        dla_timing_traffic(d->timing, 1, len);
     }
     return 0;
 }
@@ -362,6 +375,40 @@ static uint32_t done_bits(unsigned unit, unsigned group)
 
 /* ---- CSB --------------------------------------------------------------------- */
 
+/* Timing: the write's cost, and the cycle an OP_EN write enabled its group. */
+static void timing_csb_write(struct dla_dev *d, uint32_t addr, enum dla_write_effect effect)
+{
+    dla_timing_csb_write(d->timing);
+    /* BDMA has no OP_EN: a launch write enables its group */
+    if (addr == NVDLA_BDMA_CFG_LAUNCH0_0 || addr == NVDLA_BDMA_CFG_LAUNCH1_0) {
+        dla_timing_op_enabled(d->timing, NVDLA_UNIT_BDMA, addr == NVDLA_BDMA_CFG_LAUNCH1_0);
+    }
+    if (effect == DLA_WRITE_OP_ENABLED) {
+        const struct nvdla_reg_desc *r = nvdla_reg_by_addr(addr);
+        if (r) {
+            dla_timing_op_enabled(d->timing, r->unit, d->rf.unit[r->unit].producer);
+        }
+    }
+}
+
+/* Timing: what a read returns at the host's cycle (status bits and S_STATUS
+ * of layers still running in modelled time). */
+static uint32_t timing_csb_read(struct dla_dev *d, uint32_t addr, uint32_t v)
+{
+    dla_timing_csb_read(d->timing);
+    const struct nvdla_reg_desc *r = nvdla_reg_by_addr(addr);
+    if (!r) {
+        return v;
+    }
+    if (r->kind == NVDLA_KIND_INTR_STATUS) {
+        return dla_timing_intr_status(d->timing, v);
+    }
+    if (r->kind == NVDLA_KIND_STATUS) {
+        return dla_timing_unit_status(d->timing, r->unit, v);
+    }
+    return v;
+}
+
 int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 {
     if (!dev) {
@@ -377,6 +424,9 @@ int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
                 dlasim_reg_name(addr, name, sizeof(name)), val);
     }
     enum dla_write_effect effect = dla_regfile_write(&d->rf, addr, val);
+    if (d->timing) {
+        timing_csb_write(d, addr, effect);
+    }
     /* BDMA is not ping-pong: CFG_OP_0 / CFG_LAUNCH0/1 writes act at once on
      * its transfer queue (see dla_bdma_csb_written in dla.h). */
     if (effect == DLA_WRITE_STORED && addr >= nvdla_units[NVDLA_UNIT_BDMA].base &&
@@ -415,6 +465,9 @@ int dlasim_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
         return api_error(d, DLASIM_ERR_INVAL, "CSB read of unaligned address 0x%x", addr);
     }
     dla_regfile_read(&d->rf, addr, val); /* unmapped addresses read as zero */
+    if (d->timing) {
+        *val = timing_csb_read(d, addr, *val);
+    }
     return 0;
 }
 
@@ -596,6 +649,9 @@ static void complete_layer(struct dla_dev *d, const struct layer *l)
         }
     }
     dla_regfile_raise(&d->rf, bits);
+    if (d->timing) {
+        dla_timing_raise(d->timing, bits);
+    }
     update_irq(d);
 }
 
@@ -611,7 +667,15 @@ int dlasim_step(struct dlasim_dev *dev)
     }
     d->layer++;
     dla_log(d, DLASIM_LOG_EXEC, "layer %u: start (%u units)", d->layer, l.n);
+    if (d->timing) {
+        dla_timing_layer_begin(d->timing);
+    }
     int rc = run_layer(d, &l);
+    if (d->timing) {
+        /* ORDER: enum layer_kind matches enum dla_timing_kind */
+        struct dla_timing_units tu = {(enum dla_timing_kind)l.kind, l.n, l.unit, l.group};
+        dla_timing_layer_end(d, d->timing, &tu, d->layer);
+    }
     complete_layer(d, &l);
     dla_log(d, DLASIM_LOG_EXEC, "layer %u: done (%s)", d->layer, dlasim_status_name(rc));
     return rc ? rc : 1;
@@ -774,6 +838,12 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
     if (!rc) {
         rc = dla_bdma_state_create(d, &d->bdma);
     }
+    if (!rc && opt->timing) {
+        rc = dla_timing_create(&d->cfg, opt->timing_profile, &d->timing);
+        if (rc) {
+            snprintf(buf, sizeof(buf), "timing profile: a cost is negative or not a number");
+        }
+    }
     if (rc) {
         if (err && errlen) {
             snprintf(err, errlen, "%s", buf[0] ? buf : dlasim_status_name(rc));
@@ -802,6 +872,7 @@ void dlasim_destroy(struct dlasim_dev *dev)
     struct dla_dev *d = core(dev);
     dla_conv_state_destroy(d->conv);
     dla_bdma_state_destroy(d->bdma);
+    dla_timing_destroy(d->timing);
     dla_sparse_mem_destroy(d->port[0].sparse);
     dla_sparse_mem_destroy(d->port[1].sparse);
     dla_regfile_free(&d->rf);
@@ -817,6 +888,9 @@ void dlasim_reset(struct dlasim_dev *dev)
     dla_regfile_reset(&d->rf);
     dla_conv_reset(d);
     dla_bdma_reset(d);
+    if (d->timing) {
+        dla_timing_clear(d->timing);
+    }
     d->err[0] = '\0';
     update_irq(d);
 }

@@ -184,6 +184,10 @@ unsigned dla_threads(const struct dla_dev *d);
  * too, with struct dla_work (sim/budget.h). */
 int dla_check_work(struct dla_dev *d, const char *unit, uint64_t work);
 
+/* The device's timing layer (src/timing/), NULL when timing is off. */
+struct dla_timing;
+struct dla_timing *dla_dev_timing(const struct dlasim_dev *dev);
+
 /* Index of the layer being executed (for messages). */
 unsigned dla_layer_index(const struct dla_dev *d);
 

@@ -7,16 +7,28 @@
  * is reported with the units still busy.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
+#include "dlasim/timing.h"
 #include "regs/regdb.h"
 #include "trace/trace.h"
 
+/* A syncpoint the timed host still has to see (intr_notify). */
+struct syncpt {
+    uint32_t bits;
+    double raised;          /* modelled cycle its bits were raised */
+};
+
 struct player {
     struct dlasim_dev *dev;
+    int timed;                 /* the device has timing on */
+    struct dlasim_timing_profile prof;
+    struct syncpt *sync;       /* timed: syncpoints awaited, in trace order */
+    size_t nsync;
     const struct dlasim_trace *t;
     const struct dlasim_trace_play_options *opt;
     struct dlasim_trace_result *res;
@@ -121,7 +133,74 @@ static int run_checks(struct player *p, const char *sync)
     return 0;
 }
 
+static int wait_intr_functional(struct player *p, const struct trace_cmd *c);
+
+/* Timed: the testbench does not stop at intr_notify; the layers run (held:
+ * outside modelled time) and the syncpoint is polled for at the end. */
 static int wait_intr(struct player *p, const struct trace_cmd *c)
+{
+    if (!p->timed) {
+        return wait_intr_functional(p, c);
+    }
+    dlasim_timing_hold(p->dev, 1);
+    int rc = wait_intr_functional(p, c);
+    dlasim_timing_hold(p->dev, 0);
+    if (!rc) {
+        int64_t at = dlasim_timing_irq_cycle(p->dev, c->intr_bits);
+        p->sync[p->nsync].bits = c->intr_bits;
+        p->sync[p->nsync].raised = at < 0 ? 0.0 : (double)at;
+        p->nsync++;
+    }
+    return rc;
+}
+
+/*
+ * Timed: once every write is issued, NVIDIA's testbench CSB master reads
+ * S_INTR_MASK then S_INTR_STATUS over and over; a status read that shows
+ * the bits of a syncpoint still awaited (the first in trace order) counts
+ * as seeing it, and the master writes them back to clear them.
+ * ref: nvdla/hw verif/verilator/nvdla.cpp, CSBMaster::eval.
+ */
+static uint64_t poll_syncpoints(struct player *p)
+{
+    double t = (double)dlasim_timing_now(p->dev), seen = t;
+    double round = 2.0 * p->prof.csb_read_cycles;
+    if (!(round >= 1.0)) {
+        round = 1.0; /* a free CSB still takes a cycle per poll round */
+    }
+    size_t left = p->nsync;
+    unsigned char *done = calloc(p->nsync ? p->nsync : 1, 1);
+    if (!done) {
+        return (uint64_t)t;
+    }
+    while (left) {
+        t += round; /* S_INTR_MASK, then S_INTR_STATUS answered */
+        size_t hit = p->nsync;
+        double next = -1;
+        for (size_t i = 0; i < p->nsync && hit == p->nsync; i++) {
+            if (done[i]) {
+                continue;
+            }
+            if (p->sync[i].raised <= t) {
+                hit = i;
+            } else if (next < 0 || p->sync[i].raised < next) {
+                next = p->sync[i].raised;
+            }
+        }
+        if (hit < p->nsync) {
+            done[hit] = 1;
+            left--;
+            seen = t;
+            t += p->prof.csb_write_cycles; /* clear the bits */
+        } else if (next > t) {
+            t += floor((next - t) / round) * round; /* poll rounds that see nothing */
+        }
+    }
+    free(done);
+    return (uint64_t)llround(seen);
+}
+
+static int wait_intr_functional(struct player *p, const struct trace_cmd *c)
 {
     for (unsigned n = 0;; n++) {
         uint32_t status, mask;
@@ -143,7 +222,22 @@ static int wait_intr(struct player *p, const struct trace_cmd *c)
     }
 }
 
+static int poll_reg_functional(struct player *p, const struct trace_cmd *c);
+
+/* Timed: one read round trip (the layers it may wait for run held). */
 static int poll_reg(struct player *p, const struct trace_cmd *c)
+{
+    if (!p->timed) {
+        return poll_reg_functional(p, c);
+    }
+    dlasim_timing_hold(p->dev, 1);
+    int rc = poll_reg_functional(p, c);
+    dlasim_timing_hold(p->dev, 0);
+    dlasim_timing_advance(p->dev, (uint64_t)llround(p->prof.csb_read_cycles));
+    return rc;
+}
+
+static int poll_reg_functional(struct player *p, const struct trace_cmd *c)
 {
     for (unsigned n = 0;; n++) {
         uint32_t v;
@@ -191,6 +285,14 @@ static int mem_load(struct player *p, const struct trace_cmd *c)
     return 0;
 }
 
+/* Timed: a memory command costs the host (the testbench: one cycle each). */
+static void host_cmd(struct player *p)
+{
+    if (p->timed) {
+        dlasim_timing_advance(p->dev, (uint64_t)llround(p->prof.host_cmd_cycles));
+    }
+}
+
 static int play_one(struct player *p, const struct trace_cmd *c)
 {
     uint32_t v;
@@ -208,8 +310,10 @@ static int play_one(struct player *p, const struct trace_cmd *c)
     case TRACE_POLL_REG_EQUAL:
         return poll_reg(p, c);
     case TRACE_MEM_INIT:
+        host_cmd(p);
         return mem_init(p, c);
     case TRACE_MEM_LOAD:
+        host_cmd(p);
         return mem_load(p, c);
     case TRACE_INTR_NOTIFY:
         return wait_intr(p, c);
@@ -236,15 +340,25 @@ int dlasim_trace_play(struct dlasim_dev *dev, const struct dlasim_trace *t,
         res = &local;
     }
     memset(res, 0, sizeof(*res));
-    struct player p = {dev, t, opt, res, calloc(t->n ? t->n : 1, 1), err, errlen};
-    if (!p.evaluated) {
+    struct player p = {dev, 0, {0}, NULL, 0, t, opt, res, calloc(t->n ? t->n : 1, 1), err, errlen};
+    p.timed = dlasim_timing_get_profile(dev, &p.prof) == 0;
+    if (p.timed) {
+        p.sync = calloc(t->n ? t->n : 1, sizeof(*p.sync));
+    }
+    if (!p.evaluated || (p.timed && !p.sync)) {
+        free(p.evaluated);
+        free(p.sync);
         return DLASIM_ERR_NOMEM;
     }
     int rc = 0;
     for (size_t i = 0; i < t->n && !rc; i++) {
         rc = play_one(&p, &t->cmds[i]);
     }
+    if (!rc && p.timed) {
+        res->cycles_to_last_intr = poll_syncpoints(&p);
+    }
     free(p.evaluated);
+    free(p.sync);
     if (!rc && res->checks_failed) {
         if (err && errlen) {
             snprintf(err, errlen, "%s: %u of %u checks failed", t->file, res->checks_failed,

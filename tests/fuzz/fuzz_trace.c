@@ -36,6 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     opt.max_layer_work = 1u << 20; /* keep every layer fast */
     opt.max_host_mem = 64u << 20; /* and far below the 1 GB RSS limit */
     opt.threads = 1;
+    opt.timing = (int)(size & 1); /* the timed player on every other input */
     if (small_enough(t) && !dlasim_create(&opt, &dev, err, sizeof(err))) {
         struct dlasim_trace_play_options o = {0};
         o.max_layers_per_wait = 4;

@@ -15,6 +15,7 @@
 #include "common/testdev.h"
 #include "dlasim/conv.h"
 #include "dlasim/dlasim.h"
+#include "dlasim/timing.h"
 #include "dlasim/trace.h"
 #include "regs/gen/nvdla_regs.h"
 
@@ -201,6 +202,38 @@ static void test_conv_null_arguments(void **state)
     dlasim_destroy(dev);
 }
 
+/* Cycle model: out pointers required, a NULL device is a device with the
+ * model off. */
+static void test_timing_null_arguments(void **state)
+{
+    (void)state;
+    struct dlasim_timing_profile prof;
+    struct dlasim_timing_layer layer;
+    struct dlasim_timing_total total;
+    assert_int_equal(dlasim_timing_profile_get("rtl-tb", NULL), DLASIM_ERR_INVAL);
+    dlasim_timing_profile_dram(NULL, 25.6, 100, 1000);
+    assert_int_equal(dlasim_timing_get_profile(NULL, &prof), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_timing_enabled(NULL), 0);
+    assert_int_equal(dlasim_timing_now(NULL), 0);
+    dlasim_timing_advance(NULL, 5);
+    dlasim_timing_hold(NULL, 1);
+    assert_int_equal(dlasim_timing_irq_cycle(NULL, 1), -1);
+    assert_int_equal(dlasim_timing_wait_irq(NULL, 1), 0);
+    assert_int_equal(dlasim_timing_layer_count(NULL), 0);
+    assert_int_equal(dlasim_timing_layer_get(NULL, 0, &layer), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_timing_total(NULL, &total), DLASIM_ERR_INVAL);
+    dlasim_timing_clear(NULL);
+    assert_int_equal(dlasim_timing_csb_writes(NULL), 0);
+    struct dlasim_options o = {0};
+    o.timing = 1;
+    struct dlasim_dev *dev = tdev_create(&o);
+    assert_int_equal(dlasim_timing_get_profile(dev, NULL), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_timing_total(dev, NULL), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_timing_layer_get(dev, 0, NULL), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_timing_get_profile(dev, &prof), 0);
+    dlasim_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -212,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_null_arguments),
         cmocka_unit_test(test_trace_null_arguments),
         cmocka_unit_test(test_conv_null_arguments),
+        cmocka_unit_test(test_timing_null_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,7 +42,18 @@ static void usage(FILE *f)
             "                                 written data), e.g. 512M, 8G (default 8G; 0 = no limit)\n"
             "  --max-work N                   refuse a layer whose bytes read + bytes written +\n"
             "                                 elements computed exceed N (K/M/G suffixes; default:\n"
-            "                                 no limit)\n");
+            "                                 no limit)\n"
+            "  --timing                       cycle model on (docs/timing.md)\n"
+            "  --mem-profile NAME             rtl-tb (NVIDIA's RTL testbench, default) or dram\n"
+            "  --mem-bw GBPS, --mem-latency NS  a DRAM profile of that bandwidth and latency\n"
+            "  --clock-mhz MHZ                core clock for times and fps (default 1000)\n"
+            "\n"
+            "trace --timing [--json FILE] [--timeline FILE.json] [--plot FILE.png]\n"
+            "                                 modelled cycles_to_last_intr, per-layer table,\n"
+            "                                 JSON, Perfetto timeline, plot\n"
+            "estimate [--network NAME] [--config NAME] [--clock-mhz MHZ] [--mem-bw GBPS]\n"
+            "         [--mem-latency NS] [--json FILE] [--timeline FILE.json]\n"
+            "                                 whole-network cycles and fps (resnet18, resnet50)\n");
 }
 
 static unsigned parse_log(const char *s)
@@ -112,6 +123,49 @@ uint64_t cli_max_mem(const struct cli_common *c)
     return c->max_mem_given ? c->max_mem : CLI_DEFAULT_MAX_MEM;
 }
 
+/* --mem-profile NAME, --mem-bw GBPS, --mem-latency NS, --clock-mhz MHZ. */
+static int timing_option(struct cli_common *c, const char *opt, const char *v)
+{
+    if (!v) {
+        fprintf(stderr, "dlasim: %s needs a value\n", opt);
+        return -1;
+    }
+    if (!strcmp(opt, "--mem-profile")) {
+        struct dlasim_timing_profile p;
+        if (dlasim_timing_profile_get(v, &p)) {
+            fprintf(stderr, "dlasim: --mem-profile: unknown profile '%s' (rtl-tb, dram)\n", v);
+            return -1;
+        }
+        c->mem_profile = v;
+        return 1;
+    }
+    char *end;
+    double x = strtod(v, &end);
+    if (*end || !(x > 0) || x > 1e6) {
+        fprintf(stderr, "dlasim: %s takes a positive number, got '%s'\n", opt, v);
+        return -1;
+    }
+    if (!strcmp(opt, "--mem-bw")) {
+        c->mem_gbps = x;
+    } else if (!strcmp(opt, "--mem-latency")) {
+        c->mem_latency_ns = x;
+    } else {
+        c->clock_mhz = x;
+    }
+    return 1;
+}
+
+int cli_timing_profile(const struct cli_common *c, struct dlasim_timing_profile *p)
+{
+    double mhz = c->clock_mhz > 0 ? c->clock_mhz : 1000.0;
+    if (c->mem_gbps > 0 || c->mem_latency_ns > 0 || (c->mem_profile && !strcmp(c->mem_profile, "dram"))) {
+        dlasim_timing_profile_dram(p, c->mem_gbps > 0 ? c->mem_gbps : 25.6,
+                                   c->mem_latency_ns > 0 ? c->mem_latency_ns : 100.0, mhz);
+        return 0;
+    }
+    return dlasim_timing_profile_get(c->mem_profile ? c->mem_profile : "rtl-tb", p);
+}
+
 int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
@@ -119,6 +173,14 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
     if (!strcmp(a, "--strict")) {
         c->strict = 1;
         return 1;
+    }
+    if (!strcmp(a, "--timing")) {
+        c->timing = 1;
+        return 1;
+    }
+    if (!strcmp(a, "--mem-profile") || !strcmp(a, "--mem-bw") || !strcmp(a, "--mem-latency") ||
+        !strcmp(a, "--clock-mhz")) {
+        return timing_option(c, a, has_value ? argv[++*i] : NULL);
     }
     if (strcmp(a, "--config") && strcmp(a, "--set") && strcmp(a, "--threads") &&
         strcmp(a, "--log") && strcmp(a, "--max-mem") && strcmp(a, "--max-work")) {
@@ -185,6 +247,11 @@ struct dlasim_dev *cli_create_device(const struct cli_common *c)
     o.log_cb = log_to_stderr;
     o.max_host_mem = cli_max_mem(c);
     o.max_layer_work = c->max_work;
+    struct dlasim_timing_profile prof;
+    if (c->timing && !cli_timing_profile(c, &prof)) {
+        o.timing = 1;
+        o.timing_profile = &prof;
+    }
     if (dlasim_create(&o, &dev, err, sizeof(err))) {
         fprintf(stderr, "dlasim: cannot create the device: %s\n", err);
         return NULL;
@@ -206,6 +273,9 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "bench")) {
         return cmd_bench(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "estimate")) {
+        return cmd_estimate(argc - 1, argv + 1);
     }
     fprintf(stderr, "dlasim: unknown command '%s'\n\n", argv[1]);
     usage(stderr);

@@ -25,6 +25,11 @@ struct trace_args {
     const char *expect;    /* --expect FILE: per-case CRC the RTL produces */
     int skip_missing;      /* --skip-missing-data: cases whose surface files are absent */
     int verbose;           /* print each check (single case default) */
+    const char *json;      /* --json FILE (timing) */
+    const char *timeline;  /* --timeline FILE.json (timing) */
+    const char *plot;      /* --plot FILE.png (timing) */
+    const char *rtl_csv;   /* --rtl FILE: RTL cycles per case to compare (suite, timing) */
+    double max_median, max_worst; /* --max-median/--max-worst PCT: fail beyond */
 };
 
 /* A check_crc outcome judged against the CRC an expectations file gives for
@@ -115,6 +120,32 @@ static const char *case_name(const char *cfg, char *buf, size_t len)
     return buf;
 }
 
+/* --timing on one case: the modelled cycles on a line of their own, the
+ * per-layer table, and the files asked for. */
+static void timing_reports(const struct trace_args *a, struct dlasim_dev *dev, const char *name,
+                           const struct dlasim_trace_result *res)
+{
+    double mhz = a->common.clock_mhz > 0 ? a->common.clock_mhz : 1000.0;
+    printf("cycles_to_last_intr %llu\n", (unsigned long long)res->cycles_to_last_intr);
+    timing_print_layers(dev, stdout, mhz);
+    if (a->json) {
+        timing_write_json(dev, a->json, name, res->cycles_to_last_intr, mhz);
+    }
+    if (a->timeline) {
+        timing_write_timeline(dev, a->timeline, name, mhz);
+    }
+    if (a->plot) {
+        char tmp[4096];
+        const char *src = a->json;
+        if (!src) {
+            snprintf(tmp, sizeof(tmp), "%s.json", a->plot);
+            src = tmp;
+            timing_write_json(dev, src, name, res->cycles_to_last_intr, mhz);
+        }
+        timing_plot(src, a->plot);
+    }
+}
+
 static void run_case(const struct trace_args *a, const char *cfg, int verbose,
                      struct case_outcome *o)
 {
@@ -136,6 +167,9 @@ static void run_case(const struct trace_args *a, const char *cfg, int verbose,
             po.on_check = print_check;
             po.opaque = &ov;
             o->status = dlasim_trace_play(dev, t, &po, &o->res, o->err, sizeof(o->err));
+            if (a->common.timing && verbose && (o->status == 0 || o->status == DLASIM_ERR_CHECK)) {
+                timing_reports(a, dev, case_name(cfg, name, sizeof(name)), &o->res);
+            }
             o->expect_file = ov.active;
             if (ov.active && (o->status == 0 || o->status == DLASIM_ERR_CHECK)) {
                 /* judge the CRC checks against the expectations file instead */
@@ -222,6 +256,57 @@ static void print_table_row(const char *name, const struct case_outcome *o)
            checks, o->res.layers, o->seconds);
 }
 
+/* RTL cycles_to_last_intr of `name` from the reference CSV
+ * (case,rtl_result,cycles_total,cycles_trace,cycles_to_last_intr), or 0. */
+static uint64_t rtl_cycles(const char *csv, const char *name)
+{
+    FILE *f = fopen(csv, "r");
+    char line[1024];
+    uint64_t v = 0;
+    if (!f) {
+        return 0;
+    }
+    while (!v && fgets(line, sizeof(line), f)) {
+        char *comma = strchr(line, ',');
+        if (!comma || (size_t)(comma - line) != strlen(name) || strncmp(line, name, strlen(name))) {
+            continue;
+        }
+        char *last = strrchr(line, ',');
+        v = strtoull(last + 1, NULL, 10);
+    }
+    fclose(f);
+    return v;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Model vs RTL over the cases compared; returns 1 when a threshold is exceeded. */
+static int timing_summary(const struct trace_args *a, double *err, size_t n)
+{
+    if (!n) {
+        printf("timing: no case had an RTL figure in %s\n", a->rtl_csv);
+        return 1;
+    }
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        worst = err[i] > worst ? err[i] : worst;
+    }
+    qsort(err, n, sizeof(*err), cmp_double);
+    double median = n % 2 ? err[n / 2] : (err[n / 2 - 1] + err[n / 2]) / 2;
+    printf("timing: %zu cases vs RTL: median |model/RTL - 1| = %.2f %%, worst = %.2f %%\n", n,
+           100 * median, 100 * worst);
+    int bad = (a->max_median > 0 && 100 * median > a->max_median) ||
+              (a->max_worst > 0 && 100 * worst > a->max_worst);
+    if (bad) {
+        printf("timing: FAIL: limits are median %.1f %%, worst %.1f %%\n", a->max_median, a->max_worst);
+    }
+    return bad;
+}
+
 static int run_suite(const struct trace_args *a)
 {
     size_t n;
@@ -232,6 +317,16 @@ static int run_suite(const struct trace_args *a)
     }
     unsigned passed = 0, failed = 0, skipped = 0;
     double total = 0;
+    double *errs = calloc(n ? n : 1, sizeof(*errs));
+    size_t nerr = 0;
+    if (!errs) {
+        return 2;
+    }
+    if (a->common.timing && a->rtl_csv) {
+        printf("| %-42s | %10s | %10s | %8s |\n", "case", "model", "RTL", "model/RTL");
+        printf("|%.44s|%.12s|%.12s|%.10s|\n", "--------------------------------------------",
+               "------------", "------------", "----------");
+    }
     if (a->table) {
         printf("NVDLA conformance traces, config %s (expected CRCs from NVIDIA's RTL)\n\n",
                a->common.config ? a->common.config : "nv_small");
@@ -256,7 +351,16 @@ static int run_suite(const struct trace_args *a)
         } else {
             passed++;
         }
-        if (a->table) {
+        uint64_t rtl = a->common.timing && a->rtl_csv ? rtl_cycles(a->rtl_csv, names[i]) : 0;
+        if (rtl && (o.status == 0 || o.status == DLASIM_ERR_CHECK)) {
+            double r = (double)o.res.cycles_to_last_intr / (double)rtl;
+            errs[nerr++] = r > 1 ? r - 1 : 1 - r;
+            printf("| %-42s | %10llu | %10llu | %9.3f |\n", names[i],
+                   (unsigned long long)o.res.cycles_to_last_intr, (unsigned long long)rtl, r);
+        } else if (a->common.timing && a->rtl_csv) {
+            printf("| %-42s | %10llu | %10s | %9s |\n", names[i],
+                   (unsigned long long)o.res.cycles_to_last_intr, "-", "-");
+        } else if (a->table) {
             print_table_row(names[i], &o);
         } else {
             printf("%s %s (%.3f s)\n", o.status ? "FAIL" : "PASS", names[i], o.seconds);
@@ -278,12 +382,14 @@ static int run_suite(const struct trace_args *a)
         }
         printf("\n");
     }
+    int timing_bad = a->common.timing && a->rtl_csv ? timing_summary(a, errs, nerr) : 0;
+    free(errs);
     if (skipped) {
         printf("%u passed, %u failed, %u skipped\n", passed, failed, skipped);
     } else {
         printf("%u passed, %u failed\n", passed, failed);
     }
-    return (failed || n == 0) ? 1 : 0;
+    return (failed || n == 0 || timing_bad) ? 1 : 0;
 }
 
 static int run_single(const struct trace_args *a)
@@ -323,12 +429,27 @@ int cmd_trace(int argc, char **argv)
             a.skip_missing = 1;
         } else if (!strcmp(argv[i], "--table")) {
             a.table = 1;
+        } else if (!strcmp(argv[i], "--json") && i + 1 < argc) {
+            a.json = argv[++i];
+        } else if (!strcmp(argv[i], "--timeline") && i + 1 < argc) {
+            a.timeline = argv[++i];
+        } else if (!strcmp(argv[i], "--plot") && i + 1 < argc) {
+            a.plot = argv[++i];
+        } else if (!strcmp(argv[i], "--rtl") && i + 1 < argc) {
+            a.rtl_csv = argv[++i];
+        } else if (!strcmp(argv[i], "--max-median") && i + 1 < argc) {
+            a.max_median = atof(argv[++i]);
+        } else if (!strcmp(argv[i], "--max-worst") && i + 1 < argc) {
+            a.max_worst = atof(argv[++i]);
         } else if (argv[i][0] != '-' && !a.single) {
             a.single = argv[i];
         } else {
             fprintf(stderr, "dlasim trace: unexpected argument '%s'\n", argv[i]);
             return 2;
         }
+    }
+    if ((a.json || a.timeline || a.plot || a.rtl_csv) && !a.common.timing) {
+        a.common.timing = 1; /* the timing outputs imply the model */
     }
     if (!a.suite == !a.single) {
         fprintf(stderr, "usage: dlasim trace [options] CASE.cfg | --suite DIR [--match GLOB]\n");

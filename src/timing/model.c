@@ -1,0 +1,461 @@
+/*
+ * Per-layer cost models of the timing layer: how many cycles one hardware
+ * layer takes from its start to its done interrupt, from the registers of
+ * the groups it executes (decoded here once per layer), the configuration's
+ * scalability parameters and the bytes the DMA path moved for it.
+ *
+ * What the models rest on (nv_small RTL, nvdla/hw branch nv_small, and runs
+ * of it measured with ../shared/tools/rtl-run.sh; see docs/timing.md):
+ *   - every DMA request is one data beat of the DBB width (the AXI logs show
+ *     arlen = awlen = 0 for CDMA, SDP, PDP and CDP), so a memory that accepts
+ *     one request every `mem_req_interval` cycles gives width/interval
+ *     bytes per cycle and per direction (vmod/nvdla/nocif: one beat per
+ *     request at NVDLA_PRIMARY_MEMIF_WIDTH = 64 bits on nv_small);
+ *   - CDMA's feature-data and weight fetches share the read channel and the
+ *     arbiter alternates between them request by request (S_ARBITER, the
+ *     RTL log shows strict alternation while both are active);
+ *   - CSC issues one atomic operation (Atomic-C x Atomic-K MACs) per cycle
+ *     (vmod/nvdla/csc/NV_NVDLA_CSC_sg.v); each block of a stripe loads the
+ *     block's weights into CMAC first, which takes Atomic-C x Atomic-K bytes
+ *     / CBUF bank width cycles and is hidden behind a stripe at least as long;
+ *   - a kernel group (Atomic-K kernels) starts when the whole input is in
+ *     CBUF and its weights are; weights beyond the CBUF weight banks stream
+ *     in as earlier groups release theirs;
+ *   - SDP, PDP and CDP process NVDLA_{SDP_BS,PDP,CDP}_THROUGHPUT elements
+ *     per cycle over every lane of a memory atom (padding lanes included),
+ *     overlapped with their DMA;
+ *   - fixed costs: OP_EN to the first request, the pipeline after the last
+ *     data, the done interrupt (measured once on 1x1x1 cases, the same for
+ *     every layer of a kind).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "timing/timing.h"
+
+/* Fixed pipeline costs in cycles (nv_small RTL, 1x1x1 cases: OP_EN write to
+ * first read request, then read latency, then the engine's pipeline and the
+ * write response and done interrupt).  Measured, not fitted per case. */
+#define START_CYCLES 22.0     /* OP_EN write -> first DMA request (sdp_1x1x1 log) */
+#define SDP_PIPE_CYCLES 40.0  /* data in -> done interrupt raised */
+#define PDP_PIPE_CYCLES 40.0
+#define CDP_PIPE_CYCLES 76.0
+#define CONV_PIPE_CYCLES 40.0 /* last atomic op -> CACC -> SDP -> done interrupt */
+#define DMA_PIPE_CYCLES 20.0  /* BDMA / RUBIK */
+/* SDP's X stages (BS/BN) when not bypassed: their ALU/multiplier/ReLU
+ * pipeline adds latency (sdp_3x3x33_bs/bn vs sdp_3x3x33_ew, which nv_small
+ * bypasses: 712 vs 674 cycles on the RTL). */
+#define SDP_X_PIPE_CYCLES 37.0
+/* CSC stripe length in output pixels, and what CACC's delivery to SDP costs
+ * on the fly: one idle cycle per atom and 38 cycles between stripes (RTL
+ * log of a recorded 1x1 28x28x32 -> 64 layer: writes 9 cycles apart, a
+ * 47-cycle gap every 16 atoms). */
+#define STRIPE_MAX 16u
+#define SDP_FLY_ATOM_GAP 1.0
+#define SDP_FLY_STRIPE_GAP 38.0
+
+static double maxd(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+static uint32_t reg(struct dla_dev *d, uint32_t addr, unsigned group)
+{
+    return dla_reg(d, addr, group);
+}
+
+static uint64_t roundup(uint64_t v, uint64_t m)
+{
+    return m ? (v + m - 1) / m * m : v;
+}
+
+void dla_timing_mem_of(const struct dla_config *cfg, const struct dlasim_timing_profile *p,
+                       struct dla_timing_mem *m)
+{
+    double width = cfg->primary_memif_width ? cfg->primary_memif_width : 8;
+    double interval = p->mem_req_interval >= 1 ? p->mem_req_interval : 1;
+    double bw = width / interval; /* one beat of the DBB width per request */
+    if (p->mem_bytes_per_cycle > 0 && p->mem_bytes_per_cycle < bw) {
+        bw = p->mem_bytes_per_cycle;
+    }
+    m->rd_bw = bw;
+    m->wr_bw = bw;
+    m->total_bw = p->mem_bytes_per_cycle > 0 ? p->mem_bytes_per_cycle : 0;
+    m->latency = p->mem_latency;
+}
+
+static unsigned group_of(const struct dla_timing_units *l, unsigned unit)
+{
+    for (unsigned i = 0; i < l->n; i++) {
+        if (l->unit[i] == unit) {
+            return l->group[i];
+        }
+    }
+    return 0;
+}
+
+static int has(const struct dla_timing_units *l, unsigned unit)
+{
+    for (unsigned i = 0; i < l->n; i++) {
+        if (l->unit[i] == unit) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Elements an engine processes for a W x H x C cube: every lane of each
+ * memory atom (Atomic-M elements), padding lanes included. */
+static double lanes(const struct dla_config *cfg, uint64_t w, uint64_t h, uint64_t c)
+{
+    uint64_t m = cfg->memory_atomic_size ? cfg->memory_atomic_size : 8;
+    return (double)(w * h * roundup(c, m));
+}
+
+static double tput(uint32_t per_cycle)
+{
+    return per_cycle ? (double)per_cycle : 1.0;
+}
+
+/* Memory time of a streaming layer and which side bounds it. */
+static void stream(const struct dla_timing_mem *m, const struct dla_timing_traffic *tr,
+                   double proc, enum dlasim_timing_bound proc_bound, double pipe,
+                   struct dla_timing_cost *c)
+{
+    double rd = (double)tr->rd_bytes / m->rd_bw;
+    double wr = (double)tr->wr_bytes / m->wr_bw;
+    double busy = maxd(proc, maxd(rd, wr));
+    if (m->total_bw > 0) { /* one DRAM serves both directions */
+        busy = maxd(busy, (double)(tr->rd_bytes + tr->wr_bytes) / m->total_bw);
+    }
+    c->bound = busy == proc ? proc_bound : DLASIM_BOUND_MEMORY;
+    if (busy < pipe + START_CYCLES + m->latency) {
+        c->bound = busy == proc ? c->bound : DLASIM_BOUND_LATENCY;
+    }
+    /* cycles the engine waited for memory, charged to the busier direction */
+    c->stall_rd = busy > proc && rd >= wr ? busy - proc : 0;
+    c->stall_wr = busy > proc && wr > rd ? busy - proc : 0;
+    c->cycles = START_CYCLES + m->latency + busy + pipe;
+}
+
+/* ---- SDP / PDP / CDP ------------------------------------------------------ */
+
+struct cube {
+    uint64_t w, h, c;
+};
+
+static struct cube sdp_cube(struct dla_dev *d, unsigned g)
+{
+    struct cube k;
+    k.w = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, WIDTH) + 1ull;
+    k.h = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1ull;
+    k.c = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1ull;
+    return k;
+}
+
+static uint64_t sdp_batches(struct dla_dev *d, unsigned g)
+{
+    return DLA_REG_FIELD(d, g, NVDLA_SDP_D_FEATURE_MODE_CFG_0, BATCH_NUMBER) + 1ull;
+}
+
+/*
+ * PDP cycles (before dividing by the throughput): its first stage pools
+ * along a line and emits one output element per lane and cycle, so a line
+ * costs max(input width, output width) atoms of Atomic-M lanes (padding can
+ * make the output wider than the input: the RTL log of pdp_24x16x1_8x8
+ * shows one input line per 28 x 8 cycles for a 24-wide input).  In split
+ * mode each split after the first re-reads the kernel overlap
+ * (kernel width - stride) columns of its left neighbour.
+ * ref: vmod/nvdla/pdp/NV_NVDLA_PDP_CORE_cal1d.v, NV_NVDLA_PDP_RDMA_ig.v.
+ */
+static double pdp_elems(struct dla_dev *d, unsigned g)
+{
+    uint64_t w = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, CUBE_IN_WIDTH) + 1ull;
+    uint64_t h = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, CUBE_IN_HEIGHT) + 1ull;
+    uint64_t c = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, CUBE_IN_CHANNEL) + 1ull;
+    uint64_t ow = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, CUBE_OUT_WIDTH) + 1ull;
+    uint64_t splits = DLA_REG_FIELD(d, g, NVDLA_PDP_D_OPERATION_MODE_CFG_0, SPLIT_NUM) + 1ull;
+    uint64_t kw = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_WIDTH) + 1ull;
+    uint64_t sw = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_STRIDE_WIDTH) + 1ull;
+    uint64_t line = w + (splits - 1) * (kw > sw ? kw - sw : 0);
+    if (ow > line) {
+        line = ow;
+    }
+    /* After the last input line, output lines whose window reaches into the
+     * bottom padding are still emitted, one output line each (the last
+     * surface's only: earlier surfaces overlap the next one's reads). */
+    uint64_t oh = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, CUBE_OUT_HEIGHT) + 1ull;
+    uint64_t kh = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_HEIGHT) + 1ull;
+    uint64_t sh = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_STRIDE_HEIGHT) + 1ull;
+    uint64_t top = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_PADDING_CFG_0, PAD_TOP);
+    uint64_t flush = 0;
+    for (uint64_t r = 0; r < oh && r < 8192; r++) {
+        flush += r * sh + kh > top + h ? 1 : 0;
+    }
+    const struct dla_config *cfg = dla_cfg(d);
+    return lanes(cfg, line, h, c) + lanes(cfg, ow, flush, 1);
+}
+
+/* Latency the SDP's X stages add when one of them is in use. */
+static double sdp_x_pipe(struct dla_dev *d, unsigned g)
+{
+    int bs = !DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
+    int bn = !DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
+    return bs || bn ? SDP_X_PIPE_CYCLES : 0.0;
+}
+
+static void model_sdp(struct dla_dev *d, const struct dla_timing_units *l,
+                      const struct dla_timing_mem *m, const struct dla_timing_traffic *tr,
+                      struct dla_timing_cost *c)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    unsigned g = group_of(l, NVDLA_UNIT_SDP);
+    struct cube k = sdp_cube(d, g);
+    double sdp = lanes(cfg, k.w, k.h, k.c) * (double)sdp_batches(d, g) / tput(cfg->sdp_bs_throughput);
+    double proc = sdp;
+    enum dlasim_timing_bound b = DLASIM_BOUND_SDP;
+    c->unit[DLASIM_TU_SDP] = sdp;
+    if (has(l, NVDLA_UNIT_PDP)) {
+        double pdp = pdp_elems(d, group_of(l, NVDLA_UNIT_PDP)) / tput(cfg->pdp_throughput);
+        c->unit[DLASIM_TU_PDP] = pdp;
+        if (pdp > proc) {
+            proc = pdp;
+            b = DLASIM_BOUND_PDP;
+        }
+    }
+    stream(m, tr, proc, b, SDP_PIPE_CYCLES + sdp_x_pipe(d, g), c);
+}
+
+static void model_pdp(struct dla_dev *d, const struct dla_timing_units *l,
+                      const struct dla_timing_mem *m, const struct dla_timing_traffic *tr,
+                      struct dla_timing_cost *c)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    double pdp = pdp_elems(d, group_of(l, NVDLA_UNIT_PDP)) / tput(cfg->pdp_throughput);
+    c->unit[DLASIM_TU_PDP] = pdp;
+    stream(m, tr, pdp, DLASIM_BOUND_PDP, PDP_PIPE_CYCLES, c);
+}
+
+static void model_cdp(struct dla_dev *d, const struct dla_timing_units *l,
+                      const struct dla_timing_mem *m, const struct dla_timing_traffic *tr,
+                      struct dla_timing_cost *c)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    unsigned g = group_of(l, NVDLA_UNIT_CDP_RDMA);
+    uint64_t w = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_WIDTH_0, WIDTH) + 1ull;
+    uint64_t h = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1ull;
+    uint64_t ch = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1ull;
+    /* plus one cycle per pixel of a surface after the input ended: the
+     * LRN window of the last channels drains (RTL: the shortfall of a plain
+     * lanes/throughput model grows with W x H, not with the channels --
+     * cdp_8x8x32/64, and own cases 16x8x32, 24x2x16, 4x4x96 in
+     * tests/traces/rtl_own.txt) */
+    double cdp = (lanes(cfg, w, h, ch) + (double)(w * h)) / tput(cfg->cdp_throughput);
+    c->unit[DLASIM_TU_CDP] = cdp;
+    stream(m, tr, cdp, DLASIM_BOUND_CDP, CDP_PIPE_CYCLES, c);
+}
+
+static void model_dma(const struct dla_timing_mem *m, const struct dla_timing_traffic *tr,
+                      enum dlasim_timing_unit u, struct dla_timing_cost *c)
+{
+    stream(m, tr, 0, DLASIM_BOUND_MEMORY, DMA_PIPE_CYCLES, c);
+    c->unit[u] = c->cycles;
+}
+
+/* ---- convolution ----------------------------------------------------------- */
+
+struct conv_shape {
+    uint64_t out_px;     /* output pixels x batches */
+    uint64_t k, c, r, s; /* kernels, channels (as CSC sees them), kernel height/width */
+    uint64_t kgroups, cblocks;
+    double data_bytes, wt_bytes, wt_cap;
+};
+
+static void conv_shape(struct dla_dev *d, const struct dla_timing_units *l,
+                       const struct dla_timing_traffic *tr, struct conv_shape *s)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    unsigned g = group_of(l, NVDLA_UNIT_CSC);
+    unsigned gd = group_of(l, NVDLA_UNIT_CDMA);
+    uint64_t ow = DLA_REG_FIELD(d, g, NVDLA_CSC_D_DATAOUT_SIZE_0_0, DATAOUT_WIDTH) + 1ull;
+    uint64_t oh = DLA_REG_FIELD(d, g, NVDLA_CSC_D_DATAOUT_SIZE_0_0, DATAOUT_HEIGHT) + 1ull;
+    uint64_t batch = cfg->batch_enable ? DLA_REG_FIELD(d, g, NVDLA_CSC_D_BATCH_NUMBER_0, BATCHES) + 1ull : 1;
+    uint32_t misc = reg(d, NVDLA_CDMA_D_MISC_CFG_0, gd);
+    uint64_t ac = cfg->mac_atomic_c_size ? cfg->mac_atomic_c_size : 8;
+    uint64_t ak = cfg->mac_atomic_k_size ? cfg->mac_atomic_k_size : 8;
+    s->out_px = ow * oh * batch;
+    s->k = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0, WEIGHT_KERNEL) + 1ull;
+    s->c = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0, WEIGHT_CHANNEL_EXT) + 1ull;
+    s->r = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, WEIGHT_HEIGHT_EXT) + 1ull;
+    s->s = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, WEIGHT_WIDTH_EXT) + 1ull;
+    s->kgroups = (s->k + ak - 1) / ak;
+    s->cblocks = (s->c + ac - 1) / ac;
+    /* Weights the fetch reads (none when CBUF keeps them: WEIGHT_REUSE);
+     * the rest of the layer's reads is feature data. */
+    double wt = DLA_FIELD(misc, NVDLA_CDMA_D_MISC_CFG_0_WEIGHT_REUSE)
+                    ? 0.0
+                    : (double)DLA_REG_FIELD(d, gd, NVDLA_CDMA_D_WEIGHT_BYTES_0, WEIGHT_BYTES);
+    if (wt > (double)tr->rd_bytes) {
+        wt = (double)tr->rd_bytes;
+    }
+    s->wt_bytes = wt;
+    s->data_bytes = (double)tr->rd_bytes - wt;
+    uint64_t banks = DLA_REG_FIELD(d, gd, NVDLA_CDMA_D_BANK_0, WEIGHT_BANK) + 1ull;
+    s->wt_cap = (double)(banks * cfg->cbuf_bank_depth * cfg->cbuf_bank_width);
+}
+
+/* Cycle at which weight byte x has arrived, while data and weights share the
+ * read channel request by request until the data is in. */
+static double weight_arrival(double x, double data, double bw)
+{
+    return x <= data ? 2.0 * x / bw : (x + data) / bw;
+}
+
+/* CSC splits a kernel group's output pixels into stripes of 16 to 32
+ * atomic operations: 16 each, the remainder joining the last one (a
+ * 49-pixel layer runs 16 + 16 + 17; the RTL shows no short stripe). */
+static uint64_t stripe_count(uint64_t px)
+{
+    return px < STRIPE_MAX ? 1 : px / STRIPE_MAX;
+}
+
+static uint64_t last_stripe_len(uint64_t px)
+{
+    return px < STRIPE_MAX ? px : STRIPE_MAX + px % STRIPE_MAX;
+}
+
+/* Compute cycles of one kernel group: every stripe runs R x S x C-blocks
+ * atomic operations, each at least as long as loading its block's weights. */
+static double group_compute(const struct dla_config *cfg, const struct conv_shape *s)
+{
+    uint64_t blocks = s->r * s->s * s->cblocks;
+    double wload = (double)(cfg->mac_atomic_c_size * cfg->mac_atomic_k_size) /
+                   (double)(cfg->cbuf_bank_width ? cfg->cbuf_bank_width : 8);
+    uint64_t n = stripe_count(s->out_px), last = last_stripe_len(s->out_px);
+    double per_full = maxd((double)STRIPE_MAX, wload);
+    double per_last = last ? maxd((double)last, wload) : 0.0;
+    return (double)blocks * ((double)(n - 1) * per_full + per_last);
+}
+
+static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
+                       const struct dla_timing_mem *m, const struct dla_timing_traffic *tr,
+                       struct dla_timing_cost *c)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    struct conv_shape s;
+    conv_shape(d, l, tr, &s);
+    uint64_t ak = cfg->mac_atomic_k_size ? cfg->mac_atomic_k_size : 8;
+    double bw = m->rd_bw;
+    /* Weights share the channel with the data only up to what the weight
+     * banks hold; beyond that they wait for released banks (the RTL of a
+     * 1x1/2 128->256 layer with 2 weight banks: compute starts once the data
+     * and 8 KiB of weights are in). */
+    double wt_early = s.wt_bytes < s.wt_cap ? s.wt_bytes : s.wt_cap;
+    double data_done = wt_early >= s.data_bytes ? 2.0 * s.data_bytes / bw
+                                                : (s.data_bytes + wt_early) / bw;
+    double comp = group_compute(cfg, &s);
+    /* Output of a group: SDP (and PDP on the fly) over its atoms, and writes. */
+    double stripes = (double)stripe_count(s.out_px);
+    double sdp = (double)s.out_px * ((double)ak / tput(cfg->sdp_bs_throughput) + SDP_FLY_ATOM_GAP) +
+                 stripes * SDP_FLY_STRIPE_GAP;
+    double pdp = has(l, NVDLA_UNIT_PDP) ? pdp_elems(d, group_of(l, NVDLA_UNIT_PDP)) /
+                                              tput(cfg->pdp_throughput) / (double)s.kgroups
+                                        : 0.0;
+    double wr = (double)tr->wr_bytes / (double)s.kgroups / m->wr_bw;
+    double per_group = maxd(maxd(comp, sdp), maxd(pdp, wr));
+    double wt_group = s.kgroups ? s.wt_bytes / (double)s.kgroups : 0.0;
+    uint64_t fit = wt_group > 0 ? (uint64_t)(s.wt_cap / wt_group) : s.kgroups;
+    if (fit < 1) {
+        fit = 1;
+    }
+    double t = data_done, wt_wait = 0, prev_end = 0;
+    /* Weights beyond the CBUF weight banks can only be fetched once earlier
+     * groups released their banks: the end cycles of the last 64 groups are
+     * kept in a ring (more than 64 groups back never holds a fetch up). */
+    double ends[64] = {0};
+    double fetch_at = 0; /* cycle the weight stream has reached */
+    for (uint64_t gi = 0; gi < s.kgroups; gi++) {
+        double arrive;
+        if (gi < fit) {
+            arrive = weight_arrival(wt_group * (double)(gi + 1), s.data_bytes, bw);
+        } else {
+            /* The bytes of this group beyond what the banks hold once groups
+             * 0..k-1 released theirs are fetched after group k-1 ends. */
+            double last = wt_group * (double)(gi + 1);
+            uint64_t k = (uint64_t)ceil((last - s.wt_cap) / wt_group);
+            if (k < 1 || k > gi) { /* a group larger than the banks waits for the one before */
+                k = gi;
+            }
+            double before = maxd(s.wt_cap + wt_group * (double)(k - 1), last - wt_group);
+            double freed = gi - (k - 1) <= 64 ? ends[(k - 1) % 64] : 0.0;
+            arrive = maxd(fetch_at + wt_group / bw, freed + (last - before) / bw);
+        }
+        fetch_at = arrive;
+        double ready = maxd(t, prev_end);
+        double start = maxd(ready, arrive);
+        wt_wait += start - ready;
+        prev_end = start + per_group;
+        ends[gi % 64] = prev_end;
+    }
+    double last_stripe = (double)last_stripe_len(s.out_px);
+    double tail = last_stripe * ((double)ak / tput(cfg->sdp_bs_throughput) + SDP_FLY_ATOM_GAP);
+    double busy = prev_end + tail;
+    c->macs = s.out_px * s.k * s.c * s.r * s.s;
+    c->unit[DLASIM_TU_CONV] = comp * (double)s.kgroups;
+    c->unit[DLASIM_TU_SDP] = sdp * (double)s.kgroups;
+    c->unit[DLASIM_TU_PDP] = pdp * (double)s.kgroups;
+    c->dat_stall = data_done;
+    c->wt_stall = wt_wait;
+    c->dat_done = START_CYCLES + m->latency + data_done;
+    c->wt_done = START_CYCLES + m->latency + maxd(fetch_at, weight_arrival(wt_early, s.data_bytes, bw));
+    c->stall_wr = wr > comp && wr > sdp ? (wr - maxd(comp, sdp)) * (double)s.kgroups : 0;
+    double mac_part = comp * (double)s.kgroups;
+    if (mac_part >= busy * 0.5 && comp >= sdp && comp >= wr && comp >= pdp) {
+        c->bound = DLASIM_BOUND_MAC;
+    } else if (sdp >= comp && sdp >= wr && sdp >= pdp && sdp * (double)s.kgroups >= busy * 0.5) {
+        c->bound = DLASIM_BOUND_SDP;
+    } else if (pdp >= comp && pdp >= wr && pdp * (double)s.kgroups >= busy * 0.5) {
+        c->bound = DLASIM_BOUND_PDP;
+    } else {
+        c->bound = DLASIM_BOUND_MEMORY;
+    }
+    if (m->total_bw > 0) { /* one DRAM serves both directions */
+        double all = (double)(tr->rd_bytes + tr->wr_bytes) / m->total_bw;
+        if (all > busy) {
+            busy = all;
+            c->bound = DLASIM_BOUND_MEMORY;
+        }
+    }
+    c->cycles = START_CYCLES + m->latency + busy + CONV_PIPE_CYCLES +
+                sdp_x_pipe(d, group_of(l, NVDLA_UNIT_SDP));
+}
+
+void dla_timing_model(struct dla_dev *d, const struct dla_timing_units *l,
+                      const struct dla_timing_mem *m, const struct dla_timing_traffic *tr,
+                      struct dla_timing_cost *c)
+{
+    memset(c, 0, sizeof(*c));
+    switch (l->kind) {
+    case DLA_TK_CONV:
+        model_conv(d, l, m, tr, c);
+        break;
+    case DLA_TK_SDP:
+        model_sdp(d, l, m, tr, c);
+        break;
+    case DLA_TK_PDP:
+        model_pdp(d, l, m, tr, c);
+        break;
+    case DLA_TK_CDP:
+        model_cdp(d, l, m, tr, c);
+        break;
+    case DLA_TK_BDMA:
+        model_dma(m, tr, DLASIM_TU_BDMA, c);
+        break;
+    case DLA_TK_RUBIK:
+        model_dma(m, tr, DLASIM_TU_RUBIK, c);
+        break;
+    }
+    if (!(c->cycles >= 1.0)) { /* also catches NaN */
+        c->cycles = 1.0;
+    }
+}
