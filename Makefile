@@ -100,19 +100,23 @@ build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/
 FUZZ_SECONDS ?=
 FUZZ_RUNS ?=
 FUZZ_ONLY ?= $(FUZZ_NAMES)
+# NVIDIA's regression loadables seed fuzz_loadable where the conformance data has them
+FUZZ_EXTRA := $(foreach d,PDP SDP CDP,$(wildcard $(CONFORMANCE)/../nvdla-loadables/flatbufs/kmd/$(d)))
 fuzz-long: deps fuzz
-	@SUMMARY=1 sh tests/fuzz/run.sh --corpus keep --seed 0 \
+	@SUMMARY=1 sh tests/fuzz/run.sh --corpus keep --seed 0 $(FUZZ_EXTRA:%=--seeds loadable=%) \
 	    $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) \
 	    $(if $(FUZZ_SECONDS),--seconds $(FUZZ_SECONDS),$(if $(FUZZ_RUNS),,--seconds 600)) \
 	    $(FUZZ_ONLY:%=build-fuzz/fuzz_%)
 
-bench: deps all
+bench: deps all $(BUILD)/runtime_bench
 	@./$(BUILD)/dlasim bench --json $(BUILD)/bench.json
 	@echo; echo "== timing model vs the nv_small RTL: cycles_to_last_intr per case (docs/timing.md)"
 	@./$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --timing --expect tests/traces/nv_small.expect \
 	    --rtl $(SHARED)/reference/rtl_cycles_nv_small.csv | grep -v '^PASS\|^FAIL' || true
 	@echo; echo "== functional speed with the timing model on"
 	@sh tools/timing/overhead.sh $(BUILD)/dlasim 4
+	@echo; echo "== runtime: overhead over the device, dlasim loadable process time"
+	@./$(BUILD)/runtime_bench $(BUILD)/dlasim $(SHARED)/conformance/nvdla-loadables
 
 # Timing pictures (docs/timing.md): per-layer plot and timeline of a trace;
 # installs Debian's python3-matplotlib when missing (as root).
@@ -123,6 +127,10 @@ plot: all
 	    { echo "plot: needs python3-matplotlib (sudo apt-get install python3-matplotlib)"; exit 1; }
 	./$(BUILD)/dlasim trace --timing --json $(BUILD)/timing.json --timeline $(BUILD)/timeline.json \
 	    --plot $(BUILD)/timing.png $(PLOT_CASE)
+
+# Runtime numbers of issue 8 (tools/bench/runtime_bench.c): public API only.
+$(BUILD)/runtime_bench: tools/bench/runtime_bench.c $(BUILD)/libdlasim.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a -lz $(LDLIBS)
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -49,8 +49,16 @@ echo "== fuzz (libFuzzer, $fuzz_runs runs each from seed 1, -rss_limit_mb=1024)"
 if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
     for src in tests/fuzz/fuzz_*.c; do
         bin=build-fuzz/$(basename "$src" .c)
+        # loadables: also NVIDIA's regression loadables where the conformance
+        # data has them (not copied into the tree)
+        extra=""
+        [ "$bin" = build-fuzz/fuzz_loadable ] && for d in PDP SDP CDP; do
+            [ -d "$conf/../nvdla-loadables/flatbufs/kmd/$d" ] &&
+                extra="$extra --seeds loadable=$conf/../nvdla-loadables/flatbufs/kmd/$d"
+        done
+        # shellcheck disable=SC2086
         if sh tests/fuzz/run.sh --runs "$fuzz_runs" --seed 1 --corpus fresh \
-            --out build-fuzz/test "$bin"; then
+            --out build-fuzz/test $extra "$bin"; then
             passed=$((passed + 1))
         else
             failed=$((failed + 1))

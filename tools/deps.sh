@@ -1,10 +1,11 @@
 #!/bin/sh
-# Install the Debian packages dlasim needs to build and test, when missing.
+# Install the Debian packages dlasim needs to build and test, when missing
+# (flatbuffers-compiler: flatc checks the loadable writer against loadable.fbs).
 # As root this uses apt-get; otherwise it names what to install and fails.
 set -u
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for pkg in make gcc clang libclang-rt-14-dev libcmocka-dev zlib1g-dev python3; do
+for pkg in make gcc clang libclang-rt-14-dev libcmocka-dev zlib1g-dev python3 flatbuffers-compiler; do
     if [ "$pkg" = python3 ] && command -v python3 >/dev/null 2>&1; then continue; fi
     if [ "$pkg" = clang ] && command -v clang >/dev/null 2>&1; then continue; fi
     have_pkg "$pkg" || need="$need $pkg"

@@ -74,8 +74,8 @@
 #include <string.h>
 
 #include "dlasim/conv.h"
-#include "dlasim/timing.h"
 #include "regs/gen/nvdla_regs.h"
+#include "runtime/conv_plan.h"
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -615,35 +615,35 @@ void dlasim_conv_pack_weights(const struct dlasim_conv_plan *p, const int8_t *kc
 
 /* ---- device memory ------------------------------------------------------------------------ */
 
-static uint32_t in_line(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
+uint32_t nvrt_conv_in_line(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
 {
     return line_stride_of(&p->hw, p->desc.in_w, m->in_line_stride);
 }
 
-static uint32_t in_surf(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
+uint32_t nvrt_conv_in_surf(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
 {
-    return surf_stride_of(p->desc.in_h, in_line(p, m), m->in_surf_stride);
+    return surf_stride_of(p->desc.in_h, nvrt_conv_in_line(p, m), m->in_surf_stride);
 }
 
-static uint32_t out_line(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
+uint32_t nvrt_conv_out_line(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
 {
     return line_stride_of(&p->hw, p->out_w, m->out_line_stride);
 }
 
-static uint32_t out_surf(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
+uint32_t nvrt_conv_out_surf(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
 {
-    return surf_stride_of(p->out_h, out_line(p, m), m->out_surf_stride);
+    return surf_stride_of(p->out_h, nvrt_conv_out_line(p, m), m->out_surf_stride);
 }
 
 /* Addresses and strides: atom aligned (kmd firmware conv.c CHECK_ALIGN,
  * the model's CDMA/SDP checks), lines and surfaces not overlapping. */
-static int check_mem(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
+int nvrt_conv_check_mem(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
 {
     if (!p || !m || !p->hw.atom_m) {
         return DLASIM_ERR_INVAL;
     }
     const uint64_t a = p->hw.atom_m;
-    const uint64_t il = in_line(p, m), is = in_surf(p, m), ol = out_line(p, m), os = out_surf(p, m);
+    const uint64_t il = nvrt_conv_in_line(p, m), is = nvrt_conv_in_surf(p, m), ol = nvrt_conv_out_line(p, m), os = nvrt_conv_out_surf(p, m);
     if (!p->n_layers || !p->layers || m->input % a || m->weights % a || m->output % a || il % a ||
         is % a || ol % a || os % a || il < (uint64_t)p->desc.in_w * a ||
         is < il * p->desc.in_h || ol < (uint64_t)p->out_w * a || os < ol * p->out_h) {
@@ -655,17 +655,17 @@ static int check_mem(const struct dlasim_conv_plan *p, const struct dlasim_conv_
 int dlasim_conv_write_input(struct dlasim_dev *dev, const struct dlasim_conv_plan *p,
                             const struct dlasim_conv_mem *m, const int8_t *chw)
 {
-    if (!dev || !chw || check_mem(p, m)) {
+    if (!dev || !chw || nvrt_conv_check_mem(p, m)) {
         return DLASIM_ERR_INVAL;
     }
     const struct dlasim_conv_desc *d = &p->desc;
-    uint64_t n = dlasim_conv_cube_bytes(&p->hw, d->in_w, d->in_h, d->in_c, in_line(p, m),
-                                        in_surf(p, m));
+    uint64_t n = dlasim_conv_cube_bytes(&p->hw, d->in_w, d->in_h, d->in_c, nvrt_conv_in_line(p, m),
+                                        nvrt_conv_in_surf(p, m));
     uint8_t *buf = malloc((size_t)n);
     if (!buf) {
         return DLASIM_ERR_NOMEM;
     }
-    dlasim_conv_pack_cube(&p->hw, d->in_w, d->in_h, d->in_c, in_line(p, m), in_surf(p, m), chw,
+    dlasim_conv_pack_cube(&p->hw, d->in_w, d->in_h, d->in_c, nvrt_conv_in_line(p, m), nvrt_conv_in_surf(p, m), chw,
                           buf);
     int rc = dlasim_mem_write(dev, DLASIM_PORT_DBB, m->input, buf, (size_t)n);
     free(buf);
@@ -675,7 +675,7 @@ int dlasim_conv_write_input(struct dlasim_dev *dev, const struct dlasim_conv_pla
 int dlasim_conv_write_weights(struct dlasim_dev *dev, const struct dlasim_conv_plan *p,
                               const struct dlasim_conv_mem *m, const int8_t *kcrs)
 {
-    if (!dev || !kcrs || check_mem(p, m)) {
+    if (!dev || !kcrs || nvrt_conv_check_mem(p, m)) {
         return DLASIM_ERR_INVAL;
     }
     uint8_t *buf = malloc(p->weight_bytes);
@@ -691,294 +691,20 @@ int dlasim_conv_write_weights(struct dlasim_dev *dev, const struct dlasim_conv_p
 int dlasim_conv_read_output(struct dlasim_dev *dev, const struct dlasim_conv_plan *p,
                             const struct dlasim_conv_mem *m, int8_t *khw)
 {
-    if (!dev || !khw || check_mem(p, m)) {
+    if (!dev || !khw || nvrt_conv_check_mem(p, m)) {
         return DLASIM_ERR_INVAL;
     }
     uint64_t n = dlasim_conv_cube_bytes(&p->hw, p->out_w, p->out_h, p->desc.kernels,
-                                        out_line(p, m), out_surf(p, m));
+                                        nvrt_conv_out_line(p, m), nvrt_conv_out_surf(p, m));
     uint8_t *buf = malloc((size_t)n);
     if (!buf) {
         return DLASIM_ERR_NOMEM;
     }
     int rc = dlasim_mem_read(dev, DLASIM_PORT_DBB, m->output, buf, (size_t)n);
     if (!rc) {
-        dlasim_conv_unpack_cube(&p->hw, p->out_w, p->out_h, p->desc.kernels, out_line(p, m),
-                                out_surf(p, m), buf, khw);
+        dlasim_conv_unpack_cube(&p->hw, p->out_w, p->out_h, p->desc.kernels, nvrt_conv_out_line(p, m),
+                                nvrt_conv_out_surf(p, m), buf, khw);
     }
     free(buf);
     return rc;
-}
-
-/* ---- programming ---------------------------------------------------------------------------- */
-
-#define F(UNIT, REG, FIELD, v) NVDLA_##UNIT##_##REG##_0_##FIELD((uint32_t)(v))
-
-/* CSB writes of one hardware layer, stopping at the first error. */
-struct csb {
-    struct dlasim_dev *dev;
-    int rc;
-};
-
-static void wr(struct csb *b, uint32_t addr, uint32_t v)
-{
-    if (!b->rc) {
-        b->rc = dlasim_csb_write(b->dev, addr, v);
-    }
-}
-
-static uint32_t rd(struct csb *b, uint32_t addr)
-{
-    uint32_t v = 0;
-    if (!b->rc) {
-        b->rc = dlasim_csb_read(b->dev, addr, &v);
-    }
-    return v;
-}
-
-/* The producer of each unit is set to its consumer: the group it executes
- * next (kmd/firmware dla_conv_set_producer / dla_sdp_set_producer). */
-static void set_producers(struct csb *b)
-{
-    static const uint32_t ptrs[] = {
-        NVDLA_CACC_S_POINTER_0,   NVDLA_CMAC_A_S_POINTER_0, NVDLA_CMAC_B_S_POINTER_0,
-        NVDLA_CSC_S_POINTER_0,    NVDLA_CDMA_S_POINTER_0,   NVDLA_SDP_RDMA_S_POINTER_0,
-        NVDLA_SDP_S_POINTER_0,
-    };
-    for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++) {
-        uint32_t v = rd(b, ptrs[i]);
-        uint32_t consumer = (v & NVDLA_CDMA_S_POINTER_0_CONSUMER__MASK) >>
-                            NVDLA_CDMA_S_POINTER_0_CONSUMER__SHIFT;
-        wr(b, ptrs[i], NVDLA_CDMA_S_POINTER_0_PRODUCER(consumer));
-    }
-}
-
-/* Geometry of one hardware layer as the registers see it. */
-struct hw_layer {
-    const struct dlasim_conv_plan *p;
-    const struct dlasim_conv_layer *l;
-    uint64_t in_addr, out_addr;
-    uint32_t in_line, in_surf, out_line, out_surf;
-};
-
-static uint32_t misc_flags(const struct hw_layer *h)
-{
-    /* DIRECT, INT8 in/proc precision (0), no data reuse, release all data */
-    return F(CDMA, D_MISC_CFG, WEIGHT_REUSE, h->l->weight_reuse) |
-           F(CDMA, D_MISC_CFG, SKIP_WEIGHT_RLS, h->l->skip_weight_rls);
-}
-
-static void program_cacc_cmac(struct csb *b, const struct hw_layer *h)
-{
-    const struct dlasim_conv_plan *p = h->p;
-    const int packed = p->out_w == 1 && h->l->out_h == 1;
-    wr(b, NVDLA_CACC_D_MISC_CFG_0, 0);
-    wr(b, NVDLA_CACC_D_DATAOUT_SIZE_0_0,
-       F(CACC, D_DATAOUT_SIZE_0, DATAOUT_WIDTH, p->out_w - 1) |
-           F(CACC, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT, h->l->out_h - 1));
-    wr(b, NVDLA_CACC_D_DATAOUT_SIZE_1_0, p->desc.kernels - 1);
-    wr(b, NVDLA_CACC_D_DATAOUT_ADDR_0, (uint32_t)h->out_addr);
-    wr(b, NVDLA_CACC_D_BATCH_NUMBER_0, 0);
-    wr(b, NVDLA_CACC_D_LINE_STRIDE_0, h->out_line);
-    wr(b, NVDLA_CACC_D_SURF_STRIDE_0, h->out_surf);
-    wr(b, NVDLA_CACC_D_DATAOUT_MAP_0,
-       F(CACC, D_DATAOUT_MAP, LINE_PACKED, packed) | F(CACC, D_DATAOUT_MAP, SURF_PACKED, packed));
-    wr(b, NVDLA_CACC_D_CLIP_CFG_0, p->desc.clip_truncate);
-    wr(b, NVDLA_CMAC_A_D_MISC_CFG_0, 0);
-    wr(b, NVDLA_CMAC_B_D_MISC_CFG_0, 0);
-}
-
-static uint32_t pad_value_field(int32_t v)
-{
-    return (uint32_t)v & NVDLA_CSC_D_ZERO_PADDING_VALUE_0_PAD_VALUE__MASK;
-}
-
-static void program_csc(struct csb *b, const struct hw_layer *h)
-{
-    const struct dlasim_conv_plan *p = h->p;
-    const struct dlasim_conv_desc *d = &p->desc;
-    const struct dlasim_conv_layer *l = h->l;
-    wr(b, NVDLA_CSC_D_MISC_CFG_0, misc_flags(h));
-    wr(b, NVDLA_CSC_D_DATAIN_FORMAT_0, 0);
-    wr(b, NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0,
-       F(CSC, D_DATAIN_SIZE_EXT_0, DATAIN_WIDTH_EXT, d->in_w - 1) |
-           F(CSC, D_DATAIN_SIZE_EXT_0, DATAIN_HEIGHT_EXT, l->in_h - 1));
-    wr(b, NVDLA_CSC_D_DATAIN_SIZE_EXT_1_0, d->in_c - 1);
-    wr(b, NVDLA_CSC_D_BATCH_NUMBER_0, 0);
-    wr(b, NVDLA_CSC_D_POST_Y_EXTENSION_0, 0);
-    wr(b, NVDLA_CSC_D_ENTRY_PER_SLICE_0, p->entries - 1);
-    wr(b, NVDLA_CSC_D_WEIGHT_FORMAT_0, 0);
-    wr(b, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0,
-       F(CSC, D_WEIGHT_SIZE_EXT_0, WEIGHT_WIDTH_EXT, d->kernel_w - 1) |
-           F(CSC, D_WEIGHT_SIZE_EXT_0, WEIGHT_HEIGHT_EXT, d->kernel_h - 1));
-    wr(b, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0,
-       F(CSC, D_WEIGHT_SIZE_EXT_1, WEIGHT_CHANNEL_EXT, d->in_c - 1) |
-           F(CSC, D_WEIGHT_SIZE_EXT_1, WEIGHT_KERNEL, d->kernels - 1));
-    wr(b, NVDLA_CSC_D_WEIGHT_BYTES_0, p->weight_bytes);
-    wr(b, NVDLA_CSC_D_WMB_BYTES_0, 0);
-    wr(b, NVDLA_CSC_D_DATAOUT_SIZE_0_0,
-       F(CSC, D_DATAOUT_SIZE_0, DATAOUT_WIDTH, p->out_w - 1) |
-           F(CSC, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT, l->out_h - 1));
-    wr(b, NVDLA_CSC_D_DATAOUT_SIZE_1_0, d->kernels - 1);
-    wr(b, NVDLA_CSC_D_ATOMICS_0, p->out_w * l->out_h - 1);
-    wr(b, NVDLA_CSC_D_RELEASE_0, l->in_h - 1);
-    wr(b, NVDLA_CSC_D_CONV_STRIDE_EXT_0,
-       F(CSC, D_CONV_STRIDE_EXT, CONV_X_STRIDE_EXT, d->stride_x - 1) |
-           F(CSC, D_CONV_STRIDE_EXT, CONV_Y_STRIDE_EXT, d->stride_y - 1));
-    wr(b, NVDLA_CSC_D_DILATION_EXT_0,
-       F(CSC, D_DILATION_EXT, X_DILATION_EXT, d->dilation_x - 1) |
-           F(CSC, D_DILATION_EXT, Y_DILATION_EXT, d->dilation_y - 1));
-    wr(b, NVDLA_CSC_D_ZERO_PADDING_0,
-       F(CSC, D_ZERO_PADDING, PAD_LEFT, d->pad_left) | F(CSC, D_ZERO_PADDING, PAD_TOP, l->pad_top));
-    wr(b, NVDLA_CSC_D_ZERO_PADDING_VALUE_0, pad_value_field(d->pad_value));
-    wr(b, NVDLA_CSC_D_BANK_0,
-       F(CSC, D_BANK, DATA_BANK, p->data_bank - 1) | F(CSC, D_BANK, WEIGHT_BANK, p->weight_bank - 1));
-    wr(b, NVDLA_CSC_D_PRA_CFG_0, 0);
-}
-
-static void program_cdma(struct csb *b, const struct hw_layer *h, uint64_t weights)
-{
-    const struct dlasim_conv_plan *p = h->p;
-    const struct dlasim_conv_desc *d = &p->desc;
-    const struct dlasim_conv_layer *l = h->l;
-    const uint32_t m = p->hw.atom_m;
-    wr(b, NVDLA_CDMA_D_MISC_CFG_0, misc_flags(h));
-    wr(b, NVDLA_CDMA_D_DATAIN_FORMAT_0, 0); /* FEATURE */
-    wr(b, NVDLA_CDMA_D_DATAIN_SIZE_0_0,
-       F(CDMA, D_DATAIN_SIZE_0, DATAIN_WIDTH, d->in_w - 1) |
-           F(CDMA, D_DATAIN_SIZE_0, DATAIN_HEIGHT, l->in_h - 1));
-    wr(b, NVDLA_CDMA_D_DATAIN_SIZE_1_0, d->in_c - 1);
-    wr(b, NVDLA_CDMA_D_DATAIN_SIZE_EXT_0_0,
-       F(CDMA, D_DATAIN_SIZE_EXT_0, DATAIN_WIDTH_EXT, d->in_w - 1) |
-           F(CDMA, D_DATAIN_SIZE_EXT_0, DATAIN_HEIGHT_EXT, l->in_h - 1));
-    wr(b, NVDLA_CDMA_D_DAIN_RAM_TYPE_0, NVDLA_CDMA_D_DAIN_RAM_TYPE_0_DATAIN_RAM_TYPE_MCIF);
-    wr(b, NVDLA_CDMA_D_DAIN_ADDR_HIGH_0_0, (uint32_t)(h->in_addr >> 32));
-    wr(b, NVDLA_CDMA_D_DAIN_ADDR_LOW_0_0, (uint32_t)h->in_addr);
-    wr(b, NVDLA_CDMA_D_DAIN_ADDR_HIGH_1_0, (uint32_t)(h->in_addr >> 32));
-    wr(b, NVDLA_CDMA_D_DAIN_ADDR_LOW_1_0, (uint32_t)h->in_addr);
-    wr(b, NVDLA_CDMA_D_LINE_STRIDE_0, h->in_line);
-    wr(b, NVDLA_CDMA_D_SURF_STRIDE_0, h->in_surf);
-    wr(b, NVDLA_CDMA_D_LINE_UV_STRIDE_0, 0);
-    wr(b, NVDLA_CDMA_D_DAIN_MAP_0,
-       F(CDMA, D_DAIN_MAP, LINE_PACKED, h->in_line == d->in_w * m) |
-           F(CDMA, D_DAIN_MAP, SURF_PACKED, (uint64_t)h->in_surf == (uint64_t)d->in_w * l->in_h * m));
-    wr(b, NVDLA_CDMA_D_BATCH_NUMBER_0, 0);
-    wr(b, NVDLA_CDMA_D_BATCH_STRIDE_0, 0);
-    wr(b, NVDLA_CDMA_D_ENTRY_PER_SLICE_0, p->entries - 1);
-    wr(b, NVDLA_CDMA_D_FETCH_GRAIN_0, 0); /* the compiler's fetch_grain 1 */
-    wr(b, NVDLA_CDMA_D_WEIGHT_FORMAT_0, 0);
-    wr(b, NVDLA_CDMA_D_WEIGHT_SIZE_0_0, p->bytes_per_kernel - 1);
-    wr(b, NVDLA_CDMA_D_WEIGHT_SIZE_1_0, d->kernels - 1);
-    wr(b, NVDLA_CDMA_D_WEIGHT_RAM_TYPE_0, NVDLA_CDMA_D_WEIGHT_RAM_TYPE_0_WEIGHT_RAM_TYPE_MCIF);
-    wr(b, NVDLA_CDMA_D_WEIGHT_ADDR_HIGH_0, (uint32_t)(weights >> 32));
-    wr(b, NVDLA_CDMA_D_WEIGHT_ADDR_LOW_0, (uint32_t)weights);
-    wr(b, NVDLA_CDMA_D_WEIGHT_BYTES_0, p->weight_bytes);
-    wr(b, NVDLA_CDMA_D_MEAN_FORMAT_0, 0);
-    wr(b, NVDLA_CDMA_D_CVT_CFG_0, 0);
-    wr(b, NVDLA_CDMA_D_CONV_STRIDE_0,
-       F(CDMA, D_CONV_STRIDE, CONV_X_STRIDE, d->stride_x - 1) |
-           F(CDMA, D_CONV_STRIDE, CONV_Y_STRIDE, d->stride_y - 1));
-    wr(b, NVDLA_CDMA_D_ZERO_PADDING_0,
-       F(CDMA, D_ZERO_PADDING, PAD_LEFT, d->pad_left) |
-           F(CDMA, D_ZERO_PADDING, PAD_RIGHT, d->pad_right) |
-           F(CDMA, D_ZERO_PADDING, PAD_TOP, l->pad_top) |
-           F(CDMA, D_ZERO_PADDING, PAD_BOTTOM, l->pad_bottom));
-    wr(b, NVDLA_CDMA_D_ZERO_PADDING_VALUE_0, pad_value_field(d->pad_value));
-    wr(b, NVDLA_CDMA_D_BANK_0,
-       F(CDMA, D_BANK, DATA_BANK, p->data_bank - 1) |
-           F(CDMA, D_BANK, WEIGHT_BANK, p->weight_bank - 1));
-}
-
-static void program_sdp(struct csb *b, const struct hw_layer *h)
-{
-    const struct dlasim_conv_plan *p = h->p;
-    const struct dlasim_conv_desc *d = &p->desc;
-    /* SDP_RDMA: nothing to read (flying input, no operands) */
-    wr(b, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0,
-       F(SDP_RDMA, D_FEATURE_MODE_CFG, FLYING_MODE,
-         NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON));
-    wr(b, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, F(SDP_RDMA, D_BRDMA_CFG, BRDMA_DISABLE, 1));
-    wr(b, NVDLA_SDP_RDMA_D_NRDMA_CFG_0, F(SDP_RDMA, D_NRDMA_CFG, NRDMA_DISABLE, 1));
-    wr(b, NVDLA_SDP_RDMA_D_ERDMA_CFG_0, F(SDP_RDMA, D_ERDMA_CFG, ERDMA_DISABLE, 1));
-
-    wr(b, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, p->out_w - 1);
-    wr(b, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, h->l->out_h - 1);
-    wr(b, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, d->kernels - 1);
-    wr(b, NVDLA_SDP_D_DST_BASE_ADDR_HIGH_0, (uint32_t)(h->out_addr >> 32));
-    wr(b, NVDLA_SDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)h->out_addr);
-    wr(b, NVDLA_SDP_D_DST_LINE_STRIDE_0, h->out_line);
-    wr(b, NVDLA_SDP_D_DST_SURFACE_STRIDE_0, h->out_surf);
-    /* BS, BN, EW bypassed (BYPASS, ALU_BYPASS, MUL_BYPASS, RELU_BYPASS) */
-    const uint32_t bypass = F(SDP, D_DP_BS_CFG, BS_BYPASS, 1) | F(SDP, D_DP_BS_CFG, BS_ALU_BYPASS, 1) |
-                            F(SDP, D_DP_BS_CFG, BS_MUL_BYPASS, 1) |
-                            F(SDP, D_DP_BS_CFG, BS_RELU_BYPASS, 1);
-    wr(b, NVDLA_SDP_D_DP_BS_CFG_0, bypass);
-    wr(b, NVDLA_SDP_D_DP_BN_CFG_0, bypass);
-    wr(b, NVDLA_SDP_D_DP_EW_CFG_0, bypass);
-    wr(b, NVDLA_SDP_D_FEATURE_MODE_CFG_0,
-       F(SDP, D_FEATURE_MODE_CFG, FLYING_MODE, NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON) |
-           F(SDP, D_FEATURE_MODE_CFG, OUTPUT_DST, NVDLA_SDP_D_FEATURE_MODE_CFG_0_OUTPUT_DST_MEM));
-    wr(b, NVDLA_SDP_D_DST_DMA_CFG_0, NVDLA_SDP_D_DST_DMA_CFG_0_DST_RAM_TYPE_MC);
-    wr(b, NVDLA_SDP_D_DATA_FORMAT_0, 0); /* int8 processing and output */
-    wr(b, NVDLA_SDP_D_CVT_OFFSET_0, (uint32_t)d->out_offset);
-    wr(b, NVDLA_SDP_D_CVT_SCALE_0, (uint32_t)d->out_scale & 0xffffu);
-    wr(b, NVDLA_SDP_D_CVT_SHIFT_0, d->out_shift);
-}
-
-/* Enable SDP, then the convolution pipeline once CBUF is flushed. */
-static void enable_layer(struct csb *b)
-{
-    wr(b, NVDLA_SDP_D_OP_ENABLE_0, 1);
-    if (!(rd(b, NVDLA_CDMA_S_CBUF_FLUSH_STATUS_0) & NVDLA_CDMA_S_CBUF_FLUSH_STATUS_0_FLUSH_DONE__MASK) &&
-        !b->rc) {
-        b->rc = DLASIM_ERR_TIMEOUT;
-        return;
-    }
-    wr(b, NVDLA_CACC_D_OP_ENABLE_0, 1);
-    wr(b, NVDLA_CMAC_A_D_OP_ENABLE_0, 1);
-    wr(b, NVDLA_CMAC_B_D_OP_ENABLE_0, 1);
-    wr(b, NVDLA_CSC_D_OP_ENABLE_0, 1);
-    wr(b, NVDLA_CDMA_D_OP_ENABLE_0, 1);
-}
-
-int dlasim_conv_run(struct dlasim_dev *dev, const struct dlasim_conv_plan *p,
-                    const struct dlasim_conv_mem *m)
-{
-    struct csb b = { dev, 0 };
-    if (!dev || check_mem(p, m)) {
-        return DLASIM_ERR_INVAL;
-    }
-    for (size_t i = 0; i < p->n_layers && !b.rc; i++) {
-        struct hw_layer h;
-        h.p = p;
-        h.l = &p->layers[i];
-        h.in_line = in_line(p, m);
-        h.in_surf = in_surf(p, m);
-        h.out_line = out_line(p, m);
-        h.out_surf = out_surf(p, m);
-        h.in_addr = m->input + (uint64_t)h.l->in_y0 * h.in_line;
-        h.out_addr = m->output + (uint64_t)h.l->out_y0 * h.out_line;
-        set_producers(&b);
-        program_cacc_cmac(&b, &h);
-        program_csc(&b, &h);
-        program_cdma(&b, &h, m->weights);
-        program_sdp(&b, &h);
-        enable_layer(&b);
-        if (!b.rc) {
-            b.rc = dlasim_run(dev);
-        }
-        /* the driver acknowledges the layer's interrupts (write 1 to
-         * clear); the layer completes even when it failed */
-        uint32_t st = 0;
-        if (dlasim_timing_enabled(dev)) {
-            /* timed: it waits for them first (include/dlasim/timing.h) */
-            dlasim_timing_hold(dev, 1);
-            dlasim_csb_read(dev, NVDLA_GLB_S_INTR_STATUS_0, &st);
-            dlasim_timing_hold(dev, 0);
-            dlasim_timing_wait_irq(dev, st);
-        }
-        if (!dlasim_csb_read(dev, NVDLA_GLB_S_INTR_STATUS_0, &st) && st) {
-            dlasim_csb_write(dev, NVDLA_GLB_S_INTR_STATUS_0, st);
-        }
-    }
-    return b.rc;
 }

@@ -2,11 +2,13 @@
 # Run libFuzzer targets and keep the evidence of any finding.
 #
 #   tests/fuzz/run.sh [--runs N | --seconds N] [--seed S] [--rss MB] [--corpus fresh|keep]
-#                     [--out DIR] TARGET...
+#                     [--out DIR] [--seeds NAME=DIR]... TARGET...
 #
 # TARGET is a fuzzer binary (build-fuzz/fuzz_NAME).  Each runs with the
 # committed seeds tests/fuzz/seeds/NAME/ (they include every fixed
-# reproducer, so the seeds are replayed first) and a working corpus:
+# reproducer, so the seeds are replayed first), the --seeds folders given for
+# NAME (read only: data that may not be copied into the tree) and a working
+# corpus:
 #   --corpus fresh  an empty temporary corpus: with --runs and --seed the
 #                   outcome is deterministic (make test)
 #   --corpus keep   DIR/corpus-NAME, kept and grown across runs (make fuzz-long)
@@ -21,7 +23,7 @@
 # and a summary table (target, executions, cov, ft, corpus, findings) when
 # SUMMARY=1 is set in the environment.  Exit status 1 if any target failed.
 set -u
-runs=""; seconds=""; seed=1; rss=1024; corpus=fresh; out=build-fuzz
+runs=""; seconds=""; seed=1; rss=1024; corpus=fresh; out=build-fuzz; extra=""
 while [ $# -gt 0 ]; do
     case "$1" in
     --runs) runs=$2; shift 2 ;;
@@ -30,6 +32,7 @@ while [ $# -gt 0 ]; do
     --rss) rss=$2; shift 2 ;;
     --corpus) corpus=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --seeds) extra="$extra $2"; shift 2 ;;  # NAME=DIR
     --) shift; break ;;
     -*) echo "tests/fuzz/run.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
@@ -53,6 +56,9 @@ for bin in "$@"; do
     [ -n "$runs" ] && set -- "$@" -runs="$runs"
     [ -n "$seconds" ] && set -- "$@" -max_total_time="$seconds"
     [ -d "$seeds" ] || seeds=""
+    for e in $extra; do
+        [ "${e%%=*}" = "$name" ] && seeds="$seeds ${e#*=}"
+    done
     before=$(ls "$out/artifacts" | grep -c "^$name-" || true)
     # shellcheck disable=SC2086
     ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=64} "$bin" "$@" "$work" $seeds > "$log" 2>&1

@@ -45,6 +45,7 @@ struct dlasim_dev *cli_create_device(const struct cli_common *c);
 int cmd_trace(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_loadable(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
 
 /* Timing reports (timing_report.c). */

@@ -30,6 +30,9 @@ static void usage(FILE *f)
             "                                 run every case folder of DIR\n"
             "  info                           read the ConfigROM through the CSB and decode it\n"
             "  bench [--json FILE]            convolution performance table (make bench)\n"
+            "  loadable FILE [--input FILE ...] [--output DIR] [--expect-md5 MD5]\n"
+            "               [--record-trace DIR]\n"
+            "                                 run an NVDLA loadable, dump outputs as DIR/o_000000.dimg\n"
             "\n"
             "options for every command:\n"
             "  --config NAME                  nv_small (default), nv_small_256, nv_large\n"
@@ -270,6 +273,9 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "info")) {
         return cmd_info(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "loadable")) {
+        return cmd_loadable(argc - 1, argv + 1);
     }
     if (!strcmp(argv[1], "bench")) {
         return cmd_bench(argc - 1, argv + 1);

@@ -1,0 +1,184 @@
+/* `dlasim loadable`: run an NVDLA loadable and dump its outputs as .dimg. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "dlasim/runtime.h"
+#include "md5.h"
+
+#define MAX_INPUTS 16
+
+static int read_file(const char *path, uint8_t **buf, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "dlasim loadable: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *b = malloc(cap);
+    while (b) {
+        n += fread(b + n, 1, cap - n, f);
+        if (n < cap) {
+            break;
+        }
+        uint8_t *nb = cap < ((size_t)1 << 31) ? realloc(b, cap * 2) : NULL;
+        if (!nb) {
+            free(b);
+            b = NULL;
+            break;
+        }
+        b = nb;
+        cap *= 2;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!b || bad) {
+        free(b);
+        fprintf(stderr, "dlasim loadable: %s: cannot read\n", path);
+        return -1;
+    }
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+static int write_file(const char *path, const uint8_t *d, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(d, 1, n, f) != n) {
+        fprintf(stderr, "dlasim loadable: %s: %s\n", path, strerror(errno));
+        if (f) {
+            fclose(f);
+        }
+        return -1;
+    }
+    return fclose(f) ? -1 : 0;
+}
+
+struct args {
+    struct cli_common c;
+    const char *file, *out_dir, *expect_md5, *record;
+    const char *inputs[MAX_INPUTS];
+    unsigned n_inputs;
+};
+
+static int parse_args(int argc, char **argv, struct args *a)
+{
+    for (int i = 1; i < argc; i++) {
+        int r = cli_common_option(&a->c, argc, argv, &i);
+        if (r < 0) {
+            return -1;
+        }
+        if (r) {
+            continue;
+        }
+        const char *o = argv[i];
+        int has = i + 1 < argc;
+        if (!strcmp(o, "--input") && has && a->n_inputs < MAX_INPUTS) {
+            a->inputs[a->n_inputs++] = argv[++i];
+        } else if (!strcmp(o, "--output") && has) {
+            a->out_dir = argv[++i];
+        } else if (!strcmp(o, "--expect-md5") && has) {
+            a->expect_md5 = argv[++i];
+        } else if (!strcmp(o, "--record-trace") && has) {
+            a->record = argv[++i];
+        } else if (o[0] != '-' && !a->file) {
+            a->file = o;
+        } else {
+            fprintf(stderr, "dlasim loadable: unexpected argument '%s'\n", o);
+            return -1;
+        }
+    }
+    if (!a->file) {
+        fprintf(stderr, "usage: dlasim loadable [options] FILE [--input FILE ...] [--output DIR] "
+                        "[--expect-md5 MD5] [--record-trace DIR]\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Write every output as DIR/o_NNNNNN.dimg; print the md5 of each. */
+static int dump(struct dlasim_loadable *ld, const struct args *a, int *mismatch)
+{
+    unsigned n = dlasim_loadable_num_outputs(ld);
+    for (unsigned i = 0; i < n; i++) {
+        const uint8_t *d;
+        size_t len;
+        char hex[33], path[4096];
+        if (dlasim_loadable_output_dimg(ld, i, &d, &len)) {
+            continue;
+        }
+        cli_md5_hex(d, len, hex);
+        snprintf(path, sizeof path, "%s/o_%06u.dimg", a->out_dir ? a->out_dir : ".", i);
+        if (a->out_dir && write_file(path, d, len)) {
+            return -1;
+        }
+        if (i == 0 && a->expect_md5) {
+            int ok = strncmp(hex, a->expect_md5, 32) == 0 && strlen(a->expect_md5) >= 32;
+            *mismatch = !ok;
+            printf("%s  o_%06u.dimg  %s (expected %.32s)\n", hex, i, ok ? "MATCH" : "MISMATCH",
+                   a->expect_md5);
+        } else {
+            printf("%s  o_%06u.dimg\n", hex, i);
+        }
+    }
+    return 0;
+}
+
+int cmd_loadable(int argc, char **argv)
+{
+    struct args a;
+    memset(&a, 0, sizeof a);
+    if (parse_args(argc, argv, &a)) {
+        return 2;
+    }
+    if (a.out_dir && mkdir(a.out_dir, 0777) && errno != EEXIST) {
+        fprintf(stderr, "dlasim loadable: %s: %s\n", a.out_dir, strerror(errno));
+        return 1;
+    }
+    uint8_t *buf = NULL, *in_bufs[MAX_INPUTS] = { 0 };
+    struct dlasim_loadable_input ins[MAX_INPUTS];
+    size_t len;
+    char err[1024] = "";
+    int rc = 1, mismatch = 0;
+    struct dlasim_loadable *ld = NULL;
+    struct dlasim_dev *dev = NULL;
+    if (read_file(a.file, &buf, &len)) {
+        return 1;
+    }
+    for (unsigned i = 0; i < a.n_inputs; i++) {
+        if (read_file(a.inputs[i], &in_bufs[i], &ins[i].len)) {
+            goto out;
+        }
+        ins[i].data = in_bufs[i];
+    }
+    if (dlasim_loadable_open(buf, len, &ld, err, sizeof err)) {
+        fprintf(stderr, "dlasim loadable: %s: %s\n", a.file, err);
+        goto out;
+    }
+    dev = cli_create_device(&a.c);
+    if (!dev) {
+        goto out;
+    }
+    struct dlasim_rt_options opt = { a.record, NULL };
+    if (dlasim_loadable_run(dev, ld, ins, a.n_inputs, &opt, err, sizeof err)) {
+        fprintf(stderr, "dlasim loadable: %s: %s\n", a.file, err);
+        goto out;
+    }
+    if (dump(ld, &a, &mismatch)) {
+        goto out;
+    }
+    rc = mismatch ? 3 : 0;
+out:
+    dlasim_destroy(dev);
+    dlasim_loadable_close(ld);
+    for (unsigned i = 0; i < MAX_INPUTS; i++) {
+        free(in_bufs[i]);
+    }
+    free(buf);
+    return rc;
+}
