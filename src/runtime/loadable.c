@@ -433,6 +433,9 @@ static int count_bindable(struct dlasim_loadable *ld, char *err, size_t errlen)
 int dlasim_loadable_open(const void *buf, size_t len, struct dlasim_loadable **out, char *err,
                          size_t errlen)
 {
+    if (!out) {
+        return ld_fail(err, errlen, DLASIM_ERR_INVAL, "dlasim_loadable_open: out is NULL");
+    }
     *out = NULL;
     if (!buf || len < 8 || len > 0x7fffffffu) {
         return ld_fail(err, errlen, DLASIM_ERR_PARSE,
@@ -498,18 +501,18 @@ void dlasim_loadable_close(struct dlasim_loadable *ld)
 
 unsigned dlasim_loadable_num_inputs(const struct dlasim_loadable *ld)
 {
-    return ld->n_inputs;
+    return ld ? ld->n_inputs : 0;
 }
 
 unsigned dlasim_loadable_num_outputs(const struct dlasim_loadable *ld)
 {
-    return ld->n_outputs;
+    return ld ? ld->n_outputs : 0;
 }
 
 int dlasim_loadable_output_dimg(const struct dlasim_loadable *ld, unsigned index,
                                 const uint8_t **data, size_t *len)
 {
-    if (index >= ld->n_outputs || !ld->dimg[index]) {
+    if (!ld || !data || !len || index >= ld->n_outputs || !ld->dimg[index]) {
         return DLASIM_ERR_INVAL;
     }
     *data = ld->dimg[index];

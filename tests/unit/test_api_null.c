@@ -15,6 +15,7 @@
 #include "common/testdev.h"
 #include "dlasim/conv.h"
 #include "dlasim/dlasim.h"
+#include "dlasim/runtime.h"
 #include "dlasim/timing.h"
 #include "dlasim/trace.h"
 #include "regs/gen/nvdla_regs.h"
@@ -234,6 +235,43 @@ static void test_timing_null_arguments(void **state)
     dlasim_destroy(dev);
 }
 
+/* Runtime and loadables. */
+static void test_runtime_null_arguments(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    uint8_t bytes[16] = {0};
+    const uint8_t *data;
+    size_t len;
+    struct dlasim_loadable *ld;
+    struct dlasim_rt_network net;
+    struct dlasim_rt_encoded enc;
+    const int16_t idx[4] = {1, 2, 3, 4};
+    memset(&net, 0, sizeof(net));
+    assert_int_equal(dlasim_loadable_open(bytes, sizeof(bytes), NULL, err, sizeof(err)),
+                     DLASIM_ERR_INVAL);
+    assert_non_null(strstr(err, "out is NULL"));
+    assert_int_not_equal(dlasim_loadable_open(NULL, 16, &ld, err, sizeof(err)), 0);
+    assert_null(ld);
+    dlasim_loadable_close(NULL);
+    assert_int_equal(dlasim_loadable_num_inputs(NULL), 0);
+    assert_int_equal(dlasim_loadable_num_outputs(NULL), 0);
+    assert_int_equal(dlasim_loadable_output_dimg(NULL, 0, &data, &len), DLASIM_ERR_INVAL);
+    struct dlasim_dev *dev = tdev_create(NULL);
+    assert_int_equal(dlasim_loadable_run(dev, NULL, NULL, 0, NULL, err, sizeof(err)),
+                     DLASIM_ERR_INVAL);
+    assert_non_null(strstr(err, "dlasim_loadable_run"));
+    assert_int_equal(dlasim_rt_execute(dev, NULL, NULL, err, sizeof(err)), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_rt_execute(NULL, &net, NULL, err, sizeof(err)), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_loadable_write(NULL, NULL, NULL, err, sizeof(err)), DLASIM_ERR_INVAL);
+    assert_non_null(strstr(err, "dlasim_loadable_write"));
+    assert_int_equal(dlasim_rt_encode(NULL, 12, idx, &enc, err, sizeof(err)), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_rt_encode(&net, 12, NULL, &enc, err, sizeof(err)), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_rt_encode(&net, 12, idx, NULL, err, sizeof(err)), DLASIM_ERR_INVAL);
+    dlasim_rt_encoded_free(NULL);
+    dlasim_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_trace_null_arguments),
         cmocka_unit_test(test_conv_null_arguments),
         cmocka_unit_test(test_timing_null_arguments),
+        cmocka_unit_test(test_runtime_null_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
