@@ -16,8 +16,8 @@
 # the rss limit, -reload=0 (the corpus is read once: no outcome depends on
 # timing), and an ASan quarantine of 64 MB (ASAN_OPTIONS, unless set) so
 # freed memory held for use-after-free detection does not eat the RSS limit.  The log goes to DIR/logs/NAME.log; a crash, leak, timeout or
-# out-of-memory input is kept as DIR/artifacts/NAME-<kind>-<sha1> and the
-# reproducer command is printed.  One line per target:
+# out-of-memory input is kept as DIR/artifacts/NAME-<kind>-<sha1>, with a copy
+# of the log beside it (.log), and the reproducer command is printed.  One line per target:
 #   PASS fuzz_NAME: R runs, cov C, ft F, corpus K
 #   FAIL fuzz_NAME: <libFuzzer's reason> ... log ..., input ..., reproduce: ...
 # and a summary table (target, executions, cov, ft, corpus, findings) when
@@ -59,7 +59,7 @@ for bin in "$@"; do
     for e in $extra; do
         [ "${e%%=*}" = "$name" ] && seeds="$seeds ${e#*=}"
     done
-    before=$(ls "$out/artifacts" | grep -c "^$name-" || true)
+    before=$(ls "$out/artifacts" | grep "^$name-" | grep -vc '\.log$' || true)
     # shellcheck disable=SC2086
     ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=64} "$bin" "$@" "$work" $seeds > "$log" 2>&1
     rc=$?
@@ -69,7 +69,7 @@ for bin in "$@"; do
     cov=$(echo "$done_line" | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
     ft=$(echo "$done_line" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
     corp=$(echo "$done_line" | sed -n 's/.* corp: \([0-9]*\/[0-9a-zA-Z]*\).*/\1/p')
-    findings=$(( $(ls "$out/artifacts" | grep -c "^$name-" || true) - before ))
+    findings=$(( $(ls "$out/artifacts" | grep "^$name-" | grep -vc '\.log$' || true) - before ))
     if [ "$rc" -eq 0 ]; then
         echo "PASS fuzz_$name: ${execs:-?} runs, cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}"
     else
@@ -79,7 +79,8 @@ for bin in "$@"; do
         echo "FAIL fuzz_$name: ${reason:-exit status $rc}"
         echo "     log: $log"
         if [ -n "$input" ]; then
-            echo "     input: $input"
+            cp "$log" "$input.log" 2> /dev/null  # the log stays with its input
+            echo "     input: $input (log: $input.log)"
             echo "     reproduce: $bin -rss_limit_mb=$rss -timeout=10 $input"
         else
             echo "     no input was written (see the log)"

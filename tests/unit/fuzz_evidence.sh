@@ -44,6 +44,8 @@ test -s "$out/logs/calm.log"
 check "the passing fuzzer's log is kept" $?
 test "$(cat "$out/artifacts/boom-crash-0123abcd" 2>/dev/null)" = "bad input"
 check "the crash input is kept" $?
+grep -q "deadly signal" "$out/artifacts/boom-crash-0123abcd.log" 2> /dev/null
+check "a copy of the log is kept beside the input" $?
 echo "$res" | grep -qF "reproduce: $tmp/bin/fuzz_boom -rss_limit_mb=1024 -timeout=10 $out/artifacts/boom-crash-0123abcd"
 check "the reproducer command is printed" $?
 echo "$res" | grep -qE "^fuzz_boom +\? +\? +\? +\? +1$"
