@@ -44,7 +44,7 @@ FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 FUZZ_BIN := $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
 REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/replay_%)
 
-.PHONY: all demo test test-fast test-san bench deps regs clean fuzz fuzz-long plot
+.PHONY: all demo test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade
 all: $(BUILD)/dlasim
 
 $(BUILD)/obj/%.o: %.c
@@ -66,11 +66,12 @@ $(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/l
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libdlasim.a -lz $(LDLIBS)
 
-tests: $(TEST_BIN) $(REPLAY_BIN)
+tests: $(TEST_BIN) $(REPLAY_BIN) $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 
 # Regenerate the register tables from the register database.
 regs:
 	python3 tools/regdb/gen_regs.py regdb/nvdla.xml src/regs/gen docs/registers.md
+	python3 tools/regdb/gen_regs.py regdb/rk3588.xml src/regs/gen docs/registers-rk3588.md
 
 deps:
 	@sh tools/deps.sh
@@ -87,7 +88,8 @@ test-fast: all tests
 test: deps
 	@sh tests/all.sh $(CONFORMANCE)
 
-# libFuzzer targets (clang only): every tests/fuzz/fuzz_*.c.
+# libFuzzer targets (clang only): every tests/fuzz/fuzz_*.c (now the trace
+# parser and player, CSB programming, loadables, RK3588 regcmd lists).
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 fuzz: $(FUZZ_BIN)
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/gen/*.h include/dlasim/*.h)
@@ -107,6 +109,19 @@ fuzz-long: deps fuzz
 	    $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) \
 	    $(if $(FUZZ_SECONDS),--seconds $(FUZZ_SECONDS),$(if $(FUZZ_RUNS),,--seconds 600)) \
 	    $(FUZZ_ONLY:%=build-fuzz/fuzz_%)
+
+# RTL grading (tools/rtlgrade/README.md): regenerate the cases of
+# tests/traces/rtl-graded and grade them on the nv_small RTL built at RTL.
+RTL ?= /tmp/rtl
+$(BUILD)/rtlgrade/convcase: tools/rtlgrade/convcase.c tools/rtlgrade/trace_out.c $(BUILD)/libdlasim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< tools/rtlgrade/trace_out.c $(BUILD)/libdlasim.a -lz $(LDLIBS)
+$(BUILD)/rtlgrade/imgcase: tools/rtlgrade/imgcase.c tools/rtlgrade/trace_out.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< tools/rtlgrade/trace_out.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(LDLIBS)
+
+rtl-grade: all $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
+	@sh tools/rtlgrade/rtl-grade.sh $(BUILD) $(RTL) $(SHARED)
 
 bench: deps all $(BUILD)/runtime_bench
 	@./$(BUILD)/dlasim bench --json $(BUILD)/bench.json

@@ -84,8 +84,12 @@ gen=$(mktemp -d)
 python3 tools/regdb/gen_regs.py regdb/nvdla.xml "$gen" "$gen/registers.md" > /dev/null 2>&1 &&
     diff -q "$gen/nvdla_regs.h" src/regs/gen/nvdla_regs.h > /dev/null &&
     diff -q "$gen/nvdla_regs_table.c" src/regs/gen/nvdla_regs_table.c > /dev/null &&
-    diff -q "$gen/registers.md" docs/registers.md > /dev/null
-one "regdb regeneration matches src/regs/gen and docs/registers.md" $?
+    diff -q "$gen/registers.md" docs/registers.md > /dev/null &&
+    python3 tools/regdb/gen_regs.py regdb/rk3588.xml "$gen" "$gen/registers-rk3588.md" > /dev/null 2>&1 &&
+    diff -q "$gen/rk3588_regs.h" src/regs/gen/rk3588_regs.h > /dev/null &&
+    diff -q "$gen/rk3588_regs_table.c" src/regs/gen/rk3588_regs_table.c > /dev/null &&
+    diff -q "$gen/registers-rk3588.md" docs/registers-rk3588.md > /dev/null
+one "regdb regeneration (nvdla, rk3588) matches src/regs/gen and docs" $?
 rm -rf "$gen" "$log"
 
 echo "$passed passed, $failed failed"

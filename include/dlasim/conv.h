@@ -81,6 +81,8 @@ struct dlasim_conv_layer {
     uint32_t out_y0, out_h;       /* output rows it writes */
     int weight_reuse;             /* D_MISC_CFG.WEIGHT_REUSE */
     int skip_weight_rls;          /* D_MISC_CFG.SKIP_WEIGHT_RLS */
+    uint32_t data_bank;           /* D_BANK.DATA_BANK + 1 of this layer (the plan's
+                                   * data_bank, or one less: see conv_plan.c) */
 };
 
 struct dlasim_conv_plan {

@@ -61,6 +61,9 @@ struct dlasim_trace_result {
     unsigned checks_passed;
     unsigned checks_failed;
     unsigned layers;        /* layers the device ran */
+    unsigned polls_passed;  /* reg_read / poll_reg_equal reads that matched: NVIDIA's
+                               testbench counts a read mismatch as a failure, so a
+                               trace whose only checks are reads is a valid test */
     /* With timing on (dlasim_options.timing): the modelled cycle, counted
      * from the first command, at which the host saw the last completion
      * interrupt, the host modelled as NVIDIA's RTL testbench drives a trace

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "regs/gen/nvdla_regs.h" /* enum nvdla_unit, addresses, fields */
+#include "regs/gen/rk3588_regs.h" /* enum rk3588_unit, RK3588 in-core offsets */
 
 /* Register group membership (spec 001, "Ping-pong Synchronization Mechanism"). */
 enum nvdla_reg_group {
@@ -30,7 +31,9 @@ enum nvdla_reg_kind {
     NVDLA_KIND_INTR_SET,    /* GLB S_INTR_SET: write-1-to-set status */
     NVDLA_KIND_INTR_STATUS, /* GLB S_INTR_STATUS: write-1-to-clear */
     NVDLA_KIND_INTR_MASK,   /* GLB S_INTR_MASK */
-    NVDLA_KIND_ROM          /* CFGROM: value from the configuration */
+    NVDLA_KIND_ROM,         /* CFGROM: value from the configuration */
+    NVDLA_KIND_INTR_CLEAR,  /* RK3588 PC INTERRUPT_CLEAR: write 1 clears RAW_STATUS */
+    NVDLA_KIND_INTR_RAW     /* RK3588 PC INTERRUPT_RAW_STATUS */
 };
 
 /* Field access type as a driver sees it. */
@@ -75,6 +78,46 @@ struct nvdla_unit_desc {
     uint32_t base;          /* CSB byte address of the unit's 4 KiB window */
     uint16_t first_reg, n_regs; /* into nvdla_regs[], sorted by address */
 };
+
+/*
+ * One register database (regdb/<name>.xml).  The descriptor types above are
+ * shared by every database (they carry NVDLA's name because it came first);
+ * each database adds its own generated tables and this descriptor, so the
+ * lookups below work on any device.
+ */
+struct regdb {
+    const char *name;                /* "nvdla", "rk3588" */
+    const char *trace_prefix;        /* "NVDLA_" or "RKNN_" in trace register names */
+    int names_any_case;              /* trace names may be lower case (RKNN_ppu_s_pointer) */
+    const struct nvdla_unit_desc *units;
+    unsigned n_units;
+    const struct nvdla_reg_desc *regs;
+    unsigned n_regs;
+    const struct nvdla_field_desc *fields;
+    unsigned n_fields;
+    const struct nvdla_enum_desc *enums;
+    unsigned n_enums;
+    const int8_t *window_unit;       /* unit of each 4 KiB window, -1 = none */
+    unsigned n_windows;
+};
+
+extern const struct regdb nvdla_db;
+extern const struct regdb rk3588_db;
+
+/* Lookups in any database (same rules as the nvdla_* ones below; in a
+ * database with names_any_case, names match without regard to case). */
+const struct nvdla_reg_desc *regdb_reg_by_addr(const struct regdb *db, uint32_t addr);
+const struct nvdla_reg_desc *regdb_reg_by_name(const struct regdb *db, const char *name);
+int regdb_unit_by_name(const struct regdb *db, const char *name, size_t len);
+const struct nvdla_field_desc *regdb_field_by_name(const struct regdb *db,
+                                                   const struct nvdla_reg_desc *r,
+                                                   const char *name);
+/* "RKNN_ppu_s_pointer" / "NVDLA_PDP.D_OP_ENABLE_0" spelling of a register. */
+const char *regdb_reg_name(const struct regdb *db, uint32_t addr, char *buf, size_t buflen);
+
+extern const struct nvdla_unit_desc rk3588_units[RK3588_UNIT_COUNT];
+extern const struct nvdla_reg_desc rk3588_regs[];
+extern const struct nvdla_field_desc rk3588_fields[];
 
 extern const struct nvdla_unit_desc nvdla_units[NVDLA_UNIT_COUNT];
 extern const struct nvdla_reg_desc nvdla_regs[];

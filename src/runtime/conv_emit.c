@@ -133,7 +133,7 @@ static void program_csc(struct csb *b, const struct hw_layer *h)
        F(CSC, D_ZERO_PADDING, PAD_LEFT, d->pad_left) | F(CSC, D_ZERO_PADDING, PAD_TOP, l->pad_top));
     wr(b, NVDLA_CSC_D_ZERO_PADDING_VALUE_0, pad_value_field(d->pad_value));
     wr(b, NVDLA_CSC_D_BANK_0,
-       F(CSC, D_BANK, DATA_BANK, p->data_bank - 1) | F(CSC, D_BANK, WEIGHT_BANK, p->weight_bank - 1));
+       F(CSC, D_BANK, DATA_BANK, l->data_bank - 1) | F(CSC, D_BANK, WEIGHT_BANK, p->weight_bank - 1));
     wr(b, NVDLA_CSC_D_PRA_CFG_0, 0);
 }
 
@@ -186,7 +186,7 @@ static void program_cdma(struct csb *b, const struct hw_layer *h, uint64_t weigh
            F(CDMA, D_ZERO_PADDING, PAD_BOTTOM, l->pad_bottom));
     wr(b, NVDLA_CDMA_D_ZERO_PADDING_VALUE_0, pad_value_field(d->pad_value));
     wr(b, NVDLA_CDMA_D_BANK_0,
-       F(CDMA, D_BANK, DATA_BANK, p->data_bank - 1) |
+       F(CDMA, D_BANK, DATA_BANK, l->data_bank - 1) |
            F(CDMA, D_BANK, WEIGHT_BANK, p->weight_bank - 1));
 }
 

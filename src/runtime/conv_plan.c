@@ -372,6 +372,59 @@ static void set_weight_flags(struct dlasim_conv_plan *p)
     }
 }
 
+/* Entries of the weight ring a layer that streams and releases its weights
+ * leaves unreleased: CDMA writes D_WEIGHT_BYTES (padded to 128 bytes), CSC
+ * releases per group of Atomic-K kernels the entries the group's bytes
+ * occupy (vmod NV_NVDLA_CDMA_wt.v, NV_NVDLA_CSC_wl.v; src/sim/cbuf.c). */
+static uint64_t weight_ring_lag(const struct dlasim_conv_plan *p)
+{
+    const uint64_t e = p->hw.bank_width;
+    uint64_t released = 0;
+    for (uint32_t k0 = 0; k0 < p->desc.kernels; k0 += p->hw.atomic_k) {
+        uint32_t kg = p->desc.kernels - k0 < p->hw.atomic_k ? p->desc.kernels - k0 : p->hw.atomic_k;
+        released += div_up64((uint64_t)kg * p->bytes_per_kernel, e);
+    }
+    uint64_t written = div_up64(p->weight_bytes, e);
+    return written > released ? written - released : 0;
+}
+
+/* With streamed weights the hardware keeps its weight ring pointers from one
+ * layer to the next unless D_BANK changes (vmod NV_NVDLA_CSC_sg.v
+ * need_pending), so a band after one that left entries unreleased would read
+ * its kernels that many entries late.  Bands then alternate between the
+ * data banks and one bank less (every band is cut for the smaller count),
+ * which restarts the ring at every band.  An extension: NVIDIA's compiler
+ * programs every band with the same banks. */
+static int restart_weight_ring(struct dlasim_conv_plan *p, uint32_t outs_max, char *err,
+                               size_t errlen)
+{
+    for (size_t i = 0; i < p->n_layers; i++) {
+        p->layers[i].data_bank = p->data_bank;
+    }
+    if (p->weight_mode == DLASIM_CONV_WEIGHTS_FULL || p->n_layers < 2 || !weight_ring_lag(p)) {
+        return 0;
+    }
+    uint64_t rows = p->data_bank > 1
+                        ? (uint64_t)(p->data_bank - 1) * p->hw.bank_depth / p->entries : 0;
+    if (rows > p->rows_per_layer) {
+        rows = p->rows_per_layer;
+    }
+    int rc = rows ? cut_bands(p, (uint32_t)rows, outs_max, err, errlen) : DLASIM_ERR_UNSUPPORTED;
+    if (rc) {
+        return rc == DLASIM_ERR_UNSUPPORTED
+                   ? fail(err, errlen, rc,
+                          "conv plan: streamed weights over several bands need one data bank "
+                          "less every other band, and then a band holds too few input lines")
+                   : rc;
+    }
+    p->rows_per_layer = (uint32_t)rows;
+    set_weight_flags(p);
+    for (size_t i = 0; i < p->n_layers; i++) {
+        p->layers[i].data_bank = p->data_bank - (uint32_t)(i & 1u);
+    }
+    return 0;
+}
+
 /* Choose the CBUF split (splitNodesInternal); 0 or an error. */
 static int choose_banks(struct dlasim_conv_plan *p, char *err, size_t errlen)
 {
@@ -489,7 +542,11 @@ int dlasim_conv_plan(const struct dlasim_conv_hw *hw, const struct dlasim_conv_d
         return rc;
     }
     set_weight_flags(p);
-    return 0;
+    rc = restart_weight_ring(p, (uint32_t)outs_max, err, errlen);
+    if (rc) {
+        dlasim_conv_plan_free(p);
+    }
+    return rc;
 }
 
 void dlasim_conv_plan_free(struct dlasim_conv_plan *p)

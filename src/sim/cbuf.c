@@ -27,6 +27,23 @@
  *     RLS_SLICES+1 slices are released and the rest stay for the next
  *     layer; SKIP_WEIGHT_RLS keeps the weights.
  *
+ *   - the weight ring (vmod/nvdla/cdma NV_NVDLA_CDMA_wt.v wt_cbuf_wr_idx,
+ *     vmod/nvdla/csc NV_NVDLA_CSC_wl.v wt_entry_st/wt_entry_end): CDMA
+ *     writes the weight stream into the weight banks as a ring and does not
+ *     restart its write pointer at a layer (wt_cbuf_wr_idx_set only when it
+ *     is 0); CSC reads from wt_entry_st, which advances by the entries it
+ *     releases: per kernel group, the entries its kernels' bytes occupy.
+ *     Both restart only when CSC pends on a change of D_BANK (NV_NVDLA_CSC_sg.v
+ *     need_pending -> sc2cdma_wt_pending_req -> CDMA clear_all, CSC
+ *     cbuf_reset) and after reset.  D_WEIGHT_BYTES is padded to 128 bytes,
+ *     so a layer that streams and releases weights whose bytes are not a
+ *     multiple of the entries leaves CDMA's pointer ahead of CSC's: the next
+ *     layer's CSC reads those entries (the end of the previous stream) first
+ *     and its own stream that many entries late (dla_cbuf_weight_lag).
+ *     A layer that keeps its weights (SKIP_WEIGHT_RLS) or reuses them is
+ *     taken to leave the pointers in step (its release covers what was
+ *     written).
+ *
  * Modelling choice: CBUF holds the data as slices in CSC's view (see
  * cbuf.h), not as raw entries; reusing slices whose geometry differs from
  * the reading layer's is refused instead of reading misaligned entries.
@@ -50,6 +67,7 @@ void dla_conv_state_destroy(struct dla_conv_state *s)
     }
     free(s->data.buf);
     free(s->wt);
+    free(s->wt_tail);
     free(s->in);
     free(s->wplanar);
     free(s->wdec_src);
@@ -63,6 +81,7 @@ void dla_cbuf_forget(struct dla_conv_state *s)
     s->have_prev = 0;
     s->data.n = 0;
     s->wt_len = 0;
+    s->wt_lag = 0;
 }
 
 void dla_conv_reset(struct dla_dev *d)
@@ -219,6 +238,53 @@ int dla_cbuf_begin_data(struct dla_dev *d, struct dla_conv_state *s, enum dla_cb
     data->c = slice_c;
     data->entries = c->entries;
     data->fmt = c->fmt;
+    return 0;
+}
+
+uint32_t dla_cbuf_weight_lag(const struct dla_conv_state *s, const struct dla_cdma_cfg *c)
+{
+    /* the ring pointers restart when CSC pends on a bank change (and the
+     * first layer after reset always pends: last_weight_bank resets to
+     * all ones) */
+    if (!s->have_prev || s->prev_data_bank != c->data_bank || s->prev_weight_bank != c->weight_bank) {
+        return 0;
+    }
+    return s->wt_lag;
+}
+
+int dla_cbuf_weight_ring_end(struct dla_conv_state *s, const struct dla_csc_cfg *csc,
+                             const struct dla_cdma_cfg *c, uint32_t lag, int fetched,
+                             uint32_t entry_bytes, uint32_t atomic_k)
+{
+    s->wt_lag = 0;
+    if (!fetched || csc->skip_weight_rls || !c->weight_kernel) {
+        return 0;
+    }
+    /* CDMA wrote D_WEIGHT_BYTES; CSC released, per group of Atomic-K
+     * kernels, the entries the group's bytes occupy (CSC_wl wt_rls_cnt) */
+    uint64_t per_kernel = c->byte_per_kernel;
+    uint64_t written = (c->weight_bytes + entry_bytes - 1) / entry_bytes;
+    uint64_t released = 0;
+    for (uint32_t k0 = 0; k0 < c->weight_kernel; k0 += atomic_k) {
+        uint32_t kg = c->weight_kernel - k0 < atomic_k ? c->weight_kernel - k0 : atomic_k;
+        released += (kg * per_kernel + entry_bytes - 1) / entry_bytes;
+    }
+    uint64_t total = (uint64_t)lag + written;
+    if (released >= total || total - released > s->wt_len / entry_bytes) {
+        return 0;
+    }
+    uint32_t n = (uint32_t)(total - released);
+    size_t bytes = (size_t)n * entry_bytes;
+    if (bytes > s->wt_tail_cap) {
+        uint8_t *p = realloc(s->wt_tail, bytes);
+        if (!p) {
+            return DLASIM_ERR_NOMEM;
+        }
+        s->wt_tail = p;
+        s->wt_tail_cap = bytes;
+    }
+    memcpy(s->wt_tail, s->wt + s->wt_len - bytes, bytes);
+    s->wt_lag = n;
     return 0;
 }
 

@@ -170,6 +170,13 @@ struct dla_conv_state {
     size_t wt_len;             /* valid bytes at wt (0: none held) */
     size_t wt_cap;             /* bytes allocated at wt */
     uint64_t wt_fetches;       /* weight fetches into wt so far */
+    /* The weight banks are a ring that CDMA writes and CSC reads with
+     * pointers kept across layers (see dla_cbuf_weight_lag in cbuf.c):
+     * wt_lag entries that CDMA wrote and CSC has not released, and their
+     * bytes (the end of the previous weight stream), which CSC reads first. */
+    uint32_t wt_lag;
+    uint8_t *wt_tail;
+    size_t wt_tail_cap;
     /* scratch reused between layers (not CBUF contents) */
     int8_t *in;                /* padded planar input cube for the kernel */
     size_t in_cap;
@@ -206,6 +213,16 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
 /* Append the converted, padded pixel lines (height slices) to `dst`. */
 int dla_cdma_fetch_image(struct dla_dev *d, const struct dla_cdma_cfg *c,
                          struct dla_cbuf_slices *dst);
+/* Entries of the weight ring CSC reads before this layer's weight stream
+ * (0 when the ring pointers restart); see cbuf.c. */
+uint32_t dla_cbuf_weight_lag(const struct dla_conv_state *s, const struct dla_cdma_cfg *c);
+/* At the end of a layer: the entries CDMA wrote and CSC did not release and
+ * their bytes, for the next layer (`lag` as this layer started, `fetched`:
+ * this layer fetched its weights).  0 or DLASIM_ERR_NOMEM. */
+int dla_cbuf_weight_ring_end(struct dla_conv_state *s, const struct dla_csc_cfg *csc,
+                             const struct dla_cdma_cfg *c, uint32_t lag, int fetched,
+                             uint32_t entry_bytes, uint32_t atomic_k);
+
 /* Read the raw weight stream (D_WEIGHT_BYTES bytes) into dst. */
 int dla_cdma_fetch_weights(struct dla_dev *d, const struct dla_cdma_cfg *c, uint8_t *dst);
 /* Status registers CDMA updates at the end of a layer. */

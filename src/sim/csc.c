@@ -783,15 +783,22 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
     }
 
     /* CDMA: weights, then data (both land in CBUF) */
+    /* CSC reads `lag` entries left in the weight ring by the previous
+     * layer before this layer's stream (cbuf.c, the weight ring) */
+    const uint32_t lag = weight_use == DLA_CBUF_FRESH ? dla_cbuf_weight_lag(s, &cdma) : 0;
+    const size_t lag_bytes = (size_t)lag * cfg->cbuf_bank_width;
     if (weight_use == DLA_CBUF_FRESH) {
         s->wt_len = 0;
         s->wt_fetches++;
-        rc = dla_conv_scratch(d, (void **)&s->wt, &s->wt_cap, cdma.weight_bytes);
-        if (!rc) {
-            rc = dla_cdma_fetch_weights(d, &cdma, s->wt);
+        rc = dla_conv_scratch(d, (void **)&s->wt, &s->wt_cap, lag_bytes + cdma.weight_bytes);
+        if (!rc && lag_bytes) {
+            memcpy(s->wt, s->wt_tail, lag_bytes);
         }
         if (!rc) {
-            s->wt_len = cdma.weight_bytes;
+            rc = dla_cdma_fetch_weights(d, &cdma, s->wt + lag_bytes);
+        }
+        if (!rc) {
+            s->wt_len = lag_bytes + cdma.weight_bytes;
         }
     }
     if (!rc && data_use != DLA_CBUF_REUSE) {
@@ -825,6 +832,13 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
         dla_cube_free(to_sdp);
         dla_cbuf_forget(s);
         return rc;
+    }
+    rc = dla_cbuf_weight_ring_end(s, &csc, &cdma, lag, weight_use == DLA_CBUF_FRESH,
+                                  cfg->cbuf_bank_width, cfg->mac_atomic_k_size);
+    if (rc) {
+        dla_cube_free(to_sdp);
+        dla_cbuf_forget(s);
+        return dla_error(d, rc, "CBUF: no memory for the weight ring");
     }
     dla_cacc_finish(d, group, sat);
     dla_cdma_finish(d, group);

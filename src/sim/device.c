@@ -22,6 +22,9 @@
 #include "sim/dla.h"
 #include "sim/mem.h"
 #include "sim/regfile.h"
+#include "dlasim/rk3588.h"
+#include "sim/rk3588.h"
+#include "sim/units.h"
 #include "timing/timing.h"
 
 struct dla_dev {
@@ -48,6 +51,7 @@ struct dla_dev {
 /* The public handle is the device itself. */
 struct dlasim_dev {
     struct dla_dev core;
+    struct rk_npu *rk;                /* config "rk3588": the RK3588 NPU instead */
 };
 
 static struct dla_dev *core(struct dlasim_dev *dev)
@@ -99,7 +103,13 @@ void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
 
 const char *dlasim_last_error(const struct dlasim_dev *dev)
 {
-    return dev ? dev->core.err : "dlasim: the device handle is NULL";
+    if (!dev) {
+        return "dlasim: the device handle is NULL";
+    }
+    if (dev->rk) {
+        return rk_npu_last_error(dev->rk);
+    }
+    return dev->core.err;
 }
 
 /* ---- accessors for engines ------------------------------------------------ */
@@ -285,6 +295,9 @@ int dlasim_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr
     if (!dev) {
         return DLASIM_ERR_INVAL;
     }
+    if (dev->rk) {
+        return !dst && len ? DLASIM_ERR_INVAL : rk_npu_mem_read(dev->rk, port, addr, dst, len);
+    }
     struct dla_dev *d = core(dev);
     int rc = check_port(d, port);
     if (!rc && !dst && len) {
@@ -305,6 +318,9 @@ int dlasim_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t add
     char why[256];
     if (!dev) {
         return DLASIM_ERR_INVAL;
+    }
+    if (dev->rk) {
+        return !src && len ? DLASIM_ERR_INVAL : rk_npu_mem_write(dev->rk, port, addr, src, len);
     }
     struct dla_dev *d = core(dev);
     int rc = check_port(d, port);
@@ -336,41 +352,13 @@ static void update_irq(struct dla_dev *d)
 
 int dlasim_irq_level(const struct dlasim_dev *dev)
 {
-    return dev ? dev->core.irq_level : DLASIM_ERR_INVAL;
-}
-
-/* GLB done-status bit of group 0 for units that raise one (group 1 is the
- * next bit).  ref: GLB S_INTR_STATUS fields. */
-static uint32_t done_bits(unsigned unit, unsigned group)
-{
-    uint32_t bits;
-    switch (unit) {
-    case NVDLA_UNIT_SDP:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_SDP_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_CDP:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_CDP_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_PDP:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_BDMA:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_BDMA_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_RUBIK:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_RUBIK_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_CDMA:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_CDMA_DAT_DONE_STATUS0__MASK |
-               NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS0__MASK;
-        break;
-    case NVDLA_UNIT_CACC:
-        bits = NVDLA_GLB_S_INTR_STATUS_0_CACC_DONE_STATUS0__MASK;
-        break;
-    default:
-        return 0;
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
     }
-    return group ? bits << 1 : bits;
+    if (dev->rk) {
+        return rk_npu_irq_level(dev->rk);
+    }
+    return dev->core.irq_level;
 }
 
 /* ---- CSB --------------------------------------------------------------------- */
@@ -414,6 +402,9 @@ int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
     if (!dev) {
         return DLASIM_ERR_INVAL;
     }
+    if (dev->rk) {
+        return rk_npu_csb_write(dev->rk, addr, val);
+    }
     struct dla_dev *d = core(dev);
     char name[96];
     if (addr & 3u) {
@@ -455,6 +446,9 @@ int dlasim_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
     if (!dev) {
         return DLASIM_ERR_INVAL;
+    }
+    if (dev->rk) {
+        return val ? rk_npu_csb_read(dev->rk, addr, val) : DLASIM_ERR_INVAL;
     }
     struct dla_dev *d = core(dev);
     if (!val) {
@@ -616,21 +610,16 @@ static int run_layer(struct dla_dev *d, const struct layer *l)
         rc = run_sdp_chain(d, l, NULL);
         break;
     case LAYER_PDP:
-        d->cur_unit = "PDP";
-        rc = dla_pdp_execute(d, consumer(d, NVDLA_UNIT_PDP), NULL);
-        break;
     case LAYER_CDP:
-        d->cur_unit = "CDP";
-        rc = dla_cdp_execute(d, consumer(d, NVDLA_UNIT_CDP));
-        break;
     case LAYER_BDMA:
-        d->cur_unit = "BDMA";
-        rc = dla_bdma_execute(d, l->group[0]); /* launch group, not a CONSUMER */
+    case LAYER_RUBIK: {
+        /* a unit leading its own layer: the unit table (units.c) says which
+         * engine; BDMA's group is its launch group, the others' their CONSUMER */
+        const struct dla_unit_behaviour *u = &dla_unit_table[l->unit[0]];
+        d->cur_unit = u->engine;
+        rc = u->execute(d, l->group[0]);
         break;
-    case LAYER_RUBIK:
-        d->cur_unit = "RUBIK";
-        rc = dla_rubik_execute(d, consumer(d, NVDLA_UNIT_RUBIK));
-        break;
+    }
     }
     d->cur_unit = NULL;
     return rc;
@@ -641,7 +630,7 @@ static void complete_layer(struct dla_dev *d, const struct layer *l)
 {
     uint32_t bits = 0;
     for (unsigned i = 0; i < l->n; i++) {
-        bits |= done_bits(l->unit[i], l->group[i]);
+        bits |= dla_unit_done_bits(l->unit[i], l->group[i]); /* units.c */
         if (l->unit[i] == NVDLA_UNIT_BDMA) {
             dla_bdma_complete(d); /* retire the launched group (no OP_EN/CONSUMER) */
         } else {
@@ -659,6 +648,9 @@ int dlasim_step(struct dlasim_dev *dev)
 {
     if (!dev) {
         return DLASIM_ERR_INVAL;
+    }
+    if (dev->rk) {
+        return rk_npu_step(dev->rk);
     }
     struct dla_dev *d = core(dev);
     struct layer l;
@@ -693,6 +685,9 @@ int dlasim_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
 {
     if (!dev) {
         return DLASIM_ERR_INVAL;
+    }
+    if (dev->rk) {
+        return rk_npu_busy(dev->rk, desc, desclen);
     }
     struct dla_dev *d = core(dev);
     int busy = 0;
@@ -818,6 +813,18 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
         }
         return DLASIM_ERR_NOMEM;
     }
+    if (opt->config && !strcmp(opt->config, "rk3588")) {
+        int rc = rk_npu_create(opt, &dev->rk, buf, sizeof(buf));
+        if (rc) {
+            if (err && errlen) {
+                snprintf(err, errlen, "%s", buf[0] ? buf : dlasim_status_name(rc));
+            }
+            free(dev);
+            return rc;
+        }
+        *out = dev;
+        return 0;
+    }
     struct dla_dev *d = core(dev);
     d->mem_budget.max = opt->max_host_mem;
     int rc = configure(d, opt, buf, sizeof(buf));
@@ -869,6 +876,11 @@ void dlasim_destroy(struct dlasim_dev *dev)
     if (!dev) {
         return;
     }
+    if (dev->rk) {
+        rk_npu_destroy(dev->rk);
+        free(dev);
+        return;
+    }
     struct dla_dev *d = core(dev);
     dla_conv_state_destroy(d->conv);
     dla_bdma_state_destroy(d->bdma);
@@ -882,6 +894,10 @@ void dlasim_destroy(struct dlasim_dev *dev)
 void dlasim_reset(struct dlasim_dev *dev)
 {
     if (!dev) {
+        return;
+    }
+    if (dev->rk) {
+        rk_npu_reset(dev->rk);
         return;
     }
     struct dla_dev *d = core(dev);
@@ -899,6 +915,9 @@ int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value
 {
     if (!dev || !name || !value) {
         return DLASIM_ERR_INVAL;
+    }
+    if (dev->rk) {
+        return rk_npu_param(dev->rk, name, value);
     }
     return dla_config_get(&dev->core.cfg, name, value);
 }
@@ -927,4 +946,19 @@ const char *dlasim_reg_name(uint32_t addr, char *buf, size_t buflen)
         snprintf(buf, buflen, "0x%x", addr);
     }
     return buf;
+}
+
+/* ---- RK3588 ---------------------------------------------------------------------- */
+
+unsigned dlasim_rk_cores(const struct dlasim_dev *dev)
+{
+    return dev && dev->rk ? DLASIM_RK_CORES : 0u;
+}
+
+int dlasim_rk_irq_level(const struct dlasim_dev *dev, unsigned core)
+{
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
+    return dev->rk ? rk_npu_core_irq_level(dev->rk, core) : 0;
 }

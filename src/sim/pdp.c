@@ -93,6 +93,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith/pool_arith.h"
 #include "sim/budget.h"
 #include "sim/dla.h"
 
@@ -144,41 +145,8 @@ struct pdp_cfg {
     int dst_port;
 };
 
-/* ---- small exact integer helpers (no shifts of negative values) ---------- */
-
-/* Keep the low `bits` bits of v as a two's complement value. */
-static inline int64_t pdp_wrap(int64_t v, unsigned bits)
-{
-    uint64_t m = (bits >= 64) ? ~(uint64_t)0 : (((uint64_t)1 << bits) - 1u);
-    uint64_t u = (uint64_t)v & m;
-    uint64_t sign = (uint64_t)1 << (bits - 1);
-    return (u & sign) ? (int64_t)(u | ~m) : (int64_t)u;
-}
-
-/* Bias that makes every product of the datapath non-negative (|p| < 2^39),
- * so its integer part is a plain shift. */
-#define PDP_BIAS_SHIFT 40
-
-/*
- * Take the 16.16 fixed-point product p (already wrapped to its register
- * width) to an n-bit integer as cal2d does: negative values round half away
- * from zero on the full integer part, positive values add the 0.5 bit to the
- * low n-1 integer bits; the n-bit result wraps.
- * ref: vmod pdp/NV_NVDLA_PDP_CORE_cal2d.v, i8_less_neg_0_5 / i8_more_neg_0_5.
- */
-static inline int32_t pdp_round16(int64_t p, unsigned n)
-{
-    uint64_t u = (uint64_t)p + ((uint64_t)1 << PDP_BIAS_SHIFT);
-    int64_t ip = (int64_t)(u >> 16) - ((int64_t)1 << (PDP_BIAS_SHIFT - 16)); /* floor */
-    uint32_t frac = (uint32_t)(u & 0xffffu);
-    int64_t r;
-    if (p < 0) {
-        r = ip + (frac > 0x8000u ? 1 : 0);
-    } else {
-        r = (ip & (((int64_t)1 << (n - 1)) - 1)) + (frac >= 0x8000u ? 1 : 0);
-    }
-    return (int32_t)pdp_wrap(r, n);
-}
+/* ---- small exact integer helpers: src/arith/pool_arith.h (shared with the
+ * RK3588 PPU) ----------------------------------------------------------------- */
 
 /* Output line buffer capacity in atoms for a kernel height and stride.
  * ref: cal2d buffer_lines_num / bank_merge_num. */
@@ -321,8 +289,8 @@ static int pdp_decode_pooling(struct dla_dev *d, unsigned g, struct pdp_cfg *c)
         uint32_t raw = dla_reg(d, pdp_pad_value_regs[n - 1], g) &
                        NVDLA_PDP_D_POOLING_PADDING_VALUE_1_CFG_0_PAD_VALUE_1X__MASK;
         int64_t full = dla_sext(raw, 19);
-        c->pad_h[n] = (int32_t)pdp_wrap(full, c->bits + 3);
-        c->pad_v[n] = (int32_t)pdp_wrap(full * (int64_t)c->kw, c->bits + 6);
+        c->pad_h[n] = (int32_t)dla_pool_wrap(full, c->bits + 3);
+        c->pad_v[n] = (int32_t)dla_pool_wrap(full * (int64_t)c->kw, c->bits + 6);
     }
     return 0;
 }
@@ -673,7 +641,7 @@ static int pdp_fetch_line(struct dla_dev *d, const struct pdp_cfg *c, const stru
         }
         const int32_t *src = in->data + ((size_t)ch * in->h + y) * in->w + (size_t)s->in_x0;
         for (uint32_t x = 0; x < s->in_w; x++) {
-            w->line[(size_t)x * c->lanes + l] = (int32_t)pdp_wrap(src[x], c->bits);
+            w->line[(size_t)x * c->lanes + l] = (int32_t)dla_pool_wrap(src[x], c->bits);
         }
     }
     return 0;
@@ -727,7 +695,7 @@ PDP_INLINE void pdp_pool_line_l(const struct pdp_cfg *c, const struct pdp_split 
             if (npad) {
                 int32_t pv = c->pad_h[npad];
                 for (uint32_t l = 0; l < L; l++) {
-                    o[l] = (int32_t)pdp_wrap((int64_t)o[l] + pv, c->bits + 3);
+                    o[l] = (int32_t)dla_pool_wrap((int64_t)o[l] + pv, c->bits + 3);
                 }
             }
         }
@@ -790,8 +758,8 @@ static void pdp_pool_column(const struct pdp_cfg *c, const struct pdp_split *s,
     const unsigned vbits = c->bits + 20;
     for (size_t i = 0; i < n; i++) {
         int64_t sum = (int64_t)acc[i] + pv;
-        int32_t hm = pdp_round16(pdp_wrap(sum * (int64_t)c->recip_w, hbits), c->bits + 3);
-        acc[i] = pdp_round16(pdp_wrap((int64_t)hm * (int64_t)c->recip_h, vbits), c->bits);
+        int32_t hm = dla_pool_round16(dla_pool_wrap(sum * (int64_t)c->recip_w, hbits), c->bits + 3);
+        acc[i] = dla_pool_round16(dla_pool_wrap((int64_t)hm * (int64_t)c->recip_h, vbits), c->bits);
     }
 }
 

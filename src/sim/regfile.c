@@ -1,49 +1,20 @@
 /*
  * CSB register file (see regfile.h).  Every access rule is data from the
- * register database: masks, W1C/W1S bits, group membership and kinds.  The
- * only unit-specific knowledge here is which configuration parameter makes a
- * unit present.
+ * register database: masks, W1C/W1S bits, group membership and kinds; which
+ * units a configuration has and which have a LUT port comes from the unit
+ * table (units.c).
  */
 #include "sim/regfile.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/units.h"
+
 /* S_STATUS encodings (RDL S_STATUS_STATUS_0_enum). */
 #define STATUS_IDLE 0u
 #define STATUS_RUNNING 1u
 #define STATUS_PENDING 2u
-
-static int unit_present(const struct dla_config *cfg, unsigned u)
-{
-    switch (u) {
-    case NVDLA_UNIT_PDP:
-    case NVDLA_UNIT_PDP_RDMA:
-        return cfg->pdp_enable != 0;
-    case NVDLA_UNIT_CDP:
-    case NVDLA_UNIT_CDP_RDMA:
-        return cfg->cdp_enable != 0;
-    case NVDLA_UNIT_BDMA:
-        return cfg->bdma_enable != 0;
-    case NVDLA_UNIT_RUBIK:
-        return cfg->rubik_enable != 0;
-    case NVDLA_UNIT_CVIF:
-        return cfg->secondary_memif_enable != 0;
-    default:
-        return 1;
-    }
-}
-
-static int lut_of_unit(unsigned u)
-{
-    if (u == NVDLA_UNIT_SDP) {
-        return DLA_LUT_SDP;
-    }
-    if (u == NVDLA_UNIT_CDP) {
-        return DLA_LUT_CDP;
-    }
-    return -1;
-}
 
 int dla_regfile_init(struct dla_regfile *rf, const struct dla_config *cfg)
 {
@@ -56,9 +27,9 @@ int dla_regfile_init(struct dla_regfile *rf, const struct dla_config *cfg)
     }
     for (unsigned u = 0; u < NVDLA_UNIT_COUNT; u++) {
         struct dla_unit_state *us = &rf->unit[u];
-        us->present = (uint8_t)unit_present(cfg, u);
+        us->present = (uint8_t)dla_unit_present(cfg, u); /* units.c */
         us->op_en_reg = -1;
-        us->lut = (int16_t)lut_of_unit(u);
+        us->lut = (int16_t)dla_unit_table[u].lut;
     }
     for (unsigned i = 0; i < nvdla_reg_count; i++) {
         const struct nvdla_reg_desc *r = &nvdla_regs[i];

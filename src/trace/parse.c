@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "regs/regdb.h"
@@ -99,14 +100,36 @@ static int arg_u32(struct parser *p, const char *what, const char *s, uint32_t *
     return 0;
 }
 
+/* The trace's dialect is that of its first register name; mixing is an error. */
+static int set_dialect(struct parser *p, int d, const char *s)
+{
+    if (p->t->dialect && p->t->dialect != d) {
+        return perr(p, "register '%s' is %s, but earlier lines name %s registers: a trace drives "
+                    "one device", s, d == TRACE_DIALECT_RK3588 ? "an RK3588 one" : "an NVDLA one",
+                    p->t->dialect == TRACE_DIALECT_RK3588 ? "RK3588" : "NVDLA");
+    }
+    p->t->dialect = d;
+    return 0;
+}
+
 static int arg_reg(struct parser *p, const char *s, uint32_t *addr)
 {
+    if (!strncasecmp(s, "RKNN_", 5)) {
+        const struct nvdla_reg_desc *r = regdb_reg_by_name(&rk3588_db, s);
+        if (!r) {
+            return perr(p, "unknown register '%s' (expected RKNN_<block>_<register> as the TRM "
+                        "and spec 002/003 name them, e.g. RKNN_ppu_s_pointer)", s);
+        }
+        *addr = r->addr; /* offset in core 0's window */
+        return set_dialect(p, TRACE_DIALECT_RK3588, s);
+    }
     const struct nvdla_reg_desc *r = nvdla_reg_by_name(s);
     if (!r) {
-        return perr(p, "unknown register '%s' (expected NVDLA_<UNIT>.<REGISTER>_0)", s);
+        return perr(p, "unknown register '%s' (expected NVDLA_<UNIT>.<REGISTER>_0 or "
+                    "RKNN_<block>_<register>)", s);
     }
     *addr = r->addr;
-    return 0;
+    return set_dialect(p, TRACE_DIALECT_NVDLA, s);
 }
 
 static int arg_mem(struct parser *p, const char *s, int *port)
@@ -135,9 +158,24 @@ static int arg_sync(struct parser *p, const char *s, char **out)
     return *out ? 0 : DLASIM_ERR_NOMEM;
 }
 
-/* "SDP_0" -> GLB S_INTR_STATUS bit of SDP_DONE_STATUS0 (from the database). */
-static int arg_intr(struct parser *p, const char *s, uint32_t *bits)
+/* "DPU_0" -> RK3588 PC INTERRUPT_STATUS bit (field of the same name), or 0. */
+static uint32_t rk_intr_bit(const char *s)
 {
+    const struct nvdla_reg_desc *r = regdb_reg_by_addr(&rk3588_db, RK3588_PC_INTERRUPT_STATUS);
+    const struct nvdla_field_desc *f = r ? regdb_field_by_name(&rk3588_db, r, s) : NULL;
+    return f ? 1u << f->low : 0;
+}
+
+/* "SDP_0" -> GLB S_INTR_STATUS bit of SDP_DONE_STATUS0 (from the database);
+ * RK3588 names ("DPU_0", "PPU_1") go to c->rk_intr_bits, checked against
+ * the dialect once the whole trace is read. */
+static int arg_intr(struct parser *p, const char *s, uint32_t *bits, uint32_t *rk_bits)
+{
+    *rk_bits = rk_intr_bit(s);
+    if (*rk_bits && p->t->dialect != TRACE_DIALECT_NVDLA) {
+        *bits = 0;
+        return 0;
+    }
     char field[64];
     size_t n = strlen(s);
     if (n < 3 || n > 40 || s[n - 2] != '_' || (s[n - 1] != '0' && s[n - 1] != '1')) {
@@ -477,7 +515,7 @@ static int parse_command(struct parser *p, const char *name, int argc, char **ar
         }
         rc = want_args(p, name, argc, 2);
         if (!rc) {
-            rc = arg_intr(p, argv[0], &c->intr_bits);
+            rc = arg_intr(p, argv[0], &c->intr_bits, &c->rk_intr_bits);
         }
         if (!rc) {
             c->text = dup_range(argv[0], strlen(argv[0]));
@@ -605,6 +643,25 @@ static int null_arg(char *err, size_t errlen, const char *fn, const char *arg)
     return DLASIM_ERR_INVAL;
 }
 
+/* An RK3588 trace waits on PC interrupt names, an NVDLA trace on GLB ones. */
+static int check_intr_dialect(struct parser *p)
+{
+    for (size_t i = 0; i < p->t->n; i++) {
+        const struct trace_cmd *c = &p->t->cmds[i];
+        if (c->op != TRACE_INTR_NOTIFY) {
+            continue;
+        }
+        int rk = p->t->dialect == TRACE_DIALECT_RK3588;
+        if ((rk && !c->rk_intr_bits) || (!rk && !c->intr_bits)) {
+            p->line = c->line;
+            return perr(p, "interrupt '%s' is not one of the %s", c->text,
+                        rk ? "RK3588 PC INTERRUPT_STATUS fields (DPU_0, PPU_1, CORE_0, ...)"
+                           : "NVDLA GLB S_INTR_STATUS done bits (SDP_0, CDMA_DAT_1, ...)");
+        }
+    }
+    return 0;
+}
+
 int dlasim_trace_parse_text(const char *text, size_t len, const char *name, const char *dir,
                             struct dlasim_trace **out, char *err, size_t errlen)
 {
@@ -643,6 +700,9 @@ int dlasim_trace_parse_text(const char *text, size_t len, const char *name, cons
     }
     if (!rc) {
         rc = check_sync_ids(&p);
+    }
+    if (!rc) {
+        rc = check_intr_dialect(&p);
     }
     free(copy);
     if (rc) {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "dlasim/rk3588.h"
 #include "dlasim/timing.h"
 #include "regs/regdb.h"
 #include "trace/trace.h"
@@ -200,14 +201,33 @@ static uint64_t poll_syncpoints(struct player *p)
     return (uint64_t)llround(seen);
 }
 
+/* The awaited interrupt is pending: NVDLA GLB status bits not masked
+ * (mask bit 1 = masked), or RK3588 core 0's PC INTERRUPT_STATUS (already
+ * masked, mask bit 1 = enabled).  As the testbench, clear it once seen. */
+static int intr_pending(struct player *p, const struct trace_cmd *c)
+{
+    uint32_t status, mask;
+    if (p->t->dialect == TRACE_DIALECT_RK3588) {
+        dlasim_csb_read(p->dev, RK3588_PC_INTERRUPT_STATUS, &status);
+        if ((status & c->rk_intr_bits) != c->rk_intr_bits) {
+            return 0;
+        }
+        dlasim_csb_write(p->dev, RK3588_PC_INTERRUPT_CLEAR, c->rk_intr_bits);
+        return 1;
+    }
+    dlasim_csb_read(p->dev, NVDLA_GLB_S_INTR_STATUS_0, &status);
+    dlasim_csb_read(p->dev, NVDLA_GLB_S_INTR_MASK_0, &mask);
+    if ((status & ~mask & c->intr_bits) != c->intr_bits) {
+        return 0;
+    }
+    dlasim_csb_write(p->dev, NVDLA_GLB_S_INTR_STATUS_0, c->intr_bits);
+    return 1;
+}
+
 static int wait_intr_functional(struct player *p, const struct trace_cmd *c)
 {
     for (unsigned n = 0;; n++) {
-        uint32_t status, mask;
-        dlasim_csb_read(p->dev, NVDLA_GLB_S_INTR_STATUS_0, &status);
-        dlasim_csb_read(p->dev, NVDLA_GLB_S_INTR_MASK_0, &mask);
-        if ((status & ~mask & c->intr_bits) == c->intr_bits) {
-            dlasim_csb_write(p->dev, NVDLA_GLB_S_INTR_STATUS_0, c->intr_bits);
+        if (intr_pending(p, c)) {
             return run_checks(p, c->sync);
         }
         int rc = n < max_layers(p) ? step(p, c) : 0;
@@ -243,6 +263,7 @@ static int poll_reg_functional(struct player *p, const struct trace_cmd *c)
         uint32_t v;
         dlasim_csb_read(p->dev, c->addr, &v);
         if (v == c->value) {
+            p->res->polls_passed++;
             return 0;
         }
         int rc = n < max_layers(p) ? step(p, c) : 0;
@@ -306,6 +327,7 @@ static int play_one(struct player *p, const struct trace_cmd *c)
             snprintf(got, sizeof(got), "0x%" PRIx32, v);
             return fail(p, c, DLASIM_ERR_CHECK, "reg_read(%s) returned %s", c->text, got);
         }
+        p->res->polls_passed++;
         return 0;
     case TRACE_POLL_REG_EQUAL:
         return poll_reg(p, c);
@@ -340,6 +362,17 @@ int dlasim_trace_play(struct dlasim_dev *dev, const struct dlasim_trace *t,
         res = &local;
     }
     memset(res, 0, sizeof(*res));
+    int rk_dev = dlasim_rk_cores(dev) != 0;
+    if ((t->dialect == TRACE_DIALECT_RK3588 && !rk_dev) ||
+        (t->dialect == TRACE_DIALECT_NVDLA && rk_dev)) {
+        if (err && errlen) {
+            snprintf(err, errlen, "%s: the trace names %s registers but the device is %s "
+                     "(choose it with --config)", t->file,
+                     t->dialect == TRACE_DIALECT_RK3588 ? "RK3588" : "NVDLA",
+                     rk_dev ? "the RK3588" : "an NVDLA");
+        }
+        return DLASIM_ERR_INVAL;
+    }
     struct player p = {dev, 0, {0}, NULL, 0, t, opt, res, calloc(t->n ? t->n : 1, 1), err, errlen};
     p.timed = dlasim_timing_get_profile(dev, &p.prof) == 0;
     if (p.timed) {

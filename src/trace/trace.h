@@ -32,6 +32,7 @@ struct trace_cmd {
     uint32_t addr;        /* register address */
     uint32_t value;       /* register value / expected CRC */
     uint32_t intr_bits;   /* intr_notify: GLB status bits awaited */
+    uint32_t rk_intr_bits; /* intr_notify on RK3588: PC INTERRUPT_STATUS bits */
     int port;             /* memory port */
     uint64_t mem_addr, mem_size;
     char *sync;           /* sync id (intr_notify, checks) */
@@ -41,8 +42,16 @@ struct trace_cmd {
     uint8_t *bytes;
 };
 
+/* Which device's register names a trace uses (one device per trace). */
+enum trace_dialect {
+    TRACE_DIALECT_NONE = 0,   /* no register named yet */
+    TRACE_DIALECT_NVDLA = 1,  /* NVDLA_<UNIT>.<REG>_0, CSB addresses */
+    TRACE_DIALECT_RK3588 = 2  /* RKNN_<block>_<reg>, offsets in core 0 */
+};
+
 struct dlasim_trace {
     char *file;           /* for messages */
+    int dialect;          /* enum trace_dialect */
     struct trace_cmd *cmds;
     size_t n, cap;
     size_t nchecks;

@@ -15,6 +15,7 @@
 void tdev_open(struct tdev *t, const char *config, uint64_t *rng)
 {
     memset(t, 0, sizeof(*t));
+    conv_ring_reset();
     t->dev = tdev_new(config, NULL, 0, 2);
     t->rng = rng;
     t->m = param(t->dev, "NVDLA_MEMORY_ATOMIC_SIZE");
@@ -546,6 +547,120 @@ int32_t conv_ref_cacc(int64_t v, unsigned trunc, unsigned *sat)
         return INT32_MAX;
     }
     return (int32_t)r;
+}
+
+/* ---- the weight ring --------------------------------------------------------------------
+ * CDMA writes weight streams into the weight banks as a ring and CSC reads
+ * them with pointers kept across layers until D_BANK changes (src/sim/cbuf.c,
+ * vmod NV_NVDLA_CDMA_wt.v / NV_NVDLA_CSC_wl.v / NV_NVDLA_CSC_sg.v): a layer
+ * that fetched and released weights whose 128-byte padded stream is longer
+ * than the entries its kernel groups occupy leaves `lag` entries, which the
+ * next layer's CSC reads before its own stream.  The reference reads each
+ * layer's kernels the same way: from (previous tail ++ stream). */
+static struct {
+    struct dlasim_dev *dev;   /* the device the state belongs to */
+    int have;                 /* a layer completed on it */
+    uint32_t data_bank, weight_bank;
+    uint32_t lag;             /* entries left unreleased */
+    uint8_t *tail;            /* their bytes */
+    int8_t *wt;               /* the kernels CSC reads for the current layer (planar) */
+    uint8_t *eff;             /* tail ++ stream of the current layer */
+    size_t eff_len;
+} ring;
+
+static size_t planar_weights(const struct conv *L)
+{
+    return L->pixel ? (size_t)L->k * L->kh * conv_kernel_c(L) : (size_t)L->k * L->c * L->kh * L->kw;
+}
+
+/* Before a layer runs: the kernels CSC will read (ring.wt). */
+void conv_ring_before(struct tdev *t, const struct conv *L)
+{
+    if (ring.dev != t->dev) {
+        free(ring.tail);
+        ring.tail = NULL;
+        ring.have = 0;
+        ring.lag = 0;
+        ring.dev = t->dev;
+    }
+    free(ring.wt);
+    free(ring.eff);
+    ring.wt = NULL;
+    ring.eff = NULL;
+    if (L->weight_reuse) {
+        return;
+    }
+    uint32_t lag = ring.have && ring.data_bank == L->data_bank && ring.weight_bank == L->weight_bank
+                       ? ring.lag : 0;
+    size_t lag_bytes = (size_t)lag * t->bw;
+    uint8_t *stream = conv_weight_stream(t, L);
+    ring.eff_len = lag_bytes + L->wt_bytes;
+    ring.eff = malloc(ring.eff_len);
+    ring.wt = malloc(planar_weights(L));
+    if (!ring.eff || !ring.wt) {
+        abort();
+    }
+    if (lag_bytes) {
+        memcpy(ring.eff, ring.tail, lag_bytes);
+    }
+    memcpy(ring.eff + lag_bytes, stream, L->wt_bytes);
+    free(stream);
+    uint32_t kc = L->pixel ? conv_kernel_c(L) : L->c, kw = L->pixel ? 1 : L->kw;
+    for (uint32_t k = 0; k < L->k; k++) {
+        for (uint32_t j = 0; j < kc; j++) {
+            for (uint32_t r = 0; r < L->kh; r++) {
+                for (uint32_t x = 0; x < kw; x++) {
+                    size_t at = L->pixel ? ((size_t)k * L->kh + r) * kc + j
+                                         : (((size_t)k * L->c + j) * L->kh + r) * L->kw + x;
+                    ring.wt[at] = (int8_t)ring.eff[conv_wt_offset(t, L, k, j, r, x)];
+                }
+            }
+        }
+    }
+}
+
+/* After it ran: what it leaves in the ring. */
+void conv_ring_after(struct tdev *t, const struct conv *L, int rc)
+{
+    ring.lag = 0;
+    ring.have = !rc;
+    ring.data_bank = L->data_bank;
+    ring.weight_bank = L->weight_bank;
+    if (rc || L->weight_reuse || L->skip_weight_rls || !ring.eff) {
+        return;
+    }
+    uint64_t bpk = conv_bytes_per_kernel(L), released = 0;
+    for (uint32_t k0 = 0; k0 < L->k; k0 += t->ak) {
+        uint32_t kg = L->k - k0 < t->ak ? L->k - k0 : t->ak;
+        released += (kg * bpk + t->bw - 1) / t->bw;
+    }
+    uint64_t total = ring.eff_len / t->bw;
+    if (released < total) {
+        ring.lag = (uint32_t)(total - released);
+        free(ring.tail);
+        ring.tail = malloc((size_t)ring.lag * t->bw);
+        if (!ring.tail) {
+            abort();
+        }
+        memcpy(ring.tail, ring.eff + ring.eff_len - (size_t)ring.lag * t->bw,
+               (size_t)ring.lag * t->bw);
+    }
+}
+
+void conv_ring_view(const struct conv *L, struct conv *view)
+{
+    *view = *L;
+    if (ring.wt) {
+        view->wt = ring.wt;
+    }
+}
+
+void conv_ring_reset(void)
+{
+    free(ring.tail);
+    free(ring.wt);
+    free(ring.eff);
+    memset(&ring, 0, sizeof(ring));
 }
 
 int8_t sat8(int64_t v)

@@ -172,6 +172,22 @@ void conv_program_sdp(struct tdev *t, const struct conv *L);
  * group: it only moves on in layers using it. */
 void conv_program_sdp_rdma(struct tdev *t, const struct conv *L);
 
+/* ---- the weight ring ------------------------------------------------------------- */
+
+/* CDMA writes weight streams into the weight banks as a ring and CSC reads
+ * them with pointers kept across layers until D_BANK changes (vmod
+ * NV_NVDLA_CDMA_wt.v / NV_NVDLA_CSC_wl.v / NV_NVDLA_CSC_sg.v): a layer that
+ * fetched and released weights whose 128-byte padded stream is longer than
+ * the entries its kernel groups occupy leaves `lag` entries that the next
+ * layer's CSC reads before its own stream.  Call conv_ring_before before
+ * programming a layer, conv_ring_after once it ran (rc: dlasim_run's), and
+ * compute the reference with conv_ring_view's copy of the layer (its kernels
+ * as CSC reads them).  The state is reset by tdev_open. */
+void conv_ring_before(struct tdev *t, const struct conv *L);
+void conv_ring_after(struct tdev *t, const struct conv *L, int rc);
+void conv_ring_view(const struct conv *L, struct conv *view);
+void conv_ring_reset(void);
+
 /* ---- reference -------------------------------------------------------------------- */
 
 int8_t sat8(int64_t v);

@@ -55,6 +55,7 @@ static void fill_random(void *p, size_t n)
 static int run_layer_with(struct tdev *t, const struct conv *L, const uint32_t *addr,
                           const uint32_t *val, unsigned n)
 {
+    conv_ring_before(t, L);
     conv_pointers(t->dev, t->group);
     conv_program_cacc(t, L);
     conv_program_sdp(t, L);
@@ -72,6 +73,7 @@ static int run_layer_with(struct tdev *t, const struct conv *L, const uint32_t *
     conv_enable(t->dev);
     int rc = dlasim_run(t->dev);
     t->group ^= 1;
+    conv_ring_after(t, L, rc);
     return rc;
 }
 
@@ -94,11 +96,13 @@ static void check_layer(struct tdev *t, const struct conv *L, const char *what)
     assert_non_null(out);
     mem_rd(t->dev, CONV_OUT_ADDR, out, n);
     unsigned sat = 0;
+    struct conv Lw;
+    conv_ring_view(L, &Lw); /* with the kernels CSC read (the weight ring) */
     for (uint32_t b = 0; b < conv_batches(L); b++) {
         for (uint32_t k = 0; k < L->k; k++) {
             for (uint32_t y = 0; y < L->oh; y++) {
                 for (uint32_t x = 0; x < L->ow; x++) {
-                    int64_t v = conv_ref_cacc(conv_ref_sum(t, L, b, k, y, x), L->trunc, &sat);
+                    int64_t v = conv_ref_cacc(conv_ref_sum(t, &Lw, b, k, y, x), L->trunc, &sat);
                     int8_t want = conv_ref_sdp(L, v, conv_ref_bias(L, k, y, x));
                     size_t at = (size_t)b * L->out_batch + (size_t)(k / t->m) * L->out_surf +
                                 (size_t)y * L->out_line + (size_t)x * t->m + k % t->m;

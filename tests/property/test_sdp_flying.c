@@ -269,6 +269,7 @@ static void set_pointers(struct tdev *t)
 
 static void run_layer(struct tdev *t, const struct layer *L)
 {
+    conv_ring_before(t, &L->cv);
     set_pointers(t);
     conv_program_cdma(t, &L->cv);
     conv_program_csc(t, &L->cv);
@@ -279,6 +280,7 @@ static void run_layer(struct tdev *t, const struct layer *L)
     }
     conv_enable(t->dev);
     int rc = dlasim_run(t->dev);
+    conv_ring_after(t, &L->cv, rc);
     if (rc) {
         fail_msg("dlasim_run = %s: %s", dlasim_status_name(rc), dlasim_last_error(t->dev));
     }
@@ -333,10 +335,12 @@ static void check_layer(struct tdev *t, const struct layer *L, unsigned idx)
     uint32_t sat = 0;
     unsigned cacc_sat = 0;
     int nonzero = 0;
+    struct conv view;
+    conv_ring_view(cv, &view); /* the kernels CSC read (the weight ring) */
     for (uint32_t ch = 0; ch < ns * t->m; ch++) {
         for (uint32_t y = 0; y < cv->h; y++) {
             for (uint32_t x = 0; x < cv->w; x++) {
-                int64_t v = ch < cv->k ? conv_ref_cacc(conv_ref_sum(t, cv, 0, ch, y, x),
+                int64_t v = ch < cv->k ? conv_ref_cacc(conv_ref_sum(t, &view, 0, ch, y, x),
                                                        cv->trunc, &cacc_sat)
                                        : 0;
                 for (int k = 0; k < 2; k++) {

@@ -198,5 +198,40 @@ else
     echo "FAIL valid_database"; sed 's/^/    /' "$TMP/stderr"; fail=$((fail + 1))
 fi
 
+# Databases of other devices (regdb/rk3588.xml): C prefix, sparse address
+# map, plain register names.  A bad layout value and domains out of address
+# order are errors; a valid sparse database generates <prefix>_regs.h with
+# a window table that skips the gap.
+sparse_db() {  # $1 = layout, $2 = base of the second domain
+    printf '<?xml version="1.0"?>\n<database name="x" cprefix="XY" layout="%s" regnames="plain" traceprefix="XY_">\n' "$1"
+    printf '<domain name="A" base="0x0">\n<reg32 name="R" offset="0x4" group="single" kind="plain">\n'
+    printf '  <bitfield name="F" low="0" high="1" access="RW" reset="0x1"/>\n</reg32>\n</domain>\n'
+    printf '<domain name="B" base="%s">\n<reg32 name="S" offset="0x0" group="single" kind="plain">\n' "$2"
+    printf '  <bitfield name="G" low="0" high="0" access="RO" reset="0x0"/>\n</reg32>\n</domain>\n</database>\n'
+}
+check_sparse() {  # name, layout, base, expected grep on stderr or "OK"
+    rm -rf "$TMP/out" "$TMP/doc.md"
+    sparse_db "$2" "$3" > "$TMP/s.xml"
+    if [ "$4" = OK ]; then
+        if "$PY" "$GEN" "$TMP/s.xml" "$TMP/out" "$TMP/doc.md" 2> "$TMP/stderr" &&
+           grep -q '#define XY_B_S 0x03000u' "$TMP/out/xy_regs.h" &&
+           grep -q 'XY_UNIT_A, -1, -1, XY_UNIT_B' "$TMP/out/xy_regs_table.c"; then
+            echo "ok   $1"; pass=$((pass + 1))
+        else
+            echo "FAIL $1"; sed 's/^/    /' "$TMP/stderr"; fail=$((fail + 1))
+        fi
+    elif "$PY" "$GEN" "$TMP/s.xml" "$TMP/out" "$TMP/doc.md" 2> "$TMP/stderr"; then
+        echo "FAIL $1: exit status 0"; fail=$((fail + 1))
+    elif grep -Eq "$4" "$TMP/stderr" && [ ! -e "$TMP/out" ]; then
+        echo "ok   $1"; pass=$((pass + 1))
+    else
+        echo "FAIL $1: no '$4' in:"; sed 's/^/    /' "$TMP/stderr"; fail=$((fail + 1))
+    fi
+}
+check_sparse sparse_valid sparse 0x3000 OK
+check_sparse sparse_bad_layout bogus 0x3000 "layout='bogus' is not one of dense, sparse"
+check_sparse sparse_out_of_order sparse 0x0 "s.xml:8:[0-9]+: domain B: base 0x0 is not above"
+check_sparse dense_with_gap dense 0x3000 "domains must be in address order with no gaps"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

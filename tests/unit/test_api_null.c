@@ -15,6 +15,7 @@
 #include "common/testdev.h"
 #include "dlasim/conv.h"
 #include "dlasim/dlasim.h"
+#include "dlasim/rk3588.h"
 #include "dlasim/runtime.h"
 #include "dlasim/timing.h"
 #include "dlasim/trace.h"
@@ -272,6 +273,37 @@ static void test_runtime_null_arguments(void **state)
     dlasim_destroy(dev);
 }
 
+/* RK3588 device and regcmd lists. */
+static void test_rk_null_arguments(void **state)
+{
+    (void)state;
+    uint32_t v;
+    uint8_t buf[64];
+    struct dlasim_options o = {0};
+    o.config = "rk3588";
+    struct dlasim_dev *dev = tdev_create(&o);
+    assert_int_equal(dlasim_csb_read(dev, 0, NULL), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_mem_read(dev, DLASIM_PORT_DBB, 0x1000, NULL, 8), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, 0x1000, NULL, 8), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_param(dev, NULL, NULL), DLASIM_ERR_INVAL);
+    dlasim_rk_regcmd_free(NULL);
+    assert_int_equal(dlasim_rk_emit(NULL, 0x1000, 1), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_rk_emit_raw(NULL, 1, 2, 3), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_rk_end_task(NULL, 1), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_rk_task_entries(NULL, 0), 0);
+    assert_int_equal(dlasim_rk_layout_size(NULL), 0);
+    assert_int_equal(dlasim_rk_layout(NULL, 0, buf, sizeof(buf)), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_rk_emit_conv(NULL, NULL, NULL), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_rk_emit_pool(NULL, NULL), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_rk_kick(NULL, 0, 0x1000, 1, 1, 0), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_rk_ack(NULL, 0), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_rk_cores(NULL), 0);
+    assert_int_equal(dlasim_rk_irq_level(NULL, 0), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_rk_reg_lookup(NULL, &v), DLASIM_ERR_INVAL);
+    assert_null(dlasim_rk_reg_name(0, NULL, 16));
+    dlasim_destroy(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_conv_null_arguments),
         cmocka_unit_test(test_timing_null_arguments),
         cmocka_unit_test(test_runtime_null_arguments),
+        cmocka_unit_test(test_rk_null_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

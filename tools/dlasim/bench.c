@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_rk.h"
 #include "cli.h"
 #include "dlasim/conv.h"
 #include "dlasim/trace.h"
@@ -61,7 +62,7 @@ struct bench_args {
 
 struct row {
     char name[96];
-    const char *kind;      /* "trace" or "resnet18" */
+    const char *kind;      /* "trace", "resnet18" or "rk3588" */
     unsigned count;        /* occurrences in the network */
     int is3x3;
     size_t hw_layers;
@@ -449,6 +450,36 @@ static const struct resnet_layer resnet18[] = {
     { "layer4 3x3 512->512 @7", 3, 7, 7, 512, 512, 3, 1, 1 },
 };
 
+static uint32_t truncate_for(uint64_t n);
+
+/* The same layer as one RK3588 task (int8 output: CORE CLIP_TRUNCATE and
+ * saturation, the NVDLA rows' CACC truncation and SDP): same kernel, same
+ * data, checked against the same integer sums. */
+static void bench_rk_row(const struct bench_args *a, const struct resnet_layer *L,
+                         const int8_t *in, const int8_t *wt, const int32_t *ref, double ref_ms,
+                         unsigned reps, struct table *tab)
+{
+    struct row *r = add_row(tab);
+    if (!r) {
+        return;
+    }
+    struct bench_rk_layer rl = {L->w, L->h, L->c, L->k, L->r, L->stride, L->pad,
+                                truncate_for((uint64_t)L->c * L->r * L->r)};
+    uint32_t ow = (L->w + 2 * L->pad - L->r) / L->stride + 1;
+    uint32_t oh = (L->h + 2 * L->pad - L->r) / L->stride + 1;
+    snprintf(r->name, sizeof(r->name), "rk3588 %s", L->name);
+    r->kind = "rk3588";
+    r->count = L->count;
+    r->is3x3 = 1;
+    r->checked = 1;
+    r->hw_layers = 1;
+    snprintf(r->plan, sizeof(r->plan), "1 task, int8 out");
+    r->macs = (uint64_t)ow * oh * L->k * L->c * L->r * L->r;
+    r->ref_ms = ref_ms;
+    r->ok = !bench_rk_layer(&rl, a->common.threads ? a->common.threads : online_cores(), reps, in,
+                            wt, ref, &r->ms, r->note, sizeof(r->note));
+}
+
 /* CACC truncation that brings random int8 sums of n products near int8. */
 static uint32_t truncate_for(uint64_t n)
 {
@@ -605,6 +636,11 @@ static void bench_resnet_layer(const struct bench_args *a, struct dlasim_dev *de
             r->ok = 0;
             snprintf(r->note, sizeof(r->note), "output element %zu differs from the reference", i);
         }
+    }
+    if (L->r == 3) {
+        size_t idx = (size_t)(r - tab->rows);
+        bench_rk_row(a, L, b.in, b.wt, b.ref, r->ref_ms, reps, tab);
+        r = &tab->rows[idx]; /* the table may have moved */
     }
     if (a->profile && v) {
         /* the fast kernel alone on the whole layer (what CSC+CMAC call) */
@@ -865,13 +901,29 @@ int cmd_bench(int argc, char **argv)
         }
     }
     dlasim_destroy(dev);
+    if (!a.match || !fnmatch(a.match, "rk3588 1000 small tasks", 0)) {
+        struct row *r = add_row(&tab);
+        if (r) {
+            snprintf(r->name, sizeof(r->name), "rk3588 1000 small tasks");
+            r->kind = "rk3588 tasks";
+            r->checked = 1;
+            r->hw_layers = 1000;
+            snprintf(r->plan, sizeof(r->plan), "one regcmd list");
+            r->ok = !bench_rk_small_tasks(1000, threads, a.reps, &r->ms, &r->macs, r->note,
+                                          sizeof(r->note));
+        }
+    }
 
-    struct total tot[2] = { { "ResNet-18 3x3 layers", 0, 0, 0, 0 },
-                            { "ResNet-18 all conv layers", 0, 0, 0, 0 } };
+    struct total tot[3] = { { "ResNet-18 3x3 layers", 0, 0, 0, 0 },
+                            { "ResNet-18 all conv layers", 0, 0, 0, 0 },
+                            { "RK3588 ResNet-18 3x3 layers", 0, 0, 0, 0 } };
     int failed = 0;
     for (size_t i = 0; i < tab.n; i++) {
         const struct row *r = &tab.rows[i];
         failed |= r->checked && !r->ok;
+        if (!strcmp(r->kind, "rk3588")) {
+            add_total(&tot[2], r);
+        }
         if (strcmp(r->kind, "resnet18")) {
             continue;
         }
@@ -880,7 +932,12 @@ int cmd_bench(int argc, char **argv)
         }
         add_total(&tot[1], r);
     }
-    print_table(&tab, tot, 2, a.profile);
+    print_table(&tab, tot, 3, a.profile);
+    if (tot[0].ms > 0 && tot[2].ms > 0) {
+        double nv = (double)tot[0].macs / tot[0].ms, rk = (double)tot[2].macs / tot[2].ms;
+        printf("\nRK3588 vs NVDLA, ResNet-18 3x3 layers, same kernel: %.1f vs %.1f GMAC/s "
+               "(RK/NVDLA %.2f)\n", rk * 1e-6, nv * 1e-6, rk / nv);
+    }
     if (note[0]) {
         printf("\nnote: %s\n", note);
     }
@@ -888,7 +945,7 @@ int cmd_bench(int argc, char **argv)
            "occurrences of the shape, counted N times in the totals; hw layers = hardware "
            "layers programmed (partial-H bands), CBUF = data + weight banks and weight mode.\n");
     if (a.json && a.json[0]) {
-        if (write_json(a.json, &a, threads, a.reps, &tab, tot, 2)) {
+        if (write_json(a.json, &a, threads, a.reps, &tab, tot, 3)) {
             fprintf(stderr, "dlasim bench: cannot write %s\n", a.json);
         } else {
             printf("JSON: %s\n", a.json);

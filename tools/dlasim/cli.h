@@ -45,6 +45,9 @@ struct dlasim_dev *cli_create_device(const struct cli_common *c);
 int cmd_trace(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_rk(int argc, char **argv);
+/* `dlasim info` of an RK3588 device (rk.c). */
+int rk_info(struct dlasim_dev *dev, FILE *out);
 int cmd_loadable(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
 

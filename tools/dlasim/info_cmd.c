@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dlasim/rk3588.h"
 #include "info.h"
 
 int cmd_info(int argc, char **argv)
@@ -23,7 +24,7 @@ int cmd_info(int argc, char **argv)
     if (!dev) {
         return 1;
     }
-    int rc = dlasim_cmd_info(dev, stdout);
+    int rc = dlasim_rk_cores(dev) ? rk_info(dev, stdout) : dlasim_cmd_info(dev, stdout);
     if (rc) {
         fprintf(stderr, "dlasim info: %s\n", dlasim_last_error(dev));
     }

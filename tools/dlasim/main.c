@@ -30,12 +30,20 @@ static void usage(FILE *f)
             "                                 run every case folder of DIR\n"
             "  info                           read the ConfigROM through the CSB and decode it\n"
             "  bench [--json FILE]            convolution performance table (make bench)\n"
+            "  rk conv [--in WxHxC] [--kernels K] [--kernel N] [--stride S] [--pad P]\n"
+            "          [--depthwise] [--tasks N] [--seed S]\n"
+            "                                 RK3588: N int8 conv tasks in one regcmd list, run\n"
+            "                                 through the PC, checked against integer math\n"
+            "  rk run LIST.bin [--addr A] [--tasks N] [--core C] [--load ADDR:FILE]...\n"
+            "         [--dump ADDR:SIZE:FILE]...\n"
+            "                                 RK3588: kick a raw regcmd list as linux rocket does\n"
+            "  rk decode LIST.bin             RK3588: print a regcmd list with register names\n"
             "  loadable FILE [--input FILE ...] [--output DIR] [--expect-md5 MD5]\n"
             "               [--record-trace DIR]\n"
             "                                 run an NVDLA loadable, dump outputs as DIR/o_000000.dimg\n"
             "\n"
             "options for every command:\n"
-            "  --config NAME                  nv_small (default), nv_small_256, nv_large\n"
+            "  --config NAME                  nv_small (default), nv_small_256, nv_large, rk3588\n"
             "  --set PARAM=VALUE              override a scalability parameter, e.g.\n"
             "                                 --set NVDLA_SDP_EW_ENABLE=1 (repeatable)\n"
             "  --threads N                    worker threads for large layers (default: all cores)\n"
@@ -279,6 +287,9 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "bench")) {
         return cmd_bench(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "rk")) {
+        return cmd_rk(argc - 1, argv + 1);
     }
     if (!strcmp(argv[1], "estimate")) {
         return cmd_estimate(argc - 1, argv + 1);

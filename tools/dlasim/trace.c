@@ -179,7 +179,7 @@ static void run_case(const struct trace_args *a, const char *cfg, int verbose,
                 o->res.checks_passed = ov.passed;
                 o->res.checks_failed = ov.failed;
             }
-            if (!o->status && o->res.checks_passed == 0) {
+            if (!o->status && o->res.checks_passed == 0 && o->res.polls_passed == 0) {
                 o->status = DLASIM_ERR_CHECK;
                 snprintf(o->err, sizeof(o->err), "%s: the trace has no check", cfg);
             }
@@ -400,8 +400,8 @@ static int run_single(const struct trace_args *a)
         printf("FAIL %s: %s\n", a->single, o.err);
         return 1;
     }
-    printf("PASS %s: %u checks, %u layers, %.3f s\n", a->single, o.res.checks_passed,
-           o.res.layers, o.seconds);
+    printf("PASS %s: %u checks, %u register reads, %u layers, %.3f s\n", a->single,
+           o.res.checks_passed, o.res.polls_passed, o.res.layers, o.seconds);
     return 0;
 }
 

@@ -3710,3 +3710,17 @@ const struct nvdla_enum_desc nvdla_enums[NVDLA_ENUM_COUNT] = {
     {"MCIF", 1u},
 };
 const unsigned nvdla_enum_count = NVDLA_ENUM_COUNT;
+
+/* Unit of each 4 KiB window of the address map (-1 = none). */
+static const int8_t nvdla_window_unit[18] = {
+    NVDLA_UNIT_CFGROM, NVDLA_UNIT_GLB, NVDLA_UNIT_MCIF, NVDLA_UNIT_CDMA,
+    NVDLA_UNIT_CSC, NVDLA_UNIT_CMAC_A, NVDLA_UNIT_CMAC_B, NVDLA_UNIT_CACC,
+    NVDLA_UNIT_SDP_RDMA, NVDLA_UNIT_SDP, NVDLA_UNIT_PDP_RDMA, NVDLA_UNIT_PDP,
+    NVDLA_UNIT_CDP_RDMA, NVDLA_UNIT_CDP, NVDLA_UNIT_GEC, NVDLA_UNIT_CVIF,
+    NVDLA_UNIT_BDMA, NVDLA_UNIT_RUBIK,
+};
+
+const struct regdb nvdla_db = {
+    "nvdla", "NVDLA_", 0, nvdla_units, NVDLA_UNIT_COUNT, nvdla_regs, NVDLA_REG_COUNT,
+    nvdla_fields, NVDLA_FIELD_COUNT, nvdla_enums, NVDLA_ENUM_COUNT, nvdla_window_unit, 18
+};
