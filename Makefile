@@ -1,7 +1,8 @@
 # dlasim — build, test, demo, bench.
 #
 #   make            library (build/libdlasim.a) and CLI (build/dlasim)
-#   make demo       run NVDLA's conformance traces as a readable table
+#   make demo       a Fashion-MNIST CNN (ONNX) compiled, calibrated and run on nv_small
+#   make conformance  NVDLA's conformance traces as a readable table
 #   make test       unit, device, property, conformance and fuzz tests, then
 #                   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      performance measurements (long; not part of make test)
@@ -20,7 +21,7 @@ CONFORMANCE ?= $(SHARED)/conformance/nvdla-traces
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 OPT     ?= -O2 -g
-CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc -Itools/dlasim -MMD -MP $(CFLAGS)
+CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc -Itools/dlasim -I$(BUILD)/gen -MMD -MP $(CFLAGS)
 LDLIBS  := -lpthread -lm
 
 ifeq ($(SAN),1)
@@ -30,6 +31,14 @@ endif
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c src/regs/gen/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+
+# ONNX reading: C generated at build time by protoc-c from the onnx.proto that
+# Debian's python3-onnx ships (src/compiler/onnx_read.c).
+ONNX_PROTO ?= /usr/lib/python3/dist-packages/onnx/onnx.proto
+GEN     := $(BUILD)/gen
+ONNX_GEN_OBJ := $(BUILD)/obj/gen/onnx.pb-c.o
+LIB_OBJ += $(ONNX_GEN_OBJ)
+PB_LIBS := -lprotobuf-c -lpng
 CLI_SRC  := $(sort $(wildcard tools/dlasim/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(sort $(wildcard tests/unit/*.c tests/device/*.c tests/property/*.c))
@@ -44,27 +53,37 @@ FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 FUZZ_BIN := $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
 REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/replay_%)
 
-.PHONY: all demo test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade
+.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade
 all: $(BUILD)/dlasim
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
+$(GEN)/onnx.pb-c.c: $(ONNX_PROTO)
+	@mkdir -p $(GEN)
+	cp $(ONNX_PROTO) $(GEN)/onnx.proto
+	cd $(GEN) && protoc-c --c_out=. onnx.proto
+$(GEN)/onnx.pb-c.h: $(GEN)/onnx.pb-c.c
+$(ONNX_GEN_OBJ): $(GEN)/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(OPT) -I$(GEN) $(filter -fsanitize%,$(CFLAGS_ALL)) -c $< -o $@
+$(BUILD)/obj/src/compiler/onnx_read.o: $(GEN)/onnx.pb-c.h
+
 $(BUILD)/libdlasim.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/dlasim: $(CLI_OBJ) $(BUILD)/libdlasim.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdlasim.a -lz $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdlasim.a -lz -lmd $(PB_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(PB_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libdlasim.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libdlasim.a -lz $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -I$(GEN) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libdlasim.a -lz $(PB_LIBS) $(LDLIBS)
 
 tests: $(TEST_BIN) $(REPLAY_BIN) $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 
@@ -76,7 +95,22 @@ regs:
 deps:
 	@sh tools/deps.sh
 
+# The demo: a Fashion-MNIST CNN (models/fashion_mnist.onnx, trained by
+# tools/models/train_fashion_mnist.py) compiled for nv_small, calibrated on
+# training images, run on the 10,000 test images of Debian's
+# dataset-fashion-mnist on the simulated device.
+FMNIST  ?= /usr/share/datasets/fashion-mnist
 demo: deps
+	@$(MAKE) -s all
+	@echo "dlasim demo: a Fashion-MNIST CNN (models/fashion_mnist.onnx) compiled for nv_small, calibrated"
+	@echo "on 1,000 training images, run on the 10,000 test images on the simulated device and in float"
+	@./$(BUILD)/dlasim run models/fashion_mnist.onnx --config nv_small \
+	    --calib $(FMNIST)/train-images-idx3-ubyte.gz --calib-count 1000 \
+	    --input $(FMNIST)/t10k-images-idx3-ubyte.gz --labels $(FMNIST)/t10k-labels-idx1-ubyte.gz \
+	    --names models/fashion_mnist.names --compare-float --report --draw 4 --progress
+
+# NVIDIA's conformance traces as a readable table.
+conformance: deps
 	@$(MAKE) -s all
 	@./$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --table --expect tests/traces/nv_small.expect
 
@@ -92,9 +126,10 @@ test: deps
 # parser and player, CSB programming, loadables, RK3588 regcmd lists).
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 fuzz: $(FUZZ_BIN)
-build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/gen/*.h include/dlasim/*.h)
+build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/gen/*.h include/dlasim/*.h) $(GEN)/onnx.pb-c.c
 	@mkdir -p build-fuzz
-	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) -lz $(LDLIBS)
+	clang $(CSTD) -O1 -g -Iinclude -Isrc -I$(GEN) $(FUZZ_FLAGS) -c $(GEN)/onnx.pb-c.c -o $@.pb.o
+	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc -I$(GEN) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $@.pb.o -lz $(PB_LIBS) $(LDLIBS)
 
 # A long campaign: each target for FUZZ_SECONDS and/or FUZZ_RUNS executions
 # (whichever ends first; 600 s when neither is given), corpora kept in
@@ -132,6 +167,8 @@ bench: deps all $(BUILD)/runtime_bench
 	@sh tools/timing/overhead.sh $(BUILD)/dlasim 4
 	@echo; echo "== runtime: overhead over the device, dlasim loadable process time"
 	@./$(BUILD)/runtime_bench $(BUILD)/dlasim $(SHARED)/conformance/nvdla-loadables
+	@echo; echo "== ONNX compiler: Fashion-MNIST, ResNet-18, ResNet-50 on nv_small"
+	@sh tools/bench/onnx_bench.sh ./$(BUILD)/dlasim $(BUILD)
 
 # Timing pictures (docs/timing.md): per-layer plot and timeline of a trace;
 # installs Debian's python3-matplotlib when missing (as root).

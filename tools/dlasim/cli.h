@@ -49,6 +49,8 @@ int cmd_rk(int argc, char **argv);
 /* `dlasim info` of an RK3588 device (rk.c). */
 int rk_info(struct dlasim_dev *dev, FILE *out);
 int cmd_loadable(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
 
 /* Timing reports (timing_report.c). */

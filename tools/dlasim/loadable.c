@@ -7,7 +7,7 @@
 
 #include "cli.h"
 #include "dlasim/runtime.h"
-#include "md5.h"
+#include <md5.h> /* libmd (Debian libmd-dev) */
 
 #define MAX_INPUTS 16
 
@@ -112,7 +112,7 @@ static int dump(struct dlasim_loadable *ld, const struct args *a, int *mismatch)
         if (dlasim_loadable_output_dimg(ld, i, &d, &len)) {
             continue;
         }
-        cli_md5_hex(d, len, hex);
+        MD5Data(d, len, hex);
         snprintf(path, sizeof path, "%s/o_%06u.dimg", a->out_dir ? a->out_dir : ".", i);
         if (a->out_dir && write_file(path, d, len)) {
             return -1;

@@ -29,6 +29,13 @@ static void usage(FILE *f)
             "  trace --suite DIR [--match GLOB] [--exclude GLOB] [--expect FILE] [--table]\n"
             "                                 run every case folder of DIR\n"
             "  info                           read the ConfigROM through the CSB and decode it\n"
+            "  compile MODEL.onnx --calib DATA [--calib-count N] [-o MODEL.nvdla]\n"
+            "          [--method minmax|percentile|entropy] [--percentile P]\n"
+            "                                 calibrate an ONNX model for INT8 and lower it to NVDLA layers\n"
+            "  run MODEL.onnx --input FILE... [--calib DATA] [--labels IDX1] [--names FILE]\n"
+            "      [--json OUT] [--report] [--record-trace DIR] [--compare-float] [--draw N]\n"
+            "      [--count N] [--progress] [--scale S] [--mean M]\n"
+            "                                 run it on the simulated device, print the top classes\n"
             "  bench [--json FILE]            convolution performance table (make bench)\n"
             "  rk conv [--in WxHxC] [--kernels K] [--kernel N] [--stride S] [--pad P]\n"
             "          [--depthwise] [--tasks N] [--seed S]\n"
@@ -281,6 +288,12 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "info")) {
         return cmd_info(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "compile")) {
+        return cmd_compile(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "run")) {
+        return cmd_run(argc - 1, argv + 1);
     }
     if (!strcmp(argv[1], "loadable")) {
         return cmd_loadable(argc - 1, argv + 1);

@@ -1,0 +1,106 @@
+/*
+ * Internals of the ONNX compiler shared by its files (src/compiler/).
+ */
+#ifndef DLASIM_COMPILER_INT_H
+#define DLASIM_COMPILER_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compiler/ir.h"
+#include "dlasim/compiler.h"
+#include "dlasim/conv.h"
+#include "dlasim/runtime.h"
+
+/* onnx_read.c */
+int dlc_onnx_read(const void *buf, size_t len, struct dlc_graph *g, char *err, size_t errlen);
+
+/* Where a tensor lives in device memory: a feature cube (int8). */
+struct dlc_buf {
+    int16_t addr_index; /* in the model's address list, -1 = not materialized */
+    uint32_t c, h, w;
+    uint32_t line, surf, size;
+    uint32_t offset;    /* bytes into the buffer (a Concat input placed in its output) */
+};
+
+enum dlc_engine { DLC_ENG_CONV, DLC_ENG_PDP, DLC_ENG_SDP, DLC_ENG_CDP, DLC_ENG_CPU, DLC_ENG_VIEW,
+                  DLC_ENG_PLACED };
+
+/* One lowered layer: a node (with the nodes fused into it). */
+struct dlc_layer {
+    int node;           /* the main node */
+    int n_fused;        /* nodes fused after it (bias, activation) */
+    int fused[4];
+    int in_tensor;      /* its input as stored (after views) */
+    int out_tensor;     /* the tensor it writes */
+    enum dlc_engine engine;
+    char why[160];      /* CPU: why not on the hardware */
+    /* CONV: quantization */
+    float in_scale, out_scale;
+    uint32_t mul_shift, alu_shift, cacc_trunc;
+    int relu;
+    int prelu;          /* a LeakyRelu / PRelu fused (node index in fused[]) */
+    float clip_hi;      /* relu6 and the like: upper clip (folded into saturation) */
+    uint64_t macs;
+    int n_hw_ops;
+    /* statistics */
+    uint64_t stat_n, stat_sat;
+    double stat_sig, stat_noise;
+};
+
+struct dlc_step {
+    int cpu_layer;               /* >= 0: a host-CPU layer; else a hardware network */
+    struct dlasim_rt_op *ops;
+    uint16_t n_ops;
+    int16_t op_head[DLASIM_RT_OP_NUM];
+    struct dlasim_rt_lut *luts; /* LUTs of the network's CDP operations */
+    uint16_t n_luts;
+};
+
+struct dlc_blob {
+    int16_t addr_index;
+    uint8_t *data;
+    size_t len;
+};
+
+struct dlc_calib {
+    double *amax;      /* per tensor */
+    uint32_t *hist;    /* per tensor, DLC_HIST_BINS bins of |x| over [0, amax] */
+};
+#define DLC_HIST_BINS 2048
+#define DLC_RESERVED_ADDRS 5
+
+struct dlasim_model {
+    struct dlc_graph g;
+    int calibrated, compiled;
+    char config[32];
+    struct dlasim_conv_hw hw;
+    int sdp_lut;           /* the configuration has the SDP LUT (NVDLA_SDP_LUT_ENABLE) */
+    int reset_each_run;    /* reset the device before each inference (lower.c separate_banks) */
+    struct dlc_buf *buf;   /* per tensor */
+    int *store;            /* per tensor: the tensor whose buffer holds it (views) */
+    struct dlc_layer *layers;
+    int n_layers;
+    struct dlc_step *steps;
+    int n_steps;
+    struct dlc_blob *blobs;
+    int n_blobs;
+    uint64_t *addrs;
+    int n_addrs, cap_addrs;
+    uint64_t next_addr;
+    struct dlasim_dev *loaded_dev;
+    uint64_t loaded_serial;
+    int stats;
+    unsigned stats_left;
+    float **fvals;         /* float values per tensor (stats and CPU layers) */
+    char *no_place;        /* per node: Concat not placed (its inputs' scales cannot agree) */
+};
+
+/* lower.c */
+int dlc_lower(struct dlasim_model *m, char *err, size_t errlen);
+void dlc_lower_free(struct dlasim_model *m);
+
+/* calib.c */
+float dlc_quant_scale(float amax);
+
+#endif

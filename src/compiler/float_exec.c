@@ -1,0 +1,401 @@
+/*
+ * Float reference executor of the IR: the model run in float32 exactly as
+ * ONNX defines each operator (batch 1, NCHW).  It is the calibration source
+ * (activation ranges) and the float reference of the accuracy figures and
+ * the per-layer SQNR; the quantized runner also uses it for nodes that run
+ * on the host CPU (dequantized inputs, requantized output).
+ * Written here rather than taken from ONNX Runtime so `make test` and
+ * `make demo` need nothing beyond Debian's C toolchain (README "Float
+ * reference").
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/compiler_int.h"
+
+static int efail(char *err, size_t errlen, const struct dlc_node *nd, const char *why)
+{
+    if (err && errlen) {
+        snprintf(err, errlen, "node '%s' (%s): %s", nd->name, dlc_op_names[nd->op], why);
+    }
+    return -1;
+}
+
+static void conv2d(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *xt = &g->t[nd->in[0]], *wt = &g->t[nd->in[1]];
+    const struct dlc_tensor *yt = &g->t[nd->out];
+    const float *x = v[nd->in[0]], *w = wt->data;
+    const float *b = nd->n_in > 2 && nd->in[2] >= 0 ? g->t[nd->in[2]].data : NULL;
+    int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
+    int64_t K = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3];
+    int64_t cg = C / nd->group, kg = K / nd->group, kh = nd->kernel[0], kw = nd->kernel[1];
+    for (int64_t k = 0; k < K; k++) {
+        int64_t c0 = (k / kg) * cg;
+        for (int64_t oy = 0; oy < OH; oy++) {
+            for (int64_t ox = 0; ox < OW; ox++) {
+                double s = b ? b[k] : 0.0;
+                for (int64_t c = 0; c < cg; c++) {
+                    for (int64_t ky = 0; ky < kh; ky++) {
+                        int64_t iy = oy * nd->stride[0] - nd->pads[0] + ky * nd->dilation[0];
+                        if (iy < 0 || iy >= H) {
+                            continue;
+                        }
+                        const float *xr = x + ((c0 + c) * H + iy) * W;
+                        const float *wr = w + ((k * cg + c) * kh + ky) * kw;
+                        for (int64_t kx = 0; kx < kw; kx++) {
+                            int64_t ix = ox * nd->stride[1] - nd->pads[1] + kx * nd->dilation[1];
+                            if (ix >= 0 && ix < W) {
+                                s += (double)xr[ix] * wr[kx];
+                            }
+                        }
+                    }
+                }
+                y[(k * OH + oy) * OW + ox] = (float)s;
+            }
+        }
+    }
+}
+
+/* Gemm / MatMul with A [1, K]: y[n] = alpha * sum_k a[k] B[k, n] + beta * c */
+static void gemm(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *bt = &g->t[nd->in[1]];
+    const float *a = v[nd->in[0]], *B = bt->data;
+    const struct dlc_tensor *ct = nd->n_in > 2 && nd->in[2] >= 0 ? &g->t[nd->in[2]] : NULL;
+    int tb = nd->op == DLC_OP_GEMM && nd->trans_b;
+    int64_t K = tb ? bt->dims[1] : bt->dims[0], N = tb ? bt->dims[0] : bt->dims[1];
+    float alpha = nd->op == DLC_OP_GEMM ? nd->alpha : 1.0f;
+    float beta = nd->op == DLC_OP_GEMM ? nd->beta : 1.0f;
+    for (int64_t n = 0; n < N; n++) {
+        double s = 0;
+        for (int64_t k = 0; k < K; k++) {
+            s += (double)a[k] * (tb ? B[n * K + k] : B[k * N + n]);
+        }
+        y[n] = (float)(alpha * s + (ct ? beta * ct->data[ct->n == 1 ? 0 : n] : 0.0));
+    }
+}
+
+static void pool(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *xt = &g->t[nd->in[0]], *yt = &g->t[nd->out];
+    const float *x = v[nd->in[0]];
+    int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], OH = yt->dims[2], OW = yt->dims[3];
+    int gap = nd->op == DLC_OP_GAP;
+    int64_t kh = gap ? H : nd->kernel[0], kw = gap ? W : nd->kernel[1];
+    int64_t sy = gap ? 1 : nd->stride[0], sx = gap ? 1 : nd->stride[1];
+    int64_t pt = gap ? 0 : nd->pads[0], pl = gap ? 0 : nd->pads[1];
+    int mx = nd->op == DLC_OP_MAXPOOL;
+    for (int64_t c = 0; c < C; c++) {
+        for (int64_t oy = 0; oy < OH; oy++) {
+            for (int64_t ox = 0; ox < OW; ox++) {
+                double s = mx ? -INFINITY : 0.0;
+                int64_t cnt = 0, cnt_pad = 0;
+                for (int64_t ky = 0; ky < kh; ky++) {
+                    for (int64_t kx = 0; kx < kw; kx++) {
+                        int64_t iy = oy * sy - pt + ky, ix = ox * sx - pl + kx;
+                        int inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
+                        /* count_include_pad counts the padded positions, not
+                         * positions beyond them (ceil_mode) */
+                        if (iy < H + (gap ? 0 : nd->pads[2]) && ix < W + (gap ? 0 : nd->pads[3])) {
+                            cnt_pad++;
+                        }
+                        if (!inside) {
+                            continue;
+                        }
+                        float e = x[(c * H + iy) * W + ix];
+                        s = mx ? (e > s ? e : s) : s + e;
+                        cnt++;
+                    }
+                }
+                int64_t div = nd->count_include_pad ? cnt_pad : cnt;
+                y[(c * OH + oy) * OW + ox] = mx ? (float)s : (float)(s / (double)(div ? div : 1));
+            }
+        }
+    }
+}
+
+static float bcast_at(const struct dlc_tensor *t, const float *v, const struct dlc_tensor *o,
+                      int64_t i)
+{
+    if (t->n == o->n) {
+        return v[i];
+    }
+    if (t->n == 1) {
+        return v[0];
+    }
+    /* general numpy broadcast: walk the output index */
+    int64_t idx = 0, stride = 1, rem = i;
+    int64_t coords[DLC_MAX_RANK];
+    for (int d = o->rank - 1; d >= 0; d--) {
+        coords[d] = rem % o->dims[d];
+        rem /= o->dims[d];
+    }
+    for (int d = t->rank - 1; d >= 0; d--) {
+        int od = d + (o->rank - t->rank);
+        int64_t c = t->dims[d] == 1 ? 0 : coords[od];
+        idx += c * stride;
+        stride *= t->dims[d];
+    }
+    return v[idx];
+}
+
+static void binary(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *a = &g->t[nd->in[0]], *b = &g->t[nd->in[1]], *o = &g->t[nd->out];
+    for (int64_t i = 0; i < o->n; i++) {
+        float x = bcast_at(a, v[nd->in[0]], o, i), z = bcast_at(b, v[nd->in[1]], o, i);
+        switch (nd->op) {
+        case DLC_OP_ADD: y[i] = x + z; break;
+        case DLC_OP_SUB: y[i] = x - z; break;
+        case DLC_OP_MUL: y[i] = x * z; break;
+        default: y[i] = x >= 0 ? x : x * z; break; /* PRelu */
+        }
+    }
+}
+
+static void lrn(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *xt = &g->t[nd->in[0]];
+    const float *x = v[nd->in[0]];
+    int64_t C = xt->dims[1], HW = xt->dims[2] * xt->dims[3];
+    int lo = (nd->size - 1) / 2, hi = nd->size / 2; /* ONNX: floor((size-1)/2), ceil((size-1)/2) */
+    hi = nd->size - 1 - lo;
+    for (int64_t c = 0; c < C; c++) {
+        for (int64_t p = 0; p < HW; p++) {
+            double sq = 0;
+            for (int64_t j = c - lo; j <= c + hi; j++) {
+                if (j >= 0 && j < C) {
+                    double e = x[j * HW + p];
+                    sq += e * e;
+                }
+            }
+            double d = pow(nd->bias + nd->alpha / nd->size * sq, nd->beta);
+            y[c * HW + p] = (float)(x[c * HW + p] / d);
+        }
+    }
+}
+
+static void softmax(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *xt = &g->t[nd->in[0]];
+    const float *x = v[nd->in[0]];
+    int64_t outer = 1, len = 1, inner = 1;
+    for (int i = 0; i < xt->rank; i++) {
+        if (i < nd->axis) {
+            outer *= xt->dims[i];
+        } else if (i == nd->axis) {
+            len = xt->dims[i];
+        } else {
+            inner *= xt->dims[i];
+        }
+    }
+    if (g->opset < 13) { /* opset < 13: the axis and everything after it form one row */
+        len *= inner;
+        inner = 1;
+    }
+    for (int64_t o = 0; o < outer; o++) {
+        for (int64_t in = 0; in < inner; in++) {
+            const float *r = x + o * len * inner + in;
+            float *q = y + o * len * inner + in;
+            float m = -INFINITY;
+            for (int64_t i = 0; i < len; i++) {
+                m = r[i * inner] > m ? r[i * inner] : m;
+            }
+            double s = 0;
+            for (int64_t i = 0; i < len; i++) {
+                q[i * inner] = expf(r[i * inner] - m);
+                s += q[i * inner];
+            }
+            for (int64_t i = 0; i < len; i++) {
+                q[i * inner] = (float)(q[i * inner] / s);
+            }
+        }
+    }
+}
+
+static void concat(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *o = &g->t[nd->out];
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < o->rank; i++) {
+        if (i < nd->axis) {
+            outer *= o->dims[i];
+        } else if (i > nd->axis) {
+            inner *= o->dims[i];
+        }
+    }
+    int64_t off = 0;
+    for (int k = 0; k < nd->n_in; k++) {
+        const struct dlc_tensor *t = &g->t[nd->in[k]];
+        int64_t chunk = t->dims[nd->axis] * inner;
+        for (int64_t a = 0; a < outer; a++) {
+            memcpy(y + a * o->dims[nd->axis] * inner + off, v[nd->in[k]] + a * chunk,
+                   (size_t)chunk * sizeof(float));
+        }
+        off += chunk;
+    }
+}
+
+static void transpose(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *xt = &g->t[nd->in[0]], *o = &g->t[nd->out];
+    int64_t xs[DLC_MAX_RANK], c[DLC_MAX_RANK] = { 0 };
+    xs[xt->rank - 1] = 1;
+    for (int d = xt->rank - 2; d >= 0; d--) {
+        xs[d] = xs[d + 1] * xt->dims[d + 1];
+    }
+    for (int64_t i = 0; i < o->n; i++) {
+        int64_t src = 0;
+        for (int d = 0; d < o->rank; d++) {
+            src += c[d] * xs[nd->perm[d]];
+        }
+        y[i] = v[nd->in[0]][src];
+        for (int d = o->rank - 1; d >= 0; d--) {
+            if (++c[d] < o->dims[d]) {
+                break;
+            }
+            c[d] = 0;
+        }
+    }
+}
+
+static void resize(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *xt = &g->t[nd->in[0]], *o = &g->t[nd->out];
+    int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], OH = o->dims[2], OW = o->dims[3];
+    for (int64_t c = 0; c < C; c++) {
+        for (int64_t oy = 0; oy < OH; oy++) {
+            int64_t iy = oy * H / OH; /* nearest, asymmetric, floor */
+            for (int64_t ox = 0; ox < OW; ox++) {
+                int64_t ix = ox * W / OW;
+                y[(c * OH + oy) * OW + ox] = v[nd->in[0]][(c * H + iy) * W + ix];
+            }
+        }
+    }
+}
+
+static void pad(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *xt = &g->t[nd->in[0]], *o = &g->t[nd->out];
+    int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], OH = o->dims[2], OW = o->dims[3];
+    for (int64_t c = 0; c < C; c++) {
+        for (int64_t oy = 0; oy < OH; oy++) {
+            for (int64_t ox = 0; ox < OW; ox++) {
+                int64_t iy = oy - nd->pads[0], ix = ox - nd->pads[1];
+                y[(c * OH + oy) * OW + ox] = iy >= 0 && iy < H && ix >= 0 && ix < W
+                                                 ? v[nd->in[0]][(c * H + iy) * W + ix]
+                                                 : nd->pad_value;
+            }
+        }
+    }
+}
+
+static void unary(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const float *x = v[nd->in[0]];
+    int64_t n = g->t[nd->out].n;
+    const struct dlc_tensor *xt = &g->t[nd->in[0]];
+    for (int64_t i = 0; i < n; i++) {
+        float e = x[i];
+        switch (nd->op) {
+        case DLC_OP_RELU: y[i] = e > 0 ? e : 0; break;
+        case DLC_OP_LEAKYRELU: y[i] = e >= 0 ? e : e * nd->alpha; break;
+        case DLC_OP_CLIP: y[i] = e < nd->clip_min ? nd->clip_min : e > nd->clip_max ? nd->clip_max : e; break;
+        case DLC_OP_SIGMOID: y[i] = 1.0f / (1.0f + expf(-e)); break;
+        case DLC_OP_TANH: y[i] = tanhf(e); break;
+        case DLC_OP_BN: {
+            int64_t hw = xt->n / xt->dims[1], c = (i / hw) % xt->dims[1];
+            const float *sc = g->t[nd->in[1]].data, *b = g->t[nd->in[2]].data;
+            const float *m = g->t[nd->in[3]].data, *var = g->t[nd->in[4]].data;
+            y[i] = (e - m[c]) / sqrtf(var[c] + nd->epsilon) * sc[c] + b[c];
+            break;
+        }
+        default: y[i] = e; break; /* views: same values in the same NCHW order */
+        }
+    }
+}
+
+int dlc_float_node(const struct dlc_graph *g, const struct dlc_node *nd, float **vals, char *err,
+                   size_t errlen)
+{
+    for (int i = 0; i < nd->n_in; i++) {
+        if (nd->in[i] >= 0 && !vals[nd->in[i]]) {
+            return efail(err, errlen, nd, "input not computed");
+        }
+    }
+    const struct dlc_tensor *o = &g->t[nd->out];
+    float *y = vals[nd->out];
+    if (!y) {
+        y = malloc((size_t)(o->n ? o->n : 1) * sizeof(float));
+        if (!y) {
+            return efail(err, errlen, nd, "out of memory");
+        }
+        vals[nd->out] = y;
+    }
+    switch (nd->op) {
+    case DLC_OP_CONV: conv2d(g, nd, vals, y); break;
+    case DLC_OP_GEMM:
+    case DLC_OP_MATMUL: gemm(g, nd, vals, y); break;
+    case DLC_OP_MAXPOOL:
+    case DLC_OP_AVGPOOL:
+    case DLC_OP_GAP: pool(g, nd, vals, y); break;
+    case DLC_OP_ADD:
+    case DLC_OP_SUB:
+    case DLC_OP_MUL:
+    case DLC_OP_PRELU: binary(g, nd, vals, y); break;
+    case DLC_OP_LRN: lrn(g, nd, vals, y); break;
+    case DLC_OP_SOFTMAX: softmax(g, nd, vals, y); break;
+    case DLC_OP_CONCAT: concat(g, nd, vals, y); break;
+    case DLC_OP_TRANSPOSE: transpose(g, nd, vals, y); break;
+    case DLC_OP_RESIZE: resize(g, nd, vals, y); break;
+    case DLC_OP_PAD: pad(g, nd, vals, y); break;
+    default: unary(g, nd, vals, y); break;
+    }
+    return 0;
+}
+
+void dlc_vals_free(const struct dlc_graph *g, float **vals)
+{
+    if (!vals) {
+        return;
+    }
+    for (int i = 0; i < g->n_t; i++) {
+        if (vals[i] && vals[i] != g->t[i].data) {
+            free(vals[i]);
+        }
+        vals[i] = NULL;
+    }
+}
+
+int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
+                  dlc_observe_fn observe, void *ctx, char *err, size_t errlen)
+{
+    for (int i = 0; i < g->n_t; i++) {
+        vals[i] = g->t[i].is_const ? g->t[i].data : NULL;
+    }
+    const struct dlc_tensor *x = &g->t[g->input];
+    vals[g->input] = malloc((size_t)x->n * sizeof(float));
+    if (!vals[g->input]) {
+        return -1;
+    }
+    memcpy(vals[g->input], input, (size_t)x->n * sizeof(float));
+    if (observe) {
+        observe(ctx, g->input, vals[g->input], x->n);
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const struct dlc_node *nd = &g->nodes[i];
+        if (nd->dead) {
+            continue;
+        }
+        if (dlc_float_node(g, nd, vals, err, errlen)) {
+            return -1;
+        }
+        if (observe) {
+            observe(ctx, nd->out, vals[nd->out], g->t[nd->out].n);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,658 @@
+/*
+ * Graph IR helpers, shape inference and graph passes:
+ *   - constant inputs of shape-like operands (Reshape shape, Clip min/max,
+ *     Squeeze/Unsqueeze axes at opset 13, Pad pads, Resize scales) are read
+ *     into the node's attributes;
+ *   - BatchNormalization after a Conv whose output has no other reader is
+ *     folded into the Conv's weights and bias (w' = w * g / sqrt(v + eps),
+ *     b' = (b - m) * g / sqrt(v + eps) + beta); elsewhere it stays a node;
+ *   - every tensor gets its shape (ONNX operator semantics, batch 1).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/compiler_int.h"
+
+void dlc_graph_free(struct dlc_graph *g)
+{
+    for (int i = 0; i < g->n_t; i++) {
+        free(g->t[i].name);
+        free(g->t[i].data);
+        free(g->t[i].idata);
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        free(g->nodes[i].name);
+    }
+    free(g->t);
+    free(g->nodes);
+    free(g->producer_name);
+    memset(g, 0, sizeof *g);
+    g->input = g->output = -1;
+}
+
+int dlc_tensor_add(struct dlc_graph *g, const char *name)
+{
+    if (g->n_t == g->cap_t) {
+        int cap = g->cap_t ? 2 * g->cap_t : 64;
+        struct dlc_tensor *t = realloc(g->t, (size_t)cap * sizeof *t);
+        if (!t) {
+            return -1;
+        }
+        g->t = t;
+        g->cap_t = cap;
+    }
+    struct dlc_tensor *t = &g->t[g->n_t];
+    memset(t, 0, sizeof *t);
+    t->name = strdup(name ? name : "");
+    if (!t->name) {
+        return -1;
+    }
+    t->producer = -1;
+    t->scale = 1.0f;
+    return g->n_t++;
+}
+
+int dlc_tensor_find(const struct dlc_graph *g, const char *name)
+{
+    for (int i = g->n_t - 1; i >= 0; i--) {
+        if (!strcmp(g->t[i].name, name)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+int dlc_node_add(struct dlc_graph *g)
+{
+    if (g->n_nodes == g->cap_nodes) {
+        int cap = g->cap_nodes ? 2 * g->cap_nodes : 64;
+        struct dlc_node *n = realloc(g->nodes, (size_t)cap * sizeof *n);
+        if (!n) {
+            return -1;
+        }
+        g->nodes = n;
+        g->cap_nodes = cap;
+    }
+    struct dlc_node *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->kernel[0] = n->kernel[1] = 0;
+    n->stride[0] = n->stride[1] = 1;
+    n->dilation[0] = n->dilation[1] = 1;
+    n->group = 1;
+    n->out = -1;
+    n->clip_min = -3.4e38f;
+    n->clip_max = 3.4e38f;
+    return g->n_nodes++;
+}
+
+void dlc_cube_of(const struct dlc_tensor *t, int64_t *c, int64_t *h, int64_t *w)
+{
+    *c = *h = *w = 1;
+    if (t->rank >= 4) {
+        *c = t->dims[1], *h = t->dims[2], *w = t->dims[3];
+        for (int i = 4; i < t->rank; i++) {
+            *w *= t->dims[i];
+        }
+    } else if (t->rank == 3) {
+        *c = t->dims[1], *h = t->dims[2];
+    } else if (t->rank == 2) {
+        *c = t->dims[1];
+    } else if (t->rank == 1) {
+        *c = t->dims[0];
+    }
+}
+
+static int nfail(char *err, size_t errlen, const struct dlc_node *nd, const char *why)
+{
+    if (err && errlen) {
+        snprintf(err, errlen, "node '%s' (%s): %s", nd->name, dlc_op_names[nd->op], why);
+    }
+    return -1;
+}
+
+static void set_shape(struct dlc_tensor *t, int rank, const int64_t *dims)
+{
+    t->rank = rank;
+    t->n = 1;
+    for (int i = 0; i < rank; i++) {
+        t->dims[i] = dims[i];
+        t->n *= dims[i];
+    }
+}
+
+static const struct dlc_tensor *in_t(const struct dlc_graph *g, const struct dlc_node *nd, int i)
+{
+    return i < nd->n_in && nd->in[i] >= 0 ? &g->t[nd->in[i]] : NULL;
+}
+
+/* Output size of a sliding window (ONNX Conv / pooling). */
+static int64_t window_out(int64_t in, int k, int s, int d, int pa, int pb, int ceil_mode)
+{
+    int64_t span = (int64_t)d * (k - 1) + 1;
+    int64_t num = in + pa + pb - span;
+    if (num < 0) {
+        return 0;
+    }
+    return (ceil_mode ? (num + s - 1) / s : num / s) + 1;
+}
+
+static void same_pads(struct dlc_node *nd, int64_t h, int64_t w)
+{
+    int64_t in[2] = { h, w };
+    for (int a = 0; a < 2; a++) {
+        int64_t out = (in[a] + nd->stride[a] - 1) / nd->stride[a];
+        int64_t need = (out - 1) * nd->stride[a] + (int64_t)nd->dilation[a] * (nd->kernel[a] - 1) + 1 - in[a];
+        if (need < 0) {
+            need = 0;
+        }
+        int small = (int)(need / 2), big = (int)(need - need / 2);
+        nd->pads[a] = nd->auto_pad_same == 1 ? small : big;
+        nd->pads[a + 2] = nd->auto_pad_same == 1 ? big : small;
+    }
+    nd->auto_pad_same = 0;
+}
+
+static int shape_window(struct dlc_graph *g, struct dlc_node *nd, int64_t out_c, char *err,
+                        size_t errlen)
+{
+    const struct dlc_tensor *x = in_t(g, nd, 0);
+    if (x->rank != 4) {
+        return nfail(err, errlen, nd, "input must be a 4-D NCHW tensor");
+    }
+    if (nd->auto_pad_same) {
+        same_pads(nd, x->dims[2], x->dims[3]);
+    }
+    int64_t oh = window_out(x->dims[2], nd->kernel[0], nd->stride[0], nd->dilation[0], nd->pads[0],
+                            nd->pads[2], nd->ceil_mode);
+    int64_t ow = window_out(x->dims[3], nd->kernel[1], nd->stride[1], nd->dilation[1], nd->pads[1],
+                            nd->pads[3], nd->ceil_mode);
+    if (oh < 1 || ow < 1) {
+        return nfail(err, errlen, nd, "the kernel is larger than the padded input");
+    }
+    int64_t d[4] = { 1, out_c, oh, ow };
+    set_shape(&g->t[nd->out], 4, d);
+    return 0;
+}
+
+static int shape_conv(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *x = in_t(g, nd, 0), *w = in_t(g, nd, 1), *b = in_t(g, nd, 2);
+    if (!x || !w || !w->is_const || w->rank != 4) {
+        return nfail(err, errlen, nd, "weights must be a constant 4-D tensor (initializer)");
+    }
+    if (b && (!b->is_const || b->n != w->dims[0])) {
+        return nfail(err, errlen, nd, "bias must be a constant with one value per output channel");
+    }
+    if (x->rank != 4 || x->dims[1] != w->dims[1] * nd->group || w->dims[0] % nd->group) {
+        return nfail(err, errlen, nd, "input channels do not match weights x group");
+    }
+    if (nd->kernel[0] == 0) {
+        nd->kernel[0] = (int)w->dims[2], nd->kernel[1] = (int)w->dims[3];
+    }
+    if (nd->kernel[0] != w->dims[2] || nd->kernel[1] != w->dims[3]) {
+        return nfail(err, errlen, nd, "kernel_shape differs from the weights' shape");
+    }
+    return shape_window(g, nd, w->dims[0], err, errlen);
+}
+
+/* Gemm / MatMul: A [1, K] (or a tensor whose flattened size is K) times a
+ * constant B. */
+static int shape_gemm(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *a = in_t(g, nd, 0), *b = in_t(g, nd, 1), *c = in_t(g, nd, 2);
+    if (!a || !b || !b->is_const || b->rank != 2) {
+        return nfail(err, errlen, nd, "the second operand must be a constant 2-D tensor (weights)");
+    }
+    if (a->is_const) {
+        return nfail(err, errlen, nd, "the first operand must be an activation, not a constant");
+    }
+    if (nd->trans_a) {
+        return nfail(err, errlen, nd, "transA=1 is not supported");
+    }
+    int64_t k = nd->trans_b ? b->dims[1] : b->dims[0];
+    int64_t n = nd->trans_b ? b->dims[0] : b->dims[1];
+    int64_t rows = a->rank >= 2 ? a->n / a->dims[a->rank - 1] : 1;
+    if (rows != 1 || a->dims[a->rank - 1] != k) {
+        return nfail(err, errlen, nd, "operand shapes do not match (batch 1, [1, K] x [K, N])");
+    }
+    if (c && (!c->is_const || (c->n != n && c->n != 1))) {
+        return nfail(err, errlen, nd, "C must be a constant of N values or a scalar");
+    }
+    int64_t d[2] = { 1, n };
+    set_shape(&g->t[nd->out], 2, d);
+    return 0;
+}
+
+static int64_t int_at(const struct dlc_tensor *t, int64_t i)
+{
+    return t->is_int ? t->idata[i] : (int64_t)t->data[i];
+}
+
+static int shape_reshape(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *x = in_t(g, nd, 0), *s = in_t(g, nd, 1);
+    if (!s || !s->is_const || s->n < 1 || s->n > DLC_MAX_RANK) {
+        return nfail(err, errlen, nd, "the shape must be a constant of 1..6 values");
+    }
+    int64_t d[DLC_MAX_RANK], known = 1;
+    int infer = -1;
+    for (int i = 0; i < s->n; i++) {
+        d[i] = int_at(s, i);
+        if (d[i] == 0) {
+            d[i] = i < x->rank ? x->dims[i] : 1;
+        }
+        if (d[i] == -1) {
+            if (infer >= 0) {
+                return nfail(err, errlen, nd, "more than one -1 in the shape");
+            }
+            infer = i;
+            continue;
+        }
+        if (d[i] < 1) {
+            return nfail(err, errlen, nd, "bad dimension in the shape");
+        }
+        known *= d[i];
+    }
+    if (infer >= 0) {
+        if (known == 0 || x->n % known) {
+            return nfail(err, errlen, nd, "the shape does not divide the input size");
+        }
+        d[infer] = x->n / known;
+        known = x->n;
+    }
+    if (known != x->n) {
+        return nfail(err, errlen, nd, "the shape does not keep the number of elements");
+    }
+    set_shape(&g->t[nd->out], (int)s->n, d);
+    return 0;
+}
+
+static int shape_squeeze(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *x = in_t(g, nd, 0), *ax = in_t(g, nd, 1);
+    if (ax) {
+        if (!ax->is_const || ax->n > DLC_MAX_RANK) {
+            return nfail(err, errlen, nd, "axes must be a constant");
+        }
+        nd->n_axes = (int)ax->n;
+        for (int i = 0; i < ax->n; i++) {
+            nd->axes[i] = int_at(ax, i);
+        }
+    }
+    int64_t d[DLC_MAX_RANK];
+    int r = 0;
+    if (nd->op == DLC_OP_SQUEEZE) {
+        for (int i = 0; i < x->rank; i++) {
+            int drop = nd->n_axes == 0 && x->dims[i] == 1;
+            for (int a = 0; a < nd->n_axes; a++) {
+                int64_t ai = nd->axes[a] < 0 ? nd->axes[a] + x->rank : nd->axes[a];
+                drop |= ai == i;
+            }
+            if (drop && x->dims[i] != 1) {
+                return nfail(err, errlen, nd, "squeezed axis is not 1");
+            }
+            if (!drop) {
+                d[r++] = x->dims[i];
+            }
+        }
+    } else {
+        int outr = x->rank + nd->n_axes, src = 0;
+        if (outr > DLC_MAX_RANK) {
+            return nfail(err, errlen, nd, "result rank above 6");
+        }
+        for (int i = 0; i < outr; i++) {
+            int ins = 0;
+            for (int a = 0; a < nd->n_axes; a++) {
+                int64_t ai = nd->axes[a] < 0 ? nd->axes[a] + outr : nd->axes[a];
+                ins |= ai == i;
+            }
+            d[r++] = ins ? 1 : x->dims[src++];
+        }
+        if (src != x->rank) {
+            return nfail(err, errlen, nd, "bad axes");
+        }
+    }
+    set_shape(&g->t[nd->out], r, d);
+    return 0;
+}
+
+static int shape_transpose(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *x = in_t(g, nd, 0);
+    if (nd->n_perm == 0) {
+        nd->n_perm = x->rank;
+        for (int i = 0; i < x->rank; i++) {
+            nd->perm[i] = x->rank - 1 - i;
+        }
+    }
+    if (nd->n_perm != x->rank) {
+        return nfail(err, errlen, nd, "perm length differs from the input rank");
+    }
+    int64_t d[DLC_MAX_RANK];
+    int seen = 0;
+    for (int i = 0; i < x->rank; i++) {
+        if (nd->perm[i] >= x->rank || (seen & (1 << nd->perm[i]))) {
+            return nfail(err, errlen, nd, "perm is not a permutation");
+        }
+        seen |= 1 << nd->perm[i];
+        d[i] = x->dims[nd->perm[i]];
+    }
+    set_shape(&g->t[nd->out], x->rank, d);
+    return 0;
+}
+
+static int shape_concat(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *x = in_t(g, nd, 0);
+    int axis = nd->axis < 0 ? nd->axis + x->rank : nd->axis;
+    if (axis < 0 || axis >= x->rank) {
+        return nfail(err, errlen, nd, "axis out of range");
+    }
+    nd->axis = axis;
+    int64_t d[DLC_MAX_RANK];
+    memcpy(d, x->dims, sizeof d);
+    d[axis] = 0;
+    for (int i = 0; i < nd->n_in; i++) {
+        const struct dlc_tensor *y = in_t(g, nd, i);
+        if (!y || y->rank != x->rank) {
+            return nfail(err, errlen, nd, "inputs of different ranks");
+        }
+        for (int k = 0; k < x->rank; k++) {
+            if (k != axis && y->dims[k] != x->dims[k]) {
+                return nfail(err, errlen, nd, "inputs differ outside the concatenation axis");
+            }
+        }
+        d[axis] += y->dims[axis];
+    }
+    set_shape(&g->t[nd->out], x->rank, d);
+    return 0;
+}
+
+/* Numpy broadcasting of two shapes. */
+static int shape_broadcast(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *a = in_t(g, nd, 0), *b = in_t(g, nd, 1);
+    if (!a || !b) {
+        return nfail(err, errlen, nd, "needs two inputs");
+    }
+    int r = a->rank > b->rank ? a->rank : b->rank;
+    int64_t d[DLC_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - a->rank), ib = i - (r - b->rank);
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da != db && da != 1 && db != 1) {
+            return nfail(err, errlen, nd, "operand shapes cannot be broadcast");
+        }
+        d[i] = da > db ? da : db;
+    }
+    set_shape(&g->t[nd->out], r, d);
+    if (g->t[nd->out].n != (a->n > b->n ? a->n : b->n) || (a->is_const && b->is_const)) {
+        return nfail(err, errlen, nd, "the result must have the shape of its activation operand");
+    }
+    return 0;
+}
+
+static int shape_resize(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *x = in_t(g, nd, 0);
+    /* Upsample(X, scales); Resize(X, roi, scales[, sizes]) */
+    const struct dlc_tensor *sc = nd->n_in == 2 ? in_t(g, nd, 1) : in_t(g, nd, 2);
+    const struct dlc_tensor *sz = in_t(g, nd, 3);
+    if (x->rank != 4) {
+        return nfail(err, errlen, nd, "input must be 4-D");
+    }
+    int64_t d[4] = { 1, x->dims[1], 0, 0 };
+    if (sz && sz->is_const && sz->n == 4) {
+        d[2] = int_at(sz, 2), d[3] = int_at(sz, 3);
+    } else if (sc && sc->is_const && sc->n == 4) {
+        d[2] = (int64_t)floorf((float)x->dims[2] * sc->data[2]);
+        d[3] = (int64_t)floorf((float)x->dims[3] * sc->data[3]);
+    } else {
+        return nfail(err, errlen, nd, "scales or sizes must be constant 4-value tensors");
+    }
+    if (d[2] < 1 || d[3] < 1 || d[2] > 65536 || d[3] > 65536) {
+        return nfail(err, errlen, nd, "output size out of range");
+    }
+    set_shape(&g->t[nd->out], 4, d);
+    return 0;
+}
+
+static int shape_pad(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *x = in_t(g, nd, 0), *p = in_t(g, nd, 1), *v = in_t(g, nd, 2);
+    if (x->rank != 4 || !p || !p->is_const || p->n != 8) {
+        return nfail(err, errlen, nd, "needs a 4-D input and 8 constant pads");
+    }
+    for (int i = 0; i < 8; i++) {
+        int64_t q = int_at(p, i);
+        if (q < 0 || q > 255 || ((i % 4) < 2 && q != 0)) {
+            return nfail(err, errlen, nd, "pads must be 0..255 and only on H and W");
+        }
+    }
+    nd->pads[0] = (int)int_at(p, 2), nd->pads[1] = (int)int_at(p, 3);
+    nd->pads[2] = (int)int_at(p, 6), nd->pads[3] = (int)int_at(p, 7);
+    nd->pad_value = v && v->is_const && v->n >= 1 ? v->data[0] : 0.0f;
+    int64_t d[4] = { 1, x->dims[1], x->dims[2] + nd->pads[0] + nd->pads[2],
+                     x->dims[3] + nd->pads[1] + nd->pads[3] };
+    set_shape(&g->t[nd->out], 4, d);
+    return 0;
+}
+
+static int shape_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *x = in_t(g, nd, 0);
+    struct dlc_tensor *o = &g->t[nd->out];
+    if (!x) {
+        return nfail(err, errlen, nd, "missing input");
+    }
+    if (x->n < 1) {
+        return nfail(err, errlen, nd, "empty input tensor");
+    }
+    switch (nd->op) {
+    case DLC_OP_CONV:
+        return shape_conv(g, nd, err, errlen);
+    case DLC_OP_GEMM:
+    case DLC_OP_MATMUL:
+        return shape_gemm(g, nd, err, errlen);
+    case DLC_OP_MAXPOOL:
+    case DLC_OP_AVGPOOL:
+        if (nd->kernel[0] < 1 || nd->dilation[0] != 1 || nd->dilation[1] != 1) {
+            return nfail(err, errlen, nd, "kernel_shape is required; dilations are not supported");
+        }
+        return shape_window(g, nd, x->rank == 4 ? x->dims[1] : 0, err, errlen);
+    case DLC_OP_GAP: {
+        if (x->rank != 4) {
+            return nfail(err, errlen, nd, "input must be 4-D");
+        }
+        int64_t d[4] = { 1, x->dims[1], 1, 1 };
+        set_shape(o, 4, d);
+        return 0;
+    }
+    case DLC_OP_FLATTEN: {
+        int axis = nd->axis < 0 ? nd->axis + x->rank : nd->axis;
+        if (axis < 0 || axis > x->rank) {
+            return nfail(err, errlen, nd, "axis out of range");
+        }
+        int64_t d[2] = { 1, 1 };
+        for (int i = 0; i < x->rank; i++) {
+            d[i < axis ? 0 : 1] *= x->dims[i];
+        }
+        set_shape(o, 2, d);
+        return 0;
+    }
+    case DLC_OP_RESHAPE:
+        return shape_reshape(g, nd, err, errlen);
+    case DLC_OP_SQUEEZE:
+    case DLC_OP_UNSQUEEZE:
+        return shape_squeeze(g, nd, err, errlen);
+    case DLC_OP_TRANSPOSE:
+        return shape_transpose(g, nd, err, errlen);
+    case DLC_OP_CONCAT:
+        return shape_concat(g, nd, err, errlen);
+    case DLC_OP_ADD:
+    case DLC_OP_SUB:
+    case DLC_OP_MUL:
+    case DLC_OP_PRELU:
+        return shape_broadcast(g, nd, err, errlen);
+    case DLC_OP_RESIZE:
+        return shape_resize(g, nd, err, errlen);
+    case DLC_OP_PAD:
+        return shape_pad(g, nd, err, errlen);
+    case DLC_OP_SOFTMAX: {
+        int axis = nd->axis < 0 ? nd->axis + x->rank : nd->axis;
+        if (axis < 0 || axis >= x->rank) {
+            return nfail(err, errlen, nd, "axis out of range");
+        }
+        nd->axis = axis;
+        set_shape(o, x->rank, x->dims);
+        return 0;
+    }
+    case DLC_OP_BN: {
+        for (int i = 1; i < 5; i++) {
+            const struct dlc_tensor *p = in_t(g, nd, i);
+            if (!p || !p->is_const || x->rank < 2 || p->n != x->dims[1]) {
+                return nfail(err, errlen, nd, "scale, B, mean and var must be constants of C values");
+            }
+        }
+        set_shape(o, x->rank, x->dims);
+        return 0;
+    }
+    case DLC_OP_LRN:
+        if (x->rank != 4) {
+            return nfail(err, errlen, nd, "input must be 4-D");
+        }
+        set_shape(o, x->rank, x->dims);
+        return 0;
+    case DLC_OP_CLIP: {
+        const struct dlc_tensor *lo = in_t(g, nd, 1), *hi = in_t(g, nd, 2);
+        if ((lo && (!lo->is_const || lo->n != 1)) || (hi && (!hi->is_const || hi->n != 1))) {
+            return nfail(err, errlen, nd, "min and max must be constant scalars");
+        }
+        if (lo) {
+            nd->clip_min = lo->data[0];
+        }
+        if (hi) {
+            nd->clip_max = hi->data[0];
+        }
+        set_shape(o, x->rank, x->dims);
+        return 0;
+    }
+    default: /* element-wise: Relu, LeakyRelu, Sigmoid, Tanh, Identity, Dropout */
+        set_shape(o, x->rank, x->dims);
+        return 0;
+    }
+}
+
+/* Fold BatchNormalization into the Conv that feeds it (only reader). */
+static int fold_bn(struct dlc_graph *g, struct dlc_node *bn)
+{
+    const struct dlc_tensor *x = &g->t[bn->in[0]];
+    if (x->producer < 0 || x->consumers != 1 || bn->in[0] == g->output) {
+        return 0;
+    }
+    struct dlc_node *cv = &g->nodes[x->producer];
+    if (cv->op != DLC_OP_CONV || cv->dead) {
+        return 0;
+    }
+    struct dlc_tensor *w = &g->t[cv->in[1]];
+    if (w->consumers != 1 || (cv->n_in > 2 && cv->in[2] >= 0 && g->t[cv->in[2]].consumers != 1)) {
+        return 0; /* shared weights: keep the BN node */
+    }
+    int64_t k = w->dims[0], per = w->n / k;
+    const float *gam = g->t[bn->in[1]].data, *beta = g->t[bn->in[2]].data;
+    const float *mean = g->t[bn->in[3]].data, *var = g->t[bn->in[4]].data;
+    if (cv->n_in < 3 || cv->in[2] < 0) { /* give the conv a bias tensor */
+        char name[300];
+        snprintf(name, sizeof name, "%s.folded_bias", cv->name);
+        int b = dlc_tensor_add(g, name);
+        if (b < 0) {
+            return -1;
+        }
+        struct dlc_tensor *bt = &g->t[b];
+        bt->data = calloc((size_t)k, sizeof(float));
+        if (!bt->data) {
+            return -1;
+        }
+        bt->is_const = 1;
+        bt->rank = 1;
+        bt->dims[0] = k;
+        bt->n = k;
+        bt->consumers = 1;
+        cv = &g->nodes[x->producer];
+        cv->in[2] = b;
+        cv->n_in = 3;
+        w = &g->t[cv->in[1]];
+    }
+    float *bias = g->t[cv->in[2]].data;
+    for (int64_t o = 0; o < k; o++) {
+        float f = gam[o] / sqrtf(var[o] + bn->epsilon);
+        for (int64_t i = 0; i < per; i++) {
+            w->data[o * per + i] *= f;
+        }
+        bias[o] = (bias[o] - mean[o]) * f + beta[o];
+    }
+    /* the conv now writes the BN's output tensor */
+    cv->out = bn->out;
+    g->t[bn->out].producer = x->producer;
+    bn->dead = 1;
+    return 0;
+}
+
+/* Fold a zero Pad into the Conv that is its only reader (the convolution
+ * pads with zeros itself). */
+static void fold_pad(struct dlc_graph *g, struct dlc_node *pad)
+{
+    int t = pad->out;
+    if (pad->pad_value != 0.0f || g->t[t].consumers != 1 || t == g->output) {
+        return;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        struct dlc_node *cv = &g->nodes[i];
+        if (cv->dead || cv->op != DLC_OP_CONV || cv->in[0] != t) {
+            continue;
+        }
+        for (int k = 0; k < 4; k++) {
+            if (cv->pads[k] + pad->pads[k] > 31) {
+                return; /* beyond the padding registers: keep the Pad */
+            }
+        }
+        for (int k = 0; k < 4; k++) {
+            cv->pads[k] += pad->pads[k];
+        }
+        cv->in[0] = pad->in[0];
+        pad->dead = 1;
+        return;
+    }
+}
+
+int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        struct dlc_node *nd = &g->nodes[i];
+        if (nd->dead) {
+            continue;
+        }
+        if (shape_node(g, nd, err, errlen)) {
+            return -1;
+        }
+        if (g->t[nd->out].n > (1 << 26)) {
+            return nfail(err, errlen, nd, "output tensor too large");
+        }
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (!g->nodes[i].dead && g->nodes[i].op == DLC_OP_PAD) {
+            fold_pad(g, &g->nodes[i]);
+        }
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (!g->nodes[i].dead && g->nodes[i].op == DLC_OP_BN && fold_bn(g, &g->nodes[i])) {
+            if (err && errlen) {
+                snprintf(err, errlen, "out of memory");
+            }
+            return -1;
+        }
+    }
+    return 0;
+}

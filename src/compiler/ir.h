@@ -1,0 +1,113 @@
+/*
+ * The ONNX compiler's graph IR: tensors with shapes and quantization
+ * parameters, nodes with their decoded attributes.  Built by onnx_read.c,
+ * shaped and simplified by graph.c (BatchNormalization folded into the
+ * convolution before it, constant shape tensors evaluated), run in float by
+ * float_exec.c, calibrated by calib.c, lowered to hardware layers by
+ * lower.c.  Batch is 1: activations are N=1 tensors, stored NCHW.
+ */
+#ifndef DLASIM_COMPILER_IR_H
+#define DLASIM_COMPILER_IR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DLC_MAX_RANK 6
+#define DLC_MAX_IN 8
+
+enum dlc_op {
+    DLC_OP_CONV, DLC_OP_GEMM, DLC_OP_MATMUL, DLC_OP_BN, DLC_OP_RELU, DLC_OP_LEAKYRELU,
+    DLC_OP_PRELU, DLC_OP_CLIP, DLC_OP_ADD, DLC_OP_SUB, DLC_OP_MUL, DLC_OP_MAXPOOL,
+    DLC_OP_AVGPOOL, DLC_OP_GAP, DLC_OP_LRN, DLC_OP_SIGMOID, DLC_OP_TANH, DLC_OP_CONCAT,
+    DLC_OP_FLATTEN, DLC_OP_RESHAPE, DLC_OP_SQUEEZE, DLC_OP_UNSQUEEZE, DLC_OP_TRANSPOSE,
+    DLC_OP_SOFTMAX, DLC_OP_RESIZE, DLC_OP_PAD, DLC_OP_IDENTITY, DLC_OP_DROPOUT,
+    DLC_OP_CONSTANT, DLC_OP_COUNT
+};
+
+/* ONNX op_type of each enum value (and the table the reader looks up). */
+extern const char *const dlc_op_names[DLC_OP_COUNT];
+
+struct dlc_tensor {
+    char *name;
+    int rank;
+    int64_t dims[DLC_MAX_RANK];
+    int64_t n;        /* elements */
+    float *data;      /* constant value (initializer / Constant / folded), else NULL */
+    int is_const;
+    int is_int;       /* constant came from an integer tensor (shapes, axes, pads) */
+    int64_t *idata;   /* integer constant values when is_int */
+    int producer;     /* node index, -1 for inputs and constants */
+    int consumers;    /* number of node inputs reading it */
+    /* quantization: int8 value q stands for q * scale */
+    float amax;       /* calibrated range (|x| <= amax) */
+    float scale;      /* amax / 127 */
+    int scale_tied;   /* scale forced equal to another tensor's (pool, concat, views) */
+};
+
+struct dlc_node {
+    char *name;
+    enum dlc_op op;
+    int in[DLC_MAX_IN];
+    int n_in;
+    int out;
+    int dead; /* removed by a graph pass (folded / fused) */
+    /* attributes (ONNX names in comments; defaults applied by the reader) */
+    int kernel[2];        /* kernel_shape h, w */
+    int stride[2];        /* strides */
+    int dilation[2];      /* dilations */
+    int pads[4];          /* top, left, bottom, right (ONNX: begins then ends) */
+    int group;            /* group */
+    int ceil_mode;        /* ceil_mode */
+    int count_include_pad;
+    int auto_pad_same;    /* 1 SAME_UPPER, 2 SAME_LOWER */
+    float alpha, beta;    /* Gemm / LeakyRelu / LRN */
+    float epsilon;        /* BatchNormalization */
+    float bias;           /* LRN */
+    int size;             /* LRN */
+    int trans_a, trans_b; /* Gemm */
+    int axis;             /* Concat, Softmax, Flatten */
+    int perm[DLC_MAX_RANK];
+    int n_perm;
+    int64_t axes[DLC_MAX_RANK];
+    int n_axes;
+    float clip_min, clip_max;
+    int mode_nearest;     /* Resize / Upsample */
+    float pad_value;      /* Pad constant */
+    int pad_mode_constant;
+};
+
+struct dlc_graph {
+    struct dlc_tensor *t;
+    int n_t, cap_t;
+    struct dlc_node *nodes;
+    int n_nodes, cap_nodes;
+    int input, output; /* graph input / output tensor */
+    int64_t opset;
+    char *producer_name;
+};
+
+void dlc_graph_free(struct dlc_graph *g);
+int dlc_tensor_add(struct dlc_graph *g, const char *name); /* -1 on no memory */
+int dlc_tensor_find(const struct dlc_graph *g, const char *name);
+int dlc_node_add(struct dlc_graph *g); /* zeroed node with defaults, -1 on no memory */
+
+/* A tensor's NCHW-free "cube": C, H, W of a rank-4 (N=1) tensor; a rank-2
+ * [1, K] or rank-1 [K] tensor is K x 1 x 1. */
+void dlc_cube_of(const struct dlc_tensor *t, int64_t *c, int64_t *h, int64_t *w);
+
+/* Shape inference and graph passes (graph.c): 0 or -1 with err set. */
+int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen);
+
+/* Float execution (float_exec.c): run the graph on one input (NCHW float,
+ * g->t[g->input].n values).  vals[i] receives a malloc'ed array for every
+ * tensor i that is computed (constants point at their data); free with
+ * dlc_vals_free.  observe (optional) is called for every node output. */
+typedef void (*dlc_observe_fn)(void *ctx, int tensor, const float *v, int64_t n);
+int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
+                  dlc_observe_fn observe, void *ctx, char *err, size_t errlen);
+void dlc_vals_free(const struct dlc_graph *g, float **vals);
+/* One node in float (used by the quantized runner for host-CPU nodes). */
+int dlc_float_node(const struct dlc_graph *g, const struct dlc_node *nd, float **vals,
+                   char *err, size_t errlen);
+
+#endif

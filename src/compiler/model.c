@@ -1,0 +1,676 @@
+/*
+ * The compiler's public API (include/dlasim/compiler.h): loading,
+ * calibration, compilation, running on a device, reports.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/compiler_int.h"
+
+static int mfail(char *err, size_t errlen, int status, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+int dlasim_model_load_onnx(const void *buf, size_t len, struct dlasim_model **out, char *err,
+                           size_t errlen)
+{
+    *out = NULL;
+    struct dlasim_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        return mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
+    }
+    if (dlc_onnx_read(buf, len, &m->g, err, errlen)) {
+        free(m);
+        return DLASIM_ERR_PARSE;
+    }
+    if (dlc_graph_prepare(&m->g, err, errlen)) {
+        dlc_graph_free(&m->g);
+        free(m);
+        return DLASIM_ERR_UNSUPPORTED;
+    }
+    m->fvals = calloc((size_t)m->g.n_t, sizeof *m->fvals);
+    if (!m->fvals) {
+        dlc_graph_free(&m->g);
+        free(m);
+        return mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
+    }
+    *out = m;
+    return 0;
+}
+
+void dlasim_model_free(struct dlasim_model *m)
+{
+    if (!m) {
+        return;
+    }
+    dlc_vals_free(&m->g, m->fvals);
+    free(m->fvals);
+    dlc_lower_free(m);
+    dlc_graph_free(&m->g);
+    free(m->no_place);
+    free(m);
+}
+
+size_t dlasim_model_input_size(const struct dlasim_model *m)
+{
+    return (size_t)m->g.t[m->g.input].n;
+}
+
+size_t dlasim_model_output_size(const struct dlasim_model *m)
+{
+    return (size_t)m->g.t[m->g.output].n;
+}
+
+int dlasim_model_input_shape(const struct dlasim_model *m, int64_t dims[6])
+{
+    const struct dlc_tensor *t = &m->g.t[m->g.input];
+    for (int i = 0; i < t->rank; i++) {
+        dims[i] = t->dims[i];
+    }
+    return t->rank;
+}
+
+int dlasim_model_run_float(const struct dlasim_model *m, const float *input, float *output,
+                           char *err, size_t errlen)
+{
+    float **vals = calloc((size_t)m->g.n_t, sizeof *vals);
+    if (!vals) {
+        return mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
+    }
+    int rc = dlc_float_run(&m->g, input, vals, NULL, NULL, err, errlen);
+    if (!rc) {
+        memcpy(output, vals[m->g.output], (size_t)m->g.t[m->g.output].n * sizeof(float));
+    }
+    dlc_vals_free(&m->g, vals);
+    free(vals);
+    return rc ? DLASIM_ERR_INVAL : 0;
+}
+
+/* ---- calibration ---------------------------------------------------------------------- */
+
+float dlc_quant_scale(float amax)
+{
+    return amax > 0 ? amax / 127.0f : 1.0f / 127.0f;
+}
+
+struct calib_pass {
+    const struct dlc_graph *g;
+    double *amax;
+    uint32_t *hist; /* NULL in the first pass */
+};
+
+static void observe(void *ctx, int t, const float *v, int64_t n)
+{
+    struct calib_pass *p = ctx;
+    if (!p->hist) {
+        double a = p->amax[t];
+        for (int64_t i = 0; i < n; i++) {
+            double x = fabs((double)v[i]);
+            a = x > a ? x : a;
+        }
+        p->amax[t] = a;
+        return;
+    }
+    if (p->amax[t] <= 0) {
+        return;
+    }
+    uint32_t *h = p->hist + (size_t)t * DLC_HIST_BINS;
+    double k = DLC_HIST_BINS / p->amax[t];
+    for (int64_t i = 0; i < n; i++) {
+        double x = fabs((double)v[i]) * k;
+        if (!(x < DLC_HIST_BINS)) { /* beyond the range, or NaN */
+            h[DLC_HIST_BINS - 1] += x == x;
+            continue;
+        }
+        int b = (int)x;
+        h[b >= DLC_HIST_BINS ? DLC_HIST_BINS - 1 : b]++;
+    }
+}
+
+static double percentile_threshold(const uint32_t *h, double amax, double pct)
+{
+    uint64_t total = 0, acc = 0;
+    for (int i = 0; i < DLC_HIST_BINS; i++) {
+        total += h[i];
+    }
+    for (int i = 0; i < DLC_HIST_BINS; i++) {
+        acc += h[i];
+        if ((double)acc >= pct / 100.0 * (double)total) {
+            return amax * (i + 1) / DLC_HIST_BINS;
+        }
+    }
+    return amax;
+}
+
+/* KL divergence between the clipped reference distribution and its 128-level
+ * quantized version, for thresholds of 128..2048 bins; the threshold with the
+ * smallest divergence wins (the entropy calibration of TensorRT's INT8 paper,
+ * "8-bit Inference with TensorRT", GTC 2017). */
+static double entropy_threshold(const uint32_t *h, double amax)
+{
+    enum { LEVELS = 128 };
+    double best = INFINITY;
+    int best_i = DLC_HIST_BINS;
+    double p[DLC_HIST_BINS], q[DLC_HIST_BINS];
+    for (int i = LEVELS; i <= DLC_HIST_BINS; i += 16) {
+        double outliers = 0;
+        for (int j = i; j < DLC_HIST_BINS; j++) {
+            outliers += h[j];
+        }
+        for (int j = 0; j < i; j++) {
+            p[j] = h[j];
+        }
+        p[i - 1] += outliers;
+        for (int lv = 0; lv < LEVELS; lv++) { /* merge into LEVELS bins, spread back */
+            int a = lv * i / LEVELS, b = (lv + 1) * i / LEVELS;
+            double sum = 0;
+            int nz = 0;
+            for (int j = a; j < b; j++) {
+                sum += h[j];
+                nz += h[j] != 0;
+            }
+            for (int j = a; j < b; j++) {
+                q[j] = h[j] && nz ? sum / nz : 0;
+            }
+        }
+        double sp = 0, sq = 0;
+        for (int j = 0; j < i; j++) {
+            sp += p[j];
+            sq += q[j];
+        }
+        if (sp <= 0 || sq <= 0) {
+            continue;
+        }
+        double kl = 0;
+        for (int j = 0; j < i; j++) {
+            if (p[j] > 0) {
+                double pj = p[j] / sp, qj = q[j] > 0 ? q[j] / sq : 1e-12;
+                kl += pj * log(pj / qj);
+            }
+        }
+        if (kl < best) {
+            best = kl;
+            best_i = i;
+        }
+    }
+    return amax * (best_i + 0.5) / DLC_HIST_BINS;
+}
+
+int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t count,
+                           const struct dlasim_calib_options *opt, char *err, size_t errlen)
+{
+    struct dlc_graph *g = &m->g;
+    if (count == 0) {
+        return mfail(err, errlen, DLASIM_ERR_INVAL, "calibration: no input given");
+    }
+    enum dlasim_calib_method method = opt ? opt->method : DLASIM_CALIB_MINMAX;
+    double pct = opt && opt->percentile > 0 ? opt->percentile : 99.99;
+    struct calib_pass p = { g, calloc((size_t)g->n_t, sizeof(double)), NULL };
+    float **vals = calloc((size_t)g->n_t, sizeof *vals);
+    int rc = p.amax && vals ? 0 : mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
+    size_t in_n = dlasim_model_input_size(m);
+    int passes = method == DLASIM_CALIB_MINMAX ? 1 : 2;
+    for (int pass = 0; pass < passes && !rc; pass++) {
+        if (pass == 1) {
+            p.hist = calloc((size_t)g->n_t * DLC_HIST_BINS, sizeof(uint32_t));
+            if (!p.hist) {
+                rc = mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
+                break;
+            }
+        }
+        for (size_t i = 0; i < count && !rc; i++) {
+            if (dlc_float_run(g, inputs + i * in_n, vals, observe, &p, err, errlen)) {
+                rc = DLASIM_ERR_INVAL;
+            }
+            dlc_vals_free(g, vals);
+        }
+    }
+    for (int t = 0; t < g->n_t && !rc; t++) {
+        double a = p.amax[t];
+        if (!isfinite(a) || a > 1e30) {
+            rc = mfail(err, errlen, DLASIM_ERR_INVAL,
+                       "calibration: tensor '%s' takes NaN, infinite or huge values (|x| up to %g)",
+                       g->t[t].name, a);
+            break;
+        }
+        if (p.hist && a > 0 && t != g->input) {
+            const uint32_t *h = p.hist + (size_t)t * DLC_HIST_BINS;
+            a = method == DLASIM_CALIB_PERCENTILE ? percentile_threshold(h, a, pct)
+                                                  : entropy_threshold(h, a);
+        }
+        g->t[t].amax = (float)a;
+        g->t[t].scale = dlc_quant_scale((float)a);
+    }
+    free(p.amax);
+    free(p.hist);
+    free(vals);
+    if (!rc) {
+        m->calibrated = 1;
+        m->compiled = 0;
+    }
+    return rc;
+}
+
+/* ---- compile ---------------------------------------------------------------------------- */
+
+int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, size_t errlen)
+{
+    if (!m->calibrated) {
+        return mfail(err, errlen, DLASIM_ERR_INVAL,
+                     "compile: the model is not calibrated (dlasim_model_calibrate first)");
+    }
+    struct dlasim_options o;
+    memset(&o, 0, sizeof o);
+    o.config = config ? config : "nv_small";
+    struct dlasim_dev *dev = NULL;
+    char derr[256];
+    int rc = dlasim_create(&o, &dev, derr, sizeof derr);
+    if (rc) {
+        return mfail(err, errlen, rc, "compile: %s", derr);
+    }
+    rc = dlasim_conv_hw_of(dev, &m->hw);
+    uint64_t lut = 0;
+    m->sdp_lut = dlasim_param(dev, "NVDLA_SDP_LUT_ENABLE", &lut) == 0 && lut;
+    dlasim_destroy(dev);
+    if (rc) {
+        return mfail(err, errlen, rc, "compile: cannot read the configuration's parameters");
+    }
+    snprintf(m->config, sizeof m->config, "%s", o.config);
+    if (dlc_lower(m, err, errlen)) {
+        dlc_lower_free(m);
+        return DLASIM_ERR_UNSUPPORTED;
+    }
+    m->compiled = 1;
+    return 0;
+}
+
+float dlasim_model_output_scale(const struct dlasim_model *m)
+{
+    for (int i = 0; i < m->n_layers; i++) {
+        if (m->layers[i].out_tensor == m->g.output && m->layers[i].engine == DLC_ENG_CPU) {
+            return 0.0f;
+        }
+    }
+    return m->g.t[m->store[m->g.output]].scale;
+}
+
+uint64_t dlasim_model_macs(const struct dlasim_model *m)
+{
+    uint64_t s = 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        s += m->layers[i].macs;
+    }
+    return s;
+}
+
+/* ---- running ---------------------------------------------------------------------------- */
+
+static void quantize(const float *x, int8_t *q, int64_t n, float scale)
+{
+    float inv = 1.0f / scale;
+    for (int64_t i = 0; i < n; i++) {
+        float v = x[i] * inv;
+        v = v != v ? 0.0f : v < 0 ? v - 0.5f : v + 0.5f; /* NaN input: 0 */
+        q[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : (int)v);
+    }
+}
+
+static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, const float *x)
+{
+    const struct dlc_buf *b = &m->buf[t];
+    size_t n = (size_t)b->c * b->h * b->w;
+    int8_t *q = malloc(n ? n : 1);
+    uint8_t *packed = calloc(b->size ? b->size : 1, 1);
+    int rc = DLASIM_ERR_NOMEM;
+    if (q && packed) {
+        quantize(x, q, (int64_t)n, m->g.t[t].scale);
+        dlasim_conv_pack_cube(&m->hw, b->w, b->h, b->c, b->line, b->surf, q, packed);
+        rc = dlasim_mem_write(dev, DLASIM_PORT_DBB, m->addrs[b->addr_index] + b->offset, packed,
+                              b->size);
+    }
+    free(q);
+    free(packed);
+    return rc;
+}
+
+/* Dequantized values of stored tensor t (NCHW order) into y. */
+static int read_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, float *y)
+{
+    const struct dlc_buf *b = &m->buf[t];
+    size_t n = (size_t)b->c * b->h * b->w;
+    int8_t *q = malloc(n ? n : 1);
+    uint8_t *packed = malloc(b->size ? b->size : 1);
+    int rc = DLASIM_ERR_NOMEM;
+    if (q && packed) {
+        rc = dlasim_mem_read(dev, DLASIM_PORT_DBB, m->addrs[b->addr_index] + b->offset, packed,
+                             b->size);
+        if (!rc) {
+            dlasim_conv_unpack_cube(&m->hw, b->w, b->h, b->c, b->line, b->surf, packed, q);
+            float s = m->g.t[t].scale;
+            for (size_t i = 0; i < n; i++) {
+                y[i] = (float)q[i] * s;
+            }
+        }
+    }
+    free(q);
+    free(packed);
+    return rc;
+}
+
+static int load_weights(struct dlasim_model *m, struct dlasim_dev *dev)
+{
+    for (int i = 0; i < m->n_blobs; i++) {
+        int rc = dlasim_mem_write(dev, DLASIM_PORT_DBB, m->addrs[m->blobs[i].addr_index],
+                                  m->blobs[i].data, m->blobs[i].len);
+        if (rc) {
+            return rc;
+        }
+    }
+    m->loaded_dev = dev;
+    return 0;
+}
+
+static float *fval(struct dlasim_model *m, int t)
+{
+    if (!m->fvals[t]) {
+        m->fvals[t] = malloc((size_t)(m->g.t[t].n ? m->g.t[t].n : 1) * sizeof(float));
+    }
+    return m->fvals[t];
+}
+
+/* A host-CPU layer: dequantized inputs, float node, quantized output
+ * (kept in float when it is the model's output). */
+static int run_cpu_layer(struct dlasim_model *m, struct dlasim_dev *dev, const struct dlc_layer *L,
+                         char *err, size_t errlen)
+{
+    struct dlc_graph *g = &m->g;
+    const struct dlc_node *nd = &g->nodes[L->node];
+    for (int i = 0; i < nd->n_in; i++) {
+        int t = nd->in[i];
+        if (t < 0 || g->t[t].is_const) {
+            continue;
+        }
+        float *y = fval(m, t);
+        if (!y) {
+            return mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
+        }
+        int rc = read_tensor(m, dev, m->store[t], y);
+        if (rc) {
+            return mfail(err, errlen, rc, "node '%s': reading its input: %s", nd->name,
+                         dlasim_last_error(dev));
+        }
+    }
+    for (int i = 0; i < g->n_t; i++) { /* constants are read in place */
+        if (g->t[i].is_const && !m->fvals[i]) {
+            m->fvals[i] = g->t[i].data;
+        }
+    }
+    if (!fval(m, nd->out)) {
+        return mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
+    }
+    if (dlc_float_node(g, nd, m->fvals, err, errlen)) {
+        return DLASIM_ERR_INVAL;
+    }
+    if (nd->out == g->output) {
+        return 0;
+    }
+    int rc = write_tensor(m, dev, nd->out, m->fvals[nd->out]);
+    return rc ? mfail(err, errlen, rc, "node '%s': writing its output", nd->name) : 0;
+}
+
+static int run_network(struct dlasim_model *m, struct dlasim_dev *dev, const struct dlc_step *s,
+                       int index, const struct dlasim_rt_options *opt, char *err, size_t errlen)
+{
+    struct dlasim_rt_network net;
+    memset(&net, 0, sizeof net);
+    net.ops = s->ops;
+    net.num_ops = s->n_ops;
+    memcpy(net.op_head, s->op_head, sizeof net.op_head);
+    net.addresses = m->addrs;
+    net.num_addresses = (uint16_t)m->n_addrs;
+    net.luts = s->luts;
+    net.num_luts = s->n_luts;
+    struct dlasim_rt_options o;
+    char dir[4096];
+    if (opt && opt->record_trace_dir) {
+        o = *opt;
+        int n_hw = 0;
+        for (int i = 0; i < m->n_steps; i++) {
+            n_hw += m->steps[i].cpu_layer < 0;
+        }
+        if (n_hw > 1) { /* one recorded case per hardware network */
+            snprintf(dir, sizeof dir, "%s/net%d", opt->record_trace_dir, index);
+            o.record_trace_dir = dir;
+            o.record_trace_name = NULL;
+        }
+        opt = &o;
+    }
+    return dlasim_rt_execute(dev, &net, opt, err, errlen);
+}
+
+static void accumulate_stats(struct dlasim_model *m, struct dlasim_dev *dev, float **ref)
+{
+    struct dlc_graph *g = &m->g;
+    for (int i = 0; i < m->n_layers; i++) {
+        struct dlc_layer *L = &m->layers[i];
+        int t = L->out_tensor;
+        if (L->engine == DLC_ENG_VIEW || L->engine == DLC_ENG_PLACED || !ref[t] ||
+            m->buf[t].addr_index < 0) {
+            continue;
+        }
+        int64_t n = g->t[t].n;
+        float *y = malloc((size_t)n * sizeof(float));
+        if (!y) {
+            return;
+        }
+        int from_float = t == g->output && L->engine == DLC_ENG_CPU;
+        if (from_float ? (memcpy(y, m->fvals[t], (size_t)n * sizeof(float)), 0)
+                       : read_tensor(m, dev, t, y)) {
+            free(y);
+            continue;
+        }
+        float lim = 127.5f * g->t[t].scale;
+        for (int64_t k = 0; k < n; k++) {
+            double f = ref[t][k], e = (double)y[k] - f;
+            L->stat_sig += f * f;
+            L->stat_noise += e * e;
+            L->stat_sat += !from_float && fabsf(ref[t][k]) > lim;
+        }
+        L->stat_n += (uint64_t)n;
+        free(y);
+    }
+}
+
+int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float *input,
+                     float *output, const struct dlasim_rt_options *opt, char *err,
+                     size_t errlen)
+{
+    struct dlc_graph *g = &m->g;
+    if (!m->compiled) {
+        return mfail(err, errlen, DLASIM_ERR_INVAL, "run: the model is not compiled");
+    }
+    int rc = 0;
+    if (m->reset_each_run) {
+        dlasim_reset(dev);
+    }
+    if (m->loaded_dev != dev && (rc = load_weights(m, dev))) {
+        return mfail(err, errlen, rc, "run: writing the weights: %s", dlasim_last_error(dev));
+    }
+    if ((rc = write_tensor(m, dev, g->input, input))) {
+        return mfail(err, errlen, rc, "run: writing the input: %s", dlasim_last_error(dev));
+    }
+    for (int i = 0; i < m->n_steps && !rc; i++) {
+        const struct dlc_step *s = &m->steps[i];
+        rc = s->cpu_layer >= 0 ? run_cpu_layer(m, dev, &m->layers[s->cpu_layer], err, errlen)
+                               : run_network(m, dev, s, i, opt, err, errlen);
+    }
+    if (rc) {
+        return rc;
+    }
+    int out = g->output;
+    int cpu_out = 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        if (m->layers[i].out_tensor == out) {
+            cpu_out = m->layers[i].engine == DLC_ENG_CPU;
+        }
+    }
+    if (cpu_out) {
+        memcpy(output, m->fvals[out], (size_t)g->t[out].n * sizeof(float));
+    } else if ((rc = read_tensor(m, dev, m->store[out], output))) {
+        return mfail(err, errlen, rc, "run: reading the output: %s", dlasim_last_error(dev));
+    }
+    if (m->stats) {
+        if (m->stats_left == 1) {
+            m->stats = 0;
+        }
+        m->stats_left -= m->stats_left > 0;
+        float **ref = calloc((size_t)g->n_t, sizeof *ref);
+        if (ref && !dlc_float_run(g, input, ref, NULL, NULL, NULL, 0)) {
+            accumulate_stats(m, dev, ref);
+        }
+        if (ref) {
+            dlc_vals_free(g, ref);
+        }
+        free(ref);
+    }
+    return 0;
+}
+
+/* ---- reports ------------------------------------------------------------------------------ */
+
+struct sbuf {
+    char *s;
+    size_t n, cap;
+};
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        size_t room = b->cap - b->n;
+        va_start(ap, fmt);
+        int k = b->s ? vsnprintf(b->s + b->n, room, fmt, ap) : -1;
+        va_end(ap);
+        if (k >= 0 && (size_t)k < room) {
+            b->n += (size_t)k;
+            return;
+        }
+        size_t cap = b->cap ? 2 * b->cap : 4096;
+        while (k >= 0 && cap < b->n + (size_t)k + 1) {
+            cap *= 2;
+        }
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+}
+
+static const char *engine_name(const struct dlc_layer *L)
+{
+    switch (L->engine) {
+    case DLC_ENG_CONV: return "CONV+SDP";
+    case DLC_ENG_PDP: return "PDP";
+    case DLC_ENG_SDP: return "SDP";
+    case DLC_ENG_CDP: return "CDP";
+    case DLC_ENG_CPU: return "CPU";
+    case DLC_ENG_PLACED: return "placed";
+    default: return "view";
+    }
+}
+
+static void layer_ops(const struct dlasim_model *m, const struct dlc_layer *L, char *s, size_t n)
+{
+    const struct dlc_graph *g = &m->g;
+    int k = snprintf(s, n, "%s", dlc_op_names[g->nodes[L->node].op]);
+    for (int f = 0; f < L->n_fused && k > 0 && (size_t)k < n; f++) {
+        k += snprintf(s + k, n - (size_t)k, "+%s", dlc_op_names[g->nodes[L->fused[f]].op]);
+    }
+}
+
+char *dlasim_model_compile_report(const struct dlasim_model *m)
+{
+    struct sbuf b = { NULL, 0, 0 };
+    const struct dlc_graph *g = &m->g;
+    int n_cpu = 0, n_hw = 0;
+    sb_printf(&b, "compiled for %s: %d layers\n", m->config, m->n_layers);
+    for (int i = 0; i < m->n_layers; i++) {
+        const struct dlc_layer *L = &m->layers[i];
+        char ops[96];
+        layer_ops(m, L, ops, sizeof ops);
+        const struct dlc_tensor *o = &g->t[L->out_tensor];
+        char shape[64] = "";
+        int k = 0;
+        for (int d = 0; d < o->rank && k < 50; d++) {
+            k += snprintf(shape + k, sizeof shape - (size_t)k, "%s%lld", d ? "x" : "", (long long)o->dims[d]);
+        }
+        sb_printf(&b, "  %-3d %-8s %-28s %-16s", i, engine_name(L), ops, shape);
+        if (L->engine == DLC_ENG_CPU) {
+            sb_printf(&b, " host CPU: %s", L->why);
+            n_cpu++;
+        } else if (L->engine == DLC_ENG_PLACED) {
+            sb_printf(&b, " inputs written in place by their producers");
+        } else if (L->engine != DLC_ENG_VIEW) {
+            sb_printf(&b, " %d hw ops", L->n_hw_ops);
+            n_hw++;
+        }
+        sb_printf(&b, "  [%s]\n", g->nodes[L->node].name);
+    }
+    sb_printf(&b, "%d hardware layers, %d host-CPU layers, %d networks, %.1f MMAC per inference\n",
+              n_hw, n_cpu, m->n_steps - n_cpu, (double)dlasim_model_macs(m) / 1e6);
+    if (m->reset_each_run) {
+        sb_printf(&b, "the device is reset before each inference (CBUF's weight ring restarts)\n");
+    }
+    return b.s;
+}
+
+void dlasim_model_stats_begin(struct dlasim_model *m, unsigned max_runs)
+{
+    m->stats = 1;
+    m->stats_left = max_runs;
+    for (int i = 0; i < m->n_layers; i++) {
+        m->layers[i].stat_n = m->layers[i].stat_sat = 0;
+        m->layers[i].stat_sig = m->layers[i].stat_noise = 0;
+    }
+}
+
+char *dlasim_model_layer_report(const struct dlasim_model *m)
+{
+    struct sbuf b = { NULL, 0, 0 };
+    sb_printf(&b, "%-3s %-8s %-24s %10s %10s %5s %5s %5s %10s %8s\n", "#", "engine", "layer",
+              "in scale", "out scale", "mulsh", "alush", "trunc", "saturated", "SQNR dB");
+    for (int i = 0; i < m->n_layers; i++) {
+        const struct dlc_layer *L = &m->layers[i];
+        if (L->engine == DLC_ENG_VIEW || L->engine == DLC_ENG_PLACED) {
+            continue;
+        }
+        char ops[96];
+        layer_ops(m, L, ops, sizeof ops);
+        sb_printf(&b, "%-3d %-8s %-24.24s %10.3g %10.3g", i, engine_name(L), ops, L->in_scale,
+                  L->out_scale);
+        if (L->engine == DLC_ENG_CONV || L->engine == DLC_ENG_SDP || L->engine == DLC_ENG_CDP) {
+            sb_printf(&b, " %5u %5u %5u", L->mul_shift, L->alu_shift, L->cacc_trunc);
+        } else {
+            sb_printf(&b, " %5s %5s %5s", "-", "-", "-");
+        }
+        if (L->stat_n) {
+            double sqnr = L->stat_noise > 0 ? 10 * log10(L->stat_sig / L->stat_noise) : INFINITY;
+            sb_printf(&b, " %10llu %8.1f\n", (unsigned long long)L->stat_sat, sqnr);
+        } else {
+            sb_printf(&b, " %10s %8s\n", "-", "-");
+        }
+    }
+    return b.s;
+}

@@ -1,0 +1,420 @@
+/*
+ * The ONNX compiler end to end: every supported operator (tests/models/
+ * op_*.onnx, built by tools/models/make_test_models.py with random weights)
+ * is calibrated on random inputs, compiled for nv_small, run on the
+ * simulated device, and its output compared with the same model run in
+ * float by the compiler's float executor.
+ *
+ * Tolerance: the SQNR of the dequantized INT8 output against float is at
+ * least 20 dB (ideal int8 rounding of a full-range signal gives about
+ * 48 dB; per-layer rounding and saturation of a few layers lose some; the
+ * models here reach 29-44 dB, SHOW_SQNR=1 prints them), 15 dB for global
+ * average pooling (PDP keeps its input's scale, so the small averages of
+ * random data use few int8 steps; two-stage split rounds twice), and
+ * the largest error is below 12 % of the output's range.  The engines each
+ * model must use are checked too (a convolution must not silently fall back
+ * to the CPU).
+ * Also: models the compiler must refuse (unsupported op, opset, external
+ * data, dangling input, truncated protobuf) give a message naming what and
+ * why; the Fashion-MNIST demo model agrees with float on >= 97 % of 300
+ * test images (skipped without Debian's dataset-fashion-mnist); its .nvdla
+ * loadable runs in the loadable runner and gives the same output bytes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/rng.h"
+#include "common/testdev.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "dlasim/compiler.h"
+#include "dlasim/runtime.h"
+
+#define MODELS "tests/models/"
+#define FMNIST "/usr/share/datasets/fashion-mnist/"
+
+static uint64_t rng;
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    gzFile f = gzopen(path, "rb");
+    if (!f) {
+        return NULL;
+    }
+    size_t cap = 1 << 20, n = 0;
+    uint8_t *b = malloc(cap);
+    int k;
+    while (b && (k = gzread(f, b + n, (unsigned)(cap - n))) > 0) {
+        n += (size_t)k;
+        if (n == cap) {
+            uint8_t *nb = realloc(b, cap *= 2);
+            if (!nb) {
+                free(b);
+                b = NULL;
+            }
+            b = nb;
+        }
+    }
+    gzclose(f);
+    *len = n;
+    return b;
+}
+
+static struct dlasim_model *load(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, MODELS "%s.onnx", name);
+    size_t len;
+    uint8_t *b = slurp(path, &len);
+    if (!b) {
+        fail_msg("cannot read %s (run from the repository root)", path);
+    }
+    struct dlasim_model *m = NULL;
+    char err[512];
+    int rc = dlasim_model_load_onnx(b, len, &m, err, sizeof err);
+    free(b);
+    if (rc) {
+        fail_msg("%s: %s", name, err);
+    }
+    return m;
+}
+
+static float urand(void)
+{
+    return (float)(splitmix64_next(&rng) >> 40) / (float)(1 << 24) * 2.0f - 1.0f;
+}
+
+/* engines: substrings the compile report must hold (NULL-terminated) */
+static void check_op_on(const char *config, const char *name, const char *const *must, int cpu_ok,
+                        double min_db)
+{
+    struct dlasim_model *m = load(name);
+    size_t in_n = dlasim_model_input_size(m), on = dlasim_model_output_size(m);
+    enum { CAL = 24, RUNS = 6 };
+    float *cal = malloc(CAL * in_n * sizeof(float));
+    float *x = malloc(in_n * sizeof(float));
+    float *yq = malloc(on * sizeof(float)), *yf = malloc(on * sizeof(float));
+    assert_non_null(cal);
+    assert_non_null(x);
+    assert_non_null(yq);
+    assert_non_null(yf);
+    for (size_t i = 0; i < CAL * in_n; i++) {
+        cal[i] = urand();
+    }
+    char err[512];
+    struct dlasim_calib_options co = { DLASIM_CALIB_MINMAX, 0 };
+    if (dlasim_model_calibrate(m, cal, CAL, &co, err, sizeof err) ||
+        dlasim_model_compile(m, config, err, sizeof err)) {
+        fail_msg("%s: %s", name, err);
+    }
+    char *rep = dlasim_model_compile_report(m);
+    assert_non_null(rep);
+    for (int i = 0; must[i]; i++) {
+        if (!strstr(rep, must[i])) {
+            fail_msg("%s: compile report lacks '%s':\n%s", name, must[i], rep);
+        }
+    }
+    if (!cpu_ok && !strstr(rep, " 0 host-CPU layers")) {
+        fail_msg("%s: expected every layer on the hardware:\n%s", name, rep);
+    }
+    struct dlasim_dev *dev = tdev_new(config, NULL, 0, 1);
+    double sig = 0, noise = 0, maxerr = 0, lo = INFINITY, hi = -INFINITY;
+    for (int r = 0; r < RUNS; r++) {
+        for (size_t i = 0; i < in_n; i++) {
+            x[i] = urand();
+        }
+        if (dlasim_model_run(m, dev, x, yq, NULL, err, sizeof err) ||
+            dlasim_model_run_float(m, x, yf, err, sizeof err)) {
+            fail_msg("%s: %s", name, err);
+        }
+        for (size_t k = 0; k < on; k++) {
+            double e = (double)yq[k] - yf[k];
+            sig += (double)yf[k] * yf[k];
+            noise += e * e;
+            maxerr = fabs(e) > maxerr ? fabs(e) : maxerr;
+            lo = yf[k] < lo ? yf[k] : lo;
+            hi = yf[k] > hi ? yf[k] : hi;
+        }
+    }
+    double sqnr = noise > 0 ? 10 * log10(sig / noise) : 99;
+    if (getenv("SHOW_SQNR")) { /* the margins, for whoever changes the quantizer */
+        printf("%s (%s): %.1f dB, largest error %.3f of range %.3f\n", name, config, sqnr, maxerr, hi - lo);
+    }
+    if (sqnr < min_db || maxerr > 0.12 * (hi - lo)) {
+        fail_msg("%s: INT8 vs float SQNR %.1f dB, largest error %.4f of range %.4f\n%s", name, sqnr,
+                 maxerr, hi - lo, rep);
+    }
+    free(rep);
+    dlasim_destroy(dev);
+    dlasim_model_free(m);
+    free(cal);
+    free(x);
+    free(yq);
+    free(yf);
+}
+
+static void check_op(const char *name, const char *const *must, int cpu_ok, double min_db)
+{
+    check_op_on("nv_small", name, must, cpu_ok, min_db);
+}
+
+#define HW(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define OP_TEST(NAME, CPU_OK, ...)                                                              \
+    static void test_##NAME(void **state)                                                       \
+    {                                                                                           \
+        (void)state;                                                                            \
+        check_op(#NAME, HW(__VA_ARGS__), CPU_OK, strstr(#NAME, "globalavg") ? 15.0 : 20.0);                                               \
+    }
+
+OP_TEST(op_conv, 0, "CONV+SDP Conv ")
+OP_TEST(op_conv_stride_dilation, 0, "CONV+SDP Conv ")
+OP_TEST(op_conv_5x5, 0, "CONV+SDP Conv ")
+OP_TEST(op_conv_grouped, 0, "CONV+SDP Conv ")
+OP_TEST(op_conv_depthwise, 0, "CONV+SDP Conv ")
+OP_TEST(op_batchnorm, 0, "CONV+SDP Conv ")
+OP_TEST(op_relu, 0, "Conv+Relu")
+OP_TEST(op_clip, 0, "Conv+Clip")
+OP_TEST(op_add_const, 0, "Conv+Add")
+OP_TEST(op_maxpool, 0, "PDP      MaxPool")
+OP_TEST(op_avgpool, 0, "PDP      AveragePool")
+OP_TEST(op_globalavgpool, 0, "PDP      GlobalAveragePool")
+OP_TEST(op_flatten_gemm, 0, "view     Flatten", "CONV+SDP Gemm")
+OP_TEST(op_reshape_matmul, 0, "view     Reshape", "CONV+SDP MatMul")
+OP_TEST(op_leakyrelu, 0, "CONV+SDP Conv+LeakyRelu")
+OP_TEST(op_prelu, 0, "CONV+SDP Conv+PRelu")
+OP_TEST(op_sigmoid, 1, "CPU      Sigmoid", "no SDP LUT")
+OP_TEST(op_tanh, 1, "CPU      Tanh", "no SDP LUT")
+
+/* nv_large has the SDP LUT: Sigmoid and Tanh run on it */
+static void test_op_sigmoid_nv_large(void **state)
+{
+    (void)state;
+    check_op_on("nv_large", "op_sigmoid", HW("SDP      Sigmoid"), 0, 20.0);
+}
+
+static void test_op_tanh_nv_large(void **state)
+{
+    (void)state;
+    check_op_on("nv_large", "op_tanh", HW("SDP      Tanh"), 0, 20.0);
+}
+OP_TEST(op_mul_const, 0, "CONV+SDP Conv+Mul")
+OP_TEST(op_add_tensor, 0, "SDP      Add+Relu")
+OP_TEST(op_sub_tensor, 0, "SDP      Sub")
+OP_TEST(op_mul_tensor, 0, "SDP      Mul")
+OP_TEST(op_concat, 0, "placed   Concat")
+OP_TEST(op_lrn, 0, "CDP      LRN")
+OP_TEST(op_transpose, 1, "Transpose")
+OP_TEST(op_squeeze_softmax, 1, "PDP      GlobalAveragePool", "view     Squeeze", "Softmax")
+OP_TEST(op_resize, 1, "Resize")
+OP_TEST(op_pad, 1, "Pad")
+OP_TEST(op_concat_pool, 1, "PDP      MaxPool", "CPU      Concat")
+OP_TEST(op_pad_conv, 0, "CONV+SDP Conv ")
+OP_TEST(op_affine_standalone, 0, "SDP      BatchNormalization+Relu", "SDP      Mul", "SDP      Sub")
+
+/* ---- refusals --------------------------------------------------------------------------- */
+
+static void refused(const char *name, int status, const char *needle)
+{
+    char path[256];
+    snprintf(path, sizeof path, MODELS "%s.onnx", name);
+    size_t len;
+    uint8_t *b = slurp(path, &len);
+    assert_non_null(b);
+    struct dlasim_model *m = NULL;
+    char err[512] = "";
+    int rc = dlasim_model_load_onnx(b, len, &m, err, sizeof err);
+    free(b);
+    if (rc != status || !strstr(err, needle)) {
+        fail_msg("%s: status %d (want %d), message '%s' (want '%s')", name, rc, status, err, needle);
+    }
+    assert_null(m);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    refused("bad_unsupported_op", DLASIM_ERR_PARSE, "node 'my_einsum': op Einsum is not supported");
+    refused("bad_opset", DLASIM_ERR_PARSE, "opset 9 is not supported");
+    refused("bad_external_data", DLASIM_ERR_PARSE, "tensor 'conv.w': its data is stored outside");
+    refused("bad_conv_weights_missing", DLASIM_ERR_PARSE, "node 'conv' (Conv): input 'nowhere'");
+}
+
+/* Every prefix of a valid model: refused or loaded, never a crash. */
+static void test_truncated_models(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *b = slurp(MODELS "op_flatten_gemm.onnx", &len);
+    assert_non_null(b);
+    unsigned refused_n = 0;
+    for (size_t cut = 0; cut < len; cut += 1 + cut / 8) {
+        struct dlasim_model *m = NULL;
+        char err[512] = "";
+        int rc = dlasim_model_load_onnx(b, cut, &m, err, sizeof err);
+        if (rc) {
+            assert_null(m);
+            assert_true(err[0] != 0);
+            refused_n++;
+        }
+        dlasim_model_free(m);
+    }
+    assert_true(refused_n > 10);
+    free(b);
+}
+
+/* ---- the Fashion-MNIST model ------------------------------------------------------------- */
+
+static float *idx_images(const char *path, size_t n)
+{
+    size_t len;
+    uint8_t *b = slurp(path, &len);
+    if (!b || len < 16 + n * 784) {
+        free(b);
+        return NULL;
+    }
+    float *x = malloc(n * 784 * sizeof(float));
+    for (size_t i = 0; x && i < n * 784; i++) {
+        x[i] = b[16 + i] / 255.0f;
+    }
+    free(b);
+    return x;
+}
+
+static int argmax(const float *v, size_t n)
+{
+    size_t b = 0;
+    for (size_t i = 1; i < n; i++) {
+        b = v[i] > v[b] ? i : b;
+    }
+    return (int)b;
+}
+
+static void test_fashion_mnist_end_to_end(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    float *cal = idx_images(FMNIST "train-images-idx3-ubyte.gz", 200);
+    float *x = idx_images(FMNIST "t10k-images-idx3-ubyte.gz", N);
+    if (!cal || !x) {
+        free(cal);
+        free(x);
+        skip(); /* Debian's dataset-fashion-mnist is not installed */
+    }
+    struct dlasim_model *m = load("../../models/fashion_mnist");
+    char err[512];
+    if (dlasim_model_calibrate(m, cal, 200, NULL, err, sizeof err) ||
+        dlasim_model_compile(m, "nv_small", err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
+    float yq[10], yf[10];
+    unsigned agree = 0;
+    for (int i = 0; i < N; i++) {
+        if (dlasim_model_run(m, dev, x + i * 784, yq, NULL, err, sizeof err) ||
+            dlasim_model_run_float(m, x + i * 784, yf, err, sizeof err)) {
+            fail_msg("%s", err);
+        }
+        agree += argmax(yq, 10) == argmax(yf, 10);
+    }
+    if (agree < N * 97 / 100) {
+        fail_msg("top-1 agreement with float %u / %d", agree, N);
+    }
+
+    /* the same model as a loadable: identical output bytes */
+    uint8_t *file;
+    size_t len;
+    if (dlasim_model_write_loadable(m, &file, &len, err, sizeof err)) {
+        fail_msg("write loadable: %s", err);
+    }
+    struct dlasim_loadable *ld;
+    if (dlasim_loadable_open(file, len, &ld, err, sizeof err)) {
+        fail_msg("open: %s", err);
+    }
+    assert_int_equal(dlasim_loadable_num_inputs(ld), 1);
+    assert_int_equal(dlasim_loadable_num_outputs(ld), 1);
+    /* the input as the packed int8 cube (nv_small: 8-byte atoms, 1 channel) */
+    static uint8_t cube[28 * 28 * 8];
+    memset(cube, 0, sizeof cube);
+    for (int i = 0; i < 784; i++) {
+        float v = x[i] * 127.0f; /* input range [0, 1] of the calibration set */
+        cube[i * 8] = (uint8_t)(int8_t)(int)(v + 0.5f);
+    }
+    struct dlasim_loadable_input in = { cube, sizeof cube };
+    struct dlasim_dev *dev2 = tdev_new("nv_small", NULL, 0, 1);
+    if (dlasim_loadable_run(dev2, ld, &in, 1, NULL, err, sizeof err)) {
+        fail_msg("loadable run: %s", err);
+    }
+    const uint8_t *d;
+    size_t dn;
+    assert_int_equal(dlasim_loadable_output_dimg(ld, 0, &d, &dn), 0);
+    assert_true(dn >= 36 + 10);
+    if (dlasim_model_run(m, dev, x, yq, NULL, err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    float s = dlasim_model_output_scale(m);
+    assert_true(s > 0);
+    for (int k = 0; k < 10; k++) {
+        if ((float)(int8_t)d[36 + k] * s != yq[k]) {
+            fail_msg("loadable output %d: %d * %g, compiler run %g", k, (int8_t)d[36 + k], s, yq[k]);
+        }
+    }
+    dlasim_loadable_close(ld);
+    free(file);
+    dlasim_destroy(dev2);
+    dlasim_destroy(dev);
+    dlasim_model_free(m);
+    free(cal);
+    free(x);
+}
+
+int main(void)
+{
+    rng = 0x5eed0009u;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_op_conv),
+        cmocka_unit_test(test_op_conv_stride_dilation),
+        cmocka_unit_test(test_op_conv_5x5),
+        cmocka_unit_test(test_op_conv_grouped),
+        cmocka_unit_test(test_op_conv_depthwise),
+        cmocka_unit_test(test_op_batchnorm),
+        cmocka_unit_test(test_op_relu),
+        cmocka_unit_test(test_op_clip),
+        cmocka_unit_test(test_op_add_const),
+        cmocka_unit_test(test_op_maxpool),
+        cmocka_unit_test(test_op_avgpool),
+        cmocka_unit_test(test_op_globalavgpool),
+        cmocka_unit_test(test_op_flatten_gemm),
+        cmocka_unit_test(test_op_reshape_matmul),
+        cmocka_unit_test(test_op_leakyrelu),
+        cmocka_unit_test(test_op_prelu),
+        cmocka_unit_test(test_op_sigmoid),
+        cmocka_unit_test(test_op_tanh),
+        cmocka_unit_test(test_op_sigmoid_nv_large),
+        cmocka_unit_test(test_op_tanh_nv_large),
+        cmocka_unit_test(test_op_mul_const),
+        cmocka_unit_test(test_op_add_tensor),
+        cmocka_unit_test(test_op_sub_tensor),
+        cmocka_unit_test(test_op_mul_tensor),
+        cmocka_unit_test(test_op_concat),
+        cmocka_unit_test(test_op_lrn),
+        cmocka_unit_test(test_op_transpose),
+        cmocka_unit_test(test_op_squeeze_softmax),
+        cmocka_unit_test(test_op_resize),
+        cmocka_unit_test(test_op_pad),
+        cmocka_unit_test(test_op_concat_pool),
+        cmocka_unit_test(test_op_pad_conv),
+        cmocka_unit_test(test_op_affine_standalone),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_truncated_models),
+        cmocka_unit_test(test_fashion_mnist_end_to_end),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

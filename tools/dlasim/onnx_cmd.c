@@ -1,0 +1,746 @@
+/*
+ * `dlasim compile` and `dlasim run`: ONNX models on the simulated NVDLA.
+ *
+ *   dlasim compile MODEL.onnx --calib DATA [--calib-count N] [-o MODEL.nvdla]
+ *                  [--config NAME] [--method minmax|percentile|entropy]
+ *                  [--percentile P] [--scale S] [--mean M]
+ *   dlasim run MODEL.onnx --input FILE... [--calib DATA] [--calib-count N]
+ *              [--labels FILE] [--names FILE] [--json OUT] [--report]
+ *              [--record-trace DIR] [--count N] [--compare-float] [--draw N]
+ *              [--top K] [--progress] [--config NAME] [...]
+ *
+ * DATA and --input: PGM/PNG images, folders of them, IDX files
+ * (*-idx3-ubyte[.gz], one input per record), raw float32 tensors or raw
+ * bytes.  Without --calib, `run` calibrates on (up to --calib-count of) its
+ * inputs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "dataset.h"
+#include "dlasim/compiler.h"
+
+#define MAX_FILES 256
+
+struct onnx_opts {
+    struct cli_common common;
+    const char *model, *out, *labels, *names, *json, *record;
+    const char *calib[MAX_FILES], *input[MAX_FILES];
+    int n_calib, n_input;
+    size_t calib_count, count;
+    struct dlasim_calib_options copt;
+    float scale, mean;
+    int scale_set, mean_set;
+    int report, compare_float, draw, top, progress;
+};
+
+static int read_all(const char *path, uint8_t **buf, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    size_t cap = 1 << 20, n = 0;
+    uint8_t *b = malloc(cap);
+    while (b) {
+        n += fread(b + n, 1, cap - n, f);
+        if (n < cap) {
+            break;
+        }
+        uint8_t *nb = realloc(b, cap * 2);
+        if (!nb) {
+            free(b);
+            b = NULL;
+            break;
+        }
+        b = nb;
+        cap *= 2;
+    }
+    fclose(f);
+    if (!b) {
+        fprintf(stderr, "dlasim: %s: cannot read\n", path);
+        return -1;
+    }
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+static int parse_size(const char *opt, const char *v, size_t *out)
+{
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (*end || n < 0) {
+        fprintf(stderr, "dlasim: %s takes a count, got '%s'\n", opt, v);
+        return -1;
+    }
+    *out = (size_t)n;
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
+{
+    memset(o, 0, sizeof *o);
+    o->calib_count = 500;
+    o->top = 3;
+    o->copt.method = DLASIM_CALIB_MINMAX;
+    o->copt.percentile = 99.99;
+    const char **list = NULL;
+    int *nlist = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int rc = cli_common_option(&o->common, argc, argv, &i);
+        if (rc < 0) {
+            return -1;
+        }
+        if (rc) {
+            list = NULL;
+            continue;
+        }
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = 1;
+        if (!strcmp(a, "--calib")) {
+            list = o->calib, nlist = &o->n_calib;
+            takes = 0;
+        } else if (!strcmp(a, "--input")) {
+            list = o->input, nlist = &o->n_input;
+            takes = 0;
+        } else if (!strcmp(a, "--report")) {
+            o->report = 1, takes = 0, list = NULL;
+        } else if (!strcmp(a, "--compare-float")) {
+            o->compare_float = 1, takes = 0, list = NULL;
+        } else if (!strcmp(a, "--progress")) {
+            o->progress = 1, takes = 0, list = NULL;
+        } else if (a[0] == '-' && a[1] && !v) {
+            fprintf(stderr, "dlasim: %s needs a value (or is unknown)\n", a);
+            return -1;
+        } else if (!strcmp(a, "-o")) {
+            o->out = v;
+        } else if (!strcmp(a, "--labels")) {
+            o->labels = v;
+        } else if (!strcmp(a, "--names")) {
+            o->names = v;
+        } else if (!strcmp(a, "--json")) {
+            o->json = v;
+        } else if (!strcmp(a, "--record-trace")) {
+            o->record = v;
+        } else if (!strcmp(a, "--calib-count")) {
+            if (parse_size(a, v, &o->calib_count)) {
+                return -1;
+            }
+        } else if (!strcmp(a, "--count")) {
+            if (parse_size(a, v, &o->count)) {
+                return -1;
+            }
+        } else if (!strcmp(a, "--draw")) {
+            size_t n;
+            if (parse_size(a, v, &n)) {
+                return -1;
+            }
+            o->draw = (int)(n > 100 ? 100 : n);
+        } else if (!strcmp(a, "--top")) {
+            size_t n;
+            if (parse_size(a, v, &n)) {
+                return -1;
+            }
+            o->top = (int)(n > 100 ? 100 : n);
+        } else if (!strcmp(a, "--scale")) {
+            o->scale = strtof(v, NULL), o->scale_set = 1;
+        } else if (!strcmp(a, "--mean")) {
+            o->mean = strtof(v, NULL), o->mean_set = 1;
+        } else if (!strcmp(a, "--percentile")) {
+            o->copt.percentile = strtod(v, NULL);
+            if (!(o->copt.percentile > 0 && o->copt.percentile <= 100)) {
+                fprintf(stderr, "dlasim: --percentile takes a value in (0, 100]\n");
+                return -1;
+            }
+        } else if (!strcmp(a, "--method")) {
+            if (!strcmp(v, "minmax")) {
+                o->copt.method = DLASIM_CALIB_MINMAX;
+            } else if (!strcmp(v, "percentile")) {
+                o->copt.method = DLASIM_CALIB_PERCENTILE;
+            } else if (!strcmp(v, "entropy") || !strcmp(v, "kl")) {
+                o->copt.method = DLASIM_CALIB_ENTROPY;
+            } else {
+                fprintf(stderr, "dlasim: --method is minmax, percentile or entropy, got '%s'\n", v);
+                return -1;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "dlasim: unknown option %s (see dlasim --help)\n", a);
+            return -1;
+        } else if (list) {
+            if (*nlist == MAX_FILES) {
+                fprintf(stderr, "dlasim: at most %d files per option\n", MAX_FILES);
+                return -1;
+            }
+            list[(*nlist)++] = a;
+            takes = 0;
+        } else if (!o->model) {
+            o->model = a;
+            takes = 0;
+        } else {
+            fprintf(stderr, "dlasim: unexpected argument '%s'\n", a);
+            return -1;
+        }
+        if (takes) {
+            i++;
+            list = NULL;
+        }
+    }
+    if (!o->model) {
+        fprintf(stderr, "dlasim: no model given\n");
+        return -1;
+    }
+    if (!is_run && o->n_calib == 0) {
+        fprintf(stderr, "dlasim compile: --calib DATA is required (images, IDX or raw tensors)\n");
+        return -1;
+    }
+    if (is_run && o->n_input == 0) {
+        fprintf(stderr, "dlasim run: --input FILE... is required\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int load_data(const struct onnx_opts *o, const struct dlasim_model *m, const char *const *files,
+                     int n, size_t limit, struct dataset *d)
+{
+    int64_t dims[6];
+    int rank = dlasim_model_input_shape(m, dims);
+    dataset_init(d, dims, rank, dlasim_model_input_size(m));
+    if (o->scale_set) {
+        d->scale = o->scale;
+    }
+    if (o->mean_set) {
+        d->mean = o->mean;
+    }
+    for (int i = 0; i < n; i++) {
+        if (limit && d->count >= limit) {
+            break;
+        }
+        if (dataset_add(d, files[i], limit ? limit - d->count : 0)) {
+            return -1;
+        }
+    }
+    if (d->count == 0) {
+        fprintf(stderr, "dlasim: no inputs found in the given files\n");
+        return -1;
+    }
+    return 0;
+}
+
+static struct dlasim_model *load_model(const char *path)
+{
+    uint8_t *buf;
+    size_t len;
+    if (read_all(path, &buf, &len)) {
+        return NULL;
+    }
+    struct dlasim_model *m = NULL;
+    char err[1024];
+    int rc = dlasim_model_load_onnx(buf, len, &m, err, sizeof err);
+    free(buf);
+    if (rc) {
+        fprintf(stderr, "dlasim: %s: %s\n", path, err);
+        return NULL;
+    }
+    return m;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static const char *method_name(enum dlasim_calib_method m)
+{
+    return m == DLASIM_CALIB_MINMAX ? "min/max" : m == DLASIM_CALIB_PERCENTILE ? "percentile" : "entropy (KL)";
+}
+
+/* Load, calibrate and compile; prints what it does. */
+static struct dlasim_model *prepare(const struct onnx_opts *o, const char *const *calib_files,
+                                    int n_calib)
+{
+    struct dlasim_model *m = load_model(o->model);
+    if (!m) {
+        return NULL;
+    }
+    struct dataset cal;
+    if (load_data(o, m, calib_files, n_calib, o->calib_count, &cal)) {
+        dataset_free(&cal);
+        dlasim_model_free(m);
+        return NULL;
+    }
+    char err[1024];
+    double t0 = now();
+    int rc = dlasim_model_calibrate(m, cal.data, cal.count, &o->copt, err, sizeof err);
+    if (!rc) {
+        printf("calibrated on %zu inputs (%s) in %.2f s\n", cal.count, method_name(o->copt.method),
+               now() - t0);
+        rc = dlasim_model_compile(m, o->common.config, err, sizeof err);
+    }
+    dataset_free(&cal);
+    if (rc) {
+        fprintf(stderr, "dlasim: %s: %s\n", o->model, err);
+        dlasim_model_free(m);
+        return NULL;
+    }
+    char *rep = dlasim_model_compile_report(m);
+    if (rep) {
+        fputs(rep, stdout);
+        free(rep);
+    }
+    return m;
+}
+
+int cmd_compile(int argc, char **argv)
+{
+    struct onnx_opts o;
+    if (parse_opts(argc, argv, &o, 0)) {
+        return 2;
+    }
+    struct dlasim_model *m = prepare(&o, o.calib, o.n_calib);
+    if (!m) {
+        return 1;
+    }
+    int rc = 0;
+    if (o.out) {
+        uint8_t *file = NULL;
+        size_t len = 0;
+        char err[1024];
+        if (dlasim_model_write_loadable(m, &file, &len, err, sizeof err)) {
+            fprintf(stderr, "dlasim compile: %s: %s\n", o.out, err);
+            rc = 1;
+        } else {
+            FILE *f = fopen(o.out, "wb");
+            if (!f || fwrite(file, 1, len, f) != len || fclose(f)) {
+                perror(o.out);
+                rc = 1;
+            } else {
+                printf("wrote %s (%zu bytes)\n", o.out, len);
+            }
+        }
+        free(file);
+    }
+    dlasim_model_free(m);
+    return rc;
+}
+
+/* ---- run ------------------------------------------------------------------------------- */
+
+static int argmax(const float *v, size_t n)
+{
+    size_t b = 0;
+    for (size_t i = 1; i < n; i++) {
+        b = v[i] > v[b] ? i : b;
+    }
+    return (int)b;
+}
+
+static char **load_names(const char *path, int *n)
+{
+    *n = 0;
+    if (!path) {
+        return NULL;
+    }
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return NULL;
+    }
+    char **names = NULL, line[256];
+    while (fgets(line, sizeof line, f) && *n < 100000) {
+        line[strcspn(line, "\r\n")] = 0;
+        char **nn = realloc(names, (size_t)(*n + 1) * sizeof *nn);
+        if (!nn) {
+            break;
+        }
+        names = nn;
+        names[*n] = strdup(line);
+        if (names[*n]) {
+            (*n)++;
+        }
+    }
+    fclose(f);
+    return names;
+}
+
+static const char *name_of(char **names, int n, int k, char *buf, size_t len)
+{
+    if (k >= 0 && k < n) {
+        return names[k];
+    }
+    snprintf(buf, len, "class %d", k);
+    return buf;
+}
+
+/* A 1- or 3-channel input in the terminal: two pixel rows per line. */
+static void draw(const float *x, uint32_t c, uint32_t h, uint32_t w)
+{
+    static const char ramp[] = " .:-=+*#%@";
+    (void)c;
+    float lo = x[0], hi = x[0];
+    for (uint32_t i = 0; i < h * w; i++) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    for (uint32_t y = 0; y + 1 < h + 1; y += 2) {
+        printf("    |");
+        for (uint32_t xx = 0; xx < w; xx++) {
+            float v = x[y * w + xx];
+            if (y + 1 < h) {
+                v = (v + x[(y + 1) * w + xx]) / 2;
+            }
+            int k = hi > lo ? (int)((v - lo) / (hi - lo) * 9.99f) : 0;
+            putchar(ramp[k < 0 ? 0 : k > 9 ? 9 : k]);
+        }
+        printf("|\n");
+    }
+}
+
+static void print_top(const float *v, size_t n, int top, char **names, int n_names)
+{
+    char buf[32];
+    int used[100] = { 0 };
+    for (int t = 0; t < top && t < (int)n && t < 100; t++) {
+        int b = -1;
+        for (size_t i = 0; i < n; i++) {
+            int taken = 0;
+            for (int u = 0; u < t; u++) {
+                taken |= used[u] == (int)i;
+            }
+            if (!taken && (b < 0 || v[i] > v[b])) {
+                b = (int)i;
+            }
+        }
+        used[t] = b;
+        printf("%s%s %.3f", t ? ", " : " ", name_of(names, n_names, b, buf, sizeof buf), v[b]);
+    }
+    printf("\n");
+}
+
+static int write_json(const char *path, int have_acc, double acc, size_t n, const float *out,
+                      size_t out_n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    fprintf(f, "{");
+    if (have_acc) {
+        fprintf(f, "\"top1_accuracy\": %.6f, ", acc);
+    }
+    fprintf(f, "\"images\": %zu, \"outputs\": [", n);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s[", i ? ",\n" : "\n");
+        for (size_t k = 0; k < out_n; k++) {
+            fprintf(f, "%s%.6g", k ? ", " : "", out[i * out_n + k]);
+        }
+        fprintf(f, "]");
+    }
+    fprintf(f, "\n]}\n");
+    return fclose(f) ? -1 : 0;
+}
+
+/* `dlasim run MODEL.nvdla`: each input image through the loadable runner
+ * (dlasim_loadable_run on a fresh device, as nvdla_runtime runs one
+ * submit), its pixels converted as nvdla_runtime converts a PGM
+ * (floor(p * 127 / 255 + 0.5): the quantization the compiler gives an input
+ * calibrated on [0, 1] images).  Outputs are the int8 values of the output
+ * tensor (a loadable does not carry their scale). */
+static int run_loadable(const struct onnx_opts *o)
+{
+    if (o->scale_set || o->mean_set) {
+        fprintf(stderr, "dlasim run: a loadable takes images as nvdla_runtime converts them; "
+                        "--scale/--mean apply to .onnx models only\n");
+        return 2;
+    }
+    uint8_t *file;
+    size_t flen;
+    if (read_all(o->model, &file, &flen)) {
+        return 1;
+    }
+    struct dlasim_loadable *ld = NULL;
+    char err[1024];
+    if (dlasim_loadable_open(file, flen, &ld, err, sizeof err)) {
+        fprintf(stderr, "dlasim run: %s: %s\n", o->model, err);
+        free(file);
+        return 1;
+    }
+    free(file);
+    /* the images (geometry from the first file: IDX records or PGM/PNG) */
+    int64_t dims[4] = { 1, 1, 0, 0 };
+    struct dataset in;
+    memset(&in, 0, sizeof in);
+    int rc = 0;
+    for (int pass = 0; pass < 2 && !rc; pass++) {
+        dataset_free(&in);
+        dataset_init(&in, dims, 4, (size_t)(dims[2] * dims[3]));
+        in.w = (uint32_t)dims[3], in.h = (uint32_t)dims[2];
+        for (int i = 0; i < o->n_input && !rc; i++) {
+            rc = dataset_probe(&in, o->input[i], dims);
+        }
+        if (!rc && pass == 1) {
+            for (int i = 0; i < o->n_input && !rc; i++) {
+                if (o->count && in.count >= o->count) {
+                    break;
+                }
+                rc = dataset_add(&in, o->input[i], o->count ? o->count - in.count : 0);
+            }
+        }
+    }
+    uint8_t *labels = NULL;
+    size_t n_labels = 0;
+    if (!rc && o->labels && labels_load(o->labels, &labels, &n_labels)) {
+        rc = -1;
+    }
+    if (!rc && labels && n_labels < in.count) {
+        fprintf(stderr, "dlasim run: %s has %zu labels for %zu inputs\n", o->labels, n_labels, in.count);
+        rc = -1;
+    }
+    int n_names = 0;
+    char **names = load_names(o->names, &n_names);
+    size_t npx = (size_t)in.w * in.h, on = 0, correct = 0;
+    char hdr[64];
+    int hl = snprintf(hdr, sizeof hdr, "P5\n%u %u\n255\n", in.w, in.h);
+    uint8_t *pgm = malloc((size_t)hl + npx);
+    float *out = NULL;
+    rc = rc || !pgm ? -1 : 0;
+    if (!rc) {
+        memcpy(pgm, hdr, (size_t)hl);
+    }
+    double t0 = now();
+    for (size_t i = 0; i < in.count && !rc; i++) {
+        for (size_t k = 0; k < npx; k++) {
+            float v = in.data[i * in.in_n + k] * 255.0f + 0.5f;
+            pgm[hl + k] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        }
+        struct dlasim_dev *dev = cli_create_device(&o->common);
+        struct dlasim_loadable_input li = { pgm, (size_t)hl + npx };
+        struct dlasim_rt_options ropt;
+        memset(&ropt, 0, sizeof ropt);
+        ropt.record_trace_dir = o->record;
+        if (!dev || dlasim_loadable_run(dev, ld, &li, 1, o->record ? &ropt : NULL, err, sizeof err)) {
+            fprintf(stderr, "dlasim run: input %zu: %s\n", i, dev ? err : "no device");
+            rc = -1;
+        }
+        dlasim_destroy(dev);
+        const uint8_t *d;
+        size_t dn;
+        if (!rc && dlasim_loadable_output_dimg(ld, 0, &d, &dn) == 0 && dn > 36) {
+            if (!out) {
+                on = dn - 36;
+                out = malloc(in.count * on * sizeof(float));
+                rc = out ? 0 : -1;
+            }
+            for (size_t k = 0; !rc && k < on && 36 + k < dn; k++) {
+                out[i * on + k] = (float)(int8_t)d[36 + k];
+            }
+            if (!rc && labels) {
+                correct += argmax(out + i * on, on) == labels[i];
+            }
+            if (!rc && i < 10) {
+                printf("input %zu (int8 output):", i);
+                print_top(out + i * on, on, o->top, names, n_names);
+            }
+        }
+    }
+    double t = now() - t0;
+    if (!rc) {
+        printf("loadable on simulated %s: %zu inputs in %.2f s (%.3f ms per input, a fresh device "
+               "each)\n", o->common.config ? o->common.config : "nv_small", in.count, t,
+               1e3 * t / (double)(in.count ? in.count : 1));
+    }
+    double acc = labels && in.count ? (double)correct / (double)in.count : 0;
+    if (!rc && labels) {
+        printf("top-1 accuracy: %.2f %% (%zu / %zu)\n", 100 * acc, correct, in.count);
+    }
+    if (!rc && o->json && write_json(o->json, labels != NULL, acc, in.count, out, on)) {
+        rc = -1;
+    }
+    for (int i = 0; i < n_names; i++) {
+        free(names[i]);
+    }
+    free(names);
+    free(out);
+    free(pgm);
+    free(labels);
+    dataset_free(&in);
+    dlasim_loadable_close(ld);
+    return rc ? 1 : 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct onnx_opts o;
+    if (parse_opts(argc, argv, &o, 1)) {
+        return 2;
+    }
+    size_t ml = strlen(o.model);
+    if (ml > 6 && !strcmp(o.model + ml - 6, ".nvdla")) {
+        return run_loadable(&o);
+    }
+    struct dlasim_model *m = prepare(&o, o.n_calib ? o.calib : o.input,
+                                     o.n_calib ? o.n_calib : o.n_input);
+    if (!m) {
+        return 1;
+    }
+    struct dataset in;
+    int rc = load_data(&o, m, o.input, o.n_input, o.count, &in);
+    uint8_t *labels = NULL;
+    size_t n_labels = 0;
+    if (!rc && o.labels && labels_load(o.labels, &labels, &n_labels)) {
+        rc = -1;
+    }
+    if (!rc && labels && n_labels < in.count) {
+        fprintf(stderr, "dlasim run: %s has %zu labels for %zu inputs\n", o.labels, n_labels, in.count);
+        rc = -1;
+    }
+    struct dlasim_dev *dev = rc ? NULL : cli_create_device(&o.common);
+    if (!dev) {
+        dataset_free(&in);
+        free(labels);
+        dlasim_model_free(m);
+        return 1;
+    }
+    int n_names = 0;
+    char **names = load_names(o.names, &n_names);
+    size_t on = dlasim_model_output_size(m);
+    float *out = malloc(in.count * on * sizeof(float));
+    float *fout = o.compare_float ? malloc(in.count * on * sizeof(float)) : NULL;
+    if (!out || (o.compare_float && !fout)) {
+        rc = -1;
+    }
+    struct dlasim_rt_options ropt;
+    memset(&ropt, 0, sizeof ropt);
+    ropt.record_trace_dir = o.record;
+    char err[1024];
+    int tty = isatty(1);
+    /* the first run writes the weights into device memory: done before the clock starts */
+    if (!rc && dlasim_model_run(m, dev, in.data, out, NULL, err, sizeof err)) {
+        fprintf(stderr, "dlasim run: input 0: %s\n", err);
+        rc = -1;
+    }
+    double t0 = now();
+    for (size_t i = 0; i < in.count && !rc; i++) {
+        if (dlasim_model_run(m, dev, in.data + i * in.in_n, out + i * on, o.record ? &ropt : NULL,
+                             err, sizeof err)) {
+            fprintf(stderr, "dlasim run: input %zu: %s\n", i, err);
+            rc = -1;
+        }
+        if (o.progress && (i + 1) % 500 == 0) {
+            fprintf(tty ? stdout : stderr, "%s  %zu / %zu inputs on the simulated %s (%.1f s)%s",
+                    tty ? "\r" : "", i + 1, in.count, o.common.config ? o.common.config : "nv_small",
+                    now() - t0, tty ? "" : "\n");
+            fflush(tty ? stdout : stderr);
+        }
+    }
+    double t_int8 = now() - t0;
+    if (o.progress && tty) {
+        printf("\n");
+    }
+    if (!rc) {
+        uint64_t macs = dlasim_model_macs(m);
+        printf("INT8 on simulated %s: %zu inputs in %.2f s (%.3f ms per input, %.2f GMAC/s; "
+               "weights loaded before)\n",
+               o.common.config ? o.common.config : "nv_small", in.count, t_int8,
+               1e3 * t_int8 / (double)in.count, (double)macs * (double)in.count / t_int8 / 1e9);
+    }
+    double t1 = now();
+    for (size_t i = 0; fout && i < in.count && !rc; i++) {
+        if (dlasim_model_run_float(m, in.data + i * in.in_n, fout + i * on, err, sizeof err)) {
+            fprintf(stderr, "dlasim run: float input %zu: %s\n", i, err);
+            rc = -1;
+        }
+        if (o.progress && (i + 1) % 1000 == 0) {
+            fprintf(tty ? stdout : stderr, "%s  %zu / %zu inputs in float (reference) (%.1f s)%s",
+                    tty ? "\r" : "", i + 1, in.count, now() - t1, tty ? "" : "\n");
+            fflush(tty ? stdout : stderr);
+        }
+    }
+    if (fout && !rc) {
+        printf("%sfloat reference: %zu inputs in %.2f s\n", o.progress && tty ? "\n" : "", in.count,
+               now() - t1);
+    }
+    size_t correct = 0, fcorrect = 0, agree = 0;
+    for (size_t i = 0; !rc && i < in.count; i++) {
+        int p = argmax(out + i * on, on);
+        if (labels) {
+            correct += p == labels[i];
+        }
+        if (fout) {
+            int fp = argmax(fout + i * on, on);
+            agree += fp == p;
+            fcorrect += labels && fp == labels[i];
+        }
+        if (i < 10 && !o.draw) {
+            printf("input %zu:", i);
+            print_top(out + i * on, on, o.top, names, n_names);
+        }
+    }
+    for (int i = 0; !rc && i < o.draw && (size_t)i < in.count; i++) {
+        char b1[32], b2[32];
+        size_t k = (size_t)i * (in.count / (size_t)o.draw);
+        int p = argmax(out + k * on, on);
+        printf("test image %zu: predicted %s", k, name_of(names, n_names, p, b1, sizeof b1));
+        if (labels) {
+            printf(", true %s %s", name_of(names, n_names, labels[k], b2, sizeof b2),
+                   p == labels[k] ? "(correct)" : "(WRONG)");
+        }
+        printf("\n");
+        draw(in.data + k * in.in_n, in.c, in.h, in.w);
+    }
+    double acc = labels ? (double)correct / (double)in.count : 0;
+    if (!rc && labels) {
+        printf("top-1 accuracy INT8 (%s): %.2f %% (%zu / %zu)\n", o.common.config ? o.common.config : "nv_small", 100 * acc, correct, in.count);
+    }
+    if (!rc && fout) {
+        if (labels) {
+            printf("top-1 accuracy float:           %.2f %% (%zu / %zu)\n",
+                   100.0 * (double)fcorrect / (double)in.count, fcorrect, in.count);
+        }
+        printf("top-1 agreement INT8 vs float:  %.2f %% (%zu / %zu)\n",
+               100.0 * (double)agree / (double)in.count, agree, in.count);
+    }
+    if (!rc && o.report) { /* statistics on (up to) the first 300 inputs, outside the timing */
+        size_t n = in.count < 300 ? in.count : 300;
+        dlasim_model_stats_begin(m, 0);
+        for (size_t i = 0; i < n && !rc; i++) {
+            float *tmp = out + i * on; /* same values again */
+            if (dlasim_model_run(m, dev, in.data + i * in.in_n, tmp, NULL, err, sizeof err)) {
+                fprintf(stderr, "dlasim run: input %zu: %s\n", i, err);
+                rc = -1;
+            }
+        }
+        printf("per-layer quantization over %zu inputs: scales (float per int8 step), SDP shifts,\n"
+               "saturated outputs and the SQNR of the layer's INT8 output against float:\n", n);
+        char *rep = dlasim_model_layer_report(m);
+        if (rep) {
+            fputs(rep, stdout);
+            free(rep);
+        }
+    }
+    if (!rc && o.json && write_json(o.json, labels != NULL, acc, in.count, out, on)) {
+        rc = -1;
+    }
+    for (int i = 0; i < n_names; i++) {
+        free(names[i]);
+    }
+    free(names);
+    free(out);
+    free(fout);
+    free(labels);
+    dataset_free(&in);
+    dlasim_destroy(dev);
+    dlasim_model_free(m);
+    return rc ? 1 : 0;
+}

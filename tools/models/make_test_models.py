@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""Small ONNX models for the compiler tests (tests/models/*.onnx), one per
+operator (or operator pattern), with random weights, built with Debian's
+python3-onnx.  Regenerate with:
+
+    /usr/bin/python3 tools/models/make_test_models.py tests/models
+
+Each op_*.onnx takes a 1x8x12x12 float input (op_gemm* / op_matmul a 1x8x4x4
+one).  bad_*.onnx are models the compiler must refuse with a clear message.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(9)
+OUT = sys.argv[1] if len(sys.argv) > 1 else "tests/models"
+
+
+def w(name, *shape, scale=0.3):
+    return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def f32(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.float32), name)
+
+
+def save(name, nodes, inits, in_shape=(1, 8, 12, 12), out_shape=None, opset=13):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, list(in_shape))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)
+    g = helper.make_graph(nodes, name, [x], [y], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)],
+                          producer_name="dlasim-tests")
+    m.ir_version = 8
+    onnx.save(m, os.path.join(OUT, name + ".onnx"))
+
+
+def conv(name, x, y, cin, cout, k=3, **attrs):
+    return (helper.make_node("Conv", [x, name + ".w", name + ".b"], [y], name=name, **attrs),
+            [w(name + ".w", cout, cin // attrs.get("group", 1), k, k), w(name + ".b", cout, scale=0.1)])
+
+
+def model_conv_then(name, tail_nodes, tail_inits, cout=16):
+    """A 3x3 convolution (8 -> cout) followed by the nodes under test (reading 'c')."""
+    n, i = conv("c0", "x", "c", 8, cout, pads=[1, 1, 1, 1])
+    save(name, [n] + tail_nodes, i + tail_inits)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    # convolutions
+    n, i = conv("conv", "x", "y", 8, 16, pads=[1, 1, 1, 1])
+    save("op_conv", [n], i)
+    n, i = conv("conv", "x", "y", 8, 12, k=3, strides=[2, 2], dilations=[2, 2], pads=[2, 1, 2, 1])
+    save("op_conv_stride_dilation", [n], i)
+    n, i = conv("conv", "x", "y", 8, 16, k=5, pads=[2, 2, 2, 2], strides=[1, 2])
+    save("op_conv_5x5", [n], i)
+    n, i = conv("conv", "x", "y", 8, 16, pads=[1, 1, 1, 1], group=2)
+    save("op_conv_grouped", [n], i)
+    n, i = conv("conv", "x", "y", 8, 8, pads=[1, 1, 1, 1], group=8)
+    save("op_conv_depthwise", [n], i)
+    # BatchNormalization folded, Relu / Clip / LeakyRelu / PRelu
+    bn = helper.make_node("BatchNormalization", ["c", "g", "b", "m", "v"], ["y"], name="bn")
+    model_conv_then("op_batchnorm", [bn], [f32("g", rng.uniform(0.5, 1.5, 16)), f32("b", rng.uniform(-0.2, 0.2, 16)),
+                                           f32("m", rng.uniform(-0.2, 0.2, 16)), f32("v", rng.uniform(0.5, 2, 16))])
+    model_conv_then("op_relu", [helper.make_node("Relu", ["c"], ["y"], name="relu")], [])
+    model_conv_then("op_clip", [helper.make_node("Clip", ["c", "lo", "hi"], ["y"], name="relu6")],
+                    [f32("lo", 0.0), f32("hi", 0.6)])
+    model_conv_then("op_leakyrelu", [helper.make_node("LeakyRelu", ["c"], ["y"], name="lrelu", alpha=0.1)], [])
+    model_conv_then("op_prelu", [helper.make_node("PRelu", ["c", "slope"], ["y"], name="prelu")],
+                    [f32("slope", rng.uniform(0, 0.3, (16, 1, 1)))])
+    model_conv_then("op_sigmoid", [helper.make_node("Sigmoid", ["c"], ["y"], name="sigmoid")], [])
+    model_conv_then("op_tanh", [helper.make_node("Tanh", ["c"], ["y"], name="tanh")], [])
+    # element-wise with a constant and with a tensor
+    model_conv_then("op_add_const", [helper.make_node("Add", ["c", "k"], ["y"], name="add")],
+                    [f32("k", rng.uniform(-0.5, 0.5, (1, 16, 1, 1)))])
+    model_conv_then("op_mul_const", [helper.make_node("Mul", ["c", "k"], ["y"], name="mul")],
+                    [f32("k", rng.uniform(0.2, 1.5, (1, 16, 1, 1)))])
+    n0, i0 = conv("c0", "x", "a", 8, 16, pads=[1, 1, 1, 1])
+    n1, i1 = conv("c1", "x", "b", 8, 16, k=1)
+    save("op_add_tensor", [n0, n1, helper.make_node("Add", ["a", "b"], ["s"], name="add"),
+                           helper.make_node("Relu", ["s"], ["y"], name="relu")], i0 + i1)
+    save("op_sub_tensor", [n0, n1, helper.make_node("Sub", ["a", "b"], ["y"], name="sub")], i0 + i1)
+    save("op_mul_tensor", [n0, n1, helper.make_node("Mul", ["a", "b"], ["y"], name="mul")], i0 + i1)
+    save("op_concat", [n0, n1, helper.make_node("Concat", ["a", "b"], ["y"], name="concat", axis=1)], i0 + i1)
+    # pooling
+    model_conv_then("op_maxpool", [helper.make_node("MaxPool", ["c"], ["y"], name="pool", kernel_shape=[3, 3],
+                                                    strides=[2, 2], pads=[1, 1, 1, 1])], [])
+    model_conv_then("op_avgpool", [helper.make_node("AveragePool", ["c"], ["y"], name="pool", kernel_shape=[2, 2],
+                                                    strides=[2, 2])], [])
+    model_conv_then("op_globalavgpool", [helper.make_node("GlobalAveragePool", ["c"], ["y"], name="gap")], [])
+    model_conv_then("op_lrn", [helper.make_node("LRN", ["c"], ["y"], name="lrn", size=5, alpha=1e-2, beta=0.75,
+                                                bias=1.0)], [])
+    # layout
+    model_conv_then("op_flatten_gemm", [helper.make_node("Flatten", ["c"], ["f"], name="flatten"),
+                                        helper.make_node("Gemm", ["f", "gw", "gb"], ["y"], name="fc", transB=1)],
+                    [w("gw", 10, 16 * 12 * 12, scale=0.05), w("gb", 10, scale=0.1)])
+    model_conv_then("op_reshape_matmul", [helper.make_node("Reshape", ["c", "shape"], ["f"], name="reshape"),
+                                          helper.make_node("MatMul", ["f", "mw"], ["y"], name="matmul")],
+                    [i64("shape", [1, -1]), w("mw", 16 * 12 * 12, 10, scale=0.05)])
+    model_conv_then("op_transpose", [helper.make_node("Transpose", ["c"], ["y"], name="transpose",
+                                                      perm=[0, 2, 3, 1])], [])
+    model_conv_then("op_squeeze_softmax", [helper.make_node("GlobalAveragePool", ["c"], ["p"], name="gap"),
+                                           helper.make_node("Squeeze", ["p", "axes"], ["s"], name="squeeze"),
+                                           helper.make_node("Softmax", ["s"], ["y"], name="softmax", axis=1)],
+                    [i64("axes", [2, 3])])
+    model_conv_then("op_resize", [helper.make_node("Resize", ["c", "", "scales"], ["y"], name="up", mode="nearest")],
+                    [f32("scales", [1, 1, 2, 2])])
+    model_conv_then("op_pad", [helper.make_node("Pad", ["c", "pads"], ["y"], name="pad")],
+                    [i64("pads", [0, 0, 1, 2, 0, 0, 2, 1])])
+    # Concat with an input whose scale cannot change (pooling): not placed, runs on the CPU
+    n0, i0 = conv("c0", "x", "a", 8, 16, pads=[1, 1, 1, 1])
+    save("op_concat_pool", [n0, helper.make_node("MaxPool", ["x"], ["p"], name="pool", kernel_shape=[3, 3],
+                                                 pads=[1, 1, 1, 1]),
+                            helper.make_node("Concat", ["a", "p"], ["y"], name="concat", axis=1)], i0)
+    # a zero Pad folded into the convolution after it
+    n1, i1 = conv("c1", "p", "y", 8, 16)
+    save("op_pad_conv", [helper.make_node("Pad", ["x", "pads"], ["p"], name="pad"), n1],
+         [i64("pads", [0, 0, 1, 2, 0, 0, 2, 1])] + i1)
+    # per-channel affine layers not after a convolution: SDP X1 from memory
+    save("op_affine_standalone",
+         [helper.make_node("MaxPool", ["x"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+          helper.make_node("BatchNormalization", ["p", "g", "b", "m", "v"], ["n"], name="bn"),
+          helper.make_node("Relu", ["n"], ["r"], name="relu"),
+          helper.make_node("Mul", ["r", "k"], ["q"], name="mul"),
+          helper.make_node("Sub", ["q", "d"], ["y"], name="sub")],
+         [f32("g", rng.uniform(0.5, 1.5, 8)), f32("b", rng.uniform(-0.2, 0.2, 8)),
+          f32("m", rng.uniform(-0.2, 0.2, 8)), f32("v", rng.uniform(0.5, 2, 8)),
+          f32("k", rng.uniform(-1.5, 1.5, (1, 8, 1, 1))), f32("d", [0.25])])
+    # refusals
+    save("bad_unsupported_op", [helper.make_node("Einsum", ["x"], ["y"], name="my_einsum", equation="ij->ji")], [])
+    n, i = conv("conv", "x", "y", 8, 16, pads=[1, 1, 1, 1])
+    save("bad_opset", [n], i, opset=9)
+    ext = w("conv.w", 16, 8, 3, 3)
+    ext.ClearField("raw_data")
+    ext.data_location = TensorProto.EXTERNAL
+    e = ext.external_data.add()
+    e.key, e.value = "location", "weights.bin"
+    save("bad_external_data", [helper.make_node("Conv", ["x", "conv.w"], ["y"], name="conv", pads=[1, 1, 1, 1])],
+         [ext])
+    save("bad_conv_weights_missing", [helper.make_node("Conv", ["x", "nowhere"], ["y"], name="conv")], [])
+
+
+if __name__ == "__main__":
+    main()
