@@ -270,6 +270,69 @@ def pdp_geometry(rng, w, h, c, flying, want_split):
     return None
 
 
+def pdp_over_geometry(rng, w, h, c, flying, want_split):
+    """Like pdp_geometry, but PAD_RIGHT over-stated: larger than the right padding the last
+    window covers, enough to raise cal1d's flush count (flush_num = PAD_RIGHT / stride), yet
+    giving no further window (the output width stays the one the real padding gives)."""
+    for _ in range(200):
+        kw, kh = rng.randint(1, 8), rng.randint(1, 8)
+        sw = rng.choice([rng.randint(1, kw), rng.randint(1, 4)])
+        sh = rng.choice([rng.randint(1, kh), rng.randint(1, 8)])
+        pl = rng.randint(0, min(7, kw - 1))
+        pt = rng.randint(0, min(7, kh - 1))
+        pb = rng.randint(0, min(7, kh - 1))
+        ow = windows(pl, w, rng.randint(0, kw - 1), kw, sw)
+        oh = windows(pt, h, pb, kh, sh)
+        if ow < 1 or oh < 1:
+            continue
+        need = max(0, (ow - 1) * sw + kw - pl - w)
+        choices = [pr for pr in range(need + 1, 8)
+                   if pr // sw > need // sw and windows(pl, w, pr, kw, sw) == ow]
+        if not choices:
+            continue
+        pr = rng.choice(choices)
+        # bottom padding no larger than the last window needs (cal2d has its own flush)
+        pb = min(pb, max(0, (oh - 1) * sh + kh - pt - h))
+        g = dict(kw=kw, kh=kh, sw=sw, sh=sh, pl=pl, pt=pt, pr=pr, pb=pb, ow=ow, oh=oh, split=None)
+        if want_split and not flying:
+            if ow < 3:
+                continue
+            n = rng.randint(2, min(4, ow))
+            outs = [1] * n
+            for _ in range(ow - n):
+                outs[rng.randrange(n)] += 1
+            of, om = outs[0], outs[1]
+            ol = ow - of - (n - 2) * om
+            if ol < 1:
+                continue
+            first = (of - 1) * sw + kw - pl
+            mid = om * sw
+            last = w - first - (n - 2) * mid
+            if first < 1 or last < 1 or first > 1024 or last > 1024:
+                continue
+            g['split'] = (n, first, mid, last, of, om, ol)
+        return g
+    return None
+
+
+def pdp_overb_geometry(rng, w, h, c, flying, want_split):
+    """PAD_BOTTOM over-stated the same way (cal2d flush_num = PAD_BOTTOM / stride), PAD_RIGHT
+    sometimes too; used with several surfaces, where cal2d's surplus lines show."""
+    for _ in range(200):
+        g = (pdp_over_geometry if rng.random() < 0.3 else pdp_geometry)(rng, w, h, c, flying,
+                                                                          want_split)
+        if g is None:
+            continue
+        need = max(0, (g['oh'] - 1) * g['sh'] + g['kh'] - g['pt'] - h)
+        choices = [pb for pb in range(need + 1, 8)
+                   if pb // g['sh'] > need // g['sh'] and windows(g['pt'], h, pb, g['kh'], g['sh']) == g['oh']]
+        if not choices:
+            continue
+        g['pb'] = rng.choice(choices)
+        return g
+    return None
+
+
 def pdp_program(cs, p, flying):
     g = p['g']
     method = p['method']
@@ -322,8 +385,8 @@ def pdp_program(cs, p, flying):
     cs.w('PDP', 'D_DATA_FORMAT', 0)
 
 
-def pdp_params(rng, w, h, c, flying, want_split):
-    g = pdp_geometry(rng, w, h, c, flying, want_split)
+def pdp_params(rng, w, h, c, flying, want_split, geometry=None):
+    g = (geometry or pdp_geometry)(rng, w, h, c, flying, want_split)
     if g is None:
         return None
     odd = rng.random() < 0.3
@@ -338,23 +401,27 @@ def pdp_params(rng, w, h, c, flying, want_split):
 METHODS = {0: 'ave', 1: 'max', 2: 'min'}
 
 
-def pdp_case(rng, idx, want_split):
+def pdp_case(rng, idx, want_split, over_right=False, over_bottom=False):
     w, h = rng.randint(1, 40), rng.randint(1, 12)
     c = rng.choice([8, 16, rng.randint(1, 24)])
-    p = pdp_params(rng, w, h, c, False, want_split)
+    if over_bottom:
+        c = rng.randint(9, 32)
+    geometry = pdp_overb_geometry if over_bottom else pdp_over_geometry if over_right else None
+    p = pdp_params(rng, w, h, c, False, want_split, geometry)
     if p is None:
         return None
     g = p['g']
     over = g['pr'] > 0 and windows(g['pl'], w, 0, g['kw'], g['sw']) == g['ow']
-    name = 'rg_pdp_%dx%dx%d_k%dx%ds%dx%d_%s%s_%03d' % (
-        w, h, c, g['kw'], g['kh'], g['sw'], g['sh'], METHODS[p['method']],
+    name = 'rg_pdp%s_%dx%dx%d_k%dx%ds%dx%d_%s%s_%03d' % (
+        'overb' if over_bottom else 'over' if over_right else '', w, h, c, g['kw'], g['kh'], g['sw'], g['sh'], METHODS[p['method']],
         '_split%d' % g['split'][0] if g['split'] else '', idx)
     cs = Case(name, 'PDP %s %dx%dx%d kernel %dx%d stride %dx%d pad l%d t%d r%d b%d padval %d out %dx%d '
               'line %d surf %d%s%s' % (METHODS[p['method']], w, h, c, g['kw'], g['kh'], g['sw'], g['sh'],
                                        g['pl'], g['pt'], g['pr'], g['pb'], p['padval'], g['ow'], g['oh'],
                                        p['line'], p['surf'],
                                        ' split %s' % (g['split'],) if g['split'] else '',
-                                       ' (right padding over-stated)' if over else ''))
+                                       ' (right padding over-stated)' if over else '') +
+              (' (bottom padding over-stated)' if over_bottom else ''))
     cs.mem(IN_ADDR, rand_bytes(rng, p['size']), 'in')
     cs.zero(OUT_ADDR, p['out_size'])
     pdp_program(cs, p, flying=False)
@@ -365,13 +432,13 @@ def pdp_case(rng, idx, want_split):
     return cs
 
 
-def sdp_pdp_case(rng, idx):
+def sdp_pdp_case(rng, idx, over_right=False):
     # shape first, then SDP around it
     for _ in range(20):
         sub = random.Random(rng.getrandbits(32))
         w, h = sub.randint(1, 12), sub.randint(1, 10)
         c = sub.choice([8, 16, sub.randint(1, 24)])
-        p = pdp_params(sub, w, h, c, True, False)
+        p = pdp_params(sub, w, h, c, True, False, pdp_over_geometry if over_right else None)
         if p is None:
             continue
         return sdp_case(random.Random(sub.getrandbits(32)), idx, to_pdp=p)
@@ -619,7 +686,9 @@ def main():
             [('conv_full2', n) for n in range(12)] + [('conv_pp', n) for n in range(16)] +
             [('conv_onegroup', n) for n in range(8)] + [('conv_pp2', n) for n in range(8)] +
             [('conv_pp2same', n) for n in range(8)] + [('conv_og2', n) for n in range(6)] +
-            [('conv_og2same', n) for n in range(6)] + [('img', n) for n in range(2 * IMG_FORMATS)])
+            [('conv_og2same', n) for n in range(6)] + [('img', n) for n in range(2 * IMG_FORMATS)] +
+            [('pdpover', n) for n in range(24)] + [('pdpoversplit', n) for n in range(10)] +
+            [('sdppdpover', n) for n in range(8)] + [('pdpoverb', n) for n in range(56)])
     for kind, n in plan:
         rng = random.Random('%s-%d' % (kind, n))
         cs = None
@@ -637,13 +706,15 @@ def main():
             continue
         if kind == 'sdp':
             cs = sdp_case(rng, n)
-        elif kind in ('pdp', 'pdpsplit'):
+        elif kind in ('pdp', 'pdpsplit', 'pdpover', 'pdpoversplit', 'pdpoverb'):
+            split = kind.endswith('split')
             for _ in range(20):
-                cs = pdp_case(rng, n + (100 if kind == 'pdpsplit' else 0), kind == 'pdpsplit')
+                cs = pdp_case(rng, n + (100 if split else 0), split, kind.startswith('pdpover'),
+                              kind == 'pdpoverb')
                 if cs:
                     break
-        elif kind == 'sdppdp':
-            cs = sdp_pdp_case(rng, n)
+        elif kind in ('sdppdp', 'sdppdpover'):
+            cs = sdp_pdp_case(rng, n + (200 if kind == 'sdppdpover' else 0), kind == 'sdppdpover')
         elif kind == 'cdp':
             cs = cdp_case(rng, n)
         if cs is None or not fnmatch.fnmatch(cs.name, args['only']):
