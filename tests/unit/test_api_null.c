@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "common/testdev.h"
+#include "dlasim/compiler.h"
 #include "dlasim/conv.h"
 #include "dlasim/dlasim.h"
 #include "dlasim/rk3588.h"
@@ -304,6 +305,42 @@ static void test_rk_null_arguments(void **state)
     dlasim_destroy(dev);
 }
 
+/* The ONNX compiler's entry points (compiler.h): NULL model, output and
+ * data pointers are refused by name; status-less functions give 0/NULL. */
+static void test_compiler_null_arguments(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    float f[4] = {0};
+    int64_t dims[6];
+    uint8_t *blob = (uint8_t *)f;
+    size_t len = 1;
+    struct dlasim_model *m = (struct dlasim_model *)&err; /* must be reset to NULL */
+    assert_int_equal(dlasim_model_load_onnx(f, sizeof f, NULL, err, sizeof err), DLASIM_ERR_INVAL);
+    assert_non_null(strstr(err, "dlasim_model_load_onnx: out is NULL"));
+    assert_int_equal(dlasim_model_load_onnx(NULL, 16, &m, err, sizeof err), DLASIM_ERR_INVAL);
+    assert_null(m);
+    assert_non_null(strstr(err, "buf is NULL"));
+    assert_int_equal(dlasim_model_input_size(NULL), 0);
+    assert_int_equal(dlasim_model_output_size(NULL), 0);
+    assert_int_equal(dlasim_model_input_shape(NULL, dims), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_model_run_float(NULL, f, f, err, sizeof err), DLASIM_ERR_INVAL);
+    assert_non_null(strstr(err, "dlasim_model_run_float: m is NULL"));
+    assert_int_equal(dlasim_model_calibrate(NULL, f, 1, NULL, err, sizeof err), DLASIM_ERR_INVAL);
+    assert_int_equal(dlasim_model_compile(NULL, "nv_small", NULL, 0), DLASIM_ERR_INVAL);
+    assert_null(dlasim_model_compile_report(NULL));
+    assert_null(dlasim_model_layer_report(NULL));
+    dlasim_model_stats_begin(NULL, 1);
+    dlasim_model_free(NULL);
+    assert_int_equal(dlasim_model_run(NULL, NULL, f, f, NULL, err, sizeof err), DLASIM_ERR_INVAL);
+    assert_non_null(strstr(err, "dlasim_model_run: m is NULL"));
+    assert_int_equal(dlasim_model_write_loadable(NULL, &blob, &len, err, sizeof err),
+                     DLASIM_ERR_INVAL);
+    assert_non_null(strstr(err, "dlasim_model_write_loadable: m is NULL"));
+    assert_true(dlasim_model_output_scale(NULL) == 0.0f);
+    assert_int_equal(dlasim_model_macs(NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_timing_null_arguments),
         cmocka_unit_test(test_runtime_null_arguments),
         cmocka_unit_test(test_rk_null_arguments),
+        cmocka_unit_test(test_compiler_null_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
