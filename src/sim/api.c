@@ -48,6 +48,23 @@ static int unknown_config(const char *config, char *err, size_t errlen)
     return DLASIM_ERR_INVAL;
 }
 
+/* The caller's pointers that must not be NULL (dlasim.h, struct dlasim_options). */
+static int check_options(const struct dlasim_options *opt, char *err, size_t errlen)
+{
+    if (opt->n_overrides && !opt->overrides) {
+        snprintf(err, errlen, "dlasim_create: options.overrides is NULL but n_overrides is %zu",
+                 opt->n_overrides);
+        return DLASIM_ERR_INVAL;
+    }
+    for (size_t i = 0; i < opt->n_overrides; i++) {
+        if (!opt->overrides[i]) {
+            snprintf(err, errlen, "dlasim_create: options.overrides[%zu] is NULL", i);
+            return DLASIM_ERR_INVAL;
+        }
+    }
+    return 0;
+}
+
 int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, char *err,
                   size_t errlen)
 {
@@ -64,8 +81,11 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
         opt = &defaults;
     }
     const struct dla_personality *p = dla_personality_of(opt->config);
-    int rc = p ? p->ops->create(opt, out, buf, sizeof(buf))
+    int rc = check_options(opt, buf, sizeof(buf));
+    if (!rc) {
+        rc = p ? p->ops->create(opt, out, buf, sizeof(buf))
                : unknown_config(opt->config, buf, sizeof(buf));
+    }
     if (!rc) {
         (*out)->config = p->config;
     }
@@ -194,5 +214,8 @@ unsigned dlasim_rk_cores(const struct dlasim_dev *dev)
 
 int dlasim_rk_irq_level(const struct dlasim_dev *dev, unsigned core)
 {
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     return is_rk3588(dev) && core < dev->ops->cores ? dev->ops->irq_level(dev, core) : 0;
 }

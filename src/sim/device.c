@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/budget.h"
 #include "sim/dla.h"
 #include "sim/mem.h"
 #include "sim/regfile.h"
@@ -43,6 +44,7 @@ struct dla_dev {
     void *log_opaque;
     unsigned threads;                 /* worker threads for large layers */
     uint64_t max_layer_work;          /* caller's work limit per layer, 0 = none */
+    struct dla_mem_budget mem_budget; /* pages of the built-in memory (max_host_mem) */
     unsigned layer;                   /* layers started since creation */
     const char *cur_unit;             /* unit executing (for messages) */
     char err[1024];                   /* last error message */
@@ -155,19 +157,28 @@ unsigned dla_threads(const struct dla_dev *d)
 
 int dla_check_work(struct dla_dev *d, const char *unit, uint64_t work)
 {
-    if (d->max_layer_work && work > d->max_layer_work) {
-        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
-                         "%s: the layer's %llu elements exceed the caller's limit of %llu "
-                         "(dlasim_options.max_layer_work)",
-                         unit, (unsigned long long)work, (unsigned long long)d->max_layer_work);
-    }
-    return 0;
+    struct dla_work w;
+    dla_work_init(&w, unit);
+    dla_work_ops(&w, work);
+    return dla_work_check(d, &w);
+}
+
+uint64_t dla_max_layer_work(const struct dla_dev *d)
+{
+    return d->max_layer_work;
+}
+
+uint64_t dla_port_limit(const struct dla_dev *d, int port)
+{
+    const struct dla_mem_port *p = &d->port[port & 1];
+    return p->present ? p->limit : 0;
 }
 
 struct dla_timing *dla_dev_timing(const struct dlasim_dev *dev)
 {
-    /* the timing model is NVDLA's only: other personalities have it off */
-    return dev->ops == &dla_nvdla_ops ? core_const(dev)->timing : NULL;
+    /* the timing model is NVDLA's only: other personalities and a NULL
+     * device (the public timing calls) see it off */
+    return dev && dev->ops == &dla_nvdla_ops ? core_const(dev)->timing : NULL;
 }
 
 unsigned dla_layer_index(const struct dla_dev *d)
@@ -281,6 +292,9 @@ static int nvdla_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_
     char why[256];
     struct dla_dev *d = core(dev);
     int rc = check_port(d, port);
+    if (!rc && !dst && len) {
+        rc = api_error(d, DLASIM_ERR_INVAL, "dlasim_mem_read: dst is NULL (len %zu)", len);
+    }
     if (!rc) {
         rc = dla_mem_port_read(&d->port[port], addr, dst, len, why, sizeof(why));
         if (rc) {
@@ -296,6 +310,9 @@ static int nvdla_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64
     char why[256];
     struct dla_dev *d = core(dev);
     int rc = check_port(d, port);
+    if (!rc && !src && len) {
+        rc = api_error(d, DLASIM_ERR_INVAL, "dlasim_mem_write: src is NULL (len %zu)", len);
+    }
     if (!rc) {
         rc = dla_mem_port_write(&d->port[port], addr, src, len, why, sizeof(why));
         if (rc) {
@@ -324,7 +341,6 @@ static int nvdla_irq_level(const struct dlasim_dev *dev, unsigned line)
     (void)line; /* one line */
     return core_const(dev)->irq_level;
 }
-
 
 /* ---- CSB --------------------------------------------------------------------- */
 
@@ -404,6 +420,9 @@ static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 static int nvdla_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
     struct dla_dev *d = core(dev);
+    if (!val) {
+        return api_error(d, DLASIM_ERR_INVAL, "dlasim_csb_read of 0x%x: val is NULL", addr);
+    }
     if (addr & 3u) {
         *val = 0;
         return api_error(d, DLASIM_ERR_INVAL, "CSB read of unaligned address 0x%x", addr);
@@ -622,7 +641,10 @@ static int nvdla_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
     struct dla_dev *d = core(dev);
     int busy = 0;
     size_t used = 0;
-    if (desc && desclen) {
+    if (!desc) {
+        desclen = 0;
+    }
+    if (desclen) {
         desc[0] = '\0';
     }
     /* BDMA transfers queued by CFG_OP but never launched (STATUS_0.IDLE=0
@@ -654,7 +676,8 @@ static int nvdla_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
 /* ---- lifecycle ---------------------------------------------------------------- */
 
 static int setup_port(struct dla_dev *d, enum dlasim_port port, int present,
-                      const struct dlasim_mem_ops *ops, void *opaque, int strict)
+                      const struct dlasim_mem_ops *ops, void *opaque, int strict, char *err,
+                      size_t errlen)
 {
     struct dla_mem_port *p = &d->port[port];
     p->present = present;
@@ -662,6 +685,8 @@ static int setup_port(struct dla_dev *d, enum dlasim_port port, int present,
                                                  : (1ull << d->cfg.memif_address_width);
     if (ops) {
         if (!ops->read || !ops->write) {
+            snprintf(err, errlen, "dlasim_create: %s memory ops without a %s callback",
+                     port_name(port), ops->read ? "write" : "read");
             return DLASIM_ERR_INVAL;
         }
         p->ops = ops;
@@ -671,7 +696,7 @@ static int setup_port(struct dla_dev *d, enum dlasim_port port, int present,
     if (!present) {
         return 0;
     }
-    p->sparse = dla_sparse_mem_create(strict);
+    p->sparse = dla_sparse_mem_create(strict, &d->mem_budget);
     return p->sparse ? 0 : DLASIM_ERR_NOMEM;
 }
 
@@ -684,6 +709,7 @@ static unsigned online_cores(void)
 static int configure(struct dla_dev *d, const struct dlasim_options *opt, char *err,
                      size_t errlen)
 {
+    /* options' pointers were checked by dlasim_create (api.c) */
     int rc = dla_config_init(&d->cfg, opt->config, err, errlen);
     for (size_t i = 0; !rc && i < opt->n_overrides; i++) {
         rc = dla_config_set(&d->cfg, opt->overrides[i], err, errlen);
@@ -701,20 +727,23 @@ static int nvdla_create(const struct dlasim_options *opt, struct dlasim_dev **ou
 {
     struct dla_dev *d = calloc(1, sizeof(*d));
     if (!d) {
+        snprintf(err, errlen, "dlasim_create: out of host memory for the device");
         return DLASIM_ERR_NOMEM;
     }
     d->base.ops = &dla_nvdla_ops;
     struct dlasim_dev *dev = &d->base;
+    d->mem_budget.max = opt->max_host_mem;
     int rc = configure(d, opt, err, errlen);
     if (!rc) {
         rc = dla_regfile_init_nvdla(&d->rf, &d->cfg); /* units.c */
     }
     if (!rc) {
-        rc = setup_port(d, DLASIM_PORT_DBB, 1, opt->dbb_ops, opt->dbb_opaque, opt->strict_mem);
+        rc = setup_port(d, DLASIM_PORT_DBB, 1, opt->dbb_ops, opt->dbb_opaque, opt->strict_mem,
+                        err, errlen);
     }
     if (!rc) {
         rc = setup_port(d, DLASIM_PORT_CVIF, d->cfg.secondary_memif_enable != 0, opt->cvif_ops,
-                        opt->cvif_opaque, opt->strict_mem);
+                        opt->cvif_opaque, opt->strict_mem, err, errlen);
     }
     if (!rc) {
         rc = dla_conv_state_create(d, &d->conv);
@@ -772,6 +801,9 @@ static void nvdla_reset(struct dlasim_dev *dev)
 
 static int nvdla_param(const struct dlasim_dev *dev, const char *name, uint64_t *value)
 {
+    if (!name || !value) {
+        return DLASIM_ERR_INVAL;
+    }
     return dla_config_get(&core_const(dev)->cfg, name, value);
 }
 
@@ -797,7 +829,7 @@ const struct dla_device_ops dla_nvdla_ops = {
 
 int dlasim_reg_lookup(const char *name, uint32_t *addr)
 {
-    const struct nvdla_reg_desc *r = nvdla_reg_by_name(name);
+    const struct nvdla_reg_desc *r = name && addr ? nvdla_reg_by_name(name) : NULL;
     if (!r) {
         return DLASIM_ERR_INVAL;
     }
@@ -808,6 +840,9 @@ int dlasim_reg_lookup(const char *name, uint32_t *addr)
 const char *dlasim_reg_name(uint32_t addr, char *buf, size_t buflen)
 {
     const struct nvdla_reg_desc *r = nvdla_reg_by_addr(addr);
+    if (!buf || !buflen) {
+        return NULL;
+    }
     if (r) {
         snprintf(buf, buflen, "NVDLA_%s.%s", nvdla_units[r->unit].name, r->name);
     } else {

@@ -114,6 +114,7 @@ struct rk_npu {
     struct dlasim_dev base;    /* the public handle (ops = dla_rk3588_ops) */
     struct rk_core core[RK_CORES];
     struct dla_mem_port mem;
+    struct dla_mem_budget mem_budget; /* dlasim_options.max_host_mem */
     void (*irq_cb)(void *, int);
     void *irq_opaque;
     unsigned log_mask;
@@ -860,14 +861,17 @@ static int rk_npu_create(const struct dlasim_options *opt, struct dlasim_dev **o
     n->base.ops = &dla_rk3588_ops;
     n->mem.present = 1;
     n->mem.limit = 1ull << 32; /* 32-bit NPU bus addresses (TRM register widths) */
+    n->mem_budget.max = opt->max_host_mem;
     if (opt->dbb_ops) {
         if (!opt->dbb_ops->read || !opt->dbb_ops->write) {
+            snprintf(err, errlen, "dlasim_create: DBB memory ops without a %s callback",
+                     opt->dbb_ops->read ? "write" : "read");
             free(n);
             return DLASIM_ERR_INVAL;
         }
         n->mem.ops = opt->dbb_ops;
         n->mem.opaque = opt->dbb_opaque;
-    } else if (!(n->mem.sparse = dla_sparse_mem_create(opt->strict_mem))) {
+    } else if (!(n->mem.sparse = dla_sparse_mem_create(opt->strict_mem, &n->mem_budget))) {
         free(n);
         return DLASIM_ERR_NOMEM;
     }
