@@ -16,8 +16,10 @@
  *     x * STRIDE_X * (elements per pixel: 4, 3 or 1 from the low bits of
  *     DATAIN_CHANNEL_EXT, as vmod CSC_dl pixel_x_stride_w) onwards; lines
  *     outside the input read PAD_VALUE; with D_POST_Y_EXTENSION the MAC
- *     array takes 2 or 4 kernel rows per atomic operation, which changes
- *     the weight layout only;
+ *     array takes 2 or 4 kernel rows per atomic operation (weight layout),
+ *     and each output column reads the bytes the RTL's data loader steps
+ *     to, which differ from the ideal ones for strides above 1
+ *     (post_ext_sources, vmod CSC_dl);
  *   - the weight layout in CBUF (SendWeightToMacSequencerDirectConvCommon):
  *     kernel groups of Atomic-K kernels; in a group, channel blocks of
  *     Atomic-C channels; in a block, kernel positions (row-major); at a
