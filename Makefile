@@ -6,6 +6,9 @@
 #   make test       unit, device, property, conformance and fuzz tests, then
 #                   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      performance measurements (long; not part of make test)
+#   make fuzz-long  every fuzz target for FUZZ_SECONDS seconds and/or FUZZ_RUNS
+#                   executions each (default 600 s), with a summary table (not
+#                   part of make test); FUZZ_ONLY="csb trace" picks targets
 #   make plot       timing plot and timeline of a trace (build/timing.png)
 #
 # Variables: CC (gcc or clang), BUILD (output folder), SAN=1 (sanitizers).
@@ -42,8 +45,15 @@ TEST_SRC := $(sort $(wildcard tests/unit/*.c tests/device/*.c tests/property/*.c
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 TEST_COMMON := $(sort $(wildcard tests/common/*.c))
 TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/obj/%.o)
+# Every tests/fuzz/fuzz_NAME.c is a libFuzzer target (build-fuzz/fuzz_NAME)
+# and, linked with tests/fuzz/replay.c, a plain replay of its seeds in every
+# test build ($(BUILD)/tests/fuzz/replay_NAME).
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
+FUZZ_BIN := $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
+REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/replay_%)
 
-.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz plot rtl-grade
+.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade
 all: $(BUILD)/dlasim
 
 $(BUILD)/obj/%.o: %.c
@@ -71,7 +81,11 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(PB_LIBS) $(LDLIBS)
 
-tests: $(TEST_BIN) $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
+$(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libdlasim.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -I$(GEN) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libdlasim.a -lz $(PB_LIBS) $(LDLIBS)
+
+tests: $(TEST_BIN) $(REPLAY_BIN) $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 
 # Regenerate the register tables from the register database.
 regs:
@@ -108,14 +122,28 @@ test-fast: all tests
 test: deps
 	@sh tests/all.sh $(CONFORMANCE)
 
-# libFuzzer targets: trace parser and player, CSB programming, loadables, RK3588 regcmd lists
-# (clang only).
+# libFuzzer targets (clang only): every tests/fuzz/fuzz_*.c (now the trace
+# parser and player, CSB programming, loadables, RK3588 regcmd lists).
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-fuzz: build-fuzz/fuzz_trace build-fuzz/fuzz_csb build-fuzz/fuzz_loadable build-fuzz/fuzz_rk_regcmd build-fuzz/fuzz_onnx
+fuzz: $(FUZZ_BIN)
 build-fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRC) $(wildcard src/*/*.h src/regs/gen/*.h include/dlasim/*.h) $(GEN)/onnx.pb-c.c
 	@mkdir -p build-fuzz
 	clang $(CSTD) -O1 -g -Iinclude -Isrc -I$(GEN) $(FUZZ_FLAGS) -c $(GEN)/onnx.pb-c.c -o $@.pb.o
 	clang $(CSTD) -O1 -g $(WARN) -Iinclude -Isrc -I$(GEN) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $@.pb.o -lz $(PB_LIBS) $(LDLIBS)
+
+# A long campaign: each target for FUZZ_SECONDS and/or FUZZ_RUNS executions
+# (whichever ends first; 600 s when neither is given), corpora kept in
+# build-fuzz/corpus-NAME, logs and findings in build-fuzz/logs, artifacts.
+FUZZ_SECONDS ?=
+FUZZ_RUNS ?=
+FUZZ_ONLY ?= $(FUZZ_NAMES)
+# NVIDIA's regression loadables seed fuzz_loadable where the conformance data has them
+FUZZ_EXTRA := $(foreach d,PDP SDP CDP,$(wildcard $(CONFORMANCE)/../nvdla-loadables/flatbufs/kmd/$(d)))
+fuzz-long: deps fuzz
+	@SUMMARY=1 sh tests/fuzz/run.sh --corpus keep --seed 0 $(FUZZ_EXTRA:%=--seeds loadable=%) \
+	    $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) \
+	    $(if $(FUZZ_SECONDS),--seconds $(FUZZ_SECONDS),$(if $(FUZZ_RUNS),,--seconds 600)) \
+	    $(FUZZ_ONLY:%=build-fuzz/fuzz_%)
 
 # RTL grading (tools/rtlgrade/README.md): regenerate the cases of
 # tests/traces/rtl-graded and grade them on the nv_small RTL built at RTL.

@@ -1,8 +1,8 @@
 #!/bin/sh
 # `make test`: build and run the whole suite twice (gcc plain, then clang with
-# AddressSanitizer + UndefinedBehaviorSanitizer), fuzz the trace parser for a
-# bounded time, check the generated register files are up to date, and end
-# with the total "N passed, N failed".
+# AddressSanitizer + UndefinedBehaviorSanitizer), run every fuzz target for a
+# bounded number of runs, check the generated register files are up to date,
+# and end with the total "N passed, N failed".
 set -u
 conf=${1:-../shared/conformance/nvdla-traces}
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -39,23 +39,30 @@ else
     cat "$log/san-build.txt"; one "build (clang, ASan+UBSan)" 1
 fi
 
-echo "== fuzz (libFuzzer, 20 s each: trace parser+player, arbitrary register programming, loadables, RK3588 regcmd lists, ONNX models)"
+# Fuzzing: every target (tests/fuzz/fuzz_*.c) for a fixed number of runs
+# from a fixed seed and a fresh corpus of the committed seeds, so the outcome
+# does not depend on the machine's speed or on earlier runs; RSS limit 1 GB.
+# A failure keeps its log and input under build-fuzz/test/ (logs/NAME.log,
+# artifacts/NAME-<kind>-<sha1>) and prints the reproducer (tests/fuzz/run.sh).
+fuzz_runs=${FUZZ_TEST_RUNS:-50000}
+echo "== fuzz (libFuzzer, $fuzz_runs runs each from seed 1, -rss_limit_mb=1024)"
 if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
-    for t in trace csb loadable rk_regcmd onnx; do
-        mkdir -p "build-fuzz/corpus-$t"
-        seeds=tests/fuzz/seeds; [ "$t" = csb ] || [ "$t" = rk_regcmd ] && seeds=
-        # loadables: the writer's seeds, and NVIDIA's regression loadables
-        # where the conformance data has them (not copied into the tree)
-        [ "$t" = loadable ] && seeds="tests/fuzz/seeds-loadable $(ls -d \
-            "$conf"/../nvdla-loadables/flatbufs/kmd/PDP "$conf"/../nvdla-loadables/flatbufs/kmd/SDP \
-            "$conf"/../nvdla-loadables/flatbufs/kmd/CDP 2> /dev/null)"
-        [ "$t" = onnx ] && seeds=tests/fuzz/seeds-onnx
-        maxlen=8192; [ "$t" = onnx ] && maxlen=32768
-        build-fuzz/fuzz_$t -max_total_time=20 -max_len=$maxlen -timeout=10 -rss_limit_mb=2048 \
-            "build-fuzz/corpus-$t" $seeds > "$log/fuzz-$t.txt" 2>&1
-        rc=$?
-        grep -E "^Done|ERROR|SUMMARY" "$log/fuzz-$t.txt" | head -5
-        one "fuzz_$t (20 s)" "$rc"
+    for src in tests/fuzz/fuzz_*.c; do
+        bin=build-fuzz/$(basename "$src" .c)
+        # loadables: also NVIDIA's regression loadables where the conformance
+        # data has them (not copied into the tree)
+        extra=""
+        [ "$bin" = build-fuzz/fuzz_loadable ] && for d in PDP SDP CDP; do
+            [ -d "$conf/../nvdla-loadables/flatbufs/kmd/$d" ] &&
+                extra="$extra --seeds loadable=$conf/../nvdla-loadables/flatbufs/kmd/$d"
+        done
+        # shellcheck disable=SC2086
+        if sh tests/fuzz/run.sh --runs "$fuzz_runs" --seed 1 --corpus fresh \
+            --out build-fuzz/test $extra "$bin"; then
+            passed=$((passed + 1))
+        else
+            failed=$((failed + 1))
+        fi
     done
 else
     cat "$log/fuzz-build.txt"; one "fuzz build" 1

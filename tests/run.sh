@@ -24,6 +24,23 @@ for bin in "$build"/tests/unit/* "$build"/tests/device/* "$build"/tests/property
     [ "$f" -ne 0 ] && printf '%s\n' "$out" | grep -E 'FAIL|ERROR|error|Assert|Sanitizer|runtime error' | head -20
 done
 
+# fuzz seeds and fixed reproducers replayed without libFuzzer: one check per
+# target (tests/fuzz/replay.c)
+for bin in "$build"/tests/fuzz/replay_*; do
+    [ -x "$bin" ] || continue
+    case "$bin" in *.d|*.o) continue ;; esac
+    name=${bin##*/replay_}
+    [ -d "tests/fuzz/seeds/$name" ] || continue
+    out=$("$bin" "tests/fuzz/seeds/$name" 2>&1); rc=$?
+    n=$(printf '%s\n' "$out" | sed -n 's/^\([0-9]*\) passed.*/\1/p' | tail -1)
+    if [ "$rc" -eq 0 ]; then
+        add 1 0; echo "fuzz/replay_$name: ${n:-0} seeds replayed, passed"
+    else
+        add 0 1; echo "fuzz/replay_$name: FAILED after ${n:-0} seeds"
+        printf '%s\n' "$out" | grep -E 'ERROR|error|Sanitizer|#[0-9]+ ' | head -20
+    fi
+done
+
 # shell tests print their own "N passed, N failed"
 for t in tests/unit/*.sh tests/traces/*.sh; do
     [ -f "$t" ] || continue

@@ -11,6 +11,13 @@
  *   dlasim_model_compile(m, "nv_small", err, sizeof err);
  *   dlasim_model_run(m, dev, input, output, NULL, err, sizeof err);
  * Nothing here prints: reports are returned as strings.
+ *
+ * Pointer arguments: `err` may be NULL (no message); every other pointer is
+ * required unless a comment says otherwise.  A NULL where one is required is
+ * refused with DLASIM_ERR_INVAL and "FUNCTION: ARG is NULL" in err; functions
+ * without a status return 0 / NULL for a NULL model, and dlasim_model_free and
+ * dlasim_model_stats_begin do nothing.  `opt` of calibrate and run may be NULL
+ * (defaults).
  */
 #ifndef DLASIM_COMPILER_H
 #define DLASIM_COMPILER_H

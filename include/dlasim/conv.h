@@ -44,7 +44,8 @@ struct dlasim_conv_hw {
     uint32_t bank_depth;  /* NVDLA_CBUF_BANK_DEPTH: entries per bank */
 };
 
-/* Read them from a device's configuration. */
+/* Read them from a device's configuration (dev and hw required: NULL is
+ * DLASIM_ERR_INVAL). */
 int dlasim_conv_hw_of(const struct dlasim_dev *dev, struct dlasim_conv_hw *hw);
 
 /* One int8 direct convolution (feature-cube input, one batch). */
@@ -62,7 +63,8 @@ struct dlasim_conv_desc {
     uint32_t out_shift;               /* SDP D_CVT_SHIFT, 0..63 */
 };
 
-/* Defaults: strides and dilations 1, output scale 1, everything else 0. */
+/* Defaults: strides and dilations 1, output scale 1, everything else 0
+ * (NULL: nothing). */
 void dlasim_conv_desc_init(struct dlasim_conv_desc *d);
 
 /* How the kernels sit in CBUF (ConvCoreNode.cpp splitNodesInternal). */
@@ -104,7 +106,8 @@ struct dlasim_conv_plan {
 /* Plan the hardware layers (pure: no device).  0, or DLASIM_ERR_INVAL
  * (description out of range of the registers), DLASIM_ERR_UNSUPPORTED
  * (does not fit CBUF in any way the compiler splits), DLASIM_ERR_NOMEM;
- * err (if given) says why.  Free with dlasim_conv_plan_free. */
+ * err (if given) says why.  hw, desc and plan are required (NULL:
+ * DLASIM_ERR_INVAL).  Free with dlasim_conv_plan_free (NULL: nothing). */
 int dlasim_conv_plan(const struct dlasim_conv_hw *hw, const struct dlasim_conv_desc *desc,
                      struct dlasim_conv_plan *plan, char *err, size_t errlen);
 void dlasim_conv_plan_free(struct dlasim_conv_plan *plan);
@@ -120,11 +123,13 @@ struct dlasim_conv_mem {
     uint32_t out_line_stride, out_surf_stride;
 };
 
-/* Bytes a feature cube occupies in memory with these strides (0 = packed). */
+/* Bytes a feature cube occupies in memory with these strides (0 = packed);
+ * 0 for an empty cube or a NULL hw. */
 uint64_t dlasim_conv_cube_bytes(const struct dlasim_conv_hw *hw, uint32_t w, uint32_t h,
                                 uint32_t c, uint32_t line_stride, uint32_t surf_stride);
 
-/* Host-side layout conversions (pure). */
+/* Host-side layout conversions (pure).  Every pointer is required; with a
+ * NULL one they do nothing. */
 void dlasim_conv_pack_weights(const struct dlasim_conv_plan *plan, const int8_t *kcrs,
                               uint8_t *dst /* plan->weight_bytes */);
 void dlasim_conv_pack_cube(const struct dlasim_conv_hw *hw, uint32_t w, uint32_t h, uint32_t c,
@@ -135,7 +140,9 @@ void dlasim_conv_unpack_cube(const struct dlasim_conv_hw *hw, uint32_t w, uint32
                              int8_t *chw);
 
 /* Device side: write the input cube / the weights, read the output cube
- * (0 or a negative status; dlasim_last_error says why). */
+ * (0 or a negative status; dlasim_last_error says why).  Every pointer is
+ * required: NULL is DLASIM_ERR_INVAL, as is a plan or mem the hardware
+ * cannot use. */
 int dlasim_conv_write_input(struct dlasim_dev *dev, const struct dlasim_conv_plan *plan,
                             const struct dlasim_conv_mem *mem, const int8_t *chw);
 int dlasim_conv_write_weights(struct dlasim_dev *dev, const struct dlasim_conv_plan *plan,

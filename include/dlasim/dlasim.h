@@ -6,6 +6,12 @@
  * The library never prints and never exits: every call returns a status
  * (0 = OK, negative = enum dlasim_status) and the last error message of a
  * device is available from dlasim_last_error().
+ *
+ * Pointer arguments: every `dev` must be a device from dlasim_create();
+ * a NULL `dev` is refused with DLASIM_ERR_INVAL (functions without a
+ * status return do nothing).  Other pointers are required unless the
+ * comment of the function says they may be NULL; a NULL where one is
+ * required is DLASIM_ERR_INVAL with a message, never a crash.
  */
 #ifndef DLASIM_DLASIM_H
 #define DLASIM_DLASIM_H
@@ -59,11 +65,16 @@ enum dlasim_log_category {
 
 struct dlasim_timing_profile; /* include/dlasim/timing.h */
 
+/* Options of a device; every pointer may be NULL (then its default is used)
+ * except as noted.  Zero-initialise the struct and set what you need. */
 struct dlasim_options {
-    const char *config;            /* "nv_small" (default), "nv_small_256", "nv_large" */
-    const char *const *overrides;  /* "NVDLA_SDP_EW_ENABLE=1", ... */
+    const char *config;            /* "nv_small" (default when NULL), "nv_small_256", "nv_large" */
+    /* "NVDLA_SDP_EW_ENABLE=1", ...: n_overrides non-NULL strings (overrides
+     * may be NULL only when n_overrides is 0) */
+    const char *const *overrides;
     size_t n_overrides;
-    /* primary memory: NULL ops = built-in sparse memory */
+    /* primary memory: NULL ops = built-in sparse memory; ops given must have
+     * both callbacks */
     const struct dlasim_mem_ops *dbb_ops;
     void *dbb_opaque;
     /* secondary memory (only where the configuration has one) */
@@ -80,10 +91,22 @@ struct dlasim_options {
     unsigned threads;
     /* report reads of never-written bytes of the built-in memory as errors */
     int strict_mem;
-    /* refuse (DLASIM_ERR_UNSUPPORTED) a layer that would process more elements
-     * (MACs for a convolution, bytes for BDMA) than this; 0 = no limit beyond
-     * the model's host limits.  For fuzzing and sandboxes. */
+    /* refuse (DLASIM_ERR_UNSUPPORTED) a layer whose work is larger than this,
+     * before it runs (it still completes with its interrupt).  Work = bytes
+     * the layer's DMA reads + bytes it writes (every line its strides,
+     * repeats, surfaces and batches address) + elements or MACs its datapath
+     * computes, counted from the programmed registers for every engine.
+     * 0 = no limit beyond the model's host limits.  For fuzzing, sandboxes
+     * and guests that must not take the host down. */
     uint64_t max_layer_work;
+    /* bytes of host memory the built-in sparse memory (both ports together)
+     * may allocate for device memory: 4 KiB pages on the first write of a
+     * non-zero byte, plus their 512-byte "written" bitmaps with strict_mem.
+     * A write that would need more fails with DLASIM_ERR_NOMEM naming the
+     * unit, layer and address range (DMA) or the address range (host writes).
+     * Writing zeros to memory never written allocates no page (it reads as
+     * zero already).  0 = unlimited.  Not used with caller memory ops. */
+    uint64_t max_host_mem;
     /* cycle model (include/dlasim/timing.h): 1 = on; NULL profile = "rtl-tb" */
     int timing;
     const struct dlasim_timing_profile *timing_profile;
@@ -91,19 +114,25 @@ struct dlasim_options {
 
 struct dlasim_dev;
 
-/* Create a device.  On failure *out is NULL and err (if given) says why. */
+/* Create a device.  `opt` may be NULL (all defaults); `out` is required;
+ * `err` may be NULL (else errlen bytes receive the reason on failure).  On
+ * failure *out is NULL. */
 int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out,
                   char *err, size_t errlen);
+/* Free a device (NULL: nothing happens). */
 void dlasim_destroy(struct dlasim_dev *dev);
 /* Hardware reset: registers to reset values, engines idle, IRQ low.
- * The contents of memory are kept. */
+ * The contents of memory are kept.  NULL: nothing happens. */
 void dlasim_reset(struct dlasim_dev *dev);
 
-/* 32-bit CSB access by byte address (must be 4-byte aligned). */
+/* 32-bit CSB access by byte address (must be 4-byte aligned); `val` is
+ * required. */
 int dlasim_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val);
 int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val);
 
-/* Host access to device memory (through the same memory interface as DMA). */
+/* Host access to device memory (through the same memory interface as DMA);
+ * dst/src may be NULL only when len is 0.  Writes count against
+ * max_host_mem. */
 int dlasim_mem_read(struct dlasim_dev *dev, enum dlasim_port port,
                     uint64_t addr, void *dst, size_t len);
 int dlasim_mem_write(struct dlasim_dev *dev, enum dlasim_port port,
@@ -115,22 +144,29 @@ int dlasim_mem_write(struct dlasim_dev *dev, enum dlasim_port port,
 int dlasim_step(struct dlasim_dev *dev);
 /* Execute until nothing more is runnable.  Returns 0 or the first error. */
 int dlasim_run(struct dlasim_dev *dev);
-/* Nonzero when some unit has an enabled group that cannot run; desc (if
- * given) lists the units still busy and what they wait for. */
+/* Nonzero when some unit has an enabled group that cannot run; desc (may
+ * be NULL) receives in desclen bytes the units still busy and what they
+ * wait for.  DLASIM_ERR_INVAL (negative) when dev is NULL. */
 int dlasim_busy(struct dlasim_dev *dev, char *desc, size_t desclen);
 
-/* Level of the interrupt line: (GLB S_INTR_STATUS & ~S_INTR_MASK) != 0. */
+/* Level of the interrupt line: (GLB S_INTR_STATUS & ~S_INTR_MASK) != 0;
+ * DLASIM_ERR_INVAL when dev is NULL. */
 int dlasim_irq_level(const struct dlasim_dev *dev);
 
-/* Message of the last error on this device ("" if none). */
+/* Message of the last error on this device ("" if none; a fixed message
+ * when dev is NULL).  Never NULL. */
 const char *dlasim_last_error(const struct dlasim_dev *dev);
 
 /* Scalability parameter of the device's configuration by spec name
- * (e.g. "NVDLA_MAC_ATOMIC_C_SIZE"); returns DLASIM_ERR_INVAL if unknown. */
+ * (e.g. "NVDLA_MAC_ATOMIC_C_SIZE"); returns DLASIM_ERR_INVAL if unknown or
+ * if name or value is NULL. */
 int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value);
 
-/* Register name lookup (through the one register database). */
+/* Register name lookup (through the one register database).  name and addr
+ * are required (DLASIM_ERR_INVAL otherwise, as for an unknown name). */
 int dlasim_reg_lookup(const char *name, uint32_t *addr); /* "NVDLA_PDP.D_OP_ENABLE_0" */
+/* Name of the register at addr ("0x..." when none) written to buf; returns
+ * buf, or NULL when buf is NULL or buflen is 0. */
 const char *dlasim_reg_name(uint32_t addr, char *buf, size_t buflen);
 
 #ifdef __cplusplus

@@ -63,6 +63,11 @@ struct dlasim_rk_regcmd {
     int failed;            /* an allocation failed: the list is unusable */
 };
 
+/* Pointer arguments: every list `l`, descriptor `p`, device `dev`, `buf`,
+ * `name` and `offset` is required (NULL: DLASIM_ERR_INVAL, 0 for sizes and
+ * counts, NULL for dlasim_rk_reg_name); `pool` of dlasim_rk_emit_conv may be
+ * NULL; dlasim_rk_regcmd_free(NULL) does nothing. */
+
 void dlasim_rk_regcmd_free(struct dlasim_rk_regcmd *l);
 /* Register write to the in-core offset `reg`, target derived from its block
  * (as Mesa's emit(): block bit | 1).  DLASIM_ERR_INVAL for an offset in no

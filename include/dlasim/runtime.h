@@ -204,6 +204,12 @@ struct dlasim_rt_options {
     const char *record_trace_name; /* case name (default: the folder's name) */
 };
 
+/* Pointer arguments of the functions below: `dev`, `net`, `ld`, `out`, `d`,
+ * `data`, `len` and `list_index` are required (NULL: DLASIM_ERR_INVAL with a
+ * message in err where there is one); `opt` and `err` may be NULL; `inputs`
+ * may be NULL only when n_inputs is 0.  dlasim_loadable_close(NULL) and
+ * dlasim_rt_encoded_free(NULL) do nothing; the counts of a NULL loadable are 0. */
+
 /* Run one network on the device through the firmware-equivalent executor.
  * Returns 0 or a negative status; err says which operation/descriptor/field. */
 int dlasim_rt_execute(struct dlasim_dev *dev, const struct dlasim_rt_network *net,

@@ -40,7 +40,12 @@ struct dlasim_timing_profile {
                                      (0 = none beyond the request rate) */
 };
 
-/* Built-in profile by name ("rtl-tb", "dram"); DLASIM_ERR_INVAL if unknown. */
+/* Pointer arguments: `out` is required (NULL: DLASIM_ERR_INVAL, or nothing
+ * for functions without a status); a NULL `dev` behaves as a device with
+ * the model off. */
+
+/* Built-in profile by name ("rtl-tb", "dram"; NULL = "rtl-tb");
+ * DLASIM_ERR_INVAL if unknown. */
 int dlasim_timing_profile_get(const char *name, struct dlasim_timing_profile *out);
 /* A DRAM profile: `gbytes_per_s` of bandwidth and `latency_ns` at `clock_mhz`. */
 void dlasim_timing_profile_dram(struct dlasim_timing_profile *out, double gbytes_per_s,

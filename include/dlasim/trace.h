@@ -18,15 +18,22 @@ extern "C" {
 
 struct dlasim_trace;
 
+/* Pointer arguments: `out`, `path`, `dev` and `t` are required (NULL is
+ * DLASIM_ERR_INVAL with a message in err); `err` may be NULL (else errlen
+ * bytes receive the reason on failure); others as noted. */
+
 /* Parse a .cfg file; surface files are resolved relative to its folder. */
 int dlasim_trace_parse_file(const char *path, struct dlasim_trace **out, char *err,
                             size_t errlen);
-/* Parse trace text held in memory; `name` is used in messages, `dir` (may be
- * NULL) is where surface files are looked up. */
+/* Parse trace text held in memory (text may be NULL only when len is 0);
+ * `name` (NULL: "<trace text>") is used in messages, `dir` (may be NULL:
+ * the current folder) is where surface files are looked up. */
 int dlasim_trace_parse_text(const char *text, size_t len, const char *name, const char *dir,
                             struct dlasim_trace **out, char *err, size_t errlen);
+/* NULL: nothing happens. */
 void dlasim_trace_free(struct dlasim_trace *t);
-/* Number of commands, and how many are checks (check_crc/check_nothing). */
+/* Number of commands, and how many are checks (check_crc/check_nothing);
+ * 0 for NULL. */
 size_t dlasim_trace_commands(const struct dlasim_trace *t);
 size_t dlasim_trace_checks(const struct dlasim_trace *t);
 
@@ -69,7 +76,7 @@ struct dlasim_trace_result {
 
 /* Play a parsed trace.  Returns 0 when every command ran and every check
  * passed, DLASIM_ERR_CHECK when a check failed, or another negative status
- * (err names file:line and why). */
+ * (err names file:line and why).  opt and res may be NULL. */
 int dlasim_trace_play(struct dlasim_dev *dev, const struct dlasim_trace *t,
                       const struct dlasim_trace_play_options *opt,
                       struct dlasim_trace_result *res, char *err, size_t errlen);

@@ -54,6 +54,13 @@ static void tensor_desc(const struct dlasim_model *m, int t, uint16_t mem_id, co
 int dlasim_model_write_loadable(const struct dlasim_model *m, uint8_t **out, size_t *len,
                                 char *err, size_t errlen)
 {
+    if (!m || !out || !len) {
+        if (err && errlen) {
+            snprintf(err, errlen, "dlasim_model_write_loadable: %s is NULL",
+                     !m ? "m" : !out ? "out" : "len");
+        }
+        return DLASIM_ERR_INVAL;
+    }
     *out = NULL;
     *len = 0;
     if (!m->compiled) {

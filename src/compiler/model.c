@@ -21,10 +21,22 @@ static int mfail(char *err, size_t errlen, int status, const char *fmt, ...)
     return status;
 }
 
+/* A NULL pointer argument the header does not allow (include/dlasim/compiler.h). */
+static int null_arg(char *err, size_t errlen, const char *fn, const char *arg)
+{
+    return mfail(err, errlen, DLASIM_ERR_INVAL, "%s: %s is NULL", fn, arg);
+}
+
 int dlasim_model_load_onnx(const void *buf, size_t len, struct dlasim_model **out, char *err,
                            size_t errlen)
 {
+    if (!out) {
+        return null_arg(err, errlen, "dlasim_model_load_onnx", "out");
+    }
     *out = NULL;
+    if (!buf && len) {
+        return null_arg(err, errlen, "dlasim_model_load_onnx", "buf");
+    }
     struct dlasim_model *m = calloc(1, sizeof *m);
     if (!m) {
         return mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
@@ -63,16 +75,25 @@ void dlasim_model_free(struct dlasim_model *m)
 
 size_t dlasim_model_input_size(const struct dlasim_model *m)
 {
+    if (!m) {
+        return 0;
+    }
     return (size_t)m->g.t[m->g.input].n;
 }
 
 size_t dlasim_model_output_size(const struct dlasim_model *m)
 {
+    if (!m) {
+        return 0;
+    }
     return (size_t)m->g.t[m->g.output].n;
 }
 
 int dlasim_model_input_shape(const struct dlasim_model *m, int64_t dims[6])
 {
+    if (!m || !dims) {
+        return DLASIM_ERR_INVAL;
+    }
     const struct dlc_tensor *t = &m->g.t[m->g.input];
     for (int i = 0; i < t->rank; i++) {
         dims[i] = t->dims[i];
@@ -83,6 +104,10 @@ int dlasim_model_input_shape(const struct dlasim_model *m, int64_t dims[6])
 int dlasim_model_run_float(const struct dlasim_model *m, const float *input, float *output,
                            char *err, size_t errlen)
 {
+    if (!m || !input || !output) {
+        return null_arg(err, errlen, "dlasim_model_run_float",
+                        !m ? "m" : !input ? "input" : "output");
+    }
     float **vals = calloc((size_t)m->g.n_t, sizeof *vals);
     if (!vals) {
         return mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
@@ -209,6 +234,9 @@ static double entropy_threshold(const uint32_t *h, double amax)
 int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t count,
                            const struct dlasim_calib_options *opt, char *err, size_t errlen)
 {
+    if (!m || (!inputs && count)) {
+        return null_arg(err, errlen, "dlasim_model_calibrate", !m ? "m" : "inputs");
+    }
     struct dlc_graph *g = &m->g;
     if (count == 0) {
         return mfail(err, errlen, DLASIM_ERR_INVAL, "calibration: no input given");
@@ -265,6 +293,9 @@ int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t c
 
 int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, size_t errlen)
 {
+    if (!m) {
+        return null_arg(err, errlen, "dlasim_model_compile", "m");
+    }
     if (!m->calibrated) {
         return mfail(err, errlen, DLASIM_ERR_INVAL,
                      "compile: the model is not calibrated (dlasim_model_calibrate first)");
@@ -296,6 +327,9 @@ int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, 
 
 float dlasim_model_output_scale(const struct dlasim_model *m)
 {
+    if (!m) {
+        return 0.0f;
+    }
     for (int i = 0; i < m->n_layers; i++) {
         if (m->layers[i].out_tensor == m->g.output && m->layers[i].engine == DLC_ENG_CPU) {
             return 0.0f;
@@ -306,6 +340,9 @@ float dlasim_model_output_scale(const struct dlasim_model *m)
 
 uint64_t dlasim_model_macs(const struct dlasim_model *m)
 {
+    if (!m) {
+        return 0;
+    }
     uint64_t s = 0;
     for (int i = 0; i < m->n_layers; i++) {
         s += m->layers[i].macs;
@@ -495,6 +532,10 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
                      float *output, const struct dlasim_rt_options *opt, char *err,
                      size_t errlen)
 {
+    if (!m || !dev || !input || !output) {
+        return null_arg(err, errlen, "dlasim_model_run",
+                        !m ? "m" : !dev ? "dev" : !input ? "input" : "output");
+    }
     struct dlc_graph *g = &m->g;
     if (!m->compiled) {
         return mfail(err, errlen, DLASIM_ERR_INVAL, "run: the model is not compiled");
@@ -602,6 +643,9 @@ static void layer_ops(const struct dlasim_model *m, const struct dlc_layer *L, c
 
 char *dlasim_model_compile_report(const struct dlasim_model *m)
 {
+    if (!m) {
+        return NULL;
+    }
     struct sbuf b = { NULL, 0, 0 };
     const struct dlc_graph *g = &m->g;
     int n_cpu = 0, n_hw = 0;
@@ -638,6 +682,9 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
 
 void dlasim_model_stats_begin(struct dlasim_model *m, unsigned max_runs)
 {
+    if (!m) {
+        return;
+    }
     m->stats = 1;
     m->stats_left = max_runs;
     for (int i = 0; i < m->n_layers; i++) {
@@ -648,6 +695,9 @@ void dlasim_model_stats_begin(struct dlasim_model *m, unsigned max_runs)
 
 char *dlasim_model_layer_report(const struct dlasim_model *m)
 {
+    if (!m) {
+        return NULL;
+    }
     struct sbuf b = { NULL, 0, 0 };
     sb_printf(&b, "%-3s %-8s %-24s %10s %10s %5s %5s %5s %10s %8s\n", "#", "engine", "layer",
               "in scale", "out scale", "mulsh", "alush", "trunc", "saturated", "SQNR dB");

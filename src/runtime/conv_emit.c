@@ -283,6 +283,9 @@ int dlasim_conv_run(struct dlasim_dev *dev, const struct dlasim_conv_plan *p,
                     const struct dlasim_conv_mem *m)
 {
     struct nvrt_sim_port sp;
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     nvrt_sim_port_init(&sp, dev);
     return run_on_port(&sp.port, p, m);
 }

@@ -110,6 +110,9 @@ int dlasim_conv_hw_of(const struct dlasim_dev *dev, struct dlasim_conv_hw *hw)
         "NVDLA_MEMORY_ATOMIC_SIZE", "NVDLA_MAC_ATOMIC_C_SIZE", "NVDLA_MAC_ATOMIC_K_SIZE",
         "NVDLA_CBUF_BANK_NUMBER",   "NVDLA_CBUF_BANK_WIDTH",   "NVDLA_CBUF_BANK_DEPTH",
     };
+    if (!hw) {
+        return DLASIM_ERR_INVAL;
+    }
     uint32_t *dst[6] = { &hw->atom_m, &hw->atomic_c, &hw->atomic_k,
                          &hw->banks,  &hw->bank_width, &hw->bank_depth };
     for (int i = 0; i < 6; i++) {
@@ -125,6 +128,9 @@ int dlasim_conv_hw_of(const struct dlasim_dev *dev, struct dlasim_conv_hw *hw)
 
 void dlasim_conv_desc_init(struct dlasim_conv_desc *d)
 {
+    if (!d) {
+        return;
+    }
     memset(d, 0, sizeof(*d));
     d->stride_x = d->stride_y = 1;
     d->dilation_x = d->dilation_y = 1;
@@ -479,6 +485,9 @@ static int choose_banks(struct dlasim_conv_plan *p, char *err, size_t errlen)
 int dlasim_conv_plan(const struct dlasim_conv_hw *hw, const struct dlasim_conv_desc *desc,
                      struct dlasim_conv_plan *p, char *err, size_t errlen)
 {
+    if (!hw || !desc || !p) {
+        return fail(err, errlen, DLASIM_ERR_INVAL, "conv plan: hw, desc or plan is NULL");
+    }
     memset(p, 0, sizeof(*p));
     int rc = check_desc(hw, desc, err, errlen);
     if (rc) {
@@ -542,6 +551,9 @@ int dlasim_conv_plan(const struct dlasim_conv_hw *hw, const struct dlasim_conv_d
 
 void dlasim_conv_plan_free(struct dlasim_conv_plan *p)
 {
+    if (!p) {
+        return;
+    }
     free(p->layers);
     p->layers = NULL;
     p->n_layers = 0;
@@ -562,6 +574,9 @@ static uint32_t surf_stride_of(uint32_t h, uint32_t line, uint32_t s)
 uint64_t dlasim_conv_cube_bytes(const struct dlasim_conv_hw *hw, uint32_t w, uint32_t h,
                                 uint32_t c, uint32_t line_stride, uint32_t surf_stride)
 {
+    if (!hw || !hw->atom_m || !w || !h || !c) {
+        return 0;
+    }
     uint32_t line = line_stride_of(hw, w, line_stride);
     uint32_t surf = surf_stride_of(h, line, surf_stride);
     uint64_t surfaces = div_up64(c, hw->atom_m);
@@ -573,6 +588,9 @@ void dlasim_conv_pack_cube(const struct dlasim_conv_hw *hw, uint32_t w, uint32_t
                            uint32_t line_stride, uint32_t surf_stride, const int8_t *chw,
                            uint8_t *dst)
 {
+    if (!hw || !chw || !dst || !hw->atom_m) {
+        return;
+    }
     const uint32_t m = hw->atom_m;
     const uint32_t line = line_stride_of(hw, w, line_stride);
     const uint32_t surf = surf_stride_of(h, line, surf_stride);
@@ -596,6 +614,9 @@ void dlasim_conv_unpack_cube(const struct dlasim_conv_hw *hw, uint32_t w, uint32
                              uint32_t line_stride, uint32_t surf_stride, const uint8_t *src,
                              int8_t *chw)
 {
+    if (!hw || !src || !chw || !hw->atom_m) {
+        return;
+    }
     const uint32_t m = hw->atom_m;
     const uint32_t line = line_stride_of(hw, w, line_stride);
     const uint32_t surf = surf_stride_of(h, line, surf_stride);
@@ -624,6 +645,9 @@ void dlasim_conv_unpack_cube(const struct dlasim_conv_hw *hw, uint32_t w, uint32
 void dlasim_conv_pack_weights(const struct dlasim_conv_plan *p, const int8_t *kcrs,
                               uint8_t *dst)
 {
+    if (!p || !kcrs || !dst) {
+        return;
+    }
     const uint32_t kn = p->desc.kernels, ch = p->desc.in_c;
     const uint32_t kw = p->desc.kernel_w, kh = p->desc.kernel_h;
     const uint32_t ak = p->hw.atomic_k, ac = p->hw.atomic_c;
@@ -672,6 +696,9 @@ uint32_t nvrt_conv_out_surf(const struct dlasim_conv_plan *p, const struct dlasi
  * the model's CDMA/SDP checks), lines and surfaces not overlapping. */
 int nvrt_conv_check_mem(const struct dlasim_conv_plan *p, const struct dlasim_conv_mem *m)
 {
+    if (!p || !m || !p->hw.atom_m) {
+        return DLASIM_ERR_INVAL;
+    }
     const uint64_t a = p->hw.atom_m;
     const uint64_t il = nvrt_conv_in_line(p, m), is = nvrt_conv_in_surf(p, m), ol = nvrt_conv_out_line(p, m), os = nvrt_conv_out_surf(p, m);
     if (!p->n_layers || !p->layers || m->input % a || m->weights % a || m->output % a || il % a ||
@@ -685,7 +712,7 @@ int nvrt_conv_check_mem(const struct dlasim_conv_plan *p, const struct dlasim_co
 int dlasim_conv_write_input(struct dlasim_dev *dev, const struct dlasim_conv_plan *p,
                             const struct dlasim_conv_mem *m, const int8_t *chw)
 {
-    if (nvrt_conv_check_mem(p, m)) {
+    if (!dev || !chw || nvrt_conv_check_mem(p, m)) {
         return DLASIM_ERR_INVAL;
     }
     const struct dlasim_conv_desc *d = &p->desc;
@@ -705,7 +732,7 @@ int dlasim_conv_write_input(struct dlasim_dev *dev, const struct dlasim_conv_pla
 int dlasim_conv_write_weights(struct dlasim_dev *dev, const struct dlasim_conv_plan *p,
                               const struct dlasim_conv_mem *m, const int8_t *kcrs)
 {
-    if (nvrt_conv_check_mem(p, m)) {
+    if (!dev || !kcrs || nvrt_conv_check_mem(p, m)) {
         return DLASIM_ERR_INVAL;
     }
     uint8_t *buf = malloc(p->weight_bytes);
@@ -721,7 +748,7 @@ int dlasim_conv_write_weights(struct dlasim_dev *dev, const struct dlasim_conv_p
 int dlasim_conv_read_output(struct dlasim_dev *dev, const struct dlasim_conv_plan *p,
                             const struct dlasim_conv_mem *m, int8_t *khw)
 {
-    if (nvrt_conv_check_mem(p, m)) {
+    if (!dev || !khw || nvrt_conv_check_mem(p, m)) {
         return DLASIM_ERR_INVAL;
     }
     uint64_t n = dlasim_conv_cube_bytes(&p->hw, p->out_w, p->out_h, p->desc.kernels,

@@ -80,10 +80,14 @@ static uint64_t element_offset(const struct nvrt_tensor_layout *t, const struct 
            (uint64_t)x * f->x * f->bpe + (uint64_t)(c % f->x) * f->bpe;
 }
 
-static int check_dims(const struct nvrt_tensor_layout *t, char *err, size_t errlen)
+/* Dimensions an image can have: every element lies at its own offset inside
+ * the tensor's bytes, so c * h * w elements of bpe bytes need at least that
+ * many bytes (checked before the image is allocated). */
+static int check_dims(const struct nvrt_tensor_layout *t, unsigned bpe, char *err, size_t errlen)
 {
     if (t->c <= 0 || t->h <= 0 || t->w <= 0 ||
-        (uint64_t)t->c * (uint64_t)t->h * (uint64_t)t->w > (1ull << 30) || t->size > 0xffffffffu) {
+        (uint64_t)t->c * (uint64_t)t->h * (uint64_t)t->w > (1ull << 30) || t->size > 0xffffffffu ||
+        (uint64_t)t->c * (uint64_t)t->h * (uint64_t)t->w * bpe > t->size) {
         return img_fail(err, errlen, DLASIM_ERR_PARSE,
                         "tensor: dimensions c=%d h=%d w=%d / size %llu are not a valid image",
                         t->c, t->h, t->w, (unsigned long long)t->size);
@@ -96,7 +100,7 @@ int nvrt_tensor_to_dimg(const uint8_t *buf, const struct nvrt_tensor_layout *t, 
 {
     struct dimg_format f;
     int rc = format_of(t, &f, err, errlen);
-    rc = rc ? rc : check_dims(t, err, errlen);
+    rc = rc ? rc : check_dims(t, f.bpe, err, errlen);
     if (rc) {
         return rc;
     }

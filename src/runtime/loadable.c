@@ -433,6 +433,9 @@ static int count_bindable(struct dlasim_loadable *ld, char *err, size_t errlen)
 int dlasim_loadable_open(const void *buf, size_t len, struct dlasim_loadable **out, char *err,
                          size_t errlen)
 {
+    if (!out) {
+        return ld_fail(err, errlen, DLASIM_ERR_INVAL, "dlasim_loadable_open: out is NULL");
+    }
     *out = NULL;
     if (!buf || len < 8 || len > 0x7fffffffu) {
         return ld_fail(err, errlen, DLASIM_ERR_PARSE,
@@ -498,18 +501,18 @@ void dlasim_loadable_close(struct dlasim_loadable *ld)
 
 unsigned dlasim_loadable_num_inputs(const struct dlasim_loadable *ld)
 {
-    return ld->n_inputs;
+    return ld ? ld->n_inputs : 0;
 }
 
 unsigned dlasim_loadable_num_outputs(const struct dlasim_loadable *ld)
 {
-    return ld->n_outputs;
+    return ld ? ld->n_outputs : 0;
 }
 
 int dlasim_loadable_output_dimg(const struct dlasim_loadable *ld, unsigned index,
                                 const uint8_t **data, size_t *len)
 {
-    if (index >= ld->n_outputs || !ld->dimg[index]) {
+    if (!ld || !data || !len || index >= ld->n_outputs || !ld->dimg[index]) {
         return DLASIM_ERR_INVAL;
     }
     *data = ld->dimg[index];
@@ -742,6 +745,23 @@ static const struct ld_mem *bound_memory(const struct dlasim_loadable *ld, uint1
     return NULL;
 }
 
+/* Largest bound input/output tensor the runtime copies through host memory:
+ * far above any NVDLA network's (ResNet-50's largest feature map is 6 MiB),
+ * low enough that a hostile loadable cannot make the host allocate
+ * gigabytes (found by fuzz_loadable: a 1 GiB output image). */
+#define NVRT_MAX_TENSOR_BYTES ((uint64_t)128 << 20)
+
+static int check_tensor_bytes(const struct ld_tensor *t, const char *what, unsigned i, char *err,
+                              size_t errlen)
+{
+    if (t->size > NVRT_MAX_TENSOR_BYTES) {
+        return ld_fail(err, errlen, DLASIM_ERR_UNSUPPORTED,
+                       "loadable: %s %u: tensor of %llu bytes exceeds the runtime's %llu", what, i,
+                       (unsigned long long)t->size, (unsigned long long)NVRT_MAX_TENSOR_BYTES);
+    }
+    return 0;
+}
+
 static int bind_inputs(const struct nvrt_port *port, const struct dlasim_loadable *ld,
                        const struct dlasim_loadable_input *in, unsigned n, char *err,
                        size_t errlen)
@@ -758,6 +778,9 @@ static int bind_inputs(const struct nvrt_port *port, const struct dlasim_loadabl
         const struct ld_tensor *t = &ld->tensors[m->tensor_desc_id];
         struct nvrt_tensor_layout lay = { t->data_type, t->pixel_format, t->c, t->h, t->w,
                                           t->stride[1], t->stride[2], t->size };
+        if (check_tensor_bytes(t, "input", i, err, errlen)) {
+            return DLASIM_ERR_UNSUPPORTED;
+        }
         uint8_t *buf = calloc(t->size ? t->size : 1, 1);
         if (!buf) {
             return ld_fail(err, errlen, DLASIM_ERR_NOMEM, "loadable: out of host memory");
@@ -785,11 +808,15 @@ static int dump_outputs(const struct nvrt_port *port, struct dlasim_loadable *ld
         const struct ld_tensor *t = &ld->tensors[m->tensor_desc_id];
         struct nvrt_tensor_layout lay = { t->data_type, t->pixel_format, t->c, t->h, t->w,
                                           t->stride[1], t->stride[2], t->size };
+        int rc = check_tensor_bytes(t, "output", i, err, errlen);
+        if (rc) {
+            return rc;
+        }
         uint8_t *buf = malloc(t->size ? t->size : 1);
         if (!buf) {
             return ld_fail(err, errlen, DLASIM_ERR_NOMEM, "loadable: out of host memory");
         }
-        int rc = port->mem_read(port->ctx, m->addr + t->offset, buf, (size_t)t->size);
+        rc = port->mem_read(port->ctx, m->addr + t->offset, buf, (size_t)t->size);
         if (!rc) {
             free(ld->dimg[i]);
             ld->dimg[i] = NULL;

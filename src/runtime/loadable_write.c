@@ -273,6 +273,12 @@ int dlasim_loadable_write(const struct dlasim_loadable_desc *d, uint8_t **out, s
                           char *err, size_t errlen)
 {
     struct fbb b = { NULL, 0, 0, 0 };
+    if (!d || !out || !len) {
+        if (err && errlen) {
+            snprintf(err, errlen, "dlasim_loadable_write: NULL description, out or len");
+        }
+        return DLASIM_ERR_INVAL;
+    }
     *out = NULL;
     *len = 0;
     size_t root_slot = fbb_reserve(&b, 4);
@@ -330,6 +336,12 @@ int dlasim_rt_encode(const struct dlasim_rt_network *net, unsigned minor,
                      const int16_t list_index[4], struct dlasim_rt_encoded *out, char *err,
                      size_t errlen)
 {
+    if (!net || !out || !list_index || (net->num_ops && !net->ops)) {
+        if (err && errlen) {
+            snprintf(err, errlen, "dlasim_rt_encode: NULL network, list_index or out");
+        }
+        return DLASIM_ERR_INVAL;
+    }
     memset(out, 0, sizeof *out);
     if (minor < 10 || minor > 12) {
         if (err && errlen) {
@@ -384,6 +396,9 @@ int dlasim_rt_encode(const struct dlasim_rt_network *net, unsigned minor,
 
 void dlasim_rt_encoded_free(struct dlasim_rt_encoded *e)
 {
+    if (!e) {
+        return;
+    }
     free(e->network);
     free(e->ops);
     free(e->surfaces);

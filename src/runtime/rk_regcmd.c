@@ -42,6 +42,9 @@ static uint16_t block_target(unsigned unit)
 
 void dlasim_rk_regcmd_free(struct dlasim_rk_regcmd *l)
 {
+    if (!l) {
+        return;
+    }
     free(l->e);
     free(l->task);
     memset(l, 0, sizeof(*l));
@@ -68,13 +71,16 @@ static int push(struct dlasim_rk_regcmd *l, uint64_t e)
 
 int dlasim_rk_emit_raw(struct dlasim_rk_regcmd *l, uint16_t target, uint16_t reg, uint32_t value)
 {
+    if (!l) {
+        return DLASIM_ERR_INVAL;
+    }
     return push(l, (uint64_t)target << 48 | (uint64_t)value << 16 | reg);
 }
 
 int dlasim_rk_emit(struct dlasim_rk_regcmd *l, uint32_t reg, uint32_t value)
 {
     uint32_t window = reg >> 12;
-    if (reg > 0xffffu || window >= rk3588_db.n_windows || rk3588_db.window_unit[window] < 0) {
+    if (!l || reg > 0xffffu || window >= rk3588_db.n_windows || rk3588_db.window_unit[window] < 0) {
         return DLASIM_ERR_INVAL;
     }
     uint16_t t = block_target((unsigned)rk3588_db.window_unit[window]);
@@ -86,6 +92,9 @@ int dlasim_rk_emit(struct dlasim_rk_regcmd *l, uint32_t reg, uint32_t value)
 
 int dlasim_rk_end_task(struct dlasim_rk_regcmd *l, uint32_t enable_mask)
 {
+    if (!l) {
+        return DLASIM_ERR_INVAL;
+    }
     if (l->failed) {
         return DLASIM_ERR_NOMEM;
     }
@@ -109,7 +118,7 @@ int dlasim_rk_end_task(struct dlasim_rk_regcmd *l, uint32_t enable_mask)
 
 size_t dlasim_rk_task_entries(const struct dlasim_rk_regcmd *l, size_t i)
 {
-    return i < l->ntasks ? l->task[i].n + TAIL : 0;
+    return l && i < l->ntasks ? l->task[i].n + TAIL : 0;
 }
 
 /* Bytes of task i laid out: its entries rounded up to even (the PC fetches
@@ -124,7 +133,7 @@ static size_t task_bytes(const struct dlasim_rk_regcmd *l, size_t i)
 size_t dlasim_rk_layout_size(const struct dlasim_rk_regcmd *l)
 {
     size_t total = 0;
-    for (size_t i = 0; i < l->ntasks; i++) {
+    for (size_t i = 0; l && i < l->ntasks; i++) {
         total += task_bytes(l, i);
     }
     return total;
@@ -133,7 +142,7 @@ size_t dlasim_rk_layout_size(const struct dlasim_rk_regcmd *l)
 uint32_t dlasim_rk_task_addr(const struct dlasim_rk_regcmd *l, uint32_t addr, size_t i)
 {
     size_t off = 0;
-    for (size_t k = 0; k < i && k < l->ntasks; k++) {
+    for (size_t k = 0; l && k < i && k < l->ntasks; k++) {
         off += task_bytes(l, k);
     }
     return addr + (uint32_t)off;
@@ -159,7 +168,7 @@ static uint32_t amount_of(size_t n)
 
 int dlasim_rk_layout(const struct dlasim_rk_regcmd *l, uint32_t addr, void *buf, size_t buflen)
 {
-    if (l->failed || addr % TASK_ALIGN || buflen < dlasim_rk_layout_size(l)) {
+    if (!l || !buf || l->failed || addr % TASK_ALIGN || buflen < dlasim_rk_layout_size(l)) {
         return DLASIM_ERR_INVAL;
     }
     uint8_t *out = buf;
@@ -196,7 +205,7 @@ static int pc_write(struct dlasim_dev *dev, unsigned core, uint32_t reg, uint32_
 int dlasim_rk_kick(struct dlasim_dev *dev, unsigned core, uint32_t regcmd, size_t count,
                    unsigned task_number, uint32_t int_mask)
 {
-    if (core >= DLASIM_RK_CORES || count == 0 || task_number == 0 || task_number > 0xfff) {
+    if (!dev || core >= DLASIM_RK_CORES || count == 0 || task_number == 0 || task_number > 0xfff) {
         return DLASIM_ERR_INVAL;
     }
     /* S_POINTER: pointer_pp_en | executer_pp_en | pointer_pp_mode, plus the
@@ -227,7 +236,7 @@ int dlasim_rk_ack(struct dlasim_dev *dev, unsigned core)
 
 int dlasim_rk_reg_lookup(const char *name, uint32_t *offset)
 {
-    const struct nvdla_reg_desc *r = regdb_reg_by_name(&rk3588_db, name);
+    const struct nvdla_reg_desc *r = name && offset ? regdb_reg_by_name(&rk3588_db, name) : NULL;
     if (!r) {
         return DLASIM_ERR_INVAL;
     }
@@ -237,7 +246,7 @@ int dlasim_rk_reg_lookup(const char *name, uint32_t *offset)
 
 const char *dlasim_rk_reg_name(uint32_t offset, char *buf, size_t buflen)
 {
-    return regdb_reg_name(&rk3588_db, offset, buf, buflen);
+    return buf && buflen ? regdb_reg_name(&rk3588_db, offset, buf, buflen) : NULL;
 }
 
 /* ---- layouts ------------------------------------------------------------------------- */
@@ -334,6 +343,9 @@ static int emit_pool_regs(struct dlasim_rk_regcmd *l, const struct dlasim_rk_poo
 
 int dlasim_rk_emit_pool(struct dlasim_rk_regcmd *l, const struct dlasim_rk_pool_desc *p)
 {
+    if (!l || !p) {
+        return DLASIM_ERR_INVAL;
+    }
     int rc = emit_pool_regs(l, p, 0);
     return rc ? rc : dlasim_rk_end_task(l, DLASIM_RK_EN_PPU | DLASIM_RK_EN_PPU_RDMA);
 }
@@ -433,6 +445,9 @@ static int emit_dpu(struct dlasim_rk_regcmd *l, const struct dlasim_rk_conv *p, 
 int dlasim_rk_emit_conv(struct dlasim_rk_regcmd *l, const struct dlasim_rk_conv *p,
                         const struct dlasim_rk_pool_desc *pool)
 {
+    if (!l || !p) {
+        return DLASIM_ERR_INVAL;
+    }
     uint32_t oc = p->depthwise ? p->in_c : p->kernels;
     if (!p->in_w || !p->in_h || !p->in_c || !oc || !p->k_w || !p->k_h || !p->stride_x ||
         !p->stride_y || !p->out_w || !p->out_h || (p->to_ppu && !pool)) {

@@ -69,9 +69,9 @@ int dlasim_loadable_run(struct dlasim_dev *dev, struct dlasim_loadable *ld,
                         const struct dlasim_rt_options *opt, char *err, size_t errlen)
 {
     struct loadable_args a = { ld, inputs, n_inputs };
-    if (!dev || !ld) {
+    if (!dev || !ld || (n_inputs && !inputs)) {
         if (err && errlen) {
-            snprintf(err, errlen, "dlasim_loadable_run: NULL device or loadable");
+            snprintf(err, errlen, "dlasim_loadable_run: NULL device, loadable or inputs");
         }
         return DLASIM_ERR_INVAL;
     }

@@ -56,8 +56,10 @@
  *     the model takes the count at the CFG_LAUNCH write (the order a driver
  *     that waits for each group's interrupt observes).
  */
+#include "sim/budget.h"
 #include "sim/dla.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,6 +227,69 @@ void dla_bdma_complete(struct dla_dev *d)
 
 /* ---- execution ---------------------------------------------------------------- */
 
+/* The transfer as the registers give it (checked by decode()). */
+static void fill(const struct bdma_cmd *c, struct bdma_cfg *t)
+{
+    t->src = dla_addr(c->src_hi, c->src_lo & NVDLA_BDMA_CFG_SRC_ADDR_LOW_0_V32__MASK);
+    t->dst = dla_addr(c->dst_hi, c->dst_lo & NVDLA_BDMA_CFG_DST_ADDR_LOW_0_V32__MASK);
+    t->src_line = c->src_line & NVDLA_BDMA_CFG_SRC_LINE_0_STRIDE__MASK;
+    t->dst_line = c->dst_line & NVDLA_BDMA_CFG_DST_LINE_0_STRIDE__MASK;
+    t->src_surf = c->src_surf & NVDLA_BDMA_CFG_SRC_SURF_0_STRIDE__MASK;
+    t->dst_surf = c->dst_surf & NVDLA_BDMA_CFG_DST_SURF_0_STRIDE__MASK;
+    t->line_bytes = (DLA_FIELD(c->line, NVDLA_BDMA_CFG_LINE_0_SIZE) + 1u) * 32u;
+    t->lines = DLA_FIELD(c->line_repeat, NVDLA_BDMA_CFG_LINE_REPEAT_0_NUMBER) + 1u;
+    t->surfaces = DLA_FIELD(c->surf_repeat, NVDLA_BDMA_CFG_SURF_REPEAT_0_NUMBER) + 1u;
+    t->src_port = dla_ram_port(DLA_FIELD(c->cmd, NVDLA_BDMA_CFG_CMD_0_SRC_RAM_TYPE));
+    t->dst_port = dla_ram_port(DLA_FIELD(c->cmd, NVDLA_BDMA_CFG_CMD_0_DST_RAM_TYPE));
+}
+
+/* Source (is_write = 0) or destination cube of a transfer. */
+static struct dla_strided transfer_cube(const struct bdma_cfg *t, int is_write)
+{
+    struct dla_strided s;
+    memset(&s, 0, sizeof(s));
+    s.port = is_write ? t->dst_port : t->src_port;
+    s.base = is_write ? t->dst : t->src;
+    s.line_bytes = t->line_bytes;
+    s.lines = t->lines;
+    s.line_stride = is_write ? t->dst_line : t->src_line;
+    s.surfaces = t->surfaces;
+    s.surf_stride = is_write ? t->dst_surf : t->src_surf;
+    s.batches = 1;
+    return s;
+}
+
+/* The work of every transfer of the launched group, checked before the
+ * first one runs: the group is one layer. */
+static int check_group_work(struct dla_dev *d, const struct dla_bdma_state *s,
+                            const struct bdma_launch *l)
+{
+    struct dla_work w;
+    dla_work_init(&w, "BDMA");
+    for (unsigned i = 0; i < l->count; i++) {
+        struct bdma_cfg t;
+        fill(&s->fifo[(s->head + i) % BDMA_SLOTS], &t);
+        struct dla_strided src = transfer_cube(&t, 0), dst = transfer_cube(&t, 1);
+        dla_work_read(&w, &src);
+        dla_work_write(&w, &dst);
+    }
+    return dla_work_check(d, &w);
+}
+
+/* Address extents of one transfer, strides included. */
+static int check_extents(struct dla_dev *d, const struct bdma_cfg *t, unsigned idx)
+{
+    char what[64];
+    struct dla_strided src = transfer_cube(t, 0), dst = transfer_cube(t, 1);
+    snprintf(what, sizeof(what), "source of transfer %u", idx);
+    int rc = dla_strided_check(d, "BDMA", what, 0, &src);
+    if (!rc) {
+        snprintf(what, sizeof(what), "destination of transfer %u", idx);
+        rc = dla_strided_check(d, "BDMA", what, 1, &dst);
+    }
+    return rc;
+}
+
 static int decode(struct dla_dev *d, const struct bdma_cmd *c, unsigned idx,
                   struct bdma_cfg *t)
 {
@@ -242,18 +307,8 @@ static int decode(struct dla_dev *d, const struct bdma_cmd *c, unsigned idx,
                          "side counts 13 bits; reads and writes would disagree)",
                          idx, srep, BDMA_MAX_REPEAT);
     }
-    t->src = dla_addr(c->src_hi, c->src_lo & NVDLA_BDMA_CFG_SRC_ADDR_LOW_0_V32__MASK);
-    t->dst = dla_addr(c->dst_hi, c->dst_lo & NVDLA_BDMA_CFG_DST_ADDR_LOW_0_V32__MASK);
-    t->src_line = c->src_line & NVDLA_BDMA_CFG_SRC_LINE_0_STRIDE__MASK;
-    t->dst_line = c->dst_line & NVDLA_BDMA_CFG_DST_LINE_0_STRIDE__MASK;
-    t->src_surf = c->src_surf & NVDLA_BDMA_CFG_SRC_SURF_0_STRIDE__MASK;
-    t->dst_surf = c->dst_surf & NVDLA_BDMA_CFG_DST_SURF_0_STRIDE__MASK;
-    t->line_bytes = (DLA_FIELD(c->line, NVDLA_BDMA_CFG_LINE_0_SIZE) + 1u) * 32u;
-    t->lines = lrep + 1u;
-    t->surfaces = srep + 1u;
-    t->src_port = dla_ram_port(DLA_FIELD(c->cmd, NVDLA_BDMA_CFG_CMD_0_SRC_RAM_TYPE));
-    t->dst_port = dla_ram_port(DLA_FIELD(c->cmd, NVDLA_BDMA_CFG_CMD_0_DST_RAM_TYPE));
-    return 0;
+    fill(c, t);
+    return check_extents(d, t, idx);
 }
 
 /* A run of contiguous bytes on both sides, copied through `buf`. */
@@ -311,7 +366,7 @@ int dla_bdma_execute(struct dla_dev *d, unsigned group)
     const struct bdma_launch *l = &s->launch[s->lhead];
     uint8_t *buf = NULL;
     size_t cap = 0;
-    int rc = 0;
+    int rc = check_group_work(d, s, l);
     for (unsigned i = 0; i < l->count && !rc; i++) {
         struct bdma_cfg t = {0};
         rc = decode(d, &s->fifo[(s->head + i) % BDMA_SLOTS], i, &t);
@@ -319,10 +374,6 @@ int dla_bdma_execute(struct dla_dev *d, unsigned group)
             break;
         }
         uint64_t total = (uint64_t)t.line_bytes * t.lines * t.surfaces;
-        rc = dla_check_work(d, "BDMA", total);
-        if (rc) {
-            break;
-        }
         size_t want = total < BDMA_RUN_BYTES ? (size_t)total : BDMA_RUN_BYTES;
         if (want < t.line_bytes) {
             want = t.line_bytes;

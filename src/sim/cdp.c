@@ -54,6 +54,7 @@
  *   - Data are processed in bands of lines: all reads of a band precede its
  *     writes.
  */
+#include "sim/budget.h"
 #include "sim/dla.h"
 
 #include <stdlib.h>
@@ -336,6 +337,43 @@ static int write_band(struct dla_dev *d, const struct cdp_cfg *c, const uint8_t 
     return 0;
 }
 
+/* The cube CDP_RDMA reads or CDP writes (read_band / write_band). */
+static struct dla_strided cdp_cube(const struct cdp_cfg *c, int is_write)
+{
+    struct dla_strided s;
+    memset(&s, 0, sizeof(s));
+    s.port = is_write ? c->dst_port : c->src_port;
+    s.base = is_write ? c->dst_addr : c->src_addr;
+    s.line_bytes = line_bytes(c);
+    s.lines = c->height;
+    s.line_stride = is_write ? c->dst_line : c->src_line;
+    s.surfaces = c->surfaces;
+    s.surf_stride = is_write ? c->dst_surf : c->src_surf;
+    s.batches = 1;
+    return s;
+}
+
+/* Work: the cube read and written, a window of 2 * radius + 1 channels per
+ * element; then the extents of both cubes. */
+static int cdp_check_work(struct dla_dev *d, const struct cdp_cfg *c)
+{
+    struct dla_work w;
+    struct dla_strided in = cdp_cube(c, 0), out = cdp_cube(c, 1);
+    dla_work_init(&w, "CDP");
+    dla_work_read(&w, &in);
+    dla_work_write(&w, &out);
+    dla_work_ops(&w, (uint64_t)c->width * c->height * c->surfaces * c->atom_elems *
+                         (2u * c->radius + 1u));
+    int rc = dla_work_check(d, &w);
+    if (!rc) {
+        rc = dla_strided_check(d, "CDP", "input cube", 0, &in);
+    }
+    if (!rc) {
+        rc = dla_strided_check(d, "CDP", "output cube", 1, &out);
+    }
+    return rc;
+}
+
 /* ---- datapath ------------------------------------------------------------- */
 
 /* Element e of an atom as a signed value. */
@@ -535,7 +573,7 @@ int dla_cdp_execute(struct dla_dev *d, unsigned group)
     }
     rc = cdp_decode(d, group, c);
     if (!rc) {
-        rc = dla_check_work(d, "CDP", (uint64_t)c->width * c->height * c->surfaces * c->atom_elems);
+        rc = cdp_check_work(d, c);
     }
     if (!rc) {
         rc = run_layer(d, c, &st);

@@ -58,6 +58,7 @@
 
 #include "arith/atoms.h"
 #include "kernels/conv_s8.h"
+#include "sim/budget.h"
 #include "sim/cbuf.h"
 
 #define CSC_F(d, g, REG, FIELD) DLA_REG_FIELD(d, g, NVDLA_CSC_##REG##_0, FIELD)
@@ -844,7 +845,16 @@ static int check_host_limits(struct dla_dev *d, const struct dla_csc_cfg *c,
                          (unsigned long long)in_h, (unsigned long long)s, c->kernels,
                          c->kernel_w, c->kernel_h, c->kernel_c);
     }
-    return dla_check_work(d, "CONV", macs);
+    /* work: the padded input CSC reads for every batch and the weights
+     * CDMA fetches, and the MACs (SDP counts what it writes) */
+    struct dla_work w;
+    struct dla_strided in = {m->dain_port, 0, s * in_w, in_h, s * in_w, 1, 0, c->batches, 0};
+    struct dla_strided wt = {m->weight_port, m->weight_addr, m->weight_bytes, 1, 0, 1, 0, 1, 0};
+    dla_work_init(&w, "CONV");
+    dla_work_read(&w, &in);
+    dla_work_read(&w, &wt);
+    dla_work_ops(&w, macs);
+    return dla_work_check(d, &w);
 }
 
 int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)

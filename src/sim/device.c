@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sim/budget.h"
 #include "sim/dla.h"
 #include "sim/mem.h"
 #include "sim/regfile.h"
@@ -41,6 +42,7 @@ struct dla_dev {
     void *log_opaque;
     unsigned threads;                 /* worker threads for large layers */
     uint64_t max_layer_work;          /* caller's work limit per layer, 0 = none */
+    struct dla_mem_budget mem_budget; /* pages of the built-in memory (max_host_mem) */
     unsigned layer;                   /* layers started since creation */
     const char *cur_unit;             /* unit executing (for messages) */
     char err[1024];                   /* last error message */
@@ -101,6 +103,9 @@ void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
 
 const char *dlasim_last_error(const struct dlasim_dev *dev)
 {
+    if (!dev) {
+        return "dlasim: the device handle is NULL";
+    }
     if (dev->rk) {
         return rk_npu_last_error(dev->rk);
     }
@@ -156,18 +161,26 @@ unsigned dla_threads(const struct dla_dev *d)
 
 int dla_check_work(struct dla_dev *d, const char *unit, uint64_t work)
 {
-    if (d->max_layer_work && work > d->max_layer_work) {
-        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
-                         "%s: the layer's %llu elements exceed the caller's limit of %llu "
-                         "(dlasim_options.max_layer_work)",
-                         unit, (unsigned long long)work, (unsigned long long)d->max_layer_work);
-    }
-    return 0;
+    struct dla_work w;
+    dla_work_init(&w, unit);
+    dla_work_ops(&w, work);
+    return dla_work_check(d, &w);
+}
+
+uint64_t dla_max_layer_work(const struct dla_dev *d)
+{
+    return d->max_layer_work;
+}
+
+uint64_t dla_port_limit(const struct dla_dev *d, int port)
+{
+    const struct dla_mem_port *p = &d->port[port & 1];
+    return p->present ? p->limit : 0;
 }
 
 struct dla_timing *dla_dev_timing(const struct dlasim_dev *dev)
 {
-    return dev->core.timing;
+    return dev ? dev->core.timing : NULL; /* NULL dev: the public timing calls see "off" */
 }
 
 unsigned dla_layer_index(const struct dla_dev *d)
@@ -278,12 +291,18 @@ static int check_port(struct dla_dev *d, enum dlasim_port port)
 int dlasim_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr, void *dst,
                     size_t len)
 {
-    if (dev->rk) {
-        return rk_npu_mem_read(dev->rk, port, addr, dst, len);
-    }
     char why[256];
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
+    if (dev->rk) {
+        return !dst && len ? DLASIM_ERR_INVAL : rk_npu_mem_read(dev->rk, port, addr, dst, len);
+    }
     struct dla_dev *d = core(dev);
     int rc = check_port(d, port);
+    if (!rc && !dst && len) {
+        rc = api_error(d, DLASIM_ERR_INVAL, "dlasim_mem_read: dst is NULL (len %zu)", len);
+    }
     if (!rc) {
         rc = dla_mem_port_read(&d->port[port], addr, dst, len, why, sizeof(why));
         if (rc) {
@@ -296,12 +315,18 @@ int dlasim_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr
 int dlasim_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
                      const void *src, size_t len)
 {
-    if (dev->rk) {
-        return rk_npu_mem_write(dev->rk, port, addr, src, len);
-    }
     char why[256];
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
+    if (dev->rk) {
+        return !src && len ? DLASIM_ERR_INVAL : rk_npu_mem_write(dev->rk, port, addr, src, len);
+    }
     struct dla_dev *d = core(dev);
     int rc = check_port(d, port);
+    if (!rc && !src && len) {
+        rc = api_error(d, DLASIM_ERR_INVAL, "dlasim_mem_write: src is NULL (len %zu)", len);
+    }
     if (!rc) {
         rc = dla_mem_port_write(&d->port[port], addr, src, len, why, sizeof(why));
         if (rc) {
@@ -327,12 +352,14 @@ static void update_irq(struct dla_dev *d)
 
 int dlasim_irq_level(const struct dlasim_dev *dev)
 {
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     if (dev->rk) {
         return rk_npu_irq_level(dev->rk);
     }
     return dev->core.irq_level;
 }
-
 
 /* ---- CSB --------------------------------------------------------------------- */
 
@@ -372,6 +399,9 @@ static uint32_t timing_csb_read(struct dla_dev *d, uint32_t addr, uint32_t v)
 
 int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 {
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     if (dev->rk) {
         return rk_npu_csb_write(dev->rk, addr, val);
     }
@@ -414,10 +444,16 @@ int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 
 int dlasim_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     if (dev->rk) {
-        return rk_npu_csb_read(dev->rk, addr, val);
+        return val ? rk_npu_csb_read(dev->rk, addr, val) : DLASIM_ERR_INVAL;
     }
     struct dla_dev *d = core(dev);
+    if (!val) {
+        return api_error(d, DLASIM_ERR_INVAL, "dlasim_csb_read of 0x%x: val is NULL", addr);
+    }
     if (addr & 3u) {
         *val = 0;
         return api_error(d, DLASIM_ERR_INVAL, "CSB read of unaligned address 0x%x", addr);
@@ -610,6 +646,9 @@ static void complete_layer(struct dla_dev *d, const struct layer *l)
 
 int dlasim_step(struct dlasim_dev *dev)
 {
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     if (dev->rk) {
         return rk_npu_step(dev->rk);
     }
@@ -644,13 +683,19 @@ int dlasim_run(struct dlasim_dev *dev)
 
 int dlasim_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
 {
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     if (dev->rk) {
         return rk_npu_busy(dev->rk, desc, desclen);
     }
     struct dla_dev *d = core(dev);
     int busy = 0;
     size_t used = 0;
-    if (desc && desclen) {
+    if (!desc) {
+        desclen = 0;
+    }
+    if (desclen) {
         desc[0] = '\0';
     }
     /* BDMA transfers queued by CFG_OP but never launched (STATUS_0.IDLE=0
@@ -682,7 +727,8 @@ int dlasim_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
 /* ---- lifecycle ---------------------------------------------------------------- */
 
 static int setup_port(struct dla_dev *d, enum dlasim_port port, int present,
-                      const struct dlasim_mem_ops *ops, void *opaque, int strict)
+                      const struct dlasim_mem_ops *ops, void *opaque, int strict, char *err,
+                      size_t errlen)
 {
     struct dla_mem_port *p = &d->port[port];
     p->present = present;
@@ -690,6 +736,8 @@ static int setup_port(struct dla_dev *d, enum dlasim_port port, int present,
                                                  : (1ull << d->cfg.memif_address_width);
     if (ops) {
         if (!ops->read || !ops->write) {
+            snprintf(err, errlen, "dlasim_create: %s memory ops without a %s callback",
+                     port_name(port), ops->read ? "write" : "read");
             return DLASIM_ERR_INVAL;
         }
         p->ops = ops;
@@ -699,7 +747,7 @@ static int setup_port(struct dla_dev *d, enum dlasim_port port, int present,
     if (!present) {
         return 0;
     }
-    p->sparse = dla_sparse_mem_create(strict);
+    p->sparse = dla_sparse_mem_create(strict, &d->mem_budget);
     return p->sparse ? 0 : DLASIM_ERR_NOMEM;
 }
 
@@ -709,10 +757,31 @@ static unsigned online_cores(void)
     return n > 0 ? (unsigned)n : 1u;
 }
 
+/* The caller's pointers that must not be NULL (dlasim.h, struct dlasim_options). */
+static int check_options(const struct dlasim_options *opt, char *err, size_t errlen)
+{
+    if (opt->n_overrides && !opt->overrides) {
+        snprintf(err, errlen, "dlasim_create: options.overrides is NULL but n_overrides is %zu",
+                 opt->n_overrides);
+        return DLASIM_ERR_INVAL;
+    }
+    for (size_t i = 0; i < opt->n_overrides; i++) {
+        if (!opt->overrides[i]) {
+            snprintf(err, errlen, "dlasim_create: options.overrides[%zu] is NULL", i);
+            return DLASIM_ERR_INVAL;
+        }
+    }
+    return 0;
+}
+
 static int configure(struct dla_dev *d, const struct dlasim_options *opt, char *err,
                      size_t errlen)
 {
-    int rc = dla_config_init(&d->cfg, opt->config, err, errlen);
+    int rc = check_options(opt, err, errlen);
+    if (rc) {
+        return rc;
+    }
+    rc = dla_config_init(&d->cfg, opt->config, err, errlen);
     for (size_t i = 0; !rc && i < opt->n_overrides; i++) {
         rc = dla_config_set(&d->cfg, opt->overrides[i], err, errlen);
     }
@@ -727,12 +796,21 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
 {
     static const struct dlasim_options defaults = {0};
     char buf[2048] = "";
+    if (!out) {
+        if (err && errlen) {
+            snprintf(err, errlen, "dlasim_create: out is NULL");
+        }
+        return DLASIM_ERR_INVAL;
+    }
     *out = NULL;
     if (!opt) {
         opt = &defaults;
     }
     struct dlasim_dev *dev = calloc(1, sizeof(*dev));
     if (!dev) {
+        if (err && errlen) {
+            snprintf(err, errlen, "dlasim_create: out of host memory for the device");
+        }
         return DLASIM_ERR_NOMEM;
     }
     if (opt->config && !strcmp(opt->config, "rk3588")) {
@@ -748,16 +826,18 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
         return 0;
     }
     struct dla_dev *d = core(dev);
+    d->mem_budget.max = opt->max_host_mem;
     int rc = configure(d, opt, buf, sizeof(buf));
     if (!rc) {
         rc = dla_regfile_init(&d->rf, &d->cfg);
     }
     if (!rc) {
-        rc = setup_port(d, DLASIM_PORT_DBB, 1, opt->dbb_ops, opt->dbb_opaque, opt->strict_mem);
+        rc = setup_port(d, DLASIM_PORT_DBB, 1, opt->dbb_ops, opt->dbb_opaque, opt->strict_mem,
+                        buf, sizeof(buf));
     }
     if (!rc) {
         rc = setup_port(d, DLASIM_PORT_CVIF, d->cfg.secondary_memif_enable != 0, opt->cvif_ops,
-                        opt->cvif_opaque, opt->strict_mem);
+                        opt->cvif_opaque, opt->strict_mem, buf, sizeof(buf));
     }
     if (!rc) {
         rc = dla_conv_state_create(d, &d->conv);
@@ -813,6 +893,9 @@ void dlasim_destroy(struct dlasim_dev *dev)
 
 void dlasim_reset(struct dlasim_dev *dev)
 {
+    if (!dev) {
+        return;
+    }
     if (dev->rk) {
         rk_npu_reset(dev->rk);
         return;
@@ -830,6 +913,9 @@ void dlasim_reset(struct dlasim_dev *dev)
 
 int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value)
 {
+    if (!dev || !name || !value) {
+        return DLASIM_ERR_INVAL;
+    }
     if (dev->rk) {
         return rk_npu_param(dev->rk, name, value);
     }
@@ -840,7 +926,7 @@ int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value
 
 int dlasim_reg_lookup(const char *name, uint32_t *addr)
 {
-    const struct nvdla_reg_desc *r = nvdla_reg_by_name(name);
+    const struct nvdla_reg_desc *r = name && addr ? nvdla_reg_by_name(name) : NULL;
     if (!r) {
         return DLASIM_ERR_INVAL;
     }
@@ -851,6 +937,9 @@ int dlasim_reg_lookup(const char *name, uint32_t *addr)
 const char *dlasim_reg_name(uint32_t addr, char *buf, size_t buflen)
 {
     const struct nvdla_reg_desc *r = nvdla_reg_by_addr(addr);
+    if (!buf || !buflen) {
+        return NULL;
+    }
     if (r) {
         snprintf(buf, buflen, "NVDLA_%s.%s", nvdla_units[r->unit].name, r->name);
     } else {
@@ -863,10 +952,13 @@ const char *dlasim_reg_name(uint32_t addr, char *buf, size_t buflen)
 
 unsigned dlasim_rk_cores(const struct dlasim_dev *dev)
 {
-    return dev->rk ? DLASIM_RK_CORES : 0u;
+    return dev && dev->rk ? DLASIM_RK_CORES : 0u;
 }
 
 int dlasim_rk_irq_level(const struct dlasim_dev *dev, unsigned core)
 {
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
     return dev->rk ? rk_npu_core_irq_level(dev->rk, core) : 0;
 }

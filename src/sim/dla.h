@@ -178,8 +178,10 @@ void dla_bdma_complete(struct dla_dev *d);
 /* Worker threads an engine may use for a large layer (>= 1). */
 unsigned dla_threads(const struct dla_dev *d);
 
-/* Refuse a layer whose work (elements, MACs or bytes) exceeds the caller's
- * limit (dlasim_options.max_layer_work); returns 0 or DLASIM_ERR_UNSUPPORTED. */
+/* Refuse a layer whose work exceeds the caller's limit
+ * (dlasim_options.max_layer_work); returns 0 or DLASIM_ERR_UNSUPPORTED.
+ * `work` counts as operations only: engines count the bytes their DMA moves
+ * too, with struct dla_work (sim/budget.h). */
 int dla_check_work(struct dla_dev *d, const char *unit, uint64_t work);
 
 /* The device's timing layer (src/timing/), NULL when timing is off. */

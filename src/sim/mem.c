@@ -18,20 +18,33 @@
 #define PAGE_SIZE (1u << PAGE_SHIFT)
 #define PAGE_MASK ((uint64_t)PAGE_SIZE - 1u)
 
+/* A page exists once some write made it necessary: its data once a
+ * non-zero byte was written (never-allocated data reads as zero), its
+ * `written` bitmap (strict mode only) once any byte was written, zeros
+ * included.  So zero-filling memory allocates nothing in normal mode and
+ * only the bitmaps (1/8 of the bytes) in strict mode. */
 struct page {
     uint64_t number;        /* address >> PAGE_SHIFT */
-    uint8_t *data;          /* PAGE_SIZE bytes */
+    uint8_t *data;          /* PAGE_SIZE bytes, or NULL: all zero */
     uint8_t *written;       /* one bit per byte, only in strict mode */
 };
 
 struct dla_sparse_mem {
-    struct page *slots;     /* hash table, slots[i].data == NULL: empty */
+    struct page *slots;     /* hash table; a slot is empty when it has neither
+                             * data nor written */
     size_t capacity;        /* power of two */
     size_t used;
     int track_written;      /* keep `written` bitmaps (strict mode) */
+    struct dla_mem_budget *budget; /* shared by the device's ports, or NULL */
+    int over_budget;        /* the last failed allocation was refused by it */
 };
 
-struct dla_sparse_mem *dla_sparse_mem_create(int track_written)
+static int slot_used(const struct page *p)
+{
+    return p->data != NULL || p->written != NULL;
+}
+
+struct dla_sparse_mem *dla_sparse_mem_create(int track_written, struct dla_mem_budget *budget)
 {
     struct dla_sparse_mem *m = calloc(1, sizeof(*m));
     if (!m) {
@@ -44,6 +57,7 @@ struct dla_sparse_mem *dla_sparse_mem_create(int track_written)
         return NULL;
     }
     m->track_written = track_written;
+    m->budget = budget;
     return m;
 }
 
@@ -69,7 +83,7 @@ static size_t page_hash(uint64_t number, size_t capacity)
 static struct page *find_page(const struct dla_sparse_mem *m, uint64_t number)
 {
     size_t i = page_hash(number, m->capacity);
-    while (m->slots[i].data) {
+    while (slot_used(&m->slots[i])) {
         if (m->slots[i].number == number) {
             return &m->slots[i];
         }
@@ -86,9 +100,9 @@ static int grow(struct dla_sparse_mem *m)
         return DLASIM_ERR_NOMEM;
     }
     for (size_t i = 0; i < m->capacity; i++) {
-        if (m->slots[i].data) {
+        if (slot_used(&m->slots[i])) {
             size_t j = page_hash(m->slots[i].number, cap);
-            while (slots[j].data) {
+            while (slot_used(&slots[j])) {
                 j = (j + 1) & (cap - 1);
             }
             slots[j] = m->slots[i];
@@ -100,31 +114,92 @@ static int grow(struct dla_sparse_mem *m)
     return 0;
 }
 
-static struct page *get_page(struct dla_sparse_mem *m, uint64_t number)
+/* Take `bytes` from the budget; 0 or DLASIM_ERR_NOMEM when it is spent. */
+static int charge(struct dla_sparse_mem *m, size_t bytes)
+{
+    struct dla_mem_budget *b = m->budget;
+    m->over_budget = b && b->max && (b->used > b->max || bytes > b->max - b->used);
+    if (m->over_budget) {
+        return DLASIM_ERR_NOMEM;
+    }
+    if (b) {
+        b->used += bytes;
+    }
+    return 0;
+}
+
+static void refund(struct dla_sparse_mem *m, size_t bytes)
+{
+    if (m->budget) {
+        m->budget->used -= bytes;
+    }
+}
+
+/* Zeroed host buffer of `bytes`, charged to the budget. */
+static uint8_t *page_alloc(struct dla_sparse_mem *m, size_t bytes, int *rc)
+{
+    if ((*rc = charge(m, bytes)) != 0) {
+        return NULL;
+    }
+    uint8_t *p = calloc(1, bytes);
+    if (!p) {
+        refund(m, bytes);
+        m->over_budget = 0;
+        *rc = DLASIM_ERR_NOMEM;
+    }
+    return p;
+}
+
+/*
+ * The page `number` for a write, created if needed; its data is allocated
+ * only when `need_data` (a non-zero byte is written).  NULL with *rc set
+ * when host memory or the budget is exhausted.
+ */
+static struct page *get_page(struct dla_sparse_mem *m, uint64_t number, int need_data, int *rc)
 {
     struct page *p = find_page(m, number);
-    if (p) {
+    *rc = 0;
+    if (!p) {
+        if (!need_data && !m->track_written) {
+            return NULL; /* zeros over a page that reads as zero: nothing to keep */
+        }
+        if ((m->used + 1) * 4 > m->capacity * 3 && grow(m) != 0) {
+            m->over_budget = 0;
+            *rc = DLASIM_ERR_NOMEM;
+            return NULL;
+        }
+        size_t i = page_hash(number, m->capacity);
+        while (slot_used(&m->slots[i])) {
+            i = (i + 1) & (m->capacity - 1);
+        }
+        p = &m->slots[i];
+        uint8_t *written = NULL;
+        if (m->track_written && !(written = page_alloc(m, PAGE_SIZE / 8, rc))) {
+            return NULL;
+        }
+        uint8_t *data = NULL;
+        if (need_data && !(data = page_alloc(m, PAGE_SIZE, rc))) {
+            if (written) {
+                free(written);
+                refund(m, PAGE_SIZE / 8);
+            }
+            return NULL;
+        }
+        p->number = number;
+        p->data = data;
+        p->written = written;
+        m->used++;
         return p;
     }
-    if ((m->used + 1) * 4 > m->capacity * 3 && grow(m) != 0) {
+    if (need_data && !p->data && !(p->data = page_alloc(m, PAGE_SIZE, rc))) {
         return NULL;
     }
-    size_t i = page_hash(number, m->capacity);
-    while (m->slots[i].data) {
-        i = (i + 1) & (m->capacity - 1);
-    }
-    uint8_t *data = calloc(1, PAGE_SIZE);
-    uint8_t *written = m->track_written ? calloc(1, PAGE_SIZE / 8) : NULL;
-    if (!data || (m->track_written && !written)) {
-        free(data);
-        free(written);
-        return NULL;
-    }
-    m->slots[i].number = number;
-    m->slots[i].data = data;
-    m->slots[i].written = written;
-    m->used++;
-    return &m->slots[i];
+    return p;
+}
+
+static int all_zero(const uint8_t *src, size_t n)
+{
+    return n == 0 || (src[0] == 0 && memcmp(src, src + 1, n - 1) == 0);
 }
 
 static void mark_written(uint8_t *bits, size_t off, size_t len)
@@ -167,7 +242,7 @@ static int sparse_read(struct dla_sparse_mem *m, uint64_t addr, uint8_t *dst, si
                 return DLASIM_ERR_MEM;
             }
         }
-        if (p) {
+        if (p && p->data) {
             memcpy(dst, p->data + off, n);
         } else {
             memset(dst, 0, n);
@@ -179,17 +254,30 @@ static int sparse_read(struct dla_sparse_mem *m, uint64_t addr, uint8_t *dst, si
     return 0;
 }
 
-static int sparse_write(struct dla_sparse_mem *m, uint64_t addr, const uint8_t *src, size_t len)
+static int sparse_write(struct dla_sparse_mem *m, uint64_t addr, const uint8_t *src, size_t len,
+                        char *why, size_t whylen)
 {
     while (len) {
         size_t off = (size_t)(addr & PAGE_MASK);
         size_t n = PAGE_SIZE - off < len ? PAGE_SIZE - off : len;
-        struct page *p = get_page(m, addr >> PAGE_SHIFT);
-        if (!p) {
-            return DLASIM_ERR_NOMEM;
+        int rc;
+        struct page *p = get_page(m, addr >> PAGE_SHIFT, !all_zero(src, n), &rc);
+        if (rc) {
+            if (why && m->over_budget) {
+                snprintf(why, whylen,
+                         "the host memory budget for device memory is spent at 0x%" PRIx64
+                         ": %" PRIu64 " bytes of pages in use, max_host_mem=%" PRIu64,
+                         addr, m->budget->used, m->budget->max);
+            } else if (why) {
+                snprintf(why, whylen, "out of host memory for device memory at 0x%" PRIx64,
+                         addr);
+            }
+            return rc;
         }
-        memcpy(p->data + off, src, n);
-        if (p->written) {
+        if (p && p->data) {
+            memcpy(p->data + off, src, n);
+        }
+        if (p && p->written) {
             mark_written(p->written, off, n);
         }
         src += n;
@@ -252,9 +340,5 @@ int dla_mem_port_write(struct dla_mem_port *p, uint64_t addr, const void *src, s
         }
         return rc ? (rc < 0 ? rc : DLASIM_ERR_MEM) : 0;
     }
-    rc = sparse_write(p->sparse, addr, src, len);
-    if (rc && why) {
-        snprintf(why, whylen, "out of host memory for device memory");
-    }
-    return rc;
+    return sparse_write(p->sparse, addr, src, len, why, whylen);
 }

@@ -3,8 +3,11 @@
  * secondary (CVIF/SRAMIF) ports.  Each port is either the built-in sparse
  * memory or caller-supplied callbacks (struct dlasim_mem_ops).
  *
- * The built-in memory allocates a 4 KiB page on first write; reads of
- * never-written bytes return zero (and, in strict mode, are reported).
+ * The built-in memory allocates a 4 KiB page on the first write of a
+ * non-zero byte to it; reads of never-written bytes return zero (and, in
+ * strict mode, are reported: there a write of zeros allocates only the
+ * page's 512-byte "written" bitmap).  The pages of a device's ports share
+ * one budget (dlasim_options.max_host_mem).
  * Every access is bounds-checked against the configuration's address width
  * and never wraps (ref: spec 004 NVDLA_MEMIF_ADDRESS_WIDTH).
  */
@@ -26,7 +29,14 @@ struct dla_mem_port {
     int present;                      /* the configuration has this port */
 };
 
-struct dla_sparse_mem *dla_sparse_mem_create(int track_written);
+/* Bytes of pages (data and strict-mode bitmaps) the built-in memories of a
+ * device may allocate: max 0 = unlimited. */
+struct dla_mem_budget {
+    uint64_t max;
+    uint64_t used;
+};
+
+struct dla_sparse_mem *dla_sparse_mem_create(int track_written, struct dla_mem_budget *budget);
 void dla_sparse_mem_destroy(struct dla_sparse_mem *m);
 
 /* Access through a port.  Returns 0 or a negative status; on error `why`

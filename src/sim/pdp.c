@@ -94,6 +94,7 @@
 #include <string.h>
 
 #include "arith/pool_arith.h"
+#include "sim/budget.h"
 #include "sim/dla.h"
 
 #define PDP_KERNEL_MAX 8u        /* RDL D_POOLING_KERNEL_CFG enums KERNEL_*_1..8 */
@@ -1540,6 +1541,49 @@ static void pdp_update_status(struct dla_dev *d, const struct pdp_cfg *c)
     }
 }
 
+/* The cube PDP writes (is_write) or PDP_RDMA reads, strides included. */
+static struct dla_strided pdp_cube(const struct pdp_cfg *c, int is_write)
+{
+    struct dla_strided s;
+    memset(&s, 0, sizeof(s));
+    s.port = is_write ? c->dst_port : c->src_port;
+    s.base = is_write ? c->dst_base : c->src_base;
+    s.line_bytes = (uint64_t)(is_write ? c->out_w : c->in_w) * c->atom_bytes;
+    s.lines = is_write ? c->out_h : c->in_h;
+    s.line_stride = is_write ? c->dst_line : c->src_line;
+    s.surfaces = c->surfaces;
+    s.surf_stride = is_write ? c->dst_surf : c->src_surf;
+    s.batches = 1;
+    return s;
+}
+
+/* Work: every line of every split read (splits overlap by the kernel),
+ * every output line written, a kernel-width and a kernel-height pass per
+ * element (pdp_run); then the extents of both cubes. */
+static int pdp_check_work(struct dla_dev *d, const struct pdp_cfg *c)
+{
+    struct dla_work w;
+    struct dla_strided in = pdp_cube(c, 0), out = pdp_cube(c, 1);
+    dla_work_init(&w, "PDP");
+    for (uint32_t i = 0; i < c->nsplit && !c->flying; i++) {
+        struct dla_strided part = in;
+        part.line_bytes = (uint64_t)c->split[i].in_w * c->atom_bytes;
+        dla_work_read(&w, &part);
+    }
+    dla_work_write(&w, &out);
+    uint64_t lanes = (uint64_t)c->surfaces * c->lanes;
+    dla_work_ops(&w, (uint64_t)c->in_w * c->in_h * lanes * c->kw);
+    dla_work_ops(&w, (uint64_t)c->out_w * c->out_h * lanes * c->kh);
+    int rc = dla_work_check(d, &w);
+    if (!rc && !c->flying) {
+        rc = dla_strided_check(d, "PDP", "input cube", 0, &in);
+    }
+    if (!rc) {
+        rc = dla_strided_check(d, "PDP", "output cube", 1, &out);
+    }
+    return rc;
+}
+
 int dla_pdp_flying(const struct dla_dev *d, unsigned group)
 {
     return DLA_REG_FIELD(d, group, NVDLA_PDP_D_OPERATION_MODE_CFG_0, FLYING_MODE) ==
@@ -1557,7 +1601,7 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     }
     rc = pdp_decode(d, group, c);
     if (!rc) {
-        rc = dla_check_work(d, "PDP", (uint64_t)c->in_w * c->in_h * c->in_c);
+        rc = pdp_check_work(d, c);
     }
     if (rc) {
         goto out;

@@ -110,6 +110,7 @@ struct rk_core {
 struct rk_npu {
     struct rk_core core[RK_CORES];
     struct dla_mem_port mem;
+    struct dla_mem_budget mem_budget; /* dlasim_options.max_host_mem */
     void (*irq_cb)(void *, int);
     void *irq_opaque;
     unsigned log_mask;
@@ -874,6 +875,7 @@ int rk_npu_create(const struct dlasim_options *opt, struct rk_npu **out, char *e
     }
     n->mem.present = 1;
     n->mem.limit = 1ull << 32; /* 32-bit NPU bus addresses (TRM register widths) */
+    n->mem_budget.max = opt->max_host_mem;
     if (opt->dbb_ops) {
         if (!opt->dbb_ops->read || !opt->dbb_ops->write) {
             free(n);
@@ -881,7 +883,7 @@ int rk_npu_create(const struct dlasim_options *opt, struct rk_npu **out, char *e
         }
         n->mem.ops = opt->dbb_ops;
         n->mem.opaque = opt->dbb_opaque;
-    } else if (!(n->mem.sparse = dla_sparse_mem_create(opt->strict_mem))) {
+    } else if (!(n->mem.sparse = dla_sparse_mem_create(opt->strict_mem, &n->mem_budget))) {
         free(n);
         return DLASIM_ERR_NOMEM;
     }

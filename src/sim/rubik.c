@@ -56,6 +56,7 @@
  * then writes it, so overlapping source and destination give one of the
  * possible hardware results.
  */
+#include "sim/budget.h"
 #include "sim/dla.h"
 
 #include <stdlib.h>
@@ -168,6 +169,81 @@ static int validate(struct dla_dev *d, const struct rbk_cfg *c)
                          div_up(c->cin, c->epa), c->cout, div_up(c->cout, c->epa));
     }
     return 0;
+}
+
+/* ---- work and extents ------------------------------------------------------- */
+
+/* The cubes the layer's DMA reads and writes, strides included (the loops of
+ * run_contract / run_split / run_merge below). */
+static void rbk_extents(const struct rbk_cfg *c, struct dla_strided *rd, struct dla_strided *wr)
+{
+    uint64_t line = (uint64_t)c->width * RBK_ATOM;
+    uint64_t plane = (uint64_t)div_up(c->width * c->bpe, RBK_ATOM) * RBK_ATOM;
+    memset(rd, 0, sizeof(*rd));
+    memset(wr, 0, sizeof(*wr));
+    rd->port = c->in_port;
+    rd->base = c->src;
+    rd->line_stride = c->in_line;
+    rd->lines = c->height;
+    rd->batches = 1;
+    wr->port = c->out_port;
+    wr->base = c->dst;
+    wr->line_stride = c->out_line;
+    wr->batches = 1;
+    switch (c->mode) {
+    case RBK_CONTRACT:
+        /* sx * sy input sub-cubes CONTRACT_STRIDE_0 apart; output lines of
+         * W * sx atoms, H * sy of them per surface */
+        rd->line_bytes = line;
+        rd->surfaces = div_up(c->cout, c->epa);
+        rd->surf_stride = c->in_surf;
+        rd->batches = (uint64_t)c->sx * c->sy;
+        rd->batch_stride = c->cube_stride;
+        wr->line_bytes = line * c->sx;
+        wr->lines = (uint64_t)c->height * c->sy;
+        wr->surfaces = rd->surfaces;
+        wr->surf_stride = c->out_surf;
+        break;
+    case RBK_SPLIT:
+        rd->line_bytes = line;
+        rd->surfaces = div_up(c->cin, c->epa);
+        rd->surf_stride = c->in_surf;
+        wr->line_bytes = plane;
+        wr->lines = c->height;
+        wr->surfaces = c->cin;
+        wr->surf_stride = c->out_planar;
+        break;
+    case RBK_MERGE:
+    default:
+        rd->line_bytes = plane;
+        rd->surfaces = c->cin;
+        rd->surf_stride = c->in_planar;
+        wr->line_bytes = line;
+        wr->lines = c->height;
+        wr->surfaces = div_up(c->cin, c->epa);
+        wr->surf_stride = c->out_surf;
+        break;
+    }
+}
+
+/* Work (bytes moved; RUBIK computes nothing) and address extents, checked
+ * before the first byte moves. */
+static int check_work(struct dla_dev *d, const struct rbk_cfg *c)
+{
+    struct dla_strided rd, wr;
+    struct dla_work w;
+    rbk_extents(c, &rd, &wr);
+    dla_work_init(&w, "RUBIK");
+    dla_work_read(&w, &rd);
+    dla_work_write(&w, &wr);
+    int rc = dla_work_check(d, &w);
+    if (!rc) {
+        rc = dla_strided_check(d, "RUBIK", "input cube", 0, &rd);
+    }
+    if (!rc) {
+        rc = dla_strided_check(d, "RUBIK", "output cube", 1, &wr);
+    }
+    return rc;
 }
 
 /* ---- contract ---------------------------------------------------------------- */
@@ -323,7 +399,7 @@ int dla_rubik_execute(struct dla_dev *d, unsigned group)
         rc = validate(d, &c);
     }
     if (!rc) {
-        rc = dla_check_work(d, "RUBIK", (uint64_t)c.width * c.height * (c.cin > c.cout ? c.cin : c.cout));
+        rc = check_work(d, &c);
     }
     if (rc) {
         return rc;

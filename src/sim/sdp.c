@@ -97,6 +97,7 @@
 #include "arith/sdp_arith.h"
 #include "arith/atoms.h"
 #include "arith/sdp_lanes.h"
+#include "sim/budget.h"
 #include "sim/dla.h"
 
 /* ---- decoded configuration ------------------------------------------------ */
@@ -1218,6 +1219,55 @@ static void set_hw_regs(struct dla_dev *d, unsigned g, const struct sdp_cfg *c,
 
 /* ---- layer ------------------------------------------------------------------ */
 
+/* A cube of the layer's geometry with `elem_bytes` per element (input,
+ * per-element operands, one batch of output).  SDP wraps its addresses at
+ * the address width, so only the bytes count, not the extent. */
+static struct dla_strided sdp_cube(const struct sdp_cfg *c, unsigned elem_bytes,
+                                   uint64_t line_stride, uint64_t surf_stride)
+{
+    struct dla_strided s;
+    memset(&s, 0, sizeof(s));
+    s.line_bytes = (uint64_t)c->w * c->epa * elem_bytes;
+    s.lines = c->h;
+    s.line_stride = line_stride;
+    s.surfaces = c->nsurf;
+    s.surf_stride = surf_stride;
+    s.batches = 1;
+    return s;
+}
+
+/* What the layer reads (input, operand streams), writes (every batch) and
+ * computes (every lane of every atom; per batch for flying input). */
+static int sdp_check_work(struct dla_dev *d, const struct sdp_cfg *c)
+{
+    struct dla_work w;
+    dla_work_init(&w, "SDP");
+    if (!c->flying) {
+        struct dla_strided in = sdp_cube(c, c->bpe, c->src_line, c->src_surf);
+        dla_work_read(&w, &in);
+    }
+    for (int i = 0; i < 3; i++) {
+        const struct sdp_stream *st = &c->stream[i];
+        if (!(c->src_used[2 * i] || c->src_used[2 * i + 1])) {
+            continue;
+        }
+        struct dla_strided op = sdp_cube(c, st->elem_bytes, st->line_stride, st->surf_stride);
+        if (st->per_kernel) {
+            op.line_bytes = (uint64_t)c->nsurf * c->epa * st->elem_bytes;
+            op.lines = op.surfaces = 1;
+        }
+        dla_work_read(&w, &op);
+    }
+    if (!c->to_pdp && !c->eql) {
+        struct dla_strided out = sdp_cube(c, c->bpe, c->dst_line, c->dst_surf);
+        out.batches = c->batches;
+        out.batch_stride = c->dst_batch;
+        dla_work_write(&w, &out);
+    }
+    dla_work_ops(&w, (uint64_t)c->w * c->h * c->nsurf * c->epa * (c->flying ? c->batches : 1));
+    return dla_work_check(d, &w);
+}
+
 static int check_io(struct dla_dev *d, const struct sdp_cfg *c, const struct dla_cube *in,
                     const struct dla_cube *to_pdp)
 {
@@ -1256,7 +1306,7 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     struct sdp_stats st;
     int rc = sdp_decode(d, group, &c);
     if (!rc) {
-        rc = dla_check_work(d, "SDP", (uint64_t)c.w * c.h * c.nsurf * c.epa);
+        rc = sdp_check_work(d, &c);
     }
     if (!rc) {
         rc = check_io(d, &c, in, to_pdp);

@@ -48,6 +48,9 @@ static const struct dlasim_timing_profile rtl_tb = {
 
 int dlasim_timing_profile_get(const char *name, struct dlasim_timing_profile *out)
 {
+    if (!out) {
+        return DLASIM_ERR_INVAL;
+    }
     if (!name || !strcmp(name, "rtl-tb")) {
         *out = rtl_tb;
         return 0;
@@ -63,6 +66,9 @@ int dlasim_timing_profile_get(const char *name, struct dlasim_timing_profile *ou
 void dlasim_timing_profile_dram(struct dlasim_timing_profile *out, double gbytes_per_s,
                                 double latency_ns, double clock_mhz)
 {
+    if (!out) {
+        return;
+    }
     if (!(clock_mhz > 0)) {
         clock_mhz = 1000.0;
     }
@@ -385,7 +391,7 @@ void dla_timing_raise(struct dla_timing *t, uint32_t bits)
 int dlasim_timing_get_profile(const struct dlasim_dev *dev, struct dlasim_timing_profile *out)
 {
     const struct dla_timing *t = dla_dev_timing(dev);
-    if (!t) {
+    if (!t || !out) {
         return DLASIM_ERR_INVAL;
     }
     *out = t->prof;
@@ -463,7 +469,7 @@ size_t dlasim_timing_layer_count(const struct dlasim_dev *dev)
 int dlasim_timing_layer_get(const struct dlasim_dev *dev, size_t i, struct dlasim_timing_layer *out)
 {
     const struct dla_timing *t = dla_dev_timing(dev);
-    if (!t || i >= t->n) {
+    if (!t || i >= t->n || !out) {
         return DLASIM_ERR_INVAL;
     }
     *out = t->rec[i];
@@ -473,6 +479,9 @@ int dlasim_timing_layer_get(const struct dlasim_dev *dev, size_t i, struct dlasi
 int dlasim_timing_total(const struct dlasim_dev *dev, struct dlasim_timing_total *out)
 {
     const struct dla_timing *t = dla_dev_timing(dev);
+    if (!out) {
+        return DLASIM_ERR_INVAL;
+    }
     memset(out, 0, sizeof(*out));
     if (!t) {
         return DLASIM_ERR_INVAL;

@@ -634,6 +634,15 @@ void dlasim_trace_free(struct dlasim_trace *t)
     free(t);
 }
 
+/* A required pointer argument of a public function is NULL. */
+static int null_arg(char *err, size_t errlen, const char *fn, const char *arg)
+{
+    if (err && errlen) {
+        snprintf(err, errlen, "%s: %s is NULL", fn, arg);
+    }
+    return DLASIM_ERR_INVAL;
+}
+
 /* An RK3588 trace waits on PC interrupt names, an NVDLA trace on GLB ones. */
 static int check_intr_dialect(struct parser *p)
 {
@@ -656,9 +665,18 @@ static int check_intr_dialect(struct parser *p)
 int dlasim_trace_parse_text(const char *text, size_t len, const char *name, const char *dir,
                             struct dlasim_trace **out, char *err, size_t errlen)
 {
-    struct dlasim_trace *t = calloc(1, sizeof(*t));
-    char *copy = dup_range(text, len);
+    if (!out) {
+        return null_arg(err, errlen, "dlasim_trace_parse_text", "out");
+    }
     *out = NULL;
+    if (!text && len) {
+        return null_arg(err, errlen, "dlasim_trace_parse_text", "text");
+    }
+    if (!name) {
+        name = "<trace text>";
+    }
+    struct dlasim_trace *t = calloc(1, sizeof(*t));
+    char *copy = dup_range(text ? text : "", len);
     if (!t || !copy || !(t->file = dup_range(name, strlen(name)))) {
         free(copy);
         dlasim_trace_free(t);
@@ -703,7 +721,13 @@ int dlasim_trace_parse_file(const char *path, struct dlasim_trace **out, char *e
 {
     char *text, dir[4096];
     size_t len;
+    if (!out) {
+        return null_arg(err, errlen, "dlasim_trace_parse_file", "out");
+    }
     *out = NULL;
+    if (!path) {
+        return null_arg(err, errlen, "dlasim_trace_parse_file", "path");
+    }
     int rc = read_file(path, &text, &len);
     if (rc) {
         if (err && errlen) {
@@ -726,10 +750,10 @@ int dlasim_trace_parse_file(const char *path, struct dlasim_trace **out, char *e
 
 size_t dlasim_trace_commands(const struct dlasim_trace *t)
 {
-    return t->n;
+    return t ? t->n : 0;
 }
 
 size_t dlasim_trace_checks(const struct dlasim_trace *t)
 {
-    return t->nchecks;
+    return t ? t->nchecks : 0;
 }

@@ -352,6 +352,12 @@ int dlasim_trace_play(struct dlasim_dev *dev, const struct dlasim_trace *t,
                       struct dlasim_trace_result *res, char *err, size_t errlen)
 {
     struct dlasim_trace_result local;
+    if (!dev || !t) {
+        if (err && errlen) {
+            snprintf(err, errlen, "dlasim_trace_play: %s is NULL", dev ? "the trace" : "dev");
+        }
+        return DLASIM_ERR_INVAL;
+    }
     if (!res) {
         res = &local;
     }

@@ -136,18 +136,31 @@ static void test_write_outside_caller_memory(void **state)
     dlasim_destroy(dev);
 }
 
-/* A caller's work limit refuses a layer before it runs; the layer completes. */
+/* A caller's work limit refuses a layer before it runs; the layer completes.
+ * The 8x8x8 copy reads 512 bytes, writes 512 and makes a 1-wide pass along
+ * each axis of its 512 elements: 2048. */
+static void run_with_work_limit(uint64_t limit, int expect)
+{
+    struct dlasim_options o = {0};
+    o.max_layer_work = limit;
+    struct dlasim_dev *dev = tdev_create(&o);
+    program_pdp_copy(dev, 0x80000000u, 0x80001000u);
+    assert_int_equal(dlasim_run(dev), expect);
+    if (expect) {
+        assert_non_null(strstr(dlasim_last_error(dev),
+                               "PDP: the layer's work of 2048 (512 bytes read, 512 bytes "
+                               "written, 1024 elements computed) exceeds the caller's limit "
+                               "of 2047"));
+    }
+    assert_int_equal(intr_status(dev), NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS0__MASK);
+    dlasim_destroy(dev);
+}
+
 static void test_work_limit(void **state)
 {
     (void)state;
-    struct dlasim_options o = {0};
-    o.max_layer_work = 511; /* the 8x8x8 layer has 512 elements */
-    struct dlasim_dev *dev = tdev_create(&o);
-    program_pdp_copy(dev, 0x80000000u, 0x80001000u);
-    assert_int_equal(dlasim_run(dev), DLASIM_ERR_UNSUPPORTED);
-    assert_non_null(strstr(dlasim_last_error(dev), "PDP: the layer's 512 elements exceed"));
-    assert_int_equal(intr_status(dev), NVDLA_GLB_S_INTR_STATUS_0_PDP_DONE_STATUS0__MASK);
-    dlasim_destroy(dev);
+    run_with_work_limit(2047, DLASIM_ERR_UNSUPPORTED);
+    run_with_work_limit(2048, 0);
 }
 
 int main(void)

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the ONNX reader and the compiler behind it.  The input
- * is an ONNX model (seeds in tests/fuzz/seeds-onnx: small models of
+ * is an ONNX model (seeds in tests/fuzz/seeds/onnx: small models of
  * tests/models).  It is decoded (protobuf-c), shaped and, when it loads and
  * stays small (so one input cannot take seconds in the float executor),
  * calibrated on one constant input, compiled for nv_small and run once on a

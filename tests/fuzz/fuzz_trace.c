@@ -34,6 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct dlasim_dev *dev;
     struct dlasim_options opt = {0};
     opt.max_layer_work = 1u << 20; /* keep every layer fast */
+    opt.max_host_mem = 64u << 20; /* and far below the 1 GB RSS limit */
     opt.threads = 1;
     opt.timing = (int)(size & 1); /* the timed player on every other input */
     if (small_enough(t) && !dlasim_create(&opt, &dev, err, sizeof(err))) {

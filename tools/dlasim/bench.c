@@ -285,6 +285,8 @@ static struct dlasim_dev *bench_device(const struct bench_args *a, struct probe 
     o.n_overrides = a->common.nsets;
     o.threads = a->common.threads;
     o.strict_mem = a->common.strict;
+    o.max_host_mem = cli_max_mem(&a->common);
+    o.max_layer_work = a->common.max_work;
     struct dlasim_timing_profile prof;
     if (a->common.timing && !cli_timing_profile(&a->common, &prof)) {
         o.timing = 1; /* --timing: the same runs with the cycle model on */

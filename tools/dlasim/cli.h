@@ -19,11 +19,20 @@ struct cli_common {
     unsigned threads;                   /* --threads N (0 = all cores) */
     int strict;                         /* --strict */
     unsigned log_mask;                  /* --log CATEGORIES */
+    int max_mem_given;                  /* --max-mem SIZE seen (else CLI_DEFAULT_MAX_MEM) */
+    uint64_t max_mem;
+    uint64_t max_work;                  /* --max-work N (default 0: no limit) */
     int timing;                         /* --timing: cycle model on */
     const char *mem_profile;            /* --mem-profile NAME (rtl-tb, dram) */
     double mem_gbps, mem_latency_ns;    /* --mem-bw GB/s, --mem-latency ns (a DRAM profile) */
     double clock_mhz;                   /* --clock-mhz (default 1000) */
 };
+
+/* Host memory the CLI lets device memory take unless --max-mem says otherwise. */
+#define CLI_DEFAULT_MAX_MEM ((uint64_t)8 << 30)
+
+/* dlasim_options.max_host_mem for these options. */
+uint64_t cli_max_mem(const struct cli_common *c);
 
 /* The timing profile the common options name (only meaningful with timing). */
 int cli_timing_profile(const struct cli_common *c, struct dlasim_timing_profile *p);

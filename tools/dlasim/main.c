@@ -7,8 +7,12 @@
  *   dlasim bench [options]
  *
  * Common options: --config NAME, --set PARAM=VALUE (repeatable),
- * --threads N, --strict, --log reg,exec,guest,unimp.
+ * --threads N, --strict, --log reg,exec,guest,unimp, --max-mem SIZE,
+ * --max-work N.
  */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +56,11 @@ static void usage(FILE *f)
             "  --threads N                    worker threads for large layers (default: all cores)\n"
             "  --strict                       report reads of never-written memory as errors\n"
             "  --log LIST                     print device log: reg,exec,guest,unimp\n"
+            "  --max-mem SIZE                 host memory device memory may take (pages of\n"
+            "                                 written data), e.g. 512M, 8G (default 8G; 0 = no limit)\n"
+            "  --max-work N                   refuse a layer whose bytes read + bytes written +\n"
+            "                                 elements computed exceed N (K/M/G suffixes; default:\n"
+            "                                 no limit)\n"
             "  --timing                       cycle model on (docs/timing.md)\n"
             "  --mem-profile NAME             rtl-tb (NVIDIA's RTL testbench, default) or dram\n"
             "  --mem-bw GBPS, --mem-latency NS  a DRAM profile of that bandwidth and latency\n"
@@ -81,6 +90,55 @@ static unsigned parse_log(const char *s)
         m |= DLASIM_LOG_UNIMP;
     }
     return m;
+}
+
+/* "123", "512K", "8G", "1T" (binary multiples) -> *out; 0 or -1 if malformed. */
+static int parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!isdigit((unsigned char)s[0])) {
+        return -1;
+    }
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = 0;
+    switch (toupper((unsigned char)*end)) {
+    case 'K':
+        shift = 10;
+        break;
+    case 'M':
+        shift = 20;
+        break;
+    case 'G':
+        shift = 30;
+        break;
+    case 'T':
+        shift = 40;
+        break;
+    case '\0':
+        break;
+    default:
+        return -1;
+    }
+    if (shift) {
+        end++;
+        if (toupper((unsigned char)*end) == 'I') { /* KiB, MiB, ... */
+            end++;
+        }
+        if (toupper((unsigned char)*end) == 'B') {
+            end++;
+        }
+    }
+    if (*end || errno || v > (UINT64_MAX >> shift)) {
+        return -1;
+    }
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+uint64_t cli_max_mem(const struct cli_common *c)
+{
+    return c->max_mem_given ? c->max_mem : CLI_DEFAULT_MAX_MEM;
 }
 
 /* --mem-profile NAME, --mem-bw GBPS, --mem-latency NS, --clock-mhz MHZ. */
@@ -143,7 +201,7 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
         return timing_option(c, a, has_value ? argv[++*i] : NULL);
     }
     if (strcmp(a, "--config") && strcmp(a, "--set") && strcmp(a, "--threads") &&
-        strcmp(a, "--log")) {
+        strcmp(a, "--log") && strcmp(a, "--max-mem") && strcmp(a, "--max-work")) {
         return 0;
     }
     if (!has_value) {
@@ -167,6 +225,19 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
             return -1;
         }
         c->threads = (unsigned)n;
+    } else if (!strcmp(a, "--max-mem") || !strcmp(a, "--max-work")) {
+        uint64_t n;
+        if (parse_size(v, &n)) {
+            fprintf(stderr, "dlasim: %s takes a number with an optional K, M, G or T suffix "
+                            "(0 = no limit), got '%s'\n", a, v);
+            return -1;
+        }
+        if (!strcmp(a, "--max-mem")) {
+            c->max_mem = n;
+            c->max_mem_given = 1;
+        } else {
+            c->max_work = n;
+        }
     } else {
         c->log_mask = parse_log(v);
     }
@@ -192,6 +263,8 @@ struct dlasim_dev *cli_create_device(const struct cli_common *c)
     o.strict_mem = c->strict;
     o.log_mask = c->log_mask;
     o.log_cb = log_to_stderr;
+    o.max_host_mem = cli_max_mem(c);
+    o.max_layer_work = c->max_work;
     struct dlasim_timing_profile prof;
     if (c->timing && !cli_timing_profile(c, &prof)) {
         o.timing = 1;
