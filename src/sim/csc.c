@@ -506,8 +506,13 @@ static int build_pixel_input_post_ext(struct dla_dev *d, struct dla_conv_state *
     if (rc) {
         return rc;
     }
-    int64_t src[32]; /* kernel_c <= Atomic-C / 2 under post-extension */
+    int64_t src[32]; /* kernel_c <= Atomic-C / 2 under post-extension (checked) */
     uint8_t pad_zero[32];
+    if (c->kernel_c > 32) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "CSC: post-extension with %u channel-extended kernel channels "
+                         "(model limit 32)", c->kernel_c);
+    }
     const int8_t pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
     const size_t line = dla_cbuf_slice_bytes(data);
     const size_t total = line * data->n;
@@ -518,9 +523,11 @@ static int build_pixel_input_post_ext(struct dla_dev *d, struct dla_conv_state *
             int64_t sy = (int64_t)y - c->pad_top;
             int inside = sy >= 0 && sy < c->height;
             for (uint32_t i = 0; i < c->kernel_c; i++) {
-                size_t at = (size_t)sy * line + (size_t)src[i];
-                int8_t v = !inside ? (pad_zero[i] ? 0 : pad)
-                           : src[i] < 0 || at >= total ? 0 : (int8_t)data->buf[at];
+                int8_t v = pad_zero[i] ? 0 : pad;
+                if (inside) {
+                    size_t at = (size_t)sy * line + (size_t)src[i];
+                    v = src[i] < 0 || at >= total ? 0 : (int8_t)data->buf[at];
+                }
                 s->in[(i % cc) * plane + (size_t)y * g->in_w + (size_t)ox * kw + i / cc] = v;
             }
         }
