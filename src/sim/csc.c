@@ -16,8 +16,10 @@
  *     x * STRIDE_X * (elements per pixel: 4, 3 or 1 from the low bits of
  *     DATAIN_CHANNEL_EXT, as vmod CSC_dl pixel_x_stride_w) onwards; lines
  *     outside the input read PAD_VALUE; with D_POST_Y_EXTENSION the MAC
- *     array takes 2 or 4 kernel rows per atomic operation, which changes
- *     the weight layout only;
+ *     array takes 2 or 4 kernel rows per atomic operation (weight layout),
+ *     and each output column reads the bytes the RTL's data loader steps
+ *     to, which differ from the ideal ones for strides above 1
+ *     (post_ext_sources, vmod CSC_dl);
  *   - the weight layout in CBUF (SendWeightToMacSequencerDirectConvCommon):
  *     kernel groups of Atomic-K kernels; in a group, channel blocks of
  *     Atomic-C channels; in a block, kernel positions (row-major); at a
@@ -410,6 +412,131 @@ static int build_feature_input(struct dla_dev *d, struct dla_conv_state *s,
     return 0;
 }
 
+/*
+ * Post-extension (D_POST_Y_EXTENSION 1/2): where the data loader takes the
+ * kernel_c bytes of output column ox from (element index into the CBUF line,
+ * or -1 for a zero byte), for every byte i < kernel_c.  The hardware rule
+ * (ref: vmod/nvdla/csc/NV_NVDLA_CSC_dl.v, nv_small), with s = pixel_x_stride_w
+ * (x stride times elements per pixel) and e = 2 or 4 lines per atomic op:
+ *   - outputs go in stripes of 2 x Atomic-K columns (pixel_ch_stride_w; the
+ *     sequence generator's image stripe) and, in a stripe, in loops of e
+ *     columns (sub_h_cnt); loop n reads one entry per line, at element
+ *     pixel_w_cnt = pixel_x_init_w + n * pixel_x_add_w, i.e.
+ *     (e-1)*s + kernel_c - 1 + n*e*s (6- and 7-bit fields), from the stripe's
+ *     first element on;
+ *   - s <= one entry: the entry enters a two-entry window {new, previous}
+ *     (dat_l0c0 / dat_l0c1) only when its address changes (or on the
+ *     stripe's first loop, pixel_force_fetch); the window offset
+ *     rsp_sft_cnt starts at one entry, grows by s per column and drops by
+ *     one entry per entry loaded after the first; bytes past the window
+ *     are zero;
+ *   - s > one entry: CBUF shifts the read itself (sc2buf_dat_rd_shift): the
+ *     kernel_c bytes ending at pixel_w_cnt, except on a stripe's first loop
+ *     (stripe_begin_disable_jump) where the entry is read from its start.
+ * With stride 1 this is the ideal input; with larger strides columns read
+ * other pixels (the RTL-graded rg_img cases with stride > 1).
+ */
+static void post_ext_sources(const struct dla_csc_cfg *c, uint32_t s, uint32_t entry,
+                             uint32_t stripe, uint32_t ox, int64_t *src, uint8_t *pad_zero)
+{
+    const uint32_t e = 1u << c->y_extension;
+    const uint32_t kc = c->kernel_c;
+    const uint32_t init = ((e - 1) * s + kc - 1) & 0x3fu;  /* pixel_x_init_w, 6 bits */
+    const uint32_t add = (e * s) & 0x7fu;                  /* pixel_x_add_w, 7 bits */
+    const uint32_t x0 = ox / stripe * stripe;
+    const uint32_t r = ox - x0, n_loop = r / e;
+    const uint64_t pw0 = ((uint64_t)init + (uint64_t)s * x0) & 0xffffu;
+    uint64_t pw = (pw0 + (uint64_t)n_loop * add) & 0xffffu;
+    /* a line outside the input: the window is PAD_VALUE, its offset wraps
+     * within an entry on each loop (rsp_sft_cnt under dat_dummy_l0_en) and
+     * bytes past the window are zero */
+    uint32_t dsft = entry;
+    for (uint32_t k = 1; k <= r; k++) {
+        dsft = s > entry ? entry : dsft + s;
+        if (k % e == 0) {
+            dsft &= entry - 1;
+        }
+    }
+    for (uint32_t i = 0; i < kc; i++) {
+        pad_zero[i] = dsft + i >= 2 * entry;
+    }
+    if (s > entry) {
+        int64_t start = n_loop == 0 ? (int64_t)(pw0 / entry * entry) : (int64_t)pw + 1 - kc;
+        for (uint32_t i = 0; i < kc; i++) {
+            src[i] = start + i;
+        }
+        return;
+    }
+    uint64_t cur = pw0 / entry, prev = cur, loads = 1;
+    for (uint32_t n = 1; n <= n_loop; n++) {
+        uint64_t en = ((pw0 + (uint64_t)n * add) & 0xffffu) / entry;
+        if (en != cur) {
+            prev = cur;
+            cur = en;
+            loads++;
+        }
+    }
+    int64_t sft = (int64_t)entry + (int64_t)s * r - (int64_t)entry * (int64_t)(loads - 1);
+    for (uint32_t i = 0; i < kc; i++) {
+        int64_t w = sft + i;
+        src[i] = w < 0 || w >= 2 * (int64_t)entry ? -1
+                 : w < (int64_t)entry ? (int64_t)(prev * entry) + w
+                                      : (int64_t)(cur * entry) + w - entry;
+    }
+}
+
+/* Pixel input under post-extension: every output column gets its own
+ * k_w-pixel window (the planar stride becomes k_w, see build_weights)
+ * filled from the bytes post_ext_sources() names. */
+static int build_pixel_input_post_ext(struct dla_dev *d, struct dla_conv_state *s,
+                                      const struct dla_csc_cfg *c, struct conv_job *j)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    struct dla_conv_geom *g = &j->g;
+    const struct dla_cbuf_slices *data = &s->data;
+    const uint32_t cc = pixel_stride(c);
+    const uint32_t kw = (c->kernel_c + cc - 1) / cc;
+    const uint32_t entry = cfg->mac_atomic_c_size;
+    const uint32_t stripe = 2 * cfg->mac_atomic_k_size;
+    g->in_c = cc;
+    g->in_w = c->out_w * kw;
+    g->in_h = (c->out_h - 1) * c->stride_y + c->kernel_h;
+    size_t plane = (size_t)g->in_w * g->in_h;
+    int rc = dla_conv_scratch(d, (void **)&s->in, &s->in_cap, plane * cc);
+    if (rc) {
+        return rc;
+    }
+    int64_t src[32]; /* kernel_c <= Atomic-C / 2 under post-extension (checked) */
+    uint8_t pad_zero[32];
+    if (c->kernel_c > 32) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "CSC: post-extension with %u channel-extended kernel channels "
+                         "(model limit 32)", c->kernel_c);
+    }
+    const int8_t pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
+    const size_t line = dla_cbuf_slice_bytes(data);
+    const size_t total = line * data->n;
+    memset(s->in, 0, plane * cc);
+    for (uint32_t ox = 0; ox < c->out_w; ox++) {
+        post_ext_sources(c, cc * c->stride_x, entry, stripe, ox, src, pad_zero);
+        for (uint32_t y = 0; y < g->in_h; y++) {
+            int64_t sy = (int64_t)y - c->pad_top;
+            int inside = sy >= 0 && sy < c->height;
+            for (uint32_t i = 0; i < c->kernel_c; i++) {
+                int8_t v = pad_zero[i] ? 0 : pad;
+                if (inside) {
+                    size_t at = (size_t)sy * line + (size_t)src[i];
+                    v = src[i] < 0 || at >= total ? 0 : (int8_t)data->buf[at];
+                }
+                s->in[(i % cc) * plane + (size_t)y * g->in_w + (size_t)ox * kw + i / cc] = v;
+            }
+        }
+    }
+    j->in = s->in;
+    j->terms = (uint64_t)c->kernel_c * c->kernel_h;
+    return 0;
+}
+
 /* Padded planar input of a pixel layer: channel c of pixel p of line y is
  * element p * pixel_stride + c of the CBUF line (reading past a line
  * continues into the next one, as CBUF entries do). */
@@ -510,7 +637,8 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
     g->out_k = c->kernels;
     g->k_h = c->kernel_h;
     g->k_w = pixel ? (c->kernel_c + pixel_stride(c) - 1) / pixel_stride(c) : c->kernel_w;
-    g->stride_x = c->stride_x;
+    /* post-extension: one k_w window per output column (build_pixel_input_post_ext) */
+    g->stride_x = pixel && c->y_extension ? g->k_w : c->stride_x;
     g->stride_y = c->stride_y;
     g->dil_x = pixel ? 1 : c->dil_x;
     g->dil_y = pixel ? 1 : c->dil_y;
@@ -818,8 +946,10 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
         }
     }
     for (uint32_t b = 0; b < csc.batches && !rc; b++) {
-        rc = csc.fmt == DLA_CONV_IN_PIXEL ? build_pixel_input(d, s, &csc, &job)
-                                          : build_feature_input(d, s, &csc, b, &job);
+        rc = csc.fmt == DLA_CONV_IN_PIXEL
+                 ? (csc.y_extension ? build_pixel_input_post_ext(d, s, &csc, &job)
+                                    : build_pixel_input(d, s, &csc, &job))
+                 : build_feature_input(d, s, &csc, b, &job);
         if (!rc && b == 0) {
             rc = build_weights(d, s, &csc, &job);
         }

@@ -639,11 +639,14 @@ def same_banks(case_dir, dlasim):
 IMG_FORMATS = 17  # the pixel formats nv_small's ConfigROM lists (tests/common/convlayer.c conv_fmts)
 
 
-def img_case(rng, idx, args, outdir):
+def img_case(rng, idx, args, outdir, mode=''):
+    """mode 'postext': channel post-extension with a horizontal stride of 2..4 (rg_imgpe_*);
+    'postextwide': the same on lines of several CSC stripes (rg_imgpew_*)"""
     fmt = idx % IMG_FORMATS
-    name = 'rg_img_f%02d_%03d' % (fmt, idx)
-    r = subprocess.run([args['imgcase'], outdir, name, str(rng.getrandbits(31)), str(fmt)],
-                       capture_output=True, text=True)
+    tag = {'': '', 'postext': 'pe', 'postextwide': 'pew'}[mode]
+    name = 'rg_img%s_f%02d_%03d' % (tag, fmt, idx)
+    r = subprocess.run([args['imgcase'], outdir, name, str(rng.getrandbits(31)), str(fmt)] +
+                       ([mode] if mode else []), capture_output=True, text=True)
     if r.returncode:
         print('dropped %s: %s' % (name, r.stderr.strip()), file=sys.stderr)
         return None
@@ -687,6 +690,8 @@ def main():
             [('conv_onegroup', n) for n in range(8)] + [('conv_pp2', n) for n in range(8)] +
             [('conv_pp2same', n) for n in range(8)] + [('conv_og2', n) for n in range(6)] +
             [('conv_og2same', n) for n in range(6)] + [('img', n) for n in range(2 * IMG_FORMATS)] +
+            [('imgpe', n) for n in range(2 * IMG_FORMATS)] +
+            [('imgpew', n) for n in range(IMG_FORMATS)] +
             [('pdpover', n) for n in range(24)] + [('pdpoversplit', n) for n in range(10)] +
             [('sdppdpover', n) for n in range(8)] + [('pdpoverb', n) for n in range(56)])
     for kind, n in plan:
@@ -699,8 +704,9 @@ def main():
             if name and fnmatch.fnmatch(name, args['only']):
                 made.append(os.path.join(outdir, name))
             continue
-        if kind == 'img':
-            name = img_case(rng, n, args, outdir)
+        if kind in ('img', 'imgpe', 'imgpew'):
+            name = img_case(rng, n, args, outdir,
+                            {'img': '', 'imgpe': 'postext', 'imgpew': 'postextwide'}[kind])
             if name and fnmatch.fnmatch(name, args['only']):
                 made.append(os.path.join(outdir, name))
             continue

@@ -49,18 +49,19 @@ static void fill(uint64_t *s, void *p, size_t n)
 }
 
 /* Geometry of a random pixel layer that fits CBUF (0: draw again). */
-static int geometry(struct tdev *t, struct conv *L, const struct tfmt *f, uint64_t *s)
+static int geometry(struct tdev *t, struct conv *L, const struct tfmt *f, uint64_t *s,
+                    int post_ext_only, int wide)
 {
     memset(L, 0, sizeof(*L));
     L->pixel = 1;
     L->fmt = f;
     L->c = conv_fmt_elems(f);
-    L->w = rnd(s, 1, 24);
-    L->h = rnd(s, 1, 10);
+    L->w = wide ? rnd(s, 33, 72) : rnd(s, 1, 24); /* wide: several 16-column CSC stripes */
+    L->h = wide ? rnd(s, 1, 4) : rnd(s, 1, 10);
     L->k = rnd(s, 1, 20);
     L->kw = rnd(s, 1, 4);
     L->kh = rnd(s, 1, 5);
-    L->sx = rnd(s, 1, 3);
+    L->sx = post_ext_only ? rnd(s, 2, 4) : rnd(s, 1, 3);
     L->sy = rnd(s, 1, 3);
     L->dx = L->dy = 1;
     L->pl = rnd(s, 0, 3);
@@ -74,7 +75,12 @@ static int geometry(struct tdev *t, struct conv *L, const struct tfmt *f, uint64
     L->ow = (L->pl + L->w + L->pr - L->kw) / L->sx + 1;
     L->oh = (L->pt + L->h + L->pb - L->kh) / L->sy + 1;
     uint32_t kc = L->kw * L->c;
-    if (kc <= t->ac / 4 && rnd(s, 0, 2) == 0) {
+    if (post_ext_only && kc > t->ac / 2) {
+        return 0;
+    }
+    if (post_ext_only) {
+        L->post_ext = kc <= t->ac / 4 && rnd(s, 0, 1) ? 2 : 1;
+    } else if (kc <= t->ac / 4 && rnd(s, 0, 2) == 0) {
         L->post_ext = 2;
     } else if (kc <= t->ac / 2 && rnd(s, 0, 1)) {
         L->post_ext = 1;
@@ -82,9 +88,10 @@ static int geometry(struct tdev *t, struct conv *L, const struct tfmt *f, uint64
     return conv_plan_banks(t, L);
 }
 
-static void layer(struct tdev *t, struct conv *L, const struct tfmt *f, uint64_t *s)
+static void layer(struct tdev *t, struct conv *L, const struct tfmt *f, uint64_t *s,
+                  int post_ext_only, int wide)
 {
-    while (!geometry(t, L, f, s)) {
+    while (!geometry(t, L, f, s, post_ext_only, wide)) {
     }
     L->fetch_h = L->h;
     L->pad_value = rnd(s, 0, 0xffff);
@@ -158,10 +165,15 @@ static int dump(struct dlasim_dev *dev, const char *dir, const char *name, const
 
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: imgcase DIR NAME SEED FORMAT_INDEX\n");
+    if (argc != 5 &&
+        !(argc == 6 && (!strcmp(argv[5], "postext") || !strcmp(argv[5], "postextwide")))) {
+        fprintf(stderr, "usage: imgcase DIR NAME SEED FORMAT_INDEX [postext|postextwide]\n"
+                        "  postext: channel post-extension with a horizontal stride of 2..4\n"
+                        "  postextwide: the same on 33..72-pixel lines\n");
         return 1;
     }
+    const int post_ext_only = argc == 6;
+    const int wide = argc == 6 && !strcmp(argv[5], "postextwide");
     const char *dir = argv[1], *name = argv[2];
     uint64_t seed = strtoull(argv[3], NULL, 0);
     unsigned fi = (unsigned)strtoul(argv[4], NULL, 0);
@@ -193,7 +205,7 @@ int main(int argc, char **argv)
     }
     struct conv L;
     const struct tfmt *f = &conv_fmts[fi];
-    layer(&t, &L, f, &s);
+    layer(&t, &L, f, &s, post_ext_only, wide);
     size_t out_bytes = (size_t)conv_div_up(L.k, t.m) * L.out_surf;
     uint8_t *zero = calloc(out_bytes, 1);
     dlasim_mem_write(t.dev, DLASIM_PORT_DBB, CONV_OUT_ADDR, zero, out_bytes);
