@@ -633,10 +633,15 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
 
 /*
  * One CBUF line of pixel input: pad_left pixels of PAD_VALUE, the converted
- * pixels, pad_right pixels of PAD_VALUE, then the pixels that follow in the
- * fetched atoms (converted with mean 0), cut at the atom boundary and
- * zero-filled to whole entries.
- * ref: cmod/cdma ImageConvDataResponseSequencerCommon.
+ * pixels, pad_right pixels of PAD_VALUE, then tail pixels up to the end of
+ * the last entry: their data and their mean are zeroed before the converter,
+ * so each tail element is the converter's output for 0 with mean 0.
+ * ref: vmod/nvdla/cdma/NV_NVDLA_CDMA_IMG_pack.v: data_width_mark_2 =
+ * pad_left + (DATAIN_WIDTH-1) + 1 + pad_right is the padded line length;
+ * data_planar{0,1}_p*_zero_mask covers every pixel position at or past it
+ * in the planar atom where the count crosses it, and mask_zero clears both
+ * the pixel bytes (pk_rsp_dat_mnorm) and the mean (mn_8b_mnorm).  So the
+ * fetched pixel that follows the image (index width) never reaches CBUF.
  */
 struct img_line_ctx {
     struct pixel_map pm;       /* the format and where each element comes from */
@@ -644,18 +649,18 @@ struct img_line_ctx {
     uint32_t p1_off;           /* byte offset of the first pixel in planar 1 */
     size_t len0, len1;         /* fetched bytes of planar 0 / 1 */
     size_t line_bytes;         /* padded line rounded to the atom */
-    size_t garbage_pixels;     /* pixels converted after the right padding */
+    size_t garbage_pixels;     /* tail pixels after the right padding */
     int8_t pad;                /* low byte of PAD_VALUE */
     int8_t lut[4][256];        /* converter per element, real pixels */
     int8_t lut_tail[4][256];   /* converter per element, pixels after the line */
 };
 
-/* Byte k of fetched pixel i (i <= width; bytes not fetched read as 0). */
+/* Byte k of fetched pixel i; 0 past the image (IMG_pack zero mask, above). */
 static uint8_t pixel_byte(const struct img_line_ctx *x, const uint8_t *p0, const uint8_t *p1,
                           uint32_t i, unsigned k)
 {
     const struct pixel_fmt *pf = x->pm.pf;
-    if (i > x->w) {
+    if (i >= x->w) {
         return 0;
     }
     if (k < pf->bpp0) {
