@@ -642,6 +642,11 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
  * in the planar atom where the count crosses it, and mask_zero clears both
  * the pixel bytes (pk_rsp_dat_mnorm) and the mean (mn_8b_mnorm).  So the
  * fetched pixel that follows the image (index width) never reaches CBUF.
+ * Not modelled: when the tail reaches the planar-1 atom after the crossing
+ * one (semi-planar, padded length = 3 mod 8, no right padding) the RTL
+ * writes other values into pixel length+1 (probed: no mix of 0, PAD_VALUE
+ * and the nearby fetched pixels); only post-extension reads past the line
+ * see it.
  */
 struct img_line_ctx {
     struct pixel_map pm;       /* the format and where each element comes from */
