@@ -22,7 +22,7 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 OPT     ?= -O2 -g
 CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc -Itools/dlasim -I$(BUILD)/gen -MMD -MP $(CFLAGS)
-LDLIBS  := -lpthread -lm
+LDLIBS  := -ljpeg -lpthread -lm
 
 ifeq ($(SAN),1)
 CFLAGS_ALL += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer

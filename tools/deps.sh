@@ -5,7 +5,7 @@
 set -u
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for pkg in make gcc clang libclang-rt-14-dev libcmocka-dev zlib1g-dev libmd-dev python3 flatbuffers-compiler \
+for pkg in make gcc clang libclang-rt-14-dev libcmocka-dev zlib1g-dev libmd-dev libjpeg62-turbo-dev python3 flatbuffers-compiler \
            libprotobuf-c-dev protobuf-c-compiler python3-onnx libpng-dev dataset-fashion-mnist; do
     if [ "$pkg" = python3 ] && command -v python3 >/dev/null 2>&1; then continue; fi
     if [ "$pkg" = clang ] && command -v clang >/dev/null 2>&1; then continue; fi

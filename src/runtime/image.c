@@ -13,6 +13,7 @@
  * the buffer's size are an error, as in the application.
  */
 #include <math.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 
 #include "dlasim/dlasim.h"
 #include "runtime/image.h"
+
+#include <jpeglib.h> /* libjpeg-turbo (Debian libjpeg62-turbo-dev) */
 
 #define DIMG_HEADER 36u
 #define PF_FEATURE 36u
@@ -181,6 +184,44 @@ static int dimg_in(const uint8_t *d, size_t len, const struct nvrt_tensor_layout
     return 0;
 }
 
+/* Where an 8-bit input image's pixel (x, y) channel z goes in an INT8 input
+ * tensor -- R8 pitch-linear (pixel_format 0: one channel) or a FEATURE /
+ * FEATURE_X8 layout -- and its value there: the application's createImageCopy
+ * compresses [0, 255] to [0, 127] as floor(p * 127 / 255 + 0.5). */
+static int store_pixel(const struct nvrt_tensor_layout *t, const struct dimg_format *f, int r8,
+                       uint32_t x, uint32_t y, uint32_t z, unsigned p, uint8_t *buf,
+                       const char *what, char *err, size_t errlen)
+{
+    uint64_t off = r8 ? (uint64_t)y * t->line_stride + x : element_offset(t, f, x, y, z);
+    if ((r8 && z) || off >= t->size) {
+        return img_fail(err, errlen, DLASIM_ERR_PARSE,
+                        "input %s: pixel (%u, %u) channel %u falls outside the tensor's %llu bytes",
+                        what, x, y, z, (unsigned long long)t->size);
+    }
+    buf[off] = (uint8_t)(int)floor(p * 127.0 / 255.0 + 0.5);
+    return 0;
+}
+
+/* The layout of an INT8 tensor an 8-bit image is copied into (r8: R8). */
+static int image_layout(const struct nvrt_tensor_layout *t, struct dimg_format *f, int *r8,
+                        const char *what, char *err, size_t errlen)
+{
+    *r8 = t->pixel_format == 0;
+    *f = (struct dimg_format){ 0, 1, 1 };
+    if (!*r8) {
+        int rc = format_of(t, f, err, errlen);
+        if (rc) {
+            return rc;
+        }
+    }
+    if (t->data_type != DT_INT8 || f->bpe != 1) {
+        return img_fail(err, errlen, DLASIM_ERR_UNSUPPORTED,
+                        "input %s: only INT8 input tensors are converted (data_type %u)", what,
+                        t->data_type);
+    }
+    return 0;
+}
+
 /* PGM (P5, maxval < 256): one channel, written to channel 0 of an INT8
  * tensor (R8 pitch-linear, FEATURE or FEATURE_X8 layout) as the
  * application's createImageCopy does: floor(p * 127 / 255 + 0.5), the rest
@@ -211,18 +252,11 @@ static int pgm_in(const uint8_t *d, size_t len, const struct nvrt_tensor_layout 
         }
     }
     pos++; /* one whitespace byte ends the header */
-    int r8 = t->pixel_format == 0;
-    struct dimg_format f = { 0, 1, 1 };
-    if (!r8) {
-        int rc = format_of(t, &f, err, errlen);
-        if (rc) {
-            return rc;
-        }
-    }
-    if (t->data_type != DT_INT8 || f.bpe != 1) {
-        return img_fail(err, errlen, DLASIM_ERR_UNSUPPORTED,
-                        "input PGM: only INT8 input tensors are converted (data_type %u)",
-                        t->data_type);
+    int r8;
+    struct dimg_format f;
+    int rc = image_layout(t, &f, &r8, "PGM", err, errlen);
+    if (rc) {
+        return rc;
     }
     if (v[2] == 0 || v[2] > 255 || v[0] != (unsigned long)t->w || v[1] != (unsigned long)t->h ||
         pos > len || v[0] * v[1] > len - pos) {
@@ -233,17 +267,140 @@ static int pgm_in(const uint8_t *d, size_t len, const struct nvrt_tensor_layout 
     }
     for (uint32_t y = 0; y < (uint32_t)t->h; y++) {
         for (uint32_t x = 0; x < (uint32_t)t->w; x++) {
-            uint64_t off = r8 ? (uint64_t)y * t->line_stride + x : element_offset(t, &f, x, y, 0);
-            if (off >= t->size) {
-                return img_fail(err, errlen, DLASIM_ERR_PARSE,
-                                "input PGM: pixel (%u, %u) falls outside the tensor's %llu bytes",
-                                x, y, (unsigned long long)t->size);
+            rc = store_pixel(t, &f, r8, x, y, 0, d[pos + (size_t)y * v[0] + x], buf, "PGM", err,
+                             errlen);
+            if (rc) {
+                return rc;
             }
-            unsigned p = d[pos + (size_t)y * v[0] + x];
-            buf[off] = (uint8_t)(int)floor(p * 127.0 / 255.0 + 0.5);
         }
     }
     return 0;
+}
+
+/* libjpeg reports errors through error_exit, which by default prints and
+ * exits: here it keeps the message and jumps back (the library never exits
+ * or prints). */
+struct jpeg_guard {
+    struct jpeg_error_mgr mgr;
+    jmp_buf back;
+    char msg[JMSG_LENGTH_MAX];
+};
+
+static void jpeg_error_back(j_common_ptr c)
+{
+    struct jpeg_guard *g = (struct jpeg_guard *)c->err;
+    (*c->err->format_message)(c, g->msg);
+    longjmp(g->back, 1);
+}
+
+static void jpeg_silent(j_common_ptr c)
+{
+    (void)c;
+}
+
+/* Decode a JPEG as the application's JPEG2DIMG does (ref: nvdla/sw
+ * umd/apps/runtime/DlaImageUtils.cpp; facts only): libjpeg's accurate integer
+ * IDCT (JDCT_ISLOW), grayscale as one channel, YCbCr and RGB as three in B, G,
+ * R order (it extracts BGR for Caffe models), other colour spaces refused;
+ * scanline y stored at y * stride_1 of the input tensor in a buffer of the
+ * tensor's size.  0, or -1 with the reason in msg. */
+static int jpeg_decode(const uint8_t *d, size_t len, const struct nvrt_tensor_layout *t,
+                       uint8_t *raster, unsigned dims[3], char *msg, size_t msglen)
+{
+    struct jpeg_decompress_struct info;
+    struct jpeg_guard g;
+    info.err = jpeg_std_error(&g.mgr);
+    g.mgr.error_exit = jpeg_error_back;
+    g.mgr.output_message = jpeg_silent;
+    g.msg[0] = 0;
+    if (setjmp(g.back)) {
+        jpeg_destroy_decompress(&info);
+        snprintf(msg, msglen, "%s", g.msg);
+        return -1;
+    }
+    jpeg_create_decompress(&info);
+    /* a bound on libjpeg's own buffers (a progressive image keeps all its
+     * coefficients): beyond it decoding fails instead of taking the host */
+    info.mem->max_memory_to_use = 256L << 20;
+    jpeg_mem_src(&info, d, (unsigned long)len);
+    jpeg_read_header(&info, TRUE);
+    if (info.image_width != (JDIMENSION)t->w || info.image_height != (JDIMENSION)t->h) {
+        snprintf(msg, msglen, "%ux%u image for a %dx%d input tensor", info.image_width,
+                 info.image_height, t->w, t->h);
+        jpeg_destroy_decompress(&info);
+        return -1;
+    }
+    info.dct_method = JDCT_ISLOW;
+    unsigned ch = 1;
+    if (info.jpeg_color_space == JCS_YCbCr || info.jpeg_color_space == JCS_RGB) {
+        info.out_color_space = JCS_EXT_BGR;
+        ch = 3;
+    } else if (info.jpeg_color_space != JCS_GRAYSCALE) {
+        snprintf(msg, msglen, "colour space %d is not converted (grayscale, YCbCr and RGB are)",
+                 (int)info.jpeg_color_space);
+        jpeg_destroy_decompress(&info);
+        return -1;
+    }
+    jpeg_start_decompress(&info);
+    uint64_t row_bytes = (uint64_t)info.output_width * ch;
+    while (info.output_scanline < info.output_height) {
+        uint64_t off = (uint64_t)info.output_scanline * t->line_stride;
+        if (off + row_bytes > t->size) {
+            snprintf(msg, msglen, "line %u (%llu bytes at stride %u) ends beyond the input "
+                     "tensor's %llu bytes", info.output_scanline, (unsigned long long)row_bytes,
+                     t->line_stride, (unsigned long long)t->size);
+            jpeg_destroy_decompress(&info);
+            return -1;
+        }
+        JSAMPROW row = raster + off;
+        jpeg_read_scanlines(&info, &row, 1);
+    }
+    dims[0] = info.output_width;
+    dims[1] = info.output_height;
+    dims[2] = ch;
+    jpeg_finish_decompress(&info);
+    jpeg_destroy_decompress(&info);
+    return 0;
+}
+
+/* JPEG: decoded as above, then each pixel's channels copied into the tensor
+ * as createImageCopy does (same scaling as PGM); the image must have the
+ * tensor's width and height and at most its channels. */
+static int jpeg_in(const uint8_t *d, size_t len, const struct nvrt_tensor_layout *t, uint8_t *buf,
+                   char *err, size_t errlen)
+{
+    int r8;
+    struct dimg_format f;
+    int rc = image_layout(t, &f, &r8, "JPEG", err, errlen);
+    if (rc || (rc = check_dims(t, 1, err, errlen))) {
+        return rc;
+    }
+    uint8_t *raster = calloc(1, (size_t)t->size);
+    if (!raster) {
+        return img_fail(err, errlen, DLASIM_ERR_NOMEM, "input JPEG: out of memory");
+    }
+    unsigned dims[3];
+    char msg[JMSG_LENGTH_MAX + 96];
+    if (jpeg_decode(d, len, t, raster, dims, msg, sizeof msg)) {
+        free(raster);
+        return img_fail(err, errlen, DLASIM_ERR_PARSE, "input JPEG: %s", msg);
+    }
+    if (dims[0] != (unsigned)t->w || dims[1] != (unsigned)t->h || dims[2] > (unsigned)t->c) {
+        free(raster);
+        return img_fail(err, errlen, DLASIM_ERR_PARSE,
+                        "input JPEG: %ux%u with %u channels does not fit the %dx%dx%d input tensor",
+                        dims[0], dims[1], dims[2], t->w, t->h, t->c);
+    }
+    for (uint32_t y = 0; y < dims[1] && !rc; y++) {
+        for (uint32_t x = 0; x < dims[0] && !rc; x++) {
+            for (uint32_t z = 0; z < dims[2] && !rc; z++) {
+                unsigned p = raster[(uint64_t)y * t->line_stride + (uint64_t)x * dims[2] + z];
+                rc = store_pixel(t, &f, r8, x, y, z, p, buf, "JPEG", err, errlen);
+            }
+        }
+    }
+    free(raster);
+    return rc;
 }
 
 int nvrt_image_to_tensor(const void *data, size_t len, const struct nvrt_tensor_layout *t,
@@ -259,8 +416,7 @@ int nvrt_image_to_tensor(const void *data, size_t len, const struct nvrt_tensor_
         return pgm_in(d, len, t, buf, err, errlen);
     }
     if (len >= 3 && d[0] == 0xff && d[1] == 0xd8 && d[2] == 0xff) {
-        return img_fail(err, errlen, DLASIM_ERR_UNSUPPORTED,
-                        "input JPEG: not decoded by dlasim; convert it to PGM or .dimg");
+        return jpeg_in(d, len, t, buf, err, errlen);
     }
     if (len != t->size) {
         return img_fail(err, errlen, DLASIM_ERR_PARSE,

@@ -9,6 +9,8 @@
 
 #include "testdev.h"
 
+#include "regs/gen/nvdla_regs.h"
+
 struct dlasim_dev *tdev_create(const struct dlasim_options *o)
 {
     struct dlasim_dev *dev = NULL;
@@ -70,4 +72,45 @@ void expect_error(struct dlasim_dev *dev, int rc, int status, const char *needle
     if (!strstr(msg, needle)) {
         fail_msg("error message does not name '%s': %s", needle, msg);
     }
+}
+
+/* A 1x1 max-pooling layer over an 8x8x8 int8 cube (one surface). */
+void tdev_pdp_copy(struct dlasim_dev *dev, uint64_t src, uint64_t dst)
+{
+    const uint32_t partial = 7u | (7u << 10) | (7u << 20);
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_WIDTH_0, 7);
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_HEIGHT_0, 7);
+    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_CHANNEL_0, 7);
+    wr(dev, NVDLA_PDP_RDMA_D_FLYING_MODE_0, NVDLA_PDP_RDMA_D_FLYING_MODE_0_FLYING_MODE_OFF_FLYING);
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_LOW_0, (uint32_t)src);
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, (uint32_t)(src >> 32));
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_LINE_STRIDE_0, 0x40);
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_SURFACE_STRIDE_0, 0x200);
+    wr(dev, NVDLA_PDP_RDMA_D_SRC_RAM_CFG_0, 1);
+    wr(dev, NVDLA_PDP_RDMA_D_PARTIAL_WIDTH_IN_0, partial);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, 7);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, 7);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, 7);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, 7);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, 7);
+    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_CHANNEL_0, 7);
+    wr(dev, NVDLA_PDP_D_OPERATION_MODE_CFG_0,
+       NVDLA_PDP_D_OPERATION_MODE_CFG_0_POOLING_METHOD(
+           NVDLA_PDP_D_OPERATION_MODE_CFG_0_POOLING_METHOD_POOLING_METHOD_MAX) |
+           NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE(
+               NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE_OFF_FLYING));
+    wr(dev, NVDLA_PDP_D_PARTIAL_WIDTH_IN_0, partial);
+    wr(dev, NVDLA_PDP_D_PARTIAL_WIDTH_OUT_0, partial);
+    wr(dev, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, 0);
+    wr(dev, NVDLA_PDP_D_SRC_BASE_ADDR_LOW_0, (uint32_t)src);
+    wr(dev, NVDLA_PDP_D_SRC_BASE_ADDR_HIGH_0, (uint32_t)(src >> 32));
+    wr(dev, NVDLA_PDP_D_SRC_LINE_STRIDE_0, 0x40);
+    wr(dev, NVDLA_PDP_D_SRC_SURFACE_STRIDE_0, 0x200);
+    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)dst);
+    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_HIGH_0, (uint32_t)(dst >> 32));
+    wr(dev, NVDLA_PDP_D_DST_LINE_STRIDE_0, 0x40);
+    wr(dev, NVDLA_PDP_D_DST_SURFACE_STRIDE_0, 0x200);
+    wr(dev, NVDLA_PDP_D_DST_RAM_CFG_0, 1);
+    wr(dev, NVDLA_PDP_RDMA_D_OP_ENABLE_0, 1);
+    wr(dev, NVDLA_PDP_D_OP_ENABLE_0, 1);
 }

@@ -25,6 +25,10 @@ void mem_rd(struct dlasim_dev *dev, uint64_t addr, void *p, size_t n);
 /* A scalability parameter of the device's configuration. */
 uint32_t param(struct dlasim_dev *dev, const char *name);
 
+/* Program (31 register writes) and enable a 1x1 max-pooling layer that
+ * copies an 8x8x8 int8 cube (one surface, line stride 0x40) from src to dst. */
+void tdev_pdp_copy(struct dlasim_dev *dev, uint64_t src, uint64_t dst);
+
 /* `rc` (a dlasim_run/step result) is `status` and the device's last error
  * message contains `needle`. */
 void expect_error(struct dlasim_dev *dev, int rc, int status, const char *needle);

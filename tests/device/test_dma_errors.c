@@ -15,46 +15,6 @@
 #include "dlasim/dlasim.h"
 #include "regs/gen/nvdla_regs.h"
 
-/* A 1x1 max-pooling layer over an 8x8x8 int8 cube (one surface). */
-static void program_pdp_copy(struct dlasim_dev *dev, uint64_t src, uint64_t dst)
-{
-    const uint32_t partial = 7u | (7u << 10) | (7u << 20);
-    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_WIDTH_0, 7);
-    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_HEIGHT_0, 7);
-    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_CHANNEL_0, 7);
-    wr(dev, NVDLA_PDP_RDMA_D_FLYING_MODE_0, NVDLA_PDP_RDMA_D_FLYING_MODE_0_FLYING_MODE_OFF_FLYING);
-    wr(dev, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_LOW_0, (uint32_t)src);
-    wr(dev, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, (uint32_t)(src >> 32));
-    wr(dev, NVDLA_PDP_RDMA_D_SRC_LINE_STRIDE_0, 0x40);
-    wr(dev, NVDLA_PDP_RDMA_D_SRC_SURFACE_STRIDE_0, 0x200);
-    wr(dev, NVDLA_PDP_RDMA_D_SRC_RAM_CFG_0, 1);
-    wr(dev, NVDLA_PDP_RDMA_D_PARTIAL_WIDTH_IN_0, partial);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, 7);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, 7);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, 7);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, 7);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, 7);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_CHANNEL_0, 7);
-    wr(dev, NVDLA_PDP_D_OPERATION_MODE_CFG_0,
-       NVDLA_PDP_D_OPERATION_MODE_CFG_0_POOLING_METHOD(
-           NVDLA_PDP_D_OPERATION_MODE_CFG_0_POOLING_METHOD_POOLING_METHOD_MAX) |
-           NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE(
-               NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE_OFF_FLYING));
-    wr(dev, NVDLA_PDP_D_PARTIAL_WIDTH_IN_0, partial);
-    wr(dev, NVDLA_PDP_D_PARTIAL_WIDTH_OUT_0, partial);
-    wr(dev, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, 0);
-    wr(dev, NVDLA_PDP_D_SRC_BASE_ADDR_LOW_0, (uint32_t)src);
-    wr(dev, NVDLA_PDP_D_SRC_BASE_ADDR_HIGH_0, (uint32_t)(src >> 32));
-    wr(dev, NVDLA_PDP_D_SRC_LINE_STRIDE_0, 0x40);
-    wr(dev, NVDLA_PDP_D_SRC_SURFACE_STRIDE_0, 0x200);
-    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)dst);
-    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_HIGH_0, (uint32_t)(dst >> 32));
-    wr(dev, NVDLA_PDP_D_DST_LINE_STRIDE_0, 0x40);
-    wr(dev, NVDLA_PDP_D_DST_SURFACE_STRIDE_0, 0x200);
-    wr(dev, NVDLA_PDP_D_DST_RAM_CFG_0, 1);
-    wr(dev, NVDLA_PDP_RDMA_D_OP_ENABLE_0, 1);
-    wr(dev, NVDLA_PDP_D_OP_ENABLE_0, 1);
-}
 
 static uint32_t intr_status(struct dlasim_dev *dev)
 {
@@ -70,7 +30,7 @@ static void test_valid_layer_copies(void **state)
     }
     struct dlasim_dev *dev = tdev_create(NULL);
     mem_wr(dev, 0x80000000u, in, sizeof(in));
-    program_pdp_copy(dev, 0x80000000u, 0x80001000u);
+    tdev_pdp_copy(dev, 0x80000000u, 0x80001000u);
     assert_int_equal(dlasim_run(dev), 0);
     mem_rd(dev, 0x80001000u, out, sizeof(out));
     assert_memory_equal(in, out, sizeof(in)); /* 1x1 max pooling is a copy */
@@ -82,7 +42,7 @@ static void test_read_beyond_address_width(void **state)
 {
     (void)state;
     struct dlasim_dev *dev = tdev_create(NULL);
-    program_pdp_copy(dev, 0xffffff00u, 0x80001000u); /* 512 bytes cross 4 GiB */
+    tdev_pdp_copy(dev, 0xffffff00u, 0x80001000u); /* 512 bytes cross 4 GiB */
     assert_int_equal(dlasim_run(dev), DLASIM_ERR_MEM);
     const char *msg = dlasim_last_error(dev);
     assert_non_null(strstr(msg, "layer 1"));
@@ -128,7 +88,7 @@ static void test_write_outside_caller_memory(void **state)
     o.dbb_ops = &ops;
     o.dbb_opaque = &w;
     struct dlasim_dev *dev = tdev_create(&o);
-    program_pdp_copy(dev, 0x1000, 0x1f00); /* output runs past the window */
+    tdev_pdp_copy(dev, 0x1000, 0x1f00); /* output runs past the window */
     assert_int_equal(dlasim_run(dev), DLASIM_ERR_MEM);
     const char *msg = dlasim_last_error(dev);
     assert_non_null(strstr(msg, "PDP: DMA write"));
@@ -144,7 +104,7 @@ static void run_with_work_limit(uint64_t limit, int expect)
     struct dlasim_options o = {0};
     o.max_layer_work = limit;
     struct dlasim_dev *dev = tdev_create(&o);
-    program_pdp_copy(dev, 0x80000000u, 0x80001000u);
+    tdev_pdp_copy(dev, 0x80000000u, 0x80001000u);
     assert_int_equal(dlasim_run(dev), expect);
     if (expect) {
         assert_non_null(strstr(dlasim_last_error(dev),

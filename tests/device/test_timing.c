@@ -29,46 +29,6 @@
  * first request, then the read latency of the profile, then the pipeline. */
 #define PDP_FIXED (22.0 + 40.0)
 
-/* A 1x1 max-pooling layer over an 8x8x8 int8 cube (one surface). */
-static void program_pdp_copy(struct dlasim_dev *dev, uint64_t src, uint64_t dst)
-{
-    const uint32_t partial = 7u | (7u << 10) | (7u << 20);
-    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_WIDTH_0, 7);
-    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_HEIGHT_0, 7);
-    wr(dev, NVDLA_PDP_RDMA_D_DATA_CUBE_IN_CHANNEL_0, 7);
-    wr(dev, NVDLA_PDP_RDMA_D_FLYING_MODE_0, NVDLA_PDP_RDMA_D_FLYING_MODE_0_FLYING_MODE_OFF_FLYING);
-    wr(dev, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_LOW_0, (uint32_t)src);
-    wr(dev, NVDLA_PDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, (uint32_t)(src >> 32));
-    wr(dev, NVDLA_PDP_RDMA_D_SRC_LINE_STRIDE_0, 0x40);
-    wr(dev, NVDLA_PDP_RDMA_D_SRC_SURFACE_STRIDE_0, 0x200);
-    wr(dev, NVDLA_PDP_RDMA_D_SRC_RAM_CFG_0, 1);
-    wr(dev, NVDLA_PDP_RDMA_D_PARTIAL_WIDTH_IN_0, partial);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, 7);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, 7);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, 7);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, 7);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, 7);
-    wr(dev, NVDLA_PDP_D_DATA_CUBE_OUT_CHANNEL_0, 7);
-    wr(dev, NVDLA_PDP_D_OPERATION_MODE_CFG_0,
-       NVDLA_PDP_D_OPERATION_MODE_CFG_0_POOLING_METHOD(
-           NVDLA_PDP_D_OPERATION_MODE_CFG_0_POOLING_METHOD_POOLING_METHOD_MAX) |
-           NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE(
-               NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE_OFF_FLYING));
-    wr(dev, NVDLA_PDP_D_PARTIAL_WIDTH_IN_0, partial);
-    wr(dev, NVDLA_PDP_D_PARTIAL_WIDTH_OUT_0, partial);
-    wr(dev, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, 0);
-    wr(dev, NVDLA_PDP_D_SRC_BASE_ADDR_LOW_0, (uint32_t)src);
-    wr(dev, NVDLA_PDP_D_SRC_BASE_ADDR_HIGH_0, (uint32_t)(src >> 32));
-    wr(dev, NVDLA_PDP_D_SRC_LINE_STRIDE_0, 0x40);
-    wr(dev, NVDLA_PDP_D_SRC_SURFACE_STRIDE_0, 0x200);
-    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)dst);
-    wr(dev, NVDLA_PDP_D_DST_BASE_ADDR_HIGH_0, (uint32_t)(dst >> 32));
-    wr(dev, NVDLA_PDP_D_DST_LINE_STRIDE_0, 0x40);
-    wr(dev, NVDLA_PDP_D_DST_SURFACE_STRIDE_0, 0x200);
-    wr(dev, NVDLA_PDP_D_DST_RAM_CFG_0, 1);
-    wr(dev, NVDLA_PDP_RDMA_D_OP_ENABLE_0, 1);
-    wr(dev, NVDLA_PDP_D_OP_ENABLE_0, 1);
-}
 
 static struct dlasim_dev *timed(const struct dlasim_timing_profile *p)
 {
@@ -94,7 +54,7 @@ static void test_off_by_default(void **state)
     struct dlasim_dev *dev = tdev_create(NULL);
     assert_false(dlasim_timing_enabled(dev));
     fill(dev);
-    program_pdp_copy(dev, SRC, DST);
+    tdev_pdp_copy(dev, SRC, DST);
     assert_int_equal(dlasim_run(dev), 0);
     assert_int_equal(dlasim_timing_now(dev), 0);
     assert_int_equal(dlasim_timing_layer_count(dev), 0);
@@ -111,7 +71,7 @@ static void test_csb_cost_and_layer_cycles(void **state)
     struct dlasim_dev *dev = timed(&p);
     assert_true(dlasim_timing_enabled(dev));
     fill(dev);
-    program_pdp_copy(dev, SRC, DST);
+    tdev_pdp_copy(dev, SRC, DST);
     uint64_t writes = dlasim_timing_csb_writes(dev);
     assert_int_equal(writes, 31); /* program_pdp_copy's register writes */
     assert_int_equal(dlasim_timing_now(dev), (uint64_t)llround(31 * 2.25));
@@ -138,7 +98,7 @@ static void test_host_sees_status_at_modelled_cycles(void **state)
     (void)state;
     struct dlasim_dev *dev = timed(NULL);
     fill(dev);
-    program_pdp_copy(dev, SRC, DST);
+    tdev_pdp_copy(dev, SRC, DST);
     assert_int_equal(dlasim_run(dev), 0);
     struct dlasim_timing_layer l;
     dlasim_timing_layer_get(dev, 0, &l);
@@ -172,8 +132,8 @@ static void test_same_result_as_functional(void **state)
     struct dlasim_dev *plain = tdev_create(NULL), *dev = timed(NULL);
     fill(plain);
     fill(dev);
-    program_pdp_copy(plain, SRC, DST);
-    program_pdp_copy(dev, SRC, DST);
+    tdev_pdp_copy(plain, SRC, DST);
+    tdev_pdp_copy(dev, SRC, DST);
     assert_int_equal(dlasim_run(plain), 0);
     assert_int_equal(dlasim_run(dev), 0);
     mem_rd(plain, DST, a, sizeof(a));
@@ -198,7 +158,7 @@ static void test_memory_bound_stalls(void **state)
     struct dlasim_dev *dev = timed(&p);
     fill(dev);
     wr(dev, NVDLA_PDP_RDMA_D_PERF_ENABLE_0, NVDLA_PDP_RDMA_D_PERF_ENABLE_0_DMA_EN__MASK);
-    program_pdp_copy(dev, SRC, DST);
+    tdev_pdp_copy(dev, SRC, DST);
     assert_int_equal(dlasim_run(dev), 0);
     struct dlasim_timing_layer l;
     dlasim_timing_layer_get(dev, 0, &l);
@@ -219,10 +179,10 @@ static void test_ping_pong_layers_queue(void **state)
     (void)state;
     struct dlasim_dev *dev = timed(NULL);
     fill(dev);
-    program_pdp_copy(dev, SRC, DST);
+    tdev_pdp_copy(dev, SRC, DST);
     wr(dev, NVDLA_PDP_S_POINTER_0, 1);
     wr(dev, NVDLA_PDP_RDMA_S_POINTER_0, 1);
-    program_pdp_copy(dev, SRC, DST + 0x1000u);
+    tdev_pdp_copy(dev, SRC, DST + 0x1000u);
     assert_int_equal(dlasim_run(dev), 0);
     assert_int_equal(dlasim_timing_layer_count(dev), 2);
     struct dlasim_timing_layer a, b;

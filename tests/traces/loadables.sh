@@ -59,6 +59,18 @@ refused nv_large CDP/CDP_L0_0 "cdp_op.in_precision=1 asks for INT16"
 refused nv_large RBK/RBK_L0_0 "rubik_op.precision=1 asks for INT16"
 refused nv_large NN/NN_L0_0 "conv_op.in_precision=2 asks for FP16"
 refused nv_small BDMA/BDMA_L0_0 "needs the BDMA unit"
+# The cycle model through the runtime: CONV_D_L0_0_small programmed by the
+# firmware-equivalent executor, timed with the testbench profile, must take
+# what the nv_small RTL took for the recording of the same run
+# (`dlasim loadable --record-trace`, replayed with ../shared/tools/rtl-run.sh:
+# 41,782 cycles to the last interrupt), within the model's 15 % bound.
+timed=$("$dlasim" loadable --timing "$dir/flatbufs/kmd/CONV/CONV_D_L0_0_small_fbuf" 2>&1 |
+        sed -n 's/^cycle model: .* \([0-9][0-9]*\) cycles per inference.*/\1/p')
+if [ -n "$timed" ] && [ "$timed" -ge 35515 ] && [ "$timed" -le 48049 ]; then
+    ok "CONV_D_L0_0_small timed through the runtime: $timed cycles (RTL 41782)"
+else
+    ko "CONV_D_L0_0_small timed through the runtime: '${timed}' cycles, want 41782 +- 15 %"
+fi
 rm -rf "$out"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -56,6 +56,8 @@ int cmd_estimate(int argc, char **argv);
 /* Timing reports (timing_report.c). */
 /* Per-layer table (cycles, units, MAC utilisation, bytes, bound) to f. */
 void timing_print_layers(struct dlasim_dev *dev, FILE *f, double clock_mhz);
+/* One line for a timed network run of `inferences` inferences. */
+void timing_print_network(struct dlasim_dev *dev, FILE *f, double clock_mhz, uint64_t inferences);
 /* {"cycles_to_last_intr": N, "layers": [...]}; returns 0 or -1 (message printed). */
 int timing_write_json(struct dlasim_dev *dev, const char *path, const char *name,
                       uint64_t cycles_to_last_intr, double clock_mhz);

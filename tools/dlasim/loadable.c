@@ -172,6 +172,11 @@ int cmd_loadable(int argc, char **argv)
     if (dump(ld, &a, &mismatch)) {
         goto out;
     }
+    if (a.c.timing) { /* --timing: the cycle model of the whole run, layer by layer */
+        double mhz = a.c.clock_mhz > 0 ? a.c.clock_mhz : 1000.0;
+        timing_print_layers(dev, stdout, mhz);
+        timing_print_network(dev, stdout, mhz, 1);
+    }
     rc = mismatch ? 3 : 0;
 out:
     dlasim_destroy(dev);

@@ -283,6 +283,13 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    /* `dlasim COMMAND --help`: the usage text covers every command */
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        }
+    }
     if (!strcmp(argv[1], "trace")) {
         return cmd_trace(argc - 1, argv + 1);
     }

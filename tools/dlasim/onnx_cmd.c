@@ -630,6 +630,9 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "dlasim run: input 0: %s\n", err);
         rc = -1;
     }
+    if (o.common.timing) { /* time the measured inferences only, not the weight load */
+        dlasim_timing_clear(dev);
+    }
     double t0 = now();
     for (size_t i = 0; i < in.count && !rc; i++) {
         if (dlasim_model_run(m, dev, in.data + i * in.in_n, out + i * on, o.record ? &ropt : NULL,
@@ -654,6 +657,10 @@ int cmd_run(int argc, char **argv)
                "weights loaded before)\n",
                o.common.config ? o.common.config : "nv_small", in.count, t_int8,
                1e3 * t_int8 / (double)in.count, (double)macs * (double)in.count / t_int8 / 1e9);
+        if (o.common.timing) {
+            timing_print_network(dev, stdout,
+                                 o.common.clock_mhz > 0 ? o.common.clock_mhz : 1000.0, in.count);
+        }
     }
     double t1 = now();
     for (size_t i = 0; fout && i < in.count && !rc; i++) {

@@ -54,6 +54,26 @@ void timing_print_layers(struct dlasim_dev *dev, FILE *f, double clock_mhz)
             (unsigned long long)dlasim_timing_csb_writes(dev));
 }
 
+/* Whole-network summary of a timed run (dlasim_timing_total): what a user
+ * sizing a configuration reads -- cycles per inference, time and fps at the
+ * clock, MAC utilisation, bytes moved per inference. */
+void timing_print_network(struct dlasim_dev *dev, FILE *f, double clock_mhz, uint64_t inferences)
+{
+    struct dlasim_timing_total t;
+    if (dlasim_timing_total(dev, &t) || !t.layers || !inferences) {
+        fprintf(f, "cycle model: no hardware layer was timed\n");
+        return;
+    }
+    double per = (double)t.cycles / (double)inferences;
+    fprintf(f, "cycle model: %llu hardware layers, %.0f cycles per inference = %.3f ms at %.0f MHz "
+               "(%.1f fps), MAC utilisation %.1f %%, %.1f KiB read and %.1f KiB written per "
+               "inference\n",
+            (unsigned long long)(t.layers / inferences), per, per / clock_mhz / 1000.0, clock_mhz,
+            per > 0 ? clock_mhz * 1e6 / per : 0.0, 100.0 * t.mac_util,
+            (double)t.rd_bytes / 1024.0 / (double)inferences,
+            (double)t.wr_bytes / 1024.0 / (double)inferences);
+}
+
 /* JSON string body: names here are case names and fixed words, but quote
  * what JSON requires anyway. */
 static void json_str(FILE *f, const char *s)
