@@ -4,11 +4,14 @@
  * Input: a 4-byte header {core, task_number, REGISTER_AMOUNTS, flags} and
  * then 64-bit regcmd entries.  The entries are placed after one valid
  * convolution task built with the public regcmd API (so the fuzzer starts
- * from programming that runs), in a 1 MiB memory the test owns; the list is
+ * from programming that runs), in a 64 KiB memory the test owns; the list is
  * kicked as linux rocket does and the device is stepped a bounded number
  * of times.  Whatever the list holds, the device must never crash, hang,
- * touch memory outside the 1 MiB (the callbacks refuse it, the model must
- * cope) or leak.  Built by `make fuzz` (clang -fsanitize=fuzzer).
+ * touch memory outside the 64 KiB (the callbacks refuse it, the model must
+ * cope) or leak.  The memory is small on purpose: a REGISTER_AMOUNTS of up to
+ * 65536 makes the PC fetch whatever lies after the list until memory ends,
+ * so the memory size bounds the work of one input (1 MiB made the fetch
+ * loop take most of the fuzzer's time).  Built by `make fuzz` (clang -fsanitize=fuzzer).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -19,9 +22,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define MEM_SIZE (1u << 20)
+#define MEM_SIZE (64u << 10)
 #define CMD_ADDR 0x1000u
-#define CMD_MAX (MEM_SIZE / 2)
+#define CMD_MAX (DATA_ADDR - CMD_ADDR)
+#define DATA_ADDR 0x8000u
 
 static uint8_t mem[MEM_SIZE];
 
@@ -45,7 +49,7 @@ static int mem_write(void *opaque, uint64_t addr, const void *src, size_t len)
     return 0;
 }
 
-/* One small valid conv task (data at 0x80000.., output at 0xc0000). */
+/* One small valid conv task (input, weights and output from DATA_ADDR on). */
 static size_t seed_task(uint8_t *cmd, size_t cap, uint8_t shape)
 {
     struct dlasim_rk_regcmd l = {0};
@@ -59,9 +63,9 @@ static size_t seed_task(uint8_t *cmd, size_t cap, uint8_t shape)
     cv.out_w = cv.in_w;
     cv.out_h = cv.in_h;
     cv.depthwise = (shape >> 5) & 1u;
-    cv.input = 0x80000;
-    cv.weights = 0x90000;
-    cv.output = 0xc0000;
+    cv.input = DATA_ADDR;
+    cv.weights = DATA_ADDR + 0x1000;
+    cv.output = DATA_ADDR + 0x4000;
     cv.out_int32 = (shape >> 6) & 1u;
     cv.cvt_scale = 1;
     cv.to_memory = 1;
