@@ -42,6 +42,10 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i);
 /* Create a device from the common options; prints the error itself. */
 struct dlasim_dev *cli_create_device(const struct cli_common *c);
 
+/* The whole of file `path` (gunzipped when it is gzip) in a malloc'd *buf of
+ * *len bytes; -1 after printing "dlasim: PATH: why" (cli_file.c). */
+int cli_read_file(const char *path, uint8_t **buf, size_t *len);
+
 int cmd_trace(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

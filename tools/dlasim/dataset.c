@@ -15,52 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
+#include "cli.h"
 #include "dataset.h"
 
 static int dfail(const char *path, const char *why)
 {
     fprintf(stderr, "dlasim: %s: %s\n", path, why);
     return -1;
-}
-
-/* Whole file, gunzipped when it is gzip (zlib reads plain files as is). */
-static int slurp(const char *path, uint8_t **buf, size_t *len)
-{
-    gzFile f = gzopen(path, "rb");
-    if (!f) {
-        return dfail(path, strerror(errno));
-    }
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *b = malloc(cap);
-    while (b) {
-        int k = gzread(f, b + n, (unsigned)(cap - n));
-        if (k < 0) {
-            free(b);
-            b = NULL;
-            break;
-        }
-        n += (size_t)k;
-        if (n < cap) {
-            break;
-        }
-        uint8_t *nb = cap < ((size_t)1 << 32) ? realloc(b, cap * 2) : NULL;
-        if (!nb) {
-            free(b);
-            b = NULL;
-            break;
-        }
-        b = nb;
-        cap *= 2;
-    }
-    gzclose(f);
-    if (!b) {
-        return dfail(path, "cannot read (or out of memory)");
-    }
-    *buf = b;
-    *len = n;
-    return 0;
 }
 
 static int grow(struct dataset *d, size_t more)
@@ -314,7 +276,7 @@ int dataset_add(struct dataset *d, const char *path, size_t limit)
     }
     uint8_t *b;
     size_t len;
-    if (slurp(path, &b, &len)) {
+    if (cli_read_file(path, &b, &len)) {
         return -1;
     }
     int rc;
@@ -354,7 +316,7 @@ int labels_load(const char *path, uint8_t **labels, size_t *n)
 {
     uint8_t *b;
     size_t len;
-    if (slurp(path, &b, &len)) {
+    if (cli_read_file(path, &b, &len)) {
         return -1;
     }
     if (len < 8 || b[0] || b[1] || b[2] != 8 || b[3] != 1 || be32(b + 4) > len - 8) {
@@ -382,7 +344,7 @@ int dataset_probe(struct dataset *d, const char *path, int64_t dims[4])
     }
     uint8_t *b;
     size_t len;
-    if (slurp(path, &b, &len)) {
+    if (cli_read_file(path, &b, &len)) {
         return -1;
     }
     int rc = 0;

@@ -11,41 +11,6 @@
 
 #define MAX_INPUTS 16
 
-static int read_file(const char *path, uint8_t **buf, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "dlasim loadable: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *b = malloc(cap);
-    while (b) {
-        n += fread(b + n, 1, cap - n, f);
-        if (n < cap) {
-            break;
-        }
-        uint8_t *nb = cap < ((size_t)1 << 31) ? realloc(b, cap * 2) : NULL;
-        if (!nb) {
-            free(b);
-            b = NULL;
-            break;
-        }
-        b = nb;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!b || bad) {
-        free(b);
-        fprintf(stderr, "dlasim loadable: %s: cannot read\n", path);
-        return -1;
-    }
-    *buf = b;
-    *len = n;
-    return 0;
-}
-
 static int write_file(const char *path, const uint8_t *d, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -147,11 +112,11 @@ int cmd_loadable(int argc, char **argv)
     int rc = 1, mismatch = 0;
     struct dlasim_loadable *ld = NULL;
     struct dlasim_dev *dev = NULL;
-    if (read_file(a.file, &buf, &len)) {
+    if (cli_read_file(a.file, &buf, &len)) {
         return 1;
     }
     for (unsigned i = 0; i < a.n_inputs; i++) {
-        if (read_file(a.inputs[i], &in_bufs[i], &ins[i].len)) {
+        if (cli_read_file(a.inputs[i], &in_bufs[i], &ins[i].len)) {
             goto out;
         }
         ins[i].data = in_bufs[i];

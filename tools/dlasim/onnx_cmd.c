@@ -39,39 +39,6 @@ struct onnx_opts {
     int report, compare_float, draw, top, progress;
 };
 
-static int read_all(const char *path, uint8_t **buf, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        perror(path);
-        return -1;
-    }
-    size_t cap = 1 << 20, n = 0;
-    uint8_t *b = malloc(cap);
-    while (b) {
-        n += fread(b + n, 1, cap - n, f);
-        if (n < cap) {
-            break;
-        }
-        uint8_t *nb = realloc(b, cap * 2);
-        if (!nb) {
-            free(b);
-            b = NULL;
-            break;
-        }
-        b = nb;
-        cap *= 2;
-    }
-    fclose(f);
-    if (!b) {
-        fprintf(stderr, "dlasim: %s: cannot read\n", path);
-        return -1;
-    }
-    *buf = b;
-    *len = n;
-    return 0;
-}
-
 static int parse_size(const char *opt, const char *v, size_t *out)
 {
     char *end;
@@ -239,7 +206,7 @@ static struct dlasim_model *load_model(const char *path)
 {
     uint8_t *buf;
     size_t len;
-    if (read_all(path, &buf, &len)) {
+    if (cli_read_file(path, &buf, &len)) {
         return NULL;
     }
     struct dlasim_model *m = NULL;
@@ -466,7 +433,7 @@ static int run_loadable(const struct onnx_opts *o)
     }
     uint8_t *file;
     size_t flen;
-    if (read_all(o->model, &file, &flen)) {
+    if (cli_read_file(o->model, &file, &flen)) {
         return 1;
     }
     struct dlasim_loadable *ld = NULL;

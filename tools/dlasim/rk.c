@@ -316,35 +316,6 @@ static int cmd_rk_conv(int argc, char **argv)
 
 /* ---- rk run / decode ----------------------------------------------------------------- */
 
-static uint8_t *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "dlasim rk: cannot open %s\n", path);
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    uint8_t *buf = malloc(cap);
-    while (buf) {
-        size_t k = fread(buf + n, 1, cap - n, f);
-        n += k;
-        if (n < cap) {
-            break;
-        }
-        uint8_t *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    fclose(f);
-    *len = n;
-    return buf;
-}
-
 static uint64_t get64(const uint8_t *p)
 {
     uint64_t v = 0;
@@ -361,7 +332,8 @@ static int cmd_rk_decode(int argc, char **argv)
         return 2;
     }
     size_t n;
-    uint8_t *buf = read_file(argv[2], &n);
+    uint8_t *buf = NULL;
+    cli_read_file(argv[2], &buf, &n); /* buf stays NULL on an error (printed) */
     if (!buf) {
         return 1;
     }
@@ -393,7 +365,8 @@ static int load_spec(struct dlasim_dev *dev, const char *spec)
         return 1;
     }
     size_t n;
-    uint8_t *buf = read_file(path, &n);
+    uint8_t *buf = NULL;
+    cli_read_file(path, &buf, &n); /* buf stays NULL on an error (printed) */
     int rc = buf ? dlasim_mem_write(dev, DLASIM_PORT_DBB, addr, buf, n) : 1;
     free(buf);
     return rc;
@@ -468,7 +441,8 @@ static int cmd_rk_run(int argc, char **argv)
         return 1;
     }
     size_t n, first = 0;
-    uint8_t *buf = read_file(list, &n);
+    uint8_t *buf = NULL;
+    cli_read_file(list, &buf, &n); /* buf stays NULL on an error (printed) */
     int rc = buf && n >= 8 ? dlasim_mem_write(dev, DLASIM_PORT_DBB, addr, buf, n) : DLASIM_ERR_IO;
     /* the first task ends with its op_en entry (target 0x0081) */
     while (buf && (first + 1) * 8 <= n && (get64(buf + first * 8) >> 48) != 0x81) {
