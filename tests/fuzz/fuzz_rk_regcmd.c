@@ -4,14 +4,17 @@
  * Input: a 4-byte header {core, task_number, REGISTER_AMOUNTS, flags} and
  * then 64-bit regcmd entries.  The entries are placed after one valid
  * convolution task built with the public regcmd API (so the fuzzer starts
- * from programming that runs), in a 64 KiB memory the test owns; the list is
+ * from programming that runs), in a 16 KiB memory the test owns; the list is
  * kicked as linux rocket does and the device is stepped a bounded number
  * of times.  Whatever the list holds, the device must never crash, hang,
- * touch memory outside the 64 KiB (the callbacks refuse it, the model must
+ * touch memory outside the 16 KiB (the callbacks refuse it, the model must
  * cope) or leak.  The memory is small on purpose: a REGISTER_AMOUNTS of up to
  * 65536 makes the PC fetch whatever lies after the list until memory ends,
- * so the memory size bounds the work of one input (1 MiB made the fetch
- * loop take most of the fuzzer's time).  Built by `make fuzz` (clang -fsanitize=fuzzer).
+ * for every task of a chain the list itself may lengthen, so the memory size
+ * bounds the work of one input (with 1 MiB, and later 64 KiB, of patterned
+ * memory the fetch loop took most of the fuzzer's time and the corpus drifted
+ * to such inputs).  After the list the memory is zero (padding entries), as a
+ * driver's buffer would be; the data area holds a pattern.  Built by `make fuzz` (clang -fsanitize=fuzzer).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -22,10 +25,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define MEM_SIZE (64u << 10)
-#define CMD_ADDR 0x1000u
+#define MEM_SIZE (16u << 10)
+#define CMD_ADDR 0x400u
 #define CMD_MAX (DATA_ADDR - CMD_ADDR)
-#define DATA_ADDR 0x8000u
+#define DATA_ADDR 0x2000u
 
 static uint8_t mem[MEM_SIZE];
 
@@ -64,8 +67,8 @@ static size_t seed_task(uint8_t *cmd, size_t cap, uint8_t shape)
     cv.out_h = cv.in_h;
     cv.depthwise = (shape >> 5) & 1u;
     cv.input = DATA_ADDR;
-    cv.weights = DATA_ADDR + 0x1000;
-    cv.output = DATA_ADDR + 0x4000;
+    cv.weights = DATA_ADDR + 0x400;
+    cv.output = DATA_ADDR + 0x1000;
     cv.out_int32 = (shape >> 6) & 1u;
     cv.cvt_scale = 1;
     cv.to_memory = 1;
@@ -84,8 +87,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 4) {
         return 0;
     }
-    for (size_t i = 0; i < MEM_SIZE; i += 4096) {
-        memset(mem + i, (int)(i >> 12), 4096);
+    memset(mem, 0, DATA_ADDR);
+    for (size_t i = DATA_ADDR; i < MEM_SIZE; i++) {
+        mem[i] = (uint8_t)(i * 131u + 7u);
     }
     size_t n = seed_task(mem + CMD_ADDR, CMD_MAX, data[3]);
     size_t extra = size - 4 < CMD_MAX - n ? size - 4 : CMD_MAX - n;
