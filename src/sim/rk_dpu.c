@@ -618,7 +618,9 @@ int rk_dpu_run(struct rk_core *c, const struct rk_task *t, struct rk_cube *acc,
     if (!rc && d.to_mem) {
         rc = write_out(c, &d, acc->v);
     }
-    acc->shift = 0; /* applied above (own cubes from MRDMA have none) */
+    if (acc) {
+        acc->shift = 0; /* applied above (own cubes from MRDMA have none) */
+    }
     if (!rc && to_ppu) {
         /* hand the cube over (the PPU frees it) */
         *to_ppu = *acc;
