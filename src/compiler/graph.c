@@ -225,9 +225,24 @@ static int shape_gemm(struct dlc_graph *g, struct dlc_node *nd, char *err, size_
     return 0;
 }
 
+/* An integer held by a constant.  Float constants (models store shapes and
+ * pads either way) that are NaN or beyond the int64 range give INT64_MIN,
+ * which no caller accepts; converting them would be undefined behaviour. */
 static int64_t int_at(const struct dlc_tensor *t, int64_t i)
 {
-    return t->is_int ? t->idata[i] : (int64_t)t->data[i];
+    if (t->is_int) {
+        return t->idata[i];
+    }
+    float v = t->data[i];
+    return v >= -9.2e18f && v <= 9.2e18f ? (int64_t)v : INT64_MIN;
+}
+
+/* floor(dim * scale), the size Resize/Upsample give an axis; 0 (refused by
+ * the caller) when it is NaN or not in 1..65536. */
+static int64_t scaled_size(int64_t dim, float scale)
+{
+    float v = floorf((float)dim * scale);
+    return v >= 1.0f && v <= 65536.0f ? (int64_t)v : 0;
 }
 
 static int shape_reshape(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
@@ -252,6 +267,9 @@ static int shape_reshape(struct dlc_graph *g, struct dlc_node *nd, char *err, si
         }
         if (d[i] < 1) {
             return nfail(err, errlen, nd, "bad dimension in the shape");
+        }
+        if (d[i] > x->n / known) { /* also keeps the product from overflowing */
+            return nfail(err, errlen, nd, "the shape does not keep the number of elements");
         }
         known *= d[i];
     }
@@ -407,8 +425,8 @@ static int shape_resize(struct dlc_graph *g, struct dlc_node *nd, char *err, siz
     if (sz && sz->is_const && sz->n == 4) {
         d[2] = int_at(sz, 2), d[3] = int_at(sz, 3);
     } else if (sc && sc->is_const && sc->n == 4) {
-        d[2] = (int64_t)floorf((float)x->dims[2] * sc->data[2]);
-        d[3] = (int64_t)floorf((float)x->dims[3] * sc->data[3]);
+        d[2] = scaled_size(x->dims[2], sc->data[2]);
+        d[3] = scaled_size(x->dims[3], sc->data[3]);
     } else {
         return nfail(err, errlen, nd, "scales or sizes must be constant 4-value tensors");
     }

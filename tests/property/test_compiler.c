@@ -245,6 +245,11 @@ static void test_refusals(void **state)
     refused("bad_opset", DLASIM_ERR_PARSE, "opset 9 is not supported");
     refused("bad_external_data", DLASIM_ERR_PARSE, "tensor 'conv.w': its data is stored outside");
     refused("bad_conv_weights_missing", DLASIM_ERR_PARSE, "node 'conv' (Conv): input 'nowhere'");
+    /* constants whose conversion or product overflows int64 (UBSan before the fix) */
+    refused("bad_resize_huge_scale", DLASIM_ERR_UNSUPPORTED, "node 'up' (Resize): output size out of range");
+    refused("bad_reshape_huge", DLASIM_ERR_UNSUPPORTED,
+            "node 'reshape' (Reshape): the shape does not keep the number of elements");
+    refused("bad_pad_huge", DLASIM_ERR_UNSUPPORTED, "node 'pad' (Pad): pads must be 0..255");
 }
 
 /* Every prefix of a valid model: refused or loaded, never a crash. */

@@ -145,6 +145,13 @@ def main():
     save("bad_external_data", [helper.make_node("Conv", ["x", "conv.w"], ["y"], name="conv", pads=[1, 1, 1, 1])],
          [ext])
     save("bad_conv_weights_missing", [helper.make_node("Conv", ["x", "nowhere"], ["y"], name="conv")], [])
+    # constants that would overflow when converted or multiplied (found by fuzz_onnx)
+    save("bad_resize_huge_scale", [helper.make_node("Resize", ["x", "", "scales"], ["y"], name="up", mode="nearest")],
+         [f32("scales", [1, 1, -3e38, 2])])
+    save("bad_reshape_huge", [helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape")],
+         [i64("shape", [1 << 40, 1 << 40, 1 << 40])])
+    save("bad_pad_huge", [helper.make_node("Pad", ["x", "pads"], ["y"], name="pad")],
+         [f32("pads", [0, 0, 1e30, 1, 0, 0, 1, 1])])
 
 
 if __name__ == "__main__":
