@@ -384,6 +384,9 @@ static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, c
 static int read_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, float *y)
 {
     const struct dlc_buf *b = &m->buf[t];
+    if (b->addr_index < 0 || b->addr_index >= m->n_addrs) {
+        return DLASIM_ERR_UNSUPPORTED; /* never placed in device memory: see tensor_error */
+    }
     size_t n = (size_t)b->c * b->h * b->w;
     int8_t *q = malloc(n ? n : 1);
     uint8_t *packed = malloc(b->size ? b->size : 1);
@@ -402,6 +405,17 @@ static int read_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, fl
     free(q);
     free(packed);
     return rc;
+}
+
+/* The message for read_tensor's failure on tensor t. */
+static int tensor_error(struct dlasim_model *m, struct dlasim_dev *dev, int rc, int t,
+                        const char *what, char *err, size_t errlen)
+{
+    if (rc == DLASIM_ERR_UNSUPPORTED) {
+        return mfail(err, errlen, rc, "%s: tensor '%s' was not placed in device memory "
+                     "(a compiler limitation for this graph)", what, m->g.t[t].name);
+    }
+    return mfail(err, errlen, rc, "%s: %s", what, dlasim_last_error(dev));
 }
 
 static int load_weights(struct dlasim_model *m, struct dlasim_dev *dev)
@@ -443,8 +457,9 @@ static int run_cpu_layer(struct dlasim_model *m, struct dlasim_dev *dev, const s
         }
         int rc = read_tensor(m, dev, m->store[t], y);
         if (rc) {
-            return mfail(err, errlen, rc, "node '%s': reading its input: %s", nd->name,
-                         dlasim_last_error(dev));
+            char what[160];
+            snprintf(what, sizeof what, "node '%s': reading its input", nd->name);
+            return tensor_error(m, dev, rc, t, what, err, errlen);
         }
     }
     for (int i = 0; i < g->n_t; i++) { /* constants are read in place */
@@ -568,7 +583,7 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
     if (cpu_out) {
         memcpy(output, m->fvals[out], (size_t)g->t[out].n * sizeof(float));
     } else if ((rc = read_tensor(m, dev, m->store[out], output))) {
-        return mfail(err, errlen, rc, "run: reading the output: %s", dlasim_last_error(dev));
+        return tensor_error(m, dev, rc, out, "run: reading the output", err, errlen);
     }
     if (m->stats) {
         if (m->stats_left == 1) {
