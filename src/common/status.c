@@ -1,4 +1,8 @@
 /* Status codes (include/dlasim/dlasim.h) as names. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "common/status.h"
 #include "dlasim/dlasim.h"
 
 const char *dlasim_status_name(int status)
@@ -16,4 +20,15 @@ const char *dlasim_status_name(int status)
     case DLASIM_ERR_CHECK: return "DLASIM_ERR_CHECK";
     default: return "DLASIM_ERR_UNKNOWN";
     }
+}
+
+int dla_errf(char *err, size_t errlen, int status, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return status;
 }

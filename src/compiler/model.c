@@ -9,22 +9,12 @@
 #include <string.h>
 
 #include "compiler/compiler_int.h"
-
-static int mfail(char *err, size_t errlen, int status, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
+#include "common/status.h"
 
 /* A NULL pointer argument the header does not allow (include/dlasim/compiler.h). */
 static int null_arg(char *err, size_t errlen, const char *fn, const char *arg)
 {
-    return mfail(err, errlen, DLASIM_ERR_INVAL, "%s: %s is NULL", fn, arg);
+    return dla_errf(err, errlen, DLASIM_ERR_INVAL, "%s: %s is NULL", fn, arg);
 }
 
 int dlasim_model_load_onnx(const void *buf, size_t len, struct dlasim_model **out, char *err,
@@ -39,7 +29,7 @@ int dlasim_model_load_onnx(const void *buf, size_t len, struct dlasim_model **ou
     }
     struct dlasim_model *m = calloc(1, sizeof *m);
     if (!m) {
-        return mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     }
     if (dlc_onnx_read(buf, len, &m->g, err, errlen)) {
         free(m);
@@ -54,7 +44,7 @@ int dlasim_model_load_onnx(const void *buf, size_t len, struct dlasim_model **ou
     if (!m->fvals) {
         dlc_graph_free(&m->g);
         free(m);
-        return mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     }
     *out = m;
     return 0;
@@ -110,7 +100,7 @@ int dlasim_model_run_float(const struct dlasim_model *m, const float *input, flo
     }
     float **vals = calloc((size_t)m->g.n_t, sizeof *vals);
     if (!vals) {
-        return mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     }
     int rc = dlc_float_run(&m->g, input, vals, NULL, NULL, err, errlen);
     if (!rc) {
@@ -239,20 +229,20 @@ int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t c
     }
     struct dlc_graph *g = &m->g;
     if (count == 0) {
-        return mfail(err, errlen, DLASIM_ERR_INVAL, "calibration: no input given");
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL, "calibration: no input given");
     }
     enum dlasim_calib_method method = opt ? opt->method : DLASIM_CALIB_MINMAX;
     double pct = opt && opt->percentile > 0 ? opt->percentile : 99.99;
     struct calib_pass p = { g, calloc((size_t)g->n_t, sizeof(double)), NULL };
     float **vals = calloc((size_t)g->n_t, sizeof *vals);
-    int rc = p.amax && vals ? 0 : mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
+    int rc = p.amax && vals ? 0 : dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     size_t in_n = dlasim_model_input_size(m);
     int passes = method == DLASIM_CALIB_MINMAX ? 1 : 2;
     for (int pass = 0; pass < passes && !rc; pass++) {
         if (pass == 1) {
             p.hist = calloc((size_t)g->n_t * DLC_HIST_BINS, sizeof(uint32_t));
             if (!p.hist) {
-                rc = mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
+                rc = dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
                 break;
             }
         }
@@ -266,7 +256,7 @@ int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t c
     for (int t = 0; t < g->n_t && !rc; t++) {
         double a = p.amax[t];
         if (!isfinite(a) || a > 1e30) {
-            rc = mfail(err, errlen, DLASIM_ERR_INVAL,
+            rc = dla_errf(err, errlen, DLASIM_ERR_INVAL,
                        "calibration: tensor '%s' takes NaN, infinite or huge values (|x| up to %g)",
                        g->t[t].name, a);
             break;
@@ -297,7 +287,7 @@ int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, 
         return null_arg(err, errlen, "dlasim_model_compile", "m");
     }
     if (!m->calibrated) {
-        return mfail(err, errlen, DLASIM_ERR_INVAL,
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                      "compile: the model is not calibrated (dlasim_model_calibrate first)");
     }
     struct dlasim_options o;
@@ -307,14 +297,14 @@ int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, 
     char derr[256];
     int rc = dlasim_create(&o, &dev, derr, sizeof derr);
     if (rc) {
-        return mfail(err, errlen, rc, "compile: %s", derr);
+        return dla_errf(err, errlen, rc, "compile: %s", derr);
     }
     rc = dlasim_conv_hw_of(dev, &m->hw);
     uint64_t lut = 0;
     m->sdp_lut = dlasim_param(dev, "NVDLA_SDP_LUT_ENABLE", &lut) == 0 && lut;
     dlasim_destroy(dev);
     if (rc) {
-        return mfail(err, errlen, rc, "compile: cannot read the configuration's parameters");
+        return dla_errf(err, errlen, rc, "compile: cannot read the configuration's parameters");
     }
     snprintf(m->config, sizeof m->config, "%s", o.config);
     if (dlc_lower(m, err, errlen)) {
@@ -412,10 +402,10 @@ static int tensor_error(struct dlasim_model *m, struct dlasim_dev *dev, int rc, 
                         const char *what, char *err, size_t errlen)
 {
     if (rc == DLASIM_ERR_UNSUPPORTED) {
-        return mfail(err, errlen, rc, "%s: tensor '%s' was not placed in device memory "
+        return dla_errf(err, errlen, rc, "%s: tensor '%s' was not placed in device memory "
                      "(a compiler limitation for this graph)", what, m->g.t[t].name);
     }
-    return mfail(err, errlen, rc, "%s: %s", what, dlasim_last_error(dev));
+    return dla_errf(err, errlen, rc, "%s: %s", what, dlasim_last_error(dev));
 }
 
 static int load_weights(struct dlasim_model *m, struct dlasim_dev *dev)
@@ -453,7 +443,7 @@ static int run_cpu_layer(struct dlasim_model *m, struct dlasim_dev *dev, const s
         }
         float *y = fval(m, t);
         if (!y) {
-            return mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
+            return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
         }
         int rc = read_tensor(m, dev, m->store[t], y);
         if (rc) {
@@ -468,7 +458,7 @@ static int run_cpu_layer(struct dlasim_model *m, struct dlasim_dev *dev, const s
         }
     }
     if (!fval(m, nd->out)) {
-        return mfail(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     }
     if (dlc_float_node(g, nd, m->fvals, err, errlen)) {
         return DLASIM_ERR_INVAL;
@@ -477,7 +467,7 @@ static int run_cpu_layer(struct dlasim_model *m, struct dlasim_dev *dev, const s
         return 0;
     }
     int rc = write_tensor(m, dev, nd->out, m->fvals[nd->out]);
-    return rc ? mfail(err, errlen, rc, "node '%s': writing its output", nd->name) : 0;
+    return rc ? dla_errf(err, errlen, rc, "node '%s': writing its output", nd->name) : 0;
 }
 
 static int run_network(struct dlasim_model *m, struct dlasim_dev *dev, const struct dlc_step *s,
@@ -553,17 +543,17 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
     }
     struct dlc_graph *g = &m->g;
     if (!m->compiled) {
-        return mfail(err, errlen, DLASIM_ERR_INVAL, "run: the model is not compiled");
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL, "run: the model is not compiled");
     }
     int rc = 0;
     if (m->reset_each_run) {
         dlasim_reset(dev);
     }
     if (m->loaded_dev != dev && (rc = load_weights(m, dev))) {
-        return mfail(err, errlen, rc, "run: writing the weights: %s", dlasim_last_error(dev));
+        return dla_errf(err, errlen, rc, "run: writing the weights: %s", dlasim_last_error(dev));
     }
     if ((rc = write_tensor(m, dev, g->input, input))) {
-        return mfail(err, errlen, rc, "run: writing the input: %s", dlasim_last_error(dev));
+        return dla_errf(err, errlen, rc, "run: writing the input: %s", dlasim_last_error(dev));
     }
     for (int i = 0; i < m->n_steps && !rc; i++) {
         const struct dlc_step *s = &m->steps[i];

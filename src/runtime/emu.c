@@ -30,6 +30,7 @@
 #include "dlasim/dlasim.h"
 #include "runtime/fw.h"
 #include "runtime/port.h"
+#include "common/status.h"
 
 #define EMU_OP_SIZE 24u
 #define EMU_BUF_SIZE 256u
@@ -44,17 +45,6 @@ struct emu_buf {
     uint16_t format, width, height, channel;
     uint32_t line_stride, surf_stride;
 };
-
-static int emu_fail(char *err, size_t errlen, int status, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
 
 static uint32_t le(const uint8_t *p, unsigned n)
 {
@@ -164,7 +154,7 @@ struct emu_ctx {
 static int buf_addr(struct emu_ctx *c, const struct emu_buf *b, const char *what, uint64_t *a)
 {
     if (b->index < 0 || (uint32_t)b->index >= c->n_addrs) {
-        return emu_fail(c->err, c->errlen, DLASIM_ERR_PARSE,
+        return dla_errf(c->err, c->errlen, DLASIM_ERR_PARSE,
                         "EMU task: %s buffer address index %d is outside the task's address "
                         "list (%u entries)",
                         what, b->index, c->n_addrs);
@@ -186,7 +176,7 @@ static int softmax(struct emu_ctx *c, const uint8_t *op, const struct emu_buf *s
     if (src->format != dst->format || src->channel != dst->channel ||
         (src->format != EMU_FMT_FF16 && src->format != EMU_FMT_INT8 &&
          src->format != EMU_FMT_INT8_8)) {
-        return emu_fail(c->err, c->errlen, DLASIM_ERR_UNSUPPORTED,
+        return dla_errf(c->err, c->errlen, DLASIM_ERR_UNSUPPORTED,
                         "EMU softmax: formats %u -> %u, channels %u -> %u (same INT8 or FP16 "
                         "format and channel count required)",
                         src->format, dst->format, src->channel, dst->channel);
@@ -196,7 +186,7 @@ static int softmax(struct emu_ctx *c, const uint8_t *op, const struct emu_buf *s
     float *x = malloc(((size_t)n + 1) * sizeof *x);
     if (!in || !out || !x) {
         free(in), free(out), free(x);
-        return emu_fail(c->err, c->errlen, DLASIM_ERR_NOMEM, "EMU softmax: out of host memory");
+        return dla_errf(c->err, c->errlen, DLASIM_ERR_NOMEM, "EMU softmax: out of host memory");
     }
     rc = c->port->mem_read(c->port->ctx, sa, in, (size_t)n * bpe);
     for (unsigned i = 0; !rc && i < n; i++) {
@@ -224,7 +214,7 @@ static int softmax(struct emu_ctx *c, const uint8_t *op, const struct emu_buf *s
         rc = c->port->mem_write(c->port->ctx, da, out, (size_t)n * bpe);
     }
     free(in), free(out), free(x);
-    return rc ? emu_fail(c->err, c->errlen, rc, "EMU softmax: device memory access failed") : 0;
+    return rc ? dla_errf(c->err, c->errlen, rc, "EMU softmax: device memory access failed") : 0;
 }
 
 static int elem_offset(const struct emu_buf *b, uint32_t x, uint32_t y, uint32_t ch,
@@ -273,7 +263,7 @@ static int power(struct emu_ctx *c, const uint8_t *op, const struct emu_buf *src
     if (src->format != dst->format ||
         (src->format != EMU_FMT_FF16 && src->format != EMU_FMT_INT8 &&
          src->format != EMU_FMT_INT8_8)) {
-        return emu_fail(c->err, c->errlen, DLASIM_ERR_UNSUPPORTED,
+        return dla_errf(c->err, c->errlen, DLASIM_ERR_UNSUPPORTED,
                         "EMU power: formats %u -> %u (same INT8, INT8_8 or FP16 required)",
                         src->format, dst->format);
     }
@@ -284,7 +274,7 @@ static int power(struct emu_ctx *c, const uint8_t *op, const struct emu_buf *src
     uint64_t ss = span_of(src), ds = span_of(&dd);
     if ((uint64_t)src->channel * src->height * src->width > EMU_MAX_ELEMS ||
         ss > 4ull * EMU_MAX_ELEMS || ds > 4ull * EMU_MAX_ELEMS) {
-        return emu_fail(c->err, c->errlen, DLASIM_ERR_UNSUPPORTED,
+        return dla_errf(c->err, c->errlen, DLASIM_ERR_UNSUPPORTED,
                         "EMU power: %ux%ux%u elements over %llu/%llu bytes exceed dlasim's "
                         "limit",
                         src->width, src->height, src->channel, (unsigned long long)ss,
@@ -293,7 +283,7 @@ static int power(struct emu_ctx *c, const uint8_t *op, const struct emu_buf *src
     uint8_t *in = malloc(ss + 2), *out = malloc(ds + 2);
     if (!in || !out) {
         free(in), free(out);
-        return emu_fail(c->err, c->errlen, DLASIM_ERR_NOMEM, "EMU power: out of host memory");
+        return dla_errf(c->err, c->errlen, DLASIM_ERR_NOMEM, "EMU power: out of host memory");
     }
     rc = ss ? c->port->mem_read(c->port->ctx, sa, in, (size_t)ss) : 0;
     rc = rc ? rc : (ds ? c->port->mem_read(c->port->ctx, da, out, (size_t)ds) : 0);
@@ -319,7 +309,7 @@ static int power(struct emu_ctx *c, const uint8_t *op, const struct emu_buf *src
         rc = c->port->mem_write(c->port->ctx, da, out, (size_t)ds);
     }
     free(in), free(out);
-    return rc ? emu_fail(c->err, c->errlen, rc, "EMU power: device memory access failed") : 0;
+    return rc ? dla_errf(c->err, c->errlen, rc, "EMU power: device memory access failed") : 0;
 }
 
 int nvrt_run_emu(const struct nvrt_port *port, const uint64_t *addrs, const uint64_t *sizes,
@@ -328,18 +318,18 @@ int nvrt_run_emu(const struct nvrt_port *port, const uint64_t *addrs, const uint
     struct emu_ctx c = { port, addrs, n_addrs, err, errlen };
     uint8_t nd[6];
     if (n_addrs == 0 || sizes[0] < sizeof nd) {
-        return emu_fail(err, errlen, DLASIM_ERR_PARSE,
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                         "EMU task: no network descriptor at address index 0");
     }
     int rc = port->mem_read(port->ctx, addrs[0], nd, sizeof nd);
     if (rc) {
-        return emu_fail(err, errlen, rc, "EMU task: reading the network descriptor failed");
+        return dla_errf(err, errlen, rc, "EMU task: reading the network descriptor failed");
     }
     int16_t op_index = (int16_t)le(nd, 2), buf_index = (int16_t)le(nd + 2, 2);
     uint16_t n_ops = (uint16_t)le(nd + 4, 2);
     if (op_index < 0 || (uint32_t)op_index >= n_addrs || buf_index < 0 ||
         (uint32_t)buf_index >= n_addrs) {
-        return emu_fail(err, errlen, DLASIM_ERR_PARSE,
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                         "EMU task: network descriptor operation_desc_index=%d / "
                         "operation_buffer_desc_index=%d outside the address list (%u entries)",
                         op_index, buf_index, n_addrs);
@@ -350,7 +340,7 @@ int nvrt_run_emu(const struct nvrt_port *port, const uint64_t *addrs, const uint
      * than guess. */
     if (n_ops && (uint64_t)n_ops * EMU_OP_SIZE > sizes[op_index] &&
         (uint64_t)n_ops * 16 <= sizes[op_index]) {
-        return emu_fail(err, errlen, DLASIM_ERR_UNSUPPORTED,
+        return dla_errf(err, errlen, DLASIM_ERR_UNSUPPORTED,
                         "EMU task: %u operations in %llu bytes: the older EMU descriptor layout "
                         "(16-byte operations, no scale factors or buffer offsets) is not "
                         "supported",
@@ -358,7 +348,7 @@ int nvrt_run_emu(const struct nvrt_port *port, const uint64_t *addrs, const uint
     }
     if ((uint64_t)n_ops * EMU_OP_SIZE > sizes[op_index] ||
         (uint64_t)n_ops * 2 * EMU_BUF_SIZE > sizes[buf_index]) {
-        return emu_fail(err, errlen, DLASIM_ERR_PARSE,
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                         "EMU task: %u operations do not fit their descriptor lists (%llu and "
                         "%llu bytes)",
                         n_ops, (unsigned long long)sizes[op_index],
@@ -372,7 +362,7 @@ int nvrt_run_emu(const struct nvrt_port *port, const uint64_t *addrs, const uint
                 : port->mem_read(port->ctx, addrs[buf_index] + (uint64_t)i * sizeof bufs, bufs,
                                  sizeof bufs);
         if (rc) {
-            return emu_fail(err, errlen, rc, "EMU task: reading operation %u failed", i);
+            return dla_errf(err, errlen, rc, "EMU task: reading operation %u failed", i);
         }
         read_buf(bufs, &src);
         read_buf(bufs + EMU_BUF_SIZE, &dst);
@@ -381,7 +371,7 @@ int nvrt_run_emu(const struct nvrt_port *port, const uint64_t *addrs, const uint
         } else if (op[0] == 0) {
             rc = power(&c, op, &src, &dst);
         } else {
-            rc = emu_fail(err, errlen, DLASIM_ERR_PARSE, "EMU task: operation %u has op_type %u "
+            rc = dla_errf(err, errlen, DLASIM_ERR_PARSE, "EMU task: operation %u has op_type %u "
                                                          "(0 power, 1 softmax)",
                           i, op[0]);
         }

@@ -23,6 +23,7 @@
 #include "runtime/image.h"
 
 #include <jpeglib.h> /* libjpeg-turbo (Debian libjpeg62-turbo-dev) */
+#include "common/status.h"
 
 #define DIMG_HEADER 36u
 #define PF_FEATURE 36u
@@ -30,17 +31,6 @@
 #define DT_HALF 2u
 #define DT_INT16 3u
 #define DT_INT8 4u
-
-static int img_fail(char *err, size_t errlen, int status, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
 
 struct dimg_format {
     uint32_t code, x, bpe;
@@ -63,7 +53,7 @@ static int format_of(const struct nvrt_tensor_layout *t, struct dimg_format *f, 
             return 0;
         }
     }
-    return img_fail(err, errlen, DLASIM_ERR_UNSUPPORTED,
+    return dla_errf(err, errlen, DLASIM_ERR_UNSUPPORTED,
                     "output tensor: pixel_format %u with data_type %u has no .dimg layout in "
                     "dlasim (FEATURE/FEATURE_X8 with INT8/INT16/HALF do)",
                     t->pixel_format, t->data_type);
@@ -91,7 +81,7 @@ static int check_dims(const struct nvrt_tensor_layout *t, unsigned bpe, char *er
     if (t->c <= 0 || t->h <= 0 || t->w <= 0 ||
         (uint64_t)t->c * (uint64_t)t->h * (uint64_t)t->w > (1ull << 30) || t->size > 0xffffffffu ||
         (uint64_t)t->c * (uint64_t)t->h * (uint64_t)t->w * bpe > t->size) {
-        return img_fail(err, errlen, DLASIM_ERR_PARSE,
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                         "tensor: dimensions c=%d h=%d w=%d / size %llu are not a valid image",
                         t->c, t->h, t->w, (unsigned long long)t->size);
     }
@@ -110,7 +100,7 @@ int nvrt_tensor_to_dimg(const uint8_t *buf, const struct nvrt_tensor_layout *t, 
     size_t n = (size_t)t->c * (size_t)t->h * (size_t)t->w * f.bpe;
     uint8_t *d = malloc(DIMG_HEADER + n);
     if (!d) {
-        return img_fail(err, errlen, DLASIM_ERR_NOMEM, "dimg: out of host memory");
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "dimg: out of host memory");
     }
     memcpy(d, "DIMG", 4);
     const uint32_t meta[8] = { 0, f.code, (uint32_t)t->w, (uint32_t)t->h, (uint32_t)t->c,
@@ -125,7 +115,7 @@ int nvrt_tensor_to_dimg(const uint8_t *buf, const struct nvrt_tensor_layout *t, 
                 uint64_t off = element_offset(t, &f, x, y, c);
                 if (off + f.bpe > t->size) {
                     free(d);
-                    return img_fail(err, errlen, DLASIM_ERR_PARSE,
+                    return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                                     "dimg: element (c=%u, y=%u, x=%u) at offset %llu lies "
                                     "beyond the tensor's %llu bytes",
                                     c, y, x, (unsigned long long)off,
@@ -161,7 +151,7 @@ static int dimg_in(const uint8_t *d, size_t len, const struct nvrt_tensor_layout
                        : 1;
     if (w != (uint32_t)t->w || h != (uint32_t)t->h || c != (uint32_t)t->c || bpe != f->bpe ||
         (uint64_t)w * h * c * bpe > len - DIMG_HEADER) {
-        return img_fail(err, errlen, DLASIM_ERR_PARSE,
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                         "input .dimg: %ux%ux%u (%u-byte elements) does not match the input "
                         "tensor %dx%dx%d or its data is truncated",
                         w, h, c, bpe, t->w, t->h, t->c);
@@ -172,7 +162,7 @@ static int dimg_in(const uint8_t *d, size_t len, const struct nvrt_tensor_layout
             for (uint32_t x = 0; x < w; x++, p += bpe) {
                 uint64_t off = element_offset(t, f, x, y, ci);
                 if (off + bpe > t->size) {
-                    return img_fail(err, errlen, DLASIM_ERR_PARSE,
+                    return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                                     "input .dimg: element (c=%u, y=%u, x=%u) falls outside "
                                     "the tensor's %llu bytes",
                                     ci, y, x, (unsigned long long)t->size);
@@ -194,7 +184,7 @@ static int store_pixel(const struct nvrt_tensor_layout *t, const struct dimg_for
 {
     uint64_t off = r8 ? (uint64_t)y * t->line_stride + x : element_offset(t, f, x, y, z);
     if ((r8 && z) || off >= t->size) {
-        return img_fail(err, errlen, DLASIM_ERR_PARSE,
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                         "input %s: pixel (%u, %u) channel %u falls outside the tensor's %llu bytes",
                         what, x, y, z, (unsigned long long)t->size);
     }
@@ -215,7 +205,7 @@ static int image_layout(const struct nvrt_tensor_layout *t, struct dimg_format *
         }
     }
     if (t->data_type != DT_INT8 || f->bpe != 1) {
-        return img_fail(err, errlen, DLASIM_ERR_UNSUPPORTED,
+        return dla_errf(err, errlen, DLASIM_ERR_UNSUPPORTED,
                         "input %s: only INT8 input tensors are converted (data_type %u)", what,
                         t->data_type);
     }
@@ -248,7 +238,7 @@ static int pgm_in(const uint8_t *d, size_t len, const struct nvrt_tensor_layout 
             v[i] = v[i] * 10 + (unsigned long)(d[pos++] - '0');
         }
         if (pos == start) {
-            return img_fail(err, errlen, DLASIM_ERR_PARSE, "input PGM: malformed header at byte %zu", pos);
+            return dla_errf(err, errlen, DLASIM_ERR_PARSE, "input PGM: malformed header at byte %zu", pos);
         }
     }
     pos++; /* one whitespace byte ends the header */
@@ -260,7 +250,7 @@ static int pgm_in(const uint8_t *d, size_t len, const struct nvrt_tensor_layout 
     }
     if (v[2] == 0 || v[2] > 255 || v[0] != (unsigned long)t->w || v[1] != (unsigned long)t->h ||
         pos > len || v[0] * v[1] > len - pos) {
-        return img_fail(err, errlen, DLASIM_ERR_PARSE,
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                         "input PGM: %lux%lu maxval %lu does not match the %dx%d input tensor or "
                         "is truncated",
                         v[0], v[1], v[2], t->w, t->h);
@@ -377,17 +367,17 @@ static int jpeg_in(const uint8_t *d, size_t len, const struct nvrt_tensor_layout
     }
     uint8_t *raster = calloc(1, (size_t)t->size);
     if (!raster) {
-        return img_fail(err, errlen, DLASIM_ERR_NOMEM, "input JPEG: out of memory");
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "input JPEG: out of memory");
     }
     unsigned dims[3];
     char msg[JMSG_LENGTH_MAX + 96];
     if (jpeg_decode(d, len, t, raster, dims, msg, sizeof msg)) {
         free(raster);
-        return img_fail(err, errlen, DLASIM_ERR_PARSE, "input JPEG: %s", msg);
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE, "input JPEG: %s", msg);
     }
     if (dims[0] != (unsigned)t->w || dims[1] != (unsigned)t->h || dims[2] > (unsigned)t->c) {
         free(raster);
-        return img_fail(err, errlen, DLASIM_ERR_PARSE,
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                         "input JPEG: %ux%u with %u channels does not fit the %dx%dx%d input tensor",
                         dims[0], dims[1], dims[2], t->w, t->h, t->c);
     }
@@ -419,7 +409,7 @@ int nvrt_image_to_tensor(const void *data, size_t len, const struct nvrt_tensor_
         return jpeg_in(d, len, t, buf, err, errlen);
     }
     if (len != t->size) {
-        return img_fail(err, errlen, DLASIM_ERR_PARSE,
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                         "raw input: %zu bytes, the input tensor has %llu", len,
                         (unsigned long long)t->size);
     }

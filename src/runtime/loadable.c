@@ -36,6 +36,7 @@
 #include "runtime/fw.h"
 #include "runtime/image.h"
 #include "runtime/port.h"
+#include "common/status.h"
 
 #define MEM_FLAG_ALLOC 1u
 #define MEM_FLAG_SET 2u
@@ -102,17 +103,6 @@ struct dlasim_loadable {
     size_t *dimg_len;
     unsigned n_outputs, n_inputs;
 };
-
-static int ld_fail(char *err, size_t errlen, int status, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
 
 /* ---- parsing ------------------------------------------------------------------- */
 
@@ -197,7 +187,7 @@ static int parse_memory(struct fb_reader *r, struct dlasim_loadable *ld, const s
         return rc;
     }
     if (m->size > MAX_MEMORY || *total + m->size > MAX_MEMORY) {
-        return ld_fail(r->err, r->errlen, DLASIM_ERR_PARSE,
+        return dla_errf(r->err, r->errlen, DLASIM_ERR_PARSE,
                        "loadable: memory_list[%u].size=%llu (table at byte 0x%x): the "
                        "loadable's memories exceed %llu bytes",
                        i, (unsigned long long)m->size, t.pos, (unsigned long long)MAX_MEMORY);
@@ -212,7 +202,7 @@ static int parse_memory(struct fb_reader *r, struct dlasim_loadable *ld, const s
         return 0;
     }
     if (offsets.count < contents.count) {
-        return ld_fail(r->err, r->errlen, DLASIM_ERR_PARSE,
+        return dla_errf(r->err, r->errlen, DLASIM_ERR_PARSE,
                        "loadable: memory_list[%u] (table at byte 0x%x): %u contents but %u "
                        "offsets",
                        i, t.pos, contents.count, offsets.count);
@@ -228,14 +218,14 @@ static int parse_memory(struct fb_reader *r, struct dlasim_loadable *ld, const s
             continue; /* an empty name: no content */
         }
         if (!find_blob(ld, name, len, &b)) {
-            return ld_fail(r->err, r->errlen, DLASIM_ERR_PARSE,
+            return dla_errf(r->err, r->errlen, DLASIM_ERR_PARSE,
                            "loadable: memory_list[%u].contents[%u]=\"%s\" (byte 0x%x) names no "
                            "blob",
                            i, k, name, contents.pos + 4 * k);
         }
         uint64_t off = fb_rd64(r, offsets.pos + 8 * k);
         if (off > m->size || ld->blobs[b].data_len > m->size - off) {
-            return ld_fail(r->err, r->errlen, DLASIM_ERR_PARSE,
+            return dla_errf(r->err, r->errlen, DLASIM_ERR_PARSE,
                            "loadable: memory_list[%u].offsets[%u]=%llu (byte 0x%x): blob \"%s\" "
                            "(%u bytes) does not fit the memory's %llu bytes",
                            i, k, (unsigned long long)off, offsets.pos + 8 * k, name,
@@ -272,14 +262,14 @@ static int check_mem_ref(struct fb_reader *r, const struct dlasim_loadable *ld, 
                          uint32_t i, uint32_t pos, uint16_t mem_id, uint64_t off, uint64_t size)
 {
     if (mem_id >= ld->n_mems) {
-        return ld_fail(r->err, r->errlen, DLASIM_ERR_PARSE,
+        return dla_errf(r->err, r->errlen, DLASIM_ERR_PARSE,
                        "loadable: %s[%u].mem_id=%u (table at byte 0x%x) is outside memory_list "
                        "(%u entries)",
                        what, i, mem_id, pos, ld->n_mems);
     }
     uint64_t msz = ld->mems[mem_id].size;
     if (off > msz || size > msz - off) {
-        return ld_fail(r->err, r->errlen, DLASIM_ERR_PARSE,
+        return dla_errf(r->err, r->errlen, DLASIM_ERR_PARSE,
                        "loadable: %s[%u] (table at byte 0x%x): offset %llu + size %llu exceed "
                        "memory %u's %llu bytes",
                        what, i, pos, (unsigned long long)off, (unsigned long long)size, mem_id,
@@ -333,7 +323,7 @@ static int parse_tasks(struct fb_reader *r, const struct fb_table *root, struct 
         rc = rc ? rc : vec_u16(r, &t, 3, "address_list", &k->addrs, &k->n_addrs);
         for (uint32_t j = 0; !rc && j < k->n_addrs; j++) {
             if (k->addrs[j] >= ld->n_addrs) {
-                rc = ld_fail(r->err, r->errlen, DLASIM_ERR_PARSE,
+                rc = dla_errf(r->err, r->errlen, DLASIM_ERR_PARSE,
                              "loadable: task_list[%u].address_list[%u]=%u (table at byte 0x%x) "
                              "is outside address_list (%u entries)",
                              i, j, k->addrs[j], t.pos, ld->n_addrs);
@@ -363,7 +353,7 @@ static int parse_submits(struct fb_reader *r, const struct fb_table *root,
         rc = rc ? rc : vec_u16(r, &t, 1, "task_id", &s->tasks, &s->n_tasks);
         for (uint32_t j = 0; !rc && j < s->n_tasks; j++) {
             if (s->tasks[j] >= ld->n_tasks) {
-                rc = ld_fail(r->err, r->errlen, DLASIM_ERR_PARSE,
+                rc = dla_errf(r->err, r->errlen, DLASIM_ERR_PARSE,
                              "loadable: submit_list[%u].task_id[%u]=%u (table at byte 0x%x) is "
                              "outside task_list (%u entries)",
                              i, j, s->tasks[j], t.pos, ld->n_tasks);
@@ -414,7 +404,7 @@ static int count_bindable(struct dlasim_loadable *ld, char *err, size_t errlen)
         const struct ld_mem *m = &ld->mems[i];
         if (m->flags & (MEM_FLAG_INPUT | MEM_FLAG_OUTPUT)) {
             if (m->tensor_desc_id >= ld->n_tensors) {
-                return ld_fail(err, errlen, DLASIM_ERR_PARSE,
+                return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                                "loadable: memory_list[%u].tensor_desc_id=%u is outside "
                                "tensor_desc_list (%u entries)",
                                i, m->tensor_desc_id, ld->n_tensors);
@@ -434,17 +424,17 @@ int dlasim_loadable_open(const void *buf, size_t len, struct dlasim_loadable **o
                          size_t errlen)
 {
     if (!out) {
-        return ld_fail(err, errlen, DLASIM_ERR_INVAL, "dlasim_loadable_open: out is NULL");
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL, "dlasim_loadable_open: out is NULL");
     }
     *out = NULL;
     if (!buf || len < 8 || len > 0x7fffffffu) {
-        return ld_fail(err, errlen, DLASIM_ERR_PARSE,
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                        "loadable: %zu bytes is not a loadable (at least 8, below 2 GiB)", len);
     }
     struct dlasim_loadable *ld = calloc(1, sizeof *ld);
     if (!ld || !(ld->buf = malloc(len))) {
         free(ld);
-        return ld_fail(err, errlen, DLASIM_ERR_NOMEM, "loadable: out of host memory");
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "loadable: out of host memory");
     }
     memcpy(ld->buf, buf, len);
     ld->len = len;
@@ -460,7 +450,7 @@ int dlasim_loadable_open(const void *buf, size_t len, struct dlasim_loadable **o
     rc = rc ? rc : count_bindable(ld, err, errlen);
     if (rc) {
         if (rc == DLASIM_ERR_NOMEM) {
-            ld_fail(err, errlen, rc, "loadable: out of host memory");
+            dla_errf(err, errlen, rc, "loadable: out of host memory");
         }
         dlasim_loadable_close(ld);
         return rc;
@@ -531,7 +521,7 @@ static int alloc_memories(const struct nvrt_port *port, struct dlasim_loadable *
         int rc = port->mem_alloc(port->ctx, m->domain ? NVRT_DOMAIN_SRAM : NVRT_DOMAIN_SYSTEM,
                                  m->size, 4096, &m->addr);
         if (rc) {
-            return ld_fail(err, errlen, rc,
+            return dla_errf(err, errlen, rc,
                            "loadable: memory_list[%u] (%llu bytes, domain %s) cannot be "
                            "allocated: %s",
                            i, (unsigned long long)m->size, m->domain ? "SRAM" : "SYSTEM",
@@ -543,7 +533,7 @@ static int alloc_memories(const struct nvrt_port *port, struct dlasim_loadable *
             size_t n = (size_t)(m->size - o < sizeof zeros ? m->size - o : sizeof zeros);
             rc = port->mem_write(port->ctx, m->addr + o, zeros, n);
             if (rc) {
-                return ld_fail(err, errlen, rc, "loadable: memory_list[%u]: device write failed", i);
+                return dla_errf(err, errlen, rc, "loadable: memory_list[%u]: device write failed", i);
             }
         }
         for (uint32_t k = 0; k < m->n_contents; k++) {
@@ -551,7 +541,7 @@ static int alloc_memories(const struct nvrt_port *port, struct dlasim_loadable *
             rc = port->mem_write(port->ctx, m->addr + m->content_off[k], ld->buf + b->data_pos,
                                  b->data_len);
             if (rc) {
-                return ld_fail(err, errlen, rc, "loadable: memory_list[%u]: device write failed", i);
+                return dla_errf(err, errlen, rc, "loadable: memory_list[%u]: device write failed", i);
             }
         }
     }
@@ -570,7 +560,7 @@ static int read_desc(const struct nvrt_port *port, const struct dlasim_loadable 
                      const char *what, uint8_t *dst, char *err, size_t errlen)
 {
     if (idx < 0 || (uint32_t)idx >= task->n_addrs) {
-        return ld_fail(err, errlen, DLASIM_ERR_PARSE,
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                        "loadable: network descriptor: %s address index %d is outside the task's "
                        "address list (%u entries)",
                        what, idx, task->n_addrs);
@@ -578,14 +568,14 @@ static int read_desc(const struct nvrt_port *port, const struct dlasim_loadable 
     const struct ld_addr *a = &ld->addrs[task->addrs[idx]];
     uint64_t msz = ld->mems[a->mem_id].size - a->offset;
     if (off > msz || n > msz - off) {
-        return ld_fail(err, errlen, DLASIM_ERR_PARSE,
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
                        "loadable: %s (address index %d, memory %u): bytes %llu..%llu are "
                        "outside the memory's %llu bytes",
                        what, idx, a->mem_id, (unsigned long long)off,
                        (unsigned long long)(off + n), (unsigned long long)msz);
     }
     int rc = port->mem_read(port->ctx, address_of(ld, task->addrs[idx]) + off, dst, (size_t)n);
-    return rc ? ld_fail(err, errlen, rc, "loadable: %s: device read failed", what) : 0;
+    return rc ? dla_errf(err, errlen, rc, "loadable: %s: device read failed", what) : 0;
 }
 
 /* The interface version of the blob loaded at a task address (for the cube size). */
@@ -597,7 +587,7 @@ static int desc_version(const struct dlasim_loadable *ld, const struct ld_task *
     if (m->n_contents) {
         const struct ld_blob *b = &ld->blobs[m->content_blob[0]];
         if (b->version[0] != 0 || b->version[1] < 10 || b->version[1] > 12) {
-            return ld_fail(err, errlen, DLASIM_ERR_UNSUPPORTED,
+            return dla_errf(err, errlen, DLASIM_ERR_UNSUPPORTED,
                            "loadable: blob \"%.*s\" has DLA interface version %u.%u.%u; dlasim "
                            "reads 0.10, 0.11 and 0.12",
                            (int)b->name_len, b->name, b->version[0], b->version[1],
@@ -630,7 +620,7 @@ static int build_network(const struct nvrt_port *port, const struct dlasim_loada
     uint8_t nd_raw[NVRT_NETWORK_DESC_SIZE], minor;
     struct nvrt_network_desc nd;
     if (task->n_addrs == 0) {
-        return ld_fail(err, errlen, DLASIM_ERR_PARSE, "loadable: DLA task with an empty address list");
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE, "loadable: DLA task with an empty address list");
     }
     int rc = desc_version(ld, task, &minor, err, errlen);
     rc = rc ? rc : read_desc(port, ld, task, 0, 0, sizeof nd_raw, "network descriptor", nd_raw, err, errlen);
@@ -639,7 +629,7 @@ static int build_network(const struct nvrt_port *port, const struct dlasim_loada
     }
     nvrt_decode_network(nd_raw, &nd);
     if (nd.num_rois > 1 || nd.dynamic_roi) {
-        return ld_fail(err, errlen, DLASIM_ERR_UNSUPPORTED,
+        return dla_errf(err, errlen, DLASIM_ERR_UNSUPPORTED,
                        "loadable: network descriptor asks for %u ROIs%s; dlasim runs one",
                        nd.num_rois, nd.dynamic_roi ? " (dynamic)" : "");
     }
@@ -649,7 +639,7 @@ static int build_network(const struct nvrt_port *port, const struct dlasim_loada
     b->addrs = calloc(task->n_addrs, sizeof *b->addrs);
     b->raw = malloc(NVRT_LUT_SIZE); /* the largest descriptor read */
     if (!b->ops || !b->luts || !b->addrs || !b->raw) {
-        return ld_fail(err, errlen, DLASIM_ERR_NOMEM, "loadable: out of host memory");
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "loadable: out of host memory");
     }
     int v12 = minor >= 12;
     for (size_t i = 0; i < n && !rc; i++) {
@@ -701,7 +691,7 @@ static int run_dla_task(const struct nvrt_port *port, const struct dlasim_loadab
         char msg[512];
         rc = nvrt_execute(port, &net, msg, sizeof msg);
         if (rc) {
-            ld_fail(err, errlen, rc, "task %u: %s", task_id, msg);
+            dla_errf(err, errlen, rc, "task %u: %s", task_id, msg);
         }
     }
     free_net(&b);
@@ -724,10 +714,10 @@ static int run_emu_task(const struct nvrt_port *port, const struct dlasim_loadab
         char msg[512];
         rc = nvrt_run_emu(port, addrs, sizes, t->n_addrs, msg, sizeof msg);
         if (rc) {
-            ld_fail(err, errlen, rc, "task %u: %s", task_id, msg);
+            dla_errf(err, errlen, rc, "task %u: %s", task_id, msg);
         }
     } else {
-        ld_fail(err, errlen, rc, "loadable: out of host memory");
+        dla_errf(err, errlen, rc, "loadable: out of host memory");
     }
     free(addrs);
     free(sizes);
@@ -755,7 +745,7 @@ static int check_tensor_bytes(const struct ld_tensor *t, const char *what, unsig
                               size_t errlen)
 {
     if (t->size > NVRT_MAX_TENSOR_BYTES) {
-        return ld_fail(err, errlen, DLASIM_ERR_UNSUPPORTED,
+        return dla_errf(err, errlen, DLASIM_ERR_UNSUPPORTED,
                        "loadable: %s %u: tensor of %llu bytes exceeds the runtime's %llu", what, i,
                        (unsigned long long)t->size, (unsigned long long)NVRT_MAX_TENSOR_BYTES);
     }
@@ -767,13 +757,13 @@ static int bind_inputs(const struct nvrt_port *port, const struct dlasim_loadabl
                        size_t errlen)
 {
     if (n > ld->n_inputs) {
-        return ld_fail(err, errlen, DLASIM_ERR_INVAL,
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                        "loadable: %u inputs given, the loadable binds %u", n, ld->n_inputs);
     }
     for (unsigned i = 0; i < n; i++) {
         const struct ld_mem *m = bound_memory(ld, MEM_FLAG_INPUT, i);
         if (!m) {
-            return ld_fail(err, errlen, DLASIM_ERR_INVAL, "loadable: no memory binds input %u", i);
+            return dla_errf(err, errlen, DLASIM_ERR_INVAL, "loadable: no memory binds input %u", i);
         }
         const struct ld_tensor *t = &ld->tensors[m->tensor_desc_id];
         struct nvrt_tensor_layout lay = { t->data_type, t->pixel_format, t->c, t->h, t->w,
@@ -783,7 +773,7 @@ static int bind_inputs(const struct nvrt_port *port, const struct dlasim_loadabl
         }
         uint8_t *buf = calloc(t->size ? t->size : 1, 1);
         if (!buf) {
-            return ld_fail(err, errlen, DLASIM_ERR_NOMEM, "loadable: out of host memory");
+            return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "loadable: out of host memory");
         }
         int rc = nvrt_image_to_tensor(in[i].data, in[i].len, &lay, buf, err, errlen);
         if (!rc) {
@@ -803,7 +793,7 @@ static int dump_outputs(const struct nvrt_port *port, struct dlasim_loadable *ld
     for (unsigned i = 0; i < ld->n_outputs; i++) {
         const struct ld_mem *m = bound_memory(ld, MEM_FLAG_OUTPUT, i);
         if (!m) {
-            return ld_fail(err, errlen, DLASIM_ERR_PARSE, "loadable: no memory binds output %u", i);
+            return dla_errf(err, errlen, DLASIM_ERR_PARSE, "loadable: no memory binds output %u", i);
         }
         const struct ld_tensor *t = &ld->tensors[m->tensor_desc_id];
         struct nvrt_tensor_layout lay = { t->data_type, t->pixel_format, t->c, t->h, t->w,
@@ -814,7 +804,7 @@ static int dump_outputs(const struct nvrt_port *port, struct dlasim_loadable *ld
         }
         uint8_t *buf = malloc(t->size ? t->size : 1);
         if (!buf) {
-            return ld_fail(err, errlen, DLASIM_ERR_NOMEM, "loadable: out of host memory");
+            return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "loadable: out of host memory");
         }
         rc = port->mem_read(port->ctx, m->addr + t->offset, buf, (size_t)t->size);
         if (!rc) {
@@ -850,7 +840,7 @@ static int validate_tasks(const struct nvrt_port *port, const struct dlasim_load
                 char msg[512];
                 rc = nvrt_validate(port, &net, msg, sizeof msg);
                 if (rc) {
-                    ld_fail(err, errlen, rc, "task %u: %s", id, msg);
+                    dla_errf(err, errlen, rc, "task %u: %s", id, msg);
                 }
             }
             free_net(&b);
@@ -875,7 +865,7 @@ int nvrt_loadable_run_on(const struct nvrt_port *port, struct dlasim_loadable *l
             } else if (ld->tasks[id].interface == IFACE_EMU1) {
                 rc = run_emu_task(port, ld, id, err, errlen);
             } else {
-                rc = ld_fail(err, errlen, DLASIM_ERR_PARSE,
+                rc = dla_errf(err, errlen, DLASIM_ERR_PARSE,
                              "loadable: task_list[%u].interface=%u is neither DLA1 nor EMU1", id,
                              ld->tasks[id].interface);
             }

@@ -37,6 +37,7 @@
 #include <strings.h>
 
 #include "dlasim/dlasim.h"
+#include "common/status.h"
 
 /* ---- named configurations ------------------------------------------------ */
 
@@ -291,17 +292,6 @@ static const char *const unsupported_type_names[] = {
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static int fail(char *err, size_t errlen, int status, const char *fmt, ...)
-{
-    if (err != NULL && errlen > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
-
 static void clear_err(char *err, size_t errlen)
 {
     if (err != NULL && errlen > 0) {
@@ -474,13 +464,13 @@ static int parse_one_type(const char *tok, uint32_t *bit, char *err, size_t errl
     for (size_t t = 0; t < sizeof(unsupported_type_names) / sizeof(unsupported_type_names[0]);
          t++) {
         if (strcasecmp(tok, unsupported_type_names[t]) == 0) {
-            return fail(err, errlen, DLASIM_ERR_INVAL,
+            return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                         "%s: data type '%s' has no encoding in this model "
                         "(supported: BINARY, INT4, INT8, INT16, FP16)",
                         pname, tok);
         }
     }
-    return fail(err, errlen, DLASIM_ERR_INVAL,
+    return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                 "%s: unknown data type '%s' (known: BINARY, INT4, INT8, INT16, FP16)", pname,
                 tok);
 }
@@ -492,11 +482,11 @@ static int parse_types(const char *s, uint32_t *out, char *err, size_t errlen, c
     const char *p = s;
     if (isdigit((unsigned char)s[0])) {
         if (parse_u32(s, &mask) != 0) {
-            return fail(err, errlen, DLASIM_ERR_INVAL, "%s=%s: not a number or data type list",
+            return dla_errf(err, errlen, DLASIM_ERR_INVAL, "%s=%s: not a number or data type list",
                         pname, s);
         }
         if ((mask & ~(uint32_t)KNOWN_TYPE_BITS) != 0) {
-            return fail(err, errlen, DLASIM_ERR_INVAL,
+            return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                         "%s=%s: bits 0x%" PRIx32 " name no data type of this model "
                         "(BINARY=0x1, INT4=0x2, INT8=0x10, INT16=0x20, FP16=0x100)",
                         pname, s, mask & ~(uint32_t)KNOWN_TYPE_BITS);
@@ -532,11 +522,11 @@ static int check_param_value(const struct param_desc *p, uint32_t v, char *err, 
 {
     if (p->kind == PK_TYPES) {
         if (v == 0) {
-            return fail(err, errlen, DLASIM_ERR_INVAL, "%s: at least one data type is needed",
+            return dla_errf(err, errlen, DLASIM_ERR_INVAL, "%s: at least one data type is needed",
                         p->name);
         }
         if ((v & ~(uint32_t)KNOWN_TYPE_BITS) != 0) {
-            return fail(err, errlen, DLASIM_ERR_INVAL,
+            return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                         "%s=0x%" PRIx32 ": bits 0x%" PRIx32 " name no data type of this model",
                         p->name, v, v & ~(uint32_t)KNOWN_TYPE_BITS);
         }
@@ -546,20 +536,20 @@ static int check_param_value(const struct param_desc *p, uint32_t v, char *err, 
         if (p->flags & PF_ZERO_OK) {
             return 0;
         }
-        return fail(err, errlen, DLASIM_ERR_INVAL, "%s=0: must be at least %" PRIu32 " (%s)",
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL, "%s=0: must be at least %" PRIu32 " (%s)",
                     p->name, p->min, p->why);
     }
     if ((p->flags & PF_MIN_OR_MAX) && v != p->min && v != p->max) {
-        return fail(err, errlen, DLASIM_ERR_INVAL,
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                     "%s=%" PRIu32 ": must be %" PRIu32 " or %" PRIu32 " (%s)", p->name, v, p->min,
                     p->max, p->why);
     }
     if ((p->flags & PF_POW2) && !is_pow2(v)) {
-        return fail(err, errlen, DLASIM_ERR_INVAL, "%s=%" PRIu32 ": not a power of two (%s)",
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL, "%s=%" PRIu32 ": not a power of two (%s)",
                     p->name, v, p->why);
     }
     if (v < p->min || v > p->max) {
-        return fail(err, errlen, DLASIM_ERR_INVAL,
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                     "%s=%" PRIu32 ": out of range %" PRIu32 "..%" PRIu32 " (%s)", p->name, v,
                     p->min, p->max, p->why);
     }
@@ -574,7 +564,7 @@ static int parse_value(const struct param_desc *p, const char *val, uint32_t *ou
     case PK_BOOL:
         ok = parse_bool(val, out) == 0;
         if (!ok) {
-            return fail(err, errlen, DLASIM_ERR_INVAL,
+            return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                         "%s=%s: not a yes/no value (use YES, NO, 1 or 0)", p->name, val);
         }
         return 0;
@@ -586,7 +576,7 @@ static int parse_value(const struct param_desc *p, const char *val, uint32_t *ou
             return 0;
         }
         if (parse_bytes(val, out) != 0) {
-            return fail(err, errlen, DLASIM_ERR_INVAL,
+            return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                         "%s=%s: not a byte size (e.g. 64, 64B or 0x40)", p->name, val);
         }
         return 0;
@@ -597,7 +587,7 @@ static int parse_value(const struct param_desc *p, const char *val, uint32_t *ou
             return 0;
         }
         if (parse_u32(val, out) != 0) {
-            return fail(err, errlen, DLASIM_ERR_INVAL,
+            return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                         "%s=%s: not a number (decimal or 0x hexadecimal)", p->name, val);
         }
         return 0;
@@ -609,7 +599,7 @@ static int parse_value(const struct param_desc *p, const char *val, uint32_t *ou
 int dla_config_init(struct dla_config *c, const char *name, char *err, size_t errlen)
 {
     if (c == NULL) {
-        return fail(err, errlen, DLASIM_ERR_INVAL, "no configuration to fill");
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL, "no configuration to fill");
     }
     if (name == NULL) {
         name = "nv_small";
@@ -621,7 +611,7 @@ int dla_config_init(struct dla_config *c, const char *name, char *err, size_t er
             return DLASIM_OK;
         }
     }
-    return fail(err, errlen, DLASIM_ERR_INVAL,
+    return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                 "unknown configuration '%s' (known: nv_small, nv_small_256, nv_large)", name);
 }
 
@@ -636,17 +626,17 @@ int dla_config_set(struct dla_config *c, const char *assignment, char *err, size
     int rc;
 
     if (c == NULL || assignment == NULL) {
-        return fail(err, errlen, DLASIM_ERR_INVAL, "no configuration or assignment");
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL, "no configuration or assignment");
     }
     eq = strchr(assignment, '=');
     if (eq == NULL) {
-        return fail(err, errlen, DLASIM_ERR_INVAL,
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                     "'%s': expected PARAMETER=VALUE (e.g. NVDLA_SDP_EW_ENABLE=1)", assignment);
     }
     trim_copy(name, sizeof(name), assignment, (size_t)(eq - assignment));
     trim_copy(val, sizeof(val), eq + 1, strlen(eq + 1));
     if (val[0] == '\0') {
-        return fail(err, errlen, DLASIM_ERR_INVAL, "%s: missing value after '='", name);
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL, "%s: missing value after '='", name);
     }
 
     p = find_param(name, strlen(name));
@@ -656,7 +646,7 @@ int dla_config_set(struct dla_config *c, const char *assignment, char *err, size
             /* NVDLA_FEATURE_DATA_TYPE_INT8=YES: one bit of the type mask. */
             uint32_t on = 0;
             if (parse_bool(val, &on) != 0) {
-                return fail(err, errlen, DLASIM_ERR_INVAL,
+                return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                             "%s=%s: not a yes/no value (use YES, NO, 1 or 0)", name, val);
             }
             v = on ? (member_value(c, p) | alias_bit) : (member_value(c, p) & ~alias_bit);
@@ -672,7 +662,7 @@ int dla_config_set(struct dla_config *c, const char *assignment, char *err, size
     if (p == NULL) {
         char known[1400];
         list_params(known, sizeof(known));
-        return fail(err, errlen, DLASIM_ERR_INVAL, "unknown parameter '%s' (known: %s)", name,
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL, "unknown parameter '%s' (known: %s)", name,
                     known);
     }
     rc = parse_value(p, val, &v, err, errlen);
@@ -733,7 +723,7 @@ static int check_consistency(const struct dla_config *c, char *err, size_t errle
 
     /* projects.spec: NVDLA_CBUF_ENTRY_WIDTH = NVDLA_MAC_ATOMIC_C_SIZE * NVDLA_BPE. */
     if ((uint64_t)c->cbuf_bank_width != (uint64_t)c->mac_atomic_c_size * bpe) {
-        return fail(err, errlen, DLASIM_ERR_INVAL,
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                     "NVDLA_CBUF_BANK_WIDTH=%" PRIu32 " must equal NVDLA_MAC_ATOMIC_C_SIZE=%" PRIu32
                     " x %" PRIu32 " byte(s) per feature element = %" PRIu32
                     " (one CBUF entry holds one Atomic-C)",
@@ -741,41 +731,41 @@ static int check_consistency(const struct dla_config *c, char *err, size_t errle
     }
     /* projects.spec: NVDLA_CC_ATOMC_DIV_ATOMK = Atomic-C / Atomic-K. */
     if (c->mac_atomic_k_size > c->mac_atomic_c_size) {
-        return fail(err, errlen, DLASIM_ERR_INVAL,
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                     "NVDLA_MAC_ATOMIC_K_SIZE=%" PRIu32 " exceeds NVDLA_MAC_ATOMIC_C_SIZE=%" PRIu32
                     " (the MAC array divides Atomic-C by Atomic-K)",
                     c->mac_atomic_k_size, c->mac_atomic_c_size);
     }
     /* A CBUF entry (Atomic-C elements) is filled with whole memory atoms. */
     if (c->memory_atomic_size > c->mac_atomic_c_size) {
-        return fail(err, errlen, DLASIM_ERR_INVAL,
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                     "NVDLA_MEMORY_ATOMIC_SIZE=%" PRIu32 " exceeds NVDLA_MAC_ATOMIC_C_SIZE=%" PRIu32
                     " (a CBUF entry holds whole memory atoms)",
                     c->memory_atomic_size, c->mac_atomic_c_size);
     }
     /* CDMA/CSC D_ENTRY_PER_SLICE.ENTRIES is 14 bits (entries - 1). */
     if (entries > 16384u) {
-        return fail(err, errlen, DLASIM_ERR_INVAL,
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                     "CBUF of NVDLA_CBUF_BANK_NUMBER=%" PRIu32 " x NVDLA_CBUF_BANK_DEPTH=%" PRIu32
                     " = %" PRIu64 " entries exceeds 16384 (D_ENTRY_PER_SLICE.ENTRIES is 14 bits)",
                     c->cbuf_bank_number, c->cbuf_bank_depth, entries);
     }
     /* projects.spec: MAX_BATCH_SIZE_32 with BATCH_ENABLE, _x without. */
     if (c->batch_enable && c->max_batch_size == 0) {
-        return fail(err, errlen, DLASIM_ERR_INVAL,
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                     "NVDLA_BATCH_ENABLE=YES needs NVDLA_MAX_BATCH_SIZE in 1..32 (it is 0)");
     }
     /* The SDP LUT sits in the element-wise (Y) stage: NV_NVDLA_SDP_CORE_y is
      * instantiated only under NVDLA_SDP_EW_ENABLE (vmod NV_NVDLA_SDP_core.v). */
     if (c->sdp_lut_enable && !c->sdp_ew_enable) {
-        return fail(err, errlen, DLASIM_ERR_INVAL,
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                     "NVDLA_SDP_LUT_ENABLE=YES needs NVDLA_SDP_EW_ENABLE=YES "
                     "(the LUT is part of the SDP element-wise stage)");
     }
     if (c->secondary_memif_enable) {
         if (c->secondary_memif_width == 0 || c->secondary_memif_latency == 0 ||
             c->secondary_memif_max_burst_length == 0) {
-            return fail(err, errlen, DLASIM_ERR_INVAL,
+            return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                         "NVDLA_SECONDARY_MEMIF_ENABLE=YES needs NVDLA_SECONDARY_MEMIF_WIDTH, "
                         "_LATENCY and _MAX_BURST_LENGTH (now %" PRIu32 "B, %" PRIu32
                         ", %" PRIu32 ")",
@@ -790,7 +780,7 @@ int dla_config_validate(const struct dla_config *c, char *err, size_t errlen)
 {
     int rc;
     if (c == NULL) {
-        return fail(err, errlen, DLASIM_ERR_INVAL, "no configuration");
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL, "no configuration");
     }
     for (size_t i = 0; i < N_PARAMS; i++) {
         rc = check_param_value(&params[i], member_value(c, &params[i]), err, errlen);
