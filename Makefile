@@ -29,7 +29,7 @@ CFLAGS_ALL += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-
 LDFLAGS    += -fsanitize=address,undefined
 endif
 
-LIB_SRC  := $(sort $(wildcard src/*/*.c src/regs/gen/*.c))
+LIB_SRC  := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 
 # ONNX reading: C generated at build time by protoc-c from the onnx.proto that
@@ -182,7 +182,7 @@ bench: deps all $(BUILD)/runtime_bench
 	@echo; echo "== runtime: overhead over the device, dlasim loadable process time"
 	@./$(BUILD)/runtime_bench $(BUILD)/dlasim $(SHARED)/conformance/nvdla-loadables
 	@echo; echo "== ONNX compiler: Fashion-MNIST, ResNet-18, ResNet-50 on nv_small"
-	@sh tools/bench/onnx_bench.sh ./$(BUILD)/dlasim $(BUILD)
+	@sh bench/onnx_bench.sh ./$(BUILD)/dlasim $(BUILD)
 
 # Timing pictures (docs/timing.md): per-layer plot and timeline of a trace;
 # installs Debian's python3-matplotlib when missing (as root).
@@ -194,8 +194,8 @@ plot: all
 	./$(BUILD)/dlasim trace --timing --json $(BUILD)/timing.json --timeline $(BUILD)/timeline.json \
 	    --plot $(BUILD)/timing.png $(PLOT_CASE)
 
-# Runtime numbers of issue 8 (tools/bench/runtime_bench.c): public API only.
-$(BUILD)/runtime_bench: tools/bench/runtime_bench.c $(BUILD)/libdlasim.a
+# Runtime numbers of issue 8 (bench/runtime_bench.c): public API only.
+$(BUILD)/runtime_bench: bench/runtime_bench.c $(BUILD)/libdlasim.a
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a -lz $(LDLIBS)
 
 clean:

@@ -10,7 +10,7 @@
  * calculateEPS / calculateTotalBanksFor*); the programming follows its
  * firmware (nvdla/sw kmd/firmware/conv.c processor_conv_program and
  * dla_conv_enable, kmd/firmware/sdp.c processor_sdp_program).  See
- * src/runtime/conv_plan.c for the rules.
+ * src/plan/conv_plan.c for the rules.
  *
  * Memory layouts (int8):
  *   feature cube  surfaces of Atomic-M channels: element (c, y, x) at

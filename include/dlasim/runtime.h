@@ -10,7 +10,7 @@
  * list, and programs the device as NVIDIA's firmware does: both register
  * groups filled ahead (ping-pong), consumer-before-producer enables, fused
  * CONV->SDP->PDP, LUT programming and sharing, completion by GLB interrupt
- * bits.  It reaches the device only through a port (src/runtime/port.h);
+ * bits.  It reaches the device only through a port (src/driver/port.h);
  * the functions here use the simulator port, optionally wrapped by the
  * trace-recording port.
  */

@@ -1,6 +1,6 @@
 /*
  * The average-pooling arithmetic of NVDLA's PDP datapath, shared by every
- * pooling engine built from it (src/sim/pdp.c; the RK3588 PPU, src/sim/rk_ppu.c,
+ * pooling engine built from it (src/sim/nvdla/pdp.c; the RK3588 PPU, src/sim/rk3588/rk_ppu.c,
  * which follows NVDLA's RTL where the TRM is silent): two's complement
  * register widths and the reciprocal multiply's rounding.
  * ref: vmod pdp/NV_NVDLA_PDP_CORE_cal2d.v.

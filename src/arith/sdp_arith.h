@@ -1,6 +1,6 @@
 /*
  * Bit-exact integer arithmetic of the NVDLA SDP data path, as small static
- * inline helpers (used by src/sim/sdp.c).
+ * inline helpers (used by src/sim/nvdla/sdp.c).
  *
  * Each helper reproduces one hardware building block of the SDP RTL:
  *   sdp_shr_su      NV_NVDLA_HLS_shiftrightsu / shiftrightsatsu (vmod/vlibs):

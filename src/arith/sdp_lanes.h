@@ -1,5 +1,5 @@
 /*
- * SDP data path loops over runs of elements (used by src/sim/sdp.c): BS/BN
+ * SDP data path loops over runs of elements (used by src/sim/nvdla/sdp.c): BS/BN
  * (X stage) and the output converter in the branch-free lane form of
  * sdp_arith.h, each for every instruction set of lanes.h.
  *

@@ -4,7 +4,7 @@
  *
  * Layers (one per node, with the nodes fused into it):
  *   Conv / Gemm / MatMul  -> CONV + SDP on the fly, one pair per band of the
- *       convolution planner (include/dlasim/conv.h, src/runtime/conv_plan.c):
+ *       convolution planner (include/dlasim/conv.h, src/plan/conv_plan.c):
  *       int8 weights with one scale per output channel; SDP X1 (BS) adds the
  *       bias (per-kernel ALU operand, int16 << ALU shift) and multiplies by
  *       the per-channel requantization multiplier (per-kernel MUL operand,
@@ -205,7 +205,7 @@ static int stored(const struct dlasim_model *m, int t)
     return m->store[t];
 }
 
-/* PDP output line buffer (ref: src/sim/pdp.c pdp_lbuf_max_width). */
+/* PDP output line buffer (ref: src/sim/nvdla/pdp.c pdp_lbuf_max_width). */
 static uint32_t pdp_max_width(uint32_t kh, uint32_t sh)
 {
     uint32_t lines = sh >= kh ? 1 : sh == 1 ? kh : sh == 2 ? (kh + 1) / 2 : sh == 3 ? (kh <= 6 ? 2 : 3) : 2;
@@ -1333,7 +1333,7 @@ static int place_concat(struct dlasim_model *m, int node)
 
 /* CSC keeps its weight ring pointers from one convolution to the next
  * unless D_BANK changes (vmod NV_NVDLA_CSC_sg.v need_pending; see the
- * planner's restart_weight_ring in src/runtime/conv_plan.c): a layer whose
+ * planner's restart_weight_ring in src/plan/conv_plan.c): a layer whose
  * groups release fewer entries than CDMA wrote (D_WEIGHT_BYTES is padded to
  * 128 bytes) would make the next one read its kernels late.  So no CONV
  * operation of the model has the D_BANK of the one before it, cyclically

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "dlasim/timing.h"
-#include "sim/dla.h"
+#include "sim/nvdla/dla.h"
 
 /* Hardware layer kinds the scheduler runs (ORDER: device.c enum layer_kind). */
 enum dla_timing_kind {

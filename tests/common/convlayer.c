@@ -551,7 +551,7 @@ int32_t conv_ref_cacc(int64_t v, unsigned trunc, unsigned *sat)
 
 /* ---- the weight ring --------------------------------------------------------------------
  * CDMA writes weight streams into the weight banks as a ring and CSC reads
- * them with pointers kept across layers until D_BANK changes (src/sim/cbuf.c,
+ * them with pointers kept across layers until D_BANK changes (src/sim/nvdla/cbuf.c,
  * vmod NV_NVDLA_CDMA_wt.v / NV_NVDLA_CSC_wl.v / NV_NVDLA_CSC_sg.v): a layer
  * that fetched and released weights whose 128-byte padded stream is longer
  * than the entries its kernel groups occupy leaves `lag` entries, which the

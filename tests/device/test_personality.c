@@ -1,6 +1,6 @@
 /*
- * Device personalities (src/sim/personality.h): the configuration picks the
- * device once at dlasim_create, and the one register file (src/sim/regfile.c)
+ * Device personalities (src/sim/core/personality.h): the configuration picks the
+ * device once at dlasim_create, and the one register file (src/sim/core/regfile.c)
  * applies each device's pointer semantics.  Expected values come from the
  * specs: NVDLA spec 001 (writes to an enabled group are dropped; S_POINTER
  * PRODUCER), the RK3588 TRM 36.5.1 / spec 002 (pointer, pp_en, pp_mode,
@@ -17,7 +17,7 @@
 #include "dlasim/rk3588.h"
 #include "regs/gen/nvdla_regs.h"
 #include "regs/gen/rk3588_regs.h"
-#include "sim/personality.h"
+#include "sim/core/personality.h"
 
 static struct dlasim_dev *create(const char *config)
 {

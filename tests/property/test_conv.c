@@ -263,7 +263,7 @@ static int random_pixel_geometry(struct tdev *t, struct conv *L, const struct tf
     L->post_ext = 0;
     /* post-extension only with a horizontal stride of 1: with larger ones the
      * RTL's data loader reads other pixels than this ideal reference
-     * (src/sim/csc.c post_ext_sources); those are graded on the RTL
+     * (src/sim/nvdla/csc.c post_ext_sources); those are graded on the RTL
      * (tests/traces/rtl-graded/rg_imgpe_*) */
     if (L->sx != 1) {
         kc = UINT32_MAX;

@@ -8,7 +8,7 @@
  * arrays, padding value, dilation, strides) followed by common/convlayer.c's
  * CACC truncation and SDP output converter.  Weight counts are drawn so that
  * the weight bytes are often not a multiple of 128, where the hardware's
- * weight ring keeps pointers across layers (src/sim/cbuf.c).
+ * weight ring keeps pointers across layers (src/sim/nvdla/cbuf.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>

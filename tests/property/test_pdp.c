@@ -305,7 +305,7 @@ static unsigned windows(unsigned pl, unsigned n, unsigned pr, unsigned k, unsign
 /* A right/bottom padding beyond what the last window needs that changes the
  * RTL's line-end / surface-end flush count (PAD / stride, or any excess for
  * inputs shorter than the kernel): the RTL then emits stale results (see
- * src/sim/pdp.c), which the ideal reference here does not model; those
+ * src/sim/nvdla/pdp.c), which the ideal reference here does not model; those
  * programmings are graded on the RTL in tests/traces/rtl-graded instead. */
 static int overstated(unsigned pl, unsigned n, unsigned pr, unsigned k, unsigned s, unsigned outs,
                       int split)

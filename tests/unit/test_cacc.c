@@ -1,5 +1,5 @@
 /*
- * Unit tests of CACC's delivery (src/sim/cacc.c): rounding of the
+ * Unit tests of CACC's delivery (src/sim/nvdla/cacc.c): rounding of the
  * accumulators by CLIP_TRUNCATE and saturation to int32, for int32 sums
  * (dla_cacc_deliver_i32 and each of its loop variants) and 34-bit sums
  * (dla_cacc_deliver_i64), against a reference written here.
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "common/rng.h"
-#include "sim/cbuf.h"
+#include "sim/nvdla/cbuf.h"
 
 /* floor(a / 2^t) by division (no shift of a negative value). */
 static int64_t floor_div_pow2(int64_t a, unsigned t)

@@ -1,5 +1,5 @@
 /*
- * Unit tests of src/sim/cfgrom.c.
+ * Unit tests of src/sim/nvdla/cfgrom.c.
  *
  * nv_small: the whole image word for word against the reset values of
  * hw_small spec/manual/NVDLA_CFGROM.rdl (each field's reset value placed at
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "dlasim/dlasim.h"
-#include "sim/config.h"
+#include "plan/config.h"
 
 struct rom_word {
     uint32_t offset;

@@ -1,5 +1,5 @@
 /*
- * Unit tests of src/sim/config.c: the named configurations against the
+ * Unit tests of src/plan/config.c: the named configurations against the
  * values of spec 004's first table (written out here independently), the
  * override syntax by spec name, error messages and consistency checks.
  */
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "dlasim/dlasim.h"
-#include "sim/config.h"
+#include "plan/config.h"
 
 /* Every parameter of spec 004's first table, in table order. */
 static const char *const spec_names[] = {

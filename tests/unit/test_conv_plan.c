@@ -1,5 +1,5 @@
 /*
- * Tests of the driver-side convolution planner (src/runtime/conv_plan.c,
+ * Tests of the driver-side convolution planner (src/plan/conv_plan.c,
  * include/dlasim/conv.h):
  *   - its arithmetic on known shapes of nv_small / nv_small_256 / nv_large
  *     (entries per slice, banks for data / all kernels / one kernel group,
@@ -46,7 +46,7 @@ static uint32_t rnd(uint32_t lo, uint32_t hi)
     return splitmix64_range(&rng_state, lo, hi);
 }
 
-/* ---- configurations (spec 004 values of src/sim/config.c) ------------------------- */
+/* ---- configurations (spec 004 values of src/plan/config.c) ------------------------- */
 
 static const struct dlasim_conv_hw hw_small = { 8, 8, 8, 32, 8, 512 };
 static const struct dlasim_conv_hw hw_small_256 = { 8, 32, 8, 32, 32, 128 };

@@ -1,5 +1,5 @@
 /*
- * JPEG input of the runtime (src/runtime/image.c), converted as NVIDIA's
+ * JPEG input of the runtime (src/driver/nvdla/image.c), converted as NVIDIA's
  * nvdla_runtime test application converts it: libjpeg decode (BGR for colour,
  * one channel for grayscale), then floor(p * 127 / 255 + 0.5) into the input
  * tensor's layout.  The reference here decodes the same bytes with libjpeg on
@@ -18,7 +18,7 @@
 #include <jpeglib.h>
 
 #include "dlasim/dlasim.h"
-#include "runtime/image.h"
+#include "driver/nvdla/image.h"
 
 #define W 13
 #define H 7

@@ -114,7 +114,7 @@ static const struct unit_layout layouts[] = {
 
 #define N_LAYOUTS (sizeof(layouts) / sizeof(layouts[0]))
 
-/* Data type bits as src/sim/config.h encodes them (INT8 = 0x10 as in the
+/* Data type bits as src/plan/config.h encodes them (INT8 = 0x10 as in the
  * ROM of every INT8 configuration). */
 static const char *const type_bit_names[32] = {
     [0] = "BINARY", [1] = "INT4", [4] = "INT8", [5] = "INT16", [8] = "FP16",

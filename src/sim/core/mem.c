@@ -1,0 +1,344 @@
+/*
+ * Memory interface: port routing, bounds checks and the built-in sparse
+ * memory (see mem.h).
+ *
+ * The sparse memory is an open-addressing hash table of 4 KiB pages keyed
+ * by page number, so a 32-bit or 64-bit address space costs only the pages a
+ * program touches.  Accesses are split at page boundaries and copied with
+ * memcpy: there is no per-byte call anywhere on this path.
+ */
+#include "sim/core/mem.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PAGE_SHIFT 12u
+#define PAGE_SIZE (1u << PAGE_SHIFT)
+#define PAGE_MASK ((uint64_t)PAGE_SIZE - 1u)
+
+/* A page exists once some write made it necessary: its data once a
+ * non-zero byte was written (never-allocated data reads as zero), its
+ * `written` bitmap (strict mode only) once any byte was written, zeros
+ * included.  So zero-filling memory allocates nothing in normal mode and
+ * only the bitmaps (1/8 of the bytes) in strict mode. */
+struct page {
+    uint64_t number;        /* address >> PAGE_SHIFT */
+    uint8_t *data;          /* PAGE_SIZE bytes, or NULL: all zero */
+    uint8_t *written;       /* one bit per byte, only in strict mode */
+};
+
+struct dla_sparse_mem {
+    struct page *slots;     /* hash table; a slot is empty when it has neither
+                             * data nor written */
+    size_t capacity;        /* power of two */
+    size_t used;
+    int track_written;      /* keep `written` bitmaps (strict mode) */
+    struct dla_mem_budget *budget; /* shared by the device's ports, or NULL */
+    int over_budget;        /* the last failed allocation was refused by it */
+};
+
+static int slot_used(const struct page *p)
+{
+    return p->data != NULL || p->written != NULL;
+}
+
+struct dla_sparse_mem *dla_sparse_mem_create(int track_written, struct dla_mem_budget *budget)
+{
+    struct dla_sparse_mem *m = calloc(1, sizeof(*m));
+    if (!m) {
+        return NULL;
+    }
+    m->capacity = 64;
+    m->slots = calloc(m->capacity, sizeof(*m->slots));
+    if (!m->slots) {
+        free(m);
+        return NULL;
+    }
+    m->track_written = track_written;
+    m->budget = budget;
+    return m;
+}
+
+void dla_sparse_mem_destroy(struct dla_sparse_mem *m)
+{
+    if (!m) {
+        return;
+    }
+    for (size_t i = 0; i < m->capacity; i++) {
+        free(m->slots[i].data);
+        free(m->slots[i].written);
+    }
+    free(m->slots);
+    free(m);
+}
+
+static size_t page_hash(uint64_t number, size_t capacity)
+{
+    /* Fibonacci hashing spreads consecutive page numbers. */
+    return (size_t)((number * 0x9e3779b97f4a7c15ull) >> 20) & (capacity - 1);
+}
+
+static struct page *find_page(const struct dla_sparse_mem *m, uint64_t number)
+{
+    size_t i = page_hash(number, m->capacity);
+    while (slot_used(&m->slots[i])) {
+        if (m->slots[i].number == number) {
+            return &m->slots[i];
+        }
+        i = (i + 1) & (m->capacity - 1);
+    }
+    return NULL;
+}
+
+static int grow(struct dla_sparse_mem *m)
+{
+    size_t cap = m->capacity * 2;
+    struct page *slots = calloc(cap, sizeof(*slots));
+    if (!slots) {
+        return DLASIM_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < m->capacity; i++) {
+        if (slot_used(&m->slots[i])) {
+            size_t j = page_hash(m->slots[i].number, cap);
+            while (slot_used(&slots[j])) {
+                j = (j + 1) & (cap - 1);
+            }
+            slots[j] = m->slots[i];
+        }
+    }
+    free(m->slots);
+    m->slots = slots;
+    m->capacity = cap;
+    return 0;
+}
+
+/* Take `bytes` from the budget; 0 or DLASIM_ERR_NOMEM when it is spent. */
+static int charge(struct dla_sparse_mem *m, size_t bytes)
+{
+    struct dla_mem_budget *b = m->budget;
+    m->over_budget = b && b->max && (b->used > b->max || bytes > b->max - b->used);
+    if (m->over_budget) {
+        return DLASIM_ERR_NOMEM;
+    }
+    if (b) {
+        b->used += bytes;
+    }
+    return 0;
+}
+
+static void refund(struct dla_sparse_mem *m, size_t bytes)
+{
+    if (m->budget) {
+        m->budget->used -= bytes;
+    }
+}
+
+/* Zeroed host buffer of `bytes`, charged to the budget. */
+static uint8_t *page_alloc(struct dla_sparse_mem *m, size_t bytes, int *rc)
+{
+    if ((*rc = charge(m, bytes)) != 0) {
+        return NULL;
+    }
+    uint8_t *p = calloc(1, bytes);
+    if (!p) {
+        refund(m, bytes);
+        m->over_budget = 0;
+        *rc = DLASIM_ERR_NOMEM;
+    }
+    return p;
+}
+
+/*
+ * The page `number` for a write, created if needed; its data is allocated
+ * only when `need_data` (a non-zero byte is written).  NULL with *rc set
+ * when host memory or the budget is exhausted.
+ */
+static struct page *get_page(struct dla_sparse_mem *m, uint64_t number, int need_data, int *rc)
+{
+    struct page *p = find_page(m, number);
+    *rc = 0;
+    if (!p) {
+        if (!need_data && !m->track_written) {
+            return NULL; /* zeros over a page that reads as zero: nothing to keep */
+        }
+        if ((m->used + 1) * 4 > m->capacity * 3 && grow(m) != 0) {
+            m->over_budget = 0;
+            *rc = DLASIM_ERR_NOMEM;
+            return NULL;
+        }
+        size_t i = page_hash(number, m->capacity);
+        while (slot_used(&m->slots[i])) {
+            i = (i + 1) & (m->capacity - 1);
+        }
+        p = &m->slots[i];
+        uint8_t *written = NULL;
+        if (m->track_written && !(written = page_alloc(m, PAGE_SIZE / 8, rc))) {
+            return NULL;
+        }
+        uint8_t *data = NULL;
+        if (need_data && !(data = page_alloc(m, PAGE_SIZE, rc))) {
+            if (written) {
+                free(written);
+                refund(m, PAGE_SIZE / 8);
+            }
+            return NULL;
+        }
+        p->number = number;
+        p->data = data;
+        p->written = written;
+        m->used++;
+        return p;
+    }
+    if (need_data && !p->data && !(p->data = page_alloc(m, PAGE_SIZE, rc))) {
+        return NULL;
+    }
+    return p;
+}
+
+static int all_zero(const uint8_t *src, size_t n)
+{
+    return n == 0 || (src[0] == 0 && memcmp(src, src + 1, n - 1) == 0);
+}
+
+static void mark_written(uint8_t *bits, size_t off, size_t len)
+{
+    for (; len && (off & 7u); off++, len--) {
+        bits[off >> 3] |= (uint8_t)(1u << (off & 7u));
+    }
+    memset(bits + (off >> 3), 0xff, len >> 3);
+    off += len & ~(size_t)7;
+    for (len &= 7u; len; off++, len--) {
+        bits[off >> 3] |= (uint8_t)(1u << (off & 7u));
+    }
+}
+
+/* First never-written byte in [off, off+len) of a page, or -1. */
+static long first_unwritten(const struct page *p, size_t off, size_t len)
+{
+    for (size_t i = off; i < off + len; i++) {
+        if (!(p->written[i >> 3] & (1u << (i & 7u)))) {
+            return (long)i;
+        }
+    }
+    return -1;
+}
+
+static int sparse_read(struct dla_sparse_mem *m, uint64_t addr, uint8_t *dst, size_t len,
+                       char *why, size_t whylen)
+{
+    while (len) {
+        size_t off = (size_t)(addr & PAGE_MASK);
+        size_t n = PAGE_SIZE - off < len ? PAGE_SIZE - off : len;
+        const struct page *p = find_page(m, addr >> PAGE_SHIFT);
+        if (m->track_written) {
+            long bad = p ? first_unwritten(p, off, n) : (long)off;
+            if (bad >= 0) {
+                if (why) {
+                    snprintf(why, whylen, "read of never-written byte at 0x%" PRIx64,
+                             (addr & ~PAGE_MASK) + (uint64_t)bad);
+                }
+                return DLASIM_ERR_MEM;
+            }
+        }
+        if (p && p->data) {
+            memcpy(dst, p->data + off, n);
+        } else {
+            memset(dst, 0, n);
+        }
+        dst += n;
+        addr += n;
+        len -= n;
+    }
+    return 0;
+}
+
+static int sparse_write(struct dla_sparse_mem *m, uint64_t addr, const uint8_t *src, size_t len,
+                        char *why, size_t whylen)
+{
+    while (len) {
+        size_t off = (size_t)(addr & PAGE_MASK);
+        size_t n = PAGE_SIZE - off < len ? PAGE_SIZE - off : len;
+        int rc;
+        struct page *p = get_page(m, addr >> PAGE_SHIFT, !all_zero(src, n), &rc);
+        if (rc) {
+            if (why && m->over_budget) {
+                snprintf(why, whylen,
+                         "the host memory budget for device memory is spent at 0x%" PRIx64
+                         ": %" PRIu64 " bytes of pages in use, max_host_mem=%" PRIu64,
+                         addr, m->budget->used, m->budget->max);
+            } else if (why) {
+                snprintf(why, whylen, "out of host memory for device memory at 0x%" PRIx64,
+                         addr);
+            }
+            return rc;
+        }
+        if (p && p->data) {
+            memcpy(p->data + off, src, n);
+        }
+        if (p && p->written) {
+            mark_written(p->written, off, n);
+        }
+        src += n;
+        addr += n;
+        len -= n;
+    }
+    return 0;
+}
+
+static int check_range(const struct dla_mem_port *p, uint64_t addr, size_t len,
+                       char *why, size_t whylen)
+{
+    if (!p->present) {
+        if (why) {
+            snprintf(why, whylen, "the configuration has no such memory port");
+        }
+        return DLASIM_ERR_MEM;
+    }
+    if (addr > p->limit || len > p->limit - addr) {
+        if (why) {
+            snprintf(why, whylen,
+                     "range 0x%" PRIx64 "+0x%zx is beyond the %s address space (end 0x%" PRIx64 ")",
+                     addr, len, p->limit > 0xffffffffull + 1 ? "64-bit" : "32-bit", p->limit);
+        }
+        return DLASIM_ERR_MEM;
+    }
+    return 0;
+}
+
+int dla_mem_port_read(struct dla_mem_port *p, uint64_t addr, void *dst, size_t len,
+                      char *why, size_t whylen)
+{
+    int rc = check_range(p, addr, len, why, whylen);
+    if (rc || len == 0) {
+        return rc;
+    }
+    if (p->ops) {
+        rc = p->ops->read(p->opaque, addr, dst, len);
+        if (rc && why) {
+            snprintf(why, whylen, "the memory callback refused 0x%" PRIx64 "+0x%zx (%s)",
+                     addr, len, dlasim_status_name(rc));
+        }
+        return rc ? (rc < 0 ? rc : DLASIM_ERR_MEM) : 0;
+    }
+    return sparse_read(p->sparse, addr, dst, len, why, whylen);
+}
+
+int dla_mem_port_write(struct dla_mem_port *p, uint64_t addr, const void *src, size_t len,
+                       char *why, size_t whylen)
+{
+    int rc = check_range(p, addr, len, why, whylen);
+    if (rc || len == 0) {
+        return rc;
+    }
+    if (p->ops) {
+        rc = p->ops->write(p->opaque, addr, src, len);
+        if (rc && why) {
+            snprintf(why, whylen, "the memory callback refused 0x%" PRIx64 "+0x%zx (%s)",
+                     addr, len, dlasim_status_name(rc));
+        }
+        return rc ? (rc < 0 ? rc : DLASIM_ERR_MEM) : 0;
+    }
+    return sparse_write(p->sparse, addr, src, len, why, whylen);
+}

@@ -1,0 +1,417 @@
+/*
+ * The register file (see regfile.h).  Every access rule is data from the
+ * device's register database: masks, W1C/W1S bits, group membership and
+ * kinds; what a pointer register means comes from the device's
+ * dla_pointer_ops; which units a configuration has and which have a LUT port
+ * the device sets after init (NVDLA: units.c).
+ */
+#include "sim/core/regfile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* S_STATUS encodings (RDL S_STATUS_STATUS_0_enum; the RK3588's S_STATUS
+ * uses the same values, spec 002/003). */
+#define STATUS_IDLE 0u
+#define STATUS_RUNNING 1u
+#define STATUS_PENDING 2u
+
+/* PRODUCER and CONSUMER bits of S_POINTER (NVDLA and RK3588 alike). */
+#define POINTER_PRODUCER 1u
+#define POINTER_CONSUMER (1u << 16)
+
+/* Words in one 4 KiB register window. */
+#define WINDOW_WORDS 1024u
+
+/* The register at addr and its storage index, or NULL: one table look-up
+ * (the index built at init from the database), as the CSB path is hot in
+ * the runtime (a few hundred writes per layer). */
+static const struct nvdla_reg_desc *lookup(const struct dla_regfile *rf, uint32_t addr,
+                                           unsigned *index)
+{
+    uint32_t word = addr >> 2;
+    if ((addr & 3u) || word >= rf->db->n_windows * WINDOW_WORDS) {
+        return NULL;
+    }
+    unsigned i = rf->slot[word];
+    if (i == DLA_REG_NONE) {
+        return NULL;
+    }
+    *index = i;
+    return &rf->db->regs[i];
+}
+
+static int build_slots(struct dla_regfile *rf)
+{
+    const struct regdb *db = rf->db;
+    if (db->n_regs >= DLA_REG_NONE) {
+        return DLASIM_ERR_INVAL;
+    }
+    rf->slot = malloc((size_t)db->n_windows * WINDOW_WORDS * sizeof(*rf->slot));
+    if (!rf->slot) {
+        return DLASIM_ERR_NOMEM;
+    }
+    memset(rf->slot, 0xff, (size_t)db->n_windows * WINDOW_WORDS * sizeof(*rf->slot));
+    for (unsigned i = 0; i < db->n_regs; i++) {
+        uint32_t word = db->regs[i].addr >> 2;
+        if (word < db->n_windows * WINDOW_WORDS) {
+            rf->slot[word] = (uint16_t)i;
+        }
+    }
+    return 0;
+}
+
+int dla_regfile_init(struct dla_regfile *rf, const struct regdb *db,
+                     const struct dla_pointer_ops *pp)
+{
+    memset(rf, 0, sizeof(*rf));
+    if (db->n_units > DLA_REGFILE_MAX_UNITS) {
+        return DLASIM_ERR_INVAL;
+    }
+    rf->db = db;
+    rf->pp = pp;
+    rf->val[0] = calloc(db->n_regs, sizeof(uint32_t));
+    rf->val[1] = calloc(db->n_regs, sizeof(uint32_t));
+    int rc = rf->val[0] && rf->val[1] ? build_slots(rf) : DLASIM_ERR_NOMEM;
+    if (rc) {
+        dla_regfile_free(rf);
+        return rc;
+    }
+    for (unsigned u = 0; u < db->n_units; u++) {
+        struct dla_unit_state *us = &rf->unit[u];
+        us->present = 1;
+        us->op_en_reg = -1;
+        us->pointer_reg = -1;
+        us->lut = -1;
+    }
+    rf->intr_status_reg = rf->intr_mask_reg = rf->intr_pending_reg = -1;
+    int raw = -1;
+    for (unsigned i = 0; i < db->n_regs; i++) {
+        const struct nvdla_reg_desc *r = &db->regs[i];
+        if (r->kind == NVDLA_KIND_OP_ENABLE) {
+            rf->unit[r->unit].op_en_reg = (int16_t)i;
+        } else if (r->kind == NVDLA_KIND_POINTER) {
+            rf->unit[r->unit].pingpong = 1;
+            rf->unit[r->unit].pointer_reg = (int16_t)i;
+        } else if (r->kind == NVDLA_KIND_INTR_STATUS) {
+            rf->intr_status_reg = (int)i;
+        } else if (r->kind == NVDLA_KIND_INTR_MASK) {
+            rf->intr_mask_reg = (int)i;
+        } else if (r->kind == NVDLA_KIND_INTR_RAW) {
+            raw = (int)i;
+        }
+    }
+    rf->intr_pending_reg = raw >= 0 ? raw : rf->intr_status_reg;
+    dla_regfile_reset(rf);
+    return 0;
+}
+
+void dla_regfile_free(struct dla_regfile *rf)
+{
+    free(rf->val[0]);
+    free(rf->val[1]);
+    free(rf->slot);
+    rf->val[0] = rf->val[1] = NULL;
+    rf->slot = NULL;
+}
+
+void dla_regfile_reset(struct dla_regfile *rf)
+{
+    const struct regdb *db = rf->db;
+    for (unsigned i = 0; i < db->n_regs; i++) {
+        rf->val[0][i] = rf->val[1][i] = db->regs[i].reset;
+    }
+    for (unsigned u = 0; u < db->n_units; u++) {
+        struct dla_unit_state *us = &rf->unit[u];
+        uint32_t p = us->pointer_reg >= 0 ? db->regs[us->pointer_reg].reset : 0u;
+        us->producer = (uint8_t)(p & POINTER_PRODUCER);
+        us->consumer = (uint8_t)((p & POINTER_CONSUMER) != 0);
+    }
+    memset(rf->lut_port, 0, sizeof(rf->lut_port));
+}
+
+static uint32_t op_en(const struct dla_regfile *rf, const struct dla_unit_state *us, unsigned g)
+{
+    return us->op_en_reg >= 0 ? (rf->val[g][us->op_en_reg] & 1u) : 0u;
+}
+
+int dla_regfile_op_en(const struct dla_regfile *rf, unsigned u, unsigned group)
+{
+    return (int)op_en(rf, &rf->unit[u], group & 1u);
+}
+
+static uint32_t status_value(const struct dla_regfile *rf, const struct dla_unit_state *us)
+{
+    uint32_t s[2];
+    for (unsigned g = 0; g < 2; g++) {
+        if (!op_en(rf, us, g)) {
+            s[g] = STATUS_IDLE;
+        } else {
+            s[g] = us->consumer == g ? STATUS_RUNNING : STATUS_PENDING;
+        }
+    }
+    return s[0] | (s[1] << 16);
+}
+
+/* ---- LUT access port (S_LUT_ACCESS_CFG / S_LUT_ACCESS_DATA) -------------- */
+/* ref: cmod cdp_reg_model/sdp_reg_model: the CFG write sets table, entry and
+ * access type; each DATA access of the matching type moves one entry and
+ * advances the index until the table's last entry. */
+
+static void lut_cfg_write(struct dla_lut_port *p, unsigned unit, uint32_t v)
+{
+    if (unit == NVDLA_UNIT_SDP) {
+        p->index = DLA_FIELD(v, NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_ADDR);
+        p->table = DLA_FIELD(v, NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_TABLE_ID);
+        p->write = DLA_FIELD(v, NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_ACCESS_TYPE);
+    } else {
+        p->index = DLA_FIELD(v, NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_ADDR);
+        p->table = DLA_FIELD(v, NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_TABLE_ID);
+        p->write = DLA_FIELD(v, NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_ACCESS_TYPE);
+    }
+}
+
+static uint32_t lut_cfg_read(const struct dla_lut_port *p, unsigned unit)
+{
+    if (unit == NVDLA_UNIT_SDP) {
+        return NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_ADDR(p->index) |
+               NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_TABLE_ID(p->table) |
+               NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_ACCESS_TYPE(p->write);
+    }
+    return NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_ADDR(p->index) |
+           NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_TABLE_ID(p->table) |
+           NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_ACCESS_TYPE(p->write);
+}
+
+static uint16_t *lut_entry(struct dla_regfile *rf, int lut, const struct dla_lut_port *p)
+{
+    struct dla_lut_ram *ram = &rf->lut[lut];
+    if (p->table) {
+        return p->index < DLA_LUT_LO_ENTRIES ? &ram->lo[p->index] : NULL;
+    }
+    return p->index < DLA_LUT_LE_ENTRIES ? &ram->le[p->index] : NULL;
+}
+
+static void lut_advance(struct dla_lut_port *p)
+{
+    uint32_t last = p->table ? DLA_LUT_LO_ENTRIES - 1 : DLA_LUT_LE_ENTRIES - 1;
+    if (p->index < last) {
+        p->index++;
+    }
+}
+
+static void lut_data_write(struct dla_regfile *rf, int lut, uint32_t v)
+{
+    struct dla_lut_port *p = &rf->lut_port[lut];
+    if (!p->write) {
+        return;
+    }
+    uint16_t *e = lut_entry(rf, lut, p);
+    if (e) {
+        *e = (uint16_t)v;
+    }
+    lut_advance(p);
+}
+
+static uint32_t lut_data_read(struct dla_regfile *rf, int lut)
+{
+    struct dla_lut_port *p = &rf->lut_port[lut];
+    if (p->write) {
+        return 0;
+    }
+    uint16_t *e = lut_entry(rf, lut, p);
+    uint32_t v = e ? *e : 0;
+    lut_advance(p);
+    return v;
+}
+
+/* ---- CSB access ----------------------------------------------------------- */
+
+/* Writes to registers whose kind gives them a behaviour of their own. */
+static int write_special(struct dla_regfile *rf, const struct nvdla_reg_desc *r, unsigned i,
+                         struct dla_unit_state *us, uint32_t v, enum dla_write_effect *effect)
+{
+    *effect = DLA_WRITE_STORED;
+    switch (r->kind) {
+    case NVDLA_KIND_POINTER:
+        rf->pp->pointer_write(rf, us, r, v);
+        return 1;
+    case NVDLA_KIND_LUT_ACCESS_CFG:
+        if (us->lut >= 0) {
+            lut_cfg_write(&rf->lut_port[us->lut], r->unit, v);
+        }
+        return 1;
+    case NVDLA_KIND_LUT_ACCESS_DATA:
+        if (us->lut >= 0) {
+            lut_data_write(rf, us->lut, v);
+        }
+        return 1;
+    case NVDLA_KIND_INTR_SET:
+        dla_regfile_raise(rf, v & r->w1s_mask);
+        *effect = DLA_WRITE_INTR_CHANGED;
+        return 1;
+    case NVDLA_KIND_INTR_STATUS:
+        rf->val[0][i] &= ~(v & r->w1c_mask);
+        *effect = DLA_WRITE_INTR_CHANGED;
+        return 1;
+    case NVDLA_KIND_INTR_CLEAR:
+        if (rf->intr_pending_reg >= 0) {
+            rf->val[0][rf->intr_pending_reg] &= ~(v & r->write_mask);
+        }
+        *effect = DLA_WRITE_INTR_CHANGED;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr, uint32_t v)
+{
+    unsigned i;
+    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
+    if (!r) {
+        return DLA_WRITE_UNMAPPED;
+    }
+    struct dla_unit_state *us = &rf->unit[r->unit];
+    if (!us->present || r->kind == NVDLA_KIND_ROM || r->kind == NVDLA_KIND_STATUS ||
+        r->kind == NVDLA_KIND_INTR_RAW) {
+        return DLA_WRITE_IGNORED_RO;
+    }
+    enum dla_write_effect effect;
+    if (write_special(rf, r, i, us, v, &effect)) {
+        return effect;
+    }
+    unsigned g = r->group == NVDLA_REG_DUAL ? us->producer : 0u;
+    if (r->group == NVDLA_REG_DUAL && rf->pp->drop_writes_when_enabled && op_en(rf, us, g)) {
+        return DLA_WRITE_DROPPED_ENABLED; /* spec 001: dropped silently */
+    }
+    uint32_t old = rf->val[g][i];
+    rf->val[g][i] = ((old & ~r->write_mask) | (v & r->write_mask)) & ~(v & r->w1c_mask);
+    if (r->kind == NVDLA_KIND_INTR_MASK) {
+        return DLA_WRITE_INTR_CHANGED;
+    }
+    if (r->kind == NVDLA_KIND_OP_ENABLE && (rf->val[g][i] & 1u)) {
+        if (rf->pp->enabled) {
+            rf->pp->enabled(rf, us);
+        }
+        return DLA_WRITE_OP_ENABLED;
+    }
+    return r->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
+}
+
+int dla_regfile_read(struct dla_regfile *rf, uint32_t addr, uint32_t *v)
+{
+    unsigned i;
+    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
+    *v = 0;
+    if (!r) {
+        return DLASIM_ERR_INVAL;
+    }
+    struct dla_unit_state *us = &rf->unit[r->unit];
+    if (!us->present) {
+        return 0; /* units a configuration lacks read as zero */
+    }
+    switch (r->kind) {
+    case NVDLA_KIND_ROM:
+        *v = rf->rom[(addr - rf->db->units[r->unit].base) / 4u];
+        return 0;
+    case NVDLA_KIND_STATUS:
+        *v = status_value(rf, us);
+        return 0;
+    case NVDLA_KIND_POINTER:
+        *v = ((rf->val[0][i] & ~(POINTER_PRODUCER | POINTER_CONSUMER)) | us->producer |
+              ((uint32_t)us->consumer << 16)) & r->read_mask;
+        return 0;
+    case NVDLA_KIND_LUT_ACCESS_CFG:
+        *v = us->lut >= 0 ? lut_cfg_read(&rf->lut_port[us->lut], r->unit) : 0;
+        return 0;
+    case NVDLA_KIND_LUT_ACCESS_DATA:
+        *v = us->lut >= 0 ? lut_data_read(rf, us->lut) : 0;
+        return 0;
+    case NVDLA_KIND_INTR_STATUS:
+        if (rf->intr_pending_reg != (int)i) {
+            *v = dla_regfile_irq_pending(rf) & r->read_mask; /* RK3588: RAW & MASK */
+            return 0;
+        }
+        break;
+    default:
+        break;
+    }
+    unsigned g = r->group == NVDLA_REG_DUAL ? us->producer : 0u;
+    *v = rf->val[g][i] & r->read_mask;
+    return 0;
+}
+
+uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t addr, unsigned group)
+{
+    unsigned i;
+    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
+    if (!r) {
+        return 0;
+    }
+    if (r->kind == NVDLA_KIND_ROM) {
+        return rf->rom[(addr - rf->db->units[r->unit].base) / 4u];
+    }
+    unsigned g = r->group == NVDLA_REG_DUAL ? (group & 1u) : 0u;
+    return rf->val[g][i];
+}
+
+uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr)
+{
+    unsigned i;
+    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
+    if (!r) {
+        return 0;
+    }
+    unsigned g = r->group == NVDLA_REG_DUAL ? rf->unit[r->unit].consumer : 0u;
+    return rf->val[g][i];
+}
+
+void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group, uint32_t v)
+{
+    unsigned i;
+    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
+    if (!r) {
+        return;
+    }
+    unsigned g = r->group == NVDLA_REG_DUAL ? (group & 1u) : 0u;
+    rf->val[g][i] = v;
+}
+
+void dla_regfile_enable(struct dla_regfile *rf, unsigned u)
+{
+    struct dla_unit_state *us = &rf->unit[u];
+    if (us->op_en_reg < 0) {
+        return;
+    }
+    rf->val[us->producer][us->op_en_reg] |= 1u;
+    if (rf->pp->enabled) {
+        rf->pp->enabled(rf, us);
+    }
+}
+
+void dla_regfile_complete(struct dla_regfile *rf, unsigned u)
+{
+    struct dla_unit_state *us = &rf->unit[u];
+    if (us->op_en_reg >= 0) {
+        rf->val[us->consumer][us->op_en_reg] &= ~1u;
+    }
+    rf->pp->completed(rf, us);
+}
+
+void dla_regfile_raise(struct dla_regfile *rf, uint32_t status_bits)
+{
+    if (rf->intr_pending_reg >= 0) {
+        rf->val[0][rf->intr_pending_reg] |= status_bits;
+    }
+}
+
+uint32_t dla_regfile_irq_pending(const struct dla_regfile *rf)
+{
+    if (rf->intr_pending_reg < 0) {
+        return 0;
+    }
+    uint32_t raised = rf->val[0][rf->intr_pending_reg];
+    uint32_t mask = rf->intr_mask_reg >= 0 ? rf->val[0][rf->intr_mask_reg] : 0u;
+    return raised & (rf->pp->intr_mask_enables ? mask : ~mask);
+}

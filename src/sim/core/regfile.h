@@ -1,0 +1,124 @@
+/*
+ * The register file of a device, driven by its register database
+ * (src/regs/regdb.h): one write path and one read path for every unit of
+ * every device, the access rules being data (masks, W1C/W1S bits, group
+ * membership and kinds; QEMU's register_write habit).  What differs between
+ * devices is the meaning of the pointer register, a small set of hooks
+ * (struct dla_pointer_ops): NVDLA's in units.c, the RK3588's in rk_npu.c.
+ *
+ * ref: spec 001 "Ping-pong Synchronization Mechanism": two duplicated groups
+ * (D_* registers) and a single group per unit; PRODUCER selects the group the
+ * CSB accesses, CONSUMER the group the datapath executes; OP_EN is set by
+ * software and cleared by hardware.  On NVDLA writes to a group whose OP_EN
+ * is set are dropped and GLB S_INTR_SET/S_INTR_STATUS are write-1-to-set/
+ * clear; on the RK3588 (TRM 36.5.1, spec 002/003) PRODUCER is S_POINTER
+ * `pointer`, CONSUMER is `executer`, and the pointer moves by the pp_en/
+ * pp_mode bits (rk_npu.c).
+ */
+#ifndef DLASIM_SIM_REGFILE_H
+#define DLASIM_SIM_REGFILE_H
+
+#include <stdint.h>
+
+#include "regs/regdb.h"
+#include "sim/nvdla/dla.h"
+
+#define DLA_REGFILE_MAX_UNITS 32
+#define DLA_REG_NONE 0xffffu
+
+/* Per-unit ping-pong state. */
+struct dla_unit_state {
+    uint8_t present;        /* the configuration has this unit */
+    uint8_t pingpong;       /* the unit has a pointer register (S_POINTER) */
+    uint8_t producer;       /* group the CSB accesses (RK: pointer) */
+    uint8_t consumer;       /* group the datapath executes (RK: executer) */
+    int16_t op_en_reg;      /* index of the OP_ENABLE register, or -1 */
+    int16_t pointer_reg;    /* index of S_POINTER, or -1 */
+    int16_t lut;            /* enum dla_lut_id for units with a LUT port, or -1 */
+};
+
+/* LUT access port state (S_LUT_ACCESS_CFG) of SDP and CDP. */
+struct dla_lut_port {
+    uint32_t table;         /* 0 = LE, 1 = LO */
+    uint32_t index;         /* next entry */
+    uint32_t write;         /* 1 = data writes store, 0 = data reads load */
+};
+
+struct dla_regfile;
+
+/*
+ * A device's pointer-register semantics.  The register file stores S_POINTER's
+ * other bits in its slot and keeps PRODUCER/CONSUMER in struct dla_unit_state
+ * (read back as bits 0 and 16, the layout of both NVDLA and the RK3588).
+ */
+struct dla_pointer_ops {
+    /* A CSB write v to the unit's S_POINTER register r. */
+    void (*pointer_write)(struct dla_regfile *rf, struct dla_unit_state *us,
+                          const struct nvdla_reg_desc *r, uint32_t v);
+    /* OP_EN was just set in the producer group (NULL: nothing more). */
+    void (*enabled)(struct dla_regfile *rf, struct dla_unit_state *us);
+    /* The consumer group completed (its OP_EN already cleared): advance. */
+    void (*completed)(struct dla_regfile *rf, struct dla_unit_state *us);
+    uint8_t drop_writes_when_enabled; /* writes to an enabled group are dropped */
+    uint8_t intr_mask_enables;        /* mask bit 1 enables the line (else masks it) */
+};
+
+struct dla_regfile {
+    const struct regdb *db;                       /* the device's register database */
+    const struct dla_pointer_ops *pp;             /* its pointer semantics */
+    uint32_t *val[2];                             /* [group][register index]; single: val[0] */
+    uint16_t *slot;                               /* register index of each word of the
+                                                     database's windows, DLA_REG_NONE if none */
+    struct dla_unit_state unit[DLA_REGFILE_MAX_UNITS]; /* by unit of db */
+    struct dla_lut_port lut_port[2];              /* by enum dla_lut_id */
+    struct dla_lut_ram lut[2];                    /* LUT RAMs by enum dla_lut_id */
+    uint32_t rom[DLA_CFGROM_WORDS];               /* ConfigROM image (kind ROM) */
+    int intr_status_reg;                          /* index of the INTR_STATUS register, -1 */
+    int intr_mask_reg;                            /* index of the INTR_MASK register, -1 */
+    int intr_pending_reg;                         /* where raised bits live: INTR_RAW if the
+                                                     database has one, else INTR_STATUS */
+};
+
+/* What a CSB write did, for the device to act on. */
+enum dla_write_effect {
+    DLA_WRITE_STORED = 0,
+    DLA_WRITE_DROPPED_ENABLED, /* dual register of a group whose OP_EN is set */
+    DLA_WRITE_IGNORED_RO,      /* read-only register or absent unit */
+    DLA_WRITE_UNMAPPED,        /* no register at that address */
+    DLA_WRITE_INTR_CHANGED,    /* interrupt status or mask changed */
+    DLA_WRITE_OP_ENABLED       /* OP_EN set for a group */
+};
+
+/* Every unit present, no LUT port; the device adjusts unit[] after this. */
+int dla_regfile_init(struct dla_regfile *rf, const struct regdb *db,
+                     const struct dla_pointer_ops *pp);
+void dla_regfile_free(struct dla_regfile *rf);
+void dla_regfile_reset(struct dla_regfile *rf);
+
+/* addr is the database's address (NVDLA: CSB address; RK3588: in-core offset). */
+enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr, uint32_t v);
+/* Returns 0, or DLASIM_ERR_INVAL for an unmapped address (value 0). */
+int dla_regfile_read(struct dla_regfile *rf, uint32_t addr, uint32_t *v);
+
+/* Hardware side. */
+uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t addr, unsigned group);
+/* The value the datapath executes: a dual register in its unit's CONSUMER group. */
+uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr);
+void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group, uint32_t v);
+int dla_regfile_op_en(const struct dla_regfile *rf, unsigned u, unsigned group);
+/* Set OP_EN of unit u's PRODUCER group as an OP_ENABLE write of 1 would
+ * (RK3588 GLOBAL.OPERATION_ENABLE and regcmd op_en entries). */
+void dla_regfile_enable(struct dla_regfile *rf, unsigned u);
+/* Layer done on unit u: clear OP_EN of the consumer group, advance CONSUMER. */
+void dla_regfile_complete(struct dla_regfile *rf, unsigned u);
+/* Raise interrupt status bits (NVDLA GLB S_INTR_STATUS, RK3588 RAW_STATUS). */
+void dla_regfile_raise(struct dla_regfile *rf, uint32_t status_bits);
+/* Raised bits the mask lets through to the interrupt line. */
+uint32_t dla_regfile_irq_pending(const struct dla_regfile *rf);
+
+/* NVDLA (units.c): its pointer semantics, and the register file of a
+ * configuration (units present, LUT ports, ConfigROM). */
+extern const struct dla_pointer_ops dla_nvdla_pointer_ops;
+int dla_regfile_init_nvdla(struct dla_regfile *rf, const struct dla_config *cfg);
+
+#endif

@@ -1,0 +1,281 @@
+/*
+ * Convolution pipeline internals: the interface between cdma.c, cbuf.c,
+ * csc.c, cmac.c and cacc.c, and the CBUF state that persists across layers
+ * (struct dla_conv_state, created by the device with dla_conv_state_create).
+ *
+ * The pipeline is modelled at the level of what each unit decides, not of
+ * its cycle-by-cycle traffic:
+ *   - CDMA fetches feature data / pixels / weights from memory (cdma.c) and
+ *     writes them into the convolution buffer (CBUF).
+ *   - CBUF (cbuf.c) keeps "slices" of data and the raw weight stream, with
+ *     the bank ownership and the reuse/release bookkeeping of CDMA and CSC
+ *     (ref: cmod/cdma ActDataReadRequestSequenceThread, cmod/csc
+ *     DataLoadSequenceThread/WeightLoadSequenceThread).
+ *   - CSC (csc.c) decodes the CBUF contents into the padded input cube and
+ *     the kernels the MAC array sees, and runs the convolution kernel
+ *     (src/kernels/conv_s8.h) for CMAC_A/CMAC_B (cmac.c only validates).
+ *   - CACC (cacc.c) rounds/saturates the accumulators into the int32 cube
+ *     that flies into SDP.
+ *
+ * A "slice" is one line of the input as CSC addresses it: for feature input
+ * one row (all channels, all x) of one batch, stored planar per slice
+ * (element (c, x) at c * w + x), line y of batch b being slice
+ * y * BATCHES + b (the batches of a line are adjacent, as CDMA writes
+ * them); for pixel input one CBUF line of converted, left/right padded
+ * pixels, stored flat (w = bytes of the line, c = 1).
+ */
+#ifndef DLASIM_SIM_CBUF_H
+#define DLASIM_SIM_CBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arith/lanes.h"
+#include "sim/nvdla/dla.h"
+
+/* Input data format as CBUF bookkeeping tells layers apart
+ * (ref: cmod/csc INPUT_DATA_FORMAT_DC / _IMAGE). */
+enum dla_conv_in_fmt {
+    DLA_CONV_IN_FEATURE = 0,
+    DLA_CONV_IN_PIXEL = 1
+};
+
+/* CDMA registers of one group, decoded once per layer (real counts, not
+ * "minus one" encodings). */
+struct dla_cdma_cfg {
+    uint32_t conv_mode;        /* D_MISC_CFG.CONV_MODE */
+    uint32_t in_precision;     /* D_MISC_CFG.IN_PRECISION */
+    uint32_t proc_precision;   /* D_MISC_CFG.PROC_PRECISION */
+    int data_reuse;            /* D_MISC_CFG.DATA_REUSE */
+    int weight_reuse;          /* D_MISC_CFG.WEIGHT_REUSE */
+    int skip_data_rls;         /* D_MISC_CFG.SKIP_DATA_RLS */
+    int skip_weight_rls;       /* D_MISC_CFG.SKIP_WEIGHT_RLS */
+    int fmt;                   /* enum dla_conv_in_fmt (D_DATAIN_FORMAT.DATAIN_FORMAT) */
+    uint32_t pixel_format;     /* D_DATAIN_FORMAT.PIXEL_FORMAT */
+    uint32_t pixel_mapping;    /* D_DATAIN_FORMAT.PIXEL_MAPPING */
+    int pixel_signed;          /* D_DATAIN_FORMAT.PIXEL_SIGN_OVERRIDE */
+    uint32_t width, height, channel;  /* D_DATAIN_SIZE_0/1 */
+    uint32_t width_ext, height_ext;   /* D_DATAIN_SIZE_EXT_0 */
+    uint32_t pixel_x_offset, pixel_y_offset; /* D_PIXEL_OFFSET */
+    int dain_port;             /* D_DAIN_RAM_TYPE as DLASIM_PORT_* */
+    uint64_t dain_addr[2];     /* D_DAIN_ADDR_{HIGH,LOW}_{0,1} */
+    uint32_t line_stride;      /* D_LINE_STRIDE */
+    uint32_t uv_line_stride;   /* D_LINE_UV_STRIDE */
+    uint32_t surf_stride;      /* D_SURF_STRIDE */
+    int line_packed, surf_packed; /* D_DAIN_MAP */
+    uint32_t batches;          /* D_BATCH_NUMBER */
+    uint32_t batch_stride;     /* D_BATCH_STRIDE */
+    uint32_t entries;          /* D_ENTRY_PER_SLICE */
+    uint32_t grains;           /* D_FETCH_GRAIN */
+    int weight_compressed;     /* D_WEIGHT_FORMAT */
+    uint32_t byte_per_kernel;  /* D_WEIGHT_SIZE_0 */
+    uint32_t weight_kernel;    /* D_WEIGHT_SIZE_1 */
+    int weight_port;           /* D_WEIGHT_RAM_TYPE as DLASIM_PORT_* */
+    uint64_t weight_addr;      /* D_WEIGHT_ADDR_{HIGH,LOW} */
+    uint32_t weight_bytes;     /* D_WEIGHT_BYTES */
+    int mean_en;               /* D_MEAN_FORMAT */
+    int32_t mean[4];           /* D_MEAN_GLOBAL_0/1: RY, GU, BV, AX (signed 16 bit) */
+    int cvt_en;                /* D_CVT_CFG.CVT_EN */
+    uint32_t cvt_truncate;     /* D_CVT_CFG.CVT_TRUNCATE */
+    int32_t cvt_offset;        /* D_CVT_OFFSET (signed 16 bit) */
+    int32_t cvt_scale;         /* D_CVT_SCALE (signed 16 bit) */
+    uint32_t stride_x, stride_y; /* D_CONV_STRIDE */
+    uint32_t pad_left, pad_right, pad_top, pad_bottom; /* D_ZERO_PADDING */
+    uint32_t pad_value;        /* D_ZERO_PADDING_VALUE */
+    uint32_t data_bank, weight_bank; /* D_BANK, real bank counts */
+};
+
+/* CSC registers of one group. */
+struct dla_csc_cfg {
+    uint32_t conv_mode, in_precision, proc_precision;
+    int data_reuse, weight_reuse, skip_data_rls, skip_weight_rls;
+    int fmt;                   /* enum dla_conv_in_fmt */
+    uint32_t width, height, channel;  /* D_DATAIN_SIZE_EXT_0/1 */
+    uint32_t batches;          /* D_BATCH_NUMBER */
+    uint32_t y_extension;      /* D_POST_Y_EXTENSION field (0..3) */
+    uint32_t entries;          /* D_ENTRY_PER_SLICE */
+    int weight_compressed;     /* D_WEIGHT_FORMAT */
+    uint32_t kernel_w, kernel_h;      /* D_WEIGHT_SIZE_EXT_0 */
+    uint32_t kernel_c, kernels;       /* D_WEIGHT_SIZE_EXT_1 */
+    uint32_t weight_bytes;     /* D_WEIGHT_BYTES */
+    uint32_t out_w, out_h, out_c;     /* D_DATAOUT_SIZE_0/1 */
+    uint32_t atomics;          /* D_ATOMICS */
+    uint32_t rls_slices;       /* D_RELEASE */
+    uint32_t stride_x, stride_y;      /* D_CONV_STRIDE_EXT */
+    uint32_t dil_x, dil_y;            /* D_DILATION_EXT */
+    uint32_t pad_left, pad_top;       /* D_ZERO_PADDING */
+    uint32_t pad_value;        /* D_ZERO_PADDING_VALUE */
+    uint32_t data_bank, weight_bank;  /* D_BANK */
+};
+
+/* CMAC_A / CMAC_B registers of one group. */
+struct dla_cmac_cfg {
+    uint32_t conv_mode;        /* D_MISC_CFG.CONV_MODE */
+    uint32_t proc_precision;   /* D_MISC_CFG.PROC_PRECISION */
+};
+
+/* CACC registers of one group. */
+struct dla_cacc_cfg {
+    uint32_t conv_mode, proc_precision; /* D_MISC_CFG */
+    uint32_t out_w, out_h, out_c;       /* D_DATAOUT_SIZE_0/1 */
+    uint32_t batches;                   /* D_BATCH_NUMBER */
+    uint32_t clip_truncate;             /* D_CLIP_CFG.CLIP_TRUNCATE */
+};
+
+/* Slices held in CBUF (see the header comment). */
+struct dla_cbuf_slices {
+    int8_t *buf;               /* n slices of slice_bytes, contiguous */
+    size_t cap;                /* bytes allocated at buf */
+    uint32_t n;                /* slices held */
+    uint32_t w, c;             /* slice geometry: element (c, x) at c * w + x */
+    uint32_t entries;          /* CBUF entries per slice */
+    int fmt;                   /* enum dla_conv_in_fmt of the data */
+};
+
+static inline size_t dla_cbuf_slice_bytes(const struct dla_cbuf_slices *s)
+{
+    return (size_t)s->w * s->c;
+}
+
+/* How a layer obtains its data / weights (ref: cmod/cdma
+ * ActDataReadRequestSequenceThread and WeightReadRequestSequenceThread). */
+enum dla_cbuf_use {
+    DLA_CBUF_FRESH = 0,        /* release what is held, fetch everything */
+    DLA_CBUF_PARTIAL = 1,      /* keep the slices left by the previous layer, fetch after them */
+    DLA_CBUF_REUSE = 2         /* use what the previous layer kept, fetch nothing */
+};
+
+/* What the planar kernels decoded from a weight stream depend on besides
+ * its bytes (all fields uint32_t: compared with memcmp). */
+struct dla_wt_key {
+    uint32_t pixel, kernels, kernel_c, kernel_w, kernel_h, y_extension;
+    uint32_t atomic_c, atomic_k, in_c, k_w, k_h;
+};
+
+/*
+ * Everything CBUF holds across layers.  After dla_conv_reset() (and at
+ * creation) CBUF is empty and no previous layer is known: the first layer
+ * always fetches.
+ */
+struct dla_conv_state {
+    int have_prev;             /* a layer ran since reset */
+    uint32_t prev_conv_mode;   /* previous layer's CONV_MODE */
+    uint32_t prev_data_bank;   /* previous layer's data banks */
+    uint32_t prev_weight_bank; /* previous layer's weight banks */
+    int prev_fmt;              /* previous layer's enum dla_conv_in_fmt */
+    int prev_skip_data_rls;    /* previous layer kept all its slices */
+    int prev_skip_weight_rls;  /* previous layer kept its weights */
+    struct dla_cbuf_slices data; /* slices held in the data banks */
+    uint8_t *wt;               /* raw weight stream held in the weight banks */
+    size_t wt_len;             /* valid bytes at wt (0: none held) */
+    size_t wt_cap;             /* bytes allocated at wt */
+    uint64_t wt_fetches;       /* weight fetches into wt so far */
+    /* The weight banks are a ring that CDMA writes and CSC reads with
+     * pointers kept across layers (see dla_cbuf_weight_lag in cbuf.c):
+     * wt_lag entries that CDMA wrote and CSC has not released, and their
+     * bytes (the end of the previous weight stream), which CSC reads first. */
+    uint32_t wt_lag;
+    uint8_t *wt_tail;
+    size_t wt_tail_cap;
+    /* scratch reused between layers (not CBUF contents) */
+    int8_t *in;                /* padded planar input cube for the kernel */
+    size_t in_cap;
+    int8_t *wplanar;           /* kernels as [k][c][ky][kx] */
+    size_t wplanar_cap;
+    /* wplanar is the decode of the wdec_len raw bytes at wdec_src under
+     * wdec_key (0: nothing decoded): a layer whose weights are the same
+     * bytes (WEIGHT_REUSE, or the same weights fetched again) skips the
+     * decode */
+    uint8_t *wdec_src;
+    size_t wdec_src_cap;
+    size_t wdec_len;
+    struct dla_wt_key wdec_key;
+    uint64_t wdec_fetch;       /* wt_fetches when wt last equalled wdec_src */
+    int8_t *wchunk;            /* kernels of a channel chunk */
+    size_t wchunk_cap;
+    int64_t *acc;              /* wide accumulators for very deep kernels */
+    size_t acc_cap;
+};
+
+/* Grow a scratch buffer to at least `bytes` (contents not kept). */
+int dla_conv_scratch(struct dla_dev *d, void **buf, size_t *cap, size_t bytes);
+
+/* ---- CDMA (cdma.c) ------------------------------------------------------ */
+
+void dla_cdma_decode(const struct dla_dev *d, unsigned group, struct dla_cdma_cfg *c);
+/* Checks of CDMA's own registers against the configuration. */
+int dla_cdma_validate(struct dla_dev *d, const struct dla_cdma_cfg *c);
+/* CBUF entries one slice of this layer occupies, as CDMA writes them. */
+uint32_t dla_cdma_entries_needed(const struct dla_config *cfg, const struct dla_cdma_cfg *c);
+/* Append the feature cube (height * batches slices) to `dst`. */
+int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
+                           struct dla_cbuf_slices *dst);
+/* Append the converted, padded pixel lines (height slices) to `dst`. */
+int dla_cdma_fetch_image(struct dla_dev *d, const struct dla_cdma_cfg *c,
+                         struct dla_cbuf_slices *dst);
+/* Entries of the weight ring CSC reads before this layer's weight stream
+ * (0 when the ring pointers restart); see cbuf.c. */
+uint32_t dla_cbuf_weight_lag(const struct dla_conv_state *s, const struct dla_cdma_cfg *c);
+/* At the end of a layer: the entries CDMA wrote and CSC did not release and
+ * their bytes, for the next layer (`lag` as this layer started, `fetched`:
+ * this layer fetched its weights).  0 or DLASIM_ERR_NOMEM. */
+int dla_cbuf_weight_ring_end(struct dla_conv_state *s, const struct dla_csc_cfg *csc,
+                             const struct dla_cdma_cfg *c, uint32_t lag, int fetched,
+                             uint32_t entry_bytes, uint32_t atomic_k);
+
+/* Read the raw weight stream (D_WEIGHT_BYTES bytes) into dst. */
+int dla_cdma_fetch_weights(struct dla_dev *d, const struct dla_cdma_cfg *c, uint8_t *dst);
+/* Status registers CDMA updates at the end of a layer. */
+void dla_cdma_finish(struct dla_dev *d, unsigned group);
+
+/* ---- CBUF (cbuf.c) ------------------------------------------------------ */
+
+/* Bank allocation and capacity checks of a layer. */
+int dla_cbuf_validate(struct dla_dev *d, const struct dla_cdma_cfg *c);
+/* How this layer gets its data and weights; checks reuse requests that can
+ * not be honoured. */
+int dla_cbuf_plan(struct dla_dev *d, const struct dla_conv_state *s, const struct dla_cdma_cfg *c,
+                  enum dla_cbuf_use *data_use, enum dla_cbuf_use *weight_use);
+/* Prepare s->data for slices of the given geometry under `use`. */
+int dla_cbuf_begin_data(struct dla_dev *d, struct dla_conv_state *s, enum dla_cbuf_use use,
+                        const struct dla_cdma_cfg *c, uint32_t slice_w, uint32_t slice_c);
+/* Make room for `n` more slices of s->data's geometry; returns the first. */
+int8_t *dla_cbuf_append(struct dla_dev *d, struct dla_cbuf_slices *s, uint32_t n);
+/* End of layer: releases per SKIP_*_RLS / D_RELEASE and remembers the layer. */
+void dla_cbuf_end_layer(struct dla_conv_state *s, const struct dla_csc_cfg *csc,
+                        const struct dla_cdma_cfg *c);
+/* Forget everything (after an error the CBUF contents are undefined). */
+void dla_cbuf_forget(struct dla_conv_state *s);
+
+/* ---- CMAC (cmac.c) ------------------------------------------------------ */
+
+void dla_cmac_decode(const struct dla_dev *d, unsigned group, uint32_t misc_cfg_addr,
+                     struct dla_cmac_cfg *m);
+int dla_cmac_validate(struct dla_dev *d, const char *unit, const struct dla_cmac_cfg *m,
+                      const struct dla_csc_cfg *csc);
+
+/* ---- CACC (cacc.c) ------------------------------------------------------ */
+
+void dla_cacc_decode(const struct dla_dev *d, unsigned group, struct dla_cacc_cfg *a);
+int dla_cacc_validate(struct dla_dev *d, const struct dla_cacc_cfg *a,
+                      const struct dla_csc_cfg *csc);
+/* Round/saturate exact int32 sums in place (the common case). */
+uint32_t dla_cacc_deliver_i32(const struct dla_cacc_cfg *a, int32_t *data, size_t n);
+/* The same with a given loop variant (tests run every one). */
+uint32_t dla_cacc_deliver_i32_isa(const struct dla_cacc_cfg *a, int32_t *data, size_t n,
+                                  enum dla_lanes_isa isa);
+/* Round/saturate 34-bit accumulators into out. */
+uint32_t dla_cacc_deliver_i64(const struct dla_cacc_cfg *a, const int64_t *acc, int32_t *out,
+                              size_t n);
+/* Accumulator step of CACC: 34-bit signed saturating add. */
+static inline int64_t dla_cacc_accumulate(int64_t partial, int64_t mac)
+{
+    const int64_t hi = ((int64_t)1 << 33) - 1;
+    const int64_t lo = -((int64_t)1 << 33);
+    int64_t s = partial + mac;
+    return s > hi ? hi : (s < lo ? lo : s);
+}
+/* Record the saturation count of the layer (D_OUT_SATURATION). */
+void dla_cacc_finish(struct dla_dev *d, unsigned group, uint32_t saturations);
+
+#endif

@@ -1,0 +1,977 @@
+/*
+ * CSC — convolution sequence controller, and the orchestration of one
+ * convolution layer (dla_conv_execute: CDMA -> CBUF -> CSC -> CMAC -> CACC).
+ *
+ * CSB window 0x4000-0x4fff (NVDLA_CSC_*).  No interrupt, no memory port.
+ *
+ * Modelled (ref: cmod/csc NV_NVDLA_csc.cpp):
+ *   - direct convolution (SendDataToMacSequencerDirectConvCommon): output
+ *     (x, y) reads input (x * STRIDE + kx * DILATION - PAD_LEFT, same in y);
+ *     coordinates outside DATAIN_SIZE_EXT read CSC's PAD_VALUE (low byte),
+ *     which gives the right/bottom padding implicitly;
+ *   - pixel input (SendImageDataToMacSequencerConvCommon and
+ *     csc_read_one_image_entry): the kernel is channel-extended (width 1,
+ *     WEIGHT_CHANNEL_EXT = kernel width x channels): output (x, y) and kernel
+ *     row r read the CBUF line y * STRIDE_Y + r - PAD_TOP from element
+ *     x * STRIDE_X * (elements per pixel: 4, 3 or 1 from the low bits of
+ *     DATAIN_CHANNEL_EXT, as vmod CSC_dl pixel_x_stride_w) onwards; lines
+ *     outside the input read PAD_VALUE; with D_POST_Y_EXTENSION the MAC
+ *     array takes 2 or 4 kernel rows per atomic operation (weight layout),
+ *     and each output column reads the bytes the RTL's data loader steps
+ *     to, which differ from the ideal ones for strides above 1
+ *     (post_ext_sources, vmod CSC_dl);
+ *   - the weight layout in CBUF (SendWeightToMacSequencerDirectConvCommon):
+ *     kernel groups of Atomic-K kernels; in a group, channel blocks of
+ *     Atomic-C channels; in a block, kernel positions (row-major); at a
+ *     position, each kernel's block of channels.  With post-extension a
+ *     position holds 2 or 4 rows of each kernel;
+ *   - the products and their sums: the padded planar cube and the planar
+ *     kernels go to dla_conv_s8() (src/kernels); sums that could exceed
+ *     int32 are split over channel chunks and added in 64 bits; a pixel
+ *     kernel too wide for that is accumulated atomic operation by atomic
+ *     operation in hardware order (CACC's 34-bit accumulator, which no
+ *     programmable kernel can overflow: at most 2^18 products of 2^14).
+ *
+ * The planar kernels are decoded from the weight stream with byte
+ * transposes (src/arith/atoms.h) and kept in struct dla_conv_state with the
+ * bytes and the shape they came from: a layer whose weights are the same
+ * bytes read the same way (WEIGHT_REUSE, or the same weights fetched again)
+ * uses them without decoding (decode_planar).
+ *
+ * Checks of the layer as a driver sees them: CSC against CDMA (mode,
+ * precision, reuse flags, banks, entries, sizes, kernels, weight bytes),
+ * D_ATOMICS, D_RELEASE, post-extension limits.  Layers beyond the model's
+ * host limits (2^28-byte buffers, 2^38 MACs, all batches together) return
+ * DLASIM_ERR_UNSUPPORTED.
+ *
+ * Batches (D_BATCH_NUMBER, configurations with NVDLA_BATCH_ENABLE; direct
+ * convolution only): every batch is convolved with the same kernels (ref:
+ * cmod/csc SendDataToMacSequencerDirectConvCommon issues each atomic
+ * operation of a stripe once per batch, batch_index in the stripe info);
+ * line y of batch b is CBUF slice y * BATCHES + b.  CACC delivers batch b
+ * as batch b of the cube flying to SDP; D_OUT_SATURATION counts all
+ * batches.  The hardware interleaves the batches per stripe; the model
+ * computes them one after the other, which gives the same values.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "arith/atoms.h"
+#include "kernels/conv_s8.h"
+#include "sim/core/budget.h"
+#include "sim/nvdla/cbuf.h"
+
+#define CSC_F(d, g, REG, FIELD) DLA_REG_FIELD(d, g, NVDLA_CSC_##REG##_0, FIELD)
+
+/* Products whose sum always fits an int32: |a * b| <= 2^14 for int8.  A
+ * kernel has at most 2^18 bytes (D_WEIGHT_SIZE_0.BYTE_PER_KERNEL is 18
+ * bits), so a sum never leaves CACC's 34-bit accumulator: above this bound
+ * the sums are exact in 64 bits. */
+#define CONV_INT32_SAFE_TERMS ((uint64_t)1 << 17)
+
+static void csc_decode(const struct dla_dev *d, unsigned g, struct dla_csc_cfg *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->conv_mode = CSC_F(d, g, D_MISC_CFG, CONV_MODE);
+    c->in_precision = CSC_F(d, g, D_MISC_CFG, IN_PRECISION);
+    c->proc_precision = CSC_F(d, g, D_MISC_CFG, PROC_PRECISION);
+    c->data_reuse = (int)CSC_F(d, g, D_MISC_CFG, DATA_REUSE);
+    c->weight_reuse = (int)CSC_F(d, g, D_MISC_CFG, WEIGHT_REUSE);
+    c->skip_data_rls = (int)CSC_F(d, g, D_MISC_CFG, SKIP_DATA_RLS);
+    c->skip_weight_rls = (int)CSC_F(d, g, D_MISC_CFG, SKIP_WEIGHT_RLS);
+    c->fmt = CSC_F(d, g, D_DATAIN_FORMAT, DATAIN_FORMAT) ==
+                     NVDLA_CSC_D_DATAIN_FORMAT_0_DATAIN_FORMAT_PIXEL
+                 ? DLA_CONV_IN_PIXEL
+                 : DLA_CONV_IN_FEATURE;
+    c->width = CSC_F(d, g, D_DATAIN_SIZE_EXT_0, DATAIN_WIDTH_EXT) + 1;
+    c->height = CSC_F(d, g, D_DATAIN_SIZE_EXT_0, DATAIN_HEIGHT_EXT) + 1;
+    c->channel = CSC_F(d, g, D_DATAIN_SIZE_EXT_1, DATAIN_CHANNEL_EXT) + 1;
+    c->batches = CSC_F(d, g, D_BATCH_NUMBER, BATCHES) + 1;
+    c->y_extension = CSC_F(d, g, D_POST_Y_EXTENSION, Y_EXTENSION);
+    c->entries = CSC_F(d, g, D_ENTRY_PER_SLICE, ENTRIES) + 1;
+    c->weight_compressed = CSC_F(d, g, D_WEIGHT_FORMAT, WEIGHT_FORMAT) ==
+                           NVDLA_CSC_D_WEIGHT_FORMAT_0_WEIGHT_FORMAT_COMPRESSED;
+    c->kernel_w = CSC_F(d, g, D_WEIGHT_SIZE_EXT_0, WEIGHT_WIDTH_EXT) + 1;
+    c->kernel_h = CSC_F(d, g, D_WEIGHT_SIZE_EXT_0, WEIGHT_HEIGHT_EXT) + 1;
+    c->kernel_c = CSC_F(d, g, D_WEIGHT_SIZE_EXT_1, WEIGHT_CHANNEL_EXT) + 1;
+    c->kernels = CSC_F(d, g, D_WEIGHT_SIZE_EXT_1, WEIGHT_KERNEL) + 1;
+    c->weight_bytes = CSC_F(d, g, D_WEIGHT_BYTES, WEIGHT_BYTES);
+    c->out_w = CSC_F(d, g, D_DATAOUT_SIZE_0, DATAOUT_WIDTH) + 1;
+    c->out_h = CSC_F(d, g, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT) + 1;
+    c->out_c = CSC_F(d, g, D_DATAOUT_SIZE_1, DATAOUT_CHANNEL) + 1;
+    c->atomics = CSC_F(d, g, D_ATOMICS, ATOMICS) + 1;
+    c->rls_slices = CSC_F(d, g, D_RELEASE, RLS_SLICES) + 1;
+    c->stride_x = CSC_F(d, g, D_CONV_STRIDE_EXT, CONV_X_STRIDE_EXT) + 1;
+    c->stride_y = CSC_F(d, g, D_CONV_STRIDE_EXT, CONV_Y_STRIDE_EXT) + 1;
+    c->dil_x = CSC_F(d, g, D_DILATION_EXT, X_DILATION_EXT) + 1;
+    c->dil_y = CSC_F(d, g, D_DILATION_EXT, Y_DILATION_EXT) + 1;
+    c->pad_left = CSC_F(d, g, D_ZERO_PADDING, PAD_LEFT);
+    c->pad_top = CSC_F(d, g, D_ZERO_PADDING, PAD_TOP);
+    c->pad_value = CSC_F(d, g, D_ZERO_PADDING_VALUE, PAD_VALUE);
+    c->data_bank = CSC_F(d, g, D_BANK, DATA_BANK) + 1;
+    c->weight_bank = CSC_F(d, g, D_BANK, WEIGHT_BANK) + 1;
+}
+
+/*
+ * Elements CSC steps over per pixel of a pixel-input line: derived from the
+ * two low bits of DATAIN_CHANNEL_EXT (4 for 4-element pixels, 3 for 3, else
+ * 1).  ref: vmod/nvdla/csc/NV_NVDLA_CSC_dl.v pixel_x_stride_w.
+ */
+static uint32_t pixel_stride(const struct dla_csc_cfg *c)
+{
+    switch ((c->channel - 1) & 3u) {
+    case 3:
+        return 4;
+    case 2:
+        return 3;
+    default:
+        return 1;
+    }
+}
+
+/* ---- validation ------------------------------------------------------------ */
+
+static int differ(struct dla_dev *d, const char *csc_field, uint32_t csc_v, const char *cdma_field,
+                  uint32_t cdma_v)
+{
+    return dla_error(d, DLASIM_ERR_PROG, "CSC: %s=%u differs from CDMA %s=%u", csc_field, csc_v,
+                     cdma_field, cdma_v);
+}
+
+#define SAME(cf, cv, df, dv)                                                                   \
+    do {                                                                                       \
+        if ((uint32_t)(cv) != (uint32_t)(dv)) {                                                \
+            return differ(d, cf, (uint32_t)(cv), df, (uint32_t)(dv));                          \
+        }                                                                                      \
+    } while (0)
+
+static int csc_validate_common(struct dla_dev *d, const struct dla_csc_cfg *c,
+                               const struct dla_cdma_cfg *m)
+{
+    SAME("D_MISC_CFG_0.CONV_MODE", c->conv_mode, "D_MISC_CFG_0.CONV_MODE", m->conv_mode);
+    SAME("D_MISC_CFG_0.PROC_PRECISION", c->proc_precision, "D_MISC_CFG_0.PROC_PRECISION",
+         m->proc_precision);
+    SAME("D_MISC_CFG_0.DATA_REUSE", c->data_reuse, "D_MISC_CFG_0.DATA_REUSE", m->data_reuse);
+    SAME("D_MISC_CFG_0.WEIGHT_REUSE", c->weight_reuse, "D_MISC_CFG_0.WEIGHT_REUSE",
+         m->weight_reuse);
+    SAME("D_MISC_CFG_0.SKIP_DATA_RLS", c->skip_data_rls, "D_MISC_CFG_0.SKIP_DATA_RLS",
+         m->skip_data_rls);
+    SAME("D_MISC_CFG_0.SKIP_WEIGHT_RLS", c->skip_weight_rls, "D_MISC_CFG_0.SKIP_WEIGHT_RLS",
+         m->skip_weight_rls);
+    SAME("D_DATAIN_FORMAT_0.DATAIN_FORMAT", c->fmt, "D_DATAIN_FORMAT_0.DATAIN_FORMAT", m->fmt);
+    SAME("D_BANK_0.DATA_BANK", c->data_bank - 1, "D_BANK_0.DATA_BANK", m->data_bank - 1);
+    SAME("D_BANK_0.WEIGHT_BANK", c->weight_bank - 1, "D_BANK_0.WEIGHT_BANK", m->weight_bank - 1);
+    SAME("D_ENTRY_PER_SLICE_0.ENTRIES", c->entries - 1, "D_ENTRY_PER_SLICE_0.ENTRIES",
+         m->entries - 1);
+    SAME("D_BATCH_NUMBER_0.BATCHES", c->batches - 1, "D_BATCH_NUMBER_0.BATCHES", m->batches - 1);
+    SAME("D_WEIGHT_FORMAT_0.WEIGHT_FORMAT", c->weight_compressed,
+         "D_WEIGHT_FORMAT_0.WEIGHT_FORMAT", m->weight_compressed);
+    SAME("D_WEIGHT_BYTES_0", c->weight_bytes, "D_WEIGHT_BYTES_0", m->weight_bytes);
+    SAME("D_WEIGHT_SIZE_EXT_1_0.WEIGHT_KERNEL", c->kernels - 1, "D_WEIGHT_SIZE_1_0.WEIGHT_KERNEL",
+         m->weight_kernel - 1);
+    SAME("D_DATAIN_SIZE_EXT_1_0.DATAIN_CHANNEL_EXT", c->channel - 1,
+         "D_DATAIN_SIZE_1_0.DATAIN_CHANNEL", m->channel - 1);
+    if (c->kernels != c->out_c) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "CSC: D_WEIGHT_SIZE_EXT_1_0.WEIGHT_KERNEL=%u differs from "
+                         "D_DATAOUT_SIZE_1_0.DATAOUT_CHANNEL=%u",
+                         c->kernels - 1, c->out_c - 1);
+    }
+    uint64_t bpk = (uint64_t)c->kernel_w * c->kernel_h * c->kernel_c;
+    if (bpk != m->byte_per_kernel) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "CSC: a %ux%ux%u kernel is %llu bytes but CDMA "
+                         "D_WEIGHT_SIZE_0_0.BYTE_PER_KERNEL=%u (%u bytes)",
+                         c->kernel_w, c->kernel_h, c->kernel_c, (unsigned long long)bpk,
+                         m->byte_per_kernel - 1, m->byte_per_kernel);
+    }
+    if (bpk * c->kernels > c->weight_bytes) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "CSC: %u kernels of %llu bytes exceed D_WEIGHT_BYTES_0=%u", c->kernels,
+                         (unsigned long long)bpk, c->weight_bytes);
+    }
+    uint64_t atoms = (uint64_t)c->out_w * c->out_h;
+    if (c->atomics != atoms) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "CSC: D_ATOMICS_0.ATOMICS=%u but a %ux%u output needs ATOMICS=%llu",
+                         c->atomics - 1, c->out_w, c->out_h, (unsigned long long)(atoms - 1));
+    }
+    uint64_t slices = (uint64_t)c->height * c->batches;
+    if (!c->skip_data_rls && c->rls_slices > slices) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "CSC: D_RELEASE_0.RLS_SLICES=%u releases %u slices but the layer has %llu",
+                         c->rls_slices - 1, c->rls_slices, (unsigned long long)slices);
+    }
+    return 0;
+}
+
+static int csc_validate(struct dla_dev *d, const struct dla_csc_cfg *c,
+                        const struct dla_cdma_cfg *m)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    int rc = csc_validate_common(d, c, m);
+    if (rc) {
+        return rc;
+    }
+    if (c->fmt == DLA_CONV_IN_FEATURE) {
+        SAME("D_DATAIN_SIZE_EXT_0_0.DATAIN_WIDTH_EXT", c->width - 1,
+             "D_DATAIN_SIZE_0_0.DATAIN_WIDTH", m->width - 1);
+        if (c->kernel_c != c->channel) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "CSC: D_WEIGHT_SIZE_EXT_1_0.WEIGHT_CHANNEL_EXT=%u differs from "
+                             "D_DATAIN_SIZE_EXT_1_0.DATAIN_CHANNEL_EXT=%u",
+                             c->kernel_c - 1, c->channel - 1);
+        }
+        if (c->y_extension != 0) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "CSC: D_POST_Y_EXTENSION_0.Y_EXTENSION=%u applies to pixel input "
+                             "only",
+                             c->y_extension);
+        }
+        return 0;
+    }
+    /* pixel input: channel-extended kernels of width 1 (ref: cmod/csc
+     * SendImageDataToMacSequencerConvCommon); the lines CSC reads are
+     * checked against what CBUF holds by dla_conv_execute */
+    if (c->kernel_w != 1) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "CSC: D_WEIGHT_SIZE_EXT_0_0.WEIGHT_WIDTH_EXT=%u: pixel input needs "
+                         "channel-extended kernels of width 1 (WEIGHT_WIDTH_EXT=0)",
+                         c->kernel_w - 1);
+    }
+    if (c->y_extension > 2) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "CSC: D_POST_Y_EXTENSION_0.Y_EXTENSION=%u: valid values are 0, 1, 2",
+                         c->y_extension);
+    }
+    if (c->y_extension && c->kernel_c > (cfg->mac_atomic_c_size >> c->y_extension)) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "CSC: D_POST_Y_EXTENSION_0.Y_EXTENSION=%u needs "
+                         "D_WEIGHT_SIZE_EXT_1_0.WEIGHT_CHANNEL_EXT+1=%u <= Atomic-C/%u=%u",
+                         c->y_extension, c->kernel_c, 1u << c->y_extension,
+                         cfg->mac_atomic_c_size >> c->y_extension);
+    }
+    return 0;
+}
+
+/* ---- weights --------------------------------------------------------------- */
+
+/* Weight for (kernel k, channel j, kernel row r) of a channel-extended pixel
+ * kernel goes to the planar array through this mapping: channel j is
+ * (x, c) = (j / in_c, j % in_c). */
+struct wt_map {
+    int8_t *dst;               /* planar kernels, zeroed */
+    uint32_t in_c;             /* pixel stride */
+    uint32_t k_w, k_h;         /* planar kernel size */
+};
+
+static inline void wt_put(const struct wt_map *m, uint32_t k, uint32_t j, uint32_t r, int8_t v)
+{
+    uint32_t x = j / m->in_c, c = j % m->in_c;
+    m->dst[(((size_t)k * m->in_c + c) * m->k_h + r) * m->k_w + x] = v;
+}
+
+/*
+ * Feature kernels (ref: cmod/csc SendWeightToMacSequencerDirectConvCommon):
+ * in the stream a channel block of a kernel group holds, per kernel
+ * position, each kernel's run of channels; in the planar array a kernel's
+ * channels are rows of its positions.  Each kernel's block is a transpose
+ * of [position][channel] into [channel][position] (a copy for 1x1 kernels);
+ * every planar byte is written.
+ */
+static void decode_feature_weights(const uint8_t *raw, uint32_t kernels, uint32_t ch,
+                                   uint32_t npos, uint32_t ac, uint32_t ak, int8_t *dst)
+{
+    const enum dla_lanes_isa isa = dla_lanes_best();
+    const size_t bpk = (size_t)npos * ch;
+    for (uint32_t k0 = 0; k0 < kernels; k0 += ak) {
+        uint32_t kpg = kernels - k0 < ak ? kernels - k0 : ak;
+        const uint8_t *group = raw + (size_t)(k0 / ak) * bpk * ak;
+        for (uint32_t c0 = 0; c0 < ch; c0 += ac) {
+            uint32_t cb = ch - c0 < ac ? ch - c0 : ac;
+            const uint8_t *block = group + (size_t)c0 * npos * kpg;
+            const size_t pos_bytes = (size_t)cb * kpg; /* one position of the block */
+            for (uint32_t kk = 0; kk < kpg; kk++) {
+                const uint8_t *src = block + (size_t)kk * cb;
+                uint8_t *d = (uint8_t *)dst + ((size_t)(k0 + kk) * ch + c0) * npos;
+                if (npos == 1) {
+                    memcpy(d, src, cb);
+                } else {
+                    dla_transpose_bytes(isa, src, pos_bytes, npos, cb, d, npos);
+                }
+            }
+        }
+    }
+}
+
+/* Pixel kernels (width 1, kernel_c channel-extended channels per row).
+ * ref: cmod/csc SendWeightToMacSequencerDirectConvCommon, post_y_extension == 1 */
+static void decode_pixel_weights(const uint8_t *raw, uint32_t kernels, uint32_t ch, uint32_t kh,
+                                 uint32_t ac, uint32_t ak, const struct wt_map *m)
+{
+    const uint64_t bpk = (uint64_t)kh * ch;
+    for (uint32_t k0 = 0; k0 < kernels; k0 += ak) {
+        uint32_t kpg = kernels - k0 < ak ? kernels - k0 : ak;
+        uint64_t gbase = (uint64_t)(k0 / ak) * bpk * ak;
+        for (uint32_t c0 = 0; c0 < ch; c0 += ac) {
+            uint32_t cb = ch - c0 < ac ? ch - c0 : ac;
+            uint64_t bbase = gbase + (uint64_t)(c0 / ac) * ac * kh * kpg;
+            for (uint32_t r = 0; r < kh; r++) {
+                const uint8_t *p = raw + bbase + (uint64_t)r * cb * kpg;
+                for (uint32_t kk = 0; kk < kpg; kk++) {
+                    for (uint32_t i = 0; i < cb; i++) {
+                        wt_put(m, k0 + kk, c0 + i, r, (int8_t)p[(size_t)kk * cb + i]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ref: cmod/csc SendWeightToMacSequencerDirectConvCommon, post_y_extension 2/4:
+ * a stripe operation holds `ext` rows of `kc` channels of each kernel */
+static void decode_weights_post_ext(const uint8_t *raw, uint32_t kernels, uint32_t kc,
+                                    uint32_t kh, uint32_t ext, uint32_t ak,
+                                    const struct wt_map *m)
+{
+    const uint64_t bpk = (uint64_t)kc * kh;
+    const uint32_t nstripe = (kh + ext - 1) / ext;
+    for (uint32_t k0 = 0; k0 < kernels; k0 += ak) {
+        uint32_t kpg = kernels - k0 < ak ? kernels - k0 : ak;
+        uint64_t gbase = (uint64_t)(k0 / ak) * bpk * ak;
+        for (uint32_t s = 0; s < nstripe; s++) {
+            uint32_t rows = (s == nstripe - 1 && kh % ext) ? kh % ext : ext;
+            uint64_t sbase = gbase + (uint64_t)s * kc * ext * kpg;
+            for (uint32_t kk = 0; kk < kpg; kk++) {
+                const uint8_t *p = raw + sbase + (uint64_t)kk * kc * rows;
+                for (uint32_t ii = 0; ii < rows; ii++) {
+                    for (uint32_t j = 0; j < kc; j++) {
+                        wt_put(m, k0 + kk, j, s * ext + ii, (int8_t)p[ii * kc + j]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ---- the layer as the kernel sees it ---------------------------------------- */
+
+struct conv_job {
+    struct dla_conv_geom g;    /* padded input, planar kernels */
+    const int8_t *in;          /* in[c][y][x] */
+    const int8_t *wt;          /* wt[k][c][ky][kx] */
+    uint64_t terms;            /* non-trivial products per output element */
+    int pixel;                 /* pixel input: hardware order over flat channels */
+    uint32_t flat_c;           /* pixel input: elements per pixel (pixel_stride) */
+    uint32_t flat_kc;          /* pixel input: channel-extended kernel channels */
+    uint32_t ext;              /* pixel input: kernel rows per atomic operation */
+    uint32_t ac;               /* Atomic-C */
+};
+
+/* Padded planar input of batch `b` of a feature layer from the slices in
+ * CBUF: line y of batch b is slice y * BATCHES + b (ref: cmod/cdma
+ * DirectConvDataResponseSequencerCommon and cmod/csc
+ * SendDataToMacSequencerDirectConvCommon entry addresses, vmod
+ * NV_NVDLA_CDMA_dc.v idx_batch_offset: the batches of a line are adjacent). */
+static int build_feature_input(struct dla_dev *d, struct dla_conv_state *s,
+                               const struct dla_csc_cfg *c, uint32_t b, struct conv_job *j)
+{
+    struct dla_conv_geom *g = &j->g;
+    const struct dla_cbuf_slices *data = &s->data;
+    g->in_c = c->channel;
+    g->in_w = (c->out_w - 1) * c->stride_x + (c->kernel_w - 1) * c->dil_x + 1;
+    g->in_h = (c->out_h - 1) * c->stride_y + (c->kernel_h - 1) * c->dil_y + 1;
+    size_t plane = (size_t)g->in_w * g->in_h;
+    int rc = dla_conv_scratch(d, (void **)&s->in, &s->in_cap, plane * g->in_c);
+    if (rc) {
+        return rc;
+    }
+    const int8_t pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
+    const uint32_t w = c->width;
+    /* x range of the padded row that holds data: [x0, x1) <- source [x0 - pad_left, ...) */
+    uint32_t x0 = c->pad_left < g->in_w ? c->pad_left : g->in_w;
+    uint64_t x1w = (uint64_t)c->pad_left + w;
+    uint32_t x1 = x1w < g->in_w ? (uint32_t)x1w : g->in_w;
+    for (uint32_t ch = 0; ch < g->in_c; ch++) {
+        for (uint32_t y = 0; y < g->in_h; y++) {
+            int8_t *row = s->in + ch * plane + (size_t)y * g->in_w;
+            int64_t sy = (int64_t)y - c->pad_top;
+            if (sy < 0 || sy >= c->height || x0 >= x1) {
+                memset(row, pad, g->in_w);
+                continue;
+            }
+            const size_t slice = (size_t)sy * c->batches + b;
+            const int8_t *src = data->buf + slice * dla_cbuf_slice_bytes(data) + (size_t)ch * w;
+            memset(row, pad, x0);
+            memcpy(row + x0, src, x1 - x0);
+            memset(row + x1, pad, g->in_w - x1);
+        }
+    }
+    j->in = s->in;
+    j->terms = (uint64_t)c->channel * c->kernel_w * c->kernel_h;
+    return 0;
+}
+
+/*
+ * Post-extension (D_POST_Y_EXTENSION 1/2): where the data loader takes the
+ * kernel_c bytes of output column ox from (element index into the CBUF line,
+ * or -1 for a zero byte), for every byte i < kernel_c.  The hardware rule
+ * (ref: vmod/nvdla/csc/NV_NVDLA_CSC_dl.v, nv_small), with s = pixel_x_stride_w
+ * (x stride times elements per pixel) and e = 2 or 4 lines per atomic op:
+ *   - outputs go in stripes of 2 x Atomic-K columns (pixel_ch_stride_w; the
+ *     sequence generator's image stripe) and, in a stripe, in loops of e
+ *     columns (sub_h_cnt); loop n reads one entry per line, at element
+ *     pixel_w_cnt = pixel_x_init_w + n * pixel_x_add_w, i.e.
+ *     (e-1)*s + kernel_c - 1 + n*e*s (6- and 7-bit fields), from the stripe's
+ *     first element on;
+ *   - s <= one entry: the entry enters a two-entry window {new, previous}
+ *     (dat_l0c0 / dat_l0c1) only when its address changes (or on the
+ *     stripe's first loop, pixel_force_fetch); the window offset
+ *     rsp_sft_cnt starts at one entry, grows by s per column and drops by
+ *     one entry per entry loaded after the first; bytes past the window
+ *     are zero;
+ *   - s > one entry: CBUF shifts the read itself (sc2buf_dat_rd_shift): the
+ *     kernel_c bytes ending at pixel_w_cnt, except on a stripe's first loop
+ *     (stripe_begin_disable_jump) where the entry is read from its start.
+ * With stride 1 this is the ideal input; with larger strides columns read
+ * other pixels (the RTL-graded rg_img cases with stride > 1).
+ */
+static void post_ext_sources(const struct dla_csc_cfg *c, uint32_t s, uint32_t entry,
+                             uint32_t stripe, uint32_t ox, int64_t *src, uint8_t *pad_zero)
+{
+    const uint32_t e = 1u << c->y_extension;
+    const uint32_t kc = c->kernel_c;
+    const uint32_t init = ((e - 1) * s + kc - 1) & 0x3fu;  /* pixel_x_init_w, 6 bits */
+    const uint32_t add = (e * s) & 0x7fu;                  /* pixel_x_add_w, 7 bits */
+    const uint32_t x0 = ox / stripe * stripe;
+    const uint32_t r = ox - x0, n_loop = r / e;
+    const uint64_t pw0 = ((uint64_t)init + (uint64_t)s * x0) & 0xffffu;
+    uint64_t pw = (pw0 + (uint64_t)n_loop * add) & 0xffffu;
+    /* a line outside the input: the window is PAD_VALUE, its offset wraps
+     * within an entry on each loop (rsp_sft_cnt under dat_dummy_l0_en) and
+     * bytes past the window are zero */
+    uint32_t dsft = entry;
+    for (uint32_t k = 1; k <= r; k++) {
+        dsft = s > entry ? entry : dsft + s;
+        if (k % e == 0) {
+            dsft &= entry - 1;
+        }
+    }
+    for (uint32_t i = 0; i < kc; i++) {
+        pad_zero[i] = dsft + i >= 2 * entry;
+    }
+    if (s > entry) {
+        int64_t start = n_loop == 0 ? (int64_t)(pw0 / entry * entry) : (int64_t)pw + 1 - kc;
+        for (uint32_t i = 0; i < kc; i++) {
+            src[i] = start + i;
+        }
+        return;
+    }
+    uint64_t cur = pw0 / entry, prev = cur, loads = 1;
+    for (uint32_t n = 1; n <= n_loop; n++) {
+        uint64_t en = ((pw0 + (uint64_t)n * add) & 0xffffu) / entry;
+        if (en != cur) {
+            prev = cur;
+            cur = en;
+            loads++;
+        }
+    }
+    int64_t sft = (int64_t)entry + (int64_t)s * r - (int64_t)entry * (int64_t)(loads - 1);
+    for (uint32_t i = 0; i < kc; i++) {
+        int64_t w = sft + i;
+        src[i] = w < 0 || w >= 2 * (int64_t)entry ? -1
+                 : w < (int64_t)entry ? (int64_t)(prev * entry) + w
+                                      : (int64_t)(cur * entry) + w - entry;
+    }
+}
+
+/* Pixel input under post-extension: every output column gets its own
+ * k_w-pixel window (the planar stride becomes k_w, see build_weights)
+ * filled from the bytes post_ext_sources() names. */
+static int build_pixel_input_post_ext(struct dla_dev *d, struct dla_conv_state *s,
+                                      const struct dla_csc_cfg *c, struct conv_job *j)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    struct dla_conv_geom *g = &j->g;
+    const struct dla_cbuf_slices *data = &s->data;
+    const uint32_t cc = pixel_stride(c);
+    const uint32_t kw = (c->kernel_c + cc - 1) / cc;
+    const uint32_t entry = cfg->mac_atomic_c_size;
+    const uint32_t stripe = 2 * cfg->mac_atomic_k_size;
+    g->in_c = cc;
+    g->in_w = c->out_w * kw;
+    g->in_h = (c->out_h - 1) * c->stride_y + c->kernel_h;
+    size_t plane = (size_t)g->in_w * g->in_h;
+    int rc = dla_conv_scratch(d, (void **)&s->in, &s->in_cap, plane * cc);
+    if (rc) {
+        return rc;
+    }
+    int64_t src[32]; /* kernel_c <= Atomic-C / 2 under post-extension (checked) */
+    uint8_t pad_zero[32];
+    if (c->kernel_c > 32) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "CSC: post-extension with %u channel-extended kernel channels "
+                         "(model limit 32)", c->kernel_c);
+    }
+    const int8_t pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
+    const size_t line = dla_cbuf_slice_bytes(data);
+    const size_t total = line * data->n;
+    memset(s->in, 0, plane * cc);
+    for (uint32_t ox = 0; ox < c->out_w; ox++) {
+        post_ext_sources(c, cc * c->stride_x, entry, stripe, ox, src, pad_zero);
+        for (uint32_t y = 0; y < g->in_h; y++) {
+            int64_t sy = (int64_t)y - c->pad_top;
+            int inside = sy >= 0 && sy < c->height;
+            for (uint32_t i = 0; i < c->kernel_c; i++) {
+                int8_t v = pad_zero[i] ? 0 : pad;
+                if (inside) {
+                    size_t at = (size_t)sy * line + (size_t)src[i];
+                    v = src[i] < 0 || at >= total ? 0 : (int8_t)data->buf[at];
+                }
+                s->in[(i % cc) * plane + (size_t)y * g->in_w + (size_t)ox * kw + i / cc] = v;
+            }
+        }
+    }
+    j->in = s->in;
+    j->terms = (uint64_t)c->kernel_c * c->kernel_h;
+    return 0;
+}
+
+/* Padded planar input of a pixel layer: channel c of pixel p of line y is
+ * element p * pixel_stride + c of the CBUF line (reading past a line
+ * continues into the next one, as CBUF entries do). */
+static int build_pixel_input(struct dla_dev *d, struct dla_conv_state *s,
+                             const struct dla_csc_cfg *c, struct conv_job *j)
+{
+    struct dla_conv_geom *g = &j->g;
+    const struct dla_cbuf_slices *data = &s->data;
+    const uint32_t cc = pixel_stride(c);
+    const uint32_t kw = (c->kernel_c + cc - 1) / cc;
+    g->in_c = cc;
+    g->in_w = (c->out_w - 1) * c->stride_x + kw;
+    g->in_h = (c->out_h - 1) * c->stride_y + c->kernel_h;
+    size_t plane = (size_t)g->in_w * g->in_h;
+    int rc = dla_conv_scratch(d, (void **)&s->in, &s->in_cap, plane * cc);
+    if (rc) {
+        return rc;
+    }
+    const int8_t pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
+    const size_t line = dla_cbuf_slice_bytes(data);
+    const size_t total = line * data->n;
+    for (uint32_t y = 0; y < g->in_h; y++) {
+        int64_t sy = (int64_t)y - c->pad_top;
+        int inside = sy >= 0 && sy < c->height;
+        for (uint32_t ch = 0; ch < cc; ch++) {
+            int8_t *row = s->in + ch * plane + (size_t)y * g->in_w;
+            if (!inside) {
+                memset(row, pad, g->in_w);
+                continue;
+            }
+            size_t at = (size_t)sy * line + ch;
+            for (uint32_t p = 0; p < g->in_w; p++, at += cc) {
+                row[p] = at < total ? data->buf[at] : 0;
+            }
+        }
+    }
+    j->in = s->in;
+    j->terms = (uint64_t)c->kernel_c * c->kernel_h;
+    return 0;
+}
+
+/* Bytes of the weight stream the kernels occupy (the rest is not read). */
+static size_t weight_stream_used(const struct dla_csc_cfg *c)
+{
+    return (size_t)c->kernels * c->kernel_w * c->kernel_h * c->kernel_c;
+}
+
+/* Decode the weight stream into s->wplanar (n bytes) unless it already
+ * holds the decode of the same bytes under the same key. */
+static int decode_planar(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
+                         const struct dla_wt_key *key, size_t n)
+{
+    const size_t used = weight_stream_used(c);
+    /* unchanged since the last look (WEIGHT_REUSE), or fetched again equal */
+    if (s->wdec_len == used && !memcmp(&s->wdec_key, key, sizeof(*key)) &&
+        (s->wdec_fetch == s->wt_fetches || !memcmp(s->wdec_src, s->wt, used))) {
+        s->wdec_fetch = s->wt_fetches;
+        return 0;
+    }
+    s->wdec_len = 0;
+    int rc = dla_conv_scratch(d, (void **)&s->wplanar, &s->wplanar_cap, n);
+    if (!rc) {
+        rc = dla_conv_scratch(d, (void **)&s->wdec_src, &s->wdec_src_cap, used);
+    }
+    if (rc) {
+        return rc;
+    }
+    if (!key->pixel) {
+        decode_feature_weights(s->wt, c->kernels, c->kernel_c, c->kernel_w * c->kernel_h,
+                               key->atomic_c, key->atomic_k, s->wplanar);
+    } else {
+        /* channel-extended kernels may not fill the last planar column */
+        memset(s->wplanar, 0, n);
+        struct wt_map m = { s->wplanar, key->in_c, key->k_w, key->k_h };
+        if (c->y_extension) {
+            decode_weights_post_ext(s->wt, c->kernels, c->kernel_c, c->kernel_h,
+                                    1u << c->y_extension, key->atomic_k, &m);
+        } else {
+            decode_pixel_weights(s->wt, c->kernels, c->kernel_c, c->kernel_h, key->atomic_c,
+                                 key->atomic_k, &m);
+        }
+    }
+    memcpy(s->wdec_src, s->wt, used);
+    s->wdec_key = *key;
+    s->wdec_len = used;
+    s->wdec_fetch = s->wt_fetches;
+    return 0;
+}
+
+static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
+                         struct conv_job *j)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    struct dla_conv_geom *g = &j->g;
+    int pixel = c->fmt == DLA_CONV_IN_PIXEL;
+    g->out_w = c->out_w;
+    g->out_h = c->out_h;
+    g->out_k = c->kernels;
+    g->k_h = c->kernel_h;
+    g->k_w = pixel ? (c->kernel_c + pixel_stride(c) - 1) / pixel_stride(c) : c->kernel_w;
+    /* post-extension: one k_w window per output column (build_pixel_input_post_ext) */
+    g->stride_x = pixel && c->y_extension ? g->k_w : c->stride_x;
+    g->stride_y = c->stride_y;
+    g->dil_x = pixel ? 1 : c->dil_x;
+    g->dil_y = pixel ? 1 : c->dil_y;
+    struct dla_wt_key key;
+    memset(&key, 0, sizeof(key));
+    key.pixel = (uint32_t)pixel;
+    key.kernels = c->kernels;
+    key.kernel_c = c->kernel_c;
+    key.kernel_w = c->kernel_w;
+    key.kernel_h = c->kernel_h;
+    key.y_extension = pixel ? c->y_extension : 0;
+    key.atomic_c = cfg->mac_atomic_c_size;
+    key.atomic_k = cfg->mac_atomic_k_size;
+    key.in_c = g->in_c;
+    key.k_w = g->k_w;
+    key.k_h = g->k_h;
+    int rc = decode_planar(d, s, c, &key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
+    if (rc) {
+        return rc;
+    }
+    j->wt = s->wplanar;
+    j->pixel = pixel;
+    j->flat_c = pixel ? pixel_stride(c) : c->channel;
+    j->flat_kc = c->kernel_c;
+    j->ext = pixel ? 1u << c->y_extension : 1;
+    j->ac = cfg->mac_atomic_c_size;
+    return 0;
+}
+
+/* ---- running the MACs ---------------------------------------------------------- */
+
+static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const int8_t *in,
+                      const int8_t *wt, int32_t *out)
+{
+    int rc = dla_conv_s8(g, in, wt, out, dla_threads(d));
+    if (rc) {
+        return dla_error(d, rc, "CSC: convolution kernel failed (%s) on a %ux%ux%u input, "
+                         "%ux%u kernels",
+                         dlasim_status_name(rc), g->in_w, g->in_h, g->in_c, g->k_w, g->k_h);
+    }
+    return 0;
+}
+
+/* Sums of more than 2^17 products: channel chunks of fewer products,
+ * added in 64 bits. */
+static int run_chunked(struct dla_dev *d, struct dla_conv_state *s, const struct conv_job *j,
+                       int32_t *tmp, int64_t *acc)
+{
+    const struct dla_conv_geom *g = &j->g;
+    const size_t taps = (size_t)g->k_w * g->k_h;
+    const size_t plane = (size_t)g->in_w * g->in_h;
+    const size_t n_out = (size_t)g->out_w * g->out_h * g->out_k;
+    uint32_t chunk = (uint32_t)((CONV_INT32_SAFE_TERMS - 1) / taps);
+    int rc = dla_conv_scratch(d, (void **)&s->wchunk, &s->wchunk_cap,
+                              (size_t)g->out_k * chunk * taps);
+    if (rc) {
+        return rc;
+    }
+    memset(acc, 0, n_out * sizeof(*acc));
+    for (uint32_t c0 = 0; c0 < g->in_c; c0 += chunk) {
+        struct dla_conv_geom sub = *g;
+        sub.in_c = g->in_c - c0 < chunk ? g->in_c - c0 : chunk;
+        for (uint32_t k = 0; k < g->out_k; k++) {
+            memcpy(s->wchunk + (size_t)k * sub.in_c * taps,
+                   j->wt + ((size_t)k * g->in_c + c0) * taps, (size_t)sub.in_c * taps);
+        }
+        rc = run_kernel(d, &sub, j->in + (size_t)c0 * plane, s->wchunk, tmp);
+        if (rc) {
+            return rc;
+        }
+        for (size_t i = 0; i < n_out; i++) {
+            acc[i] += tmp[i];
+        }
+    }
+    return 0;
+}
+
+/* One atomic operation of a feature layer: Atomic-C channels at one kernel
+ * position. */
+static int64_t feature_atom(const struct conv_job *j, uint32_t k, uint32_t oy, uint32_t ox,
+                            uint32_t c0, uint32_t c1, uint32_t ky, uint32_t kx)
+{
+    const struct dla_conv_geom *g = &j->g;
+    const size_t plane = (size_t)g->in_w * g->in_h;
+    const size_t taps = (size_t)g->k_w * g->k_h;
+    size_t y = (size_t)oy * g->stride_y + (size_t)ky * g->dil_y;
+    size_t x = (size_t)ox * g->stride_x + (size_t)kx * g->dil_x;
+    int64_t sum = 0;
+    for (uint32_t c = c0; c < c1; c++) {
+        int8_t a = j->in[c * plane + y * g->in_w + x];
+        int8_t b = j->wt[((size_t)k * g->in_c + c) * taps + (size_t)ky * g->k_w + kx];
+        sum += (int32_t)a * b;
+    }
+    return sum;
+}
+
+/* Element e of the channel-extended pixel row (flat index e of the line). */
+static int64_t pixel_term(const struct conv_job *j, uint32_t k, uint32_t oy, uint32_t ox,
+                          uint32_t r, uint32_t e)
+{
+    const struct dla_conv_geom *g = &j->g;
+    const size_t plane = (size_t)g->in_w * g->in_h;
+    uint32_t c = e % j->flat_c, x = e / j->flat_c;
+    size_t y = (size_t)oy * g->stride_y + r;
+    int8_t a = j->in[c * plane + y * g->in_w + (size_t)ox * g->stride_x + x];
+    int8_t b = j->wt[(((size_t)k * g->in_c + c) * g->k_h + r) * g->k_w + x];
+    return (int32_t)a * b;
+}
+
+/*
+ * Accumulate atomic operation by atomic operation in the order CSC issues
+ * them (channel block outer, kernel position inner) as CACC does.
+ * ref: cmod/csc SendDataToMacSequencerDirectConvCommon / SendImageDataToMacSequencerConvCommon
+ * loop order; vmod CACC_CALC_int8 34-bit partial saturation.
+ */
+static void run_exact(const struct conv_job *j, int64_t *acc)
+{
+    const struct dla_conv_geom *g = &j->g;
+    size_t i = 0;
+    for (uint32_t k = 0; k < g->out_k; k++) {
+        for (uint32_t oy = 0; oy < g->out_h; oy++) {
+            for (uint32_t ox = 0; ox < g->out_w; ox++, i++) {
+                int64_t a = 0;
+                if (!j->pixel) {
+                    for (uint32_t c0 = 0; c0 < g->in_c; c0 += j->ac) {
+                        uint32_t c1 = g->in_c - c0 < j->ac ? g->in_c : c0 + j->ac;
+                        for (uint32_t ky = 0; ky < g->k_h; ky++) {
+                            for (uint32_t kx = 0; kx < g->k_w; kx++) {
+                                a = dla_cacc_accumulate(a,
+                                                        feature_atom(j, k, oy, ox, c0, c1, ky, kx));
+                            }
+                        }
+                    }
+                } else {
+                    for (uint32_t e0 = 0; e0 < j->flat_kc; e0 += j->ac) {
+                        uint32_t e1 = j->flat_kc - e0 < j->ac ? j->flat_kc : e0 + j->ac;
+                        for (uint32_t r0 = 0; r0 < g->k_h; r0 += j->ext) {
+                            int64_t step = 0;
+                            for (uint32_t r = r0; r < r0 + j->ext && r < g->k_h; r++) {
+                                for (uint32_t e = e0; e < e1; e++) {
+                                    step += pixel_term(j, k, oy, ox, r, e);
+                                }
+                            }
+                            a = dla_cacc_accumulate(a, step);
+                        }
+                    }
+                }
+                acc[i] = a;
+            }
+        }
+    }
+}
+
+/* MACs and accumulation of one batch into `out` (n_out elements of the
+ * allocated cube); CACC's saturations are added to *sat. */
+static int compute(struct dla_dev *d, struct dla_conv_state *s, const struct conv_job *j,
+                   const struct dla_cacc_cfg *cacc, int32_t *out, size_t n_out, uint32_t *sat)
+{
+    const struct dla_conv_geom *g = &j->g;
+    const uint64_t taps = (uint64_t)g->k_w * g->k_h;
+    int rc;
+    if (j->terms < CONV_INT32_SAFE_TERMS) {
+        rc = run_kernel(d, g, j->in, j->wt, out);
+        if (!rc) {
+            *sat += dla_cacc_deliver_i32(cacc, out, n_out);
+        }
+        return rc;
+    }
+    rc = dla_conv_scratch(d, (void **)&s->acc, &s->acc_cap, n_out * sizeof(int64_t));
+    if (rc) {
+        return rc;
+    }
+    if (taps < CONV_INT32_SAFE_TERMS) {
+        rc = run_chunked(d, s, j, out, s->acc);
+    } else {
+        run_exact(j, s->acc); /* a pixel kernel of 2^17+ taps per channel */
+    }
+    if (!rc) {
+        *sat += dla_cacc_deliver_i64(cacc, s->acc, out, n_out);
+    }
+    return rc;
+}
+
+/* ---- the layer -------------------------------------------------------------------- */
+
+/* Host memory and work one layer may take: far above what a CBUF-bound
+ * layer needs, low enough that arbitrary programming (fuzzing) cannot
+ * exhaust the host. */
+#define CONV_MAX_BUFFER_BYTES ((uint64_t)1 << 28)
+#define CONV_MAX_MACS ((uint64_t)1 << 38)
+
+static int check_host_limits(struct dla_dev *d, const struct dla_csc_cfg *c,
+                             const struct dla_cdma_cfg *m)
+{
+    uint64_t s = c->fmt == DLA_CONV_IN_PIXEL ? pixel_stride(c) : c->channel;
+    uint64_t kw = c->fmt == DLA_CONV_IN_PIXEL ? (c->kernel_c + s - 1) / s : c->kernel_w;
+    uint64_t dx = c->fmt == DLA_CONV_IN_PIXEL ? 1 : c->dil_x;
+    uint64_t dy = c->fmt == DLA_CONV_IN_PIXEL ? 1 : c->dil_y;
+    uint64_t in_w = (uint64_t)(c->out_w - 1) * c->stride_x + (kw - 1) * dx + 1;
+    uint64_t in_h = (uint64_t)(c->out_h - 1) * c->stride_y + (uint64_t)(c->kernel_h - 1) * dy + 1;
+    uint64_t outs = (uint64_t)c->out_w * c->out_h * c->out_c * c->batches;
+    uint64_t wts = (uint64_t)c->kernels * s * kw * c->kernel_h;
+    uint64_t macs = outs * c->kernel_c * c->kernel_w * c->kernel_h;
+    if (s * in_w * in_h > CONV_MAX_BUFFER_BYTES || outs * 4 > CONV_MAX_BUFFER_BYTES ||
+        wts > CONV_MAX_BUFFER_BYTES || m->weight_bytes > CONV_MAX_BUFFER_BYTES ||
+        macs > CONV_MAX_MACS) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "CONV: %u batch(es) of a %ux%ux%u output from a %llux%llux%llu padded "
+                         "input with %u kernels of %ux%ux%u exceed the host limits of the model",
+                         c->batches, c->out_w, c->out_h, c->out_c, (unsigned long long)in_w,
+                         (unsigned long long)in_h, (unsigned long long)s, c->kernels,
+                         c->kernel_w, c->kernel_h, c->kernel_c);
+    }
+    /* work: the padded input CSC reads for every batch and the weights
+     * CDMA fetches, and the MACs (SDP counts what it writes) */
+    struct dla_work w;
+    struct dla_strided in = {m->dain_port, 0, s * in_w, in_h, s * in_w, 1, 0, c->batches, 0};
+    struct dla_strided wt = {m->weight_port, m->weight_addr, m->weight_bytes, 1, 0, 1, 0, 1, 0};
+    dla_work_init(&w, "CONV");
+    dla_work_read(&w, &in);
+    dla_work_read(&w, &wt);
+    dla_work_ops(&w, macs);
+    return dla_work_check(d, &w);
+}
+
+int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    struct dla_conv_state *s = dla_dev_conv_state(d);
+    struct dla_cdma_cfg cdma;
+    struct dla_csc_cfg csc;
+    struct dla_cmac_cfg cmac_a, cmac_b;
+    struct dla_cacc_cfg cacc;
+    enum dla_cbuf_use data_use, weight_use;
+    struct conv_job job;
+    uint32_t sat = 0;
+    int rc;
+
+    dla_cdma_decode(d, group, &cdma);
+    csc_decode(d, group, &csc);
+    dla_cmac_decode(d, group, NVDLA_CMAC_A_D_MISC_CFG_0, &cmac_a);
+    dla_cmac_decode(d, group, NVDLA_CMAC_B_D_MISC_CFG_0, &cmac_b);
+    dla_cacc_decode(d, group, &cacc);
+    if ((rc = dla_cdma_validate(d, &cdma)) || (rc = csc_validate(d, &csc, &cdma)) ||
+        (rc = dla_cmac_validate(d, "CMAC_A", &cmac_a, &csc)) ||
+        (rc = dla_cmac_validate(d, "CMAC_B", &cmac_b, &csc)) ||
+        (rc = dla_cacc_validate(d, &cacc, &csc)) || (rc = dla_cbuf_validate(d, &cdma)) ||
+        (rc = check_host_limits(d, &csc, &cdma)) ||
+        (rc = dla_cbuf_plan(d, s, &cdma, &data_use, &weight_use))) {
+        return rc;
+    }
+
+    /* the slices CSC reads must be in CBUF: kept ones and/or fetched ones */
+    uint64_t held = data_use == DLA_CBUF_FRESH ? 0 : s->data.n;
+    uint64_t fetched = data_use == DLA_CBUF_REUSE ? 0 : (uint64_t)cdma.height * cdma.batches;
+    uint64_t needed = (uint64_t)csc.height * csc.batches;
+    if (held + fetched < needed) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "CSC: D_DATAIN_SIZE_EXT_0_0.DATAIN_HEIGHT_EXT=%u needs %llu slices but "
+                         "CBUF will hold %llu (%llu kept, %llu fetched by CDMA)",
+                         csc.height - 1, (unsigned long long)needed,
+                         (unsigned long long)(held + fetched), (unsigned long long)held,
+                         (unsigned long long)fetched);
+    }
+    uint32_t slice_w = cdma.fmt == DLA_CONV_IN_PIXEL ? cdma.entries * cfg->cbuf_bank_width
+                                                     : cdma.width;
+    uint32_t slice_c = cdma.fmt == DLA_CONV_IN_PIXEL ? 1 : cdma.channel;
+    if ((rc = dla_cbuf_begin_data(d, s, data_use, &cdma, slice_w, slice_c))) {
+        return rc;
+    }
+
+    /* CDMA: weights, then data (both land in CBUF) */
+    /* CSC reads `lag` entries left in the weight ring by the previous
+     * layer before this layer's stream (cbuf.c, the weight ring) */
+    const uint32_t lag = weight_use == DLA_CBUF_FRESH ? dla_cbuf_weight_lag(s, &cdma) : 0;
+    const size_t lag_bytes = (size_t)lag * cfg->cbuf_bank_width;
+    if (weight_use == DLA_CBUF_FRESH) {
+        s->wt_len = 0;
+        s->wt_fetches++;
+        rc = dla_conv_scratch(d, (void **)&s->wt, &s->wt_cap, lag_bytes + cdma.weight_bytes);
+        if (!rc && lag_bytes) {
+            memcpy(s->wt, s->wt_tail, lag_bytes);
+        }
+        if (!rc) {
+            rc = dla_cdma_fetch_weights(d, &cdma, s->wt + lag_bytes);
+        }
+        if (!rc) {
+            s->wt_len = lag_bytes + cdma.weight_bytes;
+        }
+    }
+    if (!rc && data_use != DLA_CBUF_REUSE) {
+        rc = cdma.fmt == DLA_CONV_IN_PIXEL ? dla_cdma_fetch_image(d, &cdma, &s->data)
+                                           : dla_cdma_fetch_feature(d, &cdma, &s->data);
+    }
+
+    /* CSC + CMAC + CACC, batch by batch with the same kernels (ref: cmod/csc
+     * SendDataToMacSequencerDirectConvCommon: each atomic operation of a
+     * stripe runs for every batch with the weights it holds) */
+    memset(&job, 0, sizeof(job));
+    if (!rc) {
+        rc = dla_cube_alloc(to_sdp, csc.out_w, csc.out_h, csc.out_c, csc.batches);
+        if (rc) {
+            rc = dla_error(d, rc, "CACC: no memory for %u batch(es) of a %ux%ux%u output cube",
+                           csc.batches, csc.out_w, csc.out_h, csc.out_c);
+        }
+    }
+    for (uint32_t b = 0; b < csc.batches && !rc; b++) {
+        rc = csc.fmt == DLA_CONV_IN_PIXEL
+                 ? (csc.y_extension ? build_pixel_input_post_ext(d, s, &csc, &job)
+                                    : build_pixel_input(d, s, &csc, &job))
+                 : build_feature_input(d, s, &csc, b, &job);
+        if (!rc && b == 0) {
+            rc = build_weights(d, s, &csc, &job);
+        }
+        if (!rc) {
+            const size_t n = dla_cube_batch_elems(to_sdp);
+            rc = compute(d, s, &job, &cacc, to_sdp->data + b * n, n, &sat);
+        }
+    }
+    if (rc) {
+        dla_cube_free(to_sdp);
+        dla_cbuf_forget(s);
+        return rc;
+    }
+    rc = dla_cbuf_weight_ring_end(s, &csc, &cdma, lag, weight_use == DLA_CBUF_FRESH,
+                                  cfg->cbuf_bank_width, cfg->mac_atomic_k_size);
+    if (rc) {
+        dla_cube_free(to_sdp);
+        dla_cbuf_forget(s);
+        return dla_error(d, rc, "CBUF: no memory for the weight ring");
+    }
+    dla_cacc_finish(d, group, sat);
+    dla_cdma_finish(d, group);
+    dla_cbuf_end_layer(s, &csc, &cdma);
+    return 0;
+}

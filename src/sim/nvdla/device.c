@@ -1,0 +1,852 @@
+/*
+ * The NVDLA personality (src/sim/core/personality.h): one struct per NVDLA
+ * instance, the device operations behind the public API of
+ * include/dlasim/dlasim.h (src/sim/core/api.c), the layer scheduler and the GLB
+ * interrupt line.
+ *
+ * Execution model (ref: spec 001 "Ping-pong Synchronization Mechanism",
+ * "Programming sequence"): a CSB write never computes.  Setting OP_EN marks a
+ * group enabled; dlasim_step() finds a pipeline whose units all have OP_EN
+ * set in their CONSUMER group, runs its engines in dataflow order (conv ->
+ * SDP -> PDP on the fly), then completes the layer: OP_EN cleared, CONSUMER
+ * advanced, GLB done bits raised, IRQ line updated.  Deferring the work lets
+ * the pipeline be enabled one unit at a time, as drivers do, and lets tests
+ * observe RUNNING/PENDING.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/core/budget.h"
+#include "sim/nvdla/dla.h"
+#include "sim/core/mem.h"
+#include "sim/core/regfile.h"
+#include "sim/core/personality.h"
+#include "sim/nvdla/units.h"
+#include "timing/timing.h"
+
+struct dla_dev {
+    struct dlasim_dev base;           /* the public handle (ops = dla_nvdla_ops) */
+    struct dla_config cfg;            /* scalability parameters */
+    struct dla_regfile rf;            /* every unit's CSB registers */
+    struct dla_mem_port port[2];      /* by enum dlasim_port */
+    struct dla_conv_state *conv;      /* CBUF state across layers */
+    struct dla_bdma_state *bdma;      /* BDMA transfer queue (bdma.c) */
+    struct dla_timing *timing;        /* cycle model, NULL when off (src/timing/) */
+    void (*irq_cb)(void *, int);      /* IRQ line change callback */
+    void *irq_opaque;
+    int irq_level;                    /* current level of the line */
+    unsigned log_mask;                /* enum dlasim_log_category bits */
+    void (*log_cb)(void *, unsigned, const char *);
+    void *log_opaque;
+    unsigned threads;                 /* worker threads for large layers */
+    uint64_t max_layer_work;          /* caller's work limit per layer, 0 = none */
+    struct dla_mem_budget mem_budget; /* pages of the built-in memory (max_host_mem) */
+    unsigned layer;                   /* layers started since creation */
+    const char *cur_unit;             /* unit executing (for messages) */
+    char err[1024];                   /* last error message */
+};
+
+/* The public handle is the first member of the device. */
+static struct dla_dev *core(struct dlasim_dev *dev)
+{
+    return (struct dla_dev *)dev;
+}
+
+static const struct dla_dev *core_const(const struct dlasim_dev *dev)
+{
+    return (const struct dla_dev *)dev;
+}
+
+/* ---- errors, logging --------------------------------------------------------- */
+
+static int set_error(struct dla_dev *d, int status, const char *fmt, va_list ap)
+{
+    vsnprintf(d->err, sizeof(d->err), fmt, ap);
+    return status;
+}
+
+int dla_error(struct dla_dev *d, int status, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(d->err, sizeof(d->err), "layer %u: %s", d->layer, msg);
+    dla_log(d, DLASIM_LOG_GUEST_ERROR, "%s", d->err);
+    return status;
+}
+
+static int api_error(struct dla_dev *d, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_error(d, status, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
+{
+    if (!(d->log_mask & category) || !d->log_cb) {
+        return;
+    }
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    d->log_cb(d->log_opaque, category, msg);
+}
+
+static const char *nvdla_last_error(const struct dlasim_dev *dev)
+{
+    return core_const(dev)->err;
+}
+
+/* ---- accessors for engines ------------------------------------------------ */
+
+uint32_t dla_reg(const struct dla_dev *d, uint32_t addr, unsigned group)
+{
+    return dla_regfile_get(&d->rf, addr, group);
+}
+
+unsigned dla_consumer(const struct dla_dev *d, enum nvdla_unit u)
+{
+    return d->rf.unit[u].consumer;
+}
+
+void dla_reg_hw_set(struct dla_dev *d, uint32_t addr, unsigned group, uint32_t v)
+{
+    dla_regfile_hw_set(&d->rf, addr, group, v);
+}
+
+const struct dla_config *dla_cfg(const struct dla_dev *d)
+{
+    return &d->cfg;
+}
+
+const struct dla_lut_ram *dla_lut(const struct dla_dev *d, enum dla_lut_id id)
+{
+    return &d->rf.lut[id];
+}
+
+struct dla_conv_state *dla_dev_conv_state(struct dla_dev *d)
+{
+    return d->conv;
+}
+
+struct dla_bdma_state *dla_dev_bdma_state(struct dla_dev *d)
+{
+    return d->bdma;
+}
+
+const struct dla_bdma_state *dla_dev_bdma_state_const(const struct dla_dev *d)
+{
+    return d->bdma;
+}
+
+unsigned dla_threads(const struct dla_dev *d)
+{
+    return d->threads;
+}
+
+int dla_check_work(struct dla_dev *d, const char *unit, uint64_t work)
+{
+    struct dla_work w;
+    dla_work_init(&w, unit);
+    dla_work_ops(&w, work);
+    return dla_work_check(d, &w);
+}
+
+uint64_t dla_max_layer_work(const struct dla_dev *d)
+{
+    return d->max_layer_work;
+}
+
+uint64_t dla_port_limit(const struct dla_dev *d, int port)
+{
+    const struct dla_mem_port *p = &d->port[port & 1];
+    return p->present ? p->limit : 0;
+}
+
+struct dla_timing *dla_dev_timing(const struct dlasim_dev *dev)
+{
+    /* the timing model is NVDLA's only: other personalities and a NULL
+     * device (the public timing calls) see it off */
+    return dev && dev->ops == &dla_nvdla_ops ? core_const(dev)->timing : NULL;
+}
+
+unsigned dla_layer_index(const struct dla_dev *d)
+{
+    return d->layer;
+}
+
+int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c, uint32_t n)
+{
+    uint64_t elems = (uint64_t)w * h * c;
+    cube->w = w;
+    cube->h = h;
+    cube->c = c;
+    cube->n = n;
+    cube->data = NULL;
+    if ((w && h && c && elems / w / h != c) || (n && elems * n / n != elems) ||
+        elems * n > SIZE_MAX / sizeof(int32_t)) {
+        return DLASIM_ERR_NOMEM;
+    }
+    elems *= n;
+    cube->data = calloc(elems ? (size_t)elems : 1, sizeof(int32_t));
+    return cube->data ? 0 : DLASIM_ERR_NOMEM;
+}
+
+void dla_cube_free(struct dla_cube *cube)
+{
+    free(cube->data);
+    cube->data = NULL;
+}
+
+/* ---- memory ----------------------------------------------------------------- */
+
+static const char *port_name(int port)
+{
+    return port == DLASIM_PORT_CVIF ? "CVIF" : "DBB";
+}
+
+int dla_dma_read(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t len)
+{
+    char why[256];
+    int rc = dla_mem_port_read(&d->port[port & 1], addr, dst, len, why, sizeof(why));
+    if (rc) {
+        return dla_error(d, rc, "%s: DMA read of 0x%" PRIx64 "+0x%zx on %s failed: %s",
+                         d->cur_unit ? d->cur_unit : "?", addr, len, port_name(port), why);
+    }
+    if (d->timing) {
+        dla_timing_traffic(d->timing, 0, len);
+    }
+    return 0;
+}
+
+int dla_dma_write(struct dla_dev *d, int port, uint64_t addr, const void *src, size_t len)
+{
+    char why[256];
+    int rc = dla_mem_port_write(&d->port[port & 1], addr, src, len, why, sizeof(why));
+    if (rc) {
+        return dla_error(d, rc, "%s: DMA write of 0x%" PRIx64 "+0x%zx on %s failed: %s",
+                         d->cur_unit ? d->cur_unit : "?", addr, len, port_name(port), why);
+    }
+    if (d->timing) {
+        dla_timing_traffic(d->timing, 1, len);
+    }
+    return 0;
+}
+
+int dla_dma_read_lines(struct dla_dev *d, int port, uint64_t wrap_mask, uint64_t base,
+                       uint64_t stride, uint32_t rows, size_t line_bytes, void *dst)
+{
+    uint8_t *p = dst;
+    if (rows == 1 || stride == line_bytes) {
+        return dla_dma_read(d, port, base & wrap_mask, p, line_bytes * rows);
+    }
+    for (uint32_t y = 0; y < rows; y++) {
+        int rc = dla_dma_read(d, port, (base + (uint64_t)y * stride) & wrap_mask,
+                              p + (size_t)y * line_bytes, line_bytes);
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+int dla_dma_write_lines(struct dla_dev *d, int port, uint64_t wrap_mask, uint64_t base,
+                        uint64_t stride, uint32_t rows, size_t line_bytes, const void *src)
+{
+    const uint8_t *p = src;
+    if (rows == 1 || stride == line_bytes) {
+        return dla_dma_write(d, port, base & wrap_mask, p, line_bytes * rows);
+    }
+    for (uint32_t y = 0; y < rows; y++) {
+        int rc = dla_dma_write(d, port, (base + (uint64_t)y * stride) & wrap_mask,
+                               p + (size_t)y * line_bytes, line_bytes);
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int check_port(struct dla_dev *d, enum dlasim_port port)
+{
+    if ((unsigned)port > DLASIM_PORT_CVIF) {
+        return api_error(d, DLASIM_ERR_INVAL, "memory port %d does not exist", (int)port);
+    }
+    return 0;
+}
+
+static int nvdla_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
+                          void *dst, size_t len)
+{
+    char why[256];
+    struct dla_dev *d = core(dev);
+    int rc = check_port(d, port);
+    if (!rc && !dst && len) {
+        rc = api_error(d, DLASIM_ERR_INVAL, "dlasim_mem_read: dst is NULL (len %zu)", len);
+    }
+    if (!rc) {
+        rc = dla_mem_port_read(&d->port[port], addr, dst, len, why, sizeof(why));
+        if (rc) {
+            api_error(d, rc, "%s read 0x%" PRIx64 "+0x%zx: %s", port_name(port), addr, len, why);
+        }
+    }
+    return rc;
+}
+
+static int nvdla_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
+                           const void *src, size_t len)
+{
+    char why[256];
+    struct dla_dev *d = core(dev);
+    int rc = check_port(d, port);
+    if (!rc && !src && len) {
+        rc = api_error(d, DLASIM_ERR_INVAL, "dlasim_mem_write: src is NULL (len %zu)", len);
+    }
+    if (!rc) {
+        rc = dla_mem_port_write(&d->port[port], addr, src, len, why, sizeof(why));
+        if (rc) {
+            api_error(d, rc, "%s write 0x%" PRIx64 "+0x%zx: %s", port_name(port), addr, len, why);
+        }
+    }
+    return rc;
+}
+
+/* ---- interrupts ------------------------------------------------------------- */
+
+/* The one function that owns the IRQ line. */
+static void update_irq(struct dla_dev *d)
+{
+    int level = dla_regfile_irq_pending(&d->rf) != 0;
+    if (level != d->irq_level) {
+        d->irq_level = level;
+        if (d->irq_cb) {
+            d->irq_cb(d->irq_opaque, level);
+        }
+    }
+}
+
+static int nvdla_irq_level(const struct dlasim_dev *dev, unsigned line)
+{
+    (void)line; /* one line */
+    return core_const(dev)->irq_level;
+}
+
+/* ---- CSB --------------------------------------------------------------------- */
+
+/* Timing: the write's cost, and the cycle an OP_EN write enabled its group. */
+static void timing_csb_write(struct dla_dev *d, uint32_t addr, enum dla_write_effect effect)
+{
+    dla_timing_csb_write(d->timing);
+    /* BDMA has no OP_EN: a launch write enables its group */
+    if (addr == NVDLA_BDMA_CFG_LAUNCH0_0 || addr == NVDLA_BDMA_CFG_LAUNCH1_0) {
+        dla_timing_op_enabled(d->timing, NVDLA_UNIT_BDMA, addr == NVDLA_BDMA_CFG_LAUNCH1_0);
+    }
+    if (effect == DLA_WRITE_OP_ENABLED) {
+        const struct nvdla_reg_desc *r = nvdla_reg_by_addr(addr);
+        if (r) {
+            dla_timing_op_enabled(d->timing, r->unit, d->rf.unit[r->unit].producer);
+        }
+    }
+}
+
+/* Timing: what a read returns at the host's cycle (status bits and S_STATUS
+ * of layers still running in modelled time). */
+static uint32_t timing_csb_read(struct dla_dev *d, uint32_t addr, uint32_t v)
+{
+    dla_timing_csb_read(d->timing);
+    const struct nvdla_reg_desc *r = nvdla_reg_by_addr(addr);
+    if (!r) {
+        return v;
+    }
+    if (r->kind == NVDLA_KIND_INTR_STATUS) {
+        return dla_timing_intr_status(d->timing, v);
+    }
+    if (r->kind == NVDLA_KIND_STATUS) {
+        return dla_timing_unit_status(d->timing, r->unit, v);
+    }
+    return v;
+}
+
+static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
+{
+    struct dla_dev *d = core(dev);
+    char name[96];
+    if (addr & 3u) {
+        return api_error(d, DLASIM_ERR_INVAL, "CSB write to unaligned address 0x%x", addr);
+    }
+    if (d->log_mask & DLASIM_LOG_REG) {
+        dla_log(d, DLASIM_LOG_REG, "reg_write(%s, 0x%x);",
+                dlasim_reg_name(addr, name, sizeof(name)), val);
+    }
+    enum dla_write_effect effect = dla_regfile_write(&d->rf, addr, val);
+    if (d->timing) {
+        timing_csb_write(d, addr, effect);
+    }
+    /* BDMA is not ping-pong: CFG_OP_0 / CFG_LAUNCH0/1 writes act at once on
+     * its transfer queue (see dla_bdma_csb_written in dla.h). */
+    if (effect == DLA_WRITE_STORED && addr >= nvdla_units[NVDLA_UNIT_BDMA].base &&
+        addr < nvdla_units[NVDLA_UNIT_BDMA].base + 0x1000u) {
+        dla_bdma_csb_written(d, addr, val);
+    }
+    switch (effect) {
+    case DLA_WRITE_UNMAPPED:
+        dla_log(d, DLASIM_LOG_GUEST_ERROR, "CSB write to unmapped address 0x%x ignored", addr);
+        break;
+    case DLA_WRITE_DROPPED_ENABLED:
+        dla_log(d, DLASIM_LOG_GUEST_ERROR,
+                "CSB write 0x%x to %s dropped: its group is enabled (spec 001 ping-pong)", val,
+                dlasim_reg_name(addr, name, sizeof(name)));
+        break;
+    case DLA_WRITE_INTR_CHANGED:
+        update_irq(d);
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int nvdla_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
+{
+    struct dla_dev *d = core(dev);
+    if (!val) {
+        return api_error(d, DLASIM_ERR_INVAL, "dlasim_csb_read of 0x%x: val is NULL", addr);
+    }
+    if (addr & 3u) {
+        *val = 0;
+        return api_error(d, DLASIM_ERR_INVAL, "CSB read of unaligned address 0x%x", addr);
+    }
+    dla_regfile_read(&d->rf, addr, val); /* unmapped addresses read as zero */
+    if (d->timing) {
+        *val = timing_csb_read(d, addr, *val);
+    }
+    return 0;
+}
+
+/* ---- scheduler ---------------------------------------------------------------- */
+
+enum layer_kind { LAYER_CONV, LAYER_SDP, LAYER_PDP, LAYER_CDP, LAYER_BDMA, LAYER_RUBIK };
+
+struct layer {
+    enum layer_kind kind;
+    unsigned n;                /* units taking part */
+    unsigned unit[8];
+    unsigned group[8];         /* each unit's consumer group */
+};
+
+static unsigned consumer(const struct dla_dev *d, unsigned u)
+{
+    return d->rf.unit[u].consumer;
+}
+
+static int enabled(const struct dla_dev *d, unsigned u)
+{
+    return d->rf.unit[u].present && dla_regfile_op_en(&d->rf, u, consumer(d, u));
+}
+
+/* Add unit u to the layer if it is enabled; returns whether it was. */
+static int take(const struct dla_dev *d, struct layer *l, unsigned u)
+{
+    if (!enabled(d, u)) {
+        return 0;
+    }
+    l->unit[l->n] = u;
+    l->group[l->n] = consumer(d, u);
+    l->n++;
+    return 1;
+}
+
+/* SDP and what it is linked with (SDP_RDMA, PDP on the fly). */
+static int take_sdp_chain(const struct dla_dev *d, struct layer *l)
+{
+    unsigned g = consumer(d, NVDLA_UNIT_SDP);
+    if (!take(d, l, NVDLA_UNIT_SDP)) {
+        return 0;
+    }
+    if (dla_sdp_needs_rdma(d, g) && !take(d, l, NVDLA_UNIT_SDP_RDMA)) {
+        return 0;
+    }
+    if (dla_sdp_output_to_pdp(d, g) && !take(d, l, NVDLA_UNIT_PDP)) {
+        return 0;
+    }
+    return 1;
+}
+
+static int find_conv(const struct dla_dev *d, struct layer *l)
+{
+    static const unsigned conv_units[] = {
+        NVDLA_UNIT_CDMA, NVDLA_UNIT_CSC, NVDLA_UNIT_CMAC_A, NVDLA_UNIT_CMAC_B, NVDLA_UNIT_CACC,
+    };
+    l->kind = LAYER_CONV;
+    l->n = 0;
+    for (size_t i = 0; i < sizeof(conv_units) / sizeof(conv_units[0]); i++) {
+        if (!take(d, l, conv_units[i])) {
+            return 0;
+        }
+    }
+    return take_sdp_chain(d, l);
+}
+
+/* The first runnable layer, in a fixed order. */
+static int find_layer(const struct dla_dev *d, struct layer *l)
+{
+    if (enabled(d, NVDLA_UNIT_CDMA) && find_conv(d, l)) {
+        return 1;
+    }
+    l->n = 0;
+    l->kind = LAYER_SDP;
+    if (enabled(d, NVDLA_UNIT_SDP) && !dla_sdp_flying(d, consumer(d, NVDLA_UNIT_SDP)) &&
+        take_sdp_chain(d, l)) {
+        return 1;
+    }
+    l->n = 0;
+    l->kind = LAYER_PDP;
+    if (enabled(d, NVDLA_UNIT_PDP) && !dla_pdp_flying(d, consumer(d, NVDLA_UNIT_PDP)) &&
+        take(d, l, NVDLA_UNIT_PDP) && take(d, l, NVDLA_UNIT_PDP_RDMA)) {
+        return 1;
+    }
+    l->n = 0;
+    l->kind = LAYER_CDP;
+    if (take(d, l, NVDLA_UNIT_CDP) && take(d, l, NVDLA_UNIT_CDP_RDMA)) {
+        return 1;
+    }
+    l->n = 0;
+    l->kind = LAYER_BDMA;
+    /* BDMA has no OP_EN: a launched group of transfers is its layer. */
+    int bdma_group = d->rf.unit[NVDLA_UNIT_BDMA].present ? dla_bdma_runnable(d) : -1;
+    if (bdma_group >= 0) {
+        l->unit[0] = NVDLA_UNIT_BDMA;
+        l->group[0] = (unsigned)bdma_group;
+        l->n = 1;
+        return 1;
+    }
+    l->n = 0;
+    l->kind = LAYER_RUBIK;
+    return take(d, l, NVDLA_UNIT_RUBIK);
+}
+
+static int has_unit(const struct layer *l, unsigned u)
+{
+    for (unsigned i = 0; i < l->n; i++) {
+        if (l->unit[i] == u) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Run the SDP (and PDP on the fly) part of a layer. */
+static int run_sdp_chain(struct dla_dev *d, const struct layer *l, const struct dla_cube *in)
+{
+    struct dla_cube to_pdp = {0};
+    unsigned g = consumer(d, NVDLA_UNIT_SDP);
+    int to_pdp_wanted = has_unit(l, NVDLA_UNIT_PDP);
+    d->cur_unit = "SDP";
+    int rc = dla_sdp_execute(d, g, in, to_pdp_wanted ? &to_pdp : NULL);
+    if (!rc && to_pdp_wanted) {
+        d->cur_unit = "PDP";
+        rc = dla_pdp_execute(d, consumer(d, NVDLA_UNIT_PDP), &to_pdp);
+    }
+    dla_cube_free(&to_pdp);
+    return rc;
+}
+
+static int run_layer(struct dla_dev *d, const struct layer *l)
+{
+    struct dla_cube to_sdp = {0};
+    int rc = 0;
+    switch (l->kind) {
+    case LAYER_CONV:
+        d->cur_unit = "CONV";
+        rc = dla_conv_execute(d, consumer(d, NVDLA_UNIT_CDMA), &to_sdp);
+        if (!rc) {
+            rc = run_sdp_chain(d, l, &to_sdp);
+        }
+        dla_cube_free(&to_sdp);
+        break;
+    case LAYER_SDP:
+        rc = run_sdp_chain(d, l, NULL);
+        break;
+    case LAYER_PDP:
+    case LAYER_CDP:
+    case LAYER_BDMA:
+    case LAYER_RUBIK: {
+        /* a unit leading its own layer: the unit table (units.c) says which
+         * engine; BDMA's group is its launch group, the others' their CONSUMER */
+        const struct dla_unit_behaviour *u = &dla_unit_table[l->unit[0]];
+        d->cur_unit = u->engine;
+        rc = u->execute(d, l->group[0]);
+        break;
+    }
+    }
+    d->cur_unit = NULL;
+    return rc;
+}
+
+/* Complete a layer as the hardware does, whatever its outcome. */
+static void complete_layer(struct dla_dev *d, const struct layer *l)
+{
+    uint32_t bits = 0;
+    for (unsigned i = 0; i < l->n; i++) {
+        bits |= dla_unit_done_bits(l->unit[i], l->group[i]); /* units.c */
+        if (l->unit[i] == NVDLA_UNIT_BDMA) {
+            dla_bdma_complete(d); /* retire the launched group (no OP_EN/CONSUMER) */
+        } else {
+            dla_regfile_complete(&d->rf, l->unit[i]);
+        }
+    }
+    dla_regfile_raise(&d->rf, bits);
+    if (d->timing) {
+        dla_timing_raise(d->timing, bits);
+    }
+    update_irq(d);
+}
+
+static int nvdla_step(struct dlasim_dev *dev)
+{
+    struct dla_dev *d = core(dev);
+    struct layer l;
+    if (!find_layer(d, &l)) {
+        return 0;
+    }
+    d->layer++;
+    dla_log(d, DLASIM_LOG_EXEC, "layer %u: start (%u units)", d->layer, l.n);
+    if (d->timing) {
+        dla_timing_layer_begin(d->timing);
+    }
+    int rc = run_layer(d, &l);
+    if (d->timing) {
+        /* ORDER: enum layer_kind matches enum dla_timing_kind */
+        struct dla_timing_units tu = {(enum dla_timing_kind)l.kind, l.n, l.unit, l.group};
+        dla_timing_layer_end(d, d->timing, &tu, d->layer);
+    }
+    complete_layer(d, &l);
+    dla_log(d, DLASIM_LOG_EXEC, "layer %u: done (%s)", d->layer, dlasim_status_name(rc));
+    return rc ? rc : 1;
+}
+
+static int nvdla_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
+{
+    struct dla_dev *d = core(dev);
+    int busy = 0;
+    size_t used = 0;
+    if (!desc) {
+        desclen = 0;
+    }
+    if (desclen) {
+        desc[0] = '\0';
+    }
+    /* BDMA transfers queued by CFG_OP but never launched (STATUS_0.IDLE=0
+     * while nothing is runnable). */
+    if (d->rf.unit[NVDLA_UNIT_BDMA].present &&
+        !DLA_FIELD(dla_regfile_get(&d->rf, NVDLA_BDMA_STATUS_0, 0), NVDLA_BDMA_STATUS_0_IDLE)) {
+        busy = 1;
+        if (desc && used < desclen) {
+            int n = snprintf(desc, desclen, "BDMA transfers queued, not launched");
+            used += n > 0 ? (size_t)n : 0;
+        }
+    }
+    for (unsigned u = 0; u < NVDLA_UNIT_COUNT; u++) {
+        for (unsigned g = 0; g < 2; g++) {
+            if (!d->rf.unit[u].present || !dla_regfile_op_en(&d->rf, u, g)) {
+                continue;
+            }
+            busy = 1;
+            if (desc && used < desclen) {
+                int n = snprintf(desc + used, desclen - used, "%s%s group %u enabled", used ? ", " : "",
+                                 nvdla_units[u].name, g);
+                used += n > 0 ? (size_t)n : 0;
+            }
+        }
+    }
+    return busy;
+}
+
+/* ---- lifecycle ---------------------------------------------------------------- */
+
+static int setup_port(struct dla_dev *d, enum dlasim_port port, int present,
+                      const struct dlasim_mem_ops *ops, void *opaque, int strict, char *err,
+                      size_t errlen)
+{
+    struct dla_mem_port *p = &d->port[port];
+    p->present = present;
+    p->limit = d->cfg.memif_address_width >= 64 ? UINT64_MAX
+                                                 : (1ull << d->cfg.memif_address_width);
+    if (ops) {
+        if (!ops->read || !ops->write) {
+            snprintf(err, errlen, "dlasim_create: %s memory ops without a %s callback",
+                     port_name(port), ops->read ? "write" : "read");
+            return DLASIM_ERR_INVAL;
+        }
+        p->ops = ops;
+        p->opaque = opaque;
+        return 0;
+    }
+    if (!present) {
+        return 0;
+    }
+    p->sparse = dla_sparse_mem_create(strict, &d->mem_budget);
+    return p->sparse ? 0 : DLASIM_ERR_NOMEM;
+}
+
+static unsigned online_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1u;
+}
+
+static int configure(struct dla_dev *d, const struct dlasim_options *opt, char *err,
+                     size_t errlen)
+{
+    /* options' pointers were checked by dlasim_create (api.c) */
+    int rc = dla_config_init(&d->cfg, opt->config, err, errlen);
+    for (size_t i = 0; !rc && i < opt->n_overrides; i++) {
+        rc = dla_config_set(&d->cfg, opt->overrides[i], err, errlen);
+    }
+    if (!rc) {
+        rc = dla_config_validate(&d->cfg, err, errlen);
+    }
+    return rc;
+}
+
+static void nvdla_destroy(struct dlasim_dev *dev);
+
+static int nvdla_create(const struct dlasim_options *opt, struct dlasim_dev **out, char *err,
+                        size_t errlen)
+{
+    struct dla_dev *d = calloc(1, sizeof(*d));
+    if (!d) {
+        snprintf(err, errlen, "dlasim_create: out of host memory for the device");
+        return DLASIM_ERR_NOMEM;
+    }
+    d->base.ops = &dla_nvdla_ops;
+    struct dlasim_dev *dev = &d->base;
+    d->mem_budget.max = opt->max_host_mem;
+    int rc = configure(d, opt, err, errlen);
+    if (!rc) {
+        rc = dla_regfile_init_nvdla(&d->rf, &d->cfg); /* units.c */
+    }
+    if (!rc) {
+        rc = setup_port(d, DLASIM_PORT_DBB, 1, opt->dbb_ops, opt->dbb_opaque, opt->strict_mem,
+                        err, errlen);
+    }
+    if (!rc) {
+        rc = setup_port(d, DLASIM_PORT_CVIF, d->cfg.secondary_memif_enable != 0, opt->cvif_ops,
+                        opt->cvif_opaque, opt->strict_mem, err, errlen);
+    }
+    if (!rc) {
+        rc = dla_conv_state_create(d, &d->conv);
+    }
+    if (!rc) {
+        rc = dla_bdma_state_create(d, &d->bdma);
+    }
+    if (!rc && opt->timing) {
+        rc = dla_timing_create(&d->cfg, opt->timing_profile, &d->timing);
+        if (rc) {
+            snprintf(err, errlen, "timing profile: a cost is negative or not a number");
+        }
+    }
+    if (rc) {
+        nvdla_destroy(dev);
+        return rc;
+    }
+    d->irq_cb = opt->irq_cb;
+    d->irq_opaque = opt->irq_opaque;
+    d->log_mask = opt->log_mask;
+    d->log_cb = opt->log_cb;
+    d->log_opaque = opt->log_opaque;
+    d->threads = opt->threads ? opt->threads : online_cores();
+    d->max_layer_work = opt->max_layer_work;
+    dla_conv_reset(d);
+    dla_bdma_reset(d);
+    *out = dev;
+    return 0;
+}
+
+static void nvdla_destroy(struct dlasim_dev *dev)
+{
+    struct dla_dev *d = core(dev);
+    dla_conv_state_destroy(d->conv);
+    dla_bdma_state_destroy(d->bdma);
+    dla_timing_destroy(d->timing);
+    dla_sparse_mem_destroy(d->port[0].sparse);
+    dla_sparse_mem_destroy(d->port[1].sparse);
+    dla_regfile_free(&d->rf);
+    free(d);
+}
+
+static void nvdla_reset(struct dlasim_dev *dev)
+{
+    struct dla_dev *d = core(dev);
+    dla_regfile_reset(&d->rf);
+    dla_conv_reset(d);
+    dla_bdma_reset(d);
+    if (d->timing) {
+        dla_timing_clear(d->timing);
+    }
+    d->err[0] = '\0';
+    update_irq(d);
+}
+
+static int nvdla_param(const struct dlasim_dev *dev, const char *name, uint64_t *value)
+{
+    if (!name || !value) {
+        return DLASIM_ERR_INVAL;
+    }
+    return dla_config_get(&core_const(dev)->cfg, name, value);
+}
+
+const struct dla_device_ops dla_nvdla_ops = {
+    .name = "NVDLA",
+    .db = &nvdla_db,
+    .cores = 1,
+    .create = nvdla_create,
+    .destroy = nvdla_destroy,
+    .reset = nvdla_reset,
+    .csb_read = nvdla_csb_read,
+    .csb_write = nvdla_csb_write,
+    .mem_read = nvdla_mem_read,
+    .mem_write = nvdla_mem_write,
+    .step = nvdla_step,
+    .busy = nvdla_busy,
+    .irq_level = nvdla_irq_level,
+    .param = nvdla_param,
+    .last_error = nvdla_last_error,
+};
+
+/* ---- register names ------------------------------------------------------------ */
+
+int dlasim_reg_lookup(const char *name, uint32_t *addr)
+{
+    const struct nvdla_reg_desc *r = name && addr ? nvdla_reg_by_name(name) : NULL;
+    if (!r) {
+        return DLASIM_ERR_INVAL;
+    }
+    *addr = r->addr;
+    return 0;
+}
+
+const char *dlasim_reg_name(uint32_t addr, char *buf, size_t buflen)
+{
+    const struct nvdla_reg_desc *r = nvdla_reg_by_addr(addr);
+    if (!buf || !buflen) {
+        return NULL;
+    }
+    if (r) {
+        snprintf(buf, buflen, "NVDLA_%s.%s", nvdla_units[r->unit].name, r->name);
+    } else {
+        snprintf(buf, buflen, "0x%x", addr);
+    }
+    return buf;
+}

@@ -1,0 +1,228 @@
+/*
+ * Internal interface between the device core (device.c, regfile.c, mem.c,
+ * glb.c) and the engines (sdp.c, pdp.c, cdp.c, cdma.c/csc.c/cmac.c/cacc.c,
+ * bdma.c, rubik.c).
+ *
+ * Engines never decode CSB offsets or touch the register file directly: they
+ * read the values of the group they execute with dla_reg() and pull fields out
+ * with DLA_FIELD() and the generated __SHIFT/__MASK macros, once per layer.
+ * They move data only through dla_dma_read()/dla_dma_write() in bursts (a
+ * line, a surface or a whole cube), never per element.
+ */
+#ifndef DLASIM_SIM_DLA_H
+#define DLASIM_SIM_DLA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dlasim/dlasim.h"
+#include "regs/gen/nvdla_regs.h"
+#include "plan/config.h"
+
+struct dla_dev;
+
+/* ---- registers ---------------------------------------------------------- */
+
+/* Stored value of the register at CSB byte address `addr` (a generated
+ * NVDLA_<UNIT>_<REG>_0 constant).  For dual (ping-pong) registers `group`
+ * selects the copy; single registers ignore it. */
+uint32_t dla_reg(const struct dla_dev *d, uint32_t addr, unsigned group);
+
+/* Hardware-side update of a register (status, perf counters): bypasses the
+ * software access rules. */
+void dla_reg_hw_set(struct dla_dev *d, uint32_t addr, unsigned group, uint32_t v);
+
+/* CONSUMER group of a unit: the group its datapath executes.  Linked units
+ * (an RDMA and its engine) keep their own pointers, so an engine reads its
+ * RDMA's registers from the RDMA's consumer group. */
+unsigned dla_consumer(const struct dla_dev *d, enum nvdla_unit u);
+
+/* Field value from a register value: DLA_FIELD(v, NVDLA_PDP_D_POOLING_KERNEL_CFG_0_KERNEL_WIDTH). */
+#define DLA_FIELD(v, F) (((uint32_t)(v) & F##__MASK) >> F##__SHIFT)
+/* Register + field in one step for the group being executed. */
+#define DLA_REG_FIELD(d, grp, REG, FIELD) DLA_FIELD(dla_reg((d), REG, (grp)), REG##_##FIELD)
+
+/* Sign-extend the low `bits` bits of v. */
+static inline int32_t dla_sext(uint32_t v, unsigned bits)
+{
+    uint32_t m = 1u << (bits - 1);
+    v &= (bits >= 32) ? 0xffffffffu : ((1u << bits) - 1u);
+    return (int32_t)((v ^ m) - m);
+}
+
+/* The configuration (scalability parameters) the device was built with. */
+const struct dla_config *dla_cfg(const struct dla_dev *d);
+
+/* ---- memory ------------------------------------------------------------- */
+
+/* DMA through the device's memory interface.  `port` is DLASIM_PORT_DBB or
+ * DLASIM_PORT_CVIF (from the unit's *_RAM_TYPE field: 0 = CV/SRAM, 1 = MC/DBB
+ * in NVDLA's encoding — use dla_ram_port() to translate).  On failure the
+ * error message names the unit currently executing, the address and the
+ * layer, and a negative status is returned: the engine stops its work and
+ * returns that status (the device still completes the layer as hardware
+ * would, so the driver sees the interrupt). */
+int dla_dma_read(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t len);
+int dla_dma_write(struct dla_dev *d, int port, uint64_t addr, const void *src, size_t len);
+
+/* `rows` lines of `line_bytes` bytes, `stride` apart from `base`, to or from
+ * a packed host buffer: one burst when the lines are contiguous, one per line
+ * otherwise.  Each line address is ANDed with `wrap_mask` (UINT64_MAX for
+ * engines that refuse addresses beyond the address width; SDP wraps them as
+ * its RTL truncates addresses). */
+int dla_dma_read_lines(struct dla_dev *d, int port, uint64_t wrap_mask, uint64_t base,
+                       uint64_t stride, uint32_t rows, size_t line_bytes, void *dst);
+int dla_dma_write_lines(struct dla_dev *d, int port, uint64_t wrap_mask, uint64_t base,
+                        uint64_t stride, uint32_t rows, size_t line_bytes, const void *src);
+
+/* NVDLA *_RAM_TYPE / *_RAM_CFG encoding: 0 = CVIF, 1 = MCIF (DBB). */
+static inline int dla_ram_port(uint32_t ram_type)
+{
+    return ram_type ? DLASIM_PORT_DBB : DLASIM_PORT_CVIF;
+}
+
+/* 64-bit address from a HIGH/LOW register pair. */
+static inline uint64_t dla_addr(uint32_t high, uint32_t low)
+{
+    return ((uint64_t)high << 32) | low;
+}
+
+/* ---- errors and logging -------------------------------------------------- */
+
+/* Record an error for the layer being executed: `status` is returned so
+ * engines can write `return dla_error(d, DLASIM_ERR_PROG, "...", ...)`.
+ * Messages name the unit and register, e.g.
+ * "PDP: D_POOLING_KERNEL_CFG_0.KERNEL_WIDTH=9 exceeds the maximum 8". */
+int dla_error(struct dla_dev *d, int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Log (only if the category is enabled for this device). */
+void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- engine-owned RAMs ---------------------------------------------------- */
+
+/* LUT RAM of SDP and CDP (written through S_LUT_ACCESS_CFG/S_LUT_ACCESS_DATA).
+ * ref: spec 001, CDP LUT; RAW table 65 entries, density table 257 entries. */
+#define DLA_LUT_LE_ENTRIES 65
+#define DLA_LUT_LO_ENTRIES 257
+struct dla_lut_ram {
+    uint16_t le[DLA_LUT_LE_ENTRIES]; /* LE (raw/exponent) table */
+    uint16_t lo[DLA_LUT_LO_ENTRIES]; /* LO (density/linear) table */
+};
+enum dla_lut_id { DLA_LUT_SDP = 0, DLA_LUT_CDP = 1 };
+const struct dla_lut_ram *dla_lut(const struct dla_dev *d, enum dla_lut_id id);
+
+/* ---- on-the-fly data between engines -------------------------------------- */
+
+/*
+ * A feature cube streamed between engines without memory: CACC -> SDP
+ * (SDP flying mode) and SDP -> PDP (PDP on-the-fly), with n batches
+ * (D_BATCH_NUMBER + 1; 1 where the configuration has no batch).  Element
+ * (b, c, y, x) is data[(((size_t)b * c_count + c) * h + y) * w + x]: each
+ * batch is one planar cube.  The producer allocates with dla_cube_alloc();
+ * the device frees it after the consumer ran.
+ */
+struct dla_cube {
+    uint32_t w, h, c, n;
+    int32_t *data;
+};
+int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c, uint32_t n);
+/* Elements of one batch. */
+static inline size_t dla_cube_batch_elems(const struct dla_cube *cube)
+{
+    return (size_t)cube->w * cube->h * cube->c;
+}
+void dla_cube_free(struct dla_cube *cube);
+
+/* ---- engine state that persists across layers --------------------------- */
+
+/* Convolution pipeline state (CBUF contents and bank ownership, weights kept
+ * for weight_reuse, ...), defined by the conv engine (src/sim/nvdla/cbuf.h).  The
+ * device creates it with the device, resets it on dlasim_reset() (CBUF empty,
+ * CDMA flush status done) and destroys it with the device. */
+struct dla_conv_state;
+int dla_conv_state_create(struct dla_dev *d, struct dla_conv_state **out);
+void dla_conv_state_destroy(struct dla_conv_state *s);
+void dla_conv_reset(struct dla_dev *d);
+struct dla_conv_state *dla_dev_conv_state(struct dla_dev *d);
+
+/*
+ * BDMA transfer queue (src/sim/nvdla/bdma.c).  BDMA is not ping-pong: it has no
+ * D_OP_ENABLE.  Writing CFG_OP_0.EN=1 queues the transfer the CFG_* registers
+ * describe; CFG_LAUNCH0/1 hand the transfers queued since the previous launch
+ * to the engine as group 0/1, and the device runs each launched group as one
+ * layer (LAYER_BDMA).  The device creates the state with the device, resets
+ * it on dlasim_reset() and destroys it with the device.
+ * ref: vmod/nvdla/bdma/NV_NVDLA_BDMA_csb.v (csb_fifo, gather/launch counts).
+ */
+struct dla_bdma_state;
+int dla_bdma_state_create(struct dla_dev *d, struct dla_bdma_state **out);
+void dla_bdma_state_destroy(struct dla_bdma_state *s);
+void dla_bdma_reset(struct dla_dev *d);
+struct dla_bdma_state *dla_dev_bdma_state(struct dla_dev *d);
+const struct dla_bdma_state *dla_dev_bdma_state_const(const struct dla_dev *d);
+/* A CSB write to BDMA register `addr` was stored: CFG_OP / CFG_LAUNCH act. */
+void dla_bdma_csb_written(struct dla_dev *d, uint32_t addr, uint32_t v);
+/* Group (0/1) of the oldest launched group of transfers not yet run, or -1. */
+int dla_bdma_runnable(const struct dla_dev *d);
+/* The group dla_bdma_execute() ran is done (whatever its outcome): retire its
+ * transfers and update STATUS_0.  The device then raises BDMA_DONE_STATUS<g>. */
+void dla_bdma_complete(struct dla_dev *d);
+
+/* Worker threads an engine may use for a large layer (>= 1). */
+unsigned dla_threads(const struct dla_dev *d);
+
+/* Refuse a layer whose work exceeds the caller's limit
+ * (dlasim_options.max_layer_work); returns 0 or DLASIM_ERR_UNSUPPORTED.
+ * `work` counts as operations only: engines count the bytes their DMA moves
+ * too, with struct dla_work (sim/budget.h). */
+int dla_check_work(struct dla_dev *d, const char *unit, uint64_t work);
+
+/* The device's timing layer (src/timing/), NULL when timing is off. */
+struct dla_timing;
+struct dla_timing *dla_dev_timing(const struct dlasim_dev *dev);
+
+/* Index of the layer being executed (for messages). */
+unsigned dla_layer_index(const struct dla_dev *d);
+
+/* ---- engines ---------------------------------------------------------------- */
+
+/*
+ * Each engine computes the whole layer programmed in register group `group`
+ * of its units and returns 0 or a negative status.  The device core owns
+ * everything else: it decides when all units of a pipeline are enabled, calls
+ * the engines in dataflow order, then completes the layer (clears OP_EN,
+ * flips CONSUMER, raises the GLB done bits, updates the IRQ line).
+ */
+
+/* CDMA+CSC+CMAC+CACC: direct/image convolution.  Output goes to `to_sdp`
+ * (allocated by the engine): CACC's output, always flying into SDP. */
+int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp);
+/* SDP (with SDP_RDMA): `in` is the flying input from CACC, or NULL when SDP
+ * reads its input from memory.  When the SDP output goes to PDP
+ * (D_FEATURE_MODE_CFG.OUTPUT_DST), `to_pdp` receives it instead of memory. */
+int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in,
+                    struct dla_cube *to_pdp);
+/* Does this SDP layer need SDP_RDMA (memory input or any operand from memory)? */
+int dla_sdp_needs_rdma(const struct dla_dev *d, unsigned group);
+/* Does this SDP layer send its output to PDP (on the fly)? */
+int dla_sdp_output_to_pdp(const struct dla_dev *d, unsigned group);
+/* Does this SDP layer take its input from CACC (flying mode)? */
+int dla_sdp_flying(const struct dla_dev *d, unsigned group);
+/* PDP (with PDP_RDMA unless on the fly): `in` is the flying input from SDP or NULL. */
+int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in);
+int dla_pdp_flying(const struct dla_dev *d, unsigned group);
+/* CDP with CDP_RDMA. */
+int dla_cdp_execute(struct dla_dev *d, unsigned group);
+/* BDMA and RUBIK (configurations that have them).  For BDMA `group` is the
+ * launch group of the oldest launched transfers (dla_bdma_runnable()). */
+int dla_bdma_execute(struct dla_dev *d, unsigned group);
+int dla_rubik_execute(struct dla_dev *d, unsigned group);
+
+#endif

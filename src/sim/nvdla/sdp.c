@@ -1,0 +1,1350 @@
+/*
+ * SDP (Single Data Processor: per-element post-processing) with SDP_RDMA.
+ *
+ * CSB windows: SDP_RDMA 0x8000-0x8fff, SDP 0x9000-0x9fff (both dual-group).
+ * GLB interrupt bits: SDP_DONE_STATUS0/1 (raised by the device core when the
+ * layer completes).  Memory ports: MRDMA (input cube), BRDMA / NRDMA / ERDMA
+ * (BS / BN / EW operands), WDMA (output cube); each on DBB or CVIF from its
+ * *_RAM_TYPE field.
+ *
+ * Data path, per element (ref: vmod/nvdla/sdp/NV_NVDLA_SDP_core.v,
+ * cmod/hls_wrapper/sdp_hls_wrapper.cpp, cmod/hls/sdp/):
+ *   input  int32 from CACC (flying) or int8/int16 from memory (MRDMA)
+ *   BS     X stage: ALU (max/min/sum with a left-shifted 16-bit operand,
+ *          33 bits) -> MUL (x 16-bit operand, 49 bits, or PReLU pass of
+ *          non-negative values) -> rounding right shift saturated to 32 bits
+ *          -> ReLU                       (NV_NVDLA_SDP_HLS_X_int_*.v)
+ *   BN     the same with the BN registers
+ *   EW     Y stage: MUL (x 32-bit operand, 64 bits, rounding shift by
+ *          EW_TRUNCATE) -> ALU (max/min/sum/eql, 33 bits saturated to 32);
+ *          memory operands pass their own converters (offset, scale,
+ *          truncate); then the LUT (linear/exponent LE table, linear LO
+ *          table, under/overflow extrapolation)   (NV_NVDLA_SDP_CORE_y.v)
+ *   CVT    (x - offset) * scale, rounding shift saturated to 17 bits, then
+ *          saturated to int8/int16          (NV_NVDLA_SDP_HLS_C_int.v)
+ *   output memory (WDMA) or PDP on the fly.
+ * A stage exists only where the configuration has it (sdp_bs/bn/ew/lut
+ * _enable); where it is absent the hardware ties it to bypass, so its
+ * registers are ignored (nv_small: NV_NVDLA_sdp.v ties the WDMA's EW view to
+ * bypass; NV_NVDLA_SDP_rdma.v has no ERDMA).
+ *
+ * Memory layout (ref: NV_NVDLA_SDP_MRDMA_ig.v, NV_NVDLA_SDP_RDMA_ig.v,
+ * NV_NVDLA_SDP_WDMA_cmd.v): an atom holds M = NVDLA_MEMORY_ATOMIC_SIZE
+ * elements (M bytes for int8, 2M for int16); surface s holds channels
+ * [s*M, s*M+M); element (c, y, x) is at base + (c/M)*surface_stride +
+ * y*line_stride + x*M*bytes + (c%M)*bytes.  Base addresses and strides drop
+ * their low log2(M) bits.  A 1x1 cube (width = height = 0) is "packed": all
+ * its surfaces are one contiguous request, strides are not used.  Every atom
+ * is processed and written whole: channels of the last surface beyond the
+ * cube (padding) go through the pipeline with what the input holds there
+ * and are written too.
+ * Operands (BRDMA/NRDMA/ERDMA): PER_KERNEL = one value per channel, stored
+ * contiguously; PER_ELEMENT = a cube laid out like the input with elements
+ * of 1 or 2 bytes, or 2 or 4 bytes for DATA_USE=BOTH (ALU component first,
+ * then MUL: NV_NVDLA_SDP_RDMA_eg.v).  One-byte operands are sign-extended.
+ *
+ * Modelling choices and known deviations:
+ *  - SDP_RDMA registers are read from SDP_RDMA's own consumer group.
+ *  - Programming the hardware cannot run (it would hang or is not supported
+ *    by NVDLA: precision conversion, winograd, FP16, an operand stream the
+ *    SDP reads while SDP_RDMA does not provide it, cube sizes that differ
+ *    between SDP and SDP_RDMA) returns DLASIM_ERR_PROG / _UNSUPPORTED.
+ *  - Operand streams SDP_RDMA would fetch but the data path never consumes
+ *    are not read (the hardware would stall).
+ *  - INT16 needs a configuration whose feature data types include INT16;
+ *    an atom then holds M int16 elements as in cmod (the nv_small RTL,
+ *    built for int8 only, sizes an int16 surface as M/2 channels).
+ *  - Flying input (CACC): channels the cube does not provide are 0.
+ *    The cube sent to PDP has the padded channel count (a multiple of the
+ *    channels per atom) so PDP can process whole atoms too.
+ *  - Batch (D_FEATURE_MODE_CFG.BATCH_NUMBER, only where the configuration
+ *    has NVDLA_BATCH_ENABLE; the driver programs the same value in SDP_RDMA,
+ *    checked when SDP_RDMA is used): batch b is written at D_DST_BASE_ADDR
+ *    + b * D_DST_BATCH_STRIDE with the usual line/surface strides, a 1x1
+ *    cube then not packed (NV_NVDLA_SDP_WDMA_cmd.v base_addr_batch,
+ *    cfg_mode_1x1_nbatch).  Flying input: batch b of CACC's cube.  Memory
+ *    input is read once and the result written to every batch, as the
+ *    MRDMA re-reads the same lines for each batch (NV_NVDLA_SDP_MRDMA_ig.v
+ *    has no batch stride).  Operands from BRDMA/NRDMA/ERDMA are the same
+ *    for every batch: SDP_RDMA fetches them once and replays each one per
+ *    batch (NV_NVDLA_SDP_RDMA_EG_ro.v count_b); its D_*_BATCH_STRIDE
+ *    registers feed no logic.  Output to PDP with batches is refused
+ *    (DLASIM_ERR_PROG): PDP has no batch dimension.  Perf counters count
+ *    each batch for flying input but one pass for memory input.
+ *  - LUT: the RTL is followed where it differs from cmod (exponent
+ *    underflow bias is 1 << offset also for offset 0; log2 of a difference
+ *    >= 2^31; 9-bit index subtraction).
+ *  - Hardware status registers (group of the layer) at the end of a layer:
+ *    D_STATUS.STATUS_UNEQUAL = some output element written towards memory
+ *    is non-zero (NV_NVDLA_SDP_WDMA_DAT_out.v; cmod sets it in EQL mode
+ *    only, where nothing is written); D_PERF_OUT_SATURATION and
+ *    D_PERF_LUT_* count every lane (padding included) only when
+ *    D_PERF_ENABLE.PERF_SAT_EN / PERF_LUT_EN is set, else they are 0;
+ *    stall counters and FP16 NaN/Inf counters are 0.
+ *  - One thread; a layer is processed surface by surface (one surface of
+ *    input, operands and output in host memory at a time), in CACC's planar
+ *    order for flying input (one run per surface, or per channel when a
+ *    per-kernel operand makes it a constant of the run) and in memory's
+ *    atom order otherwise.  Each stage is a loop over a run: BS, BN and the
+ *    output converter as the branch-free, vectorised lane loops of
+ *    src/arith/sdp_lanes.c (the same arithmetic for every configuration,
+ *    checked against the per-element helpers of sdp_arith.h by
+ *    tests/unit/test_lanes.c); EW and the LUT per element.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "arith/sdp_arith.h"
+#include "arith/atoms.h"
+#include "arith/sdp_lanes.h"
+#include "sim/core/budget.h"
+#include "sim/nvdla/dla.h"
+
+/* ---- decoded configuration ------------------------------------------------ */
+
+/* Operand sources of the data path. */
+enum sdp_src { SRC_BS_ALU, SRC_BS_MUL, SRC_BN_ALU, SRC_BN_MUL, SRC_EW_ALU, SRC_EW_MUL, SRC_N };
+
+/* One SDP_RDMA operand stream (BRDMA, NRDMA or ERDMA) as the DMA reads it. */
+struct sdp_stream {
+    int port;
+    uint64_t base, line_stride, surf_stride;
+    unsigned size;       /* bytes per component: 1 or 2 */
+    unsigned elem_bytes; /* size, or 2 * size with DATA_USE=BOTH */
+    unsigned off[2];     /* byte offset of the ALU [0] / MUL [1] component */
+    int per_kernel;
+};
+
+/* BS or BN (X stage). */
+struct sdp_x_cfg {
+    int en;
+    int alu_bypass, alu_algo, alu_mem;
+    unsigned alu_shift;
+    int32_t alu_op;
+    int mul_bypass, mul_mem, prelu;
+    unsigned mul_shift;
+    int32_t mul_op;
+    int relu_bypass;
+};
+
+/* EW operand converter. */
+struct sdp_ew_cvt {
+    int bypass;
+    int32_t offset;
+    int32_t scale;
+    unsigned truncate;
+};
+
+/* EW (Y stage). */
+struct sdp_ew_cfg {
+    int en;
+    int alu_bypass, alu_algo, alu_mem;
+    int32_t alu_op;
+    struct sdp_ew_cvt alu_cvt;
+    int mul_bypass, mul_mem, prelu;
+    int32_t mul_op;
+    struct sdp_ew_cvt mul_cvt;
+    unsigned truncate;
+    int lut;
+};
+
+struct sdp_lut_cfg {
+    int le_expn;
+    int uflow_lo, oflow_lo, hybrid_lo; /* priority: 1 = LO table */
+    int le_offset, le_sel, lo_sel;     /* signed 8-bit */
+    int32_t le_start, le_end, lo_start, lo_end;
+    int16_t le_uscale, le_oscale, lo_uscale, lo_oscale;
+    int le_ushift, le_oshift, lo_ushift, lo_oshift; /* signed 5-bit */
+    uint32_t expn_bias;
+    const struct dla_lut_ram *ram;
+};
+
+struct sdp_cfg {
+    uint32_t w, h, c;
+    unsigned atom;  /* NVDLA_MEMORY_ATOMIC_SIZE (M) */
+    unsigned bpe;   /* bytes per element: 1 (int8) or 2 (int16) */
+    unsigned epa;   /* elements per atom */
+    uint32_t nsurf; /* surfaces (atoms along C) */
+    int packed;     /* 1x1 cube: surfaces contiguous */
+    unsigned batches;
+    uint64_t addr_mask;
+
+    int flying;
+    int src_port;
+    uint64_t src_base, src_line, src_surf;
+
+    struct sdp_x_cfg x[2];
+    struct sdp_ew_cfg ew;
+    struct sdp_lut_cfg lut;
+    int eql;
+
+    /* operand streams: 0 BRDMA, 1 NRDMA, 2 ERDMA */
+    struct sdp_stream stream[3];
+    int src_used[SRC_N];
+
+    int32_t cvt_offset;
+    int32_t cvt_scale;
+    unsigned cvt_shift;
+    unsigned out_bits; /* 8 or 16 */
+
+    /* the same, prepared for the lane loops */
+    enum dla_lanes_isa isa;
+    struct sdp_lane_x_cfg lane_x[2];
+    struct sdp_lane_cvt lane_cvt;
+    int32_t reg_op[SRC_N]; /* operand of each source when not read from memory */
+
+    int to_pdp;
+    int dst_port;
+    uint64_t dst_base, dst_line, dst_surf, dst_batch;
+
+    int perf_sat, perf_lut;
+};
+
+/* Counters accumulated over a layer. */
+struct sdp_stats {
+    uint64_t sat;
+    uint64_t lut_uflow, lut_oflow, lut_hybrid, lut_le_hit, lut_lo_hit;
+    int unequal;
+};
+
+/* ---- register access -------------------------------------------------------- */
+
+#define SDP_R(d, g, REG) dla_reg((d), NVDLA_SDP_##REG, (g))
+/* SDP_RDMA registers come from SDP_RDMA's own consumer group. */
+#define RDMA_R(d, REG) dla_reg((d), NVDLA_SDP_RDMA_##REG, dla_consumer((d), NVDLA_UNIT_SDP_RDMA))
+#define SDP_FLD(v, REG, FIELD) DLA_FIELD((v), REG##_##FIELD)
+
+static uint64_t addr_mask_of(const struct dla_config *cfg)
+{
+    return cfg->memif_address_width >= 64 ? UINT64_MAX
+                                          : ((UINT64_C(1) << cfg->memif_address_width) - 1);
+}
+
+/* 64-bit address from HIGH/LOW, HIGH only where the address is wider than
+ * 32 bits; the low log2(M) bits are dropped (NV_NVDLA_SDP_rdma.v). */
+static uint64_t atom_addr(const struct dla_config *cfg, uint32_t high, uint32_t low)
+{
+    uint64_t a = cfg->memif_address_width > 32 ? dla_addr(high, low) : low;
+    return a & ~(uint64_t)(cfg->memory_atomic_size - 1) & addr_mask_of(cfg);
+}
+
+static uint64_t atom_stride(const struct dla_config *cfg, uint32_t v)
+{
+    return v & ~(uint32_t)(cfg->memory_atomic_size - 1);
+}
+
+/* Which operands the data path reads from memory (only stages the
+ * configuration has, not bypassed, with SRC = MEM). */
+static void core_mem_use(const struct dla_dev *d, unsigned g, int use[SRC_N])
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    uint32_t bs = SDP_R(d, g, D_DP_BS_CFG_0);
+    uint32_t bn = SDP_R(d, g, D_DP_BN_CFG_0);
+    uint32_t ew = SDP_R(d, g, D_DP_EW_CFG_0);
+    int bs_en = cfg->sdp_bs_enable && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
+    int bn_en = cfg->sdp_bn_enable && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
+    int ew_en = cfg->sdp_ew_enable && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_BYPASS);
+
+    use[SRC_BS_ALU] = bs_en && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_BYPASS) &&
+                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_ALU_CFG_0, BS_ALU_SRC);
+    use[SRC_BS_MUL] = bs_en && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_BYPASS) &&
+                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SRC);
+    use[SRC_BN_ALU] = bn_en && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_BYPASS) &&
+                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SRC);
+    use[SRC_BN_MUL] = bn_en && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_BYPASS) &&
+                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SRC);
+    use[SRC_EW_ALU] = ew_en && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_BYPASS) &&
+                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_SRC);
+    use[SRC_EW_MUL] = ew_en && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_BYPASS) &&
+                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_SRC);
+}
+
+int dla_sdp_flying(const struct dla_dev *d, unsigned group)
+{
+    return DLA_REG_FIELD(d, group, NVDLA_SDP_D_FEATURE_MODE_CFG_0, FLYING_MODE) ==
+           NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON;
+}
+
+int dla_sdp_output_to_pdp(const struct dla_dev *d, unsigned group)
+{
+    return DLA_REG_FIELD(d, group, NVDLA_SDP_D_FEATURE_MODE_CFG_0, OUTPUT_DST) ==
+           NVDLA_SDP_D_FEATURE_MODE_CFG_0_OUTPUT_DST_PDP;
+}
+
+/* ref: cmod/sdp/NV_NVDLA_sdp.cpp SdpDataOperationThread (is_rdma_enabled ||
+ * is_bs/bn/ew_has_rdma). */
+int dla_sdp_needs_rdma(const struct dla_dev *d, unsigned group)
+{
+    int use[SRC_N];
+    if (!dla_sdp_flying(d, group)) {
+        return 1;
+    }
+    core_mem_use(d, group, use);
+    for (int i = 0; i < SRC_N; i++) {
+        if (use[i]) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- decode ----------------------------------------------------------------- */
+
+static void decode_x(const struct dla_dev *d, unsigned g, int bn, struct sdp_x_cfg *x)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    if (!bn) {
+        uint32_t v = SDP_R(d, g, D_DP_BS_CFG_0);
+        uint32_t a = SDP_R(d, g, D_DP_BS_ALU_CFG_0);
+        uint32_t m = SDP_R(d, g, D_DP_BS_MUL_CFG_0);
+        x->en = cfg->sdp_bs_enable && !SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
+        x->alu_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_BYPASS);
+        x->alu_algo = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_ALGO);
+        x->mul_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_BYPASS);
+        x->prelu = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_PRELU);
+        x->relu_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_RELU_BYPASS);
+        x->alu_mem = (int)SDP_FLD(a, NVDLA_SDP_D_DP_BS_ALU_CFG_0, BS_ALU_SRC);
+        x->alu_shift = SDP_FLD(a, NVDLA_SDP_D_DP_BS_ALU_CFG_0, BS_ALU_SHIFT_VALUE) & 63u;
+        x->mul_mem = (int)SDP_FLD(m, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SRC);
+        /* the 8-bit field feeds a 6-bit shifter (NV_NVDLA_SDP_core.v) */
+        x->mul_shift = SDP_FLD(m, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SHIFT_VALUE) & 63u;
+        x->alu_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE_0, BS_ALU_OPERAND), 16);
+        x->mul_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE_0, BS_MUL_OPERAND), 16);
+    } else {
+        uint32_t v = SDP_R(d, g, D_DP_BN_CFG_0);
+        uint32_t a = SDP_R(d, g, D_DP_BN_ALU_CFG_0);
+        uint32_t m = SDP_R(d, g, D_DP_BN_MUL_CFG_0);
+        x->en = cfg->sdp_bn_enable && !SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
+        x->alu_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_BYPASS);
+        x->alu_algo = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_ALGO);
+        x->mul_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_BYPASS);
+        x->prelu = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_PRELU);
+        x->relu_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_RELU_BYPASS);
+        x->alu_mem = (int)SDP_FLD(a, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SRC);
+        x->alu_shift = SDP_FLD(a, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SHIFT_VALUE) & 63u;
+        x->mul_mem = (int)SDP_FLD(m, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SRC);
+        x->mul_shift = SDP_FLD(m, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SHIFT_VALUE) & 63u;
+        x->alu_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_ALU_SRC_VALUE_0, BN_ALU_OPERAND), 16);
+        x->mul_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_MUL_SRC_VALUE_0, BN_MUL_OPERAND), 16);
+    }
+}
+
+static void decode_ew(const struct dla_dev *d, unsigned g, struct sdp_ew_cfg *e)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    uint32_t v = SDP_R(d, g, D_DP_EW_CFG_0);
+    uint32_t a = SDP_R(d, g, D_DP_EW_ALU_CFG_0);
+    uint32_t m = SDP_R(d, g, D_DP_EW_MUL_CFG_0);
+    e->en = cfg->sdp_ew_enable && !SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_BYPASS);
+    e->alu_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_BYPASS);
+    e->alu_algo = (int)SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_ALGO);
+    e->mul_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_BYPASS);
+    e->prelu = (int)SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_PRELU);
+    /* without NVDLA_SDP_LUT_ENABLE the LUT is tied to bypass
+     * (NV_NVDLA_SDP_CORE_y.v: cfg_ew_lut_bypass <= 1) */
+    e->lut = cfg->sdp_lut_enable && !SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_LUT_BYPASS);
+    e->alu_mem = (int)SDP_FLD(a, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_SRC);
+    e->alu_cvt.bypass = (int)SDP_FLD(a, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_CVT_BYPASS);
+    e->mul_mem = (int)SDP_FLD(m, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_SRC);
+    e->mul_cvt.bypass = (int)SDP_FLD(m, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_CVT_BYPASS);
+    e->alu_op = (int32_t)SDP_R(d, g, D_DP_EW_ALU_SRC_VALUE_0);
+    e->mul_op = (int32_t)SDP_R(d, g, D_DP_EW_MUL_SRC_VALUE_0);
+    e->alu_cvt.offset = (int32_t)SDP_R(d, g, D_DP_EW_ALU_CVT_OFFSET_VALUE_0);
+    e->alu_cvt.scale = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_ALU_CVT_SCALE_VALUE_0,
+                                              EW_ALU_CVT_SCALE), 16);
+    e->alu_cvt.truncate = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_ALU_CVT_TRUNCATE_VALUE_0,
+                                        EW_ALU_CVT_TRUNCATE);
+    e->mul_cvt.offset = (int32_t)SDP_R(d, g, D_DP_EW_MUL_CVT_OFFSET_VALUE_0);
+    e->mul_cvt.scale = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_MUL_CVT_SCALE_VALUE_0,
+                                              EW_MUL_CVT_SCALE), 16);
+    e->mul_cvt.truncate = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_MUL_CVT_TRUNCATE_VALUE_0,
+                                        EW_MUL_CVT_TRUNCATE);
+    e->truncate = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_TRUNCATE_VALUE_0, EW_TRUNCATE);
+}
+
+/* S_LUT_* are single registers (not per group). */
+static void decode_lut(const struct dla_dev *d, unsigned g, struct sdp_lut_cfg *l)
+{
+    uint32_t c = SDP_R(d, g, S_LUT_CFG_0);
+    uint32_t info = SDP_R(d, g, S_LUT_INFO_0);
+    uint32_t les = SDP_R(d, g, S_LUT_LE_SLOPE_SCALE_0);
+    uint32_t lesh = SDP_R(d, g, S_LUT_LE_SLOPE_SHIFT_0);
+    uint32_t los = SDP_R(d, g, S_LUT_LO_SLOPE_SCALE_0);
+    uint32_t losh = SDP_R(d, g, S_LUT_LO_SLOPE_SHIFT_0);
+
+    l->le_expn = SDP_FLD(c, NVDLA_SDP_S_LUT_CFG_0, LUT_LE_FUNCTION) ==
+                 NVDLA_SDP_S_LUT_CFG_0_LUT_LE_FUNCTION_EXPONENT;
+    l->uflow_lo = (int)SDP_FLD(c, NVDLA_SDP_S_LUT_CFG_0, LUT_UFLOW_PRIORITY);
+    l->oflow_lo = (int)SDP_FLD(c, NVDLA_SDP_S_LUT_CFG_0, LUT_OFLOW_PRIORITY);
+    l->hybrid_lo = (int)SDP_FLD(c, NVDLA_SDP_S_LUT_CFG_0, LUT_HYBRID_PRIORITY);
+    l->le_offset = dla_sext(SDP_FLD(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LE_INDEX_OFFSET), 8);
+    l->le_sel = dla_sext(SDP_FLD(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LE_INDEX_SELECT), 8);
+    l->lo_sel = dla_sext(SDP_FLD(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LO_INDEX_SELECT), 8);
+    l->le_start = (int32_t)SDP_R(d, g, S_LUT_LE_START_0);
+    l->le_end = (int32_t)SDP_R(d, g, S_LUT_LE_END_0);
+    l->lo_start = (int32_t)SDP_R(d, g, S_LUT_LO_START_0);
+    l->lo_end = (int32_t)SDP_R(d, g, S_LUT_LO_END_0);
+    l->le_uscale = (int16_t)dla_sext(SDP_FLD(les, NVDLA_SDP_S_LUT_LE_SLOPE_SCALE_0, LUT_LE_SLOPE_UFLOW_SCALE), 16);
+    l->le_oscale = (int16_t)dla_sext(SDP_FLD(les, NVDLA_SDP_S_LUT_LE_SLOPE_SCALE_0, LUT_LE_SLOPE_OFLOW_SCALE), 16);
+    l->lo_uscale = (int16_t)dla_sext(SDP_FLD(los, NVDLA_SDP_S_LUT_LO_SLOPE_SCALE_0, LUT_LO_SLOPE_UFLOW_SCALE), 16);
+    l->lo_oscale = (int16_t)dla_sext(SDP_FLD(los, NVDLA_SDP_S_LUT_LO_SLOPE_SCALE_0, LUT_LO_SLOPE_OFLOW_SCALE), 16);
+    l->le_ushift = dla_sext(SDP_FLD(lesh, NVDLA_SDP_S_LUT_LE_SLOPE_SHIFT_0, LUT_LE_SLOPE_UFLOW_SHIFT), 5);
+    l->le_oshift = dla_sext(SDP_FLD(lesh, NVDLA_SDP_S_LUT_LE_SLOPE_SHIFT_0, LUT_LE_SLOPE_OFLOW_SHIFT), 5);
+    l->lo_ushift = dla_sext(SDP_FLD(losh, NVDLA_SDP_S_LUT_LO_SLOPE_SHIFT_0, LUT_LO_SLOPE_UFLOW_SHIFT), 5);
+    l->lo_oshift = dla_sext(SDP_FLD(losh, NVDLA_SDP_S_LUT_LO_SLOPE_SHIFT_0, LUT_LO_SLOPE_OFLOW_SHIFT), 5);
+    /* ref: NV_NVDLA_SDP_CORE_Y_lut.v out_bias: exponent LE underflow only,
+     * offset[7] ? 0 : 1 << offset (32-bit, 0 beyond bit 31) */
+    l->expn_bias = (l->le_offset < 0 || l->le_offset >= 32) ? 0u
+                                                            : (UINT32_C(1) << l->le_offset);
+    l->ram = dla_lut(d, DLA_LUT_SDP);
+}
+
+static const char *const src_name[SRC_N] = {"BS ALU", "BS MUL", "BN ALU",
+                                            "BN MUL", "EW ALU", "EW MUL"};
+
+/* Decode one of BRDMA (0), NRDMA (1), ERDMA (2) and check it delivers the
+ * operands the data path reads. */
+static int decode_stream(struct dla_dev *d, int which, struct sdp_cfg *c)
+{
+    static const char *const dma_name[3] = {"BRDMA", "NRDMA", "ERDMA"};
+    static const char *const reg_name[3] = {"D_BRDMA_CFG_0", "D_NRDMA_CFG_0", "D_ERDMA_CFG_0"};
+    const struct dla_config *cfg = dla_cfg(d);
+    struct sdp_dma_fields {
+        uint32_t cfgv, lo, hi, line, surf;
+    } f;
+    if (which == 0) {
+        f.cfgv = RDMA_R(d, D_BRDMA_CFG_0);
+        f.lo = RDMA_R(d, D_BS_BASE_ADDR_LOW_0);
+        f.hi = RDMA_R(d, D_BS_BASE_ADDR_HIGH_0);
+        f.line = RDMA_R(d, D_BS_LINE_STRIDE_0);
+        f.surf = RDMA_R(d, D_BS_SURFACE_STRIDE_0);
+    } else if (which == 1) {
+        f.cfgv = RDMA_R(d, D_NRDMA_CFG_0);
+        f.lo = RDMA_R(d, D_BN_BASE_ADDR_LOW_0);
+        f.hi = RDMA_R(d, D_BN_BASE_ADDR_HIGH_0);
+        f.line = RDMA_R(d, D_BN_LINE_STRIDE_0);
+        f.surf = RDMA_R(d, D_BN_SURFACE_STRIDE_0);
+    } else {
+        f.cfgv = RDMA_R(d, D_ERDMA_CFG_0);
+        f.lo = RDMA_R(d, D_EW_BASE_ADDR_LOW_0);
+        f.hi = RDMA_R(d, D_EW_BASE_ADDR_HIGH_0);
+        f.line = RDMA_R(d, D_EW_LINE_STRIDE_0);
+        f.surf = RDMA_R(d, D_EW_SURFACE_STRIDE_0);
+    }
+    /* the three *RDMA_CFG registers share one field layout */
+    unsigned disable = SDP_FLD(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DISABLE);
+    unsigned use = SDP_FLD(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_USE);
+    unsigned size = SDP_FLD(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_SIZE);
+    unsigned mode = SDP_FLD(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_MODE);
+    unsigned ram = SDP_FLD(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_RAM_TYPE);
+    int alu = c->src_used[2 * which];
+    int mul = c->src_used[2 * which + 1];
+    int both = use == NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_USE_BOTH;
+    int gives_alu = both || use == NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_USE_ALU;
+    int gives_mul = both || use == NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_USE_MUL;
+    struct sdp_stream *s = &c->stream[which];
+
+    if (!alu && !mul) {
+        return 0;
+    }
+    if (disable) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP_RDMA: %s.%s_DISABLE=1 but SDP reads the %s operand from memory",
+                         reg_name[which], dma_name[which], src_name[alu ? 2 * which : 2 * which + 1]);
+    }
+    if ((alu && !gives_alu) || (mul && !gives_mul) || use > 2) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP_RDMA: %s.%s_DATA_USE=%u does not provide the %s operand SDP reads "
+                         "from memory",
+                         reg_name[which], dma_name[which], use,
+                         src_name[(alu && !gives_alu) ? 2 * which : 2 * which + 1]);
+    }
+    if (c->bpe == 2 && size == NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_SIZE_ONE_BYTE) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "SDP_RDMA: %s.%s_DATA_SIZE=ONE_BYTE with INT16 processing is not "
+                         "modelled",
+                         reg_name[which], dma_name[which]);
+    }
+    s->port = dla_ram_port(ram);
+    s->base = atom_addr(cfg, f.hi, f.lo);
+    s->line_stride = atom_stride(cfg, f.line);
+    s->surf_stride = atom_stride(cfg, f.surf);
+    s->size = size ? 2u : 1u;
+    s->elem_bytes = both ? 2u * s->size : s->size;
+    s->off[0] = 0;
+    s->off[1] = both ? s->size : 0;
+    s->per_kernel = mode == NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_MODE_PER_KERNEL;
+    return 0;
+}
+
+static int check_precision(struct dla_dev *d, const char *what, uint32_t p)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    if (p == NVDLA_SDP_D_DATA_FORMAT_0_PROC_PRECISION_INT8) {
+        return 0;
+    }
+    if (p == NVDLA_SDP_D_DATA_FORMAT_0_PROC_PRECISION_INT16) {
+        if (cfg->feature_data_type & DLA_TYPE_INT16) {
+            return 0;
+        }
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP: %s=1 (INT16) but this configuration's feature data types have "
+                         "no INT16",
+                         what);
+    }
+    return dla_error(d, DLASIM_ERR_UNSUPPORTED, "SDP: %s=%u (%s) is not modelled", what, p,
+                     p == 2 ? "FP16" : "reserved");
+}
+
+static int decode_rdma(struct dla_dev *d, struct sdp_cfg *c, uint32_t proc)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    uint32_t w = RDMA_R(d, D_DATA_CUBE_WIDTH_0);
+    uint32_t h = RDMA_R(d, D_DATA_CUBE_HEIGHT_0);
+    uint32_t ch = RDMA_R(d, D_DATA_CUBE_CHANNEL_0);
+    uint32_t fm = RDMA_R(d, D_FEATURE_MODE_CFG_0);
+    w = SDP_FLD(w, NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
+    h = SDP_FLD(h, NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
+    ch = SDP_FLD(ch, NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
+    if (w != c->w || h != c->h || ch != c->c) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP_RDMA: D_DATA_CUBE_WIDTH/HEIGHT/CHANNEL give %ux%ux%u but SDP's "
+                         "give %ux%ux%u",
+                         w, h, ch, c->w, c->h, c->c);
+    }
+    uint32_t rdma_batches =
+        cfg->batch_enable ? SDP_FLD(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, BATCH_NUMBER) + 1 : 1;
+    if (rdma_batches != c->batches) {
+        /* the RDMA replays every line / operand once per batch
+         * (NV_NVDLA_SDP_MRDMA_ig.v, NV_NVDLA_SDP_RDMA_EG_ro.v count_b) */
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP_RDMA: D_FEATURE_MODE_CFG_0.BATCH_NUMBER=%u differs from SDP "
+                         "D_FEATURE_MODE_CFG_0.BATCH_NUMBER=%u",
+                         rdma_batches - 1, c->batches - 1);
+    }
+    uint32_t in_p = SDP_FLD(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, IN_PRECISION);
+    uint32_t proc_p = SDP_FLD(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, PROC_PRECISION);
+    if (proc_p != proc) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP_RDMA: D_FEATURE_MODE_CFG_0.PROC_PRECISION=%u differs from "
+                         "SDP D_DATA_FORMAT_0.PROC_PRECISION=%u",
+                         proc_p, proc);
+    }
+    if (!c->flying) {
+        if (SDP_FLD(fm, NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0, FLYING_MODE) !=
+            NVDLA_SDP_RDMA_D_FEATURE_MODE_CFG_0_FLYING_MODE_OFF) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "SDP_RDMA: D_FEATURE_MODE_CFG_0.FLYING_MODE=ON but SDP reads its "
+                             "input from memory (SDP D_FEATURE_MODE_CFG_0.FLYING_MODE=OFF)");
+        }
+        if (in_p != proc_p) {
+            /* ref: cmod NV_NVDLA_sdp.cpp: "precision conversion is not supported" */
+            return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                             "SDP_RDMA: D_FEATURE_MODE_CFG_0.IN_PRECISION=%u differs from "
+                             "PROC_PRECISION=%u (precision conversion is not supported by "
+                             "NVDLA)",
+                             in_p, proc_p);
+        }
+        c->src_port = dla_ram_port(RDMA_R(d, D_SRC_DMA_CFG_0) &
+                                   NVDLA_SDP_RDMA_D_SRC_DMA_CFG_0_SRC_RAM_TYPE__MASK);
+        c->src_base = atom_addr(cfg, RDMA_R(d, D_SRC_BASE_ADDR_HIGH_0),
+                                RDMA_R(d, D_SRC_BASE_ADDR_LOW_0));
+        c->src_line = atom_stride(cfg, RDMA_R(d, D_SRC_LINE_STRIDE_0));
+        c->src_surf = atom_stride(cfg, RDMA_R(d, D_SRC_SURFACE_STRIDE_0));
+    }
+    for (int i = 0; i < 3; i++) {
+        int rc = decode_stream(d, i, c);
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* BS / BN as constants of sdp_lane_x, and their register operands. */
+static void prepare_lane_x(const struct sdp_x_cfg *x, struct sdp_lane_x_cfg *l, int32_t *alu_op,
+                           int32_t *mul_op)
+{
+    enum sdp_lane_alu alu = SDP_LANE_ALU_SUM; /* SUM, and EQL which the X ALU does not have */
+    if (x->alu_bypass) {
+        alu = SDP_LANE_ALU_BYPASS;
+    } else if (x->alu_algo == NVDLA_SDP_D_DP_BS_CFG_0_BS_ALU_ALGO_MAX) {
+        alu = SDP_LANE_ALU_MAX;
+    } else if (x->alu_algo == NVDLA_SDP_D_DP_BS_CFG_0_BS_ALU_ALGO_MIN) {
+        alu = SDP_LANE_ALU_MIN;
+    }
+    dla_sdp_lane_x_init(l, alu, x->mul_bypass, x->prelu, x->relu_bypass, x->mul_shift);
+    *alu_op = x->alu_bypass ? 0 : (int32_t)sdp_shl_su(x->alu_op, x->alu_shift, 32);
+    *mul_op = x->mul_bypass ? 1 : x->mul_op;
+}
+
+static void prepare_lanes(struct sdp_cfg *c)
+{
+    c->isa = dla_lanes_best();
+    for (int k = 0; k < 2; k++) {
+        prepare_lane_x(&c->x[k], &c->lane_x[k], &c->reg_op[2 * k], &c->reg_op[2 * k + 1]);
+    }
+    c->reg_op[SRC_EW_ALU] = c->ew.alu_op;
+    c->reg_op[SRC_EW_MUL] = c->ew.mul_op;
+    dla_sdp_lane_cvt_init(&c->lane_cvt, c->cvt_offset, c->cvt_scale, c->cvt_shift, c->out_bits);
+}
+
+static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    memset(c, 0, sizeof(*c));
+    uint32_t fm = SDP_R(d, g, D_FEATURE_MODE_CFG_0);
+    uint32_t df = SDP_R(d, g, D_DATA_FORMAT_0);
+    uint32_t pe = SDP_R(d, g, D_PERF_ENABLE_0);
+    uint32_t proc = SDP_FLD(df, NVDLA_SDP_D_DATA_FORMAT_0, PROC_PRECISION);
+    uint32_t outp = SDP_FLD(df, NVDLA_SDP_D_DATA_FORMAT_0, OUT_PRECISION);
+    int rc;
+
+    c->w = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
+    c->h = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
+    c->c = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
+    c->flying = SDP_FLD(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, FLYING_MODE) ==
+                NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON;
+    c->to_pdp = SDP_FLD(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, OUTPUT_DST) ==
+                NVDLA_SDP_D_FEATURE_MODE_CFG_0_OUTPUT_DST_PDP;
+    c->batches = cfg->batch_enable ? SDP_FLD(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, BATCH_NUMBER) + 1 : 1;
+    c->addr_mask = addr_mask_of(cfg);
+    c->perf_sat = (int)SDP_FLD(pe, NVDLA_SDP_D_PERF_ENABLE_0, PERF_SAT_EN);
+    c->perf_lut = (int)SDP_FLD(pe, NVDLA_SDP_D_PERF_ENABLE_0, PERF_LUT_EN);
+
+    if (cfg->winograd_enable && SDP_FLD(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, WINOGRAD)) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "SDP: D_FEATURE_MODE_CFG_0.WINOGRAD=ON is not modelled");
+    }
+    if ((rc = check_precision(d, "D_DATA_FORMAT_0.PROC_PRECISION", proc)) != 0 ||
+        (rc = check_precision(d, "D_DATA_FORMAT_0.OUT_PRECISION", outp)) != 0) {
+        return rc;
+    }
+    if (outp != proc) {
+        /* ref: cmod NV_NVDLA_sdp.cpp WdmaSequenceDC: "openDLA doesn't support
+         * precision conversion" */
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "SDP: D_DATA_FORMAT_0.OUT_PRECISION=%u differs from PROC_PRECISION=%u "
+                         "(precision conversion is not supported by NVDLA)",
+                         outp, proc);
+    }
+    c->atom = cfg->memory_atomic_size;
+    c->bpe = proc == NVDLA_SDP_D_DATA_FORMAT_0_PROC_PRECISION_INT16 ? 2u : 1u;
+    /* an atom holds M elements of any precision (brief layout, cmod
+     * ELEMENT_PER_ATOM_INT16 = NVDLA_MEMORY_ATOMIC_SIZE) */
+    c->epa = c->atom;
+    c->out_bits = 8u * c->bpe;
+    c->nsurf = (c->c + c->epa - 1) / c->epa;
+    c->packed = c->w == 1 && c->h == 1;
+    if (c->batches > 1 && c->to_pdp) {
+        /* PDP has no batch dimension: the batches of each line would reach
+         * it interleaved as one cube (NV_NVDLA_SDP_WDMA_cmd.v count_batch,
+         * NV_NVDLA_PDP_* have no batch registers) */
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP: D_FEATURE_MODE_CFG_0.BATCH_NUMBER=%u with OUTPUT_DST=PDP: PDP "
+                         "has no batches",
+                         c->batches - 1);
+    }
+
+    decode_x(d, g, 0, &c->x[0]);
+    decode_x(d, g, 1, &c->x[1]);
+    decode_ew(d, g, &c->ew);
+    if (c->ew.lut) {
+        decode_lut(d, g, &c->lut);
+    }
+    /* ref: NV_NVDLA_SDP_core.v cfg_mode_eql */
+    c->eql = c->ew.en && !c->ew.alu_bypass &&
+             c->ew.alu_algo == NVDLA_SDP_D_DP_EW_CFG_0_EW_ALU_ALGO_EQL;
+    core_mem_use(d, g, c->src_used);
+
+    c->cvt_offset = (int32_t)SDP_R(d, g, D_CVT_OFFSET_0);
+    c->cvt_scale = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_CVT_SCALE_0, CVT_SCALE), 16);
+    c->cvt_shift = DLA_REG_FIELD(d, g, NVDLA_SDP_D_CVT_SHIFT_0, CVT_SHIFT);
+    prepare_lanes(c);
+
+    if (!c->to_pdp) {
+        c->dst_port = dla_ram_port(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DST_DMA_CFG_0, DST_RAM_TYPE));
+        c->dst_base = atom_addr(cfg, SDP_R(d, g, D_DST_BASE_ADDR_HIGH_0),
+                                SDP_R(d, g, D_DST_BASE_ADDR_LOW_0));
+        c->dst_line = atom_stride(cfg, SDP_R(d, g, D_DST_LINE_STRIDE_0));
+        c->dst_surf = atom_stride(cfg, SDP_R(d, g, D_DST_SURFACE_STRIDE_0));
+        c->dst_batch = atom_stride(cfg, SDP_R(d, g, D_DST_BATCH_STRIDE_0));
+    }
+
+    int need_rdma = !c->flying;
+    for (int i = 0; i < SRC_N; i++) {
+        need_rdma |= c->src_used[i];
+    }
+    if (need_rdma) {
+        return decode_rdma(d, c, proc);
+    }
+    return 0;
+}
+
+/* ---- per-element arithmetic (EW, LUT) ----------------------------------------- */
+
+/* EW memory operand converter.  ref: NV_NVDLA_SDP_HLS_Y_int_cvt.v */
+static inline int32_t ew_cvt(const struct sdp_ew_cvt *k, int32_t op16)
+{
+    if (k->bypass) {
+        return op16;
+    }
+    int64_t v = ((int64_t)op16 - k->offset) * k->scale;
+    return (int32_t)sdp_shr_su(v, k->truncate, 49, 32, 0);
+}
+
+/* EW core.  ref: NV_NVDLA_SDP_HLS_Y_int_mul.v, NV_NVDLA_SDP_HLS_Y_int_alu.v */
+static inline int32_t ew_elem(const struct sdp_ew_cfg *e, int32_t x, int32_t alu_op, int32_t mul_op)
+{
+    int64_t m = x;
+    if (!e->mul_bypass && !(e->prelu && x >= 0)) {
+        m = sdp_shr_su((int64_t)x * mul_op, e->truncate, 64, 32, 0);
+    }
+    if (e->alu_bypass) {
+        return (int32_t)m;
+    }
+    int64_t a;
+    switch (e->alu_algo) {
+    case NVDLA_SDP_D_DP_EW_CFG_0_EW_ALU_ALGO_MAX:
+        a = m > alu_op ? m : alu_op;
+        break;
+    case NVDLA_SDP_D_DP_EW_CFG_0_EW_ALU_ALGO_MIN:
+        a = m < alu_op ? m : alu_op;
+        break;
+    case NVDLA_SDP_D_DP_EW_CFG_0_EW_ALU_ALGO_EQL:
+        a = m == alu_op ? 0 : 1;
+        break;
+    default:
+        a = m + alu_op;
+        break;
+    }
+    return (int32_t)sdp_sat(a, 32);
+}
+
+/* LUT.  ref: NV_NVDLA_SDP_HLS_Y_int_idx.v (table choice),
+ * NV_NVDLA_SDP_CORE_Y_lut.v (entries, slopes, offsets), Y_int_inp.v */
+static inline int32_t lut_elem(const struct sdp_lut_cfg *l, int32_t x, struct sdp_stats *st)
+{
+    struct sdp_lut_idx le = l->le_expn ? sdp_lut_expn(x, l->le_start, l->le_offset, DLA_LUT_LE_ENTRIES)
+                                       : sdp_lut_line(x, l->le_start, l->le_sel, DLA_LUT_LE_ENTRIES);
+    struct sdp_lut_idx lo = sdp_lut_line(x, l->lo_start, l->lo_sel, DLA_LUT_LO_ENTRIES);
+    int le_hit = !(le.uflow || le.oflow);
+    int lo_hit = !(lo.uflow || lo.oflow);
+    int use_lo;
+    if (le.uflow && lo.uflow) {
+        use_lo = l->uflow_lo;
+    } else if (le.oflow && lo.oflow) {
+        use_lo = l->oflow_lo;
+    } else if (le_hit == lo_hit) {
+        use_lo = l->hybrid_lo; /* both hit, or both miss differently */
+    } else {
+        use_lo = lo_hit;
+    }
+    const struct sdp_lut_idx *r = use_lo ? &lo : &le;
+    const uint16_t *tab = use_lo ? l->ram->lo : l->ram->le;
+    int16_t y0 = (int16_t)dla_sext(tab[r->index], 16);
+
+    st->lut_uflow += (uint64_t)r->uflow;
+    st->lut_oflow += (uint64_t)r->oflow;
+    st->lut_hybrid += (uint64_t)!(r->uflow || r->oflow);
+    st->lut_le_hit += (uint64_t)le_hit;
+    st->lut_lo_hit += (uint64_t)lo_hit;
+
+    if (r->uflow) {
+        if (use_lo) {
+            return sdp_lut_extrap(x, y0, 0, l->lo_start, l->lo_uscale, l->lo_ushift);
+        }
+        return sdp_lut_extrap(x, y0, l->le_expn ? l->expn_bias : 0, l->le_start, l->le_uscale,
+                              l->le_ushift);
+    }
+    if (r->oflow) {
+        if (use_lo) {
+            return sdp_lut_extrap(x, y0, 0, l->lo_end, l->lo_oscale, l->lo_oshift);
+        }
+        return sdp_lut_extrap(x, y0, 0, l->le_end, l->le_oscale, l->le_oshift);
+    }
+    int16_t y1 = (int16_t)dla_sext(tab[r->index + 1], 16);
+    return sdp_lut_interp(y0, y1, r->frac);
+}
+
+/* ---- one run of elements ------------------------------------------------------ */
+
+/* Operands of a run: op[i] one value per element, or NULL for the value
+ * val[i] on every element. */
+struct sdp_ops {
+    const int32_t *op[SRC_N];
+    int32_t val[SRC_N];
+};
+
+static inline int32_t op_at(const struct sdp_ops *o, int src, size_t i)
+{
+    return o->op[src] ? o->op[src][i] : o->val[src];
+}
+
+/* Runs n elements from src through the enabled stages into dst (src may be
+ * dst): dst receives the output value (int8/int16 range, or the low 16 bits
+ * of the EW result in EQL mode).  The first stage reads src, the others
+ * work in place. */
+static void process_run(const struct sdp_cfg *c, const int32_t *src, int32_t *dst, size_t n,
+                        const struct sdp_ops *o, struct sdp_stats *st)
+{
+    const int32_t *in = src;
+    for (int k = 0; k < 2; k++) {
+        if (c->x[k].en) {
+            dla_sdp_lanes_x(c->isa, &c->lane_x[k], in, dst, n, o->op[2 * k], o->val[2 * k],
+                            o->op[2 * k + 1], o->val[2 * k + 1]);
+            in = dst;
+        }
+    }
+    if (c->ew.en) {
+        for (size_t i = 0; i < n; i++) {
+            dst[i] = ew_elem(&c->ew, in[i], op_at(o, SRC_EW_ALU, i), op_at(o, SRC_EW_MUL, i));
+        }
+        if (c->ew.lut) {
+            for (size_t i = 0; i < n; i++) {
+                dst[i] = lut_elem(&c->lut, dst[i], st);
+            }
+        }
+        in = dst;
+    }
+    if (c->eql) {
+        /* the converter passes the low 16 bits (NV_NVDLA_SDP_HLS_C_int.v) */
+        for (size_t i = 0; i < n; i++) {
+            dst[i] = dla_sext((uint32_t)in[i], 16);
+        }
+    } else {
+        st->sat += dla_sdp_lanes_cvt(c->isa, &c->lane_cvt, in, dst, n);
+    }
+}
+
+/* ---- memory helpers ---------------------------------------------------------- */
+
+static inline int32_t load_elem(const uint8_t *p, unsigned bytes)
+{
+    if (bytes == 1) {
+        return (int8_t)p[0];
+    }
+    return (int16_t)(uint16_t)(p[0] | (uint16_t)(p[1] << 8));
+}
+
+/*
+ * Work buffers of a layer.  One surface is processed at a time, in one of
+ * two layouts:
+ *   planar (flying input): channel l of the surface at data + l * plane,
+ *     element (y, x) at y * w + x, as CACC delivers it, so each channel is
+ *     one run whose per-kernel operands are constants;
+ *   atoms (memory input): lane j = (y * w + x) * epa + l as in memory, the
+ *     surface one run with per-lane operands.
+ */
+struct sdp_work {
+    int planar;
+    size_t plane;      /* elements per channel plane: h * w */
+    size_t n_line;     /* lanes per line: w * epa */
+    size_t n_surf;     /* lanes per surface: h * n_line */
+    int32_t *data;     /* one surface of values */
+    uint8_t *raw;      /* raw bytes of one surface (input, operands, output) */
+    size_t raw_size;
+    int32_t *op[SRC_N];      /* per-element operands of one surface (in the
+                              * surface's layout), or in the atom layout
+                              * per-kernel operands replicated over it */
+    int32_t *kernel[3];      /* per-kernel operands: both components, all channels */
+};
+
+static void work_free(struct sdp_work *w)
+{
+    free(w->data);
+    free(w->raw);
+    for (int i = 0; i < SRC_N; i++) {
+        free(w->op[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        free(w->kernel[i]);
+    }
+}
+
+/* Bytes of one surface of an operand stream (per element). */
+static size_t stream_surf_bytes(const struct sdp_cfg *c, const struct sdp_stream *s)
+{
+    return (size_t)c->h * c->w * c->epa * s->elem_bytes;
+}
+
+static int work_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->planar = c->flying;
+    w->plane = (size_t)c->w * c->h;
+    w->n_line = (size_t)c->w * c->epa;
+    w->n_surf = w->n_line * c->h;
+    size_t raw = w->n_surf * c->bpe;
+    for (int i = 0; i < 3; i++) {
+        if (c->src_used[2 * i] || c->src_used[2 * i + 1]) {
+            size_t b = stream_surf_bytes(c, &c->stream[i]);
+            if (c->stream[i].per_kernel) {
+                b = (size_t)c->nsurf * c->epa * c->stream[i].elem_bytes;
+            }
+            raw = raw > b ? raw : b;
+        }
+    }
+    w->raw_size = raw;
+    w->data = malloc(w->n_surf * sizeof(int32_t));
+    w->raw = malloc(raw);
+    int ok = w->data && w->raw;
+    for (int i = 0; i < SRC_N && ok; i++) {
+        /* planar per-kernel operands are constants of a run */
+        if (c->src_used[i] && !(w->planar && c->stream[i / 2].per_kernel)) {
+            w->op[i] = malloc(w->n_surf * sizeof(int32_t));
+            ok = w->op[i] != NULL;
+        }
+    }
+    if (!ok) {
+        work_free(w);
+        return dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory for a %ux%ux%u cube",
+                         c->w, c->h, c->c);
+    }
+    return 0;
+}
+
+/* Extract one component of an operand stream from raw bytes: the X ALU
+ * operand shifted as the ALU uses it, EW operands through their converter. */
+static int32_t op_value(const struct sdp_cfg *c, int src, const uint8_t *elem)
+{
+    const struct sdp_stream *s = &c->stream[src / 2];
+    int32_t v = load_elem(elem + s->off[src & 1], s->size);
+    switch (src) {
+    case SRC_BS_ALU:
+    case SRC_BN_ALU:
+        return (int32_t)sdp_shl_su(v, c->x[src / 2].alu_shift, 32);
+    case SRC_EW_ALU:
+        return ew_cvt(&c->ew.alu_cvt, v);
+    case SRC_EW_MUL:
+        return ew_cvt(&c->ew.mul_cvt, v);
+    default:
+        return v;
+    }
+}
+
+/* Per-kernel operands: one contiguous request of every surface. */
+static int load_kernel_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w)
+{
+    for (int i = 0; i < 3; i++) {
+        const struct sdp_stream *s = &c->stream[i];
+        if (!(c->src_used[2 * i] || c->src_used[2 * i + 1]) || !s->per_kernel) {
+            continue;
+        }
+        size_t nch = (size_t)c->nsurf * c->epa;
+        int rc = dla_dma_read(d, s->port, s->base & c->addr_mask, w->raw, nch * s->elem_bytes);
+        if (rc) {
+            return rc;
+        }
+        w->kernel[i] = malloc(2 * nch * sizeof(int32_t));
+        if (!w->kernel[i]) {
+            return dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory");
+        }
+        for (int k = 0; k < 2; k++) {
+            if (!c->src_used[2 * i + k]) {
+                continue;
+            }
+            for (size_t ch = 0; ch < nch; ch++) {
+                w->kernel[i][k * nch + ch] = op_value(c, 2 * i + k, w->raw + ch * s->elem_bytes);
+            }
+        }
+    }
+    return 0;
+}
+
+/* Per-kernel operand `src` of channel l of surface `surf`. */
+static int32_t kernel_op(const struct sdp_cfg *c, const struct sdp_work *w, int src,
+                         uint32_t surf, uint32_t l)
+{
+    size_t nch = (size_t)c->nsurf * c->epa;
+    return w->kernel[src / 2][(size_t)(src & 1) * nch + (size_t)surf * c->epa + l];
+}
+
+/* Per-element operands of surface `surf` from memory, stored in the
+ * surface's layout. */
+static int load_element_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
+                            int which, uint32_t surf)
+{
+    const struct sdp_stream *s = &c->stream[which];
+    size_t line_bytes = w->n_line * s->elem_bytes;
+    int rc;
+    if (c->packed) {
+        /* ref: NV_NVDLA_SDP_RDMA_ig.v cfg_mode_1x1_pack: one straight request */
+        rc = dla_dma_read(d, s->port, (s->base + (uint64_t)surf * line_bytes) & c->addr_mask,
+                          w->raw, line_bytes);
+    } else {
+        rc = dla_dma_read_lines(d, s->port, c->addr_mask,
+                                s->base + (uint64_t)surf * s->surf_stride, s->line_stride, c->h,
+                                line_bytes, w->raw);
+    }
+    if (rc) {
+        return rc;
+    }
+    for (int k = 0; k < 2; k++) {
+        int src = 2 * which + k;
+        if (!c->src_used[src]) {
+            continue;
+        }
+        int32_t *o = w->op[src];
+        for (size_t j = 0; j < w->n_surf; j++) {
+            /* lane j of the atoms is element j / epa of channel j % epa */
+            size_t at = w->planar ? (j % c->epa) * w->plane + j / c->epa : j;
+            o[at] = op_value(c, src, w->raw + j * s->elem_bytes);
+        }
+    }
+    return 0;
+}
+
+/* Operands of surface `surf`: per-kernel ones replicated over the atoms
+ * (planar runs take them as constants), per-element ones from memory. */
+static int load_surface_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
+                            uint32_t surf)
+{
+    for (int i = 0; i < 3; i++) {
+        const struct sdp_stream *s = &c->stream[i];
+        if (!(c->src_used[2 * i] || c->src_used[2 * i + 1])) {
+            continue;
+        }
+        if (!s->per_kernel) {
+            int rc = load_element_ops(d, c, w, i, surf);
+            if (rc) {
+                return rc;
+            }
+            continue;
+        }
+        for (int k = 0; k < 2 && !w->planar; k++) {
+            int src = 2 * i + k;
+            if (!c->src_used[src]) {
+                continue;
+            }
+            for (size_t j = 0; j < w->n_surf; j++) {
+                w->op[src][j] = kernel_op(c, w, src, surf, (uint32_t)(j % c->epa));
+            }
+        }
+    }
+    return 0;
+}
+
+/* Memory input of surface `surf` into w->data (atoms). */
+static int load_surface_input(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
+                              uint32_t surf)
+{
+    size_t line_bytes = w->n_line * c->bpe;
+    int rc;
+    if (c->packed) {
+        /* ref: NV_NVDLA_SDP_MRDMA_ig.v cfg_mode_1x1_pack */
+        rc = dla_dma_read(d, c->src_port, (c->src_base + (uint64_t)surf * line_bytes) & c->addr_mask,
+                          w->raw, line_bytes);
+    } else {
+        rc = dla_dma_read_lines(d, c->src_port, c->addr_mask,
+                                c->src_base + (uint64_t)surf * c->src_surf, c->src_line, c->h,
+                                line_bytes, w->raw);
+    }
+    if (rc) {
+        return rc;
+    }
+    if (c->bpe == 1) {
+        for (size_t j = 0; j < w->n_surf; j++) {
+            w->data[j] = (int8_t)w->raw[j];
+        }
+    } else {
+        for (size_t j = 0; j < w->n_surf; j++) {
+            w->data[j] = load_elem(w->raw + 2 * j, 2);
+        }
+    }
+    return 0;
+}
+
+/* Does the layer read a per-kernel operand (a constant per channel)? */
+static int uses_kernel_ops(const struct sdp_cfg *c)
+{
+    for (int i = 0; i < SRC_N; i++) {
+        if (c->src_used[i] && c->stream[i / 2].per_kernel) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Channels [l0, l1) of a planar surface as one run from src. */
+static void process_planes(const struct sdp_cfg *c, struct sdp_work *w, uint32_t surf,
+                           uint32_t l0, uint32_t l1, const int32_t *src, struct sdp_stats *st)
+{
+    struct sdp_ops o;
+    for (int i = 0; i < SRC_N; i++) {
+        o.op[i] = w->op[i] ? w->op[i] + l0 * w->plane : NULL;
+        o.val[i] = c->src_used[i] && c->stream[i / 2].per_kernel ? kernel_op(c, w, i, surf, l0)
+                                                                  : c->reg_op[i];
+    }
+    process_run(c, src, w->data + l0 * w->plane, (l1 - l0) * w->plane, &o, st);
+}
+
+/*
+ * Runs surface `surf` through the data path.  Flying input is read from the
+ * CACC cube in place (channels it does not provide are 0), as one run of
+ * its channels or one run per channel when a per-kernel operand is a
+ * constant of the run; memory input is one run of atoms.
+ */
+static void process_surface(const struct sdp_cfg *c, struct sdp_work *w, uint32_t surf,
+                            const struct dla_cube *in, uint32_t batch, struct sdp_stats *st)
+{
+    if (!w->planar) {
+        struct sdp_ops o;
+        for (int i = 0; i < SRC_N; i++) {
+            o.op[i] = w->op[i];
+            o.val[i] = c->reg_op[i];
+        }
+        process_run(c, w->data, w->data, w->n_surf, &o, st);
+        return;
+    }
+    const size_t ch0 = (size_t)surf * c->epa;
+    const uint32_t real = in->c - ch0 < c->epa ? (uint32_t)(in->c - ch0) : c->epa;
+    const int32_t *cube = in->data + batch * dla_cube_batch_elems(in) + ch0 * w->plane;
+    memset(w->data + real * w->plane, 0, (c->epa - real) * w->plane * sizeof(int32_t));
+    if (!uses_kernel_ops(c)) {
+        process_planes(c, w, surf, 0, real, cube, st);
+        if (real < c->epa) {
+            process_planes(c, w, surf, real, c->epa, w->data + real * w->plane, st);
+        }
+        return;
+    }
+    for (uint32_t l = 0; l < c->epa; l++) {
+        const int32_t *src = l < real ? cube + l * w->plane : w->data + l * w->plane;
+        process_planes(c, w, surf, l, l + 1, src, st);
+    }
+}
+
+/* ---- output ----------------------------------------------------------------- */
+
+/* Output bytes of a surface in the atom layout: the low 8 or 16 bits of each
+ * lane, little-endian. */
+static void pack_surface(const struct sdp_cfg *c, const struct sdp_work *w)
+{
+    const size_t plane = w->plane;
+    const unsigned epa = c->epa;
+    uint8_t *raw = w->raw;
+    if (c->bpe == 1 && w->planar) {
+        dla_atoms_from_planes(c->isa, w->data, plane, epa, raw);
+    } else if (c->bpe == 1) {
+        for (size_t j = 0; j < w->n_surf; j++) {
+            raw[j] = (uint8_t)((uint32_t)w->data[j] & 0xffu);
+        }
+    } else {
+        for (size_t j = 0; j < w->n_surf; j++) {
+            size_t at = w->planar ? (j % epa) * plane + j / epa : j;
+            uint32_t v = (uint32_t)w->data[at];
+            raw[2 * j] = (uint8_t)(v & 0xffu);
+            raw[2 * j + 1] = (uint8_t)((v >> 8) & 0xffu);
+        }
+    }
+}
+
+/* Output of surface `surf` to PDP: the low bits of each lane, sign-extended. */
+static void store_to_pdp(const struct sdp_cfg *c, const struct sdp_work *w, uint32_t surf,
+                         struct dla_cube *to_pdp)
+{
+    for (uint32_t l = 0; l < c->epa; l++) {
+        int32_t *dst = to_pdp->data + ((size_t)surf * c->epa + l) * w->plane;
+        for (size_t j = 0; j < w->plane; j++) {
+            size_t at = w->planar ? l * w->plane + j : j * c->epa + l;
+            dst[j] = dla_sext((uint32_t)w->data[at], c->out_bits);
+        }
+    }
+}
+
+/* Output of surface `surf`: to PDP, or to memory for batches [b0, b1). */
+static int store_surface(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
+                         uint32_t surf, uint32_t b0, uint32_t b1, struct dla_cube *to_pdp,
+                         struct sdp_stats *st)
+{
+    if (c->to_pdp) {
+        store_to_pdp(c, w, surf, to_pdp);
+        return 0;
+    }
+    size_t line_bytes = w->n_line * c->bpe;
+    pack_surface(c, w);
+    st->unequal |= dla_sdp_lanes_any_nonzero(w->raw, w->n_surf * c->bpe);
+    if (c->eql) {
+        /* ref: NV_NVDLA_SDP_WDMA_cmd.v cfg_mode_quite: EQL writes nothing */
+        return 0;
+    }
+    for (uint32_t b = b0; b < b1; b++) {
+        uint64_t base = c->dst_base + (uint64_t)b * c->dst_batch;
+        int rc;
+        if (c->packed && c->batches == 1) {
+            /* ref: NV_NVDLA_SDP_WDMA_cmd.v cfg_mode_1x1_nbatch */
+            rc = dla_dma_write(d, c->dst_port, (base + (uint64_t)surf * line_bytes) & c->addr_mask,
+                               w->raw, line_bytes);
+        } else {
+            rc = dla_dma_write_lines(d, c->dst_port, c->addr_mask,
+                                     base + (uint64_t)surf * c->dst_surf, c->dst_line, c->h,
+                                     line_bytes, w->raw);
+        }
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* ---- hardware-updated registers ------------------------------------------- */
+
+static uint32_t sat32(uint64_t v)
+{
+    return v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
+}
+
+static void set_hw_regs(struct dla_dev *d, unsigned g, const struct sdp_cfg *c,
+                        const struct sdp_stats *st)
+{
+    int lut = c->perf_lut && c->ew.lut;
+    dla_reg_hw_set(d, NVDLA_SDP_D_STATUS_0, g, st->unequal ? 1u : 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_OUT_SATURATION_0, g, c->perf_sat ? sat32(st->sat) : 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_UFLOW_0, g, lut ? sat32(st->lut_uflow) : 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_OFLOW_0, g, lut ? sat32(st->lut_oflow) : 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_HYBRID_0, g, lut ? sat32(st->lut_hybrid) : 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_LE_HIT_0, g, lut ? sat32(st->lut_le_hit) : 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_LO_HIT_0, g, lut ? sat32(st->lut_lo_hit) : 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_WDMA_WRITE_STALL_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_STATUS_NAN_INPUT_NUM_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_STATUS_INF_INPUT_NUM_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_D_STATUS_NAN_OUTPUT_NUM_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_STATUS_NAN_INPUT_NUM_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_STATUS_INF_INPUT_NUM_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_MRDMA_READ_STALL_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_BRDMA_READ_STALL_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_NRDMA_READ_STALL_0, g, 0u);
+    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_ERDMA_READ_STALL_0, g, 0u);
+}
+
+/* ---- layer ------------------------------------------------------------------ */
+
+/* A cube of the layer's geometry with `elem_bytes` per element (input,
+ * per-element operands, one batch of output).  SDP wraps its addresses at
+ * the address width, so only the bytes count, not the extent. */
+static struct dla_strided sdp_cube(const struct sdp_cfg *c, unsigned elem_bytes,
+                                   uint64_t line_stride, uint64_t surf_stride)
+{
+    struct dla_strided s;
+    memset(&s, 0, sizeof(s));
+    s.line_bytes = (uint64_t)c->w * c->epa * elem_bytes;
+    s.lines = c->h;
+    s.line_stride = line_stride;
+    s.surfaces = c->nsurf;
+    s.surf_stride = surf_stride;
+    s.batches = 1;
+    return s;
+}
+
+/* What the layer reads (input, operand streams), writes (every batch) and
+ * computes (every lane of every atom; per batch for flying input). */
+static int sdp_check_work(struct dla_dev *d, const struct sdp_cfg *c)
+{
+    struct dla_work w;
+    dla_work_init(&w, "SDP");
+    if (!c->flying) {
+        struct dla_strided in = sdp_cube(c, c->bpe, c->src_line, c->src_surf);
+        dla_work_read(&w, &in);
+    }
+    for (int i = 0; i < 3; i++) {
+        const struct sdp_stream *st = &c->stream[i];
+        if (!(c->src_used[2 * i] || c->src_used[2 * i + 1])) {
+            continue;
+        }
+        struct dla_strided op = sdp_cube(c, st->elem_bytes, st->line_stride, st->surf_stride);
+        if (st->per_kernel) {
+            op.line_bytes = (uint64_t)c->nsurf * c->epa * st->elem_bytes;
+            op.lines = op.surfaces = 1;
+        }
+        dla_work_read(&w, &op);
+    }
+    if (!c->to_pdp && !c->eql) {
+        struct dla_strided out = sdp_cube(c, c->bpe, c->dst_line, c->dst_surf);
+        out.batches = c->batches;
+        out.batch_stride = c->dst_batch;
+        dla_work_write(&w, &out);
+    }
+    dla_work_ops(&w, (uint64_t)c->w * c->h * c->nsurf * c->epa * (c->flying ? c->batches : 1));
+    return dla_work_check(d, &w);
+}
+
+static int check_io(struct dla_dev *d, const struct sdp_cfg *c, const struct dla_cube *in,
+                    const struct dla_cube *to_pdp)
+{
+    if (c->flying) {
+        if (!in || !in->data) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "SDP: D_FEATURE_MODE_CFG_0.FLYING_MODE=ON but no convolution "
+                             "feeds SDP in this layer");
+        }
+        if (in->w != c->w || in->h != c->h || in->c < c->c) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "SDP: D_DATA_CUBE_WIDTH/HEIGHT/CHANNEL give %ux%ux%u but CACC "
+                             "delivers %ux%ux%u",
+                             c->w, c->h, c->c, in->w, in->h, in->c);
+        }
+        if (in->n != c->batches) {
+            return dla_error(d, DLASIM_ERR_PROG,
+                             "SDP: D_FEATURE_MODE_CFG_0.BATCH_NUMBER=%u but CACC delivers %u "
+                             "batch(es) (D_BATCH_NUMBER=%u)",
+                             c->batches - 1, in->n, in->n - 1);
+        }
+    }
+    if (c->to_pdp && !to_pdp) {
+        return dla_error(d, DLASIM_ERR_PROG,
+                         "SDP: D_FEATURE_MODE_CFG_0.OUTPUT_DST=PDP but PDP is not enabled for "
+                         "on-the-fly input");
+    }
+    return 0;
+}
+
+int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in,
+                    struct dla_cube *to_pdp)
+{
+    struct sdp_cfg c;
+    struct sdp_work w;
+    struct sdp_stats st;
+    int rc = sdp_decode(d, group, &c);
+    if (!rc) {
+        rc = sdp_check_work(d, &c);
+    }
+    if (!rc) {
+        rc = check_io(d, &c, in, to_pdp);
+    }
+    if (rc) {
+        return rc;
+    }
+    if (c.to_pdp) {
+        rc = dla_cube_alloc(to_pdp, c.w, c.h, c.nsurf * c.epa, 1);
+        if (rc) {
+            return dla_error(d, rc, "SDP: out of host memory for the cube sent to PDP");
+        }
+    }
+    rc = work_alloc(d, &c, &w);
+    if (rc) {
+        return rc;
+    }
+    memset(&st, 0, sizeof(st));
+    rc = load_kernel_ops(d, &c, &w);
+    for (uint32_t s = 0; s < c.nsurf && !rc; s++) {
+        rc = c.flying ? 0 : load_surface_input(d, &c, &w, s);
+        if (!rc) {
+            rc = load_surface_ops(d, &c, &w, s);
+        }
+        if (!rc && !c.flying) {
+            /* the same input for every batch: one pass, written to each */
+            process_surface(&c, &w, s, in, 0, &st);
+            rc = store_surface(d, &c, &w, s, 0, c.batches, to_pdp, &st);
+        }
+        /* flying: each batch of CACC's cube with the same operands */
+        for (uint32_t b = 0; c.flying && b < c.batches && !rc; b++) {
+            process_surface(&c, &w, s, in, b, &st);
+            rc = store_surface(d, &c, &w, s, b, b + 1, to_pdp, &st);
+        }
+    }
+    work_free(&w);
+    if (!rc) {
+        set_hw_regs(d, group, &c, &st);
+    }
+    return rc;
+}

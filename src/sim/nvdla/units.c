@@ -1,0 +1,108 @@
+/*
+ * The NVDLA unit table (units.h).  Facts: configuration enables from spec 004
+ * (BDMA/RUBIK/PDP/CDP present flags, SECONDARY_MEMIF); done bits from the GLB
+ * S_INTR_STATUS fields (regdb/nvdla.xml); LUT ports of SDP and CDP
+ * (S_LUT_ACCESS_CFG/DATA).
+ */
+#include "sim/nvdla/units.h"
+
+#include <string.h>
+
+#include "sim/nvdla/dla.h"
+#include "sim/core/regfile.h"
+
+_Static_assert(NVDLA_UNIT_COUNT <= DLA_REGFILE_MAX_UNITS, "regfile unit table too small");
+
+static int pdp_alone(struct dla_dev *d, unsigned group)
+{
+    return dla_pdp_execute(d, group, NULL); /* from memory: PDP_RDMA */
+}
+
+#define DONE(F) NVDLA_GLB_S_INTR_STATUS_0_##F##__MASK
+#define ENABLE(F) offsetof(struct dla_config, F)
+
+const struct dla_unit_behaviour dla_unit_table[NVDLA_UNIT_COUNT] = {
+    [NVDLA_UNIT_CFGROM] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
+    [NVDLA_UNIT_GLB] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
+    [NVDLA_UNIT_MCIF] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
+    [NVDLA_UNIT_CDMA] = {DLA_UNIT_ALWAYS, DONE(CDMA_DAT_DONE_STATUS0) | DONE(CDMA_WT_DONE_STATUS0),
+                         -1, "CONV", NULL},
+    [NVDLA_UNIT_CSC] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
+    [NVDLA_UNIT_CMAC_A] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
+    [NVDLA_UNIT_CMAC_B] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
+    [NVDLA_UNIT_CACC] = {DLA_UNIT_ALWAYS, DONE(CACC_DONE_STATUS0), -1, NULL, NULL},
+    [NVDLA_UNIT_SDP_RDMA] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
+    [NVDLA_UNIT_SDP] = {DLA_UNIT_ALWAYS, DONE(SDP_DONE_STATUS0), DLA_LUT_SDP, "SDP", NULL},
+    [NVDLA_UNIT_PDP_RDMA] = {ENABLE(pdp_enable), 0, -1, NULL, NULL},
+    [NVDLA_UNIT_PDP] = {ENABLE(pdp_enable), DONE(PDP_DONE_STATUS0), -1, "PDP", pdp_alone},
+    [NVDLA_UNIT_CDP_RDMA] = {ENABLE(cdp_enable), 0, -1, NULL, NULL},
+    [NVDLA_UNIT_CDP] = {ENABLE(cdp_enable), DONE(CDP_DONE_STATUS0), DLA_LUT_CDP, "CDP",
+                        dla_cdp_execute},
+    [NVDLA_UNIT_GEC] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
+    [NVDLA_UNIT_CVIF] = {ENABLE(secondary_memif_enable), 0, -1, NULL, NULL},
+    [NVDLA_UNIT_BDMA] = {ENABLE(bdma_enable), DONE(BDMA_DONE_STATUS0), -1, "BDMA",
+                         dla_bdma_execute},
+    [NVDLA_UNIT_RUBIK] = {ENABLE(rubik_enable), DONE(RUBIK_DONE_STATUS0), -1, "RUBIK",
+                          dla_rubik_execute},
+};
+
+int dla_unit_present(const struct dla_config *cfg, unsigned u)
+{
+    if (u >= NVDLA_UNIT_COUNT) {
+        return 0;
+    }
+    size_t f = dla_unit_table[u].present_field;
+    if (f == DLA_UNIT_ALWAYS) {
+        return 1;
+    }
+    uint32_t v;
+    memcpy(&v, (const char *)cfg + f, sizeof(v));
+    return v != 0;
+}
+
+uint32_t dla_unit_done_bits(unsigned u, unsigned group)
+{
+    uint32_t bits = u < NVDLA_UNIT_COUNT ? dla_unit_table[u].done_bits : 0;
+    return group ? bits << 1 : bits;
+}
+
+/* ---- NVDLA's pointer semantics (spec 001 "Ping-pong Synchronization
+ * Mechanism"): S_POINTER stores PRODUCER only (CONSUMER is read-only);
+ * enabling moves nothing; completing a layer moves CONSUMER to the other
+ * group; writes to a group whose OP_EN is set are dropped; GLB S_INTR_MASK
+ * bits mask their interrupt. */
+
+static void nvdla_pointer_write(struct dla_regfile *rf, struct dla_unit_state *us,
+                                const struct nvdla_reg_desc *r, uint32_t v)
+{
+    (void)rf;
+    us->producer = (uint8_t)(v & r->write_mask & 1u);
+}
+
+static void nvdla_completed(struct dla_regfile *rf, struct dla_unit_state *us)
+{
+    (void)rf;
+    us->consumer ^= 1u;
+}
+
+const struct dla_pointer_ops dla_nvdla_pointer_ops = {
+    .pointer_write = nvdla_pointer_write,
+    .enabled = NULL,
+    .completed = nvdla_completed,
+    .drop_writes_when_enabled = 1,
+    .intr_mask_enables = 0,
+};
+
+int dla_regfile_init_nvdla(struct dla_regfile *rf, const struct dla_config *cfg)
+{
+    int rc = dla_regfile_init(rf, &nvdla_db, &dla_nvdla_pointer_ops);
+    if (rc) {
+        return rc;
+    }
+    for (unsigned u = 0; u < NVDLA_UNIT_COUNT; u++) {
+        rf->unit[u].present = (uint8_t)dla_unit_present(cfg, u);
+        rf->unit[u].lut = (int16_t)dla_unit_table[u].lut;
+    }
+    dla_cfgrom_build(cfg, rf->rom);
+    return 0;
+}

@@ -1,0 +1,40 @@
+/*
+ * What each NVDLA unit does, as data (design note R15, "a per-unit table of
+ * behaviour"): whether the configuration has it, the GLB done bits it
+ * raises, its LUT port, and the engine that executes the layers it leads.
+ * The register file, the scheduler and the interrupt logic read this table
+ * instead of switching on unit names; a device built from the same parts
+ * (src/sim/rk3588/rk_npu.c for the RK3588) keeps its own table of the same kind.
+ */
+#ifndef DLASIM_SIM_UNITS_H
+#define DLASIM_SIM_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "regs/gen/nvdla_regs.h"
+#include "plan/config.h"
+
+struct dla_dev;
+
+#define DLA_UNIT_ALWAYS SIZE_MAX
+
+struct dla_unit_behaviour {
+    size_t present_field;  /* offsetof(struct dla_config, <unit>_enable), or DLA_UNIT_ALWAYS */
+    uint32_t done_bits;    /* GLB S_INTR_STATUS bits of group 0 (group 1: the next bits) */
+    int lut;               /* enum dla_lut_id of its LUT RAM port, -1 = none */
+    const char *engine;    /* name of the layers it leads in messages, NULL = none */
+    /* Executes a layer this unit leads alone (PDP, CDP, BDMA, RUBIK); NULL for
+     * units that only take part in others' layers or whose layers are
+     * composite (the convolution pipeline, the SDP chain: device.c). */
+    int (*execute)(struct dla_dev *d, unsigned group);
+};
+
+extern const struct dla_unit_behaviour dla_unit_table[NVDLA_UNIT_COUNT];
+
+/* Does configuration cfg have unit u? */
+int dla_unit_present(const struct dla_config *cfg, unsigned u);
+/* GLB done bits unit u raises when group `group` completes (0 if none). */
+uint32_t dla_unit_done_bits(unsigned u, unsigned group);
+
+#endif
