@@ -102,7 +102,7 @@ int dlasim_rk_kick(struct dlasim_dev *dev, unsigned core, uint32_t regcmd, size_
  * INTERRUPT_CLEAR = 0x1ffff. */
 int dlasim_rk_ack(struct dlasim_dev *dev, unsigned core);
 
-/* ---- RK tensor layouts (README "RK3588", Mesa rkt_ml.c/rkt_coefs.c) ---- */
+/* ---- RK tensor layouts (docs/rk3588.md, Mesa rkt_ml.c/rkt_coefs.c) ---- */
 
 /* Feature maps: NC1HWC2 with 16-byte atoms, C2 = 16 / bytes per element,
  * packed (line W*16 bytes, surface H*W*16 bytes). */

@@ -199,7 +199,7 @@ struct dlasim_rt_network {
 
 struct dlasim_rt_options {
     /* non-NULL: record the run as a replayable NVDLA trace case in this folder
-     * (see README "--record-trace"); the folder is created if needed */
+     * (see docs/library.md, "Recording traces"); the folder is created if needed */
     const char *record_trace_dir;
     const char *record_trace_name; /* case name (default: the folder's name) */
 };

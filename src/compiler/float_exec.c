@@ -5,7 +5,7 @@
  * the per-layer SQNR; the quantized runner also uses it for nodes that run
  * on the host CPU (dequantized inputs, requantized output).
  * Written here rather than taken from ONNX Runtime so `make test` and
- * `make demo` need nothing beyond Debian's C toolchain (README "Float
+ * `make demo` need nothing beyond Debian's C toolchain (docs/compiler.md, "Float
  * reference").
  */
 #include <math.h>

@@ -15,7 +15,7 @@ for d in "$cases"/*/; do
     [ -f "$cfg" ] || continue
     ours=$(sed -n 's/^check_crc(.*, \(0x[0-9a-f]*\));$/\1/p' "$cfg" | tail -1)
     # engine cases run at most ~12k cycles (seconds): a short limit keeps the many programmings
-    # the RTL hangs on (over-stated PDP padding, see README) from costing 10 minutes each
+    # the RTL hangs on (over-stated PDP padding, see docs/fidelity.md) from costing 10 minutes each
     limit=${RTL_TIMEOUT:-600}
     grep -q '^// regenerate:' "$cfg" || limit=${RTL_TIMEOUT_ENGINE:-60}
     out=$(RTL_TIMEOUT=$limit nice bash "$run" "$d" "$rtl" 2>"$d.err")

@@ -13,7 +13,7 @@
  * CLIP_TRUNCATE (right shift of the accumulator, ROUND_TYPE 0 half-even,
  * 1 half-up).  Right and bottom padding are implied by the output size.
  *
- * Layouts (docs: README "RK3588"; Mesa rkt_ml.c, rkt_coefs.c; mtx512
+ * Layouts (docs: docs/rk3588.md; Mesa rkt_ml.c, rkt_coefs.c; mtx512
  * feature_data()):
  *   feature: NC1HWC2 int8, C2 = 16, packed: (c, y, x) at
  *            base + (c / 16) * H*W*16 + (y * W + x) * 16 + c % 16

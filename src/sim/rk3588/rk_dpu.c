@@ -110,8 +110,8 @@ static void decode_stage(struct dpu_stage *s, uint32_t cfg, uint32_t alu,
 
 static int ew_refuse(struct rk_core *c, const char *field, uint32_t v)
 {
-    return rk_error(c, DLASIM_ERR_UNSUPPORTED, "DPU.EW_CFG.%s=%u is not modelled (README "
-                    "\"RK3588\": the EW subset)", field, v);
+    return rk_error(c, DLASIM_ERR_UNSUPPORTED, "DPU.EW_CFG.%s=%u is not modelled (docs/rk3588.md: "
+                    "the EW subset)", field, v);
 }
 
 static int decode_ew(struct rk_core *c, struct dpu_cfg *d, uint32_t fmt)

@@ -14,7 +14,7 @@
  * rounded to an integer, x RECIP_KERNEL_HEIGHT rounded (both 2^16 = 1.0), in
  * NVDLA PDP's cal2d arithmetic, the code pdp.c uses (src/arith/pool_arith.h);
  * RK_PPU_AVG_ROUNDING is the switch.  The TRM documents neither the count of padded positions nor the
- * rounding: both are assumptions (README "RK3588").
+ * rounding: both are assumptions (docs/rk3588.md).
  * Output: int8 (DATA_FORMAT.PROC_PRECISION 0) saturated, NC1HWC2 at
  * DST_BASE_ADDR, surfaces DST_SURF_STRIDE apart, lines W_out * 16 bytes.
  * Not modelled (refused): index output (INDEX_EN), other precisions.
