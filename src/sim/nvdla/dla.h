@@ -183,6 +183,14 @@ unsigned dla_threads(const struct dla_dev *d);
  * `work` counts as operations only: engines count the bytes their DMA moves
  * too, with struct dla_work (sim/budget.h). */
 int dla_check_work(struct dla_dev *d, const char *unit, uint64_t work);
+/* The layer's work (struct dla_work, src/sim/core/budget.h) and a cube's
+ * extent checked by the device core's rules (dla_exec_work_check,
+ * dla_exec_extent_check) for the layer being executed. */
+struct dla_work;
+struct dla_strided;
+int dla_work_check(struct dla_dev *d, const struct dla_work *w);
+int dla_strided_check(struct dla_dev *d, const char *unit, const char *what, int is_write,
+                      const struct dla_strided *s);
 
 /* The device's timing layer (src/timing/), NULL when timing is off. */
 struct dla_timing;

@@ -61,10 +61,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "regs/regdb.h"
-#include "sim/core/mem.h"
+#include "sim/core/budget.h"
+#include "sim/core/dma.h"
+#include "sim/core/host.h"
 #include "sim/core/personality.h"
 #include "sim/core/regfile.h"
 #include "sim/rk3588/rk3588.h"
@@ -98,32 +99,23 @@ struct rk_core {
     struct rk_npu *npu;
     unsigned index;
     struct dla_regfile rf;     /* the core's registers (regfile.c over regdb/rk3588.xml) */
-    int irq_level;
+    struct dla_exec exec;      /* the task running: messages, DMA fault interrupts */
+    struct dla_irq_line irq;   /* the core's interrupt line */
     /* PC */
     int pc_active;             /* a job is running */
     unsigned tasks_fetched;    /* of this job */
     unsigned tasks_done;
     unsigned pending;          /* fetched, not yet completed */
     int marker_seen;           /* a 0x0041 entry preceded op_en */
-    void *scratch[RK_SCRATCH]; /* engine buffers kept across tasks */
-    size_t scratch_size[RK_SCRATCH];
+    struct dla_scratch scratch; /* engine buffers kept across tasks */
     struct rk_wcache wcache;
 };
 
 struct rk_npu {
     struct dlasim_dev base;    /* the public handle (ops = dla_rk3588_ops) */
     struct rk_core core[RK_CORES];
-    struct dla_mem_port mem;
-    struct dla_mem_budget mem_budget; /* dlasim_options.max_host_mem */
-    void (*irq_cb)(void *, int);
-    void *irq_opaque;
-    unsigned log_mask;
-    void (*log_cb)(void *, unsigned, const char *);
-    void *log_opaque;
-    unsigned threads;
-    uint64_t max_layer_work;
+    struct dla_host host;      /* callbacks, limits, the memory port, last error */
     unsigned tasks_run;
-    char err[1024];
 };
 
 /* ---- the RK pointer semantics (struct dla_pointer_ops, regfile.h) --------------- */
@@ -233,49 +225,20 @@ static uint32_t pc_reg(const struct rk_core *c, uint32_t off)
     return dla_regfile_get(&c->rf, off, 0);
 }
 
-/* ---- errors, logging, IRQ ------------------------------------------------------ */
-
-static void rk_log(struct rk_npu *n, unsigned category, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static void rk_log(struct rk_npu *n, unsigned category, const char *fmt, ...)
-{
-    if (!(n->log_mask & category) || !n->log_cb) {
-        return;
-    }
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    n->log_cb(n->log_opaque, category, msg);
-}
+/* ---- errors, logging, IRQ, DMA (host.c, dma.c, budget.c) ------------------------- */
 
 int rk_error(struct rk_core *c, int status, const char *fmt, ...)
 {
-    char msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    dla_exec_verror(&c->exec, status, fmt, ap);
     va_end(ap);
-    snprintf(c->npu->err, sizeof(c->npu->err), "core %u, task %u: %s", c->index,
-             c->npu->tasks_run, msg);
-    rk_log(c->npu, DLASIM_LOG_GUEST_ERROR, "%s", c->npu->err);
     return status;
 }
 
 static void update_irq(struct rk_core *c)
 {
-    int level = dla_regfile_irq_pending(&c->rf) != 0;
-    if (level != c->irq_level) {
-        c->irq_level = level;
-        /* The callback reports core 0's line, the one dlasim_irq_level shows. */
-        if (c->index == 0 && c->npu->irq_cb) {
-            c->npu->irq_cb(c->npu->irq_opaque, level);
-        }
-    }
+    dla_irq_line_set(&c->npu->host, &c->irq, dla_regfile_irq_pending(&c->rf) != 0);
 }
 
 static void raise_irq(struct rk_core *c, uint32_t bits)
@@ -284,17 +247,23 @@ static void raise_irq(struct rk_core *c, uint32_t bits)
     update_irq(c);
 }
 
+/* Who runs, for messages: "core 1, task 5". */
+static void core_where(const void *owner, char *buf, size_t len)
+{
+    const struct rk_core *c = owner;
+    snprintf(buf, len, "core %u, task %u", c->index, c->npu->tasks_run);
+}
+
+/* A refused DMA access or extent: the core's DMA error interrupt (TRM PC
+ * INTERRUPT_RAW_STATUS bits 12/13). */
+static void core_dma_fault(void *owner, int write)
+{
+    raise_irq(owner, write ? IRQ_DMA_WRITE_ERROR : IRQ_DMA_READ_ERROR);
+}
+
 void *rk_scratch(struct rk_core *c, unsigned slot, size_t size)
 {
-    if (slot >= RK_SCRATCH) {
-        return NULL;
-    }
-    if (c->scratch_size[slot] < size) {
-        free(c->scratch[slot]);
-        c->scratch[slot] = malloc(size ? size : 1);
-        c->scratch_size[slot] = c->scratch[slot] ? size : 0;
-    }
-    return c->scratch[slot];
+    return slot < RK_SCRATCH ? dla_scratch_get(&c->scratch, slot, size) : NULL;
 }
 
 struct rk_wcache *rk_weight_cache(struct rk_core *c)
@@ -304,22 +273,29 @@ struct rk_wcache *rk_weight_cache(struct rk_core *c)
 
 unsigned rk_threads(const struct rk_core *c)
 {
-    return c->npu->threads;
+    return c->npu->host.threads;
 }
 
 int rk_check_work(struct rk_core *c, const char *unit, uint64_t work)
 {
-    if (c->npu->max_layer_work && work > c->npu->max_layer_work) {
-        return rk_error(c, DLASIM_ERR_UNSUPPORTED,
-                        "%s: the task's %llu elements exceed the caller's limit of %llu "
-                        "(dlasim_options.max_layer_work)",
-                        unit, (unsigned long long)work,
-                        (unsigned long long)c->npu->max_layer_work);
-    }
-    return 0;
+    struct dla_work w;
+    dla_work_init(&w, unit);
+    dla_work_ops(&w, work);
+    return rk_work_check(c, &w);
 }
 
-/* ---- memory ------------------------------------------------------------------ */
+int rk_work_check(struct rk_core *c, const struct dla_work *w)
+{
+    return dla_exec_work_check(&c->exec, w);
+}
+
+int rk_extent_check(struct rk_core *c, const char *unit, const char *what, int is_write,
+                    struct dla_strided *s)
+{
+    s->port = DLASIM_PORT_DBB;
+    s->base = rk_dma_addr(c, s->base);
+    return dla_exec_extent_check(&c->exec, unit, what, is_write, s);
+}
 
 static uint64_t dma_base(const struct rk_core *c)
 {
@@ -327,31 +303,20 @@ static uint64_t dma_base(const struct rk_core *c)
            RK3588_PC_TASK_DMA_BASE_ADDR_DMA_BASE_ADDR__MASK;
 }
 
+uint64_t rk_dma_addr(const struct rk_core *c, uint64_t addr)
+{
+    return (dma_base(c) + addr) & 0xffffffffull; /* 32-bit NPU addresses */
+}
+
 int rk_dma_read(struct rk_core *c, const char *unit, uint64_t addr, void *dst, size_t len)
 {
-    char why[256];
-    uint64_t a = (dma_base(c) + addr) & 0xffffffffull; /* 32-bit NPU addresses */
-    int rc = dla_mem_port_read(&c->npu->mem, a, dst, len, why, sizeof(why));
-    if (rc) {
-        raise_irq(c, IRQ_DMA_READ_ERROR);
-        return rk_error(c, rc, "%s: DMA read of 0x%" PRIx64 "+0x%zx failed: %s", unit, a, len,
-                        why);
-    }
-    return 0;
+    return dla_exec_dma_read(&c->exec, unit, DLASIM_PORT_DBB, rk_dma_addr(c, addr), dst, len);
 }
 
 int rk_dma_write(struct rk_core *c, const char *unit, uint64_t addr, const void *src,
                  size_t len)
 {
-    char why[256];
-    uint64_t a = (dma_base(c) + addr) & 0xffffffffull;
-    int rc = dla_mem_port_write(&c->npu->mem, a, src, len, why, sizeof(why));
-    if (rc) {
-        raise_irq(c, IRQ_DMA_WRITE_ERROR);
-        return rk_error(c, rc, "%s: DMA write of 0x%" PRIx64 "+0x%zx failed: %s", unit, a, len,
-                        why);
-    }
-    return 0;
+    return dla_exec_dma_write(&c->exec, unit, DLASIM_PORT_DBB, rk_dma_addr(c, addr), src, len);
 }
 
 static struct rk_npu *npu_of(struct dlasim_dev *dev)
@@ -367,42 +332,13 @@ static const struct rk_npu *npu_const(const struct dlasim_dev *dev)
 static int rk_npu_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
                            void *dst, size_t len)
 {
-    struct rk_npu *n = npu_of(dev);
-    char why[256];
-    if (port != DLASIM_PORT_DBB) {
-        snprintf(n->err, sizeof(n->err), "the RK3588 NPU has one memory port (DBB)");
-        return DLASIM_ERR_INVAL;
-    }
-    if (!dst && len) {
-        snprintf(n->err, sizeof(n->err), "dlasim_mem_read: dst is NULL (len %zu)", len);
-        return DLASIM_ERR_INVAL;
-    }
-    int rc = dla_mem_port_read(&n->mem, addr, dst, len, why, sizeof(why));
-    if (rc) {
-        snprintf(n->err, sizeof(n->err), "memory read 0x%" PRIx64 "+0x%zx: %s", addr, len, why);
-    }
-    return rc;
+    return dla_host_mem_read(&npu_of(dev)->host, port, addr, dst, len);
 }
 
 static int rk_npu_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
                             const void *src, size_t len)
 {
-    struct rk_npu *n = npu_of(dev);
-    char why[256];
-    if (port != DLASIM_PORT_DBB) {
-        snprintf(n->err, sizeof(n->err), "the RK3588 NPU has one memory port (DBB)");
-        return DLASIM_ERR_INVAL;
-    }
-    if (!src && len) {
-        snprintf(n->err, sizeof(n->err), "dlasim_mem_write: src is NULL (len %zu)", len);
-        return DLASIM_ERR_INVAL;
-    }
-    int rc = dla_mem_port_write(&n->mem, addr, src, len, why, sizeof(why));
-    if (rc) {
-        snprintf(n->err, sizeof(n->err), "memory write 0x%" PRIx64 "+0x%zx: %s", addr, len,
-                 why);
-    }
-    return rc;
+    return dla_host_mem_write(&npu_of(dev)->host, port, addr, src, len);
 }
 
 /* ---- register writes ------------------------------------------------------------ */
@@ -426,7 +362,7 @@ static void reg_write(struct rk_core *c, uint32_t off, uint32_t v)
     enum dla_write_effect effect = dla_regfile_write(&c->rf, off, v);
     switch (effect) {
     case DLA_WRITE_UNMAPPED:
-        rk_log(c->npu, DLASIM_LOG_GUEST_ERROR, "core %u: write 0x%x to unmapped offset 0x%x "
+        dla_host_log(&c->npu->host, DLASIM_LOG_GUEST_ERROR, "core %u: write 0x%x to unmapped offset 0x%x "
                "ignored", c->index, v, off);
         return;
     case DLA_WRITE_INTR_CHANGED:
@@ -495,7 +431,7 @@ static void apply_entry(struct rk_core *c, uint64_t e, uint64_t at)
     }
     if (target == TARGET_OP_EN) {
         if (!c->marker_seen) {
-            rk_log(c->npu, DLASIM_LOG_GUEST_ERROR, "core %u: regcmd op_en at 0x%" PRIx64
+            dla_host_log(&c->npu->host, DLASIM_LOG_GUEST_ERROR, "core %u: regcmd op_en at 0x%" PRIx64
                    " without the 0x0041 entry the TRM requires before it", c->index, at);
         }
         c->marker_seen = 0;
@@ -504,7 +440,7 @@ static void apply_entry(struct rk_core *c, uint64_t e, uint64_t at)
     }
     int u = target_unit(target);
     if (u < 0 || (off >> 12) != (rk3588_units[u].base >> 12)) {
-        rk_log(c->npu, DLASIM_LOG_GUEST_ERROR, "core %u: regcmd entry 0x%016" PRIx64 " at 0x%"
+        dla_host_log(&c->npu->host, DLASIM_LOG_GUEST_ERROR, "core %u: regcmd entry 0x%016" PRIx64 " at 0x%"
                PRIx64 ": target 0x%04x does not own offset 0x%04x; ignored", c->index, e, at,
                target, off);
         return;
@@ -549,14 +485,11 @@ static int pc_fetch(struct rk_core *c)
     c->marker_seen = 0;
     for (size_t done = 0; done < n;) {
         size_t k = n - done < 256 ? n - done : 256;
-        char why[256];
         uint64_t at = (uint64_t)base + done * 8;
-        if (dla_mem_port_read(&c->npu->mem, at, buf, k * 8, why, sizeof(why))) {
+        /* the list is fetched at its own address (TASK_DMA_BASE_ADDR is for data) */
+        if (dla_exec_dma_read(&c->exec, "PC regcmd fetch", DLASIM_PORT_DBB, at, buf, k * 8)) {
             c->pc_active = 0;
             c->pending--;
-            raise_irq(c, IRQ_DMA_READ_ERROR);
-            rk_error(c, DLASIM_ERR_MEM, "PC: regcmd fetch of 0x%" PRIx64 "+0x%zx failed: %s",
-                     at, k * 8, why);
             return 0;
         }
         for (size_t j = 0; j < k; j++) {
@@ -717,7 +650,7 @@ static int rk_npu_step(struct dlasim_dev *dev)
             continue;
         }
         n->tasks_run++;
-        rk_log(n, DLASIM_LOG_EXEC, "core %u: task %u:%s%s%s%s", i, n->tasks_run,
+        dla_host_log(&n->host, DLASIM_LOG_EXEC, "core %u: task %u:%s%s%s%s", i, n->tasks_run,
                t.conv ? " CNA+CORE" : "", t.dpu ? " DPU" : "", t.ppu ? " PPU" : "",
                t.ppu_rdma ? " (PPU_RDMA)" : "");
         int rc = run_task(c, &t);
@@ -778,16 +711,16 @@ static int rk_npu_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
     struct rk_npu *n = npu_of(dev);
     struct rk_core *c = core_of(n, addr);
     if (addr & 3u) {
-        snprintf(n->err, sizeof(n->err), "register write to unaligned address 0x%x", addr);
-        return DLASIM_ERR_INVAL;
+        return dla_host_api_error(&n->host, DLASIM_ERR_INVAL,
+                                  "register write to unaligned address 0x%x", addr);
     }
     if (c == NULL) {
-        rk_log(n, DLASIM_LOG_GUEST_ERROR, "write to 0x%x beyond the three cores ignored", addr);
+        dla_host_log(&n->host, DLASIM_LOG_GUEST_ERROR, "write to 0x%x beyond the three cores ignored", addr);
         return 0;
     }
-    if (n->log_mask & DLASIM_LOG_REG) {
+    if (n->host.log_mask & DLASIM_LOG_REG) {
         char name[96];
-        rk_log(n, DLASIM_LOG_REG, "reg_write(%s, 0x%x);%s",
+        dla_host_log(&n->host, DLASIM_LOG_REG, "reg_write(%s, 0x%x);%s",
                regdb_reg_name(&rk3588_db, addr % RK_WINDOW, name, sizeof(name)), val,
                c->index ? " /* core 1/2 */" : "");
     }
@@ -800,13 +733,13 @@ static int rk_npu_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
     struct rk_npu *n = npu_of(dev);
     struct rk_core *c = core_of(n, addr);
     if (!val) {
-        snprintf(n->err, sizeof(n->err), "dlasim_csb_read of 0x%x: val is NULL", addr);
-        return DLASIM_ERR_INVAL;
+        return dla_host_api_error(&n->host, DLASIM_ERR_INVAL,
+                                  "dlasim_csb_read of 0x%x: val is NULL", addr);
     }
     *val = 0;
     if (addr & 3u) {
-        snprintf(n->err, sizeof(n->err), "register read of unaligned address 0x%x", addr);
-        return DLASIM_ERR_INVAL;
+        return dla_host_api_error(&n->host, DLASIM_ERR_INVAL,
+                                  "register read of unaligned address 0x%x", addr);
     }
     if (c != NULL) {
         *val = reg_read(c, addr % RK_WINDOW);
@@ -832,7 +765,7 @@ static void rk_npu_reset(struct dlasim_dev *dev)
     for (unsigned i = 0; i < RK_CORES; i++) {
         core_reset(&n->core[i]);
     }
-    n->err[0] = '\0';
+    n->host.err[0] = '\0';
 }
 
 static void rk_npu_destroy(struct dlasim_dev *dev);
@@ -859,34 +792,21 @@ static int rk_npu_create(const struct dlasim_options *opt, struct dlasim_dev **o
         return DLASIM_ERR_NOMEM;
     }
     n->base.ops = &dla_rk3588_ops;
-    n->mem.present = 1;
-    n->mem.limit = 1ull << 32; /* 32-bit NPU bus addresses (TRM register widths) */
-    n->mem_budget.max = opt->max_host_mem;
-    if (opt->dbb_ops) {
-        if (!opt->dbb_ops->read || !opt->dbb_ops->write) {
-            snprintf(err, errlen, "dlasim_create: DBB memory ops without a %s callback",
-                     opt->dbb_ops->read ? "write" : "read");
-            free(n);
-            return DLASIM_ERR_INVAL;
-        }
-        n->mem.ops = opt->dbb_ops;
-        n->mem.opaque = opt->dbb_opaque;
-    } else if (!(n->mem.sparse = dla_sparse_mem_create(opt->strict_mem, &n->mem_budget))) {
+    dla_host_init(&n->host, opt);
+    /* 32-bit NPU bus addresses (TRM register widths) */
+    int rc = dla_host_port_init(&n->host, DLASIM_PORT_DBB, 1, 1ull << 32, opt->dbb_ops,
+                                opt->dbb_opaque, err, errlen);
+    if (rc) {
         free(n);
-        return DLASIM_ERR_NOMEM;
+        return rc;
     }
-    n->irq_cb = opt->irq_cb;
-    n->irq_opaque = opt->irq_opaque;
-    n->log_mask = opt->log_mask;
-    n->log_cb = opt->log_cb;
-    n->log_opaque = opt->log_opaque;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    n->threads = opt->threads ? opt->threads : (cpus > 0 ? (unsigned)cpus : 1u);
-    n->max_layer_work = opt->max_layer_work;
     for (unsigned i = 0; i < RK_CORES; i++) {
-        n->core[i].npu = n;
-        n->core[i].index = i;
-        int rc = dla_regfile_init(&n->core[i].rf, &rk3588_db, &rk_pointer_ops);
+        struct rk_core *c = &n->core[i];
+        c->npu = n;
+        c->index = i;
+        c->exec = (struct dla_exec){&n->host, c, core_where, NULL, core_dma_fault};
+        c->irq.reports = i == 0; /* the callback reports core 0's line (dlasim_irq_level) */
+        rc = dla_regfile_init(&n->core[i].rf, &rk3588_db, &rk_pointer_ops);
         if (rc) {
             rk_npu_destroy(&n->base);
             return rc;
@@ -900,11 +820,9 @@ static int rk_npu_create(const struct dlasim_options *opt, struct dlasim_dev **o
 static void rk_npu_destroy(struct dlasim_dev *dev)
 {
     struct rk_npu *n = npu_of(dev);
-    dla_sparse_mem_destroy(n->mem.sparse);
+    dla_host_free(&n->host);
     for (unsigned i = 0; i < RK_CORES; i++) {
-        for (unsigned k = 0; k < RK_SCRATCH; k++) {
-            free(n->core[i].scratch[k]);
-        }
+        dla_scratch_free(&n->core[i].scratch);
         dla_regfile_free(&n->core[i].rf);
     }
     free(n);
@@ -913,12 +831,12 @@ static void rk_npu_destroy(struct dlasim_dev *dev)
 /* Core `core`'s line; core 0's is the device's dlasim_irq_level. */
 static int rk_npu_irq_level(const struct dlasim_dev *dev, unsigned core)
 {
-    return core < RK_CORES ? npu_const(dev)->core[core].irq_level : 0;
+    return core < RK_CORES ? npu_const(dev)->core[core].irq.level : 0;
 }
 
 static const char *rk_npu_last_error(const struct dlasim_dev *dev)
 {
-    return npu_const(dev)->err;
+    return npu_const(dev)->host.err;
 }
 
 /* Facts `dlasim info --config rk3588` and dlasim_param report (TRM 36.1). */
