@@ -71,7 +71,6 @@ struct rk_wcache *rk_weight_cache(struct rk_core *c);
  * base as the engine's address (before TASK_DMA_BASE_ADDR) and sets the port. */
 struct dla_work;
 struct dla_strided;
-int rk_check_work(struct rk_core *c, const char *unit, uint64_t work);
 int rk_work_check(struct rk_core *c, const struct dla_work *w);
 int rk_extent_check(struct rk_core *c, const char *unit, const char *what, int is_write,
                     struct dla_strided *s);

@@ -276,14 +276,6 @@ unsigned rk_threads(const struct rk_core *c)
     return c->npu->host.threads;
 }
 
-int rk_check_work(struct rk_core *c, const char *unit, uint64_t work)
-{
-    struct dla_work w;
-    dla_work_init(&w, unit);
-    dla_work_ops(&w, work);
-    return rk_work_check(c, &w);
-}
-
 int rk_work_check(struct rk_core *c, const struct dla_work *w)
 {
     return dla_exec_work_check(&c->exec, w);
