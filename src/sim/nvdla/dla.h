@@ -18,6 +18,7 @@
 #include "dlasim/dlasim.h"
 #include "regs/gen/nvdla_regs.h"
 #include "plan/config.h"
+#include "sim/core/regfile.h"
 
 struct dla_dev;
 
@@ -107,15 +108,6 @@ void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
 
 /* ---- engine-owned RAMs ---------------------------------------------------- */
 
-/* LUT RAM of SDP and CDP (written through S_LUT_ACCESS_CFG/S_LUT_ACCESS_DATA).
- * ref: spec 001, CDP LUT; RAW table 65 entries, density table 257 entries. */
-#define DLA_LUT_LE_ENTRIES 65
-#define DLA_LUT_LO_ENTRIES 257
-struct dla_lut_ram {
-    uint16_t le[DLA_LUT_LE_ENTRIES]; /* LE (raw/exponent) table */
-    uint16_t lo[DLA_LUT_LO_ENTRIES]; /* LO (density/linear) table */
-};
-enum dla_lut_id { DLA_LUT_SDP = 0, DLA_LUT_CDP = 1 };
 const struct dla_lut_ram *dla_lut(const struct dla_dev *d, enum dla_lut_id id);
 
 /* ---- on-the-fly data between engines -------------------------------------- */

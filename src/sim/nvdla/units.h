@@ -32,6 +32,12 @@ struct dla_unit_behaviour {
 
 extern const struct dla_unit_behaviour dla_unit_table[NVDLA_UNIT_COUNT];
 
+/* NVDLA's pointer semantics (spec 001), and the register file of a
+ * configuration (units present, LUT ports, ConfigROM). */
+struct dla_regfile;
+extern const struct dla_pointer_ops dla_nvdla_pointer_ops;
+int dla_regfile_init_nvdla(struct dla_regfile *rf, const struct dla_config *cfg);
+
 /* Does configuration cfg have unit u? */
 int dla_unit_present(const struct dla_config *cfg, unsigned u);
 /* GLB done bits unit u raises when group `group` completes (0 if none). */
