@@ -8,9 +8,12 @@
 #   2. the device core (src/sim/core) includes no device folder;
 #   3. the planning layer (src/plan) includes nothing of src/sim, src/driver
 #      or src/timing (it plans without a device);
-#   4. the simulator (src/sim) includes nothing of src/timing but its public
-#      interface (timing/timing.h), and src/timing nothing of src/sim but the
-#      NVDLA engines' summaries (sim/nvdla/*.h).
+#   4. one device folder includes nothing of another (src/sim/nvdla,
+#      src/sim/rk3588: what they share is in src/sim/core);
+#   5. the simulator (src/sim) includes nothing of src/timing but its
+#      interface (timing/timing.h, timing/summary.h), and src/timing nothing
+#      of src/sim: the cycle model reads layer summaries and returns PERF
+#      counter values, it never reads or writes the device.
 # Run from the repository root:  sh tests/unit/include_layers.sh
 # Prints each violation and "N passed, N failed".
 PY=${PYTHON:-python3}
@@ -82,16 +85,19 @@ check(True, "")  # the search itself ran
 def under(path, top):
     return path == top or path.startswith(top + "/")
 
-# 2-4. layer rules: (from folder prefix, to file predicate, reason)
+# 2-5. layer rules: (from folder prefix, to file predicate, reason)
 rules = [
     ("src/sim/core", lambda t: under(t, "src/sim/nvdla") or under(t, "src/sim/rk3588"),
      "the device core includes no device"),
     ("src/plan", lambda t: under(t, "src/sim") or under(t, "src/driver") or under(t, "src/timing"),
      "planning needs no device"),
-    ("src/sim", lambda t: under(t, "src/timing") and t != "src/timing/timing.h",
-     "the simulator sees only timing/timing.h"),
-    ("src/timing", lambda t: under(t, "src/sim") and not under(t, "src/sim/nvdla"),
-     "timing reads only the NVDLA engines' summaries"),
+    ("src/sim/nvdla", lambda t: under(t, "src/sim/rk3588"), "one device includes no other"),
+    ("src/sim/rk3588", lambda t: under(t, "src/sim/nvdla"), "one device includes no other"),
+    ("src/sim", lambda t: under(t, "src/timing") and
+     t not in ("src/timing/timing.h", "src/timing/summary.h"),
+     "the simulator sees only the timing layer's interface (timing.h, summary.h)"),
+    ("src/timing", lambda t: under(t, "src/sim"),
+     "the cycle model reads layer summaries, never the simulator"),
 ]
 for top, bad, reason in rules:
     hits = [(f, t) for f, t in includes if under(folder_of(f), top) and bad(t)]

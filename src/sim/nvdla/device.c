@@ -340,13 +340,31 @@ static int nvdla_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 
 /* ---- scheduler ---------------------------------------------------------------- */
 
-enum layer_kind { LAYER_CONV, LAYER_SDP, LAYER_PDP, LAYER_CDP, LAYER_BDMA, LAYER_RUBIK };
+struct pipeline;
 
 struct layer {
-    enum layer_kind kind;
+    const struct pipeline *p;
     unsigned n;                /* units taking part */
     unsigned unit[8];
-    unsigned group[8];         /* each unit's consumer group */
+    unsigned group[8];         /* each unit's consumer group (BDMA: its launch group) */
+};
+
+/*
+ * A hardware layer the scheduler can run.  It is runnable when its lead unit
+ * is enabled in its CONSUMER group (and `lead_ok` agrees: SDP and PDP from
+ * memory, not on the fly), all of `units` are, and, for `sdp_chain`, SDP and
+ * what SDP's programming links to it (SDP_RDMA for operands from memory, PDP
+ * on the fly).  BDMA has no OP_EN: `find` looks at its launch queue instead.
+ */
+struct pipeline {
+    enum dla_layer_kind kind;
+    unsigned lead;
+    int (*lead_ok)(const struct dla_dev *d, unsigned group);
+    unsigned n_units;
+    unsigned units[5];
+    int sdp_chain;
+    int (*find)(const struct dla_dev *d, struct layer *l);
+    int (*run)(struct dla_dev *d, const struct layer *l);
 };
 
 static unsigned consumer(const struct dla_dev *d, unsigned u)
@@ -387,59 +405,6 @@ static int take_sdp_chain(const struct dla_dev *d, struct layer *l)
     return 1;
 }
 
-static int find_conv(const struct dla_dev *d, struct layer *l)
-{
-    static const unsigned conv_units[] = {
-        NVDLA_UNIT_CDMA, NVDLA_UNIT_CSC, NVDLA_UNIT_CMAC_A, NVDLA_UNIT_CMAC_B, NVDLA_UNIT_CACC,
-    };
-    l->kind = LAYER_CONV;
-    l->n = 0;
-    for (size_t i = 0; i < sizeof(conv_units) / sizeof(conv_units[0]); i++) {
-        if (!take(d, l, conv_units[i])) {
-            return 0;
-        }
-    }
-    return take_sdp_chain(d, l);
-}
-
-/* The first runnable layer, in a fixed order. */
-static int find_layer(const struct dla_dev *d, struct layer *l)
-{
-    if (enabled(d, NVDLA_UNIT_CDMA) && find_conv(d, l)) {
-        return 1;
-    }
-    l->n = 0;
-    l->kind = LAYER_SDP;
-    if (enabled(d, NVDLA_UNIT_SDP) && !dla_sdp_flying(d, consumer(d, NVDLA_UNIT_SDP)) &&
-        take_sdp_chain(d, l)) {
-        return 1;
-    }
-    l->n = 0;
-    l->kind = LAYER_PDP;
-    if (enabled(d, NVDLA_UNIT_PDP) && !dla_pdp_flying(d, consumer(d, NVDLA_UNIT_PDP)) &&
-        take(d, l, NVDLA_UNIT_PDP) && take(d, l, NVDLA_UNIT_PDP_RDMA)) {
-        return 1;
-    }
-    l->n = 0;
-    l->kind = LAYER_CDP;
-    if (take(d, l, NVDLA_UNIT_CDP) && take(d, l, NVDLA_UNIT_CDP_RDMA)) {
-        return 1;
-    }
-    l->n = 0;
-    l->kind = LAYER_BDMA;
-    /* BDMA has no OP_EN: a launched group of transfers is its layer. */
-    int bdma_group = d->rf.unit[NVDLA_UNIT_BDMA].present ? dla_bdma_runnable(d) : -1;
-    if (bdma_group >= 0) {
-        l->unit[0] = NVDLA_UNIT_BDMA;
-        l->group[0] = (unsigned)bdma_group;
-        l->n = 1;
-        return 1;
-    }
-    l->n = 0;
-    l->kind = LAYER_RUBIK;
-    return take(d, l, NVDLA_UNIT_RUBIK);
-}
-
 static int has_unit(const struct layer *l, unsigned u)
 {
     for (unsigned i = 0; i < l->n; i++) {
@@ -448,6 +413,29 @@ static int has_unit(const struct layer *l, unsigned u)
         }
     }
     return 0;
+}
+
+static int sdp_from_memory(const struct dla_dev *d, unsigned group)
+{
+    return !dla_sdp_flying(d, group);
+}
+
+static int pdp_from_memory(const struct dla_dev *d, unsigned group)
+{
+    return !dla_pdp_flying(d, group);
+}
+
+/* BDMA has no OP_EN: a launched group of transfers is its layer. */
+static int find_bdma(const struct dla_dev *d, struct layer *l)
+{
+    int g = d->rf.unit[NVDLA_UNIT_BDMA].present ? dla_bdma_runnable(d) : -1;
+    if (g < 0) {
+        return 0;
+    }
+    l->unit[0] = NVDLA_UNIT_BDMA;
+    l->group[0] = (unsigned)g;
+    l->n = 1;
+    return 1;
 }
 
 /* Run the SDP (and PDP on the fly) part of a layer. */
@@ -466,36 +454,73 @@ static int run_sdp_chain(struct dla_dev *d, const struct layer *l, const struct 
     return rc;
 }
 
-static int run_layer(struct dla_dev *d, const struct layer *l)
+static int run_conv(struct dla_dev *d, const struct layer *l)
 {
     struct dla_cube to_sdp = {0};
-    int rc = 0;
-    switch (l->kind) {
-    case LAYER_CONV:
-        d->cur_unit = "CONV";
-        rc = dla_conv_execute(d, consumer(d, NVDLA_UNIT_CDMA), &to_sdp);
-        if (!rc) {
-            rc = run_sdp_chain(d, l, &to_sdp);
-        }
-        dla_cube_free(&to_sdp);
-        break;
-    case LAYER_SDP:
-        rc = run_sdp_chain(d, l, NULL);
-        break;
-    case LAYER_PDP:
-    case LAYER_CDP:
-    case LAYER_BDMA:
-    case LAYER_RUBIK: {
-        /* a unit leading its own layer: the unit table (units.c) says which
-         * engine; BDMA's group is its launch group, the others' their CONSUMER */
-        const struct dla_unit_behaviour *u = &dla_unit_table[l->unit[0]];
-        d->cur_unit = u->engine;
-        rc = u->execute(d, l->group[0]);
-        break;
+    d->cur_unit = "CONV";
+    int rc = dla_conv_execute(d, consumer(d, NVDLA_UNIT_CDMA), &to_sdp);
+    if (!rc) {
+        rc = run_sdp_chain(d, l, &to_sdp);
     }
-    }
-    d->cur_unit = NULL;
+    dla_cube_free(&to_sdp);
     return rc;
+}
+
+static int run_sdp(struct dla_dev *d, const struct layer *l)
+{
+    return run_sdp_chain(d, l, NULL);
+}
+
+/* A unit leading its own layer: the unit table (units.c) says which engine;
+ * BDMA's group is its launch group, the others' their CONSUMER. */
+static int run_unit(struct dla_dev *d, const struct layer *l)
+{
+    const struct dla_unit_behaviour *u = &dla_unit_table[l->unit[0]];
+    d->cur_unit = u->engine;
+    return u->execute(d, l->group[0]);
+}
+
+/* In the order the scheduler looks for them (docs/architecture.md). */
+static const struct pipeline pipelines[] = {
+    {DLA_LAYER_CONV, NVDLA_UNIT_CDMA, NULL, 5,
+     {NVDLA_UNIT_CDMA, NVDLA_UNIT_CSC, NVDLA_UNIT_CMAC_A, NVDLA_UNIT_CMAC_B, NVDLA_UNIT_CACC}, 1,
+     NULL, run_conv},
+    {DLA_LAYER_SDP, NVDLA_UNIT_SDP, sdp_from_memory, 0, {0}, 1, NULL, run_sdp},
+    {DLA_LAYER_PDP, NVDLA_UNIT_PDP, pdp_from_memory, 2, {NVDLA_UNIT_PDP, NVDLA_UNIT_PDP_RDMA}, 0,
+     NULL, run_unit},
+    {DLA_LAYER_CDP, NVDLA_UNIT_CDP, NULL, 2, {NVDLA_UNIT_CDP, NVDLA_UNIT_CDP_RDMA}, 0, NULL,
+     run_unit},
+    {DLA_LAYER_BDMA, NVDLA_UNIT_BDMA, NULL, 0, {0}, 0, find_bdma, run_unit},
+    {DLA_LAYER_RUBIK, NVDLA_UNIT_RUBIK, NULL, 1, {NVDLA_UNIT_RUBIK}, 0, NULL, run_unit},
+};
+
+static int runnable(const struct dla_dev *d, const struct pipeline *p, struct layer *l)
+{
+    l->p = p;
+    l->n = 0;
+    if (p->find) {
+        return p->find(d, l);
+    }
+    if (!enabled(d, p->lead) || (p->lead_ok && !p->lead_ok(d, consumer(d, p->lead)))) {
+        return 0;
+    }
+    for (unsigned i = 0; i < p->n_units; i++) {
+        if (!take(d, l, p->units[i])) {
+            return 0;
+        }
+    }
+    return !p->sdp_chain || take_sdp_chain(d, l);
+}
+
+/* The first runnable layer, in the table's order. */
+static int find_layer(const struct dla_dev *d, struct layer *l)
+{
+    for (size_t i = 0; i < sizeof(pipelines) / sizeof(pipelines[0]); i++) {
+        if (runnable(d, &pipelines[i], l)) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* Complete a layer as the hardware does, whatever its outcome. */
@@ -517,6 +542,35 @@ static void complete_layer(struct dla_dev *d, const struct layer *l)
     update_irq(d);
 }
 
+/* Timing: the layer as its engines describe it (units.c summarize hooks),
+ * timed by the cycle model, whose PERF counter values are written into the
+ * units whose perf enable is set. */
+static void time_layer(struct dla_dev *d, const struct layer *l)
+{
+    struct dla_layer_summary s;
+    memset(&s, 0, sizeof(s));
+    s.kind = l->p->kind;
+    s.n = l->n;
+    s.unit = l->unit;
+    s.group = l->group;
+    for (unsigned i = 0; i < l->n; i++) {
+        const struct dla_unit_behaviour *u = &dla_unit_table[l->unit[i]];
+        if (u->summarize) {
+            u->summarize(d, l->group[i], &s);
+        }
+    }
+    struct dla_perf_counters perf;
+    dla_timing_layer_end(d->timing, &s, d->layer, &perf);
+    for (size_t k = 0; k < dla_unit_perf_count; k++) {
+        const struct dla_unit_perf *p = &dla_unit_perf[k];
+        for (unsigned i = 0; i < l->n; i++) {
+            if (l->unit[i] == p->unit && (dla_reg(d, p->enable_reg, l->group[i]) & p->enable_mask)) {
+                dla_reg_hw_set(d, p->reg, l->group[i], perf.v[p->counter]);
+            }
+        }
+    }
+}
+
 static int nvdla_step(struct dlasim_dev *dev)
 {
     struct dla_dev *d = core(dev);
@@ -529,11 +583,10 @@ static int nvdla_step(struct dlasim_dev *dev)
     if (d->timing) {
         dla_timing_layer_begin(d->timing);
     }
-    int rc = run_layer(d, &l);
+    int rc = l.p->run(d, &l);
+    d->cur_unit = NULL;
     if (d->timing) {
-        /* ORDER: enum layer_kind matches enum dla_timing_kind */
-        struct dla_timing_units tu = {(enum dla_timing_kind)l.kind, l.n, l.unit, l.group};
-        dla_timing_layer_end(d, d->timing, &tu, d->layer);
+        time_layer(d, &l);
     }
     complete_layer(d, &l);
     dla_log(d, DLASIM_LOG_EXEC, "layer %u: done (%s)", d->layer, dlasim_status_name(rc));

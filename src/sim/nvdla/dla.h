@@ -19,6 +19,7 @@
 #include "regs/gen/nvdla_regs.h"
 #include "plan/config.h"
 #include "sim/core/regfile.h"
+#include "timing/summary.h"
 
 struct dla_dev;
 
@@ -184,10 +185,6 @@ int dla_work_check(struct dla_dev *d, const struct dla_work *w);
 int dla_strided_check(struct dla_dev *d, const char *unit, const char *what, int is_write,
                       const struct dla_strided *s);
 
-/* The device's timing layer (src/timing/), NULL when timing is off. */
-struct dla_timing;
-struct dla_timing *dla_dev_timing(const struct dlasim_dev *dev);
-
 /* Index of the layer being executed (for messages). */
 unsigned dla_layer_index(const struct dla_dev *d);
 
@@ -224,5 +221,18 @@ int dla_cdp_execute(struct dla_dev *d, unsigned group);
  * launch group of the oldest launched transfers (dla_bdma_runnable()). */
 int dla_bdma_execute(struct dla_dev *d, unsigned group);
 int dla_rubik_execute(struct dla_dev *d, unsigned group);
+
+/* ---- summaries (src/timing/summary.h) ------------------------------------------ */
+
+/* Each engine describes the layer it executes in group `group` once, in
+ * numbers, next to its execute: the unit table (units.c) says which unit
+ * fills which part of a struct dla_layer_summary, and the device hands the
+ * summary to the cycle model.  Called only when timing is on. */
+void dla_cdma_summarize(const struct dla_dev *d, unsigned group, struct dla_layer_summary *s);
+void dla_csc_summarize(const struct dla_dev *d, unsigned group, struct dla_layer_summary *s);
+void dla_sdp_summarize(const struct dla_dev *d, unsigned group, struct dla_layer_summary *s);
+void dla_pdp_summarize(const struct dla_dev *d, unsigned group, struct dla_layer_summary *s);
+/* `group` is CDP_RDMA's. */
+void dla_cdp_summarize(const struct dla_dev *d, unsigned group, struct dla_layer_summary *s);
 
 #endif

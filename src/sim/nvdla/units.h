@@ -14,6 +14,7 @@
 
 #include "regs/gen/nvdla_regs.h"
 #include "plan/config.h"
+#include "timing/summary.h"
 
 struct dla_dev;
 
@@ -28,6 +29,8 @@ struct dla_unit_behaviour {
      * units that only take part in others' layers or whose layers are
      * composite (the convolution pipeline, the SDP chain: device.c). */
     int (*execute)(struct dla_dev *d, unsigned group);
+    /* Fills its part of the layer's summary (src/timing/summary.h), or NULL. */
+    void (*summarize)(const struct dla_dev *d, unsigned group, struct dla_layer_summary *s);
 };
 
 extern const struct dla_unit_behaviour dla_unit_table[NVDLA_UNIT_COUNT];
@@ -37,6 +40,17 @@ extern const struct dla_unit_behaviour dla_unit_table[NVDLA_UNIT_COUNT];
 struct dla_regfile;
 extern const struct dla_pointer_ops dla_nvdla_pointer_ops;
 int dla_regfile_init_nvdla(struct dla_regfile *rf, const struct dla_config *cfg);
+
+/* A D_PERF_* register that counts time: unit, the perf enable that gates
+ * it (as in RTL), and the cycle model's counter it receives. */
+struct dla_unit_perf {
+    unsigned unit;
+    uint32_t enable_reg, enable_mask;
+    enum dla_perf_counter counter;
+    uint32_t reg;
+};
+extern const struct dla_unit_perf dla_unit_perf[];
+extern const size_t dla_unit_perf_count;
 
 /* Does configuration cfg have unit u? */
 int dla_unit_present(const struct dla_config *cfg, unsigned u);
