@@ -417,5 +417,5 @@ uint32_t dla_regfile_irq_pending(const struct dla_regfile *rf)
     }
     uint32_t raised = rf->val[0][rf->intr_pending_reg];
     uint32_t mask = rf->intr_mask_reg >= 0 ? rf->val[0][rf->intr_mask_reg] : 0u;
-    return raised & (rf->pp->intr_mask_enables ? mask : ~mask);
+    return raised & (rf->db->intr_mask_enables ? mask : ~mask); /* regdb fact */
 }

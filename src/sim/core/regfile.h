@@ -70,7 +70,6 @@ struct dla_pointer_ops {
     /* The consumer group completed (its OP_EN already cleared): advance. */
     void (*completed)(struct dla_regfile *rf, struct dla_unit_state *us);
     uint8_t drop_writes_when_enabled; /* writes to an enabled group are dropped */
-    uint8_t intr_mask_enables;        /* mask bit 1 enables the line (else masks it) */
 };
 
 struct dla_regfile {

@@ -1,7 +1,9 @@
 /*
  * What each NVDLA unit does, as data (design note R15, "a per-unit table of
- * behaviour"): whether the configuration has it, the GLB done bits it
- * raises, its LUT port, and the engine that executes the layers it leads.
+ * behaviour"): whether the configuration has it, its LUT port, the engine
+ * that executes the layers it leads and the part of a layer summary it
+ * fills.  The GLB done bits it raises are a register database fact
+ * (nvdla_units[u].done_bits, regdb/nvdla.xml).
  * The register file, the scheduler and the interrupt logic read this table
  * instead of switching on unit names; a device built from the same parts
  * (src/sim/rk3588/rk_npu.c for the RK3588) keeps its own table of the same kind.
@@ -22,7 +24,6 @@ struct dla_dev;
 
 struct dla_unit_behaviour {
     size_t present_field;  /* offsetof(struct dla_config, <unit>_enable), or DLA_UNIT_ALWAYS */
-    uint32_t done_bits;    /* GLB S_INTR_STATUS bits of group 0 (group 1: the next bits) */
     int lut;               /* enum dla_lut_id of its LUT RAM port, -1 = none */
     const char *engine;    /* name of the layers it leads in messages, NULL = none */
     /* Executes a layer this unit leads alone (PDP, CDP, BDMA, RUBIK); NULL for

@@ -30,10 +30,11 @@
  *
  * Register commands (TRM pc_register_amounts; Mesa rkt_regcmd.c emit()):
  *   64-bit entries, [63:48] target, [47:16] value, [15:0] register offset.
- *   Target bits: 56 PC, 57 CNA, 59 CORE, 60 DPU, 61 DPU_RDMA, 62 PPU,
- *   63 PPU_RDMA (with bit 48 set by every known stream); 0x0081 = op_en with
- *   the value a GLOBAL.OPERATION_ENABLE-style block mask; 0x0041 = the marker
- *   the TRM requires before op_en.  Target 0 entries are padding.  The
+ *   Target bits (regdb/rk3588.xml, domain `regcmd`): 56 PC, 57 CNA, 59 CORE,
+ *   60 DPU, 61 DPU_RDMA, 62 PPU, 63 PPU_RDMA (with bit 48 set by every known
+ *   stream); 0x0081 (database `regcmdopen`) = op_en with the value a
+ *   GLOBAL.OPERATION_ENABLE-style block mask (domain `opbit`); 0x0041
+ *   (`regcmdmark`) = the marker the TRM requires before op_en.  Target 0 entries are padding.  The
  *   offset is the absolute in-core offset; an entry whose offset is not in
  *   its target block's window is ignored and logged (guest error).
  *
@@ -73,27 +74,16 @@
 _Static_assert(RK3588_UNIT_COUNT <= DLA_REGFILE_MAX_UNITS, "regfile unit table too small");
 #define RK_PENDING_MAX 2 /* fetched tasks in flight (one per register group) */
 
-/* The blocks with a ping-pong pair, in GLOBAL.OPERATION_ENABLE bit order. */
-static const struct {
-    unsigned unit;
-    uint32_t op_en_bit;    /* GLOBAL.OPERATION_ENABLE / 0x0081 mask bit */
-    uint32_t target_bit;   /* regcmd target bit (entry bits 63:48) */
-    uint32_t done_bits;    /* RAW_STATUS bits of group 0 (group 1: << 1) */
-} pp_units[] = {
-    {RK3588_UNIT_CNA, 1u << 0, 0x0200, 0x15},   /* feature, weight, CSC */
-    {RK3588_UNIT_CORE, 1u << 2, 0x0800, 1u << 6},
-    {RK3588_UNIT_DPU, 1u << 3, 0x1000, 1u << 8},
-    {RK3588_UNIT_DPU_RDMA, 1u << 4, 0x2000, 0},
-    {RK3588_UNIT_PPU, 1u << 5, 0x4000, 1u << 10},
-    {RK3588_UNIT_PPU_RDMA, 1u << 6, 0x8000, 0},
-};
-#define N_PP (sizeof(pp_units) / sizeof(pp_units[0]))
+/* The blocks with a ping-pong pair are those with a GLOBAL.OPERATION_ENABLE
+ * bit; their regcmd target bits and done bits are register database facts
+ * too (regdb/rk3588.xml domain opbit/regcmd/done; rk3588_units[]). */
+static int pingpong(unsigned unit)
+{
+    return rk3588_units[unit].op_en_bit != 0;
+}
 
-#define IRQ_DMA_READ_ERROR (1u << 12)
-#define IRQ_DMA_WRITE_ERROR (1u << 13)
-#define TARGET_PC 0x0100u
-#define TARGET_OP_EN 0x0081u
-#define TARGET_BEFORE_OP_EN 0x0041u
+#define IRQ_DMA_READ_ERROR RK3588_PC_INTERRUPT_RAW_STATUS_DMA_READ_ERROR__MASK
+#define IRQ_DMA_WRITE_ERROR RK3588_PC_INTERRUPT_RAW_STATUS_DMA_WRITE_ERROR__MASK
 
 struct rk_core {
     struct rk_npu *npu;
@@ -179,20 +169,9 @@ static const struct dla_pointer_ops rk_pointer_ops = {
     .enabled = rk_enabled,
     .completed = rk_completed,
     .drop_writes_when_enabled = 0, /* the TRM says nothing of dropping: stored */
-    .intr_mask_enables = 1,        /* TRM: INTERRUPT_STATUS = RAW_STATUS & MASK */
 };
 
 /* ---- register helpers ------------------------------------------------------------ */
-
-static unsigned pp_index_of_unit(unsigned unit)
-{
-    for (unsigned i = 0; i < N_PP; i++) {
-        if (pp_units[i].unit == unit) {
-            return i;
-        }
-    }
-    return N_PP;
-}
 
 static unsigned pointer_group(const struct rk_core *c, unsigned unit)
 {
@@ -337,9 +316,9 @@ static int rk_npu_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint6
 
 static void enable_mask(struct rk_core *c, uint32_t mask)
 {
-    for (unsigned i = 0; i < N_PP; i++) {
-        if (mask & pp_units[i].op_en_bit) {
-            dla_regfile_enable(&c->rf, pp_units[i].unit);
+    for (unsigned u = 0; u < RK3588_UNIT_COUNT; u++) {
+        if (mask & rk3588_units[u].op_en_bit) {
+            dla_regfile_enable(&c->rf, u);
         }
     }
 }
@@ -397,16 +376,7 @@ static uint32_t reg_read(struct rk_core *c, uint32_t off)
 /* Unit addressed by a regcmd target (one block bit besides bit 48), or -1. */
 static int target_unit(uint32_t target)
 {
-    uint32_t block = target & ~1u;
-    if (block == TARGET_PC) {
-        return RK3588_UNIT_PC;
-    }
-    for (unsigned i = 0; i < N_PP; i++) {
-        if (block == pp_units[i].target_bit) {
-            return (int)pp_units[i].unit;
-        }
-    }
-    return -1;
+    return regdb_unit_by_regcmd(&rk3588_db, target & ~1u);
 }
 
 static void apply_entry(struct rk_core *c, uint64_t e, uint64_t at)
@@ -417,11 +387,11 @@ static void apply_entry(struct rk_core *c, uint64_t e, uint64_t at)
     if (target == 0) {
         return; /* padding, or the last task's bare 0 link */
     }
-    if (target == TARGET_BEFORE_OP_EN) {
+    if (target == rk3588_db.regcmd_marker) {
         c->marker_seen = 1;
         return;
     }
-    if (target == TARGET_OP_EN) {
+    if (target == rk3588_db.regcmd_op_en) {
         if (!c->marker_seen) {
             dla_host_log(&c->npu->host, DLASIM_LOG_GUEST_ERROR, "core %u: regcmd op_en at 0x%" PRIx64
                    " without the 0x0041 entry the TRM requires before it", c->index, at);
@@ -446,8 +416,8 @@ static void apply_entry(struct rk_core *c, uint64_t e, uint64_t at)
 /* Every ping-pong block can take a new group (its pointer group is idle). */
 static int groups_free(const struct rk_core *c)
 {
-    for (unsigned i = 0; i < N_PP; i++) {
-        if (op_en(c, pp_units[i].unit, pointer_group(c, pp_units[i].unit))) {
+    for (unsigned u = 0; u < RK3588_UNIT_COUNT; u++) {
+        if (pingpong(u) && op_en(c, u, pointer_group(c, u))) {
             return 0;
         }
     }
@@ -585,7 +555,7 @@ static void complete_unit(struct rk_core *c, unsigned unit)
 {
     unsigned g = executer_group(c, unit);
     dla_regfile_complete(&c->rf, unit); /* op_en cleared, executer/pointer moved */
-    dla_regfile_raise(&c->rf, pp_units[pp_index_of_unit(unit)].done_bits << g);
+    dla_regfile_raise(&c->rf, rk3588_units[unit].done_bits << g);
 }
 
 static void complete_task(struct rk_core *c, const struct rk_task *t)
@@ -662,8 +632,10 @@ static int rk_npu_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
     }
     for (unsigned i = 0; i < RK_CORES; i++) {
         const struct rk_core *c = &n->core[i];
-        for (unsigned k = 0; k < N_PP; k++) {
-            unsigned u = pp_units[k].unit;
+        for (unsigned u = 0; u < RK3588_UNIT_COUNT; u++) {
+            if (!pingpong(u)) {
+                continue;
+            }
             for (unsigned g = 0; g < 2; g++) {
                 if (!op_en(c, u, g)) {
                     continue;
