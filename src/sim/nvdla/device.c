@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "sim/core/budget.h"
+#include "sim/core/csb.h"
 #include "sim/core/dma.h"
 #include "sim/core/host.h"
 #include "sim/core/mem.h"
@@ -285,15 +286,12 @@ static uint32_t timing_csb_read(struct dla_dev *d, uint32_t addr, uint32_t v)
 static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 {
     struct dla_dev *d = core(dev);
-    char name[96];
-    if (addr & 3u) {
-        return dla_host_api_error(&d->host, DLASIM_ERR_INVAL, "CSB write to unaligned address 0x%x", addr);
+    int rc = dla_csb_check_write(&d->host, addr); /* csb.c */
+    if (rc) {
+        return rc;
     }
-    if (d->host.log_mask & DLASIM_LOG_REG) {
-        dla_log(d, DLASIM_LOG_REG, "reg_write(%s, 0x%x);",
-                dlasim_reg_name(addr, name, sizeof(name)), val);
-    }
-    enum dla_write_effect effect = dla_regfile_write(&d->rf, addr, val);
+    dla_csb_log_write(&d->host, &nvdla_db, addr, val, "");
+    enum dla_write_effect effect = dla_csb_store(&d->host, &d->rf, addr, val, "");
     if (d->timing) {
         timing_csb_write(d, addr, effect);
     }
@@ -303,20 +301,8 @@ static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
         addr < nvdla_units[NVDLA_UNIT_BDMA].base + 0x1000u) {
         dla_bdma_csb_written(d, addr, val);
     }
-    switch (effect) {
-    case DLA_WRITE_UNMAPPED:
-        dla_log(d, DLASIM_LOG_GUEST_ERROR, "CSB write to unmapped address 0x%x ignored", addr);
-        break;
-    case DLA_WRITE_DROPPED_ENABLED:
-        dla_log(d, DLASIM_LOG_GUEST_ERROR,
-                "CSB write 0x%x to %s dropped: its group is enabled (spec 001 ping-pong)", val,
-                dlasim_reg_name(addr, name, sizeof(name)));
-        break;
-    case DLA_WRITE_INTR_CHANGED:
+    if (effect == DLA_WRITE_INTR_CHANGED) {
         update_irq(d);
-        break;
-    default:
-        break;
     }
     return 0;
 }
@@ -324,12 +310,9 @@ static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 static int nvdla_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
     struct dla_dev *d = core(dev);
-    if (!val) {
-        return dla_host_api_error(&d->host, DLASIM_ERR_INVAL, "dlasim_csb_read of 0x%x: val is NULL", addr);
-    }
-    if (addr & 3u) {
-        *val = 0;
-        return dla_host_api_error(&d->host, DLASIM_ERR_INVAL, "CSB read of unaligned address 0x%x", addr);
+    int rc = dla_csb_check_read(&d->host, addr, val); /* csb.c */
+    if (rc) {
+        return rc;
     }
     dla_regfile_read(&d->rf, addr, val); /* unmapped addresses read as zero */
     if (d->timing) {
@@ -596,38 +579,17 @@ static int nvdla_step(struct dlasim_dev *dev)
 static int nvdla_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
 {
     struct dla_dev *d = core(dev);
+    struct dla_desc out;
     int busy = 0;
-    size_t used = 0;
-    if (!desc) {
-        desclen = 0;
-    }
-    if (desclen) {
-        desc[0] = '\0';
-    }
+    dla_desc_init(&out, desc, desclen);
     /* BDMA transfers queued by CFG_OP but never launched (STATUS_0.IDLE=0
      * while nothing is runnable). */
     if (d->rf.unit[NVDLA_UNIT_BDMA].present &&
         !DLA_FIELD(dla_regfile_get(&d->rf, NVDLA_BDMA_STATUS_0, 0), NVDLA_BDMA_STATUS_0_IDLE)) {
         busy = 1;
-        if (desc && used < desclen) {
-            int n = snprintf(desc, desclen, "BDMA transfers queued, not launched");
-            used += n > 0 ? (size_t)n : 0;
-        }
+        dla_desc_add(&out, "BDMA transfers queued, not launched");
     }
-    for (unsigned u = 0; u < NVDLA_UNIT_COUNT; u++) {
-        for (unsigned g = 0; g < 2; g++) {
-            if (!d->rf.unit[u].present || !dla_regfile_op_en(&d->rf, u, g)) {
-                continue;
-            }
-            busy = 1;
-            if (desc && used < desclen) {
-                int n = snprintf(desc + used, desclen - used, "%s%s group %u enabled", used ? ", " : "",
-                                 nvdla_units[u].name, g);
-                used += n > 0 ? (size_t)n : 0;
-            }
-        }
-    }
-    return busy;
+    return dla_csb_describe_enabled(&d->rf, "", &out) > 0 || busy;
 }
 
 /* ---- lifecycle ---------------------------------------------------------------- */

@@ -65,6 +65,7 @@
 
 #include "regs/regdb.h"
 #include "sim/core/budget.h"
+#include "sim/core/csb.h"
 #include "sim/core/dma.h"
 #include "sim/core/host.h"
 #include "sim/core/personality.h"
@@ -330,18 +331,13 @@ static void pc_start(struct rk_core *c);
  * registers do. */
 static void reg_write(struct rk_core *c, uint32_t off, uint32_t v)
 {
-    enum dla_write_effect effect = dla_regfile_write(&c->rf, off, v);
-    switch (effect) {
-    case DLA_WRITE_UNMAPPED:
-        dla_host_log(&c->npu->host, DLASIM_LOG_GUEST_ERROR, "core %u: write 0x%x to unmapped offset 0x%x "
-               "ignored", c->index, v, off);
-        return;
-    case DLA_WRITE_INTR_CHANGED:
+    char where[16];
+    snprintf(where, sizeof(where), "core %u: ", c->index);
+    enum dla_write_effect effect = dla_csb_store(&c->npu->host, &c->rf, off, v, where);
+    if (effect == DLA_WRITE_INTR_CHANGED) {
         update_irq(c);
-        return;
-    case DLA_WRITE_STORED:
-        break;
-    default:
+    }
+    if (effect != DLA_WRITE_STORED) {
         return;
     }
     switch (off) {
@@ -362,13 +358,6 @@ static void reg_write(struct rk_core *c, uint32_t off, uint32_t v)
     default:
         break;
     }
-}
-
-static uint32_t reg_read(struct rk_core *c, uint32_t off)
-{
-    uint32_t v;
-    dla_regfile_read(&c->rf, off, &v); /* unmapped offsets read as zero */
-    return v;
 }
 
 /* ---- the PC ------------------------------------------------------------------------ */
@@ -625,38 +614,18 @@ static int rk_npu_step(struct dlasim_dev *dev)
 static int rk_npu_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
 {
     struct rk_npu *n = npu_of(dev);
+    struct dla_desc out;
     int busy = 0;
-    size_t used = 0;
-    if (desc && desclen) {
-        desc[0] = '\0';
-    }
+    dla_desc_init(&out, desc, desclen);
     for (unsigned i = 0; i < RK_CORES; i++) {
         const struct rk_core *c = &n->core[i];
-        for (unsigned u = 0; u < RK3588_UNIT_COUNT; u++) {
-            if (!pingpong(u)) {
-                continue;
-            }
-            for (unsigned g = 0; g < 2; g++) {
-                if (!op_en(c, u, g)) {
-                    continue;
-                }
-                busy = 1;
-                if (desc && used < desclen) {
-                    int w = snprintf(desc + used, desclen - used, "%score %u %s group %u "
-                                     "enabled (executer %u)", used ? "; " : "", i,
-                                     rk3588_units[u].name, g, executer_group(c, u));
-                    used += w > 0 ? (size_t)w : 0;
-                }
-            }
-        }
+        char prefix[16];
+        snprintf(prefix, sizeof(prefix), "core %u ", i);
+        busy |= dla_csb_describe_enabled(&c->rf, prefix, &out) > 0;
         if (c->pc_active) {
             busy = 1;
-            if (desc && used < desclen) {
-                int w = snprintf(desc + used, desclen - used, "%score %u PC: %u of %u tasks "
-                                 "done, %u fetched", used ? "; " : "", i, c->tasks_done,
-                                 task_number(c), c->tasks_fetched);
-                used += w > 0 ? (size_t)w : 0;
-            }
+            dla_desc_add(&out, "core %u PC: %u of %u tasks done, %u fetched", i, c->tasks_done,
+                         task_number(c), c->tasks_fetched);
         }
     }
     return busy;
@@ -674,20 +643,17 @@ static int rk_npu_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 {
     struct rk_npu *n = npu_of(dev);
     struct rk_core *c = core_of(n, addr);
-    if (addr & 3u) {
-        return dla_host_api_error(&n->host, DLASIM_ERR_INVAL,
-                                  "register write to unaligned address 0x%x", addr);
+    int rc = dla_csb_check_write(&n->host, addr); /* csb.c */
+    if (rc) {
+        return rc;
     }
     if (c == NULL) {
-        dla_host_log(&n->host, DLASIM_LOG_GUEST_ERROR, "write to 0x%x beyond the three cores ignored", addr);
+        dla_host_log(&n->host, DLASIM_LOG_GUEST_ERROR, "CSB write to 0x%x beyond the three "
+                     "cores ignored", addr);
         return 0;
     }
-    if (n->host.log_mask & DLASIM_LOG_REG) {
-        char name[96];
-        dla_host_log(&n->host, DLASIM_LOG_REG, "reg_write(%s, 0x%x);%s",
-               regdb_reg_name(&rk3588_db, addr % RK_WINDOW, name, sizeof(name)), val,
-               c->index ? " /* core 1/2 */" : "");
-    }
+    dla_csb_log_write(&n->host, &rk3588_db, addr % RK_WINDOW, val,
+                      c->index ? " /* core 1/2 */" : "");
     reg_write(c, addr % RK_WINDOW, val);
     return 0;
 }
@@ -696,19 +662,11 @@ static int rk_npu_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
     struct rk_npu *n = npu_of(dev);
     struct rk_core *c = core_of(n, addr);
-    if (!val) {
-        return dla_host_api_error(&n->host, DLASIM_ERR_INVAL,
-                                  "dlasim_csb_read of 0x%x: val is NULL", addr);
+    int rc = dla_csb_check_read(&n->host, addr, val); /* csb.c */
+    if (!rc && c != NULL) {
+        dla_regfile_read(&c->rf, addr % RK_WINDOW, val); /* unmapped offsets read as zero */
     }
-    *val = 0;
-    if (addr & 3u) {
-        return dla_host_api_error(&n->host, DLASIM_ERR_INVAL,
-                                  "register read of unaligned address 0x%x", addr);
-    }
-    if (c != NULL) {
-        *val = reg_read(c, addr % RK_WINDOW);
-    }
-    return 0;
+    return rc;
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
