@@ -547,7 +547,10 @@ static void time_layer(struct dla_dev *d, const struct layer *l)
     for (size_t k = 0; k < dla_unit_perf_count; k++) {
         const struct dla_unit_perf *p = &dla_unit_perf[k];
         for (unsigned i = 0; i < l->n; i++) {
-            if (l->unit[i] == p->unit && (dla_reg(d, p->enable_reg, l->group[i]) & p->enable_mask)) {
+            if (l->unit[i] != p->unit) {
+                continue;
+            }
+            if (dla_reg(d, p->enable_reg, l->group[i]) & p->enable_mask) {
                 dla_reg_hw_set(d, p->reg, l->group[i], perf.v[p->counter]);
             }
         }

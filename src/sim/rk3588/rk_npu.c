@@ -97,7 +97,7 @@ struct rk_core {
     unsigned tasks_fetched;    /* of this job */
     unsigned tasks_done;
     unsigned pending;          /* fetched, not yet completed */
-    int marker_seen;           /* a 0x0041 entry preceded op_en */
+    int marker_seen;           /* a regcmd marker entry (0x0041) preceded op_en */
     struct dla_scratch scratch; /* engine buffers kept across tasks */
     struct rk_wcache wcache;
 };
@@ -382,8 +382,9 @@ static void apply_entry(struct rk_core *c, uint64_t e, uint64_t at)
     }
     if (target == rk3588_db.regcmd_op_en) {
         if (!c->marker_seen) {
-            dla_host_log(&c->npu->host, DLASIM_LOG_GUEST_ERROR, "core %u: regcmd op_en at 0x%" PRIx64
-                   " without the 0x0041 entry the TRM requires before it", c->index, at);
+            dla_host_log(&c->npu->host, DLASIM_LOG_GUEST_ERROR, "core %u: regcmd op_en at "
+                         "0x%" PRIx64 " without the 0x%04x entry the TRM requires before it",
+                         c->index, at, rk3588_db.regcmd_marker);
         }
         c->marker_seen = 0;
         enable_mask(c, value);
@@ -391,9 +392,9 @@ static void apply_entry(struct rk_core *c, uint64_t e, uint64_t at)
     }
     int u = target_unit(target);
     if (u < 0 || (off >> 12) != (rk3588_units[u].base >> 12)) {
-        dla_host_log(&c->npu->host, DLASIM_LOG_GUEST_ERROR, "core %u: regcmd entry 0x%016" PRIx64 " at 0x%"
-               PRIx64 ": target 0x%04x does not own offset 0x%04x; ignored", c->index, e, at,
-               target, off);
+        dla_host_log(&c->npu->host, DLASIM_LOG_GUEST_ERROR, "core %u: regcmd entry 0x%016" PRIx64
+                     " at 0x%" PRIx64 ": target 0x%04x does not own offset 0x%04x; ignored",
+                     c->index, e, at, target, off);
         return;
     }
     if (off == RK3588_PC_OPERATION_ENABLE) {
