@@ -100,36 +100,46 @@ static int arg_u32(struct parser *p, const char *what, const char *s, uint32_t *
     return 0;
 }
 
-/* The trace's dialect is that of its first register name; mixing is an error. */
-static int set_dialect(struct parser *p, int d, const char *s)
+/* Upper-case name of a database for messages ("RK3588", "NVDLA"). */
+static const char *db_title(const struct regdb *db, char *buf, size_t len)
 {
-    if (p->t->dialect && p->t->dialect != d) {
-        return perr(p, "register '%s' is %s, but earlier lines name %s registers: a trace drives "
-                    "one device", s, d == TRACE_DIALECT_RK3588 ? "an RK3588 one" : "an NVDLA one",
-                    p->t->dialect == TRACE_DIALECT_RK3588 ? "RK3588" : "NVDLA");
+    size_t i = 0;
+    for (; db->name[i] && i + 1 < len; i++) {
+        buf[i] = (char)toupper((unsigned char)db->name[i]);
     }
-    p->t->dialect = d;
+    buf[i] = '\0';
+    return buf;
+}
+
+/* The trace's database is that of its first register name; mixing is an error. */
+static int set_db(struct parser *p, const struct regdb *db, const char *s)
+{
+    if (p->t->db && p->t->db != db) {
+        char a[32], b[32];
+        return perr(p, "register '%s' is an %s one, but earlier lines name %s registers: a trace "
+                    "drives one device", s, db_title(db, a, sizeof(a)),
+                    db_title(p->t->db, b, sizeof(b)));
+    }
+    p->t->db = db;
     return 0;
 }
 
+/* A register by its trace name: the database is the one whose trace prefix
+ * the name carries (NVDLA_, RKNN_); names without one are the first
+ * database's (NVDLA's, whose names may omit NVDLA_). */
 static int arg_reg(struct parser *p, const char *s, uint32_t *addr)
 {
-    if (!strncasecmp(s, "RKNN_", 5)) {
-        const struct nvdla_reg_desc *r = regdb_reg_by_name(&rk3588_db, s);
-        if (!r) {
-            return perr(p, "unknown register '%s' (expected RKNN_<block>_<register> as the TRM "
-                        "and spec 002/003 name them, e.g. RKNN_ppu_s_pointer)", s);
-        }
-        *addr = r->addr; /* offset in core 0's window */
-        return set_dialect(p, TRACE_DIALECT_RK3588, s);
-    }
-    const struct nvdla_reg_desc *r = nvdla_reg_by_name(s);
+    const struct regdb *named = regdb_by_trace_name(s);
+    const struct regdb *db = named ? named : regdb_all[0];
+    const struct nvdla_reg_desc *r = regdb_reg_by_name(db, s);
     if (!r) {
-        return perr(p, "unknown register '%s' (expected NVDLA_<UNIT>.<REGISTER>_0 or "
-                    "RKNN_<block>_<register>)", s);
+        char title[32];
+        return perr(p, "unknown register '%s' (not in the %s register database, regdb/%s.xml; "
+                    "names are NVDLA_<UNIT>.<REGISTER>_0 or RKNN_<block>_<register>)", s,
+                    db_title(db, title, sizeof(title)), db->name);
     }
-    *addr = r->addr;
-    return set_dialect(p, TRACE_DIALECT_NVDLA, s);
+    *addr = r->addr; /* NVDLA: CSB address; RK3588: offset in core 0's window */
+    return set_db(p, db, s);
 }
 
 static int arg_mem(struct parser *p, const char *s, int *port)
@@ -158,40 +168,15 @@ static int arg_sync(struct parser *p, const char *s, char **out)
     return *out ? 0 : DLASIM_ERR_NOMEM;
 }
 
-/* "DPU_0" -> RK3588 PC INTERRUPT_STATUS bit (field of the same name), or 0. */
-static uint32_t rk_intr_bit(const char *s)
+/* "SDP_0", "CDMA_DAT_1", "DPU_0": checked for form here; which status bit it
+ * is depends on the trace's database, known once the whole trace is read
+ * (resolve_interrupts). */
+static int arg_intr(struct parser *p, const char *s)
 {
-    const struct nvdla_reg_desc *r = regdb_reg_by_addr(&rk3588_db, RK3588_PC_INTERRUPT_STATUS);
-    const struct nvdla_field_desc *f = r ? regdb_field_by_name(&rk3588_db, r, s) : NULL;
-    return f ? 1u << f->low : 0;
-}
-
-/* "SDP_0" -> GLB S_INTR_STATUS bit of SDP_DONE_STATUS0 (from the database);
- * RK3588 names ("DPU_0", "PPU_1") go to c->rk_intr_bits, checked against
- * the dialect once the whole trace is read. */
-static int arg_intr(struct parser *p, const char *s, uint32_t *bits, uint32_t *rk_bits)
-{
-    *rk_bits = rk_intr_bit(s);
-    if (*rk_bits && p->t->dialect != TRACE_DIALECT_NVDLA) {
-        *bits = 0;
-        return 0;
-    }
-    char field[64];
     size_t n = strlen(s);
     if (n < 3 || n > 40 || s[n - 2] != '_' || (s[n - 1] != '0' && s[n - 1] != '1')) {
         return perr(p, "interrupt '%s' must be <ENGINE>_<GROUP>, e.g. SDP_0 or CDMA_DAT_1", s);
     }
-    size_t i;
-    for (i = 0; i < n - 2; i++) {
-        field[i] = (char)toupper((unsigned char)s[i]);
-    }
-    snprintf(field + i, sizeof(field) - i, "_DONE_STATUS%c", s[n - 1]);
-    const struct nvdla_reg_desc *r = nvdla_reg_by_addr(NVDLA_GLB_S_INTR_STATUS_0);
-    const struct nvdla_field_desc *f = r ? nvdla_field_by_name(r, field) : NULL;
-    if (!f) {
-        return perr(p, "unknown interrupt '%s' (no GLB S_INTR_STATUS field %s)", s, field);
-    }
-    *bits = 1u << f->low;
     return 0;
 }
 
@@ -515,7 +500,7 @@ static int parse_command(struct parser *p, const char *name, int argc, char **ar
         }
         rc = want_args(p, name, argc, 2);
         if (!rc) {
-            rc = arg_intr(p, argv[0], &c->intr_bits, &c->rk_intr_bits);
+            rc = arg_intr(p, argv[0]);
         }
         if (!rc) {
             c->text = dup_range(argv[0], strlen(argv[0]));
@@ -643,20 +628,26 @@ static int null_arg(char *err, size_t errlen, const char *fn, const char *arg)
     return DLASIM_ERR_INVAL;
 }
 
-/* An RK3588 trace waits on PC interrupt names, an NVDLA trace on GLB ones. */
-static int check_intr_dialect(struct parser *p)
+/* Each intr_notify names a field of the trace's database's interrupt status
+ * register (regdb: intr_status, intr_infix): NVDLA GLB S_INTR_STATUS
+ * SDP_DONE_STATUS0 for SDP_0, RK3588 PC INTERRUPT_STATUS DPU_0 for DPU_0. */
+static int resolve_interrupts(struct parser *p)
 {
+    const struct regdb *db = p->t->db ? p->t->db : regdb_all[0];
     for (size_t i = 0; i < p->t->n; i++) {
-        const struct trace_cmd *c = &p->t->cmds[i];
+        struct trace_cmd *c = &p->t->cmds[i];
         if (c->op != TRACE_INTR_NOTIFY) {
             continue;
         }
-        int rk = p->t->dialect == TRACE_DIALECT_RK3588;
-        if ((rk && !c->rk_intr_bits) || (!rk && !c->intr_bits)) {
+        c->intr_bits = regdb_intr_bit(db, c->text);
+        if (!c->intr_bits) {
+            const struct nvdla_reg_desc *r = regdb_reg_by_addr(db, db->intr_status);
+            char title[32];
             p->line = c->line;
-            return perr(p, "interrupt '%s' is not one of the %s", c->text,
-                        rk ? "RK3588 PC INTERRUPT_STATUS fields (DPU_0, PPU_1, CORE_0, ...)"
-                           : "NVDLA GLB S_INTR_STATUS done bits (SDP_0, CDMA_DAT_1, ...)");
+            return perr(p, "unknown interrupt '%s': no field %.*s%s%c in the %s interrupt "
+                        "status register %s", c->text, (int)strlen(c->text) - 2, c->text,
+                        db->intr_infix, c->text[strlen(c->text) - 1],
+                        db_title(db, title, sizeof(title)), r ? r->name : "?");
         }
     }
     return 0;
@@ -702,7 +693,7 @@ int dlasim_trace_parse_text(const char *text, size_t len, const char *name, cons
         rc = check_sync_ids(&p);
     }
     if (!rc) {
-        rc = check_intr_dialect(&p);
+        rc = resolve_interrupts(&p);
     }
     free(copy);
     if (rc) {

@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "sim/nvdla/cbuf.h"
+#include "sim/core/host.h"
 
 int dla_conv_state_create(struct dla_dev *d, struct dla_conv_state **out)
 {
@@ -97,16 +98,9 @@ void dla_conv_reset(struct dla_dev *d)
 
 int dla_conv_scratch(struct dla_dev *d, void **buf, size_t *cap, size_t bytes)
 {
-    if (bytes <= *cap) {
-        return 0;
-    }
-    void *p = malloc(bytes);
-    if (!p) {
+    if (dla_scratch_grow(buf, cap, bytes)) { /* src/sim/core/host.c */
         return dla_error(d, DLASIM_ERR_NOMEM, "CONV: no memory for %zu bytes of scratch", bytes);
     }
-    free(*buf);
-    *buf = p;
-    *cap = bytes;
     return 0;
 }
 

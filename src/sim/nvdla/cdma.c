@@ -773,3 +773,15 @@ void dla_cdma_finish(struct dla_dev *d, unsigned group)
     dla_reg_hw_set(d, NVDLA_CDMA_D_INF_INPUT_DATA_NUM_0, group, 0);
     dla_reg_hw_set(d, NVDLA_CDMA_D_INF_INPUT_WEIGHT_NUM_0, group, 0);
 }
+
+/* ---- summary (src/timing/summary.h) ------------------------------------------ */
+
+/* The weight bytes CDMA fetches (none when CBUF keeps them: WEIGHT_REUSE)
+ * and the CBUF banks that hold weights. */
+void dla_cdma_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_summary *s)
+{
+    int reuse = DLA_REG_FIELD(d, g, NVDLA_CDMA_D_MISC_CFG_0, WEIGHT_REUSE) != 0;
+    s->conv.weight_bytes =
+        reuse ? 0 : DLA_REG_FIELD(d, g, NVDLA_CDMA_D_WEIGHT_BYTES_0, WEIGHT_BYTES);
+    s->conv.weight_banks = DLA_REG_FIELD(d, g, NVDLA_CDMA_D_BANK_0, WEIGHT_BANK) + 1ull;
+}

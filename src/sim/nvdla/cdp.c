@@ -587,3 +587,13 @@ int dla_cdp_execute(struct dla_dev *d, unsigned group)
     free(c);
     return rc;
 }
+
+/* ---- summary (src/timing/summary.h) ------------------------------------------ */
+
+/* The data cube CDP_RDMA reads (`g` is CDP_RDMA's group). */
+void dla_cdp_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_summary *s)
+{
+    s->cdp.w = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_WIDTH_0, WIDTH) + 1ull;
+    s->cdp.h = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1ull;
+    s->cdp.c = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1ull;
+}

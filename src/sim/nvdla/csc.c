@@ -975,3 +975,21 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
     dla_cbuf_end_layer(s, &csc, &cdma);
     return 0;
 }
+
+/* ---- summary (src/timing/summary.h) ------------------------------------------ */
+
+/* Output pixels (x batches where the configuration has them) and the
+ * kernel as CSC runs it: kernels, channels, height, width. */
+void dla_csc_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_summary *s)
+{
+    uint64_t ow = DLA_REG_FIELD(d, g, NVDLA_CSC_D_DATAOUT_SIZE_0_0, DATAOUT_WIDTH) + 1ull;
+    uint64_t oh = DLA_REG_FIELD(d, g, NVDLA_CSC_D_DATAOUT_SIZE_0_0, DATAOUT_HEIGHT) + 1ull;
+    uint64_t batch = dla_cfg(d)->batch_enable
+                         ? DLA_REG_FIELD(d, g, NVDLA_CSC_D_BATCH_NUMBER_0, BATCHES) + 1ull
+                         : 1;
+    s->conv.out_px = ow * oh * batch;
+    s->conv.k = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0, WEIGHT_KERNEL) + 1ull;
+    s->conv.c = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0, WEIGHT_CHANNEL_EXT) + 1ull;
+    s->conv.r = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, WEIGHT_HEIGHT_EXT) + 1ull;
+    s->conv.s = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, WEIGHT_WIDTH_EXT) + 1ull;
+}

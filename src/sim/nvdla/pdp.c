@@ -1640,3 +1640,23 @@ out:
     free(c);
     return rc;
 }
+
+/* ---- summary (src/timing/summary.h) ------------------------------------------ */
+
+/* Input and output cubes, splits, kernel, strides and top padding. */
+void dla_pdp_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_summary *s)
+{
+    struct dla_pdp_summary *p = &s->pdp;
+    s->has_pdp = 1;
+    p->w = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, CUBE_IN_WIDTH) + 1ull;
+    p->h = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, CUBE_IN_HEIGHT) + 1ull;
+    p->c = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, CUBE_IN_CHANNEL) + 1ull;
+    p->ow = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, CUBE_OUT_WIDTH) + 1ull;
+    p->oh = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, CUBE_OUT_HEIGHT) + 1ull;
+    p->splits = DLA_REG_FIELD(d, g, NVDLA_PDP_D_OPERATION_MODE_CFG_0, SPLIT_NUM) + 1ull;
+    p->kw = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_WIDTH) + 1ull;
+    p->kh = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_HEIGHT) + 1ull;
+    p->sw = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_STRIDE_WIDTH) + 1ull;
+    p->sh = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_STRIDE_HEIGHT) + 1ull;
+    p->pad_top = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_PADDING_CFG_0, PAD_TOP);
+}

@@ -1348,3 +1348,16 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     }
     return rc;
 }
+
+/* ---- summary (src/timing/summary.h) ------------------------------------------ */
+
+/* The data cube, its batches and whether an X stage (BS/BN) is in use. */
+void dla_sdp_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_summary *s)
+{
+    s->sdp.w = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, WIDTH) + 1ull;
+    s->sdp.h = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1ull;
+    s->sdp.c = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1ull;
+    s->sdp.batches = DLA_REG_FIELD(d, g, NVDLA_SDP_D_FEATURE_MODE_CFG_0, BATCH_NUMBER) + 1ull;
+    s->sdp.x_stages = !DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS) ||
+                      !DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
+}

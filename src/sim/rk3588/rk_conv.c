@@ -38,6 +38,7 @@
 
 #include "arith/atoms.h"
 #include "kernels/conv_s8.h"
+#include "sim/core/budget.h"
 #include "sim/rk3588/rk3588.h"
 
 #define MAX_HOST_BYTES (1ull << 30) /* host buffers the model allocates per task */
@@ -312,6 +313,32 @@ static int add_cpend(struct rk_core *c, const struct conv_cfg *k, const int8_t *
     return rc;
 }
 
+/* What the task's CNA and CORE move and compute, by the device core's rules
+ * (src/sim/core/budget.h): the feature cube and the weights (each one
+ * contiguous run) and the MACs; both runs must stay in the 32-bit space. */
+static int check_budget(struct rk_core *c, const struct conv_cfg *k)
+{
+    struct dla_strided in = {0}, wt = {0};
+    in.base = k->feature;
+    in.line_bytes = (uint64_t)(k->c + 15) / 16 * k->h * k->w * 16;
+    wt.base = k->weights;
+    wt.line_bytes = (uint64_t)(k->dw ? 1 : k->k) * k->c * k->kw * k->kh;
+    in.lines = in.surfaces = in.batches = wt.lines = wt.surfaces = wt.batches = 1;
+    struct dla_work w;
+    dla_work_init(&w, "CNA/CORE");
+    dla_work_read(&w, &in);
+    dla_work_read(&w, &wt);
+    dla_work_ops(&w, (uint64_t)k->ow * k->oh * k->ok * k->kw * k->kh * (k->dw ? 1 : k->c));
+    int rc = rk_work_check(c, &w);
+    if (!rc) {
+        rc = rk_extent_check(c, "CNA", "feature cube", 0, &in);
+    }
+    if (!rc) {
+        rc = rk_extent_check(c, "CNA", "weights", 0, &wt);
+    }
+    return rc;
+}
+
 int rk_conv_run(struct rk_core *c, struct rk_cube *out)
 {
     struct conv_cfg k;
@@ -321,8 +348,7 @@ int rk_conv_run(struct rk_core *c, struct rk_cube *out)
         rc = decode_geometry(c, &k);
     }
     if (!rc) {
-        rc = rk_check_work(c, "CNA/CORE", (uint64_t)k.ow * k.oh * k.ok * k.kw * k.kh *
-                                              (k.dw ? 1 : k.c));
+        rc = check_budget(c, &k);
     }
     if (rc) {
         return rc;
