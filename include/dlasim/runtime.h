@@ -22,9 +22,12 @@
 
 #include "dlasim/dlasim.h"
 
+#include "dlasim/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+DLASIM_API_BEGIN
 
 /* ---- the firmware interface, host form --------------------------------------- */
 
@@ -336,6 +339,7 @@ int dlasim_rt_encode(const struct dlasim_rt_network *net, unsigned minor,
                      size_t errlen);
 void dlasim_rt_encoded_free(struct dlasim_rt_encoded *e);
 
+DLASIM_API_END
 #ifdef __cplusplus
 }
 #endif
