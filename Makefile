@@ -79,8 +79,10 @@ INTERNAL_LIB := $(BUILD)/obj/libdlasim-internal.a
 # Preload libraries (docs/nvdla-uapi.md): $(BUILD)/libdlasim-NAME.so from
 # src/uapi/preload.c (the interposition core), the device's own sources
 # (one prerequisites line per device below) and the library's objects.
-UAPI_LIBS :=
-UAPI_CORE_OBJ := $(BUILD)/obj/src/uapi/preload.o
+UAPI_LIBS := $(BUILD)/libdlasim-nvdla.so
+UAPI_CORE_OBJ := $(BUILD)/obj/src/uapi/preload.o $(BUILD)/obj/src/uapi/bo.o
+# the NVDLA DRM device (decoder + buffers), also linked by its tests and fuzz target
+UAPI_NVDLA_SRC := src/uapi/nvdla_drm.c src/uapi/bo.c
 
 .PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade install
 all: $(BUILD)/dlasim $(BUILD)/libdlasim.a $(BUILD)/libdlasim.so $(UAPI_LIBS)
@@ -124,7 +126,7 @@ $(BUILD)/libdlasim.so: $(BUILD)/libdlasim.so.$(VERSION)
 	ln -sf libdlasim.so.$(VERSION) $(BUILD)/libdlasim.so.$(SOMAJOR)
 	ln -sf libdlasim.so.$(VERSION) $@
 
-$(BUILD)/libdlasim-nvdla.so: $(BUILD)/obj/src/uapi/nvdla_drm.o
+$(BUILD)/libdlasim-nvdla.so: $(BUILD)/obj/src/uapi/nvdla_drm.o $(BUILD)/obj/src/uapi/nvdla_preload.o
 $(BUILD)/libdlasim-%.so: $(UAPI_CORE_OBJ) $(BUILD)/obj/dlasim-public.o
 	$(CC) -shared $(SO_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIB_DEPS) -ldl
 
@@ -159,7 +161,13 @@ $(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(INTERNAL
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -I$(GEN) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(INTERNAL_LIB) -lz $(PB_LIBS) $(LDLIBS)
 
-tests: $(TEST_BIN) $(REPLAY_BIN) $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
+# The NVDLA UAPI client (tests/traces/uapi_nvdla.sh runs it under the preload library)
+$(BUILD)/tests/uapi/%: tests/uapi/%.c $(INTERNAL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(INTERNAL_LIB) -lz $(PB_LIBS) $(LDLIBS)
+UAPI_TEST_BIN := $(patsubst tests/uapi/%.c,$(BUILD)/tests/uapi/%,$(wildcard tests/uapi/*.c))
+
+tests: $(TEST_BIN) $(REPLAY_BIN) $(UAPI_TEST_BIN) $(UAPI_LIBS) $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 
 # Regenerate the register tables from the register database.
 regs:
@@ -275,4 +283,4 @@ $(BUILD)/runtime_bench: bench/runtime_bench.c $(BUILD)/libdlasim.a
 clean:
 	rm -rf build build-san build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UAPI_CORE_OBJ:.o=.d) $(BUILD)/obj/src/uapi/nvdla_drm.d $(TEST_COMMON_OBJ:.o=.d) $(TEST_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UAPI_CORE_OBJ:.o=.d) $(patsubst %.c,$(BUILD)/obj/%.d,$(wildcard src/uapi/*.c)) $(TEST_COMMON_OBJ:.o=.d) $(TEST_BIN:=.d)

@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #define MAX_DEVICES 8
-#define MAX_BO_BYTES ((uint64_t)1 << 40)
 
 /* ---- the real C library functions ---------------------------------------- */
 
@@ -254,7 +253,7 @@ static int open_device(struct device_slot *slot, const char *path, int flags)
         file_put(of);
         return fail(rc);
     }
-    uapi_log(slot->dev->name, "open(%s) = fd %d", path, fd);
+    uapi_trace(slot->dev->name, "open(%s) = fd %d", path, fd);
     return fd;
 }
 
@@ -422,94 +421,4 @@ DLASIM_EXPORT int fcntl64(int fd, int cmd, ...)
     void *arg = va_arg(ap, void *);
     va_end(ap);
     return fcntl_common(fd, cmd, arg);
-}
-
-/* ---- buffer objects --------------------------------------------------------- */
-
-int uapi_bo_create(struct uapi_bo *bo, uint64_t size, const char *name)
-{
-    long page = sysconf(_SC_PAGESIZE);
-    uint64_t pg = page > 0 ? (uint64_t)page : 4096;
-    memset(bo, 0, sizeof *bo);
-    bo->memfd = -1;
-    if (size == 0) {
-        return -EINVAL;
-    }
-    if (size > MAX_BO_BYTES) {
-        return -ENOMEM;
-    }
-    bo->size = (size + pg - 1) / pg * pg;
-    bo->memfd = memfd_create(name ? name : "dlasim-bo", MFD_CLOEXEC);
-    struct stat st;
-    int rc = bo->memfd < 0 ? -errno : 0;
-    if (!rc && ftruncate(bo->memfd, (off_t)bo->size) != 0) {
-        rc = errno == EFBIG || errno == EINVAL ? -ENOMEM : -errno;
-    }
-    if (!rc && fstat(bo->memfd, &st) != 0) {
-        rc = -errno;
-    }
-    if (!rc) {
-        bo->st_dev = st.st_dev;
-        bo->st_ino = st.st_ino;
-        void *p = libc()->mmap(NULL, (size_t)bo->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-                               bo->memfd, 0);
-        rc = p == MAP_FAILED ? -ENOMEM : 0;
-        bo->map = rc ? NULL : p;
-    }
-    if (rc) {
-        uapi_bo_release(bo);
-    }
-    return rc;
-}
-
-void uapi_bo_release(struct uapi_bo *bo)
-{
-    if (bo->map) {
-        munmap(bo->map, (size_t)bo->size);
-    }
-    if (bo->memfd >= 0) {
-        libc()->close(bo->memfd);
-    }
-    memset(bo, 0, sizeof *bo);
-    bo->memfd = -1;
-}
-
-int uapi_bo_export_fd(const struct uapi_bo *bo, int cloexec)
-{
-    int fd = libc()->fcntl(bo->memfd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD, 0);
-    return fd < 0 ? -errno : fd;
-}
-
-int uapi_bo_matches_fd(const struct uapi_bo *bo, int fd)
-{
-    struct stat st;
-    return bo->memfd >= 0 && fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == bo->st_dev &&
-           st.st_ino == bo->st_ino;
-}
-
-/* ---- log -------------------------------------------------------------------- */
-
-int uapi_log_enabled(void)
-{
-    const char *v = getenv("DLASIM_LOG");
-    return v && *v && strcmp(v, "0") != 0;
-}
-
-void uapi_log(const char *device, const char *fmt, ...)
-{
-    if (!uapi_log_enabled()) {
-        return;
-    }
-    char msg[1024];
-    int n = snprintf(msg, sizeof msg, "dlasim-%s: ", device ? device : "uapi");
-    va_list ap;
-    va_start(ap, fmt);
-    if (n >= 0 && (size_t)n < sizeof msg) {
-        vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
-    }
-    va_end(ap);
-    size_t len = strnlen(msg, sizeof msg - 2);
-    msg[len++] = '\n';
-    ssize_t w = write(2, msg, len);
-    (void)w;
 }

@@ -16,6 +16,9 @@
  * (PRIME) is a real fd the client may close, dup or pass back: the device
  * recognises it by inode (uapi_bo_matches_fd), not by number.
  *
+ * preload.c holds the interposition, bo.c the buffer objects and the log
+ * (a device's decoder links with bo.c alone into tests and fuzz targets).
+ *
  * The interposition is process-wide by nature: the fd table and the list of
  * registered devices are the only global state, guarded by one mutex.
  * Device ops are called with that mutex released, one call at a time per
@@ -78,10 +81,12 @@ struct uapi_device {
  * must outlive the process.  Returns 0 or -errno (-ENOSPC: too many). */
 int uapi_register(const struct uapi_device *dev);
 
-/* Log to stderr when the environment variable DLASIM_LOG is set (any value
- * but "0"): "dlasim-<device>: message".  Used for every refused call. */
-void uapi_log(const char *device, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-int uapi_log_enabled(void);
+/* The log on stderr ("dlasim-<device>: message"), by DLASIM_LOG: unset or
+ * "errors": refused calls and failed work only (what a kernel driver would
+ * put in dmesg); "0" or "none": nothing; "1", "calls" or anything else:
+ * also every call (uapi_trace).  uapi_log_level() says which: 0, 1, 2. */
+void uapi_log(const char *device, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void uapi_trace(const char *device, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int uapi_log_level(void);
 
 #endif
