@@ -155,7 +155,10 @@ $(BUILD)/dlasim: $(CLI_OBJ) $(INTERNAL_LIB)
 
 $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(INTERNAL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(INTERNAL_LIB) -lcmocka -lz $(PB_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(filter $(BUILD)/obj/src/uapi/%,$^) $(TEST_COMMON_OBJ) $(INTERNAL_LIB) -lcmocka -lz $(PB_LIBS) $(LDLIBS)
+# tests of the NVDLA UAPI decoder link it directly (no interposition)
+UAPI_NVDLA_OBJ := $(UAPI_NVDLA_SRC:%.c=$(BUILD)/obj/%.o)
+$(BUILD)/tests/unit/test_nvdla_uapi: $(UAPI_NVDLA_OBJ)
 
 $(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(INTERNAL_LIB)
 	@mkdir -p $(dir $@)
