@@ -130,17 +130,11 @@ $(BUILD)/libdlasim-nvdla.so: $(BUILD)/obj/src/uapi/nvdla_drm.o $(BUILD)/obj/src/
 $(BUILD)/libdlasim-%.so: $(UAPI_CORE_OBJ) $(BUILD)/obj/dlasim-public.o
 	$(CC) -shared $(SO_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIB_DEPS) -ldl
 
-$(BUILD)/dlasim.pc: include/dlasim/version.h Makefile
-	@mkdir -p $(dir $@)
-	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
-	    'Name: dlasim' 'Description: register-level model of NVIDIA NVDLA and the RK3588 NPU' \
-	    'Version: $(VERSION)' 'Libs: -L$${libdir} -ldlasim' 'Libs.private: $(LIB_DEPS)' \
-	    'Cflags: -I$${includedir}' > $@
-
 # make install PREFIX=... [DESTDIR=...]: the public headers (with the
 # runtime port and the generated register maps under dlasim/regs/), both
 # libraries, the preload libraries and dlasim.pc.
-install: all $(BUILD)/dlasim.pc
+# dlasim.pc is written at install time: it names PREFIX.
+install: all
 	install -d $(DESTDIR)$(INCDIR)/dlasim/regs $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 644 include/dlasim/*.h $(DESTDIR)$(INCDIR)/dlasim/
 	install -m 644 src/regs/gen/nvdla_regs.h src/regs/gen/rk3588_regs.h $(DESTDIR)$(INCDIR)/dlasim/regs/
@@ -148,7 +142,10 @@ install: all $(BUILD)/dlasim.pc
 	install -m 755 $(BUILD)/libdlasim.so.$(VERSION) $(UAPI_LIBS) $(DESTDIR)$(LIBDIR)/
 	ln -sf libdlasim.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdlasim.so.$(SOMAJOR)
 	ln -sf libdlasim.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdlasim.so
-	install -m 644 $(BUILD)/dlasim.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
+	    'Name: dlasim' 'Description: register-level model of NVIDIA NVDLA and the RK3588 NPU' \
+	    'Version: $(VERSION)' 'Libs: -L$${libdir} -ldlasim' 'Libs.private: $(LIB_DEPS)' \
+	    'Cflags: -I$${includedir}' > $(DESTDIR)$(LIBDIR)/pkgconfig/dlasim.pc
 
 $(BUILD)/dlasim: $(CLI_OBJ) $(INTERNAL_LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(INTERNAL_LIB) -lz -lmd $(PB_LIBS) $(LDLIBS)
