@@ -183,8 +183,9 @@ static struct open_file *file_get(int fd)
     return of;
 }
 
-/* fd no longer names its open file (closed or replaced by dup2). */
-static void table_forget(int fd)
+/* fd no longer names its open file (closed or replaced by dup2); the
+ * device's name when it named one, else NULL. */
+static const char *table_forget(int fd)
 {
     pthread_mutex_lock(&core.lock);
     struct open_file *of = table_get(fd);
@@ -192,9 +193,11 @@ static void table_forget(int fd)
         core.fds[fd] = NULL;
     }
     pthread_mutex_unlock(&core.lock);
+    const char *name = of ? of->slot->dev->name : NULL;
     if (of) {
         file_put(of);
     }
+    return name;
 }
 
 /* newfd (a fresh dup of oldfd) names oldfd's open file too. */
@@ -319,7 +322,10 @@ DLASIM_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 
 DLASIM_EXPORT int close(int fd)
 {
-    table_forget(fd);
+    const char *device = table_forget(fd);
+    if (device) {
+        uapi_trace(device, "close(fd %d)", fd);
+    }
     return libc()->close(fd);
 }
 
@@ -361,6 +367,9 @@ DLASIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, of
     if (rc < 0) {
         uapi_log(of->slot->dev->name, "mmap(fd %d, %zu bytes, offset 0x%llx) refused: %s", fd,
                  len, (unsigned long long)off, strerror(-rc));
+    } else {
+        uapi_trace(of->slot->dev->name, "mmap(fd %d, %zu bytes, offset 0x%llx)", fd, len,
+                   (unsigned long long)off);
     }
     file_put(of);
     if (rc < 0) {

@@ -12,7 +12,10 @@
  *   per task of every submit: SUBMIT(one task: address list of
  *     {prime fd, offset})
  *   output tensor 0 dumped as .dimg from the mapping
- *   GEM_DESTROY per memory, close(drm fd)
+ *   GEM_DESTROY per buffer (the application's output buffers first), close
+ *
+ * The sequence is checked against the one NVIDIA's nvdla_runtime made
+ * through the shim (tests/uapi/CONV_D_L0_0_small.calls).
  *
  * Run it with LD_PRELOAD=libdlasim-nvdla.so: nothing here executes the
  * network; dlasim's loadable parser is used only to lay the buffers out.
@@ -216,16 +219,25 @@ static int dump_output0(const struct client *c, const char *path)
     return 1;
 }
 
-/* NvDlaFreeMem per buffer (GEM_DESTROY; the UMD neither unmaps nor closes
- * the prime fd), then NvDlaClose. */
+/* Runtime teardown: the application frees its bound buffers first, then the
+ * runtime unloads the loadable's memories (NvDlaFreeMem: GEM_DESTROY; the
+ * UMD neither unmaps nor closes the prime fd); then NvDlaClose. */
+static int destroy(struct client *c, uint32_t i)
+{
+    struct nvdla_uapi_gem_destroy_args d = { c->bufs[i].handle };
+    return ioctl(c->drm_fd, NVDLA_UAPI_IOCTL_GEM_DESTROY, &d) ? fail("GEM_DESTROY of memory", i)
+                                                              : 0;
+}
+
 static int release(struct client *c)
 {
     int rc = 0;
-    for (uint32_t i = 0; i < c->n.memories; i++) {
-        if (c->bufs[i].size) {
-            struct nvdla_uapi_gem_destroy_args d = { c->bufs[i].handle };
-            if (ioctl(c->drm_fd, NVDLA_UAPI_IOCTL_GEM_DESTROY, &d)) {
-                rc = fail("GEM_DESTROY of memory", i);
+    for (int bound = 1; bound >= 0; bound--) {
+        for (uint32_t i = 0; i < c->n.memories; i++) {
+            struct nvrt_ld_memory m;
+            nvrt_ld_memory(c->ld, i, &m);
+            if (c->bufs[i].size && ((m.flags & MEM_BOUND) != 0) == bound) {
+                rc |= destroy(c, i);
             }
         }
     }
