@@ -29,7 +29,8 @@ CFLAGS_ALL += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-
 LDFLAGS    += -fsanitize=address,undefined
 endif
 
-LIB_SRC  := $(sort $(wildcard src/*/*.c src/*/*/*.c))
+# src/uapi/rocket_preload.c interposes libc calls: only in libdlasim-rocket.so
+LIB_SRC  := $(filter-out src/uapi/rocket_preload.c,$(sort $(wildcard src/*/*.c src/*/*/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 
 # ONNX reading: C generated at build time by protoc-c from the onnx.proto that
@@ -86,6 +87,21 @@ $(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/l
 	$(CC) $(CFLAGS_ALL) -I$(GEN) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libdlasim.a -lz $(PB_LIBS) $(LDLIBS)
 
 tests: $(TEST_BIN) $(REPLAY_BIN) $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
+
+# The rocket UAPI preload library (docs/teflon.md): the device model and the
+# RK3588 driver helpers of the library, position-independent, plus the
+# interposer; no compiler, loadable or image code (their dependencies need not
+# exist for the client's architecture).  `make arm64` builds it and the TFLite
+# runner for Debian's arm64 Teflon with the cross compiler.
+ROCKET_SRC := $(filter-out src/compiler/% src/loadable/% src/driver/nvdla/% src/driver/port_record.c \
+    src/driver/runtime.c src/trace/%,$(LIB_SRC)) src/uapi/rocket_preload.c
+ROCKET_OBJ := $(ROCKET_SRC:%.c=$(BUILD)/pic/%.o)
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
+$(BUILD)/libdlasim-rocket.so: $(ROCKET_OBJ)
+	$(CC) $(LDFLAGS) -shared -Wl,-z,defs -o $@ $^ -ldl -lpthread -lm
+-include $(ROCKET_OBJ:.o=.d)
 
 # Regenerate the register tables from the register database.
 regs:
