@@ -1,6 +1,8 @@
 # dlasim — build, test, demo, bench.
 #
-#   make            library (build/libdlasim.a) and CLI (build/dlasim)
+#   make            libraries (build/libdlasim.a, build/libdlasim.so, the
+#                   preload libraries build/libdlasim-*.so) and CLI (build/dlasim)
+#   make install    headers, libraries and dlasim.pc under PREFIX (/usr/local)
 #   make demo       a Fashion-MNIST CNN (ONNX) compiled, calibrated and run on nv_small
 #   make conformance  NVDLA's conformance traces as a readable table
 #   make test       unit, device, property, conformance and fuzz tests, then
@@ -18,10 +20,16 @@ BUILD   ?= build
 SHARED  ?= ../shared
 CONFORMANCE ?= $(SHARED)/conformance/nvdla-traces
 
+# The library is built position-independent with hidden symbols: only what
+# the public headers declare (DLASIM_API_BEGIN/END, include/dlasim/export.h)
+# is exported from libdlasim.so, and the internal names (dla_*, nvrt_*,
+# onnx__*) cannot clash with an application's (NVIDIA's firmware has a
+# dla_error).  Debian's compilers default to PIE, so PIC costs nothing here.
+PIC     := -fPIC -fvisibility=hidden -fno-semantic-interposition
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 OPT     ?= -O2 -g
-CFLAGS_ALL := $(CSTD) $(OPT) $(WARN) -Iinclude -Isrc -Itools/dlasim -I$(BUILD)/gen -MMD -MP $(CFLAGS)
+CFLAGS_ALL := $(CSTD) $(OPT) $(PIC) $(WARN) -Iinclude -Isrc -Itools/dlasim -I$(BUILD)/gen -MMD -MP $(CFLAGS)
 LDLIBS  := -ljpeg -lpthread -lm
 
 ifeq ($(SAN),1)
@@ -29,8 +37,8 @@ CFLAGS_ALL += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-
 LDFLAGS    += -fsanitize=address,undefined
 endif
 
-# src/uapi/rocket_preload.c interposes libc calls: only in libdlasim-rocket.so
-LIB_SRC  := $(filter-out src/uapi/rocket_preload.c,$(sort $(wildcard src/*/*.c src/*/*/*.c)))
+# src/uapi/ is not part of the library: it is the preload libraries' code.
+LIB_SRC  := $(sort $(filter-out src/uapi/%,$(wildcard src/*/*.c src/*/*/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 
 # ONNX reading: C generated at build time by protoc-c from the onnx.proto that
@@ -54,10 +62,39 @@ FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 FUZZ_BIN := $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
 REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/replay_%)
 
-.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade
-all: $(BUILD)/dlasim
+# Version: one source of truth, include/dlasim/version.h.
+VERSION := $(shell sed -n 's/^\#define DLASIM_VERSION_STRING "\(.*\)"/\1/p' include/dlasim/version.h)
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+# Libraries the library needs (dlasim.pc Libs.private, the .so's DT_NEEDED)
+LIB_DEPS := -lz -lmd -lprotobuf-c -lpng -ljpeg -lpthread -lm
+ifneq ($(SAN),1)
+SO_LDFLAGS := -Wl,--no-undefined
+endif
+# Internal archive for the CLI, tests and tools: every object with its hidden
+# symbols still linkable (not installed).
+INTERNAL_LIB := $(BUILD)/obj/libdlasim-internal.a
+# Preload libraries (docs/nvdla-uapi.md): $(BUILD)/libdlasim-NAME.so from
+# src/uapi/preload.c (the interposition core), the device's own sources
+# (one prerequisites line per device below) and the library's objects.
+UAPI_LIBS := $(BUILD)/libdlasim-nvdla.so $(BUILD)/libdlasim-rocket.so
+UAPI_CORE_OBJ := $(BUILD)/obj/src/uapi/preload.o $(BUILD)/obj/src/uapi/bo.o
+# the NVDLA DRM device (decoder + buffers), also linked by its tests and fuzz target
+UAPI_NVDLA_SRC := src/uapi/nvdla_drm.c src/uapi/bo.c
 
-$(BUILD)/obj/%.o: %.c
+.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade install
+all: $(BUILD)/dlasim $(BUILD)/libdlasim.a $(BUILD)/libdlasim.so $(UAPI_LIBS)
+
+# Objects are rebuilt when the compile flags change (PIC, SAN, OPT, ...).
+FLAGS_STAMP := $(BUILD)/obj/flags.txt
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(CC) $(CFLAGS_ALL)' | cmp -s - $@ || echo '$(CC) $(CFLAGS_ALL)' > $@
+.PHONY: FORCE
+
+$(BUILD)/obj/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -66,42 +103,81 @@ $(GEN)/onnx.pb-c.c: $(ONNX_PROTO)
 	cp $(ONNX_PROTO) $(GEN)/onnx.proto
 	cd $(GEN) && protoc-c --c_out=. onnx.proto
 $(GEN)/onnx.pb-c.h: $(GEN)/onnx.pb-c.c
-$(ONNX_GEN_OBJ): $(GEN)/onnx.pb-c.c
+$(ONNX_GEN_OBJ): $(GEN)/onnx.pb-c.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(OPT) -I$(GEN) $(filter -fsanitize%,$(CFLAGS_ALL)) -c $< -o $@
+	$(CC) $(CSTD) $(OPT) $(PIC) -I$(GEN) $(filter -fsanitize%,$(CFLAGS_ALL)) -c $< -o $@
 $(BUILD)/obj/src/compiler/onnx_read.o: $(GEN)/onnx.pb-c.h
 
-$(BUILD)/libdlasim.a: $(LIB_OBJ)
+$(INTERNAL_LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/dlasim: $(CLI_OBJ) $(BUILD)/libdlasim.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libdlasim.a -lz -lmd $(PB_LIBS) $(LDLIBS)
+# The public static library: one partially linked object whose hidden
+# symbols are made local, so only the API is global in it too.
+$(BUILD)/obj/dlasim-public.o: $(LIB_OBJ)
+	$(CC) -r -nostdlib -o $@ $^
+	objcopy --localize-hidden $@
+$(BUILD)/libdlasim.a: $(BUILD)/obj/dlasim-public.o
+	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
+$(BUILD)/libdlasim.so.$(VERSION): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libdlasim.so.$(SOMAJOR) $(SO_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIB_DEPS)
+$(BUILD)/libdlasim.so: $(BUILD)/libdlasim.so.$(VERSION)
+	ln -sf libdlasim.so.$(VERSION) $(BUILD)/libdlasim.so.$(SOMAJOR)
+	ln -sf libdlasim.so.$(VERSION) $@
+
+$(BUILD)/libdlasim-nvdla.so: $(BUILD)/obj/src/uapi/nvdla_drm.o $(BUILD)/obj/src/uapi/nvdla_preload.o
+# rocket (docs/teflon.md): the device model and the RK3588 driver helpers
+# only, without the compiler, loadable and image code, so that it builds for
+# a client's architecture (make arm64) without their dependencies there.
+ROCKET_LIB_OBJ := $(filter-out $(BUILD)/obj/src/compiler/% $(BUILD)/obj/src/loadable/% \
+    $(BUILD)/obj/src/driver/nvdla/% $(BUILD)/obj/src/driver/port_record.o \
+    $(BUILD)/obj/src/driver/runtime.o $(BUILD)/obj/src/trace/% $(ONNX_GEN_OBJ),$(LIB_OBJ))
+ROCKET_OBJ := $(BUILD)/obj/src/uapi/rocket.o $(BUILD)/obj/src/uapi/rocket_preload.o
+$(BUILD)/libdlasim-rocket.so: $(UAPI_CORE_OBJ) $(ROCKET_OBJ) $(ROCKET_LIB_OBJ)
+	$(CC) -shared $(SO_LDFLAGS) $(LDFLAGS) -o $@ $^ -ldl -lpthread -lm
+$(BUILD)/libdlasim-%.so: $(UAPI_CORE_OBJ) $(BUILD)/obj/dlasim-public.o
+	$(CC) -shared $(SO_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIB_DEPS) -ldl
+
+$(BUILD)/dlasim.pc: include/dlasim/version.h Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(PB_LIBS) $(LDLIBS)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCDIR)' '' \
+	    'Name: dlasim' 'Description: register-level model of NVIDIA NVDLA and the RK3588 NPU' \
+	    'Version: $(VERSION)' 'Libs: -L$${libdir} -ldlasim' 'Libs.private: $(LIB_DEPS)' \
+	    'Cflags: -I$${includedir}' > $@
 
-$(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/libdlasim.a
+# make install PREFIX=... [DESTDIR=...]: the public headers (with the
+# runtime port and the generated register maps under dlasim/regs/), both
+# libraries, the preload libraries and dlasim.pc.
+install: all $(BUILD)/dlasim.pc
+	install -d $(DESTDIR)$(INCDIR)/dlasim/regs $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 include/dlasim/*.h $(DESTDIR)$(INCDIR)/dlasim/
+	install -m 644 src/regs/gen/nvdla_regs.h src/regs/gen/rk3588_regs.h $(DESTDIR)$(INCDIR)/dlasim/regs/
+	install -m 644 $(BUILD)/libdlasim.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(BUILD)/libdlasim.so.$(VERSION) $(UAPI_LIBS) $(DESTDIR)$(LIBDIR)/
+	ln -sf libdlasim.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdlasim.so.$(SOMAJOR)
+	ln -sf libdlasim.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdlasim.so
+	install -m 644 $(BUILD)/dlasim.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+
+$(BUILD)/dlasim: $(CLI_OBJ) $(INTERNAL_LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(INTERNAL_LIB) -lz -lmd $(PB_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(INTERNAL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -I$(GEN) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libdlasim.a -lz $(PB_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(INTERNAL_LIB) -lcmocka -lz $(PB_LIBS) $(LDLIBS)
 
-tests: $(TEST_BIN) $(REPLAY_BIN) $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
-
-# The rocket UAPI preload library (docs/teflon.md): the device model and the
-# RK3588 driver helpers of the library, position-independent, plus the
-# interposer; no compiler, loadable or image code (their dependencies need not
-# exist for the client's architecture).  `make arm64` builds it and the TFLite
-# runner for Debian's arm64 Teflon with the cross compiler.
-ROCKET_SRC := $(filter-out src/compiler/% src/loadable/% src/driver/nvdla/% src/driver/port_record.c \
-    src/driver/runtime.c src/trace/%,$(LIB_SRC)) src/uapi/rocket_preload.c
-ROCKET_OBJ := $(ROCKET_SRC:%.c=$(BUILD)/pic/%.o)
-$(BUILD)/pic/%.o: %.c
+$(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(INTERNAL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
-$(BUILD)/libdlasim-rocket.so: $(ROCKET_OBJ)
-	$(CC) $(LDFLAGS) -shared -Wl,-z,defs -o $@ $^ -ldl -lpthread -lm
--include $(ROCKET_OBJ:.o=.d)
+	$(CC) $(CFLAGS_ALL) -I$(GEN) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(INTERNAL_LIB) -lz $(PB_LIBS) $(LDLIBS)
+
+# The NVDLA UAPI client (tests/traces/uapi_nvdla.sh runs it under the preload library)
+$(BUILD)/tests/uapi/%: tests/uapi/%.c $(INTERNAL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(INTERNAL_LIB) -lz $(PB_LIBS) $(LDLIBS)
+UAPI_TEST_BIN := $(patsubst tests/uapi/%.c,$(BUILD)/tests/uapi/%,$(wildcard tests/uapi/*.c))
+
+tests: $(TEST_BIN) $(REPLAY_BIN) $(UAPI_TEST_BIN) $(UAPI_LIBS) $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
+
 
 # Regenerate the register tables from the register database.
 regs:
@@ -178,12 +254,12 @@ fuzz-long: deps fuzz
 # RTL grading (tools/rtlgrade/README.md): regenerate the cases of
 # tests/traces/rtl-graded and grade them on the nv_small RTL built at RTL.
 RTL ?= /tmp/rtl
-$(BUILD)/rtlgrade/convcase: tools/rtlgrade/convcase.c tools/rtlgrade/trace_out.c $(BUILD)/libdlasim.a
+$(BUILD)/rtlgrade/convcase: tools/rtlgrade/convcase.c tools/rtlgrade/trace_out.c $(INTERNAL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< tools/rtlgrade/trace_out.c $(BUILD)/libdlasim.a -lz $(LDLIBS)
-$(BUILD)/rtlgrade/imgcase: tools/rtlgrade/imgcase.c tools/rtlgrade/trace_out.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< tools/rtlgrade/trace_out.c $(INTERNAL_LIB) -lz $(LDLIBS)
+$(BUILD)/rtlgrade/imgcase: tools/rtlgrade/imgcase.c tools/rtlgrade/trace_out.c $(TEST_COMMON_OBJ) $(INTERNAL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< tools/rtlgrade/trace_out.c $(TEST_COMMON_OBJ) $(BUILD)/libdlasim.a -lcmocka -lz $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< tools/rtlgrade/trace_out.c $(TEST_COMMON_OBJ) $(INTERNAL_LIB) -lcmocka -lz $(LDLIBS)
 
 rtl-grade: all $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 	@sh tools/rtlgrade/rtl-grade.sh $(BUILD) $(RTL) $(SHARED)
@@ -212,9 +288,9 @@ plot: all
 
 # Runtime numbers of issue 8 (bench/runtime_bench.c): public API only.
 $(BUILD)/runtime_bench: bench/runtime_bench.c $(BUILD)/libdlasim.a
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a -lz $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a $(LIB_DEPS)
 
 clean:
 	rm -rf build build-san build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_COMMON_OBJ:.o=.d) $(TEST_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UAPI_CORE_OBJ:.o=.d) $(patsubst %.c,$(BUILD)/obj/%.d,$(wildcard src/uapi/*.c)) $(TEST_COMMON_OBJ:.o=.d) $(TEST_BIN:=.d)

@@ -28,9 +28,12 @@
 #include "dlasim/dlasim.h"
 #include "dlasim/runtime.h"
 
+#include "dlasim/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+DLASIM_API_BEGIN
 
 struct dlasim_model;
 
@@ -104,6 +107,7 @@ float dlasim_model_output_scale(const struct dlasim_model *m);
 /* Multiply-accumulates of one inference on the hardware layers. */
 uint64_t dlasim_model_macs(const struct dlasim_model *m);
 
+DLASIM_API_END
 #ifdef __cplusplus
 }
 #endif

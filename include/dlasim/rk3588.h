@@ -25,9 +25,12 @@
 
 #include "dlasim/dlasim.h"
 
+#include "dlasim/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+DLASIM_API_BEGIN
 
 #define DLASIM_RK_CORES 3u
 #define DLASIM_RK_CORE_STRIDE 0x10000u
@@ -164,6 +167,7 @@ int dlasim_rk_irq_level(const struct dlasim_dev *dev, unsigned core);
 int dlasim_rk_reg_lookup(const char *name, uint32_t *offset);
 const char *dlasim_rk_reg_name(uint32_t offset, char *buf, size_t buflen);
 
+DLASIM_API_END
 #ifdef __cplusplus
 }
 #endif

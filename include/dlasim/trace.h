@@ -12,9 +12,12 @@
 
 #include "dlasim/dlasim.h"
 
+#include "dlasim/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+DLASIM_API_BEGIN
 
 struct dlasim_trace;
 
@@ -81,6 +84,7 @@ int dlasim_trace_play(struct dlasim_dev *dev, const struct dlasim_trace *t,
                       const struct dlasim_trace_play_options *opt,
                       struct dlasim_trace_result *res, char *err, size_t errlen);
 
+DLASIM_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -20,8 +20,8 @@
  *    the core is reset.  Jobs go to the three cores in turn.  SUBMIT returns
  *    when the jobs are done: the fences are signalled, PREP_BO never waits;
  *  - PREP_BO, FINI_BO: reserved != 0 -EINVAL, unknown handle -ENOENT;
- *  - GEM_CLOSE: unknown handle -EINVAL (drm_gem_handle_delete); a mapped
- *    BO's memory lives on until the file is closed, as the mapping holds it;
+ *  - GEM_CLOSE: unknown handle -EINVAL (drm_gem_handle_delete); the BO's
+ *    memory is a memfd (src/uapi/bo.c), so a client mapping keeps its pages;
  *  - VERSION: name "rocket", as drm_copy_field copies it (the length is
  *    always the full one, at most the given length is copied).
  * The NPU reaches BO memory through dlasim's memory callbacks; an address in
@@ -35,9 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/status.h"
 #include "dlasim/dlasim.h"
 #include "dlasim/rk3588.h"
+#include "regs/gen/rk3588_regs.h"
+#include "uapi/preload.h"
 
 #define PAGE 4096u
 #define BO_BASE 0x00100000u       /* first NPU address handed out */
@@ -46,10 +47,9 @@
 #define MAX_ARRAY 65536u          /* jobs, tasks or handles in one SUBMIT array */
 
 struct bo {
-    uint32_t handle;     /* 0: closed (memory kept while mapped) */
+    uint32_t handle;
     uint32_t dma, size;  /* size: page-rounded */
-    uint8_t *mem;
-    int mapped;
+    struct uapi_bo ub;   /* memfd-backed: ub.map is the device's view */
 };
 
 struct dla_rocket {
@@ -122,9 +122,9 @@ static int dma(struct dla_rocket *r, uint64_t addr, uint8_t *host, size_t len, i
         struct bo *b = &r->bos[i];
         size_t off = (size_t)(addr - b->dma), n = b->size - off < len ? b->size - off : len;
         if (write) {
-            memcpy(b->mem + off, host, n);
+            memcpy(b->ub.map + off, host, n);
         } else {
-            memcpy(host, b->mem + off, n);
+            memcpy(host, b->ub.map + off, n);
         }
         addr += n;
         host += n;
@@ -189,13 +189,13 @@ static int create_bo(struct dla_rocket *r, struct dla_rocket_create_bo *a)
         r->bos = nb;
         r->cap = cap;
     }
-    uint8_t *mem = aligned_alloc(PAGE, (size_t)size);
-    if (!mem) {
-        return -ENOMEM;
+    struct uapi_bo ub;
+    int rc = uapi_bo_create(&ub, size, "dlasim-rocket-bo");
+    if (rc) {
+        return rc;
     }
-    memset(mem, 0, (size_t)size);
     memmove(&r->bos[at + 1], &r->bos[at], (r->nbos - at) * sizeof(*r->bos));
-    r->bos[at] = (struct bo){++r->next_handle, addr, (uint32_t)size, mem, 0};
+    r->bos[at] = (struct bo){++r->next_handle, addr, (uint32_t)size, ub};
     r->nbos++;
     r->bo_bytes += size;
     a->handle = r->bos[at].handle;
@@ -207,7 +207,7 @@ static int create_bo(struct dla_rocket *r, struct dla_rocket_create_bo *a)
 static void drop_bo(struct dla_rocket *r, size_t i)
 {
     r->bo_bytes -= r->bos[i].size;
-    free(r->bos[i].mem);
+    uapi_bo_release(&r->bos[i].ub);
     memmove(&r->bos[i], &r->bos[i + 1], (r->nbos - i - 1) * sizeof(*r->bos));
     r->nbos--;
 }
@@ -218,11 +218,7 @@ static int gem_close(struct dla_rocket *r, const struct dla_drm_gem_close *a)
     if (!b) {
         return -EINVAL;
     }
-    if (b->mapped) {
-        b->handle = 0; /* the mapping keeps the memory and its address */
-    } else {
-        drop_bo(r, (size_t)(b - r->bos));
-    }
+    drop_bo(r, (size_t)(b - r->bos));
     return 0;
 }
 
@@ -277,7 +273,7 @@ static int run_task(struct dla_rocket *r, unsigned core, const struct dla_rocket
         rc = dlasim_run(r->dev);
     }
     uint32_t raw = 0;
-    dlasim_csb_read(r->dev, core * DLASIM_RK_CORE_STRIDE + 0x2c, &raw); /* PC INTERRUPT_RAW_STATUS */
+    dlasim_csb_read(r->dev, core * DLASIM_RK_CORE_STRIDE + RK3588_PC_INTERRUPT_RAW_STATUS, &raw);
     if (rc) {
         logf_(r, DLA_ROCKET_LOG_ERROR, "job %llu task %u (regcmd 0x%x, %u entries) on core %u: %s",
               (unsigned long long)job, i, t->regcmd, t->regcmd_count, core, dlasim_last_error(r->dev));
@@ -475,33 +471,20 @@ int dla_rocket_ioctl(struct dla_rocket *r, unsigned long request, uint64_t arg)
     return rc;
 }
 
-int dla_rocket_mmap(struct dla_rocket *r, uint64_t offset, size_t len, void **out)
+int dla_rocket_mmap(struct dla_rocket *r, uint64_t offset, size_t len, int *memfd)
 {
-    if (!r || !out || offset < MMAP_BASE || len == 0) {
+    if (!r || !memfd || offset < MMAP_BASE || len == 0) {
         return -EINVAL;
     }
     uint64_t a = offset - MMAP_BASE;
     size_t i = bo_at(r, a);
-    if (i == r->nbos || r->bos[i].dma != a || !r->bos[i].handle) {
+    if (i == r->nbos || r->bos[i].dma != a) {
         return -EINVAL; /* drm_gem_mmap: no object at that offset */
     }
     if (len > r->bos[i].size) {
         return -EINVAL; /* drm_gem_mmap_obj: beyond the object */
     }
-    r->bos[i].mapped = 1;
-    *out = r->bos[i].mem;
-    return 0;
-}
-
-int dla_rocket_owns(const struct dla_rocket *r, const void *addr, size_t len)
-{
-    const uint8_t *p = addr;
-    for (size_t i = 0; r && i < r->nbos; i++) {
-        const struct bo *b = &r->bos[i];
-        if (b->mapped && p >= b->mem && len <= b->size && (size_t)(p - b->mem) <= b->size - len) {
-            return 1;
-        }
-    }
+    *memfd = r->bos[i].ub.memfd;
     return 0;
 }
 
@@ -516,11 +499,13 @@ int dla_rocket_open(const struct dla_rocket_options *o, struct dla_rocket **out,
                     size_t errlen)
 {
     if (!o || !out) {
-        return dla_errf(err, errlen, DLASIM_ERR_INVAL, "dla_rocket_open: NULL options or result");
+        snprintf(err, err ? errlen : 0, "dla_rocket_open: NULL options or result");
+        return DLASIM_ERR_INVAL;
     }
     struct dla_rocket *r = calloc(1, sizeof(*r));
     if (!r) {
-        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "dla_rocket_open: out of memory");
+        snprintf(err, err ? errlen : 0, "dla_rocket_open: out of memory");
+        return DLASIM_ERR_NOMEM;
     }
     r->o = *o;
     struct dlasim_options d = {0};
@@ -531,8 +516,9 @@ int dla_rocket_open(const struct dla_rocket_options *o, struct dla_rocket **out,
     d.max_layer_work = o->max_layer_work;
     int rc = dlasim_create(&d, &r->dev, err, errlen);
     if (!rc && !dlasim_rk_cores(r->dev)) {
-        rc = dla_errf(err, errlen, DLASIM_ERR_INVAL, "dla_rocket_open: configuration \"%s\" is not "
-                      "an RK3588 (the rocket driver drives only that NPU)", d.config);
+        snprintf(err, err ? errlen : 0, "dla_rocket_open: configuration \"%s\" is not an RK3588 "
+                 "(the rocket driver drives only that NPU)", d.config);
+        rc = DLASIM_ERR_INVAL;
     }
     if (rc) {
         dlasim_destroy(r->dev);
@@ -550,7 +536,7 @@ void dla_rocket_close(struct dla_rocket *r)
     }
     dlasim_destroy(r->dev);
     for (size_t i = 0; i < r->nbos; i++) {
-        free(r->bos[i].mem);
+        uapi_bo_release(&r->bos[i].ub);
     }
     free(r->bos);
     free(r);

@@ -3,8 +3,9 @@
  * Linux 6.18; drivers/accel/rocket/) emulated in user space on dlasim's
  * RK3588: what a client such as Mesa's rocket Gallium driver sees through
  * ioctl and mmap on /dev/accel/accel0, decoded here independently of how the
- * calls reach it (src/uapi/rocket_preload.c interposes them in a process;
- * tests and the fuzz target call dla_rocket_ioctl directly).
+ * calls reach it (src/uapi/rocket_preload.c registers it with the generic
+ * interposition core src/uapi/preload.c; tests and the fuzz target call
+ * dla_rocket_ioctl directly, linking src/uapi/bo.c for the buffers).
  *
  * One `struct dla_rocket` is one open file of the device (a drm_file: its
  * GEM handles, its NPU address space) on its own dlasim device.  Errors are
@@ -108,11 +109,9 @@ int dla_rocket_open(const struct dla_rocket_options *o, struct dla_rocket **out,
 void dla_rocket_close(struct dla_rocket *r);
 /* One ioctl: 0 or -errno, as the kernel returns it. */
 int dla_rocket_ioctl(struct dla_rocket *r, unsigned long request, uint64_t arg);
-/* The host memory behind [offset, offset + len) of the device's mmap space
- * (offsets from CREATE_BO): 0 and *out, or -EINVAL/-EACCES as mmap would. */
-int dla_rocket_mmap(struct dla_rocket *r, uint64_t offset, size_t len, void **out);
-/* Whether [addr, addr + len) lies in memory dla_rocket_mmap handed out. */
-int dla_rocket_owns(const struct dla_rocket *r, const void *addr, size_t len);
+/* mmap(len, offset) of the device (offsets from CREATE_BO): 0 and the memfd
+ * of the BO to map from its start (src/uapi/bo.c), or -EINVAL as mmap would. */
+int dla_rocket_mmap(struct dla_rocket *r, uint64_t offset, size_t len, int *memfd);
 /* Counters for tests: ioctls served, jobs and tasks run, tasks that failed. */
 struct dla_rocket_stats {
     uint64_t ioctls, jobs, tasks, failed_tasks;
