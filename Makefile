@@ -84,7 +84,7 @@ UAPI_CORE_OBJ := $(BUILD)/obj/src/uapi/preload.o $(BUILD)/obj/src/uapi/bo.o
 # the NVDLA DRM device (decoder + buffers), also linked by its tests and fuzz target
 UAPI_NVDLA_SRC := src/uapi/nvdla_drm.c src/uapi/bo.c
 
-.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade install
+.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade install arm64 teflon-sweep
 all: $(BUILD)/dlasim $(BUILD)/libdlasim.a $(BUILD)/libdlasim.so $(UAPI_LIBS)
 
 # Objects are rebuilt when the compile flags change (PIC, SAN, OPT, ...).
@@ -136,6 +136,22 @@ ROCKET_LIB_OBJ := $(filter-out $(BUILD)/obj/src/compiler/% $(BUILD)/obj/src/load
 ROCKET_OBJ := $(BUILD)/obj/src/uapi/rocket.o $(BUILD)/obj/src/uapi/rocket_preload.o
 $(BUILD)/libdlasim-rocket.so: $(UAPI_CORE_OBJ) $(ROCKET_OBJ) $(ROCKET_LIB_OBJ)
 	$(CC) -shared $(SO_LDFLAGS) $(LDFLAGS) -o $@ $^ -ldl -lpthread -lm
+# make arm64: the rocket shim and the TFLite runner of `dlasim teflon`
+# (docs/teflon.md) for Debian's arm64 Teflon, with the cross compilers and
+# the arm64 sysroot tools/teflon/fetch.sh unpacks (TEFLON_SYSROOT).
+TEFLON_SYSROOT ?= $(or $(DLASIM_TEFLON_CACHE),$(HOME)/.cache/dlasim/teflon)/sysroot
+ARM64_CC  ?= aarch64-linux-gnu-gcc
+ARM64_CXX ?= aarch64-linux-gnu-g++
+arm64:
+	@$(MAKE) -s CC=$(ARM64_CC) BUILD=build-arm64 build-arm64/libdlasim-rocket.so build-arm64/teflon-runner
+# The sysroot's libraries are newer than the cross toolchain's C library:
+# their symbols are resolved at run time, in the sysroot (qemu -L).
+$(BUILD)/teflon-runner: tools/teflon/runner.cc
+	@test -f $(TEFLON_SYSROOT)/usr/include/tensorflow/lite/interpreter.h || \
+	    { echo "no TFLite headers in $(TEFLON_SYSROOT): run tools/teflon/fetch.sh"; exit 1; }
+	$(ARM64_CXX) -std=c++17 -O2 -Wall -Wextra -Werror -isystem $(TEFLON_SYSROOT)/usr/include $< -o $@ \
+	    -L$(TEFLON_SYSROOT)/usr/lib/aarch64-linux-gnu -Wl,-rpath-link,$(TEFLON_SYSROOT)/usr/lib/aarch64-linux-gnu \
+	    -Wl,--allow-shlib-undefined -ltensorflow-lite
 $(BUILD)/libdlasim-%.so: $(UAPI_CORE_OBJ) $(BUILD)/obj/dlasim-public.o
 	$(CC) -shared $(SO_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIB_DEPS) -ldl
 
@@ -291,6 +307,6 @@ $(BUILD)/runtime_bench: bench/runtime_bench.c $(BUILD)/libdlasim.a
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a $(LIB_DEPS)
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-fuzz build-arm64
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UAPI_CORE_OBJ:.o=.d) $(patsubst %.c,$(BUILD)/obj/%.d,$(wildcard src/uapi/*.c)) $(TEST_COMMON_OBJ:.o=.d) $(TEST_BIN:=.d)
