@@ -136,6 +136,12 @@ ROCKET_LIB_OBJ := $(filter-out $(BUILD)/obj/src/compiler/% $(BUILD)/obj/src/load
 ROCKET_OBJ := $(BUILD)/obj/src/uapi/rocket.o $(BUILD)/obj/src/uapi/rocket_preload.o
 $(BUILD)/libdlasim-rocket.so: $(UAPI_CORE_OBJ) $(ROCKET_OBJ) $(ROCKET_LIB_OBJ)
 	$(CC) -shared $(SO_LDFLAGS) $(LDFLAGS) -o $@ $^ -ldl -lpthread -lm
+# The whole Teflon conformance sweep (docs/teflon.md; make test runs a subset):
+# the README's table, about 250 models under qemu (several minutes).
+teflon-sweep: all
+	@/usr/bin/python3 tools/teflon/gen_models.py $(BUILD)/teflon-sweep --subset full > /dev/null
+	@sh tools/teflon/sweep.sh $(BUILD)/dlasim $(BUILD)/teflon-sweep tests/teflon/known.txt --table
+
 # make arm64: the rocket shim and the TFLite runner of `dlasim teflon`
 # (docs/teflon.md) for Debian's arm64 Teflon, with the cross compilers and
 # the arm64 sysroot tools/teflon/fetch.sh unpacks (TEFLON_SYSROOT).
