@@ -186,11 +186,15 @@ $(BUILD)/dlasim: $(CLI_OBJ) $(INTERNAL_LIB)
 
 $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(INTERNAL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(INTERNAL_LIB) -lcmocka -lz $(PB_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< $(filter $(BUILD)/obj/src/uapi/%,$^) $(TEST_COMMON_OBJ) $(INTERNAL_LIB) -lcmocka -lz $(PB_LIBS) $(LDLIBS)
+# tests of the NVDLA UAPI decoder link it directly (no interposition)
+UAPI_NVDLA_OBJ := $(UAPI_NVDLA_SRC:%.c=$(BUILD)/obj/%.o)
+$(BUILD)/tests/unit/test_nvdla_uapi: $(UAPI_NVDLA_OBJ)
 
 $(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(INTERNAL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -I$(GEN) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(INTERNAL_LIB) -lz $(PB_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -I$(GEN) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(filter $(BUILD)/obj/src/uapi/%,$^) $(INTERNAL_LIB) -lz $(PB_LIBS) $(LDLIBS)
+$(BUILD)/tests/fuzz/replay_nvdla_uapi: $(UAPI_NVDLA_SRC:%.c=$(BUILD)/obj/%.o)
 
 # The NVDLA UAPI client (tests/traces/uapi_nvdla.sh runs it under the preload library)
 $(BUILD)/tests/uapi/%: tests/uapi/%.c $(INTERNAL_LIB)
@@ -256,8 +260,10 @@ build-fuzz/obj/%.o: %.c $(GEN)/onnx.pb-c.c
 	    $(if $(filter $<,$(FUZZ_NOCMP_SRC)),-fno-sanitize-coverage=trace-cmp) -c $< -o $@
 build-fuzz/fuzz_%: build-fuzz/obj/tests/fuzz/fuzz_%.o $(FUZZ_OBJ)
 	clang $(FUZZ_FLAGS) -o $@ $^ -lz $(PB_LIBS) $(LDLIBS)
+# the NVDLA UAPI decoder is not in the library (src/uapi/)
+build-fuzz/fuzz_nvdla_uapi: $(UAPI_NVDLA_SRC:%.c=build-fuzz/obj/%.o)
 .SECONDARY: $(FUZZ_NAMES:%=build-fuzz/obj/tests/fuzz/fuzz_%.o)
--include $(FUZZ_OBJ:.o=.d) $(FUZZ_NAMES:%=build-fuzz/obj/tests/fuzz/fuzz_%.d)
+-include $(FUZZ_OBJ:.o=.d) $(UAPI_NVDLA_SRC:%.c=build-fuzz/obj/%.d) $(FUZZ_NAMES:%=build-fuzz/obj/tests/fuzz/fuzz_%.d)
 
 # A long campaign: each target for FUZZ_SECONDS and/or FUZZ_RUNS executions
 # (whichever ends first; 600 s when neither is given), corpora kept in

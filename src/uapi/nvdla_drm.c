@@ -146,6 +146,7 @@ int nvdla_drm_create(const struct nvdla_drm_options *opt, struct nvdla_drm **out
     o.dbb_ops = &dma_ops;
     o.dbb_opaque = d;
     o.max_layer_work = d->opt.max_layer_work;
+    o.threads = d->opt.threads;
     int rc = dlasim_create(&o, &d->dev, err, errlen);
     if (rc) {
         nvdla_drm_destroy(d);

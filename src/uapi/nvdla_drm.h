@@ -82,6 +82,7 @@ struct nvdla_drm_options {
                                  * (dlasim_rt_task.interface_minor) */
     uint64_t max_bo_bytes;      /* total buffer bytes, 0 = the KMD's 1 GiB */
     uint64_t max_layer_work;    /* dlasim_options.max_layer_work (0 = none) */
+    unsigned threads;           /* dlasim_options.threads (0 = all cores) */
     const char *record_trace_dir; /* record every submit as a trace case (NULL = no) */
 };
 
