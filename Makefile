@@ -190,6 +190,10 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(INTERNAL_LIB)
 # tests of the NVDLA UAPI decoder link it directly (no interposition)
 UAPI_NVDLA_OBJ := $(UAPI_NVDLA_SRC:%.c=$(BUILD)/obj/%.o)
 $(BUILD)/tests/unit/test_nvdla_uapi: $(UAPI_NVDLA_OBJ)
+# the rocket UAPI decoder (docs/teflon.md), also not in the library
+UAPI_ROCKET_SRC := src/uapi/rocket.c src/uapi/bo.c
+$(BUILD)/tests/unit/test_rocket_uapi: $(UAPI_ROCKET_SRC:%.c=$(BUILD)/obj/%.o)
+$(BUILD)/tests/fuzz/replay_rocket_uapi: $(UAPI_ROCKET_SRC:%.c=$(BUILD)/obj/%.o)
 
 $(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(INTERNAL_LIB)
 	@mkdir -p $(dir $@)
@@ -262,8 +266,9 @@ build-fuzz/fuzz_%: build-fuzz/obj/tests/fuzz/fuzz_%.o $(FUZZ_OBJ)
 	clang $(FUZZ_FLAGS) -o $@ $^ -lz $(PB_LIBS) $(LDLIBS)
 # the NVDLA UAPI decoder is not in the library (src/uapi/)
 build-fuzz/fuzz_nvdla_uapi: $(UAPI_NVDLA_SRC:%.c=build-fuzz/obj/%.o)
+build-fuzz/fuzz_rocket_uapi: $(UAPI_ROCKET_SRC:%.c=build-fuzz/obj/%.o)
 .SECONDARY: $(FUZZ_NAMES:%=build-fuzz/obj/tests/fuzz/fuzz_%.o)
--include $(FUZZ_OBJ:.o=.d) $(UAPI_NVDLA_SRC:%.c=build-fuzz/obj/%.d) $(FUZZ_NAMES:%=build-fuzz/obj/tests/fuzz/fuzz_%.d)
+-include $(FUZZ_OBJ:.o=.d) $(UAPI_NVDLA_SRC:%.c=build-fuzz/obj/%.d) build-fuzz/obj/src/uapi/rocket.d $(FUZZ_NAMES:%=build-fuzz/obj/tests/fuzz/fuzz_%.d)
 
 # A long campaign: each target for FUZZ_SECONDS and/or FUZZ_RUNS executions
 # (whichever ends first; 600 s when neither is given), corpora kept in
