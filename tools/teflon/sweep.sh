@@ -3,12 +3,14 @@
 # `dlasim teflon` (TFLite's CPU against Teflon -> rocket -> dlasim RK3588),
 # classified by the largest output difference: within 1, within 2, beyond,
 # refused (Teflon delegated nothing, or the run failed), dma-error (the NPU
-# touched memory outside every BO).
+# wrote or read outside every BO: the IOMMU fault silicon would take; the
+# table's last column, with the largest difference the outputs still show).
 #
 #   usage: tools/teflon/sweep.sh DLASIM MODELDIR [KNOWN] [--table]
 # A case passes when it is within 2, or when KNOWN (tests/teflon/known.txt)
 # names it with the class it shows; one line per case, then the table (op
-# family, cases, within 1, within 2, beyond, refused) and "N passed, N failed".
+# family, cases, within 1, within 2, beyond, refused, DMA fault) and
+# "N passed, N failed".
 set -u
 dlasim=$1
 dir=$2
@@ -54,7 +56,7 @@ for m in "$dir"/*.tflite; do
     else
         detail="$(grep -v '^dlasim teflon: building' "$log/err.txt" | tail -1)"
     fi
-    grep "dlasim-rocket" "$log/err.txt" | head -3 | sed 's/^/    /' > "$log/why.txt"
+    grep "^dlasim-rocket" "$log/err.txt" | head -3 | sed 's/^/    /' > "$log/why.txt"
     case $class in
         within1|within2) passed=$((passed + 1)); verdict=PASS ;;
         *)
@@ -74,19 +76,7 @@ done
 
 if [ "$table" = --table ]; then
     echo
-    echo "| op family | cases | within 1 | within 2 | beyond | refused |"
-    echo "| --- | --- | --- | --- | --- | --- |"
-    printf '%s' "$rows" | awk 'NF == 2 {
-        f = $1; n[f]++
-        if ($2 == "within1") w1[f]++
-        else if ($2 == "within2") w2[f]++
-        else if ($2 == "beyond") b[f]++
-        else r[f]++
-        if (!(f in seen)) { seen[f] = 1; order[++k] = f }
-    } END {
-        for (i = 1; i <= k; i++) { f = order[i]
-            printf "| %s | %d | %d | %d | %d | %d |\n", f, n[f], w1[f] + 0, w1[f] + w2[f], b[f] + 0, r[f] + 0 }
-    }'
+    printf '%s' "$rows" | sh "$(dirname "$0")/table.sh"
     echo
 fi
 rm -rf "$log"
