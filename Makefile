@@ -81,12 +81,12 @@ INTERNAL_LIB := $(BUILD)/obj/libdlasim-internal.a
 # Preload libraries (docs/nvdla-uapi.md): $(BUILD)/libdlasim-NAME.so from
 # src/uapi/preload.c (the interposition core), the device's own sources
 # (one prerequisites line per device below) and the library's objects.
-UAPI_LIBS := $(BUILD)/libdlasim-nvdla.so
+UAPI_LIBS := $(BUILD)/libdlasim-nvdla.so $(BUILD)/libdlasim-rocket.so
 UAPI_CORE_OBJ := $(BUILD)/obj/src/uapi/preload.o $(BUILD)/obj/src/uapi/bo.o
 # the NVDLA DRM device (decoder + buffers), also linked by its tests and fuzz target
 UAPI_NVDLA_SRC := src/uapi/nvdla_drm.c src/uapi/bo.c
 
-.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade install
+.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade install arm64 teflon-sweep
 all: $(BUILD)/dlasim $(BUILD)/libdlasim.a $(BUILD)/libdlasim.so $(UAPI_LIBS)
 
 # Objects are rebuilt when the compile flags change (PIC, SAN, OPT, ...).
@@ -129,6 +129,37 @@ $(BUILD)/libdlasim.so: $(BUILD)/libdlasim.so.$(VERSION)
 	ln -sf libdlasim.so.$(VERSION) $@
 
 $(BUILD)/libdlasim-nvdla.so: $(BUILD)/obj/src/uapi/nvdla_drm.o $(BUILD)/obj/src/uapi/nvdla_preload.o
+# rocket (docs/teflon.md): the device model and the RK3588 driver helpers
+# only, without the compiler, loadable and image code, so that it builds for
+# a client's architecture (make arm64) without their dependencies there.
+ROCKET_LIB_OBJ := $(filter-out $(BUILD)/obj/src/compiler/% $(BUILD)/obj/src/loadable/% \
+    $(BUILD)/obj/src/driver/nvdla/% $(BUILD)/obj/src/driver/port_record.o \
+    $(BUILD)/obj/src/driver/runtime.o $(BUILD)/obj/src/trace/% $(ONNX_GEN_OBJ),$(LIB_OBJ))
+ROCKET_OBJ := $(BUILD)/obj/src/uapi/rocket.o $(BUILD)/obj/src/uapi/rocket_preload.o
+$(BUILD)/libdlasim-rocket.so: $(UAPI_CORE_OBJ) $(ROCKET_OBJ) $(ROCKET_LIB_OBJ)
+	$(CC) -shared $(SO_LDFLAGS) $(LDFLAGS) -o $@ $^ -ldl -lpthread -lm
+# The whole Teflon conformance sweep (docs/teflon.md; make test runs a subset):
+# the README's table, about 250 models under qemu (several minutes).
+teflon-sweep: all
+	@/usr/bin/python3 tools/teflon/gen_models.py $(BUILD)/teflon-sweep --subset full > /dev/null
+	@sh tools/teflon/sweep.sh $(BUILD)/dlasim $(BUILD)/teflon-sweep tests/teflon/known.txt --table
+
+# make arm64: the rocket shim and the TFLite runner of `dlasim teflon`
+# (docs/teflon.md) for Debian's arm64 Teflon, with the cross compilers and
+# the arm64 sysroot tools/teflon/fetch.sh unpacks (TEFLON_SYSROOT).
+TEFLON_SYSROOT ?= $(or $(DLASIM_TEFLON_CACHE),$(HOME)/.cache/dlasim/teflon)/sysroot
+ARM64_CC  ?= aarch64-linux-gnu-gcc
+ARM64_CXX ?= aarch64-linux-gnu-g++
+arm64:
+	@$(MAKE) -s CC=$(ARM64_CC) BUILD=build-arm64 build-arm64/libdlasim-rocket.so build-arm64/teflon-runner
+# The sysroot's libraries are newer than the cross toolchain's C library:
+# their symbols are resolved at run time, in the sysroot (qemu -L).
+$(BUILD)/teflon-runner: tools/teflon/runner.cc
+	@test -f $(TEFLON_SYSROOT)/usr/include/tensorflow/lite/interpreter.h || \
+	    { echo "no TFLite headers in $(TEFLON_SYSROOT): run tools/teflon/fetch.sh"; exit 1; }
+	$(ARM64_CXX) -std=c++17 -O2 -Wall -Wextra -Werror -isystem $(TEFLON_SYSROOT)/usr/include $< -o $@ \
+	    -L$(TEFLON_SYSROOT)/usr/lib/aarch64-linux-gnu -Wl,-rpath-link,$(TEFLON_SYSROOT)/usr/lib/aarch64-linux-gnu \
+	    -Wl,--allow-shlib-undefined -ltensorflow-lite
 $(BUILD)/libdlasim-%.so: $(UAPI_CORE_OBJ) $(BUILD)/obj/dlasim-public.o
 	$(CC) -shared $(SO_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LIB_DEPS) -ldl
 
@@ -158,6 +189,10 @@ $(BUILD)/tests/%: tests/%.c $(TEST_COMMON_OBJ) $(INTERNAL_LIB)
 # tests of the NVDLA UAPI decoder link it directly (no interposition)
 UAPI_NVDLA_OBJ := $(UAPI_NVDLA_SRC:%.c=$(BUILD)/obj/%.o)
 $(BUILD)/tests/unit/test_nvdla_uapi: $(UAPI_NVDLA_OBJ)
+# the rocket UAPI decoder (docs/teflon.md), also not in the library
+UAPI_ROCKET_SRC := src/uapi/rocket.c src/uapi/bo.c
+$(BUILD)/tests/unit/test_rocket_uapi: $(UAPI_ROCKET_SRC:%.c=$(BUILD)/obj/%.o)
+$(BUILD)/tests/fuzz/replay_rocket_uapi: $(UAPI_ROCKET_SRC:%.c=$(BUILD)/obj/%.o)
 
 $(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(INTERNAL_LIB)
 	@mkdir -p $(dir $@)
@@ -171,6 +206,7 @@ $(BUILD)/tests/uapi/%: tests/uapi/%.c $(INTERNAL_LIB)
 UAPI_TEST_BIN := $(patsubst tests/uapi/%.c,$(BUILD)/tests/uapi/%,$(wildcard tests/uapi/*.c))
 
 tests: $(TEST_BIN) $(REPLAY_BIN) $(UAPI_TEST_BIN) $(UAPI_LIBS) $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
+
 
 # Regenerate the register tables from the register database.
 regs:
@@ -229,8 +265,9 @@ build-fuzz/fuzz_%: build-fuzz/obj/tests/fuzz/fuzz_%.o $(FUZZ_OBJ)
 	clang $(FUZZ_FLAGS) -o $@ $^ -lz $(PB_LIBS) $(LDLIBS)
 # the NVDLA UAPI decoder is not in the library (src/uapi/)
 build-fuzz/fuzz_nvdla_uapi: $(UAPI_NVDLA_SRC:%.c=build-fuzz/obj/%.o)
+build-fuzz/fuzz_rocket_uapi: $(UAPI_ROCKET_SRC:%.c=build-fuzz/obj/%.o)
 .SECONDARY: $(FUZZ_NAMES:%=build-fuzz/obj/tests/fuzz/fuzz_%.o)
--include $(FUZZ_OBJ:.o=.d) $(UAPI_NVDLA_SRC:%.c=build-fuzz/obj/%.d) $(FUZZ_NAMES:%=build-fuzz/obj/tests/fuzz/fuzz_%.d)
+-include $(FUZZ_OBJ:.o=.d) $(UAPI_NVDLA_SRC:%.c=build-fuzz/obj/%.d) build-fuzz/obj/src/uapi/rocket.d $(FUZZ_NAMES:%=build-fuzz/obj/tests/fuzz/fuzz_%.d)
 
 # A long campaign: each target for FUZZ_SECONDS and/or FUZZ_RUNS executions
 # (whichever ends first; 600 s when neither is given), corpora kept in
@@ -286,6 +323,6 @@ $(BUILD)/runtime_bench: bench/runtime_bench.c $(BUILD)/libdlasim.a
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a $(LIB_DEPS)
 
 clean:
-	rm -rf build build-san build-fuzz
+	rm -rf build build-san build-fuzz build-arm64
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(UAPI_CORE_OBJ:.o=.d) $(patsubst %.c,$(BUILD)/obj/%.d,$(wildcard src/uapi/*.c)) $(TEST_COMMON_OBJ:.o=.d) $(TEST_BIN:=.d)

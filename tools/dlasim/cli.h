@@ -56,6 +56,8 @@ int cmd_loadable(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
+/* dlasim teflon (teflon.c): a TFLite model through Mesa's Teflon on the RK3588. */
+int cmd_teflon(int argc, char **argv);
 
 /* Timing reports (timing_report.c). */
 /* Per-layer table (cycles, units, MAC utilisation, bytes, bound) to f. */

@@ -45,6 +45,9 @@ static void usage(FILE *f)
             "         [--dump ADDR:SIZE:FILE]...\n"
             "                                 RK3588: kick a raw regcmd list as linux rocket does\n"
             "  rk decode LIST.bin             RK3588: print a regcmd list with register names\n"
+            "  teflon MODEL.tflite [--input FILE] [--json OUT]\n"
+            "                                 a TFLite model on TFLite's CPU and through Mesa's\n"
+            "                                 Teflon + rocket on the RK3588 (docs/teflon.md)\n"
             "  loadable FILE [--input FILE ...] [--output DIR] [--expect-md5 MD5]\n"
             "               [--record-trace DIR]\n"
             "                                 run an NVDLA loadable, dump outputs as DIR/o_000000.dimg\n"
@@ -313,6 +316,9 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "estimate")) {
         return cmd_estimate(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "teflon")) {
+        return cmd_teflon(argc - 1, argv + 1);
     }
     fprintf(stderr, "dlasim: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
