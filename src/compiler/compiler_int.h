@@ -22,6 +22,17 @@ int dlc_node_errf(char *err, size_t errlen, int status, const struct dlc_node *n
 #endif
     ;
 
+/* fold.c: constant folding (graph.c runs it on each node before shaping) */
+int dlc_foldable(const struct dlc_graph *g, const struct dlc_node *nd);
+int dlc_fold(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen);
+/* Slice (and Split parts): per-axis start, step and element count */
+int dlc_slice_params(const struct dlc_graph *g, const struct dlc_node *nd, int64_t *start,
+                     int64_t *step, int64_t *count, char *err, size_t errlen);
+void dlc_slice_bounds(int64_t len, int64_t step, int64_t *start, int64_t *end);
+int64_t dlc_slice_count(int64_t start, int64_t end, int64_t step);
+/* graph.c: the output shape of one node (its inputs shaped) */
+int dlc_shape_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen);
+
 /* onnx_read.c: 0, DLASIM_ERR_PARSE (the file or something in it refused) or
  * DLASIM_ERR_NOMEM */
 int dlc_onnx_read(const void *buf, size_t len, struct dlc_graph *g, char *err, size_t errlen);

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define DLC_MAX_RANK 6
-#define DLC_MAX_IN 8
+#define DLC_MAX_IN 128 /* DenseNet concatenates up to 49 tensors */
 
 enum dlc_op {
     DLC_OP_CONV, DLC_OP_GEMM, DLC_OP_MATMUL, DLC_OP_BN, DLC_OP_RELU, DLC_OP_LEAKYRELU,
@@ -21,8 +21,19 @@ enum dlc_op {
     DLC_OP_AVGPOOL, DLC_OP_GAP, DLC_OP_LRN, DLC_OP_SIGMOID, DLC_OP_TANH, DLC_OP_CONCAT,
     DLC_OP_FLATTEN, DLC_OP_RESHAPE, DLC_OP_SQUEEZE, DLC_OP_UNSQUEEZE, DLC_OP_TRANSPOSE,
     DLC_OP_SOFTMAX, DLC_OP_RESIZE, DLC_OP_PAD, DLC_OP_IDENTITY, DLC_OP_DROPOUT,
-    DLC_OP_CONSTANT, DLC_OP_COUNT
+    DLC_OP_CONSTANT, DLC_OP_SHAPE, DLC_OP_GATHER, DLC_OP_CAST, DLC_OP_SLICE, DLC_OP_DIV,
+    DLC_OP_HARDSIGMOID, DLC_OP_HARDSWISH, DLC_OP_REDUCEMEAN, DLC_OP_SPLIT, DLC_OP_COUNT
 };
+
+/* Resize attributes (ONNX Resize-13). */
+enum dlc_resize_coord {
+    DLC_RS_HALF_PIXEL, DLC_RS_ASYMMETRIC, DLC_RS_ALIGN_CORNERS, DLC_RS_PYTORCH_HALF_PIXEL,
+    DLC_RS_TF_HALF_PIXEL_FOR_NN, DLC_RS_TF_CROP_AND_RESIZE
+};
+enum dlc_resize_nearest {
+    DLC_RS_ROUND_PREFER_FLOOR, DLC_RS_ROUND_PREFER_CEIL, DLC_RS_FLOOR, DLC_RS_CEIL
+};
+enum dlc_resize_mode { DLC_RS_NEAREST, DLC_RS_LINEAR, DLC_RS_CUBIC };
 
 /* ONNX op_type of each enum value (and the table the reader looks up). */
 extern const char *const dlc_op_names[DLC_OP_COUNT];
@@ -71,7 +82,21 @@ struct dlc_node {
     int64_t axes[DLC_MAX_RANK];
     int n_axes;
     float clip_min, clip_max;
-    int mode_nearest;     /* Resize / Upsample */
+    int mode_nearest;     /* Resize / Upsample: mode nearest */
+    enum dlc_resize_mode rs_mode;        /* mode */
+    enum dlc_resize_coord rs_coord;      /* coordinate_transformation_mode */
+    enum dlc_resize_nearest rs_nearest;  /* nearest_mode */
+    float rs_cubic_a;                    /* cubic_coeff_a */
+    int rs_exclude_outside;              /* exclude_outside */
+    float rs_extrapolation;              /* extrapolation_value */
+    float rs_scale[2];                   /* H, W scales the coordinates use */
+    float rs_roi[8];                     /* roi (tf_crop_and_resize) */
+    int keepdims;                        /* ReduceMean */
+    int cast_to;                         /* Cast: ONNX element type */
+    /* Slice of one axis (activations; Split becomes one Slice per output) */
+    int sl_axis;
+    int64_t sl_start, sl_end, sl_step;
+    int split_i, split_n;                /* part i of an equal Split in n (n = 0: sizes given) */
     float pad_value;      /* Pad constant */
     int pad_mode_constant;
 };

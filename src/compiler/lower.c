@@ -348,7 +348,7 @@ static int rescaling_producer(const struct dlc_graph *g, int t)
         }
         return g->t[in].consumers == 1 && rescaling_producer(g, in);
     }
-    return !dlc_is_view(op) && op != DLC_OP_MAXPOOL && op != DLC_OP_AVGPOOL && op != DLC_OP_GAP &&
+    return !dlc_is_view(op) && op != DLC_OP_SLICE && op != DLC_OP_MAXPOOL && op != DLC_OP_AVGPOOL && op != DLC_OP_GAP &&
            op != DLC_OP_CONCAT;
 }
 
@@ -419,7 +419,9 @@ static const char *cpu_reason(const struct dlc_node *nd)
     case DLC_OP_MUL: return "element-wise operation with a constant not after a convolution";
     case DLC_OP_CONCAT: return "concatenation not placed by output placement in this version";
     case DLC_OP_TRANSPOSE: return "changes the data layout";
-    case DLC_OP_RESIZE: return "nearest upsampling has no lowering in this version";
+    case DLC_OP_RESIZE: return "Resize has no hardware lowering in this version";
+    case DLC_OP_SLICE: return "a slice that is not along channels at a multiple of Atomic-M";
+    case DLC_OP_DIV: return "division by a tensor has no NVDLA engine";
     case DLC_OP_PAD: return "explicit padding not folded into a following convolution";
     case DLC_OP_BN: return "BatchNormalization not after a convolution";
     default: return "no hardware lowering";
@@ -513,6 +515,30 @@ static void take_view(struct dlasim_model *m, struct dlc_layer *L)
     g->t[nd->out].amax = g->t[nd->in[0]].amax;
 }
 
+/* A Slice along channels starting on an Atomic-M surface boundary is a
+ * view: the input's buffer at that surface, fewer channels. */
+static int slice_is_view(const struct dlasim_model *m, const struct dlc_node *nd)
+{
+    const struct dlc_tensor *x = &m->g.t[nd->in[0]];
+    return nd->op == DLC_OP_SLICE && x->rank == 4 && nd->sl_axis == 1 &&
+           nd->sl_start % m->hw.atom_m == 0 && dlc_stored_buf(m, nd->in[0])->addr_index >= 0 &&
+           !dlc_layout_differs(m, nd->in[0]) && nd->out != m->g.output;
+}
+
+static void take_slice_view(struct dlasim_model *m, struct dlc_layer *L)
+{
+    struct dlc_graph *g = &m->g;
+    const struct dlc_node *nd = &g->nodes[L->node];
+    struct dlc_buf b = *dlc_stored_buf(m, nd->in[0]);
+    b.c = (uint32_t)(nd->sl_end - nd->sl_start);
+    b.offset += (uint32_t)(nd->sl_start / m->hw.atom_m) * b.surf;
+    b.size = (uint32_t)dlasim_conv_cube_bytes(&m->hw, b.w, b.h, b.c, 0, 0);
+    m->buf[nd->out] = b;
+    L->engine = DLC_ENG_VIEW;
+    g->t[nd->out].scale = g->t[m->store[nd->in[0]]].scale;
+    g->t[nd->out].amax = g->t[m->store[nd->in[0]]].amax;
+}
+
 /* The first rule that takes the node, or NULL with *why the last refusal. */
 static const struct dlc_rule *rule_for(const struct dlasim_model *m, const struct dlc_node *nd,
                                        struct dlc_layer *L, const char **why)
@@ -560,6 +586,10 @@ static int lower_node(struct dlasim_model *m, int i, const char *placed, char *f
     }
     if (dlc_is_view(nd->op)) {
         take_view(m, L);
+        return 0;
+    }
+    if (slice_is_view(m, nd)) {
+        take_slice_view(m, L);
         return 0;
     }
     const char *why = NULL;

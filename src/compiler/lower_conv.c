@@ -56,6 +56,9 @@ static void fuse_after(struct dlasim_model *m, struct dlc_layer *L, int64_t k)
         } else if (free_act && nd->op == DLC_OP_CLIP && nd->clip_min == 0.0f) {
             L->relu = 1;
             L->clip_hi = nd->clip_max;
+        } else if (free_act && nd->op == DLC_OP_HARDSIGMOID) {
+            L->relu = 1; /* alpha, beta folded into weights and bias; clip at 1 by saturation */
+            L->clip_hi = 1.0f;
         } else {
             return;
         }
@@ -153,6 +156,15 @@ static void fold_fused_affine(const struct dlc_graph *g, const struct dlc_layer 
     for (int f = 0; f < L->n_fused; f++) {
         const struct dlc_node *fn = &g->nodes[L->fused[f]];
         int ai = 0, ci = 0;
+        if (fn->op == DLC_OP_HARDSIGMOID) {
+            for (int64_t k = 0; k < q->K; k++) {
+                q->bias[k] = q->bias[k] * fn->alpha + fn->beta;
+                for (size_t i = 0; i < per; i++) {
+                    q->w[(size_t)k * per + i] *= fn->alpha;
+                }
+            }
+            continue;
+        }
         if ((fn->op != DLC_OP_ADD && fn->op != DLC_OP_SUB && fn->op != DLC_OP_MUL) ||
             !dlc_per_channel_const(g, fn, q->K, &ai, &ci)) {
             continue;

@@ -149,6 +149,10 @@ static const char *lut_refusal(const struct dlasim_model *m, const struct dlc_no
 
 static double lut_function(enum dlc_op op, double x)
 {
+    if (op == DLC_OP_HARDSWISH) {
+        double h = x / 6.0 + 0.5;
+        return x * (h < 0 ? 0 : h > 1 ? 1 : h);
+    }
     return op == DLC_OP_SIGMOID ? 1.0 / (1.0 + exp(-x)) : tanh(x);
 }
 
@@ -228,6 +232,11 @@ static int affine_of(const struct dlasim_model *m, const struct dlc_node *nd, in
             a[i] = sc[i] / sqrt((double)var[i] + nd->epsilon);
             b[i] = bb[i] - mean[i] * a[i];
         }
+    } else if (nd->op == DLC_OP_HARDSIGMOID) { /* alpha * x + beta, clipped by ReLU and int8 */
+        for (int64_t i = 0; i < k; i++) {
+            a[i] = nd->alpha;
+            b[i] = nd->beta;
+        }
     } else if ((nd->op == DLC_OP_ADD || nd->op == DLC_OP_SUB || nd->op == DLC_OP_MUL) &&
                dlc_per_channel_const(g, nd, k, &ai, &ci) && (nd->op != DLC_OP_SUB || ai == 0)) {
         const struct dlc_tensor *c = &g->t[nd->in[ci]];
@@ -258,7 +267,7 @@ static const char *affine_refusal(const struct dlasim_model *m, const struct dlc
     }
     int64_t c, h, w;
     dlc_cube_of(y, &c, &h, &w);
-    int act = nd->op == DLC_OP_BN ? 0 : g->t[nd->in[0]].is_const ? 1 : 0;
+    int act = nd->op == DLC_OP_BN || nd->op == DLC_OP_HARDSIGMOID ? 0 : g->t[nd->in[0]].is_const;
     const struct dlc_buf *bx = dlc_stored_buf(m, nd->in[act]);
     if (g->t[nd->in[act]].n != y->n || bx->c != c || bx->h != h || bx->w != w) {
         return "operand broadcast over more than channels, or stored in another layout";
@@ -278,7 +287,7 @@ static int emit_sdp_affine(struct dlasim_model *m, struct dlc_layer *L, struct o
 {
     const struct dlc_graph *g = &m->g;
     const struct dlc_node *nd = &g->nodes[L->node];
-    int act = nd->op == DLC_OP_BN ? 0 : g->t[nd->in[0]].is_const ? 1 : 0;
+    int act = nd->op == DLC_OP_BN || nd->op == DLC_OP_HARDSIGMOID ? 0 : g->t[nd->in[0]].is_const;
     const struct dlc_buf *bx = dlc_stored_buf(m, nd->in[act]);
     int64_t k = bx->c;
     double *a = malloc((size_t)k * sizeof(double)), *b = malloc((size_t)k * sizeof(double));
@@ -375,7 +384,7 @@ static void eltwise_take(struct dlasim_model *m, struct dlc_layer *L, char *fuse
 static int affine_applies(const struct dlasim_model *m, const struct dlc_node *nd)
 {
     const struct dlc_graph *g = &m->g;
-    return nd->op == DLC_OP_BN ||
+    return nd->op == DLC_OP_BN || nd->op == DLC_OP_HARDSIGMOID ||
            (is_eltwise(nd->op) && (g->t[nd->in[0]].is_const || g->t[nd->in[1]].is_const));
 }
 
@@ -383,8 +392,12 @@ static void affine_take(struct dlasim_model *m, struct dlc_layer *L, char *fused
 {
     const struct dlc_graph *g = &m->g;
     const struct dlc_node *nd = &g->nodes[L->node];
-    dlc_fuse_relu(m, L, fused);
-    int act = nd->op != DLC_OP_BN && g->t[nd->in[0]].is_const;
+    if (nd->op == DLC_OP_HARDSIGMOID) { /* clip at 0: ReLU; at 1: the output's int8 range */
+        L->relu = 1;
+    } else {
+        dlc_fuse_relu(m, L, fused);
+    }
+    int act = nd->op != DLC_OP_BN && nd->op != DLC_OP_HARDSIGMOID && g->t[nd->in[0]].is_const;
     L->in_scale = g->t[m->store[nd->in[act]]].scale;
     L->out_scale = g->t[L->out_tensor].scale;
 }
@@ -392,7 +405,7 @@ static void affine_take(struct dlasim_model *m, struct dlc_layer *L, char *fused
 static int lut_applies(const struct dlasim_model *m, const struct dlc_node *nd)
 {
     (void)m;
-    return nd->op == DLC_OP_SIGMOID || nd->op == DLC_OP_TANH;
+    return nd->op == DLC_OP_SIGMOID || nd->op == DLC_OP_TANH || nd->op == DLC_OP_HARDSWISH;
 }
 
 static void lut_take(struct dlasim_model *m, struct dlc_layer *L, char *fused)

@@ -34,7 +34,10 @@ const char *const dlc_op_names[DLC_OP_COUNT] = {
     [DLC_OP_UNSQUEEZE] = "Unsqueeze", [DLC_OP_TRANSPOSE] = "Transpose",
     [DLC_OP_SOFTMAX] = "Softmax", [DLC_OP_RESIZE] = "Resize", [DLC_OP_PAD] = "Pad",
     [DLC_OP_IDENTITY] = "Identity", [DLC_OP_DROPOUT] = "Dropout",
-    [DLC_OP_CONSTANT] = "Constant",
+    [DLC_OP_CONSTANT] = "Constant", [DLC_OP_SHAPE] = "Shape", [DLC_OP_GATHER] = "Gather",
+    [DLC_OP_CAST] = "Cast", [DLC_OP_SLICE] = "Slice", [DLC_OP_DIV] = "Div",
+    [DLC_OP_HARDSIGMOID] = "HardSigmoid", [DLC_OP_HARDSWISH] = "HardSwish",
+    [DLC_OP_REDUCEMEAN] = "ReduceMean", [DLC_OP_SPLIT] = "Split",
 };
 
 /* What the reader refuses in the file: DLASIM_ERR_PARSE with the message
@@ -253,6 +256,49 @@ static int spatial_attrs(const Onnx__NodeProto *np, struct dlc_node *nd, const c
     return 0;
 }
 
+/* Index of the string attribute `name` in names[] (def when absent), -1 when unknown. */
+static int attr_choice(const Onnx__NodeProto *np, const char *name, const char *const *names,
+                       int n, int def)
+{
+    if (!attr(np, name)) {
+        return def;
+    }
+    for (int i = 0; i < n; i++) {
+        if (attr_is(np, name, names[i])) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Resize-11/13 (and Upsample: nearest, asymmetric, floor). */
+static int resize_attrs(const Onnx__NodeProto *np, struct dlc_node *nd, char *err, size_t errlen)
+{
+    static const char *const modes[] = { "nearest", "linear", "cubic" };
+    static const char *const coords[] = { "half_pixel", "asymmetric", "align_corners",
+                                          "pytorch_half_pixel", "tf_half_pixel_for_nn",
+                                          "tf_crop_and_resize" };
+    static const char *const nearest[] = { "round_prefer_floor", "round_prefer_ceil", "floor",
+                                           "ceil" };
+    int upsample = !strcmp(np->op_type, "Upsample");
+    int mode = attr_choice(np, "mode", modes, 3, 0);
+    int coord = attr_choice(np, "coordinate_transformation_mode", coords, 6,
+                            upsample ? DLC_RS_ASYMMETRIC : DLC_RS_HALF_PIXEL);
+    int near = attr_choice(np, "nearest_mode", nearest, 4, upsample ? DLC_RS_FLOOR : 0);
+    if (mode < 0 || coord < 0 || near < 0) {
+        return fail(err, errlen, "node '%s' (%s): unknown mode, coordinate_transformation_mode or "
+                    "nearest_mode", nd->name, np->op_type, NULL);
+    }
+    nd->rs_mode = (enum dlc_resize_mode)mode;
+    nd->rs_coord = (enum dlc_resize_coord)coord;
+    nd->rs_nearest = (enum dlc_resize_nearest)near;
+    nd->mode_nearest = mode == DLC_RS_NEAREST;
+    nd->rs_cubic_a = attr_f(np, "cubic_coeff_a", -0.75f);
+    nd->rs_exclude_outside = attr_i(np, "exclude_outside", 0) != 0;
+    nd->rs_extrapolation = attr_f(np, "extrapolation_value", 0.0f);
+    return 0;
+}
+
 static int node_attrs(const Onnx__NodeProto *np, struct dlc_node *nd, char *err, size_t errlen)
 {
     const char *nm = nd->name;
@@ -325,11 +371,26 @@ static int node_attrs(const Onnx__NodeProto *np, struct dlc_node *nd, char *err,
         return 0;
     }
     case DLC_OP_RESIZE:
-        nd->mode_nearest = !attr(np, "mode") || attr_is(np, "mode", "nearest");
-        if (!nd->mode_nearest) {
-            return fail(err, errlen, "node '%s' (%s): only mode 'nearest' is supported", nm,
-                        np->op_type, NULL);
+        return resize_attrs(np, nd, err, errlen);
+    case DLC_OP_HARDSIGMOID:
+        nd->alpha = attr_f(np, "alpha", 0.2f);
+        nd->beta = attr_f(np, "beta", 0.5f);
+        return 0;
+    case DLC_OP_REDUCEMEAN: { /* opset < 18: axes is an attribute */
+        int k = attr_ints(np, "axes", nd->axes, DLC_MAX_RANK);
+        if (k < 0) {
+            return fail(err, errlen, "node '%s' (ReduceMean): too many axes", nm, NULL, NULL);
         }
+        nd->n_axes = k;
+        nd->keepdims = attr_i(np, "keepdims", 1) != 0;
+        return 0;
+    }
+    case DLC_OP_CAST:
+        nd->cast_to = (int)attr_i(np, "to", 0);
+        return 0;
+    case DLC_OP_GATHER:
+    case DLC_OP_SPLIT:
+        nd->axis = (int)attr_i(np, "axis", 0);
         return 0;
     case DLC_OP_PAD:
         nd->pad_mode_constant = !attr(np, "mode") || attr_is(np, "mode", "constant");
@@ -368,6 +429,102 @@ static const char *const unsupported_why[][2] = {
     { "If", "control flow cannot be compiled to hardware layers" },
 };
 
+/* The output tensor `name` of node ni. */
+static int add_output(struct dlc_graph *g, int ni, const char *name, const char *type, char *err,
+                      size_t errlen)
+{
+    const char *nm = g->nodes[ni].name;
+    if (dlc_tensor_find(g, name) >= 0) {
+        return fail(err, errlen, "node '%s' (%s): output '%s' is defined twice", nm, type, name);
+    }
+    int t = dlc_tensor_add(g, name);
+    if (t < 0) {
+        return oom(err, errlen, "node", nm);
+    }
+    g->nodes[ni].out = t;
+    g->t[t].producer = ni;
+    return 0;
+}
+
+/* The split sizes of a Split (attribute before opset 13, constant input
+ * after): their count, 0 for an equal split, or < 0 a status. */
+static int split_sizes(const struct dlc_graph *g, const Onnx__NodeProto *np, const char *nm,
+                       int64_t *sizes, char *err, size_t errlen)
+{
+    int k = attr_ints(np, "split", sizes, DLC_MAX_IN);
+    if (np->n_input > 1 && np->input[1] && *np->input[1]) {
+        int t = dlc_tensor_find(g, np->input[1]);
+        const struct dlc_tensor *st = t >= 0 ? &g->t[t] : NULL;
+        if (!st || !st->is_const || !st->is_int || st->n > DLC_MAX_IN) {
+            return fail(err, errlen, "node '%s' (Split): the split sizes must be an integer "
+                        "constant", nm, NULL, NULL);
+        }
+        for (int64_t i = 0; i < st->n; i++) {
+            sizes[i] = st->idata[i];
+        }
+        k = (int)st->n;
+    }
+    if (k < 0 || (k > 0 && (size_t)k != np->n_output)) {
+        return fail(err, errlen, "node '%s' (Split): split sizes do not match the outputs", nm,
+                    NULL, NULL);
+    }
+    for (int i = 0; i < k; i++) {
+        if (sizes[i] < 0) {
+            return fail(err, errlen, "node '%s' (Split): negative split size", nm, NULL, NULL);
+        }
+    }
+    return k;
+}
+
+/* A Split becomes one Slice node per output (the IR's nodes have one output). */
+static int read_split(struct dlc_graph *g, const Onnx__NodeProto *np, const char *nm, char *err,
+                      size_t errlen)
+{
+    int64_t sizes[DLC_MAX_IN];
+    if (np->n_output < 1 || np->n_output > DLC_MAX_IN || np->n_input < 1 || !np->input[0]) {
+        return fail(err, errlen, "node '%s' (Split): needs an input and 1..%s outputs", nm, "128",
+                    NULL);
+    }
+    int k = split_sizes(g, np, nm, sizes, err, errlen);
+    int x = dlc_tensor_find(g, np->input[0]);
+    if (k < 0) {
+        return k;
+    }
+    if (x < 0) {
+        return fail(err, errlen, "node '%s' (Split): input '%s' is produced by no earlier node",
+                    nm, np->input[0], NULL);
+    }
+    int64_t start = 0;
+    for (size_t j = 0; j < np->n_output; j++) {
+        int ni = dlc_node_add(g);
+        char name[300];
+        snprintf(name, sizeof name, "%s:%zu", nm, j);
+        if (ni < 0 || !(g->nodes[ni].name = strdup(name))) {
+            return oom(err, errlen, "node", nm);
+        }
+        struct dlc_node *nd = &g->nodes[ni];
+        nd->op = DLC_OP_SLICE;
+        nd->sl_axis = (int)attr_i(np, "axis", 0);
+        nd->sl_step = 1;
+        nd->in[nd->n_in++] = x;
+        g->t[x].consumers++;
+        if (k > 0) {
+            nd->sl_start = start;
+            nd->sl_end = start += sizes[j];
+        } else {
+            nd->split_n = (int)np->n_output;
+            nd->split_i = (int)j;
+        }
+        int rc = np->output[j] && *np->output[j] ? add_output(g, ni, np->output[j], "Split", err, errlen)
+                                                 : fail(err, errlen, "node '%s' (Split): unnamed output",
+                                                        nm, NULL, NULL);
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
 static int read_node(struct dlc_graph *g, const Onnx__NodeProto *np, size_t index, char *err,
                      size_t errlen)
 {
@@ -381,6 +538,9 @@ static int read_node(struct dlc_graph *g, const Onnx__NodeProto *np, size_t inde
     }
     int ok;
     enum dlc_op op = op_of(type, &ok);
+    if (ok && op == DLC_OP_SPLIT) {
+        return read_split(g, np, nm, err, errlen);
+    }
     if (!ok) {
         const char *why = "no lowering to NVDLA hardware layers and no host-CPU implementation in dlasim";
         for (size_t i = 0; i < sizeof unsupported_why / sizeof unsupported_why[0]; i++) {
@@ -426,17 +586,11 @@ static int read_node(struct dlc_graph *g, const Onnx__NodeProto *np, size_t inde
         nd->in[nd->n_in++] = t;
         g->t[t].consumers++;
     }
-    if (dlc_tensor_find(g, np->output[0]) >= 0) {
-        return fail(err, errlen, "node '%s' (%s): output '%s' is defined twice", nm, type,
-                    np->output[0]);
+    rc = add_output(g, ni, np->output[0], type, err, errlen);
+    if (rc) {
+        return rc;
     }
-    int t = dlc_tensor_add(g, np->output[0]);
-    if (t < 0) {
-        return oom(err, errlen, "node", nm);
-    }
-    nd = &g->nodes[ni]; /* dlc_tensor_add does not move nodes; kept for clarity */
-    nd->out = t;
-    g->t[t].producer = ni;
+    int t = g->nodes[ni].out;
     if (op == DLC_OP_CONSTANT) {
         const Onnx__AttributeProto *a = attr(np, "value");
         if (!a || !a->t) {

@@ -7,6 +7,7 @@
  *   dlasim run MODEL.onnx --input FILE... [--calib DATA] [--calib-count N]
  *              [--labels FILE] [--names FILE] [--json OUT] [--report]
  *              [--record-trace DIR] [--count N] [--compare-float] [--draw N]
+ *              [--out-raw FILE] [--float-raw FILE]
  *              [--top K] [--progress] [--config NAME] [...]
  *
  * DATA and --input: PGM/PNG images, folders of them, IDX files
@@ -30,6 +31,7 @@
 struct onnx_opts {
     struct cli_common common;
     const char *model, *out, *labels, *names, *json, *record;
+    const char *out_raw, *float_raw; /* outputs as raw float32 (INT8 dequantized; float reference) */
     const char *calib[MAX_FILES], *input[MAX_FILES];
     int n_calib, n_input;
     size_t calib_count, count;
@@ -95,6 +97,10 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
             o->names = v;
         } else if (!strcmp(a, "--json")) {
             o->json = v;
+        } else if (!strcmp(a, "--out-raw")) {
+            o->out_raw = v;
+        } else if (!strcmp(a, "--float-raw")) {
+            o->float_raw = v, o->compare_float = 1;
         } else if (!strcmp(a, "--record-trace")) {
             o->record = v;
         } else if (!strcmp(a, "--calib-count")) {
@@ -546,6 +552,29 @@ static int run_loadable(const struct onnx_opts *o)
     return rc ? 1 : 0;
 }
 
+/* Cosine similarity of two vectors (1 when both are zero). */
+static double cosine(const float *a, const float *b, size_t n)
+{
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t i = 0; i < n; i++) {
+        ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+    }
+    return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : aa == bb ? 1.0 : 0.0;
+}
+
+static int write_raw(const char *path, const float *v, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(v, sizeof *v, n, f) == n;
+    if (f && fclose(f)) {
+        ok = 0;
+    }
+    if (!ok) {
+        fprintf(stderr, "dlasim run: cannot write %s\n", path);
+    }
+    return ok ? 0 : -1;
+}
+
 int cmd_run(int argc, char **argv)
 {
     struct onnx_opts o;
@@ -703,7 +732,14 @@ int cmd_run(int argc, char **argv)
             free(rep);
         }
     }
+    if (!rc && fout) {
+        printf("INT8 vs float: cosine %.6f over all outputs\n", cosine(out, fout, in.count * on));
+    }
     if (!rc && o.json && write_json(o.json, labels != NULL, acc, in.count, out, on)) {
+        rc = -1;
+    }
+    if (!rc && ((o.out_raw && write_raw(o.out_raw, out, in.count * on)) ||
+                (o.float_raw && write_raw(o.float_raw, fout, in.count * on)))) {
         rc = -1;
     }
     for (int i = 0; i < n_names; i++) {
