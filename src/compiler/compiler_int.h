@@ -65,6 +65,7 @@ struct dlc_layer {
     float clip_hi;      /* relu6 and the like: upper clip (folded into saturation) */
     uint64_t macs;
     int n_hw_ops;
+    int ring_restart;   /* a CBUF weight-ring restart convolution runs before it */
     /* statistics */
     uint64_t stat_n, stat_sat;
     double stat_sig, stat_noise;
@@ -77,6 +78,7 @@ struct dlc_step {
     int16_t op_head[DLASIM_RT_OP_NUM];
     struct dlasim_rt_lut *luts; /* LUTs of the network's CDP operations */
     uint16_t n_luts;
+    int *op_layer;               /* per operation: the layer that emitted it */
 };
 
 struct dlc_blob {
@@ -116,6 +118,7 @@ struct dlasim_model {
     unsigned stats_left;
     float **fvals;         /* float values per tensor (stats and CPU layers) */
     char *no_place;        /* per node: Concat not placed (its inputs' scales cannot agree) */
+    char *ring_restart;    /* per node: restart CBUF's weight ring before it (lower_conv.c) */
 };
 
 /* lower.c (with the rules of lower_conv.c, lower_pool.c, lower_sdp.c,

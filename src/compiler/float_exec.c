@@ -275,17 +275,20 @@ struct rs_taps {
     int n, outside;
 };
 
-static double rs_source(const struct dlc_node *nd, int axis, int64_t xr, int64_t in, int64_t out)
+/* The input coordinate of output coordinate xr on one axis.  The resized
+ * length is scale * in (as ONNX's reference computes it; = out when sizes
+ * were given). */
+static double rs_source(const struct dlc_node *nd, int axis, int64_t xr, int64_t in)
 {
-    double scale = nd->rs_scale[axis], x = (double)xr;
+    double scale = nd->rs_scale[axis], x = (double)xr, len = scale * (double)in;
     switch (nd->rs_coord) {
     case DLC_RS_ASYMMETRIC: return x / scale;
-    case DLC_RS_ALIGN_CORNERS: return out == 1 ? 0.0 : x * (double)(in - 1) / (double)(out - 1);
-    case DLC_RS_PYTORCH_HALF_PIXEL: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case DLC_RS_ALIGN_CORNERS: return len == 1 ? 0.0 : x * (double)(in - 1) / (len - 1);
+    case DLC_RS_PYTORCH_HALF_PIXEL: return len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
     case DLC_RS_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
     case DLC_RS_TF_CROP_AND_RESIZE: {
         double s0 = nd->rs_roi[2 + axis], s1 = nd->rs_roi[6 + axis];
-        return out > 1 ? s0 * (double)(in - 1) + x * (s1 - s0) * (double)(in - 1) / (double)(out - 1)
+        return len > 1 ? s0 * (double)(in - 1) + x * (s1 - s0) * (double)(in - 1) / (len - 1)
                        : 0.5 * (s0 + s1) * (double)(in - 1);
     }
     default: return (x + 0.5) / scale - 0.5; /* half_pixel */
@@ -312,10 +315,10 @@ static void rs_cubic(double r, double a, double *c)
     c[3] = ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a;
 }
 
-static void rs_axis_taps(const struct dlc_node *nd, int axis, int64_t xr, int64_t in, int64_t out,
+static void rs_axis_taps(const struct dlc_node *nd, int axis, int64_t xr, int64_t in,
                          struct rs_taps *t)
 {
-    double x = rs_source(nd, axis, xr, in, out);
+    double x = rs_source(nd, axis, xr, in);
     t->outside = nd->rs_coord == DLC_RS_TF_CROP_AND_RESIZE && (x < 0 || x > (double)(in - 1));
     if (nd->rs_mode == DLC_RS_NEAREST) {
         int64_t k = rs_nearest(nd, x);
@@ -356,11 +359,11 @@ static void resize(const struct dlc_graph *g, const struct dlc_node *nd, float *
         return;
     }
     for (int64_t ox = 0; ox < OW; ox++) {
-        rs_axis_taps(nd, 1, ox, W, OW, &tx[ox]);
+        rs_axis_taps(nd, 1, ox, W, &tx[ox]);
     }
     for (int64_t oy = 0; oy < OH; oy++) {
         struct rs_taps ty;
-        rs_axis_taps(nd, 0, oy, H, OH, &ty);
+        rs_axis_taps(nd, 0, oy, H, &ty);
         for (int64_t c = 0; c < C; c++) {
             const float *xc = v[nd->in[0]] + c * H * W;
             for (int64_t ox = 0; ox < OW; ox++) {
@@ -376,6 +379,25 @@ static void resize(const struct dlc_graph *g, const struct dlc_node *nd, float *
         }
     }
     free(tx);
+}
+
+/* Gather along nd->axis with constant indices (graph.c shape_gather). */
+static void gather(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *xt = &g->t[nd->in[0]], *ix = &g->t[nd->in[1]];
+    int64_t outer = 1, inner = 1, len = xt->dims[nd->axis];
+    for (int i = 0; i < xt->rank; i++) {
+        outer *= i < nd->axis ? xt->dims[i] : 1;
+        inner *= i > nd->axis ? xt->dims[i] : 1;
+    }
+    for (int64_t a = 0; a < outer; a++) {
+        for (int64_t k = 0; k < ix->n; k++) {
+            int64_t q = ix->is_int ? ix->idata[k] : (int64_t)ix->data[k];
+            q = q < 0 ? q + len : q;
+            memcpy(y + (a * ix->n + k) * inner, v[nd->in[0]] + (a * len + q) * inner,
+                   (size_t)inner * sizeof(float));
+        }
+    }
 }
 
 /* Slice of one axis, step 1 (graph.c shape_slice). */
@@ -473,6 +495,7 @@ int dlc_float_node(const struct dlc_graph *g, const struct dlc_node *nd, float *
     case DLC_OP_DIV:
     case DLC_OP_PRELU: binary(g, nd, vals, y); break;
     case DLC_OP_SLICE: slice1(g, nd, vals, y); break;
+    case DLC_OP_GATHER: gather(g, nd, vals, y); break;
     case DLC_OP_LRN: lrn(g, nd, vals, y); break;
     case DLC_OP_SOFTMAX: softmax(g, nd, vals, y); break;
     case DLC_OP_CONCAT: concat(g, nd, vals, y); break;

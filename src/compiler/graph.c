@@ -524,6 +524,36 @@ static int shape_slice(struct dlc_graph *g, struct dlc_node *nd, char *err, size
     return 0;
 }
 
+/* Gather from an activation with constant indices (runs on the host CPU). */
+static int shape_gather(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *x = in_t(g, nd, 0), *ix = in_t(g, nd, 1);
+    int axis = nd->axis < 0 ? nd->axis + x->rank : nd->axis;
+    if (!ix || !ix->is_const || axis < 0 || axis >= x->rank || x->rank - 1 + ix->rank > DLC_MAX_RANK) {
+        return nfail(err, errlen, nd, "needs constant indices and an axis within the rank");
+    }
+    for (int64_t k = 0; k < ix->n; k++) {
+        int64_t q = int_at(ix, k);
+        if (q < -x->dims[axis] || q >= x->dims[axis]) {
+            return nfail(err, errlen, nd, "index out of range");
+        }
+    }
+    int64_t d[DLC_MAX_RANK];
+    int r = 0;
+    for (int i = 0; i < x->rank; i++) {
+        if (i == axis) {
+            for (int k = 0; k < ix->rank; k++) {
+                d[r++] = ix->dims[k];
+            }
+        } else {
+            d[r++] = x->dims[i];
+        }
+    }
+    nd->axis = axis;
+    set_shape(&g->t[nd->out], r, d);
+    return 0;
+}
+
 /* ReduceMean over H and W of an NCHW tensor is a global average pooling. */
 static int shape_reducemean(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
 {
@@ -620,8 +650,9 @@ int dlc_shape_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t e
         nd->op = DLC_OP_IDENTITY; /* float to float: a no-op */
         set_shape(o, x->rank, x->dims);
         return 0;
-    case DLC_OP_SHAPE:
     case DLC_OP_GATHER:
+        return shape_gather(g, nd, err, errlen);
+    case DLC_OP_SHAPE:
     case DLC_OP_SPLIT:
         return nfail(err, errlen, nd, "only supported on constants and static shapes (folded)");
     case DLC_OP_RESIZE:

@@ -131,6 +131,11 @@ int dlc_new_op(struct opvec *v, uint8_t type)
             return DLASIM_ERR_NOMEM;
         }
         v->ops = o;
+        int *l = realloc(v->layer, (size_t)cap * sizeof *l);
+        if (!l) {
+            return DLASIM_ERR_NOMEM;
+        }
+        v->layer = l;
         v->cap = cap;
     }
     struct dlasim_rt_op *op = &v->ops[v->n];
@@ -140,6 +145,7 @@ int dlc_new_op(struct opvec *v, uint8_t type)
         op->consumers[i].index = -1;
     }
     op->fused_parent.index = -1;
+    v->layer[v->n] = -1;
     return v->n++;
 }
 
@@ -308,6 +314,7 @@ static int close_network(struct dlasim_model *m, struct opvec *v)
     s->n_ops = (uint16_t)v->n;
     s->luts = v->luts;
     s->n_luts = (uint16_t)v->n_luts;
+    s->op_layer = v->layer;
     link_network(s->ops, v->n, s->op_head);
     memset(v, 0, sizeof *v);
     return 0;
@@ -443,6 +450,7 @@ void dlc_lower_free(struct dlasim_model *m)
     for (int i = 0; i < m->n_steps; i++) {
         free(m->steps[i].ops);
         free(m->steps[i].luts);
+        free(m->steps[i].op_layer);
     }
     for (int i = 0; i < m->n_blobs; i++) {
         free(m->blobs[i].data);
@@ -515,6 +523,18 @@ static void take_view(struct dlasim_model *m, struct dlc_layer *L)
     g->t[nd->out].amax = g->t[nd->in[0]].amax;
 }
 
+/* A reshape whose 4-D output is another cube than its input's stored one
+ * (ShuffleNet's channel shuffle): hardware layers read cubes, so it is
+ * copied into its own rather than left a view. */
+static int view_relayout(const struct dlasim_model *m, const struct dlc_node *nd)
+{
+    const struct dlc_tensor *y = &m->g.t[nd->out];
+    int64_t c, h, w;
+    dlc_cube_of(y, &c, &h, &w);
+    const struct dlc_buf *b = dlc_stored_buf(m, nd->in[0]);
+    return y->rank == 4 && (b->c != c || b->h != h || b->w != w);
+}
+
 /* A Slice along channels starting on an Atomic-M surface boundary is a
  * view: the input's buffer at that surface, fewer channels. */
 static int slice_is_view(const struct dlasim_model *m, const struct dlc_node *nd)
@@ -584,6 +604,10 @@ static int lower_node(struct dlasim_model *m, int i, const char *placed, char *f
         check_placed(m, L, i, retry);
         return 0;
     }
+    if (dlc_is_view(nd->op) && view_relayout(m, nd)) {
+        return take_cpu(m, L, "a reshape into another 4-D cube: the host CPU copies it into the "
+                        "layout the hardware reads", v, err, errlen);
+    }
     if (dlc_is_view(nd->op)) {
         take_view(m, L);
         return 0;
@@ -599,8 +623,13 @@ static int lower_node(struct dlasim_model *m, int i, const char *placed, char *f
     }
     rule->take(m, L, fused);
     L->engine = rule->engine;
+    int first = v->n;
     int rc = place_output(m, nd, L->out_tensor, err, errlen);
-    return rc ? rc : rule->emit(m, L, v, err, errlen);
+    rc = rc ? rc : rule->emit(m, L, v, err, errlen);
+    for (int k = first; k < v->n; k++) {
+        v->layer[k] = m->n_layers - 1;
+    }
+    return rc;
 }
 
 static int lower_once(struct dlasim_model *m, int *retry, char *err, size_t errlen)
@@ -612,7 +641,7 @@ static int lower_once(struct dlasim_model *m, int *retry, char *err, size_t errl
     }
     char *fused = calloc((size_t)g->n_nodes + 1, 1);
     char *placed = calloc((size_t)g->n_nodes + 1, 1);
-    struct opvec v = { NULL, 0, 0, NULL, 0 };
+    struct opvec v = { NULL, NULL, 0, 0, NULL, 0 };
     if (!fused || !placed) {
         rc = dla_errf(err, errlen, DLASIM_ERR_NOMEM, "lowering: out of memory");
         goto out;
@@ -635,8 +664,13 @@ static int lower_once(struct dlasim_model *m, int *retry, char *err, size_t errl
     }
     if (!rc) {
         rc = dlc_separate_banks(m, err, errlen);
+        if (rc > 0) { /* a layer gets a weight-ring restart: lower again */
+            *retry = 1;
+            rc = 0;
+        }
     }
 out:
+    free(v.layer);
     free(v.ops);
     free(v.luts);
     free(fused);
@@ -648,7 +682,8 @@ int dlc_lower(struct dlasim_model *m, char *err, size_t errlen)
 {
     if (!m->no_place) {
         m->no_place = calloc((size_t)m->g.n_nodes + 1, 1);
-        if (!m->no_place) {
+        m->ring_restart = calloc((size_t)m->g.n_nodes + 1, 1);
+        if (!m->no_place || !m->ring_restart) {
             return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "lowering: out of memory");
         }
     }

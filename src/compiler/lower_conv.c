@@ -353,10 +353,9 @@ static int prelu_slopes(struct dlasim_model *m, const struct dlc_layer *L, int64
 /* The CONV operation of one band. */
 static void fill_conv_op(const struct dlasim_model *m, struct dlasim_rt_op *co,
                          const struct dlasim_conv_plan *plan, const struct dlasim_conv_layer *l,
-                         const struct dlasim_conv_desc *d, const struct dlc_layer *L, int wblob)
+                         const struct dlasim_conv_desc *d, const struct dlc_buf *bx,
+                         const struct dlc_buf *by, uint32_t cacc_trunc, int wblob)
 {
-    const struct dlc_buf *bx = dlc_stored_buf(m, L->in_tensor);
-    const struct dlc_buf *by = &m->buf[L->out_tensor];
     struct dlasim_rt_conv_op *c = &co->op.conv;
     c->weight_reuse = (uint8_t)l->weight_reuse;
     c->skip_weight_rls = (uint8_t)l->skip_weight_rls;
@@ -378,7 +377,7 @@ static void fill_conv_op(const struct dlasim_model *m, struct dlasim_rt_op *co,
     c->pad_y_top = (uint8_t)l->pad_top, c->pad_y_bottom = (uint8_t)l->pad_bottom;
     c->dilation_x = (uint8_t)d->dilation_x, c->dilation_y = (uint8_t)d->dilation_y;
     c->out_cvt.scale = 1;
-    c->out_cvt.truncate = (uint8_t)L->cacc_trunc;
+    c->out_cvt.truncate = (uint8_t)cacc_trunc;
     struct dlasim_rt_conv_surface *cs = &co->surface.conv;
     cs->src_data = dlc_cube(bx, DLASIM_RT_MEM_MC);
     cs->src_data.height = (uint16_t)l->in_h;
@@ -395,9 +394,9 @@ static void fill_conv_op(const struct dlasim_model *m, struct dlasim_rt_op *co,
 /* The SDP operation of one band: X1 bias and requantization, X2 PReLU. */
 static void fill_sdp_op(const struct dlasim_model *m, struct dlasim_rt_op *so,
                         const struct dlasim_rt_op *co, const struct dlasim_conv_layer *l,
-                        const struct dlc_layer *L, int sblob, const struct slopes *sl, int64_t K)
+                        const struct dlc_layer *L, const struct dlc_buf *by, int sblob,
+                        const struct slopes *sl, int64_t K)
 {
-    const struct dlc_buf *by = &m->buf[L->out_tensor];
     struct dlasim_rt_sdp_op *s = &so->op.sdp;
     s->lut_index = -1;
     s->out_cvt.scale = 1;
@@ -463,6 +462,61 @@ static int weight_blobs(struct dlasim_model *m, const struct dlasim_conv_plan *p
     return 0;
 }
 
+/* A scratch feature cube of c x 1 x 1 in device memory (contents unused). */
+static int scratch_cube(struct dlasim_model *m, uint32_t c, struct dlc_buf *b)
+{
+    memset(b, 0, sizeof *b);
+    b->c = c, b->h = 1, b->w = 1;
+    b->line = m->hw.atom_m;
+    b->surf = b->line;
+    b->size = (uint32_t)dlasim_conv_cube_bytes(&m->hw, 1, 1, c, 0, 0);
+    int a = dlc_add_address(m, b->size);
+    b->addr_index = (int16_t)(a < 0 ? -1 : a);
+    return a < 0 ? a : 0;
+}
+
+/* CSC keeps its weight ring from one convolution to the next unless
+ * D_BANK changes (vmod NV_NVDLA_CSC_sg.v need_pending): between two
+ * convolutions that fill CBUF with the same banks and no bank to spare,
+ * a 1x1 convolution of one Atomic-C over a scratch 1x1 cube, in one data
+ * and one weight bank, makes both changes; its weights are a multiple of
+ * 128 bytes so it leaves no entries behind.  Output discarded (scratch). */
+static int emit_ring_restart(struct dlasim_model *m, struct opvec *v, struct dlc_layer *L,
+                             char *err, size_t errlen)
+{
+    const struct dlc_node *nd = &m->g.nodes[L->node];
+    uint32_t c = m->hw.atomic_c, k = 128 / (c < 128 ? c : 128);
+    k = k < m->hw.atomic_k ? m->hw.atomic_k : k;
+    struct dlasim_conv_desc d;
+    struct dlasim_conv_plan plan;
+    struct dlc_buf bx, by;
+    struct dlc_layer z;
+    struct slopes sl = { 0, 0, -1 };
+    char perr[256] = "";
+    memset(&z, 0, sizeof z);
+    dlasim_conv_desc_init(&d);
+    d.in_w = d.in_h = 1, d.in_c = c, d.kernels = k, d.kernel_w = d.kernel_h = 1;
+    if (dlasim_conv_plan(&m->hw, &d, &plan, perr, sizeof perr)) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "CBUF weight-ring restart convolution: %s", perr);
+    }
+    int wb = -1, sb = -1, ci = -1, si = -1;
+    int rc = scratch_cube(m, c, &bx);
+    rc = rc ? rc : scratch_cube(m, k, &by);
+    rc = rc ? rc : (wb = dlc_add_blob(m, plan.weight_bytes)) < 0 ? wb : 0;
+    rc = rc ? rc : (sb = dlc_add_blob(m, (size_t)k * 4)) < 0 ? sb : 0;
+    rc = rc ? rc : (ci = dlc_new_op(v, DLASIM_RT_OP_CONV)) < 0 ? ci : 0;
+    rc = rc ? rc : (si = dlc_new_op(v, DLASIM_RT_OP_SDP)) < 0 ? si : 0;
+    if (!rc) {
+        fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[0], &d, &bx, &by, 0, wb);
+        fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[0], &z, &by, sb, &sl, k);
+        L->n_hw_ops += 2;
+        L->ring_restart = 1;
+    }
+    dlasim_conv_plan_free(&plan);
+    return rc ? dlc_node_errf(err, errlen, rc, nd, "out of memory for a weight-ring restart") : 0;
+}
+
 static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v, char *err,
                      size_t errlen)
 {
@@ -475,7 +529,11 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
     char perr[256] = "";
     int have_plan = 0, wblob = -1, sblob = -1;
     memset(&q, 0, sizeof q);
-    int rc = dense_weights(m, L, &q);
+    int rc = m->ring_restart[L->node] ? emit_ring_restart(m, v, L, err, errlen) : 0;
+    if (rc) {
+        return rc;
+    }
+    rc = dense_weights(m, L, &q);
     rc = rc ? rc : quantize_conv(L, &q);
     if (rc) {
         rc = dlc_node_errf(err, errlen, rc, nd, "out of memory for its weights");
@@ -506,8 +564,9 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
             rc = dlc_node_errf(err, errlen, si, nd, "too many hardware operations");
             goto out;
         }
-        fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[i], &d, L, wblob);
-        fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[i], L, sblob, &sl, q.K);
+        fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[i], &d, dlc_stored_buf(m, L->in_tensor),
+                     by, L->cacc_trunc, wblob);
+        fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[i], L, by, sblob, &sl, q.K);
         L->n_hw_ops += 2;
     }
 out:
@@ -608,6 +667,7 @@ static int same_banks(const struct dlasim_rt_op *a, uint8_t db, uint8_t wb)
 int dlc_separate_banks(struct dlasim_model *m, char *err, size_t errlen)
 {
     struct dlasim_rt_op **convs = NULL;
+    int *clayer = NULL; /* the layer of each of convs */
     struct wgroup *grp = NULL;
     size_t n = 0, ng = 0;
     int rc = 0;
@@ -617,11 +677,14 @@ int dlc_separate_banks(struct dlasim_model *m, char *err, size_t errlen)
                 continue;
             }
             struct dlasim_rt_op **nc = realloc(convs, (n + 1) * sizeof *nc);
-            if (!nc) {
+            int *nl = nc ? realloc(clayer, (n + 1) * sizeof *nl) : NULL;
+            convs = nc ? nc : convs;
+            clayer = nl ? nl : clayer;
+            if (!nl) {
                 rc = DLASIM_ERR_NOMEM;
                 break;
             }
-            convs = nc;
+            clayer[n] = m->steps[s].op_layer[i];
             convs[n++] = &m->steps[s].ops[i];
         }
     }
@@ -640,10 +703,12 @@ int dlc_separate_banks(struct dlasim_model *m, char *err, size_t errlen)
     }
     if (rc) {
         free(convs);
+        free(clayer);
         free(grp);
         return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "CBUF bank plan: out of memory");
     }
     m->reset_each_run = 0;
+    int restart = 0;
     for (size_t k = 0; k < ng && !rc; k++) {
         struct wgroup *g = &grp[k];
         const struct wgroup *pg = &grp[(k + ng - 1) % ng], *ngp = &grp[(k + 1) % ng];
@@ -669,10 +734,15 @@ int dlc_separate_banks(struct dlasim_model *m, char *err, size_t errlen)
             m->reset_each_run = 1; /* the wrap between inferences: a reset instead */
             ok = 1;
         }
-        if (!ok) {
-            rc = dla_errf(err, errlen, DLASIM_ERR_UNSUPPORTED,
-                          "convolution layers with the same CBUF banks one after the "
-                          "other and no bank to spare: the weight ring cannot restart");
+        if (!ok) { /* no bank to spare: a restart convolution before it (next pass) */
+            const struct dlc_layer *L = &m->layers[clayer[g->ops - convs]];
+            if (m->ring_restart[L->node]) {
+                rc = dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, &m->g.nodes[L->node],
+                                   "CBUF weight ring: the same banks as the convolution before "
+                                   "it even after a restart convolution");
+            }
+            m->ring_restart[L->node] = 1;
+            restart = 1;
         }
     }
     /* one weight group leaving entries behind follows itself at the next inference */
@@ -680,6 +750,7 @@ int dlc_separate_banks(struct dlasim_model *m, char *err, size_t errlen)
         m->reset_each_run = 1;
     }
     free(convs);
+    free(clayer);
     free(grp);
-    return rc;
+    return rc ? rc : restart;
 }

@@ -16,6 +16,7 @@
 /* The operations of the hardware network being built. */
 struct opvec {
     struct dlasim_rt_op *ops;
+    int *layer; /* per operation: the layer that emitted it */
     int n, cap;
     struct dlasim_rt_lut *luts;
     int n_luts;
@@ -65,7 +66,9 @@ static inline const struct dlc_buf *dlc_stored_buf(const struct dlasim_model *m,
     return &m->buf[m->store[t]];
 }
 
-/* lower_conv.c: CBUF banks between convolutions (after all networks are built) */
+/* lower_conv.c: CBUF banks between convolutions (after all networks are
+ * built): 0, 1 when a layer needs a weight-ring restart before it (marked in
+ * m->ring_restart; lower again), or < 0 a status. */
 int dlc_separate_banks(struct dlasim_model *m, char *err, size_t errlen);
 
 #endif

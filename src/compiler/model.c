@@ -63,6 +63,7 @@ void dlasim_model_free(struct dlasim_model *m)
     dlc_lower_free(m);
     dlc_graph_free(&m->g);
     free(m->no_place);
+    free(m->ring_restart);
     free(m);
 }
 
@@ -502,7 +503,7 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
     }
     struct sbuf b = { NULL, 0, 0 };
     const struct dlc_graph *g = &m->g;
-    int n_cpu = 0, n_hw = 0;
+    int n_cpu = 0, n_hw = 0, n_restart = 0;
     sb_printf(&b, "compiled for %s: %d layers\n", m->config, m->n_layers);
     for (int i = 0; i < m->n_layers; i++) {
         const struct dlc_layer *L = &m->layers[i];
@@ -521,13 +522,20 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
         } else if (L->engine == DLC_ENG_PLACED) {
             sb_printf(&b, " inputs written in place by their producers");
         } else if (L->engine != DLC_ENG_VIEW) {
-            sb_printf(&b, " %d hw ops", L->n_hw_ops);
+            sb_printf(&b, " %d hw ops%s", L->n_hw_ops,
+                      L->ring_restart ? " (2 of them a CBUF weight-ring restart)" : "");
             n_hw++;
+            n_restart += L->ring_restart;
         }
         sb_printf(&b, "  [%s]\n", g->nodes[L->node].name);
     }
     sb_printf(&b, "%d hardware layers, %d host-CPU layers, %d networks, %.1f MMAC per inference\n",
               n_hw, n_cpu, m->n_steps - n_cpu, (double)dlasim_model_macs(m) / 1e6);
+    if (n_restart) {
+        sb_printf(&b, "%d CBUF weight-ring restart convolutions (1x1 on a scratch cube, one data and "
+                  "one weight bank) before convolutions with the same banks as the one before them "
+                  "and no bank to spare\n", n_restart);
+    }
     if (m->reset_each_run) {
         sb_printf(&b, "the device is reset before each inference (CBUF's weight ring restarts)\n");
     }

@@ -191,6 +191,14 @@ OP_TEST(op_reshape_matmul, 0, "view     Reshape", "CONV+SDP MatMul")
 OP_TEST(op_leakyrelu, 0, "CONV+SDP Conv+LeakyRelu")
 OP_TEST(op_prelu, 0, "CONV+SDP Conv+PRelu")
 OP_TEST(op_sigmoid, 1, "CPU      Sigmoid", "no SDP LUT")
+/* issue 17: the CBUF weight-ring conflict of SqueezeNet's stem, resolved by a restart convolution */
+OP_TEST(op_ring_restart, 0, "(2 of them a CBUF weight-ring restart)", "1 CBUF weight-ring restart")
+/* issue 17: small torchvision models as torch.onnx.export writes them (tools/models/make_torchvision.py):
+ * Identity on initializers, Shape/Gather/Concat chains, HardSigmoid, Split, ReduceMean, Resize */
+OP_TEST(tv_mobilenet_v3_small, 1, "SDP      HardSigmoid", "CONV+SDP Conv+HardSigmoid", "CONV+SDP Gemm")
+OP_TEST(tv_shufflenet_v2, 1, "view     Slice", "PDP      GlobalAveragePool", "CONV+SDP Gemm")
+OP_TEST(tv_densenet, 1, "SDP      BatchNormalization+Relu", "CONV+SDP Gemm")
+OP_TEST(tv_lraspp, 1, "CPU      Resize", "CONV+SDP Conv+HardSigmoid")
 OP_TEST(op_tanh, 1, "CPU      Tanh", "no SDP LUT")
 
 /* nv_large has the SDP LUT: Sigmoid and Tanh run on it */
@@ -417,6 +425,11 @@ int main(void)
         cmocka_unit_test(test_op_concat_pool),
         cmocka_unit_test(test_op_pad_conv),
         cmocka_unit_test(test_op_affine_standalone),
+        cmocka_unit_test(test_op_ring_restart),
+        cmocka_unit_test(test_tv_mobilenet_v3_small),
+        cmocka_unit_test(test_tv_shufflenet_v2),
+        cmocka_unit_test(test_tv_densenet),
+        cmocka_unit_test(test_tv_lraspp),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_truncated_models),
         cmocka_unit_test(test_fashion_mnist_end_to_end),

@@ -7,7 +7,9 @@
  *   dlasim run MODEL.onnx --input FILE... [--calib DATA] [--calib-count N]
  *              [--labels FILE] [--names FILE] [--json OUT] [--report]
  *              [--record-trace DIR] [--count N] [--compare-float] [--draw N]
- *              [--out-raw FILE] [--float-raw FILE]
+ *              [--out-raw FILE] [--float-raw FILE] [--float-only]
+ * --float-only runs only the float reference (no calibration, no device):
+ * the outputs go to --float-raw.
  *              [--top K] [--progress] [--config NAME] [...]
  *
  * DATA and --input: PGM/PNG images, folders of them, IDX files
@@ -38,7 +40,7 @@ struct onnx_opts {
     struct dlasim_calib_options copt;
     float scale, mean;
     int scale_set, mean_set;
-    int report, compare_float, draw, top, progress;
+    int report, compare_float, draw, top, progress, float_only;
 };
 
 static int parse_size(const char *opt, const char *v, size_t *out)
@@ -84,6 +86,8 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
             o->report = 1, takes = 0, list = NULL;
         } else if (!strcmp(a, "--compare-float")) {
             o->compare_float = 1, takes = 0, list = NULL;
+        } else if (!strcmp(a, "--float-only")) {
+            o->float_only = 1, takes = 0, list = NULL;
         } else if (!strcmp(a, "--progress")) {
             o->progress = 1, takes = 0, list = NULL;
         } else if (a[0] == '-' && a[1] && !v) {
@@ -575,11 +579,45 @@ static int write_raw(const char *path, const float *v, size_t n)
     return ok ? 0 : -1;
 }
 
+/* dlasim run --float-only: the float reference on the inputs, outputs to --float-raw. */
+static int run_float_only(const struct onnx_opts *o)
+{
+    struct dlasim_model *m = load_model(o->model);
+    if (!m) {
+        return 1;
+    }
+    struct dataset in;
+    int rc = load_data(o, m, o->input, o->n_input, o->count, &in);
+    size_t on = dlasim_model_output_size(m);
+    float *y = rc ? NULL : malloc((in.count ? in.count : 1) * on * sizeof(float));
+    char err[1024];
+    rc = y ? 0 : -1;
+    for (size_t i = 0; !rc && i < in.count; i++) {
+        if (dlasim_model_run_float(m, in.data + i * in.in_n, y + i * on, err, sizeof err)) {
+            fprintf(stderr, "dlasim run: float input %zu: %s\n", i, err);
+            rc = -1;
+        }
+    }
+    if (!rc) {
+        printf("float reference: %zu inputs, %zu outputs each\n", in.count, on);
+    }
+    if (!rc && o->float_raw && write_raw(o->float_raw, y, in.count * on)) {
+        rc = -1;
+    }
+    free(y);
+    dataset_free(&in);
+    dlasim_model_free(m);
+    return rc ? 1 : 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     struct onnx_opts o;
     if (parse_opts(argc, argv, &o, 1)) {
         return 2;
+    }
+    if (o.float_only) {
+        return run_float_only(&o);
     }
     size_t ml = strlen(o.model);
     if (ml > 6 && !strcmp(o.model + ml - 6, ".nvdla")) {

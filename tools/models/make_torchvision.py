@@ -57,7 +57,7 @@ ZOO = {
 # low resolution, the same operators and export paths as the zoo's models.
 SMALL = {
     "tv_mobilenet_v3_small": (lambda: models.mobilenet_v3_small(width_mult=0.25, num_classes=10), 64),
-    "tv_shufflenet_v2": (lambda: models.shufflenetv2.ShuffleNetV2([1, 1, 1], [8, 16, 32, 64, 64],
+    "tv_shufflenet_v2": (lambda: models.shufflenetv2.ShuffleNetV2([2, 1, 1], [8, 16, 32, 64, 64],
                                                                    num_classes=10), 64),
     "tv_densenet": (lambda: models.DenseNet(growth_rate=4, block_config=(2, 10), num_init_features=8,
                                             bn_size=2, num_classes=10), 32),
