@@ -66,6 +66,7 @@ struct dlc_layer {
     uint64_t macs;
     int n_hw_ops;
     int ring_restart;   /* a CBUF weight-ring restart convolution runs before it */
+    int blocks;         /* CONV: channel blocks (groups of a grouped convolution) */
     /* statistics */
     uint64_t stat_n, stat_sat;
     double stat_sig, stat_noise;

@@ -105,6 +105,30 @@ static const char *plan_refusal(const struct dlasim_model *m, const struct dlc_n
     return NULL;
 }
 
+/* A Gemm / MatMul as one convolution whose kernel is the whole input cube:
+ * the planner's dry run (a weight matrix larger than CBUF holds for one
+ * kernel group, VGG's 25088 x 4096 on nv_small, runs on the host CPU: the
+ * input channels would have to be split into partial sums the SDP cannot
+ * add at full precision). */
+static const char *gemm_plan_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
+                                     const struct dlc_buf *b, char *why, size_t n)
+{
+    const struct dlc_tensor *w = &m->g.t[nd->in[1]];
+    struct dlasim_conv_desc d;
+    dlasim_conv_desc_init(&d);
+    d.in_w = b->w, d.in_h = b->h, d.in_c = b->c;
+    d.kernels = (uint32_t)(nd->op == DLC_OP_GEMM && nd->trans_b ? w->dims[0] : w->dims[1]);
+    d.kernel_h = b->h, d.kernel_w = b->w;
+    struct dlasim_conv_plan plan;
+    char perr[160] = "";
+    if (dlasim_conv_plan(&m->hw, &d, &plan, perr, sizeof perr)) {
+        snprintf(why, n, "the weights do not fit the convolution planner: %s", perr);
+        return why;
+    }
+    dlasim_conv_plan_free(&plan);
+    return NULL;
+}
+
 static const char *conv_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
                                 char *why, size_t n)
 {
@@ -127,7 +151,7 @@ static const char *conv_refusal(const struct dlasim_model *m, const struct dlc_n
     if (b->h > 32 || b->w > 32) {
         return "its input cube is too large to read as one kernel";
     }
-    return NULL;
+    return gemm_plan_refusal(m, nd, b, why, n);
 }
 
 /* ---- quantization of a convolution ----------------------------------------------- */
@@ -318,7 +342,7 @@ struct slopes {
     int blob; /* -1: per layer */
 };
 
-static int prelu_slopes(struct dlasim_model *m, const struct dlc_layer *L, int64_t K,
+static int prelu_slopes(struct dlasim_model *m, const struct dlc_layer *L, int64_t k0, int64_t K,
                         struct slopes *s)
 {
     const struct dlc_graph *g = &m->g;
@@ -333,7 +357,7 @@ static int prelu_slopes(struct dlasim_model *m, const struct dlc_layer *L, int64
         smax = fabs(st->data[k]) > smax ? fabs(st->data[k]) : smax;
     }
     dlc_fit16(smax > 0 ? smax : 1.0, &s->shift, 31);
-    s->q = dlc_sat16((pn->op == DLC_OP_LEAKYRELU ? pn->alpha : st->data[0]) *
+    s->q = dlc_sat16((pn->op == DLC_OP_LEAKYRELU ? pn->alpha : st->data[st->n > 1 ? k0 : 0]) *
                      ldexp(1.0, (int)s->shift));
     if (!st || st->n <= 1) {
         return 0;
@@ -344,7 +368,7 @@ static int prelu_slopes(struct dlasim_model *m, const struct dlc_layer *L, int64
     }
     uint8_t *p = m->blobs[s->blob].data;
     for (int64_t k = 0; k < K; k++) {
-        uint16_t sv = (uint16_t)dlc_sat16(st->data[k] * ldexp(1.0, (int)s->shift));
+        uint16_t sv = (uint16_t)dlc_sat16(st->data[k0 + k] * ldexp(1.0, (int)s->shift));
         p[2 * k] = (uint8_t)sv, p[2 * k + 1] = (uint8_t)(sv >> 8);
     }
     return 0;
@@ -517,43 +541,93 @@ static int emit_ring_restart(struct dlasim_model *m, struct opvec *v, struct dlc
     return rc ? dlc_node_errf(err, errlen, rc, nd, "out of memory for a weight-ring restart") : 0;
 }
 
-static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v, char *err,
-                     size_t errlen)
+/* Input and output channels of one block of a convolution: a grouped or
+ * depthwise convolution runs as blocks of whole groups, each a dense
+ * convolution over its own channels (zero weights only between the groups
+ * inside the block), reading its input channels and writing its output
+ * channels in place: both start on an Atomic-M surface.  A convolution
+ * without groups is one block. */
+struct cblock {
+    int64_t k0, nk, c0, nc;
+};
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
+/* Groups per block: the fewest whole groups whose input and output channel
+ * counts are multiples of Atomic-M (one Atomic-M of a depthwise
+ * convolution), or all of them. */
+static int64_t groups_per_block(const struct dlasim_model *m, const struct dlc_node *nd,
+                                const struct qconv *q)
+{
+    if (nd->op != DLC_OP_CONV || nd->group <= 1) {
+        return 1;
+    }
+    int64_t a = m->hw.atom_m, cg = q->C / nd->group, kg = q->K / nd->group;
+    int64_t gc = a / gcd64(cg, a), gk = a / gcd64(kg, a);
+    int64_t g0 = gc / gcd64(gc, gk) * gk;
+    return g0 < nd->group ? g0 : nd->group;
+}
+
+/* The block's view of a feature buffer: n channels from channel c0 (a
+ * multiple of Atomic-M). */
+static struct dlc_buf channel_view(const struct dlasim_model *m, const struct dlc_buf *b,
+                                   int64_t c0, int64_t n)
+{
+    struct dlc_buf v = *b;
+    v.c = (uint32_t)n;
+    v.offset += (uint32_t)(c0 / m->hw.atom_m) * b->surf;
+    v.size = (uint32_t)dlasim_conv_cube_bytes(&m->hw, v.w, v.h, v.c, 0, 0);
+    return v;
+}
+
+/* One block: its weights (the block's rows and columns of the quantized
+ * dense weights), its plan and its CONV + SDP operations per band. */
+static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v,
+                      const struct qconv *q, const struct cblock *cb, char *err, size_t errlen)
 {
     const struct dlc_node *nd = &m->g.nodes[L->node];
-    const struct dlc_buf *by = &m->buf[L->out_tensor];
-    struct qconv q;
+    struct dlc_buf bx = channel_view(m, dlc_stored_buf(m, L->in_tensor), cb->c0, cb->nc);
+    struct dlc_buf by = channel_view(m, &m->buf[L->out_tensor], cb->k0, cb->nk);
+    struct qconv qb = { cb->nk, cb->nc, q->kh, q->kw, NULL, NULL, q->qw, q->alu + cb->k0,
+                        q->mul + cb->k0 };
     struct dlasim_conv_plan plan;
     struct dlasim_conv_desc d;
     struct slopes sl;
     char perr[256] = "";
-    int have_plan = 0, wblob = -1, sblob = -1;
-    memset(&q, 0, sizeof q);
-    int rc = m->ring_restart[L->node] ? emit_ring_restart(m, v, L, err, errlen) : 0;
-    if (rc) {
-        return rc;
+    int have_plan = 0, wblob = -1, sblob = -1, rc = 0;
+    size_t per = (size_t)(q->kh * q->kw), whole = (size_t)(cb->nc == q->C && cb->nk == q->K);
+    if (!whole) { /* the block's rows and columns */
+        qb.qw = malloc((size_t)(cb->nk * cb->nc) * per);
+        if (!qb.qw) {
+            return dlc_node_errf(err, errlen, DLASIM_ERR_NOMEM, nd, "out of memory for its weights");
+        }
+        for (int64_t k = 0; k < cb->nk; k++) {
+            memcpy(qb.qw + (size_t)(k * cb->nc) * per,
+                   q->qw + ((size_t)((cb->k0 + k) * q->C + cb->c0)) * per, (size_t)cb->nc * per);
+        }
     }
-    rc = dense_weights(m, L, &q);
-    rc = rc ? rc : quantize_conv(L, &q);
-    if (rc) {
-        rc = dlc_node_errf(err, errlen, rc, nd, "out of memory for its weights");
-        goto out;
-    }
-    conv_desc(nd, dlc_stored_buf(m, L->in_tensor), &q, L, &d);
+    conv_desc(nd, &bx, &qb, L, &d);
     if (dlasim_conv_plan(&m->hw, &d, &plan, perr, sizeof perr)) {
         rc = dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
                            "the convolution planner refuses it: %s", perr);
         goto out;
     }
     have_plan = 1;
-    if (plan.out_w != by->w || plan.out_h != by->h) {
+    if (plan.out_w != by.w || plan.out_h != by.h) {
         rc = dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
                            "planned output size differs from the ONNX shape");
         goto out;
     }
-    L->macs = (uint64_t)q.K * q.C * q.kh * q.kw * plan.out_w * plan.out_h;
-    if ((rc = weight_blobs(m, &plan, &q, &wblob, &sblob)) ||
-        (rc = prelu_slopes(m, L, q.K, &sl))) {
+    L->macs += (uint64_t)(cb->nk * cb->nc) * per * plan.out_w * plan.out_h;
+    if ((rc = weight_blobs(m, &plan, &qb, &wblob, &sblob)) ||
+        (rc = prelu_slopes(m, L, cb->k0, cb->nk, &sl))) {
         rc = dlc_node_errf(err, errlen, rc, nd, "out of device or host memory for its weights");
         goto out;
     }
@@ -564,14 +638,45 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
             rc = dlc_node_errf(err, errlen, si, nd, "too many hardware operations");
             goto out;
         }
-        fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[i], &d, dlc_stored_buf(m, L->in_tensor),
-                     by, L->cacc_trunc, wblob);
-        fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[i], L, by, sblob, &sl, q.K);
+        fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[i], &d, &bx, &by, L->cacc_trunc, wblob);
+        fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[i], L, &by, sblob, &sl, cb->nk);
         L->n_hw_ops += 2;
     }
 out:
     if (have_plan) {
         dlasim_conv_plan_free(&plan);
+    }
+    if (!whole) {
+        free(qb.qw);
+    }
+    return rc;
+}
+
+static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v, char *err,
+                     size_t errlen)
+{
+    const struct dlc_node *nd = &m->g.nodes[L->node];
+    struct qconv q;
+    memset(&q, 0, sizeof q);
+    int rc = m->ring_restart[L->node] ? emit_ring_restart(m, v, L, err, errlen) : 0;
+    if (rc) {
+        return rc;
+    }
+    rc = dense_weights(m, L, &q);
+    rc = rc ? rc : quantize_conv(L, &q);
+    if (rc) {
+        qconv_free(&q);
+        return dlc_node_errf(err, errlen, rc, nd, "out of memory for its weights");
+    }
+    int64_t per = groups_per_block(m, nd, &q), groups = nd->op == DLC_OP_CONV ? nd->group : 1;
+    int64_t cg = q.C / groups, kg = q.K / groups;
+    L->macs = 0;
+    L->blocks = 0;
+    for (int64_t g0 = 0; g0 < groups && !rc; g0 += per) {
+        int64_t n = groups - g0 < per ? groups - g0 : per;
+        struct cblock cb = { g0 * kg, n * kg, g0 * cg, n * cg };
+        rc = emit_block(m, L, v, &q, &cb, err, errlen);
+        L->blocks++;
     }
     qconv_free(&q);
     return rc;

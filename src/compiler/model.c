@@ -524,6 +524,9 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
         } else if (L->engine != DLC_ENG_VIEW) {
             sb_printf(&b, " %d hw ops%s", L->n_hw_ops,
                       L->ring_restart ? " (2 of them a CBUF weight-ring restart)" : "");
+            if (L->blocks > 1) {
+                sb_printf(&b, " in %d channel blocks", L->blocks);
+            }
             n_hw++;
             n_restart += L->ring_restart;
         }

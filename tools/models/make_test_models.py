@@ -133,6 +133,8 @@ def main():
          [f32("g", rng.uniform(0.5, 1.5, 8)), f32("b", rng.uniform(-0.2, 0.2, 8)),
           f32("m", rng.uniform(-0.2, 0.2, 8)), f32("v", rng.uniform(0.5, 2, 8)),
           f32("k", rng.uniform(-1.5, 1.5, (1, 8, 1, 1))), f32("d", [0.25])])
+    # issue 17's models draw from their own generator (the models after them stay as they were)
+    saved = rng.bit_generator.state
     # the CBUF weight-ring conflict of issue 17 (SqueezeNet's stem): convolutions
     # filling CBUF with the same banks one after the other
     n0, i0 = conv("c0", "x", "a", 3, 64, k=3, strides=[2, 2])
@@ -141,6 +143,10 @@ def main():
     save("op_ring_restart", [n0, helper.make_node("MaxPool", ["a"], ["p"], name="pool", kernel_shape=[3, 3],
                                                   strides=[2, 2]), n1, n2], i0 + i1 + i2,
          in_shape=(1, 3, 224, 224))
+    # a depthwise convolution wider than one Atomic-M (issue 17: run in channel blocks)
+    n, i = conv("dw", "x", "y", 32, 32, k=3, pads=[1, 1, 1, 1], group=32)
+    save("op_conv_depthwise32", [n], i, in_shape=(1, 32, 12, 12))
+    rng.bit_generator.state = saved
     # refusals
     save("bad_unsupported_op", [helper.make_node("Einsum", ["x"], ["y"], name="my_einsum", equation="ij->ji")], [])
     n, i = conv("conv", "x", "y", 8, 16, pads=[1, 1, 1, 1])
