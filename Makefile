@@ -53,7 +53,7 @@ FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 FUZZ_BIN := $(FUZZ_NAMES:%=build-fuzz/fuzz_%)
 REPLAY_BIN := $(FUZZ_NAMES:%=$(BUILD)/tests/fuzz/replay_%)
 
-.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade
+.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade zoo
 all: $(BUILD)/dlasim
 
 $(BUILD)/obj/%.o: %.c
@@ -183,6 +183,12 @@ bench: deps all $(BUILD)/runtime_bench
 	@./$(BUILD)/runtime_bench $(BUILD)/dlasim $(SHARED)/conformance/nvdla-loadables
 	@echo; echo "== ONNX compiler: Fashion-MNIST, ResNet-18, ResNet-50 on nv_small"
 	@sh bench/onnx_bench.sh ./$(BUILD)/dlasim $(BUILD)
+
+# The model zoo of issue 17 (README "Model zoo"): torchvision models as exported,
+# compiled and run against ONNX Runtime (tools/models/zoo.sh; not in make test).
+ZOO_CONFIG ?= nv_small
+zoo: deps all
+	@sh tools/models/zoo.sh ./$(BUILD)/dlasim $(BUILD) $(ZOO_CONFIG)
 
 # Timing pictures (docs/timing.md): per-layer plot and timeline of a trace;
 # installs Debian's python3-matplotlib when missing (as root).

@@ -319,6 +319,7 @@ static void rs_axis_taps(const struct dlc_node *nd, int axis, int64_t xr, int64_
                          struct rs_taps *t)
 {
     double x = rs_source(nd, axis, xr, in);
+    x = x > -1e9 ? (x < 1e9 ? x : 1e9) : -1e9; /* far outside (or NaN): the edge */
     t->outside = nd->rs_coord == DLC_RS_TF_CROP_AND_RESIZE && (x < 0 || x > (double)(in - 1));
     if (nd->rs_mode == DLC_RS_NEAREST) {
         int64_t k = rs_nearest(nd, x);

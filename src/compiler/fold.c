@@ -129,7 +129,7 @@ static int fold_copy(struct dlc_graph *g, struct dlc_node *nd, int is_int, char 
     struct dlc_tensor *o = &g->t[nd->out];
     for (int64_t i = 0; !rc && i < o->n; i++) {
         if (is_int) {
-            put_i(o, i, x->is_int ? x->idata[i] : (int64_t)truncf(x->data[i]));
+            put_i(o, i, ival(x, i)); /* float: truncated; NaN or beyond int64: 0 */
         } else {
             o->data[i] = x->data[i];
         }
@@ -259,8 +259,11 @@ void dlc_slice_bounds(int64_t len, int64_t step, int64_t *start, int64_t *end)
 
 int64_t dlc_slice_count(int64_t start, int64_t end, int64_t step)
 {
-    int64_t n = step > 0 ? (end - start + step - 1) / step : (start - end + (-step) - 1) / (-step);
-    return n > 0 ? n : 0;
+    if (step > 0) {
+        return end > start ? (end - start - 1) / step + 1 : 0;
+    }
+    int64_t back = step < -INT64_MAX ? INT64_MAX : -step; /* start, end are within the axis */
+    return start > end ? (start - end - 1) / back + 1 : 0;
 }
 
 /* Per-axis start and step of a Slice (inputs starts, ends, axes, steps). */
@@ -370,14 +373,16 @@ static int fold_arith(struct dlc_graph *g, struct dlc_node *nd, char *err, size_
     for (int64_t i = 0; !rc && i < o->n; i++) {
         int64_t ja = bcast_index(a, dims, r, i), jb = bcast_index(b, dims, r, i);
         if (is_int) {
-            int64_t x = a->idata[ja], y = b->idata[jb], v;
-            if (nd->op == DLC_OP_DIV && y == 0) {
+            int64_t x = a->idata[ja], y = b->idata[jb], v = 0;
+            int bad = nd->op == DLC_OP_ADD ? __builtin_add_overflow(x, y, &v)
+                      : nd->op == DLC_OP_SUB ? __builtin_sub_overflow(x, y, &v)
+                      : nd->op == DLC_OP_MUL ? __builtin_mul_overflow(x, y, &v)
+                      : y == 0 || (x == INT64_MIN && y == -1);
+            if (bad) {
                 return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
-                                     "integer division by zero");
+                                     "integer overflow or division by zero");
             }
-            v = nd->op == DLC_OP_ADD ? x + y : nd->op == DLC_OP_SUB ? x - y
-                : nd->op == DLC_OP_MUL ? x * y : x / y;
-            put_i(o, i, v);
+            put_i(o, i, nd->op == DLC_OP_DIV ? x / y : v);
         } else {
             float x = a->data[ja], y = b->data[jb];
             o->data[i] = nd->op == DLC_OP_ADD ? x + y : nd->op == DLC_OP_SUB ? x - y
