@@ -19,6 +19,27 @@ static int same_cube(const struct dlc_buf *a, const struct dlc_buf *b)
     return a->c == b->c && a->h == b->h && a->w == b->w;
 }
 
+/* A Mul of an N C H W activation by an N C 1 1 one (squeeze-and-excitation):
+ * which input is the per-channel operand (1 or 0), or -1 when it is not one. */
+static int channel_mul_operand(const struct dlasim_model *m, const struct dlc_node *nd)
+{
+    const struct dlc_graph *g = &m->g;
+    if (nd->op != DLC_OP_MUL || nd->n_in != 2 || nd->in[0] == nd->in[1]) {
+        return -1;
+    }
+    const struct dlc_tensor *y = &g->t[nd->out];
+    for (int s = 0; s < 2; s++) {
+        const struct dlc_tensor *big = &g->t[nd->in[1 - s]], *small = &g->t[nd->in[s]];
+        if (y->rank == 4 && big->n == y->n && small->rank == 4 && small->n == y->dims[1] &&
+            small->dims[1] == y->dims[1] && !big->is_const && !small->is_const &&
+            !dlc_layout_differs(m, nd->in[1 - s]) && dlc_stored_buf(m, nd->in[s])->c == small->n &&
+            dlc_stored_buf(m, nd->in[s])->h == 1 && dlc_stored_buf(m, nd->in[s])->w == 1) {
+            return s;
+        }
+    }
+    return -1;
+}
+
 /* Why an Add/Sub of two tensors or a Relu cannot run on SDP from memory (NULL = it can). */
 static const char *sdp_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
                                char *why, size_t n)
@@ -26,6 +47,9 @@ static const char *sdp_refusal(const struct dlasim_model *m, const struct dlc_no
     (void)why, (void)n;
     const struct dlc_graph *g = &m->g;
     const struct dlc_tensor *y = &g->t[nd->out];
+    if (channel_mul_operand(m, nd) >= 0) {
+        return NULL;
+    }
     int64_t c, h, w;
     dlc_cube_of(y, &c, &h, &w);
     struct dlc_buf want = { 0, (uint32_t)c, (uint32_t)h, (uint32_t)w, 0, 0, 0, 0 };
@@ -78,12 +102,16 @@ static int emit_sdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v
         s->x1_op.act = DLASIM_RT_ACT_RELU;
         return 0;
     }
-    if (nd->op == DLC_OP_MUL) { /* X2 multiplies by the other operand read per element */
-        int a = m->store[nd->in[0]], b = m->store[nd->in[1]];
+    if (nd->op == DLC_OP_MUL) { /* X2 multiplies by the other operand read per element, or
+                                   * per channel (one int8 per channel, contiguous: the
+                                   * operand's 1 x 1 cube) */
+        int per_channel = channel_mul_operand(m, nd);
+        int a = m->store[nd->in[per_channel == 0 ? 1 : 0]];
+        int b = m->store[nd->in[per_channel == 0 ? 0 : 1]];
         ss->src_data = dlc_cube(&m->buf[a], DLASIM_RT_MEM_MC);
         s->x2_op.enable = 1;
         s->x2_op.type = DLASIM_RT_SDP_MUL;
-        s->x2_op.mode = DLASIM_RT_SDP_PER_POINT;
+        s->x2_op.mode = per_channel >= 0 ? DLASIM_RT_SDP_PER_KERNEL : DLASIM_RT_SDP_PER_POINT;
         s->x2_op.act = L->relu ? DLASIM_RT_ACT_RELU : DLASIM_RT_ACT_NONE;
         s->x2_op.precision = DLASIM_RT_INT8;
         ss->x2_data = dlc_cube(&m->buf[b], DLASIM_RT_MEM_MC);
