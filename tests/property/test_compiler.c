@@ -218,6 +218,7 @@ static void test_depthwise_macs(void **state)
 OP_TEST(op_ring_restart, 0, "(2 of them a CBUF weight-ring restart)", "1 CBUF weight-ring restart")
 /* issue 17: small torchvision models as torch.onnx.export writes them (tools/models/make_torchvision.py):
  * Identity on initializers, Shape/Gather/Concat chains, HardSigmoid, Split, ReduceMean, Resize */
+OP_TEST(op_import_pass, 1, "view     Slice", "SDP      Mul", "PDP      GlobalAveragePool", "CPU      Resize")
 OP_TEST(tv_mobilenet_v3_small, 0, "SDP      HardSigmoid", "CONV+SDP Conv+HardSigmoid", "SDP      Mul", "CONV+SDP Gemm")
 OP_TEST(tv_shufflenet_v2, 1, "view     Slice", "PDP      GlobalAveragePool", "CONV+SDP Gemm")
 OP_TEST(tv_densenet, 1, "SDP      BatchNormalization+Relu", "CONV+SDP Gemm")
@@ -451,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_op_conv_depthwise32),
         cmocka_unit_test(test_depthwise_macs),
         cmocka_unit_test(test_op_ring_restart),
+        cmocka_unit_test(test_op_import_pass),
         cmocka_unit_test(test_tv_mobilenet_v3_small),
         cmocka_unit_test(test_tv_shufflenet_v2),
         cmocka_unit_test(test_tv_densenet),

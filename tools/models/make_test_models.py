@@ -146,6 +146,29 @@ def main():
     # a depthwise convolution wider than one Atomic-M (issue 17: run in channel blocks)
     n, i = conv("dw", "x", "y", 32, 32, k=3, pads=[1, 1, 1, 1], group=32)
     save("op_conv_depthwise32", [n], i, in_shape=(1, 32, 12, 12))
+    # what exporters write (issue 17's import pass): a weight through Identity, HardSigmoid +
+    # Mul (HardSwish at opset 13), Split along channels, ReduceMean over H, W, the
+    # squeeze-and-excitation Mul, Resize (linear) to sizes computed by Shape -> Gather ->
+    # Unsqueeze -> Mul -> Concat -> Cast -> Concat (also a fuzz seed: tests/fuzz/seeds/onnx)
+    save("op_import_pass", [
+        helper.make_node("Identity", ["cw"], ["cw2"], name="idw"),
+        helper.make_node("Conv", ["x", "cw2", "cb"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("HardSigmoid", ["c"], ["h"], name="hs", alpha=0.2, beta=0.5),
+        helper.make_node("Mul", ["c", "h"], ["hw"], name="hswish"),
+        helper.make_node("Split", ["hw", "sp"], ["s0", "s1"], name="split", axis=1),
+        helper.make_node("ReduceMean", ["s1"], ["r"], name="mean", axes=[2, 3], keepdims=1),
+        helper.make_node("Mul", ["s0", "r"], ["se"], name="se"),
+        helper.make_node("Shape", ["x"], ["shp"], name="shape"),
+        helper.make_node("Gather", ["shp", "two"], ["hdim"], name="gather", axis=0),
+        helper.make_node("Unsqueeze", ["hdim", "ax0"], ["hu"], name="unsq"),
+        helper.make_node("Mul", ["hu", "two64"], ["h2"], name="dbl"),
+        helper.make_node("Concat", ["h2", "h2"], ["hw2"], name="cat", axis=0),
+        helper.make_node("Cast", ["hw2"], ["hw2i"], name="cast", to=7),
+        helper.make_node("Concat", ["nc", "hw2i"], ["sizes"], name="cat2", axis=0),
+        helper.make_node("Resize", ["se", "", "", "sizes"], ["y"], name="resize", mode="linear",
+                         coordinate_transformation_mode="half_pixel")],
+        [w("cw", 16, 8, 3, 3), w("cb", 16), i64("sp", [8, 8]), i64("two", 2), i64("ax0", [0]),
+         i64("two64", [2]), i64("nc", [1, 8])], in_shape=(1, 8, 6, 6), out_shape=[1, 8, 12, 12])
     rng.bit_generator.state = saved
     # refusals
     save("bad_unsupported_op", [helper.make_node("Einsum", ["x"], ["y"], name="my_einsum", equation="ij->ji")], [])
