@@ -86,7 +86,7 @@ UAPI_CORE_OBJ := $(BUILD)/obj/src/uapi/preload.o $(BUILD)/obj/src/uapi/bo.o
 # the NVDLA DRM device (decoder + buffers), also linked by its tests and fuzz target
 UAPI_NVDLA_SRC := src/uapi/nvdla_drm.c src/uapi/bo.c
 
-.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade install arm64 teflon-sweep
+.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade install arm64 teflon-sweep zoo
 all: $(BUILD)/dlasim $(BUILD)/libdlasim.a $(BUILD)/libdlasim.so $(UAPI_LIBS)
 
 # Objects are rebuilt when the compile flags change (PIC, SAN, OPT, ...).
@@ -307,6 +307,12 @@ bench: deps all $(BUILD)/runtime_bench
 	@./$(BUILD)/runtime_bench $(BUILD)/dlasim $(SHARED)/conformance/nvdla-loadables
 	@echo; echo "== ONNX compiler: Fashion-MNIST, ResNet-18, ResNet-50 on nv_small"
 	@sh bench/onnx_bench.sh ./$(BUILD)/dlasim $(BUILD)
+
+# The model zoo of issue 17 (README "Model zoo"): torchvision models as exported,
+# compiled and run against ONNX Runtime (tools/models/zoo.sh; not in make test).
+ZOO_CONFIG ?= nv_small
+zoo: deps all
+	@sh tools/models/zoo.sh ./$(BUILD)/dlasim $(BUILD) $(ZOO_CONFIG)
 
 # Timing pictures (docs/timing.md): per-layer plot and timeline of a trace;
 # installs Debian's python3-matplotlib when missing (as root).

@@ -82,8 +82,9 @@ static void pool(const struct dlc_graph *g, const struct dlc_node *nd, float **v
 {
     const struct dlc_tensor *xt = &g->t[nd->in[0]], *yt = &g->t[nd->out];
     const float *x = v[nd->in[0]];
-    int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], OH = yt->dims[2], OW = yt->dims[3];
-    int gap = nd->op == DLC_OP_GAP;
+    int gap = nd->op == DLC_OP_GAP; /* its output may be [1, C] (ReduceMean, keepdims 0) */
+    int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
+    int64_t OH = gap ? 1 : yt->dims[2], OW = gap ? 1 : yt->dims[3];
     int64_t kh = gap ? H : nd->kernel[0], kw = gap ? W : nd->kernel[1];
     int64_t sy = gap ? 1 : nd->stride[0], sx = gap ? 1 : nd->stride[1];
     int64_t pt = gap ? 0 : nd->pads[0], pl = gap ? 0 : nd->pads[1];
@@ -151,6 +152,7 @@ static void binary(const struct dlc_graph *g, const struct dlc_node *nd, float *
         case DLC_OP_ADD: y[i] = x + z; break;
         case DLC_OP_SUB: y[i] = x - z; break;
         case DLC_OP_MUL: y[i] = x * z; break;
+        case DLC_OP_DIV: y[i] = x / z; break;
         default: y[i] = x >= 0 ? x : x * z; break; /* PRelu */
         }
     }
@@ -262,18 +264,155 @@ static void transpose(const struct dlc_graph *g, const struct dlc_node *nd, floa
     }
 }
 
+/* ONNX Resize-13 on H and W: the output coordinate mapped to the input
+ * by coordinate_transformation_mode, then nearest (nearest_mode), linear
+ * or cubic (cubic_coeff_a, exclude_outside) interpolation, one axis at a
+ * time with the input's edges repeated; tf_crop_and_resize gives
+ * extrapolation_value outside the crop.  Taps per output coordinate. */
+struct rs_taps {
+    int64_t idx[4];
+    double w[4];
+    int n, outside;
+};
+
+/* The input coordinate of output coordinate xr on one axis.  The resized
+ * length is scale * in (as ONNX's reference computes it; = out when sizes
+ * were given). */
+static double rs_source(const struct dlc_node *nd, int axis, int64_t xr, int64_t in)
+{
+    double scale = nd->rs_scale[axis], x = (double)xr, len = scale * (double)in;
+    switch (nd->rs_coord) {
+    case DLC_RS_ASYMMETRIC: return x / scale;
+    case DLC_RS_ALIGN_CORNERS: return len == 1 ? 0.0 : x * (double)(in - 1) / (len - 1);
+    case DLC_RS_PYTORCH_HALF_PIXEL: return len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case DLC_RS_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
+    case DLC_RS_TF_CROP_AND_RESIZE: {
+        double s0 = nd->rs_roi[2 + axis], s1 = nd->rs_roi[6 + axis];
+        return len > 1 ? s0 * (double)(in - 1) + x * (s1 - s0) * (double)(in - 1) / (len - 1)
+                       : 0.5 * (s0 + s1) * (double)(in - 1);
+    }
+    default: return (x + 0.5) / scale - 0.5; /* half_pixel */
+    }
+}
+
+static int64_t rs_nearest(const struct dlc_node *nd, double x)
+{
+    double f = floor(x);
+    switch (nd->rs_nearest) {
+    case DLC_RS_FLOOR: return (int64_t)f;
+    case DLC_RS_CEIL: return (int64_t)ceil(x);
+    case DLC_RS_ROUND_PREFER_CEIL: return (int64_t)(x - f >= 0.5 ? f + 1 : f);
+    default: return (int64_t)(x - f > 0.5 ? f + 1 : f); /* round_prefer_floor */
+    }
+}
+
+static void rs_cubic(double r, double a, double *c)
+{
+    double s = 1.0 - r;
+    c[0] = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
+    c[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
+    c[2] = ((a + 2) * s - (a + 3)) * s * s + 1;
+    c[3] = ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a;
+}
+
+static void rs_axis_taps(const struct dlc_node *nd, int axis, int64_t xr, int64_t in,
+                         struct rs_taps *t)
+{
+    double x = rs_source(nd, axis, xr, in);
+    x = x > -1e9 ? (x < 1e9 ? x : 1e9) : -1e9; /* far outside (or NaN): the edge */
+    t->outside = nd->rs_coord == DLC_RS_TF_CROP_AND_RESIZE && (x < 0 || x > (double)(in - 1));
+    if (nd->rs_mode == DLC_RS_NEAREST) {
+        int64_t k = rs_nearest(nd, x);
+        t->n = 1, t->idx[0] = k < 0 ? 0 : k >= in ? in - 1 : k, t->w[0] = 1.0;
+        return;
+    }
+    double f = floor(x), r = x - f, sum = 0;
+    int64_t base = (int64_t)f;
+    if (nd->rs_mode == DLC_RS_LINEAR) {
+        t->n = 2, t->w[0] = 1.0 - r, t->w[1] = r;
+        t->idx[0] = base, t->idx[1] = base + 1;
+    } else {
+        t->n = 4;
+        rs_cubic(r, nd->rs_cubic_a, t->w);
+        for (int k = 0; k < 4; k++) {
+            t->idx[k] = base - 1 + k;
+        }
+    }
+    for (int k = 0; k < t->n; k++) {
+        if (nd->rs_exclude_outside && (t->idx[k] < 0 || t->idx[k] >= in)) {
+            t->w[k] = 0;
+        }
+        sum += t->w[k];
+        t->idx[k] = t->idx[k] < 0 ? 0 : t->idx[k] >= in ? in - 1 : t->idx[k];
+    }
+    for (int k = 0; k < t->n && nd->rs_exclude_outside && sum != 0; k++) {
+        t->w[k] /= sum;
+    }
+}
+
 static void resize(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
 {
     const struct dlc_tensor *xt = &g->t[nd->in[0]], *o = &g->t[nd->out];
     int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], OH = o->dims[2], OW = o->dims[3];
-    for (int64_t c = 0; c < C; c++) {
-        for (int64_t oy = 0; oy < OH; oy++) {
-            int64_t iy = oy * H / OH; /* nearest, asymmetric, floor */
+    struct rs_taps *tx = malloc((size_t)OW * sizeof *tx);
+    if (!tx) { /* dlc_float_node checked the output buffer; taps are small */
+        memset(y, 0, (size_t)o->n * sizeof(float));
+        return;
+    }
+    for (int64_t ox = 0; ox < OW; ox++) {
+        rs_axis_taps(nd, 1, ox, W, &tx[ox]);
+    }
+    for (int64_t oy = 0; oy < OH; oy++) {
+        struct rs_taps ty;
+        rs_axis_taps(nd, 0, oy, H, &ty);
+        for (int64_t c = 0; c < C; c++) {
+            const float *xc = v[nd->in[0]] + c * H * W;
             for (int64_t ox = 0; ox < OW; ox++) {
-                int64_t ix = ox * W / OW;
-                y[(c * OH + oy) * OW + ox] = v[nd->in[0]][(c * H + iy) * W + ix];
+                double s = 0;
+                for (int a = 0; a < ty.n; a++) {
+                    for (int b = 0; b < tx[ox].n; b++) {
+                        s += ty.w[a] * tx[ox].w[b] * xc[ty.idx[a] * W + tx[ox].idx[b]];
+                    }
+                }
+                y[(c * OH + oy) * OW + ox] = ty.outside || tx[ox].outside ? nd->rs_extrapolation
+                                                                          : (float)s;
             }
         }
+    }
+    free(tx);
+}
+
+/* Gather along nd->axis with constant indices (graph.c shape_gather). */
+static void gather(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *xt = &g->t[nd->in[0]], *ix = &g->t[nd->in[1]];
+    int64_t outer = 1, inner = 1, len = xt->dims[nd->axis];
+    for (int i = 0; i < xt->rank; i++) {
+        outer *= i < nd->axis ? xt->dims[i] : 1;
+        inner *= i > nd->axis ? xt->dims[i] : 1;
+    }
+    for (int64_t a = 0; a < outer; a++) {
+        for (int64_t k = 0; k < ix->n; k++) {
+            int64_t q = ix->is_int ? ix->idata[k] : (int64_t)ix->data[k];
+            q = q < 0 ? q + len : q;
+            memcpy(y + (a * ix->n + k) * inner, v[nd->in[0]] + (a * len + q) * inner,
+                   (size_t)inner * sizeof(float));
+        }
+    }
+}
+
+/* Slice of one axis, step 1 (graph.c shape_slice). */
+static void slice1(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *xt = &g->t[nd->in[0]];
+    int64_t outer = 1, inner = 1, len = xt->dims[nd->sl_axis], cnt = nd->sl_end - nd->sl_start;
+    for (int i = 0; i < xt->rank; i++) {
+        outer *= i < nd->sl_axis ? xt->dims[i] : 1;
+        inner *= i > nd->sl_axis ? xt->dims[i] : 1;
+    }
+    for (int64_t a = 0; a < outer; a++) {
+        memcpy(y + a * cnt * inner, v[nd->in[0]] + (a * len + nd->sl_start) * inner,
+               (size_t)(cnt * inner) * sizeof(float));
     }
 }
 
@@ -293,6 +432,13 @@ static void pad(const struct dlc_graph *g, const struct dlc_node *nd, float **v,
     }
 }
 
+/* HardSigmoid: max(0, min(1, alpha * x + beta)). */
+static float hard_sigmoid(float x, float alpha, float beta)
+{
+    float v = alpha * x + beta;
+    return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
 static void unary(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
 {
     const float *x = v[nd->in[0]];
@@ -306,6 +452,8 @@ static void unary(const struct dlc_graph *g, const struct dlc_node *nd, float **
         case DLC_OP_CLIP: y[i] = e < nd->clip_min ? nd->clip_min : e > nd->clip_max ? nd->clip_max : e; break;
         case DLC_OP_SIGMOID: y[i] = 1.0f / (1.0f + expf(-e)); break;
         case DLC_OP_TANH: y[i] = tanhf(e); break;
+        case DLC_OP_HARDSIGMOID: y[i] = hard_sigmoid(e, nd->alpha, nd->beta); break;
+        case DLC_OP_HARDSWISH: y[i] = e * hard_sigmoid(e, 1.0f / 6, 0.5f); break;
         case DLC_OP_BN: {
             int64_t hw = xt->n / xt->dims[1], c = (i / hw) % xt->dims[1];
             const float *sc = g->t[nd->in[1]].data, *b = g->t[nd->in[2]].data;
@@ -345,7 +493,10 @@ int dlc_float_node(const struct dlc_graph *g, const struct dlc_node *nd, float *
     case DLC_OP_ADD:
     case DLC_OP_SUB:
     case DLC_OP_MUL:
+    case DLC_OP_DIV:
     case DLC_OP_PRELU: binary(g, nd, vals, y); break;
+    case DLC_OP_SLICE: slice1(g, nd, vals, y); break;
+    case DLC_OP_GATHER: gather(g, nd, vals, y); break;
     case DLC_OP_LRN: lrn(g, nd, vals, y); break;
     case DLC_OP_SOFTMAX: softmax(g, nd, vals, y); break;
     case DLC_OP_CONCAT: concat(g, nd, vals, y); break;

@@ -191,6 +191,38 @@ OP_TEST(op_reshape_matmul, 0, "view     Reshape", "CONV+SDP MatMul")
 OP_TEST(op_leakyrelu, 0, "CONV+SDP Conv+LeakyRelu")
 OP_TEST(op_prelu, 0, "CONV+SDP Conv+PRelu")
 OP_TEST(op_sigmoid, 1, "CPU      Sigmoid", "no SDP LUT")
+/* issue 17: a depthwise convolution of 32 channels runs as 4 blocks of Atomic-M (8 on nv_small)
+ * channels, each a dense 8 -> 8 convolution: 4 x 8 x 8 x 3 x 3 x 12 x 12 MACs executed, not the
+ * 32 x 32 x 3 x 3 x 12 x 12 of one dense convolution */
+OP_TEST(op_conv_depthwise32, 0, "in 4 channel blocks")
+static void test_depthwise_macs(void **state)
+{
+    (void)state;
+    struct dlasim_model *m = load("op_conv_depthwise32");
+    size_t in_n = dlasim_model_input_size(m);
+    float *cal = malloc(4 * in_n * sizeof(float));
+    assert_non_null(cal);
+    for (size_t i = 0; i < 4 * in_n; i++) {
+        cal[i] = urand();
+    }
+    char err[512];
+    if (dlasim_model_calibrate(m, cal, 4, NULL, err, sizeof err) ||
+        dlasim_model_compile(m, "nv_small", err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    assert_int_equal(dlasim_model_macs(m), 4ull * 8 * 8 * 3 * 3 * 12 * 12);
+    free(cal);
+    dlasim_model_free(m);
+}
+/* issue 17: the CBUF weight-ring conflict of SqueezeNet's stem, resolved by a restart convolution */
+OP_TEST(op_ring_restart, 0, "(2 of them a CBUF weight-ring restart)", "1 CBUF weight-ring restart")
+/* issue 17: small torchvision models as torch.onnx.export writes them (tools/models/make_torchvision.py):
+ * Identity on initializers, Shape/Gather/Concat chains, HardSigmoid, Split, ReduceMean, Resize */
+OP_TEST(op_import_pass, 1, "view     Slice", "SDP      Mul", "PDP      GlobalAveragePool", "CPU      Resize")
+OP_TEST(tv_mobilenet_v3_small, 0, "SDP      HardSigmoid", "CONV+SDP Conv+HardSigmoid", "SDP      Mul", "CONV+SDP Gemm")
+OP_TEST(tv_shufflenet_v2, 1, "view     Slice", "PDP      GlobalAveragePool", "CONV+SDP Gemm")
+OP_TEST(tv_densenet, 1, "SDP      BatchNormalization+Relu", "CONV+SDP Gemm")
+OP_TEST(tv_lraspp, 1, "CPU      Resize", "CONV+SDP Conv+HardSigmoid")
 OP_TEST(op_tanh, 1, "CPU      Tanh", "no SDP LUT")
 
 /* nv_large has the SDP LUT: Sigmoid and Tanh run on it */
@@ -417,6 +449,14 @@ int main(void)
         cmocka_unit_test(test_op_concat_pool),
         cmocka_unit_test(test_op_pad_conv),
         cmocka_unit_test(test_op_affine_standalone),
+        cmocka_unit_test(test_op_conv_depthwise32),
+        cmocka_unit_test(test_depthwise_macs),
+        cmocka_unit_test(test_op_ring_restart),
+        cmocka_unit_test(test_op_import_pass),
+        cmocka_unit_test(test_tv_mobilenet_v3_small),
+        cmocka_unit_test(test_tv_shufflenet_v2),
+        cmocka_unit_test(test_tv_densenet),
+        cmocka_unit_test(test_tv_lraspp),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_truncated_models),
         cmocka_unit_test(test_fashion_mnist_end_to_end),

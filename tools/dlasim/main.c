@@ -34,6 +34,7 @@ static void usage(FILE *f)
             "                                 calibrate an ONNX model for INT8 and lower it to NVDLA layers\n"
             "  run MODEL.onnx --input FILE... [--calib DATA] [--labels IDX1] [--names FILE]\n"
             "      [--json OUT] [--report] [--record-trace DIR] [--compare-float] [--draw N]\n"
+            "      [--out-raw FILE] [--float-raw FILE] [--float-only]\n"
             "      [--count N] [--progress] [--scale S] [--mean M]\n"
             "                                 run it on the simulated device, print the top classes\n"
             "  bench [--json FILE]            convolution performance table (make bench)\n"

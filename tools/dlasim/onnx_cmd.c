@@ -7,6 +7,9 @@
  *   dlasim run MODEL.onnx --input FILE... [--calib DATA] [--calib-count N]
  *              [--labels FILE] [--names FILE] [--json OUT] [--report]
  *              [--record-trace DIR] [--count N] [--compare-float] [--draw N]
+ *              [--out-raw FILE] [--float-raw FILE] [--float-only]
+ * --float-only runs only the float reference (no calibration, no device):
+ * the outputs go to --float-raw.
  *              [--top K] [--progress] [--config NAME] [...]
  *
  * DATA and --input: PGM/PNG images, folders of them, IDX files
@@ -30,13 +33,14 @@
 struct onnx_opts {
     struct cli_common common;
     const char *model, *out, *labels, *names, *json, *record;
+    const char *out_raw, *float_raw; /* outputs as raw float32 (INT8 dequantized; float reference) */
     const char *calib[MAX_FILES], *input[MAX_FILES];
     int n_calib, n_input;
     size_t calib_count, count;
     struct dlasim_calib_options copt;
     float scale, mean;
     int scale_set, mean_set;
-    int report, compare_float, draw, top, progress;
+    int report, compare_float, draw, top, progress, float_only;
 };
 
 static int parse_size(const char *opt, const char *v, size_t *out)
@@ -82,6 +86,8 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
             o->report = 1, takes = 0, list = NULL;
         } else if (!strcmp(a, "--compare-float")) {
             o->compare_float = 1, takes = 0, list = NULL;
+        } else if (!strcmp(a, "--float-only")) {
+            o->float_only = 1, takes = 0, list = NULL;
         } else if (!strcmp(a, "--progress")) {
             o->progress = 1, takes = 0, list = NULL;
         } else if (a[0] == '-' && a[1] && !v) {
@@ -95,6 +101,10 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
             o->names = v;
         } else if (!strcmp(a, "--json")) {
             o->json = v;
+        } else if (!strcmp(a, "--out-raw")) {
+            o->out_raw = v;
+        } else if (!strcmp(a, "--float-raw")) {
+            o->float_raw = v, o->compare_float = 1;
         } else if (!strcmp(a, "--record-trace")) {
             o->record = v;
         } else if (!strcmp(a, "--calib-count")) {
@@ -546,11 +556,68 @@ static int run_loadable(const struct onnx_opts *o)
     return rc ? 1 : 0;
 }
 
+/* Cosine similarity of two vectors (1 when both are zero). */
+static double cosine(const float *a, const float *b, size_t n)
+{
+    double ab = 0, aa = 0, bb = 0;
+    for (size_t i = 0; i < n; i++) {
+        ab += (double)a[i] * b[i], aa += (double)a[i] * a[i], bb += (double)b[i] * b[i];
+    }
+    return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : aa == bb ? 1.0 : 0.0;
+}
+
+static int write_raw(const char *path, const float *v, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(v, sizeof *v, n, f) == n;
+    if (f && fclose(f)) {
+        ok = 0;
+    }
+    if (!ok) {
+        fprintf(stderr, "dlasim run: cannot write %s\n", path);
+    }
+    return ok ? 0 : -1;
+}
+
+/* dlasim run --float-only: the float reference on the inputs, outputs to --float-raw. */
+static int run_float_only(const struct onnx_opts *o)
+{
+    struct dlasim_model *m = load_model(o->model);
+    if (!m) {
+        return 1;
+    }
+    struct dataset in;
+    int rc = load_data(o, m, o->input, o->n_input, o->count, &in);
+    size_t on = dlasim_model_output_size(m);
+    float *y = rc ? NULL : malloc((in.count ? in.count : 1) * on * sizeof(float));
+    char err[1024];
+    rc = y ? 0 : -1;
+    for (size_t i = 0; !rc && i < in.count; i++) {
+        if (dlasim_model_run_float(m, in.data + i * in.in_n, y + i * on, err, sizeof err)) {
+            fprintf(stderr, "dlasim run: float input %zu: %s\n", i, err);
+            rc = -1;
+        }
+    }
+    if (!rc) {
+        printf("float reference: %zu inputs, %zu outputs each\n", in.count, on);
+    }
+    if (!rc && o->float_raw && write_raw(o->float_raw, y, in.count * on)) {
+        rc = -1;
+    }
+    free(y);
+    dataset_free(&in);
+    dlasim_model_free(m);
+    return rc ? 1 : 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     struct onnx_opts o;
     if (parse_opts(argc, argv, &o, 1)) {
         return 2;
+    }
+    if (o.float_only) {
+        return run_float_only(&o);
     }
     size_t ml = strlen(o.model);
     if (ml > 6 && !strcmp(o.model + ml - 6, ".nvdla")) {
@@ -703,7 +770,14 @@ int cmd_run(int argc, char **argv)
             free(rep);
         }
     }
+    if (!rc && fout) {
+        printf("INT8 vs float: cosine %.6f over all outputs\n", cosine(out, fout, in.count * on));
+    }
     if (!rc && o.json && write_json(o.json, labels != NULL, acc, in.count, out, on)) {
+        rc = -1;
+    }
+    if (!rc && ((o.out_raw && write_raw(o.out_raw, out, in.count * on)) ||
+                (o.float_raw && write_raw(o.float_raw, fout, in.count * on)))) {
         rc = -1;
     }
     for (int i = 0; i < n_names; i++) {
