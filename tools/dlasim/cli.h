@@ -46,6 +46,28 @@ struct dlasim_dev *cli_create_device(const struct cli_common *c);
  * *len bytes; -1 after printing "dlasim: PATH: why" (cli_file.c). */
 int cli_read_file(const char *path, uint8_t **buf, size_t *len);
 
+/* Strict option parsing (cli_parse.c): the whole value, in range, or a
+ * printed "dlasim: OPT takes ..., got 'VALUE'" and -1.  Integers are decimal
+ * or 0x hex, never signed. */
+int cli_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out);
+int cli_parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *out);
+int cli_parse_count(const char *opt, const char *s, size_t max, size_t *out);
+/* A finite number in [min, max] (NaN, Inf, junk, over/underflow refused). */
+int cli_parse_double(const char *opt, const char *s, double min, double max, double *out);
+int cli_parse_float(const char *opt, const char *s, double min, double max, float *out);
+/* A byte count with an optional K/M/G/T (binary) suffix. */
+int cli_parse_size(const char *opt, const char *s, uint64_t *out);
+/* "ADDR:REST" with a hex address below 2^32; *rest points after the ':'. */
+int cli_parse_addr_prefix(const char *opt, const char *s, uint32_t *addr, const char **rest);
+/* --log LIST: comma-separated reg, exec, guest, unimp; anything else refused. */
+int cli_parse_log(const char *opt, const char *s, unsigned *mask);
+
+/* Checked output (cli_file.c): the whole buffer written and the file closed
+ * without error, else "dlasim: PATH: cannot write: why" and -1. */
+int cli_write_file(const char *path, const void *buf, size_t len);
+/* fclose that reports a failed write (ferror or fclose) as above; -1 then. */
+int cli_close_output(FILE *f, const char *path);
+
 int cmd_trace(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

@@ -56,3 +56,26 @@ int cli_read_file(const char *path, uint8_t **buf, size_t *len)
     *len = n;
     return 0;
 }
+
+int cli_close_output(FILE *f, const char *path)
+{
+    int err = ferror(f);
+    int saved = errno;
+    if (fclose(f) || err) {
+        fprintf(stderr, "dlasim: %s: cannot write: %s\n", path,
+                strerror(err ? (saved ? saved : EIO) : errno));
+        return -1;
+    }
+    return 0;
+}
+
+int cli_write_file(const char *path, const void *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "dlasim: %s: cannot write: %s\n", path, strerror(errno));
+        return -1;
+    }
+    fwrite(buf, 1, len, f);
+    return cli_close_output(f, path);
+}

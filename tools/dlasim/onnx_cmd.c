@@ -39,16 +39,10 @@ struct onnx_opts {
     int report, compare_float, draw, top, progress;
 };
 
+/* A count option (--calib-count, --count, --draw, --top). */
 static int parse_size(const char *opt, const char *v, size_t *out)
 {
-    char *end;
-    long long n = strtoll(v, &end, 10);
-    if (*end || n < 0) {
-        fprintf(stderr, "dlasim: %s takes a count, got '%s'\n", opt, v);
-        return -1;
-    }
-    *out = (size_t)n;
-    return 0;
+    return cli_parse_count(opt, v, (size_t)1 << 40, out);
 }
 
 static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
@@ -118,13 +112,22 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
             }
             o->top = (int)(n > 100 ? 100 : n);
         } else if (!strcmp(a, "--scale")) {
-            o->scale = strtof(v, NULL), o->scale_set = 1;
+            /* pixel byte * scale - mean: a finite, non-zero factor */
+            if (cli_parse_float(a, v, -1e6, 1e6, &o->scale)) {
+                return -1;
+            }
+            if (o->scale == 0) {
+                fprintf(stderr, "dlasim: --scale 0 would make every input 0\n");
+                return -1;
+            }
+            o->scale_set = 1;
         } else if (!strcmp(a, "--mean")) {
-            o->mean = strtof(v, NULL), o->mean_set = 1;
+            if (cli_parse_float(a, v, -1e6, 1e6, &o->mean)) {
+                return -1;
+            }
+            o->mean_set = 1;
         } else if (!strcmp(a, "--percentile")) {
-            o->copt.percentile = strtod(v, NULL);
-            if (!(o->copt.percentile > 0 && o->copt.percentile <= 100)) {
-                fprintf(stderr, "dlasim: --percentile takes a value in (0, 100]\n");
+            if (cli_parse_double(a, v, 1e-6, 100, &o->copt.percentile)) {
                 return -1;
             }
         } else if (!strcmp(a, "--method")) {
