@@ -144,8 +144,10 @@ static int record_surface(struct dlasim_dev *dev, struct recorder *r, uint64_t a
         fprintf(f, "} ,\n");
     }
     fprintf(f, "}\n");
-    fclose(f);
     free(buf);
+    if (cli_close_output(f, path)) {
+        return -1;
+    }
     fprintf(r->cfg, "mem_load(pri_mem, 0x%llx, \"surface_%u.dat\");\n", (unsigned long long)addr,
             r->files);
     r->files++;
@@ -554,23 +556,29 @@ int cmd_estimate(int argc, char **argv)
                (unsigned long long)sheet, (double)total / (double)sheet);
     }
     printf("(convolutions with SDP on the fly; pooling and element-wise layers not included)\n");
-    if (a.json) {
-        timing_write_json(dev, a.json, net_name, total, mhz);
+    /* every output asked for is written, or the command fails */
+    if (a.json && timing_write_json(dev, a.json, net_name, total, mhz)) {
+        failed = 1;
     }
-    if (a.timeline) {
-        timing_write_timeline(dev, a.timeline, net_name, mhz);
+    if (a.timeline && timing_write_timeline(dev, a.timeline, net_name, mhz)) {
+        failed = 1;
     }
     if (a.plot) {
         char tmp[4096];
         snprintf(tmp, sizeof(tmp), "%s.json", a.plot);
-        if (!timing_write_json(dev, tmp, net_name, total, mhz)) {
-            timing_plot(tmp, a.plot);
+        if (timing_write_json(dev, tmp, net_name, total, mhz) || timing_plot(tmp, a.plot)) {
+            failed = 1;
         }
     }
     dlasim_destroy(dev);
     if (rec.cfg) {
-        fclose(rec.cfg);
-        printf("trace case recorded in %s (%u hardware layers)\n", a.record, rec.layers);
+        char path[2300];
+        snprintf(path, sizeof(path), "%s/%s.cfg", a.record, base_name(a.record));
+        if (cli_close_output(rec.cfg, path)) {
+            failed = 1;
+        } else {
+            printf("trace case recorded in %s (%u hardware layers)\n", a.record, rec.layers);
+        }
     }
     free(owned);
     return failed;

@@ -14,6 +14,7 @@
  * bytes.  Without --calib, `run` calibrates on (up to --calib-count of) its
  * inputs.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +168,17 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
         fprintf(stderr, "dlasim: no model given\n");
         return -1;
     }
+    if (o->record && cli_check_output_dir("--record-trace", o->record)) {
+        return -1;
+    }
+    /* the ONNX compiler emits NVDLA layers (src/compiler): say so here rather
+     * than fail later on a parameter the RK3588 does not have */
+    if (o->common.config && !strncmp(o->common.config, "rk", 2)) {
+        fprintf(stderr, "dlasim: --config %s: the ONNX compiler targets the NVDLA configurations "
+                        "(nv_small, nv_small_256, nv_large); the RK3588 runs regcmd lists "
+                        "(dlasim rk)\n", o->common.config);
+        return -1;
+    }
     if (!is_run && o->n_calib == 0) {
         fprintf(stderr, "dlasim compile: --calib DATA is required (images, IDX or raw tensors)\n");
         return -1;
@@ -184,6 +196,7 @@ static int load_data(const struct onnx_opts *o, const struct dlasim_model *m, co
     int64_t dims[6];
     int rank = dlasim_model_input_shape(m, dims);
     dataset_init(d, dims, rank, dlasim_model_input_size(m));
+    d->max_bytes = cli_max_mem(&o->common);
     if (o->scale_set) {
         d->scale = o->scale;
     }
@@ -205,11 +218,11 @@ static int load_data(const struct onnx_opts *o, const struct dlasim_model *m, co
     return 0;
 }
 
-static struct dlasim_model *load_model(const char *path)
+static struct dlasim_model *load_model(const char *path, uint64_t max_bytes)
 {
     uint8_t *buf;
     size_t len;
-    if (cli_read_file(path, &buf, &len)) {
+    if (cli_read_file_max(path, max_bytes, &buf, &len)) {
         return NULL;
     }
     struct dlasim_model *m = NULL;
@@ -239,7 +252,7 @@ static const char *method_name(enum dlasim_calib_method m)
 static struct dlasim_model *prepare(const struct onnx_opts *o, const char *const *calib_files,
                                     int n_calib)
 {
-    struct dlasim_model *m = load_model(o->model);
+    struct dlasim_model *m = load_model(o->model, cli_max_mem(&o->common));
     if (!m) {
         return NULL;
     }
@@ -290,9 +303,7 @@ int cmd_compile(int argc, char **argv)
             fprintf(stderr, "dlasim compile: %s: %s\n", o.out, err);
             rc = 1;
         } else {
-            FILE *f = fopen(o.out, "wb");
-            if (!f || fwrite(file, 1, len, f) != len || fclose(f)) {
-                perror(o.out);
+            if (cli_write_file(o.out, file, len)) {
                 rc = 1;
             } else {
                 printf("wrote %s (%zu bytes)\n", o.out, len);
@@ -315,31 +326,41 @@ static int argmax(const float *v, size_t n)
     return (int)b;
 }
 
+/* Class names, one a line; *n = -1 (printed) when the file cannot be read
+ * (a missing file or a folder is an error, not "no names"). */
 static char **load_names(const char *path, int *n)
 {
     *n = 0;
     if (!path) {
         return NULL;
     }
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        perror(path);
+    uint8_t *b;
+    size_t len;
+    if (cli_read_file_max(path, (uint64_t)64 << 20, &b, &len)) {
+        *n = -1;
         return NULL;
     }
-    char **names = NULL, line[256];
-    while (fgets(line, sizeof line, f) && *n < 100000) {
-        line[strcspn(line, "\r\n")] = 0;
+    char **names = NULL;
+    size_t p = 0;
+    while (p < len && *n < 100000) {
+        size_t e = p;
+        while (e < len && b[e] != '\n') {
+            e++;
+        }
+        size_t l = e > p && b[e - 1] == '\r' ? e - p - 1 : e - p;
         char **nn = realloc(names, (size_t)(*n + 1) * sizeof *nn);
-        if (!nn) {
+        char *name = nn ? malloc(l + 1) : NULL;
+        if (!name) {
+            names = nn ? nn : names;
             break;
         }
+        memcpy(name, b + p, l);
+        name[l] = 0;
         names = nn;
-        names[*n] = strdup(line);
-        if (names[*n]) {
-            (*n)++;
-        }
+        names[(*n)++] = name;
+        p = e + 1;
     }
-    fclose(f);
+    free(b);
     return names;
 }
 
@@ -402,7 +423,7 @@ static int write_json(const char *path, int have_acc, double acc, size_t n, cons
 {
     FILE *f = fopen(path, "w");
     if (!f) {
-        perror(path);
+        fprintf(stderr, "dlasim: %s: cannot write: %s\n", path, strerror(errno));
         return -1;
     }
     fprintf(f, "{");
@@ -418,7 +439,7 @@ static int write_json(const char *path, int have_acc, double acc, size_t n, cons
         fprintf(f, "]");
     }
     fprintf(f, "\n]}\n");
-    return fclose(f) ? -1 : 0;
+    return cli_close_output(f, path);
 }
 
 /* `dlasim run MODEL.nvdla`: each input image through the loadable runner
@@ -455,6 +476,7 @@ static int run_loadable(const struct onnx_opts *o)
     for (int pass = 0; pass < 2 && !rc; pass++) {
         dataset_free(&in);
         dataset_init(&in, dims, 4, (size_t)(dims[2] * dims[3]));
+        in.max_bytes = cli_max_mem(&o->common);
         in.w = (uint32_t)dims[3], in.h = (uint32_t)dims[2];
         for (int i = 0; i < o->n_input && !rc; i++) {
             rc = dataset_probe(&in, o->input[i], dims);
@@ -478,7 +500,11 @@ static int run_loadable(const struct onnx_opts *o)
         rc = -1;
     }
     int n_names = 0;
-    char **names = load_names(o->names, &n_names);
+    char **names = rc ? NULL : load_names(o->names, &n_names);
+    if (n_names < 0) {
+        rc = -1;
+        n_names = 0;
+    }
     size_t npx = (size_t)in.w * in.h, on = 0, correct = 0;
     char hdr[64];
     int hl = snprintf(hdr, sizeof hdr, "P5\n%u %u\n255\n", in.w, in.h);
@@ -584,6 +610,10 @@ int cmd_run(int argc, char **argv)
     }
     int n_names = 0;
     char **names = load_names(o.names, &n_names);
+    if (n_names < 0) {
+        rc = -1;
+        n_names = 0;
+    }
     size_t on = dlasim_model_output_size(m);
     float *out = malloc(in.count * on * sizeof(float));
     float *fout = o.compare_float ? malloc(in.count * on * sizeof(float)) : NULL;
