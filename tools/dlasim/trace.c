@@ -190,7 +190,8 @@ static void run_case(const struct trace_args *a, const char *cfg, int verbose,
     struct dlasim_trace_play_options po = {0};
     memset(o, 0, sizeof(*o));
     double t0 = now();
-    o->status = dlasim_trace_parse_file(cfg, &t, o->err, sizeof(o->err));
+    o->status = dlasim_trace_parse_file_max(cfg, cli_max_mem(&a->common), &t, o->err,
+                                            sizeof(o->err));
     if (!o->status) {
         struct dlasim_dev *dev = cli_create_device(&a->common);
         if (!dev) {
