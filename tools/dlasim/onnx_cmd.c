@@ -295,6 +295,15 @@ int cmd_compile(int argc, char **argv)
         return 1;
     }
     int rc = 0;
+    if (o.out && ((o.scale_set && o.scale != 1.0f / 255.0f) || (o.mean_set && o.mean != 0))) {
+        /* the runtime converts a loadable's image input itself (p / 255 at
+         * 1/127 per step): other pixel conversions cannot travel with it */
+        fprintf(stderr, "dlasim compile: -o %s: --scale/--mean change how pixels become inputs, "
+                        "but a loadable's input is converted by the runtime as p / 255; they apply "
+                        "to `dlasim run MODEL.onnx` only\n", o.out);
+        dlasim_model_free(m);
+        return 2;
+    }
     if (o.out) {
         uint8_t *file = NULL;
         size_t len = 0;
