@@ -370,10 +370,37 @@ int labels_load(const char *path, uint8_t **labels, size_t *n)
 
 /* Image geometry of a file (IDX3 records, PGM, PNG) into dims[2] (height)
  * and dims[3] (width) when they are still 0; -1 (printed) when unknown. */
+/* The first entry of a folder in name order (what load_dir reads first). */
+static int first_entry(const char *dir, char *out, size_t len)
+{
+    DIR *dd = opendir(dir);
+    struct dirent *e;
+    char best[256] = "";
+    if (!dd) {
+        return dfail(dir, strerror(errno));
+    }
+    while ((e = readdir(dd))) {
+        if (e->d_name[0] != '.' && (!best[0] || strcmp(e->d_name, best) < 0)) {
+            snprintf(best, sizeof best, "%s", e->d_name);
+        }
+    }
+    closedir(dd);
+    if (!best[0]) {
+        return dfail(dir, "empty folder");
+    }
+    snprintf(out, len, "%s/%s", dir, best);
+    return 0;
+}
+
 int dataset_probe(struct dataset *d, const char *path, int64_t dims[4])
 {
     if (dims[2] && dims[3]) {
         return 0;
+    }
+    struct stat st;
+    if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+        char first[4096];
+        return first_entry(path, first, sizeof first) ? -1 : dataset_probe(d, first, dims);
     }
     uint8_t *b;
     size_t len;
