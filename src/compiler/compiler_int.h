@@ -12,7 +12,18 @@
 #include "dlasim/conv.h"
 #include "dlasim/runtime.h"
 
-/* onnx_read.c */
+/* Error convention of the whole compiler: functions that can fail return 0
+ * or a negative dlasim_status and format a message into err; messages about
+ * a node name it and its op (dlc_node_errf, graph.c). */
+int dlc_node_errf(char *err, size_t errlen, int status, const struct dlc_node *nd,
+                  const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* onnx_read.c: 0, DLASIM_ERR_PARSE (the file or something in it refused) or
+ * DLASIM_ERR_NOMEM */
 int dlc_onnx_read(const void *buf, size_t len, struct dlc_graph *g, char *err, size_t errlen);
 
 /* Where a tensor lives in device memory: a feature cube (int8). */
@@ -76,7 +87,7 @@ struct dlasim_model {
     char config[32];
     struct dlasim_conv_hw hw;
     int sdp_lut;           /* the configuration has the SDP LUT (NVDLA_SDP_LUT_ENABLE) */
-    int reset_each_run;    /* reset the device before each inference (lower.c separate_banks) */
+    int reset_each_run;    /* reset the device before each inference (lower_conv.c dlc_separate_banks) */
     struct dlc_buf *buf;   /* per tensor */
     int *store;            /* per tensor: the tensor whose buffer holds it (views) */
     struct dlc_layer *layers;
@@ -96,11 +107,12 @@ struct dlasim_model {
     char *no_place;        /* per node: Concat not placed (its inputs' scales cannot agree) */
 };
 
-/* lower.c */
+/* lower.c (with the rules of lower_conv.c, lower_pool.c, lower_sdp.c,
+ * lower_cdp.c): 0, DLASIM_ERR_UNSUPPORTED or DLASIM_ERR_NOMEM */
 int dlc_lower(struct dlasim_model *m, char *err, size_t errlen);
 void dlc_lower_free(struct dlasim_model *m);
 
-/* calib.c */
+/* calib.c: the int8 step of a calibrated range */
 float dlc_quant_scale(float amax);
 
 #endif

@@ -9,10 +9,12 @@
  *   - every tensor gets its shape (ONNX operator semantics, batch 1).
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/status.h"
 #include "compiler/compiler_int.h"
 
 void dlc_graph_free(struct dlc_graph *g)
@@ -38,7 +40,7 @@ int dlc_tensor_add(struct dlc_graph *g, const char *name)
         int cap = g->cap_t ? 2 * g->cap_t : 64;
         struct dlc_tensor *t = realloc(g->t, (size_t)cap * sizeof *t);
         if (!t) {
-            return -1;
+            return DLASIM_ERR_NOMEM;
         }
         g->t = t;
         g->cap_t = cap;
@@ -47,7 +49,7 @@ int dlc_tensor_add(struct dlc_graph *g, const char *name)
     memset(t, 0, sizeof *t);
     t->name = strdup(name ? name : "");
     if (!t->name) {
-        return -1;
+        return DLASIM_ERR_NOMEM;
     }
     t->producer = -1;
     t->scale = 1.0f;
@@ -70,7 +72,7 @@ int dlc_node_add(struct dlc_graph *g)
         int cap = g->cap_nodes ? 2 * g->cap_nodes : 64;
         struct dlc_node *n = realloc(g->nodes, (size_t)cap * sizeof *n);
         if (!n) {
-            return -1;
+            return DLASIM_ERR_NOMEM;
         }
         g->nodes = n;
         g->cap_nodes = cap;
@@ -104,12 +106,25 @@ void dlc_cube_of(const struct dlc_tensor *t, int64_t *c, int64_t *h, int64_t *w)
     }
 }
 
-static int nfail(char *err, size_t errlen, const struct dlc_node *nd, const char *why)
+int dlc_node_errf(char *err, size_t errlen, int status, const struct dlc_node *nd,
+                  const char *fmt, ...)
 {
     if (err && errlen) {
-        snprintf(err, errlen, "node '%s' (%s): %s", nd->name, dlc_op_names[nd->op], why);
+        int k = snprintf(err, errlen, "node '%s' (%s): ", nd->name, dlc_op_names[nd->op]);
+        if (k >= 0 && (size_t)k < errlen) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
+            va_end(ap);
+        }
     }
-    return -1;
+    return status;
+}
+
+/* A node the compiler cannot shape or simplify. */
+static int nfail(char *err, size_t errlen, const struct dlc_node *nd, const char *why)
+{
+    return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd, "%s", why);
 }
 
 static void set_shape(struct dlc_tensor *t, int rank, const int64_t *dims)
@@ -563,7 +578,8 @@ static int shape_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_
     }
 }
 
-/* Fold BatchNormalization into the Conv that feeds it (only reader). */
+/* Fold BatchNormalization into the Conv that feeds it (only reader):
+ * 0 or DLASIM_ERR_NOMEM. */
 static int fold_bn(struct dlc_graph *g, struct dlc_node *bn)
 {
     const struct dlc_tensor *x = &g->t[bn->in[0]];
@@ -586,12 +602,12 @@ static int fold_bn(struct dlc_graph *g, struct dlc_node *bn)
         snprintf(name, sizeof name, "%s.folded_bias", cv->name);
         int b = dlc_tensor_add(g, name);
         if (b < 0) {
-            return -1;
+            return b;
         }
         struct dlc_tensor *bt = &g->t[b];
         bt->data = calloc((size_t)k, sizeof(float));
         if (!bt->data) {
-            return -1;
+            return DLASIM_ERR_NOMEM;
         }
         bt->is_const = 1;
         bt->rank = 1;
@@ -652,8 +668,9 @@ int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen)
         if (nd->dead) {
             continue;
         }
-        if (shape_node(g, nd, err, errlen)) {
-            return -1;
+        int rc = shape_node(g, nd, err, errlen);
+        if (rc) {
+            return rc;
         }
         if (g->t[nd->out].n > (1 << 26)) {
             return nfail(err, errlen, nd, "output tensor too large");
@@ -666,10 +683,7 @@ int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen)
     }
     for (int i = 0; i < g->n_nodes; i++) {
         if (!g->nodes[i].dead && g->nodes[i].op == DLC_OP_BN && fold_bn(g, &g->nodes[i])) {
-            if (err && errlen) {
-                snprintf(err, errlen, "out of memory");
-            }
-            return -1;
+            return dlc_node_errf(err, errlen, DLASIM_ERR_NOMEM, &g->nodes[i], "out of memory");
         }
     }
     return 0;

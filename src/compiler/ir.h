@@ -4,7 +4,7 @@
  * shaped and simplified by graph.c (BatchNormalization folded into the
  * convolution before it, constant shape tensors evaluated), run in float by
  * float_exec.c, calibrated by calib.c, lowered to hardware layers by
- * lower.c.  Batch is 1: activations are N=1 tensors, stored NCHW.
+ * lower.c and its per-op rules (lower_*.c).  Batch is 1: activations are N=1 tensors, stored NCHW.
  */
 #ifndef DLASIM_COMPILER_IR_H
 #define DLASIM_COMPILER_IR_H
@@ -87,15 +87,16 @@ struct dlc_graph {
 };
 
 void dlc_graph_free(struct dlc_graph *g);
-int dlc_tensor_add(struct dlc_graph *g, const char *name); /* -1 on no memory */
-int dlc_tensor_find(const struct dlc_graph *g, const char *name);
-int dlc_node_add(struct dlc_graph *g); /* zeroed node with defaults, -1 on no memory */
+int dlc_tensor_add(struct dlc_graph *g, const char *name); /* index, DLASIM_ERR_NOMEM */
+int dlc_tensor_find(const struct dlc_graph *g, const char *name); /* index, -1: none */
+int dlc_node_add(struct dlc_graph *g); /* zeroed node with defaults: index, DLASIM_ERR_NOMEM */
 
 /* A tensor's NCHW-free "cube": C, H, W of a rank-4 (N=1) tensor; a rank-2
  * [1, K] or rank-1 [K] tensor is K x 1 x 1. */
 void dlc_cube_of(const struct dlc_tensor *t, int64_t *c, int64_t *h, int64_t *w);
 
-/* Shape inference and graph passes (graph.c): 0 or -1 with err set. */
+/* Shape inference and graph passes (graph.c): 0, DLASIM_ERR_UNSUPPORTED or
+ * DLASIM_ERR_NOMEM, with err set. */
 int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen);
 
 /* Float execution (float_exec.c): run the graph on one input (NCHW float,

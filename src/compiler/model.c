@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/compiler_int.h"
 #include "common/status.h"
+#include "compiler/compiler_int.h"
+#include "plan/config.h"
 
 /* A NULL pointer argument the header does not allow (include/dlasim/compiler.h). */
 static int null_arg(char *err, size_t errlen, const char *fn, const char *arg)
@@ -31,14 +32,16 @@ int dlasim_model_load_onnx(const void *buf, size_t len, struct dlasim_model **ou
     if (!m) {
         return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     }
-    if (dlc_onnx_read(buf, len, &m->g, err, errlen)) {
+    int rc = dlc_onnx_read(buf, len, &m->g, err, errlen);
+    if (rc) {
         free(m);
-        return DLASIM_ERR_PARSE;
+        return rc;
     }
-    if (dlc_graph_prepare(&m->g, err, errlen)) {
+    rc = dlc_graph_prepare(&m->g, err, errlen);
+    if (rc) {
         dlc_graph_free(&m->g);
         free(m);
-        return DLASIM_ERR_UNSUPPORTED;
+        return rc;
     }
     m->fvals = calloc((size_t)m->g.n_t, sizeof *m->fvals);
     if (!m->fvals) {
@@ -111,175 +114,31 @@ int dlasim_model_run_float(const struct dlasim_model *m, const float *input, flo
     return rc ? DLASIM_ERR_INVAL : 0;
 }
 
-/* ---- calibration ---------------------------------------------------------------------- */
-
-float dlc_quant_scale(float amax)
-{
-    return amax > 0 ? amax / 127.0f : 1.0f / 127.0f;
-}
-
-struct calib_pass {
-    const struct dlc_graph *g;
-    double *amax;
-    uint32_t *hist; /* NULL in the first pass */
-};
-
-static void observe(void *ctx, int t, const float *v, int64_t n)
-{
-    struct calib_pass *p = ctx;
-    if (!p->hist) {
-        double a = p->amax[t];
-        for (int64_t i = 0; i < n; i++) {
-            double x = fabs((double)v[i]);
-            a = x > a ? x : a;
-        }
-        p->amax[t] = a;
-        return;
-    }
-    if (p->amax[t] <= 0) {
-        return;
-    }
-    uint32_t *h = p->hist + (size_t)t * DLC_HIST_BINS;
-    double k = DLC_HIST_BINS / p->amax[t];
-    for (int64_t i = 0; i < n; i++) {
-        double x = fabs((double)v[i]) * k;
-        if (!(x < DLC_HIST_BINS)) { /* beyond the range, or NaN */
-            h[DLC_HIST_BINS - 1] += x == x;
-            continue;
-        }
-        int b = (int)x;
-        h[b >= DLC_HIST_BINS ? DLC_HIST_BINS - 1 : b]++;
-    }
-}
-
-static double percentile_threshold(const uint32_t *h, double amax, double pct)
-{
-    uint64_t total = 0, acc = 0;
-    for (int i = 0; i < DLC_HIST_BINS; i++) {
-        total += h[i];
-    }
-    for (int i = 0; i < DLC_HIST_BINS; i++) {
-        acc += h[i];
-        if ((double)acc >= pct / 100.0 * (double)total) {
-            return amax * (i + 1) / DLC_HIST_BINS;
-        }
-    }
-    return amax;
-}
-
-/* KL divergence between the clipped reference distribution and its 128-level
- * quantized version, for thresholds of 128..2048 bins; the threshold with the
- * smallest divergence wins (the entropy calibration of TensorRT's INT8 paper,
- * "8-bit Inference with TensorRT", GTC 2017). */
-static double entropy_threshold(const uint32_t *h, double amax)
-{
-    enum { LEVELS = 128 };
-    double best = INFINITY;
-    int best_i = DLC_HIST_BINS;
-    double p[DLC_HIST_BINS], q[DLC_HIST_BINS];
-    for (int i = LEVELS; i <= DLC_HIST_BINS; i += 16) {
-        double outliers = 0;
-        for (int j = i; j < DLC_HIST_BINS; j++) {
-            outliers += h[j];
-        }
-        for (int j = 0; j < i; j++) {
-            p[j] = h[j];
-        }
-        p[i - 1] += outliers;
-        for (int lv = 0; lv < LEVELS; lv++) { /* merge into LEVELS bins, spread back */
-            int a = lv * i / LEVELS, b = (lv + 1) * i / LEVELS;
-            double sum = 0;
-            int nz = 0;
-            for (int j = a; j < b; j++) {
-                sum += h[j];
-                nz += h[j] != 0;
-            }
-            for (int j = a; j < b; j++) {
-                q[j] = h[j] && nz ? sum / nz : 0;
-            }
-        }
-        double sp = 0, sq = 0;
-        for (int j = 0; j < i; j++) {
-            sp += p[j];
-            sq += q[j];
-        }
-        if (sp <= 0 || sq <= 0) {
-            continue;
-        }
-        double kl = 0;
-        for (int j = 0; j < i; j++) {
-            if (p[j] > 0) {
-                double pj = p[j] / sp, qj = q[j] > 0 ? q[j] / sq : 1e-12;
-                kl += pj * log(pj / qj);
-            }
-        }
-        if (kl < best) {
-            best = kl;
-            best_i = i;
-        }
-    }
-    return amax * (best_i + 0.5) / DLC_HIST_BINS;
-}
-
-int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t count,
-                           const struct dlasim_calib_options *opt, char *err, size_t errlen)
-{
-    if (!m || (!inputs && count)) {
-        return null_arg(err, errlen, "dlasim_model_calibrate", !m ? "m" : "inputs");
-    }
-    struct dlc_graph *g = &m->g;
-    if (count == 0) {
-        return dla_errf(err, errlen, DLASIM_ERR_INVAL, "calibration: no input given");
-    }
-    enum dlasim_calib_method method = opt ? opt->method : DLASIM_CALIB_MINMAX;
-    double pct = opt && opt->percentile > 0 ? opt->percentile : 99.99;
-    struct calib_pass p = { g, calloc((size_t)g->n_t, sizeof(double)), NULL };
-    float **vals = calloc((size_t)g->n_t, sizeof *vals);
-    int rc = p.amax && vals ? 0 : dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
-    size_t in_n = dlasim_model_input_size(m);
-    int passes = method == DLASIM_CALIB_MINMAX ? 1 : 2;
-    for (int pass = 0; pass < passes && !rc; pass++) {
-        if (pass == 1) {
-            p.hist = calloc((size_t)g->n_t * DLC_HIST_BINS, sizeof(uint32_t));
-            if (!p.hist) {
-                rc = dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
-                break;
-            }
-        }
-        for (size_t i = 0; i < count && !rc; i++) {
-            if (dlc_float_run(g, inputs + i * in_n, vals, observe, &p, err, errlen)) {
-                rc = DLASIM_ERR_INVAL;
-            }
-            dlc_vals_free(g, vals);
-        }
-    }
-    for (int t = 0; t < g->n_t && !rc; t++) {
-        double a = p.amax[t];
-        if (!isfinite(a) || a > 1e30) {
-            rc = dla_errf(err, errlen, DLASIM_ERR_INVAL,
-                       "calibration: tensor '%s' takes NaN, infinite or huge values (|x| up to %g)",
-                       g->t[t].name, a);
-            break;
-        }
-        if (p.hist && a > 0 && t != g->input) {
-            const uint32_t *h = p.hist + (size_t)t * DLC_HIST_BINS;
-            a = method == DLASIM_CALIB_PERCENTILE ? percentile_threshold(h, a, pct)
-                                                  : entropy_threshold(h, a);
-        }
-        g->t[t].amax = (float)a;
-        g->t[t].scale = dlc_quant_scale((float)a);
-    }
-    free(p.amax);
-    free(p.hist);
-    free(vals);
-    if (!rc) {
-        m->calibrated = 1;
-        m->compiled = 0;
-    }
-    return rc;
-}
-
 /* ---- compile ---------------------------------------------------------------------------- */
+
+/* The facts of the named NVDLA configuration the lowering needs, from the
+ * planning layer's configuration table (src/plan/config.c, spec 004); no
+ * device is created. */
+static int hw_of_config(struct dlasim_model *m, const char *name, char *err, size_t errlen)
+{
+    struct dla_config c;
+    char cerr[256] = "";
+    int rc = dla_config_init(&c, name, cerr, sizeof cerr);
+    if (!rc) {
+        rc = dla_config_validate(&c, cerr, sizeof cerr);
+    }
+    if (rc) {
+        return dla_errf(err, errlen, rc, "compile: %s", cerr);
+    }
+    m->hw.atom_m = c.memory_atomic_size;
+    m->hw.atomic_c = c.mac_atomic_c_size;
+    m->hw.atomic_k = c.mac_atomic_k_size;
+    m->hw.banks = c.cbuf_bank_number;
+    m->hw.bank_width = c.cbuf_bank_width;
+    m->hw.bank_depth = c.cbuf_bank_depth;
+    m->sdp_lut = c.sdp_lut_enable != 0;
+    return 0;
+}
 
 int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, size_t errlen)
 {
@@ -290,26 +149,16 @@ int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, 
         return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                      "compile: the model is not calibrated (dlasim_model_calibrate first)");
     }
-    struct dlasim_options o;
-    memset(&o, 0, sizeof o);
-    o.config = config ? config : "nv_small";
-    struct dlasim_dev *dev = NULL;
-    char derr[256];
-    int rc = dlasim_create(&o, &dev, derr, sizeof derr);
+    const char *name = config ? config : "nv_small";
+    int rc = hw_of_config(m, name, err, errlen);
     if (rc) {
-        return dla_errf(err, errlen, rc, "compile: %s", derr);
+        return rc;
     }
-    rc = dlasim_conv_hw_of(dev, &m->hw);
-    uint64_t lut = 0;
-    m->sdp_lut = dlasim_param(dev, "NVDLA_SDP_LUT_ENABLE", &lut) == 0 && lut;
-    dlasim_destroy(dev);
+    snprintf(m->config, sizeof m->config, "%s", name);
+    rc = dlc_lower(m, err, errlen);
     if (rc) {
-        return dla_errf(err, errlen, rc, "compile: cannot read the configuration's parameters");
-    }
-    snprintf(m->config, sizeof m->config, "%s", o.config);
-    if (dlc_lower(m, err, errlen)) {
         dlc_lower_free(m);
-        return DLASIM_ERR_UNSUPPORTED;
+        return rc;
     }
     m->compiled = 1;
     return 0;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/status.h"
 #include "compiler/compiler_int.h"
 #include "onnx.pb-c.h"
 
@@ -36,13 +37,18 @@ const char *const dlc_op_names[DLC_OP_COUNT] = {
     [DLC_OP_CONSTANT] = "Constant",
 };
 
+/* What the reader refuses in the file: DLASIM_ERR_PARSE with the message
+ * (fmt takes up to three strings). */
 static int fail(char *err, size_t errlen, const char *fmt, const char *a, const char *b,
                 const char *c)
 {
-    if (err && errlen) {
-        snprintf(err, errlen, fmt, a ? a : "", b ? b : "", c ? c : "");
-    }
-    return -1;
+    return dla_errf(err, errlen, DLASIM_ERR_PARSE, fmt, a ? a : "", b ? b : "", c ? c : "");
+}
+
+/* Host memory ran out while reading what (a tensor, node or the model). */
+static int oom(char *err, size_t errlen, const char *kind, const char *name)
+{
+    return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "%s '%s': out of memory", kind, name);
 }
 
 /* Copy an initializer / Constant tensor's values into t (float, and the
@@ -97,7 +103,7 @@ static int tensor_values(const Onnx__TensorProto *tp, struct dlc_tensor *t, char
         t->is_int = 1;
     }
     if (!t->data || (t->is_int && !t->idata)) {
-        return fail(err, errlen, "tensor '%s': out of memory", name, NULL, NULL);
+        return oom(err, errlen, "tensor", name);
     }
     const uint8_t *raw = tp->has_raw_data ? tp->raw_data.data : NULL;
     for (int64_t i = 0; i < n; i++) {
@@ -165,7 +171,7 @@ static int attr_is(const Onnx__NodeProto *np, const char *name, const char *valu
     return a && a->has_s && a->s.len == strlen(value) && !memcmp(a->s.data, value, a->s.len);
 }
 
-/* ints attribute into out[] (at most max); returns the count, -1 if too many */
+/* ints attribute into out[] (at most max); returns the count, DLASIM_ERR_PARSE if too many */
 static int attr_ints(const Onnx__NodeProto *np, const char *name, int64_t *out, int max)
 {
     const Onnx__AttributeProto *a = attr(np, name);
@@ -173,7 +179,7 @@ static int attr_ints(const Onnx__NodeProto *np, const char *name, int64_t *out, 
         return 0;
     }
     if (a->n_ints > (size_t)max) {
-        return -1;
+        return DLASIM_ERR_PARSE;
     }
     for (size_t i = 0; i < a->n_ints; i++) {
         out[i] = a->ints[i];
@@ -392,16 +398,17 @@ static int read_node(struct dlc_graph *g, const Onnx__NodeProto *np, size_t inde
     }
     int ni = dlc_node_add(g);
     if (ni < 0) {
-        return fail(err, errlen, "node '%s': out of memory", nm, NULL, NULL);
+        return oom(err, errlen, "node", nm);
     }
     struct dlc_node *nd = &g->nodes[ni];
     nd->name = strdup(nm);
     nd->op = op;
     if (!nd->name) {
-        return fail(err, errlen, "node '%s': out of memory", nm, NULL, NULL);
+        return oom(err, errlen, "node", nm);
     }
-    if (node_attrs(np, nd, err, errlen)) {
-        return -1;
+    int rc = node_attrs(np, nd, err, errlen);
+    if (rc) {
+        return rc;
     }
     for (size_t i = 0; i < np->n_input; i++) {
         const char *in = np->input[i];
@@ -425,7 +432,7 @@ static int read_node(struct dlc_graph *g, const Onnx__NodeProto *np, size_t inde
     }
     int t = dlc_tensor_add(g, np->output[0]);
     if (t < 0) {
-        return fail(err, errlen, "node '%s': out of memory", nm, NULL, NULL);
+        return oom(err, errlen, "node", nm);
     }
     nd = &g->nodes[ni]; /* dlc_tensor_add does not move nodes; kept for clarity */
     nd->out = t;
@@ -436,8 +443,9 @@ static int read_node(struct dlc_graph *g, const Onnx__NodeProto *np, size_t inde
             return fail(err, errlen, "node '%s' (Constant): only the 'value' tensor attribute is supported",
                         nm, NULL, NULL);
         }
-        if (tensor_values(a->t, &g->t[t], err, errlen)) {
-            return -1;
+        rc = tensor_values(a->t, &g->t[t], err, errlen);
+        if (rc) {
+            return rc;
         }
         g->t[t].producer = -1;
         nd->dead = 1;
@@ -483,7 +491,7 @@ static int read_input(struct dlc_graph *g, const Onnx__GraphProto *gp, char *err
     }
     int t = dlc_tensor_add(g, vi->name);
     if (t < 0) {
-        return fail(err, errlen, "model: out of memory", NULL, NULL, NULL);
+        return oom(err, errlen, "input", vi->name);
     }
     g->input = t;
     struct dlc_tensor *x = &g->t[t];
@@ -524,7 +532,7 @@ int dlc_onnx_read(const void *buf, size_t len, struct dlc_graph *g, char *err, s
     memset(g, 0, sizeof *g);
     g->input = g->output = -1;
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
-    if (!m) {
+    if (!m) { /* protobuf-c does not tell a malformed buffer from no memory */
         return fail(err, errlen, "model: not a valid ONNX protobuf (ModelProto failed to decode)",
                     NULL, NULL, NULL);
     }
@@ -533,8 +541,8 @@ int dlc_onnx_read(const void *buf, size_t len, struct dlc_graph *g, char *err, s
     if (!rc && !gp) {
         rc = fail(err, errlen, "model: no graph", NULL, NULL, NULL);
     }
-    if (!rc && m->producer_name) {
-        g->producer_name = strdup(m->producer_name);
+    if (!rc && m->producer_name && !(g->producer_name = strdup(m->producer_name))) {
+        rc = oom(err, errlen, "model", "producer_name");
     }
     for (size_t i = 0; !rc && i < gp->n_sparse_initializer; i++) {
         rc = fail(err, errlen, "model: sparse initializers are not supported", NULL, NULL, NULL);
@@ -550,7 +558,7 @@ int dlc_onnx_read(const void *buf, size_t len, struct dlc_graph *g, char *err, s
             break;
         }
         int t = dlc_tensor_add(g, tp->name);
-        rc = t < 0 ? fail(err, errlen, "model: out of memory", NULL, NULL, NULL)
+        rc = t < 0 ? oom(err, errlen, "initializer", tp->name)
                    : tensor_values(tp, &g->t[t], err, errlen);
     }
     if (!rc) {
