@@ -352,6 +352,16 @@ static int rescaling_producer(const struct dlc_graph *g, int t)
            op != DLC_OP_CONCAT;
 }
 
+/* Tensor t is the output of a Clip(0, max) that a convolution implements by
+ * saturating at t's own scale (lower_conv.c fuse_after): its int8 range ends
+ * at 127 * scale, which is where the clip is.  Giving t another (larger)
+ * scale would move the clip, so such a tensor keeps its scale. */
+static int clips_by_saturation(const struct dlc_graph *g, int t)
+{
+    int p = g->t[t].producer;
+    return p >= 0 && g->nodes[p].op == DLC_OP_CLIP && g->nodes[p].clip_max < 3e38f;
+}
+
 /* A channel Concat whose inputs can be written straight into its output:
  * every input but the last a whole number of Atomic-M surfaces, none the
  * model's input or output, each produced by a layer that sets its own
@@ -382,6 +392,14 @@ static int place_concat(struct dlasim_model *m, int node)
         }
         amax = x->amax > amax ? x->amax : amax;
         c0 += (uint32_t)x->dims[1];
+    }
+    /* the shared scale is the largest range: an input whose Clip is its
+     * saturation point cannot take it (issue 22: the clip would vanish);
+     * the Concat then runs on the CPU, each input at its own scale */
+    for (int i = 0; i < nd->n_in; i++) {
+        if (clips_by_saturation(g, nd->in[i]) && amax > g->t[nd->in[i]].amax) {
+            return 0;
+        }
     }
     int rc = dlc_materialize(m, nd->out);
     if (rc) {
