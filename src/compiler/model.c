@@ -191,25 +191,37 @@ uint64_t dlasim_model_macs(const struct dlasim_model *m)
 
 /* ---- running ---------------------------------------------------------------------------- */
 
-static void quantize(const float *x, int8_t *q, int64_t n, float scale)
+/* Round to nearest, saturate to int8; -1 (index in *bad) at the first NaN
+ * or infinite value, which has no int8 value (refused, never made 0). */
+static int quantize(const float *x, int8_t *q, int64_t n, float scale, int64_t *bad)
 {
     float inv = 1.0f / scale;
     for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(x[i])) {
+            *bad = i;
+            return -1;
+        }
         float v = x[i] * inv;
-        v = v != v ? 0.0f : v < 0 ? v - 0.5f : v + 0.5f; /* NaN input: 0 */
+        v = v < 0 ? v - 0.5f : v + 0.5f;
         q[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : (int)v);
     }
+    return 0;
 }
 
-static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, const float *x)
+/* Tensor t's float values quantized into device memory; a NaN or infinite
+ * value is DLASIM_ERR_INVAL with *bad its index (else *bad = -1). */
+static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, const float *x,
+                        int64_t *bad)
 {
     const struct dlc_buf *b = &m->buf[t];
     size_t n = (size_t)b->c * b->h * b->w;
     int8_t *q = malloc(n ? n : 1);
     uint8_t *packed = calloc(b->size ? b->size : 1, 1);
     int rc = DLASIM_ERR_NOMEM;
-    if (q && packed) {
-        quantize(x, q, (int64_t)n, m->g.t[t].scale);
+    *bad = -1;
+    if (q && packed && quantize(x, q, (int64_t)n, m->g.t[t].scale, bad)) {
+        rc = DLASIM_ERR_INVAL;
+    } else if (q && packed) {
         dlasim_conv_pack_cube(&m->hw, b->w, b->h, b->c, b->line, b->surf, q, packed);
         rc = dlasim_mem_write(dev, DLASIM_PORT_DBB, m->addrs[b->addr_index] + b->offset, packed,
                               b->size);
@@ -315,7 +327,12 @@ static int run_cpu_layer(struct dlasim_model *m, struct dlasim_dev *dev, const s
     if (nd->out == g->output) {
         return 0;
     }
-    int rc = write_tensor(m, dev, nd->out, m->fvals[nd->out]);
+    int64_t bad;
+    int rc = write_tensor(m, dev, nd->out, m->fvals[nd->out], &bad);
+    if (rc && bad >= 0) {
+        return dla_errf(err, errlen, rc, "node '%s' (host CPU): output value %lld is NaN or "
+                        "infinite", nd->name, (long long)bad);
+    }
     return rc ? dla_errf(err, errlen, rc, "node '%s': writing its output", nd->name) : 0;
 }
 
@@ -401,7 +418,12 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
     if (m->loaded_dev != dev && (rc = load_weights(m, dev))) {
         return dla_errf(err, errlen, rc, "run: writing the weights: %s", dlasim_last_error(dev));
     }
-    if ((rc = write_tensor(m, dev, g->input, input))) {
+    int64_t bad;
+    if ((rc = write_tensor(m, dev, g->input, input, &bad))) {
+        if (bad >= 0) {
+            return dla_errf(err, errlen, rc, "run: input value %lld (tensor '%s') is NaN or "
+                            "infinite", (long long)bad, g->t[g->input].name);
+        }
         return dla_errf(err, errlen, rc, "run: writing the input: %s", dlasim_last_error(dev));
     }
     for (int i = 0; i < m->n_steps && !rc; i++) {

@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,6 +232,14 @@ static int load_raw(struct dataset *d, const char *path, const uint8_t *b, size_
             return dfail(path, why_grow);
         }
         memcpy(d->data + d->count * d->in_n, b, n * fl);
+        for (size_t i = 0; i < n * d->in_n; i++) {
+            if (!isfinite(d->data[d->count * d->in_n + i])) {
+                char why[160];
+                snprintf(why, sizeof why, "float32 value %zu (record %zu) is NaN or infinite", i,
+                         i / d->in_n);
+                return dfail(path, why);
+            }
+        }
         d->count += n;
         return 0;
     }

@@ -264,7 +264,10 @@ static struct dlasim_model *prepare(const struct onnx_opts *o, const char *const
     }
     char err[1024];
     double t0 = now();
-    int rc = dlasim_model_calibrate(m, cal.data, cal.count, &o->copt, err, sizeof err);
+    struct dlasim_calib_options copt = o->copt;
+    copt.max_host_mem = cli_max_mem(&o->common); /* live float tensors of one run */
+    copt.max_work = o->common.max_work;          /* one node's float work */
+    int rc = dlasim_model_calibrate(m, cal.data, cal.count, &copt, err, sizeof err);
     if (!rc) {
         printf("calibrated on %zu inputs (%s) in %.2f s\n", cal.count, method_name(o->copt.method),
                now() - t0);
