@@ -92,6 +92,13 @@ static int place_output(struct dlasim_model *m, const struct dlc_node *nd, int t
                         size_t errlen)
 {
     int rc = dlc_materialize(m, t);
+    if (rc == DLASIM_ERR_UNSUPPORTED) { /* say which dimension, not just "does not fit" */
+        int64_t c, h, w;
+        dlc_cube_of(&m->g.t[t], &c, &h, &w);
+        return dlc_node_errf(err, errlen, rc, nd, "output '%s' is %lld x %lld x %lld (C x H x W): "
+                             "an NVDLA cube has at most 65535 in each dimension", m->g.t[t].name,
+                             (long long)c, (long long)h, (long long)w);
+    }
     return rc ? dlc_node_errf(err, errlen, rc, nd, "output '%s' does not fit device memory%s",
                               m->g.t[t].name, rc == DLASIM_ERR_NOMEM ? " (out of host memory)" : "")
               : 0;
