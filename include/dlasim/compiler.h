@@ -76,6 +76,12 @@ int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t c
 /* Lower the calibrated model to hardware layers of a configuration
  * ("nv_small", "nv_small_256", "nv_large"). */
 int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, size_t errlen);
+/* The same for a configuration with scalability-parameter overrides
+ * ("NVDLA_CBUF_BANK_NUMBER=2", as dlasim_options.overrides): the layers are
+ * planned for that device. */
+int dlasim_model_compile_set(struct dlasim_model *m, const char *config,
+                             const char *const *overrides, size_t n_overrides, char *err,
+                             size_t errlen);
 
 /* Compile report: one line per layer, engine or CPU and why. (malloc'ed) */
 char *dlasim_model_compile_report(const struct dlasim_model *m);

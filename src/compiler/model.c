@@ -119,11 +119,20 @@ int dlasim_model_run_float(const struct dlasim_model *m, const float *input, flo
 /* The facts of the named NVDLA configuration the lowering needs, from the
  * planning layer's configuration table (src/plan/config.c, spec 004); no
  * device is created. */
-static int hw_of_config(struct dlasim_model *m, const char *name, char *err, size_t errlen)
+static int hw_of_config(struct dlasim_model *m, const char *name, const char *const *overrides,
+                        size_t n_overrides, char *err, size_t errlen)
 {
     struct dla_config c;
     char cerr[256] = "";
     int rc = dla_config_init(&c, name, cerr, sizeof cerr);
+    /* PARAM=VALUE overrides as dlasim_create applies them: the layers are
+     * planned for the device they will run on */
+    for (size_t i = 0; !rc && i < n_overrides; i++) {
+        rc = overrides[i] ? dla_config_set(&c, overrides[i], cerr, sizeof cerr) : DLASIM_ERR_INVAL;
+        if (rc && !overrides[i]) {
+            snprintf(cerr, sizeof cerr, "overrides[%zu] is NULL", i);
+        }
+    }
     if (!rc) {
         rc = dla_config_validate(&c, cerr, sizeof cerr);
     }
@@ -142,15 +151,25 @@ static int hw_of_config(struct dlasim_model *m, const char *name, char *err, siz
 
 int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, size_t errlen)
 {
+    return dlasim_model_compile_set(m, config, NULL, 0, err, errlen);
+}
+
+int dlasim_model_compile_set(struct dlasim_model *m, const char *config,
+                             const char *const *overrides, size_t n_overrides, char *err,
+                             size_t errlen)
+{
     if (!m) {
         return null_arg(err, errlen, "dlasim_model_compile", "m");
+    }
+    if (n_overrides && !overrides) {
+        return null_arg(err, errlen, "dlasim_model_compile_set", "overrides");
     }
     if (!m->calibrated) {
         return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                      "compile: the model is not calibrated (dlasim_model_calibrate first)");
     }
     const char *name = config ? config : "nv_small";
-    int rc = hw_of_config(m, name, err, errlen);
+    int rc = hw_of_config(m, name, overrides, n_overrides, err, errlen);
     if (rc) {
         return rc;
     }

@@ -271,7 +271,8 @@ static struct dlasim_model *prepare(const struct onnx_opts *o, const char *const
     if (!rc) {
         printf("calibrated on %zu inputs (%s) in %.2f s\n", cal.count, method_name(o->copt.method),
                now() - t0);
-        rc = dlasim_model_compile(m, o->common.config, err, sizeof err);
+        rc = dlasim_model_compile_set(m, o->common.config, o->common.sets, o->common.nsets, err,
+                                      sizeof err);
     }
     dataset_free(&cal);
     if (rc) {
