@@ -533,6 +533,13 @@ static int run_parse(int argc, char **argv, struct cli_common *c, struct run_arg
                 fprintf(stderr, "dlasim rk run: at most 32 %s options\n", o);
                 return -1;
             }
+            uint32_t at, size;
+            const char *rest, *path;
+            /* checked here, so a malformed spec is a usage error before any run */
+            if (cli_parse_addr_prefix(o, v, &at, &rest) ||
+                (!ld && cli_parse_addr_prefix("--dump (SIZE)", rest, &size, &path))) {
+                return -1;
+            }
             (ld ? r->loads : r->dumps)[(*n)++] = v;
         } else {
             fprintf(stderr, "dlasim rk run: unknown option '%s'\n", o);
