@@ -56,8 +56,8 @@ static int budget_check(struct parser *p, const char *path, uint64_t more)
         return 0;
     }
     p->over_budget = 1;
-    perr(p, "surface file %s: %llu more bytes would pass the host memory budget for trace "
-            "payloads (%llu bytes held, max_host_mem=%llu)", path, (unsigned long long)more,
+    perr(p, "surface file %s: its payload (%llu bytes so far) would pass the host memory budget "
+            "for trace payloads (%llu bytes held by earlier commands, max_host_mem=%llu)", path, (unsigned long long)more,
          (unsigned long long)p->held, (unsigned long long)p->budget);
     return DLASIM_ERR_NOMEM;
 }
@@ -313,8 +313,10 @@ static int dat_parse(struct parser *p, const char *path, const char *text, size_
 {
     struct dat_reader r = {text, text + len, 1};
     size_t segcap = 0, used = 0, bytecap = len / 4 + 16;
-    if (budget_check(p, path, (uint64_t)len + bytecap)) {
-        return DLASIM_ERR_NOMEM;
+    /* the payload held is what the budget counts (the file's text is read
+     * and freed): never reserve beyond what is left of it */
+    if (p->held + bytecap > p->budget) {
+        bytecap = (size_t)(p->budget - p->held) + 16;
     }
     c->bytes = malloc(bytecap);
     if (!c->bytes) {
@@ -345,10 +347,13 @@ static int dat_parse(struct parser *p, const char *path, const char *text, size_
             return perr(p, "surface file %s:%u: record size %llu is larger than the file allows",
                         path, r.line, (unsigned long long)size);
         }
+        if (budget_check(p, path, (uint64_t)used + size)) {
+            return DLASIM_ERR_NOMEM;
+        }
         if (used + size > bytecap) {
             bytecap = (used + size) * 2;
-            if (budget_check(p, path, (uint64_t)len + bytecap)) {
-                return DLASIM_ERR_NOMEM;
+            if (p->held + bytecap > p->budget) {
+                bytecap = used + (size_t)size; /* exactly what the budget allows */
             }
             uint8_t *nb = realloc(c->bytes, bytecap);
             if (!nb) {
@@ -423,10 +428,6 @@ static int load_surface(struct parser *p, const char *name, struct trace_cmd *c)
     }
     char *text;
     size_t len;
-    struct stat st;
-    if (!stat(path, &st) && S_ISREG(st.st_mode) && budget_check(p, path, (uint64_t)st.st_size)) {
-        return DLASIM_ERR_NOMEM;
-    }
     int rc = read_file(path, MAX_FILE_BYTES, &text, &len);
     if (rc) {
         perr(p, "cannot read surface file '%s': %s", path,
