@@ -439,7 +439,9 @@ int dlc_float_stream(const struct dlc_graph *g, const float *input, float **vals
     }
     for (int i = 0; i < g->n_nodes; i++) {
         for (int k = 0; !g->nodes[i].dead && k < g->nodes[i].n_in; k++) {
-            readers[g->nodes[i].in[k]] += g->nodes[i].in[k] >= 0;
+            if (g->nodes[i].in[k] >= 0) { /* -1: an optional input left out */
+                readers[g->nodes[i].in[k]]++;
+            }
         }
     }
     for (int i = 0; i < g->n_t; i++) {

@@ -441,6 +441,31 @@ static int parse(int argc, char **argv, struct est_args *a)
     return 0;
 }
 
+/* --shape W,H,C,K,R,STRIDE,PAD: seven whole numbers, each parsed strictly. */
+static int parse_shape(const char *spec, struct shape *s)
+{
+    uint32_t *f[7] = {&s->w, &s->h, &s->c, &s->k, &s->r, &s->stride, &s->pad};
+    static const char *const names[7] = {"--shape W", "--shape H", "--shape C", "--shape K",
+                                         "--shape R", "--shape STRIDE", "--shape PAD"};
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *p = buf;
+    for (int i = 0; i < 7; i++) {
+        char *comma = strchr(p, ',');
+        if ((i < 6) != (comma != NULL)) {
+            return -1;
+        }
+        if (comma) {
+            *comma = 0;
+        }
+        if (cli_parse_u32(names[i], p, i == 6 ? 0 : 1, 65535, f[i])) {
+            return -1;
+        }
+        p = comma ? comma + 1 : p;
+    }
+    return 0;
+}
+
 int cmd_estimate(int argc, char **argv)
 {
     struct est_args a;
@@ -453,9 +478,7 @@ int cmd_estimate(int argc, char **argv)
     const char *net_name = a.network ? a.network : "resnet18";
     if (a.shape) {
         owned = calloc(1, sizeof(*owned));
-        if (!owned || sscanf(a.shape, "%u,%u,%u,%u,%u,%u,%u", &owned->w, &owned->h, &owned->c,
-                             &owned->k, &owned->r, &owned->stride, &owned->pad) != 7 ||
-            !owned->w || !owned->h || !owned->c || !owned->k || !owned->r || !owned->stride) {
+        if (!owned || parse_shape(a.shape, owned)) {
             fprintf(stderr, "dlasim estimate: --shape takes W,H,C,K,R,STRIDE,PAD (positive, PAD >= 0)\n");
             free(owned);
             return 2;
