@@ -277,7 +277,11 @@ FUZZ_RUNS ?=
 FUZZ_ONLY ?= $(FUZZ_NAMES)
 # NVIDIA's regression loadables seed fuzz_loadable where the conformance data has them
 FUZZ_EXTRA := $(foreach d,PDP SDP CDP,$(wildcard $(CONFORMANCE)/../nvdla-loadables/flatbufs/kmd/$(d)))
+DIFF_LONG_CASES ?= 3000
 fuzz-long: deps fuzz
+	@$(MAKE) -s all
+	@echo "== differential harness: $(DIFF_LONG_CASES) random ONNX graphs x 3 configurations (seed 2)"
+	@DIFF_CASES=$(DIFF_LONG_CASES) DIFF_SEED=2 DLASIM=$(BUILD)/dlasim sh tests/cli/differential.sh | tail -3
 	@SUMMARY=1 sh tests/fuzz/run.sh --corpus keep --seed 0 $(FUZZ_EXTRA:%=--seeds loadable=%) \
 	    $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS)) \
 	    $(if $(FUZZ_SECONDS),--seconds $(FUZZ_SECONDS),$(if $(FUZZ_RUNS),,--seconds 600)) \

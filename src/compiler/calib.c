@@ -21,7 +21,8 @@ float dlc_quant_scale(float amax)
 struct calib_pass {
     const struct dlc_graph *g;
     double *amax;
-    uint32_t *hist; /* NULL in the first pass */
+    uint32_t *hist;  /* NULL in the first pass */
+    int bad_t;       /* first tensor that took a NaN or infinite value, or -1 */
 };
 
 static void observe(void *ctx, int t, const float *v, int64_t n)
@@ -31,6 +32,11 @@ static void observe(void *ctx, int t, const float *v, int64_t n)
         double a = p->amax[t];
         for (int64_t i = 0; i < n; i++) {
             double x = fabs((double)v[i]);
+            if (!isfinite(x)) { /* NaN would pass any `x > a` test unseen */
+                p->bad_t = p->bad_t < 0 ? t : p->bad_t;
+                a = INFINITY;
+                break;
+            }
             a = x > a ? x : a;
         }
         p->amax[t] = a;
@@ -134,7 +140,8 @@ int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t c
     }
     enum dlasim_calib_method method = opt ? opt->method : DLASIM_CALIB_MINMAX;
     double pct = opt && opt->percentile > 0 ? opt->percentile : 99.99;
-    struct calib_pass p = { g, calloc((size_t)g->n_t, sizeof(double)), NULL };
+    struct calib_pass p = { g, calloc((size_t)g->n_t, sizeof(double)), NULL, -1 };
+    struct dlc_float_limits lim = { opt ? opt->max_host_mem : 0, opt ? opt->max_work : 0 };
     float **vals = calloc((size_t)g->n_t, sizeof *vals);
     int rc = p.amax && vals ? 0 : dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     size_t in_n = dlasim_model_input_size(m);
@@ -148,10 +155,23 @@ int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t c
             }
         }
         for (size_t i = 0; i < count && !rc; i++) {
-            if (dlc_float_run(g, inputs + i * in_n, vals, observe, &p, err, errlen)) {
-                rc = DLASIM_ERR_INVAL;
-            }
+            rc = dlc_float_stream(g, inputs + i * in_n, vals, &lim, observe, &p, err, errlen);
             dlc_vals_free(g, vals);
+            if (rc) {
+                char why[400];
+                snprintf(why, sizeof why, "%s", err && errlen ? err : "");
+                rc = dla_errf(err, errlen, rc, "calibration input %zu: %s", i, why);
+            } else if (p.bad_t >= 0) {
+                int t = p.bad_t, pr = g->t[t].producer;
+                rc = t == g->input
+                         ? dla_errf(err, errlen, DLASIM_ERR_INVAL,
+                                    "calibration input %zu contains NaN or infinite values", i)
+                         : dla_errf(err, errlen, DLASIM_ERR_INVAL,
+                                    "calibration input %zu: tensor '%s' (output of node '%s', %s) "
+                                    "is NaN or infinite: the model computes no finite value there",
+                                    i, g->t[t].name, pr >= 0 ? g->nodes[pr].name : "?",
+                                    pr >= 0 ? dlc_op_names[g->nodes[pr].op] : "?");
+            }
         }
     }
     for (int t = 0; t < g->n_t && !rc; t++) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/status.h"
 #include "compiler/compiler_int.h"
 
 static int efail(char *err, size_t errlen, const struct dlc_node *nd, const char *why)
@@ -549,4 +550,107 @@ int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
         }
     }
     return 0;
+}
+
+/* Float work of one node: multiply-adds for Conv/Gemm/MatMul, window reads
+ * for pooling and LRN, one per output element otherwise (saturating). */
+uint64_t dlc_node_work(const struct dlc_graph *g, const struct dlc_node *nd)
+{
+    const struct dlc_tensor *o = &g->t[nd->out];
+    uint64_t n = (uint64_t)(o->n > 0 ? o->n : 1), per = 1;
+    const struct dlc_tensor *x = nd->n_in > 0 && nd->in[0] >= 0 ? &g->t[nd->in[0]] : NULL;
+    switch (nd->op) {
+    case DLC_OP_CONV:
+        per = x && x->rank == 4 && nd->group > 0
+                  ? (uint64_t)(x->dims[1] / nd->group) * (uint64_t)nd->kernel[0] * (uint64_t)nd->kernel[1]
+                  : 1;
+        break;
+    case DLC_OP_GEMM:
+    case DLC_OP_MATMUL: {
+        const struct dlc_tensor *b = &g->t[nd->in[1]];
+        per = (uint64_t)(b->dims[0] > b->dims[1] ? b->dims[0] : b->dims[1]);
+        break;
+    }
+    case DLC_OP_MAXPOOL:
+    case DLC_OP_AVGPOOL: per = (uint64_t)nd->kernel[0] * (uint64_t)nd->kernel[1]; break;
+    case DLC_OP_GAP: per = x && x->rank == 4 ? (uint64_t)(x->dims[2] * x->dims[3]) : 1; break;
+    case DLC_OP_LRN: per = (uint64_t)(nd->size > 0 ? nd->size : 1); break;
+    default: break;
+    }
+    return per && n > UINT64_MAX / per ? UINT64_MAX : n * per;
+}
+
+int dlc_float_stream(const struct dlc_graph *g, const float *input, float **vals,
+                     const struct dlc_float_limits *lim, dlc_observe_fn observe, void *ctx,
+                     char *err, size_t errlen)
+{
+    int *readers = calloc((size_t)g->n_t, sizeof *readers);
+    if (!readers) {
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "float run: out of memory");
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        for (int k = 0; !g->nodes[i].dead && k < g->nodes[i].n_in; k++) {
+            if (g->nodes[i].in[k] >= 0) { /* -1: an optional input left out */
+                readers[g->nodes[i].in[k]]++;
+            }
+        }
+    }
+    for (int i = 0; i < g->n_t; i++) {
+        vals[i] = g->t[i].is_const ? g->t[i].data : NULL;
+    }
+    const struct dlc_tensor *x = &g->t[g->input];
+    uint64_t live = (uint64_t)x->n * sizeof(float);
+    int rc = 0;
+    vals[g->input] = malloc((size_t)x->n * sizeof(float));
+    if (!vals[g->input]) {
+        rc = dla_errf(err, errlen, DLASIM_ERR_NOMEM, "float run: out of memory for the input");
+    } else {
+        memcpy(vals[g->input], input, (size_t)x->n * sizeof(float));
+        if (observe) {
+            observe(ctx, g->input, vals[g->input], x->n);
+        }
+    }
+    for (int i = 0; i < g->n_nodes && !rc; i++) {
+        const struct dlc_node *nd = &g->nodes[i];
+        if (nd->dead) {
+            continue;
+        }
+        uint64_t out_bytes = (uint64_t)g->t[nd->out].n * sizeof(float);
+        uint64_t work = dlc_node_work(g, nd);
+        if (lim && lim->max_work && work > lim->max_work) {
+            rc = dla_errf(err, errlen, DLASIM_ERR_UNSUPPORTED,
+                          "node '%s' (%s): its float work of %llu multiply-adds per input exceeds "
+                          "the limit of %llu (max_work, --max-work)", nd->name,
+                          dlc_op_names[nd->op], (unsigned long long)work,
+                          (unsigned long long)lim->max_work);
+            break;
+        }
+        if (lim && lim->max_bytes && live + out_bytes > lim->max_bytes) {
+            rc = dla_errf(err, errlen, DLASIM_ERR_NOMEM,
+                          "node '%s' (%s): its %llu-byte float output with %llu bytes of live "
+                          "tensors passes the host memory limit of %llu (max_host_mem, --max-mem)",
+                          nd->name, dlc_op_names[nd->op], (unsigned long long)out_bytes,
+                          (unsigned long long)live, (unsigned long long)lim->max_bytes);
+            break;
+        }
+        if (dlc_float_node(g, nd, vals, err, errlen)) {
+            rc = DLASIM_ERR_NOMEM;
+            break;
+        }
+        live += out_bytes;
+        if (observe) {
+            observe(ctx, nd->out, vals[nd->out], g->t[nd->out].n);
+        }
+        /* a tensor every reader has consumed is not kept (the output is) */
+        for (int k = 0; k < nd->n_in; k++) {
+            int t = nd->in[k];
+            if (t >= 0 && --readers[t] == 0 && t != g->output && vals[t] && vals[t] != g->t[t].data) {
+                free(vals[t]);
+                vals[t] = NULL;
+                live -= (uint64_t)g->t[t].n * sizeof(float);
+            }
+        }
+    }
+    free(readers);
+    return rc;
 }

@@ -675,6 +675,18 @@ int dlc_shape_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t e
                 return nfail(err, errlen, nd, "scale, B, mean and var must be constants of C values");
             }
         }
+        /* 1 / sqrt(var + epsilon): a channel whose var + epsilon is not > 0
+         * would make every value NaN or infinite (refused, not calibrated) */
+        const struct dlc_tensor *var = in_t(g, nd, 4);
+        for (int64_t c = 0; c < var->n; c++) {
+            double v = (double)var->data[c] + nd->epsilon;
+            if (!(v > 0) || !isfinite(1.0 / sqrt(v))) {
+                return dlc_node_errf(err, errlen, DLASIM_ERR_INVAL, nd,
+                                     "variance %g + epsilon %g of channel %lld is not > 0: the "
+                                     "normalization is NaN or infinite", (double)var->data[c],
+                                     (double)nd->epsilon, (long long)c);
+            }
+        }
         set_shape(o, x->rank, x->dims);
         return 0;
     }

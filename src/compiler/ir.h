@@ -132,6 +132,21 @@ typedef void (*dlc_observe_fn)(void *ctx, int tensor, const float *v, int64_t n)
 int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
                   dlc_observe_fn observe, void *ctx, char *err, size_t errlen);
 void dlc_vals_free(const struct dlc_graph *g, float **vals);
+
+/* Bounds on one float run (0: none). */
+struct dlc_float_limits {
+    uint64_t max_bytes; /* float tensors alive at once */
+    uint64_t max_work;  /* one node's dlc_node_work */
+};
+/* dlc_float_run that keeps only what is still to be read (and the output):
+ * a tensor is freed once its last reader ran, so calibration holds the
+ * live set, not every intermediate; a node beyond a limit is a negative
+ * status with a message naming it.  vals as for dlc_float_run. */
+int dlc_float_stream(const struct dlc_graph *g, const float *input, float **vals,
+                     const struct dlc_float_limits *lim, dlc_observe_fn observe, void *ctx,
+                     char *err, size_t errlen);
+/* Float multiply-adds (or element operations) of one node for one input. */
+uint64_t dlc_node_work(const struct dlc_graph *g, const struct dlc_node *nd);
 /* One node in float (used by the quantized runner for host-CPU nodes). */
 int dlc_float_node(const struct dlc_graph *g, const struct dlc_node *nd, float **vals,
                    char *err, size_t errlen);

@@ -92,6 +92,13 @@ static int place_output(struct dlasim_model *m, const struct dlc_node *nd, int t
                         size_t errlen)
 {
     int rc = dlc_materialize(m, t);
+    if (rc == DLASIM_ERR_UNSUPPORTED) { /* say which dimension, not just "does not fit" */
+        int64_t c, h, w;
+        dlc_cube_of(&m->g.t[t], &c, &h, &w);
+        return dlc_node_errf(err, errlen, rc, nd, "output '%s' is %lld x %lld x %lld (C x H x W): "
+                             "an NVDLA cube has at most 65535 in each dimension", m->g.t[t].name,
+                             (long long)c, (long long)h, (long long)w);
+    }
     return rc ? dlc_node_errf(err, errlen, rc, nd, "output '%s' does not fit device memory%s",
                               m->g.t[t].name, rc == DLASIM_ERR_NOMEM ? " (out of host memory)" : "")
               : 0;
@@ -359,6 +366,16 @@ static int rescaling_producer(const struct dlc_graph *g, int t)
            op != DLC_OP_CONCAT;
 }
 
+/* Tensor t is the output of a Clip(0, max) that a convolution implements by
+ * saturating at t's own scale (lower_conv.c fuse_after): its int8 range ends
+ * at 127 * scale, which is where the clip is.  Giving t another (larger)
+ * scale would move the clip, so such a tensor keeps its scale. */
+static int clips_by_saturation(const struct dlc_graph *g, int t)
+{
+    int p = g->t[t].producer;
+    return p >= 0 && g->nodes[p].op == DLC_OP_CLIP && g->nodes[p].clip_max < 3e38f;
+}
+
 /* A channel Concat whose inputs can be written straight into its output:
  * every input but the last a whole number of Atomic-M surfaces, none the
  * model's input or output, each produced by a layer that sets its own
@@ -389,6 +406,14 @@ static int place_concat(struct dlasim_model *m, int node)
         }
         amax = x->amax > amax ? x->amax : amax;
         c0 += (uint32_t)x->dims[1];
+    }
+    /* the shared scale is the largest range: an input whose Clip is its
+     * saturation point cannot take it (issue 22: the clip would vanish);
+     * the Concat then runs on the CPU, each input at its own scale */
+    for (int i = 0; i < nd->n_in; i++) {
+        if (clips_by_saturation(g, nd->in[i]) && amax > g->t[nd->in[i]].amax) {
+            return 0;
+        }
     }
     int rc = dlc_materialize(m, nd->out);
     if (rc) {

@@ -120,11 +120,20 @@ int dlasim_model_run_float(const struct dlasim_model *m, const float *input, flo
 /* The facts of the named NVDLA configuration the lowering needs, from the
  * planning layer's configuration table (src/plan/config.c, spec 004); no
  * device is created. */
-static int hw_of_config(struct dlasim_model *m, const char *name, char *err, size_t errlen)
+static int hw_of_config(struct dlasim_model *m, const char *name, const char *const *overrides,
+                        size_t n_overrides, char *err, size_t errlen)
 {
     struct dla_config c;
     char cerr[256] = "";
     int rc = dla_config_init(&c, name, cerr, sizeof cerr);
+    /* PARAM=VALUE overrides as dlasim_create applies them: the layers are
+     * planned for the device they will run on */
+    for (size_t i = 0; !rc && i < n_overrides; i++) {
+        rc = overrides[i] ? dla_config_set(&c, overrides[i], cerr, sizeof cerr) : DLASIM_ERR_INVAL;
+        if (rc && !overrides[i]) {
+            snprintf(cerr, sizeof cerr, "overrides[%zu] is NULL", i);
+        }
+    }
     if (!rc) {
         rc = dla_config_validate(&c, cerr, sizeof cerr);
     }
@@ -143,15 +152,25 @@ static int hw_of_config(struct dlasim_model *m, const char *name, char *err, siz
 
 int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, size_t errlen)
 {
+    return dlasim_model_compile_set(m, config, NULL, 0, err, errlen);
+}
+
+int dlasim_model_compile_set(struct dlasim_model *m, const char *config,
+                             const char *const *overrides, size_t n_overrides, char *err,
+                             size_t errlen)
+{
     if (!m) {
         return null_arg(err, errlen, "dlasim_model_compile", "m");
+    }
+    if (n_overrides && !overrides) {
+        return null_arg(err, errlen, "dlasim_model_compile_set", "overrides");
     }
     if (!m->calibrated) {
         return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                      "compile: the model is not calibrated (dlasim_model_calibrate first)");
     }
     const char *name = config ? config : "nv_small";
-    int rc = hw_of_config(m, name, err, errlen);
+    int rc = hw_of_config(m, name, overrides, n_overrides, err, errlen);
     if (rc) {
         return rc;
     }
@@ -192,25 +211,37 @@ uint64_t dlasim_model_macs(const struct dlasim_model *m)
 
 /* ---- running ---------------------------------------------------------------------------- */
 
-static void quantize(const float *x, int8_t *q, int64_t n, float scale)
+/* Round to nearest, saturate to int8; -1 (index in *bad) at the first NaN
+ * or infinite value, which has no int8 value (refused, never made 0). */
+static int quantize(const float *x, int8_t *q, int64_t n, float scale, int64_t *bad)
 {
     float inv = 1.0f / scale;
     for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(x[i])) {
+            *bad = i;
+            return -1;
+        }
         float v = x[i] * inv;
-        v = v != v ? 0.0f : v < 0 ? v - 0.5f : v + 0.5f; /* NaN input: 0 */
+        v = v < 0 ? v - 0.5f : v + 0.5f;
         q[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : (int)v);
     }
+    return 0;
 }
 
-static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, const float *x)
+/* Tensor t's float values quantized into device memory; a NaN or infinite
+ * value is DLASIM_ERR_INVAL with *bad its index (else *bad = -1). */
+static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, const float *x,
+                        int64_t *bad)
 {
     const struct dlc_buf *b = &m->buf[t];
     size_t n = (size_t)b->c * b->h * b->w;
     int8_t *q = malloc(n ? n : 1);
     uint8_t *packed = calloc(b->size ? b->size : 1, 1);
     int rc = DLASIM_ERR_NOMEM;
-    if (q && packed) {
-        quantize(x, q, (int64_t)n, m->g.t[t].scale);
+    *bad = -1;
+    if (q && packed && quantize(x, q, (int64_t)n, m->g.t[t].scale, bad)) {
+        rc = DLASIM_ERR_INVAL;
+    } else if (q && packed) {
         dlasim_conv_pack_cube(&m->hw, b->w, b->h, b->c, b->line, b->surf, q, packed);
         rc = dlasim_mem_write(dev, DLASIM_PORT_DBB, m->addrs[b->addr_index] + b->offset, packed,
                               b->size);
@@ -316,7 +347,12 @@ static int run_cpu_layer(struct dlasim_model *m, struct dlasim_dev *dev, const s
     if (nd->out == g->output) {
         return 0;
     }
-    int rc = write_tensor(m, dev, nd->out, m->fvals[nd->out]);
+    int64_t bad;
+    int rc = write_tensor(m, dev, nd->out, m->fvals[nd->out], &bad);
+    if (rc && bad >= 0) {
+        return dla_errf(err, errlen, rc, "node '%s' (host CPU): output value %lld is NaN or "
+                        "infinite", nd->name, (long long)bad);
+    }
     return rc ? dla_errf(err, errlen, rc, "node '%s': writing its output", nd->name) : 0;
 }
 
@@ -402,7 +438,12 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
     if (m->loaded_dev != dev && (rc = load_weights(m, dev))) {
         return dla_errf(err, errlen, rc, "run: writing the weights: %s", dlasim_last_error(dev));
     }
-    if ((rc = write_tensor(m, dev, g->input, input))) {
+    int64_t bad;
+    if ((rc = write_tensor(m, dev, g->input, input, &bad))) {
+        if (bad >= 0) {
+            return dla_errf(err, errlen, rc, "run: input value %lld (tensor '%s') is NaN or "
+                            "infinite", (long long)bad, g->t[g->input].name);
+        }
         return dla_errf(err, errlen, rc, "run: writing the input: %s", dlasim_last_error(dev));
     }
     for (int i = 0; i < m->n_steps && !rc; i++) {

@@ -299,6 +299,20 @@ static int resize_attrs(const Onnx__NodeProto *np, struct dlc_node *nd, char *er
     return 0;
 }
 
+/* Every float attribute of the node finite (NaN or Inf would flow into
+ * every value computed after it). */
+static int float_attrs_finite(const Onnx__NodeProto *np, const char *nm, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < np->n_attribute; i++) {
+        const Onnx__AttributeProto *a = np->attribute[i];
+        if (a && a->has_f && !isfinite(a->f)) {
+            return fail(err, errlen, "node '%s': attribute '%s' is NaN or infinite", nm,
+                        a->name ? a->name : "?", NULL);
+        }
+    }
+    return 0;
+}
+
 static int node_attrs(const Onnx__NodeProto *np, struct dlc_node *nd, char *err, size_t errlen)
 {
     const char *nm = nd->name;
@@ -566,7 +580,8 @@ static int read_node(struct dlc_graph *g, const Onnx__NodeProto *np, size_t inde
     if (!nd->name) {
         return oom(err, errlen, "node", nm);
     }
-    int rc = node_attrs(np, nd, err, errlen);
+    int rc = float_attrs_finite(np, nd->name, err, errlen);
+    rc = rc ? rc : node_attrs(np, nd, err, errlen);
     if (rc) {
         return rc;
     }

@@ -19,6 +19,9 @@
 #define MAX_ARGS 8
 #define MAX_MEM_COMMAND (256u << 20) /* bytes one mem_init/mem_load may touch */
 #define MAX_FILE_BYTES (1024u << 20)  /* largest trace or surface file read */
+/* Host memory a parsed trace may hold (its mem_load payloads plus the
+ * surface file being read) unless the caller gives another budget. */
+#define DEFAULT_TRACE_BUDGET ((uint64_t)4 << 30)
 
 struct parser {
     struct dlasim_trace *t;
@@ -26,6 +29,9 @@ struct parser {
     unsigned line;
     char *err;
     size_t errlen;
+    uint64_t budget;          /* bytes the payloads may hold (max_host_mem) */
+    uint64_t held;            /* payload bytes the parsed commands hold */
+    int over_budget;          /* err already says which budget was passed */
 };
 
 static int perr(struct parser *p, const char *fmt, ...)
@@ -39,6 +45,21 @@ static int perr(struct parser *p, const char *fmt, ...)
         snprintf(p->err, p->errlen, "%s:%u: %s", p->t->file, p->line, msg);
     }
     return DLASIM_ERR_PARSE;
+}
+
+/* DLASIM_ERR_NOMEM naming the file:line when `more` bytes beyond those
+ * held would pass the budget: a trace naming a large surface file on many
+ * lines stops here instead of taking the host. */
+static int budget_check(struct parser *p, const char *path, uint64_t more)
+{
+    if (p->held + more <= p->budget) {
+        return 0;
+    }
+    p->over_budget = 1;
+    perr(p, "surface file %s: its payload (%llu bytes so far) would pass the host memory budget "
+            "for trace payloads (%llu bytes held by earlier commands, max_host_mem=%llu)", path, (unsigned long long)more,
+         (unsigned long long)p->held, (unsigned long long)p->budget);
+    return DLASIM_ERR_NOMEM;
 }
 
 static char *dup_range(const char *s, size_t n)
@@ -277,6 +298,11 @@ static int dat_parse(struct parser *p, const char *path, const char *text, size_
 {
     struct dat_reader r = {text, text + len, 1};
     size_t segcap = 0, used = 0, bytecap = len / 4 + 16;
+    /* the payload held is what the budget counts (the file's text is read
+     * and freed): never reserve beyond what is left of it */
+    if (p->held + bytecap > p->budget) {
+        bytecap = (size_t)(p->budget - p->held) + 16;
+    }
     c->bytes = malloc(bytecap);
     if (!c->bytes) {
         return DLASIM_ERR_NOMEM;
@@ -285,6 +311,12 @@ static int dat_parse(struct parser *p, const char *path, const char *text, size_
         uint64_t off, size;
         dat_skip(&r);
         if (r.s >= r.end) {
+            /* keep only the payload: the budget counts what stays held */
+            uint8_t *nb = used ? realloc(c->bytes, used) : NULL;
+            if (nb) {
+                c->bytes = nb;
+            }
+            p->held += used;
             return 0;
         }
         if (dat_key(&r, "offset:", &off) || dat_key(&r, "size:", &size)) {
@@ -300,8 +332,14 @@ static int dat_parse(struct parser *p, const char *path, const char *text, size_
             return perr(p, "surface file %s:%u: record size %llu is larger than the file allows",
                         path, r.line, (unsigned long long)size);
         }
+        if (budget_check(p, path, (uint64_t)used + size)) {
+            return DLASIM_ERR_NOMEM;
+        }
         if (used + size > bytecap) {
             bytecap = (used + size) * 2;
+            if (p->held + bytecap > p->budget) {
+                bytecap = used + (size_t)size; /* exactly what the budget allows */
+            }
             uint8_t *nb = realloc(c->bytes, bytecap);
             if (!nb) {
                 return DLASIM_ERR_NOMEM;
@@ -323,13 +361,13 @@ static int dat_parse(struct parser *p, const char *path, const char *text, size_
 }
 
 /* Whole regular file (never a device or FIFO, which might not end). */
-static int read_file(const char *path, char **text, size_t *len)
+static int read_file(const char *path, uint64_t max, char **text, size_t *len)
 {
     struct stat st;
     if (stat(path, &st)) {
         return DLASIM_ERR_IO;
     }
-    if (!S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_FILE_BYTES) {
+    if (!S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_FILE_BYTES || (uint64_t)st.st_size > max) {
         errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
         return DLASIM_ERR_IO;
     }
@@ -375,7 +413,7 @@ static int load_surface(struct parser *p, const char *name, struct trace_cmd *c)
     }
     char *text;
     size_t len;
-    int rc = read_file(path, &text, &len);
+    int rc = read_file(path, MAX_FILE_BYTES, &text, &len);
     if (rc) {
         perr(p, "cannot read surface file '%s': %s", path,
              rc == DLASIM_ERR_NOMEM ? "out of memory" : strerror(errno));
@@ -653,8 +691,8 @@ static int resolve_interrupts(struct parser *p)
     return 0;
 }
 
-int dlasim_trace_parse_text(const char *text, size_t len, const char *name, const char *dir,
-                            struct dlasim_trace **out, char *err, size_t errlen)
+static int parse_text_budget(const char *text, size_t len, const char *name, const char *dir,
+                             uint64_t budget, struct dlasim_trace **out, char *err, size_t errlen)
 {
     if (!out) {
         return null_arg(err, errlen, "dlasim_trace_parse_text", "out");
@@ -673,7 +711,7 @@ int dlasim_trace_parse_text(const char *text, size_t len, const char *name, cons
         dlasim_trace_free(t);
         return DLASIM_ERR_NOMEM;
     }
-    struct parser p = {t, dir, 0, err, errlen};
+    struct parser p = {t, dir, 0, err, errlen, budget, 0, 0};
     int rc = 0;
     char *s = copy;
     while (!rc && s < copy + len) {
@@ -697,7 +735,7 @@ int dlasim_trace_parse_text(const char *text, size_t len, const char *name, cons
     }
     free(copy);
     if (rc) {
-        if (rc == DLASIM_ERR_NOMEM && err && errlen) {
+        if (rc == DLASIM_ERR_NOMEM && !p.over_budget && err && errlen) {
             snprintf(err, errlen, "%s:%u: out of memory", name, p.line);
         }
         dlasim_trace_free(t);
@@ -707,9 +745,22 @@ int dlasim_trace_parse_text(const char *text, size_t len, const char *name, cons
     return 0;
 }
 
+int dlasim_trace_parse_text(const char *text, size_t len, const char *name, const char *dir,
+                            struct dlasim_trace **out, char *err, size_t errlen)
+{
+    return parse_text_budget(text, len, name, dir, DEFAULT_TRACE_BUDGET, out, err, errlen);
+}
+
 int dlasim_trace_parse_file(const char *path, struct dlasim_trace **out, char *err,
                             size_t errlen)
 {
+    return dlasim_trace_parse_file_max(path, 0, out, err, errlen);
+}
+
+int dlasim_trace_parse_file_max(const char *path, uint64_t max_host_mem,
+                                struct dlasim_trace **out, char *err, size_t errlen)
+{
+    uint64_t budget = max_host_mem ? max_host_mem : DEFAULT_TRACE_BUDGET;
     char *text, dir[4096];
     size_t len;
     if (!out) {
@@ -719,7 +770,7 @@ int dlasim_trace_parse_file(const char *path, struct dlasim_trace **out, char *e
     if (!path) {
         return null_arg(err, errlen, "dlasim_trace_parse_file", "path");
     }
-    int rc = read_file(path, &text, &len);
+    int rc = read_file(path, MAX_FILE_BYTES, &text, &len);
     if (rc) {
         if (err && errlen) {
             snprintf(err, errlen, "%s: cannot read: %s", path,
@@ -734,7 +785,7 @@ int dlasim_trace_parse_file(const char *path, struct dlasim_trace **out, char *e
     } else {
         snprintf(dir, sizeof(dir), ".");
     }
-    rc = dlasim_trace_parse_text(text, len, path, dir, out, err, errlen);
+    rc = parse_text_budget(text, len, path, dir, budget, out, err, errlen);
     free(text);
     return rc;
 }

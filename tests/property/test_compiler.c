@@ -110,7 +110,7 @@ static void check_op_on(const char *config, const char *name, const char *const 
         cal[i] = urand();
     }
     char err[512];
-    struct dlasim_calib_options co = { DLASIM_CALIB_MINMAX, 0 };
+    struct dlasim_calib_options co = { DLASIM_CALIB_MINMAX, 0, 0, 0 };
     if (dlasim_model_calibrate(m, cal, CAL, &co, err, sizeof err) ||
         dlasim_model_compile(m, config, err, sizeof err)) {
         fail_msg("%s: %s", name, err);

@@ -17,6 +17,7 @@
  * bytes.  Without --calib, `run` calibrates on (up to --calib-count of) its
  * inputs.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,16 +44,10 @@ struct onnx_opts {
     int report, compare_float, draw, top, progress, float_only;
 };
 
+/* A count option (--calib-count, --count, --draw, --top). */
 static int parse_size(const char *opt, const char *v, size_t *out)
 {
-    char *end;
-    long long n = strtoll(v, &end, 10);
-    if (*end || n < 0) {
-        fprintf(stderr, "dlasim: %s takes a count, got '%s'\n", opt, v);
-        return -1;
-    }
-    *out = (size_t)n;
-    return 0;
+    return cli_parse_count(opt, v, (size_t)1 << 40, out);
 }
 
 static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
@@ -128,13 +123,22 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
             }
             o->top = (int)(n > 100 ? 100 : n);
         } else if (!strcmp(a, "--scale")) {
-            o->scale = strtof(v, NULL), o->scale_set = 1;
+            /* pixel byte * scale - mean: a finite, non-zero factor */
+            if (cli_parse_float(a, v, -1e6, 1e6, &o->scale)) {
+                return -1;
+            }
+            if (o->scale == 0) {
+                fprintf(stderr, "dlasim: --scale 0 would make every input 0\n");
+                return -1;
+            }
+            o->scale_set = 1;
         } else if (!strcmp(a, "--mean")) {
-            o->mean = strtof(v, NULL), o->mean_set = 1;
+            if (cli_parse_float(a, v, -1e6, 1e6, &o->mean)) {
+                return -1;
+            }
+            o->mean_set = 1;
         } else if (!strcmp(a, "--percentile")) {
-            o->copt.percentile = strtod(v, NULL);
-            if (!(o->copt.percentile > 0 && o->copt.percentile <= 100)) {
-                fprintf(stderr, "dlasim: --percentile takes a value in (0, 100]\n");
+            if (cli_parse_double(a, v, 1e-6, 100, &o->copt.percentile)) {
                 return -1;
             }
         } else if (!strcmp(a, "--method")) {
@@ -174,6 +178,17 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
         fprintf(stderr, "dlasim: no model given\n");
         return -1;
     }
+    if (o->record && cli_check_output_dir("--record-trace", o->record)) {
+        return -1;
+    }
+    /* the ONNX compiler emits NVDLA layers (src/compiler): say so here rather
+     * than fail later on a parameter the RK3588 does not have */
+    if (o->common.config && !strncmp(o->common.config, "rk", 2)) {
+        fprintf(stderr, "dlasim: --config %s: the ONNX compiler targets the NVDLA configurations "
+                        "(nv_small, nv_small_256, nv_large); the RK3588 runs regcmd lists "
+                        "(dlasim rk)\n", o->common.config);
+        return -1;
+    }
     if (!is_run && o->n_calib == 0) {
         fprintf(stderr, "dlasim compile: --calib DATA is required (images, IDX or raw tensors)\n");
         return -1;
@@ -191,6 +206,7 @@ static int load_data(const struct onnx_opts *o, const struct dlasim_model *m, co
     int64_t dims[6];
     int rank = dlasim_model_input_shape(m, dims);
     dataset_init(d, dims, rank, dlasim_model_input_size(m));
+    d->max_bytes = cli_max_mem(&o->common);
     if (o->scale_set) {
         d->scale = o->scale;
     }
@@ -212,11 +228,11 @@ static int load_data(const struct onnx_opts *o, const struct dlasim_model *m, co
     return 0;
 }
 
-static struct dlasim_model *load_model(const char *path)
+static struct dlasim_model *load_model(const char *path, uint64_t max_bytes)
 {
     uint8_t *buf;
     size_t len;
-    if (cli_read_file(path, &buf, &len)) {
+    if (cli_read_file_max(path, max_bytes, &buf, &len)) {
         return NULL;
     }
     struct dlasim_model *m = NULL;
@@ -246,7 +262,7 @@ static const char *method_name(enum dlasim_calib_method m)
 static struct dlasim_model *prepare(const struct onnx_opts *o, const char *const *calib_files,
                                     int n_calib)
 {
-    struct dlasim_model *m = load_model(o->model);
+    struct dlasim_model *m = load_model(o->model, cli_max_mem(&o->common));
     if (!m) {
         return NULL;
     }
@@ -258,11 +274,15 @@ static struct dlasim_model *prepare(const struct onnx_opts *o, const char *const
     }
     char err[1024];
     double t0 = now();
-    int rc = dlasim_model_calibrate(m, cal.data, cal.count, &o->copt, err, sizeof err);
+    struct dlasim_calib_options copt = o->copt;
+    copt.max_host_mem = cli_max_mem(&o->common); /* live float tensors of one run */
+    copt.max_work = o->common.max_work;          /* one node's float work */
+    int rc = dlasim_model_calibrate(m, cal.data, cal.count, &copt, err, sizeof err);
     if (!rc) {
         printf("calibrated on %zu inputs (%s) in %.2f s\n", cal.count, method_name(o->copt.method),
                now() - t0);
-        rc = dlasim_model_compile(m, o->common.config, err, sizeof err);
+        rc = dlasim_model_compile_set(m, o->common.config, o->common.sets, o->common.nsets, err,
+                                      sizeof err);
     }
     dataset_free(&cal);
     if (rc) {
@@ -289,6 +309,15 @@ int cmd_compile(int argc, char **argv)
         return 1;
     }
     int rc = 0;
+    if (o.out && ((o.scale_set && o.scale != 1.0f / 255.0f) || (o.mean_set && o.mean != 0))) {
+        /* the runtime converts a loadable's image input itself (p / 255 at
+         * 1/127 per step): other pixel conversions cannot travel with it */
+        fprintf(stderr, "dlasim compile: -o %s: --scale/--mean change how pixels become inputs, "
+                        "but a loadable's input is converted by the runtime as p / 255; they apply "
+                        "to `dlasim run MODEL.onnx` only\n", o.out);
+        dlasim_model_free(m);
+        return 2;
+    }
     if (o.out) {
         uint8_t *file = NULL;
         size_t len = 0;
@@ -297,9 +326,7 @@ int cmd_compile(int argc, char **argv)
             fprintf(stderr, "dlasim compile: %s: %s\n", o.out, err);
             rc = 1;
         } else {
-            FILE *f = fopen(o.out, "wb");
-            if (!f || fwrite(file, 1, len, f) != len || fclose(f)) {
-                perror(o.out);
+            if (cli_write_file(o.out, file, len)) {
                 rc = 1;
             } else {
                 printf("wrote %s (%zu bytes)\n", o.out, len);
@@ -322,31 +349,41 @@ static int argmax(const float *v, size_t n)
     return (int)b;
 }
 
+/* Class names, one a line; *n = -1 (printed) when the file cannot be read
+ * (a missing file or a folder is an error, not "no names"). */
 static char **load_names(const char *path, int *n)
 {
     *n = 0;
     if (!path) {
         return NULL;
     }
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        perror(path);
+    uint8_t *b;
+    size_t len;
+    if (cli_read_file_max(path, (uint64_t)64 << 20, &b, &len)) {
+        *n = -1;
         return NULL;
     }
-    char **names = NULL, line[256];
-    while (fgets(line, sizeof line, f) && *n < 100000) {
-        line[strcspn(line, "\r\n")] = 0;
+    char **names = NULL;
+    size_t p = 0;
+    while (p < len && *n < 100000) {
+        size_t e = p;
+        while (e < len && b[e] != '\n') {
+            e++;
+        }
+        size_t l = e > p && b[e - 1] == '\r' ? e - p - 1 : e - p;
         char **nn = realloc(names, (size_t)(*n + 1) * sizeof *nn);
-        if (!nn) {
+        char *name = nn ? malloc(l + 1) : NULL;
+        if (!name) {
+            names = nn ? nn : names;
             break;
         }
+        memcpy(name, b + p, l);
+        name[l] = 0;
         names = nn;
-        names[*n] = strdup(line);
-        if (names[*n]) {
-            (*n)++;
-        }
+        names[(*n)++] = name;
+        p = e + 1;
     }
-    fclose(f);
+    free(b);
     return names;
 }
 
@@ -409,7 +446,7 @@ static int write_json(const char *path, int have_acc, double acc, size_t n, cons
 {
     FILE *f = fopen(path, "w");
     if (!f) {
-        perror(path);
+        fprintf(stderr, "dlasim: %s: cannot write: %s\n", path, strerror(errno));
         return -1;
     }
     fprintf(f, "{");
@@ -425,7 +462,7 @@ static int write_json(const char *path, int have_acc, double acc, size_t n, cons
         fprintf(f, "]");
     }
     fprintf(f, "\n]}\n");
-    return fclose(f) ? -1 : 0;
+    return cli_close_output(f, path);
 }
 
 /* `dlasim run MODEL.nvdla`: each input image through the loadable runner
@@ -462,6 +499,7 @@ static int run_loadable(const struct onnx_opts *o)
     for (int pass = 0; pass < 2 && !rc; pass++) {
         dataset_free(&in);
         dataset_init(&in, dims, 4, (size_t)(dims[2] * dims[3]));
+        in.max_bytes = cli_max_mem(&o->common);
         in.w = (uint32_t)dims[3], in.h = (uint32_t)dims[2];
         for (int i = 0; i < o->n_input && !rc; i++) {
             rc = dataset_probe(&in, o->input[i], dims);
@@ -485,7 +523,11 @@ static int run_loadable(const struct onnx_opts *o)
         rc = -1;
     }
     int n_names = 0;
-    char **names = load_names(o->names, &n_names);
+    char **names = rc ? NULL : load_names(o->names, &n_names);
+    if (n_names < 0) {
+        rc = -1;
+        n_names = 0;
+    }
     size_t npx = (size_t)in.w * in.h, on = 0, correct = 0;
     char hdr[64];
     int hl = snprintf(hdr, sizeof hdr, "P5\n%u %u\n255\n", in.w, in.h);
@@ -648,6 +690,10 @@ int cmd_run(int argc, char **argv)
     }
     int n_names = 0;
     char **names = load_names(o.names, &n_names);
+    if (n_names < 0) {
+        rc = -1;
+        n_names = 0;
+    }
     size_t on = dlasim_model_output_size(m);
     float *out = malloc(in.count * on * sizeof(float));
     float *fout = o.compare_float ? malloc(in.count * on * sizeof(float)) : NULL;

@@ -3,6 +3,7 @@
  * case folders <DIR>/<case>/<case>.cfg), each on a fresh device.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdint.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -121,18 +122,20 @@ static const char *case_name(const char *cfg, char *buf, size_t len)
 }
 
 /* --timing on one case: the modelled cycles on a line of their own, the
- * per-layer table, and the files asked for. */
-static void timing_reports(const struct trace_args *a, struct dlasim_dev *dev, const char *name,
-                           const struct dlasim_trace_result *res)
+ * per-layer table, and the files asked for; -1 when a file could not be
+ * written (printed), so the command fails rather than exit 0 without it. */
+static int timing_reports(const struct trace_args *a, struct dlasim_dev *dev, const char *name,
+                          const struct dlasim_trace_result *res)
 {
     double mhz = a->common.clock_mhz > 0 ? a->common.clock_mhz : 1000.0;
+    int rc = 0;
     printf("cycles_to_last_intr %llu\n", (unsigned long long)res->cycles_to_last_intr);
     timing_print_layers(dev, stdout, mhz);
-    if (a->json) {
-        timing_write_json(dev, a->json, name, res->cycles_to_last_intr, mhz);
+    if (a->json && timing_write_json(dev, a->json, name, res->cycles_to_last_intr, mhz)) {
+        rc = -1;
     }
-    if (a->timeline) {
-        timing_write_timeline(dev, a->timeline, name, mhz);
+    if (a->timeline && timing_write_timeline(dev, a->timeline, name, mhz)) {
+        rc = -1;
     }
     if (a->plot) {
         char tmp[4096];
@@ -140,10 +143,42 @@ static void timing_reports(const struct trace_args *a, struct dlasim_dev *dev, c
         if (!src) {
             snprintf(tmp, sizeof(tmp), "%s.json", a->plot);
             src = tmp;
-            timing_write_json(dev, src, name, res->cycles_to_last_intr, mhz);
+            if (timing_write_json(dev, src, name, res->cycles_to_last_intr, mhz)) {
+                return -1;
+            }
         }
-        timing_plot(src, a->plot);
+        if (timing_plot(src, a->plot)) {
+            rc = -1;
+        }
     }
+    return rc;
+}
+
+/* --expect FILE must be an expectations file: every line blank, a comment,
+ * or "CASE 0xCRC ..."; anything else (a wrong file named) is refused with
+ * the line, rather than read as "no expectation" for every case. */
+static int check_expect_file(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    char line[512], cname[256];
+    unsigned long v;
+    unsigned lineno = 0;
+    if (!f) {
+        fprintf(stderr, "dlasim trace: --expect %s: %s\n", file, strerror(errno));
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        lineno++;
+        const char *p = line + strspn(line, " \t\r\n");
+        if (*p && *p != '#' && (sscanf(p, "%255s 0x%lx", cname, &v) != 2 || v > 0xffffffffu)) {
+            fprintf(stderr, "dlasim trace: --expect %s:%u: not an expectations line "
+                            "(CASE 0xCRC  # why)\n", file, lineno);
+            fclose(f);
+            return -1;
+        }
+    }
+    fclose(f);
+    return 0;
 }
 
 static void run_case(const struct trace_args *a, const char *cfg, int verbose,
@@ -155,7 +190,8 @@ static void run_case(const struct trace_args *a, const char *cfg, int verbose,
     struct dlasim_trace_play_options po = {0};
     memset(o, 0, sizeof(*o));
     double t0 = now();
-    o->status = dlasim_trace_parse_file(cfg, &t, o->err, sizeof(o->err));
+    o->status = dlasim_trace_parse_file_max(cfg, cli_max_mem(&a->common), &t, o->err,
+                                            sizeof(o->err));
     if (!o->status) {
         struct dlasim_dev *dev = cli_create_device(&a->common);
         if (!dev) {
@@ -168,7 +204,11 @@ static void run_case(const struct trace_args *a, const char *cfg, int verbose,
             po.opaque = &ov;
             o->status = dlasim_trace_play(dev, t, &po, &o->res, o->err, sizeof(o->err));
             if (a->common.timing && verbose && (o->status == 0 || o->status == DLASIM_ERR_CHECK)) {
-                timing_reports(a, dev, case_name(cfg, name, sizeof(name)), &o->res);
+                if (timing_reports(a, dev, case_name(cfg, name, sizeof(name)), &o->res)) {
+                    o->status = DLASIM_ERR_IO;
+                    snprintf(o->err, sizeof(o->err), "%s: a timing output could not be written",
+                             cfg);
+                }
             }
             o->expect_file = ov.active;
             if (ov.active && (o->status == 0 || o->status == DLASIM_ERR_CHECK)) {
@@ -438,9 +478,13 @@ int cmd_trace(int argc, char **argv)
         } else if (!strcmp(argv[i], "--rtl") && i + 1 < argc) {
             a.rtl_csv = argv[++i];
         } else if (!strcmp(argv[i], "--max-median") && i + 1 < argc) {
-            a.max_median = atof(argv[++i]);
+            if (cli_parse_double("--max-median", argv[++i], 0, 1e6, &a.max_median)) {
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--max-worst") && i + 1 < argc) {
-            a.max_worst = atof(argv[++i]);
+            if (cli_parse_double("--max-worst", argv[++i], 0, 1e6, &a.max_worst)) {
+                return 2;
+            }
         } else if (argv[i][0] != '-' && !a.single) {
             a.single = argv[i];
         } else {
@@ -450,6 +494,9 @@ int cmd_trace(int argc, char **argv)
     }
     if ((a.json || a.timeline || a.plot || a.rtl_csv) && !a.common.timing) {
         a.common.timing = 1; /* the timing outputs imply the model */
+    }
+    if (a.expect && check_expect_file(a.expect)) {
+        return 2;
     }
     if (!a.suite == !a.single) {
         fprintf(stderr, "usage: dlasim trace [options] CASE.cfg | --suite DIR [--match GLOB]\n");
