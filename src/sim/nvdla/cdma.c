@@ -63,8 +63,11 @@
  *     RY on every lane when DATAIN_CHANNEL is 1, else lane % 4; mn_ch3 for
  *     semi-planar), which is the same whenever DATAIN_CHANNEL equals the
  *     format's elements per pixel, as drivers program it;
- *   - pixel formats read as 16-bit elements, int16/fp16 precisions,
- *     Winograd and weight compression are refused (DLASIM_ERR_PROG where
+ *   - INT16 feature data (PROC_PRECISION = IN_PRECISION = INT16, where the
+ *     configuration has INT16): surfaces of M-byte atoms of M/2 channels,
+ *     16-bit converter output (dla_cdma_fetch_feature16);
+ *   - pixel formats read as 16-bit elements, INT16 pixel input, fp16,
+ *     precision conversion, Winograd and weight compression are refused (DLASIM_ERR_PROG where
  *     the configuration lacks the feature, DLASIM_ERR_UNSUPPORTED where it
  *     has it); pixel input with batches is refused (the image path has no
  *     batch dimension);
@@ -364,9 +367,9 @@ static int check_precision(struct dla_dev *d, const char *field, uint32_t v, uin
                          "CDMA: D_MISC_CFG_0.%s=%u is not a data type of the %s configuration",
                          field, v, dla_cfg(d)->name);
     }
-    if (bit != DLA_TYPE_INT8) {
+    if (bit == DLA_TYPE_FP16) {
         return dla_error(d, DLASIM_ERR_UNSUPPORTED,
-                         "CDMA: D_MISC_CFG_0.%s=%u: only int8 convolution is modelled", field, v);
+                         "CDMA: D_MISC_CFG_0.%s=%u: FP16 convolution is not modelled", field, v);
     }
     return 0;
 }
@@ -490,6 +493,17 @@ int dla_cdma_validate(struct dla_dev *d, const struct dla_cdma_cfg *c)
                          "D_CVT_CFG_0.CVT_EN=0",
                          c->in_precision, c->proc_precision);
     }
+    if (c->in_precision != c->proc_precision) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "CDMA: D_MISC_CFG_0.IN_PRECISION=%u converted to PROC_PRECISION=%u: "
+                         "precision conversion is not modelled",
+                         c->in_precision, c->proc_precision);
+    }
+    if (dla_conv_int16(c->proc_precision) && c->fmt == DLA_CONV_IN_PIXEL) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "CDMA: D_MISC_CFG_0.PROC_PRECISION=INT16 with pixel input is not "
+                         "modelled");
+    }
     if (c->weight_compressed) {
         return dla_error(d, cfg->weight_compression_enable ? DLASIM_ERR_UNSUPPORTED
                                                            : DLASIM_ERR_PROG,
@@ -550,7 +564,10 @@ uint32_t dla_cdma_entries_needed(const struct dla_config *cfg, const struct dla_
      * per x for full groups of atoms; the remaining atoms of 2 or 4 x
      * positions share one entry */
     uint32_t apc = bw / m ? bw / m : 1;
-    uint32_t atoms = (c->channel + m - 1) / m;
+    /* atoms of m bytes: m int8 or m/2 int16 channels (nv_full cmod/csc
+     * atom_per_channel = ceil(channel * element_size / ATOM_CUBE_SIZE)) */
+    uint32_t e = m / dla_conv_elem_bytes(c->proc_precision);
+    uint32_t atoms = (c->channel + e - 1) / e;
     uint32_t w = c->width;
     uint32_t entries = atoms / apc * w;
     uint32_t crip = atoms % apc;
@@ -621,6 +638,72 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
                 dla_transpose_bytes(isa, buf + y * line_bytes, m, w, n, (uint8_t *)rows, w);
                 if (c->cvt_en) {
                     convert_rows(lut, rows, w, n, w);
+                }
+            }
+        }
+    }
+    free(buf);
+    return rc;
+}
+
+/* ref: cmod/hls/cdma_libs/cdma_cvt.cpp NV_NVDLA_CDMA_CVT_cell, int16 output
+ * (17-bit result saturated to 16 bits) */
+static int16_t cvt_int16(int32_t x, int32_t offset, int32_t scale, unsigned truncate)
+{
+    int64_t v = shift_round_away(((int64_t)x - offset) * scale, truncate);
+    return (int16_t)(v > INT16_MAX ? INT16_MAX : (v < INT16_MIN ? INT16_MIN : v));
+}
+
+/* Element k of atom x of a fetched line of INT16 atoms (little endian). */
+static int16_t line_elem16(const uint8_t *line, uint32_t m, uint32_t x, uint32_t k)
+{
+    const uint8_t *p = line + (size_t)x * m + 2u * k;
+    return (int16_t)(uint16_t)(p[0] | (uint16_t)(p[1] << 8));
+}
+
+/*
+ * INT16 feature data: surfaces of m-byte atoms holding e = m / 2 channels
+ * (NVDLA_MEMORY_ATOMIC_SIZE bytes per atom whatever the precision; nv_full
+ * cmod/csc ELEMENT_PER_ATOM_INT16 16 with 32-byte atoms), element (c, y, x)
+ * of batch b at base + b * BATCH_STRIDE + (c / e) * SURF_STRIDE +
+ * y * LINE_STRIDE + x * m + (c % e) * 2, converted by D_CVT_CFG if enabled.
+ */
+int dla_cdma_fetch_feature16(struct dla_dev *d, const struct dla_cdma_cfg *c,
+                             struct dla_cbuf_slices *dst)
+{
+    const uint32_t m = dla_cfg(d)->memory_atomic_size, e = m / 2;
+    const uint32_t w = c->width, h = c->height, ch = c->channel, nb = c->batches;
+    const size_t line_bytes = (size_t)w * m;
+    const size_t slice_bytes = dla_cbuf_slice_bytes(dst);
+    uint64_t surf_stride = c->surf_packed && w == 1 && h == 1 ? m : c->surf_stride;
+    int rc = 0;
+
+    int8_t *first = dla_cbuf_append(d, dst, h * nb);
+    if (!first) {
+        return DLASIM_ERR_NOMEM;
+    }
+    uint8_t *buf = malloc(line_bytes * h);
+    if (!buf) {
+        return dla_error(d, DLASIM_ERR_NOMEM, "CDMA: no memory for a %zu-byte surface",
+                         line_bytes * h);
+    }
+    for (uint32_t b = 0; b < nb && !rc; b++) {
+        for (uint32_t s = 0; s * e < ch && !rc; s++) {
+            uint64_t base = c->dain_addr[0] + (uint64_t)b * c->batch_stride + s * surf_stride;
+            rc = dla_dma_read_lines(d, c->dain_port, UINT64_MAX, base, c->line_stride, h,
+                                    line_bytes, buf);
+            uint32_t n = ch - s * e < e ? ch - s * e : e;
+            for (uint32_t y = 0; y < h && !rc; y++) {
+                int8_t *slice = first + (size_t)(y * nb + b) * slice_bytes;
+                for (uint32_t k = 0; k < n; k++) {
+                    int8_t *row = slice + ((size_t)(s * e + k) * w) * 2u;
+                    for (uint32_t x = 0; x < w; x++) {
+                        int16_t v = line_elem16(buf + y * line_bytes, m, x, k);
+                        if (c->cvt_en) {
+                            v = cvt_int16(v, c->cvt_offset, c->cvt_scale, c->cvt_truncate);
+                        }
+                        memcpy(row + 2u * x, &v, sizeof(v));
+                    }
                 }
             }
         }
