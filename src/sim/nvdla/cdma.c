@@ -725,15 +725,17 @@ int dla_cdma_fetch_feature16(struct dla_dev *d, const struct dla_cdma_cfg *c,
  * in the planar atom where the count crosses it, and mask_zero clears both
  * the pixel bytes (pk_rsp_dat_mnorm) and the mean (mn_8b_mnorm).  So the
  * fetched pixel that follows the image (index width) never reaches CBUF.
- * Not modelled: when the tail reaches the planar-1 atom after the crossing
- * one (semi-planar, padded length = 3 mod 8, no right padding) the RTL
- * writes other values into pixel length+1 (probed: no mix of 0, PAD_VALUE
- * and the nearby fetched pixels); only post-extension reads past the line
- * see it.
+ * The tail fills the line's last atom, its last pixel partly (byte 207 of
+ * rg_imgst_f15_034 is the converter's output for 0).  Semi-planar lines
+ * without right padding whose data end in the first planar-1 atom of their
+ * last group: a tail pixel in the second one gets stale UV (stale_uv();
+ * RTL-graded cases rg_imgst_*).  Only post-extension reads past the line
+ * see the tail.
  */
 struct img_line_ctx {
     struct pixel_map pm;       /* the format and where each element comes from */
     uint32_t w, pl, pr, x_off;
+    uint32_t m;                /* NVDLA_MEMORY_ATOMIC_SIZE */
     uint32_t p1_off;           /* byte offset of the first pixel in planar 1 */
     size_t len0, len1;         /* fetched bytes of planar 0 / 1 */
     size_t line_bytes;         /* padded line rounded to the atom */
@@ -759,6 +761,33 @@ static uint8_t pixel_byte(const struct img_line_ctx *x, const uint8_t *p0, const
     return at < x->len1 ? p1[at] : 0;
 }
 
+/*
+ * Semi-planar, no right padding: the pack takes the planar-1 (UV) data of
+ * a group of m padded pixels from two atoms, c0 (the first m / bpp1 pixels)
+ * and c1, kept in registers (vmod NV_NVDLA_CDMA_IMG_pack.v
+ * pk_rsp_planar1_c0_d1 / _c1_d1, with their zero masks mn_mask_uv_lo_d1 /
+ * _hi_d1).  When the line's data end inside c0 of its last group
+ * (pixel_early_end), c1 is not fetched and the register still holds the
+ * previous group's c1 atom with its mask: a tail pixel at a c1 position
+ * gets the UV of the pixel m positions before it, converted with its mean
+ * like a real pixel.  1: that is the case for tail pixel p; *src: that pixel's
+ * image index.
+ */
+static int stale_uv(const struct img_line_ctx *x, size_t p, uint32_t m, uint32_t *src)
+{
+    const struct pixel_fmt *pf = x->pm.pf;
+    const size_t len = (size_t)x->pl + x->w;
+    if (!pf->bpp1 || x->pr || !m || p < len || p / m != (len - 1) / m) {
+        return 0;
+    }
+    const size_t half = m / pf->bpp1; /* pixels of one planar-1 atom */
+    if (len % m >= half || p % m < half || p < (size_t)m + x->pl) {
+        return 0;
+    }
+    *src = (uint32_t)(p - m - x->pl);
+    return 1;
+}
+
 static void build_img_line(const struct img_line_ctx *x, const uint8_t *p0, const uint8_t *p1,
                            int8_t *out, size_t out_bytes)
 {
@@ -767,10 +796,14 @@ static void build_img_line(const struct img_line_ctx *x, const uint8_t *p0, cons
     size_t pixels = x->pl + x->w + x->pr + x->garbage_pixels;
     memset(out, 0, out_bytes);
     for (size_t p = 0; p < pixels && p * e < limit; p++) {
+        uint32_t from = 0;
+        const int stale = stale_uv(x, p, x->m, &from);
         for (unsigned k = 0; k < e && p * e + k < limit; k++) {
             int8_t v;
             if (p < x->pl || (p >= x->pl + x->w && p < x->pl + x->w + x->pr)) {
                 v = x->pad;
+            } else if (stale && x->pm.src[k] >= x->pm.pf->bpp0) {
+                v = x->lut[k][pixel_byte(x, p0, p1, from, x->pm.src[k])];
             } else {
                 uint32_t i = (uint32_t)(p - x->pl);
                 uint8_t b = pixel_byte(x, p0, p1, i, x->pm.src[k]);
@@ -797,6 +830,7 @@ int dla_cdma_fetch_image(struct dla_dev *d, const struct dla_cdma_cfg *c,
     x->pl = c->pad_left;
     x->pr = c->pad_right;
     x->x_off = c->pixel_x_offset;
+    x->m = m;
     x->pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
     x->len0 = ((size_t)(x->x_off + x->w) * pf->bpp0 + m - 1) / m * m;
     if (pf->bpp1) {
@@ -804,7 +838,8 @@ int dla_cdma_fetch_image(struct dla_dev *d, const struct dla_cdma_cfg *c,
         x->len1 = (x->p1_off + (size_t)x->w * pf->bpp1 + m - 1) / m * m;
     }
     x->line_bytes = ((size_t)(x->pl + x->w + x->pr) * x->pm.elems + m - 1) / m * m;
-    x->garbage_pixels = m / x->pm.elems;
+    /* the tail pixels fill the line's last atom, the last one partly */
+    x->garbage_pixels = (m + x->pm.elems - 1) / x->pm.elems;
     for (unsigned k = 0; k < x->pm.elems; k++) {
         if (c->cvt_en) {
             int32_t off = c->mean_en ? c->mean[k] : c->cvt_offset;
