@@ -771,7 +771,9 @@ static uint8_t pixel_byte(const struct img_line_ctx *x, const uint8_t *p0, const
  * previous group's c1 atom with its mask: a tail pixel at a c1 position
  * gets the UV of the pixel m positions before it, converted with its mean
  * like a real pixel.  1: that is the case for tail pixel p; *src: that pixel's
- * image index.
+ * image index.  Not modelled: a line of a single group (padded length 3),
+ * whose register holds an atom of an earlier line or layer (the tail pixel
+ * keeps the zero-masked value; graded cases have 33 or more pixels).
  */
 static int stale_uv(const struct img_line_ctx *x, size_t p, uint32_t m, uint32_t *src)
 {
