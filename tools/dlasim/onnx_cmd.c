@@ -624,7 +624,7 @@ static int write_raw(const char *path, const float *v, size_t n)
 /* dlasim run --float-only: the float reference on the inputs, outputs to --float-raw. */
 static int run_float_only(const struct onnx_opts *o)
 {
-    struct dlasim_model *m = load_model(o->model);
+    struct dlasim_model *m = load_model(o->model, cli_max_mem(&o->common));
     if (!m) {
         return 1;
     }
