@@ -34,8 +34,11 @@ static void usage(FILE *f)
             "                                 calibrate an ONNX model for INT8 and lower it to NVDLA layers\n"
             "  run MODEL.onnx --input FILE... [--calib DATA] [--labels IDX1] [--names FILE]\n"
             "      [--json OUT] [--report] [--record-trace DIR] [--compare-float] [--draw N]\n"
-            "      [--count N] [--progress] [--scale S] [--mean M]\n"
+            "      [--count N] [--progress] [--scale S] [--mean M] [--shard I/N --shard-out FILE]\n"
             "                                 run it on the simulated device, print the top classes\n"
+            "  merge [--json FILE] SHARD.jsonl...\n"
+            "                                 the --shard I/N outputs of one job printed as one\n"
+            "                                 process prints them (docs/cluster.md)\n"
             "  bench [--json FILE]            convolution performance table (make bench)\n"
             "  rk conv [--in WxHxC] [--kernels K] [--kernel N] [--stride S] [--pad P]\n"
             "          [--depthwise] [--tasks N] [--seed S]\n"
@@ -313,6 +316,9 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "estimate")) {
         return cmd_estimate(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "merge")) {
+        return cmd_merge(argc - 1, argv + 1);
     }
     fprintf(stderr, "dlasim: unknown command '%s'\n\n", argv[1]);
     usage(stderr);

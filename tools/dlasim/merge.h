@@ -1,0 +1,27 @@
+/* `dlasim merge` (merge.c): a set of shard files checked to be the whole of
+ * one job, handed to the merge of its command (merge_run.c). */
+#ifndef DLASIM_TOOLS_MERGE_H
+#define DLASIM_TOOLS_MERGE_H
+
+#include <stddef.h>
+
+#include "jsonl.h"
+#include "shard.h"
+
+struct merge_file {
+    const char *path;
+    char *text;              /* the whole file, cut into lines in place */
+    char **lines;
+    size_t nlines;
+    int last_unterminated;   /* the last line has no newline: cut short */
+    struct jval head;        /* line 0 */
+    int head_ok;             /* head has every field a shard header has */
+    struct shard sh;
+    size_t total, first, end;
+};
+
+/* `dlasim run` shards, sorted by shard, complete; prints what one process
+ * prints (and --json FILE); -1 after printing on failure. */
+int merge_run(const struct merge_file *files, size_t n, const char *json);
+
+#endif
