@@ -636,8 +636,8 @@ static int write_shard(const struct onnx_opts *o, int argc, char **argv, struct 
     };
     int rc = args ? run_shard_write(&job) : -1;
     if (!rc) {
-        printf("shard %u/%u: inputs %zu to %zu of %zu written to %s\n", o->shard.index,
-               o->shard.count, first, end, in->count, o->shard_out);
+        printf("shard %u/%u: %zu inputs (from input %zu) of %zu written to %s\n", o->shard.index,
+               o->shard.count, end - first, first, in->count, o->shard_out);
     }
     free(compile_report);
     free(args);

@@ -1,0 +1,90 @@
+#!/bin/sh
+# `dlasim run --shard I/N` + `dlasim merge` without Slurm (docs/cluster.md):
+# the merge of 3 shards prints exactly the single process's output (less its
+# three wall-clock lines) and --json file; incomplete, missing, duplicated
+# and foreign shards are refused naming the shard; re-running only the
+# failed one completes the set; "I/N" is parsed strictly.  A small job: 40
+# Fashion-MNIST test images, calibrated on 50 training images.  Needs DLASIM.
+set -u
+dlasim=${DLASIM:-build/dlasim}
+data=${FMNIST:-/usr/share/datasets/fashion-mnist}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+passed=0; failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL $*"; }
+expect() {  # name, wanted exit status, text the output must contain, command...
+    name=$1; want=$2; text=$3; shift 3
+    out=$("$@" 2>&1); rc=$?
+    if [ "$rc" -eq "$want" ] && printf '%s' "$out" | grep -qF -- "$text"; then ok
+    else bad "$name (exit $rc): $out"; fi
+}
+job() {  # the job's command line; $1 = --count
+    echo run models/fashion_mnist.onnx --calib "$data/train-images-idx3-ubyte.gz" --calib-count 50 \
+        --input "$data/t10k-images-idx3-ubyte.gz" --labels "$data/t10k-labels-idx1-ubyte.gz" \
+        --names models/fashion_mnist.names --compare-float --report --draw 3 --count "$1" --threads 1
+}
+# wall-clock lines: per machine, never merged
+strip_times() { grep -v -E '^(calibrated on .* in [0-9.]+ s|INT8 on simulated .* in [0-9.]+ s .*|float reference: .* in [0-9.]+ s)$' "$1"; }
+
+# shellcheck disable=SC2046
+"$dlasim" $(job 40) --json "$tmp/single.json" > "$tmp/single.out" || bad "single run"
+strip_times "$tmp/single.out" > "$tmp/single.txt"
+[ "$(wc -l < "$tmp/single.out")" -eq $(($(wc -l < "$tmp/single.txt") + 3)) ] && ok ||
+    bad "the single run prints three wall-clock lines"
+for i in 0 1 2; do
+    # shellcheck disable=SC2046
+    "$dlasim" $(job 40) --shard $i/3 --shard-out "$tmp/s$i.jsonl" > "$tmp/log$i" || bad "shard $i/3"
+done
+"$dlasim" merge --json "$tmp/merged.json" "$tmp/s2.jsonl" "$tmp/s0.jsonl" "$tmp/s1.jsonl" \
+    > "$tmp/merged.txt" || bad "merge of three shards"
+cmp -s "$tmp/merged.txt" "$tmp/single.txt" && ok || bad "merged output differs from the single run"
+cmp -s "$tmp/merged.json" "$tmp/single.json" && ok || bad "merged --json differs from the single run"
+grep -q '^top-1 accuracy INT8 (nv_small): .* (.* / 40)$' "$tmp/merged.txt" && ok ||
+    bad "merged output has no accuracy over 40 inputs"
+
+expect "a missing shard is named" 1 "shard 1/3 is missing" \
+    "$dlasim" merge "$tmp/s0.jsonl" "$tmp/s2.jsonl"
+expect "a shard given twice is named" 1 "shard 1/3 is given twice" \
+    "$dlasim" merge "$tmp/s0.jsonl" "$tmp/s1.jsonl" "$tmp/s1.jsonl" "$tmp/s2.jsonl"
+head -n 5 "$tmp/s1.jsonl" > "$tmp/cut.jsonl"   # a task killed while writing
+expect "an incomplete shard is named" 1 "shard 1/3 ($tmp/cut.jsonl) is incomplete" \
+    "$dlasim" merge "$tmp/s0.jsonl" "$tmp/cut.jsonl" "$tmp/s2.jsonl"
+: > "$tmp/empty.jsonl"
+expect "an empty file is refused" 1 "empty.jsonl is empty" \
+    "$dlasim" merge "$tmp/s0.jsonl" "$tmp/empty.jsonl" "$tmp/s2.jsonl"
+expect "a file that is not a shard is refused" 1 "is not a dlasim shard file" \
+    "$dlasim" merge "$tmp/s0.jsonl" models/fashion_mnist.names "$tmp/s2.jsonl"
+# shellcheck disable=SC2046
+"$dlasim" $(job 40) --shard 1/2 --shard-out "$tmp/half.jsonl" > /dev/null || bad "shard 1/2"
+expect "shards of another split are refused" 1 "a set is split one way" \
+    "$dlasim" merge "$tmp/s0.jsonl" "$tmp/half.jsonl" "$tmp/s2.jsonl"
+# shellcheck disable=SC2046
+"$dlasim" $(job 39) --shard 1/3 --shard-out "$tmp/other.jsonl" > /dev/null || bad "shard of 39"
+expect "a shard of another job is refused" 1 "are shards of different jobs" \
+    "$dlasim" merge "$tmp/s0.jsonl" "$tmp/other.jsonl" "$tmp/s2.jsonl"
+
+# a shard that fails (here: its output cannot be written) is named; re-running
+# only it completes the set
+mv "$tmp/s1.jsonl" "$tmp/s1.good"
+mkdir "$tmp/s1.jsonl"
+# shellcheck disable=SC2046
+expect "a shard that cannot write says so" 1 "shard output $tmp/s1.jsonl" \
+    "$dlasim" $(job 40) --shard 1/3 --shard-out "$tmp/s1.jsonl"
+rmdir "$tmp/s1.jsonl"
+expect "the failed shard is named" 1 "shard 1/3 is missing" \
+    "$dlasim" merge "$tmp"/s*.jsonl
+# shellcheck disable=SC2046
+"$dlasim" $(job 40) --shard 1/3 --shard-out "$tmp/s1.jsonl" > /dev/null || bad "re-run of shard 1/3"
+"$dlasim" merge "$tmp"/s*.jsonl > "$tmp/again.txt" && cmp -s "$tmp/again.txt" "$tmp/single.txt" &&
+    ok || bad "re-running only the failed shard does not complete the set"
+
+for s in 3/3 1/0 -1/3 1/3x " 1/3" 1/ /3 1 0/100001 1//3; do
+    # shellcheck disable=SC2046
+    expect "--shard '$s' is refused" 2 "--shard" "$dlasim" $(job 40) --shard "$s" --shard-out "$tmp/x"
+done
+# shellcheck disable=SC2046
+expect "--shard needs --shard-out" 2 "--shard I/N and --shard-out FILE go together" \
+    "$dlasim" $(job 40) --shard 0/2
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
