@@ -539,15 +539,6 @@ static char **make_drawings(const struct dataset *in, int draw, size_t first, si
     return d;
 }
 
-static int *float_preds(const float *fout, size_t count, size_t first, size_t end, size_t on)
-{
-    int *p = calloc(count ? count : 1, sizeof *p);
-    for (size_t i = first; p && i < end; i++) {
-        p[i] = run_argmax(fout + i * on, on);
-    }
-    return p;
-}
-
 /* The INT8 runs of inputs [first, end) into out (after a first run that
  * loads the weights, outside the clock), with their timing line. */
 static int run_int8(const struct onnx_opts *o, struct dlasim_model *m, struct dlasim_dev *dev,
@@ -619,29 +610,24 @@ static int run_float(const struct onnx_opts *o, struct dlasim_model *m, const st
     return 0;
 }
 
-/* This shard's results as JSON lines for `dlasim merge` (run_shard.c). */
-static int write_shard(const struct onnx_opts *o, int argc, char **argv, struct dlasim_model *m,
-                       const struct dataset *in, const struct run_results *r, size_t first,
-                       size_t end)
+/* Opens this shard's JSON-lines file and writes its header before any input
+ * runs, so a shard that cannot write fails at once (run_shard.c). */
+static FILE *open_shard(const struct onnx_opts *o, int argc, char **argv, struct dlasim_model *m,
+                        struct run_shard *job)
 {
     static const struct shard_drop drop[] = {
         { "--shard", 1 }, { "--shard-out", 1 }, { "--progress", 0 }, { "--threads", 1 },
     };
     char *args = shard_args(argc, argv, drop, sizeof drop / sizeof drop[0]);
     char *compile_report = dlasim_model_compile_report(m);
-    struct run_shard job = {
-        .path = o->shard_out, .shard = &o->shard, .args = args, .model_path = o->model,
-        .compile_report = compile_report, .in = in, .results = r, .first = first, .end = end,
-        .report_wanted = o->report,
-    };
-    int rc = args ? run_shard_write(&job) : -1;
-    if (!rc) {
-        printf("shard %u/%u: %zu inputs (from input %zu) of %zu written to %s\n", o->shard.index,
-               o->shard.count, end - first, first, in->count, o->shard_out);
-    }
+    job->path = o->shard_out, job->shard = &o->shard, job->args = args;
+    job->model_path = o->model, job->compile_report = compile_report;
+    job->report_wanted = o->report;
+    FILE *f = args ? run_shard_open(job) : NULL;
     free(compile_report);
     free(args);
-    return rc;
+    job->args = job->compile_report = NULL;
+    return f;
 }
 
 int cmd_run(int argc, char **argv)
@@ -683,24 +669,35 @@ int cmd_run(int argc, char **argv)
     shard_range(&o.shard, in.count, &first, &end);
     float *out = calloc(in.count * on, sizeof(float));
     float *fout = o.compare_float ? calloc(in.count * on, sizeof(float)) : NULL;
+    int *fpred = o.compare_float ? calloc(in.count, sizeof(int)) : NULL;
     float *tmp = malloc(on * sizeof(float));
-    rc = !out || !tmp || (o.compare_float && !fout) ? -1 : 0;
+    rc = !out || !tmp || (o.compare_float && (!fout || !fpred)) ? -1 : 0;
+    struct run_results r = {
+        .config = o.common.config ? o.common.config : "nv_small", .count = in.count, .out_n = on,
+        .out = out, .labels = labels, .fpred = fpred, .top = o.top, .names = names,
+        .n_names = n_names, .draw = o.draw,
+    };
+    struct run_shard job = { .in = &in, .results = &r, .first = first, .end = end };
+    FILE *shard_file = !rc && o.shard.count ? open_shard(&o, argc, argv, m, &job) : NULL;
+    rc = o.shard.count && !shard_file ? -1 : rc;
     rc = rc ? rc : run_int8(&o, m, dev, &in, first, end, out, on);
     rc = rc || !fout ? rc : run_float(&o, m, &in, first, end, fout, on);
+    for (size_t i = first; fpred && i < end; i++) {
+        fpred[i] = run_argmax(fout + i * on, on);
+    }
     char *report = NULL;
     if (!rc && o.report && (!o.shard.count || o.shard.index == 0)) {
         report = layer_report(m, dev, &in, tmp, &rc);
     }
     char **drawings = make_drawings(&in, o.draw, first, end);
-    int *fpred = fout ? float_preds(fout, in.count, first, end, on) : NULL;
-    rc = !drawings || (fout && !fpred) ? -1 : rc;
-    struct run_results r = {
-        .config = o.common.config ? o.common.config : "nv_small", .count = in.count, .out_n = on,
-        .out = out, .labels = labels, .fpred = fpred, .top = o.top, .names = names,
-        .n_names = n_names, .draw = o.draw, .drawings = drawings, .report = report,
-    };
-    if (!rc && o.shard.count) {
-        rc = write_shard(&o, argc, argv, m, &in, &r, first, end);
+    rc = !drawings ? -1 : rc;
+    r.drawings = drawings, r.report = report;
+    if (shard_file) {
+        rc = run_shard_finish(shard_file, &job, rc);
+        if (!rc) {
+            printf("shard %u/%u: %zu inputs (from input %zu) of %zu written to %s\n",
+                   o.shard.index, o.shard.count, end - first, first, in.count, o.shard_out);
+        }
     } else if (!rc) {
         run_results_print(&r, stdout);
         rc = o.json ? run_results_write_json(&r, o.json) : 0;

@@ -77,18 +77,27 @@ static const char *drawing_of(const struct run_results *r, size_t i)
     return NULL;
 }
 
-int run_shard_write(const struct run_shard *j)
+FILE *run_shard_open(const struct run_shard *j)
 {
     uint64_t job;
     if (job_hash(j, &job)) {
-        return -1;
+        return NULL;
     }
     FILE *f = shard_begin(j->path, "run", job, j->args, j->shard, j->results->count, j->first,
                           j->end);
-    if (!f) {
-        return -1;
+    if (f) {
+        write_header(f, j);
+        fflush(f);
     }
-    write_header(f, j);
+    return f;
+}
+
+int run_shard_finish(FILE *f, const struct run_shard *j, int rc)
+{
+    if (rc) {
+        fclose(f);
+        return rc;
+    }
     for (size_t i = j->first; i < j->end; i++) {
         write_record(f, j->results, i, drawing_of(j->results, i));
     }

@@ -21,9 +21,13 @@ struct run_shard {
     int report_wanted;                /* --report: shard 0 carries the layer report */
 };
 
-/* Writes the shard file: header (job identity, what the printer needs),
- * one {"i": K, "out": [...], ...} line per input of [first, end), the
- * report (shard 0), the end line; -1 after printing on failure. */
-int run_shard_write(const struct run_shard *j);
+/* Creates the shard file and writes its header (job identity, what the
+ * printer needs) before the inputs run; NULL after printing on failure. */
+FILE *run_shard_open(const struct run_shard *j);
+/* rc == 0: one {"i": K, "out": [...], ...} line per input of [first, end),
+ * the report (shard 0) and the end line; the file is closed either way (a
+ * shard that failed has no end line).  Returns rc, or -1 after printing
+ * when the file could not be written. */
+int run_shard_finish(FILE *f, const struct run_shard *j, int rc);
 
 #endif
