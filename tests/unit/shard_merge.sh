@@ -43,25 +43,25 @@ cmp -s "$tmp/merged.json" "$tmp/single.json" && ok || bad "merged --json differs
 grep -q '^top-1 accuracy INT8 (nv_small): .* (.* / 40)$' "$tmp/merged.txt" && ok ||
     bad "merged output has no accuracy over 40 inputs"
 
-expect "a missing shard is named" 1 "shard 1/3 is missing" \
+expect "a missing shard is named" 2 "shard 1/3 is missing" \
     "$dlasim" merge "$tmp/s0.jsonl" "$tmp/s2.jsonl"
-expect "a shard given twice is named" 1 "shard 1/3 is given twice" \
+expect "a shard given twice is named" 2 "shard 1/3 is given twice" \
     "$dlasim" merge "$tmp/s0.jsonl" "$tmp/s1.jsonl" "$tmp/s1.jsonl" "$tmp/s2.jsonl"
 head -n 5 "$tmp/s1.jsonl" > "$tmp/cut.jsonl"   # a task killed while writing
-expect "an incomplete shard is named" 1 "shard 1/3 ($tmp/cut.jsonl) is incomplete" \
+expect "an incomplete shard is named" 2 "shard 1/3 ($tmp/cut.jsonl) is incomplete" \
     "$dlasim" merge "$tmp/s0.jsonl" "$tmp/cut.jsonl" "$tmp/s2.jsonl"
 : > "$tmp/empty.jsonl"
-expect "an empty file is refused" 1 "empty.jsonl is empty" \
+expect "an empty file is refused" 2 "empty.jsonl is empty" \
     "$dlasim" merge "$tmp/s0.jsonl" "$tmp/empty.jsonl" "$tmp/s2.jsonl"
-expect "a file that is not a shard is refused" 1 "is not a dlasim shard file" \
+expect "a file that is not a shard is refused" 2 "is not a dlasim shard file" \
     "$dlasim" merge "$tmp/s0.jsonl" models/fashion_mnist.names "$tmp/s2.jsonl"
 # shellcheck disable=SC2046
 "$dlasim" $(job 40) --shard 1/2 --shard-out "$tmp/half.jsonl" > /dev/null || bad "shard 1/2"
-expect "shards of another split are refused" 1 "a set is split one way" \
+expect "shards of another split are refused" 2 "a set is split one way" \
     "$dlasim" merge "$tmp/s0.jsonl" "$tmp/half.jsonl" "$tmp/s2.jsonl"
 # shellcheck disable=SC2046
 "$dlasim" $(job 39) --shard 1/3 --shard-out "$tmp/other.jsonl" > /dev/null || bad "shard of 39"
-expect "a shard of another job is refused" 1 "are shards of different jobs" \
+expect "a shard of another job is refused" 2 "are shards of different jobs" \
     "$dlasim" merge "$tmp/s0.jsonl" "$tmp/other.jsonl" "$tmp/s2.jsonl"
 
 # a shard that fails (here: its output cannot be written) is named; re-running
@@ -72,7 +72,7 @@ mkdir "$tmp/s1.jsonl"
 expect "a shard that cannot write says so" 1 "shard output $tmp/s1.jsonl" \
     "$dlasim" $(job 40) --shard 1/3 --shard-out "$tmp/s1.jsonl"
 rmdir "$tmp/s1.jsonl"
-expect "the failed shard is named" 1 "shard 1/3 is missing" \
+expect "the failed shard is named" 2 "shard 1/3 is missing" \
     "$dlasim" merge "$tmp"/s*.jsonl
 # shellcheck disable=SC2046
 "$dlasim" $(job 40) --shard 1/3 --shard-out "$tmp/s1.jsonl" > /dev/null || bad "re-run of shard 1/3"
@@ -86,5 +86,27 @@ done
 # shellcheck disable=SC2046
 expect "--shard needs --shard-out" 2 "--shard I/N and --shard-out FILE go together" \
     "$dlasim" $(job 40) --shard 0/2
+# trace --suite: shards of the conformance suite merge into the single
+# process's table (its seconds aside) and exit status, here with one case
+# made to fail by a wrong expected CRC
+conf=${CONFORMANCE:-../shared/conformance/nvdla-traces}
+if [ -d "$conf/nv_small" ]; then
+    { cat tests/traces/nv_small.expect; echo "pdp_8x8x64_2x2_int8 0x12345678"; } > "$tmp/wrong.expect"
+    set -- trace --suite "$conf/nv_small" --match 'pdp_*' --table --expect "$tmp/wrong.expect"
+    no_seconds() { sed -E 's/\| +[0-9.]+ \|$/| - |/; s/^[0-9.]+ s in all/- s in all/' "$1"; }
+    "$dlasim" "$@" > "$tmp/suite.out"; want=$?
+    for i in 0 1 2 3; do
+        "$dlasim" "$@" --shard $i/4 --shard-out "$tmp/t$i.jsonl" > /dev/null || bad "trace shard $i/4"
+    done
+    "$dlasim" merge "$tmp"/t*.jsonl > "$tmp/suite.merged"; got=$?
+    [ "$want" -eq 1 ] && [ "$got" -eq 1 ] && ok || bad "trace exit status: single $want, merged $got"
+    no_seconds "$tmp/suite.out" > "$tmp/suite.a"; no_seconds "$tmp/suite.merged" > "$tmp/suite.b"
+    cmp -s "$tmp/suite.a" "$tmp/suite.b" && grep -q "pdp_8x8x64_2x2_int8 .*| FAIL\\* |" "$tmp/suite.b" && ok ||
+        bad "merged suite table differs: $(diff "$tmp/suite.a" "$tmp/suite.b" | head -5)"
+    expect "a missing trace shard is named" 2 "shard 3/4 is missing" \
+        "$dlasim" merge "$tmp/t0.jsonl" "$tmp/t1.jsonl" "$tmp/t2.jsonl"
+    expect "run and trace shards do not mix" 2 "is a shard of \`dlasim trace\`" \
+        "$dlasim" merge "$tmp/s0.jsonl" "$tmp/t1.jsonl"
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

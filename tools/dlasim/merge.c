@@ -263,6 +263,11 @@ int cmd_merge(int argc, char **argv)
         const char *cmd = json_get_str(&files[0].head, "command");
         if (!strcmp(cmd, "run")) {
             rc = merge_run(files, n, json);
+        } else if (!strcmp(cmd, "trace") && !json) {
+            rc = merge_trace(files, n);
+        } else if (!strcmp(cmd, "trace")) {
+            fprintf(stderr, "dlasim merge: --json is for `dlasim run` shards\n");
+            rc = -1;
         } else {
             fprintf(stderr, "dlasim merge: shards of `dlasim %s` cannot be merged by this dlasim\n",
                     cmd);
@@ -276,5 +281,5 @@ int cmd_merge(int argc, char **argv)
     }
     free(files);
     free(paths);
-    return rc ? 1 : 0;
+    return rc < 0 ? 2 : rc;
 }

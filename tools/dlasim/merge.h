@@ -24,4 +24,8 @@ struct merge_file {
  * prints (and --json FILE); -1 after printing on failure. */
 int merge_run(const struct merge_file *files, size_t n, const char *json);
 
+/* `dlasim trace --suite` shards: the suite's output and exit status (1 when a
+ * case failed, as one process) or -1 after printing on failure (trace_shard.c). */
+int merge_trace(const struct merge_file *files, size_t n);
+
 #endif
