@@ -10,7 +10,9 @@
 # --dependency=afterok, prints exactly what one `dlasim run` prints (less its
 # three wall-clock lines) and the same --json file; a shard whose task fails
 # makes Slurm cancel the merge job, `dlasim merge` names that shard, and
-# re-submitting only it completes the set, again byte-identical.
+# re-submitting only it completes the set, again byte-identical.  Then a
+# trace sweep (conformance sdp_* cases) in 3 tasks merges into the single
+# process's table.
 #
 #   usage: tests/slurm/run.sh [BUILD]      (KEEP=1 keeps the temporary folder)
 set -u
@@ -197,6 +199,24 @@ wait_job "$merge" 300
     bad "merge job $merge: $(job_state "$merge") $(cat "$out/merge.log" 2> /dev/null)"
 cmp "$out/merged.txt" "$tmp/single.txt" && cmp "$out/merged.json" "$tmp/single.json" &&
     ok "the completed set merges byte-identical again" || bad "the completed set differs"
+
+# a trace sweep (README): conformance cases in 3 array tasks and the merge,
+# the same table as one process (per-case seconds aside)
+conf=${CONFORMANCE:-$top/../shared/conformance/nvdla-traces}
+if [ -d "$conf/nv_small" ]; then
+    set -- trace --suite "$(cd "$conf/nv_small" && pwd)" --match 'sdp_*' --table \
+        --expect "$top/tests/traces/nv_small.expect"
+    no_seconds() { sed -E 's/\| +[0-9.]+ \|$/| - |/; s/^[0-9.]+ s in all/- s in all/' "$1"; }
+    "$dlasim" "$@" > "$tmp/suite.out" || bad "the single-process suite failed"
+    ids=$(tools/slurm/submit.sh -n 3 -o "$tmp/suite" --dlasim "$dlasim" -- "$@") || die "sbatch failed"
+    array=${ids% *}; merge=${ids#* }; jobs="$jobs $array $merge"
+    wait_job "$merge" 300
+    no_seconds "$tmp/suite.out" > "$tmp/suite.a"
+    no_seconds "$tmp/suite/merged.txt" > "$tmp/suite.b" 2> /dev/null
+    [ "$(job_state "$merge")" = "COMPLETED " ] && cmp -s "$tmp/suite.a" "$tmp/suite.b" &&
+        ok "trace sweep in 3 tasks: $(tail -1 "$tmp/suite.b"), the single process's table" ||
+        bad "trace sweep: merge job $(job_state "$merge"), $(diff "$tmp/suite.a" "$tmp/suite.b" | head -5)"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
