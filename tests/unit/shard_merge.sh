@@ -108,5 +108,35 @@ if [ -d "$conf/nv_small" ]; then
     expect "run and trace shards do not mix" 2 "is a shard of \`dlasim trace\`" \
         "$dlasim" merge "$tmp/s0.jsonl" "$tmp/t1.jsonl"
 fi
+# dlasim each: loadables over a list (one that cannot run on nv_small) and an
+# estimate sweep over configurations, in shards, merge into exactly what one
+# process prints, with its exit status
+lds=${LOADABLES:-$conf/../nvdla-loadables}/flatbufs/kmd
+if [ -d "$lds" ]; then
+    printf '%s\n' "# loadables" "--config nv_small $lds/PDP/PDP_L0_0_small_fbuf" \
+        "--config nv_small $lds/CDP/CDP_L0_0_small_fbuf" "" \
+        "--config nv_small $lds/CONV/CONV_D_L0_0_small_fbuf" "--config nv_small $lds/NN/NN_L0_0_fbuf" \
+        > "$tmp/loadables.list"
+    "$dlasim" each "$tmp/loadables.list" -- "$dlasim" loadable {} > "$tmp/each.out"; want=$?
+    for i in 0 1 2; do
+        "$dlasim" each "$tmp/loadables.list" --shard $i/3 --shard-out "$tmp/each-$i.jsonl" \
+            -- "$dlasim" loadable {} > /dev/null || bad "each shard $i/3"
+    done
+    "$dlasim" merge "$tmp"/each-*.jsonl > "$tmp/each.merged"; got=$?
+    [ "$want" -eq 1 ] && [ "$got" -eq 1 ] && cmp -s "$tmp/each.out" "$tmp/each.merged" &&
+        grep -q '^each: 4 items, 3 passed, 1 failed$' "$tmp/each.merged" && ok ||
+        bad "each over loadables: exit $want/$got, $(diff "$tmp/each.out" "$tmp/each.merged" | head -5)"
+fi
+printf '%s\n' "--config nv_small --mem-bw 12.8" "--config nv_small --mem-bw 51.2" \
+    "--config nv_large --network resnet50" > "$tmp/sweep.list"
+"$dlasim" each "$tmp/sweep.list" -- "$dlasim" estimate {} > "$tmp/sweep.out" || bad "estimate sweep"
+for i in 0 1; do
+    "$dlasim" each "$tmp/sweep.list" --shard $i/2 --shard-out "$tmp/sweep-$i.jsonl" -- "$dlasim" estimate {} \
+        > /dev/null || bad "sweep shard $i/2"
+done
+"$dlasim" merge "$tmp"/sweep-*.jsonl > "$tmp/sweep.merged" && cmp -s "$tmp/sweep.out" "$tmp/sweep.merged" &&
+    [ "$(grep -c '^resnet50: .* fps' "$tmp/sweep.merged")" -eq 1 ] && ok ||
+    bad "estimate sweep merge differs: $(diff "$tmp/sweep.out" "$tmp/sweep.merged" | head -5)"
+expect "each needs a command" 2 "usage: dlasim each" "$dlasim" each "$tmp/sweep.list"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -27,6 +27,7 @@ static void usage(FILE *f)
             "commands:\n"
             "  trace CASE.cfg                 run one NVDLA register trace; exit 0 iff all checks pass\n"
             "  trace --suite DIR [--match GLOB] [--exclude GLOB] [--expect FILE] [--table]\n"
+            "        [--shard I/N --shard-out FILE]\n"
             "                                 run every case folder of DIR\n"
             "  info                           read the ConfigROM through the CSB and decode it\n"
             "  compile MODEL.onnx --calib DATA [--calib-count N] [-o MODEL.nvdla]\n"
@@ -39,6 +40,9 @@ static void usage(FILE *f)
             "  merge [--json FILE] SHARD.jsonl...\n"
             "                                 the --shard I/N outputs of one job printed as one\n"
             "                                 process prints them (docs/cluster.md)\n"
+            "  each LIST [--shard I/N --shard-out FILE] -- COMMAND ARG...\n"
+            "                                 COMMAND once per line of LIST (\"{}\": the line's\n"
+            "                                 words, \"{#}\": its index), outputs in list order\n"
             "  bench [--json FILE]            convolution performance table (make bench)\n"
             "  rk conv [--in WxHxC] [--kernels K] [--kernel N] [--stride S] [--pad P]\n"
             "          [--depthwise] [--tasks N] [--seed S]\n"
@@ -319,6 +323,9 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "merge")) {
         return cmd_merge(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "each")) {
+        return cmd_each(argc - 1, argv + 1);
     }
     fprintf(stderr, "dlasim: unknown command '%s'\n\n", argv[1]);
     usage(stderr);

@@ -265,7 +265,9 @@ int cmd_merge(int argc, char **argv)
             rc = merge_run(files, n, json);
         } else if (!strcmp(cmd, "trace") && !json) {
             rc = merge_trace(files, n);
-        } else if (!strcmp(cmd, "trace")) {
+        } else if (!strcmp(cmd, "each") && !json) {
+            rc = merge_each(files, n);
+        } else if (!strcmp(cmd, "trace") || !strcmp(cmd, "each")) {
             fprintf(stderr, "dlasim merge: --json is for `dlasim run` shards\n");
             rc = -1;
         } else {

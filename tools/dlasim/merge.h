@@ -28,4 +28,8 @@ int merge_run(const struct merge_file *files, size_t n, const char *json);
  * case failed, as one process) or -1 after printing on failure (trace_shard.c). */
 int merge_trace(const struct merge_file *files, size_t n);
 
+/* `dlasim each` shards: every item's output in list order and the summary
+ * (exit 1 when an item failed), or -1 after printing (each.c). */
+int merge_each(const struct merge_file *files, size_t n);
+
 #endif
