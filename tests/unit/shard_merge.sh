@@ -137,6 +137,33 @@ done
 "$dlasim" merge "$tmp"/sweep-*.jsonl > "$tmp/sweep.merged" && cmp -s "$tmp/sweep.out" "$tmp/sweep.merged" &&
     [ "$(grep -c '^resnet50: .* fps' "$tmp/sweep.merged")" -eq 1 ] && ok ||
     bad "estimate sweep merge differs: $(diff "$tmp/sweep.out" "$tmp/sweep.merged" | head -5)"
+# RTL grading in shards (tools/slurm/rtl-grade.sh): grade_one.sh per case
+# under `dlasim each`, against a stand-in for the RTL runner (no RTL here):
+# case a agrees, b disagrees (the RTL's CRC replaces dlasim's), c hangs.
+# The merged RESULTS and the rewritten cases equal grade.sh's on one machine.
+cat > "$tmp/fake-rtl-run.sh" <<'FAKE'
+case $(basename "$1") in
+a) echo "cycles_to_last_intr=100"; exit 0 ;;
+b) echo "cycles_to_last_intr=200"; echo "CRC 0x1111 should have been bbbb2222, ..." >&2; exit 1 ;;
+*) echo "timeout" >&2; exit 124 ;;
+esac
+FAKE
+for set in one sharded; do
+    for c in a b c; do
+        mkdir -p "$tmp/$set/$c"; printf 'check_crc(out, 1, 0x0, 0x1111);\n' > "$tmp/$set/$c/$c.cfg"
+    done
+done
+RTL_RUN="$tmp/fake-rtl-run.sh" sh tools/rtlgrade/grade.sh "$tmp/one" /nonexistent "$tmp/RESULTS.one" > /dev/null
+for c in a b c; do echo "$tmp/sharded/$c"; done > "$tmp/cases.list"
+for i in 0 1; do
+    RTL_RUN="$tmp/fake-rtl-run.sh" "$dlasim" each "$tmp/cases.list" --shard $i/2 --shard-out "$tmp/grade-$i.jsonl" \
+        -- sh tools/rtlgrade/grade_one.sh {} /nonexistent > /dev/null || bad "grading shard $i/2"
+done
+"$dlasim" merge "$tmp"/grade-*.jsonl | grep -v -e '^== ' -e '^each: ' > "$tmp/RESULTS.sharded"
+cmp -s "$tmp/RESULTS.one" "$tmp/RESULTS.sharded" && grep -q '^b disagree rtl_crc=0xbbbb2222' "$tmp/RESULTS.one" &&
+    grep -q '^c rtl-fail' "$tmp/RESULTS.one" && cmp -s "$tmp/one/b/b.cfg" "$tmp/sharded/b/b.cfg" &&
+    grep -q '0xbbbb2222' "$tmp/sharded/b/b.cfg" && ok ||
+    bad "sharded grading differs: $(diff "$tmp/RESULTS.one" "$tmp/RESULTS.sharded")"
 expect "each needs a command" 2 "usage: dlasim each" "$dlasim" each "$tmp/sweep.list"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
