@@ -5,6 +5,7 @@
  * is refused, naming each missing, failed or foreign shard, so that
  * re-running only those completes it.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,8 +49,14 @@ static int read_header(struct merge_file *f)
         json_get_num(&f->head, "total", &v[3]) || json_get_num(&f->head, "first", &v[4]) ||
         json_get_num(&f->head, "end", &v[5]) || !json_get_str(&f->head, "command") ||
         !json_get_str(&f->head, "job") || !json_get_str(&f->head, "args") || v[2] < 1 ||
-        v[1] < 0 || v[1] >= v[2] || v[2] > SHARD_MAX || v[3] < 0 || v[4] > v[5] || v[5] > v[3]) {
+        v[1] < 0 || v[1] >= v[2] || v[2] > SHARD_MAX || v[3] < 0 || v[3] > 1e15 || v[4] < 0 ||
+        v[4] > v[5] || v[5] > v[3]) {
         return -1;
+    }
+    for (int i = 1; i < 6; i++) {
+        if (v[i] != (double)(uint64_t)v[i]) {
+            return -1; /* counts are whole numbers */
+        }
     }
     f->sh.index = (unsigned)v[1];
     f->sh.count = (unsigned)v[2];
@@ -149,6 +156,26 @@ static int load_file(const char *path, struct merge_file *f)
     return 0;
 }
 
+/* Names the shards no file has: each when few, else the first ones and a count. */
+static int report_missing(const struct merge_file **by, unsigned of)
+{
+    unsigned missing = 0;
+    for (unsigned s = 0; s < of; s++) {
+        if (by[s]) {
+            continue;
+        }
+        if (++missing <= 10) {
+            fprintf(stderr, "dlasim merge: shard %u/%u is missing (no file given has it): its task "
+                            "failed or its output is elsewhere; re-run it with --shard %u/%u\n",
+                    s, of, s, of);
+        }
+    }
+    if (missing > 10) {
+        fprintf(stderr, "dlasim merge: ... %u shards of %u are missing in all\n", missing, of);
+    }
+    return missing != 0;
+}
+
 /* Every shard 0..N-1 exactly once; names the missing and duplicated ones. */
 static int check_set(struct merge_file *files, size_t n, const int *whole)
 {
@@ -171,14 +198,7 @@ static int check_set(struct merge_file *files, size_t n, const int *whole)
         *slot = &files[i];
         bad |= !whole[i];
     }
-    for (unsigned s = 0; s < of; s++) {
-        if (!by[s]) {
-            fprintf(stderr, "dlasim merge: shard %u/%u is missing (no file given has it): its task "
-                            "failed or its output is elsewhere; re-run it with --shard %u/%u\n",
-                    s, of, s, of);
-            bad = 1;
-        }
-    }
+    bad |= report_missing(by, of);
     free(by);
     return bad ? -1 : 0;
 }

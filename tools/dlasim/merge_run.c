@@ -1,6 +1,7 @@
 /* `dlasim merge` of `dlasim run --shard I/N` files: every input's outputs,
  * label, float class and drawing back in place, then the one printer of
  * run_results.h, after the compile report a single process prints first. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,9 @@ static int read_run_header(const struct jval *h, struct run_merge *m, size_t tot
         names->t != J_ARR || out_n < 1 || out_n > 1e8 || draw < 0 || draw > 100 || top < 0 ||
         top > 100 || !json_get_str(h, "compile_report")) {
         return -1;
+    }
+    if (total > ((size_t)1 << 40) || (size_t)out_n > SIZE_MAX / sizeof(float) / (total + 1)) {
+        return -1; /* more outputs than memory can hold: not a shard this dlasim wrote */
     }
     struct run_results *r = &m->r;
     r->config = json_get_str(h, "config");
