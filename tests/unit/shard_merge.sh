@@ -79,6 +79,21 @@ expect "the failed shard is named" 2 "shard 1/3 is missing" \
 "$dlasim" merge "$tmp"/s*.jsonl > "$tmp/again.txt" && cmp -s "$tmp/again.txt" "$tmp/single.txt" &&
     ok || bad "re-running only the failed shard does not complete the set"
 
+# a shard killed while it works (as Slurm kills a task at its time limit):
+# the header is written before the inputs run, the records and end line only
+# after 300 inputs (about a second), so the kill lands in between; the merge
+# names it
+# shellcheck disable=SC2046
+"$dlasim" $(job 600) --shard 1/2 --shard-out "$tmp/killed.jsonl" > /dev/null 2>&1 &
+pid=$!
+k=0
+until [ "$(wc -l < "$tmp/killed.jsonl" 2> /dev/null || echo 0)" -ge 1 ] || [ $k -ge 1500 ]; do sleep 0.02; k=$((k + 1)); done
+kill -KILL "$pid" 2> /dev/null; wait "$pid" 2> /dev/null
+# shellcheck disable=SC2046
+"$dlasim" $(job 600) --shard 0/2 --shard-out "$tmp/half0.jsonl" > /dev/null || bad "shard 0/2 of 600"
+expect "a killed shard is named" 2 "shard 1/2 ($tmp/killed.jsonl) is incomplete: 0 of 300 items and no end line" \
+    "$dlasim" merge "$tmp/half0.jsonl" "$tmp/killed.jsonl"
+
 for s in 3/3 1/0 -1/3 1/3x " 1/3" 1/ /3 1 0/100001 1//3; do
     # shellcheck disable=SC2046
     expect "--shard '$s' is refused" 2 "--shard" "$dlasim" $(job 40) --shard "$s" --shard-out "$tmp/x"
