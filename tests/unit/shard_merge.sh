@@ -87,7 +87,8 @@ expect "the failed shard is named" 2 "shard 1/3 is missing" \
 "$dlasim" $(job 600) --shard 1/2 --shard-out "$tmp/killed.jsonl" > /dev/null 2>&1 &
 pid=$!
 k=0
-until [ "$(wc -l < "$tmp/killed.jsonl" 2> /dev/null || echo 0)" -ge 1 ] || [ $k -ge 1500 ]; do sleep 0.02; k=$((k + 1)); done
+header_written() { [ -f "$1" ] && [ "$(wc -l < "$1")" -ge 1 ]; }
+until header_written "$tmp/killed.jsonl" || [ $k -ge 1500 ]; do sleep 0.02; k=$((k + 1)); done
 kill -KILL "$pid" 2> /dev/null; wait "$pid" 2> /dev/null
 # shellcheck disable=SC2046
 "$dlasim" $(job 600) --shard 0/2 --shard-out "$tmp/half0.jsonl" > /dev/null || bad "shard 0/2 of 600"
