@@ -127,7 +127,7 @@ test: deps
 # on this machine (root; installs munge and slurm from Debian when missing).
 test-slurm: deps
 	@$(MAKE) -s all
-	@sh tests/slurm/run.sh $(BUILD)
+	@CONFORMANCE=$(CONFORMANCE) sh tests/slurm/run.sh $(BUILD)
 
 # libFuzzer targets (clang only): every tests/fuzz/fuzz_*.c (now the trace
 # parser and player, CSB programming, loadables, RK3588 regcmd lists).

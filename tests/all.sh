@@ -27,7 +27,7 @@ if make -s -j"$jobs" CC=gcc BUILD=build all tests > "$log/build.txt" 2>&1; then
     sh tests/run.sh build "$conf" | tee "$log/plain.txt"
     count "$log/plain.txt"
     echo "== Slurm: one-node cluster, Fashion-MNIST in 4 array tasks + merge (tests/slurm/run.sh)"
-    sh tests/slurm/run.sh build | tee "$log/slurm.txt"
+    CONFORMANCE="$conf" sh tests/slurm/run.sh build | tee "$log/slurm.txt"
     count "$log/slurm.txt"
 else
     cat "$log/build.txt"; one "build (gcc)" 1
