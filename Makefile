@@ -6,7 +6,8 @@
 #   make demo       a Fashion-MNIST CNN (ONNX) compiled, calibrated and run on nv_small
 #   make conformance  NVDLA's conformance traces as a readable table
 #   make test       unit, device, property, conformance and fuzz tests, then
-#                   the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#                   the same under AddressSanitizer + UndefinedBehaviorSanitizer,
+#                   and the Slurm recipe on a one-node cluster (make test-slurm)
 #   make bench      performance measurements (long; not part of make test)
 #   make fuzz-long  every fuzz target for FUZZ_SECONDS seconds and/or FUZZ_RUNS
 #                   executions each (default 600 s), with a summary table (not
@@ -86,7 +87,7 @@ UAPI_CORE_OBJ := $(BUILD)/obj/src/uapi/preload.o $(BUILD)/obj/src/uapi/bo.o
 # the NVDLA DRM device (decoder + buffers), also linked by its tests and fuzz target
 UAPI_NVDLA_SRC := src/uapi/nvdla_drm.c src/uapi/bo.c
 
-.PHONY: all demo conformance test test-fast test-san bench deps regs clean fuzz fuzz-long plot rtl-grade install arm64 teflon-sweep zoo
+.PHONY: all demo conformance test test-fast test-san test-slurm bench deps regs clean fuzz fuzz-long plot rtl-grade install arm64 teflon-sweep zoo
 all: $(BUILD)/dlasim $(BUILD)/libdlasim.a $(BUILD)/libdlasim.so $(UAPI_LIBS)
 
 # Objects are rebuilt when the compile flags change (PIC, SAN, OPT, ...).
@@ -242,6 +243,12 @@ test-fast: all tests
 # Everything: plain build, ASan+UBSan build, fuzzing, generated-file check.
 test: deps
 	@sh tests/all.sh $(CONFORMANCE)
+
+# The Slurm recipe (tools/slurm, docs/cluster.md) on a one-node cluster started
+# on this machine (root; installs munge and slurm from Debian when missing).
+test-slurm: deps
+	@$(MAKE) -s all
+	@CONFORMANCE=$(CONFORMANCE) sh tests/slurm/run.sh $(BUILD)
 
 # libFuzzer targets (clang only): every tests/fuzz/fuzz_*.c (now the trace
 # parser and player, CSB programming, loadables, RK3588 regcmd lists).

@@ -89,6 +89,10 @@ int cmd_run(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
 /* dlasim teflon (teflon.c): a TFLite model through Mesa's Teflon on the RK3588. */
 int cmd_teflon(int argc, char **argv);
+/* `dlasim merge SHARD.jsonl...`: the shards of one --shard I/N job (merge.c). */
+int cmd_merge(int argc, char **argv);
+/* `dlasim each LIST -- COMMAND {}`: COMMAND per line of LIST (each.c). */
+int cmd_each(int argc, char **argv);
 
 /* Timing reports (timing_report.c). */
 /* Per-layer table (cycles, units, MAC utilisation, bytes, bound) to f. */

@@ -25,6 +25,7 @@ static void usage(FILE *f)
             "commands:\n"
             "  trace CASE.cfg                 run one NVDLA register trace; exit 0 iff all checks pass\n"
             "  trace --suite DIR [--match GLOB] [--exclude GLOB] [--expect FILE] [--table]\n"
+            "        [--shard I/N --shard-out FILE]\n"
             "                                 run every case folder of DIR\n"
             "  info                           read the ConfigROM through the CSB and decode it\n"
             "  compile MODEL.onnx --calib DATA [--calib-count N] [-o MODEL.nvdla]\n"
@@ -33,8 +34,14 @@ static void usage(FILE *f)
             "  run MODEL.onnx --input FILE... [--calib DATA] [--labels IDX1] [--names FILE]\n"
             "      [--json OUT] [--report] [--record-trace DIR] [--compare-float] [--draw N]\n"
             "      [--out-raw FILE] [--float-raw FILE] [--float-only]\n"
-            "      [--count N] [--progress] [--scale S] [--mean M]\n"
+            "      [--count N] [--progress] [--scale S] [--mean M] [--shard I/N --shard-out FILE]\n"
             "                                 run it on the simulated device, print the top classes\n"
+            "  merge [--json FILE] SHARD.jsonl...\n"
+            "                                 the --shard I/N outputs of one job printed as one\n"
+            "                                 process prints them (docs/cluster.md)\n"
+            "  each LIST [--shard I/N --shard-out FILE] -- COMMAND ARG...\n"
+            "                                 COMMAND once per line of LIST (\"{}\": the line's\n"
+            "                                 words, \"{#}\": its index), outputs in list order\n"
             "  bench [--json FILE]            convolution performance table (make bench)\n"
             "  rk conv [--in WxHxC] [--kernels K] [--kernel N] [--stride S] [--pad P]\n"
             "          [--depthwise] [--tasks N] [--seed S]\n"
@@ -254,6 +261,12 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "teflon")) {
         return cmd_teflon(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "merge")) {
+        return cmd_merge(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "each")) {
+        return cmd_each(argc - 1, argv + 1);
     }
     fprintf(stderr, "dlasim: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
