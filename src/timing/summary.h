@@ -45,10 +45,11 @@ struct dla_cdp_summary {
 };
 
 /* Convolution: output pixels (x batches), kernels, channels as CSC sees
- * them, kernel height/width, the weight bytes CDMA fetches (0 when CBUF
- * keeps them: WEIGHT_REUSE) and the CBUF banks that hold weights. */
+ * them, kernel height/width, the MACs they make, the weight bytes CDMA
+ * fetches (0 when CBUF keeps them: WEIGHT_REUSE) and the CBUF banks that
+ * hold weights. */
 struct dla_conv_summary {
-    uint64_t out_px, k, c, r, s;
+    uint64_t out_px, k, c, r, s, macs;
     uint64_t weight_bytes, weight_banks;
 };
 
