@@ -60,6 +60,8 @@ struct dla_layer_summary {
     unsigned n;
     const unsigned *unit;  /* enum nvdla_unit */
     const unsigned *group;
+    unsigned engines;      /* bit (1 << enum dlasim_timing_unit) of each engine the units
+                              belong to: they are busy until the layer ends */
     int has_pdp;           /* PDP takes part (alone or on the fly) */
     struct dla_conv_summary conv; /* DLA_LAYER_CONV */
     struct dla_sdp_summary sdp;   /* DLA_LAYER_CONV, DLA_LAYER_SDP */
