@@ -330,7 +330,7 @@ static void model_conv(const struct dla_config *cfg, const struct dla_layer_summ
     double last_stripe = (double)last_stripe_len(s.out_px);
     double tail = last_stripe * ((double)ak / tput(cfg->sdp_bs_throughput) + SDP_FLY_ATOM_GAP);
     double busy = prev_end + tail;
-    c->macs = s.out_px * s.k * s.c * s.r * s.s;
+    c->macs = l->conv.macs;
     c->unit[DLASIM_TU_CONV] = comp * (double)s.kgroups;
     c->unit[DLASIM_TU_SDP] = sdp * (double)s.kgroups;
     c->unit[DLASIM_TU_PDP] = pdp * (double)s.kgroups;

@@ -45,10 +45,11 @@ struct dla_cdp_summary {
 };
 
 /* Convolution: output pixels (x batches), kernels, channels as CSC sees
- * them, kernel height/width, the weight bytes CDMA fetches (0 when CBUF
- * keeps them: WEIGHT_REUSE) and the CBUF banks that hold weights. */
+ * them, kernel height/width, the MACs they make, the weight bytes CDMA
+ * fetches (0 when CBUF keeps them: WEIGHT_REUSE) and the CBUF banks that
+ * hold weights. */
 struct dla_conv_summary {
-    uint64_t out_px, k, c, r, s;
+    uint64_t out_px, k, c, r, s, macs;
     uint64_t weight_bytes, weight_banks;
 };
 
@@ -59,6 +60,8 @@ struct dla_layer_summary {
     unsigned n;
     const unsigned *unit;  /* enum nvdla_unit */
     const unsigned *group;
+    unsigned engines;      /* bit (1 << enum dlasim_timing_unit) of each engine the units
+                              belong to: they are busy until the layer ends */
     int has_pdp;           /* PDP takes part (alone or on the fly) */
     struct dla_conv_summary conv; /* DLA_LAYER_CONV */
     struct dla_sdp_summary sdp;   /* DLA_LAYER_CONV, DLA_LAYER_SDP */

@@ -206,27 +206,6 @@ void dla_timing_layer_begin(struct dla_timing *t)
     memset(&t->cur, 0, sizeof(t->cur));
 }
 
-static enum dlasim_timing_unit engine_of(unsigned unit)
-{
-    switch (unit) {
-    case NVDLA_UNIT_SDP:
-    case NVDLA_UNIT_SDP_RDMA:
-        return DLASIM_TU_SDP;
-    case NVDLA_UNIT_PDP:
-    case NVDLA_UNIT_PDP_RDMA:
-        return DLASIM_TU_PDP;
-    case NVDLA_UNIT_CDP:
-    case NVDLA_UNIT_CDP_RDMA:
-        return DLASIM_TU_CDP;
-    case NVDLA_UNIT_BDMA:
-        return DLASIM_TU_BDMA;
-    case NVDLA_UNIT_RUBIK:
-        return DLASIM_TU_RUBIK;
-    default:
-        return DLASIM_TU_CONV;
-    }
-}
-
 static const char *kind_name(enum dla_layer_kind k)
 {
     static const char *const names[DLA_LAYER_KINDS] = {
@@ -279,10 +258,9 @@ void dla_timing_layer_end(struct dla_timing *t, const struct dla_layer_summary *
 {
     struct dla_timing_cost c;
     double enabled = 0, free_at = 0;
-    unsigned engines = 0;
+    unsigned engines = l->engines;
     for (unsigned i = 0; i < l->n; i++) {
         enabled = fmax(enabled, t->en[l->unit[i]][l->group[i] & 1]);
-        engines |= 1u << engine_of(l->unit[i]);
     }
     for (unsigned u = 0; u < DLASIM_TU_COUNT; u++) {
         if (engines >> u & 1u) {

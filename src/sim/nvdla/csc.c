@@ -1120,8 +1120,8 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
 
 /* ---- summary (src/timing/summary.h) ------------------------------------------ */
 
-/* Output pixels (x batches where the configuration has them) and the
- * kernel as CSC runs it: kernels, channels, height, width. */
+/* Output pixels (x batches where the configuration has them), the kernel
+ * as CSC runs it (kernels, channels, height, width) and the MACs. */
 void dla_csc_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_summary *s)
 {
     uint64_t ow = DLA_REG_FIELD(d, g, NVDLA_CSC_D_DATAOUT_SIZE_0_0, DATAOUT_WIDTH) + 1ull;
@@ -1134,4 +1134,5 @@ void dla_csc_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_sum
     s->conv.c = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0, WEIGHT_CHANNEL_EXT) + 1ull;
     s->conv.r = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, WEIGHT_HEIGHT_EXT) + 1ull;
     s->conv.s = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, WEIGHT_WIDTH_EXT) + 1ull;
+    s->conv.macs = s->conv.out_px * s->conv.k * s->conv.c * s->conv.r * s->conv.s;
 }

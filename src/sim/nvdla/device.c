@@ -538,6 +538,7 @@ static void time_layer(struct dla_dev *d, const struct layer *l)
     s.group = l->group;
     for (unsigned i = 0; i < l->n; i++) {
         const struct dla_unit_behaviour *u = &dla_unit_table[l->unit[i]];
+        s.engines |= 1u << u->timing_unit;
         if (u->summarize) {
             u->summarize(d, l->group[i], &s);
         }

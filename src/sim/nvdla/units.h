@@ -32,6 +32,8 @@ struct dla_unit_behaviour {
     int (*execute)(struct dla_dev *d, unsigned group);
     /* Fills its part of the layer's summary (src/timing/summary.h), or NULL. */
     void (*summarize)(const struct dla_dev *d, unsigned group, struct dla_layer_summary *s);
+    /* The engine of the cycle model it belongs to (enum dlasim_timing_unit). */
+    unsigned timing_unit;
 };
 
 extern const struct dla_unit_behaviour dla_unit_table[NVDLA_UNIT_COUNT];
