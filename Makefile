@@ -194,6 +194,10 @@ plot: all
 	./$(BUILD)/dlasim trace --timing --json $(BUILD)/timing.json --timeline $(BUILD)/timeline.json \
 	    --plot $(BUILD)/timing.png $(PLOT_CASE)
 
+# dlasim's side of the peer comparison (bench/peer_bench.sh): public API only.
+$(BUILD)/model_bench: bench/model_bench.c $(BUILD)/libdlasim.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a -lz $(PB_LIBS) $(LDLIBS)
+
 # Runtime numbers of issue 8 (bench/runtime_bench.c): public API only.
 $(BUILD)/runtime_bench: bench/runtime_bench.c $(BUILD)/libdlasim.a
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a -lz $(LDLIBS)

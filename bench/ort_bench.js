@@ -1,0 +1,47 @@
+// `make bench`, the peer's side of the comparison (bench/peer_bench.sh):
+// ONNX Runtime's CPU build (npm onnxruntime-node) on one model.
+//
+//   node bench/ort_bench.js ORT_MODULE_DIR MODEL.onnx INPUTS.f32 RUNS THREADS
+//
+// INPUTS.f32: raw float32 inputs of the model's input shape, one after
+// another (the same file model_bench reads).  One untimed warm-up run, then
+// RUNS timed runs over the inputs in turn; prints one JSON object:
+// milliseconds per image (best and mean).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+async function main() {
+  const [modDir, model, inputs, runsArg, threadsArg] = process.argv.slice(2);
+  const ort = require(path.resolve(modDir, 'node_modules', 'onnxruntime-node'));
+  const threads = Number(threadsArg);
+  const session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all',
+    executionMode: 'sequential',
+  });
+  const meta = session.inputMetadata ? session.inputMetadata[0] : null;
+  const raw = fs.readFileSync(inputs);
+  const all = new Float32Array(raw.buffer, raw.byteOffset, raw.length / 4);
+  let shape = meta && meta.shape ? meta.shape.map((d) => (typeof d === 'number' ? d : 1)) : null;
+  if (!shape) {
+    throw new Error(`${model}: input shape unknown`);
+  }
+  const n = shape.reduce((a, b) => a * b, 1);
+  const count = Math.floor(all.length / n);
+  const feed = (i) => ({ [session.inputNames[0]]: new ort.Tensor('float32', all.subarray(i * n, (i + 1) * n), shape) });
+  await session.run(feed(0));
+  const runs = Number(runsArg);
+  let best = Infinity, total = 0;
+  for (let r = 0; r < runs; r++) {
+    const f = feed(r % count);
+    const t0 = process.hrtime.bigint();
+    await session.run(f);
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    best = Math.min(best, ms);
+    total += ms;
+  }
+  console.log(JSON.stringify({ model, ort_version: ort.env.versions ? ort.env.versions.common : '',
+                               threads, ms_best: best, ms_mean: total / runs }));
+}
+
+main().catch((e) => { console.error(`ort_bench: ${e.message}`); process.exit(1); });
