@@ -139,6 +139,21 @@ static void gemm(const struct dlc_graph *g, const struct dlc_node *nd, float **v
     }
 }
 
+/* Kernel taps k (stride st, padding before pb) of output o whose input
+ * index lies in [0, n): [*lo, *hi); and how many lie before n + pa (the
+ * positions count_include_pad counts: padding yes, ceil_mode overhang no). */
+static int64_t pool_taps(int64_t o, int64_t st, int64_t pb, int64_t pa, int64_t n, int64_t k,
+                         int64_t *lo, int64_t *hi)
+{
+    int64_t i0 = o * st - pb;
+    *lo = i0 < 0 ? -i0 : 0;
+    *hi = n - i0 < k ? n - i0 : k;
+    *lo = *lo > k ? k : *lo;
+    *hi = *hi < *lo ? *lo : *hi;
+    int64_t padded = n + pa - i0;
+    return padded < 0 ? 0 : padded < k ? padded : k;
+}
+
 static void pool(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
 {
     const struct dlc_tensor *xt = &g->t[nd->in[0]], *yt = &g->t[nd->out];
@@ -148,31 +163,26 @@ static void pool(const struct dlc_graph *g, const struct dlc_node *nd, float **v
     int64_t kh = gap ? H : nd->kernel[0], kw = gap ? W : nd->kernel[1];
     int64_t sy = gap ? 1 : nd->stride[0], sx = gap ? 1 : nd->stride[1];
     int64_t pt = gap ? 0 : nd->pads[0], pl = gap ? 0 : nd->pads[1];
+    int64_t pb = gap ? 0 : nd->pads[2], pr = gap ? 0 : nd->pads[3];
     int mx = nd->op == DLC_OP_MAXPOOL;
-    for (int64_t c = 0; c < C; c++) {
-        for (int64_t oy = 0; oy < OH; oy++) {
-            for (int64_t ox = 0; ox < OW; ox++) {
-                double s = mx ? -INFINITY : 0.0;
-                int64_t cnt = 0, cnt_pad = 0;
-                for (int64_t ky = 0; ky < kh; ky++) {
-                    for (int64_t kx = 0; kx < kw; kx++) {
-                        int64_t iy = oy * sy - pt + ky, ix = ox * sx - pl + kx;
-                        int inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
-                        /* count_include_pad counts the padded positions, not
-                         * positions beyond them (ceil_mode) */
-                        if (iy < H + (gap ? 0 : nd->pads[2]) && ix < W + (gap ? 0 : nd->pads[3])) {
-                            cnt_pad++;
-                        }
-                        if (!inside) {
-                            continue;
-                        }
-                        float e = x[(c * H + iy) * W + ix];
-                        s = mx ? (e > s ? e : s) : s + e;
-                        cnt++;
+    for (int64_t oy = 0; oy < OH; oy++) {
+        int64_t y0, y1, ny_pad = pool_taps(oy, sy, pt, pb, H, kh, &y0, &y1);
+        for (int64_t ox = 0; ox < OW; ox++) {
+            int64_t x0, x1, nx_pad = pool_taps(ox, sx, pl, pr, W, kw, &x0, &x1);
+            int64_t iy0 = oy * sy - pt, ix0 = ox * sx - pl;
+            int64_t cnt = (y1 - y0) * (x1 - x0), div = nd->count_include_pad ? ny_pad * nx_pad : cnt;
+            for (int64_t c = 0; c < C; c++) {
+                const float *xp = x + c * H * W;
+                float m = -INFINITY;
+                double s = 0.0;
+                for (int64_t ky = y0; ky < y1; ky++) {
+                    const float *xr = xp + (iy0 + ky) * W + ix0;
+                    for (int64_t kx = x0; kx < x1; kx++) {
+                        m = xr[kx] > m ? xr[kx] : m;
+                        s += xr[kx];
                     }
                 }
-                int64_t div = nd->count_include_pad ? cnt_pad : cnt;
-                y[(c * OH + oy) * OW + ox] = mx ? (float)s : (float)(s / (double)(div ? div : 1));
+                y[(c * OH + oy) * OW + ox] = mx ? m : (float)(s / (double)(div ? div : 1));
             }
         }
     }
@@ -385,15 +395,31 @@ static void pad(const struct dlc_graph *g, const struct dlc_node *nd, float **v,
     }
 }
 
+/* y = x > 0 ? x : 0 without a branch per element (the signs are random:
+ * mispredicted branches cost more than the work). */
+static void relu(const float *x, float *y, int64_t n)
+{
+    typedef float v4f __attribute__((vector_size(16)));
+    typedef int32_t v4i __attribute__((vector_size(16)));
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4f e;
+        memcpy(&e, x + i, sizeof e);
+        v4i r = (v4i)e & (e > (v4f){ 0 });
+        memcpy(y + i, &r, sizeof r);
+    }
+    for (; i < n; i++) {
+        y[i] = x[i] > 0 ? x[i] : 0;
+    }
+}
+
 static void unary(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
 {
     const float *x = v[nd->in[0]];
     int64_t n = g->t[nd->out].n;
     const struct dlc_tensor *xt = &g->t[nd->in[0]];
-    if (nd->op == DLC_OP_RELU) { /* the common one, without the switch per element */
-        for (int64_t i = 0; i < n; i++) {
-            y[i] = x[i] > 0 ? x[i] : 0;
-        }
+    if (nd->op == DLC_OP_RELU) {
+        relu(x, y, n);
         return;
     }
     for (int64_t i = 0; i < n; i++) {
@@ -472,20 +498,35 @@ void dlc_vals_free(const struct dlc_graph *g, float **vals)
     }
 }
 
-int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
-                  dlc_observe_fn observe, void *ctx, char *err, size_t errlen)
+/* Constants point at their data; computed tensors keep a buffer a previous
+ * run left in vals (same graph, same sizes: a calibration over many images
+ * allocates and faults its pages in once), else get one when computed. */
+static int float_run_begin(const struct dlc_graph *g, const float *input, float **vals)
 {
     for (int i = 0; i < g->n_t; i++) {
-        vals[i] = g->t[i].is_const ? g->t[i].data : NULL;
+        if (g->t[i].is_const) {
+            vals[i] = g->t[i].data;
+        }
     }
     const struct dlc_tensor *x = &g->t[g->input];
-    vals[g->input] = malloc((size_t)x->n * sizeof(float));
+    if (!vals[g->input]) {
+        vals[g->input] = malloc((size_t)x->n * sizeof(float));
+    }
     if (!vals[g->input]) {
         return -1;
     }
     memcpy(vals[g->input], input, (size_t)x->n * sizeof(float));
+    return 0;
+}
+
+int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
+                  dlc_observe_fn observe, void *ctx, char *err, size_t errlen)
+{
+    if (float_run_begin(g, input, vals)) {
+        return -1;
+    }
     if (observe) {
-        observe(ctx, g->input, vals[g->input], x->n);
+        observe(ctx, g->input, vals[g->input], g->t[g->input].n);
     }
     for (int i = 0; i < g->n_nodes; i++) {
         const struct dlc_node *nd = &g->nodes[i];
@@ -500,4 +541,51 @@ int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
         }
     }
     return 0;
+}
+
+/* Index of the last live node reading each tensor (-1: none). */
+static int *last_uses(const struct dlc_graph *g)
+{
+    int *last = malloc((size_t)(g->n_t ? g->n_t : 1) * sizeof *last);
+    if (!last) {
+        return NULL;
+    }
+    for (int t = 0; t < g->n_t; t++) {
+        last[t] = -1;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        for (int k = 0; k < g->nodes[i].n_in && !g->nodes[i].dead; k++) {
+            if (g->nodes[i].in[k] >= 0) {
+                last[g->nodes[i].in[k]] = i;
+            }
+        }
+    }
+    return last;
+}
+
+int dlc_float_run_output(const struct dlc_graph *g, const float *input, float **vals, char *err,
+                         size_t errlen)
+{
+    int *last = last_uses(g);
+    if (!last || float_run_begin(g, input, vals)) {
+        free(last);
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < g->n_nodes && !rc; i++) {
+        const struct dlc_node *nd = &g->nodes[i];
+        if (nd->dead) {
+            continue;
+        }
+        rc = dlc_float_node(g, nd, vals, err, errlen);
+        for (int k = 0; k < nd->n_in && !rc; k++) { /* inputs read for the last time */
+            int t = nd->in[k];
+            if (t >= 0 && last[t] == i && t != g->output && !g->t[t].is_const && vals[t]) {
+                free(vals[t]);
+                vals[t] = NULL;
+            }
+        }
+    }
+    free(last);
+    return rc;
 }

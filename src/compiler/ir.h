@@ -101,11 +101,17 @@ int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen);
 /* Float execution (float_exec.c): run the graph on one input (NCHW float,
  * g->t[g->input].n values).  vals[i] receives a malloc'ed array for every
  * tensor i that is computed (constants point at their data); free with
- * dlc_vals_free.  observe (optional) is called for every node output. */
+ * dlc_vals_free.  Buffers already in vals (from a run of the same graph)
+ * are reused.  observe (optional) is called for every node output. */
 typedef void (*dlc_observe_fn)(void *ctx, int tensor, const float *v, int64_t n);
 int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
                   dlc_observe_fn observe, void *ctx, char *err, size_t errlen);
 void dlc_vals_free(const struct dlc_graph *g, float **vals);
+/* The same without observers, for the output only: a tensor's buffer is
+ * freed after its last reader, so the run needs its live tensors' memory,
+ * not the whole graph's.  vals[g->output] holds the result. */
+int dlc_float_run_output(const struct dlc_graph *g, const float *input, float **vals, char *err,
+                         size_t errlen);
 /* One node in float (used by the quantized runner for host-CPU nodes). */
 int dlc_float_node(const struct dlc_graph *g, const struct dlc_node *nd, float **vals,
                    char *err, size_t errlen);

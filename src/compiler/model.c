@@ -102,7 +102,7 @@ int dlasim_model_run_float(const struct dlasim_model *m, const float *input, flo
     if (!vals) {
         return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     }
-    int rc = dlc_float_run(&m->g, input, vals, NULL, NULL, err, errlen);
+    int rc = dlc_float_run_output(&m->g, input, vals, err, errlen);
     if (!rc) {
         memcpy(output, vals[m->g.output], (size_t)m->g.t[m->g.output].n * sizeof(float));
     }
@@ -250,8 +250,10 @@ int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t c
             if (dlc_float_run(g, inputs + i * in_n, vals, observe, &p, err, errlen)) {
                 rc = DLASIM_ERR_INVAL;
             }
-            dlc_vals_free(g, vals);
         }
+    }
+    if (vals) {
+        dlc_vals_free(g, vals); /* the buffers served every input */
     }
     for (int t = 0; t < g->n_t && !rc; t++) {
         double a = p.amax[t];

@@ -31,6 +31,8 @@
 #endif
 
 enum { MR = 6, NR = 16, KC = 256, NC = 256, SGEMM_MAX_THREADS = 64 };
+/* about 0.1 ms of work at 50 GFLOP/s: below twice this, one thread */
+#define SGEMM_MIN_MACS_PER_THREAD 2.5e6
 
 typedef float v8f __attribute__((vector_size(32)));
 
@@ -224,10 +226,12 @@ static void pack_b(const struct sgemm_job *job, int64_t k0, int64_t kc, int64_t 
         for (int64_t j = 0; j < nc; j += NR) {
             float *dst = Bp + (j / NR) * kc * NR + k * NR;
             int64_t nr = nc - j < NR ? nc - j : NR;
-            memcpy(dst, src + j, (size_t)nr * sizeof(float));
-            if (nr < NR) {
-                memset(dst + nr, 0, (size_t)(NR - nr) * sizeof(float));
+            if (nr == NR) { /* a fixed-size copy the compiler turns into vector moves */
+                memcpy(dst, src + j, NR * sizeof(float));
+                continue;
             }
+            memcpy(dst, src + j, (size_t)nr * sizeof(float));
+            memset(dst + nr, 0, (size_t)(NR - nr) * sizeof(float));
         }
     }
 }
@@ -337,6 +341,9 @@ static int sgemm_run(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
 #endif
                           : kernel_generic;
     threads = threads < 1 ? 1 : threads > SGEMM_MAX_THREADS ? SGEMM_MAX_THREADS : threads;
+    if ((double)M * (double)N * (double)K < SGEMM_MIN_MACS_PER_THREAD * 2.0) {
+        threads = 1; /* starting a thread costs more than it would save */
+    }
     j.col_blocks = (N + NC - 1) / NC;
     /* few column blocks: also cut the rows so every thread has about 4 tasks */
     int64_t row_tasks = (4 * (int64_t)threads + j.col_blocks - 1) / j.col_blocks;
