@@ -172,8 +172,10 @@ $(BUILD)/rtlgrade/imgcase: tools/rtlgrade/imgcase.c tools/rtlgrade/trace_out.c $
 rtl-grade: all $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 	@sh tools/rtlgrade/rtl-grade.sh $(BUILD) $(RTL) $(SHARED)
 
-bench: deps all $(BUILD)/runtime_bench
-	@./$(BUILD)/dlasim bench --json $(BUILD)/bench.json
+bench: deps all $(BUILD)/runtime_bench $(BUILD)/model_bench $(BUILD)/kernel_peak
+	@echo "== dlasim vs ONNX Runtime (bench/peer_bench.sh): ResNet-18/50, MobileNetV2, per image"
+	@sh bench/peer_bench.sh $(BUILD)
+	@echo; ./$(BUILD)/dlasim bench --json $(BUILD)/bench.json
 	@echo; echo "== timing model vs the nv_small RTL: cycles_to_last_intr per case (docs/timing.md)"
 	@./$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --timing --expect tests/traces/nv_small.expect \
 	    --rtl $(SHARED)/reference/rtl_cycles_nv_small.csv | grep -v '^PASS\|^FAIL' || true
@@ -197,6 +199,10 @@ plot: all
 # dlasim's side of the peer comparison (bench/peer_bench.sh): public API only.
 $(BUILD)/model_bench: bench/model_bench.c $(BUILD)/libdlasim.a
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a -lz $(PB_LIBS) $(LDLIBS)
+
+# int8 MAC peak and the convolution kernel on ResNet-50's layers (bench/kernel_peak.c).
+$(BUILD)/kernel_peak: bench/kernel_peak.c $(BUILD)/libdlasim.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a $(LDLIBS)
 
 # Runtime numbers of issue 8 (bench/runtime_bench.c): public API only.
 $(BUILD)/runtime_bench: bench/runtime_bench.c $(BUILD)/libdlasim.a

@@ -2,6 +2,11 @@
 // ONNX Runtime's CPU build (npm onnxruntime-node) on one model.
 //
 //   node bench/ort_bench.js ORT_MODULE_DIR MODEL.onnx INPUTS.f32 RUNS THREADS
+//   node bench/ort_bench.js ORT_MODULE_DIR MODEL.onnx INPUTS.f32 COUNT THREADS --ranges OUT.json
+//
+// The second form runs the first COUNT inputs and writes the smallest and
+// largest value of every graph output, {"tensor": [min, max]} (the range
+// pass of tools/models/make_qdq.py: ALLOUT.onnx exposes every tensor).
 //
 // INPUTS.f32: raw float32 inputs of the model's input shape, one after
 // another (the same file model_bench reads).  One untimed warm-up run, then
@@ -29,8 +34,26 @@ async function main() {
   const n = shape.reduce((a, b) => a * b, 1);
   const count = Math.floor(all.length / n);
   const feed = (i) => ({ [session.inputNames[0]]: new ort.Tensor('float32', all.subarray(i * n, (i + 1) * n), shape) });
-  await session.run(feed(0));
   const runs = Number(runsArg);
+  const rangesAt = process.argv.indexOf('--ranges');
+  if (rangesAt > 0) {
+    const ranges = {};
+    for (let r = 0; r < Math.min(runs, count); r++) {
+      const out = await session.run(feed(r));
+      for (const [name, t] of Object.entries(out)) {
+        let lo = Infinity, hi = -Infinity;
+        for (const v of t.data) {
+          lo = v < lo ? v : lo;
+          hi = v > hi ? v : hi;
+        }
+        const old = ranges[name] || [Infinity, -Infinity];
+        ranges[name] = [Math.min(old[0], lo), Math.max(old[1], hi)];
+      }
+    }
+    fs.writeFileSync(process.argv[rangesAt + 1], JSON.stringify(ranges));
+    return;
+  }
+  await session.run(feed(0));
   let best = Infinity, total = 0;
   for (let r = 0; r < runs; r++) {
     const f = feed(r % count);
