@@ -6,8 +6,10 @@
 #   - ONNX Runtime: npm's onnxruntime-node (CPU build,
 #     ONNXRUNTIME_NODE_INSTALL_CUDA=skip) installed into BUILD/ort from the
 #     registry npm is configured with;
-#   - models: ResNet-18, ResNet-50 (tools/models/make_resnet.py) and
-#     MobileNetV2 (tools/models/make_mobilenetv2.py), random weights, and
+#   - models: the Fashion-MNIST demo CNN (2,000 test images, when Debian's
+#     dataset-fashion-mnist is installed), ResNet-18, ResNet-50
+#     (tools/models/make_resnet.py) and MobileNetV2
+#     (tools/models/make_mobilenetv2.py), random weights, and
 #     their int8 QDQ forms (tools/models/make_qdq.py: activation ranges
 #     measured by ONNX Runtime in float on the calibration inputs);
 #   - dlasim: bench/model_bench (public API): INT8 on the simulated nv_small
@@ -62,16 +64,26 @@ for m in resnet18 resnet50 mobilenetv2; do
     models="$models $m"
 done
 
+# The Fashion-MNIST demo model on the first 2,000 test images (per image, as make demo runs 10,000)
+fm=${FMNIST:-/usr/share/datasets/fashion-mnist}
+if [ -f "$fm/t10k-images-idx3-ubyte.gz" ]; then
+    [ -f "$build/fmnist2k.f32" ] || $py -c "import gzip, numpy as np; r = gzip.open('$fm/t10k-images-idx3-ubyte.gz').read()[16:16 + 2000 * 784]; (np.frombuffer(r, np.uint8).astype(np.float32) / 255).tofile('$build/fmnist2k.f32')"
+    cp models/fashion_mnist.onnx "$build/fashion_mnist.onnx"
+    models="fashion_mnist $models"
+fi
+
 tag() { sed "s/^{/{\"side\": \"$1\", \"name\": \"$2\", \"round\": $3, /" >> "$raw"; }
 for r in $(seq 1 "$rounds"); do
     echo "== round $r of $rounds"
     for m in $models; do
-        "$build/model_bench" "$build/$m.onnx" "$inputs" --calib 2 --runs "$runs" --float-runs "$runs" |
+        in=$inputs n=$runs calib=2
+        [ "$m" = fashion_mnist ] && in=$build/fmnist2k.f32 n=2000 calib=200
+        "$build/model_bench" "$build/$m.onnx" "$in" --calib $calib --runs $n --float-runs $n |
             tag dlasim "$m" "$r"
         if [ "$have_ort" = 1 ]; then
-            node bench/ort_bench.js "$ort" "$build/$m.onnx" "$inputs" "$runs" "$threads" | tag ort_fp32 "$m" "$r"
+            node bench/ort_bench.js "$ort" "$build/$m.onnx" "$in" $n "$threads" | tag ort_fp32 "$m" "$r"
             [ -f "$build/$m.qdq.onnx" ] &&
-                node bench/ort_bench.js "$ort" "$build/$m.qdq.onnx" "$inputs" "$runs" "$threads" | tag ort_int8 "$m" "$r"
+                node bench/ort_bench.js "$ort" "$build/$m.qdq.onnx" "$in" $n "$threads" | tag ort_int8 "$m" "$r"
         fi
     done
 done
@@ -91,13 +103,18 @@ print(f"\n{'model':12} {'GMAC':>6} | {'dlasim INT8':>11} {'ORT int8':>9} {'ratio
       f"{'dlasim float':>12} {'ORT fp32':>9} {'ratio':>6} | {'INT8 GMAC/s':>11} {'peak RSS':>9}")
 for name in dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim"):
     d = {k: best("dlasim", name, k) for k in ("int8_ms_best", "float_ms_best", "gmac", "peak_rss_mb")}
+    means = {k: best("dlasim", name, k) for k in ("int8_ms_mean", "float_ms_mean")}
+    ort_means = {s: best(s, name, "ms_mean") for s in ("ort_int8", "ort_fp32")}
     o8, of = best("ort_int8", name, "ms_best"), best("ort_fp32", name, "ms_best")
     r8 = d["int8_ms_best"] / o8 if o8 else None
     rf = d["float_ms_best"] / of if of else None
     gm = d["gmac"] / d["int8_ms_best"] * 1e3 if d["int8_ms_best"] else None
     out["models"][name] = {"gmac": d["gmac"], "dlasim_int8_ms": d["int8_ms_best"], "ort_int8_ms": o8,
                            "int8_ratio": r8, "dlasim_float_ms": d["float_ms_best"], "ort_fp32_ms": of,
-                           "float_ratio": rf, "dlasim_int8_gmacs": gm, "peak_rss_mb": d["peak_rss_mb"]}
+                           "float_ratio": rf, "dlasim_int8_gmacs": gm, "peak_rss_mb": d["peak_rss_mb"],
+                           "dlasim_int8_ms_mean": means["int8_ms_mean"],
+                           "dlasim_float_ms_mean": means["float_ms_mean"],
+                           "ort_int8_ms_mean": ort_means["ort_int8"], "ort_fp32_ms_mean": ort_means["ort_fp32"]}
     f = lambda v, w, p=1: f"{v:{w}.{p}f}" if v is not None else " " * (w - 1) + "-"
     print(f"{name:12} {f(d['gmac'], 6, 2)} | {f(d['int8_ms_best'], 9)}ms {f(o8, 7)}ms {f(r8, 5, 2)}x | "
           f"{f(d['float_ms_best'], 10)}ms {f(of, 7)}ms {f(rf, 5, 2)}x | {f(gm, 11)} {f(d['peak_rss_mb'], 7)}MB")

@@ -17,6 +17,11 @@
 #include "compiler/compiler_int.h"
 #include "kernels/sgemm.h"
 
+/* Four float lanes and their comparison masks (GCC/Clang vector extensions:
+ * SSE on x86-64, whatever the target has elsewhere). */
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+
 static int efail(char *err, size_t errlen, const struct dlc_node *nd, const char *why)
 {
     if (err && errlen) {
@@ -83,7 +88,17 @@ static void conv_depthwise(const struct conv_geom *c, const float *x, const floa
                     }
                     const float *xr = x + (k * c->H + iy) * c->W;
                     float *yr = yp + oy * c->OW;
-                    for (int64_t ox = lo; ox < hi; ox++) {
+                    int64_t ox = lo;
+                    if (c->sx == 1) { /* four lanes at a time: y and x rows never overlap */
+                        for (; ox + 4 <= hi; ox += 4) {
+                            v4f a, e;
+                            memcpy(&a, yr + ox, sizeof a);
+                            memcpy(&e, xr + ox + off, sizeof e);
+                            a += e * wv;
+                            memcpy(yr + ox, &a, sizeof a);
+                        }
+                    }
+                    for (; ox < hi; ox++) {
                         yr[ox] += wv * xr[ox * c->sx + off];
                     }
                 }
@@ -399,8 +414,6 @@ static void pad(const struct dlc_graph *g, const struct dlc_node *nd, float **v,
  * mispredicted branches cost more than the work). */
 static void relu(const float *x, float *y, int64_t n)
 {
-    typedef float v4f __attribute__((vector_size(16)));
-    typedef int32_t v4i __attribute__((vector_size(16)));
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) {
         v4f e;
@@ -413,6 +426,23 @@ static void relu(const float *x, float *y, int64_t n)
     }
 }
 
+/* y = x < lo ? lo : x > hi ? hi : x (NaN stays NaN), four lanes at a time. */
+static void clip(const float *x, float *y, int64_t n, float lo, float hi)
+{
+    const v4f vlo = { lo, lo, lo, lo }, vhi = { hi, hi, hi, hi };
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4f e;
+        memcpy(&e, x + i, sizeof e);
+        v4i below = e < vlo, above = e > vhi;
+        v4i r = (below & (v4i)vlo) | (above & (v4i)vhi) | (~(below | above) & (v4i)e);
+        memcpy(y + i, &r, sizeof r);
+    }
+    for (; i < n; i++) {
+        y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+    }
+}
+
 static void unary(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
 {
     const float *x = v[nd->in[0]];
@@ -420,6 +450,10 @@ static void unary(const struct dlc_graph *g, const struct dlc_node *nd, float **
     const struct dlc_tensor *xt = &g->t[nd->in[0]];
     if (nd->op == DLC_OP_RELU) {
         relu(x, y, n);
+        return;
+    }
+    if (nd->op == DLC_OP_CLIP) {
+        clip(x, y, n, nd->clip_min, nd->clip_max);
         return;
     }
     for (int64_t i = 0; i < n; i++) {
