@@ -1,8 +1,8 @@
 #!/bin/sh
 # `make bench`: dlasim against ONNX Runtime (issue 18), in one run on the
 # same models and the same inputs, measured alternately (round after round)
-# so both see the same machine load; the best time per image of the rounds
-# counts.
+# so both see the same machine load; time per image = the mean over a
+# round's runs, of the round where it was least (the least disturbed).
 #   - ONNX Runtime: npm's onnxruntime-node (CPU build,
 #     ONNXRUNTIME_NODE_INSTALL_CUDA=skip) installed into BUILD/ort from the
 #     registry npm is configured with;
@@ -102,19 +102,17 @@ kern = next((r for r in rows if r["side"] == "kernel"), None)
 print(f"\n{'model':12} {'GMAC':>6} | {'dlasim INT8':>11} {'ORT int8':>9} {'ratio':>6} | "
       f"{'dlasim float':>12} {'ORT fp32':>9} {'ratio':>6} | {'INT8 GMAC/s':>11} {'peak RSS':>9}")
 for name in dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim"):
-    d = {k: best("dlasim", name, k) for k in ("int8_ms_best", "float_ms_best", "gmac", "peak_rss_mb")}
-    means = {k: best("dlasim", name, k) for k in ("int8_ms_mean", "float_ms_mean")}
-    ort_means = {s: best(s, name, "ms_mean") for s in ("ort_int8", "ort_fp32")}
-    o8, of = best("ort_int8", name, "ms_best"), best("ort_fp32", name, "ms_best")
+    # per image: the mean over a round's runs, the best round (the least disturbed by other load)
+    d = {k: best("dlasim", name, k) for k in ("gmac", "peak_rss_mb")}
+    d["int8_ms_best"] = best("dlasim", name, "int8_ms_mean")
+    d["float_ms_best"] = best("dlasim", name, "float_ms_mean")
+    o8, of = best("ort_int8", name, "ms_mean"), best("ort_fp32", name, "ms_mean")
     r8 = d["int8_ms_best"] / o8 if o8 else None
     rf = d["float_ms_best"] / of if of else None
     gm = d["gmac"] / d["int8_ms_best"] * 1e3 if d["int8_ms_best"] else None
     out["models"][name] = {"gmac": d["gmac"], "dlasim_int8_ms": d["int8_ms_best"], "ort_int8_ms": o8,
                            "int8_ratio": r8, "dlasim_float_ms": d["float_ms_best"], "ort_fp32_ms": of,
-                           "float_ratio": rf, "dlasim_int8_gmacs": gm, "peak_rss_mb": d["peak_rss_mb"],
-                           "dlasim_int8_ms_mean": means["int8_ms_mean"],
-                           "dlasim_float_ms_mean": means["float_ms_mean"],
-                           "ort_int8_ms_mean": ort_means["ort_int8"], "ort_fp32_ms_mean": ort_means["ort_fp32"]}
+                           "float_ratio": rf, "dlasim_int8_gmacs": gm, "peak_rss_mb": d["peak_rss_mb"]}
     f = lambda v, w, p=1: f"{v:{w}.{p}f}" if v is not None else " " * (w - 1) + "-"
     print(f"{name:12} {f(d['gmac'], 6, 2)} | {f(d['int8_ms_best'], 9)}ms {f(o8, 7)}ms {f(r8, 5, 2)}x | "
           f"{f(d['float_ms_best'], 10)}ms {f(of, 7)}ms {f(rf, 5, 2)}x | {f(gm, 11)} {f(d['peak_rss_mb'], 7)}MB")
@@ -123,7 +121,7 @@ if kern:
     print(f"\nint8 MAC peak ({kern['isa']}, {kern['threads']} threads): {kern['peak_gmacs']:.1f} GMAC/s; "
           f"convolution kernel on ResNet-50's layers: {kern['resnet50_gmacs']:.1f} GMAC/s "
           f"({100 * kern['share_of_peak']:.0f} % of the peak), slowest layer {kern['slowest_layer_gmacs']:.1f} GMAC/s")
-print("ratios: dlasim time / ONNX Runtime time per image (best of the rounds); "
+print("per image: mean of a round's runs, best round; ratio = dlasim / ONNX Runtime; "
       "ORT int8 = QDQ model from tools/models/make_qdq.py")
 json.dump(out, open(sys.argv[2], "w"), indent=1)
 print(f"JSON: {sys.argv[2]}")

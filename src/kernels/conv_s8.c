@@ -160,10 +160,10 @@ static const struct conv_isa_desc conv_isas[DLA_CONV_ISA_COUNT] = {
     {"generic", CELL_P16, GEN_SHAPES},
 #if defined(DLA_CONV_X86)
     {"avx2", CELL_P16,
-     {{DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2_4x16},
+     {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2_6x16},
       {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2_8x8},
-      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2_8x8}},
-     {100, 95, 95}},
+      {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2_4x16}},
+     {100, 95, 90}},
     {"avx512vnni", CELL_Q8,
      {{DLA_CONV_VNNI_MR, 48, dla_conv_tile_vnni_8x48},
       {DLA_CONV_VNNI_MR, 32, dla_conv_tile_vnni_8x32},
