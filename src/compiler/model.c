@@ -3,10 +3,12 @@
  * calibration, compilation, running on a device, reports.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compiler/compiler_int.h"
 #include "common/status.h"
@@ -221,6 +223,140 @@ static double entropy_threshold(const uint32_t *h, double amax)
     return amax * (best_i + 0.5) / DLC_HIST_BINS;
 }
 
+/* Calibration over many inputs uses every core.  A large model already
+ * does inside each layer (the float reference's matrix products are
+ * threaded, src/kernels/sgemm.c); a small one, whose layers are too small
+ * for that, runs its inputs on several threads at once instead, each with
+ * its own buffers and ranges, merged after the pass.  Maxima and histogram
+ * counts do not depend on the order, so the scales are the same. */
+#define CALIB_PARALLEL_MACS 20e6 /* per input: below, inputs in parallel */
+
+static double float_macs(const struct dlc_graph *g)
+{
+    double macs = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const struct dlc_node *nd = &g->nodes[i];
+        if (!nd->dead && (nd->op == DLC_OP_CONV || nd->op == DLC_OP_GEMM || nd->op == DLC_OP_MATMUL) &&
+            nd->n_in > 1 && nd->in[1] >= 0) {
+            const struct dlc_tensor *w = &g->t[nd->in[1]];
+            double per_out = nd->op == DLC_OP_CONV && w->dims[0] > 0 ? (double)w->n / w->dims[0]
+                                                                     : (double)w->n;
+            macs += (double)g->t[nd->out].n * per_out;
+        }
+    }
+    return macs;
+}
+
+static unsigned calib_workers(const struct dlc_graph *g, size_t count)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 2 || count < 2 || float_macs(g) >= CALIB_PARALLEL_MACS) {
+        return 1;
+    }
+    size_t n = (size_t)(cores > 64 ? 64 : cores);
+    return (unsigned)(n < count ? n : count);
+}
+
+struct calib_worker {
+    const struct dlc_graph *g;
+    const float *inputs;
+    size_t in_n, count, first, step;
+    size_t failed_at; /* count: none */
+    struct calib_pass p;
+    float **vals;
+    char err[256];
+};
+
+static void *calib_worker_main(void *arg)
+{
+    struct calib_worker *w = arg;
+    for (size_t i = w->first; i < w->count; i += w->step) {
+        if (dlc_float_run(w->g, w->inputs + i * w->in_n, w->vals, observe, &w->p, w->err,
+                          sizeof w->err)) {
+            w->failed_at = i;
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void calib_worker_free(struct calib_worker *w, const struct calib_pass *shared)
+{
+    if (w->vals) {
+        dlc_vals_free(w->g, w->vals);
+    }
+    free(w->vals);
+    if (w->p.amax != shared->amax) {
+        free(w->p.amax);
+    }
+    free(w->p.hist);
+}
+
+/* One pass over the inputs on n threads (input i on worker i mod n), merged
+ * into p: maxima in the first pass, histograms (against p's maxima) in the
+ * second.  An error names the first input that failed, as one thread would. */
+static int calib_parallel_pass(const struct dlc_graph *g, const float *inputs, size_t in_n,
+                               size_t count, struct calib_pass *p, unsigned n, char *err,
+                               size_t errlen)
+{
+    struct calib_worker *w = calloc(n, sizeof *w);
+    pthread_t *tid = calloc(n, sizeof *tid);
+    int *started = calloc(n, sizeof *started);
+    int rc = w && tid && started ? 0 : -1;
+    size_t nbins = (size_t)g->n_t * DLC_HIST_BINS;
+    for (unsigned i = 0; i < n && !rc; i++) {
+        w[i] = (struct calib_worker){ .g = g, .inputs = inputs, .in_n = in_n, .count = count,
+                                      .first = i, .step = n, .failed_at = count };
+        w[i].p.g = g;
+        w[i].vals = calloc((size_t)g->n_t, sizeof *w[i].vals);
+        w[i].p.amax = p->hist ? p->amax : calloc((size_t)g->n_t, sizeof(double));
+        w[i].p.hist = p->hist ? calloc(nbins, sizeof(uint32_t)) : NULL;
+        rc = w[i].vals && w[i].p.amax && (!p->hist || w[i].p.hist) ? 0 : -1;
+    }
+    if (rc) {
+        for (unsigned i = 0; w && i < n; i++) {
+            calib_worker_free(&w[i], p);
+        }
+        free(w);
+        free(tid);
+        free(started);
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "calibration: out of memory");
+    }
+    for (unsigned i = 1; i < n; i++) {
+        started[i] = pthread_create(&tid[i], NULL, calib_worker_main, &w[i]) == 0;
+    }
+    calib_worker_main(&w[0]);
+    for (unsigned i = 1; i < n; i++) {
+        if (started[i]) {
+            pthread_join(tid[i], NULL);
+        } else {
+            calib_worker_main(&w[i]); /* no thread: its inputs here */
+        }
+    }
+    const struct calib_worker *first_fail = NULL;
+    for (unsigned i = 0; i < n; i++) {
+        if (w[i].failed_at < count && (!first_fail || w[i].failed_at < first_fail->failed_at)) {
+            first_fail = &w[i];
+        }
+        for (int t = 0; t < g->n_t && !p->hist; t++) {
+            p->amax[t] = w[i].p.amax[t] > p->amax[t] ? w[i].p.amax[t] : p->amax[t];
+        }
+        for (size_t b = 0; p->hist && b < nbins; b++) {
+            p->hist[b] += w[i].p.hist[b];
+        }
+    }
+    if (first_fail) {
+        rc = dla_errf(err, errlen, DLASIM_ERR_INVAL, "%s", first_fail->err);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        calib_worker_free(&w[i], p);
+    }
+    free(w);
+    free(tid);
+    free(started);
+    return rc;
+}
+
 int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t count,
                            const struct dlasim_calib_options *opt, char *err, size_t errlen)
 {
@@ -238,6 +374,7 @@ int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t c
     int rc = p.amax && vals ? 0 : dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     size_t in_n = dlasim_model_input_size(m);
     int passes = method == DLASIM_CALIB_MINMAX ? 1 : 2;
+    unsigned workers = calib_workers(g, count);
     for (int pass = 0; pass < passes && !rc; pass++) {
         if (pass == 1) {
             p.hist = calloc((size_t)g->n_t * DLC_HIST_BINS, sizeof(uint32_t));
@@ -245,6 +382,10 @@ int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t c
                 rc = dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
                 break;
             }
+        }
+        if (workers > 1) {
+            rc = calib_parallel_pass(g, inputs, in_n, count, &p, workers, err, errlen);
+            continue;
         }
         for (size_t i = 0; i < count && !rc; i++) {
             if (dlc_float_run(g, inputs + i * in_n, vals, observe, &p, err, errlen)) {
