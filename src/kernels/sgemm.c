@@ -218,10 +218,11 @@ static void pack_b(const struct sgemm_job *job, int64_t k0, int64_t kc, int64_t 
 {
     float row[NC];
     for (int64_t k = 0; k < kc; k++) {
-        const float *src = job->B + (k0 + k) * job->ldb + j0;
+        const float *src = row;
         if (job->conv) {
             conv_row(job->conv, k0 + k, j0, nc, row);
-            src = row;
+        } else {
+            src = job->B + (k0 + k) * job->ldb + j0;
         }
         for (int64_t j = 0; j < nc; j += NR) {
             float *dst = Bp + (j / NR) * kc * NR + k * NR;
