@@ -69,6 +69,14 @@ fm=${FMNIST:-/usr/share/datasets/fashion-mnist}
 if [ -f "$fm/t10k-images-idx3-ubyte.gz" ]; then
     [ -f "$build/fmnist2k.f32" ] || $py -c "import gzip, numpy as np; r = gzip.open('$fm/t10k-images-idx3-ubyte.gz').read()[16:16 + 2000 * 784]; (np.frombuffer(r, np.uint8).astype(np.float32) / 255).tofile('$build/fmnist2k.f32')"
     cp models/fashion_mnist.onnx "$build/fashion_mnist.onnx"
+    if [ "$have_ort" = 1 ] && [ ! -f "$build/fashion_mnist.qdq.onnx" ]; then
+        $py tools/models/make_qdq.py expose "$build/fashion_mnist.onnx" "$build/fashion_mnist.allout.onnx" &&
+            node bench/ort_bench.js "$ort" "$build/fashion_mnist.allout.onnx" "$build/fmnist2k.f32" 200 "$threads" \
+                --ranges "$build/fashion_mnist.ranges.json" &&
+            $py tools/models/make_qdq.py qdq "$build/fashion_mnist.onnx" "$build/fashion_mnist.ranges.json" \
+                "$build/fashion_mnist.qdq.onnx" || echo "peer_bench: fashion_mnist: no QDQ model"
+        rm -f "$build/fashion_mnist.allout.onnx"
+    fi
     models="fashion_mnist $models"
 fi
 
@@ -114,7 +122,7 @@ for name in dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim"):
                            "int8_ratio": r8, "dlasim_float_ms": d["float_ms_best"], "ort_fp32_ms": of,
                            "float_ratio": rf, "dlasim_int8_gmacs": gm, "peak_rss_mb": d["peak_rss_mb"]}
     f = lambda v, w, p=1: f"{v:{w}.{p}f}" if v is not None else " " * (w - 1) + "-"
-    print(f"{name:12} {f(d['gmac'], 6, 2)} | {f(d['int8_ms_best'], 9)}ms {f(o8, 7)}ms {f(r8, 5, 2)}x | "
+    print(f"{name:12} {f(d['gmac'], 6, 4 if (d['gmac'] or 1) < 0.01 else 2)} | {f(d['int8_ms_best'], 9)}ms {f(o8, 7)}ms {f(r8, 5, 2)}x | "
           f"{f(d['float_ms_best'], 10)}ms {f(of, 7)}ms {f(rf, 5, 2)}x | {f(gm, 11)} {f(d['peak_rss_mb'], 7)}MB")
 if kern:
     out["kernel"] = kern
