@@ -29,6 +29,12 @@ raw=$build/peer_raw.jsonl
 : > "$raw"
 
 ort=$build/ort
+# npm (and node) from Debian when missing, as root, as make plot does for matplotlib
+if ! command -v npm > /dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null 2>&1; then
+    echo "== installing Debian's npm (for ONNX Runtime)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm > /dev/null 2>&1 ||
+        echo "peer_bench: apt-get install npm failed"
+fi
 if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
     if command -v npm > /dev/null 2>&1; then
         mkdir -p "$ort"
