@@ -1,6 +1,7 @@
 #!/bin/sh
 # `make test`: build and run the whole suite twice (gcc plain, then clang with
-# AddressSanitizer + UndefinedBehaviorSanitizer), run every fuzz target for a
+# AddressSanitizer + UndefinedBehaviorSanitizer), the Slurm recipe on a
+# one-node cluster (gcc build), run every fuzz target for a
 # bounded number of runs, check the generated register files are up to date,
 # and end with the total "N passed, N failed".
 set -u
@@ -25,6 +26,9 @@ if make -s -j"$jobs" CC=gcc BUILD=build all tests > "$log/build.txt" 2>&1; then
     echo "== tests (gcc)"
     sh tests/run.sh build "$conf" | tee "$log/plain.txt"
     count "$log/plain.txt"
+    echo "== Slurm: one-node cluster, Fashion-MNIST in 4 array tasks + merge (tests/slurm/run.sh)"
+    CONFORMANCE="$conf" sh tests/slurm/run.sh build | tee "$log/slurm.txt"
+    count "$log/slurm.txt"
 else
     cat "$log/build.txt"; one "build (gcc)" 1
 fi

@@ -42,7 +42,7 @@ for bin in "$build"/tests/fuzz/replay_*; do
 done
 
 # shell tests print their own "N passed, N failed"
-for t in tests/unit/*.sh tests/traces/*.sh; do
+for t in tests/unit/*.sh tests/traces/*.sh tests/teflon/*.sh tests/cli/*.sh; do
     [ -f "$t" ] || continue
     out=$(DLASIM="$build/dlasim" CONFORMANCE="$conf" sh "$t" 2>&1); rc=$?
     line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)

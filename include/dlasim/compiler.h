@@ -28,9 +28,12 @@
 #include "dlasim/dlasim.h"
 #include "dlasim/runtime.h"
 
+#include "dlasim/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+DLASIM_API_BEGIN
 
 struct dlasim_model;
 
@@ -57,16 +60,31 @@ enum dlasim_calib_method {
 struct dlasim_calib_options {
     enum dlasim_calib_method method;
     double percentile; /* for PERCENTILE, e.g. 99.99 */
+    /* Bounds (0: none).  max_host_mem: float tensors alive at once in one
+     * calibration run (tensors are freed once read, so this is the live
+     * set, not the sum); max_work: one node's float multiply-adds per input.
+     * Beyond either, DLASIM_ERR_NOMEM / DLASIM_ERR_UNSUPPORTED naming the
+     * node.  The CLI passes --max-mem and --max-work. */
+    uint64_t max_host_mem;
+    uint64_t max_work;
 };
 
 /* Post-training quantization: per-tensor activation ranges from `count`
- * inputs (each dlasim_model_input_size floats, consecutive). */
+ * inputs (each dlasim_model_input_size floats, consecutive).  A NaN or
+ * infinite value in an input or in any tensor the model computes from it
+ * is an error naming the input and the tensor (never an ignored range). */
 int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t count,
                            const struct dlasim_calib_options *opt, char *err, size_t errlen);
 
 /* Lower the calibrated model to hardware layers of a configuration
  * ("nv_small", "nv_small_256", "nv_large"). */
 int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, size_t errlen);
+/* The same for a configuration with scalability-parameter overrides
+ * ("NVDLA_CBUF_BANK_NUMBER=2", as dlasim_options.overrides): the layers are
+ * planned for that device. */
+int dlasim_model_compile_set(struct dlasim_model *m, const char *config,
+                             const char *const *overrides, size_t n_overrides, char *err,
+                             size_t errlen);
 
 /* Compile report: one line per layer, engine or CPU and why. (malloc'ed) */
 char *dlasim_model_compile_report(const struct dlasim_model *m);
@@ -104,6 +122,7 @@ float dlasim_model_output_scale(const struct dlasim_model *m);
 /* Multiply-accumulates of one inference on the hardware layers. */
 uint64_t dlasim_model_macs(const struct dlasim_model *m);
 
+DLASIM_API_END
 #ifdef __cplusplus
 }
 #endif

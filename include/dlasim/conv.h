@@ -30,9 +30,12 @@
 
 #include "dlasim/dlasim.h"
 
+#include "dlasim/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+DLASIM_API_BEGIN
 
 /* The scalability parameters the planner uses (spec 004 names). */
 struct dlasim_conv_hw {
@@ -155,6 +158,7 @@ int dlasim_conv_read_output(struct dlasim_dev *dev, const struct dlasim_conv_pla
 int dlasim_conv_run(struct dlasim_dev *dev, const struct dlasim_conv_plan *plan,
                     const struct dlasim_conv_mem *mem);
 
+DLASIM_API_END
 #ifdef __cplusplus
 }
 #endif

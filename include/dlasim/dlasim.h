@@ -19,9 +19,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dlasim/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+DLASIM_API_BEGIN
 
 enum dlasim_status {
     DLASIM_OK = 0,
@@ -179,6 +182,7 @@ int dlasim_reg_lookup(const char *name, uint32_t *addr); /* "NVDLA_PDP.D_OP_ENAB
  * buf, or NULL when buf is NULL or buflen is 0. */
 const char *dlasim_reg_name(uint32_t addr, char *buf, size_t buflen);
 
+DLASIM_API_END
 #ifdef __cplusplus
 }
 #endif

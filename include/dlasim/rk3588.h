@@ -25,9 +25,12 @@
 
 #include "dlasim/dlasim.h"
 
+#include "dlasim/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+DLASIM_API_BEGIN
 
 #define DLASIM_RK_CORES 3u
 #define DLASIM_RK_CORE_STRIDE 0x10000u
@@ -102,7 +105,7 @@ int dlasim_rk_kick(struct dlasim_dev *dev, unsigned core, uint32_t regcmd, size_
  * INTERRUPT_CLEAR = 0x1ffff. */
 int dlasim_rk_ack(struct dlasim_dev *dev, unsigned core);
 
-/* ---- RK tensor layouts (README "RK3588", Mesa rkt_ml.c/rkt_coefs.c) ---- */
+/* ---- RK tensor layouts (docs/rk3588.md, Mesa rkt_ml.c/rkt_coefs.c) ---- */
 
 /* Feature maps: NC1HWC2 with 16-byte atoms, C2 = 16 / bytes per element,
  * packed (line W*16 bytes, surface H*W*16 bytes). */
@@ -164,6 +167,7 @@ int dlasim_rk_irq_level(const struct dlasim_dev *dev, unsigned core);
 int dlasim_rk_reg_lookup(const char *name, uint32_t *offset);
 const char *dlasim_rk_reg_name(uint32_t offset, char *buf, size_t buflen);
 
+DLASIM_API_END
 #ifdef __cplusplus
 }
 #endif

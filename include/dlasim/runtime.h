@@ -22,9 +22,12 @@
 
 #include "dlasim/dlasim.h"
 
+#include "dlasim/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+DLASIM_API_BEGIN
 
 /* ---- the firmware interface, host form --------------------------------------- */
 
@@ -199,7 +202,7 @@ struct dlasim_rt_network {
 
 struct dlasim_rt_options {
     /* non-NULL: record the run as a replayable NVDLA trace case in this folder
-     * (see README "--record-trace"); the folder is created if needed */
+     * (see docs/library.md, "Recording traces"); the folder is created if needed */
     const char *record_trace_dir;
     const char *record_trace_name; /* case name (default: the folder's name) */
 };
@@ -214,6 +217,48 @@ struct dlasim_rt_options {
  * Returns 0 or a negative status; err says which operation/descriptor/field. */
 int dlasim_rt_execute(struct dlasim_dev *dev, const struct dlasim_rt_network *net,
                       const struct dlasim_rt_options *opt, char *err, size_t errlen);
+
+/* ---- one task as NVIDIA's firmware receives it --------------------------------- */
+
+/* A DLA task whose descriptors are already in device memory, as NVIDIA's
+ * kernel driver hands it to the firmware (nvdla/sw kmd: dla_execute_task
+ * with the task's address list).  addresses[i] is the device address of
+ * address-list entry i (the KMD: the buffer's DMA address + offset); the
+ * network descriptor is at entry 0 and names the entries holding the
+ * operation, surface, dependency-graph and LUT lists.  sizes[i] bounds the
+ * bytes readable from addresses[i] (descriptor reads beyond it are refused);
+ * sizes may be NULL (then unbounded).  The descriptors are read in the
+ * layout of firmware interface 0.interface_minor: 10 and 11 (28-byte data
+ * cubes) or 12 (32-byte, nvdla/sw HEAD).  0 = auto: the 0.12 layout, or the
+ * older one when the descriptors read as 0.12 do not validate (a data cube
+ * type, index or size out of range) and read as 0.11 do. */
+struct dlasim_rt_task {
+    const uint64_t *addresses;
+    const uint64_t *sizes;
+    uint16_t num_addresses;
+    uint8_t interface_minor;
+};
+
+/* Read the task's network from device memory, check it against the
+ * configuration, run it to completion (blocking).  Returns 0 or a negative
+ * status; err names the descriptor, operation or field. */
+int dlasim_rt_run_task(struct dlasim_dev *dev, const struct dlasim_rt_task *task,
+                       const struct dlasim_rt_options *opt, char *err, size_t errlen);
+
+/* ---- the same on a device of the caller's (dlasim/port.h) ---------------------- */
+
+struct nvrt_port;
+struct dlasim_loadable;
+struct dlasim_loadable_input;
+/* As dlasim_rt_execute, dlasim_rt_run_task and dlasim_loadable_run, on a
+ * port the caller implements (docs/runtime-port.md); `port` is required. */
+int dlasim_rt_execute_port(const struct nvrt_port *port, const struct dlasim_rt_network *net,
+                           char *err, size_t errlen);
+int dlasim_rt_run_task_port(const struct nvrt_port *port, const struct dlasim_rt_task *task,
+                            char *err, size_t errlen);
+int dlasim_loadable_run_port(const struct nvrt_port *port, struct dlasim_loadable *ld,
+                             const struct dlasim_loadable_input *inputs, unsigned n_inputs,
+                             char *err, size_t errlen);
 
 /* ---- NVDLA loadables -------------------------------------------------------- */
 
@@ -336,6 +381,7 @@ int dlasim_rt_encode(const struct dlasim_rt_network *net, unsigned minor,
                      size_t errlen);
 void dlasim_rt_encoded_free(struct dlasim_rt_encoded *e);
 
+DLASIM_API_END
 #ifdef __cplusplus
 }
 #endif

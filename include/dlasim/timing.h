@@ -18,9 +18,12 @@
 
 #include "dlasim/dlasim.h"
 
+#include "dlasim/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+DLASIM_API_BEGIN
 
 /*
  * The host and memory around the accelerator, in core clock cycles.
@@ -127,6 +130,7 @@ void dlasim_timing_clear(struct dlasim_dev *dev);
 /* CSB register writes and reads the host issued (charged ones). */
 uint64_t dlasim_timing_csb_writes(const struct dlasim_dev *dev);
 
+DLASIM_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -12,9 +12,12 @@
 
 #include "dlasim/dlasim.h"
 
+#include "dlasim/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+DLASIM_API_BEGIN
 
 struct dlasim_trace;
 
@@ -25,6 +28,12 @@ struct dlasim_trace;
 /* Parse a .cfg file; surface files are resolved relative to its folder. */
 int dlasim_trace_parse_file(const char *path, struct dlasim_trace **out, char *err,
                             size_t errlen);
+/* The same with a bound on the host memory the parsed trace holds (the
+ * mem_load payloads and the surface file being read; 0: 4 GiB): beyond it
+ * DLASIM_ERR_NOMEM with file:line, the surface file and the budget in err.
+ * The CLI passes --max-mem. */
+int dlasim_trace_parse_file_max(const char *path, uint64_t max_host_mem,
+                                struct dlasim_trace **out, char *err, size_t errlen);
 /* Parse trace text held in memory (text may be NULL only when len is 0);
  * `name` (NULL: "<trace text>") is used in messages, `dir` (may be NULL:
  * the current folder) is where surface files are looked up. */
@@ -81,6 +90,7 @@ int dlasim_trace_play(struct dlasim_dev *dev, const struct dlasim_trace *t,
                       const struct dlasim_trace_play_options *opt,
                       struct dlasim_trace_result *res, char *err, size_t errlen);
 
+DLASIM_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -12,7 +12,29 @@
 #include "dlasim/conv.h"
 #include "dlasim/runtime.h"
 
-/* onnx_read.c */
+/* Error convention of the whole compiler: functions that can fail return 0
+ * or a negative dlasim_status and format a message into err; messages about
+ * a node name it and its op (dlc_node_errf, graph.c). */
+int dlc_node_errf(char *err, size_t errlen, int status, const struct dlc_node *nd,
+                  const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* fold.c: constant folding (graph.c runs it on each node before shaping) */
+int dlc_foldable(const struct dlc_graph *g, const struct dlc_node *nd);
+int dlc_fold(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen);
+/* Slice (and Split parts): per-axis start, step and element count */
+int dlc_slice_params(const struct dlc_graph *g, const struct dlc_node *nd, int64_t *start,
+                     int64_t *step, int64_t *count, char *err, size_t errlen);
+void dlc_slice_bounds(int64_t len, int64_t step, int64_t *start, int64_t *end);
+int64_t dlc_slice_count(int64_t start, int64_t end, int64_t step);
+/* graph.c: the output shape of one node (its inputs shaped) */
+int dlc_shape_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen);
+
+/* onnx_read.c: 0, DLASIM_ERR_PARSE (the file or something in it refused) or
+ * DLASIM_ERR_NOMEM */
 int dlc_onnx_read(const void *buf, size_t len, struct dlc_graph *g, char *err, size_t errlen);
 
 /* Where a tensor lives in device memory: a feature cube (int8). */
@@ -43,6 +65,8 @@ struct dlc_layer {
     float clip_hi;      /* relu6 and the like: upper clip (folded into saturation) */
     uint64_t macs;
     int n_hw_ops;
+    int ring_restart;   /* a CBUF weight-ring restart convolution runs before it */
+    int blocks;         /* CONV: channel blocks (groups of a grouped convolution) */
     /* statistics */
     uint64_t stat_n, stat_sat;
     double stat_sig, stat_noise;
@@ -55,6 +79,7 @@ struct dlc_step {
     int16_t op_head[DLASIM_RT_OP_NUM];
     struct dlasim_rt_lut *luts; /* LUTs of the network's CDP operations */
     uint16_t n_luts;
+    int *op_layer;               /* per operation: the layer that emitted it */
 };
 
 struct dlc_blob {
@@ -76,7 +101,7 @@ struct dlasim_model {
     char config[32];
     struct dlasim_conv_hw hw;
     int sdp_lut;           /* the configuration has the SDP LUT (NVDLA_SDP_LUT_ENABLE) */
-    int reset_each_run;    /* reset the device before each inference (lower.c separate_banks) */
+    int reset_each_run;    /* reset the device before each inference (lower_conv.c dlc_separate_banks) */
     struct dlc_buf *buf;   /* per tensor */
     int *store;            /* per tensor: the tensor whose buffer holds it (views) */
     struct dlc_layer *layers;
@@ -94,13 +119,15 @@ struct dlasim_model {
     unsigned stats_left;
     float **fvals;         /* float values per tensor (stats and CPU layers) */
     char *no_place;        /* per node: Concat not placed (its inputs' scales cannot agree) */
+    char *ring_restart;    /* per node: restart CBUF's weight ring before it (lower_conv.c) */
 };
 
-/* lower.c */
+/* lower.c (with the rules of lower_conv.c, lower_pool.c, lower_sdp.c,
+ * lower_cdp.c): 0, DLASIM_ERR_UNSUPPORTED or DLASIM_ERR_NOMEM */
 int dlc_lower(struct dlasim_model *m, char *err, size_t errlen);
 void dlc_lower_free(struct dlasim_model *m);
 
-/* calib.c */
+/* calib.c: the int8 step of a calibrated range */
 float dlc_quant_scale(float amax);
 
 #endif

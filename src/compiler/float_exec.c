@@ -5,7 +5,7 @@
  * the per-layer SQNR; the quantized runner also uses it for nodes that run
  * on the host CPU (dequantized inputs, requantized output).
  * Written here rather than taken from ONNX Runtime so `make test` and
- * `make demo` need nothing beyond Debian's C toolchain (README "Float
+ * `make demo` need nothing beyond Debian's C toolchain (docs/compiler.md, "Float
  * reference").
  */
 #include <math.h>
@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/status.h"
 #include "compiler/compiler_int.h"
 #include "kernels/sgemm.h"
 
@@ -173,8 +174,9 @@ static void pool(const struct dlc_graph *g, const struct dlc_node *nd, float **v
 {
     const struct dlc_tensor *xt = &g->t[nd->in[0]], *yt = &g->t[nd->out];
     const float *x = v[nd->in[0]];
-    int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], OH = yt->dims[2], OW = yt->dims[3];
-    int gap = nd->op == DLC_OP_GAP;
+    int gap = nd->op == DLC_OP_GAP; /* its output may be [1, C] (ReduceMean, keepdims 0) */
+    int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
+    int64_t OH = gap ? 1 : yt->dims[2], OW = gap ? 1 : yt->dims[3];
     int64_t kh = gap ? H : nd->kernel[0], kw = gap ? W : nd->kernel[1];
     int64_t sy = gap ? 1 : nd->stride[0], sx = gap ? 1 : nd->stride[1];
     int64_t pt = gap ? 0 : nd->pads[0], pl = gap ? 0 : nd->pads[1];
@@ -268,6 +270,7 @@ static void binary(const struct dlc_graph *g, const struct dlc_node *nd, float *
         case DLC_OP_ADD: y[i] = x + z; break;
         case DLC_OP_SUB: y[i] = x - z; break;
         case DLC_OP_MUL: y[i] = x * z; break;
+        case DLC_OP_DIV: y[i] = x / z; break;
         default: y[i] = x >= 0 ? x : x * z; break; /* PRelu */
         }
     }
@@ -379,18 +382,155 @@ static void transpose(const struct dlc_graph *g, const struct dlc_node *nd, floa
     }
 }
 
+/* ONNX Resize-13 on H and W: the output coordinate mapped to the input
+ * by coordinate_transformation_mode, then nearest (nearest_mode), linear
+ * or cubic (cubic_coeff_a, exclude_outside) interpolation, one axis at a
+ * time with the input's edges repeated; tf_crop_and_resize gives
+ * extrapolation_value outside the crop.  Taps per output coordinate. */
+struct rs_taps {
+    int64_t idx[4];
+    double w[4];
+    int n, outside;
+};
+
+/* The input coordinate of output coordinate xr on one axis.  The resized
+ * length is scale * in (as ONNX's reference computes it; = out when sizes
+ * were given). */
+static double rs_source(const struct dlc_node *nd, int axis, int64_t xr, int64_t in)
+{
+    double scale = nd->rs_scale[axis], x = (double)xr, len = scale * (double)in;
+    switch (nd->rs_coord) {
+    case DLC_RS_ASYMMETRIC: return x / scale;
+    case DLC_RS_ALIGN_CORNERS: return len == 1 ? 0.0 : x * (double)(in - 1) / (len - 1);
+    case DLC_RS_PYTORCH_HALF_PIXEL: return len > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case DLC_RS_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
+    case DLC_RS_TF_CROP_AND_RESIZE: {
+        double s0 = nd->rs_roi[2 + axis], s1 = nd->rs_roi[6 + axis];
+        return len > 1 ? s0 * (double)(in - 1) + x * (s1 - s0) * (double)(in - 1) / (len - 1)
+                       : 0.5 * (s0 + s1) * (double)(in - 1);
+    }
+    default: return (x + 0.5) / scale - 0.5; /* half_pixel */
+    }
+}
+
+static int64_t rs_nearest(const struct dlc_node *nd, double x)
+{
+    double f = floor(x);
+    switch (nd->rs_nearest) {
+    case DLC_RS_FLOOR: return (int64_t)f;
+    case DLC_RS_CEIL: return (int64_t)ceil(x);
+    case DLC_RS_ROUND_PREFER_CEIL: return (int64_t)(x - f >= 0.5 ? f + 1 : f);
+    default: return (int64_t)(x - f > 0.5 ? f + 1 : f); /* round_prefer_floor */
+    }
+}
+
+static void rs_cubic(double r, double a, double *c)
+{
+    double s = 1.0 - r;
+    c[0] = ((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a;
+    c[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
+    c[2] = ((a + 2) * s - (a + 3)) * s * s + 1;
+    c[3] = ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a;
+}
+
+static void rs_axis_taps(const struct dlc_node *nd, int axis, int64_t xr, int64_t in,
+                         struct rs_taps *t)
+{
+    double x = rs_source(nd, axis, xr, in);
+    x = x > -1e9 ? (x < 1e9 ? x : 1e9) : -1e9; /* far outside (or NaN): the edge */
+    t->outside = nd->rs_coord == DLC_RS_TF_CROP_AND_RESIZE && (x < 0 || x > (double)(in - 1));
+    if (nd->rs_mode == DLC_RS_NEAREST) {
+        int64_t k = rs_nearest(nd, x);
+        t->n = 1, t->idx[0] = k < 0 ? 0 : k >= in ? in - 1 : k, t->w[0] = 1.0;
+        return;
+    }
+    double f = floor(x), r = x - f, sum = 0;
+    int64_t base = (int64_t)f;
+    if (nd->rs_mode == DLC_RS_LINEAR) {
+        t->n = 2, t->w[0] = 1.0 - r, t->w[1] = r;
+        t->idx[0] = base, t->idx[1] = base + 1;
+    } else {
+        t->n = 4;
+        rs_cubic(r, nd->rs_cubic_a, t->w);
+        for (int k = 0; k < 4; k++) {
+            t->idx[k] = base - 1 + k;
+        }
+    }
+    for (int k = 0; k < t->n; k++) {
+        if (nd->rs_exclude_outside && (t->idx[k] < 0 || t->idx[k] >= in)) {
+            t->w[k] = 0;
+        }
+        sum += t->w[k];
+        t->idx[k] = t->idx[k] < 0 ? 0 : t->idx[k] >= in ? in - 1 : t->idx[k];
+    }
+    for (int k = 0; k < t->n && nd->rs_exclude_outside && sum != 0; k++) {
+        t->w[k] /= sum;
+    }
+}
+
 static void resize(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
 {
     const struct dlc_tensor *xt = &g->t[nd->in[0]], *o = &g->t[nd->out];
     int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], OH = o->dims[2], OW = o->dims[3];
-    for (int64_t c = 0; c < C; c++) {
-        for (int64_t oy = 0; oy < OH; oy++) {
-            int64_t iy = oy * H / OH; /* nearest, asymmetric, floor */
+    struct rs_taps *tx = malloc((size_t)OW * sizeof *tx);
+    if (!tx) { /* dlc_float_node checked the output buffer; taps are small */
+        memset(y, 0, (size_t)o->n * sizeof(float));
+        return;
+    }
+    for (int64_t ox = 0; ox < OW; ox++) {
+        rs_axis_taps(nd, 1, ox, W, &tx[ox]);
+    }
+    for (int64_t oy = 0; oy < OH; oy++) {
+        struct rs_taps ty;
+        rs_axis_taps(nd, 0, oy, H, &ty);
+        for (int64_t c = 0; c < C; c++) {
+            const float *xc = v[nd->in[0]] + c * H * W;
             for (int64_t ox = 0; ox < OW; ox++) {
-                int64_t ix = ox * W / OW;
-                y[(c * OH + oy) * OW + ox] = v[nd->in[0]][(c * H + iy) * W + ix];
+                double s = 0;
+                for (int a = 0; a < ty.n; a++) {
+                    for (int b = 0; b < tx[ox].n; b++) {
+                        s += ty.w[a] * tx[ox].w[b] * xc[ty.idx[a] * W + tx[ox].idx[b]];
+                    }
+                }
+                y[(c * OH + oy) * OW + ox] = ty.outside || tx[ox].outside ? nd->rs_extrapolation
+                                                                          : (float)s;
             }
         }
+    }
+    free(tx);
+}
+
+/* Gather along nd->axis with constant indices (graph.c shape_gather). */
+static void gather(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *xt = &g->t[nd->in[0]], *ix = &g->t[nd->in[1]];
+    int64_t outer = 1, inner = 1, len = xt->dims[nd->axis];
+    for (int i = 0; i < xt->rank; i++) {
+        outer *= i < nd->axis ? xt->dims[i] : 1;
+        inner *= i > nd->axis ? xt->dims[i] : 1;
+    }
+    for (int64_t a = 0; a < outer; a++) {
+        for (int64_t k = 0; k < ix->n; k++) {
+            int64_t q = ix->is_int ? ix->idata[k] : (int64_t)ix->data[k];
+            q = q < 0 ? q + len : q;
+            memcpy(y + (a * ix->n + k) * inner, v[nd->in[0]] + (a * len + q) * inner,
+                   (size_t)inner * sizeof(float));
+        }
+    }
+}
+
+/* Slice of one axis, step 1 (graph.c shape_slice). */
+static void slice1(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct dlc_tensor *xt = &g->t[nd->in[0]];
+    int64_t outer = 1, inner = 1, len = xt->dims[nd->sl_axis], cnt = nd->sl_end - nd->sl_start;
+    for (int i = 0; i < xt->rank; i++) {
+        outer *= i < nd->sl_axis ? xt->dims[i] : 1;
+        inner *= i > nd->sl_axis ? xt->dims[i] : 1;
+    }
+    for (int64_t a = 0; a < outer; a++) {
+        memcpy(y + a * cnt * inner, v[nd->in[0]] + (a * len + nd->sl_start) * inner,
+               (size_t)(cnt * inner) * sizeof(float));
     }
 }
 
@@ -443,6 +583,13 @@ static void clip(const float *x, float *y, int64_t n, float lo, float hi)
     }
 }
 
+/* HardSigmoid: max(0, min(1, alpha * x + beta)). */
+static float hard_sigmoid(float x, float alpha, float beta)
+{
+    float v = alpha * x + beta;
+    return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
 static void unary(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
 {
     const float *x = v[nd->in[0]];
@@ -464,6 +611,8 @@ static void unary(const struct dlc_graph *g, const struct dlc_node *nd, float **
         case DLC_OP_CLIP: y[i] = e < nd->clip_min ? nd->clip_min : e > nd->clip_max ? nd->clip_max : e; break;
         case DLC_OP_SIGMOID: y[i] = 1.0f / (1.0f + expf(-e)); break;
         case DLC_OP_TANH: y[i] = tanhf(e); break;
+        case DLC_OP_HARDSIGMOID: y[i] = hard_sigmoid(e, nd->alpha, nd->beta); break;
+        case DLC_OP_HARDSWISH: y[i] = e * hard_sigmoid(e, 1.0f / 6, 0.5f); break;
         case DLC_OP_BN: {
             int64_t hw = xt->n / xt->dims[1], c = (i / hw) % xt->dims[1];
             const float *sc = g->t[nd->in[1]].data, *b = g->t[nd->in[2]].data;
@@ -507,7 +656,10 @@ int dlc_float_node(const struct dlc_graph *g, const struct dlc_node *nd, float *
     case DLC_OP_ADD:
     case DLC_OP_SUB:
     case DLC_OP_MUL:
+    case DLC_OP_DIV:
     case DLC_OP_PRELU: binary(g, nd, vals, y); break;
+    case DLC_OP_SLICE: slice1(g, nd, vals, y); break;
+    case DLC_OP_GATHER: gather(g, nd, vals, y); break;
     case DLC_OP_LRN: lrn(g, nd, vals, y); break;
     case DLC_OP_SOFTMAX: softmax(g, nd, vals, y); break;
     case DLC_OP_CONCAT: concat(g, nd, vals, y); break;
@@ -577,49 +729,105 @@ int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
     return 0;
 }
 
-/* Index of the last live node reading each tensor (-1: none). */
-static int *last_uses(const struct dlc_graph *g)
+/* Float work of one node: multiply-adds for Conv/Gemm/MatMul, window reads
+ * for pooling and LRN, one per output element otherwise (saturating). */
+uint64_t dlc_node_work(const struct dlc_graph *g, const struct dlc_node *nd)
 {
-    int *last = malloc((size_t)(g->n_t ? g->n_t : 1) * sizeof *last);
-    if (!last) {
-        return NULL;
+    const struct dlc_tensor *o = &g->t[nd->out];
+    uint64_t n = (uint64_t)(o->n > 0 ? o->n : 1), per = 1;
+    const struct dlc_tensor *x = nd->n_in > 0 && nd->in[0] >= 0 ? &g->t[nd->in[0]] : NULL;
+    switch (nd->op) {
+    case DLC_OP_CONV:
+        per = x && x->rank == 4 && nd->group > 0
+                  ? (uint64_t)(x->dims[1] / nd->group) * (uint64_t)nd->kernel[0] * (uint64_t)nd->kernel[1]
+                  : 1;
+        break;
+    case DLC_OP_GEMM:
+    case DLC_OP_MATMUL: {
+        const struct dlc_tensor *b = &g->t[nd->in[1]];
+        per = (uint64_t)(b->dims[0] > b->dims[1] ? b->dims[0] : b->dims[1]);
+        break;
     }
-    for (int t = 0; t < g->n_t; t++) {
-        last[t] = -1;
+    case DLC_OP_MAXPOOL:
+    case DLC_OP_AVGPOOL: per = (uint64_t)nd->kernel[0] * (uint64_t)nd->kernel[1]; break;
+    case DLC_OP_GAP: per = x && x->rank == 4 ? (uint64_t)(x->dims[2] * x->dims[3]) : 1; break;
+    case DLC_OP_LRN: per = (uint64_t)(nd->size > 0 ? nd->size : 1); break;
+    default: break;
+    }
+    return per && n > UINT64_MAX / per ? UINT64_MAX : n * per;
+}
+
+int dlc_float_stream(const struct dlc_graph *g, const float *input, float **vals,
+                     const struct dlc_float_limits *lim, dlc_observe_fn observe, void *ctx,
+                     char *err, size_t errlen)
+{
+    int *readers = calloc((size_t)g->n_t, sizeof *readers);
+    if (!readers) {
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "float run: out of memory");
     }
     for (int i = 0; i < g->n_nodes; i++) {
-        for (int k = 0; k < g->nodes[i].n_in && !g->nodes[i].dead; k++) {
-            if (g->nodes[i].in[k] >= 0) {
-                last[g->nodes[i].in[k]] = i;
+        for (int k = 0; !g->nodes[i].dead && k < g->nodes[i].n_in; k++) {
+            if (g->nodes[i].in[k] >= 0) { /* -1: an optional input left out */
+                readers[g->nodes[i].in[k]]++;
             }
         }
     }
-    return last;
-}
-
-int dlc_float_run_output(const struct dlc_graph *g, const float *input, float **vals, char *err,
-                         size_t errlen)
-{
-    int *last = last_uses(g);
-    if (!last || float_run_begin(g, input, vals)) {
-        free(last);
-        return -1;
+    for (int i = 0; i < g->n_t; i++) {
+        vals[i] = g->t[i].is_const ? g->t[i].data : NULL;
     }
+    const struct dlc_tensor *x = &g->t[g->input];
+    uint64_t live = (uint64_t)x->n * sizeof(float);
     int rc = 0;
+    vals[g->input] = malloc((size_t)x->n * sizeof(float));
+    if (!vals[g->input]) {
+        rc = dla_errf(err, errlen, DLASIM_ERR_NOMEM, "float run: out of memory for the input");
+    } else {
+        memcpy(vals[g->input], input, (size_t)x->n * sizeof(float));
+        if (observe) {
+            observe(ctx, g->input, vals[g->input], x->n);
+        }
+    }
     for (int i = 0; i < g->n_nodes && !rc; i++) {
         const struct dlc_node *nd = &g->nodes[i];
         if (nd->dead) {
             continue;
         }
-        rc = dlc_float_node(g, nd, vals, err, errlen);
-        for (int k = 0; k < nd->n_in && !rc; k++) { /* inputs read for the last time */
+        uint64_t out_bytes = (uint64_t)g->t[nd->out].n * sizeof(float);
+        uint64_t work = dlc_node_work(g, nd);
+        if (lim && lim->max_work && work > lim->max_work) {
+            rc = dla_errf(err, errlen, DLASIM_ERR_UNSUPPORTED,
+                          "node '%s' (%s): its float work of %llu multiply-adds per input exceeds "
+                          "the limit of %llu (max_work, --max-work)", nd->name,
+                          dlc_op_names[nd->op], (unsigned long long)work,
+                          (unsigned long long)lim->max_work);
+            break;
+        }
+        if (lim && lim->max_bytes && live + out_bytes > lim->max_bytes) {
+            rc = dla_errf(err, errlen, DLASIM_ERR_NOMEM,
+                          "node '%s' (%s): its %llu-byte float output with %llu bytes of live "
+                          "tensors passes the host memory limit of %llu (max_host_mem, --max-mem)",
+                          nd->name, dlc_op_names[nd->op], (unsigned long long)out_bytes,
+                          (unsigned long long)live, (unsigned long long)lim->max_bytes);
+            break;
+        }
+        if (dlc_float_node(g, nd, vals, err, errlen)) {
+            rc = DLASIM_ERR_NOMEM;
+            break;
+        }
+        live += out_bytes;
+        if (observe) {
+            observe(ctx, nd->out, vals[nd->out], g->t[nd->out].n);
+        }
+        /* a tensor every reader has consumed is not kept (the output is) */
+        for (int k = 0; k < nd->n_in; k++) {
             int t = nd->in[k];
-            if (t >= 0 && last[t] == i && t != g->output && !g->t[t].is_const && vals[t]) {
+            if (t >= 0 && --readers[t] == 0 && t != g->output && vals[t] && vals[t] != g->t[t].data) {
                 free(vals[t]);
                 vals[t] = NULL;
+                live -= (uint64_t)g->t[t].n * sizeof(float);
             }
         }
     }
-    free(last);
+    free(readers);
     return rc;
 }

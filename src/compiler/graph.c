@@ -9,10 +9,12 @@
  *   - every tensor gets its shape (ONNX operator semantics, batch 1).
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/status.h"
 #include "compiler/compiler_int.h"
 
 void dlc_graph_free(struct dlc_graph *g)
@@ -38,7 +40,7 @@ int dlc_tensor_add(struct dlc_graph *g, const char *name)
         int cap = g->cap_t ? 2 * g->cap_t : 64;
         struct dlc_tensor *t = realloc(g->t, (size_t)cap * sizeof *t);
         if (!t) {
-            return -1;
+            return DLASIM_ERR_NOMEM;
         }
         g->t = t;
         g->cap_t = cap;
@@ -47,7 +49,7 @@ int dlc_tensor_add(struct dlc_graph *g, const char *name)
     memset(t, 0, sizeof *t);
     t->name = strdup(name ? name : "");
     if (!t->name) {
-        return -1;
+        return DLASIM_ERR_NOMEM;
     }
     t->producer = -1;
     t->scale = 1.0f;
@@ -70,7 +72,7 @@ int dlc_node_add(struct dlc_graph *g)
         int cap = g->cap_nodes ? 2 * g->cap_nodes : 64;
         struct dlc_node *n = realloc(g->nodes, (size_t)cap * sizeof *n);
         if (!n) {
-            return -1;
+            return DLASIM_ERR_NOMEM;
         }
         g->nodes = n;
         g->cap_nodes = cap;
@@ -104,12 +106,25 @@ void dlc_cube_of(const struct dlc_tensor *t, int64_t *c, int64_t *h, int64_t *w)
     }
 }
 
-static int nfail(char *err, size_t errlen, const struct dlc_node *nd, const char *why)
+int dlc_node_errf(char *err, size_t errlen, int status, const struct dlc_node *nd,
+                  const char *fmt, ...)
 {
     if (err && errlen) {
-        snprintf(err, errlen, "node '%s' (%s): %s", nd->name, dlc_op_names[nd->op], why);
+        int k = snprintf(err, errlen, "node '%s' (%s): ", nd->name, dlc_op_names[nd->op]);
+        if (k >= 0 && (size_t)k < errlen) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
+            va_end(ap);
+        }
     }
-    return -1;
+    return status;
+}
+
+/* A node the compiler cannot shape or simplify. */
+static int nfail(char *err, size_t errlen, const struct dlc_node *nd, const char *why)
+{
+    return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd, "%s", why);
 }
 
 static void set_shape(struct dlc_tensor *t, int rank, const int64_t *dims)
@@ -433,6 +448,23 @@ static int shape_resize(struct dlc_graph *g, struct dlc_node *nd, char *err, siz
     if (d[2] < 1 || d[3] < 1 || d[2] > 65536 || d[3] > 65536) {
         return nfail(err, errlen, nd, "output size out of range");
     }
+    /* the scales the coordinate transformation uses: given, or out / in with sizes */
+    int by_size = sz && sz->is_const && sz->n == 4;
+    nd->rs_scale[0] = by_size ? (float)d[2] / (float)x->dims[2] : sc->data[2];
+    nd->rs_scale[1] = by_size ? (float)d[3] / (float)x->dims[3] : sc->data[3];
+    if (nd->rs_coord == DLC_RS_TF_CROP_AND_RESIZE) {
+        const struct dlc_tensor *roi = nd->n_in > 2 ? in_t(g, nd, 1) : NULL;
+        if (!roi || !roi->is_const || roi->n != 8) {
+            return nfail(err, errlen, nd, "tf_crop_and_resize needs a constant roi of 8 values");
+        }
+        for (int i = 0; i < 8; i++) {
+            nd->rs_roi[i] = roi->data[i];
+        }
+    }
+    if (x->dims[1] != d[1] || (sc && sc->is_const && sc->n == 4 && (sc->data[0] != 1.0f ||
+                                                                    sc->data[1] != 1.0f))) {
+        return nfail(err, errlen, nd, "resizes N or C (only H and W are supported)");
+    }
     set_shape(&g->t[nd->out], 4, d);
     return 0;
 }
@@ -458,7 +490,99 @@ static int shape_pad(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t
     return 0;
 }
 
-static int shape_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+/* Slice of an activation: one axis, step 1 (channel slices run as views
+ * in the lowering where the layout allows). */
+static int shape_slice(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *x = in_t(g, nd, 0);
+    int64_t start[DLC_MAX_RANK], step[DLC_MAX_RANK], count[DLC_MAX_RANK];
+    int rc = dlc_slice_params(g, nd, start, step, count, err, errlen);
+    if (rc) {
+        return rc;
+    }
+    int axis = -1;
+    for (int i = 0; i < x->rank; i++) {
+        if (count[i] != x->dims[i] || step[i] != 1) {
+            if (axis >= 0 || step[i] != 1) {
+                return nfail(err, errlen, nd, "slices more than one axis or with a step other "
+                             "than 1 (supported on activations: one axis, step 1)");
+            }
+            axis = i;
+        }
+    }
+    if (axis < 0) {
+        axis = 0;
+    }
+    if (count[axis] < 1) {
+        return nfail(err, errlen, nd, "empty slice");
+    }
+    nd->sl_axis = axis;
+    nd->sl_start = start[axis];
+    nd->sl_end = start[axis] + count[axis];
+    nd->sl_step = 1;
+    set_shape(&g->t[nd->out], x->rank, count);
+    return 0;
+}
+
+/* Gather from an activation with constant indices (runs on the host CPU). */
+static int shape_gather(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *x = in_t(g, nd, 0), *ix = in_t(g, nd, 1);
+    int axis = nd->axis < 0 ? nd->axis + x->rank : nd->axis;
+    if (!ix || !ix->is_const || axis < 0 || axis >= x->rank || x->rank - 1 + ix->rank > DLC_MAX_RANK) {
+        return nfail(err, errlen, nd, "needs constant indices and an axis within the rank");
+    }
+    for (int64_t k = 0; k < ix->n; k++) {
+        int64_t q = int_at(ix, k);
+        if (q < -x->dims[axis] || q >= x->dims[axis]) {
+            return nfail(err, errlen, nd, "index out of range");
+        }
+    }
+    int64_t d[DLC_MAX_RANK];
+    int r = 0;
+    for (int i = 0; i < x->rank; i++) {
+        if (i == axis) {
+            for (int k = 0; k < ix->rank; k++) {
+                d[r++] = ix->dims[k];
+            }
+        } else {
+            d[r++] = x->dims[i];
+        }
+    }
+    nd->axis = axis;
+    set_shape(&g->t[nd->out], r, d);
+    return 0;
+}
+
+/* ReduceMean over H and W of an NCHW tensor is a global average pooling. */
+static int shape_reducemean(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *x = in_t(g, nd, 0), *ax = in_t(g, nd, 1);
+    if (ax) { /* opset 18 form */
+        if (!ax->is_const || ax->n > DLC_MAX_RANK) {
+            return nfail(err, errlen, nd, "axes must be a constant");
+        }
+        nd->n_axes = (int)ax->n;
+        for (int i = 0; i < ax->n; i++) {
+            nd->axes[i] = int_at(ax, i);
+        }
+    }
+    int hw = 0;
+    for (int i = 0; i < nd->n_axes; i++) {
+        int64_t a = nd->axes[i] < 0 ? nd->axes[i] + x->rank : nd->axes[i];
+        hw |= a == 2 ? 1 : a == 3 ? 2 : 4;
+    }
+    if (x->rank != 4 || nd->n_axes != 2 || hw != 3) {
+        return nfail(err, errlen, nd, "only a mean over H and W of a 4-D tensor is supported "
+                     "(it runs as global average pooling)");
+    }
+    nd->op = DLC_OP_GAP;
+    int64_t d[4] = { 1, x->dims[1], 1, 1 };
+    set_shape(&g->t[nd->out], nd->keepdims ? 4 : 2, d);
+    return 0;
+}
+
+int dlc_shape_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
 {
     const struct dlc_tensor *x = in_t(g, nd, 0);
     struct dlc_tensor *o = &g->t[nd->out];
@@ -512,8 +636,25 @@ static int shape_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_
     case DLC_OP_ADD:
     case DLC_OP_SUB:
     case DLC_OP_MUL:
+    case DLC_OP_DIV:
     case DLC_OP_PRELU:
         return shape_broadcast(g, nd, err, errlen);
+    case DLC_OP_SLICE:
+        return shape_slice(g, nd, err, errlen);
+    case DLC_OP_REDUCEMEAN:
+        return shape_reducemean(g, nd, err, errlen);
+    case DLC_OP_CAST:
+        if (nd->cast_to != 1) { /* FLOAT */
+            return nfail(err, errlen, nd, "Cast of an activation to a type other than float");
+        }
+        nd->op = DLC_OP_IDENTITY; /* float to float: a no-op */
+        set_shape(o, x->rank, x->dims);
+        return 0;
+    case DLC_OP_GATHER:
+        return shape_gather(g, nd, err, errlen);
+    case DLC_OP_SHAPE:
+    case DLC_OP_SPLIT:
+        return nfail(err, errlen, nd, "only supported on constants and static shapes (folded)");
     case DLC_OP_RESIZE:
         return shape_resize(g, nd, err, errlen);
     case DLC_OP_PAD:
@@ -532,6 +673,18 @@ static int shape_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_
             const struct dlc_tensor *p = in_t(g, nd, i);
             if (!p || !p->is_const || x->rank < 2 || p->n != x->dims[1]) {
                 return nfail(err, errlen, nd, "scale, B, mean and var must be constants of C values");
+            }
+        }
+        /* 1 / sqrt(var + epsilon): a channel whose var + epsilon is not > 0
+         * would make every value NaN or infinite (refused, not calibrated) */
+        const struct dlc_tensor *var = in_t(g, nd, 4);
+        for (int64_t c = 0; c < var->n; c++) {
+            double v = (double)var->data[c] + nd->epsilon;
+            if (!(v > 0) || !isfinite(1.0 / sqrt(v))) {
+                return dlc_node_errf(err, errlen, DLASIM_ERR_INVAL, nd,
+                                     "variance %g + epsilon %g of channel %lld is not > 0: the "
+                                     "normalization is NaN or infinite", (double)var->data[c],
+                                     (double)nd->epsilon, (long long)c);
             }
         }
         set_shape(o, x->rank, x->dims);
@@ -563,7 +716,8 @@ static int shape_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_
     }
 }
 
-/* Fold BatchNormalization into the Conv that feeds it (only reader). */
+/* Fold BatchNormalization into the Conv that feeds it (only reader):
+ * 0 or DLASIM_ERR_NOMEM. */
 static int fold_bn(struct dlc_graph *g, struct dlc_node *bn)
 {
     const struct dlc_tensor *x = &g->t[bn->in[0]];
@@ -586,12 +740,12 @@ static int fold_bn(struct dlc_graph *g, struct dlc_node *bn)
         snprintf(name, sizeof name, "%s.folded_bias", cv->name);
         int b = dlc_tensor_add(g, name);
         if (b < 0) {
-            return -1;
+            return b;
         }
         struct dlc_tensor *bt = &g->t[b];
         bt->data = calloc((size_t)k, sizeof(float));
         if (!bt->data) {
-            return -1;
+            return DLASIM_ERR_NOMEM;
         }
         bt->is_const = 1;
         bt->rank = 1;
@@ -645,6 +799,82 @@ static void fold_pad(struct dlc_graph *g, struct dlc_node *pad)
     }
 }
 
+/* Replace every read of tensor `from` by `to` (the node producing `from` is removed). */
+static void reroute(struct dlc_graph *g, int from, int to)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        struct dlc_node *nd = &g->nodes[i];
+        for (int k = 0; k < nd->n_in && !nd->dead; k++) {
+            if (nd->in[k] == from) {
+                nd->in[k] = to;
+                g->t[from].consumers--;
+                g->t[to].consumers++;
+            }
+        }
+    }
+}
+
+/* A node that passes its input through unchanged: Identity, Dropout
+ * (inference), a Pad of zero size, a Slice that keeps everything. */
+static int is_noop(const struct dlc_graph *g, const struct dlc_node *nd)
+{
+    if (nd->op == DLC_OP_IDENTITY || nd->op == DLC_OP_DROPOUT) {
+        return 1;
+    }
+    if (nd->op == DLC_OP_PAD) {
+        return !nd->pads[0] && !nd->pads[1] && !nd->pads[2] && !nd->pads[3];
+    }
+    return nd->op == DLC_OP_SLICE && g->t[nd->out].n == g->t[nd->in[0]].n;
+}
+
+/* No-op removal: readers of the no-op's output read its input (unless the
+ * output is the model's output, which keeps its name). */
+static void remove_noops(struct dlc_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        struct dlc_node *nd = &g->nodes[i];
+        if (nd->dead || nd->out == g->output || nd->in[0] < 0 || !is_noop(g, nd)) {
+            continue;
+        }
+        reroute(g, nd->out, nd->in[0]);
+        g->t[nd->in[0]].consumers--;
+        nd->dead = 1;
+    }
+}
+
+/* Div by a float constant becomes Mul by its reciprocal (so the lowering's
+ * per-channel rules take it): 0 or DLASIM_ERR_NOMEM. */
+static int div_to_mul(struct dlc_graph *g, int node)
+{
+    int c = g->nodes[node].in[1];
+    if (g->nodes[node].op != DLC_OP_DIV || !g->t[c].is_const || g->t[g->nodes[node].in[0]].is_const) {
+        return 0;
+    }
+    char name[300];
+    snprintf(name, sizeof name, "%s.reciprocal", g->t[c].name);
+    int r = dlc_tensor_add(g, name);
+    if (r < 0) {
+        return r;
+    }
+    struct dlc_tensor *rt = &g->t[r], *ct = &g->t[c];
+    rt->data = malloc((size_t)(ct->n ? ct->n : 1) * sizeof(float));
+    if (!rt->data) {
+        return DLASIM_ERR_NOMEM;
+    }
+    rt->rank = ct->rank;
+    memcpy(rt->dims, ct->dims, sizeof rt->dims);
+    rt->n = ct->n;
+    rt->is_const = 1;
+    for (int64_t i = 0; i < ct->n; i++) {
+        rt->data[i] = 1.0f / ct->data[i];
+    }
+    ct->consumers--;
+    rt->consumers = 1;
+    g->nodes[node].in[1] = r;
+    g->nodes[node].op = DLC_OP_MUL;
+    return 0;
+}
+
 int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen)
 {
     for (int i = 0; i < g->n_nodes; i++) {
@@ -652,13 +882,29 @@ int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen)
         if (nd->dead) {
             continue;
         }
-        if (shape_node(g, nd, err, errlen)) {
-            return -1;
+        if (dlc_foldable(g, nd)) {
+            int rc = dlc_fold(g, nd, err, errlen);
+            if (rc) {
+                return rc;
+            }
+            continue;
+        }
+        int rc = dlc_shape_node(g, nd, err, errlen);
+        if (!rc && (rc = div_to_mul(g, i))) {
+            return dlc_node_errf(err, errlen, rc, nd, "out of memory");
+        }
+        if (rc) {
+            return rc;
         }
         if (g->t[nd->out].n > (1 << 26)) {
             return nfail(err, errlen, nd, "output tensor too large");
         }
     }
+    if (g->output < 0 || g->t[g->output].is_const) {
+        return dla_errf(err, errlen, DLASIM_ERR_UNSUPPORTED,
+                        "model: the output is a constant (does not depend on the input)");
+    }
+    remove_noops(g);
     for (int i = 0; i < g->n_nodes; i++) {
         if (!g->nodes[i].dead && g->nodes[i].op == DLC_OP_PAD) {
             fold_pad(g, &g->nodes[i]);
@@ -666,10 +912,7 @@ int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen)
     }
     for (int i = 0; i < g->n_nodes; i++) {
         if (!g->nodes[i].dead && g->nodes[i].op == DLC_OP_BN && fold_bn(g, &g->nodes[i])) {
-            if (err && errlen) {
-                snprintf(err, errlen, "out of memory");
-            }
-            return -1;
+            return dlc_node_errf(err, errlen, DLASIM_ERR_NOMEM, &g->nodes[i], "out of memory");
         }
     }
     return 0;

@@ -4,7 +4,7 @@
  * shaped and simplified by graph.c (BatchNormalization folded into the
  * convolution before it, constant shape tensors evaluated), run in float by
  * float_exec.c, calibrated by calib.c, lowered to hardware layers by
- * lower.c.  Batch is 1: activations are N=1 tensors, stored NCHW.
+ * lower.c and its per-op rules (lower_*.c).  Batch is 1: activations are N=1 tensors, stored NCHW.
  */
 #ifndef DLASIM_COMPILER_IR_H
 #define DLASIM_COMPILER_IR_H
@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define DLC_MAX_RANK 6
-#define DLC_MAX_IN 8
+#define DLC_MAX_IN 128 /* DenseNet concatenates up to 49 tensors */
 
 enum dlc_op {
     DLC_OP_CONV, DLC_OP_GEMM, DLC_OP_MATMUL, DLC_OP_BN, DLC_OP_RELU, DLC_OP_LEAKYRELU,
@@ -21,8 +21,19 @@ enum dlc_op {
     DLC_OP_AVGPOOL, DLC_OP_GAP, DLC_OP_LRN, DLC_OP_SIGMOID, DLC_OP_TANH, DLC_OP_CONCAT,
     DLC_OP_FLATTEN, DLC_OP_RESHAPE, DLC_OP_SQUEEZE, DLC_OP_UNSQUEEZE, DLC_OP_TRANSPOSE,
     DLC_OP_SOFTMAX, DLC_OP_RESIZE, DLC_OP_PAD, DLC_OP_IDENTITY, DLC_OP_DROPOUT,
-    DLC_OP_CONSTANT, DLC_OP_COUNT
+    DLC_OP_CONSTANT, DLC_OP_SHAPE, DLC_OP_GATHER, DLC_OP_CAST, DLC_OP_SLICE, DLC_OP_DIV,
+    DLC_OP_HARDSIGMOID, DLC_OP_HARDSWISH, DLC_OP_REDUCEMEAN, DLC_OP_SPLIT, DLC_OP_COUNT
 };
+
+/* Resize attributes (ONNX Resize-13). */
+enum dlc_resize_coord {
+    DLC_RS_HALF_PIXEL, DLC_RS_ASYMMETRIC, DLC_RS_ALIGN_CORNERS, DLC_RS_PYTORCH_HALF_PIXEL,
+    DLC_RS_TF_HALF_PIXEL_FOR_NN, DLC_RS_TF_CROP_AND_RESIZE
+};
+enum dlc_resize_nearest {
+    DLC_RS_ROUND_PREFER_FLOOR, DLC_RS_ROUND_PREFER_CEIL, DLC_RS_FLOOR, DLC_RS_CEIL
+};
+enum dlc_resize_mode { DLC_RS_NEAREST, DLC_RS_LINEAR, DLC_RS_CUBIC };
 
 /* ONNX op_type of each enum value (and the table the reader looks up). */
 extern const char *const dlc_op_names[DLC_OP_COUNT];
@@ -71,7 +82,21 @@ struct dlc_node {
     int64_t axes[DLC_MAX_RANK];
     int n_axes;
     float clip_min, clip_max;
-    int mode_nearest;     /* Resize / Upsample */
+    int mode_nearest;     /* Resize / Upsample: mode nearest */
+    enum dlc_resize_mode rs_mode;        /* mode */
+    enum dlc_resize_coord rs_coord;      /* coordinate_transformation_mode */
+    enum dlc_resize_nearest rs_nearest;  /* nearest_mode */
+    float rs_cubic_a;                    /* cubic_coeff_a */
+    int rs_exclude_outside;              /* exclude_outside */
+    float rs_extrapolation;              /* extrapolation_value */
+    float rs_scale[2];                   /* H, W scales the coordinates use */
+    float rs_roi[8];                     /* roi (tf_crop_and_resize) */
+    int keepdims;                        /* ReduceMean */
+    int cast_to;                         /* Cast: ONNX element type */
+    /* Slice of one axis (activations; Split becomes one Slice per output) */
+    int sl_axis;
+    int64_t sl_start, sl_end, sl_step;
+    int split_i, split_n;                /* part i of an equal Split in n (n = 0: sizes given) */
     float pad_value;      /* Pad constant */
     int pad_mode_constant;
 };
@@ -87,15 +112,16 @@ struct dlc_graph {
 };
 
 void dlc_graph_free(struct dlc_graph *g);
-int dlc_tensor_add(struct dlc_graph *g, const char *name); /* -1 on no memory */
-int dlc_tensor_find(const struct dlc_graph *g, const char *name);
-int dlc_node_add(struct dlc_graph *g); /* zeroed node with defaults, -1 on no memory */
+int dlc_tensor_add(struct dlc_graph *g, const char *name); /* index, DLASIM_ERR_NOMEM */
+int dlc_tensor_find(const struct dlc_graph *g, const char *name); /* index, -1: none */
+int dlc_node_add(struct dlc_graph *g); /* zeroed node with defaults: index, DLASIM_ERR_NOMEM */
 
 /* A tensor's NCHW-free "cube": C, H, W of a rank-4 (N=1) tensor; a rank-2
  * [1, K] or rank-1 [K] tensor is K x 1 x 1. */
 void dlc_cube_of(const struct dlc_tensor *t, int64_t *c, int64_t *h, int64_t *w);
 
-/* Shape inference and graph passes (graph.c): 0 or -1 with err set. */
+/* Shape inference and graph passes (graph.c): 0, DLASIM_ERR_UNSUPPORTED or
+ * DLASIM_ERR_NOMEM, with err set. */
 int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen);
 
 /* Float execution (float_exec.c): run the graph on one input (NCHW float,
@@ -107,11 +133,21 @@ typedef void (*dlc_observe_fn)(void *ctx, int tensor, const float *v, int64_t n)
 int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
                   dlc_observe_fn observe, void *ctx, char *err, size_t errlen);
 void dlc_vals_free(const struct dlc_graph *g, float **vals);
-/* The same without observers, for the output only: a tensor's buffer is
- * freed after its last reader, so the run needs its live tensors' memory,
- * not the whole graph's.  vals[g->output] holds the result. */
-int dlc_float_run_output(const struct dlc_graph *g, const float *input, float **vals, char *err,
-                         size_t errlen);
+
+/* Bounds on one float run (0: none). */
+struct dlc_float_limits {
+    uint64_t max_bytes; /* float tensors alive at once */
+    uint64_t max_work;  /* one node's dlc_node_work */
+};
+/* dlc_float_run that keeps only what is still to be read (and the output):
+ * a tensor is freed once its last reader ran, so calibration holds the
+ * live set, not every intermediate; a node beyond a limit is a negative
+ * status with a message naming it.  vals as for dlc_float_run. */
+int dlc_float_stream(const struct dlc_graph *g, const float *input, float **vals,
+                     const struct dlc_float_limits *lim, dlc_observe_fn observe, void *ctx,
+                     char *err, size_t errlen);
+/* Float multiply-adds (or element operations) of one node for one input. */
+uint64_t dlc_node_work(const struct dlc_graph *g, const struct dlc_node *nd);
 /* One node in float (used by the quantized runner for host-CPU nodes). */
 int dlc_float_node(const struct dlc_graph *g, const struct dlc_node *nd, float **vals,
                    char *err, size_t errlen);

@@ -14,6 +14,7 @@
  * layers is refused: the loadable format carries CPU work only as EMU
  * softmax tasks.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,22 @@ int dlasim_model_write_loadable(const struct dlasim_model *m, uint8_t **out, siz
     }
     int n_net = m->n_steps, n_shared = m->n_addrs;
     int in_t = m->g.input, out_t = m->store[m->g.output];
+    /* A loadable's input is converted by the runtime, not by this model:
+     * nvdla_runtime turns an image pixel p into round(p * 127 / 255)
+     * (driver/nvdla/image.c), i.e. int8 steps of 1/127 for inputs p / 255 in
+     * [0, 1].  A model whose input was calibrated to another range would be
+     * fed at the wrong scale and answer silently wrong: refused. */
+    const struct dlc_tensor *it = &m->g.t[in_t];
+    if (fabsf(it->scale * 127.0f - 1.0f) > 1e-6f) {
+        char msg[400];
+        snprintf(msg, sizeof msg,
+                 "input tensor '%s' is quantized at %.9g per int8 step (calibrated |x| <= %.9g), "
+                 "but a loadable's input is converted by the runtime as round(p * 127 / 255), "
+                 "1/127 per step for inputs in [0, 1]: calibrate on data whose largest magnitude "
+                 "is 1 (images with a 255 pixel at the default --scale/--mean), or run the .onnx "
+                 "model", it->name, (double)it->scale, (double)it->amax);
+        return wfail(err, errlen, msg);
+    }
     int n_mem = n_shared + 5 * n_net;
     int n_blobs_max = m->n_blobs + 5 * n_net;
     struct dlasim_loadable_memory_desc *mems = calloc((size_t)n_mem, sizeof *mems);

@@ -3,15 +3,14 @@
  * calibration, compilation, running on a device, reports.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "compiler/compiler_int.h"
 #include "common/status.h"
+#include "compiler/compiler_int.h"
+#include "plan/config.h"
 
 /* A NULL pointer argument the header does not allow (include/dlasim/compiler.h). */
 static int null_arg(char *err, size_t errlen, const char *fn, const char *arg)
@@ -33,14 +32,16 @@ int dlasim_model_load_onnx(const void *buf, size_t len, struct dlasim_model **ou
     if (!m) {
         return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     }
-    if (dlc_onnx_read(buf, len, &m->g, err, errlen)) {
+    int rc = dlc_onnx_read(buf, len, &m->g, err, errlen);
+    if (rc) {
         free(m);
-        return DLASIM_ERR_PARSE;
+        return rc;
     }
-    if (dlc_graph_prepare(&m->g, err, errlen)) {
+    rc = dlc_graph_prepare(&m->g, err, errlen);
+    if (rc) {
         dlc_graph_free(&m->g);
         free(m);
-        return DLASIM_ERR_UNSUPPORTED;
+        return rc;
     }
     m->fvals = calloc((size_t)m->g.n_t, sizeof *m->fvals);
     if (!m->fvals) {
@@ -62,6 +63,7 @@ void dlasim_model_free(struct dlasim_model *m)
     dlc_lower_free(m);
     dlc_graph_free(&m->g);
     free(m->no_place);
+    free(m->ring_restart);
     free(m);
 }
 
@@ -104,7 +106,7 @@ int dlasim_model_run_float(const struct dlasim_model *m, const float *input, flo
     if (!vals) {
         return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     }
-    int rc = dlc_float_run_output(&m->g, input, vals, err, errlen);
+    int rc = dlc_float_stream(&m->g, input, vals, NULL, NULL, NULL, err, errlen);
     if (!rc) {
         memcpy(output, vals[m->g.output], (size_t)m->g.t[m->g.output].n * sizeof(float));
     }
@@ -113,346 +115,70 @@ int dlasim_model_run_float(const struct dlasim_model *m, const float *input, flo
     return rc ? DLASIM_ERR_INVAL : 0;
 }
 
-/* ---- calibration ---------------------------------------------------------------------- */
+/* ---- compile ---------------------------------------------------------------------------- */
 
-float dlc_quant_scale(float amax)
+/* The facts of the named NVDLA configuration the lowering needs, from the
+ * planning layer's configuration table (src/plan/config.c, spec 004); no
+ * device is created. */
+static int hw_of_config(struct dlasim_model *m, const char *name, const char *const *overrides,
+                        size_t n_overrides, char *err, size_t errlen)
 {
-    return amax > 0 ? amax / 127.0f : 1.0f / 127.0f;
-}
-
-struct calib_pass {
-    const struct dlc_graph *g;
-    double *amax;
-    uint32_t *hist; /* NULL in the first pass */
-};
-
-static void observe(void *ctx, int t, const float *v, int64_t n)
-{
-    struct calib_pass *p = ctx;
-    if (!p->hist) {
-        double a = p->amax[t];
-        for (int64_t i = 0; i < n; i++) {
-            double x = fabs((double)v[i]);
-            a = x > a ? x : a;
-        }
-        p->amax[t] = a;
-        return;
-    }
-    if (p->amax[t] <= 0) {
-        return;
-    }
-    uint32_t *h = p->hist + (size_t)t * DLC_HIST_BINS;
-    double k = DLC_HIST_BINS / p->amax[t];
-    for (int64_t i = 0; i < n; i++) {
-        double x = fabs((double)v[i]) * k;
-        if (!(x < DLC_HIST_BINS)) { /* beyond the range, or NaN */
-            h[DLC_HIST_BINS - 1] += x == x;
-            continue;
-        }
-        int b = (int)x;
-        h[b >= DLC_HIST_BINS ? DLC_HIST_BINS - 1 : b]++;
-    }
-}
-
-static double percentile_threshold(const uint32_t *h, double amax, double pct)
-{
-    uint64_t total = 0, acc = 0;
-    for (int i = 0; i < DLC_HIST_BINS; i++) {
-        total += h[i];
-    }
-    for (int i = 0; i < DLC_HIST_BINS; i++) {
-        acc += h[i];
-        if ((double)acc >= pct / 100.0 * (double)total) {
-            return amax * (i + 1) / DLC_HIST_BINS;
+    struct dla_config c;
+    char cerr[256] = "";
+    int rc = dla_config_init(&c, name, cerr, sizeof cerr);
+    /* PARAM=VALUE overrides as dlasim_create applies them: the layers are
+     * planned for the device they will run on */
+    for (size_t i = 0; !rc && i < n_overrides; i++) {
+        rc = overrides[i] ? dla_config_set(&c, overrides[i], cerr, sizeof cerr) : DLASIM_ERR_INVAL;
+        if (rc && !overrides[i]) {
+            snprintf(cerr, sizeof cerr, "overrides[%zu] is NULL", i);
         }
     }
-    return amax;
-}
-
-/* KL divergence between the clipped reference distribution and its 128-level
- * quantized version, for thresholds of 128..2048 bins; the threshold with the
- * smallest divergence wins (the entropy calibration of TensorRT's INT8 paper,
- * "8-bit Inference with TensorRT", GTC 2017). */
-static double entropy_threshold(const uint32_t *h, double amax)
-{
-    enum { LEVELS = 128 };
-    double best = INFINITY;
-    int best_i = DLC_HIST_BINS;
-    double p[DLC_HIST_BINS], q[DLC_HIST_BINS];
-    for (int i = LEVELS; i <= DLC_HIST_BINS; i += 16) {
-        double outliers = 0;
-        for (int j = i; j < DLC_HIST_BINS; j++) {
-            outliers += h[j];
-        }
-        for (int j = 0; j < i; j++) {
-            p[j] = h[j];
-        }
-        p[i - 1] += outliers;
-        for (int lv = 0; lv < LEVELS; lv++) { /* merge into LEVELS bins, spread back */
-            int a = lv * i / LEVELS, b = (lv + 1) * i / LEVELS;
-            double sum = 0;
-            int nz = 0;
-            for (int j = a; j < b; j++) {
-                sum += h[j];
-                nz += h[j] != 0;
-            }
-            for (int j = a; j < b; j++) {
-                q[j] = h[j] && nz ? sum / nz : 0;
-            }
-        }
-        double sp = 0, sq = 0;
-        for (int j = 0; j < i; j++) {
-            sp += p[j];
-            sq += q[j];
-        }
-        if (sp <= 0 || sq <= 0) {
-            continue;
-        }
-        double kl = 0;
-        for (int j = 0; j < i; j++) {
-            if (p[j] > 0) {
-                double pj = p[j] / sp, qj = q[j] > 0 ? q[j] / sq : 1e-12;
-                kl += pj * log(pj / qj);
-            }
-        }
-        if (kl < best) {
-            best = kl;
-            best_i = i;
-        }
-    }
-    return amax * (best_i + 0.5) / DLC_HIST_BINS;
-}
-
-/* Calibration over many inputs uses every core.  A large model already
- * does inside each layer (the float reference's matrix products are
- * threaded, src/kernels/sgemm.c); a small one, whose layers are too small
- * for that, runs its inputs on several threads at once instead, each with
- * its own buffers and ranges, merged after the pass.  Maxima and histogram
- * counts do not depend on the order, so the scales are the same. */
-#define CALIB_PARALLEL_MACS 20e6 /* per input: below, inputs in parallel */
-
-static double float_macs(const struct dlc_graph *g)
-{
-    double macs = 0;
-    for (int i = 0; i < g->n_nodes; i++) {
-        const struct dlc_node *nd = &g->nodes[i];
-        if (!nd->dead && (nd->op == DLC_OP_CONV || nd->op == DLC_OP_GEMM || nd->op == DLC_OP_MATMUL) &&
-            nd->n_in > 1 && nd->in[1] >= 0) {
-            const struct dlc_tensor *w = &g->t[nd->in[1]];
-            double per_out = nd->op == DLC_OP_CONV && w->dims[0] > 0 ? (double)w->n / w->dims[0]
-                                                                     : (double)w->n;
-            macs += (double)g->t[nd->out].n * per_out;
-        }
-    }
-    return macs;
-}
-
-static unsigned calib_workers(const struct dlc_graph *g, size_t count)
-{
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cores < 2 || count < 2 || float_macs(g) >= CALIB_PARALLEL_MACS) {
-        return 1;
-    }
-    size_t n = (size_t)(cores > 64 ? 64 : cores);
-    return (unsigned)(n < count ? n : count);
-}
-
-struct calib_worker {
-    const struct dlc_graph *g;
-    const float *inputs;
-    size_t in_n, count, first, step;
-    size_t failed_at; /* count: none */
-    struct calib_pass p;
-    float **vals;
-    char err[256];
-};
-
-static void *calib_worker_main(void *arg)
-{
-    struct calib_worker *w = arg;
-    for (size_t i = w->first; i < w->count; i += w->step) {
-        if (dlc_float_run(w->g, w->inputs + i * w->in_n, w->vals, observe, &w->p, w->err,
-                          sizeof w->err)) {
-            w->failed_at = i;
-            break;
-        }
-    }
-    return NULL;
-}
-
-static void calib_worker_free(struct calib_worker *w, const struct calib_pass *shared)
-{
-    if (w->vals) {
-        dlc_vals_free(w->g, w->vals);
-    }
-    free(w->vals);
-    if (w->p.amax != shared->amax) {
-        free(w->p.amax);
-    }
-    free(w->p.hist);
-}
-
-/* One pass over the inputs on n threads (input i on worker i mod n), merged
- * into p: maxima in the first pass, histograms (against p's maxima) in the
- * second.  An error names the first input that failed, as one thread would. */
-static int calib_parallel_pass(const struct dlc_graph *g, const float *inputs, size_t in_n,
-                               size_t count, struct calib_pass *p, unsigned n, char *err,
-                               size_t errlen)
-{
-    struct calib_worker *w = calloc(n, sizeof *w);
-    pthread_t *tid = calloc(n, sizeof *tid);
-    int *started = calloc(n, sizeof *started);
-    int rc = w && tid && started ? 0 : -1;
-    size_t nbins = (size_t)g->n_t * DLC_HIST_BINS;
-    for (unsigned i = 0; i < n && !rc; i++) {
-        w[i] = (struct calib_worker){ .g = g, .inputs = inputs, .in_n = in_n, .count = count,
-                                      .first = i, .step = n, .failed_at = count };
-        w[i].p.g = g;
-        w[i].vals = calloc((size_t)g->n_t, sizeof *w[i].vals);
-        w[i].p.amax = p->hist ? p->amax : calloc((size_t)g->n_t, sizeof(double));
-        w[i].p.hist = p->hist ? calloc(nbins, sizeof(uint32_t)) : NULL;
-        rc = w[i].vals && w[i].p.amax && (!p->hist || w[i].p.hist) ? 0 : -1;
+    if (!rc) {
+        rc = dla_config_validate(&c, cerr, sizeof cerr);
     }
     if (rc) {
-        for (unsigned i = 0; w && i < n; i++) {
-            calib_worker_free(&w[i], p);
-        }
-        free(w);
-        free(tid);
-        free(started);
-        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "calibration: out of memory");
+        return dla_errf(err, errlen, rc, "compile: %s", cerr);
     }
-    for (unsigned i = 1; i < n; i++) {
-        started[i] = pthread_create(&tid[i], NULL, calib_worker_main, &w[i]) == 0;
-    }
-    calib_worker_main(&w[0]);
-    for (unsigned i = 1; i < n; i++) {
-        if (started[i]) {
-            pthread_join(tid[i], NULL);
-        } else {
-            calib_worker_main(&w[i]); /* no thread: its inputs here */
-        }
-    }
-    const struct calib_worker *first_fail = NULL;
-    for (unsigned i = 0; i < n; i++) {
-        if (w[i].failed_at < count && (!first_fail || w[i].failed_at < first_fail->failed_at)) {
-            first_fail = &w[i];
-        }
-        for (int t = 0; t < g->n_t && !p->hist; t++) {
-            p->amax[t] = w[i].p.amax[t] > p->amax[t] ? w[i].p.amax[t] : p->amax[t];
-        }
-        for (size_t b = 0; p->hist && b < nbins; b++) {
-            p->hist[b] += w[i].p.hist[b];
-        }
-    }
-    if (first_fail) {
-        rc = dla_errf(err, errlen, DLASIM_ERR_INVAL, "%s", first_fail->err);
-    }
-    for (unsigned i = 0; i < n; i++) {
-        calib_worker_free(&w[i], p);
-    }
-    free(w);
-    free(tid);
-    free(started);
-    return rc;
+    m->hw.atom_m = c.memory_atomic_size;
+    m->hw.atomic_c = c.mac_atomic_c_size;
+    m->hw.atomic_k = c.mac_atomic_k_size;
+    m->hw.banks = c.cbuf_bank_number;
+    m->hw.bank_width = c.cbuf_bank_width;
+    m->hw.bank_depth = c.cbuf_bank_depth;
+    m->sdp_lut = c.sdp_lut_enable != 0;
+    return 0;
 }
-
-int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t count,
-                           const struct dlasim_calib_options *opt, char *err, size_t errlen)
-{
-    if (!m || (!inputs && count)) {
-        return null_arg(err, errlen, "dlasim_model_calibrate", !m ? "m" : "inputs");
-    }
-    struct dlc_graph *g = &m->g;
-    if (count == 0) {
-        return dla_errf(err, errlen, DLASIM_ERR_INVAL, "calibration: no input given");
-    }
-    enum dlasim_calib_method method = opt ? opt->method : DLASIM_CALIB_MINMAX;
-    double pct = opt && opt->percentile > 0 ? opt->percentile : 99.99;
-    struct calib_pass p = { g, calloc((size_t)g->n_t, sizeof(double)), NULL };
-    float **vals = calloc((size_t)g->n_t, sizeof *vals);
-    int rc = p.amax && vals ? 0 : dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
-    size_t in_n = dlasim_model_input_size(m);
-    int passes = method == DLASIM_CALIB_MINMAX ? 1 : 2;
-    unsigned workers = calib_workers(g, count);
-    for (int pass = 0; pass < passes && !rc; pass++) {
-        if (pass == 1) {
-            p.hist = calloc((size_t)g->n_t * DLC_HIST_BINS, sizeof(uint32_t));
-            if (!p.hist) {
-                rc = dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
-                break;
-            }
-        }
-        if (workers > 1) {
-            rc = calib_parallel_pass(g, inputs, in_n, count, &p, workers, err, errlen);
-            continue;
-        }
-        for (size_t i = 0; i < count && !rc; i++) {
-            if (dlc_float_run(g, inputs + i * in_n, vals, observe, &p, err, errlen)) {
-                rc = DLASIM_ERR_INVAL;
-            }
-        }
-    }
-    if (vals) {
-        dlc_vals_free(g, vals); /* the buffers served every input */
-    }
-    for (int t = 0; t < g->n_t && !rc; t++) {
-        double a = p.amax[t];
-        if (!isfinite(a) || a > 1e30) {
-            rc = dla_errf(err, errlen, DLASIM_ERR_INVAL,
-                       "calibration: tensor '%s' takes NaN, infinite or huge values (|x| up to %g)",
-                       g->t[t].name, a);
-            break;
-        }
-        if (p.hist && a > 0 && t != g->input) {
-            const uint32_t *h = p.hist + (size_t)t * DLC_HIST_BINS;
-            a = method == DLASIM_CALIB_PERCENTILE ? percentile_threshold(h, a, pct)
-                                                  : entropy_threshold(h, a);
-        }
-        g->t[t].amax = (float)a;
-        g->t[t].scale = dlc_quant_scale((float)a);
-    }
-    free(p.amax);
-    free(p.hist);
-    free(vals);
-    if (!rc) {
-        m->calibrated = 1;
-        m->compiled = 0;
-    }
-    return rc;
-}
-
-/* ---- compile ---------------------------------------------------------------------------- */
 
 int dlasim_model_compile(struct dlasim_model *m, const char *config, char *err, size_t errlen)
 {
+    return dlasim_model_compile_set(m, config, NULL, 0, err, errlen);
+}
+
+int dlasim_model_compile_set(struct dlasim_model *m, const char *config,
+                             const char *const *overrides, size_t n_overrides, char *err,
+                             size_t errlen)
+{
     if (!m) {
         return null_arg(err, errlen, "dlasim_model_compile", "m");
+    }
+    if (n_overrides && !overrides) {
+        return null_arg(err, errlen, "dlasim_model_compile_set", "overrides");
     }
     if (!m->calibrated) {
         return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                      "compile: the model is not calibrated (dlasim_model_calibrate first)");
     }
-    struct dlasim_options o;
-    memset(&o, 0, sizeof o);
-    o.config = config ? config : "nv_small";
-    struct dlasim_dev *dev = NULL;
-    char derr[256];
-    int rc = dlasim_create(&o, &dev, derr, sizeof derr);
+    const char *name = config ? config : "nv_small";
+    int rc = hw_of_config(m, name, overrides, n_overrides, err, errlen);
     if (rc) {
-        return dla_errf(err, errlen, rc, "compile: %s", derr);
+        return rc;
     }
-    rc = dlasim_conv_hw_of(dev, &m->hw);
-    uint64_t lut = 0;
-    m->sdp_lut = dlasim_param(dev, "NVDLA_SDP_LUT_ENABLE", &lut) == 0 && lut;
-    dlasim_destroy(dev);
+    snprintf(m->config, sizeof m->config, "%s", name);
+    rc = dlc_lower(m, err, errlen);
     if (rc) {
-        return dla_errf(err, errlen, rc, "compile: cannot read the configuration's parameters");
-    }
-    snprintf(m->config, sizeof m->config, "%s", o.config);
-    if (dlc_lower(m, err, errlen)) {
         dlc_lower_free(m);
-        return DLASIM_ERR_UNSUPPORTED;
+        return rc;
     }
     m->compiled = 1;
     return 0;
@@ -485,25 +211,37 @@ uint64_t dlasim_model_macs(const struct dlasim_model *m)
 
 /* ---- running ---------------------------------------------------------------------------- */
 
-static void quantize(const float *x, int8_t *q, int64_t n, float scale)
+/* Round to nearest, saturate to int8; -1 (index in *bad) at the first NaN
+ * or infinite value, which has no int8 value (refused, never made 0). */
+static int quantize(const float *x, int8_t *q, int64_t n, float scale, int64_t *bad)
 {
     float inv = 1.0f / scale;
     for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(x[i])) {
+            *bad = i;
+            return -1;
+        }
         float v = x[i] * inv;
-        v = v != v ? 0.0f : v < 0 ? v - 0.5f : v + 0.5f; /* NaN input: 0 */
+        v = v < 0 ? v - 0.5f : v + 0.5f;
         q[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : (int)v);
     }
+    return 0;
 }
 
-static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, const float *x)
+/* Tensor t's float values quantized into device memory; a NaN or infinite
+ * value is DLASIM_ERR_INVAL with *bad its index (else *bad = -1). */
+static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, const float *x,
+                        int64_t *bad)
 {
     const struct dlc_buf *b = &m->buf[t];
     size_t n = (size_t)b->c * b->h * b->w;
     int8_t *q = malloc(n ? n : 1);
     uint8_t *packed = calloc(b->size ? b->size : 1, 1);
     int rc = DLASIM_ERR_NOMEM;
-    if (q && packed) {
-        quantize(x, q, (int64_t)n, m->g.t[t].scale);
+    *bad = -1;
+    if (q && packed && quantize(x, q, (int64_t)n, m->g.t[t].scale, bad)) {
+        rc = DLASIM_ERR_INVAL;
+    } else if (q && packed) {
         dlasim_conv_pack_cube(&m->hw, b->w, b->h, b->c, b->line, b->surf, q, packed);
         rc = dlasim_mem_write(dev, DLASIM_PORT_DBB, m->addrs[b->addr_index] + b->offset, packed,
                               b->size);
@@ -609,7 +347,12 @@ static int run_cpu_layer(struct dlasim_model *m, struct dlasim_dev *dev, const s
     if (nd->out == g->output) {
         return 0;
     }
-    int rc = write_tensor(m, dev, nd->out, m->fvals[nd->out]);
+    int64_t bad;
+    int rc = write_tensor(m, dev, nd->out, m->fvals[nd->out], &bad);
+    if (rc && bad >= 0) {
+        return dla_errf(err, errlen, rc, "node '%s' (host CPU): output value %lld is NaN or "
+                        "infinite", nd->name, (long long)bad);
+    }
     return rc ? dla_errf(err, errlen, rc, "node '%s': writing its output", nd->name) : 0;
 }
 
@@ -695,7 +438,12 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
     if (m->loaded_dev != dev && (rc = load_weights(m, dev))) {
         return dla_errf(err, errlen, rc, "run: writing the weights: %s", dlasim_last_error(dev));
     }
-    if ((rc = write_tensor(m, dev, g->input, input))) {
+    int64_t bad;
+    if ((rc = write_tensor(m, dev, g->input, input, &bad))) {
+        if (bad >= 0) {
+            return dla_errf(err, errlen, rc, "run: input value %lld (tensor '%s') is NaN or "
+                            "infinite", (long long)bad, g->t[g->input].name);
+        }
         return dla_errf(err, errlen, rc, "run: writing the input: %s", dlasim_last_error(dev));
     }
     for (int i = 0; i < m->n_steps && !rc; i++) {
@@ -796,7 +544,7 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
     }
     struct sbuf b = { NULL, 0, 0 };
     const struct dlc_graph *g = &m->g;
-    int n_cpu = 0, n_hw = 0;
+    int n_cpu = 0, n_hw = 0, n_restart = 0;
     sb_printf(&b, "compiled for %s: %d layers\n", m->config, m->n_layers);
     for (int i = 0; i < m->n_layers; i++) {
         const struct dlc_layer *L = &m->layers[i];
@@ -815,13 +563,23 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
         } else if (L->engine == DLC_ENG_PLACED) {
             sb_printf(&b, " inputs written in place by their producers");
         } else if (L->engine != DLC_ENG_VIEW) {
-            sb_printf(&b, " %d hw ops", L->n_hw_ops);
+            sb_printf(&b, " %d hw ops%s", L->n_hw_ops,
+                      L->ring_restart ? " (2 of them a CBUF weight-ring restart)" : "");
+            if (L->blocks > 1) {
+                sb_printf(&b, " in %d channel blocks", L->blocks);
+            }
             n_hw++;
+            n_restart += L->ring_restart;
         }
         sb_printf(&b, "  [%s]\n", g->nodes[L->node].name);
     }
     sb_printf(&b, "%d hardware layers, %d host-CPU layers, %d networks, %.1f MMAC per inference\n",
               n_hw, n_cpu, m->n_steps - n_cpu, (double)dlasim_model_macs(m) / 1e6);
+    if (n_restart) {
+        sb_printf(&b, "%d CBUF weight-ring restart convolutions (1x1 on a scratch cube, one data and "
+                  "one weight bank) before convolutions with the same banks as the one before them "
+                  "and no bank to spare\n", n_restart);
+    }
     if (m->reset_each_run) {
         sb_printf(&b, "the device is reset before each inference (CBUF's weight ring restarts)\n");
     }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/status.h"
 #include "compiler/compiler_int.h"
 #include "onnx.pb-c.h"
 
@@ -33,16 +34,24 @@ const char *const dlc_op_names[DLC_OP_COUNT] = {
     [DLC_OP_UNSQUEEZE] = "Unsqueeze", [DLC_OP_TRANSPOSE] = "Transpose",
     [DLC_OP_SOFTMAX] = "Softmax", [DLC_OP_RESIZE] = "Resize", [DLC_OP_PAD] = "Pad",
     [DLC_OP_IDENTITY] = "Identity", [DLC_OP_DROPOUT] = "Dropout",
-    [DLC_OP_CONSTANT] = "Constant",
+    [DLC_OP_CONSTANT] = "Constant", [DLC_OP_SHAPE] = "Shape", [DLC_OP_GATHER] = "Gather",
+    [DLC_OP_CAST] = "Cast", [DLC_OP_SLICE] = "Slice", [DLC_OP_DIV] = "Div",
+    [DLC_OP_HARDSIGMOID] = "HardSigmoid", [DLC_OP_HARDSWISH] = "HardSwish",
+    [DLC_OP_REDUCEMEAN] = "ReduceMean", [DLC_OP_SPLIT] = "Split",
 };
 
+/* What the reader refuses in the file: DLASIM_ERR_PARSE with the message
+ * (fmt takes up to three strings). */
 static int fail(char *err, size_t errlen, const char *fmt, const char *a, const char *b,
                 const char *c)
 {
-    if (err && errlen) {
-        snprintf(err, errlen, fmt, a ? a : "", b ? b : "", c ? c : "");
-    }
-    return -1;
+    return dla_errf(err, errlen, DLASIM_ERR_PARSE, fmt, a ? a : "", b ? b : "", c ? c : "");
+}
+
+/* Host memory ran out while reading what (a tensor, node or the model). */
+static int oom(char *err, size_t errlen, const char *kind, const char *name)
+{
+    return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "%s '%s': out of memory", kind, name);
 }
 
 /* Copy an initializer / Constant tensor's values into t (float, and the
@@ -97,7 +106,7 @@ static int tensor_values(const Onnx__TensorProto *tp, struct dlc_tensor *t, char
         t->is_int = 1;
     }
     if (!t->data || (t->is_int && !t->idata)) {
-        return fail(err, errlen, "tensor '%s': out of memory", name, NULL, NULL);
+        return oom(err, errlen, "tensor", name);
     }
     const uint8_t *raw = tp->has_raw_data ? tp->raw_data.data : NULL;
     for (int64_t i = 0; i < n; i++) {
@@ -165,7 +174,7 @@ static int attr_is(const Onnx__NodeProto *np, const char *name, const char *valu
     return a && a->has_s && a->s.len == strlen(value) && !memcmp(a->s.data, value, a->s.len);
 }
 
-/* ints attribute into out[] (at most max); returns the count, -1 if too many */
+/* ints attribute into out[] (at most max); returns the count, DLASIM_ERR_PARSE if too many */
 static int attr_ints(const Onnx__NodeProto *np, const char *name, int64_t *out, int max)
 {
     const Onnx__AttributeProto *a = attr(np, name);
@@ -173,7 +182,7 @@ static int attr_ints(const Onnx__NodeProto *np, const char *name, int64_t *out, 
         return 0;
     }
     if (a->n_ints > (size_t)max) {
-        return -1;
+        return DLASIM_ERR_PARSE;
     }
     for (size_t i = 0; i < a->n_ints; i++) {
         out[i] = a->ints[i];
@@ -244,6 +253,63 @@ static int spatial_attrs(const Onnx__NodeProto *np, struct dlc_node *nd, const c
     nd->group = (int)g;
     nd->ceil_mode = (int)attr_i(np, "ceil_mode", 0) != 0;
     nd->count_include_pad = (int)attr_i(np, "count_include_pad", 0) != 0;
+    return 0;
+}
+
+/* Index of the string attribute `name` in names[] (def when absent), -1 when unknown. */
+static int attr_choice(const Onnx__NodeProto *np, const char *name, const char *const *names,
+                       int n, int def)
+{
+    if (!attr(np, name)) {
+        return def;
+    }
+    for (int i = 0; i < n; i++) {
+        if (attr_is(np, name, names[i])) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Resize-11/13 (and Upsample: nearest, asymmetric, floor). */
+static int resize_attrs(const Onnx__NodeProto *np, struct dlc_node *nd, char *err, size_t errlen)
+{
+    static const char *const modes[] = { "nearest", "linear", "cubic" };
+    static const char *const coords[] = { "half_pixel", "asymmetric", "align_corners",
+                                          "pytorch_half_pixel", "tf_half_pixel_for_nn",
+                                          "tf_crop_and_resize" };
+    static const char *const nearest[] = { "round_prefer_floor", "round_prefer_ceil", "floor",
+                                           "ceil" };
+    int upsample = !strcmp(np->op_type, "Upsample");
+    int mode = attr_choice(np, "mode", modes, 3, 0);
+    int coord = attr_choice(np, "coordinate_transformation_mode", coords, 6,
+                            upsample ? DLC_RS_ASYMMETRIC : DLC_RS_HALF_PIXEL);
+    int near = attr_choice(np, "nearest_mode", nearest, 4, upsample ? DLC_RS_FLOOR : 0);
+    if (mode < 0 || coord < 0 || near < 0) {
+        return fail(err, errlen, "node '%s' (%s): unknown mode, coordinate_transformation_mode or "
+                    "nearest_mode", nd->name, np->op_type, NULL);
+    }
+    nd->rs_mode = (enum dlc_resize_mode)mode;
+    nd->rs_coord = (enum dlc_resize_coord)coord;
+    nd->rs_nearest = (enum dlc_resize_nearest)near;
+    nd->mode_nearest = mode == DLC_RS_NEAREST;
+    nd->rs_cubic_a = attr_f(np, "cubic_coeff_a", -0.75f);
+    nd->rs_exclude_outside = attr_i(np, "exclude_outside", 0) != 0;
+    nd->rs_extrapolation = attr_f(np, "extrapolation_value", 0.0f);
+    return 0;
+}
+
+/* Every float attribute of the node finite (NaN or Inf would flow into
+ * every value computed after it). */
+static int float_attrs_finite(const Onnx__NodeProto *np, const char *nm, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < np->n_attribute; i++) {
+        const Onnx__AttributeProto *a = np->attribute[i];
+        if (a && a->has_f && !isfinite(a->f)) {
+            return fail(err, errlen, "node '%s': attribute '%s' is NaN or infinite", nm,
+                        a->name ? a->name : "?", NULL);
+        }
+    }
     return 0;
 }
 
@@ -319,11 +385,26 @@ static int node_attrs(const Onnx__NodeProto *np, struct dlc_node *nd, char *err,
         return 0;
     }
     case DLC_OP_RESIZE:
-        nd->mode_nearest = !attr(np, "mode") || attr_is(np, "mode", "nearest");
-        if (!nd->mode_nearest) {
-            return fail(err, errlen, "node '%s' (%s): only mode 'nearest' is supported", nm,
-                        np->op_type, NULL);
+        return resize_attrs(np, nd, err, errlen);
+    case DLC_OP_HARDSIGMOID:
+        nd->alpha = attr_f(np, "alpha", 0.2f);
+        nd->beta = attr_f(np, "beta", 0.5f);
+        return 0;
+    case DLC_OP_REDUCEMEAN: { /* opset < 18: axes is an attribute */
+        int k = attr_ints(np, "axes", nd->axes, DLC_MAX_RANK);
+        if (k < 0) {
+            return fail(err, errlen, "node '%s' (ReduceMean): too many axes", nm, NULL, NULL);
         }
+        nd->n_axes = k;
+        nd->keepdims = attr_i(np, "keepdims", 1) != 0;
+        return 0;
+    }
+    case DLC_OP_CAST:
+        nd->cast_to = (int)attr_i(np, "to", 0);
+        return 0;
+    case DLC_OP_GATHER:
+    case DLC_OP_SPLIT:
+        nd->axis = (int)attr_i(np, "axis", 0);
         return 0;
     case DLC_OP_PAD:
         nd->pad_mode_constant = !attr(np, "mode") || attr_is(np, "mode", "constant");
@@ -362,6 +443,102 @@ static const char *const unsupported_why[][2] = {
     { "If", "control flow cannot be compiled to hardware layers" },
 };
 
+/* The output tensor `name` of node ni. */
+static int add_output(struct dlc_graph *g, int ni, const char *name, const char *type, char *err,
+                      size_t errlen)
+{
+    const char *nm = g->nodes[ni].name;
+    if (dlc_tensor_find(g, name) >= 0) {
+        return fail(err, errlen, "node '%s' (%s): output '%s' is defined twice", nm, type, name);
+    }
+    int t = dlc_tensor_add(g, name);
+    if (t < 0) {
+        return oom(err, errlen, "node", nm);
+    }
+    g->nodes[ni].out = t;
+    g->t[t].producer = ni;
+    return 0;
+}
+
+/* The split sizes of a Split (attribute before opset 13, constant input
+ * after): their count, 0 for an equal split, or < 0 a status. */
+static int split_sizes(const struct dlc_graph *g, const Onnx__NodeProto *np, const char *nm,
+                       int64_t *sizes, char *err, size_t errlen)
+{
+    int k = attr_ints(np, "split", sizes, DLC_MAX_IN);
+    if (np->n_input > 1 && np->input[1] && *np->input[1]) {
+        int t = dlc_tensor_find(g, np->input[1]);
+        const struct dlc_tensor *st = t >= 0 ? &g->t[t] : NULL;
+        if (!st || !st->is_const || !st->is_int || st->n > DLC_MAX_IN) {
+            return fail(err, errlen, "node '%s' (Split): the split sizes must be an integer "
+                        "constant", nm, NULL, NULL);
+        }
+        for (int64_t i = 0; i < st->n; i++) {
+            sizes[i] = st->idata[i];
+        }
+        k = (int)st->n;
+    }
+    if (k < 0 || (k > 0 && (size_t)k != np->n_output)) {
+        return fail(err, errlen, "node '%s' (Split): split sizes do not match the outputs", nm,
+                    NULL, NULL);
+    }
+    for (int i = 0; i < k; i++) {
+        if (sizes[i] < 0) {
+            return fail(err, errlen, "node '%s' (Split): negative split size", nm, NULL, NULL);
+        }
+    }
+    return k;
+}
+
+/* A Split becomes one Slice node per output (the IR's nodes have one output). */
+static int read_split(struct dlc_graph *g, const Onnx__NodeProto *np, const char *nm, char *err,
+                      size_t errlen)
+{
+    int64_t sizes[DLC_MAX_IN];
+    if (np->n_output < 1 || np->n_output > DLC_MAX_IN || np->n_input < 1 || !np->input[0]) {
+        return fail(err, errlen, "node '%s' (Split): needs an input and 1..%s outputs", nm, "128",
+                    NULL);
+    }
+    int k = split_sizes(g, np, nm, sizes, err, errlen);
+    int x = dlc_tensor_find(g, np->input[0]);
+    if (k < 0) {
+        return k;
+    }
+    if (x < 0) {
+        return fail(err, errlen, "node '%s' (Split): input '%s' is produced by no earlier node",
+                    nm, np->input[0], NULL);
+    }
+    int64_t start = 0;
+    for (size_t j = 0; j < np->n_output; j++) {
+        int ni = dlc_node_add(g);
+        char name[300];
+        snprintf(name, sizeof name, "%s:%zu", nm, j);
+        if (ni < 0 || !(g->nodes[ni].name = strdup(name))) {
+            return oom(err, errlen, "node", nm);
+        }
+        struct dlc_node *nd = &g->nodes[ni];
+        nd->op = DLC_OP_SLICE;
+        nd->sl_axis = (int)attr_i(np, "axis", 0);
+        nd->sl_step = 1;
+        nd->in[nd->n_in++] = x;
+        g->t[x].consumers++;
+        if (k > 0) {
+            nd->sl_start = start;
+            nd->sl_end = start += sizes[j];
+        } else {
+            nd->split_n = (int)np->n_output;
+            nd->split_i = (int)j;
+        }
+        int rc = np->output[j] && *np->output[j] ? add_output(g, ni, np->output[j], "Split", err, errlen)
+                                                 : fail(err, errlen, "node '%s' (Split): unnamed output",
+                                                        nm, NULL, NULL);
+        if (rc) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
 static int read_node(struct dlc_graph *g, const Onnx__NodeProto *np, size_t index, char *err,
                      size_t errlen)
 {
@@ -375,6 +552,9 @@ static int read_node(struct dlc_graph *g, const Onnx__NodeProto *np, size_t inde
     }
     int ok;
     enum dlc_op op = op_of(type, &ok);
+    if (ok && op == DLC_OP_SPLIT) {
+        return read_split(g, np, nm, err, errlen);
+    }
     if (!ok) {
         const char *why = "no lowering to NVDLA hardware layers and no host-CPU implementation in dlasim";
         for (size_t i = 0; i < sizeof unsupported_why / sizeof unsupported_why[0]; i++) {
@@ -392,16 +572,18 @@ static int read_node(struct dlc_graph *g, const Onnx__NodeProto *np, size_t inde
     }
     int ni = dlc_node_add(g);
     if (ni < 0) {
-        return fail(err, errlen, "node '%s': out of memory", nm, NULL, NULL);
+        return oom(err, errlen, "node", nm);
     }
     struct dlc_node *nd = &g->nodes[ni];
     nd->name = strdup(nm);
     nd->op = op;
     if (!nd->name) {
-        return fail(err, errlen, "node '%s': out of memory", nm, NULL, NULL);
+        return oom(err, errlen, "node", nm);
     }
-    if (node_attrs(np, nd, err, errlen)) {
-        return -1;
+    int rc = float_attrs_finite(np, nd->name, err, errlen);
+    rc = rc ? rc : node_attrs(np, nd, err, errlen);
+    if (rc) {
+        return rc;
     }
     for (size_t i = 0; i < np->n_input; i++) {
         const char *in = np->input[i];
@@ -419,25 +601,20 @@ static int read_node(struct dlc_graph *g, const Onnx__NodeProto *np, size_t inde
         nd->in[nd->n_in++] = t;
         g->t[t].consumers++;
     }
-    if (dlc_tensor_find(g, np->output[0]) >= 0) {
-        return fail(err, errlen, "node '%s' (%s): output '%s' is defined twice", nm, type,
-                    np->output[0]);
+    rc = add_output(g, ni, np->output[0], type, err, errlen);
+    if (rc) {
+        return rc;
     }
-    int t = dlc_tensor_add(g, np->output[0]);
-    if (t < 0) {
-        return fail(err, errlen, "node '%s': out of memory", nm, NULL, NULL);
-    }
-    nd = &g->nodes[ni]; /* dlc_tensor_add does not move nodes; kept for clarity */
-    nd->out = t;
-    g->t[t].producer = ni;
+    int t = g->nodes[ni].out;
     if (op == DLC_OP_CONSTANT) {
         const Onnx__AttributeProto *a = attr(np, "value");
         if (!a || !a->t) {
             return fail(err, errlen, "node '%s' (Constant): only the 'value' tensor attribute is supported",
                         nm, NULL, NULL);
         }
-        if (tensor_values(a->t, &g->t[t], err, errlen)) {
-            return -1;
+        rc = tensor_values(a->t, &g->t[t], err, errlen);
+        if (rc) {
+            return rc;
         }
         g->t[t].producer = -1;
         nd->dead = 1;
@@ -483,7 +660,7 @@ static int read_input(struct dlc_graph *g, const Onnx__GraphProto *gp, char *err
     }
     int t = dlc_tensor_add(g, vi->name);
     if (t < 0) {
-        return fail(err, errlen, "model: out of memory", NULL, NULL, NULL);
+        return oom(err, errlen, "input", vi->name);
     }
     g->input = t;
     struct dlc_tensor *x = &g->t[t];
@@ -524,7 +701,7 @@ int dlc_onnx_read(const void *buf, size_t len, struct dlc_graph *g, char *err, s
     memset(g, 0, sizeof *g);
     g->input = g->output = -1;
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
-    if (!m) {
+    if (!m) { /* protobuf-c does not tell a malformed buffer from no memory */
         return fail(err, errlen, "model: not a valid ONNX protobuf (ModelProto failed to decode)",
                     NULL, NULL, NULL);
     }
@@ -533,8 +710,8 @@ int dlc_onnx_read(const void *buf, size_t len, struct dlc_graph *g, char *err, s
     if (!rc && !gp) {
         rc = fail(err, errlen, "model: no graph", NULL, NULL, NULL);
     }
-    if (!rc && m->producer_name) {
-        g->producer_name = strdup(m->producer_name);
+    if (!rc && m->producer_name && !(g->producer_name = strdup(m->producer_name))) {
+        rc = oom(err, errlen, "model", "producer_name");
     }
     for (size_t i = 0; !rc && i < gp->n_sparse_initializer; i++) {
         rc = fail(err, errlen, "model: sparse initializers are not supported", NULL, NULL, NULL);
@@ -550,7 +727,7 @@ int dlc_onnx_read(const void *buf, size_t len, struct dlc_graph *g, char *err, s
             break;
         }
         int t = dlc_tensor_add(g, tp->name);
-        rc = t < 0 ? fail(err, errlen, "model: out of memory", NULL, NULL, NULL)
+        rc = t < 0 ? oom(err, errlen, "initializer", tp->name)
                    : tensor_values(tp, &g->t[t], err, errlen);
     }
     if (!rc) {

@@ -1,6 +1,11 @@
 /*
  * The port between the runtime core and a device (docs/runtime-port.md).
  *
+ * struct nvrt_port itself is public (include/dlasim/port.h): a program
+ * linking libdlasim implements it for its own device and runs networks,
+ * tasks and loadables on it (dlasim_rt_execute_port, dlasim_rt_run_task_port,
+ * dlasim_loadable_run_port in dlasim/runtime.h).
+ *
  * The runtime core (firmware executor, loadable runner, engine programming)
  * reaches hardware only through these callbacks; it never includes the
  * simulator's headers.  Ports: port_sim.c (the simulated device, through the
@@ -14,38 +19,7 @@
 #ifndef NVRT_PORT_H
 #define NVRT_PORT_H
 
-#include <stddef.h>
-#include <stdint.h>
-
-enum nvrt_domain { NVRT_DOMAIN_SYSTEM = 0, NVRT_DOMAIN_SRAM = 1 };
-
-struct nvrt_port {
-    void *ctx;
-    /* 32-bit CSB register access at a byte address */
-    int (*reg_read)(void *ctx, uint32_t addr, uint32_t *val);
-    int (*reg_write)(void *ctx, uint32_t addr, uint32_t val);
-    /* Block until the interrupt line is high (the core then reads and acks
-     * GLB S_INTR_STATUS itself).  Returns 0, or DLASIM_ERR_TIMEOUT when the
-     * device can never raise it, or another negative status. */
-    int (*wait_irq)(void *ctx);
-    /* Device memory: allocate size bytes aligned to align (power of two) in a
-     * domain, and move bytes between host and device in bursts. */
-    int (*mem_alloc)(void *ctx, enum nvrt_domain domain, uint64_t size, uint64_t align,
-                     uint64_t *addr);
-    int (*mem_write)(void *ctx, uint64_t addr, const void *src, size_t len);
-    int (*mem_read)(void *ctx, uint64_t addr, void *dst, size_t len);
-    /* Optional: what the device says about the last failure ("" if nothing). */
-    const char *(*last_error)(void *ctx);
-    /* Optional: the run marks every surface an operation writes (outputs) or
-     * reads (inputs, weights, operands); recording ports load and check them. */
-    void (*mark_output)(void *ctx, uint64_t addr, uint64_t size);
-    void (*mark_input)(void *ctx, uint64_t addr, uint64_t size);
-    /* Nonzero when freshly allocated memory already reads zero (the runner
-     * then skips zero-filling it). */
-    int alloc_zeroed;
-    /* Optional: the hardware configuration's atom size etc. by spec name. */
-    int (*param)(void *ctx, const char *name, uint64_t *value);
-};
+#include "dlasim/port.h"
 
 /* The simulator port (port_sim.c): memory is allocated from the conformance
  * traces' range (0x80000000 upwards on the primary port). */

@@ -33,6 +33,7 @@
 #include "dlasim/runtime.h"
 #include "driver/nvdla/desc.h"
 #include "loadable/flatbuf.h"
+#include "loadable/layout.h"
 #include "driver/nvdla/fw.h"
 #include "driver/nvdla/image.h"
 #include "driver/port.h"
@@ -872,4 +873,105 @@ int nvrt_loadable_run_on(const struct nvrt_port *port, struct dlasim_loadable *l
         }
     }
     return rc ? rc : dump_outputs(port, ld, err, errlen);
+}
+
+/* ---- read-only layout (layout.h) ---------------------------------------------------- */
+
+void nvrt_ld_counts(const struct dlasim_loadable *ld, struct nvrt_ld_counts *c)
+{
+    c->memories = ld->n_mems;
+    c->addresses = ld->n_addrs;
+    c->tasks = ld->n_tasks;
+    c->submits = ld->n_submits;
+    c->tensors = ld->n_tensors;
+}
+
+int nvrt_ld_memory(const struct dlasim_loadable *ld, uint32_t i, struct nvrt_ld_memory *m)
+{
+    if (i >= ld->n_mems) {
+        return DLASIM_ERR_INVAL;
+    }
+    const struct ld_mem *s = &ld->mems[i];
+    m->flags = s->flags;
+    m->domain = s->domain;
+    m->size = s->size;
+    m->n_contents = s->n_contents;
+    m->bind_id = s->bind_id;
+    m->tensor_desc_id = s->tensor_desc_id;
+    return 0;
+}
+
+int nvrt_ld_memory_content(const struct dlasim_loadable *ld, uint32_t i, uint32_t k,
+                           const uint8_t **data, uint32_t *len, uint64_t *offset)
+{
+    if (i >= ld->n_mems || k >= ld->mems[i].n_contents) {
+        return DLASIM_ERR_INVAL;
+    }
+    const struct ld_blob *b = &ld->blobs[ld->mems[i].content_blob[k]];
+    *data = ld->buf + b->data_pos;
+    *len = b->data_len;
+    *offset = ld->mems[i].content_off[k];
+    return 0;
+}
+
+int nvrt_ld_address(const struct dlasim_loadable *ld, uint32_t i, uint16_t *mem_id,
+                    uint64_t *offset)
+{
+    if (i >= ld->n_addrs) {
+        return DLASIM_ERR_INVAL;
+    }
+    *mem_id = ld->addrs[i].mem_id;
+    *offset = ld->addrs[i].offset;
+    return 0;
+}
+
+int nvrt_ld_task(const struct dlasim_loadable *ld, uint32_t t, uint32_t *interface,
+                 const uint16_t **addr_ids, uint32_t *n, uint8_t *minor)
+{
+    if (t >= ld->n_tasks) {
+        return DLASIM_ERR_INVAL;
+    }
+    const struct ld_task *task = &ld->tasks[t];
+    *interface = task->interface;
+    *addr_ids = task->addrs;
+    *n = task->n_addrs;
+    *minor = 12;
+    return task->n_addrs && task->interface == IFACE_DLA1
+               ? desc_version(ld, task, minor, NULL, 0)
+               : 0;
+}
+
+int nvrt_ld_submit(const struct dlasim_loadable *ld, uint32_t s, const uint16_t **task_ids,
+                   uint32_t *n)
+{
+    if (s >= ld->n_submits) {
+        return DLASIM_ERR_INVAL;
+    }
+    *task_ids = ld->submits[s].tasks;
+    *n = ld->submits[s].n_tasks;
+    return 0;
+}
+
+int nvrt_ld_tensor(const struct dlasim_loadable *ld, uint32_t i, uint64_t *size,
+                   uint64_t *offset)
+{
+    if (i >= ld->n_tensors) {
+        return DLASIM_ERR_INVAL;
+    }
+    *size = ld->tensors[i].size;
+    *offset = ld->tensors[i].offset;
+    return 0;
+}
+
+int nvrt_ld_dimg_of(const struct dlasim_loadable *ld, uint32_t tensor_desc, const uint8_t *tensor,
+                    uint8_t **dimg, size_t *len, char *err, size_t errlen)
+{
+    if (tensor_desc >= ld->n_tensors) {
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL, "loadable: no tensor_desc %u", tensor_desc);
+    }
+    const struct ld_tensor *t = &ld->tensors[tensor_desc];
+    struct nvrt_tensor_layout lay = { t->data_type, t->pixel_format, t->c, t->h, t->w,
+                                      t->stride[1], t->stride[2], t->size };
+    int rc = check_tensor_bytes(t, "output", tensor_desc, err, errlen);
+    return rc ? rc : nvrt_tensor_to_dimg(tensor, &lay, dimg, len, err, errlen);
 }

@@ -77,6 +77,12 @@ struct nvdla_unit_desc {
     const char *alias;      /* other accepted spelling ("RBK" for RUBIK) or NULL */
     uint32_t base;          /* CSB byte address of the unit's 4 KiB window */
     uint16_t first_reg, n_regs; /* into nvdla_regs[], sorted by address */
+    /* Device facts (regdb/README.md, "Device facts"), 0 where none: */
+    uint32_t done_bits;     /* interrupt status bits raised when group 0 completes
+                               (group 1: each shifted left by one) */
+    uint32_t op_en_bit;     /* RK3588: its bit in GLOBAL.OPERATION_ENABLE and in the
+                               value of a regcmd op_en entry */
+    uint16_t regcmd_target; /* RK3588: its block bit in a regcmd entry's target */
 };
 
 /*
@@ -99,6 +105,18 @@ struct regdb {
     unsigned n_enums;
     const int8_t *window_unit;       /* unit of each 4 KiB window, -1 = none */
     unsigned n_windows;
+    /* Device facts (regdb/README.md, "Device facts"). */
+    uint32_t intr_status;            /* address of the kind=intr_status register */
+    uint32_t intr_mask;              /* kind=intr_mask */
+    uint32_t intr_clear;             /* kind=intr_clear, if has_intr_clear; else writing
+                                        1s to intr_status clears them (W1C) */
+    uint8_t has_intr_clear;
+    uint8_t intr_mask_enables;       /* a mask bit 1 lets its status bit through to the
+                                        line (RK3588); else it masks it (NVDLA) */
+    const char *intr_infix;          /* a trace's interrupt ENGINE_G names the status
+                                        field ENGINE<infix>G ("_DONE_STATUS", "_") */
+    uint16_t regcmd_op_en;           /* regcmd target of the op_en entry, 0 = no regcmd */
+    uint16_t regcmd_marker;          /* target of the entry required before op_en */
 };
 
 extern const struct regdb nvdla_db;
@@ -114,6 +132,17 @@ const struct nvdla_field_desc *regdb_field_by_name(const struct regdb *db,
                                                    const char *name);
 /* "RKNN_ppu_s_pointer" / "NVDLA_PDP.D_OP_ENABLE_0" spelling of a register. */
 const char *regdb_reg_name(const struct regdb *db, uint32_t addr, char *buf, size_t buflen);
+
+/* Every database, and the one whose trace prefix starts `name`
+ * ("NVDLA_PDP.D_OP_ENABLE_0", "RKNN_ppu_s_pointer"), or NULL. */
+extern const struct regdb *const regdb_all[];
+extern const size_t regdb_all_count;
+const struct regdb *regdb_by_trace_name(const char *name);
+/* Unit whose regcmd_target is `block` (a target without bit 0), or -1. */
+int regdb_unit_by_regcmd(const struct regdb *db, uint32_t block);
+/* Interrupt status bit named by a trace's "ENGINE_G" (SDP_0, CDMA_DAT_1,
+ * DPU_0): the field ENGINE<intr_infix>G of the intr_status register; 0 if none. */
+uint32_t regdb_intr_bit(const struct regdb *db, const char *name);
 
 extern const struct nvdla_unit_desc rk3588_units[RK3588_UNIT_COUNT];
 extern const struct nvdla_reg_desc rk3588_regs[];

@@ -1,8 +1,9 @@
 /*
  * Per-layer cost models of the timing layer: how many cycles one hardware
- * layer takes from its start to its done interrupt, from the registers of
- * the groups it executes (decoded here once per layer), the configuration's
- * scalability parameters and the bytes the DMA path moved for it.
+ * layer takes from its start to its done interrupt, from the summary its
+ * engines gave of it (src/timing/summary.h: no register is read here), the
+ * configuration's scalability parameters and the bytes the DMA path moved
+ * for it.
  *
  * What the models rest on (nv_small RTL, nvdla/hw branch nv_small, and runs
  * of it measured with ../shared/tools/rtl-run.sh; see docs/timing.md):
@@ -59,11 +60,6 @@ static double maxd(double a, double b)
     return a > b ? a : b;
 }
 
-static uint32_t reg(struct dla_dev *d, uint32_t addr, unsigned group)
-{
-    return dla_reg(d, addr, group);
-}
-
 static uint64_t roundup(uint64_t v, uint64_t m)
 {
     return m ? (v + m - 1) / m * m : v;
@@ -82,26 +78,6 @@ void dla_timing_mem_of(const struct dla_config *cfg, const struct dlasim_timing_
     m->wr_bw = bw;
     m->total_bw = p->mem_bytes_per_cycle > 0 ? p->mem_bytes_per_cycle : 0;
     m->latency = p->mem_latency;
-}
-
-static unsigned group_of(const struct dla_timing_units *l, unsigned unit)
-{
-    for (unsigned i = 0; i < l->n; i++) {
-        if (l->unit[i] == unit) {
-            return l->group[i];
-        }
-    }
-    return 0;
-}
-
-static int has(const struct dla_timing_units *l, unsigned unit)
-{
-    for (unsigned i = 0; i < l->n; i++) {
-        if (l->unit[i] == unit) {
-            return 1;
-        }
-    }
-    return 0;
 }
 
 /* Elements an engine processes for a W x H x C cube: every lane of each
@@ -140,24 +116,6 @@ static void stream(const struct dla_timing_mem *m, const struct dla_timing_traff
 
 /* ---- SDP / PDP / CDP ------------------------------------------------------ */
 
-struct cube {
-    uint64_t w, h, c;
-};
-
-static struct cube sdp_cube(struct dla_dev *d, unsigned g)
-{
-    struct cube k;
-    k.w = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, WIDTH) + 1ull;
-    k.h = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1ull;
-    k.c = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1ull;
-    return k;
-}
-
-static uint64_t sdp_batches(struct dla_dev *d, unsigned g)
-{
-    return DLA_REG_FIELD(d, g, NVDLA_SDP_D_FEATURE_MODE_CFG_0, BATCH_NUMBER) + 1ull;
-}
-
 /*
  * PDP cycles (before dividing by the throughput): its first stage pools
  * along a line and emits one output element per lane and cycle, so a line
@@ -168,15 +126,10 @@ static uint64_t sdp_batches(struct dla_dev *d, unsigned g)
  * (kernel width - stride) columns of its left neighbour.
  * ref: vmod/nvdla/pdp/NV_NVDLA_PDP_CORE_cal1d.v, NV_NVDLA_PDP_RDMA_ig.v.
  */
-static double pdp_elems(struct dla_dev *d, unsigned g)
+static double pdp_elems(const struct dla_config *cfg, const struct dla_pdp_summary *p)
 {
-    uint64_t w = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_IN_WIDTH_0, CUBE_IN_WIDTH) + 1ull;
-    uint64_t h = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_IN_HEIGHT_0, CUBE_IN_HEIGHT) + 1ull;
-    uint64_t c = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_IN_CHANNEL_0, CUBE_IN_CHANNEL) + 1ull;
-    uint64_t ow = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_OUT_WIDTH_0, CUBE_OUT_WIDTH) + 1ull;
-    uint64_t splits = DLA_REG_FIELD(d, g, NVDLA_PDP_D_OPERATION_MODE_CFG_0, SPLIT_NUM) + 1ull;
-    uint64_t kw = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_WIDTH) + 1ull;
-    uint64_t sw = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_STRIDE_WIDTH) + 1ull;
+    uint64_t w = p->w, h = p->h, c = p->c, ow = p->ow, splits = p->splits;
+    uint64_t kw = p->kw, sw = p->sw;
     uint64_t line = w + (splits - 1) * (kw > sw ? kw - sw : 0);
     if (ow > line) {
         line = ow;
@@ -184,67 +137,54 @@ static double pdp_elems(struct dla_dev *d, unsigned g)
     /* After the last input line, output lines whose window reaches into the
      * bottom padding are still emitted, one output line each (the last
      * surface's only: earlier surfaces overlap the next one's reads). */
-    uint64_t oh = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_CUBE_OUT_HEIGHT_0, CUBE_OUT_HEIGHT) + 1ull;
-    uint64_t kh = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_HEIGHT) + 1ull;
-    uint64_t sh = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_STRIDE_HEIGHT) + 1ull;
-    uint64_t top = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_PADDING_CFG_0, PAD_TOP);
+    uint64_t oh = p->oh, kh = p->kh, sh = p->sh, top = p->pad_top;
     uint64_t flush = 0;
     for (uint64_t r = 0; r < oh && r < 8192; r++) {
         flush += r * sh + kh > top + h ? 1 : 0;
     }
-    const struct dla_config *cfg = dla_cfg(d);
     return lanes(cfg, line, h, c) + lanes(cfg, ow, flush, 1);
 }
 
 /* Latency the SDP's X stages add when one of them is in use. */
-static double sdp_x_pipe(struct dla_dev *d, unsigned g)
+static double sdp_x_pipe(const struct dla_sdp_summary *s)
 {
-    int bs = !DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
-    int bn = !DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
-    return bs || bn ? SDP_X_PIPE_CYCLES : 0.0;
+    return s->x_stages ? SDP_X_PIPE_CYCLES : 0.0;
 }
 
-static void model_sdp(struct dla_dev *d, const struct dla_timing_units *l,
+static void model_sdp(const struct dla_config *cfg, const struct dla_layer_summary *l,
                       const struct dla_timing_mem *m, const struct dla_timing_traffic *tr,
                       struct dla_timing_cost *c)
 {
-    const struct dla_config *cfg = dla_cfg(d);
-    unsigned g = group_of(l, NVDLA_UNIT_SDP);
-    struct cube k = sdp_cube(d, g);
-    double sdp = lanes(cfg, k.w, k.h, k.c) * (double)sdp_batches(d, g) / tput(cfg->sdp_bs_throughput);
+    const struct dla_sdp_summary *k = &l->sdp;
+    double sdp = lanes(cfg, k->w, k->h, k->c) * (double)k->batches / tput(cfg->sdp_bs_throughput);
     double proc = sdp;
     enum dlasim_timing_bound b = DLASIM_BOUND_SDP;
     c->unit[DLASIM_TU_SDP] = sdp;
-    if (has(l, NVDLA_UNIT_PDP)) {
-        double pdp = pdp_elems(d, group_of(l, NVDLA_UNIT_PDP)) / tput(cfg->pdp_throughput);
+    if (l->has_pdp) {
+        double pdp = pdp_elems(cfg, &l->pdp) / tput(cfg->pdp_throughput);
         c->unit[DLASIM_TU_PDP] = pdp;
         if (pdp > proc) {
             proc = pdp;
             b = DLASIM_BOUND_PDP;
         }
     }
-    stream(m, tr, proc, b, SDP_PIPE_CYCLES + sdp_x_pipe(d, g), c);
+    stream(m, tr, proc, b, SDP_PIPE_CYCLES + sdp_x_pipe(k), c);
 }
 
-static void model_pdp(struct dla_dev *d, const struct dla_timing_units *l,
+static void model_pdp(const struct dla_config *cfg, const struct dla_layer_summary *l,
                       const struct dla_timing_mem *m, const struct dla_timing_traffic *tr,
                       struct dla_timing_cost *c)
 {
-    const struct dla_config *cfg = dla_cfg(d);
-    double pdp = pdp_elems(d, group_of(l, NVDLA_UNIT_PDP)) / tput(cfg->pdp_throughput);
+    double pdp = pdp_elems(cfg, &l->pdp) / tput(cfg->pdp_throughput);
     c->unit[DLASIM_TU_PDP] = pdp;
     stream(m, tr, pdp, DLASIM_BOUND_PDP, PDP_PIPE_CYCLES, c);
 }
 
-static void model_cdp(struct dla_dev *d, const struct dla_timing_units *l,
+static void model_cdp(const struct dla_config *cfg, const struct dla_layer_summary *l,
                       const struct dla_timing_mem *m, const struct dla_timing_traffic *tr,
                       struct dla_timing_cost *c)
 {
-    const struct dla_config *cfg = dla_cfg(d);
-    unsigned g = group_of(l, NVDLA_UNIT_CDP_RDMA);
-    uint64_t w = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_WIDTH_0, WIDTH) + 1ull;
-    uint64_t h = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1ull;
-    uint64_t ch = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1ull;
+    uint64_t w = l->cdp.w, h = l->cdp.h, ch = l->cdp.c;
     /* plus one cycle per pixel of a surface after the input ended: the
      * LRN window of the last channels drains (RTL: the shortfall of a plain
      * lanes/throughput model grows with W x H, not with the channels --
@@ -271,37 +211,28 @@ struct conv_shape {
     double data_bytes, wt_bytes, wt_cap;
 };
 
-static void conv_shape(struct dla_dev *d, const struct dla_timing_units *l,
+static void conv_shape(const struct dla_config *cfg, const struct dla_layer_summary *l,
                        const struct dla_timing_traffic *tr, struct conv_shape *s)
 {
-    const struct dla_config *cfg = dla_cfg(d);
-    unsigned g = group_of(l, NVDLA_UNIT_CSC);
-    unsigned gd = group_of(l, NVDLA_UNIT_CDMA);
-    uint64_t ow = DLA_REG_FIELD(d, g, NVDLA_CSC_D_DATAOUT_SIZE_0_0, DATAOUT_WIDTH) + 1ull;
-    uint64_t oh = DLA_REG_FIELD(d, g, NVDLA_CSC_D_DATAOUT_SIZE_0_0, DATAOUT_HEIGHT) + 1ull;
-    uint64_t batch = cfg->batch_enable ? DLA_REG_FIELD(d, g, NVDLA_CSC_D_BATCH_NUMBER_0, BATCHES) + 1ull : 1;
-    uint32_t misc = reg(d, NVDLA_CDMA_D_MISC_CFG_0, gd);
+    const struct dla_conv_summary *k = &l->conv;
     uint64_t ac = cfg->mac_atomic_c_size ? cfg->mac_atomic_c_size : 8;
     uint64_t ak = cfg->mac_atomic_k_size ? cfg->mac_atomic_k_size : 8;
-    s->out_px = ow * oh * batch;
-    s->k = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0, WEIGHT_KERNEL) + 1ull;
-    s->c = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0, WEIGHT_CHANNEL_EXT) + 1ull;
-    s->r = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, WEIGHT_HEIGHT_EXT) + 1ull;
-    s->s = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, WEIGHT_WIDTH_EXT) + 1ull;
+    s->out_px = k->out_px;
+    s->k = k->k;
+    s->c = k->c;
+    s->r = k->r;
+    s->s = k->s;
     s->kgroups = (s->k + ak - 1) / ak;
     s->cblocks = (s->c + ac - 1) / ac;
     /* Weights the fetch reads (none when CBUF keeps them: WEIGHT_REUSE);
      * the rest of the layer's reads is feature data. */
-    double wt = DLA_FIELD(misc, NVDLA_CDMA_D_MISC_CFG_0_WEIGHT_REUSE)
-                    ? 0.0
-                    : (double)DLA_REG_FIELD(d, gd, NVDLA_CDMA_D_WEIGHT_BYTES_0, WEIGHT_BYTES);
+    double wt = (double)k->weight_bytes;
     if (wt > (double)tr->rd_bytes) {
         wt = (double)tr->rd_bytes;
     }
     s->wt_bytes = wt;
     s->data_bytes = (double)tr->rd_bytes - wt;
-    uint64_t banks = DLA_REG_FIELD(d, gd, NVDLA_CDMA_D_BANK_0, WEIGHT_BANK) + 1ull;
-    s->wt_cap = (double)(banks * cfg->cbuf_bank_depth * cfg->cbuf_bank_width);
+    s->wt_cap = (double)(k->weight_banks * cfg->cbuf_bank_depth * cfg->cbuf_bank_width);
 }
 
 /* Cycle at which weight byte x has arrived, while data and weights share the
@@ -337,13 +268,12 @@ static double group_compute(const struct dla_config *cfg, const struct conv_shap
     return (double)blocks * ((double)(n - 1) * per_full + per_last);
 }
 
-static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
+static void model_conv(const struct dla_config *cfg, const struct dla_layer_summary *l,
                        const struct dla_timing_mem *m, const struct dla_timing_traffic *tr,
                        struct dla_timing_cost *c)
 {
-    const struct dla_config *cfg = dla_cfg(d);
     struct conv_shape s;
-    conv_shape(d, l, tr, &s);
+    conv_shape(cfg, l, tr, &s);
     uint64_t ak = cfg->mac_atomic_k_size ? cfg->mac_atomic_k_size : 8;
     double bw = m->rd_bw;
     /* Weights share the channel with the data only up to what the weight
@@ -358,9 +288,9 @@ static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
     double stripes = (double)stripe_count(s.out_px);
     double sdp = (double)s.out_px * ((double)ak / tput(cfg->sdp_bs_throughput) + SDP_FLY_ATOM_GAP) +
                  stripes * SDP_FLY_STRIPE_GAP;
-    double pdp = has(l, NVDLA_UNIT_PDP) ? pdp_elems(d, group_of(l, NVDLA_UNIT_PDP)) /
-                                              tput(cfg->pdp_throughput) / (double)s.kgroups
-                                        : 0.0;
+    double pdp = l->has_pdp ? pdp_elems(cfg, &l->pdp) / tput(cfg->pdp_throughput) /
+                                  (double)s.kgroups
+                            : 0.0;
     double wr = (double)tr->wr_bytes / (double)s.kgroups / m->wr_bw;
     double per_group = maxd(maxd(comp, sdp), maxd(pdp, wr));
     double wt_group = s.kgroups ? s.wt_bytes / (double)s.kgroups : 0.0;
@@ -400,7 +330,7 @@ static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
     double last_stripe = (double)last_stripe_len(s.out_px);
     double tail = last_stripe * ((double)ak / tput(cfg->sdp_bs_throughput) + SDP_FLY_ATOM_GAP);
     double busy = prev_end + tail;
-    c->macs = s.out_px * s.k * s.c * s.r * s.s;
+    c->macs = l->conv.macs;
     c->unit[DLASIM_TU_CONV] = comp * (double)s.kgroups;
     c->unit[DLASIM_TU_SDP] = sdp * (double)s.kgroups;
     c->unit[DLASIM_TU_PDP] = pdp * (double)s.kgroups;
@@ -426,33 +356,34 @@ static void model_conv(struct dla_dev *d, const struct dla_timing_units *l,
             c->bound = DLASIM_BOUND_MEMORY;
         }
     }
-    c->cycles = START_CYCLES + m->latency + busy + CONV_PIPE_CYCLES +
-                sdp_x_pipe(d, group_of(l, NVDLA_UNIT_SDP));
+    c->cycles = START_CYCLES + m->latency + busy + CONV_PIPE_CYCLES + sdp_x_pipe(&l->sdp);
 }
 
-void dla_timing_model(struct dla_dev *d, const struct dla_timing_units *l,
+void dla_timing_model(const struct dla_config *cfg, const struct dla_layer_summary *l,
                       const struct dla_timing_mem *m, const struct dla_timing_traffic *tr,
                       struct dla_timing_cost *c)
 {
     memset(c, 0, sizeof(*c));
     switch (l->kind) {
-    case DLA_TK_CONV:
-        model_conv(d, l, m, tr, c);
+    case DLA_LAYER_CONV:
+        model_conv(cfg, l, m, tr, c);
         break;
-    case DLA_TK_SDP:
-        model_sdp(d, l, m, tr, c);
+    case DLA_LAYER_SDP:
+        model_sdp(cfg, l, m, tr, c);
         break;
-    case DLA_TK_PDP:
-        model_pdp(d, l, m, tr, c);
+    case DLA_LAYER_PDP:
+        model_pdp(cfg, l, m, tr, c);
         break;
-    case DLA_TK_CDP:
-        model_cdp(d, l, m, tr, c);
+    case DLA_LAYER_CDP:
+        model_cdp(cfg, l, m, tr, c);
         break;
-    case DLA_TK_BDMA:
+    case DLA_LAYER_BDMA:
         model_dma(m, tr, DLASIM_TU_BDMA, c);
         break;
-    case DLA_TK_RUBIK:
+    case DLA_LAYER_RUBIK:
         model_dma(m, tr, DLASIM_TU_RUBIK, c);
+        break;
+    case DLA_LAYER_KINDS:
         break;
     }
     if (!(c->cycles >= 1.0)) { /* also catches NaN */

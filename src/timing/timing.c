@@ -206,31 +206,13 @@ void dla_timing_layer_begin(struct dla_timing *t)
     memset(&t->cur, 0, sizeof(t->cur));
 }
 
-static enum dlasim_timing_unit engine_of(unsigned unit)
+static const char *kind_name(enum dla_layer_kind k)
 {
-    switch (unit) {
-    case NVDLA_UNIT_SDP:
-    case NVDLA_UNIT_SDP_RDMA:
-        return DLASIM_TU_SDP;
-    case NVDLA_UNIT_PDP:
-    case NVDLA_UNIT_PDP_RDMA:
-        return DLASIM_TU_PDP;
-    case NVDLA_UNIT_CDP:
-    case NVDLA_UNIT_CDP_RDMA:
-        return DLASIM_TU_CDP;
-    case NVDLA_UNIT_BDMA:
-        return DLASIM_TU_BDMA;
-    case NVDLA_UNIT_RUBIK:
-        return DLASIM_TU_RUBIK;
-    default:
-        return DLASIM_TU_CONV;
-    }
-}
-
-static const char *kind_name(enum dla_timing_kind k)
-{
-    static const char *const names[] = {"conv", "sdp", "pdp", "cdp", "bdma", "rubik"};
-    return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
+    static const char *const names[DLA_LAYER_KINDS] = {
+        [DLA_LAYER_CONV] = "conv", [DLA_LAYER_SDP] = "sdp",   [DLA_LAYER_PDP] = "pdp",
+        [DLA_LAYER_CDP] = "cdp",   [DLA_LAYER_BDMA] = "bdma", [DLA_LAYER_RUBIK] = "rubik",
+    };
+    return (unsigned)k < DLA_LAYER_KINDS ? names[k] : "?";
 }
 
 static uint32_t sat32(double v)
@@ -238,61 +220,22 @@ static uint32_t sat32(double v)
     return v <= 0 ? 0u : v >= 4294967295.0 ? 0xffffffffu : (uint32_t)v;
 }
 
-/* D_PERF_* counters that count time (stalls, latency): the functional model
- * leaves them 0; bit-exact counters (saturation, LUT hits) are not touched.
- * Each is written only when its unit's DMA perf enable is set, as in RTL. */
-static void perf_counters(struct dla_dev *d, const struct dla_timing *t,
-                          const struct dla_timing_units *l, const struct dla_timing_cost *c)
+/* The D_PERF_* counters that count time (stalls, latency) for the device to
+ * write where its units' perf enables are set (as in RTL); the functional
+ * model leaves them 0 and the bit-exact counters (saturation, LUT hits) are
+ * the engines'. */
+static void perf_counters(const struct dla_timing *t, const struct dla_timing_cost *c,
+                          struct dla_perf_counters *perf)
 {
-    for (unsigned i = 0; i < l->n; i++) {
-        unsigned g = l->group[i];
-        switch (l->unit[i]) {
-        case NVDLA_UNIT_CDMA:
-            if (DLA_REG_FIELD(d, g, NVDLA_CDMA_D_PERF_ENABLE_0, DMA_EN)) {
-                dla_reg_hw_set(d, NVDLA_CDMA_D_PERF_DAT_READ_STALL_0, g, sat32(c->dat_stall));
-                dla_reg_hw_set(d, NVDLA_CDMA_D_PERF_WT_READ_STALL_0, g, sat32(c->wt_stall));
-                /* summed latency of the read requests (one per DBB beat) */
-                double beat = t->cfg->primary_memif_width ? t->cfg->primary_memif_width : 8;
-                double reqs = (double)t->cur.rd_bytes / beat;
-                dla_reg_hw_set(d, NVDLA_CDMA_D_PERF_DAT_READ_LATENCY_0, g,
-                               sat32(reqs * t->mem.latency));
-                dla_reg_hw_set(d, NVDLA_CDMA_D_PERF_WT_READ_LATENCY_0, g, 0);
-            }
-            break;
-        case NVDLA_UNIT_SDP_RDMA:
-            if (DLA_REG_FIELD(d, g, NVDLA_SDP_RDMA_D_PERF_ENABLE_0, PERF_DMA_EN)) {
-                dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_MRDMA_READ_STALL_0, g, sat32(c->stall_rd));
-            }
-            break;
-        case NVDLA_UNIT_SDP:
-            if (DLA_REG_FIELD(d, g, NVDLA_SDP_D_PERF_ENABLE_0, PERF_DMA_EN)) {
-                dla_reg_hw_set(d, NVDLA_SDP_D_PERF_WDMA_WRITE_STALL_0, g, sat32(c->stall_wr));
-            }
-            break;
-        case NVDLA_UNIT_PDP_RDMA:
-            if (DLA_REG_FIELD(d, g, NVDLA_PDP_RDMA_D_PERF_ENABLE_0, DMA_EN)) {
-                dla_reg_hw_set(d, NVDLA_PDP_RDMA_D_PERF_READ_STALL_0, g, sat32(c->stall_rd));
-            }
-            break;
-        case NVDLA_UNIT_PDP:
-            if (DLA_REG_FIELD(d, g, NVDLA_PDP_D_PERF_ENABLE_0, DMA_EN)) {
-                dla_reg_hw_set(d, NVDLA_PDP_D_PERF_WRITE_STALL_0, g, sat32(c->stall_wr));
-            }
-            break;
-        case NVDLA_UNIT_CDP_RDMA:
-            if (DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_PERF_ENABLE_0, DMA_EN)) {
-                dla_reg_hw_set(d, NVDLA_CDP_RDMA_D_PERF_READ_STALL_0, g, sat32(c->stall_rd));
-            }
-            break;
-        case NVDLA_UNIT_CDP:
-            if (DLA_REG_FIELD(d, g, NVDLA_CDP_D_PERF_ENABLE_0, DMA_EN)) {
-                dla_reg_hw_set(d, NVDLA_CDP_D_PERF_WRITE_STALL_0, g, sat32(c->stall_wr));
-            }
-            break;
-        default:
-            break;
-        }
-    }
+    /* summed latency of the read requests (one per DBB beat) */
+    double beat = t->cfg->primary_memif_width ? t->cfg->primary_memif_width : 8;
+    double reqs = (double)t->cur.rd_bytes / beat;
+    perf->v[DLA_PERF_DAT_READ_STALL] = sat32(c->dat_stall);
+    perf->v[DLA_PERF_WT_READ_STALL] = sat32(c->wt_stall);
+    perf->v[DLA_PERF_DAT_READ_LATENCY] = sat32(reqs * t->mem.latency);
+    perf->v[DLA_PERF_WT_READ_LATENCY] = 0;
+    perf->v[DLA_PERF_READ_STALL] = sat32(c->stall_rd);
+    perf->v[DLA_PERF_WRITE_STALL] = sat32(c->stall_wr);
 }
 
 static int record(struct dla_timing *t, const struct dlasim_timing_layer *r)
@@ -310,22 +253,21 @@ static int record(struct dla_timing *t, const struct dlasim_timing_layer *r)
     return 0;
 }
 
-void dla_timing_layer_end(struct dla_dev *d, struct dla_timing *t, const struct dla_timing_units *l,
-                          unsigned layer_index)
+void dla_timing_layer_end(struct dla_timing *t, const struct dla_layer_summary *l,
+                          unsigned layer_index, struct dla_perf_counters *perf)
 {
     struct dla_timing_cost c;
     double enabled = 0, free_at = 0;
-    unsigned engines = 0;
+    unsigned engines = l->engines;
     for (unsigned i = 0; i < l->n; i++) {
         enabled = fmax(enabled, t->en[l->unit[i]][l->group[i] & 1]);
-        engines |= 1u << engine_of(l->unit[i]);
     }
     for (unsigned u = 0; u < DLASIM_TU_COUNT; u++) {
         if (engines >> u & 1u) {
             free_at = fmax(free_at, t->unit_free[u]);
         }
     }
-    dla_timing_model(d, l, &t->mem, &t->cur, &c);
+    dla_timing_model(t->cfg, l, &t->mem, &t->cur, &c);
     double start = fmax(enabled, free_at);
     double end = start + c.cycles;
     for (unsigned u = 0; u < DLASIM_TU_COUNT; u++) {
@@ -339,7 +281,7 @@ void dla_timing_layer_end(struct dla_dev *d, struct dla_timing *t, const struct 
     t->last_end = end;
     t->last_dat = c.dat_done > 0 ? start + c.dat_done : 0;
     t->last_wt = c.wt_done > 0 ? start + c.wt_done : 0;
-    perf_counters(d, t, l, &c);
+    perf_counters(t, &c, perf);
 
     struct dlasim_timing_layer r;
     memset(&r, 0, sizeof(r));

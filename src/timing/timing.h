@@ -1,9 +1,11 @@
 /*
  * Internal interface of the timing layer (public side: include/dlasim/timing.h).
  *
- * The device core calls these hooks only when the device was created with
- * timing on (struct dla_dev.timing != NULL), so the functional model pays one
- * pointer test per CSB access, DMA burst and layer when timing is off:
+ * The NVDLA device calls these hooks only when it was created with timing on
+ * (struct dla_dev.timing != NULL), so the functional model pays one pointer
+ * test per CSB access, DMA burst and layer when timing is off.  The timing
+ * layer sees the device only through these calls and the layer summaries
+ * (summary.h); it never reads or writes a register:
  *   - dla_timing_csb_write/read: every CSB access the host makes;
  *   - dla_timing_op_enabled: a write set OP_EN of (unit, group);
  *   - dla_timing_traffic: every DMA burst (bytes only, never per element);
@@ -18,19 +20,15 @@
 #include <stdint.h>
 
 #include "dlasim/timing.h"
-#include "sim/nvdla/dla.h"
-
-/* Hardware layer kinds the scheduler runs (ORDER: device.c enum layer_kind). */
-enum dla_timing_kind {
-    DLA_TK_CONV = 0,
-    DLA_TK_SDP,
-    DLA_TK_PDP,
-    DLA_TK_CDP,
-    DLA_TK_BDMA,
-    DLA_TK_RUBIK
-};
+#include "plan/config.h"
+#include "timing/summary.h"
 
 struct dla_timing;
+
+/* The timing layer of a device, NULL when timing is off or the device is not
+ * an NVDLA: provided by the device personality (src/sim/nvdla/device.c), so
+ * the public calls of include/dlasim/timing.h find their model. */
+struct dla_timing *dla_dev_timing(const struct dlasim_dev *dev);
 
 int dla_timing_create(const struct dla_config *cfg, const struct dlasim_timing_profile *p,
                       struct dla_timing **out);
@@ -47,16 +45,12 @@ uint32_t dla_timing_unit_status(const struct dla_timing *t, unsigned unit, uint3
 
 void dla_timing_traffic(struct dla_timing *t, int write, size_t bytes);
 
-/* One layer: the units taking part and the group each executes. */
-struct dla_timing_units {
-    enum dla_timing_kind kind;
-    unsigned n;
-    const unsigned *unit;
-    const unsigned *group;
-};
 void dla_timing_layer_begin(struct dla_timing *t);
-void dla_timing_layer_end(struct dla_dev *d, struct dla_timing *t, const struct dla_timing_units *l,
-                          unsigned layer_index);
+/* One layer, described by its summary (summary.h), before the device
+ * completes it: it is timed and recorded, and `perf` receives the values of
+ * the time-counting D_PERF_* counters for the device to write. */
+void dla_timing_layer_end(struct dla_timing *t, const struct dla_layer_summary *l,
+                          unsigned layer_index, struct dla_perf_counters *perf);
 void dla_timing_raise(struct dla_timing *t, uint32_t bits);
 
 /* ---- the per-layer cost models (src/timing/model.c) ---------------------- */
@@ -87,7 +81,7 @@ struct dla_timing_cost {
 
 void dla_timing_mem_of(const struct dla_config *cfg, const struct dlasim_timing_profile *p,
                        struct dla_timing_mem *m);
-void dla_timing_model(struct dla_dev *d, const struct dla_timing_units *l,
+void dla_timing_model(const struct dla_config *cfg, const struct dla_layer_summary *l,
                       const struct dla_timing_mem *m, const struct dla_timing_traffic *tr,
                       struct dla_timing_cost *c);
 

@@ -19,6 +19,9 @@
 #define MAX_ARGS 8
 #define MAX_MEM_COMMAND (256u << 20) /* bytes one mem_init/mem_load may touch */
 #define MAX_FILE_BYTES (1024u << 20)  /* largest trace or surface file read */
+/* Host memory a parsed trace may hold (its mem_load payloads plus the
+ * surface file being read) unless the caller gives another budget. */
+#define DEFAULT_TRACE_BUDGET ((uint64_t)4 << 30)
 
 struct parser {
     struct dlasim_trace *t;
@@ -26,6 +29,9 @@ struct parser {
     unsigned line;
     char *err;
     size_t errlen;
+    uint64_t budget;          /* bytes the payloads may hold (max_host_mem) */
+    uint64_t held;            /* payload bytes the parsed commands hold */
+    int over_budget;          /* err already says which budget was passed */
 };
 
 static int perr(struct parser *p, const char *fmt, ...)
@@ -39,6 +45,21 @@ static int perr(struct parser *p, const char *fmt, ...)
         snprintf(p->err, p->errlen, "%s:%u: %s", p->t->file, p->line, msg);
     }
     return DLASIM_ERR_PARSE;
+}
+
+/* DLASIM_ERR_NOMEM naming the file:line when `more` bytes beyond those
+ * held would pass the budget: a trace naming a large surface file on many
+ * lines stops here instead of taking the host. */
+static int budget_check(struct parser *p, const char *path, uint64_t more)
+{
+    if (p->held + more <= p->budget) {
+        return 0;
+    }
+    p->over_budget = 1;
+    perr(p, "surface file %s: its payload (%llu bytes so far) would pass the host memory budget "
+            "for trace payloads (%llu bytes held by earlier commands, max_host_mem=%llu)", path, (unsigned long long)more,
+         (unsigned long long)p->held, (unsigned long long)p->budget);
+    return DLASIM_ERR_NOMEM;
 }
 
 static char *dup_range(const char *s, size_t n)
@@ -100,36 +121,46 @@ static int arg_u32(struct parser *p, const char *what, const char *s, uint32_t *
     return 0;
 }
 
-/* The trace's dialect is that of its first register name; mixing is an error. */
-static int set_dialect(struct parser *p, int d, const char *s)
+/* Upper-case name of a database for messages ("RK3588", "NVDLA"). */
+static const char *db_title(const struct regdb *db, char *buf, size_t len)
 {
-    if (p->t->dialect && p->t->dialect != d) {
-        return perr(p, "register '%s' is %s, but earlier lines name %s registers: a trace drives "
-                    "one device", s, d == TRACE_DIALECT_RK3588 ? "an RK3588 one" : "an NVDLA one",
-                    p->t->dialect == TRACE_DIALECT_RK3588 ? "RK3588" : "NVDLA");
+    size_t i = 0;
+    for (; db->name[i] && i + 1 < len; i++) {
+        buf[i] = (char)toupper((unsigned char)db->name[i]);
     }
-    p->t->dialect = d;
+    buf[i] = '\0';
+    return buf;
+}
+
+/* The trace's database is that of its first register name; mixing is an error. */
+static int set_db(struct parser *p, const struct regdb *db, const char *s)
+{
+    if (p->t->db && p->t->db != db) {
+        char a[32], b[32];
+        return perr(p, "register '%s' is an %s one, but earlier lines name %s registers: a trace "
+                    "drives one device", s, db_title(db, a, sizeof(a)),
+                    db_title(p->t->db, b, sizeof(b)));
+    }
+    p->t->db = db;
     return 0;
 }
 
+/* A register by its trace name: the database is the one whose trace prefix
+ * the name carries (NVDLA_, RKNN_); names without one are the first
+ * database's (NVDLA's, whose names may omit NVDLA_). */
 static int arg_reg(struct parser *p, const char *s, uint32_t *addr)
 {
-    if (!strncasecmp(s, "RKNN_", 5)) {
-        const struct nvdla_reg_desc *r = regdb_reg_by_name(&rk3588_db, s);
-        if (!r) {
-            return perr(p, "unknown register '%s' (expected RKNN_<block>_<register> as the TRM "
-                        "and spec 002/003 name them, e.g. RKNN_ppu_s_pointer)", s);
-        }
-        *addr = r->addr; /* offset in core 0's window */
-        return set_dialect(p, TRACE_DIALECT_RK3588, s);
-    }
-    const struct nvdla_reg_desc *r = nvdla_reg_by_name(s);
+    const struct regdb *named = regdb_by_trace_name(s);
+    const struct regdb *db = named ? named : regdb_all[0];
+    const struct nvdla_reg_desc *r = regdb_reg_by_name(db, s);
     if (!r) {
-        return perr(p, "unknown register '%s' (expected NVDLA_<UNIT>.<REGISTER>_0 or "
-                    "RKNN_<block>_<register>)", s);
+        char title[32];
+        return perr(p, "unknown register '%s' (not in the %s register database, regdb/%s.xml; "
+                    "names are NVDLA_<UNIT>.<REGISTER>_0 or RKNN_<block>_<register>)", s,
+                    db_title(db, title, sizeof(title)), db->name);
     }
-    *addr = r->addr;
-    return set_dialect(p, TRACE_DIALECT_NVDLA, s);
+    *addr = r->addr; /* NVDLA: CSB address; RK3588: offset in core 0's window */
+    return set_db(p, db, s);
 }
 
 static int arg_mem(struct parser *p, const char *s, int *port)
@@ -158,40 +189,15 @@ static int arg_sync(struct parser *p, const char *s, char **out)
     return *out ? 0 : DLASIM_ERR_NOMEM;
 }
 
-/* "DPU_0" -> RK3588 PC INTERRUPT_STATUS bit (field of the same name), or 0. */
-static uint32_t rk_intr_bit(const char *s)
+/* "SDP_0", "CDMA_DAT_1", "DPU_0": checked for form here; which status bit it
+ * is depends on the trace's database, known once the whole trace is read
+ * (resolve_interrupts). */
+static int arg_intr(struct parser *p, const char *s)
 {
-    const struct nvdla_reg_desc *r = regdb_reg_by_addr(&rk3588_db, RK3588_PC_INTERRUPT_STATUS);
-    const struct nvdla_field_desc *f = r ? regdb_field_by_name(&rk3588_db, r, s) : NULL;
-    return f ? 1u << f->low : 0;
-}
-
-/* "SDP_0" -> GLB S_INTR_STATUS bit of SDP_DONE_STATUS0 (from the database);
- * RK3588 names ("DPU_0", "PPU_1") go to c->rk_intr_bits, checked against
- * the dialect once the whole trace is read. */
-static int arg_intr(struct parser *p, const char *s, uint32_t *bits, uint32_t *rk_bits)
-{
-    *rk_bits = rk_intr_bit(s);
-    if (*rk_bits && p->t->dialect != TRACE_DIALECT_NVDLA) {
-        *bits = 0;
-        return 0;
-    }
-    char field[64];
     size_t n = strlen(s);
     if (n < 3 || n > 40 || s[n - 2] != '_' || (s[n - 1] != '0' && s[n - 1] != '1')) {
         return perr(p, "interrupt '%s' must be <ENGINE>_<GROUP>, e.g. SDP_0 or CDMA_DAT_1", s);
     }
-    size_t i;
-    for (i = 0; i < n - 2; i++) {
-        field[i] = (char)toupper((unsigned char)s[i]);
-    }
-    snprintf(field + i, sizeof(field) - i, "_DONE_STATUS%c", s[n - 1]);
-    const struct nvdla_reg_desc *r = nvdla_reg_by_addr(NVDLA_GLB_S_INTR_STATUS_0);
-    const struct nvdla_field_desc *f = r ? nvdla_field_by_name(r, field) : NULL;
-    if (!f) {
-        return perr(p, "unknown interrupt '%s' (no GLB S_INTR_STATUS field %s)", s, field);
-    }
-    *bits = 1u << f->low;
     return 0;
 }
 
@@ -292,6 +298,11 @@ static int dat_parse(struct parser *p, const char *path, const char *text, size_
 {
     struct dat_reader r = {text, text + len, 1};
     size_t segcap = 0, used = 0, bytecap = len / 4 + 16;
+    /* the payload held is what the budget counts (the file's text is read
+     * and freed): never reserve beyond what is left of it */
+    if (p->held + bytecap > p->budget) {
+        bytecap = (size_t)(p->budget - p->held) + 16;
+    }
     c->bytes = malloc(bytecap);
     if (!c->bytes) {
         return DLASIM_ERR_NOMEM;
@@ -300,6 +311,12 @@ static int dat_parse(struct parser *p, const char *path, const char *text, size_
         uint64_t off, size;
         dat_skip(&r);
         if (r.s >= r.end) {
+            /* keep only the payload: the budget counts what stays held */
+            uint8_t *nb = used ? realloc(c->bytes, used) : NULL;
+            if (nb) {
+                c->bytes = nb;
+            }
+            p->held += used;
             return 0;
         }
         if (dat_key(&r, "offset:", &off) || dat_key(&r, "size:", &size)) {
@@ -315,8 +332,14 @@ static int dat_parse(struct parser *p, const char *path, const char *text, size_
             return perr(p, "surface file %s:%u: record size %llu is larger than the file allows",
                         path, r.line, (unsigned long long)size);
         }
+        if (budget_check(p, path, (uint64_t)used + size)) {
+            return DLASIM_ERR_NOMEM;
+        }
         if (used + size > bytecap) {
             bytecap = (used + size) * 2;
+            if (p->held + bytecap > p->budget) {
+                bytecap = used + (size_t)size; /* exactly what the budget allows */
+            }
             uint8_t *nb = realloc(c->bytes, bytecap);
             if (!nb) {
                 return DLASIM_ERR_NOMEM;
@@ -338,13 +361,13 @@ static int dat_parse(struct parser *p, const char *path, const char *text, size_
 }
 
 /* Whole regular file (never a device or FIFO, which might not end). */
-static int read_file(const char *path, char **text, size_t *len)
+static int read_file(const char *path, uint64_t max, char **text, size_t *len)
 {
     struct stat st;
     if (stat(path, &st)) {
         return DLASIM_ERR_IO;
     }
-    if (!S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_FILE_BYTES) {
+    if (!S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_FILE_BYTES || (uint64_t)st.st_size > max) {
         errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
         return DLASIM_ERR_IO;
     }
@@ -390,7 +413,7 @@ static int load_surface(struct parser *p, const char *name, struct trace_cmd *c)
     }
     char *text;
     size_t len;
-    int rc = read_file(path, &text, &len);
+    int rc = read_file(path, MAX_FILE_BYTES, &text, &len);
     if (rc) {
         perr(p, "cannot read surface file '%s': %s", path,
              rc == DLASIM_ERR_NOMEM ? "out of memory" : strerror(errno));
@@ -515,7 +538,7 @@ static int parse_command(struct parser *p, const char *name, int argc, char **ar
         }
         rc = want_args(p, name, argc, 2);
         if (!rc) {
-            rc = arg_intr(p, argv[0], &c->intr_bits, &c->rk_intr_bits);
+            rc = arg_intr(p, argv[0]);
         }
         if (!rc) {
             c->text = dup_range(argv[0], strlen(argv[0]));
@@ -643,27 +666,33 @@ static int null_arg(char *err, size_t errlen, const char *fn, const char *arg)
     return DLASIM_ERR_INVAL;
 }
 
-/* An RK3588 trace waits on PC interrupt names, an NVDLA trace on GLB ones. */
-static int check_intr_dialect(struct parser *p)
+/* Each intr_notify names a field of the trace's database's interrupt status
+ * register (regdb: intr_status, intr_infix): NVDLA GLB S_INTR_STATUS
+ * SDP_DONE_STATUS0 for SDP_0, RK3588 PC INTERRUPT_STATUS DPU_0 for DPU_0. */
+static int resolve_interrupts(struct parser *p)
 {
+    const struct regdb *db = p->t->db ? p->t->db : regdb_all[0];
     for (size_t i = 0; i < p->t->n; i++) {
-        const struct trace_cmd *c = &p->t->cmds[i];
+        struct trace_cmd *c = &p->t->cmds[i];
         if (c->op != TRACE_INTR_NOTIFY) {
             continue;
         }
-        int rk = p->t->dialect == TRACE_DIALECT_RK3588;
-        if ((rk && !c->rk_intr_bits) || (!rk && !c->intr_bits)) {
+        c->intr_bits = regdb_intr_bit(db, c->text);
+        if (!c->intr_bits) {
+            const struct nvdla_reg_desc *r = regdb_reg_by_addr(db, db->intr_status);
+            char title[32];
             p->line = c->line;
-            return perr(p, "interrupt '%s' is not one of the %s", c->text,
-                        rk ? "RK3588 PC INTERRUPT_STATUS fields (DPU_0, PPU_1, CORE_0, ...)"
-                           : "NVDLA GLB S_INTR_STATUS done bits (SDP_0, CDMA_DAT_1, ...)");
+            return perr(p, "unknown interrupt '%s': no field %.*s%s%c in the %s interrupt "
+                        "status register %s", c->text, (int)strlen(c->text) - 2, c->text,
+                        db->intr_infix, c->text[strlen(c->text) - 1],
+                        db_title(db, title, sizeof(title)), r ? r->name : "?");
         }
     }
     return 0;
 }
 
-int dlasim_trace_parse_text(const char *text, size_t len, const char *name, const char *dir,
-                            struct dlasim_trace **out, char *err, size_t errlen)
+static int parse_text_budget(const char *text, size_t len, const char *name, const char *dir,
+                             uint64_t budget, struct dlasim_trace **out, char *err, size_t errlen)
 {
     if (!out) {
         return null_arg(err, errlen, "dlasim_trace_parse_text", "out");
@@ -682,7 +711,7 @@ int dlasim_trace_parse_text(const char *text, size_t len, const char *name, cons
         dlasim_trace_free(t);
         return DLASIM_ERR_NOMEM;
     }
-    struct parser p = {t, dir, 0, err, errlen};
+    struct parser p = {t, dir, 0, err, errlen, budget, 0, 0};
     int rc = 0;
     char *s = copy;
     while (!rc && s < copy + len) {
@@ -702,11 +731,11 @@ int dlasim_trace_parse_text(const char *text, size_t len, const char *name, cons
         rc = check_sync_ids(&p);
     }
     if (!rc) {
-        rc = check_intr_dialect(&p);
+        rc = resolve_interrupts(&p);
     }
     free(copy);
     if (rc) {
-        if (rc == DLASIM_ERR_NOMEM && err && errlen) {
+        if (rc == DLASIM_ERR_NOMEM && !p.over_budget && err && errlen) {
             snprintf(err, errlen, "%s:%u: out of memory", name, p.line);
         }
         dlasim_trace_free(t);
@@ -716,9 +745,22 @@ int dlasim_trace_parse_text(const char *text, size_t len, const char *name, cons
     return 0;
 }
 
+int dlasim_trace_parse_text(const char *text, size_t len, const char *name, const char *dir,
+                            struct dlasim_trace **out, char *err, size_t errlen)
+{
+    return parse_text_budget(text, len, name, dir, DEFAULT_TRACE_BUDGET, out, err, errlen);
+}
+
 int dlasim_trace_parse_file(const char *path, struct dlasim_trace **out, char *err,
                             size_t errlen)
 {
+    return dlasim_trace_parse_file_max(path, 0, out, err, errlen);
+}
+
+int dlasim_trace_parse_file_max(const char *path, uint64_t max_host_mem,
+                                struct dlasim_trace **out, char *err, size_t errlen)
+{
+    uint64_t budget = max_host_mem ? max_host_mem : DEFAULT_TRACE_BUDGET;
     char *text, dir[4096];
     size_t len;
     if (!out) {
@@ -728,7 +770,7 @@ int dlasim_trace_parse_file(const char *path, struct dlasim_trace **out, char *e
     if (!path) {
         return null_arg(err, errlen, "dlasim_trace_parse_file", "path");
     }
-    int rc = read_file(path, &text, &len);
+    int rc = read_file(path, MAX_FILE_BYTES, &text, &len);
     if (rc) {
         if (err && errlen) {
             snprintf(err, errlen, "%s: cannot read: %s", path,
@@ -743,7 +785,7 @@ int dlasim_trace_parse_file(const char *path, struct dlasim_trace **out, char *e
     } else {
         snprintf(dir, sizeof(dir), ".");
     }
-    rc = dlasim_trace_parse_text(text, len, path, dir, out, err, errlen);
+    rc = parse_text_budget(text, len, path, dir, budget, out, err, errlen);
     free(text);
     return rc;
 }

@@ -6,6 +6,7 @@
  * later layers cannot disturb them.  A wait that the device can never satisfy
  * is reported with the units still busy.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,7 +14,6 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "dlasim/rk3588.h"
 #include "dlasim/timing.h"
 #include "regs/regdb.h"
 #include "trace/trace.h"
@@ -201,26 +201,35 @@ static uint64_t poll_syncpoints(struct player *p)
     return (uint64_t)llround(seen);
 }
 
+/* "RK3588" for "rk3588" (messages). */
+static const char *upper(const char *s, char *buf, size_t len)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < len; i++) {
+        buf[i] = (char)toupper((unsigned char)s[i]);
+    }
+    buf[i] = '\0';
+    return buf;
+}
+
 /* The awaited interrupt is pending: NVDLA GLB status bits not masked
  * (mask bit 1 = masked), or RK3588 core 0's PC INTERRUPT_STATUS (already
  * masked, mask bit 1 = enabled).  As the testbench, clear it once seen. */
 static int intr_pending(struct player *p, const struct trace_cmd *c)
 {
-    uint32_t status, mask;
-    if (p->t->dialect == TRACE_DIALECT_RK3588) {
-        dlasim_csb_read(p->dev, RK3588_PC_INTERRUPT_STATUS, &status);
-        if ((status & c->rk_intr_bits) != c->rk_intr_bits) {
-            return 0;
-        }
-        dlasim_csb_write(p->dev, RK3588_PC_INTERRUPT_CLEAR, c->rk_intr_bits);
-        return 1;
+    const struct regdb *db = p->t->db ? p->t->db : regdb_all[0];
+    uint32_t status, mask = 0;
+    dlasim_csb_read(p->dev, db->intr_status, &status);
+    if (!db->intr_mask_enables) {
+        /* NVDLA: S_INTR_STATUS holds every raised bit, a mask bit 1 masks it
+         * (RK3588: INTERRUPT_STATUS is already RAW_STATUS & MASK) */
+        dlasim_csb_read(p->dev, db->intr_mask, &mask);
     }
-    dlasim_csb_read(p->dev, NVDLA_GLB_S_INTR_STATUS_0, &status);
-    dlasim_csb_read(p->dev, NVDLA_GLB_S_INTR_MASK_0, &mask);
     if ((status & ~mask & c->intr_bits) != c->intr_bits) {
         return 0;
     }
-    dlasim_csb_write(p->dev, NVDLA_GLB_S_INTR_STATUS_0, c->intr_bits);
+    /* RK3588 INTERRUPT_CLEAR, or NVDLA's write-1-to-clear S_INTR_STATUS */
+    dlasim_csb_write(p->dev, db->has_intr_clear ? db->intr_clear : db->intr_status, c->intr_bits);
     return 1;
 }
 
@@ -362,14 +371,14 @@ int dlasim_trace_play(struct dlasim_dev *dev, const struct dlasim_trace *t,
         res = &local;
     }
     memset(res, 0, sizeof(*res));
-    int rk_dev = dlasim_rk_cores(dev) != 0;
-    if ((t->dialect == TRACE_DIALECT_RK3588 && !rk_dev) ||
-        (t->dialect == TRACE_DIALECT_NVDLA && rk_dev)) {
+    struct dlasim_device_info info;
+    dlasim_device_info(dev, &info);
+    if (t->db && (!info.regdb || strcmp(t->db->name, info.regdb))) {
         if (err && errlen) {
-            snprintf(err, errlen, "%s: the trace names %s registers but the device is %s "
-                     "(choose it with --config)", t->file,
-                     t->dialect == TRACE_DIALECT_RK3588 ? "RK3588" : "NVDLA",
-                     rk_dev ? "the RK3588" : "an NVDLA");
+            char a[32], b[32];
+            snprintf(err, errlen, "%s: the trace names %s registers but the device is an %s "
+                     "(choose it with --config)", t->file, upper(t->db->name, a, sizeof(a)),
+                     upper(info.regdb ? info.regdb : "?", b, sizeof(b)));
         }
         return DLASIM_ERR_INVAL;
     }

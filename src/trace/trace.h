@@ -7,6 +7,8 @@
 
 #include "dlasim/trace.h"
 
+struct regdb;
+
 enum trace_op {
     TRACE_REG_WRITE,      /* reg_write(NAME, VALUE) */
     TRACE_REG_READ,       /* reg_read(NAME, VALUE): read must equal VALUE */
@@ -31,8 +33,7 @@ struct trace_cmd {
     unsigned line;
     uint32_t addr;        /* register address */
     uint32_t value;       /* register value / expected CRC */
-    uint32_t intr_bits;   /* intr_notify: GLB status bits awaited */
-    uint32_t rk_intr_bits; /* intr_notify on RK3588: PC INTERRUPT_STATUS bits */
+    uint32_t intr_bits;   /* intr_notify: the database's interrupt status bits awaited */
     int port;             /* memory port */
     uint64_t mem_addr, mem_size;
     char *sync;           /* sync id (intr_notify, checks) */
@@ -42,16 +43,12 @@ struct trace_cmd {
     uint8_t *bytes;
 };
 
-/* Which device's register names a trace uses (one device per trace). */
-enum trace_dialect {
-    TRACE_DIALECT_NONE = 0,   /* no register named yet */
-    TRACE_DIALECT_NVDLA = 1,  /* NVDLA_<UNIT>.<REG>_0, CSB addresses */
-    TRACE_DIALECT_RK3588 = 2  /* RKNN_<block>_<reg>, offsets in core 0 */
-};
-
 struct dlasim_trace {
     char *file;           /* for messages */
-    int dialect;          /* enum trace_dialect */
+    /* The register database the trace's names come from, chosen by the
+     * trace prefix of its first register name (regdb_by_trace_name: NVDLA_,
+     * RKNN_); one device per trace.  NULL until a register is named. */
+    const struct regdb *db;
     struct trace_cmd *cmds;
     size_t n, cap;
     size_t nchecks;

@@ -414,6 +414,179 @@ static int8_t sat8(int64_t v)
     return (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
 }
 
+/* ---- what Mesa's rocket driver programs (issue 21) -------------------------------- */
+
+/* Replace the value of every entry of the list that writes in-core offset `reg`. */
+static void patch_reg(struct dlasim_rk_regcmd *l, uint32_t reg, uint32_t value)
+{
+    int found = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        if ((l->e[i] & 0xffffu) == reg && (l->e[i] >> 48) != 0) {
+            l->e[i] = (l->e[i] & 0xffff00000000ffffull) | ((uint64_t)value << 16);
+            found = 1;
+        }
+    }
+    assert_true(found);
+}
+
+static uint32_t align_up(uint32_t v, uint32_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+/* The output channels padded as Mesa pads them (direct: ALIGN(K, 32) with
+ * WEIGHT_KERNELS = K; depthwise: beyond DATAIN_CHANNEL up to its 64-group):
+ * real channels equal integer math, the padded ones (zero weights, no input) 0. */
+static void padded_case(uint64_t seed, int dw)
+{
+    uint64_t s = seed;
+    struct shape p;
+    random_shape(&s, &p, dw);
+    uint32_t oc = dw ? align_up(align_up(p.c, 16), 64) : align_up(p.k, 32);
+    size_t nin = (size_t)p.c * p.h * p.w, nwt = (size_t)(dw ? 1 : p.k) * p.c * p.kh * p.kw;
+    int8_t *in = malloc(nin), *wt = malloc(nwt);
+    splitmix64_fill(&s, in, nin);
+    splitmix64_fill(&s, wt, nwt);
+    struct dlasim_dev *dev = rk_dev();
+    load_tensors(dev, &p, in, wt);
+    struct dlasim_rk_conv cv;
+    conv_desc(&p, &cv);
+    cv.out_int32 = 1;
+    struct dlasim_rk_regcmd l = {0};
+    assert_int_equal(dlasim_rk_emit_conv(&l, &cv, NULL), 0);
+    patch_reg(&l, RK3588_CORE_DATAOUT_SIZE_1, oc - 1);
+    patch_reg(&l, RK3588_DPU_DATA_CUBE_CHANNEL, RK3588_DPU_DATA_CUBE_CHANNEL_ORIG_CHANNEL(p.k - 1) |
+                                                  RK3588_DPU_DATA_CUBE_CHANNEL_CHANNEL(oc - 1));
+    patch_reg(&l, RK3588_DPU_WDMA_SIZE_0, oc - 1);
+    patch_reg(&l, RK3588_DPU_RDMA_DATA_CUBE_CHANNEL, oc - 1);
+    run_list(dev, &l, DLASIM_RK_IRQ_DPU);
+    size_t ob = dlasim_rk_feature_bytes(p.ow, p.oh, oc, 4);
+    uint8_t *out = malloc(ob);
+    mem_rd(dev, OUT_ADDR, out, ob);
+    for (uint32_t k = 0; k < oc; k++) {
+        for (uint32_t y = 0; y < p.oh; y++) {
+            for (uint32_t x = 0; x < p.ow; x++) {
+                int32_t got;
+                memcpy(&got, out + dlasim_rk_feature_offset(p.ow, p.oh, k, y, x, 4), 4);
+                int64_t want = k < (dw ? p.c : p.k) ? ref_acc(&p, in, wt, k, y, x, NULL) : 0;
+                if (got != want) {
+                    fail_msg("seed %llu %s %ux%ux%u k%u -> %u channels: out[%u][%u][%u] = %d, "
+                             "expected %lld", (unsigned long long)seed, dw ? "dw" : "direct", p.w,
+                             p.h, p.c, p.k, oc, k, y, x, got, (long long)want);
+                }
+            }
+        }
+    }
+    free(out);
+    free(in);
+    free(wt);
+    dlasim_rk_regcmd_free(&l);
+    dlasim_destroy(dev);
+}
+
+static void test_conv_padded_output_channels(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 200; seed <= 230; seed++) {
+        padded_case(seed, 0);
+    }
+    for (uint64_t seed = 300; seed <= 315; seed++) {
+        padded_case(seed, 1);
+    }
+}
+
+/* The input converter as the TRM describes its fields, written independently:
+ * (x + offset) * scale / 2^truncate, rounded half to even, saturated. */
+static int8_t ref_cvt(uint8_t x, int16_t offset, uint16_t scale, unsigned truncate)
+{
+    return sat8(ref_rshift_even(((int64_t)x + offset) * scale, truncate));
+}
+
+/* A one-channel input as Mesa programs it: ARGB_IN = 8, one byte per pixel,
+ * DATAIN_CHANNEL 16, the input converter on, the 15 padding channels' weights
+ * (w_zp - 0x80) cancelled by the CPEND operand 0x80 - w_zp. */
+static void one_channel_case(uint64_t seed, uint16_t scale, unsigned truncate)
+{
+    uint64_t s = seed;
+    struct shape p;
+    random_shape(&s, &p, 0);
+    p.c = 16;
+    const int16_t offset = -128;
+    uint8_t wzp = (uint8_t)splitmix64_next(&s);
+    size_t npix = (size_t)p.w * p.h, nwt = (size_t)p.k * 16 * p.kh * p.kw;
+    uint8_t *pix = malloc(npix);
+    int8_t *wt = malloc(nwt);
+    splitmix64_fill(&s, pix, npix);
+    splitmix64_fill(&s, wt, nwt);
+    for (uint32_t k = 0; k < p.k; k++) {
+        for (uint32_t c = 1; c < 16; c++) {
+            for (uint32_t t = 0; t < p.kh * p.kw; t++) {
+                wt[((size_t)k * 16 + c) * p.kh * p.kw + t] = (int8_t)(uint8_t)(wzp - 0x80);
+            }
+        }
+    }
+    struct dlasim_dev *dev = rk_dev();
+    int8_t *zero = calloc((size_t)16 * npix, 1);
+    load_tensors(dev, &p, zero, wt); /* weights in the RK layout */
+    mem_wr(dev, IN_ADDR, pix, npix); /* the pixels: one byte each */
+    struct dlasim_rk_conv cv;
+    conv_desc(&p, &cv);
+    cv.out_int32 = 1;
+    cv.ow_op = (int16_t)(0x80 - wzp);
+    struct dlasim_rk_regcmd l = {0};
+    /* CVT_CON1 first: dlasim_rk_emit_conv does not write it */
+    assert_int_equal(dlasim_rk_emit(&l, RK3588_CNA_CVT_CON1, RK3588_CNA_CVT_CON1_CVT_SCALE0(scale) |
+                                        RK3588_CNA_CVT_CON1_CVT_OFFSET0((uint16_t)offset)), 0);
+    assert_int_equal(dlasim_rk_emit_conv(&l, &cv, NULL), 0);
+    patch_reg(&l, RK3588_CNA_CONV_CON1, RK3588_CNA_CONV_CON1_NONALIGN_DMA(1) |
+                                          RK3588_CNA_CONV_CON1_GROUP_LINE_OFF(1) |
+                                          RK3588_CNA_CONV_CON1_ARGB_IN(8));
+    patch_reg(&l, RK3588_CNA_DATA_SIZE1, RK3588_CNA_DATA_SIZE1_DATAIN_CHANNEL(16));
+    patch_reg(&l, RK3588_CNA_CVT_CON0, RK3588_CNA_CVT_CON0_CVT_TRUNCATE_0(truncate));
+    run_list(dev, &l, DLASIM_RK_IRQ_DPU);
+    size_t ob = dlasim_rk_feature_bytes(p.ow, p.oh, p.k, 4);
+    uint8_t *out = malloc(ob);
+    mem_rd(dev, OUT_ADDR, out, ob);
+    for (uint32_t k = 0; k < p.k; k++) {
+        for (uint32_t y = 0; y < p.oh; y++) {
+            for (uint32_t x = 0; x < p.ow; x++) {
+                int64_t want = 0;
+                for (uint32_t ky = 0; ky < p.kh; ky++) {
+                    for (uint32_t kx = 0; kx < p.kw; kx++) {
+                        int64_t iy = (int64_t)y * p.sy + ky - p.pt, ix = (int64_t)x * p.sx + kx - p.pl;
+                        int64_t v = iy < 0 || ix < 0 || iy >= p.h || ix >= p.w
+                                        ? p.pad
+                                        : ref_cvt(pix[iy * p.w + ix], offset, scale, truncate);
+                        want += v * (wt[(size_t)k * 16 * p.kh * p.kw + ky * p.kw + kx] + cv.ow_op);
+                    }
+                }
+                int32_t got;
+                memcpy(&got, out + dlasim_rk_feature_offset(p.ow, p.oh, k, y, x, 4), 4);
+                if (got != want) {
+                    fail_msg("seed %llu one-channel %ux%u k%u %ux%u scale %u >> %u: out[%u][%u][%u] "
+                             "= %d, expected %lld", (unsigned long long)seed, p.w, p.h, p.k, p.kw,
+                             p.kh, scale, truncate, k, y, x, got, (long long)want);
+                }
+            }
+        }
+    }
+    free(out);
+    free(zero);
+    free(pix);
+    free(wt);
+    dlasim_rk_regcmd_free(&l);
+    dlasim_destroy(dev);
+}
+
+static void test_one_channel_input(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 400; seed <= 420; seed++) {
+        one_channel_case(seed, 16384, 14); /* Mesa: x - 128 */
+        one_channel_case(seed + 1000, 32388, 15); /* Mesa's Add path: rounds */
+    }
+}
+
 /* conv + bias + CPEND (weight zero point) + ReLU + OUT_CVT + fused pooling. */
 static void fused_case(uint64_t seed, unsigned method)
 {
@@ -1018,6 +1191,8 @@ int main(void)
         cmocka_unit_test(test_interrupts_and_cores),
         cmocka_unit_test(test_conv_int32_exact),
         cmocka_unit_test(test_depthwise_int32_exact),
+        cmocka_unit_test(test_conv_padded_output_channels),
+        cmocka_unit_test(test_one_channel_input),
         cmocka_unit_test(test_conv_requant_relu_pool),
         cmocka_unit_test(test_clip_truncate_rounding),
         cmocka_unit_test(test_dpu_stages),

@@ -822,8 +822,11 @@ static void test_int16_identity(void **state)
     struct dlasim_dev *dev;
     struct layer l;
     const int32_t lo_start = -33024, lo_end = 32512;
-    uint32_t C = 11, W = 4, H = 3, S = (C + ATOM - 1) / ATOM;
-    uint32_t line = W * ATOM * 2, surf = H * line;
+    /* an ATOM-byte atom holds ATOM / 2 INT16 elements (cmod
+     * ELEMENT_PER_GROUP_INT16; NVIDIA's INT16 CDP_L0_0 golden) */
+    const uint32_t E = ATOM / 2;
+    uint32_t C = 11, W = 4, H = 3, S = (C + E - 1) / E;
+    uint32_t line = W * ATOM, surf = H * line;
     uint8_t *src, *got;
     (void)state;
 
@@ -854,11 +857,11 @@ static void test_int16_identity(void **state)
                   NVDLA_CDP_D_DATA_FORMAT_0_INPUT_DATA_TYPE_INT16);
     assert_int_equal(dlasim_run(dev), 0);
     mem_rd(dev, l.dst, got, (size_t)surf * S);
-    for (uint32_t c = 0; c < S * ATOM; c++) {
+    for (uint32_t c = 0; c < S * E; c++) {
         for (uint32_t y = 0; y < H; y++) {
             for (uint32_t x = 0; x < W; x++) {
-                size_t a = (size_t)(c / ATOM) * surf + (size_t)y * line + (size_t)x * ATOM * 2 +
-                           (c % ATOM) * 2;
+                size_t a = (size_t)(c / E) * surf + (size_t)y * line + (size_t)x * ATOM +
+                           (c % E) * 2;
                 int32_t in = (int16_t)(uint16_t)(src[a] | (src[a + 1] << 8));
                 int32_t out = (int16_t)(uint16_t)(got[a] | (got[a + 1] << 8));
                 int32_t want = c < C ? in : 0;

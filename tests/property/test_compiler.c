@@ -110,7 +110,7 @@ static void check_op_on(const char *config, const char *name, const char *const 
         cal[i] = urand();
     }
     char err[512];
-    struct dlasim_calib_options co = { DLASIM_CALIB_MINMAX, 0 };
+    struct dlasim_calib_options co = { DLASIM_CALIB_MINMAX, 0, 0, 0 };
     if (dlasim_model_calibrate(m, cal, CAL, &co, err, sizeof err) ||
         dlasim_model_compile(m, config, err, sizeof err)) {
         fail_msg("%s: %s", name, err);
@@ -191,6 +191,38 @@ OP_TEST(op_reshape_matmul, 0, "view     Reshape", "CONV+SDP MatMul")
 OP_TEST(op_leakyrelu, 0, "CONV+SDP Conv+LeakyRelu")
 OP_TEST(op_prelu, 0, "CONV+SDP Conv+PRelu")
 OP_TEST(op_sigmoid, 1, "CPU      Sigmoid", "no SDP LUT")
+/* issue 17: a depthwise convolution of 32 channels runs as 4 blocks of Atomic-M (8 on nv_small)
+ * channels, each a dense 8 -> 8 convolution: 4 x 8 x 8 x 3 x 3 x 12 x 12 MACs executed, not the
+ * 32 x 32 x 3 x 3 x 12 x 12 of one dense convolution */
+OP_TEST(op_conv_depthwise32, 0, "in 4 channel blocks")
+static void test_depthwise_macs(void **state)
+{
+    (void)state;
+    struct dlasim_model *m = load("op_conv_depthwise32");
+    size_t in_n = dlasim_model_input_size(m);
+    float *cal = malloc(4 * in_n * sizeof(float));
+    assert_non_null(cal);
+    for (size_t i = 0; i < 4 * in_n; i++) {
+        cal[i] = urand();
+    }
+    char err[512];
+    if (dlasim_model_calibrate(m, cal, 4, NULL, err, sizeof err) ||
+        dlasim_model_compile(m, "nv_small", err, sizeof err)) {
+        fail_msg("%s", err);
+    }
+    assert_int_equal(dlasim_model_macs(m), 4ull * 8 * 8 * 3 * 3 * 12 * 12);
+    free(cal);
+    dlasim_model_free(m);
+}
+/* issue 17: the CBUF weight-ring conflict of SqueezeNet's stem, resolved by a restart convolution */
+OP_TEST(op_ring_restart, 0, "(2 of them a CBUF weight-ring restart)", "1 CBUF weight-ring restart")
+/* issue 17: small torchvision models as torch.onnx.export writes them (tools/models/make_torchvision.py):
+ * Identity on initializers, Shape/Gather/Concat chains, HardSigmoid, Split, ReduceMean, Resize */
+OP_TEST(op_import_pass, 1, "view     Slice", "SDP      Mul", "PDP      GlobalAveragePool", "CPU      Resize")
+OP_TEST(tv_mobilenet_v3_small, 0, "SDP      HardSigmoid", "CONV+SDP Conv+HardSigmoid", "SDP      Mul", "CONV+SDP Gemm")
+OP_TEST(tv_shufflenet_v2, 1, "view     Slice", "PDP      GlobalAveragePool", "CONV+SDP Gemm")
+OP_TEST(tv_densenet, 1, "SDP      BatchNormalization+Relu", "CONV+SDP Gemm")
+OP_TEST(tv_lraspp, 1, "CPU      Resize", "CONV+SDP Conv+HardSigmoid")
 OP_TEST(op_tanh, 1, "CPU      Tanh", "no SDP LUT")
 
 /* nv_large has the SDP LUT: Sigmoid and Tanh run on it */
@@ -300,6 +332,76 @@ static int argmax(const float *v, size_t n)
         b = v[i] > v[b] ? i : b;
     }
     return (int)b;
+}
+
+/* Calibrates m on n inputs of x (in the order idx gives, NULL: as they are)
+ * and compiles it; returns the output scale, or 0 with the message in err. */
+static float calib_scale(struct dlasim_model *m, const float *x, const size_t *idx, size_t n,
+                         const struct dlasim_calib_options *co, char *err, size_t errlen)
+{
+    float *in = malloc(n * 784 * sizeof *in);
+    assert_non_null(in);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(in + i * 784, x + (idx ? idx[i] : i) * 784, 784 * sizeof *in);
+    }
+    int rc = dlasim_model_calibrate(m, in, n, co, err, errlen);
+    free(in);
+    if (rc || dlasim_model_compile(m, "nv_small", err, errlen)) {
+        return 0.0f;
+    }
+    return dlasim_model_output_scale(m);
+}
+
+/* A small model's calibration inputs run on several threads (calib.c):
+ * the scales must not depend on which thread saw which input.  Checked
+ * against one-input calibrations (one thread): min-max over 24 inputs is
+ * the largest of the 24 single-input scales; every method gives the same
+ * scale for the inputs reversed; limits apply to every thread and an
+ * error names the first input, as one thread would. */
+static void test_calib_threads_same_scales(void **state)
+{
+    (void)state;
+    enum { N = 24 };
+    float *x = idx_images(FMNIST "t10k-images-idx3-ubyte.gz", N);
+    if (!x) {
+        skip(); /* Debian's dataset-fashion-mnist is not installed */
+    }
+    struct dlasim_model *m = load("../../models/fashion_mnist");
+    char err[512];
+    size_t rev[N];
+    for (size_t i = 0; i < N; i++) {
+        rev[i] = N - 1 - i;
+    }
+    float single_max = 0;
+    for (size_t i = 0; i < N; i++) {
+        float s = calib_scale(m, x + i * 784, NULL, 1, NULL, err, sizeof err);
+        assert_true(s > 0);
+        single_max = s > single_max ? s : single_max;
+    }
+    static const enum dlasim_calib_method methods[] = { DLASIM_CALIB_MINMAX,
+                                                        DLASIM_CALIB_PERCENTILE,
+                                                        DLASIM_CALIB_ENTROPY };
+    for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++) {
+        struct dlasim_calib_options co = { .method = methods[k], .percentile = 99.9,
+                                           .max_host_mem = 64u << 20, .max_work = 1u << 30 };
+        float fwd = calib_scale(m, x, NULL, N, &co, err, sizeof err);
+        float bwd = calib_scale(m, x, rev, N, &co, err, sizeof err);
+        if (!(fwd > 0) || fwd != bwd) {
+            fail_msg("method %d: scale %g in order, %g reversed (%s)", (int)methods[k], fwd, bwd,
+                     err);
+        }
+        if (methods[k] == DLASIM_CALIB_MINMAX && fwd != single_max) {
+            fail_msg("min-max over %d inputs %g, largest single-input scale %g", N, fwd,
+                     single_max);
+        }
+    }
+    struct dlasim_calib_options tight = { .method = DLASIM_CALIB_MINMAX, .max_host_mem = 4096 };
+    assert_true(calib_scale(m, x, NULL, N, &tight, err, sizeof err) == 0.0f);
+    if (!strstr(err, "calibration input 0:") || !strstr(err, "max_host_mem")) {
+        fail_msg("limit error: %s", err);
+    }
+    dlasim_model_free(m);
+    free(x);
 }
 
 static void test_fashion_mnist_end_to_end(void **state)
@@ -417,9 +519,18 @@ int main(void)
         cmocka_unit_test(test_op_concat_pool),
         cmocka_unit_test(test_op_pad_conv),
         cmocka_unit_test(test_op_affine_standalone),
+        cmocka_unit_test(test_op_conv_depthwise32),
+        cmocka_unit_test(test_depthwise_macs),
+        cmocka_unit_test(test_op_ring_restart),
+        cmocka_unit_test(test_op_import_pass),
+        cmocka_unit_test(test_tv_mobilenet_v3_small),
+        cmocka_unit_test(test_tv_shufflenet_v2),
+        cmocka_unit_test(test_tv_densenet),
+        cmocka_unit_test(test_tv_lraspp),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_truncated_models),
         cmocka_unit_test(test_fashion_mnist_end_to_end),
+        cmocka_unit_test(test_calib_threads_same_scales),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

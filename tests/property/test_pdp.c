@@ -13,7 +13,7 @@
  *     x RECIP_KERNEL_HEIGHT / 2^16, each rounded half away from zero and
  *     kept to B+3 resp. B bits;
  *   - max/min over the real elements only;
- *   - whole atoms of M lanes are pooled and written.
+ *   - whole atoms of M bytes (M int8 or M/2 int16 lanes) are pooled and written.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -54,7 +54,7 @@ static uint32_t rnd(uint32_t lo, uint32_t hi)
 #define DST_FILL 0xa5
 
 struct layer {
-    unsigned lanes;       /* Atomic-M of the configuration */
+    unsigned lanes;       /* elements per atom: Atomic-M bytes / element bytes */
     unsigned bits;        /* 8 or 16 */
     unsigned method;      /* 0 average, 1 max, 2 min */
     unsigned w, h, c;     /* input cube */
@@ -510,7 +510,8 @@ static void random_layers(const char *config, const char *const *ovr, size_t nov
                           int split, unsigned count, uint64_t seed)
 {
     struct dlasim_dev *dev = tdev_new(config, ovr, novr, 1);
-    uint32_t lanes = param(dev, "NVDLA_MEMORY_ATOMIC_SIZE");
+    /* an atom is NVDLA_MEMORY_ATOMIC_SIZE bytes: M int8 or M/2 int16 lanes */
+    uint32_t lanes = param(dev, "NVDLA_MEMORY_ATOMIC_SIZE") / (bits / 8);
     rng_state = seed;
     for (unsigned i = 0; i < count; i++) {
         struct layer L;
@@ -548,7 +549,7 @@ static void extreme_layers(const char *const *ovr, size_t novr, unsigned bits, u
     for (unsigned i = 0; i < 150; i++) {
         struct layer L;
         do {
-            random_layer(&L, 8, bits, 0);
+            random_layer(&L, 8 / (bits / 8), bits, 0); /* 8-byte atoms */
         } while (L.kw < 6 || L.kh < 6);
         L.method = 0;
         L.recip_w = rnd(0x8000, 0x1ffff);

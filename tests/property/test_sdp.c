@@ -16,7 +16,7 @@
  *     y0 + ((x - (bias + start|end)) * scale) >> shift (signed shift);
  *   - CVT: (x - offset) * scale >> shift to 17 bits (counted as saturation),
  *     then int8/int16;
- *   - an atom holds M elements (int8 or int16); whole atoms are processed
+ *   - an M-byte atom holds M int8 or M/2 int16 elements; whole atoms are processed
  *     and written; a 1x1 cube is packed;
  *   - stages the configuration lacks (EW, LUT on nv_small) are bypassed.
  */
@@ -126,9 +126,11 @@ static unsigned bpe(const struct layer *L)
     return L->bits / 8;
 }
 
+/* an M-byte atom holds M int8 or M/2 int16 elements (vmod nv_full
+ * NV_NVDLA_SDP_WDMA_cmd.v size_of_surf) */
 static unsigned epa(const struct layer *L)
 {
-    return L->m;
+    return L->m / bpe(L);
 }
 
 static unsigned nsurf(const struct layer *L)
@@ -186,19 +188,19 @@ static size_t stream_span(const struct layer *L, const struct stream *s)
 
 static size_t src_span(const struct layer *L)
 {
-    size_t line = (size_t)L->w * L->m * bpe(L);
+    size_t line = (size_t)L->w * L->m;
     if (packed(L)) {
-        return (size_t)nsurf(L) * L->m * bpe(L);
+        return (size_t)nsurf(L) * L->m;
     }
     return (size_t)((nsurf(L) - 1) * L->src_surf + (L->h - 1) * L->src_line) + line;
 }
 
 static size_t dst_span(const struct layer *L)
 {
-    size_t line = (size_t)L->w * L->m * bpe(L);
+    size_t line = (size_t)L->w * L->m;
     size_t one;
     if (packed(L) && L->batches == 1) {
-        one = (size_t)nsurf(L) * L->m * bpe(L);
+        one = (size_t)nsurf(L) * L->m;
     } else {
         one = (size_t)((nsurf(L) - 1) * L->dst_surf + (L->h - 1) * L->dst_line) + line;
     }
@@ -355,7 +357,7 @@ static void random_layer(struct layer *L, unsigned m, int has_ew, int has_lut, i
     }
     L->c = rnd(1, max_c);
     L->batches = has_batch && coin(30) ? rnd(1, 3) : 1;
-    uint64_t line = (uint64_t)L->w * m * bpe(L);
+    uint64_t line = (uint64_t)L->w * m;
     L->src_line = line + (coin(50) ? 0 : rnd(0, 4) * m);
     L->src_surf = L->src_line * L->h + (coin(50) ? 0 : rnd(0, 4) * m);
     L->dst_line = line + (coin(50) ? 0 : rnd(0, 4) * m);

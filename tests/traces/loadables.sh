@@ -4,7 +4,7 @@
 # regression (../shared/conformance/nvdla-loadables, see its README).
 #  - the _small loadables on nv_small, the _large ones on nv_large;
 #  - the nv_full INT8 loadables dlasim can run (BDMA, PDP) on nv_large, and
-#    the INT16 RUBIK and SDP ones on nv_large with INT16 switched on;
+#    the INT16 RUBIK, SDP, CDP and CONV ones on nv_large with INT16 switched on;
 #  - on plain nv_large, the nv_full loadables needing INT16/FP16 or CPU tasks
 #    must be refused (non-zero exit, a message naming the descriptor).
 # Needs DLASIM (the CLI) and CONFORMANCE (the nvdla-traces folder; the
@@ -53,6 +53,8 @@ md5_case nv_large BDMA/BDMA_L0_0
 int16="--set NVDLA_FEATURE_DATA_TYPE=INT8|INT16 --set NVDLA_WEIGHT_DATA_TYPE=INT8|INT16 --set NVDLA_CBUF_BANK_WIDTH=128"
 md5_case nv_large RBK/RBK_L0_0 "$int16"
 md5_case nv_large SDP/SDP_X1_L0_0 "$int16"
+md5_case nv_large CDP/CDP_L0_0 "$int16"
+md5_case nv_large CONV/CONV_D_L0_0 "$int16"
 refused nv_large CONV/CONV_D_L0_0 "conv_op.in_precision=1 asks for INT16"
 refused nv_large SDP/SDP_X1_L0_0 "sdp_op.src_precision=1 asks for INT16"
 refused nv_large CDP/CDP_L0_0 "cdp_op.in_precision=1 asks for INT16"

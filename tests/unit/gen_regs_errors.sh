@@ -233,5 +233,42 @@ check_sparse sparse_bad_layout bogus 0x3000 "layout='bogus' is not one of dense,
 check_sparse sparse_out_of_order sparse 0x0 "s.xml:8:[0-9]+: domain B: base 0x0 is not above"
 check_sparse dense_with_gap dense 0x3000 "domains must be in address order with no gaps"
 
+# Device facts (regdb/README.md "Device facts"): a domain's done bits name
+# fields of the database's interrupt status register, opbit is one bit,
+# regcmd targets are unique; a valid set lands in the unit table.
+facts_db() {  # $1 = attributes of domain B
+    printf '<?xml version="1.0"?>\n<database name="x" cprefix="XY" layout="sparse" regnames="plain" intrinfix="_">\n'
+    printf '<domain name="A" base="0x0" regcmd="0x0100">\n<reg32 name="ST" offset="0x4" group="single" kind="intr_status">\n'
+    printf '  <bitfield name="B_0" low="2" high="2" access="RO" reset="0x0"/>\n</reg32>\n</domain>\n'
+    printf '<domain name="B" base="0x1000" %s>\n<reg32 name="S" offset="0x0" group="single" kind="plain">\n' "$1"
+    printf '  <bitfield name="G" low="0" high="0" access="RW" reset="0x0"/>\n</reg32>\n</domain>\n</database>\n'
+}
+check_facts() {  # name, attributes, expected grep on stderr or on the table ("OK:<pattern>")
+    rm -rf "$TMP/out" "$TMP/doc.md"
+    facts_db "$2" > "$TMP/f.xml"
+    case "$3" in
+    OK:*)
+        if "$PY" "$GEN" "$TMP/f.xml" "$TMP/out" "$TMP/doc.md" 2> "$TMP/stderr" &&
+           grep -q "${3#OK:}" "$TMP/out/xy_regs_table.c"; then
+            echo "ok   $1"; pass=$((pass + 1))
+        else
+            echo "FAIL $1"; sed 's/^/    /' "$TMP/stderr"; fail=$((fail + 1))
+        fi ;;
+    *)
+        if "$PY" "$GEN" "$TMP/f.xml" "$TMP/out" "$TMP/doc.md" 2> "$TMP/stderr"; then
+            echo "FAIL $1: exit status 0"; fail=$((fail + 1))
+        elif grep -Eq "$3" "$TMP/stderr" && [ ! -e "$TMP/out" ]; then
+            echo "ok   $1"; pass=$((pass + 1))
+        else
+            echo "FAIL $1: no '$3' in:"; sed 's/^/    /' "$TMP/stderr"; fail=$((fail + 1))
+        fi ;;
+    esac
+}
+check_facts facts_valid 'done="B_0" opbit="0x4" regcmd="0x0200"' \
+    'OK:{"B", NULL, 0x01000u, 1, 1, 0x00000004u, 0x00000004u, 0x0200u}'
+check_facts facts_unknown_done 'done="B_9"' "f.xml:8:[0-9]+: done='B_9': B_9 is not a field of the interrupt status register \\(ST\\)"
+check_facts facts_two_opbits 'opbit="0x6"' "f.xml:8:[0-9]+: opbit=0x6 is not a single bit"
+check_facts facts_regcmd_twice 'regcmd="0x0100"' "f.xml:8:[0-9]+: regcmd=0x0100 is also A's"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

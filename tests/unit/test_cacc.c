@@ -1,8 +1,9 @@
 /*
  * Unit tests of CACC's delivery (src/sim/nvdla/cacc.c): rounding of the
  * accumulators by CLIP_TRUNCATE and saturation to int32, for int32 sums
- * (dla_cacc_deliver_i32 and each of its loop variants) and 34-bit sums
- * (dla_cacc_deliver_i64), against a reference written here.
+ * (dla_cacc_deliver_i32 and each of its loop variants), 34-bit sums
+ * (dla_cacc_deliver_i64) and the 48-bit accumulator of INT16 layers
+ * (dla_cacc_deliver_int16), against a reference written here.
  *
  * The reference follows the RTL's formulation (vmod/nvdla/cacc/
  * NV_NVDLA_CACC_CALC_int8.v): the sum with 16 zero bits appended is shifted
@@ -168,6 +169,46 @@ static void test_deliver_i64(void **state)
     free(got);
 }
 
+/* INT16 layers (dla_cacc_deliver_int16): exact sums beyond 48 bits clamp
+ * to the 48-bit accumulator (vmod nv_full NV_NVDLA_CACC_CALC_int16.v
+ * i_sat_pd3), then round and saturate as CALC_int8 does. */
+static void test_deliver_int16(void **state)
+{
+    (void)state;
+    uint64_t s = 0xcacc0003u;
+    const int64_t hi = ((int64_t)1 << 47) - 1, lo = -((int64_t)1 << 47);
+    const size_t n = 3000;
+    int64_t *in = malloc(n * sizeof(*in));
+    int32_t *got = malloc(n * sizeof(*got));
+    assert_non_null(in);
+    assert_non_null(got);
+    for (unsigned t = 0; t < 32; t++) {
+        struct dla_cacc_cfg a;
+        memset(&a, 0, sizeof(a));
+        a.clip_truncate = t;
+        for (size_t i = 0; i < n; i++) {
+            in[i] = random_value(&s, t, 4 * lo, 4 * hi);
+        }
+        in[0] = hi + 1;
+        in[1] = lo - 1;
+        in[2] = -(((int64_t)1 << 20) + 1); /* sticky bit below the 15-bit window at t = 21 */
+        uint32_t sat = dla_cacc_deliver_int16(&a, in, got, n);
+        uint32_t want_sat = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t v = in[i] > hi ? hi : (in[i] < lo ? lo : in[i]);
+            int32_t want = ref_round(v, t, &want_sat);
+            if (got[i] != want) {
+                fail_msg("t=%u element %zu: %lld -> %d, reference %d", t, i, (long long)in[i],
+                         got[i], want);
+            }
+        }
+        assert_int_equal(sat, want_sat);
+        assert_true(t > 16 || want_sat > 0);
+    }
+    free(in);
+    free(got);
+}
+
 /* Hand-computed values: the sticky window past 16 bits (-65535 >> 17 is -1
  * in the RTL, 0 with exact rounding), halves of each sign. */
 static void test_known_values(void **state)
@@ -193,6 +234,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deliver_i32),
         cmocka_unit_test(test_deliver_i64),
+        cmocka_unit_test(test_deliver_int16),
         cmocka_unit_test(test_known_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

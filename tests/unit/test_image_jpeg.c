@@ -161,12 +161,54 @@ static void test_refusals(void **state)
     free(jpg);
 }
 
+/* Issue 22: a JPEG cut inside its scan data (header intact) is refused;
+ * libjpeg would only warn and fill the rest of the image with gray. */
+static void test_truncated_scan(void **state)
+{
+    (void)state;
+    unsigned long len;
+    unsigned char *jpg = encode(1, &len);
+    struct nvrt_tensor_layout t = { 4, 0, 1, H, W, 32, 0, 32 * H };
+    uint8_t buf[32 * H] = {0};
+    char err[256] = "";
+    assert_int_equal(nvrt_image_to_tensor(jpg, len, &t, buf, err, sizeof err), 0);
+    for (unsigned long cut = 2; cut <= 12; cut += 5) { /* EOI and the last scan bytes gone */
+        assert_int_equal(nvrt_image_to_tensor(jpg, len - cut, &t, buf, err, sizeof err),
+                         DLASIM_ERR_PARSE);
+        assert_non_null(strstr(err, "corrupt or truncated"));
+    }
+    free(jpg);
+}
+
+/* Issue 22: a PGM pixel above its maxval is refused (netpbm: 0..maxval),
+ * not scaled past 255. */
+static void test_pgm_above_maxval(void **state)
+{
+    (void)state;
+    uint8_t pgm[64];
+    int hl = snprintf((char *)pgm, sizeof pgm, "P5\n%d %d\n100\n", W, H);
+    uint8_t *img = calloc(1, (size_t)hl + W * H);
+    memcpy(img, pgm, (size_t)hl);
+    memset(img + hl, 100, W * H);
+    struct nvrt_tensor_layout t = { 4, 0, 1, H, W, 32, 0, 32 * H };
+    uint8_t buf[32 * H] = {0};
+    char err[256] = "";
+    assert_int_equal(nvrt_image_to_tensor(img, (size_t)hl + W * H, &t, buf, err, sizeof err), 0);
+    img[hl + W + 2] = 255;
+    assert_int_equal(nvrt_image_to_tensor(img, (size_t)hl + W * H, &t, buf, err, sizeof err),
+                     DLASIM_ERR_PARSE);
+    assert_non_null(strstr(err, "pixel (2, 1) is 255, above the maxval 100"));
+    free(img);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_colour_to_feature_x8),
         cmocka_unit_test(test_gray_to_r8),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_truncated_scan),
+        cmocka_unit_test(test_pgm_above_maxval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dlasim/rk3588.h"
 #include "regs/regdb.h"
 
 static uint32_t bits(unsigned low, unsigned high)
@@ -386,6 +387,63 @@ static void test_glb_interrupts(void **state)
     assert_int_equal(reg("NVDLA_GLB.S_NVDLA_HW_VERSION_0")->reset, 0x303031u);
 }
 
+/* Device facts (regdb/README.md "Device facts") against the public RK3588
+ * constants (include/dlasim/rk3588.h, from the TRM and Mesa) and NVDLA's GLB
+ * field names: the database is the one source the simulator and the
+ * regcmd emitter read, so its values must be these. */
+static void test_device_facts(void **state)
+{
+    (void)state;
+    static const struct {
+        unsigned unit;
+        uint32_t op_en;
+        uint16_t target;
+        uint32_t done;
+    } rk[] = {
+        {RK3588_UNIT_CNA, DLASIM_RK_EN_CNA, 0x0200, 0x15},
+        {RK3588_UNIT_CORE, DLASIM_RK_EN_CORE, 0x0800, 0x40},
+        {RK3588_UNIT_DPU, DLASIM_RK_EN_DPU, 0x1000, DLASIM_RK_IRQ_DPU & 0x155},
+        {RK3588_UNIT_DPU_RDMA, DLASIM_RK_EN_DPU_RDMA, 0x2000, 0},
+        {RK3588_UNIT_PPU, DLASIM_RK_EN_PPU, 0x4000, DLASIM_RK_IRQ_PPU & 0x555},
+        {RK3588_UNIT_PPU_RDMA, DLASIM_RK_EN_PPU_RDMA, 0x8000, 0},
+    };
+    for (size_t i = 0; i < sizeof(rk) / sizeof(rk[0]); i++) {
+        const struct nvdla_unit_desc *u = &rk3588_units[rk[i].unit];
+        assert_int_equal(u->op_en_bit, rk[i].op_en);
+        assert_int_equal(u->regcmd_target, rk[i].target);
+        assert_int_equal(u->done_bits, rk[i].done);
+        assert_int_equal(regdb_unit_by_regcmd(&rk3588_db, rk[i].target), (int)rk[i].unit);
+    }
+    assert_int_equal(regdb_unit_by_regcmd(&rk3588_db, 0x0100), RK3588_UNIT_PC);
+    assert_int_equal(regdb_unit_by_regcmd(&rk3588_db, 0x0400), -1); /* no block */
+    assert_int_equal(rk3588_units[RK3588_UNIT_GLOBAL].op_en_bit, 0);
+    assert_int_equal(rk3588_db.regcmd_op_en, 0x0081);
+    assert_int_equal(rk3588_db.regcmd_marker, 0x0041);
+    assert_int_equal(rk3588_db.intr_status, RK3588_PC_INTERRUPT_STATUS);
+    assert_int_equal(rk3588_db.intr_clear, RK3588_PC_INTERRUPT_CLEAR);
+    assert_true(rk3588_db.has_intr_clear && rk3588_db.intr_mask_enables);
+    assert_int_equal(regdb_intr_bit(&rk3588_db, "DPU_1"), 1u << 9);
+    assert_int_equal(regdb_intr_bit(&rk3588_db, "dpu_0"), 1u << 8);
+    /* NVDLA: done bits are the GLB S_INTR_STATUS fields of each unit */
+    assert_int_equal(nvdla_units[NVDLA_UNIT_CDMA].done_bits,
+                     NVDLA_GLB_S_INTR_STATUS_0_CDMA_DAT_DONE_STATUS0__MASK |
+                         NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS0__MASK);
+    assert_int_equal(nvdla_units[NVDLA_UNIT_RUBIK].done_bits,
+                     NVDLA_GLB_S_INTR_STATUS_0_RUBIK_DONE_STATUS0__MASK);
+    assert_int_equal(nvdla_units[NVDLA_UNIT_CSC].done_bits, 0);
+    assert_int_equal(nvdla_db.intr_status, NVDLA_GLB_S_INTR_STATUS_0);
+    assert_int_equal(nvdla_db.intr_mask, NVDLA_GLB_S_INTR_MASK_0);
+    assert_false(nvdla_db.has_intr_clear || nvdla_db.intr_mask_enables);
+    assert_int_equal(regdb_intr_bit(&nvdla_db, "CDMA_WT_1"),
+                     NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS1__MASK);
+    assert_int_equal(regdb_intr_bit(&nvdla_db, "FOO_0"), 0);
+    assert_int_equal(regdb_intr_bit(&nvdla_db, "SDP"), 0);
+    /* trace prefixes pick the database */
+    assert_ptr_equal(regdb_by_trace_name("NVDLA_PDP.D_OP_ENABLE_0"), &nvdla_db);
+    assert_ptr_equal(regdb_by_trace_name("rknn_ppu_s_pointer"), &rk3588_db);
+    assert_null(regdb_by_trace_name("PDP.D_OP_ENABLE_0"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_known_fields),
         cmocka_unit_test(test_known_kinds),
         cmocka_unit_test(test_glb_interrupts),
+        cmocka_unit_test(test_device_facts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

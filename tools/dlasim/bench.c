@@ -29,6 +29,7 @@
  * Totals: ResNet-18's 3x3 layers (the acceptance figure) and all its
  * convolution layers, MAC-weighted (total MACs / total time).
  */
+#include <errno.h>
 #include <dirent.h>
 #include <fnmatch.h>
 #include <stdint.h>
@@ -760,6 +761,7 @@ static int write_json(const char *path, const struct bench_args *a, unsigned thr
 {
     FILE *f = fopen(path, "w");
     if (!f) {
+        fprintf(stderr, "dlasim bench: %s: cannot write: %s\n", path, strerror(errno));
         return -1;
     }
     fprintf(f, "{\n  \"config\": ");
@@ -798,7 +800,7 @@ static int write_json(const char *path, const struct bench_args *a, unsigned thr
         fprintf(f, "}%s\n", i + 1 < ntot ? "," : "");
     }
     fprintf(f, "  }\n}\n");
-    return fclose(f) ? -1 : 0;
+    return cli_close_output(f, path);
 }
 
 /* ---- command ------------------------------------------------------------------------------ */
@@ -850,13 +852,11 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
             } else if (!strcmp(o, "--suite")) {
                 a->suite = v;
             } else {
-                char *end;
-                long n = strtol(v, &end, 10);
-                if (*end || n < 1 || n > 1000) {
-                    fprintf(stderr, "dlasim bench: --reps takes 1..1000, got '%s'\n", v);
+                uint32_t n;
+                if (cli_parse_u32(o, v, 1, 1000, &n)) {
                     return -1;
                 }
-                a->reps = (unsigned)n;
+                a->reps = n;
             }
         } else {
             fprintf(stderr, "dlasim bench: unknown option '%s'\n", o);
@@ -946,7 +946,7 @@ int cmd_bench(int argc, char **argv)
            "layers programmed (partial-H bands), CBUF = data + weight banks and weight mode.\n");
     if (a.json && a.json[0]) {
         if (write_json(a.json, &a, threads, a.reps, &tab, tot, 3)) {
-            fprintf(stderr, "dlasim bench: cannot write %s\n", a.json);
+            failed = 1; /* the table asked for was not written: the run fails */
         } else {
             printf("JSON: %s\n", a.json);
         }

@@ -45,6 +45,37 @@ struct dlasim_dev *cli_create_device(const struct cli_common *c);
 /* The whole of file `path` (gunzipped when it is gzip) in a malloc'd *buf of
  * *len bytes; -1 after printing "dlasim: PATH: why" (cli_file.c). */
 int cli_read_file(const char *path, uint8_t **buf, size_t *len);
+/* The same with at most max bytes of data (0: the 4 GiB default): a regular
+ * file's size and a gzip file's stated size (ISIZE) are checked before
+ * anything is read or inflated, and inflation stops at max; FIFOs, devices
+ * and directories are refused without blocking. */
+int cli_read_file_max(const char *path, uint64_t max, uint8_t **buf, size_t *len);
+
+/* Strict option parsing (cli_parse.c): the whole value, in range, or a
+ * printed "dlasim: OPT takes ..., got 'VALUE'" and -1.  Integers are decimal
+ * or 0x hex, never signed. */
+int cli_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out);
+int cli_parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *out);
+int cli_parse_count(const char *opt, const char *s, size_t max, size_t *out);
+/* A finite number in [min, max] (NaN, Inf, junk, over/underflow refused). */
+int cli_parse_double(const char *opt, const char *s, double min, double max, double *out);
+int cli_parse_float(const char *opt, const char *s, double min, double max, float *out);
+/* A byte count with an optional K/M/G/T (binary) suffix. */
+int cli_parse_size(const char *opt, const char *s, uint64_t *out);
+/* "ADDR:REST" with a hex address below 2^32; *rest points after the ':'. */
+int cli_parse_addr_prefix(const char *opt, const char *s, uint32_t *addr, const char **rest);
+/* --log LIST: comma-separated reg, exec, guest, unimp; anything else refused. */
+int cli_parse_log(const char *opt, const char *s, unsigned *mask);
+
+/* Checked output (cli_file.c): the whole buffer written and the file closed
+ * without error, else "dlasim: PATH: cannot write: why" and -1. */
+int cli_write_file(const char *path, const void *buf, size_t len);
+/* fclose that reports a failed write (ferror or fclose) as above; -1 then. */
+int cli_close_output(FILE *f, const char *path);
+
+/* An output folder option (--record-trace, --output): refused up front when
+ * the path exists and is not a folder (created later when missing). */
+int cli_check_output_dir(const char *opt, const char *path);
 
 int cmd_trace(int argc, char **argv);
 int cmd_info(int argc, char **argv);
@@ -56,6 +87,12 @@ int cmd_loadable(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_estimate(int argc, char **argv);
+/* dlasim teflon (teflon.c): a TFLite model through Mesa's Teflon on the RK3588. */
+int cmd_teflon(int argc, char **argv);
+/* `dlasim merge SHARD.jsonl...`: the shards of one --shard I/N job (merge.c). */
+int cmd_merge(int argc, char **argv);
+/* `dlasim each LIST -- COMMAND {}`: COMMAND per line of LIST (each.c). */
+int cmd_each(int argc, char **argv);
 
 /* Timing reports (timing_report.c). */
 /* Per-layer table (cycles, units, MAC utilisation, bytes, bound) to f. */

@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,13 +26,24 @@ static int dfail(const char *path, const char *why)
     return -1;
 }
 
-static int grow(struct dataset *d, size_t more)
+/* Room for `more` inputs; -1 with *why when the float inputs would pass
+ * d->max_bytes or the host has no memory. */
+static int grow(struct dataset *d, size_t more, const char **why)
 {
     size_t need = (d->count + more) * d->in_n;
+    *why = "out of memory";
+    if (d->max_bytes && (uint64_t)need * sizeof(float) > d->max_bytes) {
+        *why = "the inputs as float32 would pass the --max-mem limit (use --count/--calib-count "
+               "or a larger --max-mem)";
+        return -1;
+    }
     if (need > d->cap) {
         size_t cap = d->cap ? d->cap : 1024;
         while (cap < need) {
             cap *= 2;
+        }
+        if (d->max_bytes && (uint64_t)cap * sizeof(float) > d->max_bytes) {
+            cap = need; /* exactly what is needed, within the limit */
         }
         float *nd = realloc(d->data, cap * sizeof(float));
         if (!nd) {
@@ -53,8 +65,9 @@ static int add_pixels(struct dataset *d, const char *path, const uint8_t *px, ui
                  w, h, ch, d->w, d->h, d->c);
         return dfail(path, why);
     }
-    if (grow(d, 1)) {
-        return dfail(path, "out of memory");
+    const char *why_grow;
+    if (grow(d, 1, &why_grow)) {
+        return dfail(path, why_grow);
     }
     float *x = d->data + d->count * d->in_n;
     for (uint32_t c = 0; c < d->c; c++) {
@@ -96,6 +109,15 @@ static int pgm_int(const uint8_t *b, size_t len, size_t *p, long *v)
     return digits ? 0 : -1;
 }
 
+/* netpbm: every gray value lies in [0, maxval]; one above it is refused
+ * rather than rescaled past 255 and wrapped. */
+static int pgm_above_maxval(const char *path, size_t i, long v, long mx)
+{
+    char why[160];
+    snprintf(why, sizeof why, "PGM pixel %zu is %ld, above the maxval %ld", i, v, mx);
+    return dfail(path, why);
+}
+
 static int load_pgm(struct dataset *d, const char *path, const uint8_t *b, size_t len)
 {
     size_t p = 2;
@@ -117,7 +139,11 @@ static int load_pgm(struct dataset *d, const char *path, const uint8_t *b, size_
                 free(px);
                 return dfail(path, "truncated PGM");
             }
-            px[i] = (uint8_t)(v > 255 ? 255 : v);
+            if (v > mx) {
+                free(px);
+                return pgm_above_maxval(path, i, v, mx);
+            }
+            px[i] = (uint8_t)v;
         }
     } else {
         p++; /* one whitespace after the maximum */
@@ -126,6 +152,13 @@ static int load_pgm(struct dataset *d, const char *path, const uint8_t *b, size_
             return dfail(path, "truncated PGM");
         }
         memcpy(px, b + p, n);
+        for (size_t i = 0; i < n; i++) {
+            if (px[i] > mx) {
+                long v = px[i];
+                free(px);
+                return pgm_above_maxval(path, i, v, mx);
+            }
+        }
     }
     if (mx != 255) {
         for (size_t i = 0; i < n; i++) {
@@ -148,9 +181,9 @@ static int load_png(struct dataset *d, const char *path, const uint8_t *b, size_
     int gray = d->c == 1;
     im.format = gray ? PNG_FORMAT_GRAY : PNG_FORMAT_RGB;
     size_t n = PNG_IMAGE_SIZE(im);
-    if (im.width > 65536 || im.height > 65536) {
+    if (im.width > 65536 || im.height > 65536 || (d->max_bytes && n > d->max_bytes)) {
         png_image_free(&im);
-        return dfail(path, "PNG too large");
+        return dfail(path, "PNG too large (65536 pixels a side, and its pixels within --max-mem)");
     }
     uint8_t *px = malloc(n ? n : 1);
     if (!px || !png_image_finish_read(&im, NULL, px, 0, NULL)) {
@@ -194,18 +227,28 @@ static int load_raw(struct dataset *d, const char *path, const uint8_t *b, size_
     if (len && len % fl == 0) { /* float32 tensors */
         size_t n = len / fl;
         n = limit && limit < n ? limit : n;
-        if (grow(d, n)) {
-            return dfail(path, "out of memory");
+        const char *why_grow;
+        if (grow(d, n, &why_grow)) {
+            return dfail(path, why_grow);
         }
         memcpy(d->data + d->count * d->in_n, b, n * fl);
+        for (size_t i = 0; i < n * d->in_n; i++) {
+            if (!isfinite(d->data[d->count * d->in_n + i])) {
+                char why[160];
+                snprintf(why, sizeof why, "float32 value %zu (record %zu) is NaN or infinite", i,
+                         i / d->in_n);
+                return dfail(path, why);
+            }
+        }
         d->count += n;
         return 0;
     }
     if (len && len % d->in_n == 0) { /* pixel bytes, CHW */
         size_t n = len / d->in_n;
         n = limit && limit < n ? limit : n;
-        if (grow(d, n)) {
-            return dfail(path, "out of memory");
+        const char *why_grow;
+        if (grow(d, n, &why_grow)) {
+            return dfail(path, why_grow);
         }
         for (size_t i = 0; i < n * d->in_n; i++) {
             d->data[d->count * d->in_n + i] = b[i] * d->scale - d->mean;
@@ -276,7 +319,7 @@ int dataset_add(struct dataset *d, const char *path, size_t limit)
     }
     uint8_t *b;
     size_t len;
-    if (cli_read_file(path, &b, &len)) {
+    if (cli_read_file_max(path, d->max_bytes, &b, &len)) {
         return -1;
     }
     int rc;
@@ -336,15 +379,41 @@ int labels_load(const char *path, uint8_t **labels, size_t *n)
 
 /* Image geometry of a file (IDX3 records, PGM, PNG) into dims[2] (height)
  * and dims[3] (width) when they are still 0; -1 (printed) when unknown. */
+/* The first entry of a folder in name order (what load_dir reads first). */
+static int first_entry(const char *dir, char *out, size_t len)
+{
+    DIR *dd = opendir(dir);
+    struct dirent *e;
+    char best[256] = "";
+    if (!dd) {
+        return dfail(dir, strerror(errno));
+    }
+    while ((e = readdir(dd))) {
+        if (e->d_name[0] != '.' && (!best[0] || strcmp(e->d_name, best) < 0)) {
+            snprintf(best, sizeof best, "%s", e->d_name);
+        }
+    }
+    closedir(dd);
+    if (!best[0]) {
+        return dfail(dir, "empty folder");
+    }
+    snprintf(out, len, "%s/%s", dir, best);
+    return 0;
+}
+
 int dataset_probe(struct dataset *d, const char *path, int64_t dims[4])
 {
-    (void)d;
     if (dims[2] && dims[3]) {
         return 0;
     }
+    struct stat st;
+    if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+        char first[4096];
+        return first_entry(path, first, sizeof first) ? -1 : dataset_probe(d, first, dims);
+    }
     uint8_t *b;
     size_t len;
-    if (cli_read_file(path, &b, &len)) {
+    if (cli_read_file_max(path, d->max_bytes, &b, &len)) {
         return -1;
     }
     int rc = 0;

@@ -11,6 +11,8 @@ struct dataset {
     size_t in_n;
     uint32_t c, h, w;     /* the model input's geometry */
     float scale, mean;    /* pixel byte -> byte * scale - mean */
+    uint64_t max_bytes;   /* host bytes one file and the float inputs may take
+                             (--max-mem; 0 = no limit beyond 4 GiB per file) */
 };
 
 void dataset_init(struct dataset *d, const int64_t *dims, int rank, size_t in_n);

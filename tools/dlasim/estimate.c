@@ -144,8 +144,10 @@ static int record_surface(struct dlasim_dev *dev, struct recorder *r, uint64_t a
         fprintf(f, "} ,\n");
     }
     fprintf(f, "}\n");
-    fclose(f);
     free(buf);
+    if (cli_close_output(f, path)) {
+        return -1;
+    }
     fprintf(r->cfg, "mem_load(pri_mem, 0x%llx, \"surface_%u.dat\");\n", (unsigned long long)addr,
             r->files);
     r->files++;
@@ -439,6 +441,31 @@ static int parse(int argc, char **argv, struct est_args *a)
     return 0;
 }
 
+/* --shape W,H,C,K,R,STRIDE,PAD: seven whole numbers, each parsed strictly. */
+static int parse_shape(const char *spec, struct shape *s)
+{
+    uint32_t *f[7] = {&s->w, &s->h, &s->c, &s->k, &s->r, &s->stride, &s->pad};
+    static const char *const names[7] = {"--shape W", "--shape H", "--shape C", "--shape K",
+                                         "--shape R", "--shape STRIDE", "--shape PAD"};
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *p = buf;
+    for (int i = 0; i < 7; i++) {
+        char *comma = strchr(p, ',');
+        if ((i < 6) != (comma != NULL)) {
+            return -1;
+        }
+        if (comma) {
+            *comma = 0;
+        }
+        if (cli_parse_u32(names[i], p, i == 6 ? 0 : 1, 65535, f[i])) {
+            return -1;
+        }
+        p = comma ? comma + 1 : p;
+    }
+    return 0;
+}
+
 int cmd_estimate(int argc, char **argv)
 {
     struct est_args a;
@@ -451,9 +478,7 @@ int cmd_estimate(int argc, char **argv)
     const char *net_name = a.network ? a.network : "resnet18";
     if (a.shape) {
         owned = calloc(1, sizeof(*owned));
-        if (!owned || sscanf(a.shape, "%u,%u,%u,%u,%u,%u,%u", &owned->w, &owned->h, &owned->c,
-                             &owned->k, &owned->r, &owned->stride, &owned->pad) != 7 ||
-            !owned->w || !owned->h || !owned->c || !owned->k || !owned->r || !owned->stride) {
+        if (!owned || parse_shape(a.shape, owned)) {
             fprintf(stderr, "dlasim estimate: --shape takes W,H,C,K,R,STRIDE,PAD (positive, PAD >= 0)\n");
             free(owned);
             return 2;
@@ -554,23 +579,29 @@ int cmd_estimate(int argc, char **argv)
                (unsigned long long)sheet, (double)total / (double)sheet);
     }
     printf("(convolutions with SDP on the fly; pooling and element-wise layers not included)\n");
-    if (a.json) {
-        timing_write_json(dev, a.json, net_name, total, mhz);
+    /* every output asked for is written, or the command fails */
+    if (a.json && timing_write_json(dev, a.json, net_name, total, mhz)) {
+        failed = 1;
     }
-    if (a.timeline) {
-        timing_write_timeline(dev, a.timeline, net_name, mhz);
+    if (a.timeline && timing_write_timeline(dev, a.timeline, net_name, mhz)) {
+        failed = 1;
     }
     if (a.plot) {
         char tmp[4096];
         snprintf(tmp, sizeof(tmp), "%s.json", a.plot);
-        if (!timing_write_json(dev, tmp, net_name, total, mhz)) {
-            timing_plot(tmp, a.plot);
+        if (timing_write_json(dev, tmp, net_name, total, mhz) || timing_plot(tmp, a.plot)) {
+            failed = 1;
         }
     }
     dlasim_destroy(dev);
     if (rec.cfg) {
-        fclose(rec.cfg);
-        printf("trace case recorded in %s (%u hardware layers)\n", a.record, rec.layers);
+        char path[2300];
+        snprintf(path, sizeof(path), "%s/%s.cfg", a.record, base_name(a.record));
+        if (cli_close_output(rec.cfg, path)) {
+            failed = 1;
+        } else {
+            printf("trace case recorded in %s (%u hardware layers)\n", a.record, rec.layers);
+        }
     }
     free(owned);
     return failed;

@@ -13,15 +13,7 @@
 
 static int write_file(const char *path, const uint8_t *d, size_t n)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(d, 1, n, f) != n) {
-        fprintf(stderr, "dlasim loadable: %s: %s\n", path, strerror(errno));
-        if (f) {
-            fclose(f);
-        }
-        return -1;
-    }
-    return fclose(f) ? -1 : 0;
+    return cli_write_file(path, d, n);
 }
 
 struct args {
@@ -43,12 +35,27 @@ static int parse_args(int argc, char **argv, struct args *a)
         }
         const char *o = argv[i];
         int has = i + 1 < argc;
-        if (!strcmp(o, "--input") && has && a->n_inputs < MAX_INPUTS) {
+        if ((!strcmp(o, "--input") || !strcmp(o, "--output") || !strcmp(o, "--expect-md5") ||
+             !strcmp(o, "--record-trace")) && !has) {
+            fprintf(stderr, "dlasim loadable: %s needs a value\n", o);
+            return -1;
+        }
+        if (!strcmp(o, "--input")) {
+            if (a->n_inputs == MAX_INPUTS) {
+                fprintf(stderr, "dlasim loadable: at most %d --input options (one per input "
+                                "tensor of the loadable)\n", MAX_INPUTS);
+                return -1;
+            }
             a->inputs[a->n_inputs++] = argv[++i];
         } else if (!strcmp(o, "--output") && has) {
             a->out_dir = argv[++i];
         } else if (!strcmp(o, "--expect-md5") && has) {
             a->expect_md5 = argv[++i];
+            if (strlen(a->expect_md5) != 32 || strspn(a->expect_md5, "0123456789abcdefABCDEF") != 32) {
+                fprintf(stderr, "dlasim loadable: --expect-md5 takes 32 hex digits, got '%s'\n",
+                        a->expect_md5);
+                return -1;
+            }
         } else if (!strcmp(o, "--record-trace") && has) {
             a->record = argv[++i];
         } else if (o[0] != '-' && !a->file) {
@@ -57,6 +64,10 @@ static int parse_args(int argc, char **argv, struct args *a)
             fprintf(stderr, "dlasim loadable: unexpected argument '%s'\n", o);
             return -1;
         }
+    }
+    if ((a->record && cli_check_output_dir("--record-trace", a->record)) ||
+        (a->out_dir && cli_check_output_dir("--output", a->out_dir))) {
+        return -1;
     }
     if (!a->file) {
         fprintf(stderr, "usage: dlasim loadable [options] FILE [--input FILE ...] [--output DIR] "

@@ -10,8 +10,6 @@
  * --threads N, --strict, --log reg,exec,guest,unimp, --max-mem SIZE,
  * --max-work N.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +25,7 @@ static void usage(FILE *f)
             "commands:\n"
             "  trace CASE.cfg                 run one NVDLA register trace; exit 0 iff all checks pass\n"
             "  trace --suite DIR [--match GLOB] [--exclude GLOB] [--expect FILE] [--table]\n"
+            "        [--shard I/N --shard-out FILE]\n"
             "                                 run every case folder of DIR\n"
             "  info                           read the ConfigROM through the CSB and decode it\n"
             "  compile MODEL.onnx --calib DATA [--calib-count N] [-o MODEL.nvdla]\n"
@@ -34,8 +33,15 @@ static void usage(FILE *f)
             "                                 calibrate an ONNX model for INT8 and lower it to NVDLA layers\n"
             "  run MODEL.onnx --input FILE... [--calib DATA] [--labels IDX1] [--names FILE]\n"
             "      [--json OUT] [--report] [--record-trace DIR] [--compare-float] [--draw N]\n"
-            "      [--count N] [--progress] [--scale S] [--mean M]\n"
+            "      [--out-raw FILE] [--float-raw FILE] [--float-only]\n"
+            "      [--count N] [--progress] [--scale S] [--mean M] [--shard I/N --shard-out FILE]\n"
             "                                 run it on the simulated device, print the top classes\n"
+            "  merge [--json FILE] SHARD.jsonl...\n"
+            "                                 the --shard I/N outputs of one job printed as one\n"
+            "                                 process prints them (docs/cluster.md)\n"
+            "  each LIST [--shard I/N --shard-out FILE] -- COMMAND ARG...\n"
+            "                                 COMMAND once per line of LIST (\"{}\": the line's\n"
+            "                                 words, \"{#}\": its index), outputs in list order\n"
             "  bench [--json FILE]            convolution performance table (make bench)\n"
             "  rk conv [--in WxHxC] [--kernels K] [--kernel N] [--stride S] [--pad P]\n"
             "          [--depthwise] [--tasks N] [--seed S]\n"
@@ -45,6 +51,9 @@ static void usage(FILE *f)
             "         [--dump ADDR:SIZE:FILE]...\n"
             "                                 RK3588: kick a raw regcmd list as linux rocket does\n"
             "  rk decode LIST.bin             RK3588: print a regcmd list with register names\n"
+            "  teflon MODEL.tflite [--input FILE] [--json OUT]\n"
+            "                                 a TFLite model on TFLite's CPU and through Mesa's\n"
+            "                                 Teflon + rocket on the RK3588 (docs/teflon.md)\n"
             "  loadable FILE [--input FILE ...] [--output DIR] [--expect-md5 MD5]\n"
             "               [--record-trace DIR]\n"
             "                                 run an NVDLA loadable, dump outputs as DIR/o_000000.dimg\n"
@@ -74,68 +83,6 @@ static void usage(FILE *f)
             "                                 whole-network cycles and fps (resnet18, resnet50)\n");
 }
 
-static unsigned parse_log(const char *s)
-{
-    unsigned m = 0;
-    if (strstr(s, "reg")) {
-        m |= DLASIM_LOG_REG;
-    }
-    if (strstr(s, "exec")) {
-        m |= DLASIM_LOG_EXEC;
-    }
-    if (strstr(s, "guest")) {
-        m |= DLASIM_LOG_GUEST_ERROR;
-    }
-    if (strstr(s, "unimp")) {
-        m |= DLASIM_LOG_UNIMP;
-    }
-    return m;
-}
-
-/* "123", "512K", "8G", "1T" (binary multiples) -> *out; 0 or -1 if malformed. */
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    if (!isdigit((unsigned char)s[0])) {
-        return -1;
-    }
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    unsigned shift = 0;
-    switch (toupper((unsigned char)*end)) {
-    case 'K':
-        shift = 10;
-        break;
-    case 'M':
-        shift = 20;
-        break;
-    case 'G':
-        shift = 30;
-        break;
-    case 'T':
-        shift = 40;
-        break;
-    case '\0':
-        break;
-    default:
-        return -1;
-    }
-    if (shift) {
-        end++;
-        if (toupper((unsigned char)*end) == 'I') { /* KiB, MiB, ... */
-            end++;
-        }
-        if (toupper((unsigned char)*end) == 'B') {
-            end++;
-        }
-    }
-    if (*end || errno || v > (UINT64_MAX >> shift)) {
-        return -1;
-    }
-    *out = (uint64_t)v << shift;
-    return 0;
-}
-
 uint64_t cli_max_mem(const struct cli_common *c)
 {
     return c->max_mem_given ? c->max_mem : CLI_DEFAULT_MAX_MEM;
@@ -157,10 +104,12 @@ static int timing_option(struct cli_common *c, const char *opt, const char *v)
         c->mem_profile = v;
         return 1;
     }
-    char *end;
-    double x = strtod(v, &end);
-    if (*end || !(x > 0) || x > 1e6) {
-        fprintf(stderr, "dlasim: %s takes a positive number, got '%s'\n", opt, v);
+    /* Ranges that keep every modelled cycle count far from overflow: at
+     * worst 1e5 MHz / 0.01 GB/s = 1e4 cycles per byte (docs/timing.md). */
+    double lo = !strcmp(opt, "--mem-bw") ? 0.01 : !strcmp(opt, "--mem-latency") ? 0.001 : 1.0;
+    double hi = !strcmp(opt, "--mem-latency") ? 1e6 : 1e5;
+    double x;
+    if (cli_parse_double(opt, v, lo, hi, &x)) {
         return -1;
     }
     if (!strcmp(opt, "--mem-bw")) {
@@ -218,18 +167,14 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
         }
         c->sets[c->nsets++] = v;
     } else if (!strcmp(a, "--threads")) {
-        char *end;
-        long n = strtol(v, &end, 10);
-        if (*end || n < 0 || n > 256) {
-            fprintf(stderr, "dlasim: --threads takes a number from 0 to 256, got '%s'\n", v);
+        uint32_t n;
+        if (cli_parse_u32(a, v, 0, 256, &n)) {
             return -1;
         }
-        c->threads = (unsigned)n;
+        c->threads = n;
     } else if (!strcmp(a, "--max-mem") || !strcmp(a, "--max-work")) {
         uint64_t n;
-        if (parse_size(v, &n)) {
-            fprintf(stderr, "dlasim: %s takes a number with an optional K, M, G or T suffix "
-                            "(0 = no limit), got '%s'\n", a, v);
+        if (cli_parse_size(a, v, &n)) {
             return -1;
         }
         if (!strcmp(a, "--max-mem")) {
@@ -238,8 +183,8 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
         } else {
             c->max_work = n;
         }
-    } else {
-        c->log_mask = parse_log(v);
+    } else if (cli_parse_log(a, v, &c->log_mask)) {
+        return -1;
     }
     return 1;
 }
@@ -313,6 +258,15 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "estimate")) {
         return cmd_estimate(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "teflon")) {
+        return cmd_teflon(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "merge")) {
+        return cmd_merge(argc - 1, argv + 1);
+    }
+    if (!strcmp(argv[1], "each")) {
+        return cmd_each(argc - 1, argv + 1);
     }
     fprintf(stderr, "dlasim: unknown command '%s'\n\n", argv[1]);
     usage(stderr);

@@ -7,6 +7,9 @@
  *   dlasim run MODEL.onnx --input FILE... [--calib DATA] [--calib-count N]
  *              [--labels FILE] [--names FILE] [--json OUT] [--report]
  *              [--record-trace DIR] [--count N] [--compare-float] [--draw N]
+ *              [--out-raw FILE] [--float-raw FILE] [--float-only]
+ * --float-only runs only the float reference (no calibration, no device):
+ * the outputs go to --float-raw.
  *              [--top K] [--progress] [--config NAME] [...]
  *
  * DATA and --input: PGM/PNG images, folders of them, IDX files
@@ -14,6 +17,7 @@
  * bytes.  Without --calib, `run` calibrates on (up to --calib-count of) its
  * inputs.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,30 +28,59 @@
 #include "cli.h"
 #include "dataset.h"
 #include "dlasim/compiler.h"
+#include "run_results.h"
+#include "run_shard.h"
+#include "shard.h"
 
 #define MAX_FILES 256
 
 struct onnx_opts {
     struct cli_common common;
     const char *model, *out, *labels, *names, *json, *record;
+    const char *out_raw, *float_raw; /* outputs as raw float32 (INT8 dequantized; float reference) */
     const char *calib[MAX_FILES], *input[MAX_FILES];
     int n_calib, n_input;
     size_t calib_count, count;
     struct dlasim_calib_options copt;
     float scale, mean;
     int scale_set, mean_set;
-    int report, compare_float, draw, top, progress;
+    int report, compare_float, draw, top, progress, float_only;
+    struct shard shard;       /* --shard I/N (count 0: the whole set) */
+    const char *shard_out;    /* --shard-out FILE: the shard's JSON lines */
 };
 
+/* A count option (--calib-count, --count, --draw, --top). */
 static int parse_size(const char *opt, const char *v, size_t *out)
 {
-    char *end;
-    long long n = strtoll(v, &end, 10);
-    if (*end || n < 0) {
-        fprintf(stderr, "dlasim: %s takes a count, got '%s'\n", opt, v);
+    return cli_parse_count(opt, v, (size_t)1 << 40, out);
+}
+
+/* --shard needs --shard-out (and the reverse), `run` of an ONNX model, and
+ * no per-run timing (cycles of one shard are not the whole set's). */
+static int check_shard_opts(const struct onnx_opts *o, int is_run)
+{
+    if (!o->shard.count != !o->shard_out) {
+        fprintf(stderr, "dlasim: --shard I/N and --shard-out FILE go together\n");
         return -1;
     }
-    *out = (size_t)n;
+    size_t ml = o->model ? strlen(o->model) : 0;
+    if (o->shard.count && (!is_run || (ml > 6 && !strcmp(o->model + ml - 6, ".nvdla")))) {
+        fprintf(stderr, "dlasim: --shard splits `dlasim run MODEL.onnx` over its inputs only\n");
+        return -1;
+    }
+    if (o->shard.count && (o->out_raw || o->float_raw || o->float_only)) {
+        fprintf(stderr, "dlasim run: --shard does not split --out-raw, --float-raw or --float-only\n");
+        return -1;
+    }
+    if (o->shard.count && o->json) {
+        fprintf(stderr, "dlasim run: with --shard, give --json FILE to `dlasim merge`\n");
+        return -1;
+    }
+    if (o->shard.count && o->common.timing) {
+        fprintf(stderr, "dlasim run: --shard with --timing is not supported: the cycle model's "
+                        "per-run totals are not split into shards\n");
+        return -1;
+    }
     return 0;
 }
 
@@ -82,6 +115,8 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
             o->report = 1, takes = 0, list = NULL;
         } else if (!strcmp(a, "--compare-float")) {
             o->compare_float = 1, takes = 0, list = NULL;
+        } else if (!strcmp(a, "--float-only")) {
+            o->float_only = 1, takes = 0, list = NULL;
         } else if (!strcmp(a, "--progress")) {
             o->progress = 1, takes = 0, list = NULL;
         } else if (a[0] == '-' && a[1] && !v) {
@@ -95,8 +130,18 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
             o->names = v;
         } else if (!strcmp(a, "--json")) {
             o->json = v;
+        } else if (!strcmp(a, "--out-raw")) {
+            o->out_raw = v;
+        } else if (!strcmp(a, "--float-raw")) {
+            o->float_raw = v, o->compare_float = 1;
         } else if (!strcmp(a, "--record-trace")) {
             o->record = v;
+        } else if (!strcmp(a, "--shard")) {
+            if (shard_parse(a, v, &o->shard)) {
+                return -1;
+            }
+        } else if (!strcmp(a, "--shard-out")) {
+            o->shard_out = v;
         } else if (!strcmp(a, "--calib-count")) {
             if (parse_size(a, v, &o->calib_count)) {
                 return -1;
@@ -118,13 +163,22 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
             }
             o->top = (int)(n > 100 ? 100 : n);
         } else if (!strcmp(a, "--scale")) {
-            o->scale = strtof(v, NULL), o->scale_set = 1;
+            /* pixel byte * scale - mean: a finite, non-zero factor */
+            if (cli_parse_float(a, v, -1e6, 1e6, &o->scale)) {
+                return -1;
+            }
+            if (o->scale == 0) {
+                fprintf(stderr, "dlasim: --scale 0 would make every input 0\n");
+                return -1;
+            }
+            o->scale_set = 1;
         } else if (!strcmp(a, "--mean")) {
-            o->mean = strtof(v, NULL), o->mean_set = 1;
+            if (cli_parse_float(a, v, -1e6, 1e6, &o->mean)) {
+                return -1;
+            }
+            o->mean_set = 1;
         } else if (!strcmp(a, "--percentile")) {
-            o->copt.percentile = strtod(v, NULL);
-            if (!(o->copt.percentile > 0 && o->copt.percentile <= 100)) {
-                fprintf(stderr, "dlasim: --percentile takes a value in (0, 100]\n");
+            if (cli_parse_double(a, v, 1e-6, 100, &o->copt.percentile)) {
                 return -1;
             }
         } else if (!strcmp(a, "--method")) {
@@ -164,6 +218,17 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
         fprintf(stderr, "dlasim: no model given\n");
         return -1;
     }
+    if (o->record && cli_check_output_dir("--record-trace", o->record)) {
+        return -1;
+    }
+    /* the ONNX compiler emits NVDLA layers (src/compiler): say so here rather
+     * than fail later on a parameter the RK3588 does not have */
+    if (o->common.config && !strncmp(o->common.config, "rk", 2)) {
+        fprintf(stderr, "dlasim: --config %s: the ONNX compiler targets the NVDLA configurations "
+                        "(nv_small, nv_small_256, nv_large); the RK3588 runs regcmd lists "
+                        "(dlasim rk)\n", o->common.config);
+        return -1;
+    }
     if (!is_run && o->n_calib == 0) {
         fprintf(stderr, "dlasim compile: --calib DATA is required (images, IDX or raw tensors)\n");
         return -1;
@@ -172,7 +237,7 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
         fprintf(stderr, "dlasim run: --input FILE... is required\n");
         return -1;
     }
-    return 0;
+    return check_shard_opts(o, is_run);
 }
 
 static int load_data(const struct onnx_opts *o, const struct dlasim_model *m, const char *const *files,
@@ -181,6 +246,7 @@ static int load_data(const struct onnx_opts *o, const struct dlasim_model *m, co
     int64_t dims[6];
     int rank = dlasim_model_input_shape(m, dims);
     dataset_init(d, dims, rank, dlasim_model_input_size(m));
+    d->max_bytes = cli_max_mem(&o->common);
     if (o->scale_set) {
         d->scale = o->scale;
     }
@@ -202,11 +268,11 @@ static int load_data(const struct onnx_opts *o, const struct dlasim_model *m, co
     return 0;
 }
 
-static struct dlasim_model *load_model(const char *path)
+static struct dlasim_model *load_model(const char *path, uint64_t max_bytes)
 {
     uint8_t *buf;
     size_t len;
-    if (cli_read_file(path, &buf, &len)) {
+    if (cli_read_file_max(path, max_bytes, &buf, &len)) {
         return NULL;
     }
     struct dlasim_model *m = NULL;
@@ -236,7 +302,7 @@ static const char *method_name(enum dlasim_calib_method m)
 static struct dlasim_model *prepare(const struct onnx_opts *o, const char *const *calib_files,
                                     int n_calib)
 {
-    struct dlasim_model *m = load_model(o->model);
+    struct dlasim_model *m = load_model(o->model, cli_max_mem(&o->common));
     if (!m) {
         return NULL;
     }
@@ -248,11 +314,15 @@ static struct dlasim_model *prepare(const struct onnx_opts *o, const char *const
     }
     char err[1024];
     double t0 = now();
-    int rc = dlasim_model_calibrate(m, cal.data, cal.count, &o->copt, err, sizeof err);
+    struct dlasim_calib_options copt = o->copt;
+    copt.max_host_mem = cli_max_mem(&o->common); /* live float tensors of one run */
+    copt.max_work = o->common.max_work;          /* one node's float work */
+    int rc = dlasim_model_calibrate(m, cal.data, cal.count, &copt, err, sizeof err);
     if (!rc) {
         printf("calibrated on %zu inputs (%s) in %.2f s\n", cal.count, method_name(o->copt.method),
                now() - t0);
-        rc = dlasim_model_compile(m, o->common.config, err, sizeof err);
+        rc = dlasim_model_compile_set(m, o->common.config, o->common.sets, o->common.nsets, err,
+                                      sizeof err);
     }
     dataset_free(&cal);
     if (rc) {
@@ -279,6 +349,15 @@ int cmd_compile(int argc, char **argv)
         return 1;
     }
     int rc = 0;
+    if (o.out && ((o.scale_set && o.scale != 1.0f / 255.0f) || (o.mean_set && o.mean != 0))) {
+        /* the runtime converts a loadable's image input itself (p / 255 at
+         * 1/127 per step): other pixel conversions cannot travel with it */
+        fprintf(stderr, "dlasim compile: -o %s: --scale/--mean change how pixels become inputs, "
+                        "but a loadable's input is converted by the runtime as p / 255; they apply "
+                        "to `dlasim run MODEL.onnx` only\n", o.out);
+        dlasim_model_free(m);
+        return 2;
+    }
     if (o.out) {
         uint8_t *file = NULL;
         size_t len = 0;
@@ -287,9 +366,7 @@ int cmd_compile(int argc, char **argv)
             fprintf(stderr, "dlasim compile: %s: %s\n", o.out, err);
             rc = 1;
         } else {
-            FILE *f = fopen(o.out, "wb");
-            if (!f || fwrite(file, 1, len, f) != len || fclose(f)) {
-                perror(o.out);
+            if (cli_write_file(o.out, file, len)) {
                 rc = 1;
             } else {
                 printf("wrote %s (%zu bytes)\n", o.out, len);
@@ -303,119 +380,42 @@ int cmd_compile(int argc, char **argv)
 
 /* ---- run ------------------------------------------------------------------------------- */
 
-static int argmax(const float *v, size_t n)
-{
-    size_t b = 0;
-    for (size_t i = 1; i < n; i++) {
-        b = v[i] > v[b] ? i : b;
-    }
-    return (int)b;
-}
-
+/* Class names, one a line; *n = -1 (printed) when the file cannot be read
+ * (a missing file or a folder is an error, not "no names"). */
 static char **load_names(const char *path, int *n)
 {
     *n = 0;
     if (!path) {
         return NULL;
     }
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        perror(path);
+    uint8_t *b;
+    size_t len;
+    if (cli_read_file_max(path, (uint64_t)64 << 20, &b, &len)) {
+        *n = -1;
         return NULL;
     }
-    char **names = NULL, line[256];
-    while (fgets(line, sizeof line, f) && *n < 100000) {
-        line[strcspn(line, "\r\n")] = 0;
+    char **names = NULL;
+    size_t p = 0;
+    while (p < len && *n < 100000) {
+        size_t e = p;
+        while (e < len && b[e] != '\n') {
+            e++;
+        }
+        size_t l = e > p && b[e - 1] == '\r' ? e - p - 1 : e - p;
         char **nn = realloc(names, (size_t)(*n + 1) * sizeof *nn);
-        if (!nn) {
+        char *name = nn ? malloc(l + 1) : NULL;
+        if (!name) {
+            names = nn ? nn : names;
             break;
         }
+        memcpy(name, b + p, l);
+        name[l] = 0;
         names = nn;
-        names[*n] = strdup(line);
-        if (names[*n]) {
-            (*n)++;
-        }
+        names[(*n)++] = name;
+        p = e + 1;
     }
-    fclose(f);
+    free(b);
     return names;
-}
-
-static const char *name_of(char **names, int n, int k, char *buf, size_t len)
-{
-    if (k >= 0 && k < n) {
-        return names[k];
-    }
-    snprintf(buf, len, "class %d", k);
-    return buf;
-}
-
-/* A 1- or 3-channel input in the terminal: two pixel rows per line. */
-static void draw(const float *x, uint32_t c, uint32_t h, uint32_t w)
-{
-    static const char ramp[] = " .:-=+*#%@";
-    (void)c;
-    float lo = x[0], hi = x[0];
-    for (uint32_t i = 0; i < h * w; i++) {
-        lo = x[i] < lo ? x[i] : lo;
-        hi = x[i] > hi ? x[i] : hi;
-    }
-    for (uint32_t y = 0; y + 1 < h + 1; y += 2) {
-        printf("    |");
-        for (uint32_t xx = 0; xx < w; xx++) {
-            float v = x[y * w + xx];
-            if (y + 1 < h) {
-                v = (v + x[(y + 1) * w + xx]) / 2;
-            }
-            int k = hi > lo ? (int)((v - lo) / (hi - lo) * 9.99f) : 0;
-            putchar(ramp[k < 0 ? 0 : k > 9 ? 9 : k]);
-        }
-        printf("|\n");
-    }
-}
-
-static void print_top(const float *v, size_t n, int top, char **names, int n_names)
-{
-    char buf[32];
-    int used[100] = { 0 };
-    for (int t = 0; t < top && t < (int)n && t < 100; t++) {
-        int b = -1;
-        for (size_t i = 0; i < n; i++) {
-            int taken = 0;
-            for (int u = 0; u < t; u++) {
-                taken |= used[u] == (int)i;
-            }
-            if (!taken && (b < 0 || v[i] > v[b])) {
-                b = (int)i;
-            }
-        }
-        used[t] = b;
-        printf("%s%s %.3f", t ? ", " : " ", name_of(names, n_names, b, buf, sizeof buf), v[b]);
-    }
-    printf("\n");
-}
-
-static int write_json(const char *path, int have_acc, double acc, size_t n, const float *out,
-                      size_t out_n)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        return -1;
-    }
-    fprintf(f, "{");
-    if (have_acc) {
-        fprintf(f, "\"top1_accuracy\": %.6f, ", acc);
-    }
-    fprintf(f, "\"images\": %zu, \"outputs\": [", n);
-    for (size_t i = 0; i < n; i++) {
-        fprintf(f, "%s[", i ? ",\n" : "\n");
-        for (size_t k = 0; k < out_n; k++) {
-            fprintf(f, "%s%.6g", k ? ", " : "", out[i * out_n + k]);
-        }
-        fprintf(f, "]");
-    }
-    fprintf(f, "\n]}\n");
-    return fclose(f) ? -1 : 0;
 }
 
 /* `dlasim run MODEL.nvdla`: each input image through the loadable runner
@@ -452,6 +452,7 @@ static int run_loadable(const struct onnx_opts *o)
     for (int pass = 0; pass < 2 && !rc; pass++) {
         dataset_free(&in);
         dataset_init(&in, dims, 4, (size_t)(dims[2] * dims[3]));
+        in.max_bytes = cli_max_mem(&o->common);
         in.w = (uint32_t)dims[3], in.h = (uint32_t)dims[2];
         for (int i = 0; i < o->n_input && !rc; i++) {
             rc = dataset_probe(&in, o->input[i], dims);
@@ -475,7 +476,11 @@ static int run_loadable(const struct onnx_opts *o)
         rc = -1;
     }
     int n_names = 0;
-    char **names = load_names(o->names, &n_names);
+    char **names = rc ? NULL : load_names(o->names, &n_names);
+    if (n_names < 0) {
+        rc = -1;
+        n_names = 0;
+    }
     size_t npx = (size_t)in.w * in.h, on = 0, correct = 0;
     char hdr[64];
     int hl = snprintf(hdr, sizeof hdr, "P5\n%u %u\n255\n", in.w, in.h);
@@ -513,11 +518,11 @@ static int run_loadable(const struct onnx_opts *o)
                 out[i * on + k] = (float)(int8_t)d[36 + k];
             }
             if (!rc && labels) {
-                correct += argmax(out + i * on, on) == labels[i];
+                correct += run_argmax(out + i * on, on) == labels[i];
             }
             if (!rc && i < 10) {
                 printf("input %zu (int8 output):", i);
-                print_top(out + i * on, on, o->top, names, n_names);
+                run_print_top(stdout, out + i * on, on, o->top, names, n_names);
             }
         }
     }
@@ -531,7 +536,7 @@ static int run_loadable(const struct onnx_opts *o)
     if (!rc && labels) {
         printf("top-1 accuracy: %.2f %% (%zu / %zu)\n", 100 * acc, correct, in.count);
     }
-    if (!rc && o->json && write_json(o->json, labels != NULL, acc, in.count, out, on)) {
+    if (!rc && o->json && run_write_json(o->json, labels != NULL, acc, in.count, out, on)) {
         rc = -1;
     }
     for (int i = 0; i < n_names; i++) {
@@ -546,11 +551,193 @@ static int run_loadable(const struct onnx_opts *o)
     return rc ? 1 : 0;
 }
 
+/* The per-layer quantization report over (up to) the first 300 inputs of the
+ * whole set, outside the timing (tmp: out_n floats of scratch); NULL and
+ * *rc = -1 after printing on failure. */
+static char *layer_report(struct dlasim_model *m, struct dlasim_dev *dev, const struct dataset *in,
+                          float *tmp, int *rc)
+{
+    size_t n = in->count < 300 ? in->count : 300;
+    char err[1024];
+    dlasim_model_stats_begin(m, 0);
+    for (size_t i = 0; i < n; i++) {
+        if (dlasim_model_run(m, dev, in->data + i * in->in_n, tmp, NULL, err, sizeof err)) {
+            fprintf(stderr, "dlasim run: input %zu: %s\n", i, err);
+            *rc = -1;
+            return NULL;
+        }
+    }
+    static const char head[] =
+        "per-layer quantization over %zu inputs: scales (float per int8 step), SDP shifts,\n"
+        "saturated outputs and the SQNR of the layer's INT8 output against float:\n";
+    char *rep = dlasim_model_layer_report(m);
+    size_t len = sizeof head + 32 + (rep ? strlen(rep) : 0);
+    char *s = malloc(len);
+    if (s) {
+        int k = snprintf(s, len, head, n);
+        snprintf(s + k, len - (size_t)k, "%s", rep ? rep : "");
+    }
+    free(rep);
+    *rc = s ? *rc : -1;
+    return s;
+}
+
+/* Pictures of the inputs --draw picks that lie in [first, end) (the others NULL). */
+static char **make_drawings(const struct dataset *in, int draw, size_t first, size_t end)
+{
+    char **d = calloc((size_t)(draw > 0 ? draw : 1), sizeof *d);
+    for (int i = 0; d && i < draw && (size_t)i < in->count; i++) {
+        size_t k = run_draw_index((size_t)i, in->count, draw);
+        if (k >= first && k < end) {
+            d[i] = run_draw(in->data + k * in->in_n, in->h, in->w);
+        }
+    }
+    return d;
+}
+
+/* The INT8 runs of inputs [first, end) into out (after a first run that
+ * loads the weights, outside the clock), with their timing line. */
+static int run_int8(const struct onnx_opts *o, struct dlasim_model *m, struct dlasim_dev *dev,
+                    const struct dataset *in, size_t first, size_t end, float *out, size_t on)
+{
+    struct dlasim_rt_options ropt;
+    memset(&ropt, 0, sizeof ropt);
+    ropt.record_trace_dir = o->record;
+    char err[1024];
+    int tty = isatty(1);
+    const char *config = o->common.config ? o->common.config : "nv_small";
+    /* the first run writes the weights into device memory: done before the clock starts */
+    if (dlasim_model_run(m, dev, in->data + first * in->in_n, out + first * on, NULL, err, sizeof err)) {
+        fprintf(stderr, "dlasim run: input %zu: %s\n", first, err);
+        return -1;
+    }
+    if (o->common.timing) { /* time the measured inferences only, not the weight load */
+        dlasim_timing_clear(dev);
+    }
+    size_t n = end - first;
+    double t0 = now();
+    for (size_t i = first; i < end; i++) {
+        if (dlasim_model_run(m, dev, in->data + i * in->in_n, out + i * on, o->record ? &ropt : NULL,
+                             err, sizeof err)) {
+            fprintf(stderr, "dlasim run: input %zu: %s\n", i, err);
+            return -1;
+        }
+        if (o->progress && (i + 1 - first) % 500 == 0) {
+            fprintf(tty ? stdout : stderr, "%s  %zu / %zu inputs on the simulated %s (%.1f s)%s",
+                    tty ? "\r" : "", i + 1 - first, n, config, now() - t0, tty ? "" : "\n");
+            fflush(tty ? stdout : stderr);
+        }
+    }
+    double t_int8 = now() - t0;
+    if (o->progress && tty) {
+        printf("\n");
+    }
+    uint64_t macs = dlasim_model_macs(m);
+    double nd = (double)(n ? n : 1);
+    printf("INT8 on simulated %s: %zu inputs in %.2f s (%.3f ms per input, %.2f GMAC/s; "
+           "weights loaded before)\n",
+           config, n, t_int8, 1e3 * t_int8 / nd, (double)macs * (double)n / t_int8 / 1e9);
+    if (o->common.timing) {
+        timing_print_network(dev, stdout, o->common.clock_mhz > 0 ? o->common.clock_mhz : 1000.0, n);
+    }
+    return 0;
+}
+
+/* The float reference of inputs [first, end) into fout, with its timing line. */
+static int run_float(const struct onnx_opts *o, struct dlasim_model *m, const struct dataset *in,
+                     size_t first, size_t end, float *fout, size_t on)
+{
+    char err[1024];
+    int tty = isatty(1);
+    double t1 = now();
+    for (size_t i = first; i < end; i++) {
+        if (dlasim_model_run_float(m, in->data + i * in->in_n, fout + i * on, err, sizeof err)) {
+            fprintf(stderr, "dlasim run: float input %zu: %s\n", i, err);
+            return -1;
+        }
+        if (o->progress && (i + 1 - first) % 1000 == 0) {
+            fprintf(tty ? stdout : stderr, "%s  %zu / %zu inputs in float (reference) (%.1f s)%s",
+                    tty ? "\r" : "", i + 1 - first, end - first, now() - t1, tty ? "" : "\n");
+            fflush(tty ? stdout : stderr);
+        }
+    }
+    printf("%sfloat reference: %zu inputs in %.2f s\n", o->progress && tty ? "\n" : "",
+           end - first, now() - t1);
+    return 0;
+}
+
+/* Opens this shard's JSON-lines file and writes its header before any input
+ * runs, so a shard that cannot write fails at once (run_shard.c). */
+static FILE *open_shard(const struct onnx_opts *o, int argc, char **argv, struct dlasim_model *m,
+                        struct run_shard *job)
+{
+    static const struct shard_drop drop[] = {
+        { "--shard", 1 }, { "--shard-out", 1 }, { "--progress", 0 }, { "--threads", 1 },
+    };
+    char *args = shard_args(argc, argv, drop, sizeof drop / sizeof drop[0]);
+    char *compile_report = dlasim_model_compile_report(m);
+    job->path = o->shard_out, job->shard = &o->shard, job->args = args;
+    job->model_path = o->model, job->compile_report = compile_report;
+    job->report_wanted = o->report;
+    FILE *f = args ? run_shard_open(job) : NULL;
+    free(compile_report);
+    free(args);
+    job->args = job->compile_report = NULL;
+    return f;
+}
+
+static int write_raw(const char *path, const float *v, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(v, sizeof *v, n, f) == n;
+    if (f && fclose(f)) {
+        ok = 0;
+    }
+    if (!ok) {
+        fprintf(stderr, "dlasim run: cannot write %s\n", path);
+    }
+    return ok ? 0 : -1;
+}
+
+/* dlasim run --float-only: the float reference on the inputs, outputs to --float-raw. */
+static int run_float_only(const struct onnx_opts *o)
+{
+    struct dlasim_model *m = load_model(o->model, cli_max_mem(&o->common));
+    if (!m) {
+        return 1;
+    }
+    struct dataset in;
+    int rc = load_data(o, m, o->input, o->n_input, o->count, &in);
+    size_t on = dlasim_model_output_size(m);
+    float *y = rc ? NULL : malloc((in.count ? in.count : 1) * on * sizeof(float));
+    char err[1024];
+    rc = y ? 0 : -1;
+    for (size_t i = 0; !rc && i < in.count; i++) {
+        if (dlasim_model_run_float(m, in.data + i * in.in_n, y + i * on, err, sizeof err)) {
+            fprintf(stderr, "dlasim run: float input %zu: %s\n", i, err);
+            rc = -1;
+        }
+    }
+    if (!rc) {
+        printf("float reference: %zu inputs, %zu outputs each\n", in.count, on);
+    }
+    if (!rc && o->float_raw && write_raw(o->float_raw, y, in.count * on)) {
+        rc = -1;
+    }
+    free(y);
+    dataset_free(&in);
+    dlasim_model_free(m);
+    return rc ? 1 : 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     struct onnx_opts o;
     if (parse_opts(argc, argv, &o, 1)) {
         return 2;
+    }
+    if (o.float_only) {
+        return run_float_only(&o);
     }
     size_t ml = strlen(o.model);
     if (ml > 6 && !strcmp(o.model + ml - 6, ".nvdla")) {
@@ -581,135 +768,62 @@ int cmd_run(int argc, char **argv)
     }
     int n_names = 0;
     char **names = load_names(o.names, &n_names);
-    size_t on = dlasim_model_output_size(m);
-    float *out = malloc(in.count * on * sizeof(float));
-    float *fout = o.compare_float ? malloc(in.count * on * sizeof(float)) : NULL;
-    if (!out || (o.compare_float && !fout)) {
+    if (n_names < 0) {
         rc = -1;
+        n_names = 0;
     }
-    struct dlasim_rt_options ropt;
-    memset(&ropt, 0, sizeof ropt);
-    ropt.record_trace_dir = o.record;
-    char err[1024];
-    int tty = isatty(1);
-    /* the first run writes the weights into device memory: done before the clock starts */
-    if (!rc && dlasim_model_run(m, dev, in.data, out, NULL, err, sizeof err)) {
-        fprintf(stderr, "dlasim run: input 0: %s\n", err);
-        rc = -1;
+    size_t on = dlasim_model_output_size(m), first, end;
+    shard_range(&o.shard, in.count, &first, &end);
+    float *out = calloc(in.count * on, sizeof(float));
+    float *fout = o.compare_float ? calloc(in.count * on, sizeof(float)) : NULL;
+    int *fpred = o.compare_float ? calloc(in.count, sizeof(int)) : NULL;
+    float *tmp = malloc(on * sizeof(float));
+    rc = rc || !out || !tmp || (o.compare_float && (!fout || !fpred)) ? -1 : 0;
+    struct run_results r = {
+        .config = o.common.config ? o.common.config : "nv_small", .count = in.count, .out_n = on,
+        .out = out, .labels = labels, .fpred = fpred, .fout = fout, .top = o.top, .names = names,
+        .n_names = n_names, .draw = o.draw,
+    };
+    struct run_shard job = { .in = &in, .results = &r, .first = first, .end = end };
+    FILE *shard_file = !rc && o.shard.count ? open_shard(&o, argc, argv, m, &job) : NULL;
+    rc = o.shard.count && !shard_file ? -1 : rc;
+    rc = rc ? rc : run_int8(&o, m, dev, &in, first, end, out, on);
+    rc = rc || !fout ? rc : run_float(&o, m, &in, first, end, fout, on);
+    for (size_t i = first; fpred && i < end; i++) {
+        fpred[i] = run_argmax(fout + i * on, on);
     }
-    if (o.common.timing) { /* time the measured inferences only, not the weight load */
-        dlasim_timing_clear(dev);
+    char *report = NULL;
+    if (!rc && o.report && (!o.shard.count || o.shard.index == 0)) {
+        report = layer_report(m, dev, &in, tmp, &rc);
     }
-    double t0 = now();
-    for (size_t i = 0; i < in.count && !rc; i++) {
-        if (dlasim_model_run(m, dev, in.data + i * in.in_n, out + i * on, o.record ? &ropt : NULL,
-                             err, sizeof err)) {
-            fprintf(stderr, "dlasim run: input %zu: %s\n", i, err);
+    char **drawings = make_drawings(&in, o.draw, first, end);
+    rc = !drawings ? -1 : rc;
+    r.drawings = drawings, r.report = report;
+    if (shard_file) {
+        rc = run_shard_finish(shard_file, &job, rc);
+        if (!rc) {
+            printf("shard %u/%u: %zu inputs (from input %zu) of %zu written to %s\n",
+                   o.shard.index, o.shard.count, end - first, first, in.count, o.shard_out);
+        }
+    } else if (!rc) {
+        run_results_print(&r, stdout);
+        rc = o.json ? run_results_write_json(&r, o.json) : 0;
+        if (!rc && ((o.out_raw && write_raw(o.out_raw, out, in.count * on)) ||
+                    (o.float_raw && write_raw(o.float_raw, fout, in.count * on)))) {
             rc = -1;
         }
-        if (o.progress && (i + 1) % 500 == 0) {
-            fprintf(tty ? stdout : stderr, "%s  %zu / %zu inputs on the simulated %s (%.1f s)%s",
-                    tty ? "\r" : "", i + 1, in.count, o.common.config ? o.common.config : "nv_small",
-                    now() - t0, tty ? "" : "\n");
-            fflush(tty ? stdout : stderr);
-        }
     }
-    double t_int8 = now() - t0;
-    if (o.progress && tty) {
-        printf("\n");
-    }
-    if (!rc) {
-        uint64_t macs = dlasim_model_macs(m);
-        printf("INT8 on simulated %s: %zu inputs in %.2f s (%.3f ms per input, %.2f GMAC/s; "
-               "weights loaded before)\n",
-               o.common.config ? o.common.config : "nv_small", in.count, t_int8,
-               1e3 * t_int8 / (double)in.count, (double)macs * (double)in.count / t_int8 / 1e9);
-        if (o.common.timing) {
-            timing_print_network(dev, stdout,
-                                 o.common.clock_mhz > 0 ? o.common.clock_mhz : 1000.0, in.count);
-        }
-    }
-    double t1 = now();
-    for (size_t i = 0; fout && i < in.count && !rc; i++) {
-        if (dlasim_model_run_float(m, in.data + i * in.in_n, fout + i * on, err, sizeof err)) {
-            fprintf(stderr, "dlasim run: float input %zu: %s\n", i, err);
-            rc = -1;
-        }
-        if (o.progress && (i + 1) % 1000 == 0) {
-            fprintf(tty ? stdout : stderr, "%s  %zu / %zu inputs in float (reference) (%.1f s)%s",
-                    tty ? "\r" : "", i + 1, in.count, now() - t1, tty ? "" : "\n");
-            fflush(tty ? stdout : stderr);
-        }
-    }
-    if (fout && !rc) {
-        printf("%sfloat reference: %zu inputs in %.2f s\n", o.progress && tty ? "\n" : "", in.count,
-               now() - t1);
-    }
-    size_t correct = 0, fcorrect = 0, agree = 0;
-    for (size_t i = 0; !rc && i < in.count; i++) {
-        int p = argmax(out + i * on, on);
-        if (labels) {
-            correct += p == labels[i];
-        }
-        if (fout) {
-            int fp = argmax(fout + i * on, on);
-            agree += fp == p;
-            fcorrect += labels && fp == labels[i];
-        }
-        if (i < 10 && !o.draw) {
-            printf("input %zu:", i);
-            print_top(out + i * on, on, o.top, names, n_names);
-        }
-    }
-    for (int i = 0; !rc && i < o.draw && (size_t)i < in.count; i++) {
-        char b1[32], b2[32];
-        size_t k = (size_t)i * (in.count / (size_t)o.draw);
-        int p = argmax(out + k * on, on);
-        printf("test image %zu: predicted %s", k, name_of(names, n_names, p, b1, sizeof b1));
-        if (labels) {
-            printf(", true %s %s", name_of(names, n_names, labels[k], b2, sizeof b2),
-                   p == labels[k] ? "(correct)" : "(WRONG)");
-        }
-        printf("\n");
-        draw(in.data + k * in.in_n, in.c, in.h, in.w);
-    }
-    double acc = labels ? (double)correct / (double)in.count : 0;
-    if (!rc && labels) {
-        printf("top-1 accuracy INT8 (%s): %.2f %% (%zu / %zu)\n", o.common.config ? o.common.config : "nv_small", 100 * acc, correct, in.count);
-    }
-    if (!rc && fout) {
-        if (labels) {
-            printf("top-1 accuracy float:           %.2f %% (%zu / %zu)\n",
-                   100.0 * (double)fcorrect / (double)in.count, fcorrect, in.count);
-        }
-        printf("top-1 agreement INT8 vs float:  %.2f %% (%zu / %zu)\n",
-               100.0 * (double)agree / (double)in.count, agree, in.count);
-    }
-    if (!rc && o.report) { /* statistics on (up to) the first 300 inputs, outside the timing */
-        size_t n = in.count < 300 ? in.count : 300;
-        dlasim_model_stats_begin(m, 0);
-        for (size_t i = 0; i < n && !rc; i++) {
-            float *tmp = out + i * on; /* same values again */
-            if (dlasim_model_run(m, dev, in.data + i * in.in_n, tmp, NULL, err, sizeof err)) {
-                fprintf(stderr, "dlasim run: input %zu: %s\n", i, err);
-                rc = -1;
-            }
-        }
-        printf("per-layer quantization over %zu inputs: scales (float per int8 step), SDP shifts,\n"
-               "saturated outputs and the SQNR of the layer's INT8 output against float:\n", n);
-        char *rep = dlasim_model_layer_report(m);
-        if (rep) {
-            fputs(rep, stdout);
-            free(rep);
-        }
-    }
-    if (!rc && o.json && write_json(o.json, labels != NULL, acc, in.count, out, on)) {
-        rc = -1;
+    for (int i = 0; drawings && i < o.draw; i++) {
+        free(drawings[i]);
     }
     for (int i = 0; i < n_names; i++) {
         free(names[i]);
     }
+    free(drawings);
     free(names);
+    free(report);
+    free(fpred);
+    free(tmp);
     free(out);
     free(fout);
     free(labels);

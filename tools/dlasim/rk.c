@@ -26,9 +26,10 @@
 #include "dlasim/rk3588.h"
 
 #define CMD_ADDR 0x10000u
-#define IN_ADDR 0x01000000u
-#define WT_ADDR 0x04000000u
-#define OUT_ADDR 0x08000000u
+/* rk conv's address map: the regcmd list at CMD_ADDR, then input, weights
+ * and the tasks' outputs one after another from DATA_ADDR, each 4 KiB
+ * aligned (conv_map); a map that leaves the 32-bit space is refused. */
+#define DATA_ADDR 0x01000000u
 
 static double now_s(void)
 {
@@ -95,7 +96,12 @@ struct conv_args {
 
 static int parse_dims(const char *s, uint32_t *w, uint32_t *h, uint32_t *c)
 {
-    return sscanf(s, "%ux%ux%u", w, h, c) == 3 && *w && *h && *c ? 0 : -1;
+    char tail;
+    return sscanf(s, "%5u x%5u x%5u%c", w, h, c, &tail) == 3 && s[0] >= '0' && s[0] <= '9' &&
+                   !strchr(s, '-') && !strchr(s, '+') && !strchr(s, ' ') && *w && *h && *c &&
+                   *w <= 8192 && *h <= 8192 && *c <= 8192
+               ? 0
+               : -1;
 }
 
 static uint32_t rng(uint64_t *s)
@@ -104,13 +110,56 @@ static uint32_t rng(uint64_t *s)
     return (uint32_t)(*s >> 33);
 }
 
-static int conv_check(struct dlasim_dev *dev, const struct conv_args *a, const int8_t *in,
-                      const int8_t *wt, uint32_t ow, uint32_t oh, unsigned t)
+/* Where rk conv puts its data in device memory (one 32-bit address space). */
+struct conv_map {
+    uint32_t in, wt, out;   /* input, weights, first task's output */
+    size_t in_bytes, wt_bytes, out_bytes; /* out_bytes: one task's */
+};
+
+static uint64_t align4k(uint64_t x)
+{
+    return (x + 4095) & ~(uint64_t)4095;
+}
+
+/* Input, weights and every task's output without overlap, below 2^32;
+ * -1 (printed) when they do not fit: the shape is refused, never run with
+ * outputs written over inputs and then blamed on the model. */
+static int conv_map_plan(const struct conv_args *a, uint32_t ow, uint32_t oh, struct conv_map *m)
+{
+    m->in_bytes = dlasim_rk_feature_bytes(a->w, a->h, a->c, 1);
+    m->wt_bytes = dlasim_rk_weight_bytes(a->k, a->c, a->kn, a->kn, a->dw);
+    m->out_bytes = dlasim_rk_feature_bytes(ow, oh, a->dw ? a->c : a->k, 4);
+    uint64_t wt = align4k((uint64_t)DATA_ADDR + m->in_bytes);
+    uint64_t out = align4k(wt + m->wt_bytes);
+    uint64_t end = out + (uint64_t)m->out_bytes * a->tasks;
+    if (end > ((uint64_t)1 << 32)) {
+        fprintf(stderr, "dlasim rk conv: input (%zu bytes), weights (%zu bytes) and %u task "
+                        "output(s) of %zu bytes need %" PRIu64 " bytes of device memory from 0x%x; "
+                        "the RK3588 NPU addresses 4 GiB: use a smaller shape or fewer --tasks\n",
+                m->in_bytes, m->wt_bytes, a->tasks, m->out_bytes, end - DATA_ADDR, DATA_ADDR);
+        return -1;
+    }
+    m->in = DATA_ADDR;
+    m->wt = (uint32_t)wt;
+    m->out = (uint32_t)out;
+    return 0;
+}
+
+static int conv_check(struct dlasim_dev *dev, const struct conv_args *a, const struct conv_map *m,
+                      const int8_t *in, const int8_t *wt, uint32_t ow, uint32_t oh, unsigned t)
 {
     uint32_t oc = a->dw ? a->c : a->k;
-    size_t bytes = dlasim_rk_feature_bytes(ow, oh, oc, 4);
+    size_t bytes = m->out_bytes;
     uint8_t *out = malloc(bytes);
-    if (!out || dlasim_mem_read(dev, DLASIM_PORT_DBB, OUT_ADDR + t * (uint32_t)bytes, out, bytes)) {
+    if (!out) {
+        fprintf(stderr, "dlasim rk conv: out of host memory for task %u's output (%zu bytes)\n", t,
+                bytes);
+        return -1;
+    }
+    int rc = dlasim_mem_read(dev, DLASIM_PORT_DBB, m->out + t * (uint32_t)bytes, out, bytes);
+    if (rc) {
+        fprintf(stderr, "dlasim rk conv: reading task %u's output: %s: %s\n", t,
+                dlasim_status_name(rc), dlasim_last_error(dev));
         free(out);
         return -1;
     }
@@ -148,12 +197,12 @@ static int conv_check(struct dlasim_dev *dev, const struct conv_args *a, const i
     return bad;
 }
 
-static int load_conv_data(struct dlasim_dev *dev, const struct conv_args *a, int8_t *in,
-                          int8_t *wt)
+static int load_conv_data(struct dlasim_dev *dev, const struct conv_args *a,
+                          const struct conv_map *m, int8_t *in, int8_t *wt)
 {
-    size_t fb = dlasim_rk_feature_bytes(a->w, a->h, a->c, 1);
+    size_t fb = m->in_bytes;
     uint32_t nk = a->dw ? 1 : a->k;
-    size_t wb = dlasim_rk_weight_bytes(a->k, a->c, a->kn, a->kn, a->dw);
+    size_t wb = m->wt_bytes;
     uint8_t *f = calloc(fb, 1), *w = calloc(wb, 1);
     int rc = f && w ? 0 : DLASIM_ERR_NOMEM;
     for (uint32_t ch = 0; !rc && ch < a->c; ch++) {
@@ -174,8 +223,8 @@ static int load_conv_data(struct dlasim_dev *dev, const struct conv_args *a, int
             }
         }
     }
-    rc = rc ? rc : dlasim_mem_write(dev, DLASIM_PORT_DBB, IN_ADDR, f, fb);
-    rc = rc ? rc : dlasim_mem_write(dev, DLASIM_PORT_DBB, WT_ADDR, w, wb);
+    rc = rc ? rc : dlasim_mem_write(dev, DLASIM_PORT_DBB, m->in, f, fb);
+    rc = rc ? rc : dlasim_mem_write(dev, DLASIM_PORT_DBB, m->wt, w, wb);
     free(f);
     free(w);
     return rc;
@@ -202,25 +251,29 @@ static int conv_parse(int argc, char **argv, struct cli_common *c, struct conv_a
             return -1;
         }
         i++;
+        int bad = 0;
         if (!strcmp(o, "--in")) {
             if (parse_dims(v, &a->w, &a->h, &a->c)) {
-                fprintf(stderr, "dlasim rk conv: --in takes WxHxC\n");
+                fprintf(stderr, "dlasim rk conv: --in takes WxHxC (each 1 to 8192), got '%s'\n", v);
                 return -1;
             }
         } else if (!strcmp(o, "--kernels")) {
-            a->k = (uint32_t)strtoul(v, NULL, 0);
+            bad = cli_parse_u32(o, v, 1, 8192, &a->k);
         } else if (!strcmp(o, "--kernel")) {
-            a->kn = (uint32_t)strtoul(v, NULL, 0);
+            bad = cli_parse_u32(o, v, 1, 31, &a->kn);
         } else if (!strcmp(o, "--stride")) {
-            a->stride = (uint32_t)strtoul(v, NULL, 0);
+            bad = cli_parse_u32(o, v, 1, 7, &a->stride);
         } else if (!strcmp(o, "--pad")) {
-            a->pad = (uint32_t)strtoul(v, NULL, 0);
+            bad = cli_parse_u32(o, v, 0, 30, &a->pad);
         } else if (!strcmp(o, "--tasks")) {
-            a->tasks = (uint32_t)strtoul(v, NULL, 0);
+            bad = cli_parse_u32(o, v, 1, 4095, &a->tasks);
         } else if (!strcmp(o, "--seed")) {
-            a->seed = strtoull(v, NULL, 0);
+            bad = cli_parse_u64(o, v, 0, UINT64_MAX, &a->seed);
         } else {
             fprintf(stderr, "dlasim rk conv: unknown option '%s'\n", o);
+            return -1;
+        }
+        if (bad) {
             return -1;
         }
     }
@@ -249,11 +302,16 @@ static int cmd_rk_conv(int argc, char **argv)
         return 1;
     }
     uint32_t ow = (a.w + 2 * a.pad - a.kn) / a.stride + 1, oh = (a.h + 2 * a.pad - a.kn) / a.stride + 1;
+    struct conv_map map;
+    if (conv_map_plan(&a, ow, oh, &map)) {
+        dlasim_destroy(dev);
+        return 2;
+    }
     size_t nin = (size_t)a.c * a.h * a.w, nwt = (size_t)(a.dw ? 1 : a.k) * a.c * a.kn * a.kn;
-    size_t out_bytes = dlasim_rk_feature_bytes(ow, oh, a.dw ? a.c : a.k, 4);
     int8_t *in = malloc(nin), *wt = malloc(nwt);
     struct dlasim_rk_regcmd l = {0};
     uint8_t *list = NULL;
+    const char *stage = "host memory for the input and weights";
     int rc = in && wt ? 0 : DLASIM_ERR_NOMEM;
     uint64_t s = a.seed;
     for (size_t i = 0; !rc && i < nin; i++) {
@@ -262,7 +320,10 @@ static int cmd_rk_conv(int argc, char **argv)
     for (size_t i = 0; !rc && i < nwt; i++) {
         wt[i] = (int8_t)rng(&s);
     }
-    rc = rc ? rc : load_conv_data(dev, &a, in, wt);
+    if (!rc) {
+        stage = "writing the input and weights into device memory";
+        rc = load_conv_data(dev, &a, &map, in, wt);
+    }
     for (uint32_t t = 0; !rc && t < a.tasks; t++) {
         struct dlasim_rk_conv cv = {0};
         cv.in_w = a.w;
@@ -275,29 +336,47 @@ static int cmd_rk_conv(int argc, char **argv)
         cv.out_w = ow;
         cv.out_h = oh;
         cv.depthwise = a.dw;
-        cv.input = IN_ADDR;
-        cv.weights = WT_ADDR;
-        cv.output = OUT_ADDR + t * (uint32_t)out_bytes;
+        cv.input = map.in;
+        cv.weights = map.wt;
+        cv.output = map.out + t * (uint32_t)map.out_bytes;
         cv.out_int32 = 1;
         cv.to_memory = 1;
+        stage = "building the regcmd list";
         rc = dlasim_rk_emit_conv(&l, &cv, NULL);
     }
     size_t bytes = dlasim_rk_layout_size(&l);
-    list = rc ? NULL : malloc(bytes ? bytes : 1);
-    rc = rc ? rc : (list ? dlasim_rk_layout(&l, CMD_ADDR, list, bytes) : DLASIM_ERR_NOMEM);
-    rc = rc ? rc : dlasim_mem_write(dev, DLASIM_PORT_DBB, CMD_ADDR, list, bytes);
+    if (!rc && bytes > DATA_ADDR - CMD_ADDR) {
+        fprintf(stderr, "dlasim rk conv: the regcmd list (%zu bytes) does not fit below the data at "
+                        "0x%x: fewer --tasks\n", bytes, DATA_ADDR);
+        rc = DLASIM_ERR_INVAL;
+        stage = NULL;
+    }
+    if (!rc) {
+        stage = "host memory for the regcmd list";
+        list = malloc(bytes ? bytes : 1);
+        rc = list ? dlasim_rk_layout(&l, CMD_ADDR, list, bytes) : DLASIM_ERR_NOMEM;
+    }
+    if (!rc) {
+        stage = "writing the regcmd list into device memory";
+        rc = dlasim_mem_write(dev, DLASIM_PORT_DBB, CMD_ADDR, list, bytes);
+    }
     double t0 = now_s();
-    rc = rc ? rc : dlasim_rk_kick(dev, 0, CMD_ADDR, dlasim_rk_task_entries(&l, 0), a.tasks,
-                                  DLASIM_RK_IRQ_DPU);
-    rc = rc ? rc : dlasim_run(dev);
+    if (!rc) {
+        stage = "running the job";
+        rc = dlasim_rk_kick(dev, 0, CMD_ADDR, dlasim_rk_task_entries(&l, 0), a.tasks,
+                            DLASIM_RK_IRQ_DPU);
+        rc = rc ? rc : dlasim_run(dev);
+    }
     double t1 = now_s();
     int bad = 0;
     for (uint32_t t = 0; !rc && t < a.tasks && !bad; t++) {
-        bad = conv_check(dev, &a, in, wt, ow, oh, t);
+        bad = conv_check(dev, &a, &map, in, wt, ow, oh, t);
     }
-    if (rc) {
-        fprintf(stderr, "dlasim rk conv: %s: %s\n", dlasim_status_name(rc), dlasim_last_error(dev));
-    } else {
+    if (rc && stage) {
+        const char *why = dlasim_last_error(dev);
+        fprintf(stderr, "dlasim rk conv: %s: %s%s%s\n", stage, dlasim_status_name(rc),
+                why && *why ? ": " : "", why ? why : "");
+    } else if (!rc && bad >= 0) {
         uint64_t macs = (uint64_t)ow * oh * (a.dw ? a.c : a.k) * a.kn * a.kn * (a.dw ? 1 : a.c);
         printf("rk3588 conv %ux%ux%u -> %ux%ux%u, %ux%u kernel, stride %u, pad %u%s: %u task(s) "
                "in one regcmd list (%zu bytes), %.3f ms, %.2f GMAC/s, irq %d, outputs %s\n",
@@ -356,37 +435,162 @@ static int cmd_rk_decode(int argc, char **argv)
     return 0;
 }
 
+/* --load ADDR:FILE: FILE's bytes into device memory at ADDR (hex, < 2^32). */
 static int load_spec(struct dlasim_dev *dev, const char *spec)
 {
-    char path[1024];
-    unsigned long addr;
-    if (sscanf(spec, "%lx:%1023s", &addr, path) != 2) {
-        fprintf(stderr, "dlasim rk run: --load takes ADDR:FILE (hex address)\n");
-        return 1;
+    uint32_t addr;
+    const char *path;
+    if (cli_parse_addr_prefix("--load", spec, &addr, &path)) {
+        return -1;
     }
     size_t n;
     uint8_t *buf = NULL;
-    cli_read_file(path, &buf, &n); /* buf stays NULL on an error (printed) */
-    int rc = buf ? dlasim_mem_write(dev, DLASIM_PORT_DBB, addr, buf, n) : 1;
+    if (cli_read_file(path, &buf, &n)) {
+        return -1;
+    }
+    int rc = (uint64_t)addr + n > ((uint64_t)1 << 32) ? DLASIM_ERR_INVAL
+                                                       : dlasim_mem_write(dev, DLASIM_PORT_DBB, addr, buf, n);
+    if (rc) {
+        fprintf(stderr, "dlasim rk run: --load %s: %zu bytes at 0x%x: %s\n", spec, n, addr,
+                rc == DLASIM_ERR_INVAL ? "beyond the 32-bit address space" : dlasim_last_error(dev));
+    }
+    free(buf);
+    return rc ? -1 : 0;
+}
+
+/* --dump ADDR:SIZE:FILE: SIZE bytes (hex, at most 1 GiB) from ADDR into FILE. */
+static int dump_spec(struct dlasim_dev *dev, const char *spec)
+{
+    uint32_t addr, size;
+    const char *rest, *path;
+    if (cli_parse_addr_prefix("--dump", spec, &addr, &rest) ||
+        cli_parse_addr_prefix("--dump (SIZE)", rest, &size, &path)) {
+        return -1;
+    }
+    if (size > (1u << 30) || (uint64_t)addr + size > ((uint64_t)1 << 32)) {
+        fprintf(stderr, "dlasim rk run: --dump %s: at most 1 GiB, inside the 32-bit address space\n",
+                spec);
+        return -1;
+    }
+    uint8_t *buf = malloc(size ? size : 1);
+    int rc = buf ? dlasim_mem_read(dev, DLASIM_PORT_DBB, addr, buf, size) : DLASIM_ERR_NOMEM;
+    if (rc) {
+        fprintf(stderr, "dlasim rk run: --dump %s: %s\n", spec,
+                buf ? dlasim_last_error(dev) : "out of host memory");
+        free(buf);
+        return -1;
+    }
+    rc = cli_write_file(path, buf, size);
     free(buf);
     return rc;
 }
 
-static int dump_spec(struct dlasim_dev *dev, const char *spec)
+/* The options of `rk run`. */
+struct run_args {
+    const char *list, *loads[32], *dumps[32];
+    size_t nload, ndump;
+    uint32_t addr, tasks, core;
+};
+
+static int run_parse(int argc, char **argv, struct cli_common *c, struct run_args *r)
 {
-    char path[1024];
-    unsigned long addr, size;
-    if (sscanf(spec, "%lx:%lx:%1023s", &addr, &size, path) != 3 || size > (1ul << 30)) {
-        fprintf(stderr, "dlasim rk run: --dump takes ADDR:SIZE:FILE (hex)\n");
-        return 1;
+    memset(r, 0, sizeof *r);
+    r->addr = CMD_ADDR;
+    r->tasks = 1;
+    for (int i = 2; i < argc; i++) {
+        int k = cli_common_option(c, argc, argv, &i);
+        if (k < 0) {
+            return -1;
+        }
+        if (k) {
+            continue;
+        }
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (o[0] != '-' && !r->list) {
+            r->list = o;
+            continue;
+        }
+        if (o[0] != '-') {
+            fprintf(stderr, "dlasim rk run: unexpected argument '%s' (one LIST.bin)\n", o);
+            return -1;
+        }
+        if (!v) {
+            fprintf(stderr, "dlasim rk run: %s needs a value\n", o);
+            return -1;
+        }
+        i++;
+        int bad = 0;
+        if (!strcmp(o, "--addr")) {
+            bad = cli_parse_u32(o, v, 0, UINT32_MAX, &r->addr);
+        } else if (!strcmp(o, "--tasks")) {
+            bad = cli_parse_u32(o, v, 1, 4095, &r->tasks); /* TASK_CON.task_number, 12 bits */
+        } else if (!strcmp(o, "--core")) {
+            bad = cli_parse_u32(o, v, 0, DLASIM_RK_CORES - 1, &r->core);
+        } else if (!strcmp(o, "--load") || !strcmp(o, "--dump")) {
+            int ld = !strcmp(o, "--load");
+            size_t *n = ld ? &r->nload : &r->ndump;
+            if (*n == 32) {
+                fprintf(stderr, "dlasim rk run: at most 32 %s options\n", o);
+                return -1;
+            }
+            uint32_t at, size;
+            const char *rest, *path;
+            /* checked here, so a malformed spec is a usage error before any run */
+            if (cli_parse_addr_prefix(o, v, &at, &rest) ||
+                (!ld && cli_parse_addr_prefix("--dump (SIZE)", rest, &size, &path))) {
+                return -1;
+            }
+            (ld ? r->loads : r->dumps)[(*n)++] = v;
+        } else {
+            fprintf(stderr, "dlasim rk run: unknown option '%s'\n", o);
+            return -1;
+        }
+        if (bad) {
+            return -1;
+        }
     }
-    uint8_t *buf = malloc(size ? size : 1);
-    FILE *f = buf ? fopen(path, "wb") : NULL;
-    int rc = f && !dlasim_mem_read(dev, DLASIM_PORT_DBB, addr, buf, size) &&
-                     fwrite(buf, 1, size, f) == size ? 0 : 1;
-    if (f) {
-        fclose(f);
+    if (!r->list) {
+        fprintf(stderr, "usage: dlasim rk run LIST.bin [--addr A] [--tasks N] [--core C] "
+                        "[--load ADDR:FILE]... [--dump ADDR:SIZE:FILE]...\n");
+        return -1;
     }
+    /* The PC fetches from BASE_ADDRESS[31:4]; bit 0 (pc_sel) is slave mode,
+     * in which nothing is fetched at all (rk_npu.c). */
+    if (r->addr & 0xfu) {
+        fprintf(stderr, "dlasim rk run: --addr 0x%x: the PC takes a 16-byte aligned list address "
+                        "(BASE_ADDRESS[31:4]; bit 0 would select slave mode and run nothing)\n",
+                r->addr);
+        return -1;
+    }
+    return 0;
+}
+
+/* The list's bytes at r->addr; *first = entries of its first task (up to
+ * and including its op_en entry, target 0x0081). */
+static int run_load_list(struct dlasim_dev *dev, const struct run_args *r, size_t *first)
+{
+    size_t n, k = 0;
+    uint8_t *buf = NULL;
+    if (cli_read_file(r->list, &buf, &n)) {
+        return -1;
+    }
+    int rc = 0;
+    if (n < 8 || n % 8) {
+        fprintf(stderr, "dlasim rk run: %s: %zu bytes is not a list of 64-bit regcmd entries\n",
+                r->list, n);
+        rc = -1;
+    } else if ((uint64_t)r->addr + n > ((uint64_t)1 << 32)) {
+        fprintf(stderr, "dlasim rk run: %s: %zu bytes at --addr 0x%x pass the 32-bit address "
+                        "space\n", r->list, n, r->addr);
+        rc = -1;
+    } else if (dlasim_mem_write(dev, DLASIM_PORT_DBB, r->addr, buf, n)) {
+        fprintf(stderr, "dlasim rk run: %s: %s\n", r->list, dlasim_last_error(dev));
+        rc = -1;
+    }
+    while (!rc && (k + 1) * 8 <= n && (get64(buf + k * 8) >> 48) != 0x81) {
+        k++;
+    }
+    *first = (k + 1) * 8 <= n ? k + 1 : n / 8;
     free(buf);
     return rc;
 }
@@ -394,45 +598,8 @@ static int dump_spec(struct dlasim_dev *dev, const char *spec)
 static int cmd_rk_run(int argc, char **argv)
 {
     struct cli_common c = {0};
-    const char *list = NULL, *loads[32], *dumps[32];
-    size_t nload = 0, ndump = 0;
-    uint32_t addr = CMD_ADDR, tasks = 1, core = 0;
-    for (int i = 2; i < argc; i++) {
-        int r = cli_common_option(&c, argc, argv, &i);
-        if (r < 0) {
-            return 2;
-        }
-        if (r) {
-            continue;
-        }
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (o[0] != '-' && !list) {
-            list = o;
-            continue;
-        }
-        if (!v) {
-            fprintf(stderr, "dlasim rk run: %s needs a value\n", o);
-            return 2;
-        }
-        i++;
-        if (!strcmp(o, "--addr")) {
-            addr = (uint32_t)strtoul(v, NULL, 0);
-        } else if (!strcmp(o, "--tasks")) {
-            tasks = (uint32_t)strtoul(v, NULL, 0);
-        } else if (!strcmp(o, "--core")) {
-            core = (uint32_t)strtoul(v, NULL, 0);
-        } else if (!strcmp(o, "--load") && nload < 32) {
-            loads[nload++] = v;
-        } else if (!strcmp(o, "--dump") && ndump < 32) {
-            dumps[ndump++] = v;
-        } else {
-            fprintf(stderr, "dlasim rk run: unknown option '%s'\n", o);
-            return 2;
-        }
-    }
-    if (!list) {
-        fprintf(stderr, "usage: dlasim rk run LIST.bin [--addr A] [--tasks N] [--core C] "
-                        "[--load ADDR:FILE]... [--dump ADDR:SIZE:FILE]...\n");
+    struct run_args r;
+    if (run_parse(argc, argv, &c, &r)) {
         return 2;
     }
     c.config = "rk3588";
@@ -440,34 +607,41 @@ static int cmd_rk_run(int argc, char **argv)
     if (!dev) {
         return 1;
     }
-    size_t n, first = 0;
-    uint8_t *buf = NULL;
-    cli_read_file(list, &buf, &n); /* buf stays NULL on an error (printed) */
-    int rc = buf && n >= 8 ? dlasim_mem_write(dev, DLASIM_PORT_DBB, addr, buf, n) : DLASIM_ERR_IO;
-    /* the first task ends with its op_en entry (target 0x0081) */
-    while (buf && (first + 1) * 8 <= n && (get64(buf + first * 8) >> 48) != 0x81) {
-        first++;
+    size_t first = 0;
+    int rc = run_load_list(dev, &r, &first) ? DLASIM_ERR_IO : 0;
+    for (size_t i = 0; !rc && i < r.nload; i++) {
+        rc = load_spec(dev, r.loads[i]) ? DLASIM_ERR_IO : 0;
     }
-    first = (first + 1) * 8 <= n ? first + 1 : n / 8;
-    free(buf);
-    for (size_t i = 0; !rc && i < nload; i++) {
-        rc = load_spec(dev, loads[i]) ? DLASIM_ERR_IO : 0;
+    if (rc) {
+        dlasim_destroy(dev);
+        return 1;
     }
-    rc = rc ? rc : dlasim_rk_kick(dev, core, addr, first, tasks, 0x1ffff);
+    rc = dlasim_rk_kick(dev, r.core, r.addr, first, r.tasks, 0x1ffff);
     rc = rc ? rc : dlasim_run(dev);
     char busy[512] = "";
     int still = dlasim_busy(dev, busy, sizeof(busy));
     uint32_t raw = 0, status = 0;
-    dlasim_csb_read(dev, core * DLASIM_RK_CORE_STRIDE + 0x2c, &raw);
-    dlasim_csb_read(dev, core * DLASIM_RK_CORE_STRIDE + 0x3c, &status);
-    printf("core %u: %s; TASK_STATUS %u, INTERRUPT_RAW_STATUS 0x%x, IRQ %d%s%s\n", core,
-           rc ? dlasim_last_error(dev) : "ran", status, raw, dlasim_rk_irq_level(dev, core),
-           still ? "; still busy: " : "", busy);
-    for (size_t i = 0; !rc && i < ndump; i++) {
-        rc = dump_spec(dev, dumps[i]) ? DLASIM_ERR_IO : 0;
+    dlasim_csb_read(dev, r.core * DLASIM_RK_CORE_STRIDE + 0x2cu /* PC INTERRUPT_RAW_STATUS */, &raw);
+    dlasim_csb_read(dev, r.core * DLASIM_RK_CORE_STRIDE + 0x3cu /* PC TASK_STATUS */, &status);
+    char why[600];
+    const char *err = dlasim_last_error(dev);
+    if (rc) {
+        snprintf(why, sizeof why, "%s%s%s", dlasim_status_name(rc), err && *err ? ": " : "",
+                 err ? err : "");
+    } else if (status < r.tasks) {
+        /* a run that completed fewer tasks than kicked is a failure, not "ran" */
+        snprintf(why, sizeof why, "only %u of %u task(s) completed", status, r.tasks);
+    } else {
+        snprintf(why, sizeof why, "ran");
+    }
+    printf("core %u: %s; TASK_STATUS %u, INTERRUPT_RAW_STATUS 0x%x, IRQ %d%s%s\n", r.core, why,
+           status, raw, dlasim_rk_irq_level(dev, r.core), still ? "; still busy: " : "", busy);
+    int failed = rc || still || status < r.tasks;
+    for (size_t i = 0; !failed && i < r.ndump; i++) {
+        failed = dump_spec(dev, r.dumps[i]) != 0;
     }
     dlasim_destroy(dev);
-    return rc || still ? 1 : 0;
+    return failed ? 1 : 0;
 }
 
 int cmd_rk(int argc, char **argv)

@@ -7,6 +7,7 @@
  * of complete events (ph "X", ts/dur in microseconds), counter events
  * (ph "C") and metadata events (ph "M") naming the process and threads.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,18 +97,14 @@ static FILE *open_out(const char *path)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
-        fprintf(stderr, "dlasim: cannot write '%s'\n", path);
+        fprintf(stderr, "dlasim: %s: cannot write: %s\n", path, strerror(errno));
     }
     return f;
 }
 
 static int close_out(FILE *f, const char *path)
 {
-    if (ferror(f) | fclose(f)) {
-        fprintf(stderr, "dlasim: writing '%s' failed\n", path);
-        return -1;
-    }
-    return 0;
+    return cli_close_output(f, path);
 }
 
 int timing_write_json(struct dlasim_dev *dev, const char *path, const char *name,

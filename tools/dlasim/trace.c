@@ -3,6 +3,7 @@
  * case folders <DIR>/<case>/<case>.cfg), each on a fresh device.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdint.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@
 
 #include "cli.h"
 #include "dlasim/trace.h"
+#include "shard.h"
+#include "trace_print.h"
 
 struct trace_args {
     struct cli_common common;
@@ -30,6 +33,10 @@ struct trace_args {
     const char *plot;      /* --plot FILE.png (timing) */
     const char *rtl_csv;   /* --rtl FILE: RTL cycles per case to compare (suite, timing) */
     double max_median, max_worst; /* --max-median/--max-worst PCT: fail beyond */
+    struct shard shard;    /* --shard I/N: cases [I*n/N, (I+1)*n/N) of the suite */
+    const char *shard_out; /* --shard-out FILE: their JSON lines for `dlasim merge` */
+    int argc;              /* the command line (the shard's job identity) */
+    char **argv;
 };
 
 /* A check_crc outcome judged against the CRC an expectations file gives for
@@ -121,18 +128,20 @@ static const char *case_name(const char *cfg, char *buf, size_t len)
 }
 
 /* --timing on one case: the modelled cycles on a line of their own, the
- * per-layer table, and the files asked for. */
-static void timing_reports(const struct trace_args *a, struct dlasim_dev *dev, const char *name,
-                           const struct dlasim_trace_result *res)
+ * per-layer table, and the files asked for; -1 when a file could not be
+ * written (printed), so the command fails rather than exit 0 without it. */
+static int timing_reports(const struct trace_args *a, struct dlasim_dev *dev, const char *name,
+                          const struct dlasim_trace_result *res)
 {
     double mhz = a->common.clock_mhz > 0 ? a->common.clock_mhz : 1000.0;
+    int rc = 0;
     printf("cycles_to_last_intr %llu\n", (unsigned long long)res->cycles_to_last_intr);
     timing_print_layers(dev, stdout, mhz);
-    if (a->json) {
-        timing_write_json(dev, a->json, name, res->cycles_to_last_intr, mhz);
+    if (a->json && timing_write_json(dev, a->json, name, res->cycles_to_last_intr, mhz)) {
+        rc = -1;
     }
-    if (a->timeline) {
-        timing_write_timeline(dev, a->timeline, name, mhz);
+    if (a->timeline && timing_write_timeline(dev, a->timeline, name, mhz)) {
+        rc = -1;
     }
     if (a->plot) {
         char tmp[4096];
@@ -140,10 +149,42 @@ static void timing_reports(const struct trace_args *a, struct dlasim_dev *dev, c
         if (!src) {
             snprintf(tmp, sizeof(tmp), "%s.json", a->plot);
             src = tmp;
-            timing_write_json(dev, src, name, res->cycles_to_last_intr, mhz);
+            if (timing_write_json(dev, src, name, res->cycles_to_last_intr, mhz)) {
+                return -1;
+            }
         }
-        timing_plot(src, a->plot);
+        if (timing_plot(src, a->plot)) {
+            rc = -1;
+        }
     }
+    return rc;
+}
+
+/* --expect FILE must be an expectations file: every line blank, a comment,
+ * or "CASE 0xCRC ..."; anything else (a wrong file named) is refused with
+ * the line, rather than read as "no expectation" for every case. */
+static int check_expect_file(const char *file)
+{
+    FILE *f = fopen(file, "r");
+    char line[512], cname[256];
+    unsigned long v;
+    unsigned lineno = 0;
+    if (!f) {
+        fprintf(stderr, "dlasim trace: --expect %s: %s\n", file, strerror(errno));
+        return -1;
+    }
+    while (fgets(line, sizeof(line), f)) {
+        lineno++;
+        const char *p = line + strspn(line, " \t\r\n");
+        if (*p && *p != '#' && (sscanf(p, "%255s 0x%lx", cname, &v) != 2 || v > 0xffffffffu)) {
+            fprintf(stderr, "dlasim trace: --expect %s:%u: not an expectations line "
+                            "(CASE 0xCRC  # why)\n", file, lineno);
+            fclose(f);
+            return -1;
+        }
+    }
+    fclose(f);
+    return 0;
 }
 
 static void run_case(const struct trace_args *a, const char *cfg, int verbose,
@@ -155,7 +196,8 @@ static void run_case(const struct trace_args *a, const char *cfg, int verbose,
     struct dlasim_trace_play_options po = {0};
     memset(o, 0, sizeof(*o));
     double t0 = now();
-    o->status = dlasim_trace_parse_file(cfg, &t, o->err, sizeof(o->err));
+    o->status = dlasim_trace_parse_file_max(cfg, cli_max_mem(&a->common), &t, o->err,
+                                            sizeof(o->err));
     if (!o->status) {
         struct dlasim_dev *dev = cli_create_device(&a->common);
         if (!dev) {
@@ -168,7 +210,11 @@ static void run_case(const struct trace_args *a, const char *cfg, int verbose,
             po.opaque = &ov;
             o->status = dlasim_trace_play(dev, t, &po, &o->res, o->err, sizeof(o->err));
             if (a->common.timing && verbose && (o->status == 0 || o->status == DLASIM_ERR_CHECK)) {
-                timing_reports(a, dev, case_name(cfg, name, sizeof(name)), &o->res);
+                if (timing_reports(a, dev, case_name(cfg, name, sizeof(name)), &o->res)) {
+                    o->status = DLASIM_ERR_IO;
+                    snprintf(o->err, sizeof(o->err), "%s: a timing output could not be written",
+                             cfg);
+                }
             }
             o->expect_file = ov.active;
             if (ov.active && (o->status == 0 || o->status == DLASIM_ERR_CHECK)) {
@@ -246,16 +292,6 @@ static char **list_cases(const struct trace_args *a, const char *dir, size_t *n)
     return names;
 }
 
-static void print_table_row(const char *name, const struct case_outcome *o)
-{
-    char checks[32];
-    snprintf(checks, sizeof(checks), "%u/%u", o->res.checks_passed,
-             o->res.checks_passed + o->res.checks_failed);
-    printf("| %-42s | %-5s | %7s | %6u | %8.3f |\n", name,
-           o->status ? (o->expect_file ? "FAIL*" : "FAIL") : (o->expect_file ? "PASS*" : "PASS"),
-           checks, o->res.layers, o->seconds);
-}
-
 /* RTL cycles_to_last_intr of `name` from the reference CSV
  * (case,rtl_result,cycles_total,cycles_trace,cycles_to_last_intr), or 0. */
 static uint64_t rtl_cycles(const char *csv, const char *name)
@@ -278,118 +314,76 @@ static uint64_t rtl_cycles(const char *csv, const char *name)
     return v;
 }
 
-static int cmp_double(const void *x, const void *y)
+/* The printer's view of the options (trace_print.h). */
+static void print_options(const struct trace_args *a, struct suite_print *p)
 {
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
+    memset(p, 0, sizeof(*p));
+    p->config = a->common.config, p->suite = a->suite, p->match = a->match;
+    p->expect = a->expect, p->table = a->table;
+    p->rtl_compare = a->common.timing && a->rtl_csv;
+    p->rtl_csv = a->rtl_csv;
+    p->max_median = a->max_median, p->max_worst = a->max_worst;
 }
 
-/* Model vs RTL over the cases compared; returns 1 when a threshold is exceeded. */
-static int timing_summary(const struct trace_args *a, double *err, size_t n)
+static void make_row(const struct trace_args *a, const char *name, const struct case_outcome *o,
+                     struct suite_row *r)
 {
-    if (!n) {
-        printf("timing: no case had an RTL figure in %s\n", a->rtl_csv);
-        return 1;
-    }
-    double worst = 0;
-    for (size_t i = 0; i < n; i++) {
-        worst = err[i] > worst ? err[i] : worst;
-    }
-    qsort(err, n, sizeof(*err), cmp_double);
-    double median = n % 2 ? err[n / 2] : (err[n / 2 - 1] + err[n / 2]) / 2;
-    printf("timing: %zu cases vs RTL: median |model/RTL - 1| = %.2f %%, worst = %.2f %%\n", n,
-           100 * median, 100 * worst);
-    int bad = (a->max_median > 0 && 100 * median > a->max_median) ||
-              (a->max_worst > 0 && 100 * worst > a->max_worst);
-    if (bad) {
-        printf("timing: FAIL: limits are median %.1f %%, worst %.1f %%\n", a->max_median, a->max_worst);
-    }
-    return bad;
+    memset(r, 0, sizeof(*r));
+    r->name = name;
+    r->status = o->status;
+    r->expect_file = o->expect_file;
+    r->skipped = o->status == DLASIM_ERR_IO && a->skip_missing;
+    r->checks_passed = o->res.checks_passed;
+    r->checks_failed = o->res.checks_failed;
+    r->layers = o->res.layers;
+    r->cycles = o->res.cycles_to_last_intr;
+    r->rtl = a->common.timing && a->rtl_csv ? rtl_cycles(a->rtl_csv, name) : 0;
+    r->seconds = o->seconds;
+    r->err = o->err;
 }
 
 static int run_suite(const struct trace_args *a)
 {
-    size_t n;
+    size_t n, first, end;
     char **names = list_cases(a, a->suite, &n);
     if (!names) {
         fprintf(stderr, "dlasim: cannot read suite folder '%s'\n", a->suite);
         return 2;
     }
-    unsigned passed = 0, failed = 0, skipped = 0;
-    double total = 0;
-    double *errs = calloc(n ? n : 1, sizeof(*errs));
-    size_t nerr = 0;
-    if (!errs) {
-        return 2;
-    }
-    if (a->common.timing && a->rtl_csv) {
-        printf("| %-42s | %10s | %10s | %8s |\n", "case", "model", "RTL", "model/RTL");
-        printf("|%.44s|%.12s|%.12s|%.10s|\n", "--------------------------------------------",
-               "------------", "------------", "----------");
-    }
-    if (a->table) {
-        printf("NVDLA conformance traces, config %s (expected CRCs from NVIDIA's RTL)\n\n",
-               a->common.config ? a->common.config : "nv_small");
-        printf("| %-42s | %-5s | %7s | %6s | %8s |\n", "case", "", "checks", "layers", "seconds");
-        printf("|%.44s|%.7s|%.9s|%.8s|%.10s|\n", "--------------------------------------------",
-               "-------", "---------", "--------", "----------");
-    }
-    for (size_t i = 0; i < n; i++) {
+    struct suite_print p;
+    print_options(a, &p);
+    shard_range(&a->shard, n, &first, &end);
+    FILE *sf = a->shard.count ? trace_shard_open(a->shard_out, &a->shard, a->argc, a->argv,
+                                                 (const char *const *)names, n, &p) : NULL;
+    int rc = a->shard.count ? (sf ? 0 : 2) : (suite_print_begin(&p, n) ? 2 : 0);
+    for (size_t i = first; i < end && !rc; i++) {
         char cfg[4096];
         struct case_outcome o;
+        struct suite_row row;
         snprintf(cfg, sizeof(cfg), "%s/%s/%s.cfg", a->suite, names[i], names[i]);
         run_case(a, cfg, 0, &o);
-        total += o.seconds;
-        if (o.status == DLASIM_ERR_IO && a->skip_missing) {
-            skipped++;
-            printf("SKIP %s (%s)\n", names[i], o.err);
-            free(names[i]);
-            continue;
-        }
-        if (o.status) {
-            failed++;
+        make_row(a, names[i], &o, &row);
+        if (sf) {
+            suite_row_write(sf, &row);
+            printf("%s %s (%.3f s)\n", row.skipped ? "SKIP" : o.status ? "FAIL" : "PASS", names[i],
+                   o.seconds);
         } else {
-            passed++;
+            suite_print_row(&p, &row);
         }
-        uint64_t rtl = a->common.timing && a->rtl_csv ? rtl_cycles(a->rtl_csv, names[i]) : 0;
-        if (rtl && (o.status == 0 || o.status == DLASIM_ERR_CHECK)) {
-            double r = (double)o.res.cycles_to_last_intr / (double)rtl;
-            errs[nerr++] = r > 1 ? r - 1 : 1 - r;
-            printf("| %-42s | %10llu | %10llu | %9.3f |\n", names[i],
-                   (unsigned long long)o.res.cycles_to_last_intr, (unsigned long long)rtl, r);
-        } else if (a->common.timing && a->rtl_csv) {
-            printf("| %-42s | %10llu | %10s | %9s |\n", names[i],
-                   (unsigned long long)o.res.cycles_to_last_intr, "-", "-");
-        } else if (a->table) {
-            print_table_row(names[i], &o);
-        } else {
-            printf("%s %s (%.3f s)\n", o.status ? "FAIL" : "PASS", names[i], o.seconds);
-        }
-        if (o.status) {
-            printf("    %s\n", o.err);
-        }
+    }
+    for (size_t i = 0; i < n; i++) {
         free(names[i]);
     }
     free(names);
-    if (n == 0) {
-        fprintf(stderr, "dlasim: no case folder in '%s'%s%s\n", a->suite,
-                a->match ? " matching " : "", a->match ? a->match : "");
-    }
-    if (a->table) {
-        printf("\n%.1f s in all.", total);
-        if (a->expect) {
-            printf("  * CRC from %s instead of the trace (see the file for why)", a->expect);
+    if (sf) { /* the cases' verdicts are the merge's to give: a shard succeeds when written */
+        rc = shard_finish(sf, a->shard_out, &a->shard, end - first) ? 2 : 0;
+        if (!rc) {
+            printf("shard %u/%u: %zu cases (from case %zu) of %zu written to %s\n", a->shard.index,
+                   a->shard.count, end - first, first, n, a->shard_out);
         }
-        printf("\n");
+        return rc;
     }
-    int timing_bad = a->common.timing && a->rtl_csv ? timing_summary(a, errs, nerr) : 0;
-    free(errs);
-    if (skipped) {
-        printf("%u passed, %u failed, %u skipped\n", passed, failed, skipped);
-    } else {
-        printf("%u passed, %u failed\n", passed, failed);
-    }
-    return (failed || n == 0 || timing_bad) ? 1 : 0;
+    return rc ? rc : suite_print_end(&p);
 }
 
 static int run_single(const struct trace_args *a)
@@ -438,9 +432,19 @@ int cmd_trace(int argc, char **argv)
         } else if (!strcmp(argv[i], "--rtl") && i + 1 < argc) {
             a.rtl_csv = argv[++i];
         } else if (!strcmp(argv[i], "--max-median") && i + 1 < argc) {
-            a.max_median = atof(argv[++i]);
+            if (cli_parse_double("--max-median", argv[++i], 0, 1e6, &a.max_median)) {
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--max-worst") && i + 1 < argc) {
-            a.max_worst = atof(argv[++i]);
+            if (cli_parse_double("--max-worst", argv[++i], 0, 1e6, &a.max_worst)) {
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--shard") && i + 1 < argc) {
+            if (shard_parse("--shard", argv[++i], &a.shard)) {
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--shard-out") && i + 1 < argc) {
+            a.shard_out = argv[++i];
         } else if (argv[i][0] != '-' && !a.single) {
             a.single = argv[i];
         } else {
@@ -451,9 +455,17 @@ int cmd_trace(int argc, char **argv)
     if ((a.json || a.timeline || a.plot || a.rtl_csv) && !a.common.timing) {
         a.common.timing = 1; /* the timing outputs imply the model */
     }
+    if (a.expect && check_expect_file(a.expect)) {
+        return 2;
+    }
     if (!a.suite == !a.single) {
         fprintf(stderr, "usage: dlasim trace [options] CASE.cfg | --suite DIR [--match GLOB]\n");
         return 2;
     }
+    if (!a.shard.count != !a.shard_out || (a.shard.count && !a.suite)) {
+        fprintf(stderr, "dlasim trace: --shard I/N and --shard-out FILE go together, with --suite\n");
+        return 2;
+    }
+    a.argc = argc, a.argv = argv;
     return a.suite ? run_suite(&a) : run_single(&a);
 }

@@ -133,6 +133,43 @@ def main():
          [f32("g", rng.uniform(0.5, 1.5, 8)), f32("b", rng.uniform(-0.2, 0.2, 8)),
           f32("m", rng.uniform(-0.2, 0.2, 8)), f32("v", rng.uniform(0.5, 2, 8)),
           f32("k", rng.uniform(-1.5, 1.5, (1, 8, 1, 1))), f32("d", [0.25])])
+    # issue 17's models draw from their own generator (the models after them stay as they were)
+    saved = rng.bit_generator.state
+    # the CBUF weight-ring conflict of issue 17 (SqueezeNet's stem): convolutions
+    # filling CBUF with the same banks one after the other
+    n0, i0 = conv("c0", "x", "a", 3, 64, k=3, strides=[2, 2])
+    n1, i1 = conv("c1", "p", "b", 64, 16, k=1)
+    n2, i2 = conv("c2", "b", "y", 16, 64, k=1)
+    save("op_ring_restart", [n0, helper.make_node("MaxPool", ["a"], ["p"], name="pool", kernel_shape=[3, 3],
+                                                  strides=[2, 2]), n1, n2], i0 + i1 + i2,
+         in_shape=(1, 3, 224, 224))
+    # a depthwise convolution wider than one Atomic-M (issue 17: run in channel blocks)
+    n, i = conv("dw", "x", "y", 32, 32, k=3, pads=[1, 1, 1, 1], group=32)
+    save("op_conv_depthwise32", [n], i, in_shape=(1, 32, 12, 12))
+    # what exporters write (issue 17's import pass): a weight through Identity, HardSigmoid +
+    # Mul (HardSwish at opset 13), Split along channels, ReduceMean over H, W, the
+    # squeeze-and-excitation Mul, Resize (linear) to sizes computed by Shape -> Gather ->
+    # Unsqueeze -> Mul -> Concat -> Cast -> Concat (also a fuzz seed: tests/fuzz/seeds/onnx)
+    save("op_import_pass", [
+        helper.make_node("Identity", ["cw"], ["cw2"], name="idw"),
+        helper.make_node("Conv", ["x", "cw2", "cb"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("HardSigmoid", ["c"], ["h"], name="hs", alpha=0.2, beta=0.5),
+        helper.make_node("Mul", ["c", "h"], ["hw"], name="hswish"),
+        helper.make_node("Split", ["hw", "sp"], ["s0", "s1"], name="split", axis=1),
+        helper.make_node("ReduceMean", ["s1"], ["r"], name="mean", axes=[2, 3], keepdims=1),
+        helper.make_node("Mul", ["s0", "r"], ["se"], name="se"),
+        helper.make_node("Shape", ["x"], ["shp"], name="shape"),
+        helper.make_node("Gather", ["shp", "two"], ["hdim"], name="gather", axis=0),
+        helper.make_node("Unsqueeze", ["hdim", "ax0"], ["hu"], name="unsq"),
+        helper.make_node("Mul", ["hu", "two64"], ["h2"], name="dbl"),
+        helper.make_node("Concat", ["h2", "h2"], ["hw2"], name="cat", axis=0),
+        helper.make_node("Cast", ["hw2"], ["hw2i"], name="cast", to=7),
+        helper.make_node("Concat", ["nc", "hw2i"], ["sizes"], name="cat2", axis=0),
+        helper.make_node("Resize", ["se", "", "", "sizes"], ["y"], name="resize", mode="linear",
+                         coordinate_transformation_mode="half_pixel")],
+        [w("cw", 16, 8, 3, 3), w("cb", 16), i64("sp", [8, 8]), i64("two", 2), i64("ax0", [0]),
+         i64("two64", [2]), i64("nc", [1, 8])], in_shape=(1, 8, 6, 6), out_shape=[1, 8, 12, 12])
+    rng.bit_generator.state = saved
     # refusals
     save("bad_unsupported_op", [helper.make_node("Einsum", ["x"], ["y"], name="my_einsum", equation="ij->ji")], [])
     n, i = conv("conv", "x", "y", 8, 16, pads=[1, 1, 1, 1])

@@ -38,6 +38,7 @@ KINDS = {
 # numbers are address >> 12 ("dense") or positions in a sparse map, and
 # whether register names follow NVIDIA's trace spelling (suffix _0).
 LAYOUTS = ("dense", "sparse")
+INTRMASK = ("masks", "enables")
 REGNAMES = ("nvdla", "plain")
 ACCESS = {
     "RW": "NVDLA_ACC_RW",
@@ -50,8 +51,9 @@ ACCESS = {
 # Attributes per element: (required, optional).
 SCHEMA = {
     "database": ({"name"}, {"source", "width", "cprefix", "layout", "regnames",
-                                 "traceprefix"}),
-    "domain": ({"name", "base"}, {"alias", "cprefix", "rdl"}),
+                                 "traceprefix", "intrmask", "intrinfix", "regcmdopen",
+                                 "regcmdmark"}),
+    "domain": ({"name", "base"}, {"alias", "cprefix", "rdl", "done", "opbit", "regcmd"}),
     "reg32": ({"name", "offset", "group", "kind"}, set()),
     "bitfield": ({"name", "low", "high", "access", "reset"}, set()),
     "value": ({"name", "value"}, set()),
@@ -87,6 +89,12 @@ class Db:
         self.layout = "dense"
         self.regnames = "nvdla"
         self.source = "nvdla.xml"
+        # device facts (regdb/README.md, "Device facts")
+        self.intrmask = "masks"
+        self.intrinfix = "_"
+        self.regcmdopen = 0
+        self.regcmdmark = 0
+        self.intr = {}           # kind -> address of the intr_* registers
 
 
 class Checker:
@@ -200,6 +208,12 @@ class Checker:
             self.error(root, "layout=%r is not one of %s" % (db.layout, ", ".join(LAYOUTS)))
         if db.regnames not in REGNAMES:
             self.error(root, "regnames=%r is not one of %s" % (db.regnames, ", ".join(REGNAMES)))
+        db.intrmask = self.choice(root, "intrmask", INTRMASK) or "masks"
+        db.intrinfix = root.attrs.get("intrinfix", "_")
+        if not re.match(r"[A-Z0-9_]*\Z", db.intrinfix):
+            self.error(root, "intrinfix=%r is not upper-case letters, digits and _" % db.intrinfix)
+        db.regcmdopen = self.num(root, "regcmdopen", 0, 0xFFFF) or 0
+        db.regcmdmark = self.num(root, "regcmdmark", 0, 0xFFFF) or 0
         unit_names = {}
         for di, dn in enumerate(root.kids("domain")):
             unit = self.domain(dn, di)
@@ -213,7 +227,45 @@ class Checker:
             db.units.append(unit)
         if not db.units:
             self.error(root, "no <domain>")
+        self.device_facts(db)
         return db
+
+    def device_facts(self, db):
+        """Interrupt registers by kind; each domain's done fields resolved to
+        bits of the interrupt status register; regcmd targets unique."""
+        status = None
+        for u in db.units:
+            for r in u["regs"]:
+                if r["kind"] in ("intr_status", "intr_mask", "intr_clear", "intr_raw"):
+                    if r["kind"] in db.intr:
+                        self.error(r["node"], "second register of kind %s in the database"
+                                   % r["kind"])
+                    if u["base"] is not None and r["offset"] is not None:
+                        db.intr[r["kind"]] = u["base"] + r["offset"]
+                    if r["kind"] == "intr_status":
+                        status = r
+        targets = {}
+        for u in db.units:
+            dn = u["node"]
+            u["done_bits"] = 0
+            for name in dn.attrs.get("done", "").split():
+                f = [f for f in (status["fields"] if status else []) if f["name"] == name]
+                if not f:
+                    self.error(dn, "done=%r: %s is not a field of the interrupt status "
+                               "register%s" % (dn.attrs["done"], name,
+                                               " (%s)" % status["name"] if status else
+                                               " (the database has no kind=intr_status)"))
+                    continue
+                u["done_bits"] |= f[0]["mask"]
+            u["opbit"] = self.num(dn, "opbit", 0, 0xFFFFFFFF) or 0
+            if u["opbit"] & (u["opbit"] - 1):
+                self.error(dn, "opbit=%s is not a single bit" % dn.attrs["opbit"])
+            u["regcmd"] = self.num(dn, "regcmd", 0, 0xFFFF) or 0
+            if u["regcmd"]:
+                if u["regcmd"] in targets:
+                    self.error(dn, "regcmd=%s is also %s's" % (dn.attrs["regcmd"],
+                                                                targets[u["regcmd"]]))
+                targets[u["regcmd"]] = u["name"]
 
     def domain(self, dn, index):
         name = self.ident(dn)
@@ -534,13 +586,14 @@ def emit_table(db):
                 % (r["name"], u["base"] + r["offset"], cp, u["name"], GROUPS[r["group"]],
                    KINDS[r["kind"]], m["reset"], m["write"], m["read"], m["w1c"], m["w1s"],
                    first_field, len(field_rows) - first_field))
-        unit_rows.append('    {"%s", %s, 0x%05xu, %d, %d},' % (
+        unit_rows.append('    {"%s", %s, 0x%05xu, %d, %d, 0x%08xu, 0x%08xu, 0x%04xu},' % (
             u["name"], '"%s"' % u["alias"] if u["alias"] else "NULL", u["base"],
-            first_reg, len(regs_rows) - first_reg))
+            first_reg, len(regs_rows) - first_reg, u["done_bits"], u["opbit"], u["regcmd"]))
     for what, n in (("registers", len(regs_rows)), ("fields", len(field_rows)),
                     ("enum values", len(enum_rows))):
         if n > 0xFFFF:
             raise SystemExit("gen_regs: too many %s (%d) for uint16_t indexes" % (what, n))
+    w("/* name, alias, base, first_reg, n_regs, done_bits, op_en_bit, regcmd_target */")
     w("const struct nvdla_unit_desc %s_units[%s_UNIT_COUNT] = {" % (lp, cp))
     o.extend(unit_rows)
     w("};")
@@ -580,8 +633,14 @@ def emit_table(db):
     w("    \"%s\", \"%s_\", %d, %s_units, %s_UNIT_COUNT, %s_regs, %s_REG_COUNT," % (
         lp, db.traceprefix, 1 if db.regnames == "plain" else 0,
         lp, cp, lp, cp))
-    w("    %s_fields, %s_FIELD_COUNT, %s_enums, %s_ENUM_COUNT, %s_window_unit, %d" % (
+    w("    %s_fields, %s_FIELD_COUNT, %s_enums, %s_ENUM_COUNT, %s_window_unit, %d," % (
         lp, cp, lp, cp, lp, nwin))
+    w("    /* intr_status, intr_mask, intr_clear, has_intr_clear, intr_mask_enables,")
+    w("       intr_infix, regcmd_op_en, regcmd_marker */")
+    w("    0x%05xu, 0x%05xu, 0x%05xu, %d, %d, \"%s\", 0x%04xu, 0x%04xu" % (
+        db.intr.get("intr_status", 0), db.intr.get("intr_mask", 0),
+        db.intr.get("intr_clear", 0), 1 if "intr_clear" in db.intr else 0,
+        1 if db.intrmask == "enables" else 0, db.intrinfix, db.regcmdopen, db.regcmdmark))
     w("};")
     return "\n".join(o) + "\n", (len(regs_rows), len(field_rows), len(enum_rows))
 

@@ -357,6 +357,20 @@ def reg_groups(unit, regs):
     return groups
 
 
+# Curation (regdb/README.md, "Device facts"): the GLB S_INTR_STATUS fields
+# each unit raises when its group 0 completes (spec 000 GLB; group 1 raises
+# the next bit of each).
+DONE = {
+    "CDMA": "CDMA_DAT_DONE_STATUS0 CDMA_WT_DONE_STATUS0",
+    "CACC": "CACC_DONE_STATUS0",
+    "SDP": "SDP_DONE_STATUS0",
+    "PDP": "PDP_DONE_STATUS0",
+    "CDP": "CDP_DONE_STATUS0",
+    "BDMA": "BDMA_DONE_STATUS0",
+    "RUBIK": "RUBIK_DONE_STATUS0",
+}
+
+
 def hexw(v, digits):
     return "0x%0*x" % (digits, v)
 
@@ -369,7 +383,8 @@ def emit(rdl_dir, out):
     w("     (nvdla/hw branch nv_small, spec/manual/NVDLA_*.rdl) by")
     w("     tools/regdb/rdl_import.py, then curated by the rules in")
     w("     regdb/README.md.  Edit here; regenerate with `make regs`. -->")
-    w('<database name="nvdla" source="nvdla/hw:nv_small:spec/manual" width="32">')
+    w('<database name="nvdla" source="nvdla/hw:nv_small:spec/manual" width="32" '
+      'intrinfix="_DONE_STATUS">')
     for dom, rdl, base, alias, cpre in UNITS:
         rf, regs, insts = load_unit(rdl_dir, rdl)
         if rf != "regs_NVDLA_%s" % rdl:
@@ -384,7 +399,8 @@ def emit(rdl_dir, out):
             attrs += ' alias="%s"' % alias
         if cpre != dom:
             attrs += ' cprefix="%s"' % cpre
-        w('  <domain %s base="%s" rdl="NVDLA_%s.rdl">' % (attrs, hexw(base, 5), rdl))
+        done = ' done="%s"' % DONE[dom] if dom in DONE else ""
+        w('  <domain %s base="%s" rdl="NVDLA_%s.rdl"%s>' % (attrs, hexw(base, 5), rdl, done))
         for r in sorted(regs, key=lambda r: r["offset"]):
             name = r["inst"]
             if r["name"] is not None and r["name"] != name:

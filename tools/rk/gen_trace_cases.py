@@ -4,7 +4,7 @@
 Each case is a trace in NVDLA's trace language with RK3588 register names
 (RKNN_<block>_<register>, offsets in core 0's window) plus its surface
 files.  The expected CRCs come from the plain-Python integer references
-below, written from the documented semantics (README "RK3588"), not from
+below, written from the documented semantics (docs/rk3588.md), not from
 the model.  Python 3 standard library only.
 
     python3 tools/rk/gen_trace_cases.py tests/traces/rk3588

@@ -641,9 +641,12 @@ IMG_FORMATS = 17  # the pixel formats nv_small's ConfigROM lists (tests/common/c
 
 def img_case(rng, idx, args, outdir, mode=''):
     """mode 'postext': channel post-extension with a horizontal stride of 2..4 (rg_imgpe_*);
-    'postextwide': the same on lines of several CSC stripes (rg_imgpew_*)"""
-    fmt = idx % IMG_FORMATS
-    tag = {'': '', 'postext': 'pe', 'postextwide': 'pew'}[mode]
+    'postextwide': the same on lines of several CSC stripes (rg_imgpew_*); 'semitail': postextwide
+    in a semi-planar format with no right padding and a padded line length of 3 mod 8, the tail
+    pixel whose UV atom CDMA does not fetch (rg_imgst_*)"""
+    # semitail: the two semi-planar formats (conv_fmts 15, 16) only
+    fmt = 15 + idx % 2 if mode == 'semitail' else idx % IMG_FORMATS
+    tag = {'': '', 'postext': 'pe', 'postextwide': 'pew', 'semitail': 'st'}[mode]
     name = 'rg_img%s_f%02d_%03d' % (tag, fmt, idx)
     r = subprocess.run([args['imgcase'], outdir, name, str(rng.getrandbits(31)), str(fmt)] +
                        ([mode] if mode else []), capture_output=True, text=True)
@@ -691,7 +694,7 @@ def main():
             [('conv_pp2same', n) for n in range(8)] + [('conv_og2', n) for n in range(6)] +
             [('conv_og2same', n) for n in range(6)] + [('img', n) for n in range(2 * IMG_FORMATS)] +
             [('imgpe', n) for n in range(2 * IMG_FORMATS)] +
-            [('imgpew', n) for n in range(IMG_FORMATS)] +
+            [('imgpew', n) for n in range(IMG_FORMATS)] + [('imgst', n) for n in range(40)] +
             [('pdpover', n) for n in range(24)] + [('pdpoversplit', n) for n in range(10)] +
             [('sdppdpover', n) for n in range(8)] + [('pdpoverb', n) for n in range(56)])
     for kind, n in plan:
@@ -704,9 +707,10 @@ def main():
             if name and fnmatch.fnmatch(name, args['only']):
                 made.append(os.path.join(outdir, name))
             continue
-        if kind in ('img', 'imgpe', 'imgpew'):
+        if kind in ('img', 'imgpe', 'imgpew', 'imgst'):
             name = img_case(rng, n, args, outdir,
-                            {'img': '', 'imgpe': 'postext', 'imgpew': 'postextwide'}[kind])
+                            {'img': '', 'imgpe': 'postext', 'imgpew': 'postextwide',
+                             'imgst': 'semitail'}[kind])
             if name and fnmatch.fnmatch(name, args['only']):
                 made.append(os.path.join(outdir, name))
             continue

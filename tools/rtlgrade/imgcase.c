@@ -50,7 +50,7 @@ static void fill(uint64_t *s, void *p, size_t n)
 
 /* Geometry of a random pixel layer that fits CBUF (0: draw again). */
 static int geometry(struct tdev *t, struct conv *L, const struct tfmt *f, uint64_t *s,
-                    int post_ext_only, int wide)
+                    int post_ext_only, int wide, int semitail)
 {
     memset(L, 0, sizeof(*L));
     L->pixel = 1;
@@ -69,6 +69,14 @@ static int geometry(struct tdev *t, struct conv *L, const struct tfmt *f, uint64
     L->pt = rnd(s, 0, 2);
     L->pb = rnd(s, 0, 2);
     L->x_off = rnd(s, 0, t->m / conv_fmt_bpp0(f) - 1);
+    if (semitail) {
+        /* no right padding, padded line length = 3 mod M (the semi-planar
+         * tail whose planar-1 atom CDMA does not fetch, src/sim/nvdla/cdma.c) */
+        L->pr = 0;
+        if ((L->pl + L->w) % t->m != 3) {
+            return 0;
+        }
+    }
     if (L->pl + L->w + L->pr < L->kw || L->pt + L->h + L->pb < L->kh) {
         return 0;
     }
@@ -89,9 +97,9 @@ static int geometry(struct tdev *t, struct conv *L, const struct tfmt *f, uint64
 }
 
 static void layer(struct tdev *t, struct conv *L, const struct tfmt *f, uint64_t *s,
-                  int post_ext_only, int wide)
+                  int post_ext_only, int wide, int semitail)
 {
-    while (!geometry(t, L, f, s, post_ext_only, wide)) {
+    while (!geometry(t, L, f, s, post_ext_only, wide, semitail)) {
     }
     L->fetch_h = L->h;
     L->pad_value = rnd(s, 0, 0xffff);
@@ -166,14 +174,18 @@ static int dump(struct dlasim_dev *dev, const char *dir, const char *name, const
 int main(int argc, char **argv)
 {
     if (argc != 5 &&
-        !(argc == 6 && (!strcmp(argv[5], "postext") || !strcmp(argv[5], "postextwide")))) {
-        fprintf(stderr, "usage: imgcase DIR NAME SEED FORMAT_INDEX [postext|postextwide]\n"
+        !(argc == 6 && (!strcmp(argv[5], "postext") || !strcmp(argv[5], "postextwide") ||
+                        !strcmp(argv[5], "semitail")))) {
+        fprintf(stderr, "usage: imgcase DIR NAME SEED FORMAT_INDEX [postext|postextwide|semitail]\n"
                         "  postext: channel post-extension with a horizontal stride of 2..4\n"
-                        "  postextwide: the same on 33..72-pixel lines\n");
+                        "  postextwide: the same on 33..72-pixel lines\n"
+                        "  semitail: postextwide with no right padding and a padded line\n"
+                        "            length of 3 mod NVDLA_MEMORY_ATOMIC_SIZE\n");
         return 1;
     }
     const int post_ext_only = argc == 6;
-    const int wide = argc == 6 && !strcmp(argv[5], "postextwide");
+    const int semitail = argc == 6 && !strcmp(argv[5], "semitail");
+    const int wide = argc == 6 && (!strcmp(argv[5], "postextwide") || semitail);
     const char *dir = argv[1], *name = argv[2];
     uint64_t seed = strtoull(argv[3], NULL, 0);
     unsigned fi = (unsigned)strtoul(argv[4], NULL, 0);
@@ -205,7 +217,7 @@ int main(int argc, char **argv)
     }
     struct conv L;
     const struct tfmt *f = &conv_fmts[fi];
-    layer(&t, &L, f, &s, post_ext_only, wide);
+    layer(&t, &L, f, &s, post_ext_only, wide, semitail);
     size_t out_bytes = (size_t)conv_div_up(L.k, t.m) * L.out_surf;
     uint8_t *zero = calloc(out_bytes, 1);
     dlasim_mem_write(t.dev, DLASIM_PORT_DBB, CONV_OUT_ADDR, zero, out_bytes);

@@ -257,8 +257,13 @@ static int pgm_in(const uint8_t *d, size_t len, const struct nvrt_tensor_layout 
     }
     for (uint32_t y = 0; y < (uint32_t)t->h; y++) {
         for (uint32_t x = 0; x < (uint32_t)t->w; x++) {
-            rc = store_pixel(t, &f, r8, x, y, 0, d[pos + (size_t)y * v[0] + x], buf, "PGM", err,
-                             errlen);
+            uint8_t p = d[pos + (size_t)y * v[0] + x];
+            if (p > v[2]) { /* netpbm: every gray value lies in [0, maxval] */
+                return dla_errf(err, errlen, DLASIM_ERR_PARSE,
+                                "input PGM: pixel (%u, %u) is %u, above the maxval %lu", x, y, p,
+                                v[2]);
+            }
+            rc = store_pixel(t, &f, r8, x, y, 0, p, buf, "PGM", err, errlen);
             if (rc) {
                 return rc;
             }
@@ -349,6 +354,15 @@ static int jpeg_decode(const uint8_t *d, size_t len, const struct nvrt_tensor_la
     dims[1] = info.output_height;
     dims[2] = ch;
     jpeg_finish_decompress(&info);
+    /* libjpeg only warns about corrupt or truncated data (e.g. "Premature
+     * end of JPEG file") and fills the rest with gray: here that image is
+     * refused, not fed to the network as if it were the file's. */
+    if (info.err->num_warnings) {
+        (*info.err->format_message)((j_common_ptr)&info, g.msg);
+        snprintf(msg, msglen, "corrupt or truncated data (libjpeg: %s)", g.msg);
+        jpeg_destroy_decompress(&info);
+        return -1;
+    }
     jpeg_destroy_decompress(&info);
     return 0;
 }

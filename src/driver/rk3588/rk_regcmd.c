@@ -13,31 +13,14 @@
 #include "regs/regdb.h"
 
 #define TAIL 4u
-#define TARGET_BEFORE_OP_EN 0x0041u
-#define TARGET_OP_EN 0x0081u
 #define TASK_ALIGN 64u
 
-/* Regcmd target bit of each block (TRM pc_register_amounts), by unit. */
+/* Regcmd target bit of each block (TRM pc_register_amounts): a register
+ * database fact (regdb/rk3588.xml, domain `regcmd`); 0 for DDMA, SDMA and
+ * GLOBAL, which have none. */
 static uint16_t block_target(unsigned unit)
 {
-    switch (unit) {
-    case RK3588_UNIT_PC:
-        return 0x0100;
-    case RK3588_UNIT_CNA:
-        return 0x0200;
-    case RK3588_UNIT_CORE:
-        return 0x0800;
-    case RK3588_UNIT_DPU:
-        return 0x1000;
-    case RK3588_UNIT_DPU_RDMA:
-        return 0x2000;
-    case RK3588_UNIT_PPU:
-        return 0x4000;
-    case RK3588_UNIT_PPU_RDMA:
-        return 0x8000;
-    default:
-        return 0; /* DDMA, SDMA, GLOBAL: no regcmd target in the TRM */
-    }
+    return unit < RK3588_UNIT_COUNT ? rk3588_units[unit].regcmd_target : 0;
 }
 
 void dlasim_rk_regcmd_free(struct dlasim_rk_regcmd *l)
@@ -182,16 +165,17 @@ int dlasim_rk_layout(const struct dlasim_rk_regcmd *l, uint32_t addr, void *buf,
         }
         p += 8 * t->n;
         size_t next = off + task_bytes(l, i);
+        const uint16_t pc = (uint16_t)(block_target(RK3588_UNIT_PC) | 1u);
         if (i + 1 < l->ntasks) {
-            put64(p, entry(0x0101, RK3588_PC_BASE_ADDRESS, addr + (uint32_t)next));
-            put64(p + 8, entry(0x0101, RK3588_PC_REGISTER_AMOUNTS,
+            put64(p, entry(pc, RK3588_PC_BASE_ADDRESS, addr + (uint32_t)next));
+            put64(p + 8, entry(pc, RK3588_PC_REGISTER_AMOUNTS,
                                amount_of(dlasim_rk_task_entries(l, i + 1))));
         } else {
             put64(p, 0); /* the last task links to nothing (Mesa: a bare 0 entry) */
-            put64(p + 8, entry(0x0101, RK3588_PC_REGISTER_AMOUNTS, 0));
+            put64(p + 8, entry(pc, RK3588_PC_REGISTER_AMOUNTS, 0));
         }
-        put64(p + 16, entry(TARGET_BEFORE_OP_EN, 0, 0));
-        put64(p + 24, entry(TARGET_OP_EN, RK3588_PC_OPERATION_ENABLE, t->enable_mask));
+        put64(p + 16, entry(rk3588_db.regcmd_marker, 0, 0));
+        put64(p + 24, entry(rk3588_db.regcmd_op_en, RK3588_PC_OPERATION_ENABLE, t->enable_mask));
         off = next;
     }
     return 0;

@@ -2,25 +2,26 @@
 /* Register database tables declared in src/regs/regdb.h. */
 #include "regs/regdb.h"
 
+/* name, alias, base, first_reg, n_regs, done_bits, op_en_bit, regcmd_target */
 const struct nvdla_unit_desc nvdla_units[NVDLA_UNIT_COUNT] = {
-    {"CFGROM", NULL, 0x00000u, 0, 104},
-    {"GLB", NULL, 0x01000u, 104, 4},
-    {"MCIF", NULL, 0x02000u, 108, 7},
-    {"CDMA", NULL, 0x03000u, 115, 59},
-    {"CSC", NULL, 0x04000u, 174, 26},
-    {"CMAC_A", NULL, 0x05000u, 200, 4},
-    {"CMAC_B", NULL, 0x06000u, 204, 4},
-    {"CACC", NULL, 0x07000u, 208, 14},
-    {"SDP_RDMA", NULL, 0x08000u, 222, 37},
-    {"SDP", NULL, 0x09000u, 259, 63},
-    {"PDP_RDMA", NULL, 0x0a000u, 322, 20},
-    {"PDP", NULL, 0x0b000u, 342, 40},
-    {"CDP_RDMA", NULL, 0x0c000u, 382, 17},
-    {"CDP", NULL, 0x0d000u, 399, 47},
-    {"GEC", NULL, 0x0e000u, 446, 32},
-    {"CVIF", NULL, 0x0f000u, 478, 7},
-    {"BDMA", NULL, 0x10000u, 485, 21},
-    {"RUBIK", "RBK", 0x11000u, 506, 25},
+    {"CFGROM", NULL, 0x00000u, 0, 104, 0x00000000u, 0x00000000u, 0x0000u},
+    {"GLB", NULL, 0x01000u, 104, 4, 0x00000000u, 0x00000000u, 0x0000u},
+    {"MCIF", NULL, 0x02000u, 108, 7, 0x00000000u, 0x00000000u, 0x0000u},
+    {"CDMA", NULL, 0x03000u, 115, 59, 0x00050000u, 0x00000000u, 0x0000u},
+    {"CSC", NULL, 0x04000u, 174, 26, 0x00000000u, 0x00000000u, 0x0000u},
+    {"CMAC_A", NULL, 0x05000u, 200, 4, 0x00000000u, 0x00000000u, 0x0000u},
+    {"CMAC_B", NULL, 0x06000u, 204, 4, 0x00000000u, 0x00000000u, 0x0000u},
+    {"CACC", NULL, 0x07000u, 208, 14, 0x00100000u, 0x00000000u, 0x0000u},
+    {"SDP_RDMA", NULL, 0x08000u, 222, 37, 0x00000000u, 0x00000000u, 0x0000u},
+    {"SDP", NULL, 0x09000u, 259, 63, 0x00000001u, 0x00000000u, 0x0000u},
+    {"PDP_RDMA", NULL, 0x0a000u, 322, 20, 0x00000000u, 0x00000000u, 0x0000u},
+    {"PDP", NULL, 0x0b000u, 342, 40, 0x00000010u, 0x00000000u, 0x0000u},
+    {"CDP_RDMA", NULL, 0x0c000u, 382, 17, 0x00000000u, 0x00000000u, 0x0000u},
+    {"CDP", NULL, 0x0d000u, 399, 47, 0x00000004u, 0x00000000u, 0x0000u},
+    {"GEC", NULL, 0x0e000u, 446, 32, 0x00000000u, 0x00000000u, 0x0000u},
+    {"CVIF", NULL, 0x0f000u, 478, 7, 0x00000000u, 0x00000000u, 0x0000u},
+    {"BDMA", NULL, 0x10000u, 485, 21, 0x00000040u, 0x00000000u, 0x0000u},
+    {"RUBIK", "RBK", 0x11000u, 506, 25, 0x00000100u, 0x00000000u, 0x0000u},
 };
 
 /* name, addr, unit, group, kind,
@@ -3722,5 +3723,8 @@ static const int8_t nvdla_window_unit[18] = {
 
 const struct regdb nvdla_db = {
     "nvdla", "NVDLA_", 0, nvdla_units, NVDLA_UNIT_COUNT, nvdla_regs, NVDLA_REG_COUNT,
-    nvdla_fields, NVDLA_FIELD_COUNT, nvdla_enums, NVDLA_ENUM_COUNT, nvdla_window_unit, 18
+    nvdla_fields, NVDLA_FIELD_COUNT, nvdla_enums, NVDLA_ENUM_COUNT, nvdla_window_unit, 18,
+    /* intr_status, intr_mask, intr_clear, has_intr_clear, intr_mask_enables,
+       intr_infix, regcmd_op_en, regcmd_marker */
+    0x0100cu, 0x01004u, 0x00000u, 0, 0, "_DONE_STATUS", 0x0000u, 0x0000u
 };

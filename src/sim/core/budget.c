@@ -9,7 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "sim/nvdla/dla.h"
+#include "sim/core/dma.h"
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -63,37 +63,40 @@ uint64_t dla_work_total(const struct dla_work *w)
     return sat_add(sat_add(w->read, w->written), w->ops);
 }
 
-int dla_work_check(struct dla_dev *d, const struct dla_work *w)
+int dla_exec_work_check(struct dla_exec *x, const struct dla_work *w)
 {
-    uint64_t limit = dla_max_layer_work(d);
+    uint64_t limit = x->host->max_layer_work;
     uint64_t total = dla_work_total(w);
     if (!limit || total <= limit) {
         return 0;
     }
-    return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+    return dla_exec_error(x, DLASIM_ERR_UNSUPPORTED,
                      "%s: the layer's work of %" PRIu64 " (%" PRIu64 " bytes read, %" PRIu64
                      " bytes written, %" PRIu64 " elements computed) exceeds the caller's "
                      "limit of %" PRIu64 " (max_layer_work)",
                      w->unit, total, w->read, w->written, w->ops, limit);
 }
 
-int dla_strided_check(struct dla_dev *d, const char *unit, const char *what, int is_write,
-                      const struct dla_strided *s)
+int dla_exec_extent_check(struct dla_exec *x, const char *unit, const char *what, int is_write,
+                          const struct dla_strided *s)
 {
     uint64_t span = dla_strided_span(s);
-    uint64_t limit = dla_port_limit(d, s->port);
+    uint64_t limit = dla_host_port_limit(x->host, s->port);
     if (!span || (s->base <= limit && span <= limit - s->base)) {
         return 0;
     }
+    if (x->fault) {
+        x->fault(x->owner, is_write);
+    }
     if (!limit) {
-        return dla_error(d, DLASIM_ERR_MEM, "%s: DMA %s of the %s on CVIF: this configuration "
+        return dla_exec_error(x, DLASIM_ERR_MEM, "%s: DMA %s of the %s on CVIF: this configuration "
                          "has no secondary memory port", unit, is_write ? "write" : "read", what);
     }
     unsigned bits = 0;
     while (bits < 64 && (UINT64_C(1) << bits) < limit) {
         bits++;
     }
-    return dla_error(d, DLASIM_ERR_MEM,
+    return dla_exec_error(x, DLASIM_ERR_MEM,
                      "%s: DMA %s of the %s, 0x%" PRIx64 "+0x%" PRIx64 " (%" PRIu64
                      " line(s) of %" PRIu64 " bytes, line stride 0x%" PRIx64 ", %" PRIu64
                      " surface(s), surface stride 0x%" PRIx64 ", %" PRIu64

@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-struct dla_dev;
+struct dla_exec;
 
 /* A cube of lines as a DMA walks it: line l of surface s of batch b starts
  * at base + b * batch_stride + s * surf_stride + l * line_stride and is
@@ -53,18 +53,14 @@ uint64_t dla_work_total(const struct dla_work *w);
 /* Refuse (DLASIM_ERR_UNSUPPORTED) a layer whose total work exceeds the
  * caller's dlasim_options.max_layer_work; the message gives the unit, the
  * layer and the three parts of the count. */
-int dla_work_check(struct dla_dev *d, const struct dla_work *w);
+int dla_exec_work_check(struct dla_exec *x, const struct dla_work *w);
 
 /* Refuse (DLASIM_ERR_MEM) a strided cube whose extent, strides included,
  * leaves its port's address space, before the layer moves any byte; `what`
  * names the cube ("output cube", "input cube of transfer 3", ...).  For
- * engines whose DMA addresses do not wrap. */
-int dla_strided_check(struct dla_dev *d, const char *unit, const char *what, int is_write,
-                      const struct dla_strided *s);
-
-/* Provided by the device (device.c): the caller's limit (0 = none) and the
- * first unreachable address of a port (0 when the configuration lacks it). */
-uint64_t dla_max_layer_work(const struct dla_dev *d);
-uint64_t dla_port_limit(const struct dla_dev *d, int port);
+ * engines whose DMA addresses do not wrap.  A refusal is a DMA fault (the
+ * exec's `fault` hook hears it). */
+int dla_exec_extent_check(struct dla_exec *x, const char *unit, const char *what, int is_write,
+                          const struct dla_strided *s);
 
 #endif

@@ -7,8 +7,12 @@
  */
 #include "sim/core/regfile.h"
 
+#include "dlasim/dlasim.h"
+
 #include <stdlib.h>
 #include <string.h>
+
+#define FIELD(v, F) (((uint32_t)(v) & F##__MASK) >> F##__SHIFT)
 
 /* S_STATUS encodings (RDL S_STATUS_STATUS_0_enum; the RK3588's S_STATUS
  * uses the same values, spec 002/003). */
@@ -161,13 +165,13 @@ static uint32_t status_value(const struct dla_regfile *rf, const struct dla_unit
 static void lut_cfg_write(struct dla_lut_port *p, unsigned unit, uint32_t v)
 {
     if (unit == NVDLA_UNIT_SDP) {
-        p->index = DLA_FIELD(v, NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_ADDR);
-        p->table = DLA_FIELD(v, NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_TABLE_ID);
-        p->write = DLA_FIELD(v, NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_ACCESS_TYPE);
+        p->index = FIELD(v, NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_ADDR);
+        p->table = FIELD(v, NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_TABLE_ID);
+        p->write = FIELD(v, NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_ACCESS_TYPE);
     } else {
-        p->index = DLA_FIELD(v, NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_ADDR);
-        p->table = DLA_FIELD(v, NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_TABLE_ID);
-        p->write = DLA_FIELD(v, NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_ACCESS_TYPE);
+        p->index = FIELD(v, NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_ADDR);
+        p->table = FIELD(v, NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_TABLE_ID);
+        p->write = FIELD(v, NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_ACCESS_TYPE);
     }
 }
 
@@ -413,5 +417,5 @@ uint32_t dla_regfile_irq_pending(const struct dla_regfile *rf)
     }
     uint32_t raised = rf->val[0][rf->intr_pending_reg];
     uint32_t mask = rf->intr_mask_reg >= 0 ? rf->val[0][rf->intr_mask_reg] : 0u;
-    return raised & (rf->pp->intr_mask_enables ? mask : ~mask);
+    return raised & (rf->db->intr_mask_enables ? mask : ~mask); /* regdb fact */
 }

@@ -20,10 +20,20 @@
 
 #include <stdint.h>
 
+#include "plan/config.h"
 #include "regs/regdb.h"
-#include "sim/nvdla/dla.h"
 
 #define DLA_REGFILE_MAX_UNITS 32
+
+/* LUT RAM of SDP and CDP (written through S_LUT_ACCESS_CFG/S_LUT_ACCESS_DATA).
+ * ref: spec 001, CDP LUT; RAW table 65 entries, density table 257 entries. */
+#define DLA_LUT_LE_ENTRIES 65
+#define DLA_LUT_LO_ENTRIES 257
+struct dla_lut_ram {
+    uint16_t le[DLA_LUT_LE_ENTRIES]; /* LE (raw/exponent) table */
+    uint16_t lo[DLA_LUT_LO_ENTRIES]; /* LO (density/linear) table */
+};
+enum dla_lut_id { DLA_LUT_SDP = 0, DLA_LUT_CDP = 1 };
 #define DLA_REG_NONE 0xffffu
 
 /* Per-unit ping-pong state. */
@@ -60,7 +70,6 @@ struct dla_pointer_ops {
     /* The consumer group completed (its OP_EN already cleared): advance. */
     void (*completed)(struct dla_regfile *rf, struct dla_unit_state *us);
     uint8_t drop_writes_when_enabled; /* writes to an enabled group are dropped */
-    uint8_t intr_mask_enables;        /* mask bit 1 enables the line (else masks it) */
 };
 
 struct dla_regfile {
@@ -115,10 +124,5 @@ void dla_regfile_complete(struct dla_regfile *rf, unsigned u);
 void dla_regfile_raise(struct dla_regfile *rf, uint32_t status_bits);
 /* Raised bits the mask lets through to the interrupt line. */
 uint32_t dla_regfile_irq_pending(const struct dla_regfile *rf);
-
-/* NVDLA (units.c): its pointer semantics, and the register file of a
- * configuration (units present, LUT ports, ConfigROM). */
-extern const struct dla_pointer_ops dla_nvdla_pointer_ops;
-int dla_regfile_init_nvdla(struct dla_regfile *rf, const struct dla_config *cfg);
 
 #endif

@@ -16,6 +16,9 @@
  *     ignored as the RTL does;
  *   - the result saturates to int32; each saturated element counts in
  *     D_OUT_SATURATION.
+ * INT16 layers (where the configuration has INT16): the partial sum is 48
+ * bits and saturates, rounding and int32 saturation are the same (ref:
+ * nv_full vmod/nvdla/cacc/NV_NVDLA_CACC_CALC_int16.v; dla_cacc_deliver_int16).
  * With batches (D_BATCH_NUMBER, checked against CSC) every batch is
  * delivered and counted the same way.
  * Int32 sums (the common case: kernels of fewer than 2^17 products) are
@@ -219,6 +222,27 @@ uint32_t dla_cacc_deliver_i64(const struct dla_cacc_cfg *a, const int64_t *acc, 
     uint32_t sat = 0;
     for (size_t i = 0; i < n; i++) {
         out[i] = cacc_round(acc[i], a->clip_truncate, &sat);
+    }
+    return sat;
+}
+
+/*
+ * ref: nv_full vmod/nvdla/cacc/NV_NVDLA_CACC_CALC_int16.v: the partial sum
+ * is 48 bits and saturates (i_sat_pd3); the final value is rounded and
+ * saturated to int32 exactly as in CALC_int8 (guide bit, 15 sticky bits).
+ * The exact sum reaches the 48-bit bounds only monotonically (at most 2^17
+ * products of magnitude at most 2^30, see kernels/conv_s16.h), so clamping
+ * the exact sum equals saturating every partial sum.
+ */
+uint32_t dla_cacc_deliver_int16(const struct dla_cacc_cfg *a, const int64_t *acc, int32_t *out,
+                                size_t n)
+{
+    const int64_t hi = ((int64_t)1 << 47) - 1;
+    const int64_t lo = -((int64_t)1 << 47);
+    uint32_t sat = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = acc[i] > hi ? hi : (acc[i] < lo ? lo : acc[i]);
+        out[i] = cacc_round(v, a->clip_truncate, &sat);
     }
     return sat;
 }

@@ -18,8 +18,8 @@
  *   - data reuse: with the previous layer's SKIP_DATA_RLS, DATA_REUSE uses
  *     all its slices and fetches nothing; without it, DATA_REUSE keeps the
  *     slices the previous layer did not release (D_RELEASE) and appends the
- *     newly fetched ones; a change of CONV_MODE, banks or input format
- *     starts from an empty CBUF;
+ *     newly fetched ones; a change of CONV_MODE, banks, input format or
+ *     precision starts from an empty CBUF;
  *   - weight reuse: with the previous layer's SKIP_WEIGHT_RLS and the same
  *     mode/banks/format, WEIGHT_REUSE uses the weights held in CBUF and does
  *     not fetch; asking for it otherwise is refused (the C model fails);
@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "sim/nvdla/cbuf.h"
+#include "sim/core/host.h"
 
 int dla_conv_state_create(struct dla_dev *d, struct dla_conv_state **out)
 {
@@ -73,6 +74,8 @@ void dla_conv_state_destroy(struct dla_conv_state *s)
     free(s->wdec_src);
     free(s->wchunk);
     free(s->acc);
+    free(s->in16);
+    free(s->wt16);
     free(s);
 }
 
@@ -97,16 +100,9 @@ void dla_conv_reset(struct dla_dev *d)
 
 int dla_conv_scratch(struct dla_dev *d, void **buf, size_t *cap, size_t bytes)
 {
-    if (bytes <= *cap) {
-        return 0;
-    }
-    void *p = malloc(bytes);
-    if (!p) {
+    if (dla_scratch_grow(buf, cap, bytes)) { /* src/sim/core/host.c */
         return dla_error(d, DLASIM_ERR_NOMEM, "CONV: no memory for %zu bytes of scratch", bytes);
     }
-    free(*buf);
-    *buf = p;
-    *cap = bytes;
     return 0;
 }
 
@@ -140,8 +136,8 @@ int dla_cbuf_validate(struct dla_dev *d, const struct dla_cdma_cfg *c)
                          "D_BANK_0.WEIGHT_BANK=%u but D_MISC_CFG_0.SKIP_WEIGHT_RLS keeps them all",
                          c->weight_bytes, (unsigned long long)wt_have, c->weight_bank - 1);
     }
-    uint32_t kpg = c->weight_kernel < cfg->mac_atomic_k_size ? c->weight_kernel
-                                                             : cfg->mac_atomic_k_size;
+    uint32_t group_k = dla_conv_kernels_per_group(cfg, c->proc_precision);
+    uint32_t kpg = c->weight_kernel < group_k ? c->weight_kernel : group_k;
     uint64_t group = (uint64_t)kpg * c->byte_per_kernel;
     if (group > wt_have) {
         return dla_error(d, DLASIM_ERR_PROG,
@@ -158,7 +154,8 @@ int dla_cbuf_validate(struct dla_dev *d, const struct dla_cdma_cfg *c)
 static int same_setup(const struct dla_conv_state *s, const struct dla_cdma_cfg *c)
 {
     return s->have_prev && s->prev_conv_mode == c->conv_mode && s->prev_data_bank == c->data_bank &&
-           s->prev_weight_bank == c->weight_bank && s->prev_fmt == c->fmt;
+           s->prev_weight_bank == c->weight_bank && s->prev_fmt == c->fmt &&
+           s->prev_precision == c->proc_precision;
 }
 
 int dla_cbuf_plan(struct dla_dev *d, const struct dla_conv_state *s, const struct dla_cdma_cfg *c,
@@ -178,7 +175,8 @@ int dla_cbuf_plan(struct dla_dev *d, const struct dla_conv_state *s, const struc
                              "CDMA: D_MISC_CFG_0.WEIGHT_REUSE=1 but the previous layer %s",
                              !s->prev_skip_weight_rls
                                  ? "released its weights (SKIP_WEIGHT_RLS=0)"
-                                 : "used another CONV_MODE, D_BANK_0 or input format");
+                                 : "used another CONV_MODE, D_BANK_0, input format or "
+                                   "precision");
         }
         if (s->wt_len < c->weight_bytes) {
             return dla_error(d, DLASIM_ERR_PROG,
@@ -316,6 +314,7 @@ void dla_cbuf_end_layer(struct dla_conv_state *s, const struct dla_csc_cfg *csc,
     s->prev_data_bank = c->data_bank;
     s->prev_weight_bank = c->weight_bank;
     s->prev_fmt = c->fmt;
+    s->prev_precision = c->proc_precision;
     s->prev_skip_data_rls = csc->skip_data_rls;
     s->prev_skip_weight_rls = csc->skip_weight_rls;
 }

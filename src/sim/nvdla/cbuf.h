@@ -122,6 +122,28 @@ struct dla_cacc_cfg {
     uint32_t clip_truncate;             /* D_CLIP_CFG.CLIP_TRUNCATE */
 };
 
+/* Precision of a convolution layer (D_MISC_CFG.PROC_PRECISION, same
+ * encoding in CDMA, CSC, CMAC_A/B and CACC): INT16 or not. */
+static inline int dla_conv_int16(uint32_t proc_precision)
+{
+    return proc_precision == NVDLA_CDMA_D_MISC_CFG_0_PROC_PRECISION_INT16;
+}
+
+/* Bytes per feature / weight element: 1 (INT8) or 2 (INT16). */
+static inline uint32_t dla_conv_elem_bytes(uint32_t proc_precision)
+{
+    return dla_conv_int16(proc_precision) ? 2u : 1u;
+}
+
+/* Kernels of a weight group: Atomic-K for INT8, Atomic-K / 2 for INT16 (a
+ * MAC cell holds two int8 kernels or one int16 kernel; ref: nv_full cmod/csc
+ * KERNEL_PER_GROUP_INT8 32 / KERNEL_PER_GROUP_INT16 16 with Atomic-K 32). */
+static inline uint32_t dla_conv_kernels_per_group(const struct dla_config *cfg,
+                                                  uint32_t proc_precision)
+{
+    return dla_conv_int16(proc_precision) ? cfg->mac_atomic_k_size / 2 : cfg->mac_atomic_k_size;
+}
+
 /* Slices held in CBUF (see the header comment). */
 struct dla_cbuf_slices {
     int8_t *buf;               /* n slices of slice_bytes, contiguous */
@@ -163,6 +185,7 @@ struct dla_conv_state {
     uint32_t prev_data_bank;   /* previous layer's data banks */
     uint32_t prev_weight_bank; /* previous layer's weight banks */
     int prev_fmt;              /* previous layer's enum dla_conv_in_fmt */
+    uint32_t prev_precision;   /* previous layer's PROC_PRECISION */
     int prev_skip_data_rls;    /* previous layer kept all its slices */
     int prev_skip_weight_rls;  /* previous layer kept its weights */
     struct dla_cbuf_slices data; /* slices held in the data banks */
@@ -195,6 +218,10 @@ struct dla_conv_state {
     size_t wchunk_cap;
     int64_t *acc;              /* wide accumulators for very deep kernels */
     size_t acc_cap;
+    int16_t *in16;             /* INT16 layers: padded planar input */
+    size_t in16_cap;
+    int16_t *wt16;             /* INT16 layers: kernels as [k][c][ky][kx] */
+    size_t wt16_cap;
 };
 
 /* Grow a scratch buffer to at least `bytes` (contents not kept). */
@@ -210,6 +237,10 @@ uint32_t dla_cdma_entries_needed(const struct dla_config *cfg, const struct dla_
 /* Append the feature cube (height * batches slices) to `dst`. */
 int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
                            struct dla_cbuf_slices *dst);
+/* The same for an INT16 layer: slices of int16 elements, element (c, x)
+ * at int16 index c * w + x (dst->c is twice the channels). */
+int dla_cdma_fetch_feature16(struct dla_dev *d, const struct dla_cdma_cfg *c,
+                             struct dla_cbuf_slices *dst);
 /* Append the converted, padded pixel lines (height slices) to `dst`. */
 int dla_cdma_fetch_image(struct dla_dev *d, const struct dla_cdma_cfg *c,
                          struct dla_cbuf_slices *dst);
@@ -267,6 +298,10 @@ uint32_t dla_cacc_deliver_i32_isa(const struct dla_cacc_cfg *a, int32_t *data, s
 /* Round/saturate 34-bit accumulators into out. */
 uint32_t dla_cacc_deliver_i64(const struct dla_cacc_cfg *a, const int64_t *acc, int32_t *out,
                               size_t n);
+/* INT16 layers: exact sums into CACC's 48-bit accumulator, rounded and
+ * saturated into out. */
+uint32_t dla_cacc_deliver_int16(const struct dla_cacc_cfg *a, const int64_t *acc, int32_t *out,
+                                size_t n);
 /* Accumulator step of CACC: 34-bit signed saturating add. */
 static inline int64_t dla_cacc_accumulate(int64_t partial, int64_t mac)
 {

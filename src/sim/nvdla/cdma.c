@@ -63,8 +63,11 @@
  *     RY on every lane when DATAIN_CHANNEL is 1, else lane % 4; mn_ch3 for
  *     semi-planar), which is the same whenever DATAIN_CHANNEL equals the
  *     format's elements per pixel, as drivers program it;
- *   - pixel formats read as 16-bit elements, int16/fp16 precisions,
- *     Winograd and weight compression are refused (DLASIM_ERR_PROG where
+ *   - INT16 feature data (PROC_PRECISION = IN_PRECISION = INT16, where the
+ *     configuration has INT16): surfaces of M-byte atoms of M/2 channels,
+ *     16-bit converter output (dla_cdma_fetch_feature16);
+ *   - pixel formats read as 16-bit elements, INT16 pixel input, fp16,
+ *     precision conversion, Winograd and weight compression are refused (DLASIM_ERR_PROG where
  *     the configuration lacks the feature, DLASIM_ERR_UNSUPPORTED where it
  *     has it); pixel input with batches is refused (the image path has no
  *     batch dimension);
@@ -364,9 +367,9 @@ static int check_precision(struct dla_dev *d, const char *field, uint32_t v, uin
                          "CDMA: D_MISC_CFG_0.%s=%u is not a data type of the %s configuration",
                          field, v, dla_cfg(d)->name);
     }
-    if (bit != DLA_TYPE_INT8) {
+    if (bit == DLA_TYPE_FP16) {
         return dla_error(d, DLASIM_ERR_UNSUPPORTED,
-                         "CDMA: D_MISC_CFG_0.%s=%u: only int8 convolution is modelled", field, v);
+                         "CDMA: D_MISC_CFG_0.%s=%u: FP16 convolution is not modelled", field, v);
     }
     return 0;
 }
@@ -490,6 +493,17 @@ int dla_cdma_validate(struct dla_dev *d, const struct dla_cdma_cfg *c)
                          "D_CVT_CFG_0.CVT_EN=0",
                          c->in_precision, c->proc_precision);
     }
+    if (c->in_precision != c->proc_precision) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "CDMA: D_MISC_CFG_0.IN_PRECISION=%u converted to PROC_PRECISION=%u: "
+                         "precision conversion is not modelled",
+                         c->in_precision, c->proc_precision);
+    }
+    if (dla_conv_int16(c->proc_precision) && c->fmt == DLA_CONV_IN_PIXEL) {
+        return dla_error(d, DLASIM_ERR_UNSUPPORTED,
+                         "CDMA: D_MISC_CFG_0.PROC_PRECISION=INT16 with pixel input is not "
+                         "modelled");
+    }
     if (c->weight_compressed) {
         return dla_error(d, cfg->weight_compression_enable ? DLASIM_ERR_UNSUPPORTED
                                                            : DLASIM_ERR_PROG,
@@ -550,7 +564,10 @@ uint32_t dla_cdma_entries_needed(const struct dla_config *cfg, const struct dla_
      * per x for full groups of atoms; the remaining atoms of 2 or 4 x
      * positions share one entry */
     uint32_t apc = bw / m ? bw / m : 1;
-    uint32_t atoms = (c->channel + m - 1) / m;
+    /* atoms of m bytes: m int8 or m/2 int16 channels (nv_full cmod/csc
+     * atom_per_channel = ceil(channel * element_size / ATOM_CUBE_SIZE)) */
+    uint32_t e = m / dla_conv_elem_bytes(c->proc_precision);
+    uint32_t atoms = (c->channel + e - 1) / e;
     uint32_t w = c->width;
     uint32_t entries = atoms / apc * w;
     uint32_t crip = atoms % apc;
@@ -629,6 +646,72 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
     return rc;
 }
 
+/* ref: cmod/hls/cdma_libs/cdma_cvt.cpp NV_NVDLA_CDMA_CVT_cell, int16 output
+ * (17-bit result saturated to 16 bits) */
+static int16_t cvt_int16(int32_t x, int32_t offset, int32_t scale, unsigned truncate)
+{
+    int64_t v = shift_round_away(((int64_t)x - offset) * scale, truncate);
+    return (int16_t)(v > INT16_MAX ? INT16_MAX : (v < INT16_MIN ? INT16_MIN : v));
+}
+
+/* Element k of atom x of a fetched line of INT16 atoms (little endian). */
+static int16_t line_elem16(const uint8_t *line, uint32_t m, uint32_t x, uint32_t k)
+{
+    const uint8_t *p = line + (size_t)x * m + 2u * k;
+    return (int16_t)(uint16_t)(p[0] | (uint16_t)(p[1] << 8));
+}
+
+/*
+ * INT16 feature data: surfaces of m-byte atoms holding e = m / 2 channels
+ * (NVDLA_MEMORY_ATOMIC_SIZE bytes per atom whatever the precision; nv_full
+ * cmod/csc ELEMENT_PER_ATOM_INT16 16 with 32-byte atoms), element (c, y, x)
+ * of batch b at base + b * BATCH_STRIDE + (c / e) * SURF_STRIDE +
+ * y * LINE_STRIDE + x * m + (c % e) * 2, converted by D_CVT_CFG if enabled.
+ */
+int dla_cdma_fetch_feature16(struct dla_dev *d, const struct dla_cdma_cfg *c,
+                             struct dla_cbuf_slices *dst)
+{
+    const uint32_t m = dla_cfg(d)->memory_atomic_size, e = m / 2;
+    const uint32_t w = c->width, h = c->height, ch = c->channel, nb = c->batches;
+    const size_t line_bytes = (size_t)w * m;
+    const size_t slice_bytes = dla_cbuf_slice_bytes(dst);
+    uint64_t surf_stride = c->surf_packed && w == 1 && h == 1 ? m : c->surf_stride;
+    int rc = 0;
+
+    int8_t *first = dla_cbuf_append(d, dst, h * nb);
+    if (!first) {
+        return DLASIM_ERR_NOMEM;
+    }
+    uint8_t *buf = malloc(line_bytes * h);
+    if (!buf) {
+        return dla_error(d, DLASIM_ERR_NOMEM, "CDMA: no memory for a %zu-byte surface",
+                         line_bytes * h);
+    }
+    for (uint32_t b = 0; b < nb && !rc; b++) {
+        for (uint32_t s = 0; s * e < ch && !rc; s++) {
+            uint64_t base = c->dain_addr[0] + (uint64_t)b * c->batch_stride + s * surf_stride;
+            rc = dla_dma_read_lines(d, c->dain_port, UINT64_MAX, base, c->line_stride, h,
+                                    line_bytes, buf);
+            uint32_t n = ch - s * e < e ? ch - s * e : e;
+            for (uint32_t y = 0; y < h && !rc; y++) {
+                int8_t *slice = first + (size_t)(y * nb + b) * slice_bytes;
+                for (uint32_t k = 0; k < n; k++) {
+                    int8_t *row = slice + ((size_t)(s * e + k) * w) * 2u;
+                    for (uint32_t x = 0; x < w; x++) {
+                        int16_t v = line_elem16(buf + y * line_bytes, m, x, k);
+                        if (c->cvt_en) {
+                            v = cvt_int16(v, c->cvt_offset, c->cvt_scale, c->cvt_truncate);
+                        }
+                        memcpy(row + 2u * x, &v, sizeof(v));
+                    }
+                }
+            }
+        }
+    }
+    free(buf);
+    return rc;
+}
+
 /* ---- pixel fetch ----------------------------------------------------------- */
 
 /*
@@ -642,15 +725,17 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
  * in the planar atom where the count crosses it, and mask_zero clears both
  * the pixel bytes (pk_rsp_dat_mnorm) and the mean (mn_8b_mnorm).  So the
  * fetched pixel that follows the image (index width) never reaches CBUF.
- * Not modelled: when the tail reaches the planar-1 atom after the crossing
- * one (semi-planar, padded length = 3 mod 8, no right padding) the RTL
- * writes other values into pixel length+1 (probed: no mix of 0, PAD_VALUE
- * and the nearby fetched pixels); only post-extension reads past the line
- * see it.
+ * The tail fills the line's last atom, its last pixel partly (byte 207 of
+ * rg_imgst_f15_034 is the converter's output for 0).  Semi-planar lines
+ * without right padding whose data end in the first planar-1 atom of their
+ * last group: a tail pixel in the second one gets stale UV (stale_uv();
+ * RTL-graded cases rg_imgst_*).  Only post-extension reads past the line
+ * see the tail.
  */
 struct img_line_ctx {
     struct pixel_map pm;       /* the format and where each element comes from */
     uint32_t w, pl, pr, x_off;
+    uint32_t m;                /* NVDLA_MEMORY_ATOMIC_SIZE */
     uint32_t p1_off;           /* byte offset of the first pixel in planar 1 */
     size_t len0, len1;         /* fetched bytes of planar 0 / 1 */
     size_t line_bytes;         /* padded line rounded to the atom */
@@ -676,6 +761,35 @@ static uint8_t pixel_byte(const struct img_line_ctx *x, const uint8_t *p0, const
     return at < x->len1 ? p1[at] : 0;
 }
 
+/*
+ * Semi-planar, no right padding: the pack takes the planar-1 (UV) data of
+ * a group of m padded pixels from two atoms, c0 (the first m / bpp1 pixels)
+ * and c1, kept in registers (vmod NV_NVDLA_CDMA_IMG_pack.v
+ * pk_rsp_planar1_c0_d1 / _c1_d1, with their zero masks mn_mask_uv_lo_d1 /
+ * _hi_d1).  When the line's data end inside c0 of its last group
+ * (pixel_early_end), c1 is not fetched and the register still holds the
+ * previous group's c1 atom with its mask: a tail pixel at a c1 position
+ * gets the UV of the pixel m positions before it, converted with its mean
+ * like a real pixel.  1: that is the case for tail pixel p; *src: that pixel's
+ * image index.  Not modelled: a line of a single group (padded length 3),
+ * whose register holds an atom of an earlier line or layer (the tail pixel
+ * keeps the zero-masked value; graded cases have 33 or more pixels).
+ */
+static int stale_uv(const struct img_line_ctx *x, size_t p, uint32_t m, uint32_t *src)
+{
+    const struct pixel_fmt *pf = x->pm.pf;
+    const size_t len = (size_t)x->pl + x->w;
+    if (!pf->bpp1 || x->pr || !m || p < len || p / m != (len - 1) / m) {
+        return 0;
+    }
+    const size_t half = m / pf->bpp1; /* pixels of one planar-1 atom */
+    if (len % m >= half || p % m < half || p < (size_t)m + x->pl) {
+        return 0;
+    }
+    *src = (uint32_t)(p - m - x->pl);
+    return 1;
+}
+
 static void build_img_line(const struct img_line_ctx *x, const uint8_t *p0, const uint8_t *p1,
                            int8_t *out, size_t out_bytes)
 {
@@ -684,10 +798,14 @@ static void build_img_line(const struct img_line_ctx *x, const uint8_t *p0, cons
     size_t pixels = x->pl + x->w + x->pr + x->garbage_pixels;
     memset(out, 0, out_bytes);
     for (size_t p = 0; p < pixels && p * e < limit; p++) {
+        uint32_t from = 0;
+        const int stale = stale_uv(x, p, x->m, &from);
         for (unsigned k = 0; k < e && p * e + k < limit; k++) {
             int8_t v;
             if (p < x->pl || (p >= x->pl + x->w && p < x->pl + x->w + x->pr)) {
                 v = x->pad;
+            } else if (stale && x->pm.src[k] >= x->pm.pf->bpp0) {
+                v = x->lut[k][pixel_byte(x, p0, p1, from, x->pm.src[k])];
             } else {
                 uint32_t i = (uint32_t)(p - x->pl);
                 uint8_t b = pixel_byte(x, p0, p1, i, x->pm.src[k]);
@@ -714,6 +832,7 @@ int dla_cdma_fetch_image(struct dla_dev *d, const struct dla_cdma_cfg *c,
     x->pl = c->pad_left;
     x->pr = c->pad_right;
     x->x_off = c->pixel_x_offset;
+    x->m = m;
     x->pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
     x->len0 = ((size_t)(x->x_off + x->w) * pf->bpp0 + m - 1) / m * m;
     if (pf->bpp1) {
@@ -721,7 +840,8 @@ int dla_cdma_fetch_image(struct dla_dev *d, const struct dla_cdma_cfg *c,
         x->len1 = (x->p1_off + (size_t)x->w * pf->bpp1 + m - 1) / m * m;
     }
     x->line_bytes = ((size_t)(x->pl + x->w + x->pr) * x->pm.elems + m - 1) / m * m;
-    x->garbage_pixels = m / x->pm.elems;
+    /* the tail pixels fill the line's last atom, the last one partly */
+    x->garbage_pixels = (m + x->pm.elems - 1) / x->pm.elems;
     for (unsigned k = 0; k < x->pm.elems; k++) {
         if (c->cvt_en) {
             int32_t off = c->mean_en ? c->mean[k] : c->cvt_offset;
@@ -772,4 +892,16 @@ void dla_cdma_finish(struct dla_dev *d, unsigned group)
     dla_reg_hw_set(d, NVDLA_CDMA_D_NAN_INPUT_WEIGHT_NUM_0, group, 0);
     dla_reg_hw_set(d, NVDLA_CDMA_D_INF_INPUT_DATA_NUM_0, group, 0);
     dla_reg_hw_set(d, NVDLA_CDMA_D_INF_INPUT_WEIGHT_NUM_0, group, 0);
+}
+
+/* ---- summary (src/timing/summary.h) ------------------------------------------ */
+
+/* The weight bytes CDMA fetches (none when CBUF keeps them: WEIGHT_REUSE)
+ * and the CBUF banks that hold weights. */
+void dla_cdma_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_summary *s)
+{
+    int reuse = DLA_REG_FIELD(d, g, NVDLA_CDMA_D_MISC_CFG_0, WEIGHT_REUSE) != 0;
+    s->conv.weight_bytes =
+        reuse ? 0 : DLA_REG_FIELD(d, g, NVDLA_CDMA_D_WEIGHT_BYTES_0, WEIGHT_BYTES);
+    s->conv.weight_banks = DLA_REG_FIELD(d, g, NVDLA_CDMA_D_BANK_0, WEIGHT_BANK) + 1ull;
 }

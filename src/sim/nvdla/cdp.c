@@ -9,10 +9,11 @@
  * (D_DST_DMA_CFG.DST_RAM_TYPE).
  *
  * What one layer computes, per pixel (x, y) and channel c:
- *   RDMA    the W x H x C cube is read as surfaces of Atomic-M elements per
- *           pixel: element (c, y, x) at SRC_BASE + (c / M) * SRC_SURFACE_STRIDE
- *           + y * SRC_LINE_STRIDE + x * M * B + (c % M) * B, B = bytes per
- *           element (ref: CDP_RDMA_ig.v; projects.spec NVDLA_BPE).
+ *   RDMA    the W x H x C cube is read as surfaces of one atom per
+ *           pixel: element (c, y, x) at SRC_BASE + (c / E) * SRC_SURFACE_STRIDE
+ *           + y * SRC_LINE_STRIDE + x * A + (c % E) * B, A = atom bytes
+ *           (NVDLA_MEMORY_ATOMIC_SIZE), B = bytes per element, E = A / B
+ *           elements per atom (ref: CDP_RDMA_ig.v; cmod NV_NVDLA_cdp.h).
  *   cvtin   v = sat9((in - DATIN_OFFSET[7:0]) * DATIN_SCALE >>r DATIN_SHIFTER),
  *           >>r = shift right rounding half away from zero; the lanes of the
  *           last surface beyond C are forced to 0 after the converter
@@ -26,7 +27,7 @@
  *   cvtout  sat8((y - DATOUT_OFFSET[24:0]) * DATOUT_SCALE >>r DATOUT_SHIFTER)
  *           (ref: DP_cvtout.v, vlibs/HLS_cdp_ocvt.v).
  *   WDMA    whole atoms (padding lanes included) at DST_BASE + s *
- *           DST_SURFACE_STRIDE + y * DST_LINE_STRIDE + x * M * B (ref: CDP_wdma.v).
+ *           DST_SURFACE_STRIDE + y * DST_LINE_STRIDE + x * A (ref: CDP_wdma.v).
  *
  * Hardware-updated registers at layer end (group executed):
  *   D_PERF_LUT_UFLOW/OFLOW/HYBRID/LE_HIT/LO_HIT count every element sent
@@ -41,8 +42,9 @@
  *   - INT8 follows the RTL exactly.  INT16 (no configuration here has it;
  *     the public RTL is INT8-only) follows NVDLA's C model widths: 17-bit
  *     cvtin, 38-bit LUT input, 7-bit index selects, 33-bit product, 16-bit
- *     cvtout with a 32-bit offset; atoms of M 2-byte elements (NVDLA_BPE 16;
- *     NVDLA's C model instead packs M/2 INT16 elements in an M-byte atom).
+ *     cvtout with a 32-bit offset; an M-byte atom holds M/2 INT16 elements
+ *     as in the C model (ELEMENT_PER_GROUP_INT16 = DLA_ATOM_SIZE / 2), which
+ *     NVIDIA's nv_full INT16 CDP_L0_0 golden confirms on nv_large.
  *   - FP16 is not modelled: it would need the fp16->fp17 input conversion
  *     (no offset), fp17 square sums, the fp17 LUT path (HLS_CDP_lookup_fp16
  *     of the C model), NaN flush-to-zero and the NaN/Inf counters.
@@ -71,7 +73,7 @@ struct cdp_cfg {
     /* cube, from CDP_RDMA */
     uint32_t width, height, channel;   /* in elements */
     uint32_t surfaces;                 /* atoms along C */
-    uint32_t atom_elems;               /* Atomic-M: elements per atom */
+    uint32_t atom_elems;               /* E: elements per atom */
     uint32_t elem_bytes;               /* 1 (INT8) or 2 (INT16) */
     uint32_t atom_bytes;               /* atom_elems * elem_bytes */
     uint64_t src_addr, src_line, src_surf;
@@ -165,8 +167,12 @@ static void decode_cube(struct dla_dev *d, unsigned g, struct cdp_cfg *c)
     c->height = DLA_REG_FIELD(d, dla_consumer(d, NVDLA_UNIT_CDP_RDMA), NVDLA_CDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
     c->channel = DLA_REG_FIELD(d, dla_consumer(d, NVDLA_UNIT_CDP_RDMA), NVDLA_CDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
     c->elem_bytes = c->int16 ? 2 : 1;
-    c->atom_elems = dla_cfg(d)->memory_atomic_size;
-    c->atom_bytes = c->atom_elems * c->elem_bytes;
+    /* an atom is NVDLA_MEMORY_ATOMIC_SIZE bytes whatever the precision: M
+     * INT8 or M/2 INT16 elements (cmod NV_NVDLA_cdp.h ELEMENT_PER_GROUP_INT16
+     * = DLA_ATOM_SIZE / 2; the surface loops of NV_NVDLA_cdp.cpp step
+     * DLA_ATOM_SIZE bytes per atom) */
+    c->atom_bytes = dla_cfg(d)->memory_atomic_size;
+    c->atom_elems = c->atom_bytes / c->elem_bytes;
     c->surfaces = (c->channel + c->atom_elems - 1) / c->atom_elems;
 
     c->src_addr = dla_addr(dla_reg(d, NVDLA_CDP_RDMA_D_SRC_BASE_ADDR_HIGH_0, dla_consumer(d, NVDLA_UNIT_CDP_RDMA)),
@@ -586,4 +592,14 @@ int dla_cdp_execute(struct dla_dev *d, unsigned group)
     free(st.memo);
     free(c);
     return rc;
+}
+
+/* ---- summary (src/timing/summary.h) ------------------------------------------ */
+
+/* The data cube CDP_RDMA reads (`g` is CDP_RDMA's group). */
+void dla_cdp_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_summary *s)
+{
+    s->cdp.w = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_WIDTH_0, WIDTH) + 1ull;
+    s->cdp.h = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1ull;
+    s->cdp.c = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1ull;
 }

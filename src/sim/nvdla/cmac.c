@@ -5,7 +5,10 @@
  * port.  Their registers carry only the mode and precision of the layer
  * (D_MISC_CFG); the products themselves are computed by the convolution
  * kernel that csc.c calls (ref: cmod/cmac NV_NVDLA_cmac::sc2mac_dat_b_transport:
- * int8 data x int8 weight, summed over Atomic-C per cell).
+ * int8 data x int8 weight, summed over Atomic-C per cell; INT16 layers:
+ * nv_full cmod/cmac calculation_int16, int16 data x int16 weight summed over
+ * Atomic-C per cell, one int16 kernel per cell where int8 has two, so a
+ * kernel group holds Atomic-K / 2 kernels: src/kernels/conv_s16.c).
  *
  * Modelled: the checks a layer's CMAC programming must pass — the same
  * CONV_MODE and PROC_PRECISION as CSC (the halves are driven by CSC's

@@ -32,6 +32,13 @@
  *     operation in hardware order (CACC's 34-bit accumulator, which no
  *     programmable kernel can overflow: at most 2^18 products of 2^14).
  *
+ * INT16 layers (PROC_PRECISION INT16, feature input; ref: nv_full cmod/csc
+ * SendDataToMacSequencerDirectConvCommon / SendWeightToMacSequencerDirectConvCommon
+ * with element_size 2): the same addressing with 2-byte elements, the whole
+ * 16-bit PAD_VALUE, kernel groups of Atomic-K / 2 kernels; the products go
+ * to dla_conv_s16() (exact 64-bit sums) and CACC's 48-bit accumulator
+ * (compute_int16).  The int8 decode cache below is not used for them.
+ *
  * The planar kernels are decoded from the weight stream with byte
  * transposes (src/arith/atoms.h) and kept in struct dla_conv_state with the
  * bytes and the shape they came from: a layer whose weights are the same
@@ -57,6 +64,7 @@
 #include <string.h>
 
 #include "arith/atoms.h"
+#include "kernels/conv_s16.h"
 #include "kernels/conv_s8.h"
 #include "sim/core/budget.h"
 #include "sim/nvdla/cbuf.h"
@@ -177,12 +185,15 @@ static int csc_validate_common(struct dla_dev *d, const struct dla_csc_cfg *c,
                          "D_DATAOUT_SIZE_1_0.DATAOUT_CHANNEL=%u",
                          c->kernels - 1, c->out_c - 1);
     }
-    uint64_t bpk = (uint64_t)c->kernel_w * c->kernel_h * c->kernel_c;
+    uint64_t bpk = (uint64_t)c->kernel_w * c->kernel_h * c->kernel_c *
+                   dla_conv_elem_bytes(c->proc_precision);
     if (bpk != m->byte_per_kernel) {
         return dla_error(d, DLASIM_ERR_PROG,
-                         "CSC: a %ux%ux%u kernel is %llu bytes but CDMA "
+                         "CSC: a %ux%ux%u %s kernel is %llu bytes but CDMA "
                          "D_WEIGHT_SIZE_0_0.BYTE_PER_KERNEL=%u (%u bytes)",
-                         c->kernel_w, c->kernel_h, c->kernel_c, (unsigned long long)bpk,
+                         c->kernel_w, c->kernel_h, c->kernel_c,
+                         dla_conv_int16(c->proc_precision) ? "int16" : "int8",
+                         (unsigned long long)bpk,
                          m->byte_per_kernel - 1, m->byte_per_kernel);
     }
     if (bpk * c->kernels > c->weight_bytes) {
@@ -824,6 +835,130 @@ static int compute(struct dla_dev *d, struct dla_conv_state *s, const struct con
     return rc;
 }
 
+/* ---- INT16 layers ------------------------------------------------------------------ */
+
+/* Element (c, x) of an INT16 slice (see dla_cdma_fetch_feature16). */
+static int16_t slice_elem16(const int8_t *slice, uint32_t w, uint32_t c, uint32_t x)
+{
+    int16_t v;
+    memcpy(&v, slice + ((size_t)c * w + x) * 2u, sizeof(v));
+    return v;
+}
+
+/* Padded planar int16 input of batch `b`: as build_feature_input, with the
+ * whole 16-bit PAD_VALUE at padded positions (ref: nv_full cmod/csc
+ * SendDataToMacSequencerDirectConvCommon, INT16 padding coordinate). */
+static int build_feature_input16(struct dla_dev *d, struct dla_conv_state *s,
+                                 const struct dla_csc_cfg *c, uint32_t b,
+                                 struct dla_conv_geom *g)
+{
+    const struct dla_cbuf_slices *data = &s->data;
+    g->in_c = c->channel;
+    g->in_w = (c->out_w - 1) * c->stride_x + (c->kernel_w - 1) * c->dil_x + 1;
+    g->in_h = (c->out_h - 1) * c->stride_y + (c->kernel_h - 1) * c->dil_y + 1;
+    const size_t plane = (size_t)g->in_w * g->in_h;
+    int rc = dla_conv_scratch(d, (void **)&s->in16, &s->in16_cap,
+                              plane * g->in_c * sizeof(int16_t));
+    if (rc) {
+        return rc;
+    }
+    const int16_t pad = (int16_t)(uint16_t)(c->pad_value & 0xffffu);
+    for (uint32_t ch = 0; ch < g->in_c; ch++) {
+        for (uint32_t y = 0; y < g->in_h; y++) {
+            int16_t *row = s->in16 + ch * plane + (size_t)y * g->in_w;
+            int64_t sy = (int64_t)y - c->pad_top;
+            const int8_t *slice = sy >= 0 && sy < c->height
+                                      ? data->buf + ((size_t)sy * c->batches + b) *
+                                                        dla_cbuf_slice_bytes(data)
+                                      : NULL;
+            for (uint32_t x = 0; x < g->in_w; x++) {
+                int64_t sx = (int64_t)x - c->pad_left;
+                row[x] = slice && sx >= 0 && sx < c->width
+                             ? slice_elem16(slice, c->width, ch, (uint32_t)sx)
+                             : pad;
+            }
+        }
+    }
+    return 0;
+}
+
+/*
+ * INT16 kernels (ref: nv_full cmod/csc SendWeightToMacSequencerDirectConvCommon
+ * with element_size 2): groups of `ak` kernels (dla_conv_kernels_per_group);
+ * in a group, channel blocks of Atomic-C channels; in a block, kernel
+ * positions (row-major); at a position, each kernel's run of the block's
+ * channels, 2 bytes (little endian) per weight.
+ */
+static void decode_feature_weights16(const uint8_t *raw, uint32_t kernels, uint32_t ch,
+                                     uint32_t npos, uint32_t ac, uint32_t ak, int16_t *dst)
+{
+    const size_t bpk = (size_t)npos * ch * 2u;
+    for (uint32_t k0 = 0; k0 < kernels; k0 += ak) {
+        uint32_t kpg = kernels - k0 < ak ? kernels - k0 : ak;
+        const uint8_t *group = raw + (size_t)(k0 / ak) * bpk * ak;
+        for (uint32_t c0 = 0; c0 < ch; c0 += ac) {
+            uint32_t cb = ch - c0 < ac ? ch - c0 : ac;
+            const uint8_t *block = group + (size_t)c0 * npos * kpg * 2u;
+            for (uint32_t p = 0; p < npos; p++) {
+                for (uint32_t kk = 0; kk < kpg; kk++) {
+                    const uint8_t *src = block + ((size_t)p * kpg + kk) * cb * 2u;
+                    for (uint32_t i = 0; i < cb; i++) {
+                        uint16_t u = (uint16_t)(src[2 * i] | (uint16_t)(src[2 * i + 1] << 8));
+                        dst[((size_t)(k0 + kk) * ch + c0 + i) * npos + p] = (int16_t)u;
+                    }
+                }
+            }
+        }
+    }
+}
+
+static int build_weights16(struct dla_dev *d, struct dla_conv_state *s,
+                           const struct dla_csc_cfg *c, struct dla_conv_geom *g)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    g->out_w = c->out_w;
+    g->out_h = c->out_h;
+    g->out_k = c->kernels;
+    g->k_w = c->kernel_w;
+    g->k_h = c->kernel_h;
+    g->stride_x = c->stride_x;
+    g->stride_y = c->stride_y;
+    g->dil_x = c->dil_x;
+    g->dil_y = c->dil_y;
+    const size_t npos = (size_t)c->kernel_w * c->kernel_h;
+    int rc = dla_conv_scratch(d, (void **)&s->wt16, &s->wt16_cap,
+                              (size_t)c->kernels * c->kernel_c * npos * sizeof(int16_t));
+    if (!rc) {
+        decode_feature_weights16(s->wt, c->kernels, c->kernel_c, (uint32_t)npos,
+                                 cfg->mac_atomic_c_size,
+                                 dla_conv_kernels_per_group(cfg, c->proc_precision), s->wt16);
+    }
+    return rc;
+}
+
+/* CSC + CMAC + CACC of an INT16 layer, batch by batch with the same
+ * kernels: exact 64-bit sums (dla_conv_s16), then CACC's 48-bit
+ * accumulator and rounding (dla_cacc_deliver_int16). */
+static int compute_int16(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
+                         const struct dla_cacc_cfg *cacc, struct dla_cube *to_sdp, uint32_t *sat)
+{
+    struct dla_conv_geom g;
+    memset(&g, 0, sizeof(g));
+    int rc = build_weights16(d, s, c, &g);
+    const size_t n = dla_cube_batch_elems(to_sdp);
+    if (!rc) {
+        rc = dla_conv_scratch(d, (void **)&s->acc, &s->acc_cap, n * sizeof(int64_t));
+    }
+    for (uint32_t b = 0; b < c->batches && !rc; b++) {
+        rc = build_feature_input16(d, s, c, b, &g);
+        if (!rc) {
+            dla_conv_s16(&g, s->in16, s->wt16, s->acc);
+            *sat += dla_cacc_deliver_int16(cacc, s->acc, to_sdp->data + b * n, n);
+        }
+    }
+    return rc;
+}
+
 /* ---- the layer -------------------------------------------------------------------- */
 
 /* Host memory and work one layer may take: far above what a CBUF-bound
@@ -907,7 +1042,9 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
     }
     uint32_t slice_w = cdma.fmt == DLA_CONV_IN_PIXEL ? cdma.entries * cfg->cbuf_bank_width
                                                      : cdma.width;
-    uint32_t slice_c = cdma.fmt == DLA_CONV_IN_PIXEL ? 1 : cdma.channel;
+    uint32_t slice_c = cdma.fmt == DLA_CONV_IN_PIXEL
+                           ? 1
+                           : cdma.channel * dla_conv_elem_bytes(cdma.proc_precision);
     if ((rc = dla_cbuf_begin_data(d, s, data_use, &cdma, slice_w, slice_c))) {
         return rc;
     }
@@ -932,8 +1069,9 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
         }
     }
     if (!rc && data_use != DLA_CBUF_REUSE) {
-        rc = cdma.fmt == DLA_CONV_IN_PIXEL ? dla_cdma_fetch_image(d, &cdma, &s->data)
-                                           : dla_cdma_fetch_feature(d, &cdma, &s->data);
+        rc = cdma.fmt == DLA_CONV_IN_PIXEL         ? dla_cdma_fetch_image(d, &cdma, &s->data)
+             : dla_conv_int16(cdma.proc_precision) ? dla_cdma_fetch_feature16(d, &cdma, &s->data)
+                                                   : dla_cdma_fetch_feature(d, &cdma, &s->data);
     }
 
     /* CSC + CMAC + CACC, batch by batch with the same kernels (ref: cmod/csc
@@ -947,7 +1085,10 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
                            csc.batches, csc.out_w, csc.out_h, csc.out_c);
         }
     }
-    for (uint32_t b = 0; b < csc.batches && !rc; b++) {
+    if (!rc && dla_conv_int16(csc.proc_precision)) {
+        rc = compute_int16(d, s, &csc, &cacc, to_sdp, &sat);
+    }
+    for (uint32_t b = 0; b < csc.batches && !rc && !dla_conv_int16(csc.proc_precision); b++) {
         rc = csc.fmt == DLA_CONV_IN_PIXEL
                  ? (csc.y_extension ? build_pixel_input_post_ext(d, s, &csc, &job)
                                     : build_pixel_input(d, s, &csc, &job))
@@ -966,7 +1107,8 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
         return rc;
     }
     rc = dla_cbuf_weight_ring_end(s, &csc, &cdma, lag, weight_use == DLA_CBUF_FRESH,
-                                  cfg->cbuf_bank_width, cfg->mac_atomic_k_size);
+                                  cfg->cbuf_bank_width,
+                                  dla_conv_kernels_per_group(cfg, csc.proc_precision));
     if (rc) {
         dla_cube_free(to_sdp);
         dla_cbuf_forget(s);
@@ -976,4 +1118,23 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
     dla_cdma_finish(d, group);
     dla_cbuf_end_layer(s, &csc, &cdma);
     return 0;
+}
+
+/* ---- summary (src/timing/summary.h) ------------------------------------------ */
+
+/* Output pixels (x batches where the configuration has them), the kernel
+ * as CSC runs it (kernels, channels, height, width) and the MACs. */
+void dla_csc_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_summary *s)
+{
+    uint64_t ow = DLA_REG_FIELD(d, g, NVDLA_CSC_D_DATAOUT_SIZE_0_0, DATAOUT_WIDTH) + 1ull;
+    uint64_t oh = DLA_REG_FIELD(d, g, NVDLA_CSC_D_DATAOUT_SIZE_0_0, DATAOUT_HEIGHT) + 1ull;
+    uint64_t batch = dla_cfg(d)->batch_enable
+                         ? DLA_REG_FIELD(d, g, NVDLA_CSC_D_BATCH_NUMBER_0, BATCHES) + 1ull
+                         : 1;
+    s->conv.out_px = ow * oh * batch;
+    s->conv.k = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0, WEIGHT_KERNEL) + 1ull;
+    s->conv.c = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0, WEIGHT_CHANNEL_EXT) + 1ull;
+    s->conv.r = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, WEIGHT_HEIGHT_EXT) + 1ull;
+    s->conv.s = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, WEIGHT_WIDTH_EXT) + 1ull;
+    s->conv.macs = s->conv.out_px * s->conv.k * s->conv.c * s->conv.r * s->conv.s;
 }

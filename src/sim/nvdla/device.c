@@ -18,13 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "sim/core/budget.h"
-#include "sim/nvdla/dla.h"
+#include "sim/core/csb.h"
+#include "sim/core/dma.h"
+#include "sim/core/host.h"
 #include "sim/core/mem.h"
-#include "sim/core/regfile.h"
 #include "sim/core/personality.h"
+#include "sim/core/regfile.h"
+#include "sim/nvdla/dla.h"
 #include "sim/nvdla/units.h"
 #include "timing/timing.h"
 
@@ -32,22 +34,14 @@ struct dla_dev {
     struct dlasim_dev base;           /* the public handle (ops = dla_nvdla_ops) */
     struct dla_config cfg;            /* scalability parameters */
     struct dla_regfile rf;            /* every unit's CSB registers */
-    struct dla_mem_port port[2];      /* by enum dlasim_port */
+    struct dla_host host;             /* callbacks, limits, memory ports, last error */
+    struct dla_exec exec;             /* the layer running: messages, DMA hooks */
+    struct dla_irq_line irq;          /* the one GLB interrupt line */
     struct dla_conv_state *conv;      /* CBUF state across layers */
     struct dla_bdma_state *bdma;      /* BDMA transfer queue (bdma.c) */
     struct dla_timing *timing;        /* cycle model, NULL when off (src/timing/) */
-    void (*irq_cb)(void *, int);      /* IRQ line change callback */
-    void *irq_opaque;
-    int irq_level;                    /* current level of the line */
-    unsigned log_mask;                /* enum dlasim_log_category bits */
-    void (*log_cb)(void *, unsigned, const char *);
-    void *log_opaque;
-    unsigned threads;                 /* worker threads for large layers */
-    uint64_t max_layer_work;          /* caller's work limit per layer, 0 = none */
-    struct dla_mem_budget mem_budget; /* pages of the built-in memory (max_host_mem) */
     unsigned layer;                   /* layers started since creation */
     const char *cur_unit;             /* unit executing (for messages) */
-    char err[1024];                   /* last error message */
 };
 
 /* The public handle is the first member of the device. */
@@ -61,51 +55,43 @@ static const struct dla_dev *core_const(const struct dlasim_dev *dev)
     return (const struct dla_dev *)dev;
 }
 
-/* ---- errors, logging --------------------------------------------------------- */
-
-static int set_error(struct dla_dev *d, int status, const char *fmt, va_list ap)
-{
-    vsnprintf(d->err, sizeof(d->err), fmt, ap);
-    return status;
-}
+/* ---- errors, logging (host.c, dma.c) ------------------------------------------ */
 
 int dla_error(struct dla_dev *d, int status, const char *fmt, ...)
 {
-    char msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    snprintf(d->err, sizeof(d->err), "layer %u: %s", d->layer, msg);
-    dla_log(d, DLASIM_LOG_GUEST_ERROR, "%s", d->err);
-    return status;
-}
-
-static int api_error(struct dla_dev *d, int status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    set_error(d, status, fmt, ap);
+    dla_exec_verror(&d->exec, status, fmt, ap);
     va_end(ap);
     return status;
 }
 
 void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
 {
-    if (!(d->log_mask & category) || !d->log_cb) {
-        return;
-    }
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    dla_host_vlog(&d->host, category, fmt, ap);
     va_end(ap);
-    d->log_cb(d->log_opaque, category, msg);
 }
 
 static const char *nvdla_last_error(const struct dlasim_dev *dev)
 {
-    return core_const(dev)->err;
+    return core_const(dev)->host.err;
+}
+
+/* Who runs, for messages: "layer 3". */
+static void layer_where(const void *owner, char *buf, size_t len)
+{
+    snprintf(buf, len, "layer %u", ((const struct dla_dev *)owner)->layer);
+}
+
+/* Every DMA burst, for the timing layer. */
+static void layer_traffic(void *owner, int write, size_t bytes)
+{
+    struct dla_dev *d = owner;
+    if (d->timing) {
+        dla_timing_traffic(d->timing, write, bytes);
+    }
 }
 
 /* ---- accessors for engines ------------------------------------------------ */
@@ -152,7 +138,7 @@ const struct dla_bdma_state *dla_dev_bdma_state_const(const struct dla_dev *d)
 
 unsigned dla_threads(const struct dla_dev *d)
 {
-    return d->threads;
+    return d->host.threads;
 }
 
 int dla_check_work(struct dla_dev *d, const char *unit, uint64_t work)
@@ -163,15 +149,15 @@ int dla_check_work(struct dla_dev *d, const char *unit, uint64_t work)
     return dla_work_check(d, &w);
 }
 
-uint64_t dla_max_layer_work(const struct dla_dev *d)
+int dla_work_check(struct dla_dev *d, const struct dla_work *w)
 {
-    return d->max_layer_work;
+    return dla_exec_work_check(&d->exec, w);
 }
 
-uint64_t dla_port_limit(const struct dla_dev *d, int port)
+int dla_strided_check(struct dla_dev *d, const char *unit, const char *what, int is_write,
+                      const struct dla_strided *s)
 {
-    const struct dla_mem_port *p = &d->port[port & 1];
-    return p->present ? p->limit : 0;
+    return dla_exec_extent_check(&d->exec, unit, what, is_write, s);
 }
 
 struct dla_timing *dla_dev_timing(const struct dlasim_dev *dev)
@@ -209,117 +195,42 @@ void dla_cube_free(struct dla_cube *cube)
     cube->data = NULL;
 }
 
-/* ---- memory ----------------------------------------------------------------- */
-
-static const char *port_name(int port)
-{
-    return port == DLASIM_PORT_CVIF ? "CVIF" : "DBB";
-}
+/* ---- memory (the DMA path is dma.c's) -------------------------------------------- */
 
 int dla_dma_read(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t len)
 {
-    char why[256];
-    int rc = dla_mem_port_read(&d->port[port & 1], addr, dst, len, why, sizeof(why));
-    if (rc) {
-        return dla_error(d, rc, "%s: DMA read of 0x%" PRIx64 "+0x%zx on %s failed: %s",
-                         d->cur_unit ? d->cur_unit : "?", addr, len, port_name(port), why);
-    }
-    if (d->timing) {
-        dla_timing_traffic(d->timing, 0, len);
-    }
-    return 0;
+    return dla_exec_dma_read(&d->exec, d->cur_unit, port, addr, dst, len);
 }
 
 int dla_dma_write(struct dla_dev *d, int port, uint64_t addr, const void *src, size_t len)
 {
-    char why[256];
-    int rc = dla_mem_port_write(&d->port[port & 1], addr, src, len, why, sizeof(why));
-    if (rc) {
-        return dla_error(d, rc, "%s: DMA write of 0x%" PRIx64 "+0x%zx on %s failed: %s",
-                         d->cur_unit ? d->cur_unit : "?", addr, len, port_name(port), why);
-    }
-    if (d->timing) {
-        dla_timing_traffic(d->timing, 1, len);
-    }
-    return 0;
+    return dla_exec_dma_write(&d->exec, d->cur_unit, port, addr, src, len);
 }
 
 int dla_dma_read_lines(struct dla_dev *d, int port, uint64_t wrap_mask, uint64_t base,
                        uint64_t stride, uint32_t rows, size_t line_bytes, void *dst)
 {
-    uint8_t *p = dst;
-    if (rows == 1 || stride == line_bytes) {
-        return dla_dma_read(d, port, base & wrap_mask, p, line_bytes * rows);
-    }
-    for (uint32_t y = 0; y < rows; y++) {
-        int rc = dla_dma_read(d, port, (base + (uint64_t)y * stride) & wrap_mask,
-                              p + (size_t)y * line_bytes, line_bytes);
-        if (rc) {
-            return rc;
-        }
-    }
-    return 0;
+    const struct dla_lines l = {port, wrap_mask, base, stride, rows, line_bytes};
+    return dla_exec_dma_read_lines(&d->exec, d->cur_unit, &l, dst);
 }
 
 int dla_dma_write_lines(struct dla_dev *d, int port, uint64_t wrap_mask, uint64_t base,
                         uint64_t stride, uint32_t rows, size_t line_bytes, const void *src)
 {
-    const uint8_t *p = src;
-    if (rows == 1 || stride == line_bytes) {
-        return dla_dma_write(d, port, base & wrap_mask, p, line_bytes * rows);
-    }
-    for (uint32_t y = 0; y < rows; y++) {
-        int rc = dla_dma_write(d, port, (base + (uint64_t)y * stride) & wrap_mask,
-                               p + (size_t)y * line_bytes, line_bytes);
-        if (rc) {
-            return rc;
-        }
-    }
-    return 0;
-}
-
-static int check_port(struct dla_dev *d, enum dlasim_port port)
-{
-    if ((unsigned)port > DLASIM_PORT_CVIF) {
-        return api_error(d, DLASIM_ERR_INVAL, "memory port %d does not exist", (int)port);
-    }
-    return 0;
+    const struct dla_lines l = {port, wrap_mask, base, stride, rows, line_bytes};
+    return dla_exec_dma_write_lines(&d->exec, d->cur_unit, &l, src);
 }
 
 static int nvdla_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
                           void *dst, size_t len)
 {
-    char why[256];
-    struct dla_dev *d = core(dev);
-    int rc = check_port(d, port);
-    if (!rc && !dst && len) {
-        rc = api_error(d, DLASIM_ERR_INVAL, "dlasim_mem_read: dst is NULL (len %zu)", len);
-    }
-    if (!rc) {
-        rc = dla_mem_port_read(&d->port[port], addr, dst, len, why, sizeof(why));
-        if (rc) {
-            api_error(d, rc, "%s read 0x%" PRIx64 "+0x%zx: %s", port_name(port), addr, len, why);
-        }
-    }
-    return rc;
+    return dla_host_mem_read(&core(dev)->host, port, addr, dst, len);
 }
 
 static int nvdla_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
                            const void *src, size_t len)
 {
-    char why[256];
-    struct dla_dev *d = core(dev);
-    int rc = check_port(d, port);
-    if (!rc && !src && len) {
-        rc = api_error(d, DLASIM_ERR_INVAL, "dlasim_mem_write: src is NULL (len %zu)", len);
-    }
-    if (!rc) {
-        rc = dla_mem_port_write(&d->port[port], addr, src, len, why, sizeof(why));
-        if (rc) {
-            api_error(d, rc, "%s write 0x%" PRIx64 "+0x%zx: %s", port_name(port), addr, len, why);
-        }
-    }
-    return rc;
+    return dla_host_mem_write(&core(dev)->host, port, addr, src, len);
 }
 
 /* ---- interrupts ------------------------------------------------------------- */
@@ -327,19 +238,13 @@ static int nvdla_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64
 /* The one function that owns the IRQ line. */
 static void update_irq(struct dla_dev *d)
 {
-    int level = dla_regfile_irq_pending(&d->rf) != 0;
-    if (level != d->irq_level) {
-        d->irq_level = level;
-        if (d->irq_cb) {
-            d->irq_cb(d->irq_opaque, level);
-        }
-    }
+    dla_irq_line_set(&d->host, &d->irq, dla_regfile_irq_pending(&d->rf) != 0);
 }
 
 static int nvdla_irq_level(const struct dlasim_dev *dev, unsigned line)
 {
     (void)line; /* one line */
-    return core_const(dev)->irq_level;
+    return core_const(dev)->irq.level;
 }
 
 /* ---- CSB --------------------------------------------------------------------- */
@@ -381,15 +286,12 @@ static uint32_t timing_csb_read(struct dla_dev *d, uint32_t addr, uint32_t v)
 static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 {
     struct dla_dev *d = core(dev);
-    char name[96];
-    if (addr & 3u) {
-        return api_error(d, DLASIM_ERR_INVAL, "CSB write to unaligned address 0x%x", addr);
+    int rc = dla_csb_check_write(&d->host, addr); /* csb.c */
+    if (rc) {
+        return rc;
     }
-    if (d->log_mask & DLASIM_LOG_REG) {
-        dla_log(d, DLASIM_LOG_REG, "reg_write(%s, 0x%x);",
-                dlasim_reg_name(addr, name, sizeof(name)), val);
-    }
-    enum dla_write_effect effect = dla_regfile_write(&d->rf, addr, val);
+    dla_csb_log_write(&d->host, &nvdla_db, addr, val, "");
+    enum dla_write_effect effect = dla_csb_store(&d->host, &d->rf, addr, val, "");
     if (d->timing) {
         timing_csb_write(d, addr, effect);
     }
@@ -399,20 +301,8 @@ static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
         addr < nvdla_units[NVDLA_UNIT_BDMA].base + 0x1000u) {
         dla_bdma_csb_written(d, addr, val);
     }
-    switch (effect) {
-    case DLA_WRITE_UNMAPPED:
-        dla_log(d, DLASIM_LOG_GUEST_ERROR, "CSB write to unmapped address 0x%x ignored", addr);
-        break;
-    case DLA_WRITE_DROPPED_ENABLED:
-        dla_log(d, DLASIM_LOG_GUEST_ERROR,
-                "CSB write 0x%x to %s dropped: its group is enabled (spec 001 ping-pong)", val,
-                dlasim_reg_name(addr, name, sizeof(name)));
-        break;
-    case DLA_WRITE_INTR_CHANGED:
+    if (effect == DLA_WRITE_INTR_CHANGED) {
         update_irq(d);
-        break;
-    default:
-        break;
     }
     return 0;
 }
@@ -420,12 +310,9 @@ static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 static int nvdla_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
     struct dla_dev *d = core(dev);
-    if (!val) {
-        return api_error(d, DLASIM_ERR_INVAL, "dlasim_csb_read of 0x%x: val is NULL", addr);
-    }
-    if (addr & 3u) {
-        *val = 0;
-        return api_error(d, DLASIM_ERR_INVAL, "CSB read of unaligned address 0x%x", addr);
+    int rc = dla_csb_check_read(&d->host, addr, val); /* csb.c */
+    if (rc) {
+        return rc;
     }
     dla_regfile_read(&d->rf, addr, val); /* unmapped addresses read as zero */
     if (d->timing) {
@@ -436,13 +323,31 @@ static int nvdla_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 
 /* ---- scheduler ---------------------------------------------------------------- */
 
-enum layer_kind { LAYER_CONV, LAYER_SDP, LAYER_PDP, LAYER_CDP, LAYER_BDMA, LAYER_RUBIK };
+struct pipeline;
 
 struct layer {
-    enum layer_kind kind;
+    const struct pipeline *p;
     unsigned n;                /* units taking part */
     unsigned unit[8];
-    unsigned group[8];         /* each unit's consumer group */
+    unsigned group[8];         /* each unit's consumer group (BDMA: its launch group) */
+};
+
+/*
+ * A hardware layer the scheduler can run.  It is runnable when its lead unit
+ * is enabled in its CONSUMER group (and `lead_ok` agrees: SDP and PDP from
+ * memory, not on the fly), all of `units` are, and, for `sdp_chain`, SDP and
+ * what SDP's programming links to it (SDP_RDMA for operands from memory, PDP
+ * on the fly).  BDMA has no OP_EN: `find` looks at its launch queue instead.
+ */
+struct pipeline {
+    enum dla_layer_kind kind;
+    unsigned lead;
+    int (*lead_ok)(const struct dla_dev *d, unsigned group);
+    unsigned n_units;
+    unsigned units[5];
+    int sdp_chain;
+    int (*find)(const struct dla_dev *d, struct layer *l);
+    int (*run)(struct dla_dev *d, const struct layer *l);
 };
 
 static unsigned consumer(const struct dla_dev *d, unsigned u)
@@ -483,59 +388,6 @@ static int take_sdp_chain(const struct dla_dev *d, struct layer *l)
     return 1;
 }
 
-static int find_conv(const struct dla_dev *d, struct layer *l)
-{
-    static const unsigned conv_units[] = {
-        NVDLA_UNIT_CDMA, NVDLA_UNIT_CSC, NVDLA_UNIT_CMAC_A, NVDLA_UNIT_CMAC_B, NVDLA_UNIT_CACC,
-    };
-    l->kind = LAYER_CONV;
-    l->n = 0;
-    for (size_t i = 0; i < sizeof(conv_units) / sizeof(conv_units[0]); i++) {
-        if (!take(d, l, conv_units[i])) {
-            return 0;
-        }
-    }
-    return take_sdp_chain(d, l);
-}
-
-/* The first runnable layer, in a fixed order. */
-static int find_layer(const struct dla_dev *d, struct layer *l)
-{
-    if (enabled(d, NVDLA_UNIT_CDMA) && find_conv(d, l)) {
-        return 1;
-    }
-    l->n = 0;
-    l->kind = LAYER_SDP;
-    if (enabled(d, NVDLA_UNIT_SDP) && !dla_sdp_flying(d, consumer(d, NVDLA_UNIT_SDP)) &&
-        take_sdp_chain(d, l)) {
-        return 1;
-    }
-    l->n = 0;
-    l->kind = LAYER_PDP;
-    if (enabled(d, NVDLA_UNIT_PDP) && !dla_pdp_flying(d, consumer(d, NVDLA_UNIT_PDP)) &&
-        take(d, l, NVDLA_UNIT_PDP) && take(d, l, NVDLA_UNIT_PDP_RDMA)) {
-        return 1;
-    }
-    l->n = 0;
-    l->kind = LAYER_CDP;
-    if (take(d, l, NVDLA_UNIT_CDP) && take(d, l, NVDLA_UNIT_CDP_RDMA)) {
-        return 1;
-    }
-    l->n = 0;
-    l->kind = LAYER_BDMA;
-    /* BDMA has no OP_EN: a launched group of transfers is its layer. */
-    int bdma_group = d->rf.unit[NVDLA_UNIT_BDMA].present ? dla_bdma_runnable(d) : -1;
-    if (bdma_group >= 0) {
-        l->unit[0] = NVDLA_UNIT_BDMA;
-        l->group[0] = (unsigned)bdma_group;
-        l->n = 1;
-        return 1;
-    }
-    l->n = 0;
-    l->kind = LAYER_RUBIK;
-    return take(d, l, NVDLA_UNIT_RUBIK);
-}
-
 static int has_unit(const struct layer *l, unsigned u)
 {
     for (unsigned i = 0; i < l->n; i++) {
@@ -544,6 +396,29 @@ static int has_unit(const struct layer *l, unsigned u)
         }
     }
     return 0;
+}
+
+static int sdp_from_memory(const struct dla_dev *d, unsigned group)
+{
+    return !dla_sdp_flying(d, group);
+}
+
+static int pdp_from_memory(const struct dla_dev *d, unsigned group)
+{
+    return !dla_pdp_flying(d, group);
+}
+
+/* BDMA has no OP_EN: a launched group of transfers is its layer. */
+static int find_bdma(const struct dla_dev *d, struct layer *l)
+{
+    int g = d->rf.unit[NVDLA_UNIT_BDMA].present ? dla_bdma_runnable(d) : -1;
+    if (g < 0) {
+        return 0;
+    }
+    l->unit[0] = NVDLA_UNIT_BDMA;
+    l->group[0] = (unsigned)g;
+    l->n = 1;
+    return 1;
 }
 
 /* Run the SDP (and PDP on the fly) part of a layer. */
@@ -562,36 +437,73 @@ static int run_sdp_chain(struct dla_dev *d, const struct layer *l, const struct 
     return rc;
 }
 
-static int run_layer(struct dla_dev *d, const struct layer *l)
+static int run_conv(struct dla_dev *d, const struct layer *l)
 {
     struct dla_cube to_sdp = {0};
-    int rc = 0;
-    switch (l->kind) {
-    case LAYER_CONV:
-        d->cur_unit = "CONV";
-        rc = dla_conv_execute(d, consumer(d, NVDLA_UNIT_CDMA), &to_sdp);
-        if (!rc) {
-            rc = run_sdp_chain(d, l, &to_sdp);
-        }
-        dla_cube_free(&to_sdp);
-        break;
-    case LAYER_SDP:
-        rc = run_sdp_chain(d, l, NULL);
-        break;
-    case LAYER_PDP:
-    case LAYER_CDP:
-    case LAYER_BDMA:
-    case LAYER_RUBIK: {
-        /* a unit leading its own layer: the unit table (units.c) says which
-         * engine; BDMA's group is its launch group, the others' their CONSUMER */
-        const struct dla_unit_behaviour *u = &dla_unit_table[l->unit[0]];
-        d->cur_unit = u->engine;
-        rc = u->execute(d, l->group[0]);
-        break;
+    d->cur_unit = "CONV";
+    int rc = dla_conv_execute(d, consumer(d, NVDLA_UNIT_CDMA), &to_sdp);
+    if (!rc) {
+        rc = run_sdp_chain(d, l, &to_sdp);
     }
-    }
-    d->cur_unit = NULL;
+    dla_cube_free(&to_sdp);
     return rc;
+}
+
+static int run_sdp(struct dla_dev *d, const struct layer *l)
+{
+    return run_sdp_chain(d, l, NULL);
+}
+
+/* A unit leading its own layer: the unit table (units.c) says which engine;
+ * BDMA's group is its launch group, the others' their CONSUMER. */
+static int run_unit(struct dla_dev *d, const struct layer *l)
+{
+    const struct dla_unit_behaviour *u = &dla_unit_table[l->unit[0]];
+    d->cur_unit = u->engine;
+    return u->execute(d, l->group[0]);
+}
+
+/* In the order the scheduler looks for them (docs/architecture.md). */
+static const struct pipeline pipelines[] = {
+    {DLA_LAYER_CONV, NVDLA_UNIT_CDMA, NULL, 5,
+     {NVDLA_UNIT_CDMA, NVDLA_UNIT_CSC, NVDLA_UNIT_CMAC_A, NVDLA_UNIT_CMAC_B, NVDLA_UNIT_CACC}, 1,
+     NULL, run_conv},
+    {DLA_LAYER_SDP, NVDLA_UNIT_SDP, sdp_from_memory, 0, {0}, 1, NULL, run_sdp},
+    {DLA_LAYER_PDP, NVDLA_UNIT_PDP, pdp_from_memory, 2, {NVDLA_UNIT_PDP, NVDLA_UNIT_PDP_RDMA}, 0,
+     NULL, run_unit},
+    {DLA_LAYER_CDP, NVDLA_UNIT_CDP, NULL, 2, {NVDLA_UNIT_CDP, NVDLA_UNIT_CDP_RDMA}, 0, NULL,
+     run_unit},
+    {DLA_LAYER_BDMA, NVDLA_UNIT_BDMA, NULL, 0, {0}, 0, find_bdma, run_unit},
+    {DLA_LAYER_RUBIK, NVDLA_UNIT_RUBIK, NULL, 1, {NVDLA_UNIT_RUBIK}, 0, NULL, run_unit},
+};
+
+static int runnable(const struct dla_dev *d, const struct pipeline *p, struct layer *l)
+{
+    l->p = p;
+    l->n = 0;
+    if (p->find) {
+        return p->find(d, l);
+    }
+    if (!enabled(d, p->lead) || (p->lead_ok && !p->lead_ok(d, consumer(d, p->lead)))) {
+        return 0;
+    }
+    for (unsigned i = 0; i < p->n_units; i++) {
+        if (!take(d, l, p->units[i])) {
+            return 0;
+        }
+    }
+    return !p->sdp_chain || take_sdp_chain(d, l);
+}
+
+/* The first runnable layer, in the table's order. */
+static int find_layer(const struct dla_dev *d, struct layer *l)
+{
+    for (size_t i = 0; i < sizeof(pipelines) / sizeof(pipelines[0]); i++) {
+        if (runnable(d, &pipelines[i], l)) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* Complete a layer as the hardware does, whatever its outcome. */
@@ -613,6 +525,39 @@ static void complete_layer(struct dla_dev *d, const struct layer *l)
     update_irq(d);
 }
 
+/* Timing: the layer as its engines describe it (units.c summarize hooks),
+ * timed by the cycle model, whose PERF counter values are written into the
+ * units whose perf enable is set. */
+static void time_layer(struct dla_dev *d, const struct layer *l)
+{
+    struct dla_layer_summary s;
+    memset(&s, 0, sizeof(s));
+    s.kind = l->p->kind;
+    s.n = l->n;
+    s.unit = l->unit;
+    s.group = l->group;
+    for (unsigned i = 0; i < l->n; i++) {
+        const struct dla_unit_behaviour *u = &dla_unit_table[l->unit[i]];
+        s.engines |= 1u << u->timing_unit;
+        if (u->summarize) {
+            u->summarize(d, l->group[i], &s);
+        }
+    }
+    struct dla_perf_counters perf;
+    dla_timing_layer_end(d->timing, &s, d->layer, &perf);
+    for (size_t k = 0; k < dla_unit_perf_count; k++) {
+        const struct dla_unit_perf *p = &dla_unit_perf[k];
+        for (unsigned i = 0; i < l->n; i++) {
+            if (l->unit[i] != p->unit) {
+                continue;
+            }
+            if (dla_reg(d, p->enable_reg, l->group[i]) & p->enable_mask) {
+                dla_reg_hw_set(d, p->reg, l->group[i], perf.v[p->counter]);
+            }
+        }
+    }
+}
+
 static int nvdla_step(struct dlasim_dev *dev)
 {
     struct dla_dev *d = core(dev);
@@ -625,11 +570,10 @@ static int nvdla_step(struct dlasim_dev *dev)
     if (d->timing) {
         dla_timing_layer_begin(d->timing);
     }
-    int rc = run_layer(d, &l);
+    int rc = l.p->run(d, &l);
+    d->cur_unit = NULL;
     if (d->timing) {
-        /* ORDER: enum layer_kind matches enum dla_timing_kind */
-        struct dla_timing_units tu = {(enum dla_timing_kind)l.kind, l.n, l.unit, l.group};
-        dla_timing_layer_end(d, d->timing, &tu, d->layer);
+        time_layer(d, &l);
     }
     complete_layer(d, &l);
     dla_log(d, DLASIM_LOG_EXEC, "layer %u: done (%s)", d->layer, dlasim_status_name(rc));
@@ -639,71 +583,29 @@ static int nvdla_step(struct dlasim_dev *dev)
 static int nvdla_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
 {
     struct dla_dev *d = core(dev);
+    struct dla_desc out;
     int busy = 0;
-    size_t used = 0;
-    if (!desc) {
-        desclen = 0;
-    }
-    if (desclen) {
-        desc[0] = '\0';
-    }
+    dla_desc_init(&out, desc, desclen);
     /* BDMA transfers queued by CFG_OP but never launched (STATUS_0.IDLE=0
      * while nothing is runnable). */
     if (d->rf.unit[NVDLA_UNIT_BDMA].present &&
         !DLA_FIELD(dla_regfile_get(&d->rf, NVDLA_BDMA_STATUS_0, 0), NVDLA_BDMA_STATUS_0_IDLE)) {
         busy = 1;
-        if (desc && used < desclen) {
-            int n = snprintf(desc, desclen, "BDMA transfers queued, not launched");
-            used += n > 0 ? (size_t)n : 0;
-        }
+        dla_desc_add(&out, "BDMA transfers queued, not launched");
     }
-    for (unsigned u = 0; u < NVDLA_UNIT_COUNT; u++) {
-        for (unsigned g = 0; g < 2; g++) {
-            if (!d->rf.unit[u].present || !dla_regfile_op_en(&d->rf, u, g)) {
-                continue;
-            }
-            busy = 1;
-            if (desc && used < desclen) {
-                int n = snprintf(desc + used, desclen - used, "%s%s group %u enabled", used ? ", " : "",
-                                 nvdla_units[u].name, g);
-                used += n > 0 ? (size_t)n : 0;
-            }
-        }
-    }
-    return busy;
+    return dla_csb_describe_enabled(&d->rf, "", &out) > 0 || busy;
 }
 
 /* ---- lifecycle ---------------------------------------------------------------- */
 
+/* Port `port` of the configuration: present or not, addresses below
+ * 2^NVDLA_MEMIF_ADDRESS_WIDTH (spec 004). */
 static int setup_port(struct dla_dev *d, enum dlasim_port port, int present,
-                      const struct dlasim_mem_ops *ops, void *opaque, int strict, char *err,
-                      size_t errlen)
+                      const struct dlasim_mem_ops *ops, void *opaque, char *err, size_t errlen)
 {
-    struct dla_mem_port *p = &d->port[port];
-    p->present = present;
-    p->limit = d->cfg.memif_address_width >= 64 ? UINT64_MAX
-                                                 : (1ull << d->cfg.memif_address_width);
-    if (ops) {
-        if (!ops->read || !ops->write) {
-            snprintf(err, errlen, "dlasim_create: %s memory ops without a %s callback",
-                     port_name(port), ops->read ? "write" : "read");
-            return DLASIM_ERR_INVAL;
-        }
-        p->ops = ops;
-        p->opaque = opaque;
-        return 0;
-    }
-    if (!present) {
-        return 0;
-    }
-    p->sparse = dla_sparse_mem_create(strict, &d->mem_budget);
-    return p->sparse ? 0 : DLASIM_ERR_NOMEM;
-}
-
-static unsigned online_cores(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1u;
+    uint64_t limit = d->cfg.memif_address_width >= 64 ? UINT64_MAX
+                                                       : (1ull << d->cfg.memif_address_width);
+    return dla_host_port_init(&d->host, port, present, limit, ops, opaque, err, errlen);
 }
 
 static int configure(struct dla_dev *d, const struct dlasim_options *opt, char *err,
@@ -732,18 +634,20 @@ static int nvdla_create(const struct dlasim_options *opt, struct dlasim_dev **ou
     }
     d->base.ops = &dla_nvdla_ops;
     struct dlasim_dev *dev = &d->base;
-    d->mem_budget.max = opt->max_host_mem;
+    dla_host_init(&d->host, opt);
+    d->exec = (struct dla_exec){&d->host, d, layer_where, layer_traffic, NULL};
+    d->irq.reports = 1;
     int rc = configure(d, opt, err, errlen);
     if (!rc) {
         rc = dla_regfile_init_nvdla(&d->rf, &d->cfg); /* units.c */
     }
     if (!rc) {
-        rc = setup_port(d, DLASIM_PORT_DBB, 1, opt->dbb_ops, opt->dbb_opaque, opt->strict_mem,
-                        err, errlen);
+        rc = setup_port(d, DLASIM_PORT_DBB, 1, opt->dbb_ops, opt->dbb_opaque, err,
+                        errlen);
     }
     if (!rc) {
         rc = setup_port(d, DLASIM_PORT_CVIF, d->cfg.secondary_memif_enable != 0, opt->cvif_ops,
-                        opt->cvif_opaque, opt->strict_mem, err, errlen);
+                        opt->cvif_opaque, err, errlen);
     }
     if (!rc) {
         rc = dla_conv_state_create(d, &d->conv);
@@ -761,13 +665,6 @@ static int nvdla_create(const struct dlasim_options *opt, struct dlasim_dev **ou
         nvdla_destroy(dev);
         return rc;
     }
-    d->irq_cb = opt->irq_cb;
-    d->irq_opaque = opt->irq_opaque;
-    d->log_mask = opt->log_mask;
-    d->log_cb = opt->log_cb;
-    d->log_opaque = opt->log_opaque;
-    d->threads = opt->threads ? opt->threads : online_cores();
-    d->max_layer_work = opt->max_layer_work;
     dla_conv_reset(d);
     dla_bdma_reset(d);
     *out = dev;
@@ -780,8 +677,7 @@ static void nvdla_destroy(struct dlasim_dev *dev)
     dla_conv_state_destroy(d->conv);
     dla_bdma_state_destroy(d->bdma);
     dla_timing_destroy(d->timing);
-    dla_sparse_mem_destroy(d->port[0].sparse);
-    dla_sparse_mem_destroy(d->port[1].sparse);
+    dla_host_free(&d->host);
     dla_regfile_free(&d->rf);
     free(d);
 }
@@ -795,7 +691,7 @@ static void nvdla_reset(struct dlasim_dev *dev)
     if (d->timing) {
         dla_timing_clear(d->timing);
     }
-    d->err[0] = '\0';
+    d->host.err[0] = '\0';
     update_irq(d);
 }
 

@@ -18,6 +18,8 @@
 #include "dlasim/dlasim.h"
 #include "regs/gen/nvdla_regs.h"
 #include "plan/config.h"
+#include "sim/core/regfile.h"
+#include "timing/summary.h"
 
 struct dla_dev;
 
@@ -107,15 +109,6 @@ void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
 
 /* ---- engine-owned RAMs ---------------------------------------------------- */
 
-/* LUT RAM of SDP and CDP (written through S_LUT_ACCESS_CFG/S_LUT_ACCESS_DATA).
- * ref: spec 001, CDP LUT; RAW table 65 entries, density table 257 entries. */
-#define DLA_LUT_LE_ENTRIES 65
-#define DLA_LUT_LO_ENTRIES 257
-struct dla_lut_ram {
-    uint16_t le[DLA_LUT_LE_ENTRIES]; /* LE (raw/exponent) table */
-    uint16_t lo[DLA_LUT_LO_ENTRIES]; /* LO (density/linear) table */
-};
-enum dla_lut_id { DLA_LUT_SDP = 0, DLA_LUT_CDP = 1 };
 const struct dla_lut_ram *dla_lut(const struct dla_dev *d, enum dla_lut_id id);
 
 /* ---- on-the-fly data between engines -------------------------------------- */
@@ -183,10 +176,14 @@ unsigned dla_threads(const struct dla_dev *d);
  * `work` counts as operations only: engines count the bytes their DMA moves
  * too, with struct dla_work (sim/budget.h). */
 int dla_check_work(struct dla_dev *d, const char *unit, uint64_t work);
-
-/* The device's timing layer (src/timing/), NULL when timing is off. */
-struct dla_timing;
-struct dla_timing *dla_dev_timing(const struct dlasim_dev *dev);
+/* The layer's work (struct dla_work, src/sim/core/budget.h) and a cube's
+ * extent checked by the device core's rules (dla_exec_work_check,
+ * dla_exec_extent_check) for the layer being executed. */
+struct dla_work;
+struct dla_strided;
+int dla_work_check(struct dla_dev *d, const struct dla_work *w);
+int dla_strided_check(struct dla_dev *d, const char *unit, const char *what, int is_write,
+                      const struct dla_strided *s);
 
 /* Index of the layer being executed (for messages). */
 unsigned dla_layer_index(const struct dla_dev *d);
@@ -224,5 +221,18 @@ int dla_cdp_execute(struct dla_dev *d, unsigned group);
  * launch group of the oldest launched transfers (dla_bdma_runnable()). */
 int dla_bdma_execute(struct dla_dev *d, unsigned group);
 int dla_rubik_execute(struct dla_dev *d, unsigned group);
+
+/* ---- summaries (src/timing/summary.h) ------------------------------------------ */
+
+/* Each engine describes the layer it executes in group `group` once, in
+ * numbers, next to its execute: the unit table (units.c) says which unit
+ * fills which part of a struct dla_layer_summary, and the device hands the
+ * summary to the cycle model.  Called only when timing is on. */
+void dla_cdma_summarize(const struct dla_dev *d, unsigned group, struct dla_layer_summary *s);
+void dla_csc_summarize(const struct dla_dev *d, unsigned group, struct dla_layer_summary *s);
+void dla_sdp_summarize(const struct dla_dev *d, unsigned group, struct dla_layer_summary *s);
+void dla_pdp_summarize(const struct dla_dev *d, unsigned group, struct dla_layer_summary *s);
+/* `group` is CDP_RDMA's. */
+void dla_cdp_summarize(const struct dla_dev *d, unsigned group, struct dla_layer_summary *s);
 
 #endif

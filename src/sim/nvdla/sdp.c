@@ -29,10 +29,10 @@
  * bypass; NV_NVDLA_SDP_rdma.v has no ERDMA).
  *
  * Memory layout (ref: NV_NVDLA_SDP_MRDMA_ig.v, NV_NVDLA_SDP_RDMA_ig.v,
- * NV_NVDLA_SDP_WDMA_cmd.v): an atom holds M = NVDLA_MEMORY_ATOMIC_SIZE
- * elements (M bytes for int8, 2M for int16); surface s holds channels
- * [s*M, s*M+M); element (c, y, x) is at base + (c/M)*surface_stride +
- * y*line_stride + x*M*bytes + (c%M)*bytes.  Base addresses and strides drop
+ * NV_NVDLA_SDP_WDMA_cmd.v): an atom is M = NVDLA_MEMORY_ATOMIC_SIZE bytes
+ * and holds E = M / bytes elements (M int8, M/2 int16); surface s holds
+ * channels [s*E, s*E+E); element (c, y, x) is at base + (c/E)*surface_stride
+ * + y*line_stride + x*M + (c%E)*bytes.  Base addresses and strides drop
  * their low log2(M) bits.  A 1x1 cube (width = height = 0) is "packed": all
  * its surfaces are one contiguous request, strides are not used.  Every atom
  * is processed and written whole: channels of the last surface beyond the
@@ -52,8 +52,8 @@
  *  - Operand streams SDP_RDMA would fetch but the data path never consumes
  *    are not read (the hardware would stall).
  *  - INT16 needs a configuration whose feature data types include INT16;
- *    an atom then holds M int16 elements as in cmod (the nv_small RTL,
- *    built for int8 only, sizes an int16 surface as M/2 channels).
+ *    an M-byte atom then holds M/2 int16 elements, as the RTL sizes an
+ *    int16 surface (not M as cmod's ELEMENT_PER_ATOM_INT16 says).
  *  - Flying input (CACC): channels the cube does not provide are 0.
  *    The cube sent to PDP has the padded channel count (a multiple of the
  *    channels per atom) so PDP can process whole atoms too.
@@ -630,9 +630,11 @@ static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
     }
     c->atom = cfg->memory_atomic_size;
     c->bpe = proc == NVDLA_SDP_D_DATA_FORMAT_0_PROC_PRECISION_INT16 ? 2u : 1u;
-    /* an atom holds M elements of any precision (brief layout, cmod
-     * ELEMENT_PER_ATOM_INT16 = NVDLA_MEMORY_ATOMIC_SIZE) */
-    c->epa = c->atom;
+    /* an atom is M bytes: M int8 or M/2 int16 elements (vmod nv_full
+     * NV_NVDLA_SDP_WDMA_cmd.v: "Surf is always in unit of ATOMIC", INT16
+     * size_of_surf = channel >> (log2 M - 1); cmod's ELEMENT_PER_ATOM_INT16
+     * = M disagrees with it and with NVIDIA's INT16 goldens) */
+    c->epa = c->atom / c->bpe;
     c->out_bits = 8u * c->bpe;
     c->nsurf = (c->c + c->epa - 1) / c->epa;
     c->packed = c->w == 1 && c->h == 1;
@@ -1385,4 +1387,17 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
         set_hw_regs(d, group, &c, &st);
     }
     return rc;
+}
+
+/* ---- summary (src/timing/summary.h) ------------------------------------------ */
+
+/* The data cube, its batches and whether an X stage (BS/BN) is in use. */
+void dla_sdp_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_summary *s)
+{
+    s->sdp.w = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, WIDTH) + 1ull;
+    s->sdp.h = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1ull;
+    s->sdp.c = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1ull;
+    s->sdp.batches = DLA_REG_FIELD(d, g, NVDLA_SDP_D_FEATURE_MODE_CFG_0, BATCH_NUMBER) + 1ull;
+    s->sdp.x_stages = !DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS) ||
+                      !DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
 }

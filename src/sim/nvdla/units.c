@@ -1,12 +1,14 @@
 /*
  * The NVDLA unit table (units.h).  Facts: configuration enables from spec 004
- * (BDMA/RUBIK/PDP/CDP present flags, SECONDARY_MEMIF); done bits from the GLB
- * S_INTR_STATUS fields (regdb/nvdla.xml); LUT ports of SDP and CDP
- * (S_LUT_ACCESS_CFG/DATA).
+ * (BDMA/RUBIK/PDP/CDP present flags, SECONDARY_MEMIF); LUT ports of SDP and
+ * CDP (S_LUT_ACCESS_CFG/DATA).  The done bits each unit raises are the
+ * register database's (regdb/nvdla.xml domain `done`).
  */
 #include "sim/nvdla/units.h"
 
 #include <string.h>
+
+#include "dlasim/timing.h"
 
 #include "sim/nvdla/dla.h"
 #include "sim/core/regfile.h"
@@ -18,33 +20,51 @@ static int pdp_alone(struct dla_dev *d, unsigned group)
     return dla_pdp_execute(d, group, NULL); /* from memory: PDP_RDMA */
 }
 
-#define DONE(F) NVDLA_GLB_S_INTR_STATUS_0_##F##__MASK
 #define ENABLE(F) offsetof(struct dla_config, F)
 
 const struct dla_unit_behaviour dla_unit_table[NVDLA_UNIT_COUNT] = {
-    [NVDLA_UNIT_CFGROM] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
-    [NVDLA_UNIT_GLB] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
-    [NVDLA_UNIT_MCIF] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
-    [NVDLA_UNIT_CDMA] = {DLA_UNIT_ALWAYS, DONE(CDMA_DAT_DONE_STATUS0) | DONE(CDMA_WT_DONE_STATUS0),
-                         -1, "CONV", NULL},
-    [NVDLA_UNIT_CSC] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
-    [NVDLA_UNIT_CMAC_A] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
-    [NVDLA_UNIT_CMAC_B] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
-    [NVDLA_UNIT_CACC] = {DLA_UNIT_ALWAYS, DONE(CACC_DONE_STATUS0), -1, NULL, NULL},
-    [NVDLA_UNIT_SDP_RDMA] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
-    [NVDLA_UNIT_SDP] = {DLA_UNIT_ALWAYS, DONE(SDP_DONE_STATUS0), DLA_LUT_SDP, "SDP", NULL},
-    [NVDLA_UNIT_PDP_RDMA] = {ENABLE(pdp_enable), 0, -1, NULL, NULL},
-    [NVDLA_UNIT_PDP] = {ENABLE(pdp_enable), DONE(PDP_DONE_STATUS0), -1, "PDP", pdp_alone},
-    [NVDLA_UNIT_CDP_RDMA] = {ENABLE(cdp_enable), 0, -1, NULL, NULL},
-    [NVDLA_UNIT_CDP] = {ENABLE(cdp_enable), DONE(CDP_DONE_STATUS0), DLA_LUT_CDP, "CDP",
-                        dla_cdp_execute},
-    [NVDLA_UNIT_GEC] = {DLA_UNIT_ALWAYS, 0, -1, NULL, NULL},
-    [NVDLA_UNIT_CVIF] = {ENABLE(secondary_memif_enable), 0, -1, NULL, NULL},
-    [NVDLA_UNIT_BDMA] = {ENABLE(bdma_enable), DONE(BDMA_DONE_STATUS0), -1, "BDMA",
-                         dla_bdma_execute},
-    [NVDLA_UNIT_RUBIK] = {ENABLE(rubik_enable), DONE(RUBIK_DONE_STATUS0), -1, "RUBIK",
-                          dla_rubik_execute},
+    [NVDLA_UNIT_CFGROM] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV},
+    [NVDLA_UNIT_GLB] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV},
+    [NVDLA_UNIT_MCIF] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV},
+    [NVDLA_UNIT_CDMA] = {DLA_UNIT_ALWAYS, -1, "CONV", NULL, dla_cdma_summarize, DLASIM_TU_CONV},
+    [NVDLA_UNIT_CSC] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, dla_csc_summarize, DLASIM_TU_CONV},
+    [NVDLA_UNIT_CMAC_A] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV},
+    [NVDLA_UNIT_CMAC_B] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV},
+    [NVDLA_UNIT_CACC] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV},
+    [NVDLA_UNIT_SDP_RDMA] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_SDP},
+    [NVDLA_UNIT_SDP] = {DLA_UNIT_ALWAYS, DLA_LUT_SDP, "SDP", NULL, dla_sdp_summarize,
+                        DLASIM_TU_SDP},
+    [NVDLA_UNIT_PDP_RDMA] = {ENABLE(pdp_enable), -1, NULL, NULL, NULL, DLASIM_TU_PDP},
+    [NVDLA_UNIT_PDP] = {ENABLE(pdp_enable), -1, "PDP", pdp_alone, dla_pdp_summarize, DLASIM_TU_PDP},
+    [NVDLA_UNIT_CDP_RDMA] = {ENABLE(cdp_enable), -1, NULL, NULL, dla_cdp_summarize, DLASIM_TU_CDP},
+    [NVDLA_UNIT_CDP] = {ENABLE(cdp_enable), DLA_LUT_CDP, "CDP", dla_cdp_execute, NULL,
+                        DLASIM_TU_CDP},
+    [NVDLA_UNIT_GEC] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV},
+    [NVDLA_UNIT_CVIF] = {ENABLE(secondary_memif_enable), -1, NULL, NULL, NULL, DLASIM_TU_CONV},
+    [NVDLA_UNIT_BDMA] = {ENABLE(bdma_enable), -1, "BDMA", dla_bdma_execute, NULL, DLASIM_TU_BDMA},
+    [NVDLA_UNIT_RUBIK] = {ENABLE(rubik_enable), -1, "RUBIK", dla_rubik_execute, NULL,
+                          DLASIM_TU_RUBIK},
 };
+
+#define PERF(UNIT, EN_REG, EN_FIELD, COUNTER, REG)                                                \
+    {NVDLA_UNIT_##UNIT, NVDLA_##UNIT##_##EN_REG, NVDLA_##UNIT##_##EN_REG##_##EN_FIELD##__MASK,     \
+     DLA_PERF_##COUNTER, NVDLA_##UNIT##_##REG}
+
+/* The time-counting D_PERF_* registers (regdb/nvdla.xml; the bit-exact
+ * counters, saturation and LUT hits, are the engines'). */
+const struct dla_unit_perf dla_unit_perf[] = {
+    PERF(CDMA, D_PERF_ENABLE_0, DMA_EN, DAT_READ_STALL, D_PERF_DAT_READ_STALL_0),
+    PERF(CDMA, D_PERF_ENABLE_0, DMA_EN, WT_READ_STALL, D_PERF_WT_READ_STALL_0),
+    PERF(CDMA, D_PERF_ENABLE_0, DMA_EN, DAT_READ_LATENCY, D_PERF_DAT_READ_LATENCY_0),
+    PERF(CDMA, D_PERF_ENABLE_0, DMA_EN, WT_READ_LATENCY, D_PERF_WT_READ_LATENCY_0),
+    PERF(SDP_RDMA, D_PERF_ENABLE_0, PERF_DMA_EN, READ_STALL, D_PERF_MRDMA_READ_STALL_0),
+    PERF(SDP, D_PERF_ENABLE_0, PERF_DMA_EN, WRITE_STALL, D_PERF_WDMA_WRITE_STALL_0),
+    PERF(PDP_RDMA, D_PERF_ENABLE_0, DMA_EN, READ_STALL, D_PERF_READ_STALL_0),
+    PERF(PDP, D_PERF_ENABLE_0, DMA_EN, WRITE_STALL, D_PERF_WRITE_STALL_0),
+    PERF(CDP_RDMA, D_PERF_ENABLE_0, DMA_EN, READ_STALL, D_PERF_READ_STALL_0),
+    PERF(CDP, D_PERF_ENABLE_0, DMA_EN, WRITE_STALL, D_PERF_WRITE_STALL_0),
+};
+const size_t dla_unit_perf_count = sizeof(dla_unit_perf) / sizeof(dla_unit_perf[0]);
 
 int dla_unit_present(const struct dla_config *cfg, unsigned u)
 {
@@ -62,7 +82,7 @@ int dla_unit_present(const struct dla_config *cfg, unsigned u)
 
 uint32_t dla_unit_done_bits(unsigned u, unsigned group)
 {
-    uint32_t bits = u < NVDLA_UNIT_COUNT ? dla_unit_table[u].done_bits : 0;
+    uint32_t bits = u < NVDLA_UNIT_COUNT ? nvdla_units[u].done_bits : 0; /* regdb/nvdla.xml */
     return group ? bits << 1 : bits;
 }
 
@@ -90,7 +110,6 @@ const struct dla_pointer_ops dla_nvdla_pointer_ops = {
     .enabled = NULL,
     .completed = nvdla_completed,
     .drop_writes_when_enabled = 1,
-    .intr_mask_enables = 0,
 };
 
 int dla_regfile_init_nvdla(struct dla_regfile *rf, const struct dla_config *cfg)

@@ -1,7 +1,9 @@
 /*
  * What each NVDLA unit does, as data (design note R15, "a per-unit table of
- * behaviour"): whether the configuration has it, the GLB done bits it
- * raises, its LUT port, and the engine that executes the layers it leads.
+ * behaviour"): whether the configuration has it, its LUT port, the engine
+ * that executes the layers it leads and the part of a layer summary it
+ * fills.  The GLB done bits it raises are a register database fact
+ * (nvdla_units[u].done_bits, regdb/nvdla.xml).
  * The register file, the scheduler and the interrupt logic read this table
  * instead of switching on unit names; a device built from the same parts
  * (src/sim/rk3588/rk_npu.c for the RK3588) keeps its own table of the same kind.
@@ -14,6 +16,7 @@
 
 #include "regs/gen/nvdla_regs.h"
 #include "plan/config.h"
+#include "timing/summary.h"
 
 struct dla_dev;
 
@@ -21,16 +24,36 @@ struct dla_dev;
 
 struct dla_unit_behaviour {
     size_t present_field;  /* offsetof(struct dla_config, <unit>_enable), or DLA_UNIT_ALWAYS */
-    uint32_t done_bits;    /* GLB S_INTR_STATUS bits of group 0 (group 1: the next bits) */
     int lut;               /* enum dla_lut_id of its LUT RAM port, -1 = none */
     const char *engine;    /* name of the layers it leads in messages, NULL = none */
     /* Executes a layer this unit leads alone (PDP, CDP, BDMA, RUBIK); NULL for
      * units that only take part in others' layers or whose layers are
      * composite (the convolution pipeline, the SDP chain: device.c). */
     int (*execute)(struct dla_dev *d, unsigned group);
+    /* Fills its part of the layer's summary (src/timing/summary.h), or NULL. */
+    void (*summarize)(const struct dla_dev *d, unsigned group, struct dla_layer_summary *s);
+    /* The engine of the cycle model it belongs to (enum dlasim_timing_unit). */
+    unsigned timing_unit;
 };
 
 extern const struct dla_unit_behaviour dla_unit_table[NVDLA_UNIT_COUNT];
+
+/* NVDLA's pointer semantics (spec 001), and the register file of a
+ * configuration (units present, LUT ports, ConfigROM). */
+struct dla_regfile;
+extern const struct dla_pointer_ops dla_nvdla_pointer_ops;
+int dla_regfile_init_nvdla(struct dla_regfile *rf, const struct dla_config *cfg);
+
+/* A D_PERF_* register that counts time: unit, the perf enable that gates
+ * it (as in RTL), and the cycle model's counter it receives. */
+struct dla_unit_perf {
+    unsigned unit;
+    uint32_t enable_reg, enable_mask;
+    enum dla_perf_counter counter;
+    uint32_t reg;
+};
+extern const struct dla_unit_perf dla_unit_perf[];
+extern const size_t dla_unit_perf_count;
 
 /* Does configuration cfg have unit u? */
 int dla_unit_present(const struct dla_config *cfg, unsigned u);

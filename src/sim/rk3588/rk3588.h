@@ -63,7 +63,19 @@ struct rk_wcache {
     size_t len;
 };
 struct rk_wcache *rk_weight_cache(struct rk_core *c);
-int rk_check_work(struct rk_core *c, const char *unit, uint64_t work);
+/* The task's work and a cube's extent, by the device core's rules
+ * (src/sim/core/budget.h), as NVDLA's engines check theirs: the work limit
+ * (dlasim_options.max_layer_work) refuses with DLASIM_ERR_UNSUPPORTED, a
+ * cube leaving the 32-bit address space with DLASIM_ERR_MEM and the DMA
+ * error interrupt, before any byte moves.  rk_extent_check takes the cube's
+ * base as the engine's address (before TASK_DMA_BASE_ADDR) and sets the port. */
+struct dla_work;
+struct dla_strided;
+int rk_work_check(struct rk_core *c, const struct dla_work *w);
+int rk_extent_check(struct rk_core *c, const char *unit, const char *what, int is_write,
+                    struct dla_strided *s);
+/* The bus address of a data address: TASK_DMA_BASE_ADDR + addr, 32 bits. */
+uint64_t rk_dma_addr(const struct rk_core *c, uint64_t addr);
 
 /* x / 2^s rounded: half to even (the TRM's round_type/cvt_round 0, "if the
  * integer is odd, carry 1") or half up (1, "always carry"); s >= 63 gives 0. */

@@ -13,7 +13,7 @@
  * CLIP_TRUNCATE (right shift of the accumulator, ROUND_TYPE 0 half-even,
  * 1 half-up).  Right and bottom padding are implied by the output size.
  *
- * Layouts (docs: README "RK3588"; Mesa rkt_ml.c, rkt_coefs.c; mtx512
+ * Layouts (docs: docs/rk3588.md; Mesa rkt_ml.c, rkt_coefs.c; mtx512
  * feature_data()):
  *   feature: NC1HWC2 int8, C2 = 16, packed: (c, y, x) at
  *            base + (c / 16) * H*W*16 + (y * W + x) * 16 + c % 16
@@ -29,15 +29,36 @@
  *   to each accumulator; it is applied here, after CLIP_TRUNCATE, because
  *   it needs the input window (assumption: exact when CLIP_TRUNCATE = 0).
  *
+ * Output channels: CORE DATAOUT_SIZE_1 may exceed CNA WEIGHT_SIZE2.
+ *   WEIGHT_KERNELS up to the kernels' 32-kernel atomic group (Mesa: DATAOUT
+ *   = ALIGN(K, 32), WEIGHT_KERNELS = ALIGN(K, 2)); the kernels beyond
+ *   WEIGHT_KERNELS fetch no weights, so the model gives them zero weights.
+ *   Depthwise: output channels beyond DATAIN_CHANNEL (up to its 64-channel
+ *   weight group; Mesa doubles and aligns to 64) have no input channel and
+ *   accumulate 0.
+ * One-channel input (CONV_CON1.ARGB_IN = 8, as Mesa programs a 1-channel
+ *   tensor): one byte per pixel, packed lines of DATAIN_WIDTH bytes; the
+ *   byte is channel 0, the other DATAIN_CHANNEL - 1 channels read 0 (Mesa
+ *   gives them weights that the CPEND operand cancels), and the CNA input
+ *   converter (CVT_CON0 with CVT_BYPASS = 0) maps it to int8:
+ *     y = sat8(round((x + CVT_OFFSET0) * CVT_SCALE0 / 2^CVT_TRUNCATE_0))
+ *   with x unsigned unless DATA_SIGN, OFFSET signed 16-bit, rounding by
+ *   CVT_CON0.ROUND_TYPE (0 half to even, 1 half up; TRM field text).  The
+ *   sign of the offset is an inference: Mesa's constants (offset 0xff80,
+ *   scale 16384, truncate 14) then give x - 128, the signed storage every
+ *   other Mesa path uses, and its 1-channel tests pass on silicon; NVDLA's
+ *   subtracting CDMA converter would saturate every input >= 0 to 127.
+ *
  * Refused (DLASIM_ERR_UNSUPPORTED): precisions other than int8, the input
- * converter (CVT_CON0.CVT_BYPASS = 0), deconvolution, ARGB input, dilation,
- * weight decompression.
+ * converter outside one-channel input and its CVT_TYPE = 1, deconvolution,
+ * ARGB_IN other than 0 and 8, dilation, weight decompression.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "arith/atoms.h"
 #include "kernels/conv_s8.h"
+#include "sim/core/budget.h"
 #include "sim/rk3588/rk3588.h"
 
 #define MAX_HOST_BYTES (1ull << 30) /* host buffers the model allocates per task */
@@ -52,11 +73,46 @@ struct conv_cfg {
     unsigned truncate, round_half_up;
     uint64_t feature, weights;
     int32_t ow_op;          /* CPEND operand, 0 = none */
+    int one_channel;        /* ARGB_IN = 8: one byte per pixel */
+    int cvt;                /* input converter on (one-channel input only) */
+    int cvt_signed, cvt_half_up;
+    int32_t cvt_offset;
+    uint32_t cvt_scale, cvt_truncate;
 };
+
+#define RK_ARGB_ONE_CHANNEL 8u /* CONV_CON1.ARGB_IN for a 1-channel tensor (Mesa) */
+
+static uint32_t align32(uint32_t v, uint32_t a)
+{
+    return (uint32_t)(((uint64_t)v + a - 1) / a * a);
+}
 
 static int refuse(struct rk_core *c, const char *what, uint32_t v)
 {
     return rk_error(c, DLASIM_ERR_UNSUPPORTED, "CNA/CORE: %s=%u is not modelled", what, v);
+}
+
+/* The CNA input converter (CVT_CON0/CON1), modelled for one-channel input. */
+static int decode_cvt(struct rk_core *c, struct conv_cfg *k)
+{
+    uint32_t con0 = rk_reg(c, RK3588_CNA_CVT_CON0);
+    if (RK_FIELD(con0, RK3588_CNA_CVT_CON0_CVT_BYPASS)) {
+        return 0;
+    }
+    if (!k->one_channel) {
+        return refuse(c, "CNA.CVT_CON0.CVT_BYPASS (input converter outside ARGB_IN=8)", 0);
+    }
+    if (RK_FIELD(con0, RK3588_CNA_CVT_CON0_CVT_TYPE)) {
+        return refuse(c, "CNA.CVT_CON0.CVT_TYPE (input converter)", 1);
+    }
+    uint32_t con1 = rk_reg(c, RK3588_CNA_CVT_CON1);
+    k->cvt = 1;
+    k->cvt_signed = (int)RK_FIELD(con0, RK3588_CNA_CVT_CON0_DATA_SIGN);
+    k->cvt_half_up = (int)RK_FIELD(con0, RK3588_CNA_CVT_CON0_ROUND_TYPE);
+    k->cvt_truncate = RK_FIELD(con0, RK3588_CNA_CVT_CON0_CVT_TRUNCATE_0);
+    k->cvt_scale = RK_FIELD(con1, RK3588_CNA_CVT_CON1_CVT_SCALE0);
+    k->cvt_offset = (int16_t)RK_FIELD(con1, RK3588_CNA_CVT_CON1_CVT_OFFSET0);
+    return 0;
 }
 
 static int decode_mode(struct rk_core *c, struct conv_cfg *k)
@@ -80,11 +136,14 @@ static int decode_mode(struct rk_core *c, struct conv_cfg *k)
     if (RK_FIELD(con1, RK3588_CNA_CONV_CON1_DECONV)) {
         return refuse(c, "CNA.CONV_CON1.DECONV", 1);
     }
-    if (RK_FIELD(con1, RK3588_CNA_CONV_CON1_ARGB_IN)) {
-        return refuse(c, "CNA.CONV_CON1.ARGB_IN", RK_FIELD(con1, RK3588_CNA_CONV_CON1_ARGB_IN));
+    uint32_t argb = RK_FIELD(con1, RK3588_CNA_CONV_CON1_ARGB_IN);
+    if (argb != 0 && argb != RK_ARGB_ONE_CHANNEL) {
+        return refuse(c, "CNA.CONV_CON1.ARGB_IN", argb);
     }
-    if (!RK_REG_FIELD(c, RK3588_CNA_CVT_CON0, CVT_BYPASS)) {
-        return refuse(c, "CNA.CVT_CON0.CVT_BYPASS", 0);
+    k->one_channel = argb == RK_ARGB_ONE_CHANNEL;
+    int rc = decode_cvt(c, k);
+    if (rc) {
+        return rc;
     }
     if (RK_REG_FIELD(c, RK3588_CNA_CONV_CON3, ATROUS_X_DILATION) ||
         RK_REG_FIELD(c, RK3588_CNA_CONV_CON3, ATROUS_Y_DILATION)) {
@@ -130,14 +189,15 @@ static int decode_geometry(struct rk_core *c, struct conv_cfg *k)
     if (zero) {
         return rk_error(c, DLASIM_ERR_PROG, "%s=0: sizes and strides are counts, at least 1", zero);
     }
-    if (!k->dw && k->k != k->ok) {
+    if (!k->dw && (k->ok < k->k || k->ok > align32(k->k, 32))) {
         return rk_error(c, DLASIM_ERR_PROG, "CNA.WEIGHT_SIZE2.WEIGHT_KERNELS=%u but "
-                        "CORE.DATAOUT_SIZE_1.DATAOUT_CHANNEL=%u (+1): one output channel per kernel",
-                        k->k, k->ok - 1);
+                        "CORE.DATAOUT_SIZE_1.DATAOUT_CHANNEL=%u (+1): the output channels are the "
+                        "kernels padded at most to their 32-kernel group", k->k, k->ok - 1);
     }
-    if (k->dw && k->ok > k->c) {
+    if (k->dw && k->ok > align32(k->c, 64)) {
         return rk_error(c, DLASIM_ERR_PROG, "depthwise: CORE.DATAOUT_SIZE_1.DATAOUT_CHANNEL=%u (+1) "
-                        "exceeds CNA.DATA_SIZE1.DATAIN_CHANNEL=%u", k->ok - 1, k->c);
+                        "exceeds CNA.DATA_SIZE1.DATAIN_CHANNEL=%u padded to its 64-channel group",
+                        k->ok - 1, k->c);
     }
     uint32_t cna_ow = RK_REG_FIELD(c, RK3588_CNA_DATA_SIZE2, DATAOUT_WIDTH);
     if (cna_ow != k->ow) {
@@ -164,6 +224,45 @@ static int decode_geometry(struct rk_core *c, struct conv_cfg *k)
     return 0;
 }
 
+/* One-channel input (ARGB_IN = 8): DATAIN_HEIGHT lines of DATAIN_WIDTH
+ * bytes, channel 0 through the input converter, the other channels 0. */
+static int load_one_channel(struct rk_core *c, const struct conv_cfg *k, uint32_t wp,
+                            uint32_t hp, int8_t *in)
+{
+    uint64_t bytes = (uint64_t)k->w * k->h;
+    uint8_t *raw = rk_scratch(c, 0, (size_t)bytes);
+    if (!raw) {
+        return DLASIM_ERR_NOMEM;
+    }
+    int rc = rk_dma_read(c, "CNA feature", k->feature, raw, (size_t)bytes);
+    if (rc) {
+        return rc;
+    }
+    int8_t lut[256];
+    for (unsigned x = 0; x < 256; x++) {
+        int64_t v = k->cvt_signed ? (int8_t)x : (int64_t)x;
+        if (k->cvt) {
+            v = rk_round_shift((v + k->cvt_offset) * (int64_t)k->cvt_scale, k->cvt_truncate,
+                               k->cvt_half_up);
+        }
+        lut[x] = (int8_t)rk_sat(v, -128, 127);
+    }
+    size_t plane = (size_t)wp * hp;
+    for (uint32_t ch = 1; ch < k->c; ch++) {
+        for (uint32_t y = 0; y < k->h; y++) {
+            memset(in + ch * plane + (size_t)(k->pt + y) * wp + k->pl, 0, k->w);
+        }
+    }
+    for (uint32_t y = 0; y < k->h; y++) {
+        int8_t *dst = in + (size_t)(k->pt + y) * wp + k->pl;
+        const uint8_t *src = raw + (size_t)y * k->w;
+        for (uint32_t x = 0; x < k->w; x++) {
+            dst[x] = lut[src[x]];
+        }
+    }
+    return 0;
+}
+
 /* Padded planar input [c][hp][wp] from the NC1HWC2 feature cube. */
 static int load_feature(struct rk_core *c, const struct conv_cfg *k, uint32_t wp, uint32_t hp,
                         int8_t **out)
@@ -175,16 +274,23 @@ static int load_feature(struct rk_core *c, const struct conv_cfg *k, uint32_t wp
         return rk_error(c, DLASIM_ERR_UNSUPPORTED, "CNA: a %ux%ux%u input is beyond the model's "
                         "host limit", k->w, k->h, k->c);
     }
-    uint8_t *raw = rk_scratch(c, 0, (size_t)bytes);
     int8_t *in = rk_scratch(c, 1, (size_t)(plane * k->c));
-    if (!raw || !in) {
+    if (!in) {
+        return DLASIM_ERR_NOMEM;
+    }
+    memset(in, k->pad, (size_t)(plane * k->c));
+    if (k->one_channel) {
+        *out = in;
+        return load_one_channel(c, k, wp, hp, in);
+    }
+    uint8_t *raw = rk_scratch(c, 0, (size_t)bytes);
+    if (!raw) {
         return DLASIM_ERR_NOMEM;
     }
     int rc = rk_dma_read(c, "CNA feature", k->feature, raw, (size_t)bytes);
     if (rc) {
         return rc;
     }
-    memset(in, k->pad, (size_t)(plane * k->c));
     /* Each input line of atoms becomes one row per channel: the byte
      * transpose NVDLA's CDMA uses (src/arith/atoms.h). */
     enum dla_lanes_isa isa = dla_lanes_best();
@@ -201,7 +307,8 @@ static int load_feature(struct rk_core *c, const struct conv_cfg *k, uint32_t wp
     return 0;
 }
 
-/* Planar weights [k][c][ky][kx] (direct) or [c][ky][kx] (depthwise). */
+/* Planar weights [ok][c][ky][kx] (direct; kernels beyond WEIGHT_KERNELS
+ * zero) or [c][ky][kx] (depthwise). */
 static int load_weights(struct rk_core *c, const struct conv_cfg *k, int8_t **out)
 {
     uint64_t kn = k->dw ? 1 : k->k, taps = (uint64_t)k->kw * k->kh;
@@ -212,8 +319,11 @@ static int load_weights(struct rk_core *c, const struct conv_cfg *k, int8_t **ou
     }
     const uint32_t kb = k->dw ? 1 : 32, cb = k->dw ? 64 : 32;
     const size_t taps32 = (size_t)taps;
+    /* room for the kernels' whole 32-kernel groups, so the buffer (and the
+     * cached decode in it) does not move when only DATAOUT_CHANNEL changes */
+    uint64_t room = k->dw ? bytes : (uint64_t)align32(k->k, 32) * k->c * taps;
     uint8_t *raw = rk_scratch(c, 2, (size_t)bytes);
-    int8_t *wt = rk_scratch(c, 3, (size_t)bytes);
+    int8_t *wt = rk_scratch(c, 3, (size_t)room);
     uint8_t *prev = rk_scratch(c, 4, (size_t)bytes);
     if (!raw || !wt || !prev) {
         rk_weight_cache(c)->valid = 0;
@@ -226,6 +336,9 @@ static int load_weights(struct rk_core *c, const struct conv_cfg *k, int8_t **ou
     /* The same bytes read the same way as last time: the decode holds. */
     struct rk_wcache *wc = rk_weight_cache(c);
     struct rk_wcache key = {1, k->k, k->c, k->kh, k->kw, (uint32_t)k->dw, (size_t)bytes};
+    if (!k->dw && k->ok > k->k) {
+        memset(wt + bytes, 0, (size_t)((k->ok - k->k) * k->c * taps));
+    }
     if (wc->valid && !memcmp(wc, &key, sizeof(key)) && !memcmp(prev, raw, (size_t)bytes)) {
         *out = wt;
         return 0;
@@ -259,7 +372,7 @@ static int load_weights(struct rk_core *c, const struct conv_cfg *k, int8_t **ou
 static int convolve(struct rk_core *c, const struct conv_cfg *k, const int8_t *in, uint32_t wp,
                     uint32_t hp, const int8_t *wt, int32_t *acc)
 {
-    struct dla_conv_geom g = {wp, hp, k->c, k->ow, k->oh, k->k, k->kw, k->kh, k->sx, k->sy, 1, 1};
+    struct dla_conv_geom g = {wp, hp, k->c, k->ow, k->oh, k->ok, k->kw, k->kh, k->sx, k->sy, 1, 1};
     if (!k->dw) {
         return dla_conv_s8(&g, in, wt, acc, rk_threads(c));
     }
@@ -267,12 +380,14 @@ static int convolve(struct rk_core *c, const struct conv_cfg *k, const int8_t *i
     g.in_c = 1;
     g.out_k = 1;
     size_t plane = (size_t)wp * hp, taps = (size_t)k->kw * k->kh, out = (size_t)k->ow * k->oh;
-    for (uint32_t ch = 0; ch < k->ok; ch++) {
+    uint32_t real = k->ok < k->c ? k->ok : k->c;
+    for (uint32_t ch = 0; ch < real; ch++) {
         int rc = dla_conv_s8(&g, in + ch * plane, wt + ch * taps, acc + ch * out, rk_threads(c));
         if (rc) {
             return rc;
         }
     }
+    memset(acc + (size_t)real * out, 0, (size_t)(k->ok - real) * out * sizeof(int32_t));
     return 0;
 }
 
@@ -281,7 +396,7 @@ static int add_cpend(struct rk_core *c, const struct conv_cfg *k, const int8_t *
                      uint32_t hp, int32_t *acc)
 {
     size_t taps = (size_t)k->kw * k->kh, out = (size_t)k->ow * k->oh;
-    uint32_t chans = k->dw ? k->ok : 1;
+    uint32_t chans = k->dw ? (k->ok < k->c ? k->ok : k->c) : 1;
     int8_t *ones = malloc(taps * (k->dw ? 1 : k->c));
     int32_t *sum = malloc(out * chans * sizeof(int32_t));
     if (!ones || !sum) {
@@ -300,7 +415,7 @@ static int add_cpend(struct rk_core *c, const struct conv_cfg *k, const int8_t *
         struct dla_conv_geom g = {wp, hp, k->c, k->ow, k->oh, 1, k->kw, k->kh, k->sx, k->sy, 1, 1};
         rc = dla_conv_s8(&g, in, ones, sum, rk_threads(c));
     }
-    for (uint32_t ko = 0; ko < k->ok && !rc; ko++) {
+    for (uint32_t ko = 0; ko < (k->dw ? chans : k->ok) && !rc; ko++) {
         const int32_t *s = sum + (k->dw ? ko * out : 0);
         int32_t *a = acc + ko * out;
         for (size_t i = 0; i < out; i++) {
@@ -309,6 +424,32 @@ static int add_cpend(struct rk_core *c, const struct conv_cfg *k, const int8_t *
     }
     free(ones);
     free(sum);
+    return rc;
+}
+
+/* What the task's CNA and CORE move and compute, by the device core's rules
+ * (src/sim/core/budget.h): the feature cube and the weights (each one
+ * contiguous run) and the MACs; both runs must stay in the 32-bit space. */
+static int check_budget(struct rk_core *c, const struct conv_cfg *k)
+{
+    struct dla_strided in = {0}, wt = {0};
+    in.base = k->feature;
+    in.line_bytes = (uint64_t)(k->c + 15) / 16 * k->h * k->w * 16;
+    wt.base = k->weights;
+    wt.line_bytes = (uint64_t)(k->dw ? 1 : k->k) * k->c * k->kw * k->kh;
+    in.lines = in.surfaces = in.batches = wt.lines = wt.surfaces = wt.batches = 1;
+    struct dla_work w;
+    dla_work_init(&w, "CNA/CORE");
+    dla_work_read(&w, &in);
+    dla_work_read(&w, &wt);
+    dla_work_ops(&w, (uint64_t)k->ow * k->oh * k->ok * k->kw * k->kh * (k->dw ? 1 : k->c));
+    int rc = rk_work_check(c, &w);
+    if (!rc) {
+        rc = rk_extent_check(c, "CNA", "feature cube", 0, &in);
+    }
+    if (!rc) {
+        rc = rk_extent_check(c, "CNA", "weights", 0, &wt);
+    }
     return rc;
 }
 
@@ -321,8 +462,7 @@ int rk_conv_run(struct rk_core *c, struct rk_cube *out)
         rc = decode_geometry(c, &k);
     }
     if (!rc) {
-        rc = rk_check_work(c, "CNA/CORE", (uint64_t)k.ow * k.oh * k.ok * k.kw * k.kh *
-                                              (k.dw ? 1 : k.c));
+        rc = check_budget(c, &k);
     }
     if (rc) {
         return rc;

@@ -49,6 +49,7 @@
 
 #include "arith/atoms.h"
 #include "arith/sdp_lanes.h"
+#include "sim/core/budget.h"
 #include "sim/rk3588/rk3588.h"
 
 /* OUT_CVT rounding: 0 = as the CVT_ROUND field says (TRM); 1 = always half up
@@ -110,8 +111,8 @@ static void decode_stage(struct dpu_stage *s, uint32_t cfg, uint32_t alu,
 
 static int ew_refuse(struct rk_core *c, const char *field, uint32_t v)
 {
-    return rk_error(c, DLASIM_ERR_UNSUPPORTED, "DPU.EW_CFG.%s=%u is not modelled (README "
-                    "\"RK3588\": the EW subset)", field, v);
+    return rk_error(c, DLASIM_ERR_UNSUPPORTED, "DPU.EW_CFG.%s=%u is not modelled (docs/rk3588.md: "
+                    "the EW subset)", field, v);
 }
 
 static int decode_ew(struct rk_core *c, struct dpu_cfg *d, uint32_t fmt)
@@ -552,6 +553,60 @@ static int write_out(struct rk_core *c, const struct dpu_cfg *d, const int32_t *
     return rc;
 }
 
+/* `n` surfaces of `bytes`, `stride` apart from engine address `base`. */
+static struct dla_strided surfaces(uint64_t base, uint64_t bytes, uint64_t n, uint64_t stride)
+{
+    struct dla_strided s = {0};
+    s.base = base;
+    s.line_bytes = bytes;
+    s.lines = s.batches = 1;
+    s.surfaces = n;
+    s.surf_stride = stride;
+    return s;
+}
+
+/* What the DPU moves and computes, by the device core's rules
+ * (src/sim/core/budget.h): MRDMA's input cube, ERDMA's per-pixel operand
+ * cube, WDMA's output cube (each in the 32-bit space) and the elements. */
+static int check_budget(struct rk_core *c, const struct dpu_cfg *d, int from_mrdma)
+{
+    uint64_t plane16 = (uint64_t)d->w * d->h * 16;
+    unsigned in_prec = RK_REG_FIELD(c, RK3588_DPU_RDMA_FEATURE_MODE_CFG, IN_PRECISION);
+    unsigned in_c2 = in_prec == 0 ? 16 : in_prec == 1 ? 8 : 4; /* elements per atom */
+    unsigned out_c2 = d->out_prec == 0 ? 16 : d->out_prec == 1 ? 8 : 4;
+    int ew_read = !d->ew.bypass && !d->ew.op_bypass && d->ew.from_erdma && d->ew.per_pixel &&
+                  d->ew.bpe;
+    unsigned ew_c2 = ew_read ? 16 / d->ew.bpe : 1;
+    struct dla_strided in = surfaces(rk_reg(c, RK3588_DPU_RDMA_SRC_BASE_ADDR),
+                                     plane16 * ((d->c + in_c2 - 1) / in_c2), 1, 0);
+    struct dla_strided ew = surfaces(d->ew.base, plane16, (d->c + ew_c2 - 1) / ew_c2,
+                                     d->ew.surf ? d->ew.surf : plane16);
+    struct dla_strided out = surfaces(d->dst, plane16, (d->c + out_c2 - 1) / out_c2, d->dst_surf);
+    struct dla_work w;
+    dla_work_init(&w, "DPU");
+    if (from_mrdma) {
+        dla_work_read(&w, &in);
+    }
+    if (ew_read) {
+        dla_work_read(&w, &ew);
+    }
+    if (d->to_mem) {
+        dla_work_write(&w, &out);
+    }
+    dla_work_ops(&w, (uint64_t)d->w * d->h * d->c);
+    int rc = rk_work_check(c, &w);
+    if (!rc && from_mrdma) {
+        rc = rk_extent_check(c, "DPU_RDMA MRDMA", "input cube", 0, &in);
+    }
+    if (!rc && ew_read) {
+        rc = rk_extent_check(c, "DPU_RDMA ERDMA", "EW operand cube", 0, &ew);
+    }
+    if (!rc && d->to_mem) {
+        rc = rk_extent_check(c, "DPU WDMA", "output cube", 1, &out);
+    }
+    return rc;
+}
+
 int rk_dpu_run(struct rk_core *c, const struct rk_task *t, struct rk_cube *acc,
                struct rk_cube *to_ppu)
 {
@@ -564,7 +619,7 @@ int rk_dpu_run(struct rk_core *c, const struct rk_task *t, struct rk_cube *acc,
                       "output %ux%ux%u", d.w - 1, d.h - 1, d.c - 1, acc->w, acc->h, acc->c);
     }
     if (!rc) {
-        rc = rk_check_work(c, "DPU", (uint64_t)d.w * d.h * d.c);
+        rc = check_budget(c, &d, acc == NULL);
     }
     if (!rc && !acc) {
         rc = load_mrdma(c, &d, &own);

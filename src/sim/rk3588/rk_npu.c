@@ -30,10 +30,11 @@
  *
  * Register commands (TRM pc_register_amounts; Mesa rkt_regcmd.c emit()):
  *   64-bit entries, [63:48] target, [47:16] value, [15:0] register offset.
- *   Target bits: 56 PC, 57 CNA, 59 CORE, 60 DPU, 61 DPU_RDMA, 62 PPU,
- *   63 PPU_RDMA (with bit 48 set by every known stream); 0x0081 = op_en with
- *   the value a GLOBAL.OPERATION_ENABLE-style block mask; 0x0041 = the marker
- *   the TRM requires before op_en.  Target 0 entries are padding.  The
+ *   Target bits (regdb/rk3588.xml, domain `regcmd`): 56 PC, 57 CNA, 59 CORE,
+ *   60 DPU, 61 DPU_RDMA, 62 PPU, 63 PPU_RDMA (with bit 48 set by every known
+ *   stream); 0x0081 (database `regcmdopen`) = op_en with the value a
+ *   GLOBAL.OPERATION_ENABLE-style block mask (domain `opbit`); 0x0041
+ *   (`regcmdmark`) = the marker the TRM requires before op_en.  Target 0 entries are padding.  The
  *   offset is the absolute in-core offset; an entry whose offset is not in
  *   its target block's window is ignored and logged (guest error).
  *
@@ -61,10 +62,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "regs/regdb.h"
-#include "sim/core/mem.h"
+#include "sim/core/budget.h"
+#include "sim/core/csb.h"
+#include "sim/core/dma.h"
+#include "sim/core/host.h"
 #include "sim/core/personality.h"
 #include "sim/core/regfile.h"
 #include "sim/rk3588/rk3588.h"
@@ -72,58 +75,38 @@
 _Static_assert(RK3588_UNIT_COUNT <= DLA_REGFILE_MAX_UNITS, "regfile unit table too small");
 #define RK_PENDING_MAX 2 /* fetched tasks in flight (one per register group) */
 
-/* The blocks with a ping-pong pair, in GLOBAL.OPERATION_ENABLE bit order. */
-static const struct {
-    unsigned unit;
-    uint32_t op_en_bit;    /* GLOBAL.OPERATION_ENABLE / 0x0081 mask bit */
-    uint32_t target_bit;   /* regcmd target bit (entry bits 63:48) */
-    uint32_t done_bits;    /* RAW_STATUS bits of group 0 (group 1: << 1) */
-} pp_units[] = {
-    {RK3588_UNIT_CNA, 1u << 0, 0x0200, 0x15},   /* feature, weight, CSC */
-    {RK3588_UNIT_CORE, 1u << 2, 0x0800, 1u << 6},
-    {RK3588_UNIT_DPU, 1u << 3, 0x1000, 1u << 8},
-    {RK3588_UNIT_DPU_RDMA, 1u << 4, 0x2000, 0},
-    {RK3588_UNIT_PPU, 1u << 5, 0x4000, 1u << 10},
-    {RK3588_UNIT_PPU_RDMA, 1u << 6, 0x8000, 0},
-};
-#define N_PP (sizeof(pp_units) / sizeof(pp_units[0]))
+/* The blocks with a ping-pong pair are those with a GLOBAL.OPERATION_ENABLE
+ * bit; their regcmd target bits and done bits are register database facts
+ * too (regdb/rk3588.xml domain opbit/regcmd/done; rk3588_units[]). */
+static int pingpong(unsigned unit)
+{
+    return rk3588_units[unit].op_en_bit != 0;
+}
 
-#define IRQ_DMA_READ_ERROR (1u << 12)
-#define IRQ_DMA_WRITE_ERROR (1u << 13)
-#define TARGET_PC 0x0100u
-#define TARGET_OP_EN 0x0081u
-#define TARGET_BEFORE_OP_EN 0x0041u
+#define IRQ_DMA_READ_ERROR RK3588_PC_INTERRUPT_RAW_STATUS_DMA_READ_ERROR__MASK
+#define IRQ_DMA_WRITE_ERROR RK3588_PC_INTERRUPT_RAW_STATUS_DMA_WRITE_ERROR__MASK
 
 struct rk_core {
     struct rk_npu *npu;
     unsigned index;
     struct dla_regfile rf;     /* the core's registers (regfile.c over regdb/rk3588.xml) */
-    int irq_level;
+    struct dla_exec exec;      /* the task running: messages, DMA fault interrupts */
+    struct dla_irq_line irq;   /* the core's interrupt line */
     /* PC */
     int pc_active;             /* a job is running */
     unsigned tasks_fetched;    /* of this job */
     unsigned tasks_done;
     unsigned pending;          /* fetched, not yet completed */
-    int marker_seen;           /* a 0x0041 entry preceded op_en */
-    void *scratch[RK_SCRATCH]; /* engine buffers kept across tasks */
-    size_t scratch_size[RK_SCRATCH];
+    int marker_seen;           /* a regcmd marker entry (0x0041) preceded op_en */
+    struct dla_scratch scratch; /* engine buffers kept across tasks */
     struct rk_wcache wcache;
 };
 
 struct rk_npu {
     struct dlasim_dev base;    /* the public handle (ops = dla_rk3588_ops) */
     struct rk_core core[RK_CORES];
-    struct dla_mem_port mem;
-    struct dla_mem_budget mem_budget; /* dlasim_options.max_host_mem */
-    void (*irq_cb)(void *, int);
-    void *irq_opaque;
-    unsigned log_mask;
-    void (*log_cb)(void *, unsigned, const char *);
-    void *log_opaque;
-    unsigned threads;
-    uint64_t max_layer_work;
+    struct dla_host host;      /* callbacks, limits, the memory port, last error */
     unsigned tasks_run;
-    char err[1024];
 };
 
 /* ---- the RK pointer semantics (struct dla_pointer_ops, regfile.h) --------------- */
@@ -187,20 +170,9 @@ static const struct dla_pointer_ops rk_pointer_ops = {
     .enabled = rk_enabled,
     .completed = rk_completed,
     .drop_writes_when_enabled = 0, /* the TRM says nothing of dropping: stored */
-    .intr_mask_enables = 1,        /* TRM: INTERRUPT_STATUS = RAW_STATUS & MASK */
 };
 
 /* ---- register helpers ------------------------------------------------------------ */
-
-static unsigned pp_index_of_unit(unsigned unit)
-{
-    for (unsigned i = 0; i < N_PP; i++) {
-        if (pp_units[i].unit == unit) {
-            return i;
-        }
-    }
-    return N_PP;
-}
 
 static unsigned pointer_group(const struct rk_core *c, unsigned unit)
 {
@@ -233,49 +205,20 @@ static uint32_t pc_reg(const struct rk_core *c, uint32_t off)
     return dla_regfile_get(&c->rf, off, 0);
 }
 
-/* ---- errors, logging, IRQ ------------------------------------------------------ */
-
-static void rk_log(struct rk_npu *n, unsigned category, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static void rk_log(struct rk_npu *n, unsigned category, const char *fmt, ...)
-{
-    if (!(n->log_mask & category) || !n->log_cb) {
-        return;
-    }
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    n->log_cb(n->log_opaque, category, msg);
-}
+/* ---- errors, logging, IRQ, DMA (host.c, dma.c, budget.c) ------------------------- */
 
 int rk_error(struct rk_core *c, int status, const char *fmt, ...)
 {
-    char msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    dla_exec_verror(&c->exec, status, fmt, ap);
     va_end(ap);
-    snprintf(c->npu->err, sizeof(c->npu->err), "core %u, task %u: %s", c->index,
-             c->npu->tasks_run, msg);
-    rk_log(c->npu, DLASIM_LOG_GUEST_ERROR, "%s", c->npu->err);
     return status;
 }
 
 static void update_irq(struct rk_core *c)
 {
-    int level = dla_regfile_irq_pending(&c->rf) != 0;
-    if (level != c->irq_level) {
-        c->irq_level = level;
-        /* The callback reports core 0's line, the one dlasim_irq_level shows. */
-        if (c->index == 0 && c->npu->irq_cb) {
-            c->npu->irq_cb(c->npu->irq_opaque, level);
-        }
-    }
+    dla_irq_line_set(&c->npu->host, &c->irq, dla_regfile_irq_pending(&c->rf) != 0);
 }
 
 static void raise_irq(struct rk_core *c, uint32_t bits)
@@ -284,17 +227,23 @@ static void raise_irq(struct rk_core *c, uint32_t bits)
     update_irq(c);
 }
 
+/* Who runs, for messages: "core 1, task 5". */
+static void core_where(const void *owner, char *buf, size_t len)
+{
+    const struct rk_core *c = owner;
+    snprintf(buf, len, "core %u, task %u", c->index, c->npu->tasks_run);
+}
+
+/* A refused DMA access or extent: the core's DMA error interrupt (TRM PC
+ * INTERRUPT_RAW_STATUS bits 12/13). */
+static void core_dma_fault(void *owner, int write)
+{
+    raise_irq(owner, write ? IRQ_DMA_WRITE_ERROR : IRQ_DMA_READ_ERROR);
+}
+
 void *rk_scratch(struct rk_core *c, unsigned slot, size_t size)
 {
-    if (slot >= RK_SCRATCH) {
-        return NULL;
-    }
-    if (c->scratch_size[slot] < size) {
-        free(c->scratch[slot]);
-        c->scratch[slot] = malloc(size ? size : 1);
-        c->scratch_size[slot] = c->scratch[slot] ? size : 0;
-    }
-    return c->scratch[slot];
+    return slot < RK_SCRATCH ? dla_scratch_get(&c->scratch, slot, size) : NULL;
 }
 
 struct rk_wcache *rk_weight_cache(struct rk_core *c)
@@ -304,22 +253,21 @@ struct rk_wcache *rk_weight_cache(struct rk_core *c)
 
 unsigned rk_threads(const struct rk_core *c)
 {
-    return c->npu->threads;
+    return c->npu->host.threads;
 }
 
-int rk_check_work(struct rk_core *c, const char *unit, uint64_t work)
+int rk_work_check(struct rk_core *c, const struct dla_work *w)
 {
-    if (c->npu->max_layer_work && work > c->npu->max_layer_work) {
-        return rk_error(c, DLASIM_ERR_UNSUPPORTED,
-                        "%s: the task's %llu elements exceed the caller's limit of %llu "
-                        "(dlasim_options.max_layer_work)",
-                        unit, (unsigned long long)work,
-                        (unsigned long long)c->npu->max_layer_work);
-    }
-    return 0;
+    return dla_exec_work_check(&c->exec, w);
 }
 
-/* ---- memory ------------------------------------------------------------------ */
+int rk_extent_check(struct rk_core *c, const char *unit, const char *what, int is_write,
+                    struct dla_strided *s)
+{
+    s->port = DLASIM_PORT_DBB;
+    s->base = rk_dma_addr(c, s->base);
+    return dla_exec_extent_check(&c->exec, unit, what, is_write, s);
+}
 
 static uint64_t dma_base(const struct rk_core *c)
 {
@@ -327,31 +275,20 @@ static uint64_t dma_base(const struct rk_core *c)
            RK3588_PC_TASK_DMA_BASE_ADDR_DMA_BASE_ADDR__MASK;
 }
 
+uint64_t rk_dma_addr(const struct rk_core *c, uint64_t addr)
+{
+    return (dma_base(c) + addr) & 0xffffffffull; /* 32-bit NPU addresses */
+}
+
 int rk_dma_read(struct rk_core *c, const char *unit, uint64_t addr, void *dst, size_t len)
 {
-    char why[256];
-    uint64_t a = (dma_base(c) + addr) & 0xffffffffull; /* 32-bit NPU addresses */
-    int rc = dla_mem_port_read(&c->npu->mem, a, dst, len, why, sizeof(why));
-    if (rc) {
-        raise_irq(c, IRQ_DMA_READ_ERROR);
-        return rk_error(c, rc, "%s: DMA read of 0x%" PRIx64 "+0x%zx failed: %s", unit, a, len,
-                        why);
-    }
-    return 0;
+    return dla_exec_dma_read(&c->exec, unit, DLASIM_PORT_DBB, rk_dma_addr(c, addr), dst, len);
 }
 
 int rk_dma_write(struct rk_core *c, const char *unit, uint64_t addr, const void *src,
                  size_t len)
 {
-    char why[256];
-    uint64_t a = (dma_base(c) + addr) & 0xffffffffull;
-    int rc = dla_mem_port_write(&c->npu->mem, a, src, len, why, sizeof(why));
-    if (rc) {
-        raise_irq(c, IRQ_DMA_WRITE_ERROR);
-        return rk_error(c, rc, "%s: DMA write of 0x%" PRIx64 "+0x%zx failed: %s", unit, a, len,
-                        why);
-    }
-    return 0;
+    return dla_exec_dma_write(&c->exec, unit, DLASIM_PORT_DBB, rk_dma_addr(c, addr), src, len);
 }
 
 static struct rk_npu *npu_of(struct dlasim_dev *dev)
@@ -367,51 +304,22 @@ static const struct rk_npu *npu_const(const struct dlasim_dev *dev)
 static int rk_npu_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
                            void *dst, size_t len)
 {
-    struct rk_npu *n = npu_of(dev);
-    char why[256];
-    if (port != DLASIM_PORT_DBB) {
-        snprintf(n->err, sizeof(n->err), "the RK3588 NPU has one memory port (DBB)");
-        return DLASIM_ERR_INVAL;
-    }
-    if (!dst && len) {
-        snprintf(n->err, sizeof(n->err), "dlasim_mem_read: dst is NULL (len %zu)", len);
-        return DLASIM_ERR_INVAL;
-    }
-    int rc = dla_mem_port_read(&n->mem, addr, dst, len, why, sizeof(why));
-    if (rc) {
-        snprintf(n->err, sizeof(n->err), "memory read 0x%" PRIx64 "+0x%zx: %s", addr, len, why);
-    }
-    return rc;
+    return dla_host_mem_read(&npu_of(dev)->host, port, addr, dst, len);
 }
 
 static int rk_npu_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
                             const void *src, size_t len)
 {
-    struct rk_npu *n = npu_of(dev);
-    char why[256];
-    if (port != DLASIM_PORT_DBB) {
-        snprintf(n->err, sizeof(n->err), "the RK3588 NPU has one memory port (DBB)");
-        return DLASIM_ERR_INVAL;
-    }
-    if (!src && len) {
-        snprintf(n->err, sizeof(n->err), "dlasim_mem_write: src is NULL (len %zu)", len);
-        return DLASIM_ERR_INVAL;
-    }
-    int rc = dla_mem_port_write(&n->mem, addr, src, len, why, sizeof(why));
-    if (rc) {
-        snprintf(n->err, sizeof(n->err), "memory write 0x%" PRIx64 "+0x%zx: %s", addr, len,
-                 why);
-    }
-    return rc;
+    return dla_host_mem_write(&npu_of(dev)->host, port, addr, src, len);
 }
 
 /* ---- register writes ------------------------------------------------------------ */
 
 static void enable_mask(struct rk_core *c, uint32_t mask)
 {
-    for (unsigned i = 0; i < N_PP; i++) {
-        if (mask & pp_units[i].op_en_bit) {
-            dla_regfile_enable(&c->rf, pp_units[i].unit);
+    for (unsigned u = 0; u < RK3588_UNIT_COUNT; u++) {
+        if (mask & rk3588_units[u].op_en_bit) {
+            dla_regfile_enable(&c->rf, u);
         }
     }
 }
@@ -423,18 +331,13 @@ static void pc_start(struct rk_core *c);
  * registers do. */
 static void reg_write(struct rk_core *c, uint32_t off, uint32_t v)
 {
-    enum dla_write_effect effect = dla_regfile_write(&c->rf, off, v);
-    switch (effect) {
-    case DLA_WRITE_UNMAPPED:
-        rk_log(c->npu, DLASIM_LOG_GUEST_ERROR, "core %u: write 0x%x to unmapped offset 0x%x "
-               "ignored", c->index, v, off);
-        return;
-    case DLA_WRITE_INTR_CHANGED:
+    char where[16];
+    snprintf(where, sizeof(where), "core %u: ", c->index);
+    enum dla_write_effect effect = dla_csb_store(&c->npu->host, &c->rf, off, v, where);
+    if (effect == DLA_WRITE_INTR_CHANGED) {
         update_irq(c);
-        return;
-    case DLA_WRITE_STORED:
-        break;
-    default:
+    }
+    if (effect != DLA_WRITE_STORED) {
         return;
     }
     switch (off) {
@@ -457,28 +360,12 @@ static void reg_write(struct rk_core *c, uint32_t off, uint32_t v)
     }
 }
 
-static uint32_t reg_read(struct rk_core *c, uint32_t off)
-{
-    uint32_t v;
-    dla_regfile_read(&c->rf, off, &v); /* unmapped offsets read as zero */
-    return v;
-}
-
 /* ---- the PC ------------------------------------------------------------------------ */
 
 /* Unit addressed by a regcmd target (one block bit besides bit 48), or -1. */
 static int target_unit(uint32_t target)
 {
-    uint32_t block = target & ~1u;
-    if (block == TARGET_PC) {
-        return RK3588_UNIT_PC;
-    }
-    for (unsigned i = 0; i < N_PP; i++) {
-        if (block == pp_units[i].target_bit) {
-            return (int)pp_units[i].unit;
-        }
-    }
-    return -1;
+    return regdb_unit_by_regcmd(&rk3588_db, target & ~1u);
 }
 
 static void apply_entry(struct rk_core *c, uint64_t e, uint64_t at)
@@ -489,14 +376,15 @@ static void apply_entry(struct rk_core *c, uint64_t e, uint64_t at)
     if (target == 0) {
         return; /* padding, or the last task's bare 0 link */
     }
-    if (target == TARGET_BEFORE_OP_EN) {
+    if (target == rk3588_db.regcmd_marker) {
         c->marker_seen = 1;
         return;
     }
-    if (target == TARGET_OP_EN) {
+    if (target == rk3588_db.regcmd_op_en) {
         if (!c->marker_seen) {
-            rk_log(c->npu, DLASIM_LOG_GUEST_ERROR, "core %u: regcmd op_en at 0x%" PRIx64
-                   " without the 0x0041 entry the TRM requires before it", c->index, at);
+            dla_host_log(&c->npu->host, DLASIM_LOG_GUEST_ERROR, "core %u: regcmd op_en at "
+                         "0x%" PRIx64 " without the 0x%04x entry the TRM requires before it",
+                         c->index, at, rk3588_db.regcmd_marker);
         }
         c->marker_seen = 0;
         enable_mask(c, value);
@@ -504,9 +392,9 @@ static void apply_entry(struct rk_core *c, uint64_t e, uint64_t at)
     }
     int u = target_unit(target);
     if (u < 0 || (off >> 12) != (rk3588_units[u].base >> 12)) {
-        rk_log(c->npu, DLASIM_LOG_GUEST_ERROR, "core %u: regcmd entry 0x%016" PRIx64 " at 0x%"
-               PRIx64 ": target 0x%04x does not own offset 0x%04x; ignored", c->index, e, at,
-               target, off);
+        dla_host_log(&c->npu->host, DLASIM_LOG_GUEST_ERROR, "core %u: regcmd entry 0x%016" PRIx64
+                     " at 0x%" PRIx64 ": target 0x%04x does not own offset 0x%04x; ignored",
+                     c->index, e, at, target, off);
         return;
     }
     if (off == RK3588_PC_OPERATION_ENABLE) {
@@ -518,8 +406,8 @@ static void apply_entry(struct rk_core *c, uint64_t e, uint64_t at)
 /* Every ping-pong block can take a new group (its pointer group is idle). */
 static int groups_free(const struct rk_core *c)
 {
-    for (unsigned i = 0; i < N_PP; i++) {
-        if (op_en(c, pp_units[i].unit, pointer_group(c, pp_units[i].unit))) {
+    for (unsigned u = 0; u < RK3588_UNIT_COUNT; u++) {
+        if (pingpong(u) && op_en(c, u, pointer_group(c, u))) {
             return 0;
         }
     }
@@ -549,14 +437,11 @@ static int pc_fetch(struct rk_core *c)
     c->marker_seen = 0;
     for (size_t done = 0; done < n;) {
         size_t k = n - done < 256 ? n - done : 256;
-        char why[256];
         uint64_t at = (uint64_t)base + done * 8;
-        if (dla_mem_port_read(&c->npu->mem, at, buf, k * 8, why, sizeof(why))) {
+        /* the list is fetched at its own address (TASK_DMA_BASE_ADDR is for data) */
+        if (dla_exec_dma_read(&c->exec, "PC regcmd fetch", DLASIM_PORT_DBB, at, buf, k * 8)) {
             c->pc_active = 0;
             c->pending--;
-            raise_irq(c, IRQ_DMA_READ_ERROR);
-            rk_error(c, DLASIM_ERR_MEM, "PC: regcmd fetch of 0x%" PRIx64 "+0x%zx failed: %s",
-                     at, k * 8, why);
             return 0;
         }
         for (size_t j = 0; j < k; j++) {
@@ -660,7 +545,7 @@ static void complete_unit(struct rk_core *c, unsigned unit)
 {
     unsigned g = executer_group(c, unit);
     dla_regfile_complete(&c->rf, unit); /* op_en cleared, executer/pointer moved */
-    dla_regfile_raise(&c->rf, pp_units[pp_index_of_unit(unit)].done_bits << g);
+    dla_regfile_raise(&c->rf, rk3588_units[unit].done_bits << g);
 }
 
 static void complete_task(struct rk_core *c, const struct rk_task *t)
@@ -717,7 +602,7 @@ static int rk_npu_step(struct dlasim_dev *dev)
             continue;
         }
         n->tasks_run++;
-        rk_log(n, DLASIM_LOG_EXEC, "core %u: task %u:%s%s%s%s", i, n->tasks_run,
+        dla_host_log(&n->host, DLASIM_LOG_EXEC, "core %u: task %u:%s%s%s%s", i, n->tasks_run,
                t.conv ? " CNA+CORE" : "", t.dpu ? " DPU" : "", t.ppu ? " PPU" : "",
                t.ppu_rdma ? " (PPU_RDMA)" : "");
         int rc = run_task(c, &t);
@@ -730,36 +615,18 @@ static int rk_npu_step(struct dlasim_dev *dev)
 static int rk_npu_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
 {
     struct rk_npu *n = npu_of(dev);
+    struct dla_desc out;
     int busy = 0;
-    size_t used = 0;
-    if (desc && desclen) {
-        desc[0] = '\0';
-    }
+    dla_desc_init(&out, desc, desclen);
     for (unsigned i = 0; i < RK_CORES; i++) {
         const struct rk_core *c = &n->core[i];
-        for (unsigned k = 0; k < N_PP; k++) {
-            unsigned u = pp_units[k].unit;
-            for (unsigned g = 0; g < 2; g++) {
-                if (!op_en(c, u, g)) {
-                    continue;
-                }
-                busy = 1;
-                if (desc && used < desclen) {
-                    int w = snprintf(desc + used, desclen - used, "%score %u %s group %u "
-                                     "enabled (executer %u)", used ? "; " : "", i,
-                                     rk3588_units[u].name, g, executer_group(c, u));
-                    used += w > 0 ? (size_t)w : 0;
-                }
-            }
-        }
+        char prefix[16];
+        snprintf(prefix, sizeof(prefix), "core %u ", i);
+        busy |= dla_csb_describe_enabled(&c->rf, prefix, &out) > 0;
         if (c->pc_active) {
             busy = 1;
-            if (desc && used < desclen) {
-                int w = snprintf(desc + used, desclen - used, "%score %u PC: %u of %u tasks "
-                                 "done, %u fetched", used ? "; " : "", i, c->tasks_done,
-                                 task_number(c), c->tasks_fetched);
-                used += w > 0 ? (size_t)w : 0;
-            }
+            dla_desc_add(&out, "core %u PC: %u of %u tasks done, %u fetched", i, c->tasks_done,
+                         task_number(c), c->tasks_fetched);
         }
     }
     return busy;
@@ -777,20 +644,17 @@ static int rk_npu_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 {
     struct rk_npu *n = npu_of(dev);
     struct rk_core *c = core_of(n, addr);
-    if (addr & 3u) {
-        snprintf(n->err, sizeof(n->err), "register write to unaligned address 0x%x", addr);
-        return DLASIM_ERR_INVAL;
+    int rc = dla_csb_check_write(&n->host, addr); /* csb.c */
+    if (rc) {
+        return rc;
     }
     if (c == NULL) {
-        rk_log(n, DLASIM_LOG_GUEST_ERROR, "write to 0x%x beyond the three cores ignored", addr);
+        dla_host_log(&n->host, DLASIM_LOG_GUEST_ERROR, "CSB write to 0x%x beyond the three "
+                     "cores ignored", addr);
         return 0;
     }
-    if (n->log_mask & DLASIM_LOG_REG) {
-        char name[96];
-        rk_log(n, DLASIM_LOG_REG, "reg_write(%s, 0x%x);%s",
-               regdb_reg_name(&rk3588_db, addr % RK_WINDOW, name, sizeof(name)), val,
-               c->index ? " /* core 1/2 */" : "");
-    }
+    dla_csb_log_write(&n->host, &rk3588_db, addr % RK_WINDOW, val,
+                      c->index ? " /* core 1/2 */" : "");
     reg_write(c, addr % RK_WINDOW, val);
     return 0;
 }
@@ -799,19 +663,11 @@ static int rk_npu_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
     struct rk_npu *n = npu_of(dev);
     struct rk_core *c = core_of(n, addr);
-    if (!val) {
-        snprintf(n->err, sizeof(n->err), "dlasim_csb_read of 0x%x: val is NULL", addr);
-        return DLASIM_ERR_INVAL;
+    int rc = dla_csb_check_read(&n->host, addr, val); /* csb.c */
+    if (!rc && c != NULL) {
+        dla_regfile_read(&c->rf, addr % RK_WINDOW, val); /* unmapped offsets read as zero */
     }
-    *val = 0;
-    if (addr & 3u) {
-        snprintf(n->err, sizeof(n->err), "register read of unaligned address 0x%x", addr);
-        return DLASIM_ERR_INVAL;
-    }
-    if (c != NULL) {
-        *val = reg_read(c, addr % RK_WINDOW);
-    }
-    return 0;
+    return rc;
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
@@ -832,7 +688,7 @@ static void rk_npu_reset(struct dlasim_dev *dev)
     for (unsigned i = 0; i < RK_CORES; i++) {
         core_reset(&n->core[i]);
     }
-    n->err[0] = '\0';
+    n->host.err[0] = '\0';
 }
 
 static void rk_npu_destroy(struct dlasim_dev *dev);
@@ -859,34 +715,21 @@ static int rk_npu_create(const struct dlasim_options *opt, struct dlasim_dev **o
         return DLASIM_ERR_NOMEM;
     }
     n->base.ops = &dla_rk3588_ops;
-    n->mem.present = 1;
-    n->mem.limit = 1ull << 32; /* 32-bit NPU bus addresses (TRM register widths) */
-    n->mem_budget.max = opt->max_host_mem;
-    if (opt->dbb_ops) {
-        if (!opt->dbb_ops->read || !opt->dbb_ops->write) {
-            snprintf(err, errlen, "dlasim_create: DBB memory ops without a %s callback",
-                     opt->dbb_ops->read ? "write" : "read");
-            free(n);
-            return DLASIM_ERR_INVAL;
-        }
-        n->mem.ops = opt->dbb_ops;
-        n->mem.opaque = opt->dbb_opaque;
-    } else if (!(n->mem.sparse = dla_sparse_mem_create(opt->strict_mem, &n->mem_budget))) {
+    dla_host_init(&n->host, opt);
+    /* 32-bit NPU bus addresses (TRM register widths) */
+    int rc = dla_host_port_init(&n->host, DLASIM_PORT_DBB, 1, 1ull << 32, opt->dbb_ops,
+                                opt->dbb_opaque, err, errlen);
+    if (rc) {
         free(n);
-        return DLASIM_ERR_NOMEM;
+        return rc;
     }
-    n->irq_cb = opt->irq_cb;
-    n->irq_opaque = opt->irq_opaque;
-    n->log_mask = opt->log_mask;
-    n->log_cb = opt->log_cb;
-    n->log_opaque = opt->log_opaque;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    n->threads = opt->threads ? opt->threads : (cpus > 0 ? (unsigned)cpus : 1u);
-    n->max_layer_work = opt->max_layer_work;
     for (unsigned i = 0; i < RK_CORES; i++) {
-        n->core[i].npu = n;
-        n->core[i].index = i;
-        int rc = dla_regfile_init(&n->core[i].rf, &rk3588_db, &rk_pointer_ops);
+        struct rk_core *c = &n->core[i];
+        c->npu = n;
+        c->index = i;
+        c->exec = (struct dla_exec){&n->host, c, core_where, NULL, core_dma_fault};
+        c->irq.reports = i == 0; /* the callback reports core 0's line (dlasim_irq_level) */
+        rc = dla_regfile_init(&n->core[i].rf, &rk3588_db, &rk_pointer_ops);
         if (rc) {
             rk_npu_destroy(&n->base);
             return rc;
@@ -900,11 +743,9 @@ static int rk_npu_create(const struct dlasim_options *opt, struct dlasim_dev **o
 static void rk_npu_destroy(struct dlasim_dev *dev)
 {
     struct rk_npu *n = npu_of(dev);
-    dla_sparse_mem_destroy(n->mem.sparse);
+    dla_host_free(&n->host);
     for (unsigned i = 0; i < RK_CORES; i++) {
-        for (unsigned k = 0; k < RK_SCRATCH; k++) {
-            free(n->core[i].scratch[k]);
-        }
+        dla_scratch_free(&n->core[i].scratch);
         dla_regfile_free(&n->core[i].rf);
     }
     free(n);
@@ -913,12 +754,12 @@ static void rk_npu_destroy(struct dlasim_dev *dev)
 /* Core `core`'s line; core 0's is the device's dlasim_irq_level. */
 static int rk_npu_irq_level(const struct dlasim_dev *dev, unsigned core)
 {
-    return core < RK_CORES ? npu_const(dev)->core[core].irq_level : 0;
+    return core < RK_CORES ? npu_const(dev)->core[core].irq.level : 0;
 }
 
 static const char *rk_npu_last_error(const struct dlasim_dev *dev)
 {
-    return npu_const(dev)->err;
+    return npu_const(dev)->host.err;
 }
 
 /* Facts `dlasim info --config rk3588` and dlasim_param report (TRM 36.1). */

@@ -14,7 +14,7 @@
  * rounded to an integer, x RECIP_KERNEL_HEIGHT rounded (both 2^16 = 1.0), in
  * NVDLA PDP's cal2d arithmetic, the code pdp.c uses (src/arith/pool_arith.h);
  * RK_PPU_AVG_ROUNDING is the switch.  The TRM documents neither the count of padded positions nor the
- * rounding: both are assumptions (README "RK3588").
+ * rounding: both are assumptions (docs/rk3588.md).
  * Output: int8 (DATA_FORMAT.PROC_PRECISION 0) saturated, NC1HWC2 at
  * DST_BASE_ADDR, surfaces DST_SURF_STRIDE apart, lines W_out * 16 bytes.
  * Not modelled (refused): index output (INDEX_EN), other precisions.
@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "arith/pool_arith.h"
+#include "sim/core/budget.h"
 #include "sim/rk3588/rk3588.h"
 
 /* Average pooling arithmetic: 0 = NVDLA PDP's cal2d (register widths and
@@ -205,6 +206,42 @@ static int write_out(struct rk_core *c, const struct ppu_cfg *p, const int8_t *o
     return rc;
 }
 
+/* What the PPU moves and computes, by the device core's rules
+ * (src/sim/core/budget.h): PPU_RDMA's input cube (lines and surfaces with
+ * their strides), the output cube (each in the 32-bit space) and the
+ * kernel taps. */
+static int check_budget(struct rk_core *c, const struct ppu_cfg *p, int from_rdma)
+{
+    struct dla_strided in = {0}, out = {0};
+    in.base = rk_reg(c, RK3588_PPU_RDMA_SRC_BASE_ADDR);
+    in.line_bytes = (uint64_t)p->iw * 16;
+    in.lines = p->ih;
+    in.line_stride = RK_REG_FIELD(c, RK3588_PPU_RDMA_SRC_LINE_STRIDE, SRC_LINE_STRIDE) * 16ull;
+    in.surfaces = (p->ic + 15) / 16;
+    in.surf_stride = RK_REG_FIELD(c, RK3588_PPU_RDMA_SRC_SURF_STRIDE, SRC_SURF_STRIDE) * 16ull;
+    out.base = p->dst;
+    out.line_bytes = (uint64_t)p->ow * p->oh * 16;
+    out.lines = 1;
+    out.surfaces = (p->oc + 15) / 16;
+    out.surf_stride = p->dst_surf;
+    in.batches = out.batches = 1;
+    struct dla_work w;
+    dla_work_init(&w, "PPU");
+    if (from_rdma) {
+        dla_work_read(&w, &in);
+    }
+    dla_work_write(&w, &out);
+    dla_work_ops(&w, (uint64_t)p->ow * p->oh * p->oc * p->kw * p->kh);
+    int rc = rk_work_check(c, &w);
+    if (!rc && from_rdma) {
+        rc = rk_extent_check(c, "PPU_RDMA", "input cube", 0, &in);
+    }
+    if (!rc) {
+        rc = rk_extent_check(c, "PPU", "output cube", 1, &out);
+    }
+    return rc;
+}
+
 int rk_ppu_run(struct rk_core *c, const struct rk_task *t, const struct rk_cube *from_dpu)
 {
     struct ppu_cfg p;
@@ -212,7 +249,7 @@ int rk_ppu_run(struct rk_core *c, const struct rk_task *t, const struct rk_cube 
     const struct rk_cube *in = from_dpu;
     int rc = decode(c, &p);
     if (!rc) {
-        rc = rk_check_work(c, "PPU", (uint64_t)p.ow * p.oh * p.oc * p.kw * p.kh);
+        rc = check_budget(c, &p, from_dpu == NULL && t->ppu_rdma);
     }
     if (!rc && !in) {
         rc = t->ppu_rdma ? load_rdma(c, &p, &own) : rk_error(c, DLASIM_ERR_PROG, "PPU: no input");

@@ -1,0 +1,170 @@
+/*
+ * Lowering rule for MaxPool / AveragePool / GlobalAveragePool: PDP from
+ * memory (kernel and stride 1..8, padding 0..7, the output line within
+ * PDP's line buffer; average pooling only without padding or with
+ * count_include_pad); the output keeps the input's scale.  A global
+ * pooling wider than 8x8 runs as two poolings over tiles.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "compiler/lower_int.h"
+
+static int pool_applies(const struct dlasim_model *m, const struct dlc_node *nd)
+{
+    (void)m;
+    return nd->op == DLC_OP_MAXPOOL || nd->op == DLC_OP_AVGPOOL || nd->op == DLC_OP_GAP;
+}
+
+/* PDP output line buffer (ref: src/sim/nvdla/pdp.c pdp_lbuf_max_width). */
+static uint32_t pdp_max_width(uint32_t kh, uint32_t sh)
+{
+    uint32_t lines = sh >= kh ? 1 : sh == 1 ? kh : sh == 2 ? (kh + 1) / 2 : sh == 3 ? (kh <= 6 ? 2 : 3) : 2;
+    uint32_t merge = lines == 1 ? 8 : lines == 2 ? 4 : lines <= 4 ? 2 : 1;
+    return 16 * merge;
+}
+
+/* A global pooling wider than PDP's 8x8 kernel as two poolings over
+ * non-overlapping tiles (exact for max; for average, an average of equal
+ * tiles' averages, rounded twice). 0 = no split possible. */
+static int tile_split(uint32_t n, uint32_t *first)
+{
+    for (uint32_t a = 2; a <= 8; a++) {
+        if (n % a == 0 && n / a <= 8) {
+            *first = a;
+            return 1;
+        }
+    }
+    return n <= 8 ? (*first = 1, 1) : 0;
+}
+
+static const char *pool_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
+                                char *why, size_t n)
+{
+    (void)why, (void)n;
+    const struct dlc_graph *g = &m->g;
+    const struct dlc_tensor *x = &g->t[nd->in[0]], *y = &g->t[nd->out];
+    int gap = nd->op == DLC_OP_GAP;
+    int kh = gap ? (int)x->dims[2] : nd->kernel[0], kw = gap ? (int)x->dims[3] : nd->kernel[1];
+    int sy = gap ? 1 : nd->stride[0], sx = gap ? 1 : nd->stride[1];
+    uint32_t t;
+    if (gap && (!tile_split((uint32_t)kh, &t) || !tile_split((uint32_t)kw, &t))) {
+        return "the global kernel is larger than PDP's 8x8 and has no split into two poolings";
+    }
+    if (!gap && (kh > 8 || kw > 8)) {
+        return "the kernel is larger than PDP's 8x8";
+    }
+    if (sy > 8 || sx > 8) {
+        return "the stride is larger than 8";
+    }
+    for (int i = 0; i < 4 && !gap; i++) {
+        if (nd->pads[i] > 7) {
+            return "padding above 7";
+        }
+    }
+    int padded = !gap && (nd->pads[0] || nd->pads[1] || nd->pads[2] || nd->pads[3] || nd->ceil_mode);
+    if (nd->op != DLC_OP_MAXPOOL && padded && !nd->count_include_pad) {
+        return "average pooling over padding that is not counted (count_include_pad=0)";
+    }
+    if (!gap && (uint32_t)y->dims[3] > pdp_max_width((uint32_t)kh, (uint32_t)sy)) {
+        return "the output line exceeds PDP's line buffer (width split not implemented)";
+    }
+    if (dlc_layout_differs(m, nd->in[0])) {
+        return "its input is a view whose layout differs from the stored cube";
+    }
+    return NULL;
+}
+
+/* Pooling keeps the scale of its input. */
+static void pool_take(struct dlasim_model *m, struct dlc_layer *L, char *fused)
+{
+    struct dlc_graph *g = &m->g;
+    const struct dlc_node *nd = &g->nodes[L->node];
+    (void)fused;
+    g->t[nd->out].scale = g->t[m->store[nd->in[0]]].scale;
+    g->t[nd->out].amax = g->t[m->store[nd->in[0]]].amax;
+    L->in_scale = L->out_scale = g->t[L->out_tensor].scale;
+}
+
+/* One PDP operation from memory to memory: 0, or DLASIM_ERR_UNSUPPORTED
+ * (padding out of range) / DLASIM_ERR_NOMEM. */
+static int pdp_op(struct opvec *v, const struct dlc_buf *bx, const struct dlc_buf *by, int mode,
+                  int kh, int kw, int sy, int sx, int pt, int pl)
+{
+    /* right / bottom padding the output size needs (ceil_mode included) */
+    int pr = (int)((by->w - 1) * (uint32_t)sx + (uint32_t)kw) - (int)bx->w - pl;
+    int pb = (int)((by->h - 1) * (uint32_t)sy + (uint32_t)kh) - (int)bx->h - pt;
+    pr = pr < 0 ? 0 : pr;
+    pb = pb < 0 ? 0 : pb;
+    if (pr > 7 || pb > 7) {
+        return DLASIM_ERR_UNSUPPORTED;
+    }
+    int i = dlc_new_op(v, DLASIM_RT_OP_PDP);
+    if (i < 0) {
+        return i;
+    }
+    struct dlasim_rt_op *o = &v->ops[i];
+    struct dlasim_rt_pdp_op *p = &o->op.pdp;
+    p->partial_in_width_first = (uint16_t)bx->w;
+    p->partial_width_first = (uint16_t)by->w;
+    p->split_num = 1;
+    p->pool_mode = (uint8_t)mode;
+    p->pool_width = (uint8_t)(kw - 1), p->pool_height = (uint8_t)(kh - 1);
+    p->stride_x = (uint8_t)sx, p->stride_y = (uint8_t)sy;
+    p->pad_left = (uint8_t)pl, p->pad_right = (uint8_t)pr;
+    p->pad_top = (uint8_t)pt, p->pad_bottom = (uint8_t)pb;
+    o->surface.io.src_data = dlc_cube(bx, DLASIM_RT_MEM_MC);
+    o->surface.io.dst_data = dlc_cube(by, DLASIM_RT_MEM_MC);
+    return 0;
+}
+
+/* A global pooling over more than 8x8: tiles into an intermediate cube, then the rest. */
+static int global_pool_split(struct dlasim_model *m, struct opvec *v, const struct dlc_buf *bx,
+                             const struct dlc_buf *by, int mode)
+{
+    uint32_t th = 1, tw = 1;
+    tile_split(bx->h, &th);
+    tile_split(bx->w, &tw);
+    struct dlc_buf mid = *bx;
+    mid.h = bx->h / th, mid.w = bx->w / tw;
+    mid.line = mid.w * m->hw.atom_m;
+    mid.surf = mid.line * mid.h;
+    mid.size = (uint32_t)dlasim_conv_cube_bytes(&m->hw, mid.w, mid.h, mid.c, 0, 0);
+    int a = dlc_add_address(m, mid.size);
+    if (a < 0) {
+        return a;
+    }
+    mid.addr_index = (int16_t)a;
+    int rc = pdp_op(v, bx, &mid, mode, (int)th, (int)tw, (int)th, (int)tw, 0, 0);
+    return rc ? rc : pdp_op(v, &mid, by, mode, (int)mid.h, (int)mid.w, 1, 1, 0, 0);
+}
+
+static int emit_pdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v, char *err,
+                    size_t errlen)
+{
+    const struct dlc_node *nd = &m->g.nodes[L->node];
+    const struct dlc_buf *bx = dlc_stored_buf(m, L->in_tensor);
+    const struct dlc_buf *by = &m->buf[L->out_tensor];
+    int mode = nd->op == DLC_OP_MAXPOOL ? 1 : 0;
+    int rc;
+    if (nd->op == DLC_OP_GAP && (bx->h > 8 || bx->w > 8)) {
+        rc = global_pool_split(m, v, bx, by, mode);
+        L->n_hw_ops = 2;
+    } else if (nd->op == DLC_OP_GAP) {
+        rc = pdp_op(v, bx, by, mode, (int)bx->h, (int)bx->w, 1, 1, 0, 0);
+        L->n_hw_ops = 1;
+    } else {
+        rc = pdp_op(v, bx, by, mode, nd->kernel[0], nd->kernel[1], nd->stride[0], nd->stride[1],
+                    nd->pads[0], nd->pads[1]);
+        L->n_hw_ops = 1;
+    }
+    if (rc == DLASIM_ERR_UNSUPPORTED) {
+        return dlc_node_errf(err, errlen, rc, nd,
+                             "PDP programming out of range (padding above 7 after ceil_mode)");
+    }
+    return rc ? dlc_node_errf(err, errlen, rc, nd, "out of memory or operations") : 0;
+}
+
+const struct dlc_rule dlc_rule_pool = {
+    DLC_ENG_PDP, pool_applies, pool_refusal, pool_take, emit_pdp,
+};

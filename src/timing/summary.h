@@ -1,0 +1,89 @@
+/*
+ * What one hardware layer is, in numbers: the summary each NVDLA engine
+ * decodes from the registers of the group it executes (dla_*_summary in
+ * src/sim/nvdla/dla.h, next to each engine's execute), and the PERF counter
+ * values the cycle model returns for the device to write.
+ *
+ * This header is the whole vocabulary between the simulator and the timing
+ * layer: the timing model reads summaries, never registers, and returns
+ * counters, never writes them.  It includes nothing of src/sim, so the
+ * dependency runs one way: src/sim/nvdla -> src/timing
+ * (tests/unit/include_layers.sh).
+ */
+#ifndef DLASIM_TIMING_SUMMARY_H
+#define DLASIM_TIMING_SUMMARY_H
+
+#include <stdint.h>
+
+/* The kinds of hardware layer the NVDLA scheduler runs (its pipeline table,
+ * src/sim/nvdla/device.c) and the cycle model costs (src/timing/model.c). */
+enum dla_layer_kind {
+    DLA_LAYER_CONV = 0, /* CDMA, CSC, CMAC, CACC, SDP on the fly (and PDP) */
+    DLA_LAYER_SDP,      /* SDP from memory (and PDP on the fly) */
+    DLA_LAYER_PDP,
+    DLA_LAYER_CDP,
+    DLA_LAYER_BDMA,
+    DLA_LAYER_RUBIK,
+    DLA_LAYER_KINDS
+};
+
+/* SDP: the data cube, its batches, whether an X stage (BS/BN) is in use. */
+struct dla_sdp_summary {
+    uint64_t w, h, c, batches;
+    int x_stages;
+};
+
+/* PDP: input and output cubes, split count, kernel, stride, top padding. */
+struct dla_pdp_summary {
+    uint64_t w, h, c, ow, oh, splits;
+    uint64_t kw, kh, sw, sh, pad_top;
+};
+
+/* CDP: the data cube. */
+struct dla_cdp_summary {
+    uint64_t w, h, c;
+};
+
+/* Convolution: output pixels (x batches), kernels, channels as CSC sees
+ * them, kernel height/width, the MACs they make, the weight bytes CDMA
+ * fetches (0 when CBUF keeps them: WEIGHT_REUSE) and the CBUF banks that
+ * hold weights. */
+struct dla_conv_summary {
+    uint64_t out_px, k, c, r, s, macs;
+    uint64_t weight_bytes, weight_banks;
+};
+
+/* One layer: its kind, the units it holds and the group each executes, and
+ * the summaries of the engines taking part. */
+struct dla_layer_summary {
+    enum dla_layer_kind kind;
+    unsigned n;
+    const unsigned *unit;  /* enum nvdla_unit */
+    const unsigned *group;
+    unsigned engines;      /* bit (1 << enum dlasim_timing_unit) of each engine the units
+                              belong to: they are busy until the layer ends */
+    int has_pdp;           /* PDP takes part (alone or on the fly) */
+    struct dla_conv_summary conv; /* DLA_LAYER_CONV */
+    struct dla_sdp_summary sdp;   /* DLA_LAYER_CONV, DLA_LAYER_SDP */
+    struct dla_pdp_summary pdp;   /* has_pdp */
+    struct dla_cdp_summary cdp;   /* DLA_LAYER_CDP */
+};
+
+/* The D_PERF_* counters that count time, as the cycle model estimates them
+ * for one layer; the device writes them into the units whose perf enable
+ * is set (the functional model leaves them 0). */
+enum dla_perf_counter {
+    DLA_PERF_DAT_READ_STALL = 0, /* CDMA */
+    DLA_PERF_WT_READ_STALL,      /* CDMA */
+    DLA_PERF_DAT_READ_LATENCY,   /* CDMA: summed latency of the read requests */
+    DLA_PERF_WT_READ_LATENCY,    /* CDMA */
+    DLA_PERF_READ_STALL,         /* SDP_RDMA MRDMA, PDP_RDMA, CDP_RDMA */
+    DLA_PERF_WRITE_STALL,        /* SDP, PDP, CDP */
+    DLA_PERF_COUNTERS
+};
+
+struct dla_perf_counters {
+    uint32_t v[DLA_PERF_COUNTERS];
+};
+
+#endif
