@@ -177,7 +177,8 @@ static double float_macs(const struct dlc_graph *g)
     double macs = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         const struct dlc_node *nd = &g->nodes[i];
-        if (!nd->dead && (nd->op == DLC_OP_CONV || nd->op == DLC_OP_GEMM || nd->op == DLC_OP_MATMUL)) {
+        int products = nd->op == DLC_OP_CONV || nd->op == DLC_OP_GEMM || nd->op == DLC_OP_MATMUL;
+        if (!nd->dead && products) {
             macs += (double)dlc_node_work(g, nd);
         }
     }
