@@ -307,8 +307,10 @@ $(BUILD)/rtlgrade/imgcase: tools/rtlgrade/imgcase.c tools/rtlgrade/trace_out.c $
 rtl-grade: all $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 	@sh tools/rtlgrade/rtl-grade.sh $(BUILD) $(RTL) $(SHARED)
 
-bench: deps all $(BUILD)/runtime_bench
-	@./$(BUILD)/dlasim bench --json $(BUILD)/bench.json
+bench: deps all $(BUILD)/runtime_bench $(BUILD)/model_bench $(BUILD)/kernel_peak
+	@echo "== dlasim vs ONNX Runtime (bench/peer_bench.sh): ResNet-18/50, MobileNetV2, per image"
+	@sh bench/peer_bench.sh $(BUILD)
+	@echo; ./$(BUILD)/dlasim bench --json $(BUILD)/bench.json
 	@echo; echo "== timing model vs the nv_small RTL: cycles_to_last_intr per case (docs/timing.md)"
 	@./$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --timing --expect tests/traces/nv_small.expect \
 	    --rtl $(SHARED)/reference/rtl_cycles_nv_small.csv | grep -v '^PASS\|^FAIL' || true
@@ -334,6 +336,15 @@ plot: all
 	    { echo "plot: needs python3-matplotlib (sudo apt-get install python3-matplotlib)"; exit 1; }
 	./$(BUILD)/dlasim trace --timing --json $(BUILD)/timing.json --timeline $(BUILD)/timeline.json \
 	    --plot $(BUILD)/timing.png $(PLOT_CASE)
+
+# dlasim's side of the peer comparison (bench/peer_bench.sh): public API only.
+$(BUILD)/model_bench: bench/model_bench.c $(BUILD)/libdlasim.a
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a $(LIB_DEPS)
+
+# int8 MAC peak and the convolution kernel on ResNet-50's layers (bench/kernel_peak.c):
+# internal kernels, so the internal archive (the public one hides them).
+$(BUILD)/kernel_peak: bench/kernel_peak.c $(INTERNAL_LIB)
+	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(INTERNAL_LIB) $(LIB_DEPS)
 
 # Runtime numbers of issue 8 (bench/runtime_bench.c): public API only.
 $(BUILD)/runtime_bench: bench/runtime_bench.c $(BUILD)/libdlasim.a

@@ -6,9 +6,11 @@
  * is its range / 127.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/status.h"
 #include "compiler/compiler_int.h"
@@ -127,6 +129,176 @@ static double entropy_threshold(const uint32_t *h, double amax)
     return amax * (best_i + 0.5) / DLC_HIST_BINS;
 }
 
+/* Runs inputs first, first + step, ... < count through the float graph
+ * (streamed within lim) into p; stops at the first input that fails or
+ * shows a NaN/infinite value, records its index in *failed_at (count: none)
+ * and its message in err. */
+static int calib_inputs(const struct dlc_graph *g, const float *inputs, size_t in_n,
+                        size_t first, size_t step, size_t count,
+                        const struct dlc_float_limits *lim, struct calib_pass *p, float **vals,
+                        size_t *failed_at, char *err, size_t errlen)
+{
+    int rc = 0;
+    *failed_at = count;
+    for (size_t i = first; i < count && !rc; i += step) {
+        rc = dlc_float_stream(g, inputs + i * in_n, vals, lim, observe, p, err, errlen);
+        dlc_vals_free(g, vals);
+        if (rc) {
+            char why[400];
+            snprintf(why, sizeof why, "%s", err && errlen ? err : "");
+            rc = dla_errf(err, errlen, rc, "calibration input %zu: %s", i, why);
+        } else if (p->bad_t >= 0) {
+            int t = p->bad_t, pr = g->t[t].producer;
+            rc = t == g->input
+                     ? dla_errf(err, errlen, DLASIM_ERR_INVAL,
+                                "calibration input %zu contains NaN or infinite values", i)
+                     : dla_errf(err, errlen, DLASIM_ERR_INVAL,
+                                "calibration input %zu: tensor '%s' (output of node '%s', %s) "
+                                "is NaN or infinite: the model computes no finite value there",
+                                i, g->t[t].name, pr >= 0 ? g->nodes[pr].name : "?",
+                                pr >= 0 ? dlc_op_names[g->nodes[pr].op] : "?");
+        }
+        *failed_at = rc ? i : count;
+    }
+    return rc;
+}
+
+/* Calibration over many inputs uses every core.  A large model already
+ * does inside each layer (the float reference's matrix products are
+ * threaded, src/kernels/sgemm.c); a small one, whose layers are too small
+ * for that, runs its inputs on several threads at once instead, each with
+ * its own buffers and ranges, merged after the pass.  Maxima and histogram
+ * counts do not depend on the order, so the scales are the same.  Each
+ * worker streams within the same limits (they bound one float run). */
+#define CALIB_PARALLEL_MACS 20e6 /* per input: below, inputs in parallel */
+
+static double float_macs(const struct dlc_graph *g)
+{
+    double macs = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const struct dlc_node *nd = &g->nodes[i];
+        int products = nd->op == DLC_OP_CONV || nd->op == DLC_OP_GEMM || nd->op == DLC_OP_MATMUL;
+        if (!nd->dead && products) {
+            macs += (double)dlc_node_work(g, nd);
+        }
+    }
+    return macs;
+}
+
+static unsigned calib_workers(const struct dlc_graph *g, size_t count)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 2 || count < 2 || float_macs(g) >= CALIB_PARALLEL_MACS) {
+        return 1;
+    }
+    size_t n = (size_t)(cores > 64 ? 64 : cores);
+    return (unsigned)(n < count ? n : count);
+}
+
+struct calib_worker {
+    const struct dlc_graph *g;
+    const float *inputs;
+    const struct dlc_float_limits *lim;
+    size_t in_n, count, first, step;
+    size_t failed_at; /* count: none */
+    int rc;
+    struct calib_pass p;
+    float **vals;
+    char err[512];
+};
+
+static void *calib_worker_main(void *arg)
+{
+    struct calib_worker *w = arg;
+    w->rc = calib_inputs(w->g, w->inputs, w->in_n, w->first, w->step, w->count, w->lim, &w->p,
+                         w->vals, &w->failed_at, w->err, sizeof w->err);
+    return NULL;
+}
+
+static void calib_worker_free(struct calib_worker *w, const struct calib_pass *shared)
+{
+    if (w->vals) {
+        dlc_vals_free(w->g, w->vals);
+    }
+    free(w->vals);
+    if (w->p.amax != shared->amax) {
+        free(w->p.amax);
+    }
+    free(w->p.hist);
+}
+
+static void calib_workers_free(struct calib_worker *w, unsigned n, const struct calib_pass *p,
+                               pthread_t *tid, int *started)
+{
+    for (unsigned i = 0; w && i < n; i++) {
+        calib_worker_free(&w[i], p);
+    }
+    free(w);
+    free(tid);
+    free(started);
+}
+
+/* Merges the workers into p: maxima in the first pass, histograms (against
+ * p's maxima) in the second; an error is the first failing input's, as one
+ * thread would report it. */
+static int calib_merge(const struct dlc_graph *g, struct calib_worker *w, unsigned n, size_t count,
+                       struct calib_pass *p, char *err, size_t errlen)
+{
+    const struct calib_worker *first_fail = NULL;
+    size_t nbins = (size_t)g->n_t * DLC_HIST_BINS;
+    for (unsigned i = 0; i < n; i++) {
+        if (w[i].failed_at < count && (!first_fail || w[i].failed_at < first_fail->failed_at)) {
+            first_fail = &w[i];
+        }
+        for (int t = 0; t < g->n_t && !p->hist; t++) {
+            p->amax[t] = w[i].p.amax[t] > p->amax[t] ? w[i].p.amax[t] : p->amax[t];
+        }
+        for (size_t b = 0; p->hist && b < nbins; b++) {
+            p->hist[b] += w[i].p.hist[b];
+        }
+    }
+    return first_fail ? dla_errf(err, errlen, first_fail->rc, "%s", first_fail->err) : 0;
+}
+
+/* One pass over the inputs on n threads (input i on worker i mod n). */
+static int calib_parallel_pass(const struct dlc_graph *g, const float *inputs, size_t in_n,
+                               size_t count, const struct dlc_float_limits *lim,
+                               struct calib_pass *p, unsigned n, char *err, size_t errlen)
+{
+    struct calib_worker *w = calloc(n, sizeof *w);
+    pthread_t *tid = calloc(n, sizeof *tid);
+    int *started = calloc(n, sizeof *started);
+    int rc = w && tid && started ? 0 : -1;
+    size_t nbins = (size_t)g->n_t * DLC_HIST_BINS;
+    for (unsigned i = 0; i < n && !rc; i++) {
+        w[i] = (struct calib_worker){ .g = g, .inputs = inputs, .lim = lim, .in_n = in_n,
+                                      .count = count, .first = i, .step = n, .failed_at = count };
+        w[i].p = (struct calib_pass){ g, NULL, NULL, -1 };
+        w[i].vals = calloc((size_t)g->n_t, sizeof *w[i].vals);
+        w[i].p.amax = p->hist ? p->amax : calloc((size_t)g->n_t, sizeof(double));
+        w[i].p.hist = p->hist ? calloc(nbins, sizeof(uint32_t)) : NULL;
+        rc = w[i].vals && w[i].p.amax && (!p->hist || w[i].p.hist) ? 0 : -1;
+    }
+    if (rc) {
+        calib_workers_free(w, n, p, tid, started);
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "calibration: out of memory");
+    }
+    for (unsigned i = 1; i < n; i++) {
+        started[i] = pthread_create(&tid[i], NULL, calib_worker_main, &w[i]) == 0;
+    }
+    calib_worker_main(&w[0]);
+    for (unsigned i = 1; i < n; i++) {
+        if (started[i]) {
+            pthread_join(tid[i], NULL);
+        } else {
+            calib_worker_main(&w[i]); /* no thread: its inputs here */
+        }
+    }
+    rc = calib_merge(g, w, n, count, p, err, errlen);
+    calib_workers_free(w, n, p, tid, started);
+    return rc;
+}
+
 int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t count,
                            const struct dlasim_calib_options *opt, char *err, size_t errlen)
 {
@@ -146,6 +318,7 @@ int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t c
     int rc = p.amax && vals ? 0 : dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     size_t in_n = dlasim_model_input_size(m);
     int passes = method == DLASIM_CALIB_MINMAX ? 1 : 2;
+    unsigned workers = calib_workers(g, count);
     for (int pass = 0; pass < passes && !rc; pass++) {
         if (pass == 1) {
             p.hist = calloc((size_t)g->n_t * DLC_HIST_BINS, sizeof(uint32_t));
@@ -154,25 +327,11 @@ int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t c
                 break;
             }
         }
-        for (size_t i = 0; i < count && !rc; i++) {
-            rc = dlc_float_stream(g, inputs + i * in_n, vals, &lim, observe, &p, err, errlen);
-            dlc_vals_free(g, vals);
-            if (rc) {
-                char why[400];
-                snprintf(why, sizeof why, "%s", err && errlen ? err : "");
-                rc = dla_errf(err, errlen, rc, "calibration input %zu: %s", i, why);
-            } else if (p.bad_t >= 0) {
-                int t = p.bad_t, pr = g->t[t].producer;
-                rc = t == g->input
-                         ? dla_errf(err, errlen, DLASIM_ERR_INVAL,
-                                    "calibration input %zu contains NaN or infinite values", i)
-                         : dla_errf(err, errlen, DLASIM_ERR_INVAL,
-                                    "calibration input %zu: tensor '%s' (output of node '%s', %s) "
-                                    "is NaN or infinite: the model computes no finite value there",
-                                    i, g->t[t].name, pr >= 0 ? g->nodes[pr].name : "?",
-                                    pr >= 0 ? dlc_op_names[g->nodes[pr].op] : "?");
-            }
-        }
+        size_t failed_at;
+        rc = workers > 1
+                 ? calib_parallel_pass(g, inputs, in_n, count, &lim, &p, workers, err, errlen)
+                 : calib_inputs(g, inputs, in_n, 0, 1, count, &lim, &p, vals, &failed_at, err,
+                                errlen);
     }
     for (int t = 0; t < g->n_t && !rc; t++) {
         double a = p.amax[t];

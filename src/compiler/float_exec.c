@@ -12,9 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/status.h"
 #include "compiler/compiler_int.h"
+#include "kernels/sgemm.h"
+
+/* Four float lanes and their comparison masks (GCC/Clang vector extensions:
+ * SSE on x86-64, whatever the target has elsewhere). */
+typedef float v4f __attribute__((vector_size(16)));
+typedef int32_t v4i __attribute__((vector_size(16)));
 
 static int efail(char *err, size_t errlen, const struct dlc_node *nd, const char *why)
 {
@@ -24,40 +31,112 @@ static int efail(char *err, size_t errlen, const struct dlc_node *nd, const char
     return -1;
 }
 
-static void conv2d(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+/* Threads of the float reference's matrix products: the online cores. */
+static unsigned float_threads(void)
 {
-    const struct dlc_tensor *xt = &g->t[nd->in[0]], *wt = &g->t[nd->in[1]];
-    const struct dlc_tensor *yt = &g->t[nd->out];
-    const float *x = v[nd->in[0]], *w = wt->data;
-    const float *b = nd->n_in > 2 && nd->in[2] >= 0 ? g->t[nd->in[2]].data : NULL;
-    int64_t C = xt->dims[1], H = xt->dims[2], W = xt->dims[3];
-    int64_t K = yt->dims[1], OH = yt->dims[2], OW = yt->dims[3];
-    int64_t cg = C / nd->group, kg = K / nd->group, kh = nd->kernel[0], kw = nd->kernel[1];
-    for (int64_t k = 0; k < K; k++) {
-        int64_t c0 = (k / kg) * cg;
-        for (int64_t oy = 0; oy < OH; oy++) {
-            for (int64_t ox = 0; ox < OW; ox++) {
-                double s = b ? b[k] : 0.0;
-                for (int64_t c = 0; c < cg; c++) {
-                    for (int64_t ky = 0; ky < kh; ky++) {
-                        int64_t iy = oy * nd->stride[0] - nd->pads[0] + ky * nd->dilation[0];
-                        if (iy < 0 || iy >= H) {
-                            continue;
-                        }
-                        const float *xr = x + ((c0 + c) * H + iy) * W;
-                        const float *wr = w + ((k * cg + c) * kh + ky) * kw;
-                        for (int64_t kx = 0; kx < kw; kx++) {
-                            int64_t ix = ox * nd->stride[1] - nd->pads[1] + kx * nd->dilation[1];
-                            if (ix >= 0 && ix < W) {
-                                s += (double)xr[ix] * wr[kx];
-                            }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
+}
+
+/* The geometry of one Conv node, NCHW, batch 1. */
+struct conv_geom {
+    int64_t C, H, W, K, OH, OW, cg, kg, kh, kw, sy, sx, dy, dx, pt, pl;
+};
+
+static struct conv_geom conv_geom_of(const struct dlc_graph *g, const struct dlc_node *nd)
+{
+    const struct dlc_tensor *xt = &g->t[nd->in[0]], *yt = &g->t[nd->out];
+    struct conv_geom c = {
+        .C = xt->dims[1], .H = xt->dims[2], .W = xt->dims[3],
+        .K = yt->dims[1], .OH = yt->dims[2], .OW = yt->dims[3],
+        .kh = nd->kernel[0], .kw = nd->kernel[1], .sy = nd->stride[0], .sx = nd->stride[1],
+        .dy = nd->dilation[0], .dx = nd->dilation[1], .pt = nd->pads[0], .pl = nd->pads[1],
+    };
+    c.cg = c.C / nd->group;
+    c.kg = c.K / nd->group;
+    return c;
+}
+
+/* Output columns ox whose input column ox * sx + off lies in [0, W): [*lo, *hi). */
+static void valid_cols(const struct conv_geom *c, int64_t off, int64_t *lo, int64_t *hi)
+{
+    int64_t a = off >= 0 ? 0 : (-off + c->sx - 1) / c->sx;
+    int64_t b = c->W - off <= 0 ? 0 : (c->W - off + c->sx - 1) / c->sx;
+    *lo = a < c->OW ? a : c->OW;
+    *hi = b < c->OW ? b : c->OW;
+    *hi = *hi < *lo ? *lo : *hi;
+}
+
+/* Depthwise (one input and one output channel per group): each tap's weight
+ * times a shifted input row added to the output row. */
+static void conv_depthwise(const struct conv_geom *c, const float *x, const float *w,
+                           const float *b, float *y)
+{
+    for (int64_t k = 0; k < c->K; k++) {
+        float *yp = y + k * c->OH * c->OW;
+        for (int64_t i = 0; i < c->OH * c->OW; i++) {
+            yp[i] = b ? b[k] : 0.0f;
+        }
+        for (int64_t ky = 0; ky < c->kh; ky++) {
+            for (int64_t kx = 0; kx < c->kw; kx++) {
+                float wv = w[(k * c->kh + ky) * c->kw + kx];
+                int64_t off = kx * c->dx - c->pl, lo, hi;
+                valid_cols(c, off, &lo, &hi);
+                for (int64_t oy = 0; oy < c->OH; oy++) {
+                    int64_t iy = oy * c->sy - c->pt + ky * c->dy;
+                    if (iy < 0 || iy >= c->H) {
+                        continue;
+                    }
+                    const float *xr = x + (k * c->H + iy) * c->W;
+                    float *yr = yp + oy * c->OW;
+                    int64_t ox = lo;
+                    if (c->sx == 1) { /* four lanes at a time: y and x rows never overlap */
+                        for (; ox + 4 <= hi; ox += 4) {
+                            v4f a, e;
+                            memcpy(&a, yr + ox, sizeof a);
+                            memcpy(&e, xr + ox + off, sizeof e);
+                            a += e * wv;
+                            memcpy(yr + ox, &a, sizeof a);
                         }
                     }
+                    for (; ox < hi; ox++) {
+                        yr[ox] += wv * xr[ox * c->sx + off];
+                    }
                 }
-                y[(k * OH + oy) * OW + ox] = (float)s;
             }
         }
     }
+}
+
+/* Conv as a matrix product per group: weights [kg][cg kh kw] x the im2col
+ * matrix [cg kh kw][OH OW] of the group's channels (gathered into packed
+ * panels by dla_sconv, never stored whole). */
+static int conv2d(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+{
+    const struct conv_geom c = conv_geom_of(g, nd);
+    const float *x = v[nd->in[0]], *w = g->t[nd->in[1]].data;
+    const float *b = nd->n_in > 2 && nd->in[2] >= 0 ? g->t[nd->in[2]].data : NULL;
+    if (c.cg == 1 && c.kg == 1) {
+        conv_depthwise(&c, x, w, b, y);
+        return 0;
+    }
+    int64_t rows = c.cg * c.kh * c.kw, npix = c.OH * c.OW;
+    int rc = 0;
+    for (int64_t grp = 0; grp < nd->group && !rc; grp++) {
+        struct dla_sconv_geom sg = {
+            .x = x + grp * c.cg * c.H * c.W, .C = c.cg, .H = c.H, .W = c.W, .OH = c.OH,
+            .OW = c.OW, .kh = c.kh, .kw = c.kw, .sy = c.sy, .sx = c.sx, .dy = c.dy, .dx = c.dx,
+            .pt = c.pt, .pl = c.pl,
+        };
+        int direct = c.kh == 1 && c.kw == 1 && c.sy == 1 && c.sx == 1 && c.pt == 0 &&
+                     c.pl == 0 && c.OH == c.H && c.OW == c.W;
+        const float *wg = w + grp * c.kg * rows, *bg = b ? b + grp * c.kg : NULL;
+        float *yg = y + grp * c.kg * npix;
+        rc = direct ? dla_sgemm(c.kg, npix, rows, wg, rows, sg.x, npix, bg, yg, npix,
+                                float_threads())
+                    : dla_sconv(&sg, c.kg, wg, bg, yg, float_threads());
+    }
+    return rc;
 }
 
 /* Gemm / MatMul with A [1, K]: y[n] = alpha * sum_k a[k] B[k, n] + beta * c */
@@ -70,13 +149,25 @@ static void gemm(const struct dlc_graph *g, const struct dlc_node *nd, float **v
     int64_t K = tb ? bt->dims[1] : bt->dims[0], N = tb ? bt->dims[0] : bt->dims[1];
     float alpha = nd->op == DLC_OP_GEMM ? nd->alpha : 1.0f;
     float beta = nd->op == DLC_OP_GEMM ? nd->beta : 1.0f;
+    dla_sgemv(N, K, a, B, tb, y);
     for (int64_t n = 0; n < N; n++) {
-        double s = 0;
-        for (int64_t k = 0; k < K; k++) {
-            s += (double)a[k] * (tb ? B[n * K + k] : B[k * N + n]);
-        }
-        y[n] = (float)(alpha * s + (ct ? beta * ct->data[ct->n == 1 ? 0 : n] : 0.0));
+        y[n] = alpha * y[n] + (ct ? beta * ct->data[ct->n == 1 ? 0 : n] : 0.0f);
     }
+}
+
+/* Kernel taps k (stride st, padding before pb) of output o whose input
+ * index lies in [0, n): [*lo, *hi); and how many lie before n + pa (the
+ * positions count_include_pad counts: padding yes, ceil_mode overhang no). */
+static int64_t pool_taps(int64_t o, int64_t st, int64_t pb, int64_t pa, int64_t n, int64_t k,
+                         int64_t *lo, int64_t *hi)
+{
+    int64_t i0 = o * st - pb;
+    *lo = i0 < 0 ? -i0 : 0;
+    *hi = n - i0 < k ? n - i0 : k;
+    *lo = *lo > k ? k : *lo;
+    *hi = *hi < *lo ? *lo : *hi;
+    int64_t padded = n + pa - i0;
+    return padded < 0 ? 0 : padded < k ? padded : k;
 }
 
 static void pool(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
@@ -89,31 +180,26 @@ static void pool(const struct dlc_graph *g, const struct dlc_node *nd, float **v
     int64_t kh = gap ? H : nd->kernel[0], kw = gap ? W : nd->kernel[1];
     int64_t sy = gap ? 1 : nd->stride[0], sx = gap ? 1 : nd->stride[1];
     int64_t pt = gap ? 0 : nd->pads[0], pl = gap ? 0 : nd->pads[1];
+    int64_t pb = gap ? 0 : nd->pads[2], pr = gap ? 0 : nd->pads[3];
     int mx = nd->op == DLC_OP_MAXPOOL;
-    for (int64_t c = 0; c < C; c++) {
-        for (int64_t oy = 0; oy < OH; oy++) {
-            for (int64_t ox = 0; ox < OW; ox++) {
-                double s = mx ? -INFINITY : 0.0;
-                int64_t cnt = 0, cnt_pad = 0;
-                for (int64_t ky = 0; ky < kh; ky++) {
-                    for (int64_t kx = 0; kx < kw; kx++) {
-                        int64_t iy = oy * sy - pt + ky, ix = ox * sx - pl + kx;
-                        int inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
-                        /* count_include_pad counts the padded positions, not
-                         * positions beyond them (ceil_mode) */
-                        if (iy < H + (gap ? 0 : nd->pads[2]) && ix < W + (gap ? 0 : nd->pads[3])) {
-                            cnt_pad++;
-                        }
-                        if (!inside) {
-                            continue;
-                        }
-                        float e = x[(c * H + iy) * W + ix];
-                        s = mx ? (e > s ? e : s) : s + e;
-                        cnt++;
+    for (int64_t oy = 0; oy < OH; oy++) {
+        int64_t y0, y1, ny_pad = pool_taps(oy, sy, pt, pb, H, kh, &y0, &y1);
+        for (int64_t ox = 0; ox < OW; ox++) {
+            int64_t x0, x1, nx_pad = pool_taps(ox, sx, pl, pr, W, kw, &x0, &x1);
+            int64_t iy0 = oy * sy - pt, ix0 = ox * sx - pl;
+            int64_t cnt = (y1 - y0) * (x1 - x0), div = nd->count_include_pad ? ny_pad * nx_pad : cnt;
+            for (int64_t c = 0; c < C; c++) {
+                const float *xp = x + c * H * W;
+                float m = -INFINITY;
+                double s = 0.0;
+                for (int64_t ky = y0; ky < y1; ky++) {
+                    const float *xr = xp + (iy0 + ky) * W + ix0;
+                    for (int64_t kx = x0; kx < x1; kx++) {
+                        m = xr[kx] > m ? xr[kx] : m;
+                        s += xr[kx];
                     }
                 }
-                int64_t div = nd->count_include_pad ? cnt_pad : cnt;
-                y[(c * OH + oy) * OW + ox] = mx ? (float)s : (float)(s / (double)(div ? div : 1));
+                y[(c * OH + oy) * OW + ox] = mx ? m : (float)(s / (double)(div ? div : 1));
             }
         }
     }
@@ -144,9 +230,40 @@ static float bcast_at(const struct dlc_tensor *t, const float *v, const struct d
     return v[idx];
 }
 
+/* Both operands of the output's size (residual Adds): one loop per operator. */
+static void binary_same(enum dlc_op op, const float *x, const float *z, float *y, int64_t n)
+{
+    switch (op) {
+    case DLC_OP_ADD:
+        for (int64_t i = 0; i < n; i++) {
+            y[i] = x[i] + z[i];
+        }
+        break;
+    case DLC_OP_SUB:
+        for (int64_t i = 0; i < n; i++) {
+            y[i] = x[i] - z[i];
+        }
+        break;
+    case DLC_OP_MUL:
+        for (int64_t i = 0; i < n; i++) {
+            y[i] = x[i] * z[i];
+        }
+        break;
+    default: /* PRelu */
+        for (int64_t i = 0; i < n; i++) {
+            y[i] = x[i] >= 0 ? x[i] : x[i] * z[i];
+        }
+        break;
+    }
+}
+
 static void binary(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
 {
     const struct dlc_tensor *a = &g->t[nd->in[0]], *b = &g->t[nd->in[1]], *o = &g->t[nd->out];
+    if (a->n == o->n && b->n == o->n) {
+        binary_same(nd->op, v[nd->in[0]], v[nd->in[1]], y, o->n);
+        return;
+    }
     for (int64_t i = 0; i < o->n; i++) {
         float x = bcast_at(a, v[nd->in[0]], o, i), z = bcast_at(b, v[nd->in[1]], o, i);
         switch (nd->op) {
@@ -433,6 +550,39 @@ static void pad(const struct dlc_graph *g, const struct dlc_node *nd, float **v,
     }
 }
 
+/* y = x > 0 ? x : 0 without a branch per element (the signs are random:
+ * mispredicted branches cost more than the work). */
+static void relu(const float *x, float *y, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4f e;
+        memcpy(&e, x + i, sizeof e);
+        v4i r = (v4i)e & (e > (v4f){ 0 });
+        memcpy(y + i, &r, sizeof r);
+    }
+    for (; i < n; i++) {
+        y[i] = x[i] > 0 ? x[i] : 0;
+    }
+}
+
+/* y = x < lo ? lo : x > hi ? hi : x (NaN stays NaN), four lanes at a time. */
+static void clip(const float *x, float *y, int64_t n, float lo, float hi)
+{
+    const v4f vlo = { lo, lo, lo, lo }, vhi = { hi, hi, hi, hi };
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4f e;
+        memcpy(&e, x + i, sizeof e);
+        v4i below = e < vlo, above = e > vhi;
+        v4i r = (below & (v4i)vlo) | (above & (v4i)vhi) | (~(below | above) & (v4i)e);
+        memcpy(y + i, &r, sizeof r);
+    }
+    for (; i < n; i++) {
+        y[i] = x[i] < lo ? lo : x[i] > hi ? hi : x[i];
+    }
+}
+
 /* HardSigmoid: max(0, min(1, alpha * x + beta)). */
 static float hard_sigmoid(float x, float alpha, float beta)
 {
@@ -445,6 +595,14 @@ static void unary(const struct dlc_graph *g, const struct dlc_node *nd, float **
     const float *x = v[nd->in[0]];
     int64_t n = g->t[nd->out].n;
     const struct dlc_tensor *xt = &g->t[nd->in[0]];
+    if (nd->op == DLC_OP_RELU) {
+        relu(x, y, n);
+        return;
+    }
+    if (nd->op == DLC_OP_CLIP) {
+        clip(x, y, n, nd->clip_min, nd->clip_max);
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         float e = x[i];
         switch (nd->op) {
@@ -485,7 +643,11 @@ int dlc_float_node(const struct dlc_graph *g, const struct dlc_node *nd, float *
         vals[nd->out] = y;
     }
     switch (nd->op) {
-    case DLC_OP_CONV: conv2d(g, nd, vals, y); break;
+    case DLC_OP_CONV:
+        if (conv2d(g, nd, vals, y)) {
+            return efail(err, errlen, nd, "out of memory");
+        }
+        break;
     case DLC_OP_GEMM:
     case DLC_OP_MATMUL: gemm(g, nd, vals, y); break;
     case DLC_OP_MAXPOOL:
@@ -522,20 +684,35 @@ void dlc_vals_free(const struct dlc_graph *g, float **vals)
     }
 }
 
-int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
-                  dlc_observe_fn observe, void *ctx, char *err, size_t errlen)
+/* Constants point at their data; computed tensors keep a buffer a previous
+ * run left in vals (same graph, same sizes: a calibration over many images
+ * allocates and faults its pages in once), else get one when computed. */
+static int float_run_begin(const struct dlc_graph *g, const float *input, float **vals)
 {
     for (int i = 0; i < g->n_t; i++) {
-        vals[i] = g->t[i].is_const ? g->t[i].data : NULL;
+        if (g->t[i].is_const) {
+            vals[i] = g->t[i].data;
+        }
     }
     const struct dlc_tensor *x = &g->t[g->input];
-    vals[g->input] = malloc((size_t)x->n * sizeof(float));
+    if (!vals[g->input]) {
+        vals[g->input] = malloc((size_t)x->n * sizeof(float));
+    }
     if (!vals[g->input]) {
         return -1;
     }
     memcpy(vals[g->input], input, (size_t)x->n * sizeof(float));
+    return 0;
+}
+
+int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
+                  dlc_observe_fn observe, void *ctx, char *err, size_t errlen)
+{
+    if (float_run_begin(g, input, vals)) {
+        return -1;
+    }
     if (observe) {
-        observe(ctx, g->input, vals[g->input], x->n);
+        observe(ctx, g->input, vals[g->input], g->t[g->input].n);
     }
     for (int i = 0; i < g->n_nodes; i++) {
         const struct dlc_node *nd = &g->nodes[i];

@@ -127,7 +127,8 @@ int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen);
 /* Float execution (float_exec.c): run the graph on one input (NCHW float,
  * g->t[g->input].n values).  vals[i] receives a malloc'ed array for every
  * tensor i that is computed (constants point at their data); free with
- * dlc_vals_free.  observe (optional) is called for every node output. */
+ * dlc_vals_free.  Buffers already in vals (from a run of the same graph)
+ * are reused.  observe (optional) is called for every node output. */
 typedef void (*dlc_observe_fn)(void *ctx, int tensor, const float *v, int64_t n);
 int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
                   dlc_observe_fn observe, void *ctx, char *err, size_t errlen);

@@ -106,7 +106,7 @@ int dlasim_model_run_float(const struct dlasim_model *m, const float *input, flo
     if (!vals) {
         return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     }
-    int rc = dlc_float_run(&m->g, input, vals, NULL, NULL, err, errlen);
+    int rc = dlc_float_stream(&m->g, input, vals, NULL, NULL, NULL, err, errlen);
     if (!rc) {
         memcpy(output, vals[m->g.output], (size_t)m->g.t[m->g.output].n * sizeof(float));
     }

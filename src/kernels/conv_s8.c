@@ -160,10 +160,10 @@ static const struct conv_isa_desc conv_isas[DLA_CONV_ISA_COUNT] = {
     {"generic", CELL_P16, GEN_SHAPES},
 #if defined(DLA_CONV_X86)
     {"avx2", CELL_P16,
-     {{DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2_4x16},
+     {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2_6x16},
       {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2_8x8},
-      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2_8x8}},
-     {100, 95, 95}},
+      {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2_4x16}},
+     {100, 95, 90}},
     {"avx512vnni", CELL_Q8,
      {{DLA_CONV_VNNI_MR, 48, dla_conv_tile_vnni_8x48},
       {DLA_CONV_VNNI_MR, 32, dla_conv_tile_vnni_8x32},
@@ -257,6 +257,11 @@ struct conv_plan {
     size_t kblocks;
     unsigned char *wp;
     int32_t *init; /* accumulator start value of each output channel */
+    /* reduction steps [qlo[k], qhi[k]) hold every non-zero weight cell of
+     * output channel k (empty: qlo = qhi = 0); a tile runs only the union of
+     * its rows' ranges, so a dense-lowered depthwise or grouped convolution
+     * costs its real MACs (zero weights add nothing: exact) */
+    uint32_t *qlo, *qhi;
 };
 
 static void plan_free(struct conv_plan *p)
@@ -268,6 +273,8 @@ static void plan_free(struct conv_plan *p)
     free(p->qoff);
     free(p->wp);
     free(p->init);
+    free(p->qlo);
+    free(p->qhi);
 }
 
 /* 64-byte aligned buffer of at least `size` bytes (size > 0). */
@@ -353,8 +360,10 @@ static int plan_build(struct conv_plan *p)
     p->qoff = malloc(sizeof(ptrdiff_t) * p->nq);
     p->zero_row = calloc(g->in_w, 1);
     p->init = malloc(sizeof(int32_t) * g->out_k);
+    p->qlo = malloc(sizeof(uint32_t) * g->out_k);
+    p->qhi = malloc(sizeof(uint32_t) * g->out_k);
     if (p->inp == NULL || p->wp == NULL || p->qoff == NULL || p->init == NULL ||
-        p->zero_row == NULL) {
+        p->zero_row == NULL || p->qlo == NULL || p->qhi == NULL || p->nq > UINT32_MAX) {
         goto done;
     }
     for (size_t grp = 0; grp < p->ngrp; grp++) {
@@ -661,6 +670,21 @@ static void pack_weight_groups(unsigned char *d, const int8_t *src, size_t group
     }
 }
 
+/* First and one past the last non-zero cell of nq packed cells (0, 0 if all are zero). */
+static void nonzero_steps(const unsigned char *d, size_t nq, uint32_t *lo, uint32_t *hi)
+{
+    size_t a = 0, b = nq;
+    uint32_t v;
+    while (a < b && (memcpy(&v, d + a * CONV_CELL, sizeof v), v == 0)) {
+        a++;
+    }
+    while (b > a && (memcpy(&v, d + (b - 1) * CONV_CELL, sizeof v), v == 0)) {
+        b--;
+    }
+    *lo = a < b ? (uint32_t)a : 0;
+    *hi = a < b ? (uint32_t)b : 0;
+}
+
 /* Weights of output channel k as nq cells (order of q), and its accumulator
  * start value (Q8: -128 * sum of the weights, which cancels the +128 bias
  * of the input cells). */
@@ -698,6 +722,7 @@ static void pack_weight_row(const struct conv_plan *p, size_t k)
         }
     }
     p->init[k] = p->fmt == CELL_Q8 ? u32_to_s32((uint32_t)(uint64_t)(sum * -128)) : 0;
+    nonzero_steps(d, p->nq, &p->qlo[k], &p->qhi[k]);
 }
 
 /* ---------------------------------------------------------------- compute */
@@ -733,8 +758,6 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
     size_t out_plane = (size_t)p->g->out_h * p->g->out_w;
     struct dla_conv_tile t;
 
-    t.qoff = p->qoff;
-    t.nq = p->nq;
     t.wrow = p->nq * CONV_CELL;
     t.runs = runs;
     t.ostride = out_plane;
@@ -743,9 +766,19 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
         size_t kb = p->kmajor ? item / p->ntiles : item % p->kblocks;
         size_t n0 = nt * nr, k0 = kb * mr_full;
         t.in = p->inp + n0 * CONV_CELL;
-        t.w = p->wp + k0 * p->nq * CONV_CELL;
         t.init = p->init + k0;
         t.mr = (unsigned)min_size(mr_full, p->g->out_k - k0);
+        size_t lo = p->nq, hi = 0; /* the steps where a row of the tile has a weight */
+        for (size_t k = k0; k < k0 + t.mr; k++) {
+            if (p->qhi[k] > p->qlo[k]) {
+                lo = p->qlo[k] < lo ? p->qlo[k] : lo;
+                hi = p->qhi[k] > hi ? p->qhi[k] : hi;
+            }
+        }
+        lo = lo < hi ? lo : 0;
+        t.qoff = p->qoff + lo;
+        t.nq = hi - lo;
+        t.w = p->wp + (k0 * p->nq + lo) * CONV_CELL;
         t.nruns = tile_runs(p, n0, runs);
         t.out = p->out + k0 * out_plane;
         p->shape->tile(&t);

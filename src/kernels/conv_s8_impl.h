@@ -84,11 +84,13 @@ typedef void (*dla_conv_tile_fn)(const struct dla_conv_tile *t);
 #define DLA_CONV_VNNI_MR 8   /* x 48, 32 or 16 pixels */
 #define DLA_CONV_AVX2_MR0 4  /* x 16 pixels */
 #define DLA_CONV_AVX2_MR1 8  /* x 8 pixels */
+#define DLA_CONV_AVX2_MR2 6  /* x 16 pixels */
 
 #if defined(DLA_CONV_X86)
 void dla_conv_tile_vnni_8x48(const struct dla_conv_tile *t);
 void dla_conv_tile_vnni_8x32(const struct dla_conv_tile *t);
 void dla_conv_tile_vnni_8x16(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2_6x16(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2_4x16(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2_8x8(const struct dla_conv_tile *t);
 /* Q8 weight cells of `groups` full channel groups (taps <= 16) with

@@ -14,7 +14,8 @@
  * exact; instead the cells hold int16 channel pairs and vpmaddwd forms
  * x0 * w0 + x1 * w1 in int32 (|sum| <= 2 * 128 * 128: no overflow), then
  * vpaddd accumulates (wraps mod 2^32).
- * Tiles: 4 channels x 16 pixels or 8 x 8 (8 ymm accumulators).
+ * Tiles: 6 channels x 16 pixels (12 ymm accumulators: fewer loads and
+ * broadcasts per multiply), 4 x 16 or 8 x 8 (8 accumulators).
  *
  * AVX-512 VBMI (vpermb) also packs Q8 weights: one byte permute turns a
  * channel group's [channel][tap] bytes into [tap][channel] cells.
@@ -268,6 +269,7 @@ AVX2_INLINE void avx2_store(const struct dla_conv_tile *t, const int32_t *acc, u
         avx2_store(t, acc, 8 * (NV));                                                  \
     }
 
+AVX2_TILE(dla_conv_tile_avx2_6x16, DLA_CONV_AVX2_MR2, 2)
 AVX2_TILE(dla_conv_tile_avx2_4x16, DLA_CONV_AVX2_MR0, 2)
 AVX2_TILE(dla_conv_tile_avx2_8x8, DLA_CONV_AVX2_MR1, 1)
 

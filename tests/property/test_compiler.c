@@ -334,6 +334,76 @@ static int argmax(const float *v, size_t n)
     return (int)b;
 }
 
+/* Calibrates m on n inputs of x (in the order idx gives, NULL: as they are)
+ * and compiles it; returns the output scale, or 0 with the message in err. */
+static float calib_scale(struct dlasim_model *m, const float *x, const size_t *idx, size_t n,
+                         const struct dlasim_calib_options *co, char *err, size_t errlen)
+{
+    float *in = malloc(n * 784 * sizeof *in);
+    assert_non_null(in);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(in + i * 784, x + (idx ? idx[i] : i) * 784, 784 * sizeof *in);
+    }
+    int rc = dlasim_model_calibrate(m, in, n, co, err, errlen);
+    free(in);
+    if (rc || dlasim_model_compile(m, "nv_small", err, errlen)) {
+        return 0.0f;
+    }
+    return dlasim_model_output_scale(m);
+}
+
+/* A small model's calibration inputs run on several threads (calib.c):
+ * the scales must not depend on which thread saw which input.  Checked
+ * against one-input calibrations (one thread): min-max over 24 inputs is
+ * the largest of the 24 single-input scales; every method gives the same
+ * scale for the inputs reversed; limits apply to every thread and an
+ * error names the first input, as one thread would. */
+static void test_calib_threads_same_scales(void **state)
+{
+    (void)state;
+    enum { N = 24 };
+    float *x = idx_images(FMNIST "t10k-images-idx3-ubyte.gz", N);
+    if (!x) {
+        skip(); /* Debian's dataset-fashion-mnist is not installed */
+    }
+    struct dlasim_model *m = load("../../models/fashion_mnist");
+    char err[512];
+    size_t rev[N];
+    for (size_t i = 0; i < N; i++) {
+        rev[i] = N - 1 - i;
+    }
+    float single_max = 0;
+    for (size_t i = 0; i < N; i++) {
+        float s = calib_scale(m, x + i * 784, NULL, 1, NULL, err, sizeof err);
+        assert_true(s > 0);
+        single_max = s > single_max ? s : single_max;
+    }
+    static const enum dlasim_calib_method methods[] = { DLASIM_CALIB_MINMAX,
+                                                        DLASIM_CALIB_PERCENTILE,
+                                                        DLASIM_CALIB_ENTROPY };
+    for (size_t k = 0; k < sizeof methods / sizeof methods[0]; k++) {
+        struct dlasim_calib_options co = { .method = methods[k], .percentile = 99.9,
+                                           .max_host_mem = 64u << 20, .max_work = 1u << 30 };
+        float fwd = calib_scale(m, x, NULL, N, &co, err, sizeof err);
+        float bwd = calib_scale(m, x, rev, N, &co, err, sizeof err);
+        if (!(fwd > 0) || fwd != bwd) {
+            fail_msg("method %d: scale %g in order, %g reversed (%s)", (int)methods[k], fwd, bwd,
+                     err);
+        }
+        if (methods[k] == DLASIM_CALIB_MINMAX && fwd != single_max) {
+            fail_msg("min-max over %d inputs %g, largest single-input scale %g", N, fwd,
+                     single_max);
+        }
+    }
+    struct dlasim_calib_options tight = { .method = DLASIM_CALIB_MINMAX, .max_host_mem = 4096 };
+    assert_true(calib_scale(m, x, NULL, N, &tight, err, sizeof err) == 0.0f);
+    if (!strstr(err, "calibration input 0:") || !strstr(err, "max_host_mem")) {
+        fail_msg("limit error: %s", err);
+    }
+    dlasim_model_free(m);
+    free(x);
+}
+
 static void test_fashion_mnist_end_to_end(void **state)
 {
     (void)state;
@@ -460,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_truncated_models),
         cmocka_unit_test(test_fashion_mnist_end_to_end),
+        cmocka_unit_test(test_calib_threads_same_scales),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -376,6 +376,54 @@ static void test_resnet_like_layer(void **state)
     run_case(&g2, 78, 0, 0, 0, "42x42x48->40 3x3 stride 2");
 }
 
+/* Zero weights the kernel skips (steps outside a tile's non-zero range):
+ * a depthwise layer lowered densely (weight k non-zero only on channel k),
+ * a grouped one (block diagonal), all-zero output channels among dense
+ * ones, single non-zero cells at the first and last step, and all-zero
+ * weights; every path must still equal the reference bit for bit. */
+static void sparse_case(const struct dla_conv_geom *g, uint64_t seed, int kind, const char *name)
+{
+    struct bufs b;
+    uint64_t s = seed;
+    size_t taps = (size_t)g->k_h * g->k_w, per_k = (size_t)g->in_c * taps;
+
+    bufs_alloc(&b, g);
+    fill(b.in, b.nin, &s, 2);
+    fill(b.wt, b.nwt, &s, 2);
+    for (size_t k = 0; k < g->out_k; k++) {
+        for (size_t c = 0; c < g->in_c; c++) {
+            int keep = kind == 0   ? c == k % g->in_c                      /* depthwise */
+                       : kind == 1 ? c / 8 == (k * g->in_c / g->out_k) / 8 /* 8-channel groups */
+                       : kind == 2 ? k % 3 != 1                            /* zero rows */
+                       : kind == 3 ? (c == 0 || c == g->in_c - 1) && k % 2 == 0
+                                   : 0;                                    /* all zero */
+            if (!keep) {
+                memset(b.wt + k * per_k + c * taps, 0, taps);
+            }
+        }
+    }
+    dla_conv_s8_ref(g, b.in, b.wt, b.ref);
+    check_all_paths(g, &b, name);
+    bufs_free(&b);
+}
+
+static void test_sparse_weights(void **state)
+{
+    (void)state;
+    struct dla_conv_geom dw = geom(40, 40, 9, 11, 3, 3, 1, 1, 1, 1, 0, 0);
+    sparse_case(&dw, 201, 0, "depthwise as dense 40ch 3x3");
+    struct dla_conv_geom dws = geom(19, 19, 5, 7, 3, 3, 2, 2, 1, 1, 1, 0);
+    sparse_case(&dws, 202, 0, "depthwise as dense 19ch 3x3 stride 2");
+    struct dla_conv_geom gr = geom(48, 24, 6, 6, 3, 3, 1, 1, 1, 1, 0, 0);
+    sparse_case(&gr, 203, 1, "grouped 48->24, groups of 8 channels");
+    struct dla_conv_geom zr = geom(21, 13, 4, 9, 1, 1, 1, 1, 1, 1, 0, 0);
+    sparse_case(&zr, 204, 2, "every third output channel all zero");
+    struct dla_conv_geom ends = geom(37, 9, 3, 5, 2, 3, 1, 1, 1, 1, 0, 0);
+    sparse_case(&ends, 205, 3, "non-zero only at the first and last channel");
+    struct dla_conv_geom z = geom(16, 8, 4, 4, 3, 3, 1, 1, 1, 1, 0, 0);
+    sparse_case(&z, 206, 4, "all weights zero");
+}
+
 static void test_empty_and_errors(void **state)
 {
     (void)state;
@@ -473,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_edge_geometries),
         cmocka_unit_test(test_random_geometries),
         cmocka_unit_test(test_resnet_like_layer),
+        cmocka_unit_test(test_sparse_weights),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_isa_names),
     };

@@ -305,7 +305,9 @@ static void decode_feature_weights(const uint8_t *raw, uint32_t kernels, uint32_
             for (uint32_t kk = 0; kk < kpg; kk++) {
                 const uint8_t *src = block + (size_t)kk * cb;
                 uint8_t *d = (uint8_t *)dst + ((size_t)(k0 + kk) * ch + c0) * npos;
-                if (npos == 1) {
+                if (npos == 1 && cb == 8) { /* nv_small's atom: a fixed move, not a libc call */
+                    memcpy(d, src, 8);
+                } else if (npos == 1) {
                     memcpy(d, src, cb);
                 } else {
                     dla_transpose_bytes(isa, src, pos_bytes, npos, cb, d, npos);

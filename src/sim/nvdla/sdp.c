@@ -906,12 +906,11 @@ static int work_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_wor
     return 0;
 }
 
-/* Extract one component of an operand stream from raw bytes: the X ALU
- * operand shifted as the ALU uses it, EW operands through their converter. */
-static int32_t op_value(const struct sdp_cfg *c, int src, const uint8_t *elem)
+/* One component of an operand stream, as loaded (sign-extended), as the
+ * data path uses it: the X ALU operand shifted as the ALU uses it, EW
+ * operands through their converter. */
+static int32_t op_decode(const struct sdp_cfg *c, int src, int32_t v)
 {
-    const struct sdp_stream *s = &c->stream[src / 2];
-    int32_t v = load_elem(elem + s->off[src & 1], s->size);
     switch (src) {
     case SRC_BS_ALU:
     case SRC_BN_ALU:
@@ -923,6 +922,13 @@ static int32_t op_value(const struct sdp_cfg *c, int src, const uint8_t *elem)
     default:
         return v;
     }
+}
+
+/* Extract one component of an operand stream from raw bytes. */
+static int32_t op_value(const struct sdp_cfg *c, int src, const uint8_t *elem)
+{
+    const struct sdp_stream *s = &c->stream[src / 2];
+    return op_decode(c, src, load_elem(elem + s->off[src & 1], s->size));
 }
 
 /* Per-kernel operands: one contiguous request of every surface. */
@@ -962,6 +968,41 @@ static int32_t kernel_op(const struct sdp_cfg *c, const struct sdp_work *w, int 
     return w->kernel[src / 2][(size_t)(src & 1) * nch + (size_t)surf * c->epa + l];
 }
 
+/* Operand `src` of every lane of the surface in w->raw into w->op[src] (in
+ * the surface's layout), decoded once per layer: one-byte components
+ * through a 256-entry table of op_decode, two-byte ones through op_decode
+ * with the stage chosen once.  Lane j of the atoms is element j / epa of
+ * channel j % epa. */
+static void decode_element_ops(const struct sdp_cfg *c, struct sdp_work *w, int src)
+{
+    const struct sdp_stream *s = &c->stream[src / 2];
+    const uint8_t *r = w->raw + s->off[src & 1];
+    const size_t eb = s->elem_bytes, pixels = w->n_surf / c->epa;
+    const size_t lane_step = w->planar ? w->plane : 1, pix_step = w->planar ? 1 : c->epa;
+    int32_t *o = w->op[src];
+    if (s->size == 1) {
+        int32_t table[256];
+        for (int b = 0; b < 256; b++) {
+            table[b] = op_decode(c, src, (int8_t)b);
+        }
+        for (size_t p = 0; p < pixels; p++) {
+            const uint8_t *e = r + p * c->epa * eb;
+            int32_t *out = o + p * pix_step;
+            for (size_t l = 0; l < c->epa; l++) {
+                out[l * lane_step] = table[e[l * eb]];
+            }
+        }
+        return;
+    }
+    for (size_t p = 0; p < pixels; p++) {
+        const uint8_t *e = r + p * c->epa * eb;
+        int32_t *out = o + p * pix_step;
+        for (size_t l = 0; l < c->epa; l++) {
+            out[l * lane_step] = op_decode(c, src, load_elem(e + l * eb, 2));
+        }
+    }
+}
+
 /* Per-element operands of surface `surf` from memory, stored in the
  * surface's layout. */
 static int load_element_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
@@ -987,12 +1028,7 @@ static int load_element_ops(struct dla_dev *d, const struct sdp_cfg *c, struct s
         if (!c->src_used[src]) {
             continue;
         }
-        int32_t *o = w->op[src];
-        for (size_t j = 0; j < w->n_surf; j++) {
-            /* lane j of the atoms is element j / epa of channel j % epa */
-            size_t at = w->planar ? (j % c->epa) * w->plane + j / c->epa : j;
-            o[at] = op_value(c, src, w->raw + j * s->elem_bytes);
-        }
+        decode_element_ops(c, w, src);
     }
     return 0;
 }
@@ -1019,8 +1055,10 @@ static int load_surface_ops(struct dla_dev *d, const struct sdp_cfg *c, struct s
             if (!c->src_used[src]) {
                 continue;
             }
-            for (size_t j = 0; j < w->n_surf; j++) {
-                w->op[src][j] = kernel_op(c, w, src, surf, (uint32_t)(j % c->epa));
+            /* the surface's epa channel operands, repeated for every pixel */
+            const int32_t *ch = &w->kernel[i][(size_t)k * c->nsurf * c->epa + (size_t)surf * c->epa];
+            for (size_t j = 0; j < w->n_surf; j += c->epa) {
+                memcpy(w->op[src] + j, ch, c->epa * sizeof(int32_t));
             }
         }
     }

@@ -1,0 +1,200 @@
+/*
+ * `make bench`: the int8 multiply-accumulate peak of this CPU and the
+ * convolution kernel (src/kernels/conv_s8.c) on ResNet-50's layer shapes,
+ * in the same run, so the kernel's share of the peak is measured, not
+ * assumed.
+ *
+ *   kernel_peak [threads (all online cores)]
+ *
+ * Peak: a tight loop of independent multiply-accumulates of the
+ * instruction the kernel uses here, on every thread: AVX-512 VNNI vpdpbusd
+ * (64 int8 MACs per instruction) where the CPU has it, else AVX2 vpmaddwd
+ * + vpaddd (16 MACs of int16 pairs: the exact path, see conv_s8_x86.c).
+ * Kernel: dla_conv_s8 on random data, the best of 3 runs per layer; the
+ * ResNet-50 total is MAC-weighted over its convolution layers (each shape
+ * with its count in the network).  One JSON object on stdout.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernels/conv_s8.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#define PEAK_ITERS 20000000L
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+#if defined(__x86_64__)
+/* 8 independent accumulators hide the instruction's latency. */
+__attribute__((target("avx512f,avx512vnni"))) static long peak_vnni(long iters)
+{
+    __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(5);
+    __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+    for (long i = 0; i < iters; i++) {
+        c0 = _mm512_dpbusd_epi32(c0, a, b); c1 = _mm512_dpbusd_epi32(c1, a, b);
+        c2 = _mm512_dpbusd_epi32(c2, a, b); c3 = _mm512_dpbusd_epi32(c3, a, b);
+        c4 = _mm512_dpbusd_epi32(c4, a, b); c5 = _mm512_dpbusd_epi32(c5, a, b);
+        c6 = _mm512_dpbusd_epi32(c6, a, b); c7 = _mm512_dpbusd_epi32(c7, a, b);
+        __asm__ volatile("" : "+v"(a));
+    }
+    __m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(c0, c1), _mm512_add_epi32(c2, c3)),
+                                 _mm512_add_epi32(_mm512_add_epi32(c4, c5), _mm512_add_epi32(c6, c7)));
+    return _mm512_reduce_add_epi32(s);
+}
+
+__attribute__((target("avx2"))) static long peak_avx2(long iters)
+{
+    __m256i a = _mm256_set1_epi16(3), b = _mm256_set1_epi16(5);
+    __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+    for (long i = 0; i < iters; i++) {
+        c0 = _mm256_add_epi32(c0, _mm256_madd_epi16(a, b)); c1 = _mm256_add_epi32(c1, _mm256_madd_epi16(a, b));
+        c2 = _mm256_add_epi32(c2, _mm256_madd_epi16(a, b)); c3 = _mm256_add_epi32(c3, _mm256_madd_epi16(a, b));
+        c4 = _mm256_add_epi32(c4, _mm256_madd_epi16(a, b)); c5 = _mm256_add_epi32(c5, _mm256_madd_epi16(a, b));
+        c6 = _mm256_add_epi32(c6, _mm256_madd_epi16(a, b)); c7 = _mm256_add_epi32(c7, _mm256_madd_epi16(a, b));
+        __asm__ volatile("" : "+x"(a));
+    }
+    __m256i s = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(c0, c1), _mm256_add_epi32(c2, c3)),
+                                 _mm256_add_epi32(_mm256_add_epi32(c4, c5), _mm256_add_epi32(c6, c7)));
+    return _mm256_extract_epi32(s, 0);
+}
+#endif
+
+static int use_vnni(void)
+{
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vnni");
+#else
+    return 0;
+#endif
+}
+
+static void *peak_thread(void *arg)
+{
+    long *r = arg;
+#if defined(__x86_64__)
+    *r = use_vnni() ? peak_vnni(PEAK_ITERS) : __builtin_cpu_supports("avx2") ? peak_avx2(PEAK_ITERS) : 0;
+#else
+    *r = 0;
+#endif
+    return NULL;
+}
+
+/* GMAC/s of the peak loop on n threads (0 without a SIMD path). */
+static double peak_gmacs(unsigned n)
+{
+    pthread_t tid[64];
+    long sink[64];
+    double t0 = now_s();
+    for (unsigned i = 1; i < n; i++) {
+        pthread_create(&tid[i], NULL, peak_thread, &sink[i]);
+    }
+    peak_thread(&sink[0]);
+    for (unsigned i = 1; i < n; i++) {
+        pthread_join(tid[i], NULL);
+    }
+    double t = now_s() - t0;
+    double macs_per_iter = use_vnni() ? 8.0 * 64 : 8.0 * 16;
+    return sink[0] ? n * PEAK_ITERS * macs_per_iter / t / 1e9 : 0;
+}
+
+struct layer {
+    uint32_t hw, c, k, kern, stride, count; /* input hw x hw x c -> k, kern x kern / stride */
+};
+
+/* ResNet-50's convolutions (torchvision v1.5 layout: stride on the 3x3). */
+static const struct layer resnet50[] = {
+    {224, 3, 64, 7, 2, 1},
+    {56, 64, 64, 1, 1, 1},   {56, 64, 64, 3, 1, 3},  {56, 64, 256, 1, 1, 4}, {56, 256, 64, 1, 1, 2},
+    {56, 256, 128, 1, 1, 1}, {56, 128, 128, 3, 2, 1}, {28, 128, 512, 1, 1, 4}, {56, 256, 512, 1, 2, 1},
+    {28, 512, 128, 1, 1, 3}, {28, 128, 128, 3, 1, 3},
+    {28, 512, 256, 1, 1, 1}, {28, 256, 256, 3, 2, 1}, {14, 256, 1024, 1, 1, 6}, {28, 512, 1024, 1, 2, 1},
+    {14, 1024, 256, 1, 1, 5}, {14, 256, 256, 3, 1, 5},
+    {14, 1024, 512, 1, 1, 1}, {14, 512, 512, 3, 2, 1}, {7, 512, 2048, 1, 1, 3}, {14, 1024, 2048, 1, 2, 1},
+    {7, 2048, 512, 1, 1, 2},  {7, 512, 512, 3, 1, 2},
+};
+
+static void fill(int8_t *p, size_t n, uint64_t *s)
+{
+    for (size_t i = 0; i < n; i++) {
+        *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+        p[i] = (int8_t)(*s >> 56);
+    }
+}
+
+/* Best-of-3 seconds of one layer (input already padded), -1 on error. */
+static double time_layer(const struct layer *L, unsigned threads, uint64_t *macs)
+{
+    uint32_t pad = L->kern / 2, out = (L->hw + 2 * pad - L->kern) / L->stride + 1;
+    struct dla_conv_geom g = {
+        .in_w = L->hw + 2 * pad, .in_h = L->hw + 2 * pad, .in_c = L->c, .out_w = out, .out_h = out,
+        .out_k = L->k, .k_w = L->kern, .k_h = L->kern, .stride_x = L->stride, .stride_y = L->stride,
+        .dil_x = 1, .dil_y = 1,
+    };
+    size_t nin = (size_t)g.in_w * g.in_h * g.in_c, nw = (size_t)g.out_k * g.in_c * g.k_w * g.k_h;
+    int8_t *in = malloc(nin), *wt = malloc(nw);
+    int32_t *o = malloc((size_t)out * out * g.out_k * sizeof(int32_t));
+    double best = -1;
+    uint64_t s = 42;
+    if (in && wt && o) {
+        fill(in, nin, &s);
+        fill(wt, nw, &s);
+        for (int r = 0; r < 3; r++) {
+            double t0 = now_s();
+            if (dla_conv_s8(&g, in, wt, o, threads)) {
+                best = -1;
+                break;
+            }
+            double t = now_s() - t0;
+            best = best < 0 || t < best ? t : best;
+        }
+    }
+    *macs = (uint64_t)out * out * g.out_k * g.in_c * g.k_w * g.k_h;
+    free(in);
+    free(wt);
+    free(o);
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned threads = argc > 1 ? (unsigned)atoi(argv[1]) : (unsigned)(online > 0 ? online : 1);
+    threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+    double peak = peak_gmacs(threads);
+    double total_s = 0, total_macs = 0, worst = 1e30;
+    printf("{\"isa\": \"%s\", \"threads\": %u, \"peak_gmacs\": %.1f, \"layers\": [", dla_conv_s8_isa(),
+           threads, peak);
+    for (size_t i = 0; i < sizeof resnet50 / sizeof resnet50[0]; i++) {
+        uint64_t macs;
+        double t = time_layer(&resnet50[i], threads, &macs);
+        if (t < 0) {
+            fprintf(stderr, "kernel_peak: layer %zu failed\n", i);
+            return 1;
+        }
+        double gm = macs / t / 1e9;
+        worst = gm < worst ? gm : worst;
+        total_s += t * resnet50[i].count;
+        total_macs += (double)macs * resnet50[i].count;
+        printf("%s{\"in\": \"%ux%ux%u\", \"k\": %u, \"kernel\": %u, \"stride\": %u, \"gmacs\": %.1f}",
+               i ? ", " : "", resnet50[i].hw, resnet50[i].hw, resnet50[i].c, resnet50[i].k,
+               resnet50[i].kern, resnet50[i].stride, gm);
+    }
+    double all = total_macs / total_s / 1e9;
+    printf("], \"resnet50_gmacs\": %.1f, \"resnet50_ms\": %.2f, \"slowest_layer_gmacs\": %.1f, "
+           "\"share_of_peak\": %.3f}\n", all, total_s * 1e3, worst, peak > 0 ? all / peak : 0);
+    return 0;
+}

@@ -1,0 +1,142 @@
+#!/bin/sh
+# `make bench`: dlasim against ONNX Runtime (issue 18), in one run on the
+# same models and the same inputs, measured alternately (round after round)
+# so both see the same machine load; time per image = the mean over a
+# round's runs, of the round where it was least (the least disturbed).
+#   - ONNX Runtime: npm's onnxruntime-node (CPU build,
+#     ONNXRUNTIME_NODE_INSTALL_CUDA=skip) installed into BUILD/ort from the
+#     registry npm is configured with;
+#   - models: the Fashion-MNIST demo CNN (2,000 test images, when Debian's
+#     dataset-fashion-mnist is installed), ResNet-18, ResNet-50
+#     (tools/models/make_resnet.py) and MobileNetV2
+#     (tools/models/make_mobilenetv2.py), random weights, and
+#     their int8 QDQ forms (tools/models/make_qdq.py: activation ranges
+#     measured by ONNX Runtime in float on the calibration inputs);
+#   - dlasim: bench/model_bench (public API): INT8 on the simulated nv_small
+#     and the float reference; ONNX Runtime: fp32 and int8 QDQ, THREADS
+#     intra-op threads (default: the online cores, as dlasim uses);
+#   - bench/kernel_peak: the int8 MAC peak of this CPU and the convolution
+#     kernel on ResNet-50's layers.
+# Prints a table and writes BUILD/peer_bench.json.
+#   usage: bench/peer_bench.sh BUILD [ROUNDS (3)] [RUNS per round (4)]
+set -u
+build=$1
+rounds=${2:-3}
+runs=${3:-4}
+py=/usr/bin/python3
+threads=${THREADS:-$(getconf _NPROCESSORS_ONLN)}
+raw=$build/peer_raw.jsonl
+: > "$raw"
+
+ort=$build/ort
+# npm (and node) from Debian when missing, as root, as make plot does for matplotlib
+if ! command -v npm > /dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get > /dev/null 2>&1; then
+    echo "== installing Debian's npm (for ONNX Runtime)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm > /dev/null 2>&1 ||
+        echo "peer_bench: apt-get install npm failed"
+fi
+if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
+    if command -v npm > /dev/null 2>&1; then
+        mkdir -p "$ort"
+        [ -f "$ort/package.json" ] || echo '{"name": "dlasim-bench-peer", "private": true}' > "$ort/package.json"
+        echo "== installing onnxruntime-node (npm, CPU build) into $ort"
+        (cd "$ort" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install --no-audit --no-fund onnxruntime-node \
+            > npm.log 2>&1) || echo "peer_bench: npm install failed (see $ort/npm.log): ONNX Runtime columns empty"
+    else
+        echo "peer_bench: no npm: ONNX Runtime columns empty"
+    fi
+fi
+have_ort=0
+[ -d "$ort/node_modules/onnxruntime-node" ] && command -v node > /dev/null 2>&1 && have_ort=1
+
+inputs=$build/rand224x8.f32
+[ -f "$inputs" ] || $py -c "import numpy as np; np.random.default_rng(1).uniform(-1, 1, (8, 3, 224, 224)).astype(np.float32).tofile('$inputs')"
+models=""
+for m in resnet18 resnet50 mobilenetv2; do
+    f=$build/$m.onnx
+    if [ ! -f "$f" ]; then
+        case $m in
+        resnet*) nice $py tools/models/make_resnet.py "${m#resnet}" "$f" ;;
+        *) nice $py tools/models/make_mobilenetv2.py "$f" ;;
+        esac || { echo "peer_bench: $m: cannot generate (python3-onnx?)"; continue; }
+    fi
+    if [ "$have_ort" = 1 ] && [ ! -f "$build/$m.qdq.onnx" ]; then
+        $py tools/models/make_qdq.py expose "$f" "$build/$m.allout.onnx" &&
+            node bench/ort_bench.js "$ort" "$build/$m.allout.onnx" "$inputs" 2 "$threads" --ranges "$build/$m.ranges.json" &&
+            $py tools/models/make_qdq.py qdq "$f" "$build/$m.ranges.json" "$build/$m.qdq.onnx" ||
+            echo "peer_bench: $m: no QDQ model"
+        rm -f "$build/$m.allout.onnx"
+    fi
+    models="$models $m"
+done
+
+# The Fashion-MNIST demo model on the first 2,000 test images (per image, as make demo runs 10,000)
+fm=${FMNIST:-/usr/share/datasets/fashion-mnist}
+if [ -f "$fm/t10k-images-idx3-ubyte.gz" ]; then
+    [ -f "$build/fmnist2k.f32" ] || $py -c "import gzip, numpy as np; r = gzip.open('$fm/t10k-images-idx3-ubyte.gz').read()[16:16 + 2000 * 784]; (np.frombuffer(r, np.uint8).astype(np.float32) / 255).tofile('$build/fmnist2k.f32')"
+    cp models/fashion_mnist.onnx "$build/fashion_mnist.onnx"
+    if [ "$have_ort" = 1 ] && [ ! -f "$build/fashion_mnist.qdq.onnx" ]; then
+        $py tools/models/make_qdq.py expose "$build/fashion_mnist.onnx" "$build/fashion_mnist.allout.onnx" &&
+            node bench/ort_bench.js "$ort" "$build/fashion_mnist.allout.onnx" "$build/fmnist2k.f32" 200 "$threads" \
+                --ranges "$build/fashion_mnist.ranges.json" &&
+            $py tools/models/make_qdq.py qdq "$build/fashion_mnist.onnx" "$build/fashion_mnist.ranges.json" \
+                "$build/fashion_mnist.qdq.onnx" || echo "peer_bench: fashion_mnist: no QDQ model"
+        rm -f "$build/fashion_mnist.allout.onnx"
+    fi
+    models="fashion_mnist $models"
+fi
+
+tag() { sed "s/^{/{\"side\": \"$1\", \"name\": \"$2\", \"round\": $3, /" >> "$raw"; }
+for r in $(seq 1 "$rounds"); do
+    echo "== round $r of $rounds"
+    for m in $models; do
+        in=$inputs n=$runs calib=2
+        [ "$m" = fashion_mnist ] && in=$build/fmnist2k.f32 n=2000 calib=200
+        "$build/model_bench" "$build/$m.onnx" "$in" --calib $calib --runs $n --float-runs $n |
+            tag dlasim "$m" "$r"
+        if [ "$have_ort" = 1 ]; then
+            node bench/ort_bench.js "$ort" "$build/$m.onnx" "$in" $n "$threads" | tag ort_fp32 "$m" "$r"
+            [ -f "$build/$m.qdq.onnx" ] &&
+                node bench/ort_bench.js "$ort" "$build/$m.qdq.onnx" "$in" $n "$threads" | tag ort_int8 "$m" "$r"
+        fi
+    done
+done
+"$build/kernel_peak" "$threads" | tag kernel all 0
+
+$py - "$raw" "$build/peer_bench.json" "$threads" <<'PY'
+import json, platform, sys, time
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+def best(side, name, key):
+    v = [r[key] for r in rows if r["side"] == side and r["name"] == name and r.get(key)]
+    return min(v) if v else None
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+out = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": f"{cpu}, {sys.argv[3]} threads",
+       "models": {}}
+kern = next((r for r in rows if r["side"] == "kernel"), None)
+print(f"\n{'model':12} {'GMAC':>6} | {'dlasim INT8':>11} {'ORT int8':>9} {'ratio':>6} | "
+      f"{'dlasim float':>12} {'ORT fp32':>9} {'ratio':>6} | {'INT8 GMAC/s':>11} {'peak RSS':>9}")
+for name in dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim"):
+    # per image: the mean over a round's runs, the best round (the least disturbed by other load)
+    d = {k: best("dlasim", name, k) for k in ("gmac", "peak_rss_mb")}
+    d["int8_ms_best"] = best("dlasim", name, "int8_ms_mean")
+    d["float_ms_best"] = best("dlasim", name, "float_ms_mean")
+    o8, of = best("ort_int8", name, "ms_mean"), best("ort_fp32", name, "ms_mean")
+    r8 = d["int8_ms_best"] / o8 if o8 else None
+    rf = d["float_ms_best"] / of if of else None
+    gm = d["gmac"] / d["int8_ms_best"] * 1e3 if d["int8_ms_best"] else None
+    out["models"][name] = {"gmac": d["gmac"], "dlasim_int8_ms": d["int8_ms_best"], "ort_int8_ms": o8,
+                           "int8_ratio": r8, "dlasim_float_ms": d["float_ms_best"], "ort_fp32_ms": of,
+                           "float_ratio": rf, "dlasim_int8_gmacs": gm, "peak_rss_mb": d["peak_rss_mb"]}
+    f = lambda v, w, p=1: f"{v:{w}.{p}f}" if v is not None else " " * (w - 1) + "-"
+    print(f"{name:12} {f(d['gmac'], 6, 4 if (d['gmac'] or 1) < 0.01 else 2)} | {f(d['int8_ms_best'], 9)}ms {f(o8, 7)}ms {f(r8, 5, 2)}x | "
+          f"{f(d['float_ms_best'], 10)}ms {f(of, 7)}ms {f(rf, 5, 2)}x | {f(gm, 11)} {f(d['peak_rss_mb'], 7)}MB")
+if kern:
+    out["kernel"] = kern
+    print(f"\nint8 MAC peak ({kern['isa']}, {kern['threads']} threads): {kern['peak_gmacs']:.1f} GMAC/s; "
+          f"convolution kernel on ResNet-50's layers: {kern['resnet50_gmacs']:.1f} GMAC/s "
+          f"({100 * kern['share_of_peak']:.0f} % of the peak), slowest layer {kern['slowest_layer_gmacs']:.1f} GMAC/s")
+print("per image: mean of a round's runs, best round; ratio = dlasim / ONNX Runtime; "
+      "ORT int8 = QDQ model from tools/models/make_qdq.py")
+json.dump(out, open(sys.argv[2], "w"), indent=1)
+print(f"JSON: {sys.argv[2]}")
+PY

@@ -1,0 +1,43 @@
+/*
+ * Single-precision matrix product for the float reference executor
+ * (src/compiler/float_exec.c): convolutions as im2col x weights, Gemm.
+ *
+ *   C[m * ldc + n] = bias[m] + sum over k < K of A[m * lda + k] * B[k * ldb + n]
+ *
+ * (bias may be NULL: 0).  Packed panels, a register-blocked micro-kernel with
+ * the instruction set chosen at run time (AVX2+FMA or generic C), split over
+ * `threads` threads (1 = the calling thread only).  Float sums are rounded in
+ * a fixed order that does not depend on the thread count, so results are
+ * reproducible run to run and between 1 and N threads.
+ */
+#ifndef DLASIM_KERNELS_SGEMM_H
+#define DLASIM_KERNELS_SGEMM_H
+
+#include <stdint.h>
+
+/* Returns 0, or -1 when the packing buffers cannot be allocated. */
+int dla_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
+              int64_t ldb, const float *bias, float *C, int64_t ldc, unsigned threads);
+
+/* A convolution as a matrix product without an im2col copy: the B panels
+ * are gathered from the image.  x: C x H x W (one group's channels);
+ * output OH x OW; kernel kh x kw, strides, dilations, top/left padding (the
+ * bottom/right padding follows from OH, OW). */
+struct dla_sconv_geom {
+    const float *x;
+    int64_t C, H, W, OH, OW, kh, kw, sy, sx, dy, dx, pt, pl;
+};
+
+/* y[k][oy][ox] = bias[k] + sum over (c, ky, kx) of w[k][c][ky][kx] *
+ * x[c][oy * sy - pt + ky * dy][ox * sx - pl + kx * dx] (0 outside), k < K. */
+int dla_sconv(const struct dla_sconv_geom *g, int64_t K, const float *w, const float *bias,
+              float *y, unsigned threads);
+
+/* One row times a matrix: y[n] = sum over k < K of x[k] * B[k * N + n], or with
+ * trans_b, of x[k] * B[n * K + k]. */
+void dla_sgemv(int64_t N, int64_t K, const float *x, const float *B, int trans_b, float *y);
+
+/* Name of the micro-kernel dla_sgemm selects on this machine. */
+const char *dla_sgemm_isa(void);
+
+#endif
