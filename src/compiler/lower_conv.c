@@ -535,7 +535,7 @@ static int emit_ring_restart(struct dlasim_model *m, struct opvec *v, struct dlc
         fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[0], &d, &bx, &by, 0, wb);
         fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[0], &z, &by, sb, &sl, k);
         L->n_hw_ops += 2;
-        L->ring_restart = 1;
+        L->ring_restart++;
     }
     dlasim_conv_plan_free(&plan);
     return rc ? dlc_node_errf(err, errlen, rc, nd, "out of memory for a weight-ring restart") : 0;
@@ -658,11 +658,7 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
     const struct dlc_node *nd = &m->g.nodes[L->node];
     struct qconv q;
     memset(&q, 0, sizeof q);
-    int rc = m->ring_restart[L->node] ? emit_ring_restart(m, v, L, err, errlen) : 0;
-    if (rc) {
-        return rc;
-    }
-    rc = dense_weights(m, L, &q);
+    int rc = dense_weights(m, L, &q);
     rc = rc ? rc : quantize_conv(L, &q);
     if (rc) {
         qconv_free(&q);
@@ -675,7 +671,10 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
     for (int64_t g0 = 0; g0 < groups && !rc; g0 += per) {
         int64_t n = groups - g0 < per ? groups - g0 : per;
         struct cblock cb = { g0 * kg, n * kg, g0 * cg, n * cg };
-        rc = emit_block(m, L, v, &q, &cb, err, errlen);
+        /* a marked layer restarts the ring before each block (the conflict may be
+         * between two blocks of its own) */
+        rc = m->ring_restart[L->node] ? emit_ring_restart(m, v, L, err, errlen) : 0;
+        rc = rc ? rc : emit_block(m, L, v, &q, &cb, err, errlen);
         L->blocks++;
     }
     qconv_free(&q);
@@ -814,6 +813,9 @@ int dlc_separate_banks(struct dlasim_model *m, char *err, size_t errlen)
     }
     m->reset_each_run = 0;
     int restart = 0;
+    for (int i = 0; i < m->g.n_nodes; i++) { /* marks of the pass before are now old */
+        m->ring_restart[i] = m->ring_restart[i] ? 1 : 0;
+    }
     for (size_t k = 0; k < ng && !rc; k++) {
         struct wgroup *g = &grp[k];
         const struct wgroup *pg = &grp[(k + ng - 1) % ng], *ngp = &grp[(k + 1) % ng];
@@ -841,12 +843,12 @@ int dlc_separate_banks(struct dlasim_model *m, char *err, size_t errlen)
         }
         if (!ok) { /* no bank to spare: a restart convolution before it (next pass) */
             const struct dlc_layer *L = &m->layers[clayer[g->ops - convs]];
-            if (m->ring_restart[L->node]) {
+            if (m->ring_restart[L->node] == 1) { /* marked by an earlier pass */
                 rc = dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, &m->g.nodes[L->node],
                                    "CBUF weight ring: the same banks as the convolution before "
                                    "it even after a restart convolution");
             }
-            m->ring_restart[L->node] = 1;
+            m->ring_restart[L->node] = 2; /* this pass (another block may fail too) */
             restart = 1;
         }
     }
