@@ -82,14 +82,40 @@ static void conv_take(struct dlasim_model *m, struct dlc_layer *L, char *fused)
 
 /* The convolution planner on the node's shape (a dry run): NULL, or why
  * not (written into why). */
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
+/* Groups per block of a grouped convolution (C input, K output channels):
+ * the fewest whole groups whose input and output channel counts are
+ * multiples of Atomic-M (one Atomic-M of a depthwise convolution), or all
+ * of them; 1 without groups. */
+static int64_t block_groups(const struct dlasim_model *m, int group, int64_t C, int64_t K)
+{
+    if (group <= 1) {
+        return 1;
+    }
+    int64_t a = m->hw.atom_m, cg = C / group, kg = K / group;
+    int64_t gc = a / gcd64(cg, a), gk = a / gcd64(kg, a);
+    int64_t g0 = gc / gcd64(gc, gk) * gk;
+    return g0 < group ? g0 : group;
+}
+
+/* The planner's dry run on the largest block the convolution runs as. */
 static const char *plan_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
                                 const struct dlc_buf *b, char *why, size_t n)
 {
     const struct dlc_tensor *w = &m->g.t[nd->in[1]];
+    int64_t g0 = block_groups(m, nd->group, b->c, w->dims[0]);
     struct dlasim_conv_desc d;
     dlasim_conv_desc_init(&d);
-    d.in_w = b->w, d.in_h = b->h, d.in_c = b->c;
-    d.kernels = (uint32_t)w->dims[0];
+    d.in_w = b->w, d.in_h = b->h, d.in_c = (uint32_t)(g0 * (b->c / nd->group));
+    d.kernels = (uint32_t)(g0 * (w->dims[0] / nd->group));
     d.kernel_h = (uint32_t)nd->kernel[0], d.kernel_w = (uint32_t)nd->kernel[1];
     d.stride_y = (uint32_t)nd->stride[0], d.stride_x = (uint32_t)nd->stride[1];
     d.dilation_y = (uint32_t)nd->dilation[0], d.dilation_x = (uint32_t)nd->dilation[1];
@@ -551,28 +577,11 @@ struct cblock {
     int64_t k0, nk, c0, nc;
 };
 
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    while (b) {
-        int64_t t = a % b;
-        a = b, b = t;
-    }
-    return a;
-}
-
-/* Groups per block: the fewest whole groups whose input and output channel
- * counts are multiples of Atomic-M (one Atomic-M of a depthwise
- * convolution), or all of them. */
+/* Groups per block of a convolution with q's channel counts (see block_groups). */
 static int64_t groups_per_block(const struct dlasim_model *m, const struct dlc_node *nd,
                                 const struct qconv *q)
 {
-    if (nd->op != DLC_OP_CONV || nd->group <= 1) {
-        return 1;
-    }
-    int64_t a = m->hw.atom_m, cg = q->C / nd->group, kg = q->K / nd->group;
-    int64_t gc = a / gcd64(cg, a), gk = a / gcd64(kg, a);
-    int64_t g0 = gc / gcd64(gc, gk) * gk;
-    return g0 < nd->group ? g0 : nd->group;
+    return nd->op == DLC_OP_CONV ? block_groups(m, nd->group, q->C, q->K) : 1;
 }
 
 /* The block's view of a feature buffer: n channels from channel c0 (a
