@@ -65,7 +65,7 @@ struct dlc_layer {
     float clip_hi;      /* relu6 and the like: upper clip (folded into saturation) */
     uint64_t macs;
     int n_hw_ops;
-    int ring_restart;   /* a CBUF weight-ring restart convolution runs before it */
+    int ring_restart;   /* CBUF weight-ring restart convolutions run before it (count) */
     int blocks;         /* CONV: channel blocks (groups of a grouped convolution) */
     /* statistics */
     uint64_t stat_n, stat_sat;

@@ -82,14 +82,40 @@ static void conv_take(struct dlasim_model *m, struct dlc_layer *L, char *fused)
 
 /* The convolution planner on the node's shape (a dry run): NULL, or why
  * not (written into why). */
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
+/* Groups per block of a grouped convolution (C input, K output channels):
+ * the fewest whole groups whose input and output channel counts are
+ * multiples of Atomic-M (one Atomic-M of a depthwise convolution), or all
+ * of them; 1 without groups. */
+static int64_t block_groups(const struct dlasim_model *m, int group, int64_t C, int64_t K)
+{
+    if (group <= 1) {
+        return 1;
+    }
+    int64_t a = m->hw.atom_m, cg = C / group, kg = K / group;
+    int64_t gc = a / gcd64(cg, a), gk = a / gcd64(kg, a);
+    int64_t g0 = gc / gcd64(gc, gk) * gk;
+    return g0 < group ? g0 : group;
+}
+
+/* The planner's dry run on the largest block the convolution runs as. */
 static const char *plan_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
                                 const struct dlc_buf *b, char *why, size_t n)
 {
     const struct dlc_tensor *w = &m->g.t[nd->in[1]];
+    int64_t g0 = block_groups(m, nd->group, b->c, w->dims[0]);
     struct dlasim_conv_desc d;
     dlasim_conv_desc_init(&d);
-    d.in_w = b->w, d.in_h = b->h, d.in_c = b->c;
-    d.kernels = (uint32_t)w->dims[0];
+    d.in_w = b->w, d.in_h = b->h, d.in_c = (uint32_t)(g0 * (b->c / nd->group));
+    d.kernels = (uint32_t)(g0 * (w->dims[0] / nd->group));
     d.kernel_h = (uint32_t)nd->kernel[0], d.kernel_w = (uint32_t)nd->kernel[1];
     d.stride_y = (uint32_t)nd->stride[0], d.stride_x = (uint32_t)nd->stride[1];
     d.dilation_y = (uint32_t)nd->dilation[0], d.dilation_x = (uint32_t)nd->dilation[1];
@@ -535,7 +561,7 @@ static int emit_ring_restart(struct dlasim_model *m, struct opvec *v, struct dlc
         fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[0], &d, &bx, &by, 0, wb);
         fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[0], &z, &by, sb, &sl, k);
         L->n_hw_ops += 2;
-        L->ring_restart = 1;
+        L->ring_restart++;
     }
     dlasim_conv_plan_free(&plan);
     return rc ? dlc_node_errf(err, errlen, rc, nd, "out of memory for a weight-ring restart") : 0;
@@ -551,28 +577,11 @@ struct cblock {
     int64_t k0, nk, c0, nc;
 };
 
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    while (b) {
-        int64_t t = a % b;
-        a = b, b = t;
-    }
-    return a;
-}
-
-/* Groups per block: the fewest whole groups whose input and output channel
- * counts are multiples of Atomic-M (one Atomic-M of a depthwise
- * convolution), or all of them. */
+/* Groups per block of a convolution with q's channel counts (see block_groups). */
 static int64_t groups_per_block(const struct dlasim_model *m, const struct dlc_node *nd,
                                 const struct qconv *q)
 {
-    if (nd->op != DLC_OP_CONV || nd->group <= 1) {
-        return 1;
-    }
-    int64_t a = m->hw.atom_m, cg = q->C / nd->group, kg = q->K / nd->group;
-    int64_t gc = a / gcd64(cg, a), gk = a / gcd64(kg, a);
-    int64_t g0 = gc / gcd64(gc, gk) * gk;
-    return g0 < nd->group ? g0 : nd->group;
+    return nd->op == DLC_OP_CONV ? block_groups(m, nd->group, q->C, q->K) : 1;
 }
 
 /* The block's view of a feature buffer: n channels from channel c0 (a
@@ -658,11 +667,7 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
     const struct dlc_node *nd = &m->g.nodes[L->node];
     struct qconv q;
     memset(&q, 0, sizeof q);
-    int rc = m->ring_restart[L->node] ? emit_ring_restart(m, v, L, err, errlen) : 0;
-    if (rc) {
-        return rc;
-    }
-    rc = dense_weights(m, L, &q);
+    int rc = dense_weights(m, L, &q);
     rc = rc ? rc : quantize_conv(L, &q);
     if (rc) {
         qconv_free(&q);
@@ -675,7 +680,10 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
     for (int64_t g0 = 0; g0 < groups && !rc; g0 += per) {
         int64_t n = groups - g0 < per ? groups - g0 : per;
         struct cblock cb = { g0 * kg, n * kg, g0 * cg, n * cg };
-        rc = emit_block(m, L, v, &q, &cb, err, errlen);
+        /* a marked layer restarts the ring before each block (the conflict may be
+         * between two blocks of its own) */
+        rc = m->ring_restart[L->node] ? emit_ring_restart(m, v, L, err, errlen) : 0;
+        rc = rc ? rc : emit_block(m, L, v, &q, &cb, err, errlen);
         L->blocks++;
     }
     qconv_free(&q);
@@ -814,6 +822,9 @@ int dlc_separate_banks(struct dlasim_model *m, char *err, size_t errlen)
     }
     m->reset_each_run = 0;
     int restart = 0;
+    for (int i = 0; i < m->g.n_nodes; i++) { /* marks of the pass before are now old */
+        m->ring_restart[i] = m->ring_restart[i] ? 1 : 0;
+    }
     for (size_t k = 0; k < ng && !rc; k++) {
         struct wgroup *g = &grp[k];
         const struct wgroup *pg = &grp[(k + ng - 1) % ng], *ngp = &grp[(k + 1) % ng];
@@ -841,12 +852,12 @@ int dlc_separate_banks(struct dlasim_model *m, char *err, size_t errlen)
         }
         if (!ok) { /* no bank to spare: a restart convolution before it (next pass) */
             const struct dlc_layer *L = &m->layers[clayer[g->ops - convs]];
-            if (m->ring_restart[L->node]) {
+            if (m->ring_restart[L->node] == 1) { /* marked by an earlier pass */
                 rc = dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, &m->g.nodes[L->node],
                                    "CBUF weight ring: the same banks as the convolution before "
                                    "it even after a restart convolution");
             }
-            m->ring_restart[L->node] = 1;
+            m->ring_restart[L->node] = 2; /* this pass (another block may fail too) */
             restart = 1;
         }
     }

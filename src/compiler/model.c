@@ -563,8 +563,12 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
         } else if (L->engine == DLC_ENG_PLACED) {
             sb_printf(&b, " inputs written in place by their producers");
         } else if (L->engine != DLC_ENG_VIEW) {
-            sb_printf(&b, " %d hw ops%s", L->n_hw_ops,
-                      L->ring_restart ? " (2 of them a CBUF weight-ring restart)" : "");
+            if (L->ring_restart) {
+                sb_printf(&b, " %d hw ops (%d of them CBUF weight-ring restarts)", L->n_hw_ops,
+                          2 * L->ring_restart);
+            } else {
+                sb_printf(&b, " %d hw ops", L->n_hw_ops);
+            }
             if (L->blocks > 1) {
                 sb_printf(&b, " in %d channel blocks", L->blocks);
             }

@@ -215,7 +215,7 @@ static void test_depthwise_macs(void **state)
     dlasim_model_free(m);
 }
 /* issue 17: the CBUF weight-ring conflict of SqueezeNet's stem, resolved by a restart convolution */
-OP_TEST(op_ring_restart, 0, "(2 of them a CBUF weight-ring restart)", "1 CBUF weight-ring restart")
+OP_TEST(op_ring_restart, 0, "(2 of them CBUF weight-ring restarts)", "1 CBUF weight-ring restart")
 /* issue 17: small torchvision models as torch.onnx.export writes them (tools/models/make_torchvision.py):
  * Identity on initializers, Shape/Gather/Concat chains, HardSigmoid, Split, ReduceMean, Resize */
 OP_TEST(op_import_pass, 1, "view     Slice", "SDP      Mul", "PDP      GlobalAveragePool", "CPU      Resize")
