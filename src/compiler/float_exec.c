@@ -23,12 +23,10 @@
 typedef float v4f __attribute__((vector_size(16)));
 typedef int32_t v4i __attribute__((vector_size(16)));
 
-static int efail(char *err, size_t errlen, const struct dlc_node *nd, const char *why)
+/* A node the float reference cannot run: status rc and a message naming it. */
+static int efail(char *err, size_t errlen, int rc, const struct dlc_node *nd, const char *why)
 {
-    if (err && errlen) {
-        snprintf(err, errlen, "node '%s' (%s): %s", nd->name, dlc_op_names[nd->op], why);
-    }
-    return -1;
+    return dla_errf(err, errlen, rc, "node '%s' (%s): %s", nd->name, dlc_op_names[nd->op], why);
 }
 
 /* Threads of the float reference's matrix products: the online cores. */
@@ -630,7 +628,7 @@ int dlc_float_node(const struct dlc_graph *g, const struct dlc_node *nd, float *
 {
     for (int i = 0; i < nd->n_in; i++) {
         if (nd->in[i] >= 0 && !vals[nd->in[i]]) {
-            return efail(err, errlen, nd, "input not computed");
+            return efail(err, errlen, DLASIM_ERR_INVAL, nd, "input not computed");
         }
     }
     const struct dlc_tensor *o = &g->t[nd->out];
@@ -638,14 +636,14 @@ int dlc_float_node(const struct dlc_graph *g, const struct dlc_node *nd, float *
     if (!y) {
         y = malloc((size_t)(o->n ? o->n : 1) * sizeof(float));
         if (!y) {
-            return efail(err, errlen, nd, "out of memory");
+            return efail(err, errlen, DLASIM_ERR_NOMEM, nd, "out of memory");
         }
         vals[nd->out] = y;
     }
     switch (nd->op) {
     case DLC_OP_CONV:
         if (conv2d(g, nd, vals, y)) {
-            return efail(err, errlen, nd, "out of memory");
+            return efail(err, errlen, DLASIM_ERR_NOMEM, nd, "out of memory");
         }
         break;
     case DLC_OP_GEMM:
@@ -687,7 +685,8 @@ void dlc_vals_free(const struct dlc_graph *g, float **vals)
 /* Constants point at their data; computed tensors keep a buffer a previous
  * run left in vals (same graph, same sizes: a calibration over many images
  * allocates and faults its pages in once), else get one when computed. */
-static int float_run_begin(const struct dlc_graph *g, const float *input, float **vals)
+static int float_run_begin(const struct dlc_graph *g, const float *input, float **vals, char *err,
+                           size_t errlen)
 {
     for (int i = 0; i < g->n_t; i++) {
         if (g->t[i].is_const) {
@@ -699,7 +698,8 @@ static int float_run_begin(const struct dlc_graph *g, const float *input, float 
         vals[g->input] = malloc((size_t)x->n * sizeof(float));
     }
     if (!vals[g->input]) {
-        return -1;
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "input '%s': out of memory for %lld floats",
+                        x->name, (long long)x->n);
     }
     memcpy(vals[g->input], input, (size_t)x->n * sizeof(float));
     return 0;
@@ -708,8 +708,9 @@ static int float_run_begin(const struct dlc_graph *g, const float *input, float 
 int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
                   dlc_observe_fn observe, void *ctx, char *err, size_t errlen)
 {
-    if (float_run_begin(g, input, vals)) {
-        return -1;
+    int rc = float_run_begin(g, input, vals, err, errlen);
+    if (rc) {
+        return rc;
     }
     if (observe) {
         observe(ctx, g->input, vals[g->input], g->t[g->input].n);
@@ -719,8 +720,9 @@ int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
         if (nd->dead) {
             continue;
         }
-        if (dlc_float_node(g, nd, vals, err, errlen)) {
-            return -1;
+        rc = dlc_float_node(g, nd, vals, err, errlen);
+        if (rc) {
+            return rc;
         }
         if (observe) {
             observe(ctx, nd->out, vals[nd->out], g->t[nd->out].n);
@@ -810,8 +812,8 @@ int dlc_float_stream(const struct dlc_graph *g, const float *input, float **vals
                           (unsigned long long)live, (unsigned long long)lim->max_bytes);
             break;
         }
-        if (dlc_float_node(g, nd, vals, err, errlen)) {
-            rc = DLASIM_ERR_NOMEM;
+        rc = dlc_float_node(g, nd, vals, err, errlen);
+        if (rc) {
             break;
         }
         live += out_bytes;

@@ -112,7 +112,7 @@ int dlasim_model_run_float(const struct dlasim_model *m, const float *input, flo
     }
     dlc_vals_free(&m->g, vals);
     free(vals);
-    return rc ? DLASIM_ERR_INVAL : 0;
+    return rc;
 }
 
 /* ---- compile ---------------------------------------------------------------------------- */
@@ -341,14 +341,15 @@ static int run_cpu_layer(struct dlasim_model *m, struct dlasim_dev *dev, const s
     if (!fval(m, nd->out)) {
         return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     }
-    if (dlc_float_node(g, nd, m->fvals, err, errlen)) {
-        return DLASIM_ERR_INVAL;
+    int rc = dlc_float_node(g, nd, m->fvals, err, errlen);
+    if (rc) {
+        return rc;
     }
     if (nd->out == g->output) {
         return 0;
     }
     int64_t bad;
-    int rc = write_tensor(m, dev, nd->out, m->fvals[nd->out], &bad);
+    rc = write_tensor(m, dev, nd->out, m->fvals[nd->out], &bad);
     if (rc && bad >= 0) {
         return dla_errf(err, errlen, rc, "node '%s' (host CPU): output value %lld is NaN or "
                         "infinite", nd->name, (long long)bad);
