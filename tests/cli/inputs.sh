@@ -7,18 +7,9 @@
 set -u
 dlasim=${DLASIM:-build/dlasim}
 model=models/fashion_mnist.onnx
-passed=0; failed=0
+. tests/common/expect.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-expect() {  # name, wanted exit status, text the output must contain, command...
-    name=$1; want=$2; text=$3; shift 3
-    out=$("$@" 2>&1); rc=$?
-    if [ "$rc" -eq "$want" ] && printf '%s' "$out" | grep -qF -- "$text"; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1)); echo "FAIL $name (exit $rc, wanted $want and '$text'): $(printf '%s' "$out" | tail -3)"
-    fi
-}
 # peak RSS in KB of a command (GNU time), or 0 without /usr/bin/time or
 # under the sanitizers (ASan's quarantine keeps freed memory resident)
 rss() { if [ -x /usr/bin/time ] && case "$dlasim" in *build-san*) false ;; *) true ;; esac; then /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1; else echo 0; fi; }

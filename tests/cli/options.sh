@@ -8,18 +8,9 @@ dlasim=${DLASIM:-build/dlasim}
 conf=${CONFORMANCE:-../shared/conformance/nvdla-traces}
 case_cfg="$conf/nv_small/pdp_8x8x64_2x2_int8/pdp_8x8x64_2x2_int8.cfg"
 model=models/fashion_mnist.onnx
-passed=0; failed=0
+. tests/common/expect.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-expect() {  # name, wanted exit status, text the output must contain, command...
-    name=$1; want=$2; text=$3; shift 3
-    out=$("$@" 2>&1); rc=$?
-    if [ "$rc" -eq "$want" ] && printf '%s' "$out" | grep -qF -- "$text"; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1)); echo "FAIL $name (exit $rc, wanted $want and '$text'): $(printf '%s' "$out" | tail -3)"
-    fi
-}
 /usr/bin/python3 - "$tmp" <<'PY'
 import sys, struct
 d = sys.argv[1]
