@@ -595,55 +595,84 @@ static void convert_rows(const int8_t lut[256], int8_t *rows, size_t stride, uin
     }
 }
 
-int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
-                           struct dla_cbuf_slices *dst)
-{
-    const uint32_t m = dla_cfg(d)->memory_atomic_size;
-    const uint32_t w = c->width, h = c->height, ch = c->channel, nb = c->batches;
-    const size_t line_bytes = (size_t)w * m;
-    const size_t slice_bytes = dla_cbuf_slice_bytes(dst);
-    const enum dla_lanes_isa isa = dla_lanes_best();
-    uint64_t surf_stride = c->surf_stride;
-    int8_t lut[256];
-    int rc = 0;
+/* Where one fetched surface lands: surface s of batch b, n channels of it,
+ * in h lines of w atoms at buf; first is the first CBUF slice of the cube. */
+struct surface_put {
+    void (*put)(const struct surface_put *sp, const uint8_t *buf, int8_t *first, uint32_t b,
+                uint32_t s, uint32_t n);
+    const struct dla_cdma_cfg *c;
+    uint32_t m, per_atom; /* atom bytes, channels an atom holds */
+    size_t line_bytes, slice_bytes;
+    enum dla_lanes_isa isa;
+    const int8_t *lut;    /* INT8 input converter table, NULL when off */
+};
 
-    /* ref: vmod/nvdla/cdma/NV_NVDLA_CDMA_dc.v is_packed_1x1: a 1x1 cube
-     * with SURF_PACKED is fetched as consecutive atoms */
-    if (c->surf_packed && w == 1 && h == 1) {
-        surf_stride = m;
-    }
-    if (c->cvt_en) {
-        cvt_table(lut, 1, c->cvt_offset, c->cvt_scale, c->cvt_truncate);
-    }
+/*
+ * Feature data in memory: surfaces of m-byte atoms of per_atom channels,
+ * element (c, y, x) of batch b at base + b * BATCH_STRIDE + (c / per_atom) *
+ * SURF_STRIDE + y * LINE_STRIDE + x * m.  Each surface is read whole, then
+ * placed by sp->put.  ref: vmod/nvdla/cdma/NV_NVDLA_CDMA_dc.v is_packed_1x1:
+ * a 1x1 cube with SURF_PACKED is fetched as consecutive atoms.
+ */
+static int fetch_surfaces(struct dla_dev *d, struct dla_cbuf_slices *dst,
+                          const struct surface_put *sp)
+{
+    const struct dla_cdma_cfg *c = sp->c;
+    const uint32_t w = c->width, h = c->height, ch = c->channel, nb = c->batches;
+    uint64_t surf_stride = c->surf_packed && w == 1 && h == 1 ? sp->m : c->surf_stride;
     int8_t *first = dla_cbuf_append(d, dst, h * nb);
     if (!first) {
         return DLASIM_ERR_NOMEM;
     }
-    uint8_t *buf = malloc(line_bytes * h);
+    uint8_t *buf = malloc(sp->line_bytes * h);
     if (!buf) {
         return dla_error(d, DLASIM_ERR_NOMEM, "CDMA: no memory for a %zu-byte surface",
-                         line_bytes * h);
+                         sp->line_bytes * h);
     }
+    int rc = 0;
     for (uint32_t b = 0; b < nb && !rc; b++) {
-        for (uint32_t s = 0; s * m < ch && !rc; s++) {
+        for (uint32_t s = 0; s * sp->per_atom < ch && !rc; s++) {
             uint64_t base = c->dain_addr[0] + (uint64_t)b * c->batch_stride + s * surf_stride;
             rc = dla_dma_read_lines(d, c->dain_port, UINT64_MAX, base, c->line_stride, h,
-                                    line_bytes, buf);
-            if (rc) {
-                break;
-            }
-            uint32_t n = ch - s * m < m ? ch - s * m : m;
-            for (uint32_t y = 0; y < h; y++) {
-                int8_t *rows = first + (size_t)(y * nb + b) * slice_bytes + (size_t)s * m * w;
-                dla_transpose_bytes(isa, buf + y * line_bytes, m, w, n, (uint8_t *)rows, w);
-                if (c->cvt_en) {
-                    convert_rows(lut, rows, w, n, w);
-                }
+                                    sp->line_bytes, buf);
+            if (!rc) {
+                uint32_t left = ch - s * sp->per_atom;
+                sp->put(sp, buf, first, b, s, left < sp->per_atom ? left : sp->per_atom);
             }
         }
     }
     free(buf);
     return rc;
+}
+
+/* INT8: n channels of a surface transposed into channel rows of w bytes. */
+static void put_int8(const struct surface_put *sp, const uint8_t *buf, int8_t *first, uint32_t b,
+                     uint32_t s, uint32_t n)
+{
+    const uint32_t w = sp->c->width, nb = sp->c->batches;
+    for (uint32_t y = 0; y < sp->c->height; y++) {
+        int8_t *rows = first + (size_t)(y * nb + b) * sp->slice_bytes + (size_t)s * sp->m * w;
+        dla_transpose_bytes(sp->isa, buf + y * sp->line_bytes, sp->m, w, n, (uint8_t *)rows, w);
+        if (sp->lut) {
+            convert_rows(sp->lut, rows, w, n, w);
+        }
+    }
+}
+
+int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
+                           struct dla_cbuf_slices *dst)
+{
+    const uint32_t m = dla_cfg(d)->memory_atomic_size;
+    int8_t lut[256];
+    if (c->cvt_en) {
+        cvt_table(lut, 1, c->cvt_offset, c->cvt_scale, c->cvt_truncate);
+    }
+    const struct surface_put sp = {
+        .put = put_int8, .c = c, .m = m, .per_atom = m, .line_bytes = (size_t)c->width * m,
+        .slice_bytes = dla_cbuf_slice_bytes(dst), .isa = dla_lanes_best(),
+        .lut = c->cvt_en ? lut : NULL,
+    };
+    return fetch_surfaces(d, dst, &sp);
 }
 
 /* ref: cmod/hls/cdma_libs/cdma_cvt.cpp NV_NVDLA_CDMA_CVT_cell, int16 output
@@ -661,55 +690,42 @@ static int16_t line_elem16(const uint8_t *line, uint32_t m, uint32_t x, uint32_t
     return (int16_t)(uint16_t)(p[0] | (uint16_t)(p[1] << 8));
 }
 
+/* INT16: n channels of a surface into channel rows of w 16-bit elements,
+ * converted by D_CVT_CFG if enabled. */
+static void put_int16(const struct surface_put *sp, const uint8_t *buf, int8_t *first, uint32_t b,
+                      uint32_t s, uint32_t n)
+{
+    const struct dla_cdma_cfg *c = sp->c;
+    const uint32_t w = c->width, e = sp->per_atom;
+    for (uint32_t y = 0; y < c->height; y++) {
+        int8_t *slice = first + (size_t)(y * c->batches + b) * sp->slice_bytes;
+        for (uint32_t k = 0; k < n; k++) {
+            int8_t *row = slice + ((size_t)(s * e + k) * w) * 2u;
+            for (uint32_t x = 0; x < w; x++) {
+                int16_t v = line_elem16(buf + y * sp->line_bytes, sp->m, x, k);
+                if (c->cvt_en) {
+                    v = cvt_int16(v, c->cvt_offset, c->cvt_scale, c->cvt_truncate);
+                }
+                memcpy(row + 2u * x, &v, sizeof(v));
+            }
+        }
+    }
+}
+
 /*
- * INT16 feature data: surfaces of m-byte atoms holding e = m / 2 channels
- * (NVDLA_MEMORY_ATOMIC_SIZE bytes per atom whatever the precision; nv_full
- * cmod/csc ELEMENT_PER_ATOM_INT16 16 with 32-byte atoms), element (c, y, x)
- * of batch b at base + b * BATCH_STRIDE + (c / e) * SURF_STRIDE +
- * y * LINE_STRIDE + x * m + (c % e) * 2, converted by D_CVT_CFG if enabled.
+ * INT16 feature data: an atom holds e = m / 2 channels (NVDLA_MEMORY_ATOMIC_SIZE
+ * bytes per atom whatever the precision; nv_full cmod/csc ELEMENT_PER_ATOM_INT16
+ * 16 with 32-byte atoms), element (c, y, x) at (c % e) * 2 in its atom.
  */
 int dla_cdma_fetch_feature16(struct dla_dev *d, const struct dla_cdma_cfg *c,
                              struct dla_cbuf_slices *dst)
 {
-    const uint32_t m = dla_cfg(d)->memory_atomic_size, e = m / 2;
-    const uint32_t w = c->width, h = c->height, ch = c->channel, nb = c->batches;
-    const size_t line_bytes = (size_t)w * m;
-    const size_t slice_bytes = dla_cbuf_slice_bytes(dst);
-    uint64_t surf_stride = c->surf_packed && w == 1 && h == 1 ? m : c->surf_stride;
-    int rc = 0;
-
-    int8_t *first = dla_cbuf_append(d, dst, h * nb);
-    if (!first) {
-        return DLASIM_ERR_NOMEM;
-    }
-    uint8_t *buf = malloc(line_bytes * h);
-    if (!buf) {
-        return dla_error(d, DLASIM_ERR_NOMEM, "CDMA: no memory for a %zu-byte surface",
-                         line_bytes * h);
-    }
-    for (uint32_t b = 0; b < nb && !rc; b++) {
-        for (uint32_t s = 0; s * e < ch && !rc; s++) {
-            uint64_t base = c->dain_addr[0] + (uint64_t)b * c->batch_stride + s * surf_stride;
-            rc = dla_dma_read_lines(d, c->dain_port, UINT64_MAX, base, c->line_stride, h,
-                                    line_bytes, buf);
-            uint32_t n = ch - s * e < e ? ch - s * e : e;
-            for (uint32_t y = 0; y < h && !rc; y++) {
-                int8_t *slice = first + (size_t)(y * nb + b) * slice_bytes;
-                for (uint32_t k = 0; k < n; k++) {
-                    int8_t *row = slice + ((size_t)(s * e + k) * w) * 2u;
-                    for (uint32_t x = 0; x < w; x++) {
-                        int16_t v = line_elem16(buf + y * line_bytes, m, x, k);
-                        if (c->cvt_en) {
-                            v = cvt_int16(v, c->cvt_offset, c->cvt_scale, c->cvt_truncate);
-                        }
-                        memcpy(row + 2u * x, &v, sizeof(v));
-                    }
-                }
-            }
-        }
-    }
-    free(buf);
-    return rc;
+    const uint32_t m = dla_cfg(d)->memory_atomic_size;
+    const struct surface_put sp = {
+        .put = put_int16, .c = c, .m = m, .per_atom = m / 2, .line_bytes = (size_t)c->width * m,
+        .slice_bytes = dla_cbuf_slice_bytes(dst),
+    };
+    return fetch_surfaces(d, dst, &sp);
 }
 
 /* ---- pixel fetch ----------------------------------------------------------- */
