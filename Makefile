@@ -27,7 +27,7 @@ CONFORMANCE ?= $(SHARED)/conformance/nvdla-traces
 # onnx__*) cannot clash with an application's (NVIDIA's firmware has a
 # dla_error).  One object set serves the CLI, tests and both libraries:
 # Debian's compilers default to PIE, and -fPIC with hidden symbols measured
-# no slowdown (docs/library.md: `dlasim bench` CPU time).
+# no slowdown (docs/library.md: conv_bench CPU time).
 PIC     := -fPIC -fvisibility=hidden -fno-semantic-interposition
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
@@ -307,15 +307,19 @@ $(BUILD)/rtlgrade/imgcase: tools/rtlgrade/imgcase.c tools/rtlgrade/trace_out.c $
 rtl-grade: all $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 	@sh tools/rtlgrade/rtl-grade.sh $(BUILD) $(RTL) $(SHARED)
 
-bench: deps all $(BUILD)/runtime_bench $(BUILD)/model_bench $(BUILD)/kernel_peak
+BENCH_BIN := $(BUILD)/conv_bench $(BUILD)/runtime_bench $(BUILD)/model_bench $(BUILD)/kernel_peak \
+    $(BUILD)/conv_kernel_bench
+bench: deps all $(BENCH_BIN)
 	@echo "== dlasim vs ONNX Runtime (bench/peer_bench.sh): ResNet-18/50, MobileNetV2, per image"
 	@sh bench/peer_bench.sh $(BUILD)
-	@echo; ./$(BUILD)/dlasim bench --json $(BUILD)/bench.json
+	@echo; ./$(BUILD)/conv_bench --json $(BUILD)/bench.json
+	@echo; echo "== the convolution kernel alone, per instruction set (bench/conv_kernel_bench.c)"
+	@./$(BUILD)/conv_kernel_bench 2 3 --no-ref
 	@echo; echo "== timing model vs the nv_small RTL: cycles_to_last_intr per case (docs/timing.md)"
 	@./$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --timing --expect tests/traces/nv_small.expect \
 	    --rtl $(SHARED)/reference/rtl_cycles_nv_small.csv | grep -v '^PASS\|^FAIL' || true
 	@echo; echo "== functional speed with the timing model on"
-	@sh tools/timing/overhead.sh $(BUILD)/dlasim 4
+	@sh tools/timing/overhead.sh $(BUILD)/conv_bench 4
 	@echo; echo "== runtime: overhead over the device, dlasim loadable process time"
 	@./$(BUILD)/runtime_bench $(BUILD)/dlasim $(SHARED)/conformance/nvdla-loadables
 	@echo; echo "== ONNX compiler: Fashion-MNIST, ResNet-18, ResNet-50 on nv_small"
@@ -337,18 +341,19 @@ plot: all
 	./$(BUILD)/dlasim trace --timing --json $(BUILD)/timing.json --timeline $(BUILD)/timeline.json \
 	    --plot $(BUILD)/timing.png $(PLOT_CASE)
 
-# dlasim's side of the peer comparison (bench/peer_bench.sh): public API only.
-$(BUILD)/model_bench: bench/model_bench.c $(BUILD)/libdlasim.a
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a $(LIB_DEPS)
-
-# int8 MAC peak and the convolution kernel on ResNet-50's layers (bench/kernel_peak.c):
-# internal kernels, so the internal archive (the public one hides them).
-$(BUILD)/kernel_peak: bench/kernel_peak.c $(INTERNAL_LIB)
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(INTERNAL_LIB) $(LIB_DEPS)
-
-# Runtime numbers of issue 8 (bench/runtime_bench.c): public API only.
-$(BUILD)/runtime_bench: bench/runtime_bench.c $(BUILD)/libdlasim.a
-	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a $(LIB_DEPS)
+# Benchmarks (bench/): the public API only.  They see include/ and the
+# register maps where `make install` puts them (dlasim/regs/), never src/,
+# and link the public archive (tests/unit/bench_public.sh checks the sources).
+BENCH_INC := $(BUILD)/public-include
+BENCH_CFLAGS := $(CSTD) $(OPT) $(WARN) -Iinclude -I$(BENCH_INC) $(CFLAGS)
+$(BENCH_INC)/dlasim/regs/%.h: src/regs/gen/%.h
+	@mkdir -p $(dir $@)
+	cp $< $@
+BENCH_REGS := $(BENCH_INC)/dlasim/regs/nvdla_regs.h $(BENCH_INC)/dlasim/regs/rk3588_regs.h
+$(BUILD)/conv_bench: bench/conv_bench.c bench/bench_rk.c bench/bench_rk.h $(BUILD)/libdlasim.a
+	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ bench/conv_bench.c bench/bench_rk.c $(BUILD)/libdlasim.a $(LIB_DEPS)
+$(filter-out $(BUILD)/conv_bench,$(BENCH_BIN)): $(BUILD)/%: bench/%.c $(BENCH_REGS) $(BUILD)/libdlasim.a
+	$(CC) $(BENCH_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libdlasim.a $(LIB_DEPS)
 
 clean:
 	rm -rf build build-san build-fuzz build-arm64

@@ -1,5 +1,5 @@
 /*
- * `dlasim bench` rows of the RK3588 personality (public API only):
+ * conv_bench rows of the RK3588 personality (public API only):
  *   - a ResNet-18 3x3 layer as one int8 -> int32 convolution task (DPU
  *     bypassed) in a regcmd list, kicked through the PC, timed from the
  *     kick to the interrupt and checked against the same integer reference

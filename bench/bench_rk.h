@@ -1,4 +1,4 @@
-/* RK3588 rows of `dlasim bench` (bench_rk.c). */
+/* RK3588 rows of conv_bench (bench_rk.c). */
 #ifndef DLASIM_TOOLS_BENCH_RK_H
 #define DLASIM_TOOLS_BENCH_RK_H
 

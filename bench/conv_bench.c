@@ -1,8 +1,10 @@
 /*
- * `dlasim bench`: convolution performance table (make bench).
+ * conv_bench: convolution performance table (make bench), built on the
+ * public API only (include/dlasim/; tests/unit/bench_public.sh checks).
  *
- *   dlasim bench [--config NAME] [--threads N] [--json FILE] [--quick]
- *                [--profile] [--reps N] [--match GLOB] [--suite DIR]
+ *   conv_bench [--config NAME] [--threads N] [--timing] [--mem-profile NAME]
+ *              [--json FILE] [--quick] [--profile] [--reps N] [--match GLOB]
+ *              [--suite DIR]
  *
  * Default JSON file: build/bench.json (as `make bench` runs it from the
  * project folder); --json '' writes none.
@@ -12,9 +14,10 @@
  *     (DIR/<config>, DIR = ../shared/conformance/nvdla-traces): the trace is
  *     parsed once, then played on a fresh device per run through the public
  *     trace API (timed: memory loads of the trace, CSB programming, the
- *     layer, the CRC check); MACs from the CSC registers the trace programs
- *     (captured from the device's register log in a first, untimed run that
- *     also checks the CRC);
+ *     layer, the CRC check); MACs and geometry of each convolution layer as
+ *     the device describes it (dlasim_set_layer_observer,
+ *     include/dlasim/layer.h) in a first, untimed run that also checks the
+ *     CRC;
  *   - ResNet-18's convolution layers at 224x224 on random int8 data, planned
  *     and programmed through the CSB by the driver-side planner
  *     (include/dlasim/conv.h): conv1 7x7/2 as a direct convolution of a
@@ -24,7 +27,7 @@
  *     (programming every hardware layer through the CSB + dlasim_run), with
  *     input and weights already in device memory; each output is checked
  *     against the reference + CACC truncation + SDP conversion.
- * The reference is dla_conv_s8_ref (plain C, one thread) on the same
+ * The reference is dlasim_conv_s8_ref (include/dlasim/kernel.h: plain C, one thread) on the same
  * geometry, run once per layer (tiny layers: repeated to >= 20 ms).
  * Totals: ResNet-18's 3x3 layers (the acceptance figure) and all its
  * convolution layers, MAC-weighted (total MACs / total time).
@@ -41,18 +44,20 @@
 #include <unistd.h>
 
 #include "bench_rk.h"
-#include "cli.h"
 #include "dlasim/conv.h"
+#include "dlasim/dlasim.h"
+#include "dlasim/kernel.h"
+#include "dlasim/layer.h"
+#include "dlasim/timing.h"
 #include "dlasim/trace.h"
-#include "kernels/conv_s8.h"
-#include "regs/gen/nvdla_regs.h"
-
-#define FIELD(v, F) (((uint32_t)(v) & F##__MASK) >> F##__SHIFT)
 
 /* ---- options and results ------------------------------------------------------- */
 
 struct bench_args {
-    struct cli_common common;
+    const char *config;    /* --config NAME (NULL = nv_small) */
+    unsigned threads;      /* --threads N (0 = every online core) */
+    int timing;            /* --timing: the same runs with the cycle model on */
+    const char *mem_profile; /* --mem-profile NAME (timing profile, default rtl-tb) */
     const char *json;      /* --json FILE ("" = none) */
     const char *suite;     /* --suite DIR (folder of the per-config suites) */
     int quick;             /* --quick: one run per row */
@@ -153,14 +158,14 @@ static unsigned online_cores(void)
 
 /* Time the plain reference on geometry g (random data): once, or repeated
  * to at least 20 ms for tiny layers; returns ms per run, or -1. */
-static double time_reference(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
+static double time_reference(const struct dlasim_conv_geom *g, const int8_t *in, const int8_t *wt,
                              int32_t *out)
 {
     double total = 0;
     unsigned runs = 0;
     while (total < 20.0 || runs == 0) {
         double t0 = now_ms();
-        dla_conv_s8_ref(g, in, wt, out);
+        dlasim_conv_s8_ref(g, in, wt, out);
         total += now_ms() - t0;
         runs++;
         if (runs >= 10000) {
@@ -176,7 +181,7 @@ struct ref_bufs {
     int32_t *out;
 };
 
-static int ref_alloc(const struct dla_conv_geom *g, struct ref_bufs *b)
+static int ref_alloc(const struct dlasim_conv_geom *g, struct ref_bufs *b)
 {
     size_t n_in = (size_t)g->in_w * g->in_h * g->in_c;
     size_t n_wt = (size_t)g->out_k * g->in_c * g->k_w * g->k_h;
@@ -202,77 +207,39 @@ static void ref_free(struct ref_bufs *b)
 
 /* ---- trace rows ------------------------------------------------------------------- */
 
-/* CSC registers of a layer, per register group, captured from the log. */
-enum csc_reg {
-    R_DATAIN_EXT_0, R_DATAIN_EXT_1, R_WEIGHT_EXT_0, R_WEIGHT_EXT_1, R_DATAOUT_0, R_STRIDE,
-    R_DILATION, R_BANK, R_N
-};
-
-static const uint32_t csc_addr[R_N] = {
-    NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0, NVDLA_CSC_D_DATAIN_SIZE_EXT_1_0,
-    NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0,
-    NVDLA_CSC_D_DATAOUT_SIZE_0_0,    NVDLA_CSC_D_CONV_STRIDE_EXT_0,
-    NVDLA_CSC_D_DILATION_EXT_0,      NVDLA_CSC_D_BANK_0,
-};
-
+/* The convolution layers a trace runs, as the device describes them. */
 struct probe {
-    uint32_t regs[2][R_N];
-    unsigned producer;
     unsigned layers;
     uint64_t macs;
-    struct dla_conv_geom geom;  /* last layer, for the reference */
-    uint32_t data_bank, weight_bank; /* last layer's D_BANK (+1) */
+    struct dlasim_conv_geom geom;  /* last layer, for the reference */
+    uint32_t data_bank, weight_bank; /* last layer's CBUF banks */
 };
 
-static void probe_layer(struct probe *p)
+static void probe_layer(void *opaque, const struct dlasim_layer_info *li)
 {
-    const uint32_t *r = p->regs[p->producer];
-    struct dla_conv_geom *g = &p->geom;
+    struct probe *p = opaque;
+    if (strcmp(li->kind, "conv")) {
+        return;
+    }
+    struct dlasim_conv_geom *g = &p->geom;
     memset(g, 0, sizeof(*g));
-    g->out_w = FIELD(r[R_DATAOUT_0], NVDLA_CSC_D_DATAOUT_SIZE_0_0_DATAOUT_WIDTH) + 1;
-    g->out_h = FIELD(r[R_DATAOUT_0], NVDLA_CSC_D_DATAOUT_SIZE_0_0_DATAOUT_HEIGHT) + 1;
-    g->out_k = FIELD(r[R_WEIGHT_EXT_1], NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_KERNEL) + 1;
-    g->k_w = FIELD(r[R_WEIGHT_EXT_0], NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0_WEIGHT_WIDTH_EXT) + 1;
-    g->k_h = FIELD(r[R_WEIGHT_EXT_0], NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0_WEIGHT_HEIGHT_EXT) + 1;
-    g->in_c = FIELD(r[R_WEIGHT_EXT_1], NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0_WEIGHT_CHANNEL_EXT) + 1;
-    g->stride_x = FIELD(r[R_STRIDE], NVDLA_CSC_D_CONV_STRIDE_EXT_0_CONV_X_STRIDE_EXT) + 1;
-    g->stride_y = FIELD(r[R_STRIDE], NVDLA_CSC_D_CONV_STRIDE_EXT_0_CONV_Y_STRIDE_EXT) + 1;
-    g->dil_x = FIELD(r[R_DILATION], NVDLA_CSC_D_DILATION_EXT_0_X_DILATION_EXT) + 1;
-    g->dil_y = FIELD(r[R_DILATION], NVDLA_CSC_D_DILATION_EXT_0_Y_DILATION_EXT) + 1;
+    g->out_w = li->out_w;
+    g->out_h = li->out_h;
+    g->out_k = li->out_k;
+    g->k_w = li->k_w;
+    g->k_h = li->k_h;
+    g->in_c = li->in_c;
+    g->stride_x = li->stride_x;
+    g->stride_y = li->stride_y;
+    g->dil_x = li->dil_x;
+    g->dil_y = li->dil_y;
     /* the padded input the windows span */
     g->in_w = (g->out_w - 1) * g->stride_x + (g->k_w - 1) * g->dil_x + 1;
     g->in_h = (g->out_h - 1) * g->stride_y + (g->k_h - 1) * g->dil_y + 1;
-    p->data_bank = FIELD(r[R_BANK], NVDLA_CSC_D_BANK_0_DATA_BANK) + 1;
-    p->weight_bank = FIELD(r[R_BANK], NVDLA_CSC_D_BANK_0_WEIGHT_BANK) + 1;
-    p->macs += (uint64_t)g->out_w * g->out_h * g->out_k * g->k_w * g->k_h * g->in_c;
+    p->data_bank = li->data_banks;
+    p->weight_bank = li->weight_banks;
+    p->macs += li->macs;
     p->layers++;
-}
-
-static void probe_log(void *opaque, unsigned category, const char *msg)
-{
-    struct probe *p = opaque;
-    char name[128];
-    unsigned val = 0;
-    uint32_t addr;
-    if (category != DLASIM_LOG_REG || sscanf(msg, "reg_write(%127[^,], 0x%x);", name, &val) != 2 ||
-        dlasim_reg_lookup(name, &addr)) {
-        return;
-    }
-    if (addr == NVDLA_CSC_S_POINTER_0) {
-        p->producer = FIELD(val, NVDLA_CSC_S_POINTER_0_PRODUCER) & 1u;
-        return;
-    }
-    if (addr == NVDLA_CSC_D_OP_ENABLE_0) {
-        if (val & 1u) {
-            probe_layer(p);
-        }
-        return;
-    }
-    for (int i = 0; i < R_N; i++) {
-        if (addr == csc_addr[i]) {
-            p->regs[p->producer][i] = val;
-        }
-    }
 }
 
 static struct dlasim_dev *bench_device(const struct bench_args *a, struct probe *probe)
@@ -281,25 +248,21 @@ static struct dlasim_dev *bench_device(const struct bench_args *a, struct probe 
     char err[1024];
     struct dlasim_dev *dev = NULL;
     memset(&o, 0, sizeof(o));
-    o.config = a->common.config;
-    o.overrides = a->common.sets;
-    o.n_overrides = a->common.nsets;
-    o.threads = a->common.threads;
-    o.strict_mem = a->common.strict;
-    o.max_host_mem = cli_max_mem(&a->common);
-    o.max_layer_work = a->common.max_work;
+    o.config = a->config;
+    o.threads = a->threads;
     struct dlasim_timing_profile prof;
-    if (a->common.timing && !cli_timing_profile(&a->common, &prof)) {
+    if (a->timing && !dlasim_timing_profile_get(a->mem_profile, &prof)) {
         o.timing = 1; /* --timing: the same runs with the cycle model on */
         o.timing_profile = &prof;
     }
-    if (probe) {
-        o.log_mask = DLASIM_LOG_REG;
-        o.log_cb = probe_log;
-        o.log_opaque = probe;
-    }
     if (dlasim_create(&o, &dev, err, sizeof(err))) {
-        fprintf(stderr, "dlasim bench: cannot create the device: %s\n", err);
+        fprintf(stderr, "conv_bench: cannot create the device: %s\n", err);
+        return NULL;
+    }
+    if (probe && dlasim_set_layer_observer(dev, probe_layer, probe)) {
+        fprintf(stderr, "conv_bench: %s: the device does not describe its layers\n",
+                a->config ? a->config : "nv_small");
+        dlasim_destroy(dev);
         return NULL;
     }
     return dev;
@@ -386,7 +349,7 @@ static void bench_traces(const struct bench_args *a, unsigned reps, struct table
                          char *note, size_t notelen)
 {
     char dir[2048];
-    const char *config = a->common.config ? a->common.config : "nv_small";
+    const char *config = a->config ? a->config : "nv_small";
     snprintf(dir, sizeof(dir), "%.1500s/%.200s", a->suite, config);
     DIR *d = opendir(dir);
     if (!d) {
@@ -477,7 +440,7 @@ static void bench_rk_row(const struct bench_args *a, const struct resnet_layer *
     snprintf(r->plan, sizeof(r->plan), "1 task, int8 out");
     r->macs = (uint64_t)ow * oh * L->k * L->c * L->r * L->r;
     r->ref_ms = ref_ms;
-    r->ok = !bench_rk_layer(&rl, a->common.threads ? a->common.threads : online_cores(), reps, in,
+    r->ok = !bench_rk_layer(&rl, a->threads ? a->threads : online_cores(), reps, in,
                             wt, ref, &r->ms, r->note, sizeof(r->note));
 }
 
@@ -521,7 +484,7 @@ static void layer_bufs_free(struct layer_bufs *b)
 }
 
 static void pad_input(const struct dlasim_conv_desc *d, const int8_t *in, int8_t *dst,
-                      const struct dla_conv_geom *g)
+                      const struct dlasim_conv_geom *g)
 {
     for (uint32_t c = 0; c < d->in_c; c++) {
         for (uint32_t y = 0; y < g->in_h; y++) {
@@ -581,7 +544,7 @@ static void bench_resnet_layer(const struct bench_args *a, struct dlasim_dev *de
     size_t n_in = (size_t)d.in_c * d.in_h * d.in_w;
     size_t n_wt = (size_t)d.kernels * d.in_c * d.kernel_h * d.kernel_w;
     size_t n_out = (size_t)d.kernels * p.out_h * p.out_w;
-    struct dla_conv_geom g = {
+    struct dlasim_conv_geom g = {
         d.in_w + d.pad_left + d.pad_right, d.in_h + d.pad_top + d.pad_bottom, d.in_c,
         p.out_w, p.out_h, d.kernels, d.kernel_w, d.kernel_h, d.stride_x, d.stride_y,
         d.dilation_x, d.dilation_y,
@@ -629,7 +592,7 @@ static void bench_resnet_layer(const struct bench_args *a, struct dlasim_dev *de
     /* the reference, once, then the check */
     pad_input(&d, b.in, b.padded, &g);
     double t0 = now_ms();
-    dla_conv_s8_ref(&g, b.padded, b.wt, b.ref);
+    dlasim_conv_s8_ref(&g, b.padded, b.wt, b.ref);
     r->ref_ms = now_ms() - t0;
     r->ok = 1;
     for (size_t i = 0; i < n_out && r->ok; i++) {
@@ -645,10 +608,10 @@ static void bench_resnet_layer(const struct bench_args *a, struct dlasim_dev *de
     }
     if (a->profile && v) {
         /* the fast kernel alone on the whole layer (what CSC+CMAC call) */
-        unsigned threads = a->common.threads ? a->common.threads : online_cores();
+        unsigned threads = a->threads ? a->threads : online_cores();
         for (unsigned i = 0; i < reps; i++) {
             double k0 = now_ms();
-            dla_conv_s8(&g, b.padded, b.wt, b.ref, threads);
+            dlasim_conv_s8(&g, b.padded, b.wt, b.ref, threads);
             v[i] = now_ms() - k0;
         }
         r->kernel_ms = median(v, reps);
@@ -756,18 +719,30 @@ static void json_metrics(FILE *f, uint64_t macs, double ms, double ref_ms)
             ms > 0 ? ref_ms / ms : 0.0);
 }
 
+static int close_output(FILE *f, const char *path)
+{
+    int err = ferror(f);
+    int saved = errno;
+    if (fclose(f) || err) {
+        fprintf(stderr, "conv_bench: %s: cannot write: %s\n", path,
+                strerror(err ? (saved ? saved : EIO) : errno));
+        return -1;
+    }
+    return 0;
+}
+
 static int write_json(const char *path, const struct bench_args *a, unsigned threads,
                       unsigned reps, const struct table *t, const struct total *tot, size_t ntot)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
-        fprintf(stderr, "dlasim bench: %s: cannot write: %s\n", path, strerror(errno));
+        fprintf(stderr, "conv_bench: %s: cannot write: %s\n", path, strerror(errno));
         return -1;
     }
     fprintf(f, "{\n  \"config\": ");
-    json_str(f, a->common.config ? a->common.config : "nv_small");
+    json_str(f, a->config ? a->config : "nv_small");
     fprintf(f, ",\n  \"isa\": ");
-    json_str(f, dla_conv_s8_isa());
+    json_str(f, dlasim_conv_s8_isa());
     fprintf(f, ",\n  \"threads\": %u,\n  \"runs\": %u,\n  \"time\": %lld,\n  \"rows\": [\n",
             threads, reps, (long long)time(NULL));
     for (size_t i = 0; i < t->n; i++) {
@@ -800,7 +775,7 @@ static int write_json(const char *path, const struct bench_args *a, unsigned thr
         fprintf(f, "}%s\n", i + 1 < ntot ? "," : "");
     }
     fprintf(f, "  }\n}\n");
-    return cli_close_output(f, path);
+    return close_output(f, path);
 }
 
 /* ---- command ------------------------------------------------------------------------------ */
@@ -808,8 +783,12 @@ static int write_json(const char *path, const struct bench_args *a, unsigned thr
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: dlasim bench [--config NAME] [--threads N] [--json FILE] [--quick] "
-            "[--profile] [--reps N] [--match GLOB] [--suite DIR]\n"
+            "usage: conv_bench [--config NAME] [--threads N] [--timing] [--mem-profile NAME] "
+            "[--json FILE] [--quick] [--profile] [--reps N] [--match GLOB] [--suite DIR]\n"
+            "  --config NAME       NVDLA configuration (default nv_small)\n"
+            "  --threads N         worker threads (default: every online core)\n"
+            "  --timing            the same runs with the cycle model on\n"
+            "  --mem-profile NAME  its timing profile (rtl-tb, dram; default rtl-tb)\n"
             "  --json FILE   write the table as JSON (default build/bench.json; '' = none)\n"
             "  --quick       one run per row (smoke test)\n"
             "  --profile     also time the fast convolution kernel alone per ResNet layer\n"
@@ -819,47 +798,70 @@ static void usage(void)
             "(default ../shared/conformance/nvdla-traces)\n");
 }
 
+/* A whole number in [lo, hi] for option o; 0, or -1 with a message. */
+static int parse_uint(const char *o, const char *v, unsigned lo, unsigned hi, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (errno || end == v || *end || v[0] == '-' || n < lo || n > hi) {
+        fprintf(stderr, "conv_bench: %s: '%s' is not a number in %u..%u\n", o, v, lo, hi);
+        return -1;
+    }
+    *out = (unsigned)n;
+    return 0;
+}
+
+/* Options taking a value; 0, or -1 with a message. */
+static int value_option(struct bench_args *a, const char *o, const char *v)
+{
+    if (!strcmp(o, "--json")) {
+        a->json = v;
+    } else if (!strcmp(o, "--match")) {
+        a->match = v;
+    } else if (!strcmp(o, "--suite")) {
+        a->suite = v;
+    } else if (!strcmp(o, "--config")) {
+        a->config = v;
+    } else if (!strcmp(o, "--mem-profile")) {
+        a->mem_profile = v;
+    } else if (!strcmp(o, "--threads")) {
+        return parse_uint(o, v, 1, 256, &a->threads);
+    } else {
+        return parse_uint(o, v, 1, 1000, &a->reps);
+    }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct bench_args *a)
 {
+    static const char *const with_value[] = {"--json", "--suite", "--reps", "--match",
+                                             "--config", "--threads", "--mem-profile"};
     memset(a, 0, sizeof(*a));
     a->json = "build/bench.json";
     a->suite = "../shared/conformance/nvdla-traces";
     a->reps = 7;
     for (int i = 1; i < argc; i++) {
-        int c = cli_common_option(&a->common, argc, argv, &i);
-        if (c < 0) {
-            return -1;
-        }
-        if (c) {
-            continue;
-        }
         const char *o = argv[i];
-        if (!strcmp(o, "--quick")) {
+        int takes_value = 0;
+        for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++) {
+            takes_value |= !strcmp(o, with_value[k]);
+        }
+        if (takes_value && i + 1 < argc) {
+            if (value_option(a, o, argv[++i])) {
+                return -1;
+            }
+        } else if (!strcmp(o, "--quick")) {
             a->quick = 1;
         } else if (!strcmp(o, "--profile")) {
             a->profile = 1;
+        } else if (!strcmp(o, "--timing")) {
+            a->timing = 1;
         } else if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
             usage();
             exit(0);
-        } else if ((!strcmp(o, "--json") || !strcmp(o, "--suite") || !strcmp(o, "--reps") ||
-                    !strcmp(o, "--match")) &&
-                   i + 1 < argc) {
-            const char *v = argv[++i];
-            if (!strcmp(o, "--json")) {
-                a->json = v;
-            } else if (!strcmp(o, "--match")) {
-                a->match = v;
-            } else if (!strcmp(o, "--suite")) {
-                a->suite = v;
-            } else {
-                uint32_t n;
-                if (cli_parse_u32(o, v, 1, 1000, &n)) {
-                    return -1;
-                }
-                a->reps = n;
-            }
         } else {
-            fprintf(stderr, "dlasim bench: unknown option '%s'\n", o);
+            fprintf(stderr, "conv_bench: unknown option or missing value '%s'\n", o);
             usage();
             return -1;
         }
@@ -870,7 +872,7 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
     return 0;
 }
 
-int cmd_bench(int argc, char **argv)
+int main(int argc, char **argv)
 {
     struct bench_args a;
     struct table tab = { NULL, 0, 0 };
@@ -878,11 +880,11 @@ int cmd_bench(int argc, char **argv)
     if (parse_args(argc, argv, &a)) {
         return 2;
     }
-    unsigned threads = a.common.threads ? a.common.threads : online_cores();
+    unsigned threads = a.threads ? a.threads : online_cores();
     double t_start = now_ms();
-    printf("dlasim bench: config %s, convolution kernel ISA %s, %u thread%s, median of %u run%s; "
-           "reference: dla_conv_s8_ref (plain C, 1 thread)\n\n",
-           a.common.config ? a.common.config : "nv_small", dla_conv_s8_isa(), threads,
+    printf("conv_bench: config %s, convolution kernel ISA %s, %u thread%s, median of %u run%s; "
+           "reference: dlasim_conv_s8_ref (plain C, 1 thread)\n\n",
+           a.config ? a.config : "nv_small", dlasim_conv_s8_isa(), threads,
            threads == 1 ? "" : "s", a.reps, a.reps == 1 ? "" : "s");
     fflush(stdout);
 

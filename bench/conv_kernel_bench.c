@@ -5,12 +5,10 @@
  * this CPU runs, against the plain reference; every result is compared
  * with the reference.
  *
- *   make build/libdlasim.a
- *   cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iinclude -Isrc \
- *      bench/conv_kernel_bench.c build/libdlasim.a -lpthread -lm -o build/conv_kernel_bench
+ * Public API only (include/dlasim/kernel.h); make bench builds and runs it:
  *   build/conv_kernel_bench [threads (2)] [repeats (5)] [--no-ref]
  *
- * Columns: the plain reference, the public dla_conv_s8() (ISA and thread
+ * Columns: the plain reference, the public dlasim_conv_s8() (ISA and thread
  * count chosen by the library), then each ISA forced with all threads.
  * Times are the best of the repeats (the reference runs once).  Exits 1 if
  * any result differs from the reference.
@@ -21,7 +19,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernels/conv_s8_impl.h"
+#include "dlasim/dlasim.h"
+#include "dlasim/kernel.h"
 
 struct layer {
     const char *name;
@@ -62,9 +61,9 @@ static int8_t rnd8(uint64_t *rng)
 }
 
 /* Geometry with "same" padding (pad = (k-1)*dil/2) already in the input. */
-static struct dla_conv_geom geom_of(const struct layer *l)
+static struct dlasim_conv_geom geom_of(const struct layer *l)
 {
-    struct dla_conv_geom g;
+    struct dlasim_conv_geom g;
     uint32_t ph = (l->kh - 1) * l->dil / 2, pw = (l->kw - 1) * l->dil / 2;
     memset(&g, 0, sizeof g);
     g.in_c = l->c;
@@ -80,11 +79,22 @@ static struct dla_conv_geom geom_of(const struct layer *l)
     return g;
 }
 
-struct result { double ref_s, pub_s, fast_s[DLA_CONV_ISA_COUNT]; double macs; };
+#define MAX_ISA 8 /* instruction sets shown (dlasim_conv_s8_isa_name) */
+
+static unsigned isa_count(void)
+{
+    unsigned n = 0;
+    while (n < MAX_ISA && dlasim_conv_s8_isa_name(n)) {
+        n++;
+    }
+    return n;
+}
+
+struct result { double ref_s, pub_s, fast_s[MAX_ISA]; double macs; };
 
 static int run(const struct layer *l, unsigned threads, int reps, int do_ref, struct result *r)
 {
-    struct dla_conv_geom g = geom_of(l);
+    struct dlasim_conv_geom g = geom_of(l);
     size_t nin = (size_t)g.in_c * g.in_h * g.in_w;
     size_t nwt = (size_t)g.out_k * g.in_c * g.k_h * g.k_w;
     size_t nout = (size_t)g.out_k * g.out_h * g.out_w;
@@ -103,38 +113,37 @@ static int run(const struct layer *l, unsigned threads, int reps, int do_ref, st
     r->ref_s = 0;
     if (do_ref) {
         double t0 = now();
-        dla_conv_s8_ref(&g, in, wt, ref);
+        dlasim_conv_s8_ref(&g, in, wt, ref);
         r->ref_s = now() - t0;
     } else {
-        struct dla_conv_opts o = {DLA_CONV_ISA_GENERIC, -1, 0, threads};
-        dla_conv_s8_opts(&o, &g, in, wt, ref);
+        dlasim_conv_s8_on_isa(0, &g, in, wt, ref, threads); /* 0: generic C */
     }
     r->pub_s = 1e30;
     for (int i = 0; i < reps; i++) {
         memset(out, 0x55, nout * 4);
         double t0 = now();
-        int rc = dla_conv_s8(&g, in, wt, out, threads);
+        int rc = dlasim_conv_s8(&g, in, wt, out, threads);
         double t = now() - t0;
         if (rc != 0 || memcmp(out, ref, nout * 4) != 0) {
-            printf("MISMATCH %s dla_conv_s8 rc %d\n", l->name, rc);
+            printf("MISMATCH %s dlasim_conv_s8 rc %d\n", l->name, rc);
             bad = 1;
         }
         r->pub_s = t < r->pub_s ? t : r->pub_s;
     }
-    for (int isa = 0; isa < DLA_CONV_ISA_COUNT; isa++) {
+    for (unsigned isa = 0; isa < isa_count(); isa++) {
         r->fast_s[isa] = 0;
-        if (!dla_conv_isa_supported((enum dla_conv_isa)isa)) {
-            continue;
-        }
         double best = 1e30;
         for (int i = 0; i < reps; i++) {
             memset(out, 0x55, nout * 4);
             double t0 = now();
-            struct dla_conv_opts o = {(enum dla_conv_isa)isa, -1, 0, threads};
-            int rc = dla_conv_s8_opts(&o, &g, in, wt, out);
+            int rc = dlasim_conv_s8_on_isa(isa, &g, in, wt, out, threads);
             double t = now() - t0;
+            if (rc == DLASIM_ERR_UNSUPPORTED) {
+                best = 0; /* this CPU cannot run it */
+                break;
+            }
             if (rc != 0 || memcmp(out, ref, nout * 4) != 0) {
-                printf("MISMATCH %s isa %s rc %d\n", l->name, dla_conv_isa_name((enum dla_conv_isa)isa), rc);
+                printf("MISMATCH %s isa %s rc %d\n", l->name, dlasim_conv_s8_isa_name(isa), rc);
                 bad = 1;
             }
             best = t < best ? t : best;
@@ -151,16 +160,16 @@ static int run(const struct layer *l, unsigned threads, int reps, int do_ref, st
 static void table(const char *title, const struct layer *ls, size_t n, unsigned threads,
                   int reps, int do_ref, int weighted)
 {
-    double tot_macs = 0, tot_ref = 0, tot_pub = 0, tot_fast[DLA_CONV_ISA_COUNT] = {0};
+    double tot_macs = 0, tot_ref = 0, tot_pub = 0, tot_fast[MAX_ISA] = {0};
     int bad = 0;
 
     printf("\n%s (threads=%u, best of %d)\n", title, threads, reps);
-    printf("%-28s %8s %9s %11s", "layer", "MMAC", "ref", "dla_conv_s8");
-    for (int isa = 0; isa < DLA_CONV_ISA_COUNT; isa++) {
-        printf(" %11s", dla_conv_isa_name((enum dla_conv_isa)isa));
+    printf("%-28s %8s %9s %11s", "layer", "MMAC", "ref", "dlasim_conv_s8");
+    for (unsigned isa = 0; isa < isa_count(); isa++) {
+        printf(" %11s", dlasim_conv_s8_isa_name(isa));
     }
-    printf("   (GMAC/s; dla_conv_s8 = %s, others: that ISA, all threads)  speed-up\n",
-           dla_conv_s8_isa());
+    printf("   (GMAC/s; dlasim_conv_s8 = %s, others: that ISA, all threads)  speed-up\n",
+           dlasim_conv_s8_isa());
     for (size_t i = 0; i < n; i++) {
         struct result r;
         double w = weighted ? ls[i].count : 1;
@@ -168,7 +177,7 @@ static void table(const char *title, const struct layer *ls, size_t n, unsigned 
         printf("%-28s %8.3f %9.2f %11.2f", ls[i].name, r.macs / 1e6,
                do_ref ? r.macs / r.ref_s / 1e9 : 0.0, r.macs / r.pub_s / 1e9);
         tot_pub += w * r.pub_s;
-        for (int isa = 0; isa < DLA_CONV_ISA_COUNT; isa++) {
+        for (unsigned isa = 0; isa < isa_count(); isa++) {
             printf(" %11.2f", r.fast_s[isa] > 0 ? r.macs / r.fast_s[isa] / 1e9 : 0.0);
             tot_fast[isa] += w * r.fast_s[isa];
         }
@@ -178,7 +187,7 @@ static void table(const char *title, const struct layer *ls, size_t n, unsigned 
     }
     printf("%-28s %8.1f %9.2f %11.2f", weighted ? "total (ResNet-18 x count)" : "total",
            tot_macs / 1e6, do_ref ? tot_macs / tot_ref / 1e9 : 0.0, tot_macs / tot_pub / 1e9);
-    for (int isa = 0; isa < DLA_CONV_ISA_COUNT; isa++) {
+    for (unsigned isa = 0; isa < isa_count(); isa++) {
         printf(" %11.2f", tot_fast[isa] > 0 ? tot_macs / tot_fast[isa] / 1e9 : 0.0);
     }
     printf("   %8.1fx\n", do_ref ? tot_ref / tot_pub : 0.0);
@@ -194,7 +203,7 @@ int main(int argc, char **argv)
     int reps = argc > 2 ? atoi(argv[2]) : 5;
     int do_ref = !(argc > 3 && strcmp(argv[3], "--no-ref") == 0);
 
-    printf("conv_s8 kernel: selected ISA %s\n", dla_conv_s8_isa());
+    printf("conv_s8 kernel: selected ISA %s\n", dlasim_conv_s8_isa());
     table("ResNet-18 3x3 layers, 224x224 input", resnet, sizeof resnet / sizeof resnet[0],
           threads, reps, do_ref, 1);
     table("awkward shapes", awkward, sizeof awkward / sizeof awkward[0], threads, reps, do_ref, 0);

@@ -10,7 +10,7 @@
  * instruction the kernel uses here, on every thread: AVX-512 VNNI vpdpbusd
  * (64 int8 MACs per instruction) where the CPU has it, else AVX2 vpmaddwd
  * + vpaddd (16 MACs of int16 pairs: the exact path, see conv_s8_x86.c).
- * Kernel: dla_conv_s8 on random data, the best of 3 runs per layer; the
+ * Kernel: dlasim_conv_s8 (include/dlasim/kernel.h) on random data, the best of 3 runs per layer; the
  * ResNet-50 total is MAC-weighted over its convolution layers (each shape
  * with its count in the network).  One JSON object on stdout.
  */
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels/conv_s8.h"
+#include "dlasim/kernel.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -139,7 +139,7 @@ static void fill(int8_t *p, size_t n, uint64_t *s)
 static double time_layer(const struct layer *L, unsigned threads, uint64_t *macs)
 {
     uint32_t pad = L->kern / 2, out = (L->hw + 2 * pad - L->kern) / L->stride + 1;
-    struct dla_conv_geom g = {
+    struct dlasim_conv_geom g = {
         .in_w = L->hw + 2 * pad, .in_h = L->hw + 2 * pad, .in_c = L->c, .out_w = out, .out_h = out,
         .out_k = L->k, .k_w = L->kern, .k_h = L->kern, .stride_x = L->stride, .stride_y = L->stride,
         .dil_x = 1, .dil_y = 1,
@@ -154,7 +154,7 @@ static double time_layer(const struct layer *L, unsigned threads, uint64_t *macs
         fill(wt, nw, &s);
         for (int r = 0; r < 3; r++) {
             double t0 = now_s();
-            if (dla_conv_s8(&g, in, wt, o, threads)) {
+            if (dlasim_conv_s8(&g, in, wt, o, threads)) {
                 best = -1;
                 break;
             }
@@ -176,7 +176,7 @@ int main(int argc, char **argv)
     threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
     double peak = peak_gmacs(threads);
     double total_s = 0, total_macs = 0, worst = 1e30;
-    printf("{\"isa\": \"%s\", \"threads\": %u, \"peak_gmacs\": %.1f, \"layers\": [", dla_conv_s8_isa(),
+    printf("{\"isa\": \"%s\", \"threads\": %u, \"peak_gmacs\": %.1f, \"layers\": [", dlasim_conv_s8_isa(),
            threads, peak);
     for (size_t i = 0; i < sizeof resnet50 / sizeof resnet50[0]; i++) {
         uint64_t macs;

@@ -22,7 +22,7 @@
 
 #include "dlasim/dlasim.h"
 #include "dlasim/runtime.h"
-#include "regs/gen/nvdla_regs.h"
+#include "dlasim/regs/nvdla_regs.h" /* installed with the public headers */
 
 #define LAYERS 100
 #define W 8

@@ -1022,3 +1022,8 @@ int dla_conv_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *w
     o.threads = conv_useful_threads(g, o.isa, threads);
     return dla_conv_s8_opts(&o, g, in, wt, out);
 }
+
+int dla_conv_geom_check(const struct dla_conv_geom *g)
+{
+    return g == NULL ? DLASIM_ERR_INVAL : geom_valid(g);
+}

@@ -34,6 +34,10 @@ int dla_conv_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *w
 void dla_conv_s8_ref(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
                      int32_t *out);
 
+/* 0 if the kernels can run g (windows inside the input, sizes that fit
+ * memory), or the DLASIM_ERR_* the fast kernel would return. */
+int dla_conv_geom_check(const struct dla_conv_geom *g);
+
 /* Name of the instruction set the fast kernel selected ("avx512vnni", "avx2", "generic"). */
 const char *dla_conv_s8_isa(void);
 

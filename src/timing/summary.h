@@ -51,6 +51,9 @@ struct dla_cdp_summary {
 struct dla_conv_summary {
     uint64_t out_px, k, c, r, s, macs;
     uint64_t weight_bytes, weight_banks;
+    /* the rest of CSC's geometry (the layer observer, include/dlasim/layer.h;
+     * the cycle model needs only the fields above) */
+    uint64_t out_w, out_h, batches, stride_x, stride_y, dil_x, dil_y, data_banks;
 };
 
 /* One layer: its kind, the units it holds and the group each executes, and
@@ -85,5 +88,8 @@ enum dla_perf_counter {
 struct dla_perf_counters {
     uint32_t v[DLA_PERF_COUNTERS];
 };
+
+/* "conv", "sdp", "pdp", "cdp", "bdma", "rubik" (src/timing/timing.c). */
+const char *dla_layer_kind_name(enum dla_layer_kind k);
 
 #endif

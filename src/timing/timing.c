@@ -206,7 +206,7 @@ void dla_timing_layer_begin(struct dla_timing *t)
     memset(&t->cur, 0, sizeof(t->cur));
 }
 
-static const char *kind_name(enum dla_layer_kind k)
+const char *dla_layer_kind_name(enum dla_layer_kind k)
 {
     static const char *const names[DLA_LAYER_KINDS] = {
         [DLA_LAYER_CONV] = "conv", [DLA_LAYER_SDP] = "sdp",   [DLA_LAYER_PDP] = "pdp",
@@ -286,7 +286,7 @@ void dla_timing_layer_end(struct dla_timing *t, const struct dla_layer_summary *
     struct dlasim_timing_layer r;
     memset(&r, 0, sizeof(r));
     r.index = layer_index;
-    r.kind = kind_name(l->kind);
+    r.kind = dla_layer_kind_name(l->kind);
     r.enabled = (uint64_t)llround(enabled);
     r.start = (uint64_t)llround(start);
     r.end = (uint64_t)llround(end);

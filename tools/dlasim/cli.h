@@ -79,7 +79,6 @@ int cli_check_output_dir(const char *opt, const char *path);
 
 int cmd_trace(int argc, char **argv);
 int cmd_info(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
 int cmd_rk(int argc, char **argv);
 /* `dlasim info` of an RK3588 device (rk.c). */
 int rk_info(struct dlasim_dev *dev, FILE *out);

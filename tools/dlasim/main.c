@@ -4,7 +4,6 @@
  *   dlasim trace [options] CASE.cfg
  *   dlasim trace [options] --suite DIR [--match GLOB] [--table]
  *   dlasim info  [options]
- *   dlasim bench [options]
  *
  * Common options: --config NAME, --set PARAM=VALUE (repeatable),
  * --threads N, --strict, --log reg,exec,guest,unimp, --max-mem SIZE,
@@ -42,7 +41,6 @@ static void usage(FILE *f)
             "  each LIST [--shard I/N --shard-out FILE] -- COMMAND ARG...\n"
             "                                 COMMAND once per line of LIST (\"{}\": the line's\n"
             "                                 words, \"{#}\": its index), outputs in list order\n"
-            "  bench [--json FILE]            convolution performance table (make bench)\n"
             "  rk conv [--in WxHxC] [--kernels K] [--kernel N] [--stride S] [--pad P]\n"
             "          [--depthwise] [--tasks N] [--seed S]\n"
             "                                 RK3588: N int8 conv tasks in one regcmd list, run\n"
@@ -249,9 +247,6 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "loadable")) {
         return cmd_loadable(argc - 1, argv + 1);
-    }
-    if (!strcmp(argv[1], "bench")) {
-        return cmd_bench(argc - 1, argv + 1);
     }
     if (!strcmp(argv[1], "rk")) {
         return cmd_rk(argc - 1, argv + 1);

@@ -1,12 +1,12 @@
 #!/bin/sh
 # Functional speed with the timing model on vs off (make bench): the ResNet-18
-# rows of `dlasim bench`, run alternately without and with --timing, ROUNDS
+# rows of conv_bench (bench/conv_bench.c), run alternately without and with --timing, ROUNDS
 # times each; each row's best time of each mode is kept and the sums are
 # compared (the machine's load varies: the best run of a row is its least
 # disturbed one).
-#   usage: tools/timing/overhead.sh DLASIM [ROUNDS]
+#   usage: tools/timing/overhead.sh CONV_BENCH [ROUNDS]
 set -u
-dlasim=${1:-build/dlasim}
+bench=${1:-build/conv_bench}
 rounds=${2:-3}
 tmp=$(mktemp -d)
 best() {  # sum over the ResNet-18 rows of each row's best dlasim_ms x count in the JSON files $@
@@ -22,8 +22,8 @@ print(sum(best.values()))' "$@"
 }
 i=0
 while [ $i -lt "$rounds" ]; do
-    "$dlasim" bench --match 'resnet18*' --reps 5 --json "$tmp/off$i.json" > /dev/null 2>&1
-    "$dlasim" bench --match 'resnet18*' --reps 5 --timing --json "$tmp/on$i.json" > /dev/null 2>&1
+    "$bench" --match 'resnet18*' --reps 5 --json "$tmp/off$i.json" > /dev/null 2>&1
+    "$bench" --match 'resnet18*' --reps 5 --timing --json "$tmp/on$i.json" > /dev/null 2>&1
     i=$((i + 1))
 done
 off=$(best "$tmp"/off*.json); on=$(best "$tmp"/on*.json)

@@ -88,6 +88,8 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
     }
     if (!rc) {
         (*out)->config = p->config;
+        (*out)->layer_fn = NULL;
+        (*out)->layer_opaque = NULL;
     }
     if (rc && err && errlen) {
         snprintf(err, errlen, "%s", buf[0] ? buf : dlasim_status_name(rc));
@@ -178,6 +180,26 @@ int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value
         return DLASIM_ERR_INVAL;
     }
     return dev->ops->param(dev, name, value);
+}
+
+int dlasim_set_layer_observer(struct dlasim_dev *dev, dlasim_layer_fn fn, void *opaque)
+{
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
+    if (!dev->ops->describes_layers) {
+        return DLASIM_ERR_UNSUPPORTED;
+    }
+    dev->layer_fn = fn;
+    dev->layer_opaque = opaque;
+    return 0;
+}
+
+void dla_layer_notify(struct dlasim_dev *dev, const struct dlasim_layer_info *layer)
+{
+    if (dev->layer_fn) {
+        dev->layer_fn(dev->layer_opaque, layer);
+    }
 }
 
 const char *dlasim_last_error(const struct dlasim_dev *dev)

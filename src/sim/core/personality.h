@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "dlasim/dlasim.h"
+#include "dlasim/layer.h"
 
 struct regdb;
 
@@ -48,6 +49,7 @@ struct dla_device_ops {
     int (*irq_level)(const struct dlasim_dev *dev, unsigned core); /* core < cores */
     int (*param)(const struct dlasim_dev *dev, const char *name, uint64_t *value);
     const char *(*last_error)(const struct dlasim_dev *dev);
+    int describes_layers; /* its step calls dla_layer_notify (include/dlasim/layer.h) */
 };
 
 /* The public handle: the first member of every personality's device
@@ -56,6 +58,8 @@ struct dla_device_ops {
 struct dlasim_dev {
     const struct dla_device_ops *ops;
     const char *config;  /* the configuration name (from dla_personalities[]) */
+    dlasim_layer_fn layer_fn; /* dlasim_set_layer_observer (NULL: none) */
+    void *layer_opaque;
 };
 
 /* One configuration name and the personality that models it. */
@@ -72,5 +76,9 @@ extern const struct dla_device_ops dla_rk3588_ops;  /* src/sim/rk3588/rk_npu.c *
 
 /* The personality of a configuration name (NULL = the default, nv_small), or NULL. */
 const struct dla_personality *dla_personality_of(const char *config);
+
+/* Hand a layer's description to the observer set with
+ * dlasim_set_layer_observer, if any. */
+void dla_layer_notify(struct dlasim_dev *dev, const struct dlasim_layer_info *layer);
 
 #endif

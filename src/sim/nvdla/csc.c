@@ -1137,4 +1137,12 @@ void dla_csc_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_sum
     s->conv.r = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, WEIGHT_HEIGHT_EXT) + 1ull;
     s->conv.s = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, WEIGHT_WIDTH_EXT) + 1ull;
     s->conv.macs = s->conv.out_px * s->conv.k * s->conv.c * s->conv.r * s->conv.s;
+    s->conv.out_w = ow;
+    s->conv.out_h = oh;
+    s->conv.batches = batch;
+    s->conv.stride_x = DLA_REG_FIELD(d, g, NVDLA_CSC_D_CONV_STRIDE_EXT_0, CONV_X_STRIDE_EXT) + 1ull;
+    s->conv.stride_y = DLA_REG_FIELD(d, g, NVDLA_CSC_D_CONV_STRIDE_EXT_0, CONV_Y_STRIDE_EXT) + 1ull;
+    s->conv.dil_x = DLA_REG_FIELD(d, g, NVDLA_CSC_D_DILATION_EXT_0, X_DILATION_EXT) + 1ull;
+    s->conv.dil_y = DLA_REG_FIELD(d, g, NVDLA_CSC_D_DILATION_EXT_0, Y_DILATION_EXT) + 1ull;
+    s->conv.data_banks = DLA_REG_FIELD(d, g, NVDLA_CSC_D_BANK_0, DATA_BANK) + 1ull;
 }

@@ -525,26 +525,29 @@ static void complete_layer(struct dla_dev *d, const struct layer *l)
     update_irq(d);
 }
 
-/* Timing: the layer as its engines describe it (units.c summarize hooks),
- * timed by the cycle model, whose PERF counter values are written into the
- * units whose perf enable is set. */
-static void time_layer(struct dla_dev *d, const struct layer *l)
+/* The layer as its engines describe it (units.c summarize hooks). */
+static void summarize_layer(struct dla_dev *d, const struct layer *l, struct dla_layer_summary *s)
 {
-    struct dla_layer_summary s;
-    memset(&s, 0, sizeof(s));
-    s.kind = l->p->kind;
-    s.n = l->n;
-    s.unit = l->unit;
-    s.group = l->group;
+    memset(s, 0, sizeof(*s));
+    s->kind = l->p->kind;
+    s->n = l->n;
+    s->unit = l->unit;
+    s->group = l->group;
     for (unsigned i = 0; i < l->n; i++) {
         const struct dla_unit_behaviour *u = &dla_unit_table[l->unit[i]];
-        s.engines |= 1u << u->timing_unit;
+        s->engines |= 1u << u->timing_unit;
         if (u->summarize) {
-            u->summarize(d, l->group[i], &s);
+            u->summarize(d, l->group[i], s);
         }
     }
+}
+
+/* Timing: the summary timed by the cycle model, whose PERF counter values
+ * are written into the units whose perf enable is set. */
+static void time_layer(struct dla_dev *d, const struct layer *l, const struct dla_layer_summary *s)
+{
     struct dla_perf_counters perf;
-    dla_timing_layer_end(d->timing, &s, d->layer, &perf);
+    dla_timing_layer_end(d->timing, s, d->layer, &perf);
     for (size_t k = 0; k < dla_unit_perf_count; k++) {
         const struct dla_unit_perf *p = &dla_unit_perf[k];
         for (unsigned i = 0; i < l->n; i++) {
@@ -556,6 +559,35 @@ static void time_layer(struct dla_dev *d, const struct layer *l)
             }
         }
     }
+}
+
+/* The public description of a layer (include/dlasim/layer.h) from its
+ * summary: one decode, shared with the cycle model. */
+static void observe_layer(struct dla_dev *d, const struct dla_layer_summary *s, int status)
+{
+    struct dlasim_layer_info li;
+    memset(&li, 0, sizeof(li));
+    li.index = d->layer;
+    li.kind = dla_layer_kind_name(s->kind);
+    li.status = status;
+    if (s->kind == DLA_LAYER_CONV) {
+        const struct dla_conv_summary *c = &s->conv;
+        li.out_w = (uint32_t)c->out_w;
+        li.out_h = (uint32_t)c->out_h;
+        li.out_k = (uint32_t)c->k;
+        li.in_c = (uint32_t)c->c;
+        li.k_w = (uint32_t)c->s;
+        li.k_h = (uint32_t)c->r;
+        li.stride_x = (uint32_t)c->stride_x;
+        li.stride_y = (uint32_t)c->stride_y;
+        li.dil_x = (uint32_t)c->dil_x;
+        li.dil_y = (uint32_t)c->dil_y;
+        li.batches = (uint32_t)c->batches;
+        li.data_banks = (uint32_t)c->data_banks;
+        li.weight_banks = (uint32_t)c->weight_banks;
+        li.macs = c->macs;
+    }
+    dla_layer_notify(&d->base, &li);
 }
 
 static int nvdla_step(struct dlasim_dev *dev)
@@ -572,8 +604,15 @@ static int nvdla_step(struct dlasim_dev *dev)
     }
     int rc = l.p->run(d, &l);
     d->cur_unit = NULL;
-    if (d->timing) {
-        time_layer(d, &l);
+    if (d->timing || dev->layer_fn) {
+        struct dla_layer_summary s;
+        summarize_layer(d, &l, &s);
+        if (d->timing) {
+            time_layer(d, &l, &s);
+        }
+        if (dev->layer_fn) {
+            observe_layer(d, &s, rc);
+        }
     }
     complete_layer(d, &l);
     dla_log(d, DLASIM_LOG_EXEC, "layer %u: done (%s)", d->layer, dlasim_status_name(rc));
@@ -719,6 +758,7 @@ const struct dla_device_ops dla_nvdla_ops = {
     .irq_level = nvdla_irq_level,
     .param = nvdla_param,
     .last_error = nvdla_last_error,
+    .describes_layers = 1,
 };
 
 /* ---- register names ------------------------------------------------------------ */
