@@ -213,6 +213,7 @@ tests: $(TEST_BIN) $(REPLAY_BIN) $(UAPI_TEST_BIN) $(UAPI_LIBS) $(BUILD)/rtlgrade
 regs:
 	python3 tools/regdb/gen_regs.py regdb/nvdla.xml src/regs/gen docs/registers.md
 	python3 tools/regdb/gen_regs.py regdb/rk3588.xml src/regs/gen docs/registers-rk3588.md
+	python3 tools/regdb/gen_regs.py --index src/regs/gen/regdb_all.c regdb/nvdla.xml regdb/rk3588.xml
 
 deps:
 	@sh tools/deps.sh

@@ -92,6 +92,9 @@ python3 tools/regdb/gen_regs.py regdb/nvdla.xml "$gen" "$gen/registers.md" > /de
     python3 tools/regdb/gen_regs.py regdb/rk3588.xml "$gen" "$gen/registers-rk3588.md" > /dev/null 2>&1 &&
     diff -q "$gen/rk3588_regs.h" src/regs/gen/rk3588_regs.h > /dev/null &&
     diff -q "$gen/rk3588_regs_table.c" src/regs/gen/rk3588_regs_table.c > /dev/null &&
+    python3 tools/regdb/gen_regs.py --index "$gen/regdb_all.c" regdb/nvdla.xml regdb/rk3588.xml \
+        > /dev/null 2>&1 &&
+    diff -q "$gen/regdb_all.c" src/regs/gen/regdb_all.c > /dev/null &&
     diff -q "$gen/registers-rk3588.md" docs/registers-rk3588.md > /dev/null
 one "regdb regeneration (nvdla, rk3588) matches src/regs/gen and docs" $?
 rm -rf "$gen" "$log"

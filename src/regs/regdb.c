@@ -10,7 +10,6 @@
  * spec files do, in any case: "RKNN_ppu_s_pointer", "RKNN_dpu_rdma_weight"
  * (also "RKNN_PPU.S_POINTER").  No allocation, no mutable state.
  */
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -186,48 +185,4 @@ const struct nvdla_field_desc *nvdla_field_by_name(const struct nvdla_reg_desc *
                                                    const char *name)
 {
     return regdb_field_by_name(&nvdla_db, r, name);
-}
-
-/* ---- device facts ------------------------------------------------------------ */
-
-const struct regdb *const regdb_all[] = {&nvdla_db, &rk3588_db};
-const size_t regdb_all_count = sizeof(regdb_all) / sizeof(regdb_all[0]);
-
-const struct regdb *regdb_by_trace_name(const char *name)
-{
-    for (size_t i = 0; name && i < regdb_all_count; i++) {
-        const struct regdb *db = regdb_all[i];
-        if (prefix_equals(db, name, db->trace_prefix, strlen(db->trace_prefix))) {
-            return db;
-        }
-    }
-    return NULL;
-}
-
-int regdb_unit_by_regcmd(const struct regdb *db, uint32_t block)
-{
-    for (unsigned u = 0; block && u < db->n_units; u++) {
-        if (db->units[u].regcmd_target == block) {
-            return (int)u;
-        }
-    }
-    return -1;
-}
-
-uint32_t regdb_intr_bit(const struct regdb *db, const char *name)
-{
-    size_t n = name ? strlen(name) : 0;
-    char field[96];
-    if (n < 3 || name[n - 2] != '_' || (name[n - 1] != '0' && name[n - 1] != '1') ||
-        n - 2 + strlen(db->intr_infix) + 2 > sizeof(field)) {
-        return 0;
-    }
-    size_t i;
-    for (i = 0; i < n - 2; i++) {
-        field[i] = (char)toupper((unsigned char)name[i]);
-    }
-    snprintf(field + i, sizeof(field) - i, "%s%c", db->intr_infix, name[n - 1]);
-    const struct nvdla_reg_desc *r = regdb_reg_by_addr(db, db->intr_status);
-    const struct nvdla_field_desc *f = r ? regdb_field_by_name(db, r, field) : NULL;
-    return f ? 1u << f->low : 0;
 }

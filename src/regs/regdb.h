@@ -117,6 +117,9 @@ struct regdb {
                                         field ENGINE<infix>G ("_DONE_STATUS", "_") */
     uint16_t regcmd_op_en;           /* regcmd target of the op_en entry, 0 = no regcmd */
     uint16_t regcmd_marker;          /* target of the entry required before op_en */
+    /* Lookups the generator emits (tools/regdb/gen_regs.py emit_lookups): */
+    int (*unit_by_regcmd)(uint32_t block);   /* see regdb_unit_by_regcmd */
+    uint32_t (*intr_bit)(const char *name);  /* see regdb_intr_bit */
 };
 
 extern const struct regdb nvdla_db;
@@ -133,16 +136,23 @@ const struct nvdla_field_desc *regdb_field_by_name(const struct regdb *db,
 /* "RKNN_ppu_s_pointer" / "NVDLA_PDP.D_OP_ENABLE_0" spelling of a register. */
 const char *regdb_reg_name(const struct regdb *db, uint32_t addr, char *buf, size_t buflen);
 
-/* Every database, and the one whose trace prefix starts `name`
- * ("NVDLA_PDP.D_OP_ENABLE_0", "RKNN_ppu_s_pointer"), or NULL. */
+/* Every database (the first is the default), and the one whose trace prefix
+ * starts `name` ("NVDLA_PDP.D_OP_ENABLE_0", "RKNN_ppu_s_pointer"), or NULL:
+ * generated from the list of databases (src/regs/gen/regdb_all.c, make regs). */
 extern const struct regdb *const regdb_all[];
 extern const size_t regdb_all_count;
 const struct regdb *regdb_by_trace_name(const char *name);
 /* Unit whose regcmd_target is `block` (a target without bit 0), or -1. */
-int regdb_unit_by_regcmd(const struct regdb *db, uint32_t block);
+static inline int regdb_unit_by_regcmd(const struct regdb *db, uint32_t block)
+{
+    return db->unit_by_regcmd(block);
+}
 /* Interrupt status bit named by a trace's "ENGINE_G" (SDP_0, CDMA_DAT_1,
  * DPU_0): the field ENGINE<intr_infix>G of the intr_status register; 0 if none. */
-uint32_t regdb_intr_bit(const struct regdb *db, const char *name);
+static inline uint32_t regdb_intr_bit(const struct regdb *db, const char *name)
+{
+    return db->intr_bit(name);
+}
 
 extern const struct nvdla_unit_desc rk3588_units[RK3588_UNIT_COUNT];
 extern const struct nvdla_reg_desc rk3588_regs[];

@@ -5,8 +5,13 @@ Usage:
     python3 tools/regdb/gen_regs.py regdb/nvdla.xml src/regs/gen docs/registers.md
     python3 tools/regdb/gen_regs.py regdb/rk3588.xml src/regs/gen docs/registers-rk3588.md
 
+    python3 tools/regdb/gen_regs.py --index src/regs/gen/regdb_all.c regdb/nvdla.xml regdb/rk3588.xml
+
 Writes src/regs/gen/<db>_regs.h, src/regs/gen/<db>_regs_table.c (<db> = the
-database's name) and the Markdown reference.  Every problem found in the XML is reported as
+database's name: tables and the lookups of struct regdb, a switch over the
+regcmd targets and the interrupt names) and the Markdown reference; --index
+writes the list of every database and the trace-prefix lookup (the first
+database is the default).  Every problem found in the XML is reported as
 FILE:LINE:COL: message (all of them, then exit status 1); nothing is written
 unless the database is valid.  Output files are rewritten only when their
 content changes.  Python 3 standard library only.  Schema: regdb/README.md.
@@ -95,6 +100,7 @@ class Db:
         self.regcmdopen = 0
         self.regcmdmark = 0
         self.intr = {}           # kind -> address of the intr_* registers
+        self.intr_fields = []    # fields of the kind=intr_status register
 
 
 class Checker:
@@ -244,6 +250,7 @@ class Checker:
                         db.intr[r["kind"]] = u["base"] + r["offset"]
                     if r["kind"] == "intr_status":
                         status = r
+                        db.intr_fields = r["fields"]
         targets = {}
         for u in db.units:
             dn = u["node"]
@@ -558,7 +565,11 @@ def emit_table(db):
     w = o.append
     cp, lp = db.cp, db.name
     w("/* %s */" % (BANNER % db.source))
-    w("/* Register database tables declared in src/regs/regdb.h. */")
+    w("/* Register database tables and lookups declared in src/regs/regdb.h. */")
+    w("#include <stddef.h>")
+    w("#include <string.h>")
+    w("#include <strings.h>")
+    w("")
     w("#include \"regs/regdb.h\"")
     if db.name != "nvdla":
         w("#include \"regs/gen/%s_regs.h\"" % lp)
@@ -629,6 +640,7 @@ def emit_table(db):
         w("    " + " ".join(x + "," for x in win[i:i + 4]))
     w("};")
     w("")
+    o.extend(emit_lookups(db))
     w("const struct regdb %s_db = {" % lp)
     w("    \"%s\", \"%s_\", %d, %s_units, %s_UNIT_COUNT, %s_regs, %s_REG_COUNT," % (
         lp, db.traceprefix, 1 if db.regnames == "plain" else 0,
@@ -636,13 +648,105 @@ def emit_table(db):
     w("    %s_fields, %s_FIELD_COUNT, %s_enums, %s_ENUM_COUNT, %s_window_unit, %d," % (
         lp, cp, lp, cp, lp, nwin))
     w("    /* intr_status, intr_mask, intr_clear, has_intr_clear, intr_mask_enables,")
-    w("       intr_infix, regcmd_op_en, regcmd_marker */")
-    w("    0x%05xu, 0x%05xu, 0x%05xu, %d, %d, \"%s\", 0x%04xu, 0x%04xu" % (
+    w("       intr_infix, regcmd_op_en, regcmd_marker, unit_by_regcmd, intr_bit */")
+    w("    0x%05xu, 0x%05xu, 0x%05xu, %d, %d, \"%s\", 0x%04xu, 0x%04xu," % (
         db.intr.get("intr_status", 0), db.intr.get("intr_mask", 0),
         db.intr.get("intr_clear", 0), 1 if "intr_clear" in db.intr else 0,
         1 if db.intrmask == "enables" else 0, db.intrinfix, db.regcmdopen, db.regcmdmark))
+    w("    %s_unit_by_regcmd, %s_intr_bit" % (lp, lp))
     w("};")
     return "\n".join(o) + "\n", (len(regs_rows), len(field_rows), len(enum_rows))
+
+
+def intr_names(db):
+    """(trace name, bit) of every interrupt a trace may wait for: the field
+    ENGINE<intrinfix>G of the intr_status register is "ENGINE_G" (G = 0, 1)."""
+    names = []
+    pat = re.compile(r"(.+)%s([01])\Z" % re.escape(db.intrinfix))
+    for f in db.intr_fields:
+        m = pat.match(f["name"])
+        if m and f["width"] == 1:
+            names.append(("%s_%s" % (m.group(1), m.group(2)), f["low"], f["name"]))
+    return names
+
+
+def emit_lookups(db):
+    """The database's lookups as C (struct regdb's unit_by_regcmd and
+    intr_bit): a switch over the regcmd targets, an if-chain over the
+    interrupt names; nothing is searched for at run time."""
+    lp, cp = db.name, db.cp
+    o = []
+    w = o.append
+    w("/* Unit of a regcmd target block bit (domain regcmd=; the target without")
+    w("   bit 0), or -1. */")
+    w("static int %s_unit_by_regcmd(uint32_t block)" % lp)
+    w("{")
+    targets = [u for u in db.units if u["regcmd"]]
+    if targets:
+        w("    switch (block) {")
+        for u in sorted(targets, key=lambda u: u["regcmd"]):
+            w("    case 0x%04xu: return %s_UNIT_%s;" % (u["regcmd"], cp, u["name"]))
+        w("    default: return -1;")
+        w("    }")
+    else:
+        w("    (void)block; /* no regcmd */")
+        w("    return -1;")
+    w("}")
+    w("")
+    w("/* Interrupt status bit a trace's interrupt ENGINE_G names (the field")
+    w("   ENGINE%sG of the interrupt status register), in any case; 0 if none. */"
+      % db.intrinfix)
+    w("static uint32_t %s_intr_bit(const char *name)" % lp)
+    w("{")
+    names = intr_names(db)
+    if names:
+        w("    if (name == NULL) {")
+        w("        return 0;")
+        w("    }")
+        for tn, low, fname in names:
+            w("    if (strcasecmp(name, \"%s\") == 0) {" % tn)
+            w("        return 1u << %d; /* %s */" % (low, fname))
+            w("    }")
+    else:
+        w("    (void)name; /* no interrupt status register */")
+    w("    return 0;")
+    w("}")
+    w("")
+    return o
+
+
+def emit_index(dbs):
+    """src/regs/gen/regdb_all.c: every database, in the order given (the first
+    is the default), and the one a trace register name's prefix selects."""
+    o = []
+    w = o.append
+    w("/* %s */" % (BANNER % ", regdb/".join(db.source for db in dbs)))
+    w("/* Every register database (src/regs/regdb.h). */")
+    w("#include <stddef.h>")
+    w("#include <string.h>")
+    w("#include <strings.h>")
+    w("")
+    w("#include \"regs/regdb.h\"")
+    w("")
+    w("const struct regdb *const regdb_all[] = {%s};" %
+      ", ".join("&%s_db" % db.name for db in dbs))
+    w("const size_t regdb_all_count = %d;" % len(dbs))
+    w("")
+    w("/* The database whose trace prefix starts `name`, or NULL. */")
+    w("const struct regdb *regdb_by_trace_name(const char *name)")
+    w("{")
+    w("    if (name == NULL) {")
+    w("        return NULL;")
+    w("    }")
+    for db in dbs:
+        prefix = db.traceprefix + "_"
+        cmp = "strncasecmp" if db.regnames == "plain" else "strncmp"
+        w("    if (%s(name, \"%s\", %d) == 0) {" % (cmp, prefix, len(prefix)))
+        w("        return &%s_db;" % db.name)
+        w("    }")
+    w("    return NULL;")
+    w("}")
+    return "\n".join(o) + "\n"
 
 
 def emit_doc(db, counts):
@@ -706,18 +810,15 @@ def write_if_changed(path, text):
     os.replace(tmp, path)
 
 
-def main(argv):
-    if len(argv) != 4:
-        sys.stderr.write("usage: gen_regs.py DB.xml OUT_DIR DOC.md\n")
-        return 2
-    xml_path, out_dir, doc_path = argv[1:]
+def load(xml_path):
+    """The validated database of xml_path, or None after printing every error."""
     chk = Checker(xml_path)
     try:
         with open(xml_path, "rb") as f:
             data = f.read()
     except OSError as e:
         sys.stderr.write("gen_regs: %s\n" % e)
-        return 1
+        return None
     root = chk.read(data)
     db = chk.validate(root) if not chk.errors else None
     if db is not None:
@@ -728,6 +829,30 @@ def main(argv):
         for e in chk.errors:
             sys.stderr.write(e + "\n")
         sys.stderr.write("gen_regs: %d error(s), nothing written\n" % len(chk.errors))
+        return None
+    return db
+
+
+def main_index(out_path, xml_paths):
+    dbs = [load(p) for p in xml_paths]
+    if not dbs or None in dbs:
+        return 1
+    if os.path.dirname(out_path):
+        os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    write_if_changed(out_path, emit_index(dbs))
+    return 0
+
+
+def main(argv):
+    if len(argv) >= 4 and argv[1] == "--index":
+        return main_index(argv[2], argv[3:])
+    if len(argv) != 4:
+        sys.stderr.write("usage: gen_regs.py DB.xml OUT_DIR DOC.md\n"
+                         "       gen_regs.py --index OUT.c DB.xml...\n")
+        return 2
+    xml_path, out_dir, doc_path = argv[1:]
+    db = load(xml_path)
+    if db is None:
         return 1
     table, counts = emit_table(db)
     header = emit_header(db, counts)
