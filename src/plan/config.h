@@ -70,9 +70,4 @@ const char *dla_config_param_name(size_t i);
 /* Check the parameters are consistent (powers of two, ranges). */
 int dla_config_validate(const struct dla_config *c, char *err, size_t errlen);
 
-/* ConfigROM image (CSB 0x0000-0x0fff) derived from the parameters, in
- * 32-bit words: rom[offset / 4].  ref: spec 004 "Descriptors and payloads". */
-#define DLA_CFGROM_WORDS 1024
-void dla_cfgrom_build(const struct dla_config *c, uint32_t rom[DLA_CFGROM_WORDS]);
-
 #endif

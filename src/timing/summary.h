@@ -56,12 +56,18 @@ struct dla_conv_summary {
     uint64_t out_w, out_h, batches, stride_x, stride_y, dil_x, dil_y, data_banks;
 };
 
+/* Unit ids a device may hand the timing layer (its register file's units,
+ * DLA_REGFILE_MAX_UNITS): the model keeps when each (unit, group) was enabled
+ * and ends, without knowing which unit an id is. */
+#define DLA_TIMING_UNIT_IDS 32
+
 /* One layer: its kind, the units it holds and the group each executes, and
  * the summaries of the engines taking part. */
 struct dla_layer_summary {
     enum dla_layer_kind kind;
     unsigned n;
-    const unsigned *unit;  /* enum nvdla_unit */
+    const unsigned *unit;  /* the device's ids of the units (< DLA_TIMING_UNIT_IDS; opaque to
+                              the model, which only matches them with dla_timing_op_enabled's) */
     const unsigned *group;
     unsigned engines;      /* bit (1 << enum dlasim_timing_unit) of each engine the units
                               belong to: they are busy until the layer ends */

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "regs/regdb.h"
 #include "timing/timing.h"
 
 struct dla_timing {
@@ -25,8 +24,8 @@ struct dla_timing {
     double now;                               /* host (CSB master) cycle */
     int hold;                                 /* accesses outside modelled time */
     uint64_t csb_writes, csb_reads;
-    double en[NVDLA_UNIT_COUNT][2];           /* cycle OP_EN of (unit, group) was written */
-    double group_end[NVDLA_UNIT_COUNT][2];    /* end of the layer (unit, group) last ran */
+    double en[DLA_TIMING_UNIT_IDS][2];        /* cycle OP_EN of (unit id, group) was written */
+    double group_end[DLA_TIMING_UNIT_IDS][2]; /* end of the layer (unit id, group) last ran */
     double unit_free[DLASIM_TU_COUNT];        /* cycle each engine is free again */
     double bit_time[32];                      /* cycle each S_INTR_STATUS bit was raised */
     double last_end;                          /* end of the layer being completed */
@@ -158,7 +157,7 @@ void dla_timing_csb_read(struct dla_timing *t)
 
 void dla_timing_op_enabled(struct dla_timing *t, unsigned unit, unsigned group)
 {
-    if (unit < NVDLA_UNIT_COUNT) {
+    if (unit < DLA_TIMING_UNIT_IDS) {
         t->en[unit][group & 1] = t->now;
     }
 }
@@ -179,7 +178,7 @@ uint32_t dla_timing_intr_status(const struct dla_timing *t, uint32_t functional)
 
 uint32_t dla_timing_unit_status(const struct dla_timing *t, unsigned unit, uint32_t functional)
 {
-    if (t->hold || unit >= NVDLA_UNIT_COUNT) {
+    if (t->hold || unit >= DLA_TIMING_UNIT_IDS) {
         return functional;
     }
     uint32_t v = functional;
@@ -260,7 +259,9 @@ void dla_timing_layer_end(struct dla_timing *t, const struct dla_layer_summary *
     double enabled = 0, free_at = 0;
     unsigned engines = l->engines;
     for (unsigned i = 0; i < l->n; i++) {
-        enabled = fmax(enabled, t->en[l->unit[i]][l->group[i] & 1]);
+        if (l->unit[i] < DLA_TIMING_UNIT_IDS) {
+            enabled = fmax(enabled, t->en[l->unit[i]][l->group[i] & 1]);
+        }
     }
     for (unsigned u = 0; u < DLASIM_TU_COUNT; u++) {
         if (engines >> u & 1u) {
@@ -276,7 +277,9 @@ void dla_timing_layer_end(struct dla_timing *t, const struct dla_layer_summary *
         }
     }
     for (unsigned i = 0; i < l->n; i++) {
-        t->group_end[l->unit[i]][l->group[i] & 1] = end;
+        if (l->unit[i] < DLA_TIMING_UNIT_IDS) {
+            t->group_end[l->unit[i]][l->group[i] & 1] = end;
+        }
     }
     t->last_end = end;
     t->last_dat = c.dat_done > 0 ? start + c.dat_done : 0;
@@ -309,22 +312,19 @@ void dla_timing_layer_end(struct dla_timing *t, const struct dla_layer_summary *
     record(t, &r);
 }
 
-/* CDMA raises its data/weight done bits when its fetches end, the other
- * units at the layer's end. */
-void dla_timing_raise(struct dla_timing *t, uint32_t bits)
+/* The bits in dat_bits (NVDLA: CDMA's data done) are raised when the
+ * layer's data fetch ended, those in wt_bits (its weights done) when the
+ * weight fetch ended, the others at the layer's end. */
+void dla_timing_raise(struct dla_timing *t, uint32_t bits, uint32_t dat_bits, uint32_t wt_bits)
 {
-    const uint32_t dat = NVDLA_GLB_S_INTR_STATUS_0_CDMA_DAT_DONE_STATUS0__MASK |
-                         NVDLA_GLB_S_INTR_STATUS_0_CDMA_DAT_DONE_STATUS1__MASK;
-    const uint32_t wt = NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS0__MASK |
-                        NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS1__MASK;
     for (unsigned i = 0; i < 32; i++) {
         uint32_t b = 1u << i;
         if (!(bits & b)) {
             continue;
         }
-        t->bit_time[i] = (b & dat) && t->last_dat > 0 ? t->last_dat
-                         : (b & wt) && t->last_wt > 0 ? t->last_wt
-                                                      : t->last_end;
+        t->bit_time[i] = (b & dat_bits) && t->last_dat > 0 ? t->last_dat
+                         : (b & wt_bits) && t->last_wt > 0 ? t->last_wt
+                                                           : t->last_end;
     }
 }
 

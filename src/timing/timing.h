@@ -7,7 +7,8 @@
  * layer sees the device only through these calls and the layer summaries
  * (summary.h); it never reads or writes a register:
  *   - dla_timing_csb_write/read: every CSB access the host makes;
- *   - dla_timing_op_enabled: a write set OP_EN of (unit, group);
+ *   - dla_timing_op_enabled: a write set OP_EN of (unit, group), the unit
+ *     an id of the device's (summary.h DLA_TIMING_UNIT_IDS);
  *   - dla_timing_traffic: every DMA burst (bytes only, never per element);
  *   - dla_timing_layer_begin/end: around one hardware layer, before the
  *     device completes it (registers of the executed groups still readable);
@@ -51,7 +52,9 @@ void dla_timing_layer_begin(struct dla_timing *t);
  * the time-counting D_PERF_* counters for the device to write. */
 void dla_timing_layer_end(struct dla_timing *t, const struct dla_layer_summary *l,
                           unsigned layer_index, struct dla_perf_counters *perf);
-void dla_timing_raise(struct dla_timing *t, uint32_t bits);
+/* The interrupt status bits the completed layer raised; dat_bits / wt_bits:
+ * those raised when its data / weight fetch ended rather than at its end. */
+void dla_timing_raise(struct dla_timing *t, uint32_t bits, uint32_t dat_bits, uint32_t wt_bits);
 
 /* ---- the per-layer cost models (src/timing/model.c) ---------------------- */
 

@@ -13,7 +13,8 @@
 #   5. the simulator (src/sim) includes nothing of src/timing but its
 #      interface (timing/timing.h, timing/summary.h), and src/timing nothing
 #      of src/sim: the cycle model reads layer summaries and returns PERF
-#      counter values, it never reads or writes the device.
+#      counter values, it never reads or writes the device; nor does it
+#      include a register map (src/regs): unit ids are opaque to it.
 # Run from the repository root:  sh tests/unit/include_layers.sh
 # Prints each violation and "N passed, N failed".
 PY=${PYTHON:-python3}
@@ -98,6 +99,8 @@ rules = [
      "the simulator sees only the timing layer's interface (timing.h, summary.h)"),
     ("src/timing", lambda t: under(t, "src/sim"),
      "the cycle model reads layer summaries, never the simulator"),
+    ("src/timing", lambda t: under(t, "src/regs"),
+     "the cycle model reads layer summaries, not a device's register map or unit numbers"),
 ]
 for top, bad, reason in rules:
     hits = [(f, t) for f, t in includes if under(folder_of(f), top) and bad(t)]

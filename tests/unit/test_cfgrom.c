@@ -19,6 +19,7 @@
 
 #include "dlasim/dlasim.h"
 #include "plan/config.h"
+#include "sim/nvdla/nvdla_regs.h" /* dla_cfgrom_build */
 
 struct rom_word {
     uint32_t offset;

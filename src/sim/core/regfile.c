@@ -2,8 +2,9 @@
  * The register file (see regfile.h).  Every access rule is data from the
  * device's register database: masks, W1C/W1S bits, group membership and
  * kinds; what a pointer register means comes from the device's
- * dla_pointer_ops; which units a configuration has and which have a LUT port
- * the device sets after init (NVDLA: units.c).
+ * dla_pointer_ops, and so do registers of the device's own kinds (NVDLA's
+ * LUT ports and ConfigROM: its device hooks); which units a configuration
+ * has the device sets after init (NVDLA: units.c).
  */
 #include "sim/core/regfile.h"
 
@@ -11,8 +12,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-#define FIELD(v, F) (((uint32_t)(v) & F##__MASK) >> F##__SHIFT)
 
 /* S_STATUS encodings (RDL S_STATUS_STATUS_0_enum; the RK3588's S_STATUS
  * uses the same values, spec 002/003). */
@@ -86,7 +85,6 @@ int dla_regfile_init(struct dla_regfile *rf, const struct regdb *db,
         us->present = 1;
         us->op_en_reg = -1;
         us->pointer_reg = -1;
-        us->lut = -1;
     }
     rf->intr_status_reg = rf->intr_mask_reg = rf->intr_pending_reg = -1;
     int raw = -1;
@@ -131,7 +129,9 @@ void dla_regfile_reset(struct dla_regfile *rf)
         us->producer = (uint8_t)(p & POINTER_PRODUCER);
         us->consumer = (uint8_t)((p & POINTER_CONSUMER) != 0);
     }
-    memset(rf->lut_port, 0, sizeof(rf->lut_port));
+    if (rf->pp->device_reset) {
+        rf->pp->device_reset(rf);
+    }
 }
 
 static uint32_t op_en(const struct dla_regfile *rf, const struct dla_unit_state *us, unsigned g)
@@ -157,78 +157,6 @@ static uint32_t status_value(const struct dla_regfile *rf, const struct dla_unit
     return s[0] | (s[1] << 16);
 }
 
-/* ---- LUT access port (S_LUT_ACCESS_CFG / S_LUT_ACCESS_DATA) -------------- */
-/* ref: cmod cdp_reg_model/sdp_reg_model: the CFG write sets table, entry and
- * access type; each DATA access of the matching type moves one entry and
- * advances the index until the table's last entry. */
-
-static void lut_cfg_write(struct dla_lut_port *p, unsigned unit, uint32_t v)
-{
-    if (unit == NVDLA_UNIT_SDP) {
-        p->index = FIELD(v, NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_ADDR);
-        p->table = FIELD(v, NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_TABLE_ID);
-        p->write = FIELD(v, NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_ACCESS_TYPE);
-    } else {
-        p->index = FIELD(v, NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_ADDR);
-        p->table = FIELD(v, NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_TABLE_ID);
-        p->write = FIELD(v, NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_ACCESS_TYPE);
-    }
-}
-
-static uint32_t lut_cfg_read(const struct dla_lut_port *p, unsigned unit)
-{
-    if (unit == NVDLA_UNIT_SDP) {
-        return NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_ADDR(p->index) |
-               NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_TABLE_ID(p->table) |
-               NVDLA_SDP_S_LUT_ACCESS_CFG_0_LUT_ACCESS_TYPE(p->write);
-    }
-    return NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_ADDR(p->index) |
-           NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_TABLE_ID(p->table) |
-           NVDLA_CDP_S_LUT_ACCESS_CFG_0_LUT_ACCESS_TYPE(p->write);
-}
-
-static uint16_t *lut_entry(struct dla_regfile *rf, int lut, const struct dla_lut_port *p)
-{
-    struct dla_lut_ram *ram = &rf->lut[lut];
-    if (p->table) {
-        return p->index < DLA_LUT_LO_ENTRIES ? &ram->lo[p->index] : NULL;
-    }
-    return p->index < DLA_LUT_LE_ENTRIES ? &ram->le[p->index] : NULL;
-}
-
-static void lut_advance(struct dla_lut_port *p)
-{
-    uint32_t last = p->table ? DLA_LUT_LO_ENTRIES - 1 : DLA_LUT_LE_ENTRIES - 1;
-    if (p->index < last) {
-        p->index++;
-    }
-}
-
-static void lut_data_write(struct dla_regfile *rf, int lut, uint32_t v)
-{
-    struct dla_lut_port *p = &rf->lut_port[lut];
-    if (!p->write) {
-        return;
-    }
-    uint16_t *e = lut_entry(rf, lut, p);
-    if (e) {
-        *e = (uint16_t)v;
-    }
-    lut_advance(p);
-}
-
-static uint32_t lut_data_read(struct dla_regfile *rf, int lut)
-{
-    struct dla_lut_port *p = &rf->lut_port[lut];
-    if (p->write) {
-        return 0;
-    }
-    uint16_t *e = lut_entry(rf, lut, p);
-    uint32_t v = e ? *e : 0;
-    lut_advance(p);
-    return v;
-}
-
 /* ---- CSB access ----------------------------------------------------------- */
 
 /* Writes to registers whose kind gives them a behaviour of their own. */
@@ -241,13 +169,9 @@ static int write_special(struct dla_regfile *rf, const struct nvdla_reg_desc *r,
         rf->pp->pointer_write(rf, us, r, v);
         return 1;
     case NVDLA_KIND_LUT_ACCESS_CFG:
-        if (us->lut >= 0) {
-            lut_cfg_write(&rf->lut_port[us->lut], r->unit, v);
-        }
-        return 1;
     case NVDLA_KIND_LUT_ACCESS_DATA:
-        if (us->lut >= 0) {
-            lut_data_write(rf, us->lut, v);
+        if (rf->pp->device_write) {
+            rf->pp->device_write(rf, r, v); /* the device's own kinds */
         }
         return 1;
     case NVDLA_KIND_INTR_SET:
@@ -317,7 +241,9 @@ int dla_regfile_read(struct dla_regfile *rf, uint32_t addr, uint32_t *v)
     }
     switch (r->kind) {
     case NVDLA_KIND_ROM:
-        *v = rf->rom[(addr - rf->db->units[r->unit].base) / 4u];
+    case NVDLA_KIND_LUT_ACCESS_CFG:
+    case NVDLA_KIND_LUT_ACCESS_DATA:
+        *v = rf->pp->device_read ? rf->pp->device_read(rf, r, addr) : 0; /* the device's kinds */
         return 0;
     case NVDLA_KIND_STATUS:
         *v = status_value(rf, us);
@@ -325,12 +251,6 @@ int dla_regfile_read(struct dla_regfile *rf, uint32_t addr, uint32_t *v)
     case NVDLA_KIND_POINTER:
         *v = ((rf->val[0][i] & ~(POINTER_PRODUCER | POINTER_CONSUMER)) | us->producer |
               ((uint32_t)us->consumer << 16)) & r->read_mask;
-        return 0;
-    case NVDLA_KIND_LUT_ACCESS_CFG:
-        *v = us->lut >= 0 ? lut_cfg_read(&rf->lut_port[us->lut], r->unit) : 0;
-        return 0;
-    case NVDLA_KIND_LUT_ACCESS_DATA:
-        *v = us->lut >= 0 ? lut_data_read(rf, us->lut) : 0;
         return 0;
     case NVDLA_KIND_INTR_STATUS:
         if (rf->intr_pending_reg != (int)i) {
@@ -354,7 +274,7 @@ uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t addr, unsigned g
         return 0;
     }
     if (r->kind == NVDLA_KIND_ROM) {
-        return rf->rom[(addr - rf->db->units[r->unit].base) / 4u];
+        return rf->pp->device_read ? rf->pp->device_read(rf, r, addr) : 0;
     }
     unsigned g = r->group == NVDLA_REG_DUAL ? (group & 1u) : 0u;
     return rf->val[g][i];

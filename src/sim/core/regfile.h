@@ -20,20 +20,10 @@
 
 #include <stdint.h>
 
-#include "plan/config.h"
 #include "regs/regdb.h"
 
 #define DLA_REGFILE_MAX_UNITS 32
 
-/* LUT RAM of SDP and CDP (written through S_LUT_ACCESS_CFG/S_LUT_ACCESS_DATA).
- * ref: spec 001, CDP LUT; RAW table 65 entries, density table 257 entries. */
-#define DLA_LUT_LE_ENTRIES 65
-#define DLA_LUT_LO_ENTRIES 257
-struct dla_lut_ram {
-    uint16_t le[DLA_LUT_LE_ENTRIES]; /* LE (raw/exponent) table */
-    uint16_t lo[DLA_LUT_LO_ENTRIES]; /* LO (density/linear) table */
-};
-enum dla_lut_id { DLA_LUT_SDP = 0, DLA_LUT_CDP = 1 };
 #define DLA_REG_NONE 0xffffu
 
 /* Per-unit ping-pong state. */
@@ -44,14 +34,6 @@ struct dla_unit_state {
     uint8_t consumer;       /* group the datapath executes (RK: executer) */
     int16_t op_en_reg;      /* index of the OP_ENABLE register, or -1 */
     int16_t pointer_reg;    /* index of S_POINTER, or -1 */
-    int16_t lut;            /* enum dla_lut_id for units with a LUT port, or -1 */
-};
-
-/* LUT access port state (S_LUT_ACCESS_CFG) of SDP and CDP. */
-struct dla_lut_port {
-    uint32_t table;         /* 0 = LE, 1 = LO */
-    uint32_t index;         /* next entry */
-    uint32_t write;         /* 1 = data writes store, 0 = data reads load */
 };
 
 struct dla_regfile;
@@ -70,6 +52,14 @@ struct dla_pointer_ops {
     /* The consumer group completed (its OP_EN already cleared): advance. */
     void (*completed)(struct dla_regfile *rf, struct dla_unit_state *us);
     uint8_t drop_writes_when_enabled; /* writes to an enabled group are dropped */
+    /* Registers of the device's own kinds (NVDLA: the LUT access ports and
+     * the ConfigROM, src/sim/nvdla/lut_port.c), whose state the device keeps
+     * (rf->owner): a CSB write, a CSB read, and what a reset clears.  NULL:
+     * writes are ignored, reads return 0, nothing to reset. */
+    void (*device_write)(struct dla_regfile *rf, const struct nvdla_reg_desc *r, uint32_t v);
+    uint32_t (*device_read)(const struct dla_regfile *rf, const struct nvdla_reg_desc *r,
+                            uint32_t addr);
+    void (*device_reset)(struct dla_regfile *rf);
 };
 
 struct dla_regfile {
@@ -79,9 +69,8 @@ struct dla_regfile {
     uint16_t *slot;                               /* register index of each word of the
                                                      database's windows, DLA_REG_NONE if none */
     struct dla_unit_state unit[DLA_REGFILE_MAX_UNITS]; /* by unit of db */
-    struct dla_lut_port lut_port[2];              /* by enum dla_lut_id */
-    struct dla_lut_ram lut[2];                    /* LUT RAMs by enum dla_lut_id */
-    uint32_t rom[DLA_CFGROM_WORDS];               /* ConfigROM image (kind ROM) */
+    void *owner;                                  /* the device's state for its hooks
+                                                     (set by the device after init) */
     int intr_status_reg;                          /* index of the INTR_STATUS register, -1 */
     int intr_mask_reg;                            /* index of the INTR_MASK register, -1 */
     int intr_pending_reg;                         /* where raised bits live: INTR_RAW if the
@@ -98,7 +87,7 @@ enum dla_write_effect {
     DLA_WRITE_OP_ENABLED       /* OP_EN set for a group */
 };
 
-/* Every unit present, no LUT port; the device adjusts unit[] after this. */
+/* Every unit present, no owner; the device adjusts unit[] and owner after this. */
 int dla_regfile_init(struct dla_regfile *rf, const struct regdb *db,
                      const struct dla_pointer_ops *pp);
 void dla_regfile_free(struct dla_regfile *rf);

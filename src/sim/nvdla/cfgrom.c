@@ -49,7 +49,7 @@
  *   - Throughputs: 0 on an enabled stage counts as 1 (projects.spec,
  *     SDP_EW_THROUGHPUT_x); disabled SDP stages show 0, like EW in nv_small.
  */
-#include "plan/config.h"
+#include "sim/nvdla/nvdla_regs.h"
 
 #include <string.h>
 

@@ -30,10 +30,18 @@
 #include "sim/nvdla/units.h"
 #include "timing/timing.h"
 
+_Static_assert(NVDLA_UNIT_COUNT <= DLA_TIMING_UNIT_IDS, "unit ids the timing layer keeps");
+
+#define CDMA_DAT_DONE_BITS (NVDLA_GLB_S_INTR_STATUS_0_CDMA_DAT_DONE_STATUS0__MASK | \
+                            NVDLA_GLB_S_INTR_STATUS_0_CDMA_DAT_DONE_STATUS1__MASK)
+#define CDMA_WT_DONE_BITS (NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS0__MASK | \
+                           NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS1__MASK)
+
 struct dla_dev {
     struct dlasim_dev base;           /* the public handle (ops = dla_nvdla_ops) */
     struct dla_config cfg;            /* scalability parameters */
     struct dla_regfile rf;            /* every unit's CSB registers */
+    struct dla_nvdla_regs regs;       /* LUT RAMs, ConfigROM (the register file's hooks) */
     struct dla_host host;             /* callbacks, limits, memory ports, last error */
     struct dla_exec exec;             /* the layer running: messages, DMA hooks */
     struct dla_irq_line irq;          /* the one GLB interrupt line */
@@ -118,7 +126,7 @@ const struct dla_config *dla_cfg(const struct dla_dev *d)
 
 const struct dla_lut_ram *dla_lut(const struct dla_dev *d, enum dla_lut_id id)
 {
-    return &d->rf.lut[id];
+    return &d->regs.lut[id];
 }
 
 struct dla_conv_state *dla_dev_conv_state(struct dla_dev *d)
@@ -520,7 +528,8 @@ static void complete_layer(struct dla_dev *d, const struct layer *l)
     }
     dla_regfile_raise(&d->rf, bits);
     if (d->timing) {
-        dla_timing_raise(d->timing, bits);
+        /* CDMA's data and weight done bits rise when its fetches end */
+        dla_timing_raise(d->timing, bits, CDMA_DAT_DONE_BITS, CDMA_WT_DONE_BITS);
     }
     update_irq(d);
 }
@@ -678,7 +687,7 @@ static int nvdla_create(const struct dlasim_options *opt, struct dlasim_dev **ou
     d->irq.reports = 1;
     int rc = configure(d, opt, err, errlen);
     if (!rc) {
-        rc = dla_regfile_init_nvdla(&d->rf, &d->cfg); /* units.c */
+        rc = dla_regfile_init_nvdla(&d->rf, &d->regs, &d->cfg); /* units.c */
     }
     if (!rc) {
         rc = setup_port(d, DLASIM_PORT_DBB, 1, opt->dbb_ops, opt->dbb_opaque, err,

@@ -19,6 +19,7 @@
 #include "regs/gen/nvdla_regs.h"
 #include "plan/config.h"
 #include "sim/core/regfile.h"
+#include "sim/nvdla/nvdla_regs.h"
 #include "timing/summary.h"
 
 struct dla_dev;

@@ -110,9 +110,13 @@ const struct dla_pointer_ops dla_nvdla_pointer_ops = {
     .enabled = NULL,
     .completed = nvdla_completed,
     .drop_writes_when_enabled = 1,
+    .device_write = dla_nvdla_reg_write, /* LUT ports, ConfigROM: lut_port.c */
+    .device_read = dla_nvdla_reg_read,
+    .device_reset = dla_nvdla_reg_reset,
 };
 
-int dla_regfile_init_nvdla(struct dla_regfile *rf, const struct dla_config *cfg)
+int dla_regfile_init_nvdla(struct dla_regfile *rf, struct dla_nvdla_regs *x,
+                           const struct dla_config *cfg)
 {
     int rc = dla_regfile_init(rf, &nvdla_db, &dla_nvdla_pointer_ops);
     if (rc) {
@@ -120,8 +124,9 @@ int dla_regfile_init_nvdla(struct dla_regfile *rf, const struct dla_config *cfg)
     }
     for (unsigned u = 0; u < NVDLA_UNIT_COUNT; u++) {
         rf->unit[u].present = (uint8_t)dla_unit_present(cfg, u);
-        rf->unit[u].lut = (int16_t)dla_unit_table[u].lut;
     }
-    dla_cfgrom_build(cfg, rf->rom);
+    memset(x, 0, sizeof(*x));
+    dla_cfgrom_build(cfg, x->rom);
+    rf->owner = x;
     return 0;
 }

@@ -41,8 +41,11 @@ extern const struct dla_unit_behaviour dla_unit_table[NVDLA_UNIT_COUNT];
 /* NVDLA's pointer semantics (spec 001), and the register file of a
  * configuration (units present, LUT ports, ConfigROM). */
 struct dla_regfile;
+struct dla_nvdla_regs;
 extern const struct dla_pointer_ops dla_nvdla_pointer_ops;
-int dla_regfile_init_nvdla(struct dla_regfile *rf, const struct dla_config *cfg);
+/* x: the device's LUT RAMs and ConfigROM (nvdla_regs.h), the hooks' owner. */
+int dla_regfile_init_nvdla(struct dla_regfile *rf, struct dla_nvdla_regs *x,
+                           const struct dla_config *cfg);
 
 /* A D_PERF_* register that counts time: unit, the perf enable that gates
  * it (as in RTL), and the cycle model's counter it receives. */
