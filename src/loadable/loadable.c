@@ -554,31 +554,6 @@ static uint64_t address_of(const struct dlasim_loadable *ld, uint16_t a)
     return ld->mems[ld->addrs[a].mem_id].addr + ld->addrs[a].offset;
 }
 
-/* Bytes at task address index `idx` + off, copied from the loadable's SET
- * content (what the firmware reads from DRAM), checked against the entry. */
-static int read_desc(const struct nvrt_port *port, const struct dlasim_loadable *ld,
-                     const struct ld_task *task, int16_t idx, uint64_t off, uint64_t n,
-                     const char *what, uint8_t *dst, char *err, size_t errlen)
-{
-    if (idx < 0 || (uint32_t)idx >= task->n_addrs) {
-        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
-                       "loadable: network descriptor: %s address index %d is outside the task's "
-                       "address list (%u entries)",
-                       what, idx, task->n_addrs);
-    }
-    const struct ld_addr *a = &ld->addrs[task->addrs[idx]];
-    uint64_t msz = ld->mems[a->mem_id].size - a->offset;
-    if (off > msz || n > msz - off) {
-        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
-                       "loadable: %s (address index %d, memory %u): bytes %llu..%llu are "
-                       "outside the memory's %llu bytes",
-                       what, idx, a->mem_id, (unsigned long long)off,
-                       (unsigned long long)(off + n), (unsigned long long)msz);
-    }
-    int rc = port->mem_read(port->ctx, address_of(ld, task->addrs[idx]) + off, dst, (size_t)n);
-    return rc ? dla_errf(err, errlen, rc, "loadable: %s: device read failed", what) : 0;
-}
-
 /* The interface version of the blob loaded at a task address (for the cube size). */
 static int desc_version(const struct dlasim_loadable *ld, const struct ld_task *task,
                         uint8_t *minor, char *err, size_t errlen)
@@ -599,103 +574,80 @@ static int desc_version(const struct dlasim_loadable *ld, const struct ld_task *
     return 0;
 }
 
-struct net_buf {
-    struct dlasim_rt_op *ops;
-    struct dlasim_rt_lut *luts;
-    uint64_t *addrs;
-    uint8_t *raw;
+/* The device address and the bytes from it to the end of its memory of
+ * every entry of a task's address list (what the firmware may read). */
+struct task_addrs {
+    uint64_t *addrs, *sizes;
 };
 
-static void free_net(struct net_buf *b)
+static int task_addresses(const struct dlasim_loadable *ld, const struct ld_task *t,
+                          struct task_addrs *ta, char *err, size_t errlen)
 {
-    free(b->ops);
-    free(b->luts);
-    free(b->addrs);
-    free(b->raw);
-}
-
-static int build_network(const struct nvrt_port *port, const struct dlasim_loadable *ld,
-                         const struct ld_task *task, struct dlasim_rt_network *net,
-                         struct net_buf *b, char *err, size_t errlen)
-{
-    uint8_t nd_raw[NVRT_NETWORK_DESC_SIZE], minor;
-    struct nvrt_network_desc nd;
-    if (task->n_addrs == 0) {
-        return dla_errf(err, errlen, DLASIM_ERR_PARSE, "loadable: DLA task with an empty address list");
-    }
-    int rc = desc_version(ld, task, &minor, err, errlen);
-    rc = rc ? rc : read_desc(port, ld, task, 0, 0, sizeof nd_raw, "network descriptor", nd_raw, err, errlen);
-    if (rc) {
-        return rc;
-    }
-    nvrt_decode_network(nd_raw, &nd);
-    if (nd.num_rois > 1 || nd.dynamic_roi) {
-        return dla_errf(err, errlen, DLASIM_ERR_UNSUPPORTED,
-                       "loadable: network descriptor asks for %u ROIs%s; dlasim runs one",
-                       nd.num_rois, nd.dynamic_roi ? " (dynamic)" : "");
-    }
-    size_t n = nd.num_operations;
-    b->ops = calloc(n ? n : 1, sizeof *b->ops);
-    b->luts = calloc(nd.num_luts ? nd.num_luts : 1, sizeof *b->luts);
-    b->addrs = calloc(task->n_addrs, sizeof *b->addrs);
-    b->raw = malloc(NVRT_LUT_SIZE); /* the largest descriptor read */
-    if (!b->ops || !b->luts || !b->addrs || !b->raw) {
+    ta->addrs = calloc(t->n_addrs + 1, sizeof *ta->addrs);
+    ta->sizes = calloc(t->n_addrs + 1, sizeof *ta->sizes);
+    if (!ta->addrs || !ta->sizes) {
         return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "loadable: out of host memory");
     }
-    int v12 = minor >= 12;
-    for (size_t i = 0; i < n && !rc; i++) {
-        struct dlasim_rt_op *op = &b->ops[i];
-        rc = read_desc(port, ld, task, nd.dependency_graph_index, i * NVRT_DEP_SIZE, NVRT_DEP_SIZE,
-                       "dependency graph", b->raw, err, errlen);
-        if (!rc) {
-            nvrt_decode_dep(b->raw, op);
-            rc = read_desc(port, ld, task, nd.operation_desc_index, i * NVRT_OP_DESC_SIZE,
-                           NVRT_OP_DESC_SIZE, "operation descriptors", b->raw, err, errlen);
-        }
-        if (!rc) {
-            nvrt_decode_op(b->raw, op);
-            rc = read_desc(port, ld, task, nd.surface_desc_index, i * NVRT_SURFACE_DESC_SIZE,
-                           NVRT_SURFACE_DESC_SIZE, "surface descriptors", b->raw, err, errlen);
-        }
-        if (!rc) {
-            nvrt_decode_surface(b->raw, v12, op);
-        }
+    for (uint32_t i = 0; i < t->n_addrs; i++) {
+        const struct ld_addr *a = &ld->addrs[t->addrs[i]];
+        ta->addrs[i] = address_of(ld, t->addrs[i]);
+        ta->sizes[i] = ld->mems[a->mem_id].size - a->offset;
     }
-    for (uint16_t i = 0; i < nd.num_luts && !rc; i++) {
-        rc = read_desc(port, ld, task, nd.lut_data_index, (uint64_t)i * NVRT_LUT_SIZE,
-                       NVRT_LUT_SIZE, "LUT list", b->raw, err, errlen);
-        if (!rc) {
-            nvrt_decode_lut(b->raw, &b->luts[i]);
-        }
+    return 0;
+}
+
+static void task_addrs_free(struct task_addrs *ta)
+{
+    free(ta->addrs);
+    free(ta->sizes);
+}
+
+/* A DLA task's network, read from the device memory the loadable's SET
+ * content filled through the runtime's task reader (the one NVIDIA's KMD
+ * path uses, runtime.c), in the interface version of its blob.  Free *ta
+ * and *tn whatever the outcome. */
+static int read_dla_task(const struct nvrt_port *port, const struct dlasim_loadable *ld,
+                         uint32_t task_id, struct task_addrs *ta, struct nvrt_task_network *tn,
+                         char *err, size_t errlen)
+{
+    const struct ld_task *t = &ld->tasks[task_id];
+    memset(ta, 0, sizeof *ta);
+    memset(tn, 0, sizeof *tn);
+    if (t->n_addrs == 0) {
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE, "loadable: DLA task with an empty address list");
     }
-    for (uint32_t i = 0; i < task->n_addrs; i++) {
-        b->addrs[i] = address_of(ld, task->addrs[i]);
+    if (t->n_addrs > UINT16_MAX) {
+        return dla_errf(err, errlen, DLASIM_ERR_PARSE,
+                        "loadable: task %u has %u address list entries; a DLA task has at "
+                        "most %u", task_id, t->n_addrs, (unsigned)UINT16_MAX);
     }
-    net->ops = b->ops;
-    net->num_ops = nd.num_operations;
-    memcpy(net->op_head, nd.op_head, sizeof net->op_head);
-    net->luts = b->luts;
-    net->num_luts = nd.num_luts;
-    net->addresses = b->addrs;
-    net->num_addresses = (uint16_t)task->n_addrs;
+    uint8_t minor;
+    int rc = desc_version(ld, t, &minor, err, errlen);
+    rc = rc ? rc : task_addresses(ld, t, ta, err, errlen);
+    if (!rc) {
+        struct dlasim_rt_task rt = {ta->addrs, ta->sizes, (uint16_t)t->n_addrs, minor};
+        rc = nvrt_read_task_network(port, &rt, minor, "loadable", tn, err, errlen);
+    }
     return rc;
 }
 
-static int run_dla_task(const struct nvrt_port *port, const struct dlasim_loadable *ld,
-                        uint32_t task_id, char *err, size_t errlen)
+/* Read a DLA task's network, then check it (validate) or run it. */
+static int dla_task(const struct nvrt_port *port, const struct dlasim_loadable *ld,
+                    uint32_t task_id, int validate, char *err, size_t errlen)
 {
-    struct dlasim_rt_network net;
-    struct net_buf b = { 0 };
-    memset(&net, 0, sizeof net);
-    int rc = build_network(port, ld, &ld->tasks[task_id], &net, &b, err, errlen);
+    struct task_addrs ta;
+    struct nvrt_task_network tn;
+    int rc = read_dla_task(port, ld, task_id, &ta, &tn, err, errlen);
     if (!rc) {
         char msg[512];
-        rc = nvrt_execute(port, &net, msg, sizeof msg);
+        rc = validate ? nvrt_validate(port, &tn.net, msg, sizeof msg)
+                      : nvrt_execute(port, &tn.net, msg, sizeof msg);
         if (rc) {
             dla_errf(err, errlen, rc, "task %u: %s", task_id, msg);
         }
     }
-    free_net(&b);
+    nvrt_task_network_free(&tn);
+    task_addrs_free(&ta);
     return rc;
 }
 
@@ -703,25 +655,16 @@ static int run_emu_task(const struct nvrt_port *port, const struct dlasim_loadab
                         uint32_t task_id, char *err, size_t errlen)
 {
     const struct ld_task *t = &ld->tasks[task_id];
-    uint64_t *addrs = calloc(t->n_addrs + 1, sizeof *addrs);
-    uint64_t *sizes = calloc(t->n_addrs + 1, sizeof *sizes);
-    int rc = DLASIM_ERR_NOMEM;
-    if (addrs && sizes) {
-        for (uint32_t i = 0; i < t->n_addrs; i++) {
-            const struct ld_addr *a = &ld->addrs[t->addrs[i]];
-            addrs[i] = address_of(ld, t->addrs[i]);
-            sizes[i] = ld->mems[a->mem_id].size - a->offset;
-        }
+    struct task_addrs ta = {NULL, NULL};
+    int rc = task_addresses(ld, t, &ta, err, errlen);
+    if (!rc) {
         char msg[512];
-        rc = nvrt_run_emu(port, addrs, sizes, t->n_addrs, msg, sizeof msg);
+        rc = nvrt_run_emu(port, ta.addrs, ta.sizes, t->n_addrs, msg, sizeof msg);
         if (rc) {
             dla_errf(err, errlen, rc, "task %u: %s", task_id, msg);
         }
-    } else {
-        dla_errf(err, errlen, rc, "loadable: out of host memory");
     }
-    free(addrs);
-    free(sizes);
+    task_addrs_free(&ta);
     return rc;
 }
 
@@ -833,18 +776,7 @@ static int validate_tasks(const struct nvrt_port *port, const struct dlasim_load
             if (ld->tasks[id].interface != IFACE_DLA1) {
                 continue;
             }
-            struct dlasim_rt_network net;
-            struct net_buf b = { 0 };
-            memset(&net, 0, sizeof net);
-            rc = build_network(port, ld, &ld->tasks[id], &net, &b, err, errlen);
-            if (!rc) {
-                char msg[512];
-                rc = nvrt_validate(port, &net, msg, sizeof msg);
-                if (rc) {
-                    dla_errf(err, errlen, rc, "task %u: %s", id, msg);
-                }
-            }
-            free_net(&b);
+            rc = dla_task(port, ld, id, 1, err, errlen);
         }
     }
     return rc;
@@ -862,7 +794,7 @@ int nvrt_loadable_run_on(const struct nvrt_port *port, struct dlasim_loadable *l
         for (uint32_t k = 0; !rc && k < sub->n_tasks; k++) {
             uint32_t id = sub->tasks[k];
             if (ld->tasks[id].interface == IFACE_DLA1) {
-                rc = run_dla_task(port, ld, id, err, errlen);
+                rc = dla_task(port, ld, id, 0, err, errlen);
             } else if (ld->tasks[id].interface == IFACE_EMU1) {
                 rc = run_emu_task(port, ld, id, err, errlen);
             } else {

@@ -117,6 +117,22 @@ int nvrt_validate(const struct nvrt_port *port, const struct dlasim_rt_network *
 int nvrt_execute(const struct nvrt_port *port, const struct dlasim_rt_network *net, char *err,
                  size_t errlen);
 
+/* The network of one DLA task in device memory, as NVIDIA's KMD hands it to
+ * its firmware (entry 0 of the address list: the network descriptor), read
+ * in the layout of firmware interface 0.`minor` (10..12) and bounded by the
+ * entries' sizes (runtime.c).  out->net points into out's buffers, released
+ * by nvrt_task_network_free.  Messages start with `who` ("task",
+ * "loadable"); 0 or a negative status. */
+struct nvrt_task_network {
+    struct dlasim_rt_network net;
+    struct dlasim_rt_op *ops;
+    struct dlasim_rt_lut *luts;
+};
+int nvrt_read_task_network(const struct nvrt_port *port, const struct dlasim_rt_task *task,
+                           unsigned minor, const char *who, struct nvrt_task_network *out,
+                           char *err, size_t errlen);
+void nvrt_task_network_free(struct nvrt_task_network *n);
+
 /* Run every submit of a loadable on a port (loadable.c). */
 struct dlasim_loadable;
 struct dlasim_loadable_input;

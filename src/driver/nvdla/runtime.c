@@ -88,6 +88,7 @@ int dlasim_loadable_run(struct dlasim_dev *dev, struct dlasim_loadable *ld,
 struct task_reader {
     const struct nvrt_port *port;
     const struct dlasim_rt_task *task;
+    const char *who;            /* start of messages: "task", "loadable" */
     struct dlasim_rt_op *ops;
     struct dlasim_rt_lut *luts;
     uint8_t raw[NVRT_LUT_SIZE]; /* the largest descriptor */
@@ -101,22 +102,22 @@ static int task_read(struct task_reader *r, int16_t idx, uint64_t off, uint32_t 
     const struct dlasim_rt_task *t = r->task;
     if (idx < 0 || idx >= (int)t->num_addresses) {
         return dla_errf(err, errlen, DLASIM_ERR_PARSE,
-                        "task: network descriptor: %s is at address index %d, outside the "
+                        "%s: network descriptor: %s is at address index %d, outside the "
                         "task's address list (%u entries)",
-                        what, idx, t->num_addresses);
+                        r->who, what, idx, t->num_addresses);
     }
     uint64_t avail = t->sizes ? t->sizes[idx] : UINT64_MAX;
     if (off > avail || n > avail - off) {
         return dla_errf(err, errlen, DLASIM_ERR_PARSE,
-                        "task: %s (address index %d): bytes %llu..%llu are outside the "
+                        "%s: %s (address index %d): bytes %llu..%llu are outside the "
                         "entry's %llu bytes",
-                        what, idx, (unsigned long long)off, (unsigned long long)(off + n),
-                        (unsigned long long)avail);
+                        r->who, what, idx, (unsigned long long)off,
+                        (unsigned long long)(off + n), (unsigned long long)avail);
     }
     int rc = r->port->mem_read(r->port->ctx, t->addresses[idx] + off, r->raw, n);
-    return rc ? dla_errf(err, errlen, rc, "task: %s (address index %d, device address 0x%llx): "
+    return rc ? dla_errf(err, errlen, rc, "%s: %s (address index %d, device address 0x%llx): "
                                           "device read failed: %s",
-                         what, idx, (unsigned long long)(t->addresses[idx] + off),
+                         r->who, what, idx, (unsigned long long)(t->addresses[idx] + off),
                          dlasim_status_name(rc))
               : 0;
 }
@@ -158,15 +159,15 @@ static int task_read_network(struct task_reader *r, unsigned minor,
     nvrt_decode_network(r->raw, &nd);
     if (nd.num_rois > 1 || nd.dynamic_roi) {
         return dla_errf(err, errlen, DLASIM_ERR_UNSUPPORTED,
-                        "task: network descriptor asks for %u ROIs%s; dlasim runs one",
-                        nd.num_rois, nd.dynamic_roi ? " (dynamic)" : "");
+                        "%s: network descriptor asks for %u ROIs%s; dlasim runs one",
+                        r->who, nd.num_rois, nd.dynamic_roi ? " (dynamic)" : "");
     }
     free(r->ops);
     free(r->luts);
     r->ops = calloc(nd.num_operations ? nd.num_operations : 1, sizeof *r->ops);
     r->luts = calloc(nd.num_luts ? nd.num_luts : 1, sizeof *r->luts);
     if (!r->ops || !r->luts) {
-        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "task: out of host memory");
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "%s: out of host memory", r->who);
     }
     for (size_t i = 0; i < nd.num_operations && !rc; i++) {
         rc = task_read_op(r, &nd, i, minor >= 12, err, errlen);
@@ -186,6 +187,32 @@ static int task_read_network(struct task_reader *r, unsigned minor,
     net->addresses = t->addresses;
     net->num_addresses = t->num_addresses;
     return rc;
+}
+
+int nvrt_read_task_network(const struct nvrt_port *port, const struct dlasim_rt_task *task,
+                           unsigned minor, const char *who, struct nvrt_task_network *out,
+                           char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    struct task_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "%s: out of host memory", who);
+    }
+    r->port = port;
+    r->task = task;
+    r->who = who;
+    int rc = task_read_network(r, minor, &out->net, err, errlen);
+    out->ops = r->ops;
+    out->luts = r->luts;
+    free(r);
+    return rc;
+}
+
+void nvrt_task_network_free(struct nvrt_task_network *n)
+{
+    free(n->ops);
+    free(n->luts);
+    memset(n, 0, sizeof *n);
 }
 
 static int read_and_validate(struct task_reader *r, unsigned minor,
@@ -233,6 +260,7 @@ static int run_task_fn(const struct nvrt_port *port, void *arg, char *err, size_
     }
     r->port = port;
     r->task = task;
+    r->who = "task";
     struct dlasim_rt_network net;
     int rc = read_validated(r, &net, err, errlen);
     rc = rc ? rc : nvrt_execute(port, &net, err, errlen);
