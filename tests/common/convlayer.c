@@ -144,7 +144,8 @@ uint32_t conv_kernel_c(const struct conv *L)
 
 uint32_t conv_bytes_per_kernel(const struct conv *L)
 {
-    return L->pixel ? conv_kernel_c(L) * L->kh : L->kw * L->kh * L->c;
+    uint32_t bytes = L->precision ? 2 : 1;
+    return (L->pixel ? conv_kernel_c(L) * L->kh : L->kw * L->kh * L->c) * bytes;
 }
 
 uint32_t conv_entries(const struct tdev *t, const struct conv *L)
@@ -331,9 +332,12 @@ void conv_enable(struct dlasim_dev *dev)
     }
 }
 
+/* D_MISC_CFG of CDMA and CSC (the same fields). */
 static uint32_t misc_flags(const struct conv *L)
 {
-    return F(CDMA, D_MISC_CFG, DATA_REUSE, L->data_reuse) |
+    return F(CDMA, D_MISC_CFG, IN_PRECISION, (uint32_t)L->precision) |
+           F(CDMA, D_MISC_CFG, PROC_PRECISION, (uint32_t)L->precision) |
+           F(CDMA, D_MISC_CFG, DATA_REUSE, L->data_reuse) |
            F(CDMA, D_MISC_CFG, WEIGHT_REUSE, L->weight_reuse) |
            F(CDMA, D_MISC_CFG, SKIP_DATA_RLS, L->skip_data_rls) |
            F(CDMA, D_MISC_CFG, SKIP_WEIGHT_RLS, L->skip_weight_rls);
@@ -447,9 +451,9 @@ void conv_program_csc(struct tdev *t, const struct conv *L)
 void conv_program_cacc(struct tdev *t, const struct conv *L)
 {
     struct dlasim_dev *d = t->dev;
-    wr(d, NVDLA_CMAC_A_D_MISC_CFG_0, 0);
-    wr(d, NVDLA_CMAC_B_D_MISC_CFG_0, 0);
-    wr(d, NVDLA_CACC_D_MISC_CFG_0, 0);
+    wr(d, NVDLA_CMAC_A_D_MISC_CFG_0, F(CMAC_A, D_MISC_CFG, PROC_PRECISION, (uint32_t)L->precision));
+    wr(d, NVDLA_CMAC_B_D_MISC_CFG_0, F(CMAC_B, D_MISC_CFG, PROC_PRECISION, (uint32_t)L->precision));
+    wr(d, NVDLA_CACC_D_MISC_CFG_0, F(CACC, D_MISC_CFG, PROC_PRECISION, (uint32_t)L->precision));
     wr(d, NVDLA_CACC_D_DATAOUT_SIZE_0_0,
        F(CACC, D_DATAOUT_SIZE_0, DATAOUT_WIDTH, L->ow - 1) |
            F(CACC, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT, L->oh - 1));
@@ -485,7 +489,9 @@ void conv_program_sdp(struct tdev *t, const struct conv *L)
            F(SDP, D_FEATURE_MODE_CFG, BATCH_NUMBER, conv_batches(L) - 1));
     wr(d, NVDLA_SDP_D_DST_BATCH_STRIDE_0, L->out_batch);
     wr(d, NVDLA_SDP_D_DST_DMA_CFG_0, NVDLA_SDP_D_DST_DMA_CFG_0_DST_RAM_TYPE_MC);
-    wr(d, NVDLA_SDP_D_DATA_FORMAT_0, 0);
+    wr(d, NVDLA_SDP_D_DATA_FORMAT_0,
+       F(SDP, D_DATA_FORMAT, PROC_PRECISION, (uint32_t)L->precision) |
+           F(SDP, D_DATA_FORMAT, OUT_PRECISION, (uint32_t)L->precision));
     wr(d, NVDLA_SDP_D_CVT_OFFSET_0, (uint32_t)L->sdp_offset);
     wr(d, NVDLA_SDP_D_CVT_SCALE_0, L->sdp_scale ? L->sdp_scale : 1);
     wr(d, NVDLA_SDP_D_CVT_SHIFT_0, L->sdp_shift);

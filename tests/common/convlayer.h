@@ -85,6 +85,9 @@ enum conv_op { OP_REG = 0, OP_PER_ELEMENT = 1, OP_PER_KERNEL = 2 };
 
 struct conv {
     int pixel;
+    int precision;                   /* 0 INT8, 1 INT16 (feature input): CDMA/CSC IN_ and
+                                        PROC_PRECISION, CMAC/CACC PROC_PRECISION, SDP PROC_
+                                        and OUT_PRECISION; 2-byte weights */
     uint32_t w, h, c;                /* input: feature cube, or pixels x elements */
     uint32_t fetch_h;                /* lines CDMA fetches (h unless data is reused) */
     uint32_t k, kw, kh, sx, sy, dx, dy; /* kw in pixels for pixel input */
@@ -131,7 +134,7 @@ uint32_t conv_round_up(uint32_t a, uint32_t b);
 uint32_t conv_batches(const struct conv *L);          /* 1 for an unbatched layer */
 void conv_free(struct conv *L);
 uint32_t conv_kernel_c(const struct conv *L);         /* kernel channels as CSC counts them */
-uint32_t conv_bytes_per_kernel(const struct conv *L);
+uint32_t conv_bytes_per_kernel(const struct conv *L); /* bytes: 2 per INT16 weight */
 
 /* CBUF entries of one slice (cmod/cdma *ResponseSequencerCommon; the
  * driver's calculateEPS). */

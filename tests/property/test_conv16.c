@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/convlayer.h"
 #include "common/rng.h"
 #include "common/testdev.h"
 
@@ -43,11 +44,9 @@
 #include "dlasim/dlasim.h"
 #include "regs/gen/nvdla_regs.h"
 
-#define F(UNIT, REG, FIELD, v) NVDLA_##UNIT##_##REG##_0_##FIELD(v)
-
-#define IN_ADDR 0x80000000ull
-#define WT_ADDR 0x90000000ull
-#define OUT_ADDR 0xa0000000ull
+#define IN_ADDR CONV_IN_ADDR /* where conv_program_* (tests/common/convlayer.c) point */
+#define WT_ADDR CONV_WT_ADDR
+#define OUT_ADDR CONV_OUT_ADDR
 
 static const char *const int16_ovr[] = { "NVDLA_FEATURE_DATA_TYPE=INT8|INT16",
                                          "NVDLA_WEIGHT_DATA_TYPE=INT8|INT16",
@@ -225,135 +224,64 @@ static void write_weights(struct dlasim_dev *dev, const struct layer *L)
 
 /* ---- programming ---------------------------------------------------------------- */
 
-#define INT16_MISC (F(CDMA, D_MISC_CFG, IN_PRECISION, 1) | F(CDMA, D_MISC_CFG, PROC_PRECISION, 1))
-
-static void program_cdma(struct dlasim_dev *d, const struct layer *L)
+/* The layer as tests/common/convlayer.c programs it: CDMA, CSC, CMAC_A/B,
+ * CACC and SDP (flying, all stages bypassed, converter 1x) with INT16
+ * precision; the device and configuration parameters in *t. */
+static void program(struct dlasim_dev *d, const struct layer *L)
 {
-    wr(d, NVDLA_CDMA_D_MISC_CFG_0, INT16_MISC);
-    wr(d, NVDLA_CDMA_D_DATAIN_FORMAT_0, 0);
-    wr(d, NVDLA_CDMA_D_DATAIN_SIZE_0_0,
-       F(CDMA, D_DATAIN_SIZE_0, DATAIN_WIDTH, L->w - 1) |
-           F(CDMA, D_DATAIN_SIZE_0, DATAIN_HEIGHT, L->h - 1));
-    wr(d, NVDLA_CDMA_D_DATAIN_SIZE_1_0, L->c - 1);
-    wr(d, NVDLA_CDMA_D_DATAIN_SIZE_EXT_0_0,
-       F(CDMA, D_DATAIN_SIZE_EXT_0, DATAIN_WIDTH_EXT, L->w - 1) |
-           F(CDMA, D_DATAIN_SIZE_EXT_0, DATAIN_HEIGHT_EXT, L->h - 1));
-    wr(d, NVDLA_CDMA_D_DAIN_RAM_TYPE_0, NVDLA_CDMA_D_DAIN_RAM_TYPE_0_DATAIN_RAM_TYPE_MCIF);
-    wr(d, NVDLA_CDMA_D_DAIN_ADDR_HIGH_0_0, (uint32_t)(IN_ADDR >> 32));
-    wr(d, NVDLA_CDMA_D_DAIN_ADDR_LOW_0_0, (uint32_t)IN_ADDR);
-    wr(d, NVDLA_CDMA_D_LINE_STRIDE_0, L->line);
-    wr(d, NVDLA_CDMA_D_SURF_STRIDE_0, L->surf);
-    wr(d, NVDLA_CDMA_D_DAIN_MAP_0,
-       F(CDMA, D_DAIN_MAP, LINE_PACKED, L->line == L->w * L->m) |
-           F(CDMA, D_DAIN_MAP, SURF_PACKED, L->surf == L->h * L->line));
-    wr(d, NVDLA_CDMA_D_BATCH_NUMBER_0, 0);
-    wr(d, NVDLA_CDMA_D_ENTRY_PER_SLICE_0, L->entries - 1);
-    wr(d, NVDLA_CDMA_D_FETCH_GRAIN_0, 0);
-    wr(d, NVDLA_CDMA_D_WEIGHT_FORMAT_0, 0);
-    wr(d, NVDLA_CDMA_D_WEIGHT_SIZE_0_0, bytes_per_kernel(L) - 1);
-    wr(d, NVDLA_CDMA_D_WEIGHT_SIZE_1_0, L->k - 1);
-    wr(d, NVDLA_CDMA_D_WEIGHT_RAM_TYPE_0, NVDLA_CDMA_D_WEIGHT_RAM_TYPE_0_WEIGHT_RAM_TYPE_MCIF);
-    wr(d, NVDLA_CDMA_D_WEIGHT_ADDR_HIGH_0, (uint32_t)(WT_ADDR >> 32));
-    wr(d, NVDLA_CDMA_D_WEIGHT_ADDR_LOW_0, (uint32_t)WT_ADDR);
-    wr(d, NVDLA_CDMA_D_WEIGHT_BYTES_0, L->wt_bytes);
-    wr(d, NVDLA_CDMA_D_MEAN_FORMAT_0, 0);
-    wr(d, NVDLA_CDMA_D_CVT_CFG_0,
-       F(CDMA, D_CVT_CFG, CVT_EN, L->cvt_en) | F(CDMA, D_CVT_CFG, CVT_TRUNCATE, L->cvt_trunc));
-    wr(d, NVDLA_CDMA_D_CVT_OFFSET_0, (uint32_t)L->cvt_off & 0xffff);
-    wr(d, NVDLA_CDMA_D_CVT_SCALE_0, (uint32_t)L->cvt_scale & 0xffff);
-    wr(d, NVDLA_CDMA_D_CONV_STRIDE_0,
-       F(CDMA, D_CONV_STRIDE, CONV_X_STRIDE, L->sx - 1) |
-           F(CDMA, D_CONV_STRIDE, CONV_Y_STRIDE, L->sy - 1));
-    wr(d, NVDLA_CDMA_D_ZERO_PADDING_0,
-       F(CDMA, D_ZERO_PADDING, PAD_LEFT, L->pl) | F(CDMA, D_ZERO_PADDING, PAD_RIGHT, L->pr) |
-           F(CDMA, D_ZERO_PADDING, PAD_TOP, L->pt) | F(CDMA, D_ZERO_PADDING, PAD_BOTTOM, L->pb));
-    wr(d, NVDLA_CDMA_D_ZERO_PADDING_VALUE_0, (uint16_t)L->pad);
-    wr(d, NVDLA_CDMA_D_BANK_0,
-       F(CDMA, D_BANK, DATA_BANK, L->data_bank - 1) |
-           F(CDMA, D_BANK, WEIGHT_BANK, L->weight_bank - 1));
-}
-
-static void program_csc(struct dlasim_dev *d, const struct layer *L)
-{
-    wr(d, NVDLA_CSC_D_MISC_CFG_0, INT16_MISC);
-    wr(d, NVDLA_CSC_D_DATAIN_FORMAT_0, 0);
-    wr(d, NVDLA_CSC_D_DATAIN_SIZE_EXT_0_0,
-       F(CSC, D_DATAIN_SIZE_EXT_0, DATAIN_WIDTH_EXT, L->w - 1) |
-           F(CSC, D_DATAIN_SIZE_EXT_0, DATAIN_HEIGHT_EXT, L->h - 1));
-    wr(d, NVDLA_CSC_D_DATAIN_SIZE_EXT_1_0, L->c - 1);
-    wr(d, NVDLA_CSC_D_BATCH_NUMBER_0, 0);
-    wr(d, NVDLA_CSC_D_POST_Y_EXTENSION_0, 0);
-    wr(d, NVDLA_CSC_D_ENTRY_PER_SLICE_0, L->entries - 1);
-    wr(d, NVDLA_CSC_D_WEIGHT_FORMAT_0, 0);
-    wr(d, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0,
-       F(CSC, D_WEIGHT_SIZE_EXT_0, WEIGHT_WIDTH_EXT, L->kw - 1) |
-           F(CSC, D_WEIGHT_SIZE_EXT_0, WEIGHT_HEIGHT_EXT, L->kh - 1));
-    wr(d, NVDLA_CSC_D_WEIGHT_SIZE_EXT_1_0,
-       F(CSC, D_WEIGHT_SIZE_EXT_1, WEIGHT_CHANNEL_EXT, L->c - 1) |
-           F(CSC, D_WEIGHT_SIZE_EXT_1, WEIGHT_KERNEL, L->k - 1));
-    wr(d, NVDLA_CSC_D_WEIGHT_BYTES_0, L->wt_bytes);
-    wr(d, NVDLA_CSC_D_DATAOUT_SIZE_0_0,
-       F(CSC, D_DATAOUT_SIZE_0, DATAOUT_WIDTH, L->ow - 1) |
-           F(CSC, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT, L->oh - 1));
-    wr(d, NVDLA_CSC_D_DATAOUT_SIZE_1_0, L->k - 1);
-    wr(d, NVDLA_CSC_D_ATOMICS_0, L->ow * L->oh - 1);
-    wr(d, NVDLA_CSC_D_RELEASE_0, L->h - 1);
-    wr(d, NVDLA_CSC_D_CONV_STRIDE_EXT_0,
-       F(CSC, D_CONV_STRIDE_EXT, CONV_X_STRIDE_EXT, L->sx - 1) |
-           F(CSC, D_CONV_STRIDE_EXT, CONV_Y_STRIDE_EXT, L->sy - 1));
-    wr(d, NVDLA_CSC_D_DILATION_EXT_0,
-       F(CSC, D_DILATION_EXT, X_DILATION_EXT, L->dx - 1) |
-           F(CSC, D_DILATION_EXT, Y_DILATION_EXT, L->dy - 1));
-    wr(d, NVDLA_CSC_D_ZERO_PADDING_0,
-       F(CSC, D_ZERO_PADDING, PAD_LEFT, L->pl) | F(CSC, D_ZERO_PADDING, PAD_TOP, L->pt));
-    wr(d, NVDLA_CSC_D_ZERO_PADDING_VALUE_0, (uint16_t)L->pad);
-    wr(d, NVDLA_CSC_D_BANK_0,
-       F(CSC, D_BANK, DATA_BANK, L->data_bank - 1) |
-           F(CSC, D_BANK, WEIGHT_BANK, L->weight_bank - 1));
-}
-
-static void program_mac_acc_sdp(struct dlasim_dev *d, const struct layer *L)
-{
-    wr(d, NVDLA_CMAC_A_D_MISC_CFG_0, F(CMAC_A, D_MISC_CFG, PROC_PRECISION, 1));
-    wr(d, NVDLA_CMAC_B_D_MISC_CFG_0, F(CMAC_B, D_MISC_CFG, PROC_PRECISION, 1));
-    wr(d, NVDLA_CACC_D_MISC_CFG_0, F(CACC, D_MISC_CFG, PROC_PRECISION, 1));
-    wr(d, NVDLA_CACC_D_DATAOUT_SIZE_0_0,
-       F(CACC, D_DATAOUT_SIZE_0, DATAOUT_WIDTH, L->ow - 1) |
-           F(CACC, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT, L->oh - 1));
-    wr(d, NVDLA_CACC_D_DATAOUT_SIZE_1_0, L->k - 1);
-    wr(d, NVDLA_CACC_D_CLIP_CFG_0, L->trunc);
-    wr(d, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, L->ow - 1);
-    wr(d, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, L->oh - 1);
-    wr(d, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, L->k - 1);
-    wr(d, NVDLA_SDP_D_DST_BASE_ADDR_HIGH_0, (uint32_t)(OUT_ADDR >> 32));
-    wr(d, NVDLA_SDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)OUT_ADDR);
-    wr(d, NVDLA_SDP_D_DST_LINE_STRIDE_0, L->out_line);
-    wr(d, NVDLA_SDP_D_DST_SURFACE_STRIDE_0, L->out_surf);
-    wr(d, NVDLA_SDP_D_DP_BS_CFG_0, 0x53);
-    wr(d, NVDLA_SDP_D_DP_BN_CFG_0, 0x53);
-    wr(d, NVDLA_SDP_D_DP_EW_CFG_0, 0x53);
-    wr(d, NVDLA_SDP_D_FEATURE_MODE_CFG_0,
-       F(SDP, D_FEATURE_MODE_CFG, FLYING_MODE, NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON));
-    wr(d, NVDLA_SDP_D_DST_DMA_CFG_0, NVDLA_SDP_D_DST_DMA_CFG_0_DST_RAM_TYPE_MC);
-    wr(d, NVDLA_SDP_D_DATA_FORMAT_0,
-       F(SDP, D_DATA_FORMAT, PROC_PRECISION, 1) | F(SDP, D_DATA_FORMAT, OUT_PRECISION, 1));
-    wr(d, NVDLA_SDP_D_CVT_OFFSET_0, 0);
-    wr(d, NVDLA_SDP_D_CVT_SCALE_0, 1);
-    wr(d, NVDLA_SDP_D_CVT_SHIFT_0, 0);
+    struct tdev t;
+    struct conv c;
+    memset(&t, 0, sizeof(t));
+    memset(&c, 0, sizeof(c));
+    t.dev = d;
+    t.m = L->m;
+    t.ac = L->ac;
+    t.ak = L->ak;
+    t.bw = L->bw;
+    t.depth = L->depth;
+    t.banks = L->banks;
+    c.precision = 1;
+    c.w = L->w;
+    c.h = c.fetch_h = c.rls = L->h;
+    c.c = L->c;
+    c.k = L->k;
+    c.kw = L->kw;
+    c.kh = L->kh;
+    c.sx = L->sx;
+    c.sy = L->sy;
+    c.dx = L->dx;
+    c.dy = L->dy;
+    c.pl = L->pl;
+    c.pr = L->pr;
+    c.pt = L->pt;
+    c.pb = L->pb;
+    c.pad_value = c.cdma_pad = (uint16_t)L->pad;
+    c.ow = L->ow;
+    c.oh = L->oh;
+    c.trunc = L->trunc;
+    c.cvt_en = L->cvt_en;
+    c.cvt_off = L->cvt_off;
+    c.cvt_scale = L->cvt_scale;
+    c.cvt_trunc = L->cvt_trunc;
+    c.line_stride = L->line;
+    c.surf_stride = L->surf;
+    c.out_line = L->out_line;
+    c.out_surf = L->out_surf;
+    c.entries = L->entries;
+    c.data_bank = L->data_bank;
+    c.weight_bank = L->weight_bank;
+    c.wt_bytes = L->wt_bytes;
+    assert_int_equal(conv_bytes_per_kernel(&c), bytes_per_kernel(L));
+    conv_program_cacc(&t, &c);
+    conv_program_sdp(&t, &c);
+    conv_program_csc(&t, &c);
+    conv_program_cdma(&t, &c);
 }
 
 static void run_layer(struct dlasim_dev *d, const struct layer *L)
 {
-    program_mac_acc_sdp(d, L);
-    program_csc(d, L);
-    program_cdma(d, L);
-    static const uint32_t enables[] = {
-        NVDLA_SDP_D_OP_ENABLE_0,    NVDLA_CACC_D_OP_ENABLE_0, NVDLA_CMAC_A_D_OP_ENABLE_0,
-        NVDLA_CMAC_B_D_OP_ENABLE_0, NVDLA_CSC_D_OP_ENABLE_0,  NVDLA_CDMA_D_OP_ENABLE_0,
-    };
-    for (size_t i = 0; i < sizeof(enables) / sizeof(enables[0]); i++) {
-        wr(d, enables[i], 1);
-    }
+    program(d, L);
+    conv_enable(d);
     int rc = dlasim_run(d);
     if (rc) {
         fail_msg("INT16 %ux%ux%u, %u kernels %ux%u: dlasim_run = %s: %s", L->w, L->h, L->c, L->k,
@@ -503,9 +431,7 @@ static void test_int16_refused_without_int16(void **state)
     L.banks = 16;
     while (!random_layer(&L)) {
     }
-    program_mac_acc_sdp(d, &L);
-    program_csc(d, &L);
-    program_cdma(d, &L);
+    program(d, &L);
     wr(d, NVDLA_CDMA_D_OP_ENABLE_0, 1);
     wr(d, NVDLA_CSC_D_OP_ENABLE_0, 1);
     wr(d, NVDLA_CMAC_A_D_OP_ENABLE_0, 1);
