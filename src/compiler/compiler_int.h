@@ -56,7 +56,7 @@ struct dlc_layer {
     int in_tensor;      /* its input as stored (after views) */
     int out_tensor;     /* the tensor it writes */
     enum dlc_engine engine;
-    char why[160];      /* CPU: why not on the hardware */
+    char why[400];      /* CPU: why not on the hardware */
     /* CONV: quantization */
     float in_scale, out_scale;
     uint32_t mul_shift, alu_shift, cacc_trunc;
@@ -72,6 +72,11 @@ struct dlc_layer {
     int flat_channels;
     float flat_bias, flat_swing;
     int bias_saturates; /* CONV: a bias beyond 32 bits even at CACC truncation 31 */
+    /* CONV: weights beyond the CBUF weight banks, streamed by CDMA one kernel
+     * group at a time (dlasim_conv_weight_mode): groups, bytes, mode */
+    int streamed_groups;
+    uint64_t streamed_bytes;
+    int weight_mode;
     /* statistics */
     uint64_t stat_n, stat_sat, stat_runs;
     double stat_sig, stat_noise;

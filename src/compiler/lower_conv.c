@@ -124,7 +124,10 @@ static const char *plan_refusal(const struct dlasim_model *m, const struct dlc_n
     struct dlasim_conv_plan plan;
     char perr[160] = "";
     if (dlasim_conv_plan(&m->hw, &d, &plan, perr, sizeof perr)) {
-        snprintf(why, n, "the convolution planner refuses it: %s", perr);
+        snprintf(why, n, "the convolution planner refuses it: %s%s", perr,
+                 strstr(perr, "one group of") ? " (a split along the input channels would need "
+                 "its INT32 partial sums added before the SDP's requantization, which the SDP "
+                 "cannot read back exactly)" : "");
         return why;
     }
     dlasim_conv_plan_free(&plan);
@@ -132,10 +135,15 @@ static const char *plan_refusal(const struct dlasim_model *m, const struct dlc_n
 }
 
 /* A Gemm / MatMul as one convolution whose kernel is the whole input cube:
- * the planner's dry run (a weight matrix larger than CBUF holds for one
- * kernel group, VGG's 25088 x 4096 on nv_small, runs on the host CPU: the
- * input channels would have to be split into partial sums the SDP cannot
- * add at full precision). */
+ * the planner's dry run.  Weights beyond CBUF are split along the output
+ * channels: CDMA streams them one kernel group (Atomic-K kernels) at a time
+ * through the weight banks (the planner's ping-pong / one-group modes), all
+ * in one hardware layer.  A weight matrix larger than CBUF holds for one
+ * kernel group (VGG's 25088 x 4096 on nv_small) runs on the host CPU: a
+ * split along the input dimension needs its partial sums added in INT32
+ * before the SDP's requantization, and no path adds them exactly: CACC
+ * does not accumulate across layers, the SDP writes at most int16 and reads
+ * int8/int16 cubes and 16-bit operands (SDP's MRDMA / BRDMA / NRDMA). */
 static const char *gemm_plan_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
                                      const struct dlc_buf *b, char *why, size_t n)
 {
@@ -148,7 +156,9 @@ static const char *gemm_plan_refusal(const struct dlasim_model *m, const struct 
     struct dlasim_conv_plan plan;
     char perr[160] = "";
     if (dlasim_conv_plan(&m->hw, &d, &plan, perr, sizeof perr)) {
-        snprintf(why, n, "the weights do not fit the convolution planner: %s", perr);
+        snprintf(why, n, "the weights do not fit the convolution planner: %s (a split along the "
+                 "input dimension would need its INT32 partial sums added before the SDP's "
+                 "requantization, which the SDP cannot read back exactly)", perr);
         return why;
     }
     dlasim_conv_plan_free(&plan);
@@ -675,6 +685,11 @@ static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec 
         goto out;
     }
     L->macs += (uint64_t)(cb->nk * cb->nc) * per * plan.out_w * plan.out_h;
+    if (plan.weight_mode != DLASIM_CONV_WEIGHTS_FULL) { /* the split along output channels */
+        L->streamed_groups += (int)((cb->nk + m->hw.atomic_k - 1) / m->hw.atomic_k);
+        L->streamed_bytes += plan.weight_bytes;
+        L->weight_mode = (int)plan.weight_mode;
+    }
     if ((rc = weight_blobs(m, &plan, &qb, &wblob, &sblob)) ||
         (rc = prelu_slopes(m, L, cb->k0, cb->nk, &sl))) {
         rc = dlc_node_errf(err, errlen, rc, nd, "out of device or host memory for its weights");

@@ -624,6 +624,12 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
             if (L->blocks > 1) {
                 dlc_sb_printf(&b, " in %d channel blocks", L->blocks);
             }
+            if (L->streamed_groups) {
+                dlc_sb_printf(&b, ", weights %.0f KB split along the output channels: %d kernel "
+                              "groups streamed through CBUF (%s)", (double)L->streamed_bytes / 1024,
+                              L->streamed_groups,
+                              dlasim_conv_weight_mode_name((enum dlasim_conv_weight_mode)L->weight_mode));
+            }
             n_hw++;
             n_restart += L->ring_restart;
         }
