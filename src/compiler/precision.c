@@ -98,9 +98,9 @@ static void layer_flags(const struct dlasim_model *m, int i, double limit, struc
     const char *op = dlc_op_names[nd->op];
     const int out_c = m->g.t[L->out_tensor].rank >= 2 ? (int)m->g.t[L->out_tensor].dims[1] : 1;
     if (L->bias_saturates) {
-        dlc_sb_printf(b, "  layer %d [%s] %s: a bias beyond the SDP's 32-bit bias operand even "
-                      "at CACC truncation 31 is saturated: the input step %.3g is too small "
-                      "for it\n", i, nd->name, op, (double)L->in_scale);
+        dlc_sb_printf(b, "  layer %d [%s] %s: a bias beyond the SDP's 32-bit bias operand (at "
+                      "the largest ALU shift and CACC truncation) is saturated: the input step "
+                      "%.3g is too small for it\n", i, nd->name, op, (double)L->in_scale);
     }
     if (L->flat_channels) {
         dlc_sb_printf(b, "  layer %d [%s] %s: bias %.2g vs input step %.2g: the inputs move %d "
