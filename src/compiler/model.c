@@ -390,7 +390,7 @@ static int run_network(struct dlasim_model *m, struct dlasim_dev *dev, const str
 
 /* Per-channel ranges of the INT8 (dequantized) and float outputs: a channel
  * whose INT8 value never changes while its float value does has collapsed
- * (issue 17 item 9).  Channels are dims[1] of an NCHW (or N x C) tensor. */
+ * (issue 17 item 9).  Channels are dims[1] of an NCHW (or 1 x C) tensor. */
 static void accumulate_ranges(struct dlc_layer *L, const struct dlc_tensor *t, const float *y,
                               const float *f)
 {
@@ -410,14 +410,15 @@ static void accumulate_ranges(struct dlc_layer *L, const struct dlc_tensor *t, c
             r[1] = r[3] = -INFINITY;
         }
     }
-    int64_t batch = t->rank >= 2 ? t->dims[0] : 1;
-    int64_t inner = batch > 0 && n % (batch * c) == 0 ? n / (batch * c) : n / c;
-    for (int64_t i = 0; i < n; i++) {
-        float *r = L->ch_range + 4 * ((i / inner) % c);
-        r[0] = y[i] < r[0] ? y[i] : r[0];
-        r[1] = y[i] > r[1] ? y[i] : r[1];
-        r[2] = f[i] < r[2] ? f[i] : r[2];
-        r[3] = f[i] > r[3] ? f[i] : r[3];
+    int64_t inner = n / c; /* batch 1: channel k holds elements [k * inner, (k + 1) * inner) */
+    for (int64_t k = 0; k < c; k++) {
+        float *r = L->ch_range + 4 * k;
+        for (int64_t i = k * inner; i < (k + 1) * inner; i++) {
+            r[0] = y[i] < r[0] ? y[i] : r[0];
+            r[1] = y[i] > r[1] ? y[i] : r[1];
+            r[2] = f[i] < r[2] ? f[i] : r[2];
+            r[3] = f[i] > r[3] ? f[i] : r[3];
+        }
     }
 }
 
@@ -438,40 +439,58 @@ static void accumulate_input_stats(struct dlasim_model *m, struct dlasim_dev *de
     free(y);
 }
 
-static void accumulate_stats(struct dlasim_model *m, struct dlasim_dev *dev, float **ref)
+/* One layer's statistics: its INT8 output read back from the device (or, for
+ * a host-CPU output layer, its float output) against the float reference f. */
+static void accumulate_layer(struct dlasim_model *m, struct dlasim_dev *dev, struct dlc_layer *L,
+                             const float *f)
 {
     struct dlc_graph *g = &m->g;
+    int t = L->out_tensor;
+    int64_t n = g->t[t].n;
+    float *y = malloc((size_t)(n ? n : 1) * sizeof(float));
+    if (!y) {
+        return;
+    }
+    int from_float = t == g->output && L->engine == DLC_ENG_CPU;
+    if (from_float ? (memcpy(y, m->fvals[t], (size_t)n * sizeof(float)), 0)
+                   : read_tensor(m, dev, t, y)) {
+        free(y);
+        return;
+    }
+    float lim = 127.5f * g->t[t].scale;
+    for (int64_t k = 0; k < n; k++) {
+        double e = (double)y[k] - f[k];
+        L->stat_sig += (double)f[k] * f[k];
+        L->stat_noise += e * e;
+        L->stat_sat += !from_float && fabsf(f[k]) > lim;
+    }
+    if (!from_float) {
+        accumulate_ranges(L, &g->t[t], y, f);
+    }
+    L->stat_n += (uint64_t)n;
+    L->stat_runs++;
+    free(y);
+}
+
+struct stats_ctx {
+    struct dlasim_model *m;
+    struct dlasim_dev *dev;
+};
+
+/* dlc_float_stream's observer: each float tensor is compared as soon as it
+ * is computed, so the statistics hold the float run's live set only (as
+ * calibration does), not every tensor of the model. */
+static void observe_stats(void *ctx, int t, const float *v, int64_t n)
+{
+    struct stats_ctx *c = ctx;
+    struct dlasim_model *m = c->m;
+    (void)n;
     for (int i = 0; i < m->n_layers; i++) {
         struct dlc_layer *L = &m->layers[i];
-        int t = L->out_tensor;
-        if (L->engine == DLC_ENG_VIEW || L->engine == DLC_ENG_PLACED || !ref[t] ||
-            m->buf[t].addr_index < 0) {
-            continue;
+        if (L->out_tensor == t && L->engine != DLC_ENG_VIEW && L->engine != DLC_ENG_PLACED &&
+            m->buf[t].addr_index >= 0) {
+            accumulate_layer(m, c->dev, L, v);
         }
-        int64_t n = g->t[t].n;
-        float *y = malloc((size_t)n * sizeof(float));
-        if (!y) {
-            return;
-        }
-        int from_float = t == g->output && L->engine == DLC_ENG_CPU;
-        if (from_float ? (memcpy(y, m->fvals[t], (size_t)n * sizeof(float)), 0)
-                       : read_tensor(m, dev, t, y)) {
-            free(y);
-            continue;
-        }
-        float lim = 127.5f * g->t[t].scale;
-        for (int64_t k = 0; k < n; k++) {
-            double f = ref[t][k], e = (double)y[k] - f;
-            L->stat_sig += f * f;
-            L->stat_noise += e * e;
-            L->stat_sat += !from_float && fabsf(ref[t][k]) > lim;
-        }
-        if (!from_float) {
-            accumulate_ranges(L, &g->t[t], y, ref[t]);
-        }
-        L->stat_n += (uint64_t)n;
-        L->stat_runs++;
-        free(y);
     }
 }
 
@@ -528,9 +547,10 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
         }
         m->stats_left -= m->stats_left > 0;
         float **ref = calloc((size_t)g->n_t, sizeof *ref);
-        if (ref && !dlc_float_run(g, input, ref, NULL, NULL, NULL, 0)) {
+        struct stats_ctx ctx = { m, dev };
+        if (ref) {
             accumulate_input_stats(m, dev, input);
-            accumulate_stats(m, dev, ref);
+            (void)dlc_float_stream(g, input, ref, NULL, observe_stats, &ctx, NULL, 0);
         }
         if (ref) {
             dlc_vals_free(g, ref);
