@@ -108,6 +108,19 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
 void dlasim_model_stats_begin(struct dlasim_model *m, unsigned max_runs);
 char *dlasim_model_layer_report(const struct dlasim_model *m);
 
+/* Precision flags (also appended to the compile and layer reports): every
+ * layer whose bias dominates its input step (a channel the inputs move by
+ * less than one output step: its INT8 output is constant, set by the bias;
+ * known at compile time), and, once statistics were gathered
+ * (dlasim_model_stats_begin), every layer whose INT8 output is constant in
+ * channels where the float output varies or whose SQNR against float is
+ * below the threshold, each line naming the layer, its node, and the likely
+ * cause.  malloc'ed; NULL when no layer is flagged. */
+char *dlasim_model_precision_flags(const struct dlasim_model *m);
+/* The SQNR threshold of the flags in dB (default 20; 0..200, else
+ * DLASIM_ERR_INVAL). */
+int dlasim_model_set_min_sqnr(struct dlasim_model *m, double db);
+
 /* The compiled model as an NVDLA loadable (.nvdla, loadable.fbs): one DLA
  * task per hardware network; refused when a layer runs on the host CPU
  * (the loadable format carries only softmax as a CPU task).  *out is

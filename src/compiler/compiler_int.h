@@ -56,7 +56,7 @@ struct dlc_layer {
     int in_tensor;      /* its input as stored (after views) */
     int out_tensor;     /* the tensor it writes */
     enum dlc_engine engine;
-    char why[160];      /* CPU: why not on the hardware */
+    char why[400];      /* CPU: why not on the hardware */
     /* CONV: quantization */
     float in_scale, out_scale;
     uint32_t mul_shift, alu_shift, cacc_trunc;
@@ -67,9 +67,21 @@ struct dlc_layer {
     int n_hw_ops;
     int ring_restart;   /* CBUF weight-ring restart convolutions run before it (count) */
     int blocks;         /* CONV: channel blocks (groups of a grouped convolution) */
+    /* CONV: channels whose bias dominates (lower_conv.c record_bias_dominance):
+     * how many, and the largest such bias with its channel's input swing */
+    int flat_channels;
+    float flat_bias, flat_swing;
+    int bias_saturates; /* CONV: a bias beyond 32 bits even at CACC truncation 31 */
+    /* CONV: weights beyond the CBUF weight banks, streamed by CDMA one kernel
+     * group at a time (dlasim_conv_weight_mode): groups, bytes, mode */
+    int streamed_groups;
+    uint64_t streamed_bytes;
+    int weight_mode;
     /* statistics */
-    uint64_t stat_n, stat_sat;
+    uint64_t stat_n, stat_sat, stat_runs;
     double stat_sig, stat_noise;
+    int stat_c;         /* channels of ch_range */
+    float *ch_range;    /* per channel: INT8 min, max, float min, max (dequantized) */
 };
 
 struct dlc_step {
@@ -120,12 +132,29 @@ struct dlasim_model {
     float **fvals;         /* float values per tensor (stats and CPU layers) */
     char *no_place;        /* per node: Concat not placed (its inputs' scales cannot agree) */
     char *ring_restart;    /* per node: restart CBUF's weight ring before it (lower_conv.c) */
+    double min_sqnr_db;    /* precision flags: SQNR threshold (precision.c) */
+    double in_sig, in_noise; /* statistics: the model input's own quantization */
+    uint64_t in_stat_n;
 };
 
 /* lower.c (with the rules of lower_conv.c, lower_pool.c, lower_sdp.c,
  * lower_cdp.c): 0, DLASIM_ERR_UNSUPPORTED or DLASIM_ERR_NOMEM */
 int dlc_lower(struct dlasim_model *m, char *err, size_t errlen);
 void dlc_lower_free(struct dlasim_model *m);
+
+/* model.c: a growing report string (on out of memory it stops growing) */
+struct dlc_sbuf {
+    char *s;
+    size_t n, cap;
+};
+void dlc_sb_printf(struct dlc_sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* precision.c: a layer's SQNR over its statistics (INFINITY without noise) */
+double dlc_layer_sqnr(const struct dlc_layer *L);
 
 /* calib.c: the int8 step of a calibrated range */
 float dlc_quant_scale(float amax);

@@ -69,7 +69,7 @@ int dlasim_model_write_loadable(const struct dlasim_model *m, uint8_t **out, siz
     }
     for (int i = 0; i < m->n_steps; i++) {
         if (m->steps[i].cpu_layer >= 0) {
-            char msg[300];
+            char msg[640];
             const struct dlc_layer *L = &m->layers[m->steps[i].cpu_layer];
             snprintf(msg, sizeof msg,
                      "node '%s' (%s) runs on the host CPU (%s); a loadable carries CPU work only "

@@ -480,6 +480,9 @@ void dlc_lower_free(struct dlasim_model *m)
     for (int i = 0; i < m->n_blobs; i++) {
         free(m->blobs[i].data);
     }
+    for (int i = 0; i < m->n_layers; i++) {
+        free(m->layers[i].ch_range);
+    }
     free(m->steps);
     free(m->blobs);
     free(m->layers);

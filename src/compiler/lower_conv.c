@@ -124,7 +124,10 @@ static const char *plan_refusal(const struct dlasim_model *m, const struct dlc_n
     struct dlasim_conv_plan plan;
     char perr[160] = "";
     if (dlasim_conv_plan(&m->hw, &d, &plan, perr, sizeof perr)) {
-        snprintf(why, n, "the convolution planner refuses it: %s", perr);
+        snprintf(why, n, "the convolution planner refuses it: %s%s", perr,
+                 strstr(perr, "one group of") ? " (a split along the input channels would need "
+                 "its INT32 partial sums added before the SDP's requantization, which the SDP "
+                 "cannot read back exactly)" : "");
         return why;
     }
     dlasim_conv_plan_free(&plan);
@@ -132,10 +135,15 @@ static const char *plan_refusal(const struct dlasim_model *m, const struct dlc_n
 }
 
 /* A Gemm / MatMul as one convolution whose kernel is the whole input cube:
- * the planner's dry run (a weight matrix larger than CBUF holds for one
- * kernel group, VGG's 25088 x 4096 on nv_small, runs on the host CPU: the
- * input channels would have to be split into partial sums the SDP cannot
- * add at full precision). */
+ * the planner's dry run.  Weights beyond CBUF are split along the output
+ * channels: CDMA streams them one kernel group (Atomic-K kernels) at a time
+ * through the weight banks (the planner's ping-pong / one-group modes), all
+ * in one hardware layer.  A weight matrix larger than CBUF holds for one
+ * kernel group (VGG's 25088 x 4096 on nv_small) runs on the host CPU: a
+ * split along the input dimension needs its partial sums added in INT32
+ * before the SDP's requantization, and no path adds them exactly: CACC
+ * does not accumulate across layers, the SDP writes at most int16 and reads
+ * int8/int16 cubes and 16-bit operands (SDP's MRDMA / BRDMA / NRDMA). */
 static const char *gemm_plan_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
                                      const struct dlc_buf *b, char *why, size_t n)
 {
@@ -148,7 +156,9 @@ static const char *gemm_plan_refusal(const struct dlasim_model *m, const struct 
     struct dlasim_conv_plan plan;
     char perr[160] = "";
     if (dlasim_conv_plan(&m->hw, &d, &plan, perr, sizeof perr)) {
-        snprintf(why, n, "the weights do not fit the convolution planner: %s", perr);
+        snprintf(why, n, "the weights do not fit the convolution planner: %s (a split along the "
+                 "input dimension would need its INT32 partial sums added before the SDP's "
+                 "requantization, which the SDP cannot read back exactly)", perr);
         return why;
     }
     dlasim_conv_plan_free(&plan);
@@ -285,6 +295,50 @@ static int dense_weights(const struct dlasim_model *m, const struct dlc_layer *L
     return 0;
 }
 
+/* How far the inputs can move each channel's output, in output steps: at most
+ * 127 input steps times the channel's summed |weights|.  A channel whose bias
+ * is at least one output step while its inputs move it by less than one
+ * step has a constant INT8 output set by the bias (issue 17 item 9, the
+ * "silent collapse": a tiny input step next to a large bias).  Recorded in
+ * the layer for the precision flags of the reports (model.c). */
+static void record_bias_dominance(struct dlc_layer *L, const struct qconv *q)
+{
+    size_t per = (size_t)(q->C * q->kh * q->kw);
+    L->flat_channels = 0;
+    L->flat_swing = 0;
+    L->flat_bias = 0;
+    for (int64_t k = 0; k < q->K; k++) {
+        double sum = 0;
+        for (size_t i = 0; i < per; i++) {
+            sum += fabs((double)q->w[(size_t)k * per + i]);
+        }
+        double swing = 127.0 * L->in_scale * sum / L->out_scale;
+        double bias = fabs((double)q->bias[k]);
+        if (sum > 0 && swing < 1.0 && bias >= L->out_scale) {
+            if (!L->flat_channels || bias > L->flat_bias) {
+                L->flat_bias = (float)bias;
+                L->flat_swing = (float)swing;
+            }
+            L->flat_channels++;
+        }
+    }
+}
+
+/* Right shifts so that the bias, in accumulator units, fits the 32 bits the
+ * shifted X1 ALU operand saturates to (NV_NVDLA_SDP_HLS_X_int_alu.v; the
+ * device model's sdp_shl_su): a bias of 3e2 over an input step of 1e-5
+ * is ~3e9 accumulator units.  CACC truncation divides the accumulator and
+ * the bias alike; each bit of it doubles the multiplier. */
+static int bias_alu_shift(double bmax, double pre, int *ash)
+{
+    *ash = 0;
+    while (bmax * pre / ldexp(1.0, *ash) > 32767.0 && *ash < 31) {
+        (*ash)++;
+    }
+    /* the operand rounds to 16 bits, so the shifted value can exceed bmax by half a step */
+    return bmax * pre + ldexp(1.0, *ash) <= 2147483647.0;
+}
+
 /* Per-channel weight scales folded into the SDP multipliers:
  * out_q = (acc + bias_q << alu_shift) * mul_k >> mul_shift, with
  * mul_k / 2^mul_shift = s_in * s_w[k] / s_out.  0 or DLASIM_ERR_NOMEM. */
@@ -314,24 +368,20 @@ static int quantize_conv(struct dlc_layer *L, struct qconv *q)
         mmax = M[k] > mmax ? M[k] : mmax;
         bmax = fabs(B[k]) > bmax ? fabs(B[k]) : bmax;
     }
-    /* the largest multiplier gets 15 bits; a multiplier above 32767 would
-     * need CACC truncation first */
-    int shift = mmax > 0 ? (int)floor(log2(32767.0 / mmax)) : 0;
-    L->cacc_trunc = 0;
-    if (shift < 0) {
-        L->cacc_trunc = (uint32_t)-shift;
-        shift = 0;
+    record_bias_dominance(L, q);
+    /* a bias beyond 32 bits needs CACC truncation first (which scales the
+     * multipliers up); then the largest multiplier gets 15 bits */
+    int trunc = 0, ash = 0, shift;
+    while (!bias_alu_shift(bmax, ldexp(1.0, -trunc), &ash) && trunc < 31) {
+        trunc++;
     }
-    if (shift > 63) {
-        shift = 63;
-    }
+    L->bias_saturates = !bias_alu_shift(bmax, ldexp(1.0, -trunc), &ash);
+    shift = mmax > 0 ? (int)floor(log2(32767.0 / (mmax * ldexp(1.0, trunc)))) : 0;
+    shift = shift < 0 ? 0 : shift > 63 ? 63 : shift;
+    L->cacc_trunc = (uint32_t)trunc;
     L->mul_shift = (uint32_t)shift;
-    double pre = ldexp(1.0, -(int)L->cacc_trunc);
-    int ash = 0;
-    while (bmax * pre / ldexp(1.0, ash) > 32767.0 && ash < 31) {
-        ash++;
-    }
     L->alu_shift = (uint32_t)ash;
+    double pre = ldexp(1.0, -trunc);
     for (int64_t k = 0; k < q->K; k++) {
         q->mul[k] = dlc_sat16(M[k] * ldexp(1.0, shift) / pre);
         q->alu[k] = dlc_sat16(B[k] * pre / ldexp(1.0, ash));
@@ -635,6 +685,11 @@ static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec 
         goto out;
     }
     L->macs += (uint64_t)(cb->nk * cb->nc) * per * plan.out_w * plan.out_h;
+    if (plan.weight_mode != DLASIM_CONV_WEIGHTS_FULL) { /* the split along output channels */
+        L->streamed_groups += (int)((cb->nk + m->hw.atomic_k - 1) / m->hw.atomic_k);
+        L->streamed_bytes += plan.weight_bytes;
+        L->weight_mode = (int)plan.weight_mode;
+    }
     if ((rc = weight_blobs(m, &plan, &qb, &wblob, &sblob)) ||
         (rc = prelu_slopes(m, L, cb->k0, cb->nk, &sl))) {
         rc = dlc_node_errf(err, errlen, rc, nd, "out of device or host memory for its weights");

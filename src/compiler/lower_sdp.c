@@ -339,7 +339,19 @@ static int emit_sdp_affine(struct dlasim_model *m, struct dlc_layer *L, struct o
         double bk = a[i] != 0 ? fabs(b[i] / (a[i] * L->in_scale)) : 0;
         mmax = mk > mmax ? mk : mmax;
         bmax = bk > bmax ? bk : bmax;
+        /* the precision flags (precision.c): a channel the input moves by
+         * less than one output step while its bias is a step or more */
+        if (a[i] != 0 && 127 * mk < 1.0 && fabs(b[i]) >= L->out_scale) {
+            if (!L->flat_channels || fabs(b[i]) > L->flat_bias) {
+                L->flat_bias = (float)fabs(b[i]);
+                L->flat_swing = (float)(127 * mk);
+            }
+            L->flat_channels++;
+        }
     }
+    /* the X1 ALU operand saturates to 32 bits once shifted (no CACC
+     * truncation for an input read from memory): flagged, see precision.c */
+    L->bias_saturates = bmax > 32767.0 * ldexp(1.0, 31);
     uint32_t sh = 0;
     dlc_fit16(mmax > 0 ? mmax : 1.0, &sh, 31);
     int ash = 0;

@@ -49,6 +49,7 @@ int dlasim_model_load_onnx(const void *buf, size_t len, struct dlasim_model **ou
         free(m);
         return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");
     }
+    m->min_sqnr_db = 20.0;
     *out = m;
     return 0;
 }
@@ -387,36 +388,109 @@ static int run_network(struct dlasim_model *m, struct dlasim_dev *dev, const str
     return dlasim_rt_execute(dev, &net, opt, err, errlen);
 }
 
-static void accumulate_stats(struct dlasim_model *m, struct dlasim_dev *dev, float **ref)
+/* Per-channel ranges of the INT8 (dequantized) and float outputs: a channel
+ * whose INT8 value never changes while its float value does has collapsed
+ * (issue 17 item 9).  Channels are dims[1] of an NCHW (or 1 x C) tensor. */
+static void accumulate_ranges(struct dlc_layer *L, const struct dlc_tensor *t, const float *y,
+                              const float *f)
 {
-    struct dlc_graph *g = &m->g;
-    for (int i = 0; i < m->n_layers; i++) {
-        struct dlc_layer *L = &m->layers[i];
-        int t = L->out_tensor;
-        if (L->engine == DLC_ENG_VIEW || L->engine == DLC_ENG_PLACED || !ref[t] ||
-            m->buf[t].addr_index < 0) {
-            continue;
-        }
-        int64_t n = g->t[t].n;
-        float *y = malloc((size_t)n * sizeof(float));
-        if (!y) {
+    int64_t c = t->rank >= 2 ? t->dims[1] : 1, n = t->n;
+    if (c < 1 || n % c) {
+        c = 1;
+    }
+    if (!L->ch_range) {
+        L->ch_range = malloc((size_t)c * 4 * sizeof(float));
+        if (!L->ch_range) {
             return;
         }
-        int from_float = t == g->output && L->engine == DLC_ENG_CPU;
-        if (from_float ? (memcpy(y, m->fvals[t], (size_t)n * sizeof(float)), 0)
-                       : read_tensor(m, dev, t, y)) {
-            free(y);
-            continue;
+        L->stat_c = (int)c;
+        for (int64_t k = 0; k < c; k++) {
+            float *r = L->ch_range + 4 * k;
+            r[0] = r[2] = INFINITY;
+            r[1] = r[3] = -INFINITY;
         }
-        float lim = 127.5f * g->t[t].scale;
+    }
+    int64_t inner = n / c; /* batch 1: channel k holds elements [k * inner, (k + 1) * inner) */
+    for (int64_t k = 0; k < c; k++) {
+        float *r = L->ch_range + 4 * k;
+        for (int64_t i = k * inner; i < (k + 1) * inner; i++) {
+            r[0] = y[i] < r[0] ? y[i] : r[0];
+            r[1] = y[i] > r[1] ? y[i] : r[1];
+            r[2] = f[i] < r[2] ? f[i] : r[2];
+            r[3] = f[i] > r[3] ? f[i] : r[3];
+        }
+    }
+}
+
+/* The model input's own quantization (the input as written to the device). */
+static void accumulate_input_stats(struct dlasim_model *m, struct dlasim_dev *dev, const float *x)
+{
+    int t = m->g.input;
+    int64_t n = m->g.t[t].n;
+    float *y = malloc((size_t)(n ? n : 1) * sizeof(float));
+    if (y && m->store[t] == t && !read_tensor(m, dev, t, y)) {
         for (int64_t k = 0; k < n; k++) {
-            double f = ref[t][k], e = (double)y[k] - f;
-            L->stat_sig += f * f;
-            L->stat_noise += e * e;
-            L->stat_sat += !from_float && fabsf(ref[t][k]) > lim;
+            double e = (double)y[k] - x[k];
+            m->in_sig += (double)x[k] * x[k];
+            m->in_noise += e * e;
         }
-        L->stat_n += (uint64_t)n;
+        m->in_stat_n += (uint64_t)n;
+    }
+    free(y);
+}
+
+/* One layer's statistics: its INT8 output read back from the device (or, for
+ * a host-CPU output layer, its float output) against the float reference f. */
+static void accumulate_layer(struct dlasim_model *m, struct dlasim_dev *dev, struct dlc_layer *L,
+                             const float *f)
+{
+    struct dlc_graph *g = &m->g;
+    int t = L->out_tensor;
+    int64_t n = g->t[t].n;
+    float *y = malloc((size_t)(n ? n : 1) * sizeof(float));
+    if (!y) {
+        return;
+    }
+    int from_float = t == g->output && L->engine == DLC_ENG_CPU;
+    if (from_float ? (memcpy(y, m->fvals[t], (size_t)n * sizeof(float)), 0)
+                   : read_tensor(m, dev, t, y)) {
         free(y);
+        return;
+    }
+    float lim = 127.5f * g->t[t].scale;
+    for (int64_t k = 0; k < n; k++) {
+        double e = (double)y[k] - f[k];
+        L->stat_sig += (double)f[k] * f[k];
+        L->stat_noise += e * e;
+        L->stat_sat += !from_float && fabsf(f[k]) > lim;
+    }
+    if (!from_float) {
+        accumulate_ranges(L, &g->t[t], y, f);
+    }
+    L->stat_n += (uint64_t)n;
+    L->stat_runs++;
+    free(y);
+}
+
+struct stats_ctx {
+    struct dlasim_model *m;
+    struct dlasim_dev *dev;
+};
+
+/* dlc_float_stream's observer: each float tensor is compared as soon as it
+ * is computed, so the statistics hold the float run's live set only (as
+ * calibration does), not every tensor of the model. */
+static void observe_stats(void *ctx, int t, const float *v, int64_t n)
+{
+    struct stats_ctx *c = ctx;
+    struct dlasim_model *m = c->m;
+    (void)n;
+    for (int i = 0; i < m->n_layers; i++) {
+        struct dlc_layer *L = &m->layers[i];
+        if (L->out_tensor == t && L->engine != DLC_ENG_VIEW && L->engine != DLC_ENG_PLACED &&
+            m->buf[t].addr_index >= 0) {
+            accumulate_layer(m, c->dev, L, v);
+        }
     }
 }
 
@@ -473,8 +547,10 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
         }
         m->stats_left -= m->stats_left > 0;
         float **ref = calloc((size_t)g->n_t, sizeof *ref);
-        if (ref && !dlc_float_run(g, input, ref, NULL, NULL, NULL, 0)) {
-            accumulate_stats(m, dev, ref);
+        struct stats_ctx ctx = { m, dev };
+        if (ref) {
+            accumulate_input_stats(m, dev, input);
+            (void)dlc_float_stream(g, input, ref, NULL, observe_stats, &ctx, NULL, 0);
         }
         if (ref) {
             dlc_vals_free(g, ref);
@@ -486,12 +562,7 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
 
 /* ---- reports ------------------------------------------------------------------------------ */
 
-struct sbuf {
-    char *s;
-    size_t n, cap;
-};
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
+void dlc_sb_printf(struct dlc_sbuf *b, const char *fmt, ...)
 {
     va_list ap;
     for (;;) {
@@ -543,10 +614,10 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
     if (!m) {
         return NULL;
     }
-    struct sbuf b = { NULL, 0, 0 };
+    struct dlc_sbuf b = { NULL, 0, 0 };
     const struct dlc_graph *g = &m->g;
     int n_cpu = 0, n_hw = 0, n_restart = 0;
-    sb_printf(&b, "compiled for %s: %d layers\n", m->config, m->n_layers);
+    dlc_sb_printf(&b, "compiled for %s: %d layers\n", m->config, m->n_layers);
     for (int i = 0; i < m->n_layers; i++) {
         const struct dlc_layer *L = &m->layers[i];
         char ops[96];
@@ -557,36 +628,47 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
         for (int d = 0; d < o->rank && k < 50; d++) {
             k += snprintf(shape + k, sizeof shape - (size_t)k, "%s%lld", d ? "x" : "", (long long)o->dims[d]);
         }
-        sb_printf(&b, "  %-3d %-8s %-28s %-16s", i, engine_name(L), ops, shape);
+        dlc_sb_printf(&b, "  %-3d %-8s %-28s %-16s", i, engine_name(L), ops, shape);
         if (L->engine == DLC_ENG_CPU) {
-            sb_printf(&b, " host CPU: %s", L->why);
+            dlc_sb_printf(&b, " host CPU: %s", L->why);
             n_cpu++;
         } else if (L->engine == DLC_ENG_PLACED) {
-            sb_printf(&b, " inputs written in place by their producers");
+            dlc_sb_printf(&b, " inputs written in place by their producers");
         } else if (L->engine != DLC_ENG_VIEW) {
             if (L->ring_restart) {
-                sb_printf(&b, " %d hw ops (%d of them CBUF weight-ring restarts)", L->n_hw_ops,
+                dlc_sb_printf(&b, " %d hw ops (%d of them CBUF weight-ring restarts)", L->n_hw_ops,
                           2 * L->ring_restart);
             } else {
-                sb_printf(&b, " %d hw ops", L->n_hw_ops);
+                dlc_sb_printf(&b, " %d hw ops", L->n_hw_ops);
             }
             if (L->blocks > 1) {
-                sb_printf(&b, " in %d channel blocks", L->blocks);
+                dlc_sb_printf(&b, " in %d channel blocks", L->blocks);
+            }
+            if (L->streamed_groups) {
+                dlc_sb_printf(&b, ", weights %.0f KB split along the output channels: %d kernel "
+                              "groups streamed through CBUF (%s)", (double)L->streamed_bytes / 1024,
+                              L->streamed_groups,
+                              dlasim_conv_weight_mode_name((enum dlasim_conv_weight_mode)L->weight_mode));
             }
             n_hw++;
             n_restart += L->ring_restart;
         }
-        sb_printf(&b, "  [%s]\n", g->nodes[L->node].name);
+        dlc_sb_printf(&b, "  [%s]\n", g->nodes[L->node].name);
     }
-    sb_printf(&b, "%d hardware layers, %d host-CPU layers, %d networks, %.1f MMAC per inference\n",
+    dlc_sb_printf(&b, "%d hardware layers, %d host-CPU layers, %d networks, %.1f MMAC per inference\n",
               n_hw, n_cpu, m->n_steps - n_cpu, (double)dlasim_model_macs(m) / 1e6);
     if (n_restart) {
-        sb_printf(&b, "%d CBUF weight-ring restart convolutions (1x1 on a scratch cube, one data and "
+        dlc_sb_printf(&b, "%d CBUF weight-ring restart convolutions (1x1 on a scratch cube, one data and "
                   "one weight bank) before convolutions with the same banks as the one before them "
                   "and no bank to spare\n", n_restart);
     }
     if (m->reset_each_run) {
-        sb_printf(&b, "the device is reset before each inference (CBUF's weight ring restarts)\n");
+        dlc_sb_printf(&b, "the device is reset before each inference (CBUF's weight ring restarts)\n");
+    }
+    char *flags = dlasim_model_precision_flags(m);
+    if (flags) {
+        dlc_sb_printf(&b, "%s", flags);
+        free(flags);
     }
     return b.s;
 }
@@ -598,8 +680,13 @@ void dlasim_model_stats_begin(struct dlasim_model *m, unsigned max_runs)
     }
     m->stats = 1;
     m->stats_left = max_runs;
+    m->in_sig = m->in_noise = 0;
+    m->in_stat_n = 0;
     for (int i = 0; i < m->n_layers; i++) {
-        m->layers[i].stat_n = m->layers[i].stat_sat = 0;
+        m->layers[i].stat_n = m->layers[i].stat_sat = m->layers[i].stat_runs = 0;
+        free(m->layers[i].ch_range);
+        m->layers[i].ch_range = NULL;
+        m->layers[i].stat_c = 0;
         m->layers[i].stat_sig = m->layers[i].stat_noise = 0;
     }
 }
@@ -609,8 +696,8 @@ char *dlasim_model_layer_report(const struct dlasim_model *m)
     if (!m) {
         return NULL;
     }
-    struct sbuf b = { NULL, 0, 0 };
-    sb_printf(&b, "%-3s %-8s %-24s %10s %10s %5s %5s %5s %10s %8s\n", "#", "engine", "layer",
+    struct dlc_sbuf b = { NULL, 0, 0 };
+    dlc_sb_printf(&b, "%-3s %-8s %-24s %10s %10s %5s %5s %5s %10s %8s\n", "#", "engine", "layer",
               "in scale", "out scale", "mulsh", "alush", "trunc", "saturated", "SQNR dB");
     for (int i = 0; i < m->n_layers; i++) {
         const struct dlc_layer *L = &m->layers[i];
@@ -619,19 +706,23 @@ char *dlasim_model_layer_report(const struct dlasim_model *m)
         }
         char ops[96];
         layer_ops(m, L, ops, sizeof ops);
-        sb_printf(&b, "%-3d %-8s %-24.24s %10.3g %10.3g", i, engine_name(L), ops, L->in_scale,
+        dlc_sb_printf(&b, "%-3d %-8s %-24.24s %10.3g %10.3g", i, engine_name(L), ops, L->in_scale,
                   L->out_scale);
         if (L->engine == DLC_ENG_CONV || L->engine == DLC_ENG_SDP || L->engine == DLC_ENG_CDP) {
-            sb_printf(&b, " %5u %5u %5u", L->mul_shift, L->alu_shift, L->cacc_trunc);
+            dlc_sb_printf(&b, " %5u %5u %5u", L->mul_shift, L->alu_shift, L->cacc_trunc);
         } else {
-            sb_printf(&b, " %5s %5s %5s", "-", "-", "-");
+            dlc_sb_printf(&b, " %5s %5s %5s", "-", "-", "-");
         }
         if (L->stat_n) {
-            double sqnr = L->stat_noise > 0 ? 10 * log10(L->stat_sig / L->stat_noise) : INFINITY;
-            sb_printf(&b, " %10llu %8.1f\n", (unsigned long long)L->stat_sat, sqnr);
+            dlc_sb_printf(&b, " %10llu %8.1f\n", (unsigned long long)L->stat_sat, dlc_layer_sqnr(L));
         } else {
-            sb_printf(&b, " %10s %8s\n", "-", "-");
+            dlc_sb_printf(&b, " %10s %8s\n", "-", "-");
         }
+    }
+    char *flags = dlasim_model_precision_flags(m);
+    if (flags) {
+        dlc_sb_printf(&b, "%s", flags);
+        free(flags);
     }
     return b.s;
 }

@@ -331,6 +331,8 @@ static void test_compiler_null_arguments(void **state)
     assert_null(dlasim_model_compile_report(NULL));
     assert_null(dlasim_model_layer_report(NULL));
     dlasim_model_stats_begin(NULL, 1);
+    assert_null(dlasim_model_precision_flags(NULL));
+    assert_int_equal(dlasim_model_set_min_sqnr(NULL, 20), DLASIM_ERR_INVAL);
     dlasim_model_free(NULL);
     assert_int_equal(dlasim_model_run(NULL, NULL, f, f, NULL, err, sizeof err), DLASIM_ERR_INVAL);
     assert_non_null(strstr(err, "dlasim_model_run: m is NULL"));

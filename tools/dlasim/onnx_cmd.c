@@ -3,7 +3,8 @@
  *
  *   dlasim compile MODEL.onnx --calib DATA [--calib-count N] [-o MODEL.nvdla]
  *                  [--config NAME] [--method minmax|percentile|entropy]
- *                  [--percentile P] [--scale S] [--mean M]
+ *                  [--percentile P] [--scale S] [--mean M] [--check N]
+ *                  [--min-sqnr DB]
  *   dlasim run MODEL.onnx --input FILE... [--calib DATA] [--calib-count N]
  *              [--labels FILE] [--names FILE] [--json OUT] [--report]
  *              [--record-trace DIR] [--count N] [--compare-float] [--draw N]
@@ -47,6 +48,8 @@ struct onnx_opts {
     int report, compare_float, draw, top, progress, float_only;
     struct shard shard;       /* --shard I/N (count 0: the whole set) */
     const char *shard_out;    /* --shard-out FILE: the shard's JSON lines */
+    size_t check;             /* compile: calibration inputs run on the device for the flags */
+    double min_sqnr;          /* --min-sqnr DB: precision flags threshold */
 };
 
 /* A count option (--calib-count, --count, --draw, --top). */
@@ -91,6 +94,8 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
     o->top = 3;
     o->copt.method = DLASIM_CALIB_MINMAX;
     o->copt.percentile = 99.99;
+    o->check = 4;
+    o->min_sqnr = 20.0;
     const char **list = NULL;
     int *nlist = NULL;
     for (int i = 1; i < argc; i++) {
@@ -148,6 +153,14 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
             }
         } else if (!strcmp(a, "--count")) {
             if (parse_size(a, v, &o->count)) {
+                return -1;
+            }
+        } else if (!strcmp(a, "--check") && !is_run) {
+            if (parse_size(a, v, &o->check)) {
+                return -1;
+            }
+        } else if (!strcmp(a, "--min-sqnr")) {
+            if (cli_parse_double(a, v, 0, 200, &o->min_sqnr)) {
                 return -1;
             }
         } else if (!strcmp(a, "--draw")) {
@@ -298,14 +311,52 @@ static const char *method_name(enum dlasim_calib_method m)
     return m == DLASIM_CALIB_MINMAX ? "min/max" : m == DLASIM_CALIB_PERCENTILE ? "percentile" : "entropy (KL)";
 }
 
+/* dlasim compile: the first `check` calibration inputs run on a simulated
+ * device with per-layer statistics, so that the compile report's precision
+ * flags include the measured SQNR and constant channels.  A failure is
+ * reported and skips the check (0). */
+static int precision_check(const struct onnx_opts *o, struct dlasim_model *m,
+                           const struct dataset *cal)
+{
+    size_t n = cal->count < o->check ? cal->count : o->check;
+    if (!n) {
+        return 0;
+    }
+    struct dlasim_dev *dev = cli_create_device(&o->common);
+    float *y = malloc(dlasim_model_output_size(m) * sizeof(float) + 1);
+    char err[1024];
+    int rc = dev && y ? 0 : -1;
+    dlasim_model_stats_begin(m, (unsigned)n); /* statistics for these n runs only */
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (dlasim_model_run(m, dev, cal->data + i * cal->in_n, y, NULL, err, sizeof err)) {
+            /* the compile itself stands: `run` reports the same failure */
+            fprintf(stderr, "dlasim compile: precision check skipped: calibration input %zu: %s\n",
+                    i, err);
+            rc = -1;
+        }
+    }
+    if (!rc) {
+        printf("precision check: %zu calibration inputs run on the simulated %s\n", n,
+               o->common.config ? o->common.config : "nv_small");
+    } else {
+        dlasim_model_stats_begin(m, 1); /* no partial statistics in the flags (nothing runs after) */
+    }
+    free(y);
+    if (dev) {
+        dlasim_destroy(dev);
+    }
+    return 0;
+}
+
 /* Load, calibrate and compile; prints what it does. */
 static struct dlasim_model *prepare(const struct onnx_opts *o, const char *const *calib_files,
-                                    int n_calib)
+                                    int n_calib, int is_compile)
 {
     struct dlasim_model *m = load_model(o->model, cli_max_mem(&o->common));
     if (!m) {
         return NULL;
     }
+    dlasim_model_set_min_sqnr(m, o->min_sqnr);
     struct dataset cal;
     if (load_data(o, m, calib_files, n_calib, o->calib_count, &cal)) {
         dataset_free(&cal);
@@ -324,9 +375,13 @@ static struct dlasim_model *prepare(const struct onnx_opts *o, const char *const
         rc = dlasim_model_compile_set(m, o->common.config, o->common.sets, o->common.nsets, err,
                                       sizeof err);
     }
-    dataset_free(&cal);
     if (rc) {
         fprintf(stderr, "dlasim: %s: %s\n", o->model, err);
+    } else if (is_compile) {
+        rc = precision_check(o, m, &cal);
+    }
+    dataset_free(&cal);
+    if (rc) {
         dlasim_model_free(m);
         return NULL;
     }
@@ -344,7 +399,7 @@ int cmd_compile(int argc, char **argv)
     if (parse_opts(argc, argv, &o, 0)) {
         return 2;
     }
-    struct dlasim_model *m = prepare(&o, o.calib, o.n_calib);
+    struct dlasim_model *m = prepare(&o, o.calib, o.n_calib, 1);
     if (!m) {
         return 1;
     }
@@ -744,7 +799,7 @@ int cmd_run(int argc, char **argv)
         return run_loadable(&o);
     }
     struct dlasim_model *m = prepare(&o, o.n_calib ? o.calib : o.input,
-                                     o.n_calib ? o.n_calib : o.n_input);
+                                     o.n_calib ? o.n_calib : o.n_input, 0);
     if (!m) {
         return 1;
     }

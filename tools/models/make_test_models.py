@@ -189,6 +189,24 @@ def main():
          [i64("shape", [1 << 40, 1 << 40, 1 << 40])])
     save("bad_pad_huge", [helper.make_node("Pad", ["x", "pads"], ["y"], name="pad")],
          [f32("pads", [0, 0, 1e30, 1, 0, 0, 1, 1])])
+    precision_models()
+
+
+def precision_models():
+    """Models of the precision flags (issue 17 items 5, 9), with their own
+    random generator so that the models above do not change.
+    op_bias_collapse: a convolution with tiny weights (its output, the next
+    one's input, has a step of about 1e-5) feeding one with a bias of a few
+    hundred: the inputs move its output by far less than one output step."""
+    r = np.random.default_rng(17)
+
+    def wr(name, *shape, scale):
+        return numpy_helper.from_array((r.standard_normal(shape) * scale).astype(np.float32), name)
+    save("op_bias_collapse", [
+        helper.make_node("Conv", ["x", "a.w", "a.b"], ["a"], name="small_conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["a", "b.w", "b.b"], ["y"], name="big_bias_conv", pads=[1, 1, 1, 1])],
+        [wr("a.w", 16, 8, 3, 3, scale=1e-4), wr("a.b", 16, scale=1e-5),
+         wr("b.w", 16, 16, 3, 3, scale=0.3), wr("b.b", 16, scale=300.0)])
 
 
 if __name__ == "__main__":
