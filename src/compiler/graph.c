@@ -23,6 +23,7 @@ void dlc_graph_free(struct dlc_graph *g)
         free(g->t[i].name);
         free(g->t[i].data);
         free(g->t[i].idata);
+        free(g->t[i].qw_scale);
     }
     for (int i = 0; i < g->n_nodes; i++) {
         free(g->nodes[i].name);
@@ -884,6 +885,13 @@ int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen)
         }
         if (dlc_foldable(g, nd)) {
             int rc = dlc_fold(g, nd, err, errlen);
+            if (rc) {
+                return rc;
+            }
+            continue;
+        }
+        if (dlc_is_qdq_node(g, nd)) { /* pre-quantized models (qdq.c) */
+            int rc = dlc_qdq_node(g, nd, err, errlen);
             if (rc) {
                 return rc;
             }

@@ -21,6 +21,8 @@
 #define TYPE_FLOAT ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 #define TYPE_INT64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64
 #define TYPE_INT32 ONNX__TENSOR_PROTO__DATA_TYPE__INT32
+#define TYPE_INT8 ONNX__TENSOR_PROTO__DATA_TYPE__INT8
+#define TYPE_UINT8 ONNX__TENSOR_PROTO__DATA_TYPE__UINT8
 
 const char *const dlc_op_names[DLC_OP_COUNT] = {
     [DLC_OP_CONV] = "Conv", [DLC_OP_GEMM] = "Gemm", [DLC_OP_MATMUL] = "MatMul",
@@ -38,6 +40,8 @@ const char *const dlc_op_names[DLC_OP_COUNT] = {
     [DLC_OP_CAST] = "Cast", [DLC_OP_SLICE] = "Slice", [DLC_OP_DIV] = "Div",
     [DLC_OP_HARDSIGMOID] = "HardSigmoid", [DLC_OP_HARDSWISH] = "HardSwish",
     [DLC_OP_REDUCEMEAN] = "ReduceMean", [DLC_OP_SPLIT] = "Split",
+    [DLC_OP_QUANTIZE] = "QuantizeLinear", [DLC_OP_DEQUANTIZE] = "DequantizeLinear",
+    [DLC_OP_CONSTOFSHAPE] = "ConstantOfShape",
 };
 
 /* What the reader refuses in the file: DLASIM_ERR_PARSE with the message
@@ -81,17 +85,18 @@ static int tensor_values(const Onnx__TensorProto *tp, struct dlc_tensor *t, char
     }
     t->n = n;
     int type = tp->has_data_type ? tp->data_type : 0;
-    size_t elem = type == TYPE_FLOAT ? 4 : type == TYPE_INT64 ? 8 : type == TYPE_INT32 ? 4 : 0;
+    size_t elem = type == TYPE_FLOAT ? 4 : type == TYPE_INT64 ? 8 : type == TYPE_INT32 ? 4
+                  : type == TYPE_INT8 || type == TYPE_UINT8 ? 1 : 0;
     if (!elem) {
         char tn[16];
         snprintf(tn, sizeof tn, "%d", type);
         return fail(err, errlen,
-                    "tensor '%s': element type %s is not supported (float32, int64, int32)",
+                    "tensor '%s': element type %s is not supported (float32, int64, int32, int8, uint8)",
                     name, tn, NULL);
     }
     size_t have = tp->has_raw_data ? tp->raw_data.len / elem
                   : type == TYPE_FLOAT ? tp->n_float_data
-                  : type == TYPE_INT64 ? tp->n_int64_data : tp->n_int32_data;
+                  : type == TYPE_INT64 ? tp->n_int64_data : tp->n_int32_data; /* int8/uint8 too */
     if (tp->has_raw_data && tp->raw_data.len % elem) {
         return fail(err, errlen, "tensor '%s': raw_data length is not a multiple of the element size",
                     name, NULL, NULL);
@@ -129,7 +134,7 @@ static int tensor_values(const Onnx__TensorProto *tp, struct dlc_tensor *t, char
                 } else {
                     v = tp->int64_data[i];
                 }
-            } else {
+            } else if (type == TYPE_INT32) {
                 int32_t v32;
                 if (raw) {
                     memcpy(&v32, raw + 4 * i, 4);
@@ -137,12 +142,16 @@ static int tensor_values(const Onnx__TensorProto *tp, struct dlc_tensor *t, char
                     v32 = tp->int32_data[i];
                 }
                 v = v32;
+            } else { /* int8 / uint8: one byte each in raw data, else int32_data */
+                int32_t v32 = raw ? (type == TYPE_INT8 ? (int8_t)raw[i] : raw[i]) : tp->int32_data[i];
+                v = type == TYPE_INT8 ? (int8_t)v32 : (uint8_t)v32;
             }
             t->idata[i] = v;
             t->data[i] = (float)v;
         }
     }
     t->is_const = 1;
+    t->elem = type;
     return 0;
 }
 
@@ -406,6 +415,27 @@ static int node_attrs(const Onnx__NodeProto *np, struct dlc_node *nd, char *err,
     case DLC_OP_SPLIT:
         nd->axis = (int)attr_i(np, "axis", 0);
         return 0;
+    case DLC_OP_QUANTIZE:
+    case DLC_OP_DEQUANTIZE:
+        nd->axis = (int)attr_i(np, "axis", 1);
+        return 0;
+    case DLC_OP_CONSTOFSHAPE: {
+        const Onnx__AttributeProto *a = attr(np, "value");
+        struct dlc_tensor cv = { 0 };
+        if (a && a->t) {
+            int rc = tensor_values(a->t, &cv, err, errlen);
+            if (!rc && cv.n != 1) {
+                rc = fail(err, errlen, "node '%s' (ConstantOfShape): value must hold one element",
+                          nm, NULL, NULL);
+            }
+            nd->cos_value = rc ? 0 : cv.data[0];
+            nd->cos_is_int = cv.is_int;
+            free(cv.data);
+            free(cv.idata);
+            return rc;
+        }
+        return 0;
+    }
     case DLC_OP_PAD:
         nd->pad_mode_constant = !attr(np, "mode") || attr_is(np, "mode", "constant");
         if (!nd->pad_mode_constant) {
