@@ -79,6 +79,9 @@ struct dlc_layer {
     int n_hw_ops;
     int ring_restart;   /* CBUF weight-ring restart convolutions run before it (count) */
     int blocks;         /* CONV: channel blocks (groups of a grouped convolution) */
+    double req_err;     /* CONV: largest relative error of a requantization multiplier
+                           (int16 >> shift against s_in * s_w[k] / s_out) */
+    int wcodes;         /* CONV: the model's own int8 weight codes (pre-quantized) */
     /* statistics */
     uint64_t stat_n, stat_sat;
     double stat_sig, stat_noise;

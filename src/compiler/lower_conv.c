@@ -363,9 +363,13 @@ static int quantize_conv(struct dlc_layer *L, struct qconv *q)
         ash++;
     }
     L->alu_shift = (uint32_t)ash;
+    L->req_err = 0;
+    L->wcodes = q->wscale != NULL;
     for (int64_t k = 0; k < q->K; k++) {
         q->mul[k] = dlc_sat16(M[k] * ldexp(1.0, shift) / pre);
         q->alu[k] = dlc_sat16(B[k] * pre / ldexp(1.0, ash));
+        double e = M[k] > 0 ? fabs(q->mul[k] * pre / ldexp(1.0, shift) - M[k]) / M[k] : 0;
+        L->req_err = e > L->req_err ? e : L->req_err;
     }
     free(M);
     free(B);
