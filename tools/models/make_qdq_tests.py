@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Node-level QDQ test models (tests/models/qdq_node_*.onnx, qdq_bad_*.onnx)
 for tests/traces/onnx_qdq.sh: one operator between QuantizeLinear /
-DequantizeLinear pairs, odd scales, uint8 (zero point 128) and int8 (zero
+DequantizeLinear pairs, or one QLinearConv / QLinearMatMul / QGemm /
+QLinearAdd (the last two com.microsoft), odd scales, uint8 (zero point 128) and int8 (zero
 point 0) activations, int8 weights per output channel with odd scales.
 Python3-onnx and numpy only.
 
@@ -63,7 +64,8 @@ class Graph:
     def save(self, out, path):
         g = helper.make_graph(self.nodes, "qdq", [helper.make_tensor_value_info("input", TensorProto.FLOAT, self.shape)],
                               [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)], self.inits)
-        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="make_qdq_tests")
+        ops = [helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)]
+        m = helper.make_model(g, opset_imports=ops, producer_name="make_qdq_tests")
         onnx.save(m, path)
 
 
@@ -129,6 +131,58 @@ def flatten_reshape(dtype):
     return g, g.qdq(g.node("Gemm", [r, w, g.bias(10, 0.00788, sw)], transB=1), 0.0177, dtype)
 
 
+def q_input(g, scale, dtype):
+    s, z = g.const(np.float32(scale)), g.const(dtype(128 if dtype == U8 else 0))
+    return g.node("QuantizeLinear", ["input", s, z]), s, z
+
+
+def w_codes(g, shape, axis=0):
+    q = RNG.integers(-64, 64, size=shape).astype(I8)
+    s = (RNG.uniform(0.5, 2.0, size=shape[axis]) * 1.37e-2).astype(np.float32)
+    return g.const(q), g.const(s), g.const(np.zeros(shape[axis], I8)), s
+
+
+def qlinear_conv(dtype):
+    g = Graph([1, 8, 10, 10])
+    x, xs, xz = q_input(g, 0.00813, dtype)
+    w, ws, wz, sw = w_codes(g, (16, 8, 3, 3))
+    b = g.const(RNG.integers(-3000, 3000, size=16).astype(np.int32))
+    ys, yz = g.const(np.float32(0.0517)), g.const(dtype(128 if dtype == U8 else 0))
+    y = g.node("QLinearConv", [x, xs, xz, w, ws, wz, ys, yz, b], pads=[1, 1, 1, 1])
+    return g, g.node("DequantizeLinear", [y, ys, yz])
+
+
+def qlinear_matmul(dtype):
+    g = Graph([1, 24])
+    x, xs, xz = q_input(g, 0.00791, dtype)
+    w, ws, wz, _ = w_codes(g, (24, 10), axis=1)
+    ys, yz = g.const(np.float32(0.0187)), g.const(dtype(128 if dtype == U8 else 0))
+    y = g.node("QLinearMatMul", [x, xs, xz, w, ws, wz, ys, yz])
+    return g, g.node("DequantizeLinear", [y, ys, yz])
+
+
+def qgemm(dtype):
+    g = Graph([1, 24])
+    x, xs, xz = q_input(g, 0.00791, dtype)
+    w, ws, wz, _ = w_codes(g, (10, 24), axis=0)
+    b = g.const(RNG.integers(-3000, 3000, size=10).astype(np.int32))
+    ys, yz = g.const(np.float32(0.0213)), g.const(dtype(128 if dtype == U8 else 0))
+    y = g.node("QGemm", [x, xs, xz, w, ws, wz, b, ys, yz], domain="com.microsoft", transB=1)
+    return g, g.node("DequantizeLinear", [y, ys, yz])
+
+
+def qlinear_add(dtype):
+    g = Graph([1, 8, 6, 6])
+    x, xs, xz = q_input(g, 0.00788, dtype)
+    w, ws, wz, sw = w_codes(g, (8, 8, 1, 1))
+    b = g.const(RNG.integers(-3000, 3000, size=8).astype(np.int32))
+    cs = g.const(np.float32(0.0291))
+    c = g.node("QLinearConv", [x, xs, xz, w, ws, wz, cs, xz, b])
+    ys = g.const(np.float32(0.0333))
+    y = g.node("QLinearAdd", [c, cs, xz, x, xs, xz, ys, xz], domain="com.microsoft")
+    return g, g.node("DequantizeLinear", [y, ys, xz])
+
+
 def bad_zero_point():
     g = Graph([1, 8, 4, 4])
     s, z = g.const(np.float32(0.01)), g.const(U8(3))
@@ -162,6 +216,10 @@ MODELS = {
     "qdq_node_gap_u8": lambda: pool("GlobalAveragePool", U8),
     "qdq_node_concat_u8": lambda: concat(U8),
     "qdq_node_flatten_reshape_i8": lambda: flatten_reshape(I8),
+    "qdq_node_qlinearconv_u8": lambda: qlinear_conv(U8),
+    "qdq_node_qlinearmatmul_i8": lambda: qlinear_matmul(I8),
+    "qdq_node_qgemm_u8": lambda: qgemm(U8),
+    "qdq_node_qlinearadd_u8": lambda: qlinear_add(U8),
     "qdq_bad_zero_point": bad_zero_point,
     "qdq_bad_per_channel": bad_per_channel,
     "qdq_bad_requantize": bad_requantize,
