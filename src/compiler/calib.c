@@ -348,6 +348,10 @@ int dlasim_model_calibrate(struct dlasim_model *m, const float *inputs, size_t c
         }
         g->t[t].amax = (float)a;
         g->t[t].scale = dlc_quant_scale((float)a);
+        if (g->t[t].qscale > 0) { /* pre-quantized model (qdq.c): the model's own step */
+            g->t[t].scale = g->t[t].qscale;
+            g->t[t].amax = 127.0f * g->t[t].qscale;
+        }
     }
     free(p.amax);
     free(p.hist);

@@ -30,6 +30,18 @@ int dlc_slice_params(const struct dlc_graph *g, const struct dlc_node *nd, int64
                      int64_t *step, int64_t *count, char *err, size_t errlen);
 void dlc_slice_bounds(int64_t len, int64_t step, int64_t *start, int64_t *end);
 int64_t dlc_slice_count(int64_t start, int64_t end, int64_t step);
+/* qdq.c: pre-quantized models.  A DequantizeLinear of constants becomes a
+ * float constant (int8 weights keep their per-channel scales); the
+ * QuantizeLinear -> DequantizeLinear pair on an activation becomes a no-op
+ * and the activation keeps the model's scale (or a refusal naming the node). */
+int dlc_fold_dequantize(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen);
+int dlc_fold_quantize(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen);
+int dlc_qdq_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen);
+int dlc_is_qdq_node(const struct dlc_graph *g, const struct dlc_node *nd);
+/* lower_conv.c: the model's own per-output-channel weight scales for a
+ * Conv / Gemm / MatMul (NULL: the compiler chooses them); *n is 1 (one for
+ * every channel) or the channel count */
+const float *dlc_given_wscale(const struct dlc_graph *g, const struct dlc_node *nd, int64_t *n);
 /* graph.c: the output shape of one node (its inputs shaped) */
 int dlc_shape_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen);
 
@@ -77,6 +89,9 @@ struct dlc_layer {
     int streamed_groups;
     uint64_t streamed_bytes;
     int weight_mode;
+    double req_err;     /* CONV: largest relative error of a requantization multiplier
+                           (int16 >> shift against s_in * s_w[k] / s_out) */
+    int wcodes;         /* CONV: the model's own int8 weight codes (pre-quantized) */
     /* statistics */
     uint64_t stat_n, stat_sat, stat_runs;
     double stat_sig, stat_noise;

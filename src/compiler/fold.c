@@ -48,7 +48,7 @@ int dlc_foldable(const struct dlc_graph *g, const struct dlc_node *nd)
     case DLC_OP_IDENTITY: case DLC_OP_DROPOUT: case DLC_OP_CAST: case DLC_OP_GATHER:
     case DLC_OP_UNSQUEEZE: case DLC_OP_SQUEEZE: case DLC_OP_RESHAPE: case DLC_OP_FLATTEN:
     case DLC_OP_CONCAT: case DLC_OP_SLICE: case DLC_OP_ADD: case DLC_OP_SUB: case DLC_OP_MUL:
-    case DLC_OP_DIV:
+    case DLC_OP_DIV: case DLC_OP_DEQUANTIZE: case DLC_OP_QUANTIZE: case DLC_OP_CONSTOFSHAPE:
         return all_inputs_const(g, nd);
     default:
         return 0;
@@ -392,6 +392,30 @@ static int fold_arith(struct dlc_graph *g, struct dlc_node *nd, char *err, size_
     return rc;
 }
 
+/* ConstantOfShape: a tensor of the input's shape filled with the value. */
+static int fold_const_of_shape(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *sh = in_at(g, nd, 0);
+    int64_t dims[DLC_MAX_RANK];
+    if (!sh || sh->n > DLC_MAX_RANK) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "the shape input must hold at most %d dimensions", DLC_MAX_RANK);
+    }
+    for (int64_t i = 0; i < sh->n; i++) {
+        dims[i] = ival(sh, i);
+    }
+    int rc = make_const(g, nd, (int)sh->n, dims, nd->cos_is_int, err, errlen);
+    struct dlc_tensor *o = &g->t[nd->out];
+    for (int64_t i = 0; !rc && i < o->n; i++) {
+        if (o->is_int) {
+            put_i(o, i, (int64_t)nd->cos_value);
+        } else {
+            o->data[i] = nd->cos_value;
+        }
+    }
+    return rc;
+}
+
 int dlc_fold(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
 {
     int rc;
@@ -407,6 +431,9 @@ int dlc_fold(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
     case DLC_OP_SUB:
     case DLC_OP_MUL:
     case DLC_OP_DIV: rc = fold_arith(g, nd, err, errlen); break;
+    case DLC_OP_DEQUANTIZE: rc = dlc_fold_dequantize(g, nd, err, errlen); break;
+    case DLC_OP_QUANTIZE: rc = dlc_fold_quantize(g, nd, err, errlen); break;
+    case DLC_OP_CONSTOFSHAPE: rc = fold_const_of_shape(g, nd, err, errlen); break;
     default: rc = fold_reshaped(g, nd, err, errlen); break;
     }
     if (rc) {

@@ -23,6 +23,7 @@ void dlc_graph_free(struct dlc_graph *g)
         free(g->t[i].name);
         free(g->t[i].data);
         free(g->t[i].idata);
+        free(g->t[i].qw_scale);
     }
     for (int i = 0; i < g->n_nodes; i++) {
         free(g->nodes[i].name);
@@ -710,6 +711,9 @@ int dlc_shape_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t e
         set_shape(o, x->rank, x->dims);
         return 0;
     }
+    case DLC_OP_CONSTOFSHAPE:
+        return nfail(err, errlen, nd, "the shape input must be a constant (or fold to one from the "
+                     "input's static shape)");
     default: /* element-wise: Relu, LeakyRelu, Sigmoid, Tanh, Identity, Dropout */
         set_shape(o, x->rank, x->dims);
         return 0;
@@ -758,6 +762,8 @@ static int fold_bn(struct dlc_graph *g, struct dlc_node *bn)
         w = &g->t[cv->in[1]];
     }
     float *bias = g->t[cv->in[2]].data;
+    free(w->qw_scale); /* rescaled weights are no longer a model's int8 codes (qdq.c) */
+    w->qw_scale = NULL;
     for (int64_t o = 0; o < k; o++) {
         float f = gam[o] / sqrtf(var[o] + bn->epsilon);
         for (int64_t i = 0; i < per; i++) {
@@ -884,6 +890,13 @@ int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen)
         }
         if (dlc_foldable(g, nd)) {
             int rc = dlc_fold(g, nd, err, errlen);
+            if (rc) {
+                return rc;
+            }
+            continue;
+        }
+        if (dlc_is_qdq_node(g, nd)) { /* pre-quantized models (qdq.c) */
+            int rc = dlc_qdq_node(g, nd, err, errlen);
             if (rc) {
                 return rc;
             }

@@ -22,7 +22,8 @@ enum dlc_op {
     DLC_OP_FLATTEN, DLC_OP_RESHAPE, DLC_OP_SQUEEZE, DLC_OP_UNSQUEEZE, DLC_OP_TRANSPOSE,
     DLC_OP_SOFTMAX, DLC_OP_RESIZE, DLC_OP_PAD, DLC_OP_IDENTITY, DLC_OP_DROPOUT,
     DLC_OP_CONSTANT, DLC_OP_SHAPE, DLC_OP_GATHER, DLC_OP_CAST, DLC_OP_SLICE, DLC_OP_DIV,
-    DLC_OP_HARDSIGMOID, DLC_OP_HARDSWISH, DLC_OP_REDUCEMEAN, DLC_OP_SPLIT, DLC_OP_COUNT
+    DLC_OP_HARDSIGMOID, DLC_OP_HARDSWISH, DLC_OP_REDUCEMEAN, DLC_OP_SPLIT,
+    DLC_OP_QUANTIZE, DLC_OP_DEQUANTIZE, DLC_OP_CONSTOFSHAPE, DLC_OP_COUNT
 };
 
 /* Resize attributes (ONNX Resize-13). */
@@ -53,6 +54,17 @@ struct dlc_tensor {
     float amax;       /* calibrated range (|x| <= amax) */
     float scale;      /* amax / 127 */
     int scale_tied;   /* scale forced equal to another tensor's (pool, concat, views) */
+    /* pre-quantized models (qdq.c): the model's own quantization */
+    int elem;         /* constant: ONNX element type it was read as (0: float or folded) */
+    float qscale;     /* > 0: an activation the model quantizes at this step (QuantizeLinear);
+                         calibration keeps it instead of measuring */
+    int qnode;        /* the QuantizeLinear that set qscale (node index, for messages) */
+    int qdomain;      /* output of a QuantizeLinear (or a Cast of one): its ONNX element type */
+    int qzp;          /* ... and its zero point */
+    float *qw_scale;  /* constant dequantized per channel (DequantizeLinear of int8 weights):
+                         one scale per index of axis qw_axis, zero points 0 */
+    int qw_axis;
+    int64_t qw_n;
 };
 
 struct dlc_node {
@@ -99,6 +111,8 @@ struct dlc_node {
     int split_i, split_n;                /* part i of an equal Split in n (n = 0: sizes given) */
     float pad_value;      /* Pad constant */
     int pad_mode_constant;
+    float cos_value;      /* ConstantOfShape value */
+    int cos_is_int;
 };
 
 struct dlc_graph {

@@ -198,6 +198,8 @@ struct qconv {
     float *bias;   /* [K] */
     int8_t *qw;
     int16_t *alu, *mul;
+    const float *wscale; /* the model's weight scales (pre-quantized), else NULL */
+    int64_t wscale_n;    /* 1 or K */
 };
 
 static void qconv_free(struct qconv *q)
@@ -242,6 +244,32 @@ static void fold_fused_affine(const struct dlc_graph *g, const struct dlc_layer 
             }
         }
     }
+}
+
+const float *dlc_given_wscale(const struct dlc_graph *g, const struct dlc_node *nd, int64_t *n)
+{
+    const struct dlc_tensor *wt = &g->t[nd->in[1]];
+    int axis = nd->op == DLC_OP_CONV || (nd->op == DLC_OP_GEMM && nd->trans_b) ? 0 : 1;
+    int gemm_scaled = nd->op == DLC_OP_GEMM && nd->alpha != 1.0f;
+    if (!wt->qw_scale || gemm_scaled || (wt->qw_n > 1 && wt->qw_axis != axis)) {
+        return NULL;
+    }
+    *n = wt->qw_n;
+    return wt->qw_scale;
+}
+
+/* The model's weight scales, unless a node fused after the layer rescales
+ * the weights (the compiler then chooses their scales). */
+static const float *given_wscale_kept(const struct dlc_graph *g, const struct dlc_layer *L,
+                                      int64_t *n)
+{
+    for (int f = 0; f < L->n_fused; f++) {
+        enum dlc_op op = g->nodes[L->fused[f]].op;
+        if (op == DLC_OP_MUL || op == DLC_OP_HARDSIGMOID) {
+            return NULL;
+        }
+    }
+    return dlc_given_wscale(g, &g->nodes[L->node], n);
 }
 
 /* Dense float weights and bias of a Conv (groups expanded) or Gemm/MatMul:
@@ -292,6 +320,7 @@ static int dense_weights(const struct dlasim_model *m, const struct dlc_layer *L
         }
     }
     fold_fused_affine(g, L, q);
+    q->wscale = given_wscale_kept(g, L, &q->wscale_n);
     return 0;
 }
 
@@ -358,10 +387,12 @@ static int quantize_conv(struct dlc_layer *L, struct qconv *q)
             float a = fabsf(q->w[k * per + i]);
             amax = a > amax ? a : amax;
         }
-        double sw = amax > 0 ? amax / 127.0 : 1.0;
+        double sw = q->wscale ? q->wscale[q->wscale_n == 1 ? 0 : k] /* the model's codes */
+                    : amax > 0 ? amax / 127.0 : 1.0;
         for (size_t i = 0; i < per; i++) {
             double v = q->w[k * per + i] / sw;
-            q->qw[k * per + i] = (int8_t)(v < 0 ? -floor(-v + 0.5) : floor(v + 0.5));
+            v = v < 0 ? -floor(-v + 0.5) : floor(v + 0.5);
+            q->qw[k * per + i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
         }
         M[k] = (double)L->in_scale * sw / L->out_scale;
         B[k] = q->bias[k] / ((double)L->in_scale * sw);
@@ -382,9 +413,13 @@ static int quantize_conv(struct dlc_layer *L, struct qconv *q)
     L->mul_shift = (uint32_t)shift;
     L->alu_shift = (uint32_t)ash;
     double pre = ldexp(1.0, -trunc);
+    L->req_err = 0;
+    L->wcodes = q->wscale != NULL;
     for (int64_t k = 0; k < q->K; k++) {
         q->mul[k] = dlc_sat16(M[k] * ldexp(1.0, shift) / pre);
         q->alu[k] = dlc_sat16(B[k] * pre / ldexp(1.0, ash));
+        double e = M[k] > 0 ? fabs(q->mul[k] * pre / ldexp(1.0, shift) - M[k]) / M[k] : 0;
+        L->req_err = e > L->req_err ? e : L->req_err;
     }
     free(M);
     free(B);
@@ -655,7 +690,7 @@ static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec 
     struct dlc_buf bx = channel_view(m, dlc_stored_buf(m, L->in_tensor), cb->c0, cb->nc);
     struct dlc_buf by = channel_view(m, &m->buf[L->out_tensor], cb->k0, cb->nk);
     struct qconv qb = { cb->nk, cb->nc, q->kh, q->kw, NULL, NULL, q->qw, q->alu + cb->k0,
-                        q->mul + cb->k0 };
+                        q->mul + cb->k0, NULL, 0 };
     struct dlasim_conv_plan plan;
     struct dlasim_conv_desc d;
     struct slopes sl;

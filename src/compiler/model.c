@@ -609,6 +609,42 @@ static void layer_ops(const struct dlasim_model *m, const struct dlc_layer *L, c
     }
 }
 
+/* Pre-quantized models (qdq.c): what came from the model, and the rounding
+ * the hardware adds to each requantization (docs/compiler.md). */
+static void report_prequantized(const struct dlasim_model *m, struct sbuf *b)
+{
+    const struct dlc_graph *g = &m->g;
+    int acts = 0, convs = 0, codes = 0, biased = 0;
+    double err = 0;
+    const char *worst = "";
+    for (int t = 0; t < g->n_t; t++) {
+        acts += g->t[t].qscale > 0 && !g->t[t].qdomain; /* the float tensors a Q quantizes */
+    }
+    for (int i = 0; i < m->n_layers; i++) {
+        const struct dlc_layer *L = &m->layers[i];
+        if (L->engine != DLC_ENG_CONV) {
+            continue;
+        }
+        convs++;
+        codes += L->wcodes;
+        biased += L->alu_shift > 0;
+        if (L->req_err > err) {
+            err = L->req_err;
+            worst = g->nodes[L->node].name;
+        }
+    }
+    if (!acts) {
+        return;
+    }
+    sb_printf(b, "pre-quantized model: %d activations at the model's scales (instead of calibrated ones), %d of %d "
+              "convolution layers with the model's int8 weight codes; requantization on SDP "
+              "(int16 multiplier >> shift, rounding): largest relative multiplier error %.1e (%s), "
+              "%d layers with the bias rounded to 2^ALU shift; an output may then round to the "
+              "other side of a half step than the exact rescale (ONNX Runtime's float32 multiplier, "
+              "round half to even), 1 int8 step apart; PDP averages round half up twice\n",
+              acts, codes, convs, err, worst, biased);
+}
+
 char *dlasim_model_compile_report(const struct dlasim_model *m)
 {
     if (!m) {
@@ -670,6 +706,7 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
         dlc_sb_printf(&b, "%s", flags);
         free(flags);
     }
+    report_prequantized(m, &b);
     return b.s;
 }
 

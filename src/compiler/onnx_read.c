@@ -21,6 +21,8 @@
 #define TYPE_FLOAT ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 #define TYPE_INT64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64
 #define TYPE_INT32 ONNX__TENSOR_PROTO__DATA_TYPE__INT32
+#define TYPE_INT8 ONNX__TENSOR_PROTO__DATA_TYPE__INT8
+#define TYPE_UINT8 ONNX__TENSOR_PROTO__DATA_TYPE__UINT8
 
 const char *const dlc_op_names[DLC_OP_COUNT] = {
     [DLC_OP_CONV] = "Conv", [DLC_OP_GEMM] = "Gemm", [DLC_OP_MATMUL] = "MatMul",
@@ -38,6 +40,8 @@ const char *const dlc_op_names[DLC_OP_COUNT] = {
     [DLC_OP_CAST] = "Cast", [DLC_OP_SLICE] = "Slice", [DLC_OP_DIV] = "Div",
     [DLC_OP_HARDSIGMOID] = "HardSigmoid", [DLC_OP_HARDSWISH] = "HardSwish",
     [DLC_OP_REDUCEMEAN] = "ReduceMean", [DLC_OP_SPLIT] = "Split",
+    [DLC_OP_QUANTIZE] = "QuantizeLinear", [DLC_OP_DEQUANTIZE] = "DequantizeLinear",
+    [DLC_OP_CONSTOFSHAPE] = "ConstantOfShape",
 };
 
 /* What the reader refuses in the file: DLASIM_ERR_PARSE with the message
@@ -81,17 +85,18 @@ static int tensor_values(const Onnx__TensorProto *tp, struct dlc_tensor *t, char
     }
     t->n = n;
     int type = tp->has_data_type ? tp->data_type : 0;
-    size_t elem = type == TYPE_FLOAT ? 4 : type == TYPE_INT64 ? 8 : type == TYPE_INT32 ? 4 : 0;
+    size_t elem = type == TYPE_FLOAT ? 4 : type == TYPE_INT64 ? 8 : type == TYPE_INT32 ? 4
+                  : type == TYPE_INT8 || type == TYPE_UINT8 ? 1 : 0;
     if (!elem) {
         char tn[16];
         snprintf(tn, sizeof tn, "%d", type);
         return fail(err, errlen,
-                    "tensor '%s': element type %s is not supported (float32, int64, int32)",
+                    "tensor '%s': element type %s is not supported (float32, int64, int32, int8, uint8)",
                     name, tn, NULL);
     }
     size_t have = tp->has_raw_data ? tp->raw_data.len / elem
                   : type == TYPE_FLOAT ? tp->n_float_data
-                  : type == TYPE_INT64 ? tp->n_int64_data : tp->n_int32_data;
+                  : type == TYPE_INT64 ? tp->n_int64_data : tp->n_int32_data; /* int8/uint8 too */
     if (tp->has_raw_data && tp->raw_data.len % elem) {
         return fail(err, errlen, "tensor '%s': raw_data length is not a multiple of the element size",
                     name, NULL, NULL);
@@ -129,7 +134,7 @@ static int tensor_values(const Onnx__TensorProto *tp, struct dlc_tensor *t, char
                 } else {
                     v = tp->int64_data[i];
                 }
-            } else {
+            } else if (type == TYPE_INT32) {
                 int32_t v32;
                 if (raw) {
                     memcpy(&v32, raw + 4 * i, 4);
@@ -137,12 +142,16 @@ static int tensor_values(const Onnx__TensorProto *tp, struct dlc_tensor *t, char
                     v32 = tp->int32_data[i];
                 }
                 v = v32;
+            } else { /* int8 / uint8: one byte each in raw data, else int32_data */
+                int32_t v32 = raw ? (type == TYPE_INT8 ? (int8_t)raw[i] : raw[i]) : tp->int32_data[i];
+                v = type == TYPE_INT8 ? (int8_t)v32 : (uint8_t)v32;
             }
             t->idata[i] = v;
             t->data[i] = (float)v;
         }
     }
     t->is_const = 1;
+    t->elem = type;
     return 0;
 }
 
@@ -406,6 +415,27 @@ static int node_attrs(const Onnx__NodeProto *np, struct dlc_node *nd, char *err,
     case DLC_OP_SPLIT:
         nd->axis = (int)attr_i(np, "axis", 0);
         return 0;
+    case DLC_OP_QUANTIZE:
+    case DLC_OP_DEQUANTIZE:
+        nd->axis = (int)attr_i(np, "axis", 1);
+        return 0;
+    case DLC_OP_CONSTOFSHAPE: {
+        const Onnx__AttributeProto *a = attr(np, "value");
+        struct dlc_tensor cv = { 0 };
+        if (a && a->t) {
+            int rc = tensor_values(a->t, &cv, err, errlen);
+            if (!rc && cv.n != 1) {
+                rc = fail(err, errlen, "node '%s' (ConstantOfShape): value must hold one element",
+                          nm, NULL, NULL);
+            }
+            nd->cos_value = rc ? 0 : cv.data[0];
+            nd->cos_is_int = cv.is_int;
+            free(cv.data);
+            free(cv.idata);
+            return rc;
+        }
+        return 0;
+    }
     case DLC_OP_PAD:
         nd->pad_mode_constant = !attr(np, "mode") || attr_is(np, "mode", "constant");
         if (!nd->pad_mode_constant) {
@@ -539,6 +569,129 @@ static int read_split(struct dlc_graph *g, const Onnx__NodeProto *np, const char
     return 0;
 }
 
+/* ---- QLinear operators: expanded into DequantizeLinear -> op -> QuantizeLinear ---- */
+
+/* Input i of np by name (-1: left out); *rc set when it names nothing. */
+static int qin(struct dlc_graph *g, const Onnx__NodeProto *np, size_t i, const char *nm, int *rc,
+               char *err, size_t errlen)
+{
+    if (i >= np->n_input || !np->input[i] || !*np->input[i]) {
+        return -1;
+    }
+    int t = dlc_tensor_find(g, np->input[i]);
+    if (t < 0 && !*rc) {
+        *rc = fail(err, errlen, "node '%s' (%s): input '%s' is produced by no earlier node, "
+                   "initializer or graph input", nm, np->op_type, np->input[i]);
+    }
+    return t;
+}
+
+/* A node of the expansion: op over in[] (-1 = left out) into tensor `out`
+ * (named out_name, or "<node>:<suffix>"); its index or a negative status. */
+static int synth_node(struct dlc_graph *g, enum dlc_op op, const char *nm, const char *suffix,
+                      const int *in, int n_in, const char *out_name, char *err, size_t errlen)
+{
+    char name[320];
+    snprintf(name, sizeof name, "%s:%s", nm, suffix);
+    int ni = dlc_node_add(g);
+    if (ni < 0 || !(g->nodes[ni].name = strdup(name))) {
+        return oom(err, errlen, "node", nm);
+    }
+    struct dlc_node *nd = &g->nodes[ni];
+    nd->op = op;
+    for (int i = 0; i < n_in; i++) {
+        nd->in[nd->n_in++] = in[i];
+        if (in[i] >= 0) {
+            g->t[in[i]].consumers++;
+        }
+    }
+    int rc = add_output(g, ni, out_name ? out_name : name, dlc_op_names[op], err, errlen);
+    return rc ? rc : ni;
+}
+
+/* The bias scale of a QLinearConv / QGemm: input scale x weight scale(s). */
+static int bias_scale(struct dlc_graph *g, int xs, int ws, const char *nm, char *err, size_t errlen)
+{
+    char name[320];
+    snprintf(name, sizeof name, "%s:bias_scale", nm);
+    const struct dlc_tensor *a = &g->t[xs], *b = &g->t[ws];
+    if (!a->is_const || !b->is_const || a->n != 1) {
+        return fail(err, errlen, "node '%s': the input scale and weight scales must be constants "
+                    "(one input scale)", nm, NULL, NULL);
+    }
+    int t = dlc_tensor_add(g, name);
+    if (t < 0 || !(g->t[t].data = malloc((size_t)b->n * sizeof(float)))) {
+        return oom(err, errlen, "node", nm);
+    }
+    struct dlc_tensor *o = &g->t[t];
+    o->rank = 1, o->dims[0] = o->n = b->n, o->is_const = 1, o->producer = -1;
+    for (int64_t i = 0; i < b->n; i++) {
+        o->data[i] = g->t[xs].data[0] * g->t[ws].data[i];
+    }
+    return t;
+}
+
+/* QLinearConv, QLinearMatMul (ONNX), QGemm, QLinearAdd (com.microsoft): the
+ * same graph in QDQ form, which qdq.c imports.  Input positions: x, x scale,
+ * x zero point, w, w scale, w zero point, [C,] y scale, y zero point[, B]. */
+static int read_qlinear(struct dlc_graph *g, const Onnx__NodeProto *np, const char *nm, char *err,
+                        size_t errlen)
+{
+    const char *type = np->op_type;
+    int conv = !strcmp(type, "QLinearConv"), gemm = !strcmp(type, "QGemm");
+    int add = !strcmp(type, "QLinearAdd");
+    enum dlc_op op = conv ? DLC_OP_CONV : gemm ? DLC_OP_GEMM : add ? DLC_OP_ADD : DLC_OP_MATMUL;
+    int rc = 0;
+    int t[9];
+    for (size_t i = 0; i < 9; i++) {
+        t[i] = qin(g, np, i, nm, &rc, err, errlen);
+    }
+    if (rc || np->n_output < 1 || !np->output[0] || !*np->output[0] || t[0] < 0 || t[1] < 0 ||
+        t[3] < 0 || t[4] < 0) {
+        return rc ? rc : fail(err, errlen, "node '%s' (%s): missing input or output", nm, type, NULL);
+    }
+    int ys = gemm ? 7 : 6, yz = ys + 1, bias = conv ? 8 : gemm ? 6 : -1;
+    int a_in[3] = { t[0], t[1], t[2] }, b_in[3] = { t[3], t[4], t[5] };
+    int da = synth_node(g, DLC_OP_DEQUANTIZE, nm, "dq_a", a_in, 3, NULL, err, errlen);
+    int db = da < 0 ? da : synth_node(g, DLC_OP_DEQUANTIZE, nm, "dq_b", b_in, 3, NULL, err, errlen);
+    if (db < 0) {
+        return db;
+    }
+    g->nodes[db].axis = conv || (gemm && attr_i(np, "transB", 0)) ? 0 : 1;
+    int opin[3] = { g->nodes[da].out, g->nodes[db].out, -1 };
+    if (bias >= 0 && t[bias] >= 0) {
+        int bs = bias_scale(g, t[1], t[4], nm, err, errlen);
+        int bin[2] = { t[bias], bs };
+        int dc = bs < 0 ? bs : synth_node(g, DLC_OP_DEQUANTIZE, nm, "dq_bias", bin, 2, NULL, err, errlen);
+        if (dc < 0) {
+            return dc;
+        }
+        g->nodes[dc].axis = 0;
+        opin[2] = g->nodes[dc].out;
+    }
+    int quantized = ys < (int)np->n_input && t[ys] >= 0; /* QGemm without y_scale: float output */
+    int on = synth_node(g, op, nm, dlc_op_names[op], opin, bias >= 0 && opin[2] >= 0 ? 3 : 2,
+                        quantized ? NULL : np->output[0], err, errlen);
+    if (on < 0) {
+        return on;
+    }
+    rc = node_attrs(np, &g->nodes[on], err, errlen);
+    if (rc || !quantized) {
+        return rc;
+    }
+    int qin_[3] = { g->nodes[on].out, t[ys], yz < 9 ? t[yz] : -1 };
+    rc = synth_node(g, DLC_OP_QUANTIZE, nm, "q", qin_, 3, np->output[0], err, errlen);
+    return rc < 0 ? rc : 0;
+}
+
+static int is_qlinear(const char *type, const char *domain)
+{
+    int ms = domain && !strcmp(domain, "com.microsoft");
+    int dflt = !domain || !*domain || !strcmp(domain, "ai.onnx");
+    return (dflt && (!strcmp(type, "QLinearConv") || !strcmp(type, "QLinearMatMul"))) ||
+           (ms && (!strcmp(type, "QGemm") || !strcmp(type, "QLinearAdd")));
+}
+
 static int read_node(struct dlc_graph *g, const Onnx__NodeProto *np, size_t index, char *err,
                      size_t errlen)
 {
@@ -546,6 +699,9 @@ static int read_node(struct dlc_graph *g, const Onnx__NodeProto *np, size_t inde
     snprintf(autoname, sizeof autoname, "node%zu", index);
     const char *nm = np->name && *np->name ? np->name : autoname;
     const char *type = np->op_type ? np->op_type : "";
+    if (is_qlinear(type, np->domain)) {
+        return read_qlinear(g, np, nm, err, errlen);
+    }
     if (np->domain && *np->domain && strcmp(np->domain, "ai.onnx")) {
         return fail(err, errlen, "node '%s' (%s): domain '%s' is not supported (only the default ONNX domain)",
                     nm, type, np->domain);

@@ -72,3 +72,12 @@ PY
     tail -1 "$out"
 done
 echo "table: $out"
+# Pre-quantized: torchvision's ResNet-18 quantized by torch's post-training
+# quantization and exported to QDQ, against ONNX Runtime's int8 (docs/compiler.md
+# "Pre-quantized models"; skipped with ZOO_QDQ=0).
+if [ "${ZOO_QDQ:-1}" != 0 ]; then
+    [ -f "$dir/resnet18_qdq.onnx" ] || $py tools/models/make_torch_qdq.py resnet18 "$dir/resnet18_qdq.onnx" 224 \
+        > /dev/null 2>&1 || echo "zoo: the QDQ ResNet-18 export failed" >&2
+    [ -f "$dir/resnet18_qdq.onnx" ] && $py tools/models/qdq_grade.py "$dlasim" "$build/ort" "$dir/qdq" \
+        "$dir/resnet18_qdq.onnx" 8 "$config"
+fi

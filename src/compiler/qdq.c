@@ -1,0 +1,323 @@
+/*
+ * Pre-quantized models: QDQ graphs as PyTorch's and ONNX Runtime's
+ * quantization tools write them (ONNX QuantizeLinear / DequantizeLinear,
+ * opset 13 operator definitions).
+ *
+ * The model's own quantization replaces calibration:
+ *  - DequantizeLinear of constants (int8 weights, int32 biases) folds into
+ *    a float constant, (q - zero_point) * scale, as ONNX defines it; int8
+ *    weights with zero point 0 keep their scales (per tensor or per output
+ *    channel) so the lowering stores exactly the model's int8 codes
+ *    (lower_conv.c, dlc_given_wscale).
+ *  - QuantizeLinear(x) -> [Cast] -> DequantizeLinear on an activation
+ *    becomes a no-op and x keeps the model's step: NVDLA's INT8 feature
+ *    data is symmetric (value = q * scale), so a zero point is exact only
+ *    when it is the middle of its type: 128 for uint8 (q - 128 is the int8
+ *    code) or 0 for int8.  Any other zero point, a per-channel activation
+ *    scale, or a pair whose scales differ is refused, naming the node.
+ * Rounding of every requantization then follows the hardware (SDP/CACC
+ * multiplier and shifts); docs/compiler.md states the error against ONNX
+ * Runtime's int8 kernels.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/status.h"
+#include "compiler/compiler_int.h"
+
+enum { T_UINT8 = 2, T_INT8 = 3, T_INT32 = 6 };
+
+static const struct dlc_tensor *input_at(const struct dlc_graph *g, const struct dlc_node *nd,
+                                         int i)
+{
+    return i < nd->n_in && nd->in[i] >= 0 ? &g->t[nd->in[i]] : NULL;
+}
+
+static int64_t int_of(const struct dlc_tensor *t, int64_t i)
+{
+    return t->is_int ? t->idata[i] : (int64_t)t->data[i];
+}
+
+/* Scale and zero point inputs (1 and 2) of a Q / DQ node: constants, scales
+ * finite and positive, one zero point per scale.  0 or a refusal. */
+static int check_params(const struct dlc_graph *g, const struct dlc_node *nd, char *err,
+                        size_t errlen)
+{
+    const struct dlc_tensor *s = input_at(g, nd, 1), *z = input_at(g, nd, 2);
+    if (!s || !s->is_const || (z && !z->is_const)) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "scale and zero point must be constants");
+    }
+    for (int64_t i = 0; i < s->n; i++) {
+        if (!(s->data[i] > 0) || !isfinite(s->data[i])) {
+            return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                                 "scale %g is not a positive finite number", (double)s->data[i]);
+        }
+    }
+    if (z && z->n != s->n) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "%lld zero points for %lld scales", (long long)z->n, (long long)s->n);
+    }
+    return 0;
+}
+
+/* The element type a Q writes / a DQ reads: its zero point's (uint8 when absent). */
+static int zp_type(const struct dlc_graph *g, const struct dlc_node *nd)
+{
+    const struct dlc_tensor *z = input_at(g, nd, 2);
+    return z && z->elem ? z->elem : T_UINT8;
+}
+
+/* A per-tensor activation zero point NVDLA's symmetric INT8 represents
+ * exactly: 128 (uint8) or 0 (int8).  0 or a refusal saying why. */
+static int check_act_zp(const struct dlc_graph *g, const struct dlc_node *nd, char *err,
+                        size_t errlen)
+{
+    const struct dlc_tensor *z = input_at(g, nd, 2);
+    int type = zp_type(g, nd);
+    int64_t zp = z ? int_of(z, 0) : 0;
+    if (type != T_UINT8 && type != T_INT8) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "activations of ONNX element type %d: only uint8 and int8 are "
+                             "supported", type);
+    }
+    if ((type == T_UINT8 && zp != 128) || (type == T_INT8 && zp != 0)) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "activation zero point %lld (%s) is not supported: NVDLA's INT8 "
+                             "feature data is symmetric (value = q * scale), exact only for a "
+                             "zero point of %s; quantize activations symmetrically (PyTorch: "
+                             "qscheme=torch.per_tensor_symmetric)", (long long)zp,
+                             type == T_UINT8 ? "uint8" : "int8",
+                             type == T_UINT8 ? "128 for uint8" : "0 for int8");
+    }
+    return 0;
+}
+
+/* QuantizeLinear of a constant: round half to even, saturate (ONNX). */
+int dlc_fold_quantize(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    int rc = check_params(g, nd, err, errlen);
+    if (rc) {
+        return rc;
+    }
+    const struct dlc_tensor *x = input_at(g, nd, 0), *s = input_at(g, nd, 1),
+                            *z = input_at(g, nd, 2);
+    struct dlc_tensor *o = &g->t[nd->out];
+    int type = zp_type(g, nd);
+    int lo = type == T_INT8 ? -128 : 0, hi = type == T_INT8 ? 127 : 255;
+    if (s->n != 1) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "per-axis quantization of a constant is not supported");
+    }
+    o->data = malloc((size_t)(x->n ? x->n : 1) * sizeof(float));
+    o->idata = malloc((size_t)(x->n ? x->n : 1) * sizeof(int64_t));
+    if (!o->data || !o->idata) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_NOMEM, nd, "out of memory folding it");
+    }
+    for (int64_t i = 0; i < x->n; i++) {
+        double q = nearbyint((double)x->data[i] / s->data[0]) + (double)(z ? int_of(z, 0) : 0);
+        o->idata[i] = (int64_t)(q < lo ? lo : q > hi ? hi : q);
+        o->data[i] = (float)o->idata[i];
+    }
+    o->rank = x->rank;
+    memcpy(o->dims, x->dims, sizeof o->dims);
+    o->n = x->n;
+    o->is_const = o->is_int = 1;
+    o->elem = type;
+    o->producer = -1;
+    return 0;
+}
+
+/* Which axis of the constant the scales run along (per-axis), -1 per tensor. */
+static int scale_axis(const struct dlc_tensor *x, const struct dlc_tensor *s,
+                      const struct dlc_node *nd)
+{
+    if (s->n == 1) {
+        return -1;
+    }
+    int axis = nd->axis < 0 ? nd->axis + x->rank : nd->axis;
+    return axis >= 0 && axis < x->rank && x->dims[axis] == s->n ? axis : -2;
+}
+
+/* Keep the scales of int8 weights whose codes are their int8 values. */
+static int keep_wscale(struct dlc_tensor *o, const struct dlc_tensor *x,
+                       const struct dlc_tensor *s, const struct dlc_tensor *z, int axis)
+{
+    int exact = x->elem == T_INT8 || x->elem == T_UINT8;
+    for (int64_t i = 0; z && exact && i < z->n; i++) {
+        exact = int_of(z, i) == (x->elem == T_UINT8 ? 128 : 0);
+    }
+    if (!exact) {
+        return 0;
+    }
+    o->qw_scale = malloc((size_t)s->n * sizeof(float));
+    if (!o->qw_scale) {
+        return DLASIM_ERR_NOMEM;
+    }
+    memcpy(o->qw_scale, s->data, (size_t)s->n * sizeof(float));
+    o->qw_n = s->n;
+    o->qw_axis = axis;
+    return 0;
+}
+
+int dlc_fold_dequantize(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *x = input_at(g, nd, 0), *s = input_at(g, nd, 1),
+                            *z = input_at(g, nd, 2);
+    int rc = check_params(g, nd, err, errlen);
+    int axis = rc ? 0 : scale_axis(x, s, nd);
+    if (!rc && axis == -2) {
+        rc = dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                           "%lld scales match no dimension along axis %d", (long long)s->n,
+                           nd->axis);
+    }
+    if (!rc && !x->is_int) {
+        rc = dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd, "input is not an integer tensor");
+    }
+    if (rc) {
+        return rc;
+    }
+    struct dlc_tensor *o = &g->t[nd->out];
+    int64_t inner = 1;
+    for (int d = axis + 1; axis >= 0 && d < x->rank; d++) {
+        inner *= x->dims[d];
+    }
+    o->data = malloc((size_t)(x->n ? x->n : 1) * sizeof(float));
+    if (!o->data) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_NOMEM, nd, "out of memory folding it");
+    }
+    for (int64_t i = 0; i < x->n; i++) {
+        int64_t c = axis < 0 ? 0 : (i / inner) % s->n;
+        int64_t zp = z ? int_of(z, c) : 0;
+        o->data[i] = (float)(x->idata[i] - zp) * s->data[c]; /* ONNX: float (x - zp) * scale */
+    }
+    o->rank = x->rank;
+    memcpy(o->dims, x->dims, sizeof o->dims);
+    o->n = x->n;
+    o->is_const = 1;
+    o->producer = -1;
+    if (keep_wscale(o, x, s, z, axis)) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_NOMEM, nd, "out of memory folding it");
+    }
+    return 0;
+}
+
+int dlc_is_qdq_node(const struct dlc_graph *g, const struct dlc_node *nd)
+{
+    if (nd->op == DLC_OP_QUANTIZE || nd->op == DLC_OP_DEQUANTIZE) {
+        return 1;
+    }
+    const struct dlc_tensor *x = input_at(g, nd, 0);
+    return nd->op == DLC_OP_CAST && x && x->qdomain;
+}
+
+/* The node passes its input through: shaped as it, removed as a no-op later. */
+static void become_identity(struct dlc_graph *g, struct dlc_node *nd)
+{
+    const struct dlc_tensor *x = &g->t[nd->in[0]];
+    struct dlc_tensor *o = &g->t[nd->out];
+    o->rank = x->rank;
+    memcpy(o->dims, x->dims, sizeof o->dims);
+    o->n = x->n;
+    for (int i = 1; i < nd->n_in; i++) { /* scale / zero point: no longer read */
+        if (nd->in[i] >= 0) {
+            g->t[nd->in[i]].consumers--;
+        }
+    }
+    nd->n_in = 1;
+    nd->op = DLC_OP_IDENTITY;
+}
+
+static int quantize_activation(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    const struct dlc_tensor *s = input_at(g, nd, 1), *z = input_at(g, nd, 2);
+    struct dlc_tensor *x = &g->t[nd->in[0]];
+    if (x->qdomain) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "its input is already quantized (a QuantizeLinear of int8 codes)");
+    }
+    if (s->n != 1) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "per-channel activation scales (%lld values) are not supported: "
+                             "NVDLA has one scale per feature tensor", (long long)s->n);
+    }
+    int rc = check_act_zp(g, nd, err, errlen);
+    if (rc) {
+        return rc;
+    }
+    if (x->qscale > 0 && x->qscale != s->data[0]) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "tensor '%s' is quantized at two steps (%g here, %g by node '%s'): "
+                             "one int8 tensor has one scale", x->name, (double)s->data[0],
+                             (double)x->qscale, g->nodes[x->qnode].name);
+    }
+    x->qscale = s->data[0];
+    x->qnode = (int)(nd - g->nodes);
+    struct dlc_tensor *o = &g->t[nd->out];
+    o->qdomain = zp_type(g, nd);
+    o->qzp = z ? (int)int_of(z, 0) : 0;
+    o->qscale = s->data[0];
+    o->qnode = x->qnode;
+    become_identity(g, nd);
+    return 0;
+}
+
+/* The float tensor behind a chain of Q / Cast no-ops. */
+static int source_of(const struct dlc_graph *g, int t)
+{
+    while (g->t[t].producer >= 0 && g->nodes[g->t[t].producer].op == DLC_OP_IDENTITY &&
+           g->t[t].qdomain) {
+        t = g->nodes[g->t[t].producer].in[0];
+    }
+    return t;
+}
+
+static int dequantize_activation(struct dlc_graph *g, struct dlc_node *nd, char *err,
+                                 size_t errlen)
+{
+    const struct dlc_tensor *s = input_at(g, nd, 1), *z = input_at(g, nd, 2);
+    const struct dlc_tensor *x = &g->t[nd->in[0]];
+    if (!x->qdomain) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "its input '%s' is not the output of a QuantizeLinear (an integer "
+                             "graph input or integer arithmetic is not supported)", x->name);
+    }
+    int64_t zp = z ? int_of(z, 0) : 0;
+    if (s->n != 1 || s->data[0] != x->qscale || zp != x->qzp || zp_type(g, nd) != x->qdomain) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "scale %g / zero point %lld differ from those of the QuantizeLinear "
+                             "'%s' before it (%g / %d): a requantization in integers is not "
+                             "supported", (double)s->data[0], (long long)zp,
+                             g->nodes[x->qnode].name, (double)x->qscale, x->qzp);
+    }
+    if (nd->out == g->output) { /* the model's output: the tensor the Q quantized */
+        g->output = source_of(g, nd->in[0]);
+    }
+    become_identity(g, nd);
+    return 0;
+}
+
+int dlc_qdq_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen)
+{
+    if (nd->n_in < 1 || nd->in[0] < 0) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd, "missing input");
+    }
+    if (nd->op == DLC_OP_CAST) { /* uint8 <-> int8 codes: only a no-op Cast keeps them exact */
+        struct dlc_tensor *x = &g->t[nd->in[0]], *o = &g->t[nd->out];
+        if (nd->cast_to != x->qdomain) {
+            return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                                 "Cast of quantized codes to ONNX element type %d (they are %d)",
+                                 nd->cast_to, x->qdomain);
+        }
+        o->qdomain = x->qdomain, o->qzp = x->qzp, o->qscale = x->qscale, o->qnode = x->qnode;
+        become_identity(g, nd);
+        return 0;
+    }
+    int rc = check_params(g, nd, err, errlen);
+    if (rc) {
+        return rc;
+    }
+    return nd->op == DLC_OP_QUANTIZE ? quantize_activation(g, nd, err, errlen)
+                                     : dequantize_activation(g, nd, err, errlen);
+}
