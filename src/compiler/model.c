@@ -611,7 +611,7 @@ static void layer_ops(const struct dlasim_model *m, const struct dlc_layer *L, c
 
 /* Pre-quantized models (qdq.c): what came from the model, and the rounding
  * the hardware adds to each requantization (docs/compiler.md). */
-static void report_prequantized(const struct dlasim_model *m, struct sbuf *b)
+static void report_prequantized(const struct dlasim_model *m, struct dlc_sbuf *b)
 {
     const struct dlc_graph *g = &m->g;
     int acts = 0, convs = 0, codes = 0, biased = 0;
@@ -636,7 +636,7 @@ static void report_prequantized(const struct dlasim_model *m, struct sbuf *b)
     if (!acts) {
         return;
     }
-    sb_printf(b, "pre-quantized model: %d activations at the model's scales (instead of calibrated ones), %d of %d "
+    dlc_sb_printf(b, "pre-quantized model: %d activations at the model's scales (instead of calibrated ones), %d of %d "
               "convolution layers with the model's int8 weight codes; requantization on SDP "
               "(int16 multiplier >> shift, rounding): largest relative multiplier error %.1e (%s), "
               "%d layers with the bias rounded to 2^ALU shift; an output may then round to the "
