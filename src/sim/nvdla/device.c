@@ -42,6 +42,12 @@ struct dla_dev {
     struct dla_timing *timing;        /* cycle model, NULL when off (src/timing/) */
     unsigned layer;                   /* layers started since creation */
     const char *cur_unit;             /* unit executing (for messages) */
+    /* A layer the hardware never completes (dla_stall): its units stay
+     * busy until reset, and why, for dlasim_busy. */
+    int stalling;                     /* set by dla_stall during the layer */
+    uint32_t stalled_units;           /* bit per unit: held by a stalled layer */
+    unsigned stalled_layer;
+    char stall_why[512];
 };
 
 /* The public handle is the first member of the device. */
@@ -64,6 +70,15 @@ int dla_error(struct dla_dev *d, int status, const char *fmt, ...)
     dla_exec_verror(&d->exec, status, fmt, ap);
     va_end(ap);
     return status;
+}
+
+void dla_stall(struct dla_dev *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->stall_why, sizeof(d->stall_why), fmt, ap);
+    va_end(ap);
+    d->stalling = 1;
 }
 
 void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
@@ -477,12 +492,23 @@ static const struct pipeline pipelines[] = {
     {DLA_LAYER_RUBIK, NVDLA_UNIT_RUBIK, NULL, 1, {NVDLA_UNIT_RUBIK}, 0, NULL, run_unit},
 };
 
+/* Whether a unit of the layer is held by a stalled layer. */
+static int uses_stalled_unit(const struct dla_dev *d, const struct layer *l)
+{
+    for (unsigned i = 0; i < l->n; i++) {
+        if (d->stalled_units >> l->unit[i] & 1u) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int runnable(const struct dla_dev *d, const struct pipeline *p, struct layer *l)
 {
     l->p = p;
     l->n = 0;
     if (p->find) {
-        return p->find(d, l);
+        return p->find(d, l) && !uses_stalled_unit(d, l);
     }
     if (!enabled(d, p->lead) || (p->lead_ok && !p->lead_ok(d, consumer(d, p->lead)))) {
         return 0;
@@ -492,7 +518,19 @@ static int runnable(const struct dla_dev *d, const struct pipeline *p, struct la
             return 0;
         }
     }
-    return !p->sdp_chain || take_sdp_chain(d, l);
+    return (!p->sdp_chain || take_sdp_chain(d, l)) && !uses_stalled_unit(d, l);
+}
+
+/* The layer never completes: its units stay enabled and busy, no done
+ * interrupt (the RTL's state while it hangs). */
+static void stall_layer(struct dla_dev *d, const struct layer *l)
+{
+    for (unsigned i = 0; i < l->n; i++) {
+        d->stalled_units |= 1u << l->unit[i];
+    }
+    d->stalled_layer = d->layer;
+    d->stalling = 0;
+    dla_log(d, DLASIM_LOG_EXEC, "layer %u: never completes: %s", d->layer, d->stall_why);
 }
 
 /* The first runnable layer, in the table's order. */
@@ -570,10 +608,15 @@ static int nvdla_step(struct dlasim_dev *dev)
     if (d->timing) {
         dla_timing_layer_begin(d->timing);
     }
+    d->stalling = 0;
     int rc = l.p->run(d, &l);
     d->cur_unit = NULL;
     if (d->timing) {
         time_layer(d, &l);
+    }
+    if (!rc && d->stalling) {
+        stall_layer(d, &l);
+        return 1;
     }
     complete_layer(d, &l);
     dla_log(d, DLASIM_LOG_EXEC, "layer %u: done (%s)", d->layer, dlasim_status_name(rc));
@@ -592,6 +635,11 @@ static int nvdla_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
         !DLA_FIELD(dla_regfile_get(&d->rf, NVDLA_BDMA_STATUS_0, 0), NVDLA_BDMA_STATUS_0_IDLE)) {
         busy = 1;
         dla_desc_add(&out, "BDMA transfers queued, not launched");
+    }
+    if (d->stalled_units) {
+        busy = 1;
+        dla_desc_add(&out, "layer %u never completes (the hardware hangs on it): %s",
+                     d->stalled_layer, d->stall_why);
     }
     return dla_csb_describe_enabled(&d->rf, "", &out) > 0 || busy;
 }
@@ -691,6 +739,9 @@ static void nvdla_reset(struct dlasim_dev *dev)
     if (d->timing) {
         dla_timing_clear(d->timing);
     }
+    d->stalling = 0;
+    d->stalled_units = 0;
+    d->stall_why[0] = '\0';
     d->host.err[0] = '\0';
     update_irq(d);
 }

@@ -100,6 +100,16 @@ int dla_error(struct dla_dev *d, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* The layer running never completes on the hardware (an engine's model of a
+ * programming the RTL hangs on): its units stay enabled, no done interrupt is
+ * raised, and layers using them are not started again until reset; `fmt`
+ * says why (the trace player and runtime report it as "can never complete"). */
+void dla_stall(struct dla_dev *d, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* Log (only if the category is enabled for this device). */
 void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
 #if defined(__GNUC__)

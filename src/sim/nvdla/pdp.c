@@ -1399,21 +1399,44 @@ static uint32_t c2d_first_out_num(const struct pdp_cfg *c)
     return (c->kh - c->pad_t) & 0xf;
 }
 
-/* Surplus lines cal2d sends at each surface end. */
-static uint32_t pdp_bottom_surplus(const struct pdp_cfg *c)
+/* Bottom padding the last window needs. */
+static uint32_t pdp_needed_bottom(const struct pdp_cfg *c)
 {
     int64_t end = (int64_t)(c->out_h - 1) * c->sh + c->kh - c->pad_t;
-    uint32_t need = end > (int64_t)c->in_h ? (uint32_t)(end - c->in_h) : 0;
+    return end > (int64_t)c->in_h ? (uint32_t)(end - c->in_h) : 0;
+}
+
+/* Surplus lines cal2d sends at each surface end.  Fewer than needed (the
+ * samllH_flush_num rule needs an exact match, so a small input with
+ * PAD_BOTTOM over-stated can flush none) is pdp_never_completes' case. */
+static uint32_t pdp_bottom_surplus(const struct pdp_cfg *c)
+{
+    uint32_t need = pdp_needed_bottom(c);
     if (c->pad_b <= need) {
         return 0;
     }
     uint32_t f = c2d_flush_num(c, c->pad_b), g = c2d_flush_num(c, need);
-    /* fewer (the samllH_flush_num rule needs an exact match, so a small
-     * input with PAD_BOTTOM over-stated can flush none): cal2d sends fewer
-     * lines than PDP_WDMA counts, which then never completes; the RTL hangs
-     * on both such RTL-graded programmings (rg_pdpoverb_11x3x20_*_045,
-     * _38x6x25_*_015, dropped).  Not modelled: the model completes them. */
     return f > g ? f - g : 0;
+}
+
+/* Whether surplus line k (1..surplus) of a surface that is not a split's
+ * last goes out: the entry after the last window's, as it is; the last
+ * window's own entry (emptied at its last line) only in the bubble path
+ * (flush_num >= first_out_num), else it is left to the next surface. */
+static int c2d_surplus_sent(const struct pdp_cfg *c, uint32_t k, uint32_t nbuf)
+{
+    int bubbles = c2d_flush_num(c, c->pad_b) >= c2d_first_out_num(c);
+    return (c->out_h - 1 + k) % nbuf != (c->out_h - 1) % nbuf || bubbles;
+}
+
+/* Surplus lines sent after each surface but a split's last. */
+static uint32_t c2d_surplus_sent_count(const struct pdp_cfg *c)
+{
+    uint32_t nbuf = c2d_buffer_lines(c->kh, c->sh), n = 0;
+    for (uint32_t k = 1; k <= pdp_bottom_surplus(c); k++) {
+        n += (uint32_t)c2d_surplus_sent(c, k, nbuf);
+    }
+    return n;
 }
 
 /* The output line stream of one split: slot p goes to surface p / out_h,
@@ -1433,12 +1456,11 @@ static int c2d_put(struct dla_dev *d, const struct pdp_cfg *c, const struct pdp_
 /* The faithful path: cal1d replayed, cal2d fed the results in order, its
  * surface-end surplus lines put in the output stream. */
 static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_cube *in,
-                         struct pdp_work *w)
+                         struct pdp_work *w, size_t *c1d_beats)
 {
     struct pdp_c1d m;
     const uint32_t nbuf = c2d_buffer_lines(c->kh, c->sh);
     const uint32_t surplus = pdp_bottom_surplus(c);
-    const int bubbles = c2d_flush_num(c, c->pad_b) >= c2d_first_out_num(c);
     const size_t max_bytes = (size_t)w->ring_stride / c->lanes * c->atom_bytes;
     uint8_t *stale = calloc((size_t)PDP_KERNEL_MAX * (max_bytes ? max_bytes : 1), 1);
     if (stale == NULL) {
@@ -1450,6 +1472,7 @@ static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struc
         return rc;
     }
     rc = c1d_run(d, c, in, w, &m);
+    *c1d_beats = m.nbeat;
     size_t base = 0; /* elements of the stream consumed by earlier splits */
     for (uint32_t si = 0; !rc && si < c->nsplit; si++) {
         const struct pdp_split *s = &c->split[si];
@@ -1477,10 +1500,10 @@ static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struc
              * last window's own entry reads 0 */
             for (uint32_t k = 1; !rc && surplus && surf + 1 < c->surfaces && k <= surplus; k++) {
                 uint32_t entry = (c->out_h - 1 + k) % nbuf;
+                if (!c2d_surplus_sent(c, k, nbuf)) {
+                    continue;
+                }
                 if (entry == (c->out_h - 1) % nbuf) {
-                    if (!bubbles) {
-                        continue;
-                    }
                     memset(stale + (size_t)entry * max_bytes, 0, bytes);
                 }
                 rc = c2d_put(d, c, s, slot++, stale + (size_t)entry * max_bytes);
@@ -1533,6 +1556,106 @@ static int pdp_run(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_
                 }
             }
         }
+    }
+    return 0;
+}
+
+/* ---- layers the RTL never completes ------------------------------------------
+ *
+ * ref: nvdla/hw nv_small vmod/nvdla/pdp/NV_NVDLA_PDP_wdma.v, _WDMA_dat.v,
+ * _RDMA_eg.v, _CORE_cal2d.v.  PDP's done (dp2reg_done, the interrupt) needs
+ * both PDP_WDMA's op_done (the output cube's last atom written: its own line
+ * and surface counts) and, from memory, rdma2wdma_done (PDP_RDMA handed its
+ * last element to the core).  cal2d sends its lines straight into PDP_WDMA's
+ * data FIFOs (one 4-entry FIFO per byte of the atom); after op_done the WDMA
+ * issues no more writes, so lines cal2d sends past the count stay there.
+ * Three programmings leave the layer running for ever:
+ *  - cal2d sends fewer lines than PDP_WDMA counts: its surface-end flush count
+ *    (flush_num, from PAD_BOTTOM alone) is below what the last window needs,
+ *    or cal1d sends fewer 1-D results than cal2d counts (cal1d's line-end
+ *    flush, from PAD_RIGHT alone; replayed by c1d_run): op_done never comes.
+ *  - cal2d sends more lines than PDP_WDMA counts before it has taken its last
+ *    input (the surplus lines of every surface but the last, the flush lines
+ *    and the windows of extra 1-D results when cal1d sends more than cal2d
+ *    counts, less the flush of the last surface, which comes after it), by
+ *    more than the FIFOs and pipeline stages behind op_done hold: cal2d, cal1d
+ *    and PDP_RDMA stall, and rdma2wdma_done never comes.  How much they hold
+ *    was measured on the nv_small RTL with cal2d run alone under Verilator and
+ *    the whole design: 8 atoms pass (rg_pdpoverb_7x8x25_k6x3s2x7_ave_008),
+ *    9 hang (rg_pdpoverb_9x6x16_k2x5s4x3_max_021); docs/fidelity.md.
+ * On the fly the WDMA does not wait for PDP_RDMA (reading_done_flag is set at
+ * op_load), so only the first case applies there. */
+
+#define PDP_WDMA_ABSORB_ATOMS 8u /* atoms past op_done that do not stall the core (measured) */
+
+/* Windows cal2d completes in `lines` whole extra lines after the cube: its
+ * line counters are not started again (init_cnt is pdp_op_start or a surface
+ * end inside the cube), so the first line only starts the count; measured
+ * on cal2d run alone (the extra-line cases of docs/fidelity.md). */
+static uint64_t c2d_windows_in(const struct pdp_cfg *c, uint64_t lines)
+{
+    int64_t room = (int64_t)lines - 1 + c->pad_t - c->kh;
+    return lines == 0 || room < 0 ? 0 : (uint64_t)room / c->sh + 1;
+}
+
+/* Atoms cal2d sends past PDP_WDMA's count before it has taken its last
+ * input (negative: fewer). */
+static int64_t c2d_excess_atoms(const struct pdp_cfg *c, size_t beats_in, size_t beats_want)
+{
+    const struct pdp_split *last = &c->split[c->nsplit - 1];
+    const uint64_t f = c2d_flush_num(c, c->pad_b), g = c2d_flush_num(c, pdp_needed_bottom(c));
+    const uint64_t beats_atom = c->lanes / c->beat_lanes;
+    const int64_t sx = (int64_t)c2d_surplus_sent_count(c);
+    int64_t excess = 0;
+    for (uint32_t i = 0; i < c->nsplit; i++) {
+        int64_t ow = c->split[i].out_w;
+        excess += sx * (int64_t)(c->surfaces - 1) * ow;
+        if (i + 1 < c->nsplit) {
+            excess += ((int64_t)f - (int64_t)g) * ow; /* a split's last flush, before the next */
+        }
+    }
+    if (beats_in <= beats_want) {
+        return excess - (int64_t)g * last->out_w; /* the needed flush lines come after */
+    }
+    uint64_t extra_lines = (beats_in - beats_want) / (beats_atom * c->split[0].out_w);
+    return excess + ((int64_t)f - (int64_t)g) * last->out_w +
+           (int64_t)(c2d_windows_in(c, extra_lines) * c->split[0].out_w);
+}
+
+/* Whether the layer never completes on the RTL; if so dla_stall says why. */
+static int pdp_never_completes(struct dla_dev *d, const struct pdp_cfg *c, size_t beats_in)
+{
+    const uint32_t need = pdp_needed_bottom(c);
+    const uint32_t f = c2d_flush_num(c, c->pad_b), g = c2d_flush_num(c, need);
+    size_t beats_want = 0;
+    for (uint32_t i = 0; i < c->nsplit; i++) {
+        beats_want += (size_t)c->surfaces * c->in_h * c->split[i].out_w * (c->lanes / c->beat_lanes);
+    }
+    if (beats_in == SIZE_MAX) {
+        beats_in = beats_want; /* the direct path: cal1d sends what cal2d counts */
+    }
+    if (f < g) {
+        dla_stall(d, "PDP: cal2d flushes %u line(s) at each surface end (flush_num from "
+                  "D_POOLING_PADDING_CFG.PAD_BOTTOM=%u, stride %u) where the last window needs %u "
+                  "(bottom padding %u): PDP_WDMA waits for output lines that never come",
+                  f, c->pad_b, c->sh, g, need);
+        return 1;
+    }
+    if (beats_in < beats_want) {
+        dla_stall(d, "PDP: cal1d sends %zu 1-D results where cal2d counts %zu (line-end flush "
+                  "from D_POOLING_PADDING_CFG.PAD_RIGHT=%u, stride %u): cal2d waits for the rest "
+                  "and PDP_WDMA for its output lines",
+                  beats_in, beats_want, c->pad_r, c->sw);
+        return 1;
+    }
+    int64_t excess = c->flying ? 0 : c2d_excess_atoms(c, beats_in, beats_want);
+    if (excess > (int64_t)PDP_WDMA_ABSORB_ATOMS) {
+        dla_stall(d, "PDP: cal2d sends %lld atom(s) more than PDP_WDMA writes before it has taken "
+                  "its last input (D_POOLING_PADDING_CFG.PAD_BOTTOM=%u where the last window needs "
+                  "%u, PAD_RIGHT=%u; at most %u are absorbed): the core stalls and PDP_RDMA never "
+                  "finishes reading",
+                  (long long)excess, c->pad_b, need, c->pad_r, PDP_WDMA_ABSORB_ATOMS);
+        return 1;
     }
     return 0;
 }
@@ -1636,13 +1759,18 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     if (rc) {
         goto out;
     }
+    size_t beats_in = SIZE_MAX; /* cal1d's results (SIZE_MAX: as many as cal2d counts) */
 #ifdef PDP_FLUSH_ALWAYS /* model check: every layer through the faithful path (all PDP
                           * traces of NVIDIA's suite and tests/traces/rtl-graded pass) */
-    rc = pdp_overstated_right(c) || 1 ? pdp_run_flush(d, c, in, &w) : pdp_run(d, c, in, &w);
+    rc = pdp_overstated_right(c) || 1 ? pdp_run_flush(d, c, in, &w, &beats_in)
+                                      : pdp_run(d, c, in, &w);
 #else
-    rc = pdp_overstated_right(c) || pdp_bottom_surplus(c) ? pdp_run_flush(d, c, in, &w)
+    rc = pdp_overstated_right(c) || pdp_bottom_surplus(c) ? pdp_run_flush(d, c, in, &w, &beats_in)
                                                           : pdp_run(d, c, in, &w);
 #endif
+    if (!rc) {
+        pdp_never_completes(d, c, beats_in);
+    }
     pdp_work_free(&w);
 out:
     free(c);
