@@ -44,7 +44,7 @@ struct dla_dev {
     const char *cur_unit;             /* unit executing (for messages) */
     /* A layer the hardware never completes (dla_stall): its units stay
      * busy until reset, and why, for dlasim_busy. */
-    int stalling;                     /* set by dla_stall during the layer */
+    uint32_t stalling;                /* units dla_stall named during the layer */
     uint32_t stalled_units;           /* bit per unit: held by a stalled layer */
     unsigned stalled_layer;
     char stall_why[512];
@@ -72,13 +72,13 @@ int dla_error(struct dla_dev *d, int status, const char *fmt, ...)
     return status;
 }
 
-void dla_stall(struct dla_dev *d, const char *fmt, ...)
+void dla_stall(struct dla_dev *d, uint32_t units, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(d->stall_why, sizeof(d->stall_why), fmt, ap);
     va_end(ap);
-    d->stalling = 1;
+    d->stalling = units;
 }
 
 void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
@@ -521,15 +521,24 @@ static int runnable(const struct dla_dev *d, const struct pipeline *p, struct la
     return (!p->sdp_chain || take_sdp_chain(d, l)) && !uses_stalled_unit(d, l);
 }
 
-/* The layer never completes: its units stay enabled and busy, no done
- * interrupt (the RTL's state while it hangs). */
+static void complete_layer(struct dla_dev *d, const struct layer *l, uint32_t stalled);
+
+/* The layer never completes: the units dla_stall named stay enabled and
+ * busy, with no done interrupt (the RTL's state while it hangs); the
+ * layer's other units complete. */
 static void stall_layer(struct dla_dev *d, const struct layer *l)
 {
+    uint32_t stalled = 0;
     for (unsigned i = 0; i < l->n; i++) {
-        d->stalled_units |= 1u << l->unit[i];
+        stalled |= d->stalling & 1u << l->unit[i];
     }
+    complete_layer(d, l, stalled);
+    d->stalled_units |= stalled;
     d->stalled_layer = d->layer;
     d->stalling = 0;
+    /* what a driver waiting for the interrupt reports (dlasim_last_error) */
+    snprintf(d->host.err, sizeof(d->host.err), "layer %u never completes (the hardware hangs on "
+             "it): %s", d->layer, d->stall_why);
     dla_log(d, DLASIM_LOG_EXEC, "layer %u: never completes: %s", d->layer, d->stall_why);
 }
 
@@ -544,11 +553,15 @@ static int find_layer(const struct dla_dev *d, struct layer *l)
     return 0;
 }
 
-/* Complete a layer as the hardware does, whatever its outcome. */
-static void complete_layer(struct dla_dev *d, const struct layer *l)
+/* Complete a layer as the hardware does, whatever its outcome; units in
+ * `stalled` (dla_stall) stay enabled and raise nothing. */
+static void complete_layer(struct dla_dev *d, const struct layer *l, uint32_t stalled)
 {
     uint32_t bits = 0;
     for (unsigned i = 0; i < l->n; i++) {
+        if (stalled >> l->unit[i] & 1u) {
+            continue;
+        }
         bits |= dla_unit_done_bits(l->unit[i], l->group[i]); /* units.c */
         if (l->unit[i] == NVDLA_UNIT_BDMA) {
             dla_bdma_complete(d); /* retire the launched group (no OP_EN/CONSUMER) */
@@ -618,7 +631,7 @@ static int nvdla_step(struct dlasim_dev *dev)
         stall_layer(d, &l);
         return 1;
     }
-    complete_layer(d, &l);
+    complete_layer(d, &l, 0);
     dla_log(d, DLASIM_LOG_EXEC, "layer %u: done (%s)", d->layer, dlasim_status_name(rc));
     return rc ? rc : 1;
 }

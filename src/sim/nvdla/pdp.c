@@ -1634,15 +1634,18 @@ static int pdp_never_completes(struct dla_dev *d, const struct pdp_cfg *c, size_
     if (beats_in == SIZE_MAX) {
         beats_in = beats_want; /* the direct path: cal1d sends what cal2d counts */
     }
+    /* short: PDP_RDMA has read everything (its OP_EN clears), PDP waits;
+     * past the count: PDP_RDMA never finishes either */
+    const uint32_t pdp = 1u << NVDLA_UNIT_PDP, both = pdp | 1u << NVDLA_UNIT_PDP_RDMA;
     if (f < g) {
-        dla_stall(d, "PDP: cal2d flushes %u line(s) at each surface end (flush_num from "
+        dla_stall(d, pdp, "PDP: cal2d flushes %u line(s) at each surface end (flush_num from "
                   "D_POOLING_PADDING_CFG.PAD_BOTTOM=%u, stride %u) where the last window needs %u "
                   "(bottom padding %u): PDP_WDMA waits for output lines that never come",
                   f, c->pad_b, c->sh, g, need);
         return 1;
     }
     if (beats_in < beats_want) {
-        dla_stall(d, "PDP: cal1d sends %zu 1-D results where cal2d counts %zu (line-end flush "
+        dla_stall(d, pdp, "PDP: cal1d sends %zu beats of 1-D results where cal2d counts %zu (line-end flush "
                   "from D_POOLING_PADDING_CFG.PAD_RIGHT=%u, stride %u): cal2d waits for the rest "
                   "and PDP_WDMA for its output lines",
                   beats_in, beats_want, c->pad_r, c->sw);
@@ -1650,7 +1653,7 @@ static int pdp_never_completes(struct dla_dev *d, const struct pdp_cfg *c, size_
     }
     int64_t excess = c->flying ? 0 : c2d_excess_atoms(c, beats_in, beats_want);
     if (excess > (int64_t)PDP_WDMA_ABSORB_ATOMS) {
-        dla_stall(d, "PDP: cal2d sends %lld atom(s) more than PDP_WDMA writes before it has taken "
+        dla_stall(d, both, "PDP: cal2d sends %lld atom(s) more than PDP_WDMA writes before it has taken "
                   "its last input (D_POOLING_PADDING_CFG.PAD_BOTTOM=%u where the last window needs "
                   "%u, PAD_RIGHT=%u; at most %u are absorbed): the core stalls and PDP_RDMA never "
                   "finishes reading",
