@@ -1453,6 +1453,39 @@ static int c2d_put(struct dla_dev *d, const struct pdp_cfg *c, const struct pdp_
     return dla_dma_write(d, c->dst_port, addr, line, (size_t)s->out_w * c->atom_bytes);
 }
 
+/* Window oy of a surface (lines clipped to the input) pooled from cal1d's
+ * results into w->out; `e0` is the surface's first element in the stream. */
+static void c2d_window(const struct pdp_cfg *c, const struct pdp_split *s, struct pdp_work *w,
+                       const struct pdp_c1d *m, size_t e0, uint32_t oy)
+{
+    const size_t n = (size_t)s->out_w * c->lanes;
+    int64_t a0 = (int64_t)oy * c->sh - c->pad_t;
+    int64_t b0 = a0 + c->kh;
+    uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
+    uint32_t b = (uint32_t)(b0 > (int64_t)c->in_h ? (int64_t)c->in_h : b0);
+    for (uint32_t y = a; y < b; y++) {
+        size_t e = e0 + (size_t)y * s->out_w;
+        memcpy(w->ring + (size_t)(y % PDP_KERNEL_MAX) * w->ring_stride, m->stream + e * c->lanes,
+               n * sizeof(int32_t));
+    }
+    pdp_pool_column(c, s, w, a, b);
+    pdp_pack(c, w->acc, w->out, n);
+}
+
+/* Whether window oy was started (unit2d_set), so its line-buffer entry holds
+ * its own partial result: those in the top padding at the surface start
+ * (init_unit2d_set: padding_stride_num), the others at the line before their
+ * first unless last_pooling_flag (the lines left plus PAD_BOTTOM are not
+ * more than the kernel) says the window would end past the padded input. */
+static int c2d_window_started(const struct pdp_cfg *c, uint32_t oy)
+{
+    int64_t start = (int64_t)oy * c->sh - c->pad_t;
+    if (start <= 0) {
+        return oy <= c1d_pad_stride_num(c->sh, c->pad_t);
+    }
+    return start <= (int64_t)c->in_h - 1 && start + c->kh <= (int64_t)c->in_h + c->pad_b;
+}
+
 /* The faithful path: cal1d replayed, cal2d fed the results in order, its
  * surface-end surplus lines put in the output stream. */
 static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_cube *in,
@@ -1476,34 +1509,28 @@ static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struc
     size_t base = 0; /* elements of the stream consumed by earlier splits */
     for (uint32_t si = 0; !rc && si < c->nsplit; si++) {
         const struct pdp_split *s = &c->split[si];
-        const size_t n = (size_t)s->out_w * c->lanes;
         const size_t bytes = (size_t)s->out_w * c->atom_bytes;
         uint64_t slot = 0;
         memset(stale, 0, (size_t)PDP_KERNEL_MAX * max_bytes);
         for (uint32_t surf = 0; !rc && surf < c->surfaces; surf++) {
+            const size_t e0 = base + (size_t)surf * c->in_h * s->out_w;
             for (uint32_t oy = 0; !rc && oy < c->out_h; oy++) {
-                int64_t a0 = (int64_t)oy * c->sh - c->pad_t;
-                int64_t b0 = a0 + c->kh;
-                uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
-                uint32_t b = (uint32_t)(b0 > (int64_t)c->in_h ? (int64_t)c->in_h : b0);
-                for (uint32_t y = a; y < b; y++) {
-                    size_t e = base + ((size_t)surf * c->in_h + y) * s->out_w;
-                    memcpy(w->ring + (size_t)(y % PDP_KERNEL_MAX) * w->ring_stride,
-                           m.stream + e * c->lanes, n * sizeof(int32_t));
-                }
-                pdp_pool_column(c, s, w, a, b);
-                pdp_pack(c, w->acc, w->out, n);
+                c2d_window(c, s, w, &m, e0, oy);
                 memcpy(stale + (size_t)(oy % nbuf) * max_bytes, w->out, bytes);
                 rc = c2d_put(d, c, s, slot++, w->out);
             }
-            /* surplus: the entries after the last window's, as they are; the
-             * last window's own entry reads 0 */
+            /* surplus: the windows after the last one; one that has taken a
+             * line of the surface sends its partial result, one that has not
+             * the entry as it is (the last window's own entry reads 0) */
             for (uint32_t k = 1; !rc && surplus && surf + 1 < c->surfaces && k <= surplus; k++) {
-                uint32_t entry = (c->out_h - 1 + k) % nbuf;
+                uint32_t oy = c->out_h - 1 + k, entry = oy % nbuf;
                 if (!c2d_surplus_sent(c, k, nbuf)) {
                     continue;
                 }
-                if (entry == (c->out_h - 1) % nbuf) {
+                if (c2d_window_started(c, oy)) {
+                    c2d_window(c, s, w, &m, e0, oy);
+                    memcpy(stale + (size_t)entry * max_bytes, w->out, bytes);
+                } else if (entry == (c->out_h - 1) % nbuf) {
                     memset(stale + (size_t)entry * max_bytes, 0, bytes);
                 }
                 rc = c2d_put(d, c, s, slot++, stale + (size_t)entry * max_bytes);
