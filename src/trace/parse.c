@@ -585,10 +585,24 @@ static int push_cmd(struct dlasim_trace *t, struct trace_cmd **out)
     return 0;
 }
 
+/* "// expect: never completes" (a comment to NVIDIA's parser). */
+static void parse_directive(struct parser *p, const char *comment)
+{
+    static const char directive[] = "expect: never completes";
+    comment += 2;
+    while (*comment == ' ' || *comment == '\t') {
+        comment++;
+    }
+    if (!strncmp(comment, directive, sizeof(directive) - 1) && !p->t->expect_never_line) {
+        p->t->expect_never_line = p->line;
+    }
+}
+
 static int parse_line(struct parser *p, char *s)
 {
     char *comment = strstr(s, "//");
     if (comment) {
+        parse_directive(p, comment);
         *comment = '\0';
     }
     s = trim(s);

@@ -356,6 +356,29 @@ static int play_one(struct player *p, const struct trace_cmd *c)
     return 0;
 }
 
+/* A trace saying "// expect: never completes": a wait that can never
+ * complete is its one check (passed); completing is a failed check. */
+static int judge_never(const struct dlasim_trace *t, int rc, struct dlasim_trace_result *res,
+                       char *err, size_t errlen)
+{
+    if (rc == DLASIM_ERR_TIMEOUT) {
+        res->checks_passed++;
+        if (err && errlen) {
+            err[0] = '\0';
+        }
+        return 0;
+    }
+    if (rc == 0) {
+        res->checks_failed++;
+        if (err && errlen) {
+            snprintf(err, errlen, "%s:%u: expected the device never to complete, but every wait "
+                     "completed", t->file, t->expect_never_line);
+        }
+        return DLASIM_ERR_CHECK;
+    }
+    return rc;
+}
+
 int dlasim_trace_play(struct dlasim_dev *dev, const struct dlasim_trace *t,
                       const struct dlasim_trace_play_options *opt,
                       struct dlasim_trace_result *res, char *err, size_t errlen)
@@ -401,6 +424,9 @@ int dlasim_trace_play(struct dlasim_dev *dev, const struct dlasim_trace *t,
     }
     free(p.evaluated);
     free(p.sync);
+    if (t->expect_never_line) {
+        rc = judge_never(t, rc, res, err, errlen);
+    }
     if (!rc && res->checks_failed) {
         if (err && errlen) {
             snprintf(err, errlen, "%s: %u of %u checks failed", t->file, res->checks_failed,

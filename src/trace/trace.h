@@ -52,6 +52,10 @@ struct dlasim_trace {
     struct trace_cmd *cmds;
     size_t n, cap;
     size_t nchecks;
+    /* Line of a "// expect: never completes" directive, 0 if none: the case
+     * passes only if a wait can never complete (the hardware hangs on the
+     * programming, as graded on NVIDIA's RTL; docs/trace-format.md). */
+    unsigned expect_never_line;
 };
 
 #endif

@@ -618,7 +618,9 @@ int nvrt_execute(const struct nvrt_port *port, const struct dlasim_rt_network *n
             char waiting[256];
             describe_waiting(&fw, waiting, sizeof waiting);
             const char *why = port->last_error ? port->last_error(port->ctx) : "";
-            if (rc == DLASIM_ERR_TIMEOUT) {
+            if (rc == DLASIM_ERR_TIMEOUT && why && strstr(why, "never completes")) {
+                nvrt_fail(&fw, rc, "runtime: operations %s did not complete: %s", waiting, why);
+            } else if (rc == DLASIM_ERR_TIMEOUT) {
                 nvrt_fail(&fw, rc,
                           "runtime: the device went idle with operations still waiting "
                           "(dependency cycle or missing producer?): %s",

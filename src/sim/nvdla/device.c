@@ -50,6 +50,12 @@ struct dla_dev {
     struct dla_timing *timing;        /* cycle model, NULL when off (src/timing/) */
     unsigned layer;                   /* layers started since creation */
     const char *cur_unit;             /* unit executing (for messages) */
+    /* A layer the hardware never completes (dla_stall): its units stay
+     * busy until reset, and why, for dlasim_busy. */
+    uint32_t stalling;                /* units dla_stall named during the layer */
+    uint32_t stalled_units;           /* bit per unit: held by a stalled layer */
+    unsigned stalled_layer;
+    char stall_why[512];
 };
 
 /* The public handle is the first member of the device. */
@@ -72,6 +78,15 @@ int dla_error(struct dla_dev *d, int status, const char *fmt, ...)
     dla_exec_verror(&d->exec, status, fmt, ap);
     va_end(ap);
     return status;
+}
+
+void dla_stall(struct dla_dev *d, uint32_t units, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->stall_why, sizeof(d->stall_why), fmt, ap);
+    va_end(ap);
+    d->stalling = units;
 }
 
 void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
@@ -485,12 +500,23 @@ static const struct pipeline pipelines[] = {
     {DLA_LAYER_RUBIK, NVDLA_UNIT_RUBIK, NULL, 1, {NVDLA_UNIT_RUBIK}, 0, NULL, run_unit},
 };
 
+/* Whether a unit of the layer is held by a stalled layer. */
+static int uses_stalled_unit(const struct dla_dev *d, const struct layer *l)
+{
+    for (unsigned i = 0; i < l->n; i++) {
+        if (d->stalled_units >> l->unit[i] & 1u) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int runnable(const struct dla_dev *d, const struct pipeline *p, struct layer *l)
 {
     l->p = p;
     l->n = 0;
     if (p->find) {
-        return p->find(d, l);
+        return p->find(d, l) && !uses_stalled_unit(d, l);
     }
     if (!enabled(d, p->lead) || (p->lead_ok && !p->lead_ok(d, consumer(d, p->lead)))) {
         return 0;
@@ -500,7 +526,28 @@ static int runnable(const struct dla_dev *d, const struct pipeline *p, struct la
             return 0;
         }
     }
-    return !p->sdp_chain || take_sdp_chain(d, l);
+    return (!p->sdp_chain || take_sdp_chain(d, l)) && !uses_stalled_unit(d, l);
+}
+
+static void complete_layer(struct dla_dev *d, const struct layer *l, uint32_t stalled);
+
+/* The layer never completes: the units dla_stall named stay enabled and
+ * busy, with no done interrupt (the RTL's state while it hangs); the
+ * layer's other units complete. */
+static void stall_layer(struct dla_dev *d, const struct layer *l)
+{
+    uint32_t stalled = 0;
+    for (unsigned i = 0; i < l->n; i++) {
+        stalled |= d->stalling & 1u << l->unit[i];
+    }
+    complete_layer(d, l, stalled);
+    d->stalled_units |= stalled;
+    d->stalled_layer = d->layer;
+    d->stalling = 0;
+    /* what a driver waiting for the interrupt reports (dlasim_last_error) */
+    snprintf(d->host.err, sizeof(d->host.err), "layer %u never completes (the hardware hangs on "
+             "it): %s", d->layer, d->stall_why);
+    dla_log(d, DLASIM_LOG_EXEC, "layer %u: never completes: %s", d->layer, d->stall_why);
 }
 
 /* The first runnable layer, in the table's order. */
@@ -514,11 +561,15 @@ static int find_layer(const struct dla_dev *d, struct layer *l)
     return 0;
 }
 
-/* Complete a layer as the hardware does, whatever its outcome. */
-static void complete_layer(struct dla_dev *d, const struct layer *l)
+/* Complete a layer as the hardware does, whatever its outcome; units in
+ * `stalled` (dla_stall) stay enabled and raise nothing. */
+static void complete_layer(struct dla_dev *d, const struct layer *l, uint32_t stalled)
 {
     uint32_t bits = 0;
     for (unsigned i = 0; i < l->n; i++) {
+        if (stalled >> l->unit[i] & 1u) {
+            continue;
+        }
         bits |= dla_unit_done_bits(l->unit[i], l->group[i]); /* units.c */
         if (l->unit[i] == NVDLA_UNIT_BDMA) {
             dla_bdma_complete(d); /* retire the launched group (no OP_EN/CONSUMER) */
@@ -611,6 +662,7 @@ static int nvdla_step(struct dlasim_dev *dev)
     if (d->timing) {
         dla_timing_layer_begin(d->timing);
     }
+    d->stalling = 0;
     int rc = l.p->run(d, &l);
     d->cur_unit = NULL;
     if (d->timing || dev->layer_fn) {
@@ -623,7 +675,11 @@ static int nvdla_step(struct dlasim_dev *dev)
             observe_layer(d, &s, rc);
         }
     }
-    complete_layer(d, &l);
+    if (!rc && d->stalling) {
+        stall_layer(d, &l);
+        return 1;
+    }
+    complete_layer(d, &l, 0);
     dla_log(d, DLASIM_LOG_EXEC, "layer %u: done (%s)", d->layer, dlasim_status_name(rc));
     return rc ? rc : 1;
 }
@@ -640,6 +696,11 @@ static int nvdla_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
         !DLA_FIELD(dla_regfile_get(&d->rf, NVDLA_BDMA_STATUS_0, 0), NVDLA_BDMA_STATUS_0_IDLE)) {
         busy = 1;
         dla_desc_add(&out, "BDMA transfers queued, not launched");
+    }
+    if (d->stalled_units) {
+        busy = 1;
+        dla_desc_add(&out, "layer %u never completes (the hardware hangs on it): %s",
+                     d->stalled_layer, d->stall_why);
     }
     return dla_csb_describe_enabled(&d->rf, "", &out) > 0 || busy;
 }
@@ -739,6 +800,9 @@ static void nvdla_reset(struct dlasim_dev *dev)
     if (d->timing) {
         dla_timing_clear(d->timing);
     }
+    d->stalling = 0;
+    d->stalled_units = 0;
+    d->stall_why[0] = '\0';
     d->host.err[0] = '\0';
     update_irq(d);
 }

@@ -101,6 +101,17 @@ int dla_error(struct dla_dev *d, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* The layer running never completes on the hardware (an engine's model of a
+ * programming the RTL hangs on): `units` (bit per NVDLA_UNIT_*) stay enabled
+ * with no done interrupt, and layers using them are not started again until
+ * reset; the layer's other units complete.  `fmt` says why (the trace player
+ * and the runtime report it as the reason the wait can never complete). */
+void dla_stall(struct dla_dev *d, uint32_t units, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 /* Log (only if the category is enabled for this device). */
 void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -1399,21 +1399,44 @@ static uint32_t c2d_first_out_num(const struct pdp_cfg *c)
     return (c->kh - c->pad_t) & 0xf;
 }
 
-/* Surplus lines cal2d sends at each surface end. */
-static uint32_t pdp_bottom_surplus(const struct pdp_cfg *c)
+/* Bottom padding the last window needs. */
+static uint32_t pdp_needed_bottom(const struct pdp_cfg *c)
 {
     int64_t end = (int64_t)(c->out_h - 1) * c->sh + c->kh - c->pad_t;
-    uint32_t need = end > (int64_t)c->in_h ? (uint32_t)(end - c->in_h) : 0;
+    return end > (int64_t)c->in_h ? (uint32_t)(end - c->in_h) : 0;
+}
+
+/* Surplus lines cal2d sends at each surface end.  Fewer than needed (the
+ * samllH_flush_num rule needs an exact match, so a small input with
+ * PAD_BOTTOM over-stated can flush none) is pdp_never_completes' case. */
+static uint32_t pdp_bottom_surplus(const struct pdp_cfg *c)
+{
+    uint32_t need = pdp_needed_bottom(c);
     if (c->pad_b <= need) {
         return 0;
     }
     uint32_t f = c2d_flush_num(c, c->pad_b), g = c2d_flush_num(c, need);
-    /* fewer (the samllH_flush_num rule needs an exact match, so a small
-     * input with PAD_BOTTOM over-stated can flush none): cal2d sends fewer
-     * lines than PDP_WDMA counts, which then never completes; the RTL hangs
-     * on both such RTL-graded programmings (rg_pdpoverb_11x3x20_*_045,
-     * _38x6x25_*_015, dropped).  Not modelled: the model completes them. */
     return f > g ? f - g : 0;
+}
+
+/* Whether surplus line k (1..surplus) of a surface that is not a split's
+ * last goes out: the entry after the last window's, as it is; the last
+ * window's own entry (emptied at its last line) only in the bubble path
+ * (flush_num >= first_out_num), else it is left to the next surface. */
+static int c2d_surplus_sent(const struct pdp_cfg *c, uint32_t k, uint32_t nbuf)
+{
+    int bubbles = c2d_flush_num(c, c->pad_b) >= c2d_first_out_num(c);
+    return (c->out_h - 1 + k) % nbuf != (c->out_h - 1) % nbuf || bubbles;
+}
+
+/* Surplus lines sent after each surface but a split's last. */
+static uint32_t c2d_surplus_sent_count(const struct pdp_cfg *c)
+{
+    uint32_t nbuf = c2d_buffer_lines(c->kh, c->sh), n = 0;
+    for (uint32_t k = 1; k <= pdp_bottom_surplus(c); k++) {
+        n += (uint32_t)c2d_surplus_sent(c, k, nbuf);
+    }
+    return n;
 }
 
 /* The output line stream of one split: slot p goes to surface p / out_h,
@@ -1430,15 +1453,47 @@ static int c2d_put(struct dla_dev *d, const struct pdp_cfg *c, const struct pdp_
     return dla_dma_write(d, c->dst_port, addr, line, (size_t)s->out_w * c->atom_bytes);
 }
 
+/* Window oy of a surface (lines clipped to the input) pooled from cal1d's
+ * results into w->out; `e0` is the surface's first element in the stream. */
+static void c2d_window(const struct pdp_cfg *c, const struct pdp_split *s, struct pdp_work *w,
+                       const struct pdp_c1d *m, size_t e0, uint32_t oy)
+{
+    const size_t n = (size_t)s->out_w * c->lanes;
+    int64_t a0 = (int64_t)oy * c->sh - c->pad_t;
+    int64_t b0 = a0 + c->kh;
+    uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
+    uint32_t b = (uint32_t)(b0 > (int64_t)c->in_h ? (int64_t)c->in_h : b0);
+    for (uint32_t y = a; y < b; y++) {
+        size_t e = e0 + (size_t)y * s->out_w;
+        memcpy(w->ring + (size_t)(y % PDP_KERNEL_MAX) * w->ring_stride, m->stream + e * c->lanes,
+               n * sizeof(int32_t));
+    }
+    pdp_pool_column(c, s, w, a, b);
+    pdp_pack(c, w->acc, w->out, n);
+}
+
+/* Whether window oy was started (unit2d_set), so its line-buffer entry holds
+ * its own partial result: those in the top padding at the surface start
+ * (init_unit2d_set: padding_stride_num), the others at the line before their
+ * first unless last_pooling_flag (the lines left plus PAD_BOTTOM are not
+ * more than the kernel) says the window would end past the padded input. */
+static int c2d_window_started(const struct pdp_cfg *c, uint32_t oy)
+{
+    int64_t start = (int64_t)oy * c->sh - c->pad_t;
+    if (start <= 0) {
+        return oy <= c1d_pad_stride_num(c->sh, c->pad_t);
+    }
+    return start <= (int64_t)c->in_h - 1 && start + c->kh <= (int64_t)c->in_h + c->pad_b;
+}
+
 /* The faithful path: cal1d replayed, cal2d fed the results in order, its
  * surface-end surplus lines put in the output stream. */
 static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_cube *in,
-                         struct pdp_work *w)
+                         struct pdp_work *w, size_t *c1d_beats)
 {
     struct pdp_c1d m;
     const uint32_t nbuf = c2d_buffer_lines(c->kh, c->sh);
     const uint32_t surplus = pdp_bottom_surplus(c);
-    const int bubbles = c2d_flush_num(c, c->pad_b) >= c2d_first_out_num(c);
     const size_t max_bytes = (size_t)w->ring_stride / c->lanes * c->atom_bytes;
     uint8_t *stale = calloc((size_t)PDP_KERNEL_MAX * (max_bytes ? max_bytes : 1), 1);
     if (stale == NULL) {
@@ -1450,37 +1505,32 @@ static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struc
         return rc;
     }
     rc = c1d_run(d, c, in, w, &m);
+    *c1d_beats = m.nbeat;
     size_t base = 0; /* elements of the stream consumed by earlier splits */
     for (uint32_t si = 0; !rc && si < c->nsplit; si++) {
         const struct pdp_split *s = &c->split[si];
-        const size_t n = (size_t)s->out_w * c->lanes;
         const size_t bytes = (size_t)s->out_w * c->atom_bytes;
         uint64_t slot = 0;
         memset(stale, 0, (size_t)PDP_KERNEL_MAX * max_bytes);
         for (uint32_t surf = 0; !rc && surf < c->surfaces; surf++) {
+            const size_t e0 = base + (size_t)surf * c->in_h * s->out_w;
             for (uint32_t oy = 0; !rc && oy < c->out_h; oy++) {
-                int64_t a0 = (int64_t)oy * c->sh - c->pad_t;
-                int64_t b0 = a0 + c->kh;
-                uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
-                uint32_t b = (uint32_t)(b0 > (int64_t)c->in_h ? (int64_t)c->in_h : b0);
-                for (uint32_t y = a; y < b; y++) {
-                    size_t e = base + ((size_t)surf * c->in_h + y) * s->out_w;
-                    memcpy(w->ring + (size_t)(y % PDP_KERNEL_MAX) * w->ring_stride,
-                           m.stream + e * c->lanes, n * sizeof(int32_t));
-                }
-                pdp_pool_column(c, s, w, a, b);
-                pdp_pack(c, w->acc, w->out, n);
+                c2d_window(c, s, w, &m, e0, oy);
                 memcpy(stale + (size_t)(oy % nbuf) * max_bytes, w->out, bytes);
                 rc = c2d_put(d, c, s, slot++, w->out);
             }
-            /* surplus: the entries after the last window's, as they are; the
-             * last window's own entry reads 0 */
+            /* surplus: the windows after the last one; one that has taken a
+             * line of the surface sends its partial result, one that has not
+             * the entry as it is (the last window's own entry reads 0) */
             for (uint32_t k = 1; !rc && surplus && surf + 1 < c->surfaces && k <= surplus; k++) {
-                uint32_t entry = (c->out_h - 1 + k) % nbuf;
-                if (entry == (c->out_h - 1) % nbuf) {
-                    if (!bubbles) {
-                        continue;
-                    }
+                uint32_t oy = c->out_h - 1 + k, entry = oy % nbuf;
+                if (!c2d_surplus_sent(c, k, nbuf)) {
+                    continue;
+                }
+                if (c2d_window_started(c, oy)) {
+                    c2d_window(c, s, w, &m, e0, oy);
+                    memcpy(stale + (size_t)entry * max_bytes, w->out, bytes);
+                } else if (entry == (c->out_h - 1) % nbuf) {
                     memset(stale + (size_t)entry * max_bytes, 0, bytes);
                 }
                 rc = c2d_put(d, c, s, slot++, stale + (size_t)entry * max_bytes);
@@ -1533,6 +1583,113 @@ static int pdp_run(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_
                 }
             }
         }
+    }
+    return 0;
+}
+
+/* ---- layers the RTL never completes ------------------------------------------
+ *
+ * ref: nvdla/hw nv_small vmod/nvdla/pdp/NV_NVDLA_PDP_wdma.v, _WDMA_dat.v,
+ * _RDMA_eg.v, _CORE_cal2d.v.  PDP's done (dp2reg_done, the interrupt) needs
+ * both PDP_WDMA's op_done (the output cube's last atom written: its own line
+ * and surface counts) and, from memory, rdma2wdma_done (PDP_RDMA handed its
+ * last element to the core).  cal2d sends its lines straight into PDP_WDMA's
+ * data FIFOs (one 4-entry FIFO per byte of the atom); after op_done the WDMA
+ * issues no more writes, so lines cal2d sends past the count stay there.
+ * Two kinds of programming leave the layer running for ever:
+ *  - cal2d sends fewer lines than PDP_WDMA counts: its surface-end flush count
+ *    (flush_num, from PAD_BOTTOM alone) is below what the last window needs,
+ *    or cal1d sends fewer 1-D results than cal2d counts (cal1d's line-end
+ *    flush, from PAD_RIGHT alone; replayed by c1d_run): op_done never comes.
+ *  - cal2d sends more lines than PDP_WDMA counts before it has taken its last
+ *    input (the surplus lines of every surface but the last, the flush lines
+ *    and the windows of extra 1-D results when cal1d sends more than cal2d
+ *    counts, less the flush of the last surface, which comes after it), by
+ *    more than the FIFOs and pipeline stages behind op_done hold: cal2d, cal1d
+ *    and PDP_RDMA stall, and rdma2wdma_done never comes.  How much they hold
+ *    was measured on the nv_small RTL with cal2d run alone under Verilator and
+ *    the whole design: 8 atoms, the last still in flight, pass
+ *    (rg_pdpoverb_7x8x25_k6x3s2x7_ave_008), 9 hang
+ *    (rg_pdpoverb_9x6x16_k2x5s4x3_max_021); 8 whole atoms hang too
+ *    (rg_pdpoverbx_19x9x20_k8x6s3x6_ave_017), which counting whole atoms
+ *    cannot tell (a known disagreement); docs/fidelity.md.
+ * On the fly the WDMA does not wait for PDP_RDMA (reading_done_flag is set at
+ * op_load), so only the first case applies there. */
+
+#define PDP_WDMA_ABSORB_ATOMS 8u /* atoms past op_done that do not stall the core (measured) */
+
+/* Windows cal2d completes in `lines` whole extra lines after the cube: its
+ * line counters are not started again (init_cnt is pdp_op_start or a surface
+ * end inside the cube), so the first line only starts the count; measured
+ * on cal2d run alone (the extra-line cases of docs/fidelity.md). */
+static uint64_t c2d_windows_in(const struct pdp_cfg *c, uint64_t lines)
+{
+    int64_t room = (int64_t)lines - 1 + c->pad_t - c->kh;
+    return lines == 0 || room < 0 ? 0 : (uint64_t)room / c->sh + 1;
+}
+
+/* Atoms cal2d sends past PDP_WDMA's count before it has taken its last
+ * input (negative: fewer). */
+static int64_t c2d_excess_atoms(const struct pdp_cfg *c, size_t beats_in, size_t beats_want)
+{
+    const struct pdp_split *last = &c->split[c->nsplit - 1];
+    const uint64_t f = c2d_flush_num(c, c->pad_b), g = c2d_flush_num(c, pdp_needed_bottom(c));
+    const uint64_t beats_atom = c->lanes / c->beat_lanes;
+    const int64_t sx = (int64_t)c2d_surplus_sent_count(c);
+    int64_t excess = 0;
+    for (uint32_t i = 0; i < c->nsplit; i++) {
+        int64_t ow = c->split[i].out_w;
+        excess += sx * (int64_t)(c->surfaces - 1) * ow;
+        if (i + 1 < c->nsplit) {
+            excess += ((int64_t)f - (int64_t)g) * ow; /* a split's last flush, before the next */
+        }
+    }
+    if (beats_in <= beats_want) {
+        return excess - (int64_t)g * last->out_w; /* the needed flush lines come after */
+    }
+    uint64_t extra_lines = (beats_in - beats_want) / (beats_atom * c->split[0].out_w);
+    return excess + ((int64_t)f - (int64_t)g) * last->out_w +
+           (int64_t)(c2d_windows_in(c, extra_lines) * c->split[0].out_w);
+}
+
+/* Whether the layer never completes on the RTL; if so dla_stall says why. */
+static int pdp_never_completes(struct dla_dev *d, const struct pdp_cfg *c, size_t beats_in)
+{
+    const uint32_t need = pdp_needed_bottom(c);
+    const uint32_t f = c2d_flush_num(c, c->pad_b), g = c2d_flush_num(c, need);
+    size_t beats_want = 0;
+    for (uint32_t i = 0; i < c->nsplit; i++) {
+        beats_want +=
+            (size_t)c->surfaces * c->in_h * c->split[i].out_w * (c->lanes / c->beat_lanes);
+    }
+    if (beats_in == SIZE_MAX) {
+        beats_in = beats_want; /* the direct path: cal1d sends what cal2d counts */
+    }
+    /* short: PDP_RDMA has read everything (its OP_EN clears), PDP waits;
+     * past the count: PDP_RDMA never finishes either */
+    const uint32_t pdp = 1u << NVDLA_UNIT_PDP, both = pdp | 1u << NVDLA_UNIT_PDP_RDMA;
+    if (f < g) {
+        dla_stall(d, pdp, "PDP: cal2d flushes %u line(s) at each surface end (flush_num from "
+                  "D_POOLING_PADDING_CFG.PAD_BOTTOM=%u, stride %u) where the last window needs %u "
+                  "(bottom padding %u): PDP_WDMA waits for output lines that never come",
+                  f, c->pad_b, c->sh, g, need);
+        return 1;
+    }
+    if (beats_in < beats_want) {
+        dla_stall(d, pdp, "PDP: cal1d sends %zu beats of 1-D results where cal2d counts %zu "
+                  "(line-end flush from D_POOLING_PADDING_CFG.PAD_RIGHT=%u, stride %u): cal2d "
+                  "waits for the rest and PDP_WDMA for its output lines",
+                  beats_in, beats_want, c->pad_r, c->sw);
+        return 1;
+    }
+    int64_t excess = c->flying ? 0 : c2d_excess_atoms(c, beats_in, beats_want);
+    if (excess > (int64_t)PDP_WDMA_ABSORB_ATOMS) {
+        dla_stall(d, both, "PDP: cal2d sends %lld atom(s) more than PDP_WDMA writes before it has "
+                  "taken its last input (D_POOLING_PADDING_CFG.PAD_BOTTOM=%u where the last window "
+                  "needs %u, PAD_RIGHT=%u; at most %u are absorbed): the core stalls and PDP_RDMA "
+                  "never finishes reading",
+                  (long long)excess, c->pad_b, need, c->pad_r, PDP_WDMA_ABSORB_ATOMS);
+        return 1;
     }
     return 0;
 }
@@ -1636,13 +1793,18 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     if (rc) {
         goto out;
     }
+    size_t beats_in = SIZE_MAX; /* cal1d's results (SIZE_MAX: as many as cal2d counts) */
 #ifdef PDP_FLUSH_ALWAYS /* model check: every layer through the faithful path (all PDP
                           * traces of NVIDIA's suite and tests/traces/rtl-graded pass) */
-    rc = pdp_overstated_right(c) || 1 ? pdp_run_flush(d, c, in, &w) : pdp_run(d, c, in, &w);
+    rc = pdp_overstated_right(c) || 1 ? pdp_run_flush(d, c, in, &w, &beats_in)
+                                      : pdp_run(d, c, in, &w);
 #else
-    rc = pdp_overstated_right(c) || pdp_bottom_surplus(c) ? pdp_run_flush(d, c, in, &w)
+    rc = pdp_overstated_right(c) || pdp_bottom_surplus(c) ? pdp_run_flush(d, c, in, &w, &beats_in)
                                                           : pdp_run(d, c, in, &w);
 #endif
+    if (!rc) {
+        pdp_never_completes(d, c, beats_in);
+    }
     pdp_work_free(&w);
 out:
     free(c);
