@@ -64,6 +64,7 @@
 #include <string.h>
 
 #include "arith/atoms.h"
+#include "kernels/conv_dw_s8.h"
 #include "kernels/conv_s16.h"
 #include "kernels/conv_s8.h"
 #include "sim/core/budget.h"
@@ -686,6 +687,11 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
 static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const int8_t *in,
                       const int8_t *wt, int32_t *out)
 {
+    /* a depthwise block lowered densely: the same sums without the zeros */
+    if (dla_conv_s8_is_depthwise(g, wt)) {
+        dla_conv_dw_s8(g, in, wt, out);
+        return 0;
+    }
     int rc = dla_conv_s8(g, in, wt, out, dla_threads(d));
     if (rc) {
         return dla_error(d, rc, "CSC: convolution kernel failed (%s) on a %ux%ux%u input, "

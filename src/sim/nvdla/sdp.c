@@ -787,8 +787,8 @@ static inline int32_t op_at(const struct sdp_ops *o, int src, size_t i)
  * dst): dst receives the output value (int8/int16 range, or the low 16 bits
  * of the EW result in EQL mode).  The first stage reads src, the others
  * work in place. */
-static void process_run(const struct sdp_cfg *c, const int32_t *src, int32_t *dst, size_t n,
-                        const struct sdp_ops *o, struct sdp_stats *st)
+static void process_chunk(const struct sdp_cfg *c, const int32_t *src, int32_t *dst, size_t n,
+                          const struct sdp_ops *o, struct sdp_stats *st)
 {
     const int32_t *in = src;
     for (int k = 0; k < 2; k++) {
@@ -816,6 +816,25 @@ static void process_run(const struct sdp_cfg *c, const int32_t *src, int32_t *ds
         }
     } else {
         st->sat += dla_sdp_lanes_cvt(c->isa, &c->lane_cvt, in, dst, n);
+    }
+}
+
+/* Elements per chunk of a run: the stages of a chunk pass it on while it
+ * is in the L1 cache (16 KiB of int32 values); every stage is exact
+ * whatever range of elements it is given. */
+#define SDP_CHUNK 4096
+
+/* Runs n elements from src through the enabled stages into dst (src may be
+ * dst), a chunk at a time. */
+static void process_run(const struct sdp_cfg *c, const int32_t *src, int32_t *dst, size_t n,
+                        const struct sdp_ops *o, struct sdp_stats *st)
+{
+    for (size_t i = 0; i < n; i += SDP_CHUNK) {
+        struct sdp_ops oc = *o;
+        for (int k = 0; k < SRC_N; k++) {
+            oc.op[k] = o->op[k] ? o->op[k] + i : NULL;
+        }
+        process_chunk(c, src + i, dst + i, n - i < SDP_CHUNK ? n - i : SDP_CHUNK, &oc, st);
     }
 }
 
