@@ -128,13 +128,13 @@ DLA_LANES_AVX2_ATTR static void dw_channel_avx2(const struct dla_conv_geom *g,
 }
 #endif
 
-/* Every channel: through dw_channel_avx2, or row by row through
+/* Channels [k0, k1): through dw_channel_avx2, or row by row through
  * dw_row_scalar. */
-static void dw_all(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
-                   int32_t *out, int avx2)
+static void dw_range(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
+                     int32_t *out, int avx2, size_t k0, size_t k1)
 {
     const size_t plane = (size_t)g->in_w * g->in_h, taps = (size_t)g->k_w * g->k_h;
-    for (size_t k = 0; k < g->out_k; k++) {
+    for (size_t k = k0; k < k1; k++) {
         const int8_t *w = wt + (k * g->in_c + k) * taps; /* the diagonal kernel */
         int32_t *o = out + k * g->out_h * g->out_w;
 #if defined(DLA_LANES_X86)
@@ -150,11 +150,17 @@ static void dw_all(const struct dla_conv_geom *g, const int8_t *in, const int8_t
     }
 }
 
-void dla_conv_dw_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
-                    int32_t *out)
+void dla_conv_dw_s8_channels(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
+                             int32_t *out, size_t k0, size_t k1)
 {
     /* the AVX2 rows take strides 1 and 2 (MobileNet's) and up to 7x7 taps */
     int avx2 = (g->stride_x == 1 || g->stride_x == 2) && (size_t)g->k_w * g->k_h <= 49 &&
                dla_lanes_best() == DLA_LANES_AVX2;
-    dw_all(g, in, wt, out, avx2);
+    dw_range(g, in, wt, out, avx2, k0, k1 < g->out_k ? k1 : g->out_k);
+}
+
+void dla_conv_dw_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
+                    int32_t *out)
+{
+    dla_conv_dw_s8_channels(g, in, wt, out, 0, g->out_k);
 }

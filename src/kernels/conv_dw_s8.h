@@ -24,5 +24,9 @@ int dla_conv_s8_is_depthwise(const struct dla_conv_geom *g, const int8_t *wt);
  * products of 2^14 per sum, as the callers guarantee for dla_conv_s8). */
 void dla_conv_dw_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
                     int32_t *out);
+/* The output channels [k0, k1) of dla_conv_dw_s8 alone (one thread's share;
+ * they read and write nothing the other channels do). */
+void dla_conv_dw_s8_channels(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
+                             int32_t *out, size_t k0, size_t k1);
 
 #endif
