@@ -103,9 +103,26 @@ for r in $(seq 1 "$rounds"); do
 done
 "$build/kernel_peak" "$threads" | tag kernel all 0
 
-$py - "$raw" "$build/peer_bench.json" "$threads" <<'PY'
+$py - "$raw" "$build/peer_bench.json" "$threads" "$build" <<'PY'
 import json, platform, sys, time
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+
+def weights_acts(path):
+    """Bytes of a model's float weights (initializers) and of every float
+    tensor one inference computes (ONNX shape inference), or (None, None)."""
+    try:
+        import numpy as np, onnx
+        from onnx import numpy_helper, shape_inference
+        m = onnx.load(path)
+        init = {t.name for t in m.graph.initializer}
+        w = sum(numpy_helper.to_array(t).nbytes for t in m.graph.initializer)
+        g = shape_inference.infer_shapes(m).graph
+        dims = lambda v: [d.dim_value if d.dim_value > 0 else 1 for d in v.type.tensor_type.shape.dim]
+        a = sum(int(np.prod(dims(v))) * 4 for v in list(g.value_info) + list(g.input) + list(g.output)
+                if v.name not in init)
+        return w, a
+    except Exception:
+        return None, None
 def best(side, name, key):
     v = [r[key] for r in rows if r["side"] == side and r["name"] == name and r.get(key)]
     return min(v) if v else None
@@ -114,7 +131,7 @@ out = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": f"
        "models": {}}
 kern = next((r for r in rows if r["side"] == "kernel"), None)
 print(f"\n{'model':12} {'GMAC':>6} | {'dlasim INT8':>11} {'ORT int8':>9} {'ratio':>6} | "
-      f"{'dlasim float':>12} {'ORT fp32':>9} {'ratio':>6} | {'INT8 GMAC/s':>11} {'peak RSS':>9}")
+      f"{'dlasim float':>12} {'ORT fp32':>9} {'ratio':>6} | {'INT8 GMAC/s':>11} {'peak RSS':>9} {'/(W+A)':>6}")
 for name in dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim"):
     # per image: the mean over a round's runs, the best round (the least disturbed by other load)
     d = {k: best("dlasim", name, k) for k in ("gmac", "peak_rss_mb")}
@@ -128,15 +145,23 @@ for name in dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim"):
                            "int8_ratio": r8, "dlasim_float_ms": d["float_ms_best"], "ort_fp32_ms": of,
                            "float_ratio": rf, "dlasim_int8_gmacs": gm, "peak_rss_mb": d["peak_rss_mb"]}
     f = lambda v, w, p=1: f"{v:{w}.{p}f}" if v is not None else " " * (w - 1) + "-"
+    # issue 18 item 5: peak RSS against the model's weights + activations (float, every tensor)
+    wb, ab = weights_acts(f"{sys.argv[4]}/{name}.onnx")
+    rss_ratio = d["peak_rss_mb"] * 1048576 / (wb + ab) if wb and d["peak_rss_mb"] else None
+    out["models"][name].update({"weights_mb": wb / 1048576 if wb else None,
+                                "activations_mb": ab / 1048576 if ab else None,
+                                "rss_per_weights_acts": rss_ratio})
     print(f"{name:12} {f(d['gmac'], 6, 4 if (d['gmac'] or 1) < 0.01 else 2)} | {f(d['int8_ms_best'], 9)}ms {f(o8, 7)}ms {f(r8, 5, 2)}x | "
-          f"{f(d['float_ms_best'], 10)}ms {f(of, 7)}ms {f(rf, 5, 2)}x | {f(gm, 11)} {f(d['peak_rss_mb'], 7)}MB")
+          f"{f(d['float_ms_best'], 10)}ms {f(of, 7)}ms {f(rf, 5, 2)}x | {f(gm, 11)} {f(d['peak_rss_mb'], 7)}MB "
+          f"{f(rss_ratio, 5, 2)}x")
 if kern:
     out["kernel"] = kern
     print(f"\nint8 MAC peak ({kern['isa']}, {kern['threads']} threads): {kern['peak_gmacs']:.1f} GMAC/s; "
           f"convolution kernel on ResNet-50's layers: {kern['resnet50_gmacs']:.1f} GMAC/s "
           f"({100 * kern['share_of_peak']:.0f} % of the peak), slowest layer {kern['slowest_layer_gmacs']:.1f} GMAC/s")
 print("per image: mean of a round's runs, best round; ratio = dlasim / ONNX Runtime; "
-      "ORT int8 = QDQ model from tools/models/make_qdq.py")
+      "ORT int8 = QDQ model from tools/models/make_qdq.py; /(W+A) = peak RSS of the dlasim "
+      "process over the model's float weights + every float tensor of one inference")
 json.dump(out, open(sys.argv[2], "w"), indent=1)
 print(f"JSON: {sys.argv[2]}")
 PY

@@ -138,11 +138,18 @@ static int calib_inputs(const struct dlc_graph *g, const float *inputs, size_t i
                         const struct dlc_float_limits *lim, struct calib_pass *p, float **vals,
                         size_t *failed_at, char *err, size_t errlen)
 {
-    int rc = 0;
-    *failed_at = count;
+    /* the tensors' buffers go from one input to the next (no allocation
+     * and no page faults per input; the streaming limits still hold) */
+    struct dlc_float_pool pool;
+    int rc = dlc_float_pool_init(&pool, g);
+    *failed_at = rc ? first : count;
+    if (rc) {
+        return dla_errf(err, errlen, rc, "calibration: out of memory");
+    }
     for (size_t i = first; i < count && !rc; i += step) {
-        rc = dlc_float_stream(g, inputs + i * in_n, vals, lim, observe, p, err, errlen);
-        dlc_vals_free(g, vals);
+        rc = dlc_float_stream_pooled(g, inputs + i * in_n, vals, lim, &pool, observe, p, err,
+                                     errlen);
+        dlc_float_pool_keep(&pool, g, vals);
         if (rc) {
             char why[400];
             snprintf(why, sizeof why, "%s", err && errlen ? err : "");
@@ -160,6 +167,7 @@ static int calib_inputs(const struct dlc_graph *g, const float *inputs, size_t i
         }
         *failed_at = rc ? i : count;
     }
+    dlc_float_pool_free(&pool);
     return rc;
 }
 

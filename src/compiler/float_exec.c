@@ -759,9 +759,77 @@ uint64_t dlc_node_work(const struct dlc_graph *g, const struct dlc_node *nd)
     return per && n > UINT64_MAX / per ? UINT64_MAX : n * per;
 }
 
-int dlc_float_stream(const struct dlc_graph *g, const float *input, float **vals,
-                     const struct dlc_float_limits *lim, dlc_observe_fn observe, void *ctx,
-                     char *err, size_t errlen)
+/* ---- buffer pool (calibration over many inputs) ---- */
+
+int dlc_float_pool_init(struct dlc_float_pool *p, const struct dlc_graph *g)
+{
+    p->n = 0;
+    p->max = g->n_t + 1;
+    p->buf = calloc((size_t)p->max, sizeof *p->buf);
+    p->cap = calloc((size_t)p->max, sizeof *p->cap);
+    if (!p->buf || !p->cap) {
+        dlc_float_pool_free(p);
+        return DLASIM_ERR_NOMEM;
+    }
+    return 0;
+}
+
+void dlc_float_pool_free(struct dlc_float_pool *p)
+{
+    for (int i = 0; p->buf && i < p->n; i++) {
+        free(p->buf[i]);
+    }
+    free(p->buf);
+    free(p->cap);
+    p->buf = NULL;
+    p->cap = NULL;
+    p->n = p->max = 0;
+}
+
+static void pool_put(struct dlc_float_pool *p, float *b, int64_t cap)
+{
+    if (!p || p->n >= p->max) {
+        free(b);
+        return;
+    }
+    p->buf[p->n] = b;
+    p->cap[p->n++] = cap;
+}
+
+/* A pooled buffer of exactly n floats (the same sizes recur from one input
+ * to the next; a larger one would leave the next large tensor without),
+ * else a new one, the pool emptied first under a memory limit. */
+static float *pool_take(struct dlc_float_pool *p, int64_t n, int limited)
+{
+    int best = -1;
+    for (int i = 0; p && i < p->n && best < 0; i++) {
+        best = p->cap[i] == n ? i : -1;
+    }
+    if (best >= 0) {
+        float *b = p->buf[best];
+        p->buf[best] = p->buf[--p->n];
+        p->cap[best] = p->cap[p->n];
+        return b;
+    }
+    while (p && limited && p->n) {
+        free(p->buf[--p->n]);
+    }
+    return malloc((size_t)(n ? n : 1) * sizeof(float));
+}
+
+void dlc_float_pool_keep(struct dlc_float_pool *p, const struct dlc_graph *g, float **vals)
+{
+    for (int i = 0; i < g->n_t; i++) {
+        if (vals[i] && vals[i] != g->t[i].data) {
+            pool_put(p, vals[i], g->t[i].n ? g->t[i].n : 1);
+        }
+        vals[i] = NULL;
+    }
+}
+
+int dlc_float_stream_pooled(const struct dlc_graph *g, const float *input, float **vals,
+                            const struct dlc_float_limits *lim, struct dlc_float_pool *pool,
+                            dlc_observe_fn observe, void *ctx, char *err, size_t errlen)
 {
     int *readers = calloc((size_t)g->n_t, sizeof *readers);
     if (!readers) {
@@ -780,7 +848,8 @@ int dlc_float_stream(const struct dlc_graph *g, const float *input, float **vals
     const struct dlc_tensor *x = &g->t[g->input];
     uint64_t live = (uint64_t)x->n * sizeof(float);
     int rc = 0;
-    vals[g->input] = malloc((size_t)x->n * sizeof(float));
+    const int limited = lim && lim->max_bytes;
+    vals[g->input] = pool_take(pool, x->n, limited);
     if (!vals[g->input]) {
         rc = dla_errf(err, errlen, DLASIM_ERR_NOMEM, "float run: out of memory for the input");
     } else {
@@ -812,6 +881,9 @@ int dlc_float_stream(const struct dlc_graph *g, const float *input, float **vals
                           (unsigned long long)live, (unsigned long long)lim->max_bytes);
             break;
         }
+        if (pool && !vals[nd->out]) {
+            vals[nd->out] = pool_take(pool, g->t[nd->out].n, limited); /* NULL: node allocates */
+        }
         rc = dlc_float_node(g, nd, vals, err, errlen);
         if (rc) {
             break;
@@ -824,7 +896,7 @@ int dlc_float_stream(const struct dlc_graph *g, const float *input, float **vals
         for (int k = 0; k < nd->n_in; k++) {
             int t = nd->in[k];
             if (t >= 0 && --readers[t] == 0 && t != g->output && vals[t] && vals[t] != g->t[t].data) {
-                free(vals[t]);
+                pool_put(pool, vals[t], g->t[t].n ? g->t[t].n : 1);
                 vals[t] = NULL;
                 live -= (uint64_t)g->t[t].n * sizeof(float);
             }
@@ -832,4 +904,11 @@ int dlc_float_stream(const struct dlc_graph *g, const float *input, float **vals
     }
     free(readers);
     return rc;
+}
+
+int dlc_float_stream(const struct dlc_graph *g, const float *input, float **vals,
+                     const struct dlc_float_limits *lim, dlc_observe_fn observe, void *ctx,
+                     char *err, size_t errlen)
+{
+    return dlc_float_stream_pooled(g, input, vals, lim, NULL, observe, ctx, err, errlen);
 }

@@ -160,6 +160,25 @@ struct dlc_float_limits {
 int dlc_float_stream(const struct dlc_graph *g, const float *input, float **vals,
                      const struct dlc_float_limits *lim, dlc_observe_fn observe, void *ctx,
                      char *err, size_t errlen);
+/* Buffers a stream released, kept for the next tensors and the next input
+ * of the same graph (calibration over many inputs then allocates and
+ * faults in its pages once, as dlc_float_run does).  At most max buffers;
+ * with a max_bytes limit a stream that finds none large enough frees them
+ * all before allocating, so the spares never add to a limited live set. */
+struct dlc_float_pool {
+    float **buf;
+    int64_t *cap; /* floats each buffer holds */
+    int n, max;
+};
+int dlc_float_pool_init(struct dlc_float_pool *p, const struct dlc_graph *g);
+/* The computed tensors of vals (a finished stream) into the pool; vals
+ * cleared as dlc_vals_free does. */
+void dlc_float_pool_keep(struct dlc_float_pool *p, const struct dlc_graph *g, float **vals);
+void dlc_float_pool_free(struct dlc_float_pool *p);
+/* dlc_float_stream with its buffers taken from and released to pool. */
+int dlc_float_stream_pooled(const struct dlc_graph *g, const float *input, float **vals,
+                            const struct dlc_float_limits *lim, struct dlc_float_pool *pool,
+                            dlc_observe_fn observe, void *ctx, char *err, size_t errlen);
 /* Float multiply-adds (or element operations) of one node for one input. */
 uint64_t dlc_node_work(const struct dlc_graph *g, const struct dlc_node *nd);
 /* One node in float (used by the quantized runner for host-CPU nodes). */

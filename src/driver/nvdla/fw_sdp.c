@@ -79,8 +79,10 @@ static int validate_stage(struct nvrt_fw *fw, const struct nvrt_group *g, const 
 {
     char f[48];
     int rc = 0;
+    /* the field's name is formatted only for the message of a value out of
+     * range: this runs for every SDP operation of every inference */
 #define CHECK(FIELD, LO, HI)                                                                  \
-    if (!rc) {                                                                                \
+    if (!rc && ((long)s->FIELD < (LO) || (long)s->FIELD > (HI))) {                          \
         snprintf(f, sizeof f, "sdp_op.%s.%s", name, #FIELD);                                  \
         rc = nvrt_check_range(fw, g, f, s->FIELD, LO, HI);                                    \
     }

@@ -64,9 +64,11 @@
 #include <string.h>
 
 #include "arith/atoms.h"
+#include "kernels/conv_dw_s8.h"
 #include "kernels/conv_s16.h"
 #include "kernels/conv_s8.h"
 #include "sim/core/budget.h"
+#include "sim/core/team.h"
 #include "sim/nvdla/cbuf.h"
 
 #define CSC_F(d, g, REG, FIELD) DLA_REG_FIELD(d, g, NVDLA_CSC_##REG##_0, FIELD)
@@ -683,9 +685,32 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
 
 /* ---- running the MACs ---------------------------------------------------------- */
 
+/* A depthwise layer's channels on the device's team (sim/core/team.h). */
+struct dw_job {
+    const struct dla_conv_geom *g;
+    const int8_t *in, *wt;
+    int32_t *out;
+};
+
+static void dw_channel(void *ctx, size_t k)
+{
+    const struct dw_job *j = ctx;
+    dla_conv_dw_s8_channels(j->g, j->in, j->wt, j->out, k, k + 1);
+}
+
+/* Real MACs below which a depthwise layer stays on the calling thread. */
+#define DW_TEAM_MIN_MACS 262144.0
+
 static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const int8_t *in,
                       const int8_t *wt, int32_t *out)
 {
+    /* a depthwise block lowered densely: the same sums without the zeros */
+    if (dla_conv_s8_is_depthwise(g, wt)) {
+        struct dw_job j = { g, in, wt, out };
+        double macs = (double)g->out_k * g->out_h * g->out_w * g->k_h * g->k_w;
+        dla_team_run(macs >= DW_TEAM_MIN_MACS ? dla_dev_team(d) : NULL, g->out_k, dw_channel, &j);
+        return 0;
+    }
     int rc = dla_conv_s8(g, in, wt, out, dla_threads(d));
     if (rc) {
         return dla_error(d, rc, "CSC: convolution kernel failed (%s) on a %ux%ux%u input, "

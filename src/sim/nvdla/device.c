@@ -26,6 +26,7 @@
 #include "sim/core/mem.h"
 #include "sim/core/personality.h"
 #include "sim/core/regfile.h"
+#include "sim/core/team.h"
 #include "sim/nvdla/dla.h"
 #include "sim/nvdla/units.h"
 #include "timing/timing.h"
@@ -48,6 +49,8 @@ struct dla_dev {
     struct dla_conv_state *conv;      /* CBUF state across layers */
     struct dla_bdma_state *bdma;      /* BDMA transfer queue (bdma.c) */
     struct dla_timing *timing;        /* cycle model, NULL when off (src/timing/) */
+    struct dla_team *team;            /* worker threads of the engines, made on first use */
+    int team_tried;
     unsigned layer;                   /* layers started since creation */
     const char *cur_unit;             /* unit executing (for messages) */
     /* A layer the hardware never completes (dla_stall): its units stay
@@ -162,6 +165,15 @@ const struct dla_bdma_state *dla_dev_bdma_state_const(const struct dla_dev *d)
 unsigned dla_threads(const struct dla_dev *d)
 {
     return d->host.threads;
+}
+
+struct dla_team *dla_dev_team(struct dla_dev *d)
+{
+    if (!d->team_tried) {
+        d->team_tried = 1;
+        d->team = dla_team_create(d->host.threads);
+    }
+    return d->team;
 }
 
 int dla_check_work(struct dla_dev *d, const char *unit, uint64_t work)
@@ -783,6 +795,7 @@ static int nvdla_create(const struct dlasim_options *opt, struct dlasim_dev **ou
 static void nvdla_destroy(struct dlasim_dev *dev)
 {
     struct dla_dev *d = core(dev);
+    dla_team_destroy(d->team);
     dla_conv_state_destroy(d->conv);
     dla_bdma_state_destroy(d->bdma);
     dla_timing_destroy(d->timing);

@@ -98,6 +98,7 @@
 #include "arith/atoms.h"
 #include "arith/sdp_lanes.h"
 #include "sim/core/budget.h"
+#include "sim/core/team.h"
 #include "sim/nvdla/dla.h"
 
 /* ---- decoded configuration ------------------------------------------------ */
@@ -787,8 +788,8 @@ static inline int32_t op_at(const struct sdp_ops *o, int src, size_t i)
  * dst): dst receives the output value (int8/int16 range, or the low 16 bits
  * of the EW result in EQL mode).  The first stage reads src, the others
  * work in place. */
-static void process_run(const struct sdp_cfg *c, const int32_t *src, int32_t *dst, size_t n,
-                        const struct sdp_ops *o, struct sdp_stats *st)
+static void process_chunk(const struct sdp_cfg *c, const int32_t *src, int32_t *dst, size_t n,
+                          const struct sdp_ops *o, struct sdp_stats *st)
 {
     const int32_t *in = src;
     for (int k = 0; k < 2; k++) {
@@ -816,6 +817,25 @@ static void process_run(const struct sdp_cfg *c, const int32_t *src, int32_t *ds
         }
     } else {
         st->sat += dla_sdp_lanes_cvt(c->isa, &c->lane_cvt, in, dst, n);
+    }
+}
+
+/* Elements per chunk of a run: the stages of a chunk pass it on while it
+ * is in the L1 cache (16 KiB of int32 values); every stage is exact
+ * whatever range of elements it is given. */
+#define SDP_CHUNK 4096
+
+/* Runs n elements from src through the enabled stages into dst (src may be
+ * dst), a chunk at a time. */
+static void process_run(const struct sdp_cfg *c, const int32_t *src, int32_t *dst, size_t n,
+                        const struct sdp_ops *o, struct sdp_stats *st)
+{
+    for (size_t i = 0; i < n; i += SDP_CHUNK) {
+        struct sdp_ops oc = *o;
+        for (int k = 0; k < SRC_N; k++) {
+            oc.op[k] = o->op[k] ? o->op[k] + i : NULL;
+        }
+        process_chunk(c, src + i, dst + i, n - i < SDP_CHUNK ? n - i : SDP_CHUNK, &oc, st);
     }
 }
 
@@ -1192,6 +1212,9 @@ static void store_to_pdp(const struct sdp_cfg *c, const struct sdp_work *w, uint
     }
 }
 
+static int write_surface(struct dla_dev *d, const struct sdp_cfg *c, const uint8_t *raw,
+                         size_t n_line, uint32_t surf, uint32_t b0, uint32_t b1);
+
 /* Output of surface `surf`: to PDP, or to memory for batches [b0, b1). */
 static int store_surface(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
                          uint32_t surf, uint32_t b0, uint32_t b1, struct dla_cube *to_pdp,
@@ -1201,9 +1224,16 @@ static int store_surface(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_
         store_to_pdp(c, w, surf, to_pdp);
         return 0;
     }
-    size_t line_bytes = w->n_line * c->bpe;
     pack_surface(c, w);
     st->unequal |= dla_sdp_lanes_any_nonzero(w->raw, w->n_surf * c->bpe);
+    return write_surface(d, c, w->raw, w->n_line, surf, b0, b1);
+}
+
+/* The packed bytes `raw` of surface `surf` to memory for batches [b0, b1). */
+static int write_surface(struct dla_dev *d, const struct sdp_cfg *c, const uint8_t *raw,
+                         size_t n_line, uint32_t surf, uint32_t b0, uint32_t b1)
+{
+    size_t line_bytes = n_line * c->bpe;
     if (c->eql) {
         /* ref: NV_NVDLA_SDP_WDMA_cmd.v cfg_mode_quite: EQL writes nothing */
         return 0;
@@ -1214,11 +1244,11 @@ static int store_surface(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_
         if (c->packed && c->batches == 1) {
             /* ref: NV_NVDLA_SDP_WDMA_cmd.v cfg_mode_1x1_nbatch */
             rc = dla_dma_write(d, c->dst_port, (base + (uint64_t)surf * line_bytes) & c->addr_mask,
-                               w->raw, line_bytes);
+                               raw, line_bytes);
         } else {
             rc = dla_dma_write_lines(d, c->dst_port, c->addr_mask,
                                      base + (uint64_t)surf * c->dst_surf, c->dst_line, c->h,
-                                     line_bytes, w->raw);
+                                     line_bytes, raw);
         }
         if (rc) {
             return rc;
@@ -1255,6 +1285,114 @@ static void set_hw_regs(struct dla_dev *d, unsigned g, const struct sdp_cfg *c,
     dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_BRDMA_READ_STALL_0, g, 0u);
     dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_NRDMA_READ_STALL_0, g, 0u);
     dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_ERDMA_READ_STALL_0, g, 0u);
+}
+
+/* ---- a flying layer on the device's team ------------------------------------- */
+
+/*
+ * A flying layer to memory whose operands are registers or per-kernel
+ * values (a convolution's bias, scale and ReLU: no operand stream read per
+ * surface) splits over the device's worker team (src/sim/core/team.h):
+ * every channel plane is its own run (the stages are element-wise and
+ * exact on any range of elements, so the values are those of
+ * process_surface), then every surface is packed; the memory writes stay
+ * in surface order on the calling thread.  Each item writes only its own
+ * planes, bytes and statistics.
+ */
+#define SDP_TEAM_MIN_ELEMS 65536 /* below: the team's wake-up costs more */
+#define SDP_TEAM_ITEM_ELEMS 8192 /* elements per item, about */
+
+struct sdp_par {
+    const struct sdp_cfg *c;
+    const struct sdp_work *w;   /* geometry, per-kernel operands */
+    const struct dla_cube *in;  /* CACC's cube (batch 0) */
+    int32_t *data;              /* every surface's planes */
+    uint8_t *raw;               /* every surface's packed bytes */
+    size_t per_item;            /* channels per item */
+    struct sdp_stats *st;       /* one per item */
+    int *nonzero;               /* one per surface */
+};
+
+static int team_eligible(const struct sdp_cfg *c, const struct sdp_work *w,
+                         const struct dla_team *team)
+{
+    if (!team || !c->flying || c->to_pdp || c->batches != 1 || c->eql || c->ew.en) {
+        return 0;
+    }
+    for (int i = 0; i < SRC_N; i++) {
+        if (w->op[i]) {
+            return 0; /* per-element operands: read surface by surface */
+        }
+    }
+    return (size_t)c->nsurf * w->n_surf >= SDP_TEAM_MIN_ELEMS;
+}
+
+static void par_channels(void *ctx, size_t item)
+{
+    const struct sdp_par *p = ctx;
+    const struct sdp_cfg *c = p->c;
+    const size_t nch = (size_t)c->nsurf * c->epa, plane = p->w->plane;
+    const size_t ch1 = (item + 1) * p->per_item < nch ? (item + 1) * p->per_item : nch;
+    struct sdp_work w = *p->w;
+    for (size_t ch = item * p->per_item; ch < ch1; ch++) {
+        const uint32_t surf = (uint32_t)(ch / c->epa), l = (uint32_t)(ch % c->epa);
+        w.data = p->data + (size_t)surf * w.n_surf;
+        const int32_t *src = p->in->data + ch * plane;
+        if (ch >= p->in->c) { /* channels CACC does not provide are 0 */
+            memset(w.data + (size_t)l * plane, 0, plane * sizeof(int32_t));
+            src = w.data + (size_t)l * plane;
+        }
+        process_planes(c, &w, surf, l, l + 1, src, &p->st[item]);
+    }
+}
+
+static void par_pack(void *ctx, size_t surf)
+{
+    const struct sdp_par *p = ctx;
+    struct sdp_work w = *p->w;
+    w.data = p->data + surf * w.n_surf;
+    w.raw = p->raw + surf * w.n_surf * p->c->bpe;
+    pack_surface(p->c, &w);
+    p->nonzero[surf] = dla_sdp_lanes_any_nonzero(w.raw, w.n_surf * p->c->bpe);
+}
+
+static int run_on_team(struct dla_dev *d, struct dla_team *team, const struct sdp_cfg *c,
+                       const struct sdp_work *w, const struct dla_cube *in, struct sdp_stats *st)
+{
+    const size_t nch = (size_t)c->nsurf * c->epa, nsurf_elems = (size_t)c->nsurf * w->n_surf;
+    struct sdp_par p = { c, w, in, NULL, NULL, 0, NULL, NULL };
+    p.per_item = SDP_TEAM_ITEM_ELEMS / w->plane + 1;
+    const size_t items = (nch + p.per_item - 1) / p.per_item;
+    p.data = malloc(nsurf_elems * sizeof(int32_t));
+    p.raw = malloc(nsurf_elems * c->bpe);
+    p.st = calloc(items, sizeof(*p.st));
+    p.nonzero = calloc(c->nsurf, sizeof(int));
+    int rc = 0;
+    if (!p.data || !p.raw || !p.st || !p.nonzero) {
+        rc = dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory for a %ux%ux%u cube",
+                       c->w, c->h, c->c);
+    }
+    if (!rc) {
+        dla_team_run(team, items, par_channels, &p);
+        dla_team_run(team, c->nsurf, par_pack, &p);
+    }
+    for (size_t i = 0; !rc && i < items; i++) {
+        st->sat += p.st[i].sat;
+        st->lut_uflow += p.st[i].lut_uflow;
+        st->lut_oflow += p.st[i].lut_oflow;
+        st->lut_hybrid += p.st[i].lut_hybrid;
+        st->lut_le_hit += p.st[i].lut_le_hit;
+        st->lut_lo_hit += p.st[i].lut_lo_hit;
+    }
+    for (uint32_t s = 0; !rc && s < c->nsurf; s++) {
+        st->unequal |= p.nonzero[s];
+        rc = write_surface(d, c, p.raw + (size_t)s * w->n_surf * c->bpe, w->n_line, s, 0, 1);
+    }
+    free(p.data);
+    free(p.raw);
+    free(p.st);
+    free(p.nonzero);
+    return rc;
 }
 
 /* ---- layer ------------------------------------------------------------------ */
@@ -1366,6 +1504,15 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     }
     memset(&st, 0, sizeof(st));
     rc = load_kernel_ops(d, &c, &w);
+    struct dla_team *team = rc ? NULL : dla_dev_team(d);
+    if (team_eligible(&c, &w, team)) {
+        rc = run_on_team(d, team, &c, &w, in, &st);
+        work_free(&w);
+        if (!rc) {
+            set_hw_regs(d, group, &c, &st);
+        }
+        return rc;
+    }
     for (uint32_t s = 0; s < c.nsurf && !rc; s++) {
         rc = c.flying ? 0 : load_surface_input(d, &c, &w, s);
         if (!rc) {

@@ -1,0 +1,32 @@
+/*
+ * Depthwise convolutions as the convolution pipeline sees them.  The
+ * compiler lowers a depthwise (grouped) convolution densely, a block of
+ * Atomic-M channels at a time, with zero weights outside the diagonal
+ * (src/compiler/lower_conv.c), and the hardware multiplies those zeros
+ * like any other weight.  Their sums are the sums of the diagonal products
+ * alone, so a layer whose kernels are diagonal is computed here with one
+ * channel per kernel: the same int32 results as dla_conv_s8, a k_w x k_h
+ * window of one input plane per output instead of in_c of them.
+ */
+#ifndef DLASIM_KERNELS_CONV_DW_S8_H
+#define DLASIM_KERNELS_CONV_DW_S8_H
+
+#include "kernels/conv_s8.h"
+
+/* Does kernel k of the dense planar weights wt[k][c][ky][kx] read input
+ * channel k only (out_k == in_c, every other channel's weights zero)?
+ * Stops at the first weight off the diagonal. */
+int dla_conv_s8_is_depthwise(const struct dla_conv_geom *g, const int8_t *wt);
+
+/* dla_conv_s8 for weights dla_conv_s8_is_depthwise accepts:
+ * out[k][oy][ox] = sum over (ky, kx) of in[k][oy * stride_y + ky * dil_y]
+ * [ox * stride_x + kx * dil_x] * wt[k][k][ky][kx], exact (at most 2^17
+ * products of 2^14 per sum, as the callers guarantee for dla_conv_s8). */
+void dla_conv_dw_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
+                    int32_t *out);
+/* The output channels [k0, k1) of dla_conv_dw_s8 alone (one thread's share;
+ * they read and write nothing the other channels do). */
+void dla_conv_dw_s8_channels(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
+                             int32_t *out, size_t k0, size_t k1);
+
+#endif

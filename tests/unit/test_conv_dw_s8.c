@@ -1,0 +1,116 @@
+/*
+ * Unit tests of the depthwise path of the convolution pipeline
+ * (src/kernels/conv_dw_s8.c): on diagonal (depthwise) dense weights it must
+ * give dla_conv_s8_ref's sums bit for bit, for strides 1-3 (the vector rows
+ * take 1 and 2, the scalar loop the rest), dilations, kernels up to 7x7 and
+ * widths that end in a partial block, with the input allocated to its exact
+ * size (the sanitizer build catches a read past it); and the weight test
+ * must accept exactly the diagonal kernels.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/rng.h"
+#include "kernels/conv_dw_s8.h"
+
+static struct dla_conv_geom random_geom(uint64_t *s)
+{
+    struct dla_conv_geom g;
+    memset(&g, 0, sizeof g);
+    g.in_c = g.out_k = splitmix64_range(s, 1, 12);
+    g.k_w = splitmix64_range(s, 1, 7);
+    g.k_h = splitmix64_range(s, 1, 7);
+    g.stride_x = splitmix64_range(s, 1, 3);
+    g.stride_y = splitmix64_range(s, 1, 3);
+    g.dil_x = splitmix64_range(s, 1, 2);
+    g.dil_y = splitmix64_range(s, 1, 2);
+    g.out_w = splitmix64_range(s, 1, 40);
+    g.out_h = splitmix64_range(s, 1, 6);
+    /* the padded input the window needs, and sometimes a little more */
+    g.in_w = (g.out_w - 1) * g.stride_x + (g.k_w - 1) * g.dil_x + 1 + splitmix64_range(s, 0, 1);
+    g.in_h = (g.out_h - 1) * g.stride_y + (g.k_h - 1) * g.dil_y + 1;
+    return g;
+}
+
+/* Diagonal dense weights wt[k][c][taps]: random on c == k, 0 elsewhere. */
+static int8_t *diagonal_weights(const struct dla_conv_geom *g, uint64_t *s)
+{
+    size_t taps = (size_t)g->k_w * g->k_h;
+    int8_t *wt = calloc((size_t)g->out_k * g->in_c * taps, 1);
+    assert_non_null(wt);
+    for (size_t k = 0; k < g->out_k; k++) {
+        for (size_t t = 0; t < taps; t++) {
+            wt[(k * g->in_c + k) * taps + t] = (int8_t)splitmix64_range(s, 0, 255);
+        }
+    }
+    return wt;
+}
+
+static void test_random_depthwise(void **state)
+{
+    (void)state;
+    uint64_t s = 0x64657074ULL;
+    for (int n = 0; n < 400; n++) {
+        struct dla_conv_geom g = random_geom(&s);
+        size_t in_n = (size_t)g.in_c * g.in_w * g.in_h, out_n = (size_t)g.out_k * g.out_w * g.out_h;
+        int8_t *in = malloc(in_n);
+        int32_t *got = malloc(out_n * sizeof(int32_t)), *want = malloc(out_n * sizeof(int32_t));
+        assert_non_null(in);
+        assert_non_null(got);
+        assert_non_null(want);
+        for (size_t i = 0; i < in_n; i++) {
+            /* extremes often: -128 * -128 is the largest product */
+            in[i] = (int8_t)(n % 4 == 0 ? -128 : (int)splitmix64_range(&s, 0, 255));
+        }
+        int8_t *wt = diagonal_weights(&g, &s);
+        assert_true(dla_conv_s8_is_depthwise(&g, wt));
+        dla_conv_s8_ref(&g, in, wt, want);
+        dla_conv_dw_s8(&g, in, wt, got);
+        if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
+            fail_msg("case %d: %ux%u kernel, stride %ux%u, dilation %ux%u, out %ux%ux%u differs",
+                     n, g.k_w, g.k_h, g.stride_x, g.stride_y, g.dil_x, g.dil_y, g.out_w, g.out_h,
+                     g.out_k);
+        }
+        free(in);
+        free(got);
+        free(want);
+        free(wt);
+    }
+}
+
+static void test_depthwise_detection(void **state)
+{
+    (void)state;
+    uint64_t s = 7;
+    struct dla_conv_geom g = random_geom(&s);
+    g.in_c = g.out_k = 8;
+    size_t taps = (size_t)g.k_w * g.k_h;
+    int8_t *wt = diagonal_weights(&g, &s);
+    assert_true(dla_conv_s8_is_depthwise(&g, wt));
+    /* one weight off the diagonal: dense */
+    wt[(3 * g.in_c + 5) * taps + taps - 1] = 1;
+    assert_false(dla_conv_s8_is_depthwise(&g, wt));
+    wt[(3 * g.in_c + 5) * taps + taps - 1] = 0;
+    /* all zero is diagonal (the sums are 0 either way) */
+    memset(wt, 0, (size_t)g.out_k * g.in_c * taps);
+    assert_true(dla_conv_s8_is_depthwise(&g, wt));
+    /* not square: never */
+    g.out_k = 4;
+    assert_false(dla_conv_s8_is_depthwise(&g, wt));
+    free(wt);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_random_depthwise),
+        cmocka_unit_test(test_depthwise_detection),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
