@@ -28,7 +28,8 @@
 #include <immintrin.h>
 #endif
 
-#define PEAK_ITERS 20000000L
+#define PEAK_ITERS 8000000L
+#define PEAK_REPEATS 5 /* best of: other processes share the cores */
 
 static double now_s(void)
 {
@@ -55,16 +56,30 @@ __attribute__((target("avx512f,avx512vnni"))) static long peak_vnni(long iters)
     return _mm512_reduce_add_epi32(s);
 }
 
+/* Written in assembly: with one (a, b) pair in C the compiler computes
+ * vpmaddwd once per iteration (8 vpaddd remain: a peak several times too
+ * high), and with several pairs it spills accumulators to the stack.  Here:
+ * 8 independent vpmaddwd + vpaddd per iteration, 8 accumulators in
+ * registers, 4 inputs x 2 weights. */
 __attribute__((target("avx2"))) static long peak_avx2(long iters)
 {
-    __m256i a = _mm256_set1_epi16(3), b = _mm256_set1_epi16(5);
+    __m256i a0 = _mm256_set1_epi16(3), a1 = _mm256_set1_epi16(7), a2 = _mm256_set1_epi16(11);
+    __m256i a3 = _mm256_set1_epi16(13), b0 = _mm256_set1_epi16(5), b1 = _mm256_set1_epi16(9);
     __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+    __m256i t0, t1;
     for (long i = 0; i < iters; i++) {
-        c0 = _mm256_add_epi32(c0, _mm256_madd_epi16(a, b)); c1 = _mm256_add_epi32(c1, _mm256_madd_epi16(a, b));
-        c2 = _mm256_add_epi32(c2, _mm256_madd_epi16(a, b)); c3 = _mm256_add_epi32(c3, _mm256_madd_epi16(a, b));
-        c4 = _mm256_add_epi32(c4, _mm256_madd_epi16(a, b)); c5 = _mm256_add_epi32(c5, _mm256_madd_epi16(a, b));
-        c6 = _mm256_add_epi32(c6, _mm256_madd_epi16(a, b)); c7 = _mm256_add_epi32(c7, _mm256_madd_epi16(a, b));
-        __asm__ volatile("" : "+x"(a));
+        __asm__ volatile(
+            "vpmaddwd %[a0], %[b0], %[t0]\n\tvpaddd %[t0], %[c0], %[c0]\n\t"
+            "vpmaddwd %[a1], %[b0], %[t1]\n\tvpaddd %[t1], %[c1], %[c1]\n\t"
+            "vpmaddwd %[a2], %[b0], %[t0]\n\tvpaddd %[t0], %[c2], %[c2]\n\t"
+            "vpmaddwd %[a3], %[b0], %[t1]\n\tvpaddd %[t1], %[c3], %[c3]\n\t"
+            "vpmaddwd %[a0], %[b1], %[t0]\n\tvpaddd %[t0], %[c4], %[c4]\n\t"
+            "vpmaddwd %[a1], %[b1], %[t1]\n\tvpaddd %[t1], %[c5], %[c5]\n\t"
+            "vpmaddwd %[a2], %[b1], %[t0]\n\tvpaddd %[t0], %[c6], %[c6]\n\t"
+            "vpmaddwd %[a3], %[b1], %[t1]\n\tvpaddd %[t1], %[c7], %[c7]\n\t"
+            : [c0] "+x"(c0), [c1] "+x"(c1), [c2] "+x"(c2), [c3] "+x"(c3), [c4] "+x"(c4),
+              [c5] "+x"(c5), [c6] "+x"(c6), [c7] "+x"(c7), [t0] "=&x"(t0), [t1] "=&x"(t1)
+            : [a0] "x"(a0), [a1] "x"(a1), [a2] "x"(a2), [a3] "x"(a3), [b0] "x"(b0), [b1] "x"(b1));
     }
     __m256i s = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(c0, c1), _mm256_add_epi32(c2, c3)),
                                  _mm256_add_epi32(_mm256_add_epi32(c4, c5), _mm256_add_epi32(c6, c7)));
@@ -174,7 +189,11 @@ int main(int argc, char **argv)
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = argc > 1 ? (unsigned)atoi(argv[1]) : (unsigned)(online > 0 ? online : 1);
     threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
-    double peak = peak_gmacs(threads);
+    double peak = 0;
+    for (int r = 0; r < PEAK_REPEATS; r++) {
+        double p = peak_gmacs(threads);
+        peak = p > peak ? p : peak;
+    }
     double total_s = 0, total_macs = 0, worst = 1e30;
     printf("{\"isa\": \"%s\", \"threads\": %u, \"peak_gmacs\": %.1f, \"layers\": [", dla_conv_s8_isa(),
            threads, peak);
