@@ -72,6 +72,7 @@ void dla_conv_state_destroy(struct dla_conv_state *s)
     free(s->in);
     free(s->wplanar);
     free(s->wdec_src);
+    dla_wt_cache_free(&s->wcache);
     free(s->wchunk);
     free(s->acc);
     free(s->in16);

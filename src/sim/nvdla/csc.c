@@ -379,6 +379,7 @@ struct conv_job {
     uint32_t flat_kc;          /* pixel input: channel-extended kernel channels */
     uint32_t ext;              /* pixel input: kernel rows per atomic operation */
     uint32_t ac;               /* Atomic-C */
+    const struct dla_conv_wpack *pack; /* the kernels packed (then wt is NULL) */
 };
 
 /* Padded planar input of batch `b` of a feature layer from the slices in
@@ -639,6 +640,146 @@ static int decode_planar(struct dla_dev *d, struct dla_conv_state *s, const stru
     return 0;
 }
 
+/* ---- the packed-kernel cache (struct dla_wt_cache, cbuf.h) --------------------- */
+
+/* Cheap fingerprint of a weight stream: its length and 64 sampled bytes.
+ * Only narrows the candidates; a hit is decided by a full compare. */
+static uint64_t stream_print(const uint8_t *p, size_t n)
+{
+    uint64_t h = (uint64_t)n * 0x9E3779B97F4A7C15u;
+    size_t step = n / 64 + 1;
+    for (size_t i = 0; i < n; i += step) {
+        h = (h ^ p[i]) * 0x100000001B3u;
+    }
+    return n ? (h ^ p[n - 1]) * 0x100000001B3u : h;
+}
+
+static void wt_cache_drop(struct dla_wt_cache *wc, size_t i)
+{
+    struct dla_wt_cache_entry *e = &wc->e[i];
+    wc->bytes -= e->bytes;
+    free(e->src);
+    dla_conv_wpack_free(e->pack);
+    *e = wc->e[--wc->n];
+    wc->last = wc->n; /* indices moved: no last hit */
+}
+
+void dla_wt_cache_free(struct dla_wt_cache *wc)
+{
+    while (wc->n) {
+        wt_cache_drop(wc, wc->n - 1);
+    }
+    free(wc->e);
+    memset(wc, 0, sizeof(*wc));
+}
+
+/* Room for `bytes` more within DLA_WT_CACHE_BYTES, evicting the least
+ * recently used entries that no recent lookup used (a network larger than
+ * the budget keeps the part it has instead of thrashing); 0: no room. */
+static int wt_cache_room(struct dla_wt_cache *wc, size_t bytes)
+{
+    if (bytes > DLA_WT_CACHE_BYTES) {
+        return 0;
+    }
+    while (wc->bytes + bytes > DLA_WT_CACHE_BYTES) {
+        size_t lru = 0;
+        for (size_t i = 1; i < wc->n; i++) {
+            lru = wc->e[i].last_use < wc->e[lru].last_use ? i : lru;
+        }
+        if (wc->n == 0 || wc->clock - wc->e[lru].last_use <= 2 * (uint64_t)wc->n) {
+            return 0;
+        }
+        wt_cache_drop(wc, lru);
+    }
+    if (wc->n == wc->cap) {
+        size_t cap = wc->cap ? 2 * wc->cap : 64;
+        struct dla_wt_cache_entry *e = realloc(wc->e, cap * sizeof(*e));
+        if (e == NULL) {
+            return 0;
+        }
+        wc->e = e;
+        wc->cap = cap;
+    }
+    return 1;
+}
+
+/* The cached entry for the `used` bytes at s->wt under `key`, or NULL. */
+static struct dla_wt_cache_entry *wt_cache_find(struct dla_conv_state *s,
+                                                const struct dla_wt_key *key, size_t used,
+                                                uint64_t print)
+{
+    struct dla_wt_cache *wc = &s->wcache;
+    for (size_t i = 0; i < wc->n; i++) {
+        struct dla_wt_cache_entry *e = &wc->e[i];
+        if (e->len == used && e->print == print && !memcmp(&e->key, key, sizeof(*key)) &&
+            !memcmp(e->src, s->wt, used)) {
+            wc->last = i;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* Upper bound of the bytes a pack of g's kernels holds (Q8 or P16 cells). */
+static size_t pack_bytes_bound(const struct dla_conv_geom *g)
+{
+    return ((size_t)g->in_c + 3) * g->k_w * g->k_h * 2 * g->out_k + 16 * (size_t)g->out_k + 256;
+}
+
+/* The kernels of this layer packed for dla_conv_s8_packed, from the cache or
+ * decoded, packed and cached now; *out NULL when they cannot be cached
+ * (then the caller decodes and packs them per call, as before). */
+static int cached_weights(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
+                          const struct dla_wt_key *key, const struct dla_conv_geom *g,
+                          const struct dla_conv_wpack **out)
+{
+    struct dla_wt_cache *wc = &s->wcache;
+    const size_t used = weight_stream_used(c);
+    struct dla_wt_cache_entry *e = NULL;
+    *out = NULL;
+    wc->clock++;
+    /* the weights of the last hit, not fetched again since (WEIGHT_REUSE) */
+    if (wc->last < wc->n && wc->last_fetch == s->wt_fetches && wc->e[wc->last].len == used &&
+        !memcmp(&wc->e[wc->last].key, key, sizeof(*key))) {
+        e = &wc->e[wc->last];
+    }
+    uint64_t print = e ? e->print : stream_print(s->wt, used);
+    if (e == NULL) {
+        e = wt_cache_find(s, key, used, print);
+    }
+    if (e == NULL) {
+        size_t bound = used + pack_bytes_bound(g);
+        uint8_t *src = wt_cache_room(wc, bound) ? malloc(used ? used : 1) : NULL;
+        if (src == NULL) {
+            return 0;
+        }
+        struct dla_conv_wpack *pack = NULL;
+        int rc = decode_planar(d, s, c, key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
+        if (!rc) {
+            rc = dla_conv_wpack_build(g, s->wplanar, &pack);
+        }
+        if (rc) {
+            free(src);
+            return dla_error(d, rc, "CSC: cannot pack %u kernels of %ux%ux%u (%s)", g->out_k,
+                             g->k_w, g->k_h, g->in_c, dlasim_status_name(rc));
+        }
+        memcpy(src, s->wt, used);
+        e = &wc->e[wc->n++];
+        e->key = *key;
+        e->src = src;
+        e->len = used;
+        e->print = print;
+        e->pack = pack;
+        e->bytes = used + dla_conv_wpack_bytes(pack);
+        wc->bytes += e->bytes;
+        wc->last = wc->n - 1;
+    }
+    e->last_use = wc->clock;
+    wc->last_fetch = s->wt_fetches;
+    *out = e->pack;
+    return 0;
+}
+
 static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
                          struct conv_job *j)
 {
@@ -668,11 +809,20 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
     key.in_c = g->in_c;
     key.k_w = g->k_w;
     key.k_h = g->k_h;
-    int rc = decode_planar(d, s, c, &key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
+    int rc = 0;
+    j->pack = NULL;
+    j->wt = NULL;
+    /* sums that fit int32 run on dla_conv_s8: its packed kernels are cached */
+    if (j->terms < CONV_INT32_SAFE_TERMS) {
+        rc = cached_weights(d, s, c, &key, g, &j->pack);
+    }
+    if (!rc && j->pack == NULL) {
+        rc = decode_planar(d, s, c, &key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
+        j->wt = s->wplanar;
+    }
     if (rc) {
         return rc;
     }
-    j->wt = s->wplanar;
     j->pixel = pixel;
     j->flat_c = pixel ? pixel_stride(c) : c->channel;
     j->flat_kc = c->kernel_c;
@@ -684,9 +834,10 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
 /* ---- running the MACs ---------------------------------------------------------- */
 
 static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const int8_t *in,
-                      const int8_t *wt, int32_t *out)
+                      const int8_t *wt, const struct dla_conv_wpack *pack, int32_t *out)
 {
-    int rc = dla_conv_s8(g, in, wt, out, dla_threads(d));
+    int rc = pack ? dla_conv_s8_packed(g, in, pack, out, dla_threads(d))
+                  : dla_conv_s8(g, in, wt, out, dla_threads(d));
     if (rc) {
         return dla_error(d, rc, "CSC: convolution kernel failed (%s) on a %ux%ux%u input, "
                          "%ux%u kernels",
@@ -718,7 +869,7 @@ static int run_chunked(struct dla_dev *d, struct dla_conv_state *s, const struct
             memcpy(s->wchunk + (size_t)k * sub.in_c * taps,
                    j->wt + ((size_t)k * g->in_c + c0) * taps, (size_t)sub.in_c * taps);
         }
-        rc = run_kernel(d, &sub, j->in + (size_t)c0 * plane, s->wchunk, tmp);
+        rc = run_kernel(d, &sub, j->in + (size_t)c0 * plane, s->wchunk, NULL, tmp);
         if (rc) {
             return rc;
         }
@@ -814,7 +965,7 @@ static int compute(struct dla_dev *d, struct dla_conv_state *s, const struct con
     const uint64_t taps = (uint64_t)g->k_w * g->k_h;
     int rc;
     if (j->terms < CONV_INT32_SAFE_TERMS) {
-        rc = run_kernel(d, g, j->in, j->wt, out);
+        rc = run_kernel(d, g, j->in, j->wt, j->pack, out);
         if (!rc) {
             *sat += dla_cacc_deliver_i32(cacc, out, n_out);
         }
