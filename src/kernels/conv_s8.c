@@ -940,26 +940,32 @@ static void *conv_worker_main(void *arg)
     return NULL;
 }
 
+/* Work shares of a team of n threads over plan p (counters at 0). */
+static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
+{
+    team->p = p;
+    /* about 4 packing and 8 compute tasks per thread */
+    team->plane_chunk = p->nplanes / (4 * n) + 1;
+    team->plane_tasks = (p->nplanes + team->plane_chunk - 1) / team->plane_chunk;
+    team->row_chunk = p->g->out_k / (4 * n) + 1;
+    team->pack_tasks = team->plane_tasks;
+    if (p->w == &p->own) { /* weight rows to pack too */
+        team->pack_tasks += (p->g->out_k + team->row_chunk - 1) / team->row_chunk;
+    }
+    team->items = p->ntiles * p->kblocks;
+    team->tile_chunk = n == 1 ? team->items : team->items / (8 * n) + 1;
+    atomic_init(&team->next_pack, 0);
+    atomic_init(&team->packs_done, 0);
+    atomic_init(&team->next_tile, 0);
+}
+
 static void conv_run_team(struct conv_plan *p, size_t n)
 {
     pthread_t tid[CONV_MAX_THREADS];
     int started[CONV_MAX_THREADS];
     struct conv_team team;
 
-    team.p = p;
-    /* about 4 packing and 8 compute tasks per thread */
-    team.plane_chunk = p->nplanes / (4 * n) + 1;
-    team.plane_tasks = (p->nplanes + team.plane_chunk - 1) / team.plane_chunk;
-    team.row_chunk = p->g->out_k / (4 * n) + 1;
-    team.pack_tasks = team.plane_tasks;
-    if (p->w == &p->own) { /* weight rows to pack too */
-        team.pack_tasks += (p->g->out_k + team.row_chunk - 1) / team.row_chunk;
-    }
-    team.items = p->ntiles * p->kblocks;
-    team.tile_chunk = n == 1 ? team.items : team.items / (8 * n) + 1;
-    atomic_init(&team.next_pack, 0);
-    atomic_init(&team.packs_done, 0);
-    atomic_init(&team.next_tile, 0);
+    team_init(&team, p, n);
     for (size_t i = 1; i < n; i++) {
         started[i] = pthread_create(&tid[i], NULL, conv_worker_main, &team) == 0;
     }
@@ -969,6 +975,144 @@ static void conv_run_team(struct conv_plan *p, size_t n)
         if (started[i]) {
             pthread_join(tid[i], NULL);
         }
+    }
+}
+
+/* ------------------------------------------------------------- thread pool */
+
+/*
+ * Workers kept between calls (owned by the caller, e.g. one per simulated
+ * device): a layer costs a wake-up instead of a thread creation and join
+ * (~50-100 us each on a virtual machine, and ResNet-50 runs ~90 convolution
+ * layers per image).  A call publishes its team; workers that wake while it
+ * is open join it (up to the call's thread count) and take work from its
+ * counters; when the calling thread has finished its own part it closes
+ * the team and waits only for the workers inside it, not for late ones.
+ */
+struct dla_conv_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    struct conv_team *team; /* open team, NULL when none */
+    uint64_t gen;           /* teams published so far */
+    size_t seats;           /* workers the open team may still take */
+    size_t inside;          /* workers in a team now */
+    int stop;
+    size_t nthreads;        /* workers started */
+    pthread_t tid[CONV_MAX_THREADS];
+};
+
+static void *pool_worker_main(void *arg)
+{
+    struct dla_conv_pool *pool = arg;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&pool->mu);
+    for (;;) {
+        while (!pool->stop && (pool->gen == seen || pool->team == NULL || pool->seats == 0)) {
+            if (pool->gen != seen) {
+                seen = pool->gen; /* a team closed or full before this worker woke */
+            }
+            pthread_cond_wait(&pool->work, &pool->mu);
+        }
+        if (pool->stop) {
+            break;
+        }
+        seen = pool->gen;
+        struct conv_team *team = pool->team;
+        pool->seats--;
+        pool->inside++;
+        pthread_mutex_unlock(&pool->mu);
+        conv_worker_main(team);
+        pthread_mutex_lock(&pool->mu);
+        if (--pool->inside == 0) {
+            pthread_cond_broadcast(&pool->done);
+        }
+    }
+    pthread_mutex_unlock(&pool->mu);
+    return NULL;
+}
+
+int dla_conv_pool_create(unsigned threads, struct dla_conv_pool **out)
+{
+    if (out == NULL) {
+        return DLASIM_ERR_INVAL;
+    }
+    *out = NULL;
+    struct dla_conv_pool *pool = calloc(1, sizeof(*pool));
+    if (pool == NULL) {
+        return DLASIM_ERR_NOMEM;
+    }
+    if (pthread_mutex_init(&pool->mu, NULL) != 0) {
+        free(pool);
+        return DLASIM_ERR_NOMEM;
+    }
+    if (pthread_cond_init(&pool->work, NULL) != 0) {
+        pthread_mutex_destroy(&pool->mu);
+        free(pool);
+        return DLASIM_ERR_NOMEM;
+    }
+    if (pthread_cond_init(&pool->done, NULL) != 0) {
+        pthread_cond_destroy(&pool->work);
+        pthread_mutex_destroy(&pool->mu);
+        free(pool);
+        return DLASIM_ERR_NOMEM;
+    }
+    size_t want = threads > CONV_MAX_THREADS ? CONV_MAX_THREADS : threads;
+    /* the calling thread is one of them; a worker that cannot start is
+     * simply absent (the caller does its share) */
+    while (pool->nthreads + 1 < want &&
+           pthread_create(&pool->tid[pool->nthreads], NULL, pool_worker_main, pool) == 0) {
+        pool->nthreads++;
+    }
+    *out = pool;
+    return 0;
+}
+
+void dla_conv_pool_destroy(struct dla_conv_pool *pool)
+{
+    if (pool == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&pool->mu);
+    pool->stop = 1;
+    pthread_cond_broadcast(&pool->work);
+    pthread_mutex_unlock(&pool->mu);
+    for (size_t i = 0; i < pool->nthreads; i++) {
+        pthread_join(pool->tid[i], NULL);
+    }
+    pthread_cond_destroy(&pool->done);
+    pthread_cond_destroy(&pool->work);
+    pthread_mutex_destroy(&pool->mu);
+    free(pool);
+}
+
+unsigned dla_conv_pool_threads(const struct dla_conv_pool *pool)
+{
+    return pool == NULL ? 1 : (unsigned)pool->nthreads + 1;
+}
+
+/* A team of n threads (the caller and up to n - 1 of the pool's workers). */
+static void pool_run_team(struct dla_conv_pool *pool, struct conv_plan *p, size_t n)
+{
+    struct conv_team team;
+    team_init(&team, p, n);
+    if (n > 1) {
+        pthread_mutex_lock(&pool->mu);
+        pool->team = &team;
+        pool->seats = n - 1;
+        pool->gen++;
+        pthread_cond_broadcast(&pool->work);
+        pthread_mutex_unlock(&pool->mu);
+    }
+    team_pack(&team);
+    team_compute(&team);
+    if (n > 1) {
+        pthread_mutex_lock(&pool->mu);
+        pool->team = NULL; /* late workers stay asleep */
+        pool->seats = 0;
+        while (pool->inside > 0) {
+            pthread_cond_wait(&pool->done, &pool->mu);
+        }
+        pthread_mutex_unlock(&pool->mu);
     }
 }
 
@@ -1016,8 +1160,9 @@ static int conv_args(const struct dla_conv_geom *g, int32_t *out, int *rc)
 
 /* Plan and run with weights `wt` packed per call, or `w` packed before. */
 static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned threads,
-                    const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
-                    const struct dla_conv_wpack *w, int32_t *out)
+                    struct dla_conv_pool *pool, const struct dla_conv_geom *g,
+                    const int8_t *in, const int8_t *wt, const struct dla_conv_wpack *w,
+                    int32_t *out)
 {
     struct conv_plan p;
     memset(&p, 0, sizeof p);
@@ -1034,7 +1179,11 @@ static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned thr
         size_t items = p.ntiles * p.kblocks;
         size_t n = threads == 0 ? 1 : threads;
         n = min_size(min_size(n, CONV_MAX_THREADS), items);
-        conv_run_team(&p, n);
+        if (pool != NULL) {
+            pool_run_team(pool, &p, min_size(n, dla_conv_pool_threads(pool)));
+        } else {
+            conv_run_team(&p, n);
+        }
     }
     plan_free(&p);
     return rc;
@@ -1060,8 +1209,8 @@ int dla_conv_s8_opts(const struct dla_conv_opts *o, const struct dla_conv_geom *
     if (!dla_conv_isa_supported(o->isa)) {
         return DLASIM_ERR_UNSUPPORTED;
     }
-    return conv_run(o->isa, o->shape, use_vbmi_for(o->isa, g, o->flags), o->threads, g, in, wt,
-                    NULL, out);
+    return conv_run(o->isa, o->shape, use_vbmi_for(o->isa, g, o->flags), o->threads, NULL, g, in,
+                    wt, NULL, out);
 }
 
 /* Threads worth starting: creating and joining one costs up to ~0.1 ms on
@@ -1155,7 +1304,7 @@ void dla_conv_wpack_free(struct dla_conv_wpack *w)
 
 int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
                             const struct dla_conv_wpack *w, int32_t *out, int shape,
-                            unsigned threads)
+                            unsigned threads, struct dla_conv_pool *pool)
 {
     if (g == NULL || in == NULL || w == NULL || out == NULL) {
         return DLASIM_ERR_INVAL;
@@ -1167,11 +1316,12 @@ int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
     if (conv_args(g, out, &rc)) {
         return rc;
     }
-    return conv_run(w->isa, shape, w->use_vbmi, threads, g, in, NULL, w, out);
+    return conv_run(w->isa, shape, w->use_vbmi, threads, pool, g, in, NULL, w, out);
 }
 
 int dla_conv_s8_packed(const struct dla_conv_geom *g, const int8_t *in,
-                       const struct dla_conv_wpack *w, int32_t *out, unsigned threads)
+                       const struct dla_conv_wpack *w, int32_t *out, unsigned threads,
+                       struct dla_conv_pool *pool)
 {
     if (g == NULL || w == NULL) {
         return DLASIM_ERR_INVAL;
@@ -1179,5 +1329,6 @@ int dla_conv_s8_packed(const struct dla_conv_geom *g, const int8_t *in,
     if (geom_valid(g) != 0) {
         return geom_valid(g);
     }
-    return dla_conv_s8_packed_opts(g, in, w, out, -1, conv_useful_threads(g, w->isa, threads));
+    return dla_conv_s8_packed_opts(g, in, w, out, -1, conv_useful_threads(g, w->isa, threads),
+                                   pool);
 }

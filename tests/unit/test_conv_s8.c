@@ -149,7 +149,7 @@ static void check_packed_paths(const struct dla_conv_geom *g, struct bufs *b, co
         for (int shape = -1; shape < shapes; shape++) {
             for (unsigned threads = 1; threads <= (shape == -1 ? 3u : 1u); threads += 2) {
                 poison_out(b);
-                int rc = dla_conv_s8_packed_opts(g, b->in, w, b->out, shape, threads);
+                int rc = dla_conv_s8_packed_opts(g, b->in, w, b->out, shape, threads, NULL);
                 snprintf(what, sizeof what, "%s packed isa=%s shape=%d threads=%u", name,
                          dla_conv_isa_name((enum dla_conv_isa)isa), shape, threads);
                 if (rc != 0) {
@@ -163,12 +163,24 @@ static void check_packed_paths(const struct dla_conv_geom *g, struct bufs *b, co
     struct dla_conv_wpack *w = NULL;
     assert_int_equal(dla_conv_wpack_build(g, b->wt, &w), 0);
     assert_true(dla_conv_wpack_bytes(w) > 0);
-    for (int run = 0; run < 2; run++) {
+    struct dla_conv_pool *pool = NULL;
+    assert_int_equal(dla_conv_pool_create(3, &pool), 0);
+    for (int run = 0; run < 4; run++) {
         poison_out(b);
-        assert_int_equal(dla_conv_s8_packed(g, b->in, w, b->out, 2), 0);
+        /* calls with threads made for the call, then with the pool's */
+        assert_int_equal(dla_conv_s8_packed(g, b->in, w, b->out, run < 2 ? 2 : 3,
+                                            run < 2 ? NULL : pool), 0);
         snprintf(what, sizeof what, "%s dla_conv_s8_packed run %d", name, run);
         expect_same(b, what);
     }
+    /* every thread count the pool can serve, the big shapes on all of them */
+    for (unsigned t = 1; t <= 4; t++) {
+        poison_out(b);
+        assert_int_equal(dla_conv_s8_packed_opts(g, b->in, w, b->out, -1, t, pool), 0);
+        snprintf(what, sizeof what, "%s packed pool threads=%u", name, t);
+        expect_same(b, what);
+    }
+    dla_conv_pool_destroy(pool);
     dla_conv_wpack_free(w);
 }
 
@@ -525,22 +537,25 @@ static void test_empty_and_errors(void **state)
     /* weights packed for one kernel shape refuse another; empty layers pack */
     struct dla_conv_wpack *w = NULL;
     assert_int_equal(dla_conv_wpack_build(&g, wt, &w), 0);
-    assert_int_equal(dla_conv_s8_packed(&g, in, w, out, 1), 0);
+    assert_int_equal(dla_conv_s8_packed(&g, in, w, out, 1, NULL), 0);
     assert_int_equal(out[0], 15);
     struct dla_conv_geom other = g;
     other.in_c = 1;
-    assert_int_equal(dla_conv_s8_packed(&other, in, w, out, 1), DLASIM_ERR_INVAL);
+    assert_int_equal(dla_conv_s8_packed(&other, in, w, out, 1, NULL), DLASIM_ERR_INVAL);
     other = g;
     other.out_k = 1;
-    assert_int_equal(dla_conv_s8_packed(&other, in, w, out, 1), DLASIM_ERR_INVAL);
-    assert_int_equal(dla_conv_s8_packed(&g, NULL, w, out, 1), DLASIM_ERR_INVAL);
-    assert_int_equal(dla_conv_s8_packed(&g, in, NULL, out, 1), DLASIM_ERR_INVAL);
+    assert_int_equal(dla_conv_s8_packed(&other, in, w, out, 1, NULL), DLASIM_ERR_INVAL);
+    assert_int_equal(dla_conv_s8_packed(&g, NULL, w, out, 1, NULL), DLASIM_ERR_INVAL);
+    assert_int_equal(dla_conv_s8_packed(&g, in, NULL, out, 1, NULL), DLASIM_ERR_INVAL);
+    assert_int_equal(dla_conv_pool_create(2, NULL), DLASIM_ERR_INVAL);
+    dla_conv_pool_destroy(NULL);
+    assert_int_equal(dla_conv_pool_threads(NULL), 1);
     dla_conv_wpack_free(w);
     assert_int_equal(dla_conv_wpack_build(&bad, wt, &w), DLASIM_ERR_INVAL);
     assert_null(w);
     assert_int_equal(dla_conv_wpack_build(&empty, wt, &w), 0);
     out[0] = 99;
-    assert_int_equal(dla_conv_s8_packed(&empty, in, w, out, 1), 0);
+    assert_int_equal(dla_conv_s8_packed(&empty, in, w, out, 1, NULL), 0);
     assert_int_equal(out[0], 0);
     dla_conv_wpack_free(w);
     dla_conv_wpack_free(NULL);

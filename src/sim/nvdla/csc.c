@@ -833,10 +833,26 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
 
 /* ---- running the MACs ---------------------------------------------------------- */
 
+/* The device's kernel threads, kept across layers (made on first use, and
+ * again if the device's thread count changed); NULL: threads per call. */
+static struct dla_conv_pool *kernel_pool(struct dla_dev *d, struct dla_conv_state *s)
+{
+    unsigned threads = dla_threads(d);
+    if (s->pool != NULL && s->pool_threads != threads) {
+        dla_conv_pool_destroy(s->pool);
+        s->pool = NULL;
+    }
+    if (s->pool == NULL && threads > 1 && dla_conv_pool_create(threads, &s->pool) == 0) {
+        s->pool_threads = threads;
+    }
+    return s->pool;
+}
+
 static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const int8_t *in,
                       const int8_t *wt, const struct dla_conv_wpack *pack, int32_t *out)
 {
-    int rc = pack ? dla_conv_s8_packed(g, in, pack, out, dla_threads(d))
+    int rc = pack ? dla_conv_s8_packed(g, in, pack, out, dla_threads(d),
+                                       kernel_pool(d, dla_dev_conv_state(d)))
                   : dla_conv_s8(g, in, wt, out, dla_threads(d));
     if (rc) {
         return dla_error(d, rc, "CSC: convolution kernel failed (%s) on a %ux%ux%u input, "
