@@ -23,7 +23,9 @@
  * Threads: one team per call sharing atomic work counters (see
  * conv_run_team); the calling thread works too and does everything if no
  * thread can be created.  Very small layers use fewer threads, tiny ones
- * the plain loops.
+ * the plain loops.  Callers that run many layers pack each layer's weights
+ * once (dla_conv_wpack_build, then dla_conv_s8_packed) and keep the worker
+ * threads in a pool (dla_conv_pool) instead of creating them per call.
  */
 #include "kernels/conv_s8_impl.h"
 

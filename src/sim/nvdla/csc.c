@@ -43,7 +43,13 @@
  * transposes (src/arith/atoms.h) and kept in struct dla_conv_state with the
  * bytes and the shape they came from: a layer whose weights are the same
  * bytes read the same way (WEIGHT_REUSE, or the same weights fetched again)
- * uses them without decoding (decode_planar).
+ * uses them without decoding (decode_planar).  Layers whose sums fit int32
+ * go further: their kernels, packed for the MAC kernel (dla_conv_wpack), are
+ * kept per weight stream in a cache across layers and inferences
+ * (cached_weights), so a network's weights are decoded and packed once;
+ * an entry is used only for a stream equal byte for byte to the copy it
+ * keeps, which stays exact whatever software writes into the weights.  The
+ * kernel's threads are a pool kept in the same state (kernel_pool).
  *
  * Checks of the layer as a driver sees them: CSC against CDMA (mode,
  * precision, reuse flags, banks, entries, sizes, kernels, weight bytes),
