@@ -715,7 +715,12 @@ static struct dla_wt_cache_entry *wt_cache_find(struct dla_conv_state *s,
                                                 uint64_t print)
 {
     struct dla_wt_cache *wc = &s->wcache;
-    for (size_t i = 0; i < wc->n; i++) {
+    /* entries are appended in the order layers first use them, and a
+     * network runs its layers in the same order every time: the scan starts
+     * after the last hit, so it usually ends at its first step */
+    size_t start = wc->last < wc->n ? wc->last + 1 : 0;
+    for (size_t step = 0; step < wc->n; step++) {
+        size_t i = (start + step) % wc->n;
         struct dla_wt_cache_entry *e = &wc->e[i];
         if (e->len == used && e->print == print && !memcmp(&e->key, key, sizeof(*key)) &&
             !memcmp(e->src, s->wt, used)) {
