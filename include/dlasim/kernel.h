@@ -52,6 +52,26 @@ const char *dlasim_conv_s8_isa_name(unsigned i);
 int dlasim_conv_s8_on_isa(unsigned i, const struct dlasim_conv_geom *g, const int8_t *in,
                           const int8_t *wt, int32_t *out, unsigned threads);
 
+/* Weights packed once for the fast kernel (the layout its tiles read), for
+ * a layer whose weights stay the same across calls: the simulator keeps
+ * these per layer.  Same checks as dlasim_conv_s8; free with
+ * dlasim_conv_wpack_free. */
+struct dlasim_conv_wpack;
+int dlasim_conv_wpack_build(const struct dlasim_conv_geom *g, const int8_t *wt,
+                            struct dlasim_conv_wpack **out);
+void dlasim_conv_wpack_free(struct dlasim_conv_wpack *w);
+
+/* Threads kept across calls (instead of made and joined per call). */
+struct dlasim_conv_pool;
+int dlasim_conv_pool_create(unsigned threads, struct dlasim_conv_pool **out);
+void dlasim_conv_pool_destroy(struct dlasim_conv_pool *pool);
+
+/* dlasim_conv_s8 with packed weights, on the pool's threads (pool may be
+ * NULL: threads per call); the same int32 sums, bit for bit. */
+int dlasim_conv_s8_packed(const struct dlasim_conv_geom *g, const int8_t *in,
+                          const struct dlasim_conv_wpack *w, int32_t *out, unsigned threads,
+                          struct dlasim_conv_pool *pool);
+
 DLASIM_API_END
 #ifdef __cplusplus
 }

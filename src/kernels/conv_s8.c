@@ -23,7 +23,9 @@
  * Threads: one team per call sharing atomic work counters (see
  * conv_run_team); the calling thread works too and does everything if no
  * thread can be created.  Very small layers use fewer threads, tiny ones
- * the plain loops.
+ * the plain loops.  Callers that run many layers pack each layer's weights
+ * once (dla_conv_wpack_build, then dla_conv_s8_packed) and keep the worker
+ * threads in a pool (dla_conv_pool) instead of creating them per call.
  */
 #include "kernels/conv_s8_impl.h"
 
@@ -231,19 +233,39 @@ const char *dla_conv_s8_isa(void)
 
 /* ------------------------------------------------------------------- plan */
 
-struct conv_plan {
-    const struct dla_conv_geom *g;
-    const int8_t *in, *wt;
-    int32_t *out;
-    const struct conv_isa_desc *isa;
-    const struct conv_shape *shape;
+/* Packed weights of one layer (see conv_s8_impl.h), built per call or once
+ * by dla_conv_wpack_build and reused while the weights stay the same. */
+struct dla_conv_wpack {
+    enum dla_conv_isa isa;
     enum cell_format fmt;
     int use_vbmi;     /* pack Q8 weights with conv_s8_x86.c's VBMI routine */
-    int kmajor;       /* tiles numbered k block major (weights larger than input) */
+    uint32_t in_c, k_w, k_h, out_k;
     uint32_t cell_ch; /* channels per cell: 4 (Q8) or 2 (P16) */
     uint32_t ngrp;    /* channel groups */
     size_t taps;      /* k_h * k_w */
     size_t nq;        /* reduction steps: ngrp * taps */
+    size_t bytes;     /* packed weight bytes (out_k * nq cells) */
+    unsigned char *wp;
+    int32_t *init; /* accumulator start value of each output channel */
+    /* reduction steps [qlo[k], qhi[k]) hold every non-zero weight cell of
+     * output channel k (empty: qlo = qhi = 0); a tile runs only the union of
+     * its rows' ranges, so a dense-lowered depthwise or grouped convolution
+     * costs its real MACs (zero weights add nothing: exact) */
+    uint32_t *qlo, *qhi;
+};
+
+struct conv_plan {
+    const struct dla_conv_geom *g;
+    const int8_t *in, *wt; /* wt: NULL when the weights come packed */
+    int32_t *out;
+    const struct conv_isa_desc *isa;
+    const struct conv_shape *shape;
+    enum cell_format fmt;
+    const struct dla_conv_wpack *w; /* w == &own, or packed by the caller */
+    struct dla_conv_wpack own;
+    int kmajor;       /* tiles numbered k block major (weights larger than input) */
+    uint32_t cell_ch, ngrp;
+    size_t taps, nq;  /* as in w */
     size_t vw, vh;    /* virtual plane width and rows that hold data */
     size_t nv;        /* virtual pixels: out_h * vw */
     size_t ntiles;    /* ceil(nv / NR) */
@@ -255,14 +277,15 @@ struct conv_plan {
     int8_t *zero_row; /* in_w zero bytes: the absent channels of the last group */
     ptrdiff_t *qoff;
     size_t kblocks;
-    unsigned char *wp;
-    int32_t *init; /* accumulator start value of each output channel */
-    /* reduction steps [qlo[k], qhi[k]) hold every non-zero weight cell of
-     * output channel k (empty: qlo = qhi = 0); a tile runs only the union of
-     * its rows' ranges, so a dense-lowered depthwise or grouped convolution
-     * costs its real MACs (zero weights add nothing: exact) */
-    uint32_t *qlo, *qhi;
 };
+
+static void wpack_release(struct dla_conv_wpack *w)
+{
+    free(w->wp);
+    free(w->init);
+    free(w->qlo);
+    free(w->qhi);
+}
 
 static void plan_free(struct conv_plan *p)
 {
@@ -271,10 +294,7 @@ static void plan_free(struct conv_plan *p)
     free(p->inp);
     free(p->zero_row);
     free(p->qoff);
-    free(p->wp);
-    free(p->init);
-    free(p->qlo);
-    free(p->qhi);
+    wpack_release(&p->own);
 }
 
 /* 64-byte aligned buffer of at least `size` bytes (size > 0). */
@@ -309,18 +329,59 @@ static size_t collect_phases(uint32_t k, uint32_t dil, uint32_t stride, uint32_t
     return n;
 }
 
-/* Sizes, phases and step offsets; allocates the packed buffers. */
-static int plan_build(struct conv_plan *p)
+/* Sizes of the packed weights of g for `isa`; allocates their buffers
+ * (contents not set).  0, DLASIM_ERR_INVAL (too large) or _NOMEM; on an
+ * error w holds nothing to release. */
+static int wpack_init(struct dla_conv_wpack *w, const struct dla_conv_geom *g,
+                      enum dla_conv_isa isa, int use_vbmi)
+{
+    memset(w, 0, sizeof(*w));
+    w->isa = isa;
+    w->fmt = conv_isas[isa].fmt;
+    w->use_vbmi = use_vbmi;
+    w->in_c = g->in_c;
+    w->k_w = g->k_w;
+    w->k_h = g->k_h;
+    w->out_k = g->out_k;
+    w->cell_ch = w->fmt == CELL_Q8 ? 4 : 2;
+    w->ngrp = (uint32_t)(((uint64_t)g->in_c + w->cell_ch - 1) / w->cell_ch);
+    w->taps = (size_t)g->k_h * g->k_w;
+    w->nq = (size_t)w->ngrp * w->taps;
+    if (!mul_size(g->out_k, w->nq, &w->bytes) || !mul_size(w->bytes, CONV_CELL, &w->bytes) ||
+        w->nq > UINT32_MAX) {
+        return DLASIM_ERR_INVAL;
+    }
+    /* at least one element each: an empty layer still gets a valid pack */
+    size_t rows = g->out_k ? g->out_k : 1;
+    w->wp = alloc64(w->bytes ? w->bytes : 1);
+    w->init = malloc(sizeof(int32_t) * rows);
+    w->qlo = malloc(sizeof(uint32_t) * rows);
+    w->qhi = malloc(sizeof(uint32_t) * rows);
+    if (w->wp == NULL || w->init == NULL || w->qlo == NULL || w->qhi == NULL) {
+        wpack_release(w);
+        memset(w, 0, sizeof(*w));
+        return DLASIM_ERR_NOMEM;
+    }
+    return 0;
+}
+
+/* Sizes, phases and step offsets; allocates the packed input (and the
+ * packed weights unless the caller brought them). */
+static int plan_build(struct conv_plan *p, enum dla_conv_isa isa, int use_vbmi)
 {
     const struct dla_conv_geom *g = p->g;
     uint32_t *sy = NULL, *sx = NULL, *oy = NULL, *ox = NULL;
-    size_t t, inp_size, wp_size;
-    int rc = DLASIM_ERR_NOMEM;
+    size_t t, inp_size;
+    int rc;
 
-    p->cell_ch = p->fmt == CELL_Q8 ? 4 : 2;
-    p->ngrp = (uint32_t)(((uint64_t)g->in_c + p->cell_ch - 1) / p->cell_ch);
-    p->taps = (size_t)g->k_h * g->k_w;
-    p->nq = (size_t)p->ngrp * p->taps;
+    if (p->w == &p->own && (rc = wpack_init(&p->own, g, isa, use_vbmi)) != 0) {
+        return rc;
+    }
+    rc = DLASIM_ERR_NOMEM;
+    p->cell_ch = p->w->cell_ch;
+    p->ngrp = p->w->ngrp;
+    p->taps = p->w->taps;
+    p->nq = p->w->nq;
     p->phase_y = malloc(sizeof(uint32_t) * g->k_h);
     p->phase_x = malloc(sizeof(uint32_t) * g->k_w);
     sy = malloc(sizeof(uint32_t) * g->k_h);
@@ -349,21 +410,14 @@ static int plan_build(struct conv_plan *p)
     p->kblocks = ((size_t)g->out_k + p->shape->mr - 1) / p->shape->mr;
     if (!mul_size(p->nplanes, p->plane_cells, &inp_size) ||
         !mul_size(inp_size, CONV_CELL, &inp_size) ||
-        !mul_size(g->out_k, p->nq, &wp_size) ||
-        !mul_size(wp_size, CONV_CELL, &wp_size) ||
         p->nq > PTRDIFF_MAX / sizeof(ptrdiff_t) || inp_size > PTRDIFF_MAX) {
         goto done;
     }
     rc = DLASIM_ERR_NOMEM;
     p->inp = alloc64(inp_size);
-    p->wp = alloc64(wp_size);
     p->qoff = malloc(sizeof(ptrdiff_t) * p->nq);
     p->zero_row = calloc(g->in_w, 1);
-    p->init = malloc(sizeof(int32_t) * g->out_k);
-    p->qlo = malloc(sizeof(uint32_t) * g->out_k);
-    p->qhi = malloc(sizeof(uint32_t) * g->out_k);
-    if (p->inp == NULL || p->wp == NULL || p->qoff == NULL || p->init == NULL ||
-        p->zero_row == NULL || p->qlo == NULL || p->qhi == NULL || p->nq > UINT32_MAX) {
+    if (p->inp == NULL || p->qoff == NULL || p->zero_row == NULL) {
         goto done;
     }
     for (size_t grp = 0; grp < p->ngrp; grp++) {
@@ -375,7 +429,7 @@ static int plan_build(struct conv_plan *p)
             }
         }
     }
-    p->kmajor = wp_size > inp_size;
+    p->kmajor = p->w->bytes > inp_size;
     rc = 0;
 done:
     free(sy);
@@ -688,26 +742,26 @@ static void nonzero_steps(const unsigned char *d, size_t nq, uint32_t *lo, uint3
 /* Weights of output channel k as nq cells (order of q), and its accumulator
  * start value (Q8: -128 * sum of the weights, which cancels the +128 bias
  * of the input cells). */
-static void pack_weight_row(const struct conv_plan *p, size_t k)
+static void pack_weight_row(struct dla_conv_wpack *w, const int8_t *wt, size_t k)
 {
-    size_t taps = p->taps, in_c = p->g->in_c, cell_ch = p->cell_ch;
-    const int8_t *src = p->wt + k * in_c * taps;
-    unsigned char *d = p->wp + k * p->nq * CONV_CELL;
+    size_t taps = w->taps, in_c = w->in_c, cell_ch = w->cell_ch;
+    const int8_t *src = wt + k * in_c * taps;
+    unsigned char *d = w->wp + k * w->nq * CONV_CELL;
     size_t full = in_c / cell_ch; /* groups with every channel present */
     int64_t sum = 0;
 
 #if defined(DLA_CONV_X86)
-    if (p->use_vbmi) {
+    if (w->use_vbmi) {
         sum = dla_conv_pack_q8_vbmi(d, src, full, taps);
     }
 #endif
-    if (!p->use_vbmi) {
-        pack_weight_groups(d, src, full, taps, p->fmt);
-        if (p->fmt == CELL_Q8) {
+    if (!w->use_vbmi) {
+        pack_weight_groups(d, src, full, taps, w->fmt);
+        if (w->fmt == CELL_Q8) {
             sum = sum_s8(src, full * cell_ch * taps);
         }
     }
-    if (full < p->ngrp) { /* last group: missing channels weigh 0 */
+    if (full < w->ngrp) { /* last group: missing channels weigh 0 */
         const int8_t *s = src + full * cell_ch * taps;
         unsigned char *dg = d + full * taps * CONV_CELL;
         size_t nc = in_c - full * cell_ch;
@@ -717,12 +771,12 @@ static void pack_weight_row(const struct conv_plan *p, size_t k)
                 v[i] = s[i * taps + t];
                 sum += v[i];
             }
-            st32(dg + t * CONV_CELL, p->fmt == CELL_Q8 ? cell_q8(v[0], v[1], v[2], v[3])
+            st32(dg + t * CONV_CELL, w->fmt == CELL_Q8 ? cell_q8(v[0], v[1], v[2], v[3])
                                                        : cell_p16(v[0], v[1]));
         }
     }
-    p->init[k] = p->fmt == CELL_Q8 ? u32_to_s32((uint32_t)(uint64_t)(sum * -128)) : 0;
-    nonzero_steps(d, p->nq, &p->qlo[k], &p->qhi[k]);
+    w->init[k] = w->fmt == CELL_Q8 ? u32_to_s32((uint32_t)(uint64_t)(sum * -128)) : 0;
+    nonzero_steps(d, w->nq, &w->qlo[k], &w->qhi[k]);
 }
 
 /* ---------------------------------------------------------------- compute */
@@ -765,20 +819,21 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
         size_t nt = p->kmajor ? item % p->ntiles : item / p->kblocks;
         size_t kb = p->kmajor ? item / p->ntiles : item % p->kblocks;
         size_t n0 = nt * nr, k0 = kb * mr_full;
+        const struct dla_conv_wpack *w = p->w;
         t.in = p->inp + n0 * CONV_CELL;
-        t.init = p->init + k0;
+        t.init = w->init + k0;
         t.mr = (unsigned)min_size(mr_full, p->g->out_k - k0);
         size_t lo = p->nq, hi = 0; /* the steps where a row of the tile has a weight */
         for (size_t k = k0; k < k0 + t.mr; k++) {
-            if (p->qhi[k] > p->qlo[k]) {
-                lo = p->qlo[k] < lo ? p->qlo[k] : lo;
-                hi = p->qhi[k] > hi ? p->qhi[k] : hi;
+            if (w->qhi[k] > w->qlo[k]) {
+                lo = w->qlo[k] < lo ? w->qlo[k] : lo;
+                hi = w->qhi[k] > hi ? w->qhi[k] : hi;
             }
         }
         lo = lo < hi ? lo : 0;
         t.qoff = p->qoff + lo;
         t.nq = hi - lo;
-        t.w = p->wp + (k0 * p->nq + lo) * CONV_CELL;
+        t.w = w->wp + (k0 * p->nq + lo) * CONV_CELL;
         t.nruns = tile_runs(p, n0, runs);
         t.out = p->out + k0 * out_plane;
         p->shape->tile(&t);
@@ -830,7 +885,7 @@ static void tile_generic(const struct dla_conv_tile *t)
  * more threads than cores); stage 2 computes chunks of consecutive tiles.
  */
 struct conv_team {
-    const struct conv_plan *p;
+    struct conv_plan *p; /* packing writes p->own */
     size_t plane_chunk, plane_tasks; /* packing tasks: input planes ... */
     size_t row_chunk, pack_tasks;    /* ... then weight rows */
     size_t tile_chunk, items;        /* compute: chunks of tiles */
@@ -839,7 +894,7 @@ struct conv_team {
 
 static void team_pack(struct conv_team *t)
 {
-    const struct conv_plan *p = t->p;
+    struct conv_plan *p = t->p;
     for (;;) {
         size_t task = atomic_fetch_add_explicit(&t->next_pack, 1, memory_order_relaxed);
         if (task >= t->pack_tasks) {
@@ -854,7 +909,7 @@ static void team_pack(struct conv_team *t)
             size_t first = (task - t->plane_tasks) * t->row_chunk;
             size_t end = min_size(first + t->row_chunk, p->g->out_k);
             for (size_t k = first; k < end; k++) {
-                pack_weight_row(p, k);
+                pack_weight_row(&p->own, p->wt, k);
             }
         }
         atomic_fetch_add_explicit(&t->packs_done, 1, memory_order_release);
@@ -887,23 +942,32 @@ static void *conv_worker_main(void *arg)
     return NULL;
 }
 
-static void conv_run_team(const struct conv_plan *p, size_t n)
+/* Work shares of a team of n threads over plan p (counters at 0). */
+static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
+{
+    team->p = p;
+    /* about 4 packing and 8 compute tasks per thread */
+    team->plane_chunk = p->nplanes / (4 * n) + 1;
+    team->plane_tasks = (p->nplanes + team->plane_chunk - 1) / team->plane_chunk;
+    team->row_chunk = p->g->out_k / (4 * n) + 1;
+    team->pack_tasks = team->plane_tasks;
+    if (p->w == &p->own) { /* weight rows to pack too */
+        team->pack_tasks += (p->g->out_k + team->row_chunk - 1) / team->row_chunk;
+    }
+    team->items = p->ntiles * p->kblocks;
+    team->tile_chunk = n == 1 ? team->items : team->items / (8 * n) + 1;
+    atomic_init(&team->next_pack, 0);
+    atomic_init(&team->packs_done, 0);
+    atomic_init(&team->next_tile, 0);
+}
+
+static void conv_run_team(struct conv_plan *p, size_t n)
 {
     pthread_t tid[CONV_MAX_THREADS];
     int started[CONV_MAX_THREADS];
     struct conv_team team;
 
-    team.p = p;
-    /* about 4 packing and 8 compute tasks per thread */
-    team.plane_chunk = p->nplanes / (4 * n) + 1;
-    team.plane_tasks = (p->nplanes + team.plane_chunk - 1) / team.plane_chunk;
-    team.row_chunk = p->g->out_k / (4 * n) + 1;
-    team.pack_tasks = team.plane_tasks + (p->g->out_k + team.row_chunk - 1) / team.row_chunk;
-    team.items = p->ntiles * p->kblocks;
-    team.tile_chunk = n == 1 ? team.items : team.items / (8 * n) + 1;
-    atomic_init(&team.next_pack, 0);
-    atomic_init(&team.packs_done, 0);
-    atomic_init(&team.next_tile, 0);
+    team_init(&team, p, n);
     for (size_t i = 1; i < n; i++) {
         started[i] = pthread_create(&tid[i], NULL, conv_worker_main, &team) == 0;
     }
@@ -913,6 +977,144 @@ static void conv_run_team(const struct conv_plan *p, size_t n)
         if (started[i]) {
             pthread_join(tid[i], NULL);
         }
+    }
+}
+
+/* ------------------------------------------------------------- thread pool */
+
+/*
+ * Workers kept between calls (owned by the caller, e.g. one per simulated
+ * device): a layer costs a wake-up instead of a thread creation and join
+ * (~50-100 us each on a virtual machine, and ResNet-50 runs ~90 convolution
+ * layers per image).  A call publishes its team; workers that wake while it
+ * is open join it (up to the call's thread count) and take work from its
+ * counters; when the calling thread has finished its own part it closes
+ * the team and waits only for the workers inside it, not for late ones.
+ */
+struct dla_conv_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    struct conv_team *team; /* open team, NULL when none */
+    uint64_t gen;           /* teams published so far */
+    size_t seats;           /* workers the open team may still take */
+    size_t inside;          /* workers in a team now */
+    int stop;
+    size_t nthreads;        /* workers started */
+    pthread_t tid[CONV_MAX_THREADS];
+};
+
+static void *pool_worker_main(void *arg)
+{
+    struct dla_conv_pool *pool = arg;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&pool->mu);
+    for (;;) {
+        while (!pool->stop && (pool->gen == seen || pool->team == NULL || pool->seats == 0)) {
+            if (pool->gen != seen) {
+                seen = pool->gen; /* a team closed or full before this worker woke */
+            }
+            pthread_cond_wait(&pool->work, &pool->mu);
+        }
+        if (pool->stop) {
+            break;
+        }
+        seen = pool->gen;
+        struct conv_team *team = pool->team;
+        pool->seats--;
+        pool->inside++;
+        pthread_mutex_unlock(&pool->mu);
+        conv_worker_main(team);
+        pthread_mutex_lock(&pool->mu);
+        if (--pool->inside == 0) {
+            pthread_cond_broadcast(&pool->done);
+        }
+    }
+    pthread_mutex_unlock(&pool->mu);
+    return NULL;
+}
+
+int dla_conv_pool_create(unsigned threads, struct dla_conv_pool **out)
+{
+    if (out == NULL) {
+        return DLASIM_ERR_INVAL;
+    }
+    *out = NULL;
+    struct dla_conv_pool *pool = calloc(1, sizeof(*pool));
+    if (pool == NULL) {
+        return DLASIM_ERR_NOMEM;
+    }
+    if (pthread_mutex_init(&pool->mu, NULL) != 0) {
+        free(pool);
+        return DLASIM_ERR_NOMEM;
+    }
+    if (pthread_cond_init(&pool->work, NULL) != 0) {
+        pthread_mutex_destroy(&pool->mu);
+        free(pool);
+        return DLASIM_ERR_NOMEM;
+    }
+    if (pthread_cond_init(&pool->done, NULL) != 0) {
+        pthread_cond_destroy(&pool->work);
+        pthread_mutex_destroy(&pool->mu);
+        free(pool);
+        return DLASIM_ERR_NOMEM;
+    }
+    size_t want = threads > CONV_MAX_THREADS ? CONV_MAX_THREADS : threads;
+    /* the calling thread is one of them; a worker that cannot start is
+     * simply absent (the caller does its share) */
+    while (pool->nthreads + 1 < want &&
+           pthread_create(&pool->tid[pool->nthreads], NULL, pool_worker_main, pool) == 0) {
+        pool->nthreads++;
+    }
+    *out = pool;
+    return 0;
+}
+
+void dla_conv_pool_destroy(struct dla_conv_pool *pool)
+{
+    if (pool == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&pool->mu);
+    pool->stop = 1;
+    pthread_cond_broadcast(&pool->work);
+    pthread_mutex_unlock(&pool->mu);
+    for (size_t i = 0; i < pool->nthreads; i++) {
+        pthread_join(pool->tid[i], NULL);
+    }
+    pthread_cond_destroy(&pool->done);
+    pthread_cond_destroy(&pool->work);
+    pthread_mutex_destroy(&pool->mu);
+    free(pool);
+}
+
+unsigned dla_conv_pool_threads(const struct dla_conv_pool *pool)
+{
+    return pool == NULL ? 1 : (unsigned)pool->nthreads + 1;
+}
+
+/* A team of n threads (the caller and up to n - 1 of the pool's workers). */
+static void pool_run_team(struct dla_conv_pool *pool, struct conv_plan *p, size_t n)
+{
+    struct conv_team team;
+    team_init(&team, p, n);
+    if (n > 1) {
+        pthread_mutex_lock(&pool->mu);
+        pool->team = &team;
+        pool->seats = n - 1;
+        pool->gen++;
+        pthread_cond_broadcast(&pool->work);
+        pthread_mutex_unlock(&pool->mu);
+    }
+    team_pack(&team);
+    team_compute(&team);
+    if (n > 1) {
+        pthread_mutex_lock(&pool->mu);
+        pool->team = NULL; /* late workers stay asleep */
+        pool->seats = 0;
+        while (pool->inside > 0) {
+            pthread_cond_wait(&pool->done, &pool->mu);
+        }
+        pthread_mutex_unlock(&pool->mu);
     }
 }
 
@@ -940,6 +1142,61 @@ static const struct conv_shape *choose_shape(const struct conv_isa_desc *isa,
     return &isa->shapes[best];
 }
 
+/* Checks shared by the entry points; 1 = nothing to compute (out set). */
+static int conv_args(const struct dla_conv_geom *g, int32_t *out, int *rc)
+{
+    *rc = geom_valid(g);
+    if (*rc != 0) {
+        return 1;
+    }
+    size_t nout = (size_t)g->out_k * g->out_h * g->out_w;
+    if (nout == 0) {
+        return 1;
+    }
+    if (g->in_c == 0 || g->k_w == 0 || g->k_h == 0) {
+        memset(out, 0, nout * sizeof(int32_t)); /* empty sums */
+        return 1;
+    }
+    return 0;
+}
+
+/* Plan and run with weights `wt` packed per call, or `w` packed before. */
+static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned threads,
+                    struct dla_conv_pool *pool, const struct dla_conv_geom *g,
+                    const int8_t *in, const int8_t *wt, const struct dla_conv_wpack *w,
+                    int32_t *out)
+{
+    struct conv_plan p;
+    memset(&p, 0, sizeof p);
+    p.g = g;
+    p.in = in;
+    p.wt = wt;
+    p.out = out;
+    p.w = w != NULL ? w : &p.own;
+    p.isa = &conv_isas[isa];
+    p.fmt = p.isa->fmt;
+    p.shape = choose_shape(p.isa, g, shape);
+    int rc = plan_build(&p, isa, use_vbmi);
+    if (rc == 0) {
+        size_t items = p.ntiles * p.kblocks;
+        size_t n = threads == 0 ? 1 : threads;
+        n = min_size(min_size(n, CONV_MAX_THREADS), items);
+        if (pool != NULL) {
+            pool_run_team(pool, &p, min_size(n, dla_conv_pool_threads(pool)));
+        } else {
+            conv_run_team(&p, n);
+        }
+    }
+    plan_free(&p);
+    return rc;
+}
+
+static int use_vbmi_for(enum dla_conv_isa isa, const struct dla_conv_geom *g, unsigned flags)
+{
+    return conv_isas[isa].fmt == CELL_Q8 && (size_t)g->k_h * g->k_w <= 16 &&
+           !(flags & DLA_CONV_NO_VBMI) && conv_vbmi_supported();
+}
+
 int dla_conv_s8_opts(const struct dla_conv_opts *o, const struct dla_conv_geom *g,
                      const int8_t *in, const int8_t *wt, int32_t *out)
 {
@@ -947,42 +1204,15 @@ int dla_conv_s8_opts(const struct dla_conv_opts *o, const struct dla_conv_geom *
         (unsigned)o->isa >= DLA_CONV_ISA_COUNT) {
         return DLASIM_ERR_INVAL;
     }
-    int rc = geom_valid(g);
-    if (rc != 0) {
+    int rc;
+    if (conv_args(g, out, &rc)) {
         return rc;
     }
     if (!dla_conv_isa_supported(o->isa)) {
         return DLASIM_ERR_UNSUPPORTED;
     }
-    size_t nout = (size_t)g->out_k * g->out_h * g->out_w;
-    if (nout == 0) {
-        return 0;
-    }
-    if (g->in_c == 0 || g->k_w == 0 || g->k_h == 0) {
-        memset(out, 0, nout * sizeof(int32_t)); /* empty sums */
-        return 0;
-    }
-
-    struct conv_plan p;
-    memset(&p, 0, sizeof p);
-    p.g = g;
-    p.in = in;
-    p.wt = wt;
-    p.out = out;
-    p.isa = &conv_isas[o->isa];
-    p.fmt = p.isa->fmt;
-    p.shape = choose_shape(p.isa, g, o->shape);
-    p.use_vbmi = p.fmt == CELL_Q8 && (size_t)g->k_h * g->k_w <= 16 &&
-                 !(o->flags & DLA_CONV_NO_VBMI) && conv_vbmi_supported();
-    rc = plan_build(&p);
-    if (rc == 0) {
-        size_t items = p.ntiles * p.kblocks;
-        size_t n = o->threads == 0 ? 1 : o->threads;
-        n = min_size(min_size(n, CONV_MAX_THREADS), items);
-        conv_run_team(&p, n);
-    }
-    plan_free(&p);
-    return rc;
+    return conv_run(o->isa, o->shape, use_vbmi_for(o->isa, g, o->flags), o->threads, NULL, g, in,
+                    wt, NULL, out);
 }
 
 /* Threads worth starting: creating and joining one costs up to ~0.1 ms on
@@ -1026,4 +1256,86 @@ int dla_conv_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *w
 int dla_conv_geom_check(const struct dla_conv_geom *g)
 {
     return g == NULL ? DLASIM_ERR_INVAL : geom_valid(g);
+}
+
+/* ------------------------------------------------- weights packed once */
+
+int dla_conv_wpack_build_isa(const struct dla_conv_geom *g, const int8_t *wt,
+                             enum dla_conv_isa isa, unsigned flags, struct dla_conv_wpack **out)
+{
+    if (g == NULL || wt == NULL || out == NULL || (unsigned)isa >= DLA_CONV_ISA_COUNT) {
+        return DLASIM_ERR_INVAL;
+    }
+    *out = NULL;
+    int rc = geom_valid(g);
+    if (rc != 0) {
+        return rc;
+    }
+    if (!dla_conv_isa_supported(isa)) {
+        return DLASIM_ERR_UNSUPPORTED;
+    }
+    struct dla_conv_wpack *w = malloc(sizeof(*w));
+    if (w == NULL) {
+        return DLASIM_ERR_NOMEM;
+    }
+    rc = wpack_init(w, g, isa, use_vbmi_for(isa, g, flags));
+    if (rc != 0) {
+        free(w);
+        return rc;
+    }
+    for (size_t k = 0; k < g->out_k; k++) {
+        pack_weight_row(w, wt, k);
+    }
+    *out = w;
+    return 0;
+}
+
+int dla_conv_wpack_build(const struct dla_conv_geom *g, const int8_t *wt,
+                         struct dla_conv_wpack **out)
+{
+    return dla_conv_wpack_build_isa(g, wt, conv_best_isa(), 0, out);
+}
+
+size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w)
+{
+    return w == NULL ? 0 : sizeof(*w) + w->bytes + (size_t)w->out_k * 3 * sizeof(uint32_t);
+}
+
+void dla_conv_wpack_free(struct dla_conv_wpack *w)
+{
+    if (w != NULL) {
+        wpack_release(w);
+        free(w);
+    }
+}
+
+int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
+                            const struct dla_conv_wpack *w, int32_t *out, int shape,
+                            unsigned threads, struct dla_conv_pool *pool)
+{
+    if (g == NULL || in == NULL || w == NULL || out == NULL) {
+        return DLASIM_ERR_INVAL;
+    }
+    if (w->in_c != g->in_c || w->k_w != g->k_w || w->k_h != g->k_h || w->out_k != g->out_k) {
+        return DLASIM_ERR_INVAL; /* packed for another kernel shape */
+    }
+    int rc;
+    if (conv_args(g, out, &rc)) {
+        return rc;
+    }
+    return conv_run(w->isa, shape, w->use_vbmi, threads, pool, g, in, NULL, w, out);
+}
+
+int dla_conv_s8_packed(const struct dla_conv_geom *g, const int8_t *in,
+                       const struct dla_conv_wpack *w, int32_t *out, unsigned threads,
+                       struct dla_conv_pool *pool)
+{
+    if (g == NULL || w == NULL) {
+        return DLASIM_ERR_INVAL;
+    }
+    if (geom_valid(g) != 0) {
+        return geom_valid(g);
+    }
+    return dla_conv_s8_packed_opts(g, in, w, out, -1, conv_useful_threads(g, w->isa, threads),
+                                   pool);
 }

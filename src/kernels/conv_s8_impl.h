@@ -121,4 +121,13 @@ struct dla_conv_opts {
 int dla_conv_s8_opts(const struct dla_conv_opts *o, const struct dla_conv_geom *g,
                      const int8_t *in, const int8_t *wt, int32_t *out);
 
+/* Packed weights for an explicit instruction set (flags: DLA_CONV_NO_VBMI),
+ * and the packed kernel with an explicit tile shape (-1 = best) and thread
+ * count used as given: for tests and benchmarks. */
+int dla_conv_wpack_build_isa(const struct dla_conv_geom *g, const int8_t *wt,
+                             enum dla_conv_isa isa, unsigned flags, struct dla_conv_wpack **out);
+int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
+                            const struct dla_conv_wpack *w, int32_t *out, int shape,
+                            unsigned threads, struct dla_conv_pool *pool);
+
 #endif

@@ -64,3 +64,51 @@ int dlasim_conv_s8_on_isa(unsigned i, const struct dlasim_conv_geom *g, const in
     struct dla_conv_opts o = {(enum dla_conv_isa)i, -1, 0, threads};
     return dla_conv_s8_opts(&o, &k, in, wt, out);
 }
+
+/* The public pack and pool are the kernel's own objects under opaque
+ * public names: never dereferenced as the public type. */
+int dlasim_conv_wpack_build(const struct dlasim_conv_geom *g, const int8_t *wt,
+                            struct dlasim_conv_wpack **out)
+{
+    if (!g || !out) {
+        return DLASIM_ERR_INVAL;
+    }
+    struct dla_conv_geom k = geom_of(g);
+    struct dla_conv_wpack *w = NULL;
+    int rc = dla_conv_wpack_build(&k, wt, &w);
+    *out = (struct dlasim_conv_wpack *)w;
+    return rc;
+}
+
+void dlasim_conv_wpack_free(struct dlasim_conv_wpack *w)
+{
+    dla_conv_wpack_free((struct dla_conv_wpack *)w);
+}
+
+int dlasim_conv_pool_create(unsigned threads, struct dlasim_conv_pool **out)
+{
+    if (!out) {
+        return DLASIM_ERR_INVAL;
+    }
+    struct dla_conv_pool *p = NULL;
+    int rc = dla_conv_pool_create(threads, &p);
+    *out = (struct dlasim_conv_pool *)p;
+    return rc;
+}
+
+void dlasim_conv_pool_destroy(struct dlasim_conv_pool *pool)
+{
+    dla_conv_pool_destroy((struct dla_conv_pool *)pool);
+}
+
+int dlasim_conv_s8_packed(const struct dlasim_conv_geom *g, const int8_t *in,
+                          const struct dlasim_conv_wpack *w, int32_t *out, unsigned threads,
+                          struct dlasim_conv_pool *pool)
+{
+    if (!g) {
+        return DLASIM_ERR_INVAL;
+    }
+    struct dla_conv_geom k = geom_of(g);
+    return dla_conv_s8_packed(&k, in, (const struct dla_conv_wpack *)w, out, threads,
+                              (struct dla_conv_pool *)pool);
+}

@@ -688,6 +688,49 @@ RUN_TEST(test_reuse_nv_small, reuse_all, "nv_small", 0x5eed0005u)
 RUN_TEST(test_reuse_nv_small_256, reuse_all, "nv_small_256", 0x5eed0006u)
 
 /*
+ * Weights rewritten by software between runs of the same layer (CSC keeps
+ * the kernels it packed, per weight stream, across layers): the layer runs
+ * with its weights, with one byte changed, with all of them changed, with
+ * the first weights again and unchanged twice; every run must compute on
+ * what memory holds at that run.
+ */
+static void rewritten_weights(const char *config, uint64_t seed)
+{
+    struct tdev t;
+    char what[160];
+    rng_state = seed;
+    tdev_open(&t, config, &rng_state);
+    for (unsigned i = 0; i < 4; i++) {
+        struct conv L;
+        random_feature_layer(&t, &L, 40, 1);
+        size_t n = (size_t)L.k * conv_bytes_per_kernel(&L);
+        int8_t *first = malloc(n);
+        assert_non_null(first);
+        memcpy(first, L.wt, n);
+        for (unsigned step = 0; step < 5; step++) {
+            if (step == 1) {
+                size_t at = rnd(0, (uint32_t)(n - 1));
+                L.wt[at] = (int8_t)(L.wt[at] ^ (int8_t)rnd(1, 255));
+            } else if (step == 2) {
+                fill_random(L.wt, n);
+            } else if (step == 3) {
+                memcpy(L.wt, first, n);
+            }
+            conv_write(&t, &L);
+            snprintf(what, sizeof(what), "%s layer %u (%ux%ux%u k%ux%ux%u) weights step %u",
+                     config, i, L.w, L.h, L.c, L.kw, L.kh, L.k, step);
+            check_layer(&t, &L, what);
+        }
+        free(first);
+        conv_free(&L);
+    }
+    dlasim_destroy(t.dev);
+}
+
+RUN_TEST(test_rewritten_weights_nv_small, rewritten_weights, "nv_small", 0x5eed0015u)
+RUN_TEST(test_rewritten_weights_nv_large, rewritten_weights, "nv_large", 0x5eed0016u)
+
+/*
  * Partial data reuse (split of a layer by height): layer A releases only
  * RLS_SLICES+1 of its lines; layer B with DATA_REUSE fetches new lines and
  * reads the lines A left followed by them.
@@ -899,6 +942,8 @@ int main(void)
         cmocka_unit_test(test_listed_formats_nv_small_256),
         cmocka_unit_test(test_reuse_nv_small),
         cmocka_unit_test(test_reuse_nv_small_256),
+        cmocka_unit_test(test_rewritten_weights_nv_small),
+        cmocka_unit_test(test_rewritten_weights_nv_large),
         cmocka_unit_test(test_partial_reuse),
         cmocka_unit_test(test_cacc_sticky_window),
         cmocka_unit_test(test_deep_kernel_nv_large),

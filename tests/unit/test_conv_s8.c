@@ -132,6 +132,58 @@ static void expect_same(const struct bufs *b, const char *what)
     }
 }
 
+/* Weights packed once (dla_conv_wpack_build*), each pack used by several
+ * calls: every ISA x tile shape with 1 thread, the automatic shape with 3,
+ * and the public entry point, against b->ref. */
+static void check_packed_paths(const struct dla_conv_geom *g, struct bufs *b, const char *name)
+{
+    char what[160];
+
+    for (int isa = 0; isa < DLA_CONV_ISA_COUNT; isa++) {
+        if (!dla_conv_isa_supported((enum dla_conv_isa)isa)) {
+            continue;
+        }
+        struct dla_conv_wpack *w = NULL;
+        assert_int_equal(dla_conv_wpack_build_isa(g, b->wt, (enum dla_conv_isa)isa, 0, &w), 0);
+        int shapes = isa == DLA_CONV_ISA_GENERIC ? 0 : DLA_CONV_SHAPES;
+        for (int shape = -1; shape < shapes; shape++) {
+            for (unsigned threads = 1; threads <= (shape == -1 ? 3u : 1u); threads += 2) {
+                poison_out(b);
+                int rc = dla_conv_s8_packed_opts(g, b->in, w, b->out, shape, threads, NULL);
+                snprintf(what, sizeof what, "%s packed isa=%s shape=%d threads=%u", name,
+                         dla_conv_isa_name((enum dla_conv_isa)isa), shape, threads);
+                if (rc != 0) {
+                    fail_msg("%s: rc %d", what, rc);
+                }
+                expect_same(b, what);
+            }
+        }
+        dla_conv_wpack_free(w);
+    }
+    struct dla_conv_wpack *w = NULL;
+    assert_int_equal(dla_conv_wpack_build(g, b->wt, &w), 0);
+    assert_true(dla_conv_wpack_bytes(w) > 0);
+    struct dla_conv_pool *pool = NULL;
+    assert_int_equal(dla_conv_pool_create(3, &pool), 0);
+    for (int run = 0; run < 4; run++) {
+        poison_out(b);
+        /* calls with threads made for the call, then with the pool's */
+        assert_int_equal(dla_conv_s8_packed(g, b->in, w, b->out, run < 2 ? 2 : 3,
+                                            run < 2 ? NULL : pool), 0);
+        snprintf(what, sizeof what, "%s dla_conv_s8_packed run %d", name, run);
+        expect_same(b, what);
+    }
+    /* every thread count the pool can serve, the big shapes on all of them */
+    for (unsigned t = 1; t <= 4; t++) {
+        poison_out(b);
+        assert_int_equal(dla_conv_s8_packed_opts(g, b->in, w, b->out, -1, t, pool), 0);
+        snprintf(what, sizeof what, "%s packed pool threads=%u", name, t);
+        expect_same(b, what);
+    }
+    dla_conv_pool_destroy(pool);
+    dla_conv_wpack_free(w);
+}
+
 /* Every ISA x tile shape x packing variant with 1 thread, the automatic
  * shape of each ISA with 3 threads (thread creation is slow under ASan),
  * and the public entry point with 1 and 3, against b->ref. */
@@ -173,6 +225,7 @@ static void check_all_paths(const struct dla_conv_geom *g, struct bufs *b, const
         snprintf(what, sizeof what, "%s dla_conv_s8 threads=%u", name, threads[ti]);
         expect_same(b, what);
     }
+    check_packed_paths(g, b, name);
 }
 
 static struct dla_conv_geom geom(uint32_t in_c, uint32_t out_k, uint32_t out_h, uint32_t out_w,
@@ -480,6 +533,32 @@ static void test_empty_and_errors(void **state)
     wt[0] = 5;
     assert_int_equal(dla_conv_s8(&g, in, wt, out, 0), 0);
     assert_int_equal(out[0], 15);
+
+    /* weights packed for one kernel shape refuse another; empty layers pack */
+    struct dla_conv_wpack *w = NULL;
+    assert_int_equal(dla_conv_wpack_build(&g, wt, &w), 0);
+    assert_int_equal(dla_conv_s8_packed(&g, in, w, out, 1, NULL), 0);
+    assert_int_equal(out[0], 15);
+    struct dla_conv_geom other = g;
+    other.in_c = 1;
+    assert_int_equal(dla_conv_s8_packed(&other, in, w, out, 1, NULL), DLASIM_ERR_INVAL);
+    other = g;
+    other.out_k = 1;
+    assert_int_equal(dla_conv_s8_packed(&other, in, w, out, 1, NULL), DLASIM_ERR_INVAL);
+    assert_int_equal(dla_conv_s8_packed(&g, NULL, w, out, 1, NULL), DLASIM_ERR_INVAL);
+    assert_int_equal(dla_conv_s8_packed(&g, in, NULL, out, 1, NULL), DLASIM_ERR_INVAL);
+    assert_int_equal(dla_conv_pool_create(2, NULL), DLASIM_ERR_INVAL);
+    dla_conv_pool_destroy(NULL);
+    assert_int_equal(dla_conv_pool_threads(NULL), 1);
+    dla_conv_wpack_free(w);
+    assert_int_equal(dla_conv_wpack_build(&bad, wt, &w), DLASIM_ERR_INVAL);
+    assert_null(w);
+    assert_int_equal(dla_conv_wpack_build(&empty, wt, &w), 0);
+    out[0] = 99;
+    assert_int_equal(dla_conv_s8_packed(&empty, in, w, out, 1, NULL), 0);
+    assert_int_equal(out[0], 0);
+    dla_conv_wpack_free(w);
+    dla_conv_wpack_free(NULL);
 }
 
 static void test_isa_names(void **state)

@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "sim/nvdla/cbuf.h"
+#include "kernels/conv_s8.h"
 #include "sim/core/host.h"
 
 int dla_conv_state_create(struct dla_dev *d, struct dla_conv_state **out)
@@ -72,6 +73,8 @@ void dla_conv_state_destroy(struct dla_conv_state *s)
     free(s->in);
     free(s->wplanar);
     free(s->wdec_src);
+    dla_wt_cache_free(&s->wcache);
+    dla_conv_pool_destroy(s->pool);
     free(s->wchunk);
     free(s->acc);
     free(s->in16);

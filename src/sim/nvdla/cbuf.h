@@ -175,6 +175,39 @@ struct dla_wt_key {
 };
 
 /*
+ * Kernels packed for the convolution kernel (dla_conv_wpack), kept across
+ * layers and inferences so that a network's weights are decoded and packed
+ * once, not at every layer run (csc.c, cached_weights).  Host state, not
+ * CBUF contents: an entry is used only for a weight stream equal, byte for
+ * byte and under the same key, to the one it was made from (a full compare
+ * against a copy), so software rewriting weights between runs can never
+ * see a stale pack.  At most DLA_WT_CACHE_BYTES are held.
+ */
+#define DLA_WT_CACHE_BYTES ((size_t)256 << 20)
+struct dla_conv_wpack;
+struct dla_conv_pool;
+struct dla_wt_cache_entry {
+    struct dla_wt_key key;
+    uint8_t *src;              /* the weight stream bytes the pack came from */
+    size_t len;
+    uint64_t print;            /* fingerprint of src (to skip most compares) */
+    struct dla_conv_wpack *pack;
+    int8_t *dw_wt;             /* a depthwise layer's planar weights (run_kernel's
+                                  depthwise path reads them), else NULL */
+    size_t bytes;              /* src + pack (+ dw_wt) */
+    uint64_t last_use;         /* lookup clock of the last hit */
+};
+struct dla_wt_cache {
+    struct dla_wt_cache_entry *e;
+    size_t n, cap;
+    size_t bytes;              /* held by all entries */
+    uint64_t clock;            /* lookups so far */
+    size_t last;               /* entry of the last hit (n: none) ... */
+    uint64_t last_fetch;       /* ... and wt_fetches then (WEIGHT_REUSE: no compare) */
+};
+void dla_wt_cache_free(struct dla_wt_cache *c);
+
+/*
  * Everything CBUF holds across layers.  After dla_conv_reset() (and at
  * creation) CBUF is empty and no previous layer is known: the first layer
  * always fetches.
@@ -214,6 +247,9 @@ struct dla_conv_state {
     size_t wdec_len;
     struct dla_wt_key wdec_key;
     uint64_t wdec_fetch;       /* wt_fetches when wt last equalled wdec_src */
+    struct dla_wt_cache wcache; /* packed kernels of earlier weight streams */
+    struct dla_conv_pool *pool; /* kernel worker threads (NULL until a layer needs them) */
+    unsigned pool_threads;      /* dla_threads() the pool was made for */
     int8_t *wchunk;            /* kernels of a channel chunk */
     size_t wchunk_cap;
     int64_t *acc;              /* wide accumulators for very deep kernels */

@@ -43,7 +43,13 @@
  * transposes (src/arith/atoms.h) and kept in struct dla_conv_state with the
  * bytes and the shape they came from: a layer whose weights are the same
  * bytes read the same way (WEIGHT_REUSE, or the same weights fetched again)
- * uses them without decoding (decode_planar).
+ * uses them without decoding (decode_planar).  Layers whose sums fit int32
+ * go further: their kernels, packed for the MAC kernel (dla_conv_wpack), are
+ * kept per weight stream in a cache across layers and inferences
+ * (cached_weights), so a network's weights are decoded and packed once;
+ * an entry is used only for a stream equal byte for byte to the copy it
+ * keeps, which stays exact whatever software writes into the weights.  The
+ * kernel's threads are a pool kept in the same state (kernel_pool).
  *
  * Checks of the layer as a driver sees them: CSC against CDMA (mode,
  * precision, reuse flags, banks, entries, sizes, kernels, weight bytes),
@@ -381,6 +387,7 @@ struct conv_job {
     uint32_t flat_kc;          /* pixel input: channel-extended kernel channels */
     uint32_t ext;              /* pixel input: kernel rows per atomic operation */
     uint32_t ac;               /* Atomic-C */
+    const struct dla_conv_wpack *pack; /* the kernels packed (then wt is NULL) */
 };
 
 /* Padded planar input of batch `b` of a feature layer from the slices in
@@ -641,6 +648,162 @@ static int decode_planar(struct dla_dev *d, struct dla_conv_state *s, const stru
     return 0;
 }
 
+/* ---- the packed-kernel cache (struct dla_wt_cache, cbuf.h) --------------------- */
+
+/* Cheap fingerprint of a weight stream: its length and 64 sampled bytes.
+ * Only narrows the candidates; a hit is decided by a full compare. */
+static uint64_t stream_print(const uint8_t *p, size_t n)
+{
+    uint64_t h = (uint64_t)n * 0x9E3779B97F4A7C15u;
+    size_t step = n / 64 + 1;
+    for (size_t i = 0; i < n; i += step) {
+        h = (h ^ p[i]) * 0x100000001B3u;
+    }
+    return n ? (h ^ p[n - 1]) * 0x100000001B3u : h;
+}
+
+static void wt_cache_drop(struct dla_wt_cache *wc, size_t i)
+{
+    struct dla_wt_cache_entry *e = &wc->e[i];
+    wc->bytes -= e->bytes;
+    free(e->src);
+    free(e->dw_wt);
+    dla_conv_wpack_free(e->pack);
+    *e = wc->e[--wc->n];
+    wc->last = wc->n; /* indices moved: no last hit */
+}
+
+void dla_wt_cache_free(struct dla_wt_cache *wc)
+{
+    while (wc->n) {
+        wt_cache_drop(wc, wc->n - 1);
+    }
+    free(wc->e);
+    memset(wc, 0, sizeof(*wc));
+}
+
+/* Room for `bytes` more within DLA_WT_CACHE_BYTES, evicting the least
+ * recently used entries that no recent lookup used (a network larger than
+ * the budget keeps the part it has instead of thrashing); 0: no room. */
+static int wt_cache_room(struct dla_wt_cache *wc, size_t bytes)
+{
+    if (bytes > DLA_WT_CACHE_BYTES) {
+        return 0;
+    }
+    while (wc->bytes + bytes > DLA_WT_CACHE_BYTES) {
+        size_t lru = 0;
+        for (size_t i = 1; i < wc->n; i++) {
+            lru = wc->e[i].last_use < wc->e[lru].last_use ? i : lru;
+        }
+        if (wc->n == 0 || wc->clock - wc->e[lru].last_use <= 2 * (uint64_t)wc->n) {
+            return 0;
+        }
+        wt_cache_drop(wc, lru);
+    }
+    if (wc->n == wc->cap) {
+        size_t cap = wc->cap ? 2 * wc->cap : 64;
+        struct dla_wt_cache_entry *e = realloc(wc->e, cap * sizeof(*e));
+        if (e == NULL) {
+            return 0;
+        }
+        wc->e = e;
+        wc->cap = cap;
+    }
+    return 1;
+}
+
+/* The cached entry for the `used` bytes at s->wt under `key`, or NULL. */
+static struct dla_wt_cache_entry *wt_cache_find(struct dla_conv_state *s,
+                                                const struct dla_wt_key *key, size_t used,
+                                                uint64_t print)
+{
+    struct dla_wt_cache *wc = &s->wcache;
+    /* entries are appended in the order layers first use them, and a
+     * network runs its layers in the same order every time: the scan starts
+     * after the last hit, so it usually ends at its first step */
+    size_t start = wc->last < wc->n ? wc->last + 1 : 0;
+    for (size_t step = 0; step < wc->n; step++) {
+        size_t i = (start + step) % wc->n;
+        struct dla_wt_cache_entry *e = &wc->e[i];
+        if (e->len == used && e->print == print && !memcmp(&e->key, key, sizeof(*key)) &&
+            !memcmp(e->src, s->wt, used)) {
+            wc->last = i;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* Upper bound of the bytes a pack of g's kernels holds (Q8 or P16 cells). */
+static size_t pack_bytes_bound(const struct dla_conv_geom *g)
+{
+    return ((size_t)g->in_c + 3) * g->k_w * g->k_h * 2 * g->out_k + 16 * (size_t)g->out_k + 256;
+}
+
+/* The kernels of this layer packed for dla_conv_s8_packed, from the cache or
+ * decoded, packed and cached now; *out NULL when they cannot be cached
+ * (then the caller decodes and packs them per call, as before). */
+static int cached_weights(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
+                          const struct dla_wt_key *key, const struct dla_conv_geom *g,
+                          const struct dla_conv_wpack **out, const int8_t **dw_wt)
+{
+    struct dla_wt_cache *wc = &s->wcache;
+    const size_t used = weight_stream_used(c);
+    struct dla_wt_cache_entry *e = NULL;
+    *out = NULL;
+    *dw_wt = NULL;
+    wc->clock++;
+    /* the weights of the last hit, not fetched again since (WEIGHT_REUSE) */
+    if (wc->last < wc->n && wc->last_fetch == s->wt_fetches && wc->e[wc->last].len == used &&
+        !memcmp(&wc->e[wc->last].key, key, sizeof(*key))) {
+        e = &wc->e[wc->last];
+    }
+    uint64_t print = e ? e->print : stream_print(s->wt, used);
+    if (e == NULL) {
+        e = wt_cache_find(s, key, used, print);
+    }
+    if (e == NULL) {
+        size_t bound = used + pack_bytes_bound(g);
+        uint8_t *src = wt_cache_room(wc, bound) ? malloc(used ? used : 1) : NULL;
+        if (src == NULL) {
+            return 0;
+        }
+        struct dla_conv_wpack *pack = NULL;
+        int rc = decode_planar(d, s, c, key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
+        if (!rc) {
+            rc = dla_conv_wpack_build(g, s->wplanar, &pack);
+        }
+        if (rc) {
+            free(src);
+            return dla_error(d, rc, "CSC: cannot pack %u kernels of %ux%ux%u (%s)", g->out_k,
+                             g->k_w, g->k_h, g->in_c, dlasim_status_name(rc));
+        }
+        /* a depthwise layer keeps its (small) planar weights for the
+         * depthwise kernel, which skips the dense zeros */
+        size_t n_wt = (size_t)g->out_k * g->in_c * g->k_h * g->k_w;
+        int8_t *dw = dla_conv_s8_is_depthwise(g, s->wplanar) ? malloc(n_wt) : NULL;
+        if (dw != NULL) {
+            memcpy(dw, s->wplanar, n_wt);
+        }
+        memcpy(src, s->wt, used);
+        e = &wc->e[wc->n++];
+        e->key = *key;
+        e->src = src;
+        e->len = used;
+        e->print = print;
+        e->pack = pack;
+        e->dw_wt = dw;
+        e->bytes = used + dla_conv_wpack_bytes(pack) + (dw ? n_wt : 0);
+        wc->bytes += e->bytes;
+        wc->last = wc->n - 1;
+    }
+    e->last_use = wc->clock;
+    wc->last_fetch = s->wt_fetches;
+    *out = e->pack;
+    *dw_wt = e->dw_wt;
+    return 0;
+}
+
 static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
                          struct conv_job *j)
 {
@@ -670,11 +833,20 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
     key.in_c = g->in_c;
     key.k_w = g->k_w;
     key.k_h = g->k_h;
-    int rc = decode_planar(d, s, c, &key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
+    int rc = 0;
+    j->pack = NULL;
+    j->wt = NULL;
+    /* sums that fit int32 run on dla_conv_s8: its packed kernels are cached */
+    if (j->terms < CONV_INT32_SAFE_TERMS) {
+        rc = cached_weights(d, s, c, &key, g, &j->pack, &j->wt);
+    }
+    if (!rc && j->pack == NULL) {
+        rc = decode_planar(d, s, c, &key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
+        j->wt = s->wplanar;
+    }
     if (rc) {
         return rc;
     }
-    j->wt = s->wplanar;
     j->pixel = pixel;
     j->flat_c = pixel ? pixel_stride(c) : c->channel;
     j->flat_kc = c->kernel_c;
@@ -701,17 +873,36 @@ static void dw_channel(void *ctx, size_t k)
 /* Real MACs below which a depthwise layer stays on the calling thread. */
 #define DW_TEAM_MIN_MACS 262144.0
 
+/* The device's kernel threads, kept across layers (made on first use, and
+ * again if the device's thread count changed); NULL: threads per call. */
+static struct dla_conv_pool *kernel_pool(struct dla_dev *d, struct dla_conv_state *s)
+{
+    unsigned threads = dla_threads(d);
+    if (s->pool != NULL && s->pool_threads != threads) {
+        dla_conv_pool_destroy(s->pool);
+        s->pool = NULL;
+    }
+    if (s->pool == NULL && threads > 1 && dla_conv_pool_create(threads, &s->pool) == 0) {
+        s->pool_threads = threads;
+    }
+    return s->pool;
+}
+
+/* wt: the dense planar weights, or (with a cached pack) only those of a
+ * depthwise layer, NULL otherwise (cached_weights). */
 static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const int8_t *in,
-                      const int8_t *wt, int32_t *out)
+                      const int8_t *wt, const struct dla_conv_wpack *pack, int32_t *out)
 {
     /* a depthwise block lowered densely: the same sums without the zeros */
-    if (dla_conv_s8_is_depthwise(g, wt)) {
+    if (wt != NULL && dla_conv_s8_is_depthwise(g, wt)) {
         struct dw_job j = { g, in, wt, out };
         double macs = (double)g->out_k * g->out_h * g->out_w * g->k_h * g->k_w;
         dla_team_run(macs >= DW_TEAM_MIN_MACS ? dla_dev_team(d) : NULL, g->out_k, dw_channel, &j);
         return 0;
     }
-    int rc = dla_conv_s8(g, in, wt, out, dla_threads(d));
+    int rc = pack ? dla_conv_s8_packed(g, in, pack, out, dla_threads(d),
+                                       kernel_pool(d, dla_dev_conv_state(d)))
+                  : dla_conv_s8(g, in, wt, out, dla_threads(d));
     if (rc) {
         return dla_error(d, rc, "CSC: convolution kernel failed (%s) on a %ux%ux%u input, "
                          "%ux%u kernels",
@@ -743,7 +934,7 @@ static int run_chunked(struct dla_dev *d, struct dla_conv_state *s, const struct
             memcpy(s->wchunk + (size_t)k * sub.in_c * taps,
                    j->wt + ((size_t)k * g->in_c + c0) * taps, (size_t)sub.in_c * taps);
         }
-        rc = run_kernel(d, &sub, j->in + (size_t)c0 * plane, s->wchunk, tmp);
+        rc = run_kernel(d, &sub, j->in + (size_t)c0 * plane, s->wchunk, NULL, tmp);
         if (rc) {
             return rc;
         }
@@ -839,7 +1030,7 @@ static int compute(struct dla_dev *d, struct dla_conv_state *s, const struct con
     const uint64_t taps = (uint64_t)g->k_w * g->k_h;
     int rc;
     if (j->terms < CONV_INT32_SAFE_TERMS) {
-        rc = run_kernel(d, g, j->in, j->wt, out);
+        rc = run_kernel(d, g, j->in, j->wt, j->pack, out);
         if (!rc) {
             *sat += dla_cacc_deliver_i32(cacc, out, n_out);
         }
