@@ -27,21 +27,26 @@ enum dla_layer_kind {
     DLA_LAYER_KINDS
 };
 
-/* SDP: the data cube, its batches, whether an X stage (BS/BN) is in use. */
+/* SDP: the data cube, its batches, whether an X stage (BS/BN) is in use.
+ * `int16` in each summary: the engine processes INT16 elements (2 bytes; a
+ * memory atom holds half as many of them, src/timing/model.c). */
 struct dla_sdp_summary {
     uint64_t w, h, c, batches;
     int x_stages;
+    int int16;
 };
 
 /* PDP: input and output cubes, split count, kernel, stride, top padding. */
 struct dla_pdp_summary {
     uint64_t w, h, c, ow, oh, splits;
     uint64_t kw, kh, sw, sh, pad_top;
+    int int16;
 };
 
 /* CDP: the data cube. */
 struct dla_cdp_summary {
     uint64_t w, h, c;
+    int int16;
 };
 
 /* Convolution: output pixels (x batches), kernels, channels as CSC sees
@@ -51,6 +56,7 @@ struct dla_cdp_summary {
 struct dla_conv_summary {
     uint64_t out_px, k, c, r, s, macs;
     uint64_t weight_bytes, weight_banks;
+    int int16; /* PROC_PRECISION INT16: atomic operations of Atomic-K / 2 kernels */
 };
 
 /* One layer: its kind, the units it holds and the group each executes, and

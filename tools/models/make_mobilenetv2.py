@@ -4,6 +4,8 @@ with random weights, as ONNX, built with Debian's python3-onnx only (no
 download).  For `make bench` (bench/peer_bench.sh).
 
     /usr/bin/python3 tools/models/make_mobilenetv2.py build/mobilenetv2.onnx
+    /usr/bin/python3 tools/models/make_mobilenetv2.py out.onnx 32   (a 32x32 input: the
+        RTL-graded network family, tools/rtlgrade/netcases.sh)
 
 The graph is torchvision's layout (Sandler et al., "MobileNetV2: Inverted
 Residuals and Linear Bottlenecks", 2018, table 2): Conv 3x3/2 to 32
@@ -64,6 +66,7 @@ def inverted_residual(x, cin, cout, stride, expand):
 
 def main():
     out = sys.argv[1]
+    size = int(sys.argv[2]) if len(sys.argv) > 2 else 224
     x = conv("image", 3, 32, 3, 2)
     cin = 32
     # expansion t, channels c, repeats n, first stride s
@@ -80,7 +83,7 @@ def main():
     nodes.append(helper.make_node("Gemm", [f, const("fc.w", rng.standard_normal((1000, 1280)) * 0.02),
                                            const("fc.b", np.zeros(1000))], ["logits"], name="fc", transB=1))
     graph = helper.make_graph(nodes, "mobilenetv2",
-                              [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 224, 224])],
+                              [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, size, size])],
                               [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1000])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="dlasim")
     model.ir_version = 8

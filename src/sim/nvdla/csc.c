@@ -1137,4 +1137,6 @@ void dla_csc_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_sum
     s->conv.r = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, WEIGHT_HEIGHT_EXT) + 1ull;
     s->conv.s = DLA_REG_FIELD(d, g, NVDLA_CSC_D_WEIGHT_SIZE_EXT_0_0, WEIGHT_WIDTH_EXT) + 1ull;
     s->conv.macs = s->conv.out_px * s->conv.k * s->conv.c * s->conv.r * s->conv.s;
+    s->conv.int16 = DLA_REG_FIELD(d, g, NVDLA_CSC_D_MISC_CFG_0, PROC_PRECISION) ==
+                    NVDLA_CSC_D_MISC_CFG_0_PROC_PRECISION_INT16;
 }
