@@ -87,7 +87,7 @@ UAPI_CORE_OBJ := $(BUILD)/obj/src/uapi/preload.o $(BUILD)/obj/src/uapi/bo.o
 # the NVDLA DRM device (decoder + buffers), also linked by its tests and fuzz target
 UAPI_NVDLA_SRC := src/uapi/nvdla_drm.c src/uapi/bo.c
 
-.PHONY: all demo conformance test test-fast test-san test-slurm bench deps regs clean fuzz fuzz-long plot rtl-grade install arm64 teflon-sweep zoo
+.PHONY: all demo conformance test test-fast test-san test-slurm bench deps regs clean fuzz fuzz-long plot rtl-grade rtl-grade-net install arm64 teflon-sweep zoo
 all: $(BUILD)/dlasim $(BUILD)/libdlasim.a $(BUILD)/libdlasim.so $(UAPI_LIBS)
 
 # Objects are rebuilt when the compile flags change (PIC, SAN, OPT, ...).
@@ -306,6 +306,10 @@ $(BUILD)/rtlgrade/imgcase: tools/rtlgrade/imgcase.c tools/rtlgrade/trace_out.c $
 
 rtl-grade: all $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 	@sh tools/rtlgrade/rtl-grade.sh $(BUILD) $(RTL) $(SHARED)
+	@sh tools/rtlgrade/rtl-grade-net.sh $(BUILD) $(RTL) $(SHARED)
+# only the network family (tests/traces/rtl-graded-net): NETS="resnet18 ..." for some of them
+rtl-grade-net: all
+	@sh tools/rtlgrade/rtl-grade-net.sh $(BUILD) $(RTL) $(SHARED) $(NETS)
 
 bench: deps all $(BUILD)/runtime_bench $(BUILD)/model_bench $(BUILD)/kernel_peak
 	@echo "== dlasim vs ONNX Runtime (bench/peer_bench.sh): ResNet-18/50, MobileNetV2, per image"
