@@ -19,11 +19,16 @@
 #                depthwise convolutions in channel blocks, residual add
 #   shufflenet   torchvision's ShuffleNetV2 exported by torch (tests/models/
 #                tv_shufflenet_v2.onnx), 64x64: channel split (Slice), Concat, depthwise
-#   lrn          one LRN layer (tests/models/op_lrn.onnx): CDP
+#   lrn          a convolution and an LRN (tests/models/op_lrn.onnx): CDP
+#   avgpool leakyrelu multensor prelu grouped dilation padconv
+#                the one- to three-layer operator models of tests/models (op_avgpool,
+#                op_leakyrelu, op_mul_tensor, op_prelu, op_conv_grouped,
+#                op_conv_stride_dilation, op_pad_conv), 12x12x8: the SDP and PDP
+#                programmings the networks above do not make
 # Needs /usr/bin/python3 with Debian's python3-onnx and python3-numpy.
 set -eu
 dlasim=$1; out=$2; shift 2
-nets=${*:-fmnist resnet18 mobilenetv2 shufflenet lrn}
+nets=${*:-fmnist resnet18 mobilenetv2 shufflenet lrn avgpool leakyrelu multensor prelu grouped dilation padconv}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$out"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
@@ -47,6 +52,11 @@ model_of() {
                  echo "$work/mobilenetv2.onnx 3072" ;;
     shufflenet) echo "$top/tests/models/tv_shufflenet_v2.onnx 12288" ;;
     lrn) echo "$top/tests/models/op_lrn.onnx 1152" ;;
+    avgpool|leakyrelu|prelu) echo "$top/tests/models/op_$1.onnx 1152" ;;
+    multensor) echo "$top/tests/models/op_mul_tensor.onnx 1152" ;;
+    grouped) echo "$top/tests/models/op_conv_grouped.onnx 1152" ;;
+    dilation) echo "$top/tests/models/op_conv_stride_dilation.onnx 1152" ;;
+    padconv) echo "$top/tests/models/op_pad_conv.onnx 1152" ;;
     *) echo "netcases: unknown network $1" >&2; return 2 ;;
     esac
 }
