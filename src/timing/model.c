@@ -60,6 +60,8 @@
  * pipeline adds latency (sdp_3x3x33_bs/bn vs sdp_3x3x33_ew, which nv_small
  * bypasses: 712 vs 674 cycles on the RTL). */
 #define SDP_X_PIPE_CYCLES 37.0
+/* PDP: the fewest cycles one line of one surface takes (pdp_elems). */
+#define PDP_MIN_LINE_CYCLES 11.5
 /* CSC stripe length in output pixels, and what CACC's delivery to SDP costs
  * on the fly: one idle cycle per atom and 38 cycles between stripes (RTL
  * log of a recorded 1x1 28x28x32 -> 64 layer: writes 9 cycles apart, a
@@ -159,7 +161,15 @@ static double pdp_elems(const struct dla_config *cfg, const struct dla_pdp_summa
     for (uint64_t r = 0; r < oh && r < 8192; r++) {
         flush += r * sh + kh > top + h ? 1 : 0;
     }
-    return lanes(cfg, line, h, c, p->int16) + lanes(cfg, ow, flush, 1, p->int16);
+    double body = lanes(cfg, line, h, c, p->int16);
+    /* A line takes at least PDP_MIN_LINE_CYCLES: the RTL's pooling of
+     * ResNet-18's 1x1x512 cube (64 one-pixel lines, kernel 1x1) spends 11.5
+     * cycles per line where its 8 lanes give 8; pdp_1x1x1_3x3 and
+     * pdp_1x3x8_8x8 (one-pixel lines too) agree, wider lines never reach it. */
+    double lines = lanes(cfg, 1, h, c, p->int16) / (double)(cfg->memory_atomic_size ? cfg->memory_atomic_size : 8) *
+                   (p->int16 ? 2.0 : 1.0);
+    double min_body = lines * PDP_MIN_LINE_CYCLES * tput(cfg->pdp_throughput);
+    return maxd(body, min_body) + lanes(cfg, ow, flush, 1, p->int16);
 }
 
 /* Latency the SDP's X stages add when one of them is in use. */
