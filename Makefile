@@ -30,7 +30,11 @@ CONFORMANCE ?= $(SHARED)/conformance/nvdla-traces
 # no slowdown (docs/library.md: conv_bench CPU time).
 PIC     := -fPIC -fvisibility=hidden -fno-semantic-interposition
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
+# -ffp-contract=off: no fused multiply-adds the source does not write, so gcc (which does not
+# contract in ISO C mode) and clang (which does inside its avx2,fma kernels) compute the same
+# floats: the compiler's calibration, and so every recording, is the same in both builds
+# (tests/traces/rtl_graded_net.sh compares recordings with the graded ones)
+CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L -ffp-contract=off
 OPT     ?= -O2 -g
 CFLAGS_ALL := $(CSTD) $(OPT) $(PIC) $(WARN) -Iinclude -Isrc -Itools/dlasim -I$(BUILD)/gen -MMD -MP $(CFLAGS)
 LDLIBS  := -ljpeg -lpthread -lm
@@ -87,7 +91,7 @@ UAPI_CORE_OBJ := $(BUILD)/obj/src/uapi/preload.o $(BUILD)/obj/src/uapi/bo.o
 # the NVDLA DRM device (decoder + buffers), also linked by its tests and fuzz target
 UAPI_NVDLA_SRC := src/uapi/nvdla_drm.c src/uapi/bo.c
 
-.PHONY: all demo conformance test test-fast test-san test-slurm bench deps regs clean fuzz fuzz-long plot rtl-grade install arm64 teflon-sweep zoo
+.PHONY: all demo conformance test test-fast test-san test-slurm bench deps regs clean fuzz fuzz-long plot rtl-grade rtl-grade-net install arm64 teflon-sweep zoo
 all: $(BUILD)/dlasim $(BUILD)/libdlasim.a $(BUILD)/libdlasim.so $(UAPI_LIBS)
 
 # Objects are rebuilt when the compile flags change (PIC, SAN, OPT, ...).
@@ -307,6 +311,10 @@ $(BUILD)/rtlgrade/imgcase: tools/rtlgrade/imgcase.c tools/rtlgrade/trace_out.c $
 
 rtl-grade: all $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 	@sh tools/rtlgrade/rtl-grade.sh $(BUILD) $(RTL) $(SHARED)
+	@sh tools/rtlgrade/rtl-grade-net.sh $(BUILD) $(RTL) $(SHARED)
+# only the network family (tests/traces/rtl-graded-net): NETS="resnet18 ..." for some of them
+rtl-grade-net: all
+	@sh tools/rtlgrade/rtl-grade-net.sh $(BUILD) $(RTL) $(SHARED) $(NETS)
 
 BENCH_BIN := $(BUILD)/conv_bench $(BUILD)/runtime_bench $(BUILD)/model_bench $(BUILD)/kernel_peak \
     $(BUILD)/conv_kernel_bench

@@ -28,6 +28,19 @@
  *   - fixed costs: OP_EN to the first request, the pipeline after the last
  *     data, the done interrupt (measured once on 1x1x1 cases, the same for
  *     every layer of a kind).
+ *
+ * INT16 layers (configurations with INT16 feature data; not graded: the
+ * nv_small RTL has no INT16).  Atomic-C and Atomic-K are the INT8 figures,
+ * "INT16 is expected to have lower parallel" (hardware architectural
+ * specification, Atomic-C/K parameters): CSC's kernel groups hold Atomic-K
+ * / 2 kernels (nv_full cmod KERNEL_PER_GROUP_INT16 = ELEMENT_PER_ATOM_INT16
+ * = atom / 2, as src/sim/nvdla/csc.c runs them) of Atomic-C channels of 2
+ * bytes, so an atomic operation is Atomic-C x Atomic-K / 2 MACs, half the
+ * INT8 rate, and loads the same Atomic-C x Atomic-K bytes of weights; a
+ * memory atom holds Atomic-M / 2 elements (ELEMENT_PER_ATOM_INT16), so SDP,
+ * PDP and CDP, which process their throughput in elements per cycle, see
+ * fewer padding lanes per atom; DMA time follows the bytes moved (twice
+ * INT8's for the same cube).
  */
 #include <math.h>
 #include <string.h>
@@ -47,6 +60,8 @@
  * pipeline adds latency (sdp_3x3x33_bs/bn vs sdp_3x3x33_ew, which nv_small
  * bypasses: 712 vs 674 cycles on the RTL). */
 #define SDP_X_PIPE_CYCLES 37.0
+/* PDP: the fewest cycles one line of one surface takes (pdp_elems). */
+#define PDP_MIN_LINE_CYCLES 11.5
 /* CSC stripe length in output pixels, and what CACC's delivery to SDP costs
  * on the fly: one idle cycle per atom and 38 cycles between stripes (RTL
  * log of a recorded 1x1 28x28x32 -> 64 layer: writes 9 cycles apart, a
@@ -81,10 +96,14 @@ void dla_timing_mem_of(const struct dla_config *cfg, const struct dlasim_timing_
 }
 
 /* Elements an engine processes for a W x H x C cube: every lane of each
- * memory atom (Atomic-M elements), padding lanes included. */
-static double lanes(const struct dla_config *cfg, uint64_t w, uint64_t h, uint64_t c)
+ * memory atom (Atomic-M bytes: Atomic-M INT8 or Atomic-M / 2 INT16
+ * elements), padding lanes included. */
+static double lanes(const struct dla_config *cfg, uint64_t w, uint64_t h, uint64_t c, int int16)
 {
     uint64_t m = cfg->memory_atomic_size ? cfg->memory_atomic_size : 8;
+    if (int16 && m >= 2) {
+        m /= 2;
+    }
     return (double)(w * h * roundup(c, m));
 }
 
@@ -142,7 +161,15 @@ static double pdp_elems(const struct dla_config *cfg, const struct dla_pdp_summa
     for (uint64_t r = 0; r < oh && r < 8192; r++) {
         flush += r * sh + kh > top + h ? 1 : 0;
     }
-    return lanes(cfg, line, h, c) + lanes(cfg, ow, flush, 1);
+    double body = lanes(cfg, line, h, c, p->int16);
+    /* A line takes at least PDP_MIN_LINE_CYCLES: the RTL's pooling of
+     * ResNet-18's 1x1x512 cube (64 one-pixel lines, kernel 1x1) spends 11.5
+     * cycles per line where its 8 lanes give 8; pdp_1x1x1_3x3 and
+     * pdp_1x3x8_8x8 (one-pixel lines too) agree, wider lines never reach it. */
+    double lines = lanes(cfg, 1, h, c, p->int16) / (double)(cfg->memory_atomic_size ? cfg->memory_atomic_size : 8) *
+                   (p->int16 ? 2.0 : 1.0);
+    double min_body = lines * PDP_MIN_LINE_CYCLES * tput(cfg->pdp_throughput);
+    return maxd(body, min_body) + lanes(cfg, ow, flush, 1, p->int16);
 }
 
 /* Latency the SDP's X stages add when one of them is in use. */
@@ -156,7 +183,8 @@ static void model_sdp(const struct dla_config *cfg, const struct dla_layer_summa
                       struct dla_timing_cost *c)
 {
     const struct dla_sdp_summary *k = &l->sdp;
-    double sdp = lanes(cfg, k->w, k->h, k->c) * (double)k->batches / tput(cfg->sdp_bs_throughput);
+    double sdp = lanes(cfg, k->w, k->h, k->c, k->int16) * (double)k->batches /
+                 tput(cfg->sdp_bs_throughput);
     double proc = sdp;
     enum dlasim_timing_bound b = DLASIM_BOUND_SDP;
     c->unit[DLASIM_TU_SDP] = sdp;
@@ -190,7 +218,7 @@ static void model_cdp(const struct dla_config *cfg, const struct dla_layer_summa
      * lanes/throughput model grows with W x H, not with the channels --
      * cdp_8x8x32/64, and own cases 16x8x32, 24x2x16, 4x4x96 in
      * tests/traces/rtl_own.txt) */
-    double cdp = (lanes(cfg, w, h, ch) + (double)(w * h)) / tput(cfg->cdp_throughput);
+    double cdp = (lanes(cfg, w, h, ch, l->cdp.int16) + (double)(w * h)) / tput(cfg->cdp_throughput);
     c->unit[DLASIM_TU_CDP] = cdp;
     stream(m, tr, cdp, DLASIM_BOUND_CDP, CDP_PIPE_CYCLES, c);
 }
@@ -205,6 +233,7 @@ static void model_dma(const struct dla_timing_mem *m, const struct dla_timing_tr
 /* ---- convolution ----------------------------------------------------------- */
 
 struct conv_shape {
+    uint64_t ak;         /* kernels of an atomic operation: Atomic-K, INT16 Atomic-K / 2 */
     uint64_t out_px;     /* output pixels x batches */
     uint64_t k, c, r, s; /* kernels, channels (as CSC sees them), kernel height/width */
     uint64_t kgroups, cblocks;
@@ -217,6 +246,10 @@ static void conv_shape(const struct dla_config *cfg, const struct dla_layer_summ
     const struct dla_conv_summary *k = &l->conv;
     uint64_t ac = cfg->mac_atomic_c_size ? cfg->mac_atomic_c_size : 8;
     uint64_t ak = cfg->mac_atomic_k_size ? cfg->mac_atomic_k_size : 8;
+    if (k->int16 && ak >= 2) {
+        ak /= 2;
+    }
+    s->ak = ak;
     s->out_px = k->out_px;
     s->k = k->k;
     s->c = k->c;
@@ -274,7 +307,7 @@ static void model_conv(const struct dla_config *cfg, const struct dla_layer_summ
 {
     struct conv_shape s;
     conv_shape(cfg, l, tr, &s);
-    uint64_t ak = cfg->mac_atomic_k_size ? cfg->mac_atomic_k_size : 8;
+    uint64_t ak = s.ak;
     double bw = m->rd_bw;
     /* Weights share the channel with the data only up to what the weight
      * banks hold; beyond that they wait for released banks (the RTL of a

@@ -27,21 +27,26 @@ enum dla_layer_kind {
     DLA_LAYER_KINDS
 };
 
-/* SDP: the data cube, its batches, whether an X stage (BS/BN) is in use. */
+/* SDP: the data cube, its batches, whether an X stage (BS/BN) is in use.
+ * `int16` in each summary: the engine processes INT16 elements (2 bytes; a
+ * memory atom holds half as many of them, src/timing/model.c). */
 struct dla_sdp_summary {
     uint64_t w, h, c, batches;
     int x_stages;
+    int int16;
 };
 
 /* PDP: input and output cubes, split count, kernel, stride, top padding. */
 struct dla_pdp_summary {
     uint64_t w, h, c, ow, oh, splits;
     uint64_t kw, kh, sw, sh, pad_top;
+    int int16;
 };
 
 /* CDP: the data cube. */
 struct dla_cdp_summary {
     uint64_t w, h, c;
+    int int16;
 };
 
 /* Convolution: output pixels (x batches), kernels, channels as CSC sees
@@ -54,6 +59,7 @@ struct dla_conv_summary {
     /* the rest of CSC's geometry (the layer observer, include/dlasim/layer.h;
      * the cycle model needs only the fields above) */
     uint64_t out_w, out_h, batches, stride_x, stride_y, dil_x, dil_y, data_banks;
+    int int16; /* PROC_PRECISION INT16: atomic operations of Atomic-K / 2 kernels */
 };
 
 /* Unit ids a device may hand the timing layer (its register file's units,

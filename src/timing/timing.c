@@ -298,6 +298,9 @@ void dla_timing_layer_end(struct dla_timing *t, const struct dla_layer_summary *
     }
     r.macs = c.macs;
     double peak = (double)t->cfg->mac_atomic_c_size * (double)t->cfg->mac_atomic_k_size;
+    if (l->kind == DLA_LAYER_CONV && l->conv.int16) {
+        peak /= 2; /* INT16: Atomic-K / 2 kernels per atomic operation (model.c) */
+    }
     r.mac_util = peak > 0 && end > start ? (double)c.macs / (peak * (end - start)) : 0;
     r.rd_bytes = t->cur.rd_bytes;
     r.wr_bytes = t->cur.wr_bytes;

@@ -4,6 +4,9 @@ with random weights, as ONNX, built with Debian's python3-onnx only (no
 download).  For `make bench` (bench/peer_bench.sh).
 
     /usr/bin/python3 tools/models/make_mobilenetv2.py build/mobilenetv2.onnx
+    /usr/bin/python3 tools/models/make_mobilenetv2.py out.onnx 32 2   (a 32x32 input and only
+        the first 2 rows of the bottleneck table, 10 classes: the RTL-graded network family,
+        tools/rtlgrade/netcases.sh, where every depthwise channel block is a layer to grade)
 
 The graph is torchvision's layout (Sandler et al., "MobileNetV2: Inverted
 Residuals and Linear Bottlenecks", 2018, table 2): Conv 3x3/2 to 32
@@ -64,11 +67,14 @@ def inverted_residual(x, cin, cout, stride, expand):
 
 def main():
     out = sys.argv[1]
+    size = int(sys.argv[2]) if len(sys.argv) > 2 else 224
+    rows = int(sys.argv[3]) if len(sys.argv) > 3 else 7
+    classes = 1000 if rows >= 7 else 10
     x = conv("image", 3, 32, 3, 2)
     cin = 32
     # expansion t, channels c, repeats n, first stride s
     for t, c, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
-                       (6, 160, 3, 2), (6, 320, 1, 1)]:
+                       (6, 160, 3, 2), (6, 320, 1, 1)][:rows]:
         for i in range(n):
             x = inverted_residual(x, cin, c, s if i == 0 else 1, t)
             cin = c
@@ -77,11 +83,11 @@ def main():
     nodes.append(helper.make_node("GlobalAveragePool", [x], [g], name=g))
     f = name("flatten")
     nodes.append(helper.make_node("Flatten", [g], [f], name=f))
-    nodes.append(helper.make_node("Gemm", [f, const("fc.w", rng.standard_normal((1000, 1280)) * 0.02),
-                                           const("fc.b", np.zeros(1000))], ["logits"], name="fc", transB=1))
+    nodes.append(helper.make_node("Gemm", [f, const("fc.w", rng.standard_normal((classes, 1280)) * 0.02),
+                                           const("fc.b", np.zeros(classes))], ["logits"], name="fc", transB=1))
     graph = helper.make_graph(nodes, "mobilenetv2",
-                              [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 224, 224])],
-                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1000])], inits)
+                              [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, size, size])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, classes])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="dlasim")
     model.ir_version = 8
     onnx.save(model, out)

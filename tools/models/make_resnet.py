@@ -5,6 +5,8 @@ download).  For `make bench`.
 
     /usr/bin/python3 tools/models/make_resnet.py 18 build/resnet18.onnx
     /usr/bin/python3 tools/models/make_resnet.py 50 build/resnet50.onnx
+    /usr/bin/python3 tools/models/make_resnet.py 18 out.onnx 32   (a 32x32 input: the
+        RTL-graded network family, tools/rtlgrade/netcases.sh)
 
 The graph is torchvision's layout: Conv 7x7/2 + BatchNormalization + Relu,
 MaxPool 3x3/2, basic (18) or bottleneck (50) blocks with BatchNormalization
@@ -78,6 +80,7 @@ def bottleneck(x, cin, mid, stride):
 def main():
     depth = int(sys.argv[1])
     out = sys.argv[2]
+    size = int(sys.argv[3]) if len(sys.argv) > 3 else 224
     x = conv_bn("image", 3, 64, 7, 2)
     p = name("pool")
     nodes.append(helper.make_node("MaxPool", [x], [p], name=p, kernel_shape=[3, 3], strides=[2, 2],
@@ -100,7 +103,7 @@ def main():
     nodes.append(helper.make_node("Gemm", [f, const("fc.w", rng.standard_normal((1000, cin)) * 0.02),
                                            const("fc.b", np.zeros(1000))], ["logits"], name="fc", transB=1))
     graph = helper.make_graph(nodes, f"resnet{depth}",
-                              [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, 224, 224])],
+                              [helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 3, size, size])],
                               [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 1000])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="dlasim")
     model.ir_version = 8

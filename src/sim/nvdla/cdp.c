@@ -602,4 +602,6 @@ void dla_cdp_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_sum
     s->cdp.w = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_WIDTH_0, WIDTH) + 1ull;
     s->cdp.h = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1ull;
     s->cdp.c = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1ull;
+    s->cdp.int16 = DLA_REG_FIELD(d, g, NVDLA_CDP_RDMA_D_DATA_FORMAT_0, INPUT_DATA) ==
+                   NVDLA_CDP_RDMA_D_DATA_FORMAT_0_INPUT_DATA_INT16;
 }

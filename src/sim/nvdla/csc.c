@@ -1361,4 +1361,6 @@ void dla_csc_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_sum
     s->conv.dil_x = DLA_REG_FIELD(d, g, NVDLA_CSC_D_DILATION_EXT_0, X_DILATION_EXT) + 1ull;
     s->conv.dil_y = DLA_REG_FIELD(d, g, NVDLA_CSC_D_DILATION_EXT_0, Y_DILATION_EXT) + 1ull;
     s->conv.data_banks = DLA_REG_FIELD(d, g, NVDLA_CSC_D_BANK_0, DATA_BANK) + 1ull;
+    s->conv.int16 = DLA_REG_FIELD(d, g, NVDLA_CSC_D_MISC_CFG_0, PROC_PRECISION) ==
+                    NVDLA_CSC_D_MISC_CFG_0_PROC_PRECISION_INT16;
 }

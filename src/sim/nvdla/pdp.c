@@ -1829,4 +1829,6 @@ void dla_pdp_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_sum
     p->sw = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_STRIDE_WIDTH) + 1ull;
     p->sh = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_KERNEL_CFG_0, KERNEL_STRIDE_HEIGHT) + 1ull;
     p->pad_top = DLA_REG_FIELD(d, g, NVDLA_PDP_D_POOLING_PADDING_CFG_0, PAD_TOP);
+    p->int16 = DLA_REG_FIELD(d, g, NVDLA_PDP_D_DATA_FORMAT_0, INPUT_DATA) ==
+               NVDLA_PDP_D_DATA_FORMAT_0_INPUT_DATA_INT16;
 }

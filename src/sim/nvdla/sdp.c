@@ -1547,4 +1547,6 @@ void dla_sdp_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_sum
     s->sdp.batches = DLA_REG_FIELD(d, g, NVDLA_SDP_D_FEATURE_MODE_CFG_0, BATCH_NUMBER) + 1ull;
     s->sdp.x_stages = !DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS) ||
                       !DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
+    s->sdp.int16 = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_FORMAT_0, PROC_PRECISION) ==
+                   NVDLA_SDP_D_DATA_FORMAT_0_PROC_PRECISION_INT16;
 }
