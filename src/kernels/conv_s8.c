@@ -25,7 +25,7 @@
  * thread can be created.  Very small layers use fewer threads, tiny ones
  * the plain loops.  Callers that run many layers pack each layer's weights
  * once (dla_conv_wpack_build, then dla_conv_s8_packed) and keep the worker
- * threads in a pool (dla_conv_pool) instead of creating them per call.
+ * threads of a team kept by the caller (common/team.h) instead of creating them per call.
  */
 #include "kernels/conv_s8_impl.h"
 
@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "dlasim/dlasim.h"
+#include "common/team.h"
 
 #if defined(DLA_CONV_SSE2)
 #include <emmintrin.h>
@@ -980,142 +981,21 @@ static void conv_run_team(struct conv_plan *p, size_t n)
     }
 }
 
-/* ------------------------------------------------------------- thread pool */
+/* ------------------------------------------------------------- kept threads */
 
-/*
- * Workers kept between calls (owned by the caller, e.g. one per simulated
- * device): a layer costs a wake-up instead of a thread creation and join
- * (~50-100 us each on a virtual machine, and ResNet-50 runs ~90 convolution
- * layers per image).  A call publishes its team; workers that wake while it
- * is open join it (up to the call's thread count) and take work from its
- * counters; when the calling thread has finished its own part it closes
- * the team and waits only for the workers inside it, not for late ones.
- */
-struct dla_conv_pool {
-    pthread_mutex_t mu;
-    pthread_cond_t work, done;
-    struct conv_team *team; /* open team, NULL when none */
-    uint64_t gen;           /* teams published so far */
-    size_t seats;           /* workers the open team may still take */
-    size_t inside;          /* workers in a team now */
-    int stop;
-    size_t nthreads;        /* workers started */
-    pthread_t tid[CONV_MAX_THREADS];
-};
-
-static void *pool_worker_main(void *arg)
+/* A team of n threads: the caller and up to n - 1 workers of a team kept
+ * by the caller (common/team.h: one per simulated device), which join only
+ * while the caller works and are never waited for when late. */
+static void conv_team_body(void *arg)
 {
-    struct dla_conv_pool *pool = arg;
-    uint64_t seen = 0;
-    pthread_mutex_lock(&pool->mu);
-    for (;;) {
-        while (!pool->stop && (pool->gen == seen || pool->team == NULL || pool->seats == 0)) {
-            if (pool->gen != seen) {
-                seen = pool->gen; /* a team closed or full before this worker woke */
-            }
-            pthread_cond_wait(&pool->work, &pool->mu);
-        }
-        if (pool->stop) {
-            break;
-        }
-        seen = pool->gen;
-        struct conv_team *team = pool->team;
-        pool->seats--;
-        pool->inside++;
-        pthread_mutex_unlock(&pool->mu);
-        conv_worker_main(team);
-        pthread_mutex_lock(&pool->mu);
-        if (--pool->inside == 0) {
-            pthread_cond_broadcast(&pool->done);
-        }
-    }
-    pthread_mutex_unlock(&pool->mu);
-    return NULL;
+    conv_worker_main(arg);
 }
 
-int dla_conv_pool_create(unsigned threads, struct dla_conv_pool **out)
-{
-    if (out == NULL) {
-        return DLASIM_ERR_INVAL;
-    }
-    *out = NULL;
-    struct dla_conv_pool *pool = calloc(1, sizeof(*pool));
-    if (pool == NULL) {
-        return DLASIM_ERR_NOMEM;
-    }
-    if (pthread_mutex_init(&pool->mu, NULL) != 0) {
-        free(pool);
-        return DLASIM_ERR_NOMEM;
-    }
-    if (pthread_cond_init(&pool->work, NULL) != 0) {
-        pthread_mutex_destroy(&pool->mu);
-        free(pool);
-        return DLASIM_ERR_NOMEM;
-    }
-    if (pthread_cond_init(&pool->done, NULL) != 0) {
-        pthread_cond_destroy(&pool->work);
-        pthread_mutex_destroy(&pool->mu);
-        free(pool);
-        return DLASIM_ERR_NOMEM;
-    }
-    size_t want = threads > CONV_MAX_THREADS ? CONV_MAX_THREADS : threads;
-    /* the calling thread is one of them; a worker that cannot start is
-     * simply absent (the caller does its share) */
-    while (pool->nthreads + 1 < want &&
-           pthread_create(&pool->tid[pool->nthreads], NULL, pool_worker_main, pool) == 0) {
-        pool->nthreads++;
-    }
-    *out = pool;
-    return 0;
-}
-
-void dla_conv_pool_destroy(struct dla_conv_pool *pool)
-{
-    if (pool == NULL) {
-        return;
-    }
-    pthread_mutex_lock(&pool->mu);
-    pool->stop = 1;
-    pthread_cond_broadcast(&pool->work);
-    pthread_mutex_unlock(&pool->mu);
-    for (size_t i = 0; i < pool->nthreads; i++) {
-        pthread_join(pool->tid[i], NULL);
-    }
-    pthread_cond_destroy(&pool->done);
-    pthread_cond_destroy(&pool->work);
-    pthread_mutex_destroy(&pool->mu);
-    free(pool);
-}
-
-unsigned dla_conv_pool_threads(const struct dla_conv_pool *pool)
-{
-    return pool == NULL ? 1 : (unsigned)pool->nthreads + 1;
-}
-
-/* A team of n threads (the caller and up to n - 1 of the pool's workers). */
-static void pool_run_team(struct dla_conv_pool *pool, struct conv_plan *p, size_t n)
+static void pool_run_team(struct dla_team *pool, struct conv_plan *p, size_t n)
 {
     struct conv_team team;
     team_init(&team, p, n);
-    if (n > 1) {
-        pthread_mutex_lock(&pool->mu);
-        pool->team = &team;
-        pool->seats = n - 1;
-        pool->gen++;
-        pthread_cond_broadcast(&pool->work);
-        pthread_mutex_unlock(&pool->mu);
-    }
-    team_pack(&team);
-    team_compute(&team);
-    if (n > 1) {
-        pthread_mutex_lock(&pool->mu);
-        pool->team = NULL; /* late workers stay asleep */
-        pool->seats = 0;
-        while (pool->inside > 0) {
-            pthread_cond_wait(&pool->done, &pool->mu);
-        }
-        pthread_mutex_unlock(&pool->mu);
-    }
+    dla_team_join(pool, n - 1, conv_team_body, &team);
 }
 
 /* ------------------------------------------------------------ entry points */
@@ -1162,7 +1042,7 @@ static int conv_args(const struct dla_conv_geom *g, int32_t *out, int *rc)
 
 /* Plan and run with weights `wt` packed per call, or `w` packed before. */
 static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned threads,
-                    struct dla_conv_pool *pool, const struct dla_conv_geom *g,
+                    struct dla_team *pool, const struct dla_conv_geom *g,
                     const int8_t *in, const int8_t *wt, const struct dla_conv_wpack *w,
                     int32_t *out)
 {
@@ -1182,7 +1062,7 @@ static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned thr
         size_t n = threads == 0 ? 1 : threads;
         n = min_size(min_size(n, CONV_MAX_THREADS), items);
         if (pool != NULL) {
-            pool_run_team(pool, &p, min_size(n, dla_conv_pool_threads(pool)));
+            pool_run_team(pool, &p, min_size(n, dla_team_threads(pool)));
         } else {
             conv_run_team(&p, n);
         }
@@ -1311,7 +1191,7 @@ void dla_conv_wpack_free(struct dla_conv_wpack *w)
 
 int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
                             const struct dla_conv_wpack *w, int32_t *out, int shape,
-                            unsigned threads, struct dla_conv_pool *pool)
+                            unsigned threads, struct dla_team *pool)
 {
     if (g == NULL || in == NULL || w == NULL || out == NULL) {
         return DLASIM_ERR_INVAL;
@@ -1328,7 +1208,7 @@ int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
 
 int dla_conv_s8_packed(const struct dla_conv_geom *g, const int8_t *in,
                        const struct dla_conv_wpack *w, int32_t *out, unsigned threads,
-                       struct dla_conv_pool *pool)
+                       struct dla_team *pool)
 {
     if (g == NULL || w == NULL) {
         return DLASIM_ERR_INVAL;

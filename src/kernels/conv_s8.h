@@ -42,21 +42,17 @@ void dla_conv_wpack_free(struct dla_conv_wpack *w);
 /* Bytes the pack holds (for cache budgets). */
 size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w);
 
-/* Worker threads kept between calls (threads in all, the caller included;
- * fewer if some cannot start).  Owned by the caller; one call at a time
- * per pool. */
-struct dla_conv_pool;
-int dla_conv_pool_create(unsigned threads, struct dla_conv_pool **out);
-void dla_conv_pool_destroy(struct dla_conv_pool *pool);
-unsigned dla_conv_pool_threads(const struct dla_conv_pool *pool);
+/* Worker threads kept between calls: a team (common/team.h), owned by the
+ * caller; one call at a time per team. */
+struct dla_team;
 
 /* dla_conv_s8 with weights packed by dla_conv_wpack_build (same results,
- * bit for bit), on up to `threads` threads: the pool's if pool is not NULL,
+ * bit for bit), on up to `threads` threads: the team's if pool is not NULL,
  * else threads created for the call.  DLASIM_ERR_INVAL if w was packed for
  * another kernel shape (in_c, k_w, k_h, out_k). */
 int dla_conv_s8_packed(const struct dla_conv_geom *g, const int8_t *in,
                        const struct dla_conv_wpack *w, int32_t *out, unsigned threads,
-                       struct dla_conv_pool *pool);
+                       struct dla_team *pool);
 
 /* Plain straightforward reference (for tests and `make bench`). */
 void dla_conv_s8_ref(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,

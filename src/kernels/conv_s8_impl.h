@@ -128,6 +128,6 @@ int dla_conv_wpack_build_isa(const struct dla_conv_geom *g, const int8_t *wt,
                              enum dla_conv_isa isa, unsigned flags, struct dla_conv_wpack **out);
 int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
                             const struct dla_conv_wpack *w, int32_t *out, int shape,
-                            unsigned threads, struct dla_conv_pool *pool);
+                            unsigned threads, struct dla_team *pool);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "dlasim/kernel.h"
+#include "common/team.h"
 #include "kernels/conv_s8.h"
 #include "kernels/conv_s8_impl.h"
 
@@ -90,15 +91,14 @@ int dlasim_conv_pool_create(unsigned threads, struct dlasim_conv_pool **out)
     if (!out) {
         return DLASIM_ERR_INVAL;
     }
-    struct dla_conv_pool *p = NULL;
-    int rc = dla_conv_pool_create(threads, &p);
-    *out = (struct dlasim_conv_pool *)p;
-    return rc;
+    /* NULL with one thread: dlasim_conv_s8_packed then runs on the caller */
+    *out = (struct dlasim_conv_pool *)dla_team_create(threads);
+    return threads > 1 && *out == NULL ? DLASIM_ERR_NOMEM : 0;
 }
 
 void dlasim_conv_pool_destroy(struct dlasim_conv_pool *pool)
 {
-    dla_conv_pool_destroy((struct dla_conv_pool *)pool);
+    dla_team_destroy((struct dla_team *)pool);
 }
 
 int dlasim_conv_s8_packed(const struct dlasim_conv_geom *g, const int8_t *in,
@@ -110,5 +110,5 @@ int dlasim_conv_s8_packed(const struct dlasim_conv_geom *g, const int8_t *in,
     }
     struct dla_conv_geom k = geom_of(g);
     return dla_conv_s8_packed(&k, in, (const struct dla_conv_wpack *)w, out, threads,
-                              (struct dla_conv_pool *)pool);
+                              (struct dla_team *)pool);
 }

@@ -18,6 +18,7 @@
 
 #include "dlasim/dlasim.h"
 #include "common/rng.h"
+#include "common/team.h"
 #include "kernels/conv_s8.h"
 #include "kernels/conv_s8_impl.h"
 
@@ -163,8 +164,9 @@ static void check_packed_paths(const struct dla_conv_geom *g, struct bufs *b, co
     struct dla_conv_wpack *w = NULL;
     assert_int_equal(dla_conv_wpack_build(g, b->wt, &w), 0);
     assert_true(dla_conv_wpack_bytes(w) > 0);
-    struct dla_conv_pool *pool = NULL;
-    assert_int_equal(dla_conv_pool_create(3, &pool), 0);
+    struct dla_team *pool = dla_team_create(3);
+    assert_non_null(pool);
+    assert_int_equal(dla_team_threads(pool), 3);
     for (int run = 0; run < 4; run++) {
         poison_out(b);
         /* calls with threads made for the call, then with the pool's */
@@ -180,7 +182,7 @@ static void check_packed_paths(const struct dla_conv_geom *g, struct bufs *b, co
         snprintf(what, sizeof what, "%s packed pool threads=%u", name, t);
         expect_same(b, what);
     }
-    dla_conv_pool_destroy(pool);
+    dla_team_destroy(pool);
     dla_conv_wpack_free(w);
 }
 
@@ -547,9 +549,9 @@ static void test_empty_and_errors(void **state)
     assert_int_equal(dla_conv_s8_packed(&other, in, w, out, 1, NULL), DLASIM_ERR_INVAL);
     assert_int_equal(dla_conv_s8_packed(&g, NULL, w, out, 1, NULL), DLASIM_ERR_INVAL);
     assert_int_equal(dla_conv_s8_packed(&g, in, NULL, out, 1, NULL), DLASIM_ERR_INVAL);
-    assert_int_equal(dla_conv_pool_create(2, NULL), DLASIM_ERR_INVAL);
-    dla_conv_pool_destroy(NULL);
-    assert_int_equal(dla_conv_pool_threads(NULL), 1);
+    assert_null(dla_team_create(1));
+    dla_team_destroy(NULL);
+    assert_int_equal(dla_team_threads(NULL), 1);
     dla_conv_wpack_free(w);
     assert_int_equal(dla_conv_wpack_build(&bad, wt, &w), DLASIM_ERR_INVAL);
     assert_null(w);

@@ -74,7 +74,6 @@ void dla_conv_state_destroy(struct dla_conv_state *s)
     free(s->wplanar);
     free(s->wdec_src);
     dla_wt_cache_free(&s->wcache);
-    dla_conv_pool_destroy(s->pool);
     free(s->wchunk);
     free(s->acc);
     free(s->in16);

@@ -185,7 +185,6 @@ struct dla_wt_key {
  */
 #define DLA_WT_CACHE_BYTES ((size_t)256 << 20)
 struct dla_conv_wpack;
-struct dla_conv_pool;
 struct dla_wt_cache_entry {
     struct dla_wt_key key;
     uint8_t *src;              /* the weight stream bytes the pack came from */
@@ -248,8 +247,6 @@ struct dla_conv_state {
     struct dla_wt_key wdec_key;
     uint64_t wdec_fetch;       /* wt_fetches when wt last equalled wdec_src */
     struct dla_wt_cache wcache; /* packed kernels of earlier weight streams */
-    struct dla_conv_pool *pool; /* kernel worker threads (NULL until a layer needs them) */
-    unsigned pool_threads;      /* dla_threads() the pool was made for */
     int8_t *wchunk;            /* kernels of a channel chunk */
     size_t wchunk_cap;
     int64_t *acc;              /* wide accumulators for very deep kernels */

@@ -74,7 +74,7 @@
 #include "kernels/conv_s16.h"
 #include "kernels/conv_s8.h"
 #include "sim/core/budget.h"
-#include "sim/core/team.h"
+#include "common/team.h"
 #include "sim/nvdla/cbuf.h"
 
 #define CSC_F(d, g, REG, FIELD) DLA_REG_FIELD(d, g, NVDLA_CSC_##REG##_0, FIELD)
@@ -857,7 +857,7 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
 
 /* ---- running the MACs ---------------------------------------------------------- */
 
-/* A depthwise layer's channels on the device's team (sim/core/team.h). */
+/* A depthwise layer's channels on the device's team (common/team.h). */
 struct dw_job {
     const struct dla_conv_geom *g;
     const int8_t *in, *wt;
@@ -873,21 +873,6 @@ static void dw_channel(void *ctx, size_t k)
 /* Real MACs below which a depthwise layer stays on the calling thread. */
 #define DW_TEAM_MIN_MACS 262144.0
 
-/* The device's kernel threads, kept across layers (made on first use, and
- * again if the device's thread count changed); NULL: threads per call. */
-static struct dla_conv_pool *kernel_pool(struct dla_dev *d, struct dla_conv_state *s)
-{
-    unsigned threads = dla_threads(d);
-    if (s->pool != NULL && s->pool_threads != threads) {
-        dla_conv_pool_destroy(s->pool);
-        s->pool = NULL;
-    }
-    if (s->pool == NULL && threads > 1 && dla_conv_pool_create(threads, &s->pool) == 0) {
-        s->pool_threads = threads;
-    }
-    return s->pool;
-}
-
 /* wt: the dense planar weights, or (with a cached pack) only those of a
  * depthwise layer, NULL otherwise (cached_weights). */
 static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const int8_t *in,
@@ -900,8 +885,7 @@ static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const in
         dla_team_run(macs >= DW_TEAM_MIN_MACS ? dla_dev_team(d) : NULL, g->out_k, dw_channel, &j);
         return 0;
     }
-    int rc = pack ? dla_conv_s8_packed(g, in, pack, out, dla_threads(d),
-                                       kernel_pool(d, dla_dev_conv_state(d)))
+    int rc = pack ? dla_conv_s8_packed(g, in, pack, out, dla_threads(d), dla_dev_team(d))
                   : dla_conv_s8(g, in, wt, out, dla_threads(d));
     if (rc) {
         return dla_error(d, rc, "CSC: convolution kernel failed (%s) on a %ux%ux%u input, "

@@ -26,7 +26,7 @@
 #include "sim/core/mem.h"
 #include "sim/core/personality.h"
 #include "sim/core/regfile.h"
-#include "sim/core/team.h"
+#include "common/team.h"
 #include "sim/nvdla/dla.h"
 #include "sim/nvdla/units.h"
 #include "timing/timing.h"

@@ -182,7 +182,7 @@ void dla_bdma_complete(struct dla_dev *d);
 
 /* Worker threads an engine may use for a large layer (>= 1). */
 unsigned dla_threads(const struct dla_dev *d);
-/* The device's worker team (src/sim/core/team.h), started on first use;
+/* The device's worker team (src/common/team.h), started on first use;
  * NULL with one thread (dla_team_run then runs on the caller). */
 struct dla_team *dla_dev_team(struct dla_dev *d);
 

@@ -98,7 +98,7 @@
 #include "arith/atoms.h"
 #include "arith/sdp_lanes.h"
 #include "sim/core/budget.h"
-#include "sim/core/team.h"
+#include "common/team.h"
 #include "sim/nvdla/dla.h"
 
 /* ---- decoded configuration ------------------------------------------------ */
@@ -1292,7 +1292,7 @@ static void set_hw_regs(struct dla_dev *d, unsigned g, const struct sdp_cfg *c,
 /*
  * A flying layer to memory whose operands are registers or per-kernel
  * values (a convolution's bias, scale and ReLU: no operand stream read per
- * surface) splits over the device's worker team (src/sim/core/team.h):
+ * surface) splits over the device's worker team (src/common/team.h):
  * every channel plane is its own run (the stages are element-wise and
  * exact on any range of elements, so the values are those of
  * process_surface), then every surface is packed; the memory writes stay

@@ -1,16 +1,16 @@
 /*
- * Team of worker threads (see team.h).  A job is open from its publication
- * until the caller has run out of items; a worker joins only an open job
- * (under the mutex) and counts itself in `active`, and the caller returns
- * only when the job is closed and no worker is left in it, so no worker
- * ever sees a job's counter or context after dla_team_run returned.
+ * Team of worker threads (see team.h).  A worker joins only an open job,
+ * under the mutex, taking a seat and counting itself in `active`; the
+ * caller closes the job under the mutex and then waits for `active` to
+ * drop to zero, so no worker ever sees a job's context after
+ * dla_team_join returned.
  */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "sim/core/team.h"
+#include "common/team.h"
 
 #define TEAM_MAX_THREADS 64
 
@@ -19,25 +19,13 @@ struct dla_team {
     pthread_cond_t wake;
     unsigned long gen; /* jobs published so far */
     int open, stop;
-    void (*fn)(void *, size_t);
+    size_t seats;      /* workers the open job may still take */
+    void (*body)(void *);
     void *ctx;
-    size_t n;
-    atomic_size_t next;
-    atomic_uint active;
+    atomic_uint active; /* workers inside a job */
     unsigned nthreads;
     pthread_t tid[TEAM_MAX_THREADS];
 };
-
-static void take_items(struct dla_team *t, void (*fn)(void *, size_t), void *ctx, size_t n)
-{
-    for (;;) {
-        size_t i = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
-        if (i >= n) {
-            return;
-        }
-        fn(ctx, i);
-    }
-}
 
 static void *worker_main(void *arg)
 {
@@ -45,19 +33,19 @@ static void *worker_main(void *arg)
     unsigned long seen = 0;
     pthread_mutex_lock(&t->mu);
     for (;;) {
-        while (!t->stop && (t->gen == seen || !t->open)) {
+        while (!t->stop && (t->gen == seen || !t->open || t->seats == 0)) {
             pthread_cond_wait(&t->wake, &t->mu);
         }
         if (t->stop) {
             break;
         }
         seen = t->gen;
-        void (*fn)(void *, size_t) = t->fn;
+        t->seats--;
+        void (*body)(void *) = t->body;
         void *ctx = t->ctx;
-        size_t n = t->n;
         atomic_fetch_add_explicit(&t->active, 1, memory_order_relaxed);
         pthread_mutex_unlock(&t->mu);
-        take_items(t, fn, ctx, n);
+        body(ctx);
         atomic_fetch_sub_explicit(&t->active, 1, memory_order_release);
         pthread_mutex_lock(&t->mu);
     }
@@ -83,7 +71,6 @@ struct dla_team *dla_team_create(unsigned threads)
         free(t);
         return NULL;
     }
-    atomic_init(&t->next, 0);
     atomic_init(&t->active, 0);
     unsigned want = threads - 1 < TEAM_MAX_THREADS ? threads - 1 : TEAM_MAX_THREADS;
     while (t->nthreads < want && !pthread_create(&t->tid[t->nthreads], NULL, worker_main, t)) {
@@ -113,34 +100,64 @@ void dla_team_destroy(struct dla_team *t)
     free(t);
 }
 
-void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx)
+unsigned dla_team_threads(const struct dla_team *t)
 {
-    if (!t || n <= 1) {
-        for (size_t i = 0; i < n; i++) {
-            fn(ctx, i);
-        }
+    return t ? t->nthreads + 1 : 1;
+}
+
+void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx)
+{
+    if (!t || helpers == 0) {
+        body(ctx);
         return;
     }
     pthread_mutex_lock(&t->mu);
-    t->fn = fn;
+    t->body = body;
     t->ctx = ctx;
-    t->n = n;
-    atomic_store_explicit(&t->next, 0, memory_order_relaxed);
+    t->seats = helpers < t->nthreads ? helpers : t->nthreads;
     t->gen++;
     t->open = 1;
     pthread_cond_broadcast(&t->wake);
     pthread_mutex_unlock(&t->mu);
 
-    take_items(t, fn, ctx, n);
+    body(ctx);
 
     pthread_mutex_lock(&t->mu);
-    t->open = 0;
+    t->open = 0; /* late workers stay asleep */
+    t->seats = 0;
     pthread_mutex_unlock(&t->mu);
-    /* the workers still in the job finish their last items */
+    /* the workers inside the job finish their share */
     unsigned spins = 0;
     while (atomic_load_explicit(&t->active, memory_order_acquire) != 0) {
         if (++spins > 1000) {
             sched_yield();
         }
     }
+}
+
+/* dla_team_run's job: items from one counter. */
+struct item_job {
+    void (*fn)(void *, size_t);
+    void *ctx;
+    size_t n;
+    atomic_size_t next;
+};
+
+static void take_items(void *arg)
+{
+    struct item_job *j = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+        if (i >= j->n) {
+            return;
+        }
+        j->fn(j->ctx, i);
+    }
+}
+
+void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx)
+{
+    struct item_job j = { fn, ctx, n, 0 };
+    atomic_init(&j.next, 0);
+    dla_team_join(n > 1 ? t : NULL, n - (n > 0), take_items, &j);
 }

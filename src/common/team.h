@@ -1,0 +1,42 @@
+/*
+ * A team of worker threads kept for as long as its owner lives (a simulated
+ * device, a benchmark), so that work can be split over the cores without
+ * creating and joining threads per call: a network of ~1,000 small hardware
+ * layers (MobileNetV2's depthwise channel blocks) or ~90 convolutions per
+ * ResNet-50 image would pay tens of microseconds to milliseconds per layer
+ * for that on a virtual machine.  One team serves every engine of a device
+ * and the convolution kernel alike.
+ *
+ * A job is open from its publication until the calling thread has finished
+ * its own part; workers that wake while it is open join it (up to the
+ * job's seats), the others stay asleep.  The caller then waits only for the
+ * workers inside the job, never for a sleeping one.  One job at a time (a
+ * team has one driving thread).
+ */
+#ifndef DLASIM_COMMON_TEAM_H
+#define DLASIM_COMMON_TEAM_H
+
+#include <stddef.h>
+
+struct dla_team;
+
+/* A team of `threads` - 1 workers (the caller is the other one); NULL when
+ * threads <= 1 or the host refuses every thread (then the caller does all). */
+struct dla_team *dla_team_create(unsigned threads);
+void dla_team_destroy(struct dla_team *t);
+
+/* Threads a job can have: the workers plus the caller (1 for NULL). */
+unsigned dla_team_threads(const struct dla_team *t);
+
+/* body(ctx) on the caller and on up to `helpers` workers that join while
+ * the job is open; body shares the work out itself (counters in ctx).
+ * Returns when the caller's body and every joined worker's have returned;
+ * with t NULL or helpers 0 only the caller runs it. */
+void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx);
+
+/* fn(ctx, i) once for every i < n, items taken from a shared counter (a
+ * thread that joins late only finds less to do); fn writes only what item
+ * i owns.  On the caller alone when t is NULL. */
+void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
+
+#endif
