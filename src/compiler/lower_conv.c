@@ -321,8 +321,8 @@ static int dense_weights(const struct dlasim_model *m, const struct dlc_layer *L
  * series (SDP X1 = BS, then X2 = BN; both per kernel from memory, each with
  * its own rounding right shift, spec sdp.rst "X1/X2 sub-units"):
  *   t   = (acc + alu1[k] << ash1) * m1[k] >> t1      (32 bits)
- *   out = (t + alu2[k] << ash2) * m2[k] >> REQ2_T2
- * m1[k] x m2[k] / 2^(t1 + REQ2_T2) approximates M[k] to about 2^-29 (the pair
+ *   out = (t + alu2[k] << ash2) * m2[k] >> t2       (t2 = 32, less for M > 1/8)
+ * m1[k] x m2[k] / 2^(t1 + t2) approximates M[k] to about 2^-29 (the pair
  * is searched: m2 over [2^14, 2^15), m1 the nearest integer), against 2^-15
  * for one int16 multiplier.  The intermediate t keeps 2^18 of its units per
  * output step, so its own rounding moves an output by < 2^-18 step, and
@@ -342,9 +342,13 @@ static int quantize_two_stage(struct dlc_layer *L, struct qconv *q, const double
     if (!(mmax > 0)) {
         return 0;
     }
-    /* m1 <= 32767 for the largest multiplier when m2 >= 2^14 */
+    /* m1 <= 32767 for the largest multiplier when m2 >= 2^14; a large
+     * multiplier (an average of few values) takes X2's shift down instead
+     * (X1 then multiplies without rounding) */
     int t1 = (int)floor(log2(32767.0 * 16384.0 / (mmax * ldexp(1.0, REQ2_T2))));
-    if (t1 < 0 || t1 > 63) {
+    int t2 = REQ2_T2 + (t1 < 0 ? t1 : 0);
+    t1 = t1 < 0 ? 0 : t1;
+    if (t1 > 63 || t2 < 20) {
         return 0;
     }
     q->alu2 = calloc((size_t)q->K, sizeof(int16_t));
@@ -360,7 +364,7 @@ static int quantize_two_stage(struct dlc_layer *L, struct qconv *q, const double
     }
     double err = 0;
     for (int64_t k = 0; k < q->K; k++) {
-        double T = M[k] * ldexp(1.0, t1 + REQ2_T2), best = -1;
+        double T = M[k] * ldexp(1.0, t1 + t2), best = -1;
         int64_t b1 = 0, b2 = 0;
         for (int64_t m2 = 16384; m2 <= 32767 && T > 0; m2++) {
             int64_t m1 = (int64_t)floor(T / (double)m2 + 0.5);
@@ -388,7 +392,7 @@ static int quantize_two_stage(struct dlc_layer *L, struct qconv *q, const double
     L->req2 = 1;
     L->cacc_trunc = 0;
     L->mul_shift = (uint32_t)t1, L->alu_shift = (uint32_t)ash;
-    L->mul2_shift = REQ2_T2, L->alu2_shift = (uint32_t)ash2;
+    L->mul2_shift = (uint32_t)t2, L->alu2_shift = (uint32_t)ash2;
     L->req_err = err;
     return 1;
 }
