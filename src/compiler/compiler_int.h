@@ -38,6 +38,7 @@ int dlc_fold_dequantize(struct dlc_graph *g, struct dlc_node *nd, char *err, siz
 int dlc_fold_quantize(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen);
 int dlc_qdq_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t errlen);
 int dlc_is_qdq_node(const struct dlc_graph *g, const struct dlc_node *nd);
+int dlc_qdq_pools_as_conv(struct dlc_graph *g); /* pre-quantized average pools (qdq.c) */
 /* lower_conv.c: the model's own per-output-channel weight scales for a
  * Conv / Gemm / MatMul (NULL: the compiler chooses them); *n is 1 (one for
  * every channel) or the channel count */
@@ -92,6 +93,8 @@ struct dlc_layer {
     double req_err;     /* CONV: largest relative error of a requantization multiplier
                            (int16 >> shift against s_in * s_w[k] / s_out) */
     int wcodes;         /* CONV: the model's own int8 weight codes (pre-quantized) */
+    int req2;           /* CONV: requantization in two stages, X1 (BS) then X2 (BN) */
+    uint32_t mul2_shift, alu2_shift; /* CONV, req2: the X2 stage's shifts */
     /* statistics */
     uint64_t stat_n, stat_sat, stat_runs;
     double stat_sig, stat_noise;

@@ -928,5 +928,8 @@ int dlc_graph_prepare(struct dlc_graph *g, char *err, size_t errlen)
             return dlc_node_errf(err, errlen, DLASIM_ERR_NOMEM, &g->nodes[i], "out of memory");
         }
     }
+    if (dlc_qdq_pools_as_conv(g)) {
+        return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "model: out of memory for pooling weights");
+    }
     return 0;
 }

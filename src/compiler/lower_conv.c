@@ -200,6 +200,7 @@ struct qconv {
     int16_t *alu, *mul;
     const float *wscale; /* the model's weight scales (pre-quantized), else NULL */
     int64_t wscale_n;    /* 1 or K */
+    int16_t *alu2, *mul2; /* two-stage requantization (L->req2): the X2 operands */
 };
 
 static void qconv_free(struct qconv *q)
@@ -209,6 +210,8 @@ static void qconv_free(struct qconv *q)
     free(q->qw);
     free(q->alu);
     free(q->mul);
+    free(q->alu2);
+    free(q->mul2);
 }
 
 /* Fold the bias Add / Sub and scale Mul nodes fused after the layer, in order. */
@@ -368,6 +371,86 @@ static int bias_alu_shift(double bmax, double pre, int *ash)
     return bmax * pre + ldexp(1.0, *ash) <= 2147483647.0;
 }
 
+/* Pre-quantized models: the requantization as two int16 multipliers in
+ * series (SDP X1 = BS, then X2 = BN; both per kernel from memory, each with
+ * its own rounding right shift, spec sdp.rst "X1/X2 sub-units"):
+ *   t   = (acc + alu1[k] << ash1) * m1[k] >> t1      (32 bits)
+ *   out = (t + alu2[k] << ash2) * m2[k] >> t2       (t2 = 32, less for M > 1/8)
+ * m1[k] x m2[k] / 2^(t1 + t2) approximates M[k] to about 2^-29 (the pair
+ * is searched: m2 over [2^14, 2^15), m1 the nearest integer), against 2^-15
+ * for one int16 multiplier.  The intermediate t keeps 2^18 of its units per
+ * output step, so its own rounding moves an output by < 2^-18 step, and
+ * saturates only for outputs far beyond int8.  X2's ALU adds what X1's int16
+ * bias (<< ash1) could not hold, in t's units.  The rounding of each shift is
+ * half away from zero (NV_NVDLA_HLS_shiftrightsu); ONNX Runtime rounds half
+ * to even: only exact ties can differ.  Returns 1 when used, 0 when the
+ * layer's multipliers do not fit (then one stage), DLASIM_ERR_NOMEM. */
+#define REQ2_T2 32
+static int quantize_two_stage(struct dlc_layer *L, struct qconv *q, const double *M, const double *B)
+{
+    double mmax = 0, bmax = 0, rmax = 0;
+    for (int64_t k = 0; k < q->K; k++) {
+        mmax = M[k] > mmax ? M[k] : mmax;
+        bmax = fabs(B[k]) > bmax ? fabs(B[k]) : bmax;
+    }
+    if (!(mmax > 0)) {
+        return 0;
+    }
+    /* m1 <= 32767 for the largest multiplier when m2 >= 2^14; a large
+     * multiplier (an average of few values) takes X2's shift down instead
+     * (X1 then multiplies without rounding) */
+    int t1 = (int)floor(log2(32767.0 * 16384.0 / (mmax * ldexp(1.0, REQ2_T2))));
+    int t2 = REQ2_T2 + (t1 < 0 ? t1 : 0);
+    t1 = t1 < 0 ? 0 : t1;
+    if (t1 > 63 || t2 < 20) {
+        return 0;
+    }
+    q->alu2 = calloc((size_t)q->K, sizeof(int16_t));
+    q->mul2 = calloc((size_t)q->K, sizeof(int16_t));
+    double *R = malloc((size_t)q->K * sizeof(double));
+    if (!q->alu2 || !q->mul2 || !R) {
+        free(R);
+        return DLASIM_ERR_NOMEM;
+    }
+    int ash = 0;
+    while (bmax / ldexp(1.0, ash) > 32767.0 && ash < 31) {
+        ash++;
+    }
+    double err = 0;
+    for (int64_t k = 0; k < q->K; k++) {
+        double T = M[k] * ldexp(1.0, t1 + t2), best = -1;
+        int64_t b1 = 0, b2 = 0;
+        for (int64_t m2 = 16384; m2 <= 32767 && T > 0; m2++) {
+            int64_t m1 = (int64_t)floor(T / (double)m2 + 0.5);
+            double e = fabs((double)(m1 * m2) - T);
+            if (m1 >= 1 && m1 <= 32767 && (best < 0 || e < best)) {
+                best = e, b1 = m1, b2 = m2;
+            }
+        }
+        q->mul[k] = (int16_t)b1, q->mul2[k] = (int16_t)b2;
+        q->alu[k] = dlc_sat16(floor(B[k] / ldexp(1.0, ash) + 0.5));
+        /* what X1's bias misses, in t's units */
+        R[k] = (B[k] - q->alu[k] * ldexp(1.0, ash)) * (double)b1 / ldexp(1.0, t1);
+        rmax = fabs(R[k]) > rmax ? fabs(R[k]) : rmax;
+        double e = M[k] > 0 ? fabs((double)(b1 * b2) - T) / T : 0;
+        err = e > err ? e : err;
+    }
+    int ash2 = 0;
+    while (rmax / ldexp(1.0, ash2) > 32767.0 && ash2 < 31) {
+        ash2++;
+    }
+    for (int64_t k = 0; k < q->K; k++) {
+        q->alu2[k] = dlc_sat16(floor(R[k] / ldexp(1.0, ash2) + 0.5));
+    }
+    free(R);
+    L->req2 = 1;
+    L->cacc_trunc = 0;
+    L->mul_shift = (uint32_t)t1, L->alu_shift = (uint32_t)ash;
+    L->mul2_shift = (uint32_t)t2, L->alu2_shift = (uint32_t)ash2;
+    L->req_err = err;
+    return 1;
+}
+
 /* Per-channel weight scales folded into the SDP multipliers:
  * out_q = (acc + bias_q << alu_shift) * mul_k >> mul_shift, with
  * mul_k / 2^mul_shift = s_in * s_w[k] / s_out.  0 or DLASIM_ERR_NOMEM. */
@@ -395,11 +478,25 @@ static int quantize_conv(struct dlc_layer *L, struct qconv *q)
             q->qw[k * per + i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
         }
         M[k] = (double)L->in_scale * sw / L->out_scale;
+        if (q->wscale) { /* ONNX Runtime's multiplier: float32 (s_in x s_w) / s_out */
+            float sxw = L->in_scale * (float)sw;
+            M[k] = (double)(sxw / L->out_scale);
+        }
         B[k] = q->bias[k] / ((double)L->in_scale * sw);
         mmax = M[k] > mmax ? M[k] : mmax;
         bmax = fabs(B[k]) > bmax ? fabs(B[k]) : bmax;
     }
     record_bias_dominance(L, q);
+    L->req2 = 0;
+    L->wcodes = q->wscale != NULL;
+    if (L->wcodes && !L->prelu) {
+        int rc = quantize_two_stage(L, q, M, B);
+        if (rc) {
+            free(M);
+            free(B);
+            return rc < 0 ? rc : 0;
+        }
+    }
     /* a bias beyond 32 bits needs CACC truncation first (which scales the
      * multipliers up); then the largest multiplier gets 15 bits */
     int trunc = 0, ash = 0, shift;
@@ -414,7 +511,6 @@ static int quantize_conv(struct dlc_layer *L, struct qconv *q)
     L->alu_shift = (uint32_t)ash;
     double pre = ldexp(1.0, -trunc);
     L->req_err = 0;
-    L->wcodes = q->wscale != NULL;
     for (int64_t k = 0; k < q->K; k++) {
         q->mul[k] = dlc_sat16(M[k] * ldexp(1.0, shift) / pre);
         q->alu[k] = dlc_sat16(B[k] * pre / ldexp(1.0, ash));
@@ -530,7 +626,7 @@ static void fill_conv_op(const struct dlasim_model *m, struct dlasim_rt_op *co,
 static void fill_sdp_op(const struct dlasim_model *m, struct dlasim_rt_op *so,
                         const struct dlasim_rt_op *co, const struct dlasim_conv_layer *l,
                         const struct dlc_layer *L, const struct dlc_buf *by, int sblob,
-                        const struct slopes *sl, int64_t K)
+                        int sblob2, const struct slopes *sl, int64_t K)
 {
     struct dlasim_rt_sdp_op *s = &so->op.sdp;
     s->lut_index = -1;
@@ -546,7 +642,22 @@ static void fill_sdp_op(const struct dlasim_model *m, struct dlasim_rt_op *so,
     s->x1_op.precision = DLASIM_RT_INT16;
     struct dlasim_rt_sdp_surface *ss = &so->surface.sdp;
     ss->x2_data.address = -1;
-    if (L->prelu) { /* X2 (BN) in PReLU mode: negative values times the slope */
+    if (L->req2) { /* X2 (BN): the residual bias and the second multiplier, then ReLU */
+        s->x1_op.act = DLASIM_RT_ACT_NONE;
+        s->x2_op.enable = 1;
+        s->x2_op.alu_type = 2; /* SUM */
+        s->x2_op.type = DLASIM_RT_SDP_BOTH;
+        s->x2_op.mode = DLASIM_RT_SDP_PER_KERNEL;
+        s->x2_op.act = L->relu ? DLASIM_RT_ACT_RELU : DLASIM_RT_ACT_NONE;
+        s->x2_op.shift_value = (uint8_t)L->alu2_shift;
+        s->x2_op.truncate = (uint8_t)L->mul2_shift;
+        s->x2_op.precision = DLASIM_RT_INT16;
+        ss->x2_data.type = DLASIM_RT_MEM_MC;
+        ss->x2_data.address = m->blobs[sblob2].addr_index;
+        ss->x2_data.size = (uint32_t)m->blobs[sblob2].len;
+        ss->x2_data.width = 1, ss->x2_data.height = 1;
+        ss->x2_data.channel = (uint16_t)K;
+    } else if (L->prelu) { /* X2 (BN) in PReLU mode: negative values times the slope */
         s->x2_op.enable = 1;
         s->x2_op.type = DLASIM_RT_SDP_MUL;
         s->x2_op.act = DLASIM_RT_ACT_PRELU;
@@ -577,7 +688,7 @@ static void fill_sdp_op(const struct dlasim_model *m, struct dlasim_rt_op *so,
 /* Weight and bias/multiplier blobs: the packed int8 kernels, and per
  * kernel the ALU operand then the MUL operand (DATA_USE BOTH, little-endian). */
 static int weight_blobs(struct dlasim_model *m, const struct dlasim_conv_plan *plan,
-                        const struct qconv *q, int *wblob, int *sblob)
+                        const struct qconv *q, int *wblob, int *sblob, int *sblob2)
 {
     *wblob = dlc_add_blob(m, plan->weight_bytes);
     if (*wblob < 0) {
@@ -593,6 +704,19 @@ static int weight_blobs(struct dlasim_model *m, const struct dlasim_conv_plan *p
         uint16_t a = (uint16_t)q->alu[k], mu = (uint16_t)q->mul[k];
         sb[4 * k] = (uint8_t)a, sb[4 * k + 1] = (uint8_t)(a >> 8);
         sb[4 * k + 2] = (uint8_t)mu, sb[4 * k + 3] = (uint8_t)(mu >> 8);
+    }
+    *sblob2 = -1;
+    if (q->mul2) { /* the X2 operands of a two-stage requantization, same layout */
+        *sblob2 = dlc_add_blob(m, (size_t)q->K * 4);
+        if (*sblob2 < 0) {
+            return *sblob2;
+        }
+        sb = m->blobs[*sblob2].data;
+        for (int64_t k = 0; k < q->K; k++) {
+            uint16_t a = (uint16_t)q->alu2[k], mu = (uint16_t)q->mul2[k];
+            sb[4 * k] = (uint8_t)a, sb[4 * k + 1] = (uint8_t)(a >> 8);
+            sb[4 * k + 2] = (uint8_t)mu, sb[4 * k + 3] = (uint8_t)(mu >> 8);
+        }
     }
     return 0;
 }
@@ -644,7 +768,7 @@ static int emit_ring_restart(struct dlasim_model *m, struct opvec *v, struct dlc
     rc = rc ? rc : (si = dlc_new_op(v, DLASIM_RT_OP_SDP)) < 0 ? si : 0;
     if (!rc) {
         fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[0], &d, &bx, &by, 0, wb);
-        fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[0], &z, &by, sb, &sl, k);
+        fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[0], &z, &by, sb, -1, &sl, k);
         L->n_hw_ops += 2;
         L->ring_restart++;
     }
@@ -690,12 +814,13 @@ static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec 
     struct dlc_buf bx = channel_view(m, dlc_stored_buf(m, L->in_tensor), cb->c0, cb->nc);
     struct dlc_buf by = channel_view(m, &m->buf[L->out_tensor], cb->k0, cb->nk);
     struct qconv qb = { cb->nk, cb->nc, q->kh, q->kw, NULL, NULL, q->qw, q->alu + cb->k0,
-                        q->mul + cb->k0, NULL, 0 };
+                        q->mul + cb->k0, NULL, 0, q->alu2 ? q->alu2 + cb->k0 : NULL,
+                        q->mul2 ? q->mul2 + cb->k0 : NULL };
     struct dlasim_conv_plan plan;
     struct dlasim_conv_desc d;
     struct slopes sl;
     char perr[256] = "";
-    int have_plan = 0, wblob = -1, sblob = -1, rc = 0;
+    int have_plan = 0, wblob = -1, sblob = -1, sblob2 = -1, rc = 0;
     size_t per = (size_t)(q->kh * q->kw), whole = (size_t)(cb->nc == q->C && cb->nk == q->K);
     if (!whole) { /* the block's rows and columns */
         qb.qw = malloc((size_t)(cb->nk * cb->nc) * per);
@@ -725,7 +850,7 @@ static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec 
         L->streamed_bytes += plan.weight_bytes;
         L->weight_mode = (int)plan.weight_mode;
     }
-    if ((rc = weight_blobs(m, &plan, &qb, &wblob, &sblob)) ||
+    if ((rc = weight_blobs(m, &plan, &qb, &wblob, &sblob, &sblob2)) ||
         (rc = prelu_slopes(m, L, cb->k0, cb->nk, &sl))) {
         rc = dlc_node_errf(err, errlen, rc, nd, "out of device or host memory for its weights");
         goto out;
@@ -738,7 +863,8 @@ static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec 
             goto out;
         }
         fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[i], &d, &bx, &by, L->cacc_trunc, wblob);
-        fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[i], L, &by, sblob, &sl, cb->nk);
+        fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[i], L, &by, sblob, sblob2, &sl,
+                    cb->nk);
         L->n_hw_ops += 2;
     }
 out:

@@ -125,15 +125,29 @@ static int emit_sdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v
     int sub = nd->op == DLC_OP_SUB;
     /* Sub: the subtrahend is the source (negated), the minuend the operand */
     int src_t = m->store[nd->in[sub ? 1 : 0]], opd_t = m->store[nd->in[sub ? 0 : 1]];
+    int preq = g->t[L->out_tensor].qscale > 0; /* a pre-quantized model's Add */
+    if (preq && !sub && g->t[src_t].scale > g->t[opd_t].scale) { /* the finer step is X1's */
+        int t = src_t;
+        src_t = opd_t, opd_t = t;
+    }
     double s_src = g->t[src_t].scale, s_opd = g->t[opd_t].scale, s_out = g->t[L->out_tensor].scale;
     double r = s_src / s_opd;
     int k = 7;
     while (k > 0 && r * ldexp(1.0, k) > 8192.0) {
         k--;
     }
+    if (preq) { /* 2^k units per step of the operand (X1's multiplier has no left
+                 * shift: r x 2^k < 2^15): X1's rounding then moves the output by
+                 * < 2^-(k+1) operand steps instead of 2^-8 */
+        k = (int)floor(log2(16383.0 / r));
+        k = k < 0 ? 0 : k > 20 ? 20 : k;
+    }
     uint32_t t_src = 0, t_out = 0;
     int16_t m_src = dlc_fit16(r * ldexp(1.0, k), &t_src, 31);
     int16_t m_out = dlc_fit16(s_opd / ldexp(1.0, k) / s_out, &t_out, 63);
+    if (preq && m_out > 0) { /* X1 x CVT multiplies the source: make up for CVT's rounding */
+        m_src = dlc_fit16(s_src / s_out * ldexp(1.0, (int)t_out) / m_out, &t_src, 31);
+    }
     ss->src_data = dlc_cube(&m->buf[src_t], DLASIM_RT_MEM_MC);
     s->x1_op.enable = 1;
     s->x1_op.type = DLASIM_RT_SDP_MUL;

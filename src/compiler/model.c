@@ -614,7 +614,7 @@ static void layer_ops(const struct dlasim_model *m, const struct dlc_layer *L, c
 static void report_prequantized(const struct dlasim_model *m, struct dlc_sbuf *b)
 {
     const struct dlc_graph *g = &m->g;
-    int acts = 0, convs = 0, codes = 0, biased = 0;
+    int acts = 0, convs = 0, codes = 0, biased = 0, two = 0;
     double err = 0;
     const char *worst = "";
     for (int t = 0; t < g->n_t; t++) {
@@ -627,7 +627,8 @@ static void report_prequantized(const struct dlasim_model *m, struct dlc_sbuf *b
         }
         convs++;
         codes += L->wcodes;
-        biased += L->alu_shift > 0;
+        two += L->req2;
+        biased += L->alu_shift > 0 && !L->req2;
         if (L->req_err > err) {
             err = L->req_err;
             worst = g->nodes[L->node].name;
@@ -637,12 +638,13 @@ static void report_prequantized(const struct dlasim_model *m, struct dlc_sbuf *b
         return;
     }
     dlc_sb_printf(b, "pre-quantized model: %d activations at the model's scales (instead of calibrated ones), %d of %d "
-              "convolution layers with the model's int8 weight codes; requantization on SDP "
-              "(int16 multiplier >> shift, rounding): largest relative multiplier error %.1e (%s), "
-              "%d layers with the bias rounded to 2^ALU shift; an output may then round to the "
-              "other side of a half step than the exact rescale (ONNX Runtime's float32 multiplier, "
-              "round half to even), 1 int8 step apart; PDP averages round half up twice\n",
-              acts, codes, convs, err, worst, biased);
+              "convolution layers with the model's int8 weight codes; requantization on SDP, %d "
+              "layers as two int16 multipliers in series (X1 then X2, each >> shift with rounding), "
+              "the others one: largest relative multiplier error %.1e (%s), %d layers with the bias "
+              "rounded to 2^ALU shift; average pools as depthwise convolutions (exact sums); an "
+              "output may round to the other side of a half step than ONNX Runtime (float32 "
+              "products, round half to even; SDP rounds half away from zero), 1 int8 step apart\n",
+              acts, codes, convs, two, err, worst, biased);
 }
 
 char *dlasim_model_compile_report(const struct dlasim_model *m)

@@ -20,6 +20,7 @@
  * Runtime's int8 kernels.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -320,4 +321,73 @@ int dlc_qdq_node(struct dlc_graph *g, struct dlc_node *nd, char *err, size_t err
     }
     return nd->op == DLC_OP_QUANTIZE ? quantize_activation(g, nd, err, errlen)
                                      : dequantize_activation(g, nd, err, errlen);
+}
+
+/* A pre-quantized model's average pooling (AveragePool, GlobalAveragePool
+ * whose output the model quantizes) as a depthwise convolution with int8
+ * weights 1 at weight scale 1/n: CMAC sums the window exactly and SDP's
+ * requantization (lower_conv.c, two multipliers in series) divides by n
+ * with one rounding.  PDP would multiply by a 16-bit 1/kernel width, round,
+ * then by 1/kernel height and round again (src/sim/nvdla/pdp.c), which
+ * differs from ONNX Runtime's rounding of the exact average (its QLinear
+ * pooling and float AveragePool -> QuantizeLinear both round once).
+ * 0 or DLASIM_ERR_NOMEM. */
+static int pool_as_conv(struct dlc_graph *g, int node)
+{
+    struct dlc_node *nd = &g->nodes[node];
+    const struct dlc_tensor *x = &g->t[nd->in[0]];
+    int gap = nd->op == DLC_OP_GAP;
+    int kh = gap ? (int)x->dims[2] : nd->kernel[0], kw = gap ? (int)x->dims[3] : nd->kernel[1];
+    int padded = !gap && (nd->pads[0] || nd->pads[1] || nd->pads[2] || nd->pads[3]);
+    if (x->rank != 4 || kh < 1 || kw < 1 || kh > 8 || kw > 8 || (!gap && nd->ceil_mode) ||
+        (padded && !nd->count_include_pad) || nd->auto_pad_same) {
+        return 0;
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%s.average_weights", nd->name ? nd->name : "pool");
+    int w = dlc_tensor_add(g, name);
+    if (w < 0) {
+        return w;
+    }
+    nd = &g->nodes[node];
+    x = &g->t[nd->in[0]];
+    struct dlc_tensor *wt = &g->t[w];
+    int64_t c = x->dims[1], n = c * kh * kw;
+    wt->data = malloc((size_t)n * sizeof(float));
+    wt->qw_scale = malloc(sizeof(float));
+    if (!wt->data || !wt->qw_scale) {
+        return DLASIM_ERR_NOMEM;
+    }
+    float inv = 1.0f / (float)(kh * kw);
+    for (int64_t i = 0; i < n; i++) {
+        wt->data[i] = inv;
+    }
+    wt->qw_scale[0] = inv, wt->qw_n = 1, wt->qw_axis = 0;
+    wt->rank = 4, wt->dims[0] = c, wt->dims[1] = 1, wt->dims[2] = kh, wt->dims[3] = kw;
+    wt->n = n, wt->is_const = 1, wt->producer = -1, wt->consumers = 1;
+    if (gap) {
+        nd->stride[0] = nd->stride[1] = 1;
+        memset(nd->pads, 0, sizeof nd->pads);
+    }
+    nd->kernel[0] = kh, nd->kernel[1] = kw;
+    nd->dilation[0] = nd->dilation[1] = 1;
+    nd->group = (int)c;
+    nd->in[1] = w, nd->n_in = 2;
+    nd->op = DLC_OP_CONV;
+    return 0;
+}
+
+int dlc_qdq_pools_as_conv(struct dlc_graph *g)
+{
+    for (int i = 0; i < g->n_nodes; i++) {
+        const struct dlc_node *nd = &g->nodes[i];
+        if (!nd->dead && (nd->op == DLC_OP_AVGPOOL || nd->op == DLC_OP_GAP) &&
+            g->t[nd->out].qscale > 0) {
+            int rc = pool_as_conv(g, i);
+            if (rc) {
+                return rc;
+            }
+        }
+    }
+    return 0;
 }

@@ -4,12 +4,12 @@
 #  - tests/models/qdq_torch_small.onnx, a residual network quantized by
 #    PyTorch's post-training quantization and exported to QDQ
 #    (tools/models/make_torch_qdq.py small): top-1 identical on 64 inputs and
-#    >= 95 % of the int8 outputs within +-1 of ORT's.  Issue 17 asks 99 %;
-#    this model measures 98.4 % (the hardware's 15-bit requantization
-#    multipliers and PDP's average rounding flip ~0.1 % of codes per layer,
-#    and each layer spreads the flips of its inputs): docs/compiler.md.
+#    >= 99.5 % of the int8 outputs within +-1 of ORT's (issue 17 asks 99 %;
+#    measured 100 %, 74 % identical: docs/compiler.md);
 #  - one model per operator (tools/models/make_qdq_tests.py): every int8
-#    output within +-1 of ORT's;
+#    output within +-1 of ORT's and >= 99 % identical (measured 99.9-100 %),
+#    AveragePool 2x2 >= 80 % (measured 87.7 %: a tie rounds away from zero
+#    on SDP, to even in ORT);
 #  - the refusals name the node, its op and the reason.
 # ONNX Runtime: npm onnxruntime-node in build/ort (tools/models/ort_install.sh).
 set -u
@@ -37,10 +37,11 @@ refused() { # model, expected text
     fi
 }
 if sh tools/models/ort_install.sh "$ort"; then
-    grade "$work/small.txt" "$work/small" tests/models/qdq_torch_small.onnx 64 --min-within=95
+    grade "$work/small.txt" "$work/small" tests/models/qdq_torch_small.onnx 64 --min-within=99.5
     sed -n '2,4p' "$work/small.txt"
     for m in tests/models/qdq_node_*.onnx; do
-        grade "$work/node.txt" "$work/node" "$m" 4 --node
+        case $m in *avgpool*) exact=80 ;; *) exact=99 ;; esac
+        grade "$work/node.txt" "$work/node" "$m" 4 --node --min-exact=$exact
     done
 else
     echo "FAIL onnxruntime-node could not be installed"; failed=$((failed + 1))

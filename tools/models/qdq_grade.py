@@ -3,7 +3,7 @@
 pre-quantized (QDQ) model (docs/compiler.md "Pre-quantized models").
 
     /usr/bin/python3 tools/models/qdq_grade.py DLASIM ORT_DIR WORKDIR MODEL.onnx [COUNT [CONFIG]]
-                     [--node] [--min-within=PERCENT]
+                     [--node] [--min-within=PERCENT] [--min-exact=PERCENT]
 
 COUNT random inputs (seeded, uniform [0, 1); default 8) run through
   - ONNX Runtime (tools/models/ort_run.js, npm onnxruntime-node, CPU) on a
@@ -18,7 +18,8 @@ and "N passed, N failed" for the two acceptance criteria (top-1
 identical on every input, >= 99 % of the codes within +-1: issue 17's
 criterion; --min-within=PERCENT sets another share).  --node (a
 one-operator model: one rounding apart) asserts instead that every code is
-within +-1 of ORT's.
+within +-1 of ORT's; --min-exact=PERCENT (with --node) also that at least
+that share of the codes is identical to ORT's.
 """
 import collections
 import os
@@ -75,10 +76,13 @@ def ort_codes(model_path, codes_name, dtype, xp, count, work, ort_dir):
 def main():
     node = "--node" in sys.argv
     within_min = 0.99
+    exact_min = 0.0
     args = []
     for a in sys.argv[1:]:
         if a.startswith("--min-within="):
             within_min = float(a.split("=", 1)[1]) / 100
+        elif a.startswith("--min-exact="):
+            exact_min = float(a.split("=", 1)[1]) / 100
         elif a != "--node":
             args.append(a)
     dlasim, ort_dir, work, model_path = args[0:4]
@@ -112,8 +116,10 @@ def main():
           (100 * within, 100 * float(np.mean(diff == 0)), int(np.max(np.abs(diff)))))
     print("top-1 identical: %d of %d" % (top1, count))
     if node:
-        ok = int(np.max(np.abs(diff))) <= 1
-        print("%s %s: every int8 output within +-1 of ORT's" % ("PASS" if ok else "FAIL", name))
+        exact = float(np.mean(diff == 0))
+        ok = int(np.max(np.abs(diff))) <= 1 and exact >= exact_min
+        print("%s %s: every int8 output within +-1 of ORT's, >= %g %% identical" %
+              ("PASS" if ok else "FAIL", name, 100 * exact_min))
         print("%d passed, %d failed" % (ok, 1 - ok))
         return 0 if ok else 1
     passed = (top1 == count) + (within >= within_min)
