@@ -622,6 +622,22 @@ static void fill_conv_op(const struct dlasim_model *m, struct dlasim_rt_op *co,
     cs->dst_data.channel = (uint16_t)d->kernels;
 }
 
+/* An SDP X stage adding a per-kernel int16 bias (<< alu_shift) and
+ * multiplying by a per-kernel int16 multiplier (>> truncate, rounded), both
+ * from memory, then ReLU if asked. */
+static void bias_scale_stage(struct dlasim_rt_sdp_stage *x, int relu, uint32_t alu_shift,
+                             uint32_t truncate)
+{
+    x->enable = 1;
+    x->alu_type = 2; /* SUM */
+    x->type = DLASIM_RT_SDP_BOTH;
+    x->mode = DLASIM_RT_SDP_PER_KERNEL;
+    x->act = relu ? DLASIM_RT_ACT_RELU : DLASIM_RT_ACT_NONE;
+    x->shift_value = (uint8_t)alu_shift;
+    x->truncate = (uint8_t)truncate;
+    x->precision = DLASIM_RT_INT16;
+}
+
 /* The SDP operation of one band: X1 bias and requantization, X2 PReLU. */
 static void fill_sdp_op(const struct dlasim_model *m, struct dlasim_rt_op *so,
                         const struct dlasim_rt_op *co, const struct dlasim_conv_layer *l,
@@ -632,26 +648,12 @@ static void fill_sdp_op(const struct dlasim_model *m, struct dlasim_rt_op *so,
     s->lut_index = -1;
     s->out_cvt.scale = 1;
     s->batch_num = 1;
-    s->x1_op.enable = 1;
-    s->x1_op.alu_type = 2; /* SUM */
-    s->x1_op.type = DLASIM_RT_SDP_BOTH;
-    s->x1_op.mode = DLASIM_RT_SDP_PER_KERNEL;
-    s->x1_op.act = L->relu ? DLASIM_RT_ACT_RELU : DLASIM_RT_ACT_NONE;
-    s->x1_op.shift_value = (uint8_t)L->alu_shift;
-    s->x1_op.truncate = (uint8_t)L->mul_shift;
-    s->x1_op.precision = DLASIM_RT_INT16;
+    bias_scale_stage(&s->x1_op, L->relu, L->alu_shift, L->mul_shift);
     struct dlasim_rt_sdp_surface *ss = &so->surface.sdp;
     ss->x2_data.address = -1;
     if (L->req2) { /* X2 (BN): the residual bias and the second multiplier, then ReLU */
         s->x1_op.act = DLASIM_RT_ACT_NONE;
-        s->x2_op.enable = 1;
-        s->x2_op.alu_type = 2; /* SUM */
-        s->x2_op.type = DLASIM_RT_SDP_BOTH;
-        s->x2_op.mode = DLASIM_RT_SDP_PER_KERNEL;
-        s->x2_op.act = L->relu ? DLASIM_RT_ACT_RELU : DLASIM_RT_ACT_NONE;
-        s->x2_op.shift_value = (uint8_t)L->alu2_shift;
-        s->x2_op.truncate = (uint8_t)L->mul2_shift;
-        s->x2_op.precision = DLASIM_RT_INT16;
+        bias_scale_stage(&s->x2_op, L->relu, L->alu2_shift, L->mul2_shift);
         ss->x2_data.type = DLASIM_RT_MEM_MC;
         ss->x2_data.address = m->blobs[sblob2].addr_index;
         ss->x2_data.size = (uint32_t)m->blobs[sblob2].len;
