@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "dlasim/runtime.h"
+#include "../common/rtop.h"
 #include "uapi/nvdla_drm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -170,22 +171,9 @@ static void do_submit(struct state *st, struct in *in)
 static void do_canned(struct state *st, unsigned minor)
 {
     struct dlasim_rt_op op;
-    memset(&op, 0, sizeof op);
-    for (int i = 0; i < DLASIM_RT_OP_NUM; i++) {
-        op.consumers[i].index = -1;
-    }
-    op.fused_parent.index = -1;
-    op.op_type = DLASIM_RT_OP_PDP;
-    op.op.pdp.split_num = 1;
-    op.op.pdp.partial_in_width_first = 8;
-    op.op.pdp.partial_width_first = 4;
-    op.op.pdp.pool_mode = 1;
-    op.op.pdp.pool_width = op.op.pdp.pool_height = 1;
-    op.op.pdp.stride_x = op.op.pdp.stride_y = 2;
     const struct dlasim_rt_cube src = { 0, 4, 0, 2048, 8, 8, 32, 64, 512, 0 };
     const struct dlasim_rt_cube dst = { 0, 5, 0, 512, 4, 4, 32, 32, 128, 0 };
-    op.surface.io.src_data = src;
-    op.surface.io.dst_data = dst;
+    rtop_maxpool2x2(&op, &src, &dst);
     struct dlasim_rt_network net;
     memset(&net, 0, sizeof net);
     net.ops = &op;

@@ -27,6 +27,7 @@
 #include "common/convlayer.h"
 #include "common/rng.h"
 #include "common/testdev.h"
+#include "common/rtop.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,14 +68,6 @@ static struct dlasim_rt_cube cube(uint16_t type, int16_t address, uint32_t w, ui
     q.surf_stride = surf;
     q.size = surf * nsurf;
     return q;
-}
-
-static void no_consumers(struct dlasim_rt_op *op)
-{
-    for (int i = 0; i < DLASIM_RT_OP_NUM; i++) {
-        op->consumers[i].index = -1;
-    }
-    op->fused_parent.index = -1;
 }
 
 static void conv_layer(struct graph *g)
@@ -213,8 +206,7 @@ static void build(struct graph *g)
     g->psurf = g->pline * g->ph;
     g->nsurf = conv_div_up(g->L.k, g->t.m);
     for (int i = 0; i < 4; i++) {
-        memset(&g->ops[i], 0, sizeof g->ops[i]);
-        no_consumers(&g->ops[i]);
+        rtop_init(&g->ops[i], 0); /* the *_op_of below set the type */
     }
     conv_op_of(g, &g->ops[0]);
     sdp_op_of(g, &g->ops[1]);

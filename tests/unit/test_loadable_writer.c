@@ -18,6 +18,7 @@
 
 #include "common/rng.h"
 #include "common/testdev.h"
+#include "common/rtop.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -67,19 +68,8 @@ static void build_io(struct built *b, unsigned minor, uint16_t addr_index_bias, 
 {
     memset(b, 0, sizeof *b);
     struct dlasim_rt_op *op = &b->op;
-    for (int i = 0; i < DLASIM_RT_OP_NUM; i++) {
-        op->consumers[i].index = -1;
-    }
-    op->fused_parent.index = -1;
-    op->op_type = DLASIM_RT_OP_PDP;
-    op->op.pdp.split_num = 1;
-    op->op.pdp.partial_in_width_first = W;
-    op->op.pdp.partial_width_first = OW;
-    op->op.pdp.pool_mode = 1;
-    op->op.pdp.pool_width = op->op.pdp.pool_height = 1;
-    op->op.pdp.stride_x = op->op.pdp.stride_y = 2;
-    op->surface.io.src_data = cube(4, W, H);
-    op->surface.io.dst_data = cube(5, OW, OH);
+    const struct dlasim_rt_cube src = cube(4, W, H), dst = cube(5, OW, OH);
+    rtop_maxpool2x2(op, &src, &dst);
     b->net.ops = op;
     b->net.num_ops = 1;
     const int16_t heads[DLASIM_RT_OP_NUM] = { -1, -1, -1, 0, -1, -1 };
@@ -398,22 +388,9 @@ static void test_emu_softmax_after_dla(void **state)
     (void)state;
     /* DLA: max pooling 2x2 of a 2x2x8 cube -> 1x1x8 at address 3 */
     struct dlasim_rt_op op;
-    memset(&op, 0, sizeof op);
-    for (int i = 0; i < DLASIM_RT_OP_NUM; i++) {
-        op.consumers[i].index = -1;
-    }
-    op.fused_parent.index = -1;
-    op.op_type = DLASIM_RT_OP_PDP;
-    op.op.pdp.split_num = 1;
-    op.op.pdp.partial_in_width_first = 2;
-    op.op.pdp.partial_width_first = 1;
-    op.op.pdp.pool_mode = 1;
-    op.op.pdp.pool_width = op.op.pdp.pool_height = 1;
-    op.op.pdp.stride_x = op.op.pdp.stride_y = 2;
     struct dlasim_rt_cube src = { DLASIM_RT_MEM_MC, 4, 0, 32, 2, 2, 8, 16, 32, 0 };
     struct dlasim_rt_cube dst = { DLASIM_RT_MEM_MC, 5, 0, 8, 1, 1, 8, 8, 8, 0 };
-    op.surface.io.src_data = src;
-    op.surface.io.dst_data = dst;
+    rtop_maxpool2x2(&op, &src, &dst);
     struct dlasim_rt_network net;
     memset(&net, 0, sizeof net);
     net.ops = &op;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "common/rng.h"
+#include "common/rtop.h"
 #include "dlasim/runtime.h"
 #include "uapi/nvdla_drm.h"
 
@@ -90,20 +91,8 @@ static struct dlasim_rt_cube cube(int16_t addr, uint32_t w, uint32_t h)
 static void place_network(struct fixture *f, unsigned minor)
 {
     struct dlasim_rt_op op;
-    memset(&op, 0, sizeof op);
-    for (int i = 0; i < DLASIM_RT_OP_NUM; i++) {
-        op.consumers[i].index = -1;
-    }
-    op.fused_parent.index = -1;
-    op.op_type = DLASIM_RT_OP_PDP;
-    op.op.pdp.split_num = 1;
-    op.op.pdp.partial_in_width_first = W;
-    op.op.pdp.partial_width_first = OW;
-    op.op.pdp.pool_mode = 1; /* max */
-    op.op.pdp.pool_width = op.op.pdp.pool_height = 1; /* 2x2 */
-    op.op.pdp.stride_x = op.op.pdp.stride_y = 2;
-    op.surface.io.src_data = cube(4, W, H);
-    op.surface.io.dst_data = cube(5, OW, OH);
+    const struct dlasim_rt_cube src = cube(4, W, H), dst = cube(5, OW, OH);
+    rtop_maxpool2x2(&op, &src, &dst);
     struct dlasim_rt_network net;
     memset(&net, 0, sizeof net);
     net.ops = &op;
