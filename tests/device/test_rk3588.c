@@ -316,6 +316,29 @@ static void conv_desc(const struct shape *p, struct dlasim_rk_conv *cv)
     cv->to_memory = 1;
 }
 
+/* A random shape (dw: depthwise) and its random planar input and weights,
+ * drawn from *s in that order; the caller frees in and wt. */
+static void random_tensors(uint64_t *s, struct shape *p, int dw, int8_t **in, int8_t **wt)
+{
+    random_shape(s, p, dw);
+    size_t nin = (size_t)p->c * p->h * p->w, nwt = (size_t)(dw ? 1 : p->k) * p->c * p->kh * p->kw;
+    *in = malloc(nin);
+    *wt = malloc(nwt);
+    splitmix64_fill(s, *in, nin);
+    splitmix64_fill(s, *wt, nwt);
+}
+
+/* A device holding the input and weights, and the descriptor of p's
+ * convolution over them. */
+static struct dlasim_dev *conv_dev(const struct shape *p, const int8_t *in, const int8_t *wt,
+                                   struct dlasim_rk_conv *cv)
+{
+    struct dlasim_dev *dev = rk_dev();
+    load_tensors(dev, p, in, wt);
+    conv_desc(p, cv);
+    return dev;
+}
+
 /* Lay out the list, kick it with one kick (task_number = all), run it. */
 static void run_list(struct dlasim_dev *dev, const struct dlasim_rk_regcmd *l, uint32_t int_mask)
 {
@@ -336,15 +359,10 @@ static void conv_int32_case(uint64_t seed, int dw)
 {
     uint64_t s = seed;
     struct shape p;
-    random_shape(&s, &p, dw);
-    size_t nin = (size_t)p.c * p.h * p.w, nwt = (size_t)(dw ? 1 : p.k) * p.c * p.kh * p.kw;
-    int8_t *in = malloc(nin), *wt = malloc(nwt);
-    splitmix64_fill(&s, in, nin);
-    splitmix64_fill(&s, wt, nwt);
-    struct dlasim_dev *dev = rk_dev();
-    load_tensors(dev, &p, in, wt);
+    int8_t *in, *wt;
+    random_tensors(&s, &p, dw, &in, &wt);
     struct dlasim_rk_conv cv;
-    conv_desc(&p, &cv);
+    struct dlasim_dev *dev = conv_dev(&p, in, wt, &cv);
     cv.out_int32 = 1;
     struct dlasim_rk_regcmd l = {0};
     assert_int_equal(dlasim_rk_emit_conv(&l, &cv, NULL), 0);
@@ -441,16 +459,11 @@ static void padded_case(uint64_t seed, int dw)
 {
     uint64_t s = seed;
     struct shape p;
-    random_shape(&s, &p, dw);
+    int8_t *in, *wt;
+    random_tensors(&s, &p, dw, &in, &wt);
     uint32_t oc = dw ? align_up(align_up(p.c, 16), 64) : align_up(p.k, 32);
-    size_t nin = (size_t)p.c * p.h * p.w, nwt = (size_t)(dw ? 1 : p.k) * p.c * p.kh * p.kw;
-    int8_t *in = malloc(nin), *wt = malloc(nwt);
-    splitmix64_fill(&s, in, nin);
-    splitmix64_fill(&s, wt, nwt);
-    struct dlasim_dev *dev = rk_dev();
-    load_tensors(dev, &p, in, wt);
     struct dlasim_rk_conv cv;
-    conv_desc(&p, &cv);
+    struct dlasim_dev *dev = conv_dev(&p, in, wt, &cv);
     cv.out_int32 = 1;
     struct dlasim_rk_regcmd l = {0};
     assert_int_equal(dlasim_rk_emit_conv(&l, &cv, NULL), 0);
@@ -592,20 +605,15 @@ static void fused_case(uint64_t seed, unsigned method)
 {
     uint64_t s = seed;
     struct shape p;
-    random_shape(&s, &p, 0);
-    size_t nin = (size_t)p.c * p.h * p.w, nwt = (size_t)p.k * p.c * p.kh * p.kw;
-    int8_t *in = malloc(nin), *wt = malloc(nwt);
-    splitmix64_fill(&s, in, nin);
-    splitmix64_fill(&s, wt, nwt);
+    int8_t *in, *wt;
+    random_tensors(&s, &p, 0, &in, &wt);
     int32_t *bias = malloc(p.k * sizeof(int32_t));
     for (uint32_t k = 0; k < p.k; k++) {
         bias[k] = (int32_t)splitmix64_range(&s, 0, 200000) - 100000;
     }
-    struct dlasim_dev *dev = rk_dev();
-    load_tensors(dev, &p, in, wt);
-    mem_wr(dev, BIAS_ADDR, bias, p.k * sizeof(int32_t));
     struct dlasim_rk_conv cv;
-    conv_desc(&p, &cv);
+    struct dlasim_dev *dev = conv_dev(&p, in, wt, &cv);
+    mem_wr(dev, BIAS_ADDR, bias, p.k * sizeof(int32_t));
     cv.bias = BIAS_ADDR;
     cv.relu = 1;
     cv.ow_op = (int16_t)((int32_t)splitmix64_range(&s, 0, 40) - 20);
@@ -717,15 +725,10 @@ static void truncate_case(uint64_t seed)
 {
     uint64_t s = seed;
     struct shape p;
-    random_shape(&s, &p, (int)(seed & 1));
-    size_t nin = (size_t)p.c * p.h * p.w, nwt = (size_t)(p.dw ? 1 : p.k) * p.c * p.kh * p.kw;
-    int8_t *in = malloc(nin), *wt = malloc(nwt);
-    splitmix64_fill(&s, in, nin);
-    splitmix64_fill(&s, wt, nwt);
-    struct dlasim_dev *dev = rk_dev();
-    load_tensors(dev, &p, in, wt);
+    int8_t *in, *wt;
+    random_tensors(&s, &p, (int)(seed & 1), &in, &wt);
     struct dlasim_rk_conv cv;
-    conv_desc(&p, &cv);
+    struct dlasim_dev *dev = conv_dev(&p, in, wt, &cv);
     cv.clip_truncate = (uint8_t)splitmix64_range(&s, 0, 12);
     cv.clip_round_half_up = (uint8_t)splitmix64_below(&s, 2);
     cv.relu = (int)splitmix64_below(&s, 2);
@@ -794,22 +797,17 @@ static void dpu_stages_case(uint64_t seed)
 {
     uint64_t s = seed;
     struct shape p;
-    random_shape(&s, &p, 0);
-    size_t nin = (size_t)p.c * p.h * p.w, nwt = (size_t)p.k * p.c * p.kh * p.kw;
-    int8_t *in = malloc(nin), *wt = malloc(nwt);
+    int8_t *in, *wt;
+    random_tensors(&s, &p, 0, &in, &wt);
     int32_t *bs_op = malloc(p.k * sizeof(int32_t)), *bn_op = malloc(p.k * sizeof(int32_t));
-    splitmix64_fill(&s, in, nin);
-    splitmix64_fill(&s, wt, nwt);
     for (uint32_t k = 0; k < p.k; k++) {
         bs_op[k] = (int32_t)splitmix64_range(&s, 0, 40000) - 20000;
         bn_op[k] = (int32_t)splitmix64_range(&s, 0, 400) - 200;
     }
-    struct dlasim_dev *dev = rk_dev();
-    load_tensors(dev, &p, in, wt);
+    struct dlasim_rk_conv cv;
+    struct dlasim_dev *dev = conv_dev(&p, in, wt, &cv);
     mem_wr(dev, BIAS_ADDR, bs_op, p.k * sizeof(int32_t));
     mem_wr(dev, BIAS_ADDR + 0x10000, bn_op, p.k * sizeof(int32_t));
-    struct dlasim_rk_conv cv;
-    conv_desc(&p, &cv);
     cv.cvt_scale = 1;
     struct dlasim_rk_regcmd l = {0};
     assert_int_equal(dlasim_rk_emit_conv(&l, &cv, NULL), 0);
@@ -893,12 +891,10 @@ static void dpu_ew_case(uint64_t seed)
 {
     uint64_t s = seed;
     struct shape p;
-    random_shape(&s, &p, 0);
-    size_t nin = (size_t)p.c * p.h * p.w, nwt = (size_t)p.k * p.c * p.kh * p.kw;
+    int8_t *in, *wt;
+    random_tensors(&s, &p, 0, &in, &wt);
     size_t nop = (size_t)p.k * p.oh * p.ow;
-    int8_t *in = malloc(nin), *wt = malloc(nwt), *op = malloc(nop);
-    splitmix64_fill(&s, in, nin);
-    splitmix64_fill(&s, wt, nwt);
+    int8_t *op = malloc(nop);
     splitmix64_fill(&s, op, nop);
     struct dlasim_dev *dev = rk_dev();
     load_tensors(dev, &p, in, wt);
