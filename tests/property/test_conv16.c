@@ -291,12 +291,6 @@ static void run_layer(struct dlasim_dev *d, const struct layer *L)
 
 /* ---- reference ------------------------------------------------------------------ */
 
-static int64_t floor_div_pow2(int64_t v, unsigned t)
-{
-    int64_t q = v / ((int64_t)1 << t);
-    return q * ((int64_t)1 << t) > v ? q - 1 : q;
-}
-
 static int16_t ref_input(const struct layer *L, uint32_t c, int64_t y, int64_t x)
 {
     if (y < 0 || x < 0 || y >= L->h || x >= L->w) {
@@ -330,29 +324,12 @@ static int64_t ref_sum(const struct layer *L, uint32_t k, uint32_t oy, uint32_t 
     return s;
 }
 
-/* CACC_CALC_int16: 48-bit accumulator, rounding, int32 saturation. */
+/* CACC_CALC_int16: the 48-bit accumulator, then the rounding and int32
+ * saturation every precision shares (conv_ref_cacc). */
 static int32_t ref_cacc(int64_t v, unsigned t, unsigned *sat)
 {
     const int64_t hi = ((int64_t)1 << 47) - 1, lo = -((int64_t)1 << 47);
-    v = v > hi ? hi : v < lo ? lo : v;
-    int64_t fl = floor_div_pow2(v, t);
-    uint64_t low = (uint64_t)(v - fl * ((int64_t)1 << t)); /* the t bits shifted out */
-    int guide = t > 0 && ((low >> (t - 1)) & 1);
-    /* the 15 bits below the guide bit in {v, 16'b0}: bits [t-2, t-16] of v */
-    uint64_t sticky_bits = t >= 2 ? low & ((((uint64_t)1) << (t - 1)) - 1) : 0;
-    if (t > 16) {
-        sticky_bits >>= t - 16;
-    }
-    int64_t r = fl + (guide && (v >= 0 || sticky_bits != 0));
-    if (v < 0 && fl < INT32_MIN) {
-        (*sat)++;
-        return INT32_MIN;
-    }
-    if (v >= 0 && r > INT32_MAX) {
-        (*sat)++;
-        return INT32_MAX;
-    }
-    return (int32_t)r;
+    return conv_ref_cacc(v > hi ? hi : v < lo ? lo : v, t, sat);
 }
 
 static void check_layer(struct dlasim_dev *d, const struct layer *L, unsigned n)
