@@ -4,7 +4,7 @@
  * in the same run, so the kernel's share of the peak is measured, not
  * assumed.
  *
- *   kernel_peak [threads (all online cores)]
+ *   kernel_peak [threads (all online cores)] [--peak-only]
  *
  * Peak: a tight loop of independent multiply-accumulates of the
  * instruction the kernel uses here, on every thread: AVX-512 VNNI vpdpbusd
@@ -90,6 +90,40 @@ __attribute__((target("avx2"))) static long peak_avx2(long iters)
                                  _mm256_add_epi32(_mm256_add_epi32(c4, c5), _mm256_add_epi32(c6, c7)));
     return _mm256_extract_epi32(s, 0);
 }
+
+/* The u8 x s8 way (what ONNX Runtime's AVX2 int8 kernels use): vpmaddubsw
+ * (32 MACs: unsigned bytes x signed bytes, pairs summed into int16, exact
+ * while the unsigned side is <= 127), then vpmaddwd with int16 ones to
+ * widen the pair sums to int32 (two int16 pair sums of up to 32,512 each
+ * cannot be added in int16), then vpaddd.  8 independent chains per
+ * iteration, written in assembly for the reasons above (5 byte operands,
+ * paired 8 ways: 16 ymm registers in all). */
+__attribute__((target("avx2"))) static long peak_avx2_u8(long iters)
+{
+    __m256i a0 = _mm256_set1_epi8(3), a1 = _mm256_set1_epi8(7), a2 = _mm256_set1_epi8(11);
+    __m256i a3 = _mm256_set1_epi8(13), b0 = _mm256_set1_epi8(5);
+    __m256i one = _mm256_set1_epi16(1);
+    __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+    __m256i t0, t1;
+    for (long i = 0; i < iters; i++) {
+#define U8_MAC(a, b, t, c)                                                      \
+    "vpmaddubsw %[" b "], %[" a "], %[" t "]\n\t"                             \
+    "vpmaddwd %[one], %[" t "], %[" t "]\n\t"                                  \
+    "vpaddd %[" t "], %[" c "], %[" c "]\n\t"
+        __asm__ volatile(
+            U8_MAC("a0", "b0", "t0", "c0") U8_MAC("a1", "b0", "t1", "c1")
+            U8_MAC("a2", "b0", "t0", "c2") U8_MAC("a3", "b0", "t1", "c3")
+            U8_MAC("a0", "a1", "t0", "c4") U8_MAC("a1", "a2", "t1", "c5")
+            U8_MAC("a2", "a3", "t0", "c6") U8_MAC("a3", "a0", "t1", "c7")
+            : [c0] "+x"(c0), [c1] "+x"(c1), [c2] "+x"(c2), [c3] "+x"(c3), [c4] "+x"(c4),
+              [c5] "+x"(c5), [c6] "+x"(c6), [c7] "+x"(c7), [t0] "=&x"(t0), [t1] "=&x"(t1)
+            : [a0] "x"(a0), [a1] "x"(a1), [a2] "x"(a2), [a3] "x"(a3), [b0] "x"(b0), [one] "x"(one));
+#undef U8_MAC
+    }
+    __m256i s = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(c0, c1), _mm256_add_epi32(c2, c3)),
+                                 _mm256_add_epi32(_mm256_add_epi32(c4, c5), _mm256_add_epi32(c6, c7)));
+    return _mm256_extract_epi32(s, 0);
+}
 #endif
 
 static int use_vnni(void)
@@ -109,49 +143,70 @@ static double cpu_s(clockid_t id)
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+/* The peak loops: the instruction the kernel uses (PEAK_KERNEL) and, on
+ * AVX2, the u8 x s8 way next to it (PEAK_U8). */
+enum peak_kind { PEAK_KERNEL, PEAK_U8 };
+
+struct peak_job {
+    enum peak_kind kind;
+    double sink, cpu; /* loop result (0: no such loop here), thread CPU seconds */
+};
+
+static double peak_macs_per_iter(enum peak_kind kind)
+{
+    return kind == PEAK_U8 ? 8.0 * 32 : use_vnni() ? 8.0 * 64 : 8.0 * 16;
+}
+
 /* One thread's peak loop; its CPU seconds (time on a core, whatever else
- * shares the machine) go to cpu[1]. */
+ * shares the machine) go to job->cpu. */
 static void *peak_thread(void *arg)
 {
-    double *r = arg;
+    struct peak_job *job = arg;
     double c0 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
+    job->sink = 0;
 #if defined(__x86_64__)
-    r[0] = use_vnni() ? peak_vnni(PEAK_ITERS) : __builtin_cpu_supports("avx2") ? peak_avx2(PEAK_ITERS) : 0;
-#else
-    r[0] = 0;
+    if (job->kind == PEAK_U8) {
+        job->sink = __builtin_cpu_supports("avx2") ? peak_avx2_u8(PEAK_ITERS) | 1 : 0;
+    } else {
+        job->sink = use_vnni() ? peak_vnni(PEAK_ITERS) | 1
+                    : __builtin_cpu_supports("avx2") ? peak_avx2(PEAK_ITERS) | 1 : 0;
+    }
 #endif
-    r[1] = cpu_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+    job->cpu = cpu_s(CLOCK_THREAD_CPUTIME_ID) - c0;
     return NULL;
 }
 
-/* GMAC/s of the peak loop on n threads (0 without a SIMD path), and
+/* GMAC/s of a peak loop on n threads (0 without that SIMD path), and
  * *per_cpu the GMAC per CPU second of one thread (what one core does when
  * it runs this thread); the best of PEAK_REPEATS runs each. */
-static double peak_gmacs(unsigned n, double *per_cpu)
+static double peak_gmacs(enum peak_kind kind, unsigned n, double *per_cpu)
 {
     double best = 0;
-    double macs_per_iter = use_vnni() ? 8.0 * 64 : 8.0 * 16;
+    double macs_per_iter = peak_macs_per_iter(kind);
     *per_cpu = 0;
     for (int r = 0; r < PEAK_REPEATS; r++) {
         pthread_t tid[64];
-        double sink[64][2];
+        struct peak_job job[64];
         double t0 = now_s();
-        for (unsigned i = 1; i < n; i++) {
-            pthread_create(&tid[i], NULL, peak_thread, sink[i]);
+        for (unsigned i = 0; i < n; i++) {
+            job[i].kind = kind;
         }
-        peak_thread(sink[0]);
+        for (unsigned i = 1; i < n; i++) {
+            pthread_create(&tid[i], NULL, peak_thread, &job[i]);
+        }
+        peak_thread(&job[0]);
         for (unsigned i = 1; i < n; i++) {
             pthread_join(tid[i], NULL);
         }
         double t = now_s() - t0;
-        if (sink[0][0] == 0) {
+        if (job[0].sink == 0) {
             return 0;
         }
         double p = n * PEAK_ITERS * macs_per_iter / t / 1e9;
         best = p > best ? p : best;
         for (unsigned i = 0; i < n; i++) {
-            double c = PEAK_ITERS * macs_per_iter / sink[i][1] / 1e9;
-            *per_cpu = sink[i][1] > 0 && c > *per_cpu ? c : *per_cpu;
+            double c = PEAK_ITERS * macs_per_iter / job[i].cpu / 1e9;
+            *per_cpu = job[i].cpu > 0 && c > *per_cpu ? c : *per_cpu;
         }
     }
     return best;
@@ -234,15 +289,29 @@ int main(int argc, char **argv)
      * less.  The share of the peak is therefore taken in CPU time: the
      * packed kernel's MACs per CPU second of the process (all its threads,
      * spinning included) over the peak loop's per CPU second of a thread. */
-    double per_cpu = 0;
-    double peak = peak_gmacs(threads, &per_cpu);
+    double per_cpu = 0, u8_per_cpu = 0, u8_1 = 0, k_1 = 0;
+    double peak = peak_gmacs(PEAK_KERNEL, threads, &per_cpu);
+    double u8_peak = use_vnni() ? 0 : peak_gmacs(PEAK_U8, threads, &u8_per_cpu);
+    if (threads > 1 && u8_peak > 0) { /* one thread alone too: the per-core figure */
+        double dummy;
+        k_1 = peak_gmacs(PEAK_KERNEL, 1, &dummy);
+        u8_1 = peak_gmacs(PEAK_U8, 1, &dummy);
+    }
     double total_s[2] = {0, 0}, total_macs = 0, worst[2] = {1e30, 1e30}, total_cpu = 0;
+    if (argc > 2 && strcmp(argv[2], "--peak-only") == 0) {
+        printf("{\"threads\": %u, \"peak_gmacs\": %.1f, \"peak_gmacs_per_cpu_s\": %.1f, "
+               "\"u8_peak_gmacs\": %.1f, \"u8_peak_gmacs_per_cpu_s\": %.1f, "
+               "\"peak_gmacs_1thread\": %.1f, \"u8_peak_gmacs_1thread\": %.1f}\n",
+               threads, peak, per_cpu, u8_peak, u8_per_cpu, k_1, u8_1);
+        return 0;
+    }
     struct dlasim_conv_pool *pool = NULL;
     if (dlasim_conv_pool_create(threads, &pool)) {
         fprintf(stderr, "kernel_peak: no thread pool\n");
         return 1;
     }
     printf("{\"isa\": \"%s\", \"threads\": %u, \"layers\": [", dlasim_conv_s8_isa(), threads);
+    fflush(stdout);
     for (size_t i = 0; i < sizeof resnet50 / sizeof resnet50[0]; i++) {
         uint64_t macs;
         double t[2], cpu;
@@ -268,7 +337,10 @@ int main(int argc, char **argv)
     dlasim_conv_pool_destroy(pool);
     double all = total_macs / total_s[0] / 1e9, packed = total_macs / total_s[1] / 1e9;
     double cpu_gm = total_macs / total_cpu / 1e9;
-    printf("], \"peak_gmacs\": %.1f, \"peak_gmacs_per_cpu_s\": %.1f, "
+    printf("], \"u8_peak_gmacs\": %.1f, \"u8_peak_gmacs_per_cpu_s\": %.1f, "
+           "\"peak_gmacs_1thread\": %.1f, \"u8_peak_gmacs_1thread\": %.1f, ",
+           u8_peak, u8_per_cpu, k_1, u8_1);
+    printf("\"peak_gmacs\": %.1f, \"peak_gmacs_per_cpu_s\": %.1f, "
            "\"resnet50_packed_gmacs_per_cpu_s\": %.1f, \"cpu_share_of_peak\": %.3f, "
            "\"resnet50_gmacs\": %.1f, \"resnet50_ms\": %.2f, \"slowest_layer_gmacs\": %.1f, "
            "\"share_of_peak\": %.3f, \"resnet50_packed_gmacs\": %.1f, \"resnet50_packed_ms\": %.2f, "

@@ -138,7 +138,15 @@ void dla_conv_s8_ref(const struct dla_conv_geom *g, const int8_t *in, const int8
 
 /* ------------------------------------------------------- instruction sets */
 
-enum cell_format { CELL_Q8, CELL_P16 };
+/* Q8: 4 channels as bytes x + 128 (VNNI); P16: 2 channels as int16;
+ * U8: 4 channels as the plain bytes of a non-negative input (AVX2
+ * vpmaddubsw, see conv_s8_impl.h).  Q8 and U8 weight cells are the same. */
+enum cell_format { CELL_Q8, CELL_P16, CELL_U8 };
+
+static int fmt_is_bytes(enum cell_format fmt)
+{
+    return fmt != CELL_P16;
+}
 
 struct conv_shape {
     unsigned mr, nr;
@@ -146,18 +154,23 @@ struct conv_shape {
 };
 
 /* speed: measured relative speed per pixel lane of each shape (wider tiles
- * amortise more loads; on Zen 4 the three VNNI shapes are within 5%) */
+ * amortise more loads; on Zen 4 the three VNNI shapes are within 5%).
+ * u8: the shapes of the U8 cell path for inputs with no negative code
+ * (tile NULL: the ISA has none). */
 struct conv_isa_desc {
     const char *name;
     enum cell_format fmt;
     struct conv_shape shapes[DLA_CONV_SHAPES];
     unsigned speed[DLA_CONV_SHAPES];
+    struct conv_shape u8[DLA_CONV_SHAPES];
+    unsigned u8_speed[DLA_CONV_SHAPES];
 };
 
 static void tile_generic(const struct dla_conv_tile *t);
 
 #define GEN_SHAPES {{GEN_MR, GEN_NR, tile_generic}, {GEN_MR, GEN_NR, tile_generic}, \
-                    {GEN_MR, GEN_NR, tile_generic}}, {100, 100, 100}
+                    {GEN_MR, GEN_NR, tile_generic}}, {100, 100, 100}, \
+                   {{0, 0, NULL}, {0, 0, NULL}, {0, 0, NULL}}, {0, 0, 0}
 
 static const struct conv_isa_desc conv_isas[DLA_CONV_ISA_COUNT] = {
     {"generic", CELL_P16, GEN_SHAPES},
@@ -166,12 +179,17 @@ static const struct conv_isa_desc conv_isas[DLA_CONV_ISA_COUNT] = {
      {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2_6x16},
       {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2_8x8},
       {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2_4x16}},
+     {100, 95, 90},
+     {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2u8_6x16},
+      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2u8_8x8},
+      {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2u8_4x16}},
      {100, 95, 90}},
     {"avx512vnni", CELL_Q8,
      {{DLA_CONV_VNNI_MR, 48, dla_conv_tile_vnni_8x48},
       {DLA_CONV_VNNI_MR, 32, dla_conv_tile_vnni_8x32},
       {DLA_CONV_VNNI_MR, 16, dla_conv_tile_vnni_8x16}},
-     {100, 98, 95}},
+     {100, 98, 95},
+     {{0, 0, NULL}, {0, 0, NULL}, {0, 0, NULL}}, {0, 0, 0}},
 #else
     {"avx2", CELL_P16, GEN_SHAPES},
     {"avx512vnni", CELL_P16, GEN_SHAPES},
@@ -253,6 +271,9 @@ struct dla_conv_wpack {
      * its rows' ranges, so a dense-lowered depthwise or grouped convolution
      * costs its real MACs (zero weights add nothing: exact) */
     uint32_t *qlo, *qhi;
+    /* the same weights as U8 cells, for inputs with no negative code (NULL:
+     * this ISA has no U8 path, or it was not asked for) */
+    struct dla_conv_wpack *u8;
 };
 
 struct conv_plan {
@@ -264,6 +285,8 @@ struct conv_plan {
     enum cell_format fmt;
     const struct dla_conv_wpack *w; /* w == &own, or packed by the caller */
     struct dla_conv_wpack own;
+    const struct conv_shape *shapes; /* the ISA's shapes for fmt */
+    const unsigned *speed;
     int kmajor;       /* tiles numbered k block major (weights larger than input) */
     uint32_t cell_ch, ngrp;
     size_t taps, nq;  /* as in w */
@@ -282,6 +305,10 @@ struct conv_plan {
 
 static void wpack_release(struct dla_conv_wpack *w)
 {
+    if (w->u8 != NULL) {
+        wpack_release(w->u8);
+        free(w->u8);
+    }
     free(w->wp);
     free(w->init);
     free(w->qlo);
@@ -334,17 +361,17 @@ static size_t collect_phases(uint32_t k, uint32_t dil, uint32_t stride, uint32_t
  * (contents not set).  0, DLASIM_ERR_INVAL (too large) or _NOMEM; on an
  * error w holds nothing to release. */
 static int wpack_init(struct dla_conv_wpack *w, const struct dla_conv_geom *g,
-                      enum dla_conv_isa isa, int use_vbmi)
+                      enum dla_conv_isa isa, enum cell_format fmt, int use_vbmi)
 {
     memset(w, 0, sizeof(*w));
     w->isa = isa;
-    w->fmt = conv_isas[isa].fmt;
+    w->fmt = fmt;
     w->use_vbmi = use_vbmi;
     w->in_c = g->in_c;
     w->k_w = g->k_w;
     w->k_h = g->k_h;
     w->out_k = g->out_k;
-    w->cell_ch = w->fmt == CELL_Q8 ? 4 : 2;
+    w->cell_ch = fmt_is_bytes(w->fmt) ? 4 : 2;
     w->ngrp = (uint32_t)(((uint64_t)g->in_c + w->cell_ch - 1) / w->cell_ch);
     w->taps = (size_t)g->k_h * g->k_w;
     w->nq = (size_t)w->ngrp * w->taps;
@@ -375,7 +402,7 @@ static int plan_build(struct conv_plan *p, enum dla_conv_isa isa, int use_vbmi)
     size_t t, inp_size;
     int rc;
 
-    if (p->w == &p->own && (rc = wpack_init(&p->own, g, isa, use_vbmi)) != 0) {
+    if (p->w == &p->own && (rc = wpack_init(&p->own, g, isa, p->fmt, use_vbmi)) != 0) {
         return rc;
     }
     rc = DLASIM_ERR_NOMEM;
@@ -629,17 +656,19 @@ static int64_t sum_s8(const int8_t *s, size_t n)
 
 /* One packed input row: cells x' < n from channel rows s[] (stride sx bytes
  * between cells; cells below n_simd may be read in chunks), junk cells
- * x' in [n, vw) set to input value 0. */
+ * x' in [n, vw) set to input value 0 (Q8 holds x + 128: 0x80 bytes). */
 static void pack_input_row(unsigned char *d, const int8_t *const s[4], size_t n, size_t n_simd,
                            size_t vw, size_t sx, enum cell_format fmt)
 {
     size_t x = 0;
-    if (fmt == CELL_Q8) {
+    if (fmt_is_bytes(fmt)) {
         const int8_t *s0 = s[0], *s1 = s[1], *s2 = s[2], *s3 = s[3];
-        x = q8_cells_simd(d, s0, s1, s2, s3, n_simd, sx, 1);
+        int bias = fmt == CELL_Q8;
+        uint32_t flip = bias ? 0x80808080u : 0;
+        x = q8_cells_simd(d, s0, s1, s2, s3, n_simd, sx, bias);
         for (; x < n; x++) {
             size_t o = x * sx;
-            st32(d + x * CONV_CELL, cell_q8(s0[o], s1[o], s2[o], s3[o]) ^ 0x80808080u);
+            st32(d + x * CONV_CELL, cell_q8(s0[o], s1[o], s2[o], s3[o]) ^ flip);
         }
     } else {
         const int8_t *s0 = s[0], *s1 = s[1];
@@ -693,7 +722,7 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
 static void pack_weight_groups(unsigned char *d, const int8_t *src, size_t groups, size_t taps,
                                enum cell_format fmt)
 {
-    if (taps == 1 && fmt == CELL_Q8) {
+    if (taps == 1 && fmt_is_bytes(fmt)) {
         memcpy(d, src, groups * CONV_CELL); /* [c] is already [group][4] */
         return;
     }
@@ -708,7 +737,7 @@ static void pack_weight_groups(unsigned char *d, const int8_t *src, size_t group
     for (size_t grp = 0; grp < groups; grp++) {
         unsigned char *dg = d + grp * taps * CONV_CELL;
         size_t t;
-        if (fmt == CELL_Q8) {
+        if (fmt_is_bytes(fmt)) {
             const int8_t *s = src + grp * 4 * taps;
             t = q8_cells_simd(dg, s, s + taps, s + 2 * taps, s + 3 * taps, taps, 1, 0);
             for (; t < taps; t++) {
@@ -772,8 +801,8 @@ static void pack_weight_row(struct dla_conv_wpack *w, const int8_t *wt, size_t k
                 v[i] = s[i * taps + t];
                 sum += v[i];
             }
-            st32(dg + t * CONV_CELL, w->fmt == CELL_Q8 ? cell_q8(v[0], v[1], v[2], v[3])
-                                                       : cell_p16(v[0], v[1]));
+            st32(dg + t * CONV_CELL, fmt_is_bytes(w->fmt) ? cell_q8(v[0], v[1], v[2], v[3])
+                                                          : cell_p16(v[0], v[1]));
         }
     }
     w->init[k] = w->fmt == CELL_Q8 ? u32_to_s32((uint32_t)(uint64_t)(sum * -128)) : 0;
@@ -1001,25 +1030,64 @@ static void pool_run_team(struct dla_team *pool, struct conv_plan *p, size_t n)
 /* ------------------------------------------------------------ entry points */
 
 /* Tile shape with the least expected time: padded pixel lanes / speed. */
-static const struct conv_shape *choose_shape(const struct conv_isa_desc *isa,
+static const struct conv_shape *choose_shape(const struct conv_shape *shapes,
+                                             const unsigned *speed,
                                              const struct dla_conv_geom *g, int want)
 {
     if (want >= 0 && want < DLA_CONV_SHAPES) {
-        return &isa->shapes[want];
+        return &shapes[want];
     }
     uint64_t vw = g->out_w + (uint64_t)(g->k_w - 1) * g->dil_x / g->stride_x;
     uint64_t nv = vw * g->out_h; /* virtual pixels, as plan_build counts them */
     int best = 0;
     double best_cost = 0;
     for (int i = 0; i < DLA_CONV_SHAPES; i++) {
-        uint64_t nr = isa->shapes[i].nr, lanes = (nv + nr - 1) / nr * nr;
-        double cost = (double)lanes / isa->speed[i];
+        uint64_t nr = shapes[i].nr, lanes = (nv + nr - 1) / nr * nr;
+        double cost = (double)lanes / speed[i];
         if (i == 0 || cost < best_cost) {
             best = i;
             best_cost = cost;
         }
     }
-    return &isa->shapes[best];
+    return &shapes[best];
+}
+
+/* 1 if none of the n bytes at s is negative.  The U8 path needs this of
+ * every input code a window can read; the whole padded input is checked
+ * (padding included), which is exact and costs one pass over bytes that
+ * each feed k_h * k_w * out_k MACs. */
+static int all_nonneg(const int8_t *s, size_t n)
+{
+    size_t i = 0;
+#if defined(DLA_CONV_SSE2)
+    for (; i + 64 <= n; i += 64) {
+        const __m128i *v = (const __m128i *)(const void *)(s + i);
+        __m128i o = _mm_or_si128(_mm_or_si128(_mm_loadu_si128(v), _mm_loadu_si128(v + 1)),
+                                 _mm_or_si128(_mm_loadu_si128(v + 2), _mm_loadu_si128(v + 3)));
+        if (_mm_movemask_epi8(o) != 0) {
+            return 0;
+        }
+    }
+#endif
+    for (; i < n; i++) {
+        if (s[i] < 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The U8 path (AVX2 vpmaddubsw, conv_s8_impl.h) is taken when the ISA has
+ * one, the caller did not rule it out, the packed weights (if any) have a
+ * U8 copy and no input code is negative. */
+static int use_u8(enum dla_conv_isa isa, unsigned flags, const struct dla_conv_geom *g,
+                  const int8_t *in, const struct dla_conv_wpack *w)
+{
+    if (conv_isas[isa].u8[0].tile == NULL || (flags & DLA_CONV_NO_U8) ||
+        (w != NULL && w->u8 == NULL)) {
+        return 0;
+    }
+    return all_nonneg(in, (size_t)g->in_c * g->in_h * g->in_w);
 }
 
 /* Checks shared by the entry points; 1 = nothing to compute (out set). */
@@ -1040,9 +1108,20 @@ static int conv_args(const struct dla_conv_geom *g, int32_t *out, int *rc)
     return 0;
 }
 
-/* Plan and run with weights `wt` packed per call, or `w` packed before. */
-static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned threads,
-                    struct dla_team *pool, const struct dla_conv_geom *g,
+int dla_conv_takes_u8(enum dla_conv_isa isa, unsigned flags, const struct dla_conv_geom *g,
+                      const int8_t *in)
+{
+    if ((unsigned)isa >= DLA_CONV_ISA_COUNT || g == NULL || in == NULL || geom_valid(g) != 0 ||
+        !dla_conv_isa_supported(isa)) {
+        return 0;
+    }
+    return use_u8(isa, flags, g, in, NULL);
+}
+
+/* Plan and run with weights `wt` packed per call, or `w` packed before;
+ * flags: DLA_CONV_NO_U8 keeps the ISA's own cell format. */
+static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned flags,
+                    unsigned threads, struct dla_team *pool, const struct dla_conv_geom *g,
                     const int8_t *in, const int8_t *wt, const struct dla_conv_wpack *w,
                     int32_t *out)
 {
@@ -1052,10 +1131,19 @@ static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned thr
     p.in = in;
     p.wt = wt;
     p.out = out;
-    p.w = w != NULL ? w : &p.own;
     p.isa = &conv_isas[isa];
     p.fmt = p.isa->fmt;
-    p.shape = choose_shape(p.isa, g, shape);
+    p.shapes = p.isa->shapes;
+    p.speed = p.isa->speed;
+    if (use_u8(isa, flags, g, in, w)) {
+        p.fmt = CELL_U8;
+        p.shapes = p.isa->u8;
+        p.speed = p.isa->u8_speed;
+        w = w != NULL ? w->u8 : NULL;
+        use_vbmi = 0;
+    }
+    p.w = w != NULL ? w : &p.own;
+    p.shape = choose_shape(p.shapes, p.speed, g, shape);
     int rc = plan_build(&p, isa, use_vbmi);
     if (rc == 0) {
         size_t items = p.ntiles * p.kblocks;
@@ -1091,8 +1179,8 @@ int dla_conv_s8_opts(const struct dla_conv_opts *o, const struct dla_conv_geom *
     if (!dla_conv_isa_supported(o->isa)) {
         return DLASIM_ERR_UNSUPPORTED;
     }
-    return conv_run(o->isa, o->shape, use_vbmi_for(o->isa, g, o->flags), o->threads, NULL, g, in,
-                    wt, NULL, out);
+    return conv_run(o->isa, o->shape, use_vbmi_for(o->isa, g, o->flags), o->flags, o->threads,
+                    NULL, g, in, wt, NULL, out);
 }
 
 /* Threads worth starting: creating and joining one costs up to ~0.1 ms on
@@ -1140,6 +1228,26 @@ int dla_conv_geom_check(const struct dla_conv_geom *g)
 
 /* ------------------------------------------------- weights packed once */
 
+/* A new pack of wt in cell format fmt into *out. */
+static int wpack_alloc(const struct dla_conv_geom *g, const int8_t *wt, enum dla_conv_isa isa,
+                       enum cell_format fmt, int use_vbmi, struct dla_conv_wpack **out)
+{
+    struct dla_conv_wpack *w = malloc(sizeof(*w));
+    if (w == NULL) {
+        return DLASIM_ERR_NOMEM;
+    }
+    int rc = wpack_init(w, g, isa, fmt, use_vbmi);
+    if (rc != 0) {
+        free(w);
+        return rc;
+    }
+    for (size_t k = 0; k < g->out_k; k++) {
+        pack_weight_row(w, wt, k);
+    }
+    *out = w;
+    return 0;
+}
+
 int dla_conv_wpack_build_isa(const struct dla_conv_geom *g, const int8_t *wt,
                              enum dla_conv_isa isa, unsigned flags, struct dla_conv_wpack **out)
 {
@@ -1154,17 +1262,14 @@ int dla_conv_wpack_build_isa(const struct dla_conv_geom *g, const int8_t *wt,
     if (!dla_conv_isa_supported(isa)) {
         return DLASIM_ERR_UNSUPPORTED;
     }
-    struct dla_conv_wpack *w = malloc(sizeof(*w));
-    if (w == NULL) {
-        return DLASIM_ERR_NOMEM;
+    struct dla_conv_wpack *w = NULL;
+    rc = wpack_alloc(g, wt, isa, conv_isas[isa].fmt, use_vbmi_for(isa, g, flags), &w);
+    if (rc == 0 && conv_isas[isa].u8[0].tile != NULL && !(flags & DLA_CONV_NO_U8)) {
+        rc = wpack_alloc(g, wt, isa, CELL_U8, 0, &w->u8);
     }
-    rc = wpack_init(w, g, isa, use_vbmi_for(isa, g, flags));
     if (rc != 0) {
-        free(w);
+        dla_conv_wpack_free(w);
         return rc;
-    }
-    for (size_t k = 0; k < g->out_k; k++) {
-        pack_weight_row(w, wt, k);
     }
     *out = w;
     return 0;
@@ -1178,7 +1283,8 @@ int dla_conv_wpack_build(const struct dla_conv_geom *g, const int8_t *wt,
 
 size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w)
 {
-    return w == NULL ? 0 : sizeof(*w) + w->bytes + (size_t)w->out_k * 3 * sizeof(uint32_t);
+    return w == NULL ? 0 : sizeof(*w) + w->bytes + (size_t)w->out_k * 3 * sizeof(uint32_t) +
+                               dla_conv_wpack_bytes(w->u8);
 }
 
 void dla_conv_wpack_free(struct dla_conv_wpack *w)
@@ -1203,7 +1309,7 @@ int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
     if (conv_args(g, out, &rc)) {
         return rc;
     }
-    return conv_run(w->isa, shape, w->use_vbmi, threads, pool, g, in, NULL, w, out);
+    return conv_run(w->isa, shape, w->use_vbmi, 0, threads, pool, g, in, NULL, w, out);
 }
 
 int dla_conv_s8_packed(const struct dla_conv_geom *g, const int8_t *in,

@@ -10,7 +10,10 @@
  *     Q8  - 4 channels as unsigned bytes x + 128 (AVX-512 VNNI vpdpbusd is
  *           u8 x s8; the +128 bias is removed by starting every accumulator
  *           at -128 * sum(weights of that output channel), exact mod 2^32);
- *     P16 - 2 channels as int16 (AVX2 vpmaddwd and the generic C path).
+ *     P16 - 2 channels as int16 (AVX2 vpmaddwd and the generic C path);
+ *     U8  - 4 channels as the plain bytes of an input with no negative
+ *           code (AVX2 vpmaddubsw, chosen per call after a check of the
+ *           whole padded input; any negative code: P16 instead).
  *
  *   Packed input: one plane per (stride phase, channel group).  A plane is
  *   a virtual image `vw` cells wide whose cell (y', x') holds the input at
@@ -24,7 +27,8 @@
  *   the cell read by pixel n = 0 at step q.
  *
  *   Packed weights: [k][q] cells (same channel grouping as the input;
- *   absent channels are zero).  Q8 weight cells hold the plain int8 values.
+ *   absent channels are zero).  Q8 and U8 weight cells hold the plain int8
+ *   values; on AVX2 a pack holds P16 cells and a U8 copy.
  */
 #ifndef DLASIM_KERNELS_CONV_S8_IMPL_H
 #define DLASIM_KERNELS_CONV_S8_IMPL_H
@@ -93,6 +97,9 @@ void dla_conv_tile_vnni_8x16(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2_6x16(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2_4x16(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2_8x8(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2u8_6x16(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2u8_4x16(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2u8_8x8(const struct dla_conv_tile *t);
 /* Q8 weight cells of `groups` full channel groups (taps <= 16) with
  * AVX-512 VBMI byte permutes; returns the sum of the weights packed. */
 int64_t dla_conv_pack_q8_vbmi(unsigned char *d, const int8_t *s, size_t groups, size_t taps);
@@ -106,6 +113,7 @@ int dla_conv_isa_supported(enum dla_conv_isa isa);
 
 
 #define DLA_CONV_NO_VBMI 1u /* flags: pack Q8 weights without VBMI */
+#define DLA_CONV_NO_U8 2u   /* flags: no U8 cells (AVX2: always vpmaddwd on P16) */
 
 struct dla_conv_opts {
     enum dla_conv_isa isa;
@@ -121,7 +129,8 @@ struct dla_conv_opts {
 int dla_conv_s8_opts(const struct dla_conv_opts *o, const struct dla_conv_geom *g,
                      const int8_t *in, const int8_t *wt, int32_t *out);
 
-/* Packed weights for an explicit instruction set (flags: DLA_CONV_NO_VBMI),
+/* Packed weights for an explicit instruction set (flags: DLA_CONV_NO_VBMI;
+ * DLA_CONV_NO_U8: no U8 copy, so the packed kernel always runs P16 cells),
  * and the packed kernel with an explicit tile shape (-1 = best) and thread
  * count used as given: for tests and benchmarks. */
 int dla_conv_wpack_build_isa(const struct dla_conv_geom *g, const int8_t *wt,
@@ -129,5 +138,10 @@ int dla_conv_wpack_build_isa(const struct dla_conv_geom *g, const int8_t *wt,
 int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
                             const struct dla_conv_wpack *w, int32_t *out, int shape,
                             unsigned threads, struct dla_team *pool);
+
+/* 1 if dla_conv_s8_opts with this ISA and flags would run g on U8 cells
+ * (AVX2 vpmaddubsw: no negative code in the input), else 0: for tests. */
+int dla_conv_takes_u8(enum dla_conv_isa isa, unsigned flags, const struct dla_conv_geom *g,
+                      const int8_t *in);
 
 #endif

@@ -10,12 +10,23 @@
  * -128 * sum(w), so each lane ends at sum(x * w) mod 2^32: exact.
  * Tiles: 8 channels x 48, 32 or 16 pixels (24, 16 or 8 zmm accumulators).
  *
- * AVX2: vpmaddubsw would saturate u8 x s8 pair sums to int16, so it is not
- * exact; instead the cells hold int16 channel pairs and vpmaddwd forms
- * x0 * w0 + x1 * w1 in int32 (|sum| <= 2 * 128 * 128: no overflow), then
- * vpaddd accumulates (wraps mod 2^32).
- * Tiles: 6 channels x 16 pixels (12 ymm accumulators: fewer loads and
- * broadcasts per multiply), 4 x 16 or 8 x 8 (8 accumulators).
+ * AVX2, P16 cells (any input): the cells hold int16 channel pairs and
+ * vpmaddwd forms x0 * w0 + x1 * w1 in int32 (|sum| <= 2 * 128 * 128: no
+ * overflow), then vpaddd accumulates (wraps mod 2^32).
+ * AVX2, U8 cells (inputs with no negative code, checked by conv_s8.c):
+ * vpmaddubsw multiplies unsigned input bytes by signed weight bytes and
+ * adds pairs with int16 saturation.  With x in [0, 127] and w in
+ * [-128, 127] a pair sum lies in [2 * 127 * -128, 2 * 127 * 127] =
+ * [-32512, 32258], inside int16: it never saturates, so it is exact.  (An
+ * input of 128..255, i.e. a negative int8 code or the +128 bias of Q8,
+ * could reach 2 * 255 * -128 = -65280: that is why the check exists.)
+ * vpmaddwd with int16 ones then adds the two pair sums of a cell into
+ * int32 (|sum| <= 65024, exact) and vpaddd accumulates mod 2^32 like the
+ * reference: the same int32 sums as the P16 path, bit for bit.  Per 32
+ * MACs it issues 2 multiplies + 1 add (P16: 2 + 2) and loads and
+ * broadcasts half as many bytes.
+ * Tiles (both formats): 6 channels x 16 pixels (12 ymm accumulators: fewer
+ * loads and broadcasts per multiply), 4 x 16 or 8 x 8 (8 accumulators).
  *
  * AVX-512 VBMI (vpermb) also packs Q8 weights: one byte permute turns a
  * channel group's [channel][tap] bytes into [tap][channel] cells.
@@ -190,9 +201,9 @@ int64_t dla_conv_pack_q8_vbmi(unsigned char *d, const int8_t *s, size_t groups, 
 #define AV_STEP(m)                                                          \
     if ((m) < MR) {                                                         \
         __m256i b = _mm256_set1_epi32(ld32(w + (m) * wr));                  \
-        d##m##0 = _mm256_add_epi32(d##m##0, _mm256_madd_epi16(x0, b));      \
+        d##m##0 = _mm256_add_epi32(d##m##0, avx2_mac(x0, b, U8));           \
         if (NV > 1) {                                                       \
-            d##m##1 = _mm256_add_epi32(d##m##1, _mm256_madd_epi16(x1, b));  \
+            d##m##1 = _mm256_add_epi32(d##m##1, avx2_mac(x1, b, U8));       \
         }                                                                   \
     }
 #define AV_STORE(m)                                                                 \
@@ -203,9 +214,19 @@ int64_t dla_conv_pack_q8_vbmi(unsigned char *d, const int8_t *s, size_t groups, 
         }                                                                           \
     }
 
+/* The int32 sums of one cell step for 8 pixels: P16 (U8 = 0) vpmaddwd of
+ * int16 pairs; U8 vpmaddubsw then vpmaddwd by ones (bounds above). */
+AVX2_INLINE __m256i avx2_mac(__m256i x, __m256i b, const int U8)
+{
+    if (U8) {
+        return _mm256_madd_epi16(_mm256_maddubs_epi16(x, b), _mm256_set1_epi16(1));
+    }
+    return _mm256_madd_epi16(x, b);
+}
+
 AVX2_INLINE void avx2_rows(const struct dla_conv_tile *t, const unsigned char *w,
                            const int32_t *init, int32_t *acc, const unsigned MR,
-                           const unsigned NV)
+                           const unsigned NV, const int U8)
 {
     const unsigned char *in = t->in;
     const ptrdiff_t *qoff = t->qoff;
@@ -246,32 +267,35 @@ AVX2_INLINE void avx2_store(const struct dla_conv_tile *t, const int32_t *acc, u
     }
 }
 
-#define AVX2_TILE(name, MR_FULL, NV)                                                   \
-    AVX2_ATTR void name(const struct dla_conv_tile *t)                                 \
-    {                                                                                  \
-        int32_t acc[(MR_FULL) * 8 * (NV)];                                             \
-        unsigned m = 0, mr = t->mr;                                                    \
-        if (mr == (MR_FULL)) {                                                         \
-            avx2_rows(t, t->w, t->init, acc, (MR_FULL), (NV));                         \
-        } else {                                                                       \
-            if ((MR_FULL) > 4 && mr - m >= 4) {                                        \
-                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), 4, (NV)); \
-                m += 4;                                                                \
-            }                                                                          \
-            if (mr - m >= 2) {                                                         \
-                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), 2, (NV)); \
-                m += 2;                                                                \
-            }                                                                          \
-            if (mr - m >= 1) {                                                         \
-                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), 1, (NV)); \
-            }                                                                          \
-        }                                                                              \
-        avx2_store(t, acc, 8 * (NV));                                                  \
+#define AVX2_TILE(name, MR_FULL, NV, U8)                                                \
+    AVX2_ATTR void name(const struct dla_conv_tile *t)                                  \
+    {                                                                                   \
+        int32_t acc[(MR_FULL) * 8 * (NV)];                                              \
+        unsigned m = 0, mr = t->mr;                                                     \
+        if (mr == (MR_FULL)) {                                                          \
+            avx2_rows(t, t->w, t->init, acc, (MR_FULL), (NV), (U8));                    \
+        } else {                                                                        \
+            if ((MR_FULL) > 4 && mr - m >= 4) {                                         \
+                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), 4, (NV), (U8)); \
+                m += 4;                                                                 \
+            }                                                                           \
+            if (mr - m >= 2) {                                                          \
+                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), 2, (NV), (U8)); \
+                m += 2;                                                                 \
+            }                                                                           \
+            if (mr - m >= 1) {                                                          \
+                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), 1, (NV), (U8)); \
+            }                                                                           \
+        }                                                                               \
+        avx2_store(t, acc, 8 * (NV));                                                   \
     }
 
-AVX2_TILE(dla_conv_tile_avx2_6x16, DLA_CONV_AVX2_MR2, 2)
-AVX2_TILE(dla_conv_tile_avx2_4x16, DLA_CONV_AVX2_MR0, 2)
-AVX2_TILE(dla_conv_tile_avx2_8x8, DLA_CONV_AVX2_MR1, 1)
+AVX2_TILE(dla_conv_tile_avx2_6x16, DLA_CONV_AVX2_MR2, 2, 0)
+AVX2_TILE(dla_conv_tile_avx2_4x16, DLA_CONV_AVX2_MR0, 2, 0)
+AVX2_TILE(dla_conv_tile_avx2_8x8, DLA_CONV_AVX2_MR1, 1, 0)
+AVX2_TILE(dla_conv_tile_avx2u8_6x16, DLA_CONV_AVX2_MR2, 2, 1)
+AVX2_TILE(dla_conv_tile_avx2u8_4x16, DLA_CONV_AVX2_MR0, 2, 1)
+AVX2_TILE(dla_conv_tile_avx2u8_8x8, DLA_CONV_AVX2_MR1, 1, 1)
 
 #else
 

@@ -97,12 +97,22 @@ static void bufs_free(struct bufs *b)
     free(b->out);
 }
 
-/* mode 0: uniform int8; 1: only -128 and 127; 2: mostly -128 (large sums) */
+/* mode 0: uniform int8; 1: only -128 and 127; 2: mostly -128 (large sums);
+ * the non-negative codes of a post-ReLU input (AVX2's U8 path): 3: uniform
+ * 0..127; 4: only 0 and 127; 5: half 0, half 1..127; 6: all 127 */
 static void fill(int8_t *p, size_t n, uint64_t *s, int mode)
 {
     for (size_t i = 0; i < n; i++) {
         uint64_t r = splitmix64_next(s);
-        if (mode == 1) {
+        if (mode == 3) {
+            p[i] = (int8_t)((r >> 8) & 127);
+        } else if (mode == 4) {
+            p[i] = (r & 1) ? 127 : 0;
+        } else if (mode == 5) {
+            p[i] = (r & 1) ? (int8_t)((r >> 8) % 127 + 1) : 0;
+        } else if (mode == 6) {
+            p[i] = 127;
+        } else if (mode == 1) {
             p[i] = (r & 1) ? 127 : -128;
         } else if (mode == 2) {
             p[i] = (r & 7) ? -128 : (int8_t)(uint8_t)(r >> 8);
@@ -144,22 +154,28 @@ static void check_packed_paths(const struct dla_conv_geom *g, struct bufs *b, co
         if (!dla_conv_isa_supported((enum dla_conv_isa)isa)) {
             continue;
         }
-        struct dla_conv_wpack *w = NULL;
-        assert_int_equal(dla_conv_wpack_build_isa(g, b->wt, (enum dla_conv_isa)isa, 0, &w), 0);
-        int shapes = isa == DLA_CONV_ISA_GENERIC ? 0 : DLA_CONV_SHAPES;
-        for (int shape = -1; shape < shapes; shape++) {
-            for (unsigned threads = 1; threads <= (shape == -1 ? 3u : 1u); threads += 2) {
-                poison_out(b);
-                int rc = dla_conv_s8_packed_opts(g, b->in, w, b->out, shape, threads, NULL);
-                snprintf(what, sizeof what, "%s packed isa=%s shape=%d threads=%u", name,
-                         dla_conv_isa_name((enum dla_conv_isa)isa), shape, threads);
-                if (rc != 0) {
-                    fail_msg("%s: rc %d", what, rc);
+        /* AVX2 packs with a U8 copy (flags 0) and without (P16 only) */
+        unsigned last = isa == DLA_CONV_ISA_AVX2 ? DLA_CONV_NO_U8 : 0;
+        for (unsigned flags = 0; flags <= last; flags += DLA_CONV_NO_U8) {
+            struct dla_conv_wpack *w = NULL;
+            assert_int_equal(
+                dla_conv_wpack_build_isa(g, b->wt, (enum dla_conv_isa)isa, flags, &w), 0);
+            int shapes = isa == DLA_CONV_ISA_GENERIC ? 0 : DLA_CONV_SHAPES;
+            for (int shape = -1; shape < shapes; shape++) {
+                for (unsigned threads = 1; threads <= (shape == -1 ? 3u : 1u); threads += 2) {
+                    poison_out(b);
+                    int rc = dla_conv_s8_packed_opts(g, b->in, w, b->out, shape, threads, NULL);
+                    snprintf(what, sizeof what, "%s packed isa=%s flags=%u shape=%d threads=%u",
+                             name, dla_conv_isa_name((enum dla_conv_isa)isa), flags, shape,
+                             threads);
+                    if (rc != 0) {
+                        fail_msg("%s: rc %d", what, rc);
+                    }
+                    expect_same(b, what);
                 }
-                expect_same(b, what);
             }
+            dla_conv_wpack_free(w);
         }
-        dla_conv_wpack_free(w);
     }
     struct dla_conv_wpack *w = NULL;
     assert_int_equal(dla_conv_wpack_build(g, b->wt, &w), 0);
@@ -198,11 +214,15 @@ static void check_all_paths(const struct dla_conv_geom *g, struct bufs *b, const
         if (!dla_conv_isa_supported((enum dla_conv_isa)isa)) {
             continue;
         }
-        /* generic: one tile shape; the VBMI flag only matters for Q8 cells */
+        /* generic: one tile shape; the VBMI flag only matters for Q8 cells,
+         * the U8 one for AVX2 (then flags 0 and 2 take both its paths) */
         int shapes = isa == DLA_CONV_ISA_GENERIC ? 0 : DLA_CONV_SHAPES;
-        unsigned last_flags = isa == DLA_CONV_ISA_AVX512VNNI ? DLA_CONV_NO_VBMI : 0;
+        unsigned last_flags = isa == DLA_CONV_ISA_AVX512VNNI ? DLA_CONV_NO_VBMI
+                              : isa == DLA_CONV_ISA_AVX2     ? DLA_CONV_NO_U8
+                                                             : 0;
+        unsigned flag_step = isa == DLA_CONV_ISA_AVX2 ? DLA_CONV_NO_U8 : 1;
         for (int shape = -1; shape < shapes; shape++) {
-            for (unsigned flags = 0; flags <= last_flags; flags++) {
+            for (unsigned flags = 0; flags <= last_flags; flags += flag_step) {
                 for (int ti = 0; ti < (shape == -1 && flags == 0 ? 2 : 1); ti++) {
                     struct dla_conv_opts o;
                     o.isa = (enum dla_conv_isa)isa;
@@ -563,6 +583,93 @@ static void test_empty_and_errors(void **state)
     dla_conv_wpack_free(NULL);
 }
 
+/* AVX2's U8 path (vpmaddubsw on non-negative inputs, exact by the bounds
+ * in conv_s8_x86.c): the extreme pair sums (inputs 0/127 x weights
+ * -128/127, all 127 x all -128), odd channel counts (partial last group of
+ * 4), padding, strides, 1x1, then random geometries; each against the
+ * reference, the int64 check and every path as in run_case.  Then single
+ * negative codes anywhere in the padded input, including padding no window
+ * reads: the kernel must leave the U8 path and still be exact. */
+static void test_nonneg_inputs(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t in_c, out_k, out_h, out_w, k_h, k_w, sy, sx, dy, dx, eh, ew;
+        int mode_in, mode_wt;
+        const char *name;
+    } cases[] = {
+        {1, 3, 5, 9, 3, 3, 1, 1, 1, 1, 0, 0, 4, 1, "u8 in_c 1 0/127 x -128/127"},
+        {3, 64, 7, 7, 7, 7, 2, 2, 1, 1, 1, 1, 6, 2, "u8 7x7 s2 in_c 3, 127 x mostly -128"},
+        {5, 9, 4, 6, 6, 3, 2, 1, 2, 3, 2, 0, 4, 1, "u8 in_c 5 dilated strided"},
+        {7, 13, 9, 11, 3, 3, 1, 1, 1, 1, 2, 3, 5, 0, "u8 in_c 7 padded"},
+        {64, 64, 14, 14, 3, 3, 1, 1, 1, 1, 0, 0, 4, 1, "u8 3x3 64 ch 0/127 x -128/127"},
+        {256, 20, 7, 7, 1, 1, 1, 1, 1, 1, 0, 0, 5, 0, "u8 1x1 256 ch"},
+        {255, 17, 7, 7, 1, 1, 2, 2, 1, 1, 1, 1, 3, 1, "u8 1x1 s2 255 ch"},
+        {129, 33, 5, 13, 3, 3, 2, 2, 1, 1, 0, 1, 3, 2, "u8 3x3 s2 129 ch"},
+        {16384, 3, 1, 2, 3, 3, 1, 1, 1, 1, 0, 0, 6, 2, "u8 127 x -128 over 147456 MACs"},
+        {8192, 2, 1, 2, 1, 1, 1, 1, 1, 1, 0, 0, 4, 1, "u8 1x1 8192 ch"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct dla_conv_geom g = geom(cases[i].in_c, cases[i].out_k, cases[i].out_h,
+                                      cases[i].out_w, cases[i].k_h, cases[i].k_w, cases[i].sy,
+                                      cases[i].sx, cases[i].dy, cases[i].dx, cases[i].eh,
+                                      cases[i].ew);
+        run_case(&g, 300 + i, cases[i].mode_in, cases[i].mode_wt, 1, cases[i].name);
+    }
+    /* the whole weight range -128..127 against 127 and 0 in every pair */
+    struct dla_conv_geom g = geom(256, 4, 1, 16, 1, 1, 1, 1, 1, 1, 0, 0);
+    struct bufs b;
+    bufs_alloc(&b, &g);
+    for (size_t i = 0; i < b.nwt; i++) {
+        b.wt[i] = (int8_t)(uint8_t)(i + 37 * (i / 256));
+    }
+    for (size_t i = 0; i < b.nin; i++) {
+        b.in[i] = (int8_t)((i / 16) % 3 == 0 ? 0 : 127);
+    }
+    dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
+    if (dla_conv_isa_supported(DLA_CONV_ISA_AVX2)) {
+        assert_true(dla_conv_takes_u8(DLA_CONV_ISA_AVX2, 0, &g, b.in));
+        assert_false(dla_conv_takes_u8(DLA_CONV_ISA_AVX2, DLA_CONV_NO_U8, &g, b.in));
+    }
+    check_all_paths(&g, &b, "u8 every weight code");
+    bufs_free(&b);
+
+    uint64_t s = 0x5EEDull;
+    char name[128];
+    for (int i = 0; i < 24; i++) {
+        uint32_t k_h = rnd_range(&s, 1, 5), k_w = rnd_range(&s, 1, 5);
+        struct dla_conv_geom gr = geom(rnd_range(&s, 1, 70), rnd_range(&s, 1, 40),
+                                       rnd_range(&s, 1, 20), rnd_range(&s, 1, 30), k_h, k_w,
+                                       rnd_range(&s, 1, 3), rnd_range(&s, 1, 3),
+                                       rnd_range(&s, 1, 2), rnd_range(&s, 1, 2),
+                                       rnd_range(&s, 0, 2), rnd_range(&s, 0, 2));
+        int mode_in = (int)rnd_range(&s, 3, 6);
+        snprintf(name, sizeof name, "u8 random #%d (c%u k%u %ux%u kern %ux%u s%u,%u)", i,
+                 gr.in_c, gr.out_k, gr.out_h, gr.out_w, gr.k_h, gr.k_w, gr.stride_y,
+                 gr.stride_x);
+        run_case(&gr, splitmix64_next(&s), mode_in, (int)rnd_range(&s, 0, 2), i < 8, name);
+    }
+
+    /* one negative code: the first byte, the last (padding no window
+     * reads), and random places; codes -1 and -128 */
+    struct dla_conv_geom gn = geom(13, 9, 6, 7, 3, 3, 1, 1, 1, 1, 2, 2);
+    bufs_alloc(&b, &gn);
+    for (int i = 0; i < 6; i++) {
+        uint64_t f = 400 + (uint64_t)i;
+        fill(b.in, b.nin, &f, 4);
+        fill(b.wt, b.nwt, &f, 1);
+        size_t at = i == 0 ? 0 : i == 1 ? b.nin - 1 : (size_t)rnd_range(&s, 0, (uint32_t)b.nin - 1);
+        b.in[at] = i % 2 ? -128 : -1;
+        if (dla_conv_isa_supported(DLA_CONV_ISA_AVX2)) {
+            assert_false(dla_conv_takes_u8(DLA_CONV_ISA_AVX2, 0, &gn, b.in));
+        }
+        dla_conv_s8_ref(&gn, b.in, b.wt, b.ref);
+        snprintf(name, sizeof name, "one negative code at %zu", at);
+        check_all_paths(&gn, &b, name);
+    }
+    bufs_free(&b);
+}
+
 static void test_isa_names(void **state)
 {
     (void)state;
@@ -603,6 +710,7 @@ int main(void)
         cmocka_unit_test(test_random_geometries),
         cmocka_unit_test(test_resnet_like_layer),
         cmocka_unit_test(test_sparse_weights),
+        cmocka_unit_test(test_nonneg_inputs),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_isa_names),
     };
