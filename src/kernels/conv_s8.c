@@ -1287,6 +1287,15 @@ size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w)
                                dla_conv_wpack_bytes(w->u8);
 }
 
+/* Cells: 4 bytes per group of 4 channels (Q8, U8) or 2 (P16), so at most
+ * 2 bytes (P16) + 1 byte (U8 copy) per weight of in_c rounded up to 4
+ * channels; per output channel init, qlo and qhi of each copy; headers. */
+size_t dla_conv_wpack_bytes_bound(const struct dla_conv_geom *g)
+{
+    size_t per_k = ((size_t)g->in_c + 3) * g->k_w * g->k_h * 3 + 2 * 3 * sizeof(uint32_t);
+    return per_k * g->out_k + 2 * sizeof(struct dla_conv_wpack);
+}
+
 void dla_conv_wpack_free(struct dla_conv_wpack *w)
 {
     if (w != NULL) {

@@ -41,6 +41,9 @@ int dla_conv_wpack_build(const struct dla_conv_geom *g, const int8_t *wt,
 void dla_conv_wpack_free(struct dla_conv_wpack *w);
 /* Bytes the pack holds (for cache budgets). */
 size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w);
+/* An upper bound of dla_conv_wpack_bytes for a pack of g's kernels, known
+ * before packing (on AVX2 a pack holds P16 cells and a U8 copy). */
+size_t dla_conv_wpack_bytes_bound(const struct dla_conv_geom *g);
 
 /* Worker threads kept between calls: a team (common/team.h), owned by the
  * caller; one call at a time per team. */

@@ -734,10 +734,10 @@ static struct dla_wt_cache_entry *wt_cache_find(struct dla_conv_state *s,
     return NULL;
 }
 
-/* Upper bound of the bytes a pack of g's kernels holds (Q8 or P16 cells). */
+/* Upper bound of the bytes a pack of g's kernels holds (the kernel's). */
 static size_t pack_bytes_bound(const struct dla_conv_geom *g)
 {
-    return ((size_t)g->in_c + 3) * g->k_w * g->k_h * 2 * g->out_k + 16 * (size_t)g->out_k + 256;
+    return dla_conv_wpack_bytes_bound(g);
 }
 
 /* The kernels of this layer packed for dla_conv_s8_packed, from the cache or
