@@ -271,9 +271,6 @@ struct dla_conv_wpack {
      * its rows' ranges, so a dense-lowered depthwise or grouped convolution
      * costs its real MACs (zero weights add nothing: exact) */
     uint32_t *qlo, *qhi;
-    /* the same weights as U8 cells, for inputs with no negative code (NULL:
-     * this ISA has no U8 path, or it was not asked for) */
-    struct dla_conv_wpack *u8;
 };
 
 struct conv_plan {
@@ -285,6 +282,8 @@ struct conv_plan {
     enum cell_format fmt;
     const struct dla_conv_wpack *w; /* w == &own, or packed by the caller */
     struct dla_conv_wpack own;
+    /* own is built from wt, or (wt NULL) converted from these U8 cells */
+    const struct dla_conv_wpack *wsrc;
     const struct conv_shape *shapes; /* the ISA's shapes for fmt */
     const unsigned *speed;
     int kmajor;       /* tiles numbered k block major (weights larger than input) */
@@ -305,10 +304,6 @@ struct conv_plan {
 
 static void wpack_release(struct dla_conv_wpack *w)
 {
-    if (w->u8 != NULL) {
-        wpack_release(w->u8);
-        free(w->u8);
-    }
     free(w->wp);
     free(w->init);
     free(w->qlo);
@@ -809,6 +804,74 @@ static void pack_weight_row(struct dla_conv_wpack *w, const int8_t *wt, size_t k
     nonzero_steps(d, w->nq, &w->qlo[k], &w->qhi[k]);
 }
 
+/* P16 cells of channels 0-1 (to lo) and 2-3 (to hi, unless NULL) of n
+ * U8 cells at s, in chunks of 4 cells; returns the number of cells done. */
+static size_t p16_pairs_simd(unsigned char *lo, unsigned char *hi, const unsigned char *s,
+                             size_t n)
+{
+    size_t t = 0;
+#if defined(DLA_CONV_SSE2)
+    for (; t + 4 <= n; t += 4) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + t * CONV_CELL));
+        /* int16 of each byte (byte doubled, shifted right arithmetically):
+         * 32-bit lanes a = cells 0, 1 as (c0 c1), (c2 c3); b = cells 2, 3 */
+        __m128i a = _mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8);
+        __m128i b = _mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8);
+        __m128 af = _mm_castsi128_ps(a), bf = _mm_castsi128_ps(b);
+        _mm_storeu_si128((__m128i *)(void *)(lo + t * CONV_CELL),
+                         _mm_castps_si128(_mm_shuffle_ps(af, bf, _MM_SHUFFLE(2, 0, 2, 0))));
+        if (hi != NULL) {
+            _mm_storeu_si128((__m128i *)(void *)(hi + t * CONV_CELL),
+                             _mm_castps_si128(_mm_shuffle_ps(af, bf, _MM_SHUFFLE(3, 1, 3, 1))));
+        }
+    }
+#else
+    (void)lo;
+    (void)hi;
+    (void)s;
+    (void)n;
+#endif
+    return t;
+}
+
+/* Output channel k of a U8 pack s as P16 cells in d (same layer): for an
+ * input with negative codes, which the U8 cells cannot take.  U8 group g
+ * (channels 4g..4g+3) is P16 groups 2g and 2g + 1; a P16 group past the
+ * last (in_c % 4 of 1 or 2) only held zero weights. */
+static void p16_row_from_u8(struct dla_conv_wpack *d, const struct dla_conv_wpack *s, size_t k)
+{
+    size_t taps = s->taps;
+    const unsigned char *src = s->wp + k * s->nq * CONV_CELL;
+    unsigned char *dst = d->wp + k * d->nq * CONV_CELL;
+
+    if (taps == 1) { /* [g][4 channels] to [g'][2 channels]: int16 of each byte */
+        size_t n = d->nq * 2, i = s8_to_s16_simd(dst, (const int8_t *)(const void *)src, n);
+        for (; i < n; i++) {
+            int16_t v = (int8_t)src[i];
+            memcpy(dst + 2 * i, &v, sizeof v);
+        }
+        d->init[k] = 0;
+        nonzero_steps(dst, d->nq, &d->qlo[k], &d->qhi[k]);
+        return;
+    }
+    for (size_t g = 0; g < s->ngrp; g++) {
+        int both = 2 * g + 1 < d->ngrp;
+        size_t t = p16_pairs_simd(dst + 2 * g * taps * CONV_CELL,
+                                  both ? dst + (2 * g + 1) * taps * CONV_CELL : NULL,
+                                  src + g * taps * CONV_CELL, taps);
+        for (; t < taps; t++) {
+            int8_t c[4]; /* byte i of a cell is channel i (U8 cells exist on x86 only) */
+            memcpy(c, src + (g * taps + t) * CONV_CELL, sizeof c);
+            st32(dst + (2 * g * taps + t) * CONV_CELL, cell_p16(c[0], c[1]));
+            if (both) {
+                st32(dst + ((2 * g + 1) * taps + t) * CONV_CELL, cell_p16(c[2], c[3]));
+            }
+        }
+    }
+    d->init[k] = 0;
+    nonzero_steps(dst, d->nq, &d->qlo[k], &d->qhi[k]);
+}
+
 /* ---------------------------------------------------------------- compute */
 
 /* Runs of real output pixels among the NR virtual pixels from n0. */
@@ -939,7 +1002,11 @@ static void team_pack(struct conv_team *t)
             size_t first = (task - t->plane_tasks) * t->row_chunk;
             size_t end = min_size(first + t->row_chunk, p->g->out_k);
             for (size_t k = first; k < end; k++) {
-                pack_weight_row(&p->own, p->wt, k);
+                if (p->wt != NULL) {
+                    pack_weight_row(&p->own, p->wt, k);
+                } else {
+                    p16_row_from_u8(&p->own, p->wsrc, k);
+                }
             }
         }
         atomic_fetch_add_explicit(&t->packs_done, 1, memory_order_release);
@@ -1078,13 +1145,13 @@ static int all_nonneg(const int8_t *s, size_t n)
 }
 
 /* The U8 path (AVX2 vpmaddubsw, conv_s8_impl.h) is taken when the ISA has
- * one, the caller did not rule it out, the packed weights (if any) have a
- * U8 copy and no input code is negative. */
+ * one, the caller did not rule it out, the packed weights (if any) are U8
+ * cells and no input code is negative. */
 static int use_u8(enum dla_conv_isa isa, unsigned flags, const struct dla_conv_geom *g,
                   const int8_t *in, const struct dla_conv_wpack *w)
 {
     if (conv_isas[isa].u8[0].tile == NULL || (flags & DLA_CONV_NO_U8) ||
-        (w != NULL && w->u8 == NULL)) {
+        (w != NULL && w->fmt != CELL_U8)) {
         return 0;
     }
     return all_nonneg(in, (size_t)g->in_c * g->in_h * g->in_w);
@@ -1139,8 +1206,10 @@ static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned fla
         p.fmt = CELL_U8;
         p.shapes = p.isa->u8;
         p.speed = p.isa->u8_speed;
-        w = w != NULL ? w->u8 : NULL;
         use_vbmi = 0;
+    } else if (w != NULL && w->fmt == CELL_U8) {
+        p.wsrc = w; /* negative codes: P16 weights converted for this call */
+        w = NULL;
     }
     p.w = w != NULL ? w : &p.own;
     p.shape = choose_shape(p.shapes, p.speed, g, shape);
@@ -1262,17 +1331,12 @@ int dla_conv_wpack_build_isa(const struct dla_conv_geom *g, const int8_t *wt,
     if (!dla_conv_isa_supported(isa)) {
         return DLASIM_ERR_UNSUPPORTED;
     }
-    struct dla_conv_wpack *w = NULL;
-    rc = wpack_alloc(g, wt, isa, conv_isas[isa].fmt, use_vbmi_for(isa, g, flags), &w);
-    if (rc == 0 && conv_isas[isa].u8[0].tile != NULL && !(flags & DLA_CONV_NO_U8)) {
-        rc = wpack_alloc(g, wt, isa, CELL_U8, 0, &w->u8);
+    /* AVX2 keeps U8 cells (1 byte a weight): inputs with a negative code
+     * get P16 cells converted from them per call (conv_run) */
+    if (conv_isas[isa].u8[0].tile != NULL && !(flags & DLA_CONV_NO_U8)) {
+        return wpack_alloc(g, wt, isa, CELL_U8, 0, out);
     }
-    if (rc != 0) {
-        dla_conv_wpack_free(w);
-        return rc;
-    }
-    *out = w;
-    return 0;
+    return wpack_alloc(g, wt, isa, conv_isas[isa].fmt, use_vbmi_for(isa, g, flags), out);
 }
 
 int dla_conv_wpack_build(const struct dla_conv_geom *g, const int8_t *wt,
@@ -1283,17 +1347,16 @@ int dla_conv_wpack_build(const struct dla_conv_geom *g, const int8_t *wt,
 
 size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w)
 {
-    return w == NULL ? 0 : sizeof(*w) + w->bytes + (size_t)w->out_k * 3 * sizeof(uint32_t) +
-                               dla_conv_wpack_bytes(w->u8);
+    return w == NULL ? 0 : sizeof(*w) + w->bytes + (size_t)w->out_k * 3 * sizeof(uint32_t);
 }
 
-/* Cells: 4 bytes per group of 4 channels (Q8, U8) or 2 (P16), so at most
- * 2 bytes (P16) + 1 byte (U8 copy) per weight of in_c rounded up to 4
- * channels; per output channel init, qlo and qhi of each copy; headers. */
+/* Cells: 4 bytes per group of 4 channels (Q8, U8) or of 2 (P16), so at
+ * most 2 bytes per weight of in_c rounded up to 4 channels; per output
+ * channel init, qlo and qhi; the header. */
 size_t dla_conv_wpack_bytes_bound(const struct dla_conv_geom *g)
 {
-    size_t per_k = ((size_t)g->in_c + 3) * g->k_w * g->k_h * 3 + 2 * 3 * sizeof(uint32_t);
-    return per_k * g->out_k + 2 * sizeof(struct dla_conv_wpack);
+    size_t per_k = ((size_t)g->in_c + 3) * g->k_w * g->k_h * 2 + 3 * sizeof(uint32_t);
+    return per_k * g->out_k + sizeof(struct dla_conv_wpack);
 }
 
 void dla_conv_wpack_free(struct dla_conv_wpack *w)

@@ -42,7 +42,7 @@ void dla_conv_wpack_free(struct dla_conv_wpack *w);
 /* Bytes the pack holds (for cache budgets). */
 size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w);
 /* An upper bound of dla_conv_wpack_bytes for a pack of g's kernels, known
- * before packing (on AVX2 a pack holds P16 cells and a U8 copy). */
+ * before packing (whatever cell format this CPU's pack uses). */
 size_t dla_conv_wpack_bytes_bound(const struct dla_conv_geom *g);
 
 /* Worker threads kept between calls: a team (common/team.h), owned by the

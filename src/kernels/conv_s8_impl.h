@@ -28,7 +28,8 @@
  *
  *   Packed weights: [k][q] cells (same channel grouping as the input;
  *   absent channels are zero).  Q8 and U8 weight cells hold the plain int8
- *   values; on AVX2 a pack holds P16 cells and a U8 copy.
+ *   values.  On AVX2 weights packed once are U8 cells (1 byte a weight);
+ *   a call whose input has a negative code converts them to P16 cells.
  */
 #ifndef DLASIM_KERNELS_CONV_S8_IMPL_H
 #define DLASIM_KERNELS_CONV_S8_IMPL_H
@@ -130,7 +131,8 @@ int dla_conv_s8_opts(const struct dla_conv_opts *o, const struct dla_conv_geom *
                      const int8_t *in, const int8_t *wt, int32_t *out);
 
 /* Packed weights for an explicit instruction set (flags: DLA_CONV_NO_VBMI;
- * DLA_CONV_NO_U8: no U8 copy, so the packed kernel always runs P16 cells),
+ * DLA_CONV_NO_U8: P16 cells instead of U8 on AVX2, so the packed kernel
+ * always runs vpmaddwd),
  * and the packed kernel with an explicit tile shape (-1 = best) and thread
  * count used as given: for tests and benchmarks. */
 int dla_conv_wpack_build_isa(const struct dla_conv_geom *g, const int8_t *wt,

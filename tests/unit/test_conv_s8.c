@@ -154,7 +154,8 @@ static void check_packed_paths(const struct dla_conv_geom *g, struct bufs *b, co
         if (!dla_conv_isa_supported((enum dla_conv_isa)isa)) {
             continue;
         }
-        /* AVX2 packs with a U8 copy (flags 0) and without (P16 only) */
+        /* AVX2 packs U8 cells (flags 0: P16 converted per call for inputs
+         * with negative codes) or P16 cells (DLA_CONV_NO_U8) */
         unsigned last = isa == DLA_CONV_ISA_AVX2 ? DLA_CONV_NO_U8 : 0;
         for (unsigned flags = 0; flags <= last; flags += DLA_CONV_NO_U8) {
             struct dla_conv_wpack *w = NULL;
