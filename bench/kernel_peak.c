@@ -9,15 +9,22 @@
  * Peak: a tight loop of independent multiply-accumulates of the
  * instruction the kernel uses here, on every thread: AVX-512 VNNI vpdpbusd
  * (64 int8 MACs per instruction) where the CPU has it, else AVX2 vpmaddwd
- * + vpaddd (16 MACs of int16 pairs: the exact path, see conv_s8_x86.c).
+ * + vpaddd (16 MACs of int16 pairs: the path for any input, see
+ * conv_s8_x86.c), and next to it vpmaddubsw + vpmaddwd(ones) + vpaddd (32
+ * MACs: AVX2's path for inputs with no negative code), on all threads and
+ * on one.
  * Shares of the peak: in wall time (moves with the machine's load) and in
  * CPU time (the packed kernel's MACs per CPU second over the peak loop's).
  * Kernel: dlasim_conv_s8 (include/dlasim/kernel.h) on random data, the best of 3 runs per layer, two
  * ways: weights packed at every call (as before the simulator cached them:
  * "gmacs") and packed once, threads kept in a pool (as CSC runs a network
- * now: "packed_gmacs"); the ResNet-50 totals are MAC-weighted over its
- * convolution layers (each shape with its count in the network).  One JSON
- * object on stdout.
+ * now: "packed_gmacs"), then packed once on the input through a ReLU
+ * ("relu_in_packed_gmacs": how CSC's layers after a ReLU run; on AVX2 the
+ * vpmaddubsw path, where the random signed input of "packed_gmacs" takes
+ * the vpmaddwd path with its weights converted from the U8 pack per call);
+ * the ResNet-50 totals are MAC-weighted over its convolution layers (each
+ * shape with its count in the network).  One JSON object on stdout;
+ * --peak-only prints the peaks alone.
  */
 #include <pthread.h>
 #include <stdint.h>
