@@ -59,7 +59,7 @@ struct nvrt_prep_op {
 };
 
 struct dlasim_rt_prepared {
-    struct nvrt_prep_op *ops;
+    struct nvrt_prep_op *ops; /* operation i in group g: ops[2 * i + g] */
     uint32_t num_ops;
     uint32_t atom_size, data_types;
     uint64_t replayed, rebuilt;
@@ -72,7 +72,7 @@ struct dlasim_rt_prepared *dlasim_rt_prepared_new(void)
 
 static void free_ops(struct dlasim_rt_prepared *p)
 {
-    for (uint32_t i = 0; p->ops && i < p->num_ops; i++) {
+    for (uint32_t i = 0; p->ops && i < 2u * p->num_ops; i++) {
         free(p->ops[i].steps);
         free(p->ops[i].deps);
     }
@@ -109,7 +109,7 @@ static int fit(struct dlasim_rt_prepared *p, const struct nvrt_fw *fw)
         return 1;
     }
     free_ops(p);
-    p->ops = calloc(fw->net->num_ops ? fw->net->num_ops : 1, sizeof *p->ops);
+    p->ops = calloc(fw->net->num_ops ? 2u * fw->net->num_ops : 1, sizeof *p->ops);
     if (!p->ops) {
         return 0;
     }
@@ -265,7 +265,9 @@ int nvrt_prep_program(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_
     if (!fit(pp, fw)) {
         return p->eng->program(fw, g);
     }
-    struct nvrt_prep_op *o = &pp->ops[g->op];
+    /* one recording per register group: a network whose engine runs an odd
+     * number of operations starts the next run in the other group */
+    struct nvrt_prep_op *o = &pp->ops[2 * g->op + (g->id & 1)];
     if (applies(fw, g, o)) {
         if (replay(fw, g, o) == 0) {
             pp->replayed++;
