@@ -223,8 +223,13 @@ struct dlasim_rt_options {
  * same order as a rebuilt one.  One prepared form per network (a form given
  * another network re-records every operation); not shared between threads. */
 struct dlasim_rt_prepared;
-/* NULL when out of host memory. */
-struct dlasim_rt_prepared *dlasim_rt_prepared_new(void);
+/* flags: 0, or DLASIM_RT_PREPARED_FIXED when the caller keeps the network's
+ * operation descriptors and LUTs unchanged while the form is used (a
+ * compiled model does): they are then not kept and compared, only the
+ * address-list entries, groups and status reads are.  NULL when out of
+ * host memory. */
+#define DLASIM_RT_PREPARED_FIXED 1u
+struct dlasim_rt_prepared *dlasim_rt_prepared_new(unsigned flags);
 void dlasim_rt_prepared_free(struct dlasim_rt_prepared *p);
 /* Operations programmed from the prepared form / afresh since it was made. */
 void dlasim_rt_prepared_counts(const struct dlasim_rt_prepared *p, uint64_t *replayed,

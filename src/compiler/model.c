@@ -376,7 +376,7 @@ static int run_network(struct dlasim_model *m, struct dlasim_dev *dev, struct dl
         o = *opt;
     }
     if (!s->prep) { /* the programming is kept from the first run on (issue 18) */
-        s->prep = dlasim_rt_prepared_new();
+        s->prep = dlasim_rt_prepared_new(DLASIM_RT_PREPARED_FIXED); /* s->ops, s->luts: read-only once compiled */
     }
     o.prepared = s->prep; /* NULL when out of memory: every run rebuilds it */
     if (opt && opt->record_trace_dir) {

@@ -642,7 +642,7 @@ static struct dlasim_rt_prepared *task_prepared(struct dlasim_loadable *ld, uint
         ld->prep = calloc(ld->n_tasks ? ld->n_tasks : 1, sizeof *ld->prep);
     }
     if (ld->prep && !ld->prep[task_id]) {
-        ld->prep[task_id] = dlasim_rt_prepared_new();
+        ld->prep[task_id] = dlasim_rt_prepared_new(0); /* re-read each run: compared */
     }
     return ld->prep ? ld->prep[task_id] : NULL;
 }

@@ -289,6 +289,70 @@ static int16_t last_output_entry(const struct dlc_step *s)
     }
 }
 
+/* Network s of m: rebuilt, recorded and replayed runs make the same
+ * accesses; a moved address re-programs the operations that use it.
+ * flags: descriptors kept and compared (0) or fixed by the caller. */
+static void check_network(struct dlasim_model *m, const char *config, const float *x,
+                          const struct dlc_step *s, unsigned flags)
+{
+    struct dlasim_rt_prepared *prep = dlasim_rt_prepared_new(flags);
+    assert_non_null(prep);
+    struct logport rebuilt, first, replayed;
+    logged_run(m, config, x, s, m->addrs, NULL, &rebuilt);
+    logged_run(m, config, x, s, m->addrs, prep, &first);
+    uint64_t rep = 0, reb = 0;
+    dlasim_rt_prepared_counts(prep, &rep, &reb);
+    assert_int_equal(rep, 0);
+    assert_int_equal(reb, s->n_ops);
+    logged_run(m, config, x, s, m->addrs, prep, &replayed);
+    dlasim_rt_prepared_counts(prep, &rep, &reb);
+    assert_int_equal(rep, s->n_ops); /* every operation replayed */
+    assert_int_equal(reb, s->n_ops);
+    assert_same_log(&rebuilt, &first, "rebuilt / recorded");
+    assert_same_log(&rebuilt, &replayed, "rebuilt / replayed");
+
+    /* the last operation's output moves by a page: programmed afresh */
+    uint64_t *moved = malloc(m->n_addrs * sizeof *moved);
+    assert_non_null(moved);
+    memcpy(moved, m->addrs, m->n_addrs * sizeof *moved);
+    int16_t e = last_output_entry(s);
+    assert_true(e >= 0 && e < m->n_addrs);
+    moved[e] += 0x100000;
+    struct logport moved_rebuilt, moved_prep;
+    logged_run(m, config, x, s, moved, NULL, &moved_rebuilt);
+    logged_run(m, config, x, s, moved, prep, &moved_prep);
+    uint64_t rep2 = 0, reb2 = 0;
+    dlasim_rt_prepared_counts(prep, &rep2, &reb2);
+    assert_true(reb2 > reb);                     /* the users of entry e */
+    assert_int_equal(rep2 + reb2, rep + reb + s->n_ops);
+    assert_true(rep2 > rep || s->n_ops == 1);    /* the others replayed */
+    assert_same_log(&moved_rebuilt, &moved_prep, "moved address: rebuilt / prepared");
+    free(moved);
+    if (!flags && s->ops[0].op_type == DLASIM_RT_OP_CONV) {
+        /* a descriptor changed in place (its padding value): programmed afresh */
+        struct dlc_step changed = *s;
+        changed.ops = malloc(s->n_ops * sizeof *changed.ops);
+        assert_non_null(changed.ops);
+        memcpy(changed.ops, s->ops, s->n_ops * sizeof *changed.ops);
+        changed.ops[0].op.conv.pad_val++;
+        struct logport changed_rebuilt, changed_prep;
+        logged_run(m, config, x, s, m->addrs, prep, &changed_prep); /* the addresses back */
+        free(changed_prep.log);
+        logged_run(m, config, x, &changed, m->addrs, NULL, &changed_rebuilt);
+        dlasim_rt_prepared_counts(prep, &rep, &reb);
+        logged_run(m, config, x, &changed, m->addrs, prep, &changed_prep);
+        dlasim_rt_prepared_counts(prep, &rep2, &reb2);
+        assert_int_equal(reb2, reb + 1);
+        assert_int_equal(rep2, rep + s->n_ops - 1);
+        assert_same_log(&changed_rebuilt, &changed_prep, "changed descriptor: rebuilt / prepared");
+        free(changed_rebuilt.log), free(changed_prep.log);
+        free(changed.ops);
+    }
+    free(rebuilt.log), free(first.log), free(replayed.log);
+    free(moved_rebuilt.log), free(moved_prep.log);
+    dlasim_rt_prepared_free(prep);
+}
+
 static void check_model(const char *path, const char *config)
 {
     float *x;
@@ -300,42 +364,8 @@ static void check_model(const char *path, const char *config)
             continue;
         }
         networks++;
-        struct dlasim_rt_prepared *prep = dlasim_rt_prepared_new();
-        assert_non_null(prep);
-        struct logport rebuilt, first, replayed;
-        logged_run(m, config, x, s, m->addrs, NULL, &rebuilt);
-        logged_run(m, config, x, s, m->addrs, prep, &first);
-        uint64_t rep = 0, reb = 0;
-        dlasim_rt_prepared_counts(prep, &rep, &reb);
-        assert_int_equal(rep, 0);
-        assert_int_equal(reb, s->n_ops);
-        logged_run(m, config, x, s, m->addrs, prep, &replayed);
-        dlasim_rt_prepared_counts(prep, &rep, &reb);
-        assert_int_equal(rep, s->n_ops); /* every operation replayed */
-        assert_int_equal(reb, s->n_ops);
-        assert_same_log(&rebuilt, &first, "rebuilt / recorded");
-        assert_same_log(&rebuilt, &replayed, "rebuilt / replayed");
-
-        /* the last operation's output moves by a page: programmed afresh */
-        uint64_t *moved = malloc(m->n_addrs * sizeof *moved);
-        assert_non_null(moved);
-        memcpy(moved, m->addrs, m->n_addrs * sizeof *moved);
-        int16_t e = last_output_entry(s);
-        assert_true(e >= 0 && e < m->n_addrs);
-        moved[e] += 0x100000;
-        struct logport moved_rebuilt, moved_prep;
-        logged_run(m, config, x, s, moved, NULL, &moved_rebuilt);
-        logged_run(m, config, x, s, moved, prep, &moved_prep);
-        uint64_t rep2 = 0, reb2 = 0;
-        dlasim_rt_prepared_counts(prep, &rep2, &reb2);
-        assert_true(reb2 > reb);                     /* the users of entry e */
-        assert_int_equal(rep2 + reb2, rep + reb + s->n_ops);
-        assert_true(rep2 > rep || s->n_ops == 1);    /* the others replayed */
-        assert_same_log(&moved_rebuilt, &moved_prep, "moved address: rebuilt / prepared");
-        free(moved);
-        free(rebuilt.log), free(first.log), free(replayed.log);
-        free(moved_rebuilt.log), free(moved_prep.log);
-        dlasim_rt_prepared_free(prep);
+        check_network(m, config, x, s, 0);
+        check_network(m, config, x, s, DLASIM_RT_PREPARED_FIXED);
     }
     assert_true(networks > 0);
     free(x);
