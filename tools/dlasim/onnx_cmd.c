@@ -591,7 +591,7 @@ static int run_loadable(const struct onnx_opts *o)
     if (!rc && labels) {
         printf("top-1 accuracy: %.2f %% (%zu / %zu)\n", 100 * acc, correct, in.count);
     }
-    if (!rc && o->json && run_write_json(o->json, labels != NULL, acc, in.count, out, on)) {
+    if (!rc && o->json && run_write_json(o->json, labels != NULL, acc, in.count, t, out, on)) {
         rc = -1;
     }
     for (int i = 0; i < n_names; i++) {
@@ -653,7 +653,8 @@ static char **make_drawings(const struct dataset *in, int draw, size_t first, si
 /* The INT8 runs of inputs [first, end) into out (after a first run that
  * loads the weights, outside the clock), with their timing line. */
 static int run_int8(const struct onnx_opts *o, struct dlasim_model *m, struct dlasim_dev *dev,
-                    const struct dataset *in, size_t first, size_t end, float *out, size_t on)
+                    const struct dataset *in, size_t first, size_t end, float *out, size_t on,
+                    double *seconds)
 {
     struct dlasim_rt_options ropt;
     memset(&ropt, 0, sizeof ropt);
@@ -684,6 +685,7 @@ static int run_int8(const struct onnx_opts *o, struct dlasim_model *m, struct dl
         }
     }
     double t_int8 = now() - t0;
+    *seconds = t_int8;
     if (o->progress && tty) {
         printf("\n");
     }
@@ -842,7 +844,7 @@ int cmd_run(int argc, char **argv)
     struct run_shard job = { .in = &in, .results = &r, .first = first, .end = end };
     FILE *shard_file = !rc && o.shard.count ? open_shard(&o, argc, argv, m, &job) : NULL;
     rc = o.shard.count && !shard_file ? -1 : rc;
-    rc = rc ? rc : run_int8(&o, m, dev, &in, first, end, out, on);
+    rc = rc ? rc : run_int8(&o, m, dev, &in, first, end, out, on, &r.int8_seconds);
     rc = rc || !fout ? rc : run_float(&o, m, &in, first, end, fout, on);
     for (size_t i = first; fpred && i < end; i++) {
         fpred[i] = run_argmax(fout + i * on, on);
