@@ -236,9 +236,9 @@ demo: deps
 	    --calib $(FMNIST)/train-images-idx3-ubyte.gz --calib-count 1000 \
 	    --input $(FMNIST)/t10k-images-idx3-ubyte.gz --labels $(FMNIST)/t10k-labels-idx1-ubyte.gz \
 	    --names models/fashion_mnist.names --compare-float --report --draw 4 --progress \
-	    --json $(BUILD)/demo.json
+	    --times $(BUILD)/demo_times.json
 	@sh bench/demo_peer.sh $(BUILD) models/fashion_mnist.onnx $(FMNIST)/t10k-images-idx3-ubyte.gz \
-	    $(BUILD)/demo.json
+	    $(BUILD)/demo_times.json
 
 # NVIDIA's conformance traces as a readable table.
 conformance: deps

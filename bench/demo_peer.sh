@@ -6,7 +6,8 @@
 # same model file, the same IDX images made float the same way
 # (bench/ort_bench.js), as many threads as dlasim used (all cores).  Without
 # ONNX Runtime (no npm, no network) the line says so and the demo goes on.
-#   usage: bench/demo_peer.sh BUILD MODEL.onnx IMAGES-idx3-ubyte.gz DLASIM_RUN.json
+#   usage: bench/demo_peer.sh BUILD MODEL.onnx IMAGES-idx3-ubyte.gz TIMES.json
+# (TIMES.json: what `dlasim run --times` wrote)
 set -u
 build=$1 model=$2 images=$3 json=$4
 threads=$(getconf _NPROCESSORS_ONLN)

@@ -159,8 +159,8 @@ void run_results_print(const struct run_results *r, FILE *f)
     }
 }
 
-int run_write_json(const char *path, int have_acc, double acc, size_t n, double seconds,
-                   const float *out, size_t out_n)
+int run_write_json(const char *path, int have_acc, double acc, size_t n, const float *out,
+                   size_t out_n)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -171,11 +171,7 @@ int run_write_json(const char *path, int have_acc, double acc, size_t n, double 
     if (have_acc) {
         fprintf(f, "\"top1_accuracy\": %.6f, ", acc);
     }
-    fprintf(f, "\"images\": %zu, ", n);
-    if (seconds > 0) {
-        fprintf(f, "\"int8_seconds\": %.6f, ", seconds);
-    }
-    fprintf(f, "\"outputs\": [");
+    fprintf(f, "\"images\": %zu, \"outputs\": [", n);
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "%s[", i ? ",\n" : "\n");
         for (size_t k = 0; k < out_n; k++) {
@@ -190,6 +186,5 @@ int run_write_json(const char *path, int have_acc, double acc, size_t n, double 
 int run_results_write_json(const struct run_results *r, const char *path)
 {
     double acc = r->labels ? (double)count_correct(r) / (double)r->count : 0;
-    return run_write_json(path, r->labels != NULL, acc, r->count, r->int8_seconds, r->out,
-                          r->out_n);
+    return run_write_json(path, r->labels != NULL, acc, r->count, r->out, r->out_n);
 }

@@ -23,7 +23,6 @@ struct run_results {
     int draw;                /* inputs drawn (--draw N) */
     char *const *drawings;   /* picture d of input run_draw_index(d), draw of them */
     const char *report;      /* per-layer quantization report (--report), or NULL */
-    double int8_seconds;     /* wall time of the INT8 runs (weights loaded before); 0 = unknown */
 };
 
 /* Index of the largest of v[0..n) (the first on ties). */
@@ -37,11 +36,10 @@ char *run_draw(const float *x, uint32_t h, uint32_t w);
 
 /* Per-input lines, drawings, accuracies, agreement and the layer report. */
 void run_results_print(const struct run_results *r, FILE *f);
-/* {"top1_accuracy": A, "images": N, "int8_seconds": T, "outputs": [...]}
- * (accuracy only when have_acc, seconds only when > 0); -1 after printing
- * on failure. */
-int run_write_json(const char *path, int have_acc, double acc, size_t n, double seconds,
-                   const float *out, size_t out_n);
+/* {"top1_accuracy": A, "images": N, "outputs": [...]} (accuracy only when
+ * have_acc); -1 after printing on failure. */
+int run_write_json(const char *path, int have_acc, double acc, size_t n, const float *out,
+                   size_t out_n);
 /* run_write_json of these results. */
 int run_results_write_json(const struct run_results *r, const char *path);
 
