@@ -13,6 +13,7 @@
  *     replayed.  Then one address-list entry moves: the operations using it
  *     are programmed afresh, the rest replayed, and the log equals a rebuilt
  *     run's with the moved entry;
+ *   - the entry points with NULL arguments;
  *   - NVIDIA's regression loadables (each DLA task keeps a prepared form in
  *     its loadable): run twice on identical fresh devices, the second run
  *     replaying, the logs equal and the output equal to the golden's first
@@ -497,6 +498,24 @@ static void test_loadables(void **state)
     check_loadable("CONV/CONV_D_L0_0_large", "nv_large");
 }
 
+/* The entry points with NULL arguments: refused or nothing done, never a crash. */
+static void test_null_arguments(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    struct dlasim_rt_network net;
+    memset(&net, 0, sizeof net);
+    assert_int_equal(dlasim_rt_execute_prepared_port(NULL, &net, NULL, err, sizeof err),
+                     DLASIM_ERR_INVAL);
+    assert_non_null(strstr(err, "NULL port"));
+    uint64_t rep = 7, reb = 7;
+    dlasim_rt_prepared_counts(NULL, &rep, &reb);
+    assert_int_equal(rep, 0);
+    assert_int_equal(reb, 0);
+    dlasim_rt_prepared_counts(NULL, NULL, NULL);
+    dlasim_rt_prepared_free(NULL);
+}
+
 int main(void)
 {
     rng = 18;
@@ -505,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_lut_models),
         cmocka_unit_test(test_layer_models),
         cmocka_unit_test(test_loadables),
+        cmocka_unit_test(test_null_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
