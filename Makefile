@@ -225,7 +225,8 @@ deps:
 # The demo: a Fashion-MNIST CNN (models/fashion_mnist.onnx, trained by
 # tools/models/train_fashion_mnist.py) compiled for nv_small, calibrated on
 # training images, run on the 10,000 test images of Debian's
-# dataset-fashion-mnist on the simulated device.
+# dataset-fashion-mnist on the simulated device; then ONNX Runtime fp32
+# (npm, as make bench installs it) on the same images, the two times side by side.
 FMNIST  ?= /usr/share/datasets/fashion-mnist
 demo: deps
 	@$(MAKE) -s all
@@ -234,7 +235,10 @@ demo: deps
 	@./$(BUILD)/dlasim run models/fashion_mnist.onnx --config nv_small \
 	    --calib $(FMNIST)/train-images-idx3-ubyte.gz --calib-count 1000 \
 	    --input $(FMNIST)/t10k-images-idx3-ubyte.gz --labels $(FMNIST)/t10k-labels-idx1-ubyte.gz \
-	    --names models/fashion_mnist.names --compare-float --report --draw 4 --progress
+	    --names models/fashion_mnist.names --compare-float --report --draw 4 --progress \
+	    --times $(BUILD)/demo_times.json
+	@sh bench/demo_peer.sh $(BUILD) models/fashion_mnist.onnx $(FMNIST)/t10k-images-idx3-ubyte.gz \
+	    $(BUILD)/demo_times.json
 
 # NVIDIA's conformance traces as a readable table.
 conformance: deps

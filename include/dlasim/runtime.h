@@ -205,7 +205,35 @@ struct dlasim_rt_options {
      * (see docs/library.md, "Recording traces"); the folder is created if needed */
     const char *record_trace_dir;
     const char *record_trace_name; /* case name (default: the folder's name) */
+    /* non-NULL: the network's programming kept in a prepared form (below) and
+     * replayed on later runs instead of being rebuilt; NULL: rebuilt each run */
+    struct dlasim_rt_prepared *prepared;
 };
+
+/* The prepared form of a network's programming (issue 18, docs/library.md
+ * "Prepared programming"): the first run of a network records, per
+ * operation, the register writes (and status reads, interrupt unmasking,
+ * surface marks) its programming made; a later run replays them in the same
+ * order instead of decoding the descriptors again.  An operation is replayed
+ * only when everything its programming depended on is unchanged: its
+ * descriptor (byte for byte), the address-list entries and LUT it used, the
+ * register group it was given, the device's atom size and data types, and
+ * the status it read; otherwise it is programmed afresh and recorded again.
+ * So a replayed run writes the same registers with the same values in the
+ * same order as a rebuilt one.  One prepared form per network (a form given
+ * another network re-records every operation); not shared between threads. */
+struct dlasim_rt_prepared;
+/* flags: 0, or DLASIM_RT_PREPARED_FIXED when the caller keeps the network's
+ * operation descriptors and LUTs unchanged while the form is used (a
+ * compiled model does): they are then not kept and compared, only the
+ * address-list entries, groups and status reads are.  NULL when out of
+ * host memory. */
+#define DLASIM_RT_PREPARED_FIXED 1u
+struct dlasim_rt_prepared *dlasim_rt_prepared_new(unsigned flags);
+void dlasim_rt_prepared_free(struct dlasim_rt_prepared *p);
+/* Operations programmed from the prepared form / afresh since it was made. */
+void dlasim_rt_prepared_counts(const struct dlasim_rt_prepared *p, uint64_t *replayed,
+                               uint64_t *rebuilt);
 
 /* Pointer arguments of the functions below: `dev`, `net`, `ld`, `out`, `d`,
  * `data`, `len` and `list_index` are required (NULL: DLASIM_ERR_INVAL with a
@@ -254,6 +282,11 @@ struct dlasim_loadable_input;
  * port the caller implements (docs/runtime-port.md); `port` is required. */
 int dlasim_rt_execute_port(const struct nvrt_port *port, const struct dlasim_rt_network *net,
                            char *err, size_t errlen);
+/* dlasim_rt_execute_port with a prepared form (NULL: none) */
+int dlasim_rt_execute_prepared_port(const struct nvrt_port *port,
+                                    const struct dlasim_rt_network *net,
+                                    struct dlasim_rt_prepared *prepared, char *err,
+                                    size_t errlen);
 int dlasim_rt_run_task_port(const struct nvrt_port *port, const struct dlasim_rt_task *task,
                             char *err, size_t errlen);
 int dlasim_loadable_run_port(const struct nvrt_port *port, struct dlasim_loadable *ld,

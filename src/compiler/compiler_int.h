@@ -110,6 +110,7 @@ struct dlc_step {
     struct dlasim_rt_lut *luts; /* LUTs of the network's CDP operations */
     uint16_t n_luts;
     int *op_layer;               /* per operation: the layer that emitted it */
+    struct dlasim_rt_prepared *prep; /* its programming, kept by the first run (fw_prep.c) */
 };
 
 struct dlc_blob {

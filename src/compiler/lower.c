@@ -476,6 +476,7 @@ void dlc_lower_free(struct dlasim_model *m)
         free(m->steps[i].ops);
         free(m->steps[i].luts);
         free(m->steps[i].op_layer);
+        dlasim_rt_prepared_free(m->steps[i].prep);
     }
     for (int i = 0; i < m->n_blobs; i++) {
         free(m->blobs[i].data);

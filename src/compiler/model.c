@@ -358,7 +358,7 @@ static int run_cpu_layer(struct dlasim_model *m, struct dlasim_dev *dev, const s
     return rc ? dla_errf(err, errlen, rc, "node '%s': writing its output", nd->name) : 0;
 }
 
-static int run_network(struct dlasim_model *m, struct dlasim_dev *dev, const struct dlc_step *s,
+static int run_network(struct dlasim_model *m, struct dlasim_dev *dev, struct dlc_step *s,
                        int index, const struct dlasim_rt_options *opt, char *err, size_t errlen)
 {
     struct dlasim_rt_network net;
@@ -370,10 +370,16 @@ static int run_network(struct dlasim_model *m, struct dlasim_dev *dev, const str
     net.num_addresses = (uint16_t)m->n_addrs;
     net.luts = s->luts;
     net.num_luts = s->n_luts;
-    struct dlasim_rt_options o;
+    struct dlasim_rt_options o = { 0 };
     char dir[4096];
-    if (opt && opt->record_trace_dir) {
+    if (opt) {
         o = *opt;
+    }
+    if (!s->prep) { /* the programming is kept from the first run on (issue 18) */
+        s->prep = dlasim_rt_prepared_new(DLASIM_RT_PREPARED_FIXED); /* s->ops, s->luts: read-only once compiled */
+    }
+    o.prepared = s->prep; /* NULL when out of memory: every run rebuilds it */
+    if (opt && opt->record_trace_dir) {
         int n_hw = 0;
         for (int i = 0; i < m->n_steps; i++) {
             n_hw += m->steps[i].cpu_layer < 0;
@@ -383,9 +389,8 @@ static int run_network(struct dlasim_model *m, struct dlasim_dev *dev, const str
             o.record_trace_dir = dir;
             o.record_trace_name = NULL;
         }
-        opt = &o;
     }
-    return dlasim_rt_execute(dev, &net, opt, err, errlen);
+    return dlasim_rt_execute(dev, &net, &o, err, errlen);
 }
 
 /* Per-channel ranges of the INT8 (dequantized) and float outputs: a channel
@@ -522,7 +527,7 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
         return dla_errf(err, errlen, rc, "run: writing the input: %s", dlasim_last_error(dev));
     }
     for (int i = 0; i < m->n_steps && !rc; i++) {
-        const struct dlc_step *s = &m->steps[i];
+        struct dlc_step *s = &m->steps[i];
         rc = s->cpu_layer >= 0 ? run_cpu_layer(m, dev, &m->layers[s->cpu_layer], err, errlen)
                                : run_network(m, dev, s, i, opt, err, errlen);
     }

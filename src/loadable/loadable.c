@@ -103,6 +103,7 @@ struct dlasim_loadable {
     uint8_t **dimg;
     size_t *dimg_len;
     unsigned n_outputs, n_inputs;
+    struct dlasim_rt_prepared **prep; /* per task: its programming, kept by the first run */
 };
 
 /* ---- parsing ------------------------------------------------------------------- */
@@ -471,7 +472,9 @@ void dlasim_loadable_close(struct dlasim_loadable *ld)
     }
     for (uint32_t i = 0; ld->tasks && i < ld->n_tasks; i++) {
         free(ld->tasks[i].addrs);
+        dlasim_rt_prepared_free(ld->prep ? ld->prep[i] : NULL);
     }
+    free(ld->prep);
     for (uint32_t i = 0; ld->submits && i < ld->n_submits; i++) {
         free(ld->submits[i].tasks);
     }
@@ -631,8 +634,21 @@ static int read_dla_task(const struct nvrt_port *port, const struct dlasim_loada
     return rc;
 }
 
+/* The task's prepared programming (issue 18), made at its first run; NULL
+ * when out of host memory (the task is then programmed afresh each run). */
+static struct dlasim_rt_prepared *task_prepared(struct dlasim_loadable *ld, uint32_t task_id)
+{
+    if (!ld->prep) {
+        ld->prep = calloc(ld->n_tasks ? ld->n_tasks : 1, sizeof *ld->prep);
+    }
+    if (ld->prep && !ld->prep[task_id]) {
+        ld->prep[task_id] = dlasim_rt_prepared_new(0); /* re-read each run: compared */
+    }
+    return ld->prep ? ld->prep[task_id] : NULL;
+}
+
 /* Read a DLA task's network, then check it (validate) or run it. */
-static int dla_task(const struct nvrt_port *port, const struct dlasim_loadable *ld,
+static int dla_task(const struct nvrt_port *port, struct dlasim_loadable *ld,
                     uint32_t task_id, int validate, char *err, size_t errlen)
 {
     struct task_addrs ta;
@@ -641,7 +657,8 @@ static int dla_task(const struct nvrt_port *port, const struct dlasim_loadable *
     if (!rc) {
         char msg[512];
         rc = validate ? nvrt_validate(port, &tn.net, msg, sizeof msg)
-                      : nvrt_execute(port, &tn.net, msg, sizeof msg);
+                      : nvrt_execute_prepared(port, &tn.net, task_prepared(ld, task_id), msg,
+                                              sizeof msg);
         if (rc) {
             dla_errf(err, errlen, rc, "task %u: %s", task_id, msg);
         }
@@ -766,7 +783,7 @@ static int dump_outputs(const struct nvrt_port *port, struct dlasim_loadable *ld
 
 /* Every DLA task's network checked before anything runs, so a loadable the
  * configuration cannot run is refused naming its descriptor, not half run. */
-static int validate_tasks(const struct nvrt_port *port, const struct dlasim_loadable *ld,
+static int validate_tasks(const struct nvrt_port *port, struct dlasim_loadable *ld,
                           char *err, size_t errlen)
 {
     int rc = 0;

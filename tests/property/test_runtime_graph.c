@@ -368,7 +368,7 @@ static void test_record_and_replay(void **state)
     assert_non_null(mkdtemp(dir));
     struct graph g;
     build(&g);
-    struct dlasim_rt_options opt = { dir, "graph" };
+    struct dlasim_rt_options opt = { .record_trace_dir = dir, .record_trace_name = "graph" };
     char err[512] = "";
     int rc = dlasim_rt_execute(g.t.dev, &g.net, &opt, err, sizeof err);
     if (rc) {

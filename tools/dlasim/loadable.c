@@ -140,7 +140,7 @@ int cmd_loadable(int argc, char **argv)
     if (!dev) {
         goto out;
     }
-    struct dlasim_rt_options opt = { a.record, NULL };
+    struct dlasim_rt_options opt = { .record_trace_dir = a.record };
     if (dlasim_loadable_run(dev, ld, ins, a.n_inputs, &opt, err, sizeof err)) {
         fprintf(stderr, "dlasim loadable: %s: %s\n", a.file, err);
         goto out;

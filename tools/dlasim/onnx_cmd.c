@@ -6,7 +6,7 @@
  *                  [--percentile P] [--scale S] [--mean M] [--check N]
  *                  [--min-sqnr DB]
  *   dlasim run MODEL.onnx --input FILE... [--calib DATA] [--calib-count N]
- *              [--labels FILE] [--names FILE] [--json OUT] [--report]
+ *              [--labels FILE] [--names FILE] [--json OUT] [--times OUT] [--report]
  *              [--record-trace DIR] [--count N] [--compare-float] [--draw N]
  *              [--out-raw FILE] [--float-raw FILE] [--float-only]
  * --float-only runs only the float reference (no calibration, no device):
@@ -38,6 +38,7 @@
 struct onnx_opts {
     struct cli_common common;
     const char *model, *out, *labels, *names, *json, *record;
+    const char *times;        /* --times FILE: the INT8 pass's wall time as JSON */
     const char *out_raw, *float_raw; /* outputs as raw float32 (INT8 dequantized; float reference) */
     const char *calib[MAX_FILES], *input[MAX_FILES];
     int n_calib, n_input;
@@ -135,6 +136,8 @@ static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
             o->names = v;
         } else if (!strcmp(a, "--json")) {
             o->json = v;
+        } else if (!strcmp(a, "--times")) {
+            o->times = v;
         } else if (!strcmp(a, "--out-raw")) {
             o->out_raw = v;
         } else if (!strcmp(a, "--float-raw")) {
@@ -653,7 +656,8 @@ static char **make_drawings(const struct dataset *in, int draw, size_t first, si
 /* The INT8 runs of inputs [first, end) into out (after a first run that
  * loads the weights, outside the clock), with their timing line. */
 static int run_int8(const struct onnx_opts *o, struct dlasim_model *m, struct dlasim_dev *dev,
-                    const struct dataset *in, size_t first, size_t end, float *out, size_t on)
+                    const struct dataset *in, size_t first, size_t end, float *out, size_t on,
+                    double *seconds)
 {
     struct dlasim_rt_options ropt;
     memset(&ropt, 0, sizeof ropt);
@@ -684,6 +688,7 @@ static int run_int8(const struct onnx_opts *o, struct dlasim_model *m, struct dl
         }
     }
     double t_int8 = now() - t0;
+    *seconds = t_int8;
     if (o->progress && tty) {
         printf("\n");
     }
@@ -696,6 +701,21 @@ static int run_int8(const struct onnx_opts *o, struct dlasim_model *m, struct dl
         timing_print_network(dev, stdout, o->common.clock_mhz > 0 ? o->common.clock_mhz : 1000.0, n);
     }
     return 0;
+}
+
+/* --times FILE: {"images": N, "int8_seconds": T}, the wall time of the INT8
+ * pass (weights loaded before), for `make demo`'s comparison with ONNX
+ * Runtime (bench/demo_peer.sh); kept out of --json, which a merge of shards
+ * reproduces byte for byte. */
+static int write_times(const char *path, size_t n, double seconds)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "dlasim run: %s: cannot write: %s\n", path, strerror(errno));
+        return -1;
+    }
+    fprintf(f, "{\"images\": %zu, \"int8_seconds\": %.6f}\n", n, seconds);
+    return cli_close_output(f, path);
 }
 
 /* The float reference of inputs [first, end) into fout, with its timing line. */
@@ -842,7 +862,9 @@ int cmd_run(int argc, char **argv)
     struct run_shard job = { .in = &in, .results = &r, .first = first, .end = end };
     FILE *shard_file = !rc && o.shard.count ? open_shard(&o, argc, argv, m, &job) : NULL;
     rc = o.shard.count && !shard_file ? -1 : rc;
-    rc = rc ? rc : run_int8(&o, m, dev, &in, first, end, out, on);
+    double int8_s = 0;
+    rc = rc ? rc : run_int8(&o, m, dev, &in, first, end, out, on, &int8_s);
+    rc = rc || !o.times ? rc : write_times(o.times, end - first, int8_s);
     rc = rc || !fout ? rc : run_float(&o, m, &in, first, end, fout, on);
     for (size_t i = first; fpred && i < end; i++) {
         fpred[i] = run_argmax(fout + i * on, on);

@@ -72,6 +72,9 @@ void nvrt_wr(struct nvrt_fw *fw, uint32_t addr, uint32_t val)
     if (fw->rc) {
         return;
     }
+    if (fw->rec && !fw->rec_pause) {
+        nvrt_prep_wrote(fw, addr, val);
+    }
     int rc = fw->port->reg_write(fw->port->ctx, addr, val);
     if (rc) {
         port_fail(fw, rc, "register write", addr);
@@ -87,6 +90,9 @@ uint32_t nvrt_rd(struct nvrt_fw *fw, uint32_t addr)
     int rc = fw->port->reg_read(fw->port->ctx, addr, &v);
     if (rc) {
         port_fail(fw, rc, "register read", addr);
+    }
+    if (fw->rec && !fw->rec_pause) {
+        nvrt_prep_read(fw, addr, v);
     }
     return v;
 }
@@ -107,6 +113,9 @@ int nvrt_address(struct nvrt_fw *fw, int16_t op, const char *what, int16_t index
                          fw->net->num_addresses);
     }
     *addr = fw->net->addresses[index];
+    if (fw->rec) {
+        nvrt_prep_address(fw, index, *addr);
+    }
     return 0;
 }
 
@@ -130,24 +139,41 @@ uint64_t nvrt_cube_bytes(const struct nvrt_fw *fw, const struct dlasim_rt_cube *
                           : (uint64_t)c->line_stride * c->height;
 }
 
+void nvrt_mark_range(struct nvrt_fw *fw, int output, uint64_t addr, uint64_t bytes)
+{
+    if (fw->rec) {
+        nvrt_prep_marked(fw, output, addr, bytes);
+    }
+    void (*mark)(void *, uint64_t, uint64_t) = output ? fw->port->mark_output
+                                                      : fw->port->mark_input;
+    if (mark) {
+        mark(fw->port->ctx, addr, bytes);
+    }
+}
+
 void nvrt_mark_input(struct nvrt_fw *fw, uint64_t addr, const struct dlasim_rt_cube *c)
 {
-    if (fw->port->mark_input && c->type != DLASIM_RT_MEM_HW) {
-        fw->port->mark_input(fw->port->ctx, addr, nvrt_cube_bytes(fw, c));
+    if ((fw->port->mark_input || fw->rec) && c->type != DLASIM_RT_MEM_HW) {
+        nvrt_mark_range(fw, 0, addr, nvrt_cube_bytes(fw, c));
     }
 }
 
 void nvrt_mark_output(struct nvrt_fw *fw, uint64_t addr, const struct dlasim_rt_cube *c)
 {
-    if (fw->port->mark_output && c->type != DLASIM_RT_MEM_HW) {
-        fw->port->mark_output(fw->port->ctx, addr, nvrt_cube_bytes(fw, c));
+    if ((fw->port->mark_output || fw->rec) && c->type != DLASIM_RT_MEM_HW) {
+        nvrt_mark_range(fw, 1, addr, nvrt_cube_bytes(fw, c));
     }
 }
 
 void nvrt_enable_intr(struct nvrt_fw *fw, uint32_t mask)
 {
+    if (fw->rec) { /* recorded as one step: its write depends on what it reads */
+        nvrt_prep_unmasked(fw, mask);
+    }
+    fw->rec_pause++;
     uint32_t reg = nvrt_rd(fw, NVDLA_GLB_S_INTR_MASK_0);
     nvrt_wr(fw, NVDLA_GLB_S_INTR_MASK_0, reg & ~mask);
+    fw->rec_pause--;
 }
 
 int nvrt_check_range(struct nvrt_fw *fw, const struct nvrt_group *g, const char *field,
@@ -267,7 +293,7 @@ static int program_operation(struct nvrt_fw *fw, struct nvrt_processor *p, struc
 {
     g->programming = 1;
     p->eng->set_producer(fw, g->id, g->rdma_id);
-    int rc = p->eng->program(fw, g);
+    int rc = fw->prep ? nvrt_prep_program(fw, p, g) : p->eng->program(fw, g);
     g->programming = 0;
     if (rc || fw->rc) {
         return rc ? rc : fw->rc;
@@ -593,8 +619,15 @@ int nvrt_validate(const struct nvrt_port *port, const struct dlasim_rt_network *
 int nvrt_execute(const struct nvrt_port *port, const struct dlasim_rt_network *net, char *err,
                  size_t errlen)
 {
+    return nvrt_execute_prepared(port, net, NULL, err, errlen);
+}
+
+int nvrt_execute_prepared(const struct nvrt_port *port, const struct dlasim_rt_network *net,
+                          struct dlasim_rt_prepared *prep, char *err, size_t errlen)
+{
     struct nvrt_fw fw;
     int rc = init_fw(&fw, port, net, err, errlen);
+    fw.prep = prep;
     for (int t = 0; !rc && t < DLASIM_RT_OP_NUM; t++) {
         int16_t h = net->op_head[t];
         if (h == -1) {

@@ -73,6 +73,9 @@ struct nvrt_fw {
     int rc;               /* first register access error (sticky) */
     char *err;
     size_t errlen;
+    struct dlasim_rt_prepared *prep; /* prepared programming (fw_prep.c), NULL = none */
+    struct nvrt_prep_op *rec;        /* the operation whose programming is being recorded */
+    int rec_pause;                   /* > 0: inside a recorded compound (interrupt unmask) */
 };
 
 /* Register access: errors are kept in fw->rc and reported once. */
@@ -108,6 +111,22 @@ int nvrt_program_lut(struct nvrt_fw *fw, const struct nvrt_group *g, int is_sdp,
                      uint8_t precision);
 /* LUT sharing rule of SDP and CDP (ref: sdp.c/cdp.c dla_*_is_ready). */
 int nvrt_lut_is_ready(int16_t lut_index, const struct nvrt_group *other);
+
+/* Prepared programming (fw_prep.c, issue 18): program g's operation from
+ * fw->prep when its recording still applies, else through the engine's
+ * program() while recording it.  The hooks below add to the recording. */
+int nvrt_prep_program(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_group *g);
+void nvrt_prep_wrote(struct nvrt_fw *fw, uint32_t addr, uint32_t val);
+void nvrt_prep_read(struct nvrt_fw *fw, uint32_t addr, uint32_t val);
+void nvrt_prep_unmasked(struct nvrt_fw *fw, uint32_t mask);
+void nvrt_prep_address(struct nvrt_fw *fw, int16_t index, uint64_t addr);
+void nvrt_prep_lut(struct nvrt_fw *fw, int16_t index);
+void nvrt_prep_marked(struct nvrt_fw *fw, int output, uint64_t addr, uint64_t bytes);
+/* Tell the port an operation reads / writes [addr, addr + bytes). */
+void nvrt_mark_range(struct nvrt_fw *fw, int output, uint64_t addr, uint64_t bytes);
+/* nvrt_execute with a prepared form (NULL: none). */
+int nvrt_execute_prepared(const struct nvrt_port *port, const struct dlasim_rt_network *net,
+                          struct dlasim_rt_prepared *prep, char *err, size_t errlen);
 
 /* Check a network against the port's configuration without touching the
  * device: engines present, precisions, modes (firmware.c). */

@@ -98,13 +98,8 @@ static int program_slot(struct nvrt_fw *fw, const struct nvrt_group *g,
     nvrt_wr(fw, BDMA(CFG_SRC_SURF), t->source_surface);
     nvrt_wr(fw, BDMA(CFG_DST_SURF), t->destination_surface);
     nvrt_wr(fw, BDMA(CFG_OP), NVDLA_BDMA_CFG_OP_0_EN(1));
-    if (fw->port->mark_input) {
-        fw->port->mark_input(fw->port->ctx, src, (uint64_t)t->source_surface * t->surface_repeat);
-    }
-    if (fw->port->mark_output) {
-        fw->port->mark_output(fw->port->ctx, dst,
-                              (uint64_t)t->destination_surface * t->surface_repeat);
-    }
+    nvrt_mark_range(fw, 0, src, (uint64_t)t->source_surface * t->surface_repeat);
+    nvrt_mark_range(fw, 1, dst, (uint64_t)t->destination_surface * t->surface_repeat);
     return fw->rc;
 }
 

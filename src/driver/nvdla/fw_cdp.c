@@ -77,6 +77,9 @@ int nvrt_program_lut(struct nvrt_fw *fw, const struct nvrt_group *g, int is_sdp,
     }
     const struct dlasim_rt_lut *l = &fw->net->luts[index];
     const struct lut_regs *r = is_sdp ? &sdp_lut : &cdp_lut;
+    if (fw->rec) {
+        nvrt_prep_lut(fw, index);
+    }
     int rc = nvrt_check_range(fw, g, "lut.method", l->method, 0, 1);
     rc = rc ? rc : nvrt_check_range(fw, g, "lut.hybrid_priority", l->hybrid_priority, 0, 1);
     rc = rc ? rc : nvrt_check_range(fw, g, "lut.underflow_priority", l->underflow_priority, 0, 1);

@@ -40,9 +40,15 @@ static int with_port(struct dlasim_dev *dev, const struct dlasim_rt_options *opt
     return rc;
 }
 
+struct execute_args {
+    const struct dlasim_rt_network *net;
+    struct dlasim_rt_prepared *prep;
+};
+
 static int execute_fn(const struct nvrt_port *port, void *arg, char *err, size_t errlen)
 {
-    return nvrt_execute(port, arg, err, errlen);
+    const struct execute_args *a = arg;
+    return nvrt_execute_prepared(port, a->net, a->prep, err, errlen);
 }
 
 int dlasim_rt_execute(struct dlasim_dev *dev, const struct dlasim_rt_network *net,
@@ -54,7 +60,8 @@ int dlasim_rt_execute(struct dlasim_dev *dev, const struct dlasim_rt_network *ne
         }
         return DLASIM_ERR_INVAL;
     }
-    return with_port(dev, opt, execute_fn, (void *)net, err, errlen);
+    struct execute_args a = { net, opt ? opt->prepared : NULL };
+    return with_port(dev, opt, execute_fn, &a, err, errlen);
 }
 
 struct loadable_args {
@@ -247,9 +254,15 @@ static int read_validated(struct task_reader *r, struct dlasim_rt_network *net, 
     return rc;
 }
 
+struct task_args {
+    const struct dlasim_rt_task *task;
+    struct dlasim_rt_prepared *prep;
+};
+
 static int run_task_fn(const struct nvrt_port *port, void *arg, char *err, size_t errlen)
 {
-    const struct dlasim_rt_task *task = arg;
+    const struct task_args *a = arg;
+    const struct dlasim_rt_task *task = a->task;
     if (!task->num_addresses || !task->addresses) {
         return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                         "task: empty address list (the network descriptor is entry 0)");
@@ -263,7 +276,7 @@ static int run_task_fn(const struct nvrt_port *port, void *arg, char *err, size_
     r->who = "task";
     struct dlasim_rt_network net;
     int rc = read_validated(r, &net, err, errlen);
-    rc = rc ? rc : nvrt_execute(port, &net, err, errlen);
+    rc = rc ? rc : nvrt_execute_prepared(port, &net, a->prep, err, errlen);
     free(r->ops);
     free(r->luts);
     free(r);
@@ -276,7 +289,8 @@ int dlasim_rt_run_task(struct dlasim_dev *dev, const struct dlasim_rt_task *task
     if (!dev || !task) {
         return dla_errf(err, errlen, DLASIM_ERR_INVAL, "dlasim_rt_run_task: NULL device or task");
     }
-    return with_port(dev, opt, run_task_fn, (void *)task, err, errlen);
+    struct task_args a = { task, opt ? opt->prepared : NULL };
+    return with_port(dev, opt, run_task_fn, &a, err, errlen);
 }
 
 int dlasim_rt_run_task_port(const struct nvrt_port *port, const struct dlasim_rt_task *task,
@@ -286,7 +300,8 @@ int dlasim_rt_run_task_port(const struct nvrt_port *port, const struct dlasim_rt
         return dla_errf(err, errlen, DLASIM_ERR_INVAL,
                         "dlasim_rt_run_task_port: NULL port or task");
     }
-    return run_task_fn(port, (void *)task, err, errlen);
+    struct task_args a = { task, NULL };
+    return run_task_fn(port, &a, err, errlen);
 }
 
 int dlasim_rt_execute_port(const struct nvrt_port *port, const struct dlasim_rt_network *net,
@@ -297,6 +312,18 @@ int dlasim_rt_execute_port(const struct nvrt_port *port, const struct dlasim_rt_
                         "dlasim_rt_execute_port: NULL port or network");
     }
     return nvrt_execute(port, net, err, errlen);
+}
+
+int dlasim_rt_execute_prepared_port(const struct nvrt_port *port,
+                                    const struct dlasim_rt_network *net,
+                                    struct dlasim_rt_prepared *prepared, char *err,
+                                    size_t errlen)
+{
+    if (!port || !net || (net->num_ops && !net->ops)) {
+        return dla_errf(err, errlen, DLASIM_ERR_INVAL,
+                        "dlasim_rt_execute_prepared_port: NULL port or network");
+    }
+    return nvrt_execute_prepared(port, net, prepared, err, errlen);
 }
 
 int dlasim_loadable_run_port(const struct nvrt_port *port, struct dlasim_loadable *ld,

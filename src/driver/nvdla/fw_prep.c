@@ -1,0 +1,379 @@
+/*
+ * Prepared programming (issue 18): an operation's register programming is
+ * recorded the first time the firmware-equivalent executor programs it and
+ * replayed on later runs of the same network, instead of decoding the
+ * descriptors, checking their fields and packing every register again.
+ *
+ * What is recorded, in order, per operation: register writes (address,
+ * value), status reads (address, value seen), interrupt unmasks (a
+ * read-modify-write of GLB S_INTR_MASK, kept as one step because its write
+ * depends on what it reads) and the surfaces marked for the port (trace
+ * recording).  What the programming depended on is kept beside it: the
+ * operation's descriptor byte for byte, the address-list entries it asked
+ * for and the values they had, the LUT it loaded, the register group and
+ * read-DMA group it was given, the LUT the group held before, the device's
+ * atom size and data types (descriptors and LUT are not kept when the
+ * caller fixes them: DLASIM_RT_PREPARED_FIXED).  A replay happens only when
+ * all of these are unchanged, so it issues exactly the accesses a rebuild would: the engine
+ * program() functions (fw_*.c) are deterministic functions of these inputs
+ * and of the status they read.
+ *
+ * Status reads: a recording whose reads all come before its first write
+ * (CONV's idle check, BDMA's free-slot poll for one transfer) is replayed
+ * read by read; a read returning another value than at recording (the
+ * rebuild could have branched) ends the replay before anything was written,
+ * and the operation is programmed afresh.  A recording with a read after a
+ * write is never replayed (BDMA with several transfers).
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "driver/nvdla/fw.h"
+
+/* A step: bits 31..28 of `reg` its kind, the rest the register address;
+ * `val` the value written or read, the unmask, or the index of a mark. */
+enum prep_kind { STEP_WRITE = 0, STEP_READ = 1, STEP_UNMASK = 2, STEP_MARK_IN = 3,
+                 STEP_MARK_OUT = 4 };
+#define STEP_KIND_SHIFT 28
+#define STEP_ADDR_MASK ((1u << STEP_KIND_SHIFT) - 1)
+
+struct prep_step {
+    uint32_t reg;
+    uint32_t val;
+};
+
+struct prep_mark { /* a surface marked for the port: [addr, addr + bytes) */
+    uint64_t addr, bytes;
+};
+
+struct prep_dep { /* an address-list entry the programming used */
+    int64_t index;
+    uint64_t addr;
+};
+
+/* What the programming read from the network besides the address list,
+ * kept unless the caller fixes the descriptors. */
+struct prep_copy {
+    struct dlasim_rt_op desc;
+    struct dlasim_rt_lut lut;
+};
+
+/* One operation's recording in one block, in the order a replay reads it:
+ * this header, deps[n_deps], steps[n_steps], marks[n_marks], then the
+ * prep_copy when kept.  A replay walks it front to back (the engines'
+ * data of an inference evicts it from the caches before the next one). */
+struct prep_rec {
+    uint8_t gid, rdma_id, rdma_needed, has_copy;
+    int16_t lut_before, lut_after; /* the group's lut_index before / after programming */
+    int16_t lut;                   /* LUT loaded, -1 = none */
+    uint32_t n_deps, n_steps, n_marks;
+};
+
+static struct prep_dep *rec_deps(const struct prep_rec *r)
+{
+    return (struct prep_dep *)(void *)((char *)(uintptr_t)r + sizeof(struct prep_rec));
+}
+
+static struct prep_step *rec_steps(const struct prep_rec *r)
+{
+    return (struct prep_step *)(void *)(rec_deps(r) + r->n_deps);
+}
+
+static struct prep_mark *rec_marks(const struct prep_rec *r)
+{
+    /* steps are 8 bytes: marks stay 8-byte aligned */
+    return (struct prep_mark *)(void *)(rec_steps(r) + r->n_steps);
+}
+
+static struct prep_copy *rec_copy(const struct prep_rec *r)
+{
+    return r->has_copy ? (struct prep_copy *)(void *)(rec_marks(r) + r->n_marks) : NULL;
+}
+
+/* The recording under way (fw->rec): growable, copied into a prep_rec. */
+struct nvrt_prep_op {
+    struct prep_rec head;
+    uint8_t broken; /* out of memory, or a read after a write */
+    uint8_t wrote;  /* a write or unmask seen */
+    struct prep_dep *deps;
+    struct prep_step *steps;
+    struct prep_mark *marks;
+    uint32_t cap_deps, cap_steps, cap_marks;
+    struct prep_copy copy;
+};
+
+struct dlasim_rt_prepared {
+    struct prep_rec **ops; /* operation i in group g: ops[2 * i + g], NULL = none */
+    uint32_t num_ops;
+    uint32_t atom_size, data_types;
+    unsigned flags;
+    uint64_t replayed, rebuilt;
+    struct nvrt_prep_op scratch;
+};
+
+_Static_assert(sizeof(struct prep_rec) % 8 == 0 && sizeof(struct prep_dep) % 8 == 0 &&
+                   sizeof(struct prep_step) == 8 && sizeof(struct prep_copy) % 8 == 0,
+               "prep_rec parts stay 8-byte aligned");
+
+struct dlasim_rt_prepared *dlasim_rt_prepared_new(unsigned flags)
+{
+    struct dlasim_rt_prepared *p = calloc(1, sizeof *p);
+    if (p) {
+        p->flags = flags;
+    }
+    return p;
+}
+
+static void free_ops(struct dlasim_rt_prepared *p)
+{
+    for (uint32_t i = 0; p->ops && i < 2u * p->num_ops; i++) {
+        free(p->ops[i]);
+    }
+    free(p->ops);
+    p->ops = NULL;
+    p->num_ops = 0;
+}
+
+void dlasim_rt_prepared_free(struct dlasim_rt_prepared *p)
+{
+    if (p) {
+        free_ops(p);
+        free(p->scratch.deps);
+        free(p->scratch.steps);
+        free(p->scratch.marks);
+        free(p);
+    }
+}
+
+void dlasim_rt_prepared_counts(const struct dlasim_rt_prepared *p, uint64_t *replayed,
+                               uint64_t *rebuilt)
+{
+    if (replayed) {
+        *replayed = p ? p->replayed : 0;
+    }
+    if (rebuilt) {
+        *rebuilt = p ? p->rebuilt : 0;
+    }
+}
+
+/* The form fits this network and device, or is emptied and sized for it;
+ * 0 when out of host memory (then the run programs without it). */
+static int fit(struct dlasim_rt_prepared *p, const struct nvrt_fw *fw)
+{
+    if (p->ops && p->num_ops == fw->net->num_ops && p->atom_size == fw->atom_size &&
+        p->data_types == fw->data_types) {
+        return 1;
+    }
+    free_ops(p);
+    p->ops = calloc(fw->net->num_ops ? 2u * fw->net->num_ops : 1, sizeof *p->ops);
+    if (!p->ops) {
+        return 0;
+    }
+    p->num_ops = fw->net->num_ops;
+    p->atom_size = fw->atom_size;
+    p->data_types = fw->data_types;
+    return 1;
+}
+
+static int grow(void **buf, uint32_t *cap, uint32_t n, size_t size)
+{
+    if (n < *cap) {
+        return 1;
+    }
+    uint32_t c = *cap ? 2 * *cap : 64;
+    void *b = realloc(*buf, (size_t)c * size);
+    if (!b) {
+        return 0;
+    }
+    *buf = b;
+    *cap = c;
+    return 1;
+}
+
+static void add_step(struct nvrt_fw *fw, uint32_t kind, uint32_t reg, uint32_t val)
+{
+    struct nvrt_prep_op *o = fw->rec;
+    if ((reg & ~STEP_ADDR_MASK) ||
+        !grow((void **)&o->steps, &o->cap_steps, o->head.n_steps, sizeof *o->steps)) {
+        o->broken = 1;
+        return;
+    }
+    o->steps[o->head.n_steps++] = (struct prep_step){ kind << STEP_KIND_SHIFT | reg, val };
+}
+
+void nvrt_prep_wrote(struct nvrt_fw *fw, uint32_t addr, uint32_t val)
+{
+    fw->rec->wrote = 1;
+    add_step(fw, STEP_WRITE, addr, val);
+}
+
+void nvrt_prep_read(struct nvrt_fw *fw, uint32_t addr, uint32_t val)
+{
+    if (fw->rec->wrote) {
+        fw->rec->broken = 1; /* a read between writes: what follows may depend on it */
+        return;
+    }
+    add_step(fw, STEP_READ, addr, val);
+}
+
+void nvrt_prep_unmasked(struct nvrt_fw *fw, uint32_t mask)
+{
+    fw->rec->wrote = 1;
+    add_step(fw, STEP_UNMASK, 0, mask);
+}
+
+void nvrt_prep_marked(struct nvrt_fw *fw, int output, uint64_t addr, uint64_t bytes)
+{
+    struct nvrt_prep_op *o = fw->rec;
+    if (!grow((void **)&o->marks, &o->cap_marks, o->head.n_marks, sizeof *o->marks)) {
+        o->broken = 1;
+        return;
+    }
+    o->marks[o->head.n_marks] = (struct prep_mark){ addr, bytes };
+    add_step(fw, output ? STEP_MARK_OUT : STEP_MARK_IN, 0, o->head.n_marks++);
+}
+
+void nvrt_prep_address(struct nvrt_fw *fw, int16_t index, uint64_t addr)
+{
+    struct nvrt_prep_op *o = fw->rec;
+    if (!grow((void **)&o->deps, &o->cap_deps, o->head.n_deps, sizeof *o->deps)) {
+        o->broken = 1;
+        return;
+    }
+    o->deps[o->head.n_deps++] = (struct prep_dep){ index, addr };
+}
+
+void nvrt_prep_lut(struct nvrt_fw *fw, int16_t index)
+{
+    struct nvrt_prep_op *o = fw->rec;
+    if (o->head.lut >= 0 && o->head.lut != index) {
+        o->broken = 1; /* one LUT per operation is all the engines load */
+        return;
+    }
+    o->head.lut = index;
+    memcpy(&o->copy.lut, &fw->net->luts[index], sizeof o->copy.lut);
+}
+
+/* Everything the recorded programming depended on is as it was. */
+static int applies(const struct nvrt_fw *fw, const struct nvrt_group *g,
+                   const struct prep_rec *r)
+{
+    const struct dlasim_rt_network *net = fw->net;
+    if (!r || r->gid != g->id || r->rdma_id != g->rdma_id ||
+        r->rdma_needed != g->is_rdma_needed || r->lut_before != g->lut_index ||
+        (r->lut >= 0 && r->lut >= net->num_luts)) {
+        return 0;
+    }
+    const struct prep_dep *d = rec_deps(r);
+    for (uint32_t i = 0; i < r->n_deps; i++) {
+        if (d[i].index >= net->num_addresses || net->addresses[d[i].index] != d[i].addr) {
+            return 0;
+        }
+    }
+    const struct prep_copy *c = rec_copy(r);
+    if (!c) {
+        return 1; /* fixed descriptors (DLASIM_RT_PREPARED_FIXED) */
+    }
+    return !memcmp(&c->desc, &net->ops[g->op], sizeof c->desc) &&
+           (r->lut < 0 || !memcmp(&c->lut, &net->luts[r->lut], sizeof c->lut));
+}
+
+/* Replay r's steps; 1 = a status read differed (nothing written yet). */
+static int replay(struct nvrt_fw *fw, struct nvrt_group *g, const struct prep_rec *r)
+{
+    const struct prep_step *s = rec_steps(r);
+    const struct prep_mark *marks = rec_marks(r);
+    for (uint32_t i = 0; i < r->n_steps && !fw->rc; i++) {
+        uint32_t kind = s[i].reg >> STEP_KIND_SHIFT, reg = s[i].reg & STEP_ADDR_MASK;
+        switch (kind) {
+        case STEP_WRITE:
+            nvrt_wr(fw, reg, s[i].val);
+            break;
+        case STEP_READ:
+            if (nvrt_rd(fw, reg) != s[i].val && !fw->rc) {
+                return 1;
+            }
+            break;
+        case STEP_UNMASK:
+            nvrt_enable_intr(fw, s[i].val);
+            break;
+        default:
+            nvrt_mark_range(fw, kind == STEP_MARK_OUT, marks[s[i].val].addr,
+                            marks[s[i].val].bytes);
+            break;
+        }
+    }
+    g->lut_index = r->lut_after;
+    return 0;
+}
+
+/* The finished recording as one block; NULL when out of memory. */
+static struct prep_rec *seal(const struct nvrt_prep_op *o, int keep_copy)
+{
+    const struct prep_rec *h = &o->head;
+    size_t size = sizeof *h + h->n_deps * sizeof *o->deps + h->n_steps * sizeof *o->steps +
+                  h->n_marks * sizeof *o->marks + (keep_copy ? sizeof o->copy : 0);
+    struct prep_rec *r = malloc(size);
+    if (!r) {
+        return NULL;
+    }
+    *r = *h;
+    r->has_copy = (uint8_t)(keep_copy != 0);
+    if (h->n_deps) {
+        memcpy(rec_deps(r), o->deps, h->n_deps * sizeof *o->deps);
+    }
+    if (h->n_steps) {
+        memcpy(rec_steps(r), o->steps, h->n_steps * sizeof *o->steps);
+    }
+    if (h->n_marks) {
+        memcpy(rec_marks(r), o->marks, h->n_marks * sizeof *o->marks);
+    }
+    if (keep_copy) {
+        memcpy(rec_copy(r), &o->copy, sizeof o->copy);
+    }
+    return r;
+}
+
+/* Program g's operation through its engine while recording the accesses;
+ * the recording replaces *slot when the programming succeeded. */
+static int record(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_group *g,
+                  struct prep_rec **slot)
+{
+    struct nvrt_prep_op *o = &fw->prep->scratch;
+    o->broken = o->wrote = 0;
+    memset(&o->head, 0, sizeof o->head);
+    o->head.gid = g->id;
+    o->head.rdma_id = g->rdma_id;
+    o->head.rdma_needed = g->is_rdma_needed;
+    o->head.lut_before = g->lut_index;
+    o->head.lut = -1;
+    int keep_copy = !(fw->prep->flags & DLASIM_RT_PREPARED_FIXED);
+    if (keep_copy) {
+        memcpy(&o->copy.desc, &fw->net->ops[g->op], sizeof o->copy.desc);
+    }
+    fw->rec = o;
+    int rc = p->eng->program(fw, g);
+    fw->rec = NULL;
+    o->head.lut_after = g->lut_index;
+    free(*slot);
+    *slot = !rc && !fw->rc && !o->broken ? seal(o, keep_copy) : NULL;
+    fw->prep->rebuilt++;
+    return rc;
+}
+
+int nvrt_prep_program(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_group *g)
+{
+    struct dlasim_rt_prepared *pp = fw->prep;
+    if (!fit(pp, fw)) {
+        return p->eng->program(fw, g);
+    }
+    /* one recording per register group: a network whose engine runs an odd
+     * number of operations starts the next run in the other group */
+    struct prep_rec **slot = &pp->ops[2 * g->op + (g->id & 1)];
+    if (applies(fw, g, *slot) && replay(fw, g, *slot) == 0) {
+        pp->replayed++;
+        return fw->rc;
+    }
+    return record(fw, p, g, slot);
+}
