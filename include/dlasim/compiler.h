@@ -90,10 +90,11 @@ int dlasim_model_compile_set(struct dlasim_model *m, const char *config,
 char *dlasim_model_compile_report(const struct dlasim_model *m);
 
 /* Run one input on a device of the compiled configuration.  The weights
- * are written into the device's memory when the device differs from the
- * one of the previous run (the model remembers the device pointer: after
- * destroying a device, a new one at the same address would not get them
- * again; use a fresh model, or keep one device per model).  output
+ * are written into the device's memory unless this model's previous run
+ * on this device left them there and nothing has called dlasim_mem_write
+ * on the device since (so models may take turns on one device, and a new
+ * device at a destroyed one's address gets them; a write the hardware
+ * itself makes outside the model's surfaces is not noticed).  output
  * receives dlasim_model_output_size floats (dequantized; in float when the
  * last layer runs on the host CPU). */
 int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float *input,

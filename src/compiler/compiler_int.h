@@ -144,8 +144,7 @@ struct dlasim_model {
     uint64_t *addrs;
     int n_addrs, cap_addrs;
     uint64_t next_addr;
-    struct dlasim_dev *loaded_dev;
-    uint64_t loaded_serial;
+    uint64_t mem_tag;      /* this compilation's tag for a device holding its weights (sim/core/mem_tag.h) */
     int stats;
     unsigned stats_left;
     float **fvals;         /* float values per tensor (stats and CPU layers) */

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/status.h"
 #include "compiler/lower_int.h"
@@ -470,6 +471,20 @@ static struct dlc_layer *new_layer(struct dlasim_model *m, int node)
     return L;
 }
 
+/* A tag for this compilation's weights in a device's memory (sim/core/mem_tag.h):
+ * the model's address and the time, mixed, so a model compiled again, or a
+ * new model at a freed one's address, never finds an older load's tag. */
+static uint64_t fresh_tag(const void *m)
+{
+    struct timespec ts;
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t x = (uint64_t)(uintptr_t)m ^ ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u; /* splitmix64's finaliser */
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
+    x ^= x >> 31;
+    return x ? x : 1; /* 0 is "nobody" */
+}
+
 void dlc_lower_free(struct dlasim_model *m)
 {
     for (int i = 0; i < m->n_steps; i++) {
@@ -493,7 +508,7 @@ void dlc_lower_free(struct dlasim_model *m)
     m->steps = NULL, m->blobs = NULL, m->layers = NULL, m->buf = NULL, m->store = NULL;
     m->addrs = NULL;
     m->n_steps = m->n_blobs = m->n_layers = m->n_addrs = m->cap_addrs = 0;
-    m->loaded_dev = NULL;
+    m->mem_tag = fresh_tag(m);
 }
 
 /* Fresh per-tensor buffers and the address list with its reserved entries

@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "compiler/compiler_int.h"
 #include "plan/config.h"
+#include "sim/core/mem_tag.h"
 
 /* A NULL pointer argument the header does not allow (include/dlasim/compiler.h). */
 static int null_arg(char *err, size_t errlen, const char *fn, const char *arg)
@@ -299,7 +300,6 @@ static int load_weights(struct dlasim_model *m, struct dlasim_dev *dev)
             return rc;
         }
     }
-    m->loaded_dev = dev;
     return 0;
 }
 
@@ -515,7 +515,7 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
     if (m->reset_each_run) {
         dlasim_reset(dev);
     }
-    if (m->loaded_dev != dev && (rc = load_weights(m, dev))) {
+    if (dla_mem_tag(dev) != m->mem_tag && (rc = load_weights(m, dev))) {
         return dla_errf(err, errlen, rc, "run: writing the weights: %s", dlasim_last_error(dev));
     }
     int64_t bad;
@@ -562,6 +562,7 @@ int dlasim_model_run(struct dlasim_model *m, struct dlasim_dev *dev, const float
         }
         free(ref);
     }
+    dla_set_mem_tag(dev, m->mem_tag); /* the weights are intact until someone writes memory */
     return 0;
 }
 

@@ -195,6 +195,76 @@ OP_TEST(op_sigmoid, 1, "CPU      Sigmoid", "no SDP LUT")
  * channels, each a dense 8 -> 8 convolution: 4 x 8 x 8 x 3 x 3 x 12 x 12 MACs executed, not the
  * 32 x 32 x 3 x 3 x 12 x 12 of one dense convolution */
 OP_TEST(op_conv_depthwise32, 0, "in 4 channel blocks")
+/* Two models compiled separately place their weights at the same device
+ * addresses; run in turn on one device, each must find its own weights
+ * again (src/sim/core/mem_tag.h), and a caller's write over them must not
+ * go unnoticed either. Reference: each model alone on a fresh device. */
+static struct dlasim_model *compiled(const char *name, const float *cal, size_t n_cal)
+{
+    struct dlasim_model *m = load(name);
+    struct dlasim_calib_options co = { DLASIM_CALIB_MINMAX, 0, 0, 0 };
+    char err[512];
+    if (dlasim_model_calibrate(m, cal, n_cal, &co, err, sizeof err) ||
+        dlasim_model_compile(m, "nv_small", err, sizeof err)) {
+        fail_msg("%s: %s", name, err);
+    }
+    return m;
+}
+
+static void run_or_fail(struct dlasim_model *m, struct dlasim_dev *dev, const float *x, float *y)
+{
+    char err[512];
+    if (dlasim_model_run(m, dev, x, y, NULL, err, sizeof err)) {
+        fail_msg("run: %s", err);
+    }
+}
+
+static void test_models_take_turns_on_one_device(void **state)
+{
+    (void)state;
+    enum { CAL = 8 };
+    uint64_t others = rng; /* the other tests' draws stay what they were */
+    struct dlasim_model *a = load("op_conv"), *b = load("op_conv_5x5");
+    size_t na = dlasim_model_input_size(a), nb = dlasim_model_input_size(b);
+    size_t oa = dlasim_model_output_size(a), ob = dlasim_model_output_size(b);
+    dlasim_model_free(a);
+    dlasim_model_free(b);
+    size_t n = na > nb ? na : nb, o = oa > ob ? oa : ob;
+    float *cal = malloc(CAL * n * sizeof(float)), *x = malloc(n * sizeof(float));
+    float *ref = malloc(o * sizeof(float)), *y = malloc(o * sizeof(float));
+    assert_true(cal && x && ref && y);
+    for (size_t i = 0; i < CAL * n; i++) {
+        cal[i] = urand();
+    }
+    for (size_t i = 0; i < n; i++) {
+        x[i] = urand();
+    }
+    a = compiled("op_conv", cal, CAL);
+    b = compiled("op_conv_5x5", cal, CAL);
+    struct dlasim_dev *fresh = tdev_new("nv_small", NULL, 0, 1);
+    run_or_fail(a, fresh, x, ref);
+    dlasim_destroy(fresh);
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
+    run_or_fail(a, dev, x, y);
+    run_or_fail(b, dev, x, y);
+    run_or_fail(a, dev, x, y);
+    assert_memory_equal(y, ref, oa * sizeof(float));
+    static const uint8_t junk[4096] = { 0x5a };
+    for (uint64_t addr = 0; addr < (1u << 20); addr += sizeof junk) { /* over the weights */
+        assert_int_equal(dlasim_mem_write(dev, DLASIM_PORT_DBB, 0x80000000u + addr, junk, sizeof junk), 0);
+    }
+    run_or_fail(a, dev, x, y);
+    assert_memory_equal(y, ref, oa * sizeof(float));
+    dlasim_destroy(dev);
+    dlasim_model_free(a);
+    dlasim_model_free(b);
+    free(cal);
+    free(x);
+    free(ref);
+    free(y);
+    rng = others;
+}
+
 static void test_depthwise_macs(void **state)
 {
     (void)state;
@@ -487,6 +557,7 @@ int main(void)
     rng = 0x5eed0009u;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_op_conv),
+        cmocka_unit_test(test_models_take_turns_on_one_device),
         cmocka_unit_test(test_op_conv_stride_dilation),
         cmocka_unit_test(test_op_conv_5x5),
         cmocka_unit_test(test_op_conv_grouped),

@@ -238,7 +238,6 @@ static struct dlasim_dev *loaded_device(struct dlasim_model *m, const char *conf
     float *y = malloc(dlasim_model_output_size(m) * sizeof(float));
     char err[512];
     assert_non_null(y);
-    m->loaded_dev = NULL; /* a new device may have the address of a destroyed one */
     if (dlasim_model_run(m, dev, x, y, NULL, err, sizeof err)) {
         fail_msg("model run: %s", err);
     }

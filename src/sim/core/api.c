@@ -12,6 +12,7 @@
 
 #include "dlasim/rk3588.h"
 #include "regs/regdb.h"
+#include "sim/core/mem_tag.h"
 #include "sim/core/personality.h"
 
 const struct dla_personality dla_personalities[] = {
@@ -90,6 +91,7 @@ int dlasim_create(const struct dlasim_options *opt, struct dlasim_dev **out, cha
         (*out)->config = p->config;
         (*out)->layer_fn = NULL;
         (*out)->layer_opaque = NULL;
+        (*out)->mem_tag = 0;
     }
     if (rc && err && errlen) {
         snprintf(err, errlen, "%s", buf[0] ? buf : dlasim_status_name(rc));
@@ -142,7 +144,18 @@ int dlasim_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t add
     if (!dev) {
         return DLASIM_ERR_INVAL;
     }
+    dev->mem_tag = 0; /* memory changed: no one's content is known to be intact (mem_tag.h) */
     return dev->ops->mem_write(dev, port, addr, src, len);
+}
+
+uint64_t dla_mem_tag(const struct dlasim_dev *dev)
+{
+    return dev->mem_tag;
+}
+
+void dla_set_mem_tag(struct dlasim_dev *dev, uint64_t tag)
+{
+    dev->mem_tag = tag;
 }
 
 int dlasim_step(struct dlasim_dev *dev)

@@ -60,6 +60,7 @@ struct dlasim_dev {
     const char *config;  /* the configuration name (from dla_personalities[]) */
     dlasim_layer_fn layer_fn; /* dlasim_set_layer_observer (NULL: none) */
     void *layer_opaque;
+    uint64_t mem_tag; /* dla_mem_tag (mem_tag.h): who last declared memory's content; 0 = nobody */
 };
 
 /* One configuration name and the personality that models it. */
