@@ -427,7 +427,10 @@ static void model_conv(const struct dla_config *cfg, const struct dla_layer_summ
     p.wload = (double)(cfg->mac_atomic_c_size * cfg->mac_atomic_k_size) /
               (double)(cfg->cbuf_bank_width ? cfg->cbuf_bank_width : 8);
     p.per_atom = maxd(sdp_atom, atoms > 0 ? maxd(pdp, wr) / atoms : 0.0);
-    p.credits = CACC_CREDIT_ATOMK * ak;
+    /* CSC's stripe limits and CACC's credit are the RTL's Atomic-K constants
+     * (CSC_ATOMK, NVDLA_CC_CREDIT_SIZE), the same for INT16 (not graded) */
+    uint64_t csc_k = cfg->mac_atomic_k_size ? cfg->mac_atomic_k_size : 8;
+    p.credits = CACC_CREDIT_ATOMK * csc_k;
     /* A kernel group's weights are its kernels' (the last group may hold
      * fewer than Atomic-K). */
     double wt_kernel = s.k ? s.wt_bytes / (double)s.k : 0.0;
@@ -464,7 +467,7 @@ static void model_conv(const struct dla_config *cfg, const struct dla_layer_summ
         fetch_at = arrive;
         double ready = maxd(data_done, p.csc);
         wt_wait += maxd(ready, arrive) - ready;
-        pipe_group(&p, s.out_px, ak, maxd(ready, arrive));
+        pipe_group(&p, s.out_px, csc_k, maxd(ready, arrive));
         ends[gi % 64] = p.csc;
     }
     double busy = p.dlv_end;
