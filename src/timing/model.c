@@ -19,9 +19,15 @@
  *     (vmod/nvdla/csc/NV_NVDLA_CSC_sg.v); each block of a stripe loads the
  *     block's weights into CMAC first, which takes Atomic-C x Atomic-K bytes
  *     / CBUF bank width cycles and is hidden behind a stripe at least as long;
+ *     stripes are 2 x Atomic-K, Atomic-K or the remainder (next_stripe);
  *   - a kernel group (Atomic-K kernels) starts when the whole input is in
- *     CBUF and its weights are; weights beyond the CBUF weight banks stream
- *     in as earlier groups release theirs;
+ *     CBUF and its own kernels' weights are; weights beyond the CBUF weight
+ *     banks stream in as earlier groups release theirs;
+ *   - CACC delivers to SDP stripe by stripe while CSC works on the next
+ *     ones, but CSC holds a stripe's final block until CACC's delivery
+ *     buffer (2 x Atomic-K atoms) has room for the whole stripe, so
+ *     2 x Atomic-K stripes follow each other with a gap and shorter ones
+ *     overlap (struct conv_pipe);
  *   - SDP, PDP and CDP process NVDLA_{SDP_BS,PDP,CDP}_THROUGHPUT elements
  *     per cycle over every lane of a memory atom (padding lanes included),
  *     overlapped with their DMA;
@@ -54,21 +60,39 @@
 #define SDP_PIPE_CYCLES 40.0  /* data in -> done interrupt raised */
 #define PDP_PIPE_CYCLES 40.0
 #define CDP_PIPE_CYCLES 76.0
-#define CONV_PIPE_CYCLES 40.0 /* last atomic op -> CACC -> SDP -> done interrupt */
+/* Convolution: the last atom handed to SDP -> its write request (41 cycles,
+ * RTL log of dc_1x1x8_1x1x8x1: write 72 cycles after the final block = 22 +
+ * 9 + 41) -> done interrupt (23: the RTL's polling host sees it 29 cycles
+ * after the last write on average over 12 recorded network layers, of which
+ * the model's status read is 6). */
+#define CONV_PIPE_CYCLES 64.0
 #define DMA_PIPE_CYCLES 20.0  /* BDMA / RUBIK */
 /* SDP's X stages (BS/BN) when not bypassed: their ALU/multiplier/ReLU
  * pipeline adds latency (sdp_3x3x33_bs/bn vs sdp_3x3x33_ew, which nv_small
  * bypasses: 712 vs 674 cycles on the RTL). */
 #define SDP_X_PIPE_CYCLES 37.0
+/* The same stages on the fly behind a convolution add far less: the RTL
+ * writes the first atom of a 1x1 4x4x16 -> 16 layer with BS in use 84
+ * cycles after its final block, of a 1x1x8 -> 1 layer with BS and BN
+ * bypassed (dc_1x1x8_1x1x8x1) 72 cycles.  Standalone, SDP's operand
+ * fetch is in the way; on the fly it ran while CDMA fetched and CSC worked. */
+#define SDP_FLY_X_PIPE_CYCLES 12.0
 /* PDP: the fewest cycles one line of one surface takes (pdp_elems). */
 #define PDP_MIN_LINE_CYCLES 11.5
-/* CSC stripe length in output pixels, and what CACC's delivery to SDP costs
- * on the fly: one idle cycle per atom and 38 cycles between stripes (RTL
- * log of a recorded 1x1 28x28x32 -> 64 layer: writes 9 cycles apart, a
- * 47-cycle gap every 16 atoms). */
-#define STRIPE_MAX 16u
+/* CSC -> CACC -> SDP on the fly (vmod/nvdla/csc/NV_NVDLA_CSC_sg.v,
+ * vmod/nvdla/cacc/NV_NVDLA_CACC.h): CACC's delivery buffer holds
+ * NVDLA_CC_CREDIT_SIZE = 2 x Atomic-K atoms, and CSC issues the final block
+ * of a stripe (last kernel position, last channel block) only once CACC has
+ * credit for the whole stripe; CACC hands SDP one atom per Atomic-K /
+ * SDP_BS_THROUGHPUT + 1 cycles (RTL AXI log: writes 9 cycles apart on
+ * nv_small).  CACC_CREDIT_ATOMK is the delivery buffer in Atomic-K units;
+ * FINAL_TO_DELIVERY the cycles from the end of a stripe's final block to the
+ * start of its delivery (RTL log of a 1x1 4x4x16 -> 16 layer: the second
+ * stripe, waiting for credit, writes its first atom 47 cycles after the
+ * first stripe's last: 16 for its final block, 9 for the atom, 22 between). */
+#define CACC_CREDIT_ATOMK 2u
 #define SDP_FLY_ATOM_GAP 1.0
-#define SDP_FLY_STRIPE_GAP 38.0
+#define FINAL_TO_DELIVERY 22.0
 
 static double maxd(double a, double b)
 {
@@ -275,30 +299,106 @@ static double weight_arrival(double x, double data, double bw)
     return x <= data ? 2.0 * x / bw : (x + data) / bw;
 }
 
-/* CSC splits a kernel group's output pixels into stripes of 16 to 32
- * atomic operations: 16 each, the remainder joining the last one (a
- * 49-pixel layer runs 16 + 16 + 17; the RTL shows no short stripe). */
-static uint64_t stripe_count(uint64_t px)
+/* CSC's stripes (NV_NVDLA_CSC_sg.v, feature data, one batch): 2 x Atomic-K
+ * atomic operations while at least 4 x Atomic-K remain, all that remains
+ * once it is at most 2 x Atomic-K, Atomic-K in between (so 25 output pixels
+ * run as 8 + 8 + 9 on nv_small, 49 as 16 + 16 + 8 + 9). */
+static uint64_t next_stripe(uint64_t left, uint64_t ak)
 {
-    return px < STRIPE_MAX ? 1 : px / STRIPE_MAX;
+    uint64_t upper = 2 * ak;
+    return left >= 2 * upper ? upper : left <= upper ? left : ak;
 }
 
-static uint64_t last_stripe_len(uint64_t px)
+/* The on-the-fly pipeline of one convolution, stripe by stripe: CSC issues
+ * blocks in order, each at least as long as loading its weights into CMAC;
+ * a stripe's final block waits for CACC credit; its atoms then go to SDP
+ * behind the previous stripe's.  The last deliveries are kept per stripe so
+ * that the atom a credit waits for can be found (a stripe has at least one
+ * atom, so CACC_CREDIT_ATOMK x Atomic-K + 1 stripes always reach it). */
+#define PIPE_RING 64u
+
+struct conv_pipe {
+    uint64_t blocks;  /* kernel positions x channel blocks of a stripe */
+    double wload;     /* cycles CMAC needs to load one block's weights */
+    double per_atom;  /* cycles the output stage takes per atom */
+    uint64_t credits; /* CACC delivery buffer, atoms */
+    double csc;       /* cycle CSC is free to issue the next block */
+    double dlv_end;   /* cycle the last atom so far has been delivered */
+    double comp;      /* cycles CSC spent issuing (statistics) */
+    uint64_t atoms;   /* atoms handed to the output stage so far */
+    uint64_t n;       /* stripes simulated so far (skipped ones not counted) */
+    uint64_t first[PIPE_RING]; /* index of each stripe's first atom */
+    double start[PIPE_RING];   /* cycle its delivery started */
+};
+
+/* Cycle atom `a` (already handed on) has been delivered. */
+static double atom_delivered(const struct conv_pipe *p, uint64_t a)
 {
-    return px < STRIPE_MAX ? px : STRIPE_MAX + px % STRIPE_MAX;
+    for (uint64_t i = 0; i < p->n && i < PIPE_RING; i++) {
+        uint64_t j = (p->n - 1 - i) % PIPE_RING;
+        if (p->first[j] <= a) {
+            return p->start[j] + (double)(a - p->first[j] + 1) * p->per_atom;
+        }
+    }
+    return 0.0;
 }
 
-/* Compute cycles of one kernel group: every stripe runs R x S x C-blocks
- * atomic operations, each at least as long as loading its block's weights. */
-static double group_compute(const struct dla_config *cfg, const struct conv_shape *s)
+static void pipe_stripe(struct conv_pipe *p, uint64_t len)
 {
-    uint64_t blocks = s->r * s->s * s->cblocks;
-    double wload = (double)(cfg->mac_atomic_c_size * cfg->mac_atomic_k_size) /
-                   (double)(cfg->cbuf_bank_width ? cfg->cbuf_bank_width : 8);
-    uint64_t n = stripe_count(s->out_px), last = last_stripe_len(s->out_px);
-    double per_full = maxd((double)STRIPE_MAX, wload);
-    double per_last = last ? maxd((double)last, wload) : 0.0;
-    return (double)blocks * ((double)(n - 1) * per_full + per_last);
+    double blk = maxd((double)len, p->wload);
+    double fs = p->csc + (double)(p->blocks - 1) * blk;
+    if (p->atoms + len > p->credits) { /* credit for the whole stripe */
+        fs = maxd(fs, atom_delivered(p, p->atoms + len - p->credits - 1));
+    }
+    double fe = fs + blk;
+    double d0 = maxd(fe + FINAL_TO_DELIVERY, p->dlv_end);
+    p->comp += (double)p->blocks * blk;
+    p->csc = fe;
+    p->first[p->n % PIPE_RING] = p->atoms;
+    p->start[p->n % PIPE_RING] = d0;
+    p->n++;
+    p->atoms += len;
+    p->dlv_end = d0 + (double)len * p->per_atom;
+}
+
+/* Shift the pipeline `k` stripes of `len` atoms and `period` cycles ahead:
+ * in a run of equal stripes the pipeline repeats itself once it is full. */
+static void pipe_skip(struct conv_pipe *p, uint64_t k, uint64_t len, double period, double comp)
+{
+    for (uint64_t i = 0; i < PIPE_RING; i++) {
+        p->first[i] += k * len;
+        p->start[i] += (double)k * period;
+    }
+    p->csc += (double)k * period;
+    p->dlv_end += (double)k * period;
+    p->comp += (double)k * comp;
+    p->atoms += k * len; /* p->n stays: it indexes the ring, which kept its order */
+}
+
+/* One kernel group's stripes, from cycle `ready` (its data and weights in). */
+static void pipe_group(struct conv_pipe *p, uint64_t px, uint64_t ak, double ready)
+{
+    p->csc = maxd(p->csc, ready);
+    uint64_t left = px, run = 0;
+    double last_period = -1;
+    while (left) {
+        uint64_t len = next_stripe(left, ak);
+        double d0_before = p->n ? p->start[(p->n - 1) % PIPE_RING] : 0;
+        pipe_stripe(p, len);
+        left -= len;
+        double d0 = p->start[(p->n - 1) % PIPE_RING];
+        double period = d0 - d0_before;
+        run = len == 2 * ak && period == last_period ? run + 1 : 0;
+        last_period = period;
+        /* three equal periods in a row: the rest of the run repeats them */
+        uint64_t full_left = left >= 4 * ak ? (left - 4 * ak) / (2 * ak) + 1 : 0;
+        if (run >= 3 && full_left > 1) {
+            double comp = (double)p->blocks * maxd((double)len, p->wload);
+            pipe_skip(p, full_left - 1, len, period, comp);
+            left -= (full_left - 1) * len;
+            run = 0;
+        }
+    }
 }
 
 static void model_conv(const struct dla_config *cfg, const struct dla_layer_summary *l,
@@ -316,68 +416,79 @@ static void model_conv(const struct dla_config *cfg, const struct dla_layer_summ
     double wt_early = s.wt_bytes < s.wt_cap ? s.wt_bytes : s.wt_cap;
     double data_done = wt_early >= s.data_bytes ? 2.0 * s.data_bytes / bw
                                                 : (s.data_bytes + wt_early) / bw;
-    double comp = group_compute(cfg, &s);
-    /* Output of a group: SDP (and PDP on the fly) over its atoms, and writes. */
-    double stripes = (double)stripe_count(s.out_px);
-    double sdp = (double)s.out_px * ((double)ak / tput(cfg->sdp_bs_throughput) + SDP_FLY_ATOM_GAP) +
-                 stripes * SDP_FLY_STRIPE_GAP;
-    double pdp = l->has_pdp ? pdp_elems(cfg, &l->pdp) / tput(cfg->pdp_throughput) /
-                                  (double)s.kgroups
-                            : 0.0;
-    double wr = (double)tr->wr_bytes / (double)s.kgroups / m->wr_bw;
-    double per_group = maxd(maxd(comp, sdp), maxd(pdp, wr));
-    double wt_group = s.kgroups ? s.wt_bytes / (double)s.kgroups : 0.0;
-    uint64_t fit = wt_group > 0 ? (uint64_t)(s.wt_cap / wt_group) : s.kgroups;
+    /* Output stage per atom: SDP (and PDP on the fly) and the writes. */
+    double sdp_atom = (double)ak / tput(cfg->sdp_bs_throughput) + SDP_FLY_ATOM_GAP;
+    double atoms = (double)s.out_px * (double)s.kgroups;
+    double pdp = l->has_pdp ? pdp_elems(cfg, &l->pdp) / tput(cfg->pdp_throughput) : 0.0;
+    double wr = (double)tr->wr_bytes / m->wr_bw;
+    struct conv_pipe p;
+    memset(&p, 0, sizeof(p));
+    p.blocks = s.r * s.s * s.cblocks;
+    p.wload = (double)(cfg->mac_atomic_c_size * cfg->mac_atomic_k_size) /
+              (double)(cfg->cbuf_bank_width ? cfg->cbuf_bank_width : 8);
+    p.per_atom = maxd(sdp_atom, atoms > 0 ? maxd(pdp, wr) / atoms : 0.0);
+    /* CSC's stripe limits and CACC's credit are the RTL's Atomic-K constants
+     * (CSC_ATOMK, NVDLA_CC_CREDIT_SIZE), the same for INT16 (not graded) */
+    uint64_t csc_k = cfg->mac_atomic_k_size ? cfg->mac_atomic_k_size : 8;
+    p.credits = CACC_CREDIT_ATOMK * csc_k;
+    /* A kernel group's weights are its kernels' (the last group may hold
+     * fewer than Atomic-K). */
+    double wt_kernel = s.k ? s.wt_bytes / (double)s.k : 0.0;
+    double wt_group_max = wt_kernel * (double)(s.k < ak ? s.k : ak);
+    uint64_t fit = wt_group_max > 0 ? (uint64_t)(s.wt_cap / wt_group_max) : s.kgroups;
     if (fit < 1) {
         fit = 1;
     }
-    double t = data_done, wt_wait = 0, prev_end = 0;
+    double wt_wait = 0;
     /* Weights beyond the CBUF weight banks can only be fetched once earlier
-     * groups released their banks: the end cycles of the last 64 groups are
-     * kept in a ring (more than 64 groups back never holds a fetch up). */
+     * groups released their banks (CSC is done with them): the end cycles
+     * of the last 64 groups are kept in a ring (more than 64 groups back
+     * never holds a fetch up). */
     double ends[64] = {0};
     double fetch_at = 0; /* cycle the weight stream has reached */
     for (uint64_t gi = 0; gi < s.kgroups; gi++) {
+        uint64_t kn = s.k - gi * ak < ak ? s.k - gi * ak : ak;
+        double wt_group = wt_kernel * (double)kn;
+        double last = wt_kernel * (double)(gi * ak + kn); /* weight bytes up to this group's */
         double arrive;
-        if (gi < fit) {
-            arrive = weight_arrival(wt_group * (double)(gi + 1), s.data_bytes, bw);
+        if (gi < fit || last <= s.wt_cap) {
+            arrive = weight_arrival(last, s.data_bytes, bw);
         } else {
             /* The bytes of this group beyond what the banks hold once groups
              * 0..k-1 released theirs are fetched after group k-1 ends. */
-            double last = wt_group * (double)(gi + 1);
-            uint64_t k = (uint64_t)ceil((last - s.wt_cap) / wt_group);
+            uint64_t k = (uint64_t)ceil((last - s.wt_cap) / wt_group_max);
             if (k < 1 || k > gi) { /* a group larger than the banks waits for the one before */
                 k = gi;
             }
-            double before = maxd(s.wt_cap + wt_group * (double)(k - 1), last - wt_group);
+            double before = maxd(s.wt_cap + wt_group_max * (double)(k - 1), last - wt_group);
             double freed = gi - (k - 1) <= 64 ? ends[(k - 1) % 64] : 0.0;
             arrive = maxd(fetch_at + wt_group / bw, freed + (last - before) / bw);
         }
         fetch_at = arrive;
-        double ready = maxd(t, prev_end);
-        double start = maxd(ready, arrive);
-        wt_wait += start - ready;
-        prev_end = start + per_group;
-        ends[gi % 64] = prev_end;
+        double ready = maxd(data_done, p.csc);
+        wt_wait += maxd(ready, arrive) - ready;
+        pipe_group(&p, s.out_px, csc_k, maxd(ready, arrive));
+        ends[gi % 64] = p.csc;
     }
-    double last_stripe = (double)last_stripe_len(s.out_px);
-    double tail = last_stripe * ((double)ak / tput(cfg->sdp_bs_throughput) + SDP_FLY_ATOM_GAP);
-    double busy = prev_end + tail;
+    double busy = p.dlv_end;
+    double comp = p.comp / (double)(s.kgroups ? s.kgroups : 1); /* per group */
+    double sdp = (double)s.out_px * sdp_atom;
+    double pdp_g = pdp / (double)(s.kgroups ? s.kgroups : 1);
+    double wr_g = wr / (double)(s.kgroups ? s.kgroups : 1);
     c->macs = l->conv.macs;
-    c->unit[DLASIM_TU_CONV] = comp * (double)s.kgroups;
+    c->unit[DLASIM_TU_CONV] = p.comp;
     c->unit[DLASIM_TU_SDP] = sdp * (double)s.kgroups;
-    c->unit[DLASIM_TU_PDP] = pdp * (double)s.kgroups;
+    c->unit[DLASIM_TU_PDP] = pdp;
     c->dat_stall = data_done;
     c->wt_stall = wt_wait;
     c->dat_done = START_CYCLES + m->latency + data_done;
     c->wt_done = START_CYCLES + m->latency + maxd(fetch_at, weight_arrival(wt_early, s.data_bytes, bw));
-    c->stall_wr = wr > comp && wr > sdp ? (wr - maxd(comp, sdp)) * (double)s.kgroups : 0;
-    double mac_part = comp * (double)s.kgroups;
-    if (mac_part >= busy * 0.5 && comp >= sdp && comp >= wr && comp >= pdp) {
+    c->stall_wr = wr_g > comp && wr_g > sdp ? (wr_g - maxd(comp, sdp)) * (double)s.kgroups : 0;
+    if (p.comp >= busy * 0.5 && comp >= sdp && comp >= wr_g && comp >= pdp_g) {
         c->bound = DLASIM_BOUND_MAC;
-    } else if (sdp >= comp && sdp >= wr && sdp >= pdp && sdp * (double)s.kgroups >= busy * 0.5) {
+    } else if (sdp >= comp && sdp >= wr_g && sdp >= pdp_g && sdp * (double)s.kgroups >= busy * 0.5) {
         c->bound = DLASIM_BOUND_SDP;
-    } else if (pdp >= comp && pdp >= wr && pdp * (double)s.kgroups >= busy * 0.5) {
+    } else if (pdp_g >= comp && pdp_g >= wr_g && pdp >= busy * 0.5) {
         c->bound = DLASIM_BOUND_PDP;
     } else {
         c->bound = DLASIM_BOUND_MEMORY;
@@ -389,7 +500,8 @@ static void model_conv(const struct dla_config *cfg, const struct dla_layer_summ
             c->bound = DLASIM_BOUND_MEMORY;
         }
     }
-    c->cycles = START_CYCLES + m->latency + busy + CONV_PIPE_CYCLES + sdp_x_pipe(&l->sdp);
+    c->cycles = START_CYCLES + m->latency + busy + CONV_PIPE_CYCLES +
+                (l->sdp.x_stages ? SDP_FLY_X_PIPE_CYCLES : 0.0);
 }
 
 void dla_timing_model(const struct dla_config *cfg, const struct dla_layer_summary *l,
