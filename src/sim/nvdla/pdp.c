@@ -1486,14 +1486,19 @@ static int c2d_window_started(const struct pdp_cfg *c, uint32_t oy)
     return start <= (int64_t)c->in_h - 1 && start + c->kh <= (int64_t)c->in_h + c->pad_b;
 }
 
+static int64_t c2d_lastline_extra(const struct pdp_cfg *c, int *last_out);
+
 /* The faithful path: cal1d replayed, cal2d fed the results in order, its
- * surface-end surplus lines put in the output stream. */
+ * surface-end surplus lines put in the output stream (and the window in
+ * progress at a surface's last line, c2d_lastline_extra). */
 static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_cube *in,
                          struct pdp_work *w, size_t *c1d_beats)
 {
     struct pdp_c1d m;
     const uint32_t nbuf = c2d_buffer_lines(c->kh, c->sh);
     const uint32_t surplus = pdp_bottom_surplus(c);
+    int last_out;
+    const int64_t lastline = c2d_lastline_extra(c, &last_out);
     const size_t max_bytes = (size_t)w->ring_stride / c->lanes * c->atom_bytes;
     uint8_t *stale = calloc((size_t)PDP_KERNEL_MAX * (max_bytes ? max_bytes : 1), 1);
     if (stale == NULL) {
@@ -1517,6 +1522,13 @@ static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struc
             for (uint32_t oy = 0; !rc && oy < c->out_h; oy++) {
                 c2d_window(c, s, w, &m, e0, oy);
                 memcpy(stale + (size_t)(oy % nbuf) * max_bytes, w->out, bytes);
+                rc = c2d_put(d, c, s, slot++, w->out);
+            }
+            /* the window started in the top padding and left in progress:
+             * sent partial with the surface's last line, ahead of the next */
+            for (int64_t k = 0; !rc && surf + 1 < c->surfaces && k < lastline; k++) {
+                c2d_window(c, s, w, &m, e0, c->out_h);
+                memcpy(stale + (size_t)(c->out_h % nbuf) * max_bytes, w->out, bytes);
                 rc = c2d_put(d, c, s, slot++, w->out);
             }
             /* surplus: the windows after the last one; one that has taken a
@@ -1628,18 +1640,139 @@ static uint64_t c2d_windows_in(const struct pdp_cfg *c, uint64_t lines)
     return lines == 0 || room < 0 ? 0 : (uint64_t)room / c->sh + 1;
 }
 
+/* cal2d's vertical counters, stepped one input line at a time.  ref: nvdla/hw
+ * nv_small NV_NVDLA_PDP_CORE_cal2d.v: strip_ycnt_stride (stride_end),
+ * strip_ycnt_psize (3 bits; pooling_2d_rdy when it equals the kernel height -
+ * 1 at a line end), unit2d_cnt_stride / unit2d_cnt_pooling (the line-buffer
+ * entry a window starts in / is read from), unit2d_en (an entry holds a
+ * window in progress: set at the surface start for the windows in the top
+ * padding, init_unit2d_set, and at each stride_end unless last_pooling_flag;
+ * cleared when its window is read out and at each surface end).  An output
+ * line goes out on an active_last_line (pooling_2d_rdy, or the surface's
+ * last input line, last_line_in) when the entry unit2d_cnt_pooling points to
+ * is enabled: so the window in progress at a surface's last line goes out
+ * then, partial, even when PAD_BOTTOM does not reach its end.  Checked
+ * against cal2d run alone (tools/rtlgrade/cal2d_probe) on random programmings
+ * without a surface-end flush: lines and their timing agree. */
+struct c2d_lines {
+    uint32_t stride, psize, cnt_stride, cnt, line;
+    uint8_t en[8];
+};
+
+static void c2d_lines_init(const struct pdp_cfg *c, struct c2d_lines *s)
+{
+    const uint32_t psn = c1d_pad_stride_num(c->sh, c->pad_t);
+    s->stride = (c->pad_t - psn * c->sh) & 7u; /* strip_ycnt_offset */
+    s->psize = c->pad_t & 7u;
+    s->cnt_stride = psn;
+    s->cnt = 0;
+    s->line = 0;
+    for (uint32_t i = 0; i < 8; i++) {
+        s->en[i] = i <= psn; /* init_unit2d_set */
+    }
+}
+
+/* One input line; returns whether cal2d sends an output line with it.
+ * `cube_end`: this line ends the (sub)cube (no re-start of the counters,
+ * wr_total_cube_done clears every entry). */
+static int c2d_lines_step(const struct pdp_cfg *c, struct c2d_lines *s, uint32_t nbuf,
+                          int cube_end)
+{
+    const int last = s->line == c->in_h - 1; /* last_line_in */
+    const int rdy = s->psize == c->kh - 1;   /* pooling_2d_rdy */
+    const int out = (rdy || last) && s->en[s->cnt];
+    const int stride_end = s->stride == c->sh - 1;
+    const int last_pooling = (int64_t)(c->in_h - 1 - s->line) + c->pad_b <= (int64_t)c->kh - 1;
+    if (last && !cube_end) {
+        c2d_lines_init(c, s); /* middle_surface_trig */
+        return out;
+    }
+    uint32_t set = 8; /* unit2d_set_trig: the entry after unit2d_cnt_stride */
+    if (stride_end && !last_pooling) {
+        set = s->cnt_stride == nbuf - 1 ? 0 : s->cnt_stride + 1;
+    }
+    for (uint32_t i = 0; i < 8; i++) {
+        if (last && cube_end) {
+            s->en[i] = 0;
+        } else if (i == set) {
+            s->en[i] = 1;
+        } else if ((rdy && s->cnt == i) || last) {
+            s->en[i] = 0;
+        }
+    }
+    if (stride_end) {
+        s->cnt_stride = s->cnt_stride == nbuf - 1 ? 0 : s->cnt_stride + 1;
+    }
+    if (rdy || last) {
+        s->cnt = s->cnt == nbuf - 1 ? 0 : s->cnt + 1;
+    }
+    s->stride = stride_end ? 0 : s->stride + 1;
+    if (c->kh >= c->sh) {
+        s->psize = (rdy ? c->kh - c->sh : s->psize + 1) & 7u;
+    } else {
+        s->psize = s->stride <= c->kh - 1 ? s->stride : 0;
+    }
+    s->line = last ? 0 : s->line + 1;
+    return out;
+}
+
+/* Lines cal2d sends during a surface's input lines (before its surface-end
+ * flush); *last_out: whether its last input line carries one. */
+static uint32_t c2d_surface_lines(const struct pdp_cfg *c, int *last_out)
+{
+    struct c2d_lines s;
+    const uint32_t nbuf = c2d_buffer_lines(c->kh, c->sh);
+    uint32_t n = 0;
+    int out = 0;
+    c2d_lines_init(c, &s);
+    for (uint32_t y = 0; y < c->in_h; y++) {
+        out = c2d_lines_step(c, &s, nbuf, 0);
+        n += (uint32_t)out;
+    }
+    *last_out = out;
+    return n;
+}
+
+/* Lines cal2d sends per surface beyond those PDP_WDMA expects before the
+ * flush (out_h less the flush lines the last windows need): the window in
+ * progress at the last line sent partial (rg_pdp_33x5x23_k8x8s8x3_max_017);
+ * *last_out as c2d_surface_lines. */
+static int64_t c2d_lastline_extra(const struct pdp_cfg *c, int *last_out)
+{
+    const int64_t sent = c2d_surface_lines(c, last_out);
+    return sent - ((int64_t)c->out_h - (int64_t)c2d_flush_num(c, pdp_needed_bottom(c)));
+}
+
+/* Whether cal2d's last input line carries an output line when cal1d sends
+ * `extra` lines' worth of results past the cube: the counters run on past
+ * the last surface (only wr_total_cube_done's clearing of the entries). */
+static int c2d_extra_last_out(const struct pdp_cfg *c, uint64_t extra)
+{
+    struct c2d_lines s;
+    const uint32_t nbuf = c2d_buffer_lines(c->kh, c->sh);
+    int out = 0;
+    c2d_lines_init(c, &s);
+    for (uint64_t y = 0; y < c->in_h + extra; y++) {
+        out = c2d_lines_step(c, &s, nbuf, y == c->in_h - 1);
+    }
+    return out;
+}
+
 /* Atoms cal2d sends past PDP_WDMA's count before it has taken its last
- * input (negative: fewer). */
-static int64_t c2d_excess_atoms(const struct pdp_cfg *c, size_t beats_in, size_t beats_want)
+ * input (negative: fewer); *in_flight: whether the last of them goes out
+ * with that input line (its last beats still in cal2d's pipeline). */
+static int64_t c2d_excess_atoms(const struct pdp_cfg *c, size_t beats_in, size_t beats_want,
+                                int *in_flight)
 {
     const struct pdp_split *last = &c->split[c->nsplit - 1];
     const uint64_t f = c2d_flush_num(c, c->pad_b), g = c2d_flush_num(c, pdp_needed_bottom(c));
     const uint64_t beats_atom = c->lanes / c->beat_lanes;
     const int64_t sx = (int64_t)c2d_surplus_sent_count(c);
+    const int64_t lx = c2d_lastline_extra(c, in_flight);
     int64_t excess = 0;
     for (uint32_t i = 0; i < c->nsplit; i++) {
         int64_t ow = c->split[i].out_w;
-        excess += sx * (int64_t)(c->surfaces - 1) * ow;
+        excess += sx * (int64_t)(c->surfaces - 1) * ow + lx * (int64_t)c->surfaces * ow;
         if (i + 1 < c->nsplit) {
             excess += ((int64_t)f - (int64_t)g) * ow; /* a split's last flush, before the next */
         }
@@ -1648,6 +1781,7 @@ static int64_t c2d_excess_atoms(const struct pdp_cfg *c, size_t beats_in, size_t
         return excess - (int64_t)g * last->out_w; /* the needed flush lines come after */
     }
     uint64_t extra_lines = (beats_in - beats_want) / (beats_atom * c->split[0].out_w);
+    *in_flight = c2d_extra_last_out(c, extra_lines);
     return excess + ((int64_t)f - (int64_t)g) * last->out_w +
            (int64_t)(c2d_windows_in(c, extra_lines) * c->split[0].out_w);
 }
@@ -1682,13 +1816,19 @@ static int pdp_never_completes(struct dla_dev *d, const struct pdp_cfg *c, size_
                   beats_in, beats_want, c->pad_r, c->sw);
         return 1;
     }
-    int64_t excess = c->flying ? 0 : c2d_excess_atoms(c, beats_in, beats_want);
-    if (excess > (int64_t)PDP_WDMA_ABSORB_ATOMS) {
+    int in_flight = 0;
+    int64_t excess = c->flying ? 0 : c2d_excess_atoms(c, beats_in, beats_want, &in_flight);
+    /* whole atoms past the count before the last input: at most 7 (the 8th
+     * may still be in flight) */
+    if (excess - in_flight >= (int64_t)PDP_WDMA_ABSORB_ATOMS) {
+        int last_out;
+        long long lx = (long long)c2d_lastline_extra(c, &last_out);
         dla_stall(d, both, "PDP: cal2d sends %lld atom(s) more than PDP_WDMA writes before it has "
                   "taken its last input (D_POOLING_PADDING_CFG.PAD_BOTTOM=%u where the last window "
-                  "needs %u, PAD_RIGHT=%u; at most %u are absorbed): the core stalls and PDP_RDMA "
-                  "never finishes reading",
-                  (long long)excess, c->pad_b, need, c->pad_r, PDP_WDMA_ABSORB_ATOMS);
+                  "needs %u, PAD_RIGHT=%u; %lld line(s) a surface for a window still in progress at "
+                  "the surface's last line; %u are absorbed, the last only while cal2d still sends "
+                  "it with its last input line): the core stalls and PDP_RDMA never finishes reading",
+                  (long long)excess, c->pad_b, need, c->pad_r, lx, PDP_WDMA_ABSORB_ATOMS);
         return 1;
     }
     return 0;
@@ -1798,8 +1938,10 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
      * (checked once with every layer sent through it: all PDP traces of
      * NVIDIA's suite and tests/traces/rtl-graded pass); the direct one is
      * the fast path */
-    rc = pdp_overstated_right(c) || pdp_bottom_surplus(c) ? pdp_run_flush(d, c, in, &w, &beats_in)
-                                                          : pdp_run(d, c, in, &w);
+    int last_out;
+    rc = pdp_overstated_right(c) || pdp_bottom_surplus(c) || c2d_lastline_extra(c, &last_out) > 0
+             ? pdp_run_flush(d, c, in, &w, &beats_in)
+             : pdp_run(d, c, in, &w);
     if (!rc) {
         pdp_never_completes(d, c, beats_in);
     }
