@@ -1620,15 +1620,18 @@ static int pdp_run(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_
  *    more than the FIFOs and pipeline stages behind op_done hold: cal2d, cal1d
  *    and PDP_RDMA stall, and rdma2wdma_done never comes.  How much they hold
  *    was measured on the nv_small RTL with cal2d run alone under Verilator and
- *    the whole design: 8 atoms, the last still in flight, pass
- *    (rg_pdpoverb_7x8x25_k6x3s2x7_ave_008), 9 hang
- *    (rg_pdpoverb_9x6x16_k2x5s4x3_max_021); 8 whole atoms hang too
- *    (rg_pdpoverbx_19x9x20_k8x6s3x6_ave_017), which counting whole atoms
- *    cannot tell (a known disagreement); docs/fidelity.md.
+ *    the whole design: 8 atoms, the last still going out with the last
+ *    input line, pass (rg_pdpoverb_7x8x25_k6x3s2x7_ave_008), 9 hang
+ *    (rg_pdpoverb_9x6x16_k2x5s4x3_max_021), and so do 8 whole atoms
+ *    (rg_pdpoverbx_19x9x20_k8x6s3x6_ave_017): c2d_lines tells whether the
+ *    last input line carries an output line; docs/fidelity.md.
+ *    The lines cal2d sends include the window started in the top padding
+ *    and left in progress at a surface's last line (c2d_lastline_extra).
  * On the fly the WDMA does not wait for PDP_RDMA (reading_done_flag is set at
  * op_load), so only the first case applies there. */
 
-#define PDP_WDMA_ABSORB_ATOMS 8u /* atoms past op_done that do not stall the core (measured) */
+/* atoms past op_done that do not stall the core, the last in flight (measured) */
+#define PDP_WDMA_ABSORB_ATOMS 8u
 
 /* Windows cal2d completes in `lines` whole extra lines after the cube: its
  * line counters are not started again (init_cnt is pdp_op_start or a surface
@@ -1748,8 +1751,9 @@ static int64_t c2d_lastline_extra(const struct pdp_cfg *c, int *last_out)
  * last surface on: the counters run on past its end (wr_total_cube_done
  * only clears the entries), and its surface and split counters start again,
  * so every surfaces x splits surfaces later is a cube end again.  Against
- * cal2d run alone with extra lines (cal2d_probe BEATS_IN): 3 of 164 random
- * programmings without a flush differ (docs/fidelity.md). */
+ * cal2d run alone with extra lines (cal2d_probe BEATS_IN): 34 of 599 random
+ * programmings without a flush differ (docs/fidelity.md); it decides only
+ * at exactly 8 atoms past the count. */
 static int c2d_extra_last_out(const struct pdp_cfg *c, uint64_t extra)
 {
     struct c2d_lines s;
