@@ -1341,8 +1341,8 @@ static int c1d_run(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_
  * samllH_flush_num for inputs shorter than the kernel), the ones left over
  * while the next surface's first lines come in (flush_in_next_surf).  When
  * PAD_BOTTOM is larger than the last window needs, the surplus lines are
- * stale entries, the last result the following entries held (0 for the
- * entry of the surface's last window, the one emptied at its last line),
+ * stale entries, the last result the following entries held (no data for the
+ * entry of the surface's last window, emptied at its last line: c2d_emptied_entry),
  * and they go out ahead of the next surface's lines: the write DMA, counting
  * lines, puts every later line one place further.  Measured on the nv_small
  * RTL (rg_pdp_8x6x19_k4x4s3x2_ave_007, 2 entries: surface 1 starts with
@@ -1488,6 +1488,33 @@ static int c2d_window_started(const struct pdp_cfg *c, uint32_t oy)
 
 static int64_t c2d_lastline_extra(const struct pdp_cfg *c, int *last_out);
 
+/* The last window's own entry, emptied at its last line, sent as a surplus
+ * line: no data, and a line count of one (the entry's size field holds
+ * lines - 1 = 0), so for average pooling cal2d adds the padding value of the
+ * kernel height - 1 lines it takes as missing (pad_value, PAD_VALUE_nX x
+ * kernel width) before dividing; max and min read 0.  Measured on the nv_small
+ * RTL: rg_pdpedge_7x6x13_k7x3s7x3_ave_035 (kernel height 3, PAD_BOTTOM 3: a
+ * line of avg(2 pad lines)), and two variants of it with kernel height 4 and
+ * PAD_BOTTOM 5 and 6 (3 pad lines in both; docs/fidelity.md). */
+static void c2d_emptied_entry(const struct pdp_cfg *c, const struct pdp_split *s,
+                              struct pdp_work *w, uint8_t *line)
+{
+    const size_t n = (size_t)s->out_w * c->lanes;
+    const uint32_t npad = c->kh - 1;
+    if (c->method != PDP_AVE || npad == 0) {
+        memset(line, 0, (size_t)s->out_w * c->atom_bytes);
+        return;
+    }
+    const unsigned hbits = c->bits + 23, vbits = c->bits + 20; /* as pdp_pool_column */
+    int64_t sum = c->pad_v[npad];
+    int32_t hm = dla_pool_round16(dla_pool_wrap(sum * (int64_t)c->recip_w, hbits), c->bits + 3);
+    int32_t r = dla_pool_round16(dla_pool_wrap((int64_t)hm * (int64_t)c->recip_h, vbits), c->bits);
+    for (size_t i = 0; i < n; i++) {
+        w->acc[i] = r;
+    }
+    pdp_pack(c, w->acc, line, n);
+}
+
 /* The faithful path: cal1d replayed, cal2d fed the results in order, its
  * surface-end surplus lines put in the output stream (and the window in
  * progress at a surface's last line, c2d_lastline_extra). */
@@ -1533,7 +1560,8 @@ static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struc
             }
             /* surplus: the windows after the last one; one that has taken a
              * line of the surface sends its partial result, one that has not
-             * the entry as it is (the last window's own entry reads 0) */
+             * the entry as it is (the last window's own entry: no data,
+             * c2d_emptied_entry) */
             for (uint32_t k = 1; !rc && surplus && surf + 1 < c->surfaces && k <= surplus; k++) {
                 uint32_t oy = c->out_h - 1 + k, entry = oy % nbuf;
                 if (!c2d_surplus_sent(c, k, nbuf)) {
@@ -1543,7 +1571,7 @@ static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struc
                     c2d_window(c, s, w, &m, e0, oy);
                     memcpy(stale + (size_t)entry * max_bytes, w->out, bytes);
                 } else if (entry == (c->out_h - 1) % nbuf) {
-                    memset(stale + (size_t)entry * max_bytes, 0, bytes);
+                    c2d_emptied_entry(c, s, w, stale + (size_t)entry * max_bytes);
                 }
                 rc = c2d_put(d, c, s, slot++, stale + (size_t)entry * max_bytes);
             }
