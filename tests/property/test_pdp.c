@@ -302,6 +302,20 @@ static unsigned windows(unsigned pl, unsigned n, unsigned pr, unsigned k, unsign
     return (pl + n + pr - k) / s + 1;
 }
 
+/* cal2d starts the windows that begin in the top padding at the surface start
+ * (NV_NVDLA_PDP_CORE_cal2d.v init_unit2d_set: padding_stride_num + 1 of them);
+ * when the output has no more lines than that, the one after the last is
+ * started too and cal2d sends it, partial, at the surface's last line: lines
+ * PDP_WDMA does not count, which shift the next surface or hang the RTL
+ * (rg_pdp_33x5x23_k8x8s8x3_max_017; src/sim/nvdla/pdp.c).  The ideal
+ * reference does not apply. */
+static int top_window_left(unsigned pt, unsigned sh, unsigned oh)
+{
+    unsigned started = sh == 1 ? pt : sh == 2 ? pt / 2 : sh == 3 ? (pt >= 6 ? 2 : pt >= 3 ? 1 : 0)
+                                                             : (pt > sh - 1 ? 1 : 0);
+    return oh <= started;
+}
+
 /* A right/bottom padding beyond what the last window needs that changes the
  * RTL's line-end / surface-end flush count (PAD / stride, or any excess for
  * inputs shorter than the kernel): the RTL then emits stale results (see
@@ -364,7 +378,8 @@ static int random_geometry(struct layer *L, unsigned lanes, unsigned bits, int s
             continue;
         }
         if (overstated(L->pl, L->w, L->pr, L->kw, L->sw, L->ow, split) ||
-            overstated(L->pt, L->h, L->pb, L->kh, L->sh, L->oh, 0)) {
+            overstated(L->pt, L->h, L->pb, L->kh, L->sh, L->oh, 0) ||
+            top_window_left(L->pt, L->sh, L->oh)) {
             continue;
         }
         if (!split && L->ow > max_out_width(L->kh, L->sh)) {

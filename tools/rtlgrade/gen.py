@@ -333,6 +333,94 @@ def pdp_overb_geometry(rng, w, h, c, flying, want_split):
     return None
 
 
+def pdp_edge_geometry(rng, w, h, c, flying, want_split):
+    """Programmings at the edges of when the RTL hangs (docs/fidelity.md, "When PDP never
+    completes"), drawn without reference to dlasim's model: half with PAD_BOTTOM over-stated on
+    a few short surfaces, so that cal2d's surplus lines before the last input come to about
+    the 8 atoms PDP_WDMA absorbs (surplus lines x (surfaces - 1) x output width near 8); half
+    with PAD_BOTTOM at or below what the last window needs and a large PAD_TOP, so that the
+    window after the last may or may not be in progress at a surface's last line."""
+    for _ in range(400):
+        kh = rng.randint(2, 8)
+        sh = rng.randint(1, kh)
+        pt = rng.randint(0, min(7, kh - 1))
+        if rng.random() < 0.5:
+            g = pdp_overb_geometry(rng, w, h, c, flying, want_split)
+            if g is None:
+                continue
+            return g
+        kw = rng.randint(1, 8)
+        sw = rng.randint(1, kw)
+        pl = rng.randint(0, min(7, kw - 1))
+        pr = rng.randint(0, min(7, kw - 1))
+        ow = windows(pl, w, pr, kw, sw)
+        oh = windows(pt, h, 0, kh, sh)
+        if ow < 1 or oh < 1:
+            continue
+        need = max(0, (oh - 1) * sh + kh - pt - h)
+        pb = rng.randint(0, need) if need else 0
+        if windows(pt, h, pb, kh, sh) != oh or oh * sh - pt > h - 1:
+            continue  # the window after the last must start inside the input
+        pr = min(pr, max(0, (ow - 1) * sw + kw - pl - w))
+        return dict(kw=kw, kh=kh, sw=sw, sh=sh, pl=pl, pt=pt, pr=pr, pb=pb, ow=ow, oh=oh,
+                    split=None)
+    return None
+
+
+def top_started(sh, pt):
+    """padding_stride_num of cal2d: windows it starts at a surface start besides the first
+    (init_unit2d_set), those beginning in the top padding."""
+    if sh == 1:
+        return pt
+    if sh == 2:
+        return pt >> 1
+    if sh == 3:
+        return 2 if pt >= 6 else 1 if pt >= 3 else 0
+    return 1 if pt > sh - 1 else 0
+
+
+def pdp_top_geometry(rng, w, h, c, flying, want_split):
+    """Short inputs under a large PAD_TOP: mostly no more output lines than the windows cal2d
+    starts in the top padding (so the one after the last is started and never completed by
+    the padding: rg_pdp_33x5x23_k8x8s8x3_max_017), the last window ending before the last
+    input line (60 %) or on it (20 %); the rest one output line more than those windows.
+    PAD_BOTTOM and PAD_RIGHT at most what the last window needs."""
+    pick = rng.random()
+    for _ in range(20000):
+        kh = rng.randint(2, 8)
+        sh = rng.randint(1, 8)
+        pt = rng.randint(1, kh - 1)
+        started = top_started(sh, pt)
+        if started < 1:
+            continue
+        hh = rng.randint(1, kh)
+        pb = rng.randint(0, kh - 1)
+        if pt + hh + pb < kh:
+            continue
+        oh = windows(pt, hh, pb, kh, sh)
+        need = max(0, (oh - 1) * sh + kh - pt - hh)
+        if pb > need or (oh - 1) * sh >= pt + hh:
+            continue
+        ends_early = (oh - 1) * sh - pt + kh < hh  # the last window ends before the last line
+        if not (oh <= started and ends_early if pick < 0.6 else
+                oh <= started and not ends_early if pick < 0.8 else oh == started + 1):
+            continue
+        kw = rng.randint(1, 8)
+        sw = rng.randint(1, kw)
+        pl = rng.randint(0, kw - 1)
+        ww = rng.randint(1, 24)
+        ow = windows(pl, ww, 0, kw, sw) if pl + ww >= kw else 0
+        pr = 0
+        if ow < 1:
+            pr = kw - pl - ww
+            ow = 1
+        if (ow - 1) * sw >= pl + ww:
+            continue
+        return dict(kw=kw, kh=kh, sw=sw, sh=sh, pl=pl, pt=pt, pr=pr, pb=pb, ow=ow, oh=oh,
+                    split=None, w=ww, h=hh)
+    return None
+
+
 def pdp_program(cs, p, flying):
     g = p['g']
     method = p['method']
@@ -407,6 +495,15 @@ def pdp_case(rng, idx, want_split, over_right=False, over_bottom=False, family=N
     if over_bottom:
         c = rng.randint(9, 32)
     geometry = pdp_overb_geometry if over_bottom else pdp_over_geometry if over_right else None
+    if family == 'edge':  # a few short surfaces, narrow output (pdp_edge_geometry)
+        w, h, c = rng.randint(1, 24), rng.randint(1, 9), rng.randint(9, 40)
+        geometry = pdp_edge_geometry
+    if family == 'top':  # the input size comes with the geometry
+        g = pdp_top_geometry(rng, 0, 0, 0, False, False)
+        if g is None:
+            return None
+        w, h, c = g['w'], g['h'], rng.randint(1, 40)
+        geometry = lambda *a: g
     p = pdp_params(rng, w, h, c, False, want_split, geometry)
     if p is None:
         return None
@@ -710,7 +807,8 @@ def main():
             [('imgpew', n) for n in range(IMG_FORMATS)] + [('imgst', n) for n in range(40)] +
             [('pdpover', n) for n in range(24)] + [('pdpoversplit', n) for n in range(10)] +
             [('sdppdpover', n) for n in range(8)] + [('pdpoverb', n) for n in range(56)] +
-            [('pdpoverbx', n) for n in range(60)])
+            [('pdpoverbx', n) for n in range(60)] + [('pdpedge', n) for n in range(48)] +
+            [('pdptop', n) for n in range(32)])
     for kind, n in plan:
         rng = random.Random('%s-%d' % (kind, n))
         cs = None
@@ -730,11 +828,13 @@ def main():
             continue
         if kind == 'sdp':
             cs = sdp_case(rng, n)
-        elif kind in ('pdp', 'pdpsplit', 'pdpover', 'pdpoversplit', 'pdpoverb', 'pdpoverbx'):
+        elif kind in ('pdp', 'pdpsplit', 'pdpover', 'pdpoversplit', 'pdpoverb', 'pdpoverbx',
+                      'pdpedge', 'pdptop'):
             split = kind.endswith('split')
             for _ in range(20):
                 cs = pdp_case(rng, n + (100 if split else 0), split, kind.startswith('pdpover'),
-                              kind.startswith('pdpoverb'), kind[3:] if kind == 'pdpoverbx' else None)
+                              kind.startswith('pdpoverb'),
+                              kind[3:] if kind in ('pdpoverbx', 'pdpedge', 'pdptop') else None)
                 if cs:
                     break
         elif kind in ('sdppdp', 'sdppdpover'):

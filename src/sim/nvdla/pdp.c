@@ -1341,8 +1341,8 @@ static int c1d_run(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_
  * samllH_flush_num for inputs shorter than the kernel), the ones left over
  * while the next surface's first lines come in (flush_in_next_surf).  When
  * PAD_BOTTOM is larger than the last window needs, the surplus lines are
- * stale entries, the last result the following entries held (0 for the
- * entry of the surface's last window, the one emptied at its last line),
+ * stale entries, the last result the following entries held (no data for the
+ * entry of the surface's last window, emptied at its last line: c2d_emptied_entry),
  * and they go out ahead of the next surface's lines: the write DMA, counting
  * lines, puts every later line one place further.  Measured on the nv_small
  * RTL (rg_pdp_8x6x19_k4x4s3x2_ave_007, 2 entries: surface 1 starts with
@@ -1486,14 +1486,46 @@ static int c2d_window_started(const struct pdp_cfg *c, uint32_t oy)
     return start <= (int64_t)c->in_h - 1 && start + c->kh <= (int64_t)c->in_h + c->pad_b;
 }
 
+static int64_t c2d_lastline_extra(const struct pdp_cfg *c, int *last_out);
+
+/* The last window's own entry, emptied at its last line, sent as a surplus
+ * line: no data, and a line count of one (the entry's size field holds
+ * lines - 1 = 0), so for average pooling cal2d adds the padding value of the
+ * kernel height - 1 lines it takes as missing (pad_value, PAD_VALUE_nX x
+ * kernel width) before dividing; max and min read 0.  Measured on the nv_small
+ * RTL: rg_pdpedge_7x6x13_k7x3s7x3_ave_035 (kernel height 3, PAD_BOTTOM 3: a
+ * line of avg(2 pad lines)), and two variants of it with kernel height 4 and
+ * PAD_BOTTOM 5 and 6 (3 pad lines in both; docs/fidelity.md). */
+static void c2d_emptied_entry(const struct pdp_cfg *c, const struct pdp_split *s,
+                              struct pdp_work *w, uint8_t *line)
+{
+    const size_t n = (size_t)s->out_w * c->lanes;
+    const uint32_t npad = c->kh - 1;
+    if (c->method != PDP_AVE || npad == 0) {
+        memset(line, 0, (size_t)s->out_w * c->atom_bytes);
+        return;
+    }
+    const unsigned hbits = c->bits + 23, vbits = c->bits + 20; /* as pdp_pool_column */
+    int64_t sum = c->pad_v[npad];
+    int32_t hm = dla_pool_round16(dla_pool_wrap(sum * (int64_t)c->recip_w, hbits), c->bits + 3);
+    int32_t r = dla_pool_round16(dla_pool_wrap((int64_t)hm * (int64_t)c->recip_h, vbits), c->bits);
+    for (size_t i = 0; i < n; i++) {
+        w->acc[i] = r;
+    }
+    pdp_pack(c, w->acc, line, n);
+}
+
 /* The faithful path: cal1d replayed, cal2d fed the results in order, its
- * surface-end surplus lines put in the output stream. */
+ * surface-end surplus lines put in the output stream (and the window in
+ * progress at a surface's last line, c2d_lastline_extra). */
 static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_cube *in,
                          struct pdp_work *w, size_t *c1d_beats)
 {
     struct pdp_c1d m;
     const uint32_t nbuf = c2d_buffer_lines(c->kh, c->sh);
     const uint32_t surplus = pdp_bottom_surplus(c);
+    int last_out;
+    const int64_t lastline = c2d_lastline_extra(c, &last_out);
     const size_t max_bytes = (size_t)w->ring_stride / c->lanes * c->atom_bytes;
     uint8_t *stale = calloc((size_t)PDP_KERNEL_MAX * (max_bytes ? max_bytes : 1), 1);
     if (stale == NULL) {
@@ -1519,9 +1551,17 @@ static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struc
                 memcpy(stale + (size_t)(oy % nbuf) * max_bytes, w->out, bytes);
                 rc = c2d_put(d, c, s, slot++, w->out);
             }
+            /* the window started in the top padding and left in progress:
+             * sent partial with the surface's last line, ahead of the next */
+            for (int64_t k = 0; !rc && surf + 1 < c->surfaces && k < lastline; k++) {
+                c2d_window(c, s, w, &m, e0, c->out_h);
+                memcpy(stale + (size_t)(c->out_h % nbuf) * max_bytes, w->out, bytes);
+                rc = c2d_put(d, c, s, slot++, w->out);
+            }
             /* surplus: the windows after the last one; one that has taken a
              * line of the surface sends its partial result, one that has not
-             * the entry as it is (the last window's own entry reads 0) */
+             * the entry as it is (the last window's own entry: no data,
+             * c2d_emptied_entry) */
             for (uint32_t k = 1; !rc && surplus && surf + 1 < c->surfaces && k <= surplus; k++) {
                 uint32_t oy = c->out_h - 1 + k, entry = oy % nbuf;
                 if (!c2d_surplus_sent(c, k, nbuf)) {
@@ -1531,7 +1571,7 @@ static int pdp_run_flush(struct dla_dev *d, const struct pdp_cfg *c, const struc
                     c2d_window(c, s, w, &m, e0, oy);
                     memcpy(stale + (size_t)entry * max_bytes, w->out, bytes);
                 } else if (entry == (c->out_h - 1) % nbuf) {
-                    memset(stale + (size_t)entry * max_bytes, 0, bytes);
+                    c2d_emptied_entry(c, s, w, stale + (size_t)entry * max_bytes);
                 }
                 rc = c2d_put(d, c, s, slot++, stale + (size_t)entry * max_bytes);
             }
@@ -1608,15 +1648,18 @@ static int pdp_run(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_
  *    more than the FIFOs and pipeline stages behind op_done hold: cal2d, cal1d
  *    and PDP_RDMA stall, and rdma2wdma_done never comes.  How much they hold
  *    was measured on the nv_small RTL with cal2d run alone under Verilator and
- *    the whole design: 8 atoms, the last still in flight, pass
- *    (rg_pdpoverb_7x8x25_k6x3s2x7_ave_008), 9 hang
- *    (rg_pdpoverb_9x6x16_k2x5s4x3_max_021); 8 whole atoms hang too
- *    (rg_pdpoverbx_19x9x20_k8x6s3x6_ave_017), which counting whole atoms
- *    cannot tell (a known disagreement); docs/fidelity.md.
+ *    the whole design: 8 atoms, the last still going out with the last
+ *    input line, pass (rg_pdpoverb_7x8x25_k6x3s2x7_ave_008), 9 hang
+ *    (rg_pdpoverb_9x6x16_k2x5s4x3_max_021), and so do 8 whole atoms
+ *    (rg_pdpoverbx_19x9x20_k8x6s3x6_ave_017): c2d_lines tells whether the
+ *    last input line carries an output line; docs/fidelity.md.
+ *    The lines cal2d sends include the window started in the top padding
+ *    and left in progress at a surface's last line (c2d_lastline_extra).
  * On the fly the WDMA does not wait for PDP_RDMA (reading_done_flag is set at
  * op_load), so only the first case applies there. */
 
-#define PDP_WDMA_ABSORB_ATOMS 8u /* atoms past op_done that do not stall the core (measured) */
+/* atoms past op_done that do not stall the core, the last in flight (measured) */
+#define PDP_WDMA_ABSORB_ATOMS 8u
 
 /* Windows cal2d completes in `lines` whole extra lines after the cube: its
  * line counters are not started again (init_cnt is pdp_op_start or a surface
@@ -1628,18 +1671,145 @@ static uint64_t c2d_windows_in(const struct pdp_cfg *c, uint64_t lines)
     return lines == 0 || room < 0 ? 0 : (uint64_t)room / c->sh + 1;
 }
 
+/* cal2d's vertical counters, stepped one input line at a time.  ref: nvdla/hw
+ * nv_small NV_NVDLA_PDP_CORE_cal2d.v: strip_ycnt_stride (stride_end),
+ * strip_ycnt_psize (3 bits; pooling_2d_rdy when it equals the kernel height -
+ * 1 at a line end), unit2d_cnt_stride / unit2d_cnt_pooling (the line-buffer
+ * entry a window starts in / is read from), unit2d_en (an entry holds a
+ * window in progress: set at the surface start for the windows in the top
+ * padding, init_unit2d_set, and at each stride_end unless last_pooling_flag;
+ * cleared when its window is read out and at each surface end).  An output
+ * line goes out on an active_last_line (pooling_2d_rdy, or the surface's
+ * last input line, last_line_in) when the entry unit2d_cnt_pooling points to
+ * is enabled: so the window in progress at a surface's last line goes out
+ * then, partial, even when PAD_BOTTOM does not reach its end.  Checked
+ * against cal2d run alone (tools/rtlgrade/cal2d_probe) on random programmings
+ * without a surface-end flush: lines and their timing agree. */
+struct c2d_lines {
+    uint32_t stride, psize, cnt_stride, cnt, line;
+    uint8_t en[8];
+};
+
+static void c2d_lines_init(const struct pdp_cfg *c, struct c2d_lines *s)
+{
+    const uint32_t psn = c1d_pad_stride_num(c->sh, c->pad_t);
+    s->stride = (c->pad_t - psn * c->sh) & 7u; /* strip_ycnt_offset */
+    s->psize = c->pad_t & 7u;
+    s->cnt_stride = psn;
+    s->cnt = 0;
+    s->line = 0;
+    for (uint32_t i = 0; i < 8; i++) {
+        s->en[i] = i <= psn; /* init_unit2d_set */
+    }
+}
+
+/* One input line; returns whether cal2d sends an output line with it.
+ * `cube_end`: this line ends the (sub)cube (no re-start of the counters,
+ * wr_total_cube_done clears every entry). */
+static int c2d_lines_step(const struct pdp_cfg *c, struct c2d_lines *s, uint32_t nbuf,
+                          int cube_end)
+{
+    const int last = s->line == c->in_h - 1; /* last_line_in */
+    const int rdy = s->psize == c->kh - 1;   /* pooling_2d_rdy */
+    const int out = (rdy || last) && s->en[s->cnt];
+    const int stride_end = s->stride == c->sh - 1;
+    const int last_pooling = (int64_t)(c->in_h - 1 - s->line) + c->pad_b <= (int64_t)c->kh - 1;
+    if (last && !cube_end) {
+        c2d_lines_init(c, s); /* middle_surface_trig */
+        return out;
+    }
+    uint32_t set = 8; /* unit2d_set_trig: the entry after unit2d_cnt_stride */
+    if (stride_end && !last_pooling) {
+        set = s->cnt_stride == nbuf - 1 ? 0 : s->cnt_stride + 1;
+    }
+    for (uint32_t i = 0; i < 8; i++) {
+        if (last && cube_end) {
+            s->en[i] = 0;
+        } else if (i == set) {
+            s->en[i] = 1;
+        } else if ((rdy && s->cnt == i) || last) {
+            s->en[i] = 0;
+        }
+    }
+    if (stride_end) {
+        s->cnt_stride = s->cnt_stride == nbuf - 1 ? 0 : s->cnt_stride + 1;
+    }
+    if (rdy || last) {
+        s->cnt = s->cnt == nbuf - 1 ? 0 : s->cnt + 1;
+    }
+    s->stride = stride_end ? 0 : s->stride + 1;
+    if (c->kh >= c->sh) {
+        s->psize = (rdy ? c->kh - c->sh : s->psize + 1) & 7u;
+    } else {
+        s->psize = s->stride <= c->kh - 1 ? s->stride : 0;
+    }
+    s->line = last ? 0 : s->line + 1;
+    return out;
+}
+
+/* Lines cal2d sends during a surface's input lines (before its surface-end
+ * flush); *last_out: whether its last input line carries one. */
+static uint32_t c2d_surface_lines(const struct pdp_cfg *c, int *last_out)
+{
+    struct c2d_lines s;
+    const uint32_t nbuf = c2d_buffer_lines(c->kh, c->sh);
+    uint32_t n = 0;
+    int out = 0;
+    c2d_lines_init(c, &s);
+    for (uint32_t y = 0; y < c->in_h; y++) {
+        out = c2d_lines_step(c, &s, nbuf, 0);
+        n += (uint32_t)out;
+    }
+    *last_out = out;
+    return n;
+}
+
+/* Lines cal2d sends per surface beyond those PDP_WDMA expects before the
+ * flush (out_h less the flush lines the last windows need): the window in
+ * progress at the last line sent partial (rg_pdp_33x5x23_k8x8s8x3_max_017);
+ * *last_out as c2d_surface_lines. */
+static int64_t c2d_lastline_extra(const struct pdp_cfg *c, int *last_out)
+{
+    const int64_t sent = c2d_surface_lines(c, last_out);
+    return sent - ((int64_t)c->out_h - (int64_t)c2d_flush_num(c, pdp_needed_bottom(c)));
+}
+
+/* Whether cal2d's last input line carries an output line when cal1d sends
+ * `extra` lines' worth of results past the cube, stepped from the cube's
+ * last surface on: the counters run on past its end (wr_total_cube_done
+ * only clears the entries), and its surface and split counters start again,
+ * so every surfaces x splits surfaces later is a cube end again.  Against
+ * cal2d run alone with extra lines (cal2d_probe BEATS_IN): 34 of 599 random
+ * programmings without a flush differ (docs/fidelity.md); it decides only
+ * at exactly 8 atoms past the count. */
+static int c2d_extra_last_out(const struct pdp_cfg *c, uint64_t extra)
+{
+    struct c2d_lines s;
+    const uint32_t nbuf = c2d_buffer_lines(c->kh, c->sh);
+    const uint64_t period = (uint64_t)c->surfaces * c->nsplit;
+    int out = 0;
+    c2d_lines_init(c, &s);
+    for (uint64_t y = 0; y < c->in_h + extra; y++) {
+        out = c2d_lines_step(c, &s, nbuf, (y / c->in_h) % period == 0);
+    }
+    return out;
+}
+
 /* Atoms cal2d sends past PDP_WDMA's count before it has taken its last
- * input (negative: fewer). */
-static int64_t c2d_excess_atoms(const struct pdp_cfg *c, size_t beats_in, size_t beats_want)
+ * input (negative: fewer); *in_flight: whether the last of them goes out
+ * with that input line (its last beats still in cal2d's pipeline). */
+static int64_t c2d_excess_atoms(const struct pdp_cfg *c, size_t beats_in, size_t beats_want,
+                                int *in_flight)
 {
     const struct pdp_split *last = &c->split[c->nsplit - 1];
     const uint64_t f = c2d_flush_num(c, c->pad_b), g = c2d_flush_num(c, pdp_needed_bottom(c));
     const uint64_t beats_atom = c->lanes / c->beat_lanes;
     const int64_t sx = (int64_t)c2d_surplus_sent_count(c);
+    const int64_t lx = c2d_lastline_extra(c, in_flight);
     int64_t excess = 0;
     for (uint32_t i = 0; i < c->nsplit; i++) {
         int64_t ow = c->split[i].out_w;
-        excess += sx * (int64_t)(c->surfaces - 1) * ow;
+        excess += sx * (int64_t)(c->surfaces - 1) * ow + lx * (int64_t)c->surfaces * ow;
         if (i + 1 < c->nsplit) {
             excess += ((int64_t)f - (int64_t)g) * ow; /* a split's last flush, before the next */
         }
@@ -1648,6 +1818,7 @@ static int64_t c2d_excess_atoms(const struct pdp_cfg *c, size_t beats_in, size_t
         return excess - (int64_t)g * last->out_w; /* the needed flush lines come after */
     }
     uint64_t extra_lines = (beats_in - beats_want) / (beats_atom * c->split[0].out_w);
+    *in_flight = c2d_extra_last_out(c, extra_lines);
     return excess + ((int64_t)f - (int64_t)g) * last->out_w +
            (int64_t)(c2d_windows_in(c, extra_lines) * c->split[0].out_w);
 }
@@ -1682,13 +1853,19 @@ static int pdp_never_completes(struct dla_dev *d, const struct pdp_cfg *c, size_
                   beats_in, beats_want, c->pad_r, c->sw);
         return 1;
     }
-    int64_t excess = c->flying ? 0 : c2d_excess_atoms(c, beats_in, beats_want);
-    if (excess > (int64_t)PDP_WDMA_ABSORB_ATOMS) {
+    int in_flight = 0;
+    int64_t excess = c->flying ? 0 : c2d_excess_atoms(c, beats_in, beats_want, &in_flight);
+    /* whole atoms past the count before the last input: at most 7 (the 8th
+     * may still be in flight) */
+    if (excess - in_flight >= (int64_t)PDP_WDMA_ABSORB_ATOMS) {
+        int last_out;
+        long long lx = (long long)c2d_lastline_extra(c, &last_out);
         dla_stall(d, both, "PDP: cal2d sends %lld atom(s) more than PDP_WDMA writes before it has "
                   "taken its last input (D_POOLING_PADDING_CFG.PAD_BOTTOM=%u where the last window "
-                  "needs %u, PAD_RIGHT=%u; at most %u are absorbed): the core stalls and PDP_RDMA "
-                  "never finishes reading",
-                  (long long)excess, c->pad_b, need, c->pad_r, PDP_WDMA_ABSORB_ATOMS);
+                  "needs %u, PAD_RIGHT=%u; %lld line(s) a surface for a window still in progress at "
+                  "the surface's last line; %u are absorbed, the last only while cal2d still sends "
+                  "it with its last input line): the core stalls and PDP_RDMA never finishes reading",
+                  (long long)excess, c->pad_b, need, c->pad_r, lx, PDP_WDMA_ABSORB_ATOMS);
         return 1;
     }
     return 0;
@@ -1798,8 +1975,10 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
      * (checked once with every layer sent through it: all PDP traces of
      * NVIDIA's suite and tests/traces/rtl-graded pass); the direct one is
      * the fast path */
-    rc = pdp_overstated_right(c) || pdp_bottom_surplus(c) ? pdp_run_flush(d, c, in, &w, &beats_in)
-                                                          : pdp_run(d, c, in, &w);
+    int last_out;
+    rc = pdp_overstated_right(c) || pdp_bottom_surplus(c) || c2d_lastline_extra(c, &last_out) > 0
+             ? pdp_run_flush(d, c, in, &w, &beats_in)
+             : pdp_run(d, c, in, &w);
     if (!rc) {
         pdp_never_completes(d, c, beats_in);
     }
