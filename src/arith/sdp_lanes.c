@@ -13,6 +13,10 @@
 
 #include "arith/sdp_lanes.h"
 
+#if defined(DLA_LANES_X86)
+#include <immintrin.h>
+#endif
+
 /* ---- constants -------------------------------------------------------------- */
 
 void dla_sdp_lane_x_init(struct sdp_lane_x_cfg *l, enum sdp_lane_alu alu, int mul_bypass,
@@ -103,6 +107,50 @@ DLA_LANES_INLINE void run_range(const int32_t *d, size_t n, int32_t *lo, int32_t
     }
     *lo = a[0];
     *hi = b[0];
+}
+
+#if defined(DLA_LANES_X86)
+/* run_range in 8-lane min/max registers: the block form above keeps its
+ * per-lane arrays in memory (a store per element). */
+DLA_LANES_AVX2_ATTR static void run_range_avx2(const int32_t *d, size_t n, int32_t *lo,
+                                               int32_t *hi)
+{
+    __m256i a = _mm256_set1_epi32(d[0]), b = a;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(d + i));
+        a = _mm256_min_epi32(a, v);
+        b = _mm256_max_epi32(b, v);
+    }
+    int32_t ta[8], tb[8];
+    _mm256_storeu_si256((__m256i *)(void *)ta, a);
+    _mm256_storeu_si256((__m256i *)(void *)tb, b);
+    int32_t l = d[0], h = d[0];
+    for (size_t j = 0; j < 8; j++) {
+        l = ta[j] < l ? ta[j] : l;
+        h = tb[j] > h ? tb[j] : h;
+    }
+    for (; i < n; i++) {
+        l = d[i] < l ? d[i] : l;
+        h = d[i] > h ? d[i] : h;
+    }
+    *lo = l;
+    *hi = h;
+}
+#endif
+
+/* run_range of the variant (`avx2` a constant after inlining). */
+DLA_LANES_INLINE void range_of(const int avx2, const int32_t *d, size_t n, int32_t *lo,
+                               int32_t *hi)
+{
+#if defined(DLA_LANES_X86)
+    if (avx2) {
+        run_range_avx2(d, n, lo, hi);
+        return;
+    }
+#endif
+    (void)avx2;
+    run_range(d, n, lo, hi);
 }
 
 static int64_t abs64(int64_t v)
@@ -197,18 +245,18 @@ DLA_LANES_INLINE void x_form(const struct sdp_lane_x_cfg *p, const int32_t *src,
 
 DLA_LANES_INLINE void x_any(const struct sdp_lane_x_cfg *p, const int32_t *src, int32_t *dst,
                             size_t n, const int32_t *ao, int32_t av, const int32_t *mo,
-                            int32_t mv)
+                            int32_t mv, const int avx2)
 {
     int32_t xlo, xhi, olo = av, ohi = av, mlo = mv, mhi = mv;
     if (n == 0) {
         return;
     }
-    run_range(src, n, &xlo, &xhi);
+    range_of(avx2, src, n, &xlo, &xhi);
     if (ao) {
-        run_range(ao, n, &olo, &ohi);
+        range_of(avx2, ao, n, &olo, &ohi);
     }
     if (mo) {
-        run_range(mo, n, &mlo, &mhi);
+        range_of(avx2, mo, n, &mlo, &mhi);
     }
     int narrow = x_narrow(p, xlo, xhi, olo, ohi, mlo, mhi);
     if (ao && mo) {
@@ -225,7 +273,7 @@ DLA_LANES_INLINE void x_any(const struct sdp_lane_x_cfg *p, const int32_t *src, 
 static void x_generic(const struct sdp_lane_x_cfg *p, const int32_t *src, int32_t *dst, size_t n,
                       const int32_t *ao, int32_t av, const int32_t *mo, int32_t mv)
 {
-    x_any(p, src, dst, n, ao, av, mo, mv);
+    x_any(p, src, dst, n, ao, av, mo, mv, 0);
 }
 
 #if defined(DLA_LANES_X86)
@@ -233,7 +281,7 @@ DLA_LANES_AVX2_ATTR static void x_avx2(const struct sdp_lane_x_cfg *p, const int
                                        int32_t *dst, size_t n, const int32_t *ao, int32_t av,
                                        const int32_t *mo, int32_t mv)
 {
-    x_any(p, src, dst, n, ao, av, mo, mv);
+    x_any(p, src, dst, n, ao, av, mo, mv, 1);
 }
 #endif
 
@@ -324,14 +372,14 @@ DLA_LANES_INLINE void cvt_loop(const struct sdp_lane_cvt_cfg *p, const int32_t *
 }
 
 DLA_LANES_INLINE uint32_t cvt_any(const struct sdp_lane_cvt *c, const int32_t *src, int32_t *dst,
-                                  size_t n)
+                                  size_t n, const int avx2)
 {
     uint32_t sat[DLA_LANES_BLOCK];
     for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
         sat[j] = 0;
     }
     int32_t lo, hi;
-    run_range(src, n, &lo, &hi);
+    range_of(avx2, src, n, &lo, &hi);
     if (c->narrow_ok && lo >= c->narrow_lo && hi <= c->narrow_hi) {
         const struct sdp_lane_cvt_narrow p = c->narrow;
         if (p.shift) {
@@ -349,14 +397,14 @@ DLA_LANES_INLINE uint32_t cvt_any(const struct sdp_lane_cvt *c, const int32_t *s
 static uint32_t cvt_generic(const struct sdp_lane_cvt *c, const int32_t *src, int32_t *dst,
                             size_t n)
 {
-    return cvt_any(c, src, dst, n);
+    return cvt_any(c, src, dst, n, 0);
 }
 
 #if defined(DLA_LANES_X86)
 DLA_LANES_AVX2_ATTR static uint32_t cvt_avx2(const struct sdp_lane_cvt *c, const int32_t *src,
                                              int32_t *dst, size_t n)
 {
-    return cvt_any(c, src, dst, n);
+    return cvt_any(c, src, dst, n, 1);
 }
 #endif
 
@@ -390,4 +438,134 @@ int dla_sdp_lanes_any_nonzero(const uint8_t *p, size_t n)
         any |= nz[j];
     }
     return any != 0;
+}
+
+/* ---- memory elements ---------------------------------------------------------- */
+
+/* The restrict-qualified plain loops vectorise (the arrays never overlap:
+ * the caller's input bytes, its int32 chunk). */
+DLA_LANES_INLINE void widen_any(const uint8_t *restrict src, unsigned bytes,
+                                int32_t *restrict dst, size_t n)
+{
+    if (bytes == 1) {
+        for (size_t j = 0; j < n; j++) {
+            dst[j] = (int8_t)src[j];
+        }
+        return;
+    }
+    for (size_t j = 0; j < n; j++) {
+        dst[j] = (int16_t)(uint16_t)(src[2 * j] | (uint16_t)(src[2 * j + 1] << 8));
+    }
+}
+
+DLA_LANES_INLINE void narrow_any(const int32_t *restrict src, size_t n, unsigned bytes,
+                                 uint8_t *restrict dst)
+{
+    if (bytes == 1) {
+        for (size_t j = 0; j < n; j++) {
+            dst[j] = (uint8_t)((uint32_t)src[j] & 0xffu);
+        }
+        return;
+    }
+    for (size_t j = 0; j < n; j++) {
+        dst[2 * j] = (uint8_t)((uint32_t)src[j] & 0xffu);
+        dst[2 * j + 1] = (uint8_t)(((uint32_t)src[j] >> 8) & 0xffu);
+    }
+}
+
+/* The contiguous one-byte case (a stream with one component) is its own
+ * loop so that it vectorises as widen_any does. */
+DLA_LANES_INLINE void shl_ops_any(const uint8_t *restrict src, size_t stride, unsigned bytes,
+                                  unsigned shift, int32_t *restrict dst, size_t n)
+{
+    if (bytes == 1 && stride == 1) {
+        for (size_t j = 0; j < n; j++) {
+            dst[j] = (int32_t)((uint32_t)(int32_t)(int8_t)src[j] << shift);
+        }
+    } else if (bytes == 1) {
+        for (size_t j = 0; j < n; j++) {
+            dst[j] = (int32_t)((uint32_t)(int32_t)(int8_t)src[j * stride] << shift);
+        }
+    } else {
+        for (size_t j = 0; j < n; j++) {
+            const uint8_t *e = src + j * stride;
+            int32_t v = (int16_t)(uint16_t)(e[0] | (uint16_t)(e[1] << 8));
+            dst[j] = (int32_t)((uint32_t)v << shift);
+        }
+    }
+}
+
+static void widen_generic(const uint8_t *src, unsigned bytes, int32_t *dst, size_t n)
+{
+    widen_any(src, bytes, dst, n);
+}
+
+static void narrow_generic(const int32_t *src, size_t n, unsigned bytes, uint8_t *dst)
+{
+    narrow_any(src, n, bytes, dst);
+}
+
+static void shl_ops_generic(const uint8_t *src, size_t stride, unsigned bytes, unsigned shift,
+                            int32_t *dst, size_t n)
+{
+    shl_ops_any(src, stride, bytes, shift, dst, n);
+}
+
+#if defined(DLA_LANES_X86)
+DLA_LANES_AVX2_ATTR static void widen_avx2(const uint8_t *src, unsigned bytes, int32_t *dst,
+                                           size_t n)
+{
+    widen_any(src, bytes, dst, n);
+}
+
+DLA_LANES_AVX2_ATTR static void narrow_avx2(const int32_t *src, size_t n, unsigned bytes,
+                                            uint8_t *dst)
+{
+    narrow_any(src, n, bytes, dst);
+}
+
+DLA_LANES_AVX2_ATTR static void shl_ops_avx2(const uint8_t *src, size_t stride, unsigned bytes,
+                                             unsigned shift, int32_t *dst, size_t n)
+{
+    shl_ops_any(src, stride, bytes, shift, dst, n);
+}
+#endif
+
+void dla_sdp_lanes_widen(enum dla_lanes_isa isa, const uint8_t *src, unsigned bytes, int32_t *dst,
+                         size_t n)
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        widen_avx2(src, bytes, dst, n);
+        return;
+    }
+#endif
+    (void)isa;
+    widen_generic(src, bytes, dst, n);
+}
+
+void dla_sdp_lanes_narrow(enum dla_lanes_isa isa, const int32_t *src, size_t n, unsigned bytes,
+                          uint8_t *dst)
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        narrow_avx2(src, n, bytes, dst);
+        return;
+    }
+#endif
+    (void)isa;
+    narrow_generic(src, n, bytes, dst);
+}
+
+void dla_sdp_lanes_shl_ops(enum dla_lanes_isa isa, const uint8_t *src, size_t stride,
+                           unsigned bytes, unsigned shift, int32_t *dst, size_t n)
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        shl_ops_avx2(src, stride, bytes, shift, dst, n);
+        return;
+    }
+#endif
+    (void)isa;
+    shl_ops_generic(src, stride, bytes, shift, dst, n);
 }

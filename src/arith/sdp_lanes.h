@@ -50,6 +50,20 @@ void dla_sdp_lanes_x(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *p, con
  * the saturated elements. */
 uint32_t dla_sdp_lanes_cvt(enum dla_lanes_isa isa, const struct sdp_lane_cvt *p,
                            const int32_t *src, int32_t *dst, size_t n);
+/* Memory elements of `bytes` (1: int8, 2: int16 little-endian) to int32:
+ * dst[j] = element j of src, sign-extended (MRDMA's input). */
+void dla_sdp_lanes_widen(enum dla_lanes_isa isa, const uint8_t *src, unsigned bytes, int32_t *dst,
+                         size_t n);
+/* The low `bytes` (1 or 2) bytes of each of n values, little-endian (WDMA's
+ * output). */
+void dla_sdp_lanes_narrow(enum dla_lanes_isa isa, const int32_t *src, size_t n, unsigned bytes,
+                          uint8_t *dst);
+/* One component of n operand elements `stride` bytes apart, sign-extended
+ * from `bytes` (1 or 2) and shifted left: dst[j] = load(src + j * stride) *
+ * 2^shift, for shifts that cannot overflow 32 bits (shift <= 32 - 8 * bytes:
+ * then sdp_shl_su's saturation never applies). */
+void dla_sdp_lanes_shl_ops(enum dla_lanes_isa isa, const uint8_t *src, size_t stride,
+                           unsigned bytes, unsigned shift, int32_t *dst, size_t n);
 /* Is any of the n bytes non-zero? */
 int dla_sdp_lanes_any_nonzero(const uint8_t *p, size_t n);
 

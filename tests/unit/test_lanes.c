@@ -323,6 +323,72 @@ static void test_atoms(void **state)
     }
 }
 
+/* ---- memory elements (SDP's memory-input layers) ------------------------------- */
+
+/* Widening of int8 / int16 elements, narrowing to their low bytes, and the
+ * shifted operand components against sext() / ref_shl32() of sdpref.c, on
+ * random bytes (every value of a byte, both signs of an int16), for every
+ * shift without saturation including the largest (-2^31 reached exactly). */
+static void check_mem_elems(enum dla_lanes_isa isa, size_t n)
+{
+    uint8_t *bytes = malloc(4 * n + 4), *back = malloc(2 * n + 8);
+    int32_t *got = malloc((n + 8) * sizeof(int32_t));
+    assert_true(bytes && back && got);
+    for (size_t i = 0; i < 4 * n + 4; i++) {
+        bytes[i] = (uint8_t)rnd(0, 255);
+    }
+    if (n > 1) { /* the extremes of both widths */
+        bytes[0] = 0x80, bytes[1] = 0x7f, bytes[2] = 0x00, bytes[3] = 0x80;
+    }
+    for (unsigned b = 1; b <= 2; b++) {
+        for (size_t i = 0; i < n + 8; i++) {
+            got[i] = (int32_t)0x5a5a5a5a;
+        }
+        dla_sdp_lanes_widen(isa, bytes, b, got, n);
+        for (size_t j = 0; j < n; j++) {
+            uint64_t raw = b == 1 ? bytes[j] : (uint64_t)(bytes[2 * j] | (bytes[2 * j + 1] << 8));
+            assert_int_equal(got[j], sext(raw, 8 * b));
+        }
+        assert_int_equal(got[n], (int32_t)0x5a5a5a5a);
+        memset(back, CANARY, 2 * n + 8);
+        dla_sdp_lanes_narrow(isa, got, n, b, back);
+        assert_memory_equal(back, bytes, n * b);
+        assert_int_equal(back[n * b], CANARY);
+        for (size_t stride = b; stride <= 4; stride += b) {
+            for (unsigned sh = 0; sh <= 32 - 8 * b; sh++) {
+                dla_sdp_lanes_shl_ops(isa, bytes, stride, b, sh, got, n);
+                for (size_t j = 0; j < n; j++) {
+                    const uint8_t *e = bytes + j * stride;
+                    int64_t v = sext(b == 1 ? e[0] : (uint64_t)(e[0] | (e[1] << 8)), 8 * b);
+                    if (got[j] != ref_shl32(v, sh)) {
+                        fail_msg("%s shl_ops n %zu bytes %u stride %zu shift %u: element %zu "
+                                 "(%lld) = %d, want %lld",
+                                 dla_lanes_isa_name(isa), n, b, stride, sh, j, (long long)v,
+                                 got[j], (long long)ref_shl32(v, sh));
+                    }
+                }
+            }
+        }
+    }
+    free(bytes);
+    free(back);
+    free(got);
+}
+
+static void test_mem_elems(void **state)
+{
+    (void)state;
+    rng = 0x1a9e0005u;
+    for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) {
+        if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
+            continue;
+        }
+        for (size_t i = 0; i < sizeof(run_lengths) / sizeof(run_lengths[0]); i++) {
+            check_mem_elems((enum dla_lanes_isa)isa, run_lengths[i]);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +396,7 @@ int main(void)
         cmocka_unit_test(test_x_stage),
         cmocka_unit_test(test_cvt),
         cmocka_unit_test(test_atoms),
+        cmocka_unit_test(test_mem_elems),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
