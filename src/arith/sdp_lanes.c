@@ -159,9 +159,11 @@ static int64_t abs64(int64_t v)
 }
 
 /* Is the X stage exact in 32-bit lanes (sdp_lane_x32) for inputs in
- * [xlo, xhi], ALU operands in [olo, ohi] and MUL operands in [mlo, mhi]? */
-static int x_narrow(const struct sdp_lane_x_cfg *p, int32_t xlo, int32_t xhi, int32_t olo,
-                    int32_t ohi, int32_t mlo, int32_t mhi)
+ * [xlo, xhi], ALU operands in [olo, ohi] and MUL operands in [mlo, mhi]?
+ * Then *bound bounds the magnitude of its outputs: the product, or the ALU
+ * result PReLU passes, and ReLU only raises negative values to 0. */
+static int x_narrow_bound(const struct sdp_lane_x_cfg *p, int32_t xlo, int32_t xhi, int32_t olo,
+                          int32_t ohi, int32_t mlo, int32_t mhi, int64_t *bound)
 {
     const int64_t lim = INT32_MAX;
     int64_t alo = xlo, ahi = xhi; /* the ALU result, bounded conservatively */
@@ -175,7 +177,16 @@ static int x_narrow(const struct sdp_lane_x_cfg *p, int32_t xlo, int32_t xhi, in
     }
     int64_t amax = abs64(alo) > abs64(ahi) ? abs64(alo) : abs64(ahi);
     int64_t mmax = abs64(mlo) > abs64(mhi) ? abs64(mlo) : abs64(mhi);
-    return p->mul_shift.shift <= 31 && alo >= -lim && ahi <= lim && amax * mmax <= lim;
+    int narrow = p->mul_shift.shift <= 31 && alo >= -lim && ahi <= lim && amax * mmax <= lim;
+    *bound = amax * (mmax > 1 ? mmax : 1);
+    return narrow;
+}
+
+static int x_narrow(const struct sdp_lane_x_cfg *p, int32_t xlo, int32_t xhi, int32_t olo,
+                    int32_t ohi, int32_t mlo, int32_t mhi)
+{
+    int64_t bound;
+    return x_narrow_bound(p, xlo, xhi, olo, ohi, mlo, mhi, &bound);
 }
 
 /* ---- X stage ---------------------------------------------------------------- */
@@ -438,6 +449,106 @@ int dla_sdp_lanes_any_nonzero(const uint8_t *p, size_t n)
         any |= nz[j];
     }
     return any != 0;
+}
+
+/* ---- X stage and output converter in one pass ------------------------------------ */
+
+/* One block of sdp_lane_x32 then sdp_lane_cvt32 (register operands); lanes
+ * j < valid count their saturation. */
+DLA_LANES_INLINE void xcvt_block(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt_narrow *q,
+                                 const int32_t *src, int32_t *dst, int32_t av, int32_t mv,
+                                 uint32_t *restrict sat, size_t valid, const int xshift,
+                                 const int cshift)
+{
+    int32_t t[DLA_LANES_BLOCK];
+    for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
+        uint32_t s = 0;
+        t[j] = sdp_lane_cvt32(q, sdp_lane_x32(p, src[j], av, mv, xshift), &s, cshift);
+        sat[j] += s & (uint32_t)(j < valid);
+    }
+    memcpy(dst, t, sizeof(t));
+}
+
+DLA_LANES_INLINE void xcvt_loop(const struct sdp_lane_x_cfg *cfg,
+                                const struct sdp_lane_cvt_narrow *qcfg, const int32_t *src,
+                                int32_t *dst, size_t n, int32_t av, int32_t mv, uint32_t *sat,
+                                const int xshift, const int cshift)
+{
+    const struct sdp_lane_x_cfg p = *cfg;
+    const struct sdp_lane_cvt_narrow q = *qcfg;
+    const size_t B = DLA_LANES_BLOCK;
+    size_t i = 0;
+    for (; i + B <= n; i += B) {
+        xcvt_block(&p, &q, src + i, dst + i, av, mv, sat, B, xshift, cshift);
+    }
+    if (i < n) {
+        int32_t td[DLA_LANES_BLOCK] = {0};
+        memcpy(td, src + i, (n - i) * sizeof(*src));
+        xcvt_block(&p, &q, td, td, av, mv, sat, n - i, xshift, cshift);
+        memcpy(dst + i, td, (n - i) * sizeof(*dst));
+    }
+}
+
+/* The fused pass when the X stage is exact in 32-bit lanes for the run and
+ * its outputs are all within the converter's 32-bit range (0: the caller
+ * runs the stages one by one). */
+DLA_LANES_INLINE int xcvt_any(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt *c,
+                              const int32_t *src, int32_t *dst, size_t n, int32_t av, int32_t mv,
+                              uint32_t *saturated, const int avx2)
+{
+    int32_t lo, hi;
+    int64_t bound;
+    if (n == 0 || !c->narrow_ok) {
+        return 0;
+    }
+    range_of(avx2, src, n, &lo, &hi);
+    if (!x_narrow_bound(p, lo, hi, av, av, mv, mv, &bound) || -bound < c->narrow_lo ||
+        bound > c->narrow_hi) {
+        return 0;
+    }
+    uint32_t sat[DLA_LANES_BLOCK] = {0};
+    const int xs = p->mul_shift.shift != 0, cs = c->narrow.shift != 0;
+    if (xs && cs) {
+        xcvt_loop(p, &c->narrow, src, dst, n, av, mv, sat, 1, 1);
+    } else if (xs) {
+        xcvt_loop(p, &c->narrow, src, dst, n, av, mv, sat, 1, 0);
+    } else if (cs) {
+        xcvt_loop(p, &c->narrow, src, dst, n, av, mv, sat, 0, 1);
+    } else {
+        xcvt_loop(p, &c->narrow, src, dst, n, av, mv, sat, 0, 0);
+    }
+    *saturated = sum_lanes(sat);
+    return 1;
+}
+
+static int xcvt_generic(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt *c,
+                        const int32_t *src, int32_t *dst, size_t n, int32_t av, int32_t mv,
+                        uint32_t *sat)
+{
+    return xcvt_any(p, c, src, dst, n, av, mv, sat, 0);
+}
+
+#if defined(DLA_LANES_X86)
+DLA_LANES_AVX2_ATTR static int xcvt_avx2(const struct sdp_lane_x_cfg *p,
+                                         const struct sdp_lane_cvt *c, const int32_t *src,
+                                         int32_t *dst, size_t n, int32_t av, int32_t mv,
+                                         uint32_t *sat)
+{
+    return xcvt_any(p, c, src, dst, n, av, mv, sat, 1);
+}
+#endif
+
+int dla_sdp_lanes_x_cvt(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
+                        const struct sdp_lane_cvt *cvt, const int32_t *src, int32_t *dst,
+                        size_t n, int32_t av, int32_t mv, uint32_t *sat)
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        return xcvt_avx2(x, cvt, src, dst, n, av, mv, sat);
+    }
+#endif
+    (void)isa;
+    return xcvt_generic(x, cvt, src, dst, n, av, mv, sat);
 }
 
 /* ---- memory elements ---------------------------------------------------------- */

@@ -50,6 +50,14 @@ void dla_sdp_lanes_x(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *p, con
  * the saturated elements. */
 uint32_t dla_sdp_lanes_cvt(enum dla_lanes_isa isa, const struct sdp_lane_cvt *p,
                            const int32_t *src, int32_t *dst, size_t n);
+/* The X stage with register operands av, mv then the output converter, in
+ * one pass from src[0..n) to dst[0..n) (src may be dst): the values of
+ * dla_sdp_lanes_x then dla_sdp_lanes_cvt, *sat their saturations.  Done
+ * (1) only where both are exact in 32-bit lanes for this run (its range
+ * tells); 0 (nothing written): run them one after the other. */
+int dla_sdp_lanes_x_cvt(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
+                        const struct sdp_lane_cvt *cvt, const int32_t *src, int32_t *dst,
+                        size_t n, int32_t av, int32_t mv, uint32_t *sat);
 /* Memory elements of `bytes` (1: int8, 2: int16 little-endian) to int32:
  * dst[j] = element j of src, sign-extended (MRDMA's input). */
 void dla_sdp_lanes_widen(enum dla_lanes_isa isa, const uint8_t *src, unsigned bytes, int32_t *dst,

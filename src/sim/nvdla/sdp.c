@@ -792,6 +792,19 @@ static void process_chunk(const struct sdp_cfg *c, const int32_t *src, int32_t *
                           const struct sdp_ops *o, struct sdp_stats *st)
 {
     const int32_t *in = src;
+    /* one X stage with register (or per-kernel) operands, then the
+     * converter: one pass where the lanes allow it (a convolution's bias,
+     * scale and ReLU) */
+    const int k1 = c->x[0].en ? 0 : 1;
+    if (c->x[k1].en && !c->x[1 - k1].en && !c->ew.en && !c->eql && !o->op[2 * k1] &&
+        !o->op[2 * k1 + 1]) {
+        uint32_t sat;
+        if (dla_sdp_lanes_x_cvt(c->isa, &c->lane_x[k1], &c->lane_cvt, src, dst, n,
+                                o->val[2 * k1], o->val[2 * k1 + 1], &sat)) {
+            st->sat += sat;
+            return;
+        }
+    }
     for (int k = 0; k < 2; k++) {
         if (c->x[k].en) {
             dla_sdp_lanes_x(c->isa, &c->lane_x[k], in, dst, n, o->op[2 * k], o->val[2 * k],
