@@ -551,6 +551,109 @@ int dla_sdp_lanes_x_cvt(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
     return xcvt_generic(x, cvt, src, dst, n, av, mv, sat);
 }
 
+/* ---- BS, BN and the converter in one pass ------------------------------------------ */
+
+/* The identity X stage (ALU, MUL, ReLU bypassed; truncation 0) with ALU
+ * operand 0 and MUL operand 1: sdp_lane_x32 returns its input. */
+static void x_identity(struct sdp_lane_x_cfg *l)
+{
+    dla_sdp_lane_x_init(l, SDP_LANE_ALU_BYPASS, 1, 0, 1, 0);
+}
+
+int dla_sdp_lane_chain_init(struct sdp_lane_chain *ch, const struct sdp_lane_x_cfg *x0,
+                            const struct sdp_lane_x_cfg *x1, const struct sdp_lane_cvt *cvt,
+                            int32_t in_lo, int32_t in_hi, const int32_t op_lo[4],
+                            const int32_t op_hi[4])
+{
+    const struct sdp_lane_x_cfg *x[2] = {x0, x1};
+    int64_t lo = in_lo, hi = in_hi;
+    memset(ch, 0, sizeof(*ch));
+    for (int k = 0; k < 2; k++) {
+        int64_t bound;
+        if (!x[k]) {
+            x_identity(&ch->x[k]);
+            continue;
+        }
+        ch->x[k] = *x[k];
+        if (!x_narrow_bound(x[k], (int32_t)lo, (int32_t)hi, op_lo[2 * k], op_hi[2 * k],
+                            op_lo[2 * k + 1], op_hi[2 * k + 1], &bound)) {
+            return 0;
+        }
+        lo = -bound;
+        hi = bound;
+    }
+    ch->cvt = cvt->narrow;
+    return cvt->narrow_ok && lo >= cvt->narrow_lo && hi <= cvt->narrow_hi;
+}
+
+/* Both stages and the converter with their truncations on (a shift of 0
+ * rounds to the same value); lanes j < valid count their saturation. */
+DLA_LANES_INLINE void chain_block(const struct sdp_lane_chain *c, const int32_t *src, int32_t *dst,
+                                  const int32_t *a0, const int32_t *m0, const int32_t *a1,
+                                  const int32_t *m1, uint32_t *restrict sat, size_t valid)
+{
+    int32_t t[DLA_LANES_BLOCK];
+    for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
+        uint32_t s = 0;
+        int32_t v = sdp_lane_x32(&c->x[0], src[j], a0[j], m0[j], 1);
+        v = sdp_lane_x32(&c->x[1], v, a1[j], m1[j], 1);
+        t[j] = sdp_lane_cvt32(&c->cvt, v, &s, 1);
+        sat[j] += s & (uint32_t)(j < valid);
+    }
+    memcpy(dst, t, sizeof(t));
+}
+
+DLA_LANES_INLINE uint32_t chain_any(const struct sdp_lane_chain *cfg, const int32_t *src,
+                                    int32_t *dst, size_t n, const int32_t *const ops[4])
+{
+    const struct sdp_lane_chain c = *cfg;
+    const size_t B = DLA_LANES_BLOCK;
+    uint32_t sat[DLA_LANES_BLOCK] = {0};
+    size_t i = 0;
+    for (; i + B <= n; i += B) {
+        chain_block(&c, src + i, dst + i, ops[0] + i, ops[1] + i, ops[2] + i, ops[3] + i, sat, B);
+    }
+    if (i < n) {
+        int32_t t[5][DLA_LANES_BLOCK];
+        memset(t, 0, sizeof(t));
+        memcpy(t[4], src + i, (n - i) * sizeof(*src));
+        for (int k = 0; k < 4; k++) {
+            memcpy(t[k], ops[k] + i, (n - i) * sizeof(int32_t));
+        }
+        chain_block(&c, t[4], t[4], t[0], t[1], t[2], t[3], sat, n - i);
+        memcpy(dst + i, t[4], (n - i) * sizeof(*dst));
+    }
+    return sum_lanes(sat);
+}
+
+static uint32_t chain_generic(const struct sdp_lane_chain *c, const int32_t *src, int32_t *dst,
+                              size_t n, const int32_t *const ops[4])
+{
+    return chain_any(c, src, dst, n, ops);
+}
+
+#if defined(DLA_LANES_X86)
+DLA_LANES_AVX2_ATTR static uint32_t chain_avx2(const struct sdp_lane_chain *c, const int32_t *src,
+                                               int32_t *dst, size_t n,
+                                               const int32_t *const ops[4])
+{
+    return chain_any(c, src, dst, n, ops);
+}
+#endif
+
+uint32_t dla_sdp_lanes_chain(enum dla_lanes_isa isa, const struct sdp_lane_chain *c,
+                             const int32_t *src, int32_t *dst, size_t n,
+                             const int32_t *const ops[4])
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        return chain_avx2(c, src, dst, n, ops);
+    }
+#endif
+    (void)isa;
+    return chain_generic(c, src, dst, n, ops);
+}
+
 /* ---- memory elements ---------------------------------------------------------- */
 
 /* The restrict-qualified plain loops vectorise (the arrays never overlap:

@@ -58,6 +58,27 @@ uint32_t dla_sdp_lanes_cvt(enum dla_lanes_isa isa, const struct sdp_lane_cvt *p,
 int dla_sdp_lanes_x_cvt(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
                         const struct sdp_lane_cvt *cvt, const int32_t *src, int32_t *dst,
                         size_t n, int32_t av, int32_t mv, uint32_t *sat);
+/* BS, BN (either may be absent) and the output converter in one pass of
+ * 32-bit lanes, for a layer whose ranges make all three exact there. */
+struct sdp_lane_chain {
+    struct sdp_lane_x_cfg x[2];
+    struct sdp_lane_cvt_narrow cvt;
+};
+/* The chain of x0, x1 (NULL: the stage is absent) and cvt for inputs in
+ * [in_lo, in_hi] and operands (BS ALU, BS MUL, BN ALU, BN MUL) in
+ * [op_lo[i], op_hi[i]]; 0 when some value could leave the 32-bit lanes
+ * (then run the stages one by one). */
+int dla_sdp_lane_chain_init(struct sdp_lane_chain *ch, const struct sdp_lane_x_cfg *x0,
+                            const struct sdp_lane_x_cfg *x1, const struct sdp_lane_cvt *cvt,
+                            int32_t in_lo, int32_t in_hi, const int32_t op_lo[4],
+                            const int32_t op_hi[4]);
+/* The chain from src[0..n) to dst[0..n) (src may be dst) with one value per
+ * element of each operand in ops[0..3] (an absent stage's: ALU 0, MUL 1);
+ * returns the saturated elements.  The values of dla_sdp_lanes_x for each
+ * stage then dla_sdp_lanes_cvt. */
+uint32_t dla_sdp_lanes_chain(enum dla_lanes_isa isa, const struct sdp_lane_chain *c,
+                             const int32_t *src, int32_t *dst, size_t n,
+                             const int32_t *const ops[4]);
 /* Memory elements of `bytes` (1: int8, 2: int16 little-endian) to int32:
  * dst[j] = element j of src, sign-extended (MRDMA's input). */
 void dla_sdp_lanes_widen(enum dla_lanes_isa isa, const uint8_t *src, unsigned bytes, int32_t *dst,

@@ -321,6 +321,124 @@ static void test_x_cvt(void **state)
     }
 }
 
+/* ---- BS, BN and the converter chained ------------------------------------------------ */
+
+static void random_xcase(struct xcase *k)
+{
+    k->alu = (enum sdp_lane_alu)rnd(0, 3);
+    k->mul_bypass = (int)rnd(0, 1);
+    k->prelu = (int)rnd(0, 1);
+    k->relu_bypass = (int)rnd(0, 1);
+    k->shift = rnd(0, 4) ? rnd(0, 20) : rnd(0, 63);
+}
+
+/*
+ * dla_sdp_lanes_chain on int8 or int16 inputs with random stages (each
+ * present or not) and per-element operands drawn within the ranges given
+ * to dla_sdp_lane_chain_init (the ends included), against ref_x of each
+ * present stage then the converter of sdpref.c, values and saturations.
+ * Returns whether the chain applied.
+ */
+static int check_chain(enum dla_lanes_isa isa, size_t n)
+{
+    struct xcase k[2];
+    struct sdp_lane_x_cfg xc[2];
+    int on[2] = {(int)rnd(0, 3) != 0, (int)rnd(0, 1)};
+    int32_t lo[4], hi[4];
+    for (int s = 0; s < 2; s++) {
+        random_xcase(&k[s]);
+        dla_sdp_lane_x_init(&xc[s], k[s].alu, k[s].mul_bypass, k[s].prelu, k[s].relu_bypass,
+                            k[s].shift);
+        /* ALU operand: a register value or an int8 << shift; MUL: 16 bits */
+        int32_t a = (int32_t)rnd(0, 255) - 128, m = (int32_t)rnd(0, 0xffff) - 32768;
+        unsigned sh = rnd(0, 24);
+        int per_a = (int)rnd(0, 1), per_m = (int)rnd(0, 1);
+        lo[2 * s] = per_a ? (int32_t)((uint32_t)-128 << sh) : a * (1 << (sh & 7));
+        hi[2 * s] = per_a ? (int32_t)(127u << sh) : lo[2 * s];
+        lo[2 * s + 1] = per_m ? (int32_t)rnd(0, 300) - 300 : (rnd(0, 1) ? m : (int32_t)rnd(0, 40));
+        hi[2 * s + 1] = per_m ? lo[2 * s + 1] + (int32_t)rnd(0, 600) : lo[2 * s + 1];
+        if (k[s].alu == SDP_LANE_ALU_BYPASS) {
+            lo[2 * s] = hi[2 * s] = 0;
+        }
+        if (k[s].mul_bypass) {
+            lo[2 * s + 1] = hi[2 * s + 1] = 1;
+        }
+    }
+    unsigned bits = rnd(0, 3) ? 8 : 16;
+    int32_t offset = rnd(0, 2) ? (int32_t)rnd(0, 200) - 100 : rnd_value();
+    int32_t scale = rnd(0, 3) ? (int32_t)rnd(0, 8) - 4 : (int32_t)rnd(0, 0xffff) - 32768;
+    unsigned cshift = rnd(0, 4) ? rnd(0, 16) : rnd(0, 63);
+    struct sdp_lane_cvt cc;
+    dla_sdp_lane_cvt_init(&cc, offset, scale, cshift, bits);
+    struct sdp_lane_chain ch;
+    int32_t in_lo = bits == 8 ? -128 : -32768, in_hi = -in_lo - 1;
+    if (!dla_sdp_lane_chain_init(&ch, on[0] ? &xc[0] : NULL, on[1] ? &xc[1] : NULL, &cc, in_lo,
+                                 in_hi, lo, hi)) {
+        return 0;
+    }
+    int32_t *in = malloc(n * sizeof(*in)), *d = malloc(n * sizeof(*d));
+    int32_t *op[4];
+    assert_true(in && d);
+    for (int j = 0; j < 4; j++) {
+        op[j] = malloc(n * sizeof(int32_t));
+        assert_true(op[j] != NULL);
+        int absent = !on[j / 2];
+        for (size_t i = 0; i < n; i++) {
+            uint32_t r = rnd(0, 9);
+            /* in [lo, hi], computed modulo 2^32 (the span may exceed INT32_MAX) */
+            uint32_t span = (uint32_t)hi[j] - (uint32_t)lo[j];
+            int32_t v = r == 0 ? lo[j] : r == 1 ? hi[j]
+                                                : (int32_t)((uint32_t)lo[j] + rnd(0, span));
+            op[j][i] = absent ? (j & 1) : v;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t r = rnd(0, 9);
+        in[i] = r == 0 ? in_lo : r == 1 ? in_hi : in_lo + (int32_t)rnd(0, (uint32_t)(in_hi - in_lo));
+    }
+    memcpy(d, in, n * sizeof(*d));
+    const int32_t *ops[4] = {op[0], op[1], op[2], op[3]};
+    uint32_t sat = dla_sdp_lanes_chain(isa, &ch, d, d, n, ops), want_sat = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = in[i];
+        for (int s = 0; s < 2; s++) {
+            x = on[s] ? ref_x(&k[s], (int32_t)x, op[2 * s][i], op[2 * s + 1][i]) : x;
+        }
+        int sa;
+        int32_t want = (int32_t)clamp_bits(ref_rshift((x - offset) * scale, cshift, 49, 17, &sa),
+                                           bits);
+        want_sat += (uint32_t)sa;
+        if (d[i] != want) {
+            fail_msg("%s chain (BS %d BN %d) element %zu of %zu: %d -> %d, reference %d",
+                     dla_lanes_isa_name(isa), on[0], on[1], i, n, in[i], d[i], want);
+        }
+    }
+    assert_int_equal(sat, want_sat);
+    for (int j = 0; j < 4; j++) {
+        free(op[j]);
+    }
+    free(in);
+    free(d);
+    return 1;
+}
+
+static void test_chain(void **state)
+{
+    (void)state;
+    rng = 0x1a9e0007u;
+    for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) {
+        if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
+            continue;
+        }
+        int applied = 0, cases = 2000;
+        for (int i = 0; i < cases; i++) {
+            applied += check_chain((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS]);
+        }
+        /* both outcomes are exercised */
+        assert_true(applied > cases / 10 && applied < cases - cases / 10);
+    }
+}
+
 /* ---- atoms ----------------------------------------------------------------------- */
 
 #define CANARY 0x5a
@@ -478,6 +596,7 @@ int main(void)
         cmocka_unit_test(test_atoms),
         cmocka_unit_test(test_mem_elems),
         cmocka_unit_test(test_x_cvt),
+        cmocka_unit_test(test_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1416,6 +1416,9 @@ struct sdp_mem_par {
     const uint8_t *stream[3];   /* every surface of each per-element stream */
     int32_t table[SRC_N][256];  /* op_decode of one-byte components not shl_ops */
     unsigned shl[SRC_N];        /* shift of dla_sdp_lanes_shl_ops, or SHL_NONE */
+    int chain;                  /* BS, BN, converter in one pass (ch) */
+    struct sdp_lane_chain ch;
+    int32_t *bcast;             /* X operands not read per element: SDP_CHUNK copies each */
     struct sdp_stats *st;       /* one per surface */
     int *nonzero;               /* one per surface */
     int *nomem;                 /* one per surface */
@@ -1494,7 +1497,15 @@ static void mem_surface(void *ctx, size_t surf)
                 mem_chunk_op(p, k, (uint32_t)surf, i, n, (int32_t *)o.op[k]);
             }
         }
-        process_chunk(c, buf, buf, n, &o, &p->st[surf]);
+        if (p->chain) {
+            const int32_t *ops[4];
+            for (int k = 0; k < 4; k++) {
+                ops[k] = o.op[k] ? o.op[k] : p->bcast + (size_t)k * SDP_CHUNK;
+            }
+            p->st[surf].sat += dla_sdp_lanes_chain(c->isa, &p->ch, buf, buf, n, ops);
+        } else {
+            process_chunk(c, buf, buf, n, &o, &p->st[surf]);
+        }
         dla_sdp_lanes_narrow(c->isa, buf, n, c->bpe, bytes + i * c->bpe);
     }
     p->nonzero[surf] = dla_sdp_lanes_any_nonzero(bytes, n_surf * c->bpe);
@@ -1536,6 +1547,72 @@ static void mem_prepare_ops(const struct sdp_cfg *c, struct sdp_mem_par *p)
             }
         }
     }
+}
+
+/* Range of X operand `src` over the layer into [*lo, *hi]; 0 when it is
+ * decoded by op_decode per element (no bound kept). */
+static int x_op_range(const struct sdp_cfg *c, const struct sdp_work *w,
+                      const struct sdp_mem_par *p, int src, int32_t *lo, int32_t *hi)
+{
+    const struct sdp_stream *s = &c->stream[src / 2];
+    if (!c->src_used[src]) {
+        *lo = *hi = c->reg_op[src];
+        return 1;
+    }
+    if (s->per_kernel) {
+        const size_t nch = (size_t)c->nsurf * c->epa;
+        const int32_t *k = w->kernel[src / 2] + (size_t)(src & 1) * nch;
+        *lo = *hi = k[0];
+        for (size_t i = 1; i < nch; i++) {
+            *lo = k[i] < *lo ? k[i] : *lo;
+            *hi = k[i] > *hi ? k[i] : *hi;
+        }
+        return 1;
+    }
+    if (p->shl[src] == SHL_NONE) {
+        return 0;
+    }
+    /* the shift keeps the component's range within 32 bits (op_shl) */
+    int64_t top = (INT64_C(1) << (8 * s->size - 1)) * (INT64_C(1) << p->shl[src]);
+    *lo = (int32_t)-top;
+    *hi = (int32_t)(top - (INT64_C(1) << p->shl[src]));
+    return 1;
+}
+
+/* BS, BN and the converter as one chain of 32-bit lanes where the input's
+ * width and the operands' ranges keep every value exact there (the common
+ * element-wise layer: an int8 input scaled by BS, an int8 operand added by
+ * BN, ReLU); the operands that are not read per element broadcast. */
+static int mem_prepare_chain(const struct sdp_cfg *c, const struct sdp_work *w,
+                             struct sdp_mem_par *p)
+{
+    int32_t lo[4], hi[4];
+    if (c->ew.en || c->eql) {
+        return 0;
+    }
+    for (int k = 0; k < 4; k++) {
+        if (!x_op_range(c, w, p, k, &lo[k], &hi[k])) {
+            return 0;
+        }
+    }
+    int32_t in_hi = (int32_t)sdp_smax(8 * c->bpe), in_lo = (int32_t)sdp_smin(8 * c->bpe);
+    if (!dla_sdp_lane_chain_init(&p->ch, c->x[0].en ? &c->lane_x[0] : NULL,
+                                 c->x[1].en ? &c->lane_x[1] : NULL, &c->lane_cvt, in_lo, in_hi,
+                                 lo, hi)) {
+        return 0;
+    }
+    p->bcast = malloc(4 * SDP_CHUNK * sizeof(int32_t));
+    if (!p->bcast) {
+        return 0; /* the stages one by one need no more memory */
+    }
+    for (int k = 0; k < 4; k++) {
+        /* an absent stage is the identity: ALU operand 0, MUL operand 1 */
+        int32_t v = c->x[k / 2].en ? c->reg_op[k] : (k & 1);
+        for (size_t i = 0; i < SDP_CHUNK; i++) {
+            p->bcast[(size_t)k * SDP_CHUNK + i] = v;
+        }
+    }
+    return 1;
 }
 
 static void mem_stats(const struct sdp_mem_par *p, uint32_t nsurf, struct sdp_stats *st)
@@ -1641,6 +1718,7 @@ static int run_from_memory(struct dla_dev *d, struct dla_team *team, const struc
     int read_rc = rc ? 0 : mem_read_all(d, c, p, streams, &done);
     if (!rc) {
         mem_prepare_ops(c, p);
+        p->chain = mem_prepare_chain(c, w, p);
         if (done * n_surf < SDP_TEAM_MIN_ELEMS) {
             team = NULL; /* the team's wake-up would cost more */
         }
@@ -1664,6 +1742,7 @@ static int run_from_memory(struct dla_dev *d, struct dla_team *team, const struc
         free(streams[i]);
     }
     if (p) {
+        free(p->bcast);
         free(p->bytes);
         free(p->st);
         free(p->nonzero);
