@@ -160,8 +160,9 @@ static int64_t abs64(int64_t v)
 
 /* Is the X stage exact in 32-bit lanes (sdp_lane_x32) for inputs in
  * [xlo, xhi], ALU operands in [olo, ohi] and MUL operands in [mlo, mhi]?
- * Then *bound bounds the magnitude of its outputs: the product, or the ALU
- * result PReLU passes, and ReLU only raises negative values to 0. */
+ * Then *bound bounds the magnitude of its outputs: the product's rounded
+ * by the truncation, or the ALU result PReLU passes; ReLU only raises
+ * negative values to 0. */
 static int x_narrow_bound(const struct sdp_lane_x_cfg *p, int32_t xlo, int32_t xhi, int32_t olo,
                           int32_t ohi, int32_t mlo, int32_t mhi, int64_t *bound)
 {
@@ -178,7 +179,11 @@ static int x_narrow_bound(const struct sdp_lane_x_cfg *p, int32_t xlo, int32_t x
     int64_t amax = abs64(alo) > abs64(ahi) ? abs64(alo) : abs64(ahi);
     int64_t mmax = abs64(mlo) > abs64(mhi) ? abs64(mlo) : abs64(mhi);
     int narrow = p->mul_shift.shift <= 31 && alo >= -lim && ahi <= lim && amax * mmax <= lim;
-    *bound = amax * (mmax > 1 ? mmax : 1);
+    /* the product's magnitude rounded by the truncation (sdp_lane_x32) */
+    int64_t prod = narrow ? (int64_t)((uint64_t)(amax * mmax) + p->mul_shift.half) >>
+                                p->mul_shift.shift
+                          : amax * mmax;
+    *bound = p->prelu && amax > prod ? amax : prod;
     return narrow;
 }
 
@@ -603,22 +608,38 @@ DLA_LANES_INLINE void chain_block(const struct sdp_lane_chain *c, const int32_t 
     memcpy(dst, t, sizeof(t));
 }
 
+/* An operand given as one value is a block of copies read again for every
+ * block (step 0), so that the loop stays one loop and its data in L1. */
 DLA_LANES_INLINE uint32_t chain_any(const struct sdp_lane_chain *cfg, const int32_t *src,
-                                    int32_t *dst, size_t n, const int32_t *const ops[4])
+                                    int32_t *dst, size_t n, const int32_t *const ops[4],
+                                    const int32_t vals[4])
 {
     const struct sdp_lane_chain c = *cfg;
     const size_t B = DLA_LANES_BLOCK;
     uint32_t sat[DLA_LANES_BLOCK] = {0};
+    int32_t bc[4][DLA_LANES_BLOCK];
+    const int32_t *op[4];
+    size_t step[4];
+    for (int k = 0; k < 4; k++) {
+        for (size_t j = 0; j < B; j++) {
+            bc[k][j] = vals[k];
+        }
+        op[k] = ops[k] ? ops[k] : bc[k];
+        step[k] = ops[k] ? B : 0;
+    }
     size_t i = 0;
     for (; i + B <= n; i += B) {
-        chain_block(&c, src + i, dst + i, ops[0] + i, ops[1] + i, ops[2] + i, ops[3] + i, sat, B);
+        chain_block(&c, src + i, dst + i, op[0], op[1], op[2], op[3], sat, B);
+        for (int k = 0; k < 4; k++) {
+            op[k] += step[k];
+        }
     }
     if (i < n) {
         int32_t t[5][DLA_LANES_BLOCK];
         memset(t, 0, sizeof(t));
         memcpy(t[4], src + i, (n - i) * sizeof(*src));
         for (int k = 0; k < 4; k++) {
-            memcpy(t[k], ops[k] + i, (n - i) * sizeof(int32_t));
+            memcpy(t[k], op[k], (step[k] ? n - i : B) * sizeof(int32_t));
         }
         chain_block(&c, t[4], t[4], t[0], t[1], t[2], t[3], sat, n - i);
         memcpy(dst + i, t[4], (n - i) * sizeof(*dst));
@@ -627,31 +648,32 @@ DLA_LANES_INLINE uint32_t chain_any(const struct sdp_lane_chain *cfg, const int3
 }
 
 static uint32_t chain_generic(const struct sdp_lane_chain *c, const int32_t *src, int32_t *dst,
-                              size_t n, const int32_t *const ops[4])
+                              size_t n, const int32_t *const ops[4], const int32_t vals[4])
 {
-    return chain_any(c, src, dst, n, ops);
+    return chain_any(c, src, dst, n, ops, vals);
 }
 
 #if defined(DLA_LANES_X86)
 DLA_LANES_AVX2_ATTR static uint32_t chain_avx2(const struct sdp_lane_chain *c, const int32_t *src,
                                                int32_t *dst, size_t n,
-                                               const int32_t *const ops[4])
+                                               const int32_t *const ops[4],
+                                               const int32_t vals[4])
 {
-    return chain_any(c, src, dst, n, ops);
+    return chain_any(c, src, dst, n, ops, vals);
 }
 #endif
 
 uint32_t dla_sdp_lanes_chain(enum dla_lanes_isa isa, const struct sdp_lane_chain *c,
                              const int32_t *src, int32_t *dst, size_t n,
-                             const int32_t *const ops[4])
+                             const int32_t *const ops[4], const int32_t vals[4])
 {
 #if defined(DLA_LANES_X86)
     if (isa == DLA_LANES_AVX2) {
-        return chain_avx2(c, src, dst, n, ops);
+        return chain_avx2(c, src, dst, n, ops, vals);
     }
 #endif
     (void)isa;
-    return chain_generic(c, src, dst, n, ops);
+    return chain_generic(c, src, dst, n, ops, vals);
 }
 
 /* ---- memory elements ---------------------------------------------------------- */

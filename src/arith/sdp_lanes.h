@@ -72,13 +72,14 @@ int dla_sdp_lane_chain_init(struct sdp_lane_chain *ch, const struct sdp_lane_x_c
                             const struct sdp_lane_x_cfg *x1, const struct sdp_lane_cvt *cvt,
                             int32_t in_lo, int32_t in_hi, const int32_t op_lo[4],
                             const int32_t op_hi[4]);
-/* The chain from src[0..n) to dst[0..n) (src may be dst) with one value per
- * element of each operand in ops[0..3] (an absent stage's: ALU 0, MUL 1);
- * returns the saturated elements.  The values of dla_sdp_lanes_x for each
- * stage then dla_sdp_lanes_cvt. */
+/* The chain from src[0..n) to dst[0..n) (src may be dst) with operand k
+ * (BS ALU, BS MUL, BN ALU, BN MUL) one value per element in ops[k], or
+ * vals[k] for every element when ops[k] is NULL (an absent stage's: ALU 0,
+ * MUL 1); returns the saturated elements.  The values of dla_sdp_lanes_x
+ * for each stage then dla_sdp_lanes_cvt. */
 uint32_t dla_sdp_lanes_chain(enum dla_lanes_isa isa, const struct sdp_lane_chain *c,
                              const int32_t *src, int32_t *dst, size_t n,
-                             const int32_t *const ops[4]);
+                             const int32_t *const ops[4], const int32_t vals[4]);
 /* Memory elements of `bytes` (1: int8, 2: int16 little-endian) to int32:
  * dst[j] = element j of src, sign-extended (MRDMA's input). */
 void dla_sdp_lanes_widen(enum dla_lanes_isa isa, const uint8_t *src, unsigned bytes, int32_t *dst,

@@ -397,8 +397,18 @@ static int check_chain(enum dla_lanes_isa isa, size_t n)
         in[i] = r == 0 ? in_lo : r == 1 ? in_hi : in_lo + (int32_t)rnd(0, (uint32_t)(in_hi - in_lo));
     }
     memcpy(d, in, n * sizeof(*d));
-    const int32_t *ops[4] = {op[0], op[1], op[2], op[3]};
-    uint32_t sat = dla_sdp_lanes_chain(isa, &ch, d, d, n, ops), want_sat = 0;
+    /* an operand of one value (always so for an absent stage) as vals[] */
+    const int32_t *ops[4];
+    int32_t vals[4];
+    for (int j = 0; j < 4; j++) {
+        int one = !on[j / 2] || lo[j] == hi[j];
+        vals[j] = op[j][0];
+        for (size_t i = 0; one && i < n; i++) {
+            op[j][i] = vals[j];
+        }
+        ops[j] = one && rnd(0, 1) ? NULL : op[j];
+    }
+    uint32_t sat = dla_sdp_lanes_chain(isa, &ch, d, d, n, ops, vals), want_sat = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t x = in[i];
         for (int s = 0; s < 2; s++) {

@@ -81,15 +81,24 @@
  *    D_PERF_LUT_* count every lane (padding included) only when
  *    D_PERF_ENABLE.PERF_SAT_EN / PERF_LUT_EN is set, else they are 0;
  *    stall counters and FP16 NaN/Inf counters are 0.
- *  - One thread; a layer is processed surface by surface (one surface of
- *    input, operands and output in host memory at a time), in CACC's planar
- *    order for flying input (one run per surface, or per channel when a
- *    per-kernel operand makes it a constant of the run) and in memory's
- *    atom order otherwise.  Each stage is a loop over a run: BS, BN and the
- *    output converter as the branch-free, vectorised lane loops of
- *    src/arith/sdp_lanes.c (the same arithmetic for every configuration,
- *    checked against the per-element helpers of sdp_arith.h by
- *    tests/unit/test_lanes.c); EW and the LUT per element.
+ *  - Host execution (the values are those of one element at a time in any
+ *    order: every stage is element-wise).  A layer is processed in runs of
+ *    elements, in CACC's planar order for flying input (read in place; one
+ *    run per surface, or per channel when a per-kernel operand makes it a
+ *    constant of the run) and in memory's atom order otherwise.  Each stage
+ *    is a loop over a run: BS, BN and the output converter as the
+ *    branch-free, vectorised lane loops of src/arith/sdp_lanes.c (the same
+ *    arithmetic for every configuration, checked against the per-element
+ *    helpers of sdp_arith.h by tests/unit/test_lanes.c); EW and the LUT per
+ *    element.  Where the ranges allow it (decided per run from its values,
+ *    or per layer from the input width and the operands), BS/BN and the
+ *    converter run fused in one pass of 32-bit lanes.  Flying layers to
+ *    memory with register/per-kernel operands split their channels over the
+ *    device's worker team; layers from memory to memory whose output
+ *    overlaps nothing they read split their surfaces (the calling thread
+ *    reads every surface first and writes them in order after); the rest
+ *    (output to PDP, flying batches, per-element operands with flying
+ *    input, overlapping output) one surface at a time on one thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -1418,7 +1427,7 @@ struct sdp_mem_par {
     unsigned shl[SRC_N];        /* shift of dla_sdp_lanes_shl_ops, or SHL_NONE */
     int chain;                  /* BS, BN, converter in one pass (ch) */
     struct sdp_lane_chain ch;
-    int32_t *bcast;             /* X operands not read per element: SDP_CHUNK copies each */
+    int32_t vals[4];            /* X operands not read per element */
     struct sdp_stats *st;       /* one per surface */
     int *nonzero;               /* one per surface */
     int *nomem;                 /* one per surface */
@@ -1498,11 +1507,7 @@ static void mem_surface(void *ctx, size_t surf)
             }
         }
         if (p->chain) {
-            const int32_t *ops[4];
-            for (int k = 0; k < 4; k++) {
-                ops[k] = o.op[k] ? o.op[k] : p->bcast + (size_t)k * SDP_CHUNK;
-            }
-            p->st[surf].sat += dla_sdp_lanes_chain(c->isa, &p->ch, buf, buf, n, ops);
+            p->st[surf].sat += dla_sdp_lanes_chain(c->isa, &p->ch, buf, buf, n, o.op, p->vals);
         } else {
             process_chunk(c, buf, buf, n, &o, &p->st[surf]);
         }
@@ -1582,7 +1587,7 @@ static int x_op_range(const struct sdp_cfg *c, const struct sdp_work *w,
 /* BS, BN and the converter as one chain of 32-bit lanes where the input's
  * width and the operands' ranges keep every value exact there (the common
  * element-wise layer: an int8 input scaled by BS, an int8 operand added by
- * BN, ReLU); the operands that are not read per element broadcast. */
+ * BN, ReLU). */
 static int mem_prepare_chain(const struct sdp_cfg *c, const struct sdp_work *w,
                              struct sdp_mem_par *p)
 {
@@ -1601,16 +1606,9 @@ static int mem_prepare_chain(const struct sdp_cfg *c, const struct sdp_work *w,
                                  lo, hi)) {
         return 0;
     }
-    p->bcast = malloc(4 * SDP_CHUNK * sizeof(int32_t));
-    if (!p->bcast) {
-        return 0; /* the stages one by one need no more memory */
-    }
     for (int k = 0; k < 4; k++) {
         /* an absent stage is the identity: ALU operand 0, MUL operand 1 */
-        int32_t v = c->x[k / 2].en ? c->reg_op[k] : (k & 1);
-        for (size_t i = 0; i < SDP_CHUNK; i++) {
-            p->bcast[(size_t)k * SDP_CHUNK + i] = v;
-        }
+        p->vals[k] = c->x[k / 2].en ? c->reg_op[k] : (k & 1);
     }
     return 1;
 }
@@ -1742,7 +1740,6 @@ static int run_from_memory(struct dla_dev *d, struct dla_team *team, const struc
         free(streams[i]);
     }
     if (p) {
-        free(p->bcast);
         free(p->bytes);
         free(p->st);
         free(p->nonzero);
