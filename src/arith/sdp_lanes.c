@@ -13,6 +13,10 @@
 
 #include "arith/sdp_lanes.h"
 
+#if defined(DLA_LANES_X86)
+#include <immintrin.h>
+#endif
+
 /* ---- constants -------------------------------------------------------------- */
 
 void dla_sdp_lane_x_init(struct sdp_lane_x_cfg *l, enum sdp_lane_alu alu, int mul_bypass,
@@ -105,15 +109,62 @@ DLA_LANES_INLINE void run_range(const int32_t *d, size_t n, int32_t *lo, int32_t
     *hi = b[0];
 }
 
+#if defined(DLA_LANES_X86)
+/* run_range in 8-lane min/max registers: the block form above keeps its
+ * per-lane arrays in memory (a store per element). */
+DLA_LANES_AVX2_ATTR static void run_range_avx2(const int32_t *d, size_t n, int32_t *lo,
+                                               int32_t *hi)
+{
+    __m256i a = _mm256_set1_epi32(d[0]), b = a;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(d + i));
+        a = _mm256_min_epi32(a, v);
+        b = _mm256_max_epi32(b, v);
+    }
+    int32_t ta[8], tb[8];
+    _mm256_storeu_si256((__m256i *)(void *)ta, a);
+    _mm256_storeu_si256((__m256i *)(void *)tb, b);
+    int32_t l = d[0], h = d[0];
+    for (size_t j = 0; j < 8; j++) {
+        l = ta[j] < l ? ta[j] : l;
+        h = tb[j] > h ? tb[j] : h;
+    }
+    for (; i < n; i++) {
+        l = d[i] < l ? d[i] : l;
+        h = d[i] > h ? d[i] : h;
+    }
+    *lo = l;
+    *hi = h;
+}
+#endif
+
+/* run_range of the variant (`avx2` a constant after inlining). */
+DLA_LANES_INLINE void range_of(const int avx2, const int32_t *d, size_t n, int32_t *lo,
+                               int32_t *hi)
+{
+#if defined(DLA_LANES_X86)
+    if (avx2) {
+        run_range_avx2(d, n, lo, hi);
+        return;
+    }
+#endif
+    (void)avx2;
+    run_range(d, n, lo, hi);
+}
+
 static int64_t abs64(int64_t v)
 {
     return v < 0 ? -v : v;
 }
 
 /* Is the X stage exact in 32-bit lanes (sdp_lane_x32) for inputs in
- * [xlo, xhi], ALU operands in [olo, ohi] and MUL operands in [mlo, mhi]? */
-static int x_narrow(const struct sdp_lane_x_cfg *p, int32_t xlo, int32_t xhi, int32_t olo,
-                    int32_t ohi, int32_t mlo, int32_t mhi)
+ * [xlo, xhi], ALU operands in [olo, ohi] and MUL operands in [mlo, mhi]?
+ * Then *bound bounds the magnitude of its outputs: the product's rounded
+ * by the truncation, or the ALU result PReLU passes; ReLU only raises
+ * negative values to 0. */
+static int x_narrow_bound(const struct sdp_lane_x_cfg *p, int32_t xlo, int32_t xhi, int32_t olo,
+                          int32_t ohi, int32_t mlo, int32_t mhi, int64_t *bound)
 {
     const int64_t lim = INT32_MAX;
     int64_t alo = xlo, ahi = xhi; /* the ALU result, bounded conservatively */
@@ -127,7 +178,20 @@ static int x_narrow(const struct sdp_lane_x_cfg *p, int32_t xlo, int32_t xhi, in
     }
     int64_t amax = abs64(alo) > abs64(ahi) ? abs64(alo) : abs64(ahi);
     int64_t mmax = abs64(mlo) > abs64(mhi) ? abs64(mlo) : abs64(mhi);
-    return p->mul_shift.shift <= 31 && alo >= -lim && ahi <= lim && amax * mmax <= lim;
+    int narrow = p->mul_shift.shift <= 31 && alo >= -lim && ahi <= lim && amax * mmax <= lim;
+    /* the product's magnitude rounded by the truncation (sdp_lane_x32) */
+    int64_t prod = narrow ? (int64_t)((uint64_t)(amax * mmax) + p->mul_shift.half) >>
+                                p->mul_shift.shift
+                          : amax * mmax;
+    *bound = p->prelu && amax > prod ? amax : prod;
+    return narrow;
+}
+
+static int x_narrow(const struct sdp_lane_x_cfg *p, int32_t xlo, int32_t xhi, int32_t olo,
+                    int32_t ohi, int32_t mlo, int32_t mhi)
+{
+    int64_t bound;
+    return x_narrow_bound(p, xlo, xhi, olo, ohi, mlo, mhi, &bound);
 }
 
 /* ---- X stage ---------------------------------------------------------------- */
@@ -197,18 +261,18 @@ DLA_LANES_INLINE void x_form(const struct sdp_lane_x_cfg *p, const int32_t *src,
 
 DLA_LANES_INLINE void x_any(const struct sdp_lane_x_cfg *p, const int32_t *src, int32_t *dst,
                             size_t n, const int32_t *ao, int32_t av, const int32_t *mo,
-                            int32_t mv)
+                            int32_t mv, const int avx2)
 {
     int32_t xlo, xhi, olo = av, ohi = av, mlo = mv, mhi = mv;
     if (n == 0) {
         return;
     }
-    run_range(src, n, &xlo, &xhi);
+    range_of(avx2, src, n, &xlo, &xhi);
     if (ao) {
-        run_range(ao, n, &olo, &ohi);
+        range_of(avx2, ao, n, &olo, &ohi);
     }
     if (mo) {
-        run_range(mo, n, &mlo, &mhi);
+        range_of(avx2, mo, n, &mlo, &mhi);
     }
     int narrow = x_narrow(p, xlo, xhi, olo, ohi, mlo, mhi);
     if (ao && mo) {
@@ -225,7 +289,7 @@ DLA_LANES_INLINE void x_any(const struct sdp_lane_x_cfg *p, const int32_t *src, 
 static void x_generic(const struct sdp_lane_x_cfg *p, const int32_t *src, int32_t *dst, size_t n,
                       const int32_t *ao, int32_t av, const int32_t *mo, int32_t mv)
 {
-    x_any(p, src, dst, n, ao, av, mo, mv);
+    x_any(p, src, dst, n, ao, av, mo, mv, 0);
 }
 
 #if defined(DLA_LANES_X86)
@@ -233,7 +297,7 @@ DLA_LANES_AVX2_ATTR static void x_avx2(const struct sdp_lane_x_cfg *p, const int
                                        int32_t *dst, size_t n, const int32_t *ao, int32_t av,
                                        const int32_t *mo, int32_t mv)
 {
-    x_any(p, src, dst, n, ao, av, mo, mv);
+    x_any(p, src, dst, n, ao, av, mo, mv, 1);
 }
 #endif
 
@@ -324,14 +388,14 @@ DLA_LANES_INLINE void cvt_loop(const struct sdp_lane_cvt_cfg *p, const int32_t *
 }
 
 DLA_LANES_INLINE uint32_t cvt_any(const struct sdp_lane_cvt *c, const int32_t *src, int32_t *dst,
-                                  size_t n)
+                                  size_t n, const int avx2)
 {
     uint32_t sat[DLA_LANES_BLOCK];
     for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
         sat[j] = 0;
     }
     int32_t lo, hi;
-    run_range(src, n, &lo, &hi);
+    range_of(avx2, src, n, &lo, &hi);
     if (c->narrow_ok && lo >= c->narrow_lo && hi <= c->narrow_hi) {
         const struct sdp_lane_cvt_narrow p = c->narrow;
         if (p.shift) {
@@ -349,14 +413,14 @@ DLA_LANES_INLINE uint32_t cvt_any(const struct sdp_lane_cvt *c, const int32_t *s
 static uint32_t cvt_generic(const struct sdp_lane_cvt *c, const int32_t *src, int32_t *dst,
                             size_t n)
 {
-    return cvt_any(c, src, dst, n);
+    return cvt_any(c, src, dst, n, 0);
 }
 
 #if defined(DLA_LANES_X86)
 DLA_LANES_AVX2_ATTR static uint32_t cvt_avx2(const struct sdp_lane_cvt *c, const int32_t *src,
                                              int32_t *dst, size_t n)
 {
-    return cvt_any(c, src, dst, n);
+    return cvt_any(c, src, dst, n, 1);
 }
 #endif
 
@@ -390,4 +454,354 @@ int dla_sdp_lanes_any_nonzero(const uint8_t *p, size_t n)
         any |= nz[j];
     }
     return any != 0;
+}
+
+/* ---- X stage and output converter in one pass ------------------------------------ */
+
+/* One block of sdp_lane_x32 then sdp_lane_cvt32 (register operands); lanes
+ * j < valid count their saturation. */
+DLA_LANES_INLINE void xcvt_block(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt_narrow *q,
+                                 const int32_t *src, int32_t *dst, int32_t av, int32_t mv,
+                                 uint32_t *restrict sat, size_t valid, const int xshift,
+                                 const int cshift)
+{
+    int32_t t[DLA_LANES_BLOCK];
+    for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
+        uint32_t s = 0;
+        t[j] = sdp_lane_cvt32(q, sdp_lane_x32(p, src[j], av, mv, xshift), &s, cshift);
+        sat[j] += s & (uint32_t)(j < valid);
+    }
+    memcpy(dst, t, sizeof(t));
+}
+
+DLA_LANES_INLINE void xcvt_loop(const struct sdp_lane_x_cfg *cfg,
+                                const struct sdp_lane_cvt_narrow *qcfg, const int32_t *src,
+                                int32_t *dst, size_t n, int32_t av, int32_t mv, uint32_t *sat,
+                                const int xshift, const int cshift)
+{
+    const struct sdp_lane_x_cfg p = *cfg;
+    const struct sdp_lane_cvt_narrow q = *qcfg;
+    const size_t B = DLA_LANES_BLOCK;
+    size_t i = 0;
+    for (; i + B <= n; i += B) {
+        xcvt_block(&p, &q, src + i, dst + i, av, mv, sat, B, xshift, cshift);
+    }
+    if (i < n) {
+        int32_t td[DLA_LANES_BLOCK] = {0};
+        memcpy(td, src + i, (n - i) * sizeof(*src));
+        xcvt_block(&p, &q, td, td, av, mv, sat, n - i, xshift, cshift);
+        memcpy(dst + i, td, (n - i) * sizeof(*dst));
+    }
+}
+
+/* The fused pass when the X stage is exact in 32-bit lanes for the run and
+ * its outputs are all within the converter's 32-bit range (0: the caller
+ * runs the stages one by one). */
+DLA_LANES_INLINE int xcvt_any(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt *c,
+                              const int32_t *src, int32_t *dst, size_t n, int32_t av, int32_t mv,
+                              uint32_t *saturated, const int avx2)
+{
+    int32_t lo, hi;
+    int64_t bound;
+    if (n == 0 || !c->narrow_ok) {
+        return 0;
+    }
+    range_of(avx2, src, n, &lo, &hi);
+    if (!x_narrow_bound(p, lo, hi, av, av, mv, mv, &bound) || -bound < c->narrow_lo ||
+        bound > c->narrow_hi) {
+        return 0;
+    }
+    uint32_t sat[DLA_LANES_BLOCK] = {0};
+    const int xs = p->mul_shift.shift != 0, cs = c->narrow.shift != 0;
+    if (xs && cs) {
+        xcvt_loop(p, &c->narrow, src, dst, n, av, mv, sat, 1, 1);
+    } else if (xs) {
+        xcvt_loop(p, &c->narrow, src, dst, n, av, mv, sat, 1, 0);
+    } else if (cs) {
+        xcvt_loop(p, &c->narrow, src, dst, n, av, mv, sat, 0, 1);
+    } else {
+        xcvt_loop(p, &c->narrow, src, dst, n, av, mv, sat, 0, 0);
+    }
+    *saturated = sum_lanes(sat);
+    return 1;
+}
+
+static int xcvt_generic(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt *c,
+                        const int32_t *src, int32_t *dst, size_t n, int32_t av, int32_t mv,
+                        uint32_t *sat)
+{
+    return xcvt_any(p, c, src, dst, n, av, mv, sat, 0);
+}
+
+#if defined(DLA_LANES_X86)
+DLA_LANES_AVX2_ATTR static int xcvt_avx2(const struct sdp_lane_x_cfg *p,
+                                         const struct sdp_lane_cvt *c, const int32_t *src,
+                                         int32_t *dst, size_t n, int32_t av, int32_t mv,
+                                         uint32_t *sat)
+{
+    return xcvt_any(p, c, src, dst, n, av, mv, sat, 1);
+}
+#endif
+
+int dla_sdp_lanes_x_cvt(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
+                        const struct sdp_lane_cvt *cvt, const int32_t *src, int32_t *dst,
+                        size_t n, int32_t av, int32_t mv, uint32_t *sat)
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        return xcvt_avx2(x, cvt, src, dst, n, av, mv, sat);
+    }
+#endif
+    (void)isa;
+    return xcvt_generic(x, cvt, src, dst, n, av, mv, sat);
+}
+
+/* ---- BS, BN and the converter in one pass ------------------------------------------ */
+
+/* The identity X stage (ALU, MUL, ReLU bypassed; truncation 0) with ALU
+ * operand 0 and MUL operand 1: sdp_lane_x32 returns its input. */
+static void x_identity(struct sdp_lane_x_cfg *l)
+{
+    dla_sdp_lane_x_init(l, SDP_LANE_ALU_BYPASS, 1, 0, 1, 0);
+}
+
+int dla_sdp_lane_chain_init(struct sdp_lane_chain *ch, const struct sdp_lane_x_cfg *x0,
+                            const struct sdp_lane_x_cfg *x1, const struct sdp_lane_cvt *cvt,
+                            int32_t in_lo, int32_t in_hi, const int32_t op_lo[4],
+                            const int32_t op_hi[4])
+{
+    const struct sdp_lane_x_cfg *x[2] = {x0, x1};
+    int64_t lo = in_lo, hi = in_hi;
+    memset(ch, 0, sizeof(*ch));
+    for (int k = 0; k < 2; k++) {
+        int64_t bound;
+        if (!x[k]) {
+            x_identity(&ch->x[k]);
+            continue;
+        }
+        ch->x[k] = *x[k];
+        if (!x_narrow_bound(x[k], (int32_t)lo, (int32_t)hi, op_lo[2 * k], op_hi[2 * k],
+                            op_lo[2 * k + 1], op_hi[2 * k + 1], &bound)) {
+            return 0;
+        }
+        lo = -bound;
+        hi = bound;
+    }
+    ch->cvt = cvt->narrow;
+    return cvt->narrow_ok && lo >= cvt->narrow_lo && hi <= cvt->narrow_hi;
+}
+
+/* Both stages and the converter with their truncations on (a shift of 0
+ * rounds to the same value); lanes j < valid count their saturation. */
+DLA_LANES_INLINE void chain_block(const struct sdp_lane_chain *c, const int32_t *src, int32_t *dst,
+                                  const int32_t *a0, const int32_t *m0, const int32_t *a1,
+                                  const int32_t *m1, uint32_t *restrict sat, size_t valid)
+{
+    int32_t t[DLA_LANES_BLOCK];
+    for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
+        uint32_t s = 0;
+        int32_t v = sdp_lane_x32(&c->x[0], src[j], a0[j], m0[j], 1);
+        v = sdp_lane_x32(&c->x[1], v, a1[j], m1[j], 1);
+        t[j] = sdp_lane_cvt32(&c->cvt, v, &s, 1);
+        sat[j] += s & (uint32_t)(j < valid);
+    }
+    memcpy(dst, t, sizeof(t));
+}
+
+/* An operand given as one value is a block of copies read again for every
+ * block (step 0), so that the loop stays one loop and its data in L1. */
+DLA_LANES_INLINE uint32_t chain_any(const struct sdp_lane_chain *cfg, const int32_t *src,
+                                    int32_t *dst, size_t n, const int32_t *const ops[4],
+                                    const int32_t vals[4])
+{
+    const struct sdp_lane_chain c = *cfg;
+    const size_t B = DLA_LANES_BLOCK;
+    uint32_t sat[DLA_LANES_BLOCK] = {0};
+    int32_t bc[4][DLA_LANES_BLOCK];
+    const int32_t *op[4];
+    size_t step[4];
+    for (int k = 0; k < 4; k++) {
+        for (size_t j = 0; j < B; j++) {
+            bc[k][j] = vals[k];
+        }
+        op[k] = ops[k] ? ops[k] : bc[k];
+        step[k] = ops[k] ? B : 0;
+    }
+    size_t i = 0;
+    for (; i + B <= n; i += B) {
+        chain_block(&c, src + i, dst + i, op[0], op[1], op[2], op[3], sat, B);
+        for (int k = 0; k < 4; k++) {
+            op[k] += step[k];
+        }
+    }
+    if (i < n) {
+        int32_t t[5][DLA_LANES_BLOCK];
+        memset(t, 0, sizeof(t));
+        memcpy(t[4], src + i, (n - i) * sizeof(*src));
+        for (int k = 0; k < 4; k++) {
+            memcpy(t[k], op[k], (step[k] ? n - i : B) * sizeof(int32_t));
+        }
+        chain_block(&c, t[4], t[4], t[0], t[1], t[2], t[3], sat, n - i);
+        memcpy(dst + i, t[4], (n - i) * sizeof(*dst));
+    }
+    return sum_lanes(sat);
+}
+
+static uint32_t chain_generic(const struct sdp_lane_chain *c, const int32_t *src, int32_t *dst,
+                              size_t n, const int32_t *const ops[4], const int32_t vals[4])
+{
+    return chain_any(c, src, dst, n, ops, vals);
+}
+
+#if defined(DLA_LANES_X86)
+DLA_LANES_AVX2_ATTR static uint32_t chain_avx2(const struct sdp_lane_chain *c, const int32_t *src,
+                                               int32_t *dst, size_t n,
+                                               const int32_t *const ops[4],
+                                               const int32_t vals[4])
+{
+    return chain_any(c, src, dst, n, ops, vals);
+}
+#endif
+
+uint32_t dla_sdp_lanes_chain(enum dla_lanes_isa isa, const struct sdp_lane_chain *c,
+                             const int32_t *src, int32_t *dst, size_t n,
+                             const int32_t *const ops[4], const int32_t vals[4])
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        return chain_avx2(c, src, dst, n, ops, vals);
+    }
+#endif
+    (void)isa;
+    return chain_generic(c, src, dst, n, ops, vals);
+}
+
+/* ---- memory elements ---------------------------------------------------------- */
+
+/* The restrict-qualified plain loops vectorise (the arrays never overlap:
+ * the caller's input bytes, its int32 chunk). */
+DLA_LANES_INLINE void widen_any(const uint8_t *restrict src, unsigned bytes,
+                                int32_t *restrict dst, size_t n)
+{
+    if (bytes == 1) {
+        for (size_t j = 0; j < n; j++) {
+            dst[j] = (int8_t)src[j];
+        }
+        return;
+    }
+    for (size_t j = 0; j < n; j++) {
+        dst[j] = (int16_t)(uint16_t)(src[2 * j] | (uint16_t)(src[2 * j + 1] << 8));
+    }
+}
+
+DLA_LANES_INLINE void narrow_any(const int32_t *restrict src, size_t n, unsigned bytes,
+                                 uint8_t *restrict dst)
+{
+    if (bytes == 1) {
+        for (size_t j = 0; j < n; j++) {
+            dst[j] = (uint8_t)((uint32_t)src[j] & 0xffu);
+        }
+        return;
+    }
+    for (size_t j = 0; j < n; j++) {
+        dst[2 * j] = (uint8_t)((uint32_t)src[j] & 0xffu);
+        dst[2 * j + 1] = (uint8_t)(((uint32_t)src[j] >> 8) & 0xffu);
+    }
+}
+
+/* The contiguous one-byte case (a stream with one component) is its own
+ * loop so that it vectorises as widen_any does. */
+DLA_LANES_INLINE void shl_ops_any(const uint8_t *restrict src, size_t stride, unsigned bytes,
+                                  unsigned shift, int32_t *restrict dst, size_t n)
+{
+    if (bytes == 1 && stride == 1) {
+        for (size_t j = 0; j < n; j++) {
+            dst[j] = (int32_t)((uint32_t)(int32_t)(int8_t)src[j] << shift);
+        }
+    } else if (bytes == 1) {
+        for (size_t j = 0; j < n; j++) {
+            dst[j] = (int32_t)((uint32_t)(int32_t)(int8_t)src[j * stride] << shift);
+        }
+    } else {
+        for (size_t j = 0; j < n; j++) {
+            const uint8_t *e = src + j * stride;
+            int32_t v = (int16_t)(uint16_t)(e[0] | (uint16_t)(e[1] << 8));
+            dst[j] = (int32_t)((uint32_t)v << shift);
+        }
+    }
+}
+
+static void widen_generic(const uint8_t *src, unsigned bytes, int32_t *dst, size_t n)
+{
+    widen_any(src, bytes, dst, n);
+}
+
+static void narrow_generic(const int32_t *src, size_t n, unsigned bytes, uint8_t *dst)
+{
+    narrow_any(src, n, bytes, dst);
+}
+
+static void shl_ops_generic(const uint8_t *src, size_t stride, unsigned bytes, unsigned shift,
+                            int32_t *dst, size_t n)
+{
+    shl_ops_any(src, stride, bytes, shift, dst, n);
+}
+
+#if defined(DLA_LANES_X86)
+DLA_LANES_AVX2_ATTR static void widen_avx2(const uint8_t *src, unsigned bytes, int32_t *dst,
+                                           size_t n)
+{
+    widen_any(src, bytes, dst, n);
+}
+
+DLA_LANES_AVX2_ATTR static void narrow_avx2(const int32_t *src, size_t n, unsigned bytes,
+                                            uint8_t *dst)
+{
+    narrow_any(src, n, bytes, dst);
+}
+
+DLA_LANES_AVX2_ATTR static void shl_ops_avx2(const uint8_t *src, size_t stride, unsigned bytes,
+                                             unsigned shift, int32_t *dst, size_t n)
+{
+    shl_ops_any(src, stride, bytes, shift, dst, n);
+}
+#endif
+
+void dla_sdp_lanes_widen(enum dla_lanes_isa isa, const uint8_t *src, unsigned bytes, int32_t *dst,
+                         size_t n)
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        widen_avx2(src, bytes, dst, n);
+        return;
+    }
+#endif
+    (void)isa;
+    widen_generic(src, bytes, dst, n);
+}
+
+void dla_sdp_lanes_narrow(enum dla_lanes_isa isa, const int32_t *src, size_t n, unsigned bytes,
+                          uint8_t *dst)
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        narrow_avx2(src, n, bytes, dst);
+        return;
+    }
+#endif
+    (void)isa;
+    narrow_generic(src, n, bytes, dst);
+}
+
+void dla_sdp_lanes_shl_ops(enum dla_lanes_isa isa, const uint8_t *src, size_t stride,
+                           unsigned bytes, unsigned shift, int32_t *dst, size_t n)
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        shl_ops_avx2(src, stride, bytes, shift, dst, n);
+        return;
+    }
+#endif
+    (void)isa;
+    shl_ops_generic(src, stride, bytes, shift, dst, n);
 }

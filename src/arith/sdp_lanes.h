@@ -50,6 +50,50 @@ void dla_sdp_lanes_x(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *p, con
  * the saturated elements. */
 uint32_t dla_sdp_lanes_cvt(enum dla_lanes_isa isa, const struct sdp_lane_cvt *p,
                            const int32_t *src, int32_t *dst, size_t n);
+/* The X stage with register operands av, mv then the output converter, in
+ * one pass from src[0..n) to dst[0..n) (src may be dst): the values of
+ * dla_sdp_lanes_x then dla_sdp_lanes_cvt, *sat their saturations.  Done
+ * (1) only where both are exact in 32-bit lanes for this run (its range
+ * tells); 0 (nothing written): run them one after the other. */
+int dla_sdp_lanes_x_cvt(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
+                        const struct sdp_lane_cvt *cvt, const int32_t *src, int32_t *dst,
+                        size_t n, int32_t av, int32_t mv, uint32_t *sat);
+/* BS, BN (either may be absent) and the output converter in one pass of
+ * 32-bit lanes, for a layer whose ranges make all three exact there. */
+struct sdp_lane_chain {
+    struct sdp_lane_x_cfg x[2];
+    struct sdp_lane_cvt_narrow cvt;
+};
+/* The chain of x0, x1 (NULL: the stage is absent) and cvt for inputs in
+ * [in_lo, in_hi] and operands (BS ALU, BS MUL, BN ALU, BN MUL) in
+ * [op_lo[i], op_hi[i]]; 0 when some value could leave the 32-bit lanes
+ * (then run the stages one by one). */
+int dla_sdp_lane_chain_init(struct sdp_lane_chain *ch, const struct sdp_lane_x_cfg *x0,
+                            const struct sdp_lane_x_cfg *x1, const struct sdp_lane_cvt *cvt,
+                            int32_t in_lo, int32_t in_hi, const int32_t op_lo[4],
+                            const int32_t op_hi[4]);
+/* The chain from src[0..n) to dst[0..n) (src may be dst) with operand k
+ * (BS ALU, BS MUL, BN ALU, BN MUL) one value per element in ops[k], or
+ * vals[k] for every element when ops[k] is NULL (an absent stage's: ALU 0,
+ * MUL 1); returns the saturated elements.  The values of dla_sdp_lanes_x
+ * for each stage then dla_sdp_lanes_cvt. */
+uint32_t dla_sdp_lanes_chain(enum dla_lanes_isa isa, const struct sdp_lane_chain *c,
+                             const int32_t *src, int32_t *dst, size_t n,
+                             const int32_t *const ops[4], const int32_t vals[4]);
+/* Memory elements of `bytes` (1: int8, 2: int16 little-endian) to int32:
+ * dst[j] = element j of src, sign-extended (MRDMA's input). */
+void dla_sdp_lanes_widen(enum dla_lanes_isa isa, const uint8_t *src, unsigned bytes, int32_t *dst,
+                         size_t n);
+/* The low `bytes` (1 or 2) bytes of each of n values, little-endian (WDMA's
+ * output). */
+void dla_sdp_lanes_narrow(enum dla_lanes_isa isa, const int32_t *src, size_t n, unsigned bytes,
+                          uint8_t *dst);
+/* One component of n operand elements `stride` bytes apart, sign-extended
+ * from `bytes` (1 or 2) and shifted left: dst[j] = load(src + j * stride) *
+ * 2^shift, for shifts that cannot overflow 32 bits (shift <= 32 - 8 * bytes:
+ * then sdp_shl_su's saturation never applies). */
+void dla_sdp_lanes_shl_ops(enum dla_lanes_isa isa, const uint8_t *src, size_t stride,
+                           unsigned bytes, unsigned shift, int32_t *dst, size_t n);
 /* Is any of the n bytes non-zero? */
 int dla_sdp_lanes_any_nonzero(const uint8_t *p, size_t n);
 

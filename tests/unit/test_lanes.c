@@ -241,6 +241,214 @@ static void test_cvt(void **state)
     }
 }
 
+/* ---- X stage and converter fused ---------------------------------------------------- */
+
+/*
+ * dla_sdp_lanes_x_cvt on a random X stage (register operands) and converter
+ * against ref_x then the converter of sdpref.c: equal values and
+ * saturations where it runs; where it declines (the run is not exact in
+ * 32-bit lanes) nothing is written.  Inputs of every kind of check_x: the
+ * small ones take the fused pass, the edges and any values often not.
+ */
+static int check_x_cvt(enum dla_lanes_isa isa, size_t n, enum xinputs kind)
+{
+    struct xcase k;
+    k.alu = (enum sdp_lane_alu)rnd(0, 3);
+    k.mul_bypass = (int)rnd(0, 1);
+    k.prelu = (int)rnd(0, 1);
+    k.relu_bypass = (int)rnd(0, 1);
+    k.shift = rnd(0, 4) ? rnd(0, 20) : rnd(0, 63);
+    struct sdp_lane_x_cfg xc;
+    dla_sdp_lane_x_init(&xc, k.alu, k.mul_bypass, k.prelu, k.relu_bypass, k.shift);
+    int32_t span = kind == X_ANY ? 32768 : kind == X_EDGE ? 3 : 300;
+    int32_t av = k.alu == SDP_LANE_ALU_BYPASS ? 0
+                 : kind == X_ANY && rnd(0, 1) ? rnd_value()
+                                              : (int32_t)rnd(0, 2 * (uint32_t)span) - span;
+    int32_t mv = k.mul_bypass ? 1 : kind == X_SMALL ? (int32_t)rnd(0, 600) - 300
+                                                    : (int32_t)rnd(0, 0xffff) - 32768;
+    int32_t offset = rnd(0, 2) ? (int32_t)rnd(0, 200) - 100 : rnd_value();
+    int32_t scale = rnd(0, 3) ? (int32_t)rnd(0, 8) - 4 : (int32_t)rnd(0, 0xffff) - 32768;
+    unsigned cshift = rnd(0, 4) ? rnd(0, 16) : rnd(0, 63);
+    unsigned bits = rnd(0, 3) ? 8 : 16;
+    struct sdp_lane_cvt cc;
+    dla_sdp_lane_cvt_init(&cc, offset, scale, cshift, bits);
+    int32_t *d = malloc(n * sizeof(*d)), *in = malloc(n * sizeof(*in));
+    assert_true(d && in);
+    for (size_t i = 0; i < n; i++) {
+        in[i] = x_input(kind, mv);
+    }
+    memcpy(d, in, n * sizeof(*d));
+    const int32_t *src = rnd(0, 1) ? d : in;
+    uint32_t sat = 0, want_sat = 0;
+    int done = dla_sdp_lanes_x_cvt(isa, &xc, &cc, src, d, n, av, mv, &sat);
+    for (size_t i = 0; i < n; i++) {
+        int s;
+        int64_t x = ref_x(&k, in[i], av, mv);
+        int32_t want = done ? (int32_t)clamp_bits(ref_rshift((x - offset) * scale, cshift, 49,
+                                                             17, &s), bits)
+                            : in[i];
+        want_sat += done ? (uint32_t)s : 0;
+        if (d[i] != want) {
+            fail_msg("%s X+CVT (fused %d) alu %d mul_bypass %d prelu %d relu_bypass %d shift "
+                     "%u av %d mv %d, CVT offset %d scale %d shift %u bits %u: element %zu of "
+                     "%zu: %d -> %d, reference %d",
+                     dla_lanes_isa_name(isa), done, (int)k.alu, k.mul_bypass, k.prelu,
+                     k.relu_bypass, k.shift, av, mv, offset, scale, cshift, bits, i, n, in[i],
+                     d[i], want);
+        }
+    }
+    assert_int_equal(sat, want_sat);
+    free(d);
+    free(in);
+    return done;
+}
+
+static void test_x_cvt(void **state)
+{
+    (void)state;
+    rng = 0x1a9e0006u;
+    for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) {
+        if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
+            continue;
+        }
+        int fused = 0, cases = 1800;
+        for (int i = 0; i < cases; i++) {
+            fused += check_x_cvt((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS],
+                                 (enum xinputs)(i % 3));
+        }
+        /* both outcomes are exercised */
+        assert_true(fused > cases / 10 && fused < cases - cases / 10);
+    }
+}
+
+/* ---- BS, BN and the converter chained ------------------------------------------------ */
+
+static void random_xcase(struct xcase *k)
+{
+    k->alu = (enum sdp_lane_alu)rnd(0, 3);
+    k->mul_bypass = (int)rnd(0, 1);
+    k->prelu = (int)rnd(0, 1);
+    k->relu_bypass = (int)rnd(0, 1);
+    k->shift = rnd(0, 4) ? rnd(0, 20) : rnd(0, 63);
+}
+
+/*
+ * dla_sdp_lanes_chain on int8 or int16 inputs with random stages (each
+ * present or not) and per-element operands drawn within the ranges given
+ * to dla_sdp_lane_chain_init (the ends included), against ref_x of each
+ * present stage then the converter of sdpref.c, values and saturations.
+ * Returns whether the chain applied.
+ */
+static int check_chain(enum dla_lanes_isa isa, size_t n)
+{
+    struct xcase k[2];
+    struct sdp_lane_x_cfg xc[2];
+    int on[2] = {(int)rnd(0, 3) != 0, (int)rnd(0, 1)};
+    int32_t lo[4], hi[4];
+    for (int s = 0; s < 2; s++) {
+        random_xcase(&k[s]);
+        dla_sdp_lane_x_init(&xc[s], k[s].alu, k[s].mul_bypass, k[s].prelu, k[s].relu_bypass,
+                            k[s].shift);
+        /* ALU operand: a register value or an int8 << shift; MUL: 16 bits */
+        int32_t a = (int32_t)rnd(0, 255) - 128, m = (int32_t)rnd(0, 0xffff) - 32768;
+        unsigned sh = rnd(0, 24);
+        int per_a = (int)rnd(0, 1), per_m = (int)rnd(0, 1);
+        lo[2 * s] = per_a ? (int32_t)((uint32_t)-128 << sh) : a * (1 << (sh & 7));
+        hi[2 * s] = per_a ? (int32_t)(127u << sh) : lo[2 * s];
+        lo[2 * s + 1] = per_m ? (int32_t)rnd(0, 300) - 300 : (rnd(0, 1) ? m : (int32_t)rnd(0, 40));
+        hi[2 * s + 1] = per_m ? lo[2 * s + 1] + (int32_t)rnd(0, 600) : lo[2 * s + 1];
+        if (k[s].alu == SDP_LANE_ALU_BYPASS) {
+            lo[2 * s] = hi[2 * s] = 0;
+        }
+        if (k[s].mul_bypass) {
+            lo[2 * s + 1] = hi[2 * s + 1] = 1;
+        }
+    }
+    unsigned bits = rnd(0, 3) ? 8 : 16;
+    int32_t offset = rnd(0, 2) ? (int32_t)rnd(0, 200) - 100 : rnd_value();
+    int32_t scale = rnd(0, 3) ? (int32_t)rnd(0, 8) - 4 : (int32_t)rnd(0, 0xffff) - 32768;
+    unsigned cshift = rnd(0, 4) ? rnd(0, 16) : rnd(0, 63);
+    struct sdp_lane_cvt cc;
+    dla_sdp_lane_cvt_init(&cc, offset, scale, cshift, bits);
+    struct sdp_lane_chain ch;
+    int32_t in_lo = bits == 8 ? -128 : -32768, in_hi = -in_lo - 1;
+    if (!dla_sdp_lane_chain_init(&ch, on[0] ? &xc[0] : NULL, on[1] ? &xc[1] : NULL, &cc, in_lo,
+                                 in_hi, lo, hi)) {
+        return 0;
+    }
+    int32_t *in = malloc(n * sizeof(*in)), *d = malloc(n * sizeof(*d));
+    int32_t *op[4];
+    assert_true(in && d);
+    for (int j = 0; j < 4; j++) {
+        op[j] = malloc(n * sizeof(int32_t));
+        assert_true(op[j] != NULL);
+        int absent = !on[j / 2];
+        for (size_t i = 0; i < n; i++) {
+            uint32_t r = rnd(0, 9);
+            /* in [lo, hi], computed modulo 2^32 (the span may exceed INT32_MAX) */
+            uint32_t span = (uint32_t)hi[j] - (uint32_t)lo[j];
+            int32_t v = r == 0 ? lo[j] : r == 1 ? hi[j]
+                                                : (int32_t)((uint32_t)lo[j] + rnd(0, span));
+            op[j][i] = absent ? (j & 1) : v;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t r = rnd(0, 9);
+        in[i] = r == 0 ? in_lo : r == 1 ? in_hi : in_lo + (int32_t)rnd(0, (uint32_t)(in_hi - in_lo));
+    }
+    memcpy(d, in, n * sizeof(*d));
+    /* an operand of one value (always so for an absent stage) as vals[] */
+    const int32_t *ops[4];
+    int32_t vals[4];
+    for (int j = 0; j < 4; j++) {
+        int one = !on[j / 2] || lo[j] == hi[j];
+        vals[j] = op[j][0];
+        for (size_t i = 0; one && i < n; i++) {
+            op[j][i] = vals[j];
+        }
+        ops[j] = one && rnd(0, 1) ? NULL : op[j];
+    }
+    uint32_t sat = dla_sdp_lanes_chain(isa, &ch, d, d, n, ops, vals), want_sat = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = in[i];
+        for (int s = 0; s < 2; s++) {
+            x = on[s] ? ref_x(&k[s], (int32_t)x, op[2 * s][i], op[2 * s + 1][i]) : x;
+        }
+        int sa;
+        int32_t want = (int32_t)clamp_bits(ref_rshift((x - offset) * scale, cshift, 49, 17, &sa),
+                                           bits);
+        want_sat += (uint32_t)sa;
+        if (d[i] != want) {
+            fail_msg("%s chain (BS %d BN %d) element %zu of %zu: %d -> %d, reference %d",
+                     dla_lanes_isa_name(isa), on[0], on[1], i, n, in[i], d[i], want);
+        }
+    }
+    assert_int_equal(sat, want_sat);
+    for (int j = 0; j < 4; j++) {
+        free(op[j]);
+    }
+    free(in);
+    free(d);
+    return 1;
+}
+
+static void test_chain(void **state)
+{
+    (void)state;
+    rng = 0x1a9e0007u;
+    for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) {
+        if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
+            continue;
+        }
+        int applied = 0, cases = 2000;
+        for (int i = 0; i < cases; i++) {
+            applied += check_chain((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS]);
+        }
+        /* both outcomes are exercised */
+        assert_true(applied > cases / 10 && applied < cases - cases / 10);
+    }
+}
+
 /* ---- atoms ----------------------------------------------------------------------- */
 
 #define CANARY 0x5a
@@ -323,6 +531,72 @@ static void test_atoms(void **state)
     }
 }
 
+/* ---- memory elements (SDP's memory-input layers) ------------------------------- */
+
+/* Widening of int8 / int16 elements, narrowing to their low bytes, and the
+ * shifted operand components against sext() / ref_shl32() of sdpref.c, on
+ * random bytes (every value of a byte, both signs of an int16), for every
+ * shift without saturation including the largest (-2^31 reached exactly). */
+static void check_mem_elems(enum dla_lanes_isa isa, size_t n)
+{
+    uint8_t *bytes = malloc(4 * n + 4), *back = malloc(2 * n + 8);
+    int32_t *got = malloc((n + 8) * sizeof(int32_t));
+    assert_true(bytes && back && got);
+    for (size_t i = 0; i < 4 * n + 4; i++) {
+        bytes[i] = (uint8_t)rnd(0, 255);
+    }
+    if (n > 1) { /* the extremes of both widths */
+        bytes[0] = 0x80, bytes[1] = 0x7f, bytes[2] = 0x00, bytes[3] = 0x80;
+    }
+    for (unsigned b = 1; b <= 2; b++) {
+        for (size_t i = 0; i < n + 8; i++) {
+            got[i] = (int32_t)0x5a5a5a5a;
+        }
+        dla_sdp_lanes_widen(isa, bytes, b, got, n);
+        for (size_t j = 0; j < n; j++) {
+            uint64_t raw = b == 1 ? bytes[j] : (uint64_t)(bytes[2 * j] | (bytes[2 * j + 1] << 8));
+            assert_int_equal(got[j], sext(raw, 8 * b));
+        }
+        assert_int_equal(got[n], (int32_t)0x5a5a5a5a);
+        memset(back, CANARY, 2 * n + 8);
+        dla_sdp_lanes_narrow(isa, got, n, b, back);
+        assert_memory_equal(back, bytes, n * b);
+        assert_int_equal(back[n * b], CANARY);
+        for (size_t stride = b; stride <= 4; stride += b) {
+            for (unsigned sh = 0; sh <= 32 - 8 * b; sh++) {
+                dla_sdp_lanes_shl_ops(isa, bytes, stride, b, sh, got, n);
+                for (size_t j = 0; j < n; j++) {
+                    const uint8_t *e = bytes + j * stride;
+                    int64_t v = sext(b == 1 ? e[0] : (uint64_t)(e[0] | (e[1] << 8)), 8 * b);
+                    if (got[j] != ref_shl32(v, sh)) {
+                        fail_msg("%s shl_ops n %zu bytes %u stride %zu shift %u: element %zu "
+                                 "(%lld) = %d, want %lld",
+                                 dla_lanes_isa_name(isa), n, b, stride, sh, j, (long long)v,
+                                 got[j], (long long)ref_shl32(v, sh));
+                    }
+                }
+            }
+        }
+    }
+    free(bytes);
+    free(back);
+    free(got);
+}
+
+static void test_mem_elems(void **state)
+{
+    (void)state;
+    rng = 0x1a9e0005u;
+    for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) {
+        if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
+            continue;
+        }
+        for (size_t i = 0; i < sizeof(run_lengths) / sizeof(run_lengths[0]); i++) {
+            check_mem_elems((enum dla_lanes_isa)isa, run_lengths[i]);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -330,6 +604,9 @@ int main(void)
         cmocka_unit_test(test_x_stage),
         cmocka_unit_test(test_cvt),
         cmocka_unit_test(test_atoms),
+        cmocka_unit_test(test_mem_elems),
+        cmocka_unit_test(test_x_cvt),
+        cmocka_unit_test(test_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

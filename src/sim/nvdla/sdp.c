@@ -81,15 +81,24 @@
  *    D_PERF_LUT_* count every lane (padding included) only when
  *    D_PERF_ENABLE.PERF_SAT_EN / PERF_LUT_EN is set, else they are 0;
  *    stall counters and FP16 NaN/Inf counters are 0.
- *  - One thread; a layer is processed surface by surface (one surface of
- *    input, operands and output in host memory at a time), in CACC's planar
- *    order for flying input (one run per surface, or per channel when a
- *    per-kernel operand makes it a constant of the run) and in memory's
- *    atom order otherwise.  Each stage is a loop over a run: BS, BN and the
- *    output converter as the branch-free, vectorised lane loops of
- *    src/arith/sdp_lanes.c (the same arithmetic for every configuration,
- *    checked against the per-element helpers of sdp_arith.h by
- *    tests/unit/test_lanes.c); EW and the LUT per element.
+ *  - Host execution (the values are those of one element at a time in any
+ *    order: every stage is element-wise).  A layer is processed in runs of
+ *    elements, in CACC's planar order for flying input (read in place; one
+ *    run per surface, or per channel when a per-kernel operand makes it a
+ *    constant of the run) and in memory's atom order otherwise.  Each stage
+ *    is a loop over a run: BS, BN and the output converter as the
+ *    branch-free, vectorised lane loops of src/arith/sdp_lanes.c (the same
+ *    arithmetic for every configuration, checked against the per-element
+ *    helpers of sdp_arith.h by tests/unit/test_lanes.c); EW and the LUT per
+ *    element.  Where the ranges allow it (decided per run from its values,
+ *    or per layer from the input width and the operands), BS/BN and the
+ *    converter run fused in one pass of 32-bit lanes.  Flying layers to
+ *    memory with register/per-kernel operands split their channels over the
+ *    device's worker team; layers from memory to memory whose output
+ *    overlaps nothing they read split their surfaces (the calling thread
+ *    reads every surface first and writes them in order after); the rest
+ *    (output to PDP, flying batches, per-element operands with flying
+ *    input, overlapping output) one surface at a time on one thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -792,6 +801,19 @@ static void process_chunk(const struct sdp_cfg *c, const int32_t *src, int32_t *
                           const struct sdp_ops *o, struct sdp_stats *st)
 {
     const int32_t *in = src;
+    /* one X stage with register (or per-kernel) operands, then the
+     * converter: one pass where the lanes allow it (a convolution's bias,
+     * scale and ReLU) */
+    const int k1 = c->x[0].en ? 0 : 1;
+    if (c->x[k1].en && !c->x[1 - k1].en && !c->ew.en && !c->eql && !o->op[2 * k1] &&
+        !o->op[2 * k1 + 1]) {
+        uint32_t sat;
+        if (dla_sdp_lanes_x_cvt(c->isa, &c->lane_x[k1], &c->lane_cvt, src, dst, n,
+                                o->val[2 * k1], o->val[2 * k1 + 1], &sat)) {
+            st->sat += sat;
+            return;
+        }
+    }
     for (int k = 0; k < 2; k++) {
         if (c->x[k].en) {
             dla_sdp_lanes_x(c->isa, &c->lane_x[k], in, dst, n, o->op[2 * k], o->val[2 * k],
@@ -1023,23 +1045,31 @@ static void decode_element_ops(const struct sdp_cfg *c, struct sdp_work *w, int 
     }
 }
 
+/* Surface `surf` of a cube in memory (the input, or a per-element operand
+ * stream with `elem_bytes` per element) into `dst`, packed. */
+static int read_surface(struct dla_dev *d, const struct sdp_cfg *c, int port, uint64_t base,
+                        uint64_t line_stride, uint64_t surf_stride, unsigned elem_bytes,
+                        uint32_t surf, uint8_t *dst)
+{
+    size_t line_bytes = (size_t)c->w * c->epa * elem_bytes;
+    if (c->packed) {
+        /* ref: NV_NVDLA_SDP_MRDMA_ig.v, NV_NVDLA_SDP_RDMA_ig.v cfg_mode_1x1_pack:
+         * one straight request */
+        return dla_dma_read(d, port, (base + (uint64_t)surf * line_bytes) & c->addr_mask, dst,
+                            line_bytes);
+    }
+    return dla_dma_read_lines(d, port, c->addr_mask, base + (uint64_t)surf * surf_stride,
+                              line_stride, c->h, line_bytes, dst);
+}
+
 /* Per-element operands of surface `surf` from memory, stored in the
  * surface's layout. */
 static int load_element_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
                             int which, uint32_t surf)
 {
     const struct sdp_stream *s = &c->stream[which];
-    size_t line_bytes = w->n_line * s->elem_bytes;
-    int rc;
-    if (c->packed) {
-        /* ref: NV_NVDLA_SDP_RDMA_ig.v cfg_mode_1x1_pack: one straight request */
-        rc = dla_dma_read(d, s->port, (s->base + (uint64_t)surf * line_bytes) & c->addr_mask,
-                          w->raw, line_bytes);
-    } else {
-        rc = dla_dma_read_lines(d, s->port, c->addr_mask,
-                                s->base + (uint64_t)surf * s->surf_stride, s->line_stride, c->h,
-                                line_bytes, w->raw);
-    }
+    int rc = read_surface(d, c, s->port, s->base, s->line_stride, s->surf_stride, s->elem_bytes,
+                          surf, w->raw);
     if (rc) {
         return rc;
     }
@@ -1089,30 +1119,12 @@ static int load_surface_ops(struct dla_dev *d, const struct sdp_cfg *c, struct s
 static int load_surface_input(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
                               uint32_t surf)
 {
-    size_t line_bytes = w->n_line * c->bpe;
-    int rc;
-    if (c->packed) {
-        /* ref: NV_NVDLA_SDP_MRDMA_ig.v cfg_mode_1x1_pack */
-        rc = dla_dma_read(d, c->src_port, (c->src_base + (uint64_t)surf * line_bytes) & c->addr_mask,
-                          w->raw, line_bytes);
-    } else {
-        rc = dla_dma_read_lines(d, c->src_port, c->addr_mask,
-                                c->src_base + (uint64_t)surf * c->src_surf, c->src_line, c->h,
-                                line_bytes, w->raw);
+    int rc = read_surface(d, c, c->src_port, c->src_base, c->src_line, c->src_surf, c->bpe, surf,
+                          w->raw);
+    if (!rc) {
+        dla_sdp_lanes_widen(c->isa, w->raw, c->bpe, w->data, w->n_surf);
     }
-    if (rc) {
-        return rc;
-    }
-    if (c->bpe == 1) {
-        for (size_t j = 0; j < w->n_surf; j++) {
-            w->data[j] = (int8_t)w->raw[j];
-        }
-    } else {
-        for (size_t j = 0; j < w->n_surf; j++) {
-            w->data[j] = load_elem(w->raw + 2 * j, 2);
-        }
-    }
-    return 0;
+    return rc;
 }
 
 /* Does the layer read a per-kernel operand (a constant per channel)? */
@@ -1395,6 +1407,348 @@ static int run_on_team(struct dla_dev *d, struct dla_team *team, const struct sd
     return rc;
 }
 
+/* ---- a layer from memory, surfaces on the team ------------------------------ */
+
+/*
+ * A layer reading its input from memory (MRDMA) to memory: the calling
+ * thread reads every surface of the input and of the per-element operand
+ * streams (the memory port is the caller's), the team takes the surfaces
+ * (each a run in the atom layout, a chunk at a time: input widened, operands
+ * decoded, the stages, the output narrowed back over the chunk's input
+ * bytes), then the caller writes them in surface order.  The values are
+ * those of process_surface: every stage is element-wise.
+ */
+struct sdp_mem_par {
+    const struct sdp_cfg *c;
+    const struct sdp_work *w;   /* geometry, per-kernel operands */
+    uint8_t *bytes;             /* every surface's input, then its output */
+    const uint8_t *stream[3];   /* every surface of each per-element stream */
+    int32_t table[SRC_N][256];  /* op_decode of one-byte components not shl_ops */
+    unsigned shl[SRC_N];        /* shift of dla_sdp_lanes_shl_ops, or SHL_NONE */
+    int chain;                  /* BS, BN, converter in one pass (ch) */
+    struct sdp_lane_chain ch;
+    int32_t vals[4];            /* X operands not read per element */
+    struct sdp_stats *st;       /* one per surface */
+    int *nonzero;               /* one per surface */
+    int *nomem;                 /* one per surface */
+};
+
+#define SHL_NONE 64u
+
+/* The left shift op_decode is for this component (the saturation of
+ * sdp_shl_su cannot apply to a `size`-byte value shifted by it), else
+ * SHL_NONE. */
+static unsigned op_shl(const struct sdp_cfg *c, int src, unsigned size)
+{
+    switch (src) {
+    case SRC_BS_ALU:
+    case SRC_BN_ALU:
+        return c->x[src / 2].alu_shift <= 32 - 8 * size ? c->x[src / 2].alu_shift : SHL_NONE;
+    case SRC_BS_MUL:
+    case SRC_BN_MUL:
+        return 0;
+    case SRC_EW_ALU:
+        return c->ew.alu_cvt.bypass ? 0 : SHL_NONE;
+    default:
+        return c->ew.mul_cvt.bypass ? 0 : SHL_NONE;
+    }
+}
+
+/* Component `src` of lanes [i, i + n) of surface `surf` into out. */
+static void mem_chunk_op(const struct sdp_mem_par *p, int src, uint32_t surf, size_t i, size_t n,
+                         int32_t *out)
+{
+    const struct sdp_cfg *c = p->c;
+    const struct sdp_stream *s = &c->stream[src / 2];
+    if (s->per_kernel) { /* lane j is channel j % epa of the surface */
+        const int32_t *ch = &p->w->kernel[src / 2][(size_t)(src & 1) * c->nsurf * c->epa +
+                                                   (size_t)surf * c->epa];
+        for (size_t j = 0, l = i % c->epa; j < n; j++, l = l + 1 == c->epa ? 0 : l + 1) {
+            out[j] = ch[l];
+        }
+        return;
+    }
+    const size_t eb = s->elem_bytes;
+    const uint8_t *e = p->stream[src / 2] + ((size_t)surf * p->w->n_surf + i) * eb + s->off[src & 1];
+    if (p->shl[src] != SHL_NONE) {
+        dla_sdp_lanes_shl_ops(c->isa, e, eb, s->size, p->shl[src], out, n);
+    } else if (s->size == 1) {
+        for (size_t j = 0; j < n; j++) {
+            out[j] = p->table[src][e[j * eb]];
+        }
+    } else {
+        for (size_t j = 0; j < n; j++) {
+            out[j] = op_decode(c, src, load_elem(e + j * eb, 2));
+        }
+    }
+}
+
+static void mem_surface(void *ctx, size_t surf)
+{
+    const struct sdp_mem_par *p = ctx;
+    const struct sdp_cfg *c = p->c;
+    const size_t n_surf = p->w->n_surf;
+    int32_t *buf = malloc((size_t)(1 + SRC_N) * SDP_CHUNK * sizeof(int32_t));
+    if (!buf) {
+        p->nomem[surf] = 1;
+        return;
+    }
+    uint8_t *bytes = p->bytes + surf * n_surf * c->bpe;
+    for (size_t i = 0; i < n_surf; i += SDP_CHUNK) {
+        const size_t n = n_surf - i < SDP_CHUNK ? n_surf - i : SDP_CHUNK;
+        struct sdp_ops o;
+        dla_sdp_lanes_widen(c->isa, bytes + i * c->bpe, c->bpe, buf, n);
+        for (int k = 0; k < SRC_N; k++) {
+            o.val[k] = c->reg_op[k];
+            o.op[k] = NULL;
+            if (c->src_used[k]) {
+                o.op[k] = buf + (size_t)(1 + k) * SDP_CHUNK;
+                mem_chunk_op(p, k, (uint32_t)surf, i, n, (int32_t *)o.op[k]);
+            }
+        }
+        if (p->chain) {
+            p->st[surf].sat += dla_sdp_lanes_chain(c->isa, &p->ch, buf, buf, n, o.op, p->vals);
+        } else {
+            process_chunk(c, buf, buf, n, &o, &p->st[surf]);
+        }
+        dla_sdp_lanes_narrow(c->isa, buf, n, c->bpe, bytes + i * c->bpe);
+    }
+    p->nonzero[surf] = dla_sdp_lanes_any_nonzero(bytes, n_surf * c->bpe);
+    free(buf);
+}
+
+/* Reads every surface of the input and of the per-element streams; *done
+ * = the surfaces read whole before an error. */
+static int mem_read_all(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_mem_par *p,
+                        uint8_t *streams[3], uint32_t *done)
+{
+    const size_t n_surf = p->w->n_surf;
+    for (uint32_t s = 0; s < c->nsurf; s++) {
+        *done = s;
+        int rc = read_surface(d, c, c->src_port, c->src_base, c->src_line, c->src_surf, c->bpe, s,
+                              p->bytes + (size_t)s * n_surf * c->bpe);
+        for (int i = 0; i < 3 && !rc; i++) {
+            const struct sdp_stream *st = &c->stream[i];
+            if (streams[i]) {
+                rc = read_surface(d, c, st->port, st->base, st->line_stride, st->surf_stride,
+                                  st->elem_bytes, s, streams[i] + (size_t)s * n_surf * st->elem_bytes);
+            }
+        }
+        if (rc) {
+            return rc;
+        }
+    }
+    *done = c->nsurf;
+    return 0;
+}
+
+static void mem_prepare_ops(const struct sdp_cfg *c, struct sdp_mem_par *p)
+{
+    for (int k = 0; k < SRC_N; k++) {
+        p->shl[k] = c->src_used[k] ? op_shl(c, k, c->stream[k / 2].size) : SHL_NONE;
+        if (c->src_used[k] && p->shl[k] == SHL_NONE && c->stream[k / 2].size == 1) {
+            for (int b = 0; b < 256; b++) {
+                p->table[k][b] = op_decode(c, k, (int8_t)b);
+            }
+        }
+    }
+}
+
+/* Range of X operand `src` over the layer into [*lo, *hi]; 0 when it is
+ * decoded by op_decode per element (no bound kept). */
+static int x_op_range(const struct sdp_cfg *c, const struct sdp_work *w,
+                      const struct sdp_mem_par *p, int src, int32_t *lo, int32_t *hi)
+{
+    const struct sdp_stream *s = &c->stream[src / 2];
+    if (!c->src_used[src]) {
+        *lo = *hi = c->reg_op[src];
+        return 1;
+    }
+    if (s->per_kernel) {
+        const size_t nch = (size_t)c->nsurf * c->epa;
+        const int32_t *k = w->kernel[src / 2] + (size_t)(src & 1) * nch;
+        *lo = *hi = k[0];
+        for (size_t i = 1; i < nch; i++) {
+            *lo = k[i] < *lo ? k[i] : *lo;
+            *hi = k[i] > *hi ? k[i] : *hi;
+        }
+        return 1;
+    }
+    if (p->shl[src] == SHL_NONE) {
+        return 0;
+    }
+    /* the shift keeps the component's range within 32 bits (op_shl) */
+    int64_t top = (INT64_C(1) << (8 * s->size - 1)) * (INT64_C(1) << p->shl[src]);
+    *lo = (int32_t)-top;
+    *hi = (int32_t)(top - (INT64_C(1) << p->shl[src]));
+    return 1;
+}
+
+/* BS, BN and the converter as one chain of 32-bit lanes where the input's
+ * width and the operands' ranges keep every value exact there (the common
+ * element-wise layer: an int8 input scaled by BS, an int8 operand added by
+ * BN, ReLU). */
+static int mem_prepare_chain(const struct sdp_cfg *c, const struct sdp_work *w,
+                             struct sdp_mem_par *p)
+{
+    int32_t lo[4], hi[4];
+    if (c->ew.en || c->eql) {
+        return 0;
+    }
+    for (int k = 0; k < 4; k++) {
+        if (!x_op_range(c, w, p, k, &lo[k], &hi[k])) {
+            return 0;
+        }
+    }
+    int32_t in_hi = (int32_t)sdp_smax(8 * c->bpe), in_lo = (int32_t)sdp_smin(8 * c->bpe);
+    if (!dla_sdp_lane_chain_init(&p->ch, c->x[0].en ? &c->lane_x[0] : NULL,
+                                 c->x[1].en ? &c->lane_x[1] : NULL, &c->lane_cvt, in_lo, in_hi,
+                                 lo, hi)) {
+        return 0;
+    }
+    for (int k = 0; k < 4; k++) {
+        /* an absent stage is the identity: ALU operand 0, MUL operand 1 */
+        p->vals[k] = c->x[k / 2].en ? c->reg_op[k] : (k & 1);
+    }
+    return 1;
+}
+
+static void mem_stats(const struct sdp_mem_par *p, uint32_t nsurf, struct sdp_stats *st)
+{
+    for (uint32_t i = 0; i < nsurf; i++) {
+        st->sat += p->st[i].sat;
+        st->lut_uflow += p->st[i].lut_uflow;
+        st->lut_oflow += p->st[i].lut_oflow;
+        st->lut_hybrid += p->st[i].lut_hybrid;
+        st->lut_le_hit += p->st[i].lut_le_hit;
+        st->lut_lo_hit += p->st[i].lut_lo_hit;
+        st->unequal |= p->nonzero[i];
+    }
+}
+
+/* Bytes [*lo, *hi) a cube spans from `base` (surfaces, lines, batches);
+ * 0 when it wraps at the address width. */
+static int cube_span(const struct sdp_cfg *c, uint64_t base, unsigned elem_bytes,
+                     uint64_t line_stride, uint64_t surf_stride, uint32_t batches,
+                     uint64_t batch_stride, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t line_bytes = (uint64_t)c->w * c->epa * elem_bytes, end;
+    if (c->packed && batches == 1) {
+        end = (uint64_t)c->nsurf * line_bytes;
+    } else {
+        end = (uint64_t)(c->nsurf - 1) * surf_stride + (uint64_t)(c->h - 1) * line_stride +
+              (uint64_t)(batches - 1) * batch_stride + line_bytes;
+    }
+    *lo = base;
+    *hi = base + end;
+    return *hi >= base && *hi - 1 <= c->addr_mask;
+}
+
+static int spans_apart(uint64_t alo, uint64_t ahi, uint64_t blo, uint64_t bhi)
+{
+    return ahi <= blo || bhi <= alo;
+}
+
+/*
+ * Reading every surface before writing any gives the values of surface by
+ * surface (read, write, next) when the output overlaps none of the cubes
+ * read (the input, per-element streams; per-kernel operands are read
+ * before both) and nothing wraps at the address width.
+ */
+static int mem_reads_apart(const struct sdp_cfg *c)
+{
+    uint64_t olo, ohi, ilo, ihi;
+    if (c->eql) {
+        return 1; /* EQL writes nothing */
+    }
+    if (!cube_span(c, c->dst_base, c->bpe, c->dst_line, c->dst_surf, c->batches, c->dst_batch,
+                   &olo, &ohi) ||
+        !cube_span(c, c->src_base, c->bpe, c->src_line, c->src_surf, 1, 0, &ilo, &ihi)) {
+        return 0;
+    }
+    if (c->src_port == c->dst_port && !spans_apart(olo, ohi, ilo, ihi)) {
+        return 0;
+    }
+    for (int i = 0; i < 3; i++) {
+        const struct sdp_stream *s = &c->stream[i];
+        if (!(c->src_used[2 * i] || c->src_used[2 * i + 1]) || s->per_kernel) {
+            continue;
+        }
+        if (!cube_span(c, s->base, s->elem_bytes, s->line_stride, s->surf_stride, 1, 0, &ilo,
+                       &ihi) ||
+            (s->port == c->dst_port && !spans_apart(olo, ohi, ilo, ihi))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int run_from_memory(struct dla_dev *d, struct dla_team *team, const struct sdp_cfg *c,
+                           const struct sdp_work *w, struct sdp_stats *st)
+{
+    const size_t n_surf = w->n_surf, nsurf = c->nsurf;
+    struct sdp_mem_par *p = calloc(1, sizeof(*p));
+    uint8_t *streams[3] = {NULL, NULL, NULL};
+    int rc = 0, ok = p != NULL;
+    if (ok) {
+        p->c = c;
+        p->w = w;
+        p->bytes = malloc(nsurf * n_surf * c->bpe);
+        p->st = calloc(nsurf, sizeof(*p->st));
+        p->nonzero = calloc(nsurf, sizeof(int));
+        p->nomem = calloc(nsurf, sizeof(int));
+        ok = p->bytes && p->st && p->nonzero && p->nomem;
+    }
+    for (int i = 0; i < 3 && ok; i++) {
+        if ((c->src_used[2 * i] || c->src_used[2 * i + 1]) && !c->stream[i].per_kernel) {
+            streams[i] = malloc(nsurf * n_surf * c->stream[i].elem_bytes);
+            p->stream[i] = streams[i];
+            ok = streams[i] != NULL;
+        }
+    }
+    if (!ok) {
+        rc = dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory for a %ux%ux%u cube",
+                       c->w, c->h, c->c);
+    }
+    /* a read error at surface k: surfaces before it are still processed and
+     * written, as surface by surface (the device completes the layer) */
+    uint32_t done = 0;
+    int read_rc = rc ? 0 : mem_read_all(d, c, p, streams, &done);
+    if (!rc) {
+        mem_prepare_ops(c, p);
+        p->chain = mem_prepare_chain(c, w, p);
+        if (done * n_surf < SDP_TEAM_MIN_ELEMS) {
+            team = NULL; /* the team's wake-up would cost more */
+        }
+        dla_team_run(team, done, mem_surface, p);
+        for (size_t s = 0; s < done && !rc; s++) {
+            if (p->nomem[s]) {
+                rc = dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory");
+            }
+        }
+    }
+    if (!rc) {
+        mem_stats(p, done, st);
+    }
+    for (uint32_t s = 0; s < done && !rc; s++) {
+        /* the same input for every batch: one pass, written to each */
+        rc = write_surface(d, c, p->bytes + (size_t)s * n_surf * c->bpe, w->n_line, s, 0,
+                           c->batches);
+    }
+    rc = rc ? rc : read_rc;
+    for (int i = 0; i < 3; i++) {
+        free(streams[i]);
+    }
+    if (p) {
+        free(p->bytes);
+        free(p->st);
+        free(p->nonzero);
+        free(p->nomem);
+    }
+    free(p);
+    return rc;
+}
+
 /* ---- layer ------------------------------------------------------------------ */
 
 /* A cube of the layer's geometry with `elem_bytes` per element (input,
@@ -1505,8 +1859,9 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     memset(&st, 0, sizeof(st));
     rc = load_kernel_ops(d, &c, &w);
     struct dla_team *team = rc ? NULL : dla_dev_team(d);
-    if (team_eligible(&c, &w, team)) {
-        rc = run_on_team(d, team, &c, &w, in, &st);
+    if (!rc && (team_eligible(&c, &w, team) || (!c.flying && !c.to_pdp && mem_reads_apart(&c)))) {
+        rc = c.flying ? run_on_team(d, team, &c, &w, in, &st)
+                      : run_from_memory(d, team, &c, &w, &st);
         work_free(&w);
         if (!rc) {
             set_hw_regs(d, group, &c, &st);
