@@ -5,7 +5,8 @@
  * same rounding order), with 1 and 3 threads; and dla_sdw_ref must agree
  * with a double-precision loop written here within float rounding.  Random
  * geometries: strides 1 to 3, dilations, asymmetric padding (also wider than
- * the kernel), widths around the 8-output blocks, bias or none.
+ * the kernel), widths around the 8-output blocks, bias or none; and kernels
+ * and padding wider than the masked border blocks take.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -132,11 +133,27 @@ static void test_sdw_mobilenet(void **state)
     }
 }
 
+/* Wide kernels and wide padding: the border columns one by one (more than
+ * the two masked blocks cover, or kernel rows wider than they take). */
+static void test_sdw_wide(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 60; i++) {
+        struct dla_sconv_geom g = {
+            .C = 1 + urand(3), .H = 4 + urand(12), .W = 10 + urand(40), .kh = 1 + urand(3),
+            .kw = 8 + urand(12), .sy = 1 + urand(2), .sx = 1 + urand(2), .dy = 1,
+            .dx = 1 + urand(2), .pt = urand(3), .pl = 6 + urand(8),
+        };
+        sdw_case(g, (int)urand(2));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sdw_random),
         cmocka_unit_test(test_sdw_mobilenet),
+        cmocka_unit_test(test_sdw_wide),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
