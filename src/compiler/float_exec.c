@@ -16,6 +16,7 @@
 
 #include "common/status.h"
 #include "compiler/compiler_int.h"
+#include "kernels/sdw.h"
 #include "kernels/sgemm.h"
 
 /* Four float lanes and their comparison masks (GCC/Clang vector extensions:
@@ -55,57 +56,6 @@ static struct conv_geom conv_geom_of(const struct dlc_graph *g, const struct dlc
     return c;
 }
 
-/* Output columns ox whose input column ox * sx + off lies in [0, W): [*lo, *hi). */
-static void valid_cols(const struct conv_geom *c, int64_t off, int64_t *lo, int64_t *hi)
-{
-    int64_t a = off >= 0 ? 0 : (-off + c->sx - 1) / c->sx;
-    int64_t b = c->W - off <= 0 ? 0 : (c->W - off + c->sx - 1) / c->sx;
-    *lo = a < c->OW ? a : c->OW;
-    *hi = b < c->OW ? b : c->OW;
-    *hi = *hi < *lo ? *lo : *hi;
-}
-
-/* Depthwise (one input and one output channel per group): each tap's weight
- * times a shifted input row added to the output row. */
-static void conv_depthwise(const struct conv_geom *c, const float *x, const float *w,
-                           const float *b, float *y)
-{
-    for (int64_t k = 0; k < c->K; k++) {
-        float *yp = y + k * c->OH * c->OW;
-        for (int64_t i = 0; i < c->OH * c->OW; i++) {
-            yp[i] = b ? b[k] : 0.0f;
-        }
-        for (int64_t ky = 0; ky < c->kh; ky++) {
-            for (int64_t kx = 0; kx < c->kw; kx++) {
-                float wv = w[(k * c->kh + ky) * c->kw + kx];
-                int64_t off = kx * c->dx - c->pl, lo, hi;
-                valid_cols(c, off, &lo, &hi);
-                for (int64_t oy = 0; oy < c->OH; oy++) {
-                    int64_t iy = oy * c->sy - c->pt + ky * c->dy;
-                    if (iy < 0 || iy >= c->H) {
-                        continue;
-                    }
-                    const float *xr = x + (k * c->H + iy) * c->W;
-                    float *yr = yp + oy * c->OW;
-                    int64_t ox = lo;
-                    if (c->sx == 1) { /* four lanes at a time: y and x rows never overlap */
-                        for (; ox + 4 <= hi; ox += 4) {
-                            v4f a, e;
-                            memcpy(&a, yr + ox, sizeof a);
-                            memcpy(&e, xr + ox + off, sizeof e);
-                            a += e * wv;
-                            memcpy(yr + ox, &a, sizeof a);
-                        }
-                    }
-                    for (; ox < hi; ox++) {
-                        yr[ox] += wv * xr[ox * c->sx + off];
-                    }
-                }
-            }
-        }
-    }
-}
-
 /* Conv as a matrix product per group: weights [kg][cg kh kw] x the im2col
  * matrix [cg kh kw][OH OW] of the group's channels (gathered into packed
  * panels by dla_sconv, never stored whole). */
@@ -114,8 +64,12 @@ static int conv2d(const struct dlc_graph *g, const struct dlc_node *nd, float **
     const struct conv_geom c = conv_geom_of(g, nd);
     const float *x = v[nd->in[0]], *w = g->t[nd->in[1]].data;
     const float *b = nd->n_in > 2 && nd->in[2] >= 0 ? g->t[nd->in[2]].data : NULL;
-    if (c.cg == 1 && c.kg == 1) {
-        conv_depthwise(&c, x, w, b, y);
+    if (c.cg == 1 && c.kg == 1) { /* depthwise: no matrix product, one channel per group */
+        struct dla_sconv_geom dg = {
+            .x = x, .C = c.C, .H = c.H, .W = c.W, .OH = c.OH, .OW = c.OW, .kh = c.kh,
+            .kw = c.kw, .sy = c.sy, .sx = c.sx, .dy = c.dy, .dx = c.dx, .pt = c.pt, .pl = c.pl,
+        };
+        dla_sdw(&dg, w, b, y, float_threads());
         return 0;
     }
     int64_t rows = c.cg * c.kh * c.kw, npix = c.OH * c.OW;

@@ -1,7 +1,7 @@
 /*
  * Depthwise convolution (see conv_dw_s8.h), one output row at a time: on
- * CPUs with AVX2 in blocks of eight outputs summed over the taps in one
- * register (x strides 1 and 2, MobileNet's), else a scalar loop per tap.  The ISA is chosen per call (arith/lanes.h).
+ * CPUs with AVX2 in blocks of sixteen outputs, the taps in pairs through
+ * vpmaddwd (x strides 1 and 2, MobileNet's), else a scalar loop per tap.  The ISA is chosen per call (arith/lanes.h).
  */
 #include <string.h>
 
@@ -60,70 +60,129 @@ static void dw_row_scalar(const struct dla_conv_geom *g, const int8_t *plane, co
 /* Taps the AVX2 rows keep in registers (or on the stack): up to 7x7. */
 #define DW_MAX_TAPS 49
 
-/* Eight int8 inputs of a tap, sign-extended: src[0], src[s], ... src[7 s]
- * for s = 1 or 2 (the load reads 8 s bytes).  Bytes past the row only
- * reach the lanes of outputs beyond it, which are not stored. */
-DLA_LANES_AVX2_ATTR static inline __m256i dw_load8(const int8_t *src, uint32_t s)
+/* Sixteen int8 inputs of a tap as int16: src[0], src[s], ... src[15 s] for
+ * s = 1 or 2 (the load reads 16 s bytes).  Bytes past the row only reach
+ * the lanes of outputs beyond it, which are not stored. */
+DLA_LANES_AVX2_ATTR static inline __m256i dw_load16(const int8_t *src, uint32_t s)
 {
     if (s == 1) {
-        return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)src));
+        return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)src));
     }
     const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)src);
-    return _mm256_cvtepi8_epi32(_mm_shuffle_epi8(v, even));
+    __m128i lo = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)src), even);
+    __m128i hi = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(src + 16)), even);
+    return _mm256_cvtepi8_epi16(_mm_unpacklo_epi64(lo, hi));
 }
 
-/* dw_load8 of the bytes before end, zeros after (the input's last lines). */
-DLA_LANES_AVX2_ATTR static __m256i dw_load8_near_end(const int8_t *src, uint32_t s,
-                                                     const int8_t *end)
+/* dw_load16 of the bytes before end, zeros after (the input's last lines). */
+DLA_LANES_AVX2_ATTR static __m256i dw_load16_near_end(const int8_t *src, uint32_t s,
+                                                      const int8_t *end)
 {
-    int8_t tail[16] = { 0 };
-    size_t n = (size_t)(end - src) < 8 * (size_t)s ? (size_t)(end - src) : 8 * (size_t)s;
+    int8_t tail[32] = { 0 };
+    size_t n = (size_t)(end - src) < 16 * (size_t)s ? (size_t)(end - src) : 16 * (size_t)s;
     memcpy(tail, src, n);
-    return dw_load8(tail, s);
+    return dw_load16(tail, s);
 }
 
-/* One channel (plane: its padded input, w: its taps) in blocks of eight
- * outputs of a row (x stride 1 or 2), each summed over the taps in a
- * register with the taps' weights broadcast once per channel; a row's last
- * block stores its n < 8 real outputs under a mask. */
+/* Sixteen outputs from src on: the taps in pairs, one vpmaddwd per pair
+ * (int8 products summed in int32: exact in any order, so the same sums as
+ * the dense kernel; an odd last tap pairs with a zero weight).  acc_lo
+ * gets outputs 0-3 and 8-11, acc_hi 4-7 and 12-15 (vpunpck*wd interleave
+ * within 128-bit halves).  Inlined with s and safe constant: no branch in
+ * the tap loop. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+dw_block16(const int8_t *src, uint32_t s, uint32_t pairs, const size_t *off, const __m256i *wp,
+           const int8_t *end, int safe, __m256i *out0_7, __m256i *out8_15)
+{
+    __m256i acc_lo = _mm256_setzero_si256(), acc_hi = _mm256_setzero_si256();
+    for (uint32_t p = 0; p < pairs; p++) {
+        __m256i a, b;
+        if (safe) {
+            a = dw_load16(src + off[2 * p], s);
+            b = dw_load16(src + off[2 * p + 1], s);
+        } else {
+            a = dw_load16_near_end(src + off[2 * p], s, end);
+            b = dw_load16_near_end(src + off[2 * p + 1], s, end);
+        }
+        acc_lo = _mm256_add_epi32(acc_lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), wp[p]));
+        acc_hi = _mm256_add_epi32(acc_hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), wp[p]));
+    }
+    *out0_7 = _mm256_permute2x128_si256(acc_lo, acc_hi, 0x20);
+    *out8_15 = _mm256_permute2x128_si256(acc_lo, acc_hi, 0x31);
+}
+
+/* n < 8 outputs of v at o (a row's last block). */
+DLA_LANES_AVX2_ATTR static void dw_store_part(int32_t *o, __m256i v, uint32_t n)
+{
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    _mm256_maskstore_epi32((int *)o, _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), lane), v);
+}
+
+/* A row's outputs [0, n) from o on, in blocks of sixteen: the last block
+ * stores only its real outputs. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+dw_store16(int32_t *o, uint32_t n, __m256i v0, __m256i v1)
+{
+    if (n >= 16) {
+        _mm256_storeu_si256((__m256i *)(void *)o, v0);
+        _mm256_storeu_si256((__m256i *)(void *)(o + 8), v1);
+    } else if (n > 8) {
+        _mm256_storeu_si256((__m256i *)(void *)o, v0);
+        dw_store_part(o + 8, v1, n - 8);
+    } else if (n == 8) {
+        _mm256_storeu_si256((__m256i *)(void *)o, v0);
+    } else {
+        dw_store_part(o, v0, n);
+    }
+}
+
+/* Every row of one channel with x stride s (a constant where inlined):
+ * blocks whose reads stay before `end` take the plain loads. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+dw_rows16(const struct dla_conv_geom *g, const int8_t *plane, uint32_t s, uint32_t pairs,
+          const size_t *off, const __m256i *wp, size_t reach, int32_t *out, const int8_t *end)
+{
+    for (uint32_t oy = 0; oy < g->out_h; oy++) {
+        const int8_t *row = plane + (size_t)oy * g->stride_y * g->in_w;
+        int32_t *o = out + (size_t)oy * g->out_w;
+        for (uint32_t ox0 = 0; ox0 < g->out_w; ox0 += 16) {
+            const int8_t *src = row + (size_t)ox0 * s;
+            __m256i v0, v1;
+            if ((size_t)(end - src) >= reach) {
+                dw_block16(src, s, pairs, off, wp, end, 1, &v0, &v1);
+            } else {
+                dw_block16(src, s, pairs, off, wp, end, 0, &v0, &v1);
+            }
+            dw_store16(o + ox0, g->out_w - ox0, v0, v1);
+        }
+    }
+}
+
+/* One channel (plane: its padded input, w: its taps) in blocks of sixteen
+ * outputs of a row (x stride 1 or 2), the weights of each tap pair in one
+ * register (w[t] in the low and w[t + 1] in the high 16 bits of every
+ * 32-bit lane) set once per channel. */
 DLA_LANES_AVX2_ATTR static void dw_channel_avx2(const struct dla_conv_geom *g,
                                                 const int8_t *plane, const int8_t *w,
                                                 int32_t *out, const int8_t *end)
 {
-    const uint32_t s = g->stride_x, taps = g->k_w * g->k_h;
-    __m256i wv[DW_MAX_TAPS];
-    size_t off[DW_MAX_TAPS];
+    const uint32_t s = g->stride_x, taps = g->k_w * g->k_h, pairs = (taps + 1) / 2;
+    __m256i wp[(DW_MAX_TAPS + 1) / 2];
+    size_t off[DW_MAX_TAPS + 1], max_off = 0;
     for (uint32_t t = 0; t < taps; t++) {
-        wv[t] = _mm256_set1_epi32(w[t]);
         off[t] = (size_t)(t / g->k_w) * g->dil_y * g->in_w + (size_t)(t % g->k_w) * g->dil_x;
+        max_off = off[t] > max_off ? off[t] : max_off;
     }
-    const size_t reach = off[taps - 1] + 8 * (size_t)s; /* bytes a block reads */
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (uint32_t oy = 0; oy < g->out_h; oy++) {
-        const int8_t *row = plane + (size_t)oy * g->stride_y * g->in_w;
-        int32_t *o = out + (size_t)oy * g->out_w;
-        for (uint32_t ox0 = 0; ox0 < g->out_w; ox0 += 8) {
-            const int8_t *src = row + (size_t)ox0 * s;
-            __m256i acc = _mm256_setzero_si256();
-            if ((size_t)(end - src) >= reach) {
-                for (uint32_t t = 0; t < taps; t++) {
-                    acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(dw_load8(src + off[t], s), wv[t]));
-                }
-            } else {
-                for (uint32_t t = 0; t < taps; t++) {
-                    __m256i x = dw_load8_near_end(src + off[t], s, end);
-                    acc = _mm256_add_epi32(acc, _mm256_mullo_epi32(x, wv[t]));
-                }
-            }
-            uint32_t n = g->out_w - ox0;
-            if (n >= 8) {
-                _mm256_storeu_si256((__m256i *)(void *)(o + ox0), acc);
-            } else {
-                __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), lane);
-                _mm256_maskstore_epi32((int *)(o + ox0), mask, acc);
-            }
-        }
+    off[taps] = off[taps - 1]; /* an odd last tap's partner: read, weighted 0 */
+    for (uint32_t t = 0; t < taps; t += 2) {
+        uint16_t hi = t + 1 < taps ? (uint16_t)(int16_t)w[t + 1] : 0;
+        wp[t / 2] = _mm256_set1_epi32((int)(((uint32_t)hi << 16) | (uint16_t)(int16_t)w[t]));
+    }
+    const size_t reach = max_off + 16 * (size_t)s; /* bytes a block reads */
+    if (s == 1) {
+        dw_rows16(g, plane, 1, pairs, off, wp, reach, out, end);
+    } else {
+        dw_rows16(g, plane, 2, pairs, off, wp, reach, out, end);
     }
 }
 #endif

@@ -76,6 +76,7 @@ void dla_conv_state_destroy(struct dla_conv_state *s)
     dla_wt_cache_free(&s->wcache);
     free(s->wchunk);
     free(s->acc);
+    free(s->cube);
     free(s->in16);
     free(s->wt16);
     free(s);

@@ -74,6 +74,7 @@
 #include "kernels/conv_s16.h"
 #include "kernels/conv_s8.h"
 #include "sim/core/budget.h"
+#include "sim/core/host.h"
 #include "common/team.h"
 #include "sim/nvdla/cbuf.h"
 
@@ -390,6 +391,19 @@ struct conv_job {
     const struct dla_conv_wpack *pack; /* the kernels packed (then wt is NULL) */
 };
 
+/* n padding bytes: a short loop for a row's few (pad_left, pad_right),
+ * where a call to memset per row cost more than the bytes. */
+static inline void pad_fill(int8_t *p, int8_t v, size_t n)
+{
+    if (n > 16) {
+        memset(p, v, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        p[i] = v;
+    }
+}
+
 /* Padded planar input of batch `b` of a feature layer from the slices in
  * CBUF: line y of batch b is slice y * BATCHES + b (ref: cmod/cdma
  * DirectConvDataResponseSequencerCommon and cmod/csc
@@ -414,20 +428,23 @@ static int build_feature_input(struct dla_dev *d, struct dla_conv_state *s,
     uint32_t x0 = c->pad_left < g->in_w ? c->pad_left : g->in_w;
     uint64_t x1w = (uint64_t)c->pad_left + w;
     uint32_t x1 = x1w < g->in_w ? (uint32_t)x1w : g->in_w;
+    /* rows [y0, y1) hold data (source line y - pad_top), the others are padding */
+    uint32_t y0 = c->pad_top < g->in_h ? c->pad_top : g->in_h;
+    uint64_t y1w = (uint64_t)c->pad_top + c->height;
+    uint32_t y1 = x0 >= x1 ? y0 : y1w < g->in_h ? (uint32_t)y1w : g->in_h;
+    const size_t line_bytes = (size_t)c->batches * dla_cbuf_slice_bytes(data);
+    const int8_t *first = data->buf + (size_t)b * dla_cbuf_slice_bytes(data);
     for (uint32_t ch = 0; ch < g->in_c; ch++) {
-        for (uint32_t y = 0; y < g->in_h; y++) {
-            int8_t *row = s->in + ch * plane + (size_t)y * g->in_w;
-            int64_t sy = (int64_t)y - c->pad_top;
-            if (sy < 0 || sy >= c->height || x0 >= x1) {
-                memset(row, pad, g->in_w);
-                continue;
-            }
-            const size_t slice = (size_t)sy * c->batches + b;
-            const int8_t *src = data->buf + slice * dla_cbuf_slice_bytes(data) + (size_t)ch * w;
-            memset(row, pad, x0);
+        int8_t *pl = s->in + ch * plane;
+        const int8_t *src = first + (size_t)ch * w; /* line 0 of channel ch */
+        memset(pl, pad, (size_t)y0 * g->in_w);
+        for (uint32_t y = y0; y < y1; y++, src += line_bytes) {
+            int8_t *row = pl + (size_t)y * g->in_w;
+            pad_fill(row, pad, x0);
             memcpy(row + x0, src, x1 - x0);
-            memset(row + x1, pad, g->in_w - x1);
+            pad_fill(row + x1, pad, g->in_w - x1);
         }
+        memset(pl + (size_t)y1 * g->in_w, pad, (size_t)(g->in_h - y1) * g->in_w);
     }
     j->in = s->in;
     j->terms = (uint64_t)c->channel * c->kernel_w * c->kernel_h;
@@ -878,8 +895,9 @@ static void dw_channel(void *ctx, size_t k)
 static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const int8_t *in,
                       const int8_t *wt, const struct dla_conv_wpack *pack, int32_t *out)
 {
-    /* a depthwise block lowered densely: the same sums without the zeros */
-    if (wt != NULL && dla_conv_s8_is_depthwise(g, wt)) {
+    /* a depthwise block lowered densely: the same sums without the zeros
+     * (weights that came with a cached pack were checked when cached) */
+    if (wt != NULL && (pack != NULL || dla_conv_s8_is_depthwise(g, wt))) {
         struct dw_job j = { g, in, wt, out };
         double macs = (double)g->out_k * g->out_h * g->out_w * g->k_h * g->k_w;
         dla_team_run(macs >= DW_TEAM_MIN_MACS ? dla_dev_team(d) : NULL, g->out_k, dw_channel, &j);
@@ -1201,6 +1219,25 @@ static int check_host_limits(struct dla_dev *d, const struct dla_csc_cfg *c,
     return dla_work_check(d, &w);
 }
 
+/* CACC's output cube in the conv state's buffer, reused from layer to
+ * layer: a fresh zeroed allocation per layer cost page faults and clearing
+ * (MobileNetV2: ~950 layers an image), and every element is written by the
+ * layer's kernel (compute, compute_int16) before SDP reads it. */
+static int cacc_cube(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
+                     struct dla_cube *to_sdp)
+{
+    const uint64_t elems = (uint64_t)c->out_w * c->out_h * c->out_c * c->batches;
+    *to_sdp = (struct dla_cube){ c->out_w, c->out_h, c->out_c, c->batches, NULL, 1 };
+    if (elems > SIZE_MAX / sizeof(int32_t) ||
+        dla_scratch_grow((void **)&s->cube, &s->cube_cap, (size_t)(elems ? elems : 1) * 4)) {
+        return dla_error(d, DLASIM_ERR_NOMEM,
+                         "CACC: no memory for %u batch(es) of a %ux%ux%u output cube",
+                         c->batches, c->out_w, c->out_h, c->out_c);
+    }
+    to_sdp->data = s->cube;
+    return 0;
+}
+
 int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
 {
     const struct dla_config *cfg = dla_cfg(d);
@@ -1279,11 +1316,7 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
      * stripe runs for every batch with the weights it holds) */
     memset(&job, 0, sizeof(job));
     if (!rc) {
-        rc = dla_cube_alloc(to_sdp, csc.out_w, csc.out_h, csc.out_c, csc.batches);
-        if (rc) {
-            rc = dla_error(d, rc, "CACC: no memory for %u batch(es) of a %ux%ux%u output cube",
-                           csc.batches, csc.out_w, csc.out_h, csc.out_c);
-        }
+        rc = cacc_cube(d, s, &csc, to_sdp);
     }
     if (!rc && dla_conv_int16(csc.proc_precision)) {
         rc = compute_int16(d, s, &csc, &cacc, to_sdp, &sat);

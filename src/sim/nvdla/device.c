@@ -226,7 +226,9 @@ int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c, ui
 
 void dla_cube_free(struct dla_cube *cube)
 {
-    free(cube->data);
+    if (!cube->borrowed) {
+        free(cube->data);
+    }
     cube->data = NULL;
 }
 

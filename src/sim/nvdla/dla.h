@@ -136,6 +136,7 @@ const struct dla_lut_ram *dla_lut(const struct dla_dev *d, enum dla_lut_id id);
 struct dla_cube {
     uint32_t w, h, c, n;
     int32_t *data;
+    int borrowed; /* data is the producer's reused buffer: dla_cube_free leaves it */
 };
 int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c, uint32_t n);
 /* Elements of one batch. */

@@ -1,0 +1,28 @@
+/*
+ * Depthwise convolution in float for the float reference executor
+ * (src/compiler/float_exec.c): one input and one output channel per group,
+ * MobileNet's 3x3 layers.
+ *
+ *   y[k][oy][ox] = bias[k] + sum over (ky, kx), in that order, of
+ *                  w[k][ky][kx] * x[k][oy * sy - pt + ky * dy][ox * sx - pl + kx * dx]
+ *
+ * where taps outside the input are skipped (not added as zeros).  Every
+ * output is rounded in exactly that order (a multiply, then an add: no
+ * fused multiply-add), whatever the vector width or thread count, so the
+ * result is the same bit for bit as a scalar loop over the taps.
+ */
+#ifndef DLASIM_KERNELS_SDW_H
+#define DLASIM_KERNELS_SDW_H
+
+#include "kernels/sgemm.h"
+
+/* g->C channels (g->x: C x H x W), w: C x kh x kw, bias: C floats or NULL
+ * (0), y: C x OH x OW; split over up to `threads` threads when large. */
+void dla_sdw(const struct dla_sconv_geom *g, const float *w, const float *bias, float *y,
+             unsigned threads);
+
+/* The same sums, one tap at a time over whole rows, one thread, no vectors:
+ * the reference the tests compare dla_sdw with. */
+void dla_sdw_ref(const struct dla_sconv_geom *g, const float *w, const float *bias, float *y);
+
+#endif
