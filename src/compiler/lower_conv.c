@@ -385,7 +385,7 @@ static int bias_alu_shift(double bmax, double pre, int *ash)
  * half away from zero (NV_NVDLA_HLS_shiftrightsu); ONNX Runtime rounds half
  * to even: only exact ties can differ.  Returns 1 when used, 0 when the
  * layer's multipliers do not fit (then one stage), DLASIM_ERR_NOMEM. */
-#define REQ2_T2 32
+#define REQ2_T2 37
 static int quantize_two_stage(struct dlc_layer *L, struct qconv *q, const double *M, const double *B)
 {
     double mmax = 0, bmax = 0, rmax = 0;

@@ -126,7 +126,12 @@ static int emit_sdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v
     /* Sub: the subtrahend is the source (negated), the minuend the operand */
     int src_t = m->store[nd->in[sub ? 1 : 0]], opd_t = m->store[nd->in[sub ? 0 : 1]];
     int preq = g->t[L->out_tensor].qscale > 0; /* a pre-quantized model's Add */
-    if (preq && !sub && g->t[src_t].scale > g->t[opd_t].scale) { /* the finer step is X1's */
+    /* a pre-quantized model's Add: the operand with the coarser step (the
+     * larger range) is X1's, whose ratio to the output is exact to about
+     * 2^-29; the other's goes through CVT's 15-bit scale alone (2^-16
+     * relative), so its error, at most 127 x its step x 2^-16, is the
+     * smaller one */
+    if (preq && !sub && g->t[src_t].scale < g->t[opd_t].scale) {
         int t = src_t;
         src_t = opd_t, opd_t = t;
     }
