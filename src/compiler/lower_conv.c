@@ -375,17 +375,18 @@ static int bias_alu_shift(double bmax, double pre, int *ash)
  * series (SDP X1 = BS, then X2 = BN; both per kernel from memory, each with
  * its own rounding right shift, spec sdp.rst "X1/X2 sub-units"):
  *   t   = (acc + alu1[k] << ash1) * m1[k] >> t1      (32 bits)
- *   out = (t + alu2[k] << ash2) * m2[k] >> t2       (t2 = 32, less for M > 1/8)
+ *   out = (t + alu2[k] << ash2) * m2[k] >> t2       (t2 = 37, less for large M)
  * m1[k] x m2[k] / 2^(t1 + t2) approximates M[k] to about 2^-29 (the pair
  * is searched: m2 over [2^14, 2^15), m1 the nearest integer), against 2^-15
- * for one int16 multiplier.  The intermediate t keeps 2^18 of its units per
- * output step, so its own rounding moves an output by < 2^-18 step, and
- * saturates only for outputs far beyond int8.  X2's ALU adds what X1's int16
+ * for one int16 multiplier.  The intermediate t keeps 2^22..2^23 of its
+ * units per output step (2^t2 / m2), so its own rounding moves an output by
+ * < 2^-23 step, and its 32 bits saturate only beyond 256 output steps,
+ * where the int8 output saturates anyway.  X2's ALU adds what X1's int16
  * bias (<< ash1) could not hold, in t's units.  The rounding of each shift is
  * half away from zero (NV_NVDLA_HLS_shiftrightsu); ONNX Runtime rounds half
  * to even: only exact ties can differ.  Returns 1 when used, 0 when the
  * layer's multipliers do not fit (then one stage), DLASIM_ERR_NOMEM. */
-#define REQ2_T2 32
+#define REQ2_T2 37
 static int quantize_two_stage(struct dlc_layer *L, struct qconv *q, const double *M, const double *B)
 {
     double mmax = 0, bmax = 0, rmax = 0;

@@ -76,6 +76,40 @@ static const char *sdp_refusal(const struct dlasim_model *m, const struct dlc_no
  *             adds the other operand read per element by NRDMA (ALU,
  *             shifted left by K), ReLU when a Relu follows, and the output
  *             converter scales to the output's scale. */
+/* A pre-quantized model's Add for one choice of X1's operand (the source):
+ * X1 = src x m_src >> t_src in units of 2^-k operand steps (X1's multiplier
+ * has no left shift: r x 2^k < 2^15), X2 adds the operand << k, CVT
+ * multiplies by m_out >> t_out.  The operand's ratio to the output step is
+ * CVT's 16-bit scale alone, the source's m_src x m_out with m_src chosen
+ * against the rounded m_out: both are exact to about 2^-16 relative, not
+ * better (the ratio between the operands is X1's one int16 multiplier, and
+ * no nv_small SDP stage multiplies the per-point operand before the sum).
+ * err: the worst output error in output steps, 127 codes of each operand
+ * plus half an X1 unit. */
+struct add_req {
+    int k;
+    uint32_t t_src, t_out;
+    int16_t m_src, m_out;
+    double err;
+};
+static struct add_req add_requant(double s_src, double s_opd, double s_out)
+{
+    struct add_req q = { 0 };
+    double r = s_src / s_opd;
+    q.k = (int)floor(log2(16383.0 / r));
+    q.k = q.k < 0 ? 0 : q.k > 20 ? 20 : q.k;
+    q.m_src = dlc_fit16(r * ldexp(1.0, q.k), &q.t_src, 31);
+    q.m_out = dlc_fit16(s_opd / ldexp(1.0, q.k) / s_out, &q.t_out, 63);
+    if (q.m_out > 0) { /* X1 x CVT multiplies the source: make up for CVT's rounding */
+        q.m_src = dlc_fit16(s_src / s_out * ldexp(1.0, (int)q.t_out) / q.m_out, &q.t_src, 31);
+    }
+    double cvt = q.m_out / ldexp(1.0, (int)q.t_out);
+    double e_src = fabs(q.m_src / ldexp(1.0, (int)q.t_src) * cvt - s_src / s_out);
+    double e_opd = fabs(ldexp(1.0, q.k) * cvt - s_opd / s_out);
+    q.err = 127.0 * (e_src + e_opd) + 0.5 * cvt;
+    return q;
+}
+
 static int emit_sdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v, char *err,
                     size_t errlen)
 {
@@ -126,27 +160,27 @@ static int emit_sdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v
     /* Sub: the subtrahend is the source (negated), the minuend the operand */
     int src_t = m->store[nd->in[sub ? 1 : 0]], opd_t = m->store[nd->in[sub ? 0 : 1]];
     int preq = g->t[L->out_tensor].qscale > 0; /* a pre-quantized model's Add */
-    if (preq && !sub && g->t[src_t].scale > g->t[opd_t].scale) { /* the finer step is X1's */
-        int t = src_t;
-        src_t = opd_t, opd_t = t;
-    }
-    double s_src = g->t[src_t].scale, s_opd = g->t[opd_t].scale, s_out = g->t[L->out_tensor].scale;
-    double r = s_src / s_opd;
+    double s_out = g->t[L->out_tensor].scale;
     int k = 7;
-    while (k > 0 && r * ldexp(1.0, k) > 8192.0) {
-        k--;
-    }
-    if (preq) { /* 2^k units per step of the operand (X1's multiplier has no left
-                 * shift: r x 2^k < 2^15): X1's rounding then moves the output by
-                 * < 2^-(k+1) operand steps instead of 2^-8 */
-        k = (int)floor(log2(16383.0 / r));
-        k = k < 0 ? 0 : k > 20 ? 20 : k;
-    }
     uint32_t t_src = 0, t_out = 0;
-    int16_t m_src = dlc_fit16(r * ldexp(1.0, k), &t_src, 31);
-    int16_t m_out = dlc_fit16(s_opd / ldexp(1.0, k) / s_out, &t_out, 63);
-    if (preq && m_out > 0) { /* X1 x CVT multiplies the source: make up for CVT's rounding */
-        m_src = dlc_fit16(s_src / s_out * ldexp(1.0, (int)t_out) / m_out, &t_src, 31);
+    int16_t m_src, m_out;
+    if (preq) { /* each order of the operands, the one with the smaller worst error */
+        struct add_req q = add_requant(g->t[src_t].scale, g->t[opd_t].scale, s_out);
+        if (!sub) {
+            struct add_req w = add_requant(g->t[opd_t].scale, g->t[src_t].scale, s_out);
+            if (w.err < q.err) {
+                int t = src_t;
+                src_t = opd_t, opd_t = t, q = w;
+            }
+        }
+        k = q.k, t_src = q.t_src, t_out = q.t_out, m_src = q.m_src, m_out = q.m_out;
+    } else {
+        double r = g->t[src_t].scale / g->t[opd_t].scale;
+        while (k > 0 && r * ldexp(1.0, k) > 8192.0) {
+            k--;
+        }
+        m_src = dlc_fit16(r * ldexp(1.0, k), &t_src, 31);
+        m_out = dlc_fit16(g->t[opd_t].scale / ldexp(1.0, k) / s_out, &t_out, 63);
     }
     ss->src_data = dlc_cube(&m->buf[src_t], DLASIM_RT_MEM_MC);
     s->x1_op.enable = 1;

@@ -5,11 +5,16 @@
 #    PyTorch's post-training quantization and exported to QDQ
 #    (tools/models/make_torch_qdq.py small): top-1 identical on 64 inputs and
 #    >= 99.5 % of the int8 outputs within +-1 of ORT's (issue 17 asks 99 %;
-#    measured 100 %, 74 % identical: docs/compiler.md);
+#    measured 99.8 %, 71 % identical: docs/compiler.md);
 #  - one model per operator (tools/models/make_qdq_tests.py): every int8
 #    output within +-1 of ORT's and >= 99 % identical (measured 99.9-100 %),
 #    AveragePool 2x2 >= 80 % (measured 87.7 %: a tie rounds away from zero
 #    on SDP, to even in ORT);
+#  - the same small model against an independent numpy reference with exact
+#    arithmetic rounding half away from zero, as SDP's shifts do
+#    (tools/models/qdq_reference.py): >= 98 % of dlasim's int8 outputs
+#    identical (measured 98.3 %; what differs starts at the residual Adds,
+#    whose operand ratios are int16 multipliers: docs/compiler.md);
 #  - the refusals name the node, its op and the reason.
 # ONNX Runtime: npm onnxruntime-node in build/ort (tools/models/ort_install.sh).
 set -u
@@ -39,6 +44,14 @@ refused() { # model, expected text
 if sh tools/models/ort_install.sh "$ort"; then
     grade "$work/small.txt" "$work/small" tests/models/qdq_torch_small.onnx 64 --min-within=99.5
     sed -n '2,4p' "$work/small.txt"
+    out=$work/ref.txt
+    /usr/bin/python3 tools/models/qdq_reference.py "$dlasim" - "$work/ref" \
+        tests/models/qdq_torch_small.onnx 64 --min-dlasim-exact=98 > "$out" 2>&1
+    if grep -q '^1 passed, 0 failed' "$out"; then
+        passed=$((passed + 1)); grep '^PASS' "$out"
+    else
+        failed=$((failed + 1)); cat "$out"
+    fi
     for m in tests/models/qdq_node_*.onnx; do
         case $m in *avgpool*) exact=80 ;; *) exact=99 ;; esac
         grade "$work/node.txt" "$work/node" "$m" 4 --node --min-exact=$exact
