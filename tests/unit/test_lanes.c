@@ -89,14 +89,21 @@ static int32_t x_input(enum xinputs kind, int32_t mv)
     return rnd(0, 1) ? (int32_t)v : -(int32_t)v;
 }
 
+/* An X stage's random configuration (every ALU kind, MUL/PReLU/ReLU on or
+ * bypassed, small shifts mostly, any up to 63). */
+static void random_xcase(struct xcase *k)
+{
+    k->alu = (enum sdp_lane_alu)rnd(0, 3);
+    k->mul_bypass = (int)rnd(0, 1);
+    k->prelu = (int)rnd(0, 1);
+    k->relu_bypass = (int)rnd(0, 1);
+    k->shift = rnd(0, 4) ? rnd(0, 20) : rnd(0, 63);
+}
+
 static void check_x(enum dla_lanes_isa isa, size_t n, enum xinputs kind)
 {
     struct xcase k;
-    k.alu = (enum sdp_lane_alu)rnd(0, 3);
-    k.mul_bypass = (int)rnd(0, 1);
-    k.prelu = (int)rnd(0, 1);
-    k.relu_bypass = (int)rnd(0, 1);
-    k.shift = rnd(0, 4) ? rnd(0, 20) : rnd(0, 63);
+    random_xcase(&k);
     struct sdp_lane_x_cfg cfg;
     dla_sdp_lane_x_init(&cfg, k.alu, k.mul_bypass, k.prelu, k.relu_bypass, k.shift);
     int per_a = k.alu != SDP_LANE_ALU_BYPASS && rnd(0, 1);
@@ -253,11 +260,7 @@ static void test_cvt(void **state)
 static int check_x_cvt(enum dla_lanes_isa isa, size_t n, enum xinputs kind)
 {
     struct xcase k;
-    k.alu = (enum sdp_lane_alu)rnd(0, 3);
-    k.mul_bypass = (int)rnd(0, 1);
-    k.prelu = (int)rnd(0, 1);
-    k.relu_bypass = (int)rnd(0, 1);
-    k.shift = rnd(0, 4) ? rnd(0, 20) : rnd(0, 63);
+    random_xcase(&k);
     struct sdp_lane_x_cfg xc;
     dla_sdp_lane_x_init(&xc, k.alu, k.mul_bypass, k.prelu, k.relu_bypass, k.shift);
     int32_t span = kind == X_ANY ? 32768 : kind == X_EDGE ? 3 : 300;
@@ -322,15 +325,6 @@ static void test_x_cvt(void **state)
 }
 
 /* ---- BS, BN and the converter chained ------------------------------------------------ */
-
-static void random_xcase(struct xcase *k)
-{
-    k->alu = (enum sdp_lane_alu)rnd(0, 3);
-    k->mul_bypass = (int)rnd(0, 1);
-    k->prelu = (int)rnd(0, 1);
-    k->relu_bypass = (int)rnd(0, 1);
-    k->shift = rnd(0, 4) ? rnd(0, 20) : rnd(0, 63);
-}
 
 /*
  * dla_sdp_lanes_chain on int8 or int16 inputs with random stages (each
