@@ -311,7 +311,7 @@ $(BUILD)/rtlgrade/convcase: tools/rtlgrade/convcase.c tools/rtlgrade/trace_out.c
 	$(CC) $(CFLAGS_ALL) $(LDFLAGS) -o $@ $< tools/rtlgrade/trace_out.c $(INTERNAL_LIB) -lz $(LDLIBS)
 $(BUILD)/rtlgrade/imgcase: tools/rtlgrade/imgcase.c tools/rtlgrade/trace_out.c $(TEST_COMMON_OBJ) $(INTERNAL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< tools/rtlgrade/trace_out.c $(TEST_COMMON_OBJ) $(INTERNAL_LIB) -lcmocka -lz $(LDLIBS)
+	$(CC) $(CFLAGS_ALL) -Itests $(LDFLAGS) -o $@ $< tools/rtlgrade/trace_out.c $(TEST_COMMON_OBJ) $(INTERNAL_LIB) -lcmocka -lz $(PB_LIBS) $(LDLIBS)
 
 rtl-grade: all $(BUILD)/rtlgrade/convcase $(BUILD)/rtlgrade/imgcase
 	@sh tools/rtlgrade/rtl-grade.sh $(BUILD) $(RTL) $(SHARED)

@@ -28,6 +28,7 @@
 
 #include "common/rng.h"
 #include "common/testdev.h"
+#include "common/testmodel.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -43,48 +44,11 @@
 
 static uint64_t rng;
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    gzFile f = gzopen(path, "rb");
-    if (!f) {
-        return NULL;
-    }
-    size_t cap = 1 << 20, n = 0;
-    uint8_t *b = malloc(cap);
-    int k;
-    while (b && (k = gzread(f, b + n, (unsigned)(cap - n))) > 0) {
-        n += (size_t)k;
-        if (n == cap) {
-            uint8_t *nb = realloc(b, cap *= 2);
-            if (!nb) {
-                free(b);
-                b = NULL;
-            }
-            b = nb;
-        }
-    }
-    gzclose(f);
-    *len = n;
-    return b;
-}
-
 static struct dlasim_model *load(const char *name)
 {
     char path[256];
     snprintf(path, sizeof path, MODELS "%s.onnx", name);
-    size_t len;
-    uint8_t *b = slurp(path, &len);
-    if (!b) {
-        fail_msg("cannot read %s (run from the repository root)", path);
-    }
-    struct dlasim_model *m = NULL;
-    char err[512];
-    int rc = dlasim_model_load_onnx(b, len, &m, err, sizeof err);
-    free(b);
-    if (rc) {
-        fail_msg("%s: %s", name, err);
-    }
-    return m;
+    return tmodel_load(path);
 }
 
 static float urand(void)
@@ -328,7 +292,7 @@ static void refused(const char *name, int status, const char *needle)
     char path[256];
     snprintf(path, sizeof path, MODELS "%s.onnx", name);
     size_t len;
-    uint8_t *b = slurp(path, &len);
+    uint8_t *b = tmodel_read(path, &len);
     assert_non_null(b);
     struct dlasim_model *m = NULL;
     char err[512] = "";
@@ -359,7 +323,7 @@ static void test_truncated_models(void **state)
 {
     (void)state;
     size_t len;
-    uint8_t *b = slurp(MODELS "op_flatten_gemm.onnx", &len);
+    uint8_t *b = tmodel_read(MODELS "op_flatten_gemm.onnx", &len);
     assert_non_null(b);
     unsigned refused_n = 0;
     for (size_t cut = 0; cut < len; cut += 1 + cut / 8) {
@@ -382,7 +346,7 @@ static void test_truncated_models(void **state)
 static float *idx_images(const char *path, size_t n)
 {
     size_t len;
-    uint8_t *b = slurp(path, &len);
+    uint8_t *b = tmodel_read(path, &len);
     if (!b || len < 16 + n * 784) {
         free(b);
         return NULL;

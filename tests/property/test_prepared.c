@@ -32,6 +32,7 @@
 
 #include "common/rng.h"
 #include "common/testdev.h"
+#include "common/testmodel.h"
 #include "compiler/compiler_int.h"
 #include "dlasim/dlasim.h"
 #include "dlasim/compiler.h"
@@ -181,38 +182,10 @@ static void assert_same_log(const struct logport *a, const struct logport *b, co
 
 /* ---- compiled networks ------------------------------------------------------------- */
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc(n > 0 ? (size_t)n : 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
-
 static struct dlasim_model *compiled(const char *path, const char *config, float **x)
 {
-    size_t len;
-    uint8_t *b = slurp(path, &len);
-    if (!b) {
-        fail_msg("cannot read %s (run from the repository root)", path);
-    }
-    struct dlasim_model *m = NULL;
+    struct dlasim_model *m = tmodel_load(path);
     char err[512];
-    if (dlasim_model_load_onnx(b, len, &m, err, sizeof err)) {
-        fail_msg("%s: %s", path, err);
-    }
-    free(b);
     enum { CAL = 8 };
     size_t in_n = dlasim_model_input_size(m);
     float *cal = malloc(CAL * in_n * sizeof(float));
@@ -464,7 +437,7 @@ static void check_loadable(const char *name, const char *config)
     char path[512];
     snprintf(path, sizeof path, LOADABLES "%s_fbuf", name);
     size_t len;
-    uint8_t *b = slurp(path, &len);
+    uint8_t *b = tmodel_read(path, &len);
     if (!b) {
         skip(); /* the conformance data is not there */
     }
