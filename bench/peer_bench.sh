@@ -15,8 +15,9 @@
 #   - dlasim: bench/model_bench (public API): INT8 on the simulated nv_small
 #     and the float reference; ONNX Runtime: fp32 and int8 QDQ, THREADS
 #     intra-op threads (default: the online cores, as dlasim uses);
-#   - bench/kernel_peak: the int8 MAC peak of this CPU and the convolution
-#     kernel on ResNet-50's layers.
+#   - bench/kernel_peak: the int8 MAC peaks of this CPU (vpmaddwd; on AVX2
+#     also vpmaddubsw, the exact path for inputs with no negative code) and
+#     the convolution kernel on ResNet-50's layers.
 # Prints a table and writes BUILD/peer_bench.json.
 #   usage: bench/peer_bench.sh BUILD [ROUNDS (3)] [RUNS per round (4)]
 set -u
@@ -164,6 +165,13 @@ if kern:
           f"slowest layer {kern['slowest_layer_packed_gmacs']:.1f} GMAC/s; in CPU time (load-independent): "
           f"{kern['resnet50_packed_gmacs_per_cpu_s']:.1f} GMAC per CPU second against the peak loop's "
           f"{kern['peak_gmacs_per_cpu_s']:.1f} ({100 * kern['cpu_share_of_peak']:.0f} %)")
+    if kern.get("u8_peak_gmacs") and "resnet50_relu_in_packed_gmacs" in kern:  # the exact vpmaddubsw path: inputs with no negative code (ReLU'd)
+        print(f"vpmaddubsw peak (the U8 path, inputs with no negative code): {kern['u8_peak_gmacs']:.1f} GMAC/s; "
+              f"the kernel on ResNet-50's layers with ReLU'd inputs, packed once: "
+              f"{kern['resnet50_relu_in_packed_gmacs']:.1f} GMAC/s "
+              f"({100 * kern['resnet50_relu_in_packed_gmacs'] / kern['u8_peak_gmacs']:.0f} % of that peak); "
+              f"in CPU time {kern['resnet50_relu_in_packed_gmacs_per_cpu_s']:.1f} against "
+              f"{kern['u8_peak_gmacs_per_cpu_s']:.1f} ({100 * kern['relu_in_cpu_share_of_peak']:.0f} %)")
 print("per image: mean of a round's runs, best round; ratio = dlasim / ONNX Runtime; "
       "ORT int8 = QDQ model from tools/models/make_qdq.py; /(W+A) = peak RSS of the dlasim "
       "process over the model's float weights + every float tensor of one inference")
