@@ -325,6 +325,15 @@ int dla_mem_port_read(struct dla_mem_port *p, uint64_t addr, void *dst, size_t l
     return sparse_read(p->sparse, addr, dst, len, why, whylen);
 }
 
+int dla_mem_port_can_read(const struct dla_mem_port *p, uint64_t addr, size_t len)
+{
+    /* Callbacks may refuse any range and strict mode may find a never-written
+     * byte: neither is known without the read itself, so only the plain
+     * built-in memory inside the port's address space answers yes. */
+    return p->present && !p->ops && p->sparse && !p->sparse->track_written &&
+           addr <= p->limit && len <= p->limit - addr;
+}
+
 int dla_mem_port_write(struct dla_mem_port *p, uint64_t addr, const void *src, size_t len,
                        char *why, size_t whylen)
 {

@@ -43,6 +43,9 @@ void dla_sparse_mem_destroy(struct dla_sparse_mem *m);
  * (if given, size >= 128) describes the failure. */
 int dla_mem_port_read(struct dla_mem_port *p, uint64_t addr, void *dst, size_t len,
                       char *why, size_t whylen);
+/* 1 when a read of [addr, addr+len) through the port cannot fail (the
+ * built-in memory, not strict, in range), else 0; no side effects. */
+int dla_mem_port_can_read(const struct dla_mem_port *p, uint64_t addr, size_t len);
 int dla_mem_port_write(struct dla_mem_port *p, uint64_t addr, const void *src, size_t len,
                        char *why, size_t whylen);
 

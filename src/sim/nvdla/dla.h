@@ -66,6 +66,10 @@ const struct dla_config *dla_cfg(const struct dla_dev *d);
  * returns that status (the device still completes the layer as hardware
  * would, so the driver sees the interrupt). */
 int dla_dma_read(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t len);
+/* 1 when dla_dma_read() of that range cannot fail (so an engine may read
+ * ahead in one burst what it would otherwise read line by line, with the
+ * same bytes and the same traffic), else 0; no side effects. */
+int dla_dma_can_read(const struct dla_dev *d, int port, uint64_t addr, size_t len);
 int dla_dma_write(struct dla_dev *d, int port, uint64_t addr, const void *src, size_t len);
 
 /* `rows` lines of `line_bytes` bytes, `stride` apart from `base`, to or from
