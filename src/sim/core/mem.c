@@ -17,6 +17,11 @@
 #define PAGE_SHIFT 12u
 #define PAGE_SIZE (1u << PAGE_SHIFT)
 #define PAGE_MASK ((uint64_t)PAGE_SIZE - 1u)
+/* Write generations are kept per block of a page: a network's weights share
+ * pages with buffers written at every inference, and its buffers are
+ * aligned to at least this much. */
+#define GEN_SHIFT 8u
+#define GEN_BLOCKS (PAGE_SIZE >> GEN_SHIFT)
 
 /* A page exists once some write made it necessary: its data once a
  * non-zero byte was written (never-allocated data reads as zero), its
@@ -27,6 +32,7 @@ struct page {
     uint64_t number;        /* address >> PAGE_SHIFT */
     uint8_t *data;          /* PAGE_SIZE bytes, or NULL: all zero */
     uint8_t *written;       /* one bit per byte, only in strict mode */
+    uint64_t gen[GEN_BLOCKS]; /* the memory's `gen` at the last write to each block */
 };
 
 struct dla_sparse_mem {
@@ -37,6 +43,7 @@ struct dla_sparse_mem {
     int track_written;      /* keep `written` bitmaps (strict mode) */
     struct dla_mem_budget *budget; /* shared by the device's ports, or NULL */
     int over_budget;        /* the last failed allocation was refused by it */
+    uint64_t gen;           /* writes so far + 1 (dla_mem_port_generation) */
 };
 
 static int slot_used(const struct page *p)
@@ -58,6 +65,7 @@ struct dla_sparse_mem *dla_sparse_mem_create(int track_written, struct dla_mem_b
     }
     m->track_written = track_written;
     m->budget = budget;
+    m->gen = 1;
     return m;
 }
 
@@ -257,6 +265,9 @@ static int sparse_read(struct dla_sparse_mem *m, uint64_t addr, uint8_t *dst, si
 static int sparse_write(struct dla_sparse_mem *m, uint64_t addr, const uint8_t *src, size_t len,
                         char *why, size_t whylen)
 {
+    /* every page this write reaches is stamped with the new generation (a
+     * page that stays absent still reads as zero: nothing changed there) */
+    m->gen++;
     while (len) {
         size_t off = (size_t)(addr & PAGE_MASK);
         size_t n = PAGE_SIZE - off < len ? PAGE_SIZE - off : len;
@@ -273,6 +284,9 @@ static int sparse_write(struct dla_sparse_mem *m, uint64_t addr, const uint8_t *
                          addr);
             }
             return rc;
+        }
+        for (size_t b = off >> GEN_SHIFT; p && b <= (off + n - 1) >> GEN_SHIFT; b++) {
+            p->gen[b] = m->gen;
         }
         if (p && p->data) {
             memcpy(p->data + off, src, n);
@@ -323,6 +337,44 @@ int dla_mem_port_read(struct dla_mem_port *p, uint64_t addr, void *dst, size_t l
         return rc ? (rc < 0 ? rc : DLASIM_ERR_MEM) : 0;
     }
     return sparse_read(p->sparse, addr, dst, len, why, whylen);
+}
+
+int dla_mem_port_can_read(const struct dla_mem_port *p, uint64_t addr, size_t len)
+{
+    /* Callbacks may refuse any range and strict mode may find a never-written
+     * byte: neither is known without the read itself, so only the plain
+     * built-in memory inside the port's address space answers yes. */
+    return p->present && !p->ops && p->sparse && !p->sparse->track_written &&
+           addr <= p->limit && len <= p->limit - addr;
+}
+
+uint64_t dla_mem_port_generation(const struct dla_mem_port *p)
+{
+    return p->present && !p->ops && p->sparse ? p->sparse->gen : 0;
+}
+
+int dla_mem_port_unchanged(const struct dla_mem_port *p, uint64_t addr, size_t len, uint64_t since)
+{
+    if (since == 0 || dla_mem_port_generation(p) == 0 || addr > p->limit ||
+        len > p->limit - addr) {
+        return 0;
+    }
+    if (len == 0) {
+        return 1;
+    }
+    const uint64_t last = addr + len - 1;
+    for (uint64_t a = addr;; a = (a | PAGE_MASK) + 1) {
+        const struct page *pg = find_page(p->sparse, a >> PAGE_SHIFT);
+        const size_t b1 = (size_t)(((a | PAGE_MASK) < last ? PAGE_MASK : last & PAGE_MASK) >> GEN_SHIFT);
+        for (size_t b = (size_t)(a & PAGE_MASK) >> GEN_SHIFT; pg && b <= b1; b++) {
+            if (pg->gen[b] > since) {
+                return 0;
+            }
+        }
+        if ((a | PAGE_MASK) >= last) {
+            return 1;
+        }
+    }
 }
 
 int dla_mem_port_write(struct dla_mem_port *p, uint64_t addr, const void *src, size_t len,

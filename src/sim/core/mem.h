@@ -43,6 +43,18 @@ void dla_sparse_mem_destroy(struct dla_sparse_mem *m);
  * (if given, size >= 128) describes the failure. */
 int dla_mem_port_read(struct dla_mem_port *p, uint64_t addr, void *dst, size_t len,
                       char *why, size_t whylen);
+/* 1 when a read of [addr, addr+len) through the port cannot fail (the
+ * built-in memory, not strict, in range), else 0; no side effects. */
+int dla_mem_port_can_read(const struct dla_mem_port *p, uint64_t addr, size_t len);
+/* Write generations, for caches of what a range held (exact: every write
+ * through dla_mem_port_write stamps the pages it reaches).  The generation
+ * is a number that grows with every write to the built-in memory; 0 when the
+ * port has callbacks (their memory changes unseen) or is absent.
+ * dla_mem_port_unchanged: 1 when no write since generation `since` (taken
+ * from dla_mem_port_generation) reached [addr, addr+len), so a read then and
+ * a read now give the same bytes; 0 when one did or it cannot be told. */
+uint64_t dla_mem_port_generation(const struct dla_mem_port *p);
+int dla_mem_port_unchanged(const struct dla_mem_port *p, uint64_t addr, size_t len, uint64_t since);
 int dla_mem_port_write(struct dla_mem_port *p, uint64_t addr, const void *src, size_t len,
                        char *why, size_t whylen);
 

@@ -181,10 +181,24 @@ struct dla_wt_key {
  * CBUF contents: an entry is used only for a weight stream equal, byte for
  * byte and under the same key, to the one it was made from (a full compare
  * against a copy), so software rewriting weights between runs can never
- * see a stale pack.  At most DLA_WT_CACHE_BYTES are held.
+ * see a stale pack.  The compare is skipped only when the memory proves
+ * the bytes equal: both streams were read whole from the same range of the
+ * built-in memory and no write reached that range since the earlier of the
+ * two reads (struct dla_wt_origin; src/sim/core/mem.h generations).  At most
+ * DLA_WT_CACHE_BYTES are held.
  */
 #define DLA_WT_CACHE_BYTES ((size_t)256 << 20)
 struct dla_conv_wpack;
+/* Where a weight stream's bytes came from: `bytes` bytes read at `addr` on
+ * `port` when the memory's write generation was `gen`; gen 0: unknown (the
+ * stream starts with bytes left in the ring by an earlier layer, or the
+ * memory is the host's callbacks). */
+struct dla_wt_origin {
+    int port;
+    uint64_t addr;
+    size_t bytes;
+    uint64_t gen;
+};
 struct dla_wt_cache_entry {
     struct dla_wt_key key;
     uint8_t *src;              /* the weight stream bytes the pack came from */
@@ -195,6 +209,7 @@ struct dla_wt_cache_entry {
                                   depthwise path reads them), else NULL */
     size_t bytes;              /* src + pack (+ dw_wt) */
     uint64_t last_use;         /* lookup clock of the last hit */
+    struct dla_wt_origin origin; /* of src */
 };
 struct dla_wt_cache {
     struct dla_wt_cache_entry *e;
@@ -225,6 +240,7 @@ struct dla_conv_state {
     size_t wt_len;             /* valid bytes at wt (0: none held) */
     size_t wt_cap;             /* bytes allocated at wt */
     uint64_t wt_fetches;       /* weight fetches into wt so far */
+    struct dla_wt_origin wt_origin; /* of the bytes at wt */
     /* The weight banks are a ring that CDMA writes and CSC reads with
      * pointers kept across layers (see dla_cbuf_weight_lag in cbuf.c):
      * wt_lag entries that CDMA wrote and CSC has not released, and their

@@ -729,6 +729,42 @@ static int wt_cache_room(struct dla_wt_cache *wc, size_t bytes)
     return 1;
 }
 
+/* Whether entry e's `used` source bytes equal those at s->wt because both
+ * were read from the same memory range and no write reached it since the
+ * earlier read: the compare would succeed, so it is skipped. */
+static int wt_same_origin(struct dla_dev *d, const struct dla_conv_state *s,
+                          const struct dla_wt_cache_entry *e, size_t used)
+{
+    const struct dla_wt_origin *a = &e->origin, *b = &s->wt_origin;
+    if (a->gen == 0 || b->gen == 0 || a->port != b->port || a->addr != b->addr ||
+        a->bytes < used || b->bytes < used) {
+        return 0;
+    }
+    return dla_dma_unchanged(d, a->port, a->addr, used, a->gen < b->gen ? a->gen : b->gen);
+}
+
+/* An entry under `key` for the `used` bytes at s->wt proved equal by their
+ * origin (wt_same_origin), or NULL. */
+static struct dla_wt_cache_entry *wt_cache_find_origin(struct dla_dev *d, struct dla_conv_state *s,
+                                                       const struct dla_wt_key *key, size_t used)
+{
+    struct dla_wt_cache *wc = &s->wcache;
+    if (s->wt_origin.gen == 0) {
+        return NULL;
+    }
+    size_t start = wc->last < wc->n ? wc->last + 1 : 0;
+    for (size_t step = 0; step < wc->n; step++) {
+        size_t i = (start + step) % wc->n;
+        struct dla_wt_cache_entry *e = &wc->e[i];
+        if (e->len == used && e->origin.addr == s->wt_origin.addr &&
+            !memcmp(&e->key, key, sizeof(*key)) && wt_same_origin(d, s, e, used)) {
+            wc->last = i;
+            return e;
+        }
+    }
+    return NULL;
+}
+
 /* The cached entry for the `used` bytes at s->wt under `key`, or NULL. */
 static struct dla_wt_cache_entry *wt_cache_find(struct dla_conv_state *s,
                                                 const struct dla_wt_key *key, size_t used,
@@ -775,6 +811,9 @@ static int cached_weights(struct dla_dev *d, struct dla_conv_state *s, const str
         !memcmp(&wc->e[wc->last].key, key, sizeof(*key))) {
         e = &wc->e[wc->last];
     }
+    if (e == NULL) {
+        e = wt_cache_find_origin(d, s, key, used);
+    }
     uint64_t print = e ? e->print : stream_print(s->wt, used);
     if (e == NULL) {
         e = wt_cache_find(s, key, used, print);
@@ -810,6 +849,7 @@ static int cached_weights(struct dla_dev *d, struct dla_conv_state *s, const str
         e->print = print;
         e->pack = pack;
         e->dw_wt = dw;
+        e->origin = s->wt_origin;
         e->bytes = used + dla_conv_wpack_bytes(pack) + (dw ? n_wt : 0);
         wc->bytes += e->bytes;
         wc->last = wc->n - 1;
@@ -1298,11 +1338,17 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
         if (!rc && lag_bytes) {
             memcpy(s->wt, s->wt_tail, lag_bytes);
         }
+        /* the stream is the memory's bytes only without a lag (its first
+         * bytes are then the previous layer's) */
+        const uint64_t gen = lag_bytes ? 0 : dla_dma_generation(d, cdma.weight_port);
+        s->wt_origin.gen = 0;
         if (!rc) {
             rc = dla_cdma_fetch_weights(d, &cdma, s->wt + lag_bytes);
         }
         if (!rc) {
             s->wt_len = lag_bytes + cdma.weight_bytes;
+            s->wt_origin = (struct dla_wt_origin){cdma.weight_port, cdma.weight_addr,
+                                                  cdma.weight_bytes, gen};
         }
     }
     if (!rc && data_use != DLA_CBUF_REUSE) {

@@ -239,6 +239,22 @@ int dla_dma_read(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t l
     return dla_exec_dma_read(&d->exec, d->cur_unit, port, addr, dst, len);
 }
 
+int dla_dma_can_read(const struct dla_dev *d, int port, uint64_t addr, size_t len)
+{
+    return dla_mem_port_can_read(&d->host.port[port & 1], addr, len);
+}
+
+uint64_t dla_dma_generation(const struct dla_dev *d, int port)
+{
+    return dla_mem_port_generation(&d->host.port[port & 1]);
+}
+
+int dla_dma_unchanged(const struct dla_dev *d, int port, uint64_t addr, size_t len,
+                      uint64_t since)
+{
+    return dla_mem_port_unchanged(&d->host.port[port & 1], addr, len, since);
+}
+
 int dla_dma_write(struct dla_dev *d, int port, uint64_t addr, const void *src, size_t len)
 {
     return dla_exec_dma_write(&d->exec, d->cur_unit, port, addr, src, len);

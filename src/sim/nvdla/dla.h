@@ -66,6 +66,17 @@ const struct dla_config *dla_cfg(const struct dla_dev *d);
  * returns that status (the device still completes the layer as hardware
  * would, so the driver sees the interrupt). */
 int dla_dma_read(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t len);
+/* 1 when dla_dma_read() of that range cannot fail (so an engine may read
+ * ahead in one burst what it would otherwise read line by line, with the
+ * same bytes and the same traffic), else 0; no side effects. */
+int dla_dma_can_read(const struct dla_dev *d, int port, uint64_t addr, size_t len);
+/* The memory's write generation on `port` (0: not tracked) and whether no
+ * write reached [addr, addr+len) since generation `since` (src/sim/core/mem.h
+ * dla_mem_port_unchanged): a cache keyed by a range's bytes may then skip
+ * comparing them. */
+uint64_t dla_dma_generation(const struct dla_dev *d, int port);
+int dla_dma_unchanged(const struct dla_dev *d, int port, uint64_t addr, size_t len,
+                      uint64_t since);
 int dla_dma_write(struct dla_dev *d, int port, uint64_t addr, const void *src, size_t len);
 
 /* `rows` lines of `line_bytes` bytes, `stride` apart from `base`, to or from

@@ -554,7 +554,14 @@ struct pdp_work {
     int32_t *acc;     /* one output line being combined */
     uint8_t *out;     /* one output line, memory bytes */
     size_t ring_stride; /* int32 per ring slot */
+    /* read-ahead of a whole input surface (pdp_ahead_init), or NULL */
+    uint8_t *surf;       /* the surface's lines, memory bytes */
+    uint32_t surf_at;    /* which surface it holds, UINT32_MAX: none */
 };
+
+/* Surfaces up to this size are read in one burst (small layers: the per-line
+ * read's fixed cost exceeds its bytes' there). */
+#define PDP_AHEAD_MAX_BYTES (256u * 1024u)
 
 static void pdp_work_free(struct pdp_work *w)
 {
@@ -563,6 +570,7 @@ static void pdp_work_free(struct pdp_work *w)
     free(w->ring);
     free(w->acc);
     free(w->out);
+    free(w->surf);
     memset(w, 0, sizeof(*w));
 }
 
@@ -593,13 +601,96 @@ static int pdp_work_alloc(struct dla_dev *d, const struct pdp_cfg *c, struct pdp
     return 0;
 }
 
+/* [lo, hi) of the bytes a line pattern touches: `n` lines of `bytes` bytes,
+ * `line` apart, in `surfaces` surfaces `surf` apart from `base`; 0 when the
+ * end does not fit in 64 bits. */
+static int pdp_span(uint64_t base, uint64_t surf, uint32_t surfaces, uint64_t line, uint32_t n,
+                    uint64_t bytes, uint64_t *hi)
+{
+    const uint64_t lim = (uint64_t)1 << 48; /* register fields are far narrower */
+    if (surf >= lim || line >= lim || bytes >= lim) {
+        return 0;
+    }
+    uint64_t extent = (uint64_t)(surfaces - 1) * surf + (uint64_t)(n - 1) * line + bytes;
+    *hi = base + extent;
+    return *hi >= base;
+}
+
+/* Whether the layer may read each input surface in one burst instead of line
+ * by line: from memory, one split starting at column 0 whose lines are
+ * contiguous (the same bytes in the same order, so the same traffic), a
+ * small surface, and an output that cannot overlap the input (a line written
+ * before a later line is read would otherwise be seen).  Whether the read can
+ * fail is asked per surface (pdp_ahead_surface).  Enabled: w->surf set. */
+static int pdp_ahead_init(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_cube *in,
+                          struct pdp_work *w)
+{
+    w->surf_at = UINT32_MAX;
+    const uint64_t line = (uint64_t)c->split[0].in_w * c->atom_bytes;
+    uint64_t src_hi, dst_hi;
+    if (in != NULL || c->nsplit != 1 || c->split[0].in_x0 != 0 || c->src_line != line ||
+        c->in_h == 0 || c->out_h == 0 || c->surfaces == 0 ||
+        line * c->in_h > PDP_AHEAD_MAX_BYTES ||
+        !pdp_span(c->src_base, c->src_surf, c->surfaces, c->src_line, c->in_h, line, &src_hi) ||
+        !pdp_span(c->dst_base, c->dst_surf, c->surfaces, c->dst_line, c->out_h,
+                  (uint64_t)c->out_w * c->atom_bytes, &dst_hi) ||
+        (c->dst_base < src_hi && c->src_base < dst_hi)) {
+        return 0;
+    }
+    w->surf = malloc((size_t)(line * c->in_h));
+    if (w->surf == NULL) {
+        return dla_error(d, DLASIM_ERR_NOMEM, "PDP: out of host memory for a %ux%u surface",
+                         c->in_w, c->in_h);
+    }
+    return 0;
+}
+
+/* The memory bytes of line y of surface `surf` from the read-ahead, reading
+ * the surface in one burst at its first line; NULL (and *rc 0) when the
+ * layer reads line by line or the burst could fail (then the line reads
+ * report the failure at the line it happens, as before). */
+static const uint8_t *pdp_ahead_line(struct dla_dev *d, const struct pdp_cfg *c, uint32_t surf,
+                                     uint32_t y, struct pdp_work *w, int *rc)
+{
+    const size_t line = (size_t)c->split[0].in_w * c->atom_bytes;
+    *rc = 0;
+    if (w->surf == NULL) {
+        return NULL;
+    }
+    if (w->surf_at != surf) {
+        uint64_t addr = c->src_base + (uint64_t)surf * c->src_surf;
+        if (y != 0 || !dla_dma_can_read(d, c->src_port, addr, line * c->in_h)) {
+            return NULL;
+        }
+        *rc = dla_dma_read(d, c->src_port, addr, w->surf, line * c->in_h);
+        if (*rc) {
+            return NULL;
+        }
+        w->surf_at = surf;
+    }
+    return w->surf + (size_t)y * line;
+}
+
+/* Sign-extends n bytes; blocks of 16 with restrict pointers so that -O2
+ * vectorizes them (this runs once per input line). */
+static void pdp_unpack8(const uint8_t *restrict raw, int32_t *restrict v, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        for (unsigned k = 0; k < 16; k++) {
+            v[i + k] = (int8_t)raw[i + k];
+        }
+    }
+    for (; i < n; i++) {
+        v[i] = (int8_t)raw[i];
+    }
+}
+
 /* Memory bytes of one line -> lane values (sign-extended B-bit elements). */
 static void pdp_unpack(const struct pdp_cfg *c, const uint8_t *raw, int32_t *v, size_t n)
 {
     if (c->bits == 8) {
-        for (size_t i = 0; i < n; i++) {
-            v[i] = (int8_t)raw[i];
-        }
+        pdp_unpack8(raw, v, n);
     } else {
         for (size_t i = 0; i < n; i++) {
             v[i] = (int16_t)(uint16_t)(raw[2 * i] | (raw[2 * i + 1] << 8));
@@ -629,9 +720,18 @@ static int pdp_fetch_line(struct dla_dev *d, const struct pdp_cfg *c, const stru
 {
     size_t n = (size_t)s->in_w * c->lanes;
     if (in == NULL) {
+        int rc;
+        const uint8_t *ahead = pdp_ahead_line(d, c, surf, y, w, &rc);
+        if (rc) {
+            return rc;
+        }
+        if (ahead != NULL) {
+            pdp_unpack(c, ahead, w->line, n);
+            return 0;
+        }
         uint64_t addr = c->src_base + (uint64_t)s->in_x0 * c->atom_bytes +
                         (uint64_t)y * c->src_line + (uint64_t)surf * c->src_surf;
-        int rc = dla_dma_read(d, c->src_port, addr, w->raw, (size_t)s->in_w * c->atom_bytes);
+        rc = dla_dma_read(d, c->src_port, addr, w->raw, (size_t)s->in_w * c->atom_bytes);
         if (rc) {
             return rc;
         }
@@ -1968,6 +2068,11 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     }
     rc = pdp_work_alloc(d, c, &w);
     if (rc) {
+        goto out;
+    }
+    rc = pdp_ahead_init(d, c, in, &w);
+    if (rc) {
+        pdp_work_free(&w);
         goto out;
     }
     size_t beats_in = SIZE_MAX; /* cal1d's results (SIZE_MAX: as many as cal2d counts) */

@@ -1,0 +1,179 @@
+/*
+ * The built-in memory's write generations (src/sim/core/mem.h
+ * dla_mem_port_generation / dla_mem_port_unchanged), which let CSC's packed
+ * weight cache skip comparing a weight stream with its copy: a range is
+ * "unchanged since G" only if no write after G reached any of its bytes, so
+ * every write into it, of any size, zeros included, must be seen; writes
+ * next to it may not matter; memory behind callbacks is never vouched for.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/core/mem.h"
+
+#define BASE 0x80004a00ull /* a range that starts and ends inside pages */
+#define LEN 5000u
+
+struct mem {
+    struct dla_mem_port port;
+};
+
+static void mem_open(struct mem *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->port.sparse = dla_sparse_mem_create(0, NULL);
+    assert_non_null(m->port.sparse);
+    m->port.limit = 1ull << 32;
+    m->port.present = 1;
+}
+
+static void wr(struct mem *m, uint64_t addr, const void *p, size_t n)
+{
+    assert_int_equal(dla_mem_port_write(&m->port, addr, p, n, NULL, 0), 0);
+}
+
+static void wr_byte(struct mem *m, uint64_t addr, uint8_t v)
+{
+    wr(m, addr, &v, 1);
+}
+
+/* A range full of non-zero bytes, and the generation after writing it. */
+static uint64_t fill(struct mem *m)
+{
+    uint8_t *buf = malloc(LEN);
+    assert_non_null(buf);
+    for (size_t i = 0; i < LEN; i++) {
+        buf[i] = (uint8_t)(1 + i % 251);
+    }
+    wr(m, BASE, buf, LEN);
+    free(buf);
+    uint64_t g = dla_mem_port_generation(&m->port);
+    assert_true(g != 0);
+    return g;
+}
+
+static int unchanged(struct mem *m, uint64_t g)
+{
+    return dla_mem_port_unchanged(&m->port, BASE, LEN, g);
+}
+
+/* Every single byte of the range, and each end, written alone (with the
+ * value it holds, with another, with zero) must be seen. */
+static void test_every_byte_write_seen(void **state)
+{
+    (void)state;
+    struct mem m;
+    mem_open(&m);
+    for (size_t i = 0; i < LEN; i += (i < 300 || i > LEN - 300) ? 1 : 97) {
+        uint64_t g = fill(&m);
+        assert_true(unchanged(&m, g));
+        wr_byte(&m, BASE + i, (uint8_t)(i % 3 == 0 ? 0 : i % 3 == 1 ? 1 + i % 251 : 0x5a));
+        if (unchanged(&m, g)) {
+            fail_msg("a 1-byte write at offset %zu of the range was not seen", i);
+        }
+    }
+    dla_sparse_mem_destroy(m.port.sparse);
+}
+
+/* Writes outside the range's blocks leave it unchanged; one reaching into
+ * it (crossing its start or end) does not; neither does a later look
+ * forget an earlier write. */
+static void test_writes_around(void **state)
+{
+    (void)state;
+    struct mem m;
+    mem_open(&m);
+    uint64_t g = fill(&m);
+    uint8_t junk[600];
+    memset(junk, 0x77, sizeof(junk));
+    wr(&m, BASE - 0x1000, junk, sizeof(junk));  /* another page */
+    wr(&m, BASE + LEN + 0x200, junk, sizeof(junk)); /* past its last block */
+    wr(&m, 0x90000000ull, junk, sizeof(junk));
+    assert_true(unchanged(&m, g));
+    wr(&m, BASE - 10, junk, 11); /* its first byte */
+    assert_false(unchanged(&m, g));
+    assert_false(unchanged(&m, g)); /* still */
+    g = fill(&m);
+    wr(&m, BASE + LEN - 1, junk, 100); /* its last byte */
+    assert_false(unchanged(&m, g));
+    g = fill(&m);
+    assert_false(dla_mem_port_unchanged(&m.port, BASE, LEN, g - 1)); /* the fill itself */
+    assert_true(dla_mem_port_unchanged(&m.port, BASE, 0, g));
+    dla_sparse_mem_destroy(m.port.sparse);
+}
+
+/* Zeros over never-written memory change nothing it reads; a first
+ * non-zero byte there does. */
+static void test_zero_pages(void **state)
+{
+    (void)state;
+    struct mem m;
+    mem_open(&m);
+    uint64_t g = dla_mem_port_generation(&m.port);
+    uint8_t zeros[64] = {0};
+    wr(&m, BASE, zeros, sizeof(zeros));
+    assert_true(unchanged(&m, g));
+    wr_byte(&m, BASE + LEN - 1, 3);
+    assert_false(unchanged(&m, g));
+    dla_sparse_mem_destroy(m.port.sparse);
+}
+
+static int refuse(void *opaque, uint64_t addr, void *dst, size_t len)
+{
+    (void)opaque, (void)addr, (void)dst, (void)len;
+    return DLASIM_ERR_MEM;
+}
+
+static int refuse_w(void *opaque, uint64_t addr, const void *src, size_t len)
+{
+    (void)opaque, (void)addr, (void)src, (void)len;
+    return DLASIM_ERR_MEM;
+}
+
+/* Memory behind callbacks, an absent port, a range past the address space:
+ * no generation, never unchanged, never a sure read. */
+static void test_untracked(void **state)
+{
+    (void)state;
+    struct dlasim_mem_ops ops;
+    memset(&ops, 0, sizeof(ops));
+    ops.read = refuse;
+    ops.write = refuse_w;
+    struct dla_mem_port cb = {&ops, NULL, NULL, 1ull << 32, 1};
+    assert_int_equal(dla_mem_port_generation(&cb), 0);
+    assert_false(dla_mem_port_unchanged(&cb, BASE, LEN, 1));
+    assert_false(dla_mem_port_can_read(&cb, BASE, LEN));
+    struct dla_mem_port none = {NULL, NULL, NULL, 1ull << 32, 0};
+    assert_int_equal(dla_mem_port_generation(&none), 0);
+    assert_false(dla_mem_port_can_read(&none, BASE, LEN));
+    struct mem m;
+    mem_open(&m);
+    uint64_t g = fill(&m);
+    assert_true(dla_mem_port_can_read(&m.port, BASE, LEN));
+    assert_false(dla_mem_port_can_read(&m.port, (1ull << 32) - 4, 8));
+    assert_false(dla_mem_port_unchanged(&m.port, (1ull << 32) - 4, 8, g));
+    assert_false(dla_mem_port_unchanged(&m.port, BASE, LEN, 0));
+    dla_sparse_mem_destroy(m.port.sparse);
+    /* strict memory: a read may find a never-written byte */
+    m.port.sparse = dla_sparse_mem_create(1, NULL);
+    assert_non_null(m.port.sparse);
+    assert_false(dla_mem_port_can_read(&m.port, BASE, LEN));
+    dla_sparse_mem_destroy(m.port.sparse);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_byte_write_seen),
+        cmocka_unit_test(test_writes_around),
+        cmocka_unit_test(test_zero_pages),
+        cmocka_unit_test(test_untracked),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
