@@ -9,12 +9,14 @@
  * reference").
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/status.h"
+#include "common/team.h"
 #include "compiler/compiler_int.h"
 #include "kernels/sdw.h"
 #include "kernels/sgemm.h"
@@ -35,6 +37,67 @@ static unsigned float_threads(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
+}
+
+/* The float reference's threads, kept with the graph (dlc_float_prepare):
+ * one worker team for every layer of every run.  A team has one driving
+ * thread at a time; runs of the same graph on several threads at once
+ * (calibration of a small model, src/compiler/calib.c) find it busy and do
+ * their layers on their own thread (their inputs already use the cores). */
+struct dlc_float_prep {
+    pthread_mutex_t busy; /* held by the run driving the team */
+    struct dla_team *team;
+};
+
+int dlc_float_prepare(struct dlc_graph *g)
+{
+    struct dlc_float_prep *p = calloc(1, sizeof *p);
+    if (!p || pthread_mutex_init(&p->busy, NULL)) {
+        free(p);
+        return DLASIM_ERR_NOMEM;
+    }
+    p->team = dla_team_create(float_threads()); /* NULL: one core, or no thread to be had */
+    g->fprep = p;
+    return 0;
+}
+
+void dlc_float_unprepare(struct dlc_graph *g)
+{
+    if (!g->fprep) {
+        return;
+    }
+    dla_team_destroy(g->fprep->team);
+    pthread_mutex_destroy(&g->fprep->busy);
+    free(g->fprep);
+    g->fprep = NULL;
+}
+
+/* How one convolution gets its threads: the graph's team when it is free
+ * (*held set: give it back with float_team_give), none when another run
+ * drives it, or `fresh` threads started per product (graphs without a team). */
+struct float_threads_use {
+    struct dla_team *team;
+    unsigned fresh;
+    int held;
+};
+
+static struct float_threads_use float_team_take(const struct dlc_graph *g)
+{
+    struct float_threads_use u = { NULL, 1, 0 };
+    if (!g->fprep) {
+        u.fresh = float_threads();
+    } else if (pthread_mutex_trylock(&g->fprep->busy) == 0) {
+        u.team = g->fprep->team;
+        u.held = 1;
+    }
+    return u;
+}
+
+static void float_team_give(const struct dlc_graph *g, const struct float_threads_use *u)
+{
+    if (u->held) {
+        pthread_mutex_unlock(&g->fprep->busy);
+    }
 }
 
 /* The geometry of one Conv node, NCHW, batch 1. */
@@ -69,11 +132,18 @@ static int conv2d(const struct dlc_graph *g, const struct dlc_node *nd, float **
             .x = x, .C = c.C, .H = c.H, .W = c.W, .OH = c.OH, .OW = c.OW, .kh = c.kh,
             .kw = c.kw, .sy = c.sy, .sx = c.sx, .dy = c.dy, .dx = c.dx, .pt = c.pt, .pl = c.pl,
         };
-        dla_sdw(&dg, w, b, y, float_threads());
+        struct float_threads_use u = float_team_take(g);
+        if (u.fresh > 1) {
+            dla_sdw(&dg, w, b, y, u.fresh);
+        } else {
+            dla_sdw_on(u.team, &dg, w, b, y);
+        }
+        float_team_give(g, &u);
         return 0;
     }
     int64_t rows = c.cg * c.kh * c.kw, npix = c.OH * c.OW;
     int rc = 0;
+    struct float_threads_use u = float_team_take(g);
     for (int64_t grp = 0; grp < nd->group && !rc; grp++) {
         struct dla_sconv_geom sg = {
             .x = x + grp * c.cg * c.H * c.W, .C = c.cg, .H = c.H, .W = c.W, .OH = c.OH,
@@ -84,10 +154,15 @@ static int conv2d(const struct dlc_graph *g, const struct dlc_node *nd, float **
                      c.pl == 0 && c.OH == c.H && c.OW == c.W;
         const float *wg = w + grp * c.kg * rows, *bg = b ? b + grp * c.kg : NULL;
         float *yg = y + grp * c.kg * npix;
-        rc = direct ? dla_sgemm(c.kg, npix, rows, wg, rows, sg.x, npix, bg, yg, npix,
-                                float_threads())
-                    : dla_sconv(&sg, c.kg, wg, bg, yg, float_threads());
+        if (u.fresh > 1) {
+            rc = direct ? dla_sgemm(c.kg, npix, rows, wg, rows, sg.x, npix, bg, yg, npix, u.fresh)
+                        : dla_sconv(&sg, c.kg, wg, bg, yg, u.fresh);
+        } else {
+            rc = direct ? dla_sgemm_on(u.team, c.kg, npix, rows, wg, rows, sg.x, npix, bg, yg, npix)
+                        : dla_sconv_on(u.team, &sg, c.kg, wg, bg, yg);
+        }
     }
+    float_team_give(g, &u);
     return rc;
 }
 

@@ -8,10 +8,12 @@
  * tap reads contiguous floats.  Channels are split over threads.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arith/lanes.h"
+#include "common/team.h"
 #include "kernels/sdw.h"
 
 #if defined(DLA_LANES_X86)
@@ -362,6 +364,45 @@ static void *sdw_worker(void *arg)
     sdw_channels(g, j->w, j->bias, j->y, j->k0, j->k1, split, j->avx2);
     free(split);
     return NULL;
+}
+
+/* Team job of dla_sdw_on: blocks of channels taken from a counter. */
+struct sdw_team_job {
+    struct sdw_job base;
+    int64_t blocks;
+    atomic_llong next;
+};
+
+static void sdw_team_body(void *arg)
+{
+    struct sdw_team_job *t = arg;
+    for (;;) {
+        long long b = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
+        if (b >= t->blocks) {
+            return;
+        }
+        struct sdw_job j = t->base;
+        j.k0 = t->base.g->C * b / t->blocks;
+        j.k1 = t->base.g->C * (b + 1) / t->blocks;
+        (void)sdw_worker(&j);
+    }
+}
+
+void dla_sdw_on(struct dla_team *team, const struct dla_sconv_geom *g, const float *w,
+                const float *bias, float *y)
+{
+    if (g->kw > SDW_MAX_KW || g->C <= 0) {
+        dla_sdw_ref(g, w, bias, y);
+        return;
+    }
+    double macs = (double)g->C * g->OH * g->OW * g->kh * g->kw;
+    unsigned n = macs < SDW_THREAD_MIN_MACS ? 1 : dla_team_threads(team);
+    n = (int64_t)n > g->C ? (unsigned)g->C : n;
+    struct sdw_team_job t = { .base = { g, w, bias, y, 0, g->C,
+                                        dla_lanes_best() == DLA_LANES_AVX2 },
+                              .blocks = n };
+    atomic_init(&t.next, 0);
+    dla_team_join(n > 1 ? team : NULL, n - 1, sdw_team_body, &t);
 }
 
 void dla_sdw(const struct dla_sconv_geom *g, const float *w, const float *bias, float *y,

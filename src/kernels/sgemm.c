@@ -19,6 +19,8 @@
  */
 #include "kernels/sgemm.h"
 
+#include "common/team.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -101,6 +103,16 @@ static void kernel_generic(int64_t kc, const float *ap, int64_t lda, const float
         c##m##0 = _mm256_fmadd_ps(a, b0, c##m##0);          \
         c##m##1 = _mm256_fmadd_ps(a, b1, c##m##1);          \
     }
+/* C row m (bias, or what C holds) + the tile's row m: the same single
+ * rounding as adding the stored sums. */
+#define ROW_ADD(m)                                                                      \
+    {                                                                                   \
+        float *row = cp + m * ldc;                                                      \
+        __m256 o0 = first ? _mm256_set1_ps(bias ? bias[m] : 0.0f) : _mm256_loadu_ps(row); \
+        __m256 o1 = first ? o0 : _mm256_loadu_ps(row + 8);                              \
+        _mm256_storeu_ps(row, _mm256_add_ps(o0, c##m##0));                              \
+        _mm256_storeu_ps(row + 8, _mm256_add_ps(o1, c##m##1));                          \
+    }
 #define ROW_STORE(m)                                        \
     _mm256_storeu_ps(t[m], c##m##0);                        \
     _mm256_storeu_ps(t[m] + 8, c##m##1);
@@ -118,18 +130,12 @@ AVX2_ATTR static void kernel_avx2(int64_t kc, const float *ap, int64_t lda, cons
         __m256 b0 = _mm256_load_ps(bp + k * NR), b1 = _mm256_load_ps(bp + k * NR + 8);
         ROW_FMA(0) ROW_FMA(1) ROW_FMA(2) ROW_FMA(3) ROW_FMA(4) ROW_FMA(5)
     }
-    float t[MR][NR] __attribute__((aligned(32)));
-    ROW_STORE(0) ROW_STORE(1) ROW_STORE(2) ROW_STORE(3) ROW_STORE(4) ROW_STORE(5)
-    if (mr == MR && nr == NR) {
-        for (int m = 0; m < MR; m++) {
-            float *row = cp + m * ldc;
-            __m256 o0 = first ? _mm256_set1_ps(bias ? bias[m] : 0.0f) : _mm256_loadu_ps(row);
-            __m256 o1 = first ? o0 : _mm256_loadu_ps(row + 8);
-            _mm256_storeu_ps(row, _mm256_add_ps(o0, _mm256_load_ps(t[m])));
-            _mm256_storeu_ps(row + 8, _mm256_add_ps(o1, _mm256_load_ps(t[m] + 8)));
-        }
+    if (mr == MR && nr == NR) { /* the whole tile: added to C from the registers */
+        ROW_ADD(0) ROW_ADD(1) ROW_ADD(2) ROW_ADD(3) ROW_ADD(4) ROW_ADD(5)
         return;
     }
+    float t[MR][NR] __attribute__((aligned(32)));
+    ROW_STORE(0) ROW_STORE(1) ROW_STORE(2) ROW_STORE(3) ROW_STORE(4) ROW_STORE(5)
     for (int m = 0; m < mr; m++) {
         for (int n = 0; n < nr; n++) {
             cp[m * ldc + n] = (first ? (bias ? bias[m] : 0.0f) : cp[m * ldc + n]) + t[m][n];
@@ -316,10 +322,40 @@ static void *sgemm_worker(void *arg)
     return NULL;
 }
 
+/* sgemm_worker as a team job body. */
+static void sgemm_team_body(void *arg)
+{
+    (void)sgemm_worker(arg);
+}
+
+/* The job on n threads: the team's workers when there is a team (no thread
+ * created per call), else n - 1 new threads; the caller is one of them. */
+static void sgemm_launch(struct sgemm_job *j, struct dla_team *team, unsigned n)
+{
+    if (team) {
+        dla_team_join(team, n - 1, sgemm_team_body, j);
+        return;
+    }
+    pthread_t tid[SGEMM_MAX_THREADS];
+    int started[SGEMM_MAX_THREADS] = { 0 };
+    for (unsigned i = 1; i < n; i++) {
+        started[i] = pthread_create(&tid[i], NULL, sgemm_worker, j) == 0;
+    }
+    sgemm_worker(j);
+    for (unsigned i = 1; i < n; i++) {
+        if (started[i]) {
+            pthread_join(tid[i], NULL);
+        }
+    }
+}
+
 static int sgemm_run(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                      int64_t ldb, const struct dla_sconv_geom *conv, const float *bias, float *C,
-                     int64_t ldc, unsigned threads)
+                     int64_t ldc, struct dla_team *team, unsigned threads)
 {
+    if (team) {
+        threads = dla_team_threads(team);
+    }
     if (M <= 0 || N <= 0) {
         return 0;
     }
@@ -364,19 +400,9 @@ static int sgemm_run(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
     atomic_init(&j.next_pack, 0);
     atomic_init(&j.packs_done, 0);
     atomic_init(&j.next, 0);
-    pthread_t tid[SGEMM_MAX_THREADS];
-    int started[SGEMM_MAX_THREADS] = { 0 };
     int64_t most = j.tasks > j.pack_tasks ? j.tasks : j.pack_tasks;
     unsigned n = (int64_t)threads > most ? (unsigned)most : threads;
-    for (unsigned i = 1; i < n; i++) {
-        started[i] = pthread_create(&tid[i], NULL, sgemm_worker, &j) == 0;
-    }
-    sgemm_worker(&j);
-    for (unsigned i = 1; i < n; i++) {
-        if (started[i]) {
-            pthread_join(tid[i], NULL);
-        }
-    }
+    sgemm_launch(&j, n > 1 ? team : NULL, n);
     free(j.Bp);
     return atomic_load(&j.failed) ? -1 : 0;
 }
@@ -384,14 +410,30 @@ static int sgemm_run(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
 int dla_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
               int64_t ldb, const float *bias, float *C, int64_t ldc, unsigned threads)
 {
-    return sgemm_run(M, N, K, A, lda, B, ldb, NULL, bias, C, ldc, threads);
+    return sgemm_run(M, N, K, A, lda, B, ldb, NULL, bias, C, ldc, NULL, threads);
+}
+
+int dla_sgemm_on(struct dla_team *team, int64_t M, int64_t N, int64_t K, const float *A,
+                 int64_t lda, const float *B, int64_t ldb, const float *bias, float *C,
+                 int64_t ldc)
+{
+    return sgemm_run(M, N, K, A, lda, B, ldb, NULL, bias, C, ldc, team, 1);
 }
 
 int dla_sconv(const struct dla_sconv_geom *g, int64_t K, const float *w, const float *bias,
               float *y, unsigned threads)
 {
     int64_t rows = g->C * g->kh * g->kw;
-    return sgemm_run(K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y, g->OH * g->OW, threads);
+    return sgemm_run(K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y, g->OH * g->OW, NULL,
+                     threads);
+}
+
+int dla_sconv_on(struct dla_team *team, const struct dla_sconv_geom *g, int64_t K,
+                 const float *w, const float *bias, float *y)
+{
+    int64_t rows = g->C * g->kh * g->kw;
+    return sgemm_run(K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y, g->OH * g->OW, team,
+                     1);
 }
 
 /* ---- matrix x vector (Gemm with one row, the classifier layers) ---- */

@@ -33,6 +33,16 @@ struct dla_sconv_geom {
 int dla_sconv(const struct dla_sconv_geom *g, int64_t K, const float *w, const float *bias,
               float *y, unsigned threads);
 
+/* dla_sgemm and dla_sconv on the threads of a team kept by the caller
+ * (src/common/team.h: no thread created per call; one call at a time per
+ * team); team NULL: the calling thread only.  Same results bit for bit. */
+struct dla_team;
+int dla_sgemm_on(struct dla_team *team, int64_t M, int64_t N, int64_t K, const float *A,
+                 int64_t lda, const float *B, int64_t ldb, const float *bias, float *C,
+                 int64_t ldc);
+int dla_sconv_on(struct dla_team *team, const struct dla_sconv_geom *g, int64_t K,
+                 const float *w, const float *bias, float *y);
+
 /* One row times a matrix: y[n] = sum over k < K of x[k] * B[k * N + n], or with
  * trans_b, of x[k] * B[n * K + k]. */
 void dla_sgemv(int64_t N, int64_t K, const float *x, const float *B, int trans_b, float *y);

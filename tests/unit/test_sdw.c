@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "common/team.h"
 #include "kernels/sdw.h"
 
 static uint64_t rng = 0xd3e9;
@@ -89,9 +90,15 @@ static void sdw_case(struct dla_sconv_geom g, int with_bias)
             fail_msg("dla_sdw_ref: element %zu = %.9g, double %.9g", i, ref[i], dbl[i]);
         }
     }
-    for (unsigned threads = 1; threads <= 3; threads += 2) {
+    struct dla_team *team = dla_team_create(3);
+    /* 1 thread, 3 threads started per call, then a kept team of 3 (shown as 4) */
+    for (unsigned threads = 1; threads <= 4; threads += threads == 1 ? 2 : 1) {
         memset(got, 0xff, n * sizeof(float));
-        dla_sdw(&g, w, bias, got, threads);
+        if (threads == 4) {
+            dla_sdw_on(team, &g, w, bias, got);
+        } else {
+            dla_sdw(&g, w, bias, got, threads);
+        }
         if (memcmp(got, ref, n * sizeof(float))) {
             size_t i = 0;
             while (!memcmp(&got[i], &ref[i], sizeof(float))) {
@@ -104,6 +111,7 @@ static void sdw_case(struct dla_sconv_geom g, int with_bias)
                      (long long)g.dx, (long long)g.pt, (long long)g.pl, i, got[i], ref[i]);
         }
     }
+    dla_team_destroy(team);
     free(x), free(w), free(bias), free(ref), free(got), free(dbl), free(sc);
 }
 

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "common/team.h"
 #include "kernels/sgemm.h"
 
 static uint64_t rng = 0x5eed;
@@ -81,6 +82,14 @@ static void gemm_case(int64_t M, int64_t N, int64_t K, int with_bias, int64_t pa
     if (memcmp(C1, C3, (size_t)(M * ldc) * sizeof(float)) != 0) {
         fail_msg("%s: 1 and 3 threads differ", what);
     }
+    /* on a kept team of 3 (the float reference's way): the same bits */
+    struct dla_team *team = dla_team_create(3);
+    memset(C3, 0, (size_t)(M * ldc) * sizeof(float));
+    assert_int_equal(dla_sgemm_on(team, M, N, K, A, lda, B, ldb, bias, C3, ldc), 0);
+    dla_team_destroy(team);
+    if (memcmp(C1, C3, (size_t)(M * ldc) * sizeof(float)) != 0) {
+        fail_msg("%s: 1 thread and a team of 3 differ", what);
+    }
     free(A), free(B), free(bias), free(C1), free(C3), free(ref), free(sc), free(got);
 }
 
@@ -142,6 +151,13 @@ static void conv_case(int64_t C, int64_t H, int64_t W, int64_t K, int64_t kh, in
     expect_close(y1, ref, sc, n, 1e-5, what);
     if (memcmp(y1, y3, n * sizeof(float)) != 0) {
         fail_msg("%s: 1 and 3 threads differ", what);
+    }
+    struct dla_team *team = dla_team_create(3);
+    memset(y3, 0, n * sizeof(float));
+    assert_int_equal(dla_sconv_on(team, &g, K, w, b, y3), 0);
+    dla_team_destroy(team);
+    if (memcmp(y1, y3, n * sizeof(float)) != 0) {
+        fail_msg("%s: 1 thread and a team of 3 differ", what);
     }
     free(x), free(w), free(b), free(y1), free(y3), free(ref), free(sc);
 }
