@@ -95,7 +95,7 @@ static void sdw_case(struct dla_sconv_geom g, int with_bias)
     for (unsigned threads = 1; threads <= 4; threads += threads == 1 ? 2 : 1) {
         memset(got, 0xff, n * sizeof(float));
         if (threads == 4) {
-            dla_sdw_on(team, &g, w, bias, got);
+            dla_sdw_on(team, &g, w, bias, got, NULL);
         } else {
             dla_sdw(&g, w, bias, got, threads);
         }
@@ -111,7 +111,16 @@ static void sdw_case(struct dla_sconv_geom g, int with_bias)
                      (long long)g.dx, (long long)g.pt, (long long)g.pl, i, got[i], ref[i]);
         }
     }
+    /* MobileNet's Clip(0, 6) applied as each channel is finished */
+    const struct dla_sact clip = { DLA_SACT_CLIP, 0.0f, 6.0f };
+    dla_sdw_on(team, &g, w, bias, got, &clip);
     dla_team_destroy(team);
+    for (size_t i = 0; i < n; i++) {
+        float want = ref[i] < 0.0f ? 0.0f : ref[i] > 6.0f ? 6.0f : ref[i];
+        if (memcmp(&want, &got[i], sizeof want)) {
+            fail_msg("dla_sdw_on with Clip: element %zu = %.9g, want %.9g", i, got[i], want);
+        }
+    }
     free(x), free(w), free(bias), free(ref), free(got), free(dbl), free(sc);
 }
 
