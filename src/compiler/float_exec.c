@@ -40,13 +40,15 @@ static unsigned float_threads(void)
 }
 
 /* The float reference's threads, kept with the graph (dlc_float_prepare):
- * one worker team for every layer of every run.  A team has one driving
+ * one worker team, made at the first float layer, for every layer of every
+ * run.  A team has one driving
  * thread at a time; runs of the same graph on several threads at once
  * (calibration of a small model, src/compiler/calib.c) find it busy and do
  * their layers on their own thread (their inputs already use the cores). */
 struct dlc_float_prep {
     pthread_mutex_t busy; /* held by the run driving the team */
-    struct dla_team *team;
+    struct dla_team *team; /* made by the first float layer (INT8-only users start none) */
+    int team_made;
 };
 
 int dlc_float_prepare(struct dlc_graph *g)
@@ -56,7 +58,6 @@ int dlc_float_prepare(struct dlc_graph *g)
         free(p);
         return DLASIM_ERR_NOMEM;
     }
-    p->team = dla_team_create(float_threads()); /* NULL: one core, or no thread to be had */
     g->fprep = p;
     return 0;
 }
@@ -87,6 +88,10 @@ static struct float_threads_use float_team_take(const struct dlc_graph *g)
     if (!g->fprep) {
         u.fresh = float_threads();
     } else if (pthread_mutex_trylock(&g->fprep->busy) == 0) {
+        if (!g->fprep->team_made) { /* NULL: one core, or no thread to be had */
+            g->fprep->team = dla_team_create(float_threads());
+            g->fprep->team_made = 1;
+        }
         u.team = g->fprep->team;
         u.held = 1;
     }

@@ -149,7 +149,8 @@ int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
                   dlc_observe_fn observe, void *ctx, char *err, size_t errlen);
 void dlc_vals_free(const struct dlc_graph *g, float **vals);
 /* The float reference's worker team, kept with the graph (its model) so that
- * no layer creates threads: 0, or DLASIM_ERR_NOMEM.  Without it (graphs
+ * no layer creates threads (the team itself is made by the first float
+ * layer that runs): 0, or DLASIM_ERR_NOMEM.  Without it (graphs
  * never prepared for it) each matrix product starts its own threads.
  * Freed by dlc_float_unprepare (dlc_graph_free calls it). */
 int dlc_float_prepare(struct dlc_graph *g);
