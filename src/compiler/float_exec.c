@@ -9,12 +9,14 @@
  * reference").
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/status.h"
+#include "common/team.h"
 #include "compiler/compiler_int.h"
 #include "kernels/sdw.h"
 #include "kernels/sgemm.h"
@@ -35,6 +37,72 @@ static unsigned float_threads(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
+}
+
+/* The float reference's threads, kept with the graph (dlc_float_prepare):
+ * one worker team, made at the first float layer, for every layer of every
+ * run.  A team has one driving
+ * thread at a time; runs of the same graph on several threads at once
+ * (calibration of a small model, src/compiler/calib.c) find it busy and do
+ * their layers on their own thread (their inputs already use the cores). */
+struct dlc_float_prep {
+    pthread_mutex_t busy; /* held by the run driving the team */
+    struct dla_team *team; /* made by the first float layer (INT8-only users start none) */
+    int team_made;
+};
+
+int dlc_float_prepare(struct dlc_graph *g)
+{
+    struct dlc_float_prep *p = calloc(1, sizeof *p);
+    if (!p || pthread_mutex_init(&p->busy, NULL)) {
+        free(p);
+        return DLASIM_ERR_NOMEM;
+    }
+    g->fprep = p;
+    return 0;
+}
+
+void dlc_float_unprepare(struct dlc_graph *g)
+{
+    if (!g->fprep) {
+        return;
+    }
+    dla_team_destroy(g->fprep->team);
+    pthread_mutex_destroy(&g->fprep->busy);
+    free(g->fprep);
+    g->fprep = NULL;
+}
+
+/* How one convolution gets its threads: the graph's team when it is free
+ * (*held set: give it back with float_team_give), none when another run
+ * drives it, or `fresh` threads started per product (graphs without a team). */
+struct float_threads_use {
+    struct dla_team *team;
+    unsigned fresh;
+    int held;
+};
+
+static struct float_threads_use float_team_take(const struct dlc_graph *g)
+{
+    struct float_threads_use u = { NULL, 1, 0 };
+    if (!g->fprep) {
+        u.fresh = float_threads();
+    } else if (pthread_mutex_trylock(&g->fprep->busy) == 0) {
+        if (!g->fprep->team_made) { /* NULL: one core, or no thread to be had */
+            g->fprep->team = dla_team_create(float_threads());
+            g->fprep->team_made = 1;
+        }
+        u.team = g->fprep->team;
+        u.held = 1;
+    }
+    return u;
+}
+
+static void float_team_give(const struct dlc_graph *g, const struct float_threads_use *u)
+{
+    if (u->held) {
+        pthread_mutex_unlock(&g->fprep->busy);
+    }
 }
 
 /* The geometry of one Conv node, NCHW, batch 1. */
@@ -59,7 +127,8 @@ static struct conv_geom conv_geom_of(const struct dlc_graph *g, const struct dlc
 /* Conv as a matrix product per group: weights [kg][cg kh kw] x the im2col
  * matrix [cg kh kw][OH OW] of the group's channels (gathered into packed
  * panels by dla_sconv, never stored whole). */
-static int conv2d(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
+static int conv2d(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y,
+                  const struct dla_sact *act)
 {
     const struct conv_geom c = conv_geom_of(g, nd);
     const float *x = v[nd->in[0]], *w = g->t[nd->in[1]].data;
@@ -69,11 +138,19 @@ static int conv2d(const struct dlc_graph *g, const struct dlc_node *nd, float **
             .x = x, .C = c.C, .H = c.H, .W = c.W, .OH = c.OH, .OW = c.OW, .kh = c.kh,
             .kw = c.kw, .sy = c.sy, .sx = c.sx, .dy = c.dy, .dx = c.dx, .pt = c.pt, .pl = c.pl,
         };
-        dla_sdw(&dg, w, b, y, float_threads());
+        struct float_threads_use u = float_team_take(g);
+        if (u.fresh > 1) {
+            dla_sdw(&dg, w, b, y, u.fresh);
+            dla_sact_apply(act, y, c.K * c.OH * c.OW);
+        } else {
+            dla_sdw_on(u.team, &dg, w, b, y, act);
+        }
+        float_team_give(g, &u);
         return 0;
     }
     int64_t rows = c.cg * c.kh * c.kw, npix = c.OH * c.OW;
     int rc = 0;
+    struct float_threads_use u = float_team_take(g);
     for (int64_t grp = 0; grp < nd->group && !rc; grp++) {
         struct dla_sconv_geom sg = {
             .x = x + grp * c.cg * c.H * c.W, .C = c.cg, .H = c.H, .W = c.W, .OH = c.OH,
@@ -84,10 +161,17 @@ static int conv2d(const struct dlc_graph *g, const struct dlc_node *nd, float **
                      c.pl == 0 && c.OH == c.H && c.OW == c.W;
         const float *wg = w + grp * c.kg * rows, *bg = b ? b + grp * c.kg : NULL;
         float *yg = y + grp * c.kg * npix;
-        rc = direct ? dla_sgemm(c.kg, npix, rows, wg, rows, sg.x, npix, bg, yg, npix,
-                                float_threads())
-                    : dla_sconv(&sg, c.kg, wg, bg, yg, float_threads());
+        if (u.fresh > 1) {
+            rc = direct ? dla_sgemm(c.kg, npix, rows, wg, rows, sg.x, npix, bg, yg, npix, u.fresh)
+                        : dla_sconv(&sg, c.kg, wg, bg, yg, u.fresh);
+            dla_sact_apply(rc ? NULL : act, yg, c.kg * npix);
+        } else {
+            rc = direct ? dla_sgemm_on(u.team, c.kg, npix, rows, wg, rows, sg.x, npix, bg, yg, npix,
+                                       act)
+                        : dla_sconv_on(u.team, &sg, c.kg, wg, bg, yg, act);
+        }
     }
+    float_team_give(g, &u);
     return rc;
 }
 
@@ -596,7 +680,7 @@ int dlc_float_node(const struct dlc_graph *g, const struct dlc_node *nd, float *
     }
     switch (nd->op) {
     case DLC_OP_CONV:
-        if (conv2d(g, nd, vals, y)) {
+        if (conv2d(g, nd, vals, y, NULL)) {
             return efail(err, errlen, DLASIM_ERR_NOMEM, nd, "out of memory");
         }
         break;
@@ -781,6 +865,74 @@ void dlc_float_pool_keep(struct dlc_float_pool *p, const struct dlc_graph *g, fl
     }
 }
 
+/* The Relu or Clip that can be applied as Conv node i's outputs are
+ * finished (dla_sact): the next live node, reading only the Conv's output,
+ * which nothing else reads, that is not the graph's output and that no
+ * observer wants to see.  Returns that node (its activation in *act), or NULL. */
+static const struct dlc_node *fusable_act(const struct dlc_graph *g, int i, const int *readers,
+                                          dlc_observe_fn observe, struct dla_sact *act)
+{
+    const struct dlc_node *nd = &g->nodes[i];
+    if (observe || nd->op != DLC_OP_CONV || readers[nd->out] != 1 || nd->out == g->output) {
+        return NULL;
+    }
+    int j = i + 1;
+    while (j < g->n_nodes && g->nodes[j].dead) {
+        j++;
+    }
+    if (j == g->n_nodes) {
+        return NULL;
+    }
+    const struct dlc_node *a = &g->nodes[j];
+    if (a->n_in < 1 || a->in[0] != nd->out || g->t[a->out].n != g->t[nd->out].n) {
+        return NULL;
+    }
+    if (a->op == DLC_OP_RELU) {
+        *act = (struct dla_sact){ .kind = DLA_SACT_RELU };
+        return a;
+    }
+    if (a->op == DLC_OP_CLIP && a->clip_min <= a->clip_max) {
+        *act = (struct dla_sact){ .kind = DLA_SACT_CLIP, .lo = a->clip_min, .hi = a->clip_max };
+        return a;
+    }
+    return NULL;
+}
+
+/* Conv node nd with activation node fused (fusable_act) into fused's output. */
+static int conv_act_node(const struct dlc_graph *g, const struct dlc_node *nd,
+                         const struct dlc_node *fused, const struct dla_sact *act, float **vals,
+                         char *err, size_t errlen)
+{
+    const struct dlc_tensor *o = &g->t[fused->out];
+    float *y = vals[fused->out];
+    if (!y) {
+        y = malloc((size_t)(o->n ? o->n : 1) * sizeof(float));
+        if (!y) {
+            return efail(err, errlen, DLASIM_ERR_NOMEM, fused, "out of memory");
+        }
+        vals[fused->out] = y;
+    }
+    if (conv2d(g, nd, vals, y, act)) {
+        return efail(err, errlen, DLASIM_ERR_NOMEM, nd, "out of memory");
+    }
+    return 0;
+}
+
+/* The inputs of nd read for the last time are released to the pool (a
+ * tensor every reader has consumed is not kept; the output is). */
+static void release_inputs(const struct dlc_graph *g, const struct dlc_node *nd, int *readers,
+                           float **vals, struct dlc_float_pool *pool, uint64_t *live)
+{
+    for (int k = 0; k < nd->n_in; k++) {
+        int t = nd->in[k];
+        if (t >= 0 && --readers[t] == 0 && t != g->output && vals[t] && vals[t] != g->t[t].data) {
+            pool_put(pool, vals[t], g->t[t].n ? g->t[t].n : 1);
+            vals[t] = NULL;
+            *live -= (uint64_t)g->t[t].n * sizeof(float);
+        }
+    }
+}
+
 int dlc_float_stream_pooled(const struct dlc_graph *g, const float *input, float **vals,
                             const struct dlc_float_limits *lim, struct dlc_float_pool *pool,
                             dlc_observe_fn observe, void *ctx, char *err, size_t errlen)
@@ -817,7 +969,10 @@ int dlc_float_stream_pooled(const struct dlc_graph *g, const float *input, float
         if (nd->dead) {
             continue;
         }
-        uint64_t out_bytes = (uint64_t)g->t[nd->out].n * sizeof(float);
+        struct dla_sact act;
+        const struct dlc_node *fused = fusable_act(g, i, readers, observe, &act);
+        const int out = fused ? fused->out : nd->out;
+        uint64_t out_bytes = (uint64_t)g->t[out].n * sizeof(float);
         uint64_t work = dlc_node_work(g, nd);
         if (lim && lim->max_work && work > lim->max_work) {
             rc = dla_errf(err, errlen, DLASIM_ERR_UNSUPPORTED,
@@ -835,10 +990,11 @@ int dlc_float_stream_pooled(const struct dlc_graph *g, const float *input, float
                           (unsigned long long)live, (unsigned long long)lim->max_bytes);
             break;
         }
-        if (pool && !vals[nd->out]) {
-            vals[nd->out] = pool_take(pool, g->t[nd->out].n, limited); /* NULL: node allocates */
+        if (pool && !vals[out]) {
+            vals[out] = pool_take(pool, g->t[out].n, limited); /* NULL: node allocates */
         }
-        rc = dlc_float_node(g, nd, vals, err, errlen);
+        rc = fused ? conv_act_node(g, nd, fused, &act, vals, err, errlen)
+                   : dlc_float_node(g, nd, vals, err, errlen);
         if (rc) {
             break;
         }
@@ -846,14 +1002,10 @@ int dlc_float_stream_pooled(const struct dlc_graph *g, const float *input, float
         if (observe) {
             observe(ctx, nd->out, vals[nd->out], g->t[nd->out].n);
         }
-        /* a tensor every reader has consumed is not kept (the output is) */
-        for (int k = 0; k < nd->n_in; k++) {
-            int t = nd->in[k];
-            if (t >= 0 && --readers[t] == 0 && t != g->output && vals[t] && vals[t] != g->t[t].data) {
-                pool_put(pool, vals[t], g->t[t].n ? g->t[t].n : 1);
-                vals[t] = NULL;
-                live -= (uint64_t)g->t[t].n * sizeof(float);
-            }
+        release_inputs(g, nd, readers, vals, pool, &live);
+        if (fused) { /* the Conv's own output was never made: nothing more to release */
+            release_inputs(g, fused, readers, vals, pool, &live);
+            i = (int)(fused - g->nodes);
         }
     }
     free(readers);

@@ -31,6 +31,7 @@ void dlc_graph_free(struct dlc_graph *g)
     free(g->t);
     free(g->nodes);
     free(g->producer_name);
+    dlc_float_unprepare(g);
     memset(g, 0, sizeof *g);
     g->input = g->output = -1;
 }

@@ -123,6 +123,7 @@ struct dlc_graph {
     int input, output; /* graph input / output tensor */
     int64_t opset;
     char *producer_name;
+    struct dlc_float_prep *fprep; /* the float reference's threads (float_exec.c), or NULL */
 };
 
 void dlc_graph_free(struct dlc_graph *g);
@@ -147,6 +148,13 @@ typedef void (*dlc_observe_fn)(void *ctx, int tensor, const float *v, int64_t n)
 int dlc_float_run(const struct dlc_graph *g, const float *input, float **vals,
                   dlc_observe_fn observe, void *ctx, char *err, size_t errlen);
 void dlc_vals_free(const struct dlc_graph *g, float **vals);
+/* The float reference's worker team, kept with the graph (its model) so that
+ * no layer creates threads (the team itself is made by the first float
+ * layer that runs): 0, or DLASIM_ERR_NOMEM.  Without it (graphs
+ * never prepared for it) each matrix product starts its own threads.
+ * Freed by dlc_float_unprepare (dlc_graph_free calls it). */
+int dlc_float_prepare(struct dlc_graph *g);
+void dlc_float_unprepare(struct dlc_graph *g);
 
 /* Bounds on one float run (0: none). */
 struct dlc_float_limits {

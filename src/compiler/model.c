@@ -45,7 +45,8 @@ int dlasim_model_load_onnx(const void *buf, size_t len, struct dlasim_model **ou
         return rc;
     }
     m->fvals = calloc((size_t)m->g.n_t, sizeof *m->fvals);
-    if (!m->fvals) {
+    if (!m->fvals || dlc_float_prepare(&m->g)) {
+        free(m->fvals);
         dlc_graph_free(&m->g);
         free(m);
         return dla_errf(err, errlen, DLASIM_ERR_NOMEM, "out of memory");

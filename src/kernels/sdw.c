@@ -8,10 +8,12 @@
  * tap reads contiguous floats.  Channels are split over threads.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arith/lanes.h"
+#include "common/team.h"
 #include "kernels/sdw.h"
 
 #if defined(DLA_LANES_X86)
@@ -295,7 +297,8 @@ DLA_LANES_AVX2_ATTR static void sdw_rows_avx2(const struct sdw_chan *c, const fl
 /* A thread's channels [k0, k1); split: a buffer of H x 2 ceil(W/2) floats
  * for stride-2 planes, or NULL (then stride 2 goes one output at a time). */
 static void sdw_channels(const struct dla_sconv_geom *g, const float *w, const float *bias,
-                         float *y, int64_t k0, int64_t k1, float *split, int avx2)
+                         float *y, int64_t k0, int64_t k1, float *split, int avx2,
+                         const struct dla_sact *act)
 {
     struct sdw_chan c = { .g = g, .in_lo = 0, .in_hi = g->OW };
     for (int64_t kx = 0; kx < g->kw; kx++) {
@@ -335,11 +338,12 @@ static void sdw_channels(const struct dla_sconv_geom *g, const float *w, const f
 #if defined(DLA_LANES_X86)
         if (avx2) {
             sdw_rows_avx2(&c, xk, wk, b, yp);
-            continue;
-        }
+        } else
 #endif
-        (void)avx2;
-        sdw_rows_generic(&c, xk, wk, b, yp);
+        {
+            sdw_rows_generic(&c, xk, wk, b, yp);
+        }
+        dla_sact_apply(act, yp, g->OH * g->OW); /* the plane is still in cache */
     }
 }
 
@@ -349,6 +353,7 @@ struct sdw_job {
     float *y;
     int64_t k0, k1;
     int avx2;
+    const struct dla_sact *act; /* or NULL */
 };
 
 static void *sdw_worker(void *arg)
@@ -359,9 +364,49 @@ static void *sdw_worker(void *arg)
     if (g->sx == 2) {
         split = malloc((size_t)g->H * 2 * (size_t)((g->W + 1) / 2) * sizeof(float));
     }
-    sdw_channels(g, j->w, j->bias, j->y, j->k0, j->k1, split, j->avx2);
+    sdw_channels(g, j->w, j->bias, j->y, j->k0, j->k1, split, j->avx2, j->act);
     free(split);
     return NULL;
+}
+
+/* Team job of dla_sdw_on: blocks of channels taken from a counter. */
+struct sdw_team_job {
+    struct sdw_job base;
+    int64_t blocks;
+    atomic_llong next;
+};
+
+static void sdw_team_body(void *arg)
+{
+    struct sdw_team_job *t = arg;
+    for (;;) {
+        long long b = atomic_fetch_add_explicit(&t->next, 1, memory_order_relaxed);
+        if (b >= t->blocks) {
+            return;
+        }
+        struct sdw_job j = t->base;
+        j.k0 = t->base.g->C * b / t->blocks;
+        j.k1 = t->base.g->C * (b + 1) / t->blocks;
+        (void)sdw_worker(&j);
+    }
+}
+
+void dla_sdw_on(struct dla_team *team, const struct dla_sconv_geom *g, const float *w,
+                const float *bias, float *y, const struct dla_sact *act)
+{
+    if (g->kw > SDW_MAX_KW || g->C <= 0) {
+        dla_sdw_ref(g, w, bias, y);
+        dla_sact_apply(act, y, g->C * g->OH * g->OW);
+        return;
+    }
+    double macs = (double)g->C * g->OH * g->OW * g->kh * g->kw;
+    unsigned n = macs < SDW_THREAD_MIN_MACS ? 1 : dla_team_threads(team);
+    n = (int64_t)n > g->C ? (unsigned)g->C : n;
+    struct sdw_team_job t = { .base = { g, w, bias, y, 0, g->C,
+                                        dla_lanes_best() == DLA_LANES_AVX2, act },
+                              .blocks = n };
+    atomic_init(&t.next, 0);
+    dla_team_join(n > 1 ? team : NULL, n - 1, sdw_team_body, &t);
 }
 
 void dla_sdw(const struct dla_sconv_geom *g, const float *w, const float *bias, float *y,
@@ -380,7 +425,7 @@ void dla_sdw(const struct dla_sconv_geom *g, const float *w, const float *bias, 
     pthread_t tid[SDW_MAX_THREADS];
     int started[SDW_MAX_THREADS] = { 0 };
     for (unsigned i = 0; i < n; i++) {
-        jobs[i] = (struct sdw_job){ g, w, bias, y, g->C * i / n, g->C * (i + 1) / n, avx2 };
+        jobs[i] = (struct sdw_job){ g, w, bias, y, g->C * i / n, g->C * (i + 1) / n, avx2, NULL };
     }
     for (unsigned i = 1; i < n; i++) {
         started[i] = pthread_create(&tid[i], NULL, sdw_worker, &jobs[i]) == 0;

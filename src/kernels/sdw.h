@@ -21,6 +21,13 @@
 void dla_sdw(const struct dla_sconv_geom *g, const float *w, const float *bias, float *y,
              unsigned threads);
 
+/* dla_sdw on the threads of a team kept by the caller (src/common/team.h),
+ * team NULL: the calling thread only, then act (NULL: none) on every
+ * output (sgemm.h).  The same bits as dla_sdw then dla_sact_apply. */
+struct dla_team;
+void dla_sdw_on(struct dla_team *team, const struct dla_sconv_geom *g, const float *w,
+                const float *bias, float *y, const struct dla_sact *act);
+
 /* The same sums, one tap at a time over whole rows, one thread, no vectors:
  * the reference the tests compare dla_sdw with. */
 void dla_sdw_ref(const struct dla_sconv_geom *g, const float *w, const float *bias, float *y);

@@ -19,6 +19,8 @@
  */
 #include "kernels/sgemm.h"
 
+#include "common/team.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -79,14 +81,28 @@ typedef float v8f __attribute__((vector_size(32)));
         }                                                                                   \
     }
 
+/* act: NULL, or the activation of the outputs (the tile's last k block). */
 typedef void sgemm_kernel_fn(int64_t kc, const float *ap, int64_t lda, const float *bp,
                              float *cp, int64_t ldc, int mr, int nr, int first,
-                             const float *bias);
+                             const float *bias, const struct dla_sact *act);
 
-static void kernel_generic(int64_t kc, const float *ap, int64_t lda, const float *bp, float *cp,
-                           int64_t ldc, int mr, int nr, int first, const float *bias)
+static void sact_scalar(const struct dla_sact *a, float *p, int64_t n);
+
+static void kernel_generic_sums(int64_t kc, const float *ap, int64_t lda, const float *bp,
+                                float *cp, int64_t ldc, int mr, int nr, int first,
+                                const float *bias)
 {
     SGEMM_KERNEL_BODY
+}
+
+static void kernel_generic(int64_t kc, const float *ap, int64_t lda, const float *bp, float *cp,
+                           int64_t ldc, int mr, int nr, int first, const float *bias,
+                           const struct dla_sact *act)
+{
+    kernel_generic_sums(kc, ap, lda, bp, cp, ldc, mr, nr, first, bias);
+    for (int m = 0; act && m < mr; m++) {
+        sact_scalar(act, cp + m * ldc, nr);
+    }
 }
 
 #if defined(SGEMM_X86)
@@ -101,13 +117,45 @@ static void kernel_generic(int64_t kc, const float *ap, int64_t lda, const float
         c##m##0 = _mm256_fmadd_ps(a, b0, c##m##0);          \
         c##m##1 = _mm256_fmadd_ps(a, b1, c##m##1);          \
     }
+/* C row m (bias, or what C holds) + the tile's row m: the same single
+ * rounding as adding the stored sums; then the activation in registers
+ * (sact_v) when there is one. */
+#define ROW_ADD(m)                                                                      \
+    {                                                                                   \
+        float *row = cp + m * ldc;                                                      \
+        __m256 o0 = first ? _mm256_set1_ps(bias ? bias[m] : 0.0f) : _mm256_loadu_ps(row); \
+        __m256 o1 = first ? o0 : _mm256_loadu_ps(row + 8);                              \
+        o0 = _mm256_add_ps(o0, c##m##0);                                                \
+        o1 = _mm256_add_ps(o1, c##m##1);                                                \
+        if (act) {                                                                      \
+            o0 = sact_v(o0, relu, lo, hi);                                              \
+            o1 = sact_v(o1, relu, lo, hi);                                              \
+        }                                                                               \
+        _mm256_storeu_ps(row, o0);                                                      \
+        _mm256_storeu_ps(row + 8, o1);                                                  \
+    }
 #define ROW_STORE(m)                                        \
     _mm256_storeu_ps(t[m], c##m##0);                        \
     _mm256_storeu_ps(t[m] + 8, c##m##1);
 
+/* maxps/minps return their second operand when either is NaN or both are
+ * equal (zeros of either sign): max(x, 0) is Relu's x > 0 ? x : 0 (NaN, -0:
+ * +0), and min(hi, max(lo, x)) Clip's x < lo ? lo : x > hi ? hi : x (NaN
+ * kept; x equal to a bound: x itself) when lo <= hi. */
+AVX2_ATTR static inline __m256 sact_v(__m256 x, int relu, __m256 lo, __m256 hi)
+{
+    return relu ? _mm256_max_ps(x, _mm256_setzero_ps()) : _mm256_min_ps(hi, _mm256_max_ps(lo, x));
+}
+
+/* The activation can go in vector registers (Clip with lo > hi cannot). */
+static int sact_vectorizable(const struct dla_sact *a)
+{
+    return a->kind == DLA_SACT_RELU || a->lo <= a->hi;
+}
+
 AVX2_ATTR static void kernel_avx2(int64_t kc, const float *ap, int64_t lda, const float *bp,
                                   float *cp, int64_t ldc, int mr, int nr, int first,
-                                  const float *bias)
+                                  const float *bias, const struct dla_sact *act)
 {
     /* rows beyond mr repeat the last row; their sums are not stored */
     const float *a0 = ap, *a1 = ap + (mr > 1) * lda, *a2 = ap + (mr > 2 ? 2 : mr - 1) * lda;
@@ -118,21 +166,22 @@ AVX2_ATTR static void kernel_avx2(int64_t kc, const float *ap, int64_t lda, cons
         __m256 b0 = _mm256_load_ps(bp + k * NR), b1 = _mm256_load_ps(bp + k * NR + 8);
         ROW_FMA(0) ROW_FMA(1) ROW_FMA(2) ROW_FMA(3) ROW_FMA(4) ROW_FMA(5)
     }
-    float t[MR][NR] __attribute__((aligned(32)));
-    ROW_STORE(0) ROW_STORE(1) ROW_STORE(2) ROW_STORE(3) ROW_STORE(4) ROW_STORE(5)
-    if (mr == MR && nr == NR) {
-        for (int m = 0; m < MR; m++) {
-            float *row = cp + m * ldc;
-            __m256 o0 = first ? _mm256_set1_ps(bias ? bias[m] : 0.0f) : _mm256_loadu_ps(row);
-            __m256 o1 = first ? o0 : _mm256_loadu_ps(row + 8);
-            _mm256_storeu_ps(row, _mm256_add_ps(o0, _mm256_load_ps(t[m])));
-            _mm256_storeu_ps(row + 8, _mm256_add_ps(o1, _mm256_load_ps(t[m] + 8)));
-        }
+    if (mr == MR && nr == NR && (!act || sact_vectorizable(act))) {
+        /* the whole tile: added to C from the registers */
+        const int relu = act && act->kind == DLA_SACT_RELU;
+        const __m256 lo = _mm256_set1_ps(act ? act->lo : 0.0f);
+        const __m256 hi = _mm256_set1_ps(act ? act->hi : 0.0f);
+        ROW_ADD(0) ROW_ADD(1) ROW_ADD(2) ROW_ADD(3) ROW_ADD(4) ROW_ADD(5)
         return;
     }
+    float t[MR][NR] __attribute__((aligned(32)));
+    ROW_STORE(0) ROW_STORE(1) ROW_STORE(2) ROW_STORE(3) ROW_STORE(4) ROW_STORE(5)
     for (int m = 0; m < mr; m++) {
         for (int n = 0; n < nr; n++) {
             cp[m * ldc + n] = (first ? (bias ? bias[m] : 0.0f) : cp[m * ldc + n]) + t[m][n];
+        }
+        if (act) {
+            sact_scalar(act, cp + m * ldc, nr);
         }
     }
 }
@@ -153,6 +202,50 @@ const char *dla_sgemm_isa(void)
     return use_avx2() ? "avx2" : "generic";
 }
 
+/* ---- activations on finished outputs ---- */
+
+/* The ONNX expressions one element at a time (the reference of the vector
+ * forms, and the tails). */
+static void sact_scalar(const struct dla_sact *a, float *p, int64_t n)
+{
+    if (a->kind == DLA_SACT_RELU) {
+        for (int64_t i = 0; i < n; i++) {
+            p[i] = p[i] > 0 ? p[i] : 0;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        p[i] = p[i] < a->lo ? a->lo : p[i] > a->hi ? a->hi : p[i];
+    }
+}
+
+#if defined(SGEMM_X86)
+AVX2_ATTR static void sact_avx2(const struct dla_sact *a, float *p, int64_t n)
+{
+    const __m256 lo = _mm256_set1_ps(a->lo), hi = _mm256_set1_ps(a->hi);
+    const int relu = a->kind == DLA_SACT_RELU;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(p + i, sact_v(_mm256_loadu_ps(p + i), relu, lo, hi));
+    }
+    sact_scalar(a, p + i, n - i);
+}
+#endif
+
+void dla_sact_apply(const struct dla_sact *act, float *p, int64_t n)
+{
+    if (!act || act->kind == DLA_SACT_NONE || n <= 0) {
+        return;
+    }
+#if defined(SGEMM_X86)
+    if (use_avx2() && sact_vectorizable(act)) {
+        sact_avx2(act, p, n);
+        return;
+    }
+#endif
+    sact_scalar(act, p, n);
+}
+
 struct sgemm_job {
     int64_t M, N, K, ldb, ldc;
     const struct dla_sconv_geom *conv; /* B is the im2col of an image, or NULL */
@@ -160,6 +253,7 @@ struct sgemm_job {
     int64_t lda;
     const float *B, *bias;
     float *C;
+    const struct dla_sact *act; /* on each row block once its last k block is added, or NULL */
     sgemm_kernel_fn *kernel;
     int64_t row_blocks, rows_per_task, col_blocks, tasks;
     float *Bp; /* all of B packed: column block jb at jb * K * NC, then panel_of() */
@@ -275,7 +369,8 @@ static void compute_task(struct sgemm_job *j, int64_t task, float *local)
             for (int64_t jj = 0; jj < nc; jj += NR) {
                 int nr = nc - jj < NR ? (int)(nc - jj) : NR;
                 j->kernel(kc, ap, j->lda, Bp + (jj / NR) * kc * NR, j->C + row * j->ldc + j0 + jj,
-                          j->ldc, mr, nr, k0 == 0, j->bias ? j->bias + row : NULL);
+                          j->ldc, mr, nr, k0 == 0, j->bias ? j->bias + row : NULL,
+                          k0 + kc == j->K ? j->act : NULL);
             }
         }
     }
@@ -316,10 +411,41 @@ static void *sgemm_worker(void *arg)
     return NULL;
 }
 
+/* sgemm_worker as a team job body. */
+static void sgemm_team_body(void *arg)
+{
+    (void)sgemm_worker(arg);
+}
+
+/* The job on n threads: the team's workers when there is a team (no thread
+ * created per call), else n - 1 new threads; the caller is one of them. */
+static void sgemm_launch(struct sgemm_job *j, struct dla_team *team, unsigned n)
+{
+    if (team) {
+        dla_team_join(team, n - 1, sgemm_team_body, j);
+        return;
+    }
+    pthread_t tid[SGEMM_MAX_THREADS];
+    int started[SGEMM_MAX_THREADS] = { 0 };
+    for (unsigned i = 1; i < n; i++) {
+        started[i] = pthread_create(&tid[i], NULL, sgemm_worker, j) == 0;
+    }
+    sgemm_worker(j);
+    for (unsigned i = 1; i < n; i++) {
+        if (started[i]) {
+            pthread_join(tid[i], NULL);
+        }
+    }
+}
+
 static int sgemm_run(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
                      int64_t ldb, const struct dla_sconv_geom *conv, const float *bias, float *C,
-                     int64_t ldc, unsigned threads)
+                     int64_t ldc, struct dla_team *team, unsigned threads,
+                     const struct dla_sact *act)
 {
+    if (team) {
+        threads = dla_team_threads(team);
+    }
     if (M <= 0 || N <= 0) {
         return 0;
     }
@@ -328,11 +454,13 @@ static int sgemm_run(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
             for (int64_t n = 0; n < N; n++) {
                 C[m * ldc + n] = bias ? bias[m] : 0.0f;
             }
+            dla_sact_apply(act, C + m * ldc, N);
         }
         return 0;
     }
     struct sgemm_job j = { .M = M, .N = N, .K = K, .ldb = ldb, .ldc = ldc, .conv = conv,
-                           .A = A, .lda = lda, .B = B, .bias = bias, .C = C };
+                           .A = A, .lda = lda, .B = B, .bias = bias, .C = C,
+                           .act = act && act->kind != DLA_SACT_NONE ? act : NULL };
     j.row_blocks = (M + MR - 1) / MR;
     j.kernel = use_avx2() ?
 #if defined(SGEMM_X86)
@@ -364,19 +492,9 @@ static int sgemm_run(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
     atomic_init(&j.next_pack, 0);
     atomic_init(&j.packs_done, 0);
     atomic_init(&j.next, 0);
-    pthread_t tid[SGEMM_MAX_THREADS];
-    int started[SGEMM_MAX_THREADS] = { 0 };
     int64_t most = j.tasks > j.pack_tasks ? j.tasks : j.pack_tasks;
     unsigned n = (int64_t)threads > most ? (unsigned)most : threads;
-    for (unsigned i = 1; i < n; i++) {
-        started[i] = pthread_create(&tid[i], NULL, sgemm_worker, &j) == 0;
-    }
-    sgemm_worker(&j);
-    for (unsigned i = 1; i < n; i++) {
-        if (started[i]) {
-            pthread_join(tid[i], NULL);
-        }
-    }
+    sgemm_launch(&j, n > 1 ? team : NULL, n);
     free(j.Bp);
     return atomic_load(&j.failed) ? -1 : 0;
 }
@@ -384,14 +502,30 @@ static int sgemm_run(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
 int dla_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
               int64_t ldb, const float *bias, float *C, int64_t ldc, unsigned threads)
 {
-    return sgemm_run(M, N, K, A, lda, B, ldb, NULL, bias, C, ldc, threads);
+    return sgemm_run(M, N, K, A, lda, B, ldb, NULL, bias, C, ldc, NULL, threads, NULL);
+}
+
+int dla_sgemm_on(struct dla_team *team, int64_t M, int64_t N, int64_t K, const float *A,
+                 int64_t lda, const float *B, int64_t ldb, const float *bias, float *C,
+                 int64_t ldc, const struct dla_sact *act)
+{
+    return sgemm_run(M, N, K, A, lda, B, ldb, NULL, bias, C, ldc, team, 1, act);
 }
 
 int dla_sconv(const struct dla_sconv_geom *g, int64_t K, const float *w, const float *bias,
               float *y, unsigned threads)
 {
     int64_t rows = g->C * g->kh * g->kw;
-    return sgemm_run(K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y, g->OH * g->OW, threads);
+    return sgemm_run(K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y, g->OH * g->OW, NULL,
+                     threads, NULL);
+}
+
+int dla_sconv_on(struct dla_team *team, const struct dla_sconv_geom *g, int64_t K,
+                 const float *w, const float *bias, float *y, const struct dla_sact *act)
+{
+    int64_t rows = g->C * g->kh * g->kw;
+    return sgemm_run(K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y, g->OH * g->OW, team,
+                     1, act);
 }
 
 /* ---- matrix x vector (Gemm with one row, the classifier layers) ---- */

@@ -33,6 +33,31 @@ struct dla_sconv_geom {
 int dla_sconv(const struct dla_sconv_geom *g, int64_t K, const float *w, const float *bias,
               float *y, unsigned threads);
 
+/* An activation applied to a product's outputs as they are finished (the
+ * float reference's Conv followed by Relu or Clip, one pass fewer over
+ * memory), with exactly the ONNX operators' results: Relu y = x > 0 ? x : 0
+ * (NaN and -0 give +0); Clip y = x < lo ? lo : x > hi ? hi : x (NaN stays
+ * NaN; lo <= hi). */
+enum dla_sact_kind { DLA_SACT_NONE = 0, DLA_SACT_RELU, DLA_SACT_CLIP };
+struct dla_sact {
+    enum dla_sact_kind kind;
+    float lo, hi; /* DLA_SACT_CLIP */
+};
+
+/* The activation on p[0..n) in place (a NULL act or DLA_SACT_NONE: nothing). */
+void dla_sact_apply(const struct dla_sact *act, float *p, int64_t n);
+
+/* dla_sgemm and dla_sconv on the threads of a team kept by the caller
+ * (src/common/team.h: no thread created per call; one call at a time per
+ * team), then act (NULL: none) on every output; team NULL: the calling
+ * thread only.  The same bits as dla_sgemm / dla_sconv then dla_sact_apply. */
+struct dla_team;
+int dla_sgemm_on(struct dla_team *team, int64_t M, int64_t N, int64_t K, const float *A,
+                 int64_t lda, const float *B, int64_t ldb, const float *bias, float *C,
+                 int64_t ldc, const struct dla_sact *act);
+int dla_sconv_on(struct dla_team *team, const struct dla_sconv_geom *g, int64_t K,
+                 const float *w, const float *bias, float *y, const struct dla_sact *act);
+
 /* One row times a matrix: y[n] = sum over k < K of x[k] * B[k * N + n], or with
  * trans_b, of x[k] * B[n * K + k]. */
 void dla_sgemv(int64_t N, int64_t K, const float *x, const float *B, int trans_b, float *y);

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "common/team.h"
 #include "kernels/sdw.h"
 
 static uint64_t rng = 0xd3e9;
@@ -89,9 +90,15 @@ static void sdw_case(struct dla_sconv_geom g, int with_bias)
             fail_msg("dla_sdw_ref: element %zu = %.9g, double %.9g", i, ref[i], dbl[i]);
         }
     }
-    for (unsigned threads = 1; threads <= 3; threads += 2) {
+    struct dla_team *team = dla_team_create(3);
+    /* 1 thread, 3 threads started per call, then a kept team of 3 (shown as 4) */
+    for (unsigned threads = 1; threads <= 4; threads += threads == 1 ? 2 : 1) {
         memset(got, 0xff, n * sizeof(float));
-        dla_sdw(&g, w, bias, got, threads);
+        if (threads == 4) {
+            dla_sdw_on(team, &g, w, bias, got, NULL);
+        } else {
+            dla_sdw(&g, w, bias, got, threads);
+        }
         if (memcmp(got, ref, n * sizeof(float))) {
             size_t i = 0;
             while (!memcmp(&got[i], &ref[i], sizeof(float))) {
@@ -102,6 +109,16 @@ static void sdw_case(struct dla_sconv_geom g, int with_bias)
                      threads, (long long)g.C, (long long)g.H, (long long)g.W, (long long)g.kh,
                      (long long)g.kw, (long long)g.sy, (long long)g.sx, (long long)g.dy,
                      (long long)g.dx, (long long)g.pt, (long long)g.pl, i, got[i], ref[i]);
+        }
+    }
+    /* MobileNet's Clip(0, 6) applied as each channel is finished */
+    const struct dla_sact clip = { DLA_SACT_CLIP, 0.0f, 6.0f };
+    dla_sdw_on(team, &g, w, bias, got, &clip);
+    dla_team_destroy(team);
+    for (size_t i = 0; i < n; i++) {
+        float want = ref[i] < 0.0f ? 0.0f : ref[i] > 6.0f ? 6.0f : ref[i];
+        if (memcmp(&want, &got[i], sizeof want)) {
+            fail_msg("dla_sdw_on with Clip: element %zu = %.9g, want %.9g", i, got[i], want);
         }
     }
     free(x), free(w), free(bias), free(ref), free(got), free(dbl), free(sc);

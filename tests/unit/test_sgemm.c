@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "common/team.h"
 #include "kernels/sgemm.h"
 
 static uint64_t rng = 0x5eed;
@@ -80,6 +81,26 @@ static void gemm_case(int64_t M, int64_t N, int64_t K, int with_bias, int64_t pa
     expect_close(got, ref, sc, (size_t)(M * N), 1e-5, what);
     if (memcmp(C1, C3, (size_t)(M * ldc) * sizeof(float)) != 0) {
         fail_msg("%s: 1 and 3 threads differ", what);
+    }
+    /* on a kept team of 3 (the float reference's way): the same bits */
+    struct dla_team *team = dla_team_create(3);
+    memset(C3, 0, (size_t)(M * ldc) * sizeof(float));
+    assert_int_equal(dla_sgemm_on(team, M, N, K, A, lda, B, ldb, bias, C3, ldc, NULL), 0);
+    if (memcmp(C1, C3, (size_t)(M * ldc) * sizeof(float)) != 0) {
+        fail_msg("%s: 1 thread and a team of 3 differ", what);
+    }
+    /* with a Clip applied as the rows are finished: Clip's values of C1 */
+    const struct dla_sact clip = { DLA_SACT_CLIP, -0.5f, 0.75f };
+    assert_int_equal(dla_sgemm_on(team, M, N, K, A, lda, B, ldb, bias, C3, ldc, &clip), 0);
+    dla_team_destroy(team);
+    for (int64_t m = 0; m < M; m++) {
+        for (int64_t n = 0; n < N; n++) {
+            float x = C1[m * ldc + n], want = x < -0.5f ? -0.5f : x > 0.75f ? 0.75f : x;
+            if (memcmp(&want, &C3[m * ldc + n], sizeof want) != 0) {
+                fail_msg("%s: Clip at (%ld, %ld): %.9g, want %.9g", what, (long)m, (long)n,
+                         C3[m * ldc + n], want);
+            }
+        }
     }
     free(A), free(B), free(bias), free(C1), free(C3), free(ref), free(sc), free(got);
 }
@@ -143,6 +164,21 @@ static void conv_case(int64_t C, int64_t H, int64_t W, int64_t K, int64_t kh, in
     if (memcmp(y1, y3, n * sizeof(float)) != 0) {
         fail_msg("%s: 1 and 3 threads differ", what);
     }
+    struct dla_team *team = dla_team_create(3);
+    memset(y3, 0, n * sizeof(float));
+    assert_int_equal(dla_sconv_on(team, &g, K, w, b, y3, NULL), 0);
+    if (memcmp(y1, y3, n * sizeof(float)) != 0) {
+        fail_msg("%s: 1 thread and a team of 3 differ", what);
+    }
+    const struct dla_sact relu = { .kind = DLA_SACT_RELU };
+    assert_int_equal(dla_sconv_on(team, &g, K, w, b, y3, &relu), 0);
+    dla_team_destroy(team);
+    for (size_t i = 0; i < n; i++) {
+        float want = y1[i] > 0 ? y1[i] : 0;
+        if (memcmp(&want, &y3[i], sizeof want) != 0) {
+            fail_msg("%s: Relu at %zu: %.9g, want %.9g", what, i, y3[i], want);
+        }
+    }
     free(x), free(w), free(b), free(y1), free(y3), free(ref), free(sc);
 }
 
@@ -188,12 +224,42 @@ static void test_sgemv_layouts(void **state)
     }
 }
 
+/* dla_sact_apply against the ONNX expressions, bit for bit, on values that
+ * tell the orders apart: NaN, both zeros, the bounds themselves, infinities. */
+static void test_sact_edges(void **state)
+{
+    (void)state;
+    const float special[] = { NAN, -NAN, 0.0f, -0.0f, -1.0f, 6.0f, 5.999999f, 6.000001f,
+                              INFINITY, -INFINITY, 1e-45f, -1e-45f, 3.0f, -7.5f };
+    enum { N = 203 }; /* vector blocks and a tail */
+    float x[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = i < (int)(sizeof special / sizeof special[0]) ? special[i] : (float)(i % 17) - 8.0f;
+    }
+    const struct dla_sact acts[] = { { DLA_SACT_RELU, 0, 0 }, { DLA_SACT_CLIP, 0.0f, 6.0f },
+                                     { DLA_SACT_CLIP, -1.0f, 1.0f }, { DLA_SACT_CLIP, 2.0f, 2.0f },
+                                     { DLA_SACT_CLIP, 4.0f, -4.0f } };
+    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
+        float y[N];
+        memcpy(y, x, sizeof y);
+        dla_sact_apply(&acts[a], y, N);
+        for (int i = 0; i < N; i++) {
+            float e = x[i], lo = acts[a].lo, hi = acts[a].hi;
+            float want = acts[a].kind == DLA_SACT_RELU ? (e > 0 ? e : 0) : e < lo ? lo : e > hi ? hi : e;
+            if (memcmp(&want, &y[i], sizeof want) != 0) {
+                fail_msg("activation %zu, element %d (%.9g): %.9g, want %.9g", a, i, e, y[i], want);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sgemm_sizes),
         cmocka_unit_test(test_sconv_geometries),
         cmocka_unit_test(test_sgemv_layouts),
+        cmocka_unit_test(test_sact_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
