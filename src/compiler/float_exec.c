@@ -75,7 +75,8 @@ void dlc_float_unprepare(struct dlc_graph *g)
 
 /* Below this many multiply-adds a convolution stays on the calling thread
  * whatever the kernel (the smallest of sdw.c's and sgemm.c's thresholds with
- * a team): a model of such layers only (Fashion-MNIST) starts no thread. */
+ * a team): no lock is taken for them, and a model of such layers only
+ * makes no team. */
 #define FLOAT_TEAM_MIN_MACS 250000.0
 
 /* How one convolution gets its threads: the graph's team when it is free
