@@ -73,6 +73,12 @@ void dlc_float_unprepare(struct dlc_graph *g)
     g->fprep = NULL;
 }
 
+/* Below this many multiply-adds a convolution stays on the calling thread
+ * whatever the kernel (the smallest of sdw.c's and sgemm.c's thresholds with
+ * a team): no lock is taken for them, and a model of such layers only
+ * makes no team. */
+#define FLOAT_TEAM_MIN_MACS 250000.0
+
 /* How one convolution gets its threads: the graph's team when it is free
  * (*held set: give it back with float_team_give), none when another run
  * drives it, or `fresh` threads started per product (graphs without a team). */
@@ -82,10 +88,12 @@ struct float_threads_use {
     int held;
 };
 
-static struct float_threads_use float_team_take(const struct dlc_graph *g)
+static struct float_threads_use float_team_take(const struct dlc_graph *g, double macs)
 {
     struct float_threads_use u = { NULL, 1, 0 };
-    if (!g->fprep) {
+    if (g->fprep && macs < FLOAT_TEAM_MIN_MACS) {
+        return u; /* one thread in the kernels anyway: no lock, no team made */
+    } else if (!g->fprep) {
         u.fresh = float_threads();
     } else if (pthread_mutex_trylock(&g->fprep->busy) == 0) {
         if (!g->fprep->team_made) { /* NULL: one core, or no thread to be had */
@@ -138,7 +146,8 @@ static int conv2d(const struct dlc_graph *g, const struct dlc_node *nd, float **
             .x = x, .C = c.C, .H = c.H, .W = c.W, .OH = c.OH, .OW = c.OW, .kh = c.kh,
             .kw = c.kw, .sy = c.sy, .sx = c.sx, .dy = c.dy, .dx = c.dx, .pt = c.pt, .pl = c.pl,
         };
-        struct float_threads_use u = float_team_take(g);
+        struct float_threads_use u =
+            float_team_take(g, (double)c.C * c.OH * c.OW * c.kh * c.kw);
         if (u.fresh > 1) {
             dla_sdw(&dg, w, b, y, u.fresh);
             dla_sact_apply(act, y, c.K * c.OH * c.OW);
@@ -150,7 +159,7 @@ static int conv2d(const struct dlc_graph *g, const struct dlc_node *nd, float **
     }
     int64_t rows = c.cg * c.kh * c.kw, npix = c.OH * c.OW;
     int rc = 0;
-    struct float_threads_use u = float_team_take(g);
+    struct float_threads_use u = float_team_take(g, (double)c.kg * npix * rows);
     for (int64_t grp = 0; grp < nd->group && !rc; grp++) {
         struct dla_sconv_geom sg = {
             .x = x + grp * c.cg * c.H * c.W, .C = c.cg, .H = c.H, .W = c.W, .OH = c.OH,

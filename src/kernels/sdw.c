@@ -27,7 +27,13 @@ typedef float v8f __attribute__((vector_size(32)));
 /* Below this many multiply-adds a layer stays on the calling thread
  * (starting a thread costs tens of microseconds on a virtual machine). */
 #define SDW_THREAD_MIN_MACS 1000000.0
+/* The same with a team (dla_sdw_on): a job handed over, no thread started. */
+#ifndef SDW_TEAM_MIN
+#define SDW_TEAM_MIN 250000.0
+#endif
+#define SDW_TEAM_MIN_MACS SDW_TEAM_MIN
 #define SDW_MAX_THREADS 64
+#define SDW_BLOCKS_PER_THREAD 4
 #define SDW_MAX_KW 64
 #define SDW_MASK_KW 16 /* widest kernel row of the masked borders */
 
@@ -400,11 +406,15 @@ void dla_sdw_on(struct dla_team *team, const struct dla_sconv_geom *g, const flo
         return;
     }
     double macs = (double)g->C * g->OH * g->OW * g->kh * g->kw;
-    unsigned n = macs < SDW_THREAD_MIN_MACS ? 1 : dla_team_threads(team);
+    unsigned n = macs < SDW_TEAM_MIN_MACS ? 1 : dla_team_threads(team);
     n = (int64_t)n > g->C ? (unsigned)g->C : n;
     struct sdw_team_job t = { .base = { g, w, bias, y, 0, g->C,
                                         dla_lanes_best() == DLA_LANES_AVX2, act },
                               .blocks = n };
+    /* several blocks a thread: a worker that wakes late still takes an even
+     * share (the channels are independent: the same bits in any split) */
+    t.blocks = n > 1 && (int64_t)n * SDW_BLOCKS_PER_THREAD <= g->C ? n * SDW_BLOCKS_PER_THREAD
+                                                                    : n;
     atomic_init(&t.next, 0);
     dla_team_join(n > 1 ? team : NULL, n - 1, sdw_team_body, &t);
 }

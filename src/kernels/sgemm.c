@@ -35,6 +35,12 @@
 enum { MR = 6, NR = 16, KC = 256, NC = 256, SGEMM_MAX_THREADS = 64 };
 /* about 0.1 ms of work at 50 GFLOP/s: below twice this, one thread */
 #define SGEMM_MIN_MACS_PER_THREAD 2.5e6
+/* With a team (dla_sgemm_on) a thread is handed a job, not started: a
+ * smaller product pays for the hand-off. */
+#define SGEMM_TEAM_MIN_MACS_PER_THREAD SGEMM_TEAM_MIN
+#ifndef SGEMM_TEAM_MIN
+#define SGEMM_TEAM_MIN 0.5e6
+#endif
 
 typedef float v8f __attribute__((vector_size(32)));
 
@@ -470,7 +476,8 @@ static int sgemm_run(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
 #endif
                           : kernel_generic;
     threads = threads < 1 ? 1 : threads > SGEMM_MAX_THREADS ? SGEMM_MAX_THREADS : threads;
-    if ((double)M * (double)N * (double)K < SGEMM_MIN_MACS_PER_THREAD * 2.0) {
+    double min_macs = team ? SGEMM_TEAM_MIN_MACS_PER_THREAD : SGEMM_MIN_MACS_PER_THREAD;
+    if ((double)M * (double)N * (double)K < min_macs * 2.0) {
         threads = 1; /* starting a thread costs more than it would save */
     }
     j.col_blocks = (N + NC - 1) / NC;
