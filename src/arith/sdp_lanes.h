@@ -54,7 +54,8 @@ uint32_t dla_sdp_lanes_cvt(enum dla_lanes_isa isa, const struct sdp_lane_cvt *p,
  * one pass from src[0..n) to dst[0..n) (src may be dst): the values of
  * dla_sdp_lanes_x then dla_sdp_lanes_cvt, *sat their saturations.  Done
  * (1) only where both are exact in 32-bit lanes for this run (its range
- * tells); 0 (nothing written): run them one after the other. */
+ * tells); 0: run them one after the other (src is unchanged; dst, when it
+ * is not src, may have been written). */
 int dla_sdp_lanes_x_cvt(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
                         const struct sdp_lane_cvt *cvt, const int32_t *src, int32_t *dst,
                         size_t n, int32_t av, int32_t mv, uint32_t *sat);
