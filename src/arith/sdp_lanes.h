@@ -81,6 +81,22 @@ int dla_sdp_lane_chain_init(struct sdp_lane_chain *ch, const struct sdp_lane_x_c
 uint32_t dla_sdp_lanes_chain(enum dla_lanes_isa isa, const struct sdp_lane_chain *c,
                              const int32_t *src, int32_t *dst, size_t n,
                              const int32_t *const ops[4], const int32_t vals[4]);
+/* An operand of dla_sdp_lanes_chain8: one-byte components p[j * stride]
+ * (stride 1 or 2), sign-extended and shifted left by shl (<= 24, so never
+ * saturated: sdp_shl_su), or, when p is NULL, val for every element. */
+struct sdp_lane_op8 {
+    const uint8_t *p;
+    size_t stride;
+    unsigned shl;
+    int32_t val;
+};
+/* dla_sdp_lanes_chain on n int8 elements in memory: src[j] sign-extended
+ * through the chain with operand k from ops[k], the low byte of each
+ * result to dst[j] (dst may be src; an operand may not overlap dst unless
+ * it is src).  One pass, no int32 copies; returns the saturated elements. */
+uint32_t dla_sdp_lanes_chain8(enum dla_lanes_isa isa, const struct sdp_lane_chain *c,
+                              const uint8_t *src, uint8_t *dst, size_t n,
+                              const struct sdp_lane_op8 ops[4]);
 /* Memory elements of `bytes` (1: int8, 2: int16 little-endian) to int32:
  * dst[j] = element j of src, sign-extended (MRDMA's input). */
 void dla_sdp_lanes_widen(enum dla_lanes_isa isa, const uint8_t *src, unsigned bytes, int32_t *dst,

@@ -328,6 +328,8 @@ static void test_x_cvt(void **state)
     }
 }
 
+#define CHAIN8_CANARY 0xa5
+
 /* ---- BS, BN and the converter chained ------------------------------------------------ */
 
 /*
@@ -444,6 +446,130 @@ static void test_chain(void **state)
         }
         /* both outcomes are exercised */
         assert_true(applied > cases / 10 && applied < cases - cases / 10);
+    }
+}
+
+/*
+ * dla_sdp_lanes_chain8: int8 inputs in memory, random stages (each present
+ * or not), per-element operands as one-byte components (stride 1 or 2,
+ * the ALU's shifted left by 0-24 as the ALU uses it) or one value, against
+ * ref_x of each present stage then the converter of sdpref.c: the low
+ * bytes and the saturations, in place or to another buffer, and nothing
+ * written past the run.  Returns whether the chain applied.
+ */
+static int check_chain8(enum dla_lanes_isa isa, size_t n)
+{
+    struct xcase k[2];
+    struct sdp_lane_x_cfg xc[2];
+    int on[2] = {(int)rnd(0, 3) != 0, (int)rnd(0, 1)};
+    int32_t lo[4], hi[4];
+    struct sdp_lane_op8 ops[4];
+    uint8_t *ob[4] = {NULL, NULL, NULL, NULL};
+    for (int j = 0; j < 4; j++) {
+        int s = j / 2, per = on[s] && rnd(0, 1);
+        if (j % 2 == 0) {
+            random_xcase(&k[s]);
+        }
+        ops[j].stride = 1 + rnd(0, 1);
+        ops[j].shl = j % 2 ? 0 : rnd(0, 24);
+        ops[j].p = NULL;
+        ops[j].val = j % 2 ? (int32_t)rnd(0, 0xffff) - 32768 : (int32_t)rnd(0, 255) - 128;
+        if (per) {
+            ob[j] = malloc(n * ops[j].stride + 1);
+            assert_true(ob[j] != NULL);
+            for (size_t i = 0; i < n * ops[j].stride + 1; i++) {
+                ob[j][i] = (uint8_t)rnd(0, 255);
+            }
+            ops[j].p = ob[j] + rnd(0, 1);
+            if (ops[j].p + (n - 1) * ops[j].stride >= ob[j] + n * ops[j].stride + 1) {
+                ops[j].p = ob[j];
+            }
+            lo[j] = (int32_t)((uint32_t)-128 << ops[j].shl);
+            hi[j] = (int32_t)(127u << ops[j].shl);
+        } else {
+            lo[j] = hi[j] = ops[j].val;
+        }
+    }
+    for (int s = 0; s < 2; s++) {
+        dla_sdp_lane_x_init(&xc[s], k[s].alu, k[s].mul_bypass, k[s].prelu, k[s].relu_bypass,
+                            k[s].shift);
+        if (!on[s] || k[s].alu == SDP_LANE_ALU_BYPASS) {
+            lo[2 * s] = hi[2 * s] = 0;
+            ops[2 * s].p = NULL;
+            ops[2 * s].val = 0;
+        }
+        if (!on[s] || k[s].mul_bypass) {
+            lo[2 * s + 1] = hi[2 * s + 1] = 1;
+            ops[2 * s + 1].p = NULL;
+            ops[2 * s + 1].val = 1;
+        }
+    }
+    unsigned bits = rnd(0, 3) ? 8 : 16;
+    int32_t offset = rnd(0, 2) ? (int32_t)rnd(0, 200) - 100 : rnd_value();
+    int32_t scale = rnd(0, 3) ? (int32_t)rnd(0, 8) - 4 : (int32_t)rnd(0, 0xffff) - 32768;
+    unsigned cshift = rnd(0, 4) ? rnd(0, 16) : rnd(0, 63);
+    struct sdp_lane_cvt cc;
+    dla_sdp_lane_cvt_init(&cc, offset, scale, cshift, bits);
+    struct sdp_lane_chain ch;
+    int applied = dla_sdp_lane_chain_init(&ch, on[0] ? &xc[0] : NULL, on[1] ? &xc[1] : NULL,
+                                          &cc, -128, 127, lo, hi);
+    uint8_t *in = malloc(n + 1), *d = malloc(n + 1);
+    assert_true(in && d);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t r = rnd(0, 9);
+        in[i] = r == 0 ? 0x80 : r == 1 ? 0x7f : (uint8_t)rnd(0, 255);
+    }
+    in[n] = d[n] = CHAIN8_CANARY;
+    memcpy(d, in, n);
+    int in_place = (int)rnd(0, 1);
+    uint32_t sat = 0, want_sat = 0;
+    if (applied) {
+        sat = dla_sdp_lanes_chain8(isa, &ch, in_place ? d : in, d, n, ops);
+    }
+    for (size_t i = 0; applied && i < n; i++) {
+        int64_t x = (int8_t)in[i];
+        for (int s = 0; s < 2; s++) {
+            int32_t op[2];
+            for (int m = 0; m < 2; m++) {
+                const struct sdp_lane_op8 *o = &ops[2 * s + m];
+                op[m] = o->p ? (int32_t)((uint32_t)(int32_t)(int8_t)o->p[i * o->stride] << o->shl)
+                             : o->val;
+            }
+            x = on[s] ? ref_x(&k[s], (int32_t)x, op[0], op[1]) : x;
+        }
+        int sa;
+        int32_t want = (int32_t)clamp_bits(ref_rshift((x - offset) * scale, cshift, 49, 17, &sa),
+                                           bits);
+        want_sat += (uint32_t)sa;
+        if (d[i] != (uint8_t)want) {
+            fail_msg("%s chain8 (BS %d BN %d) element %zu of %zu: %d -> %d, reference %d",
+                     dla_lanes_isa_name(isa), on[0], on[1], i, n, (int8_t)in[i], d[i],
+                     (uint8_t)want);
+        }
+    }
+    assert_int_equal(sat, want_sat);
+    assert_int_equal(d[n], CHAIN8_CANARY);
+    for (int j = 0; j < 4; j++) {
+        free(ob[j]);
+    }
+    free(in);
+    free(d);
+    return applied;
+}
+
+static void test_chain8(void **state)
+{
+    (void)state;
+    rng = 0x1a9e0008u;
+    for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) {
+        if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
+            continue;
+        }
+        int applied = 0, cases = 2000;
+        for (int i = 0; i < cases; i++) {
+            applied += check_chain8((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS]);
+        }
+        assert_true(applied > cases / 10);
     }
 }
 
@@ -605,6 +731,7 @@ int main(void)
         cmocka_unit_test(test_mem_elems),
         cmocka_unit_test(test_x_cvt),
         cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_chain8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

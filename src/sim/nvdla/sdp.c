@@ -1426,6 +1426,7 @@ struct sdp_mem_par {
     int32_t table[SRC_N][256];  /* op_decode of one-byte components not shl_ops */
     unsigned shl[SRC_N];        /* shift of dla_sdp_lanes_shl_ops, or SHL_NONE */
     int chain;                  /* BS, BN, converter in one pass (ch) */
+    int chain8;                 /* ... on the int8 bytes (dla_sdp_lanes_chain8) */
     struct sdp_lane_chain ch;
     int32_t vals[4];            /* X operands not read per element */
     struct sdp_stats *st;       /* one per surface */
@@ -1483,11 +1484,36 @@ static void mem_chunk_op(const struct sdp_mem_par *p, int src, uint32_t surf, si
     }
 }
 
+/* The chain of surface `surf` on its bytes in place (p->chain8). */
+static void mem_surface8(const struct sdp_mem_par *p, size_t surf)
+{
+    const struct sdp_cfg *c = p->c;
+    const size_t n_surf = p->w->n_surf;
+    struct sdp_lane_op8 o[4];
+    for (int k = 0; k < 4; k++) {
+        const struct sdp_stream *s = &c->stream[k / 2];
+        o[k].p = NULL;
+        o[k].stride = s->elem_bytes;
+        o[k].shl = p->shl[k];
+        o[k].val = p->vals[k];
+        if (c->src_used[k]) {
+            o[k].p = p->stream[k / 2] + surf * n_surf * s->elem_bytes + s->off[k & 1];
+        }
+    }
+    uint8_t *bytes = p->bytes + surf * n_surf;
+    p->st[surf].sat += dla_sdp_lanes_chain8(c->isa, &p->ch, bytes, bytes, n_surf, o);
+    p->nonzero[surf] = dla_sdp_lanes_any_nonzero(bytes, n_surf);
+}
+
 static void mem_surface(void *ctx, size_t surf)
 {
     const struct sdp_mem_par *p = ctx;
     const struct sdp_cfg *c = p->c;
     const size_t n_surf = p->w->n_surf;
+    if (p->chain8) {
+        mem_surface8(p, surf);
+        return;
+    }
     int32_t *buf = malloc((size_t)(1 + SRC_N) * SDP_CHUNK * sizeof(int32_t));
     if (!buf) {
         p->nomem[surf] = 1;
@@ -1613,6 +1639,24 @@ static int mem_prepare_chain(const struct sdp_cfg *c, const struct sdp_work *w,
     return 1;
 }
 
+/* Can the chain run on the int8 bytes (dla_sdp_lanes_chain8)?  An int8
+ * input, and every X operand read per element a one-byte component of a
+ * stream with one or two of them, shifted (op_shl) as it is decoded. */
+static int mem_chain8(const struct sdp_cfg *c, const struct sdp_mem_par *p)
+{
+    if (!p->chain || c->bpe != 1) {
+        return 0;
+    }
+    for (int k = 0; k < 4; k++) {
+        const struct sdp_stream *s = &c->stream[k / 2];
+        if (c->src_used[k] && (s->per_kernel || s->size != 1 || p->shl[k] == SHL_NONE ||
+                               p->shl[k] > 24 || s->elem_bytes < 1 || s->elem_bytes > 2)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static void mem_stats(const struct sdp_mem_par *p, uint32_t nsurf, struct sdp_stats *st)
 {
     for (uint32_t i = 0; i < nsurf; i++) {
@@ -1717,6 +1761,7 @@ static int run_from_memory(struct dla_dev *d, struct dla_team *team, const struc
     if (!rc) {
         mem_prepare_ops(c, p);
         p->chain = mem_prepare_chain(c, w, p);
+        p->chain8 = mem_chain8(c, p);
         if (done * n_surf < SDP_TEAM_MIN_ELEMS) {
             team = NULL; /* the team's wake-up would cost more */
         }
