@@ -558,8 +558,10 @@ DLA_LANES_AVX2_ATTR static void xcvt_k_init(struct xcvt_k *k, const struct sdp_l
 {
     const uint32_t u = (uint32_t)av;
     /* sdp_lane_x32's operands of a register value: constants of the run */
-    k->op_max = _mm256_set1_epi32((int32_t)((u & p->max_mask) | (UINT32_C(0x80000000) & ~p->max_mask)));
-    k->op_min = _mm256_set1_epi32((int32_t)((u & p->min_mask) | (UINT32_C(0x7fffffff) & ~p->min_mask)));
+    const uint32_t op_max = (u & p->max_mask) | (UINT32_C(0x80000000) & ~p->max_mask);
+    const uint32_t op_min = (u & p->min_mask) | (UINT32_C(0x7fffffff) & ~p->min_mask);
+    k->op_max = _mm256_set1_epi32((int32_t)op_max);
+    k->op_min = _mm256_set1_epi32((int32_t)op_min);
     k->op_sum = _mm256_set1_epi32((int32_t)(u & p->sum_mask));
     k->mv = _mm256_set1_epi32(mv);
     k->xhalf = _mm256_set1_epi32((int32_t)(uint32_t)p->mul_shift.half);
@@ -578,8 +580,8 @@ DLA_LANES_AVX2_ATTR static void xcvt_k_init(struct xcvt_k *k, const struct sdp_l
 
 /* sdp_lane_x32 then sdp_lane_cvt32 on eight lanes; the lanes' saturation
  * flags (all ones) in *sat. */
-DLA_LANES_AVX2_ATTR static inline __m256i xcvt_vec(const struct xcvt_k *k, __m256i x, __m256i *sat,
-                                                   const int xs, const int cs)
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
+xcvt_vec(const struct xcvt_k *k, __m256i x, __m256i *sat, const int xs, const int cs)
 {
     __m256i a = _mm256_min_epi32(_mm256_max_epi32(x, k->op_max), k->op_min);
     __m256i alu = _mm256_add_epi32(a, k->op_sum);
@@ -901,8 +903,8 @@ DLA_LANES_AVX2_ATTR static void chain8_stage_init(struct chain8_stage *k,
 }
 
 /* sdp_lane_x32 (shifted) on eight lanes with ALU operands u, MUL operands m. */
-DLA_LANES_AVX2_ATTR static inline __m256i chain8_x(const struct chain8_stage *k, __m256i x,
-                                                   __m256i u, __m256i m)
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
+chain8_x(const struct chain8_stage *k, __m256i x, __m256i u, __m256i m)
 {
     const __m256i smin = _mm256_set1_epi32(INT32_MIN), smax = _mm256_set1_epi32(INT32_MAX);
     __m256i op_max = _mm256_or_si256(_mm256_and_si256(u, k->max_mask),
@@ -923,8 +925,8 @@ DLA_LANES_AVX2_ATTR static inline __m256i chain8_x(const struct chain8_stage *k,
 
 /* Eight one-byte components from p (stride 1 or 2), sign-extended,
  * shifted left by sh. */
-DLA_LANES_AVX2_ATTR static inline __m256i chain8_load_op(const uint8_t *p, size_t stride,
-                                                         __m128i sh)
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
+chain8_load_op(const uint8_t *p, size_t stride, __m128i sh)
 {
     __m128i b;
     if (stride == 1) {
@@ -948,14 +950,22 @@ struct chain8_k {
 /* Eight elements at offset i (bytes src + i; operand k at ops[k].p + i *
  * stride): the low bytes of the results in the low 8 bytes, the lanes'
  * saturation flags in *sat. */
-DLA_LANES_AVX2_ATTR static inline __m128i chain8_vec(const struct chain8_k *k, __m128i in8,
-                                                     const struct sdp_lane_op8 ops[4], size_t i,
-                                                     __m256i *sat)
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m128i
+chain8_vec(const struct chain8_k *k, __m128i in8, const struct sdp_lane_op8 ops[4], size_t i,
+           __m256i *sat, const int bn_alu_only)
 {
     __m256i op[4];
-    for (int j = 0; j < 4; j++) {
-        op[j] = ops[j].p ? chain8_load_op(ops[j].p + i * ops[j].stride, ops[j].stride, k->shl[j])
-                         : k->val[j];
+    if (bn_alu_only) { /* ResNet's residual Add: the BN ALU operand alone, stride 1 */
+        op[0] = k->val[0];
+        op[1] = k->val[1];
+        op[2] = chain8_load_op(ops[2].p + i, 1, k->shl[2]);
+        op[3] = k->val[3];
+    } else {
+        for (int j = 0; j < 4; j++) {
+            op[j] = ops[j].p ? chain8_load_op(ops[j].p + i * ops[j].stride, ops[j].stride,
+                                              k->shl[j])
+                             : k->val[j];
+        }
     }
     __m256i v = _mm256_cvtepi8_epi32(in8);
     v = chain8_x(&k->x[0], v, op[0], op[1]);
@@ -1004,10 +1014,18 @@ DLA_LANES_AVX2_ATTR static uint32_t chain8_avx2(const struct sdp_lane_chain *c, 
     for (int j = 0; j < 4; j++) {
         lim = ops[j].p && ops[j].stride == 2 && n > 0 ? n - 1 : lim;
     }
+    const int bn_alu_only =
+        !ops[0].p && !ops[1].p && ops[2].p && ops[2].stride == 1 && !ops[3].p;
+    if (bn_alu_only) {
+        for (; i + 8 <= lim; i += 8) {
+            __m128i in = _mm_loadl_epi64((const __m128i *)(const void *)(src + i));
+            _mm_storel_epi64((__m128i *)(void *)(dst + i), chain8_vec(&k, in, ops, i, &s, 1));
+            cnt = _mm256_sub_epi32(cnt, s);
+        }
+    }
     for (; i + 8 <= lim; i += 8) {
-        __m128i out = chain8_vec(&k, _mm_loadl_epi64((const __m128i *)(const void *)(src + i)),
-                                 ops, i, &s);
-        _mm_storel_epi64((__m128i *)(void *)(dst + i), out);
+        __m128i in = _mm_loadl_epi64((const __m128i *)(const void *)(src + i));
+        _mm_storel_epi64((__m128i *)(void *)(dst + i), chain8_vec(&k, in, ops, i, &s, 0));
         cnt = _mm256_sub_epi32(cnt, s);
     }
     while (i < n) { /* the tail through zero-padded copies; padding counts nothing */
@@ -1023,7 +1041,8 @@ DLA_LANES_AVX2_ATTR static uint32_t chain8_avx2(const struct sdp_lane_chain *c, 
                 t[j].p = top[j];
             }
         }
-        __m128i out = chain8_vec(&k, _mm_loadl_epi64((const __m128i *)(const void *)tin), t, 0, &s);
+        __m128i out = chain8_vec(&k, _mm_loadl_epi64((const __m128i *)(const void *)tin), t, 0,
+                                 &s, 0);
         _mm_storel_epi64((__m128i *)(void *)tout, out);
         memcpy(dst + i, tout, r);
         __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)r),
