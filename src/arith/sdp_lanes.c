@@ -578,27 +578,41 @@ DLA_LANES_AVX2_ATTR static void xcvt_k_init(struct xcvt_k *k, const struct sdp_l
     k->sat_hi = _mm256_set1_epi32(65535);
 }
 
+/* Forms of the fused pass, constants where it is inlined: XCVT_XS the X
+ * truncation is not 0, XCVT_CS the converter's shift is not 0, XCVT_FULL
+ * the ALU is MAX/MIN or PReLU is on (else those steps pass the value),
+ * XCVT_CID the converter multiplies by 1 with offset and shift 0 (a
+ * convolution requantised by BS, as the compiler emits it). */
+enum { XCVT_XS = 1, XCVT_CS = 2, XCVT_FULL = 4, XCVT_CID = 8 };
+
 /* sdp_lane_x32 then sdp_lane_cvt32 on eight lanes; the lanes' saturation
  * flags (all ones) in *sat. */
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
-xcvt_vec(const struct xcvt_k *k, __m256i x, __m256i *sat, const int xs, const int cs)
+xcvt_vec(const struct xcvt_k *k, __m256i x, __m256i *sat, const int form)
 {
-    __m256i a = _mm256_min_epi32(_mm256_max_epi32(x, k->op_max), k->op_min);
+    __m256i a = x;
+    if (form & XCVT_FULL) {
+        a = _mm256_min_epi32(_mm256_max_epi32(x, k->op_max), k->op_min);
+    }
     __m256i alu = _mm256_add_epi32(a, k->op_sum);
     __m256i t = _mm256_mullo_epi32(alu, k->mv);
-    if (xs) { /* magnitude rounded half up, sign restored */
+    if (form & XCVT_XS) { /* magnitude rounded half up, sign restored */
         __m256i m = _mm256_srai_epi32(t, 31);
         __m256i mag = _mm256_sub_epi32(_mm256_xor_si256(t, m), m);
         __m256i r = _mm256_srl_epi32(_mm256_add_epi32(mag, k->xhalf), k->xsh);
         t = _mm256_sub_epi32(_mm256_xor_si256(r, m), m);
     }
-    /* PReLU passes a non-negative ALU result */
-    __m256i pass = _mm256_andnot_si256(_mm256_srai_epi32(alu, 31), k->prelu);
-    t = _mm256_blendv_epi8(t, alu, pass);
+    if (form & XCVT_FULL) { /* PReLU passes a non-negative ALU result */
+        __m256i pass = _mm256_andnot_si256(_mm256_srai_epi32(alu, 31), k->prelu);
+        t = _mm256_blendv_epi8(t, alu, pass);
+    }
     t = _mm256_max_epi32(t, k->relu);
-    __m256i v = _mm256_sub_epi32(_mm256_mullo_epi32(t, k->scale), k->offset);
+    __m256i v = t;
+    if (!(form & XCVT_CID)) {
+        v = _mm256_sub_epi32(_mm256_mullo_epi32(t, k->scale), k->offset);
+    }
     __m256i r = v, f = v;
-    if (cs) {
+    if (form & XCVT_CS) {
         __m256i m = _mm256_srai_epi32(v, 31);
         __m256i vm = _mm256_xor_si256(v, m);
         __m256i mag = _mm256_sub_epi32(vm, m);
@@ -612,10 +626,9 @@ xcvt_vec(const struct xcvt_k *k, __m256i x, __m256i *sat, const int xs, const in
 
 /* The pass over n > 0 elements; the input range in *lo, *hi when `ranged`
  * (constants after inlining); returns the saturated elements. */
-DLA_LANES_AVX2_ATTR static inline uint32_t xcvt_pass_avx2(const struct xcvt_k *k, const int32_t *src,
-                                                         int32_t *dst, size_t n, int32_t *lo,
-                                                         int32_t *hi, const int xs, const int cs,
-                                                         const int ranged)
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) uint32_t
+xcvt_pass_avx2(const struct xcvt_k *k, const int32_t *src, int32_t *dst, size_t n, int32_t *lo,
+               int32_t *hi, const int form, const int ranged)
 {
     __m256i cnt = _mm256_setzero_si256(), s;
     __m256i rlo = _mm256_set1_epi32(src[0]), rhi = rlo;
@@ -626,7 +639,7 @@ DLA_LANES_AVX2_ATTR static inline uint32_t xcvt_pass_avx2(const struct xcvt_k *k
             rlo = _mm256_min_epi32(rlo, x);
             rhi = _mm256_max_epi32(rhi, x);
         }
-        _mm256_storeu_si256((__m256i *)(void *)(dst + i), xcvt_vec(k, x, &s, xs, cs));
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i), xcvt_vec(k, x, &s, form));
         cnt = _mm256_sub_epi32(cnt, s);
     }
     if (i < n) { /* the tail as one masked vector; its padding lanes count nothing */
@@ -638,7 +651,7 @@ DLA_LANES_AVX2_ATTR static inline uint32_t xcvt_pass_avx2(const struct xcvt_k *k
             rlo = _mm256_min_epi32(rlo, x);
             rhi = _mm256_max_epi32(rhi, x);
         }
-        _mm256_maskstore_epi32(dst + i, mask, xcvt_vec(k, x, &s, xs, cs));
+        _mm256_maskstore_epi32(dst + i, mask, xcvt_vec(k, x, &s, form));
         cnt = _mm256_sub_epi32(cnt, _mm256_and_si256(s, mask));
     }
     int32_t t[8], ta[8], tb[8];
@@ -670,18 +683,44 @@ static int xcvt_exact(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt 
            bound <= c->narrow_hi;
 }
 
-DLA_LANES_AVX2_ATTR static uint32_t xcvt_pass_any_avx2(const struct xcvt_k *k, const int32_t *src,
+/* One loop per form (XCVT_CID excludes XCVT_CS). */
+#define XCVT_FORM(f)                                                                      \
+    case f:                                                                               \
+        return ranged ? xcvt_pass_avx2(k, src, dst, n, lo, hi, f, 1)                      \
+                      : xcvt_pass_avx2(k, src, dst, n, lo, hi, f, 0)
+
+DLA_LANES_AVX2_ATTR static __attribute__((noinline)) uint32_t
+xcvt_pass_any_avx2(const struct xcvt_k *k, const int32_t *src,
                                                       int32_t *dst, size_t n, int32_t *lo,
-                                                      int32_t *hi, int xs, int cs, const int ranged)
+                                                      int32_t *hi, int form, int ranged)
 {
-    if (xs && cs) {
-        return xcvt_pass_avx2(k, src, dst, n, lo, hi, 1, 1, ranged);
-    } else if (xs) {
-        return xcvt_pass_avx2(k, src, dst, n, lo, hi, 1, 0, ranged);
-    } else if (cs) {
-        return xcvt_pass_avx2(k, src, dst, n, lo, hi, 0, 1, ranged);
+    switch (form) {
+        XCVT_FORM(0);
+        XCVT_FORM(XCVT_XS);
+        XCVT_FORM(XCVT_CS);
+        XCVT_FORM(XCVT_XS | XCVT_CS);
+        XCVT_FORM(XCVT_FULL);
+        XCVT_FORM(XCVT_FULL | XCVT_XS);
+        XCVT_FORM(XCVT_FULL | XCVT_CS);
+        XCVT_FORM(XCVT_FULL | XCVT_XS | XCVT_CS);
+        XCVT_FORM(XCVT_CID);
+        XCVT_FORM(XCVT_CID | XCVT_XS);
+        XCVT_FORM(XCVT_CID | XCVT_FULL);
+        XCVT_FORM(XCVT_CID | XCVT_FULL | XCVT_XS);
+    default:
+        return 0; /* not reached: the forms above are every combination */
     }
-    return xcvt_pass_avx2(k, src, dst, n, lo, hi, 0, 0, ranged);
+}
+#undef XCVT_FORM
+
+/* The form of a layer's X stage and converter. */
+static int xcvt_form(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt_narrow *q)
+{
+    int form = p->mul_shift.shift != 0 ? XCVT_XS : 0;
+    form |= q->shift != 0 ? XCVT_CS : 0;
+    form |= p->max_mask || p->min_mask || p->prelu ? XCVT_FULL : 0;
+    form |= q->scale == 1 && q->offset_scaled == 0 && q->shift == 0 ? XCVT_CID : 0;
+    return form;
 }
 
 DLA_LANES_AVX2_ATTR static int xcvt_avx2(const struct sdp_lane_x_cfg *p,
@@ -694,11 +733,11 @@ DLA_LANES_AVX2_ATTR static int xcvt_avx2(const struct sdp_lane_x_cfg *p,
     }
     struct xcvt_k k;
     xcvt_k_init(&k, p, &c->narrow, av, mv);
-    const int xs = p->mul_shift.shift != 0, cs = c->narrow.shift != 0;
+    const int form = xcvt_form(p, &c->narrow);
     const uintptr_t s0 = (uintptr_t)src, d0 = (uintptr_t)dst, bytes = n * sizeof(int32_t);
-    int32_t lo, hi;
+    int32_t lo = INT32_MIN, hi = INT32_MAX; /* (a range no layer is exact on) */
     if (s0 + bytes <= d0 || d0 + bytes <= s0) { /* apart: range and pass in one sweep */
-        uint32_t s = xcvt_pass_any_avx2(&k, src, dst, n, &lo, &hi, xs, cs, 1);
+        uint32_t s = xcvt_pass_any_avx2(&k, src, dst, n, &lo, &hi, form, 1);
         if (!xcvt_exact(p, c, lo, hi, av, mv)) {
             return 0;
         }
@@ -709,7 +748,7 @@ DLA_LANES_AVX2_ATTR static int xcvt_avx2(const struct sdp_lane_x_cfg *p,
     if (!xcvt_exact(p, c, lo, hi, av, mv)) {
         return 0;
     }
-    *sat = xcvt_pass_any_avx2(&k, src, dst, n, &lo, &hi, xs, cs, 0);
+    *sat = xcvt_pass_any_avx2(&k, src, dst, n, &lo, &hi, form, 0);
     return 1;
 }
 #endif

@@ -273,6 +273,11 @@ static int check_x_cvt(enum dla_lanes_isa isa, size_t n, enum xinputs kind)
     int32_t scale = rnd(0, 3) ? (int32_t)rnd(0, 8) - 4 : (int32_t)rnd(0, 0xffff) - 32768;
     unsigned cshift = rnd(0, 4) ? rnd(0, 16) : rnd(0, 63);
     unsigned bits = rnd(0, 3) ? 8 : 16;
+    if (rnd(0, 3) == 0) { /* the identity converter (the compiler's, after BS) */
+        offset = 0;
+        scale = 1;
+        cshift = 0;
+    }
     struct sdp_lane_cvt cc;
     dla_sdp_lane_cvt_init(&cc, offset, scale, cshift, bits);
     int32_t *d = malloc(n * sizeof(*d)), *in = malloc(n * sizeof(*in));
