@@ -753,6 +753,158 @@ DLA_LANES_AVX2_ATTR static int xcvt_avx2(const struct sdp_lane_x_cfg *p,
 }
 #endif
 
+#if defined(DLA_LANES_X86)
+/*
+ * Eight channels' outputs of eight pixels (r[l]: channel l, lane j: pixel
+ * j; every value within int8) as eight atoms of 8 bytes: out[j * 8 + l].
+ * The saturating packs keep the values; the byte shuffle turns each
+ * 128-bit lane's 4 x 4 block (channel-major) pixel-major.
+ */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+atoms8_store(const __m256i r[8], uint8_t *out)
+{
+    const __m256i t = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 0, 4,
+                                       8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    __m256i q0 = _mm256_packs_epi16(_mm256_packs_epi32(r[0], r[1]), _mm256_packs_epi32(r[2], r[3]));
+    __m256i q1 = _mm256_packs_epi16(_mm256_packs_epi32(r[4], r[5]), _mm256_packs_epi32(r[6], r[7]));
+    q0 = _mm256_shuffle_epi8(q0, t); /* pixels 0-3 | 4-7, channels 0-3 each */
+    q1 = _mm256_shuffle_epi8(q1, t); /* channels 4-7 */
+    __m256i lo = _mm256_unpacklo_epi32(q0, q1), hi = _mm256_unpackhi_epi32(q0, q1);
+    _mm256_storeu_si256((__m256i *)(void *)out, _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
+/* Pixels [j0, j1) of the surface (see dla_sdp_lanes_x_cvt_atoms8), in one
+ * form; each channel's input range into lo[l], hi[l]. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) uint32_t
+atoms8_pass(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned real, size_t j0,
+            size_t j1, uint8_t *dst, int32_t lo[8], int32_t hi[8], const int form)
+{
+    __m256i cnt = _mm256_setzero_si256(), s, r[8], rlo[8], rhi[8];
+    for (unsigned l = 0; l < 8; l++) {
+        rlo[l] = _mm256_set1_epi32(l < real ? src[l * plane + j0] : 0);
+        rhi[l] = rlo[l];
+    }
+    size_t j = j0;
+    for (; j + 8 <= j1; j += 8) {
+        for (unsigned l = 0; l < 8; l++) {
+            __m256i x = l < real ? _mm256_loadu_si256((const __m256i *)(const void *)(src + l * plane + j))
+                                 : _mm256_setzero_si256();
+            rlo[l] = _mm256_min_epi32(rlo[l], x);
+            rhi[l] = _mm256_max_epi32(rhi[l], x);
+            r[l] = xcvt_vec(&k[l], x, &s, form);
+            cnt = _mm256_sub_epi32(cnt, s);
+        }
+        atoms8_store(r, dst + j * 8);
+    }
+    if (j < j1) { /* the last pixels as masked vectors; padding lanes count nothing */
+        const size_t rem = j1 - j;
+        __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)rem),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        uint8_t tmp[64];
+        for (unsigned l = 0; l < 8; l++) {
+            __m256i x = l < real ? _mm256_maskload_epi32(src + l * plane + j, mask)
+                                 : _mm256_setzero_si256();
+            __m256i xr = _mm256_blendv_epi8(rlo[l], x, mask); /* padding: a value already seen */
+            rlo[l] = _mm256_min_epi32(rlo[l], xr);
+            rhi[l] = _mm256_max_epi32(rhi[l], xr);
+            r[l] = xcvt_vec(&k[l], x, &s, form);
+            cnt = _mm256_sub_epi32(cnt, _mm256_and_si256(s, mask));
+        }
+        atoms8_store(r, tmp);
+        memcpy(dst + j * 8, tmp, rem * 8);
+    }
+    for (unsigned l = 0; l < 8; l++) {
+        int32_t ta[8], tb[8];
+        _mm256_storeu_si256((__m256i *)(void *)ta, rlo[l]);
+        _mm256_storeu_si256((__m256i *)(void *)tb, rhi[l]);
+        lo[l] = ta[0];
+        hi[l] = tb[0];
+        for (int i = 1; i < 8; i++) {
+            lo[l] = ta[i] < lo[l] ? ta[i] : lo[l];
+            hi[l] = tb[i] > hi[l] ? tb[i] : hi[l];
+        }
+    }
+    int32_t t[8];
+    _mm256_storeu_si256((__m256i *)(void *)t, cnt);
+    uint32_t total = 0;
+    for (int i = 0; i < 8; i++) {
+        total += (uint32_t)t[i];
+    }
+    return total;
+}
+
+#define ATOMS8_FORM(f)                                                                    \
+    case f:                                                                               \
+        return atoms8_pass(k, src, plane, real, j0, j1, dst, lo, hi, f)
+
+DLA_LANES_AVX2_ATTR static __attribute__((noinline)) uint32_t
+atoms8_any(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned real, size_t j0,
+           size_t j1, uint8_t *dst, int32_t lo[8], int32_t hi[8], int form)
+{
+    switch (form) {
+        ATOMS8_FORM(0);
+        ATOMS8_FORM(XCVT_XS);
+        ATOMS8_FORM(XCVT_CS);
+        ATOMS8_FORM(XCVT_XS | XCVT_CS);
+        ATOMS8_FORM(XCVT_FULL);
+        ATOMS8_FORM(XCVT_FULL | XCVT_XS);
+        ATOMS8_FORM(XCVT_FULL | XCVT_CS);
+        ATOMS8_FORM(XCVT_FULL | XCVT_XS | XCVT_CS);
+        ATOMS8_FORM(XCVT_CID);
+        ATOMS8_FORM(XCVT_CID | XCVT_XS);
+        ATOMS8_FORM(XCVT_CID | XCVT_FULL);
+        ATOMS8_FORM(XCVT_CID | XCVT_FULL | XCVT_XS);
+    default:
+        for (unsigned l = 0; l < 8; l++) {
+            lo[l] = INT32_MIN; /* not reached; a range no layer is exact on */
+            hi[l] = INT32_MAX;
+        }
+        return 0;
+    }
+}
+#undef ATOMS8_FORM
+
+DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
+                                           const struct sdp_lane_cvt *c, const int32_t *src,
+                                           size_t plane, unsigned real, size_t j0, size_t j1,
+                                           const int32_t av[8], const int32_t mv[8],
+                                           uint8_t *dst, uint32_t *sat)
+{
+    if (j1 <= j0 || !c->narrow_ok || c->narrow.lo < -128 || c->narrow.hi > 127 || real > 8) {
+        return 0;
+    }
+    struct xcvt_k k[8];
+    int32_t lo[8], hi[8];
+    for (unsigned l = 0; l < 8; l++) {
+        xcvt_k_init(&k[l], p, &c->narrow, av[l], mv[l]);
+    }
+    uint32_t s = atoms8_any(k, src, plane, real, j0, j1, dst, lo, hi, xcvt_form(p, &c->narrow));
+    for (unsigned l = 0; l < 8; l++) {
+        if (!xcvt_exact(p, c, lo[l], hi[l], av[l], mv[l])) {
+            return 0;
+        }
+    }
+    *sat = s;
+    return 1;
+}
+#endif
+
+int dla_sdp_lanes_x_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
+                               const struct sdp_lane_cvt *cvt, const int32_t *src, size_t plane,
+                               unsigned real, size_t j0, size_t j1, const int32_t av[8],
+                               const int32_t mv[8], uint8_t *dst, uint32_t *sat)
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        return atoms8_avx2(x, cvt, src, plane, real, j0, j1, av, mv, dst, sat);
+    }
+#endif
+    (void)isa, (void)x, (void)cvt, (void)src, (void)plane, (void)real, (void)j0, (void)j1;
+    (void)av, (void)mv, (void)dst, (void)sat;
+    return 0;
+}
+
 int dla_sdp_lanes_x_cvt(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
                         const struct sdp_lane_cvt *cvt, const int32_t *src, int32_t *dst,
                         size_t n, int32_t av, int32_t mv, uint32_t *sat)

@@ -59,6 +59,17 @@ uint32_t dla_sdp_lanes_cvt(enum dla_lanes_isa isa, const struct sdp_lane_cvt *p,
 int dla_sdp_lanes_x_cvt(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
                         const struct sdp_lane_cvt *cvt, const int32_t *src, int32_t *dst,
                         size_t n, int32_t av, int32_t mv, uint32_t *sat);
+/* dla_sdp_lanes_x_cvt on pixels [j0, j1) of the 8 channel planes of a
+ * surface, written as int8 atoms: plane l (l < real) at src + l * plane,
+ * zeros for l >= real; channel l with operands av[l], mv[l]; dst[j * 8 + l]
+ * = the (8-bit) output of element j of channel l, for j0 <= j < j1.  Done
+ * (1) only where every channel is exact in 32-bit lanes and the converter
+ * outputs 8 bits; 0 (AVX2 only; dst may have been written): run the
+ * channels one by one.  *sat: the saturations. */
+int dla_sdp_lanes_x_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
+                               const struct sdp_lane_cvt *cvt, const int32_t *src, size_t plane,
+                               unsigned real, size_t j0, size_t j1, const int32_t av[8],
+                               const int32_t mv[8], uint8_t *dst, uint32_t *sat);
 /* BS, BN (either may be absent) and the output converter in one pass of
  * 32-bit lanes, for a layer whose ranges make all three exact there. */
 struct sdp_lane_chain {

@@ -335,6 +335,98 @@ static void test_x_cvt(void **state)
 
 #define CHAIN8_CANARY 0xa5
 
+/*
+ * dla_sdp_lanes_x_cvt_atoms8: the 8 planes of a surface (real channels of
+ * input, zeros after) with per-channel operands, pixels [j0, j1), against
+ * ref_x then the converter per element: the atoms' bytes and the
+ * saturations where it runs, nothing written outside the pixels' atoms;
+ * it runs on AVX2 only.  Returns whether it ran.
+ */
+static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs kind)
+{
+    struct xcase k;
+    random_xcase(&k);
+    struct sdp_lane_x_cfg xc;
+    dla_sdp_lane_x_init(&xc, k.alu, k.mul_bypass, k.prelu, k.relu_bypass, k.shift);
+    int32_t span = kind == X_ANY ? 32768 : kind == X_EDGE ? 3 : 300;
+    int32_t av[8], mv[8];
+    for (int l = 0; l < 8; l++) {
+        av[l] = k.alu == SDP_LANE_ALU_BYPASS ? 0 : (int32_t)rnd(0, 2 * (uint32_t)span) - span;
+        mv[l] = k.mul_bypass ? 1 : kind == X_SMALL ? (int32_t)rnd(0, 600) - 300
+                                                  : (int32_t)rnd(0, 0xffff) - 32768;
+    }
+    int32_t offset = rnd(0, 2) ? (int32_t)rnd(0, 200) - 100 : rnd_value();
+    int32_t scale = rnd(0, 3) ? (int32_t)rnd(0, 8) - 4 : (int32_t)rnd(0, 0xffff) - 32768;
+    unsigned cshift = rnd(0, 4) ? rnd(0, 16) : rnd(0, 63);
+    if (rnd(0, 2) == 0) {
+        offset = 0;
+        scale = 1;
+        cshift = 0;
+    }
+    struct sdp_lane_cvt cc;
+    dla_sdp_lane_cvt_init(&cc, offset, scale, cshift, 8);
+    unsigned real = 1 + rnd(0, 7);
+    size_t j0 = rnd(0, 1) ? 0 : rnd(0, (uint32_t)plane - 1);
+    size_t j1 = rnd(0, 1) ? plane : j0 + 1 + rnd(0, (uint32_t)(plane - j0 - 1));
+    int32_t *in = malloc(8 * plane * sizeof(*in));
+    uint8_t *d = malloc(8 * plane + 16);
+    assert_true(in && d);
+    for (size_t i = 0; i < 8 * plane; i++) {
+        in[i] = x_input(kind, mv[(i / plane) & 7]);
+    }
+    memset(d, CHAIN8_CANARY, 8 * plane + 16);
+    uint32_t sat = 0, want_sat = 0;
+    int done = dla_sdp_lanes_x_cvt_atoms8(isa, &xc, &cc, in, plane, real, j0, j1, av, mv, d, &sat);
+    if (isa != DLA_LANES_AVX2) {
+        assert_int_equal(done, 0);
+    }
+    for (size_t j = j0; done && j < j1; j++) {
+        for (unsigned l = 0; l < 8; l++) {
+            int s;
+            int64_t x = ref_x(&k, l < real ? in[l * plane + j] : 0, av[l], mv[l]);
+            int32_t want = (int32_t)clamp_bits(ref_rshift((x - offset) * scale, cshift, 49, 17,
+                                                          &s), 8);
+            want_sat += (uint32_t)s;
+            if (d[j * 8 + l] != (uint8_t)want) {
+                fail_msg("%s X+CVT atoms8 alu %d mul_bypass %d prelu %d relu_bypass %d shift "
+                         "%u, CVT offset %d scale %d shift %u: pixel %zu channel %u of %zu "
+                         "(real %u): %d, reference %d",
+                         dla_lanes_isa_name(isa), (int)k.alu, k.mul_bypass, k.prelu,
+                         k.relu_bypass, k.shift, offset, scale, cshift, j, l, plane, real,
+                         (int8_t)d[j * 8 + l], want);
+            }
+        }
+    }
+    assert_int_equal(sat, want_sat);
+    for (size_t i = 0; i < 8 * plane + 16; i++) {
+        if (i < j0 * 8 || i >= j1 * 8) {
+            assert_int_equal(d[i], CHAIN8_CANARY);
+        }
+    }
+    free(in);
+    free(d);
+    return done;
+}
+
+static void test_x_cvt_atoms8(void **state)
+{
+    (void)state;
+    rng = 0x1a9e0009u;
+    for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) {
+        if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
+            continue;
+        }
+        int done = 0, cases = 1800;
+        for (int i = 0; i < cases; i++) {
+            done += check_x_cvt_atoms8((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS],
+                                       (enum xinputs)(i % 3));
+        }
+        if (isa == DLA_LANES_AVX2) { /* both outcomes are exercised */
+            assert_true(done > cases / 10 && done < cases - cases / 10);
+        }
+    }
+}
+
 /* ---- BS, BN and the converter chained ------------------------------------------------ */
 
 /*
@@ -737,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_x_cvt),
         cmocka_unit_test(test_chain),
         cmocka_unit_test(test_chain8),
+        cmocka_unit_test(test_x_cvt_atoms8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

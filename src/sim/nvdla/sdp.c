@@ -1186,6 +1186,66 @@ static void process_surface(const struct sdp_cfg *c, struct sdp_work *w, uint32_
     }
 }
 
+/*
+ * A flying layer whose one X stage takes register or per-kernel operands
+ * and whose output is int8 in atoms of 8 (a convolution's bias, scale and
+ * ReLU on nv_small-like configurations) goes from CACC's planes straight
+ * to the packed atoms (dla_sdp_lanes_x_cvt_atoms8): no int32 copy of the
+ * surface, no separate packing.  Decided once per layer.
+ */
+static int atoms8_eligible(const struct sdp_cfg *c, const struct sdp_work *w)
+{
+    if (!c->flying || c->to_pdp || c->bpe != 1 || c->epa != 8 || c->eql || c->ew.en ||
+        c->x[0].en == c->x[1].en || c->isa != DLA_LANES_AVX2) {
+        return 0;
+    }
+    const int k1 = c->x[0].en ? 0 : 1;
+    return !w->op[2 * k1] && !w->op[2 * k1 + 1];
+}
+
+/* Elements of one fallback step of surface_atoms8 (on the stack). */
+#define ATOMS8_STEP 512
+
+/* Pixels [j0, j1) of surface `surf` into its atoms raw (the whole
+ * surface's bytes) from CACC's planes of the surface (planes, `real` of
+ * them; zeros after): in one pass where every channel is exact in 32-bit
+ * lanes, else channel by channel through process_run (the same values). */
+static void surface_atoms8(const struct sdp_cfg *c, const struct sdp_work *w, uint32_t surf,
+                           const int32_t *planes, uint32_t real, size_t j0, size_t j1,
+                           uint8_t *raw, struct sdp_stats *st)
+{
+    const int k1 = c->x[0].en ? 0 : 1;
+    struct sdp_ops o[8];
+    int32_t av[8], mv[8];
+    for (uint32_t l = 0; l < 8; l++) {
+        for (int i = 0; i < SRC_N; i++) {
+            o[l].op[i] = NULL;
+            o[l].val[i] = c->src_used[i] && c->stream[i / 2].per_kernel
+                              ? kernel_op(c, w, i, surf, l)
+                              : c->reg_op[i];
+        }
+        av[l] = o[l].val[2 * k1];
+        mv[l] = o[l].val[2 * k1 + 1];
+    }
+    uint32_t sat;
+    if (dla_sdp_lanes_x_cvt_atoms8(c->isa, &c->lane_x[k1], &c->lane_cvt, planes, w->plane, real,
+                                   j0, j1, av, mv, raw, &sat)) {
+        st->sat += sat;
+        return;
+    }
+    int32_t buf[ATOMS8_STEP], zeros[ATOMS8_STEP];
+    memset(zeros, 0, sizeof(zeros));
+    for (uint32_t l = 0; l < 8; l++) {
+        for (size_t j = j0; j < j1; j += ATOMS8_STEP) {
+            const size_t n = j1 - j < ATOMS8_STEP ? j1 - j : ATOMS8_STEP;
+            process_run(c, l < real ? planes + l * w->plane + j : zeros, buf, n, &o[l], st);
+            for (size_t i = 0; i < n; i++) {
+                raw[(j + i) * 8 + l] = (uint8_t)((uint32_t)buf[i] & 0xffu);
+            }
+        }
+    }
+}
+
 /* ---- output ----------------------------------------------------------------- */
 
 /* Output bytes of a surface in the atom layout: the low 8 or 16 bits of each
@@ -1227,16 +1287,19 @@ static void store_to_pdp(const struct sdp_cfg *c, const struct sdp_work *w, uint
 static int write_surface(struct dla_dev *d, const struct sdp_cfg *c, const uint8_t *raw,
                          size_t n_line, uint32_t surf, uint32_t b0, uint32_t b1);
 
-/* Output of surface `surf`: to PDP, or to memory for batches [b0, b1). */
+/* Output of surface `surf`: to PDP, or to memory for batches [b0, b1)
+ * (`packed`: its atoms are in w->raw already). */
 static int store_surface(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
                          uint32_t surf, uint32_t b0, uint32_t b1, struct dla_cube *to_pdp,
-                         struct sdp_stats *st)
+                         struct sdp_stats *st, int packed)
 {
     if (c->to_pdp) {
         store_to_pdp(c, w, surf, to_pdp);
         return 0;
     }
-    pack_surface(c, w);
+    if (!packed) {
+        pack_surface(c, w);
+    }
     st->unequal |= dla_sdp_lanes_any_nonzero(w->raw, w->n_surf * c->bpe);
     return write_surface(d, c, w->raw, w->n_line, surf, b0, b1);
 }
@@ -1322,7 +1385,7 @@ struct sdp_par {
     uint8_t *raw;               /* every surface's packed bytes */
     size_t per_item;            /* channels per item */
     struct sdp_stats *st;       /* one per item */
-    int *nonzero;               /* one per surface */
+    int *nonzero;               /* one per surface (per item with par_atoms8) */
 };
 
 static int team_eligible(const struct sdp_cfg *c, const struct sdp_work *w,
@@ -1368,23 +1431,51 @@ static void par_pack(void *ctx, size_t surf)
     p->nonzero[surf] = dla_sdp_lanes_any_nonzero(w.raw, w.n_surf * p->c->bpe);
 }
 
+/* Pixels per item of a layer split by surface_atoms8. */
+#define SDP_TEAM_ITEM_PIXELS (SDP_TEAM_ITEM_ELEMS / 8)
+
+/* Item: a range of pixels of one surface, straight to its atoms. */
+static void par_atoms8(void *ctx, size_t item)
+{
+    const struct sdp_par *p = ctx;
+    const struct sdp_cfg *c = p->c;
+    const size_t plane = p->w->plane, per_surf = (plane + SDP_TEAM_ITEM_PIXELS - 1) /
+                                                 SDP_TEAM_ITEM_PIXELS;
+    const uint32_t surf = (uint32_t)(item / per_surf);
+    const size_t j0 = item % per_surf * SDP_TEAM_ITEM_PIXELS;
+    const size_t j1 = j0 + SDP_TEAM_ITEM_PIXELS < plane ? j0 + SDP_TEAM_ITEM_PIXELS : plane;
+    const size_t ch0 = (size_t)surf * c->epa;
+    const uint32_t real = p->in->c - ch0 < c->epa ? (uint32_t)(p->in->c - ch0) : c->epa;
+    uint8_t *raw = p->raw + surf * p->w->n_surf;
+    surface_atoms8(c, p->w, surf, p->in->data + ch0 * plane, real, j0, j1, raw, &p->st[item]);
+    p->nonzero[item] = dla_sdp_lanes_any_nonzero(raw + j0 * 8, (j1 - j0) * 8);
+}
+
 static int run_on_team(struct dla_dev *d, struct dla_team *team, const struct sdp_cfg *c,
                        const struct sdp_work *w, const struct dla_cube *in, struct sdp_stats *st)
 {
     const size_t nch = (size_t)c->nsurf * c->epa, nsurf_elems = (size_t)c->nsurf * w->n_surf;
+    const int atoms8 = atoms8_eligible(c, w);
     struct sdp_par p = { c, w, in, NULL, NULL, 0, NULL, NULL };
     p.per_item = SDP_TEAM_ITEM_ELEMS / w->plane + 1;
-    const size_t items = (nch + p.per_item - 1) / p.per_item;
-    p.data = malloc(nsurf_elems * sizeof(int32_t));
+    const size_t items = atoms8 ? c->nsurf * ((w->plane + SDP_TEAM_ITEM_PIXELS - 1) /
+                                              SDP_TEAM_ITEM_PIXELS)
+                                : (nch + p.per_item - 1) / p.per_item;
+    p.data = atoms8 ? NULL : malloc(nsurf_elems * sizeof(int32_t));
     p.raw = malloc(nsurf_elems * c->bpe);
     p.st = calloc(items, sizeof(*p.st));
-    p.nonzero = calloc(c->nsurf, sizeof(int));
+    p.nonzero = calloc(atoms8 ? items : c->nsurf, sizeof(int));
     int rc = 0;
-    if (!p.data || !p.raw || !p.st || !p.nonzero) {
+    if ((!atoms8 && !p.data) || !p.raw || !p.st || !p.nonzero) {
         rc = dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory for a %ux%ux%u cube",
                        c->w, c->h, c->c);
     }
-    if (!rc) {
+    if (!rc && atoms8) {
+        dla_team_run(team, items, par_atoms8, &p);
+        for (size_t i = 1; i < items; i++) {
+            p.nonzero[0] |= p.nonzero[i];
+        }
+    } else if (!rc) {
         dla_team_run(team, items, par_channels, &p);
         dla_team_run(team, c->nsurf, par_pack, &p);
     }
@@ -1913,6 +2004,7 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
         }
         return rc;
     }
+    const int atoms8 = atoms8_eligible(&c, &w);
     for (uint32_t s = 0; s < c.nsurf && !rc; s++) {
         rc = c.flying ? 0 : load_surface_input(d, &c, &w, s);
         if (!rc) {
@@ -1921,12 +2013,19 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
         if (!rc && !c.flying) {
             /* the same input for every batch: one pass, written to each */
             process_surface(&c, &w, s, in, 0, &st);
-            rc = store_surface(d, &c, &w, s, 0, c.batches, to_pdp, &st);
+            rc = store_surface(d, &c, &w, s, 0, c.batches, to_pdp, &st, 0);
         }
         /* flying: each batch of CACC's cube with the same operands */
         for (uint32_t b = 0; c.flying && b < c.batches && !rc; b++) {
-            process_surface(&c, &w, s, in, b, &st);
-            rc = store_surface(d, &c, &w, s, b, b + 1, to_pdp, &st);
+            if (atoms8) {
+                const size_t ch0 = (size_t)s * c.epa;
+                const uint32_t real = in->c - ch0 < c.epa ? (uint32_t)(in->c - ch0) : c.epa;
+                surface_atoms8(&c, &w, s, in->data + b * dla_cube_batch_elems(in) + ch0 * w.plane,
+                               real, 0, w.plane, w.raw, &st);
+            } else {
+                process_surface(&c, &w, s, in, b, &st);
+            }
+            rc = store_surface(d, &c, &w, s, b, b + 1, to_pdp, &st, atoms8);
         }
     }
     work_free(&w);
