@@ -775,23 +775,26 @@ atoms8_store(const __m256i r[8], uint8_t *out)
 }
 
 /* Pixels [j0, j1) of the surface (see dla_sdp_lanes_x_cvt_atoms8), in one
- * form; each channel's input range into lo[l], hi[l]. */
+ * form; the input range of all its channels into *lo, *hi (one range for
+ * the eight: per-channel ones would not fit the registers). */
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) uint32_t
 atoms8_pass(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned real, size_t j0,
-            size_t j1, uint8_t *dst, int32_t lo[8], int32_t hi[8], const int form)
+            size_t j1, uint8_t *dst, int32_t *lo, int32_t *hi, const int form)
 {
-    __m256i cnt = _mm256_setzero_si256(), s, r[8], rlo[8], rhi[8];
-    for (unsigned l = 0; l < 8; l++) {
-        rlo[l] = _mm256_set1_epi32(l < real ? src[l * plane + j0] : 0);
-        rhi[l] = rlo[l];
+    __m256i cnt = _mm256_setzero_si256(), s, r[8];
+    __m256i rlo = _mm256_set1_epi32(src[j0]), rhi = rlo;
+    if (real < 8) { /* the zero planes are inputs too */
+        rlo = _mm256_min_epi32(rlo, _mm256_setzero_si256());
+        rhi = _mm256_max_epi32(rhi, _mm256_setzero_si256());
     }
     size_t j = j0;
     for (; j + 8 <= j1; j += 8) {
+#pragma GCC unroll 8
         for (unsigned l = 0; l < 8; l++) {
             __m256i x = l < real ? _mm256_loadu_si256((const __m256i *)(const void *)(src + l * plane + j))
                                  : _mm256_setzero_si256();
-            rlo[l] = _mm256_min_epi32(rlo[l], x);
-            rhi[l] = _mm256_max_epi32(rhi[l], x);
+            rlo = _mm256_min_epi32(rlo, x);
+            rhi = _mm256_max_epi32(rhi, x);
             r[l] = xcvt_vec(&k[l], x, &s, form);
             cnt = _mm256_sub_epi32(cnt, s);
         }
@@ -805,30 +808,25 @@ atoms8_pass(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned
         for (unsigned l = 0; l < 8; l++) {
             __m256i x = l < real ? _mm256_maskload_epi32(src + l * plane + j, mask)
                                  : _mm256_setzero_si256();
-            __m256i xr = _mm256_blendv_epi8(rlo[l], x, mask); /* padding: a value already seen */
-            rlo[l] = _mm256_min_epi32(rlo[l], xr);
-            rhi[l] = _mm256_max_epi32(rhi[l], xr);
+            __m256i xr = _mm256_blendv_epi8(rlo, x, mask); /* padding: a value already seen */
+            rlo = _mm256_min_epi32(rlo, xr);
+            rhi = _mm256_max_epi32(rhi, xr);
             r[l] = xcvt_vec(&k[l], x, &s, form);
             cnt = _mm256_sub_epi32(cnt, _mm256_and_si256(s, mask));
         }
         atoms8_store(r, tmp);
         memcpy(dst + j * 8, tmp, rem * 8);
     }
-    for (unsigned l = 0; l < 8; l++) {
-        int32_t ta[8], tb[8];
-        _mm256_storeu_si256((__m256i *)(void *)ta, rlo[l]);
-        _mm256_storeu_si256((__m256i *)(void *)tb, rhi[l]);
-        lo[l] = ta[0];
-        hi[l] = tb[0];
-        for (int i = 1; i < 8; i++) {
-            lo[l] = ta[i] < lo[l] ? ta[i] : lo[l];
-            hi[l] = tb[i] > hi[l] ? tb[i] : hi[l];
-        }
-    }
-    int32_t t[8];
+    int32_t ta[8], tb[8], t[8];
+    _mm256_storeu_si256((__m256i *)(void *)ta, rlo);
+    _mm256_storeu_si256((__m256i *)(void *)tb, rhi);
     _mm256_storeu_si256((__m256i *)(void *)t, cnt);
     uint32_t total = 0;
+    *lo = ta[0];
+    *hi = tb[0];
     for (int i = 0; i < 8; i++) {
+        *lo = ta[i] < *lo ? ta[i] : *lo;
+        *hi = tb[i] > *hi ? tb[i] : *hi;
         total += (uint32_t)t[i];
     }
     return total;
@@ -840,7 +838,7 @@ atoms8_pass(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned
 
 DLA_LANES_AVX2_ATTR static __attribute__((noinline)) uint32_t
 atoms8_any(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned real, size_t j0,
-           size_t j1, uint8_t *dst, int32_t lo[8], int32_t hi[8], int form)
+           size_t j1, uint8_t *dst, int32_t *lo, int32_t *hi, int form)
 {
     switch (form) {
         ATOMS8_FORM(0);
@@ -856,10 +854,8 @@ atoms8_any(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned 
         ATOMS8_FORM(XCVT_CID | XCVT_FULL);
         ATOMS8_FORM(XCVT_CID | XCVT_FULL | XCVT_XS);
     default:
-        for (unsigned l = 0; l < 8; l++) {
-            lo[l] = INT32_MIN; /* not reached; a range no layer is exact on */
-            hi[l] = INT32_MAX;
-        }
+        *lo = INT32_MIN; /* not reached; a range no layer is exact on */
+        *hi = INT32_MAX;
         return 0;
     }
 }
@@ -875,13 +871,13 @@ DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
         return 0;
     }
     struct xcvt_k k[8];
-    int32_t lo[8], hi[8];
+    int32_t lo, hi;
     for (unsigned l = 0; l < 8; l++) {
         xcvt_k_init(&k[l], p, &c->narrow, av[l], mv[l]);
     }
-    uint32_t s = atoms8_any(k, src, plane, real, j0, j1, dst, lo, hi, xcvt_form(p, &c->narrow));
+    uint32_t s = atoms8_any(k, src, plane, real, j0, j1, dst, &lo, &hi, xcvt_form(p, &c->narrow));
     for (unsigned l = 0; l < 8; l++) {
-        if (!xcvt_exact(p, c, lo[l], hi[l], av[l], mv[l])) {
+        if (!xcvt_exact(p, c, lo, hi, av[l], mv[l])) {
             return 0;
         }
     }

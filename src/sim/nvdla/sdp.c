@@ -1203,6 +1203,15 @@ static int atoms8_eligible(const struct sdp_cfg *c, const struct sdp_work *w)
     return !w->op[2 * k1] && !w->op[2 * k1 + 1];
 }
 
+/* Operand `src` of channel l of surface `surf` as a constant of the
+ * channel: its per-kernel value, or the register's. */
+static int32_t op_of_channel(const struct sdp_cfg *c, const struct sdp_work *w, int src,
+                             uint32_t surf, uint32_t l)
+{
+    return c->src_used[src] && c->stream[src / 2].per_kernel ? kernel_op(c, w, src, surf, l)
+                                                             : c->reg_op[src];
+}
+
 /* Elements of one fallback step of surface_atoms8 (on the stack). */
 #define ATOMS8_STEP 512
 
@@ -1215,23 +1224,23 @@ static void surface_atoms8(const struct sdp_cfg *c, const struct sdp_work *w, ui
                            uint8_t *raw, struct sdp_stats *st)
 {
     const int k1 = c->x[0].en ? 0 : 1;
-    struct sdp_ops o[8];
     int32_t av[8], mv[8];
     for (uint32_t l = 0; l < 8; l++) {
-        for (int i = 0; i < SRC_N; i++) {
-            o[l].op[i] = NULL;
-            o[l].val[i] = c->src_used[i] && c->stream[i / 2].per_kernel
-                              ? kernel_op(c, w, i, surf, l)
-                              : c->reg_op[i];
-        }
-        av[l] = o[l].val[2 * k1];
-        mv[l] = o[l].val[2 * k1 + 1];
+        av[l] = op_of_channel(c, w, 2 * k1, surf, l);
+        mv[l] = op_of_channel(c, w, 2 * k1 + 1, surf, l);
     }
     uint32_t sat;
     if (dla_sdp_lanes_x_cvt_atoms8(c->isa, &c->lane_x[k1], &c->lane_cvt, planes, w->plane, real,
                                    j0, j1, av, mv, raw, &sat)) {
         st->sat += sat;
         return;
+    }
+    struct sdp_ops o[8];
+    for (uint32_t l = 0; l < 8; l++) {
+        for (int i = 0; i < SRC_N; i++) {
+            o[l].op[i] = NULL;
+            o[l].val[i] = op_of_channel(c, w, i, surf, l);
+        }
     }
     int32_t buf[ATOMS8_STEP], zeros[ATOMS8_STEP];
     memset(zeros, 0, sizeof(zeros));
