@@ -93,9 +93,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arith/lanes.h"
 #include "arith/pool_arith.h"
 #include "sim/core/budget.h"
 #include "sim/nvdla/dla.h"
+
+#if defined(DLA_LANES_X86)
+#include <immintrin.h>
+#endif
 
 #define PDP_KERNEL_MAX 8u        /* RDL D_POOLING_KERNEL_CFG enums KERNEL_*_1..8 */
 #define PDP_PAD_MAX 7u           /* 3-bit PAD_* fields, PAD_VALUE_1X..7X */
@@ -144,6 +149,7 @@ struct pdp_cfg {
     int src_port;
     uint64_t dst_base, dst_line, dst_surf;
     int dst_port;
+    enum dla_lanes_isa isa; /* of the max/min and packing loops */
 };
 
 /* ---- small exact integer helpers: src/arith/pool_arith.h (shared with the
@@ -490,6 +496,7 @@ static int pdp_decode(struct dla_dev *d, unsigned g, struct pdp_cfg *c)
 
     memset(c, 0, sizeof(*c));
     c->group = g;
+    c->isa = dla_lanes_best();
     if (!cc->pdp_enable) {
         return dla_error(d, DLASIM_ERR_PROG, "PDP: configuration %s has no PDP", cc->name);
     }
@@ -698,11 +705,53 @@ static void pdp_unpack(const struct pdp_cfg *c, const uint8_t *raw, int32_t *v, 
     }
 }
 
+#if defined(DLA_LANES_X86)
+/* The low bytes of 32 values a step: masked to 0-255, the unsigned
+ * saturating packs keep them; the packs interleave 128-bit lanes, the
+ * permutation restores the order. */
+DLA_LANES_AVX2_ATTR static size_t pdp_pack8_avx2(const int32_t *v, uint8_t *raw, size_t n)
+{
+    const __m256i low = _mm256_set1_epi32(0xff);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256i a = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(v + i)), low);
+        __m256i b = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(v + i + 8)), low);
+        __m256i e = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(v + i + 16)), low);
+        __m256i f = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(const void *)(v + i + 24)), low);
+        __m256i q = _mm256_packus_epi16(_mm256_packus_epi32(a, b), _mm256_packus_epi32(e, f));
+        _mm256_storeu_si256((__m256i *)(void *)(raw + i), _mm256_permutevar8x32_epi32(q, order));
+    }
+    return i;
+}
+
+/* acc[i] = max (is_max) or min of acc[i] and r[i] for i < n, 8 a step;
+ * returns the elements done. */
+DLA_LANES_AVX2_ATTR static size_t pdp_minmax_avx2(int32_t *acc, const int32_t *r, size_t n,
+                                                  int is_max)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(acc + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(r + i));
+        a = is_max ? _mm256_max_epi32(a, b) : _mm256_min_epi32(a, b);
+        _mm256_storeu_si256((__m256i *)(void *)(acc + i), a);
+    }
+    return i;
+}
+#endif
+
 /* Lane values -> memory bytes (low B bits). */
 static void pdp_pack(const struct pdp_cfg *c, const int32_t *v, uint8_t *raw, size_t n)
 {
     if (c->bits == 8) {
-        for (size_t i = 0; i < n; i++) {
+        size_t i = 0;
+#if defined(DLA_LANES_X86)
+        if (c->isa == DLA_LANES_AVX2) {
+            i = pdp_pack8_avx2(v, raw, n);
+        }
+#endif
+        for (; i < n; i++) {
             raw[i] = (uint8_t)((uint32_t)v[i] & 0xffu);
         }
     } else {
@@ -840,12 +889,18 @@ static void pdp_pool_column(const struct pdp_cfg *c, const struct pdp_split *s,
     memcpy(acc, w->ring + (size_t)(a % PDP_KERNEL_MAX) * w->ring_stride, n * sizeof(int32_t));
     for (uint32_t y = a + 1; y < b; y++) {
         const int32_t *r = w->ring + (size_t)(y % PDP_KERNEL_MAX) * w->ring_stride;
+        size_t i0 = 0;
+#if defined(DLA_LANES_X86)
+        if (c->isa == DLA_LANES_AVX2 && c->method != PDP_AVE) {
+            i0 = pdp_minmax_avx2(acc, r, n, c->method == PDP_MAX);
+        }
+#endif
         if (c->method == PDP_MAX) {
-            for (size_t i = 0; i < n; i++) {
+            for (size_t i = i0; i < n; i++) {
                 acc[i] = r[i] > acc[i] ? r[i] : acc[i];
             }
         } else if (c->method == PDP_MIN) {
-            for (size_t i = 0; i < n; i++) {
+            for (size_t i = i0; i < n; i++) {
                 acc[i] = r[i] < acc[i] ? r[i] : acc[i];
             }
         } else {
