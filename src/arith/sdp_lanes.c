@@ -1090,23 +1090,38 @@ DLA_LANES_AVX2_ATTR static void chain8_stage_init(struct chain8_stage *k,
 }
 
 /* sdp_lane_x32 (shifted) on eight lanes with ALU operands u, MUL operands m. */
+/* Steps of a stage chain8_x takes (constants where inlined; all of them
+ * are exact whatever the stage): CH_FULL the MAX/MIN operands and PReLU,
+ * CH_MUL the multiplication, CH_SHIFT the truncation. */
+enum { CH_FULL = 1, CH_MUL = 2, CH_SHIFT = 4, CH_ALL = 7 };
+
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
-chain8_x(const struct chain8_stage *k, __m256i x, __m256i u, __m256i m)
+chain8_x(const struct chain8_stage *k, __m256i x, __m256i u, __m256i m, const int steps)
 {
-    const __m256i smin = _mm256_set1_epi32(INT32_MIN), smax = _mm256_set1_epi32(INT32_MAX);
-    __m256i op_max = _mm256_or_si256(_mm256_and_si256(u, k->max_mask),
-                                     _mm256_andnot_si256(k->max_mask, smin));
-    __m256i op_min = _mm256_or_si256(_mm256_and_si256(u, k->min_mask),
-                                     _mm256_andnot_si256(k->min_mask, smax));
-    __m256i a = _mm256_min_epi32(_mm256_max_epi32(x, op_max), op_min);
+    __m256i a = x;
+    if (steps & CH_FULL) {
+        const __m256i smin = _mm256_set1_epi32(INT32_MIN), smax = _mm256_set1_epi32(INT32_MAX);
+        __m256i op_max = _mm256_or_si256(_mm256_and_si256(u, k->max_mask),
+                                         _mm256_andnot_si256(k->max_mask, smin));
+        __m256i op_min = _mm256_or_si256(_mm256_and_si256(u, k->min_mask),
+                                         _mm256_andnot_si256(k->min_mask, smax));
+        a = _mm256_min_epi32(_mm256_max_epi32(x, op_max), op_min);
+    }
     __m256i alu = _mm256_add_epi32(a, _mm256_and_si256(u, k->sum_mask));
-    __m256i t = _mm256_mullo_epi32(alu, m);
-    __m256i sg = _mm256_srai_epi32(t, 31);
-    __m256i mag = _mm256_sub_epi32(_mm256_xor_si256(t, sg), sg);
-    __m256i r = _mm256_srl_epi32(_mm256_add_epi32(mag, k->half), k->sh);
-    t = _mm256_sub_epi32(_mm256_xor_si256(r, sg), sg);
-    __m256i pass = _mm256_andnot_si256(_mm256_srai_epi32(alu, 31), k->prelu);
-    t = _mm256_blendv_epi8(t, alu, pass);
+    __m256i t = alu;
+    if (steps & CH_MUL) {
+        t = _mm256_mullo_epi32(alu, m);
+    }
+    if (steps & CH_SHIFT) {
+        __m256i sg = _mm256_srai_epi32(t, 31);
+        __m256i mag = _mm256_sub_epi32(_mm256_xor_si256(t, sg), sg);
+        __m256i r = _mm256_srl_epi32(_mm256_add_epi32(mag, k->half), k->sh);
+        t = _mm256_sub_epi32(_mm256_xor_si256(r, sg), sg);
+    }
+    if (steps & CH_FULL) {
+        __m256i pass = _mm256_andnot_si256(_mm256_srai_epi32(alu, 31), k->prelu);
+        t = _mm256_blendv_epi8(t, alu, pass);
+    }
     return _mm256_max_epi32(t, k->relu);
 }
 
@@ -1139,7 +1154,8 @@ struct chain8_k {
  * saturation flags in *sat. */
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m128i
 chain8_vec(const struct chain8_k *k, __m128i in8, const struct sdp_lane_op8 ops[4], size_t i,
-           __m256i *sat, const int bn_alu_only)
+           __m256i *sat, const int bn_alu_only, const int steps0, const int steps1,
+           const int cvt_id)
 {
     __m256i op[4];
     if (bn_alu_only) { /* ResNet's residual Add: the BN ALU operand alone, stride 1 */
@@ -1155,14 +1171,17 @@ chain8_vec(const struct chain8_k *k, __m128i in8, const struct sdp_lane_op8 ops[
         }
     }
     __m256i v = _mm256_cvtepi8_epi32(in8);
-    v = chain8_x(&k->x[0], v, op[0], op[1]);
-    v = chain8_x(&k->x[1], v, op[2], op[3]);
-    v = _mm256_sub_epi32(_mm256_mullo_epi32(v, k->scale), k->offset);
-    __m256i sg = _mm256_srai_epi32(v, 31);
-    __m256i vm = _mm256_xor_si256(v, sg);
-    __m256i r = _mm256_srl_epi32(_mm256_add_epi32(_mm256_sub_epi32(vm, sg), k->half), k->sh);
-    r = _mm256_sub_epi32(_mm256_xor_si256(r, sg), sg);
-    __m256i f = _mm256_xor_si256(_mm256_srl_epi32(vm, k->sh), sg);
+    v = chain8_x(&k->x[0], v, op[0], op[1], steps0);
+    v = chain8_x(&k->x[1], v, op[2], op[3], steps1);
+    __m256i r = v, f = v;
+    if (!cvt_id) {
+        v = _mm256_sub_epi32(_mm256_mullo_epi32(v, k->scale), k->offset);
+        __m256i sg = _mm256_srai_epi32(v, 31);
+        __m256i vm = _mm256_xor_si256(v, sg);
+        r = _mm256_srl_epi32(_mm256_add_epi32(_mm256_sub_epi32(vm, sg), k->half), k->sh);
+        r = _mm256_sub_epi32(_mm256_xor_si256(r, sg), sg);
+        f = _mm256_xor_si256(_mm256_srl_epi32(vm, k->sh), sg);
+    }
     *sat = _mm256_or_si256(_mm256_cmpgt_epi32(k->sat_lo, f), _mm256_cmpgt_epi32(r, k->sat_hi));
     r = _mm256_min_epi32(_mm256_max_epi32(r, k->lo), k->hi);
     /* the low byte of each lane */
@@ -1171,6 +1190,24 @@ chain8_vec(const struct chain8_k *k, __m128i in8, const struct sdp_lane_op8 ops[
                                          -1, -1);
     __m256i b = _mm256_shuffle_epi8(r, low);
     return _mm_unpacklo_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+}
+
+/* ResNet's residual Add as the compiler emits it: BS without MAX/MIN or
+ * PReLU (its ALU operand and MUL any, truncation any), BN adding the
+ * element operand without MAX/MIN, PReLU, multiplication (operand 1) or
+ * truncation: chain8_vec's steps left out for it are identities there. */
+static int chain8_residual(const struct sdp_lane_chain *c, const struct sdp_lane_op8 ops[4])
+{
+    const struct sdp_lane_x_cfg *x0 = &c->x[0], *x1 = &c->x[1];
+    return !x0->max_mask && !x0->min_mask && !x0->prelu && !x1->max_mask && !x1->min_mask &&
+           !x1->prelu && !ops[3].p && ops[3].val == 1 && x1->mul_shift.shift == 0 &&
+           x1->mul_shift.half == 0;
+}
+
+/* The identity converter (scale 1, offset 0, shift 0). */
+static int chain8_cvt_id(const struct sdp_lane_chain *c)
+{
+    return c->cvt.scale == 1 && c->cvt.offset_scaled == 0 && c->cvt.shift == 0;
 }
 
 DLA_LANES_AVX2_ATTR static uint32_t chain8_avx2(const struct sdp_lane_chain *c, const uint8_t *src,
@@ -1203,16 +1240,32 @@ DLA_LANES_AVX2_ATTR static uint32_t chain8_avx2(const struct sdp_lane_chain *c, 
     }
     const int bn_alu_only =
         !ops[0].p && !ops[1].p && ops[2].p && ops[2].stride == 1 && !ops[3].p;
-    if (bn_alu_only) {
+    if (bn_alu_only && chain8_residual(c, ops) && chain8_cvt_id(c)) {
         for (; i + 8 <= lim; i += 8) {
             __m128i in = _mm_loadl_epi64((const __m128i *)(const void *)(src + i));
-            _mm_storel_epi64((__m128i *)(void *)(dst + i), chain8_vec(&k, in, ops, i, &s, 1));
+            __m128i out = chain8_vec(&k, in, ops, i, &s, 1, CH_MUL | CH_SHIFT, 0, 1);
+            _mm_storel_epi64((__m128i *)(void *)(dst + i), out);
+            cnt = _mm256_sub_epi32(cnt, s);
+        }
+    } else if (bn_alu_only && chain8_residual(c, ops)) {
+        for (; i + 8 <= lim; i += 8) {
+            __m128i in = _mm_loadl_epi64((const __m128i *)(const void *)(src + i));
+            __m128i out = chain8_vec(&k, in, ops, i, &s, 1, CH_MUL | CH_SHIFT, 0, 0);
+            _mm_storel_epi64((__m128i *)(void *)(dst + i), out);
+            cnt = _mm256_sub_epi32(cnt, s);
+        }
+    } else if (bn_alu_only) {
+        for (; i + 8 <= lim; i += 8) {
+            __m128i in = _mm_loadl_epi64((const __m128i *)(const void *)(src + i));
+            __m128i out = chain8_vec(&k, in, ops, i, &s, 1, CH_ALL, CH_ALL, 0);
+            _mm_storel_epi64((__m128i *)(void *)(dst + i), out);
             cnt = _mm256_sub_epi32(cnt, s);
         }
     }
     for (; i + 8 <= lim; i += 8) {
         __m128i in = _mm_loadl_epi64((const __m128i *)(const void *)(src + i));
-        _mm_storel_epi64((__m128i *)(void *)(dst + i), chain8_vec(&k, in, ops, i, &s, 0));
+        __m128i out = chain8_vec(&k, in, ops, i, &s, 0, CH_ALL, CH_ALL, 0);
+        _mm_storel_epi64((__m128i *)(void *)(dst + i), out);
         cnt = _mm256_sub_epi32(cnt, s);
     }
     while (i < n) { /* the tail through zero-padded copies; padding counts nothing */
@@ -1229,7 +1282,7 @@ DLA_LANES_AVX2_ATTR static uint32_t chain8_avx2(const struct sdp_lane_chain *c, 
             }
         }
         __m128i out = chain8_vec(&k, _mm_loadl_epi64((const __m128i *)(const void *)tin), t, 0,
-                                 &s, 0);
+                                 &s, 0, CH_ALL, CH_ALL, 0);
         _mm_storel_epi64((__m128i *)(void *)tout, out);
         memcpy(dst + i, tout, r);
         __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)r),

@@ -559,15 +559,29 @@ static int check_chain8(enum dla_lanes_isa isa, size_t n)
     struct xcase k[2];
     struct sdp_lane_x_cfg xc[2];
     int on[2] = {(int)rnd(0, 3) != 0, (int)rnd(0, 1)};
+    /* a third of the cases: the residual Add's form (chain8_residual) */
+    int residual = rnd(0, 2) == 0;
+    if (residual) {
+        on[0] = on[1] = 1;
+    }
     int32_t lo[4], hi[4];
     struct sdp_lane_op8 ops[4];
     uint8_t *ob[4] = {NULL, NULL, NULL, NULL};
     for (int j = 0; j < 4; j++) {
-        int s = j / 2, per = on[s] && rnd(0, 1);
+        int s = j / 2, per = residual ? j == 2 : on[s] && rnd(0, 1);
         if (j % 2 == 0) {
             random_xcase(&k[s]);
+            if (residual && s == 0) {
+                k[0].alu = rnd(0, 1) ? SDP_LANE_ALU_SUM : SDP_LANE_ALU_BYPASS;
+                k[0].prelu = 0;
+            } else if (residual) {
+                k[1].alu = SDP_LANE_ALU_SUM;
+                k[1].mul_bypass = 1;
+                k[1].prelu = 0;
+                k[1].shift = 0;
+            }
         }
-        ops[j].stride = 1 + rnd(0, 1);
+        ops[j].stride = residual && j == 2 ? 1 : 1 + rnd(0, 1);
         ops[j].shl = j % 2 ? 0 : rnd(0, 24);
         ops[j].p = NULL;
         ops[j].val = j % 2 ? (int32_t)rnd(0, 0xffff) - 32768 : (int32_t)rnd(0, 255) - 128;
@@ -605,6 +619,11 @@ static int check_chain8(enum dla_lanes_isa isa, size_t n)
     int32_t offset = rnd(0, 2) ? (int32_t)rnd(0, 200) - 100 : rnd_value();
     int32_t scale = rnd(0, 3) ? (int32_t)rnd(0, 8) - 4 : (int32_t)rnd(0, 0xffff) - 32768;
     unsigned cshift = rnd(0, 4) ? rnd(0, 16) : rnd(0, 63);
+    if (residual && rnd(0, 1)) { /* the identity converter */
+        offset = 0;
+        scale = 1;
+        cshift = 0;
+    }
     struct sdp_lane_cvt cc;
     dla_sdp_lane_cvt_init(&cc, offset, scale, cshift, bits);
     struct sdp_lane_chain ch;
