@@ -1212,8 +1212,9 @@ static int32_t op_of_channel(const struct sdp_cfg *c, const struct sdp_work *w, 
                                                              : c->reg_op[src];
 }
 
-/* Elements of one fallback step of surface_atoms8 (on the stack). */
-#define ATOMS8_STEP 512
+/* Pixels of one fallback step of surface_atoms8 (8 channels of them on
+ * the stack). */
+#define ATOMS8_STEP 256
 
 /* Pixels [j0, j1) of surface `surf` into its atoms raw (the whole
  * surface's bytes) from CACC's planes of the surface (planes, `real` of
@@ -1242,16 +1243,16 @@ static void surface_atoms8(const struct sdp_cfg *c, const struct sdp_work *w, ui
             o[l].val[i] = op_of_channel(c, w, i, surf, l);
         }
     }
-    int32_t buf[ATOMS8_STEP], zeros[ATOMS8_STEP];
+    /* a step's eight channels as planes of n values, then to atoms */
+    int32_t buf[8 * ATOMS8_STEP], zeros[ATOMS8_STEP];
     memset(zeros, 0, sizeof(zeros));
-    for (uint32_t l = 0; l < 8; l++) {
-        for (size_t j = j0; j < j1; j += ATOMS8_STEP) {
-            const size_t n = j1 - j < ATOMS8_STEP ? j1 - j : ATOMS8_STEP;
-            process_run(c, l < real ? planes + l * w->plane + j : zeros, buf, n, &o[l], st);
-            for (size_t i = 0; i < n; i++) {
-                raw[(j + i) * 8 + l] = (uint8_t)((uint32_t)buf[i] & 0xffu);
-            }
+    for (size_t j = j0; j < j1; j += ATOMS8_STEP) {
+        const size_t n = j1 - j < ATOMS8_STEP ? j1 - j : ATOMS8_STEP;
+        for (uint32_t l = 0; l < 8; l++) {
+            process_run(c, l < real ? planes + l * w->plane + j : zeros, buf + l * n, n, &o[l],
+                        st);
         }
+        dla_atoms_from_planes(c->isa, buf, n, 8, raw + j * 8);
     }
 }
 
