@@ -78,6 +78,8 @@ static void conv_take(struct dlasim_model *m, struct dlc_layer *L, char *fused)
     }
     L->in_scale = g->t[m->store[L->in_tensor]].scale;
     L->out_scale = g->t[L->out_tensor].scale;
+    L->in_zero = g->t[m->store[L->in_tensor]].zero;
+    L->out_zero = g->t[L->out_tensor].zero;
 }
 
 /* The convolution planner on the node's shape (a dry run): NULL, or why
@@ -479,11 +481,15 @@ static int quantize_conv(struct dlc_layer *L, struct qconv *q)
             q->qw[k * per + i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
         }
         M[k] = (double)L->in_scale * sw / L->out_scale;
+        double wsum = 0; /* the input's code of 0: sum w * (s - z) = sum w * s - z * sum w */
+        for (size_t i = 0; i < per && L->in_zero; i++) {
+            wsum += q->qw[k * per + i];
+        }
         if (q->wscale) { /* ONNX Runtime's multiplier: float32 (s_in x s_w) / s_out */
             float sxw = L->in_scale * (float)sw;
             M[k] = (double)(sxw / L->out_scale);
         }
-        B[k] = q->bias[k] / ((double)L->in_scale * sw);
+        B[k] = q->bias[k] / ((double)L->in_scale * sw) - (double)L->in_zero * wsum;
         mmax = M[k] > mmax ? M[k] : mmax;
         bmax = fabs(B[k]) > bmax ? fabs(B[k]) : bmax;
     }
@@ -586,7 +592,7 @@ static int prelu_slopes(struct dlasim_model *m, const struct dlc_layer *L, int64
 static void fill_conv_op(const struct dlasim_model *m, struct dlasim_rt_op *co,
                          const struct dlasim_conv_plan *plan, const struct dlasim_conv_layer *l,
                          const struct dlasim_conv_desc *d, const struct dlc_buf *bx,
-                         const struct dlc_buf *by, uint32_t cacc_trunc, int wblob)
+                         const struct dlc_buf *by, uint32_t cacc_trunc, int pad, int wblob)
 {
     struct dlasim_rt_conv_op *c = &co->op.conv;
     c->weight_reuse = (uint8_t)l->weight_reuse;
@@ -610,6 +616,7 @@ static void fill_conv_op(const struct dlasim_model *m, struct dlasim_rt_op *co,
     c->dilation_x = (uint8_t)d->dilation_x, c->dilation_y = (uint8_t)d->dilation_y;
     c->out_cvt.scale = 1;
     c->out_cvt.truncate = (uint8_t)cacc_trunc;
+    c->pad_val = (int16_t)pad; /* the input's code of 0: padding adds 0 in value space */
     struct dlasim_rt_conv_surface *cs = &co->surface.conv;
     cs->src_data = dlc_cube(bx, DLASIM_RT_MEM_MC);
     cs->src_data.height = (uint16_t)l->in_h;
@@ -648,6 +655,8 @@ static void fill_sdp_op(const struct dlasim_model *m, struct dlasim_rt_op *so,
     struct dlasim_rt_sdp_op *s = &so->op.sdp;
     s->lut_index = -1;
     s->out_cvt.scale = 1;
+    /* the output's code of 0, added after the activation (CVT: (x - offset) * 1) */
+    s->out_cvt.offset = -L->out_zero;
     s->batch_num = 1;
     bias_scale_stage(&s->x1_op, L->relu, L->alu_shift, L->mul_shift);
     struct dlasim_rt_sdp_surface *ss = &so->surface.sdp;
@@ -770,7 +779,7 @@ static int emit_ring_restart(struct dlasim_model *m, struct opvec *v, struct dlc
     rc = rc ? rc : (ci = dlc_new_op(v, DLASIM_RT_OP_CONV)) < 0 ? ci : 0;
     rc = rc ? rc : (si = dlc_new_op(v, DLASIM_RT_OP_SDP)) < 0 ? si : 0;
     if (!rc) {
-        fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[0], &d, &bx, &by, 0, wb);
+        fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[0], &d, &bx, &by, 0, 0, wb);
         fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[0], &z, &by, sb, -1, &sl, k);
         L->n_hw_ops += 2;
         L->ring_restart++;
@@ -865,7 +874,8 @@ static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec 
             rc = dlc_node_errf(err, errlen, si, nd, "too many hardware operations");
             goto out;
         }
-        fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[i], &d, &bx, &by, L->cacc_trunc, wblob);
+        fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[i], &d, &bx, &by, L->cacc_trunc,
+                     L->in_zero, wblob);
         fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[i], L, &by, sblob, sblob2, &sl,
                     cb->nk);
         L->n_hw_ops += 2;

@@ -231,6 +231,29 @@ static int quantize(const float *x, int8_t *q, int64_t n, float scale, int64_t *
     return 0;
 }
 
+/* quantize() for a tensor whose code of 0 is `zero` (a pre-quantized
+ * model's affine activations, ir.h): round(x / scale) + zero, saturated.
+ * -1 as quantize(). */
+static int quantize_zero(const float *x, int8_t *q, int64_t n, float scale, int zero,
+                         int64_t *bad)
+{
+    if (!zero) {
+        return quantize(x, q, n, scale, bad);
+    }
+    float inv = 1.0f / scale;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(x[i])) {
+            *bad = i;
+            return -1;
+        }
+        float v = x[i] * inv;
+        v = v < -1e6f ? -1e6f : v > 1e6f ? 1e6f : v;
+        int r = (int)(v < 0 ? v - 0.5f : v + 0.5f) + zero;
+        q[i] = (int8_t)(r > 127 ? 127 : r < -128 ? -128 : r);
+    }
+    return 0;
+}
+
 /* Tensor t's float values quantized into device memory; a NaN or infinite
  * value is DLASIM_ERR_INVAL with *bad its index (else *bad = -1). */
 static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, const float *x,
@@ -242,7 +265,8 @@ static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, c
     uint8_t *packed = calloc(b->size ? b->size : 1, 1);
     int rc = DLASIM_ERR_NOMEM;
     *bad = -1;
-    if (q && packed && quantize(x, q, (int64_t)n, m->g.t[t].scale, bad)) {
+    if (q && packed &&
+        quantize_zero(x, q, (int64_t)n, m->g.t[t].scale, m->g.t[t].zero, bad)) {
         rc = DLASIM_ERR_INVAL;
     } else if (q && packed) {
         dlasim_conv_pack_cube(&m->hw, b->w, b->h, b->c, b->line, b->surf, q, packed);
@@ -271,8 +295,9 @@ static int read_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, fl
         if (!rc) {
             dlasim_conv_unpack_cube(&m->hw, b->w, b->h, b->c, b->line, b->surf, packed, q);
             float s = m->g.t[t].scale;
+            int zero = m->g.t[t].zero; /* the code of 0 (affine activations) */
             for (size_t i = 0; i < n; i++) {
-                y[i] = (float)q[i] * s;
+                y[i] = (float)(q[i] - zero) * s;
             }
         }
     }
