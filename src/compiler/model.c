@@ -488,12 +488,16 @@ static void accumulate_layer(struct dlasim_model *m, struct dlasim_dev *dev, str
         free(y);
         return;
     }
-    float lim = 127.5f * g->t[t].scale;
+    /* the int8 range in value space: +-127.5 steps, or codes -128..127 minus
+     * the code of 0 (affine activations) */
+    int z = g->t[t].zero;
+    float lo = (z ? -128.5f - (float)z : -127.5f) * g->t[t].scale;
+    float hi = (127.5f - (float)z) * g->t[t].scale;
     for (int64_t k = 0; k < n; k++) {
         double e = (double)y[k] - f[k];
         L->stat_sig += (double)f[k] * f[k];
         L->stat_noise += e * e;
-        L->stat_sat += !from_float && fabsf(f[k]) > lim;
+        L->stat_sat += !from_float && (f[k] > hi || f[k] < lo);
     }
     if (!from_float) {
         accumulate_ranges(L, &g->t[t], y, f);
@@ -646,11 +650,13 @@ static void layer_ops(const struct dlasim_model *m, const struct dlc_layer *L, c
 static void report_prequantized(const struct dlasim_model *m, struct dlc_sbuf *b)
 {
     const struct dlc_graph *g = &m->g;
-    int acts = 0, convs = 0, codes = 0, biased = 0, two = 0;
+    int acts = 0, affine = 0, convs = 0, codes = 0, biased = 0, two = 0;
     double err = 0;
     const char *worst = "";
     for (int t = 0; t < g->n_t; t++) {
-        acts += g->t[t].qscale > 0 && !g->t[t].qdomain; /* the float tensors a Q quantizes */
+        int q = g->t[t].qscale > 0 && !g->t[t].qdomain; /* the float tensors a Q quantizes */
+        acts += q;
+        affine += q && g->t[t].zero;
     }
     for (int i = 0; i < m->n_layers; i++) {
         const struct dlc_layer *L = &m->layers[i];
@@ -669,14 +675,17 @@ static void report_prequantized(const struct dlasim_model *m, struct dlc_sbuf *b
     if (!acts) {
         return;
     }
-    dlc_sb_printf(b, "pre-quantized model: %d activations at the model's scales (instead of calibrated ones), %d of %d "
+    dlc_sb_printf(b, "pre-quantized model: %d activations at the model's scales and zero points "
+              "(instead of calibrated ones), %d of them affine (a zero point other than the middle "
+              "of its type: int8 code of 0 folded into the convolution biases, CSC's pad value and "
+              "SDP's output offset, the Add's operand offsets), %d of %d "
               "convolution layers with the model's int8 weight codes; requantization on SDP, %d "
               "layers as two int16 multipliers in series (X1 then X2, each >> shift with rounding), "
               "the others one: largest relative multiplier error %.1e (%s), %d layers with the bias "
               "rounded to 2^ALU shift; average pools as depthwise convolutions (exact sums); an "
               "output may round to the other side of a half step than ONNX Runtime (float32 "
               "products, round half to even; SDP rounds half away from zero), 1 int8 step apart\n",
-              acts, codes, convs, two, err, worst, biased);
+              acts, affine, codes, convs, two, err, worst, biased);
 }
 
 char *dlasim_model_compile_report(const struct dlasim_model *m)
