@@ -59,7 +59,9 @@ static int check_params(const struct dlc_graph *g, const struct dlc_node *nd, ch
     }
     if (z && z->n != s->n) {
         return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
-                             "%lld zero points for %lld scales", (long long)z->n, (long long)s->n);
+                             "%lld zero points for %lld scales (ONNX: one per scale; an "
+                             "activation has one scale and one zero point)", (long long)z->n,
+                             (long long)s->n);
     }
     return 0;
 }
