@@ -40,6 +40,26 @@ static int channel_mul_operand(const struct dlasim_model *m, const struct dlc_no
     return -1;
 }
 
+/* An Add / Sub + Relu of affine int8 codes that SDP cannot do (add_zeros
+ * below): the Relu must stay in X2, where one operand's zero point is still
+ * in the sum, because the output's zero point is not -128 and both operands
+ * (the minuend of a Sub) have one.  NULL when it can. */
+static const char *relu_zero_refusal(const struct dlasim_model *m, const struct dlc_node *nd)
+{
+    const struct dlc_graph *g = &m->g;
+    int r = dlc_only_reader(g, nd->out);
+    if ((nd->op != DLC_OP_ADD && nd->op != DLC_OP_SUB) || r < 0 ||
+        g->nodes[r].op != DLC_OP_RELU || g->t[g->nodes[r].out].zero == -128) {
+        return NULL;
+    }
+    int za = g->t[m->store[nd->in[0]]].zero, zb = g->t[m->store[nd->in[1]]].zero;
+    if (nd->op == DLC_OP_SUB ? za != 0 : za != 0 && zb != 0) {
+        return "a Relu after it with an output zero point other than the bottom of int8, and "
+               "operand zero points SDP would still carry in the sum the Relu sees";
+    }
+    return NULL;
+}
+
 /* Why an Add/Sub of two tensors or a Relu cannot run on SDP from memory (NULL = it can). */
 static const char *sdp_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
                                char *why, size_t n)
@@ -66,7 +86,7 @@ static const char *sdp_refusal(const struct dlasim_model *m, const struct dlc_no
     if (nd->n_in == 2 && nd->in[0] == nd->in[1]) {
         return "both operands are the same tensor";
     }
-    return NULL;
+    return relu_zero_refusal(m, nd);
 }
 
 /* SDP reading `src` from memory:

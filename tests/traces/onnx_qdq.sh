@@ -11,7 +11,9 @@
 #    (zero point 128 / 0) and affine (qdq_node_zp_*: zero points anywhere in
 #    the type): every int8 output within +-1 of ORT's and >= 99 % identical
 #    (measured 99.9-100 %), AveragePool 2x2 >= 80 % (measured 87.7 %: a tie
-#    rounds away from zero on SDP, to even in ORT);
+#    rounds away from zero on SDP, to even in ORT), and an affine Add+Relu
+#    SDP cannot do, run on the host CPU (its Add output quantized at a
+#    calibrated step in between: >= 80 %, measured 87.8 %);
 #  - the same small model against an independent numpy reference with exact
 #    arithmetic rounding half away from zero, as SDP's shifts do
 #    (tools/models/qdq_reference.py): >= 98 % of dlasim's int8 outputs
@@ -55,7 +57,7 @@ if sh tools/models/ort_install.sh "$ort"; then
         failed=$((failed + 1)); cat "$out"
     fi
     for m in tests/models/qdq_node_*.onnx; do
-        case $m in *avgpool*) exact=80 ;; *) exact=99 ;; esac
+        case $m in *avgpool* | *_cpu_*) exact=80 ;; *) exact=99 ;; esac
         grade "$work/node.txt" "$work/node" "$m" 4 --node --min-exact=$exact
     done
 else

@@ -271,6 +271,7 @@ MODELS = {
     "qdq_node_zp_maxpool_u8": lambda: pool_zp("MaxPool", U8, 70, 70, kernel_shape=[3, 3],
                                               strides=[2, 2], pads=[1, 1, 1, 1]),
     "qdq_node_zp_gap_u8": lambda: pool_zp("GlobalAveragePool", U8, 90, 20),
+    "qdq_node_zp_add_relu_cpu_u8": lambda: add_zp(U8, 60, 100, 10, True),
 }
 
 
