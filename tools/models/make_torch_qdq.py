@@ -8,7 +8,7 @@ Uses Debian's python3-torch / python3-torchvision (seen by /usr/bin/python3).
         a small residual network (32x32 input, 8..32 channels) with every
         operator torch's quantized ResNet uses: Conv+BN+ReLU, MaxPool,
         residual add + ReLU, AveragePool, GlobalAveragePool, Flatten, Linear
-        (the model `make test` keeps, tests/models/qdq_small.onnx)
+        (the model `make test` keeps, tests/models/qdq_torch_small.onnx)
     /usr/bin/python3 tools/models/make_torch_qdq.py resnet18 OUT.onnx [SIZE]
         torchvision's quantizable ResNet-18 (1000 classes), SIZE x SIZE
         input (default 224)
