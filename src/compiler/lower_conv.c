@@ -30,6 +30,17 @@ static int conv_applies(const struct dlasim_model *m, const struct dlc_node *nd)
     return nd->op == DLC_OP_CONV || nd->op == DLC_OP_GEMM || nd->op == DLC_OP_MATMUL;
 }
 
+/* A clip at `hi` implemented by the int8 saturation of tensor t: a
+ * calibrated tensor takes its scale from the clip (calib.c); a
+ * pre-quantized one keeps the model's scale and zero point, so the
+ * saturation is the clip only when hi quantizes to 127 or beyond. */
+static int clip_by_saturation_ok(const struct dlc_graph *g, int t, float hi)
+{
+    const struct dlc_tensor *y = &g->t[t];
+    return !(y->qscale > 0) || !(hi < 3e38f) ||
+           floor((double)hi / y->qscale + 0.5) + y->zero >= 127.0;
+}
+
 /* Nodes fused after a convolution: bias Add/Sub, then Relu / Clip(0, x). */
 static void fuse_after(struct dlasim_model *m, struct dlc_layer *L, int64_t k)
 {
@@ -53,10 +64,12 @@ static void fuse_after(struct dlasim_model *m, struct dlc_layer *L, int64_t k)
             L->prelu = L->n_fused + 1;
         } else if (free_act && nd->op == DLC_OP_RELU) {
             L->relu = 1;
-        } else if (free_act && nd->op == DLC_OP_CLIP && nd->clip_min == 0.0f) {
+        } else if (free_act && nd->op == DLC_OP_CLIP && nd->clip_min == 0.0f &&
+                   clip_by_saturation_ok(g, nd->out, nd->clip_max)) {
             L->relu = 1;
             L->clip_hi = nd->clip_max;
-        } else if (free_act && nd->op == DLC_OP_HARDSIGMOID) {
+        } else if (free_act && nd->op == DLC_OP_HARDSIGMOID &&
+                   clip_by_saturation_ok(g, nd->out, 1.0f)) {
             L->relu = 1; /* alpha, beta folded into weights and bias; clip at 1 by saturation */
             L->clip_hi = 1.0f;
         } else {
