@@ -72,6 +72,7 @@ struct dlc_layer {
     char why[400];      /* CPU: why not on the hardware */
     /* CONV: quantization */
     float in_scale, out_scale;
+    int in_zero, out_zero; /* CONV: int8 codes of 0 (affine activations, ir.h `zero`) */
     uint32_t mul_shift, alu_shift, cacc_trunc;
     int relu;
     int prelu;          /* a LeakyRelu / PRelu fused (node index in fused[]) */

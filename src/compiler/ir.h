@@ -61,6 +61,10 @@ struct dlc_tensor {
     int qnode;        /* the QuantizeLinear that set qscale (node index, for messages) */
     int qdomain;      /* output of a QuantizeLinear (or a Cast of one): its ONNX element type */
     int qzp;          /* ... and its zero point */
+    int zero;         /* the int8 code stored on the device for the value 0 (a pre-quantized
+                         model's affine activations: value = (code - zero) * scale; the
+                         code is q - 128 for uint8, q for int8, so zero = zp - 128 or zp);
+                         0 for every other tensor */
     float *qw_scale;  /* constant dequantized per channel (DequantizeLinear of int8 weights):
                          one scale per index of axis qw_axis, zero points 0 */
     int qw_axis;

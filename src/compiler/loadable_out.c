@@ -86,14 +86,15 @@ int dlasim_model_write_loadable(const struct dlasim_model *m, uint8_t **out, siz
      * [0, 1].  A model whose input was calibrated to another range would be
      * fed at the wrong scale and answer silently wrong: refused. */
     const struct dlc_tensor *it = &m->g.t[in_t];
-    if (fabsf(it->scale * 127.0f - 1.0f) > 1e-6f) {
+    if (fabsf(it->scale * 127.0f - 1.0f) > 1e-6f || it->zero) {
         char msg[400];
         snprintf(msg, sizeof msg,
-                 "input tensor '%s' is quantized at %.9g per int8 step (calibrated |x| <= %.9g), "
+                 "input tensor '%s' is quantized at %.9g per int8 step (calibrated |x| <= %.9g%s), "
                  "but a loadable's input is converted by the runtime as round(p * 127 / 255), "
                  "1/127 per step for inputs in [0, 1]: calibrate on data whose largest magnitude "
                  "is 1 (images with a 255 pixel at the default --scale/--mean), or run the .onnx "
-                 "model", it->name, (double)it->scale, (double)it->amax);
+                 "model", it->name, (double)it->scale, (double)it->amax,
+                 it->zero ? "; the model's own zero point, not the middle of its type" : "");
         return wfail(err, errlen, msg);
     }
     int n_mem = n_shared + 5 * n_net;

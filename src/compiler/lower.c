@@ -401,6 +401,9 @@ static int place_concat(struct dlasim_model *m, int node)
                 return 0;
             }
         }
+        if (x->zero != y->zero) { /* affine codes (pre-quantized): one zero point only */
+            return 0;
+        }
         if (x->is_const || t == g->input || t == g->output || m->buf[t].addr_index >= 0 ||
             !rescaling_producer(g, t) || (i + 1 < nd->n_in && x->dims[1] % m->hw.atom_m)) {
             return 0;
@@ -549,7 +552,8 @@ static void check_placed(struct dlasim_model *m, struct dlc_layer *L, int node, 
     const struct dlc_node *nd = &g->nodes[node];
     L->engine = DLC_ENG_PLACED;
     for (int k = 0; k < nd->n_in; k++) {
-        if (g->t[nd->in[k]].scale != g->t[nd->out].scale) {
+        if (g->t[nd->in[k]].scale != g->t[nd->out].scale ||
+            g->t[nd->in[k]].zero != g->t[nd->out].zero) {
             m->no_place[node] = 1;
             *retry = 1;
         }
@@ -565,6 +569,7 @@ static void take_view(struct dlasim_model *m, struct dlc_layer *L)
     m->store[nd->out] = m->store[nd->in[0]];
     g->t[nd->out].scale = g->t[nd->in[0]].scale;
     g->t[nd->out].amax = g->t[nd->in[0]].amax;
+    g->t[nd->out].zero = g->t[nd->in[0]].zero;
 }
 
 /* A reshape whose 4-D output is another cube than its input's stored one
@@ -601,6 +606,30 @@ static void take_slice_view(struct dlasim_model *m, struct dlc_layer *L)
     L->engine = DLC_ENG_VIEW;
     g->t[nd->out].scale = g->t[m->store[nd->in[0]]].scale;
     g->t[nd->out].amax = g->t[m->store[nd->in[0]]].amax;
+    g->t[nd->out].zero = g->t[m->store[nd->in[0]]].zero;
+}
+
+/* Affine int8 codes (a pre-quantized model's zero point that is not the
+ * middle of its type, ir.h `zero`) reach only the rules that carry the
+ * offset: convolutions (bias, pad value, output offset), Add / Sub (operand
+ * and output offsets) and pooling (max commutes with it).  Elsewhere the
+ * node runs on the host CPU, which dequantizes with the zero point: the
+ * reason, or NULL. */
+static const char *zero_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
+                                const struct dlc_rule *r)
+{
+    const struct dlc_graph *g = &m->g;
+    if (r == &dlc_rule_conv || r == &dlc_rule_pool ||
+        (r == &dlc_rule_sdp_eltwise && (nd->op == DLC_OP_ADD || nd->op == DLC_OP_SUB))) {
+        return NULL;
+    }
+    int zero = g->t[nd->out].zero;
+    for (int i = 0; i < nd->n_in && !zero; i++) {
+        zero = nd->in[i] >= 0 && !g->t[nd->in[i]].is_const ? g->t[m->store[nd->in[i]]].zero : 0;
+    }
+    return zero ? "a zero point other than the middle of its type (affine int8 codes): this "
+                  "lowering has no offset (only Conv, Gemm, MatMul, Add, Sub and pooling carry "
+                  "it)" : NULL;
 }
 
 /* The first rule that takes the node, or NULL with *why the last refusal. */
@@ -612,6 +641,7 @@ static const struct dlc_rule *rule_for(const struct dlasim_model *m, const struc
             continue;
         }
         *why = rules[r]->refusal(m, nd, L->why, sizeof L->why);
+        *why = *why ? *why : zero_refusal(m, nd, rules[r]);
         if (!*why) {
             return rules[r];
         }

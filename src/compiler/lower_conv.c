@@ -30,6 +30,17 @@ static int conv_applies(const struct dlasim_model *m, const struct dlc_node *nd)
     return nd->op == DLC_OP_CONV || nd->op == DLC_OP_GEMM || nd->op == DLC_OP_MATMUL;
 }
 
+/* A clip at `hi` implemented by the int8 saturation of tensor t: a
+ * calibrated tensor takes its scale from the clip (calib.c); a
+ * pre-quantized one keeps the model's scale and zero point, so the
+ * saturation is the clip only when hi quantizes to 127 or beyond. */
+static int clip_by_saturation_ok(const struct dlc_graph *g, int t, float hi)
+{
+    const struct dlc_tensor *y = &g->t[t];
+    return !(y->qscale > 0) || !(hi < 3e38f) ||
+           floor((double)hi / y->qscale + 0.5) + y->zero >= 127.0;
+}
+
 /* Nodes fused after a convolution: bias Add/Sub, then Relu / Clip(0, x). */
 static void fuse_after(struct dlasim_model *m, struct dlc_layer *L, int64_t k)
 {
@@ -53,10 +64,12 @@ static void fuse_after(struct dlasim_model *m, struct dlc_layer *L, int64_t k)
             L->prelu = L->n_fused + 1;
         } else if (free_act && nd->op == DLC_OP_RELU) {
             L->relu = 1;
-        } else if (free_act && nd->op == DLC_OP_CLIP && nd->clip_min == 0.0f) {
+        } else if (free_act && nd->op == DLC_OP_CLIP && nd->clip_min == 0.0f &&
+                   clip_by_saturation_ok(g, nd->out, nd->clip_max)) {
             L->relu = 1;
             L->clip_hi = nd->clip_max;
-        } else if (free_act && nd->op == DLC_OP_HARDSIGMOID) {
+        } else if (free_act && nd->op == DLC_OP_HARDSIGMOID &&
+                   clip_by_saturation_ok(g, nd->out, 1.0f)) {
             L->relu = 1; /* alpha, beta folded into weights and bias; clip at 1 by saturation */
             L->clip_hi = 1.0f;
         } else {
@@ -78,6 +91,8 @@ static void conv_take(struct dlasim_model *m, struct dlc_layer *L, char *fused)
     }
     L->in_scale = g->t[m->store[L->in_tensor]].scale;
     L->out_scale = g->t[L->out_tensor].scale;
+    L->in_zero = g->t[m->store[L->in_tensor]].zero;
+    L->out_zero = g->t[L->out_tensor].zero;
 }
 
 /* The convolution planner on the node's shape (a dry run): NULL, or why
@@ -479,11 +494,15 @@ static int quantize_conv(struct dlc_layer *L, struct qconv *q)
             q->qw[k * per + i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
         }
         M[k] = (double)L->in_scale * sw / L->out_scale;
+        double wsum = 0; /* the input's code of 0: sum w * (s - z) = sum w * s - z * sum w */
+        for (size_t i = 0; i < per && L->in_zero; i++) {
+            wsum += q->qw[k * per + i];
+        }
         if (q->wscale) { /* ONNX Runtime's multiplier: float32 (s_in x s_w) / s_out */
             float sxw = L->in_scale * (float)sw;
             M[k] = (double)(sxw / L->out_scale);
         }
-        B[k] = q->bias[k] / ((double)L->in_scale * sw);
+        B[k] = q->bias[k] / ((double)L->in_scale * sw) - (double)L->in_zero * wsum;
         mmax = M[k] > mmax ? M[k] : mmax;
         bmax = fabs(B[k]) > bmax ? fabs(B[k]) : bmax;
     }
@@ -586,7 +605,7 @@ static int prelu_slopes(struct dlasim_model *m, const struct dlc_layer *L, int64
 static void fill_conv_op(const struct dlasim_model *m, struct dlasim_rt_op *co,
                          const struct dlasim_conv_plan *plan, const struct dlasim_conv_layer *l,
                          const struct dlasim_conv_desc *d, const struct dlc_buf *bx,
-                         const struct dlc_buf *by, uint32_t cacc_trunc, int wblob)
+                         const struct dlc_buf *by, uint32_t cacc_trunc, int pad, int wblob)
 {
     struct dlasim_rt_conv_op *c = &co->op.conv;
     c->weight_reuse = (uint8_t)l->weight_reuse;
@@ -610,6 +629,7 @@ static void fill_conv_op(const struct dlasim_model *m, struct dlasim_rt_op *co,
     c->dilation_x = (uint8_t)d->dilation_x, c->dilation_y = (uint8_t)d->dilation_y;
     c->out_cvt.scale = 1;
     c->out_cvt.truncate = (uint8_t)cacc_trunc;
+    c->pad_val = (int16_t)pad; /* the input's code of 0: padding adds 0 in value space */
     struct dlasim_rt_conv_surface *cs = &co->surface.conv;
     cs->src_data = dlc_cube(bx, DLASIM_RT_MEM_MC);
     cs->src_data.height = (uint16_t)l->in_h;
@@ -648,6 +668,8 @@ static void fill_sdp_op(const struct dlasim_model *m, struct dlasim_rt_op *so,
     struct dlasim_rt_sdp_op *s = &so->op.sdp;
     s->lut_index = -1;
     s->out_cvt.scale = 1;
+    /* the output's code of 0, added after the activation (CVT: (x - offset) * 1) */
+    s->out_cvt.offset = -L->out_zero;
     s->batch_num = 1;
     bias_scale_stage(&s->x1_op, L->relu, L->alu_shift, L->mul_shift);
     struct dlasim_rt_sdp_surface *ss = &so->surface.sdp;
@@ -770,7 +792,7 @@ static int emit_ring_restart(struct dlasim_model *m, struct opvec *v, struct dlc
     rc = rc ? rc : (ci = dlc_new_op(v, DLASIM_RT_OP_CONV)) < 0 ? ci : 0;
     rc = rc ? rc : (si = dlc_new_op(v, DLASIM_RT_OP_SDP)) < 0 ? si : 0;
     if (!rc) {
-        fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[0], &d, &bx, &by, 0, wb);
+        fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[0], &d, &bx, &by, 0, 0, wb);
         fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[0], &z, &by, sb, -1, &sl, k);
         L->n_hw_ops += 2;
         L->ring_restart++;
@@ -865,7 +887,8 @@ static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec 
             rc = dlc_node_errf(err, errlen, si, nd, "too many hardware operations");
             goto out;
         }
-        fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[i], &d, &bx, &by, L->cacc_trunc, wblob);
+        fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[i], &d, &bx, &by, L->cacc_trunc,
+                     L->in_zero, wblob);
         fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[i], L, &by, sblob, sblob2, &sl,
                     cb->nk);
         L->n_hw_ops += 2;

@@ -72,6 +72,11 @@ static const char *pool_refusal(const struct dlasim_model *m, const struct dlc_n
     if (dlc_layout_differs(m, nd->in[0])) {
         return "its input is a view whose layout differs from the stored cube";
     }
+    if (nd->op != DLC_OP_MAXPOOL && g->t[m->store[nd->in[0]]].zero) {
+        return "average pooling of affine int8 codes (zero point not the middle of its type) "
+               "on PDP: its padding and rounding would see the offset (a pre-quantized "
+               "average pool runs as a depthwise convolution up to 8x8)";
+    }
     return NULL;
 }
 
@@ -83,6 +88,7 @@ static void pool_take(struct dlasim_model *m, struct dlc_layer *L, char *fused)
     (void)fused;
     g->t[nd->out].scale = g->t[m->store[nd->in[0]]].scale;
     g->t[nd->out].amax = g->t[m->store[nd->in[0]]].amax;
+    g->t[nd->out].zero = g->t[m->store[nd->in[0]]].zero; /* max commutes with the offset */
     L->in_scale = L->out_scale = g->t[L->out_tensor].scale;
 }
 

@@ -40,6 +40,26 @@ static int channel_mul_operand(const struct dlasim_model *m, const struct dlc_no
     return -1;
 }
 
+/* An Add / Sub + Relu of affine int8 codes that SDP cannot do (add_zeros
+ * below): the Relu must stay in X2, where one operand's zero point is still
+ * in the sum, because the output's zero point is not -128 and both operands
+ * (the minuend of a Sub) have one.  NULL when it can. */
+static const char *relu_zero_refusal(const struct dlasim_model *m, const struct dlc_node *nd)
+{
+    const struct dlc_graph *g = &m->g;
+    int r = dlc_only_reader(g, nd->out);
+    if ((nd->op != DLC_OP_ADD && nd->op != DLC_OP_SUB) || r < 0 ||
+        g->nodes[r].op != DLC_OP_RELU || g->t[g->nodes[r].out].zero == -128) {
+        return NULL;
+    }
+    int za = g->t[m->store[nd->in[0]]].zero, zb = g->t[m->store[nd->in[1]]].zero;
+    if (nd->op == DLC_OP_SUB ? za != 0 : za != 0 && zb != 0) {
+        return "a Relu after it with an output zero point other than the bottom of int8, and "
+               "operand zero points SDP would still carry in the sum the Relu sees";
+    }
+    return NULL;
+}
+
 /* Why an Add/Sub of two tensors or a Relu cannot run on SDP from memory (NULL = it can). */
 static const char *sdp_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
                                char *why, size_t n)
@@ -66,7 +86,7 @@ static const char *sdp_refusal(const struct dlasim_model *m, const struct dlc_no
     if (nd->n_in == 2 && nd->in[0] == nd->in[1]) {
         return "both operands are the same tensor";
     }
-    return NULL;
+    return relu_zero_refusal(m, nd);
 }
 
 /* SDP reading `src` from memory:
@@ -108,6 +128,40 @@ static struct add_req add_requant(double s_src, double s_opd, double s_out)
     double e_opd = fabs(ldexp(1.0, q.k) * cvt - s_opd / s_out);
     q.err = 127.0 * (e_src + e_opd) + 0.5 * cvt;
     return q;
+}
+
+/* The zero points of a pre-quantized Add / Sub (affine int8 codes, ir.h
+ * `zero`).  X1 subtracts the source's zero point before its multiplier
+ * (exact, set by the caller); the operand's, z_opd << k, is still in X2's
+ * sum x, and the output's is added by CVT, which computes
+ * (x - offset) x m_out >> t_out: offset = z_opd 2^k - z_out 2^t_out / m_out,
+ * rounded to an integer (at most half a unit of x: 2^-(k+1) operand steps,
+ * as X1's own rounding).  X2's Relu acts on x, so with an operand zero
+ * point it is dropped when the output's zero point is -128: the
+ * saturation at the bottom of int8 is then the Relu exactly (round is
+ * monotonic); otherwise 1 (refused); 2 when the offset needs more than 32
+ * bits.  0 with s->out_cvt.offset set. */
+static int add_zeros(const struct dlasim_model *m, const struct dlc_layer *L, int opd_t, int k,
+                     uint32_t t_out, int16_t m_out, struct dlasim_rt_sdp_op *s, int *relu)
+{
+    const struct dlc_graph *g = &m->g;
+    int z_opd = g->t[opd_t].zero, z_out = g->t[L->out_tensor].zero;
+    if (!z_opd && !z_out) {
+        return 0;
+    }
+    if (*relu && z_opd) {
+        if (z_out != -128) {
+            return 1;
+        }
+        *relu = 0;
+    }
+    double off = ldexp((double)z_opd, k) - (m_out ? ldexp((double)z_out, (int)t_out) / m_out : 0);
+    off = floor(off + 0.5);
+    if (fabs(off) > 2147483647.0) {
+        return 2;
+    }
+    s->out_cvt.offset = (int32_t)off;
+    return 0;
 }
 
 static int emit_sdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v, char *err,
@@ -168,7 +222,12 @@ static int emit_sdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v
         struct add_req q = add_requant(g->t[src_t].scale, g->t[opd_t].scale, s_out);
         if (!sub) {
             struct add_req w = add_requant(g->t[opd_t].scale, g->t[src_t].scale, s_out);
-            if (w.err < q.err) {
+            /* a Relu that must stay in X2 wants the operand without a zero point */
+            int swap_for_relu = L->relu && g->t[L->out_tensor].zero != -128 &&
+                       g->t[opd_t].zero && !g->t[src_t].zero;
+            int stay_for_relu = L->relu && g->t[L->out_tensor].zero != -128 &&
+                        !g->t[opd_t].zero && g->t[src_t].zero;
+            if (swap_for_relu || (!stay_for_relu && w.err < q.err)) {
                 int t = src_t;
                 src_t = opd_t, opd_t = t, q = w;
             }
@@ -183,10 +242,31 @@ static int emit_sdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v
         m_out = dlc_fit16(g->t[opd_t].scale / ldexp(1.0, k) / s_out, &t_out, 63);
     }
     ss->src_data = dlc_cube(&m->buf[src_t], DLASIM_RT_MEM_MC);
+    int relu = L->relu;
+    int zrc = add_zeros(m, L, opd_t, k, t_out, m_out, s, &relu);
+    if (zrc == 1) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "%s + Relu of affine int8 codes: the Relu sits before SDP's output "
+                             "offset, where the operand's zero point (%d) is still in the sum, "
+                             "and the output's zero point (%d) is not the bottom of int8 (where "
+                             "the saturation would be the Relu)", dlc_op_names[nd->op],
+                             g->t[opd_t].zero, g->t[L->out_tensor].zero);
+    }
+    if (zrc) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "the zero points (operand %d, output %d) need an output converter "
+                             "offset beyond 32 bits at these scales", g->t[opd_t].zero,
+                             g->t[L->out_tensor].zero);
+    }
     s->x1_op.enable = 1;
     s->x1_op.type = DLASIM_RT_SDP_MUL;
     s->x1_op.mode = DLASIM_RT_SDP_PER_LAYER;
     s->x1_op.mul_operand = sub ? -m_src : m_src;
+    if (g->t[src_t].zero) { /* (src - its zero) x m: X1's ALU first, per layer, exact */
+        s->x1_op.type = DLASIM_RT_SDP_BOTH;
+        s->x1_op.alu_type = 2; /* SUM */
+        s->x1_op.alu_operand = -g->t[src_t].zero;
+    }
     s->x1_op.truncate = (uint8_t)t_src;
     s->x1_op.precision = DLASIM_RT_INT16;
     s->x2_op.enable = 1;
@@ -194,7 +274,7 @@ static int emit_sdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v
     s->x2_op.type = DLASIM_RT_SDP_ADD;
     s->x2_op.mode = DLASIM_RT_SDP_PER_POINT;
     s->x2_op.shift_value = (uint8_t)k;
-    s->x2_op.act = L->relu ? DLASIM_RT_ACT_RELU : DLASIM_RT_ACT_NONE;
+    s->x2_op.act = relu ? DLASIM_RT_ACT_RELU : DLASIM_RT_ACT_NONE;
     s->x2_op.precision = DLASIM_RT_INT8;
     ss->x2_data = dlc_cube(&m->buf[opd_t], DLASIM_RT_MEM_MC);
     s->out_cvt.scale = m_out;

@@ -231,6 +231,29 @@ static int quantize(const float *x, int8_t *q, int64_t n, float scale, int64_t *
     return 0;
 }
 
+/* quantize() for a tensor whose code of 0 is `zero` (a pre-quantized
+ * model's affine activations, ir.h): round(x / scale) + zero, saturated.
+ * -1 as quantize(). */
+static int quantize_zero(const float *x, int8_t *q, int64_t n, float scale, int zero,
+                         int64_t *bad)
+{
+    if (!zero) {
+        return quantize(x, q, n, scale, bad);
+    }
+    float inv = 1.0f / scale;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(x[i])) {
+            *bad = i;
+            return -1;
+        }
+        float v = x[i] * inv;
+        v = v < -1e6f ? -1e6f : v > 1e6f ? 1e6f : v;
+        int r = (int)(v < 0 ? v - 0.5f : v + 0.5f) + zero;
+        q[i] = (int8_t)(r > 127 ? 127 : r < -128 ? -128 : r);
+    }
+    return 0;
+}
+
 /* Tensor t's float values quantized into device memory; a NaN or infinite
  * value is DLASIM_ERR_INVAL with *bad its index (else *bad = -1). */
 static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, const float *x,
@@ -242,7 +265,8 @@ static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, c
     uint8_t *packed = calloc(b->size ? b->size : 1, 1);
     int rc = DLASIM_ERR_NOMEM;
     *bad = -1;
-    if (q && packed && quantize(x, q, (int64_t)n, m->g.t[t].scale, bad)) {
+    if (q && packed &&
+        quantize_zero(x, q, (int64_t)n, m->g.t[t].scale, m->g.t[t].zero, bad)) {
         rc = DLASIM_ERR_INVAL;
     } else if (q && packed) {
         dlasim_conv_pack_cube(&m->hw, b->w, b->h, b->c, b->line, b->surf, q, packed);
@@ -271,8 +295,9 @@ static int read_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, fl
         if (!rc) {
             dlasim_conv_unpack_cube(&m->hw, b->w, b->h, b->c, b->line, b->surf, packed, q);
             float s = m->g.t[t].scale;
+            int zero = m->g.t[t].zero; /* the code of 0 (affine activations) */
             for (size_t i = 0; i < n; i++) {
-                y[i] = (float)q[i] * s;
+                y[i] = (float)(q[i] - zero) * s;
             }
         }
     }
@@ -463,12 +488,16 @@ static void accumulate_layer(struct dlasim_model *m, struct dlasim_dev *dev, str
         free(y);
         return;
     }
-    float lim = 127.5f * g->t[t].scale;
+    /* the int8 range in value space: +-127.5 steps, or codes -128..127 minus
+     * the code of 0 (affine activations) */
+    int z = g->t[t].zero;
+    float lo = (z ? -128.5f - (float)z : -127.5f) * g->t[t].scale;
+    float hi = (127.5f - (float)z) * g->t[t].scale;
     for (int64_t k = 0; k < n; k++) {
         double e = (double)y[k] - f[k];
         L->stat_sig += (double)f[k] * f[k];
         L->stat_noise += e * e;
-        L->stat_sat += !from_float && fabsf(f[k]) > lim;
+        L->stat_sat += !from_float && (f[k] > hi || f[k] < lo);
     }
     if (!from_float) {
         accumulate_ranges(L, &g->t[t], y, f);
@@ -621,11 +650,13 @@ static void layer_ops(const struct dlasim_model *m, const struct dlc_layer *L, c
 static void report_prequantized(const struct dlasim_model *m, struct dlc_sbuf *b)
 {
     const struct dlc_graph *g = &m->g;
-    int acts = 0, convs = 0, codes = 0, biased = 0, two = 0;
+    int acts = 0, affine = 0, convs = 0, codes = 0, biased = 0, two = 0;
     double err = 0;
     const char *worst = "";
     for (int t = 0; t < g->n_t; t++) {
-        acts += g->t[t].qscale > 0 && !g->t[t].qdomain; /* the float tensors a Q quantizes */
+        int q = g->t[t].qscale > 0 && !g->t[t].qdomain; /* the float tensors a Q quantizes */
+        acts += q;
+        affine += q && g->t[t].zero;
     }
     for (int i = 0; i < m->n_layers; i++) {
         const struct dlc_layer *L = &m->layers[i];
@@ -644,14 +675,17 @@ static void report_prequantized(const struct dlasim_model *m, struct dlc_sbuf *b
     if (!acts) {
         return;
     }
-    dlc_sb_printf(b, "pre-quantized model: %d activations at the model's scales (instead of calibrated ones), %d of %d "
+    dlc_sb_printf(b, "pre-quantized model: %d activations at the model's scales and zero points "
+              "(instead of calibrated ones), %d of them affine (a zero point other than the middle "
+              "of its type: int8 code of 0 folded into the convolution biases, CSC's pad value and "
+              "SDP's output offset, the Add's operand offsets), %d of %d "
               "convolution layers with the model's int8 weight codes; requantization on SDP, %d "
               "layers as two int16 multipliers in series (X1 then X2, each >> shift with rounding), "
               "the others one: largest relative multiplier error %.1e (%s), %d layers with the bias "
               "rounded to 2^ALU shift; average pools as depthwise convolutions (exact sums); an "
               "output may round to the other side of a half step than ONNX Runtime (float32 "
               "products, round half to even; SDP rounds half away from zero), 1 int8 step apart\n",
-              acts, codes, convs, two, err, worst, biased);
+              acts, affine, codes, convs, two, err, worst, biased);
 }
 
 char *dlasim_model_compile_report(const struct dlasim_model *m)

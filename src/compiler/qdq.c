@@ -10,11 +10,12 @@
  *    channel) so the lowering stores exactly the model's int8 codes
  *    (lower_conv.c, dlc_given_wscale).
  *  - QuantizeLinear(x) -> [Cast] -> DequantizeLinear on an activation
- *    becomes a no-op and x keeps the model's step: NVDLA's INT8 feature
- *    data is symmetric (value = q * scale), so a zero point is exact only
- *    when it is the middle of its type: 128 for uint8 (q - 128 is the int8
- *    code) or 0 for int8.  Any other zero point, a per-channel activation
- *    scale, or a pair whose scales differ is refused, naming the node.
+ *    becomes a no-op and x keeps the model's step and zero point: NVDLA
+ *    stores the int8 code q - 128 (uint8) or q (int8), value = (code -
+ *    zero) * scale with zero = zp - 128 or zp (ir.h `zero`; the lowering
+ *    folds it into biases, pad values and output offsets).  A per-channel
+ *    activation scale or zero point, or a pair whose scales or zero points
+ *    differ, is refused, naming the node.
  * Rounding of every requantization then follows the hardware (SDP/CACC
  * multiplier and shifts); docs/compiler.md states the error against ONNX
  * Runtime's int8 kernels.
@@ -58,7 +59,9 @@ static int check_params(const struct dlc_graph *g, const struct dlc_node *nd, ch
     }
     if (z && z->n != s->n) {
         return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
-                             "%lld zero points for %lld scales", (long long)z->n, (long long)s->n);
+                             "%lld zero points for %lld scales (ONNX: one per scale; an "
+                             "activation has one scale and one zero point)", (long long)z->n,
+                             (long long)s->n);
     }
     return 0;
 }
@@ -70,29 +73,29 @@ static int zp_type(const struct dlc_graph *g, const struct dlc_node *nd)
     return z && z->elem ? z->elem : T_UINT8;
 }
 
-/* A per-tensor activation zero point NVDLA's symmetric INT8 represents
- * exactly: 128 (uint8) or 0 (int8).  0 or a refusal saying why. */
+/* A per-tensor activation zero point: any value of uint8 or int8.  NVDLA
+ * stores the int8 code s = q - 128 (uint8) or q (int8) and the lowering
+ * carries the code of 0 (tensor field `zero`): folded into the convolution
+ * bias, CSC's pad value and SDP's output offset (lower_conv.c), the Add's
+ * operands (lower_sdp.c).  0 or a refusal saying why. */
 static int check_act_zp(const struct dlc_graph *g, const struct dlc_node *nd, char *err,
                         size_t errlen)
 {
-    const struct dlc_tensor *z = input_at(g, nd, 2);
     int type = zp_type(g, nd);
-    int64_t zp = z ? int_of(z, 0) : 0;
     if (type != T_UINT8 && type != T_INT8) {
         return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
                              "activations of ONNX element type %d: only uint8 and int8 are "
                              "supported", type);
     }
-    if ((type == T_UINT8 && zp != 128) || (type == T_INT8 && zp != 0)) {
-        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
-                             "activation zero point %lld (%s) is not supported: NVDLA's INT8 "
-                             "feature data is symmetric (value = q * scale), exact only for a "
-                             "zero point of %s; quantize activations symmetrically (PyTorch: "
-                             "qscheme=torch.per_tensor_symmetric)", (long long)zp,
-                             type == T_UINT8 ? "uint8" : "int8",
-                             type == T_UINT8 ? "128 for uint8" : "0 for int8");
-    }
     return 0;
+}
+
+/* The device's int8 code of the value 0 for a Q / DQ node's zero point. */
+static int device_zero(const struct dlc_graph *g, const struct dlc_node *nd)
+{
+    const struct dlc_tensor *z = input_at(g, nd, 2);
+    int64_t zp = z ? int_of(z, 0) : 0;
+    return (int)(zp_type(g, nd) == T_UINT8 ? zp - 128 : zp);
 }
 
 /* QuantizeLinear of a constant: round half to even, saturate (ONNX). */
@@ -253,7 +256,14 @@ static int quantize_activation(struct dlc_graph *g, struct dlc_node *nd, char *e
                              "one int8 tensor has one scale", x->name, (double)s->data[0],
                              (double)x->qscale, g->nodes[x->qnode].name);
     }
+    if (x->qscale > 0 && x->zero != device_zero(g, nd)) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, nd,
+                             "tensor '%s' is quantized with two zero points (node '%s' too): "
+                             "one int8 tensor has one zero point", x->name,
+                             g->nodes[x->qnode].name);
+    }
     x->qscale = s->data[0];
+    x->zero = device_zero(g, nd);
     x->qnode = (int)(nd - g->nodes);
     struct dlc_tensor *o = &g->t[nd->out];
     o->qdomain = zp_type(g, nd);

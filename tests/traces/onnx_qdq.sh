@@ -2,14 +2,18 @@
 # Pre-quantized (QDQ) models against ONNX Runtime's own int8 execution
 # (docs/compiler.md "Pre-quantized models"; tools/models/qdq_grade.py):
 #  - tests/models/qdq_torch_small.onnx, a residual network quantized by
-#    PyTorch's post-training quantization and exported to QDQ
-#    (tools/models/make_torch_qdq.py small): top-1 identical on 64 inputs and
-#    >= 99.5 % of the int8 outputs within +-1 of ORT's (issue 17 asks 99 %;
-#    measured 99.8 %, 71 % identical: docs/compiler.md);
-#  - one model per operator (tools/models/make_qdq_tests.py): every int8
-#    output within +-1 of ORT's and >= 99 % identical (measured 99.9-100 %),
-#    AveragePool 2x2 >= 80 % (measured 87.7 %: a tie rounds away from zero
-#    on SDP, to even in ORT);
+#    PyTorch's post-training quantization with its default affine quint8
+#    activations and exported to QDQ (tools/models/make_torch_qdq.py small):
+#    top-1 identical on 64 inputs and >= 99.5 % of the int8 outputs within
+#    +-1 of ORT's (issue 17 asks 99 %; measured 100 %, 82 % identical:
+#    docs/compiler.md);
+#  - one model per operator (tools/models/make_qdq_tests.py), symmetric
+#    (zero point 128 / 0) and affine (qdq_node_zp_*: zero points anywhere in
+#    the type): every int8 output within +-1 of ORT's and >= 99 % identical
+#    (measured 99.9-100 %), AveragePool 2x2 >= 80 % (measured 87.7 %: a tie
+#    rounds away from zero on SDP, to even in ORT), and an affine Add+Relu
+#    SDP cannot do, run on the host CPU (its Add output quantized at a
+#    calibrated step in between: >= 80 %, measured 87.8 %);
 #  - the same small model against an independent numpy reference with exact
 #    arithmetic rounding half away from zero, as SDP's shifts do
 #    (tools/models/qdq_reference.py): >= 98 % of dlasim's int8 outputs
@@ -53,15 +57,15 @@ if sh tools/models/ort_install.sh "$ort"; then
         failed=$((failed + 1)); cat "$out"
     fi
     for m in tests/models/qdq_node_*.onnx; do
-        case $m in *avgpool*) exact=80 ;; *) exact=99 ;; esac
+        case $m in *avgpool* | *_cpu_*) exact=80 ;; *) exact=99 ;; esac
         grade "$work/node.txt" "$work/node" "$m" 4 --node --min-exact=$exact
     done
 else
     echo "FAIL onnxruntime-node could not be installed"; failed=$((failed + 1))
 fi
 head -c 64 /dev/zero > "$work/x.f32"
-refused tests/models/qdq_bad_zero_point.onnx \
-    "node 'QuantizeLinear_1' (QuantizeLinear): activation zero point 3 (uint8) is not supported"
+refused tests/models/qdq_bad_per_channel_zp.onnx \
+    "node 'QuantizeLinear_1' (QuantizeLinear): 4 zero points for 1 scales"
 refused tests/models/qdq_bad_per_channel.onnx \
     "node 'QuantizeLinear_1' (QuantizeLinear): per-channel activation scales (4 values) are not supported"
 refused tests/models/qdq_bad_requantize.onnx \

@@ -3,7 +3,7 @@
 for tests/traces/onnx_qdq.sh: one operator between QuantizeLinear /
 DequantizeLinear pairs, or one QLinearConv / QLinearMatMul / QGemm /
 QLinearAdd (the last two com.microsoft), odd scales, uint8 (zero point 128) and int8 (zero
-point 0) activations, int8 weights per output channel with odd scales.
+point 0) activations, and affine ones (qdq_node_zp_*: zero points anywhere in the type), int8 weights per output channel with odd scales.
 Python3-onnx and numpy only.
 
     /usr/bin/python3 tools/models/make_qdq_tests.py DIR
@@ -40,10 +40,10 @@ class Graph:
         self.nodes.append(helper.make_node(op, inputs, [out], name="%s_%d" % (op, self.n), **attrs))
         return out
 
-    def qdq(self, x, scale, dtype):
-        """Q -> DQ of an activation at this step (zero point 128 / 0)."""
+    def qdq(self, x, scale, dtype, zp=None):
+        """Q -> DQ of an activation at this step (zero point zp, default 128 / 0)."""
         s = self.const(np.float32(scale))
-        z = self.const(dtype(128 if dtype == U8 else 0))
+        z = self.const(dtype((128 if dtype == U8 else 0) if zp is None else zp))
         return self.node("DequantizeLinear", [self.node("QuantizeLinear", [x, s, z]), s, z])
 
     def weights(self, shape, axis=0):
@@ -183,11 +183,50 @@ def qlinear_add(dtype):
     return g, g.node("DequantizeLinear", [y, ys, xz])
 
 
-def bad_zero_point():
-    g = Graph([1, 8, 4, 4])
-    s, z = g.const(np.float32(0.01)), g.const(U8(3))
-    x = g.node("DequantizeLinear", [g.node("QuantizeLinear", ["input", s, z]), s, z])
+def bad_per_channel_zp():
+    g = Graph([1, 4, 4, 4])
+    s, z = g.const(np.float32(0.01)), g.const(np.array([3, 9, 27, 81], U8))
+    x = g.node("DequantizeLinear", [g.node("QuantizeLinear", ["input", s, z], axis=1), s, z], axis=1)
     return g, g.node("Relu", [x])
+
+
+# Affine activations (zero points anywhere in the type, torch's default
+# quint8 per_tensor_affine): the device code's offset folded into biases,
+# pad values, operand and output offsets (docs/compiler.md).
+def conv_zp(dtype, zin, zout, relu):
+    g = Graph([1, 8, 10, 10])
+    x = g.qdq("input", 0.00813, dtype, zin)
+    w, sw = g.weights((16, 8, 3, 3))
+    y = g.node("Conv", [x, w, g.bias(16, 0.00813, sw)], pads=[1, 1, 1, 1], strides=[1, 1])
+    if relu:
+        y = g.node("Relu", [y])
+    return g, g.qdq(y, 0.0517 if not relu else 0.0259, dtype, zout)
+
+
+def gemm_zp(dtype, zin, zout):
+    g = Graph([1, 24])
+    x = g.qdq("input", 0.00791, dtype, zin)
+    w, sw = g.weights((10, 24), axis=0)
+    y = g.node("Gemm", [x, w, g.bias(10, 0.00791, sw)], transB=1)
+    return g, g.qdq(y, 0.0213, dtype, zout)
+
+
+def add_zp(dtype, zin, za, zout, relu):
+    g = Graph([1, 8, 6, 6])
+    x = g.qdq("input", 0.00788, dtype, zin)
+    w, sw = g.weights((8, 8, 1, 1))
+    a = g.qdq(g.node("Conv", [x, w, g.bias(8, 0.00788, sw)]), 0.0291, dtype, za)
+    y = g.node("Add", [a, x])
+    if relu:
+        y = g.node("Relu", [y])
+    return g, g.qdq(y, 0.0333, dtype, zout)
+
+
+def pool_zp(op, dtype, zin, zout, **attrs):
+    g = Graph([1, 8, 8, 8])
+    x = g.qdq("input", 0.00802, dtype, zin)
+    return g, g.qdq(g.node(op, [x], **attrs), 0.00802 if op == "MaxPool" else 0.00411, dtype,
+                    zout)
 
 
 def bad_per_channel():
@@ -220,9 +259,19 @@ MODELS = {
     "qdq_node_qlinearmatmul_i8": lambda: qlinear_matmul(I8),
     "qdq_node_qgemm_u8": lambda: qgemm(U8),
     "qdq_node_qlinearadd_u8": lambda: qlinear_add(U8),
-    "qdq_bad_zero_point": bad_zero_point,
     "qdq_bad_per_channel": bad_per_channel,
     "qdq_bad_requantize": bad_requantize,
+    "qdq_bad_per_channel_zp": bad_per_channel_zp,
+    "qdq_node_zp_conv_u8": lambda: conv_zp(U8, 37, 151, False),
+    "qdq_node_zp_conv_relu_u8": lambda: conv_zp(U8, 90, 0, True),
+    "qdq_node_zp_conv_relu_i8": lambda: conv_zp(I8, -40, 22, True),
+    "qdq_node_zp_gemm_i8": lambda: gemm_zp(I8, -20, 15),
+    "qdq_node_zp_add_u8": lambda: add_zp(U8, 60, 100, 140, False),
+    "qdq_node_zp_add_relu_u8": lambda: add_zp(U8, 60, 100, 0, True),
+    "qdq_node_zp_maxpool_u8": lambda: pool_zp("MaxPool", U8, 70, 70, kernel_shape=[3, 3],
+                                              strides=[2, 2], pads=[1, 1, 1, 1]),
+    "qdq_node_zp_gap_u8": lambda: pool_zp("GlobalAveragePool", U8, 90, 20),
+    "qdq_node_zp_add_relu_cpu_u8": lambda: add_zp(U8, 60, 100, 10, True),
 }
 
 

@@ -8,7 +8,7 @@ Uses Debian's python3-torch / python3-torchvision (seen by /usr/bin/python3).
         a small residual network (32x32 input, 8..32 channels) with every
         operator torch's quantized ResNet uses: Conv+BN+ReLU, MaxPool,
         residual add + ReLU, AveragePool, GlobalAveragePool, Flatten, Linear
-        (the model `make test` keeps, tests/models/qdq_small.onnx)
+        (the model `make test` keeps, tests/models/qdq_torch_small.onnx)
     /usr/bin/python3 tools/models/make_torch_qdq.py resnet18 OUT.onnx [SIZE]
         torchvision's quantizable ResNet-18 (1000 classes), SIZE x SIZE
         input (default 224)
@@ -17,18 +17,22 @@ Both: random seeded weights with random BatchNorm statistics (as the model
 zoo's), eager-mode torch.ao.quantization (fuse, prepare, calibrate on 8
 random images uniform in [0, 1), convert), exported by torch.onnx.export at
 opset 13, which writes QuantizeLinear / DequantizeLinear around each
-operator.  The quantization configuration is torch's own, chosen so that
-NVDLA's symmetric INT8 represents it exactly: activations quint8 with
-qscheme per_tensor_symmetric (zero point 128), weights qint8
-per_channel_symmetric (zero point 0) in 7 bits (-64..63): ONNX Runtime's
-uint8 x int8 kernels on x86 without VNNI add pairs of products in 16-bit
-saturating arithmetic (VPMADDUBSW), so full-range int8 weights against
-uint8 codes near 255 saturate there and ORT's own int8 result is wrong;
-7-bit weights are the usual workaround.  --w8 makes full-range weights
-(dlasim takes them; the grading against ORT then measures ORT's
-saturation).  torch's default quint8 affine
-activations (zero point anywhere in 0..255) are refused by dlasim with the
-node named.
+operator.  The quantization configuration is torch's default form:
+activations quint8 per_tensor_affine (MinMaxObserver; a tensor after a
+ReLU gets zero point 0, others a zero point anywhere in 0..255: dlasim
+folds it into biases, pad values and SDP offsets, docs/compiler.md), with
+ONNX Runtime then folding every Relu into its integer QLinearConv /
+QLinearAdd; weights qint8 per_channel_symmetric (zero point 0) in 7 bits
+(-64..63): ONNX Runtime's uint8 x int8 kernels on x86 without VNNI add
+pairs of products in 16-bit saturating arithmetic (VPMADDUBSW), so
+full-range int8 weights against uint8 codes near 255 saturate there and
+ORT's own int8 result is wrong; 7-bit weights are the usual workaround
+(torch's fbgemm configuration halves the activations' range instead,
+reduce_range).  --w8 makes full-range weights (dlasim takes them; the
+grading against ORT then measures ORT's saturation).  --symmetric makes
+the earlier form, activations per_tensor_symmetric (zero point 128),
+where ORT cannot fold a Relu before a QuantizeLinear and runs those
+layers in float32.
 """
 import sys
 
@@ -102,20 +106,21 @@ class SmallResNet(nn.Module):
             b.fuse()
 
 
-def qconfig(w8):
-    act = tq.MinMaxObserver.with_args(dtype=torch.quint8, qscheme=torch.per_tensor_symmetric)
+def qconfig(w8, symmetric):
+    scheme = torch.per_tensor_symmetric if symmetric else torch.per_tensor_affine
+    act = tq.MinMaxObserver.with_args(dtype=torch.quint8, qscheme=scheme)
     wmin, wmax = (-128, 127) if w8 else (-64, 63)
     wt = tq.PerChannelMinMaxObserver.with_args(dtype=torch.qint8, qscheme=torch.per_channel_symmetric,
                                                quant_min=wmin, quant_max=wmax)
     return tq.QConfig(activation=act, weight=wt)
 
 
-def quantize_and_export(model, size, out, w8):
+def quantize_and_export(model, size, out, w8, symmetric):
     gen = torch.Generator().manual_seed(1)
     randomize_bn(model, gen)
     model.eval()
     model.fuse_model()
-    model.qconfig = qconfig(w8)
+    model.qconfig = qconfig(w8, symmetric)
     tq.prepare(model, inplace=True)
     with torch.no_grad():
         for _ in range(8):
@@ -129,16 +134,16 @@ def main():
     torch.manual_seed(0)
     torch.backends.quantized.engine = "qnnpack"
     torch.set_num_threads(1)
-    args = [a for a in sys.argv[1:] if a != "--w8"]
-    w8 = "--w8" in sys.argv
+    args = [a for a in sys.argv[1:] if a not in ("--w8", "--symmetric")]
+    w8, sym = "--w8" in sys.argv, "--symmetric" in sys.argv
     if len(args) < 2 or args[0] not in ("small", "resnet18"):
-        sys.exit("usage: make_torch_qdq.py small|resnet18 OUT.onnx [SIZE] [--w8]")
+        sys.exit("usage: make_torch_qdq.py small|resnet18 OUT.onnx [SIZE] [--w8] [--symmetric]")
     kind, out = args[0], args[1]
     if kind == "small":
-        quantize_and_export(SmallResNet(), 32, out, w8)
+        quantize_and_export(SmallResNet(), 32, out, w8, sym)
     else:
         size = int(args[2]) if len(args) > 2 else 224
-        quantize_and_export(qm.resnet18(weights=None, quantize=False), size, out, w8)
+        quantize_and_export(qm.resnet18(weights=None, quantize=False), size, out, w8, sym)
 
 
 if __name__ == "__main__":

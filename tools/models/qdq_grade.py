@@ -12,7 +12,8 @@ COUNT random inputs (seeded, uniform [0, 1); default 8) run through
   - `dlasim run MODEL.onnx --out-raw` on the simulated device (CONFIG,
     default nv_small), the model's own scales; its dequantized outputs
     divided by the model's output step give dlasim's int8 codes.
-Both are compared as int8 codes (uint8 minus its zero point 128).  Prints
+Both are compared as zero-point-free codes (ORT's q minus the output's zero
+point; dlasim's dequantized (s - zero) x step divided by the step).  Prints
 the histogram of the differences, the share within +-1, top-1 agreement,
 and "N passed, N failed" for the two acceptance criteria (top-1
 identical on every input, >= 99 % of the codes within +-1: issue 17's

@@ -153,7 +153,16 @@ class Reference:
             np.atleast_1d(self.const(node.input[1]).astype(F32))
 
     def only_quantized(self, name):
+        """Read only by a QuantizeLinear, directly or through a Relu that the
+        QuantizeLinear's clamp makes redundant (zero point = the type's
+        minimum: ORT then drops the Relu and fuses the integer operator)."""
         cons = self.consumers[name]
+        if len(cons) == 1 and cons[0].op_type == "Relu":
+            after = self.consumers[cons[0].output[0]]
+            if len(after) == 1 and after[0].op_type == "QuantizeLinear" and len(after[0].input) > 2:
+                zp = self.const(after[0].input[2])
+                return int(zp) == np.iinfo(zp.dtype).min
+            return False
         return len(cons) == 1 and cons[0].op_type == "QuantizeLinear"
 
     # each op: inputs (values) -> value
@@ -182,7 +191,7 @@ class Reference:
                    fxy=fxy, chan=chan, fused=self.only_quantized(node.output[0]))
 
     def add(self, node, v):
-        return Lin("sum", terms=[v[i] for i in node.input])
+        return Lin("sum", terms=[v[i] for i in node.input], fused=self.only_quantized(node.output[0]))
 
     def gap(self, node, v):
         x = v[node.input[0]]
@@ -237,6 +246,11 @@ class Reference:
         return out
 
     def q_sum(self, val, sy):
+        if self.mode == "ort" and getattr(val, "fused", False) and len(val.terms) == 2:
+            # QLinearAdd (MLAS): each operand's code times its float32 ratio to the output
+            # scale, summed in float32, round half to even
+            y = sum(t.c.astype(F32) * F32(t.scale / F32(sy)) for t in val.terms).astype(F32)
+            return rne(np.clip(y, -1e9, 1e9))
         if self.mode == "ort":
             y = sum(t.c.astype(F32) * t.scale for t in val.terms).astype(F32)
             if val.relu:
