@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "compiler/compiler_int.h"
+#include "compiler/quant_io.h"
 #include "plan/config.h"
 #include "sim/core/mem_tag.h"
 
@@ -227,35 +228,6 @@ uint64_t dlasim_model_macs(const struct dlasim_model *m)
 #define IO_CHUNK 32768u /* bytes moved per dlasim_mem_write / read */
 #define IO_SEG 64u      /* pixels quantized at a time per channel */
 
-/* The index of the first NaN or infinite value of x[0, n); -1 if none. */
-static int64_t first_nonfinite(const float *x, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++) {
-        if (!isfinite(x[i])) {
-            return i;
-        }
-    }
-    return -1;
-}
-
-/* Round to nearest (halves away from zero), saturate to int8: v < 0 ? v - 0.5
- * : v + 0.5, clamped to [-128, 127] as a float, then truncated; the same values
- * as the per-element branches, written so that -O2 vectorizes the block.
- * Returns nonzero when some x[i] is NaN or infinite (then q is not used). */
-static int quantize_seg(const float *x, int8_t *q, unsigned n, float inv)
-{
-    int bad = 0;
-    for (unsigned i = 0; i < n; i++) {
-        float v = x[i] * inv;
-        v += v < 0.0f ? -0.5f : 0.5f;
-        v = v > 127.0f ? 127.0f : v;
-        v = v < -128.0f ? -128.0f : v;
-        q[i] = (int8_t)(int)v;
-        bad |= !(fabsf(x[i]) <= 3.40282347e38f); /* NaN or infinite */
-    }
-    return bad;
-}
-
 struct io_chunk {
     struct dlasim_dev *dev;
     uint64_t addr;   /* device address of buf[0] */
@@ -314,8 +286,8 @@ static void pack_line(const struct dlc_buf *b, uint32_t m, const float *x, uint3
         unsigned seg = b->w - x0 < IO_SEG ? b->w - x0 : IO_SEG;
         uint8_t *px = row + (size_t)x0 * m;
         for (uint32_t i = 0; i < n; i++) {
-            *bad |= quantize_seg(x + (size_t)(c0 + i) * plane + (size_t)y * b->w + x0, q, seg,
-                                 inv);
+            const float *src = x + (size_t)(c0 + i) * plane + (size_t)y * b->w + x0;
+            *bad |= dlc_quantize_s8(src, q, seg, inv);
             for (unsigned k = 0; k < seg; k++) {
                 px[(size_t)k * m + i] = (uint8_t)q[k];
             }
@@ -354,13 +326,8 @@ static int write_tensor_whole(struct dlasim_model *m, struct dlasim_dev *dev, in
     int rc = DLASIM_ERR_NOMEM;
     const float inv = 1.0f / m->g.t[t].scale;
     if (q && packed) {
-        int nonfinite = 0;
-        for (size_t i = 0; i < n; i += IO_SEG) {
-            nonfinite |= quantize_seg(x + i, q + i, (unsigned)(n - i < IO_SEG ? n - i : IO_SEG),
-                                      inv);
-        }
-        if (nonfinite) {
-            *bad = first_nonfinite(x, (int64_t)n);
+        if (dlc_quantize_s8(x, q, n, inv)) {
+            *bad = dlc_first_nonfinite(x, n);
             rc = DLASIM_ERR_INVAL;
         } else {
             dlasim_conv_pack_cube(&m->hw, b->w, b->h, b->c, b->line, b->surf, q, packed);
@@ -407,7 +374,7 @@ static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, c
         }
     }
     if (nonfinite) {
-        *bad = first_nonfinite(x, (int64_t)b->c * b->h * b->w);
+        *bad = dlc_first_nonfinite(x, (size_t)b->c * b->h * b->w);
         return DLASIM_ERR_INVAL;
     }
     chunk_zeros(&ck, ck.left);
