@@ -319,10 +319,12 @@ static uint32_t member_value(const struct dla_config *c, const struct param_desc
 static int name_matches(const char *spec_name, const char *s, size_t len)
 {
     const char *bare = spec_name + 6; /* without "NVDLA_" */
-    if (strlen(spec_name) == len && strncasecmp(spec_name, s, len) == 0) {
+    /* the comparison first: it rejects most names at their first letters
+     * (the runtime looks up a few parameters per inference) */
+    if (strncasecmp(spec_name, s, len) == 0 && strlen(spec_name) == len) {
         return 1;
     }
-    return strlen(bare) == len && strncasecmp(bare, s, len) == 0;
+    return strncasecmp(bare, s, len) == 0 && strlen(bare) == len;
 }
 
 static const struct param_desc *find_param(const char *s, size_t len)
