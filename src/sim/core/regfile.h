@@ -68,6 +68,8 @@ struct dla_regfile {
     uint32_t *val[2];                             /* [group][register index]; single: val[0] */
     uint16_t *slot;                               /* register index of each word of the
                                                      database's windows, DLA_REG_NONE if none */
+    uint32_t n_words;                             /* words slot[] covers (db's windows) */
+    const struct nvdla_reg_desc *regs;            /* db->regs: one load less per access */
     struct dla_unit_state unit[DLA_REGFILE_MAX_UNITS]; /* by unit of db */
     void *owner;                                  /* the device's state for its hooks
                                                      (set by the device after init) */
