@@ -314,17 +314,24 @@ static uint32_t member_value(const struct dla_config *c, const struct param_desc
     return *(const uint32_t *)(const void *)((const char *)c + p->offset);
 }
 
+/* spec (NUL-terminated) equals s[0, len) ignoring ASCII case; stops at the
+ * first difference (the runtime looks up a few parameters per inference,
+ * each against the whole table). */
+static int same_name(const char *spec, const char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len && spec[i] != '\0' &&
+           tolower((unsigned char)spec[i]) == tolower((unsigned char)s[i])) {
+        i++;
+    }
+    return i == len && spec[i] == '\0';
+}
+
 /* Case-insensitive name match, the "NVDLA_" prefix being optional on `s`
  * (len characters). */
 static int name_matches(const char *spec_name, const char *s, size_t len)
 {
-    const char *bare = spec_name + 6; /* without "NVDLA_" */
-    /* the comparison first: it rejects most names at their first letters
-     * (the runtime looks up a few parameters per inference) */
-    if (strncasecmp(spec_name, s, len) == 0 && strlen(spec_name) == len) {
-        return 1;
-    }
-    return strncasecmp(bare, s, len) == 0 && strlen(bare) == len;
+    return same_name(spec_name, s, len) || same_name(spec_name + 6, s, len); /* without "NVDLA_" */
 }
 
 static const struct param_desc *find_param(const char *s, size_t len)
