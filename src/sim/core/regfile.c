@@ -57,6 +57,15 @@ static int build_slots(struct dla_regfile *rf)
     memset(rf->slot, 0xff, (size_t)db->n_windows * WINDOW_WORDS * sizeof(*rf->slot));
     rf->n_words = db->n_windows * WINDOW_WORDS;
     rf->regs = db->regs;
+    rf->hot = malloc((db->n_regs ? db->n_regs : 1u) * sizeof(*rf->hot));
+    if (!rf->hot) {
+        return DLASIM_ERR_NOMEM;
+    }
+    for (unsigned i = 0; i < db->n_regs; i++) {
+        const struct nvdla_reg_desc *r = &db->regs[i];
+        rf->hot[i] = (struct dla_reg_hot){ r->write_mask, r->w1c_mask, r->unit, r->group,
+                                           r->kind, 0 };
+    }
     for (unsigned i = 0; i < db->n_regs; i++) {
         uint32_t word = db->regs[i].addr >> 2;
         if (word < db->n_windows * WINDOW_WORDS) {
@@ -115,8 +124,10 @@ void dla_regfile_free(struct dla_regfile *rf)
     free(rf->val[0]);
     free(rf->val[1]);
     free(rf->slot);
+    free(rf->hot);
     rf->val[0] = rf->val[1] = NULL;
     rf->slot = NULL;
+    rf->hot = NULL;
     rf->n_words = 0;
 }
 
@@ -196,22 +207,22 @@ static int write_special(struct dla_regfile *rf, const struct nvdla_reg_desc *r,
     }
 }
 
-/* A write to a register of kind PLAIN of a present unit: the general path's
+/* A write to register i of kind PLAIN of a present unit: the general path's
  * steps for that kind (group, spec 001's drop, masks), without its switch. */
 static inline enum dla_write_effect write_plain(struct dla_regfile *rf,
-                                               const struct nvdla_reg_desc *r, unsigned i,
+                                               const struct dla_reg_hot *h, unsigned i,
                                                const struct dla_unit_state *us, uint32_t v)
 {
     unsigned g = 0;
-    if (r->group == NVDLA_REG_DUAL) {
+    if (h->group == NVDLA_REG_DUAL) {
         g = us->producer;
         if (rf->pp->drop_writes_when_enabled && op_en(rf, us, g)) {
             return DLA_WRITE_DROPPED_ENABLED; /* spec 001: dropped silently */
         }
     }
     uint32_t *slot = &rf->val[g][i];
-    *slot = ((*slot & ~r->write_mask) | (v & r->write_mask)) & ~(v & r->w1c_mask);
-    return r->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
+    *slot = ((*slot & ~h->write_mask) | (v & h->write_mask)) & ~(v & h->w1c_mask);
+    return h->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
 }
 
 enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr, uint32_t v)
@@ -221,9 +232,10 @@ enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr, u
     if (!r) {
         return DLA_WRITE_UNMAPPED;
     }
-    struct dla_unit_state *us = &rf->unit[r->unit];
-    if (r->kind == NVDLA_KIND_PLAIN && us->present) {
-        return write_plain(rf, r, i, us, v); /* most writes: a layer's D_ registers */
+    const struct dla_reg_hot *h = &rf->hot[i];
+    struct dla_unit_state *us = &rf->unit[h->unit];
+    if (h->kind == NVDLA_KIND_PLAIN && us->present) {
+        return write_plain(rf, h, i, us, v); /* most writes: a layer's D_ registers */
     }
     if (!us->present || r->kind == NVDLA_KIND_ROM || r->kind == NVDLA_KIND_STATUS ||
         r->kind == NVDLA_KIND_INTR_RAW) {
