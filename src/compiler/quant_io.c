@@ -7,6 +7,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -67,6 +68,18 @@ int dlc_quantize_s8(const float *x, int8_t *q, size_t n, float inv)
         __m128i b = _mm_packs_epi32(quantize4(x + i + 8, inv4, &bad4),
                                     quantize4(x + i + 12, inv4, &bad4));
         _mm_storeu_si128((__m128i *)(void *)(q + i), _mm_packs_epi16(a, b));
+    }
+    if (i < n) { /* the last 1-15 values through the same lanes, zeros after them */
+        float tail[16] = { 0 };
+        int8_t codes[16];
+        memcpy(tail, x + i, (n - i) * sizeof *tail);
+        __m128i a = _mm_packs_epi32(quantize4(tail, inv4, &bad4),
+                                    quantize4(tail + 4, inv4, &bad4));
+        __m128i b = _mm_packs_epi32(quantize4(tail + 8, inv4, &bad4),
+                                    quantize4(tail + 12, inv4, &bad4));
+        _mm_storeu_si128((__m128i *)(void *)codes, _mm_packs_epi16(a, b));
+        memcpy(q + i, codes, n - i);
+        i = n;
     }
     bad = _mm_movemask_ps(bad4) != 0;
 #endif
