@@ -353,6 +353,10 @@ static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, c
     const uint32_t am = m->hw.atom_m;
     uint32_t line, surf;
     buf_strides(m, b, &line, &surf);
+    const size_t n_values = (size_t)b->c * b->h * b->w;
+    if (b->size > IO_CHUNK && (*bad = dlc_first_nonfinite(x, n_values)) >= 0) {
+        return DLASIM_ERR_INVAL; /* before a chunk reached the device: nothing written */
+    }
     const float inv = 1.0f / m->g.t[t].scale;
     struct io_chunk ck;
     ck.dev = dev;

@@ -17,7 +17,17 @@
 
 int64_t dlc_first_nonfinite(const float *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+#if defined(__SSE2__)
+    const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+    const __m128 max = _mm_set1_ps(FLT_MAX);
+    for (; i + 4 <= n; i += 4) { /* NaN or infinite: not |x| <= FLT_MAX */
+        if (_mm_movemask_ps(_mm_cmpnle_ps(_mm_and_ps(_mm_loadu_ps(x + i), abs_mask), max))) {
+            break; /* the lane is found below */
+        }
+    }
+#endif
+    for (; i < n; i++) {
         if (!isfinite(x[i])) {
             return (int64_t)i;
         }
