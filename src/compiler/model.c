@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "compiler/compiler_int.h"
+#include "compiler/quant_io.h"
 #include "plan/config.h"
 #include "sim/core/mem_tag.h"
 
@@ -214,44 +215,143 @@ uint64_t dlasim_model_macs(const struct dlasim_model *m)
 
 /* ---- running ---------------------------------------------------------------------------- */
 
-/* Round to nearest, saturate to int8; -1 (index in *bad) at the first NaN
- * or infinite value, which has no int8 value (refused, never made 0). */
-static int quantize(const float *x, int8_t *q, int64_t n, float scale, int64_t *bad)
+/* ---- the input and output cubes: quantized and packed in chunks ------------------------ */
+
+/*
+ * write_tensor and read_tensor move a tensor between float NCHW and the device's
+ * packed int8 cube (feature data in surfaces of atom_m channels, lines of w
+ * atoms; dlasim_conv_pack_cube's layout) through a chunk on the stack: one pass
+ * over the floats, no allocation per inference.  The bytes reaching device memory
+ * are the same as packing the whole cube and writing b->size bytes (padding and
+ * gaps zero), in the same order of addresses.
+ */
+#define IO_CHUNK 32768u /* bytes moved per dlasim_mem_write / read */
+#define IO_SEG 64u      /* pixels quantized at a time per channel */
+
+struct io_chunk {
+    struct dlasim_dev *dev;
+    uint64_t addr;   /* device address of buf[0] */
+    size_t used, left; /* bytes in buf; bytes of the tensor not yet in buf */
+    int rc;
+    uint8_t buf[IO_CHUNK];
+};
+
+static void chunk_flush(struct io_chunk *ck)
 {
-    float inv = 1.0f / scale;
-    for (int64_t i = 0; i < n; i++) {
-        if (!isfinite(x[i])) {
-            *bad = i;
-            return -1;
-        }
-        float v = x[i] * inv;
-        v = v < 0 ? v - 0.5f : v + 0.5f;
-        q[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : (int)v);
+    if (ck->used && !ck->rc) {
+        ck->rc = dlasim_mem_write(ck->dev, DLASIM_PORT_DBB, ck->addr, ck->buf, ck->used);
     }
-    return 0;
+    ck->addr += ck->used;
+    ck->used = 0;
 }
 
-/* quantize() for a tensor whose code of 0 is `zero` (a pre-quantized
- * model's affine activations, ir.h): round(x / scale) + zero, saturated.
- * -1 as quantize(). */
-static int quantize_zero(const float *x, int8_t *q, int64_t n, float scale, int zero,
-                         int64_t *bad)
+/* Room for up to `want` bytes at the end of the chunk (fewer at the tensor's end). */
+static uint8_t *chunk_room(struct io_chunk *ck, size_t want, size_t *got)
 {
-    if (!zero) {
-        return quantize(x, q, n, scale, bad);
+    if (ck->used + want > IO_CHUNK) {
+        chunk_flush(ck);
     }
-    float inv = 1.0f / scale;
-    for (int64_t i = 0; i < n; i++) {
-        if (!isfinite(x[i])) {
-            *bad = i;
-            return -1;
+    *got = want < ck->left ? want : ck->left;
+    *got = *got < IO_CHUNK - ck->used ? *got : IO_CHUNK - ck->used;
+    return ck->buf + ck->used;
+}
+
+static void chunk_commit(struct io_chunk *ck, size_t n)
+{
+    ck->used += n;
+    ck->left -= n;
+}
+
+static void chunk_zeros(struct io_chunk *ck, size_t n)
+{
+    while (n && ck->left) {
+        size_t got;
+        uint8_t *p = chunk_room(ck, n < IO_CHUNK ? n : IO_CHUNK, &got);
+        memset(p, 0, got);
+        chunk_commit(ck, got);
+        n -= got;
+    }
+}
+
+/* How tensor t's floats become codes: 1 / scale and the code of 0 (a
+ * pre-quantized model's affine activations, ir.h; 0 otherwise). */
+struct io_quant {
+    float inv;
+    int zero;
+};
+
+static struct io_quant io_quant_of(const struct dlasim_model *m, int t)
+{
+    struct io_quant qz = { 1.0f / m->g.t[t].scale, m->g.t[t].zero };
+    return qz;
+}
+
+/* One packed line of surface c0's channels [c0, c0 + n) at row y into row:
+ * w atoms of m bytes, then zeros up to `bytes` (>= w * m); *bad is set at a NaN
+ * or infinite value. */
+static void pack_line(const struct dlc_buf *b, uint32_t m, const float *x, uint32_t c0,
+                      uint32_t n, uint32_t y, const struct io_quant *qz, size_t bytes,
+                      uint8_t *row, int *bad)
+{
+    const size_t plane = (size_t)b->w * b->h;
+    memset(row, 0, bytes);
+    int8_t q[IO_SEG];
+    for (uint32_t x0 = 0; x0 < b->w; x0 += IO_SEG) {
+        unsigned seg = b->w - x0 < IO_SEG ? b->w - x0 : IO_SEG;
+        uint8_t *px = row + (size_t)x0 * m;
+        for (uint32_t i = 0; i < n; i++) {
+            const float *src = x + (size_t)(c0 + i) * plane + (size_t)y * b->w + x0;
+            *bad |= dlc_quantize_s8(src, q, seg, qz->inv, qz->zero);
+            for (unsigned k = 0; k < seg; k++) {
+                px[(size_t)k * m + i] = (uint8_t)q[k];
+            }
         }
-        float v = x[i] * inv;
-        v = v < -1e6f ? -1e6f : v > 1e6f ? 1e6f : v;
-        int r = (int)(v < 0 ? v - 0.5f : v + 0.5f) + zero;
-        q[i] = (int8_t)(r > 127 ? 127 : r < -128 ? -128 : r);
     }
-    return 0;
+}
+
+/* Strides of buffer b in the packed layout (0 in the buffer: dense). */
+static void buf_strides(const struct dlasim_model *m, const struct dlc_buf *b, uint32_t *line,
+                        uint32_t *surf)
+{
+    *line = b->line ? b->line : b->w * m->hw.atom_m;
+    *surf = b->surf ? b->surf : *line * b->h;
+}
+
+/* The chunked path takes b: lines and surfaces apart, a line fits a chunk,
+ * the buffer holds the whole cube (what the compiler lays out). */
+static int chunked_layout(const struct dlasim_model *m, const struct dlc_buf *b)
+{
+    uint32_t line, surf;
+    buf_strides(m, b, &line, &surf);
+    uint32_t am = m->hw.atom_m;
+    return am && b->c && b->h && b->w && line >= (uint64_t)b->w * am && line <= IO_CHUNK &&
+           surf >= (uint64_t)line * b->h &&
+           b->size >= dlasim_conv_cube_bytes(&m->hw, b->w, b->h, b->c, b->line, b->surf);
+}
+
+/* write_tensor for any other layout: the whole cube packed in memory. */
+static int write_tensor_whole(struct dlasim_model *m, struct dlasim_dev *dev, int t,
+                              const float *x, int64_t *bad)
+{
+    const struct dlc_buf *b = &m->buf[t];
+    size_t n = (size_t)b->c * b->h * b->w;
+    int8_t *q = malloc(n ? n : 1);
+    uint8_t *packed = calloc(b->size ? b->size : 1, 1);
+    int rc = DLASIM_ERR_NOMEM;
+    const struct io_quant qz = io_quant_of(m, t);
+    if (q && packed) {
+        if (dlc_quantize_s8(x, q, n, qz.inv, qz.zero)) {
+            *bad = dlc_first_nonfinite(x, n);
+            rc = DLASIM_ERR_INVAL;
+        } else {
+            dlasim_conv_pack_cube(&m->hw, b->w, b->h, b->c, b->line, b->surf, q, packed);
+            rc = dlasim_mem_write(dev, DLASIM_PORT_DBB, m->addrs[b->addr_index] + b->offset,
+                                  packed, b->size);
+        }
+    }
+    free(q);
+    free(packed);
+    return rc;
 }
 
 /* Tensor t's float values quantized into device memory; a NaN or infinite
@@ -260,31 +360,51 @@ static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, c
                         int64_t *bad)
 {
     const struct dlc_buf *b = &m->buf[t];
-    size_t n = (size_t)b->c * b->h * b->w;
-    int8_t *q = malloc(n ? n : 1);
-    uint8_t *packed = calloc(b->size ? b->size : 1, 1);
-    int rc = DLASIM_ERR_NOMEM;
     *bad = -1;
-    if (q && packed &&
-        quantize_zero(x, q, (int64_t)n, m->g.t[t].scale, m->g.t[t].zero, bad)) {
-        rc = DLASIM_ERR_INVAL;
-    } else if (q && packed) {
-        dlasim_conv_pack_cube(&m->hw, b->w, b->h, b->c, b->line, b->surf, q, packed);
-        rc = dlasim_mem_write(dev, DLASIM_PORT_DBB, m->addrs[b->addr_index] + b->offset, packed,
-                              b->size);
+    if (!chunked_layout(m, b)) {
+        return write_tensor_whole(m, dev, t, x, bad);
     }
-    free(q);
-    free(packed);
-    return rc;
+    const uint32_t am = m->hw.atom_m;
+    uint32_t line, surf;
+    buf_strides(m, b, &line, &surf);
+    const size_t n_values = (size_t)b->c * b->h * b->w;
+    if (b->size > IO_CHUNK && (*bad = dlc_first_nonfinite(x, n_values)) >= 0) {
+        return DLASIM_ERR_INVAL; /* before a chunk reached the device: nothing written */
+    }
+    const struct io_quant qz = io_quant_of(m, t);
+    struct io_chunk ck;
+    ck.dev = dev;
+    ck.addr = m->addrs[b->addr_index] + b->offset;
+    ck.used = 0;
+    ck.left = b->size;
+    ck.rc = 0;
+    int nonfinite = 0;
+    for (uint32_t c0 = 0; c0 < b->c && !nonfinite; c0 += am) {
+        if (c0) {
+            chunk_zeros(&ck, surf - (size_t)line * b->h); /* the gap between surfaces */
+        }
+        uint32_t n = b->c - c0 < am ? b->c - c0 : am;
+        for (uint32_t y = 0; y < b->h; y++) {
+            size_t got; /* line bytes, or w * am at least on the cube's last line */
+            uint8_t *row = chunk_room(&ck, line, &got);
+            pack_line(b, am, x, c0, n, y, &qz, got, row, &nonfinite);
+            chunk_commit(&ck, got);
+        }
+    }
+    if (nonfinite) {
+        *bad = dlc_first_nonfinite(x, (size_t)b->c * b->h * b->w);
+        return DLASIM_ERR_INVAL;
+    }
+    chunk_zeros(&ck, ck.left);
+    chunk_flush(&ck);
+    return ck.rc;
 }
 
-/* Dequantized values of stored tensor t (NCHW order) into y. */
-static int read_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, float *y)
+/* Dequantized values of stored tensor t (NCHW order) into y, for layouts
+ * chunked_layout refuses: the whole cube read at once. */
+static int read_tensor_whole(struct dlasim_model *m, struct dlasim_dev *dev, int t, float *y)
 {
     const struct dlc_buf *b = &m->buf[t];
-    if (b->addr_index < 0 || b->addr_index >= m->n_addrs) {
-        return DLASIM_ERR_UNSUPPORTED; /* never placed in device memory: see tensor_error */
-    }
     size_t n = (size_t)b->c * b->h * b->w;
     int8_t *q = malloc(n ? n : 1);
     uint8_t *packed = malloc(b->size ? b->size : 1);
@@ -304,6 +424,51 @@ static int read_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, fl
     free(q);
     free(packed);
     return rc;
+}
+
+/* Dequantized values of stored tensor t (NCHW order) into y: each surface
+ * line read once into a chunk on the stack (a run of lines per read). */
+static int read_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, float *y)
+{
+    const struct dlc_buf *b = &m->buf[t];
+    if (b->addr_index < 0 || b->addr_index >= m->n_addrs) {
+        return DLASIM_ERR_UNSUPPORTED; /* never placed in device memory: see tensor_error */
+    }
+    if (!chunked_layout(m, b)) {
+        return read_tensor_whole(m, dev, t, y);
+    }
+    const uint32_t am = m->hw.atom_m;
+    uint32_t line, surf;
+    buf_strides(m, b, &line, &surf);
+    const float s = m->g.t[t].scale;
+    const int zero = m->g.t[t].zero; /* the code of 0 (affine activations) */
+    const size_t plane = (size_t)b->w * b->h, atoms = (size_t)b->w * am;
+    const uint32_t per_read = IO_CHUNK / line; /* >= 1: chunked_layout */
+    uint8_t buf[IO_CHUNK];
+    uint64_t base = m->addrs[b->addr_index] + b->offset;
+    for (uint32_t c0 = 0; c0 < b->c; c0 += am) {
+        uint32_t n = b->c - c0 < am ? b->c - c0 : am;
+        for (uint32_t y0 = 0; y0 < b->h; y0 += per_read) {
+            uint32_t rows = b->h - y0 < per_read ? b->h - y0 : per_read;
+            size_t bytes = (size_t)(rows - 1) * line + atoms; /* not past the cube's end */
+            int rc = dlasim_mem_read(dev, DLASIM_PORT_DBB,
+                                     base + (uint64_t)(c0 / am) * surf + (uint64_t)y0 * line, buf,
+                                     bytes);
+            if (rc) {
+                return rc;
+            }
+            for (uint32_t r = 0; r < rows; r++) {
+                const uint8_t *row = buf + (size_t)r * line;
+                for (uint32_t i = 0; i < n; i++) {
+                    float *out = y + (size_t)(c0 + i) * plane + (size_t)(y0 + r) * b->w;
+                    for (uint32_t x = 0; x < b->w; x++) {
+                        out[x] = (float)((int8_t)row[(size_t)x * am + i] - zero) * s;
+                    }
+                }
+            }
+        }
+    }
+    return 0;
 }
 
 /* The message for read_tensor's failure on tensor t. */

@@ -186,6 +186,7 @@ enum param_kind {
 
 struct param_desc {
     const char *name;   /* spec 004 name */
+    size_t name_len;    /* strlen(name): look-ups compare lengths first */
     size_t offset;      /* member of struct dla_config */
     enum param_kind kind;
     unsigned flags;
@@ -194,7 +195,7 @@ struct param_desc {
 };
 
 #define P(n, m, k, f, lo, hi, w) \
-    { n, offsetof(struct dla_config, m), k, f, lo, hi, w }
+    { n, sizeof(n) - 1, offsetof(struct dla_config, m), k, f, lo, hi, w }
 
 /* Ranges: projects.spec lists the values the RTL generator accepts and
  * takes log2() of every parameter marked PF_POW2; the ConfigROM field
@@ -314,21 +315,40 @@ static uint32_t member_value(const struct dla_config *c, const struct param_desc
     return *(const uint32_t *)(const void *)((const char *)c + p->offset);
 }
 
-/* Case-insensitive name match, the "NVDLA_" prefix being optional on `s`
- * (len characters). */
-static int name_matches(const char *spec_name, const char *s, size_t len)
+/* spec[0, len) equals s[0, len) ignoring ASCII case (strncasecmp in the C
+ * locale, inline: the runtime looks up a few parameters per inference). */
+static int same_chars(const char *spec, const char *s, size_t len)
 {
-    const char *bare = spec_name + 6; /* without "NVDLA_" */
-    if (strlen(spec_name) == len && strncasecmp(spec_name, s, len) == 0) {
+    for (size_t i = 0; i < len; i++) {
+        unsigned char a = (unsigned char)spec[i], b = (unsigned char)s[i];
+        a = (unsigned char)(a >= 'A' && a <= 'Z' ? a + ('a' - 'A') : a);
+        b = (unsigned char)(b >= 'A' && b <= 'Z' ? b + ('a' - 'A') : b);
+        if (a != b) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Case-insensitive match of a name of spec_len characters with s (len
+ * characters), the "NVDLA_" prefix being optional on `s`. */
+static int name_matches_len(const char *spec_name, size_t spec_len, const char *s, size_t len)
+{
+    if (spec_len == len && same_chars(spec_name, s, len)) {
         return 1;
     }
-    return strlen(bare) == len && strncasecmp(bare, s, len) == 0;
+    return spec_len >= 6 && spec_len - 6 == len && same_chars(spec_name + 6, s, len);
+}
+
+static int name_matches(const char *spec_name, const char *s, size_t len)
+{
+    return name_matches_len(spec_name, strlen(spec_name), s, len);
 }
 
 static const struct param_desc *find_param(const char *s, size_t len)
 {
     for (size_t i = 0; i < N_PARAMS; i++) {
-        if (name_matches(params[i].name, s, len)) {
+        if (name_matches_len(params[i].name, params[i].name_len, s, len)) {
             return &params[i];
         }
     }

@@ -6,13 +6,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-int dla_csb_check_write(struct dla_host *h, uint32_t addr)
+int dla_csb_unaligned_write(struct dla_host *h, uint32_t addr)
 {
-    if (addr & 3u) {
-        return dla_host_api_error(h, DLASIM_ERR_INVAL, "CSB write to unaligned address 0x%x",
-                                  addr);
-    }
-    return 0;
+    return dla_host_api_error(h, DLASIM_ERR_INVAL, "CSB write to unaligned address 0x%x", addr);
 }
 
 int dla_csb_check_read(struct dla_host *h, uint32_t addr, uint32_t *val)
@@ -29,20 +25,17 @@ int dla_csb_check_read(struct dla_host *h, uint32_t addr, uint32_t *val)
     return 0;
 }
 
-void dla_csb_log_write(const struct dla_host *h, const struct regdb *db, uint32_t addr,
-                       uint32_t val, const char *note)
+void dla_csb_log_write_line(const struct dla_host *h, const struct regdb *db, uint32_t addr,
+                            uint32_t val, const char *note)
 {
-    if (h->log_mask & DLASIM_LOG_REG) {
-        char name[96];
-        dla_host_log(h, DLASIM_LOG_REG, "reg_write(%s, 0x%x);%s",
-                     regdb_reg_name(db, addr, name, sizeof(name)), val, note);
-    }
+    char name[96];
+    dla_host_log(h, DLASIM_LOG_REG, "reg_write(%s, 0x%x);%s",
+                 regdb_reg_name(db, addr, name, sizeof(name)), val, note);
 }
 
-enum dla_write_effect dla_csb_store(struct dla_host *h, struct dla_regfile *rf, uint32_t addr,
-                                    uint32_t val, const char *where)
+void dla_csb_log_store(struct dla_host *h, struct dla_regfile *rf, uint32_t addr, uint32_t val,
+                       const char *where, enum dla_write_effect effect)
 {
-    enum dla_write_effect effect = dla_regfile_write(rf, addr, val);
     char name[96];
     switch (effect) {
     case DLA_WRITE_UNMAPPED:
@@ -57,7 +50,6 @@ enum dla_write_effect dla_csb_store(struct dla_host *h, struct dla_regfile *rf, 
     default:
         break;
     }
-    return effect;
 }
 
 void dla_desc_init(struct dla_desc *d, char *buf, size_t len)

@@ -33,7 +33,7 @@ static const struct nvdla_reg_desc *lookup(const struct dla_regfile *rf, uint32_
                                            unsigned *index)
 {
     uint32_t word = addr >> 2;
-    if ((addr & 3u) || word >= rf->db->n_windows * WINDOW_WORDS) {
+    if ((addr & 3u) || word >= rf->n_words) {
         return NULL;
     }
     unsigned i = rf->slot[word];
@@ -41,7 +41,7 @@ static const struct nvdla_reg_desc *lookup(const struct dla_regfile *rf, uint32_
         return NULL;
     }
     *index = i;
-    return &rf->db->regs[i];
+    return &rf->regs[i];
 }
 
 static int build_slots(struct dla_regfile *rf)
@@ -55,6 +55,17 @@ static int build_slots(struct dla_regfile *rf)
         return DLASIM_ERR_NOMEM;
     }
     memset(rf->slot, 0xff, (size_t)db->n_windows * WINDOW_WORDS * sizeof(*rf->slot));
+    rf->n_words = db->n_windows * WINDOW_WORDS;
+    rf->regs = db->regs;
+    rf->hot = malloc((db->n_regs ? db->n_regs : 1u) * sizeof(*rf->hot));
+    if (!rf->hot) {
+        return DLASIM_ERR_NOMEM;
+    }
+    for (unsigned i = 0; i < db->n_regs; i++) {
+        const struct nvdla_reg_desc *r = &db->regs[i];
+        rf->hot[i] = (struct dla_reg_hot){ r->write_mask, r->w1c_mask, r->unit, r->group,
+                                           r->kind, 0 };
+    }
     for (unsigned i = 0; i < db->n_regs; i++) {
         uint32_t word = db->regs[i].addr >> 2;
         if (word < db->n_windows * WINDOW_WORDS) {
@@ -113,8 +124,11 @@ void dla_regfile_free(struct dla_regfile *rf)
     free(rf->val[0]);
     free(rf->val[1]);
     free(rf->slot);
+    free(rf->hot);
     rf->val[0] = rf->val[1] = NULL;
     rf->slot = NULL;
+    rf->hot = NULL;
+    rf->n_words = 0;
 }
 
 void dla_regfile_reset(struct dla_regfile *rf)
@@ -193,6 +207,24 @@ static int write_special(struct dla_regfile *rf, const struct nvdla_reg_desc *r,
     }
 }
 
+/* A write to register i of kind PLAIN of a present unit: the general path's
+ * steps for that kind (group, spec 001's drop, masks), without its switch. */
+static inline enum dla_write_effect write_plain(struct dla_regfile *rf,
+                                               const struct dla_reg_hot *h, unsigned i,
+                                               const struct dla_unit_state *us, uint32_t v)
+{
+    unsigned g = 0;
+    if (h->group == NVDLA_REG_DUAL) {
+        g = us->producer;
+        if (rf->pp->drop_writes_when_enabled && op_en(rf, us, g)) {
+            return DLA_WRITE_DROPPED_ENABLED; /* spec 001: dropped silently */
+        }
+    }
+    uint32_t *slot = &rf->val[g][i];
+    *slot = ((*slot & ~h->write_mask) | (v & h->write_mask)) & ~(v & h->w1c_mask);
+    return h->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
+}
+
 enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr, uint32_t v)
 {
     unsigned i;
@@ -200,7 +232,11 @@ enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr, u
     if (!r) {
         return DLA_WRITE_UNMAPPED;
     }
-    struct dla_unit_state *us = &rf->unit[r->unit];
+    const struct dla_reg_hot *h = &rf->hot[i];
+    struct dla_unit_state *us = &rf->unit[h->unit];
+    if (h->kind == NVDLA_KIND_PLAIN && us->present) {
+        return write_plain(rf, h, i, us, v); /* most writes: a layer's D_ registers */
+    }
     if (!us->present || r->kind == NVDLA_KIND_ROM || r->kind == NVDLA_KIND_STATUS ||
         r->kind == NVDLA_KIND_INTR_RAW) {
         return DLA_WRITE_IGNORED_RO;

@@ -1,0 +1,105 @@
+/*
+ * The model input's quantization (see quant_io.h).  The rounding is the
+ * compiler's: v < 0 ? v - 0.5 : v + 0.5, clamped as a float to
+ * [-128 - zero, 127 - zero], truncated, then zero added; clamping before the
+ * conversion keeps every value the integer conversion sees in range, so the
+ * SSE2 lanes (cvttps2dq) and the scalar tail give the same codes.  Clamping
+ * to those bounds (integers, -255..0 and 0..255) before truncating toward
+ * zero gives the same code as saturating trunc(v) + zero afterwards.
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "compiler/quant_io.h"
+
+int64_t dlc_first_nonfinite(const float *x, size_t n)
+{
+    size_t i = 0;
+#if defined(__SSE2__)
+    const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+    const __m128 max = _mm_set1_ps(FLT_MAX);
+    for (; i + 4 <= n; i += 4) { /* NaN or infinite: not |x| <= FLT_MAX */
+        if (_mm_movemask_ps(_mm_cmpnle_ps(_mm_and_ps(_mm_loadu_ps(x + i), abs_mask), max))) {
+            break; /* the lane is found below */
+        }
+    }
+#endif
+    for (; i < n; i++) {
+        if (!isfinite(x[i])) {
+            return (int64_t)i;
+        }
+    }
+    return -1;
+}
+
+static int quantize_scalar(const float *x, int8_t *q, size_t n, float inv, int zero)
+{
+    const float hi = (float)(127 - zero), lo = (float)(-128 - zero);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i] * inv;
+        v += v < 0.0f ? -0.5f : 0.5f;
+        v = v > hi ? hi : v;
+        v = v < lo ? lo : v;
+        q[i] = (int8_t)((int)v + zero);
+        bad |= !(fabsf(x[i]) <= FLT_MAX); /* NaN or infinite */
+    }
+    return bad;
+}
+
+#if defined(__SSE2__)
+/* quantize_scalar on 4 values as int32 lanes; *bad gets the lanes holding a
+ * NaN or an infinity. */
+static inline __m128i quantize4(const float *x, __m128 inv, __m128 lo, __m128 hi, __m128i zero,
+                                __m128 *bad)
+{
+    const __m128 half = _mm_set1_ps(0.5f), mhalf = _mm_set1_ps(-0.5f);
+    const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+    __m128 xv = _mm_loadu_ps(x);
+    *bad = _mm_or_ps(*bad, _mm_cmpnle_ps(_mm_and_ps(xv, abs_mask), _mm_set1_ps(FLT_MAX)));
+    __m128 v = _mm_mul_ps(xv, inv);
+    __m128 neg = _mm_cmplt_ps(v, _mm_setzero_ps());
+    v = _mm_add_ps(v, _mm_or_ps(_mm_and_ps(neg, mhalf), _mm_andnot_ps(neg, half)));
+    v = _mm_max_ps(_mm_min_ps(v, hi), lo);
+    return _mm_add_epi32(_mm_cvttps_epi32(v), zero);
+}
+#endif
+
+int dlc_quantize_s8(const float *x, int8_t *q, size_t n, float inv, int zero)
+{
+    size_t i = 0;
+    int bad = 0;
+#if defined(__SSE2__)
+    __m128 bad4 = _mm_setzero_ps(), inv4 = _mm_set1_ps(inv);
+    const __m128 lo = _mm_set1_ps((float)(-128 - zero)), hi = _mm_set1_ps((float)(127 - zero));
+    const __m128i z4 = _mm_set1_epi32(zero);
+#define QUANTIZE4(p) quantize4((p), inv4, lo, hi, z4, &bad4)
+    for (; i + 16 <= n; i += 16) {
+        __m128i a = _mm_packs_epi32(QUANTIZE4(x + i),
+                                    QUANTIZE4(x + i + 4));
+        __m128i b = _mm_packs_epi32(QUANTIZE4(x + i + 8),
+                                    QUANTIZE4(x + i + 12));
+        _mm_storeu_si128((__m128i *)(void *)(q + i), _mm_packs_epi16(a, b));
+    }
+    if (i < n) { /* the last 1-15 values through the same lanes, zeros after them */
+        float tail[16] = { 0 };
+        int8_t codes[16];
+        memcpy(tail, x + i, (n - i) * sizeof *tail);
+        __m128i a = _mm_packs_epi32(QUANTIZE4(tail),
+                                    QUANTIZE4(tail + 4));
+        __m128i b = _mm_packs_epi32(QUANTIZE4(tail + 8),
+                                    QUANTIZE4(tail + 12));
+        _mm_storeu_si128((__m128i *)(void *)codes, _mm_packs_epi16(a, b));
+        memcpy(q + i, codes, n - i);
+        i = n;
+    }
+#undef QUANTIZE4
+    bad = _mm_movemask_ps(bad4) != 0;
+#endif
+    return bad | quantize_scalar(x + i, q + i, n - i, inv, zero);
+}

@@ -1,0 +1,22 @@
+/*
+ * Float values to int8 codes the way the model's input enters the device
+ * (dlasim_model_run): x / scale rounded to nearest with halves away from
+ * zero, plus the tensor's code of 0 (`zero`: a pre-quantized model's affine
+ * activations, compiler/ir.h; 0 otherwise), saturated to [-128, 127].  Vectorized where the CPU allows; the same
+ * bits as the per-element expression (tests/unit/test_quant_io.c).
+ */
+#ifndef DLASIM_COMPILER_QUANT_IO_H
+#define DLASIM_COMPILER_QUANT_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* q[i] = saturate(round_half_away(x[i] * inv) + zero) for i < n, zero in
+ * [-128, 127]; returns nonzero when some x[i] is NaN or infinite (q is then
+ * not meaningful). */
+int dlc_quantize_s8(const float *x, int8_t *q, size_t n, float inv, int zero);
+
+/* The index of the first NaN or infinite value of x[0, n); -1 if none. */
+int64_t dlc_first_nonfinite(const float *x, size_t n);
+
+#endif
