@@ -76,8 +76,14 @@ echo "table: $out"
 # quantization and exported to QDQ, against ONNX Runtime's int8 (docs/compiler.md
 # "Pre-quantized models"; skipped with ZOO_QDQ=0).
 if [ "${ZOO_QDQ:-1}" != 0 ]; then
-    [ -f "$dir/resnet18_qdq.onnx" ] || $py tools/models/make_torch_qdq.py resnet18 "$dir/resnet18_qdq.onnx" 224 \
-        > /dev/null 2>&1 || echo "zoo: the QDQ ResNet-18 export failed" >&2
+    # exported again when the exporter is newer than the file (its defaults change: affine
+    # activations since 2026-11-26), never an old form graded under the new name
+    q=$dir/resnet18_qdq.onnx
+    if [ ! -f "$q" ] || [ tools/models/make_torch_qdq.py -nt "$q" ]; then
+        rm -f "$q"
+        $py tools/models/make_torch_qdq.py resnet18 "$q" 224 > /dev/null 2>&1 ||
+            echo "zoo: the QDQ ResNet-18 export failed" >&2
+    fi
     [ -f "$dir/resnet18_qdq.onnx" ] && $py tools/models/qdq_grade.py "$dlasim" "$build/ort" "$dir/qdq" \
         "$dir/resnet18_qdq.onnx" 8 "$config"
 fi
