@@ -901,6 +901,16 @@ int dla_cdma_fetch_weights(struct dla_dev *d, const struct dla_cdma_cfg *c, uint
     return dla_dma_read(d, c->weight_port, c->weight_addr, dst, c->weight_bytes);
 }
 
+int dla_cdma_defer_weights(struct dla_dev *d, const struct dla_cdma_cfg *c)
+{
+    if (dla_conv_int16(c->proc_precision) ||
+        !dla_dma_can_read(d, c->weight_port, c->weight_addr, c->weight_bytes)) {
+        return 0;
+    }
+    dla_dma_count_read(d, c->weight_bytes);
+    return 1;
+}
+
 void dla_cdma_finish(struct dla_dev *d, unsigned group)
 {
     /* integer data has no NaN/Inf (ref: cmod/cdma countNaNinData, FP16 only) */

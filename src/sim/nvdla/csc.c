@@ -623,12 +623,28 @@ static size_t weight_stream_used(const struct dla_csc_cfg *c)
     return (size_t)c->kernels * c->kernel_w * c->kernel_h * c->kernel_c;
 }
 
+/* The weight stream's bytes at s->wt: copied from memory now if CDMA's
+ * fetch deferred them (cbuf.h wt_deferred; nothing has written memory
+ * since, as the layer is still running). */
+static int wt_ready(struct dla_dev *d, struct dla_conv_state *s)
+{
+    if (!s->wt_deferred) {
+        return 0;
+    }
+    s->wt_deferred = 0;
+    return dla_dma_peek(d, s->wt_origin.port, s->wt_origin.addr, s->wt, s->wt_len);
+}
+
 /* Decode the weight stream into s->wplanar (n bytes) unless it already
  * holds the decode of the same bytes under the same key. */
 static int decode_planar(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
                          const struct dla_wt_key *key, size_t n)
 {
     const size_t used = weight_stream_used(c);
+    int rc = wt_ready(d, s);
+    if (rc) {
+        return rc;
+    }
     /* unchanged since the last look (WEIGHT_REUSE), or fetched again equal */
     if (s->wdec_len == used && !memcmp(&s->wdec_key, key, sizeof(*key)) &&
         (s->wdec_fetch == s->wt_fetches || !memcmp(s->wdec_src, s->wt, used))) {
@@ -636,7 +652,7 @@ static int decode_planar(struct dla_dev *d, struct dla_conv_state *s, const stru
         return 0;
     }
     s->wdec_len = 0;
-    int rc = dla_conv_scratch(d, (void **)&s->wplanar, &s->wplanar_cap, n);
+    rc = dla_conv_scratch(d, (void **)&s->wplanar, &s->wplanar_cap, n);
     if (!rc) {
         rc = dla_conv_scratch(d, (void **)&s->wdec_src, &s->wdec_src_cap, used);
     }
@@ -814,6 +830,10 @@ static int cached_weights(struct dla_dev *d, struct dla_conv_state *s, const str
     if (e == NULL) {
         e = wt_cache_find_origin(d, s, key, used);
     }
+    int rc = e == NULL ? wt_ready(d, s) : 0; /* the bytes are compared or packed */
+    if (rc) {
+        return rc;
+    }
     uint64_t print = e ? e->print : stream_print(s->wt, used);
     if (e == NULL) {
         e = wt_cache_find(s, key, used, print);
@@ -825,7 +845,7 @@ static int cached_weights(struct dla_dev *d, struct dla_conv_state *s, const str
             return 0;
         }
         struct dla_conv_wpack *pack = NULL;
-        int rc = decode_planar(d, s, c, key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
+        rc = decode_planar(d, s, c, key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
         if (!rc) {
             rc = dla_conv_wpack_build(g, s->wplanar, &pack);
         }
@@ -1184,8 +1204,11 @@ static int build_weights16(struct dla_dev *d, struct dla_conv_state *s,
     g->dil_x = c->dil_x;
     g->dil_y = c->dil_y;
     const size_t npos = (size_t)c->kernel_w * c->kernel_h;
-    int rc = dla_conv_scratch(d, (void **)&s->wt16, &s->wt16_cap,
+    int rc = wt_ready(d, s);
+    if (!rc) {
+        rc = dla_conv_scratch(d, (void **)&s->wt16, &s->wt16_cap,
                               (size_t)c->kernels * c->kernel_c * npos * sizeof(int16_t));
+    }
     if (!rc) {
         decode_feature_weights16(s->wt, c->kernels, c->kernel_c, (uint32_t)npos,
                                  cfg->mac_atomic_c_size,
@@ -1342,13 +1365,18 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
          * bytes are then the previous layer's) */
         const uint64_t gen = lag_bytes ? 0 : dla_dma_generation(d, cdma.weight_port);
         s->wt_origin.gen = 0;
-        if (!rc) {
+        /* a stream that is the memory's bytes alone is copied only if CSC
+         * needs its bytes (the packed-kernel cache usually proves them
+         * unchanged by their origin) */
+        const int defer = !rc && gen != 0 && dla_cdma_defer_weights(d, &cdma);
+        if (!rc && !defer) {
             rc = dla_cdma_fetch_weights(d, &cdma, s->wt + lag_bytes);
         }
         if (!rc) {
             s->wt_len = lag_bytes + cdma.weight_bytes;
             s->wt_origin = (struct dla_wt_origin){cdma.weight_port, cdma.weight_addr,
                                                   cdma.weight_bytes, gen};
+            s->wt_deferred = defer;
         }
     }
     if (!rc && data_use != DLA_CBUF_REUSE) {
@@ -1385,9 +1413,22 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
         dla_cbuf_forget(s);
         return rc;
     }
-    rc = dla_cbuf_weight_ring_end(s, &csc, &cdma, lag, weight_use == DLA_CBUF_FRESH,
-                                  cfg->cbuf_bank_width,
-                                  dla_conv_kernels_per_group(cfg, csc.proc_precision));
+    const int wt_fetched = weight_use == DLA_CBUF_FRESH;
+    const uint32_t atomic_k = dla_conv_kernels_per_group(cfg, csc.proc_precision);
+    /* bytes CBUF keeps past the layer (all with SKIP_WEIGHT_RLS, or the
+     * ring's tail) must be copied before anything writes memory again */
+    if (s->wt_deferred &&
+        (csc.skip_weight_rls || dla_cbuf_weight_ring_left(s, &csc, &cdma, lag, wt_fetched,
+                                                          cfg->cbuf_bank_width, atomic_k))) {
+        rc = wt_ready(d, s);
+        if (rc) {
+            dla_cube_free(to_sdp);
+            dla_cbuf_forget(s);
+            return rc;
+        }
+    }
+    rc = dla_cbuf_weight_ring_end(s, &csc, &cdma, lag, wt_fetched, cfg->cbuf_bank_width,
+                                  atomic_k);
     if (rc) {
         dla_cube_free(to_sdp);
         dla_cbuf_forget(s);
