@@ -404,11 +404,48 @@ static inline void pad_fill(int8_t *p, int8_t v, size_t n)
     }
 }
 
+/* The padded planar copy of a feature layer's input: where each row's
+ * data lies (columns [x0, x1) of rows [y0, y1), the rest is padding) and
+ * where channel ch's line 0 is in CBUF (first + ch * w, lines line_bytes
+ * apart). */
+struct feature_copy {
+    int8_t *dst;
+    const int8_t *first;
+    size_t plane, line_bytes;
+    uint32_t in_w, in_h, w, x0, x1, y0, y1, per_item, channels;
+    int8_t pad;
+};
+
+/* Bytes of padded input below which the copy stays on the calling thread
+ * (waking the team costs more than it saves). */
+#define FEATURE_COPY_TEAM_BYTES 65536u
+
+/* Channels [i * per_item, ...) of the copy (a dla_team_run item). */
+static void feature_copy_item(void *ctx, size_t i)
+{
+    const struct feature_copy *f = ctx;
+    uint32_t c0 = (uint32_t)i * f->per_item;
+    uint32_t c1 = f->channels - c0 < f->per_item ? f->channels : c0 + f->per_item;
+    for (uint32_t ch = c0; ch < c1; ch++) {
+        int8_t *pl = f->dst + ch * f->plane;
+        const int8_t *src = f->first + (size_t)ch * f->w; /* line 0 of channel ch */
+        memset(pl, f->pad, (size_t)f->y0 * f->in_w);
+        for (uint32_t y = f->y0; y < f->y1; y++, src += f->line_bytes) {
+            int8_t *row = pl + (size_t)y * f->in_w;
+            pad_fill(row, f->pad, f->x0);
+            memcpy(row + f->x0, src, f->x1 - f->x0);
+            pad_fill(row + f->x1, f->pad, f->in_w - f->x1);
+        }
+        memset(pl + (size_t)f->y1 * f->in_w, f->pad, (size_t)(f->in_h - f->y1) * f->in_w);
+    }
+}
+
 /* Padded planar input of batch `b` of a feature layer from the slices in
  * CBUF: line y of batch b is slice y * BATCHES + b (ref: cmod/cdma
  * DirectConvDataResponseSequencerCommon and cmod/csc
  * SendDataToMacSequencerDirectConvCommon entry addresses, vmod
- * NV_NVDLA_CDMA_dc.v idx_batch_offset: the batches of a line are adjacent). */
+ * NV_NVDLA_CDMA_dc.v idx_batch_offset: the batches of a line are adjacent).
+ * Large inputs are copied by the device's team, a chunk of channels each. */
 static int build_feature_input(struct dla_dev *d, struct dla_conv_state *s,
                                const struct dla_csc_cfg *c, uint32_t b, struct conv_job *j)
 {
@@ -422,30 +459,35 @@ static int build_feature_input(struct dla_dev *d, struct dla_conv_state *s,
     if (rc) {
         return rc;
     }
-    const int8_t pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
-    const uint32_t w = c->width;
+    struct feature_copy f;
+    f.dst = s->in;
+    f.plane = plane;
+    f.in_w = g->in_w;
+    f.in_h = g->in_h;
+    f.w = c->width;
+    f.channels = g->in_c;
+    f.pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
     /* x range of the padded row that holds data: [x0, x1) <- source [x0 - pad_left, ...) */
-    uint32_t x0 = c->pad_left < g->in_w ? c->pad_left : g->in_w;
-    uint64_t x1w = (uint64_t)c->pad_left + w;
-    uint32_t x1 = x1w < g->in_w ? (uint32_t)x1w : g->in_w;
+    f.x0 = c->pad_left < g->in_w ? c->pad_left : g->in_w;
+    uint64_t x1w = (uint64_t)c->pad_left + f.w;
+    f.x1 = x1w < g->in_w ? (uint32_t)x1w : g->in_w;
     /* rows [y0, y1) hold data (source line y - pad_top), the others are padding */
-    uint32_t y0 = c->pad_top < g->in_h ? c->pad_top : g->in_h;
+    f.y0 = c->pad_top < g->in_h ? c->pad_top : g->in_h;
     uint64_t y1w = (uint64_t)c->pad_top + c->height;
-    uint32_t y1 = x0 >= x1 ? y0 : y1w < g->in_h ? (uint32_t)y1w : g->in_h;
-    const size_t line_bytes = (size_t)c->batches * dla_cbuf_slice_bytes(data);
-    const int8_t *first = data->buf + (size_t)b * dla_cbuf_slice_bytes(data);
-    for (uint32_t ch = 0; ch < g->in_c; ch++) {
-        int8_t *pl = s->in + ch * plane;
-        const int8_t *src = first + (size_t)ch * w; /* line 0 of channel ch */
-        memset(pl, pad, (size_t)y0 * g->in_w);
-        for (uint32_t y = y0; y < y1; y++, src += line_bytes) {
-            int8_t *row = pl + (size_t)y * g->in_w;
-            pad_fill(row, pad, x0);
-            memcpy(row + x0, src, x1 - x0);
-            pad_fill(row + x1, pad, g->in_w - x1);
-        }
-        memset(pl + (size_t)y1 * g->in_w, pad, (size_t)(g->in_h - y1) * g->in_w);
+    f.y1 = f.x0 >= f.x1 ? f.y0 : y1w < g->in_h ? (uint32_t)y1w : g->in_h;
+    f.line_bytes = (size_t)c->batches * dla_cbuf_slice_bytes(data);
+    f.first = data->buf + (size_t)b * dla_cbuf_slice_bytes(data);
+    size_t total = plane * g->in_c;
+    struct dla_team *team = total >= FEATURE_COPY_TEAM_BYTES ? dla_dev_team(d) : NULL;
+    /* about 8 items a thread, none much under 16 KiB */
+    size_t per = team ? g->in_c / (8 * (size_t)dla_team_threads(team)) : g->in_c;
+    size_t least = (16384 + plane - 1) / plane;
+    per = per < least ? least : per;
+    f.per_item = (uint32_t)(per < g->in_c ? per : g->in_c);
+    if (f.per_item == 0) {
+        f.per_item = 1;
     }
+    dla_team_run(team, (g->in_c + f.per_item - 1) / f.per_item, feature_copy_item, &f);
     j->in = s->in;
     j->terms = (uint64_t)c->channel * c->kernel_w * c->kernel_h;
     return 0;
