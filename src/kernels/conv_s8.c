@@ -300,6 +300,9 @@ struct conv_plan {
     int8_t *zero_row; /* in_w zero bytes: the absent channels of the last group */
     ptrdiff_t *qoff;
     size_t kblocks;
+    /* reduction steps [kb_lo[kb], kb_hi[kb]) hold every non-zero weight of
+     * k block kb's rows (the union of their qlo/qhi; 0, 0 if none) */
+    uint32_t *kb_lo, *kb_hi;
 };
 
 static void wpack_release(struct dla_conv_wpack *w)
@@ -317,6 +320,8 @@ static void plan_free(struct conv_plan *p)
     free(p->inp);
     free(p->zero_row);
     free(p->qoff);
+    free(p->kb_lo);
+    free(p->kb_hi);
     wpack_release(&p->own);
 }
 
@@ -440,7 +445,10 @@ static int plan_build(struct conv_plan *p, enum dla_conv_isa isa, int use_vbmi)
     p->inp = alloc64(inp_size);
     p->qoff = malloc(sizeof(ptrdiff_t) * p->nq);
     p->zero_row = calloc(g->in_w, 1);
-    if (p->inp == NULL || p->qoff == NULL || p->zero_row == NULL) {
+    p->kb_lo = malloc(sizeof(uint32_t) * (p->kblocks ? p->kblocks : 1));
+    p->kb_hi = malloc(sizeof(uint32_t) * (p->kblocks ? p->kblocks : 1));
+    if (p->inp == NULL || p->qoff == NULL || p->zero_row == NULL || p->kb_lo == NULL ||
+        p->kb_hi == NULL) {
         goto done;
     }
     for (size_t grp = 0; grp < p->ngrp; grp++) {
@@ -874,11 +882,13 @@ static void p16_row_from_u8(struct dla_conv_wpack *d, const struct dla_conv_wpac
 
 /* ---------------------------------------------------------------- compute */
 
-/* Runs of real output pixels among the NR virtual pixels from n0. */
-static unsigned tile_runs(const struct conv_plan *p, size_t n0, struct dla_conv_run *runs)
+/* Runs of real output pixels among the NR virtual pixels from n0 (which
+ * is virtual pixel ox of output row oy). */
+static unsigned tile_runs(const struct conv_plan *p, size_t oy, size_t ox,
+                          struct dla_conv_run *runs)
 {
     const struct dla_conv_geom *g = p->g;
-    size_t nr = p->shape->nr, oy = n0 / p->vw, ox = n0 % p->vw, j = 0;
+    size_t nr = p->shape->nr, j = 0;
     unsigned n = 0;
 
     while (j < nr && oy < g->out_h) {
@@ -896,40 +906,70 @@ static unsigned tile_runs(const struct conv_plan *p, size_t n0, struct dla_conv_
     return n;
 }
 
-/* Tiles begin..end-1, numbered pixel-tile major (item = nt * kblocks + kb)
- * or k-block major (item = kb * ntiles + nt). */
-static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
+/* kb_lo/kb_hi of every k block (after the weights are packed). */
+static void kblock_steps(struct conv_plan *p)
 {
-    struct dla_conv_run runs[DLA_CONV_NR_MAX + 1];
-    size_t mr_full = p->shape->mr, nr = p->shape->nr;
-    size_t out_plane = (size_t)p->g->out_h * p->g->out_w;
-    struct dla_conv_tile t;
-
-    t.wrow = p->nq * CONV_CELL;
-    t.runs = runs;
-    t.ostride = out_plane;
-    for (size_t item = begin; item < end; item++) {
-        size_t nt = p->kmajor ? item % p->ntiles : item / p->kblocks;
-        size_t kb = p->kmajor ? item / p->ntiles : item % p->kblocks;
-        size_t n0 = nt * nr, k0 = kb * mr_full;
-        const struct dla_conv_wpack *w = p->w;
-        t.in = p->inp + n0 * CONV_CELL;
-        t.init = w->init + k0;
-        t.mr = (unsigned)min_size(mr_full, p->g->out_k - k0);
-        size_t lo = p->nq, hi = 0; /* the steps where a row of the tile has a weight */
-        for (size_t k = k0; k < k0 + t.mr; k++) {
+    const struct dla_conv_wpack *w = p->w;
+    size_t mr_full = p->shape->mr;
+    for (size_t kb = 0; kb < p->kblocks; kb++) {
+        size_t k0 = kb * mr_full, k1 = min_size(k0 + mr_full, p->g->out_k);
+        uint32_t lo = (uint32_t)p->nq, hi = 0;
+        for (size_t k = k0; k < k1; k++) {
             if (w->qhi[k] > w->qlo[k]) {
                 lo = w->qlo[k] < lo ? w->qlo[k] : lo;
                 hi = w->qhi[k] > hi ? w->qhi[k] : hi;
             }
         }
-        lo = lo < hi ? lo : 0;
+        p->kb_lo[kb] = lo < hi ? lo : 0;
+        p->kb_hi[kb] = hi;
+    }
+}
+
+/* Tiles begin..end-1, numbered pixel-tile major (item = nt * kblocks + kb)
+ * or k-block major (item = kb * ntiles + nt).  The indices advance
+ * without divisions, and a pixel tile's runs are found once for all the
+ * k blocks that follow it. */
+static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
+{
+    struct dla_conv_run runs[DLA_CONV_NR_MAX + 1];
+    size_t mr_full = p->shape->mr, nr = p->shape->nr;
+    size_t out_plane = (size_t)p->g->out_h * p->g->out_w;
+    const struct dla_conv_wpack *w = p->w;
+    struct dla_conv_tile t;
+
+    if (begin >= end) {
+        return;
+    }
+    t.wrow = p->nq * CONV_CELL;
+    t.runs = runs;
+    t.ostride = out_plane;
+    size_t nt = p->kmajor ? begin % p->ntiles : begin / p->kblocks;
+    size_t kb = p->kmajor ? begin / p->ntiles : begin % p->kblocks;
+    size_t runs_nt = SIZE_MAX; /* the pixel tile runs[] holds */
+    for (size_t item = begin; item < end; item++) {
+        if (nt != runs_nt) {
+            size_t n0 = nt * nr;
+            t.nruns = tile_runs(p, n0 / p->vw, n0 % p->vw, runs);
+            t.in = p->inp + n0 * CONV_CELL;
+            runs_nt = nt;
+        }
+        size_t k0 = kb * mr_full, lo = p->kb_lo[kb];
+        t.init = w->init + k0;
+        t.mr = (unsigned)min_size(mr_full, p->g->out_k - k0);
         t.qoff = p->qoff + lo;
-        t.nq = hi - lo;
+        t.nq = p->kb_hi[kb] - lo;
         t.w = w->wp + (k0 * p->nq + lo) * CONV_CELL;
-        t.nruns = tile_runs(p, n0, runs);
         t.out = p->out + k0 * out_plane;
         p->shape->tile(&t);
+        if (p->kmajor) {
+            if (++nt == p->ntiles) {
+                nt = 0;
+                kb++;
+            }
+        } else if (++kb == p->kblocks) {
+            kb = 0;
+            nt++;
+        }
     }
 }
 
@@ -983,6 +1023,7 @@ struct conv_team {
     size_t row_chunk, pack_tasks;    /* ... then weight rows */
     size_t tile_chunk, items;        /* compute: chunks of tiles */
     atomic_size_t next_pack, packs_done, next_tile;
+    atomic_int ready; /* packing done and kblock_steps run (by the last packer) */
 };
 
 static void team_pack(struct conv_team *t)
@@ -1009,10 +1050,15 @@ static void team_pack(struct conv_team *t)
                 }
             }
         }
-        atomic_fetch_add_explicit(&t->packs_done, 1, memory_order_release);
+        /* the last task done sees every packed row and finds the k blocks' steps */
+        if (atomic_fetch_add_explicit(&t->packs_done, 1, memory_order_acq_rel) + 1 ==
+            t->pack_tasks) {
+            kblock_steps(p);
+            atomic_store_explicit(&t->ready, 1, memory_order_release);
+        }
     }
     unsigned spins = 0;
-    while (atomic_load_explicit(&t->packs_done, memory_order_acquire) < t->pack_tasks) {
+    while (!atomic_load_explicit(&t->ready, memory_order_acquire)) {
         if (++spins > 2000) {
             sched_yield();
         }
@@ -1056,6 +1102,11 @@ static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
     atomic_init(&team->next_pack, 0);
     atomic_init(&team->packs_done, 0);
     atomic_init(&team->next_tile, 0);
+    atomic_init(&team->ready, 0);
+    if (team->pack_tasks == 0) { /* nothing to pack (not reached: nplanes >= 1) */
+        kblock_steps(p);
+        atomic_init(&team->ready, 1);
+    }
 }
 
 static void conv_run_team(struct conv_plan *p, size_t n)
