@@ -70,6 +70,7 @@ void dla_conv_state_destroy(struct dla_conv_state *s)
     free(s->data.buf);
     free(s->wt);
     free(s->wt_tail);
+    free(s->fetch);
     free(s->in);
     free(s->wplanar);
     free(s->wdec_src);

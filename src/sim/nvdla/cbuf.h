@@ -254,6 +254,8 @@ struct dla_conv_state {
     uint8_t *wt_tail;
     size_t wt_tail_cap;
     /* scratch reused between layers (not CBUF contents) */
+    uint8_t *fetch;            /* CDMA: the surfaces of an INT8 feature cube as read */
+    size_t fetch_cap;
     int8_t *in;                /* padded planar input cube for the kernel */
     size_t in_cap;
     int8_t *wplanar;           /* kernels as [k][c][ky][kx] */
