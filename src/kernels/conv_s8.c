@@ -276,6 +276,7 @@ struct dla_conv_wpack {
 struct conv_plan {
     const struct dla_conv_geom *g;
     const int8_t *in, *wt; /* wt: NULL when the weights come packed */
+    const struct dla_conv_src *src; /* not NULL: the input as src describes it (in unused) */
     int32_t *out;
     const struct conv_isa_desc *isa;
     const struct conv_shape *shape;
@@ -300,6 +301,7 @@ struct conv_plan {
     int8_t *zero_row; /* in_w zero bytes: the absent channels of the last group */
     ptrdiff_t *qoff;
     size_t kblocks;
+    int8_t *rows;     /* with src: 4 rows of in_w bytes per thread (input_row) */
     /* reduction steps [kb_lo[kb], kb_hi[kb]) hold every non-zero weight of
      * k block kb's rows (the union of their qlo/qhi; 0, 0 if none) */
     uint32_t *kb_lo, *kb_hi;
@@ -322,6 +324,7 @@ static void plan_free(struct conv_plan *p)
     free(p->qoff);
     free(p->kb_lo);
     free(p->kb_hi);
+    free(p->rows);
     wpack_release(&p->own);
 }
 
@@ -685,10 +688,31 @@ static void pack_input_row(unsigned char *d, const int8_t *const s[4], size_t n,
     }
 }
 
+/* Row y of channel c of the padded input: in place in the planar cube, or
+ * (p->src) built in buf (in_w bytes): the pad, the row's data, the pad. */
+static const int8_t *input_row(const struct conv_plan *p, size_t c, size_t y, int8_t *buf)
+{
+    const struct dla_conv_geom *g = p->g;
+    const struct dla_conv_src *src = p->src;
+    if (src == NULL) {
+        return p->in + (c * g->in_h + y) * g->in_w;
+    }
+    if (y < src->y0 || y >= src->y1) {
+        memset(buf, src->pad, g->in_w);
+        return buf;
+    }
+    memset(buf, src->pad, src->x0);
+    memcpy(buf + src->x0, src->data + (y - src->y0) * src->line_stride + c * src->ch_stride,
+           src->x1 - src->x0);
+    memset(buf + src->x1, src->pad, g->in_w - src->x1);
+    return buf;
+}
+
 /* One input plane: phase (py, px) of channel group grp, see conv_s8_impl.h.
  * Cells no valid output pixel reads (junk lanes, tail) are filled too so
- * that every byte the micro-kernels load is initialised. */
-static void pack_input_plane(const struct conv_plan *p, size_t plane)
+ * that every byte the micro-kernels load is initialised.  rows: 4 rows of
+ * in_w bytes for input_row (used with p->src). */
+static void pack_input_plane(const struct conv_plan *p, size_t plane, int8_t *rows)
 {
     const struct dla_conv_geom *g = p->g;
     size_t slot = plane / p->ngrp, grp = plane % p->ngrp;
@@ -713,7 +737,8 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
         }
         /* channels past in_c (last group) read a row of zeros */
         for (size_t i = 0; i < p->cell_ch; i++) {
-            s[i] = c0 + i < g->in_c ? p->in + ((c0 + i) * in_h + y) * in_w + px : p->zero_row;
+            s[i] = c0 + i < g->in_c ? input_row(p, c0 + i, (size_t)y, rows + i * in_w) + px
+                                    : p->zero_row;
         }
         pack_input_row(row, s, xv, x_simd, vw, sx, p->fmt);
     }
@@ -1024,11 +1049,15 @@ struct conv_team {
     size_t tile_chunk, items;        /* compute: chunks of tiles */
     atomic_size_t next_pack, packs_done, next_tile;
     atomic_int ready; /* packing done and kblock_steps run (by the last packer) */
+    atomic_size_t next_slot; /* threads in the team so far (their p->rows slots) */
 };
 
 static void team_pack(struct conv_team *t)
 {
     struct conv_plan *p = t->p;
+    /* this thread's 4 rows for input_row (p->src): one slot per thread */
+    size_t slot = atomic_fetch_add_explicit(&t->next_slot, 1, memory_order_relaxed);
+    int8_t *rows = p->rows ? p->rows + slot * 4 * (size_t)p->g->in_w : NULL;
     for (;;) {
         size_t task = atomic_fetch_add_explicit(&t->next_pack, 1, memory_order_relaxed);
         if (task >= t->pack_tasks) {
@@ -1037,7 +1066,7 @@ static void team_pack(struct conv_team *t)
         if (task < t->plane_tasks) {
             size_t end = min_size((task + 1) * t->plane_chunk, p->nplanes);
             for (size_t pl = task * t->plane_chunk; pl < end; pl++) {
-                pack_input_plane(p, pl);
+                pack_input_plane(p, pl, rows);
             }
         } else {
             size_t first = (task - t->plane_tasks) * t->row_chunk;
@@ -1103,6 +1132,7 @@ static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
     atomic_init(&team->packs_done, 0);
     atomic_init(&team->next_tile, 0);
     atomic_init(&team->ready, 0);
+    atomic_init(&team->next_slot, 0);
     if (team->pack_tasks == 0) { /* nothing to pack (not reached: nplanes >= 1) */
         kblock_steps(p);
         atomic_init(&team->ready, 1);
@@ -1198,12 +1228,43 @@ static int all_nonneg(const int8_t *s, size_t n)
 /* The U8 path (AVX2 vpmaddubsw, conv_s8_impl.h) is taken when the ISA has
  * one, the caller did not rule it out, the packed weights (if any) are U8
  * cells and no input code is negative. */
+/* all_nonneg of the padded input src describes: its pad (if any element
+ * is padding) and each row of data (a line at once where its channels'
+ * rows are adjacent). */
+static int src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *src)
+{
+    size_t w = src->x1 - src->x0;
+    int padded = src->x0 > 0 || src->x1 < g->in_w || src->y0 > 0 || src->y1 < g->in_h;
+    if (padded && src->pad < 0) {
+        return 0;
+    }
+    for (size_t y = 0; y < (size_t)(src->y1 - src->y0); y++) {
+        const int8_t *line = src->data + y * src->line_stride;
+        if (src->ch_stride == w) {
+            if (!all_nonneg(line, w * g->in_c)) {
+                return 0;
+            }
+            continue;
+        }
+        for (size_t c = 0; c < g->in_c; c++) {
+            if (!all_nonneg(line + c * src->ch_stride, w)) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 static int use_u8(enum dla_conv_isa isa, unsigned flags, const struct dla_conv_geom *g,
-                  const int8_t *in, const struct dla_conv_wpack *w)
+                  const int8_t *in, const struct dla_conv_src *src,
+                  const struct dla_conv_wpack *w)
 {
     if (conv_isas[isa].u8[0].tile == NULL || (flags & DLA_CONV_NO_U8) ||
         (w != NULL && w->fmt != CELL_U8)) {
         return 0;
+    }
+    if (src != NULL) {
+        return src_nonneg(g, src);
     }
     return all_nonneg(in, (size_t)g->in_c * g->in_h * g->in_w);
 }
@@ -1233,27 +1294,28 @@ int dla_conv_takes_u8(enum dla_conv_isa isa, unsigned flags, const struct dla_co
         !dla_conv_isa_supported(isa)) {
         return 0;
     }
-    return use_u8(isa, flags, g, in, NULL);
+    return use_u8(isa, flags, g, in, NULL, NULL);
 }
 
 /* Plan and run with weights `wt` packed per call, or `w` packed before;
  * flags: DLA_CONV_NO_U8 keeps the ISA's own cell format. */
 static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned flags,
                     unsigned threads, struct dla_team *pool, const struct dla_conv_geom *g,
-                    const int8_t *in, const int8_t *wt, const struct dla_conv_wpack *w,
-                    int32_t *out)
+                    const int8_t *in, const struct dla_conv_src *src, const int8_t *wt,
+                    const struct dla_conv_wpack *w, int32_t *out)
 {
     struct conv_plan p;
     memset(&p, 0, sizeof p);
     p.g = g;
     p.in = in;
+    p.src = src;
     p.wt = wt;
     p.out = out;
     p.isa = &conv_isas[isa];
     p.fmt = p.isa->fmt;
     p.shapes = p.isa->shapes;
     p.speed = p.isa->speed;
-    if (use_u8(isa, flags, g, in, w)) {
+    if (use_u8(isa, flags, g, in, src, w)) {
         p.fmt = CELL_U8;
         p.shapes = p.isa->u8;
         p.speed = p.isa->u8_speed;
@@ -1270,7 +1332,12 @@ static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned fla
         size_t n = threads == 0 ? 1 : threads;
         n = min_size(min_size(n, CONV_MAX_THREADS), items);
         if (pool != NULL) {
-            pool_run_team(pool, &p, min_size(n, dla_team_threads(pool)));
+            n = min_size(n, dla_team_threads(pool));
+        }
+        if (src != NULL && (p.rows = malloc(n * 4 * (size_t)g->in_w)) == NULL) {
+            rc = DLASIM_ERR_NOMEM;
+        } else if (pool != NULL) {
+            pool_run_team(pool, &p, n);
         } else {
             conv_run_team(&p, n);
         }
@@ -1300,7 +1367,7 @@ int dla_conv_s8_opts(const struct dla_conv_opts *o, const struct dla_conv_geom *
         return DLASIM_ERR_UNSUPPORTED;
     }
     return conv_run(o->isa, o->shape, use_vbmi_for(o->isa, g, o->flags), o->flags, o->threads,
-                    NULL, g, in, wt, NULL, out);
+                    NULL, g, in, NULL, wt, NULL, out);
 }
 
 /* Threads worth starting: creating and joining one costs up to ~0.1 ms on
@@ -1432,7 +1499,32 @@ int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
     if (conv_args(g, out, &rc)) {
         return rc;
     }
-    return conv_run(w->isa, shape, w->use_vbmi, 0, threads, pool, g, in, NULL, w, out);
+    return conv_run(w->isa, shape, w->use_vbmi, 0, threads, pool, g, in, NULL, NULL, w, out);
+}
+
+int dla_conv_s8_packed_src(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                           const struct dla_conv_wpack *w, int32_t *out, unsigned threads,
+                           struct dla_team *pool)
+{
+    if (g == NULL || src == NULL || w == NULL || out == NULL) {
+        return DLASIM_ERR_INVAL;
+    }
+    int rc = geom_valid(g);
+    if (rc != 0) {
+        return rc;
+    }
+    if (src->x0 > src->x1 || src->x1 > g->in_w || src->y0 > src->y1 || src->y1 > g->in_h ||
+        (src->data == NULL && src->x0 < src->x1 && src->y0 < src->y1)) {
+        return DLASIM_ERR_INVAL;
+    }
+    if (w->in_c != g->in_c || w->k_w != g->k_w || w->k_h != g->k_h || w->out_k != g->out_k) {
+        return DLASIM_ERR_INVAL; /* packed for another kernel shape */
+    }
+    if (conv_args(g, out, &rc)) {
+        return rc;
+    }
+    return conv_run(w->isa, -1, w->use_vbmi, 0, conv_useful_threads(g, w->isa, threads), pool, g,
+                    NULL, src, NULL, w, out);
 }
 
 int dla_conv_s8_packed(const struct dla_conv_geom *g, const int8_t *in,

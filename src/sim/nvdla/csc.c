@@ -389,6 +389,11 @@ struct conv_job {
     uint32_t ext;              /* pixel input: kernel rows per atomic operation */
     uint32_t ac;               /* Atomic-C */
     const struct dla_conv_wpack *pack; /* the kernels packed (then wt is NULL) */
+    /* a feature layer's input as the lines in CBUF (the kernel pads while
+     * it packs): used instead of `in` where the packed kernel runs alone,
+     * else the planar copy is made (feature_planar) */
+    struct dla_conv_src src;
+    struct feature_copy *copy;
 };
 
 /* n padding bytes: a short loop for a row's few (pad_left, pad_right),
@@ -440,57 +445,77 @@ static void feature_copy_item(void *ctx, size_t i)
     }
 }
 
-/* Padded planar input of batch `b` of a feature layer from the slices in
- * CBUF: line y of batch b is slice y * BATCHES + b (ref: cmod/cdma
- * DirectConvDataResponseSequencerCommon and cmod/csc
- * SendDataToMacSequencerDirectConvCommon entry addresses, vmod
- * NV_NVDLA_CDMA_dc.v idx_batch_offset: the batches of a line are adjacent).
- * Large inputs are copied by the device's team, a chunk of channels each. */
-static int build_feature_input(struct dla_dev *d, struct dla_conv_state *s,
-                               const struct dla_csc_cfg *c, uint32_t b, struct conv_job *j)
+/* Batch `b` of a feature layer's input in CBUF: line y of batch b is slice
+ * y * BATCHES + b (ref: cmod/cdma DirectConvDataResponseSequencerCommon and
+ * cmod/csc SendDataToMacSequencerDirectConvCommon entry addresses, vmod
+ * NV_NVDLA_CDMA_dc.v idx_batch_offset: the batches of a line are
+ * adjacent): the padded input's geometry and where its data lies (j->src,
+ * and f for a planar copy); nothing is copied yet. */
+static void build_feature_input(struct dla_conv_state *s, const struct dla_csc_cfg *c,
+                                uint32_t b, struct conv_job *j, struct feature_copy *f)
 {
     struct dla_conv_geom *g = &j->g;
     const struct dla_cbuf_slices *data = &s->data;
     g->in_c = c->channel;
     g->in_w = (c->out_w - 1) * c->stride_x + (c->kernel_w - 1) * c->dil_x + 1;
     g->in_h = (c->out_h - 1) * c->stride_y + (c->kernel_h - 1) * c->dil_y + 1;
-    size_t plane = (size_t)g->in_w * g->in_h;
-    int rc = dla_conv_scratch(d, (void **)&s->in, &s->in_cap, plane * g->in_c);
+    f->plane = (size_t)g->in_w * g->in_h;
+    f->in_w = g->in_w;
+    f->in_h = g->in_h;
+    f->w = c->width;
+    f->channels = g->in_c;
+    f->pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
+    /* x range of the padded row that holds data: [x0, x1) <- source [x0 - pad_left, ...) */
+    f->x0 = c->pad_left < g->in_w ? c->pad_left : g->in_w;
+    uint64_t x1w = (uint64_t)c->pad_left + f->w;
+    f->x1 = x1w < g->in_w ? (uint32_t)x1w : g->in_w;
+    /* rows [y0, y1) hold data (source line y - pad_top), the others are padding */
+    f->y0 = c->pad_top < g->in_h ? c->pad_top : g->in_h;
+    uint64_t y1w = (uint64_t)c->pad_top + c->height;
+    f->y1 = f->x0 >= f->x1 ? f->y0 : y1w < g->in_h ? (uint32_t)y1w : g->in_h;
+    f->line_bytes = (size_t)c->batches * dla_cbuf_slice_bytes(data);
+    f->first = data->buf + (size_t)b * dla_cbuf_slice_bytes(data);
+    j->src = (struct dla_conv_src){f->first, f->w, f->line_bytes, f->x0, f->x1, f->y0, f->y1,
+                                   f->pad};
+    j->copy = f;
+    j->in = NULL;
+    j->terms = (uint64_t)c->channel * c->kernel_w * c->kernel_h;
+}
+
+/* The padded planar copy of a feature layer's input (j->copy) in s->in,
+ * for the kernels that read a planar cube.  Large inputs are copied by the
+ * device's team, a chunk of channels each. */
+static int feature_planar(struct dla_dev *d, struct dla_conv_state *s, struct conv_job *j)
+{
+    struct feature_copy *f = j->copy;
+    const struct dla_conv_geom *g = &j->g;
+    size_t total = f->plane * g->in_c;
+    int rc = dla_conv_scratch(d, (void **)&s->in, &s->in_cap, total);
     if (rc) {
         return rc;
     }
-    struct feature_copy f;
-    f.dst = s->in;
-    f.plane = plane;
-    f.in_w = g->in_w;
-    f.in_h = g->in_h;
-    f.w = c->width;
-    f.channels = g->in_c;
-    f.pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
-    /* x range of the padded row that holds data: [x0, x1) <- source [x0 - pad_left, ...) */
-    f.x0 = c->pad_left < g->in_w ? c->pad_left : g->in_w;
-    uint64_t x1w = (uint64_t)c->pad_left + f.w;
-    f.x1 = x1w < g->in_w ? (uint32_t)x1w : g->in_w;
-    /* rows [y0, y1) hold data (source line y - pad_top), the others are padding */
-    f.y0 = c->pad_top < g->in_h ? c->pad_top : g->in_h;
-    uint64_t y1w = (uint64_t)c->pad_top + c->height;
-    f.y1 = f.x0 >= f.x1 ? f.y0 : y1w < g->in_h ? (uint32_t)y1w : g->in_h;
-    f.line_bytes = (size_t)c->batches * dla_cbuf_slice_bytes(data);
-    f.first = data->buf + (size_t)b * dla_cbuf_slice_bytes(data);
-    size_t total = plane * g->in_c;
+    f->dst = s->in;
     struct dla_team *team = total >= FEATURE_COPY_TEAM_BYTES ? dla_dev_team(d) : NULL;
     /* about 8 items a thread, none much under 16 KiB */
     size_t per = team ? g->in_c / (8 * (size_t)dla_team_threads(team)) : g->in_c;
-    size_t least = (16384 + plane - 1) / plane;
+    size_t least = (16384 + f->plane - 1) / f->plane;
     per = per < least ? least : per;
-    f.per_item = (uint32_t)(per < g->in_c ? per : g->in_c);
-    if (f.per_item == 0) {
-        f.per_item = 1;
+    f->per_item = (uint32_t)(per < g->in_c ? per : g->in_c);
+    if (f->per_item == 0) {
+        f->per_item = 1;
     }
-    dla_team_run(team, (g->in_c + f.per_item - 1) / f.per_item, feature_copy_item, &f);
+    dla_team_run(team, (g->in_c + f->per_item - 1) / f->per_item, feature_copy_item, f);
     j->in = s->in;
-    j->terms = (uint64_t)c->channel * c->kernel_w * c->kernel_h;
     return 0;
+}
+
+/* Whether the layer's MACs run on the packed kernel alone, which reads the
+ * input in place (j->src): the int32-safe sums of a non-depthwise layer
+ * whose kernels came packed (compute, run_kernel). */
+static int reads_in_place(const struct conv_job *j)
+{
+    return j->copy != NULL && j->pack != NULL && j->wt == NULL &&
+           j->terms < CONV_INT32_SAFE_TERMS;
 }
 
 /*
@@ -995,7 +1020,8 @@ static void dw_channel(void *ctx, size_t k)
 /* wt: the dense planar weights, or (with a cached pack) only those of a
  * depthwise layer, NULL otherwise (cached_weights). */
 static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const int8_t *in,
-                      const int8_t *wt, const struct dla_conv_wpack *pack, int32_t *out)
+                      const struct dla_conv_src *src, const int8_t *wt,
+                      const struct dla_conv_wpack *pack, int32_t *out)
 {
     /* a depthwise block lowered densely: the same sums without the zeros
      * (weights that came with a cached pack were checked when cached) */
@@ -1005,8 +1031,10 @@ static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const in
         dla_team_run(macs >= DW_TEAM_MIN_MACS ? dla_dev_team(d) : NULL, g->out_k, dw_channel, &j);
         return 0;
     }
-    int rc = pack ? dla_conv_s8_packed(g, in, pack, out, dla_threads(d), dla_dev_team(d))
-                  : dla_conv_s8(g, in, wt, out, dla_threads(d));
+    int rc = pack && src ? dla_conv_s8_packed_src(g, src, pack, out, dla_threads(d),
+                                                  dla_dev_team(d))
+             : pack      ? dla_conv_s8_packed(g, in, pack, out, dla_threads(d), dla_dev_team(d))
+                         : dla_conv_s8(g, in, wt, out, dla_threads(d));
     if (rc) {
         return dla_error(d, rc, "CSC: convolution kernel failed (%s) on a %ux%ux%u input, "
                          "%ux%u kernels",
@@ -1038,7 +1066,7 @@ static int run_chunked(struct dla_dev *d, struct dla_conv_state *s, const struct
             memcpy(s->wchunk + (size_t)k * sub.in_c * taps,
                    j->wt + ((size_t)k * g->in_c + c0) * taps, (size_t)sub.in_c * taps);
         }
-        rc = run_kernel(d, &sub, j->in + (size_t)c0 * plane, s->wchunk, NULL, tmp);
+        rc = run_kernel(d, &sub, j->in + (size_t)c0 * plane, NULL, s->wchunk, NULL, tmp);
         if (rc) {
             return rc;
         }
@@ -1134,7 +1162,7 @@ static int compute(struct dla_dev *d, struct dla_conv_state *s, const struct con
     const uint64_t taps = (uint64_t)g->k_w * g->k_h;
     int rc;
     if (j->terms < CONV_INT32_SAFE_TERMS) {
-        rc = run_kernel(d, g, j->in, j->wt, j->pack, out);
+        rc = run_kernel(d, g, j->in, j->in == NULL ? &j->src : NULL, j->wt, j->pack, out);
         if (!rc) {
             *sat += dla_cacc_deliver_i32(cacc, out, n_out);
         }
@@ -1353,6 +1381,7 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
     struct dla_cacc_cfg cacc;
     enum dla_cbuf_use data_use, weight_use;
     struct conv_job job;
+    struct feature_copy fcopy;
     uint32_t sat = 0;
     int rc;
 
@@ -1441,9 +1470,12 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
         rc = csc.fmt == DLA_CONV_IN_PIXEL
                  ? (csc.y_extension ? build_pixel_input_post_ext(d, s, &csc, &job)
                                     : build_pixel_input(d, s, &csc, &job))
-                 : build_feature_input(d, s, &csc, b, &job);
+                 : (build_feature_input(s, &csc, b, &job, &fcopy), 0);
         if (!rc && b == 0) {
             rc = build_weights(d, s, &csc, &job);
+        }
+        if (!rc && job.copy != NULL && !reads_in_place(&job)) {
+            rc = feature_planar(d, s, &job);
         }
         if (!rc) {
             const size_t n = dla_cube_batch_elems(to_sdp);
