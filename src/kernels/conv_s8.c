@@ -301,7 +301,6 @@ struct conv_plan {
     int8_t *zero_row; /* in_w zero bytes: the absent channels of the last group */
     ptrdiff_t *qoff;
     size_t kblocks;
-    int8_t *rows;     /* with src: 4 rows of in_w bytes per thread (input_row) */
     /* reduction steps [kb_lo[kb], kb_hi[kb]) hold every non-zero weight of
      * k block kb's rows (the union of their qlo/qhi; 0, 0 if none) */
     uint32_t *kb_lo, *kb_hi;
@@ -324,7 +323,6 @@ static void plan_free(struct conv_plan *p)
     free(p->qoff);
     free(p->kb_lo);
     free(p->kb_hi);
-    free(p->rows);
     wpack_release(&p->own);
 }
 
@@ -688,31 +686,68 @@ static void pack_input_row(unsigned char *d, const int8_t *const s[4], size_t n,
     }
 }
 
-/* Row y of channel c of the padded input: in place in the planar cube, or
- * (p->src) built in buf (in_w bytes): the pad, the row's data, the pad. */
-static const int8_t *input_row(const struct conv_plan *p, size_t c, size_t y, int8_t *buf)
+/* The cell of the pad value of p->src for channel group c0 (channels past
+ * in_c hold 0) in p's cell format. */
+static uint32_t pad_cell(const struct conv_plan *p, size_t c0)
 {
-    const struct dla_conv_geom *g = p->g;
+    int8_t pad[4], zero = 0;
+    const int8_t *s[4];
+    unsigned char cell[CONV_CELL];
+    uint32_t v;
+    for (size_t i = 0; i < 4; i++) {
+        pad[i] = p->src->pad;
+        s[i] = c0 + i < p->g->in_c ? &pad[i] : &zero;
+    }
+    pack_input_row(cell, s, 1, 0, 1, 1, p->fmt);
+    memcpy(&v, cell, sizeof v);
+    return v;
+}
+
+/* Packed row of input row y (phase px, cells x' < xv real, up to vw) of
+ * channel group c0 from p->src: the cells left of the data region are the
+ * pad cell, the ones inside are packed from the data where they lie, the
+ * ones right of it are the pad cell again, and the junk cells hold input 0
+ * (as pack_input_row makes them). */
+static void pack_src_row(const struct conv_plan *p, unsigned char *row, size_t c0, size_t y,
+                         size_t px, size_t xv, size_t vw, uint32_t padc)
+{
     const struct dla_conv_src *src = p->src;
-    if (src == NULL) {
-        return p->in + (c * g->in_h + y) * g->in_w;
+    size_t sx = p->g->stride_x, a = xv, b = xv;
+    if (y >= src->y0 && y < src->y1) {
+        a = src->x0 > px ? (src->x0 - px + sx - 1) / sx : 0;
+        b = src->x1 > px ? (src->x1 - px + sx - 1) / sx : 0;
+        a = min_size(a, xv);
+        b = b < a ? a : min_size(b, xv);
     }
-    if (y < src->y0 || y >= src->y1) {
-        memset(buf, src->pad, g->in_w);
-        return buf;
+    size_t x = 0;
+    for (; x < a; x++) {
+        st32(row + x * CONV_CELL, padc);
     }
-    memset(buf, src->pad, src->x0);
-    memcpy(buf + src->x0, src->data + (y - src->y0) * src->line_stride + c * src->ch_stride,
-           src->x1 - src->x0);
-    memset(buf + src->x1, src->pad, g->in_w - src->x1);
-    return buf;
+    if (b > a) {
+        size_t first = a * sx + px - src->x0; /* byte of cell a in the data row */
+        const int8_t *s[4];
+        for (size_t i = 0; i < 4; i++) {
+            s[i] = c0 + i < p->g->in_c ? src->data + (y - src->y0) * src->line_stride +
+                                             (c0 + i) * src->ch_stride + first
+                                       : p->zero_row;
+        }
+        size_t n = b - a, n_simd = min_size(n, (src->x1 - src->x0 - first) / sx);
+        pack_input_row(row + a * CONV_CELL, s, n, n_simd, n, sx, p->fmt);
+        x = b;
+    }
+    for (; x < xv; x++) {
+        st32(row + x * CONV_CELL, padc);
+    }
+    for (; x < vw; x++) {
+        st32(row + x * CONV_CELL, p->fmt == CELL_Q8 ? 0x80808080u : 0);
+    }
 }
 
 /* One input plane: phase (py, px) of channel group grp, see conv_s8_impl.h.
  * Cells no valid output pixel reads (junk lanes, tail) are filled too so
- * that every byte the micro-kernels load is initialised.  rows: 4 rows of
- * in_w bytes for input_row (used with p->src). */
-static void pack_input_plane(const struct conv_plan *p, size_t plane, int8_t *rows)
+ * that every byte the micro-kernels load is initialised.  With p->src the
+ * rows are packed from the data where they lie (pack_src_row). */
+static void pack_input_plane(const struct conv_plan *p, size_t plane)
 {
     const struct dla_conv_geom *g = p->g;
     size_t slot = plane / p->ngrp, grp = plane % p->ngrp;
@@ -726,6 +761,7 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane, int8_t *ro
     xv = min_size(xv, vw);
     /* cells whose chunked reads (up to byte x * sx + sx - 1) stay in the row */
     size_t x_simd = px < in_w ? min_size(xv, (size_t)((in_w - px) / sx)) : 0;
+    uint32_t padc = p->src != NULL ? pad_cell(p, c0) : 0;
 
     for (size_t yv = 0; yv < vh; yv++) {
         unsigned char *row = dst + yv * row_bytes;
@@ -735,10 +771,13 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane, int8_t *ro
             pack_input_row(row, s, 0, 0, vw, sx, p->fmt);
             continue;
         }
+        if (p->src != NULL) {
+            pack_src_row(p, row, c0, (size_t)y, (size_t)px, xv, vw, padc);
+            continue;
+        }
         /* channels past in_c (last group) read a row of zeros */
         for (size_t i = 0; i < p->cell_ch; i++) {
-            s[i] = c0 + i < g->in_c ? input_row(p, c0 + i, (size_t)y, rows + i * in_w) + px
-                                    : p->zero_row;
+            s[i] = c0 + i < g->in_c ? p->in + ((c0 + i) * in_h + y) * in_w + px : p->zero_row;
         }
         pack_input_row(row, s, xv, x_simd, vw, sx, p->fmt);
     }
@@ -1049,15 +1088,11 @@ struct conv_team {
     size_t tile_chunk, items;        /* compute: chunks of tiles */
     atomic_size_t next_pack, packs_done, next_tile;
     atomic_int ready; /* packing done and kblock_steps run (by the last packer) */
-    atomic_size_t next_slot; /* threads in the team so far (their p->rows slots) */
 };
 
 static void team_pack(struct conv_team *t)
 {
     struct conv_plan *p = t->p;
-    /* this thread's 4 rows for input_row (p->src): one slot per thread */
-    size_t slot = atomic_fetch_add_explicit(&t->next_slot, 1, memory_order_relaxed);
-    int8_t *rows = p->rows ? p->rows + slot * 4 * (size_t)p->g->in_w : NULL;
     for (;;) {
         size_t task = atomic_fetch_add_explicit(&t->next_pack, 1, memory_order_relaxed);
         if (task >= t->pack_tasks) {
@@ -1066,7 +1101,7 @@ static void team_pack(struct conv_team *t)
         if (task < t->plane_tasks) {
             size_t end = min_size((task + 1) * t->plane_chunk, p->nplanes);
             for (size_t pl = task * t->plane_chunk; pl < end; pl++) {
-                pack_input_plane(p, pl, rows);
+                pack_input_plane(p, pl);
             }
         } else {
             size_t first = (task - t->plane_tasks) * t->row_chunk;
@@ -1132,7 +1167,6 @@ static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
     atomic_init(&team->packs_done, 0);
     atomic_init(&team->next_tile, 0);
     atomic_init(&team->ready, 0);
-    atomic_init(&team->next_slot, 0);
     if (team->pack_tasks == 0) { /* nothing to pack (not reached: nplanes >= 1) */
         kblock_steps(p);
         atomic_init(&team->ready, 1);
@@ -1334,9 +1368,7 @@ static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned fla
         if (pool != NULL) {
             n = min_size(n, dla_team_threads(pool));
         }
-        if (src != NULL && (p.rows = malloc(n * 4 * (size_t)g->in_w)) == NULL) {
-            rc = DLASIM_ERR_NOMEM;
-        } else if (pool != NULL) {
+        if (pool != NULL) {
             pool_run_team(pool, &p, n);
         } else {
             conv_run_team(&p, n);
