@@ -1263,8 +1263,11 @@ static int all_nonneg(const int8_t *s, size_t n)
  * one, the caller did not rule it out, the packed weights (if any) are U8
  * cells and no input code is negative. */
 /* all_nonneg of the padded input src describes: its pad (if any element
- * is padding) and each row of data (a line at once where its channels'
- * rows are adjacent). */
+ * is padding) and each line of data.  Where the channels' rows do not
+ * overlap (ch_stride >= their width) a line is checked as one run, the
+ * bytes between the rows included (the columns the window leaves out, of
+ * the same lines): a negative code there only sends the call to the
+ * int16 path, which is exact for any input. */
 static int src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *src)
 {
     size_t w = src->x1 - src->x0;
@@ -1274,8 +1277,8 @@ static int src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *
     }
     for (size_t y = 0; y < (size_t)(src->y1 - src->y0); y++) {
         const int8_t *line = src->data + y * src->line_stride;
-        if (src->ch_stride == w) {
-            if (!all_nonneg(line, w * g->in_c)) {
+        if (src->ch_stride >= w) {
+            if (!all_nonneg(line, (g->in_c - 1) * src->ch_stride + w)) {
                 return 0;
             }
             continue;
