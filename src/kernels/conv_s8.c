@@ -276,6 +276,7 @@ struct dla_conv_wpack {
 struct conv_plan {
     const struct dla_conv_geom *g;
     const int8_t *in, *wt; /* wt: NULL when the weights come packed */
+    const struct dla_conv_src *src; /* not NULL: the input as src describes it (in unused) */
     int32_t *out;
     const struct conv_isa_desc *isa;
     const struct conv_shape *shape;
@@ -300,6 +301,9 @@ struct conv_plan {
     int8_t *zero_row; /* in_w zero bytes: the absent channels of the last group */
     ptrdiff_t *qoff;
     size_t kblocks;
+    /* reduction steps [kb_lo[kb], kb_hi[kb]) hold every non-zero weight of
+     * k block kb's rows (the union of their qlo/qhi; 0, 0 if none) */
+    uint32_t *kb_lo, *kb_hi;
 };
 
 static void wpack_release(struct dla_conv_wpack *w)
@@ -317,6 +321,8 @@ static void plan_free(struct conv_plan *p)
     free(p->inp);
     free(p->zero_row);
     free(p->qoff);
+    free(p->kb_lo);
+    free(p->kb_hi);
     wpack_release(&p->own);
 }
 
@@ -440,7 +446,10 @@ static int plan_build(struct conv_plan *p, enum dla_conv_isa isa, int use_vbmi)
     p->inp = alloc64(inp_size);
     p->qoff = malloc(sizeof(ptrdiff_t) * p->nq);
     p->zero_row = calloc(g->in_w, 1);
-    if (p->inp == NULL || p->qoff == NULL || p->zero_row == NULL) {
+    p->kb_lo = malloc(sizeof(uint32_t) * (p->kblocks ? p->kblocks : 1));
+    p->kb_hi = malloc(sizeof(uint32_t) * (p->kblocks ? p->kblocks : 1));
+    if (p->inp == NULL || p->qoff == NULL || p->zero_row == NULL || p->kb_lo == NULL ||
+        p->kb_hi == NULL) {
         goto done;
     }
     for (size_t grp = 0; grp < p->ngrp; grp++) {
@@ -677,9 +686,67 @@ static void pack_input_row(unsigned char *d, const int8_t *const s[4], size_t n,
     }
 }
 
+/* The cell of the pad value of p->src for channel group c0 (channels past
+ * in_c hold 0) in p's cell format. */
+static uint32_t pad_cell(const struct conv_plan *p, size_t c0)
+{
+    int8_t pad[4], zero = 0;
+    const int8_t *s[4];
+    unsigned char cell[CONV_CELL];
+    uint32_t v;
+    for (size_t i = 0; i < 4; i++) {
+        pad[i] = p->src->pad;
+        s[i] = c0 + i < p->g->in_c ? &pad[i] : &zero;
+    }
+    pack_input_row(cell, s, 1, 0, 1, 1, p->fmt);
+    memcpy(&v, cell, sizeof v);
+    return v;
+}
+
+/* Packed row of input row y (phase px, cells x' < xv real, up to vw) of
+ * channel group c0 from p->src: the cells left of the data region are the
+ * pad cell, the ones inside are packed from the data where they lie, the
+ * ones right of it are the pad cell again, and the junk cells hold input 0
+ * (as pack_input_row makes them). */
+static void pack_src_row(const struct conv_plan *p, unsigned char *row, size_t c0, size_t y,
+                         size_t px, size_t xv, size_t vw, uint32_t padc)
+{
+    const struct dla_conv_src *src = p->src;
+    size_t sx = p->g->stride_x, a = xv, b = xv;
+    if (y >= src->y0 && y < src->y1) {
+        a = src->x0 > px ? (src->x0 - px + sx - 1) / sx : 0;
+        b = src->x1 > px ? (src->x1 - px + sx - 1) / sx : 0;
+        a = min_size(a, xv);
+        b = b < a ? a : min_size(b, xv);
+    }
+    size_t x = 0;
+    for (; x < a; x++) {
+        st32(row + x * CONV_CELL, padc);
+    }
+    if (b > a) {
+        size_t first = a * sx + px - src->x0; /* byte of cell a in the data row */
+        const int8_t *s[4];
+        for (size_t i = 0; i < 4; i++) {
+            s[i] = c0 + i < p->g->in_c ? src->data + (y - src->y0) * src->line_stride +
+                                             (c0 + i) * src->ch_stride + first
+                                       : p->zero_row;
+        }
+        size_t n = b - a, n_simd = min_size(n, (src->x1 - src->x0 - first) / sx);
+        pack_input_row(row + a * CONV_CELL, s, n, n_simd, n, sx, p->fmt);
+        x = b;
+    }
+    for (; x < xv; x++) {
+        st32(row + x * CONV_CELL, padc);
+    }
+    for (; x < vw; x++) {
+        st32(row + x * CONV_CELL, p->fmt == CELL_Q8 ? 0x80808080u : 0);
+    }
+}
+
 /* One input plane: phase (py, px) of channel group grp, see conv_s8_impl.h.
  * Cells no valid output pixel reads (junk lanes, tail) are filled too so
- * that every byte the micro-kernels load is initialised. */
+ * that every byte the micro-kernels load is initialised.  With p->src the
+ * rows are packed from the data where they lie (pack_src_row). */
 static void pack_input_plane(const struct conv_plan *p, size_t plane)
 {
     const struct dla_conv_geom *g = p->g;
@@ -694,6 +761,7 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
     xv = min_size(xv, vw);
     /* cells whose chunked reads (up to byte x * sx + sx - 1) stay in the row */
     size_t x_simd = px < in_w ? min_size(xv, (size_t)((in_w - px) / sx)) : 0;
+    uint32_t padc = p->src != NULL ? pad_cell(p, c0) : 0;
 
     for (size_t yv = 0; yv < vh; yv++) {
         unsigned char *row = dst + yv * row_bytes;
@@ -701,6 +769,10 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
         const int8_t *s[4] = {p->zero_row, p->zero_row, p->zero_row, p->zero_row};
         if (y >= in_h || xv == 0) {
             pack_input_row(row, s, 0, 0, vw, sx, p->fmt);
+            continue;
+        }
+        if (p->src != NULL) {
+            pack_src_row(p, row, c0, (size_t)y, (size_t)px, xv, vw, padc);
             continue;
         }
         /* channels past in_c (last group) read a row of zeros */
@@ -874,11 +946,13 @@ static void p16_row_from_u8(struct dla_conv_wpack *d, const struct dla_conv_wpac
 
 /* ---------------------------------------------------------------- compute */
 
-/* Runs of real output pixels among the NR virtual pixels from n0. */
-static unsigned tile_runs(const struct conv_plan *p, size_t n0, struct dla_conv_run *runs)
+/* Runs of real output pixels among the NR virtual pixels from n0 (which
+ * is virtual pixel ox of output row oy). */
+static unsigned tile_runs(const struct conv_plan *p, size_t oy, size_t ox,
+                          struct dla_conv_run *runs)
 {
     const struct dla_conv_geom *g = p->g;
-    size_t nr = p->shape->nr, oy = n0 / p->vw, ox = n0 % p->vw, j = 0;
+    size_t nr = p->shape->nr, j = 0;
     unsigned n = 0;
 
     while (j < nr && oy < g->out_h) {
@@ -896,40 +970,70 @@ static unsigned tile_runs(const struct conv_plan *p, size_t n0, struct dla_conv_
     return n;
 }
 
-/* Tiles begin..end-1, numbered pixel-tile major (item = nt * kblocks + kb)
- * or k-block major (item = kb * ntiles + nt). */
-static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
+/* kb_lo/kb_hi of every k block (after the weights are packed). */
+static void kblock_steps(struct conv_plan *p)
 {
-    struct dla_conv_run runs[DLA_CONV_NR_MAX + 1];
-    size_t mr_full = p->shape->mr, nr = p->shape->nr;
-    size_t out_plane = (size_t)p->g->out_h * p->g->out_w;
-    struct dla_conv_tile t;
-
-    t.wrow = p->nq * CONV_CELL;
-    t.runs = runs;
-    t.ostride = out_plane;
-    for (size_t item = begin; item < end; item++) {
-        size_t nt = p->kmajor ? item % p->ntiles : item / p->kblocks;
-        size_t kb = p->kmajor ? item / p->ntiles : item % p->kblocks;
-        size_t n0 = nt * nr, k0 = kb * mr_full;
-        const struct dla_conv_wpack *w = p->w;
-        t.in = p->inp + n0 * CONV_CELL;
-        t.init = w->init + k0;
-        t.mr = (unsigned)min_size(mr_full, p->g->out_k - k0);
-        size_t lo = p->nq, hi = 0; /* the steps where a row of the tile has a weight */
-        for (size_t k = k0; k < k0 + t.mr; k++) {
+    const struct dla_conv_wpack *w = p->w;
+    size_t mr_full = p->shape->mr;
+    for (size_t kb = 0; kb < p->kblocks; kb++) {
+        size_t k0 = kb * mr_full, k1 = min_size(k0 + mr_full, p->g->out_k);
+        uint32_t lo = (uint32_t)p->nq, hi = 0;
+        for (size_t k = k0; k < k1; k++) {
             if (w->qhi[k] > w->qlo[k]) {
                 lo = w->qlo[k] < lo ? w->qlo[k] : lo;
                 hi = w->qhi[k] > hi ? w->qhi[k] : hi;
             }
         }
-        lo = lo < hi ? lo : 0;
+        p->kb_lo[kb] = lo < hi ? lo : 0;
+        p->kb_hi[kb] = hi;
+    }
+}
+
+/* Tiles begin..end-1, numbered pixel-tile major (item = nt * kblocks + kb)
+ * or k-block major (item = kb * ntiles + nt).  The indices advance
+ * without divisions, and a pixel tile's runs are found once for all the
+ * k blocks that follow it. */
+static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
+{
+    struct dla_conv_run runs[DLA_CONV_NR_MAX + 1];
+    size_t mr_full = p->shape->mr, nr = p->shape->nr;
+    size_t out_plane = (size_t)p->g->out_h * p->g->out_w;
+    const struct dla_conv_wpack *w = p->w;
+    struct dla_conv_tile t;
+
+    if (begin >= end) {
+        return;
+    }
+    t.wrow = p->nq * CONV_CELL;
+    t.runs = runs;
+    t.ostride = out_plane;
+    size_t nt = p->kmajor ? begin % p->ntiles : begin / p->kblocks;
+    size_t kb = p->kmajor ? begin / p->ntiles : begin % p->kblocks;
+    size_t runs_nt = SIZE_MAX; /* the pixel tile runs[] holds */
+    for (size_t item = begin; item < end; item++) {
+        if (nt != runs_nt) {
+            size_t n0 = nt * nr;
+            t.nruns = tile_runs(p, n0 / p->vw, n0 % p->vw, runs);
+            t.in = p->inp + n0 * CONV_CELL;
+            runs_nt = nt;
+        }
+        size_t k0 = kb * mr_full, lo = p->kb_lo[kb];
+        t.init = w->init + k0;
+        t.mr = (unsigned)min_size(mr_full, p->g->out_k - k0);
         t.qoff = p->qoff + lo;
-        t.nq = hi - lo;
+        t.nq = p->kb_hi[kb] - lo;
         t.w = w->wp + (k0 * p->nq + lo) * CONV_CELL;
-        t.nruns = tile_runs(p, n0, runs);
         t.out = p->out + k0 * out_plane;
         p->shape->tile(&t);
+        if (p->kmajor) {
+            if (++nt == p->ntiles) {
+                nt = 0;
+                kb++;
+            }
+        } else if (++kb == p->kblocks) {
+            kb = 0;
+            nt++;
+        }
     }
 }
 
@@ -983,6 +1087,7 @@ struct conv_team {
     size_t row_chunk, pack_tasks;    /* ... then weight rows */
     size_t tile_chunk, items;        /* compute: chunks of tiles */
     atomic_size_t next_pack, packs_done, next_tile;
+    atomic_int ready; /* packing done and kblock_steps run (by the last packer) */
 };
 
 static void team_pack(struct conv_team *t)
@@ -1009,10 +1114,15 @@ static void team_pack(struct conv_team *t)
                 }
             }
         }
-        atomic_fetch_add_explicit(&t->packs_done, 1, memory_order_release);
+        /* the last task done sees every packed row and finds the k blocks' steps */
+        if (atomic_fetch_add_explicit(&t->packs_done, 1, memory_order_acq_rel) + 1 ==
+            t->pack_tasks) {
+            kblock_steps(p);
+            atomic_store_explicit(&t->ready, 1, memory_order_release);
+        }
     }
     unsigned spins = 0;
-    while (atomic_load_explicit(&t->packs_done, memory_order_acquire) < t->pack_tasks) {
+    while (!atomic_load_explicit(&t->ready, memory_order_acquire)) {
         if (++spins > 2000) {
             sched_yield();
         }
@@ -1056,6 +1166,11 @@ static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
     atomic_init(&team->next_pack, 0);
     atomic_init(&team->packs_done, 0);
     atomic_init(&team->next_tile, 0);
+    atomic_init(&team->ready, 0);
+    if (team->pack_tasks == 0) { /* nothing to pack (not reached: nplanes >= 1) */
+        kblock_steps(p);
+        atomic_init(&team->ready, 1);
+    }
 }
 
 static void conv_run_team(struct conv_plan *p, size_t n)
@@ -1147,12 +1262,46 @@ static int all_nonneg(const int8_t *s, size_t n)
 /* The U8 path (AVX2 vpmaddubsw, conv_s8_impl.h) is taken when the ISA has
  * one, the caller did not rule it out, the packed weights (if any) are U8
  * cells and no input code is negative. */
+/* all_nonneg of the padded input src describes: its pad (if any element
+ * is padding) and each line of data.  Where the channels' rows do not
+ * overlap (ch_stride >= their width) a line is checked as one run, the
+ * bytes between the rows included (the columns the window leaves out, of
+ * the same lines): a negative code there only sends the call to the
+ * int16 path, which is exact for any input. */
+static int src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *src)
+{
+    size_t w = src->x1 - src->x0;
+    int padded = src->x0 > 0 || src->x1 < g->in_w || src->y0 > 0 || src->y1 < g->in_h;
+    if (padded && src->pad < 0) {
+        return 0;
+    }
+    for (size_t y = 0; y < (size_t)(src->y1 - src->y0); y++) {
+        const int8_t *line = src->data + y * src->line_stride;
+        if (src->ch_stride >= w) {
+            if (!all_nonneg(line, (g->in_c - 1) * src->ch_stride + w)) {
+                return 0;
+            }
+            continue;
+        }
+        for (size_t c = 0; c < g->in_c; c++) {
+            if (!all_nonneg(line + c * src->ch_stride, w)) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 static int use_u8(enum dla_conv_isa isa, unsigned flags, const struct dla_conv_geom *g,
-                  const int8_t *in, const struct dla_conv_wpack *w)
+                  const int8_t *in, const struct dla_conv_src *src,
+                  const struct dla_conv_wpack *w)
 {
     if (conv_isas[isa].u8[0].tile == NULL || (flags & DLA_CONV_NO_U8) ||
         (w != NULL && w->fmt != CELL_U8)) {
         return 0;
+    }
+    if (src != NULL) {
+        return src_nonneg(g, src);
     }
     return all_nonneg(in, (size_t)g->in_c * g->in_h * g->in_w);
 }
@@ -1182,27 +1331,28 @@ int dla_conv_takes_u8(enum dla_conv_isa isa, unsigned flags, const struct dla_co
         !dla_conv_isa_supported(isa)) {
         return 0;
     }
-    return use_u8(isa, flags, g, in, NULL);
+    return use_u8(isa, flags, g, in, NULL, NULL);
 }
 
 /* Plan and run with weights `wt` packed per call, or `w` packed before;
  * flags: DLA_CONV_NO_U8 keeps the ISA's own cell format. */
 static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned flags,
                     unsigned threads, struct dla_team *pool, const struct dla_conv_geom *g,
-                    const int8_t *in, const int8_t *wt, const struct dla_conv_wpack *w,
-                    int32_t *out)
+                    const int8_t *in, const struct dla_conv_src *src, const int8_t *wt,
+                    const struct dla_conv_wpack *w, int32_t *out)
 {
     struct conv_plan p;
     memset(&p, 0, sizeof p);
     p.g = g;
     p.in = in;
+    p.src = src;
     p.wt = wt;
     p.out = out;
     p.isa = &conv_isas[isa];
     p.fmt = p.isa->fmt;
     p.shapes = p.isa->shapes;
     p.speed = p.isa->speed;
-    if (use_u8(isa, flags, g, in, w)) {
+    if (use_u8(isa, flags, g, in, src, w)) {
         p.fmt = CELL_U8;
         p.shapes = p.isa->u8;
         p.speed = p.isa->u8_speed;
@@ -1219,7 +1369,10 @@ static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned fla
         size_t n = threads == 0 ? 1 : threads;
         n = min_size(min_size(n, CONV_MAX_THREADS), items);
         if (pool != NULL) {
-            pool_run_team(pool, &p, min_size(n, dla_team_threads(pool)));
+            n = min_size(n, dla_team_threads(pool));
+        }
+        if (pool != NULL) {
+            pool_run_team(pool, &p, n);
         } else {
             conv_run_team(&p, n);
         }
@@ -1249,7 +1402,7 @@ int dla_conv_s8_opts(const struct dla_conv_opts *o, const struct dla_conv_geom *
         return DLASIM_ERR_UNSUPPORTED;
     }
     return conv_run(o->isa, o->shape, use_vbmi_for(o->isa, g, o->flags), o->flags, o->threads,
-                    NULL, g, in, wt, NULL, out);
+                    NULL, g, in, NULL, wt, NULL, out);
 }
 
 /* Threads worth starting: creating and joining one costs up to ~0.1 ms on
@@ -1381,7 +1534,32 @@ int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
     if (conv_args(g, out, &rc)) {
         return rc;
     }
-    return conv_run(w->isa, shape, w->use_vbmi, 0, threads, pool, g, in, NULL, w, out);
+    return conv_run(w->isa, shape, w->use_vbmi, 0, threads, pool, g, in, NULL, NULL, w, out);
+}
+
+int dla_conv_s8_packed_src(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                           const struct dla_conv_wpack *w, int32_t *out, unsigned threads,
+                           struct dla_team *pool)
+{
+    if (g == NULL || src == NULL || w == NULL || out == NULL) {
+        return DLASIM_ERR_INVAL;
+    }
+    int rc = geom_valid(g);
+    if (rc != 0) {
+        return rc;
+    }
+    if (src->x0 > src->x1 || src->x1 > g->in_w || src->y0 > src->y1 || src->y1 > g->in_h ||
+        (src->data == NULL && src->x0 < src->x1 && src->y0 < src->y1)) {
+        return DLASIM_ERR_INVAL;
+    }
+    if (w->in_c != g->in_c || w->k_w != g->k_w || w->k_h != g->k_h || w->out_k != g->out_k) {
+        return DLASIM_ERR_INVAL; /* packed for another kernel shape */
+    }
+    if (conv_args(g, out, &rc)) {
+        return rc;
+    }
+    return conv_run(w->isa, -1, w->use_vbmi, 0, conv_useful_threads(g, w->isa, threads), pool, g,
+                    NULL, src, NULL, w, out);
 }
 
 int dla_conv_s8_packed(const struct dla_conv_geom *g, const int8_t *in,

@@ -57,6 +57,25 @@ int dla_conv_s8_packed(const struct dla_conv_geom *g, const int8_t *in,
                        const struct dla_conv_wpack *w, int32_t *out, unsigned threads,
                        struct dla_team *pool);
 
+/* The padded input of g described in place instead of as a planar cube:
+ * the elements (c, y, x) with y0 <= y < y1 and x0 <= x < x1 are at
+ * data + (y - y0) * line_stride + c * ch_stride + (x - x0); every other
+ * element of the in_w x in_h x in_c input is `pad`.  (CSC's view of the
+ * lines CDMA put in CBUF: the kernel pads while it packs, so no padded
+ * copy is made.) */
+struct dla_conv_src {
+    const int8_t *data;
+    size_t ch_stride, line_stride;
+    uint32_t x0, x1, y0, y1;
+    int8_t pad;
+};
+
+/* dla_conv_s8_packed on an input given by src (same results, bit for bit,
+ * as on the padded planar cube src describes). */
+int dla_conv_s8_packed_src(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                           const struct dla_conv_wpack *w, int32_t *out, unsigned threads,
+                           struct dla_team *pool);
+
 /* Plain straightforward reference (for tests and `make bench`). */
 void dla_conv_s8_ref(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
                      int32_t *out);

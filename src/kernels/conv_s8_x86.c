@@ -224,9 +224,21 @@ AVX2_INLINE __m256i avx2_mac(__m256i x, __m256i b, const int U8)
     return _mm256_madd_epi16(x, b);
 }
 
+/* The accumulators of row m straight to the output plane (a tile whose
+ * pixels are one run of all NR lanes). */
+#define AV_STORE_OUT(m)                                                             \
+    if ((m) < MR) {                                                                 \
+        _mm256_storeu_si256((__m256i *)(void *)(out + (m) * os), d##m##0);          \
+        if (NV > 1) {                                                               \
+            _mm256_storeu_si256((__m256i *)(void *)(out + (m) * os + 8), d##m##1);  \
+        }                                                                           \
+    }
+
+/* Rows of one tile; the sums go to acc (rows of 8 * NV), or with `out`
+ * not NULL straight to out (rows os int32s apart). */
 AVX2_INLINE void avx2_rows(const struct dla_conv_tile *t, const unsigned char *w,
-                           const int32_t *init, int32_t *acc, const unsigned MR,
-                           const unsigned NV, const int U8)
+                           const int32_t *init, int32_t *acc, int32_t *out, size_t os,
+                           const unsigned MR, const unsigned NV, const int U8)
 {
     const unsigned char *in = t->in;
     const ptrdiff_t *qoff = t->qoff;
@@ -241,6 +253,11 @@ AVX2_INLINE void avx2_rows(const struct dla_conv_tile *t, const unsigned char *w
             x1 = _mm256_loadu_si256((const __m256i *)(const void *)(a + 32));
         }
         AV_STEP(0) AV_STEP(1) AV_STEP(2) AV_STEP(3) AV_STEP(4) AV_STEP(5) AV_STEP(6) AV_STEP(7)
+    }
+    if (out != NULL) {
+        AV_STORE_OUT(0) AV_STORE_OUT(1) AV_STORE_OUT(2) AV_STORE_OUT(3) AV_STORE_OUT(4)
+        AV_STORE_OUT(5) AV_STORE_OUT(6) AV_STORE_OUT(7)
+        return;
     }
     AV_STORE(0) AV_STORE(1) AV_STORE(2) AV_STORE(3) AV_STORE(4) AV_STORE(5) AV_STORE(6)
     AV_STORE(7)
@@ -267,24 +284,36 @@ AVX2_INLINE void avx2_store(const struct dla_conv_tile *t, const int32_t *acc, u
     }
 }
 
+/* A tile of all MR_FULL rows whose NR pixels are one run (the common case
+ * away from the image's right edge and last pixels) stores from the
+ * registers; any other goes through acc and the runs. */
 #define AVX2_TILE(name, MR_FULL, NV, U8)                                                \
     AVX2_ATTR void name(const struct dla_conv_tile *t)                                  \
     {                                                                                   \
         int32_t acc[(MR_FULL) * 8 * (NV)];                                              \
         unsigned m = 0, mr = t->mr;                                                     \
+        if (mr == (MR_FULL) && t->nruns == 1 && t->runs[0].j == 0 &&                    \
+            t->runs[0].len == 8 * (NV)) {                                               \
+            avx2_rows(t, t->w, t->init, acc, t->out + t->runs[0].off, t->ostride,       \
+                      (MR_FULL), (NV), (U8));                                           \
+            return;                                                                     \
+        }                                                                               \
         if (mr == (MR_FULL)) {                                                          \
-            avx2_rows(t, t->w, t->init, acc, (MR_FULL), (NV), (U8));                    \
+            avx2_rows(t, t->w, t->init, acc, NULL, 0, (MR_FULL), (NV), (U8));           \
         } else {                                                                        \
             if ((MR_FULL) > 4 && mr - m >= 4) {                                         \
-                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), 4, (NV), (U8)); \
+                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
+                          4, (NV), (U8));                                               \
                 m += 4;                                                                 \
             }                                                                           \
             if (mr - m >= 2) {                                                          \
-                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), 2, (NV), (U8)); \
+                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
+                          2, (NV), (U8));                                               \
                 m += 2;                                                                 \
             }                                                                           \
             if (mr - m >= 1) {                                                          \
-                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), 1, (NV), (U8)); \
+                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
+                          1, (NV), (U8));                                               \
             }                                                                           \
         }                                                                               \
         avx2_store(t, acc, 8 * (NV));                                                   \

@@ -661,6 +661,11 @@ void conv_ring_view(const struct conv *L, struct conv *view)
     }
 }
 
+uint32_t conv_ring_lag(void)
+{
+    return ring.lag;
+}
+
 void conv_ring_reset(void)
 {
     free(ring.tail);

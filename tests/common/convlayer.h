@@ -190,6 +190,8 @@ void conv_ring_before(struct tdev *t, const struct conv *L);
 void conv_ring_after(struct tdev *t, const struct conv *L, int rc);
 void conv_ring_view(const struct conv *L, struct conv *view);
 void conv_ring_reset(void);
+/* Entries the last layer left in the ring for the next one (0: none). */
+uint32_t conv_ring_lag(void);
 
 /* ---- reference -------------------------------------------------------------------- */
 

@@ -77,15 +77,12 @@ static int run_layer_with(struct tdev *t, const struct conv *L, const uint32_t *
     return rc;
 }
 
-static int run_layer(struct tdev *t, const struct conv *L)
+/* Run the layer (with `n` register overrides) and compare the int8 output
+ * with the reference. */
+static void check_layer_with(struct tdev *t, const struct conv *L, const uint32_t *addr,
+                             const uint32_t *val, unsigned n_over, const char *what)
 {
-    return run_layer_with(t, L, NULL, NULL, 0);
-}
-
-/* Run the layer and compare the int8 output with the reference. */
-static void check_layer(struct tdev *t, const struct conv *L, const char *what)
-{
-    int rc = run_layer(t, L);
+    int rc = run_layer_with(t, L, addr, val, n_over);
     if (rc) {
         fail_msg("%s: dlasim_run = %s: %s", what, dlasim_status_name(rc),
                  dlasim_last_error(t->dev));
@@ -122,6 +119,11 @@ static void check_layer(struct tdev *t, const struct conv *L, const char *what)
     wr(t->dev, NVDLA_CACC_S_POINTER_0, t->group ^ 1);
     assert_int_equal(rd(t->dev, NVDLA_CACC_D_OUT_SATURATION_0), sat);
     free(out);
+}
+
+static void check_layer(struct tdev *t, const struct conv *L, const char *what)
+{
+    check_layer_with(t, L, NULL, NULL, 0, what);
 }
 
 /* ---- random layers --------------------------------------------------------------------- */
@@ -775,6 +777,77 @@ static void poked_weights(const char *config, uint64_t seed)
     dlasim_destroy(t.dev);
 }
 
+/*
+ * CDMA defers copying a weight stream that memory holds unchanged (CSC's
+ * cache finds the kernels by the stream's origin and never needs its
+ * bytes); the bytes CBUF keeps past the layer must still be the fetched
+ * ones.  Layer L runs; another layer Y runs with its weights elsewhere in
+ * memory (so CBUF's copy of a stream is Y's); L runs again with one more
+ * data bank (the ring pointers restart on a bank change, so its stream is
+ * the memory's alone, and its kernels are found cached by origin: the copy
+ * is deferred); then memory is rewritten by the next layer's weights (L's
+ * shape with new ones), which reads the entries the repeat left in the
+ * weight ring first.  The reference models the ring (conv_ring_before/
+ * after).  Some repeats must leave entries in the ring, or the case was
+ * not reached.
+ */
+#define ALT_WT_ADDR (CONV_WT_ADDR + 0x04000000ull)
+
+static void deferred_weight_tail(const char *config, uint64_t seed)
+{
+    static const uint32_t wt_addr[2] = {NVDLA_CDMA_D_WEIGHT_ADDR_HIGH_0,
+                                        NVDLA_CDMA_D_WEIGHT_ADDR_LOW_0};
+    static const uint32_t alt[2] = {(uint32_t)(ALT_WT_ADDR >> 32), (uint32_t)ALT_WT_ADDR};
+    struct tdev t;
+    char what[160];
+    unsigned tails = 0;
+    rng_state = seed;
+    tdev_open(&t, config, &rng_state);
+    for (unsigned i = 0; i < 32; i++) {
+        struct conv L, Y;
+        random_feature_layer(&t, &L, 40, 1);
+        if (L.data_bank + L.weight_bank >= t.banks) {
+            conv_free(&L);
+            continue;
+        }
+        conv_write(&t, &L);
+        snprintf(what, sizeof(what), "%s layer %u (%ux%ux%u k%ux%ux%u)", config, i, L.w, L.h,
+                 L.c, L.kw, L.kh, L.k);
+        check_layer(&t, &L, what);
+
+        random_feature_layer(&t, &Y, 40, 1);
+        uint8_t *ys = conv_weight_stream(&t, &Y);
+        mem_wr(t.dev, ALT_WT_ADDR, ys, Y.wt_bytes);
+        free(ys);
+        conv_write_feature(&t, &Y);
+        snprintf(what, sizeof(what), "%s layer %u's other layer, weights elsewhere", config, i);
+        check_layer_with(&t, &Y, wt_addr, alt, 2, what);
+        conv_free(&Y);
+
+        struct conv X = L; /* L's weights are still in memory, untouched */
+        X.data_bank++;
+        conv_write_feature(&t, &X);
+        snprintf(what, sizeof(what), "%s layer %u again, one more data bank", config, i);
+        check_layer(&t, &X, what);
+        tails += conv_ring_lag() != 0;
+
+        struct conv M = X; /* the successor: new weights at L's address */
+        size_t n = (size_t)L.k * conv_bytes_per_kernel(&L);
+        M.wt = malloc(n);
+        assert_non_null(M.wt);
+        fill_random(M.wt, n);
+        conv_write(&t, &M);
+        snprintf(what, sizeof(what), "%s layer %u's successor", config, i);
+        check_layer(&t, &M, what);
+        free(M.wt);
+        conv_free(&L);
+    }
+    assert_true(tails > 0);
+    dlasim_destroy(t.dev);
+}
+
+RUN_TEST(test_deferred_weight_tail_nv_small, deferred_weight_tail, "nv_small", 0x5eed0019u)
+RUN_TEST(test_deferred_weight_tail_nv_large, deferred_weight_tail, "nv_large", 0x5eed001au)
 RUN_TEST(test_rewritten_weights_nv_small, rewritten_weights, "nv_small", 0x5eed0015u)
 RUN_TEST(test_poked_weights_nv_small, poked_weights, "nv_small", 0x5eed0017u)
 RUN_TEST(test_poked_weights_nv_large, poked_weights, "nv_large", 0x5eed0018u)
@@ -994,6 +1067,8 @@ int main(void)
         cmocka_unit_test(test_reuse_nv_small_256),
         cmocka_unit_test(test_rewritten_weights_nv_small),
         cmocka_unit_test(test_rewritten_weights_nv_large),
+        cmocka_unit_test(test_deferred_weight_tail_nv_small),
+        cmocka_unit_test(test_deferred_weight_tail_nv_large),
         cmocka_unit_test(test_poked_weights_nv_small),
         cmocka_unit_test(test_poked_weights_nv_large),
         cmocka_unit_test(test_partial_reuse),

@@ -591,6 +591,112 @@ static void test_empty_and_errors(void **state)
  * reference, the int64 check and every path as in run_case.  Then single
  * negative codes anywhere in the padded input, including padding no window
  * reads: the kernel must leave the U8 path and still be exact. */
+/*
+ * dla_conv_s8_packed_src: the input described in place (CSC's lines in
+ * CBUF: per line, each channel's row of data, then the next channel's;
+ * everything outside the data region is the pad value) must give the sums
+ * of the padded planar cube it describes.  Random geometries, data regions
+ * (none, partial, whole), channel and line gaps, inputs with and without
+ * negative codes and pads of either sign (the U8 and the int16 path), 1
+ * thread and a pool of 3.
+ */
+static void test_input_in_place(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x1d5c0ffeeull;
+    struct dla_team *pool = dla_team_create(3);
+    assert_non_null(pool);
+    char what[200];
+    unsigned paths[2] = {0, 0}; /* inputs with a negative code, without */
+    for (int iter = 0; iter < 160; iter++) {
+        struct dla_conv_geom g = {0};
+        g.in_c = rnd_range(&rng, 1, 40);
+        g.out_k = rnd_range(&rng, 1, 40);
+        g.k_w = rnd_range(&rng, 1, 5);
+        g.k_h = rnd_range(&rng, 1, 5);
+        g.stride_x = rnd_range(&rng, 1, 3);
+        g.stride_y = rnd_range(&rng, 1, 3);
+        g.dil_x = rnd_range(&rng, 1, 2);
+        g.dil_y = rnd_range(&rng, 1, 2);
+        g.out_w = rnd_range(&rng, 1, 24);
+        g.out_h = rnd_range(&rng, 1, 12);
+        g.in_w = (g.out_w - 1) * g.stride_x + (g.k_w - 1) * g.dil_x + 1;
+        g.in_h = (g.out_h - 1) * g.stride_y + (g.k_h - 1) * g.dil_y + 1;
+        struct dla_conv_src src;
+        src.x0 = rnd_range(&rng, 0, g.in_w < 3 ? g.in_w : 3);
+        src.x1 = rnd_range(&rng, src.x0, g.in_w);
+        src.y0 = rnd_range(&rng, 0, g.in_h < 3 ? g.in_h : 3);
+        src.y1 = rnd_range(&rng, src.y0, g.in_h);
+        if (iter % 8 == 0) { /* no padding at all */
+            src.x0 = src.y0 = 0;
+            src.x1 = g.in_w;
+            src.y1 = g.in_h;
+        }
+        size_t w = src.x1 - src.x0, h = src.y1 - src.y0;
+        src.ch_stride = w + rnd_range(&rng, 0, 2) * rnd_range(&rng, 0, 9);
+        src.line_stride = g.in_c * src.ch_stride + rnd_range(&rng, 0, 7);
+        int nonneg = iter % 2 == 0;
+        src.pad = (int8_t)(nonneg || iter % 3 ? rnd_range(&rng, 0, 127) : -rnd_range(&rng, 1, 128));
+        int8_t *lines = malloc(h * src.line_stride + 1);
+        assert_non_null(lines);
+        for (size_t i = 0; i < h * src.line_stride; i++) {
+            uint32_t v = rnd_range(&rng, 0, 255);
+            lines[i] = (int8_t)(nonneg ? v % 128 : v);
+        }
+        src.data = lines;
+
+        struct bufs b;
+        bufs_alloc(&b, &g);
+        fill(b.wt, b.nwt, &rng, iter % 3 == 0 ? 1 : 0);
+        for (size_t c = 0; c < g.in_c; c++) {
+            for (size_t y = 0; y < g.in_h; y++) {
+                for (size_t x = 0; x < g.in_w; x++) {
+                    int in = y >= src.y0 && y < src.y1 && x >= src.x0 && x < src.x1;
+                    b.in[(c * g.in_h + y) * g.in_w + x] =
+                        in ? lines[(y - src.y0) * src.line_stride + c * src.ch_stride + (x - src.x0)]
+                           : src.pad;
+                }
+            }
+        }
+        dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
+        paths[dla_conv_takes_u8(DLA_CONV_ISA_AVX2, 0, &g, b.in)]++;
+        struct dla_conv_wpack *wp = NULL;
+        assert_int_equal(dla_conv_wpack_build(&g, b.wt, &wp), 0);
+        for (unsigned t = 1; t <= 3; t += 2) {
+            poison_out(&b);
+            int rc = dla_conv_s8_packed_src(&g, &src, wp, b.out, t, t > 1 ? pool : NULL);
+            snprintf(what, sizeof what,
+                     "iter %d in %ux%ux%u k%ux%u s%u,%u d%u,%u region x[%u,%u) y[%u,%u) pad %d "
+                     "threads %u", iter, g.in_w, g.in_h, g.in_c, g.k_w, g.k_h, g.stride_x,
+                     g.stride_y, g.dil_x, g.dil_y, src.x0, src.x1, src.y0, src.y1, src.pad, t);
+            if (rc != 0) {
+                fail_msg("%s: rc %d", what, rc);
+            }
+            expect_same(&b, what);
+        }
+        dla_conv_wpack_free(wp);
+        bufs_free(&b);
+        free(lines);
+    }
+    if (dla_conv_isa_supported(DLA_CONV_ISA_AVX2)) {
+        assert_true(paths[0] > 0 && paths[1] > 0);
+    }
+    /* a region outside the padded input is refused */
+    struct dla_conv_geom g = {4, 4, 4, 2, 2, 4, 3, 3, 1, 1, 1, 1};
+    int8_t one = 0;
+    int8_t wt[4 * 4 * 9] = {0};
+    int32_t out[16];
+    struct dla_conv_wpack *wp = NULL;
+    assert_int_equal(dla_conv_wpack_build(&g, wt, &wp), 0);
+    struct dla_conv_src bad = {&one, 1, 4, 0, 5, 0, 1, 0};
+    assert_int_equal(dla_conv_s8_packed_src(&g, &bad, wp, out, 1, NULL), DLASIM_ERR_INVAL);
+    bad.x1 = 1;
+    bad.y0 = 2;
+    assert_int_equal(dla_conv_s8_packed_src(&g, &bad, wp, out, 1, NULL), DLASIM_ERR_INVAL);
+    dla_conv_wpack_free(wp);
+    dla_team_destroy(pool);
+}
+
 static void test_nonneg_inputs(void **state)
 {
     (void)state;
@@ -712,6 +818,7 @@ int main(void)
         cmocka_unit_test(test_resnet_like_layer),
         cmocka_unit_test(test_sparse_weights),
         cmocka_unit_test(test_nonneg_inputs),
+        cmocka_unit_test(test_input_in_place),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_isa_names),
     };

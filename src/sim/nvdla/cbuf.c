@@ -70,6 +70,7 @@ void dla_conv_state_destroy(struct dla_conv_state *s)
     free(s->data.buf);
     free(s->wt);
     free(s->wt_tail);
+    free(s->fetch);
     free(s->in);
     free(s->wplanar);
     free(s->wdec_src);
@@ -87,6 +88,7 @@ void dla_cbuf_forget(struct dla_conv_state *s)
     s->have_prev = 0;
     s->data.n = 0;
     s->wt_len = 0;
+    s->wt_deferred = 0;
     s->wt_lag = 0;
 }
 
@@ -253,11 +255,10 @@ uint32_t dla_cbuf_weight_lag(const struct dla_conv_state *s, const struct dla_cd
     return s->wt_lag;
 }
 
-int dla_cbuf_weight_ring_end(struct dla_conv_state *s, const struct dla_csc_cfg *csc,
-                             const struct dla_cdma_cfg *c, uint32_t lag, int fetched,
-                             uint32_t entry_bytes, uint32_t atomic_k)
+uint32_t dla_cbuf_weight_ring_left(const struct dla_conv_state *s, const struct dla_csc_cfg *csc,
+                                   const struct dla_cdma_cfg *c, uint32_t lag, int fetched,
+                                   uint32_t entry_bytes, uint32_t atomic_k)
 {
-    s->wt_lag = 0;
     if (!fetched || csc->skip_weight_rls || !c->weight_kernel) {
         return 0;
     }
@@ -274,7 +275,18 @@ int dla_cbuf_weight_ring_end(struct dla_conv_state *s, const struct dla_csc_cfg 
     if (released >= total || total - released > s->wt_len / entry_bytes) {
         return 0;
     }
-    uint32_t n = (uint32_t)(total - released);
+    return (uint32_t)(total - released);
+}
+
+int dla_cbuf_weight_ring_end(struct dla_conv_state *s, const struct dla_csc_cfg *csc,
+                             const struct dla_cdma_cfg *c, uint32_t lag, int fetched,
+                             uint32_t entry_bytes, uint32_t atomic_k)
+{
+    uint32_t n = dla_cbuf_weight_ring_left(s, csc, c, lag, fetched, entry_bytes, atomic_k);
+    s->wt_lag = 0;
+    if (n == 0) {
+        return 0;
+    }
     size_t bytes = (size_t)n * entry_bytes;
     if (bytes > s->wt_tail_cap) {
         uint8_t *p = realloc(s->wt_tail, bytes);
@@ -311,6 +323,7 @@ void dla_cbuf_end_layer(struct dla_conv_state *s, const struct dla_csc_cfg *csc,
     }
     if (!csc->skip_weight_rls) {
         s->wt_len = 0;
+        s->wt_deferred = 0; /* released unread: nothing left to copy */
     }
     s->have_prev = 1;
     s->prev_conv_mode = c->conv_mode;

@@ -241,6 +241,11 @@ struct dla_conv_state {
     size_t wt_cap;             /* bytes allocated at wt */
     uint64_t wt_fetches;       /* weight fetches into wt so far */
     struct dla_wt_origin wt_origin; /* of the bytes at wt */
+    /* 1: the wt_len bytes of the stream are not copied to wt yet: they are
+     * the memory's bytes at wt_origin, which no write has reached since the
+     * fetch (set only while a layer runs; csc.c wt_ready copies them when a
+     * decode or a later layer needs them, before the layer ends) */
+    int wt_deferred;
     /* The weight banks are a ring that CDMA writes and CSC reads with
      * pointers kept across layers (see dla_cbuf_weight_lag in cbuf.c):
      * wt_lag entries that CDMA wrote and CSC has not released, and their
@@ -249,6 +254,8 @@ struct dla_conv_state {
     uint8_t *wt_tail;
     size_t wt_tail_cap;
     /* scratch reused between layers (not CBUF contents) */
+    uint8_t *fetch;            /* CDMA: the surfaces of an INT8 feature cube as read */
+    size_t fetch_cap;
     int8_t *in;                /* padded planar input cube for the kernel */
     size_t in_cap;
     int8_t *wplanar;           /* kernels as [k][c][ky][kx] */
@@ -304,9 +311,18 @@ uint32_t dla_cbuf_weight_lag(const struct dla_conv_state *s, const struct dla_cd
 int dla_cbuf_weight_ring_end(struct dla_conv_state *s, const struct dla_csc_cfg *csc,
                              const struct dla_cdma_cfg *c, uint32_t lag, int fetched,
                              uint32_t entry_bytes, uint32_t atomic_k);
+/* The entries dla_cbuf_weight_ring_end will keep (their bytes are the end
+ * of the stream at s->wt), 0 if none. */
+uint32_t dla_cbuf_weight_ring_left(const struct dla_conv_state *s, const struct dla_csc_cfg *csc,
+                                   const struct dla_cdma_cfg *c, uint32_t lag, int fetched,
+                                   uint32_t entry_bytes, uint32_t atomic_k);
 
 /* Read the raw weight stream (D_WEIGHT_BYTES bytes) into dst. */
 int dla_cdma_fetch_weights(struct dla_dev *d, const struct dla_cdma_cfg *c, uint8_t *dst);
+/* 1 when the weight stream's copy can wait (cbuf.h wt_deferred): an INT8
+ * layer whose stream the memory can read without failing; its traffic is
+ * counted now.  0: fetch it with dla_cdma_fetch_weights. */
+int dla_cdma_defer_weights(struct dla_dev *d, const struct dla_cdma_cfg *c);
 /* Status registers CDMA updates at the end of a layer. */
 void dla_cdma_finish(struct dla_dev *d, unsigned group);
 

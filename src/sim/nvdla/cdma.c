@@ -77,6 +77,7 @@
 #include <string.h>
 
 #include "arith/atoms.h"
+#include "common/team.h"
 #include "sim/nvdla/cbuf.h"
 
 /* ---- decode ------------------------------------------------------------- */
@@ -659,6 +660,69 @@ static void put_int8(const struct surface_put *sp, const uint8_t *buf, int8_t *f
     }
 }
 
+/* An INT8 feature cube read whole (surface k of batch b at buf + (b * nsurf
+ * + k) * surf_bytes), placed into CBUF by the device's team, a surface an
+ * item. */
+struct int8_cube {
+    const struct surface_put *sp;
+    const uint8_t *buf;
+    int8_t *first;
+    uint32_t nsurf;
+    size_t surf_bytes;
+};
+
+static void put_int8_item(void *ctx, size_t i)
+{
+    const struct int8_cube *q = ctx;
+    uint32_t b = (uint32_t)(i / q->nsurf), s = (uint32_t)(i % q->nsurf);
+    uint32_t left = q->sp->c->channel - s * q->sp->per_atom;
+    put_int8(q->sp, q->buf + i * q->surf_bytes, q->first, b, s,
+             left < q->sp->per_atom ? left : q->sp->per_atom);
+}
+
+/* Surfaces of at least this many bytes in all are transposed on the team
+ * (smaller ones cost less than waking it). */
+#define FETCH_TEAM_BYTES 65536u
+
+/* fetch_surfaces for INT8 on the team: the surfaces are read in the same
+ * order and bursts (same traffic; a failed read stops at the same
+ * surface, after the ones before it are placed), then transposed in
+ * parallel into their own CBUF rows. */
+static int fetch_surfaces_int8(struct dla_dev *d, struct dla_cbuf_slices *dst,
+                               const struct surface_put *sp)
+{
+    const struct dla_cdma_cfg *c = sp->c;
+    const uint32_t h = c->height, nb = c->batches;
+    const uint32_t nsurf = (c->channel + sp->per_atom - 1) / sp->per_atom;
+    const size_t surf_bytes = sp->line_bytes * h;
+    const size_t total = surf_bytes * nsurf * nb;
+    struct dla_conv_state *st = dla_dev_conv_state(d);
+    struct dla_team *team = dla_dev_team(d);
+    if (team == NULL || total < FETCH_TEAM_BYTES || (nsurf && total / nsurf / nb != surf_bytes)) {
+        return fetch_surfaces(d, dst, sp);
+    }
+    uint64_t surf_stride = c->surf_packed && c->width == 1 && h == 1 ? sp->m : c->surf_stride;
+    int8_t *first = dla_cbuf_append(d, dst, h * nb);
+    if (!first) {
+        return DLASIM_ERR_NOMEM;
+    }
+    int rc = dla_conv_scratch(d, (void **)&st->fetch, &st->fetch_cap, total);
+    size_t done = 0; /* surfaces read */
+    for (uint32_t b = 0; b < nb && !rc; b++) {
+        for (uint32_t s = 0; s < nsurf && !rc; s++, done++) {
+            uint64_t base = c->dain_addr[0] + (uint64_t)b * c->batch_stride + s * surf_stride;
+            rc = dla_dma_read_lines(d, c->dain_port, UINT64_MAX, base, c->line_stride, h,
+                                    sp->line_bytes, st->fetch + done * surf_bytes);
+        }
+    }
+    if (rc && done) {
+        done--; /* the failed surface is not placed */
+    }
+    struct int8_cube q = {sp, st->fetch, first, nsurf, surf_bytes};
+    dla_team_run(team, done, put_int8_item, &q);
+    return rc;
+}
+
 int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
                            struct dla_cbuf_slices *dst)
 {
@@ -672,7 +736,7 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
         .slice_bytes = dla_cbuf_slice_bytes(dst), .isa = dla_lanes_best(),
         .lut = c->cvt_en ? lut : NULL,
     };
-    return fetch_surfaces(d, dst, &sp);
+    return fetch_surfaces_int8(d, dst, &sp);
 }
 
 /* ref: cmod/hls/cdma_libs/cdma_cvt.cpp NV_NVDLA_CDMA_CVT_cell, int16 output
@@ -899,6 +963,16 @@ int dla_cdma_fetch_image(struct dla_dev *d, const struct dla_cdma_cfg *c,
 int dla_cdma_fetch_weights(struct dla_dev *d, const struct dla_cdma_cfg *c, uint8_t *dst)
 {
     return dla_dma_read(d, c->weight_port, c->weight_addr, dst, c->weight_bytes);
+}
+
+int dla_cdma_defer_weights(struct dla_dev *d, const struct dla_cdma_cfg *c)
+{
+    if (dla_conv_int16(c->proc_precision) ||
+        !dla_dma_can_read(d, c->weight_port, c->weight_addr, c->weight_bytes)) {
+        return 0;
+    }
+    dla_dma_count_read(d, c->weight_bytes);
+    return 1;
 }
 
 void dla_cdma_finish(struct dla_dev *d, unsigned group)

@@ -389,6 +389,11 @@ struct conv_job {
     uint32_t ext;              /* pixel input: kernel rows per atomic operation */
     uint32_t ac;               /* Atomic-C */
     const struct dla_conv_wpack *pack; /* the kernels packed (then wt is NULL) */
+    /* a feature layer's input as the lines in CBUF (the kernel pads while
+     * it packs): used instead of `in` where the packed kernel runs alone,
+     * else the planar copy is made (feature_planar) */
+    struct dla_conv_src src;
+    struct feature_copy *copy;
 };
 
 /* n padding bytes: a short loop for a row's few (pad_left, pad_right),
@@ -404,51 +409,113 @@ static inline void pad_fill(int8_t *p, int8_t v, size_t n)
     }
 }
 
-/* Padded planar input of batch `b` of a feature layer from the slices in
- * CBUF: line y of batch b is slice y * BATCHES + b (ref: cmod/cdma
- * DirectConvDataResponseSequencerCommon and cmod/csc
- * SendDataToMacSequencerDirectConvCommon entry addresses, vmod
- * NV_NVDLA_CDMA_dc.v idx_batch_offset: the batches of a line are adjacent). */
-static int build_feature_input(struct dla_dev *d, struct dla_conv_state *s,
-                               const struct dla_csc_cfg *c, uint32_t b, struct conv_job *j)
+/* The padded planar copy of a feature layer's input: where each row's
+ * data lies (columns [x0, x1) of rows [y0, y1), the rest is padding) and
+ * where channel ch's line 0 is in CBUF (first + ch * w, lines line_bytes
+ * apart). */
+struct feature_copy {
+    int8_t *dst;
+    const int8_t *first;
+    size_t plane, line_bytes;
+    uint32_t in_w, in_h, w, x0, x1, y0, y1, per_item, channels;
+    int8_t pad;
+};
+
+/* Bytes of padded input below which the copy stays on the calling thread
+ * (waking the team costs more than it saves). */
+#define FEATURE_COPY_TEAM_BYTES 65536u
+
+/* Channels [i * per_item, ...) of the copy (a dla_team_run item). */
+static void feature_copy_item(void *ctx, size_t i)
+{
+    const struct feature_copy *f = ctx;
+    uint32_t c0 = (uint32_t)i * f->per_item;
+    uint32_t c1 = f->channels - c0 < f->per_item ? f->channels : c0 + f->per_item;
+    for (uint32_t ch = c0; ch < c1; ch++) {
+        int8_t *pl = f->dst + ch * f->plane;
+        const int8_t *src = f->first + (size_t)ch * f->w; /* line 0 of channel ch */
+        memset(pl, f->pad, (size_t)f->y0 * f->in_w);
+        for (uint32_t y = f->y0; y < f->y1; y++, src += f->line_bytes) {
+            int8_t *row = pl + (size_t)y * f->in_w;
+            pad_fill(row, f->pad, f->x0);
+            memcpy(row + f->x0, src, f->x1 - f->x0);
+            pad_fill(row + f->x1, f->pad, f->in_w - f->x1);
+        }
+        memset(pl + (size_t)f->y1 * f->in_w, f->pad, (size_t)(f->in_h - f->y1) * f->in_w);
+    }
+}
+
+/* Batch `b` of a feature layer's input in CBUF: line y of batch b is slice
+ * y * BATCHES + b (ref: cmod/cdma DirectConvDataResponseSequencerCommon and
+ * cmod/csc SendDataToMacSequencerDirectConvCommon entry addresses, vmod
+ * NV_NVDLA_CDMA_dc.v idx_batch_offset: the batches of a line are
+ * adjacent): the padded input's geometry and where its data lies (j->src,
+ * and f for a planar copy); nothing is copied yet. */
+static void build_feature_input(struct dla_conv_state *s, const struct dla_csc_cfg *c,
+                                uint32_t b, struct conv_job *j, struct feature_copy *f)
 {
     struct dla_conv_geom *g = &j->g;
     const struct dla_cbuf_slices *data = &s->data;
     g->in_c = c->channel;
     g->in_w = (c->out_w - 1) * c->stride_x + (c->kernel_w - 1) * c->dil_x + 1;
     g->in_h = (c->out_h - 1) * c->stride_y + (c->kernel_h - 1) * c->dil_y + 1;
-    size_t plane = (size_t)g->in_w * g->in_h;
-    int rc = dla_conv_scratch(d, (void **)&s->in, &s->in_cap, plane * g->in_c);
+    f->plane = (size_t)g->in_w * g->in_h;
+    f->in_w = g->in_w;
+    f->in_h = g->in_h;
+    f->w = c->width;
+    f->channels = g->in_c;
+    f->pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
+    /* x range of the padded row that holds data: [x0, x1) <- source [x0 - pad_left, ...) */
+    f->x0 = c->pad_left < g->in_w ? c->pad_left : g->in_w;
+    uint64_t x1w = (uint64_t)c->pad_left + f->w;
+    f->x1 = x1w < g->in_w ? (uint32_t)x1w : g->in_w;
+    /* rows [y0, y1) hold data (source line y - pad_top), the others are padding */
+    f->y0 = c->pad_top < g->in_h ? c->pad_top : g->in_h;
+    uint64_t y1w = (uint64_t)c->pad_top + c->height;
+    f->y1 = f->x0 >= f->x1 ? f->y0 : y1w < g->in_h ? (uint32_t)y1w : g->in_h;
+    f->line_bytes = (size_t)c->batches * dla_cbuf_slice_bytes(data);
+    f->first = data->buf + (size_t)b * dla_cbuf_slice_bytes(data);
+    j->src = (struct dla_conv_src){f->first, f->w, f->line_bytes, f->x0, f->x1, f->y0, f->y1,
+                                   f->pad};
+    j->copy = f;
+    j->in = NULL;
+    j->terms = (uint64_t)c->channel * c->kernel_w * c->kernel_h;
+}
+
+/* The padded planar copy of a feature layer's input (j->copy) in s->in,
+ * for the kernels that read a planar cube.  Large inputs are copied by the
+ * device's team, a chunk of channels each. */
+static int feature_planar(struct dla_dev *d, struct dla_conv_state *s, struct conv_job *j)
+{
+    struct feature_copy *f = j->copy;
+    const struct dla_conv_geom *g = &j->g;
+    size_t total = f->plane * g->in_c;
+    int rc = dla_conv_scratch(d, (void **)&s->in, &s->in_cap, total);
     if (rc) {
         return rc;
     }
-    const int8_t pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
-    const uint32_t w = c->width;
-    /* x range of the padded row that holds data: [x0, x1) <- source [x0 - pad_left, ...) */
-    uint32_t x0 = c->pad_left < g->in_w ? c->pad_left : g->in_w;
-    uint64_t x1w = (uint64_t)c->pad_left + w;
-    uint32_t x1 = x1w < g->in_w ? (uint32_t)x1w : g->in_w;
-    /* rows [y0, y1) hold data (source line y - pad_top), the others are padding */
-    uint32_t y0 = c->pad_top < g->in_h ? c->pad_top : g->in_h;
-    uint64_t y1w = (uint64_t)c->pad_top + c->height;
-    uint32_t y1 = x0 >= x1 ? y0 : y1w < g->in_h ? (uint32_t)y1w : g->in_h;
-    const size_t line_bytes = (size_t)c->batches * dla_cbuf_slice_bytes(data);
-    const int8_t *first = data->buf + (size_t)b * dla_cbuf_slice_bytes(data);
-    for (uint32_t ch = 0; ch < g->in_c; ch++) {
-        int8_t *pl = s->in + ch * plane;
-        const int8_t *src = first + (size_t)ch * w; /* line 0 of channel ch */
-        memset(pl, pad, (size_t)y0 * g->in_w);
-        for (uint32_t y = y0; y < y1; y++, src += line_bytes) {
-            int8_t *row = pl + (size_t)y * g->in_w;
-            pad_fill(row, pad, x0);
-            memcpy(row + x0, src, x1 - x0);
-            pad_fill(row + x1, pad, g->in_w - x1);
-        }
-        memset(pl + (size_t)y1 * g->in_w, pad, (size_t)(g->in_h - y1) * g->in_w);
+    f->dst = s->in;
+    struct dla_team *team = total >= FEATURE_COPY_TEAM_BYTES ? dla_dev_team(d) : NULL;
+    /* about 8 items a thread, none much under 16 KiB */
+    size_t per = team ? g->in_c / (8 * (size_t)dla_team_threads(team)) : g->in_c;
+    size_t least = (16384 + f->plane - 1) / f->plane;
+    per = per < least ? least : per;
+    f->per_item = (uint32_t)(per < g->in_c ? per : g->in_c);
+    if (f->per_item == 0) {
+        f->per_item = 1;
     }
+    dla_team_run(team, (g->in_c + f->per_item - 1) / f->per_item, feature_copy_item, f);
     j->in = s->in;
-    j->terms = (uint64_t)c->channel * c->kernel_w * c->kernel_h;
     return 0;
+}
+
+/* Whether the layer's MACs run on the packed kernel alone, which reads the
+ * input in place (j->src): the int32-safe sums of a non-depthwise layer
+ * whose kernels came packed (compute, run_kernel). */
+static int reads_in_place(const struct conv_job *j)
+{
+    return j->copy != NULL && j->pack != NULL && j->wt == NULL &&
+           j->terms < CONV_INT32_SAFE_TERMS;
 }
 
 /*
@@ -623,12 +690,28 @@ static size_t weight_stream_used(const struct dla_csc_cfg *c)
     return (size_t)c->kernels * c->kernel_w * c->kernel_h * c->kernel_c;
 }
 
+/* The weight stream's bytes at s->wt: copied from memory now if CDMA's
+ * fetch deferred them (cbuf.h wt_deferred; nothing has written memory
+ * since, as the layer is still running). */
+static int wt_ready(struct dla_dev *d, struct dla_conv_state *s)
+{
+    if (!s->wt_deferred) {
+        return 0;
+    }
+    s->wt_deferred = 0;
+    return dla_dma_peek(d, s->wt_origin.port, s->wt_origin.addr, s->wt, s->wt_len);
+}
+
 /* Decode the weight stream into s->wplanar (n bytes) unless it already
  * holds the decode of the same bytes under the same key. */
 static int decode_planar(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
                          const struct dla_wt_key *key, size_t n)
 {
     const size_t used = weight_stream_used(c);
+    int rc = wt_ready(d, s);
+    if (rc) {
+        return rc;
+    }
     /* unchanged since the last look (WEIGHT_REUSE), or fetched again equal */
     if (s->wdec_len == used && !memcmp(&s->wdec_key, key, sizeof(*key)) &&
         (s->wdec_fetch == s->wt_fetches || !memcmp(s->wdec_src, s->wt, used))) {
@@ -636,7 +719,7 @@ static int decode_planar(struct dla_dev *d, struct dla_conv_state *s, const stru
         return 0;
     }
     s->wdec_len = 0;
-    int rc = dla_conv_scratch(d, (void **)&s->wplanar, &s->wplanar_cap, n);
+    rc = dla_conv_scratch(d, (void **)&s->wplanar, &s->wplanar_cap, n);
     if (!rc) {
         rc = dla_conv_scratch(d, (void **)&s->wdec_src, &s->wdec_src_cap, used);
     }
@@ -814,6 +897,10 @@ static int cached_weights(struct dla_dev *d, struct dla_conv_state *s, const str
     if (e == NULL) {
         e = wt_cache_find_origin(d, s, key, used);
     }
+    int rc = e == NULL ? wt_ready(d, s) : 0; /* the bytes are compared or packed */
+    if (rc) {
+        return rc;
+    }
     uint64_t print = e ? e->print : stream_print(s->wt, used);
     if (e == NULL) {
         e = wt_cache_find(s, key, used, print);
@@ -825,7 +912,7 @@ static int cached_weights(struct dla_dev *d, struct dla_conv_state *s, const str
             return 0;
         }
         struct dla_conv_wpack *pack = NULL;
-        int rc = decode_planar(d, s, c, key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
+        rc = decode_planar(d, s, c, key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
         if (!rc) {
             rc = dla_conv_wpack_build(g, s->wplanar, &pack);
         }
@@ -933,7 +1020,8 @@ static void dw_channel(void *ctx, size_t k)
 /* wt: the dense planar weights, or (with a cached pack) only those of a
  * depthwise layer, NULL otherwise (cached_weights). */
 static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const int8_t *in,
-                      const int8_t *wt, const struct dla_conv_wpack *pack, int32_t *out)
+                      const struct dla_conv_src *src, const int8_t *wt,
+                      const struct dla_conv_wpack *pack, int32_t *out)
 {
     /* a depthwise block lowered densely: the same sums without the zeros
      * (weights that came with a cached pack were checked when cached) */
@@ -943,8 +1031,10 @@ static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const in
         dla_team_run(macs >= DW_TEAM_MIN_MACS ? dla_dev_team(d) : NULL, g->out_k, dw_channel, &j);
         return 0;
     }
-    int rc = pack ? dla_conv_s8_packed(g, in, pack, out, dla_threads(d), dla_dev_team(d))
-                  : dla_conv_s8(g, in, wt, out, dla_threads(d));
+    int rc = pack && src ? dla_conv_s8_packed_src(g, src, pack, out, dla_threads(d),
+                                                  dla_dev_team(d))
+             : pack      ? dla_conv_s8_packed(g, in, pack, out, dla_threads(d), dla_dev_team(d))
+                         : dla_conv_s8(g, in, wt, out, dla_threads(d));
     if (rc) {
         return dla_error(d, rc, "CSC: convolution kernel failed (%s) on a %ux%ux%u input, "
                          "%ux%u kernels",
@@ -976,7 +1066,7 @@ static int run_chunked(struct dla_dev *d, struct dla_conv_state *s, const struct
             memcpy(s->wchunk + (size_t)k * sub.in_c * taps,
                    j->wt + ((size_t)k * g->in_c + c0) * taps, (size_t)sub.in_c * taps);
         }
-        rc = run_kernel(d, &sub, j->in + (size_t)c0 * plane, s->wchunk, NULL, tmp);
+        rc = run_kernel(d, &sub, j->in + (size_t)c0 * plane, NULL, s->wchunk, NULL, tmp);
         if (rc) {
             return rc;
         }
@@ -1072,7 +1162,7 @@ static int compute(struct dla_dev *d, struct dla_conv_state *s, const struct con
     const uint64_t taps = (uint64_t)g->k_w * g->k_h;
     int rc;
     if (j->terms < CONV_INT32_SAFE_TERMS) {
-        rc = run_kernel(d, g, j->in, j->wt, j->pack, out);
+        rc = run_kernel(d, g, j->in, j->in == NULL ? &j->src : NULL, j->wt, j->pack, out);
         if (!rc) {
             *sat += dla_cacc_deliver_i32(cacc, out, n_out);
         }
@@ -1184,8 +1274,11 @@ static int build_weights16(struct dla_dev *d, struct dla_conv_state *s,
     g->dil_x = c->dil_x;
     g->dil_y = c->dil_y;
     const size_t npos = (size_t)c->kernel_w * c->kernel_h;
-    int rc = dla_conv_scratch(d, (void **)&s->wt16, &s->wt16_cap,
+    int rc = wt_ready(d, s);
+    if (!rc) {
+        rc = dla_conv_scratch(d, (void **)&s->wt16, &s->wt16_cap,
                               (size_t)c->kernels * c->kernel_c * npos * sizeof(int16_t));
+    }
     if (!rc) {
         decode_feature_weights16(s->wt, c->kernels, c->kernel_c, (uint32_t)npos,
                                  cfg->mac_atomic_c_size,
@@ -1288,6 +1381,7 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
     struct dla_cacc_cfg cacc;
     enum dla_cbuf_use data_use, weight_use;
     struct conv_job job;
+    struct feature_copy fcopy;
     uint32_t sat = 0;
     int rc;
 
@@ -1342,13 +1436,18 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
          * bytes are then the previous layer's) */
         const uint64_t gen = lag_bytes ? 0 : dla_dma_generation(d, cdma.weight_port);
         s->wt_origin.gen = 0;
-        if (!rc) {
+        /* a stream that is the memory's bytes alone is copied only if CSC
+         * needs its bytes (the packed-kernel cache usually proves them
+         * unchanged by their origin) */
+        const int defer = !rc && gen != 0 && dla_cdma_defer_weights(d, &cdma);
+        if (!rc && !defer) {
             rc = dla_cdma_fetch_weights(d, &cdma, s->wt + lag_bytes);
         }
         if (!rc) {
             s->wt_len = lag_bytes + cdma.weight_bytes;
             s->wt_origin = (struct dla_wt_origin){cdma.weight_port, cdma.weight_addr,
                                                   cdma.weight_bytes, gen};
+            s->wt_deferred = defer;
         }
     }
     if (!rc && data_use != DLA_CBUF_REUSE) {
@@ -1371,9 +1470,12 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
         rc = csc.fmt == DLA_CONV_IN_PIXEL
                  ? (csc.y_extension ? build_pixel_input_post_ext(d, s, &csc, &job)
                                     : build_pixel_input(d, s, &csc, &job))
-                 : build_feature_input(d, s, &csc, b, &job);
+                 : (build_feature_input(s, &csc, b, &job, &fcopy), 0);
         if (!rc && b == 0) {
             rc = build_weights(d, s, &csc, &job);
+        }
+        if (!rc && job.copy != NULL && !reads_in_place(&job)) {
+            rc = feature_planar(d, s, &job);
         }
         if (!rc) {
             const size_t n = dla_cube_batch_elems(to_sdp);
@@ -1385,9 +1487,22 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
         dla_cbuf_forget(s);
         return rc;
     }
-    rc = dla_cbuf_weight_ring_end(s, &csc, &cdma, lag, weight_use == DLA_CBUF_FRESH,
-                                  cfg->cbuf_bank_width,
-                                  dla_conv_kernels_per_group(cfg, csc.proc_precision));
+    const int wt_fetched = weight_use == DLA_CBUF_FRESH;
+    const uint32_t atomic_k = dla_conv_kernels_per_group(cfg, csc.proc_precision);
+    /* bytes CBUF keeps past the layer (all with SKIP_WEIGHT_RLS, or the
+     * ring's tail) must be copied before anything writes memory again */
+    if (s->wt_deferred &&
+        (csc.skip_weight_rls || dla_cbuf_weight_ring_left(s, &csc, &cdma, lag, wt_fetched,
+                                                          cfg->cbuf_bank_width, atomic_k))) {
+        rc = wt_ready(d, s);
+        if (rc) {
+            dla_cube_free(to_sdp);
+            dla_cbuf_forget(s);
+            return rc;
+        }
+    }
+    rc = dla_cbuf_weight_ring_end(s, &csc, &cdma, lag, wt_fetched, cfg->cbuf_bank_width,
+                                  atomic_k);
     if (rc) {
         dla_cube_free(to_sdp);
         dla_cbuf_forget(s);

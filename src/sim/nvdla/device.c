@@ -255,6 +255,23 @@ int dla_dma_unchanged(const struct dla_dev *d, int port, uint64_t addr, size_t l
     return dla_mem_port_unchanged(&d->host.port[port & 1], addr, len, since);
 }
 
+void dla_dma_count_read(struct dla_dev *d, size_t len)
+{
+    layer_traffic(d, 0, len);
+}
+
+int dla_dma_peek(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t len)
+{
+    char why[256];
+    int rc = dla_mem_port_read(&d->host.port[port & 1], addr, dst, len, why, sizeof(why));
+    if (rc) {
+        return dla_error(d, rc, "%s: DMA read of 0x%llx+0x%zx on %s failed: %s",
+                         d->cur_unit ? d->cur_unit : "?", (unsigned long long)addr, len,
+                         dla_port_name(port), why);
+    }
+    return 0;
+}
+
 int dla_dma_write(struct dla_dev *d, int port, uint64_t addr, const void *src, size_t len)
 {
     return dla_exec_dma_write(&d->exec, d->cur_unit, port, addr, src, len);

@@ -77,6 +77,14 @@ int dla_dma_can_read(const struct dla_dev *d, int port, uint64_t addr, size_t le
 uint64_t dla_dma_generation(const struct dla_dev *d, int port);
 int dla_dma_unchanged(const struct dla_dev *d, int port, uint64_t addr, size_t len,
                       uint64_t since);
+/* A read in two halves, for a unit that may never need the bytes it reads
+ * (CDMA's weight stream when CSC finds its kernels already packed): the
+ * traffic of a read of `len` bytes now (dla_dma_count_read; only where
+ * dla_dma_can_read said the read cannot fail), and the bytes later if
+ * needed (dla_dma_peek: a read without traffic; the caller makes sure no
+ * write can have reached the range in between). */
+void dla_dma_count_read(struct dla_dev *d, size_t len);
+int dla_dma_peek(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t len);
 int dla_dma_write(struct dla_dev *d, int port, uint64_t addr, const void *src, size_t len);
 
 /* `rows` lines of `line_bytes` bytes, `stride` apart from `base`, to or from
