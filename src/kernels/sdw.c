@@ -23,6 +23,35 @@
 /* Eight float lanes (GCC/Clang vector extensions: one AVX register where
  * the function is compiled for AVX2, two SSE registers elsewhere). */
 typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+/* The activation of eight finished outputs, as ONNX writes it (Relu:
+ * x > 0 ? x : 0; Clip: x < lo ? lo : x > hi ? hi : x), through comparison
+ * masks (a macro: a vector argument would change the generic build's ABI):
+ * the same bits as the scalar expressions (NaN, -0 and the bounds
+ * included, and a Clip with lo > hi), applied before the store so no pass
+ * reads the plane back. */
+#define SDW_ACT8(x, a)                                                               \
+    do {                                                                             \
+        if ((a) && (a)->kind == DLA_SACT_RELU) {                                     \
+            (x) = (v8f)((v8i)(x) & ((x) > (v8f){ 0 }));                              \
+        } else if (a) {                                                              \
+            const v8f lo_ = (v8f){ 0 } + (a)->lo, hi_ = (v8f){ 0 } + (a)->hi;        \
+            const v8i below_ = (x) < lo_, above_ = (x) > hi_;                        \
+            const v8i inner_ = (above_ & (v8i)hi_) | (~above_ & (v8i)(x));           \
+            (x) = (v8f)((below_ & (v8i)lo_) | (~below_ & inner_));                   \
+        }                                                                            \
+    } while (0)
+
+/* The same for outputs of the scalar border columns. */
+static inline __attribute__((always_inline)) void sdw_act_scalar(const struct dla_sact *a,
+                                                                 float *p, int64_t n)
+{
+    for (int64_t i = 0; a && i < n; i++) {
+        p[i] = a->kind == DLA_SACT_RELU ? (p[i] > 0 ? p[i] : 0)
+                                        : p[i] < a->lo ? a->lo : p[i] > a->hi ? a->hi : p[i];
+    }
+}
 
 /* Below this many multiply-adds a layer stays on the calling thread
  * (starting a thread costs tens of microseconds on a virtual machine). */
@@ -85,6 +114,7 @@ struct sdw_chan {
     int64_t off[SDW_MAX_KW], lo[SDW_MAX_KW], hi[SDW_MAX_KW];
     int64_t voff[SDW_MAX_KW]; /* the tap's first float for output 0 in a row of `plane` */
     int64_t in_lo, in_hi;
+    const struct dla_sact *act; /* applied as the outputs are stored, or NULL */
     int vec; /* the interior goes in vector blocks */
     /* AVX2: the border columns go in the two masked blocks of
      * sdw_borders_avx2 (those cover every column outside the interior's
@@ -115,6 +145,7 @@ sdw_cols_scalar(const struct sdw_chan *c, const float *xk, const float *w, float
             }
         }
     }
+    sdw_act_scalar(c->act, yr + oa, ob - oa);
 }
 
 /* Four blocks of eight outputs of row oy, from columns p0..p3 on (every
@@ -140,6 +171,10 @@ sdw_cols_scalar(const struct sdw_chan *c, const float *xk, const float *w, float
                 a3 += e3 * wv;                                                                \
             }                                                                                 \
         }                                                                                     \
+        SDW_ACT8(a0, c->act);                                                                 \
+        SDW_ACT8(a1, c->act);                                                                 \
+        SDW_ACT8(a2, c->act);                                                                 \
+        SDW_ACT8(a3, c->act);                                                                 \
         memcpy(yr + (p0), &a0, sizeof a0);                                                    \
         memcpy(yr + (p1), &a1, sizeof a1);                                                    \
         memcpy(yr + (p2), &a2, sizeof a2);                                                    \
@@ -220,6 +255,11 @@ DLA_LANES_AVX2_ATTR static void sdw_borders_avx2(const struct sdw_chan *c, const
                 a1 = _mm256_blendv_ps(a1, t1, _mm256_castsi256_ps(l1));
             }
         }
+        v8f r0 = (v8f)a0, r1 = (v8f)a1;
+        SDW_ACT8(r0, c->act);
+        SDW_ACT8(r1, c->act);
+        a0 = (__m256)r0;
+        a1 = (__m256)r1;
         float *yr = yp + oy * g->OW;
         if (g->OW >= 8) {
             _mm256_storeu_ps(yr + x0, a0);
@@ -306,7 +346,8 @@ static void sdw_channels(const struct dla_sconv_geom *g, const float *w, const f
                          float *y, int64_t k0, int64_t k1, float *split, int avx2,
                          const struct dla_sact *act)
 {
-    struct sdw_chan c = { .g = g, .in_lo = 0, .in_hi = g->OW };
+    struct sdw_chan c = { .g = g, .in_lo = 0, .in_hi = g->OW,
+                          .act = act && act->kind != DLA_SACT_NONE ? act : NULL };
     for (int64_t kx = 0; kx < g->kw; kx++) {
         c.off[kx] = kx * g->dx - g->pl;
         sdw_cols(g, c.off[kx], &c.lo[kx], &c.hi[kx]);
@@ -349,7 +390,6 @@ static void sdw_channels(const struct dla_sconv_geom *g, const float *w, const f
         {
             sdw_rows_generic(&c, xk, wk, b, yp);
         }
-        dla_sact_apply(act, yp, g->OH * g->OW); /* the plane is still in cache */
     }
 }
 
