@@ -237,6 +237,7 @@ DLA_LANES_AVX2_ATTR static void sdw_borders_avx2(const struct sdw_chan *c, const
 {
     const struct dla_sconv_geom *g = c->g;
     const int64_t kw = g->kw, x0 = 0, x1 = g->OW > 8 ? g->OW - 8 : 0;
+    const int two = g->OW > 8;
     for (int64_t oy = 0; oy < g->OH; oy++) {
         int64_t ky0, ky1;
         sdw_krows(g, oy, &ky0, &ky1);
@@ -248,13 +249,16 @@ DLA_LANES_AVX2_ATTR static void sdw_borders_avx2(const struct sdw_chan *c, const
                 const __m256i l1 = _mm256_loadu_si256((const __m256i *)(const void *)c->live[1][kx]);
                 const __m256 wv = _mm256_set1_ps(w[ky * kw + kx]);
                 __m256 e0 = _mm256_maskload_ps(pr + c->voff[kx] + x0, l0);
-                __m256 e1 = _mm256_maskload_ps(pr + c->voff[kx] + x1, l1);
                 __m256 t0 = _mm256_add_ps(a0, _mm256_mul_ps(e0, wv));
-                __m256 t1 = _mm256_add_ps(a1, _mm256_mul_ps(e1, wv));
                 a0 = _mm256_blendv_ps(a0, t0, _mm256_castsi256_ps(l0));
-                a1 = _mm256_blendv_ps(a1, t1, _mm256_castsi256_ps(l1));
+                if (two) { /* else block 1 is block 0 */
+                    __m256 e1 = _mm256_maskload_ps(pr + c->voff[kx] + x1, l1);
+                    __m256 t1 = _mm256_add_ps(a1, _mm256_mul_ps(e1, wv));
+                    a1 = _mm256_blendv_ps(a1, t1, _mm256_castsi256_ps(l1));
+                }
             }
         }
+        a1 = two ? a1 : a0;
         v8f r0 = (v8f)a0, r1 = (v8f)a1;
         SDW_ACT8(r0, c->act);
         SDW_ACT8(r1, c->act);
@@ -328,8 +332,10 @@ DLA_LANES_AVX2_ATTR static void sdw_rows_avx2(const struct sdw_chan *c, const fl
     if (c->split) {
         sdw_split(c->g, xk, c->split);
     }
-    /* MobileNet's 3 taps a row as a constant: the tap loops unrolled */
-    if (c->g->kw == 3) {
+    if (c->masked && c->g->OW <= 16) {
+        /* the two masked blocks are the whole row (the 14- and 7-wide
+         * planes): no interior block to compute and then overwrite */
+    } else if (c->g->kw == 3) { /* MobileNet's 3 taps a row as a constant: loops unrolled */
         sdw_rows(c, xk, w, b, yp, 3, c->masked);
     } else {
         sdw_rows(c, xk, w, b, yp, c->g->kw, c->masked);
