@@ -181,6 +181,28 @@ sdw_cols_scalar(const struct sdw_chan *c, const float *xk, const float *w, float
         memcpy(yr + (p3), &a3, sizeof a3);                                                    \
     } while (0)
 
+/* SDW_BLOCKS4 for two blocks (the end of a row). */
+#define SDW_BLOCKS2(p0, p1)                                                                   \
+    do {                                                                                      \
+        v8f a0 = { b, b, b, b, b, b, b, b }, a1 = a0;                                          \
+        for (int64_t ky = ky0; ky < ky1; ky++) {                                              \
+            const float *pr = c->plane + (oy * g->sy - g->pt + ky * g->dy) * c->pw;           \
+            for (int64_t kx = 0; kx < kw; kx++) {                                             \
+                const float *tap = pr + c->voff[kx];                                          \
+                float wv = w[ky * kw + kx];                                                   \
+                v8f e0, e1;                                                                   \
+                memcpy(&e0, tap + (p0), sizeof e0);                                           \
+                memcpy(&e1, tap + (p1), sizeof e1);                                           \
+                a0 += e0 * wv;                                                                \
+                a1 += e1 * wv;                                                                \
+            }                                                                                 \
+        }                                                                                     \
+        SDW_ACT8(a0, c->act);                                                                 \
+        SDW_ACT8(a1, c->act);                                                                 \
+        memcpy(yr + (p0), &a0, sizeof a0);                                                    \
+        memcpy(yr + (p1), &a1, sizeof a1);                                                    \
+    } while (0)
+
 /* Stride 2: the even columns of every row of plane xk, then its odd ones
  * (a row of `split`: ceil(W/2) even floats, then the odd ones), so that
  * every tap of a block reads eight contiguous floats. */
@@ -298,12 +320,22 @@ static inline __attribute__((always_inline)) void sdw_rows(const struct sdw_chan
         if (!masked) {
             sdw_cols_scalar(c, xk, w, b, oy, ky0, ky1, 0, c->in_lo, yr, kw);
         }
-        /* the interior in blocks of eight, the last one ending at in_hi */
-        const int64_t last = c->in_hi - 8;
-        for (int64_t ox = c->in_lo; ox < c->in_hi; ox += 32) {
+        /* the interior in blocks of eight, none starting past `last` (every
+         * tap inside); with the masked blocks [0, 8) and [OW - 8, OW)
+         * stored after, only the columns between them */
+        const int64_t a = masked && c->in_lo < 8 ? 8 : c->in_lo;
+        const int64_t e = masked && c->in_hi > g->OW - 8 ? g->OW - 8 : c->in_hi;
+        const int64_t top = c->in_hi - 8, need = e - 8 > a ? e - 8 : a;
+        const int64_t last = need < top ? need : top;
+        int64_t ox = a;
+        for (; ox + 24 < e; ox += 32) { /* four blocks or more left */
             const int64_t q0 = ox < last ? ox : last, q1 = ox + 8 < last ? ox + 8 : last;
             const int64_t q2 = ox + 16 < last ? ox + 16 : last, q3 = ox + 24 < last ? ox + 24 : last;
             SDW_BLOCKS4(q0, q1, q2, q3);
+        }
+        for (; ox < e; ox += 16) { /* one to three */
+            const int64_t q0 = ox < last ? ox : last, q1 = ox + 8 < last ? ox + 8 : last;
+            SDW_BLOCKS2(q0, q1);
         }
         if (!masked) {
             sdw_cols_scalar(c, xk, w, b, oy, ky0, ky1, c->in_hi, g->OW, yr, kw);
