@@ -227,24 +227,36 @@ static void pool(const struct dlc_graph *g, const struct dlc_node *nd, float **v
     int64_t pt = gap ? 0 : nd->pads[0], pl = gap ? 0 : nd->pads[1];
     int64_t pb = gap ? 0 : nd->pads[2], pr = gap ? 0 : nd->pads[3];
     int mx = nd->op == DLC_OP_MAXPOOL;
-    for (int64_t oy = 0; oy < OH; oy++) {
-        int64_t y0, y1, ny_pad = pool_taps(oy, sy, pt, pb, H, kh, &y0, &y1);
-        for (int64_t ox = 0; ox < OW; ox++) {
-            int64_t x0, x1, nx_pad = pool_taps(ox, sx, pl, pr, W, kw, &x0, &x1);
-            int64_t iy0 = oy * sy - pt, ix0 = ox * sx - pl;
-            int64_t cnt = (y1 - y0) * (x1 - x0), div = nd->count_include_pad ? ny_pad * nx_pad : cnt;
-            for (int64_t c = 0; c < C; c++) {
-                const float *xp = x + c * H * W;
-                float m = -INFINITY;
+    /* channel outermost: each plane read in order while in cache; a max
+     * pool keeps no sum (each output's expression as before) */
+    for (int64_t c = 0; c < C; c++) {
+        const float *xp = x + c * H * W;
+        float *yp = y + c * OH * OW;
+        for (int64_t oy = 0; oy < OH; oy++) {
+            int64_t y0, y1, ny_pad = pool_taps(oy, sy, pt, pb, H, kh, &y0, &y1);
+            const int64_t row0 = (oy * sy - pt) * W; /* index arithmetic: padding lies outside xp */
+            for (int64_t ox = 0; ox < OW; ox++) {
+                int64_t x0, x1, nx_pad = pool_taps(ox, sx, pl, pr, W, kw, &x0, &x1);
+                const int64_t o = row0 + ox * sx - pl; /* + ky W + kx: an input inside */
+                if (mx) {
+                    float m = -INFINITY;
+                    for (int64_t ky = y0; ky < y1; ky++) {
+                        for (int64_t kx = x0; kx < x1; kx++) {
+                            m = xp[o + ky * W + kx] > m ? xp[o + ky * W + kx] : m;
+                        }
+                    }
+                    yp[oy * OW + ox] = m;
+                    continue;
+                }
+                int64_t cnt = (y1 - y0) * (x1 - x0);
+                int64_t div = nd->count_include_pad ? ny_pad * nx_pad : cnt;
                 double s = 0.0;
                 for (int64_t ky = y0; ky < y1; ky++) {
-                    const float *xr = xp + (iy0 + ky) * W + ix0;
                     for (int64_t kx = x0; kx < x1; kx++) {
-                        m = xr[kx] > m ? xr[kx] : m;
-                        s += xr[kx];
+                        s += xp[o + ky * W + kx];
                     }
                 }
-                y[(c * OH + oy) * OW + ox] = mx ? m : (float)(s / (double)(div ? div : 1));
+                yp[oy * OW + ox] = (float)(s / (double)(div ? div : 1));
             }
         }
     }
