@@ -653,26 +653,52 @@ __attribute__((target("avx2,fma"))) static void sgemv_avx2(int64_t N, int64_t K,
 #endif
 
 /* y[n] = sum over k of A[n * K + k] * x[k] (B transposed): 8 partial sums per
- * row in lanes, added in a fixed order at the end. */
+ * row in lanes, added in a fixed order at the end.  Four rows at a time in
+ * four registers (independent add chains; each row's sums as alone). */
+#define SDOT_FINISH(acc, a, n)                                            \
+    {                                                                     \
+        float s = 0;                                                      \
+        for (int l = 0; l < 8; l++) {                                     \
+            s += (acc)[l];                                                \
+        }                                                                 \
+        for (int64_t k = K8; k < K; k++) {                                \
+            s += (a)[k] * x[k];                                           \
+        }                                                                 \
+        y[n] = s;                                                         \
+    }
 #define SDOT_BODY                                                         \
-    for (int64_t n = 0; n < N; n++) {                                     \
+    const int64_t K8 = K / 8 * 8;                                         \
+    int64_t n = 0;                                                        \
+    for (; n + 4 <= N; n += 4) {                                          \
+        const float *a0 = A + n * K, *a1 = a0 + K, *a2 = a1 + K, *a3 = a2 + K; \
+        v8f c0 = { 0 }, c1 = { 0 }, c2 = { 0 }, c3 = { 0 };               \
+        for (int64_t k = 0; k < K8; k += 8) {                             \
+            v8f u0, u1, u2, u3, v;                                        \
+            memcpy(&v, x + k, sizeof v);                                  \
+            memcpy(&u0, a0 + k, sizeof u0);                               \
+            memcpy(&u1, a1 + k, sizeof u1);                               \
+            memcpy(&u2, a2 + k, sizeof u2);                               \
+            memcpy(&u3, a3 + k, sizeof u3);                               \
+            c0 += u0 * v;                                                 \
+            c1 += u1 * v;                                                 \
+            c2 += u2 * v;                                                 \
+            c3 += u3 * v;                                                 \
+        }                                                                 \
+        SDOT_FINISH(c0, a0, n)                                            \
+        SDOT_FINISH(c1, a1, n + 1)                                        \
+        SDOT_FINISH(c2, a2, n + 2)                                        \
+        SDOT_FINISH(c3, a3, n + 3)                                        \
+    }                                                                     \
+    for (; n < N; n++) {                                                  \
         const float *a = A + n * K;                                       \
         v8f acc = { 0 };                                                  \
-        int64_t k = 0;                                                    \
-        for (; k + 8 <= K; k += 8) {                                      \
+        for (int64_t k = 0; k < K8; k += 8) {                             \
             v8f u, v;                                                     \
             memcpy(&u, a + k, sizeof u);                                  \
             memcpy(&v, x + k, sizeof v);                                  \
             acc += u * v;                                                 \
         }                                                                 \
-        float s = 0;                                                      \
-        for (int l = 0; l < 8; l++) {                                     \
-            s += acc[l];                                                  \
-        }                                                                 \
-        for (; k < K; k++) {                                              \
-            s += a[k] * x[k];                                             \
-        }                                                                 \
-        y[n] = s;                                                         \
+        SDOT_FINISH(acc, a, n)                                            \
     }
 
 static void sdot_generic(int64_t N, int64_t K, const float *A, const float *x, float *y)
