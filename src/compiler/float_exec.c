@@ -215,6 +215,38 @@ static int64_t pool_taps(int64_t o, int64_t st, int64_t pb, int64_t pa, int64_t 
     return padded < 0 ? 0 : padded < k ? padded : k;
 }
 
+/* n outputs of a 2x2 stride-2 max pool from input rows r0, r1 (2n floats
+ * each): m = x > m ? x : m over the taps in (ky, kx) order from -inf, four
+ * outputs at a time through comparison masks (the same bits: NaN, -0). */
+static void maxpool2x2_row(const float *r0, const float *r1, float *y, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4f m = { -INFINITY, -INFINITY, -INFINITY, -INFINITY };
+        const float *rows[2] = { r0 + 2 * i, r1 + 2 * i };
+        for (int r = 0; r < 2; r++) {
+            v4f lo, hi;
+            memcpy(&lo, rows[r], sizeof lo);
+            memcpy(&hi, rows[r] + 4, sizeof hi);
+            const v4f taps[2] = { __builtin_shufflevector(lo, hi, 0, 2, 4, 6),
+                                  __builtin_shufflevector(lo, hi, 1, 3, 5, 7) };
+            for (int t = 0; t < 2; t++) {
+                v4i gt = taps[t] > m;
+                m = (v4f)((gt & (v4i)taps[t]) | (~gt & (v4i)m));
+            }
+        }
+        memcpy(y + i, &m, sizeof m);
+    }
+    for (; i < n; i++) {
+        float m = -INFINITY;
+        const float t[4] = { r0[2 * i], r0[2 * i + 1], r1[2 * i], r1[2 * i + 1] };
+        for (int k = 0; k < 4; k++) {
+            m = t[k] > m ? t[k] : m;
+        }
+        y[i] = m;
+    }
+}
+
 static void pool(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
 {
     const struct dlc_tensor *xt = &g->t[nd->in[0]], *yt = &g->t[nd->out];
@@ -235,7 +267,13 @@ static void pool(const struct dlc_graph *g, const struct dlc_node *nd, float **v
         for (int64_t oy = 0; oy < OH; oy++) {
             int64_t y0, y1, ny_pad = pool_taps(oy, sy, pt, pb, H, kh, &y0, &y1);
             const int64_t row0 = (oy * sy - pt) * W; /* index arithmetic: padding lies outside xp */
-            for (int64_t ox = 0; ox < OW; ox++) {
+            int64_t ox = 0;
+            if (mx && kh == 2 && kw == 2 && sy == 2 && sx == 2 && pt == 0 && pl == 0 &&
+                y0 == 0 && y1 == 2) { /* the common max pool: outputs whose taps are inside */
+                ox = OW < W / 2 ? OW : W / 2;
+                maxpool2x2_row(xp + row0, xp + row0 + W, yp + oy * OW, ox);
+            }
+            for (; ox < OW; ox++) {
                 int64_t x0, x1, nx_pad = pool_taps(ox, sx, pl, pr, W, kw, &x0, &x1);
                 const int64_t o = row0 + ox * sx - pl; /* + ky W + kx: an input inside */
                 if (mx) {
