@@ -326,23 +326,36 @@ static float bcast_at(const struct dlc_tensor *t, const float *v, const struct d
 }
 
 /* Both operands of the output's size (residual Adds): one loop per operator. */
+/* Four lanes of x op z at a time (the same single rounding per element as
+ * the scalar tail; y may be x or z itself: each block is read before it is
+ * written). */
+#define BINARY_V4(expr)                                                   \
+    do {                                                                  \
+        int64_t i = 0;                                                    \
+        for (; i + 4 <= n; i += 4) {                                      \
+            v4f a, b;                                                     \
+            memcpy(&a, x + i, sizeof a);                                  \
+            memcpy(&b, z + i, sizeof b);                                  \
+            a = expr;                                                     \
+            memcpy(y + i, &a, sizeof a);                                  \
+        }                                                                 \
+        for (; i < n; i++) {                                              \
+            float a = x[i], b = z[i];                                     \
+            y[i] = expr;                                                  \
+        }                                                                 \
+    } while (0)
+
 static void binary_same(enum dlc_op op, const float *x, const float *z, float *y, int64_t n)
 {
     switch (op) {
     case DLC_OP_ADD:
-        for (int64_t i = 0; i < n; i++) {
-            y[i] = x[i] + z[i];
-        }
+        BINARY_V4(a + b);
         break;
     case DLC_OP_SUB:
-        for (int64_t i = 0; i < n; i++) {
-            y[i] = x[i] - z[i];
-        }
+        BINARY_V4(a - b);
         break;
     case DLC_OP_MUL:
-        for (int64_t i = 0; i < n; i++) {
-            y[i] = x[i] * z[i];
-        }
+        BINARY_V4(a * b);
         break;
     default: /* PRelu */
         for (int64_t i = 0; i < n; i++) {
