@@ -215,6 +215,38 @@ static int64_t pool_taps(int64_t o, int64_t st, int64_t pb, int64_t pa, int64_t 
     return padded < 0 ? 0 : padded < k ? padded : k;
 }
 
+/* n outputs of a 2x2 stride-2 max pool from input rows r0, r1 (2n floats
+ * each): m = x > m ? x : m over the taps in (ky, kx) order from -inf, four
+ * outputs at a time through comparison masks (the same bits: NaN, -0). */
+static void maxpool2x2_row(const float *r0, const float *r1, float *y, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4f m = { -INFINITY, -INFINITY, -INFINITY, -INFINITY };
+        const float *rows[2] = { r0 + 2 * i, r1 + 2 * i };
+        for (int r = 0; r < 2; r++) {
+            v4f lo, hi;
+            memcpy(&lo, rows[r], sizeof lo);
+            memcpy(&hi, rows[r] + 4, sizeof hi);
+            const v4f taps[2] = { __builtin_shufflevector(lo, hi, 0, 2, 4, 6),
+                                  __builtin_shufflevector(lo, hi, 1, 3, 5, 7) };
+            for (int t = 0; t < 2; t++) {
+                v4i gt = taps[t] > m;
+                m = (v4f)((gt & (v4i)taps[t]) | (~gt & (v4i)m));
+            }
+        }
+        memcpy(y + i, &m, sizeof m);
+    }
+    for (; i < n; i++) {
+        float m = -INFINITY;
+        const float t[4] = { r0[2 * i], r0[2 * i + 1], r1[2 * i], r1[2 * i + 1] };
+        for (int k = 0; k < 4; k++) {
+            m = t[k] > m ? t[k] : m;
+        }
+        y[i] = m;
+    }
+}
+
 static void pool(const struct dlc_graph *g, const struct dlc_node *nd, float **v, float *y)
 {
     const struct dlc_tensor *xt = &g->t[nd->in[0]], *yt = &g->t[nd->out];
@@ -227,24 +259,42 @@ static void pool(const struct dlc_graph *g, const struct dlc_node *nd, float **v
     int64_t pt = gap ? 0 : nd->pads[0], pl = gap ? 0 : nd->pads[1];
     int64_t pb = gap ? 0 : nd->pads[2], pr = gap ? 0 : nd->pads[3];
     int mx = nd->op == DLC_OP_MAXPOOL;
-    for (int64_t oy = 0; oy < OH; oy++) {
-        int64_t y0, y1, ny_pad = pool_taps(oy, sy, pt, pb, H, kh, &y0, &y1);
-        for (int64_t ox = 0; ox < OW; ox++) {
-            int64_t x0, x1, nx_pad = pool_taps(ox, sx, pl, pr, W, kw, &x0, &x1);
-            int64_t iy0 = oy * sy - pt, ix0 = ox * sx - pl;
-            int64_t cnt = (y1 - y0) * (x1 - x0), div = nd->count_include_pad ? ny_pad * nx_pad : cnt;
-            for (int64_t c = 0; c < C; c++) {
-                const float *xp = x + c * H * W;
-                float m = -INFINITY;
+    /* channel outermost: each plane read in order while in cache; a max
+     * pool keeps no sum (each output's expression as before) */
+    for (int64_t c = 0; c < C; c++) {
+        const float *xp = x + c * H * W;
+        float *yp = y + c * OH * OW;
+        for (int64_t oy = 0; oy < OH; oy++) {
+            int64_t y0, y1, ny_pad = pool_taps(oy, sy, pt, pb, H, kh, &y0, &y1);
+            const int64_t row0 = (oy * sy - pt) * W; /* index arithmetic: padding lies outside xp */
+            int64_t ox = 0;
+            if (mx && kh == 2 && kw == 2 && sy == 2 && sx == 2 && pt == 0 && pl == 0 &&
+                y0 == 0 && y1 == 2) { /* the common max pool: outputs whose taps are inside */
+                ox = OW < W / 2 ? OW : W / 2;
+                maxpool2x2_row(xp + row0, xp + row0 + W, yp + oy * OW, ox);
+            }
+            for (; ox < OW; ox++) {
+                int64_t x0, x1, nx_pad = pool_taps(ox, sx, pl, pr, W, kw, &x0, &x1);
+                const int64_t o = row0 + ox * sx - pl; /* + ky W + kx: an input inside */
+                if (mx) {
+                    float m = -INFINITY;
+                    for (int64_t ky = y0; ky < y1; ky++) {
+                        for (int64_t kx = x0; kx < x1; kx++) {
+                            m = xp[o + ky * W + kx] > m ? xp[o + ky * W + kx] : m;
+                        }
+                    }
+                    yp[oy * OW + ox] = m;
+                    continue;
+                }
+                int64_t cnt = (y1 - y0) * (x1 - x0);
+                int64_t div = nd->count_include_pad ? ny_pad * nx_pad : cnt;
                 double s = 0.0;
                 for (int64_t ky = y0; ky < y1; ky++) {
-                    const float *xr = xp + (iy0 + ky) * W + ix0;
                     for (int64_t kx = x0; kx < x1; kx++) {
-                        m = xr[kx] > m ? xr[kx] : m;
-                        s += xr[kx];
+                        s += xp[o + ky * W + kx];
                     }
                 }
-                y[(c * OH + oy) * OW + ox] = mx ? m : (float)(s / (double)(div ? div : 1));
+                yp[oy * OW + ox] = (float)(s / (double)(div ? div : 1));
             }
         }
     }
@@ -276,23 +326,36 @@ static float bcast_at(const struct dlc_tensor *t, const float *v, const struct d
 }
 
 /* Both operands of the output's size (residual Adds): one loop per operator. */
+/* Four lanes of x op z at a time (the same single rounding per element as
+ * the scalar tail; y may be x or z itself: each block is read before it is
+ * written). */
+#define BINARY_V4(expr)                                                   \
+    do {                                                                  \
+        int64_t i = 0;                                                    \
+        for (; i + 4 <= n; i += 4) {                                      \
+            v4f a, b;                                                     \
+            memcpy(&a, x + i, sizeof a);                                  \
+            memcpy(&b, z + i, sizeof b);                                  \
+            a = expr;                                                     \
+            memcpy(y + i, &a, sizeof a);                                  \
+        }                                                                 \
+        for (; i < n; i++) {                                              \
+            float a = x[i], b = z[i];                                     \
+            y[i] = expr;                                                  \
+        }                                                                 \
+    } while (0)
+
 static void binary_same(enum dlc_op op, const float *x, const float *z, float *y, int64_t n)
 {
     switch (op) {
     case DLC_OP_ADD:
-        for (int64_t i = 0; i < n; i++) {
-            y[i] = x[i] + z[i];
-        }
+        BINARY_V4(a + b);
         break;
     case DLC_OP_SUB:
-        for (int64_t i = 0; i < n; i++) {
-            y[i] = x[i] - z[i];
-        }
+        BINARY_V4(a - b);
         break;
     case DLC_OP_MUL:
-        for (int64_t i = 0; i < n; i++) {
-            y[i] = x[i] * z[i];
-        }
+        BINARY_V4(a * b);
         break;
     default: /* PRelu */
         for (int64_t i = 0; i < n; i++) {

@@ -23,6 +23,35 @@
 /* Eight float lanes (GCC/Clang vector extensions: one AVX register where
  * the function is compiled for AVX2, two SSE registers elsewhere). */
 typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+/* The activation of eight finished outputs, as ONNX writes it (Relu:
+ * x > 0 ? x : 0; Clip: x < lo ? lo : x > hi ? hi : x), through comparison
+ * masks (a macro: a vector argument would change the generic build's ABI):
+ * the same bits as the scalar expressions (NaN, -0 and the bounds
+ * included, and a Clip with lo > hi), applied before the store so no pass
+ * reads the plane back. */
+#define SDW_ACT8(x, a)                                                               \
+    do {                                                                             \
+        if ((a) && (a)->kind == DLA_SACT_RELU) {                                     \
+            (x) = (v8f)((v8i)(x) & ((x) > (v8f){ 0 }));                              \
+        } else if (a) {                                                              \
+            const v8f lo_ = (v8f){ 0 } + (a)->lo, hi_ = (v8f){ 0 } + (a)->hi;        \
+            const v8i below_ = (x) < lo_, above_ = (x) > hi_;                        \
+            const v8i inner_ = (above_ & (v8i)hi_) | (~above_ & (v8i)(x));           \
+            (x) = (v8f)((below_ & (v8i)lo_) | (~below_ & inner_));                   \
+        }                                                                            \
+    } while (0)
+
+/* The same for outputs of the scalar border columns. */
+static inline __attribute__((always_inline)) void sdw_act_scalar(const struct dla_sact *a,
+                                                                 float *p, int64_t n)
+{
+    for (int64_t i = 0; a && i < n; i++) {
+        p[i] = a->kind == DLA_SACT_RELU ? (p[i] > 0 ? p[i] : 0)
+                                        : p[i] < a->lo ? a->lo : p[i] > a->hi ? a->hi : p[i];
+    }
+}
 
 /* Below this many multiply-adds a layer stays on the calling thread
  * (starting a thread costs tens of microseconds on a virtual machine). */
@@ -85,6 +114,7 @@ struct sdw_chan {
     int64_t off[SDW_MAX_KW], lo[SDW_MAX_KW], hi[SDW_MAX_KW];
     int64_t voff[SDW_MAX_KW]; /* the tap's first float for output 0 in a row of `plane` */
     int64_t in_lo, in_hi;
+    const struct dla_sact *act; /* applied as the outputs are stored, or NULL */
     int vec; /* the interior goes in vector blocks */
     /* AVX2: the border columns go in the two masked blocks of
      * sdw_borders_avx2 (those cover every column outside the interior's
@@ -115,6 +145,7 @@ sdw_cols_scalar(const struct sdw_chan *c, const float *xk, const float *w, float
             }
         }
     }
+    sdw_act_scalar(c->act, yr + oa, ob - oa);
 }
 
 /* Four blocks of eight outputs of row oy, from columns p0..p3 on (every
@@ -140,10 +171,36 @@ sdw_cols_scalar(const struct sdw_chan *c, const float *xk, const float *w, float
                 a3 += e3 * wv;                                                                \
             }                                                                                 \
         }                                                                                     \
+        SDW_ACT8(a0, c->act);                                                                 \
+        SDW_ACT8(a1, c->act);                                                                 \
+        SDW_ACT8(a2, c->act);                                                                 \
+        SDW_ACT8(a3, c->act);                                                                 \
         memcpy(yr + (p0), &a0, sizeof a0);                                                    \
         memcpy(yr + (p1), &a1, sizeof a1);                                                    \
         memcpy(yr + (p2), &a2, sizeof a2);                                                    \
         memcpy(yr + (p3), &a3, sizeof a3);                                                    \
+    } while (0)
+
+/* SDW_BLOCKS4 for two blocks (the end of a row). */
+#define SDW_BLOCKS2(p0, p1)                                                                   \
+    do {                                                                                      \
+        v8f a0 = { b, b, b, b, b, b, b, b }, a1 = a0;                                          \
+        for (int64_t ky = ky0; ky < ky1; ky++) {                                              \
+            const float *pr = c->plane + (oy * g->sy - g->pt + ky * g->dy) * c->pw;           \
+            for (int64_t kx = 0; kx < kw; kx++) {                                             \
+                const float *tap = pr + c->voff[kx];                                          \
+                float wv = w[ky * kw + kx];                                                   \
+                v8f e0, e1;                                                                   \
+                memcpy(&e0, tap + (p0), sizeof e0);                                           \
+                memcpy(&e1, tap + (p1), sizeof e1);                                           \
+                a0 += e0 * wv;                                                                \
+                a1 += e1 * wv;                                                                \
+            }                                                                                 \
+        }                                                                                     \
+        SDW_ACT8(a0, c->act);                                                                 \
+        SDW_ACT8(a1, c->act);                                                                 \
+        memcpy(yr + (p0), &a0, sizeof a0);                                                    \
+        memcpy(yr + (p1), &a1, sizeof a1);                                                    \
     } while (0)
 
 /* Stride 2: the even columns of every row of plane xk, then its odd ones
@@ -202,6 +259,7 @@ DLA_LANES_AVX2_ATTR static void sdw_borders_avx2(const struct sdw_chan *c, const
 {
     const struct dla_sconv_geom *g = c->g;
     const int64_t kw = g->kw, x0 = 0, x1 = g->OW > 8 ? g->OW - 8 : 0;
+    const int two = g->OW > 8;
     for (int64_t oy = 0; oy < g->OH; oy++) {
         int64_t ky0, ky1;
         sdw_krows(g, oy, &ky0, &ky1);
@@ -213,13 +271,21 @@ DLA_LANES_AVX2_ATTR static void sdw_borders_avx2(const struct sdw_chan *c, const
                 const __m256i l1 = _mm256_loadu_si256((const __m256i *)(const void *)c->live[1][kx]);
                 const __m256 wv = _mm256_set1_ps(w[ky * kw + kx]);
                 __m256 e0 = _mm256_maskload_ps(pr + c->voff[kx] + x0, l0);
-                __m256 e1 = _mm256_maskload_ps(pr + c->voff[kx] + x1, l1);
                 __m256 t0 = _mm256_add_ps(a0, _mm256_mul_ps(e0, wv));
-                __m256 t1 = _mm256_add_ps(a1, _mm256_mul_ps(e1, wv));
                 a0 = _mm256_blendv_ps(a0, t0, _mm256_castsi256_ps(l0));
-                a1 = _mm256_blendv_ps(a1, t1, _mm256_castsi256_ps(l1));
+                if (two) { /* else block 1 is block 0 */
+                    __m256 e1 = _mm256_maskload_ps(pr + c->voff[kx] + x1, l1);
+                    __m256 t1 = _mm256_add_ps(a1, _mm256_mul_ps(e1, wv));
+                    a1 = _mm256_blendv_ps(a1, t1, _mm256_castsi256_ps(l1));
+                }
             }
         }
+        a1 = two ? a1 : a0;
+        v8f r0 = (v8f)a0, r1 = (v8f)a1;
+        SDW_ACT8(r0, c->act);
+        SDW_ACT8(r1, c->act);
+        a0 = (__m256)r0;
+        a1 = (__m256)r1;
         float *yr = yp + oy * g->OW;
         if (g->OW >= 8) {
             _mm256_storeu_ps(yr + x0, a0);
@@ -254,12 +320,22 @@ static inline __attribute__((always_inline)) void sdw_rows(const struct sdw_chan
         if (!masked) {
             sdw_cols_scalar(c, xk, w, b, oy, ky0, ky1, 0, c->in_lo, yr, kw);
         }
-        /* the interior in blocks of eight, the last one ending at in_hi */
-        const int64_t last = c->in_hi - 8;
-        for (int64_t ox = c->in_lo; ox < c->in_hi; ox += 32) {
+        /* the interior in blocks of eight, none starting past `last` (every
+         * tap inside); with the masked blocks [0, 8) and [OW - 8, OW)
+         * stored after, only the columns between them */
+        const int64_t a = masked && c->in_lo < 8 ? 8 : c->in_lo;
+        const int64_t e = masked && c->in_hi > g->OW - 8 ? g->OW - 8 : c->in_hi;
+        const int64_t top = c->in_hi - 8, need = e - 8 > a ? e - 8 : a;
+        const int64_t last = need < top ? need : top;
+        int64_t ox = a;
+        for (; ox + 24 < e; ox += 32) { /* four blocks or more left */
             const int64_t q0 = ox < last ? ox : last, q1 = ox + 8 < last ? ox + 8 : last;
             const int64_t q2 = ox + 16 < last ? ox + 16 : last, q3 = ox + 24 < last ? ox + 24 : last;
             SDW_BLOCKS4(q0, q1, q2, q3);
+        }
+        for (; ox < e; ox += 16) { /* one to three */
+            const int64_t q0 = ox < last ? ox : last, q1 = ox + 8 < last ? ox + 8 : last;
+            SDW_BLOCKS2(q0, q1);
         }
         if (!masked) {
             sdw_cols_scalar(c, xk, w, b, oy, ky0, ky1, c->in_hi, g->OW, yr, kw);
@@ -288,8 +364,10 @@ DLA_LANES_AVX2_ATTR static void sdw_rows_avx2(const struct sdw_chan *c, const fl
     if (c->split) {
         sdw_split(c->g, xk, c->split);
     }
-    /* MobileNet's 3 taps a row as a constant: the tap loops unrolled */
-    if (c->g->kw == 3) {
+    if (c->masked && c->g->OW <= 16) {
+        /* the two masked blocks are the whole row (the 14- and 7-wide
+         * planes): no interior block to compute and then overwrite */
+    } else if (c->g->kw == 3) { /* MobileNet's 3 taps a row as a constant: loops unrolled */
         sdw_rows(c, xk, w, b, yp, 3, c->masked);
     } else {
         sdw_rows(c, xk, w, b, yp, c->g->kw, c->masked);
@@ -306,7 +384,8 @@ static void sdw_channels(const struct dla_sconv_geom *g, const float *w, const f
                          float *y, int64_t k0, int64_t k1, float *split, int avx2,
                          const struct dla_sact *act)
 {
-    struct sdw_chan c = { .g = g, .in_lo = 0, .in_hi = g->OW };
+    struct sdw_chan c = { .g = g, .in_lo = 0, .in_hi = g->OW,
+                          .act = act && act->kind != DLA_SACT_NONE ? act : NULL };
     for (int64_t kx = 0; kx < g->kw; kx++) {
         c.off[kx] = kx * g->dx - g->pl;
         sdw_cols(g, c.off[kx], &c.lo[kx], &c.hi[kx]);
@@ -349,7 +428,6 @@ static void sdw_channels(const struct dla_sconv_geom *g, const float *w, const f
         {
             sdw_rows_generic(&c, xk, wk, b, yp);
         }
-        dla_sact_apply(act, yp, g->OH * g->OW); /* the plane is still in cache */
     }
 }
 

@@ -140,6 +140,22 @@ static void kernel_generic(int64_t kc, const float *ap, int64_t lda, const float
         _mm256_storeu_ps(row, o0);                                                      \
         _mm256_storeu_ps(row + 8, o1);                                                  \
     }
+/* ROW_ADD for a corner tile: rows m < mr, lanes of masks k0 and k1 only
+ * (columns n < nr; masked lanes are neither read nor written). */
+#define ROW_ADD_MASKED(m)                                                                   \
+    if (m < mr) {                                                                           \
+        float *row = cp + m * ldc;                                                          \
+        __m256 o0 = first ? _mm256_set1_ps(bias ? bias[m] : 0.0f) : _mm256_maskload_ps(row, k0); \
+        __m256 o1 = first ? o0 : _mm256_maskload_ps(row + 8, k1);                           \
+        o0 = _mm256_add_ps(o0, c##m##0);                                                    \
+        o1 = _mm256_add_ps(o1, c##m##1);                                                    \
+        if (act) {                                                                          \
+            o0 = sact_v(o0, relu, lo, hi);                                                  \
+            o1 = sact_v(o1, relu, lo, hi);                                                  \
+        }                                                                                   \
+        _mm256_maskstore_ps(row, k0, o0);                                                   \
+        _mm256_maskstore_ps(row + 8, k1, o1);                                               \
+    }
 #define ROW_STORE(m)                                        \
     _mm256_storeu_ps(t[m], c##m##0);                        \
     _mm256_storeu_ps(t[m] + 8, c##m##1);
@@ -180,6 +196,19 @@ AVX2_ATTR static void kernel_avx2(int64_t kc, const float *ap, int64_t lda, cons
         ROW_ADD(0) ROW_ADD(1) ROW_ADD(2) ROW_ADD(3) ROW_ADD(4) ROW_ADD(5)
         return;
     }
+    if (!act || sact_vectorizable(act)) {
+        /* a corner tile: the rows inside C, their first nr columns, through
+         * masked loads and stores (the same adds and activation as above) */
+        const int relu = act && act->kind == DLA_SACT_RELU;
+        const __m256 lo = _mm256_set1_ps(act ? act->lo : 0.0f);
+        const __m256 hi = _mm256_set1_ps(act ? act->hi : 0.0f);
+        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        const __m256i k0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lane);
+        const __m256i k1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), lane);
+        ROW_ADD_MASKED(0) ROW_ADD_MASKED(1) ROW_ADD_MASKED(2) ROW_ADD_MASKED(3)
+        ROW_ADD_MASKED(4) ROW_ADD_MASKED(5)
+        return;
+    }
     float t[MR][NR] __attribute__((aligned(32)));
     ROW_STORE(0) ROW_STORE(1) ROW_STORE(2) ROW_STORE(3) ROW_STORE(4) ROW_STORE(5)
     for (int m = 0; m < mr; m++) {
@@ -190,6 +219,58 @@ AVX2_ATTR static void kernel_avx2(int64_t kc, const float *ap, int64_t lda, cons
             sact_scalar(act, cp + m * ldc, nr);
         }
     }
+}
+
+/* Row m of the 8-column tile (the right edge of C, nr <= 8): one
+ * accumulator; its sums are those of kernel_avx2's first vector. */
+#define ROW8_DECL(m) __m256 c##m##0 = _mm256_setzero_ps();
+#define ROW8_FMA(m) c##m##0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a##m + k), b0, c##m##0);
+#define ROW8_ADD_MASKED(m)                                                                  \
+    if (m < mr) {                                                                           \
+        float *row = cp + m * ldc;                                                          \
+        __m256 o0 = first ? _mm256_set1_ps(bias ? bias[m] : 0.0f) : _mm256_maskload_ps(row, k0); \
+        o0 = _mm256_add_ps(o0, c##m##0);                                                    \
+        if (act) {                                                                          \
+            o0 = sact_v(o0, relu, lo, hi);                                                  \
+        }                                                                                   \
+        _mm256_maskstore_ps(row, k0, o0);                                                   \
+    }
+
+AVX2_ATTR static void kernel_avx2_n8(int64_t kc, const float *ap, int64_t lda, const float *bp,
+                                     float *cp, int64_t ldc, int mr, int nr, int first,
+                                     const float *bias, const struct dla_sact *act)
+{
+    if (act && !sact_vectorizable(act)) {
+        kernel_avx2(kc, ap, lda, bp, cp, ldc, mr, nr, first, bias, act);
+        return;
+    }
+    const float *a0 = ap, *a1 = ap + (mr > 1) * lda, *a2 = ap + (mr > 2 ? 2 : mr - 1) * lda;
+    const float *a3 = ap + (mr > 3 ? 3 : mr - 1) * lda, *a4 = ap + (mr > 4 ? 4 : mr - 1) * lda;
+    const float *a5 = ap + (mr > 5 ? 5 : mr - 1) * lda;
+    ROW8_DECL(0) ROW8_DECL(1) ROW8_DECL(2) ROW8_DECL(3) ROW8_DECL(4) ROW8_DECL(5)
+    for (int64_t k = 0; k < kc; k++) {
+        __m256 b0 = _mm256_load_ps(bp + k * NR);
+        ROW8_FMA(0) ROW8_FMA(1) ROW8_FMA(2) ROW8_FMA(3) ROW8_FMA(4) ROW8_FMA(5)
+    }
+    const int relu = act && act->kind == DLA_SACT_RELU;
+    const __m256 lo = _mm256_set1_ps(act ? act->lo : 0.0f);
+    const __m256 hi = _mm256_set1_ps(act ? act->hi : 0.0f);
+    const __m256i k0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    ROW8_ADD_MASKED(0) ROW8_ADD_MASKED(1) ROW8_ADD_MASKED(2) ROW8_ADD_MASKED(3)
+    ROW8_ADD_MASKED(4) ROW8_ADD_MASKED(5)
+}
+
+/* The tile kernel: the 8-column one for a right edge of at most 8 columns. */
+static void kernel_avx2_any(int64_t kc, const float *ap, int64_t lda, const float *bp, float *cp,
+                            int64_t ldc, int mr, int nr, int first, const float *bias,
+                            const struct dla_sact *act)
+{
+    if (nr <= 8) {
+        kernel_avx2_n8(kc, ap, lda, bp, cp, ldc, mr, nr, first, bias, act);
+        return;
+    }
+    kernel_avx2(kc, ap, lda, bp, cp, ldc, mr, nr, first, bias, act);
 }
 #endif
 
@@ -470,7 +551,7 @@ static int sgemm_run(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
     j.row_blocks = (M + MR - 1) / MR;
     j.kernel = use_avx2() ?
 #if defined(SGEMM_X86)
-                          kernel_avx2
+                          kernel_avx2_any
 #else
                           kernel_generic
 #endif
@@ -572,26 +653,52 @@ __attribute__((target("avx2,fma"))) static void sgemv_avx2(int64_t N, int64_t K,
 #endif
 
 /* y[n] = sum over k of A[n * K + k] * x[k] (B transposed): 8 partial sums per
- * row in lanes, added in a fixed order at the end. */
+ * row in lanes, added in a fixed order at the end.  Four rows at a time in
+ * four registers (independent add chains; each row's sums as alone). */
+#define SDOT_FINISH(acc, a, n)                                            \
+    {                                                                     \
+        float s = 0;                                                      \
+        for (int l = 0; l < 8; l++) {                                     \
+            s += (acc)[l];                                                \
+        }                                                                 \
+        for (int64_t k = K8; k < K; k++) {                                \
+            s += (a)[k] * x[k];                                           \
+        }                                                                 \
+        y[n] = s;                                                         \
+    }
 #define SDOT_BODY                                                         \
-    for (int64_t n = 0; n < N; n++) {                                     \
+    const int64_t K8 = K / 8 * 8;                                         \
+    int64_t n = 0;                                                        \
+    for (; n + 4 <= N; n += 4) {                                          \
+        const float *a0 = A + n * K, *a1 = a0 + K, *a2 = a1 + K, *a3 = a2 + K; \
+        v8f c0 = { 0 }, c1 = { 0 }, c2 = { 0 }, c3 = { 0 };               \
+        for (int64_t k = 0; k < K8; k += 8) {                             \
+            v8f u0, u1, u2, u3, v;                                        \
+            memcpy(&v, x + k, sizeof v);                                  \
+            memcpy(&u0, a0 + k, sizeof u0);                               \
+            memcpy(&u1, a1 + k, sizeof u1);                               \
+            memcpy(&u2, a2 + k, sizeof u2);                               \
+            memcpy(&u3, a3 + k, sizeof u3);                               \
+            c0 += u0 * v;                                                 \
+            c1 += u1 * v;                                                 \
+            c2 += u2 * v;                                                 \
+            c3 += u3 * v;                                                 \
+        }                                                                 \
+        SDOT_FINISH(c0, a0, n)                                            \
+        SDOT_FINISH(c1, a1, n + 1)                                        \
+        SDOT_FINISH(c2, a2, n + 2)                                        \
+        SDOT_FINISH(c3, a3, n + 3)                                        \
+    }                                                                     \
+    for (; n < N; n++) {                                                  \
         const float *a = A + n * K;                                       \
         v8f acc = { 0 };                                                  \
-        int64_t k = 0;                                                    \
-        for (; k + 8 <= K; k += 8) {                                      \
+        for (int64_t k = 0; k < K8; k += 8) {                             \
             v8f u, v;                                                     \
             memcpy(&u, a + k, sizeof u);                                  \
             memcpy(&v, x + k, sizeof v);                                  \
             acc += u * v;                                                 \
         }                                                                 \
-        float s = 0;                                                      \
-        for (int l = 0; l < 8; l++) {                                     \
-            s += acc[l];                                                  \
-        }                                                                 \
-        for (; k < K; k++) {                                              \
-            s += a[k] * x[k];                                             \
-        }                                                                 \
-        y[n] = s;                                                         \
+        SDOT_FINISH(acc, a, n)                                            \
     }
 
 static void sdot_generic(int64_t N, int64_t K, const float *A, const float *x, float *y)

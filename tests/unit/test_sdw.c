@@ -111,16 +111,24 @@ static void sdw_case(struct dla_sconv_geom g, int with_bias)
                      (long long)g.dx, (long long)g.pt, (long long)g.pl, i, got[i], ref[i]);
         }
     }
-    /* MobileNet's Clip(0, 6) applied as each channel is finished */
-    const struct dla_sact clip = { DLA_SACT_CLIP, 0.0f, 6.0f };
-    dla_sdw_on(team, &g, w, bias, got, &clip);
-    dla_team_destroy(team);
-    for (size_t i = 0; i < n; i++) {
-        float want = ref[i] < 0.0f ? 0.0f : ref[i] > 6.0f ? 6.0f : ref[i];
-        if (memcmp(&want, &got[i], sizeof want)) {
-            fail_msg("dla_sdw_on with Clip: element %zu = %.9g, want %.9g", i, got[i], want);
+    /* Relu and Clips (MobileNet's (0, 6), one with lo > hi) applied as the
+     * outputs are stored: the ONNX expressions of the per-tap loop's values */
+    const struct dla_sact acts[] = { { DLA_SACT_CLIP, 0.0f, 6.0f }, { DLA_SACT_RELU, 0, 0 },
+                                     { DLA_SACT_CLIP, -0.25f, 0.5f }, { DLA_SACT_CLIP, 1.0f, -1.0f } };
+    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
+        const float lo = acts[a].lo, hi = acts[a].hi;
+        memset(got, 0, n * sizeof(float));
+        dla_sdw_on(team, &g, w, bias, got, &acts[a]);
+        for (size_t i = 0; i < n; i++) {
+            float e = ref[i];
+            float want = acts[a].kind == DLA_SACT_RELU ? (e > 0 ? e : 0) : e < lo ? lo : e > hi ? hi : e;
+            if (memcmp(&want, &got[i], sizeof want)) {
+                fail_msg("dla_sdw_on with activation %zu: element %zu = %.9g, want %.9g", a, i,
+                         got[i], want);
+            }
         }
     }
+    dla_team_destroy(team);
     free(x), free(w), free(bias), free(ref), free(got), free(dbl), free(sc);
 }
 

@@ -110,7 +110,7 @@ static void test_sgemm_sizes(void **state)
     (void)state;
     static const int64_t sizes[][3] = {
         {1, 1, 1}, {6, 16, 1}, {7, 17, 3}, {5, 15, 9}, {13, 300, 40}, {64, 257, 300},
-        {12, 49, 700}, {100, 1000, 27}, {3, 5000, 2}, {70, 33, 513},
+        {12, 49, 700}, {100, 1000, 27}, {3, 5000, 2}, {70, 33, 513}, {16, 196, 600},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         gemm_case(sizes[i][0], sizes[i][1], sizes[i][2], (int)(i % 2), (int64_t)(i % 3));
