@@ -185,6 +185,191 @@ DLA_LANES_AVX2_ATTR static void dw_channel_avx2(const struct dla_conv_geom *g,
         dw_rows16(g, plane, 2, pairs, off, wp, reach, out, end);
     }
 }
+
+/* ---- pre-paired rows: one vpmaddwd per tap pair, no shuffles in the tap loop ----
+ * vpmaddwd multiplies the two int16 halves of each 32-bit lane by a weight
+ * pair and adds them.  With x stride 1 the pair is two rows of the window
+ * (ky, ky + 1) at the same column: a row of 32-bit lanes
+ * (in[y][x], in[y + dil_y][x]) built once per output row serves every kx
+ * as a plain load at x + kx dil_x, eight outputs in order.  With x stride 2
+ * (dilation 1) the pair is two neighbouring taps (kx, kx + 1), which are
+ * already adjacent bytes: sign-extending sixteen bytes from 2 x + kx gives
+ * eight outputs' pairs in order.  An odd last row or tap pairs with a zero
+ * weight (the partner's value, whatever it is, adds nothing). */
+
+/* Widest input row the x-stride-1 rows take (their row buffers are on the
+ * stack); wider ones take dw_channel_avx2. */
+#define DW_PAIR_MAX_W 512
+/* Window rows and columns the paired paths take (7x7, as dw_channel_avx2). */
+#define DW_PAIR_MAX_K 7
+#define DW_PAIR_MAX_PAIRS ((DW_PAIR_MAX_K + 1) / 2)
+
+/* A weight pair (lo, hi) in every 32-bit lane. */
+DLA_LANES_AVX2_ATTR static inline __m256i dw_wpair(int8_t lo, int8_t hi)
+{
+    return _mm256_set1_epi32((int)(((uint32_t)(uint16_t)(int16_t)hi << 16) |
+                                   (uint16_t)(int16_t)lo));
+}
+
+/* dst[x] = (r0[x], r1[x]) as int16 halves for x < w (r1 NULL: 0), then
+ * eight zero lanes (the reads of a row's last, partial block). */
+DLA_LANES_AVX2_ATTR static void dw_pair_rows(int32_t *dst, const int8_t *r0, const int8_t *r1,
+                                             uint32_t w)
+{
+    uint32_t x = 0;
+    const __m128i zero = _mm_setzero_si128();
+    for (; x + 16 <= w; x += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(r0 + x));
+        __m128i b = r1 ? _mm_loadu_si128((const __m128i *)(const void *)(r1 + x)) : zero;
+        _mm256_storeu_si256((__m256i *)(void *)(dst + x),
+                            _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
+        _mm256_storeu_si256((__m256i *)(void *)(dst + x + 8),
+                            _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
+    }
+    if (x + 8 <= w) {
+        __m128i a = _mm_loadl_epi64((const __m128i *)(const void *)(r0 + x));
+        __m128i b = r1 ? _mm_loadl_epi64((const __m128i *)(const void *)(r1 + x)) : zero;
+        _mm256_storeu_si256((__m256i *)(void *)(dst + x),
+                            _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
+        x += 8;
+    }
+    for (; x < w; x++) {
+        uint32_t hi = r1 ? (uint16_t)(int16_t)r1[x] : 0;
+        dst[x] = (int32_t)((hi << 16) | (uint16_t)(int16_t)r0[x]);
+    }
+    _mm256_storeu_si256((__m256i *)(void *)(dst + w), _mm256_setzero_si256());
+}
+
+/* Eight outputs (lanes 0-7) of a row: sum over the row pairs p and
+ * columns kx of the paired row p at x + kx dx times wv[p][kx]. */
+DLA_LANES_AVX2_ATTR static inline __m256i dw_s1_block8(const int32_t (*rows)[DW_PAIR_MAX_W + 8],
+                                                       uint32_t x, uint32_t py, uint32_t k_w,
+                                                       uint32_t dx,
+                                                       const __m256i (*wv)[DW_PAIR_MAX_K])
+{
+    __m256i acc = _mm256_setzero_si256();
+    for (uint32_t p = 0; p < py; p++) {
+        for (uint32_t kx = 0; kx < k_w; kx++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(rows[p] + x + kx * dx));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(v, wv[p][kx]));
+        }
+    }
+    return acc;
+}
+
+/* One channel with x stride 1 (in_w <= DW_PAIR_MAX_W, k_w, k_h <= 7):
+ * per output row, the window's rows paired (ky, ky + 1) into 32-bit lanes,
+ * then blocks of sixteen (two of eight) outputs. */
+DLA_LANES_AVX2_ATTR static void dw_channel_s1_avx2(const struct dla_conv_geom *g,
+                                                   const int8_t *plane, const int8_t *w,
+                                                   int32_t *out)
+{
+    const uint32_t py = (g->k_h + 1) / 2, k_w = g->k_w, dx = g->dil_x, W = g->in_w;
+    __m256i wv[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_K];
+    int32_t rows[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_W + 8];
+    for (uint32_t p = 0; p < py; p++) {
+        for (uint32_t kx = 0; kx < k_w; kx++) {
+            int8_t hi = 2 * p + 1 < g->k_h ? w[(2 * p + 1) * k_w + kx] : 0;
+            wv[p][kx] = dw_wpair(w[2 * p * k_w + kx], hi);
+        }
+    }
+    for (uint32_t oy = 0; oy < g->out_h; oy++) {
+        for (uint32_t p = 0; p < py; p++) {
+            const int8_t *r0 = plane + ((size_t)oy * g->stride_y + 2u * p * g->dil_y) * W;
+            dw_pair_rows(rows[p], r0, 2 * p + 1 < g->k_h ? r0 + (size_t)g->dil_y * W : NULL, W);
+        }
+        int32_t *o = out + (size_t)oy * g->out_w;
+        uint32_t x = 0;
+        for (; x + 16 <= g->out_w; x += 16) {
+            _mm256_storeu_si256((__m256i *)(void *)(o + x),
+                                dw_s1_block8(rows, x, py, k_w, dx, wv));
+            _mm256_storeu_si256((__m256i *)(void *)(o + x + 8),
+                                dw_s1_block8(rows, x + 8, py, k_w, dx, wv));
+        }
+        for (; x < g->out_w; x += 8) {
+            __m256i v = dw_s1_block8(rows, x, py, k_w, dx, wv);
+            if (g->out_w - x >= 8) {
+                _mm256_storeu_si256((__m256i *)(void *)(o + x), v);
+            } else {
+                dw_store_part(o + x, v, g->out_w - x);
+            }
+        }
+    }
+}
+
+/* Sixteen bytes from src sign-extended to int16 (the bytes before end,
+ * zeros after: a read near the input's end). */
+DLA_LANES_AVX2_ATTR static inline __m256i dw_pairs8(const int8_t *src, const int8_t *end)
+{
+    if (end - src >= 16) {
+        return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)src));
+    }
+    int8_t tail[16] = { 0 };
+    memcpy(tail, src, (size_t)(end - src));
+    return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)tail));
+}
+
+/* Eight outputs from column x of output row oy, x stride 2, dilation 1:
+ * the taps (2 px, 2 px + 1) of each window row are bytes 2 x + 2 px on. */
+DLA_LANES_AVX2_ATTR static inline __m256i dw_s2_block8(const struct dla_conv_geom *g,
+                                                       const int8_t *plane, uint32_t oy,
+                                                       uint32_t x, uint32_t px,
+                                                       const __m256i (*wv)[DW_PAIR_MAX_PAIRS],
+                                                       const int8_t *end)
+{
+    __m256i acc = _mm256_setzero_si256();
+    for (uint32_t ky = 0; ky < g->k_h; ky++) {
+        const int8_t *src = plane + ((size_t)oy * g->stride_y + (size_t)ky * g->dil_y) * g->in_w +
+                            2 * (size_t)x;
+        for (uint32_t p = 0; p < px; p++) {
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(dw_pairs8(src + 2 * p, end), wv[ky][p]));
+        }
+    }
+    return acc;
+}
+
+/* One channel with x stride 2 and x dilation 1 (k_w, k_h <= 7), in blocks
+ * of eight outputs of a row. */
+DLA_LANES_AVX2_ATTR static void dw_channel_s2_avx2(const struct dla_conv_geom *g,
+                                                   const int8_t *plane, const int8_t *w,
+                                                   int32_t *out, const int8_t *end)
+{
+    const uint32_t px = (g->k_w + 1) / 2, k_w = g->k_w;
+    __m256i wv[DW_PAIR_MAX_K][DW_PAIR_MAX_PAIRS];
+    for (uint32_t ky = 0; ky < g->k_h; ky++) {
+        for (uint32_t p = 0; p < px; p++) {
+            int8_t hi = 2 * p + 1 < k_w ? w[ky * k_w + 2 * p + 1] : 0;
+            wv[ky][p] = dw_wpair(w[ky * k_w + 2 * p], hi);
+        }
+    }
+    for (uint32_t oy = 0; oy < g->out_h; oy++) {
+        int32_t *o = out + (size_t)oy * g->out_w;
+        for (uint32_t x = 0; x < g->out_w; x += 8) {
+            __m256i v = dw_s2_block8(g, plane, oy, x, px, wv, end);
+            if (g->out_w - x >= 8) {
+                _mm256_storeu_si256((__m256i *)(void *)(o + x), v);
+            } else {
+                dw_store_part(o + x, v, g->out_w - x);
+            }
+        }
+    }
+}
+/* The fastest AVX2 path that takes g: the paired rows for x stride 1
+ * (rows up to DW_PAIR_MAX_W) and for x stride 2 without x dilation, both
+ * up to 7x7; else dw_channel_avx2. */
+DLA_LANES_AVX2_ATTR static void dw_channel_pick(const struct dla_conv_geom *g,
+                                                const int8_t *plane, const int8_t *w,
+                                                int32_t *out, const int8_t *end)
+{
+    int small = g->k_w <= DW_PAIR_MAX_K && g->k_h <= DW_PAIR_MAX_K;
+    if (small && g->stride_x == 1 && g->in_w <= DW_PAIR_MAX_W) {
+        dw_channel_s1_avx2(g, plane, w, out);
+    } else if (small && g->stride_x == 2 && g->dil_x == 1) {
+        dw_channel_s2_avx2(g, plane, w, out, end);
+    } else {
+        dw_channel_avx2(g, plane, w, out, end);
+    }
+}
 #endif
 
 /* Channels [k0, k1): through dw_channel_avx2, or row by row through
@@ -198,7 +383,7 @@ static void dw_range(const struct dla_conv_geom *g, const int8_t *in, const int8
         int32_t *o = out + k * g->out_h * g->out_w;
 #if defined(DLA_LANES_X86)
         if (avx2) {
-            dw_channel_avx2(g, in + k * plane, w, o, in + g->in_c * plane);
+            dw_channel_pick(g, in + k * plane, w, o, in + g->in_c * plane);
             continue;
         }
 #endif
