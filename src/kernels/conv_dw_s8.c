@@ -211,14 +211,13 @@ DLA_LANES_AVX2_ATTR static inline __m256i dw_wpair(int8_t lo, int8_t hi)
                                    (uint16_t)(int16_t)lo));
 }
 
-/* dst[x] = (r0[x], r1[x]) as int16 halves for x < w (r1 NULL: 0), then
- * eight zero lanes (the reads of a row's last, partial block). */
-DLA_LANES_AVX2_ATTR static void dw_pair_rows(int32_t *dst, const int8_t *r0, const int8_t *r1,
-                                             uint32_t w)
+/* dst[x] = (r0[x], r1[x]) as int16 halves for x < n (r1 NULL: 0). */
+DLA_LANES_AVX2_ATTR static void dw_pair_span(int32_t *dst, const int8_t *r0, const int8_t *r1,
+                                             size_t n)
 {
-    uint32_t x = 0;
+    size_t x = 0;
     const __m128i zero = _mm_setzero_si128();
-    for (; x + 16 <= w; x += 16) {
+    for (; x + 16 <= n; x += 16) {
         __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(r0 + x));
         __m128i b = r1 ? _mm_loadu_si128((const __m128i *)(const void *)(r1 + x)) : zero;
         _mm256_storeu_si256((__m256i *)(void *)(dst + x),
@@ -226,29 +225,60 @@ DLA_LANES_AVX2_ATTR static void dw_pair_rows(int32_t *dst, const int8_t *r0, con
         _mm256_storeu_si256((__m256i *)(void *)(dst + x + 8),
                             _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
     }
-    if (x + 8 <= w) {
+    if (x + 8 <= n) {
         __m128i a = _mm_loadl_epi64((const __m128i *)(const void *)(r0 + x));
         __m128i b = r1 ? _mm_loadl_epi64((const __m128i *)(const void *)(r1 + x)) : zero;
         _mm256_storeu_si256((__m256i *)(void *)(dst + x),
                             _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
         x += 8;
     }
-    for (; x < w; x++) {
+    for (; x < n; x++) {
         uint32_t hi = r1 ? (uint16_t)(int16_t)r1[x] : 0;
         dst[x] = (int32_t)((hi << 16) | (uint16_t)(int16_t)r0[x]);
     }
-    _mm256_storeu_si256((__m256i *)(void *)(dst + w), _mm256_setzero_si256());
 }
 
-/* Eight outputs (lanes 0-7) of a row: sum over the row pairs p and
- * columns kx of the paired row p at x + kx dx times wv[p][kx]. */
-DLA_LANES_AVX2_ATTR static inline __m256i dw_s1_block8(const int32_t (*rows)[DW_PAIR_MAX_W + 8],
-                                                       uint32_t x, uint32_t py, uint32_t k_w,
-                                                       uint32_t dx,
-                                                       const __m256i (*wv)[DW_PAIR_MAX_K])
+/* Input planes of at most this many bytes are paired whole, once per
+ * channel (on the stack, 4 bytes a pixel); larger ones a row pair per
+ * output row. */
+#define DW_PAIR_PLANE_MAX 4096
+
+/* The whole plane paired with itself dil_y rows down: dst[y][x] =
+ * (in[y][x], in[y + dil_y][x]), 0 for the partner of the last dil_y rows,
+ * then eight zero lanes (the reads of the last row's last block). */
+DLA_LANES_AVX2_ATTR static void dw_pair_plane(const struct dla_conv_geom *g, const int8_t *plane,
+                                              int32_t *dst)
+{
+    const size_t W = g->in_w, paired = g->in_h > g->dil_y ? g->in_h - g->dil_y : 0;
+    dw_pair_span(dst, plane, plane + g->dil_y * W, paired * W);
+    dw_pair_span(dst + paired * W, plane + paired * W, NULL, (g->in_h - paired) * W);
+    _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)g->in_h * W), _mm256_setzero_si256());
+}
+
+/* Eight outputs v at o of which n are a row's, `left` outputs of the
+ * channel from o on: lanes past the row land on the next rows' first
+ * outputs, stored after these, so only a store that would pass the
+ * channel's end (the memory after it is another channel's, perhaps
+ * another thread's) takes the n alone. */
+DLA_LANES_AVX2_ATTR static inline void dw_store8(int32_t *o, __m256i v, uint32_t n, size_t left)
+{
+    if (n >= 8 || left >= 8) {
+        _mm256_storeu_si256((__m256i *)(void *)o, v);
+    } else {
+        dw_store_part(o, v, n);
+    }
+}
+
+/* Eight outputs (lanes 0-7) from column x of an output row: the sum over
+ * the row pairs p and columns kx of rows[p] at x + kx dx times wv[p][kx]. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
+dw_s1_block8(const int32_t *const *rows, uint32_t x, uint32_t py, uint32_t k_w, uint32_t dx,
+             const __m256i (*wv)[DW_PAIR_MAX_K])
 {
     __m256i acc = _mm256_setzero_si256();
+#pragma GCC unroll 4
     for (uint32_t p = 0; p < py; p++) {
+#pragma GCC unroll 8
         for (uint32_t kx = 0; kx < k_w; kx++) {
             __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(rows[p] + x + kx * dx));
             acc = _mm256_add_epi32(acc, _mm256_madd_epi16(v, wv[p][kx]));
@@ -257,51 +287,84 @@ DLA_LANES_AVX2_ATTR static inline __m256i dw_s1_block8(const int32_t (*rows)[DW_
     return acc;
 }
 
-/* One channel with x stride 1 (in_w <= DW_PAIR_MAX_W, k_w, k_h <= 7):
- * per output row, the window's rows paired (ky, ky + 1) into 32-bit lanes,
- * then blocks of sixteen (two of eight) outputs. */
-DLA_LANES_AVX2_ATTR static void dw_channel_s1_avx2(const struct dla_conv_geom *g,
-                                                   const int8_t *plane, const int8_t *w,
-                                                   int32_t *out)
+/* One output row from the paired rows `rows` (one per row pair), in
+ * blocks of sixteen (two of eight) outputs. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+dw_s1_row(const struct dla_conv_geom *g, const int32_t *const *rows, uint32_t oy, uint32_t py,
+          uint32_t k_w, uint32_t dx, const __m256i (*wv)[DW_PAIR_MAX_K], int32_t *out)
 {
-    const uint32_t py = (g->k_h + 1) / 2, k_w = g->k_w, dx = g->dil_x, W = g->in_w;
+    int32_t *o = out + (size_t)oy * g->out_w;
+    uint32_t x = 0;
+    for (; x + 16 <= g->out_w; x += 16) {
+        _mm256_storeu_si256((__m256i *)(void *)(o + x), dw_s1_block8(rows, x, py, k_w, dx, wv));
+        _mm256_storeu_si256((__m256i *)(void *)(o + x + 8),
+                            dw_s1_block8(rows, x + 8, py, k_w, dx, wv));
+    }
+    for (; x < g->out_w; x += 8) {
+        __m256i v = dw_s1_block8(rows, x, py, k_w, dx, wv);
+        dw_store8(o + x, v, g->out_w - x, (size_t)(g->out_h - oy) * g->out_w - x);
+    }
+}
+
+/* One channel with x stride 1 (in_w <= DW_PAIR_MAX_W, k_w, k_h <= 7): the
+ * window's rows paired (ky, ky + 1) into 32-bit lanes, the whole plane
+ * once when it is small, else per output row; an odd last row pairs with
+ * a zero weight. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+dw_s1_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w, int32_t *out,
+           uint32_t py, uint32_t k_w, uint32_t dx)
+{
+    const size_t W = g->in_w;
     __m256i wv[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_K];
-    int32_t rows[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_W + 8];
     for (uint32_t p = 0; p < py; p++) {
         for (uint32_t kx = 0; kx < k_w; kx++) {
             int8_t hi = 2 * p + 1 < g->k_h ? w[(2 * p + 1) * k_w + kx] : 0;
             wv[p][kx] = dw_wpair(w[2 * p * k_w + kx], hi);
         }
     }
+    const int32_t *rows[DW_PAIR_MAX_PAIRS];
+    if (W * g->in_h <= DW_PAIR_PLANE_MAX) {
+        int32_t paired[DW_PAIR_PLANE_MAX + 8];
+        dw_pair_plane(g, plane, paired);
+        for (uint32_t oy = 0; oy < g->out_h; oy++) {
+            for (uint32_t p = 0; p < py; p++) {
+                rows[p] = paired + ((size_t)oy * g->stride_y + 2u * p * g->dil_y) * W;
+            }
+            dw_s1_row(g, rows, oy, py, k_w, dx, wv, out);
+        }
+        return;
+    }
+    int32_t buf[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_W + 8];
     for (uint32_t oy = 0; oy < g->out_h; oy++) {
         for (uint32_t p = 0; p < py; p++) {
             const int8_t *r0 = plane + ((size_t)oy * g->stride_y + 2u * p * g->dil_y) * W;
-            dw_pair_rows(rows[p], r0, 2 * p + 1 < g->k_h ? r0 + (size_t)g->dil_y * W : NULL, W);
+            dw_pair_span(buf[p], r0, 2 * p + 1 < g->k_h ? r0 + g->dil_y * W : NULL, W);
+            _mm256_storeu_si256((__m256i *)(void *)(buf[p] + W), _mm256_setzero_si256());
+            rows[p] = buf[p];
         }
-        int32_t *o = out + (size_t)oy * g->out_w;
-        uint32_t x = 0;
-        for (; x + 16 <= g->out_w; x += 16) {
-            _mm256_storeu_si256((__m256i *)(void *)(o + x),
-                                dw_s1_block8(rows, x, py, k_w, dx, wv));
-            _mm256_storeu_si256((__m256i *)(void *)(o + x + 8),
-                                dw_s1_block8(rows, x + 8, py, k_w, dx, wv));
-        }
-        for (; x < g->out_w; x += 8) {
-            __m256i v = dw_s1_block8(rows, x, py, k_w, dx, wv);
-            if (g->out_w - x >= 8) {
-                _mm256_storeu_si256((__m256i *)(void *)(o + x), v);
-            } else {
-                dw_store_part(o + x, v, g->out_w - x);
-            }
-        }
+        dw_s1_row(g, rows, oy, py, k_w, dx, wv, out);
+    }
+}
+
+/* dw_s1_body with the 3x3 window of MobileNet's depthwise layers as
+ * constants (the tap loops unrolled), else as variables. */
+DLA_LANES_AVX2_ATTR static void dw_channel_s1_avx2(const struct dla_conv_geom *g,
+                                                   const int8_t *plane, const int8_t *w,
+                                                   int32_t *out)
+{
+    if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) {
+        dw_s1_body(g, plane, w, out, 2, 3, 1);
+    } else {
+        dw_s1_body(g, plane, w, out, (g->k_h + 1) / 2, g->k_w, g->dil_x);
     }
 }
 
 /* Sixteen bytes from src sign-extended to int16 (the bytes before end,
  * zeros after: a read near the input's end). */
-DLA_LANES_AVX2_ATTR static inline __m256i dw_pairs8(const int8_t *src, const int8_t *end)
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
+dw_pairs8(const int8_t *src, const int8_t *end, int safe)
 {
-    if (end - src >= 16) {
+    if (safe || end - src >= 16) {
         return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)src));
     }
     int8_t tail[16] = { 0 };
@@ -311,18 +374,17 @@ DLA_LANES_AVX2_ATTR static inline __m256i dw_pairs8(const int8_t *src, const int
 
 /* Eight outputs from column x of output row oy, x stride 2, dilation 1:
  * the taps (2 px, 2 px + 1) of each window row are bytes 2 x + 2 px on. */
-DLA_LANES_AVX2_ATTR static inline __m256i dw_s2_block8(const struct dla_conv_geom *g,
-                                                       const int8_t *plane, uint32_t oy,
-                                                       uint32_t x, uint32_t px,
-                                                       const __m256i (*wv)[DW_PAIR_MAX_PAIRS],
-                                                       const int8_t *end)
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
+dw_s2_block8(const int8_t *src, size_t row_step, uint32_t k_h, uint32_t px,
+             const __m256i (*wv)[DW_PAIR_MAX_PAIRS], const int8_t *end, int safe)
 {
     __m256i acc = _mm256_setzero_si256();
-    for (uint32_t ky = 0; ky < g->k_h; ky++) {
-        const int8_t *src = plane + ((size_t)oy * g->stride_y + (size_t)ky * g->dil_y) * g->in_w +
-                            2 * (size_t)x;
+#pragma GCC unroll 8
+    for (uint32_t ky = 0; ky < k_h; ky++) {
+#pragma GCC unroll 4
         for (uint32_t p = 0; p < px; p++) {
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(dw_pairs8(src + 2 * p, end), wv[ky][p]));
+            __m256i v = dw_pairs8(src + ky * row_step + 2 * p, end, safe);
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(v, wv[ky][p]));
         }
     }
     return acc;
@@ -330,30 +392,46 @@ DLA_LANES_AVX2_ATTR static inline __m256i dw_s2_block8(const struct dla_conv_geo
 
 /* One channel with x stride 2 and x dilation 1 (k_w, k_h <= 7), in blocks
  * of eight outputs of a row. */
-DLA_LANES_AVX2_ATTR static void dw_channel_s2_avx2(const struct dla_conv_geom *g,
-                                                   const int8_t *plane, const int8_t *w,
-                                                   int32_t *out, const int8_t *end)
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+dw_s2_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w, int32_t *out,
+           const int8_t *end, uint32_t k_h, uint32_t k_w)
 {
-    const uint32_t px = (g->k_w + 1) / 2, k_w = g->k_w;
+    const uint32_t px = (k_w + 1) / 2;
+    const size_t row_step = (size_t)g->dil_y * g->in_w;
     __m256i wv[DW_PAIR_MAX_K][DW_PAIR_MAX_PAIRS];
-    for (uint32_t ky = 0; ky < g->k_h; ky++) {
+    for (uint32_t ky = 0; ky < k_h; ky++) {
         for (uint32_t p = 0; p < px; p++) {
             int8_t hi = 2 * p + 1 < k_w ? w[ky * k_w + 2 * p + 1] : 0;
             wv[ky][p] = dw_wpair(w[ky * k_w + 2 * p], hi);
         }
     }
+    /* a block's last load starts here from its first: it takes plain loads
+     * when that one ends before the input does */
+    const size_t reach = (size_t)(k_h - 1) * row_step + 2 * (size_t)(px - 1) + 16;
     for (uint32_t oy = 0; oy < g->out_h; oy++) {
         int32_t *o = out + (size_t)oy * g->out_w;
+        const int8_t *row = plane + (size_t)oy * g->stride_y * g->in_w;
         for (uint32_t x = 0; x < g->out_w; x += 8) {
-            __m256i v = dw_s2_block8(g, plane, oy, x, px, wv, end);
-            if (g->out_w - x >= 8) {
-                _mm256_storeu_si256((__m256i *)(void *)(o + x), v);
-            } else {
-                dw_store_part(o + x, v, g->out_w - x);
-            }
+            const int8_t *src = row + 2 * (size_t)x;
+            __m256i v = (size_t)(end - src) >= reach
+                            ? dw_s2_block8(src, row_step, k_h, px, wv, end, 1)
+                            : dw_s2_block8(src, row_step, k_h, px, wv, end, 0);
+            dw_store8(o + x, v, g->out_w - x, (size_t)(g->out_h - oy) * g->out_w - x);
         }
     }
 }
+/* dw_s2_body with a 3x3 window as constants, else as variables. */
+DLA_LANES_AVX2_ATTR static void dw_channel_s2_avx2(const struct dla_conv_geom *g,
+                                                   const int8_t *plane, const int8_t *w,
+                                                   int32_t *out, const int8_t *end)
+{
+    if (g->k_w == 3 && g->k_h == 3) {
+        dw_s2_body(g, plane, w, out, end, 3, 3);
+    } else {
+        dw_s2_body(g, plane, w, out, end, g->k_h, g->k_w);
+    }
+}
+
 /* The fastest AVX2 path that takes g: the paired rows for x stride 1
  * (rows up to DW_PAIR_MAX_W) and for x stride 2 without x dilation, both
  * up to 7x7; else dw_channel_avx2. */
