@@ -458,6 +458,12 @@ static void dw_range(const struct dla_conv_geom *g, const int8_t *in, const int8
     const size_t plane = (size_t)g->in_w * g->in_h, taps = (size_t)g->k_w * g->k_h;
     for (size_t k = k0; k < k1; k++) {
         const int8_t *w = wt + (k * g->in_c + k) * taps; /* the diagonal kernel */
+        if (k + 1 < g->out_k) {
+            /* the next kernel, a cache line or two away, is often cold (the
+             * callers run one channel per call): fetch it while this one runs */
+            __builtin_prefetch(w + (g->in_c + 1) * taps);
+            __builtin_prefetch(w + (g->in_c + 1) * taps + taps - 1);
+        }
         int32_t *o = out + k * g->out_h * g->out_w;
 #if defined(DLA_LANES_X86)
         if (avx2) {
