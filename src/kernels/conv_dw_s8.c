@@ -288,17 +288,19 @@ dw_s1_block8(const int32_t *const *rows, uint32_t x, uint32_t py, uint32_t k_w, 
 }
 
 /* One output row from the paired rows `rows` (one per row pair), in
- * blocks of sixteen (two of eight) outputs. */
+ * blocks of sixteen (two of eight) outputs, a last one of eight. */
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
 dw_s1_row(const struct dla_conv_geom *g, const int32_t *const *rows, uint32_t oy, uint32_t py,
           uint32_t k_w, uint32_t dx, const __m256i (*wv)[DW_PAIR_MAX_K], int32_t *out)
 {
     int32_t *o = out + (size_t)oy * g->out_w;
     uint32_t x = 0;
-    for (; x + 16 <= g->out_w; x += 16) {
+    /* two blocks while more than eight outputs are left (the second one
+     * perhaps partial: 14-wide rows in one pass) */
+    for (; x + 8 < g->out_w; x += 16) {
         _mm256_storeu_si256((__m256i *)(void *)(o + x), dw_s1_block8(rows, x, py, k_w, dx, wv));
-        _mm256_storeu_si256((__m256i *)(void *)(o + x + 8),
-                            dw_s1_block8(rows, x + 8, py, k_w, dx, wv));
+        __m256i v = dw_s1_block8(rows, x + 8, py, k_w, dx, wv);
+        dw_store8(o + x + 8, v, g->out_w - x - 8, (size_t)(g->out_h - oy) * g->out_w - x - 8);
     }
     for (; x < g->out_w; x += 8) {
         __m256i v = dw_s1_block8(rows, x, py, k_w, dx, wv);
