@@ -1,7 +1,11 @@
 /*
  * Depthwise convolution (see conv_dw_s8.h), one output row at a time: on
- * CPUs with AVX2 in blocks of sixteen outputs, the taps in pairs through
- * vpmaddwd (x strides 1 and 2, MobileNet's), else a scalar loop per tap.  The ISA is chosen per call (arith/lanes.h).
+ * CPUs with AVX2 the taps in pairs through vpmaddwd, the pairs laid out
+ * ahead so that each is one plain load (x stride 1: window rows paired;
+ * x stride 2 without x dilation: neighbouring taps), in blocks of eight
+ * outputs; other x strides 1 and 2 in blocks of sixteen, paired in
+ * registers (dw_channel_avx2); else a scalar loop per tap.  The ISA is
+ * chosen per call (arith/lanes.h).
  */
 #include <string.h>
 
