@@ -1,7 +1,11 @@
 /*
  * Depthwise convolution (see conv_dw_s8.h), one output row at a time: on
- * CPUs with AVX2 in blocks of sixteen outputs, the taps in pairs through
- * vpmaddwd (x strides 1 and 2, MobileNet's), else a scalar loop per tap.  The ISA is chosen per call (arith/lanes.h).
+ * CPUs with AVX2 the taps in pairs through vpmaddwd, the pairs laid out
+ * ahead so that each is one plain load (x stride 1: window rows paired;
+ * x stride 2 without x dilation: neighbouring taps), in blocks of eight
+ * outputs; other x strides 1 and 2 in blocks of sixteen, paired in
+ * registers (dw_channel_avx2); else a scalar loop per tap.  The ISA is
+ * chosen per call (arith/lanes.h).
  */
 #include <string.h>
 
@@ -185,6 +189,271 @@ DLA_LANES_AVX2_ATTR static void dw_channel_avx2(const struct dla_conv_geom *g,
         dw_rows16(g, plane, 2, pairs, off, wp, reach, out, end);
     }
 }
+
+/* ---- pre-paired rows: one vpmaddwd per tap pair, no shuffles in the tap loop ----
+ * vpmaddwd multiplies the two int16 halves of each 32-bit lane by a weight
+ * pair and adds them.  With x stride 1 the pair is two rows of the window
+ * (ky, ky + 1) at the same column: a row of 32-bit lanes
+ * (in[y][x], in[y + dil_y][x]) built once per output row serves every kx
+ * as a plain load at x + kx dil_x, eight outputs in order.  With x stride 2
+ * (dilation 1) the pair is two neighbouring taps (kx, kx + 1), which are
+ * already adjacent bytes: sign-extending sixteen bytes from 2 x + kx gives
+ * eight outputs' pairs in order.  An odd last row or tap pairs with a zero
+ * weight (the partner's value, whatever it is, adds nothing). */
+
+/* Widest input row the x-stride-1 rows take (their row buffers are on the
+ * stack); wider ones take dw_channel_avx2. */
+#define DW_PAIR_MAX_W 512
+/* Window rows and columns the paired paths take (7x7, as dw_channel_avx2). */
+#define DW_PAIR_MAX_K 7
+#define DW_PAIR_MAX_PAIRS ((DW_PAIR_MAX_K + 1) / 2)
+
+/* A weight pair (lo, hi) in every 32-bit lane. */
+DLA_LANES_AVX2_ATTR static inline __m256i dw_wpair(int8_t lo, int8_t hi)
+{
+    return _mm256_set1_epi32((int)(((uint32_t)(uint16_t)(int16_t)hi << 16) |
+                                   (uint16_t)(int16_t)lo));
+}
+
+/* dst[x] = (r0[x], r1[x]) as int16 halves for x < n (r1 NULL: 0). */
+DLA_LANES_AVX2_ATTR static void dw_pair_span(int32_t *dst, const int8_t *r0, const int8_t *r1,
+                                             size_t n)
+{
+    size_t x = 0;
+    const __m128i zero = _mm_setzero_si128();
+    for (; x + 16 <= n; x += 16) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(r0 + x));
+        __m128i b = r1 ? _mm_loadu_si128((const __m128i *)(const void *)(r1 + x)) : zero;
+        _mm256_storeu_si256((__m256i *)(void *)(dst + x),
+                            _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
+        _mm256_storeu_si256((__m256i *)(void *)(dst + x + 8),
+                            _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
+    }
+    if (x + 8 <= n) {
+        __m128i a = _mm_loadl_epi64((const __m128i *)(const void *)(r0 + x));
+        __m128i b = r1 ? _mm_loadl_epi64((const __m128i *)(const void *)(r1 + x)) : zero;
+        _mm256_storeu_si256((__m256i *)(void *)(dst + x),
+                            _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
+        x += 8;
+    }
+    for (; x < n; x++) {
+        uint32_t hi = r1 ? (uint16_t)(int16_t)r1[x] : 0;
+        dst[x] = (int32_t)((hi << 16) | (uint16_t)(int16_t)r0[x]);
+    }
+}
+
+/* Input planes of at most this many bytes are paired whole, once per
+ * channel (on the stack, 4 bytes a pixel); larger ones a row pair per
+ * output row. */
+#define DW_PAIR_PLANE_MAX 4096
+
+/* The whole plane paired with itself dil_y rows down: dst[y][x] =
+ * (in[y][x], in[y + dil_y][x]), 0 for the partner of the last dil_y rows,
+ * then eight zero lanes (the reads of the last row's last block). */
+DLA_LANES_AVX2_ATTR static void dw_pair_plane(const struct dla_conv_geom *g, const int8_t *plane,
+                                              int32_t *dst)
+{
+    const size_t W = g->in_w, paired = g->in_h > g->dil_y ? g->in_h - g->dil_y : 0;
+    dw_pair_span(dst, plane, plane + g->dil_y * W, paired * W);
+    dw_pair_span(dst + paired * W, plane + paired * W, NULL, (g->in_h - paired) * W);
+    _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)g->in_h * W), _mm256_setzero_si256());
+}
+
+/* Eight outputs v at o of which n are a row's, `left` outputs of the
+ * channel from o on: lanes past the row land on the next rows' first
+ * outputs, stored after these, so only a store that would pass the
+ * channel's end (the memory after it is another channel's, perhaps
+ * another thread's) takes the n alone. */
+DLA_LANES_AVX2_ATTR static inline void dw_store8(int32_t *o, __m256i v, uint32_t n, size_t left)
+{
+    if (n >= 8 || left >= 8) {
+        _mm256_storeu_si256((__m256i *)(void *)o, v);
+    } else {
+        dw_store_part(o, v, n);
+    }
+}
+
+/* Eight outputs (lanes 0-7) from column x of an output row: the sum over
+ * the row pairs p and columns kx of rows[p] at x + kx dx times wv[p][kx]. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
+dw_s1_block8(const int32_t *const *rows, uint32_t x, uint32_t py, uint32_t k_w, uint32_t dx,
+             const __m256i (*wv)[DW_PAIR_MAX_K])
+{
+    __m256i acc = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (uint32_t p = 0; p < py; p++) {
+#pragma GCC unroll 8
+        for (uint32_t kx = 0; kx < k_w; kx++) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(rows[p] + x + kx * dx));
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(v, wv[p][kx]));
+        }
+    }
+    return acc;
+}
+
+/* One output row from the paired rows `rows` (one per row pair), in
+ * blocks of sixteen (two of eight) outputs, a last one of eight. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+dw_s1_row(const struct dla_conv_geom *g, const int32_t *const *rows, uint32_t oy, uint32_t py,
+          uint32_t k_w, uint32_t dx, const __m256i (*wv)[DW_PAIR_MAX_K], int32_t *out)
+{
+    int32_t *o = out + (size_t)oy * g->out_w;
+    uint32_t x = 0;
+    /* two blocks while more than eight outputs are left (the second one
+     * perhaps partial: 14-wide rows in one pass) */
+    for (; x + 8 < g->out_w; x += 16) {
+        _mm256_storeu_si256((__m256i *)(void *)(o + x), dw_s1_block8(rows, x, py, k_w, dx, wv));
+        __m256i v = dw_s1_block8(rows, x + 8, py, k_w, dx, wv);
+        dw_store8(o + x + 8, v, g->out_w - x - 8, (size_t)(g->out_h - oy) * g->out_w - x - 8);
+    }
+    for (; x < g->out_w; x += 8) {
+        __m256i v = dw_s1_block8(rows, x, py, k_w, dx, wv);
+        dw_store8(o + x, v, g->out_w - x, (size_t)(g->out_h - oy) * g->out_w - x);
+    }
+}
+
+/* One channel with x stride 1 (in_w <= DW_PAIR_MAX_W, k_w, k_h <= 7): the
+ * window's rows paired (ky, ky + 1) into 32-bit lanes, the whole plane
+ * once when it is small, else per output row; an odd last row pairs with
+ * a zero weight. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+dw_s1_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w, int32_t *out,
+           uint32_t py, uint32_t k_w, uint32_t dx)
+{
+    const size_t W = g->in_w;
+    __m256i wv[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_K];
+    for (uint32_t p = 0; p < py; p++) {
+        for (uint32_t kx = 0; kx < k_w; kx++) {
+            int8_t hi = 2 * p + 1 < g->k_h ? w[(2 * p + 1) * k_w + kx] : 0;
+            wv[p][kx] = dw_wpair(w[2 * p * k_w + kx], hi);
+        }
+    }
+    const int32_t *rows[DW_PAIR_MAX_PAIRS];
+    if (W * g->in_h <= DW_PAIR_PLANE_MAX) {
+        int32_t paired[DW_PAIR_PLANE_MAX + 8];
+        dw_pair_plane(g, plane, paired);
+        for (uint32_t oy = 0; oy < g->out_h; oy++) {
+            for (uint32_t p = 0; p < py; p++) {
+                rows[p] = paired + ((size_t)oy * g->stride_y + 2u * p * g->dil_y) * W;
+            }
+            dw_s1_row(g, rows, oy, py, k_w, dx, wv, out);
+        }
+        return;
+    }
+    int32_t buf[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_W + 8];
+    for (uint32_t oy = 0; oy < g->out_h; oy++) {
+        for (uint32_t p = 0; p < py; p++) {
+            const int8_t *r0 = plane + ((size_t)oy * g->stride_y + 2u * p * g->dil_y) * W;
+            dw_pair_span(buf[p], r0, 2 * p + 1 < g->k_h ? r0 + g->dil_y * W : NULL, W);
+            _mm256_storeu_si256((__m256i *)(void *)(buf[p] + W), _mm256_setzero_si256());
+            rows[p] = buf[p];
+        }
+        dw_s1_row(g, rows, oy, py, k_w, dx, wv, out);
+    }
+}
+
+/* dw_s1_body with the 3x3 window of MobileNet's depthwise layers as
+ * constants (the tap loops unrolled), else as variables. */
+DLA_LANES_AVX2_ATTR static void dw_channel_s1_avx2(const struct dla_conv_geom *g,
+                                                   const int8_t *plane, const int8_t *w,
+                                                   int32_t *out)
+{
+    if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) {
+        dw_s1_body(g, plane, w, out, 2, 3, 1);
+    } else {
+        dw_s1_body(g, plane, w, out, (g->k_h + 1) / 2, g->k_w, g->dil_x);
+    }
+}
+
+/* Sixteen bytes from src sign-extended to int16 (the bytes before end,
+ * zeros after: a read near the input's end). */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
+dw_pairs8(const int8_t *src, const int8_t *end, int safe)
+{
+    if (safe || end - src >= 16) {
+        return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)src));
+    }
+    int8_t tail[16] = { 0 };
+    memcpy(tail, src, (size_t)(end - src));
+    return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)tail));
+}
+
+/* Eight outputs from column x of output row oy, x stride 2, dilation 1:
+ * the taps (2 px, 2 px + 1) of each window row are bytes 2 x + 2 px on. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
+dw_s2_block8(const int8_t *src, size_t row_step, uint32_t k_h, uint32_t px,
+             const __m256i (*wv)[DW_PAIR_MAX_PAIRS], const int8_t *end, int safe)
+{
+    __m256i acc = _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (uint32_t ky = 0; ky < k_h; ky++) {
+#pragma GCC unroll 4
+        for (uint32_t p = 0; p < px; p++) {
+            __m256i v = dw_pairs8(src + ky * row_step + 2 * p, end, safe);
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(v, wv[ky][p]));
+        }
+    }
+    return acc;
+}
+
+/* One channel with x stride 2 and x dilation 1 (k_w, k_h <= 7), in blocks
+ * of eight outputs of a row. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+dw_s2_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w, int32_t *out,
+           const int8_t *end, uint32_t k_h, uint32_t k_w)
+{
+    const uint32_t px = (k_w + 1) / 2;
+    const size_t row_step = (size_t)g->dil_y * g->in_w;
+    __m256i wv[DW_PAIR_MAX_K][DW_PAIR_MAX_PAIRS];
+    for (uint32_t ky = 0; ky < k_h; ky++) {
+        for (uint32_t p = 0; p < px; p++) {
+            int8_t hi = 2 * p + 1 < k_w ? w[ky * k_w + 2 * p + 1] : 0;
+            wv[ky][p] = dw_wpair(w[ky * k_w + 2 * p], hi);
+        }
+    }
+    /* a block's last load starts here from its first: it takes plain loads
+     * when that one ends before the input does */
+    const size_t reach = (size_t)(k_h - 1) * row_step + 2 * (size_t)(px - 1) + 16;
+    for (uint32_t oy = 0; oy < g->out_h; oy++) {
+        int32_t *o = out + (size_t)oy * g->out_w;
+        const int8_t *row = plane + (size_t)oy * g->stride_y * g->in_w;
+        for (uint32_t x = 0; x < g->out_w; x += 8) {
+            const int8_t *src = row + 2 * (size_t)x;
+            __m256i v = (size_t)(end - src) >= reach
+                            ? dw_s2_block8(src, row_step, k_h, px, wv, end, 1)
+                            : dw_s2_block8(src, row_step, k_h, px, wv, end, 0);
+            dw_store8(o + x, v, g->out_w - x, (size_t)(g->out_h - oy) * g->out_w - x);
+        }
+    }
+}
+/* dw_s2_body with a 3x3 window as constants, else as variables. */
+DLA_LANES_AVX2_ATTR static void dw_channel_s2_avx2(const struct dla_conv_geom *g,
+                                                   const int8_t *plane, const int8_t *w,
+                                                   int32_t *out, const int8_t *end)
+{
+    if (g->k_w == 3 && g->k_h == 3) {
+        dw_s2_body(g, plane, w, out, end, 3, 3);
+    } else {
+        dw_s2_body(g, plane, w, out, end, g->k_h, g->k_w);
+    }
+}
+
+/* The fastest AVX2 path that takes g: the paired rows for x stride 1
+ * (rows up to DW_PAIR_MAX_W) and for x stride 2 without x dilation, both
+ * up to 7x7; else dw_channel_avx2. */
+DLA_LANES_AVX2_ATTR static void dw_channel_pick(const struct dla_conv_geom *g,
+                                                const int8_t *plane, const int8_t *w,
+                                                int32_t *out, const int8_t *end)
+{
+    int small = g->k_w <= DW_PAIR_MAX_K && g->k_h <= DW_PAIR_MAX_K;
+    if (small && g->stride_x == 1 && g->in_w <= DW_PAIR_MAX_W) {
+        dw_channel_s1_avx2(g, plane, w, out);
+    } else if (small && g->stride_x == 2 && g->dil_x == 1) {
+        dw_channel_s2_avx2(g, plane, w, out, end);
+    } else {
+        dw_channel_avx2(g, plane, w, out, end);
+    }
+}
 #endif
 
 /* Channels [k0, k1): through dw_channel_avx2, or row by row through
@@ -195,10 +464,16 @@ static void dw_range(const struct dla_conv_geom *g, const int8_t *in, const int8
     const size_t plane = (size_t)g->in_w * g->in_h, taps = (size_t)g->k_w * g->k_h;
     for (size_t k = k0; k < k1; k++) {
         const int8_t *w = wt + (k * g->in_c + k) * taps; /* the diagonal kernel */
+        if (k + 1 < g->out_k) {
+            /* the next kernel, a cache line or two away, is often cold (the
+             * callers run one channel per call): fetch it while this one runs */
+            __builtin_prefetch(w + (g->in_c + 1) * taps);
+            __builtin_prefetch(w + (g->in_c + 1) * taps + taps - 1);
+        }
         int32_t *o = out + k * g->out_h * g->out_w;
 #if defined(DLA_LANES_X86)
         if (avx2) {
-            dw_channel_avx2(g, in + k * plane, w, o, in + g->in_c * plane);
+            dw_channel_pick(g, in + k * plane, w, o, in + g->in_c * plane);
             continue;
         }
 #endif

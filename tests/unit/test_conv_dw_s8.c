@@ -2,10 +2,12 @@
  * Unit tests of the depthwise path of the convolution pipeline
  * (src/kernels/conv_dw_s8.c): on diagonal (depthwise) dense weights it must
  * give dla_conv_s8_ref's sums bit for bit, for strides 1-3 (the vector rows
- * take 1 and 2, the scalar loop the rest), dilations, kernels up to 7x7 and
- * widths that end in a partial block, with the input allocated to its exact
- * size (the sanitizer build catches a read past it); and the weight test
- * must accept exactly the diagonal kernels.
+ * take 1 and 2, the scalar loop the rest), dilations, kernels up to 7x7,
+ * widths that end in a partial block and planes small and large (the
+ * vector rows pair a small plane whole, a larger one row by row), with the
+ * input and output allocated to their exact sizes (the sanitizer build
+ * catches an access past them); and the weight test must accept exactly
+ * the diagonal kernels.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,7 +21,8 @@
 #include "common/rng.h"
 #include "kernels/conv_dw_s8.h"
 
-static struct dla_conv_geom random_geom(uint64_t *s)
+/* A random depthwise geometry, out_w up to max_w and out_h up to max_h. */
+static struct dla_conv_geom random_geom_up_to(uint64_t *s, uint32_t max_w, uint32_t max_h)
 {
     struct dla_conv_geom g;
     memset(&g, 0, sizeof g);
@@ -30,12 +33,17 @@ static struct dla_conv_geom random_geom(uint64_t *s)
     g.stride_y = splitmix64_range(s, 1, 3);
     g.dil_x = splitmix64_range(s, 1, 2);
     g.dil_y = splitmix64_range(s, 1, 2);
-    g.out_w = splitmix64_range(s, 1, 40);
-    g.out_h = splitmix64_range(s, 1, 6);
+    g.out_w = splitmix64_range(s, 1, max_w);
+    g.out_h = splitmix64_range(s, 1, max_h);
     /* the padded input the window needs, and sometimes a little more */
     g.in_w = (g.out_w - 1) * g.stride_x + (g.k_w - 1) * g.dil_x + 1 + splitmix64_range(s, 0, 1);
     g.in_h = (g.out_h - 1) * g.stride_y + (g.k_h - 1) * g.dil_y + 1;
     return g;
+}
+
+static struct dla_conv_geom random_geom(uint64_t *s)
+{
+    return random_geom_up_to(s, 40, 6);
 }
 
 /* Diagonal dense weights wt[k][c][taps]: random on c == k, 0 elsewhere. */
@@ -52,12 +60,12 @@ static int8_t *diagonal_weights(const struct dla_conv_geom *g, uint64_t *s)
     return wt;
 }
 
-static void test_random_depthwise(void **state)
+/* n_cases random geometries (out_w <= max_w, out_h <= max_h) against the
+ * reference. */
+static void check_random_depthwise(uint64_t s, int n_cases, uint32_t max_w, uint32_t max_h)
 {
-    (void)state;
-    uint64_t s = 0x64657074ULL;
-    for (int n = 0; n < 400; n++) {
-        struct dla_conv_geom g = random_geom(&s);
+    for (int n = 0; n < n_cases; n++) {
+        struct dla_conv_geom g = random_geom_up_to(&s, max_w, max_h);
         size_t in_n = (size_t)g.in_c * g.in_w * g.in_h, out_n = (size_t)g.out_k * g.out_w * g.out_h;
         int8_t *in = malloc(in_n);
         int32_t *got = malloc(out_n * sizeof(int32_t)), *want = malloc(out_n * sizeof(int32_t));
@@ -82,6 +90,20 @@ static void test_random_depthwise(void **state)
         free(want);
         free(wt);
     }
+}
+
+static void test_random_depthwise(void **state)
+{
+    (void)state;
+    check_random_depthwise(0x64657074ULL, 400, 40, 6);
+}
+
+/* Planes past the size the vector rows pair whole (4096 bytes), and rows
+ * past the width they pair on the stack (512): the other paths. */
+static void test_wide_depthwise(void **state)
+{
+    (void)state;
+    check_random_depthwise(0x77696465ULL, 40, 700, 12);
 }
 
 static void test_depthwise_detection(void **state)
@@ -110,6 +132,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_depthwise),
+        cmocka_unit_test(test_wide_depthwise),
         cmocka_unit_test(test_depthwise_detection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
