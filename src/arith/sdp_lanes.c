@@ -683,6 +683,22 @@ static int xcvt_exact(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt 
            bound <= c->narrow_hi;
 }
 
+/* Every combination of the forms' flags (XCVT_CID excludes XCVT_CS): one
+ * case of a switch per form, so each gets its own loop. */
+#define XCVT_EACH_FORM(CASE) \
+    CASE(0); \
+    CASE(XCVT_XS); \
+    CASE(XCVT_CS); \
+    CASE(XCVT_XS | XCVT_CS); \
+    CASE(XCVT_FULL); \
+    CASE(XCVT_FULL | XCVT_XS); \
+    CASE(XCVT_FULL | XCVT_CS); \
+    CASE(XCVT_FULL | XCVT_XS | XCVT_CS); \
+    CASE(XCVT_CID); \
+    CASE(XCVT_CID | XCVT_XS); \
+    CASE(XCVT_CID | XCVT_FULL); \
+    CASE(XCVT_CID | XCVT_FULL | XCVT_XS);
+
 /* One loop per form (XCVT_CID excludes XCVT_CS). */
 #define XCVT_FORM(f)                                                                      \
     case f:                                                                               \
@@ -695,18 +711,7 @@ xcvt_pass_any_avx2(const struct xcvt_k *k, const int32_t *src,
                                                       int32_t *hi, int form, int ranged)
 {
     switch (form) {
-        XCVT_FORM(0);
-        XCVT_FORM(XCVT_XS);
-        XCVT_FORM(XCVT_CS);
-        XCVT_FORM(XCVT_XS | XCVT_CS);
-        XCVT_FORM(XCVT_FULL);
-        XCVT_FORM(XCVT_FULL | XCVT_XS);
-        XCVT_FORM(XCVT_FULL | XCVT_CS);
-        XCVT_FORM(XCVT_FULL | XCVT_XS | XCVT_CS);
-        XCVT_FORM(XCVT_CID);
-        XCVT_FORM(XCVT_CID | XCVT_XS);
-        XCVT_FORM(XCVT_CID | XCVT_FULL);
-        XCVT_FORM(XCVT_CID | XCVT_FULL | XCVT_XS);
+        XCVT_EACH_FORM(XCVT_FORM)
     default:
         return 0; /* not reached: the forms above are every combination */
     }
@@ -841,18 +846,7 @@ atoms8_any(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned 
            size_t j1, uint8_t *dst, int32_t *lo, int32_t *hi, int form)
 {
     switch (form) {
-        ATOMS8_FORM(0);
-        ATOMS8_FORM(XCVT_XS);
-        ATOMS8_FORM(XCVT_CS);
-        ATOMS8_FORM(XCVT_XS | XCVT_CS);
-        ATOMS8_FORM(XCVT_FULL);
-        ATOMS8_FORM(XCVT_FULL | XCVT_XS);
-        ATOMS8_FORM(XCVT_FULL | XCVT_CS);
-        ATOMS8_FORM(XCVT_FULL | XCVT_XS | XCVT_CS);
-        ATOMS8_FORM(XCVT_CID);
-        ATOMS8_FORM(XCVT_CID | XCVT_XS);
-        ATOMS8_FORM(XCVT_CID | XCVT_FULL);
-        ATOMS8_FORM(XCVT_CID | XCVT_FULL | XCVT_XS);
+        XCVT_EACH_FORM(ATOMS8_FORM)
     default:
         *lo = INT32_MIN; /* not reached; a range no layer is exact on */
         *hi = INT32_MAX;
