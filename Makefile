@@ -232,7 +232,7 @@ demo: deps
 	@$(MAKE) -s all
 	@echo "dlasim demo: a Fashion-MNIST CNN (models/fashion_mnist.onnx) compiled for nv_small, calibrated"
 	@echo "on 1,000 training images, run on the 10,000 test images on the simulated device and in float"
-	@./$(BUILD)/dlasim run models/fashion_mnist.onnx --config nv_small \
+	@$(BUILD)/dlasim run models/fashion_mnist.onnx --config nv_small \
 	    --calib $(FMNIST)/train-images-idx3-ubyte.gz --calib-count 1000 \
 	    --input $(FMNIST)/t10k-images-idx3-ubyte.gz --labels $(FMNIST)/t10k-labels-idx1-ubyte.gz \
 	    --names models/fashion_mnist.names --compare-float --report --draw 4 --progress \
@@ -243,7 +243,7 @@ demo: deps
 # NVIDIA's conformance traces as a readable table.
 conformance: deps
 	@$(MAKE) -s all
-	@./$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --table --expect tests/traces/nv_small.expect
+	@$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --table --expect tests/traces/nv_small.expect
 
 # One pass: build and run every kind of test in this BUILD.
 test-fast: all tests
@@ -325,24 +325,24 @@ BENCH_BIN := $(BUILD)/conv_bench $(BUILD)/runtime_bench $(BUILD)/model_bench $(B
 bench: deps all $(BENCH_BIN)
 	@echo "== dlasim vs ONNX Runtime (bench/peer_bench.sh): ResNet-18/50, MobileNetV2, per image"
 	@sh bench/peer_bench.sh $(BUILD)
-	@echo; ./$(BUILD)/conv_bench --json $(BUILD)/bench.json
+	@echo; $(BUILD)/conv_bench --json $(BUILD)/bench.json
 	@echo; echo "== the convolution kernel alone, per instruction set (bench/conv_kernel_bench.c)"
-	@./$(BUILD)/conv_kernel_bench 2 3 --no-ref
+	@$(BUILD)/conv_kernel_bench 2 3 --no-ref
 	@echo; echo "== timing model vs the nv_small RTL: cycles_to_last_intr per case (docs/timing.md)"
-	@./$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --timing --expect tests/traces/nv_small.expect \
+	@$(BUILD)/dlasim trace --suite $(CONFORMANCE)/nv_small --timing --expect tests/traces/nv_small.expect \
 	    --rtl $(SHARED)/reference/rtl_cycles_nv_small.csv | grep -v '^PASS\|^FAIL' || true
 	@echo; echo "== functional speed with the timing model on"
 	@sh tools/timing/overhead.sh $(BUILD)/conv_bench 4
 	@echo; echo "== runtime: overhead over the device, dlasim loadable process time"
-	@./$(BUILD)/runtime_bench $(BUILD)/dlasim $(SHARED)/conformance/nvdla-loadables
+	@$(BUILD)/runtime_bench $(BUILD)/dlasim $(SHARED)/conformance/nvdla-loadables
 	@echo; echo "== ONNX compiler: Fashion-MNIST, ResNet-18, ResNet-50 on nv_small"
-	@sh bench/onnx_bench.sh ./$(BUILD)/dlasim $(BUILD)
+	@sh bench/onnx_bench.sh $(BUILD)/dlasim $(BUILD)
 
 # The model zoo of issue 17 (README "Model zoo"): torchvision models as exported,
 # compiled and run against ONNX Runtime (tools/models/zoo.sh; not in make test).
 ZOO_CONFIG ?= nv_small
 zoo: deps all
-	@sh tools/models/zoo.sh ./$(BUILD)/dlasim $(BUILD) $(ZOO_CONFIG)
+	@sh tools/models/zoo.sh $(BUILD)/dlasim $(BUILD) $(ZOO_CONFIG)
 
 # Timing pictures (docs/timing.md): per-layer plot and timeline of a trace;
 # installs Debian's python3-matplotlib when missing (as root).
@@ -351,7 +351,7 @@ plot: all
 	@/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || { [ "$$(id -u)" = 0 ] && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-matplotlib >/dev/null; } || \
 	    { echo "plot: needs python3-matplotlib (sudo apt-get install python3-matplotlib)"; exit 1; }
-	./$(BUILD)/dlasim trace --timing --json $(BUILD)/timing.json --timeline $(BUILD)/timeline.json \
+	$(BUILD)/dlasim trace --timing --json $(BUILD)/timing.json --timeline $(BUILD)/timeline.json \
 	    --plot $(BUILD)/timing.png $(PLOT_CASE)
 
 # Benchmarks (bench/): the public API only.  They see include/ and the
