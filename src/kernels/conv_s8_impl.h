@@ -115,6 +115,7 @@ int dla_conv_isa_supported(enum dla_conv_isa isa);
 
 #define DLA_CONV_NO_VBMI 1u /* flags: pack Q8 weights without VBMI */
 #define DLA_CONV_NO_U8 2u   /* flags: no U8 cells (AVX2: always vpmaddwd on P16) */
+#define DLA_CONV_NO_FOLD 4u /* flags: never fold taps into channels (wpack) */
 
 struct dla_conv_opts {
     enum dla_conv_isa isa;
