@@ -32,9 +32,11 @@ int dla_conv_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *w
 
 /* Weights packed once for the fast kernel (the per-call packing of
  * dla_conv_s8 done ahead): for a layer whose weights stay the same over
- * many calls.  Depends only on the weights, in_c, k_w, k_h and out_k of g
- * and on this CPU's instruction set.  Returns 0, DLASIM_ERR_NOMEM or
- * DLASIM_ERR_INVAL. */
+ * many calls.  Valid for every geometry with g's in_c, k_w, k_h and
+ * out_k (the other sizes of g only steer a speed choice: whether kernels
+ * whose weights are in fewer than 4 channels are packed with taps folded
+ * into channels) on this CPU's instruction set.  Returns 0,
+ * DLASIM_ERR_NOMEM or DLASIM_ERR_INVAL. */
 struct dla_conv_wpack;
 int dla_conv_wpack_build(const struct dla_conv_geom *g, const int8_t *wt,
                          struct dla_conv_wpack **out);

@@ -115,6 +115,8 @@ int dla_conv_isa_supported(enum dla_conv_isa isa);
 
 #define DLA_CONV_NO_VBMI 1u /* flags: pack Q8 weights without VBMI */
 #define DLA_CONV_NO_U8 2u   /* flags: no U8 cells (AVX2: always vpmaddwd on P16) */
+#define DLA_CONV_NO_FOLD 4u /* flags: never fold taps into channels (wpack) */
+#define DLA_CONV_FOLD_STEPS 8u /* flags: fold for the fewest steps, whatever the copy costs */
 
 struct dla_conv_opts {
     enum dla_conv_isa isa;
@@ -132,7 +134,9 @@ int dla_conv_s8_opts(const struct dla_conv_opts *o, const struct dla_conv_geom *
 
 /* Packed weights for an explicit instruction set (flags: DLA_CONV_NO_VBMI;
  * DLA_CONV_NO_U8: P16 cells instead of U8 on AVX2, so the packed kernel
- * always runs vpmaddwd),
+ * always runs vpmaddwd; DLA_CONV_NO_FOLD, DLA_CONV_FOLD_STEPS: kernels
+ * whose weights are in fewer channels than a cell packed as they are, or
+ * folded for the fewest reduction steps, see conv_s8.c choose_fold),
  * and the packed kernel with an explicit tile shape (-1 = best) and thread
  * count used as given: for tests and benchmarks. */
 int dla_conv_wpack_build_isa(const struct dla_conv_geom *g, const int8_t *wt,

@@ -442,6 +442,112 @@ static void test_random_geometries(void **state)
     }
 }
 
+/* Kernels whose non-zero weights are in the first C = 1..7 of in_c
+ * channels (a first layer padded to Atomic-C): packed folded (taps as
+ * channels, DLA_CONV_FOLD_STEPS folds whenever it saves steps), unfolded
+ * (DLA_CONV_NO_FOLD) and as chosen (flags 0), on a planar input and on
+ * one described in place with pads of either sign, every ISA, 1 and 3
+ * threads, against the reference; the random geometries of
+ * test_random_geometries. */
+static void few_channels_case(const struct dla_conv_geom *g, uint32_t c_real, uint64_t *s,
+                              int mode_in, struct dla_team *pool, const char *name,
+                              unsigned *folded)
+{
+    static const unsigned fold_flags[3] = {DLA_CONV_FOLD_STEPS, DLA_CONV_NO_FOLD, 0};
+    char what[240];
+    struct bufs b;
+    bufs_alloc(&b, g);
+    fill(b.wt, b.nwt, s, (int)rnd_range(s, 0, 2));
+    for (size_t k = 0; k < g->out_k; k++) {
+        memset(b.wt + (k * g->in_c + c_real) * g->k_h * g->k_w, 0,
+               (size_t)(g->in_c - c_real) * g->k_h * g->k_w);
+    }
+    /* the input: a window of data (pad around it) also given in place */
+    struct dla_conv_src src;
+    src.x0 = rnd_range(s, 0, g->in_w < 3 ? g->in_w : 3);
+    src.x1 = rnd_range(s, src.x0, g->in_w);
+    src.y0 = rnd_range(s, 0, g->in_h < 3 ? g->in_h : 3);
+    src.y1 = rnd_range(s, src.y0, g->in_h);
+    src.ch_stride = src.x1 - src.x0 + rnd_range(s, 0, 3);
+    src.line_stride = g->in_c * src.ch_stride + rnd_range(s, 0, 5);
+    src.pad = (int8_t)(mode_in >= 3 ? rnd_range(s, 0, 127) : rnd_range(s, 0, 255));
+    size_t nlines = (size_t)(src.y1 - src.y0) * src.line_stride + 1;
+    int8_t *lines = malloc(nlines);
+    assert_non_null(lines);
+    fill(lines, nlines, s, mode_in);
+    src.data = lines;
+    for (size_t c = 0; c < g->in_c; c++) {
+        for (size_t y = 0; y < g->in_h; y++) {
+            for (size_t x = 0; x < g->in_w; x++) {
+                int in = y >= src.y0 && y < src.y1 && x >= src.x0 && x < src.x1;
+                b.in[(c * g->in_h + y) * g->in_w + x] =
+                    in ? lines[(y - src.y0) * src.line_stride + c * src.ch_stride + (x - src.x0)]
+                       : src.pad;
+            }
+        }
+    }
+    dla_conv_s8_ref(g, b.in, b.wt, b.ref);
+    for (int isa = 0; isa < DLA_CONV_ISA_COUNT; isa++) {
+        if (!dla_conv_isa_supported((enum dla_conv_isa)isa)) {
+            continue;
+        }
+        for (int f = 0; f < 3; f++) {
+            unsigned flags = fold_flags[f] | (isa == DLA_CONV_ISA_AVX2 && f == 2 ? DLA_CONV_NO_U8 : 0);
+            struct dla_conv_wpack *w = NULL, *plain = NULL;
+            assert_int_equal(dla_conv_wpack_build_isa(g, b.wt, (enum dla_conv_isa)isa, flags, &w), 0);
+            assert_int_equal(dla_conv_wpack_build_isa(g, b.wt, (enum dla_conv_isa)isa,
+                                                      (flags & DLA_CONV_NO_U8) | DLA_CONV_NO_FOLD,
+                                                      &plain), 0);
+            assert_true(dla_conv_wpack_bytes(w) <= dla_conv_wpack_bytes_bound(g));
+            *folded += dla_conv_wpack_bytes(w) != dla_conv_wpack_bytes(plain);
+            dla_conv_wpack_free(plain);
+            for (unsigned t = 1; t <= 3; t += 2) {
+                for (int in_place = 0; in_place < 2; in_place++) {
+                    poison_out(&b);
+                    int rc = in_place ? dla_conv_s8_packed_src(g, &src, w, b.out, t, pool)
+                                      : dla_conv_s8_packed_opts(g, b.in, w, b.out, -1, t, pool);
+                    snprintf(what, sizeof what, "%s C=%u isa=%s flags=%u threads=%u %s", name,
+                             c_real, dla_conv_isa_name((enum dla_conv_isa)isa), flags, t,
+                             in_place ? "in place" : "planar");
+                    if (rc != 0) {
+                        fail_msg("%s: rc %d", what, rc);
+                    }
+                    expect_same(&b, what);
+                }
+            }
+            dla_conv_wpack_free(w);
+        }
+    }
+    free(lines);
+    bufs_free(&b);
+}
+
+static void test_few_channels(void **state)
+{
+    (void)state;
+    uint64_t s = 0xF01DC4A5ull;
+    char name[128];
+    unsigned folded = 0;
+    struct dla_team *pool = dla_team_create(3);
+    assert_non_null(pool);
+    for (int i = 0; i < 70; i++) {
+        uint32_t c_real = 1 + (uint32_t)i % 7;
+        uint32_t k_h = rnd_range(&s, 1, 7), k_w = rnd_range(&s, 1, 7);
+        struct dla_conv_geom g = geom(rnd_range(&s, c_real, 8), rnd_range(&s, 1, 40),
+                                      rnd_range(&s, 1, 12), rnd_range(&s, 1, 20), k_h, k_w,
+                                      rnd_range(&s, 1, 3), rnd_range(&s, 1, 3),
+                                      rnd_range(&s, 1, 3), rnd_range(&s, 1, 3),
+                                      rnd_range(&s, 0, 2), rnd_range(&s, 0, 2));
+        snprintf(name, sizeof name, "few channels #%d (c%u k%u %ux%u kern %ux%u s%u,%u d%u,%u)",
+                 i, g.in_c, g.out_k, g.out_h, g.out_w, g.k_h, g.k_w, g.stride_y, g.stride_x,
+                 g.dil_y, g.dil_x);
+        few_channels_case(&g, c_real, &s, (int)rnd_range(&s, 0, 5), i % 2 ? pool : NULL, name,
+                          &folded);
+    }
+    dla_team_destroy(pool);
+    assert_true(folded > 20); /* the folded paths did run */
+}
+
 /* A layer big enough that dla_conv_s8 really splits it over threads. */
 static void test_resnet_like_layer(void **state)
 {
@@ -815,6 +921,7 @@ int main(void)
         cmocka_unit_test(test_wrapping_sums),
         cmocka_unit_test(test_edge_geometries),
         cmocka_unit_test(test_random_geometries),
+        cmocka_unit_test(test_few_channels),
         cmocka_unit_test(test_resnet_like_layer),
         cmocka_unit_test(test_sparse_weights),
         cmocka_unit_test(test_nonneg_inputs),
