@@ -78,8 +78,9 @@ struct nvdla_unit_desc {
     uint32_t base;          /* CSB byte address of the unit's 4 KiB window */
     uint16_t first_reg, n_regs; /* into nvdla_regs[], sorted by address */
     /* Device facts (regdb/README.md, "Device facts"), 0 where none: */
-    uint32_t done_bits;     /* interrupt status bits raised when group 0 completes
-                               (group 1: each shifted left by one) */
+    uint32_t done_bits[2];  /* interrupt status bits raised when register group 0 / 1
+                               completes: the domain's `done` fields, and the fields of
+                               the same names ending in 1 instead of 0 */
     uint32_t op_en_bit;     /* RK3588: its bit in GLOBAL.OPERATION_ENABLE and in the
                                value of a regcmd op_en entry */
     uint16_t regcmd_target; /* RK3588: its block bit in a regcmd entry's target */

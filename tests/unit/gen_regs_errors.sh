@@ -234,12 +234,15 @@ check_sparse sparse_out_of_order sparse 0x0 "s.xml:8:[0-9]+: domain B: base 0x0 
 check_sparse dense_with_gap dense 0x3000 "domains must be in address order with no gaps"
 
 # Device facts (regdb/README.md "Device facts"): a domain's done bits name
-# fields of the database's interrupt status register, opbit is one bit,
+# fields of the database's interrupt status register ending in 0, with the
+# group-1 field of the same name ending in 1 beside it, opbit is one bit,
 # regcmd targets are unique; a valid set lands in the unit table.
 facts_db() {  # $1 = attributes of domain B
     printf '<?xml version="1.0"?>\n<database name="x" cprefix="XY" layout="sparse" regnames="plain" intrinfix="_">\n'
     printf '<domain name="A" base="0x0" regcmd="0x0100">\n<reg32 name="ST" offset="0x4" group="single" kind="intr_status">\n'
-    printf '  <bitfield name="B_0" low="2" high="2" access="RO" reset="0x0"/>\n</reg32>\n</domain>\n'
+    printf '  <bitfield name="B_0" low="2" high="2" access="RO" reset="0x0"/>\n'
+    printf '  <bitfield name="B_1" low="3" high="3" access="RO" reset="0x0"/>\n'
+    printf '  <bitfield name="E_0" low="4" high="4" access="RO" reset="0x0"/>\n</reg32>\n</domain>\n'
     printf '<domain name="B" base="0x1000" %s>\n<reg32 name="S" offset="0x0" group="single" kind="plain">\n' "$1"
     printf '  <bitfield name="G" low="0" high="0" access="RW" reset="0x0"/>\n</reg32>\n</domain>\n</database>\n'
 }
@@ -265,10 +268,12 @@ check_facts() {  # name, attributes, expected grep on stderr or on the table ("O
     esac
 }
 check_facts facts_valid 'done="B_0" opbit="0x4" regcmd="0x0200"' \
-    'OK:{"B", NULL, 0x01000u, 1, 1, 0x00000004u, 0x00000004u, 0x0200u}'
-check_facts facts_unknown_done 'done="B_9"' "f.xml:8:[0-9]+: done='B_9': B_9 is not a field of the interrupt status register \\(ST\\)"
-check_facts facts_two_opbits 'opbit="0x6"' "f.xml:8:[0-9]+: opbit=0x6 is not a single bit"
-check_facts facts_regcmd_twice 'regcmd="0x0100"' "f.xml:8:[0-9]+: regcmd=0x0100 is also A's"
+    'OK:{"B", NULL, 0x01000u, 1, 1, {0x00000004u, 0x00000008u}, 0x00000004u, 0x0200u}'
+check_facts facts_unknown_done 'done="C_0"' "f.xml:10:[0-9]+: done='C_0': C_0 is not a field of the interrupt status register \\(ST\\)"
+check_facts facts_done_group1 'done="B_1"' "f.xml:10:[0-9]+: done='B_1': B_1 does not end in 0"
+check_facts facts_no_group1_field 'done="E_0"' "f.xml:10:[0-9]+: done='E_0': E_1 is not a field of the interrupt status register \\(ST\\)"
+check_facts facts_two_opbits 'opbit="0x6"' "f.xml:10:[0-9]+: opbit=0x6 is not a single bit"
+check_facts facts_regcmd_twice 'regcmd="0x0100"' "f.xml:10:[0-9]+: regcmd=0x0100 is also A's"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -411,7 +411,8 @@ static void test_device_facts(void **state)
         const struct nvdla_unit_desc *u = &rk3588_units[rk[i].unit];
         assert_int_equal(u->op_en_bit, rk[i].op_en);
         assert_int_equal(u->regcmd_target, rk[i].target);
-        assert_int_equal(u->done_bits, rk[i].done);
+        assert_int_equal(u->done_bits[0], rk[i].done);
+        assert_int_equal(u->done_bits[1], rk[i].done << 1); /* CNA_FEATURE_1 ... DPU_1 */
         assert_int_equal(regdb_unit_by_regcmd(&rk3588_db, rk[i].target), (int)rk[i].unit);
     }
     assert_int_equal(regdb_unit_by_regcmd(&rk3588_db, 0x0100), RK3588_UNIT_PC);
@@ -425,12 +426,17 @@ static void test_device_facts(void **state)
     assert_int_equal(regdb_intr_bit(&rk3588_db, "DPU_1"), 1u << 9);
     assert_int_equal(regdb_intr_bit(&rk3588_db, "dpu_0"), 1u << 8);
     /* NVDLA: done bits are the GLB S_INTR_STATUS fields of each unit */
-    assert_int_equal(nvdla_units[NVDLA_UNIT_CDMA].done_bits,
+    assert_int_equal(nvdla_units[NVDLA_UNIT_CDMA].done_bits[0],
                      NVDLA_GLB_S_INTR_STATUS_0_CDMA_DAT_DONE_STATUS0__MASK |
                          NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS0__MASK);
-    assert_int_equal(nvdla_units[NVDLA_UNIT_RUBIK].done_bits,
+    assert_int_equal(nvdla_units[NVDLA_UNIT_CDMA].done_bits[1],
+                     NVDLA_GLB_S_INTR_STATUS_0_CDMA_DAT_DONE_STATUS1__MASK |
+                         NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS1__MASK);
+    assert_int_equal(nvdla_units[NVDLA_UNIT_RUBIK].done_bits[0],
                      NVDLA_GLB_S_INTR_STATUS_0_RUBIK_DONE_STATUS0__MASK);
-    assert_int_equal(nvdla_units[NVDLA_UNIT_CSC].done_bits, 0);
+    assert_int_equal(nvdla_units[NVDLA_UNIT_RUBIK].done_bits[1],
+                     NVDLA_GLB_S_INTR_STATUS_0_RUBIK_DONE_STATUS1__MASK);
+    assert_int_equal(nvdla_units[NVDLA_UNIT_CSC].done_bits[0] | nvdla_units[NVDLA_UNIT_CSC].done_bits[1], 0);
     assert_int_equal(nvdla_db.intr_status, NVDLA_GLB_S_INTR_STATUS_0);
     assert_int_equal(nvdla_db.intr_mask, NVDLA_GLB_S_INTR_MASK_0);
     assert_false(nvdla_db.has_intr_clear || nvdla_db.intr_mask_enables);

@@ -254,16 +254,21 @@ class Checker:
         targets = {}
         for u in db.units:
             dn = u["node"]
-            u["done_bits"] = 0
+            u["done_bits"] = [0, 0]
             for name in dn.attrs.get("done", "").split():
-                f = [f for f in (status["fields"] if status else []) if f["name"] == name]
-                if not f:
-                    self.error(dn, "done=%r: %s is not a field of the interrupt status "
-                               "register%s" % (dn.attrs["done"], name,
-                                               " (%s)" % status["name"] if status else
-                                               " (the database has no kind=intr_status)"))
+                if not name.endswith("0"):
+                    self.error(dn, "done=%r: %s does not end in 0 (the group-0 field; group 1's "
+                               "is the same name ending in 1)" % (dn.attrs["done"], name))
                     continue
-                u["done_bits"] |= f[0]["mask"]
+                for group, fname in enumerate((name, name[:-1] + "1")):
+                    f = [f for f in (status["fields"] if status else []) if f["name"] == fname]
+                    if not f:
+                        self.error(dn, "done=%r: %s is not a field of the interrupt status "
+                                   "register%s" % (dn.attrs["done"], fname,
+                                                   " (%s)" % status["name"] if status else
+                                                   " (the database has no kind=intr_status)"))
+                        continue
+                    u["done_bits"][group] |= f[0]["mask"]
             u["opbit"] = self.num(dn, "opbit", 0, 0xFFFFFFFF) or 0
             if u["opbit"] & (u["opbit"] - 1):
                 self.error(dn, "opbit=%s is not a single bit" % dn.attrs["opbit"])
@@ -597,14 +602,15 @@ def emit_table(db):
                 % (r["name"], u["base"] + r["offset"], cp, u["name"], GROUPS[r["group"]],
                    KINDS[r["kind"]], m["reset"], m["write"], m["read"], m["w1c"], m["w1s"],
                    first_field, len(field_rows) - first_field))
-        unit_rows.append('    {"%s", %s, 0x%05xu, %d, %d, 0x%08xu, 0x%08xu, 0x%04xu},' % (
+        unit_rows.append('    {"%s", %s, 0x%05xu, %d, %d, {0x%08xu, 0x%08xu}, 0x%08xu, 0x%04xu},' % (
             u["name"], '"%s"' % u["alias"] if u["alias"] else "NULL", u["base"],
-            first_reg, len(regs_rows) - first_reg, u["done_bits"], u["opbit"], u["regcmd"]))
+            first_reg, len(regs_rows) - first_reg, u["done_bits"][0], u["done_bits"][1],
+            u["opbit"], u["regcmd"]))
     for what, n in (("registers", len(regs_rows)), ("fields", len(field_rows)),
                     ("enum values", len(enum_rows))):
         if n > 0xFFFF:
             raise SystemExit("gen_regs: too many %s (%d) for uint16_t indexes" % (what, n))
-    w("/* name, alias, base, first_reg, n_regs, done_bits, op_en_bit, regcmd_target */")
+    w("/* name, alias, base, first_reg, n_regs, done_bits (group 0, 1), op_en_bit, regcmd_target */")
     w("const struct nvdla_unit_desc %s_units[%s_UNIT_COUNT] = {" % (lp, cp))
     o.extend(unit_rows)
     w("};")

@@ -7,18 +7,18 @@
 #include "regs/regdb.h"
 #include "regs/gen/rk3588_regs.h"
 
-/* name, alias, base, first_reg, n_regs, done_bits, op_en_bit, regcmd_target */
+/* name, alias, base, first_reg, n_regs, done_bits (group 0, 1), op_en_bit, regcmd_target */
 const struct nvdla_unit_desc rk3588_units[RK3588_UNIT_COUNT] = {
-    {"PC", NULL, 0x00000u, 0, 12, 0x00000000u, 0x00000000u, 0x0100u},
-    {"CNA", NULL, 0x01000u, 12, 52, 0x00000015u, 0x00000001u, 0x0200u},
-    {"CORE", NULL, 0x03000u, 64, 8, 0x00000040u, 0x00000004u, 0x0800u},
-    {"DPU", NULL, 0x04000u, 72, 52, 0x00000100u, 0x00000008u, 0x1000u},
-    {"DPU_RDMA", NULL, 0x05000u, 124, 20, 0x00000000u, 0x00000010u, 0x2000u},
-    {"PPU", NULL, 0x06000u, 144, 20, 0x00000400u, 0x00000020u, 0x4000u},
-    {"PPU_RDMA", NULL, 0x07000u, 164, 10, 0x00000000u, 0x00000040u, 0x8000u},
-    {"DDMA", NULL, 0x08000u, 174, 12, 0x00000000u, 0x00000000u, 0x0000u},
-    {"SDMA", NULL, 0x09000u, 186, 12, 0x00000000u, 0x00000000u, 0x0000u},
-    {"GLOBAL", NULL, 0x0f000u, 198, 1, 0x00000000u, 0x00000000u, 0x0000u},
+    {"PC", NULL, 0x00000u, 0, 12, {0x00000000u, 0x00000000u}, 0x00000000u, 0x0100u},
+    {"CNA", NULL, 0x01000u, 12, 52, {0x00000015u, 0x0000002au}, 0x00000001u, 0x0200u},
+    {"CORE", NULL, 0x03000u, 64, 8, {0x00000040u, 0x00000080u}, 0x00000004u, 0x0800u},
+    {"DPU", NULL, 0x04000u, 72, 52, {0x00000100u, 0x00000200u}, 0x00000008u, 0x1000u},
+    {"DPU_RDMA", NULL, 0x05000u, 124, 20, {0x00000000u, 0x00000000u}, 0x00000010u, 0x2000u},
+    {"PPU", NULL, 0x06000u, 144, 20, {0x00000400u, 0x00000800u}, 0x00000020u, 0x4000u},
+    {"PPU_RDMA", NULL, 0x07000u, 164, 10, {0x00000000u, 0x00000000u}, 0x00000040u, 0x8000u},
+    {"DDMA", NULL, 0x08000u, 174, 12, {0x00000000u, 0x00000000u}, 0x00000000u, 0x0000u},
+    {"SDMA", NULL, 0x09000u, 186, 12, {0x00000000u, 0x00000000u}, 0x00000000u, 0x0000u},
+    {"GLOBAL", NULL, 0x0f000u, 198, 1, {0x00000000u, 0x00000000u}, 0x00000000u, 0x0000u},
 };
 
 /* name, addr, unit, group, kind,

@@ -82,8 +82,7 @@ int dla_unit_present(const struct dla_config *cfg, unsigned u)
 
 uint32_t dla_unit_done_bits(unsigned u, unsigned group)
 {
-    uint32_t bits = u < NVDLA_UNIT_COUNT ? nvdla_units[u].done_bits : 0; /* regdb/nvdla.xml */
-    return group ? bits << 1 : bits;
+    return u < NVDLA_UNIT_COUNT ? nvdla_units[u].done_bits[group ? 1 : 0] : 0; /* regdb/nvdla.xml */
 }
 
 /* ---- NVDLA's pointer semantics (spec 001 "Ping-pong Synchronization

@@ -3,7 +3,7 @@
  * behaviour"): whether the configuration has it, its LUT port, the engine
  * that executes the layers it leads and the part of a layer summary it
  * fills.  The GLB done bits it raises are a register database fact
- * (nvdla_units[u].done_bits, regdb/nvdla.xml).
+ * (nvdla_units[u].done_bits[group], regdb/nvdla.xml).
  * The register file, the scheduler and the interrupt logic read this table
  * instead of switching on unit names; a device built from the same parts
  * (src/sim/rk3588/rk_npu.c for the RK3588) keeps its own table of the same kind.

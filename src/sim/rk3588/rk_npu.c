@@ -545,7 +545,7 @@ static void complete_unit(struct rk_core *c, unsigned unit)
 {
     unsigned g = executer_group(c, unit);
     dla_regfile_complete(&c->rf, unit); /* op_en cleared, executer/pointer moved */
-    dla_regfile_raise(&c->rf, rk3588_units[unit].done_bits << g);
+    dla_regfile_raise(&c->rf, rk3588_units[unit].done_bits[g & 1u]);
 }
 
 static void complete_task(struct rk_core *c, const struct rk_task *t)
