@@ -74,6 +74,24 @@ def ort_codes(model_path, codes_name, dtype, xp, count, work, ort_dir):
     return np.fromfile(op, dtype).astype(np.int64)
 
 
+def write_inputs(model, count, work):
+    """count seeded inputs uniform in [0, 1) of the model's input shape: (WORK/in.f32, them)."""
+    x = np.random.default_rng(7).uniform(0, 1, [count] + input_shape(model)).astype(np.float32)
+    xp = os.path.join(work, "in.f32")
+    x.tofile(xp)
+    return xp, x
+
+
+def dlasim_codes(dlasim, model_path, xp, work, config, scale, who):
+    """dlasim's output for the inputs in xp as integer codes of the output step (no zero point)."""
+    dp = os.path.join(work, "dlasim.f32")
+    r = subprocess.run([dlasim, "run", model_path, "--input", xp, "--out-raw", dp,
+                        "--config", config], capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(who + ": dlasim failed: " + (r.stderr or r.stdout).strip()[-400:])
+    return np.rint(np.fromfile(dp, np.float32).astype(np.float64) / scale).astype(np.int64)
+
+
 def main():
     node = "--node" in sys.argv
     within_min = 0.99
@@ -92,14 +110,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     model = onnx.load(model_path)
     codes_name, scale, zp, dtype = final_codes(model)
-    x = np.random.default_rng(7).uniform(0, 1, [count] + input_shape(model)).astype(np.float32)
-    xp, dp = os.path.join(work, "in.f32"), os.path.join(work, "dlasim.f32")
-    x.tofile(xp)
-    r = subprocess.run([dlasim, "run", model_path, "--input", xp, "--out-raw", dp,
-                        "--config", config], capture_output=True, text=True)
-    if r.returncode:
-        sys.exit("qdq_grade: dlasim failed: " + (r.stderr or r.stdout).strip()[-400:])
-    d = np.rint(np.fromfile(dp, np.float32).astype(np.float64) / scale).astype(np.int64)
+    xp, _ = write_inputs(model, count, work)
+    d = dlasim_codes(dlasim, model_path, xp, work, config, scale, "qdq_grade")
     o = ort_codes(model_path, codes_name, dtype, xp, count, work, ort_dir) - zp
     if d.size != o.size:
         sys.exit("qdq_grade: %d dlasim codes, %d ORT codes" % (d.size, o.size))

@@ -37,7 +37,6 @@ tests/traces/onnx_qdq.sh).
 """
 import collections
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -368,14 +367,9 @@ def main():
     os.makedirs(work, exist_ok=True)
     model = onnx.load(model_path)
     codes_name, scale, zp, dtype = qdq_grade.final_codes(model)
-    x = np.random.default_rng(7).uniform(0, 1, [count] + qdq_grade.input_shape(model)).astype(F32)
-    xp, dp = os.path.join(work, "in.f32"), os.path.join(work, "dlasim.f32")
-    x.tofile(xp)
-    r = subprocess.run([dlasim, "run", model_path, "--input", xp, "--out-raw", dp,
-                        "--config", config], capture_output=True, text=True)
-    if r.returncode:
-        sys.exit("qdq_reference: dlasim failed: " + (r.stderr or r.stdout).strip()[-400:])
-    got = {"dlasim": np.rint(np.fromfile(dp, F32).astype(np.float64) / scale).astype(np.int64)}
+    xp, x = qdq_grade.write_inputs(model, count, work)
+    got = {"dlasim": qdq_grade.dlasim_codes(dlasim, model_path, xp, work, config, scale,
+                                            "qdq_reference")}
     if ort_dir != "-":
         got["ORT"] = qdq_grade.ort_codes(model_path, codes_name, dtype, xp, count, work, ort_dir) - zp
     refs = {m: Reference(model, m) for m in ("ort", "away", "even")}
