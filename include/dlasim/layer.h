@@ -6,7 +6,13 @@
  *
  * For a harness that needs a layer's geometry without decoding registers
  * itself: benchmarks (bench/conv_bench.c) compare a layer's time with a
- * plain reference on the same geometry.  NVDLA configurations only.
+ * plain reference on the same geometry.
+ *
+ * On rk3588 a layer is a task of one core (its CNA + CORE + DPU [+ PPU], or a
+ * DPU or PPU reading memory): kind "conv" with the convolution's geometry as
+ * CNA/CORE decode it (a depthwise kernel has in_c 1; no banks: the RK CBUF
+ * split is not modelled), "sdp" for a DPU task (the DPU descends from
+ * NVDLA's SDP), "pdp" for a PPU task; index counts the tasks of all cores.
  */
 #ifndef DLASIM_LAYER_H
 #define DLASIM_LAYER_H
@@ -40,7 +46,8 @@ typedef void (*dlasim_layer_fn)(void *opaque, const struct dlasim_layer_info *la
 
 /* Call fn(opaque, layer) after every hardware layer from now on (fn NULL:
  * stop).  DLASIM_ERR_INVAL for a NULL dev, DLASIM_ERR_UNSUPPORTED for a
- * configuration whose engines do not describe their layers (rk3588). */
+ * configuration whose engines do not describe their layers (every one
+ * today does). */
 int dlasim_set_layer_observer(struct dlasim_dev *dev, dlasim_layer_fn fn, void *opaque);
 
 DLASIM_API_END

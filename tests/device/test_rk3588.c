@@ -10,7 +10,9 @@
  *   - compute: int8 -> int32 convolution (direct and depthwise, DPU
  *     bypassed) equal to integer arithmetic over many random shapes, and
  *     conv + bias + requantize + ReLU + pooling against an independent
- *     integer reference written here from the documented semantics.
+ *     integer reference written here from the documented semantics;
+ *   - the layer observer: one report per task, its kind, and a
+ *     convolution's geometry and MACs as the test's shape gives them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 #include "common/rng.h"
 #include "common/testdev.h"
 #include "dlasim/dlasim.h"
+#include "dlasim/layer.h"
 #include "dlasim/rk3588.h"
 #include "regs/regdb.h"
 
@@ -1176,6 +1179,79 @@ static void test_dma_write_error(void **state)
     dlasim_destroy(dev);
 }
 
+/* ---- the layer observer ----------------------------------------------------------- */
+
+struct seen_tasks {
+    unsigned n;
+    struct dlasim_layer_info l[4];
+};
+
+static void record_task(void *opaque, const struct dlasim_layer_info *li)
+{
+    struct seen_tasks *s = opaque;
+    if (s->n < 4) {
+        s->l[s->n] = *li;
+    }
+    s->n++;
+}
+
+/* Random convolutions (direct and depthwise) to memory, then a 2x2 max pool
+ * of their output as a second task: two reports, "conv" with the shape the
+ * test drew (MACs counted from it), then "pdp". */
+static void observer_case(uint64_t seed, int dw)
+{
+    uint64_t s = seed;
+    struct shape p;
+    int8_t *in, *wt;
+    random_tensors(&s, &p, dw, &in, &wt);
+    struct dlasim_rk_conv cv;
+    struct dlasim_dev *dev = conv_dev(&p, in, wt, &cv);
+    struct seen_tasks seen;
+    memset(&seen, 0, sizeof(seen));
+    assert_int_equal(dlasim_set_layer_observer(dev, record_task, &seen), 0);
+    struct dlasim_rk_regcmd l = {0};
+    assert_int_equal(dlasim_rk_emit_conv(&l, &cv, NULL), 0);
+    struct dlasim_rk_pool_desc pd;
+    memset(&pd, 0, sizeof(pd));
+    pd.in_w = p.ow, pd.in_h = p.oh, pd.c = p.k;
+    pd.out_w = p.ow, pd.out_h = p.oh; /* 1x1 window: every shape has one */
+    pd.k_w = pd.k_h = pd.stride_x = pd.stride_y = 1;
+    pd.method = 1;
+    pd.input = OUT_ADDR;
+    pd.output = POOL_ADDR;
+    assert_int_equal(dlasim_rk_emit_pool(&l, &pd), 0);
+    run_list(dev, &l, DLASIM_RK_IRQ_PPU);
+    assert_int_equal(seen.n, 2);
+    const struct dlasim_layer_info *c = &seen.l[0];
+    assert_string_equal(c->kind, "conv");
+    assert_int_equal(c->index, 1);
+    assert_int_equal(c->status, 0);
+    assert_int_equal(c->out_w, p.ow);
+    assert_int_equal(c->out_h, p.oh);
+    assert_int_equal(c->out_k, p.k);
+    assert_int_equal(c->in_c, dw ? 1 : p.c);
+    assert_int_equal(c->k_w, p.kw);
+    assert_int_equal(c->k_h, p.kh);
+    assert_int_equal(c->stride_x, p.sx);
+    assert_int_equal(c->stride_y, p.sy);
+    assert_int_equal(c->macs, (uint64_t)p.ow * p.oh * p.k * p.kw * p.kh * (dw ? 1 : p.c));
+    assert_string_equal(seen.l[1].kind, "pdp");
+    assert_int_equal(seen.l[1].index, 2);
+    assert_int_equal(seen.l[1].status, 0);
+    free(in);
+    free(wt);
+    dlasim_rk_regcmd_free(&l);
+    dlasim_destroy(dev);
+}
+
+static void test_layer_observer(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 300; seed < 310; seed++) {
+        observer_case(seed, (int)(seed & 1));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1197,6 +1273,7 @@ int main(void)
         cmocka_unit_test(test_chain_one_kick),
         cmocka_unit_test(test_two_cores_dma_base),
         cmocka_unit_test(test_dma_write_error),
+        cmocka_unit_test(test_layer_observer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -135,7 +135,10 @@ struct rk_task {
     int ppu_rdma;  /* PPU_RDMA enabled */
 };
 
-int rk_conv_run(struct rk_core *c, struct rk_cube *out);
+struct dlasim_layer_info;
+/* CNA + CORE of one task into *out; when info is not NULL, the convolution's
+ * geometry as decoded (include/dlasim/layer.h, kind "conv") into it. */
+int rk_conv_run(struct rk_core *c, struct rk_cube *out, struct dlasim_layer_info *info);
 int rk_dpu_run(struct rk_core *c, const struct rk_task *t, struct rk_cube *acc,
                struct rk_cube *to_ppu);
 int rk_ppu_run(struct rk_core *c, const struct rk_task *t, const struct rk_cube *from_dpu);

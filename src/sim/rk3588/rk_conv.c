@@ -57,6 +57,7 @@
 #include <string.h>
 
 #include "arith/atoms.h"
+#include "dlasim/layer.h"
 #include "kernels/conv_s8.h"
 #include "sim/core/budget.h"
 #include "sim/rk3588/rk3588.h"
@@ -453,13 +454,35 @@ static int check_budget(struct rk_core *c, const struct conv_cfg *k)
     return rc;
 }
 
-int rk_conv_run(struct rk_core *c, struct rk_cube *out)
+/* The layer observer's view of the decoded convolution (a depthwise
+ * kernel has one channel; RK3588 has no dilation; the CBUF split is not
+ * modelled, so no banks are reported). */
+static void describe(const struct conv_cfg *k, struct dlasim_layer_info *l)
+{
+    l->out_w = k->ow;
+    l->out_h = k->oh;
+    l->out_k = k->ok;
+    l->in_c = k->dw ? 1 : k->c;
+    l->k_w = k->kw;
+    l->k_h = k->kh;
+    l->stride_x = k->sx;
+    l->stride_y = k->sy;
+    l->dil_x = l->dil_y = 1;
+    l->batches = 1;
+    l->data_banks = l->weight_banks = 0;
+    l->macs = (uint64_t)k->ow * k->oh * k->ok * k->kw * k->kh * (k->dw ? 1 : k->c);
+}
+
+int rk_conv_run(struct rk_core *c, struct rk_cube *out, struct dlasim_layer_info *info)
 {
     struct conv_cfg k;
     memset(&k, 0, sizeof(k));
     int rc = decode_mode(c, &k);
     if (!rc) {
         rc = decode_geometry(c, &k);
+    }
+    if (!rc && info) {
+        describe(&k, info);
     }
     if (!rc) {
         rc = check_budget(c, &k);

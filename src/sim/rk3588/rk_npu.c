@@ -63,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlasim/layer.h"
 #include "regs/regdb.h"
 #include "sim/core/budget.h"
 #include "sim/core/csb.h"
@@ -570,12 +571,13 @@ static void complete_task(struct rk_core *c, const struct rk_task *t)
     pc_task_done(c);
 }
 
-static int run_task(struct rk_core *c, const struct rk_task *t)
+/* info (NULL: no observer) gets the convolution's geometry (rk_conv_run). */
+static int run_task(struct rk_core *c, const struct rk_task *t, struct dlasim_layer_info *info)
 {
     struct rk_cube acc = {0, 0, 0, NULL, 0, 0, 0}, pool_in = {0, 0, 0, NULL, 0, 0, 0};
     int rc = 0;
     if (t->conv) {
-        rc = rk_conv_run(c, &acc);
+        rc = rk_conv_run(c, &acc, info);
     }
     if (!rc && t->dpu) {
         rc = rk_dpu_run(c, t, t->conv ? &acc : NULL, t->ppu ? &pool_in : NULL);
@@ -592,6 +594,14 @@ static int run_task(struct rk_core *c, const struct rk_task *t)
     return rc;
 }
 
+/* The observer's kind of a task: the convolution with its DPU (and fused
+ * PPU), else the engine that reads memory (the DPU descends from NVDLA's
+ * SDP, the PPU from its PDP). */
+static const char *task_kind(const struct rk_task *t)
+{
+    return t->conv ? "conv" : t->dpu ? "sdp" : "pdp";
+}
+
 static int rk_npu_step(struct dlasim_dev *dev)
 {
     struct rk_npu *n = npu_of(dev);
@@ -605,7 +615,15 @@ static int rk_npu_step(struct dlasim_dev *dev)
         dla_host_log(&n->host, DLASIM_LOG_EXEC, "core %u: task %u:%s%s%s%s", i, n->tasks_run,
                t.conv ? " CNA+CORE" : "", t.dpu ? " DPU" : "", t.ppu ? " PPU" : "",
                t.ppu_rdma ? " (PPU_RDMA)" : "");
-        int rc = run_task(c, &t);
+        struct dlasim_layer_info info;
+        memset(&info, 0, sizeof(info));
+        int rc = run_task(c, &t, dev->layer_fn ? &info : NULL);
+        if (dev->layer_fn) { /* after the task ran, before its interrupt (layer.h) */
+            info.index = n->tasks_run;
+            info.kind = task_kind(&t);
+            info.status = rc;
+            dla_layer_notify(dev, &info);
+        }
         complete_task(c, &t); /* as hardware, the task completes even after an error */
         return rc ? rc : 1;
     }
@@ -801,6 +819,7 @@ const struct dla_device_ops dla_rk3588_ops = {
     .mem_read = rk_npu_mem_read,
     .mem_write = rk_npu_mem_write,
     .step = rk_npu_step,
+    .describes_layers = 1,
     .busy = rk_npu_busy,
     .irq_level = rk_npu_irq_level,
     .param = rk_npu_param,
