@@ -6,8 +6,8 @@
  * compared byte for byte with the plain-C reference of common/convlayer.c
  * (direct convolution loops, no code shared with src/; the facts it encodes
  * are listed in convlayer.h).  Also: CBUF data and weight reuse across
- * layers; every pixel format the ConfigROM lists, with the input converter
- * off, on and with means; batched layers on nv_large (with the SDP bias from
+ * layers (also under other kernel dimensions); every pixel format the
+ * ConfigROM lists, with the input converter off, on and with means; batched layers on nv_large (with the SDP bias from
  * a register or from memory per element / per kernel) and their refusals;
  * convolution, SDP and max pooling fused on the fly.
  */
@@ -686,6 +686,90 @@ static void reuse_all(const char *config, uint64_t seed)
     dlasim_destroy(t.dev);
 }
 
+/*
+ * WEIGHT_REUSE under other kernel dimensions: CSC reads the bytes CBUF
+ * holds by its own D_WEIGHT_* registers, so layer B reuses layer A's kept
+ * weights as kernels of kh x kw instead of kw x kh (the same bytes, another
+ * decode).  A runs twice, so that its second run finds its kernels packed
+ * already and never reads the fetched bytes; memory is then overwritten,
+ * and B must compute on A's bytes as its own registers lay them out
+ * (reference: A's stream read at B's offsets).  Without the copy of the
+ * deferred weight fetch at the end of A (csc.c, cbuf.h wt_deferred) B would
+ * read the overwritten memory.
+ */
+static void reuse_reinterpreted(const char *config, uint64_t seed)
+{
+    struct tdev t;
+    rng_state = seed;
+    tdev_open(&t, config, &rng_state);
+    unsigned ran = 0;
+    for (unsigned i = 0; i < 40 && ran < 4; i++) {
+        struct conv A;
+        random_feature_layer(&t, &A, 24, 1);
+        A.skip_data_rls = 1;
+        A.skip_weight_rls = 1;
+        A.cvt_en = 0;
+        A.sign = 0;
+        struct conv B = A;
+        B.kw = A.kh;
+        B.kh = A.kw;
+        int64_t span_w = (int64_t)B.pl + B.w + B.pr - ((int64_t)(B.kw - 1) * B.dx + 1);
+        int64_t span_h = (int64_t)B.pt + B.h + B.pb - ((int64_t)(B.kh - 1) * B.dy + 1);
+        if (A.kw == A.kh || span_w < 0 || span_h < 0 || !conv_plan_banks(&t, &A)) {
+            conv_free(&A);
+            continue;
+        }
+        conv_write(&t, &A);
+        check_layer(&t, &A, "reinterpreted reuse: layer A");
+        check_layer(&t, &A, "reinterpreted reuse: layer A again (its kernels cached)");
+        uint8_t *stream = conv_weight_stream(&t, &A);
+
+        struct conv junk = A;
+        junk.in = malloc((size_t)A.c * A.h * A.w);
+        junk.wt = malloc((size_t)A.k * conv_bytes_per_kernel(&A));
+        assert_non_null(junk.in);
+        assert_non_null(junk.wt);
+        fill_random(junk.in, (size_t)A.c * A.h * A.w);
+        fill_random(junk.wt, (size_t)A.k * conv_bytes_per_kernel(&A));
+        conv_write(&t, &junk);
+        free(junk.in);
+        free(junk.wt);
+
+        B = A;
+        B.kw = A.kh;
+        B.kh = A.kw;
+        B.ow = (uint32_t)(span_w / B.sx + 1);
+        B.oh = (uint32_t)(span_h / B.sy + 1);
+        B.out_line = B.ow * t.m;
+        B.out_surf = B.ow == 1 && B.oh == 1 ? t.m : B.out_line * B.oh;
+        B.data_reuse = 1;
+        B.weight_reuse = 1;
+        B.skip_data_rls = 0;
+        B.skip_weight_rls = 0;
+        B.wt = malloc((size_t)B.k * conv_bytes_per_kernel(&B));
+        assert_non_null(B.wt);
+        for (uint32_t k = 0; k < B.k; k++) {
+            for (uint32_t c = 0; c < B.c; c++) {
+                for (uint32_t r = 0; r < B.kh; r++) {
+                    for (uint32_t x = 0; x < B.kw; x++) {
+                        B.wt[(((size_t)k * B.c + c) * B.kh + r) * B.kw + x] =
+                            (int8_t)stream[conv_wt_offset(&t, &B, k, c, r, x)];
+                    }
+                }
+            }
+        }
+        free(stream);
+        check_layer(&t, &B, "reinterpreted reuse: layer B (WEIGHT_REUSE as kh x kw)");
+        free(B.wt);
+        conv_free(&A);
+        ran++;
+    }
+    assert_int_equal(ran, 4);
+    dlasim_destroy(t.dev);
+}
+
+RUN_TEST(test_reuse_reinterpreted_nv_small, reuse_reinterpreted, "nv_small", 0x5eed0016u)
+
 RUN_TEST(test_reuse_nv_small, reuse_all, "nv_small", 0x5eed0005u)
 RUN_TEST(test_reuse_nv_small_256, reuse_all, "nv_small_256", 0x5eed0006u)
 
@@ -1065,6 +1149,7 @@ int main(void)
         cmocka_unit_test(test_listed_formats_nv_small_256),
         cmocka_unit_test(test_reuse_nv_small),
         cmocka_unit_test(test_reuse_nv_small_256),
+        cmocka_unit_test(test_reuse_reinterpreted_nv_small),
         cmocka_unit_test(test_rewritten_weights_nv_small),
         cmocka_unit_test(test_rewritten_weights_nv_large),
         cmocka_unit_test(test_deferred_weight_tail_nv_small),
