@@ -7,9 +7,10 @@
  * (direct convolution loops, no code shared with src/; the facts it encodes
  * are listed in convlayer.h).  Also: CBUF data and weight reuse across
  * layers (also under other kernel dimensions); every pixel format the
- * ConfigROM lists, with the input converter off, on and with means; batched layers on nv_large (with the SDP bias from
- * a register or from memory per element / per kernel) and their refusals;
- * convolution, SDP and max pooling fused on the fly.
+ * ConfigROM lists, with the input converter off, on and with means;
+ * batched layers on nv_large (with the SDP bias from a register or from
+ * memory per element / per kernel) and their refusals; convolution, SDP
+ * and max pooling fused on the fly.
  */
 #include <setjmp.h>
 #include <stdarg.h>
