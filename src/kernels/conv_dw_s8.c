@@ -215,76 +215,30 @@ DLA_LANES_AVX2_ATTR static inline __m256i dw_wpair(int8_t lo, int8_t hi)
                                    (uint16_t)(int16_t)lo));
 }
 
-/* The 32-bit lane (lo, hi) as int16 halves. */
-static inline int32_t dw_pair_of(int8_t lo, int8_t hi)
-{
-    return (int32_t)(((uint32_t)(uint16_t)(int16_t)hi << 16) | (uint16_t)(int16_t)lo);
-}
-
-/* dst[x] = (r0[x], r1[x]) as int16 halves for x < n; a NULL row reads as
- * its fill byte (f0, f1) everywhere. */
-DLA_LANES_AVX2_ATTR static void dw_pair_span2(int32_t *dst, const int8_t *r0, int8_t f0,
-                                              const int8_t *r1, int8_t f1, size_t n)
+/* dst[x] = (r0[x], r1[x]) as int16 halves for x < n (r1 NULL: 0). */
+DLA_LANES_AVX2_ATTR static void dw_pair_span(int32_t *dst, const int8_t *r0, const int8_t *r1,
+                                             size_t n)
 {
     size_t x = 0;
-    const __m128i c0 = _mm_set1_epi8(f0), c1 = _mm_set1_epi8(f1);
+    const __m128i zero = _mm_setzero_si128();
     for (; x + 16 <= n; x += 16) {
-        __m128i a = r0 ? _mm_loadu_si128((const __m128i *)(const void *)(r0 + x)) : c0;
-        __m128i b = r1 ? _mm_loadu_si128((const __m128i *)(const void *)(r1 + x)) : c1;
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(r0 + x));
+        __m128i b = r1 ? _mm_loadu_si128((const __m128i *)(const void *)(r1 + x)) : zero;
         _mm256_storeu_si256((__m256i *)(void *)(dst + x),
                             _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
         _mm256_storeu_si256((__m256i *)(void *)(dst + x + 8),
                             _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
     }
     if (x + 8 <= n) {
-        __m128i a = r0 ? _mm_loadl_epi64((const __m128i *)(const void *)(r0 + x)) : c0;
-        __m128i b = r1 ? _mm_loadl_epi64((const __m128i *)(const void *)(r1 + x)) : c1;
+        __m128i a = _mm_loadl_epi64((const __m128i *)(const void *)(r0 + x));
+        __m128i b = r1 ? _mm_loadl_epi64((const __m128i *)(const void *)(r1 + x)) : zero;
         _mm256_storeu_si256((__m256i *)(void *)(dst + x),
                             _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
         x += 8;
     }
     for (; x < n; x++) {
-        dst[x] = dw_pair_of(r0 ? r0[x] : f0, r1 ? r1[x] : f1);
-    }
-}
-
-/* dst[x] = (r0[x], r1[x]) as int16 halves for x < n (r1 NULL: 0). */
-DLA_LANES_AVX2_ATTR static void dw_pair_span(int32_t *dst, const int8_t *r0, const int8_t *r1,
-                                             size_t n)
-{
-    dw_pair_span2(dst, r0, 0, r1, 0, n);
-}
-
-/* A row of the padded input in place (struct dla_conv_src): columns
- * [x0, x1) are data[x - x0], the others `fill`; data NULL: all `fill`
- * (a padding row: PAD_VALUE; the partner of an odd last row: 0). */
-struct dw_row {
-    const int8_t *data;
-    int8_t fill;
-};
-
-/* Row y of channel k of the input src describes. */
-static inline struct dw_row dw_src_row(const struct dla_conv_src *s, size_t k, size_t y)
-{
-    if (y < s->y0 || y >= s->y1) {
-        return (struct dw_row){ NULL, s->pad };
-    }
-    return (struct dw_row){ s->data + (y - s->y0) * s->line_stride + k * s->ch_stride, s->pad };
-}
-
-/* dw_pair_span of two padded rows a, b of width W (columns [x0, x1) of
- * src's data, the fill bytes around them). */
-DLA_LANES_AVX2_ATTR static void dw_pair_rows(int32_t *dst, struct dw_row a, struct dw_row b,
-                                             const struct dla_conv_src *s, size_t W)
-{
-    const size_t x1 = s->x1 < W ? s->x1 : W, x0 = s->x0 < x1 ? s->x0 : x1;
-    const int32_t edge = dw_pair_of(a.fill, b.fill);
-    for (size_t x = 0; x < x0; x++) {
-        dst[x] = edge;
-    }
-    dw_pair_span2(dst + x0, a.data, a.fill, b.data, b.fill, x1 - x0);
-    for (size_t x = x1; x < W; x++) {
-        dst[x] = edge;
+        uint32_t hi = r1 ? (uint16_t)(int16_t)r1[x] : 0;
+        dst[x] = (int32_t)((hi << 16) | (uint16_t)(int16_t)r0[x]);
     }
 }
 
@@ -302,20 +256,6 @@ DLA_LANES_AVX2_ATTR static void dw_pair_plane(const struct dla_conv_geom *g, con
     const size_t W = g->in_w, paired = g->in_h > g->dil_y ? g->in_h - g->dil_y : 0;
     dw_pair_span(dst, plane, plane + g->dil_y * W, paired * W);
     dw_pair_span(dst + paired * W, plane + paired * W, NULL, (g->in_h - paired) * W);
-    _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)g->in_h * W), _mm256_setzero_si256());
-}
-
-/* dw_pair_plane of channel k of the input src describes in place. */
-DLA_LANES_AVX2_ATTR static void dw_pair_plane_src(const struct dla_conv_geom *g,
-                                                  const struct dla_conv_src *s, size_t k,
-                                                  int32_t *dst)
-{
-    const size_t W = g->in_w;
-    const struct dw_row zero = { NULL, 0 };
-    for (size_t y = 0; y < g->in_h; y++) {
-        struct dw_row b = y + g->dil_y < g->in_h ? dw_src_row(s, k, y + g->dil_y) : zero;
-        dw_pair_rows(dst + y * W, dw_src_row(s, k, y), b, s, W);
-    }
     _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)g->in_h * W), _mm256_setzero_si256());
 }
 
@@ -377,8 +317,8 @@ dw_s1_row(const struct dla_conv_geom *g, const int32_t *const *rows, uint32_t oy
  * once when it is small, else per output row; an odd last row pairs with
  * a zero weight. */
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
-dw_s1_body(const struct dla_conv_geom *g, const int8_t *plane, const struct dla_conv_src *src,
-           size_t k, const int8_t *w, int32_t *out, uint32_t py, uint32_t k_w, uint32_t dx)
+dw_s1_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w, int32_t *out,
+           uint32_t py, uint32_t k_w, uint32_t dx)
 {
     const size_t W = g->in_w;
     __m256i wv[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_K];
@@ -391,11 +331,7 @@ dw_s1_body(const struct dla_conv_geom *g, const int8_t *plane, const struct dla_
     const int32_t *rows[DW_PAIR_MAX_PAIRS];
     if (W * g->in_h <= DW_PAIR_PLANE_MAX) {
         int32_t paired[DW_PAIR_PLANE_MAX + 8];
-        if (src) {
-            dw_pair_plane_src(g, src, k, paired);
-        } else {
-            dw_pair_plane(g, plane, paired);
-        }
+        dw_pair_plane(g, plane, paired);
         for (uint32_t oy = 0; oy < g->out_h; oy++) {
             for (uint32_t p = 0; p < py; p++) {
                 rows[p] = paired + ((size_t)oy * g->stride_y + 2u * p * g->dil_y) * W;
@@ -407,16 +343,8 @@ dw_s1_body(const struct dla_conv_geom *g, const int8_t *plane, const struct dla_
     int32_t buf[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_W + 8];
     for (uint32_t oy = 0; oy < g->out_h; oy++) {
         for (uint32_t p = 0; p < py; p++) {
-            const size_t y = (size_t)oy * g->stride_y + 2u * p * g->dil_y;
-            if (src) {
-                const struct dw_row zero = { NULL, 0 };
-                dw_pair_rows(buf[p], dw_src_row(src, k, y),
-                             2 * p + 1 < g->k_h ? dw_src_row(src, k, y + g->dil_y) : zero, src,
-                             W);
-            } else {
-                const int8_t *r0 = plane + y * W;
-                dw_pair_span(buf[p], r0, 2 * p + 1 < g->k_h ? r0 + g->dil_y * W : NULL, W);
-            }
+            const int8_t *r0 = plane + ((size_t)oy * g->stride_y + 2u * p * g->dil_y) * W;
+            dw_pair_span(buf[p], r0, 2 * p + 1 < g->k_h ? r0 + g->dil_y * W : NULL, W);
             _mm256_storeu_si256((__m256i *)(void *)(buf[p] + W), _mm256_setzero_si256());
             rows[p] = buf[p];
         }
@@ -431,22 +359,9 @@ DLA_LANES_AVX2_ATTR static void dw_channel_s1_avx2(const struct dla_conv_geom *g
                                                    int32_t *out)
 {
     if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) {
-        dw_s1_body(g, plane, NULL, 0, w, out, 2, 3, 1);
+        dw_s1_body(g, plane, w, out, 2, 3, 1);
     } else {
-        dw_s1_body(g, plane, NULL, 0, w, out, (g->k_h + 1) / 2, g->k_w, g->dil_x);
-    }
-}
-
-/* dw_channel_s1_avx2 of channel k of the input src describes in place: the
- * row pairs are made from CBUF's lines and the padding directly. */
-DLA_LANES_AVX2_ATTR static void dw_channel_s1_src_avx2(const struct dla_conv_geom *g,
-                                                       const struct dla_conv_src *src, size_t k,
-                                                       const int8_t *w, int32_t *out)
-{
-    if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) {
-        dw_s1_body(g, NULL, src, k, w, out, 2, 3, 1);
-    } else {
-        dw_s1_body(g, NULL, src, k, w, out, (g->k_h + 1) / 2, g->k_w, g->dil_x);
+        dw_s1_body(g, plane, w, out, (g->k_h + 1) / 2, g->k_w, g->dil_x);
     }
 }
 
@@ -576,31 +491,6 @@ void dla_conv_dw_s8_channels(const struct dla_conv_geom *g, const int8_t *in, co
     int avx2 = (g->stride_x == 1 || g->stride_x == 2) && (size_t)g->k_w * g->k_h <= 49 &&
                dla_lanes_best() == DLA_LANES_AVX2;
     dw_range(g, in, wt, out, avx2, k0, k1 < g->out_k ? k1 : g->out_k);
-}
-
-int dla_conv_dw_s8_src_ok(const struct dla_conv_geom *g)
-{
-#if defined(DLA_LANES_X86)
-    return g->stride_x == 1 && g->k_w <= DW_PAIR_MAX_K && g->k_h <= DW_PAIR_MAX_K &&
-           g->in_w <= DW_PAIR_MAX_W && dla_lanes_best() == DLA_LANES_AVX2;
-#else
-    (void)g;
-    return 0;
-#endif
-}
-
-void dla_conv_dw_s8_channels_src(const struct dla_conv_geom *g, const struct dla_conv_src *src,
-                                 const int8_t *wt, int32_t *out, size_t k0, size_t k1)
-{
-#if defined(DLA_LANES_X86)
-    const size_t taps = (size_t)g->k_w * g->k_h;
-    for (size_t k = k0; k < k1 && k < g->out_k; k++) {
-        dw_channel_s1_src_avx2(g, src, k, wt + (k * g->in_c + k) * taps,
-                               out + k * g->out_h * g->out_w);
-    }
-#else
-    (void)g, (void)src, (void)wt, (void)out, (void)k0, (void)k1;
-#endif
 }
 
 void dla_conv_dw_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,

@@ -29,13 +29,4 @@ void dla_conv_dw_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_
 void dla_conv_dw_s8_channels(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
                              int32_t *out, size_t k0, size_t k1);
 
-/* Whether dla_conv_dw_s8_channels_src takes g (x stride 1, up to 7x7 taps,
- * rows up to 512 wide, AVX2). */
-int dla_conv_dw_s8_src_ok(const struct dla_conv_geom *g);
-/* dla_conv_dw_s8_channels on the padded input src describes in place
- * (conv_s8.h), for g that dla_conv_dw_s8_src_ok accepts: the same
- * results, bit for bit, without a padded planar copy. */
-void dla_conv_dw_s8_channels_src(const struct dla_conv_geom *g, const struct dla_conv_src *src,
-                                 const int8_t *wt, int32_t *out, size_t k0, size_t k1);
-
 #endif

@@ -7,10 +7,7 @@
  * vector rows pair a small plane whole, a larger one row by row), with the
  * input and output allocated to their exact sizes (the sanitizer build
  * catches an access past them); and the weight test must accept exactly
- * the diagonal kernels.  The in-place form (dla_conv_dw_s8_channels_src:
- * the padded input described by CBUF's lines and the padding, x stride 1)
- * must give the same sums as the reference on the padded cube it
- * describes, with the lines allocated to their exact size.
+ * the diagonal kernels.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -109,87 +106,6 @@ static void test_wide_depthwise(void **state)
     check_random_depthwise(0x77696465ULL, 40, 700, 12);
 }
 
-/* The padded cube src describes (conv_s8.h struct dla_conv_src). */
-static void expand_src(const struct dla_conv_geom *g, const struct dla_conv_src *src, int8_t *in)
-{
-    for (size_t c = 0; c < g->in_c; c++) {
-        for (size_t y = 0; y < g->in_h; y++) {
-            for (size_t x = 0; x < g->in_w; x++) {
-                int inside = y >= src->y0 && y < src->y1 && x >= src->x0 && x < src->x1;
-                in[(c * g->in_h + y) * g->in_w + x] =
-                    inside ? src->data[(y - src->y0) * src->line_stride + c * src->ch_stride +
-                                       (x - src->x0)]
-                           : src->pad;
-            }
-        }
-    }
-}
-
-/* n_cases random x-stride-1 geometries read in place: padding on every
- * side or none, data narrower than the padded row or reaching its end,
- * lines with room between them or none. */
-static void check_random_src(uint64_t s, int n_cases, uint32_t max_w, uint32_t max_h)
-{
-    for (int n = 0; n < n_cases; n++) {
-        struct dla_conv_geom g = random_geom_up_to(&s, max_w, max_h);
-        g.stride_x = 1;
-        g.in_w = (g.out_w - 1) + (g.k_w - 1) * g.dil_x + 1;
-        if (!dla_conv_dw_s8_src_ok(&g)) {
-            continue; /* no AVX2, or rows wider than the in-place rows take */
-        }
-        struct dla_conv_src src;
-        memset(&src, 0, sizeof src);
-        src.x0 = (uint32_t)splitmix64_range(&s, 0, 3) % (g.in_w + 1);
-        uint32_t w = (uint32_t)splitmix64_range(&s, 1, g.in_w + 2);
-        src.x1 = src.x0 + w < g.in_w ? src.x0 + w : g.in_w;
-        src.y0 = (uint32_t)splitmix64_range(&s, 0, 3) % (g.in_h + 1);
-        uint32_t h = (uint32_t)splitmix64_range(&s, 0, g.in_h + 1);
-        src.y1 = src.y0 + h < g.in_h ? src.y0 + h : g.in_h;
-        src.pad = (int8_t)splitmix64_range(&s, 0, 255);
-        src.ch_stride = w;
-        src.line_stride = (size_t)w * g.in_c + splitmix64_range(&s, 0, 5);
-        size_t bytes = src.y1 > src.y0 && src.x1 > src.x0
-                           ? (src.y1 - src.y0 - 1) * src.line_stride +
-                                 (g.in_c - 1) * src.ch_stride + (src.x1 - src.x0)
-                           : 1;
-        int8_t *lines = malloc(bytes);
-        size_t in_n = (size_t)g.in_c * g.in_w * g.in_h, out_n = (size_t)g.out_k * g.out_w * g.out_h;
-        int8_t *in = malloc(in_n);
-        int32_t *got = malloc(out_n * sizeof(int32_t)), *want = malloc(out_n * sizeof(int32_t));
-        assert_non_null(lines);
-        assert_non_null(in);
-        assert_non_null(got);
-        assert_non_null(want);
-        for (size_t i = 0; i < bytes; i++) {
-            lines[i] = (int8_t)(n % 4 == 0 ? -128 : (int)splitmix64_range(&s, 0, 255));
-        }
-        src.data = lines;
-        expand_src(&g, &src, in);
-        int8_t *wt = diagonal_weights(&g, &s);
-        dla_conv_s8_ref(&g, in, wt, want);
-        dla_conv_dw_s8_channels_src(&g, &src, wt, got, 0, g.out_k);
-        if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
-            fail_msg("in place, case %d: %ux%u kernel, stride y %u, dilation %ux%u, out %ux%ux%u, "
-                     "data x [%u, %u) y [%u, %u) of %ux%u differs",
-                     n, g.k_w, g.k_h, g.stride_y, g.dil_x, g.dil_y, g.out_w, g.out_h, g.out_k,
-                     src.x0, src.x1, src.y0, src.y1, g.in_w, g.in_h);
-        }
-        free(lines);
-        free(in);
-        free(got);
-        free(want);
-        free(wt);
-    }
-}
-
-/* Small planes (paired whole) and large ones (paired row by row). */
-static void test_depthwise_in_place(void **state)
-{
-    (void)state;
-    check_random_src(0x73726331ULL, 400, 40, 8);
-    check_random_src(0x73726332ULL, 30, 300, 20);
-}
-
 static void test_depthwise_detection(void **state)
 {
     (void)state;
@@ -217,7 +133,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_depthwise),
         cmocka_unit_test(test_wide_depthwise),
-        cmocka_unit_test(test_depthwise_in_place),
         cmocka_unit_test(test_depthwise_detection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -609,17 +609,13 @@ static int feature_planar(struct dla_dev *d, struct dla_conv_state *s, struct co
     return 0;
 }
 
-/* Whether the layer's MACs read the input in place (j->src; compute,
- * run_kernel): the int32-safe sums of a layer whose kernels came packed,
- * on the packed kernel, or, for a depthwise one (its diagonal weights
- * kept with the pack), on the depthwise kernel where it takes the
- * geometry. */
+/* Whether the layer's MACs run on the packed kernel alone, which reads the
+ * input in place (j->src): the int32-safe sums of a non-depthwise layer
+ * whose kernels came packed (compute, run_kernel). */
 static int reads_in_place(const struct conv_job *j)
 {
-    if (j->copy == NULL || j->pack == NULL || j->terms >= CONV_INT32_SAFE_TERMS) {
-        return 0;
-    }
-    return j->wt == NULL || dla_conv_dw_s8_src_ok(&j->g);
+    return j->copy != NULL && j->pack != NULL && j->wt == NULL &&
+           j->terms < CONV_INT32_SAFE_TERMS;
 }
 
 /*
@@ -1105,23 +1101,17 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
 
 /* ---- running the MACs ---------------------------------------------------------- */
 
-/* A depthwise layer's channels on the device's team (common/team.h): from
- * the padded planar input `in`, or in place from `src` when in is NULL. */
+/* A depthwise layer's channels on the device's team (common/team.h). */
 struct dw_job {
     const struct dla_conv_geom *g;
     const int8_t *in, *wt;
-    const struct dla_conv_src *src;
     int32_t *out;
 };
 
 static void dw_channel(void *ctx, size_t k)
 {
     const struct dw_job *j = ctx;
-    if (j->in == NULL) {
-        dla_conv_dw_s8_channels_src(j->g, j->src, j->wt, j->out, k, k + 1);
-    } else {
-        dla_conv_dw_s8_channels(j->g, j->in, j->wt, j->out, k, k + 1);
-    }
+    dla_conv_dw_s8_channels(j->g, j->in, j->wt, j->out, k, k + 1);
 }
 
 /* Real MACs below which a depthwise layer stays on the calling thread. */
@@ -1136,7 +1126,7 @@ static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const in
     /* a depthwise block lowered densely: the same sums without the zeros
      * (weights that came with a cached pack were checked when cached) */
     if (wt != NULL && (pack != NULL || dla_conv_s8_is_depthwise(g, wt))) {
-        struct dw_job j = { g, in, wt, src, out };
+        struct dw_job j = { g, in, wt, out };
         double macs = (double)g->out_k * g->out_h * g->out_w * g->k_h * g->k_w;
         dla_team_run(macs >= DW_TEAM_MIN_MACS ? dla_dev_team(d) : NULL, g->out_k, dw_channel, &j);
         return 0;
