@@ -459,6 +459,22 @@ static void padded_rows(const struct feature_copy *f, int8_t *pl, const int8_t *
  * depthwise block copies 8 channels of 9-114-byte rows: the per-row calls
  * (memcpy, the pad loops) were most of the copy's time.
  */
+/* A padding row of PAD_VALUE (padv) in padded_rows_avx2's chunks. */
+DLA_LANES_AVX2_ATTR static inline void pad_row_avx2(int8_t *row, __m256i padv, const uint32_t *at,
+                                                    uint32_t chunks, uint32_t n)
+{
+    for (uint32_t k = 0; k < chunks; k++) {
+        int8_t *p = row + at[k];
+        if (n == 32) {
+            _mm256_storeu_si256((__m256i *)(void *)p, padv);
+        } else if (n == 16) {
+            _mm_storeu_si128((__m128i *)(void *)p, _mm256_castsi256_si128(padv));
+        } else {
+            _mm_storel_epi64((__m128i *)(void *)p, _mm256_castsi256_si128(padv));
+        }
+    }
+}
+
 DLA_LANES_AVX2_ATTR static void padded_rows_avx2(const struct feature_copy *f, int8_t *pl,
                                                  const int8_t *src, uint32_t channels)
 {
@@ -481,6 +497,13 @@ DLA_LANES_AVX2_ATTR static void padded_rows_avx2(const struct feature_copy *f, i
     }
     const size_t rows = f->y1 - f->y0;
     for (uint32_t ch = 0; ch < channels; ch++, pl += f->plane, src += f->w) {
+        /* the padding rows above and below the data */
+        for (size_t y = 0; y < f->y0; y++) {
+            pad_row_avx2(pl + y * W, padv, at, chunks, n);
+        }
+        for (size_t y = f->y1; y < f->in_h; y++) {
+            pad_row_avx2(pl + y * W, padv, at, chunks, n);
+        }
         int8_t *row = pl + (size_t)f->y0 * W;
         const int8_t *from = src - f->x0; /* the source byte of row[0] */
         for (size_t y = 0; y < rows; y++, row += W, from += f->line_bytes) {
@@ -520,11 +543,6 @@ static void feature_copy_item(void *ctx, size_t i)
     const struct feature_copy *f = ctx;
     uint32_t c0 = (uint32_t)i * f->per_item;
     uint32_t c1 = f->channels - c0 < f->per_item ? f->channels : c0 + f->per_item;
-    for (uint32_t ch = c0; ch < c1; ch++) {
-        int8_t *pl = f->dst + ch * f->plane;
-        memset(pl, f->pad, (size_t)f->y0 * f->in_w);
-        memset(pl + (size_t)f->y1 * f->in_w, f->pad, (size_t)(f->in_h - f->y1) * f->in_w);
-    }
 #if defined(DLA_LANES_X86)
     if (f->avx2) {
         padded_rows_avx2(f, f->dst + c0 * f->plane, f->first + (size_t)c0 * f->w, c1 - c0);
@@ -532,8 +550,11 @@ static void feature_copy_item(void *ctx, size_t i)
     }
 #endif
     for (uint32_t ch = c0; ch < c1; ch++) {
+        int8_t *pl = f->dst + ch * f->plane;
+        memset(pl, f->pad, (size_t)f->y0 * f->in_w);
+        memset(pl + (size_t)f->y1 * f->in_w, f->pad, (size_t)(f->in_h - f->y1) * f->in_w);
         /* from line 0 of channel ch */
-        padded_rows(f, f->dst + ch * f->plane, f->first + (size_t)ch * f->w);
+        padded_rows(f, pl, f->first + (size_t)ch * f->w);
     }
 }
 
