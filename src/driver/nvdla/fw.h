@@ -122,6 +122,8 @@ void nvrt_prep_unmasked(struct nvrt_fw *fw, uint32_t mask);
 void nvrt_prep_address(struct nvrt_fw *fw, int16_t index, uint64_t addr);
 void nvrt_prep_lut(struct nvrt_fw *fw, int16_t index);
 void nvrt_prep_marked(struct nvrt_fw *fw, int output, uint64_t addr, uint64_t bytes);
+/* A hint: op's recordings will be looked at soon (prefetch, no effect). */
+void nvrt_prep_prefetch(const struct nvrt_fw *fw, int16_t op);
 /* Tell the port an operation reads / writes [addr, addr + bytes). */
 void nvrt_mark_range(struct nvrt_fw *fw, int output, uint64_t addr, uint64_t bytes);
 /* nvrt_execute with a prepared form (NULL: none). */

@@ -362,6 +362,14 @@ static int record(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_grou
     return rc;
 }
 
+void nvrt_prep_prefetch(const struct nvrt_fw *fw, int16_t op)
+{
+    const struct dlasim_rt_prepared *pp = fw->prep;
+    if (pp && pp->ops && op >= 0 && (uint32_t)op < pp->num_ops) {
+        __builtin_prefetch(&pp->ops[2 * op]); /* both groups' slots: one line */
+    }
+}
+
 int nvrt_prep_program(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_group *g)
 {
     struct dlasim_rt_prepared *pp = fw->prep;

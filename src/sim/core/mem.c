@@ -353,6 +353,16 @@ uint64_t dla_mem_port_generation(const struct dla_mem_port *p)
     return p->present && !p->ops && p->sparse ? p->sparse->gen : 0;
 }
 
+const uint8_t *dla_mem_port_view(const struct dla_mem_port *p, uint64_t addr, size_t len)
+{
+    if (len == 0 || !dla_mem_port_can_read(p, addr, len) ||
+        (addr >> PAGE_SHIFT) != ((addr + len - 1) >> PAGE_SHIFT)) {
+        return NULL;
+    }
+    const struct page *pg = find_page(p->sparse, addr >> PAGE_SHIFT);
+    return pg && pg->data ? pg->data + (addr & PAGE_MASK) : NULL;
+}
+
 int dla_mem_port_unchanged(const struct dla_mem_port *p, uint64_t addr, size_t len, uint64_t since)
 {
     if (since == 0 || dla_mem_port_generation(p) == 0 || addr > p->limit ||

@@ -54,6 +54,10 @@ int dla_mem_port_can_read(const struct dla_mem_port *p, uint64_t addr, size_t le
  * from dla_mem_port_generation) reached [addr, addr+len), so a read then and
  * a read now give the same bytes; 0 when one did or it cannot be told. */
 uint64_t dla_mem_port_generation(const struct dla_mem_port *p);
+/* The bytes of [addr, addr+len) where the built-in memory keeps them, for a
+ * read that cannot fail (dla_mem_port_can_read) of a non-empty range inside
+ * one page that holds data; else NULL.  Valid until the next write. */
+const uint8_t *dla_mem_port_view(const struct dla_mem_port *p, uint64_t addr, size_t len);
 int dla_mem_port_unchanged(const struct dla_mem_port *p, uint64_t addr, size_t len, uint64_t since);
 int dla_mem_port_write(struct dla_mem_port *p, uint64_t addr, const void *src, size_t len,
                        char *why, size_t whylen);

@@ -302,18 +302,9 @@ int dla_regfile_read(struct dla_regfile *rf, uint32_t addr, uint32_t *v)
     return 0;
 }
 
-uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t addr, unsigned group)
+uint32_t dla_regfile_get_rom(const struct dla_regfile *rf, uint32_t addr, unsigned index)
 {
-    unsigned i;
-    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
-    if (!r) {
-        return 0;
-    }
-    if (r->kind == NVDLA_KIND_ROM) {
-        return rf->pp->device_read ? rf->pp->device_read(rf, r, addr) : 0;
-    }
-    unsigned g = r->group == NVDLA_REG_DUAL ? (group & 1u) : 0u;
-    return rf->val[g][i];
+    return rf->pp->device_read ? rf->pp->device_read(rf, &rf->regs[index], addr) : 0;
 }
 
 uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr)

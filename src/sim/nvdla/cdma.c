@@ -608,6 +608,30 @@ struct surface_put {
     const int8_t *lut;    /* INT8 input converter table, NULL when off */
 };
 
+/* Surface bytes at base (h lines of line_bytes, line_stride apart): in
+ * place when they are one burst the memory can lend (dla_dma_view, the
+ * same traffic), else read into the conv state's fetch buffer. */
+static const uint8_t *read_surface(struct dla_dev *d, const struct surface_put *sp,
+                                   uint64_t base, int *rc)
+{
+    const struct dla_cdma_cfg *c = sp->c;
+    const size_t bytes = sp->line_bytes * c->height;
+    /* one burst, as dla_dma_read_lines makes of contiguous lines */
+    if (c->height == 1 || c->line_stride == sp->line_bytes) {
+        const uint8_t *v = dla_dma_view(d, c->dain_port, base, bytes);
+        if (v) {
+            return v;
+        }
+    }
+    struct dla_conv_state *st = dla_dev_conv_state(d);
+    *rc = dla_conv_scratch(d, (void **)&st->fetch, &st->fetch_cap, bytes ? bytes : 1);
+    if (!*rc) {
+        *rc = dla_dma_read_lines(d, c->dain_port, UINT64_MAX, base, c->line_stride, c->height,
+                                 sp->line_bytes, st->fetch);
+    }
+    return *rc ? NULL : st->fetch;
+}
+
 /*
  * Feature data in memory: surfaces of m-byte atoms of per_atom channels,
  * element (c, y, x) of batch b at base + b * BATCH_STRIDE + (c / per_atom) *
@@ -625,24 +649,17 @@ static int fetch_surfaces(struct dla_dev *d, struct dla_cbuf_slices *dst,
     if (!first) {
         return DLASIM_ERR_NOMEM;
     }
-    uint8_t *buf = malloc(sp->line_bytes * h);
-    if (!buf) {
-        return dla_error(d, DLASIM_ERR_NOMEM, "CDMA: no memory for a %zu-byte surface",
-                         sp->line_bytes * h);
-    }
     int rc = 0;
     for (uint32_t b = 0; b < nb && !rc; b++) {
         for (uint32_t s = 0; s * sp->per_atom < ch && !rc; s++) {
             uint64_t base = c->dain_addr[0] + (uint64_t)b * c->batch_stride + s * surf_stride;
-            rc = dla_dma_read_lines(d, c->dain_port, UINT64_MAX, base, c->line_stride, h,
-                                    sp->line_bytes, buf);
+            const uint8_t *buf = read_surface(d, sp, base, &rc);
             if (!rc) {
                 uint32_t left = ch - s * sp->per_atom;
                 sp->put(sp, buf, first, b, s, left < sp->per_atom ? left : sp->per_atom);
             }
         }
     }
-    free(buf);
     return rc;
 }
 

@@ -78,6 +78,10 @@
 #include "common/team.h"
 #include "sim/nvdla/cbuf.h"
 
+#if defined(DLA_LANES_X86)
+#include <immintrin.h>
+#endif
+
 #define CSC_F(d, g, REG, FIELD) DLA_REG_FIELD(d, g, NVDLA_CSC_##REG##_0, FIELD)
 
 /* Products whose sum always fits an int32: |a * b| <= 2^14 for int8.  A
@@ -416,14 +420,122 @@ static inline void pad_fill(int8_t *p, int8_t v, size_t n)
 struct feature_copy {
     int8_t *dst;
     const int8_t *first;
+    const int8_t *lo, *hi;     /* CBUF's data bytes [lo, hi): what a row's load may touch */
     size_t plane, line_bytes;
     uint32_t in_w, in_h, w, x0, x1, y0, y1, per_item, channels;
     int8_t pad;
+    int avx2;                  /* rows through padded_rows_avx2 */
 };
 
 /* Bytes of padded input below which the copy stays on the calling thread
  * (waking the team costs more than it saves). */
 #define FEATURE_COPY_TEAM_BYTES 65536u
+
+/* Rows [y0, y1) of one channel's padded plane pl, their data from src on
+ * (line_bytes apart): pad, the row's bytes, pad. */
+static void padded_rows(const struct feature_copy *f, int8_t *pl, const int8_t *src)
+{
+    for (uint32_t y = f->y0; y < f->y1; y++, src += f->line_bytes) {
+        int8_t *row = pl + (size_t)y * f->in_w;
+        pad_fill(row, f->pad, f->x0);
+        memcpy(row + f->x0, src, f->x1 - f->x0);
+        pad_fill(row + f->x1, f->pad, f->in_w - f->x1);
+    }
+}
+
+#if defined(DLA_LANES_X86)
+/* Rows up to this wide take padded_rows_avx2 (its chunk table is on the stack). */
+#define PADDED_MAX_CHUNKS 9
+#define PADDED_MAX_W (32u * (PADDED_MAX_CHUNKS - 1))
+
+/*
+ * padded_rows in whole vectors: each padded row is written as chunks of
+ * n = 32, 16 or 8 bytes (the widest that fits the row; the last chunk
+ * overlaps the one before it, so no byte outside the row is written), each
+ * one unaligned load of the source bytes it covers blended with PAD_VALUE
+ * outside [x0, x1): which lanes take the source depends on the chunk's
+ * column only, so the masks are made once per call.  A row whose loads
+ * would leave CBUF's bytes [lo, hi) is copied by padded_rows.  A MobileNetV2
+ * depthwise block copies 8 channels of 9-114-byte rows: the per-row calls
+ * (memcpy, the pad loops) were most of the copy's time.
+ */
+/* A padding row of PAD_VALUE (padv) in padded_rows_avx2's chunks. */
+DLA_LANES_AVX2_ATTR static inline void pad_row_avx2(int8_t *row, __m256i padv, const uint32_t *at,
+                                                    uint32_t chunks, uint32_t n)
+{
+    for (uint32_t k = 0; k < chunks; k++) {
+        int8_t *p = row + at[k];
+        if (n == 32) {
+            _mm256_storeu_si256((__m256i *)(void *)p, padv);
+        } else if (n == 16) {
+            _mm_storeu_si128((__m128i *)(void *)p, _mm256_castsi256_si128(padv));
+        } else {
+            _mm_storel_epi64((__m128i *)(void *)p, _mm256_castsi256_si128(padv));
+        }
+    }
+}
+
+DLA_LANES_AVX2_ATTR static void padded_rows_avx2(const struct feature_copy *f, int8_t *pl,
+                                                 const int8_t *src, uint32_t channels)
+{
+    const uint32_t W = f->in_w, n = W >= 32 ? 32 : W >= 16 ? 16 : 8;
+    const __m256i lane = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                          16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+                                          29, 30, 31);
+    const __m256i padv = _mm256_set1_epi8(f->pad);
+    __m256i take[PADDED_MAX_CHUNKS];
+    uint32_t at[PADDED_MAX_CHUNKS], chunks = 0;
+    for (uint32_t o = 0; o < W; o += n) {
+        uint32_t c = o + n <= W ? o : W - n;
+        /* lanes i with x0 <= c + i < x1 (bounds clamped to int8) */
+        int64_t a = (int64_t)f->x0 - c - 1, b = (int64_t)f->x1 - c;
+        a = a < -1 ? -1 : a > 32 ? 32 : a;
+        b = b < 0 ? 0 : b > 33 ? 33 : b;
+        take[chunks] = _mm256_and_si256(_mm256_cmpgt_epi8(lane, _mm256_set1_epi8((char)a)),
+                                        _mm256_cmpgt_epi8(_mm256_set1_epi8((char)b), lane));
+        at[chunks++] = c;
+    }
+    const size_t rows = f->y1 - f->y0;
+    for (uint32_t ch = 0; ch < channels; ch++, pl += f->plane, src += f->w) {
+        /* the padding rows above and below the data */
+        for (size_t y = 0; y < f->y0; y++) {
+            pad_row_avx2(pl + y * W, padv, at, chunks, n);
+        }
+        for (size_t y = f->y1; y < f->in_h; y++) {
+            pad_row_avx2(pl + y * W, padv, at, chunks, n);
+        }
+        int8_t *row = pl + (size_t)f->y0 * W;
+        const int8_t *from = src - f->x0; /* the source byte of row[0] */
+        for (size_t y = 0; y < rows; y++, row += W, from += f->line_bytes) {
+            if (from < f->lo || from + W > f->hi) {
+                struct feature_copy one = *f;
+                one.y0 = (uint32_t)(f->y0 + y);
+                one.y1 = one.y0 + 1;
+                padded_rows(&one, pl, from + f->x0);
+                continue;
+            }
+            for (uint32_t k = 0; k < chunks; k++) {
+                const int8_t *p = from + at[k];
+                if (n == 32) {
+                    __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
+                    _mm256_storeu_si256((__m256i *)(void *)(row + at[k]),
+                                        _mm256_blendv_epi8(padv, v, take[k]));
+                } else if (n == 16) {
+                    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+                    _mm_storeu_si128((__m128i *)(void *)(row + at[k]),
+                                     _mm_blendv_epi8(_mm256_castsi256_si128(padv), v,
+                                                     _mm256_castsi256_si128(take[k])));
+                } else {
+                    __m128i v = _mm_loadl_epi64((const __m128i *)(const void *)p);
+                    _mm_storel_epi64((__m128i *)(void *)(row + at[k]),
+                                     _mm_blendv_epi8(_mm256_castsi256_si128(padv), v,
+                                                     _mm256_castsi256_si128(take[k])));
+                }
+            }
+        }
+    }
+}
+#endif
 
 /* Channels [i * per_item, ...) of the copy (a dla_team_run item). */
 static void feature_copy_item(void *ctx, size_t i)
@@ -431,17 +543,18 @@ static void feature_copy_item(void *ctx, size_t i)
     const struct feature_copy *f = ctx;
     uint32_t c0 = (uint32_t)i * f->per_item;
     uint32_t c1 = f->channels - c0 < f->per_item ? f->channels : c0 + f->per_item;
+#if defined(DLA_LANES_X86)
+    if (f->avx2) {
+        padded_rows_avx2(f, f->dst + c0 * f->plane, f->first + (size_t)c0 * f->w, c1 - c0);
+        return;
+    }
+#endif
     for (uint32_t ch = c0; ch < c1; ch++) {
         int8_t *pl = f->dst + ch * f->plane;
-        const int8_t *src = f->first + (size_t)ch * f->w; /* line 0 of channel ch */
         memset(pl, f->pad, (size_t)f->y0 * f->in_w);
-        for (uint32_t y = f->y0; y < f->y1; y++, src += f->line_bytes) {
-            int8_t *row = pl + (size_t)y * f->in_w;
-            pad_fill(row, f->pad, f->x0);
-            memcpy(row + f->x0, src, f->x1 - f->x0);
-            pad_fill(row + f->x1, f->pad, f->in_w - f->x1);
-        }
         memset(pl + (size_t)f->y1 * f->in_w, f->pad, (size_t)(f->in_h - f->y1) * f->in_w);
+        /* from line 0 of channel ch */
+        padded_rows(f, pl, f->first + (size_t)ch * f->w);
     }
 }
 
@@ -475,6 +588,14 @@ static void build_feature_input(struct dla_conv_state *s, const struct dla_csc_c
     f->y1 = f->x0 >= f->x1 ? f->y0 : y1w < g->in_h ? (uint32_t)y1w : g->in_h;
     f->line_bytes = (size_t)c->batches * dla_cbuf_slice_bytes(data);
     f->first = data->buf + (size_t)b * dla_cbuf_slice_bytes(data);
+    f->lo = data->buf;
+    f->hi = data->buf + data->cap;
+    /* rows of 8 to PADDED_MAX_W bytes in vectors (padded_rows_avx2) */
+#if defined(DLA_LANES_X86)
+    f->avx2 = g->in_w >= 8 && g->in_w <= PADDED_MAX_W && dla_lanes_best() == DLA_LANES_AVX2;
+#else
+    f->avx2 = 0;
+#endif
     j->src = (struct dla_conv_src){f->first, f->w, f->line_bytes, f->x0, f->x1, f->y0, f->y1,
                                    f->pad};
     j->copy = f;

@@ -260,6 +260,15 @@ void dla_dma_count_read(struct dla_dev *d, size_t len)
     layer_traffic(d, 0, len);
 }
 
+const uint8_t *dla_dma_view(struct dla_dev *d, int port, uint64_t addr, size_t len)
+{
+    const uint8_t *v = dla_mem_port_view(&d->host.port[port & 1], addr, len);
+    if (v) {
+        layer_traffic(d, 0, len);
+    }
+    return v;
+}
+
 int dla_dma_peek(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t len)
 {
     char why[256];

@@ -84,6 +84,11 @@ int dla_dma_unchanged(const struct dla_dev *d, int port, uint64_t addr, size_t l
  * needed (dla_dma_peek: a read without traffic; the caller makes sure no
  * write can have reached the range in between). */
 void dla_dma_count_read(struct dla_dev *d, size_t len);
+/* A read of [addr, addr+len) that leaves the bytes in place: their address
+ * in the memory and the read's traffic (as dla_dma_read), or NULL and no
+ * traffic where the memory cannot lend them (dla_mem_port_view); then the
+ * caller reads them.  Valid until the next memory write. */
+const uint8_t *dla_dma_view(struct dla_dev *d, int port, uint64_t addr, size_t len);
 int dla_dma_peek(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t len);
 int dla_dma_write(struct dla_dev *d, int port, uint64_t addr, const void *src, size_t len);
 
