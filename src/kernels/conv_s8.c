@@ -279,6 +279,10 @@ struct dla_conv_wpack {
      * its rows' ranges, so a dense-lowered depthwise or grouped convolution
      * costs its real MACs (zero weights add nothing: exact) */
     uint32_t *qlo, *qhi;
+    /* U8 packs: bit i of row k's pair_words words says that steps 2i and
+     * 2i + 1 of output channel k may share an int16 sum (pair_safe) */
+    uint64_t *pairs;
+    size_t pair_words;
 };
 
 struct conv_plan {
@@ -312,6 +316,10 @@ struct conv_plan {
     /* reduction steps [kb_lo[kb], kb_hi[kb]) hold every non-zero weight of
      * k block kb's rows (the union of their qlo/qhi; 0, 0 if none) */
     uint32_t *kb_lo, *kb_hi;
+    /* U8 tiles with paired steps: k block kb's schedule (dla_conv_tile.sched)
+     * at sched + sched_at[kb]; sched NULL: every step alone */
+    uint32_t *sched;
+    size_t *sched_at;
 };
 
 static void wpack_release(struct dla_conv_wpack *w)
@@ -320,6 +328,7 @@ static void wpack_release(struct dla_conv_wpack *w)
     free(w->init);
     free(w->qlo);
     free(w->qhi);
+    free(w->pairs);
 }
 
 static void plan_free(struct conv_plan *p)
@@ -331,6 +340,8 @@ static void plan_free(struct conv_plan *p)
     free(p->qoff);
     free(p->kb_lo);
     free(p->kb_hi);
+    free(p->sched);
+    free(p->sched_at);
     wpack_release(&p->own);
 }
 
@@ -400,7 +411,12 @@ static int wpack_init(struct dla_conv_wpack *w, const struct dla_conv_geom *g,
     w->init = malloc(sizeof(int32_t) * rows);
     w->qlo = malloc(sizeof(uint32_t) * rows);
     w->qhi = malloc(sizeof(uint32_t) * rows);
-    if (w->wp == NULL || w->init == NULL || w->qlo == NULL || w->qhi == NULL) {
+    if (fmt == CELL_U8) {
+        w->pair_words = (w->nq / 2 + 63) / 64;
+        w->pairs = calloc(rows * (w->pair_words ? w->pair_words : 1), sizeof(uint64_t));
+    }
+    if (w->wp == NULL || w->init == NULL || w->qlo == NULL || w->qhi == NULL ||
+        (fmt == CELL_U8 && w->pairs == NULL)) {
         wpack_release(w);
         memset(w, 0, sizeof(*w));
         return DLASIM_ERR_NOMEM;
@@ -850,6 +866,36 @@ static void nonzero_steps(const unsigned char *d, size_t nq, uint32_t *lo, uint3
     *hi = a < b ? (uint32_t)b : 0;
 }
 
+/* Whether one int16 lane may add the pair sums of U8 weight cells a and b
+ * (bytes lo..lo+1 of each: one lane of vpmaddubsw): with inputs in
+ * [0, 127] the four products sum to within [-127 * N, 127 * P], N and P
+ * the magnitudes of the negative and positive weights, so the int16 sum
+ * (vpaddw) is exact when 127 * max(N, P) <= 32767, i.e. max(N, P) <= 258
+ * (conv_s8_x86.c, "paired steps"). */
+static int pair_lane_fits(const int8_t *a, const int8_t *b)
+{
+    int pos = 0, neg = 0;
+    const int v[4] = {a[0], a[1], b[0], b[1]};
+    for (int i = 0; i < 4; i++) {
+        pos += v[i] > 0 ? v[i] : 0;
+        neg += v[i] < 0 ? -v[i] : 0;
+    }
+    return pos <= 258 && neg <= 258;
+}
+
+/* Pair bits of output channel k of a U8 pack (see struct dla_conv_wpack). */
+static void pair_mask_row(struct dla_conv_wpack *w, size_t k)
+{
+    const int8_t *c = (const int8_t *)(const void *)(w->wp + k * w->nq * CONV_CELL);
+    uint64_t *bits = w->pairs + k * w->pair_words;
+    for (size_t i = 0; i < w->nq / 2; i++) {
+        const int8_t *a = c + 2 * i * CONV_CELL, *b = a + CONV_CELL;
+        if (pair_lane_fits(a, b) && pair_lane_fits(a + 2, b + 2)) {
+            bits[i / 64] |= (uint64_t)1 << (i % 64);
+        }
+    }
+}
+
 /* Weights of output channel k as nq cells (order of q), and its accumulator
  * start value (Q8: -128 * sum of the weights, which cancels the +128 bias
  * of the input cells). */
@@ -888,6 +934,9 @@ static void pack_weight_row(struct dla_conv_wpack *w, const int8_t *wt, size_t k
     }
     w->init[k] = w->fmt == CELL_Q8 ? u32_to_s32((uint32_t)(uint64_t)(sum * -128)) : 0;
     nonzero_steps(d, w->nq, &w->qlo[k], &w->qhi[k]);
+    if (w->fmt == CELL_U8) {
+        pair_mask_row(w, k);
+    }
 }
 
 /* P16 cells of channels 0-1 (to lo) and 2-3 (to hi, unless NULL) of n
@@ -984,7 +1033,100 @@ static unsigned tile_runs(const struct conv_plan *p, size_t oy, size_t ox,
     return n;
 }
 
-/* kb_lo/kb_hi of every k block (after the weights are packed). */
+/* First pair index >= i below n whose bit in m is `want` (n if none). */
+static size_t next_pair(const uint64_t *m, size_t i, size_t n, int want)
+{
+    while (i < n) {
+        uint64_t v = want ? m[i / 64] : ~m[i / 64];
+        v &= ~(uint64_t)0 << (i % 64);
+        if (v != 0) {
+            size_t j = (i / 64) * 64 + (size_t)__builtin_ctzll(v);
+            return j < n ? j : n;
+        }
+        i = (i / 64 + 1) * 64;
+    }
+    return n;
+}
+
+/* The schedule of steps [lo, hi) whose pairs (2i, 2i + 1) may be summed
+ * together where bit i of m is set (dla_conv_tile.sched: entries relative
+ * to lo); writes to out unless NULL; returns the number of entries. */
+static size_t pair_schedule(const uint64_t *m, size_t lo, size_t hi, uint32_t *out)
+{
+    size_t n = 0, q = lo, npairs = hi / 2;
+    do {
+        size_t fe = q;
+        if (q % 2 == 0) {
+            fe = 2 * next_pair(m, q / 2, npairs, 0);
+            fe = fe > q ? fe : q;
+        }
+        size_t se = fe;
+        if (se < hi) {
+            size_t i2 = next_pair(m, fe / 2 + 1, npairs, 1);
+            se = i2 < npairs ? 2 * i2 : hi;
+        }
+        if (out != NULL) {
+            out[n] = (uint32_t)(fe - lo);
+            out[n + 1] = (uint32_t)(se - lo);
+        }
+        n += 2;
+        q = se;
+    } while (q < hi);
+    return n;
+}
+
+/* AND of the pair bits of rows k0 .. k1 - 1 into m (pair_words words). */
+static void kblock_pairs(const struct dla_conv_wpack *w, size_t k0, size_t k1, uint64_t *m)
+{
+    for (size_t i = 0; i < w->pair_words; i++) {
+        m[i] = ~(uint64_t)0;
+    }
+    for (size_t k = k0; k < k1; k++) {
+        const uint64_t *r = w->pairs + k * w->pair_words;
+        for (size_t i = 0; i < w->pair_words; i++) {
+            m[i] &= r[i];
+        }
+    }
+}
+
+/* Schedules of paired steps for U8 tiles (p->sched, p->sched_at), after
+ * kb_lo/kb_hi; left NULL (every step alone, also exact) if memory is short. */
+static void kblock_sched(struct conv_plan *p)
+{
+    const struct dla_conv_wpack *w = p->w;
+    size_t mr = p->shape->mr, total = 0;
+    uint64_t *m = malloc(sizeof(uint64_t) * (w->pair_words ? w->pair_words : 1));
+    size_t *at = malloc(sizeof(size_t) * (p->kblocks ? p->kblocks : 1));
+    if (m == NULL || at == NULL) {
+        free(m);
+        free(at);
+        return;
+    }
+    for (int write = 0; write < 2; write++) {
+        for (size_t kb = 0; kb < p->kblocks; kb++) {
+            size_t k0 = kb * mr;
+            kblock_pairs(w, k0, min_size(k0 + mr, p->g->out_k), m);
+            if (!write) {
+                at[kb] = total;
+                total += pair_schedule(m, p->kb_lo[kb], p->kb_hi[kb], NULL);
+            } else {
+                pair_schedule(m, p->kb_lo[kb], p->kb_hi[kb], p->sched + at[kb]);
+            }
+        }
+        if (!write && (p->sched = malloc(sizeof(uint32_t) * (total ? total : 1))) == NULL) {
+            break;
+        }
+    }
+    free(m);
+    if (p->sched == NULL) {
+        free(at);
+        return;
+    }
+    p->sched_at = at;
+}
+
+/* kb_lo/kb_hi of every k block (after the weights are packed), and the
+ * U8 tiles' schedules of paired steps. */
 static void kblock_steps(struct conv_plan *p)
 {
     const struct dla_conv_wpack *w = p->w;
@@ -1000,6 +1142,9 @@ static void kblock_steps(struct conv_plan *p)
         }
         p->kb_lo[kb] = lo < hi ? lo : 0;
         p->kb_hi[kb] = hi;
+    }
+    if (p->fmt == CELL_U8 && w->pairs != NULL) {
+        kblock_sched(p);
     }
 }
 
@@ -1038,6 +1183,7 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
         t.nq = p->kb_hi[kb] - lo;
         t.w = w->wp + (k0 * p->nq + lo) * CONV_CELL;
         t.out = p->out + k0 * out_plane;
+        t.sched = p->sched != NULL ? p->sched + p->sched_at[kb] : NULL;
         p->shape->tile(&t);
         if (p->kmajor) {
             if (++nt == p->ntiles) {
@@ -1802,16 +1948,29 @@ int dla_conv_wpack_build(const struct dla_conv_geom *g, const int8_t *wt,
 
 size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w)
 {
-    return w == NULL ? 0 : sizeof(*w) + w->bytes + (size_t)w->out_k * 3 * sizeof(uint32_t);
+    return w == NULL ? 0
+                     : sizeof(*w) + w->bytes + (size_t)w->out_k * 3 * sizeof(uint32_t) +
+                           (size_t)w->out_k * w->pair_words * sizeof(uint64_t);
 }
 
 /* Cells: 4 bytes per group of 4 channels (Q8, U8) or of 2 (P16), so at
  * most 2 bytes per weight of in_c rounded up to 4 channels; per output
- * channel init, qlo and qhi; the header. */
+ * channel init, qlo and qhi and (U8) a bit per pair of steps (nq / 2
+ * bits, nq <= (in_c + 3) / 4 * taps, in whole words); the header. */
 size_t dla_conv_wpack_bytes_bound(const struct dla_conv_geom *g)
 {
-    size_t per_k = ((size_t)g->in_c + 3) * g->k_w * g->k_h * 2 + 3 * sizeof(uint32_t);
+    size_t per_k = ((size_t)g->in_c + 3) * g->k_w * g->k_h * 2 + 3 * sizeof(uint32_t) +
+                   (((size_t)g->in_c + 3) * g->k_w * g->k_h / 512 + 1) * sizeof(uint64_t);
     return per_k * g->out_k + sizeof(struct dla_conv_wpack);
+}
+
+size_t dla_conv_wpack_pairs(const struct dla_conv_wpack *w)
+{
+    size_t n = 0;
+    for (size_t i = 0; w != NULL && w->pairs != NULL && i < w->out_k * w->pair_words; i++) {
+        n += (size_t)__builtin_popcountll(w->pairs[i]);
+    }
+    return n;
 }
 
 void dla_conv_wpack_free(struct dla_conv_wpack *w)

@@ -77,6 +77,12 @@ struct dla_conv_tile {
     unsigned nruns;
     int32_t *out;            /* output plane of the first channel of the tile */
     size_t ostride;          /* int32s from one output channel plane to the next */
+    /* U8 tiles: NULL (every step alone) or the schedule of paired steps:
+     * entries e0, s0, e1, s1, ... (relative to step 0): steps from the
+     * previous s (0 at first) up to e_i go in pairs whose int16 pair sums
+     * may be added before widening (even count), steps from e_i up to s_i
+     * one at a time; it ends with the first s_i >= nq */
+    const uint32_t *sched;
 };
 
 typedef void (*dla_conv_tile_fn)(const struct dla_conv_tile *t);
@@ -144,6 +150,11 @@ int dla_conv_wpack_build_isa(const struct dla_conv_geom *g, const int8_t *wt,
 int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
                             const struct dla_conv_wpack *w, int32_t *out, int shape,
                             unsigned threads, struct dla_team *pool);
+
+/* Pairs of reduction steps of w (summed over its output channels) that
+ * AVX2's U8 tiles may add in int16 (conv_s8_x86.c, paired steps); 0 for
+ * packs of other cell formats: for tests. */
+size_t dla_conv_wpack_pairs(const struct dla_conv_wpack *w);
 
 /* 1 if dla_conv_s8_opts with this ISA and flags would run g on U8 cells
  * (AVX2 vpmaddubsw: no negative code in the input), else 0: for tests. */

@@ -263,6 +263,85 @@ AVX2_INLINE void avx2_rows(const struct dla_conv_tile *t, const unsigned char *w
     AV_STORE(7)
 }
 
+/* Paired steps (U8 only): the vpmaddubsw pair sums of two steps added in
+ * int16 (vpaddw) before one widening vpmaddwd, where the schedule says
+ * the weights keep that sum within int16 (conv_s8.c pair_lane_fits): 3
+ * multiplies per 64 MACs instead of 4. */
+#define AP_STEP(m)                                                                  \
+    if ((m) < MR) {                                                                 \
+        __m256i b = _mm256_set1_epi32(ld32(w + (m) * wr));                          \
+        __m256i b2 = _mm256_set1_epi32(ld32(w + 4 + (m) * wr));                     \
+        __m256i s0 = _mm256_add_epi16(_mm256_maddubs_epi16(x0, b),                  \
+                                      _mm256_maddubs_epi16(y0, b2));                \
+        d##m##0 = _mm256_add_epi32(d##m##0, _mm256_madd_epi16(s0, ones));           \
+        if (NV > 1) {                                                               \
+            __m256i s1 = _mm256_add_epi16(_mm256_maddubs_epi16(x1, b),              \
+                                          _mm256_maddubs_epi16(y1, b2));            \
+            d##m##1 = _mm256_add_epi32(d##m##1, _mm256_madd_epi16(s1, ones));       \
+        }                                                                           \
+    }
+
+/* avx2_rows of U8 cells after t->sched (paired and single steps). */
+AVX2_INLINE void avx2_rows_sched(const struct dla_conv_tile *t, const unsigned char *w,
+                                 const int32_t *init, int32_t *acc, int32_t *out, size_t os,
+                                 const unsigned MR, const unsigned NV)
+{
+    const unsigned char *in = t->in;
+    const ptrdiff_t *qoff = t->qoff;
+    const uint32_t *sc = t->sched;
+    const int U8 = 1;
+    const __m256i ones = _mm256_set1_epi16(1);
+    size_t nq = t->nq, wr = t->wrow, q = 0;
+
+    AV_DECL(0) AV_DECL(1) AV_DECL(2) AV_DECL(3) AV_DECL(4) AV_DECL(5) AV_DECL(6) AV_DECL(7)
+    for (;; sc += 2) {
+        for (size_t e = sc[0]; q < e; q += 2, w += 8) {
+            const unsigned char *a = in + qoff[q], *a2 = in + qoff[q + 1];
+            __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)a);
+            __m256i y0 = _mm256_loadu_si256((const __m256i *)(const void *)a2);
+            __m256i x1 = x0, y1 = y0;
+            if (NV > 1) {
+                x1 = _mm256_loadu_si256((const __m256i *)(const void *)(a + 32));
+                y1 = _mm256_loadu_si256((const __m256i *)(const void *)(a2 + 32));
+            }
+            AP_STEP(0) AP_STEP(1) AP_STEP(2) AP_STEP(3) AP_STEP(4) AP_STEP(5) AP_STEP(6)
+            AP_STEP(7)
+        }
+        for (size_t e = sc[1]; q < e; q++, w += 4) {
+            const unsigned char *a = in + qoff[q];
+            __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)a);
+            __m256i x1 = x0;
+            if (NV > 1) {
+                x1 = _mm256_loadu_si256((const __m256i *)(const void *)(a + 32));
+            }
+            AV_STEP(0) AV_STEP(1) AV_STEP(2) AV_STEP(3) AV_STEP(4) AV_STEP(5) AV_STEP(6)
+            AV_STEP(7)
+        }
+        if (q >= nq) {
+            break;
+        }
+    }
+    if (out != NULL) {
+        AV_STORE_OUT(0) AV_STORE_OUT(1) AV_STORE_OUT(2) AV_STORE_OUT(3) AV_STORE_OUT(4)
+        AV_STORE_OUT(5) AV_STORE_OUT(6) AV_STORE_OUT(7)
+        return;
+    }
+    AV_STORE(0) AV_STORE(1) AV_STORE(2) AV_STORE(3) AV_STORE(4) AV_STORE(5) AV_STORE(6)
+    AV_STORE(7)
+}
+
+/* avx2_rows, or for U8 tiles with a schedule avx2_rows_sched. */
+AVX2_INLINE void avx2_rows_any(const struct dla_conv_tile *t, const unsigned char *w,
+                               const int32_t *init, int32_t *acc, int32_t *out, size_t os,
+                               const unsigned MR, const unsigned NV, const int U8)
+{
+    if (U8 && t->sched != NULL) {
+        avx2_rows_sched(t, w, init, acc, out, os, MR, NV);
+    } else {
+        avx2_rows(t, w, init, acc, out, os, MR, NV, U8);
+    }
+}
+
 AVX2_INLINE void avx2_store(const struct dla_conv_tile *t, const int32_t *acc, unsigned nr)
 {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -294,25 +373,25 @@ AVX2_INLINE void avx2_store(const struct dla_conv_tile *t, const int32_t *acc, u
         unsigned m = 0, mr = t->mr;                                                     \
         if (mr == (MR_FULL) && t->nruns == 1 && t->runs[0].j == 0 &&                    \
             t->runs[0].len == 8 * (NV)) {                                               \
-            avx2_rows(t, t->w, t->init, acc, t->out + t->runs[0].off, t->ostride,       \
+            avx2_rows_any(t, t->w, t->init, acc, t->out + t->runs[0].off, t->ostride,       \
                       (MR_FULL), (NV), (U8));                                           \
             return;                                                                     \
         }                                                                               \
         if (mr == (MR_FULL)) {                                                          \
-            avx2_rows(t, t->w, t->init, acc, NULL, 0, (MR_FULL), (NV), (U8));           \
+            avx2_rows_any(t, t->w, t->init, acc, NULL, 0, (MR_FULL), (NV), (U8));           \
         } else {                                                                        \
             if ((MR_FULL) > 4 && mr - m >= 4) {                                         \
-                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
+                avx2_rows_any(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
                           4, (NV), (U8));                                               \
                 m += 4;                                                                 \
             }                                                                           \
             if (mr - m >= 2) {                                                          \
-                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
+                avx2_rows_any(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
                           2, (NV), (U8));                                               \
                 m += 2;                                                                 \
             }                                                                           \
             if (mr - m >= 1) {                                                          \
-                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
+                avx2_rows_any(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
                           1, (NV), (U8));                                               \
             }                                                                           \
         }                                                                               \
