@@ -283,6 +283,11 @@ struct dla_conv_wpack {
      * 2i + 1 of output channel k may share an int16 sum (pair_safe) */
     uint64_t *pairs;
     size_t pair_words;
+    /* U8 packs of layers with one output pixel (fully connected layers):
+     * the cells again as [k / 8][q][k % 8] (DLA_CONV_GEMV_K channels a
+     * vector, out_k rounded up with zero rows) for dla_conv_gemv_avx2u8,
+     * which puts output channels in the lanes; NULL otherwise */
+    unsigned char *wk;
 };
 
 struct conv_plan {
@@ -326,6 +331,10 @@ struct conv_plan {
      * at sched + sched_at[kb]; sched NULL: every step alone */
     uint32_t *sched;
     size_t *sched_at;
+    /* one output pixel and a pack with wk: the channels-in-lanes kernel on
+     * xg, the nq input cells of the pixel gathered after packing */
+    int gemv;
+    unsigned char *xg;
 };
 
 static void wpack_release(struct dla_conv_wpack *w)
@@ -335,6 +344,7 @@ static void wpack_release(struct dla_conv_wpack *w)
     free(w->qlo);
     free(w->qhi);
     free(w->pairs);
+    free(w->wk);
 }
 
 static void plan_free(struct conv_plan *p)
@@ -348,6 +358,7 @@ static void plan_free(struct conv_plan *p)
     free(p->kb_hi);
     free(p->sched);
     free(p->sched_at);
+    free(p->xg);
     wpack_release(&p->own);
 }
 
@@ -500,6 +511,10 @@ static int plan_build(struct conv_plan *p, enum dla_conv_isa isa, int use_vbmi)
                 p->qoff[grp * p->taps + ky * g->k_w + kx] = (ptrdiff_t)(cell * CONV_CELL);
             }
         }
+    }
+    if (p->gemv && (p->xg = alloc64(p->nq * CONV_CELL + 1)) == NULL) {
+        rc = DLASIM_ERR_NOMEM;
+        goto done;
     }
     p->kmajor = p->w->bytes > inp_size;
     rc = 0;
@@ -1154,7 +1169,11 @@ static void kblock_steps(struct conv_plan *p)
         p->kb_lo[kb] = lo < hi ? lo : 0;
         p->kb_hi[kb] = hi;
     }
-    if (p->fmt == CELL_U8 && w->pairs != NULL) {
+    if (p->gemv) { /* the pixel's input cells in step order */
+        for (size_t q = 0; q < p->nq; q++) {
+            memcpy(p->xg + q * CONV_CELL, p->inp + p->qoff[q], CONV_CELL);
+        }
+    } else if (p->fmt == CELL_U8 && w->pairs != NULL) {
         kblock_sched(p);
     }
 }
@@ -1206,6 +1225,25 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
             nt++;
         }
     }
+}
+
+/* Items begin..end-1 of a one-pixel layer on wk: DLA_CONV_GEMV_KB
+ * vectors of DLA_CONV_GEMV_K output channels each. */
+static void compute_gemv(const struct conv_plan *p, size_t begin, size_t end)
+{
+#if defined(DLA_CONV_X86)
+    const size_t per = (size_t)DLA_CONV_GEMV_K * DLA_CONV_GEMV_KB;
+    for (size_t item = begin; item < end; item++) {
+        size_t k0 = item * per;
+        size_t nk = min_size(per, p->g->out_k - k0);
+        dla_conv_gemv_avx2u8(p->xg, p->w->wk + k0 * p->nq * CONV_CELL, p->nq, p->out + k0,
+                             (unsigned)nk);
+    }
+#else
+    (void)p;
+    (void)begin;
+    (void)end;
+#endif
 }
 
 /* Generic C micro-kernel, P16 cells, GEN_MR x GEN_NR. */
@@ -1308,7 +1346,12 @@ static void team_compute(struct conv_team *t)
         if (first >= t->items) {
             break;
         }
-        compute_tiles(t->p, first, min_size(first + t->tile_chunk, t->items));
+        size_t last = min_size(first + t->tile_chunk, t->items);
+        if (t->p->gemv) {
+            compute_gemv(t->p, first, last);
+        } else {
+            compute_tiles(t->p, first, last);
+        }
     }
 }
 
@@ -1318,6 +1361,13 @@ static void *conv_worker_main(void *arg)
     team_pack(t);
     team_compute(t);
     return NULL;
+}
+
+/* Compute items of p: tiles, or a one-pixel layer's channel blocks. */
+static size_t conv_items(const struct conv_plan *p)
+{
+    const size_t per = (size_t)DLA_CONV_GEMV_K * DLA_CONV_GEMV_KB;
+    return p->gemv ? ((size_t)p->g->out_k + per - 1) / per : p->ntiles * p->kblocks;
 }
 
 /* Work shares of a team of n threads over plan p (counters at 0). */
@@ -1332,7 +1382,7 @@ static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
     if (p->w == &p->own) { /* weight rows to pack too */
         team->pack_tasks += (p->g->out_k + team->row_chunk - 1) / team->row_chunk;
     }
-    team->items = p->ntiles * p->kblocks;
+    team->items = conv_items(p);
     team->tile_chunk = n == 1 ? team->items : team->items / (8 * n) + 1;
     atomic_init(&team->next_pack, 0);
     atomic_init(&team->packs_done, 0);
@@ -1552,11 +1602,12 @@ static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned fla
         w = NULL;
     }
     p.w = w != NULL ? w : &p.own;
-    p.shifted = conv_shifted(g);
+    p.gemv = p.fmt == CELL_U8 && p.w->wk != NULL && (uint64_t)g->out_h * g->out_w == 1;
+    p.shifted = !p.gemv && conv_shifted(g); /* gemv reads one cell a step anyway */
     p.shape = choose_shape(p.shapes, p.speed, g, p.shifted, shape);
     int rc = plan_build(&p, isa, use_vbmi);
     if (rc == 0) {
-        size_t items = p.ntiles * p.kblocks;
+        size_t items = conv_items(&p);
         size_t n = threads == 0 ? 1 : threads;
         n = min_size(min_size(n, CONV_MAX_THREADS), items);
         if (pool != NULL) {
@@ -1844,6 +1895,50 @@ static void fold_input(const struct dla_conv_geom *g, const struct dla_conv_geom
 
 /* ------------------------------------------------- weights packed once */
 
+/* Bytes of a pack's wk: out_k rounded up to DLA_CONV_GEMV_K rows of nq cells. */
+static size_t wpack_wk_bytes(const struct dla_conv_wpack *w)
+{
+    size_t rows = ((size_t)w->out_k + DLA_CONV_GEMV_K - 1) / DLA_CONV_GEMV_K * DLA_CONV_GEMV_K;
+    return rows * w->nq * CONV_CELL;
+}
+
+/* A pack worth a wk copy: U8 cells (AVX2's channels-in-lanes kernel), one
+ * output pixel (where pixel lanes would carry 1 real pixel of 8 or 16),
+ * and kernels mostly dense (the kernel runs every step of every row; a
+ * dense-lowered depthwise layer keeps the pixel tiles, which skip them). */
+static int wpack_gemv_worth(const struct dla_conv_wpack *w, const struct dla_conv_geom *g)
+{
+    if (w->fmt != CELL_U8 || (uint64_t)g->out_h * g->out_w != 1 || w->nq == 0) {
+        return 0;
+    }
+    uint64_t steps = 0;
+    for (size_t k = 0; k < w->out_k; k++) {
+        steps += w->qhi[k] - w->qlo[k];
+    }
+    return steps * 2 >= (uint64_t)w->out_k * w->nq;
+}
+
+/* wk from wp (cell q of row k to [k / 8][q][k % 8]; rows past out_k zero). */
+static void wpack_fill_wk(struct dla_conv_wpack *w)
+{
+    size_t nkb = ((size_t)w->out_k + DLA_CONV_GEMV_K - 1) / DLA_CONV_GEMV_K;
+    for (size_t kb = 0; kb < nkb; kb++) {
+        unsigned char *d = w->wk + kb * w->nq * DLA_CONV_GEMV_K * CONV_CELL;
+        for (size_t i = 0; i < DLA_CONV_GEMV_K; i++) {
+            size_t k = kb * DLA_CONV_GEMV_K + i;
+            const unsigned char *src = w->wp + k * w->nq * CONV_CELL;
+            for (size_t q = 0; q < w->nq; q++) {
+                unsigned char *c = d + (q * DLA_CONV_GEMV_K + i) * CONV_CELL;
+                if (k < w->out_k) {
+                    memcpy(c, src + q * CONV_CELL, CONV_CELL);
+                } else {
+                    memset(c, 0, CONV_CELL);
+                }
+            }
+        }
+    }
+}
+
 /* A new pack of wt in cell format fmt into *out. */
 static int wpack_alloc(const struct dla_conv_geom *g, const int8_t *wt, enum dla_conv_isa isa,
                        enum cell_format fmt, int use_vbmi, struct dla_conv_wpack **out)
@@ -1859,6 +1954,9 @@ static int wpack_alloc(const struct dla_conv_geom *g, const int8_t *wt, enum dla
     }
     for (size_t k = 0; k < g->out_k; k++) {
         pack_weight_row(w, wt, k);
+    }
+    if (wpack_gemv_worth(w, g) && (w->wk = alloc64(wpack_wk_bytes(w))) != NULL) {
+        wpack_fill_wk(w);
     }
     *out = w;
     return 0;
@@ -1981,18 +2079,23 @@ size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w)
 {
     return w == NULL ? 0
                      : sizeof(*w) + w->bytes + (size_t)w->out_k * 3 * sizeof(uint32_t) +
-                           (size_t)w->out_k * w->pair_words * sizeof(uint64_t);
+                           (size_t)w->out_k * w->pair_words * sizeof(uint64_t) +
+                           (w->wk != NULL ? wpack_wk_bytes(w) : 0);
 }
 
 /* Cells: 4 bytes per group of 4 channels (Q8, U8) or of 2 (P16), so at
  * most 2 bytes per weight of in_c rounded up to 4 channels; per output
  * channel init, qlo and qhi and (U8) a bit per pair of steps (nq / 2
- * bits, nq <= (in_c + 3) / 4 * taps, in whole words); the header. */
+ * bits, nq <= (in_c + 3) / 4 * taps, in whole words); a one-pixel
+ * layer's wk; the header. */
 size_t dla_conv_wpack_bytes_bound(const struct dla_conv_geom *g)
 {
     size_t per_k = ((size_t)g->in_c + 3) * g->k_w * g->k_h * 2 + 3 * sizeof(uint32_t) +
                    (((size_t)g->in_c + 3) * g->k_w * g->k_h / 512 + 1) * sizeof(uint64_t);
-    return per_k * g->out_k + sizeof(struct dla_conv_wpack);
+    /* U8 cells take 1 byte a weight of the 2 counted, which leaves the wk
+     * copy room but for its up to DLA_CONV_GEMV_K - 1 zero rows */
+    size_t wk_pad = ((size_t)g->in_c + 3) * g->k_w * g->k_h * (DLA_CONV_GEMV_K - 1);
+    return per_k * g->out_k + wk_pad + sizeof(struct dla_conv_wpack);
 }
 
 size_t dla_conv_wpack_pairs(const struct dla_conv_wpack *w)

@@ -97,6 +97,9 @@ typedef void (*dla_conv_tile_fn)(const struct dla_conv_tile *t);
 #define DLA_CONV_AVX2_MR1 8  /* x 8 pixels */
 #define DLA_CONV_AVX2_MR2 6  /* x 16 pixels */
 
+#define DLA_CONV_GEMV_K 8  /* output channels a vector of the one-pixel kernel */
+#define DLA_CONV_GEMV_KB 4 /* vectors a call */
+
 #if defined(DLA_CONV_X86)
 void dla_conv_tile_vnni_8x48(const struct dla_conv_tile *t);
 void dla_conv_tile_vnni_8x32(const struct dla_conv_tile *t);
@@ -107,6 +110,12 @@ void dla_conv_tile_avx2_8x8(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8_6x16(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8_4x16(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8_8x8(const struct dla_conv_tile *t);
+/* One output pixel (fully connected layers), output channels in the lanes:
+ * out[k] = sum over q of U8 input cell x[q] . weight cell q of channel k,
+ * for nk <= DLA_CONV_GEMV_K * DLA_CONV_GEMV_KB channels whose cells wk
+ * holds as [k / 8][q][k % 8] (conv_s8.c wpack_fill_wk). */
+void dla_conv_gemv_avx2u8(const unsigned char *x, const unsigned char *wk, size_t nq,
+                          int32_t *out, unsigned nk);
 /* Q8 weight cells of `groups` full channel groups (taps <= 16) with
  * AVX-512 VBMI byte permutes; returns the sum of the weights packed. */
 int64_t dla_conv_pack_q8_vbmi(unsigned char *d, const int8_t *s, size_t groups, size_t taps);

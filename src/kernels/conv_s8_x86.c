@@ -405,6 +405,55 @@ AVX2_TILE(dla_conv_tile_avx2u8_6x16, DLA_CONV_AVX2_MR2, 2, 1)
 AVX2_TILE(dla_conv_tile_avx2u8_4x16, DLA_CONV_AVX2_MR0, 2, 1)
 AVX2_TILE(dla_conv_tile_avx2u8_8x8, DLA_CONV_AVX2_MR1, 1, 1)
 
+/* The one-pixel kernel (conv_s8_impl.h): the input cell of step q
+ * broadcast, vpmaddubsw against 8 output channels' weight cells, widened
+ * and accumulated as in the tiles (exact for the same reasons); every lane
+ * a real output, where a pixel tile would use 1 lane of 8 or 16. */
+AVX2_INLINE void gemv_rows(const unsigned char *x, const unsigned char *wk, size_t nq,
+                           int32_t *acc, const unsigned NV)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    const size_t vs = nq * 32; /* bytes from one vector's weights to the next */
+    __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
+    for (size_t q = 0; q < nq; q++, wk += 32) {
+        __m256i b = _mm256_set1_epi32(ld32(x + 4 * q));
+#define GEMV_V(v)                                                                          \
+        if ((v) < NV) {                                                                    \
+            __m256i wv = _mm256_load_si256((const __m256i *)(const void *)(wk + (v) * vs)); \
+            c##v = _mm256_add_epi32(c##v, _mm256_madd_epi16(_mm256_maddubs_epi16(b, wv), ones)); \
+        }
+        GEMV_V(0) GEMV_V(1) GEMV_V(2) GEMV_V(3)
+#undef GEMV_V
+    }
+    _mm256_storeu_si256((__m256i *)(void *)acc, c0);
+    if (NV > 1) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + 8), c1);
+    }
+    if (NV > 2) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + 16), c2);
+    }
+    if (NV > 3) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + 24), c3);
+    }
+}
+
+AVX2_ATTR void dla_conv_gemv_avx2u8(const unsigned char *x, const unsigned char *wk, size_t nq,
+                                    int32_t *out, unsigned nk)
+{
+    int32_t acc[DLA_CONV_GEMV_K * DLA_CONV_GEMV_KB];
+    unsigned nv = (nk + DLA_CONV_GEMV_K - 1) / DLA_CONV_GEMV_K;
+    if (nv >= 4) {
+        gemv_rows(x, wk, nq, acc, 4);
+    } else if (nv == 3) {
+        gemv_rows(x, wk, nq, acc, 3);
+    } else if (nv == 2) {
+        gemv_rows(x, wk, nq, acc, 2);
+    } else {
+        gemv_rows(x, wk, nq, acc, 1);
+    }
+    memcpy(out, acc, nk * sizeof(int32_t));
+}
+
 #else
 
 /* Not x86-64 GCC/Clang: only the generic path of conv_s8.c exists. */

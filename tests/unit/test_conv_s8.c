@@ -968,6 +968,35 @@ static void test_paired_steps(void **state)
     }
 }
 
+/* One output pixel (fully connected layers): AVX2 packs keep their cells
+ * with output channels in the lanes too (conv_s8.c wk); channel counts
+ * around the vectors of 8 and calls of 32, taps, padding, every input
+ * and weight range; every path against the reference. */
+static void test_one_pixel(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t in_c, out_k, k_h, k_w, eh, ew;
+        int mode_in, mode_wt;
+        const char *name;
+    } cases[] = {
+        {1, 1, 1, 1, 0, 0, 3, 0, "one pixel 1 -> 1"},
+        {5, 7, 1, 1, 0, 0, 6, 1, "one pixel 5 -> 7, 127 x -128/127"},
+        {64, 10, 1, 1, 0, 0, 3, 0, "one pixel 64 -> 10 (the demo's last layer)"},
+        {13, 9, 3, 3, 2, 1, 4, 2, "one pixel 3x3 13 ch -> 9, padded"},
+        {32, 64, 7, 7, 0, 0, 5, 7, "one pixel 7x7x32 -> 64 (a flattened layer)"},
+        {100, 33, 1, 1, 0, 0, 6, 2, "one pixel 100 -> 33, mostly -128"},
+        {2048, 100, 1, 1, 0, 0, 3, 0, "one pixel 2048 -> 100"},
+        {300, 40, 1, 1, 3, 5, 4, 1, "one pixel 300 -> 40, 0/127 x -128/127"},
+        {64, 16, 1, 1, 0, 0, 0, 0, "one pixel 64 -> 16, signed input"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct dla_conv_geom g = geom(cases[i].in_c, cases[i].out_k, 1, 1, cases[i].k_h,
+                                      cases[i].k_w, 1, 1, 1, 1, cases[i].eh, cases[i].ew);
+        run_case(&g, 950 + i, cases[i].mode_in, cases[i].mode_wt, 1, cases[i].name);
+    }
+}
+
 static void test_isa_names(void **state)
 {
     (void)state;
@@ -1011,6 +1040,7 @@ int main(void)
         cmocka_unit_test(test_sparse_weights),
         cmocka_unit_test(test_nonneg_inputs),
         cmocka_unit_test(test_paired_steps),
+        cmocka_unit_test(test_one_pixel),
         cmocka_unit_test(test_input_in_place),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_isa_names),
