@@ -1121,12 +1121,13 @@ static void kblock_pairs(const struct dla_conv_wpack *w, size_t k0, size_t k1, u
 
 /* Whether a k block's schedule gains: each run of paired steps ends in a
  * branch the CPU mispredicts (~30 cycles of a 6x16 tile), each pair
- * saves ~6 cycles; with fewer than 5 pairs a run (ResNet-50's 1x1 layers
- * of 64 input channels: 8 pairs a tile, 1 in 8 unpairable) every step
- * goes alone. */
+ * saves ~6 cycles, and the scheduled tile sets up more (its 6x16 keeps 4
+ * accumulators in memory); with fewer than 5 pairs a run or 12 in all
+ * (measured: ResNet-50's 1x1 layers of 64 input channels, 8 pairs a tile,
+ * ran 4-9 % slower paired) every step goes alone. */
 static int sched_gains(size_t entries, size_t paired_steps)
 {
-    return paired_steps / 2 >= 5 * (entries / 2);
+    return paired_steps / 2 >= 12 && paired_steps / 2 >= 5 * (entries / 2);
 }
 
 /* Schedules of paired steps for U8 tiles (p->sched, p->sched_at: SIZE_MAX

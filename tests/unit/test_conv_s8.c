@@ -945,30 +945,30 @@ static void test_paired_steps(void **state)
         bufs_free(&b);
     }
     /* lanes at exactly +-258 pair (127 x 258 = 32766), at +-259 they do not:
-     * 4 channels (channels 2, 3 zero), a 20x1 kernel: 10 pairs of steps a
-     * channel; channel 0's lanes add to +258 (+259), channel 1's to -258
-     * (-259) in every pair */
+     * 4 channels (channels 2, 3 zero), a 26x1 kernel: 13 pairs of steps a
+     * channel (enough to be paired, conv_s8.c sched_gains); channel 0's
+     * lanes add to +258 (+259), channel 1's to -258 (-259) in every pair */
     for (int over = 0; over < 2; over++) {
-        struct dla_conv_geom g = geom(4, 2, 1, 8, 20, 1, 1, 1, 1, 1, 0, 0);
+        struct dla_conv_geom g = geom(4, 2, 1, 8, 26, 1, 1, 1, 1, 1, 0, 0);
         struct bufs b;
         bufs_alloc(&b, &g);
         memset(b.wt, 0, b.nwt);
         for (int k = 0; k < 2; k++) {
-            for (int t = 0; t < 20; t++) {
+            for (int t = 0; t < 26; t++) {
                 /* [k][c][t]: c0 64, 65 alternating; c1 64/65 (65 on the odd tap if over) */
                 int c0 = t % 2 ? 65 : 64, c1 = t % 2 ? (over ? 66 : 65) : 64;
-                b.wt[(k * 4 + 0) * 20 + t] = (int8_t)(k ? -c0 : c0);
-                b.wt[(k * 4 + 1) * 20 + t] = (int8_t)(k ? -c1 : c1);
+                b.wt[(k * 4 + 0) * 26 + t] = (int8_t)(k ? -c0 : c0);
+                b.wt[(k * 4 + 1) * 26 + t] = (int8_t)(k ? -c1 : c1);
             }
         }
         memset(b.in, 127, b.nin);
         dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
-        assert_int_equal(b.ref[0], over ? 127 * 2590 : 127 * 2580);
-        assert_int_equal(b.ref[8], over ? -127 * 2590 : -127 * 2580);
+        assert_int_equal(b.ref[0], over ? 127 * 3367 : 127 * 3354);
+        assert_int_equal(b.ref[8], over ? -127 * 3367 : -127 * 3354);
         if (dla_conv_isa_supported(DLA_CONV_ISA_AVX2)) {
             struct dla_conv_wpack *w = NULL;
             assert_int_equal(dla_conv_wpack_build_isa(&g, b.wt, DLA_CONV_ISA_AVX2, 0, &w), 0);
-            assert_int_equal(dla_conv_wpack_pairs(w), over ? 0 : 20);
+            assert_int_equal(dla_conv_wpack_pairs(w), over ? 0 : 26);
             dla_conv_wpack_free(w);
         }
         check_all_paths(&g, &b, over ? "pairs at 259" : "pairs at 258");
