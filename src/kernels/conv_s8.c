@@ -151,6 +151,7 @@ static int fmt_is_bytes(enum cell_format fmt)
 struct conv_shape {
     unsigned mr, nr;
     dla_conv_tile_fn tile;
+    dla_conv_tile_fn paired; /* U8: the tile after a schedule of paired steps */
 };
 
 /* speed: measured relative speed per pixel lane of each shape (wider tiles
@@ -168,28 +169,28 @@ struct conv_isa_desc {
 
 static void tile_generic(const struct dla_conv_tile *t);
 
-#define GEN_SHAPES {{GEN_MR, GEN_NR, tile_generic}, {GEN_MR, GEN_NR, tile_generic}, \
-                    {GEN_MR, GEN_NR, tile_generic}}, {100, 100, 100}, \
-                   {{0, 0, NULL}, {0, 0, NULL}, {0, 0, NULL}}, {0, 0, 0}
+#define GEN_SHAPES {{GEN_MR, GEN_NR, tile_generic, NULL}, {GEN_MR, GEN_NR, tile_generic, NULL}, \
+                    {GEN_MR, GEN_NR, tile_generic, NULL}}, {100, 100, 100}, \
+                   {{0, 0, NULL, NULL}, {0, 0, NULL, NULL}, {0, 0, NULL, NULL}}, {0, 0, 0}
 
 static const struct conv_isa_desc conv_isas[DLA_CONV_ISA_COUNT] = {
     {"generic", CELL_P16, GEN_SHAPES},
 #if defined(DLA_CONV_X86)
     {"avx2", CELL_P16,
-     {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2_6x16},
-      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2_8x8},
-      {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2_4x16}},
+     {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2_6x16, NULL},
+      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2_8x8, NULL},
+      {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2_4x16, NULL}},
      {100, 95, 90},
-     {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2u8_6x16},
-      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2u8_8x8},
-      {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2u8_4x16}},
+     {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2u8_6x16, dla_conv_tile_avx2u8p_6x16},
+      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2u8_8x8, dla_conv_tile_avx2u8p_8x8},
+      {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2u8_4x16, dla_conv_tile_avx2u8p_4x16}},
      {100, 95, 90}},
     {"avx512vnni", CELL_Q8,
-     {{DLA_CONV_VNNI_MR, 48, dla_conv_tile_vnni_8x48},
-      {DLA_CONV_VNNI_MR, 32, dla_conv_tile_vnni_8x32},
-      {DLA_CONV_VNNI_MR, 16, dla_conv_tile_vnni_8x16}},
+     {{DLA_CONV_VNNI_MR, 48, dla_conv_tile_vnni_8x48, NULL},
+      {DLA_CONV_VNNI_MR, 32, dla_conv_tile_vnni_8x32, NULL},
+      {DLA_CONV_VNNI_MR, 16, dla_conv_tile_vnni_8x16, NULL}},
      {100, 98, 95},
-     {{0, 0, NULL}, {0, 0, NULL}, {0, 0, NULL}}, {0, 0, 0}},
+     {{0, 0, NULL, NULL}, {0, 0, NULL, NULL}, {0, 0, NULL, NULL}}, {0, 0, 0}},
 #else
     {"avx2", CELL_P16, GEN_SHAPES},
     {"avx512vnni", CELL_P16, GEN_SHAPES},
@@ -1193,7 +1194,7 @@ static void kblock_steps(struct conv_plan *p)
         for (size_t q = 0; q < p->nq; q++) {
             memcpy(p->xg + q * CONV_CELL, p->inp + p->qoff[q], CONV_CELL);
         }
-    } else if (p->fmt == CELL_U8 && w->pairs != NULL) {
+    } else if (p->fmt == CELL_U8 && w->pairs != NULL && p->shape->paired != NULL) {
         kblock_sched(p);
     }
 }
@@ -1235,7 +1236,7 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
         t.out = p->out + k0 * out_plane;
         t.sched = p->sched != NULL && p->sched_at[kb] != SIZE_MAX ? p->sched + p->sched_at[kb]
                                                                   : NULL;
-        p->shape->tile(&t);
+        (t.sched != NULL ? p->shape->paired : p->shape->tile)(&t);
         if (p->kmajor) {
             if (++nt == p->ntiles) {
                 nt = 0;

@@ -77,7 +77,8 @@ struct dla_conv_tile {
     unsigned nruns;
     int32_t *out;            /* output plane of the first channel of the tile */
     size_t ostride;          /* int32s from one output channel plane to the next */
-    /* U8 tiles: NULL (every step alone) or the schedule of paired steps:
+    /* U8 tiles: NULL (every step alone: the avx2u8 tiles) or (the avx2u8p
+     * tiles) the schedule of paired steps:
      * entries e0, s0, e1, s1, ... (relative to step 0): steps from the
      * previous s (0 at first) up to e_i go in pairs whose int16 pair sums
      * may be added before widening (even count), steps from e_i up to s_i
@@ -110,6 +111,10 @@ void dla_conv_tile_avx2_8x8(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8_6x16(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8_4x16(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8_8x8(const struct dla_conv_tile *t);
+/* The U8 tiles after t->sched (paired steps; t->sched not NULL). */
+void dla_conv_tile_avx2u8p_6x16(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2u8p_4x16(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2u8p_8x8(const struct dla_conv_tile *t);
 /* One output pixel (fully connected layers), output channels in the lanes:
  * out[k] = sum over q of U8 input cell x[q] . weight cell q of channel k,
  * for nk <= DLA_CONV_GEMV_K * DLA_CONV_GEMV_KB channels whose cells wk

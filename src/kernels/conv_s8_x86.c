@@ -366,9 +366,9 @@ AVX2_INLINE void avx2_store(const struct dla_conv_tile *t, const int32_t *acc, u
 /* A tile of all MR_FULL rows whose NR pixels are one run (the common case
  * away from the image's right edge and last pixels) stores from the
  * registers; any other goes through acc and the runs.  U8 (avx2_rows_any's
- * MODE) 0: P16 cells, 1: U8 cells, 2: U8 cells after t->sched; the U8
- * tiles of conv_s8_impl.h call the plain or the scheduled one, kept apart
- * (noinline) so that each loop gets the registers to itself. */
+ * MODE) 0: P16 cells, 1: U8 cells, 2: U8 cells after t->sched (the
+ * avx2u8p tiles; separate functions, so each loop gets the registers to
+ * itself). */
 #define AVX2_TILE_FN(qual, name, MR_FULL, NV, U8)                                       \
     qual AVX2_ATTR void name(const struct dla_conv_tile *t)                             \
     {                                                                                   \
@@ -401,24 +401,15 @@ AVX2_INLINE void avx2_store(const struct dla_conv_tile *t, const int32_t *acc, u
         avx2_store(t, acc, 8 * (NV));                                                   \
     }
 
-#define AVX2_U8_TILE(name, MR_FULL, NV)                                                 \
-    AVX2_TILE_FN(static __attribute__((noinline)), name##_plain, MR_FULL, NV, 1)        \
-    AVX2_TILE_FN(static __attribute__((noinline)), name##_sched, MR_FULL, NV, 2)        \
-    AVX2_ATTR void name(const struct dla_conv_tile *t)                                  \
-    {                                                                                   \
-        if (t->sched != NULL) {                                                         \
-            name##_sched(t);                                                            \
-        } else {                                                                        \
-            name##_plain(t);                                                            \
-        }                                                                               \
-    }
-
 AVX2_TILE_FN(, dla_conv_tile_avx2_6x16, DLA_CONV_AVX2_MR2, 2, 0)
 AVX2_TILE_FN(, dla_conv_tile_avx2_4x16, DLA_CONV_AVX2_MR0, 2, 0)
 AVX2_TILE_FN(, dla_conv_tile_avx2_8x8, DLA_CONV_AVX2_MR1, 1, 0)
-AVX2_U8_TILE(dla_conv_tile_avx2u8_6x16, DLA_CONV_AVX2_MR2, 2)
-AVX2_U8_TILE(dla_conv_tile_avx2u8_4x16, DLA_CONV_AVX2_MR0, 2)
-AVX2_U8_TILE(dla_conv_tile_avx2u8_8x8, DLA_CONV_AVX2_MR1, 1)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8_6x16, DLA_CONV_AVX2_MR2, 2, 1)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8_4x16, DLA_CONV_AVX2_MR0, 2, 1)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8_8x8, DLA_CONV_AVX2_MR1, 1, 1)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8p_6x16, DLA_CONV_AVX2_MR2, 2, 2)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8p_4x16, DLA_CONV_AVX2_MR0, 2, 2)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8p_8x8, DLA_CONV_AVX2_MR1, 1, 2)
 
 /* The one-pixel kernel (conv_s8_impl.h): the input cell of step q
  * broadcast, vpmaddubsw against 8 output channels' weight cells, widened
