@@ -20,6 +20,12 @@
  *      tile major (each weight block is re-read from L1/L2 for every pixel
  *      tile) or, when the packed weights outweigh the packed input, k block
  *      major (the small input is re-read instead).
+ * AVX2 U8 cells also: pairs of reduction steps whose weights keep the sum
+ * of their two vpmaddubsw pair sums within int16 share one widening
+ * (pair_lane_fits, kblock_sched; 3 multiplies per 64 MACs instead of 4);
+ * x-stride-1 layers may pack one plane per tap column (shifted planes,
+ * conv_shifted) so no pixel lane is junk; one-pixel layers put output
+ * channels in the lanes (wk, compute_gemv).
  * Threads: one team per call sharing atomic work counters (see
  * conv_run_team); the calling thread works too and does everything if no
  * thread can be created.  Very small layers use fewer threads, tiny ones
