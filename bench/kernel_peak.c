@@ -21,7 +21,10 @@
  * now: "packed_gmacs"), then packed once on the input through a ReLU
  * ("relu_in_packed_gmacs": how CSC's layers after a ReLU run; on AVX2 the
  * vpmaddubsw path, where the random signed input of "packed_gmacs" takes
- * the vpmaddwd path with its weights converted from the U8 pack per call);
+ * the vpmaddwd path with its weights converted from the U8 pack per call),
+ * then that with a network's bell-shaped weights instead of uniform ones
+ * ("relu_in_net_wt_gmacs": on AVX2 most pairs of reduction steps then
+ * share one widening, conv_s8_x86.c);
  * the ResNet-50 totals are MAC-weighted over its convolution layers (each
  * shape with its count in the network).  One JSON object on stdout;
  * --peak-only prints the peaks alone.
@@ -243,6 +246,21 @@ static void fill(int8_t *p, size_t n, uint64_t *s)
     }
 }
 
+/* A network's int8 weights, bell-shaped as per-channel quantization
+ * leaves them (sum of four uniforms 0..63, minus 126: sigma 37, at most
+ * +-126): on AVX2 most pairs of reduction steps then share an int16 sum
+ * (conv_s8_x86.c, paired steps), as in ResNet-50 as the compiler
+ * quantizes it (95-100 % of the pairs of each 6-row block). */
+static void fill_bell(int8_t *p, size_t n, uint64_t *s)
+{
+    for (size_t i = 0; i < n; i++) {
+        *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t r = *s >> 32;
+        p[i] = (int8_t)((int)(r & 63) + (int)((r >> 6) & 63) + (int)((r >> 12) & 63) +
+                        (int)((r >> 18) & 63) - 126);
+    }
+}
+
 /* A post-ReLU activation: the negative codes of p become 0 (about half). */
 static void relu(int8_t *p, size_t n)
 {
@@ -255,9 +273,10 @@ static void relu(int8_t *p, size_t n)
  * per call (t[0]) and packed once with a thread pool (t[1]), and the
  * process CPU seconds of the packed way (*cpu, best of 3); then the packed
  * way on the input through a ReLU (t[2], cpu[1]: on AVX2 the vpmaddubsw
- * path, which needs inputs with no negative code); -1 on error. */
+ * path, which needs inputs with no negative code); then that with the
+ * bell-shaped weights of fill_bell (t[3], cpu[2]); -1 on error. */
 static int time_layer(const struct layer *L, unsigned threads, struct dlasim_conv_pool *pool,
-                      uint64_t *macs, double t[3], double cpu[2])
+                      uint64_t *macs, double t[4], double cpu[3])
 {
     uint32_t pad = L->kern / 2, out = (L->hw + 2 * pad - L->kern) / L->stride + 1;
     struct dlasim_conv_geom g = {
@@ -271,14 +290,20 @@ static int time_layer(const struct layer *L, unsigned threads, struct dlasim_con
     struct dlasim_conv_wpack *w = NULL;
     int rc = -1;
     uint64_t s = 42;
-    t[0] = t[1] = t[2] = cpu[0] = cpu[1] = -1;
+    t[0] = t[1] = t[2] = t[3] = cpu[0] = cpu[1] = cpu[2] = -1;
     if (in && wt && o) {
         fill(in, nin, &s);
         fill(wt, nw, &s);
         rc = dlasim_conv_wpack_build(&g, wt, &w);
-        for (int way = 0; way < 3 && rc == 0; way++) {
+        for (int way = 0; way < 4 && rc == 0; way++) {
             if (way == 2) {
                 relu(in, nin);
+            }
+            if (way == 3) {
+                fill_bell(wt, nw, &s);
+                dlasim_conv_wpack_free(w);
+                w = NULL;
+                rc = dlasim_conv_wpack_build(&g, wt, &w);
             }
             for (int r = 0; r < 3 && rc == 0; r++) {
                 double t0 = now_s(), c0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
@@ -325,8 +350,8 @@ int main(int argc, char **argv)
         return 0;
     }
     /* ways: weights packed per call, packed once, packed once on a ReLU'd input */
-    double total_s[3] = {0, 0, 0}, total_macs = 0, worst[3] = {1e30, 1e30, 1e30};
-    double total_cpu[2] = {0, 0};
+    double total_s[4] = {0, 0, 0, 0}, total_macs = 0, worst[4] = {1e30, 1e30, 1e30, 1e30};
+    double total_cpu[3] = {0, 0, 0};
     struct dlasim_conv_pool *pool = NULL;
     if (dlasim_conv_pool_create(threads, &pool)) {
         fprintf(stderr, "kernel_peak: no thread pool\n");
@@ -336,14 +361,14 @@ int main(int argc, char **argv)
     fflush(stdout);
     for (size_t i = 0; i < sizeof resnet50 / sizeof resnet50[0]; i++) {
         uint64_t macs;
-        double t[3], cpu[2];
+        double t[4], cpu[3];
         if (time_layer(&resnet50[i], threads, pool, &macs, t, cpu)) {
             fprintf(stderr, "kernel_peak: layer %zu failed\n", i);
             dlasim_conv_pool_destroy(pool);
             return 1;
         }
-        double gm[3];
-        for (int way = 0; way < 3; way++) {
+        double gm[4];
+        for (int way = 0; way < 4; way++) {
             gm[way] = macs / t[way] / 1e9;
             worst[way] = gm[way] < worst[way] ? gm[way] : worst[way];
             total_s[way] += t[way] * resnet50[i].count;
@@ -351,28 +376,35 @@ int main(int argc, char **argv)
         total_macs += (double)macs * resnet50[i].count;
         total_cpu[0] += cpu[0] * resnet50[i].count;
         total_cpu[1] += cpu[1] * resnet50[i].count;
+        total_cpu[2] += cpu[2] * resnet50[i].count;
         printf("%s{\"in\": \"%ux%ux%u\", \"k\": %u, \"kernel\": %u, \"stride\": %u, \"gmacs\": %.1f, "
                "\"packed_gmacs\": %.1f, \"packed_gmacs_per_cpu_s\": %.1f, "
-               "\"relu_in_packed_gmacs\": %.1f, \"relu_in_packed_gmacs_per_cpu_s\": %.1f}",
+               "\"relu_in_packed_gmacs\": %.1f, \"relu_in_packed_gmacs_per_cpu_s\": %.1f, "
+               "\"relu_in_net_wt_gmacs\": %.1f, \"relu_in_net_wt_gmacs_per_cpu_s\": %.1f}",
                i ? ", " : "", resnet50[i].hw, resnet50[i].hw, resnet50[i].c, resnet50[i].k,
                resnet50[i].kern, resnet50[i].stride, gm[0], gm[1], macs / cpu[0] / 1e9, gm[2],
-               macs / cpu[1] / 1e9);
+               macs / cpu[1] / 1e9, gm[3], macs / cpu[2] / 1e9);
         fflush(stdout);
     }
     dlasim_conv_pool_destroy(pool);
     double all = total_macs / total_s[0] / 1e9, packed = total_macs / total_s[1] / 1e9;
     double relu = total_macs / total_s[2] / 1e9;
     double cpu_gm = total_macs / total_cpu[0] / 1e9, relu_cpu_gm = total_macs / total_cpu[1] / 1e9;
+    double net = total_macs / total_s[3] / 1e9, net_cpu_gm = total_macs / total_cpu[2] / 1e9;
     /* the ReLU'd input runs on vpmaddubsw where there is one: its share is of that peak */
     double relu_peak = u8_peak > 0 ? u8_peak : peak, relu_per_cpu = u8_peak > 0 ? u8_per_cpu : per_cpu;
     printf("], \"u8_peak_gmacs\": %.1f, \"u8_peak_gmacs_per_cpu_s\": %.1f, "
            "\"peak_gmacs_1thread\": %.1f, \"u8_peak_gmacs_1thread\": %.1f, "
            "\"resnet50_relu_in_packed_gmacs\": %.1f, \"resnet50_relu_in_packed_ms\": %.2f, "
            "\"resnet50_relu_in_packed_gmacs_per_cpu_s\": %.1f, \"relu_in_share_of_peak\": %.3f, "
-           "\"relu_in_cpu_share_of_peak\": %.3f, \"slowest_layer_relu_in_packed_gmacs\": %.1f, ",
+           "\"relu_in_cpu_share_of_peak\": %.3f, \"slowest_layer_relu_in_packed_gmacs\": %.1f, "
+           "\"resnet50_relu_in_net_wt_gmacs\": %.1f, \"resnet50_relu_in_net_wt_ms\": %.2f, "
+           "\"resnet50_relu_in_net_wt_gmacs_per_cpu_s\": %.1f, \"net_wt_cpu_share_of_peak\": %.3f, "
+           "\"slowest_layer_relu_in_net_wt_gmacs\": %.1f, ",
            u8_peak, u8_per_cpu, k_1, u8_1, relu, total_s[2] * 1e3, relu_cpu_gm,
            relu_peak > 0 ? relu / relu_peak : 0, relu_per_cpu > 0 ? relu_cpu_gm / relu_per_cpu : 0,
-           worst[2]);
+           worst[2], net, total_s[3] * 1e3, net_cpu_gm,
+           relu_per_cpu > 0 ? net_cpu_gm / relu_per_cpu : 0, worst[3]);
     printf("\"peak_gmacs\": %.1f, \"peak_gmacs_per_cpu_s\": %.1f, "
            "\"resnet50_packed_gmacs_per_cpu_s\": %.1f, \"cpu_share_of_peak\": %.3f, "
            "\"resnet50_gmacs\": %.1f, \"resnet50_ms\": %.2f, \"slowest_layer_gmacs\": %.1f, "

@@ -77,6 +77,13 @@ struct dla_conv_tile {
     unsigned nruns;
     int32_t *out;            /* output plane of the first channel of the tile */
     size_t ostride;          /* int32s from one output channel plane to the next */
+    /* U8 tiles: NULL (every step alone: the avx2u8 tiles) or (the avx2u8p
+     * tiles) the schedule of paired steps:
+     * entries e0, s0, e1, s1, ... (relative to step 0): steps from the
+     * previous s (0 at first) up to e_i go in pairs whose int16 pair sums
+     * may be added before widening (even count), steps from e_i up to s_i
+     * one at a time; it ends with the first s_i >= nq */
+    const uint32_t *sched;
 };
 
 typedef void (*dla_conv_tile_fn)(const struct dla_conv_tile *t);
@@ -91,6 +98,9 @@ typedef void (*dla_conv_tile_fn)(const struct dla_conv_tile *t);
 #define DLA_CONV_AVX2_MR1 8  /* x 8 pixels */
 #define DLA_CONV_AVX2_MR2 6  /* x 16 pixels */
 
+#define DLA_CONV_GEMV_K 8  /* output channels a vector of the one-pixel kernel */
+#define DLA_CONV_GEMV_KB 4 /* vectors a call */
+
 #if defined(DLA_CONV_X86)
 void dla_conv_tile_vnni_8x48(const struct dla_conv_tile *t);
 void dla_conv_tile_vnni_8x32(const struct dla_conv_tile *t);
@@ -101,6 +111,16 @@ void dla_conv_tile_avx2_8x8(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8_6x16(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8_4x16(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8_8x8(const struct dla_conv_tile *t);
+/* The U8 tiles after t->sched (paired steps; t->sched not NULL). */
+void dla_conv_tile_avx2u8p_6x16(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2u8p_4x16(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2u8p_8x8(const struct dla_conv_tile *t);
+/* One output pixel (fully connected layers), output channels in the lanes:
+ * out[k] = sum over q of U8 input cell x[q] . weight cell q of channel k,
+ * for nk <= DLA_CONV_GEMV_K * DLA_CONV_GEMV_KB channels whose cells wk
+ * holds as [k / 8][q][k % 8] (conv_s8.c wpack_fill_wk). */
+void dla_conv_gemv_avx2u8(const unsigned char *x, const unsigned char *wk, size_t nq,
+                          int32_t *out, unsigned nk);
 /* Q8 weight cells of `groups` full channel groups (taps <= 16) with
  * AVX-512 VBMI byte permutes; returns the sum of the weights packed. */
 int64_t dla_conv_pack_q8_vbmi(unsigned char *d, const int8_t *s, size_t groups, size_t taps);
@@ -144,6 +164,11 @@ int dla_conv_wpack_build_isa(const struct dla_conv_geom *g, const int8_t *wt,
 int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
                             const struct dla_conv_wpack *w, int32_t *out, int shape,
                             unsigned threads, struct dla_team *pool);
+
+/* Pairs of reduction steps of w (summed over its output channels) that
+ * AVX2's U8 tiles may add in int16 (conv_s8_x86.c, paired steps); 0 for
+ * packs of other cell formats: for tests. */
+size_t dla_conv_wpack_pairs(const struct dla_conv_wpack *w);
 
 /* 1 if dla_conv_s8_opts with this ISA and flags would run g on U8 cells
  * (AVX2 vpmaddubsw: no negative code in the input), else 0: for tests. */

@@ -263,6 +263,85 @@ AVX2_INLINE void avx2_rows(const struct dla_conv_tile *t, const unsigned char *w
     AV_STORE(7)
 }
 
+/* Paired steps (U8 only): the vpmaddubsw pair sums of two steps added in
+ * int16 (vpaddw) before one widening vpmaddwd, where the schedule says
+ * the weights keep that sum within int16 (conv_s8.c pair_lane_fits): 3
+ * multiplies per 64 MACs instead of 4. */
+#define AP_STEP(m)                                                                  \
+    if ((m) < MR) {                                                                 \
+        __m256i b = _mm256_set1_epi32(ld32(w + (m) * wr));                          \
+        __m256i b2 = _mm256_set1_epi32(ld32(w + 4 + (m) * wr));                     \
+        __m256i s0 = _mm256_add_epi16(_mm256_maddubs_epi16(x0, b),                  \
+                                      _mm256_maddubs_epi16(y0, b2));                \
+        d##m##0 = _mm256_add_epi32(d##m##0, _mm256_madd_epi16(s0, ones));           \
+        if (NV > 1) {                                                               \
+            __m256i s1 = _mm256_add_epi16(_mm256_maddubs_epi16(x1, b),              \
+                                          _mm256_maddubs_epi16(y1, b2));            \
+            d##m##1 = _mm256_add_epi32(d##m##1, _mm256_madd_epi16(s1, ones));       \
+        }                                                                           \
+    }
+
+/* avx2_rows of U8 cells after t->sched (paired and single steps). */
+AVX2_INLINE void avx2_rows_sched(const struct dla_conv_tile *t, const unsigned char *w,
+                                 const int32_t *init, int32_t *acc, int32_t *out, size_t os,
+                                 const unsigned MR, const unsigned NV)
+{
+    const unsigned char *in = t->in;
+    const ptrdiff_t *qoff = t->qoff;
+    const uint32_t *sc = t->sched;
+    const int U8 = 1;
+    const __m256i ones = _mm256_set1_epi16(1);
+    size_t nq = t->nq, wr = t->wrow, q = 0;
+
+    AV_DECL(0) AV_DECL(1) AV_DECL(2) AV_DECL(3) AV_DECL(4) AV_DECL(5) AV_DECL(6) AV_DECL(7)
+    for (;; sc += 2) {
+        for (size_t e = sc[0]; q < e; q += 2, w += 8) {
+            const unsigned char *a = in + qoff[q], *a2 = in + qoff[q + 1];
+            __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)a);
+            __m256i y0 = _mm256_loadu_si256((const __m256i *)(const void *)a2);
+            __m256i x1 = x0, y1 = y0;
+            if (NV > 1) {
+                x1 = _mm256_loadu_si256((const __m256i *)(const void *)(a + 32));
+                y1 = _mm256_loadu_si256((const __m256i *)(const void *)(a2 + 32));
+            }
+            AP_STEP(0) AP_STEP(1) AP_STEP(2) AP_STEP(3) AP_STEP(4) AP_STEP(5) AP_STEP(6)
+            AP_STEP(7)
+        }
+        for (size_t e = sc[1]; q < e; q++, w += 4) {
+            const unsigned char *a = in + qoff[q];
+            __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)a);
+            __m256i x1 = x0;
+            if (NV > 1) {
+                x1 = _mm256_loadu_si256((const __m256i *)(const void *)(a + 32));
+            }
+            AV_STEP(0) AV_STEP(1) AV_STEP(2) AV_STEP(3) AV_STEP(4) AV_STEP(5) AV_STEP(6)
+            AV_STEP(7)
+        }
+        if (q >= nq) {
+            break;
+        }
+    }
+    if (out != NULL) {
+        AV_STORE_OUT(0) AV_STORE_OUT(1) AV_STORE_OUT(2) AV_STORE_OUT(3) AV_STORE_OUT(4)
+        AV_STORE_OUT(5) AV_STORE_OUT(6) AV_STORE_OUT(7)
+        return;
+    }
+    AV_STORE(0) AV_STORE(1) AV_STORE(2) AV_STORE(3) AV_STORE(4) AV_STORE(5) AV_STORE(6)
+    AV_STORE(7)
+}
+
+/* MODE 0: avx2_rows of P16 cells; 1: of U8 cells; 2: avx2_rows_sched. */
+AVX2_INLINE void avx2_rows_any(const struct dla_conv_tile *t, const unsigned char *w,
+                               const int32_t *init, int32_t *acc, int32_t *out, size_t os,
+                               const unsigned MR, const unsigned NV, const int MODE)
+{
+    if (MODE == 2) {
+        avx2_rows_sched(t, w, init, acc, out, os, MR, NV);
+    } else {
+        avx2_rows(t, w, init, acc, out, os, MR, NV, MODE);
+    }
+}
+
 AVX2_INLINE void avx2_store(const struct dla_conv_tile *t, const int32_t *acc, unsigned nr)
 {
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -286,45 +365,100 @@ AVX2_INLINE void avx2_store(const struct dla_conv_tile *t, const int32_t *acc, u
 
 /* A tile of all MR_FULL rows whose NR pixels are one run (the common case
  * away from the image's right edge and last pixels) stores from the
- * registers; any other goes through acc and the runs. */
-#define AVX2_TILE(name, MR_FULL, NV, U8)                                                \
-    AVX2_ATTR void name(const struct dla_conv_tile *t)                                  \
+ * registers; any other goes through acc and the runs.  U8 (avx2_rows_any's
+ * MODE) 0: P16 cells, 1: U8 cells, 2: U8 cells after t->sched (the
+ * avx2u8p tiles; separate functions, so each loop gets the registers to
+ * itself). */
+#define AVX2_TILE_FN(qual, name, MR_FULL, NV, U8)                                       \
+    qual AVX2_ATTR void name(const struct dla_conv_tile *t)                             \
     {                                                                                   \
         int32_t acc[(MR_FULL) * 8 * (NV)];                                              \
         unsigned m = 0, mr = t->mr;                                                     \
         if (mr == (MR_FULL) && t->nruns == 1 && t->runs[0].j == 0 &&                    \
             t->runs[0].len == 8 * (NV)) {                                               \
-            avx2_rows(t, t->w, t->init, acc, t->out + t->runs[0].off, t->ostride,       \
+            avx2_rows_any(t, t->w, t->init, acc, t->out + t->runs[0].off, t->ostride,       \
                       (MR_FULL), (NV), (U8));                                           \
             return;                                                                     \
         }                                                                               \
         if (mr == (MR_FULL)) {                                                          \
-            avx2_rows(t, t->w, t->init, acc, NULL, 0, (MR_FULL), (NV), (U8));           \
+            avx2_rows_any(t, t->w, t->init, acc, NULL, 0, (MR_FULL), (NV), (U8));           \
         } else {                                                                        \
             if ((MR_FULL) > 4 && mr - m >= 4) {                                         \
-                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
+                avx2_rows_any(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
                           4, (NV), (U8));                                               \
                 m += 4;                                                                 \
             }                                                                           \
             if (mr - m >= 2) {                                                          \
-                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
+                avx2_rows_any(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
                           2, (NV), (U8));                                               \
                 m += 2;                                                                 \
             }                                                                           \
             if (mr - m >= 1) {                                                          \
-                avx2_rows(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
+                avx2_rows_any(t, t->w + m * t->wrow, t->init + m, acc + m * 8 * (NV), NULL, 0, \
                           1, (NV), (U8));                                               \
             }                                                                           \
         }                                                                               \
         avx2_store(t, acc, 8 * (NV));                                                   \
     }
 
-AVX2_TILE(dla_conv_tile_avx2_6x16, DLA_CONV_AVX2_MR2, 2, 0)
-AVX2_TILE(dla_conv_tile_avx2_4x16, DLA_CONV_AVX2_MR0, 2, 0)
-AVX2_TILE(dla_conv_tile_avx2_8x8, DLA_CONV_AVX2_MR1, 1, 0)
-AVX2_TILE(dla_conv_tile_avx2u8_6x16, DLA_CONV_AVX2_MR2, 2, 1)
-AVX2_TILE(dla_conv_tile_avx2u8_4x16, DLA_CONV_AVX2_MR0, 2, 1)
-AVX2_TILE(dla_conv_tile_avx2u8_8x8, DLA_CONV_AVX2_MR1, 1, 1)
+AVX2_TILE_FN(, dla_conv_tile_avx2_6x16, DLA_CONV_AVX2_MR2, 2, 0)
+AVX2_TILE_FN(, dla_conv_tile_avx2_4x16, DLA_CONV_AVX2_MR0, 2, 0)
+AVX2_TILE_FN(, dla_conv_tile_avx2_8x8, DLA_CONV_AVX2_MR1, 1, 0)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8_6x16, DLA_CONV_AVX2_MR2, 2, 1)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8_4x16, DLA_CONV_AVX2_MR0, 2, 1)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8_8x8, DLA_CONV_AVX2_MR1, 1, 1)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8p_6x16, DLA_CONV_AVX2_MR2, 2, 2)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8p_4x16, DLA_CONV_AVX2_MR0, 2, 2)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8p_8x8, DLA_CONV_AVX2_MR1, 1, 2)
+
+/* The one-pixel kernel (conv_s8_impl.h): the input cell of step q
+ * broadcast, vpmaddubsw against 8 output channels' weight cells, widened
+ * and accumulated as in the tiles (exact for the same reasons); every lane
+ * a real output, where a pixel tile would use 1 lane of 8 or 16. */
+AVX2_INLINE void gemv_rows(const unsigned char *x, const unsigned char *wk, size_t nq,
+                           int32_t *acc, const unsigned NV)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    const size_t vs = nq * 32; /* bytes from one vector's weights to the next */
+    __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
+    for (size_t q = 0; q < nq; q++, wk += 32) {
+        __m256i b = _mm256_set1_epi32(ld32(x + 4 * q));
+#define GEMV_V(v)                                                                          \
+        if ((v) < NV) {                                                                    \
+            __m256i wv = _mm256_load_si256((const __m256i *)(const void *)(wk + (v) * vs)); \
+            c##v = _mm256_add_epi32(c##v, _mm256_madd_epi16(_mm256_maddubs_epi16(b, wv), ones)); \
+        }
+        GEMV_V(0) GEMV_V(1) GEMV_V(2) GEMV_V(3)
+#undef GEMV_V
+    }
+    _mm256_storeu_si256((__m256i *)(void *)acc, c0);
+    if (NV > 1) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + 8), c1);
+    }
+    if (NV > 2) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + 16), c2);
+    }
+    if (NV > 3) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + 24), c3);
+    }
+}
+
+AVX2_ATTR void dla_conv_gemv_avx2u8(const unsigned char *x, const unsigned char *wk, size_t nq,
+                                    int32_t *out, unsigned nk)
+{
+    int32_t acc[DLA_CONV_GEMV_K * DLA_CONV_GEMV_KB];
+    unsigned nv = (nk + DLA_CONV_GEMV_K - 1) / DLA_CONV_GEMV_K;
+    if (nv >= 4) {
+        gemv_rows(x, wk, nq, acc, 4);
+    } else if (nv == 3) {
+        gemv_rows(x, wk, nq, acc, 3);
+    } else if (nv == 2) {
+        gemv_rows(x, wk, nq, acc, 2);
+    } else {
+        gemv_rows(x, wk, nq, acc, 1);
+    }
+    memcpy(out, acc, nk * sizeof(int32_t));
+}
 
 #else
 

@@ -99,7 +99,13 @@ static void bufs_free(struct bufs *b)
 
 /* mode 0: uniform int8; 1: only -128 and 127; 2: mostly -128 (large sums);
  * the non-negative codes of a post-ReLU input (AVX2's U8 path): 3: uniform
- * 0..127; 4: only 0 and 127; 5: half 0, half 1..127; 6: all 127 */
+ * 0..127; 4: only 0 and 127; 5: half 0, half 1..127; 6: all 127;
+ * weights around AVX2's paired-step bound (four weights of a pair lane
+ * may share an int16 sum when the magnitudes of each sign add up to at
+ * most 258): 7: a network's bell-shaped weights, 1.5 x (sum of four
+ * uniforms): mostly small, some at +-127; 8: only 64 and 65 (lane sums
+ * 256-260 against inputs of 127: 32512-33020, around 32767); 9: only -64
+ * and -65 */
 static void fill(int8_t *p, size_t n, uint64_t *s, int mode)
 {
     for (size_t i = 0; i < n; i++) {
@@ -112,6 +118,14 @@ static void fill(int8_t *p, size_t n, uint64_t *s, int mode)
             p[i] = (r & 1) ? (int8_t)((r >> 8) % 127 + 1) : 0;
         } else if (mode == 6) {
             p[i] = 127;
+        } else if (mode == 7) {
+            int v = (int)(r & 63) + (int)((r >> 6) & 63) + (int)((r >> 12) & 63) +
+                    (int)((r >> 18) & 63) - 126;
+            v = v * 3 / 2;
+            p[i] = (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
+        } else if (mode == 8 || mode == 9) {
+            int v = (r >> 8) & 1 ? 65 : 64;
+            p[i] = (int8_t)(mode == 8 ? v : -v);
         } else if (mode == 1) {
             p[i] = (r & 1) ? 127 : -128;
         } else if (mode == 2) {
@@ -883,6 +897,110 @@ static void test_nonneg_inputs(void **state)
     bufs_free(&b);
 }
 
+/* AVX2's paired steps: weights whose pair lanes sum to 258 in magnitude
+ * (may share an int16 sum against inputs of 127: 32766) next to ones of
+ * 259-260 (32893-33020: would wrap), bell-shaped weights (most pairs
+ * paired, some not: schedules of both kinds of runs), odd step counts,
+ * k tails, strides and padding; every path against the reference. */
+static void test_paired_steps(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t in_c, out_k, out_h, out_w, k_h, k_w, sy, sx, eh, ew;
+        int mode_in, mode_wt;
+        const char *name;
+    } cases[] = {
+        {64, 13, 5, 19, 1, 1, 1, 1, 0, 0, 6, 8, "pairs 1x1 64 ch, 127 x 64/65"},
+        {64, 13, 5, 19, 1, 1, 1, 1, 0, 0, 6, 9, "pairs 1x1 64 ch, 127 x -64/-65"},
+        {24, 7, 6, 9, 3, 3, 1, 1, 1, 2, 6, 8, "pairs 3x3 24 ch padded, 127 x 64/65"},
+        {5, 11, 7, 7, 3, 3, 2, 2, 1, 0, 6, 9, "pairs 3x3 s2 5 ch, 127 x -64/-65"},
+        {256, 20, 7, 7, 1, 1, 1, 1, 0, 0, 3, 7, "pairs 1x1 256 ch bell weights"},
+        {128, 17, 6, 14, 3, 3, 1, 1, 0, 0, 5, 7, "pairs 3x3 128 ch bell weights"},
+        {36, 9, 9, 11, 3, 3, 2, 2, 1, 1, 6, 7, "pairs 3x3 s2 36 ch (odd steps) 127 x bell"},
+        {2048, 8, 1, 1, 1, 1, 1, 1, 0, 0, 4, 7, "pairs one pixel 2048 ch"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct dla_conv_geom g = geom(cases[i].in_c, cases[i].out_k, cases[i].out_h,
+                                      cases[i].out_w, cases[i].k_h, cases[i].k_w, cases[i].sy,
+                                      cases[i].sx, 1, 1, cases[i].eh, cases[i].ew);
+        struct bufs b;
+        uint64_t s = 900 + i;
+        bufs_alloc(&b, &g);
+        fill(b.in, b.nin, &s, cases[i].mode_in);
+        fill(b.wt, b.nwt, &s, cases[i].mode_wt);
+        dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
+        if (dla_conv_isa_supported(DLA_CONV_ISA_AVX2)) {
+            /* both kinds of step pairs are there, so both are exercised */
+            struct dla_conv_wpack *w = NULL;
+            assert_int_equal(dla_conv_wpack_build_isa(&g, b.wt, DLA_CONV_ISA_AVX2, 0, &w), 0);
+            size_t npairs = (size_t)g.out_k * (((size_t)g.in_c + 3) / 4 * g.k_h * g.k_w / 2);
+            size_t paired = dla_conv_wpack_pairs(w);
+            if (paired == 0 || paired == npairs) {
+                fail_msg("%s: %zu of %zu step pairs may be paired", cases[i].name, paired,
+                         npairs);
+            }
+            dla_conv_wpack_free(w);
+        }
+        check_all_paths(&g, &b, cases[i].name);
+        bufs_free(&b);
+    }
+    /* lanes at exactly +-258 pair (127 x 258 = 32766), at +-259 they do not:
+     * 4 channels (channels 2, 3 zero), a 26x1 kernel: 13 pairs of steps a
+     * channel (enough to be paired, conv_s8.c sched_gains); channel 0's
+     * lanes add to +258 (+259), channel 1's to -258 (-259) in every pair */
+    for (int over = 0; over < 2; over++) {
+        struct dla_conv_geom g = geom(4, 2, 1, 8, 26, 1, 1, 1, 1, 1, 0, 0);
+        struct bufs b;
+        bufs_alloc(&b, &g);
+        memset(b.wt, 0, b.nwt);
+        for (int k = 0; k < 2; k++) {
+            for (int t = 0; t < 26; t++) {
+                /* [k][c][t]: c0 64, 65 alternating; c1 64/65 (65 on the odd tap if over) */
+                int c0 = t % 2 ? 65 : 64, c1 = t % 2 ? (over ? 66 : 65) : 64;
+                b.wt[(k * 4 + 0) * 26 + t] = (int8_t)(k ? -c0 : c0);
+                b.wt[(k * 4 + 1) * 26 + t] = (int8_t)(k ? -c1 : c1);
+            }
+        }
+        memset(b.in, 127, b.nin);
+        dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
+        assert_int_equal(b.ref[0], over ? 127 * 3367 : 127 * 3354);
+        assert_int_equal(b.ref[8], over ? -127 * 3367 : -127 * 3354);
+        if (dla_conv_isa_supported(DLA_CONV_ISA_AVX2)) {
+            struct dla_conv_wpack *w = NULL;
+            assert_int_equal(dla_conv_wpack_build_isa(&g, b.wt, DLA_CONV_ISA_AVX2, 0, &w), 0);
+            assert_int_equal(dla_conv_wpack_pairs(w), over ? 0 : 26);
+            dla_conv_wpack_free(w);
+        }
+        check_all_paths(&g, &b, over ? "pairs at 259" : "pairs at 258");
+        bufs_free(&b);
+    }
+}
+
+static void test_one_pixel(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t in_c, out_k, k_h, k_w, eh, ew;
+        int mode_in, mode_wt;
+        const char *name;
+    } cases[] = {
+        {1, 1, 1, 1, 0, 0, 3, 0, "one pixel 1 -> 1"},
+        {5, 7, 1, 1, 0, 0, 6, 1, "one pixel 5 -> 7, 127 x -128/127"},
+        {64, 10, 1, 1, 0, 0, 3, 0, "one pixel 64 -> 10 (the demo's last layer)"},
+        {13, 9, 3, 3, 2, 1, 4, 2, "one pixel 3x3 13 ch -> 9, padded"},
+        {32, 64, 7, 7, 0, 0, 5, 7, "one pixel 7x7x32 -> 64 (a flattened layer)"},
+        {100, 33, 1, 1, 0, 0, 6, 2, "one pixel 100 -> 33, mostly -128"},
+        {2048, 100, 1, 1, 0, 0, 3, 0, "one pixel 2048 -> 100"},
+        {300, 40, 1, 1, 3, 5, 4, 1, "one pixel 300 -> 40, 0/127 x -128/127"},
+        {64, 16, 1, 1, 0, 0, 0, 0, "one pixel 64 -> 16, signed input"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct dla_conv_geom g = geom(cases[i].in_c, cases[i].out_k, 1, 1, cases[i].k_h,
+                                      cases[i].k_w, 1, 1, 1, 1, cases[i].eh, cases[i].ew);
+        run_case(&g, 950 + i, cases[i].mode_in, cases[i].mode_wt, 1, cases[i].name);
+    }
+}
+
 static void test_isa_names(void **state)
 {
     (void)state;
@@ -925,6 +1043,8 @@ int main(void)
         cmocka_unit_test(test_resnet_like_layer),
         cmocka_unit_test(test_sparse_weights),
         cmocka_unit_test(test_nonneg_inputs),
+        cmocka_unit_test(test_paired_steps),
+        cmocka_unit_test(test_one_pixel),
         cmocka_unit_test(test_input_in_place),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_isa_names),
