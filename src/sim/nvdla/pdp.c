@@ -1782,6 +1782,139 @@ static int pdp_run(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_
     return 0;
 }
 
+/* ---- int8 max/min straight on the memory bytes --------------------------------
+ *
+ * Max and min pooling of int8 data are the extreme of the window's real
+ * elements: no padding addend, no reciprocal, no register width to keep, so
+ * the int32 lane values pdp_run works in give the same bytes as comparing the
+ * signed bytes themselves.  Layers read from memory, in one split, with every
+ * surface read ahead in one burst (pdp_ahead_init; the same bytes and traffic
+ * as line by line) take this path: per output line, the window's input lines
+ * are combined byte by byte (32 bytes a step in AVX2), then each output atom
+ * from the window's columns of that line; the line is written as pdp_run
+ * writes it (one burst per output line, the same order). */
+
+#if defined(DLA_LANES_X86)
+/* acc[i] = max/min of acc[i] and r[i] as signed bytes, i < n. */
+DLA_LANES_AVX2_ATTR static void pdp_bytes_rows_avx2(int8_t *acc, const int8_t *r, size_t n,
+                                                    int is_max)
+{
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(acc + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(r + i));
+        a = is_max ? _mm256_max_epi8(a, b) : _mm256_min_epi8(a, b);
+        _mm256_storeu_si256((__m256i *)(void *)(acc + i), a);
+    }
+    for (; i < n; i++) {
+        acc[i] = is_max ? (r[i] > acc[i] ? r[i] : acc[i]) : (r[i] < acc[i] ? r[i] : acc[i]);
+    }
+}
+
+/* Output atom j of a line: the extreme of atoms [a, b) of `v`, 8 bytes a step
+ * (atom_bytes is a multiple of 8: Atomic-M is 8 or 32 bytes). */
+DLA_LANES_AVX2_ATTR static void pdp_bytes_cols_avx2(const struct pdp_cfg *c, const int8_t *v,
+                                                    int8_t *out, int is_max)
+{
+    const size_t ab = c->atom_bytes;
+    for (uint32_t j = 0; j < c->out_w; j++) {
+        int64_t a0 = (int64_t)j * c->sw - c->pad_l, b0 = a0 + c->kw;
+        size_t a = (size_t)(a0 < 0 ? 0 : a0);
+        size_t b = (size_t)(b0 > (int64_t)c->in_w ? (int64_t)c->in_w : b0);
+        for (size_t k = 0; k < ab; k += 8) {
+            __m128i m = _mm_loadl_epi64((const __m128i *)(const void *)(v + a * ab + k));
+            for (size_t x = a + 1; x < b; x++) {
+                __m128i e = _mm_loadl_epi64((const __m128i *)(const void *)(v + x * ab + k));
+                m = is_max ? _mm_max_epi8(m, e) : _mm_min_epi8(m, e);
+            }
+            _mm_storel_epi64((__m128i *)(void *)(out + j * ab + k), m);
+        }
+    }
+}
+#endif
+
+static void pdp_bytes_rows(int8_t *acc, const int8_t *r, size_t n, int is_max)
+{
+    for (size_t i = 0; i < n; i++) {
+        acc[i] = is_max ? (r[i] > acc[i] ? r[i] : acc[i]) : (r[i] < acc[i] ? r[i] : acc[i]);
+    }
+}
+
+static void pdp_bytes_cols(const struct pdp_cfg *c, const int8_t *v, int8_t *out, int is_max)
+{
+    const size_t ab = c->atom_bytes;
+    for (uint32_t j = 0; j < c->out_w; j++) {
+        int64_t a0 = (int64_t)j * c->sw - c->pad_l, b0 = a0 + c->kw;
+        size_t a = (size_t)(a0 < 0 ? 0 : a0);
+        size_t b = (size_t)(b0 > (int64_t)c->in_w ? (int64_t)c->in_w : b0);
+        memcpy(out + j * ab, v + a * ab, ab);
+        for (size_t x = a + 1; x < b; x++) {
+            pdp_bytes_rows(out + j * ab, v + x * ab, ab, is_max);
+        }
+    }
+}
+
+/* Whether the layer can pool its memory bytes directly (see above): every
+ * surface's burst read cannot fail, so no line-by-line fallback is needed. */
+static int pdp_bytes_eligible(struct dla_dev *d, const struct pdp_cfg *c, const struct pdp_work *w)
+{
+    if (w->surf == NULL || c->bits != 8 || c->method == PDP_AVE || c->nsplit != 1 ||
+        c->atom_bytes % 8 != 0) {
+        return 0;
+    }
+    const size_t bytes = (size_t)c->in_w * c->atom_bytes * c->in_h;
+    for (uint32_t s = 0; s < c->surfaces; s++) {
+        if (!dla_dma_can_read(d, c->src_port, c->src_base + (uint64_t)s * c->src_surf, bytes)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int pdp_run_bytes(struct dla_dev *d, const struct pdp_cfg *c, struct pdp_work *w)
+{
+    const size_t line = (size_t)c->in_w * c->atom_bytes, out_bytes = (size_t)c->out_w * c->atom_bytes;
+    const int is_max = c->method == PDP_MAX;
+    int8_t *vline = (int8_t *)w->raw; /* one input line's bytes */
+    int8_t *out = (int8_t *)w->out;
+    for (uint32_t surf = 0; surf < c->surfaces; surf++) {
+        int rc;
+        const int8_t *src = (const int8_t *)pdp_ahead_line(d, c, surf, 0, w, &rc);
+        if (rc || src == NULL) {
+            return rc ? rc : dla_error(d, DLASIM_ERR_MEM, "PDP: input surface %u not readable", surf);
+        }
+        for (uint32_t oy = 0; oy < c->out_h; oy++) {
+            int64_t a0 = (int64_t)oy * c->sh - c->pad_t, b0 = a0 + c->kh;
+            uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
+            uint32_t b = (uint32_t)(b0 > (int64_t)c->in_h ? (int64_t)c->in_h : b0);
+            memcpy(vline, src + (size_t)a * line, line);
+            for (uint32_t y = a + 1; y < b; y++) {
+#if defined(DLA_LANES_X86)
+                if (c->isa == DLA_LANES_AVX2) {
+                    pdp_bytes_rows_avx2(vline, src + (size_t)y * line, line, is_max);
+                    continue;
+                }
+#endif
+                pdp_bytes_rows(vline, src + (size_t)y * line, line, is_max);
+            }
+#if defined(DLA_LANES_X86)
+            if (c->isa == DLA_LANES_AVX2) {
+                pdp_bytes_cols_avx2(c, vline, out, is_max);
+            } else
+#endif
+            {
+                pdp_bytes_cols(c, vline, out, is_max);
+            }
+            uint64_t addr = c->dst_base + (uint64_t)oy * c->dst_line + (uint64_t)surf * c->dst_surf;
+            rc = dla_dma_write(d, c->dst_port, addr, out, out_bytes);
+            if (rc) {
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
 /* ---- layers the RTL never completes ------------------------------------------
  *
  * ref: nvdla/hw nv_small vmod/nvdla/pdp/NV_NVDLA_PDP_wdma.v, _WDMA_dat.v,
@@ -2138,7 +2271,8 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     int last_out;
     rc = pdp_overstated_right(c) || pdp_bottom_surplus(c) || c2d_lastline_extra(c, &last_out) > 0
              ? pdp_run_flush(d, c, in, &w, &beats_in)
-             : pdp_run(d, c, in, &w);
+         : pdp_bytes_eligible(d, c, &w) ? pdp_run_bytes(d, c, &w)
+                                        : pdp_run(d, c, in, &w);
     if (!rc) {
         pdp_never_completes(d, c, beats_in);
     }
