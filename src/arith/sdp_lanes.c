@@ -855,6 +855,29 @@ atoms8_any(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned 
 }
 #undef ATOMS8_FORM
 
+/* Whether every channel is exact on its own inputs' range: the pass
+ * computes each lane with its channel's operands only, so when the range of
+ * all eight is too wide for one of them (a fully connected layer's few
+ * outputs: one pixel of channels far apart) each channel's own range still
+ * decides whether its values are the stage-by-stage ones. */
+DLA_LANES_AVX2_ATTR static int atoms8_channels_exact(const struct sdp_lane_x_cfg *p,
+                                                     const struct sdp_lane_cvt *c,
+                                                     const int32_t *src, size_t plane,
+                                                     unsigned real, size_t j0, size_t j1,
+                                                     const int32_t av[8], const int32_t mv[8])
+{
+    for (unsigned l = 0; l < 8; l++) {
+        int32_t lo = 0, hi = 0; /* the zero planes past `real` */
+        if (l < real) {
+            run_range_avx2(src + l * plane + j0, j1 - j0, &lo, &hi);
+        }
+        if (!xcvt_exact(p, c, lo, hi, av[l], mv[l])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
                                            const struct sdp_lane_cvt *c, const int32_t *src,
                                            size_t plane, unsigned real, size_t j0, size_t j1,
@@ -870,10 +893,12 @@ DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
         xcvt_k_init(&k[l], p, &c->narrow, av[l], mv[l]);
     }
     uint32_t s = atoms8_any(k, src, plane, real, j0, j1, dst, &lo, &hi, xcvt_form(p, &c->narrow));
-    for (unsigned l = 0; l < 8; l++) {
-        if (!xcvt_exact(p, c, lo, hi, av[l], mv[l])) {
-            return 0;
-        }
+    int shared = 1; /* every channel exact on the eight channels' range */
+    for (unsigned l = 0; l < 8 && shared; l++) {
+        shared = xcvt_exact(p, c, lo, hi, av[l], mv[l]);
+    }
+    if (!shared && !atoms8_channels_exact(p, c, src, plane, real, j0, j1, av, mv)) {
+        return 0;
     }
     *sat = s;
     return 1;
