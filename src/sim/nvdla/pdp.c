@@ -150,6 +150,8 @@ struct pdp_cfg {
     uint64_t dst_base, dst_line, dst_surf;
     int dst_port;
     enum dla_lanes_isa isa; /* of the max/min and packing loops */
+    int64_t lastline_extra; /* c2d_lastline_extra, and its *last_out */
+    int lastline_out;
 };
 
 /* ---- small exact integer helpers: src/arith/pool_arith.h (shared with the
@@ -1642,6 +1644,7 @@ static int c2d_window_started(const struct pdp_cfg *c, uint32_t oy)
 }
 
 static int64_t c2d_lastline_extra(const struct pdp_cfg *c, int *last_out);
+static void pdp_lastline_init(struct pdp_cfg *c);
 
 /* The last window's own entry, emptied at its last line, sent as a surplus
  * line: no data, and a line count of one (the entry's size field holds
@@ -1817,7 +1820,19 @@ DLA_LANES_AVX2_ATTR static void pdp_bytes_cols_avx2(const struct pdp_cfg *c, con
                                                     int8_t *out, int is_max)
 {
     const size_t ab = c->atom_bytes;
-    for (uint32_t j = 0; j < c->out_w; j++) {
+    uint32_t j = 0;
+    if (ab == 8 && c->kw == 2 && c->sw == 2 && c->pad_l == 0) {
+        /* 2x2 stride 2 (the common pooling): atoms 2j..2j+3 in one load,
+         * the even ones against the odd ones give outputs j and j + 1 */
+        for (; 2 * (size_t)j + 4 <= c->in_w && j + 2 <= c->out_w; j += 2) {
+            __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(v + (size_t)j * 16));
+            x = _mm256_permute4x64_epi64(x, 0xd8); /* atoms 0 2 | 1 3 */
+            __m128i e = _mm256_castsi256_si128(x), o = _mm256_extracti128_si256(x, 1);
+            __m128i m = is_max ? _mm_max_epi8(e, o) : _mm_min_epi8(e, o);
+            _mm_storeu_si128((__m128i *)(void *)(out + (size_t)j * 8), m);
+        }
+    }
+    for (; j < c->out_w; j++) {
         int64_t a0 = (int64_t)j * c->sw - c->pad_l, b0 = a0 + c->kw;
         size_t a = (size_t)(a0 < 0 ? 0 : a0);
         size_t b = (size_t)(b0 > (int64_t)c->in_w ? (int64_t)c->in_w : b0);
@@ -2056,10 +2071,22 @@ static uint32_t c2d_surface_lines(const struct pdp_cfg *c, int *last_out)
  * flush (out_h less the flush lines the last windows need): the window in
  * progress at the last line sent partial (rg_pdp_33x5x23_k8x8s8x3_max_017);
  * *last_out as c2d_surface_lines. */
-static int64_t c2d_lastline_extra(const struct pdp_cfg *c, int *last_out)
+static int64_t c2d_lastline_calc(const struct pdp_cfg *c, int *last_out)
 {
     const int64_t sent = c2d_surface_lines(c, last_out);
     return sent - ((int64_t)c->out_h - (int64_t)c2d_flush_num(c, pdp_needed_bottom(c)));
+}
+
+/* c2d_lastline_calc, stepped once per layer (pdp_lastline_init). */
+static int64_t c2d_lastline_extra(const struct pdp_cfg *c, int *last_out)
+{
+    *last_out = c->lastline_out;
+    return c->lastline_extra;
+}
+
+static void pdp_lastline_init(struct pdp_cfg *c)
+{
+    c->lastline_extra = c2d_lastline_calc(c, &c->lastline_out);
 }
 
 /* Whether cal2d's last input line carries an output line when cal1d sends
@@ -2232,6 +2259,9 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     rc = pdp_decode(d, group, c);
     if (!rc) {
         rc = pdp_check_work(d, c);
+    }
+    if (!rc) {
+        pdp_lastline_init(c);
     }
     if (rc) {
         goto out;
