@@ -436,24 +436,36 @@ uint32_t dla_sdp_lanes_cvt(enum dla_lanes_isa isa, const struct sdp_lane_cvt *p,
     return cvt_generic(p, src, dst, n);
 }
 
+/* Bytes OR-ed between the early-exit checks of dla_sdp_lanes_any_nonzero
+ * (outputs are rarely all zero: the answer is usually in the first). */
+#define ANY_NONZERO_CHUNK 256u
+
 int dla_sdp_lanes_any_nonzero(const uint8_t *p, size_t n)
 {
     const size_t B = DLA_LANES_BLOCK;
     uint8_t nz[DLA_LANES_BLOCK] = {0};
     size_t i = 0;
-    for (; i + B <= n; i += B) {
+    while (i + B <= n) {
+        const size_t end = n - i > ANY_NONZERO_CHUNK ? i + ANY_NONZERO_CHUNK : n;
+        for (; i + B <= end; i += B) {
+            for (size_t j = 0; j < B; j++) {
+                nz[j] |= p[i + j];
+            }
+        }
+        uint8_t any = 0;
         for (size_t j = 0; j < B; j++) {
-            nz[j] |= p[i + j];
+            any |= nz[j];
+        }
+        if (any) {
+            return 1;
         }
     }
     for (; i < n; i++) {
-        nz[0] |= p[i];
+        if (p[i]) {
+            return 1;
+        }
     }
-    uint8_t any = 0;
-    for (size_t j = 0; j < B; j++) {
-        any |= nz[j];
-    }
-    return any != 0;
+    return 0;
 }
 
 /* ---- X stage and output converter in one pass ------------------------------------ */

@@ -855,6 +855,29 @@ static void test_mem_elems(void **state)
     }
 }
 
+/* dla_sdp_lanes_any_nonzero (SDP's D_STATUS): all-zero runs of every length
+ * around the block and chunk sizes, and one non-zero byte anywhere. */
+static void test_any_nonzero(void **state)
+{
+    (void)state;
+    rng = 0x1a9e000bu;
+    enum { MAXN = 1100 };
+    uint8_t *b = calloc(MAXN, 1);
+    assert_non_null(b);
+    for (size_t n = 0; n <= MAXN; n++) {
+        assert_int_equal(dla_sdp_lanes_any_nonzero(b, n), 0);
+        if (n == 0) {
+            continue;
+        }
+        size_t at = n < 4 ? n - 1 : (size_t)rnd(0, (uint32_t)n - 1);
+        b[at] = (uint8_t)rnd(1, 255);
+        assert_int_equal(dla_sdp_lanes_any_nonzero(b, n), 1);
+        assert_int_equal(dla_sdp_lanes_any_nonzero(b, at), 0);
+        b[at] = 0;
+    }
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -867,6 +890,7 @@ int main(void)
         cmocka_unit_test(test_chain),
         cmocka_unit_test(test_chain8),
         cmocka_unit_test(test_x_cvt_atoms8),
+        cmocka_unit_test(test_any_nonzero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
