@@ -1998,7 +1998,7 @@ static uint64_t c2d_windows_in(const struct pdp_cfg *c, uint64_t lines)
  * without a surface-end flush: lines and their timing agree. */
 struct c2d_lines {
     uint32_t stride, psize, cnt_stride, cnt, line;
-    uint8_t en[8];
+    uint32_t en; /* unit2d_en, bit i for entry i */
 };
 
 static void c2d_lines_init(const struct pdp_cfg *c, struct c2d_lines *s)
@@ -2009,9 +2009,7 @@ static void c2d_lines_init(const struct pdp_cfg *c, struct c2d_lines *s)
     s->cnt_stride = psn;
     s->cnt = 0;
     s->line = 0;
-    for (uint32_t i = 0; i < 8; i++) {
-        s->en[i] = i <= psn; /* init_unit2d_set */
-    }
+    s->en = psn >= 7 ? 0xffu : (2u << psn) - 1u; /* init_unit2d_set: entries 0..psn */
 }
 
 /* One input line; returns whether cal2d sends an output line with it.
@@ -2022,7 +2020,7 @@ static int c2d_lines_step(const struct pdp_cfg *c, struct c2d_lines *s, uint32_t
 {
     const int last = s->line == c->in_h - 1; /* last_line_in */
     const int rdy = s->psize == c->kh - 1;   /* pooling_2d_rdy */
-    const int out = (rdy || last) && s->en[s->cnt];
+    const int out = (rdy || last) && (s->en >> s->cnt & 1u);
     const int stride_end = s->stride == c->sh - 1;
     const int last_pooling = (int64_t)(c->in_h - 1 - s->line) + c->pad_b <= (int64_t)c->kh - 1;
     if (last && !cube_end) {
@@ -2033,14 +2031,11 @@ static int c2d_lines_step(const struct pdp_cfg *c, struct c2d_lines *s, uint32_t
     if (stride_end && !last_pooling) {
         set = s->cnt_stride == nbuf - 1 ? 0 : s->cnt_stride + 1;
     }
-    for (uint32_t i = 0; i < 8; i++) {
-        if (last && cube_end) {
-            s->en[i] = 0;
-        } else if (i == set) {
-            s->en[i] = 1;
-        } else if ((rdy && s->cnt == i) || last) {
-            s->en[i] = 0;
-        }
+    if (last && cube_end) {
+        s->en = 0;
+    } else { /* the set entry wins over a clear of the same entry */
+        const uint32_t clear = last ? 0xffu : rdy ? 1u << s->cnt : 0u;
+        s->en = (s->en & ~clear & 0xffu) | (set < 8 ? 1u << set : 0u);
     }
     if (stride_end) {
         s->cnt_stride = s->cnt_stride == nbuf - 1 ? 0 : s->cnt_stride + 1;
