@@ -89,6 +89,7 @@
  *   model's order (all lines a window needs are read before its output line
  *   is written), not the hardware's exact interleaving.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,7 +144,6 @@ struct pdp_cfg {
     uint32_t nsplit;
     uint32_t part_in[3];  /* first, mid, last partial input widths (+1 applied) */
     uint32_t part_out[3]; /* first, mid, last partial output widths */
-    struct pdp_split split[PDP_SPLIT_MAX];
     /* memory */
     uint64_t src_base, src_line, src_surf;
     int src_port;
@@ -152,6 +152,9 @@ struct pdp_cfg {
     enum dla_lanes_isa isa; /* of the max/min and packing loops */
     int64_t lastline_extra; /* c2d_lastline_extra, and its *last_out */
     int lastline_out;
+    /* last: pdp_decode clears the fields before it; pdp_decode_splits sets
+     * every field of split[0 .. nsplit-1], the only ones read */
+    struct pdp_split split[PDP_SPLIT_MAX];
 };
 
 /* ---- small exact integer helpers: src/arith/pool_arith.h (shared with the
@@ -496,7 +499,7 @@ static int pdp_decode(struct dla_dev *d, unsigned g, struct pdp_cfg *c)
     const struct dla_config *cc = dla_cfg(d);
     int rc;
 
-    memset(c, 0, sizeof(*c));
+    memset(c, 0, offsetof(struct pdp_cfg, split));
     c->group = g;
     c->isa = dla_lanes_best();
     if (!cc->pdp_enable) {
