@@ -1797,11 +1797,9 @@ static int pdp_run(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_
  * surface read ahead in one burst (pdp_ahead_init; the same bytes and traffic
  * as line by line) take this path: per output line, the window's input lines
  * are combined byte by byte (32 bytes a step in AVX2), then each output atom
- * from the window's columns of that line.  A surface's output lines are
- * written in order once all are pooled (the input cannot overlap them:
- * pdp_ahead_init), in one burst when they are contiguous (as SDP writes
- * its surfaces, dla_dma_write_lines: the same bytes and traffic; a write
- * fault then leaves none of that surface's lines written). */
+ * from the window's columns of that line; each output line is written as
+ * pdp_run writes it (one burst per line, in the same order: a write fault
+ * leaves the same lines written and names the same burst). */
 
 #if defined(DLA_LANES_X86)
 /* acc[i] = max/min of acc[i] and r[i] as signed bytes, i < n. */
@@ -1897,20 +1895,14 @@ static int pdp_run_bytes(struct dla_dev *d, const struct pdp_cfg *c, struct pdp_
     const size_t line = (size_t)c->in_w * c->atom_bytes, out_bytes = (size_t)c->out_w * c->atom_bytes;
     const int is_max = c->method == PDP_MAX;
     int8_t *vline = (int8_t *)w->raw; /* one input line's bytes */
-    int8_t *surf_out = malloc(out_bytes * c->out_h);
-    int rc = 0;
-    if (surf_out == NULL) {
-        return dla_error(d, DLASIM_ERR_NOMEM, "PDP: out of host memory for a %ux%u output surface",
-                         c->out_w, c->out_h);
-    }
-    for (uint32_t surf = 0; surf < c->surfaces && !rc; surf++) {
+    int8_t *out = (int8_t *)w->out;
+    for (uint32_t surf = 0; surf < c->surfaces; surf++) {
+        int rc;
         const int8_t *src = (const int8_t *)pdp_ahead_line(d, c, surf, 0, w, &rc);
         if (rc || src == NULL) {
-            rc = rc ? rc : dla_error(d, DLASIM_ERR_MEM, "PDP: input surface %u not readable", surf);
-            break;
+            return rc ? rc : dla_error(d, DLASIM_ERR_MEM, "PDP: input surface %u not readable", surf);
         }
         for (uint32_t oy = 0; oy < c->out_h; oy++) {
-            int8_t *out = surf_out + (size_t)oy * out_bytes;
             int64_t a0 = (int64_t)oy * c->sh - c->pad_t, b0 = a0 + c->kh;
             uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
             uint32_t b = (uint32_t)(b0 > (int64_t)c->in_h ? (int64_t)c->in_h : b0);
@@ -1932,13 +1924,14 @@ static int pdp_run_bytes(struct dla_dev *d, const struct pdp_cfg *c, struct pdp_
             {
                 pdp_bytes_cols(c, vline, out, is_max);
             }
+            uint64_t addr = c->dst_base + (uint64_t)oy * c->dst_line + (uint64_t)surf * c->dst_surf;
+            rc = dla_dma_write(d, c->dst_port, addr, out, out_bytes);
+            if (rc) {
+                return rc;
+            }
         }
-        rc = dla_dma_write_lines(d, c->dst_port, UINT64_MAX,
-                                 c->dst_base + (uint64_t)surf * c->dst_surf, c->dst_line, c->out_h,
-                                 out_bytes, surf_out);
     }
-    free(surf_out);
-    return rc;
+    return 0;
 }
 
 /* ---- layers the RTL never completes ------------------------------------------
