@@ -436,24 +436,36 @@ uint32_t dla_sdp_lanes_cvt(enum dla_lanes_isa isa, const struct sdp_lane_cvt *p,
     return cvt_generic(p, src, dst, n);
 }
 
+/* Bytes OR-ed between the early-exit checks of dla_sdp_lanes_any_nonzero
+ * (outputs are rarely all zero: the answer is usually in the first). */
+#define ANY_NONZERO_CHUNK 256u
+
 int dla_sdp_lanes_any_nonzero(const uint8_t *p, size_t n)
 {
     const size_t B = DLA_LANES_BLOCK;
     uint8_t nz[DLA_LANES_BLOCK] = {0};
     size_t i = 0;
-    for (; i + B <= n; i += B) {
+    while (i + B <= n) {
+        const size_t end = n - i > ANY_NONZERO_CHUNK ? i + ANY_NONZERO_CHUNK : n;
+        for (; i + B <= end; i += B) {
+            for (size_t j = 0; j < B; j++) {
+                nz[j] |= p[i + j];
+            }
+        }
+        uint8_t any = 0;
         for (size_t j = 0; j < B; j++) {
-            nz[j] |= p[i + j];
+            any |= nz[j];
+        }
+        if (any) {
+            return 1;
         }
     }
     for (; i < n; i++) {
-        nz[0] |= p[i];
+        if (p[i]) {
+            return 1;
+        }
     }
-    uint8_t any = 0;
-    for (size_t j = 0; j < B; j++) {
-        any |= nz[j];
-    }
-    return any != 0;
+    return 0;
 }
 
 /* ---- X stage and output converter in one pass ------------------------------------ */
@@ -855,6 +867,29 @@ atoms8_any(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned 
 }
 #undef ATOMS8_FORM
 
+/* Whether every channel is exact on its own inputs' range: the pass
+ * computes each lane with its channel's operands only, so when the range of
+ * all eight is too wide for one of them (a fully connected layer's few
+ * outputs: one pixel of channels far apart) each channel's own range still
+ * decides whether its values are the stage-by-stage ones. */
+DLA_LANES_AVX2_ATTR static int atoms8_channels_exact(const struct sdp_lane_x_cfg *p,
+                                                     const struct sdp_lane_cvt *c,
+                                                     const int32_t *src, size_t plane,
+                                                     unsigned real, size_t j0, size_t j1,
+                                                     const int32_t av[8], const int32_t mv[8])
+{
+    for (unsigned l = 0; l < 8; l++) {
+        int32_t lo = 0, hi = 0; /* the zero planes past `real` */
+        if (l < real) {
+            run_range_avx2(src + l * plane + j0, j1 - j0, &lo, &hi);
+        }
+        if (!xcvt_exact(p, c, lo, hi, av[l], mv[l])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
                                            const struct sdp_lane_cvt *c, const int32_t *src,
                                            size_t plane, unsigned real, size_t j0, size_t j1,
@@ -870,10 +905,12 @@ DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
         xcvt_k_init(&k[l], p, &c->narrow, av[l], mv[l]);
     }
     uint32_t s = atoms8_any(k, src, plane, real, j0, j1, dst, &lo, &hi, xcvt_form(p, &c->narrow));
-    for (unsigned l = 0; l < 8; l++) {
-        if (!xcvt_exact(p, c, lo, hi, av[l], mv[l])) {
-            return 0;
-        }
+    int shared = 1; /* every channel exact on the eight channels' range */
+    for (unsigned l = 0; l < 8 && shared; l++) {
+        shared = xcvt_exact(p, c, lo, hi, av[l], mv[l]);
+    }
+    if (!shared && !atoms8_channels_exact(p, c, src, plane, real, j0, j1, av, mv)) {
+        return 0;
     }
     *sat = s;
     return 1;

@@ -64,7 +64,8 @@ int dla_sdp_lanes_x_cvt(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
  * zeros for l >= real; channel l with operands av[l], mv[l]; dst[j * 8 + l]
  * = the (8-bit) output of element j of channel l, for j0 <= j < j1.  Done
  * (1) only where every channel is exact in 32-bit lanes for the range of
- * all eight channels' inputs and the converter outputs 8 bits; 0 (AVX2
+ * all eight channels' inputs, or else for its own inputs' range, and the
+ * converter outputs 8 bits; 0 (AVX2
  * only; dst may have been written): run the channels one by one.  *sat:
  * the saturations. */
 int dla_sdp_lanes_x_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,

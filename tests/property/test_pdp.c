@@ -617,6 +617,36 @@ static void test_widest_output(void **state)
     dlasim_destroy(dev);
 }
 
+/* Max and min pooling of int8 surfaces whose lines are contiguous in memory
+ * (the layers PDP pools straight from their bytes), many of them 2x2
+ * stride 2 without left padding (the common pooling, taken two output atoms
+ * at a time): random sizes, the other parameters as random_layer draws them. */
+static void pool_bytes_layers(const char *config, unsigned count, uint64_t seed)
+{
+    struct dlasim_dev *dev = tdev_new(config, NULL, 0, 1);
+    const unsigned lanes = param(dev, "NVDLA_MEMORY_ATOMIC_SIZE");
+    rng_state = seed;
+    for (unsigned i = 0; i < count; i++) {
+        struct layer L;
+        int want_2x2 = i % 2 == 0;
+        do {
+            random_layer(&L, lanes, 8, 0);
+        } while (L.method == 0 || (want_2x2 && (L.kw != 2 || L.sw != 2 || L.pl != 0)));
+        L.src_line = (uint64_t)L.w * lanes;
+        L.src_surf = L.src_line * (L.h + rnd(0, 2));
+        L.group = i & 1;
+        run_and_check(dev, &L, i);
+    }
+    dlasim_destroy(dev);
+}
+
+static void test_pool_bytes(void **state)
+{
+    (void)state;
+    pool_bytes_layers("nv_small", 200, 0x5eed000bu);
+    pool_bytes_layers("nv_small_256", 60, 0x5eed000cu);
+}
+
 /* ---- on the fly from SDP ------------------------------------------------------ */
 
 /* SDP reads the cube from memory and passes it through unchanged (every
@@ -839,6 +869,7 @@ int main(void)
         cmocka_unit_test(test_random_int16),
         cmocka_unit_test(test_extreme_values),
         cmocka_unit_test(test_widest_output),
+        cmocka_unit_test(test_pool_bytes),
         cmocka_unit_test(test_on_the_fly),
         cmocka_unit_test(test_refuse_kernel_too_big),
         cmocka_unit_test(test_refuse_padding_only_window),

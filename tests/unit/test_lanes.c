@@ -342,7 +342,8 @@ static void test_x_cvt(void **state)
  * saturations where it runs, nothing written outside the pixels' atoms;
  * it runs on AVX2 only.  Returns whether it ran.
  */
-static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs kind)
+static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs kind,
+                              int apart)
 {
     struct xcase k;
     random_xcase(&k);
@@ -373,6 +374,16 @@ static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs
     assert_true(in && d);
     for (size_t i = 0; i < 8 * plane; i++) {
         in[i] = x_input(kind, mv[(i / plane) & 7]);
+    }
+    if (apart) { /* channel 0 wide with MUL 1, the others narrow with a large MUL */
+        for (size_t i = 0; i < 8 * plane; i++) {
+            int l = (int)(i / plane);
+            in[i] = l == 0 ? (int32_t)rnd(0, 1u << 25) - (1 << 24) : (int32_t)rnd(0, 4000) - 2000;
+        }
+        for (int l = 0; l < 8; l++) {
+            mv[l] = l == 0 || k.mul_bypass ? 1 : 20000 + (int32_t)rnd(0, 10000);
+            av[l] = k.alu == SDP_LANE_ALU_BYPASS ? 0 : (int32_t)rnd(0, 200) - 100;
+        }
     }
     memset(d, CHAIN8_CANARY, 8 * plane + 16);
     uint32_t sat = 0, want_sat = 0;
@@ -416,13 +427,20 @@ static void test_x_cvt_atoms8(void **state)
         if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
             continue;
         }
-        int done = 0, cases = 1800;
+        int done = 0, cases = 1800, apart_done = 0, apart_cases = 300;
         for (int i = 0; i < cases; i++) {
             done += check_x_cvt_atoms8((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS],
-                                       (enum xinputs)(i % 3));
+                                       (enum xinputs)(i % 3), 0);
+        }
+        /* channels whose joint range is too wide where each one's is not
+         * (a fully connected layer's outputs) still run in the one pass */
+        for (int i = 0; i < apart_cases; i++) {
+            apart_done += check_x_cvt_atoms8((enum dla_lanes_isa)isa,
+                                             run_lengths[i % N_LENGTHS], X_SMALL, 1);
         }
         if (isa == DLA_LANES_AVX2) { /* both outcomes are exercised */
             assert_true(done > cases / 10 && done < cases - cases / 10);
+            assert_true(apart_done > apart_cases / 2); /* 106 of 300 on their joint range */
         }
     }
 }
@@ -837,6 +855,29 @@ static void test_mem_elems(void **state)
     }
 }
 
+/* dla_sdp_lanes_any_nonzero (SDP's D_STATUS): all-zero runs of every length
+ * around the block and chunk sizes, and one non-zero byte anywhere. */
+static void test_any_nonzero(void **state)
+{
+    (void)state;
+    rng = 0x1a9e000bu;
+    enum { MAXN = 1100 };
+    uint8_t *b = calloc(MAXN, 1);
+    assert_non_null(b);
+    for (size_t n = 0; n <= MAXN; n++) {
+        assert_int_equal(dla_sdp_lanes_any_nonzero(b, n), 0);
+        if (n == 0) {
+            continue;
+        }
+        size_t at = n < 4 ? n - 1 : (size_t)rnd(0, (uint32_t)n - 1);
+        b[at] = (uint8_t)rnd(1, 255);
+        assert_int_equal(dla_sdp_lanes_any_nonzero(b, n), 1);
+        assert_int_equal(dla_sdp_lanes_any_nonzero(b, at), 0);
+        b[at] = 0;
+    }
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -849,6 +890,7 @@ int main(void)
         cmocka_unit_test(test_chain),
         cmocka_unit_test(test_chain8),
         cmocka_unit_test(test_x_cvt_atoms8),
+        cmocka_unit_test(test_any_nonzero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,6 +89,7 @@
  *   model's order (all lines a window needs are read before its output line
  *   is written), not the hardware's exact interleaving.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,13 +144,17 @@ struct pdp_cfg {
     uint32_t nsplit;
     uint32_t part_in[3];  /* first, mid, last partial input widths (+1 applied) */
     uint32_t part_out[3]; /* first, mid, last partial output widths */
-    struct pdp_split split[PDP_SPLIT_MAX];
     /* memory */
     uint64_t src_base, src_line, src_surf;
     int src_port;
     uint64_t dst_base, dst_line, dst_surf;
     int dst_port;
     enum dla_lanes_isa isa; /* of the max/min and packing loops */
+    int64_t lastline_extra; /* c2d_lastline_extra, and its *last_out */
+    int lastline_out;
+    /* last: pdp_decode clears the fields before it; pdp_decode_splits sets
+     * every field of split[0 .. nsplit-1], the only ones read */
+    struct pdp_split split[PDP_SPLIT_MAX];
 };
 
 /* ---- small exact integer helpers: src/arith/pool_arith.h (shared with the
@@ -494,7 +499,7 @@ static int pdp_decode(struct dla_dev *d, unsigned g, struct pdp_cfg *c)
     const struct dla_config *cc = dla_cfg(d);
     int rc;
 
-    memset(c, 0, sizeof(*c));
+    memset(c, 0, offsetof(struct pdp_cfg, split));
     c->group = g;
     c->isa = dla_lanes_best();
     if (!cc->pdp_enable) {
@@ -1642,6 +1647,7 @@ static int c2d_window_started(const struct pdp_cfg *c, uint32_t oy)
 }
 
 static int64_t c2d_lastline_extra(const struct pdp_cfg *c, int *last_out);
+static void pdp_lastline_init(struct pdp_cfg *c);
 
 /* The last window's own entry, emptied at its last line, sent as a surplus
  * line: no data, and a line count of one (the entry's size field holds
@@ -1782,6 +1788,152 @@ static int pdp_run(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_
     return 0;
 }
 
+/* ---- int8 max/min straight on the memory bytes --------------------------------
+ *
+ * Max and min pooling of int8 data are the extreme of the window's real
+ * elements: no padding addend, no reciprocal, no register width to keep, so
+ * the int32 lane values pdp_run works in give the same bytes as comparing the
+ * signed bytes themselves.  Layers read from memory, in one split, with every
+ * surface read ahead in one burst (pdp_ahead_init; the same bytes and traffic
+ * as line by line) take this path: per output line, the window's input lines
+ * are combined byte by byte (32 bytes a step in AVX2), then each output atom
+ * from the window's columns of that line; each output line is written as
+ * pdp_run writes it (one burst per line, in the same order: a write fault
+ * leaves the same lines written and names the same burst). */
+
+#if defined(DLA_LANES_X86)
+/* acc[i] = max/min of acc[i] and r[i] as signed bytes, i < n. */
+DLA_LANES_AVX2_ATTR static void pdp_bytes_rows_avx2(int8_t *acc, const int8_t *r, size_t n,
+                                                    int is_max)
+{
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(acc + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(r + i));
+        a = is_max ? _mm256_max_epi8(a, b) : _mm256_min_epi8(a, b);
+        _mm256_storeu_si256((__m256i *)(void *)(acc + i), a);
+    }
+    for (; i < n; i++) {
+        acc[i] = is_max ? (r[i] > acc[i] ? r[i] : acc[i]) : (r[i] < acc[i] ? r[i] : acc[i]);
+    }
+}
+
+/* Output atom j of a line: the extreme of atoms [a, b) of `v`, 8 bytes a step
+ * (atom_bytes is a multiple of 8: Atomic-M is 8 or 32 bytes). */
+DLA_LANES_AVX2_ATTR static void pdp_bytes_cols_avx2(const struct pdp_cfg *c, const int8_t *v,
+                                                    int8_t *out, int is_max)
+{
+    const size_t ab = c->atom_bytes;
+    uint32_t j = 0;
+    if (ab == 8 && c->kw == 2 && c->sw == 2 && c->pad_l == 0) {
+        /* 2x2 stride 2 (the common pooling): atoms 2j..2j+3 in one load,
+         * the even ones against the odd ones give outputs j and j + 1 */
+        for (; 2 * (size_t)j + 4 <= c->in_w && j + 2 <= c->out_w; j += 2) {
+            __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(v + (size_t)j * 16));
+            x = _mm256_permute4x64_epi64(x, 0xd8); /* atoms 0 2 | 1 3 */
+            __m128i e = _mm256_castsi256_si128(x), o = _mm256_extracti128_si256(x, 1);
+            __m128i m = is_max ? _mm_max_epi8(e, o) : _mm_min_epi8(e, o);
+            _mm_storeu_si128((__m128i *)(void *)(out + (size_t)j * 8), m);
+        }
+    }
+    for (; j < c->out_w; j++) {
+        int64_t a0 = (int64_t)j * c->sw - c->pad_l, b0 = a0 + c->kw;
+        size_t a = (size_t)(a0 < 0 ? 0 : a0);
+        size_t b = (size_t)(b0 > (int64_t)c->in_w ? (int64_t)c->in_w : b0);
+        for (size_t k = 0; k < ab; k += 8) {
+            __m128i m = _mm_loadl_epi64((const __m128i *)(const void *)(v + a * ab + k));
+            for (size_t x = a + 1; x < b; x++) {
+                __m128i e = _mm_loadl_epi64((const __m128i *)(const void *)(v + x * ab + k));
+                m = is_max ? _mm_max_epi8(m, e) : _mm_min_epi8(m, e);
+            }
+            _mm_storel_epi64((__m128i *)(void *)(out + j * ab + k), m);
+        }
+    }
+}
+#endif
+
+static void pdp_bytes_rows(int8_t *acc, const int8_t *r, size_t n, int is_max)
+{
+    for (size_t i = 0; i < n; i++) {
+        acc[i] = is_max ? (r[i] > acc[i] ? r[i] : acc[i]) : (r[i] < acc[i] ? r[i] : acc[i]);
+    }
+}
+
+static void pdp_bytes_cols(const struct pdp_cfg *c, const int8_t *v, int8_t *out, int is_max)
+{
+    const size_t ab = c->atom_bytes;
+    for (uint32_t j = 0; j < c->out_w; j++) {
+        int64_t a0 = (int64_t)j * c->sw - c->pad_l, b0 = a0 + c->kw;
+        size_t a = (size_t)(a0 < 0 ? 0 : a0);
+        size_t b = (size_t)(b0 > (int64_t)c->in_w ? (int64_t)c->in_w : b0);
+        memcpy(out + j * ab, v + a * ab, ab);
+        for (size_t x = a + 1; x < b; x++) {
+            pdp_bytes_rows(out + j * ab, v + x * ab, ab, is_max);
+        }
+    }
+}
+
+/* Whether the layer can pool its memory bytes directly (see above): every
+ * surface's burst read cannot fail, so no line-by-line fallback is needed. */
+static int pdp_bytes_eligible(struct dla_dev *d, const struct pdp_cfg *c, const struct pdp_work *w)
+{
+    if (w->surf == NULL || c->bits != 8 || c->method == PDP_AVE || c->nsplit != 1 ||
+        c->atom_bytes % 8 != 0) {
+        return 0;
+    }
+    const size_t bytes = (size_t)c->in_w * c->atom_bytes * c->in_h;
+    for (uint32_t s = 0; s < c->surfaces; s++) {
+        if (!dla_dma_can_read(d, c->src_port, c->src_base + (uint64_t)s * c->src_surf, bytes)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int pdp_run_bytes(struct dla_dev *d, const struct pdp_cfg *c, struct pdp_work *w)
+{
+    const size_t line = (size_t)c->in_w * c->atom_bytes, out_bytes = (size_t)c->out_w * c->atom_bytes;
+    const int is_max = c->method == PDP_MAX;
+    int8_t *vline = (int8_t *)w->raw; /* one input line's bytes */
+    int8_t *out = (int8_t *)w->out;
+    for (uint32_t surf = 0; surf < c->surfaces; surf++) {
+        int rc;
+        const int8_t *src = (const int8_t *)pdp_ahead_line(d, c, surf, 0, w, &rc);
+        if (rc || src == NULL) {
+            return rc ? rc : dla_error(d, DLASIM_ERR_MEM, "PDP: input surface %u not readable", surf);
+        }
+        for (uint32_t oy = 0; oy < c->out_h; oy++) {
+            int64_t a0 = (int64_t)oy * c->sh - c->pad_t, b0 = a0 + c->kh;
+            uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
+            uint32_t b = (uint32_t)(b0 > (int64_t)c->in_h ? (int64_t)c->in_h : b0);
+            memcpy(vline, src + (size_t)a * line, line);
+            for (uint32_t y = a + 1; y < b; y++) {
+#if defined(DLA_LANES_X86)
+                if (c->isa == DLA_LANES_AVX2) {
+                    pdp_bytes_rows_avx2(vline, src + (size_t)y * line, line, is_max);
+                    continue;
+                }
+#endif
+                pdp_bytes_rows(vline, src + (size_t)y * line, line, is_max);
+            }
+#if defined(DLA_LANES_X86)
+            if (c->isa == DLA_LANES_AVX2) {
+                pdp_bytes_cols_avx2(c, vline, out, is_max);
+            } else
+#endif
+            {
+                pdp_bytes_cols(c, vline, out, is_max);
+            }
+            uint64_t addr = c->dst_base + (uint64_t)oy * c->dst_line + (uint64_t)surf * c->dst_surf;
+            rc = dla_dma_write(d, c->dst_port, addr, out, out_bytes);
+            if (rc) {
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
 /* ---- layers the RTL never completes ------------------------------------------
  *
  * ref: nvdla/hw nv_small vmod/nvdla/pdp/NV_NVDLA_PDP_wdma.v, _WDMA_dat.v,
@@ -1842,7 +1994,7 @@ static uint64_t c2d_windows_in(const struct pdp_cfg *c, uint64_t lines)
  * without a surface-end flush: lines and their timing agree. */
 struct c2d_lines {
     uint32_t stride, psize, cnt_stride, cnt, line;
-    uint8_t en[8];
+    uint32_t en; /* unit2d_en, bit i for entry i */
 };
 
 static void c2d_lines_init(const struct pdp_cfg *c, struct c2d_lines *s)
@@ -1853,9 +2005,7 @@ static void c2d_lines_init(const struct pdp_cfg *c, struct c2d_lines *s)
     s->cnt_stride = psn;
     s->cnt = 0;
     s->line = 0;
-    for (uint32_t i = 0; i < 8; i++) {
-        s->en[i] = i <= psn; /* init_unit2d_set */
-    }
+    s->en = psn >= 7 ? 0xffu : (2u << psn) - 1u; /* init_unit2d_set: entries 0..psn */
 }
 
 /* One input line; returns whether cal2d sends an output line with it.
@@ -1866,7 +2016,7 @@ static int c2d_lines_step(const struct pdp_cfg *c, struct c2d_lines *s, uint32_t
 {
     const int last = s->line == c->in_h - 1; /* last_line_in */
     const int rdy = s->psize == c->kh - 1;   /* pooling_2d_rdy */
-    const int out = (rdy || last) && s->en[s->cnt];
+    const int out = (rdy || last) && (s->en >> s->cnt & 1u);
     const int stride_end = s->stride == c->sh - 1;
     const int last_pooling = (int64_t)(c->in_h - 1 - s->line) + c->pad_b <= (int64_t)c->kh - 1;
     if (last && !cube_end) {
@@ -1877,14 +2027,11 @@ static int c2d_lines_step(const struct pdp_cfg *c, struct c2d_lines *s, uint32_t
     if (stride_end && !last_pooling) {
         set = s->cnt_stride == nbuf - 1 ? 0 : s->cnt_stride + 1;
     }
-    for (uint32_t i = 0; i < 8; i++) {
-        if (last && cube_end) {
-            s->en[i] = 0;
-        } else if (i == set) {
-            s->en[i] = 1;
-        } else if ((rdy && s->cnt == i) || last) {
-            s->en[i] = 0;
-        }
+    if (last && cube_end) {
+        s->en = 0;
+    } else { /* the set entry wins over a clear of the same entry */
+        const uint32_t clear = last ? 0xffu : rdy ? 1u << s->cnt : 0u;
+        s->en = (s->en & ~clear & 0xffu) | (set < 8 ? 1u << set : 0u);
     }
     if (stride_end) {
         s->cnt_stride = s->cnt_stride == nbuf - 1 ? 0 : s->cnt_stride + 1;
@@ -1923,10 +2070,22 @@ static uint32_t c2d_surface_lines(const struct pdp_cfg *c, int *last_out)
  * flush (out_h less the flush lines the last windows need): the window in
  * progress at the last line sent partial (rg_pdp_33x5x23_k8x8s8x3_max_017);
  * *last_out as c2d_surface_lines. */
-static int64_t c2d_lastline_extra(const struct pdp_cfg *c, int *last_out)
+static int64_t c2d_lastline_calc(const struct pdp_cfg *c, int *last_out)
 {
     const int64_t sent = c2d_surface_lines(c, last_out);
     return sent - ((int64_t)c->out_h - (int64_t)c2d_flush_num(c, pdp_needed_bottom(c)));
+}
+
+/* c2d_lastline_calc, stepped once per layer (pdp_lastline_init). */
+static int64_t c2d_lastline_extra(const struct pdp_cfg *c, int *last_out)
+{
+    *last_out = c->lastline_out;
+    return c->lastline_extra;
+}
+
+static void pdp_lastline_init(struct pdp_cfg *c)
+{
+    c->lastline_extra = c2d_lastline_calc(c, &c->lastline_out);
 }
 
 /* Whether cal2d's last input line carries an output line when cal1d sends
@@ -2100,6 +2259,9 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     if (!rc) {
         rc = pdp_check_work(d, c);
     }
+    if (!rc) {
+        pdp_lastline_init(c);
+    }
     if (rc) {
         goto out;
     }
@@ -2138,7 +2300,8 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     int last_out;
     rc = pdp_overstated_right(c) || pdp_bottom_surplus(c) || c2d_lastline_extra(c, &last_out) > 0
              ? pdp_run_flush(d, c, in, &w, &beats_in)
-             : pdp_run(d, c, in, &w);
+         : pdp_bytes_eligible(d, c, &w) ? pdp_run_bytes(d, c, &w)
+                                        : pdp_run(d, c, in, &w);
     if (!rc) {
         pdp_never_completes(d, c, beats_in);
     }

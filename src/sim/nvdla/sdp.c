@@ -1310,7 +1310,9 @@ static int store_surface(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_
     if (!packed) {
         pack_surface(c, w);
     }
-    st->unequal |= dla_sdp_lanes_any_nonzero(w->raw, w->n_surf * c->bpe);
+    if (!st->unequal) { /* one non-zero byte of the layer decides */
+        st->unequal = dla_sdp_lanes_any_nonzero(w->raw, w->n_surf * c->bpe);
+    }
     return write_surface(d, c, w->raw, w->n_line, surf, b0, b1);
 }
 
