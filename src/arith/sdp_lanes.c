@@ -598,9 +598,11 @@ DLA_LANES_AVX2_ATTR static void xcvt_k_init(struct xcvt_k *k, const struct sdp_l
 enum { XCVT_XS = 1, XCVT_CS = 2, XCVT_FULL = 4, XCVT_CID = 8 };
 
 /* sdp_lane_x32 then sdp_lane_cvt32 on eight lanes; the lanes' saturation
- * flags (all ones) in *sat. */
+ * flags (all ones) in *sat.  `clamp` (a constant): the result clamped to
+ * [lo, hi]; without it the caller's saturating packs to int8 clamp to
+ * [-128, 127] (atoms8_pass, whose converter's range is exactly that). */
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
-xcvt_vec(const struct xcvt_k *k, __m256i x, __m256i *sat, const int form)
+xcvt_vec(const struct xcvt_k *k, __m256i x, __m256i *sat, const int form, const int clamp)
 {
     __m256i a = x;
     if (form & XCVT_FULL) {
@@ -608,11 +610,13 @@ xcvt_vec(const struct xcvt_k *k, __m256i x, __m256i *sat, const int form)
     }
     __m256i alu = _mm256_add_epi32(a, k->op_sum);
     __m256i t = _mm256_mullo_epi32(alu, k->mv);
-    if (form & XCVT_XS) { /* magnitude rounded half up, sign restored */
+    if (form & XCVT_XS) {
+        /* magnitude rounded half up, sign restored (sdp_lane_round): with
+         * half = 2^(s-1), -floor((-t + half) / 2^s) = floor((t + half - 1)
+         * / 2^s) for t < 0, so one arithmetic shift of t + half + (t < 0 ?
+         * -1 : 0) gives both signs; xcvt_exact keeps t + half in int32 */
         __m256i m = _mm256_srai_epi32(t, 31);
-        __m256i mag = _mm256_sub_epi32(_mm256_xor_si256(t, m), m);
-        __m256i r = _mm256_srl_epi32(_mm256_add_epi32(mag, k->xhalf), k->xsh);
-        t = _mm256_sub_epi32(_mm256_xor_si256(r, m), m);
+        t = _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(t, k->xhalf), m), k->xsh);
     }
     if (form & XCVT_FULL) { /* PReLU passes a non-negative ALU result */
         __m256i pass = _mm256_andnot_si256(_mm256_srai_epi32(alu, 31), k->prelu);
@@ -633,7 +637,7 @@ xcvt_vec(const struct xcvt_k *k, __m256i x, __m256i *sat, const int form)
         f = _mm256_xor_si256(_mm256_srl_epi32(vm, k->csh), m);
     }
     *sat = _mm256_or_si256(_mm256_cmpgt_epi32(k->sat_lo, f), _mm256_cmpgt_epi32(r, k->sat_hi));
-    return _mm256_min_epi32(_mm256_max_epi32(r, k->lo), k->hi);
+    return clamp ? _mm256_min_epi32(_mm256_max_epi32(r, k->lo), k->hi) : r;
 }
 
 /* The pass over n > 0 elements; the input range in *lo, *hi when `ranged`
@@ -651,7 +655,7 @@ xcvt_pass_avx2(const struct xcvt_k *k, const int32_t *src, int32_t *dst, size_t 
             rlo = _mm256_min_epi32(rlo, x);
             rhi = _mm256_max_epi32(rhi, x);
         }
-        _mm256_storeu_si256((__m256i *)(void *)(dst + i), xcvt_vec(k, x, &s, form));
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i), xcvt_vec(k, x, &s, form, 1));
         cnt = _mm256_sub_epi32(cnt, s);
     }
     if (i < n) { /* the tail as one masked vector; its padding lanes count nothing */
@@ -663,7 +667,7 @@ xcvt_pass_avx2(const struct xcvt_k *k, const int32_t *src, int32_t *dst, size_t 
             rlo = _mm256_min_epi32(rlo, x);
             rhi = _mm256_max_epi32(rhi, x);
         }
-        _mm256_maskstore_epi32(dst + i, mask, xcvt_vec(k, x, &s, form));
+        _mm256_maskstore_epi32(dst + i, mask, xcvt_vec(k, x, &s, form, 1));
         cnt = _mm256_sub_epi32(cnt, _mm256_and_si256(s, mask));
     }
     int32_t t[8], ta[8], tb[8];
@@ -691,8 +695,10 @@ static int xcvt_exact(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt 
                       int32_t hi, int32_t av, int32_t mv)
 {
     int64_t bound;
+    /* bound < 2^(31 - shift): the product plus half below 2^31 (xcvt_vec's
+     * rounding adds them in int32) */
     return x_narrow_bound(p, lo, hi, av, av, mv, mv, &bound) && -bound >= c->narrow_lo &&
-           bound <= c->narrow_hi;
+           bound <= c->narrow_hi && bound <= (INT32_MAX >> p->mul_shift.shift);
 }
 
 /* Every combination of the forms' flags (XCVT_CID excludes XCVT_CS): one
@@ -812,7 +818,7 @@ atoms8_pass(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned
                                  : _mm256_setzero_si256();
             rlo = _mm256_min_epi32(rlo, x);
             rhi = _mm256_max_epi32(rhi, x);
-            r[l] = xcvt_vec(&k[l], x, &s, form);
+            r[l] = xcvt_vec(&k[l], x, &s, form, 0);
             cnt = _mm256_sub_epi32(cnt, s);
         }
         atoms8_store(r, dst + j * 8);
@@ -828,7 +834,7 @@ atoms8_pass(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned
             __m256i xr = _mm256_blendv_epi8(rlo, x, mask); /* padding: a value already seen */
             rlo = _mm256_min_epi32(rlo, xr);
             rhi = _mm256_max_epi32(rhi, xr);
-            r[l] = xcvt_vec(&k[l], x, &s, form);
+            r[l] = xcvt_vec(&k[l], x, &s, form, 0);
             cnt = _mm256_sub_epi32(cnt, _mm256_and_si256(s, mask));
         }
         atoms8_store(r, tmp);
@@ -896,7 +902,8 @@ DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
                                            const int32_t av[8], const int32_t mv[8],
                                            uint8_t *dst, uint32_t *sat)
 {
-    if (j1 <= j0 || !c->narrow_ok || c->narrow.lo < -128 || c->narrow.hi > 127 || real > 8) {
+    /* the int8 packs clamp (xcvt_vec without `clamp`): the range must be int8's */
+    if (j1 <= j0 || !c->narrow_ok || c->narrow.lo != -128 || c->narrow.hi != 127 || real > 8) {
         return 0;
     }
     struct xcvt_k k[8];

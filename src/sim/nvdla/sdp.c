@@ -930,9 +930,8 @@ static int work_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_wor
         }
     }
     w->raw_size = raw;
-    w->data = malloc(w->n_surf * sizeof(int32_t));
-    w->raw = malloc(raw);
-    int ok = w->data && w->raw;
+    w->raw = malloc(raw); /* w->data: work_alloc_data, on the paths that use it */
+    int ok = w->raw != NULL;
     for (int i = 0; i < SRC_N && ok; i++) {
         /* planar per-kernel operands are constants of a run */
         if (c->src_used[i] && !(w->planar && c->stream[i / 2].per_kernel)) {
@@ -941,6 +940,19 @@ static int work_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_wor
         }
     }
     if (!ok) {
+        work_free(w);
+        return dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory for a %ux%ux%u cube",
+                         c->w, c->h, c->c);
+    }
+    return 0;
+}
+
+/* One surface of values (w->data): every path but the flying atoms8 one
+ * (surface_atoms8 packs CACC's planes straight into w->raw). */
+static int work_alloc_data(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w)
+{
+    w->data = malloc(w->n_surf * sizeof(int32_t));
+    if (!w->data) {
         work_free(w);
         return dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory for a %ux%ux%u cube",
                          c->w, c->h, c->c);
@@ -2008,6 +2020,10 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     rc = load_kernel_ops(d, &c, &w);
     struct dla_team *team = rc ? NULL : dla_dev_team(d);
     if (!rc && (team_eligible(&c, &w, team) || (!c.flying && !c.to_pdp && mem_reads_apart(&c)))) {
+        rc = work_alloc_data(d, &c, &w);
+        if (rc) {
+            return rc; /* (work_alloc_data freed w) */
+        }
         rc = c.flying ? run_on_team(d, team, &c, &w, in, &st)
                       : run_from_memory(d, team, &c, &w, &st);
         work_free(&w);
@@ -2017,6 +2033,12 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
         return rc;
     }
     const int atoms8 = atoms8_eligible(&c, &w);
+    if (!rc && !atoms8) {
+        rc = work_alloc_data(d, &c, &w);
+        if (rc) {
+            return rc; /* (work_alloc_data freed w) */
+        }
+    }
     for (uint32_t s = 0; s < c.nsurf && !rc; s++) {
         rc = c.flying ? 0 : load_surface_input(d, &c, &w, s);
         if (!rc) {
