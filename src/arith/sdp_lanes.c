@@ -922,7 +922,87 @@ DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
     *sat = s;
     return 1;
 }
+
+/* xcvt_vec over one pixel's eight channels (lane l: channel l). */
+#define PIXEL8_FORM(f)                                                                    \
+    case f:                                                                               \
+        return xcvt_vec(k, x, sat, f, 0)
+
+DLA_LANES_AVX2_ATTR static __attribute__((noinline)) __m256i
+pixel8_any(const struct xcvt_k *k, __m256i x, __m256i *sat, int form)
+{
+    switch (form) {
+        XCVT_EACH_FORM(PIXEL8_FORM)
+    default:
+        *sat = _mm256_setzero_si256(); /* not reached: every combination is above */
+        return x;
+    }
+}
+#undef PIXEL8_FORM
+
+/* One xcvt_k whose per-channel fields (the ALU operand's three forms and
+ * the MUL operand) differ lane by lane: lane l with av[l], mv[l]. */
+DLA_LANES_AVX2_ATTR static void xcvt_k_init_lanes(struct xcvt_k *k,
+                                                  const struct sdp_lane_x_cfg *p,
+                                                  const struct sdp_lane_cvt_narrow *q,
+                                                  const int32_t av[8], const int32_t mv[8])
+{
+    int32_t op_max[8], op_min[8], op_sum[8];
+    xcvt_k_init(k, p, q, 0, 0);
+    for (unsigned l = 0; l < 8; l++) { /* as xcvt_k_init */
+        const uint32_t u = (uint32_t)av[l];
+        op_max[l] = (int32_t)((u & p->max_mask) | (UINT32_C(0x80000000) & ~p->max_mask));
+        op_min[l] = (int32_t)((u & p->min_mask) | (UINT32_C(0x7fffffff) & ~p->min_mask));
+        op_sum[l] = (int32_t)(u & p->sum_mask);
+    }
+    k->op_max = _mm256_loadu_si256((const __m256i *)(const void *)op_max);
+    k->op_min = _mm256_loadu_si256((const __m256i *)(const void *)op_min);
+    k->op_sum = _mm256_loadu_si256((const __m256i *)(const void *)op_sum);
+    k->mv = _mm256_loadu_si256((const __m256i *)(const void *)mv);
+}
+
+DLA_LANES_AVX2_ATTR static int pixel8_avx2(const struct sdp_lane_x_cfg *p,
+                                           const struct sdp_lane_cvt *c, const int32_t *src,
+                                           unsigned real, const int32_t av[8],
+                                           const int32_t mv[8], uint8_t *dst, uint32_t *sat)
+{
+    if (!c->narrow_ok || c->narrow.lo != -128 || c->narrow.hi != 127 || real > 8 || real == 0) {
+        return 0; /* (as atoms8_avx2) */
+    }
+    int32_t v[8] = {0}; /* the channels past `real` read zeros */
+    memcpy(v, src, real * sizeof(*v));
+    for (unsigned l = 0; l < 8; l++) { /* each channel on its own input */
+        if (!xcvt_exact(p, c, v[l], v[l], av[l], mv[l])) {
+            return 0;
+        }
+    }
+    struct xcvt_k k;
+    xcvt_k_init_lanes(&k, p, &c->narrow, av, mv);
+    __m256i s;
+    __m256i r = pixel8_any(&k, _mm256_loadu_si256((const __m256i *)(const void *)v), &s,
+                           xcvt_form(p, &c->narrow));
+    /* int32 -> int8 by saturating packs: the clamp to [-128, 127] */
+    __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+    _mm_storel_epi64((__m128i *)(void *)dst, _mm_packs_epi16(w, w));
+    *sat = (uint32_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(s)));
+    return 1;
+}
 #endif
+
+int dla_sdp_lanes_x_cvt_pixel8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
+                               const struct sdp_lane_cvt *cvt, const int32_t *src, unsigned real,
+                               const int32_t av[8], const int32_t mv[8], uint8_t *dst,
+                               uint32_t *sat)
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) {
+        return pixel8_avx2(x, cvt, src, real, av, mv, dst, sat);
+    }
+#endif
+    (void)isa, (void)x, (void)cvt, (void)src, (void)real, (void)av, (void)mv, (void)dst;
+    (void)sat;
+    return 0;
+}
 
 int dla_sdp_lanes_x_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
                                const struct sdp_lane_cvt *cvt, const int32_t *src, size_t plane,

@@ -72,6 +72,15 @@ int dla_sdp_lanes_x_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_c
                                const struct sdp_lane_cvt *cvt, const int32_t *src, size_t plane,
                                unsigned real, size_t j0, size_t j1, const int32_t av[8],
                                const int32_t mv[8], uint8_t *dst, uint32_t *sat);
+/* dla_sdp_lanes_x_cvt_atoms8 on a surface of one pixel (plane 1, j0 0, j1
+ * 1: a fully connected layer's outputs): the eight channels src[l] (l <
+ * real, zeros after) in the lanes of one vector with their own operands,
+ * dst[l] their outputs.  Done (1) exactly where that function is (every
+ * channel exact on its own input, 8-bit converter); *sat the same count. */
+int dla_sdp_lanes_x_cvt_pixel8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
+                               const struct sdp_lane_cvt *cvt, const int32_t *src, unsigned real,
+                               const int32_t av[8], const int32_t mv[8], uint8_t *dst,
+                               uint32_t *sat);
 /* BS, BN (either may be absent) and the output converter in one pass of
  * 32-bit lanes, for a layer whose ranges make all three exact there. */
 struct sdp_lane_chain {

@@ -414,6 +414,20 @@ static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs
             assert_int_equal(d[i], CHAIN8_CANARY);
         }
     }
+    if (plane == 1) { /* the one-pixel form: the same decision, bytes and count */
+        uint8_t p8[16];
+        uint32_t p8_sat = 0;
+        memset(p8, CHAIN8_CANARY, sizeof(p8));
+        int p8_done = dla_sdp_lanes_x_cvt_pixel8(isa, &xc, &cc, in, real, av, mv, p8, &p8_sat);
+        assert_int_equal(p8_done, done);
+        if (done) {
+            assert_memory_equal(p8, d, 8);
+            assert_int_equal(p8_sat, sat);
+        }
+        for (size_t i = done ? 8 : 0; i < sizeof(p8); i++) {
+            assert_int_equal(p8[i], CHAIN8_CANARY);
+        }
+    }
     free(in);
     free(d);
     return done;

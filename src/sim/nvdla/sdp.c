@@ -1243,8 +1243,11 @@ static void surface_atoms8(const struct sdp_cfg *c, const struct sdp_work *w, ui
         mv[l] = op_of_channel(c, w, 2 * k1 + 1, surf, l);
     }
     uint32_t sat;
-    if (dla_sdp_lanes_x_cvt_atoms8(c->isa, &c->lane_x[k1], &c->lane_cvt, planes, w->plane, real,
-                                   j0, j1, av, mv, raw, &sat)) {
+    const int pixel = w->plane == 1 && j0 == 0 && j1 == 1; /* a fully connected layer's */
+    if (pixel ? dla_sdp_lanes_x_cvt_pixel8(c->isa, &c->lane_x[k1], &c->lane_cvt, planes, real, av,
+                                           mv, raw, &sat)
+              : dla_sdp_lanes_x_cvt_atoms8(c->isa, &c->lane_x[k1], &c->lane_cvt, planes,
+                                           w->plane, real, j0, j1, av, mv, raw, &sat)) {
         st->sat += sat;
         return;
     }
