@@ -3,6 +3,8 @@
  */
 #include "arith/atoms.h"
 
+#include <string.h>
+
 #if defined(DLA_LANES_X86)
 #include <immintrin.h>
 #endif
@@ -59,12 +61,39 @@ DLA_LANES_AVX2_ATTR static inline void tile8(const uint8_t *src, size_t ss, uint
     store8(dst + 7 * ds, _mm_unpackhi_epi64(c3, c3));
 }
 
+/* Fewer than 8 rows (a 7-pixel line of 8-channel atoms: the 7x7 layers)
+ * written back to back (dst_stride == rows): 8 x 8 tiles of the rows and
+ * zeros; each output row is stored with up to 8 - rows bytes of surplus,
+ * which land on the rows after it (rewritten next, in ascending order),
+ * never past the block. */
+DLA_LANES_AVX2_ATTR static void transpose_short_avx2(const uint8_t *src, size_t src_stride,
+                                                     size_t rows, size_t cols, uint8_t *dst)
+{
+    uint8_t tile[64], pad[8 * 8] = {0}; /* rows past `rows` stay zero: never read */
+    const size_t end = rows * cols;
+    for (size_t c0 = 0; c0 < cols; c0 += 8) {
+        size_t c = c0 + 8 <= cols ? c0 : cols - 8;
+        for (size_t r = 0; r < rows; r++) {
+            memcpy(pad + r * 8, src + r * src_stride + c, 8);
+        }
+        tile8(pad, 8, tile, 8);
+        for (size_t k = 0; k < 8; k++) {
+            const size_t at = (c + k) * rows;
+            memcpy(dst + at, tile + k * 8, end - at < 8 ? end - at : 8);
+        }
+    }
+}
+
 /* Whole 8 x 8 tiles; the last tile of a row or column of tiles is moved
  * back to end at the edge, rewriting a few bytes with the same values. */
 DLA_LANES_AVX2_ATTR static void transpose_avx2(const uint8_t *src, size_t src_stride,
                                                size_t rows, size_t cols, uint8_t *dst,
                                                size_t dst_stride)
 {
+    if (rows > 0 && rows < 8 && cols >= 8 && dst_stride == rows) {
+        transpose_short_avx2(src, src_stride, rows, cols, dst);
+        return;
+    }
     if (rows < 8 || cols < 8) {
         transpose_generic(src, src_stride, rows, cols, dst, dst_stride);
         return;

@@ -725,9 +725,12 @@ static void test_chain8(void **state)
 
 #define CANARY 0x5a
 
-static void check_transpose(enum dla_lanes_isa isa, size_t rows, size_t cols)
+static void check_transpose(enum dla_lanes_isa isa, size_t rows, size_t cols, int packed)
 {
     size_t src_stride = cols + rnd(0, 9), dst_stride = rows + rnd(0, 3);
+    if (packed) { /* output rows back to back (CDMA's 7-pixel lines) */
+        dst_stride = rows;
+    }
     size_t dst_bytes = dst_stride * cols + 8;
     uint8_t *src = malloc(src_stride * rows + 1);
     uint8_t *dst = malloc(dst_bytes);
@@ -794,10 +797,15 @@ static void test_atoms(void **state)
         }
         for (size_t i = 0; i < ns; i++) {
             for (size_t j = 0; j < ns; j++) {
-                check_transpose((enum dla_lanes_isa)isa, sizes[i], sizes[j]);
+                check_transpose((enum dla_lanes_isa)isa, sizes[i], sizes[j], 0);
             }
             for (size_t a = 0; a < 3; a++) {
                 check_atoms_from_planes((enum dla_lanes_isa)isa, sizes[i] * rnd(1, 3), atoms[a]);
+            }
+        }
+        for (size_t rows = 1; rows < 10; rows++) {
+            for (size_t j = 0; j < ns; j++) {
+                check_transpose((enum dla_lanes_isa)isa, rows, sizes[j], 1);
             }
         }
     }
