@@ -84,12 +84,40 @@ DLA_LANES_AVX2_ATTR static void transpose_short_avx2(const uint8_t *src, size_t 
     }
 }
 
+/* One column of 8-byte atoms (a one-channel surface: byte 0 of each atom),
+ * 8 rows a step: byte 0 of each 64-bit lane of two 32-byte loads moved to
+ * its own byte of the output 8 (the shuffles stay within 128-bit halves,
+ * which are then OR-ed). */
+DLA_LANES_AVX2_ATTR static void column8_avx2(const uint8_t *src, size_t rows, uint8_t *dst)
+{
+    const __m256i ia = _mm256_setr_epi8(0, 8, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                        -1, -1, -1, 0, 8, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                        -1, -1);
+    const __m256i ib = _mm256_setr_epi8(-1, -1, -1, -1, 0, 8, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                        -1, -1, -1, -1, -1, -1, -1, 0, 8, -1, -1, -1, -1, -1, -1,
+                                        -1, -1);
+    size_t r = 0;
+    for (; r + 8 <= rows; r += 8) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(src + r * 8));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(src + r * 8 + 32));
+        __m256i t = _mm256_or_si256(_mm256_shuffle_epi8(a, ia), _mm256_shuffle_epi8(b, ib));
+        store8(dst + r, _mm_or_si128(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1)));
+    }
+    for (; r < rows; r++) {
+        dst[r] = src[r * 8];
+    }
+}
+
 /* Whole 8 x 8 tiles; the last tile of a row or column of tiles is moved
  * back to end at the edge, rewriting a few bytes with the same values. */
 DLA_LANES_AVX2_ATTR static void transpose_avx2(const uint8_t *src, size_t src_stride,
                                                size_t rows, size_t cols, uint8_t *dst,
                                                size_t dst_stride)
 {
+    if (cols == 1 && src_stride == 8) {
+        column8_avx2(src, rows, dst);
+        return;
+    }
     if (rows > 0 && rows < 8 && cols >= 8 && dst_stride == rows) {
         transpose_short_avx2(src, src_stride, rows, cols, dst);
         return;

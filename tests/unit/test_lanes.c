@@ -728,8 +728,9 @@ static void test_chain8(void **state)
 static void check_transpose(enum dla_lanes_isa isa, size_t rows, size_t cols, int packed)
 {
     size_t src_stride = cols + rnd(0, 9), dst_stride = rows + rnd(0, 3);
-    if (packed) { /* output rows back to back (CDMA's 7-pixel lines) */
+    if (packed) { /* output rows back to back (CDMA's 7-pixel lines), 8-byte atoms */
         dst_stride = rows;
+        src_stride = cols < 8 ? 8 : src_stride;
     }
     size_t dst_bytes = dst_stride * cols + 8;
     uint8_t *src = malloc(src_stride * rows + 1);
@@ -807,6 +808,10 @@ static void test_atoms(void **state)
             for (size_t j = 0; j < ns; j++) {
                 check_transpose((enum dla_lanes_isa)isa, rows, sizes[j], 1);
             }
+        }
+        for (size_t i = 0; i < ns; i++) { /* one channel of 8-byte atoms (CDMA, conv1) */
+            check_transpose((enum dla_lanes_isa)isa, sizes[i], 1, 1);
+            check_transpose((enum dla_lanes_isa)isa, sizes[i] + 20, 1, 1);
         }
     }
 }
