@@ -1054,10 +1054,19 @@ static unsigned tile_runs(const struct conv_plan *p, size_t oy, size_t ox,
     while (j < nr && oy < g->out_h) {
         size_t run = min_size(p->vw - ox, nr - j);
         if (ox < g->out_w) {
-            runs[n].j = (uint32_t)j;
-            runs[n].len = (uint32_t)min_size(run, g->out_w - ox);
-            runs[n].off = oy * g->out_w + ox;
-            n++;
+            uint32_t len = (uint32_t)min_size(run, g->out_w - ox);
+            if (n > 0 && runs[n - 1].j + runs[n - 1].len == j) {
+                /* no junk lane since the last run (vw == out_w: 1x1 layers,
+                 * shifted planes): lanes and output pixels stay consecutive
+                 * across the row end, so one run (and the tile's store
+                 * straight from registers) covers both */
+                runs[n - 1].len += len;
+            } else {
+                runs[n].j = (uint32_t)j;
+                runs[n].len = len;
+                runs[n].off = oy * g->out_w + ox;
+                n++;
+            }
         }
         j += run;
         ox = 0;
