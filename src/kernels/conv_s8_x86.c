@@ -428,6 +428,14 @@ AVX2_TILE_FN(, dla_conv_tile_avx2u8_8x8, DLA_CONV_AVX2_MR1, 1, 1)
 AVX2_TILE_FN(, dla_conv_tile_avx2u8p_6x16, DLA_CONV_AVX2_MR2, 2, 2)
 AVX2_TILE_FN(, dla_conv_tile_avx2u8p_4x16, DLA_CONV_AVX2_MR0, 2, 2)
 AVX2_TILE_FN(, dla_conv_tile_avx2u8p_8x8, DLA_CONV_AVX2_MR1, 1, 2)
+/* Half tiles: the rows of 6x16 and 4x16 over 8 pixels (the last tile of a
+ * layer whose pixels end in its first half). */
+AVX2_TILE_FN(, dla_conv_tile_avx2_6x8, DLA_CONV_AVX2_MR2, 1, 0)
+AVX2_TILE_FN(, dla_conv_tile_avx2_4x8, DLA_CONV_AVX2_MR0, 1, 0)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8_6x8, DLA_CONV_AVX2_MR2, 1, 1)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8_4x8, DLA_CONV_AVX2_MR0, 1, 1)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8p_6x8, DLA_CONV_AVX2_MR2, 1, 2)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8p_4x8, DLA_CONV_AVX2_MR0, 1, 2)
 
 /* The one-pixel kernel (conv_s8_impl.h): the input cell of step q
  * broadcast, vpmaddubsw against 8 output channels' weight cells, widened

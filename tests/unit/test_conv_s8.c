@@ -982,7 +982,9 @@ static void test_paired_steps(void **state)
  * when the tile is full, and the last tile's 1..15 pixels take every
  * tail store (4, 2, 1 int32s): pixel counts 49, 15, 6, 25, 11, 42, 12 and
  * 7 leave each remainder of 8 and 16 pixels; 13 output channels leave a
- * partial row block in every shape. */
+ * partial row block in every shape.  A last tile of 16-pixel shapes with
+ * at most 8 real pixels runs as a half tile (6x8, 4x8: P16 on the signed
+ * inputs, U8, and paired U8 on the 3x3 cases' bell weights). */
 static void test_row_spanning_runs(void **state)
 {
     (void)state;
