@@ -158,6 +158,10 @@ struct conv_shape {
     unsigned mr, nr;
     dla_conv_tile_fn tile;
     dla_conv_tile_fn paired; /* U8: the tile after a schedule of paired steps */
+    /* the same rows over the first nr / 2 pixels (NULL: none), for a tile
+     * whose real pixels all lie there (the last tile of a 7x7 output: 1
+     * pixel of 16); the same k blocks and schedules as the full tile */
+    dla_conv_tile_fn half, half_paired;
 };
 
 /* speed: measured relative speed per pixel lane of each shape (wider tiles
@@ -175,28 +179,33 @@ struct conv_isa_desc {
 
 static void tile_generic(const struct dla_conv_tile *t);
 
-#define GEN_SHAPES {{GEN_MR, GEN_NR, tile_generic, NULL}, {GEN_MR, GEN_NR, tile_generic, NULL}, \
-                    {GEN_MR, GEN_NR, tile_generic, NULL}}, {100, 100, 100}, \
-                   {{0, 0, NULL, NULL}, {0, 0, NULL, NULL}, {0, 0, NULL, NULL}}, {0, 0, 0}
+#define GEN_SHAPES {{GEN_MR, GEN_NR, tile_generic, NULL, NULL, NULL},                        \
+                    {GEN_MR, GEN_NR, tile_generic, NULL, NULL, NULL},                        \
+                    {GEN_MR, GEN_NR, tile_generic, NULL, NULL, NULL}}, {100, 100, 100},      \
+                   {{0, 0, NULL, NULL, NULL, NULL}, {0, 0, NULL, NULL, NULL, NULL},          \
+                    {0, 0, NULL, NULL, NULL, NULL}}, {0, 0, 0}
 
 static const struct conv_isa_desc conv_isas[DLA_CONV_ISA_COUNT] = {
     {"generic", CELL_P16, GEN_SHAPES},
 #if defined(DLA_CONV_X86)
     {"avx2", CELL_P16,
-     {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2_6x16, NULL},
-      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2_8x8, NULL},
-      {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2_4x16, NULL}},
+     {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2_6x16, NULL, dla_conv_tile_avx2_6x8, NULL},
+      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2_8x8, NULL, NULL, NULL},
+      {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2_4x16, NULL, dla_conv_tile_avx2_4x8, NULL}},
      {100, 95, 90},
-     {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2u8_6x16, dla_conv_tile_avx2u8p_6x16},
-      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2u8_8x8, dla_conv_tile_avx2u8p_8x8},
-      {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2u8_4x16, dla_conv_tile_avx2u8p_4x16}},
+     {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2u8_6x16, dla_conv_tile_avx2u8p_6x16,
+       dla_conv_tile_avx2u8_6x8, dla_conv_tile_avx2u8p_6x8},
+      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2u8_8x8, dla_conv_tile_avx2u8p_8x8, NULL, NULL},
+      {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2u8_4x16, dla_conv_tile_avx2u8p_4x16,
+       dla_conv_tile_avx2u8_4x8, dla_conv_tile_avx2u8p_4x8}},
      {100, 95, 90}},
     {"avx512vnni", CELL_Q8,
-     {{DLA_CONV_VNNI_MR, 48, dla_conv_tile_vnni_8x48, NULL},
-      {DLA_CONV_VNNI_MR, 32, dla_conv_tile_vnni_8x32, NULL},
-      {DLA_CONV_VNNI_MR, 16, dla_conv_tile_vnni_8x16, NULL}},
+     {{DLA_CONV_VNNI_MR, 48, dla_conv_tile_vnni_8x48, NULL, NULL, NULL},
+      {DLA_CONV_VNNI_MR, 32, dla_conv_tile_vnni_8x32, NULL, NULL, NULL},
+      {DLA_CONV_VNNI_MR, 16, dla_conv_tile_vnni_8x16, NULL, NULL, NULL}},
      {100, 98, 95},
-     {{0, 0, NULL, NULL}, {0, 0, NULL, NULL}, {0, 0, NULL, NULL}}, {0, 0, 0}},
+     {{0, 0, NULL, NULL, NULL, NULL}, {0, 0, NULL, NULL, NULL, NULL},
+      {0, 0, NULL, NULL, NULL, NULL}}, {0, 0, 0}},
 #else
     {"avx2", CELL_P16, GEN_SHAPES},
     {"avx512vnni", CELL_P16, GEN_SHAPES},
@@ -1054,10 +1063,19 @@ static unsigned tile_runs(const struct conv_plan *p, size_t oy, size_t ox,
     while (j < nr && oy < g->out_h) {
         size_t run = min_size(p->vw - ox, nr - j);
         if (ox < g->out_w) {
-            runs[n].j = (uint32_t)j;
-            runs[n].len = (uint32_t)min_size(run, g->out_w - ox);
-            runs[n].off = oy * g->out_w + ox;
-            n++;
+            uint32_t len = (uint32_t)min_size(run, g->out_w - ox);
+            if (n > 0 && runs[n - 1].j + runs[n - 1].len == j) {
+                /* no junk lane since the last run (vw == out_w: 1x1 layers,
+                 * shifted planes): lanes and output pixels stay consecutive
+                 * across the row end, so one run (and the tile's store
+                 * straight from registers) covers both */
+                runs[n - 1].len += len;
+            } else {
+                runs[n].j = (uint32_t)j;
+                runs[n].len = len;
+                runs[n].off = oy * g->out_w + ox;
+                n++;
+            }
         }
         j += run;
         ox = 0;
@@ -1226,12 +1244,18 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
     size_t nt = p->kmajor ? begin % p->ntiles : begin / p->kblocks;
     size_t kb = p->kmajor ? begin / p->ntiles : begin % p->kblocks;
     size_t runs_nt = SIZE_MAX; /* the pixel tile runs[] holds */
+    const struct conv_shape *sh = p->shape;
+    dla_conv_tile_fn tile = sh->tile, paired = sh->paired;
     for (size_t item = begin; item < end; item++) {
         if (nt != runs_nt) {
             size_t n0 = nt * nr;
             t.nruns = tile_runs(p, n0 / p->vw, n0 % p->vw, runs);
             t.in = p->inp + n0 * CONV_CELL;
             runs_nt = nt;
+            int half = sh->half != NULL &&
+                       (t.nruns == 0 || runs[t.nruns - 1].j + runs[t.nruns - 1].len <= nr / 2);
+            tile = half ? sh->half : sh->tile;
+            paired = half ? sh->half_paired : sh->paired;
         }
         size_t k0 = kb * mr_full, lo = p->kb_lo[kb];
         t.init = w->init + k0;
@@ -1242,7 +1266,7 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
         t.out = p->out + k0 * out_plane;
         t.sched = p->sched != NULL && p->sched_at[kb] != SIZE_MAX ? p->sched + p->sched_at[kb]
                                                                   : NULL;
-        (t.sched != NULL ? p->shape->paired : p->shape->tile)(&t);
+        (t.sched != NULL ? paired : tile)(&t);
         if (p->kmajor) {
             if (++nt == p->ntiles) {
                 nt = 0;
@@ -1493,6 +1517,9 @@ static const struct conv_shape *choose_shape(const struct conv_shape *shapes,
     double best_cost = 0;
     for (int i = 0; i < DLA_CONV_SHAPES; i++) {
         uint64_t nr = shapes[i].nr, lanes = (nv + nr - 1) / nr * nr;
+        if (shapes[i].half != NULL && nv % nr != 0 && nv % nr <= nr / 2) {
+            lanes -= nr / 2; /* the last tile runs as a half tile */
+        }
         double cost = (double)lanes / speed[i];
         if (i == 0 || cost < best_cost) {
             best = i;

@@ -115,6 +115,14 @@ void dla_conv_tile_avx2u8_8x8(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8p_6x16(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8p_4x16(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8p_8x8(const struct dla_conv_tile *t);
+/* The 6x16 and 4x16 tiles over their first 8 pixels (struct conv_shape
+ * half in conv_s8.c): P16, U8 and U8 after t->sched. */
+void dla_conv_tile_avx2_6x8(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2_4x8(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2u8_6x8(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2u8_4x8(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2u8p_6x8(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2u8p_4x8(const struct dla_conv_tile *t);
 /* One output pixel (fully connected layers), output channels in the lanes:
  * out[k] = sum over q of U8 input cell x[q] . weight cell q of channel k,
  * for nk <= DLA_CONV_GEMV_K * DLA_CONV_GEMV_KB channels whose cells wk

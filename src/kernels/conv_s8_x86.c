@@ -342,9 +342,28 @@ AVX2_INLINE void avx2_rows_any(const struct dla_conv_tile *t, const unsigned cha
     }
 }
 
+/* The last len < 8 int32s of a run: 4, 2 and 1 at a time (vpmaskmovd's
+ * store is microcoded on AMD's Zen cores: one took longer than a whole
+ * row of plain stores). */
+AVX2_INLINE void avx2_store_tail(int32_t *o, const int32_t *a, unsigned len)
+{
+    if (len & 4) {
+        _mm_storeu_si128((__m128i *)(void *)o, _mm_loadu_si128((const __m128i *)(const void *)a));
+        o += 4;
+        a += 4;
+    }
+    if (len & 2) {
+        memcpy(o, a, 2 * sizeof(int32_t));
+        o += 2;
+        a += 2;
+    }
+    if (len & 1) {
+        *o = *a;
+    }
+}
+
 AVX2_INLINE void avx2_store(const struct dla_conv_tile *t, const int32_t *acc, unsigned nr)
 {
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (unsigned r = 0; r < t->nruns; r++) {
         const int32_t *a = acc + t->runs[r].j;
         int32_t *o = t->out + t->runs[r].off;
@@ -356,8 +375,7 @@ AVX2_INLINE void avx2_store(const struct dla_conv_tile *t, const int32_t *acc, u
                                     _mm256_loadu_si256((const __m256i *)(const void *)(a + i)));
             }
             if (i < len) {
-                __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(len - i)), lane);
-                _mm256_maskstore_epi32(o + i, k, _mm256_maskload_epi32(a + i, k));
+                avx2_store_tail(o + i, a + i, len - i);
             }
         }
     }
@@ -410,6 +428,14 @@ AVX2_TILE_FN(, dla_conv_tile_avx2u8_8x8, DLA_CONV_AVX2_MR1, 1, 1)
 AVX2_TILE_FN(, dla_conv_tile_avx2u8p_6x16, DLA_CONV_AVX2_MR2, 2, 2)
 AVX2_TILE_FN(, dla_conv_tile_avx2u8p_4x16, DLA_CONV_AVX2_MR0, 2, 2)
 AVX2_TILE_FN(, dla_conv_tile_avx2u8p_8x8, DLA_CONV_AVX2_MR1, 1, 2)
+/* Half tiles: the rows of 6x16 and 4x16 over 8 pixels (the last tile of a
+ * layer whose pixels end in its first half). */
+AVX2_TILE_FN(, dla_conv_tile_avx2_6x8, DLA_CONV_AVX2_MR2, 1, 0)
+AVX2_TILE_FN(, dla_conv_tile_avx2_4x8, DLA_CONV_AVX2_MR0, 1, 0)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8_6x8, DLA_CONV_AVX2_MR2, 1, 1)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8_4x8, DLA_CONV_AVX2_MR0, 1, 1)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8p_6x8, DLA_CONV_AVX2_MR2, 1, 2)
+AVX2_TILE_FN(, dla_conv_tile_avx2u8p_4x8, DLA_CONV_AVX2_MR0, 1, 2)
 
 /* The one-pixel kernel (conv_s8_impl.h): the input cell of step q
  * broadcast, vpmaddubsw against 8 output channels' weight cells, widened

@@ -976,6 +976,42 @@ static void test_paired_steps(void **state)
     }
 }
 
+/* Layers without junk lanes (1x1 kernels: the virtual plane is out_w
+ * wide; shifted planes, conv_s8.c conv_shifted): a tile's pixels from
+ * several output rows are one run, stored straight from the registers
+ * when the tile is full, and the last tile's 1..15 pixels take every
+ * tail store (4, 2, 1 int32s): pixel counts 49, 15, 6, 25, 11, 42, 12 and
+ * 7 leave each remainder of 8 and 16 pixels; 13 output channels leave a
+ * partial row block in every shape.  A last tile of 16-pixel shapes with
+ * at most 8 real pixels runs as a half tile (6x8, 4x8: P16 on the signed
+ * inputs, U8, and paired U8 on the 3x3 cases' bell weights). */
+static void test_row_spanning_runs(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t in_c, out_k, out_h, out_w, k_h, k_w, sy, sx, ew;
+        int mode_in, mode_wt;
+        const char *name;
+    } cases[] = {
+        {12, 13, 7, 7, 1, 1, 1, 1, 0, 3, 7, "runs 1x1 7x7 (49 pixels) bell weights"},
+        {12, 13, 3, 5, 1, 1, 1, 1, 0, 4, 0, "runs 1x1 3x5 (15 pixels), 0/127 input"},
+        {9, 13, 2, 3, 1, 1, 1, 1, 0, 0, 0, "runs 1x1 2x3 (6 pixels), signed input"},
+        {16, 13, 5, 5, 1, 1, 2, 2, 1, 3, 0, "runs 1x1 s2 5x5 (25 pixels)"},
+        {64, 13, 1, 11, 1, 1, 1, 1, 0, 6, 8, "runs 1x1 1x11 (11 pixels), 127 x 64/65"},
+        {8, 13, 6, 7, 1, 1, 1, 1, 0, 2, 2, "runs 1x1 6x7 (42 pixels), mostly -128"},
+        {40, 13, 4, 3, 1, 1, 1, 1, 0, 5, 7, "runs 1x1 4x3 (12 pixels)"},
+        {64, 13, 7, 1, 1, 1, 1, 1, 0, 3, 7, "runs 1x1 7x1 (7 pixels)"},
+        {64, 13, 14, 14, 3, 3, 1, 1, 0, 3, 7, "runs 3x3 14x14 (shifted planes)"},
+        {96, 13, 7, 7, 3, 3, 1, 1, 0, 5, 7, "runs 3x3 7x7 (shifted planes)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct dla_conv_geom g = geom(cases[i].in_c, cases[i].out_k, cases[i].out_h,
+                                      cases[i].out_w, cases[i].k_h, cases[i].k_w, cases[i].sy,
+                                      cases[i].sx, 1, 1, 0, cases[i].ew);
+        run_case(&g, 1100 + i, cases[i].mode_in, cases[i].mode_wt, 1, cases[i].name);
+    }
+}
+
 static void test_one_pixel(void **state)
 {
     (void)state;
@@ -1045,6 +1081,7 @@ int main(void)
         cmocka_unit_test(test_nonneg_inputs),
         cmocka_unit_test(test_paired_steps),
         cmocka_unit_test(test_one_pixel),
+        cmocka_unit_test(test_row_spanning_runs),
         cmocka_unit_test(test_input_in_place),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_isa_names),
