@@ -234,6 +234,16 @@ AVX2_INLINE __m256i avx2_mac(__m256i x, __m256i b, const int U8)
         }                                                                           \
     }
 
+/* Every row's accumulators: to the output plane when `out` is set, else to acc. */
+#define AV_STORE_ROWS                                                               \
+    if (out != NULL) {                                                              \
+        AV_STORE_OUT(0) AV_STORE_OUT(1) AV_STORE_OUT(2) AV_STORE_OUT(3) AV_STORE_OUT(4) \
+        AV_STORE_OUT(5) AV_STORE_OUT(6) AV_STORE_OUT(7)                             \
+    } else {                                                                        \
+        AV_STORE(0) AV_STORE(1) AV_STORE(2) AV_STORE(3) AV_STORE(4) AV_STORE(5)     \
+        AV_STORE(6) AV_STORE(7)                                                     \
+    }
+
 /* Rows of one tile; the sums go to acc (rows of 8 * NV), or with `out`
  * not NULL straight to out (rows os int32s apart). */
 AVX2_INLINE void avx2_rows(const struct dla_conv_tile *t, const unsigned char *w,
@@ -254,13 +264,7 @@ AVX2_INLINE void avx2_rows(const struct dla_conv_tile *t, const unsigned char *w
         }
         AV_STEP(0) AV_STEP(1) AV_STEP(2) AV_STEP(3) AV_STEP(4) AV_STEP(5) AV_STEP(6) AV_STEP(7)
     }
-    if (out != NULL) {
-        AV_STORE_OUT(0) AV_STORE_OUT(1) AV_STORE_OUT(2) AV_STORE_OUT(3) AV_STORE_OUT(4)
-        AV_STORE_OUT(5) AV_STORE_OUT(6) AV_STORE_OUT(7)
-        return;
-    }
-    AV_STORE(0) AV_STORE(1) AV_STORE(2) AV_STORE(3) AV_STORE(4) AV_STORE(5) AV_STORE(6)
-    AV_STORE(7)
+    AV_STORE_ROWS
 }
 
 /* Paired steps (U8 only): the vpmaddubsw pair sums of two steps added in
@@ -321,13 +325,7 @@ AVX2_INLINE void avx2_rows_sched(const struct dla_conv_tile *t, const unsigned c
             break;
         }
     }
-    if (out != NULL) {
-        AV_STORE_OUT(0) AV_STORE_OUT(1) AV_STORE_OUT(2) AV_STORE_OUT(3) AV_STORE_OUT(4)
-        AV_STORE_OUT(5) AV_STORE_OUT(6) AV_STORE_OUT(7)
-        return;
-    }
-    AV_STORE(0) AV_STORE(1) AV_STORE(2) AV_STORE(3) AV_STORE(4) AV_STORE(5) AV_STORE(6)
-    AV_STORE(7)
+    AV_STORE_ROWS
 }
 
 /* MODE 0: avx2_rows of P16 cells; 1: of U8 cells; 2: avx2_rows_sched. */

@@ -639,6 +639,22 @@ static void listed_formats(const char *config, uint64_t seed, unsigned per_mode)
 RUN_TEST(test_listed_formats_nv_small, listed_formats, "nv_small", 0x5eed000bu, 3)
 RUN_TEST(test_listed_formats_nv_small_256, listed_formats, "nv_small_256", 0x5eed000cu, 3)
 
+/* Random bytes over layer A's input and weights in memory (a layer that
+ * reuses CBUF must not read them). */
+static void clobber_memory(struct tdev *t, const struct conv *A)
+{
+    struct conv junk = *A;
+    junk.in = malloc((size_t)A->c * A->h * A->w);
+    junk.wt = malloc((size_t)A->k * conv_bytes_per_kernel(A));
+    assert_non_null(junk.in);
+    assert_non_null(junk.wt);
+    fill_random(junk.in, (size_t)A->c * A->h * A->w);
+    fill_random(junk.wt, (size_t)A->k * conv_bytes_per_kernel(A));
+    conv_write(t, &junk);
+    free(junk.in);
+    free(junk.wt);
+}
+
 /*
  * Weight and full data reuse: layer A keeps its data and weights
  * (SKIP_*_RLS); memory is then overwritten; layer B with DATA_REUSE and
@@ -662,16 +678,7 @@ static void reuse_all(const char *config, uint64_t seed)
         check_layer(&t, &A, "reuse: layer A");
 
         /* clobber memory: B must not read it */
-        struct conv junk = A;
-        junk.in = malloc((size_t)A.c * A.h * A.w);
-        junk.wt = malloc((size_t)A.k * conv_bytes_per_kernel(&A));
-        assert_non_null(junk.in);
-        assert_non_null(junk.wt);
-        fill_random(junk.in, (size_t)A.c * A.h * A.w);
-        fill_random(junk.wt, (size_t)A.k * conv_bytes_per_kernel(&A));
-        conv_write(&t, &junk);
-        free(junk.in);
-        free(junk.wt);
+        clobber_memory(&t, &A);
 
         struct conv B = A;
         B.data_reuse = 1;
@@ -725,16 +732,7 @@ static void reuse_reinterpreted(const char *config, uint64_t seed)
         check_layer(&t, &A, "reinterpreted reuse: layer A again (its kernels cached)");
         uint8_t *stream = conv_weight_stream(&t, &A);
 
-        struct conv junk = A;
-        junk.in = malloc((size_t)A.c * A.h * A.w);
-        junk.wt = malloc((size_t)A.k * conv_bytes_per_kernel(&A));
-        assert_non_null(junk.in);
-        assert_non_null(junk.wt);
-        fill_random(junk.in, (size_t)A.c * A.h * A.w);
-        fill_random(junk.wt, (size_t)A.k * conv_bytes_per_kernel(&A));
-        conv_write(&t, &junk);
-        free(junk.in);
-        free(junk.wt);
+        clobber_memory(&t, &A);
 
         B = A;
         B.kw = A.kh;
