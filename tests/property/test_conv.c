@@ -694,6 +694,9 @@ static void reuse_all(const char *config, uint64_t seed)
     dlasim_destroy(t.dev);
 }
 
+RUN_TEST(test_reuse_nv_small, reuse_all, "nv_small", 0x5eed0005u)
+RUN_TEST(test_reuse_nv_small_256, reuse_all, "nv_small_256", 0x5eed0006u)
+
 /*
  * WEIGHT_REUSE under other kernel dimensions: CSC reads the bytes CBUF
  * holds by its own D_WEIGHT_* registers, so layer B reuses layer A's kept
@@ -716,13 +719,9 @@ static void reuse_reinterpreted(const char *config, uint64_t seed)
         random_feature_layer(&t, &A, 24, 1);
         A.skip_data_rls = 1;
         A.skip_weight_rls = 1;
-        A.cvt_en = 0;
-        A.sign = 0;
-        struct conv B = A;
-        B.kw = A.kh;
-        B.kh = A.kw;
-        int64_t span_w = (int64_t)B.pl + B.w + B.pr - ((int64_t)(B.kw - 1) * B.dx + 1);
-        int64_t span_h = (int64_t)B.pt + B.h + B.pb - ((int64_t)(B.kh - 1) * B.dy + 1);
+        /* B's output with the kernel's width and height swapped */
+        int64_t span_w = (int64_t)A.pl + A.w + A.pr - ((int64_t)(A.kh - 1) * A.dx + 1);
+        int64_t span_h = (int64_t)A.pt + A.h + A.pb - ((int64_t)(A.kw - 1) * A.dy + 1);
         if (A.kw == A.kh || span_w < 0 || span_h < 0 || !conv_plan_banks(&t, &A)) {
             conv_free(&A);
             continue;
@@ -734,7 +733,7 @@ static void reuse_reinterpreted(const char *config, uint64_t seed)
 
         clobber_memory(&t, &A);
 
-        B = A;
+        struct conv B = A;
         B.kw = A.kh;
         B.kh = A.kw;
         B.ow = (uint32_t)(span_w / B.sx + 1);
@@ -768,9 +767,6 @@ static void reuse_reinterpreted(const char *config, uint64_t seed)
 }
 
 RUN_TEST(test_reuse_reinterpreted_nv_small, reuse_reinterpreted, "nv_small", 0x5eed0016u)
-
-RUN_TEST(test_reuse_nv_small, reuse_all, "nv_small", 0x5eed0005u)
-RUN_TEST(test_reuse_nv_small_256, reuse_all, "nv_small_256", 0x5eed0006u)
 
 /*
  * Weights rewritten by software between runs of the same layer (CSC keeps
