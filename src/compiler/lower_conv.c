@@ -209,14 +209,25 @@ static const char *conv_refusal(const struct dlasim_model *m, const struct dlc_n
 
 struct qconv {
     int64_t K, C, kh, kw;
-    float *w;      /* [K][C][kh][kw] float */
+    float *w;      /* [K][cg][kh][kw] float: each kernel's own input channels */
     float *bias;   /* [K] */
     int8_t *qw;
     int16_t *alu, *mul;
     const float *wscale; /* the model's weight scales (pre-quantized), else NULL */
     int64_t wscale_n;    /* 1 or K */
     int16_t *alu2, *mul2; /* two-stage requantization (L->req2): the X2 operands */
+    int64_t cg;           /* input channels a kernel reads: C / group (C without groups) */
 };
+
+/* Weights of one kernel in q->w and q->qw: a grouped convolution keeps
+ * only its group's channels (the dense form's other weights are zeros, which
+ * change no scale, sum or code: MobileNetV2's depthwise layers would be
+ * 40 M dense weights for 0.1 M real ones); the blocks expand their own rows
+ * (emit_block). */
+static size_t kernel_len(const struct qconv *q)
+{
+    return (size_t)(q->cg * q->kh * q->kw);
+}
 
 static void qconv_free(struct qconv *q)
 {
@@ -232,7 +243,7 @@ static void qconv_free(struct qconv *q)
 /* Fold the bias Add / Sub and scale Mul nodes fused after the layer, in order. */
 static void fold_fused_affine(const struct dlc_graph *g, const struct dlc_layer *L, struct qconv *q)
 {
-    size_t per = (size_t)(q->C * q->kh * q->kw);
+    size_t per = kernel_len(q);
     for (int f = 0; f < L->n_fused; f++) {
         const struct dlc_node *fn = &g->nodes[L->fused[f]];
         int ai = 0, ci = 0;
@@ -290,8 +301,8 @@ static const float *given_wscale_kept(const struct dlc_graph *g, const struct dl
     return dlc_given_wscale(g, &g->nodes[L->node], n);
 }
 
-/* Dense float weights and bias of a Conv (groups expanded) or Gemm/MatMul:
- * 0 or DLASIM_ERR_NOMEM. */
+/* Float weights (each kernel's own channels, kernel_len) and bias of a Conv
+ * or Gemm/MatMul: 0 or DLASIM_ERR_NOMEM. */
 static int dense_weights(const struct dlasim_model *m, const struct dlc_layer *L, struct qconv *q)
 {
     const struct dlc_graph *g = &m->g;
@@ -301,12 +312,14 @@ static int dense_weights(const struct dlasim_model *m, const struct dlc_layer *L
     const struct dlc_tensor *bt = nd->n_in > 2 && nd->in[2] >= 0 ? &g->t[nd->in[2]] : NULL;
     if (nd->op == DLC_OP_CONV) {
         q->K = wt->dims[0], q->C = b->c, q->kh = wt->dims[2], q->kw = wt->dims[3];
+        q->cg = wt->dims[1];
     } else {
         int tb = nd->op == DLC_OP_GEMM && nd->trans_b;
         q->K = tb ? wt->dims[0] : wt->dims[1];
         q->C = b->c, q->kh = b->h, q->kw = b->w;
+        q->cg = q->C;
     }
-    size_t per = (size_t)(q->C * q->kh * q->kw);
+    size_t per = kernel_len(q);
     q->w = calloc((size_t)q->K * per, sizeof(float));
     q->bias = calloc((size_t)q->K, sizeof(float));
     q->qw = calloc((size_t)q->K * per, 1);
@@ -315,14 +328,9 @@ static int dense_weights(const struct dlasim_model *m, const struct dlc_layer *L
     if (!q->w || !q->bias || !q->qw || !q->alu || !q->mul) {
         return DLASIM_ERR_NOMEM;
     }
-    if (nd->op == DLC_OP_CONV) {
-        int64_t cg = wt->dims[1], kg = q->K / nd->group, sp = q->kh * q->kw;
+    if (nd->op == DLC_OP_CONV) { /* ONNX's [K][C/group][kh][kw] is kernel_len's layout */
+        memcpy(q->w, wt->data, (size_t)q->K * per * sizeof(float));
         for (int64_t k = 0; k < q->K; k++) {
-            int64_t c0 = (k / kg) * cg;
-            for (int64_t c = 0; c < cg; c++) {
-                memcpy(q->w + ((size_t)k * per + (size_t)((c0 + c) * sp)),
-                       wt->data + (k * cg + c) * sp, (size_t)sp * sizeof(float));
-            }
             q->bias[k] = bt ? bt->data[k] : 0.0f;
         }
     } else {
@@ -350,7 +358,7 @@ static int dense_weights(const struct dlasim_model *m, const struct dlc_layer *L
  * the layer for the precision flags of the reports (model.c). */
 static void record_bias_dominance(struct dlc_layer *L, const struct qconv *q)
 {
-    size_t per = (size_t)(q->C * q->kh * q->kw);
+    size_t per = kernel_len(q);
     L->flat_channels = 0;
     L->flat_swing = 0;
     L->flat_bias = 0;
@@ -472,7 +480,7 @@ static int quantize_two_stage(struct dlc_layer *L, struct qconv *q, const double
  * mul_k / 2^mul_shift = s_in * s_w[k] / s_out.  0 or DLASIM_ERR_NOMEM. */
 static int quantize_conv(struct dlc_layer *L, struct qconv *q)
 {
-    size_t per = (size_t)(q->C * q->kh * q->kw);
+    size_t per = kernel_len(q);
     double mmax = 0, bmax = 0;
     double *M = malloc((size_t)q->K * sizeof(double)), *B = malloc((size_t)q->K * sizeof(double));
     if (!M || !B) {
@@ -830,6 +838,22 @@ static struct dlc_buf channel_view(const struct dlasim_model *m, const struct dl
     return v;
 }
 
+/* The block's dense int8 weights [nk][nc][kh][kw]: each kernel's own
+ * channels (kernel_len) at their place among the block's, zeros between the
+ * groups; NULL when out of memory. */
+static int8_t *block_weights(const struct qconv *q, int64_t group, const struct cblock *cb)
+{
+    size_t sp = (size_t)(q->kh * q->kw), row = (size_t)cb->nc * sp;
+    int8_t *w = calloc((size_t)cb->nk * row, 1);
+    int64_t kg = q->K / group;
+    for (int64_t k = 0; w != NULL && k < cb->nk; k++) {
+        int64_t c_first = (cb->k0 + k) / kg * q->cg; /* the kernel's first input channel */
+        memcpy(w + (size_t)k * row + (size_t)(c_first - cb->c0) * sp,
+               q->qw + (size_t)(cb->k0 + k) * kernel_len(q), kernel_len(q));
+    }
+    return w;
+}
+
 /* One block: its weights (the block's rows and columns of the quantized
  * dense weights), its plan and its CONV + SDP operations per band. */
 static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v,
@@ -840,22 +864,16 @@ static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec 
     struct dlc_buf by = channel_view(m, &m->buf[L->out_tensor], cb->k0, cb->nk);
     struct qconv qb = { cb->nk, cb->nc, q->kh, q->kw, NULL, NULL, q->qw, q->alu + cb->k0,
                         q->mul + cb->k0, NULL, 0, q->alu2 ? q->alu2 + cb->k0 : NULL,
-                        q->mul2 ? q->mul2 + cb->k0 : NULL };
+                        q->mul2 ? q->mul2 + cb->k0 : NULL, cb->nc };
     struct dlasim_conv_plan plan;
     struct dlasim_conv_desc d;
     struct slopes sl;
     char perr[256] = "";
     int have_plan = 0, wblob = -1, sblob = -1, sblob2 = -1, rc = 0;
-    size_t per = (size_t)(q->kh * q->kw), whole = (size_t)(cb->nc == q->C && cb->nk == q->K);
-    if (!whole) { /* the block's rows and columns */
-        qb.qw = malloc((size_t)(cb->nk * cb->nc) * per);
-        if (!qb.qw) {
-            return dlc_node_errf(err, errlen, DLASIM_ERR_NOMEM, nd, "out of memory for its weights");
-        }
-        for (int64_t k = 0; k < cb->nk; k++) {
-            memcpy(qb.qw + (size_t)(k * cb->nc) * per,
-                   q->qw + ((size_t)((cb->k0 + k) * q->C + cb->c0)) * per, (size_t)cb->nc * per);
-        }
+    size_t per = (size_t)(q->kh * q->kw);
+    int whole = cb->nc == q->C && cb->nk == q->K && q->cg == q->C;
+    if (!whole && (qb.qw = block_weights(q, nd->op == DLC_OP_CONV ? nd->group : 1, cb)) == NULL) {
+        return dlc_node_errf(err, errlen, DLASIM_ERR_NOMEM, nd, "out of memory for its weights");
     }
     conv_desc(nd, &bx, &qb, L, &d);
     if (dlasim_conv_plan(&m->hw, &d, &plan, perr, sizeof perr)) {
