@@ -478,6 +478,20 @@ static int quantize_two_stage(struct dlc_layer *L, struct qconv *q, const double
 /* Per-channel weight scales folded into the SDP multipliers:
  * out_q = (acc + bias_q << alu_shift) * mul_k >> mul_shift, with
  * mul_k / 2^mul_shift = s_in * s_w[k] / s_out.  0 or DLASIM_ERR_NOMEM. */
+/* w / sw rounded half away from zero, saturated to int8.  As
+ * trunc(v +- 0.5): IEEE addition is symmetric in sign, so v - 0.5 is
+ * -(-v + 0.5) exactly, and clamping before the truncation gives what
+ * clamping the rounded value does; no floor() call per weight. */
+static void quantize_kernel(const float *w, int8_t *qw, size_t n, double sw)
+{
+    for (size_t i = 0; i < n; i++) {
+        double t = w[i] / sw;
+        t += t < 0 ? -0.5 : 0.5;
+        t = t < -128.0 ? -128.0 : t > 127.0 ? 127.0 : t;
+        qw[i] = (int8_t)(int)t;
+    }
+}
+
 static int quantize_conv(struct dlc_layer *L, struct qconv *q)
 {
     size_t per = kernel_len(q);
@@ -496,11 +510,7 @@ static int quantize_conv(struct dlc_layer *L, struct qconv *q)
         }
         double sw = q->wscale ? q->wscale[q->wscale_n == 1 ? 0 : k] /* the model's codes */
                     : amax > 0 ? amax / 127.0 : 1.0;
-        for (size_t i = 0; i < per; i++) {
-            double v = q->w[k * per + i] / sw;
-            v = v < 0 ? -floor(-v + 0.5) : floor(v + 0.5);
-            q->qw[k * per + i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
-        }
+        quantize_kernel(q->w + k * per, q->qw + k * per, per, sw);
         M[k] = (double)L->in_scale * sw / L->out_scale;
         double wsum = 0; /* the input's code of 0: sum w * (s - z) = sum w * s - z * sum w */
         for (size_t i = 0; i < per && L->in_zero; i++) {
