@@ -867,23 +867,48 @@ static void pack_src_row(const struct conv_plan *p, unsigned char *row, size_t c
     }
 }
 
+/* Widest packed row (cells) that the shifted planes of one channel group
+ * share (pack_input_plane): 1 KB on the stack. */
+#define SHIFT_ROW_CELLS 256
+
+/* How many planes from `plane` on pack_input_plane writes from one packed
+ * row: the nxo shifted planes of a channel group when the widest row fits
+ * SHIFT_ROW_CELLS (the first plane writes all, the others none), else 1. */
+static size_t shift_family(const struct conv_plan *p, size_t plane)
+{
+    if (p->nxo == 1 || p->vw + p->nxo - 1 > SHIFT_ROW_CELLS) {
+        return 1;
+    }
+    return plane % p->nxo == 0 ? p->nxo : 0;
+}
+
 /* One input plane: phase (py, px) of channel group grp, see conv_s8_impl.h.
  * Cells no valid output pixel reads (junk lanes, tail) are filled too so
  * that every byte the micro-kernels load is initialised.  With p->src the
- * rows are packed from the data where they lie (pack_src_row). */
+ * rows are packed from the data where they lie (pack_src_row).  Shifted
+ * planes (x stride 1): plane xo's cell x' is cell x' + xo of plane 0's row
+ * packed nxo - 1 cells wider, so that row is packed once and copied to the
+ * group's nxo planes (shift_family; the row's junk and pad cells fall where
+ * each plane's own would: its xv is the wide row's less xo). */
 static void pack_input_plane(const struct conv_plan *p, size_t plane)
 {
     const struct dla_conv_geom *g = p->g;
+    size_t nshift = shift_family(p, plane);
+    if (nshift == 0) {
+        return; /* written with plane - plane % nxo */
+    }
     size_t xo = plane % p->nxo, slot = plane / p->nxo / p->ngrp, grp = plane / p->nxo % p->ngrp;
     /* a shifted plane's cell x' is the input column x' + xo (x stride 1) */
     uint64_t py = p->phase_y[slot / p->nsx], px = p->phase_x[slot % p->nsx] + xo;
     unsigned char *dst = p->inp + plane * p->plane_cells * CONV_CELL;
     size_t vw = p->vw, vh = p->vh, row_bytes = vw * CONV_CELL;
+    size_t vwp = vw + nshift - 1; /* cells of a packed row */
+    unsigned char wide[SHIFT_ROW_CELLS * CONV_CELL];
     size_t c0 = grp * p->cell_ch;
     size_t in_w = g->in_w, in_h = g->in_h, sx = g->stride_x;
     /* columns x' < xv map to x = x' * stride_x + px < in_w */
     size_t xv = px < in_w ? (size_t)((in_w - px + sx - 1) / sx) : 0;
-    xv = min_size(xv, vw);
+    xv = min_size(xv, vwp);
     /* cells whose chunked reads (up to byte x * sx + sx - 1) stay in the row */
     size_t x_simd = px < in_w ? min_size(xv, (size_t)((in_w - px) / sx)) : 0;
     uint32_t padc = p->src != NULL ? pad_cell(p, c0) : 0;
@@ -893,24 +918,30 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
     }
 
     for (size_t yv = 0; yv < vh; yv++) {
-        unsigned char *row = dst + yv * row_bytes;
+        unsigned char *row = nshift > 1 ? wide : dst + yv * row_bytes;
         uint64_t y = (uint64_t)yv * g->stride_y + py;
         const int8_t *s[4] = {p->zero_row, p->zero_row, p->zero_row, p->zero_row};
         if (y >= in_h || xv == 0) {
-            pack_input_row(row, s, 0, 0, vw, sx, p->fmt);
-            continue;
+            pack_input_row(row, s, 0, 0, vwp, sx, p->fmt);
+        } else if (p->src != NULL) {
+            pack_src_row(p, row, c0, (size_t)y, &cols, xv, vwp, padc);
+        } else {
+            /* channels past in_c (last group) read a row of zeros */
+            for (size_t i = 0; i < p->cell_ch; i++) {
+                s[i] = c0 + i < g->in_c ? p->in + ((c0 + i) * in_h + y) * in_w + px
+                                        : p->zero_row;
+            }
+            pack_input_row(row, s, xv, x_simd, vwp, sx, p->fmt);
         }
-        if (p->src != NULL) {
-            pack_src_row(p, row, c0, (size_t)y, &cols, xv, vw, padc);
-            continue;
+        for (size_t k = 0; nshift > 1 && k < nshift; k++) {
+            memcpy(dst + k * p->plane_cells * CONV_CELL + yv * row_bytes, wide + k * CONV_CELL,
+                   row_bytes);
         }
-        /* channels past in_c (last group) read a row of zeros */
-        for (size_t i = 0; i < p->cell_ch; i++) {
-            s[i] = c0 + i < g->in_c ? p->in + ((c0 + i) * in_h + y) * in_w + px : p->zero_row;
-        }
-        pack_input_row(row, s, xv, x_simd, vw, sx, p->fmt);
     }
-    memset(dst + vh * row_bytes, 0, (p->plane_cells - vh * vw) * CONV_CELL);
+    for (size_t k = 0; k < nshift; k++) {
+        memset(dst + k * p->plane_cells * CONV_CELL + vh * row_bytes, 0,
+               (p->plane_cells - vh * vw) * CONV_CELL);
+    }
 }
 
 /* Cells of `groups` full channel groups of one output channel: each group
