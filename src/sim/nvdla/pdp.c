@@ -1893,83 +1893,48 @@ static int pdp_bytes_eligible(struct dla_dev *d, const struct pdp_cfg *c, const 
     return 1;
 }
 
-/* Whether pdp_run_bytes may write each output surface in one burst: its
- * lines contiguous (the same bytes to the same addresses in the same order
- * as line by line) and a write that cannot fail part-way for every surface
- * (the range in the built-in memory, not strict: dla_dma_can_read), so the
- * layer's memory is what the line writes leave; small layers only (one
- * write costs more than a 112-byte line's copy). */
-static int pdp_bytes_burst(struct dla_dev *d, const struct pdp_cfg *c)
-{
-    const size_t out_bytes = (size_t)c->out_w * c->atom_bytes, bytes = out_bytes * c->out_h;
-    if (c->dst_line != out_bytes || bytes > PDP_AHEAD_MAX_BYTES) {
-        return 0;
-    }
-    for (uint32_t s = 0; s < c->surfaces; s++) {
-        if (!dla_dma_can_read(d, c->dst_port, c->dst_base + (uint64_t)s * c->dst_surf, bytes)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* One output line oy of a surface whose memory bytes are at src into out. */
-static void pdp_bytes_line(const struct pdp_cfg *c, const int8_t *src, uint32_t oy,
-                           int8_t *vline, int8_t *out)
-{
-    const size_t line = (size_t)c->in_w * c->atom_bytes;
-    const int is_max = c->method == PDP_MAX;
-    int64_t a0 = (int64_t)oy * c->sh - c->pad_t, b0 = a0 + c->kh;
-    uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
-    uint32_t b = (uint32_t)(b0 > (int64_t)c->in_h ? (int64_t)c->in_h : b0);
-    memcpy(vline, src + (size_t)a * line, line);
-    for (uint32_t y = a + 1; y < b; y++) {
-#if defined(DLA_LANES_X86)
-        if (c->isa == DLA_LANES_AVX2) {
-            pdp_bytes_rows_avx2(vline, src + (size_t)y * line, line, is_max);
-            continue;
-        }
-#endif
-        pdp_bytes_rows(vline, src + (size_t)y * line, line, is_max);
-    }
-#if defined(DLA_LANES_X86)
-    if (c->isa == DLA_LANES_AVX2) {
-        pdp_bytes_cols_avx2(c, vline, out, is_max);
-        return;
-    }
-#endif
-    pdp_bytes_cols(c, vline, out, is_max);
-}
-
 static int pdp_run_bytes(struct dla_dev *d, const struct pdp_cfg *c, struct pdp_work *w)
 {
-    const size_t out_bytes = (size_t)c->out_w * c->atom_bytes;
+    const size_t line = (size_t)c->in_w * c->atom_bytes, out_bytes = (size_t)c->out_w * c->atom_bytes;
+    const int is_max = c->method == PDP_MAX;
     int8_t *vline = (int8_t *)w->raw; /* one input line's bytes */
-    /* a surface's output lines, written at once (pdp_bytes_burst), or one line */
-    int8_t *burst = pdp_bytes_burst(d, c) ? malloc(out_bytes * c->out_h) : NULL;
-    int rc = 0;
-    for (uint32_t surf = 0; surf < c->surfaces && !rc; surf++) {
+    int8_t *out = (int8_t *)w->out;
+    for (uint32_t surf = 0; surf < c->surfaces; surf++) {
+        int rc;
         const int8_t *src = (const int8_t *)pdp_ahead_line(d, c, surf, 0, w, &rc);
         if (rc || src == NULL) {
-            rc = rc ? rc : dla_error(d, DLASIM_ERR_MEM, "PDP: input surface %u not readable", surf);
-            break;
+            return rc ? rc : dla_error(d, DLASIM_ERR_MEM, "PDP: input surface %u not readable", surf);
         }
-        uint64_t base = c->dst_base + (uint64_t)surf * c->dst_surf;
-        for (uint32_t oy = 0; oy < c->out_h && !rc; oy++) {
-            int8_t *out = burst != NULL ? burst + (size_t)oy * out_bytes : (int8_t *)w->out;
-            pdp_bytes_line(c, src, oy, vline, out);
-            if (burst == NULL) {
-                rc = dla_dma_write(d, c->dst_port, base + (uint64_t)oy * c->dst_line, out,
-                                   out_bytes);
+        for (uint32_t oy = 0; oy < c->out_h; oy++) {
+            int64_t a0 = (int64_t)oy * c->sh - c->pad_t, b0 = a0 + c->kh;
+            uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
+            uint32_t b = (uint32_t)(b0 > (int64_t)c->in_h ? (int64_t)c->in_h : b0);
+            memcpy(vline, src + (size_t)a * line, line);
+            for (uint32_t y = a + 1; y < b; y++) {
+#if defined(DLA_LANES_X86)
+                if (c->isa == DLA_LANES_AVX2) {
+                    pdp_bytes_rows_avx2(vline, src + (size_t)y * line, line, is_max);
+                    continue;
+                }
+#endif
+                pdp_bytes_rows(vline, src + (size_t)y * line, line, is_max);
+            }
+#if defined(DLA_LANES_X86)
+            if (c->isa == DLA_LANES_AVX2) {
+                pdp_bytes_cols_avx2(c, vline, out, is_max);
+            } else
+#endif
+            {
+                pdp_bytes_cols(c, vline, out, is_max);
+            }
+            uint64_t addr = c->dst_base + (uint64_t)oy * c->dst_line + (uint64_t)surf * c->dst_surf;
+            rc = dla_dma_write(d, c->dst_port, addr, out, out_bytes);
+            if (rc) {
+                return rc;
             }
         }
-        if (!rc && burst != NULL) {
-            rc = dla_dma_write_lines(d, c->dst_port, UINT64_MAX, base, c->dst_line, c->out_h,
-                                     out_bytes, burst);
-        }
     }
-    free(burst);
-    return rc;
+    return 0;
 }
 
 /* ---- layers the RTL never completes ------------------------------------------
