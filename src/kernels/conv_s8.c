@@ -354,6 +354,10 @@ struct conv_plan {
      * xg, the nq input cells of the pixel gathered after packing */
     int gemv;
     unsigned char *xg;
+    /* gemv with one phase and no dilation: plane grp's rows, k_w cells
+     * each, are its steps grp * taps.. in order, so the planes are packed
+     * straight into xg (inp NULL, no gather) */
+    int gemv_direct;
 };
 
 static void wpack_release(struct dla_conv_wpack *w)
@@ -529,7 +533,9 @@ static int plan_build(struct conv_plan *p, enum dla_conv_isa isa, int use_vbmi)
         !mul_size(inp_size, CONV_CELL, &inp_size) || inp_size > PTRDIFF_MAX) {
         return DLASIM_ERR_INVAL;
     }
-    if ((p->inp = alloc64(inp_size)) == NULL) {
+    p->gemv_direct = p->gemv && p->nsy == 1 && p->nsx == 1 && p->nxo == 1 &&
+                     p->vw == g->k_w && p->vh == g->k_h;
+    if (!p->gemv_direct && (p->inp = alloc64(inp_size)) == NULL) {
         return DLASIM_ERR_NOMEM;
     }
     for (size_t grp = 0; grp < p->ngrp; grp++) {
@@ -900,7 +906,8 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
     size_t xo = plane % p->nxo, slot = plane / p->nxo / p->ngrp, grp = plane / p->nxo % p->ngrp;
     /* a shifted plane's cell x' is the input column x' + xo (x stride 1) */
     uint64_t py = p->phase_y[slot / p->nsx], px = p->phase_x[slot % p->nsx] + xo;
-    unsigned char *dst = p->inp + plane * p->plane_cells * CONV_CELL;
+    unsigned char *dst = p->gemv_direct ? p->xg + plane * p->taps * CONV_CELL
+                                        : p->inp + plane * p->plane_cells * CONV_CELL;
     size_t vw = p->vw, vh = p->vh, row_bytes = vw * CONV_CELL;
     size_t vwp = vw + nshift - 1; /* cells of a packed row */
     unsigned char wide[SHIFT_ROW_CELLS * CONV_CELL];
@@ -938,7 +945,7 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
                    row_bytes);
         }
     }
-    for (size_t k = 0; k < nshift; k++) {
+    for (size_t k = 0; k < nshift && !p->gemv_direct; k++) {
         memset(dst + k * p->plane_cells * CONV_CELL + vh * row_bytes, 0,
                (p->plane_cells - vh * vw) * CONV_CELL);
     }
@@ -1302,7 +1309,7 @@ static void kblock_steps(struct conv_plan *p)
         p->kb_lo[kb] = lo < hi ? lo : 0;
         p->kb_hi[kb] = hi;
     }
-    if (p->gemv) { /* the pixel's input cells in step order */
+    if (p->gemv && !p->gemv_direct) { /* the pixel's input cells in step order */
         for (size_t q = 0; q < p->nq; q++) {
             memcpy(p->xg + q * CONV_CELL, p->inp + p->qoff[q], CONV_CELL);
         }
