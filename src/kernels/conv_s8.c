@@ -1309,8 +1309,8 @@ static void kblock_steps(struct conv_plan *p)
         p->kb_lo[kb] = lo < hi ? lo : 0;
         p->kb_hi[kb] = hi;
     }
-    if (p->gemv && !p->gemv_direct) { /* the pixel's input cells in step order */
-        for (size_t q = 0; q < p->nq; q++) {
+    if (p->gemv) { /* the pixel's input cells in step order (packed so if direct) */
+        for (size_t q = 0; !p->gemv_direct && q < p->nq; q++) {
             memcpy(p->xg + q * CONV_CELL, p->inp + p->qoff[q], CONV_CELL);
         }
     } else if (p->fmt == CELL_U8 && w->pairs != NULL && p->shape->paired != NULL) {
