@@ -335,6 +335,9 @@ struct conv_plan {
     size_t plane_cells;
     size_t nsy, nsx;  /* stride phases in use */
     uint32_t *phase_y, *phase_x;
+    /* one allocation for qoff, the phases, kb_lo/kb_hi and zero_row (and
+     * plan_build's tap tables): a call of a small layer made ten mallocs */
+    void *small;
     size_t nplanes;   /* nsy * nsx * ngrp */
     unsigned char *inp;
     int8_t *zero_row; /* in_w zero bytes: the absent channels of the last group */
@@ -351,6 +354,10 @@ struct conv_plan {
      * xg, the nq input cells of the pixel gathered after packing */
     int gemv;
     unsigned char *xg;
+    /* gemv with one phase and no dilation: plane grp's rows, k_w cells
+     * each, are its steps grp * taps.. in order, so the planes are packed
+     * straight into xg (inp NULL, no gather) */
+    int gemv_direct;
 };
 
 static void wpack_release(struct dla_conv_wpack *w)
@@ -365,13 +372,8 @@ static void wpack_release(struct dla_conv_wpack *w)
 
 static void plan_free(struct conv_plan *p)
 {
-    free(p->phase_y);
-    free(p->phase_x);
+    free(p->small);
     free(p->inp);
-    free(p->zero_row);
-    free(p->qoff);
-    free(p->kb_lo);
-    free(p->kb_hi);
     free(p->sched);
     free(p->sched_at);
     free(p->xg);
@@ -457,32 +459,59 @@ static int wpack_init(struct dla_conv_wpack *w, const struct dla_conv_geom *g,
     return 0;
 }
 
+/* The plan's small tables in one allocation (p->small): qoff (nq), then
+ * uint32 phase_y, sy, oy (k_h each), phase_x, sx, ox (k_w each), kb_lo,
+ * kb_hi (kblocks each), then zero_row (in_w zero bytes).  A call of a small
+ * layer made ten mallocs for these.  sy/oy/sx/ox: collect_phases' slots and
+ * offsets, only plan_build reads them. */
+static int plan_tables(struct conv_plan *p, uint32_t **sy, uint32_t **oy, uint32_t **sx,
+                       uint32_t **ox)
+{
+    const struct dla_conv_geom *g = p->g;
+    size_t kb1 = p->kblocks ? p->kblocks : 1;
+    /* nq and kblocks < 2^32 (wpack_init), k_h, k_w, in_w 32-bit: no overflow in 64 bits */
+    uint64_t words = 3 * (uint64_t)g->k_h + 3 * (uint64_t)g->k_w + 2 * (uint64_t)kb1;
+    uint64_t bytes = (uint64_t)p->nq * sizeof(ptrdiff_t) + words * sizeof(uint32_t) + g->in_w;
+    if (p->nq > UINT32_MAX || kb1 > UINT32_MAX || bytes > SIZE_MAX ||
+        p->nq > PTRDIFF_MAX / sizeof(ptrdiff_t)) {
+        return DLASIM_ERR_INVAL;
+    }
+    if ((p->small = malloc((size_t)bytes)) == NULL) {
+        return DLASIM_ERR_NOMEM;
+    }
+    p->qoff = p->small;
+    p->phase_y = (uint32_t *)(void *)(p->qoff + p->nq);
+    *sy = p->phase_y + g->k_h;
+    *oy = *sy + g->k_h;
+    p->phase_x = *oy + g->k_h;
+    *sx = p->phase_x + g->k_w;
+    *ox = *sx + g->k_w;
+    p->kb_lo = *ox + g->k_w;
+    p->kb_hi = p->kb_lo + kb1;
+    p->zero_row = (int8_t *)(void *)(p->kb_hi + kb1);
+    memset(p->zero_row, 0, g->in_w);
+    return 0;
+}
+
 /* Sizes, phases and step offsets; allocates the packed input (and the
  * packed weights unless the caller brought them). */
 static int plan_build(struct conv_plan *p, enum dla_conv_isa isa, int use_vbmi)
 {
     const struct dla_conv_geom *g = p->g;
-    uint32_t *sy = NULL, *sx = NULL, *oy = NULL, *ox = NULL;
+    uint32_t *sy, *sx, *oy, *ox;
     size_t t, inp_size;
     int rc;
 
     if (p->w == &p->own && (rc = wpack_init(&p->own, g, isa, p->fmt, use_vbmi)) != 0) {
         return rc;
     }
-    rc = DLASIM_ERR_NOMEM;
     p->cell_ch = p->w->cell_ch;
     p->ngrp = p->w->ngrp;
     p->taps = p->w->taps;
     p->nq = p->w->nq;
-    p->phase_y = malloc(sizeof(uint32_t) * g->k_h);
-    p->phase_x = malloc(sizeof(uint32_t) * g->k_w);
-    sy = malloc(sizeof(uint32_t) * g->k_h);
-    oy = malloc(sizeof(uint32_t) * g->k_h);
-    sx = malloc(sizeof(uint32_t) * g->k_w);
-    ox = malloc(sizeof(uint32_t) * g->k_w);
-    if (p->phase_y == NULL || p->phase_x == NULL || sy == NULL || oy == NULL || sx == NULL ||
-        ox == NULL) {
-        goto done;
+    p->kblocks = ((size_t)g->out_k + p->shape->mr - 1) / p->shape->mr;
+    if ((rc = plan_tables(p, &sy, &oy, &sx, &ox)) != 0) {
+        return rc;
     }
     p->nsy = collect_phases(g->k_h, g->dil_y, g->stride_y, p->phase_y, sy, oy);
     p->nsx = collect_phases(g->k_w, g->dil_x, g->stride_x, p->phase_x, sx, ox);
@@ -491,31 +520,23 @@ static int plan_build(struct conv_plan *p, enum dla_conv_isa isa, int use_vbmi)
     size_t cxtail = p->shifted ? 0 : cxmax; /* the last tap's reach past a row */
     p->vw = (size_t)g->out_w + cxtail;
     p->vh = (size_t)g->out_h + cymax;
-    rc = DLASIM_ERR_INVAL;
     if (!mul_size(g->out_h, p->vw, &p->nv)) {
-        goto done;
+        return DLASIM_ERR_INVAL;
     }
     p->ntiles = (p->nv + p->shape->nr - 1) / p->shape->nr;
     if (!mul_size(p->ntiles, p->shape->nr, &t) || !mul_size(cymax, p->vw, &p->plane_cells)) {
-        goto done;
+        return DLASIM_ERR_INVAL;
     }
     p->plane_cells += t + cxtail;
     p->nplanes = p->nsy * p->nsx * p->ngrp * p->nxo;
-    p->kblocks = ((size_t)g->out_k + p->shape->mr - 1) / p->shape->mr;
     if (!mul_size(p->nplanes, p->plane_cells, &inp_size) ||
-        !mul_size(inp_size, CONV_CELL, &inp_size) ||
-        p->nq > PTRDIFF_MAX / sizeof(ptrdiff_t) || inp_size > PTRDIFF_MAX) {
-        goto done;
+        !mul_size(inp_size, CONV_CELL, &inp_size) || inp_size > PTRDIFF_MAX) {
+        return DLASIM_ERR_INVAL;
     }
-    rc = DLASIM_ERR_NOMEM;
-    p->inp = alloc64(inp_size);
-    p->qoff = malloc(sizeof(ptrdiff_t) * p->nq);
-    p->zero_row = calloc(g->in_w, 1);
-    p->kb_lo = malloc(sizeof(uint32_t) * (p->kblocks ? p->kblocks : 1));
-    p->kb_hi = malloc(sizeof(uint32_t) * (p->kblocks ? p->kblocks : 1));
-    if (p->inp == NULL || p->qoff == NULL || p->zero_row == NULL || p->kb_lo == NULL ||
-        p->kb_hi == NULL) {
-        goto done;
+    p->gemv_direct = p->gemv && p->nsy == 1 && p->nsx == 1 && p->nxo == 1 &&
+                     p->vw == g->k_w && p->vh == g->k_h;
+    if (!p->gemv_direct && (p->inp = alloc64(inp_size)) == NULL) {
+        return DLASIM_ERR_NOMEM;
     }
     for (size_t grp = 0; grp < p->ngrp; grp++) {
         for (size_t ky = 0; ky < g->k_h; ky++) {
@@ -529,17 +550,10 @@ static int plan_build(struct conv_plan *p, enum dla_conv_isa isa, int use_vbmi)
         }
     }
     if (p->gemv && (p->xg = alloc64(p->nq * CONV_CELL + 1)) == NULL) {
-        rc = DLASIM_ERR_NOMEM;
-        goto done;
+        return DLASIM_ERR_NOMEM;
     }
     p->kmajor = p->w->bytes > inp_size;
-    rc = 0;
-done:
-    free(sy);
-    free(sx);
-    free(oy);
-    free(ox);
-    return rc;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- packing */
@@ -605,9 +619,28 @@ static inline __m128i load16(const int8_t *p)
 }
 #endif
 
+#if defined(DLA_CONV_SSE2)
+/* 8 Q8 cells at d from s_i[0..7] ^ b. */
+static inline void q8_emit8(unsigned char *d, const int8_t *s0, const int8_t *s1,
+                            const int8_t *s2, const int8_t *s3, __m128i b)
+{
+    __m128i a0 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)s0), b);
+    __m128i a1 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)s1), b);
+    __m128i a2 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)s2), b);
+    __m128i a3 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)s3), b);
+    __m128i l01 = _mm_unpacklo_epi8(a0, a1), l23 = _mm_unpacklo_epi8(a2, a3);
+    __m128i *o = (__m128i *)(void *)d;
+    _mm_storeu_si128(o, _mm_unpacklo_epi16(l01, l23));
+    _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(l01, l23));
+}
+#endif
+
 /* Q8 cells from 4 byte rows: d[4x + i] = s_i[x * sx] ^ bias for x < n, sx
  * 1 or 2, as far as whole chunks go (for sx = 2, n must keep the reads of
- * s_i[2x + 1] inside the rows); returns the number of cells done. */
+ * s_i[2x + 1] inside the rows); returns the number of cells done.  The
+ * last 1-15 cells of a row of at least one chunk are one more chunk that
+ * ends at cell n and rewrites some cells with the same values (the rows of
+ * small layers are short: 14 cells would leave 6 to the scalar loop). */
 static size_t q8_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1,
                             const int8_t *s2, const int8_t *s3, size_t n, size_t sx, int bias)
 {
@@ -621,6 +654,14 @@ static size_t q8_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1
                       _mm_xor_si128(even_bytes(s2 + 2 * x), b),
                       _mm_xor_si128(even_bytes(s3 + 2 * x), b));
         }
+        if (x < n && n >= 16) { /* the overlapping last chunk */
+            x = n - 16;
+            q8_emit16(d + x * CONV_CELL, _mm_xor_si128(even_bytes(s0 + 2 * x), b),
+                      _mm_xor_si128(even_bytes(s1 + 2 * x), b),
+                      _mm_xor_si128(even_bytes(s2 + 2 * x), b),
+                      _mm_xor_si128(even_bytes(s3 + 2 * x), b));
+            x = n;
+        }
         return x;
     }
     if (sx != 1) {
@@ -632,14 +673,12 @@ static size_t q8_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1
                   _mm_xor_si128(load16(s3 + x), b));
     }
     for (; x + 8 <= n; x += 8) {
-        __m128i a0 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(s0 + x)), b);
-        __m128i a1 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(s1 + x)), b);
-        __m128i a2 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(s2 + x)), b);
-        __m128i a3 = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(s3 + x)), b);
-        __m128i l01 = _mm_unpacklo_epi8(a0, a1), l23 = _mm_unpacklo_epi8(a2, a3);
-        __m128i *o = (__m128i *)(void *)(d + x * CONV_CELL);
-        _mm_storeu_si128(o, _mm_unpacklo_epi16(l01, l23));
-        _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(l01, l23));
+        q8_emit8(d + x * CONV_CELL, s0 + x, s1 + x, s2 + x, s3 + x, b);
+    }
+    if (x < n && n >= 8) { /* the overlapping last chunk */
+        x = n - 8;
+        q8_emit8(d + x * CONV_CELL, s0 + x, s1 + x, s2 + x, s3 + x, b);
+        x = n;
     }
 #else
     (void)d;
@@ -774,36 +813,56 @@ static uint32_t pad_cell(const struct conv_plan *p, size_t c0)
     return v;
 }
 
-/* Packed row of input row y (phase px, cells x' < xv real, up to vw) of
- * channel group c0 from p->src: the cells left of the data region are the
- * pad cell, the ones inside are packed from the data where they lie, the
- * ones right of it are the pad cell again, and the junk cells hold input 0
- * (as pack_input_row makes them). */
+/* The columns of a packed row from p->src at phase px (cells x' < xv
+ * real): cells [a, b) lie in the data region, the byte of cell a is
+ * `first` bytes into a data row, and cells below a + n_simd may be read in
+ * chunks.  The same for every row of a plane: found once per plane (the
+ * divisions by the stride cost more than packing a short row). */
+struct src_cols {
+    size_t a, b, first, n_simd;
+};
+
+static struct src_cols src_cols_of(const struct conv_plan *p, size_t px, size_t xv)
+{
+    const struct dla_conv_src *src = p->src;
+    size_t sx = p->g->stride_x;
+    struct src_cols c;
+    c.a = src->x0 > px ? (src->x0 - px + sx - 1) / sx : 0;
+    c.b = src->x1 > px ? (src->x1 - px + sx - 1) / sx : 0;
+    c.a = min_size(c.a, xv);
+    c.b = c.b < c.a ? c.a : min_size(c.b, xv);
+    c.first = c.b > c.a ? c.a * sx + px - src->x0 : 0;
+    c.n_simd = c.b > c.a ? min_size(c.b - c.a, (src->x1 - src->x0 - c.first) / sx) : 0;
+    return c;
+}
+
+/* Packed row of input row y (cells x' < xv real, up to vw, columns as in
+ * cols) of channel group c0 from p->src: the cells left of the data region
+ * are the pad cell, the ones inside are packed from the data where they
+ * lie, the ones right of it are the pad cell again, and the junk cells hold
+ * input 0 (as pack_input_row makes them). */
 static void pack_src_row(const struct conv_plan *p, unsigned char *row, size_t c0, size_t y,
-                         size_t px, size_t xv, size_t vw, uint32_t padc)
+                         const struct src_cols *cols, size_t xv, size_t vw, uint32_t padc)
 {
     const struct dla_conv_src *src = p->src;
     size_t sx = p->g->stride_x, a = xv, b = xv;
     if (y >= src->y0 && y < src->y1) {
-        a = src->x0 > px ? (src->x0 - px + sx - 1) / sx : 0;
-        b = src->x1 > px ? (src->x1 - px + sx - 1) / sx : 0;
-        a = min_size(a, xv);
-        b = b < a ? a : min_size(b, xv);
+        a = cols->a;
+        b = cols->b;
     }
     size_t x = 0;
     for (; x < a; x++) {
         st32(row + x * CONV_CELL, padc);
     }
     if (b > a) {
-        size_t first = a * sx + px - src->x0; /* byte of cell a in the data row */
         const int8_t *s[4];
         for (size_t i = 0; i < 4; i++) {
             s[i] = c0 + i < p->g->in_c ? src->data + (y - src->y0) * src->line_stride +
-                                             (c0 + i) * src->ch_stride + first
+                                             (c0 + i) * src->ch_stride + cols->first
                                        : p->zero_row;
         }
-        size_t n = b - a, n_simd = min_size(n, (src->x1 - src->x0 - first) / sx);
-        pack_input_row(row + a * CONV_CELL, s, n, n_simd, n, sx, p->fmt);
+        size_t n = b - a;
+        pack_input_row(row + a * CONV_CELL, s, n, cols->n_simd, n, sx, p->fmt);
         x = b;
     }
     for (; x < xv; x++) {
@@ -814,46 +873,82 @@ static void pack_src_row(const struct conv_plan *p, unsigned char *row, size_t c
     }
 }
 
+/* Widest packed row (cells) that the shifted planes of one channel group
+ * share (pack_input_plane): 1 KB on the stack. */
+#define SHIFT_ROW_CELLS 256
+
+/* How many planes from `plane` on pack_input_plane writes from one packed
+ * row: the nxo shifted planes of a channel group when the widest row fits
+ * SHIFT_ROW_CELLS (the first plane writes all, the others none), else 1. */
+static size_t shift_family(const struct conv_plan *p, size_t plane)
+{
+    if (p->nxo == 1 || p->vw + p->nxo - 1 > SHIFT_ROW_CELLS) {
+        return 1;
+    }
+    return plane % p->nxo == 0 ? p->nxo : 0;
+}
+
 /* One input plane: phase (py, px) of channel group grp, see conv_s8_impl.h.
  * Cells no valid output pixel reads (junk lanes, tail) are filled too so
  * that every byte the micro-kernels load is initialised.  With p->src the
- * rows are packed from the data where they lie (pack_src_row). */
+ * rows are packed from the data where they lie (pack_src_row).  Shifted
+ * planes (x stride 1): plane xo's cell x' is cell x' + xo of plane 0's row
+ * packed nxo - 1 cells wider, so that row is packed once and copied to the
+ * group's nxo planes (shift_family; the row's junk and pad cells fall where
+ * each plane's own would: its xv is the wide row's less xo). */
 static void pack_input_plane(const struct conv_plan *p, size_t plane)
 {
     const struct dla_conv_geom *g = p->g;
+    size_t nshift = shift_family(p, plane);
+    if (nshift == 0) {
+        return; /* written with plane - plane % nxo */
+    }
     size_t xo = plane % p->nxo, slot = plane / p->nxo / p->ngrp, grp = plane / p->nxo % p->ngrp;
     /* a shifted plane's cell x' is the input column x' + xo (x stride 1) */
     uint64_t py = p->phase_y[slot / p->nsx], px = p->phase_x[slot % p->nsx] + xo;
-    unsigned char *dst = p->inp + plane * p->plane_cells * CONV_CELL;
+    unsigned char *dst = p->gemv_direct ? p->xg + plane * p->taps * CONV_CELL
+                                        : p->inp + plane * p->plane_cells * CONV_CELL;
     size_t vw = p->vw, vh = p->vh, row_bytes = vw * CONV_CELL;
+    size_t vwp = vw + nshift - 1; /* cells of a packed row */
+    unsigned char wide[SHIFT_ROW_CELLS * CONV_CELL];
     size_t c0 = grp * p->cell_ch;
     size_t in_w = g->in_w, in_h = g->in_h, sx = g->stride_x;
     /* columns x' < xv map to x = x' * stride_x + px < in_w */
     size_t xv = px < in_w ? (size_t)((in_w - px + sx - 1) / sx) : 0;
-    xv = min_size(xv, vw);
+    xv = min_size(xv, vwp);
     /* cells whose chunked reads (up to byte x * sx + sx - 1) stay in the row */
     size_t x_simd = px < in_w ? min_size(xv, (size_t)((in_w - px) / sx)) : 0;
     uint32_t padc = p->src != NULL ? pad_cell(p, c0) : 0;
+    struct src_cols cols = {0, 0, 0, 0};
+    if (p->src != NULL) {
+        cols = src_cols_of(p, (size_t)px, xv);
+    }
 
     for (size_t yv = 0; yv < vh; yv++) {
-        unsigned char *row = dst + yv * row_bytes;
+        unsigned char *row = nshift > 1 ? wide : dst + yv * row_bytes;
         uint64_t y = (uint64_t)yv * g->stride_y + py;
         const int8_t *s[4] = {p->zero_row, p->zero_row, p->zero_row, p->zero_row};
         if (y >= in_h || xv == 0) {
-            pack_input_row(row, s, 0, 0, vw, sx, p->fmt);
-            continue;
+            pack_input_row(row, s, 0, 0, vwp, sx, p->fmt);
+        } else if (p->src != NULL) {
+            pack_src_row(p, row, c0, (size_t)y, &cols, xv, vwp, padc);
+        } else {
+            /* channels past in_c (last group) read a row of zeros */
+            for (size_t i = 0; i < p->cell_ch; i++) {
+                s[i] = c0 + i < g->in_c ? p->in + ((c0 + i) * in_h + y) * in_w + px
+                                        : p->zero_row;
+            }
+            pack_input_row(row, s, xv, x_simd, vwp, sx, p->fmt);
         }
-        if (p->src != NULL) {
-            pack_src_row(p, row, c0, (size_t)y, (size_t)px, xv, vw, padc);
-            continue;
+        for (size_t k = 0; nshift > 1 && k < nshift; k++) {
+            memcpy(dst + k * p->plane_cells * CONV_CELL + yv * row_bytes, wide + k * CONV_CELL,
+                   row_bytes);
         }
-        /* channels past in_c (last group) read a row of zeros */
-        for (size_t i = 0; i < p->cell_ch; i++) {
-            s[i] = c0 + i < g->in_c ? p->in + ((c0 + i) * in_h + y) * in_w + px : p->zero_row;
-        }
-        pack_input_row(row, s, xv, x_simd, vw, sx, p->fmt);
     }
-    memset(dst + vh * row_bytes, 0, (p->plane_cells - vh * vw) * CONV_CELL);
+    for (size_t k = 0; k < nshift && !p->gemv_direct; k++) {
+        memset(dst + k * p->plane_cells * CONV_CELL + vh * row_bytes, 0,
+               (p->plane_cells - vh * vw) * CONV_CELL);
+    }
 }
 
 /* Cells of `groups` full channel groups of one output channel: each group
@@ -1214,8 +1309,8 @@ static void kblock_steps(struct conv_plan *p)
         p->kb_lo[kb] = lo < hi ? lo : 0;
         p->kb_hi[kb] = hi;
     }
-    if (p->gemv) { /* the pixel's input cells in step order */
-        for (size_t q = 0; q < p->nq; q++) {
+    if (p->gemv) { /* the pixel's input cells in step order (packed so if direct) */
+        for (size_t q = 0; !p->gemv_direct && q < p->nq; q++) {
             memcpy(p->xg + q * CONV_CELL, p->inp + p->qoff[q], CONV_CELL);
         }
     } else if (p->fmt == CELL_U8 && w->pairs != NULL && p->shape->paired != NULL) {
@@ -2056,6 +2151,9 @@ static int wpack_fits(const struct dla_conv_wpack *w, const struct dla_conv_geom
            w->out_k == g->out_k;
 }
 
+/* Folded inputs up to this size live on packed_run's stack. */
+#define FOLD_STACK_BYTES 8192
+
 /* The packed kernel on g's input (in, or src's view): folded packs run
  * the folded convolution on a folded copy of the input. */
 static int packed_run(const struct dla_conv_geom *g, const int8_t *in,
@@ -2081,7 +2179,10 @@ static int packed_run(const struct dla_conv_geom *g, const int8_t *in,
     if (!mul_size((size_t)f.in_c * f.in_h, f.in_w, &bytes) || bytes + g->in_w < bytes) {
         return DLASIM_ERR_INVAL;
     }
-    int8_t *buf = malloc(bytes + g->in_w);
+    /* a small folded input (a first layer of 28x28: 2.5 KB) on the stack:
+     * the team's workers read it only while conv_run runs, as its plan */
+    int8_t small[FOLD_STACK_BYTES];
+    int8_t *buf = bytes + g->in_w <= sizeof small ? small : malloc(bytes + g->in_w);
     if (buf == NULL) {
         return DLASIM_ERR_NOMEM;
     }
@@ -2089,7 +2190,9 @@ static int packed_run(const struct dla_conv_geom *g, const int8_t *in,
     int rc = conv_run(w->isa, shape, w->use_vbmi, 0,
                       useful ? conv_useful_threads(&f, w->isa, threads) : threads, pool, &f,
                       buf, NULL, NULL, w, out);
-    free(buf);
+    if (buf != small) {
+        free(buf);
+    }
     return rc;
 }
 

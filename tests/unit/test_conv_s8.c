@@ -558,6 +558,15 @@ static void test_few_channels(void **state)
         few_channels_case(&g, c_real, &s, (int)rnd_range(&s, 0, 5), i % 2 ? pool : NULL, name,
                           &folded);
     }
+    /* folded inputs past packed_run's stack buffer (8 KB): 1 and 3 real
+     * channels of 56x56 first layers, on the heap */
+    for (uint32_t c_real = 1; c_real <= 3; c_real += 2) {
+        unsigned before = folded;
+        struct dla_conv_geom g = geom(4, 16, 56, 56, 3, 3, 1, 1, 1, 1, 2, 2);
+        snprintf(name, sizeof name, "few channels, large folded input (c_real %u)", c_real);
+        few_channels_case(&g, c_real, &s, 1, c_real == 3 ? pool : NULL, name, &folded);
+        assert_true(folded > before);
+    }
     dla_team_destroy(pool);
     assert_true(folded > 20); /* the folded paths did run */
 }

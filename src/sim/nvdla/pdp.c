@@ -566,6 +566,7 @@ struct pdp_work {
     int32_t *acc;     /* one output line being combined */
     uint8_t *out;     /* one output line, memory bytes */
     size_t ring_stride; /* int32 per ring slot */
+    void *block;        /* the allocation of the five above */
     /* read-ahead of a whole input surface (pdp_ahead_init), or NULL */
     uint8_t *surf;       /* the surface's lines, memory bytes */
     uint32_t surf_at;    /* which surface it holds, UINT32_MAX: none */
@@ -577,11 +578,7 @@ struct pdp_work {
 
 static void pdp_work_free(struct pdp_work *w)
 {
-    free(w->raw);
-    free(w->line);
-    free(w->ring);
-    free(w->acc);
-    free(w->out);
+    free(w->block);
     free(w->surf);
     memset(w, 0, sizeof(*w));
 }
@@ -600,16 +597,22 @@ static int pdp_work_alloc(struct dla_dev *d, const struct pdp_cfg *c, struct pdp
     }
     memset(w, 0, sizeof(*w));
     w->ring_stride = (size_t)max_out * c->lanes;
-    w->raw = malloc((size_t)max_in * c->atom_bytes);
-    w->line = malloc((size_t)max_in * c->lanes * sizeof(int32_t));
-    w->ring = malloc(PDP_KERNEL_MAX * w->ring_stride * sizeof(int32_t));
-    w->acc = malloc(w->ring_stride * sizeof(int32_t));
-    w->out = malloc((size_t)max_out * c->atom_bytes);
-    if (!w->raw || !w->line || !w->ring || !w->acc || !w->out) {
+    /* line, ring, acc (int32), then raw and out (bytes): one allocation (a
+     * small layer's five mallocs cost more than its pooling's fixed work) */
+    size_t n_line = (size_t)max_in * c->lanes, n_ring = PDP_KERNEL_MAX * w->ring_stride;
+    size_t n_raw = (size_t)max_in * c->atom_bytes, n_out = (size_t)max_out * c->atom_bytes;
+    size_t words = n_line + n_ring + w->ring_stride;
+    w->block = malloc(words * sizeof(int32_t) + n_raw + n_out);
+    if (w->block == NULL) {
         pdp_work_free(w);
         return dla_error(d, DLASIM_ERR_NOMEM, "PDP: out of host memory for a %u-column layer",
                          max_in);
     }
+    w->line = w->block;
+    w->ring = w->line + n_line;
+    w->acc = w->ring + n_ring;
+    w->raw = (uint8_t *)(void *)(w->acc + w->ring_stride);
+    w->out = w->raw + n_raw;
     return 0;
 }
 
