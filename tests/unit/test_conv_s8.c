@@ -1068,6 +1068,33 @@ static void test_isa_names(void **state)
     }
 }
 
+/* The thread-count decision: shares of 150 us for threads created per
+ * call, 30 us for a kept team's workers, at the given per-thread speed. */
+static void test_split_threads(void **state)
+{
+    (void)state;
+    const double avx2 = 30e9;       /* conv_s8.c's conservative AVX2 figure */
+    const double kept_share = 0.9e6; /* MACs in 30 us at that speed */
+    const double made_share = 4.5e6; /* MACs in 150 us */
+
+    /* MobileNetV2's 28x28x32 -> 192 1x1 layer: split with a kept team only */
+    assert_int_equal(dla_conv_split_threads(28.0 * 28 * 32 * 192, avx2, 2, 1), 2);
+    assert_int_equal(dla_conv_split_threads(28.0 * 28 * 32 * 192, avx2, 2, 0), 1);
+    /* the demo's 14x14x16 -> 32 3x3 layer (903,168 MACs, ~1 share): one thread */
+    assert_int_equal(dla_conv_split_threads(14.0 * 14 * 16 * 32 * 9, avx2, 2, 1), 1);
+    /* edges: just under and just over two shares */
+    assert_int_equal(dla_conv_split_threads(2 * kept_share * 0.999, avx2, 4, 1), 1);
+    assert_int_equal(dla_conv_split_threads(2 * kept_share * 1.001, avx2, 4, 1), 2);
+    assert_int_equal(dla_conv_split_threads(2 * made_share * 0.999, avx2, 4, 0), 1);
+    assert_int_equal(dla_conv_split_threads(2 * made_share * 1.001, avx2, 4, 0), 2);
+    /* whole shares only, never more than the threads there are */
+    assert_int_equal(dla_conv_split_threads(3.5 * kept_share, avx2, 8, 1), 3);
+    assert_int_equal(dla_conv_split_threads(3.5 * kept_share, avx2, 2, 1), 2);
+    assert_int_equal(dla_conv_split_threads(1e12, avx2, 5, 0), 5);
+    assert_int_equal(dla_conv_split_threads(1e12, avx2, 1, 1), 1);
+    assert_int_equal(dla_conv_split_threads(0.0, avx2, 4, 1), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1085,6 +1112,7 @@ int main(void)
         cmocka_unit_test(test_input_in_place),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_isa_names),
+        cmocka_unit_test(test_split_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
