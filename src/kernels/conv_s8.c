@@ -53,7 +53,7 @@
 #define CONV_MAX_THREADS 64
 #define CONV_CELL 4 /* bytes per packed cell */
 #define CONV_MIN_SHARE_S 150e-6 /* least work worth a thread created for a call */
-#define CONV_KEPT_SHARE_S 30e-6 /* least work worth a kept team's worker */
+#define CONV_KEPT_SHARE_S 50e-6 /* least work worth a kept team's worker */
 #define CONV_TINY_MACS 1024.0   /* below: the plain loops are faster */
 
 /* ---------------------------------------------------------------- helpers */

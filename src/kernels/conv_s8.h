@@ -80,7 +80,7 @@ int dla_conv_s8_packed_src(const struct dla_conv_geom *g, const struct dla_conv_
 
 /* Threads worth giving a convolution of `macs` multiply-adds at
  * `macs_per_s` per thread (at most `threads`, at least 1): each must get
- * 150 us of work when its thread is created for the call, 30 us when it
+ * 150 us of work when its thread is created for the call, 50 us when it
  * is a kept team's worker (kept != 0).  Fewer than 2 shares: 1. */
 unsigned dla_conv_split_threads(double macs, double macs_per_s, unsigned threads, int kept);
 
