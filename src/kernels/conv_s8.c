@@ -53,7 +53,12 @@
 #define CONV_MAX_THREADS 64
 #define CONV_CELL 4 /* bytes per packed cell */
 #define CONV_MIN_SHARE_S 150e-6 /* least work worth a thread created for a call */
-#define CONV_KEPT_SHARE_S 50e-6 /* least work worth a kept team's worker */
+/* Least work worth a kept team's worker.  50 us measured per layer (min of
+ * 200 calls): MobileNetV2's 3.6-20 M-MAC 1x1 layers 5-35 % faster on two
+ * threads, but whole ResNet-50 images slower in 3 of 4 alternating pairs on
+ * a shared VM (a preempted worker stalls its job): kept at the created
+ * threads' figure until measured on an idle machine (docs/performance.md). */
+#define CONV_KEPT_SHARE_S 150e-6
 #define CONV_TINY_MACS 1024.0   /* below: the plain loops are faster */
 
 /* ---------------------------------------------------------------- helpers */
