@@ -52,7 +52,13 @@
 #define GEN_NR 8
 #define CONV_MAX_THREADS 64
 #define CONV_CELL 4 /* bytes per packed cell */
-#define CONV_MIN_SHARE_S 150e-6 /* least work worth a thread */
+#define CONV_MIN_SHARE_S 150e-6 /* least work worth a thread created for a call */
+/* Least work worth a kept team's worker.  50 us measured per layer (min of
+ * 200 calls): MobileNetV2's 3.6-20 M-MAC 1x1 layers 5-35 % faster on two
+ * threads, but whole ResNet-50 images slower in 3 of 4 alternating pairs on
+ * a shared VM (a preempted worker stalls its job): kept at the created
+ * threads' figure until measured on an idle machine (docs/performance.md). */
+#define CONV_KEPT_SHARE_S 150e-6
 #define CONV_TINY_MACS 1024.0   /* below: the plain loops are faster */
 
 /* ---------------------------------------------------------------- helpers */
@@ -1797,19 +1803,25 @@ int dla_conv_s8_opts(const struct dla_conv_opts *o, const struct dla_conv_geom *
                     NULL, g, in, NULL, wt, NULL, out);
 }
 
-/* Threads worth starting: creating and joining one costs up to ~0.1 ms on
- * a virtual machine, so each must get at least CONV_MIN_SHARE_S seconds of
- * work (estimated from a conservative per-thread speed of the ISA). */
-static unsigned conv_useful_threads(const struct dla_conv_geom *g, enum dla_conv_isa isa,
-                                    unsigned threads)
+unsigned dla_conv_split_threads(double macs, double macs_per_s, unsigned threads, int kept)
 {
-    static const double macs_per_s[DLA_CONV_ISA_COUNT] = {3e9, 30e9, 100e9};
-    double macs = (double)g->out_k * g->out_h * g->out_w * g->in_c * g->k_h * g->k_w;
-    double most = macs / macs_per_s[isa] / CONV_MIN_SHARE_S;
-    if (most < 1.0) {
+    double most = macs / macs_per_s / (kept ? CONV_KEPT_SHARE_S : CONV_MIN_SHARE_S);
+    if (!(most >= 2.0)) {
         return 1;
     }
     return most < (double)threads ? (unsigned)most : threads;
+}
+
+/* Threads worth giving g (dla_conv_split_threads at a conservative
+ * per-thread speed of the ISA): a thread created for the call costs up to
+ * ~0.1 ms on a virtual machine, a kept team's sleeping worker a futex
+ * wake (~5-20 us) and joins late, taking only the tiles left. */
+static unsigned conv_useful_threads(const struct dla_conv_geom *g, enum dla_conv_isa isa,
+                                    unsigned threads, const struct dla_team *pool)
+{
+    static const double macs_per_s[DLA_CONV_ISA_COUNT] = {3e9, 30e9, 100e9};
+    double macs = (double)g->out_k * g->out_h * g->out_w * g->in_c * g->k_h * g->k_w;
+    return dla_conv_split_threads(macs, macs_per_s[isa], threads, pool != NULL);
 }
 
 int dla_conv_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
@@ -1831,7 +1843,7 @@ int dla_conv_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *w
     o.isa = conv_best_isa();
     o.shape = -1;
     o.flags = 0;
-    o.threads = conv_useful_threads(g, o.isa, threads);
+    o.threads = conv_useful_threads(g, o.isa, threads, NULL);
     return dla_conv_s8_opts(&o, g, in, wt, out);
 }
 
@@ -2163,7 +2175,7 @@ static int packed_run(const struct dla_conv_geom *g, const int8_t *in,
 {
     if (w->fold_ty == 1 && w->fold_tx == 1) {
         return conv_run(w->isa, shape, w->use_vbmi, 0,
-                        useful ? conv_useful_threads(g, w->isa, threads) : threads, pool, g,
+                        useful ? conv_useful_threads(g, w->isa, threads, pool) : threads, pool, g,
                         in, src, NULL, w, out);
     }
     struct dla_conv_geom f = fold_kernel_geom(g, w->fold_c, w->fold_ty, w->fold_tx);
@@ -2188,7 +2200,7 @@ static int packed_run(const struct dla_conv_geom *g, const int8_t *in,
     }
     fold_input(g, &f, w, ay, ax, in, src, buf);
     int rc = conv_run(w->isa, shape, w->use_vbmi, 0,
-                      useful ? conv_useful_threads(&f, w->isa, threads) : threads, pool, &f,
+                      useful ? conv_useful_threads(&f, w->isa, threads, pool) : threads, pool, &f,
                       buf, NULL, NULL, w, out);
     if (buf != small) {
         free(buf);
@@ -2324,6 +2336,6 @@ int dla_conv_s8_packed(const struct dla_conv_geom *g, const int8_t *in,
     if (geom_valid(g) != 0) {
         return geom_valid(g);
     }
-    return dla_conv_s8_packed_opts(g, in, w, out, -1, conv_useful_threads(g, w->isa, threads),
-                                   pool);
+    return dla_conv_s8_packed_opts(g, in, w, out, -1,
+                                   conv_useful_threads(g, w->isa, threads, pool), pool);
 }

@@ -78,6 +78,13 @@ int dla_conv_s8_packed_src(const struct dla_conv_geom *g, const struct dla_conv_
                            const struct dla_conv_wpack *w, int32_t *out, unsigned threads,
                            struct dla_team *pool);
 
+/* Threads worth giving a convolution of `macs` multiply-adds at
+ * `macs_per_s` per thread (at most `threads`, at least 1): each must get a
+ * share of CONV_MIN_SHARE_S of work when its thread is created for the
+ * call, CONV_KEPT_SHARE_S when it is a kept team's worker (kept != 0;
+ * both 150 us today, conv_s8.c).  Fewer than 2 shares: 1. */
+unsigned dla_conv_split_threads(double macs, double macs_per_s, unsigned threads, int kept);
+
 /* Plain straightforward reference (for tests and `make bench`). */
 void dla_conv_s8_ref(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
                      int32_t *out);

@@ -1077,6 +1077,34 @@ static void test_isa_names(void **state)
     }
 }
 
+/* The thread-count decision: shares of 150 us of work for threads created
+ * per call and for a kept team's workers, at the given per-thread speed. */
+static void test_split_threads(void **state)
+{
+    (void)state;
+    const double avx2 = 30e9;  /* conv_s8.c's conservative AVX2 figure */
+    const double share = 4.5e6; /* MACs in 150 us at that speed */
+
+    /* MobileNetV2's 28x28x32 -> 192 1x1 layer and the demo's 14x14x16 -> 32
+     * 3x3 layer: one thread; its 56x56x24 -> 144 1x1 layer: two */
+    for (int kept = 0; kept <= 1; kept++) {
+        assert_int_equal(dla_conv_split_threads(28.0 * 28 * 32 * 192, avx2, 2, kept), 1);
+        assert_int_equal(dla_conv_split_threads(14.0 * 14 * 16 * 32 * 9, avx2, 2, kept), 1);
+        assert_int_equal(dla_conv_split_threads(56.0 * 56 * 24 * 144, avx2, 2, kept), 2);
+        /* edges: just under and just over two shares */
+        assert_int_equal(dla_conv_split_threads(2 * share * 0.999, avx2, 4, kept), 1);
+        assert_int_equal(dla_conv_split_threads(2 * share * 1.001, avx2, 4, kept), 2);
+        /* whole shares only, never more than the threads there are */
+        assert_int_equal(dla_conv_split_threads(3.5 * share, avx2, 8, kept), 3);
+        assert_int_equal(dla_conv_split_threads(3.5 * share, avx2, 2, kept), 2);
+        assert_int_equal(dla_conv_split_threads(1e12, avx2, 5, kept), 5);
+        assert_int_equal(dla_conv_split_threads(1e12, avx2, 1, kept), 1);
+        assert_int_equal(dla_conv_split_threads(0.0, avx2, 4, kept), 1);
+    }
+    /* a slower ISA (the generic loops' figure): the same layer makes more shares */
+    assert_int_equal(dla_conv_split_threads(28.0 * 28 * 32 * 192, 3e9, 4, 1), 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1094,6 +1122,7 @@ int main(void)
         cmocka_unit_test(test_input_in_place),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_isa_names),
+        cmocka_unit_test(test_split_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
