@@ -1346,7 +1346,7 @@ struct conv_team {
     struct conv_plan *p; /* packing writes p->own */
     size_t plane_chunk, plane_tasks; /* packing tasks: input planes ... */
     size_t row_chunk, pack_tasks;    /* ... then weight rows */
-    size_t tile_chunk, items;        /* compute: chunks of tiles */
+    size_t tile_chunk, tile_guide, items; /* compute: chunks of tiles (team_grab) */
     atomic_size_t next_pack, packs_done, next_tile;
     atomic_int ready; /* packing done and kblock_steps run (by the last packer) */
 };
@@ -1390,15 +1390,34 @@ static void team_pack(struct conv_team *t)
     }
 }
 
+/* The next chunk of compute items, guided: tile_guide-th of the items
+ * left, at least tile_chunk, so the threads finish within a small chunk
+ * of each other (fixed chunks of 1/(8n) of a call left the others idle
+ * for up to that long at the end of each call); t->items if none left. */
+static size_t team_grab(struct conv_team *t, size_t *last)
+{
+    size_t first = atomic_load_explicit(&t->next_tile, memory_order_relaxed);
+    for (;;) {
+        if (first >= t->items) {
+            return t->items;
+        }
+        size_t chunk = (t->items - first) / t->tile_guide;
+        chunk = chunk > t->tile_chunk ? chunk : t->tile_chunk;
+        if (atomic_compare_exchange_weak_explicit(&t->next_tile, &first, first + chunk,
+                                                  memory_order_relaxed, memory_order_relaxed)) {
+            *last = min_size(first + chunk, t->items);
+            return first;
+        }
+    }
+}
+
 static void team_compute(struct conv_team *t)
 {
     for (;;) {
-        size_t first = atomic_fetch_add_explicit(&t->next_tile, t->tile_chunk,
-                                                 memory_order_relaxed);
+        size_t last = 0, first = team_grab(t, &last);
         if (first >= t->items) {
             break;
         }
-        size_t last = min_size(first + t->tile_chunk, t->items);
         if (t->p->gemv) {
             compute_gemv(t->p, first, last);
         } else {
@@ -1435,7 +1454,9 @@ static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
         team->pack_tasks += (p->g->out_k + team->row_chunk - 1) / team->row_chunk;
     }
     team->items = conv_items(p);
-    team->tile_chunk = n == 1 ? team->items : team->items / (8 * n) + 1;
+    /* guided chunks: half a thread's share of what is left, down to 1/(32n) */
+    team->tile_guide = 2 * n;
+    team->tile_chunk = n == 1 ? team->items : team->items / (32 * n) + 1;
     atomic_init(&team->next_pack, 0);
     atomic_init(&team->packs_done, 0);
     atomic_init(&team->next_tile, 0);
