@@ -572,8 +572,8 @@ static void test_resnet_like_layer(void **state)
     run_case(&g2, 78, 0, 0, 0, "42x42x48->40 3x3 stride 2");
 }
 
-/* The threads take guided chunks of compute items (conv_s8.c team_grab:
- * half a thread's share of what is left, down to 1/(32n) of the call):
+/* The threads take shrinking chunks of compute items (conv_s8.c
+ * team_grab: from 1/(8n) of the call down to 1/(32n)):
  * item counts below, at and above the smallest chunk and at the tails,
  * on 2, 3 and 4 threads of a pool and threads made for the call, outputs
  * poisoned first, so an item no thread takes (or one taken twice into the
