@@ -1447,7 +1447,7 @@ struct conv_team {
     struct conv_plan *p; /* packing writes p->own */
     size_t plane_chunk, plane_tasks; /* packing tasks: input planes ... */
     size_t row_chunk, pack_tasks;    /* ... then weight rows */
-    size_t tile_chunk, items;        /* compute: chunks of tiles */
+    size_t tile_chunk, tile_chunk_max, tile_guide, items; /* compute: chunks (team_grab) */
     atomic_size_t next_pack, packs_done, next_tile;
     atomic_int ready; /* packing done and kblock_steps run (by the last packer) */
 };
@@ -1491,15 +1491,38 @@ static void team_pack(struct conv_team *t)
     }
 }
 
+/* The next chunk of compute items: a tile_guide-th of the items left,
+ * between tile_chunk and tile_chunk_max, so the chunks shrink as the work
+ * runs out and the threads finish within a small chunk of each other
+ * (fixed chunks of 1/(8n) of a call left the others idle for up to that
+ * long at the end of each call); never larger than those fixed chunks, so
+ * a thread the host stops holds no more work than before.  t->items if
+ * none is left. */
+static size_t team_grab(struct conv_team *t, size_t *last)
+{
+    size_t first = atomic_load_explicit(&t->next_tile, memory_order_relaxed);
+    for (;;) {
+        if (first >= t->items) {
+            return t->items;
+        }
+        size_t chunk = (t->items - first) / t->tile_guide;
+        chunk = chunk < t->tile_chunk_max ? chunk : t->tile_chunk_max;
+        chunk = chunk > t->tile_chunk ? chunk : t->tile_chunk;
+        if (atomic_compare_exchange_weak_explicit(&t->next_tile, &first, first + chunk,
+                                                  memory_order_relaxed, memory_order_relaxed)) {
+            *last = min_size(first + chunk, t->items);
+            return first;
+        }
+    }
+}
+
 static void team_compute(struct conv_team *t)
 {
     for (;;) {
-        size_t first = atomic_fetch_add_explicit(&t->next_tile, t->tile_chunk,
-                                                 memory_order_relaxed);
+        size_t last = 0, first = team_grab(t, &last);
         if (first >= t->items) {
             break;
         }
-        size_t last = min_size(first + t->tile_chunk, t->items);
         if (t->p->gemv) {
             compute_gemv(t->p, first, last);
         } else {
@@ -1536,7 +1559,11 @@ static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
         team->pack_tasks += (p->g->out_k + team->row_chunk - 1) / team->row_chunk;
     }
     team->items = conv_items(p);
-    team->tile_chunk = n == 1 ? team->items : team->items / (8 * n) + 1;
+    /* chunks of a quarter of a thread's share of what is left, from 1/(8n)
+     * of the call down to 1/(32n) */
+    team->tile_guide = 4 * n;
+    team->tile_chunk_max = n == 1 ? team->items : team->items / (8 * n) + 1;
+    team->tile_chunk = n == 1 ? team->items : team->items / (32 * n) + 1;
     atomic_init(&team->next_pack, 0);
     atomic_init(&team->packs_done, 0);
     atomic_init(&team->next_tile, 0);

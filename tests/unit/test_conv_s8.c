@@ -581,6 +581,48 @@ static void test_resnet_like_layer(void **state)
     run_case(&g2, 78, 0, 0, 0, "42x42x48->40 3x3 stride 2");
 }
 
+/* The threads take shrinking chunks of compute items (conv_s8.c
+ * team_grab: from 1/(8n) of the call down to 1/(32n)):
+ * item counts below, at and above the smallest chunk and at the tails,
+ * on 2, 3 and 4 threads of a pool and threads made for the call, outputs
+ * poisoned first, so an item no thread takes (or one taken twice into the
+ * wrong place) shows against the reference. */
+static void test_guided_chunks(void **state)
+{
+    (void)state;
+    /* (out_h, out_w, out_k): 1, 2, 7, 64 + 1, 6 x 50 and 225 x 3 tiles x k blocks */
+    static const uint32_t sizes[][3] = {{1, 1, 1},  {4, 4, 2},   {7, 16, 6},
+                                        {13, 80, 1}, {40, 40, 36}, {60, 60, 16}};
+    struct dla_team *pool = dla_team_create(4);
+    assert_non_null(pool);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        struct dla_conv_geom g = geom(8, sizes[i][2], sizes[i][0], sizes[i][1], 1, 1, 1, 1, 1, 1,
+                                      0, 0);
+        struct bufs b;
+        uint64_t s = 300 + i;
+        struct dla_conv_wpack *w = NULL;
+        char what[96];
+        bufs_alloc(&b, &g);
+        fill(b.in, b.nin, &s, 3); /* no negative code: the U8 tiles */
+        fill(b.wt, b.nwt, &s, 7); /* bell-shaped: paired steps */
+        dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
+        assert_int_equal(dla_conv_wpack_build(&g, b.wt, &w), 0);
+        for (unsigned t = 2; t <= 4; t++) {
+            for (int own = 0; own < 2; own++) {
+                poison_out(&b);
+                assert_int_equal(
+                    dla_conv_s8_packed_opts(&g, b.in, w, b.out, -1, t, own ? NULL : pool), 0);
+                snprintf(what, sizeof what, "guided chunks %ux%ux%u threads=%u %s", sizes[i][0],
+                         sizes[i][1], sizes[i][2], t, own ? "own" : "pool");
+                expect_same(&b, what);
+            }
+        }
+        dla_conv_wpack_free(w);
+        bufs_free(&b);
+    }
+    dla_team_destroy(pool);
+}
+
 /* Zero weights the kernel skips (steps outside a tile's non-zero range):
  * a depthwise layer lowered densely (weight k non-zero only on channel k),
  * a grouped one (block diagonal), all-zero output channels among dense
@@ -1114,6 +1156,7 @@ int main(void)
         cmocka_unit_test(test_random_geometries),
         cmocka_unit_test(test_few_channels),
         cmocka_unit_test(test_resnet_like_layer),
+        cmocka_unit_test(test_guided_chunks),
         cmocka_unit_test(test_sparse_weights),
         cmocka_unit_test(test_nonneg_inputs),
         cmocka_unit_test(test_paired_steps),
