@@ -59,7 +59,11 @@ int dla_conv_state_create(struct dla_dev *d, struct dla_conv_state **out)
 {
     (void)d;
     *out = calloc(1, sizeof(**out));
-    return *out ? 0 : DLASIM_ERR_NOMEM;
+    if (*out == NULL) {
+        return DLASIM_ERR_NOMEM;
+    }
+    dla_dcache_init(&(*out)->pdp_dcache, NVDLA_UNIT_PDP, NVDLA_UNIT_PDP_RDMA);
+    return 0;
 }
 
 void dla_conv_state_destroy(struct dla_conv_state *s)
@@ -75,6 +79,7 @@ void dla_conv_state_destroy(struct dla_conv_state *s)
     free(s->wplanar);
     free(s->wdec_src);
     dla_wt_cache_free(&s->wcache);
+    dla_dcache_free(&s->pdp_dcache);
     free(s->wchunk);
     free(s->acc);
     free(s->cube);

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "arith/lanes.h"
+#include "sim/nvdla/decode_cache.h"
 #include "sim/nvdla/dla.h"
 
 /* Input data format as CBUF bookkeeping tells layers apart
@@ -280,6 +281,9 @@ struct dla_conv_state {
     size_t in16_cap;
     int16_t *wt16;             /* INT16 layers: kernels as [k][c][ky][kx] */
     size_t wt16_cap;
+    /* PDP's decoded layers (pdp.c): the device gives the engines this one
+     * home for state kept across layers */
+    struct dla_dcache pdp_dcache;
 };
 
 /* Grow a scratch buffer to at least `bytes` (contents not kept). */

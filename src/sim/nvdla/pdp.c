@@ -97,6 +97,7 @@
 #include "arith/lanes.h"
 #include "arith/pool_arith.h"
 #include "sim/core/budget.h"
+#include "sim/nvdla/cbuf.h"
 #include "sim/nvdla/dla.h"
 
 #if defined(DLA_LANES_X86)
@@ -2249,22 +2250,48 @@ int dla_pdp_flying(const struct dla_dev *d, unsigned group)
            NVDLA_PDP_D_OPERATION_MODE_CFG_0_FLYING_MODE_ON_FLYING;
 }
 
-int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in)
+/* The layer in `group` decoded, its work checked and its line-count model
+ * stepped: from the device's decode cache when the same register values ran
+ * before (decode_cache.h: the decode and pdp_lastline_init read nothing
+ * else), else decoded now and kept.  *own is what the caller frees. */
+static int pdp_layer_cfg(struct dla_dev *d, unsigned group, const struct pdp_cfg **out,
+                         struct pdp_cfg **own)
 {
+    struct dla_conv_state *s = dla_dev_conv_state(d);
+    struct dla_dcache *cache = s ? &s->pdp_dcache : NULL;
+    const struct pdp_cfg *hit = cache ? dla_dcache_find(cache, d, group) : NULL;
+    *own = NULL;
+    *out = NULL;
+    if (hit) {
+        *out = hit;
+        return pdp_check_work(d, hit);
+    }
     struct pdp_cfg *c = malloc(sizeof(*c));
-    struct pdp_work w;
-    int rc;
-
     if (c == NULL) {
         return dla_error(d, DLASIM_ERR_NOMEM, "PDP: out of host memory");
     }
-    rc = pdp_decode(d, group, c);
+    *own = c;
+    *out = c;
+    int rc = pdp_decode(d, group, c);
     if (!rc) {
         rc = pdp_check_work(d, c);
     }
     if (!rc) {
         pdp_lastline_init(c);
+        if (cache && dla_dcache_keep(cache, c)) {
+            *own = NULL;
+        }
     }
+    return rc;
+}
+
+int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in)
+{
+    const struct pdp_cfg *c = NULL;
+    struct pdp_cfg *own = NULL;
+    struct pdp_work w;
+    int rc = pdp_layer_cfg(d, group, &c, &own);
+
     if (rc) {
         goto out;
     }
@@ -2310,7 +2337,7 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     }
     pdp_work_free(&w);
 out:
-    free(c);
+    free(own);
     return rc;
 }
 
