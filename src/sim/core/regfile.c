@@ -319,26 +319,31 @@ uint32_t dla_regfile_get_rom(const struct dla_regfile *rf, uint32_t addr, unsign
     return rf->pp->device_read ? rf->pp->device_read(rf, &rf->regs[index], addr) : 0;
 }
 
-uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr)
+/* The address-table entry of addr, DLA_SLOT_NONE if no register. */
+static uint32_t entry(const struct dla_regfile *rf, uint32_t addr)
 {
-    unsigned i;
-    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
-    if (!r) {
-        return 0;
-    }
-    unsigned g = r->group == NVDLA_REG_DUAL ? rf->unit[r->unit].consumer : 0u;
-    return rf->val[g][i];
+    uint32_t word = addr >> 2;
+    return !(addr & 3u) && word < rf->n_words ? rf->slot[word] : DLA_SLOT_NONE;
 }
 
+uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr)
+{
+    uint32_t e = entry(rf, addr);
+    if (e == DLA_SLOT_NONE) {
+        return 0;
+    }
+    unsigned u = (e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK;
+    return rf->val[(e & DLA_SLOT_DUAL) ? rf->unit[u].consumer : 0u][e & DLA_SLOT_INDEX];
+}
+
+/* Through the entry's flags, not the register's description: the engines
+ * set their status and performance registers after every layer. */
 void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group, uint32_t v)
 {
-    unsigned i;
-    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
-    if (!r) {
-        return;
+    uint32_t e = entry(rf, addr);
+    if (e != DLA_SLOT_NONE) {
+        rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][e & DLA_SLOT_INDEX] = v;
     }
-    unsigned g = r->group == NVDLA_REG_DUAL ? (group & 1u) : 0u;
-    rf->val[g][i] = v;
 }
 
 void dla_regfile_enable(struct dla_regfile *rf, unsigned u)
