@@ -44,15 +44,23 @@ static inline void dla_csb_log_write(const struct dla_host *h, const struct regd
 
 /* The register file's write; an unmapped address and a write dropped
  * because its group is enabled (spec 001 ping-pong) are logged as guest
- * errors, prefixed by `where` ("", "core 1: ").  Returns the effect. */
-static inline enum dla_write_effect dla_csb_store(struct dla_host *h, struct dla_regfile *rf,
-                                                  uint32_t addr, uint32_t val, const char *where)
+ * errors, prefixed by `where` ("", "core 1: ").  Returns the effect.
+ * dla_csb_logged: the same for a write already done (its effect). */
+static inline enum dla_write_effect dla_csb_logged(struct dla_host *h, struct dla_regfile *rf,
+                                                   uint32_t addr, uint32_t val,
+                                                   const char *where,
+                                                   enum dla_write_effect effect)
 {
-    enum dla_write_effect effect = dla_regfile_write(rf, addr, val);
     if (effect == DLA_WRITE_UNMAPPED || effect == DLA_WRITE_DROPPED_ENABLED) {
         dla_csb_log_store(h, rf, addr, val, where, effect);
     }
     return effect;
+}
+
+static inline enum dla_write_effect dla_csb_store(struct dla_host *h, struct dla_regfile *rf,
+                                                  uint32_t addr, uint32_t val, const char *where)
+{
+    return dla_csb_logged(h, rf, addr, val, where, dla_regfile_write(rf, addr, val));
 }
 
 /* A busy description being written (dlasim_busy): items joined by "; ". */

@@ -36,12 +36,20 @@ static const struct nvdla_reg_desc *lookup(const struct dla_regfile *rf, uint32_
     if ((addr & 3u) || word >= rf->n_words) {
         return NULL;
     }
-    unsigned i = rf->slot[word];
-    if (i == DLA_REG_NONE) {
+    uint32_t e = rf->slot[word];
+    if (e == DLA_SLOT_NONE) {
         return NULL;
     }
-    *index = i;
-    return &rf->regs[i];
+    *index = e & DLA_SLOT_INDEX;
+    return &rf->regs[*index];
+}
+
+static uint32_t slot_entry(const struct nvdla_reg_desc *r, unsigned i)
+{
+    return i | (uint32_t)r->unit << DLA_SLOT_UNIT_SHIFT |
+           (r->kind == NVDLA_KIND_PLAIN ? DLA_SLOT_PLAIN : 0u) |
+           (r->group == NVDLA_REG_DUAL ? DLA_SLOT_DUAL : 0u) |
+           (r->kind == NVDLA_KIND_ROM ? DLA_SLOT_ROM : 0u);
 }
 
 static int build_slots(struct dla_regfile *rf)
@@ -54,7 +62,7 @@ static int build_slots(struct dla_regfile *rf)
     if (!rf->slot) {
         return DLASIM_ERR_NOMEM;
     }
-    memset(rf->slot, 0xff, (size_t)db->n_windows * WINDOW_WORDS * sizeof(*rf->slot));
+    memset(rf->slot, 0xff, (size_t)db->n_windows * WINDOW_WORDS * sizeof(*rf->slot)); /* NONE */
     rf->n_words = db->n_windows * WINDOW_WORDS;
     rf->regs = db->regs;
     rf->hot = malloc((db->n_regs ? db->n_regs : 1u) * sizeof(*rf->hot));
@@ -69,7 +77,7 @@ static int build_slots(struct dla_regfile *rf)
     for (unsigned i = 0; i < db->n_regs; i++) {
         uint32_t word = db->regs[i].addr >> 2;
         if (word < db->n_windows * WINDOW_WORDS) {
-            rf->slot[word] = (uint16_t)i;
+            rf->slot[word] = slot_entry(&db->regs[i], i);
         }
     }
     return 0;
@@ -84,6 +92,7 @@ int dla_regfile_init(struct dla_regfile *rf, const struct regdb *db,
     }
     rf->db = db;
     rf->pp = pp;
+    rf->drop_when_enabled = pp->drop_writes_when_enabled;
     rf->val[0] = calloc(db->n_regs, sizeof(uint32_t));
     rf->val[1] = calloc(db->n_regs, sizeof(uint32_t));
     int rc = rf->val[0] && rf->val[1] ? build_slots(rf) : DLASIM_ERR_NOMEM;
@@ -207,36 +216,39 @@ static int write_special(struct dla_regfile *rf, const struct nvdla_reg_desc *r,
     }
 }
 
-/* A write to register i of kind PLAIN of a present unit: the general path's
- * steps for that kind (group, spec 001's drop, masks), without its switch. */
-static inline enum dla_write_effect write_plain(struct dla_regfile *rf,
-                                               const struct dla_reg_hot *h, unsigned i,
+/* A write to a register of kind PLAIN of a present unit: the general path's
+ * steps for that kind (group, spec 001's drop, masks), without its switch;
+ * e is the register's address-table entry. */
+static inline enum dla_write_effect write_plain(struct dla_regfile *rf, uint32_t e,
                                                const struct dla_unit_state *us, uint32_t v)
 {
-    unsigned g = 0;
-    if (h->group == NVDLA_REG_DUAL) {
+    unsigned i = e & DLA_SLOT_INDEX, g = 0;
+    if (e & DLA_SLOT_DUAL) {
         g = us->producer;
-        if (rf->pp->drop_writes_when_enabled && op_en(rf, us, g)) {
+        if (rf->drop_when_enabled && op_en(rf, us, g)) {
             return DLA_WRITE_DROPPED_ENABLED; /* spec 001: dropped silently */
         }
     }
+    const struct dla_reg_hot *h = &rf->hot[i];
     uint32_t *slot = &rf->val[g][i];
     *slot = ((*slot & ~h->write_mask) | (v & h->write_mask)) & ~(v & h->w1c_mask);
     return h->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
 }
 
-enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr, uint32_t v)
+enum dla_write_effect dla_regfile_write_slow(struct dla_regfile *rf, uint32_t addr, uint32_t v)
 {
-    unsigned i;
-    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
-    if (!r) {
+    uint32_t word = addr >> 2;
+    uint32_t e = !(addr & 3u) && word < rf->n_words ? rf->slot[word] : DLA_SLOT_NONE;
+    if (e == DLA_SLOT_NONE) {
         return DLA_WRITE_UNMAPPED;
     }
-    const struct dla_reg_hot *h = &rf->hot[i];
-    struct dla_unit_state *us = &rf->unit[h->unit];
-    if (h->kind == NVDLA_KIND_PLAIN && us->present) {
-        return write_plain(rf, h, i, us, v); /* most writes: a layer's D_ registers */
+    /* the unit straight from the entry: its state loads beside the rules */
+    struct dla_unit_state *us = &rf->unit[(e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK];
+    if ((e & DLA_SLOT_PLAIN) && us->present) {
+        return write_plain(rf, e, us, v); /* most writes: a layer's D_ registers */
     }
+    unsigned i = e & DLA_SLOT_INDEX;
+    const struct nvdla_reg_desc *r = &rf->regs[i];
     if (!us->present || r->kind == NVDLA_KIND_ROM || r->kind == NVDLA_KIND_STATUS ||
         r->kind == NVDLA_KIND_INTR_RAW) {
         return DLA_WRITE_IGNORED_RO;
@@ -307,26 +319,31 @@ uint32_t dla_regfile_get_rom(const struct dla_regfile *rf, uint32_t addr, unsign
     return rf->pp->device_read ? rf->pp->device_read(rf, &rf->regs[index], addr) : 0;
 }
 
-uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr)
+/* The address-table entry of addr, DLA_SLOT_NONE if no register. */
+static uint32_t entry(const struct dla_regfile *rf, uint32_t addr)
 {
-    unsigned i;
-    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
-    if (!r) {
-        return 0;
-    }
-    unsigned g = r->group == NVDLA_REG_DUAL ? rf->unit[r->unit].consumer : 0u;
-    return rf->val[g][i];
+    uint32_t word = addr >> 2;
+    return !(addr & 3u) && word < rf->n_words ? rf->slot[word] : DLA_SLOT_NONE;
 }
 
+uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr)
+{
+    uint32_t e = entry(rf, addr);
+    if (e == DLA_SLOT_NONE) {
+        return 0;
+    }
+    unsigned u = (e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK;
+    return rf->val[(e & DLA_SLOT_DUAL) ? rf->unit[u].consumer : 0u][e & DLA_SLOT_INDEX];
+}
+
+/* Through the entry's flags, not the register's description: the engines
+ * set their status and performance registers after every layer. */
 void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group, uint32_t v)
 {
-    unsigned i;
-    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
-    if (!r) {
-        return;
+    uint32_t e = entry(rf, addr);
+    if (e != DLA_SLOT_NONE) {
+        rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][e & DLA_SLOT_INDEX] = v;
     }
-    unsigned g = r->group == NVDLA_REG_DUAL ? (group & 1u) : 0u;
-    rf->val[g][i] = v;
 }
 
 void dla_regfile_enable(struct dla_regfile *rf, unsigned u)

@@ -26,6 +26,18 @@
 
 #define DLA_REG_NONE 0xffffu
 
+/* An address-table entry (rf->slot): the register's index in bits 0-15 and,
+ * so that the common accesses need no further look-up before the value,
+ * its unit in bits 16-20 and the flags below; DLA_SLOT_NONE for no register. */
+#define DLA_SLOT_INDEX 0xffffu
+#define DLA_SLOT_UNIT_SHIFT 16
+#define DLA_SLOT_UNIT_MASK 0x1fu
+#define DLA_SLOT_PLAIN (1u << 24) /* kind PLAIN: no behaviour of its own */
+#define DLA_SLOT_DUAL (1u << 25)  /* one copy per group (D_ registers) */
+#define DLA_SLOT_ROM (1u << 26)   /* kind ROM: the device's hook reads it */
+#define DLA_SLOT_NONE_BIT (1u << 31) /* set only in DLA_SLOT_NONE */
+#define DLA_SLOT_NONE 0xffffffffu
+
 /* Per-unit ping-pong state. */
 struct dla_unit_state {
     uint8_t present;        /* the configuration has this unit */
@@ -74,14 +86,15 @@ struct dla_regfile {
     const struct regdb *db;                       /* the device's register database */
     const struct dla_pointer_ops *pp;             /* its pointer semantics */
     uint32_t *val[2];                             /* [group][register index]; single: val[0] */
-    uint16_t *slot;                               /* register index of each word of the
-                                                     database's windows, DLA_REG_NONE if none */
+    uint32_t *slot;                               /* entry of each word of the database's
+                                                     windows (DLA_SLOT_*), DLA_SLOT_NONE if none */
     uint32_t n_words;                             /* words slot[] covers (db's windows) */
     const struct nvdla_reg_desc *regs;            /* db->regs: one load less per access */
     struct dla_reg_hot *hot;                      /* [register index]: from regs */
     struct dla_unit_state unit[DLA_REGFILE_MAX_UNITS]; /* by unit of db */
     void *owner;                                  /* the device's state for its hooks
                                                      (set by the device after init) */
+    uint8_t drop_when_enabled;                    /* pp->drop_writes_when_enabled */
     int intr_status_reg;                          /* index of the INTR_STATUS register, -1 */
     int intr_mask_reg;                            /* index of the INTR_MASK register, -1 */
     int intr_pending_reg;                         /* where raised bits live: INTR_RAW if the
@@ -104,8 +117,18 @@ int dla_regfile_init(struct dla_regfile *rf, const struct regdb *db,
 void dla_regfile_free(struct dla_regfile *rf);
 void dla_regfile_reset(struct dla_regfile *rf);
 
-/* addr is the database's address (NVDLA: CSB address; RK3588: in-core offset). */
-enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr, uint32_t v);
+/* addr is the database's address (NVDLA: CSB address; RK3588: in-core offset).
+ * Inline: the common case in dla_regfile_write_plain, the rest (and every
+ * rule of the short path again) in dla_regfile_write_slow. */
+static inline enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr,
+                                                      uint32_t v);
+/* The common write, a PLAIN register of a present unit whose group accepts
+ * writes (a layer's ~60-120 D_ registers), on a path counted in
+ * instructions (~20): DLA_WRITE_STORED or DLA_WRITE_IGNORED_RO, or
+ * DLA_WRITE_NOT_PLAIN with nothing done when the write is anything else. */
+#define DLA_WRITE_NOT_PLAIN (-1)
+static inline int dla_regfile_write_plain(struct dla_regfile *rf, uint32_t addr, uint32_t v);
+enum dla_write_effect dla_regfile_write_slow(struct dla_regfile *rf, uint32_t addr, uint32_t v);
 /* Returns 0, or DLASIM_ERR_INVAL for an unmapped address (value 0). */
 int dla_regfile_read(struct dla_regfile *rf, uint32_t addr, uint32_t *v);
 
@@ -135,15 +158,55 @@ static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t ad
                                        unsigned group)
 {
     uint32_t word = addr >> 2;
-    if ((addr & 3u) || word >= rf->n_words || rf->slot[word] == DLA_REG_NONE) {
+    if ((addr & 3u) || word >= rf->n_words) {
         return 0;
     }
-    unsigned i = rf->slot[word];
-    const struct dla_reg_hot *h = &rf->hot[i];
-    if (h->kind == NVDLA_KIND_ROM) {
+    uint32_t e = rf->slot[word];
+    if (e == DLA_SLOT_NONE) {
+        return 0;
+    }
+    unsigned i = e & DLA_SLOT_INDEX;
+    if (e & DLA_SLOT_ROM) {
         return dla_regfile_get_rom(rf, addr, i);
     }
-    return rf->val[h->group == NVDLA_REG_DUAL ? (group & 1u) : 0u][i];
+    return rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][i];
+}
+
+static inline int dla_regfile_write_plain(struct dla_regfile *rf, uint32_t addr, uint32_t v)
+{
+    uint32_t word = addr >> 2;
+    if ((addr & 3u) || word >= rf->n_words) {
+        return DLA_WRITE_NOT_PLAIN;
+    }
+    uint32_t e = rf->slot[word];
+    if ((e & (DLA_SLOT_PLAIN | DLA_SLOT_NONE_BIT)) != DLA_SLOT_PLAIN) {
+        return DLA_WRITE_NOT_PLAIN;
+    }
+    const struct dla_unit_state *us = &rf->unit[(e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK];
+    unsigned i = e & DLA_SLOT_INDEX, g = 0;
+    if (e & DLA_SLOT_DUAL) {
+        g = us->producer;
+        /* spec 001: a write to an enabled group is dropped (the slow path
+         * drops it and says so) */
+        if (rf->drop_when_enabled && us->op_en_reg >= 0 && (rf->val[g][us->op_en_reg] & 1u)) {
+            return DLA_WRITE_NOT_PLAIN;
+        }
+    }
+    if (!us->present) {
+        return DLA_WRITE_NOT_PLAIN;
+    }
+    const struct dla_reg_hot *h = &rf->hot[i];
+    uint32_t *p = &rf->val[g][i];
+    *p = ((*p & ~h->write_mask) | (v & h->write_mask)) & ~(v & h->w1c_mask);
+    return h->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
+}
+
+static inline enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr,
+                                                      uint32_t v)
+{
+    int effect = dla_regfile_write_plain(rf, addr, v);
+    return effect != DLA_WRITE_NOT_PLAIN ? (enum dla_write_effect)effect
+                                         : dla_regfile_write_slow(rf, addr, v);
 }
 
 #endif

@@ -362,7 +362,13 @@ static uint32_t timing_csb_read(struct dla_dev *d, uint32_t addr, uint32_t v)
     return v;
 }
 
-static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
+/* Every CSB write but the common one (nvdla_csb_write): out of line, so
+ * that the common one saves no registers and makes no call.  not_plain:
+ * the common path found the register is not one it writes. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int csb_write_full(struct dlasim_dev *dev, uint32_t addr, uint32_t val, int not_plain)
 {
     struct dla_dev *d = core(dev);
     int rc = dla_csb_check_write(&d->host, addr); /* csb.c */
@@ -370,7 +376,9 @@ static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
         return rc;
     }
     dla_csb_log_write(&d->host, &nvdla_db, addr, val, "");
-    enum dla_write_effect effect = dla_csb_store(&d->host, &d->rf, addr, val, "");
+    enum dla_write_effect effect = dla_csb_logged(
+        &d->host, &d->rf, addr, val, "",
+        not_plain ? dla_regfile_write_slow(&d->rf, addr, val) : dla_regfile_write(&d->rf, addr, val));
     if (d->timing) {
         timing_csb_write(d, addr, effect);
     }
@@ -384,6 +392,22 @@ static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
         update_irq(d);
     }
     return 0;
+}
+
+/* The common write: a PLAIN register outside BDMA (whose stored writes act
+ * at once), no DLASIM_LOG_REG line and no timing model to tell: all the
+ * full path would do after the register file's store is nothing. */
+static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
+{
+    struct dla_dev *d = core(dev);
+    if (!(d->host.log_mask & DLASIM_LOG_REG) && !d->timing &&
+        addr - nvdla_units[NVDLA_UNIT_BDMA].base >= 0x1000u) {
+        if (dla_regfile_write_plain(&d->rf, addr, val) != DLA_WRITE_NOT_PLAIN) {
+            return 0;
+        }
+        return csb_write_full(dev, addr, val, 1);
+    }
+    return csb_write_full(dev, addr, val, 0);
 }
 
 static int nvdla_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
