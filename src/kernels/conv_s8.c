@@ -27,8 +27,9 @@
  * conv_shifted) so no pixel lane is junk; one-pixel layers put output
  * channels in the lanes (wk, compute_gemv).
  * Threads: one team per call sharing atomic work counters (see
- * conv_run_team); the calling thread works too and does everything if no
- * thread can be created.  Very small layers use fewer threads, tiny ones
+ * conv_run_team; a kept team's workers are woken before the plan is made,
+ * conv_call_body); the calling thread works too and does everything if no
+ * thread can be created or joins in time.  Very small layers use fewer threads, tiny ones
  * the plain loops.  Callers that run many layers pack each layer's weights
  * once (dla_conv_wpack_build, then dla_conv_s8_packed) and keep the worker
  * threads of a team kept by the caller (common/team.h) instead of creating them per call.
@@ -1654,8 +1655,10 @@ static size_t conv_items(const struct conv_plan *p)
 static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
 {
     team->p = p;
-    /* about 4 packing and 8 compute tasks per thread */
-    team->plane_chunk = p->nplanes / (4 * n) + 1;
+    /* about 16 packing tasks per thread: a worker that joins while the
+     * last ones run waits for them (the compute needs every plane), for at
+     * most one task (with 4 a thread it waited ~1/16 of the packing) */
+    team->plane_chunk = p->nplanes / (16 * n) + 1;
     team->plane_tasks = (p->nplanes + team->plane_chunk - 1) / team->plane_chunk;
     team->row_chunk = p->g->out_k / (4 * n) + 1;
     team->pack_tasks = team->plane_tasks;
@@ -1695,23 +1698,6 @@ static void conv_run_team(struct conv_plan *p, size_t n)
             pthread_join(tid[i], NULL);
         }
     }
-}
-
-/* ------------------------------------------------------------- kept threads */
-
-/* A team of n threads: the caller and up to n - 1 workers of a team kept
- * by the caller (common/team.h: one per simulated device), which join only
- * while the caller works and are never waited for when late. */
-static void conv_team_body(void *arg)
-{
-    conv_worker_main(arg);
-}
-
-static void pool_run_team(struct dla_team *pool, struct conv_plan *p, size_t n)
-{
-    struct conv_team team;
-    team_init(&team, p, n);
-    dla_team_join(pool, n - 1, conv_team_body, &team);
 }
 
 /* ------------------------------------------------------------ entry points */
@@ -1861,53 +1847,136 @@ int dla_conv_takes_u8(enum dla_conv_isa isa, unsigned flags, const struct dla_co
     return use_u8(isa, flags, g, in, NULL, NULL);
 }
 
-/* Plan and run with weights `wt` packed per call, or `w` packed before;
- * flags: DLA_CONV_NO_U8 keeps the ISA's own cell format. */
+/* One call's arguments and plan: conv_run's, shared with the workers of a
+ * kept team, which are woken before the plan is made (conv_call_body). */
+struct conv_call {
+    enum dla_conv_isa isa;
+    int shape, use_vbmi;
+    unsigned flags, threads;
+    struct dla_team *pool;
+    const struct dla_conv_geom *g;
+    const int8_t *in, *wt;
+    const struct dla_conv_src *src;
+    const struct dla_conv_wpack *w;
+    int32_t *out;
+    struct conv_plan p;
+    struct conv_team team;
+    int rc;
+    pthread_t caller;     /* the thread that plans */
+    atomic_int state;     /* CALL_PLANNING, then CALL_READY or CALL_FAILED */
+};
+
+enum { CALL_PLANNING, CALL_READY, CALL_FAILED };
+
+/* The plan of call c in c->p (c->p zeroed; freed by plan_free whatever
+ * the result); flags: DLA_CONV_NO_U8 keeps the ISA's own cell format. */
+static int conv_plan_make(struct conv_call *c)
+{
+    struct conv_plan *p = &c->p;
+    const struct dla_conv_wpack *w = c->w;
+    p->g = c->g;
+    p->in = c->in;
+    p->src = c->src;
+    p->wt = c->wt;
+    p->out = c->out;
+    p->isa = &conv_isas[c->isa];
+    p->fmt = p->isa->fmt;
+    p->shapes = p->isa->shapes;
+    p->speed = p->isa->speed;
+    int use_vbmi = c->use_vbmi;
+    if (use_u8(c->isa, c->flags, c->g, c->in, c->src, w)) {
+        p->fmt = CELL_U8;
+        p->shapes = p->isa->u8;
+        p->speed = p->isa->u8_speed;
+        use_vbmi = 0;
+    } else if (w != NULL && w->fmt == CELL_U8) {
+        p->wsrc = w; /* negative codes: P16 weights converted for this call */
+        w = NULL;
+    }
+    p->w = w != NULL ? w : &p->own;
+    p->gemv = p->fmt == CELL_U8 && p->w->wk != NULL && (uint64_t)c->g->out_h * c->g->out_w == 1;
+    p->shifted = !p->gemv && conv_shifted(c->g); /* gemv reads one cell a step anyway */
+    p->shape = choose_shape(p->shapes, p->speed, c->g, p->shifted, c->shape);
+    return plan_build(p, c->isa, use_vbmi);
+}
+
+/* Threads call c's plan can use: its threads, at most one per compute
+ * item, and at most the kept team's. */
+static size_t conv_call_threads(const struct conv_call *c)
+{
+    size_t n = c->threads == 0 ? 1 : c->threads;
+    n = min_size(min_size(n, CONV_MAX_THREADS), conv_items(&c->p));
+    return c->pool != NULL ? min_size(n, dla_team_threads(c->pool)) : n;
+}
+
+/* A kept team's job for call c: the caller plans while the woken workers
+ * wait for the plan (a sleeping worker takes 5-40 us to start on a
+ * virtual machine: its wake-up now overlaps the input check and plan of
+ * 2-10 us instead of following them), then all pack and compute. */
+static void conv_call_body(void *arg)
+{
+    struct conv_call *c = arg;
+    if (pthread_equal(pthread_self(), c->caller)) {
+        c->rc = conv_plan_make(c);
+        if (c->rc == 0) {
+            team_init(&c->team, &c->p, conv_call_threads(c));
+        }
+        atomic_store_explicit(&c->state, c->rc == 0 ? CALL_READY : CALL_FAILED,
+                              memory_order_release);
+        if (c->rc != 0) {
+            return;
+        }
+    } else {
+        int st;
+        unsigned spins = 0;
+        while ((st = atomic_load_explicit(&c->state, memory_order_acquire)) == CALL_PLANNING) {
+            if (++spins > 2000) {
+                sched_yield();
+            }
+        }
+        if (st != CALL_READY) {
+            return;
+        }
+    }
+    conv_worker_main(&c->team);
+}
+
+/* Plan and run with weights `wt` packed per call, or `w` packed before:
+ * on up to `threads` threads, the kept team's (pool) or created for the
+ * call. */
 static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned flags,
                     unsigned threads, struct dla_team *pool, const struct dla_conv_geom *g,
                     const int8_t *in, const struct dla_conv_src *src, const int8_t *wt,
                     const struct dla_conv_wpack *w, int32_t *out)
 {
-    struct conv_plan p;
-    memset(&p, 0, sizeof p);
-    p.g = g;
-    p.in = in;
-    p.src = src;
-    p.wt = wt;
-    p.out = out;
-    p.isa = &conv_isas[isa];
-    p.fmt = p.isa->fmt;
-    p.shapes = p.isa->shapes;
-    p.speed = p.isa->speed;
-    if (use_u8(isa, flags, g, in, src, w)) {
-        p.fmt = CELL_U8;
-        p.shapes = p.isa->u8;
-        p.speed = p.isa->u8_speed;
-        use_vbmi = 0;
-    } else if (w != NULL && w->fmt == CELL_U8) {
-        p.wsrc = w; /* negative codes: P16 weights converted for this call */
-        w = NULL;
-    }
-    p.w = w != NULL ? w : &p.own;
-    p.gemv = p.fmt == CELL_U8 && p.w->wk != NULL && (uint64_t)g->out_h * g->out_w == 1;
-    p.shifted = !p.gemv && conv_shifted(g); /* gemv reads one cell a step anyway */
-    p.shape = choose_shape(p.shapes, p.speed, g, p.shifted, shape);
-    int rc = plan_build(&p, isa, use_vbmi);
-    if (rc == 0) {
-        size_t items = conv_items(&p);
-        size_t n = threads == 0 ? 1 : threads;
-        n = min_size(min_size(n, CONV_MAX_THREADS), items);
-        if (pool != NULL) {
-            n = min_size(n, dla_team_threads(pool));
-        }
-        if (pool != NULL) {
-            pool_run_team(pool, &p, n);
-        } else {
-            conv_run_team(&p, n);
+    struct conv_call c;
+    memset(&c, 0, sizeof c);
+    c.isa = isa;
+    c.shape = shape;
+    c.use_vbmi = use_vbmi;
+    c.flags = flags;
+    c.threads = threads;
+    c.pool = pool;
+    c.g = g;
+    c.in = in;
+    c.src = src;
+    c.wt = wt;
+    c.w = w;
+    c.out = out;
+    if (pool != NULL && threads >= 2 && dla_team_threads(pool) >= 2) {
+        c.caller = pthread_self();
+        atomic_init(&c.state, CALL_PLANNING);
+        size_t n = min_size(min_size(threads, CONV_MAX_THREADS), dla_team_threads(pool));
+        dla_team_join(pool, n - 1, conv_call_body, &c);
+    } else {
+        c.pool = NULL;
+        c.rc = conv_plan_make(&c);
+        if (c.rc == 0) {
+            conv_run_team(&c.p, conv_call_threads(&c));
         }
     }
-    plan_free(&p);
-    return rc;
+    plan_free(&c.p);
+    return c.rc;
 }
 
 static int use_vbmi_for(enum dla_conv_isa isa, const struct dla_conv_geom *g, unsigned flags)
