@@ -27,8 +27,9 @@
  * conv_shifted) so no pixel lane is junk; one-pixel layers put output
  * channels in the lanes (wk, compute_gemv).
  * Threads: one team per call sharing atomic work counters (see
- * conv_run_team); the calling thread works too and does everything if no
- * thread can be created.  Very small layers use fewer threads, tiny ones
+ * conv_run_team; a kept team's workers are woken before the plan is made,
+ * conv_call_body); the calling thread works too and does everything if no
+ * thread can be created or joins in time.  Very small layers use fewer threads, tiny ones
  * the plain loops.  Callers that run many layers pack each layer's weights
  * once (dla_conv_wpack_build, then dla_conv_s8_packed) and keep the worker
  * threads of a team kept by the caller (common/team.h) instead of creating them per call.
@@ -53,12 +54,14 @@
 #define CONV_MAX_THREADS 64
 #define CONV_CELL 4 /* bytes per packed cell */
 #define CONV_MIN_SHARE_S 150e-6 /* least work worth a thread created for a call */
-/* Least work worth a kept team's worker.  50 us measured per layer (min of
- * 200 calls): MobileNetV2's 3.6-20 M-MAC 1x1 layers 5-35 % faster on two
- * threads, but whole ResNet-50 images slower in 3 of 4 alternating pairs on
- * a shared VM (a preempted worker stalls its job): kept at the created
- * threads' figure until measured on an idle machine (docs/performance.md). */
-#define CONV_KEPT_SHARE_S 150e-6
+/* Least work worth a kept team's worker, at the conservative per-thread
+ * speeds of conv_useful_threads (AVX2 30 GMAC/s; the U8 tiles run ~90):
+ * two shares are 6 M MACs.  ResNet-50's 35 calls of 7.3 M MACs an image
+ * (56x8x256 -> 64 and 28x4x512 -> 128 1x1 bands, 70-110 us on one thread)
+ * take 25-30 % less time on two (min of 200 calls, a sleeping worker
+ * joining 10-40 us late); a worker the host stops holds at most 1/16 of
+ * a call (team_grab).  50 us (w21a) also split 3.6-6 M-MAC layers. */
+#define CONV_KEPT_SHARE_S 100e-6
 #define CONV_TINY_MACS 1024.0   /* below: the plain loops are faster */
 
 /* ---------------------------------------------------------------- helpers */
@@ -274,6 +277,22 @@ const char *dla_conv_s8_isa(void)
 
 /* ------------------------------------------------------------------- plan */
 
+/* The k blocks of one tile height mr over a pack's rows: block kb (rows
+ * kb * mr ..) runs reduction steps [lo[kb], hi[kb]), the union of its
+ * rows' qlo/qhi (0, 0 if none); for U8 tiles with paired steps its
+ * schedule (dla_conv_tile.sched) is at sched + sched_at[kb] (SIZE_MAX:
+ * every step alone, sched_gains; sched NULL: every block alone).  They
+ * depend only on the weights and mr. */
+struct kb_tables {
+    unsigned mr;
+    int paired;       /* the schedules were made (U8 tiles with paired steps) */
+    size_t kblocks;
+    uint32_t *lo, *hi;
+    uint32_t *sched;
+    size_t *sched_at;
+    size_t nsched; /* entries at sched */
+};
+
 /* Packed weights of one layer (see conv_s8_impl.h), built per call or once
  * by dla_conv_wpack_build and reused while the weights stay the same. */
 struct dla_conv_wpack {
@@ -310,6 +329,13 @@ struct dla_conv_wpack {
      * vector, out_k rounded up with zero rows) for dla_conv_gemv_avx2u8,
      * which puts output channels in the lanes; NULL otherwise */
     unsigned char *wk;
+    /* packs built by dla_conv_wpack_build*: the k blocks of each tile
+     * height its ISA's shapes for fmt have (kb_tables_build), found once
+     * instead of by every call (the last packer alone, while the other
+     * threads wait: ~1 % of ResNet-50's kernel time); nkbt 0 (packs made
+     * per call, or memory short): each call finds its own */
+    struct kb_tables kbt[DLA_CONV_SHAPES];
+    unsigned nkbt;
 };
 
 struct conv_plan {
@@ -341,7 +367,7 @@ struct conv_plan {
     size_t plane_cells;
     size_t nsy, nsx;  /* stride phases in use */
     uint32_t *phase_y, *phase_x;
-    /* one allocation for qoff, the phases, kb_lo/kb_hi and zero_row (and
+    /* one allocation for qoff, the phases, kb_own.lo/hi and zero_row (and
      * plan_build's tap tables): a call of a small layer made ten mallocs */
     void *small;
     size_t nplanes;   /* nsy * nsx * ngrp */
@@ -349,13 +375,10 @@ struct conv_plan {
     int8_t *zero_row; /* in_w zero bytes: the absent channels of the last group */
     ptrdiff_t *qoff;
     size_t kblocks;
-    /* reduction steps [kb_lo[kb], kb_hi[kb]) hold every non-zero weight of
-     * k block kb's rows (the union of their qlo/qhi; 0, 0 if none) */
-    uint32_t *kb_lo, *kb_hi;
-    /* U8 tiles with paired steps: k block kb's schedule (dla_conv_tile.sched)
-     * at sched + sched_at[kb]; sched NULL: every step alone */
-    uint32_t *sched;
-    size_t *sched_at;
+    /* the k blocks of shape->mr (struct kb_tables): the pack's, or kb_own's
+     * (lo, hi in the small allocation, the schedules freed with the plan) */
+    const struct kb_tables *kb;
+    struct kb_tables kb_own;
     /* one output pixel and a pack with wk: the channels-in-lanes kernel on
      * xg, the nq input cells of the pixel gathered after packing */
     int gemv;
@@ -366,8 +389,19 @@ struct conv_plan {
     int gemv_direct;
 };
 
+static void kb_tables_free(struct kb_tables *t)
+{
+    free(t->lo);
+    free(t->hi);
+    free(t->sched);
+    free(t->sched_at);
+}
+
 static void wpack_release(struct dla_conv_wpack *w)
 {
+    for (unsigned i = 0; i < w->nkbt; i++) {
+        kb_tables_free(&w->kbt[i]);
+    }
     free(w->wp);
     free(w->init);
     free(w->qlo);
@@ -380,8 +414,8 @@ static void plan_free(struct conv_plan *p)
 {
     free(p->small);
     free(p->inp);
-    free(p->sched);
-    free(p->sched_at);
+    free(p->kb_own.sched);
+    free(p->kb_own.sched_at);
     free(p->xg);
     wpack_release(&p->own);
 }
@@ -466,8 +500,8 @@ static int wpack_init(struct dla_conv_wpack *w, const struct dla_conv_geom *g,
 }
 
 /* The plan's small tables in one allocation (p->small): qoff (nq), then
- * uint32 phase_y, sy, oy (k_h each), phase_x, sx, ox (k_w each), kb_lo,
- * kb_hi (kblocks each), then zero_row (in_w zero bytes).  A call of a small
+ * uint32 phase_y, sy, oy (k_h each), phase_x, sx, ox (k_w each), kb_own.lo,
+ * kb_own.hi (kblocks each), then zero_row (in_w zero bytes).  A call of a small
  * layer made ten mallocs for these.  sy/oy/sx/ox: collect_phases' slots and
  * offsets, only plan_build reads them. */
 static int plan_tables(struct conv_plan *p, uint32_t **sy, uint32_t **oy, uint32_t **sx,
@@ -492,9 +526,9 @@ static int plan_tables(struct conv_plan *p, uint32_t **sy, uint32_t **oy, uint32
     p->phase_x = *oy + g->k_h;
     *sx = p->phase_x + g->k_w;
     *ox = *sx + g->k_w;
-    p->kb_lo = *ox + g->k_w;
-    p->kb_hi = p->kb_lo + kb1;
-    p->zero_row = (int8_t *)(void *)(p->kb_hi + kb1);
+    p->kb_own.lo = *ox + g->k_w;
+    p->kb_own.hi = p->kb_own.lo + kb1;
+    p->zero_row = (int8_t *)(void *)(p->kb_own.hi + kb1);
     memset(p->zero_row, 0, g->in_w);
     return 0;
 }
@@ -607,6 +641,48 @@ static inline void q8_emit16(unsigned char *d, __m128i a0, __m128i a1, __m128i a
     _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(h01, h23));
 }
 
+/* Bytes 0, sx, 2 sx and 3 sx at p (sx 1 or 2) in the low 4 bytes; reads
+ * bytes 0 .. 4 sx - 1. */
+static inline __m128i four_bytes(const int8_t *p, size_t sx)
+{
+    if (sx == 1) {
+        int32_t v;
+        memcpy(&v, p, sizeof v);
+        return _mm_cvtsi32_si128(v);
+    }
+    __m128i a = _mm_loadl_epi64((const __m128i *)(const void *)p);
+    return _mm_packus_epi16(_mm_and_si128(a, _mm_set1_epi16(0xFF)), _mm_setzero_si128());
+}
+
+/* 4 Q8 cells from 4 bytes of each of 4 channels (sx apart), XOR b. */
+static inline void q8_emit4(unsigned char *d, const int8_t *s0, const int8_t *s1,
+                            const int8_t *s2, const int8_t *s3, size_t sx, __m128i b)
+{
+    __m128i l01 = _mm_unpacklo_epi8(four_bytes(s0, sx), four_bytes(s1, sx));
+    __m128i l23 = _mm_unpacklo_epi8(four_bytes(s2, sx), four_bytes(s3, sx));
+    _mm_storeu_si128((__m128i *)(void *)d, _mm_xor_si128(_mm_unpacklo_epi16(l01, l23), b));
+}
+
+/* Q8 cells x .. n - 1 in chunks of 4, the last one overlapping (rows too
+ * short for the wider chunks: 7x7 layers' rows of 7 cells, stride-2 rows
+ * under 16: one cell at a time they took ~25 ns a row, the packing 14 %
+ * of a 7x7x2048 -> 512 call); n if n >= 4, else x. */
+static size_t q8_cells4(unsigned char *d, const int8_t *s0, const int8_t *s1, const int8_t *s2,
+                        const int8_t *s3, size_t x, size_t n, size_t sx, __m128i b)
+{
+    if (x >= n || n < 4) {
+        return x;
+    }
+    for (; x + 4 <= n; x += 4) {
+        q8_emit4(d + x * CONV_CELL, s0 + x * sx, s1 + x * sx, s2 + x * sx, s3 + x * sx, sx, b);
+    }
+    if (x < n) {
+        x = n - 4;
+        q8_emit4(d + x * CONV_CELL, s0 + x * sx, s1 + x * sx, s2 + x * sx, s3 + x * sx, sx, b);
+    }
+    return n;
+}
+
 /* 16 P16 cells from 16 bytes of each of 2 channels (sign extension: the
  * byte doubled to b:b, shifted right arithmetically by 8). */
 static inline void p16_emit16(unsigned char *d, __m128i a0, __m128i a1)
@@ -646,7 +722,8 @@ static inline void q8_emit8(unsigned char *d, const int8_t *s0, const int8_t *s1
  * s_i[2x + 1] inside the rows); returns the number of cells done.  The
  * last 1-15 cells of a row of at least one chunk are one more chunk that
  * ends at cell n and rewrites some cells with the same values (the rows of
- * small layers are short: 14 cells would leave 6 to the scalar loop). */
+ * small layers are short: 14 cells would leave 6 to the scalar loop); rows
+ * too short for those chunks go 4 cells a chunk (q8_cells4). */
 static size_t q8_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1,
                             const int8_t *s2, const int8_t *s3, size_t n, size_t sx, int bias)
 {
@@ -668,7 +745,7 @@ static size_t q8_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1
                       _mm_xor_si128(even_bytes(s3 + 2 * x), b));
             x = n;
         }
-        return x;
+        return q8_cells4(d, s0, s1, s2, s3, x, n, 2, b);
     }
     if (sx != 1) {
         return 0;
@@ -686,6 +763,7 @@ static size_t q8_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1
         q8_emit8(d + x * CONV_CELL, s0 + x, s1 + x, s2 + x, s3 + x, b);
         x = n;
     }
+    x = q8_cells4(d, s0, s1, s2, s3, x, n, 1, b);
 #else
     (void)d;
     (void)s0;
@@ -1256,71 +1334,141 @@ static int sched_gains(size_t entries, size_t paired_steps)
     return paired_steps / 2 >= 12 && paired_steps / 2 >= 5 * (entries / 2);
 }
 
-/* Schedules of paired steps for U8 tiles (p->sched, p->sched_at: SIZE_MAX
- * for a k block whose steps all go alone, sched_gains), after
- * kb_lo/kb_hi; left NULL (every step alone, also exact) if memory is short. */
-static void kblock_sched(struct conv_plan *p)
+/* t->lo/t->hi of every k block of t->mr rows of w (after its rows are packed). */
+static void kb_ranges(const struct dla_conv_wpack *w, struct kb_tables *t)
 {
-    const struct dla_conv_wpack *w = p->w;
-    size_t mr = p->shape->mr, total = 0;
-    uint64_t *m = malloc(sizeof(uint64_t) * (w->pair_words ? w->pair_words : 1));
-    size_t *at = malloc(sizeof(size_t) * (p->kblocks ? p->kblocks : 1));
-    if (m == NULL || at == NULL) {
-        free(m);
-        free(at);
-        return;
-    }
-    for (int write = 0; write < 2; write++) {
-        for (size_t kb = 0; kb < p->kblocks; kb++) {
-            size_t k0 = kb * mr, paired;
-            if (write && at[kb] == SIZE_MAX) {
-                continue;
-            }
-            kblock_pairs(w, k0, min_size(k0 + mr, p->g->out_k), m);
-            if (!write) {
-                size_t n = pair_schedule(m, p->kb_lo[kb], p->kb_hi[kb], NULL, &paired);
-                at[kb] = sched_gains(n, paired) ? total : SIZE_MAX;
-                total += sched_gains(n, paired) ? n : 0;
-            } else {
-                pair_schedule(m, p->kb_lo[kb], p->kb_hi[kb], p->sched + at[kb], &paired);
-            }
-        }
-        if (!write && (p->sched = malloc(sizeof(uint32_t) * (total ? total : 1))) == NULL) {
-            break;
-        }
-    }
-    free(m);
-    if (p->sched == NULL) {
-        free(at);
-        return;
-    }
-    p->sched_at = at;
-}
-
-/* kb_lo/kb_hi of every k block (after the weights are packed), and the
- * U8 tiles' schedules of paired steps. */
-static void kblock_steps(struct conv_plan *p)
-{
-    const struct dla_conv_wpack *w = p->w;
-    size_t mr_full = p->shape->mr;
-    for (size_t kb = 0; kb < p->kblocks; kb++) {
-        size_t k0 = kb * mr_full, k1 = min_size(k0 + mr_full, p->g->out_k);
-        uint32_t lo = (uint32_t)p->nq, hi = 0;
+    for (size_t kb = 0; kb < t->kblocks; kb++) {
+        size_t k0 = kb * t->mr, k1 = min_size(k0 + t->mr, w->out_k);
+        uint32_t lo = (uint32_t)w->nq, hi = 0;
         for (size_t k = k0; k < k1; k++) {
             if (w->qhi[k] > w->qlo[k]) {
                 lo = w->qlo[k] < lo ? w->qlo[k] : lo;
                 hi = w->qhi[k] > hi ? w->qhi[k] : hi;
             }
         }
-        p->kb_lo[kb] = lo < hi ? lo : 0;
-        p->kb_hi[kb] = hi;
+        t->lo[kb] = lo < hi ? lo : 0;
+        t->hi[kb] = hi;
+    }
+}
+
+/* Schedules of paired steps for U8 tiles (t->sched, t->sched_at: SIZE_MAX
+ * for a k block whose steps all go alone, sched_gains), after kb_ranges;
+ * left NULL (every step alone, also exact) if memory is short. */
+static void kb_sched(const struct dla_conv_wpack *w, struct kb_tables *t)
+{
+    size_t mr = t->mr, total = 0;
+    uint64_t *m = malloc(sizeof(uint64_t) * (w->pair_words ? w->pair_words : 1));
+    size_t *at = malloc(sizeof(size_t) * (t->kblocks ? t->kblocks : 1));
+    t->sched = NULL;
+    t->sched_at = NULL;
+    t->nsched = 0;
+    if (m == NULL || at == NULL) {
+        free(m);
+        free(at);
+        return;
+    }
+    for (int write = 0; write < 2; write++) {
+        for (size_t kb = 0; kb < t->kblocks; kb++) {
+            size_t k0 = kb * mr, paired;
+            if (write && at[kb] == SIZE_MAX) {
+                continue;
+            }
+            kblock_pairs(w, k0, min_size(k0 + mr, w->out_k), m);
+            if (!write) {
+                size_t n = pair_schedule(m, t->lo[kb], t->hi[kb], NULL, &paired);
+                at[kb] = sched_gains(n, paired) ? total : SIZE_MAX;
+                total += sched_gains(n, paired) ? n : 0;
+            } else {
+                pair_schedule(m, t->lo[kb], t->hi[kb], t->sched + at[kb], &paired);
+            }
+        }
+        if (!write && (t->sched = malloc(sizeof(uint32_t) * (total ? total : 1))) == NULL) {
+            break;
+        }
+    }
+    free(m);
+    if (t->sched == NULL) {
+        free(at);
+        return;
+    }
+    t->sched_at = at;
+    t->nsched = total;
+}
+
+/* Bytes of t's tables. */
+static size_t kb_tables_bytes(const struct kb_tables *t)
+{
+    size_t n = t->kblocks ? t->kblocks : 1;
+    return 2 * sizeof(uint32_t) * n +
+           (t->sched != NULL ? sizeof(size_t) * n + sizeof(uint32_t) * t->nsched : 0);
+}
+
+/* Whether tiles of `shape` on pack w run schedules of paired steps. */
+static int kb_wants_sched(const struct dla_conv_wpack *w, const struct conv_shape *shape)
+{
+    return w->fmt == CELL_U8 && w->pairs != NULL && shape->paired != NULL;
+}
+
+/* The pack's k blocks for tiles of shape (NULL if it has none: a pack made
+ * per call, or memory was short when it was built). */
+static const struct kb_tables *wpack_kb(const struct dla_conv_wpack *w,
+                                        const struct conv_shape *shape)
+{
+    for (unsigned i = 0; i < w->nkbt; i++) {
+        if (w->kbt[i].mr == shape->mr && w->kbt[i].paired == kb_wants_sched(w, shape)) {
+            return &w->kbt[i];
+        }
+    }
+    return NULL;
+}
+
+/* The k blocks of every tile height among `shapes` (the ISA's for w->fmt)
+ * into w->kbt, once per pack; a table memory refuses is left out (calls
+ * then find theirs, kblock_steps). */
+static void kb_tables_build(struct dla_conv_wpack *w, const struct conv_shape *shapes)
+{
+    for (int i = 0; i < DLA_CONV_SHAPES; i++) {
+        if (shapes[i].mr == 0 || shapes[i].tile == NULL || wpack_kb(w, &shapes[i]) != NULL) {
+            continue;
+        }
+        struct kb_tables *t = &w->kbt[w->nkbt];
+        memset(t, 0, sizeof(*t));
+        t->mr = shapes[i].mr;
+        t->paired = kb_wants_sched(w, &shapes[i]);
+        t->kblocks = ((size_t)w->out_k + t->mr - 1) / t->mr;
+        size_t n = t->kblocks ? t->kblocks : 1;
+        t->lo = malloc(sizeof(uint32_t) * n);
+        t->hi = malloc(sizeof(uint32_t) * n);
+        if (t->lo == NULL || t->hi == NULL) {
+            kb_tables_free(t);
+            return;
+        }
+        kb_ranges(w, t);
+        if (t->paired) {
+            kb_sched(w, t);
+        }
+        w->nkbt++;
+    }
+}
+
+/* The k blocks of the plan's shape (the pack's, or found now: after the
+ * weights are packed), and a one-pixel layer's input cells in step order. */
+static void kblock_steps(struct conv_plan *p)
+{
+    p->kb = p->w != &p->own ? wpack_kb(p->w, p->shape) : NULL;
+    if (p->kb == NULL) {
+        p->kb_own.mr = p->shape->mr;
+        p->kb_own.kblocks = p->kblocks;
+        kb_ranges(p->w, &p->kb_own);
+        if (!p->gemv && p->fmt == CELL_U8 && kb_wants_sched(p->w, p->shape)) {
+            kb_sched(p->w, &p->kb_own);
+        }
+        p->kb = &p->kb_own;
     }
     if (p->gemv) { /* the pixel's input cells in step order (packed so if direct) */
         for (size_t q = 0; !p->gemv_direct && q < p->nq; q++) {
             memcpy(p->xg + q * CONV_CELL, p->inp + p->qoff[q], CONV_CELL);
         }
-    } else if (p->fmt == CELL_U8 && w->pairs != NULL && p->shape->paired != NULL) {
-        kblock_sched(p);
     }
 }
 
@@ -1358,15 +1506,16 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
             tile = half ? sh->half : sh->tile;
             paired = half ? sh->half_paired : sh->paired;
         }
-        size_t k0 = kb * mr_full, lo = p->kb_lo[kb];
+        size_t k0 = kb * mr_full, lo = p->kb->lo[kb];
         t.init = w->init + k0;
         t.mr = (unsigned)min_size(mr_full, p->g->out_k - k0);
         t.qoff = p->qoff + lo;
-        t.nq = p->kb_hi[kb] - lo;
+        t.nq = p->kb->hi[kb] - lo;
         t.w = w->wp + (k0 * p->nq + lo) * CONV_CELL;
         t.out = p->out + k0 * out_plane;
-        t.sched = p->sched != NULL && p->sched_at[kb] != SIZE_MAX ? p->sched + p->sched_at[kb]
-                                                                  : NULL;
+        t.sched = p->kb->sched != NULL && p->kb->sched_at[kb] != SIZE_MAX
+                      ? p->kb->sched + p->kb->sched_at[kb]
+                      : NULL;
         (t.sched != NULL ? paired : tile)(&t);
         if (p->kmajor) {
             if (++nt == p->ntiles) {
@@ -1550,8 +1699,10 @@ static size_t conv_items(const struct conv_plan *p)
 static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
 {
     team->p = p;
-    /* about 4 packing and 8 compute tasks per thread */
-    team->plane_chunk = p->nplanes / (4 * n) + 1;
+    /* about 16 packing tasks per thread: a worker that joins while the
+     * last ones run waits for them (the compute needs every plane), for at
+     * most one task (with 4 a thread it waited ~1/16 of the packing) */
+    team->plane_chunk = p->nplanes / (16 * n) + 1;
     team->plane_tasks = (p->nplanes + team->plane_chunk - 1) / team->plane_chunk;
     team->row_chunk = p->g->out_k / (4 * n) + 1;
     team->pack_tasks = team->plane_tasks;
@@ -1591,23 +1742,6 @@ static void conv_run_team(struct conv_plan *p, size_t n)
             pthread_join(tid[i], NULL);
         }
     }
-}
-
-/* ------------------------------------------------------------- kept threads */
-
-/* A team of n threads: the caller and up to n - 1 workers of a team kept
- * by the caller (common/team.h: one per simulated device), which join only
- * while the caller works and are never waited for when late. */
-static void conv_team_body(void *arg)
-{
-    conv_worker_main(arg);
-}
-
-static void pool_run_team(struct dla_team *pool, struct conv_plan *p, size_t n)
-{
-    struct conv_team team;
-    team_init(&team, p, n);
-    dla_team_join(pool, n - 1, conv_team_body, &team);
 }
 
 /* ------------------------------------------------------------ entry points */
@@ -1757,53 +1891,136 @@ int dla_conv_takes_u8(enum dla_conv_isa isa, unsigned flags, const struct dla_co
     return use_u8(isa, flags, g, in, NULL, NULL);
 }
 
-/* Plan and run with weights `wt` packed per call, or `w` packed before;
- * flags: DLA_CONV_NO_U8 keeps the ISA's own cell format. */
+/* One call's arguments and plan: conv_run's, shared with the workers of a
+ * kept team, which are woken before the plan is made (conv_call_body). */
+struct conv_call {
+    enum dla_conv_isa isa;
+    int shape, use_vbmi;
+    unsigned flags, threads;
+    struct dla_team *pool;
+    const struct dla_conv_geom *g;
+    const int8_t *in, *wt;
+    const struct dla_conv_src *src;
+    const struct dla_conv_wpack *w;
+    int32_t *out;
+    struct conv_plan p;
+    struct conv_team team;
+    int rc;
+    pthread_t caller;     /* the thread that plans */
+    atomic_int state;     /* CALL_PLANNING, then CALL_READY or CALL_FAILED */
+};
+
+enum { CALL_PLANNING, CALL_READY, CALL_FAILED };
+
+/* The plan of call c in c->p (c->p zeroed; freed by plan_free whatever
+ * the result); flags: DLA_CONV_NO_U8 keeps the ISA's own cell format. */
+static int conv_plan_make(struct conv_call *c)
+{
+    struct conv_plan *p = &c->p;
+    const struct dla_conv_wpack *w = c->w;
+    p->g = c->g;
+    p->in = c->in;
+    p->src = c->src;
+    p->wt = c->wt;
+    p->out = c->out;
+    p->isa = &conv_isas[c->isa];
+    p->fmt = p->isa->fmt;
+    p->shapes = p->isa->shapes;
+    p->speed = p->isa->speed;
+    int use_vbmi = c->use_vbmi;
+    if (use_u8(c->isa, c->flags, c->g, c->in, c->src, w)) {
+        p->fmt = CELL_U8;
+        p->shapes = p->isa->u8;
+        p->speed = p->isa->u8_speed;
+        use_vbmi = 0;
+    } else if (w != NULL && w->fmt == CELL_U8) {
+        p->wsrc = w; /* negative codes: P16 weights converted for this call */
+        w = NULL;
+    }
+    p->w = w != NULL ? w : &p->own;
+    p->gemv = p->fmt == CELL_U8 && p->w->wk != NULL && (uint64_t)c->g->out_h * c->g->out_w == 1;
+    p->shifted = !p->gemv && conv_shifted(c->g); /* gemv reads one cell a step anyway */
+    p->shape = choose_shape(p->shapes, p->speed, c->g, p->shifted, c->shape);
+    return plan_build(p, c->isa, use_vbmi);
+}
+
+/* Threads call c's plan can use: its threads, at most one per compute
+ * item, and at most the kept team's. */
+static size_t conv_call_threads(const struct conv_call *c)
+{
+    size_t n = c->threads == 0 ? 1 : c->threads;
+    n = min_size(min_size(n, CONV_MAX_THREADS), conv_items(&c->p));
+    return c->pool != NULL ? min_size(n, dla_team_threads(c->pool)) : n;
+}
+
+/* A kept team's job for call c: the caller plans while the woken workers
+ * wait for the plan (a sleeping worker takes 5-40 us to start on a
+ * virtual machine: its wake-up now overlaps the input check and plan of
+ * 2-10 us instead of following them), then all pack and compute. */
+static void conv_call_body(void *arg)
+{
+    struct conv_call *c = arg;
+    if (pthread_equal(pthread_self(), c->caller)) {
+        c->rc = conv_plan_make(c);
+        if (c->rc == 0) {
+            team_init(&c->team, &c->p, conv_call_threads(c));
+        }
+        atomic_store_explicit(&c->state, c->rc == 0 ? CALL_READY : CALL_FAILED,
+                              memory_order_release);
+        if (c->rc != 0) {
+            return;
+        }
+    } else {
+        int st;
+        unsigned spins = 0;
+        while ((st = atomic_load_explicit(&c->state, memory_order_acquire)) == CALL_PLANNING) {
+            if (++spins > 2000) {
+                sched_yield();
+            }
+        }
+        if (st != CALL_READY) {
+            return;
+        }
+    }
+    conv_worker_main(&c->team);
+}
+
+/* Plan and run with weights `wt` packed per call, or `w` packed before:
+ * on up to `threads` threads, the kept team's (pool) or created for the
+ * call. */
 static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned flags,
                     unsigned threads, struct dla_team *pool, const struct dla_conv_geom *g,
                     const int8_t *in, const struct dla_conv_src *src, const int8_t *wt,
                     const struct dla_conv_wpack *w, int32_t *out)
 {
-    struct conv_plan p;
-    memset(&p, 0, sizeof p);
-    p.g = g;
-    p.in = in;
-    p.src = src;
-    p.wt = wt;
-    p.out = out;
-    p.isa = &conv_isas[isa];
-    p.fmt = p.isa->fmt;
-    p.shapes = p.isa->shapes;
-    p.speed = p.isa->speed;
-    if (use_u8(isa, flags, g, in, src, w)) {
-        p.fmt = CELL_U8;
-        p.shapes = p.isa->u8;
-        p.speed = p.isa->u8_speed;
-        use_vbmi = 0;
-    } else if (w != NULL && w->fmt == CELL_U8) {
-        p.wsrc = w; /* negative codes: P16 weights converted for this call */
-        w = NULL;
-    }
-    p.w = w != NULL ? w : &p.own;
-    p.gemv = p.fmt == CELL_U8 && p.w->wk != NULL && (uint64_t)g->out_h * g->out_w == 1;
-    p.shifted = !p.gemv && conv_shifted(g); /* gemv reads one cell a step anyway */
-    p.shape = choose_shape(p.shapes, p.speed, g, p.shifted, shape);
-    int rc = plan_build(&p, isa, use_vbmi);
-    if (rc == 0) {
-        size_t items = conv_items(&p);
-        size_t n = threads == 0 ? 1 : threads;
-        n = min_size(min_size(n, CONV_MAX_THREADS), items);
-        if (pool != NULL) {
-            n = min_size(n, dla_team_threads(pool));
-        }
-        if (pool != NULL) {
-            pool_run_team(pool, &p, n);
-        } else {
-            conv_run_team(&p, n);
+    struct conv_call c;
+    memset(&c, 0, sizeof c);
+    c.isa = isa;
+    c.shape = shape;
+    c.use_vbmi = use_vbmi;
+    c.flags = flags;
+    c.threads = threads;
+    c.pool = pool;
+    c.g = g;
+    c.in = in;
+    c.src = src;
+    c.wt = wt;
+    c.w = w;
+    c.out = out;
+    if (pool != NULL && threads >= 2 && dla_team_threads(pool) >= 2) {
+        c.caller = pthread_self();
+        atomic_init(&c.state, CALL_PLANNING);
+        size_t n = min_size(min_size(threads, CONV_MAX_THREADS), dla_team_threads(pool));
+        dla_team_join(pool, n - 1, conv_call_body, &c);
+    } else {
+        c.pool = NULL;
+        c.rc = conv_plan_make(&c);
+        if (c.rc == 0) {
+            conv_run_team(&c.p, conv_call_threads(&c));
         }
     }
-    plan_free(&p);
-    return rc;
+    plan_free(&c.p);
+    return c.rc;
 }
 
 static int use_vbmi_for(enum dla_conv_isa isa, const struct dla_conv_geom *g, unsigned flags)
@@ -2147,6 +2364,7 @@ static int wpack_alloc(const struct dla_conv_geom *g, const int8_t *wt, enum dla
     if (wpack_gemv_worth(w, g) && (w->wk = alloc64(wpack_wk_bytes(w))) != NULL) {
         wpack_fill_wk(w);
     }
+    kb_tables_build(w, fmt == CELL_U8 ? conv_isas[isa].u8 : conv_isas[isa].shapes);
     *out = w;
     return 0;
 }
@@ -2274,10 +2492,16 @@ int dla_conv_wpack_build(const struct dla_conv_geom *g, const int8_t *wt,
 
 size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w)
 {
-    return w == NULL ? 0
-                     : sizeof(*w) + w->bytes + (size_t)w->out_k * 3 * sizeof(uint32_t) +
-                           (size_t)w->out_k * w->pair_words * sizeof(uint64_t) +
-                           (w->wk != NULL ? wpack_wk_bytes(w) : 0);
+    if (w == NULL) {
+        return 0;
+    }
+    size_t kb = 0;
+    for (unsigned i = 0; i < w->nkbt; i++) {
+        kb += kb_tables_bytes(&w->kbt[i]);
+    }
+    return sizeof(*w) + w->bytes + (size_t)w->out_k * 3 * sizeof(uint32_t) +
+           (size_t)w->out_k * w->pair_words * sizeof(uint64_t) +
+           (w->wk != NULL ? wpack_wk_bytes(w) : 0) + kb;
 }
 
 /* Cells: 4 bytes per group of 4 channels (Q8, U8) or of 2 (P16), so at
@@ -2292,7 +2516,14 @@ size_t dla_conv_wpack_bytes_bound(const struct dla_conv_geom *g)
     /* U8 cells take 1 byte a weight of the 2 counted, which leaves the wk
      * copy room but for its up to DLA_CONV_GEMV_K - 1 zero rows */
     size_t wk_pad = ((size_t)g->in_c + 3) * g->k_w * g->k_h * (DLA_CONV_GEMV_K - 1);
-    return per_k * g->out_k + wk_pad + sizeof(struct dla_conv_wpack);
+    /* the k blocks' tables of up to DLA_CONV_SHAPES tile heights of at
+     * least 4 rows (kb_tables_build): per block lo, hi, sched_at and a
+     * schedule of at most nq / 5 entries (sched_gains: 5 paired steps
+     * for each of its runs, 2 entries a run) */
+    size_t nq = ((size_t)g->in_c + 3) / 4 * g->k_w * g->k_h;
+    size_t kb = ((size_t)g->out_k / 4 + 1) * DLA_CONV_SHAPES *
+                (2 * sizeof(uint32_t) + sizeof(size_t) + sizeof(uint32_t) * (nq / 5 + 1));
+    return per_k * g->out_k + wk_pad + kb + sizeof(struct dla_conv_wpack);
 }
 
 size_t dla_conv_wpack_pairs(const struct dla_conv_wpack *w)

@@ -1088,6 +1088,47 @@ static void test_one_pixel(void **state)
     }
 }
 
+/* The k blocks' step ranges and pair schedules a pack keeps, one table per
+ * tile height of its ISA's shapes (conv_s8.c kb_tables_build): weights
+ * that pair in runs of 5 step pairs, each run ended by one pair that does
+ * not fit (the densest schedule a k block keeps: 2 entries per 5 pairs),
+ * on 960 channels.  With one output pixel (the wk copy takes the byte
+ * bound's slack) the pack stays within dla_conv_wpack_bytes_bound; with
+ * one and with 7 pixels (pixel tiles read the schedules) every ISA, tile
+ * shape (each table) and thread count equals the reference. */
+static void test_pack_tables(void **state)
+{
+    (void)state;
+    for (uint32_t pixels = 1; pixels <= 7; pixels += 6) {
+        struct dla_conv_geom g = geom(960, 256, 1, pixels, 1, 1, 1, 1, 1, 1, 0, 0);
+        struct bufs b;
+        uint64_t s = 1200 + pixels;
+        bufs_alloc(&b, &g);
+        fill(b.in, b.nin, &s, 3);
+        for (size_t k = 0; k < g.out_k; k++) {
+            for (size_t c = 0; c < g.in_c; c++) {
+                /* pair i = channels 8i .. 8i + 7 (two U8 cells); i % 6 == 5:
+                 * lanes of 4 x 127, past 258; else small weights */
+                int8_t v = (c / 8) % 6 == 5 ? 127 : (int8_t)(rnd_range(&s, 0, 6) - 3);
+                b.wt[k * g.in_c + c] = v;
+            }
+        }
+        dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
+        if (dla_conv_isa_supported(DLA_CONV_ISA_AVX2)) {
+            struct dla_conv_wpack *w = NULL;
+            assert_int_equal(dla_conv_wpack_build_isa(&g, b.wt, DLA_CONV_ISA_AVX2, 0, &w), 0);
+            assert_int_equal(dla_conv_wpack_pairs(w), 256 * 100);
+            if (dla_conv_wpack_bytes(w) > dla_conv_wpack_bytes_bound(&g)) {
+                fail_msg("%u pixels: pack of %zu bytes, bound %zu", pixels,
+                         dla_conv_wpack_bytes(w), dla_conv_wpack_bytes_bound(&g));
+            }
+            dla_conv_wpack_free(w);
+        }
+        check_all_paths(&g, &b, pixels == 1 ? "pack tables, one pixel" : "pack tables, 7 pixels");
+        bufs_free(&b);
+    }
+}
+
 static void test_isa_names(void **state)
 {
     (void)state;
@@ -1120,16 +1161,21 @@ static void test_isa_names(void **state)
 }
 
 /* The thread-count decision: shares of 150 us of work for threads created
- * per call and for a kept team's workers, at the given per-thread speed. */
+ * per call and of 100 us for a kept team's workers, at the given
+ * per-thread speed. */
 static void test_split_threads(void **state)
 {
     (void)state;
     const double avx2 = 30e9;  /* conv_s8.c's conservative AVX2 figure */
-    const double share = 4.5e6; /* MACs in 150 us at that speed */
 
+    /* ResNet-50's 56x8x256 -> 64 1x1 bands: two threads of a kept team,
+     * one created for the call */
+    assert_int_equal(dla_conv_split_threads(56.0 * 8 * 256 * 64, avx2, 2, 1), 2);
+    assert_int_equal(dla_conv_split_threads(56.0 * 8 * 256 * 64, avx2, 2, 0), 1);
     /* MobileNetV2's 28x28x32 -> 192 1x1 layer and the demo's 14x14x16 -> 32
      * 3x3 layer: one thread; its 56x56x24 -> 144 1x1 layer: two */
     for (int kept = 0; kept <= 1; kept++) {
+        const double share = kept ? 3e6 : 4.5e6; /* MACs in 100 / 150 us at that speed */
         assert_int_equal(dla_conv_split_threads(28.0 * 28 * 32 * 192, avx2, 2, kept), 1);
         assert_int_equal(dla_conv_split_threads(14.0 * 14 * 16 * 32 * 9, avx2, 2, kept), 1);
         assert_int_equal(dla_conv_split_threads(56.0 * 56 * 24 * 144, avx2, 2, kept), 2);
@@ -1161,6 +1207,7 @@ int main(void)
         cmocka_unit_test(test_nonneg_inputs),
         cmocka_unit_test(test_paired_steps),
         cmocka_unit_test(test_one_pixel),
+        cmocka_unit_test(test_pack_tables),
         cmocka_unit_test(test_row_spanning_runs),
         cmocka_unit_test(test_input_in_place),
         cmocka_unit_test(test_empty_and_errors),
