@@ -554,14 +554,28 @@ static void describe_waiting(struct nvrt_fw *fw, char *buf, size_t len)
     }
 }
 
+/* The configuration has engine t's unit (asked only for the engines a
+ * network uses: the port's parameter look-ups are by name). */
+static uint8_t engine_present(const struct nvrt_port *port, int t)
+{
+    uint64_t en = 1;
+    return !(port->param && engines[t]->enable_param &&
+             port->param(port->ctx, engines[t]->enable_param, &en) == 0 && !en);
+}
+
 static int check_network(struct nvrt_fw *fw)
 {
     const struct dlasim_rt_network *net = fw->net;
+    uint8_t asked[DLASIM_RT_OP_NUM] = { 0 };
     for (uint16_t i = 0; i < net->num_ops; i++) {
         uint8_t t = net->ops[i].op_type;
         if (t >= DLASIM_RT_OP_NUM) {
             return nvrt_fail(fw, DLASIM_ERR_INVAL, "operation %u: op_type %u is not an engine",
                              i, t);
+        }
+        if (!asked[t]) {
+            asked[t] = 1;
+            fw->proc[t].present = engine_present(fw->port, t);
         }
         if (!fw->proc[t].present) {
             return nvrt_fail(fw, DLASIM_ERR_UNSUPPORTED,
@@ -582,13 +596,15 @@ static int check_network(struct nvrt_fw *fw)
 }
 
 static int init_fw(struct nvrt_fw *fw, const struct nvrt_port *port,
-                   const struct dlasim_rt_network *net, char *err, size_t errlen)
+                   const struct dlasim_rt_network *net, struct dlasim_rt_prepared *prep,
+                   char *err, size_t errlen)
 {
     memset(fw, 0, sizeof *fw);
     fw->port = port;
     fw->net = net;
     fw->err = err;
     fw->errlen = errlen;
+    fw->prep = prep;
     uint64_t v = 32, types = 0x10;
     if (port->param) {
         if (port->param(port->ctx, "NVDLA_MEMORY_ATOMIC_SIZE", &v) == 0) {
@@ -606,34 +622,46 @@ static int init_fw(struct nvrt_fw *fw, const struct nvrt_port *port,
         struct nvrt_processor *p = &fw->proc[t];
         p->eng = engines[t];
         p->tail_op = -1;
-        p->present = 1;
-        uint64_t en = 1;
-        if (port->param && engines[t]->enable_param &&
-            port->param(port->ctx, engines[t]->enable_param, &en) == 0 && !en) {
-            p->present = 0;
-        }
+        p->present = 1; /* check_network asks for the engines the network uses */
         for (int g = 0; g < 2; g++) {
             p->groups[g].id = (uint8_t)g;
             p->groups[g].op = -1;
             p->groups[g].lut_index = -1;
         }
     }
-    fw->dep_count = calloc(net->num_ops ? net->num_ops : 1, 1);
-    fw->state = calloc(net->num_ops ? net->num_ops : 1, 1);
-    if (!fw->dep_count || !fw->state) {
+    /* per-operation counters: the prepared form's buffer, kept from one
+     * inference to the next, else allocated for this run */
+    size_t n = net->num_ops ? net->num_ops : 1;
+    uint8_t *counts = prep ? nvrt_prep_counts(prep, n) : NULL;
+    fw->counts_owned = counts == NULL;
+    if (!counts) {
+        counts = malloc(2 * n);
+    }
+    if (!counts) {
         return nvrt_fail(fw, DLASIM_ERR_NOMEM, "runtime: out of host memory");
     }
+    fw->dep_count = counts;
+    fw->state = counts + n;
+    memset(fw->state, 0, n);
     for (uint16_t i = 0; i < net->num_ops; i++) {
         fw->dep_count[i] = net->ops[i].dependency_count;
     }
     return check_network(fw);
 }
 
+static void fini_fw(struct nvrt_fw *fw)
+{
+    if (fw->counts_owned) {
+        free(fw->dep_count);
+    }
+    fw->dep_count = fw->state = NULL;
+}
+
 int nvrt_validate(const struct nvrt_port *port, const struct dlasim_rt_network *net, char *err,
                   size_t errlen)
 {
     struct nvrt_fw fw;
-    int rc = init_fw(&fw, port, net, err, errlen);
+    int rc = init_fw(&fw, port, net, NULL, err, errlen);
     for (uint16_t i = 0; !rc && i < net->num_ops; i++) {
         const struct nvrt_engine *e = engines[net->ops[i].op_type];
         struct nvrt_group g = { 0 };
@@ -643,8 +671,7 @@ int nvrt_validate(const struct nvrt_port *port, const struct dlasim_rt_network *
             rc = e->validate(&fw, &g);
         }
     }
-    free(fw.dep_count);
-    free(fw.state);
+    fini_fw(&fw);
     return rc ? rc : fw.rc;
 }
 
@@ -660,8 +687,7 @@ int nvrt_execute_prepared(const struct nvrt_port *port, const struct dlasim_rt_n
                           struct dlasim_rt_prepared *prep, char *err, size_t errlen)
 {
     struct nvrt_fw fw;
-    int rc = init_fw(&fw, port, net, err, errlen);
-    fw.prep = prep;
+    int rc = init_fw(&fw, port, net, prep, err, errlen);
     for (int t = 0; !rc && t < DLASIM_RT_OP_NUM; t++) {
         int16_t h = net->op_head[t];
         if (h == -1) {
@@ -716,7 +742,6 @@ int nvrt_execute_prepared(const struct nvrt_port *port, const struct dlasim_rt_n
     if (!rc) {
         rc = fw.rc;
     }
-    free(fw.dep_count);
-    free(fw.state);
+    fini_fw(&fw);
     return rc;
 }

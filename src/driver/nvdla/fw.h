@@ -65,6 +65,7 @@ struct nvrt_fw {
     const struct dlasim_rt_network *net;
     uint8_t *dep_count; /* per op, decremented by events */
     uint8_t *state;     /* per op: 0 new, 1 submitted, 2 completed */
+    int counts_owned;   /* dep_count (and state after it) allocated for this run */
     struct nvrt_processor proc[DLASIM_RT_OP_NUM];
     uint32_t atom_size;   /* NVDLA_MEMORY_ATOMIC_SIZE */
     uint32_t data_types;  /* NVDLA_FEATURE_DATA_TYPE mask (INT8 0x10, INT16 0x20, FP16 0x100) */
@@ -124,6 +125,9 @@ void nvrt_prep_lut(struct nvrt_fw *fw, int16_t index);
 void nvrt_prep_marked(struct nvrt_fw *fw, int output, uint64_t addr, uint64_t bytes);
 /* A hint: op's recordings will be looked at soon (prefetch, no effect). */
 void nvrt_prep_prefetch(const struct nvrt_fw *fw, int16_t op);
+/* 2 * n bytes kept in the prepared form for a run's per-operation
+ * counters (NULL when out of host memory: the run allocates its own). */
+uint8_t *nvrt_prep_counts(struct dlasim_rt_prepared *p, size_t n);
 /* Tell the port an operation reads / writes [addr, addr + bytes). */
 void nvrt_mark_range(struct nvrt_fw *fw, int output, uint64_t addr, uint64_t bytes);
 /* nvrt_execute with a prepared form (NULL: none). */

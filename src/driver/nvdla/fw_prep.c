@@ -110,6 +110,8 @@ struct dlasim_rt_prepared {
     unsigned flags;
     uint64_t replayed, rebuilt;
     struct nvrt_prep_op scratch;
+    uint8_t *counts; /* nvrt_prep_counts */
+    size_t counts_cap;
 };
 
 _Static_assert(sizeof(struct prep_rec) % 8 == 0 && sizeof(struct prep_dep) % 8 == 0 &&
@@ -142,8 +144,22 @@ void dlasim_rt_prepared_free(struct dlasim_rt_prepared *p)
         free(p->scratch.deps);
         free(p->scratch.steps);
         free(p->scratch.marks);
+        free(p->counts);
         free(p);
     }
+}
+
+uint8_t *nvrt_prep_counts(struct dlasim_rt_prepared *p, size_t n)
+{
+    if (2 * n > p->counts_cap) {
+        uint8_t *b = realloc(p->counts, 2 * n);
+        if (!b) {
+            return NULL;
+        }
+        p->counts = b;
+        p->counts_cap = 2 * n;
+    }
+    return p->counts;
 }
 
 void dlasim_rt_prepared_counts(const struct dlasim_rt_prepared *p, uint64_t *replayed,
