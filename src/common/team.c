@@ -8,24 +8,11 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "common/team.h"
 
 #define TEAM_MAX_THREADS 64
-
-/* How long a worker woken by dla_team_wake waits, awake, for the job
- * before it sleeps again: enough to cover a convolution's enable, feature
- * fetch and plan on a virtual machine (tens of microseconds), short enough
- * that a job that never comes costs little CPU. */
-#define TEAM_WARM_NS 100000
-
-/* dla_team_wake wakes workers only if one joined one of the last this many
- * jobs: a team whose jobs are all too small to share (the Fashion-MNIST
- * demo's) is never woken for nothing. */
-#define TEAM_RECENT_JOBS 8
 
 struct dla_team {
     pthread_mutex_t mu;
@@ -36,64 +23,24 @@ struct dla_team {
     void (*body)(void *);
     void *ctx;
     atomic_uint active; /* workers inside a job */
-    atomic_ulong published; /* gen, read without the mutex by warm workers */
-    atomic_uint asleep;     /* workers waiting on `wake` */
-    atomic_int recent;      /* jobs to go before no worker joined for long */
-    unsigned long warm;     /* dla_team_wake calls that found a sleeper */
     unsigned nthreads;
     pthread_t tid[TEAM_MAX_THREADS];
 };
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* A warm worker (called without the mutex): wait awake until a job after
- * `seen` is published, the team stops, or TEAM_WARM_NS pass. */
-static void wait_warm(struct dla_team *t, unsigned long seen)
-{
-    uint64_t end = now_ns() + TEAM_WARM_NS;
-    for (unsigned i = 1;; i++) {
-        if (atomic_load_explicit(&t->published, memory_order_acquire) != seen) {
-            return;
-        }
-        if ((i & 63) == 0 && now_ns() >= end) {
-            return;
-        }
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    }
-}
-
 static void *worker_main(void *arg)
 {
     struct dla_team *t = arg;
-    unsigned long seen = 0, warm_seen = 0;
+    unsigned long seen = 0;
     pthread_mutex_lock(&t->mu);
     for (;;) {
         while (!t->stop && (t->gen == seen || !t->open || t->seats == 0)) {
-            if (t->warm != warm_seen && t->gen == seen) {
-                warm_seen = t->warm; /* a job is coming: wait for it awake */
-                pthread_mutex_unlock(&t->mu);
-                wait_warm(t, seen);
-                pthread_mutex_lock(&t->mu);
-                continue;
-            }
-            atomic_fetch_add_explicit(&t->asleep, 1, memory_order_relaxed);
             pthread_cond_wait(&t->wake, &t->mu);
-            atomic_fetch_sub_explicit(&t->asleep, 1, memory_order_relaxed);
         }
         if (t->stop) {
             break;
         }
         seen = t->gen;
-        warm_seen = t->warm;
         t->seats--;
-        atomic_store_explicit(&t->recent, TEAM_RECENT_JOBS, memory_order_relaxed);
         void (*body)(void *) = t->body;
         void *ctx = t->ctx;
         atomic_fetch_add_explicit(&t->active, 1, memory_order_relaxed);
@@ -125,9 +72,6 @@ struct dla_team *dla_team_create(unsigned threads)
         return NULL;
     }
     atomic_init(&t->active, 0);
-    atomic_init(&t->published, 0);
-    atomic_init(&t->asleep, 0);
-    atomic_init(&t->recent, 0);
     unsigned want = threads - 1 < TEAM_MAX_THREADS ? threads - 1 : TEAM_MAX_THREADS;
     while (t->nthreads < want && !pthread_create(&t->tid[t->nthreads], NULL, worker_main, t)) {
         t->nthreads++;
@@ -173,9 +117,6 @@ void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), 
     t->seats = helpers < t->nthreads ? helpers : t->nthreads;
     t->gen++;
     t->open = 1;
-    int recent = atomic_load_explicit(&t->recent, memory_order_relaxed);
-    atomic_store_explicit(&t->recent, recent > 0 ? recent - 1 : 0, memory_order_relaxed);
-    atomic_store_explicit(&t->published, t->gen, memory_order_release);
     pthread_cond_broadcast(&t->wake);
     pthread_mutex_unlock(&t->mu);
 
@@ -192,18 +133,6 @@ void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), 
             sched_yield();
         }
     }
-}
-
-void dla_team_wake(struct dla_team *t)
-{
-    if (!t || atomic_load_explicit(&t->recent, memory_order_relaxed) == 0 ||
-        atomic_load_explicit(&t->asleep, memory_order_relaxed) == 0) {
-        return;
-    }
-    pthread_mutex_lock(&t->mu);
-    t->warm++;
-    pthread_cond_broadcast(&t->wake);
-    pthread_mutex_unlock(&t->mu);
 }
 
 /* dla_team_run's job: items from one counter. */

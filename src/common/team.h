@@ -34,14 +34,6 @@ unsigned dla_team_threads(const struct dla_team *t);
  * with t NULL or helpers 0 only the caller runs it. */
 void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx);
 
-/* A job is coming soon (a convolution was enabled): wake the sleeping
- * workers so that they are running when it is published (a sleeping
- * worker starts 5-40 us after a wake on a virtual machine); each waits
- * for it awake for at most TEAM_WARM_NS (team.c), then sleeps again.
- * Nothing when no worker joined one of the team's recent jobs (the work is
- * too small to split: a wake would only cost) or none is asleep. */
-void dla_team_wake(struct dla_team *t);
-
 /* fn(ctx, i) once for every i < n, items taken from a shared counter (a
  * thread that joins late only finds less to do); fn writes only what item
  * i owns.  On the caller alone when t is NULL. */

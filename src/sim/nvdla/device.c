@@ -391,12 +391,6 @@ static int csb_write_full(struct dlasim_dev *dev, uint32_t addr, uint32_t val, i
     if (effect == DLA_WRITE_INTR_CHANGED) {
         update_irq(d);
     }
-    /* CACC's OP_EN is the firmware's first of a convolution's five: the
-     * kept team's workers start waking now, while CDMA fetches and the
-     * kernel plans, instead of when the kernel publishes its job. */
-    if (effect == DLA_WRITE_OP_ENABLED && addr - nvdla_units[NVDLA_UNIT_CACC].base < 0x1000u) {
-        dla_team_wake(d->team);
-    }
     return 0;
 }
 
