@@ -257,33 +257,49 @@ static int free_group(struct nvrt_fw *fw, struct nvrt_processor *p, uint8_t *gid
     return 0;
 }
 
+/* One consumer's dependency count down by one; enabled at zero. */
+static int raise_event(struct nvrt_fw *fw, int16_t op, const struct dlasim_rt_consumer *c,
+                       uint8_t event)
+{
+    if (fw->rc) {
+        return fw->rc;
+    }
+    int rc = check_op_index(fw, c->index, "a consumer");
+    if (rc) {
+        return rc;
+    }
+    if (fw->dep_count[c->index] == 0) {
+        return nvrt_fail(fw, DLASIM_ERR_INVAL,
+                         "operation %d (%s): event %u for operation %d, whose dependency "
+                         "count is already 0 (inconsistent dependency graph)",
+                         op, op_names[fw->net->ops[op].op_type], event, c->index);
+    }
+    if (--fw->dep_count[c->index] == 0) {
+        const struct dlasim_rt_op *cd = &fw->net->ops[c->index];
+        return enable_operation(fw, &fw->proc[cd->op_type], c->index);
+    }
+    return 0;
+}
+
 /* Raise an event on an operation's consumers and fused parent
  * (ref: scheduler.c dla_update_consumers / dla_update_dependency). */
 static int update_consumers(struct nvrt_fw *fw, int16_t op, uint8_t event)
 {
     const struct dlasim_rt_op *d = &fw->net->ops[op];
-    for (int i = 0; i <= DLASIM_RT_OP_NUM && !fw->rc; i++) {
-        const struct dlasim_rt_consumer *c = i < DLASIM_RT_OP_NUM ? &d->consumers[i]
-                                                                  : &d->fused_parent;
-        if (c->index == -1 || c->event != event) {
-            continue;
-        }
-        int rc = check_op_index(fw, c->index, "a consumer");
-        if (rc) {
-            return rc;
-        }
-        if (fw->dep_count[c->index] == 0) {
-            return nvrt_fail(fw, DLASIM_ERR_INVAL,
-                             "operation %d (%s): event %u for operation %d, whose dependency "
-                             "count is already 0 (inconsistent dependency graph)",
-                             op, op_names[d->op_type], event, c->index);
-        }
-        if (--fw->dep_count[c->index] == 0) {
-            const struct dlasim_rt_op *cd = &fw->net->ops[c->index];
-            rc = enable_operation(fw, &fw->proc[cd->op_type], c->index);
+    for (int i = 0; i < DLASIM_RT_OP_NUM; i++) {
+        const struct dlasim_rt_consumer *c = &d->consumers[i];
+        if (c->event == event && c->index != -1) {
+            int rc = raise_event(fw, op, c, event);
             if (rc) {
                 return rc;
             }
+        }
+    }
+    const struct dlasim_rt_consumer *c = &d->fused_parent;
+    if (c->event == event && c->index != -1) {
+        int rc = raise_event(fw, op, c, event);
+        if (rc) {
+            return rc;
         }
     }
     return fw->rc;
@@ -480,8 +496,12 @@ static void prefetch_op(const struct nvrt_fw *fw, int16_t op)
  * completion) and the next one in each engine's chain (dequeue_operation).
  * The engines' data evicts a network's descriptors between two looks at
  * one (MobileNetV2: ~1,900 operations), so each first look was a miss to
- * memory.
+ * memory.  A network whose descriptors take less than PREFETCH_MIN_BYTES
+ * stays in the cache and is not prefetched (the demo's ten operations:
+ * the prefetches were ~1 % of its time).
  */
+#define PREFETCH_MIN_BYTES (32u * 1024u)
+
 static void prefetch_next(const struct nvrt_fw *fw)
 {
     for (int t = 0; t < DLASIM_RT_OP_NUM; t++) {
@@ -701,12 +721,13 @@ int nvrt_execute_prepared(const struct nvrt_port *port, const struct dlasim_rt_n
     }
     /* every interrupt completes at least one event; bound the loop anyway */
     uint64_t budget = 4ull * net->num_ops + 16;
+    int prefetch = (size_t)net->num_ops * sizeof *net->ops > PREFETCH_MIN_BYTES;
     while (!rc && fw.num_done < net->num_ops) {
         if (budget-- == 0) {
             rc = nvrt_fail(&fw, DLASIM_ERR_TIMEOUT, "runtime: no progress");
             break;
         }
-        if (!pending_events(&fw)) {
+        if (prefetch && !pending_events(&fw)) {
             prefetch_next(&fw);
         }
         rc = pending_events(&fw) ? 0 : port->wait_irq(port->ctx);
