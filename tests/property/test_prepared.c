@@ -326,6 +326,27 @@ static void check_network(struct dlasim_model *m, const char *config, const floa
     dlasim_rt_prepared_free(prep);
 }
 
+/* One prepared form for every network of m in turn, last to first (their
+ * operation counts differ: its buffers are reused, grown and left larger
+ * than a network needs): each run makes the accesses of a run without one. */
+static void check_shared_prepared(struct dlasim_model *m, const char *config, const float *x)
+{
+    struct dlasim_rt_prepared *prep = dlasim_rt_prepared_new(0);
+    assert_non_null(prep);
+    for (int i = m->n_steps - 1; i >= 0; i--) {
+        const struct dlc_step *s = &m->steps[i];
+        if (s->cpu_layer >= 0 || !s->n_ops) {
+            continue;
+        }
+        struct logport alone, shared;
+        logged_run(m, config, x, s, m->addrs, NULL, &alone);
+        logged_run(m, config, x, s, m->addrs, prep, &shared);
+        assert_same_log(&alone, &shared, "one prepared form for every network");
+        free(alone.log), free(shared.log);
+    }
+    dlasim_rt_prepared_free(prep);
+}
+
 static void check_model(const char *path, const char *config)
 {
     float *x;
@@ -341,6 +362,7 @@ static void check_model(const char *path, const char *config)
         check_network(m, config, x, s, DLASIM_RT_PREPARED_FIXED);
     }
     assert_true(networks > 0);
+    check_shared_prepared(m, config, x);
     free(x);
     dlasim_model_free(m);
 }
