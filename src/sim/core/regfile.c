@@ -336,16 +336,6 @@ uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr)
     return rf->val[(e & DLA_SLOT_DUAL) ? rf->unit[u].consumer : 0u][e & DLA_SLOT_INDEX];
 }
 
-/* Through the entry's flags, not the register's description: the engines
- * set their status and performance registers after every layer. */
-void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group, uint32_t v)
-{
-    uint32_t e = entry(rf, addr);
-    if (e != DLA_SLOT_NONE) {
-        rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][e & DLA_SLOT_INDEX] = v;
-    }
-}
-
 void dla_regfile_enable(struct dla_regfile *rf, unsigned u)
 {
     struct dla_unit_state *us = &rf->unit[u];

@@ -142,7 +142,10 @@ static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t ad
                                        unsigned group);
 /* The value the datapath executes: a dual register in its unit's CONSUMER group. */
 uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr);
-void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group, uint32_t v);
+/* Hardware-side store (status, performance counters), bypassing the
+ * software access rules; inline: an SDP operation sets ~17 of them. */
+static inline void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group,
+                                      uint32_t v);
 int dla_regfile_op_en(const struct dla_regfile *rf, unsigned u, unsigned group);
 /* Set OP_EN of unit u's PRODUCER group as an OP_ENABLE write of 1 would
  * (RK3588 GLOBAL.OPERATION_ENABLE and regcmd op_en entries). */
@@ -170,6 +173,20 @@ static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t ad
         return dla_regfile_get_rom(rf, addr, i);
     }
     return rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][i];
+}
+
+/* Through the entry's flags, not the register's description. */
+static inline void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group,
+                                      uint32_t v)
+{
+    uint32_t word = addr >> 2;
+    if ((addr & 3u) || word >= rf->n_words) {
+        return;
+    }
+    uint32_t e = rf->slot[word];
+    if (e != DLA_SLOT_NONE) {
+        rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][e & DLA_SLOT_INDEX] = v;
+    }
 }
 
 static inline int dla_regfile_write_plain(struct dla_regfile *rf, uint32_t addr, uint32_t v)
