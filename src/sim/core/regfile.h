@@ -46,7 +46,14 @@ struct dla_unit_state {
     uint8_t consumer;       /* group the datapath executes (RK: executer) */
     int16_t op_en_reg;      /* index of the OP_ENABLE register, or -1 */
     int16_t pointer_reg;    /* index of S_POINTER, or -1 */
+    /* For dla_regfile_unit_values: the unit's window from its first address holds
+     * view_n registers, one a word, none a ROM, single ones below word
+     * view_dual_lo and dual ones from there (NVDLA: every unit but GEC). */
+    uint32_t base;          /* the unit's first address (regdb units[].base) */
+    uint16_t first_reg;     /* index of its first register */
+    uint16_t view_n, view_dual_lo;
 };
+
 
 struct dla_regfile;
 
@@ -140,6 +147,14 @@ uint32_t dla_regfile_get_rom(const struct dla_regfile *rf, uint32_t addr, unsign
  * ~100 fields a layer this way (MobileNetV2: ~900 layers an image). */
 static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t addr,
                                        unsigned group);
+/* Unit u's registers as the datapath of `group` reads them, copied as one
+ * array: out[k] is the register at the unit's base + 4k (what
+ * dla_regfile_get returns; 0 where none), k < n.  A decode then reads its
+ * fields from loads at fixed offsets, not ~100 look-ups through the
+ * address table (two copies where the unit's layout allows, else a read
+ * per word). */
+void dla_regfile_unit_values(const struct dla_regfile *rf, unsigned u, unsigned group,
+                             uint32_t *out, unsigned n);
 /* The value the datapath executes: a dual register in its unit's CONSUMER group. */
 uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr);
 /* Hardware-side store (status, performance counters), bypassing the

@@ -51,6 +51,18 @@ struct dla_regfile *dla_dev_rf_hw(struct dla_dev *d)
 #endif
     ;
 
+/* Unit u's registers as the datapath of `group` reads them, as one array
+ * (dla_regfile_unit_values): out[DLA_REG_WORD(NVDLA_<UNIT>_<REG>_0)] is
+ * what dla_reg returns, for the unit's first n words. */
+static inline void dla_unit_values(const struct dla_dev *d, enum nvdla_unit u, unsigned group,
+                                   uint32_t *out, unsigned n)
+{
+    dla_regfile_unit_values(dla_dev_rf(d), (unsigned)u, group, out, n);
+}
+/* A register's word in its unit's window (a unit is the CSB address >> 12,
+ * src/regs/gen/nvdla_regs.h). */
+#define DLA_REG_WORD(addr) (((addr) & 0xfffu) >> 2)
+
 /* Hardware-side update of a register (status, perf counters): bypasses the
  * software access rules. */
 static inline void dla_reg_hw_set(struct dla_dev *d, uint32_t addr, unsigned group, uint32_t v)
