@@ -62,6 +62,11 @@ static inline void dla_unit_values(const struct dla_dev *d, enum nvdla_unit u, u
 /* A register's word in its unit's window (a unit is the CSB address >> 12,
  * src/regs/gen/nvdla_regs.h). */
 #define DLA_REG_WORD(addr) (((addr) & 0xfffu) >> 2)
+/* The register at addr in such an array `arr` (an array, not a pointer):
+ * a register beyond the array is refused at compile time. */
+#define DLA_REG_AT(arr, addr)                                                                 \
+    ((arr)[DLA_REG_WORD(addr) +                                                               \
+           0u * sizeof(char[DLA_REG_WORD(addr) < sizeof(arr) / sizeof((arr)[0]) ? 1 : -1])])
 
 /* Hardware-side update of a register (status, perf counters): bypasses the
  * software access rules. */

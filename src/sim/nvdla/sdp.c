@@ -235,10 +235,8 @@ static void sdp_regs_of(const struct dla_dev *d, unsigned g, struct sdp_regs *r)
                     SDP_RDMA_WORDS);
 }
 
-/* A register's word, refused at compile time beyond the array. */
-#define SDP_IDX(A, N) (DLA_REG_WORD(A) + 0u * sizeof(char[DLA_REG_WORD(A) < (N) ? 1 : -1]))
-#define SDP_R(r, REG) ((r)->sdp[SDP_IDX(NVDLA_SDP_##REG, SDP_WORDS)])
-#define RDMA_R(r, REG) ((r)->rdma[SDP_IDX(NVDLA_SDP_RDMA_##REG, SDP_RDMA_WORDS)])
+#define SDP_R(r, REG) DLA_REG_AT((r)->sdp, NVDLA_SDP_##REG)
+#define RDMA_R(r, REG) DLA_REG_AT((r)->rdma, NVDLA_SDP_RDMA_##REG)
 #define SDP_F(r, REG, FIELD) DLA_FIELD(SDP_R(r, REG), NVDLA_SDP_##REG##_##FIELD)
 #define SDP_FLD(v, REG, FIELD) DLA_FIELD((v), REG##_##FIELD)
 
