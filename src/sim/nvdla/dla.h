@@ -4,8 +4,10 @@
  * bdma.c, rubik.c).
  *
  * Engines never decode CSB offsets or touch the register file directly: they
- * read the values of the group they execute with dla_reg() and pull fields out
- * with DLA_FIELD() and the generated __SHIFT/__MASK macros, once per layer.
+ * read the values of the group they execute with dla_reg() (inline), or a
+ * unit's values as one array with dla_unit_values() (the per-operation
+ * decodes of SDP, CDMA and CSC), and pull fields out with DLA_FIELD() and the
+ * generated __SHIFT/__MASK macros, once per layer.
  * They move data only through dla_dma_read()/dla_dma_write() in bursts (a
  * line, a surface or a whole cube), never per element.
  */
