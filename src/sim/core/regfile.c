@@ -83,6 +83,30 @@ static int build_slots(struct dla_regfile *rf)
     return 0;
 }
 
+/* The part of unit u's window dla_regfile_unit_values copies in two blocks: registers one
+ * a word from the unit's base, no ROM among them, single ones then dual ones. */
+static void view_layout(const struct regdb *db, unsigned u, struct dla_unit_state *us)
+{
+    const struct nvdla_unit_desc *ud = &db->units[u];
+    unsigned k = 0, dual_lo = 0, seen_dual = 0;
+    for (; k < ud->n_regs; k++) {
+        const struct nvdla_reg_desc *r = &db->regs[ud->first_reg + k];
+        int dual = r->group == NVDLA_REG_DUAL;
+        if (r->addr != ud->base + 4u * k || r->kind == NVDLA_KIND_ROM ||
+            (seen_dual && !dual)) {
+            break;
+        }
+        if (dual && !seen_dual) {
+            seen_dual = 1;
+            dual_lo = k;
+        }
+    }
+    us->base = ud->base;
+    us->first_reg = ud->first_reg;
+    us->view_n = (uint16_t)k;
+    us->view_dual_lo = (uint16_t)(seen_dual ? dual_lo : k);
+}
+
 int dla_regfile_init(struct dla_regfile *rf, const struct regdb *db,
                      const struct dla_pointer_ops *pp)
 {
@@ -105,6 +129,7 @@ int dla_regfile_init(struct dla_regfile *rf, const struct regdb *db,
         us->present = 1;
         us->op_en_reg = -1;
         us->pointer_reg = -1;
+        view_layout(db, u, us);
     }
     rf->intr_status_reg = rf->intr_mask_reg = rf->intr_pending_reg = -1;
     int raw = -1;
@@ -326,6 +351,21 @@ static uint32_t entry(const struct dla_regfile *rf, uint32_t addr)
     return !(addr & 3u) && word < rf->n_words ? rf->slot[word] : DLA_SLOT_NONE;
 }
 
+void dla_regfile_unit_values(const struct dla_regfile *rf, unsigned u, unsigned group,
+                             uint32_t *out, unsigned n)
+{
+    const struct dla_unit_state *us = &rf->unit[u];
+    if (n <= us->view_n) {
+        unsigned lo = n < us->view_dual_lo ? n : us->view_dual_lo;
+        memcpy(out, rf->val[0] + us->first_reg, lo * sizeof(*out));
+        memcpy(out + lo, rf->val[group & 1u] + us->first_reg + lo, (n - lo) * sizeof(*out));
+        return;
+    }
+    for (unsigned k = 0; k < n; k++) {
+        out[k] = dla_regfile_get(rf, us->base + 4u * k, group);
+    }
+}
+
 uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr)
 {
     uint32_t e = entry(rf, addr);
@@ -334,16 +374,6 @@ uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr)
     }
     unsigned u = (e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK;
     return rf->val[(e & DLA_SLOT_DUAL) ? rf->unit[u].consumer : 0u][e & DLA_SLOT_INDEX];
-}
-
-/* Through the entry's flags, not the register's description: the engines
- * set their status and performance registers after every layer. */
-void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group, uint32_t v)
-{
-    uint32_t e = entry(rf, addr);
-    if (e != DLA_SLOT_NONE) {
-        rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][e & DLA_SLOT_INDEX] = v;
-    }
 }
 
 void dla_regfile_enable(struct dla_regfile *rf, unsigned u)

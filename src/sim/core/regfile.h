@@ -46,7 +46,14 @@ struct dla_unit_state {
     uint8_t consumer;       /* group the datapath executes (RK: executer) */
     int16_t op_en_reg;      /* index of the OP_ENABLE register, or -1 */
     int16_t pointer_reg;    /* index of S_POINTER, or -1 */
+    /* For dla_regfile_unit_values: the unit's window from its first address holds
+     * view_n registers, one a word, none a ROM, single ones below word
+     * view_dual_lo and dual ones from there (NVDLA: every unit but GEC). */
+    uint32_t base;          /* the unit's first address (regdb units[].base) */
+    uint16_t first_reg;     /* index of its first register */
+    uint16_t view_n, view_dual_lo;
 };
+
 
 struct dla_regfile;
 
@@ -140,9 +147,20 @@ uint32_t dla_regfile_get_rom(const struct dla_regfile *rf, uint32_t addr, unsign
  * ~100 fields a layer this way (MobileNetV2: ~900 layers an image). */
 static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t addr,
                                        unsigned group);
+/* Unit u's registers as the datapath of `group` reads them, copied as one
+ * array: out[k] is the register at the unit's base + 4k (what
+ * dla_regfile_get returns; 0 where none), k < n.  A decode then reads its
+ * fields from loads at fixed offsets, not ~100 look-ups through the
+ * address table (two copies where the unit's layout allows, else a read
+ * per word). */
+void dla_regfile_unit_values(const struct dla_regfile *rf, unsigned u, unsigned group,
+                             uint32_t *out, unsigned n);
 /* The value the datapath executes: a dual register in its unit's CONSUMER group. */
 uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr);
-void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group, uint32_t v);
+/* Hardware-side store (status, performance counters), bypassing the
+ * software access rules; inline: an SDP operation sets ~17 of them. */
+static inline void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group,
+                                      uint32_t v);
 int dla_regfile_op_en(const struct dla_regfile *rf, unsigned u, unsigned group);
 /* Set OP_EN of unit u's PRODUCER group as an OP_ENABLE write of 1 would
  * (RK3588 GLOBAL.OPERATION_ENABLE and regcmd op_en entries). */
@@ -170,6 +188,20 @@ static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t ad
         return dla_regfile_get_rom(rf, addr, i);
     }
     return rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][i];
+}
+
+/* Through the entry's flags, not the register's description. */
+static inline void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group,
+                                      uint32_t v)
+{
+    uint32_t word = addr >> 2;
+    if ((addr & 3u) || word >= rf->n_words) {
+        return;
+    }
+    uint32_t e = rf->slot[word];
+    if (e != DLA_SLOT_NONE) {
+        rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][e & DLA_SLOT_INDEX] = v;
+    }
 }
 
 static inline int dla_regfile_write_plain(struct dla_regfile *rf, uint32_t addr, uint32_t v)

@@ -82,79 +82,85 @@
 
 /* ---- decode ------------------------------------------------------------- */
 
-#define CDMA_F(d, g, REG, FIELD) DLA_REG_FIELD(d, g, NVDLA_CDMA_##REG##_0, FIELD)
+/* The decode reads CDMA's registers of group g from one array up to the
+ * last one it needs (dla_unit_values). */
+#define CDMA_WORDS (DLA_REG_WORD(NVDLA_CDMA_D_BANK_0) + 1u)
+#define CDMA_F(r, REG, FIELD)                                                              \
+    DLA_FIELD(DLA_REG_AT(r, NVDLA_CDMA_##REG##_0), NVDLA_CDMA_##REG##_0_##FIELD)
 
 void dla_cdma_decode(const struct dla_dev *d, unsigned g, struct dla_cdma_cfg *c)
 {
+    uint32_t r[CDMA_WORDS];
+    dla_unit_values(d, NVDLA_UNIT_CDMA, g, r, CDMA_WORDS);
     memset(c, 0, sizeof(*c));
-    c->conv_mode = CDMA_F(d, g, D_MISC_CFG, CONV_MODE);
-    c->in_precision = CDMA_F(d, g, D_MISC_CFG, IN_PRECISION);
-    c->proc_precision = CDMA_F(d, g, D_MISC_CFG, PROC_PRECISION);
-    c->data_reuse = (int)CDMA_F(d, g, D_MISC_CFG, DATA_REUSE);
-    c->weight_reuse = (int)CDMA_F(d, g, D_MISC_CFG, WEIGHT_REUSE);
-    c->skip_data_rls = (int)CDMA_F(d, g, D_MISC_CFG, SKIP_DATA_RLS);
-    c->skip_weight_rls = (int)CDMA_F(d, g, D_MISC_CFG, SKIP_WEIGHT_RLS);
+    c->conv_mode = CDMA_F(r, D_MISC_CFG, CONV_MODE);
+    c->in_precision = CDMA_F(r, D_MISC_CFG, IN_PRECISION);
+    c->proc_precision = CDMA_F(r, D_MISC_CFG, PROC_PRECISION);
+    c->data_reuse = (int)CDMA_F(r, D_MISC_CFG, DATA_REUSE);
+    c->weight_reuse = (int)CDMA_F(r, D_MISC_CFG, WEIGHT_REUSE);
+    c->skip_data_rls = (int)CDMA_F(r, D_MISC_CFG, SKIP_DATA_RLS);
+    c->skip_weight_rls = (int)CDMA_F(r, D_MISC_CFG, SKIP_WEIGHT_RLS);
 
-    c->fmt = CDMA_F(d, g, D_DATAIN_FORMAT, DATAIN_FORMAT) ==
+    c->fmt = CDMA_F(r, D_DATAIN_FORMAT, DATAIN_FORMAT) ==
                      NVDLA_CDMA_D_DATAIN_FORMAT_0_DATAIN_FORMAT_PIXEL
                  ? DLA_CONV_IN_PIXEL
                  : DLA_CONV_IN_FEATURE;
-    c->pixel_format = CDMA_F(d, g, D_DATAIN_FORMAT, PIXEL_FORMAT);
-    c->pixel_mapping = CDMA_F(d, g, D_DATAIN_FORMAT, PIXEL_MAPPING);
-    c->pixel_signed = (int)CDMA_F(d, g, D_DATAIN_FORMAT, PIXEL_SIGN_OVERRIDE);
+    c->pixel_format = CDMA_F(r, D_DATAIN_FORMAT, PIXEL_FORMAT);
+    c->pixel_mapping = CDMA_F(r, D_DATAIN_FORMAT, PIXEL_MAPPING);
+    c->pixel_signed = (int)CDMA_F(r, D_DATAIN_FORMAT, PIXEL_SIGN_OVERRIDE);
 
-    c->width = CDMA_F(d, g, D_DATAIN_SIZE_0, DATAIN_WIDTH) + 1;
-    c->height = CDMA_F(d, g, D_DATAIN_SIZE_0, DATAIN_HEIGHT) + 1;
-    c->channel = CDMA_F(d, g, D_DATAIN_SIZE_1, DATAIN_CHANNEL) + 1;
-    c->width_ext = CDMA_F(d, g, D_DATAIN_SIZE_EXT_0, DATAIN_WIDTH_EXT) + 1;
-    c->height_ext = CDMA_F(d, g, D_DATAIN_SIZE_EXT_0, DATAIN_HEIGHT_EXT) + 1;
-    c->pixel_x_offset = CDMA_F(d, g, D_PIXEL_OFFSET, PIXEL_X_OFFSET);
-    c->pixel_y_offset = CDMA_F(d, g, D_PIXEL_OFFSET, PIXEL_Y_OFFSET);
+    c->width = CDMA_F(r, D_DATAIN_SIZE_0, DATAIN_WIDTH) + 1;
+    c->height = CDMA_F(r, D_DATAIN_SIZE_0, DATAIN_HEIGHT) + 1;
+    c->channel = CDMA_F(r, D_DATAIN_SIZE_1, DATAIN_CHANNEL) + 1;
+    c->width_ext = CDMA_F(r, D_DATAIN_SIZE_EXT_0, DATAIN_WIDTH_EXT) + 1;
+    c->height_ext = CDMA_F(r, D_DATAIN_SIZE_EXT_0, DATAIN_HEIGHT_EXT) + 1;
+    c->pixel_x_offset = CDMA_F(r, D_PIXEL_OFFSET, PIXEL_X_OFFSET);
+    c->pixel_y_offset = CDMA_F(r, D_PIXEL_OFFSET, PIXEL_Y_OFFSET);
 
-    c->dain_port = dla_ram_port(CDMA_F(d, g, D_DAIN_RAM_TYPE, DATAIN_RAM_TYPE));
-    c->dain_addr[0] = dla_addr(dla_reg(d, NVDLA_CDMA_D_DAIN_ADDR_HIGH_0_0, g),
-                               dla_reg(d, NVDLA_CDMA_D_DAIN_ADDR_LOW_0_0, g));
-    c->dain_addr[1] = dla_addr(dla_reg(d, NVDLA_CDMA_D_DAIN_ADDR_HIGH_1_0, g),
-                               dla_reg(d, NVDLA_CDMA_D_DAIN_ADDR_LOW_1_0, g));
-    c->line_stride = CDMA_F(d, g, D_LINE_STRIDE, LINE_STRIDE);
-    c->uv_line_stride = CDMA_F(d, g, D_LINE_UV_STRIDE, UV_LINE_STRIDE);
-    c->surf_stride = CDMA_F(d, g, D_SURF_STRIDE, SURF_STRIDE);
-    c->line_packed = (int)CDMA_F(d, g, D_DAIN_MAP, LINE_PACKED);
-    c->surf_packed = (int)CDMA_F(d, g, D_DAIN_MAP, SURF_PACKED);
-    c->batches = CDMA_F(d, g, D_BATCH_NUMBER, BATCHES) + 1;
-    c->batch_stride = CDMA_F(d, g, D_BATCH_STRIDE, BATCH_STRIDE);
-    c->entries = CDMA_F(d, g, D_ENTRY_PER_SLICE, ENTRIES) + 1;
-    c->grains = CDMA_F(d, g, D_FETCH_GRAIN, GRAINS) + 1;
+    c->dain_port = dla_ram_port(CDMA_F(r, D_DAIN_RAM_TYPE, DATAIN_RAM_TYPE));
+    c->dain_addr[0] = dla_addr(DLA_REG_AT(r, NVDLA_CDMA_D_DAIN_ADDR_HIGH_0_0),
+                               DLA_REG_AT(r, NVDLA_CDMA_D_DAIN_ADDR_LOW_0_0));
+    c->dain_addr[1] = dla_addr(DLA_REG_AT(r, NVDLA_CDMA_D_DAIN_ADDR_HIGH_1_0),
+                               DLA_REG_AT(r, NVDLA_CDMA_D_DAIN_ADDR_LOW_1_0));
+    c->line_stride = CDMA_F(r, D_LINE_STRIDE, LINE_STRIDE);
+    c->uv_line_stride = CDMA_F(r, D_LINE_UV_STRIDE, UV_LINE_STRIDE);
+    c->surf_stride = CDMA_F(r, D_SURF_STRIDE, SURF_STRIDE);
+    c->line_packed = (int)CDMA_F(r, D_DAIN_MAP, LINE_PACKED);
+    c->surf_packed = (int)CDMA_F(r, D_DAIN_MAP, SURF_PACKED);
+    c->batches = CDMA_F(r, D_BATCH_NUMBER, BATCHES) + 1;
+    c->batch_stride = CDMA_F(r, D_BATCH_STRIDE, BATCH_STRIDE);
+    c->entries = CDMA_F(r, D_ENTRY_PER_SLICE, ENTRIES) + 1;
+    c->grains = CDMA_F(r, D_FETCH_GRAIN, GRAINS) + 1;
 
-    c->weight_compressed = CDMA_F(d, g, D_WEIGHT_FORMAT, WEIGHT_FORMAT) ==
+    c->weight_compressed = CDMA_F(r, D_WEIGHT_FORMAT, WEIGHT_FORMAT) ==
                            NVDLA_CDMA_D_WEIGHT_FORMAT_0_WEIGHT_FORMAT_COMPRESSED;
-    c->byte_per_kernel = CDMA_F(d, g, D_WEIGHT_SIZE_0, BYTE_PER_KERNEL) + 1;
-    c->weight_kernel = CDMA_F(d, g, D_WEIGHT_SIZE_1, WEIGHT_KERNEL) + 1;
-    c->weight_port = dla_ram_port(CDMA_F(d, g, D_WEIGHT_RAM_TYPE, WEIGHT_RAM_TYPE));
-    c->weight_addr = dla_addr(dla_reg(d, NVDLA_CDMA_D_WEIGHT_ADDR_HIGH_0, g),
-                              dla_reg(d, NVDLA_CDMA_D_WEIGHT_ADDR_LOW_0, g));
-    c->weight_bytes = CDMA_F(d, g, D_WEIGHT_BYTES, WEIGHT_BYTES);
+    c->byte_per_kernel = CDMA_F(r, D_WEIGHT_SIZE_0, BYTE_PER_KERNEL) + 1;
+    c->weight_kernel = CDMA_F(r, D_WEIGHT_SIZE_1, WEIGHT_KERNEL) + 1;
+    c->weight_port = dla_ram_port(CDMA_F(r, D_WEIGHT_RAM_TYPE, WEIGHT_RAM_TYPE));
+    c->weight_addr = dla_addr(DLA_REG_AT(r, NVDLA_CDMA_D_WEIGHT_ADDR_HIGH_0),
+                              DLA_REG_AT(r, NVDLA_CDMA_D_WEIGHT_ADDR_LOW_0));
+    c->weight_bytes = CDMA_F(r, D_WEIGHT_BYTES, WEIGHT_BYTES);
 
-    c->mean_en = CDMA_F(d, g, D_MEAN_FORMAT, MEAN_FORMAT) ==
+    c->mean_en = CDMA_F(r, D_MEAN_FORMAT, MEAN_FORMAT) ==
                  NVDLA_CDMA_D_MEAN_FORMAT_0_MEAN_FORMAT_ENABLE;
-    c->mean[0] = dla_sext(CDMA_F(d, g, D_MEAN_GLOBAL_0, MEAN_RY), 16);
-    c->mean[1] = dla_sext(CDMA_F(d, g, D_MEAN_GLOBAL_0, MEAN_GU), 16);
-    c->mean[2] = dla_sext(CDMA_F(d, g, D_MEAN_GLOBAL_1, MEAN_BV), 16);
-    c->mean[3] = dla_sext(CDMA_F(d, g, D_MEAN_GLOBAL_1, MEAN_AX), 16);
-    c->cvt_en = CDMA_F(d, g, D_CVT_CFG, CVT_EN) == NVDLA_CDMA_D_CVT_CFG_0_CVT_EN_ENABLE;
-    c->cvt_truncate = CDMA_F(d, g, D_CVT_CFG, CVT_TRUNCATE);
-    c->cvt_offset = dla_sext(CDMA_F(d, g, D_CVT_OFFSET, CVT_OFFSET), 16);
-    c->cvt_scale = dla_sext(CDMA_F(d, g, D_CVT_SCALE, CVT_SCALE), 16);
+    c->mean[0] = dla_sext(CDMA_F(r, D_MEAN_GLOBAL_0, MEAN_RY), 16);
+    c->mean[1] = dla_sext(CDMA_F(r, D_MEAN_GLOBAL_0, MEAN_GU), 16);
+    c->mean[2] = dla_sext(CDMA_F(r, D_MEAN_GLOBAL_1, MEAN_BV), 16);
+    c->mean[3] = dla_sext(CDMA_F(r, D_MEAN_GLOBAL_1, MEAN_AX), 16);
+    c->cvt_en = CDMA_F(r, D_CVT_CFG, CVT_EN) == NVDLA_CDMA_D_CVT_CFG_0_CVT_EN_ENABLE;
+    c->cvt_truncate = CDMA_F(r, D_CVT_CFG, CVT_TRUNCATE);
+    c->cvt_offset = dla_sext(CDMA_F(r, D_CVT_OFFSET, CVT_OFFSET), 16);
+    c->cvt_scale = dla_sext(CDMA_F(r, D_CVT_SCALE, CVT_SCALE), 16);
 
-    c->stride_x = CDMA_F(d, g, D_CONV_STRIDE, CONV_X_STRIDE) + 1;
-    c->stride_y = CDMA_F(d, g, D_CONV_STRIDE, CONV_Y_STRIDE) + 1;
-    c->pad_left = CDMA_F(d, g, D_ZERO_PADDING, PAD_LEFT);
-    c->pad_right = CDMA_F(d, g, D_ZERO_PADDING, PAD_RIGHT);
-    c->pad_top = CDMA_F(d, g, D_ZERO_PADDING, PAD_TOP);
-    c->pad_bottom = CDMA_F(d, g, D_ZERO_PADDING, PAD_BOTTOM);
-    c->pad_value = CDMA_F(d, g, D_ZERO_PADDING_VALUE, PAD_VALUE);
-    c->data_bank = CDMA_F(d, g, D_BANK, DATA_BANK) + 1;
-    c->weight_bank = CDMA_F(d, g, D_BANK, WEIGHT_BANK) + 1;
+    c->stride_x = CDMA_F(r, D_CONV_STRIDE, CONV_X_STRIDE) + 1;
+    c->stride_y = CDMA_F(r, D_CONV_STRIDE, CONV_Y_STRIDE) + 1;
+    c->pad_left = CDMA_F(r, D_ZERO_PADDING, PAD_LEFT);
+    c->pad_right = CDMA_F(r, D_ZERO_PADDING, PAD_RIGHT);
+    c->pad_top = CDMA_F(r, D_ZERO_PADDING, PAD_TOP);
+    c->pad_bottom = CDMA_F(r, D_ZERO_PADDING, PAD_BOTTOM);
+    c->pad_value = CDMA_F(r, D_ZERO_PADDING_VALUE, PAD_VALUE);
+    c->data_bank = CDMA_F(r, D_BANK, DATA_BANK) + 1;
+    c->weight_bank = CDMA_F(r, D_BANK, WEIGHT_BANK) + 1;
 }
 
 /* ---- pixel formats ------------------------------------------------------- */

@@ -82,7 +82,11 @@
 #include <immintrin.h>
 #endif
 
-#define CSC_F(d, g, REG, FIELD) DLA_REG_FIELD(d, g, NVDLA_CSC_##REG##_0, FIELD)
+/* The decode reads CSC's registers of group g from one array up to the
+ * last one it needs (dla_unit_values). */
+#define CSC_WORDS (DLA_REG_WORD(NVDLA_CSC_D_BANK_0) + 1u)
+#define CSC_F(r, REG, FIELD)                                                              \
+    DLA_FIELD(DLA_REG_AT(r, NVDLA_CSC_##REG##_0), NVDLA_CSC_##REG##_0_##FIELD)
 
 /* Products whose sum always fits an int32: |a * b| <= 2^14 for int8.  A
  * kernel has at most 2^18 bytes (D_WEIGHT_SIZE_0.BYTE_PER_KERNEL is 18
@@ -92,45 +96,47 @@
 
 static void csc_decode(const struct dla_dev *d, unsigned g, struct dla_csc_cfg *c)
 {
+    uint32_t r[CSC_WORDS];
+    dla_unit_values(d, NVDLA_UNIT_CSC, g, r, CSC_WORDS);
     memset(c, 0, sizeof(*c));
-    c->conv_mode = CSC_F(d, g, D_MISC_CFG, CONV_MODE);
-    c->in_precision = CSC_F(d, g, D_MISC_CFG, IN_PRECISION);
-    c->proc_precision = CSC_F(d, g, D_MISC_CFG, PROC_PRECISION);
-    c->data_reuse = (int)CSC_F(d, g, D_MISC_CFG, DATA_REUSE);
-    c->weight_reuse = (int)CSC_F(d, g, D_MISC_CFG, WEIGHT_REUSE);
-    c->skip_data_rls = (int)CSC_F(d, g, D_MISC_CFG, SKIP_DATA_RLS);
-    c->skip_weight_rls = (int)CSC_F(d, g, D_MISC_CFG, SKIP_WEIGHT_RLS);
-    c->fmt = CSC_F(d, g, D_DATAIN_FORMAT, DATAIN_FORMAT) ==
+    c->conv_mode = CSC_F(r, D_MISC_CFG, CONV_MODE);
+    c->in_precision = CSC_F(r, D_MISC_CFG, IN_PRECISION);
+    c->proc_precision = CSC_F(r, D_MISC_CFG, PROC_PRECISION);
+    c->data_reuse = (int)CSC_F(r, D_MISC_CFG, DATA_REUSE);
+    c->weight_reuse = (int)CSC_F(r, D_MISC_CFG, WEIGHT_REUSE);
+    c->skip_data_rls = (int)CSC_F(r, D_MISC_CFG, SKIP_DATA_RLS);
+    c->skip_weight_rls = (int)CSC_F(r, D_MISC_CFG, SKIP_WEIGHT_RLS);
+    c->fmt = CSC_F(r, D_DATAIN_FORMAT, DATAIN_FORMAT) ==
                      NVDLA_CSC_D_DATAIN_FORMAT_0_DATAIN_FORMAT_PIXEL
                  ? DLA_CONV_IN_PIXEL
                  : DLA_CONV_IN_FEATURE;
-    c->width = CSC_F(d, g, D_DATAIN_SIZE_EXT_0, DATAIN_WIDTH_EXT) + 1;
-    c->height = CSC_F(d, g, D_DATAIN_SIZE_EXT_0, DATAIN_HEIGHT_EXT) + 1;
-    c->channel = CSC_F(d, g, D_DATAIN_SIZE_EXT_1, DATAIN_CHANNEL_EXT) + 1;
-    c->batches = CSC_F(d, g, D_BATCH_NUMBER, BATCHES) + 1;
-    c->y_extension = CSC_F(d, g, D_POST_Y_EXTENSION, Y_EXTENSION);
-    c->entries = CSC_F(d, g, D_ENTRY_PER_SLICE, ENTRIES) + 1;
-    c->weight_compressed = CSC_F(d, g, D_WEIGHT_FORMAT, WEIGHT_FORMAT) ==
+    c->width = CSC_F(r, D_DATAIN_SIZE_EXT_0, DATAIN_WIDTH_EXT) + 1;
+    c->height = CSC_F(r, D_DATAIN_SIZE_EXT_0, DATAIN_HEIGHT_EXT) + 1;
+    c->channel = CSC_F(r, D_DATAIN_SIZE_EXT_1, DATAIN_CHANNEL_EXT) + 1;
+    c->batches = CSC_F(r, D_BATCH_NUMBER, BATCHES) + 1;
+    c->y_extension = CSC_F(r, D_POST_Y_EXTENSION, Y_EXTENSION);
+    c->entries = CSC_F(r, D_ENTRY_PER_SLICE, ENTRIES) + 1;
+    c->weight_compressed = CSC_F(r, D_WEIGHT_FORMAT, WEIGHT_FORMAT) ==
                            NVDLA_CSC_D_WEIGHT_FORMAT_0_WEIGHT_FORMAT_COMPRESSED;
-    c->kernel_w = CSC_F(d, g, D_WEIGHT_SIZE_EXT_0, WEIGHT_WIDTH_EXT) + 1;
-    c->kernel_h = CSC_F(d, g, D_WEIGHT_SIZE_EXT_0, WEIGHT_HEIGHT_EXT) + 1;
-    c->kernel_c = CSC_F(d, g, D_WEIGHT_SIZE_EXT_1, WEIGHT_CHANNEL_EXT) + 1;
-    c->kernels = CSC_F(d, g, D_WEIGHT_SIZE_EXT_1, WEIGHT_KERNEL) + 1;
-    c->weight_bytes = CSC_F(d, g, D_WEIGHT_BYTES, WEIGHT_BYTES);
-    c->out_w = CSC_F(d, g, D_DATAOUT_SIZE_0, DATAOUT_WIDTH) + 1;
-    c->out_h = CSC_F(d, g, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT) + 1;
-    c->out_c = CSC_F(d, g, D_DATAOUT_SIZE_1, DATAOUT_CHANNEL) + 1;
-    c->atomics = CSC_F(d, g, D_ATOMICS, ATOMICS) + 1;
-    c->rls_slices = CSC_F(d, g, D_RELEASE, RLS_SLICES) + 1;
-    c->stride_x = CSC_F(d, g, D_CONV_STRIDE_EXT, CONV_X_STRIDE_EXT) + 1;
-    c->stride_y = CSC_F(d, g, D_CONV_STRIDE_EXT, CONV_Y_STRIDE_EXT) + 1;
-    c->dil_x = CSC_F(d, g, D_DILATION_EXT, X_DILATION_EXT) + 1;
-    c->dil_y = CSC_F(d, g, D_DILATION_EXT, Y_DILATION_EXT) + 1;
-    c->pad_left = CSC_F(d, g, D_ZERO_PADDING, PAD_LEFT);
-    c->pad_top = CSC_F(d, g, D_ZERO_PADDING, PAD_TOP);
-    c->pad_value = CSC_F(d, g, D_ZERO_PADDING_VALUE, PAD_VALUE);
-    c->data_bank = CSC_F(d, g, D_BANK, DATA_BANK) + 1;
-    c->weight_bank = CSC_F(d, g, D_BANK, WEIGHT_BANK) + 1;
+    c->kernel_w = CSC_F(r, D_WEIGHT_SIZE_EXT_0, WEIGHT_WIDTH_EXT) + 1;
+    c->kernel_h = CSC_F(r, D_WEIGHT_SIZE_EXT_0, WEIGHT_HEIGHT_EXT) + 1;
+    c->kernel_c = CSC_F(r, D_WEIGHT_SIZE_EXT_1, WEIGHT_CHANNEL_EXT) + 1;
+    c->kernels = CSC_F(r, D_WEIGHT_SIZE_EXT_1, WEIGHT_KERNEL) + 1;
+    c->weight_bytes = CSC_F(r, D_WEIGHT_BYTES, WEIGHT_BYTES);
+    c->out_w = CSC_F(r, D_DATAOUT_SIZE_0, DATAOUT_WIDTH) + 1;
+    c->out_h = CSC_F(r, D_DATAOUT_SIZE_0, DATAOUT_HEIGHT) + 1;
+    c->out_c = CSC_F(r, D_DATAOUT_SIZE_1, DATAOUT_CHANNEL) + 1;
+    c->atomics = CSC_F(r, D_ATOMICS, ATOMICS) + 1;
+    c->rls_slices = CSC_F(r, D_RELEASE, RLS_SLICES) + 1;
+    c->stride_x = CSC_F(r, D_CONV_STRIDE_EXT, CONV_X_STRIDE_EXT) + 1;
+    c->stride_y = CSC_F(r, D_CONV_STRIDE_EXT, CONV_Y_STRIDE_EXT) + 1;
+    c->dil_x = CSC_F(r, D_DILATION_EXT, X_DILATION_EXT) + 1;
+    c->dil_y = CSC_F(r, D_DILATION_EXT, Y_DILATION_EXT) + 1;
+    c->pad_left = CSC_F(r, D_ZERO_PADDING, PAD_LEFT);
+    c->pad_top = CSC_F(r, D_ZERO_PADDING, PAD_TOP);
+    c->pad_value = CSC_F(r, D_ZERO_PADDING_VALUE, PAD_VALUE);
+    c->data_bank = CSC_F(r, D_BANK, DATA_BANK) + 1;
+    c->weight_bank = CSC_F(r, D_BANK, WEIGHT_BANK) + 1;
 }
 
 /*

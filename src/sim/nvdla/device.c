@@ -122,19 +122,14 @@ static void layer_traffic(void *owner, int write, size_t bytes)
 
 /* ---- accessors for engines ------------------------------------------------ */
 
-uint32_t dla_reg(const struct dla_dev *d, uint32_t addr, unsigned group)
+const struct dla_regfile *dla_dev_rf(const struct dla_dev *d)
 {
-    return dla_regfile_get(&d->rf, addr, group);
+    return &d->rf;
 }
 
-unsigned dla_consumer(const struct dla_dev *d, enum nvdla_unit u)
+struct dla_regfile *dla_dev_rf_hw(struct dla_dev *d)
 {
-    return d->rf.unit[u].consumer;
-}
-
-void dla_reg_hw_set(struct dla_dev *d, uint32_t addr, unsigned group, uint32_t v)
-{
-    dla_regfile_hw_set(&d->rf, addr, group, v);
+    return &d->rf;
 }
 
 const struct dla_config *dla_cfg(const struct dla_dev *d)

@@ -219,9 +219,25 @@ struct sdp_stats {
 
 /* ---- register access -------------------------------------------------------- */
 
-#define SDP_R(d, g, REG) dla_reg((d), NVDLA_SDP_##REG, (g))
-/* SDP_RDMA registers come from SDP_RDMA's own consumer group. */
-#define RDMA_R(d, REG) dla_reg((d), NVDLA_SDP_RDMA_##REG, dla_consumer((d), NVDLA_UNIT_SDP_RDMA))
+/* The decode's registers: SDP's in the group executed, SDP_RDMA's in its
+ * own consumer group, copied as arrays (dla_unit_values) up to each unit's
+ * last register. */
+#define SDP_WORDS (DLA_REG_WORD(NVDLA_SDP_D_PERF_LUT_LO_HIT_0) + 1u)
+#define SDP_RDMA_WORDS (DLA_REG_WORD(NVDLA_SDP_RDMA_D_PERF_ERDMA_READ_STALL_0) + 1u)
+struct sdp_regs {
+    uint32_t sdp[SDP_WORDS], rdma[SDP_RDMA_WORDS];
+};
+
+static void sdp_regs_of(const struct dla_dev *d, unsigned g, struct sdp_regs *r)
+{
+    dla_unit_values(d, NVDLA_UNIT_SDP, g, r->sdp, SDP_WORDS);
+    dla_unit_values(d, NVDLA_UNIT_SDP_RDMA, dla_consumer(d, NVDLA_UNIT_SDP_RDMA), r->rdma,
+                    SDP_RDMA_WORDS);
+}
+
+#define SDP_R(r, REG) DLA_REG_AT((r)->sdp, NVDLA_SDP_##REG)
+#define RDMA_R(r, REG) DLA_REG_AT((r)->rdma, NVDLA_SDP_RDMA_##REG)
+#define SDP_F(r, REG, FIELD) DLA_FIELD(SDP_R(r, REG), NVDLA_SDP_##REG##_##FIELD)
 #define SDP_FLD(v, REG, FIELD) DLA_FIELD((v), REG##_##FIELD)
 
 static uint64_t addr_mask_of(const struct dla_config *cfg)
@@ -245,28 +261,28 @@ static uint64_t atom_stride(const struct dla_config *cfg, uint32_t v)
 
 /* Which operands the data path reads from memory (only stages the
  * configuration has, not bypassed, with SRC = MEM). */
-static void core_mem_use(const struct dla_dev *d, unsigned g, int use[SRC_N])
+static void core_mem_use(const struct dla_dev *d, const struct sdp_regs *r, int use[SRC_N])
 {
     const struct dla_config *cfg = dla_cfg(d);
-    uint32_t bs = SDP_R(d, g, D_DP_BS_CFG_0);
-    uint32_t bn = SDP_R(d, g, D_DP_BN_CFG_0);
-    uint32_t ew = SDP_R(d, g, D_DP_EW_CFG_0);
+    uint32_t bs = SDP_R(r, D_DP_BS_CFG_0);
+    uint32_t bn = SDP_R(r, D_DP_BN_CFG_0);
+    uint32_t ew = SDP_R(r, D_DP_EW_CFG_0);
     int bs_en = cfg->sdp_bs_enable && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
     int bn_en = cfg->sdp_bn_enable && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
     int ew_en = cfg->sdp_ew_enable && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_BYPASS);
 
     use[SRC_BS_ALU] = bs_en && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_BYPASS) &&
-                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_ALU_CFG_0, BS_ALU_SRC);
+                      SDP_F(r, D_DP_BS_ALU_CFG_0, BS_ALU_SRC);
     use[SRC_BS_MUL] = bs_en && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_BYPASS) &&
-                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SRC);
+                      SDP_F(r, D_DP_BS_MUL_CFG_0, BS_MUL_SRC);
     use[SRC_BN_ALU] = bn_en && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_BYPASS) &&
-                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SRC);
+                      SDP_F(r, D_DP_BN_ALU_CFG_0, BN_ALU_SRC);
     use[SRC_BN_MUL] = bn_en && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_BYPASS) &&
-                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SRC);
+                      SDP_F(r, D_DP_BN_MUL_CFG_0, BN_MUL_SRC);
     use[SRC_EW_ALU] = ew_en && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_BYPASS) &&
-                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_SRC);
+                      SDP_F(r, D_DP_EW_ALU_CFG_0, EW_ALU_SRC);
     use[SRC_EW_MUL] = ew_en && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_BYPASS) &&
-                      DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_SRC);
+                      SDP_F(r, D_DP_EW_MUL_CFG_0, EW_MUL_SRC);
 }
 
 int dla_sdp_flying(const struct dla_dev *d, unsigned group)
@@ -289,7 +305,9 @@ int dla_sdp_needs_rdma(const struct dla_dev *d, unsigned group)
     if (!dla_sdp_flying(d, group)) {
         return 1;
     }
-    core_mem_use(d, group, use);
+    struct sdp_regs regs;
+    sdp_regs_of(d, group, &regs);
+    core_mem_use(d, &regs, use);
     for (int i = 0; i < SRC_N; i++) {
         if (use[i]) {
             return 1;
@@ -300,13 +318,13 @@ int dla_sdp_needs_rdma(const struct dla_dev *d, unsigned group)
 
 /* ---- decode ----------------------------------------------------------------- */
 
-static void decode_x(const struct dla_dev *d, unsigned g, int bn, struct sdp_x_cfg *x)
+static void decode_x(const struct dla_dev *d, const struct sdp_regs *r, int bn, struct sdp_x_cfg *x)
 {
     const struct dla_config *cfg = dla_cfg(d);
     if (!bn) {
-        uint32_t v = SDP_R(d, g, D_DP_BS_CFG_0);
-        uint32_t a = SDP_R(d, g, D_DP_BS_ALU_CFG_0);
-        uint32_t m = SDP_R(d, g, D_DP_BS_MUL_CFG_0);
+        uint32_t v = SDP_R(r, D_DP_BS_CFG_0);
+        uint32_t a = SDP_R(r, D_DP_BS_ALU_CFG_0);
+        uint32_t m = SDP_R(r, D_DP_BS_MUL_CFG_0);
         x->en = cfg->sdp_bs_enable && !SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
         x->alu_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_BYPASS);
         x->alu_algo = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_ALGO);
@@ -318,12 +336,12 @@ static void decode_x(const struct dla_dev *d, unsigned g, int bn, struct sdp_x_c
         x->mul_mem = (int)SDP_FLD(m, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SRC);
         /* the 8-bit field feeds a 6-bit shifter (NV_NVDLA_SDP_core.v) */
         x->mul_shift = SDP_FLD(m, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SHIFT_VALUE) & 63u;
-        x->alu_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_ALU_SRC_VALUE_0, BS_ALU_OPERAND), 16);
-        x->mul_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BS_MUL_SRC_VALUE_0, BS_MUL_OPERAND), 16);
+        x->alu_op = dla_sext(SDP_F(r, D_DP_BS_ALU_SRC_VALUE_0, BS_ALU_OPERAND), 16);
+        x->mul_op = dla_sext(SDP_F(r, D_DP_BS_MUL_SRC_VALUE_0, BS_MUL_OPERAND), 16);
     } else {
-        uint32_t v = SDP_R(d, g, D_DP_BN_CFG_0);
-        uint32_t a = SDP_R(d, g, D_DP_BN_ALU_CFG_0);
-        uint32_t m = SDP_R(d, g, D_DP_BN_MUL_CFG_0);
+        uint32_t v = SDP_R(r, D_DP_BN_CFG_0);
+        uint32_t a = SDP_R(r, D_DP_BN_ALU_CFG_0);
+        uint32_t m = SDP_R(r, D_DP_BN_MUL_CFG_0);
         x->en = cfg->sdp_bn_enable && !SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
         x->alu_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_BYPASS);
         x->alu_algo = (int)SDP_FLD(v, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_ALGO);
@@ -334,17 +352,17 @@ static void decode_x(const struct dla_dev *d, unsigned g, int bn, struct sdp_x_c
         x->alu_shift = SDP_FLD(a, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SHIFT_VALUE) & 63u;
         x->mul_mem = (int)SDP_FLD(m, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SRC);
         x->mul_shift = SDP_FLD(m, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SHIFT_VALUE) & 63u;
-        x->alu_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_ALU_SRC_VALUE_0, BN_ALU_OPERAND), 16);
-        x->mul_op = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_MUL_SRC_VALUE_0, BN_MUL_OPERAND), 16);
+        x->alu_op = dla_sext(SDP_F(r, D_DP_BN_ALU_SRC_VALUE_0, BN_ALU_OPERAND), 16);
+        x->mul_op = dla_sext(SDP_F(r, D_DP_BN_MUL_SRC_VALUE_0, BN_MUL_OPERAND), 16);
     }
 }
 
-static void decode_ew(const struct dla_dev *d, unsigned g, struct sdp_ew_cfg *e)
+static void decode_ew(const struct dla_dev *d, const struct sdp_regs *r, struct sdp_ew_cfg *e)
 {
     const struct dla_config *cfg = dla_cfg(d);
-    uint32_t v = SDP_R(d, g, D_DP_EW_CFG_0);
-    uint32_t a = SDP_R(d, g, D_DP_EW_ALU_CFG_0);
-    uint32_t m = SDP_R(d, g, D_DP_EW_MUL_CFG_0);
+    uint32_t v = SDP_R(r, D_DP_EW_CFG_0);
+    uint32_t a = SDP_R(r, D_DP_EW_ALU_CFG_0);
+    uint32_t m = SDP_R(r, D_DP_EW_MUL_CFG_0);
     e->en = cfg->sdp_ew_enable && !SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_BYPASS);
     e->alu_bypass = (int)SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_BYPASS);
     e->alu_algo = (int)SDP_FLD(v, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_ALGO);
@@ -357,30 +375,30 @@ static void decode_ew(const struct dla_dev *d, unsigned g, struct sdp_ew_cfg *e)
     e->alu_cvt.bypass = (int)SDP_FLD(a, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_CVT_BYPASS);
     e->mul_mem = (int)SDP_FLD(m, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_SRC);
     e->mul_cvt.bypass = (int)SDP_FLD(m, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_CVT_BYPASS);
-    e->alu_op = (int32_t)SDP_R(d, g, D_DP_EW_ALU_SRC_VALUE_0);
-    e->mul_op = (int32_t)SDP_R(d, g, D_DP_EW_MUL_SRC_VALUE_0);
-    e->alu_cvt.offset = (int32_t)SDP_R(d, g, D_DP_EW_ALU_CVT_OFFSET_VALUE_0);
-    e->alu_cvt.scale = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_ALU_CVT_SCALE_VALUE_0,
+    e->alu_op = (int32_t)SDP_R(r, D_DP_EW_ALU_SRC_VALUE_0);
+    e->mul_op = (int32_t)SDP_R(r, D_DP_EW_MUL_SRC_VALUE_0);
+    e->alu_cvt.offset = (int32_t)SDP_R(r, D_DP_EW_ALU_CVT_OFFSET_VALUE_0);
+    e->alu_cvt.scale = dla_sext(SDP_F(r, D_DP_EW_ALU_CVT_SCALE_VALUE_0,
                                               EW_ALU_CVT_SCALE), 16);
-    e->alu_cvt.truncate = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_ALU_CVT_TRUNCATE_VALUE_0,
+    e->alu_cvt.truncate = SDP_F(r, D_DP_EW_ALU_CVT_TRUNCATE_VALUE_0,
                                         EW_ALU_CVT_TRUNCATE);
-    e->mul_cvt.offset = (int32_t)SDP_R(d, g, D_DP_EW_MUL_CVT_OFFSET_VALUE_0);
-    e->mul_cvt.scale = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_MUL_CVT_SCALE_VALUE_0,
+    e->mul_cvt.offset = (int32_t)SDP_R(r, D_DP_EW_MUL_CVT_OFFSET_VALUE_0);
+    e->mul_cvt.scale = dla_sext(SDP_F(r, D_DP_EW_MUL_CVT_SCALE_VALUE_0,
                                               EW_MUL_CVT_SCALE), 16);
-    e->mul_cvt.truncate = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_MUL_CVT_TRUNCATE_VALUE_0,
+    e->mul_cvt.truncate = SDP_F(r, D_DP_EW_MUL_CVT_TRUNCATE_VALUE_0,
                                         EW_MUL_CVT_TRUNCATE);
-    e->truncate = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_EW_TRUNCATE_VALUE_0, EW_TRUNCATE);
+    e->truncate = SDP_F(r, D_DP_EW_TRUNCATE_VALUE_0, EW_TRUNCATE);
 }
 
 /* S_LUT_* are single registers (not per group). */
-static void decode_lut(const struct dla_dev *d, unsigned g, struct sdp_lut_cfg *l)
+static void decode_lut(const struct dla_dev *d, const struct sdp_regs *r, struct sdp_lut_cfg *l)
 {
-    uint32_t c = SDP_R(d, g, S_LUT_CFG_0);
-    uint32_t info = SDP_R(d, g, S_LUT_INFO_0);
-    uint32_t les = SDP_R(d, g, S_LUT_LE_SLOPE_SCALE_0);
-    uint32_t lesh = SDP_R(d, g, S_LUT_LE_SLOPE_SHIFT_0);
-    uint32_t los = SDP_R(d, g, S_LUT_LO_SLOPE_SCALE_0);
-    uint32_t losh = SDP_R(d, g, S_LUT_LO_SLOPE_SHIFT_0);
+    uint32_t c = SDP_R(r, S_LUT_CFG_0);
+    uint32_t info = SDP_R(r, S_LUT_INFO_0);
+    uint32_t les = SDP_R(r, S_LUT_LE_SLOPE_SCALE_0);
+    uint32_t lesh = SDP_R(r, S_LUT_LE_SLOPE_SHIFT_0);
+    uint32_t los = SDP_R(r, S_LUT_LO_SLOPE_SCALE_0);
+    uint32_t losh = SDP_R(r, S_LUT_LO_SLOPE_SHIFT_0);
 
     l->le_expn = SDP_FLD(c, NVDLA_SDP_S_LUT_CFG_0, LUT_LE_FUNCTION) ==
                  NVDLA_SDP_S_LUT_CFG_0_LUT_LE_FUNCTION_EXPONENT;
@@ -390,10 +408,10 @@ static void decode_lut(const struct dla_dev *d, unsigned g, struct sdp_lut_cfg *
     l->le_offset = dla_sext(SDP_FLD(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LE_INDEX_OFFSET), 8);
     l->le_sel = dla_sext(SDP_FLD(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LE_INDEX_SELECT), 8);
     l->lo_sel = dla_sext(SDP_FLD(info, NVDLA_SDP_S_LUT_INFO_0, LUT_LO_INDEX_SELECT), 8);
-    l->le_start = (int32_t)SDP_R(d, g, S_LUT_LE_START_0);
-    l->le_end = (int32_t)SDP_R(d, g, S_LUT_LE_END_0);
-    l->lo_start = (int32_t)SDP_R(d, g, S_LUT_LO_START_0);
-    l->lo_end = (int32_t)SDP_R(d, g, S_LUT_LO_END_0);
+    l->le_start = (int32_t)SDP_R(r, S_LUT_LE_START_0);
+    l->le_end = (int32_t)SDP_R(r, S_LUT_LE_END_0);
+    l->lo_start = (int32_t)SDP_R(r, S_LUT_LO_START_0);
+    l->lo_end = (int32_t)SDP_R(r, S_LUT_LO_END_0);
     l->le_uscale = (int16_t)dla_sext(SDP_FLD(les, NVDLA_SDP_S_LUT_LE_SLOPE_SCALE_0, LUT_LE_SLOPE_UFLOW_SCALE), 16);
     l->le_oscale = (int16_t)dla_sext(SDP_FLD(les, NVDLA_SDP_S_LUT_LE_SLOPE_SCALE_0, LUT_LE_SLOPE_OFLOW_SCALE), 16);
     l->lo_uscale = (int16_t)dla_sext(SDP_FLD(los, NVDLA_SDP_S_LUT_LO_SLOPE_SCALE_0, LUT_LO_SLOPE_UFLOW_SCALE), 16);
@@ -414,7 +432,7 @@ static const char *const src_name[SRC_N] = {"BS ALU", "BS MUL", "BN ALU",
 
 /* Decode one of BRDMA (0), NRDMA (1), ERDMA (2) and check it delivers the
  * operands the data path reads. */
-static int decode_stream(struct dla_dev *d, int which, struct sdp_cfg *c)
+static int decode_stream(struct dla_dev *d, const struct sdp_regs *r, int which, struct sdp_cfg *c)
 {
     static const char *const dma_name[3] = {"BRDMA", "NRDMA", "ERDMA"};
     static const char *const reg_name[3] = {"D_BRDMA_CFG_0", "D_NRDMA_CFG_0", "D_ERDMA_CFG_0"};
@@ -423,23 +441,23 @@ static int decode_stream(struct dla_dev *d, int which, struct sdp_cfg *c)
         uint32_t cfgv, lo, hi, line, surf;
     } f;
     if (which == 0) {
-        f.cfgv = RDMA_R(d, D_BRDMA_CFG_0);
-        f.lo = RDMA_R(d, D_BS_BASE_ADDR_LOW_0);
-        f.hi = RDMA_R(d, D_BS_BASE_ADDR_HIGH_0);
-        f.line = RDMA_R(d, D_BS_LINE_STRIDE_0);
-        f.surf = RDMA_R(d, D_BS_SURFACE_STRIDE_0);
+        f.cfgv = RDMA_R(r, D_BRDMA_CFG_0);
+        f.lo = RDMA_R(r, D_BS_BASE_ADDR_LOW_0);
+        f.hi = RDMA_R(r, D_BS_BASE_ADDR_HIGH_0);
+        f.line = RDMA_R(r, D_BS_LINE_STRIDE_0);
+        f.surf = RDMA_R(r, D_BS_SURFACE_STRIDE_0);
     } else if (which == 1) {
-        f.cfgv = RDMA_R(d, D_NRDMA_CFG_0);
-        f.lo = RDMA_R(d, D_BN_BASE_ADDR_LOW_0);
-        f.hi = RDMA_R(d, D_BN_BASE_ADDR_HIGH_0);
-        f.line = RDMA_R(d, D_BN_LINE_STRIDE_0);
-        f.surf = RDMA_R(d, D_BN_SURFACE_STRIDE_0);
+        f.cfgv = RDMA_R(r, D_NRDMA_CFG_0);
+        f.lo = RDMA_R(r, D_BN_BASE_ADDR_LOW_0);
+        f.hi = RDMA_R(r, D_BN_BASE_ADDR_HIGH_0);
+        f.line = RDMA_R(r, D_BN_LINE_STRIDE_0);
+        f.surf = RDMA_R(r, D_BN_SURFACE_STRIDE_0);
     } else {
-        f.cfgv = RDMA_R(d, D_ERDMA_CFG_0);
-        f.lo = RDMA_R(d, D_EW_BASE_ADDR_LOW_0);
-        f.hi = RDMA_R(d, D_EW_BASE_ADDR_HIGH_0);
-        f.line = RDMA_R(d, D_EW_LINE_STRIDE_0);
-        f.surf = RDMA_R(d, D_EW_SURFACE_STRIDE_0);
+        f.cfgv = RDMA_R(r, D_ERDMA_CFG_0);
+        f.lo = RDMA_R(r, D_EW_BASE_ADDR_LOW_0);
+        f.hi = RDMA_R(r, D_EW_BASE_ADDR_HIGH_0);
+        f.line = RDMA_R(r, D_EW_LINE_STRIDE_0);
+        f.surf = RDMA_R(r, D_EW_SURFACE_STRIDE_0);
     }
     /* the three *RDMA_CFG registers share one field layout */
     unsigned disable = SDP_FLD(f.cfgv, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DISABLE);
@@ -506,13 +524,13 @@ static int check_precision(struct dla_dev *d, const char *what, uint32_t p)
                      p == 2 ? "FP16" : "reserved");
 }
 
-static int decode_rdma(struct dla_dev *d, struct sdp_cfg *c, uint32_t proc)
+static int decode_rdma(struct dla_dev *d, const struct sdp_regs *r, struct sdp_cfg *c, uint32_t proc)
 {
     const struct dla_config *cfg = dla_cfg(d);
-    uint32_t w = RDMA_R(d, D_DATA_CUBE_WIDTH_0);
-    uint32_t h = RDMA_R(d, D_DATA_CUBE_HEIGHT_0);
-    uint32_t ch = RDMA_R(d, D_DATA_CUBE_CHANNEL_0);
-    uint32_t fm = RDMA_R(d, D_FEATURE_MODE_CFG_0);
+    uint32_t w = RDMA_R(r, D_DATA_CUBE_WIDTH_0);
+    uint32_t h = RDMA_R(r, D_DATA_CUBE_HEIGHT_0);
+    uint32_t ch = RDMA_R(r, D_DATA_CUBE_CHANNEL_0);
+    uint32_t fm = RDMA_R(r, D_FEATURE_MODE_CFG_0);
     w = SDP_FLD(w, NVDLA_SDP_RDMA_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
     h = SDP_FLD(h, NVDLA_SDP_RDMA_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
     ch = SDP_FLD(ch, NVDLA_SDP_RDMA_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
@@ -555,15 +573,15 @@ static int decode_rdma(struct dla_dev *d, struct sdp_cfg *c, uint32_t proc)
                              "NVDLA)",
                              in_p, proc_p);
         }
-        c->src_port = dla_ram_port(RDMA_R(d, D_SRC_DMA_CFG_0) &
+        c->src_port = dla_ram_port(RDMA_R(r, D_SRC_DMA_CFG_0) &
                                    NVDLA_SDP_RDMA_D_SRC_DMA_CFG_0_SRC_RAM_TYPE__MASK);
-        c->src_base = atom_addr(cfg, RDMA_R(d, D_SRC_BASE_ADDR_HIGH_0),
-                                RDMA_R(d, D_SRC_BASE_ADDR_LOW_0));
-        c->src_line = atom_stride(cfg, RDMA_R(d, D_SRC_LINE_STRIDE_0));
-        c->src_surf = atom_stride(cfg, RDMA_R(d, D_SRC_SURFACE_STRIDE_0));
+        c->src_base = atom_addr(cfg, RDMA_R(r, D_SRC_BASE_ADDR_HIGH_0),
+                                RDMA_R(r, D_SRC_BASE_ADDR_LOW_0));
+        c->src_line = atom_stride(cfg, RDMA_R(r, D_SRC_LINE_STRIDE_0));
+        c->src_surf = atom_stride(cfg, RDMA_R(r, D_SRC_SURFACE_STRIDE_0));
     }
     for (int i = 0; i < 3; i++) {
-        int rc = decode_stream(d, i, c);
+        int rc = decode_stream(d, r, i, c);
         if (rc) {
             return rc;
         }
@@ -602,17 +620,20 @@ static void prepare_lanes(struct sdp_cfg *c)
 static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
 {
     const struct dla_config *cfg = dla_cfg(d);
+    struct sdp_regs regs;
+    const struct sdp_regs *r = &regs;
+    sdp_regs_of(d, g, &regs);
     memset(c, 0, sizeof(*c));
-    uint32_t fm = SDP_R(d, g, D_FEATURE_MODE_CFG_0);
-    uint32_t df = SDP_R(d, g, D_DATA_FORMAT_0);
-    uint32_t pe = SDP_R(d, g, D_PERF_ENABLE_0);
+    uint32_t fm = SDP_R(r, D_FEATURE_MODE_CFG_0);
+    uint32_t df = SDP_R(r, D_DATA_FORMAT_0);
+    uint32_t pe = SDP_R(r, D_PERF_ENABLE_0);
     uint32_t proc = SDP_FLD(df, NVDLA_SDP_D_DATA_FORMAT_0, PROC_PRECISION);
     uint32_t outp = SDP_FLD(df, NVDLA_SDP_D_DATA_FORMAT_0, OUT_PRECISION);
     int rc;
 
-    c->w = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
-    c->h = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
-    c->c = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
+    c->w = SDP_F(r, D_DATA_CUBE_WIDTH_0, WIDTH) + 1;
+    c->h = SDP_F(r, D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1;
+    c->c = SDP_F(r, D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1;
     c->flying = SDP_FLD(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, FLYING_MODE) ==
                 NVDLA_SDP_D_FEATURE_MODE_CFG_0_FLYING_MODE_ON;
     c->to_pdp = SDP_FLD(fm, NVDLA_SDP_D_FEATURE_MODE_CFG_0, OUTPUT_DST) ==
@@ -658,29 +679,29 @@ static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
                          c->batches - 1);
     }
 
-    decode_x(d, g, 0, &c->x[0]);
-    decode_x(d, g, 1, &c->x[1]);
-    decode_ew(d, g, &c->ew);
+    decode_x(d, r, 0, &c->x[0]);
+    decode_x(d, r, 1, &c->x[1]);
+    decode_ew(d, r, &c->ew);
     if (c->ew.lut) {
-        decode_lut(d, g, &c->lut);
+        decode_lut(d, r, &c->lut);
     }
     /* ref: NV_NVDLA_SDP_core.v cfg_mode_eql */
     c->eql = c->ew.en && !c->ew.alu_bypass &&
              c->ew.alu_algo == NVDLA_SDP_D_DP_EW_CFG_0_EW_ALU_ALGO_EQL;
-    core_mem_use(d, g, c->src_used);
+    core_mem_use(d, r, c->src_used);
 
-    c->cvt_offset = (int32_t)SDP_R(d, g, D_CVT_OFFSET_0);
-    c->cvt_scale = dla_sext(DLA_REG_FIELD(d, g, NVDLA_SDP_D_CVT_SCALE_0, CVT_SCALE), 16);
-    c->cvt_shift = DLA_REG_FIELD(d, g, NVDLA_SDP_D_CVT_SHIFT_0, CVT_SHIFT);
+    c->cvt_offset = (int32_t)SDP_R(r, D_CVT_OFFSET_0);
+    c->cvt_scale = dla_sext(SDP_F(r, D_CVT_SCALE_0, CVT_SCALE), 16);
+    c->cvt_shift = SDP_F(r, D_CVT_SHIFT_0, CVT_SHIFT);
     prepare_lanes(c);
 
     if (!c->to_pdp) {
-        c->dst_port = dla_ram_port(DLA_REG_FIELD(d, g, NVDLA_SDP_D_DST_DMA_CFG_0, DST_RAM_TYPE));
-        c->dst_base = atom_addr(cfg, SDP_R(d, g, D_DST_BASE_ADDR_HIGH_0),
-                                SDP_R(d, g, D_DST_BASE_ADDR_LOW_0));
-        c->dst_line = atom_stride(cfg, SDP_R(d, g, D_DST_LINE_STRIDE_0));
-        c->dst_surf = atom_stride(cfg, SDP_R(d, g, D_DST_SURFACE_STRIDE_0));
-        c->dst_batch = atom_stride(cfg, SDP_R(d, g, D_DST_BATCH_STRIDE_0));
+        c->dst_port = dla_ram_port(SDP_F(r, D_DST_DMA_CFG_0, DST_RAM_TYPE));
+        c->dst_base = atom_addr(cfg, SDP_R(r, D_DST_BASE_ADDR_HIGH_0),
+                                SDP_R(r, D_DST_BASE_ADDR_LOW_0));
+        c->dst_line = atom_stride(cfg, SDP_R(r, D_DST_LINE_STRIDE_0));
+        c->dst_surf = atom_stride(cfg, SDP_R(r, D_DST_SURFACE_STRIDE_0));
+        c->dst_batch = atom_stride(cfg, SDP_R(r, D_DST_BATCH_STRIDE_0));
     }
 
     int need_rdma = !c->flying;
@@ -688,7 +709,7 @@ static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
         need_rdma |= c->src_used[i];
     }
     if (need_rdma) {
-        return decode_rdma(d, c, proc);
+        return decode_rdma(d, r, c, proc);
     }
     return 0;
 }

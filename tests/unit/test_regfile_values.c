@@ -1,0 +1,106 @@
+/*
+ * dla_regfile_unit_values (src/sim/core/regfile.c): a unit's registers of a
+ * group copied as one array, which the engines' decodes read instead of one
+ * dla_regfile_get a register.  The reference is dla_regfile_get at every
+ * word of the unit's window, for every unit of both register databases, both
+ * groups and every array length up to the window's last register (so the
+ * two-block copy, its single/dual boundary and the word-by-word fallback,
+ * ROM and gaps included, are all checked).  Every register holds a value
+ * that differs by group and by register, so a value from the wrong group or
+ * the wrong register shows.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "sim/core/regfile.h"
+
+static const struct dla_pointer_ops no_hooks = {0};
+
+static uint32_t value_of(unsigned index, unsigned group)
+{
+    return 0x9e3779b9u * (index + 1u) ^ (group ? 0xa5a50000u : 0x00005a5au);
+}
+
+/* Words from the unit's base to its last register. */
+static unsigned window_words(const struct regdb *db, unsigned u)
+{
+    const struct nvdla_unit_desc *ud = &db->units[u];
+    const struct nvdla_reg_desc *last = &db->regs[ud->first_reg + ud->n_regs - 1u];
+    return (last->addr - ud->base) / 4u + 1u;
+}
+
+static void check_db(const struct regdb *db)
+{
+    struct dla_regfile rf;
+    assert_int_equal(dla_regfile_init(&rf, db, &no_hooks), 0);
+    for (unsigned i = 0; i < db->n_regs; i++) {
+        rf.val[0][i] = value_of(i, 0);
+        rf.val[1][i] = value_of(i, 1);
+    }
+    unsigned copied = 0;
+    for (unsigned u = 0; u < db->n_units; u++) {
+        unsigned words = window_words(db, u);
+        assert_true(words <= 1024u);
+        copied += rf.unit[u].view_n;
+        for (unsigned g = 0; g < 2; g++) {
+            for (unsigned n = 0; n <= words; n++) {
+                uint32_t out[1025];
+                memset(out, 0xee, sizeof(out));
+                dla_regfile_unit_values(&rf, u, g, out, n);
+                for (unsigned k = 0; k < n; k++) {
+                    uint32_t want = dla_regfile_get(&rf, db->units[u].base + 4u * k, g);
+                    if (out[k] != want) {
+                        fail_msg("%s unit %s group %u n %u word %u: 0x%08x, expected 0x%08x",
+                                 db->name, db->units[u].name, g, n, k, out[k], want);
+                    }
+                }
+                assert_int_equal(out[n], 0xeeeeeeeeu); /* nothing written beyond n */
+            }
+        }
+    }
+    assert_true(copied > 0); /* the two-block copy is used, not only the fallback */
+    dla_regfile_free(&rf);
+}
+
+static void test_nvdla(void **state)
+{
+    (void)state;
+    check_db(&nvdla_db);
+}
+
+static void test_rk3588(void **state)
+{
+    (void)state;
+    check_db(&rk3588_db);
+}
+
+/* The layout the two-block copy relies on, for the units the engines decode
+ * this way (CDMA, CSC, SDP, SDP_RDMA): every register one a word, singles then duals. */
+static void test_nvdla_engine_units_copied(void **state)
+{
+    (void)state;
+    struct dla_regfile rf;
+    assert_int_equal(dla_regfile_init(&rf, &nvdla_db, &no_hooks), 0);
+    static const unsigned units[] = {NVDLA_UNIT_CDMA, NVDLA_UNIT_CSC, NVDLA_UNIT_SDP,
+                                     NVDLA_UNIT_SDP_RDMA};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        assert_int_equal(rf.unit[units[i]].view_n, nvdla_units[units[i]].n_regs);
+        assert_true(rf.unit[units[i]].view_dual_lo < rf.unit[units[i]].view_n);
+    }
+    dla_regfile_free(&rf);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nvdla),
+        cmocka_unit_test(test_rk3588),
+        cmocka_unit_test(test_nvdla_engine_units_copied),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
