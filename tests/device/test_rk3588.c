@@ -1195,9 +1195,10 @@ static void record_task(void *opaque, const struct dlasim_layer_info *li)
     s->n++;
 }
 
-/* Random convolutions (direct and depthwise) to memory, then a 2x2 max pool
- * of their output as a second task: two reports, "conv" with the shape the
- * test drew (MACs counted from it), then "pdp". */
+/* Random convolutions (direct and depthwise) to memory, then a 1x1 max pool
+ * of their output as a second task (every drawn shape has one): two
+ * reports, "conv" with the shape the test drew (MACs counted from it), then
+ * "pdp". */
 static void observer_case(uint64_t seed, int dw)
 {
     uint64_t s = seed;

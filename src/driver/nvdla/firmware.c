@@ -286,20 +286,14 @@ static int raise_event(struct nvrt_fw *fw, int16_t op, const struct dlasim_rt_co
 static int update_consumers(struct nvrt_fw *fw, int16_t op, uint8_t event)
 {
     const struct dlasim_rt_op *d = &fw->net->ops[op];
-    for (int i = 0; i < DLASIM_RT_OP_NUM; i++) {
-        const struct dlasim_rt_consumer *c = &d->consumers[i];
+    for (int i = 0; i <= DLASIM_RT_OP_NUM; i++) { /* the consumers, then the fused parent */
+        const struct dlasim_rt_consumer *c = i < DLASIM_RT_OP_NUM ? &d->consumers[i]
+                                                                  : &d->fused_parent;
         if (c->event == event && c->index != -1) {
             int rc = raise_event(fw, op, c, event);
             if (rc) {
                 return rc;
             }
-        }
-    }
-    const struct dlasim_rt_consumer *c = &d->fused_parent;
-    if (c->event == event && c->index != -1) {
-        int rc = raise_event(fw, op, c, event);
-        if (rc) {
-            return rc;
         }
     }
     return fw->rc;

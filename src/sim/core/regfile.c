@@ -32,11 +32,7 @@
 static const struct nvdla_reg_desc *lookup(const struct dla_regfile *rf, uint32_t addr,
                                            unsigned *index)
 {
-    uint32_t word = addr >> 2;
-    if ((addr & 3u) || word >= rf->n_words) {
-        return NULL;
-    }
-    uint32_t e = rf->slot[word];
+    uint32_t e = dla_regfile_entry(rf, addr);
     if (e == DLA_SLOT_NONE) {
         return NULL;
     }
@@ -262,8 +258,7 @@ static inline enum dla_write_effect write_plain(struct dla_regfile *rf, uint32_t
 
 enum dla_write_effect dla_regfile_write_slow(struct dla_regfile *rf, uint32_t addr, uint32_t v)
 {
-    uint32_t word = addr >> 2;
-    uint32_t e = !(addr & 3u) && word < rf->n_words ? rf->slot[word] : DLA_SLOT_NONE;
+    uint32_t e = dla_regfile_entry(rf, addr);
     if (e == DLA_SLOT_NONE) {
         return DLA_WRITE_UNMAPPED;
     }
@@ -344,13 +339,6 @@ uint32_t dla_regfile_get_rom(const struct dla_regfile *rf, uint32_t addr, unsign
     return rf->pp->device_read ? rf->pp->device_read(rf, &rf->regs[index], addr) : 0;
 }
 
-/* The address-table entry of addr, DLA_SLOT_NONE if no register. */
-static uint32_t entry(const struct dla_regfile *rf, uint32_t addr)
-{
-    uint32_t word = addr >> 2;
-    return !(addr & 3u) && word < rf->n_words ? rf->slot[word] : DLA_SLOT_NONE;
-}
-
 void dla_regfile_unit_values(const struct dla_regfile *rf, unsigned u, unsigned group,
                              uint32_t *out, unsigned n)
 {
@@ -368,7 +356,7 @@ void dla_regfile_unit_values(const struct dla_regfile *rf, unsigned u, unsigned 
 
 uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr)
 {
-    uint32_t e = entry(rf, addr);
+    uint32_t e = dla_regfile_entry(rf, addr);
     if (e == DLA_SLOT_NONE) {
         return 0;
     }

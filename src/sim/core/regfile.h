@@ -54,7 +54,6 @@ struct dla_unit_state {
     uint16_t view_n, view_dual_lo;
 };
 
-
 struct dla_regfile;
 
 /* What a write to a register needs of its description, 12 bytes instead of
@@ -143,8 +142,8 @@ int dla_regfile_read(struct dla_regfile *rf, uint32_t addr, uint32_t *v);
 /* A ROM register's value (the device's hook): dla_regfile_get's rare case. */
 uint32_t dla_regfile_get_rom(const struct dla_regfile *rf, uint32_t addr, unsigned index);
 /* The value of the register at addr in `group` (dual registers; 0 if
- * unmapped).  Inline, through the 12-byte dla_reg_hot: the engines decode
- * ~100 fields a layer this way (MobileNetV2: ~900 layers an image). */
+ * unmapped).  Inline, through the address-table entry's flags: the engines
+ * decode ~100 fields a layer this way (MobileNetV2: ~900 layers an image). */
 static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t addr,
                                        unsigned group);
 /* Unit u's registers as the datapath of `group` reads them, copied as one
@@ -172,14 +171,18 @@ void dla_regfile_raise(struct dla_regfile *rf, uint32_t status_bits);
 /* Raised bits the mask lets through to the interrupt line. */
 uint32_t dla_regfile_irq_pending(const struct dla_regfile *rf);
 
+/* The address-table entry of addr (DLA_SLOT_*), DLA_SLOT_NONE when no
+ * register is there: every access starts here. */
+static inline uint32_t dla_regfile_entry(const struct dla_regfile *rf, uint32_t addr)
+{
+    uint32_t word = addr >> 2;
+    return !(addr & 3u) && word < rf->n_words ? rf->slot[word] : DLA_SLOT_NONE;
+}
+
 static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t addr,
                                        unsigned group)
 {
-    uint32_t word = addr >> 2;
-    if ((addr & 3u) || word >= rf->n_words) {
-        return 0;
-    }
-    uint32_t e = rf->slot[word];
+    uint32_t e = dla_regfile_entry(rf, addr);
     if (e == DLA_SLOT_NONE) {
         return 0;
     }
@@ -194,11 +197,7 @@ static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t ad
 static inline void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group,
                                       uint32_t v)
 {
-    uint32_t word = addr >> 2;
-    if ((addr & 3u) || word >= rf->n_words) {
-        return;
-    }
-    uint32_t e = rf->slot[word];
+    uint32_t e = dla_regfile_entry(rf, addr);
     if (e != DLA_SLOT_NONE) {
         rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][e & DLA_SLOT_INDEX] = v;
     }
@@ -206,11 +205,7 @@ static inline void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, uns
 
 static inline int dla_regfile_write_plain(struct dla_regfile *rf, uint32_t addr, uint32_t v)
 {
-    uint32_t word = addr >> 2;
-    if ((addr & 3u) || word >= rf->n_words) {
-        return DLA_WRITE_NOT_PLAIN;
-    }
-    uint32_t e = rf->slot[word];
+    uint32_t e = dla_regfile_entry(rf, addr);
     if ((e & (DLA_SLOT_PLAIN | DLA_SLOT_NONE_BIT)) != DLA_SLOT_PLAIN) {
         return DLA_WRITE_NOT_PLAIN;
     }
