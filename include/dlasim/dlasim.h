@@ -132,6 +132,18 @@ void dlasim_reset(struct dlasim_dev *dev);
  * required. */
 int dlasim_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val);
 int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val);
+/* One register write of a batch. */
+struct dlasim_reg_write {
+    uint32_t addr, val;
+};
+/* n writes in order, each exactly as dlasim_csb_write makes it (OP_EN,
+ * W1C, pointer and interrupt side effects included, each before the next
+ * write).  Stops at the first failing write and returns its status with
+ * *done = the writes made before it; 0 with *done = n when all succeeded
+ * (done may be NULL).  The device takes a run of plain writes to one unit
+ * without looking at the unit's state again for each. */
+int dlasim_csb_write_n(struct dlasim_dev *dev, const struct dlasim_reg_write *w, size_t n,
+                       size_t *done);
 
 /* Host access to device memory (through the same memory interface as DMA);
  * dst/src may be NULL only when len is 0.  Writes count against

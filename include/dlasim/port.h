@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct dlasim_reg_write; /* dlasim/dlasim.h: {addr, val} */
+
 enum nvrt_domain { NVRT_DOMAIN_SYSTEM = 0, NVRT_DOMAIN_SRAM = 1 };
 
 struct nvrt_port {
@@ -45,6 +47,12 @@ struct nvrt_port {
     int alloc_zeroed;
     /* Optional: the hardware configuration's atom size etc. by spec name. */
     int (*param)(void *ctx, const char *name, uint64_t *value);
+    /* Optional: n register writes in order, each exactly as reg_write makes
+     * it; stops at the first failing write and returns its status with
+     * *done = the writes made before it (0 and *done = n when all went
+     * through).  NULL: the runtime calls reg_write n times.  Replayed
+     * programming (DLASIM_RT_PREPARED) hands it each run of writes. */
+    int (*reg_write_n)(void *ctx, const struct dlasim_reg_write *w, size_t n, size_t *done);
 };
 
 #endif

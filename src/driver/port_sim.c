@@ -26,6 +26,12 @@ static int sim_reg_write(void *ctx, uint32_t addr, uint32_t val)
     return dlasim_csb_write(sp->dev, addr, val);
 }
 
+static int sim_reg_write_n(void *ctx, const struct dlasim_reg_write *w, size_t n, size_t *done)
+{
+    struct nvrt_sim_port *sp = ctx;
+    return dlasim_csb_write_n(sp->dev, w, n, done);
+}
+
 static int sim_wait_irq(void *ctx)
 {
     struct nvrt_sim_port *sp = ctx;
@@ -114,5 +120,6 @@ void nvrt_sim_port_init(struct nvrt_sim_port *sp, struct dlasim_dev *dev)
         .mark_input = NULL,
         .alloc_zeroed = 1, /* never handed out twice; the sparse memory reads 0 */
         .param = sim_param,
+        .reg_write_n = sim_reg_write_n,
     };
 }

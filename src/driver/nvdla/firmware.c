@@ -81,6 +81,24 @@ void nvrt_wr(struct nvrt_fw *fw, uint32_t addr, uint32_t val)
     }
 }
 
+void nvrt_wr_n(struct nvrt_fw *fw, const struct dlasim_reg_write *w, size_t n)
+{
+    if (fw->rc || !n) {
+        return;
+    }
+    if ((fw->rec && !fw->rec_pause) || !fw->port->reg_write_n) {
+        for (size_t i = 0; i < n && !fw->rc; i++) {
+            nvrt_wr(fw, w[i].addr, w[i].val);
+        }
+        return;
+    }
+    size_t done = 0;
+    int rc = fw->port->reg_write_n(fw->port->ctx, w, n, &done);
+    if (rc) {
+        port_fail(fw, rc, "register write", w[done < n ? done : n - 1].addr);
+    }
+}
+
 uint32_t nvrt_rd(struct nvrt_fw *fw, uint32_t addr)
 {
     uint32_t v = 0;

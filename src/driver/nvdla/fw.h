@@ -82,6 +82,9 @@ struct nvrt_fw {
 /* Register access: errors are kept in fw->rc and reported once. */
 void nvrt_wr(struct nvrt_fw *fw, uint32_t addr, uint32_t val);
 uint32_t nvrt_rd(struct nvrt_fw *fw, uint32_t addr);
+/* n writes in order, as n nvrt_wr calls (recorded one by one while a
+ * recording is under way); through the port's reg_write_n when it has one. */
+void nvrt_wr_n(struct nvrt_fw *fw, const struct dlasim_reg_write *w, size_t n);
 /* Record an error naming the operation and what is wrong; returns status. */
 int nvrt_fail(struct nvrt_fw *fw, int status, const char *fmt, ...)
 #if defined(__GNUC__)

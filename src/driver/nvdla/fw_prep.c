@@ -29,19 +29,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlasim/dlasim.h"
 #include "driver/nvdla/fw.h"
 
-/* A step: bits 31..28 of `reg` its kind, the rest the register address;
- * `val` the value written or read, the unmask, or the index of a mark. */
+/* A step: bits 31..28 of `addr` its kind, the rest the register address;
+ * `val` the value written or read, the unmask, or the index of a mark.  A
+ * write's kind is 0: a run of writes is an array of register writes as
+ * the port's reg_write_n takes them. */
 enum prep_kind { STEP_WRITE = 0, STEP_READ = 1, STEP_UNMASK = 2, STEP_MARK_IN = 3,
                  STEP_MARK_OUT = 4 };
 #define STEP_KIND_SHIFT 28
 #define STEP_ADDR_MASK ((1u << STEP_KIND_SHIFT) - 1)
 
-struct prep_step {
-    uint32_t reg;
-    uint32_t val;
-};
+#define prep_step dlasim_reg_write
 
 struct prep_mark { /* a surface marked for the port: [addr, addr + bytes) */
     uint64_t addr, bytes;
@@ -74,6 +74,8 @@ static struct prep_dep *rec_deps(const struct prep_rec *r)
 {
     return (struct prep_dep *)(void *)((char *)(uintptr_t)r + sizeof(struct prep_rec));
 }
+
+_Static_assert(STEP_WRITE == 0, "a write step is its register address");
 
 static struct prep_step *rec_steps(const struct prep_rec *r)
 {
@@ -301,11 +303,17 @@ static int replay(struct nvrt_fw *fw, struct nvrt_group *g, const struct prep_re
     const struct prep_step *s = rec_steps(r);
     const struct prep_mark *marks = rec_marks(r);
     for (uint32_t i = 0; i < r->n_steps && !fw->rc; i++) {
-        uint32_t kind = s[i].reg >> STEP_KIND_SHIFT, reg = s[i].reg & STEP_ADDR_MASK;
+        uint32_t kind = s[i].addr >> STEP_KIND_SHIFT, reg = s[i].addr & STEP_ADDR_MASK;
         switch (kind) {
-        case STEP_WRITE:
-            nvrt_wr(fw, reg, s[i].val);
+        case STEP_WRITE: { /* the run of writes from i, in one port call */
+            uint32_t n = 1;
+            while (i + n < r->n_steps && (s[i + n].addr >> STEP_KIND_SHIFT) == STEP_WRITE) {
+                n++;
+            }
+            nvrt_wr_n(fw, &s[i], n);
+            i += n - 1;
             break;
+        }
         case STEP_READ:
             if (nvrt_rd(fw, reg) != s[i].val && !fw->rc) {
                 return 1;

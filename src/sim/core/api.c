@@ -121,6 +121,25 @@ int dlasim_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
     return dev->ops->csb_write(dev, addr, val);
 }
 
+int dlasim_csb_write_n(struct dlasim_dev *dev, const struct dlasim_reg_write *w, size_t n,
+                       size_t *done)
+{
+    size_t made = 0;
+    int rc = 0;
+    if (!dev || (n && !w)) {
+        rc = DLASIM_ERR_INVAL;
+    } else if (dev->ops->csb_write_n) {
+        rc = dev->ops->csb_write_n(dev, w, n, &made);
+    } else {
+        for (; made < n && !(rc = dev->ops->csb_write(dev, w[made].addr, w[made].val)); made++) {
+        }
+    }
+    if (done) {
+        *done = made;
+    }
+    return rc;
+}
+
 int dlasim_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
     if (!dev) {

@@ -40,6 +40,10 @@ struct dla_device_ops {
     void (*reset)(struct dlasim_dev *dev);
     int (*csb_read)(struct dlasim_dev *dev, uint32_t addr, uint32_t *val);
     int (*csb_write)(struct dlasim_dev *dev, uint32_t addr, uint32_t val);
+    /* Optional: n writes as n csb_write calls (dlasim_csb_write_n); NULL:
+     * api.c makes them one by one. */
+    int (*csb_write_n)(struct dlasim_dev *dev, const struct dlasim_reg_write *w, size_t n,
+                       size_t *done);
     int (*mem_read)(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr, void *dst,
                     size_t len);
     int (*mem_write)(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,

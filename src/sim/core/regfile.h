@@ -203,29 +203,46 @@ static inline void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, uns
     }
 }
 
+/* The value array a PLAIN write to unit u's registers (dual: D_ registers)
+ * stores into, or NULL when such a write would not be a plain store now
+ * (absent unit; spec 001: a write to an enabled group is dropped, which the
+ * slow path does and says).  A PLAIN store changes no unit state (present,
+ * PRODUCER, OP_EN), so the answer holds across a run of PLAIN writes. */
+static inline uint32_t *dla_regfile_plain_target(struct dla_regfile *rf, unsigned u, int dual)
+{
+    const struct dla_unit_state *us = &rf->unit[u];
+    if (!us->present) {
+        return NULL;
+    }
+    if (!dual) {
+        return rf->val[0];
+    }
+    unsigned g = us->producer;
+    if (rf->drop_when_enabled && us->op_en_reg >= 0 && (rf->val[g][us->op_en_reg] & 1u)) {
+        return NULL;
+    }
+    return rf->val[g];
+}
+
+/* Register i's store into its group's value array (masks of its description). */
+static inline int dla_regfile_plain_store(const struct dla_regfile *rf, uint32_t *vals,
+                                          unsigned i, uint32_t v)
+{
+    const struct dla_reg_hot *h = &rf->hot[i];
+    uint32_t *p = &vals[i];
+    *p = ((*p & ~h->write_mask) | (v & h->write_mask)) & ~(v & h->w1c_mask);
+    return h->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
+}
+
 static inline int dla_regfile_write_plain(struct dla_regfile *rf, uint32_t addr, uint32_t v)
 {
     uint32_t e = dla_regfile_entry(rf, addr);
     if ((e & (DLA_SLOT_PLAIN | DLA_SLOT_NONE_BIT)) != DLA_SLOT_PLAIN) {
         return DLA_WRITE_NOT_PLAIN;
     }
-    const struct dla_unit_state *us = &rf->unit[(e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK];
-    unsigned i = e & DLA_SLOT_INDEX, g = 0;
-    if (e & DLA_SLOT_DUAL) {
-        g = us->producer;
-        /* spec 001: a write to an enabled group is dropped (the slow path
-         * drops it and says so) */
-        if (rf->drop_when_enabled && us->op_en_reg >= 0 && (rf->val[g][us->op_en_reg] & 1u)) {
-            return DLA_WRITE_NOT_PLAIN;
-        }
-    }
-    if (!us->present) {
-        return DLA_WRITE_NOT_PLAIN;
-    }
-    const struct dla_reg_hot *h = &rf->hot[i];
-    uint32_t *p = &rf->val[g][i];
-    *p = ((*p & ~h->write_mask) | (v & h->write_mask)) & ~(v & h->w1c_mask);
-    return h->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
+    uint32_t *vals = dla_regfile_plain_target(rf, (e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK,
+                                              (e & DLA_SLOT_DUAL) != 0);
+    return vals ? dla_regfile_plain_store(rf, vals, e & DLA_SLOT_INDEX, v) : DLA_WRITE_NOT_PLAIN;
 }
 
 static inline enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr,

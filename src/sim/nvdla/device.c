@@ -405,6 +405,49 @@ static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
     return csb_write_full(dev, addr, val, 0);
 }
 
+/*
+ * n writes as n nvdla_csb_write calls.  A run of PLAIN writes to one unit's
+ * registers of one kind (dual or single) finds where they go once: a PLAIN
+ * store changes no unit state (dla_regfile_plain_target), so the answer
+ * holds until a write of another kind, which goes through nvdla_csb_write
+ * and makes the next run look again.
+ */
+static int nvdla_csb_write_n(struct dlasim_dev *dev, const struct dlasim_reg_write *w, size_t n,
+                             size_t *done)
+{
+    struct dla_dev *d = core(dev);
+    struct dla_regfile *rf = &d->rf;
+    const uint32_t bdma = nvdla_units[NVDLA_UNIT_BDMA].base;
+    const uint32_t key_bits = DLA_SLOT_UNIT_MASK << DLA_SLOT_UNIT_SHIFT | DLA_SLOT_DUAL;
+    int quiet = !(d->host.log_mask & DLASIM_LOG_REG) && !d->timing;
+    uint32_t key = DLA_SLOT_NONE; /* unit and kind `vals` is for; never a real key */
+    uint32_t *vals = NULL;
+    size_t i = 0;
+    int rc = 0;
+    for (; i < n; i++) {
+        uint32_t addr = w[i].addr;
+        uint32_t e = quiet && addr - bdma >= 0x1000u ? dla_regfile_entry(rf, addr) : DLA_SLOT_NONE;
+        if ((e & (DLA_SLOT_PLAIN | DLA_SLOT_NONE_BIT)) == DLA_SLOT_PLAIN) {
+            if ((e & key_bits) != key) {
+                key = e & key_bits;
+                vals = dla_regfile_plain_target(rf, (e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK,
+                                                (e & DLA_SLOT_DUAL) != 0);
+            }
+            if (vals) {
+                dla_regfile_plain_store(rf, vals, e & DLA_SLOT_INDEX, w[i].val);
+                continue;
+            }
+        }
+        key = DLA_SLOT_NONE; /* this write may change a unit's state */
+        rc = nvdla_csb_write(dev, addr, w[i].val);
+        if (rc) {
+            break;
+        }
+    }
+    *done = i;
+    return rc;
+}
+
 static int nvdla_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
     struct dla_dev *d = core(dev);
@@ -900,6 +943,7 @@ const struct dla_device_ops dla_nvdla_ops = {
     .reset = nvdla_reset,
     .csb_read = nvdla_csb_read,
     .csb_write = nvdla_csb_write,
+    .csb_write_n = nvdla_csb_write_n,
     .mem_read = nvdla_mem_read,
     .mem_write = nvdla_mem_write,
     .step = nvdla_step,
