@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dlasim/dlasim.h" /* struct dlasim_reg_write */
 #include "dlasim/runtime.h"
 #include "driver/port.h"
 

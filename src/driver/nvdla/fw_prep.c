@@ -29,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dlasim/dlasim.h"
 #include "driver/nvdla/fw.h"
 
 /* A step: bits 31..28 of `addr` its kind, the rest the register address;
