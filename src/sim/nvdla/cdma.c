@@ -78,6 +78,7 @@
 
 #include "arith/atoms.h"
 #include "common/team.h"
+#include "sim/core/mem.h"
 #include "sim/nvdla/cbuf.h"
 
 /* ---- decode ------------------------------------------------------------- */
@@ -638,6 +639,9 @@ static const uint8_t *read_surface(struct dla_dev *d, const struct surface_put *
     return *rc ? NULL : st->fetch;
 }
 
+static int put_int8_lent(struct dla_dev *d, const struct surface_put *sp, uint64_t base,
+                         int8_t *first, uint32_t b, uint32_t s, uint32_t n);
+
 /*
  * Feature data in memory: surfaces of m-byte atoms of per_atom channels,
  * element (c, y, x) of batch b at base + b * BATCH_STRIDE + (c / per_atom) *
@@ -659,28 +663,96 @@ static int fetch_surfaces(struct dla_dev *d, struct dla_cbuf_slices *dst,
     for (uint32_t b = 0; b < nb && !rc; b++) {
         for (uint32_t s = 0; s * sp->per_atom < ch && !rc; s++) {
             uint64_t base = c->dain_addr[0] + (uint64_t)b * c->batch_stride + s * surf_stride;
+            uint32_t left = ch - s * sp->per_atom;
+            const uint32_t n = left < sp->per_atom ? left : sp->per_atom;
+            rc = put_int8_lent(d, sp, base, first, b, s, n);
+            if (rc) {
+                rc = rc < 0 ? rc : 0;
+                continue;
+            }
             const uint8_t *buf = read_surface(d, sp, base, &rc);
             if (!rc) {
-                uint32_t left = ch - s * sp->per_atom;
-                sp->put(sp, buf, first, b, s, left < sp->per_atom ? left : sp->per_atom);
+                sp->put(sp, buf, first, b, s, n);
             }
         }
     }
     return rc;
 }
 
+/* INT8: n channels of line y of a surface (its atoms at `line`)
+ * transposed into channel rows of w bytes. */
+static void put_int8_line(const struct surface_put *sp, const uint8_t *line, int8_t *first,
+                          uint32_t b, uint32_t s, uint32_t n, uint32_t y)
+{
+    const uint32_t w = sp->c->width, nb = sp->c->batches;
+    int8_t *rows = first + (size_t)(y * nb + b) * sp->slice_bytes + (size_t)s * sp->m * w;
+    dla_transpose_bytes(sp->isa, line, sp->m, w, n, (uint8_t *)rows, w);
+    if (sp->lut) {
+        convert_rows(sp->lut, rows, w, n, w);
+    }
+}
+
 /* INT8: n channels of a surface transposed into channel rows of w bytes. */
 static void put_int8(const struct surface_put *sp, const uint8_t *buf, int8_t *first, uint32_t b,
                      uint32_t s, uint32_t n)
 {
-    const uint32_t w = sp->c->width, nb = sp->c->batches;
     for (uint32_t y = 0; y < sp->c->height; y++) {
-        int8_t *rows = first + (size_t)(y * nb + b) * sp->slice_bytes + (size_t)s * sp->m * w;
-        dla_transpose_bytes(sp->isa, buf + y * sp->line_bytes, sp->m, w, n, (uint8_t *)rows, w);
-        if (sp->lut) {
-            convert_rows(sp->lut, rows, w, n, w);
+        put_int8_line(sp, buf + y * sp->line_bytes, first, b, s, n, y);
+    }
+}
+
+/* Pages of a surface placed from the memory's own bytes at most (a larger
+ * one is read into the fetch buffer). */
+#define LENT_PAGES 64
+
+/*
+ * put_int8 of the contiguous INT8 surface at base straight from the
+ * memory's pages (dla_dma_lend: no copy of the surface; a line across
+ * pages is put together in the fetch buffer), with the traffic of the one
+ * burst read_surface reads: 1 when done, 0 when a page cannot be lent
+ * (nothing done; then read_surface's way), or an error of the line buffer.
+ */
+static int put_int8_lent(struct dla_dev *d, const struct surface_put *sp, uint64_t base,
+                         int8_t *first, uint32_t b, uint32_t s, uint32_t n)
+{
+    const struct dla_cdma_cfg *c = sp->c;
+    const size_t bytes = sp->line_bytes * c->height, P = DLA_MEM_PAGE_BYTES;
+    const uint8_t *page[LENT_PAGES]; /* each page's first byte (its data) */
+    const uint64_t p0 = base / P;
+    if (sp->put != put_int8 || (c->height > 1 && c->line_stride != sp->line_bytes) ||
+        bytes == 0 || (base + bytes - 1) / P - p0 >= LENT_PAGES) {
+        return 0;
+    }
+    for (uint64_t a = base; a < base + bytes; a = (a / P + 1) * P) {
+        const size_t k = (a / P + 1) * P - a < base + bytes - a ? (size_t)((a / P + 1) * P - a)
+                                                                : (size_t)(base + bytes - a);
+        const uint8_t *v = dla_dma_lend(d, c->dain_port, a, k);
+        if (!v) {
+            return 0;
+        }
+        page[a / P - p0] = v - a % P;
+    }
+    struct dla_conv_state *st = dla_dev_conv_state(d);
+    if (p0 != (base + bytes - 1) / P) { /* a line may cross pages: room for one */
+        int rc = dla_conv_scratch(d, (void **)&st->fetch, &st->fetch_cap, sp->line_bytes);
+        if (rc) {
+            return rc;
         }
     }
+    dla_dma_count_read(d, bytes);
+    for (uint32_t y = 0; y < c->height; y++) {
+        const uint64_t a = base + (uint64_t)y * sp->line_bytes, last = a + sp->line_bytes - 1;
+        const uint8_t *line = page[a / P - p0] + a % P;
+        if (a / P != last / P) { /* across pages: the line's bytes together */
+            for (uint64_t x = a; x <= last; x = (x / P + 1) * P) {
+                const uint64_t e = (x / P + 1) * P - 1 < last ? (x / P + 1) * P - 1 : last;
+                memcpy(st->fetch + (x - a), page[x / P - p0] + x % P, (size_t)(e - x + 1));
+            }
+            line = st->fetch;
+        }
+        put_int8_line(sp, line, first, b, s, n, y);
+    }
+    return 1;
 }
 
 /* An INT8 feature cube read whole (surface k of batch b at buf + (b * nsurf

@@ -264,6 +264,11 @@ const uint8_t *dla_dma_view(struct dla_dev *d, int port, uint64_t addr, size_t l
     return v;
 }
 
+const uint8_t *dla_dma_lend(const struct dla_dev *d, int port, uint64_t addr, size_t len)
+{
+    return dla_mem_port_view(&d->host.port[port & 1], addr, len);
+}
+
 uint8_t *dla_dma_write_view(const struct dla_dev *d, int port, uint64_t addr, size_t len)
 {
     return dla_mem_port_write_view(&d->host.port[port & 1], addr, len);
