@@ -558,24 +558,38 @@ static int xcvt_generic(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cv
  * which is harmless since a declined run is recomputed stage by stage from
  * the unchanged src.
  */
+/* A channel's operands (they differ channel by channel in atoms8_pass; the
+ * rest of xcvt_k is the layer's). */
+struct xcvt_op {
+    __m256i op_max, op_min, op_sum, mv;
+};
+
 struct xcvt_k {
-    __m256i op_max, op_min, op_sum, mv, xhalf, prelu, relu;
+    struct xcvt_op op;
+    __m256i xhalf, prelu, relu;
     __m256i scale, offset, chalf, lo, hi, sat_lo, sat_hi;
     __m128i xsh, csh;
 };
 
-DLA_LANES_AVX2_ATTR static void xcvt_k_init(struct xcvt_k *k, const struct sdp_lane_x_cfg *p,
-                                            const struct sdp_lane_cvt_narrow *q, int32_t av,
-                                            int32_t mv)
+/* A channel's operands of ALU operand av and MUL operand mv. */
+DLA_LANES_AVX2_ATTR static void xcvt_op_init(struct xcvt_op *o, const struct sdp_lane_x_cfg *p,
+                                             int32_t av, int32_t mv)
 {
     const uint32_t u = (uint32_t)av;
     /* sdp_lane_x32's operands of a register value: constants of the run */
     const uint32_t op_max = (u & p->max_mask) | (UINT32_C(0x80000000) & ~p->max_mask);
     const uint32_t op_min = (u & p->min_mask) | (UINT32_C(0x7fffffff) & ~p->min_mask);
-    k->op_max = _mm256_set1_epi32((int32_t)op_max);
-    k->op_min = _mm256_set1_epi32((int32_t)op_min);
-    k->op_sum = _mm256_set1_epi32((int32_t)(u & p->sum_mask));
-    k->mv = _mm256_set1_epi32(mv);
+    o->op_max = _mm256_set1_epi32((int32_t)op_max);
+    o->op_min = _mm256_set1_epi32((int32_t)op_min);
+    o->op_sum = _mm256_set1_epi32((int32_t)(u & p->sum_mask));
+    o->mv = _mm256_set1_epi32(mv);
+}
+
+DLA_LANES_AVX2_ATTR static void xcvt_k_init(struct xcvt_k *k, const struct sdp_lane_x_cfg *p,
+                                            const struct sdp_lane_cvt_narrow *q, int32_t av,
+                                            int32_t mv)
+{
+    xcvt_op_init(&k->op, p, av, mv);
     k->xhalf = _mm256_set1_epi32((int32_t)(uint32_t)p->mul_shift.half);
     k->xsh = _mm_cvtsi32_si128((int)p->mul_shift.shift);
     k->prelu = _mm256_set1_epi32(p->prelu ? -1 : 0);
@@ -602,14 +616,15 @@ enum { XCVT_XS = 1, XCVT_CS = 2, XCVT_FULL = 4, XCVT_CID = 8 };
  * [lo, hi]; without it the caller's saturating packs to int8 clamp to
  * [-128, 127] (atoms8_pass, whose converter's range is exactly that). */
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
-xcvt_vec(const struct xcvt_k *k, __m256i x, __m256i *sat, const int form, const int clamp)
+xcvt_vec_op(const struct xcvt_k *k, const struct xcvt_op *o, __m256i x, __m256i *sat,
+            const int form, const int clamp)
 {
     __m256i a = x;
     if (form & XCVT_FULL) {
-        a = _mm256_min_epi32(_mm256_max_epi32(x, k->op_max), k->op_min);
+        a = _mm256_min_epi32(_mm256_max_epi32(x, o->op_max), o->op_min);
     }
-    __m256i alu = _mm256_add_epi32(a, k->op_sum);
-    __m256i t = _mm256_mullo_epi32(alu, k->mv);
+    __m256i alu = _mm256_add_epi32(a, o->op_sum);
+    __m256i t = _mm256_mullo_epi32(alu, o->mv);
     if (form & XCVT_XS) {
         /* magnitude rounded half up, sign restored (sdp_lane_round): with
          * half = 2^(s-1), -floor((-t + half) / 2^s) = floor((t + half - 1)
@@ -638,6 +653,13 @@ xcvt_vec(const struct xcvt_k *k, __m256i x, __m256i *sat, const int form, const 
     }
     *sat = _mm256_or_si256(_mm256_cmpgt_epi32(k->sat_lo, f), _mm256_cmpgt_epi32(r, k->sat_hi));
     return clamp ? _mm256_min_epi32(_mm256_max_epi32(r, k->lo), k->hi) : r;
+}
+
+/* xcvt_vec_op with the layer's own operands (k->op). */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
+xcvt_vec(const struct xcvt_k *k, __m256i x, __m256i *sat, const int form, const int clamp)
+{
+    return xcvt_vec_op(k, &k->op, x, sat, form, clamp);
 }
 
 /* The pass over n > 0 elements; the input range in *lo, *hi when `ranged`
@@ -801,7 +823,8 @@ atoms8_store(const __m256i r[8], uint8_t *out)
  * form; the input range of all its channels into *lo, *hi (one range for
  * the eight: per-channel ones would not fit the registers). */
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) uint32_t
-atoms8_pass(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned real, size_t j0,
+atoms8_pass(const struct xcvt_k *k, const struct xcvt_op o[8], const int32_t *src, size_t plane,
+            unsigned real, size_t j0,
             size_t j1, uint8_t *dst, int32_t *lo, int32_t *hi, const int form)
 {
     __m256i cnt = _mm256_setzero_si256(), s, r[8];
@@ -818,7 +841,7 @@ atoms8_pass(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned
                                  : _mm256_setzero_si256();
             rlo = _mm256_min_epi32(rlo, x);
             rhi = _mm256_max_epi32(rhi, x);
-            r[l] = xcvt_vec(&k[l], x, &s, form, 0);
+            r[l] = xcvt_vec_op(k, &o[l], x, &s, form, 0);
             cnt = _mm256_sub_epi32(cnt, s);
         }
         atoms8_store(r, dst + j * 8);
@@ -834,7 +857,7 @@ atoms8_pass(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned
             __m256i xr = _mm256_blendv_epi8(rlo, x, mask); /* padding: a value already seen */
             rlo = _mm256_min_epi32(rlo, xr);
             rhi = _mm256_max_epi32(rhi, xr);
-            r[l] = xcvt_vec(&k[l], x, &s, form, 0);
+            r[l] = xcvt_vec_op(k, &o[l], x, &s, form, 0);
             cnt = _mm256_sub_epi32(cnt, _mm256_and_si256(s, mask));
         }
         atoms8_store(r, tmp);
@@ -857,10 +880,11 @@ atoms8_pass(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned
 
 #define ATOMS8_FORM(f)                                                                    \
     case f:                                                                               \
-        return atoms8_pass(k, src, plane, real, j0, j1, dst, lo, hi, f)
+        return atoms8_pass(k, o, src, plane, real, j0, j1, dst, lo, hi, f)
 
 DLA_LANES_AVX2_ATTR static __attribute__((noinline)) uint32_t
-atoms8_any(const struct xcvt_k k[8], const int32_t *src, size_t plane, unsigned real, size_t j0,
+atoms8_any(const struct xcvt_k *k, const struct xcvt_op o[8], const int32_t *src, size_t plane,
+           unsigned real, size_t j0,
            size_t j1, uint8_t *dst, int32_t *lo, int32_t *hi, int form)
 {
     switch (form) {
@@ -906,12 +930,15 @@ DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
     if (j1 <= j0 || !c->narrow_ok || c->narrow.lo != -128 || c->narrow.hi != 127 || real > 8) {
         return 0;
     }
-    struct xcvt_k k[8];
+    struct xcvt_k k; /* the layer's constants, each channel's operands in o */
+    struct xcvt_op o[8];
     int32_t lo, hi;
+    xcvt_k_init(&k, p, &c->narrow, av[0], mv[0]);
     for (unsigned l = 0; l < 8; l++) {
-        xcvt_k_init(&k[l], p, &c->narrow, av[l], mv[l]);
+        xcvt_op_init(&o[l], p, av[l], mv[l]);
     }
-    uint32_t s = atoms8_any(k, src, plane, real, j0, j1, dst, &lo, &hi, xcvt_form(p, &c->narrow));
+    uint32_t s = atoms8_any(&k, o, src, plane, real, j0, j1, dst, &lo, &hi,
+                            xcvt_form(p, &c->narrow));
     int shared = 1; /* every channel exact on the eight channels' range */
     for (unsigned l = 0; l < 8 && shared; l++) {
         shared = xcvt_exact(p, c, lo, hi, av[l], mv[l]);
@@ -955,10 +982,10 @@ DLA_LANES_AVX2_ATTR static void xcvt_k_init_lanes(struct xcvt_k *k,
         op_min[l] = (int32_t)((u & p->min_mask) | (UINT32_C(0x7fffffff) & ~p->min_mask));
         op_sum[l] = (int32_t)(u & p->sum_mask);
     }
-    k->op_max = _mm256_loadu_si256((const __m256i *)(const void *)op_max);
-    k->op_min = _mm256_loadu_si256((const __m256i *)(const void *)op_min);
-    k->op_sum = _mm256_loadu_si256((const __m256i *)(const void *)op_sum);
-    k->mv = _mm256_loadu_si256((const __m256i *)(const void *)mv);
+    k->op.op_max = _mm256_loadu_si256((const __m256i *)(const void *)op_max);
+    k->op.op_min = _mm256_loadu_si256((const __m256i *)(const void *)op_min);
+    k->op.op_sum = _mm256_loadu_si256((const __m256i *)(const void *)op_sum);
+    k->op.mv = _mm256_loadu_si256((const __m256i *)(const void *)mv);
 }
 
 DLA_LANES_AVX2_ATTR static int pixel8_avx2(const struct sdp_lane_x_cfg *p,

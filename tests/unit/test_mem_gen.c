@@ -5,6 +5,9 @@
  * "unchanged since G" only if no write after G reached any of its bytes, so
  * every write into it, of any size, zeros included, must be seen; writes
  * next to it may not matter; memory behind callbacks is never vouched for.
+ * Also the in-place write (dla_mem_port_write_view / dla_mem_port_wrote):
+ * lent only where a write could neither fail nor allocate, and seen as a
+ * write once made.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -167,6 +170,57 @@ static void test_untracked(void **state)
     dla_sparse_mem_destroy(m.port.sparse);
 }
 
+/* The in-place write: a page's own bytes where it holds data (a range in
+ * one page, plain memory, in range), the bytes then read back, the write
+ * seen by the generations; NULL and nothing changed elsewhere: a range
+ * across pages, an empty one, a page never written or written only with
+ * zeros (a write there may allocate: the budget's), past the address
+ * space, strict memory, callbacks. */
+static void test_write_view(void **state)
+{
+    (void)state;
+    struct mem m;
+    mem_open(&m);
+    uint64_t g = fill(&m);
+    const uint64_t a = BASE + 0x100; /* inside the range's first page */
+    uint8_t *v = dla_mem_port_write_view(&m.port, a, 64);
+    assert_non_null(v);
+    assert_int_equal(v[0], (uint8_t)(1 + 0x100 % 251)); /* the page's own bytes */
+    assert_true(unchanged(&m, g)); /* a view alone writes nothing */
+    memset(v, 0xa5, 64);
+    dla_mem_port_wrote(&m.port, a, 64);
+    assert_false(unchanged(&m, g));
+    uint8_t back[64], want[64];
+    memset(want, 0xa5, sizeof(want));
+    assert_int_equal(dla_mem_port_read(&m.port, a, back, sizeof(back), NULL, 0), 0);
+    assert_memory_equal(back, want, sizeof(want));
+    /* the last byte of a page, not the next page's first */
+    const uint64_t end = (BASE | 0xfffull) - 7;
+    assert_non_null(dla_mem_port_write_view(&m.port, end, 8));
+    assert_null(dla_mem_port_write_view(&m.port, end, 9));
+    assert_null(dla_mem_port_write_view(&m.port, a, 0));
+    g = dla_mem_port_generation(&m.port);
+    assert_null(dla_mem_port_write_view(&m.port, 0x90000000ull, 16)); /* never written */
+    uint8_t zeros[64] = {0};
+    wr(&m, 0x90001000ull, zeros, sizeof(zeros)); /* zeros keep no data */
+    assert_null(dla_mem_port_write_view(&m.port, 0x90001000ull, 16));
+    dla_mem_port_wrote(&m.port, 0x90000000ull, 16); /* no view: no write */
+    assert_int_equal(dla_mem_port_generation(&m.port), g + 1); /* (the zeros' write) */
+    assert_null(dla_mem_port_write_view(&m.port, (1ull << 32) - 4, 8));
+    dla_sparse_mem_destroy(m.port.sparse);
+    m.port.sparse = dla_sparse_mem_create(1, NULL); /* strict */
+    assert_non_null(m.port.sparse);
+    fill(&m);
+    assert_null(dla_mem_port_write_view(&m.port, a, 64));
+    dla_sparse_mem_destroy(m.port.sparse);
+    struct dlasim_mem_ops ops;
+    memset(&ops, 0, sizeof(ops));
+    ops.read = refuse;
+    ops.write = refuse_w;
+    struct dla_mem_port cb = {&ops, NULL, NULL, 1ull << 32, 1};
+    assert_null(dla_mem_port_write_view(&cb, a, 64));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -174,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_writes_around),
         cmocka_unit_test(test_zero_pages),
         cmocka_unit_test(test_untracked),
+        cmocka_unit_test(test_write_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #define PAGE_SHIFT 12u
 #define PAGE_SIZE (1u << PAGE_SHIFT)
 #define PAGE_MASK ((uint64_t)PAGE_SIZE - 1u)
+_Static_assert(PAGE_SIZE == DLA_MEM_PAGE_BYTES, "mem.h's page size is the pages'");
 /* Write generations are kept per block of a page: a network's weights share
  * pages with buffers written at every inference, and its buffers are
  * aligned to at least this much. */
@@ -262,6 +263,14 @@ static int sparse_read(struct dla_sparse_mem *m, uint64_t addr, uint8_t *dst, si
     return 0;
 }
 
+/* The write generation's stamp on blocks [off, off+n) of page pg (n > 0). */
+static void stamp_blocks(const struct dla_sparse_mem *m, struct page *pg, size_t off, size_t n)
+{
+    for (size_t b = off >> GEN_SHIFT; b <= (off + n - 1) >> GEN_SHIFT; b++) {
+        pg->gen[b] = m->gen;
+    }
+}
+
 static int sparse_write(struct dla_sparse_mem *m, uint64_t addr, const uint8_t *src, size_t len,
                         char *why, size_t whylen)
 {
@@ -285,8 +294,8 @@ static int sparse_write(struct dla_sparse_mem *m, uint64_t addr, const uint8_t *
             }
             return rc;
         }
-        for (size_t b = off >> GEN_SHIFT; p && b <= (off + n - 1) >> GEN_SHIFT; b++) {
-            p->gen[b] = m->gen;
+        if (p) {
+            stamp_blocks(m, p, off, n);
         }
         if (p && p->data) {
             memcpy(p->data + off, src, n);
@@ -361,6 +370,34 @@ const uint8_t *dla_mem_port_view(const struct dla_mem_port *p, uint64_t addr, si
     }
     const struct page *pg = find_page(p->sparse, addr >> PAGE_SHIFT);
     return pg && pg->data ? pg->data + (addr & PAGE_MASK) : NULL;
+}
+
+/* The page holding data that a write of [addr, addr+len) made in place
+ * reaches (see dla_mem_port_write_view), or NULL. */
+static struct page *in_place_page(const struct dla_mem_port *p, uint64_t addr, size_t len)
+{
+    if (len == 0 || !dla_mem_port_can_read(p, addr, len) ||
+        (addr >> PAGE_SHIFT) != ((addr + len - 1) >> PAGE_SHIFT)) {
+        return NULL;
+    }
+    struct page *pg = find_page(p->sparse, addr >> PAGE_SHIFT);
+    /* no data: the write may allocate (or keep nothing), dla_mem_port_write's */
+    return pg && pg->data ? pg : NULL;
+}
+
+uint8_t *dla_mem_port_write_view(const struct dla_mem_port *p, uint64_t addr, size_t len)
+{
+    struct page *pg = in_place_page(p, addr, len);
+    return pg ? pg->data + (addr & PAGE_MASK) : NULL;
+}
+
+void dla_mem_port_wrote(struct dla_mem_port *p, uint64_t addr, size_t len)
+{
+    struct page *pg = in_place_page(p, addr, len);
+    if (pg) {
+        p->sparse->gen++; /* one write, as sparse_write counts it */
+        stamp_blocks(p->sparse, pg, (size_t)(addr & PAGE_MASK), len);
+    }
 }
 
 int dla_mem_port_unchanged(const struct dla_mem_port *p, uint64_t addr, size_t len, uint64_t since)

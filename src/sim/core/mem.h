@@ -59,6 +59,17 @@ uint64_t dla_mem_port_generation(const struct dla_mem_port *p);
  * one page that holds data; else NULL.  Valid until the next write. */
 const uint8_t *dla_mem_port_view(const struct dla_mem_port *p, uint64_t addr, size_t len);
 int dla_mem_port_unchanged(const struct dla_mem_port *p, uint64_t addr, size_t len, uint64_t since);
+/* A write of [addr, addr+len) made in place.  dla_mem_port_write_view:
+ * where the write cannot fail and allocates nothing (the built-in memory,
+ * not strict, in range, a non-empty range inside one page that holds
+ * data), the address of the bytes in the memory; else NULL.  No side
+ * effects: the caller that fills the bytes there calls dla_mem_port_wrote,
+ * which stamps the generation as dla_mem_port_write would (nothing where
+ * the view is NULL).  Views stay valid while the memory exists (a page's
+ * bytes never move) and never cross DLA_MEM_PAGE_BYTES boundaries. */
+#define DLA_MEM_PAGE_BYTES 4096u
+uint8_t *dla_mem_port_write_view(const struct dla_mem_port *p, uint64_t addr, size_t len);
+void dla_mem_port_wrote(struct dla_mem_port *p, uint64_t addr, size_t len);
 int dla_mem_port_write(struct dla_mem_port *p, uint64_t addr, const void *src, size_t len,
                        char *why, size_t whylen);
 

@@ -78,6 +78,7 @@
 
 #include "arith/atoms.h"
 #include "common/team.h"
+#include "sim/core/mem.h"
 #include "sim/nvdla/cbuf.h"
 
 /* ---- decode ------------------------------------------------------------- */
@@ -638,6 +639,9 @@ static const uint8_t *read_surface(struct dla_dev *d, const struct surface_put *
     return *rc ? NULL : st->fetch;
 }
 
+static int put_int8_lent(struct dla_dev *d, const struct surface_put *sp, uint64_t base,
+                         int8_t *first, uint32_t b, uint32_t s, uint32_t n);
+
 /*
  * Feature data in memory: surfaces of m-byte atoms of per_atom channels,
  * element (c, y, x) of batch b at base + b * BATCH_STRIDE + (c / per_atom) *
@@ -659,28 +663,124 @@ static int fetch_surfaces(struct dla_dev *d, struct dla_cbuf_slices *dst,
     for (uint32_t b = 0; b < nb && !rc; b++) {
         for (uint32_t s = 0; s * sp->per_atom < ch && !rc; s++) {
             uint64_t base = c->dain_addr[0] + (uint64_t)b * c->batch_stride + s * surf_stride;
+            uint32_t left = ch - s * sp->per_atom;
+            const uint32_t n = left < sp->per_atom ? left : sp->per_atom;
+            rc = put_int8_lent(d, sp, base, first, b, s, n);
+            if (rc) {
+                rc = rc < 0 ? rc : 0;
+                continue;
+            }
             const uint8_t *buf = read_surface(d, sp, base, &rc);
             if (!rc) {
-                uint32_t left = ch - s * sp->per_atom;
-                sp->put(sp, buf, first, b, s, left < sp->per_atom ? left : sp->per_atom);
+                sp->put(sp, buf, first, b, s, n);
             }
         }
     }
     return rc;
 }
 
+/* INT8: n channels of line y of a surface (its atoms at `line`)
+ * transposed into channel rows of w bytes. */
+static void put_int8_line(const struct surface_put *sp, const uint8_t *line, int8_t *first,
+                          uint32_t b, uint32_t s, uint32_t n, uint32_t y)
+{
+    const uint32_t w = sp->c->width, nb = sp->c->batches;
+    int8_t *rows = first + (size_t)(y * nb + b) * sp->slice_bytes + (size_t)s * sp->m * w;
+    dla_transpose_bytes(sp->isa, line, sp->m, w, n, (uint8_t *)rows, w);
+    if (sp->lut) {
+        convert_rows(sp->lut, rows, w, n, w);
+    }
+}
+
 /* INT8: n channels of a surface transposed into channel rows of w bytes. */
 static void put_int8(const struct surface_put *sp, const uint8_t *buf, int8_t *first, uint32_t b,
                      uint32_t s, uint32_t n)
 {
-    const uint32_t w = sp->c->width, nb = sp->c->batches;
     for (uint32_t y = 0; y < sp->c->height; y++) {
-        int8_t *rows = first + (size_t)(y * nb + b) * sp->slice_bytes + (size_t)s * sp->m * w;
-        dla_transpose_bytes(sp->isa, buf + y * sp->line_bytes, sp->m, w, n, (uint8_t *)rows, w);
-        if (sp->lut) {
-            convert_rows(sp->lut, rows, w, n, w);
+        put_int8_line(sp, buf + y * sp->line_bytes, first, b, s, n, y);
+    }
+}
+
+/* Pages of a surface placed from the memory's own bytes at most (a larger
+ * one is read into the fetch buffer). */
+#define LENT_PAGES 64
+
+/* A line of at most this many bytes across pages is put together on the
+ * stack of a team's worker (a longer one: the cube is read). */
+#define LENT_LINE_MAX 4096u
+
+/* Whether the INT8 surface at base can be placed from the memory's pages:
+ * contiguous lines (one burst, as read_surface reads them), at most
+ * max_pages pages. */
+static int lendable_shape(const struct surface_put *sp, uint64_t base, size_t max_pages)
+{
+    const struct dla_cdma_cfg *c = sp->c;
+    const size_t bytes = sp->line_bytes * c->height, P = DLA_MEM_PAGE_BYTES;
+    return sp->put == put_int8 && (c->height == 1 || c->line_stride == sp->line_bytes) &&
+           bytes != 0 && (base + bytes - 1) / P - base / P < max_pages;
+}
+
+/* The pages of the surface at base lent by the memory (dla_dma_lend, no
+ * traffic): page[i] the first byte of its i-th page; 0 when one cannot be. */
+static int lend_surface(const struct dla_dev *d, const struct surface_put *sp, uint64_t base,
+                        const uint8_t **page)
+{
+    const uint64_t P = DLA_MEM_PAGE_BYTES, end = base + sp->line_bytes * sp->c->height;
+    for (uint64_t a = base; a < end; a = (a / P + 1) * P) {
+        const uint64_t next = (a / P + 1) * P;
+        const uint8_t *v = dla_dma_lend(d, sp->c->dain_port, a, (size_t)((next < end ? next : end) - a));
+        if (!v) {
+            return 0;
+        }
+        page[a / P - base / P] = v - a % P;
+    }
+    return 1;
+}
+
+/* put_int8 of the lent surface at base (its pages: lend_surface); a line
+ * across pages is put together in linebuf (line_bytes). */
+static void put_int8_pages(const struct surface_put *sp, const uint8_t *const *page, uint64_t base,
+                           uint8_t *linebuf, int8_t *first, uint32_t b, uint32_t s, uint32_t n)
+{
+    const uint64_t P = DLA_MEM_PAGE_BYTES, p0 = base / P;
+    for (uint32_t y = 0; y < sp->c->height; y++) {
+        const uint64_t a = base + (uint64_t)y * sp->line_bytes, last = a + sp->line_bytes - 1;
+        const uint8_t *line = page[a / P - p0] + a % P;
+        if (a / P != last / P) { /* across pages: the line's bytes together */
+            for (uint64_t x = a; x <= last; x = (x / P + 1) * P) {
+                const uint64_t e = (x / P + 1) * P - 1 < last ? (x / P + 1) * P - 1 : last;
+                memcpy(linebuf + (x - a), page[x / P - p0] + x % P, (size_t)(e - x + 1));
+            }
+            line = linebuf;
+        }
+        put_int8_line(sp, line, first, b, s, n, y);
+    }
+}
+
+/*
+ * put_int8 of the contiguous INT8 surface at base straight from the
+ * memory's pages (no copy of the surface), with the traffic of the one
+ * burst read_surface reads: 1 when done, 0 when a page cannot be lent
+ * (nothing done; then read_surface's way), or an error of the line buffer.
+ */
+static int put_int8_lent(struct dla_dev *d, const struct surface_put *sp, uint64_t base,
+                         int8_t *first, uint32_t b, uint32_t s, uint32_t n)
+{
+    const uint8_t *page[LENT_PAGES];
+    const size_t bytes = sp->line_bytes * sp->c->height, P = DLA_MEM_PAGE_BYTES;
+    if (!lendable_shape(sp, base, LENT_PAGES) || !lend_surface(d, sp, base, page)) {
+        return 0;
+    }
+    struct dla_conv_state *st = dla_dev_conv_state(d);
+    if (base / P != (base + bytes - 1) / P) { /* a line may cross pages: room for one */
+        int rc = dla_conv_scratch(d, (void **)&st->fetch, &st->fetch_cap, sp->line_bytes);
+        if (rc) {
+            return rc;
         }
     }
+    dla_dma_count_read(d, bytes);
+    put_int8_pages(sp, page, base, st->fetch, first, b, s, n);
+    return 1;
 }
 
 /* An INT8 feature cube read whole (surface k of batch b at buf + (b * nsurf
@@ -701,6 +801,63 @@ static void put_int8_item(void *ctx, size_t i)
     uint32_t left = q->sp->c->channel - s * q->sp->per_atom;
     put_int8(q->sp, q->buf + i * q->surf_bytes, q->first, b, s,
              left < q->sp->per_atom ? left : q->sp->per_atom);
+}
+
+/* An INT8 feature cube placed by the team from the memory's pages: each
+ * surface's pages (lend_surface) at pages + i * per. */
+struct lent_cube {
+    const struct surface_put *sp;
+    const uint8_t *const *pages;
+    size_t per;
+    int8_t *first;
+    uint32_t nsurf;
+    uint64_t surf_stride;
+};
+
+static uint64_t surface_base(const struct dla_cdma_cfg *c, uint32_t b, uint32_t s,
+                             uint64_t surf_stride)
+{
+    return c->dain_addr[0] + (uint64_t)b * c->batch_stride + s * surf_stride;
+}
+
+static void put_lent_item(void *ctx, size_t i)
+{
+    const struct lent_cube *q = ctx;
+    const uint32_t b = (uint32_t)(i / q->nsurf), s = (uint32_t)(i % q->nsurf);
+    const uint32_t left = q->sp->c->channel - s * q->sp->per_atom;
+    uint8_t linebuf[LENT_LINE_MAX];
+    put_int8_pages(q->sp, q->pages + i * q->per, surface_base(q->sp->c, b, s, q->surf_stride),
+                   linebuf, q->first, b, s, left < q->sp->per_atom ? left : q->sp->per_atom);
+}
+
+/* The cube placed on the team from the memory's pages when every surface
+ * can be lent (the traffic of its reads, counted at once): 1 when done, 0
+ * when not (nothing done), or an error of the page table's buffer. */
+static int lent_cube_put(struct dla_dev *d, const struct surface_put *sp, int8_t *first,
+                         uint32_t nsurf, uint64_t surf_stride)
+{
+    const struct dla_cdma_cfg *c = sp->c;
+    const size_t bytes = sp->line_bytes * c->height, per = bytes / DLA_MEM_PAGE_BYTES + 2;
+    const size_t n = (size_t)nsurf * c->batches;
+    struct dla_conv_state *st = dla_dev_conv_state(d);
+    if (sp->line_bytes > LENT_LINE_MAX || !lendable_shape(sp, c->dain_addr[0], per)) {
+        return 0;
+    }
+    int rc = dla_conv_scratch(d, (void **)&st->fetch, &st->fetch_cap, n * per * sizeof(void *));
+    if (rc) {
+        return rc;
+    }
+    const uint8_t **pages = (const uint8_t **)(void *)st->fetch;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t base = surface_base(c, (uint32_t)(i / nsurf), (uint32_t)(i % nsurf), surf_stride);
+        if (!lendable_shape(sp, base, per) || !lend_surface(d, sp, base, pages + i * per)) {
+            return 0;
+        }
+    }
+    dla_dma_count_read(d, bytes * n);
+    struct lent_cube q = {sp, pages, per, first, nsurf, surf_stride};
+    dla_team_run(dla_dev_team(d), n, put_lent_item, &q);
+    return 1;
 }
 
 /* Surfaces of at least this many bytes in all are transposed on the team
@@ -729,7 +886,11 @@ static int fetch_surfaces_int8(struct dla_dev *d, struct dla_cbuf_slices *dst,
     if (!first) {
         return DLASIM_ERR_NOMEM;
     }
-    int rc = dla_conv_scratch(d, (void **)&st->fetch, &st->fetch_cap, total);
+    int rc = lent_cube_put(d, sp, first, nsurf, surf_stride);
+    if (rc) {
+        return rc < 0 ? rc : 0;
+    }
+    rc = dla_conv_scratch(d, (void **)&st->fetch, &st->fetch_cap, total);
     size_t done = 0; /* surfaces read */
     for (uint32_t b = 0; b < nb && !rc; b++) {
         for (uint32_t s = 0; s < nsurf && !rc; s++, done++) {

@@ -264,6 +264,22 @@ const uint8_t *dla_dma_view(struct dla_dev *d, int port, uint64_t addr, size_t l
     return v;
 }
 
+const uint8_t *dla_dma_lend(const struct dla_dev *d, int port, uint64_t addr, size_t len)
+{
+    return dla_mem_port_view(&d->host.port[port & 1], addr, len);
+}
+
+uint8_t *dla_dma_write_view(const struct dla_dev *d, int port, uint64_t addr, size_t len)
+{
+    return dla_mem_port_write_view(&d->host.port[port & 1], addr, len);
+}
+
+void dla_dma_wrote(struct dla_dev *d, int port, uint64_t addr, size_t len)
+{
+    dla_mem_port_wrote(&d->host.port[port & 1], addr, len);
+    layer_traffic(d, 1, len);
+}
+
 int dla_dma_peek(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t len)
 {
     char why[256];

@@ -135,6 +135,16 @@ void dla_dma_count_read(struct dla_dev *d, size_t len);
  * caller reads them.  Valid until the next memory write. */
 const uint8_t *dla_dma_view(struct dla_dev *d, int port, uint64_t addr, size_t len);
 int dla_dma_peek(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t len);
+/* dla_dma_view without the traffic (dla_mem_port_view): for a read of
+ * several lent ranges, counted once all are had (dla_dma_count_read). */
+const uint8_t *dla_dma_lend(const struct dla_dev *d, int port, uint64_t addr, size_t len);
+/* A write of [addr, addr+len) made in place: dla_dma_write_view gives the
+ * bytes' address in the memory where the write could neither fail nor
+ * allocate (dla_mem_port_write_view; no side effects), else NULL (then
+ * dla_dma_write); the caller fills every byte there and calls
+ * dla_dma_wrote: the write's generation stamp and traffic. */
+uint8_t *dla_dma_write_view(const struct dla_dev *d, int port, uint64_t addr, size_t len);
+void dla_dma_wrote(struct dla_dev *d, int port, uint64_t addr, size_t len);
 int dla_dma_write(struct dla_dev *d, int port, uint64_t addr, const void *src, size_t len);
 
 /* `rows` lines of `line_bytes` bytes, `stride` apart from `base`, to or from

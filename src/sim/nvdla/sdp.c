@@ -107,6 +107,7 @@
 #include "arith/atoms.h"
 #include "arith/sdp_lanes.h"
 #include "sim/core/budget.h"
+#include "sim/core/mem.h"
 #include "common/team.h"
 #include "sim/nvdla/dla.h"
 
@@ -1380,6 +1381,88 @@ static int write_surface(struct dla_dev *d, const struct sdp_cfg *c, const uint8
     return 0;
 }
 
+/* A surface's output in pieces of memory it is written in place to: bytes
+ * [off, off+n) of its atoms at `at`. */
+struct out_piece {
+    uint8_t *at;
+    uint64_t addr;
+    size_t off, n;
+};
+
+/* Pieces of a surface at most (one more goes through write_surface). */
+#define OUT_PIECES 64
+
+/* Bytes [off, off+n) of the surface at addr, split at the memory's pages,
+ * appended to pc[*np]; 0 when a piece cannot be written in place. */
+static int add_pieces(const struct dla_dev *d, int port, uint64_t addr, size_t off, size_t n,
+                      struct out_piece *pc, size_t *np)
+{
+    while (n) {
+        const size_t page_left = DLA_MEM_PAGE_BYTES - (size_t)(addr % DLA_MEM_PAGE_BYTES);
+        const size_t k = n < page_left ? n : page_left;
+        uint8_t *at = *np < OUT_PIECES ? dla_dma_write_view(d, port, addr, k) : NULL;
+        if (!at || ((addr | k) & 7u)) { /* pieces of whole atoms */
+            return 0;
+        }
+        pc[(*np)++] = (struct out_piece){at, addr, off, k};
+        addr += k;
+        off += k;
+        n -= k;
+    }
+    return 1;
+}
+
+/* The bursts write_surface makes of surface `surf` of batch b (8-byte
+ * atoms), as pieces written in place; 0 pieces when one of them cannot be
+ * (then write_surface's way) or they do not cover the surface once. */
+static size_t in_place_pieces(const struct dla_dev *d, const struct sdp_cfg *c,
+                              const struct sdp_work *w, uint32_t surf, uint32_t b,
+                              struct out_piece *pc)
+{
+    const size_t line_bytes = w->n_line * c->bpe;
+    const uint64_t base = c->dst_base + (uint64_t)b * c->dst_batch;
+    size_t np = 0;
+    int ok;
+    if (c->eql || line_bytes * c->h != w->n_surf * c->bpe) {
+        return 0;
+    }
+    if (c->packed && c->batches == 1) { /* as write_surface: one burst of a line */
+        ok = c->h == 1 && add_pieces(d, c->dst_port, (base + (uint64_t)surf * line_bytes) &
+                                                         c->addr_mask, 0, line_bytes, pc, &np);
+    } else if (c->h == 1 || c->dst_line == line_bytes) { /* dla_dma_write_lines' one burst */
+        ok = add_pieces(d, c->dst_port, (base + (uint64_t)surf * c->dst_surf) & c->addr_mask, 0,
+                        line_bytes * c->h, pc, &np);
+    } else {
+        ok = 1;
+        for (uint32_t y = 0; y < c->h && ok; y++) {
+            const uint64_t a = base + (uint64_t)surf * c->dst_surf + (uint64_t)y * c->dst_line;
+            ok = add_pieces(d, c->dst_port, a & c->addr_mask, (size_t)y * line_bytes, line_bytes,
+                            pc, &np);
+        }
+    }
+    return ok ? np : 0;
+}
+
+/* Surface `surf` of batch b by surface_atoms8 straight into the memory
+ * (the same bytes, stamps and traffic as store_surface's write, without
+ * the copy): 1 when done, 0 when it must go through w->raw. */
+static int atoms8_in_place(struct dla_dev *d, const struct sdp_cfg *c, const struct sdp_work *w,
+                           uint32_t surf, uint32_t b, const int32_t *planes, uint32_t real,
+                           struct sdp_stats *st)
+{
+    struct out_piece pc[OUT_PIECES];
+    const size_t np = in_place_pieces(d, c, w, surf, b, pc);
+    for (size_t i = 0; i < np; i++) { /* in write_surface's order: later lines win */
+        const size_t j0 = pc[i].off / 8;
+        surface_atoms8(c, w, surf, planes + j0, real, 0, pc[i].n / 8, pc[i].at, st);
+        if (!st->unequal) {
+            st->unequal = dla_sdp_lanes_any_nonzero(pc[i].at, pc[i].n);
+        }
+        dla_dma_wrote(d, c->dst_port, pc[i].addr, pc[i].n);
+    }
+    return np != 0;
+}
+
 /* ---- hardware-updated registers ------------------------------------------- */
 
 static uint32_t sat32(uint64_t v)
@@ -2078,8 +2161,11 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
             if (atoms8) {
                 const size_t ch0 = (size_t)s * c.epa;
                 const uint32_t real = in->c - ch0 < c.epa ? (uint32_t)(in->c - ch0) : c.epa;
-                surface_atoms8(&c, &w, s, in->data + b * dla_cube_batch_elems(in) + ch0 * w.plane,
-                               real, 0, w.plane, w.raw, &st);
+                const int32_t *planes = in->data + b * dla_cube_batch_elems(in) + ch0 * w.plane;
+                if (atoms8_in_place(d, &c, &w, s, b, planes, real, &st)) {
+                    continue;
+                }
+                surface_atoms8(&c, &w, s, planes, real, 0, w.plane, w.raw, &st);
             } else {
                 process_surface(&c, &w, s, in, b, &st);
             }
