@@ -78,6 +78,14 @@ int dla_conv_s8_packed_src(const struct dla_conv_geom *g, const struct dla_conv_
                            const struct dla_conv_wpack *w, int32_t *out, unsigned threads,
                            struct dla_team *pool);
 
+/* Output rows [y0, y1) of dla_conv_s8_packed_src(g, src, w) into out as a
+ * planar cube of their own, out[k][y - y0][x] (same values, bit for bit),
+ * on the calling thread: a band of a layer computed while its consumer
+ * takes the band.  DLASIM_ERR_INVAL for an empty or out-of-range band. */
+int dla_conv_s8_packed_src_rows(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                                const struct dla_conv_wpack *w, uint32_t y0, uint32_t y1,
+                                int32_t *out);
+
 /* Threads worth giving a convolution of `macs` multiply-adds at
  * `macs_per_s` per thread (at most `threads`, at least 1): each must get a
  * share of CONV_MIN_SHARE_S of work when its thread is created for the

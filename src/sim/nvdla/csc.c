@@ -1397,35 +1397,12 @@ uint32_t dla_conv_band_height(const struct dla_conv_band *b)
     return b->rows;
 }
 
-/* j->src seen from padded input row ys on, for n_rows rows. */
-static struct dla_conv_src band_src(const struct dla_conv_src *src, uint32_t ys, uint32_t n_rows)
-{
-    struct dla_conv_src v = *src;
-    const uint64_t lo = src->y0 > ys ? src->y0 : ys;
-    const uint64_t hi = (uint64_t)ys + n_rows < src->y1 ? (uint64_t)ys + n_rows : src->y1;
-    if (lo >= hi) {
-        v.y0 = v.y1 = 0; /* every row of the band is padding */
-        return v;
-    }
-    v.data = src->data + (size_t)(lo - src->y0) * src->line_stride;
-    v.y0 = (uint32_t)(lo - ys);
-    v.y1 = (uint32_t)(hi - ys);
-    return v;
-}
-
 int dla_conv_band_rows(const struct dla_conv_band *b, uint32_t y0, uint32_t y1, int32_t *out)
 {
     const struct dla_conv_geom *g = &b->job.g;
-    if (y0 >= y1 || y1 > g->out_h) {
-        return DLASIM_ERR_INVAL;
-    }
-    struct dla_conv_geom sub = *g;
-    sub.out_h = y1 - y0;
-    sub.in_h = (sub.out_h - 1) * g->stride_y + (g->k_h - 1) * g->dil_y + 1;
-    const struct dla_conv_src src = band_src(&b->job.src, y0 * g->stride_y, sub.in_h);
-    int rc = dla_conv_s8_packed_src(&sub, &src, b->job.pack, out, 1, NULL);
+    int rc = dla_conv_s8_packed_src_rows(g, &b->job.src, b->job.pack, y0, y1, out);
     if (!rc) {
-        (void)dla_cacc_deliver_i32(&b->cacc, out, (size_t)sub.out_h * sub.out_w * sub.out_k);
+        (void)dla_cacc_deliver_i32(&b->cacc, out, (size_t)(y1 - y0) * g->out_w * g->out_k);
     }
     return rc;
 }
