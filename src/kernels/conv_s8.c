@@ -2490,6 +2490,24 @@ int dla_conv_wpack_build(const struct dla_conv_geom *g, const int8_t *wt,
     return dla_conv_wpack_build_isa(g, wt, conv_best_isa(), 0, out);
 }
 
+int dla_conv_wpack_build_signed(const struct dla_conv_geom *g, const int8_t *wt,
+                                const struct dla_conv_wpack *w, struct dla_conv_wpack **out)
+{
+    if (g == NULL || wt == NULL || w == NULL || out == NULL) {
+        return DLASIM_ERR_INVAL;
+    }
+    *out = NULL;
+    if (w->fmt != CELL_U8) {
+        return 0;
+    }
+    return dla_conv_wpack_build_isa(g, wt, w->isa, DLA_CONV_NO_U8, out);
+}
+
+int dla_conv_src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *src)
+{
+    return src_nonneg(g, src);
+}
+
 size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w)
 {
     if (w == NULL) {

@@ -807,6 +807,35 @@ static void check_row_bands(const struct dla_conv_geom *g, const struct dla_conv
     free(band);
 }
 
+/* dla_conv_wpack_build_signed: the pack made once for inputs with negative
+ * codes gives the same sums (any input); dla_conv_src_nonneg is 0 for an
+ * input with a negative code and 1 where every byte of the lines (gaps
+ * included) and the pad are non-negative. */
+static void check_signed_pack(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                              const int8_t *wt, const struct dla_conv_wpack *wp, struct bufs *b,
+                              int nonneg, const char *what)
+{
+    struct dla_conv_wpack *sp = NULL;
+    assert_int_equal(dla_conv_wpack_build_signed(g, wt, wp, &sp), 0);
+    int has_neg = 0;
+    for (size_t i = 0; i < (size_t)g->in_c * g->in_h * g->in_w; i++) {
+        has_neg |= b->in[i] < 0;
+    }
+    if (has_neg && dla_conv_src_nonneg(g, src)) {
+        fail_msg("%s: dla_conv_src_nonneg 1 but the input has a negative code", what);
+    }
+    if (nonneg && !has_neg && !dla_conv_src_nonneg(g, src)) {
+        fail_msg("%s: dla_conv_src_nonneg 0 on lines of non-negative bytes only", what);
+    }
+    if (sp == NULL) {
+        return; /* wp is not U8 on this CPU */
+    }
+    poison_out(b);
+    assert_int_equal(dla_conv_s8_packed_src(g, src, sp, b->out, 1, NULL), 0);
+    expect_same(b, what);
+    dla_conv_wpack_free(sp);
+}
+
 static void test_input_in_place(void **state)
 {
     (void)state;
@@ -882,6 +911,7 @@ static void test_input_in_place(void **state)
             expect_same(&b, what);
         }
         check_row_bands(&g, &src, wp, b.ref, &rng, what);
+        check_signed_pack(&g, &src, b.wt, wp, &b, nonneg, what);
         dla_conv_wpack_free(wp);
         bufs_free(&b);
         free(lines);
