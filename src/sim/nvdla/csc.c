@@ -1379,9 +1379,11 @@ struct dla_conv_band {
  * layers that 1 MiB bands ran in 6.76-6.79 and the whole-layer path in
  * 7.06-7.24; each band is a kernel call with its own plan). */
 #define BAND_ELEMS 262144u
-/* ... and at least this many times the kernels' weights: a call whose
- * input has negative codes converts the whole pack (conv_s8.c, P16 cells
- * from U8), ~0.25 ns a weight, against ~0.6 ns an output. */
+/* ... and at least this many times the kernels' weights: each band is a
+ * kernel call with its own plan, and before the signed packs (signed_pack)
+ * a call on an input with negative codes converted the whole pack, ~0.25 ns
+ * a weight against ~0.6 ns an output (4 instead of 32 measured the same
+ * since, within the noise). */
 #define BAND_ELEMS_PER_WEIGHT 32u
 
 /* Output rows a band, or 0 where the layer keeps the whole-layer path:
