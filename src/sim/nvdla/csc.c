@@ -1366,7 +1366,6 @@ struct dla_conv_band {
     struct dla_cacc_cfg cacc;
     struct dla_csc_cfg csc;     /* for dla_cbuf_end_layer */
     struct dla_cdma_cfg cdma;
-    int done;                   /* the values of every row were taken (band or whole) */
     uint32_t rows;              /* output rows a band (band_rows) */
 };
 
@@ -1424,7 +1423,6 @@ static int band_defer(struct dla_dev *d, struct dla_conv_state *s, const struct 
     b->cacc = *cacc;
     b->csc = *csc;
     b->cdma = *cdma;
-    b->done = 0;
     b->rows = rows;
     to_sdp->band = b;
     return 0;
@@ -1449,7 +1447,6 @@ int dla_conv_band_whole(struct dla_dev *d, const struct dla_cube *cube)
 {
     struct dla_conv_band *b = cube->band;
     uint32_t sat = 0;
-    b->done = 1;
     return compute(d, b->s, &b->job, &b->cacc, cube->data, dla_cube_batch_elems(cube), &sat);
 }
 
@@ -1459,11 +1456,9 @@ int dla_conv_band_end(const struct dla_cube *cube, int rc)
     if (b == NULL) {
         return rc;
     }
-    if (!rc || b->done) {
-        dla_cbuf_end_layer(b->s, &b->csc, &b->cdma);
-    } else {
-        dla_cbuf_forget(b->s);
-    }
+    /* whatever SDP did: the convolution itself ended without an error,
+     * as it does before SDP runs on the whole-layer path */
+    dla_cbuf_end_layer(b->s, &b->csc, &b->cdma);
     free(b);
     /* the cube is the caller's (not const there); it hands the band over once */
     ((struct dla_cube *)cube)->band = NULL;

@@ -296,9 +296,9 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
  * device's team.  dla_conv_band_rows: rows [y0, y1) of the output into out
  * as planar [k][y1 - y0][w] values CACC delivers (thread-safe, no device
  * calls; 0 or a DLASIM_ERR_*).  dla_conv_band_whole: every row into the
- * cube's data.  dla_conv_band_end: the layer's end (CBUF releases), once,
- * whatever the consumer did; rc is the consumer's status, returned unless
- * 0 and the end fails.
+ * cube's data.  dla_conv_band_end: the layer's end (CBUF releases, as on
+ * the whole-layer path, where they precede SDP), once, whatever the
+ * consumer did; returns rc, the consumer's status.
  */
 int dla_conv_band_rows(const struct dla_conv_band *b, uint32_t y0, uint32_t y1, int32_t *out);
 int dla_conv_band_whole(struct dla_dev *d, const struct dla_cube *cube);
