@@ -2490,6 +2490,24 @@ int dla_conv_wpack_build(const struct dla_conv_geom *g, const int8_t *wt,
     return dla_conv_wpack_build_isa(g, wt, conv_best_isa(), 0, out);
 }
 
+int dla_conv_wpack_build_signed(const struct dla_conv_geom *g, const int8_t *wt,
+                                const struct dla_conv_wpack *w, struct dla_conv_wpack **out)
+{
+    if (g == NULL || wt == NULL || w == NULL || out == NULL) {
+        return DLASIM_ERR_INVAL;
+    }
+    *out = NULL;
+    if (w->fmt != CELL_U8) {
+        return 0;
+    }
+    return dla_conv_wpack_build_isa(g, wt, w->isa, DLA_CONV_NO_U8, out);
+}
+
+int dla_conv_src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *src)
+{
+    return src_nonneg(g, src);
+}
+
 size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w)
 {
     if (w == NULL) {
@@ -2582,6 +2600,38 @@ int dla_conv_s8_packed_src(const struct dla_conv_geom *g, const struct dla_conv_
         return rc;
     }
     return packed_run(g, NULL, src, w, out, -1, threads, 1, pool);
+}
+
+/* src seen from padded input row ys on, for n_rows rows (the rows of a
+ * band of output rows): the data rows among them, from the band's row 0. */
+static struct dla_conv_src src_rows(const struct dla_conv_src *src, uint32_t ys, uint32_t n_rows)
+{
+    struct dla_conv_src v = *src;
+    const uint64_t lo = src->y0 > ys ? src->y0 : ys;
+    const uint64_t hi = (uint64_t)ys + n_rows < src->y1 ? (uint64_t)ys + n_rows : src->y1;
+    if (lo >= hi) {
+        v.y0 = v.y1 = 0; /* every row of the band is padding */
+        return v;
+    }
+    v.data = src->data + (size_t)(lo - src->y0) * src->line_stride;
+    v.y0 = (uint32_t)(lo - ys);
+    v.y1 = (uint32_t)(hi - ys);
+    return v;
+}
+
+int dla_conv_s8_packed_src_rows(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                                const struct dla_conv_wpack *w, uint32_t y0, uint32_t y1,
+                                int32_t *out)
+{
+    if (g == NULL || src == NULL || geom_valid(g) != 0 || y0 >= y1 || y1 > g->out_h ||
+        src->y0 > src->y1 || src->y1 > g->in_h) {
+        return DLASIM_ERR_INVAL;
+    }
+    struct dla_conv_geom sub = *g;
+    sub.out_h = y1 - y0;
+    sub.in_h = (sub.out_h - 1) * g->stride_y + (g->k_h - 1) * g->dil_y + 1;
+    const struct dla_conv_src band = src_rows(src, y0 * g->stride_y, sub.in_h);
+    return dla_conv_s8_packed_src(&sub, &band, w, out, 1, NULL);
 }
 
 int dla_conv_s8_packed(const struct dla_conv_geom *g, const int8_t *in,

@@ -78,6 +78,27 @@ int dla_conv_s8_packed_src(const struct dla_conv_geom *g, const struct dla_conv_
                            const struct dla_conv_wpack *w, int32_t *out, unsigned threads,
                            struct dla_team *pool);
 
+/* Output rows [y0, y1) of dla_conv_s8_packed_src(g, src, w) into out as a
+ * planar cube of their own, out[k][y - y0][x] (same values, bit for bit),
+ * on the calling thread: a band of a layer computed while its consumer
+ * takes the band.  DLASIM_ERR_INVAL for an empty or out-of-range band. */
+int dla_conv_s8_packed_src_rows(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                                const struct dla_conv_wpack *w, uint32_t y0, uint32_t y1,
+                                int32_t *out);
+
+/* A pack of w's kernels for inputs with negative codes, where w keeps U8
+ * cells (AVX2: the U8 tiles need non-negative inputs, and a call on such
+ * an input converts w's cells to P16 ones for the call): the P16 cells made
+ * once (same results, bit for bit).  *out is NULL where w is not U8.
+ * g as for dla_conv_wpack_build, wt the same planar weights w came from.
+ * Returns 0, DLASIM_ERR_NOMEM or DLASIM_ERR_INVAL. */
+int dla_conv_wpack_build_signed(const struct dla_conv_geom *g, const int8_t *wt,
+                                const struct dla_conv_wpack *w, struct dla_conv_wpack **out);
+/* 1 if the input src describes (data and pad) has no negative code, 0 if
+ * it may have one (the scan also reads the bytes between a line's
+ * channels): a call with a U8 pack on such an input converts its cells. */
+int dla_conv_src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *src);
+
 /* Threads worth giving a convolution of `macs` multiply-adds at
  * `macs_per_s` per thread (at most `threads`, at least 1): each must get a
  * share of CONV_MIN_SHARE_S of work when its thread is created for the

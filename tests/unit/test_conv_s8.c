@@ -771,6 +771,71 @@ static void test_empty_and_errors(void **state)
  * negative codes and pads of either sign (the U8 and the int16 path), 1
  * thread and a pool of 3.
  */
+/* dla_conv_s8_packed_src_rows: the layer in bands of output rows (bands of
+ * one row, of a random height with a shorter last one, one band of every
+ * row) gives each row's values of the whole layer (`ref`), whichever
+ * padding rows the band's input window covers; empty and out-of-range
+ * bands are refused. */
+static void check_row_bands(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                            const struct dla_conv_wpack *wp, const int32_t *ref, uint64_t *rng,
+                            const char *what)
+{
+    const size_t plane = (size_t)g->out_w * g->out_h;
+    int32_t *band = malloc(plane * g->out_k * sizeof(int32_t) + 1);
+    assert_non_null(band);
+    const uint32_t heights[3] = {1, rnd_range(rng, 1, g->out_h), g->out_h};
+    for (int i = 0; i < 3; i++) {
+        for (uint32_t y0 = 0; y0 < g->out_h; y0 += heights[i]) {
+            const uint32_t y1 = g->out_h - y0 < heights[i] ? g->out_h : y0 + heights[i];
+            const size_t bp = (size_t)(y1 - y0) * g->out_w;
+            int rc = dla_conv_s8_packed_src_rows(g, src, wp, y0, y1, band);
+            if (rc != 0) {
+                fail_msg("%s: rows [%u,%u): rc %d", what, y0, y1, rc);
+            }
+            for (size_t k = 0; k < g->out_k; k++) {
+                if (memcmp(band + k * bp, ref + k * plane + (size_t)y0 * g->out_w,
+                           bp * sizeof(int32_t)) != 0) {
+                    fail_msg("%s: rows [%u,%u) kernel %zu differ from the whole layer's", what,
+                             y0, y1, k);
+                }
+            }
+        }
+    }
+    assert_int_equal(dla_conv_s8_packed_src_rows(g, src, wp, 0, 0, band), DLASIM_ERR_INVAL);
+    assert_int_equal(dla_conv_s8_packed_src_rows(g, src, wp, 0, g->out_h + 1, band),
+                     DLASIM_ERR_INVAL);
+    free(band);
+}
+
+/* dla_conv_wpack_build_signed: the pack made once for inputs with negative
+ * codes gives the same sums (any input); dla_conv_src_nonneg is 0 for an
+ * input with a negative code and 1 where every byte of the lines (gaps
+ * included) and the pad are non-negative. */
+static void check_signed_pack(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                              const int8_t *wt, const struct dla_conv_wpack *wp, struct bufs *b,
+                              int nonneg, const char *what)
+{
+    struct dla_conv_wpack *sp = NULL;
+    assert_int_equal(dla_conv_wpack_build_signed(g, wt, wp, &sp), 0);
+    int has_neg = 0;
+    for (size_t i = 0; i < (size_t)g->in_c * g->in_h * g->in_w; i++) {
+        has_neg |= b->in[i] < 0;
+    }
+    if (has_neg && dla_conv_src_nonneg(g, src)) {
+        fail_msg("%s: dla_conv_src_nonneg 1 but the input has a negative code", what);
+    }
+    if (nonneg && !has_neg && !dla_conv_src_nonneg(g, src)) {
+        fail_msg("%s: dla_conv_src_nonneg 0 on lines of non-negative bytes only", what);
+    }
+    if (sp == NULL) {
+        return; /* wp is not U8 on this CPU */
+    }
+    poison_out(b);
+    assert_int_equal(dla_conv_s8_packed_src(g, src, sp, b->out, 1, NULL), 0);
+    expect_same(b, what);
+    dla_conv_wpack_free(sp);
+}
+
 static void test_input_in_place(void **state)
 {
     (void)state;
@@ -845,6 +910,8 @@ static void test_input_in_place(void **state)
             }
             expect_same(&b, what);
         }
+        check_row_bands(&g, &src, wp, b.ref, &rng, what);
+        check_signed_pack(&g, &src, b.wt, wp, &b, nonneg, what);
         dla_conv_wpack_free(wp);
         bufs_free(&b);
         free(lines);

@@ -896,6 +896,7 @@ static void wt_cache_drop(struct dla_wt_cache *wc, size_t i)
     free(e->src);
     free(e->dw_wt);
     dla_conv_wpack_free(e->pack);
+    dla_conv_wpack_free(e->pack_signed);
     *e = wc->e[--wc->n];
     wc->last = wc->n; /* indices moved: no last hit */
 }
@@ -1006,9 +1007,36 @@ static size_t pack_bytes_bound(const struct dla_conv_geom *g)
 /* The kernels of this layer packed for dla_conv_s8_packed, from the cache or
  * decoded, packed and cached now; *out NULL when they cannot be cached
  * (then the caller decodes and packs them per call, as before). */
+/*
+ * The entry's kernels for an input with negative codes (a U8 pack converts
+ * its cells on every such call: ~0.25 ns a weight, 100 us for MobileNetV2's
+ * last 320 -> 1280 layer), made once from the planar weights.  Counted in
+ * the cache's bytes without evicting (the entry is in use; the next
+ * insertion makes room).  Without memory the U8 pack serves.
+ */
+static int signed_pack(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
+                       const struct dla_wt_key *key, const struct dla_conv_geom *g,
+                       struct dla_wt_cache *wc, struct dla_wt_cache_entry *e)
+{
+    int rc = wt_ready(d, s);
+    if (!rc) {
+        rc = decode_planar(d, s, c, key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
+    }
+    if (!rc && dla_conv_wpack_build_signed(g, s->wplanar, e->pack, &e->pack_signed) == 0 &&
+        e->pack_signed != NULL) {
+        const size_t n = dla_conv_wpack_bytes(e->pack_signed);
+        e->bytes += n;
+        wc->bytes += n;
+    }
+    return rc;
+}
+
+/* src: a feature layer's input in place (NULL otherwise): with a negative
+ * code the entry's signed pack is the one returned. */
 static int cached_weights(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
                           const struct dla_wt_key *key, const struct dla_conv_geom *g,
-                          const struct dla_conv_wpack **out, const int8_t **dw_wt)
+                          const struct dla_conv_src *in_src, const struct dla_conv_wpack **out,
+                          const int8_t **dw_wt)
 {
     struct dla_wt_cache *wc = &s->wcache;
     const size_t used = weight_stream_used(c);
@@ -1062,6 +1090,7 @@ static int cached_weights(struct dla_dev *d, struct dla_conv_state *s, const str
         e->len = used;
         e->print = print;
         e->pack = pack;
+        e->pack_signed = NULL;
         e->dw_wt = dw;
         e->origin = s->wt_origin;
         e->bytes = used + dla_conv_wpack_bytes(pack) + (dw ? n_wt : 0);
@@ -1072,7 +1101,13 @@ static int cached_weights(struct dla_dev *d, struct dla_conv_state *s, const str
     wc->last_fetch = s->wt_fetches;
     *out = e->pack;
     *dw_wt = e->dw_wt;
-    return 0;
+    if (in_src != NULL && e->dw_wt == NULL && !dla_conv_src_nonneg(g, in_src)) {
+        if (e->pack_signed == NULL) {
+            rc = signed_pack(d, s, c, key, g, wc, e);
+        }
+        *out = e->pack_signed != NULL ? e->pack_signed : e->pack;
+    }
+    return rc;
 }
 
 static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
@@ -1109,7 +1144,8 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
     j->wt = NULL;
     /* sums that fit int32 run on dla_conv_s8: its packed kernels are cached */
     if (j->terms < CONV_INT32_SAFE_TERMS) {
-        rc = cached_weights(d, s, c, &key, g, &j->pack, &j->wt);
+        rc = cached_weights(d, s, c, &key, g, j->copy != NULL ? &j->src : NULL, &j->pack,
+                            &j->wt);
     }
     if (!rc && j->pack == NULL) {
         rc = decode_planar(d, s, c, &key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
@@ -1310,6 +1346,125 @@ static int compute(struct dla_dev *d, struct dla_conv_state *s, const struct con
     return rc;
 }
 
+/* ---- a layer's output in bands of rows (dla.h dla_conv_band_*) ---------------- */
+
+/*
+ * A feature layer that reads its input in place with packed kernels (the
+ * int32-exact sums, one batch) need not compute its whole int32 cube before
+ * SDP runs: SDP asks for bands of output rows and post-processes each band
+ * while it is in cache, on every thread of the team.  Every output element
+ * is the same exact sum whichever rows it is computed with (conv_s8.h: the
+ * pack is valid for every geometry of its kernel shape), and CACC's int32
+ * delivery is element-wise and never saturates (cacc.c cacc_round_i32), so
+ * the values and the CACC statistics are those of compute().  What must
+ * wait for the bands is CBUF's release of the slices they read
+ * (dla_cbuf_end_layer), done by dla_conv_band_end.
+ */
+struct dla_conv_band {
+    struct dla_conv_state *s;
+    struct conv_job job;        /* input in place (job.src), packed kernels */
+    struct dla_cacc_cfg cacc;
+    struct dla_csc_cfg csc;     /* for dla_cbuf_end_layer */
+    struct dla_cdma_cfg cdma;
+    uint32_t rows;              /* output rows a band (band_rows) */
+};
+
+/* Multiply-adds per output above which the layer keeps the whole-layer
+ * kernel: its tiles split over the team at tile grain and the passes over
+ * the output are a small part of its time. */
+#define BAND_MAX_TERMS 1024u
+/* int32 values of a band, at least: 1 MiB (MobileNetV2's dense layers,
+ * one thread, instrumented: 192 KiB bands took 7.09 ms an image for the
+ * layers that 1 MiB bands ran in 6.76-6.79 and the whole-layer path in
+ * 7.06-7.24; each band is a kernel call with its own plan). */
+#define BAND_ELEMS 262144u
+/* ... and at least this many times the kernels' weights: each band is a
+ * kernel call with its own plan, and before the signed packs (signed_pack)
+ * a call on an input with negative codes converted the whole pack, ~0.25 ns
+ * a weight against ~0.6 ns an output (4 instead of 32 measured the same
+ * since, within the noise). */
+#define BAND_ELEMS_PER_WEIGHT 32u
+
+/* Output rows a band, or 0 where the layer keeps the whole-layer path:
+ * fewer than two bands (the whole-layer kernel splits over the team
+ * itself), deep sums, input not read in place.  On a team of t threads
+ * the band count is a multiple of t (every thread the same share). */
+static uint32_t band_rows(const struct dla_csc_cfg *c, const struct conv_job *j, unsigned threads)
+{
+    const struct dla_conv_geom *g = &j->g;
+    if (c->batches != 1 || !reads_in_place(j) || j->terms > BAND_MAX_TERMS || g->out_h < 2) {
+        return 0;
+    }
+    const uint64_t row = (uint64_t)g->out_w * g->out_k;
+    const uint64_t weights = j->terms * g->out_k;
+    uint64_t least = weights * BAND_ELEMS_PER_WEIGHT;
+    least = least > BAND_ELEMS ? least : BAND_ELEMS;
+    uint64_t rows = (least + row - 1) / row;
+    uint64_t bands = (g->out_h + rows - 1) / rows;
+    if (bands < 2) {
+        return 0;
+    }
+    bands = (bands + threads - 1) / threads * threads;
+    return (uint32_t)((g->out_h + bands - 1) / bands);
+}
+
+/* The layer's state for the bands (its end waits for them). */
+static int band_defer(struct dla_dev *d, struct dla_conv_state *s, const struct conv_job *j,
+                      const struct dla_cacc_cfg *cacc, const struct dla_csc_cfg *csc,
+                      const struct dla_cdma_cfg *cdma, uint32_t rows, struct dla_cube *to_sdp)
+{
+    struct dla_conv_band *b = malloc(sizeof(*b));
+    if (b == NULL) {
+        return dla_error(d, DLASIM_ERR_NOMEM, "CSC: no memory for a layer's band state");
+    }
+    b->s = s;
+    b->job = *j;
+    b->job.copy = NULL; /* (the caller's; the bands read job.src) */
+    b->cacc = *cacc;
+    b->csc = *csc;
+    b->cdma = *cdma;
+    b->rows = rows;
+    to_sdp->band = b;
+    return 0;
+}
+
+uint32_t dla_conv_band_height(const struct dla_conv_band *b)
+{
+    return b->rows;
+}
+
+int dla_conv_band_rows(const struct dla_conv_band *b, uint32_t y0, uint32_t y1, int32_t *out)
+{
+    const struct dla_conv_geom *g = &b->job.g;
+    int rc = dla_conv_s8_packed_src_rows(g, &b->job.src, b->job.pack, y0, y1, out);
+    if (!rc) {
+        (void)dla_cacc_deliver_i32(&b->cacc, out, (size_t)(y1 - y0) * g->out_w * g->out_k);
+    }
+    return rc;
+}
+
+int dla_conv_band_whole(struct dla_dev *d, const struct dla_cube *cube)
+{
+    struct dla_conv_band *b = cube->band;
+    uint32_t sat = 0;
+    return compute(d, b->s, &b->job, &b->cacc, cube->data, dla_cube_batch_elems(cube), &sat);
+}
+
+int dla_conv_band_end(const struct dla_cube *cube, int rc)
+{
+    struct dla_conv_band *b = cube->band;
+    if (b == NULL) {
+        return rc;
+    }
+    /* whatever SDP did: the convolution itself ended without an error,
+     * as it does before SDP runs on the whole-layer path */
+    dla_cbuf_end_layer(b->s, &b->csc, &b->cdma);
+    free(b);
+    /* the cube is the caller's (not const there); it hands the band over once */
+    ((struct dla_cube *)cube)->band = NULL;
+    return rc;
+}
+
 /* ---- INT16 layers ------------------------------------------------------------------ */
 
 /* Element (c, x) of an INT16 slice (see dla_cdma_fetch_feature16). */
@@ -1487,7 +1642,7 @@ static int cacc_cube(struct dla_dev *d, struct dla_conv_state *s, const struct d
                      struct dla_cube *to_sdp)
 {
     const uint64_t elems = (uint64_t)c->out_w * c->out_h * c->out_c * c->batches;
-    *to_sdp = (struct dla_cube){ c->out_w, c->out_h, c->out_c, c->batches, NULL, 1 };
+    *to_sdp = (struct dla_cube){ c->out_w, c->out_h, c->out_c, c->batches, NULL, 1, NULL };
     if (elems > SIZE_MAX / sizeof(int32_t) ||
         dla_scratch_grow((void **)&s->cube, &s->cube_cap, (size_t)(elems ? elems : 1) * 4)) {
         return dla_error(d, DLASIM_ERR_NOMEM,
@@ -1496,6 +1651,15 @@ static int cacc_cube(struct dla_dev *d, struct dla_conv_state *s, const struct d
     }
     to_sdp->data = s->cube;
     return 0;
+}
+
+/* A layer that failed: no cube, no band, nothing kept in CBUF. */
+static void conv_abandon(struct dla_cube *to_sdp, struct dla_conv_state *s)
+{
+    free(to_sdp->band);
+    to_sdp->band = NULL;
+    dla_cube_free(to_sdp);
+    dla_cbuf_forget(s);
 }
 
 int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
@@ -1604,14 +1768,18 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
         if (!rc && job.copy != NULL && !reads_in_place(&job)) {
             rc = feature_planar(d, s, &job);
         }
-        if (!rc) {
+        const uint32_t rows = rc || job.g.out_k != to_sdp->c
+                                  ? 0
+                                  : band_rows(&csc, &job, dla_team_threads(dla_dev_team(d)));
+        if (rows) {
+            rc = band_defer(d, s, &job, &cacc, &csc, &cdma, rows, to_sdp);
+        } else if (!rc) {
             const size_t n = dla_cube_batch_elems(to_sdp);
             rc = compute(d, s, &job, &cacc, to_sdp->data + b * n, n, &sat);
         }
     }
     if (rc) {
-        dla_cube_free(to_sdp);
-        dla_cbuf_forget(s);
+        conv_abandon(to_sdp, s);
         return rc;
     }
     const int wt_fetched = weight_use == DLA_CBUF_FRESH;
@@ -1623,21 +1791,21 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
                                                           cfg->cbuf_bank_width, atomic_k))) {
         rc = wt_ready(d, s);
         if (rc) {
-            dla_cube_free(to_sdp);
-            dla_cbuf_forget(s);
+            conv_abandon(to_sdp, s);
             return rc;
         }
     }
     rc = dla_cbuf_weight_ring_end(s, &csc, &cdma, lag, wt_fetched, cfg->cbuf_bank_width,
                                   atomic_k);
     if (rc) {
-        dla_cube_free(to_sdp);
-        dla_cbuf_forget(s);
+        conv_abandon(to_sdp, s);
         return dla_error(d, rc, "CBUF: no memory for the weight ring");
     }
     dla_cacc_finish(d, group, sat);
     dla_cdma_finish(d, group);
-    dla_cbuf_end_layer(s, &csc, &cdma);
+    if (to_sdp->band == NULL) { /* else after the bands (dla_conv_band_end) */
+        dla_cbuf_end_layer(s, &csc, &cdma);
+    }
     return 0;
 }
 

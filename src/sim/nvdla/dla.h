@@ -216,6 +216,9 @@ struct dla_cube {
     uint32_t w, h, c, n;
     int32_t *data;
     int borrowed; /* data is the producer's reused buffer: dla_cube_free leaves it */
+    /* non-NULL: CACC's values are not computed yet; the consumer (SDP)
+     * takes them in bands of output rows or whole (dla_conv_band_*) */
+    struct dla_conv_band *band;
 };
 int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c, uint32_t n);
 /* Elements of one batch. */
@@ -296,6 +299,22 @@ unsigned dla_layer_index(const struct dla_dev *d);
 /* CDMA+CSC+CMAC+CACC: direct/image convolution.  Output goes to `to_sdp`
  * (allocated by the engine): CACC's output, always flying into SDP. */
 int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp);
+/*
+ * A convolution whose CACC output goes to SDP may leave its values to be
+ * computed when SDP takes them (csc.c): in bands of output rows, each
+ * computed, delivered by CACC and post-processed while in cache, over the
+ * device's team.  dla_conv_band_rows: rows [y0, y1) of the output into out
+ * as planar [k][y1 - y0][w] values CACC delivers (thread-safe, no device
+ * calls; 0 or a DLASIM_ERR_*).  dla_conv_band_whole: every row into the
+ * cube's data.  dla_conv_band_end: the layer's end (CBUF releases, as on
+ * the whole-layer path, where they precede SDP), once, whatever the
+ * consumer did; returns rc, the consumer's status.
+ */
+int dla_conv_band_rows(const struct dla_conv_band *b, uint32_t y0, uint32_t y1, int32_t *out);
+int dla_conv_band_whole(struct dla_dev *d, const struct dla_cube *cube);
+int dla_conv_band_end(const struct dla_cube *cube, int rc);
+/* Output rows a band, as the convolution planned them (the last may have fewer). */
+uint32_t dla_conv_band_height(const struct dla_conv_band *b);
 /* SDP (with SDP_RDMA): `in` is the flying input from CACC, or NULL when SDP
  * reads its input from memory.  When the SDP output goes to PDP
  * (D_FEATURE_MODE_CFG.OUTPUT_DST), `to_pdp` receives it instead of memory. */

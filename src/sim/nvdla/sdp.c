@@ -100,6 +100,7 @@
  *    (output to PDP, flying batches, per-element operands with flying
  *    input, overlapping output) one surface at a time on one thread.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1629,6 +1630,145 @@ static int run_on_team(struct dla_dev *d, struct dla_team *team, const struct sd
     return rc;
 }
 
+/* ---- a convolution's output in bands of rows (dla.h dla_conv_band_*) ----------- */
+
+/*
+ * A flying layer that run_on_team's atoms8 items would take, fed by a
+ * convolution that left its values to be computed (in->band): the output
+ * rows go in bands, each computed by the kernel, delivered by CACC and
+ * turned into atoms by surface_atoms8 while in cache, the bands shared over
+ * the team (a thread's seat reuses one buffer); the memory writes then go
+ * in surface order on the calling thread, as run_on_team's.  Every stage is
+ * element-wise, so a band's values are those of the whole cube's, and the
+ * statistics are sums (and an OR) over the bands.
+ */
+struct sdp_band_par {
+    const struct sdp_cfg *c;
+    const struct sdp_work *w;
+    const struct dla_cube *in;
+    int32_t *buf;            /* seat i's band at buf + i * seat_elems */
+    size_t seat_elems;
+    uint8_t *raw;            /* every surface's atoms */
+    uint32_t rows, nbands;
+    atomic_uint next, seat;
+    struct sdp_stats *st;    /* one per seat */
+    int *nonzero;            /* one per seat */
+    int *rc;                 /* one per seat */
+    uint32_t *bad_row;       /* one per seat: first row of a failed band */
+};
+
+static int bands_eligible(const struct sdp_cfg *c, const struct sdp_work *w)
+{
+    if (c->to_pdp || c->batches != 1 || !atoms8_eligible(c, w)) {
+        return 0;
+    }
+    for (int i = 0; i < SRC_N; i++) {
+        if (w->op[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Rows [y0, y1) of every surface, from their values at buf, into atoms. */
+static void band_atoms8(const struct sdp_band_par *p, uint32_t y0, uint32_t y1,
+                        const int32_t *buf, unsigned seat)
+{
+    const struct sdp_cfg *c = p->c;
+    struct sdp_work w = *p->w;
+    w.plane = (size_t)(y1 - y0) * c->w;
+    for (uint32_t surf = 0; surf < c->nsurf; surf++) {
+        const size_t ch0 = (size_t)surf * c->epa;
+        const uint32_t real = p->in->c - ch0 < c->epa ? (uint32_t)(p->in->c - ch0) : c->epa;
+        uint8_t *raw = p->raw + surf * p->w->n_surf + (size_t)y0 * c->w * 8;
+        surface_atoms8(c, &w, surf, buf + ch0 * w.plane, real, 0, w.plane, raw, &p->st[seat]);
+        p->nonzero[seat] |= dla_sdp_lanes_any_nonzero(raw, w.plane * 8);
+    }
+}
+
+static void band_body(void *ctx)
+{
+    struct sdp_band_par *p = ctx;
+    const unsigned seat = atomic_fetch_add(&p->seat, 1u);
+    int32_t *buf = p->buf + seat * p->seat_elems;
+    for (;;) {
+        const unsigned i = atomic_fetch_add(&p->next, 1u);
+        if (i >= p->nbands) {
+            return;
+        }
+        const uint32_t y0 = i * p->rows;
+        const uint32_t y1 = p->c->h - y0 < p->rows ? p->c->h : y0 + p->rows;
+        int rc = dla_conv_band_rows(p->in->band, y0, y1, buf);
+        if (rc) {
+            p->rc[seat] = rc;
+            p->bad_row[seat] = y0;
+            return;
+        }
+        band_atoms8(p, y0, y1, buf, seat);
+    }
+}
+
+static int run_bands(struct dla_dev *d, struct dla_team *team, const struct sdp_cfg *c,
+                     const struct sdp_work *w, const struct dla_cube *in, struct sdp_stats *st)
+{
+    struct sdp_band_par p;
+    unsigned threads;
+    memset(&p, 0, sizeof(p));
+    p.c = c;
+    p.w = w;
+    p.in = in;
+    p.rows = dla_conv_band_height(in->band);
+    threads = dla_team_threads(team);
+    p.nbands = (c->h + p.rows - 1) / p.rows;
+    const unsigned seats = threads < p.nbands ? threads : p.nbands;
+    p.seat_elems = (size_t)p.rows * c->w * in->c;
+    int32_t *own = NULL;
+    if (seats * p.seat_elems <= dla_cube_batch_elems(in)) {
+        p.buf = in->data; /* CACC's cube buffer, kept between layers */
+    } else {
+        p.buf = own = malloc(seats * p.seat_elems * sizeof(int32_t));
+    }
+    p.raw = malloc((size_t)c->nsurf * w->n_surf);
+    p.st = calloc(seats, sizeof(*p.st));
+    p.nonzero = calloc(seats, sizeof(int));
+    p.rc = calloc(seats, sizeof(int));
+    p.bad_row = calloc(seats, sizeof(uint32_t));
+    atomic_init(&p.next, 0u);
+    atomic_init(&p.seat, 0u);
+    int rc = 0;
+    if (!p.buf || !p.raw || !p.st || !p.nonzero || !p.rc || !p.bad_row) {
+        rc = dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory for a %ux%ux%u cube",
+                       c->w, c->h, c->c);
+    }
+    if (!rc) {
+        dla_team_join(seats > 1 ? team : NULL, seats - 1, band_body, &p);
+    }
+    for (unsigned i = 0; !rc && i < seats; i++) {
+        if (p.rc[i]) {
+            rc = dla_error(d, p.rc[i], "CSC: convolution kernel failed (%s) on output rows %u-%u "
+                           "of a %ux%ux%u layer", dlasim_status_name(p.rc[i]), p.bad_row[i],
+                           p.bad_row[i] + p.rows - 1, c->w, c->h, in->c);
+        }
+        st->sat += p.st[i].sat;
+        st->lut_uflow += p.st[i].lut_uflow;
+        st->lut_oflow += p.st[i].lut_oflow;
+        st->lut_hybrid += p.st[i].lut_hybrid;
+        st->lut_le_hit += p.st[i].lut_le_hit;
+        st->lut_lo_hit += p.st[i].lut_lo_hit;
+        st->unequal |= p.nonzero[i];
+    }
+    for (uint32_t s = 0; !rc && s < c->nsurf; s++) {
+        rc = write_surface(d, c, p.raw + (size_t)s * w->n_surf, w->n_line, s, 0, 1);
+    }
+    free(own);
+    free(p.raw);
+    free(p.st);
+    free(p.nonzero);
+    free(p.rc);
+    free(p.bad_row);
+    return rc;
+}
+
 /* ---- a layer from memory, surfaces on the team ------------------------------ */
 
 /*
@@ -2097,8 +2237,8 @@ static int check_io(struct dla_dev *d, const struct sdp_cfg *c, const struct dla
     return 0;
 }
 
-int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in,
-                    struct dla_cube *to_pdp)
+static int sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in,
+                       struct dla_cube *to_pdp)
 {
     struct sdp_cfg c;
     struct sdp_work w;
@@ -2126,6 +2266,17 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     memset(&st, 0, sizeof(st));
     rc = load_kernel_ops(d, &c, &w);
     struct dla_team *team = rc ? NULL : dla_dev_team(d);
+    if (!rc && c.flying && in->band) { /* a convolution's values, not computed yet */
+        if (bands_eligible(&c, &w)) {
+            rc = run_bands(d, team, &c, &w, in, &st);
+            work_free(&w);
+            if (!rc) {
+                set_hw_regs(d, group, &c, &st);
+            }
+            return rc;
+        }
+        rc = dla_conv_band_whole(d, in);
+    }
     if (!rc && (team_eligible(&c, &w, team) || (!c.flying && !c.to_pdp && mem_reads_apart(&c)))) {
         rc = work_alloc_data(d, &c, &w);
         if (rc) {
@@ -2177,6 +2328,14 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
         set_hw_regs(d, group, &c, &st);
     }
     return rc;
+}
+
+int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in,
+                    struct dla_cube *to_pdp)
+{
+    int rc = sdp_execute(d, group, in, to_pdp);
+    /* a convolution's values left to SDP: the layer ends (whether taken or not) */
+    return in != NULL && in->band != NULL ? dla_conv_band_end(in, rc) : rc;
 }
 
 /* ---- summary (src/timing/summary.h) ------------------------------------------ */
