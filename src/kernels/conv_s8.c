@@ -54,14 +54,16 @@
 #define CONV_MAX_THREADS 64
 #define CONV_CELL 4 /* bytes per packed cell */
 #define CONV_MIN_SHARE_S 150e-6 /* least work worth a thread created for a call */
-/* Least work worth a kept team's worker, at the conservative per-thread
- * speeds of conv_useful_threads (AVX2 30 GMAC/s; the U8 tiles run ~90):
- * two shares are 6 M MACs.  ResNet-50's 35 calls of 7.3 M MACs an image
- * (56x8x256 -> 64 and 28x4x512 -> 128 1x1 bands, 70-110 us on one thread)
- * take 25-30 % less time on two (min of 200 calls, a sleeping worker
- * joining 10-40 us late); a worker the host stops holds at most 1/16 of
- * a call (team_grab).  50 us (w21a) also split 3.6-6 M-MAC layers. */
-#define CONV_KEPT_SHARE_S 100e-6
+/* Least work worth a kept team's worker, at a packed layer's one-thread
+ * speed (wpack_macs_per_s): a worker woken at the call (5-40 us on a
+ * virtual machine, overlapping the plan) still takes a good part of a
+ * layer of two shares, and one that does not come costs the caller only
+ * the wake.  At 40 us, AVX2's U8 layers split from 6 M MACs as with the
+ * 100 us at a flat 30 GMAC/s before (ResNet-50's 7.3 M-MAC 1x1 bands:
+ * 25-30 % less time on two threads), and the signed-input (P16) 1x1
+ * layers of MobileNetV2 from 4.4 M (its 4.8 M-MAC expand layers, 14x14x64
+ * -> 384 and 28x28x32 -> 192, ~90 us on one thread, stayed on one). */
+#define CONV_KEPT_SHARE_S 40e-6
 #define CONV_TINY_MACS 1024.0   /* below: the plain loops are faster */
 
 /* ---------------------------------------------------------------- helpers */
@@ -1472,13 +1474,41 @@ static void kblock_steps(struct conv_plan *p)
     }
 }
 
+/* The runs of a few pixel tiles, kept while a thread works through k
+ * blocks: numbered k block major, consecutive items are consecutive pixel
+ * tiles, so each item found its runs again (tile_runs: ~10 % of a 1x1
+ * layer of 14x14 k=384); slot nt % RUNS_SLOTS holds tile nt's. */
+#define RUNS_SLOTS 16
+struct runs_slot {
+    size_t nt; /* SIZE_MAX: empty */
+    unsigned nruns;
+    int half;
+    struct dla_conv_run runs[DLA_CONV_NR_MAX + 1];
+};
+
+/* The runs of pixel tile nt in its slot of cache, found if not there. */
+static const struct runs_slot *tile_slot(const struct conv_plan *p, struct runs_slot *cache,
+                                         size_t nt)
+{
+    struct runs_slot *s = &cache[nt % RUNS_SLOTS];
+    if (s->nt != nt) {
+        size_t nr = p->shape->nr, n0 = nt * nr;
+        s->nt = nt;
+        s->nruns = tile_runs(p, n0 / p->vw, n0 % p->vw, s->runs);
+        s->half = p->shape->half != NULL &&
+                  (s->nruns == 0 || s->runs[s->nruns - 1].j + s->runs[s->nruns - 1].len <= nr / 2);
+    }
+    return s;
+}
+
 /* Tiles begin..end-1, numbered pixel-tile major (item = nt * kblocks + kb)
  * or k-block major (item = kb * ntiles + nt).  The indices advance
  * without divisions, and a pixel tile's runs are found once for all the
- * k blocks that follow it. */
+ * k blocks that follow it (pixel-tile major) or kept in a small cache
+ * (k block major, struct runs_slot). */
 static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
 {
-    struct dla_conv_run runs[DLA_CONV_NR_MAX + 1];
+    struct runs_slot cache[RUNS_SLOTS];
     size_t mr_full = p->shape->mr, nr = p->shape->nr;
     size_t out_plane = (size_t)p->g->out_h * p->g->out_w;
     const struct dla_conv_wpack *w = p->w;
@@ -1487,24 +1517,25 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
     if (begin >= end) {
         return;
     }
+    for (size_t i = 0; i < RUNS_SLOTS; i++) {
+        cache[i].nt = SIZE_MAX;
+    }
     t.wrow = p->nq * CONV_CELL;
-    t.runs = runs;
     t.ostride = out_plane;
     size_t nt = p->kmajor ? begin % p->ntiles : begin / p->kblocks;
     size_t kb = p->kmajor ? begin / p->ntiles : begin % p->kblocks;
-    size_t runs_nt = SIZE_MAX; /* the pixel tile runs[] holds */
+    size_t runs_nt = SIZE_MAX; /* the pixel tile t.runs are of */
     const struct conv_shape *sh = p->shape;
     dla_conv_tile_fn tile = sh->tile, paired = sh->paired;
     for (size_t item = begin; item < end; item++) {
         if (nt != runs_nt) {
-            size_t n0 = nt * nr;
-            t.nruns = tile_runs(p, n0 / p->vw, n0 % p->vw, runs);
-            t.in = p->inp + n0 * CONV_CELL;
+            const struct runs_slot *s = tile_slot(p, cache, nt);
+            t.runs = s->runs;
+            t.nruns = s->nruns;
+            t.in = p->inp + nt * nr * CONV_CELL;
             runs_nt = nt;
-            int half = sh->half != NULL &&
-                       (t.nruns == 0 || runs[t.nruns - 1].j + runs[t.nruns - 1].len <= nr / 2);
-            tile = half ? sh->half : sh->tile;
-            paired = half ? sh->half_paired : sh->paired;
+            tile = s->half ? sh->half : sh->tile;
+            paired = s->half ? sh->half_paired : sh->paired;
         }
         size_t k0 = kb * mr_full, lo = p->kb->lo[kb];
         t.init = w->init + k0;
@@ -2056,16 +2087,46 @@ unsigned dla_conv_split_threads(double macs, double macs_per_s, unsigned threads
     return most < (double)threads ? (unsigned)most : threads;
 }
 
+static double geom_macs(const struct dla_conv_geom *g)
+{
+    return (double)g->out_k * g->out_h * g->out_w * g->in_c * g->k_h * g->k_w;
+}
+
 /* Threads worth giving g (dla_conv_split_threads at a conservative
  * per-thread speed of the ISA): a thread created for the call costs up to
- * ~0.1 ms on a virtual machine, a kept team's sleeping worker a futex
- * wake (~5-20 us) and joins late, taking only the tiles left. */
+ * ~0.1 ms on a virtual machine. */
 static unsigned conv_useful_threads(const struct dla_conv_geom *g, enum dla_conv_isa isa,
-                                    unsigned threads, const struct dla_team *pool)
+                                    unsigned threads)
 {
     static const double macs_per_s[DLA_CONV_ISA_COUNT] = {3e9, 30e9, 100e9};
-    double macs = (double)g->out_k * g->out_h * g->out_w * g->in_c * g->k_h * g->k_w;
-    return dla_conv_split_threads(macs, macs_per_s[isa], threads, pool != NULL);
+    return dla_conv_split_threads(geom_macs(g), macs_per_s[isa], threads, 0);
+}
+
+/* One thread's speed of the tiles of a layer packed as w.  AVX2 measured
+ * (1x1 layers of 4.8-20 M MACs, minima of 200 calls, an EPYC host without
+ * VNNI): U8 cells 62-88 GMAC/s, P16 cells 52-57.  The others are not
+ * measured here: figures that keep their layers' split where it was
+ * (the 100 us shares at 100 and 3 GMAC/s before). */
+static double wpack_macs_per_s(const struct dla_conv_wpack *w)
+{
+    switch (w->isa) {
+    case DLA_CONV_ISA_AVX2:
+        return w->fmt == CELL_U8 ? 75e9 : 52e9;
+    case DLA_CONV_ISA_AVX512VNNI:
+        return 250e9;
+    default:
+        return 7.5e9;
+    }
+}
+
+/* Threads worth giving g on weights packed as w: its real speed, and a
+ * kept team's worker (pool) costs only a futex wake (~5-20 us) and joins
+ * late, taking the tiles left. */
+static unsigned packed_useful_threads(const struct dla_conv_geom *g,
+                                      const struct dla_conv_wpack *w, unsigned threads,
+                                      const struct dla_team *pool)
+{
+    return dla_conv_split_threads(geom_macs(g), wpack_macs_per_s(w), threads, pool != NULL);
 }
 
 int dla_conv_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
@@ -2087,7 +2148,7 @@ int dla_conv_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *w
     o.isa = conv_best_isa();
     o.shape = -1;
     o.flags = 0;
-    o.threads = conv_useful_threads(g, o.isa, threads, NULL);
+    o.threads = conv_useful_threads(g, o.isa, threads);
     return dla_conv_s8_opts(&o, g, in, wt, out);
 }
 
@@ -2420,7 +2481,7 @@ static int packed_run(const struct dla_conv_geom *g, const int8_t *in,
 {
     if (w->fold_ty == 1 && w->fold_tx == 1) {
         return conv_run(w->isa, shape, w->use_vbmi, 0,
-                        useful ? conv_useful_threads(g, w->isa, threads, pool) : threads, pool, g,
+                        useful ? packed_useful_threads(g, w, threads, pool) : threads, pool, g,
                         in, src, NULL, w, out);
     }
     struct dla_conv_geom f = fold_kernel_geom(g, w->fold_c, w->fold_ty, w->fold_tx);
@@ -2445,7 +2506,7 @@ static int packed_run(const struct dla_conv_geom *g, const int8_t *in,
     }
     fold_input(g, &f, w, ay, ax, in, src, buf);
     int rc = conv_run(w->isa, shape, w->use_vbmi, 0,
-                      useful ? conv_useful_threads(&f, w->isa, threads, pool) : threads, pool, &f,
+                      useful ? packed_useful_threads(&f, w, threads, pool) : threads, pool, &f,
                       buf, NULL, NULL, w, out);
     if (buf != small) {
         free(buf);
@@ -2645,5 +2706,5 @@ int dla_conv_s8_packed(const struct dla_conv_geom *g, const int8_t *in,
         return geom_valid(g);
     }
     return dla_conv_s8_packed_opts(g, in, w, out, -1,
-                                   conv_useful_threads(g, w->isa, threads, pool), pool);
+                                   packed_useful_threads(g, w, threads, pool), pool);
 }

@@ -1228,33 +1228,39 @@ static void test_isa_names(void **state)
 }
 
 /* The thread-count decision: shares of 150 us of work for threads created
- * per call and of 100 us for a kept team's workers, at the given
- * per-thread speed. */
+ * per call and of 40 us for a kept team's workers, at the given per-thread
+ * speed (conv_s8.c wpack_macs_per_s: AVX2 U8 cells 75 GMAC/s, P16 52). */
 static void test_split_threads(void **state)
 {
     (void)state;
-    const double avx2 = 30e9;  /* conv_s8.c's conservative AVX2 figure */
+    const double u8 = 75e9, p16 = 52e9;
 
-    /* ResNet-50's 56x8x256 -> 64 1x1 bands: two threads of a kept team,
-     * one created for the call */
-    assert_int_equal(dla_conv_split_threads(56.0 * 8 * 256 * 64, avx2, 2, 1), 2);
-    assert_int_equal(dla_conv_split_threads(56.0 * 8 * 256 * 64, avx2, 2, 0), 1);
-    /* MobileNetV2's 28x28x32 -> 192 1x1 layer and the demo's 14x14x16 -> 32
-     * 3x3 layer: one thread; its 56x56x24 -> 144 1x1 layer: two */
+    /* ResNet-50's 56x8x256 -> 64 1x1 bands (after a ReLU: U8): two threads
+     * of a kept team, one created for the call */
+    assert_int_equal(dla_conv_split_threads(56.0 * 8 * 256 * 64, u8, 2, 1), 2);
+    assert_int_equal(dla_conv_split_threads(56.0 * 8 * 256 * 64, u8, 2, 0), 1);
+    /* MobileNetV2's 28x28x32 -> 192 expand layer on a signed input (P16,
+     * ~90 us): two threads of a kept team; on a ReLU'd input (U8, ~65 us)
+     * and the demo's 14x14x16 -> 32 3x3 layer: one */
+    assert_int_equal(dla_conv_split_threads(28.0 * 28 * 32 * 192, p16, 2, 1), 2);
+    assert_int_equal(dla_conv_split_threads(28.0 * 28 * 32 * 192, p16, 2, 0), 1);
+    assert_int_equal(dla_conv_split_threads(28.0 * 28 * 32 * 192, u8, 2, 1), 1);
+    assert_int_equal(dla_conv_split_threads(14.0 * 14 * 16 * 32 * 9, u8, 2, 1), 1);
+    /* its 112x70x16 -> 96 band (~250 us): two of a kept team, not three
+     * where there are two; a thread created for it must get 150 us */
+    assert_int_equal(dla_conv_split_threads(112.0 * 70 * 16 * 96, p16, 2, 1), 2);
+    assert_int_equal(dla_conv_split_threads(112.0 * 70 * 16 * 96, p16, 2, 0), 1);
     for (int kept = 0; kept <= 1; kept++) {
-        const double share = kept ? 3e6 : 4.5e6; /* MACs in 100 / 150 us at that speed */
-        assert_int_equal(dla_conv_split_threads(28.0 * 28 * 32 * 192, avx2, 2, kept), 1);
-        assert_int_equal(dla_conv_split_threads(14.0 * 14 * 16 * 32 * 9, avx2, 2, kept), 1);
-        assert_int_equal(dla_conv_split_threads(56.0 * 56 * 24 * 144, avx2, 2, kept), 2);
+        const double share = kept ? 3e6 : 11.25e6; /* MACs in 40 / 150 us at u8 */
         /* edges: just under and just over two shares */
-        assert_int_equal(dla_conv_split_threads(2 * share * 0.999, avx2, 4, kept), 1);
-        assert_int_equal(dla_conv_split_threads(2 * share * 1.001, avx2, 4, kept), 2);
+        assert_int_equal(dla_conv_split_threads(2 * share * 0.999, u8, 4, kept), 1);
+        assert_int_equal(dla_conv_split_threads(2 * share * 1.001, u8, 4, kept), 2);
         /* whole shares only, never more than the threads there are */
-        assert_int_equal(dla_conv_split_threads(3.5 * share, avx2, 8, kept), 3);
-        assert_int_equal(dla_conv_split_threads(3.5 * share, avx2, 2, kept), 2);
-        assert_int_equal(dla_conv_split_threads(1e12, avx2, 5, kept), 5);
-        assert_int_equal(dla_conv_split_threads(1e12, avx2, 1, kept), 1);
-        assert_int_equal(dla_conv_split_threads(0.0, avx2, 4, kept), 1);
+        assert_int_equal(dla_conv_split_threads(3.5 * share, u8, 8, kept), 3);
+        assert_int_equal(dla_conv_split_threads(3.5 * share, u8, 2, kept), 2);
+        assert_int_equal(dla_conv_split_threads(1e12, u8, 5, kept), 5);
+        assert_int_equal(dla_conv_split_threads(1e12, u8, 1, kept), 1);
+        assert_int_equal(dla_conv_split_threads(0.0, u8, 4, kept), 1);
     }
     /* a slower ISA (the generic loops' figure): the same layer makes more shares */
     assert_int_equal(dla_conv_split_threads(28.0 * 28 * 32 * 192, 3e9, 4, 1), 4);
