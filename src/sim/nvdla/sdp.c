@@ -261,30 +261,42 @@ static uint64_t atom_stride(const struct dla_config *cfg, uint32_t v)
     return v & ~(uint32_t)(cfg->memory_atomic_size - 1);
 }
 
+/* The registers that say which operands the data path reads from memory:
+ * the three stages' CFG and their ALU/MUL CFG. */
+struct sdp_use_regs {
+    uint32_t bs, bn, ew, bs_alu, bs_mul, bn_alu, bn_mul, ew_alu, ew_mul;
+};
+
+static struct sdp_use_regs use_regs_of(const struct sdp_regs *r)
+{
+    return (struct sdp_use_regs){SDP_R(r, D_DP_BS_CFG_0),     SDP_R(r, D_DP_BN_CFG_0),
+                                 SDP_R(r, D_DP_EW_CFG_0),     SDP_R(r, D_DP_BS_ALU_CFG_0),
+                                 SDP_R(r, D_DP_BS_MUL_CFG_0), SDP_R(r, D_DP_BN_ALU_CFG_0),
+                                 SDP_R(r, D_DP_BN_MUL_CFG_0), SDP_R(r, D_DP_EW_ALU_CFG_0),
+                                 SDP_R(r, D_DP_EW_MUL_CFG_0)};
+}
+
 /* Which operands the data path reads from memory (only stages the
  * configuration has, not bypassed, with SRC = MEM). */
-static void core_mem_use(const struct dla_dev *d, const struct sdp_regs *r, int use[SRC_N])
+static void core_mem_use(const struct dla_dev *d, const struct sdp_use_regs *r, int use[SRC_N])
 {
     const struct dla_config *cfg = dla_cfg(d);
-    uint32_t bs = SDP_R(r, D_DP_BS_CFG_0);
-    uint32_t bn = SDP_R(r, D_DP_BN_CFG_0);
-    uint32_t ew = SDP_R(r, D_DP_EW_CFG_0);
-    int bs_en = cfg->sdp_bs_enable && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
-    int bn_en = cfg->sdp_bn_enable && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
-    int ew_en = cfg->sdp_ew_enable && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_BYPASS);
+    int bs_en = cfg->sdp_bs_enable && !SDP_FLD(r->bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
+    int bn_en = cfg->sdp_bn_enable && !SDP_FLD(r->bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
+    int ew_en = cfg->sdp_ew_enable && !SDP_FLD(r->ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_BYPASS);
 
-    use[SRC_BS_ALU] = bs_en && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_BYPASS) &&
-                      SDP_F(r, D_DP_BS_ALU_CFG_0, BS_ALU_SRC);
-    use[SRC_BS_MUL] = bs_en && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_BYPASS) &&
-                      SDP_F(r, D_DP_BS_MUL_CFG_0, BS_MUL_SRC);
-    use[SRC_BN_ALU] = bn_en && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_BYPASS) &&
-                      SDP_F(r, D_DP_BN_ALU_CFG_0, BN_ALU_SRC);
-    use[SRC_BN_MUL] = bn_en && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_BYPASS) &&
-                      SDP_F(r, D_DP_BN_MUL_CFG_0, BN_MUL_SRC);
-    use[SRC_EW_ALU] = ew_en && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_BYPASS) &&
-                      SDP_F(r, D_DP_EW_ALU_CFG_0, EW_ALU_SRC);
-    use[SRC_EW_MUL] = ew_en && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_BYPASS) &&
-                      SDP_F(r, D_DP_EW_MUL_CFG_0, EW_MUL_SRC);
+    use[SRC_BS_ALU] = bs_en && !SDP_FLD(r->bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_BYPASS) &&
+                      SDP_FLD(r->bs_alu, NVDLA_SDP_D_DP_BS_ALU_CFG_0, BS_ALU_SRC);
+    use[SRC_BS_MUL] = bs_en && !SDP_FLD(r->bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_BYPASS) &&
+                      SDP_FLD(r->bs_mul, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SRC);
+    use[SRC_BN_ALU] = bn_en && !SDP_FLD(r->bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_BYPASS) &&
+                      SDP_FLD(r->bn_alu, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SRC);
+    use[SRC_BN_MUL] = bn_en && !SDP_FLD(r->bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_BYPASS) &&
+                      SDP_FLD(r->bn_mul, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SRC);
+    use[SRC_EW_ALU] = ew_en && !SDP_FLD(r->ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_BYPASS) &&
+                      SDP_FLD(r->ew_alu, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_SRC);
+    use[SRC_EW_MUL] = ew_en && !SDP_FLD(r->ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_BYPASS) &&
+                      SDP_FLD(r->ew_mul, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_SRC);
 }
 
 int dla_sdp_flying(const struct dla_dev *d, unsigned group)
@@ -307,9 +319,15 @@ int dla_sdp_needs_rdma(const struct dla_dev *d, unsigned group)
     if (!dla_sdp_flying(d, group)) {
         return 1;
     }
-    struct sdp_regs regs;
-    sdp_regs_of(d, group, &regs);
-    core_mem_use(d, &regs, use);
+    /* nine registers, not the decode's copy of both units (the device asks
+     * this once a layer) */
+    const struct sdp_use_regs r = {
+        dla_reg(d, NVDLA_SDP_D_DP_BS_CFG_0, group),     dla_reg(d, NVDLA_SDP_D_DP_BN_CFG_0, group),
+        dla_reg(d, NVDLA_SDP_D_DP_EW_CFG_0, group),     dla_reg(d, NVDLA_SDP_D_DP_BS_ALU_CFG_0, group),
+        dla_reg(d, NVDLA_SDP_D_DP_BS_MUL_CFG_0, group), dla_reg(d, NVDLA_SDP_D_DP_BN_ALU_CFG_0, group),
+        dla_reg(d, NVDLA_SDP_D_DP_BN_MUL_CFG_0, group), dla_reg(d, NVDLA_SDP_D_DP_EW_ALU_CFG_0, group),
+        dla_reg(d, NVDLA_SDP_D_DP_EW_MUL_CFG_0, group)};
+    core_mem_use(d, &r, use);
     for (int i = 0; i < SRC_N; i++) {
         if (use[i]) {
             return 1;
@@ -690,7 +708,8 @@ static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
     /* ref: NV_NVDLA_SDP_core.v cfg_mode_eql */
     c->eql = c->ew.en && !c->ew.alu_bypass &&
              c->ew.alu_algo == NVDLA_SDP_D_DP_EW_CFG_0_EW_ALU_ALGO_EQL;
-    core_mem_use(d, r, c->src_used);
+    const struct sdp_use_regs use = use_regs_of(r);
+    core_mem_use(d, &use, c->src_used);
 
     c->cvt_offset = (int32_t)SDP_R(r, D_CVT_OFFSET_0);
     c->cvt_scale = dla_sext(SDP_F(r, D_CVT_SCALE_0, CVT_SCALE), 16);
