@@ -8,6 +8,9 @@
  * ROM and gaps included, are all checked).  Every register holds a value
  * that differs by group and by register, so a value from the wrong group or
  * the wrong register shows.
+ * dla_regfile_unit_store (the hardware's stores of a run of registers, as
+ * SDP sets its status and statistics) against dla_regfile_hw_set a word,
+ * the whole register file compared after each run.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -95,12 +98,59 @@ static void test_nvdla_engine_units_copied(void **state)
     dla_regfile_free(&rf);
 }
 
+/* Runs of up to 8 words from every word of every unit's window, both groups:
+ * the same register file as one dla_regfile_hw_set a word. */
+static void check_store_db(const struct regdb *db)
+{
+    struct dla_regfile a, b;
+    assert_int_equal(dla_regfile_init(&a, db, &no_hooks), 0);
+    assert_int_equal(dla_regfile_init(&b, db, &no_hooks), 0);
+    const size_t bytes = db->n_regs * sizeof(uint32_t);
+    for (unsigned u = 0; u < db->n_units; u++) {
+        unsigned words = window_words(db, u);
+        for (unsigned g = 0; g < 2; g++) {
+            for (unsigned w = 0; w < words; w++) {
+                for (unsigned n = 0; n <= 8u && w + n <= words; n++) {
+                    uint32_t v[8];
+                    for (unsigned k = 0; k < n; k++) {
+                        v[k] = value_of(u * 4096u + w * 8u + k, g);
+                    }
+                    dla_regfile_unit_store(&a, u, g, w, v, n);
+                    for (unsigned k = 0; k < n; k++) {
+                        dla_regfile_hw_set(&b, db->units[u].base + 4u * (w + k), g, v[k]);
+                    }
+                    if (memcmp(a.val[0], b.val[0], bytes) || memcmp(a.val[1], b.val[1], bytes)) {
+                        fail_msg("%s unit %s group %u words [%u, %u): differs from hw_set",
+                                 db->name, db->units[u].name, g, w, w + n);
+                    }
+                }
+            }
+        }
+    }
+    dla_regfile_free(&a);
+    dla_regfile_free(&b);
+}
+
+static void test_store_nvdla(void **state)
+{
+    (void)state;
+    check_store_db(&nvdla_db);
+}
+
+static void test_store_rk3588(void **state)
+{
+    (void)state;
+    check_store_db(&rk3588_db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nvdla),
         cmocka_unit_test(test_rk3588),
         cmocka_unit_test(test_nvdla_engine_units_copied),
+        cmocka_unit_test(test_store_nvdla),
+        cmocka_unit_test(test_store_rk3588),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -354,6 +354,16 @@ void dla_regfile_unit_values(const struct dla_regfile *rf, unsigned u, unsigned 
     }
 }
 
+/* dla_regfile_unit_store's other cases: one hw_set a word. */
+void dla_regfile_unit_store_slow(struct dla_regfile *rf, unsigned u, unsigned group,
+                                 unsigned word, const uint32_t *v, unsigned n)
+{
+    const struct dla_unit_state *us = &rf->unit[u];
+    for (unsigned k = 0; k < n; k++) {
+        dla_regfile_hw_set(rf, us->base + 4u * (word + k), group, v[k]);
+    }
+}
+
 uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr)
 {
     uint32_t e = dla_regfile_entry(rf, addr);

@@ -154,6 +154,15 @@ static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t ad
  * per word). */
 void dla_regfile_unit_values(const struct dla_regfile *rf, unsigned u, unsigned group,
                              uint32_t *out, unsigned n);
+/* Hardware-side stores of n consecutive registers of unit u, words
+ * [word, word+n) of its window (as dla_regfile_unit_values numbers them):
+ * what n dla_regfile_hw_set calls store, in one copy where the words lie in
+ * the unit's view (an operation's status and statistics registers, set
+ * once a layer), else one hw_set a word. */
+static inline void dla_regfile_unit_store(struct dla_regfile *rf, unsigned u, unsigned group,
+                                          unsigned word, const uint32_t *v, unsigned n);
+void dla_regfile_unit_store_slow(struct dla_regfile *rf, unsigned u, unsigned group,
+                                 unsigned word, const uint32_t *v, unsigned n);
 /* The value the datapath executes: a dual register in its unit's CONSUMER group. */
 uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr);
 /* Hardware-side store (status, performance counters), bypassing the
@@ -201,6 +210,20 @@ static inline void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, uns
     if (e != DLA_SLOT_NONE) {
         rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][e & DLA_SLOT_INDEX] = v;
     }
+}
+
+static inline void dla_regfile_unit_store(struct dla_regfile *rf, unsigned u, unsigned group,
+                                          unsigned word, const uint32_t *v, unsigned n)
+{
+    const struct dla_unit_state *us = &rf->unit[u];
+    if (word >= us->view_dual_lo && word + n <= us->view_n) { /* dual, in the view */
+        uint32_t *to = rf->val[group & 1u] + us->first_reg + word;
+        for (unsigned k = 0; k < n; k++) {
+            to[k] = v[k];
+        }
+        return;
+    }
+    dla_regfile_unit_store_slow(rf, u, group, word, v, n);
 }
 
 /* The value array a PLAIN write to unit u's registers (dual: D_ registers)

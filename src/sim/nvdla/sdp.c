@@ -261,30 +261,42 @@ static uint64_t atom_stride(const struct dla_config *cfg, uint32_t v)
     return v & ~(uint32_t)(cfg->memory_atomic_size - 1);
 }
 
+/* The registers that say which operands the data path reads from memory:
+ * the three stages' CFG and their ALU/MUL CFG. */
+struct sdp_use_regs {
+    uint32_t bs, bn, ew, bs_alu, bs_mul, bn_alu, bn_mul, ew_alu, ew_mul;
+};
+
+static struct sdp_use_regs use_regs_of(const struct sdp_regs *r)
+{
+    return (struct sdp_use_regs){SDP_R(r, D_DP_BS_CFG_0),     SDP_R(r, D_DP_BN_CFG_0),
+                                 SDP_R(r, D_DP_EW_CFG_0),     SDP_R(r, D_DP_BS_ALU_CFG_0),
+                                 SDP_R(r, D_DP_BS_MUL_CFG_0), SDP_R(r, D_DP_BN_ALU_CFG_0),
+                                 SDP_R(r, D_DP_BN_MUL_CFG_0), SDP_R(r, D_DP_EW_ALU_CFG_0),
+                                 SDP_R(r, D_DP_EW_MUL_CFG_0)};
+}
+
 /* Which operands the data path reads from memory (only stages the
  * configuration has, not bypassed, with SRC = MEM). */
-static void core_mem_use(const struct dla_dev *d, const struct sdp_regs *r, int use[SRC_N])
+static void core_mem_use(const struct dla_dev *d, const struct sdp_use_regs *r, int use[SRC_N])
 {
     const struct dla_config *cfg = dla_cfg(d);
-    uint32_t bs = SDP_R(r, D_DP_BS_CFG_0);
-    uint32_t bn = SDP_R(r, D_DP_BN_CFG_0);
-    uint32_t ew = SDP_R(r, D_DP_EW_CFG_0);
-    int bs_en = cfg->sdp_bs_enable && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
-    int bn_en = cfg->sdp_bn_enable && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
-    int ew_en = cfg->sdp_ew_enable && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_BYPASS);
+    int bs_en = cfg->sdp_bs_enable && !SDP_FLD(r->bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_BYPASS);
+    int bn_en = cfg->sdp_bn_enable && !SDP_FLD(r->bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
+    int ew_en = cfg->sdp_ew_enable && !SDP_FLD(r->ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_BYPASS);
 
-    use[SRC_BS_ALU] = bs_en && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_BYPASS) &&
-                      SDP_F(r, D_DP_BS_ALU_CFG_0, BS_ALU_SRC);
-    use[SRC_BS_MUL] = bs_en && !SDP_FLD(bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_BYPASS) &&
-                      SDP_F(r, D_DP_BS_MUL_CFG_0, BS_MUL_SRC);
-    use[SRC_BN_ALU] = bn_en && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_BYPASS) &&
-                      SDP_F(r, D_DP_BN_ALU_CFG_0, BN_ALU_SRC);
-    use[SRC_BN_MUL] = bn_en && !SDP_FLD(bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_BYPASS) &&
-                      SDP_F(r, D_DP_BN_MUL_CFG_0, BN_MUL_SRC);
-    use[SRC_EW_ALU] = ew_en && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_BYPASS) &&
-                      SDP_F(r, D_DP_EW_ALU_CFG_0, EW_ALU_SRC);
-    use[SRC_EW_MUL] = ew_en && !SDP_FLD(ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_BYPASS) &&
-                      SDP_F(r, D_DP_EW_MUL_CFG_0, EW_MUL_SRC);
+    use[SRC_BS_ALU] = bs_en && !SDP_FLD(r->bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_ALU_BYPASS) &&
+                      SDP_FLD(r->bs_alu, NVDLA_SDP_D_DP_BS_ALU_CFG_0, BS_ALU_SRC);
+    use[SRC_BS_MUL] = bs_en && !SDP_FLD(r->bs, NVDLA_SDP_D_DP_BS_CFG_0, BS_MUL_BYPASS) &&
+                      SDP_FLD(r->bs_mul, NVDLA_SDP_D_DP_BS_MUL_CFG_0, BS_MUL_SRC);
+    use[SRC_BN_ALU] = bn_en && !SDP_FLD(r->bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_ALU_BYPASS) &&
+                      SDP_FLD(r->bn_alu, NVDLA_SDP_D_DP_BN_ALU_CFG_0, BN_ALU_SRC);
+    use[SRC_BN_MUL] = bn_en && !SDP_FLD(r->bn, NVDLA_SDP_D_DP_BN_CFG_0, BN_MUL_BYPASS) &&
+                      SDP_FLD(r->bn_mul, NVDLA_SDP_D_DP_BN_MUL_CFG_0, BN_MUL_SRC);
+    use[SRC_EW_ALU] = ew_en && !SDP_FLD(r->ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_ALU_BYPASS) &&
+                      SDP_FLD(r->ew_alu, NVDLA_SDP_D_DP_EW_ALU_CFG_0, EW_ALU_SRC);
+    use[SRC_EW_MUL] = ew_en && !SDP_FLD(r->ew, NVDLA_SDP_D_DP_EW_CFG_0, EW_MUL_BYPASS) &&
+                      SDP_FLD(r->ew_mul, NVDLA_SDP_D_DP_EW_MUL_CFG_0, EW_MUL_SRC);
 }
 
 int dla_sdp_flying(const struct dla_dev *d, unsigned group)
@@ -307,9 +319,15 @@ int dla_sdp_needs_rdma(const struct dla_dev *d, unsigned group)
     if (!dla_sdp_flying(d, group)) {
         return 1;
     }
-    struct sdp_regs regs;
-    sdp_regs_of(d, group, &regs);
-    core_mem_use(d, &regs, use);
+    /* nine registers, not the decode's copy of both units (the device asks
+     * this once a layer) */
+    const struct sdp_use_regs r = {
+        dla_reg(d, NVDLA_SDP_D_DP_BS_CFG_0, group),     dla_reg(d, NVDLA_SDP_D_DP_BN_CFG_0, group),
+        dla_reg(d, NVDLA_SDP_D_DP_EW_CFG_0, group),     dla_reg(d, NVDLA_SDP_D_DP_BS_ALU_CFG_0, group),
+        dla_reg(d, NVDLA_SDP_D_DP_BS_MUL_CFG_0, group), dla_reg(d, NVDLA_SDP_D_DP_BN_ALU_CFG_0, group),
+        dla_reg(d, NVDLA_SDP_D_DP_BN_MUL_CFG_0, group), dla_reg(d, NVDLA_SDP_D_DP_EW_ALU_CFG_0, group),
+        dla_reg(d, NVDLA_SDP_D_DP_EW_MUL_CFG_0, group)};
+    core_mem_use(d, &r, use);
     for (int i = 0; i < SRC_N; i++) {
         if (use[i]) {
             return 1;
@@ -690,7 +708,8 @@ static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
     /* ref: NV_NVDLA_SDP_core.v cfg_mode_eql */
     c->eql = c->ew.en && !c->ew.alu_bypass &&
              c->ew.alu_algo == NVDLA_SDP_D_DP_EW_CFG_0_EW_ALU_ALGO_EQL;
-    core_mem_use(d, r, c->src_used);
+    const struct sdp_use_regs use = use_regs_of(r);
+    core_mem_use(d, &use, c->src_used);
 
     c->cvt_offset = (int32_t)SDP_R(r, D_CVT_OFFSET_0);
     c->cvt_scale = dla_sext(SDP_F(r, D_CVT_SCALE_0, CVT_SCALE), 16);
@@ -903,6 +922,16 @@ static inline int32_t load_elem(const uint8_t *p, unsigned bytes)
  *   atoms (memory input): lane j = (y * w + x) * epa + l as in memory, the
  *     surface one run with per-lane operands.
  */
+/* A small layer's raw bytes and per-kernel operands, on sdp_execute's
+ * stack: no allocation an operation where they fit (MobileNetV2 has ~900
+ * layers of 8 channels an image). */
+#define SDP_SMALL_RAW 2048u    /* bytes of w->raw */
+#define SDP_SMALL_CHANNELS 64u /* channels of per-kernel operands */
+struct sdp_small {
+    uint8_t raw[SDP_SMALL_RAW];
+    int32_t kernel[3][2 * SDP_SMALL_CHANNELS];
+};
+
 struct sdp_work {
     int planar;
     size_t plane;      /* elements per channel plane: h * w */
@@ -915,17 +944,22 @@ struct sdp_work {
                               * surface's layout), or in the atom layout
                               * per-kernel operands replicated over it */
     int32_t *kernel[3];      /* per-kernel operands: both components, all channels */
+    struct sdp_small *small; /* where raw and kernel[] are when they fit */
 };
 
 static void work_free(struct sdp_work *w)
 {
     free(w->data);
-    free(w->raw);
+    if (w->raw != w->small->raw) {
+        free(w->raw);
+    }
     for (int i = 0; i < SRC_N; i++) {
         free(w->op[i]);
     }
     for (int i = 0; i < 3; i++) {
-        free(w->kernel[i]);
+        if (w->kernel[i] != w->small->kernel[i]) {
+            free(w->kernel[i]);
+        }
     }
 }
 
@@ -935,9 +969,11 @@ static size_t stream_surf_bytes(const struct sdp_cfg *c, const struct sdp_stream
     return (size_t)c->h * c->w * c->epa * s->elem_bytes;
 }
 
-static int work_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w)
+static int work_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
+                      struct sdp_small *small)
 {
     memset(w, 0, sizeof(*w));
+    w->small = small;
     w->planar = c->flying;
     w->plane = (size_t)c->w * c->h;
     w->n_line = (size_t)c->w * c->epa;
@@ -953,7 +989,8 @@ static int work_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_wor
         }
     }
     w->raw_size = raw;
-    w->raw = malloc(raw); /* w->data: work_alloc_data, on the paths that use it */
+    /* w->data: work_alloc_data, on the paths that use it */
+    w->raw = raw <= sizeof(small->raw) ? small->raw : malloc(raw);
     int ok = w->raw != NULL;
     for (int i = 0; i < SRC_N && ok; i++) {
         /* planar per-kernel operands are constants of a run */
@@ -1017,11 +1054,19 @@ static int load_kernel_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sd
             continue;
         }
         size_t nch = (size_t)c->nsurf * c->epa;
-        int rc = dla_dma_read(d, s->port, s->base & c->addr_mask, w->raw, nch * s->elem_bytes);
-        if (rc) {
-            return rc;
+        /* straight from the memory's page where it can lend them (the same
+         * bytes and traffic as the read), else read into w->raw */
+        const uint64_t at = s->base & c->addr_mask;
+        const uint8_t *raw = dla_dma_view(d, s->port, at, nch * s->elem_bytes);
+        if (!raw) {
+            int rc = dla_dma_read(d, s->port, at, w->raw, nch * s->elem_bytes);
+            if (rc) {
+                return rc;
+            }
+            raw = w->raw;
         }
-        w->kernel[i] = malloc(2 * nch * sizeof(int32_t));
+        w->kernel[i] = nch <= SDP_SMALL_CHANNELS ? w->small->kernel[i]
+                                                 : malloc(2 * nch * sizeof(int32_t));
         if (!w->kernel[i]) {
             return dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory");
         }
@@ -1030,7 +1075,7 @@ static int load_kernel_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sd
                 continue;
             }
             for (size_t ch = 0; ch < nch; ch++) {
-                w->kernel[i][k * nch + ch] = op_value(c, 2 * i + k, w->raw + ch * s->elem_bytes);
+                w->kernel[i][k * nch + ch] = op_value(c, 2 * i + k, raw + ch * s->elem_bytes);
             }
         }
     }
@@ -1471,27 +1516,46 @@ static uint32_t sat32(uint64_t v)
     return v > 0xffffffffu ? 0xffffffffu : (uint32_t)v;
 }
 
+/* Value of register REG in a run of registers from FIRST (CSB addresses). */
+#define SDP_RUN_AT(run, FIRST, REG) (run)[DLA_REG_WORD(REG) - DLA_REG_WORD(FIRST)]
+#define SDP_RUN_N(FIRST, LAST) (DLA_REG_WORD(LAST) - DLA_REG_WORD(FIRST) + 1u)
+
+/* The status, statistics and stall registers of the layer's group, as four
+ * runs of consecutive registers (software's D_PERF_ENABLE sits between
+ * each unit's two).  Stall and FP16 NaN/Inf counters are 0 (see the
+ * header). */
 static void set_hw_regs(struct dla_dev *d, unsigned g, const struct sdp_cfg *c,
                         const struct sdp_stats *st)
 {
-    int lut = c->perf_lut && c->ew.lut;
-    dla_reg_hw_set(d, NVDLA_SDP_D_STATUS_0, g, st->unequal ? 1u : 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_OUT_SATURATION_0, g, c->perf_sat ? sat32(st->sat) : 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_UFLOW_0, g, lut ? sat32(st->lut_uflow) : 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_OFLOW_0, g, lut ? sat32(st->lut_oflow) : 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_HYBRID_0, g, lut ? sat32(st->lut_hybrid) : 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_LE_HIT_0, g, lut ? sat32(st->lut_le_hit) : 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_LUT_LO_HIT_0, g, lut ? sat32(st->lut_lo_hit) : 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_D_PERF_WDMA_WRITE_STALL_0, g, 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_D_STATUS_NAN_INPUT_NUM_0, g, 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_D_STATUS_INF_INPUT_NUM_0, g, 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_D_STATUS_NAN_OUTPUT_NUM_0, g, 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_STATUS_NAN_INPUT_NUM_0, g, 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_STATUS_INF_INPUT_NUM_0, g, 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_MRDMA_READ_STALL_0, g, 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_BRDMA_READ_STALL_0, g, 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_NRDMA_READ_STALL_0, g, 0u);
-    dla_reg_hw_set(d, NVDLA_SDP_RDMA_D_PERF_ERDMA_READ_STALL_0, g, 0u);
+    const int lut = c->perf_lut && c->ew.lut;
+    struct dla_regfile *rf = dla_dev_rf_hw(d);
+    uint32_t status[SDP_RUN_N(NVDLA_SDP_D_STATUS_0, NVDLA_SDP_D_STATUS_NAN_OUTPUT_NUM_0)] = {0};
+    uint32_t perf[SDP_RUN_N(NVDLA_SDP_D_PERF_WDMA_WRITE_STALL_0, NVDLA_SDP_D_PERF_LUT_LO_HIT_0)] = {0};
+    const uint32_t zeros[4] = {0};
+    SDP_RUN_AT(status, NVDLA_SDP_D_STATUS_0, NVDLA_SDP_D_STATUS_0) = st->unequal ? 1u : 0u;
+#define PERF_AT(REG) SDP_RUN_AT(perf, NVDLA_SDP_D_PERF_WDMA_WRITE_STALL_0, NVDLA_SDP_##REG##_0)
+    PERF_AT(D_PERF_OUT_SATURATION) = c->perf_sat ? sat32(st->sat) : 0u;
+    if (lut) {
+        PERF_AT(D_PERF_LUT_UFLOW) = sat32(st->lut_uflow);
+        PERF_AT(D_PERF_LUT_OFLOW) = sat32(st->lut_oflow);
+        PERF_AT(D_PERF_LUT_HYBRID) = sat32(st->lut_hybrid);
+        PERF_AT(D_PERF_LUT_LE_HIT) = sat32(st->lut_le_hit);
+        PERF_AT(D_PERF_LUT_LO_HIT) = sat32(st->lut_lo_hit);
+    }
+#undef PERF_AT
+    dla_regfile_unit_store(rf, NVDLA_UNIT_SDP, g, DLA_REG_WORD(NVDLA_SDP_D_STATUS_0), status,
+                           SDP_RUN_N(NVDLA_SDP_D_STATUS_0, NVDLA_SDP_D_STATUS_NAN_OUTPUT_NUM_0));
+    dla_regfile_unit_store(rf, NVDLA_UNIT_SDP, g, DLA_REG_WORD(NVDLA_SDP_D_PERF_WDMA_WRITE_STALL_0),
+                           perf, SDP_RUN_N(NVDLA_SDP_D_PERF_WDMA_WRITE_STALL_0,
+                                           NVDLA_SDP_D_PERF_LUT_LO_HIT_0));
+    dla_regfile_unit_store(rf, NVDLA_UNIT_SDP_RDMA, g,
+                           DLA_REG_WORD(NVDLA_SDP_RDMA_D_STATUS_NAN_INPUT_NUM_0), zeros,
+                           SDP_RUN_N(NVDLA_SDP_RDMA_D_STATUS_NAN_INPUT_NUM_0,
+                                     NVDLA_SDP_RDMA_D_STATUS_INF_INPUT_NUM_0));
+    dla_regfile_unit_store(rf, NVDLA_UNIT_SDP_RDMA, g,
+                           DLA_REG_WORD(NVDLA_SDP_RDMA_D_PERF_MRDMA_READ_STALL_0), zeros,
+                           SDP_RUN_N(NVDLA_SDP_RDMA_D_PERF_MRDMA_READ_STALL_0,
+                                     NVDLA_SDP_RDMA_D_PERF_ERDMA_READ_STALL_0));
 }
 
 /* ---- a flying layer on the device's team ------------------------------------- */
@@ -2242,6 +2306,7 @@ static int sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube 
 {
     struct sdp_cfg c;
     struct sdp_work w;
+    struct sdp_small small;
     struct sdp_stats st;
     int rc = sdp_decode(d, group, &c);
     if (!rc) {
@@ -2259,7 +2324,7 @@ static int sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube 
             return dla_error(d, rc, "SDP: out of host memory for the cube sent to PDP");
         }
     }
-    rc = work_alloc(d, &c, &w);
+    rc = work_alloc(d, &c, &w, &small);
     if (rc) {
         return rc;
     }
