@@ -477,20 +477,24 @@ DLA_LANES_AVX2_ATTR static void dw_channel_pick(const struct dla_conv_geom *g,
 
 /* ---- the input read from CBUF's lines: no padded planar copy ----
  * A small x-stride-1 layer's paired plane (dw_pair_plane) is made straight
- * from the lines CSC reads: each padded row is one 32-byte load of the
+ * from the lines CSC reads: each padded row is one 16-byte load of the
  * line blended with PAD_VALUE outside its data columns (as csc.c's
  * padded_rows_avx2), or PAD_VALUE alone outside the data rows.  The plane
  * holds the same values as dw_pair_plane's of the padded copy, so the
  * rows computed from it are the same. */
 
-/* Whether a padded row (x stride 1) fits one vector: the src path's rows. */
-#define DW_SRC_MAX_W 32u
+/* Widest padded row (x stride 1) of the src path: one 16-byte vector.
+ * MobileNetV2's 7x7 and 14x14 blocks (rows of 9 and 16 bytes); measured
+ * (median ticks a layer, --threads 1): 7x7 4,100 -> 3,300, 14x14 5,500 ->
+ * 5,250, but rows of 30 and 58 bytes (two and four vectors) 12,700 ->
+ * 13,300 and 34,000 -> 38,500: their copy and whole-plane pairing stay. */
+#define DW_SRC_MAX_W 16u
 
 /* Padded row y of the channel whose line 0 is at line0, as bytes [0, W)
  * of a vector (the rest: PAD_VALUE or line bytes, never read as data). */
-DLA_LANES_AVX2_ATTR static inline __m256i dw_src_row(const struct dla_dw_src *in,
+DLA_LANES_AVX2_ATTR static inline __m128i dw_src_row(const struct dla_dw_src *in,
                                                      const int8_t *line0, uint32_t y,
-                                                     __m256i padv, __m256i take)
+                                                     __m128i padv, __m128i take)
 {
     const struct dla_conv_src *s = &in->src;
     if (y < s->y0 || y >= s->y1) {
@@ -498,50 +502,40 @@ DLA_LANES_AVX2_ATTR static inline __m256i dw_src_row(const struct dla_dw_src *in
     }
     const int8_t *row = line0 + (size_t)(y - s->y0) * s->line_stride; /* its column x0 */
     if ((size_t)(row - in->lo) >= s->x0 && (size_t)(in->hi - row) + s->x0 >= DW_SRC_MAX_W) {
-        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(row - s->x0));
-        return _mm256_blendv_epi8(padv, v, take);
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(row - s->x0));
+        return _mm_blendv_epi8(padv, v, take);
     }
     int8_t b[DW_SRC_MAX_W]; /* near the buffer's ends: the row's bytes alone */
     memset(b, s->pad, sizeof(b));
     memcpy(b + s->x0, row, s->x1 - s->x0);
-    return _mm256_loadu_si256((const __m256i *)(const void *)b);
+    return _mm_loadu_si128((const __m128i *)(const void *)b);
 }
 
-/* dw_pair_plane of one channel from its lines (line0: line 0), W <= 32. */
+/* dw_pair_plane of one channel from its lines (line0: line 0), W <= 16. */
 DLA_LANES_AVX2_ATTR static void dw_pair_plane_src(const struct dla_conv_geom *g,
                                                   const struct dla_dw_src *in,
-                                                  const int8_t *line0, __m256i padv,
-                                                  __m256i take, int32_t *dst)
+                                                  const int8_t *line0, __m128i padv,
+                                                  __m128i take, int32_t *dst)
 {
     const size_t W = g->in_w;
-    const __m256i zero = _mm256_setzero_si256();
-    __m256i next = dw_src_row(in, line0, 0, padv, take);
+    const __m128i zero = _mm_setzero_si128();
+    __m128i next = dw_src_row(in, line0, 0, padv, take);
     for (uint32_t y = 0; y < g->in_h; y++) {
         /* row y is the partner of row y - 1 under dilation 1: made once */
-        __m256i a = g->dil_y == 1 ? next : dw_src_row(in, line0, y, padv, take);
-        __m256i b = y + g->dil_y < g->in_h ? dw_src_row(in, line0, y + g->dil_y, padv, take)
+        __m128i a = g->dil_y == 1 ? next : dw_src_row(in, line0, y, padv, take);
+        __m128i b = y + g->dil_y < g->in_h ? dw_src_row(in, line0, y + g->dil_y, padv, take)
                                            : zero;
         next = b;
         int32_t *o = dst + (size_t)y * W;
         /* eight pixels a store, in ascending order: the lanes past W land
          * on the next row's first, stored after them */
-        __m128i a0 = _mm256_castsi256_si128(a), b0 = _mm256_castsi256_si128(b);
-        _mm256_storeu_si256((__m256i *)(void *)o, _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a0, b0)));
+        _mm256_storeu_si256((__m256i *)(void *)o, _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
         if (W > 8) {
             _mm256_storeu_si256((__m256i *)(void *)(o + 8),
-                                _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a0, b0)));
-        }
-        if (W > 16) {
-            __m128i a1 = _mm256_extracti128_si256(a, 1), b1 = _mm256_extracti128_si256(b, 1);
-            _mm256_storeu_si256((__m256i *)(void *)(o + 16),
-                                _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a1, b1)));
-            if (W > 24) {
-                _mm256_storeu_si256((__m256i *)(void *)(o + 24),
-                                    _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a1, b1)));
-            }
+                                _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
         }
     }
-    _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)g->in_h * W), zero);
+    _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)g->in_h * W), _mm256_setzero_si256());
 }
 
 DLA_LANES_AVX2_ATTR static void dw_src_range(const struct dla_conv_geom *g,
@@ -550,14 +544,12 @@ DLA_LANES_AVX2_ATTR static void dw_src_range(const struct dla_conv_geom *g,
 {
     const struct dla_conv_src *s = &in->src;
     const size_t taps = (size_t)g->k_w * g->k_h;
-    const __m256i lane = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-                                          16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
-                                          29, 30, 31);
-    /* lanes x0 <= i < x1 take the line (x0 <= x1 <= W <= 32) */
-    const __m256i take = _mm256_and_si256(
-        _mm256_cmpgt_epi8(lane, _mm256_set1_epi8((char)((int)s->x0 - 1))),
-        _mm256_cmpgt_epi8(_mm256_set1_epi8((char)s->x1), lane));
-    const __m256i padv = _mm256_set1_epi8(s->pad);
+    const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    /* lanes x0 <= i < x1 take the line (x0 <= x1 <= W <= 16) */
+    const __m128i take =
+        _mm_and_si128(_mm_cmpgt_epi8(lane, _mm_set1_epi8((char)((int)s->x0 - 1))),
+                      _mm_cmpgt_epi8(_mm_set1_epi8((char)s->x1), lane));
+    const __m128i padv = _mm_set1_epi8(s->pad);
     /* the plane, then eight zero lanes, and a last row's spill before them */
     int32_t paired[DW_PAIR_PLANE_MAX + 2 * 8];
     for (size_t k = k0; k < k1; k++) {

@@ -46,8 +46,8 @@ struct dla_dw_src {
     const int8_t *lo, *hi;
 };
 /* Whether dla_conv_dw_s8_src_channels takes g with its input from src
- * (x stride 1, up to 7x7, padded rows of at most 32 and planes of at most
- * 4096 bytes, AVX2); else the caller makes the padded planar copy. */
+ * (x stride 1, up to 7x7, padded rows of at most 16 bytes, AVX2); else
+ * the caller makes the padded planar copy. */
 int dla_conv_dw_s8_src_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src);
 /* dla_conv_dw_s8_diag_channels on the padded planar cube `in` describes,
  * read from its lines: the same values, without the copy. */
