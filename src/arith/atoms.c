@@ -79,7 +79,11 @@ DLA_LANES_AVX2_ATTR static void transpose_short_avx2(const uint8_t *src, size_t 
         tile8(pad, 8, tile, 8);
         for (size_t k = 0; k < 8; k++) {
             const size_t at = (c + k) * rows;
-            memcpy(dst + at, tile + k * 8, end - at < 8 ? end - at : 8);
+            if (end - at >= 8) { /* a constant size: one store, not a call */
+                memcpy(dst + at, tile + k * 8, 8);
+            } else {
+                memcpy(dst + at, tile + k * 8, end - at);
+            }
         }
     }
 }

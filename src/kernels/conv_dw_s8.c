@@ -316,30 +316,50 @@ dw_s1_row(const struct dla_conv_geom *g, const int32_t *const *rows, uint32_t oy
  * window's rows paired (ky, ky + 1) into 32-bit lanes, the whole plane
  * once when it is small, else per output row; an odd last row pairs with
  * a zero weight. */
+/* The weight pairs of the x-stride-1 rows: wv[p][kx] = (w[2p][kx], w[2p + 1][kx]). */
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
-dw_s1_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w, int32_t *out,
-           uint32_t py, uint32_t k_w, uint32_t dx)
+dw_s1_weights(const struct dla_conv_geom *g, const int8_t *w, uint32_t py, uint32_t k_w,
+              __m256i (*wv)[DW_PAIR_MAX_K])
 {
-    const size_t W = g->in_w;
-    __m256i wv[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_K];
     for (uint32_t p = 0; p < py; p++) {
         for (uint32_t kx = 0; kx < k_w; kx++) {
             int8_t hi = 2 * p + 1 < g->k_h ? w[(2 * p + 1) * k_w + kx] : 0;
             wv[p][kx] = dw_wpair(w[2 * p * k_w + kx], hi);
         }
     }
+}
+
+/* Every output row of one channel from its whole paired plane (dw_pair_plane). */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+dw_s1_paired(const struct dla_conv_geom *g, const int32_t *paired, const int8_t *w, int32_t *out,
+             uint32_t py, uint32_t k_w, uint32_t dx)
+{
+    const size_t W = g->in_w;
+    __m256i wv[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_K];
+    dw_s1_weights(g, w, py, k_w, wv);
     const int32_t *rows[DW_PAIR_MAX_PAIRS];
+    for (uint32_t oy = 0; oy < g->out_h; oy++) {
+        for (uint32_t p = 0; p < py; p++) {
+            rows[p] = paired + ((size_t)oy * g->stride_y + 2u * p * g->dil_y) * W;
+        }
+        dw_s1_row(g, rows, oy, py, k_w, dx, wv, out);
+    }
+}
+
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+dw_s1_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w, int32_t *out,
+           uint32_t py, uint32_t k_w, uint32_t dx)
+{
+    const size_t W = g->in_w;
     if (W * g->in_h <= DW_PAIR_PLANE_MAX) {
         int32_t paired[DW_PAIR_PLANE_MAX + 8];
         dw_pair_plane(g, plane, paired);
-        for (uint32_t oy = 0; oy < g->out_h; oy++) {
-            for (uint32_t p = 0; p < py; p++) {
-                rows[p] = paired + ((size_t)oy * g->stride_y + 2u * p * g->dil_y) * W;
-            }
-            dw_s1_row(g, rows, oy, py, k_w, dx, wv, out);
-        }
+        dw_s1_paired(g, paired, w, out, py, k_w, dx);
         return;
     }
+    __m256i wv[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_K];
+    dw_s1_weights(g, w, py, k_w, wv);
+    const int32_t *rows[DW_PAIR_MAX_PAIRS];
     int32_t buf[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_W + 8];
     for (uint32_t oy = 0; oy < g->out_h; oy++) {
         for (uint32_t p = 0; p < py; p++) {
@@ -454,21 +474,141 @@ DLA_LANES_AVX2_ATTR static void dw_channel_pick(const struct dla_conv_geom *g,
         dw_channel_avx2(g, plane, w, out, end);
     }
 }
+
+/* ---- the input read from CBUF's lines: no padded planar copy ----
+ * A small x-stride-1 layer's paired plane (dw_pair_plane) is made straight
+ * from the lines CSC reads: each padded row is one 16-byte load of the
+ * line blended with PAD_VALUE outside its data columns (as csc.c's
+ * padded_rows_avx2), or PAD_VALUE alone outside the data rows.  The plane
+ * holds the same values as dw_pair_plane's of the padded copy, so the
+ * rows computed from it are the same. */
+
+/* Widest padded row (x stride 1) of the src path: one 16-byte vector.
+ * MobileNetV2's 7x7 and 14x14 blocks (rows of 9 and 16 bytes); measured
+ * (median ticks a layer, --threads 1): 7x7 4,100 -> 3,300, 14x14 5,500 ->
+ * 5,250, but rows of 30 and 58 bytes (two and four vectors) 12,700 ->
+ * 13,300 and 34,000 -> 38,500: their copy and whole-plane pairing stay. */
+#define DW_SRC_MAX_W 16u
+
+/* Padded row y of the channel whose line 0 is at line0, as bytes [0, W)
+ * of a vector (the rest: PAD_VALUE or line bytes, never read as data). */
+DLA_LANES_AVX2_ATTR static inline __m128i dw_src_row(const struct dla_dw_src *in,
+                                                     const int8_t *line0, uint32_t y,
+                                                     __m128i padv, __m128i take)
+{
+    const struct dla_conv_src *s = &in->src;
+    if (y < s->y0 || y >= s->y1) {
+        return padv;
+    }
+    const int8_t *row = line0 + (size_t)(y - s->y0) * s->line_stride; /* its column x0 */
+    if ((size_t)(row - in->lo) >= s->x0 && (size_t)(in->hi - row) + s->x0 >= DW_SRC_MAX_W) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(row - s->x0));
+        return _mm_blendv_epi8(padv, v, take);
+    }
+    int8_t b[DW_SRC_MAX_W]; /* near the buffer's ends: the row's bytes alone */
+    memset(b, s->pad, sizeof(b));
+    memcpy(b + s->x0, row, s->x1 - s->x0);
+    return _mm_loadu_si128((const __m128i *)(const void *)b);
+}
+
+/* dw_pair_plane of one channel from its lines (line0: line 0), W <= 16. */
+DLA_LANES_AVX2_ATTR static void dw_pair_plane_src(const struct dla_conv_geom *g,
+                                                  const struct dla_dw_src *in,
+                                                  const int8_t *line0, __m128i padv,
+                                                  __m128i take, int32_t *dst)
+{
+    const size_t W = g->in_w;
+    const __m128i zero = _mm_setzero_si128();
+    __m128i next = dw_src_row(in, line0, 0, padv, take);
+    for (uint32_t y = 0; y < g->in_h; y++) {
+        /* row y is the partner of row y - 1 under dilation 1: made once */
+        __m128i a = g->dil_y == 1 ? next : dw_src_row(in, line0, y, padv, take);
+        __m128i b = y + g->dil_y < g->in_h ? dw_src_row(in, line0, y + g->dil_y, padv, take)
+                                           : zero;
+        next = b;
+        int32_t *o = dst + (size_t)y * W;
+        /* eight pixels a store, in ascending order: the lanes past W land
+         * on the next row's first, stored after them */
+        _mm256_storeu_si256((__m256i *)(void *)o, _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
+        if (W > 8) {
+            _mm256_storeu_si256((__m256i *)(void *)(o + 8),
+                                _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
+        }
+    }
+    _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)g->in_h * W), _mm256_setzero_si256());
+}
+
+DLA_LANES_AVX2_ATTR static void dw_src_range(const struct dla_conv_geom *g,
+                                             const struct dla_dw_src *in, const int8_t *diag,
+                                             int32_t *out, size_t k0, size_t k1)
+{
+    const struct dla_conv_src *s = &in->src;
+    const size_t taps = (size_t)g->k_w * g->k_h;
+    const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    /* lanes x0 <= i < x1 take the line (x0 <= x1 <= W <= 16) */
+    const __m128i take =
+        _mm_and_si128(_mm_cmpgt_epi8(lane, _mm_set1_epi8((char)((int)s->x0 - 1))),
+                      _mm_cmpgt_epi8(_mm_set1_epi8((char)s->x1), lane));
+    const __m128i padv = _mm_set1_epi8(s->pad);
+    /* the plane, then eight zero lanes, and a last row's spill before them */
+    int32_t paired[DW_PAIR_PLANE_MAX + 2 * 8];
+    for (size_t k = k0; k < k1; k++) {
+        const int8_t *w = diag + k * taps;
+        dw_pair_plane_src(g, in, s->data + k * s->ch_stride, padv, take, paired);
+        if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) {
+            dw_s1_paired(g, paired, w, out + k * g->out_h * g->out_w, 2, 3, 1);
+        } else {
+            dw_s1_paired(g, paired, w, out + k * g->out_h * g->out_w, (g->k_h + 1) / 2, g->k_w,
+                         g->dil_x);
+        }
+    }
+}
 #endif
 
+int dla_conv_dw_s8_src_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src)
+{
+#if defined(DLA_LANES_X86)
+    return g->stride_x == 1 && g->k_w <= DW_PAIR_MAX_K && g->k_h <= DW_PAIR_MAX_K &&
+           g->in_w <= DW_SRC_MAX_W && (size_t)g->in_w * g->in_h <= DW_PAIR_PLANE_MAX &&
+           src->x0 <= src->x1 && src->x1 <= g->in_w && src->y0 <= src->y1 &&
+           src->y1 <= g->in_h && dla_lanes_best() == DLA_LANES_AVX2;
+#else
+    (void)g;
+    (void)src;
+    return 0;
+#endif
+}
+
+void dla_conv_dw_s8_src_channels(const struct dla_conv_geom *g, const struct dla_dw_src *in,
+                                 const int8_t *diag, int32_t *out, size_t k0, size_t k1)
+{
+#if defined(DLA_LANES_X86)
+    dw_src_range(g, in, diag, out, k0, k1 < g->out_k ? k1 : g->out_k);
+#else
+    (void)g;
+    (void)in;
+    (void)diag;
+    (void)out;
+    (void)k0;
+    (void)k1;
+#endif
+}
+
 /* Channels [k0, k1): through dw_channel_avx2, or row by row through
- * dw_row_scalar. */
+ * dw_row_scalar.  Kernel k's taps are at wt + k * kstride (the dense
+ * planar weights' diagonal: kstride (in_c + 1) x taps; the diagonal alone:
+ * taps). */
 static void dw_range(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
-                     int32_t *out, int avx2, size_t k0, size_t k1)
+                     size_t kstride, int32_t *out, int avx2, size_t k0, size_t k1)
 {
     const size_t plane = (size_t)g->in_w * g->in_h, taps = (size_t)g->k_w * g->k_h;
     for (size_t k = k0; k < k1; k++) {
-        const int8_t *w = wt + (k * g->in_c + k) * taps; /* the diagonal kernel */
+        const int8_t *w = wt + k * kstride;
         if (k + 1 < g->out_k) {
             /* the next kernel, a cache line or two away, is often cold (the
              * callers run one channel per call): fetch it while this one runs */
-            __builtin_prefetch(w + (g->in_c + 1) * taps);
-            __builtin_prefetch(w + (g->in_c + 1) * taps + taps - 1);
+            __builtin_prefetch(w + kstride);
+            __builtin_prefetch(w + kstride + taps - 1);
         }
         int32_t *o = out + k * g->out_h * g->out_w;
 #if defined(DLA_LANES_X86)
@@ -484,13 +624,34 @@ static void dw_range(const struct dla_conv_geom *g, const int8_t *in, const int8
     }
 }
 
+/* Whether the AVX2 rows take g: strides 1 and 2 (MobileNet's), up to 7x7 taps. */
+static int dw_avx2(const struct dla_conv_geom *g)
+{
+    return (g->stride_x == 1 || g->stride_x == 2) && (size_t)g->k_w * g->k_h <= 49 &&
+           dla_lanes_best() == DLA_LANES_AVX2;
+}
+
 void dla_conv_dw_s8_channels(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
                              int32_t *out, size_t k0, size_t k1)
 {
-    /* the AVX2 rows take strides 1 and 2 (MobileNet's) and up to 7x7 taps */
-    int avx2 = (g->stride_x == 1 || g->stride_x == 2) && (size_t)g->k_w * g->k_h <= 49 &&
-               dla_lanes_best() == DLA_LANES_AVX2;
-    dw_range(g, in, wt, out, avx2, k0, k1 < g->out_k ? k1 : g->out_k);
+    const size_t taps = (size_t)g->k_w * g->k_h;
+    dw_range(g, in, wt, (g->in_c + (size_t)1) * taps, out, dw_avx2(g), k0,
+             k1 < g->out_k ? k1 : g->out_k);
+}
+
+void dla_conv_dw_s8_diagonal(const struct dla_conv_geom *g, const int8_t *wt, int8_t *diag)
+{
+    const size_t taps = (size_t)g->k_w * g->k_h;
+    for (size_t k = 0; k < g->out_k; k++) {
+        memcpy(diag + k * taps, wt + (k * g->in_c + k) * taps, taps);
+    }
+}
+
+void dla_conv_dw_s8_diag_channels(const struct dla_conv_geom *g, const int8_t *in,
+                                  const int8_t *diag, int32_t *out, size_t k0, size_t k1)
+{
+    dw_range(g, in, diag, (size_t)g->k_w * g->k_h, out, dw_avx2(g), k0,
+             k1 < g->out_k ? k1 : g->out_k);
 }
 
 void dla_conv_dw_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,

@@ -29,4 +29,29 @@ void dla_conv_dw_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_
 void dla_conv_dw_s8_channels(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
                              int32_t *out, size_t k0, size_t k1);
 
+/* The diagonal of the dense planar weights wt that dla_conv_s8_is_depthwise
+ * accepts: diag[k][ky][kx] = wt[k][k][ky][kx] (out_k x k_h x k_w bytes). */
+void dla_conv_dw_s8_diagonal(const struct dla_conv_geom *g, const int8_t *wt, int8_t *diag);
+/* dla_conv_dw_s8_channels from the diagonal alone (dla_conv_dw_s8_diagonal):
+ * the same values; a 3x3x8 block's kernels are 72 bytes instead of 576, two
+ * cache lines to bring in where a small layer's weights are cold. */
+void dla_conv_dw_s8_diag_channels(const struct dla_conv_geom *g, const int8_t *in,
+                                  const int8_t *diag, int32_t *out, size_t k0, size_t k1);
+
+/* A depthwise layer's input as the lines it is read from (conv_s8.h
+ * dla_conv_src: padded by PAD_VALUE outside its data rows and columns)
+ * in a buffer [lo, hi) that whole-vector loads may read anywhere in. */
+struct dla_dw_src {
+    struct dla_conv_src src;
+    const int8_t *lo, *hi;
+};
+/* Whether dla_conv_dw_s8_src_channels takes g with its input from src
+ * (x stride 1, up to 7x7, padded rows of at most 16 bytes, AVX2); else
+ * the caller makes the padded planar copy. */
+int dla_conv_dw_s8_src_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src);
+/* dla_conv_dw_s8_diag_channels on the padded planar cube `in` describes,
+ * read from its lines: the same values, without the copy. */
+void dla_conv_dw_s8_src_channels(const struct dla_conv_geom *g, const struct dla_dw_src *in,
+                                 const int8_t *diag, int32_t *out, size_t k0, size_t k1);
+
 #endif

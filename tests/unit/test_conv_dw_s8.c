@@ -85,6 +85,17 @@ static void check_random_depthwise(uint64_t s, int n_cases, uint32_t max_w, uint
                      n, g.k_w, g.k_h, g.stride_x, g.stride_y, g.dil_x, g.dil_y, g.out_w, g.out_h,
                      g.out_k);
         }
+        /* from the diagonal alone (csc.c's cached depthwise kernels) */
+        int8_t *diag = malloc((size_t)g.out_k * g.k_w * g.k_h);
+        assert_non_null(diag);
+        dla_conv_dw_s8_diagonal(&g, wt, diag);
+        memset(got, 0x5a, out_n * sizeof(int32_t));
+        dla_conv_dw_s8_diag_channels(&g, in, diag, got, 0, g.out_k);
+        if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
+            fail_msg("case %d: the diagonal kernels' %ux%ux%u output differs", n, g.out_w,
+                     g.out_h, g.out_k);
+        }
+        free(diag);
         free(in);
         free(got);
         free(want);
@@ -104,6 +115,88 @@ static void test_wide_depthwise(void **state)
 {
     (void)state;
     check_random_depthwise(0x77696465ULL, 40, 700, 12);
+}
+
+/*
+ * The input read from its lines (dla_conv_dw_s8_src_channels): random
+ * x-stride-1 layers whose lines hold columns [x0, x1) and rows [y0, y1) of
+ * the padded cube (PAD_VALUE elsewhere), channel rows `w` bytes apart in a
+ * line, lines line_stride apart, in a buffer of exactly the lines' bytes
+ * (lo, hi: its ends, so the rows next to them take the byte-wise way);
+ * the same values as the reference on the padded planar cube.
+ */
+static void test_depthwise_from_lines(void **state)
+{
+    (void)state;
+    uint64_t s = 0x6c696e65ULL;
+    int taken = 0;
+    for (int n = 0; n < 300; n++) {
+        struct dla_conv_geom g = random_geom_up_to(&s, 14, 16);
+        g.stride_x = 1;
+        g.in_w = (g.out_w - 1) + (g.k_w - 1) * g.dil_x + 1;
+        struct dla_conv_src src;
+        memset(&src, 0, sizeof src);
+        src.x0 = splitmix64_range(&s, 0, g.in_w < 3 ? g.in_w : 3);
+        src.x1 = g.in_w - splitmix64_range(&s, 0, g.in_w - src.x0 < 3 ? g.in_w - src.x0 : 3);
+        src.y0 = splitmix64_range(&s, 0, g.in_h < 3 ? g.in_h : 3);
+        src.y1 = g.in_h - splitmix64_range(&s, 0, g.in_h - src.y0 < 3 ? g.in_h - src.y0 : 3);
+        src.pad = (int8_t)splitmix64_range(&s, 0, 255);
+        if (!dla_conv_dw_s8_src_takes(&g, &src)) {
+            continue;
+        }
+        taken++;
+        const size_t w = src.x1 - src.x0, lines = src.y1 - src.y0;
+        src.ch_stride = w;
+        src.line_stride = w * g.in_c + splitmix64_range(&s, 0, 5);
+        const size_t bytes = lines ? (lines - 1) * src.line_stride + w * g.in_c : 0;
+        int8_t *buf = malloc(bytes ? bytes : 1);
+        assert_non_null(buf);
+        for (size_t i = 0; i < bytes; i++) {
+            buf[i] = (int8_t)(n % 5 == 0 ? -128 : (int)splitmix64_range(&s, 0, 255));
+        }
+        src.data = buf;
+        const size_t plane = (size_t)g.in_w * g.in_h;
+        const size_t out_n = (size_t)g.out_k * g.out_w * g.out_h;
+        int8_t *in = malloc(plane * g.in_c);
+        int32_t *got = malloc(out_n * sizeof(int32_t)), *want = malloc(out_n * sizeof(int32_t));
+        assert_non_null(in);
+        assert_non_null(got);
+        assert_non_null(want);
+        for (size_t c = 0; c < g.in_c; c++) {
+            for (size_t y = 0; y < g.in_h; y++) {
+                for (size_t x = 0; x < g.in_w; x++) {
+                    int data = y >= src.y0 && y < src.y1 && x >= src.x0 && x < src.x1;
+                    in[c * plane + y * g.in_w + x] =
+                        data ? buf[(y - src.y0) * src.line_stride + c * w + (x - src.x0)]
+                             : src.pad;
+                }
+            }
+        }
+        int8_t *wt = diagonal_weights(&g, &s);
+        int8_t *diag = malloc((size_t)g.out_k * g.k_w * g.k_h);
+        assert_non_null(diag);
+        dla_conv_dw_s8_diagonal(&g, wt, diag);
+        dla_conv_s8_ref(&g, in, wt, want);
+        const struct dla_dw_src dsrc = {src, buf, buf + bytes};
+        dla_conv_dw_s8_src_channels(&g, &dsrc, diag, got, 0, g.out_k);
+        if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
+            fail_msg("case %d: %ux%u kernel, dilation %ux%u, out %ux%ux%u, data [%u,%u)x[%u,%u) "
+                     "from lines differs",
+                     n, g.k_w, g.k_h, g.dil_x, g.dil_y, g.out_w, g.out_h, g.out_k, src.x0,
+                     src.x1, src.y0, src.y1);
+        }
+        free(buf);
+        free(in);
+        free(got);
+        free(want);
+        free(wt);
+        free(diag);
+    }
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx2")) {
+        assert_true(taken > 100);
+    }
+#endif
 }
 
 static void test_depthwise_detection(void **state)
@@ -134,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_random_depthwise),
         cmocka_unit_test(test_wide_depthwise),
         cmocka_unit_test(test_depthwise_detection),
+        cmocka_unit_test(test_depthwise_from_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -209,8 +209,9 @@ struct dla_wt_cache_entry {
     struct dla_conv_wpack *pack_signed; /* pack's kernels for inputs with negative
                                   codes (dla_conv_wpack_build_signed), made on the
                                   first such input, else NULL */
-    int8_t *dw_wt;             /* a depthwise layer's planar weights (run_kernel's
-                                  depthwise path reads them), else NULL */
+    int8_t *dw_wt;             /* a depthwise layer's diagonal kernels
+                                  (dla_conv_dw_s8_diagonal: run_kernel's depthwise
+                                  path reads them), else NULL */
     size_t bytes;              /* src + pack (+ pack_signed, dw_wt) */
     uint64_t last_use;         /* lookup clock of the last hit */
     struct dla_wt_origin origin; /* of src */

@@ -645,6 +645,15 @@ static int reads_in_place(const struct conv_job *j)
            j->terms < CONV_INT32_SAFE_TERMS;
 }
 
+/* Whether a depthwise layer's cached diagonal kernels run on its input in
+ * place (dla_conv_dw_s8_src_takes: small x-stride-1 layers, MobileNet's
+ * 7x7 and 14x14 blocks), without the padded planar copy. */
+static int dw_reads_in_place(const struct conv_job *j)
+{
+    return j->copy != NULL && j->pack != NULL && j->wt != NULL &&
+           j->terms < CONV_INT32_SAFE_TERMS && dla_conv_dw_s8_src_takes(&j->g, &j->src);
+}
+
 /*
  * Post-extension (D_POST_Y_EXTENSION 1/2): where the data loader takes the
  * kernel_c bytes of output column ox from (element index into the CBUF line,
@@ -1076,12 +1085,12 @@ static int cached_weights(struct dla_dev *d, struct dla_conv_state *s, const str
             return dla_error(d, rc, "CSC: cannot pack %u kernels of %ux%ux%u (%s)", g->out_k,
                              g->k_w, g->k_h, g->in_c, dlasim_status_name(rc));
         }
-        /* a depthwise layer keeps its (small) planar weights for the
-         * depthwise kernel, which skips the dense zeros */
-        size_t n_wt = (size_t)g->out_k * g->in_c * g->k_h * g->k_w;
-        int8_t *dw = dla_conv_s8_is_depthwise(g, s->wplanar) ? malloc(n_wt) : NULL;
+        /* a depthwise layer keeps its diagonal kernels for the depthwise
+         * kernel, which skips the dense zeros (and their cache lines) */
+        size_t n_wt = (size_t)g->out_k * g->k_h * g->k_w;
+        int8_t *dw = dla_conv_s8_is_depthwise(g, s->wplanar) ? malloc(n_wt ? n_wt : 1) : NULL;
         if (dw != NULL) {
-            memcpy(dw, s->wplanar, n_wt);
+            dla_conv_dw_s8_diagonal(g, s->wplanar, dw);
         }
         memcpy(src, s->wt, used);
         e = &wc->e[wc->n++];
@@ -1101,6 +1110,15 @@ static int cached_weights(struct dla_dev *d, struct dla_conv_state *s, const str
     wc->last_fetch = s->wt_fetches;
     *out = e->pack;
     *dw_wt = e->dw_wt;
+    if (e->dw_wt != NULL) {
+        /* a small depthwise layer's kernels are usually cold (the layers
+         * since their last use evicted them): in flight while CSC builds
+         * the input */
+        const size_t n_wt = (size_t)g->out_k * g->k_h * g->k_w;
+        for (size_t at = 0; at < n_wt; at += 64) {
+            __builtin_prefetch(e->dw_wt + at);
+        }
+    }
     if (in_src != NULL && e->dw_wt == NULL && !dla_conv_src_nonneg(g, in_src)) {
         if (e->pack_signed == NULL) {
             rc = signed_pack(d, s, c, key, g, wc, e);
@@ -1164,37 +1182,57 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
 
 /* ---- running the MACs ---------------------------------------------------------- */
 
-/* A depthwise layer's channels on the device's team (common/team.h). */
+/* A depthwise layer's channels on the device's team (common/team.h);
+ * diag: wt holds the diagonal kernels alone (a cached entry's dw_wt);
+ * src: the input read from its lines (then in is NULL). */
 struct dw_job {
     const struct dla_conv_geom *g;
     const int8_t *in, *wt;
     int32_t *out;
+    int diag;
+    const struct dla_dw_src *src;
 };
+
+static void dw_channels(const struct dw_job *j, size_t k0, size_t k1)
+{
+    if (j->src != NULL) {
+        dla_conv_dw_s8_src_channels(j->g, j->src, j->wt, j->out, k0, k1);
+    } else if (j->diag) {
+        dla_conv_dw_s8_diag_channels(j->g, j->in, j->wt, j->out, k0, k1);
+    } else {
+        dla_conv_dw_s8_channels(j->g, j->in, j->wt, j->out, k0, k1);
+    }
+}
 
 static void dw_channel(void *ctx, size_t k)
 {
-    const struct dw_job *j = ctx;
-    dla_conv_dw_s8_channels(j->g, j->in, j->wt, j->out, k, k + 1);
+    dw_channels(ctx, k, k + 1);
 }
 
 /* Real MACs below which a depthwise layer stays on the calling thread. */
 #define DW_TEAM_MIN_MACS 262144.0
 
-/* wt: the dense planar weights, or (with a cached pack) only those of a
- * depthwise layer, NULL otherwise (cached_weights). */
+/* wt: the dense planar weights, or (with a cached pack) the diagonal
+ * kernels of a depthwise layer, NULL otherwise (cached_weights).  src:
+ * the input in place where `in` is NULL (the packed kernel's, or a
+ * depthwise layer's that dw_reads_in_place takes). */
 static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const int8_t *in,
-                      const struct dla_conv_src *src, const int8_t *wt,
+                      const struct dla_dw_src *src, const int8_t *wt,
                       const struct dla_conv_wpack *pack, int32_t *out)
 {
     /* a depthwise block lowered densely: the same sums without the zeros
      * (weights that came with a cached pack were checked when cached) */
     if (wt != NULL && (pack != NULL || dla_conv_s8_is_depthwise(g, wt))) {
-        struct dw_job j = { g, in, wt, out };
+        struct dw_job j = { g, in, wt, out, pack != NULL, in == NULL ? src : NULL };
         double macs = (double)g->out_k * g->out_h * g->out_w * g->k_h * g->k_w;
-        dla_team_run(macs >= DW_TEAM_MIN_MACS ? dla_dev_team(d) : NULL, g->out_k, dw_channel, &j);
+        if (macs >= DW_TEAM_MIN_MACS && dla_dev_team(d) != NULL) {
+            dla_team_run(dla_dev_team(d), g->out_k, dw_channel, &j);
+        } else {
+            dw_channels(&j, 0, g->out_k); /* one call: a small layer's 8 channels */
+        }
         return 0;
     }
-    int rc = pack && src ? dla_conv_s8_packed_src(g, src, pack, out, dla_threads(d),
+    int rc = pack && src ? dla_conv_s8_packed_src(g, &src->src, pack, out, dla_threads(d),
                                                   dla_dev_team(d))
              : pack      ? dla_conv_s8_packed(g, in, pack, out, dla_threads(d), dla_dev_team(d))
                          : dla_conv_s8(g, in, wt, out, dla_threads(d));
@@ -1325,7 +1363,9 @@ static int compute(struct dla_dev *d, struct dla_conv_state *s, const struct con
     const uint64_t taps = (uint64_t)g->k_w * g->k_h;
     int rc;
     if (j->terms < CONV_INT32_SAFE_TERMS) {
-        rc = run_kernel(d, g, j->in, j->in == NULL ? &j->src : NULL, j->wt, j->pack, out);
+        const struct dla_dw_src src = {j->src, j->copy ? j->copy->lo : NULL,
+                                       j->copy ? j->copy->hi : NULL};
+        rc = run_kernel(d, g, j->in, j->in == NULL ? &src : NULL, j->wt, j->pack, out);
         if (!rc) {
             *sat += dla_cacc_deliver_i32(cacc, out, n_out);
         }
@@ -1765,7 +1805,7 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
         if (!rc && b == 0) {
             rc = build_weights(d, s, &csc, &job);
         }
-        if (!rc && job.copy != NULL && !reads_in_place(&job)) {
+        if (!rc && job.copy != NULL && !reads_in_place(&job) && !dw_reads_in_place(&job)) {
             rc = feature_planar(d, s, &job);
         }
         const uint32_t rows = rc || job.g.out_k != to_sdp->c
