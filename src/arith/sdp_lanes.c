@@ -561,7 +561,7 @@ static int xcvt_generic(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cv
 /* A channel's operands (they differ channel by channel in atoms8_pass; the
  * rest of xcvt_k is the layer's). */
 struct xcvt_op {
-    __m256i op_max, op_min, op_sum, mv;
+    __m256i op_max, op_min, op_sum, mv, bias;
 };
 
 struct xcvt_k {
@@ -570,6 +570,16 @@ struct xcvt_k {
     __m256i scale, offset, chalf, lo, hi, sat_lo, sat_hi;
     __m128i xsh, csh;
 };
+
+/* (x + op_sum) * mv + half = x * mv + (op_sum * mv + half) modulo 2^32:
+ * the constant term of the X stage's product plus its rounding half when
+ * neither MAX/MIN nor PReLU needs the ALU result on its own (the forms
+ * without XCVT_FULL).  xcvt_exact keeps the true value within int32, so the
+ * wrapped sum is that value. */
+static int32_t xcvt_bias(const struct sdp_lane_x_cfg *p, int32_t av, int32_t mv)
+{
+    return (int32_t)(((uint32_t)av & p->sum_mask) * (uint32_t)mv + (uint32_t)p->mul_shift.half);
+}
 
 /* A channel's operands of ALU operand av and MUL operand mv. */
 DLA_LANES_AVX2_ATTR static void xcvt_op_init(struct xcvt_op *o, const struct sdp_lane_x_cfg *p,
@@ -583,6 +593,7 @@ DLA_LANES_AVX2_ATTR static void xcvt_op_init(struct xcvt_op *o, const struct sdp
     o->op_min = _mm256_set1_epi32((int32_t)op_min);
     o->op_sum = _mm256_set1_epi32((int32_t)(u & p->sum_mask));
     o->mv = _mm256_set1_epi32(mv);
+    o->bias = _mm256_set1_epi32(xcvt_bias(p, av, mv));
 }
 
 DLA_LANES_AVX2_ATTR static void xcvt_k_init(struct xcvt_k *k, const struct sdp_lane_x_cfg *p,
@@ -608,8 +619,10 @@ DLA_LANES_AVX2_ATTR static void xcvt_k_init(struct xcvt_k *k, const struct sdp_l
  * truncation is not 0, XCVT_CS the converter's shift is not 0, XCVT_FULL
  * the ALU is MAX/MIN or PReLU is on (else those steps pass the value),
  * XCVT_CID the converter multiplies by 1 with offset and shift 0 (a
- * convolution requantised by BS, as the compiler emits it). */
-enum { XCVT_XS = 1, XCVT_CS = 2, XCVT_FULL = 4, XCVT_CID = 8 };
+ * convolution requantised by BS, as the compiler emits it), XCVT_NOSAT no
+ * saturation counting (atoms8_avx2 proves afterwards that there was none,
+ * else it runs the counting form). */
+enum { XCVT_XS = 1, XCVT_CS = 2, XCVT_FULL = 4, XCVT_CID = 8, XCVT_NOSAT = 16 };
 
 /* sdp_lane_x32 then sdp_lane_cvt32 on eight lanes; the lanes' saturation
  * flags (all ones) in *sat.  `clamp` (a constant): the result clamped to
@@ -619,23 +632,30 @@ DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
 xcvt_vec_op(const struct xcvt_k *k, const struct xcvt_op *o, __m256i x, __m256i *sat,
             const int form, const int clamp)
 {
-    __m256i a = x;
+    __m256i t;
     if (form & XCVT_FULL) {
-        a = _mm256_min_epi32(_mm256_max_epi32(x, o->op_max), o->op_min);
-    }
-    __m256i alu = _mm256_add_epi32(a, o->op_sum);
-    __m256i t = _mm256_mullo_epi32(alu, o->mv);
-    if (form & XCVT_XS) {
-        /* magnitude rounded half up, sign restored (sdp_lane_round): with
-         * half = 2^(s-1), -floor((-t + half) / 2^s) = floor((t + half - 1)
-         * / 2^s) for t < 0, so one arithmetic shift of t + half + (t < 0 ?
-         * -1 : 0) gives both signs; xcvt_exact keeps t + half in int32 */
-        __m256i m = _mm256_srai_epi32(t, 31);
-        t = _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(t, k->xhalf), m), k->xsh);
-    }
-    if (form & XCVT_FULL) { /* PReLU passes a non-negative ALU result */
+        __m256i a = _mm256_min_epi32(_mm256_max_epi32(x, o->op_max), o->op_min);
+        __m256i alu = _mm256_add_epi32(a, o->op_sum);
+        t = _mm256_mullo_epi32(alu, o->mv);
+        if (form & XCVT_XS) {
+            /* magnitude rounded half up, sign restored (sdp_lane_round):
+             * with half = 2^(s-1), -floor((-t + half) / 2^s) = floor((t +
+             * half - 1) / 2^s) for t < 0, so one arithmetic shift of t +
+             * half + (t < 0 ? -1 : 0) gives both signs; xcvt_exact keeps t +
+             * half in int32 */
+            __m256i m = _mm256_srai_epi32(t, 31);
+            t = _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(t, k->xhalf), m), k->xsh);
+        }
+        /* PReLU passes a non-negative ALU result */
         __m256i pass = _mm256_andnot_si256(_mm256_srai_epi32(alu, 31), k->prelu);
         t = _mm256_blendv_epi8(t, alu, pass);
+    } else {
+        /* th = t + half in one multiply-add (xcvt_bias); t < 0 exactly when
+         * th < half, so the rounding above is one shift of th - (th < half) */
+        t = _mm256_add_epi32(_mm256_mullo_epi32(x, o->mv), o->bias);
+        if (form & XCVT_XS) {
+            t = _mm256_sra_epi32(_mm256_add_epi32(t, _mm256_cmpgt_epi32(k->xhalf, t)), k->xsh);
+        }
     }
     t = _mm256_max_epi32(t, k->relu);
     __m256i v = t;
@@ -651,7 +671,11 @@ xcvt_vec_op(const struct xcvt_k *k, const struct xcvt_op *o, __m256i x, __m256i 
         r = _mm256_sub_epi32(_mm256_xor_si256(r, m), m);
         f = _mm256_xor_si256(_mm256_srl_epi32(vm, k->csh), m);
     }
-    *sat = _mm256_or_si256(_mm256_cmpgt_epi32(k->sat_lo, f), _mm256_cmpgt_epi32(r, k->sat_hi));
+    if (form & XCVT_NOSAT) {
+        *sat = _mm256_setzero_si256();
+    } else {
+        *sat = _mm256_or_si256(_mm256_cmpgt_epi32(k->sat_lo, f), _mm256_cmpgt_epi32(r, k->sat_hi));
+    }
     return clamp ? _mm256_min_epi32(_mm256_max_epi32(r, k->lo), k->hi) : r;
 }
 
@@ -721,6 +745,27 @@ static int xcvt_exact(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt 
      * rounding adds them in int32) */
     return x_narrow_bound(p, lo, hi, av, av, mv, mv, &bound) && -bound >= c->narrow_lo &&
            bound <= c->narrow_hi && bound <= (INT32_MAX >> p->mul_shift.shift);
+}
+
+/* xcvt_exact, and *unsaturated cleared unless no input in [lo, hi] makes
+ * the converter's 17-bit saturation flag.  Every X output lies in [-bound,
+ * bound] (x_narrow_bound) and the converter is monotone in its input
+ * (v = x * scale - offset, then a rounding and a floor of v), so when
+ * neither end of that interval saturates no value between them does. */
+static int xcvt_exact_unsaturated(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt *c,
+                                  int32_t lo, int32_t hi, int32_t av, int32_t mv,
+                                  int *unsaturated)
+{
+    int64_t bound;
+    if (!xcvt_exact(p, c, lo, hi, av, mv)) {
+        return 0;
+    }
+    (void)x_narrow_bound(p, lo, hi, av, av, mv, mv, &bound);
+    uint32_t s = 0; /* bound <= narrow_hi <= INT32_MAX, -bound >= narrow_lo */
+    (void)sdp_lane_cvt(&c->wide, (int32_t)-bound, &s);
+    (void)sdp_lane_cvt(&c->wide, (int32_t)bound, &s);
+    *unsaturated &= s == 0;
+    return 1;
 }
 
 /* Every combination of the forms' flags (XCVT_CID excludes XCVT_CS): one
@@ -842,7 +887,9 @@ atoms8_pass(const struct xcvt_k *k, const struct xcvt_op o[8], const int32_t *sr
             rlo = _mm256_min_epi32(rlo, x);
             rhi = _mm256_max_epi32(rhi, x);
             r[l] = xcvt_vec_op(k, &o[l], x, &s, form, 0);
-            cnt = _mm256_sub_epi32(cnt, s);
+            if (!(form & XCVT_NOSAT)) {
+                cnt = _mm256_sub_epi32(cnt, s);
+            }
         }
         atoms8_store(r, dst + j * 8);
     }
@@ -880,7 +927,9 @@ atoms8_pass(const struct xcvt_k *k, const struct xcvt_op o[8], const int32_t *sr
 
 #define ATOMS8_FORM(f)                                                                    \
     case f:                                                                               \
-        return atoms8_pass(k, o, src, plane, real, j0, j1, dst, lo, hi, f)
+        return atoms8_pass(k, o, src, plane, real, j0, j1, dst, lo, hi, f);              \
+    case (f) | XCVT_NOSAT:                                                                \
+        return atoms8_pass(k, o, src, plane, real, j0, j1, dst, lo, hi, (f) | XCVT_NOSAT)
 
 DLA_LANES_AVX2_ATTR static __attribute__((noinline)) uint32_t
 atoms8_any(const struct xcvt_k *k, const struct xcvt_op o[8], const int32_t *src, size_t plane,
@@ -937,14 +986,17 @@ DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
     for (unsigned l = 0; l < 8; l++) {
         xcvt_op_init(&o[l], p, av[l], mv[l]);
     }
-    uint32_t s = atoms8_any(&k, o, src, plane, real, j0, j1, dst, &lo, &hi,
-                            xcvt_form(p, &c->narrow));
-    int shared = 1; /* every channel exact on the eight channels' range */
+    const int form = xcvt_form(p, &c->narrow);
+    uint32_t s = atoms8_any(&k, o, src, plane, real, j0, j1, dst, &lo, &hi, form | XCVT_NOSAT);
+    int shared = 1, unsaturated = 1; /* every channel exact on the eight channels' range */
     for (unsigned l = 0; l < 8 && shared; l++) {
-        shared = xcvt_exact(p, c, lo, hi, av[l], mv[l]);
+        shared = xcvt_exact_unsaturated(p, c, lo, hi, av[l], mv[l], &unsaturated);
     }
     if (!shared && !atoms8_channels_exact(p, c, src, plane, real, j0, j1, av, mv)) {
         return 0;
+    }
+    if (!shared || !unsaturated) { /* saturation not ruled out: count it */
+        s = atoms8_any(&k, o, src, plane, real, j0, j1, dst, &lo, &hi, form);
     }
     *sat = s;
     return 1;
@@ -974,18 +1026,20 @@ DLA_LANES_AVX2_ATTR static void xcvt_k_init_lanes(struct xcvt_k *k,
                                                   const struct sdp_lane_cvt_narrow *q,
                                                   const int32_t av[8], const int32_t mv[8])
 {
-    int32_t op_max[8], op_min[8], op_sum[8];
+    int32_t op_max[8], op_min[8], op_sum[8], bias[8];
     xcvt_k_init(k, p, q, 0, 0);
     for (unsigned l = 0; l < 8; l++) { /* as xcvt_k_init */
         const uint32_t u = (uint32_t)av[l];
         op_max[l] = (int32_t)((u & p->max_mask) | (UINT32_C(0x80000000) & ~p->max_mask));
         op_min[l] = (int32_t)((u & p->min_mask) | (UINT32_C(0x7fffffff) & ~p->min_mask));
         op_sum[l] = (int32_t)(u & p->sum_mask);
+        bias[l] = xcvt_bias(p, av[l], mv[l]);
     }
     k->op.op_max = _mm256_loadu_si256((const __m256i *)(const void *)op_max);
     k->op.op_min = _mm256_loadu_si256((const __m256i *)(const void *)op_min);
     k->op.op_sum = _mm256_loadu_si256((const __m256i *)(const void *)op_sum);
     k->op.mv = _mm256_loadu_si256((const __m256i *)(const void *)mv);
+    k->op.bias = _mm256_loadu_si256((const __m256i *)(const void *)bias);
 }
 
 DLA_LANES_AVX2_ATTR static int pixel8_avx2(const struct sdp_lane_x_cfg *p,

@@ -340,13 +340,36 @@ static void test_x_cvt(void **state)
  * input, zeros after) with per-channel operands, pixels [j0, j1), against
  * ref_x then the converter per element: the atoms' bytes and the
  * saturations where it runs, nothing written outside the pixels' atoms;
- * it runs on AVX2 only.  Returns whether it ran.
+ * it runs on AVX2 only.  Returns whether it ran, plus ATOMS8_SATURATED
+ * when it ran and counted saturations.  `mode`: ATOMS8_APART channels far
+ * apart; ATOMS8_REQUANT the compiler's requantisation after a convolution
+ * (ALU sum, MUL per channel of either sign, truncation 0..31 with 0 and 31
+ * often, ReLU or not, mostly the identity converter) on accumulators from
+ * small to ~2^22, so some runs make the 17-bit saturation flag and most
+ * do not (the pass skips counting when it proves there is none).
  */
-static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs kind,
-                              int apart)
+enum { ATOMS8_PLAIN, ATOMS8_APART, ATOMS8_REQUANT };
+#define ATOMS8_SATURATED 2
+
+static void requant_case(struct xcase *k)
 {
+    static const unsigned shifts[] = { 0, 31, 1, 30, 15 };
+    k->alu = SDP_LANE_ALU_SUM;
+    k->mul_bypass = 0;
+    k->prelu = 0;
+    k->relu_bypass = (int)rnd(0, 1);
+    k->shift = rnd(0, 1) ? shifts[rnd(0, 4)] : rnd(0, 31);
+}
+
+static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs kind,
+                              int mode)
+{
+    const int apart = mode == ATOMS8_APART;
     struct xcase k;
     random_xcase(&k);
+    if (mode == ATOMS8_REQUANT) {
+        requant_case(&k);
+    }
     struct sdp_lane_x_cfg xc;
     dla_sdp_lane_x_init(&xc, k.alu, k.mul_bypass, k.prelu, k.relu_bypass, k.shift);
     int32_t span = kind == X_ANY ? 32768 : kind == X_EDGE ? 3 : 300;
@@ -374,6 +397,16 @@ static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs
     assert_true(in && d);
     for (size_t i = 0; i < 8 * plane; i++) {
         in[i] = x_input(kind, mv[(i / plane) & 7]);
+    }
+    if (mode == ATOMS8_REQUANT) { /* accumulators of one magnitude, biases, scales */
+        int32_t mag = (int32_t)1 << rnd(4, 22);
+        for (size_t i = 0; i < 8 * plane; i++) {
+            in[i] = (int32_t)rnd(0, 2 * (uint32_t)mag) - mag;
+        }
+        for (int l = 0; l < 8; l++) {
+            av[l] = (int32_t)rnd(0, 2 * (uint32_t)mag) - mag;
+            mv[l] = (int32_t)rnd(0, 0xffff) - 32768;
+        }
     }
     if (apart) { /* channel 0 wide with MUL 1, the others narrow with a large MUL */
         for (size_t i = 0; i < 8 * plane; i++) {
@@ -430,7 +463,7 @@ static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs
     }
     free(in);
     free(d);
-    return done;
+    return done | (done && sat ? ATOMS8_SATURATED : 0);
 }
 
 static void test_x_cvt_atoms8(void **state)
@@ -444,19 +477,40 @@ static void test_x_cvt_atoms8(void **state)
         int done = 0, cases = 1800, apart_done = 0, apart_cases = 300;
         for (int i = 0; i < cases; i++) {
             done += check_x_cvt_atoms8((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS],
-                                       (enum xinputs)(i % 3), 0);
+                                       (enum xinputs)(i % 3), ATOMS8_PLAIN) & 1;
         }
         /* channels whose joint range is too wide where each one's is not
          * (a fully connected layer's outputs) still run in the one pass */
         for (int i = 0; i < apart_cases; i++) {
             apart_done += check_x_cvt_atoms8((enum dla_lanes_isa)isa,
-                                             run_lengths[i % N_LENGTHS], X_SMALL, 1);
+                                             run_lengths[i % N_LENGTHS], X_SMALL, ATOMS8_APART) &
+                          1;
         }
         if (isa == DLA_LANES_AVX2) { /* both outcomes are exercised */
             assert_true(done > cases / 10 && done < cases - cases / 10);
             assert_true(apart_done > apart_cases / 2); /* 106 of 300 on their joint range */
         }
     }
+}
+
+/* The requantisation form (check_x_cvt_atoms8's ATOMS8_REQUANT): runs with
+ * and without saturations both taken by the pass, bytes and counts exact. */
+static void test_x_cvt_atoms8_requant(void **state)
+{
+    (void)state;
+    rng = 0x1a9e000au;
+    if (!dla_lanes_supported(DLA_LANES_AVX2)) {
+        skip();
+    }
+    int done = 0, saturated = 0, cases = 1500;
+    for (int i = 0; i < cases; i++) {
+        int r = check_x_cvt_atoms8(DLA_LANES_AVX2, run_lengths[i % N_LENGTHS], X_ANY,
+                                   ATOMS8_REQUANT);
+        done += r & 1;
+        saturated += (r & ATOMS8_SATURATED) != 0;
+    }
+    assert_true(done > cases / 2);
+    assert_true(saturated > cases / 20 && saturated < done - cases / 20);
 }
 
 /* ---- BS, BN and the converter chained ------------------------------------------------ */
@@ -917,6 +971,7 @@ int main(void)
         cmocka_unit_test(test_chain),
         cmocka_unit_test(test_chain8),
         cmocka_unit_test(test_x_cvt_atoms8),
+        cmocka_unit_test(test_x_cvt_atoms8_requant),
         cmocka_unit_test(test_any_nonzero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
