@@ -53,6 +53,54 @@ static int narrow_range(int32_t scale, int64_t offset_scaled, int32_t *lo, int32
     return 1;
 }
 
+static int cvt_quiet(const struct sdp_lane_cvt_cfg *w, int32_t x)
+{
+    uint32_t s = 0;
+    (void)sdp_lane_cvt(w, x, &s);
+    return s == 0;
+}
+
+/* The end of the converter's quiet inputs between `from` (quiet) and `to`:
+ * the flag is monotone on each side of the input the offset maps to 0 (v =
+ * (x - offset) * scale grows in magnitude away from it; the rounding and
+ * the floor of v are monotone), so the quiet inputs there are an interval
+ * and a bisection finds its end. */
+static int32_t cvt_quiet_end(const struct sdp_lane_cvt_cfg *w, int32_t from, int32_t to)
+{
+    int64_t in = from, out = to; /* quiet at `in`; `out` may be quiet too */
+    if (cvt_quiet(w, to)) {
+        return to;
+    }
+    while (in - out > 1 || out - in > 1) {
+        int64_t mid = in + (out - in) / 2;
+        if (cvt_quiet(w, (int32_t)mid)) {
+            in = mid;
+        } else {
+            out = mid;
+        }
+    }
+    return (int32_t)in;
+}
+
+/* [quiet_lo, quiet_hi]: the inputs that raise no 17-bit saturation flag
+ * (ref: NV_NVDLA_SDP_HLS_C_int.v, sdp_lane_cvt).  The identity converter,
+ * the compiler's after BS, in closed form; others (a few layers) by
+ * bisection at decode. */
+static void cvt_quiet_range(struct sdp_lane_cvt *c, int32_t offset)
+{
+    const struct sdp_lane_cvt_cfg *w = &c->wide;
+    if (w->scale == 1 && w->offset_scaled == 0 && w->shift.shift == 0) {
+        c->quiet_lo = -65536;
+        c->quiet_hi = 65535;
+    } else if (w->scale == 0) { /* v = 0 for every input */
+        c->quiet_lo = INT32_MIN;
+        c->quiet_hi = INT32_MAX;
+    } else { /* v = 0 at x = offset: quiet */
+        c->quiet_lo = cvt_quiet_end(w, offset, INT32_MIN);
+        c->quiet_hi = cvt_quiet_end(w, offset, INT32_MAX);
+    }
+}
+
 void dla_sdp_lane_cvt_init(struct sdp_lane_cvt *c, int32_t offset, int32_t scale, unsigned shift,
                            unsigned out_bits)
 {
@@ -71,6 +119,7 @@ void dla_sdp_lane_cvt_init(struct sdp_lane_cvt *c, int32_t offset, int32_t scale
     c->narrow.half = (uint32_t)c->wide.shift.half;
     c->narrow.lo = c->wide.lo;
     c->narrow.hi = c->wide.hi;
+    cvt_quiet_range(c, offset);
 }
 
 /* ---- ranges ------------------------------------------------------------------- */
@@ -736,35 +785,35 @@ xcvt_pass_avx2(const struct xcvt_k *k, const int32_t *src, int32_t *dst, size_t 
     return total;
 }
 
-/* Is the fused pass exact for inputs in [lo, hi]? */
+/* Is the fused pass exact for inputs in [lo, hi]?  Then *bound bounds the
+ * magnitude of the X stage's outputs (x_narrow_bound). */
+static int xcvt_exact_bound(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt *c,
+                            int32_t lo, int32_t hi, int32_t av, int32_t mv, int64_t *bound)
+{
+    /* bound < 2^(31 - shift): the product plus half below 2^31 (xcvt_vec's
+     * rounding adds them in int32) */
+    return x_narrow_bound(p, lo, hi, av, av, mv, mv, bound) && -*bound >= c->narrow_lo &&
+           *bound <= c->narrow_hi && *bound <= (INT32_MAX >> p->mul_shift.shift);
+}
+
 static int xcvt_exact(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt *c, int32_t lo,
                       int32_t hi, int32_t av, int32_t mv)
 {
     int64_t bound;
-    /* bound < 2^(31 - shift): the product plus half below 2^31 (xcvt_vec's
-     * rounding adds them in int32) */
-    return x_narrow_bound(p, lo, hi, av, av, mv, mv, &bound) && -bound >= c->narrow_lo &&
-           bound <= c->narrow_hi && bound <= (INT32_MAX >> p->mul_shift.shift);
+    return xcvt_exact_bound(p, c, lo, hi, av, mv, &bound);
 }
 
-/* xcvt_exact, and *unsaturated cleared unless no input in [lo, hi] makes
- * the converter's 17-bit saturation flag.  Every X output lies in [-bound,
- * bound] (x_narrow_bound) and the converter is monotone in its input
- * (v = x * scale - offset, then a rounding and a floor of v), so when
- * neither end of that interval saturates no value between them does. */
-static int xcvt_exact_unsaturated(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt *c,
-                                  int32_t lo, int32_t hi, int32_t av, int32_t mv,
-                                  int *unsaturated)
+/* xcvt_exact, and *quiet cleared unless no input in [lo, hi] raises the
+ * converter's saturation flag: every X output lies in [-bound, bound], so
+ * within [quiet_lo, quiet_hi] is enough. */
+static int xcvt_exact_quiet(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt *c,
+                            int32_t lo, int32_t hi, int32_t av, int32_t mv, int *quiet)
 {
     int64_t bound;
-    if (!xcvt_exact(p, c, lo, hi, av, mv)) {
+    if (!xcvt_exact_bound(p, c, lo, hi, av, mv, &bound)) {
         return 0;
     }
-    (void)x_narrow_bound(p, lo, hi, av, av, mv, mv, &bound);
-    uint32_t s = 0; /* bound <= narrow_hi <= INT32_MAX, -bound >= narrow_lo */
-    (void)sdp_lane_cvt(&c->wide, (int32_t)-bound, &s);
-    (void)sdp_lane_cvt(&c->wide, (int32_t)bound, &s);
-    *unsaturated &= s == 0;
+    *quiet &= -bound >= c->quiet_lo && bound <= c->quiet_hi;
     return 1;
 }
 
@@ -988,14 +1037,14 @@ DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
     }
     const int form = xcvt_form(p, &c->narrow);
     uint32_t s = atoms8_any(&k, o, src, plane, real, j0, j1, dst, &lo, &hi, form | XCVT_NOSAT);
-    int shared = 1, unsaturated = 1; /* every channel exact on the eight channels' range */
+    int shared = 1, quiet = 1; /* every channel exact on the eight channels' range */
     for (unsigned l = 0; l < 8 && shared; l++) {
-        shared = xcvt_exact_unsaturated(p, c, lo, hi, av[l], mv[l], &unsaturated);
+        shared = xcvt_exact_quiet(p, c, lo, hi, av[l], mv[l], &quiet);
     }
     if (!shared && !atoms8_channels_exact(p, c, src, plane, real, j0, j1, av, mv)) {
         return 0;
     }
-    if (!shared || !unsaturated) { /* saturation not ruled out: count it */
+    if (!shared || !quiet) { /* saturation not ruled out: count it */
         s = atoms8_any(&k, o, src, plane, real, j0, j1, dst, &lo, &hi, form);
     }
     *sat = s;

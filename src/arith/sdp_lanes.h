@@ -25,12 +25,14 @@ enum sdp_lane_alu {
 };
 
 /* Output converter of a layer: the 64-bit lane form, and the 32-bit one
- * with the inputs [narrow_lo, narrow_hi] for which it is exact. */
+ * with the inputs [narrow_lo, narrow_hi] for which it is exact; no input
+ * in [quiet_lo, quiet_hi] raises its 17-bit saturation flag. */
 struct sdp_lane_cvt {
     struct sdp_lane_cvt_cfg wide;
     int narrow_ok;
     struct sdp_lane_cvt_narrow narrow;
     int32_t narrow_lo, narrow_hi;
+    int32_t quiet_lo, quiet_hi;
 };
 
 /* X stage constants; mul_shift is the 6-bit truncation of the product. */

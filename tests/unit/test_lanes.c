@@ -217,6 +217,48 @@ static void test_cvt_narrow_range(void **state)
     }
 }
 
+/* The converter's 17-bit saturation flag on input x (the reference's). */
+static int cvt_flag(int32_t x, int32_t offset, int32_t scale, unsigned shift)
+{
+    int s;
+    (void)ref_rshift(((int64_t)x - offset) * scale, shift, 49, 17, &s);
+    return s;
+}
+
+/* [quiet_lo, quiet_hi] is exactly the inputs without the saturation flag:
+ * none inside (its ends and random points), flagged one past each end. */
+static void test_cvt_quiet_range(void **state)
+{
+    (void)state;
+    rng = 0x1a9e000bu;
+    for (int i = 0; i < 3000; i++) {
+        int32_t offset = rnd(0, 1) ? (int32_t)rnd(0, 200) - 100 : rnd_value();
+        int32_t scale = rnd(0, 1) ? (int32_t)rnd(0, 8) - 4 : (int32_t)rnd(0, 0xffff) - 32768;
+        unsigned shift = rnd(0, 3) ? rnd(0, 31) : rnd(0, 63);
+        if (i % 4 == 0) { /* the identity converter's closed form */
+            offset = 0;
+            scale = 1;
+            shift = 0;
+        }
+        struct sdp_lane_cvt cfg;
+        dla_sdp_lane_cvt_init(&cfg, offset, scale, shift, 8);
+        assert_true(cfg.quiet_lo <= offset && offset <= cfg.quiet_hi);
+        assert_false(cvt_flag(cfg.quiet_lo, offset, scale, shift));
+        assert_false(cvt_flag(cfg.quiet_hi, offset, scale, shift));
+        if (cfg.quiet_lo > INT32_MIN) {
+            assert_true(cvt_flag(cfg.quiet_lo - 1, offset, scale, shift));
+        }
+        if (cfg.quiet_hi < INT32_MAX) {
+            assert_true(cvt_flag(cfg.quiet_hi + 1, offset, scale, shift));
+        }
+        for (int j = 0; j < 16; j++) {
+            int64_t x = cfg.quiet_lo + (int64_t)(((uint64_t)rnd_value() & 0xffffffffu) %
+                                                 ((uint64_t)((int64_t)cfg.quiet_hi - cfg.quiet_lo) + 1));
+            assert_false(cvt_flag((int32_t)x, offset, scale, shift));
+        }
+    }
+}
+
 static const size_t run_lengths[] = { 1, 5, 31, 32, 33, 64, 95, 257, 1000 };
 #define N_LENGTHS (sizeof(run_lengths) / sizeof(run_lengths[0]))
 
@@ -972,6 +1014,7 @@ int main(void)
         cmocka_unit_test(test_chain8),
         cmocka_unit_test(test_x_cvt_atoms8),
         cmocka_unit_test(test_x_cvt_atoms8_requant),
+        cmocka_unit_test(test_cvt_quiet_range),
         cmocka_unit_test(test_any_nonzero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
