@@ -694,8 +694,16 @@ DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) int32_t hsum8(_
  * XCVT_CID the converter multiplies by 1 with offset and shift 0 (a
  * convolution requantised by BS, as the compiler emits it), XCVT_NOSAT no
  * saturation counting (atoms8_avx2 proves afterwards that there was none,
- * else it runs the counting form). */
-enum { XCVT_XS = 1, XCVT_CS = 2, XCVT_FULL = 4, XCVT_CID = 8, XCVT_NOSAT = 16 };
+ * else it runs the counting form), XCVT_RELU (atoms8 only, without
+ * XCVT_FULL) ReLU is on: the rounding's sign step is moot (below) and, with
+ * XCVT_CID and XCVT_NOSAT, ReLU moves to the packed bytes. */
+enum { XCVT_XS = 1, XCVT_CS = 2, XCVT_FULL = 4, XCVT_CID = 8, XCVT_NOSAT = 16, XCVT_RELU = 32 };
+
+/* ReLU on the packed int8 bytes (atoms8_store): max(clamp(t), 0) =
+ * clamp(max(t, 0)) as 0 is within int8, one byte max for 32 values; only
+ * where nothing between ReLU and the pack reads t. */
+#define ATOMS8_BYTE_RELU(form)                                                                \
+    (((form) & (XCVT_RELU | XCVT_CID | XCVT_NOSAT)) == (XCVT_RELU | XCVT_CID | XCVT_NOSAT))
 
 /* sdp_lane_x32 then sdp_lane_cvt32 on eight lanes; the lanes' saturation
  * flags (all ones) in *sat.  `clamp` (a constant): the result clamped to
@@ -726,11 +734,17 @@ xcvt_vec_op(const struct xcvt_k *k, const struct xcvt_op *o, __m256i x, __m256i 
         /* th = t + half in one multiply-add (xcvt_bias); t < 0 exactly when
          * th < half, so the rounding above is one shift of th - (th < half) */
         t = _mm256_add_epi32(_mm256_mullo_epi32(x, o->mv), o->bias);
-        if (form & XCVT_XS) {
+        if ((form & XCVT_XS) && (form & XCVT_RELU)) {
+            /* t < 0 gives floor((t + half) / 2^s) <= floor((half - 1) / 2^s)
+             * = 0 without the sign step, as with it: ReLU makes both 0 */
+            t = _mm256_sra_epi32(t, k->xsh);
+        } else if (form & XCVT_XS) {
             t = _mm256_sra_epi32(_mm256_add_epi32(t, _mm256_cmpgt_epi32(k->xhalf, t)), k->xsh);
         }
     }
-    t = _mm256_max_epi32(t, k->relu);
+    if (!ATOMS8_BYTE_RELU(form)) {
+        t = _mm256_max_epi32(t, k->relu);
+    }
     __m256i v = t;
     if (!(form & XCVT_CID)) {
         v = _mm256_sub_epi32(_mm256_mullo_epi32(t, k->scale), k->offset);
@@ -911,7 +925,7 @@ DLA_LANES_AVX2_ATTR static int xcvt_avx2(const struct sdp_lane_x_cfg *p,
  * 128-bit lane's 4 x 4 block (channel-major) pixel-major.
  */
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
-atoms8_store(const __m256i r[8], uint8_t *out)
+atoms8_store(const __m256i r[8], uint8_t *out, const int byte_relu)
 {
     const __m256i t = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 0, 4,
                                        8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
@@ -919,6 +933,10 @@ atoms8_store(const __m256i r[8], uint8_t *out)
     __m256i q1 = _mm256_packs_epi16(_mm256_packs_epi32(r[4], r[5]), _mm256_packs_epi32(r[6], r[7]));
     q0 = _mm256_shuffle_epi8(q0, t); /* pixels 0-3 | 4-7, channels 0-3 each */
     q1 = _mm256_shuffle_epi8(q1, t); /* channels 4-7 */
+    if (byte_relu) {
+        q0 = _mm256_max_epi8(q0, _mm256_setzero_si256());
+        q1 = _mm256_max_epi8(q1, _mm256_setzero_si256());
+    }
     __m256i lo = _mm256_unpacklo_epi32(q0, q1), hi = _mm256_unpackhi_epi32(q0, q1);
     _mm256_storeu_si256((__m256i *)(void *)out, _mm256_permute2x128_si256(lo, hi, 0x20));
     _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm256_permute2x128_si256(lo, hi, 0x31));
@@ -951,7 +969,7 @@ atoms8_pass(const struct xcvt_k *k, const struct xcvt_op o[8], const int32_t *sr
                 cnt = _mm256_sub_epi32(cnt, s);
             }
         }
-        atoms8_store(r, dst + j * 8);
+        atoms8_store(r, dst + j * 8, ATOMS8_BYTE_RELU(form));
     }
     if (j < j1) { /* the last pixels as masked vectors; padding lanes count nothing */
         const size_t rem = j1 - j;
@@ -967,7 +985,7 @@ atoms8_pass(const struct xcvt_k *k, const struct xcvt_op o[8], const int32_t *sr
             r[l] = xcvt_vec_op(k, &o[l], x, &s, form, 0);
             cnt = _mm256_sub_epi32(cnt, _mm256_and_si256(s, mask));
         }
-        atoms8_store(r, tmp);
+        atoms8_store(r, tmp, ATOMS8_BYTE_RELU(form));
         for (size_t q = 0; q < rem; q++) { /* an atom a move: a memcpy of rem * 8 is a call */
             _mm_storel_epi64((__m128i *)(void *)(dst + (j + q) * 8),
                              _mm_loadl_epi64((const __m128i *)(const void *)(tmp + q * 8)));
@@ -990,7 +1008,10 @@ atoms8_any(const struct xcvt_k *k, const struct xcvt_op o[8], const int32_t *src
            size_t j1, uint8_t *dst, int32_t *lo, int32_t *hi, int form)
 {
     switch (form) {
-        XCVT_EACH_FORM(ATOMS8_FORM)
+        XCVT_EACH_FORM(ATOMS8_FORM);
+        /* ReLU after a convolution's requantisation (MobileNetV2's most) */
+        ATOMS8_FORM(XCVT_RELU | XCVT_CID | XCVT_XS);
+        ATOMS8_FORM(XCVT_RELU | XCVT_CID);
     default:
         *lo = INT32_MIN; /* not reached; a range no layer is exact on */
         *hi = INT32_MAX;
@@ -1022,6 +1043,14 @@ DLA_LANES_AVX2_ATTR static int atoms8_channels_exact(const struct sdp_lane_x_cfg
     return 1;
 }
 
+/* xcvt_form plus XCVT_RELU where atoms8_any has a loop for it. */
+static int atoms8_form(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt_narrow *q)
+{
+    const int form = xcvt_form(p, q);
+    const int relu = p->relu_floor == 0 && (form & ~XCVT_XS) == XCVT_CID;
+    return form | (relu ? XCVT_RELU : 0);
+}
+
 DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
                                            const struct sdp_lane_cvt *c, const int32_t *src,
                                            size_t plane, unsigned real, size_t j0, size_t j1,
@@ -1039,7 +1068,7 @@ DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
     for (unsigned l = 0; l < 8; l++) {
         xcvt_op_init(&o[l], p, av[l], mv[l]);
     }
-    const int form = xcvt_form(p, &c->narrow);
+    const int form = atoms8_form(p, &c->narrow);
     uint32_t s = atoms8_any(&k, o, src, plane, real, j0, j1, dst, &lo, &hi, form | XCVT_NOSAT);
     int shared = 1, quiet = 1; /* every channel exact on the eight channels' range */
     for (unsigned l = 0; l < 8 && shared; l++) {

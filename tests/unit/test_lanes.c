@@ -424,7 +424,7 @@ static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs
     int32_t offset = rnd(0, 2) ? (int32_t)rnd(0, 200) - 100 : rnd_value();
     int32_t scale = rnd(0, 3) ? (int32_t)rnd(0, 8) - 4 : (int32_t)rnd(0, 0xffff) - 32768;
     unsigned cshift = rnd(0, 4) ? rnd(0, 16) : rnd(0, 63);
-    if (rnd(0, 2) == 0) {
+    if (mode == ATOMS8_REQUANT ? rnd(0, 3) != 0 : rnd(0, 2) == 0) {
         offset = 0;
         scale = 1;
         cshift = 0;
