@@ -813,11 +813,12 @@ xcvt_pass_avx2(const struct xcvt_k *k, const int32_t *src, int32_t *dst, size_t 
 /* Is the fused pass exact for inputs in [lo, hi]?  Then *bound bounds the
  * magnitude of the X stage's outputs (x_narrow_bound). */
 static int xcvt_exact_bound(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt *c,
-                            int32_t lo, int32_t hi, int32_t av, int32_t mv, int64_t *bound)
+                            int32_t lo, int32_t hi, int32_t alo, int32_t ahi, int32_t mlo,
+                            int32_t mhi, int64_t *bound)
 {
     /* bound < 2^(31 - shift): the product plus half below 2^31 (xcvt_vec's
      * rounding adds them in int32) */
-    return x_narrow_bound(p, lo, hi, av, av, mv, mv, bound) && -*bound >= c->narrow_lo &&
+    return x_narrow_bound(p, lo, hi, alo, ahi, mlo, mhi, bound) && -*bound >= c->narrow_lo &&
            *bound <= c->narrow_hi && *bound <= (INT32_MAX >> p->mul_shift.shift);
 }
 
@@ -825,7 +826,7 @@ static int xcvt_exact(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt 
                       int32_t hi, int32_t av, int32_t mv)
 {
     int64_t bound;
-    return xcvt_exact_bound(p, c, lo, hi, av, mv, &bound);
+    return xcvt_exact_bound(p, c, lo, hi, av, av, mv, mv, &bound);
 }
 
 /* xcvt_exact, and *quiet cleared unless no input in [lo, hi] raises the
@@ -835,7 +836,7 @@ static int xcvt_exact_quiet(const struct sdp_lane_x_cfg *p, const struct sdp_lan
                             int32_t lo, int32_t hi, int32_t av, int32_t mv, int *quiet)
 {
     int64_t bound;
-    if (!xcvt_exact_bound(p, c, lo, hi, av, mv, &bound)) {
+    if (!xcvt_exact_bound(p, c, lo, hi, av, av, mv, mv, &bound)) {
         return 0;
     }
     *quiet &= -bound >= c->quiet_lo && bound <= c->quiet_hi;
@@ -1043,6 +1044,31 @@ DLA_LANES_AVX2_ATTR static int atoms8_channels_exact(const struct sdp_lane_x_cfg
     return 1;
 }
 
+/* One bound for the eight channels: x_narrow_bound is monotone in the
+ * operands' ranges, so exact and quiet with the ALU operands within [min
+ * av, max av] and the MUL ones within [min mv, max mv] holds for each
+ * channel's own.  1 (*exact, *quiet set) when it settles both; else the
+ * caller checks channel by channel. */
+static int atoms8_jointly_exact_quiet(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt *c,
+                                      int32_t lo, int32_t hi, const int32_t av[8],
+                                      const int32_t mv[8], int *exact, int *quiet)
+{
+    int32_t alo = av[0], ahi = av[0], mlo = mv[0], mhi = mv[0];
+    for (unsigned l = 1; l < 8; l++) {
+        alo = av[l] < alo ? av[l] : alo;
+        ahi = av[l] > ahi ? av[l] : ahi;
+        mlo = mv[l] < mlo ? mv[l] : mlo;
+        mhi = mv[l] > mhi ? mv[l] : mhi;
+    }
+    int64_t bound;
+    if (!xcvt_exact_bound(p, c, lo, hi, alo, ahi, mlo, mhi, &bound) || -bound < c->quiet_lo ||
+        bound > c->quiet_hi) {
+        return 0;
+    }
+    *exact = *quiet = 1;
+    return 1;
+}
+
 /* xcvt_form plus XCVT_RELU where atoms8_any has a loop for it. */
 static int atoms8_form(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt_narrow *q)
 {
@@ -1070,9 +1096,12 @@ DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
     }
     const int form = atoms8_form(p, &c->narrow);
     uint32_t s = atoms8_any(&k, o, src, plane, real, j0, j1, dst, &lo, &hi, form | XCVT_NOSAT);
-    int shared = 1, quiet = 1; /* every channel exact on the eight channels' range */
-    for (unsigned l = 0; l < 8 && shared; l++) {
-        shared = xcvt_exact_quiet(p, c, lo, hi, av[l], mv[l], &quiet);
+    int shared, quiet; /* every channel exact on the eight channels' range */
+    if (!atoms8_jointly_exact_quiet(p, c, lo, hi, av, mv, &shared, &quiet)) {
+        shared = quiet = 1;
+        for (unsigned l = 0; l < 8 && shared; l++) {
+            shared = xcvt_exact_quiet(p, c, lo, hi, av[l], mv[l], &quiet);
+        }
     }
     if (!shared && !atoms8_channels_exact(p, c, src, plane, real, j0, j1, av, mv)) {
         return 0;
