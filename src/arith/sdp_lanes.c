@@ -1003,11 +1003,23 @@ atoms8_pass(const struct xcvt_k *k, const struct xcvt_op o[8], const int32_t *sr
     case (f) | XCVT_NOSAT:                                                                \
         return atoms8_pass(k, o, src, plane, real, j0, j1, dst, lo, hi, (f) | XCVT_NOSAT)
 
+#define ATOMS8_FORM8(f)                                                                   \
+    case f:                                                                               \
+        return atoms8_pass(k, o, src, plane, 8, j0, j1, dst, lo, hi, f)
+
 DLA_LANES_AVX2_ATTR static __attribute__((noinline)) uint32_t
 atoms8_any(const struct xcvt_k *k, const struct xcvt_op o[8], const int32_t *src, size_t plane,
            unsigned real, size_t j0,
            size_t j1, uint8_t *dst, int32_t *lo, int32_t *hi, int form)
 {
+    if (real == 8) { /* eight real channels: no channel test in the loop (the hot forms) */
+        switch (form) {
+            ATOMS8_FORM8(XCVT_RELU | XCVT_CID | XCVT_XS | XCVT_NOSAT);
+            ATOMS8_FORM8(XCVT_CID | XCVT_XS | XCVT_NOSAT);
+        default:
+            break;
+        }
+    }
     switch (form) {
         XCVT_EACH_FORM(ATOMS8_FORM);
         /* ReLU after a convolution's requantisation (MobileNetV2's most) */
