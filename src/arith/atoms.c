@@ -35,9 +35,10 @@ static inline void store8(uint8_t *p, __m128i v)
 
 /* One 8 x 8 tile: rows of 8 bytes are interleaved by bytes, pairs and
  * quads (SSE2 unpacks); each 16-byte result holds two output rows.
- * Written out so that everything stays in registers. */
-DLA_LANES_AVX2_ATTR static inline void tile8(const uint8_t *src, size_t ss, uint8_t *dst,
-                                             size_t ds)
+ * Written out so that everything stays in registers.  The last output
+ * row: its first `last` bytes alone when 4 <= last < 8, else all 8. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+tile8_rows(const uint8_t *src, size_t ss, uint8_t *dst, size_t ds, size_t last)
 {
     __m128i a0 = _mm_unpacklo_epi8(load8(src), load8(src + ss));
     __m128i a1 = _mm_unpacklo_epi8(load8(src + 2 * ss), load8(src + 3 * ss));
@@ -58,7 +59,20 @@ DLA_LANES_AVX2_ATTR static inline void tile8(const uint8_t *src, size_t ss, uint
     store8(dst + 4 * ds, c2);
     store8(dst + 5 * ds, _mm_unpackhi_epi64(c2, c2));
     store8(dst + 6 * ds, c3);
-    store8(dst + 7 * ds, _mm_unpackhi_epi64(c3, c3));
+    if (last >= 8 || last < 4) {
+        store8(dst + 7 * ds, _mm_unpackhi_epi64(c3, c3));
+        return;
+    }
+    uint8_t t[8]; /* two 4-byte copies of the row's bytes */
+    store8(t, _mm_unpackhi_epi64(c3, c3));
+    memcpy(dst + 7 * ds, t, 4);
+    memcpy(dst + 7 * ds + last - 4, t + last - 4, 4);
+}
+
+DLA_LANES_AVX2_ATTR static inline void tile8(const uint8_t *src, size_t ss, uint8_t *dst,
+                                             size_t ds)
+{
+    tile8_rows(src, ss, dst, ds, 8);
 }
 
 /* Fewer than 8 rows (a 7-pixel line of 8-channel atoms: the 7x7 layers)
@@ -121,7 +135,7 @@ DLA_LANES_AVX2_ATTR static void column8_avx2(const uint8_t *src, size_t rows, ui
  * rows stored ds apart: row k = channel k of 16 pixels a half.  Written
  * out so that everything stays in registers (loops over arrays of vectors
  * are kept in memory at -O2). */
-#define ATOM_WORDS_STORE(P, STORE, v0, v1, v2, v3, v4, v5, v6, v7, dst, ds)                       \
+#define ATOM_WORDS_STORE(P, STORE, LAST, v0, v1, v2, v3, v4, v5, v6, v7, dst, ds)                 \
     do {                                                                                          \
         const T_ t0 = P##_unpacklo_epi16(v0, v1), t1 = P##_unpackhi_epi16(v0, v1);                \
         const T_ t2 = P##_unpacklo_epi16(v2, v3), t3 = P##_unpackhi_epi16(v2, v3);                \
@@ -138,12 +152,24 @@ DLA_LANES_AVX2_ATTR static void column8_avx2(const uint8_t *src, size_t rows, ui
         STORE((T_ *)(void *)(dst + 4 * ds), P##_unpacklo_epi64(u2, u6));                          \
         STORE((T_ *)(void *)(dst + 5 * ds), P##_unpackhi_epi64(u2, u6));                          \
         STORE((T_ *)(void *)(dst + 6 * ds), P##_unpacklo_epi64(u3, u7));                          \
-        STORE((T_ *)(void *)(dst + 7 * ds), P##_unpackhi_epi64(u3, u7));                          \
+        LAST((T_ *)(void *)(dst + 7 * ds), P##_unpackhi_epi64(u3, u7));                           \
+    } while (0)
+
+/* The last channel row of a short line (8 <= n < 16 pixels) stored with
+ * its n bytes alone: two 8-byte copies of a 16-byte spill. */
+#define STORE_ROW_EXACT(p, v)                                                                     \
+    do {                                                                                          \
+        uint8_t t_[16];                                                                           \
+        _mm_storeu_si128((__m128i *)(void *)t_, v);                                               \
+        memcpy((uint8_t *)(p), t_, 8);                                                            \
+        memcpy((uint8_t *)(p) + n - 8, t_ + n - 8, 8);                                            \
     } while (0)
 
 /* 16 pixels of 8-byte atoms (8 channels) at src to 8 channel rows of 16
- * bytes, ds apart (all loads before the stores). */
-DLA_LANES_AVX2_ATTR static inline void atoms16_avx2(const uint8_t *src, uint8_t *dst, size_t ds)
+ * bytes, ds apart (all loads before the stores); exact: the last row's
+ * first n bytes alone (8 <= n <= 16), else 16. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+atoms16_rows_avx2(const uint8_t *src, uint8_t *dst, size_t ds, int exact, size_t n)
 {
     typedef __m128i T_;
     const __m128i pair = _mm_setr_epi8(ATOM_PAIR_BYTES);
@@ -151,7 +177,18 @@ DLA_LANES_AVX2_ATTR static inline void atoms16_avx2(const uint8_t *src, uint8_t 
     const __m128i v0 = LD_(0), v1 = LD_(1), v2 = LD_(2), v3 = LD_(3);
     const __m128i v4 = LD_(4), v5 = LD_(5), v6 = LD_(6), v7 = LD_(7);
 #undef LD_
-    ATOM_WORDS_STORE(_mm, _mm_storeu_si128, v0, v1, v2, v3, v4, v5, v6, v7, dst, ds);
+    if (exact) {
+        ATOM_WORDS_STORE(_mm, _mm_storeu_si128, STORE_ROW_EXACT, v0, v1, v2, v3, v4, v5, v6, v7,
+                         dst, ds);
+    } else {
+        ATOM_WORDS_STORE(_mm, _mm_storeu_si128, _mm_storeu_si128, v0, v1, v2, v3, v4, v5, v6, v7,
+                         dst, ds);
+    }
+}
+
+DLA_LANES_AVX2_ATTR static inline void atoms16_avx2(const uint8_t *src, uint8_t *dst, size_t ds)
+{
+    atoms16_rows_avx2(src, dst, ds, 0, 16);
 }
 
 /* 32 pixels of 8-byte atoms to 8 channel rows of 32 bytes: pixels 0..15
@@ -169,7 +206,7 @@ DLA_LANES_AVX2_ATTR static inline void atoms32_avx2(const uint8_t *src, uint8_t 
     const __m256i v0 = LD_(0), v1 = LD_(1), v2 = LD_(2), v3 = LD_(3);
     const __m256i v4 = LD_(4), v5 = LD_(5), v6 = LD_(6), v7 = LD_(7);
 #undef LD_
-    ATOM_WORDS_STORE(_mm256, _mm256_storeu_si256, v0, v1, v2, v3, v4, v5, v6, v7, dst, ds);
+    ATOM_WORDS_STORE(_mm256, _mm256_storeu_si256, _mm256_storeu_si256, v0, v1, v2, v3, v4, v5, v6, v7, dst, ds);
 }
 
 /* A line of at least 16 pixels of 8-byte atoms, all 8 channels: blocks of
@@ -251,6 +288,27 @@ DLA_LANES_AVX2_ATTR static size_t atom_lines_short_avx2(const uint8_t *src, size
     }
     return l;
 }
+
+/* The same with the lines' channel rows dst_line apart in CBUF (a cube of
+ * more than 8 channels: the other surfaces' rows lie between), 4 <= rows
+ * < 16: the last channel row of a line is stored with its own bytes
+ * alone; the others' surplus lands on the row after them, within the
+ * line. */
+DLA_LANES_AVX2_ATTR static size_t atom_lines_apart_avx2(const uint8_t *src, size_t rows,
+                                                         uint8_t *dst, size_t lines,
+                                                         size_t dst_line)
+{
+    const size_t block = rows < 8 ? 8 : 16;
+    size_t l = 0;
+    for (; (lines - l) * rows >= block; l++) {
+        if (rows < 8) {
+            tile8_rows(src + l * 8 * rows, 8, dst + l * dst_line, rows, rows);
+        } else {
+            atoms16_rows_avx2(src + l * 8 * rows, dst + l * dst_line, rows, 1, rows);
+        }
+    }
+    return l;
+}
 #endif
 
 void dla_transpose_lines(enum dla_lanes_isa isa, const uint8_t *src, size_t src_stride,
@@ -263,6 +321,9 @@ void dla_transpose_lines(enum dla_lanes_isa isa, const uint8_t *src, size_t src_
         if (cols == 8 && src_stride == 8 && rows > 0 && rows < 16 && dst_stride == rows &&
             src_line_stride == 8 * rows && dst_line_stride == 8 * rows) {
             l = atom_lines_short_avx2(src, rows, dst, lines);
+        } else if (cols == 8 && src_stride == 8 && rows >= 4 && rows < 16 && dst_stride == rows &&
+                   src_line_stride == 8 * rows && dst_line_stride > 8 * rows) {
+            l = atom_lines_apart_avx2(src, rows, dst, lines, dst_line_stride);
         }
         for (; l < lines; l++) {
             transpose_avx2(src + l * src_line_stride, src_stride, rows, cols,

@@ -762,11 +762,12 @@ static void check_transpose(enum dla_lanes_isa isa, size_t rows, size_t cols, in
 }
 
 /* dla_transpose_lines against a line-by-line scalar transpose: a surface
- * of `lines` lines, back to back on both sides (gap 0) or with gaps. */
+ * of `lines` lines, back to back on both sides (gap 0), with gaps between
+ * lines (1: CBUF's other surfaces) or also between rows (2). */
 static void check_transpose_lines(enum dla_lanes_isa isa, size_t rows, size_t cols, size_t lines,
                                   size_t gap)
 {
-    const size_t src_stride = cols <= 8 ? 8 : cols, dst_stride = rows + (gap ? rnd(0, 2) : 0);
+    const size_t src_stride = cols <= 8 ? 8 : cols, dst_stride = rows + (gap > 1 ? rnd(0, 2) : 0);
     const size_t src_line = rows * src_stride + gap * rnd(0, 9);
     const size_t dst_line = dst_stride * cols + gap * rnd(0, 9);
     const size_t dst_bytes = dst_line * lines + 16;
@@ -851,6 +852,7 @@ static void test_atoms(void **state)
                 for (size_t lines = 0; lines <= 6; lines++) {
                     check_transpose_lines((enum dla_lanes_isa)isa, rows, line_cols[j], lines, 0);
                     check_transpose_lines((enum dla_lanes_isa)isa, rows, line_cols[j], lines, 1);
+                    check_transpose_lines((enum dla_lanes_isa)isa, rows, line_cols[j], lines, 2);
                 }
             }
         }
