@@ -11,8 +11,11 @@
 
 /* ---- byte transpose --------------------------------------------------------------- */
 
-static void transpose_generic(const uint8_t *src, size_t src_stride, size_t rows, size_t cols,
-                              uint8_t *dst, size_t dst_stride)
+/* Kept out of line: inlined into transpose_avx2 it ran at half the speed
+ * (MobileNetV2's 3-channel first layer: 40,000 -> 75,000 ticks). */
+__attribute__((noinline)) static void transpose_generic(const uint8_t *src, size_t src_stride,
+                                                        size_t rows, size_t cols, uint8_t *dst,
+                                                        size_t dst_stride)
 {
     for (size_t c = 0; c < cols; c++) {
         uint8_t *d = dst + c * dst_stride;
@@ -233,6 +236,22 @@ DLA_LANES_AVX2_ATTR static void atoms_line_avx2(const uint8_t *src, size_t rows,
     atoms16_avx2(src + 8 * (rows - 16), dst + rows - 16, ds);
 }
 
+/* A line of at least 32 pixels of 8-byte atoms, the first 1 < cols < 8
+ * channels (the 3-channel first layer's): blocks of 32 pixels transposed
+ * whole on the stack, then `cols` rows of 32 bytes copied out. */
+DLA_LANES_AVX2_ATTR static void atoms_line_few_avx2(const uint8_t *src, size_t rows,
+                                                    size_t cols, uint8_t *dst, size_t ds)
+{
+    uint8_t tmp[8 * 32];
+    for (size_t r0 = 0; r0 < rows; r0 += 32) {
+        const size_t r = r0 + 32 <= rows ? r0 : rows - 32;
+        atoms32_avx2(src + 8 * r, tmp, 32);
+        for (size_t k = 0; k < cols; k++) {
+            memcpy(dst + k * ds + r, tmp + 32 * k, 32);
+        }
+    }
+}
+
 /* Whole 8 x 8 tiles; the last tile of a row or column of tiles is moved
  * back to end at the edge, rewriting a few bytes with the same values. */
 DLA_LANES_AVX2_ATTR static void transpose_avx2(const uint8_t *src, size_t src_stride,
@@ -245,6 +264,10 @@ DLA_LANES_AVX2_ATTR static void transpose_avx2(const uint8_t *src, size_t src_st
     }
     if (cols == 8 && src_stride == 8 && rows >= 16) {
         atoms_line_avx2(src, rows, dst, dst_stride);
+        return;
+    }
+    if (cols > 1 && cols < 8 && src_stride == 8 && rows >= 32) {
+        atoms_line_few_avx2(src, rows, cols, dst, dst_stride);
         return;
     }
     if (rows > 0 && rows < 8 && cols >= 8 && dst_stride == rows) {
@@ -342,6 +365,10 @@ void dla_transpose_lines(enum dla_lanes_isa isa, const uint8_t *src, size_t src_
 void dla_transpose_bytes(enum dla_lanes_isa isa, const uint8_t *src, size_t src_stride,
                          size_t rows, size_t cols, uint8_t *dst, size_t dst_stride)
 {
+    if (rows == 1 && dst_stride == 1) { /* one pixel (a 1x1 cube's atom): a copy */
+        memcpy(dst, src, cols);
+        return;
+    }
 #if defined(DLA_LANES_X86)
     if (isa == DLA_LANES_AVX2) {
         transpose_avx2(src, src_stride, rows, cols, dst, dst_stride);

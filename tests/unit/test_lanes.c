@@ -843,8 +843,10 @@ static void test_atoms(void **state)
                 check_transpose((enum dla_lanes_isa)isa, rows, sizes[j], 1);
             }
         }
-        for (size_t rows = 1; rows <= 140; rows++) { /* lines of 8-channel atoms */
-            check_transpose((enum dla_lanes_isa)isa, rows, 8, 2);
+        for (size_t rows = 1; rows <= 140; rows++) { /* lines of 8-byte atoms, n channels */
+            for (size_t n = 2; n <= 8; n++) {
+                check_transpose((enum dla_lanes_isa)isa, rows, n, 2);
+            }
         }
         static const uint32_t line_cols[] = { 1, 3, 8, 9, 16 };
         for (size_t rows = 1; rows <= 40; rows++) { /* surfaces: CDMA's put_int8 */

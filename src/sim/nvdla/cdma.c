@@ -692,19 +692,23 @@ static void put_int8_line(const struct surface_put *sp, const uint8_t *line, int
     }
 }
 
-/* INT8: n channels of a surface transposed into channel rows of w bytes,
- * all its lines in one call (an 8-channel cube's lines are back to back in
- * CBUF as in memory). */
+/* INT8: n channels of a surface transposed into channel rows of w bytes:
+ * all its lines in one call (short lines share tiles, dla_transpose_lines),
+ * or line by line when converted (each line converted while in L1) or one
+ * line alone. */
 static void put_int8(const struct surface_put *sp, const uint8_t *buf, int8_t *first, uint32_t b,
                      uint32_t s, uint32_t n)
 {
     const uint32_t w = sp->c->width, h = sp->c->height, nb = sp->c->batches;
+    if (sp->lut || h == 1) {
+        for (uint32_t y = 0; y < h; y++) {
+            put_int8_line(sp, buf + y * sp->line_bytes, first, b, s, n, y);
+        }
+        return;
+    }
     int8_t *rows = first + (size_t)b * sp->slice_bytes + (size_t)s * sp->m * w;
     dla_transpose_lines(sp->isa, buf, sp->m, w, n, (uint8_t *)rows, w, h, sp->line_bytes,
                         nb * sp->slice_bytes);
-    for (uint32_t y = 0; sp->lut && y < h; y++) {
-        convert_rows(sp->lut, rows + (size_t)y * nb * sp->slice_bytes, w, n, w);
-    }
 }
 
 /* Pages of a surface placed from the memory's own bytes at most (a larger
