@@ -21,6 +21,14 @@
 void dla_transpose_bytes(enum dla_lanes_isa isa, const uint8_t *src, size_t src_stride,
                          size_t rows, size_t cols, uint8_t *dst, size_t dst_stride);
 
+/* dla_transpose_bytes of `lines` lines: line l from src + l *
+ * src_line_stride to dst + l * dst_line_stride (a surface of atoms to CBUF
+ * rows in one call; lines back to back on both sides let short lines share
+ * their tiles' work). */
+void dla_transpose_lines(enum dla_lanes_isa isa, const uint8_t *src, size_t src_stride,
+                         size_t rows, size_t cols, uint8_t *dst, size_t dst_stride, size_t lines,
+                         size_t src_line_stride, size_t dst_line_stride);
+
 /* out[j * m + l] = low byte of planes[l * plane + j] for j < plane, l < m. */
 void dla_atoms_from_planes(enum dla_lanes_isa isa, const int32_t *planes, size_t plane,
                            unsigned m, uint8_t *out);

@@ -828,6 +828,9 @@ static void check_transpose(enum dla_lanes_isa isa, size_t rows, size_t cols, in
         dst_stride = rows;
         src_stride = cols < 8 ? 8 : src_stride;
     }
+    if (packed == 2) { /* a line of whole 8-byte atoms (CDMA, 8 channels) */
+        src_stride = 8;
+    }
     size_t dst_bytes = dst_stride * cols + 8;
     uint8_t *src = malloc(src_stride * rows + 1);
     uint8_t *dst = malloc(dst_bytes);
@@ -849,6 +852,37 @@ static void check_transpose(enum dla_lanes_isa isa, size_t rows, size_t cols, in
     }
     for (size_t i = dst_stride * cols; i < dst_bytes; i++) {
         assert_int_equal(dst[i], CANARY);
+    }
+    free(src);
+    free(dst);
+}
+
+/* dla_transpose_lines against a line-by-line scalar transpose: a surface
+ * of `lines` lines, back to back on both sides (gap 0), with gaps between
+ * lines (1: CBUF's other surfaces) or also between rows (2). */
+static void check_transpose_lines(enum dla_lanes_isa isa, size_t rows, size_t cols, size_t lines,
+                                  size_t gap)
+{
+    const size_t src_stride = cols <= 8 ? 8 : cols, dst_stride = rows + (gap > 1 ? rnd(0, 2) : 0);
+    const size_t src_line = rows * src_stride + gap * rnd(0, 9);
+    const size_t dst_line = dst_stride * cols + gap * rnd(0, 9);
+    const size_t dst_bytes = dst_line * lines + 16;
+    uint8_t *src = malloc(src_line * lines + 1), *dst = malloc(dst_bytes);
+    assert_true(src && dst);
+    for (size_t i = 0; i < src_line * lines; i++) {
+        src[i] = (uint8_t)splitmix64_next(&rng);
+    }
+    memset(dst, CANARY, dst_bytes);
+    dla_transpose_lines(isa, src, src_stride, rows, cols, dst, dst_stride, lines, src_line,
+                        dst_line);
+    for (size_t i = 0; i < dst_bytes; i++) {
+        const size_t l = i / dst_line, c = i % dst_line / dst_stride, r = i % dst_line % dst_stride;
+        const int in = l < lines && c < cols && r < rows;
+        const uint8_t want = in ? src[l * src_line + r * src_stride + c] : CANARY;
+        if (dst[i] != want) {
+            fail_msg("%s transpose_lines %zu x %zu x %zu lines (gap %zu): byte %zu = %u, want %u",
+                     dla_lanes_isa_name(isa), rows, cols, lines, gap, i, dst[i], want);
+        }
     }
     free(src);
     free(dst);
@@ -903,6 +937,21 @@ static void test_atoms(void **state)
         for (size_t rows = 1; rows < 10; rows++) {
             for (size_t j = 0; j < ns; j++) {
                 check_transpose((enum dla_lanes_isa)isa, rows, sizes[j], 1);
+            }
+        }
+        for (size_t rows = 1; rows <= 140; rows++) { /* lines of 8-byte atoms, n channels */
+            for (size_t n = 2; n <= 8; n++) {
+                check_transpose((enum dla_lanes_isa)isa, rows, n, 2);
+            }
+        }
+        static const uint32_t line_cols[] = { 1, 3, 8, 9, 16 };
+        for (size_t rows = 1; rows <= 40; rows++) { /* surfaces: CDMA's put_int8 */
+            for (size_t j = 0; j < 5; j++) {
+                for (size_t lines = 0; lines <= 6; lines++) {
+                    check_transpose_lines((enum dla_lanes_isa)isa, rows, line_cols[j], lines, 0);
+                    check_transpose_lines((enum dla_lanes_isa)isa, rows, line_cols[j], lines, 1);
+                    check_transpose_lines((enum dla_lanes_isa)isa, rows, line_cols[j], lines, 2);
+                }
             }
         }
         for (size_t i = 0; i < ns; i++) { /* one channel of 8-byte atoms (CDMA, conv1) */

@@ -692,13 +692,23 @@ static void put_int8_line(const struct surface_put *sp, const uint8_t *line, int
     }
 }
 
-/* INT8: n channels of a surface transposed into channel rows of w bytes. */
+/* INT8: n channels of a surface transposed into channel rows of w bytes:
+ * all its lines in one call (short lines share tiles, dla_transpose_lines),
+ * or line by line when converted (each line converted while in L1) or one
+ * line alone. */
 static void put_int8(const struct surface_put *sp, const uint8_t *buf, int8_t *first, uint32_t b,
                      uint32_t s, uint32_t n)
 {
-    for (uint32_t y = 0; y < sp->c->height; y++) {
-        put_int8_line(sp, buf + y * sp->line_bytes, first, b, s, n, y);
+    const uint32_t w = sp->c->width, h = sp->c->height, nb = sp->c->batches;
+    if (sp->lut || h == 1) {
+        for (uint32_t y = 0; y < h; y++) {
+            put_int8_line(sp, buf + y * sp->line_bytes, first, b, s, n, y);
+        }
+        return;
     }
+    int8_t *rows = first + (size_t)b * sp->slice_bytes + (size_t)s * sp->m * w;
+    dla_transpose_lines(sp->isa, buf, sp->m, w, n, (uint8_t *)rows, w, h, sp->line_bytes,
+                        nb * sp->slice_bytes);
 }
 
 /* Pages of a surface placed from the memory's own bytes at most (a larger
@@ -743,6 +753,10 @@ static void put_int8_pages(const struct surface_put *sp, const uint8_t *const *p
                            uint8_t *linebuf, int8_t *first, uint32_t b, uint32_t s, uint32_t n)
 {
     const uint64_t P = DLA_MEM_PAGE_BYTES, p0 = base / P;
+    if (p0 == (base + sp->line_bytes * sp->c->height - 1) / P) { /* one page: lines in place */
+        put_int8(sp, page[0] + base % P, first, b, s, n);
+        return;
+    }
     for (uint32_t y = 0; y < sp->c->height; y++) {
         const uint64_t a = base + (uint64_t)y * sp->line_bytes, last = a + sp->line_bytes - 1;
         const uint8_t *line = page[a / P - p0] + a % P;
