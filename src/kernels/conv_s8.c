@@ -779,9 +779,44 @@ static size_t q8_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1
     return x;
 }
 
+#if defined(DLA_CONV_SSE2)
+/* 8 P16 cells at d from s0[0..7], s1[0..7] (sign extension as p16_emit16). */
+static inline void p16_emit8(unsigned char *d, const int8_t *s0, const int8_t *s1)
+{
+    __m128i l = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)s0),
+                                  _mm_loadl_epi64((const __m128i *)(const void *)s1));
+    __m128i *o = (__m128i *)(void *)d;
+    _mm_storeu_si128(o, _mm_srai_epi16(_mm_unpacklo_epi8(l, l), 8));
+    _mm_storeu_si128(o + 1, _mm_srai_epi16(_mm_unpackhi_epi8(l, l), 8));
+}
+
+/* P16 cells x .. n - 1 in chunks of 4 (bytes sx apart), the last one
+ * overlapping, as q8_cells4 (7x7 rows, short stride-2 rows); n if n >= 4,
+ * else x. */
+static size_t p16_cells4(unsigned char *d, const int8_t *s0, const int8_t *s1, size_t x,
+                         size_t n, size_t sx)
+{
+    if (x >= n || n < 4) {
+        return x;
+    }
+    for (size_t at = x;; at += 4) {
+        at = at + 4 > n ? n - 4 : at;
+        __m128i l = _mm_unpacklo_epi8(four_bytes(s0 + at * sx, sx), four_bytes(s1 + at * sx, sx));
+        _mm_storeu_si128((__m128i *)(void *)(d + at * CONV_CELL),
+                         _mm_srai_epi16(_mm_unpacklo_epi8(l, l), 8));
+        if (at + 4 >= n) {
+            return n;
+        }
+    }
+}
+#endif
+
 /* P16 cells from 2 byte rows: int16 s0[x * sx], s1[x * sx] for x < n, sx 1
  * or 2, as far as whole chunks go (same read rule as q8_cells_simd); returns
- * the number of cells done. */
+ * the number of cells done.  As q8_cells_simd, a row's last cells are one
+ * more chunk that ends at cell n (rewriting some cells with the same
+ * values) and short rows go 4 cells a chunk: the signed expand layers'
+ * rows of 14 and 28 cells left 6 and 4 to the scalar loop, 7x7 rows all 7. */
 static size_t p16_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s1, size_t n,
                              size_t sx)
 {
@@ -791,18 +826,27 @@ static size_t p16_cells_simd(unsigned char *d, const int8_t *s0, const int8_t *s
         for (; x + 16 <= n; x += 16) {
             p16_emit16(d + x * CONV_CELL, even_bytes(s0 + 2 * x), even_bytes(s1 + 2 * x));
         }
+        if (x < n && n >= 16) { /* the overlapping last chunk */
+            x = n - 16;
+            p16_emit16(d + x * CONV_CELL, even_bytes(s0 + 2 * x), even_bytes(s1 + 2 * x));
+            x = n;
+        }
     } else if (sx == 1) {
         for (; x + 16 <= n; x += 16) {
             p16_emit16(d + x * CONV_CELL, load16(s0 + x), load16(s1 + x));
         }
         for (; x + 8 <= n; x += 8) {
-            __m128i l = _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)(s0 + x)),
-                                          _mm_loadl_epi64((const __m128i *)(const void *)(s1 + x)));
-            __m128i *o = (__m128i *)(void *)(d + x * CONV_CELL);
-            _mm_storeu_si128(o, _mm_srai_epi16(_mm_unpacklo_epi8(l, l), 8));
-            _mm_storeu_si128(o + 1, _mm_srai_epi16(_mm_unpackhi_epi8(l, l), 8));
+            p16_emit8(d + x * CONV_CELL, s0 + x, s1 + x);
         }
+        if (x < n && n >= 8) { /* the overlapping last chunk */
+            x = n - 8;
+            p16_emit8(d + x * CONV_CELL, s0 + x, s1 + x);
+            x = n;
+        }
+    } else {
+        return 0;
     }
+    x = p16_cells4(d, s0, s1, x, n, sx);
 #else
     (void)d;
     (void)s0;

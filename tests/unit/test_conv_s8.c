@@ -935,6 +935,80 @@ static void test_input_in_place(void **state)
     dla_team_destroy(pool);
 }
 
+/* Rows of every width 1..40 at x stride 1 and 2, signed inputs (AVX2's
+ * P16 cells): the packing's chunks of 16, 8 and 4 cells and its
+ * overlapping last chunk (p16_cells_simd) against the int64 reference,
+ * from a planar input and from lines in place with pad columns either
+ * side, 1x1 and 3-wide kernels (shifted planes), odd channel counts (the
+ * last cell's zero channel). */
+static void test_short_signed_rows(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x5167ed0ull;
+    char what[160];
+    for (uint32_t w = 1; w <= 40; w++) {
+        for (uint32_t sx = 1; sx <= 2; sx++) {
+            for (uint32_t kw = 1; kw <= 3; kw += 2) {
+                struct dla_conv_geom g = {0};
+                g.in_c = rnd_range(&rng, 1, 7);
+                g.out_k = rnd_range(&rng, 1, 9);
+                g.k_w = kw;
+                g.k_h = 1;
+                g.stride_x = sx;
+                g.stride_y = 1;
+                g.dil_x = g.dil_y = 1;
+                g.out_w = w;
+                g.out_h = 2;
+                g.in_w = (g.out_w - 1) * g.stride_x + g.k_w;
+                g.in_h = g.out_h;
+                struct dla_conv_src src;
+                src.x0 = kw > 1 ? 1 : 0; /* a pad column either side of a 3-wide kernel */
+                src.x1 = kw > 1 && g.in_w > 1 ? g.in_w - 1 : g.in_w;
+                src.y0 = 0;
+                src.y1 = g.in_h;
+                src.ch_stride = src.x1 - src.x0 + rnd_range(&rng, 0, 3);
+                src.line_stride = g.in_c * src.ch_stride + rnd_range(&rng, 0, 5);
+                src.pad = (int8_t)-rnd_range(&rng, 1, 128);
+                size_t nlines = (size_t)g.in_h * src.line_stride + 1;
+                int8_t *lines = malloc(nlines);
+                assert_non_null(lines);
+                fill(lines, nlines, &rng, 0);
+                src.data = lines;
+                struct bufs b;
+                bufs_alloc(&b, &g);
+                fill(b.wt, b.nwt, &rng, 0);
+                for (size_t c = 0; c < g.in_c; c++) {
+                    for (size_t y = 0; y < g.in_h; y++) {
+                        for (size_t x = 0; x < g.in_w; x++) {
+                            int in = x >= src.x0 && x < src.x1;
+                            b.in[(c * g.in_h + y) * g.in_w + x] =
+                                in ? lines[y * src.line_stride + c * src.ch_stride + x - src.x0]
+                                   : src.pad;
+                        }
+                    }
+                }
+                conv_int64(&g, b.in, b.wt, b.ref);
+                struct dla_conv_wpack *wp = NULL;
+                assert_int_equal(dla_conv_wpack_build(&g, b.wt, &wp), 0);
+                for (int in_place = 0; in_place < 2; in_place++) {
+                    poison_out(&b);
+                    int rc = in_place ? dla_conv_s8_packed_src(&g, &src, wp, b.out, 1, NULL)
+                                      : dla_conv_s8_packed(&g, b.in, wp, b.out, 1, NULL);
+                    snprintf(what, sizeof what, "row %u cells, stride %u, kernel %ux1, in_c %u, %s",
+                             w, sx, kw, g.in_c, in_place ? "in place" : "planar");
+                    if (rc != 0) {
+                        fail_msg("%s: rc %d", what, rc);
+                    }
+                    expect_same(&b, what);
+                }
+                dla_conv_wpack_free(wp);
+                bufs_free(&b);
+                free(lines);
+            }
+        }
+    }
+}
+
 static void test_nonneg_inputs(void **state)
 {
     (void)state;
@@ -1283,6 +1357,7 @@ int main(void)
         cmocka_unit_test(test_pack_tables),
         cmocka_unit_test(test_row_spanning_runs),
         cmocka_unit_test(test_input_in_place),
+        cmocka_unit_test(test_short_signed_rows),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_isa_names),
         cmocka_unit_test(test_split_threads),
