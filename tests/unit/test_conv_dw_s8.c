@@ -60,10 +60,10 @@ static int8_t *diagonal_weights(const struct dla_conv_geom *g, uint64_t *s)
     return wt;
 }
 
-/* n_cases random geometries (out_w <= max_w, out_h <= max_h) against the
- * reference. */
 static void check_depthwise(struct dla_conv_geom g, uint64_t s, int n);
 
+/* n_cases random geometries (out_w <= max_w, out_h <= max_h) against the
+ * reference. */
 static void check_random_depthwise(uint64_t s, int n_cases, uint32_t max_w, uint32_t max_h)
 {
     for (int n = 0; n < n_cases; n++) {
@@ -76,42 +76,40 @@ static void check_random_depthwise(uint64_t s, int n_cases, uint32_t max_w, uint
  * fourth case's input is all -128). */
 static void check_depthwise(struct dla_conv_geom g, uint64_t s, int n)
 {
-    {
-        size_t in_n = (size_t)g.in_c * g.in_w * g.in_h, out_n = (size_t)g.out_k * g.out_w * g.out_h;
-        int8_t *in = malloc(in_n);
-        int32_t *got = malloc(out_n * sizeof(int32_t)), *want = malloc(out_n * sizeof(int32_t));
-        assert_non_null(in);
-        assert_non_null(got);
-        assert_non_null(want);
-        for (size_t i = 0; i < in_n; i++) {
-            /* extremes often: -128 * -128 is the largest product */
-            in[i] = (int8_t)(n % 4 == 0 ? -128 : (int)splitmix64_range(&s, 0, 255));
-        }
-        int8_t *wt = diagonal_weights(&g, &s);
-        assert_true(dla_conv_s8_is_depthwise(&g, wt));
-        dla_conv_s8_ref(&g, in, wt, want);
-        dla_conv_dw_s8(&g, in, wt, got);
-        if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
-            fail_msg("case %d: %ux%u kernel, stride %ux%u, dilation %ux%u, out %ux%ux%u differs",
-                     n, g.k_w, g.k_h, g.stride_x, g.stride_y, g.dil_x, g.dil_y, g.out_w, g.out_h,
-                     g.out_k);
-        }
-        /* from the diagonal alone (csc.c's cached depthwise kernels) */
-        int8_t *diag = malloc((size_t)g.out_k * g.k_w * g.k_h);
-        assert_non_null(diag);
-        dla_conv_dw_s8_diagonal(&g, wt, diag);
-        memset(got, 0x5a, out_n * sizeof(int32_t));
-        dla_conv_dw_s8_diag_channels(&g, in, diag, got, 0, g.out_k);
-        if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
-            fail_msg("case %d: the diagonal kernels' %ux%ux%u output differs", n, g.out_w,
-                     g.out_h, g.out_k);
-        }
-        free(diag);
-        free(in);
-        free(got);
-        free(want);
-        free(wt);
+    size_t in_n = (size_t)g.in_c * g.in_w * g.in_h, out_n = (size_t)g.out_k * g.out_w * g.out_h;
+    int8_t *in = malloc(in_n);
+    int32_t *got = malloc(out_n * sizeof(int32_t)), *want = malloc(out_n * sizeof(int32_t));
+    assert_non_null(in);
+    assert_non_null(got);
+    assert_non_null(want);
+    for (size_t i = 0; i < in_n; i++) {
+        /* extremes often: -128 * -128 is the largest product */
+        in[i] = (int8_t)(n % 4 == 0 ? -128 : (int)splitmix64_range(&s, 0, 255));
     }
+    int8_t *wt = diagonal_weights(&g, &s);
+    assert_true(dla_conv_s8_is_depthwise(&g, wt));
+    dla_conv_s8_ref(&g, in, wt, want);
+    dla_conv_dw_s8(&g, in, wt, got);
+    if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
+        fail_msg("case %d: %ux%u kernel, stride %ux%u, dilation %ux%u, out %ux%ux%u differs",
+                 n, g.k_w, g.k_h, g.stride_x, g.stride_y, g.dil_x, g.dil_y, g.out_w, g.out_h,
+                 g.out_k);
+    }
+    /* from the diagonal alone (csc.c's cached depthwise kernels) */
+    int8_t *diag = malloc((size_t)g.out_k * g.k_w * g.k_h);
+    assert_non_null(diag);
+    dla_conv_dw_s8_diagonal(&g, wt, diag);
+    memset(got, 0x5a, out_n * sizeof(int32_t));
+    dla_conv_dw_s8_diag_channels(&g, in, diag, got, 0, g.out_k);
+    if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
+        fail_msg("case %d: the diagonal kernels' %ux%ux%u output differs", n, g.out_w,
+                 g.out_h, g.out_k);
+    }
+    free(diag);
+    free(in);
+    free(got);
+    free(want);
+    free(wt);
 }
 
 static void test_random_depthwise(void **state)
