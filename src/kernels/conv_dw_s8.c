@@ -297,18 +297,22 @@ DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
 dw_s1_row(const struct dla_conv_geom *g, const int32_t *const *rows, uint32_t oy, uint32_t py,
           uint32_t k_w, uint32_t dx, const __m256i (*wv)[DW_PAIR_MAX_K], int32_t *out)
 {
-    int32_t *o = out + (size_t)oy * g->out_w;
+    /* the sizes as locals: the int32 stores may alias g's fields, which
+     * the compiler would otherwise load again after each one */
+    const uint32_t ow = g->out_w;
+    const size_t left = (size_t)(g->out_h - oy) * ow;
+    int32_t *o = out + (size_t)oy * ow;
     uint32_t x = 0;
     /* two blocks while more than eight outputs are left (the second one
      * perhaps partial: 14-wide rows in one pass) */
-    for (; x + 8 < g->out_w; x += 16) {
+    for (; x + 8 < ow; x += 16) {
         _mm256_storeu_si256((__m256i *)(void *)(o + x), dw_s1_block8(rows, x, py, k_w, dx, wv));
         __m256i v = dw_s1_block8(rows, x + 8, py, k_w, dx, wv);
-        dw_store8(o + x + 8, v, g->out_w - x - 8, (size_t)(g->out_h - oy) * g->out_w - x - 8);
+        dw_store8(o + x + 8, v, ow - x - 8, left - x - 8);
     }
-    for (; x < g->out_w; x += 8) {
+    for (; x < ow; x += 8) {
         __m256i v = dw_s1_block8(rows, x, py, k_w, dx, wv);
-        dw_store8(o + x, v, g->out_w - x, (size_t)(g->out_h - oy) * g->out_w - x);
+        dw_store8(o + x, v, ow - x, left - x);
     }
 }
 
@@ -434,15 +438,28 @@ dw_s2_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w, 
     /* a block's last load starts here from its first: it takes plain loads
      * when that one ends before the input does */
     const size_t reach = (size_t)(k_h - 1) * row_step + 2 * (size_t)(px - 1) + 16;
-    for (uint32_t oy = 0; oy < g->out_h; oy++) {
-        int32_t *o = out + (size_t)oy * g->out_w;
-        const int8_t *row = plane + (size_t)oy * g->stride_y * g->in_w;
-        for (uint32_t x = 0; x < g->out_w; x += 8) {
+    /* the sizes as locals: the int32 stores may alias g's fields */
+    const uint32_t ow = g->out_w, oh = g->out_h;
+    const size_t in_row = (size_t)g->stride_y * g->in_w;
+    for (uint32_t oy = 0; oy < oh; oy++) {
+        int32_t *o = out + (size_t)oy * ow;
+        const int8_t *row = plane + (size_t)oy * in_row;
+        uint32_t x = 0;
+        /* whole blocks of sixteen whose reads end before the input does:
+         * plain loads and stores, two independent sums */
+        for (; x + 16 <= ow && (size_t)(end - (row + 2 * (size_t)x)) >= reach + 16; x += 16) {
+            const int8_t *src = row + 2 * (size_t)x;
+            __m256i v0 = dw_s2_block8(src, row_step, k_h, px, wv, end, 1);
+            __m256i v1 = dw_s2_block8(src + 16, row_step, k_h, px, wv, end, 1);
+            _mm256_storeu_si256((__m256i *)(void *)(o + x), v0);
+            _mm256_storeu_si256((__m256i *)(void *)(o + x + 8), v1);
+        }
+        for (; x < ow; x += 8) {
             const int8_t *src = row + 2 * (size_t)x;
             __m256i v = (size_t)(end - src) >= reach
                             ? dw_s2_block8(src, row_step, k_h, px, wv, end, 1)
                             : dw_s2_block8(src, row_step, k_h, px, wv, end, 0);
-            dw_store8(o + x, v, g->out_w - x, (size_t)(g->out_h - oy) * g->out_w - x);
+            dw_store8(o + x, v, ow - x, (size_t)(oh - oy) * ow - x);
         }
     }
 }

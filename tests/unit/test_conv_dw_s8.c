@@ -60,53 +60,90 @@ static int8_t *diagonal_weights(const struct dla_conv_geom *g, uint64_t *s)
     return wt;
 }
 
+static void check_depthwise(struct dla_conv_geom g, uint64_t s, int n);
+
 /* n_cases random geometries (out_w <= max_w, out_h <= max_h) against the
  * reference. */
 static void check_random_depthwise(uint64_t s, int n_cases, uint32_t max_w, uint32_t max_h)
 {
     for (int n = 0; n < n_cases; n++) {
         struct dla_conv_geom g = random_geom_up_to(&s, max_w, max_h);
-        size_t in_n = (size_t)g.in_c * g.in_w * g.in_h, out_n = (size_t)g.out_k * g.out_w * g.out_h;
-        int8_t *in = malloc(in_n);
-        int32_t *got = malloc(out_n * sizeof(int32_t)), *want = malloc(out_n * sizeof(int32_t));
-        assert_non_null(in);
-        assert_non_null(got);
-        assert_non_null(want);
-        for (size_t i = 0; i < in_n; i++) {
-            /* extremes often: -128 * -128 is the largest product */
-            in[i] = (int8_t)(n % 4 == 0 ? -128 : (int)splitmix64_range(&s, 0, 255));
-        }
-        int8_t *wt = diagonal_weights(&g, &s);
-        assert_true(dla_conv_s8_is_depthwise(&g, wt));
-        dla_conv_s8_ref(&g, in, wt, want);
-        dla_conv_dw_s8(&g, in, wt, got);
-        if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
-            fail_msg("case %d: %ux%u kernel, stride %ux%u, dilation %ux%u, out %ux%ux%u differs",
-                     n, g.k_w, g.k_h, g.stride_x, g.stride_y, g.dil_x, g.dil_y, g.out_w, g.out_h,
-                     g.out_k);
-        }
-        /* from the diagonal alone (csc.c's cached depthwise kernels) */
-        int8_t *diag = malloc((size_t)g.out_k * g.k_w * g.k_h);
-        assert_non_null(diag);
-        dla_conv_dw_s8_diagonal(&g, wt, diag);
-        memset(got, 0x5a, out_n * sizeof(int32_t));
-        dla_conv_dw_s8_diag_channels(&g, in, diag, got, 0, g.out_k);
-        if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
-            fail_msg("case %d: the diagonal kernels' %ux%ux%u output differs", n, g.out_w,
-                     g.out_h, g.out_k);
-        }
-        free(diag);
-        free(in);
-        free(got);
-        free(want);
-        free(wt);
+        check_depthwise(g, splitmix64_next(&s), n);
     }
+}
+
+/* One geometry g against the reference (n: the case's number; every
+ * fourth case's input is all -128). */
+static void check_depthwise(struct dla_conv_geom g, uint64_t s, int n)
+{
+    size_t in_n = (size_t)g.in_c * g.in_w * g.in_h, out_n = (size_t)g.out_k * g.out_w * g.out_h;
+    int8_t *in = malloc(in_n);
+    int32_t *got = malloc(out_n * sizeof(int32_t)), *want = malloc(out_n * sizeof(int32_t));
+    assert_non_null(in);
+    assert_non_null(got);
+    assert_non_null(want);
+    for (size_t i = 0; i < in_n; i++) {
+        /* extremes often: -128 * -128 is the largest product */
+        in[i] = (int8_t)(n % 4 == 0 ? -128 : (int)splitmix64_range(&s, 0, 255));
+    }
+    int8_t *wt = diagonal_weights(&g, &s);
+    assert_true(dla_conv_s8_is_depthwise(&g, wt));
+    dla_conv_s8_ref(&g, in, wt, want);
+    dla_conv_dw_s8(&g, in, wt, got);
+    if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
+        fail_msg("case %d: %ux%u kernel, stride %ux%u, dilation %ux%u, out %ux%ux%u differs",
+                 n, g.k_w, g.k_h, g.stride_x, g.stride_y, g.dil_x, g.dil_y, g.out_w, g.out_h,
+                 g.out_k);
+    }
+    /* from the diagonal alone (csc.c's cached depthwise kernels) */
+    int8_t *diag = malloc((size_t)g.out_k * g.k_w * g.k_h);
+    assert_non_null(diag);
+    dla_conv_dw_s8_diagonal(&g, wt, diag);
+    memset(got, 0x5a, out_n * sizeof(int32_t));
+    dla_conv_dw_s8_diag_channels(&g, in, diag, got, 0, g.out_k);
+    if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
+        fail_msg("case %d: the diagonal kernels' %ux%ux%u output differs", n, g.out_w,
+                 g.out_h, g.out_k);
+    }
+    free(diag);
+    free(in);
+    free(got);
+    free(want);
+    free(wt);
 }
 
 static void test_random_depthwise(void **state)
 {
     (void)state;
     check_random_depthwise(0x64657074ULL, 400, 40, 6);
+}
+
+/* MobileNet's depthwise blocks (3x3, eight channels; x and y stride 1
+ * and 2, the stride-2 input one or two columns past the window's), whose
+ * rows the vector paths take in whole blocks of sixteen, a partial block
+ * last, the last channel's last row read up to the input's end. */
+static void test_mobilenet_depthwise(void **state)
+{
+    (void)state;
+    static const uint32_t sizes[] = { 7, 14, 15, 16, 17, 28, 31, 56, 112 };
+    uint64_t s = 0x6d6f6269ULL;
+    int n = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        for (uint32_t stride = 1; stride <= 2; stride++) {
+            for (uint32_t extra = 0; extra <= 1; extra++) {
+                struct dla_conv_geom g;
+                memset(&g, 0, sizeof g);
+                g.in_c = g.out_k = 8;
+                g.k_w = g.k_h = 3;
+                g.stride_x = g.stride_y = stride;
+                g.dil_x = g.dil_y = 1;
+                g.out_w = g.out_h = sizes[i];
+                g.in_w = (g.out_w - 1) * stride + 3 + extra;
+                g.in_h = (g.out_h - 1) * stride + 3;
+                check_depthwise(g, splitmix64_next(&s), n++);
+            }
+        }
+    }
 }
 
 /* Planes past the size the vector rows pair whole (4096 bytes), and rows
@@ -226,6 +263,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_depthwise),
         cmocka_unit_test(test_wide_depthwise),
+        cmocka_unit_test(test_mobilenet_depthwise),
         cmocka_unit_test(test_depthwise_detection),
         cmocka_unit_test(test_depthwise_from_lines),
     };
