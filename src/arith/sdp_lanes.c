@@ -159,6 +159,30 @@ DLA_LANES_INLINE void run_range(const int32_t *d, size_t n, int32_t *lo, int32_t
 }
 
 #if defined(DLA_LANES_X86)
+/* The smallest, largest and sum (modulo 2^32) of a register's lanes, in
+ * registers: reducing through a stack array and the result pointers made
+ * each step a store-to-load round trip (a sixth of a 7x7 plane's call). */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) int32_t hmin8(__m256i v)
+{
+    __m128i m = _mm_min_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    m = _mm_min_epi32(m, _mm_shuffle_epi32(m, 0x4e));
+    return _mm_cvtsi128_si32(_mm_min_epi32(m, _mm_shuffle_epi32(m, 0xb1)));
+}
+
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) int32_t hmax8(__m256i v)
+{
+    __m128i m = _mm_max_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0x4e));
+    return _mm_cvtsi128_si32(_mm_max_epi32(m, _mm_shuffle_epi32(m, 0xb1)));
+}
+
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) int32_t hsum8(__m256i v)
+{
+    __m128i m = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    m = _mm_add_epi32(m, _mm_shuffle_epi32(m, 0x4e));
+    return _mm_cvtsi128_si32(_mm_add_epi32(m, _mm_shuffle_epi32(m, 0xb1)));
+}
+
 /* run_range in 8-lane min/max registers: the block form above keeps its
  * per-lane arrays in memory (a store per element). */
 DLA_LANES_AVX2_ATTR static void run_range_avx2(const int32_t *d, size_t n, int32_t *lo,
@@ -171,14 +195,7 @@ DLA_LANES_AVX2_ATTR static void run_range_avx2(const int32_t *d, size_t n, int32
         a = _mm256_min_epi32(a, v);
         b = _mm256_max_epi32(b, v);
     }
-    int32_t ta[8], tb[8];
-    _mm256_storeu_si256((__m256i *)(void *)ta, a);
-    _mm256_storeu_si256((__m256i *)(void *)tb, b);
-    int32_t l = d[0], h = d[0];
-    for (size_t j = 0; j < 8; j++) {
-        l = ta[j] < l ? ta[j] : l;
-        h = tb[j] > h ? tb[j] : h;
-    }
+    int32_t l = hmin8(a), h = hmax8(b);
     for (; i < n; i++) {
         l = d[i] < l ? d[i] : l;
         h = d[i] > h ? d[i] : h;
@@ -662,30 +679,6 @@ DLA_LANES_AVX2_ATTR static void xcvt_k_init(struct xcvt_k *k, const struct sdp_l
     k->hi = _mm256_set1_epi32(q->hi);
     k->sat_lo = _mm256_set1_epi32(-65536);
     k->sat_hi = _mm256_set1_epi32(65535);
-}
-
-/* The smallest, largest and sum (modulo 2^32) of a register's lanes, in
- * registers: reducing through a stack array and the result pointers made
- * each step a store-to-load round trip (a sixth of a 7x7 plane's call). */
-DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) int32_t hmin8(__m256i v)
-{
-    __m128i m = _mm_min_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    m = _mm_min_epi32(m, _mm_shuffle_epi32(m, 0x4e));
-    return _mm_cvtsi128_si32(_mm_min_epi32(m, _mm_shuffle_epi32(m, 0xb1)));
-}
-
-DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) int32_t hmax8(__m256i v)
-{
-    __m128i m = _mm_max_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    m = _mm_max_epi32(m, _mm_shuffle_epi32(m, 0x4e));
-    return _mm_cvtsi128_si32(_mm_max_epi32(m, _mm_shuffle_epi32(m, 0xb1)));
-}
-
-DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) int32_t hsum8(__m256i v)
-{
-    __m128i m = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    m = _mm_add_epi32(m, _mm_shuffle_epi32(m, 0x4e));
-    return _mm_cvtsi128_si32(_mm_add_epi32(m, _mm_shuffle_epi32(m, 0xb1)));
 }
 
 /* Forms of the fused pass, constants where it is inlined: XCVT_XS the X

@@ -642,6 +642,13 @@ static const uint8_t *read_surface(struct dla_dev *d, const struct surface_put *
 static int put_int8_lent(struct dla_dev *d, const struct surface_put *sp, uint64_t base,
                          int8_t *first, uint32_t b, uint32_t s, uint32_t n);
 
+/* Where surface s of batch b starts (see the layout below). */
+static uint64_t surface_base(const struct dla_cdma_cfg *c, uint32_t b, uint32_t s,
+                             uint64_t surf_stride)
+{
+    return c->dain_addr[0] + (uint64_t)b * c->batch_stride + s * surf_stride;
+}
+
 /*
  * Feature data in memory: surfaces of m-byte atoms of per_atom channels,
  * element (c, y, x) of batch b at base + b * BATCH_STRIDE + (c / per_atom) *
@@ -662,7 +669,7 @@ static int fetch_surfaces(struct dla_dev *d, struct dla_cbuf_slices *dst,
     int rc = 0;
     for (uint32_t b = 0; b < nb && !rc; b++) {
         for (uint32_t s = 0; s * sp->per_atom < ch && !rc; s++) {
-            uint64_t base = c->dain_addr[0] + (uint64_t)b * c->batch_stride + s * surf_stride;
+            uint64_t base = surface_base(c, b, s, surf_stride);
             uint32_t left = ch - s * sp->per_atom;
             const uint32_t n = left < sp->per_atom ? left : sp->per_atom;
             rc = put_int8_lent(d, sp, base, first, b, s, n);
@@ -828,12 +835,6 @@ struct lent_cube {
     uint64_t surf_stride;
 };
 
-static uint64_t surface_base(const struct dla_cdma_cfg *c, uint32_t b, uint32_t s,
-                             uint64_t surf_stride)
-{
-    return c->dain_addr[0] + (uint64_t)b * c->batch_stride + s * surf_stride;
-}
-
 static void put_lent_item(void *ctx, size_t i)
 {
     const struct lent_cube *q = ctx;
@@ -908,7 +909,7 @@ static int fetch_surfaces_int8(struct dla_dev *d, struct dla_cbuf_slices *dst,
     size_t done = 0; /* surfaces read */
     for (uint32_t b = 0; b < nb && !rc; b++) {
         for (uint32_t s = 0; s < nsurf && !rc; s++, done++) {
-            uint64_t base = c->dain_addr[0] + (uint64_t)b * c->batch_stride + s * surf_stride;
+            uint64_t base = surface_base(c, b, s, surf_stride);
             rc = dla_dma_read_lines(d, c->dain_port, UINT64_MAX, base, c->line_stride, h,
                                     sp->line_bytes, st->fetch + done * surf_bytes);
         }

@@ -219,6 +219,18 @@ struct sdp_stats {
     int unequal;
 };
 
+/* A part's statistics (a team item's, a band seat's) added to the layer's. */
+static void stats_add(struct sdp_stats *to, const struct sdp_stats *part)
+{
+    to->sat += part->sat;
+    to->lut_uflow += part->lut_uflow;
+    to->lut_oflow += part->lut_oflow;
+    to->lut_hybrid += part->lut_hybrid;
+    to->lut_le_hit += part->lut_le_hit;
+    to->lut_lo_hit += part->lut_lo_hit;
+    to->unequal |= part->unequal;
+}
+
 /* ---- register access -------------------------------------------------------- */
 
 /* The decode's registers: SDP's in the group executed, SDP_RDMA's in its
@@ -267,13 +279,17 @@ struct sdp_use_regs {
     uint32_t bs, bn, ew, bs_alu, bs_mul, bn_alu, bn_mul, ew_alu, ew_mul;
 };
 
+/* The struct's registers in its order, each read by GET(x, REG). */
+#define SDP_USE_REGS(GET, x)                                                               \
+    (struct sdp_use_regs){GET(x, D_DP_BS_CFG_0),     GET(x, D_DP_BN_CFG_0),                \
+                          GET(x, D_DP_EW_CFG_0),     GET(x, D_DP_BS_ALU_CFG_0),            \
+                          GET(x, D_DP_BS_MUL_CFG_0), GET(x, D_DP_BN_ALU_CFG_0),            \
+                          GET(x, D_DP_BN_MUL_CFG_0), GET(x, D_DP_EW_ALU_CFG_0),            \
+                          GET(x, D_DP_EW_MUL_CFG_0)}
+
 static struct sdp_use_regs use_regs_of(const struct sdp_regs *r)
 {
-    return (struct sdp_use_regs){SDP_R(r, D_DP_BS_CFG_0),     SDP_R(r, D_DP_BN_CFG_0),
-                                 SDP_R(r, D_DP_EW_CFG_0),     SDP_R(r, D_DP_BS_ALU_CFG_0),
-                                 SDP_R(r, D_DP_BS_MUL_CFG_0), SDP_R(r, D_DP_BN_ALU_CFG_0),
-                                 SDP_R(r, D_DP_BN_MUL_CFG_0), SDP_R(r, D_DP_EW_ALU_CFG_0),
-                                 SDP_R(r, D_DP_EW_MUL_CFG_0)};
+    return SDP_USE_REGS(SDP_R, r);
 }
 
 /* Which operands the data path reads from memory (only stages the
@@ -321,12 +337,9 @@ int dla_sdp_needs_rdma(const struct dla_dev *d, unsigned group)
     }
     /* nine registers, not the decode's copy of both units (the device asks
      * this once a layer) */
-    const struct sdp_use_regs r = {
-        dla_reg(d, NVDLA_SDP_D_DP_BS_CFG_0, group),     dla_reg(d, NVDLA_SDP_D_DP_BN_CFG_0, group),
-        dla_reg(d, NVDLA_SDP_D_DP_EW_CFG_0, group),     dla_reg(d, NVDLA_SDP_D_DP_BS_ALU_CFG_0, group),
-        dla_reg(d, NVDLA_SDP_D_DP_BS_MUL_CFG_0, group), dla_reg(d, NVDLA_SDP_D_DP_BN_ALU_CFG_0, group),
-        dla_reg(d, NVDLA_SDP_D_DP_BN_MUL_CFG_0, group), dla_reg(d, NVDLA_SDP_D_DP_EW_ALU_CFG_0, group),
-        dla_reg(d, NVDLA_SDP_D_DP_EW_MUL_CFG_0, group)};
+#define GROUP_REG(g, REG) dla_reg(d, NVDLA_SDP_##REG, g)
+    const struct sdp_use_regs r = SDP_USE_REGS(GROUP_REG, group);
+#undef GROUP_REG
     core_mem_use(d, &r, use);
     for (int i = 0; i < SRC_N; i++) {
         if (use[i]) {
@@ -1676,12 +1689,7 @@ static int run_on_team(struct dla_dev *d, struct dla_team *team, const struct sd
         dla_team_run(team, c->nsurf, par_pack, &p);
     }
     for (size_t i = 0; !rc && i < items; i++) {
-        st->sat += p.st[i].sat;
-        st->lut_uflow += p.st[i].lut_uflow;
-        st->lut_oflow += p.st[i].lut_oflow;
-        st->lut_hybrid += p.st[i].lut_hybrid;
-        st->lut_le_hit += p.st[i].lut_le_hit;
-        st->lut_lo_hit += p.st[i].lut_lo_hit;
+        stats_add(st, &p.st[i]);
     }
     for (uint32_t s = 0; !rc && s < c->nsurf; s++) {
         st->unequal |= p.nonzero[s];
@@ -1809,16 +1817,13 @@ static int run_bands(struct dla_dev *d, struct dla_team *team, const struct sdp_
     }
     for (unsigned i = 0; !rc && i < seats; i++) {
         if (p.rc[i]) {
+            const uint32_t last = c->h - p.bad_row[i] < p.rows ? c->h - 1
+                                                               : p.bad_row[i] + p.rows - 1;
             rc = dla_error(d, p.rc[i], "CSC: convolution kernel failed (%s) on output rows %u-%u "
                            "of a %ux%ux%u layer", dlasim_status_name(p.rc[i]), p.bad_row[i],
-                           p.bad_row[i] + p.rows - 1, c->w, c->h, in->c);
+                           last, c->w, c->h, in->c);
         }
-        st->sat += p.st[i].sat;
-        st->lut_uflow += p.st[i].lut_uflow;
-        st->lut_oflow += p.st[i].lut_oflow;
-        st->lut_hybrid += p.st[i].lut_hybrid;
-        st->lut_le_hit += p.st[i].lut_le_hit;
-        st->lut_lo_hit += p.st[i].lut_lo_hit;
+        stats_add(st, &p.st[i]);
         st->unequal |= p.nonzero[i];
     }
     for (uint32_t s = 0; !rc && s < c->nsurf; s++) {
@@ -2086,12 +2091,7 @@ static int mem_chain8(const struct sdp_cfg *c, const struct sdp_mem_par *p)
 static void mem_stats(const struct sdp_mem_par *p, uint32_t nsurf, struct sdp_stats *st)
 {
     for (uint32_t i = 0; i < nsurf; i++) {
-        st->sat += p->st[i].sat;
-        st->lut_uflow += p->st[i].lut_uflow;
-        st->lut_oflow += p->st[i].lut_oflow;
-        st->lut_hybrid += p->st[i].lut_hybrid;
-        st->lut_le_hit += p->st[i].lut_le_hit;
-        st->lut_lo_hit += p->st[i].lut_lo_hit;
+        stats_add(st, &p->st[i]);
         st->unequal |= p->nonzero[i];
     }
 }
