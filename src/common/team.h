@@ -12,6 +12,12 @@
  * job's seats), the others stay asleep.  The caller then waits only for the
  * workers inside the job, never for a sleeping one.  One job at a time (a
  * team has one driving thread).
+ *
+ * A worker that finished a job spins (with pause) for up to 200 us before it
+ * sleeps on the condition variable: while a network runs, jobs come every
+ * few microseconds and a spinning worker joins within ~0.1 us, where a
+ * futex wake costs 5-40 us on a virtual machine.  An idle device's workers
+ * are asleep 200 us after its last job.
  */
 #ifndef DLASIM_COMMON_TEAM_H
 #define DLASIM_COMMON_TEAM_H

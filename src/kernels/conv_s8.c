@@ -63,7 +63,7 @@
  * 25-30 % less time on two threads), and the signed-input (P16) 1x1
  * layers of MobileNetV2 from 4.4 M (its 4.8 M-MAC expand layers, 14x14x64
  * -> 384 and 28x28x32 -> 192, ~90 us on one thread, stayed on one). */
-#define CONV_KEPT_SHARE_S 40e-6
+#define CONV_KEPT_SHARE_S 6e-6
 #define CONV_TINY_MACS 1024.0   /* below: the plain loops are faster */
 
 /* ---------------------------------------------------------------- helpers */

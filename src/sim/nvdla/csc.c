@@ -1210,7 +1210,7 @@ static void dw_channel(void *ctx, size_t k)
 }
 
 /* Real MACs below which a depthwise layer stays on the calling thread. */
-#define DW_TEAM_MIN_MACS 262144.0
+#define DW_TEAM_MIN_MACS 65536.0
 
 /* wt: the dense planar weights, or (with a cached pack) the diagonal
  * kernels of a depthwise layer, NULL otherwise (cached_weights).  src:

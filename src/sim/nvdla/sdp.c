@@ -1583,7 +1583,7 @@ static void set_hw_regs(struct dla_dev *d, unsigned g, const struct sdp_cfg *c,
  * in surface order on the calling thread.  Each item writes only its own
  * planes, bytes and statistics.
  */
-#define SDP_TEAM_MIN_ELEMS 65536 /* below: the team's wake-up costs more */
+#define SDP_TEAM_MIN_ELEMS 16384 /* below: the team's wake-up costs more */
 #define SDP_TEAM_ITEM_ELEMS 8192 /* elements per item, about */
 
 struct sdp_par {
