@@ -838,6 +838,28 @@ static int wt_ready(struct dla_dev *d, struct dla_conv_state *s)
     return dla_dma_peek(d, s->wt_origin.port, s->wt_origin.addr, s->wt, s->wt_len);
 }
 
+/*
+ * The last `bytes` bytes of the weight stream at s->wt (the ring's tail
+ * that dla_cbuf_weight_ring_end keeps for the next layer), copied from
+ * memory alone when CDMA's fetch deferred the stream and CBUF releases it
+ * at the layer's end: nothing else of it is read after the layer, and the
+ * whole copy (wt_ready) read every line of the stream.  A MobileNetV2
+ * depthwise op's 640-byte stream leaves 64 bytes past its 576 released
+ * ones: one line instead of ten, cold in memory since the last image.
+ * A deferred stream has no lag (s->wt is the memory's bytes from
+ * wt_origin.addr on) and bytes <= wt_len (dla_cbuf_weight_ring_left).
+ * wt_deferred stays set: the rest was not copied, and the layer's end
+ * (dla_cbuf_end_layer) clears it.
+ */
+static int wt_tail_ready(struct dla_dev *d, struct dla_conv_state *s, size_t bytes)
+{
+    if (!s->wt_deferred || bytes == 0) {
+        return 0;
+    }
+    const size_t at = s->wt_len - bytes;
+    return dla_dma_peek(d, s->wt_origin.port, s->wt_origin.addr + at, s->wt + at, bytes);
+}
+
 /* Decode the weight stream into s->wplanar (n bytes) unless it already
  * holds the decode of the same bytes under the same key. */
 static int decode_planar(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
@@ -1826,10 +1848,14 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
     const uint32_t atomic_k = dla_conv_kernels_per_group(cfg, csc.proc_precision);
     /* bytes CBUF keeps past the layer (all with SKIP_WEIGHT_RLS, or the
      * ring's tail) must be copied before anything writes memory again */
-    if (s->wt_deferred &&
-        (csc.skip_weight_rls || dla_cbuf_weight_ring_left(s, &csc, &cdma, lag, wt_fetched,
-                                                          cfg->cbuf_bank_width, atomic_k))) {
-        rc = wt_ready(d, s);
+    if (s->wt_deferred) {
+        rc = csc.skip_weight_rls
+                 ? wt_ready(d, s)
+                 : wt_tail_ready(d, s,
+                                 (size_t)dla_cbuf_weight_ring_left(s, &csc, &cdma, lag, wt_fetched,
+                                                                   cfg->cbuf_bank_width,
+                                                                   atomic_k) *
+                                     cfg->cbuf_bank_width);
         if (rc) {
             conv_abandon(to_sdp, s);
             return rc;
