@@ -839,25 +839,52 @@ static int wt_ready(struct dla_dev *d, struct dla_conv_state *s)
 }
 
 /*
- * The last `bytes` bytes of the weight stream at s->wt (the ring's tail
- * that dla_cbuf_weight_ring_end keeps for the next layer), copied from
- * memory alone when CDMA's fetch deferred the stream and CBUF releases it
- * at the layer's end: nothing else of it is read after the layer, and the
- * whole copy (wt_ready) read every line of the stream.  A MobileNetV2
- * depthwise op's 640-byte stream leaves 64 bytes past its 576 released
- * ones: one line instead of ten, cold in memory since the last image.
- * A deferred stream has no lag (s->wt is the memory's bytes from
- * wt_origin.addr on) and bytes <= wt_len (dla_cbuf_weight_ring_left).
- * wt_deferred stays set: the rest was not copied, and the layer's end
- * (dla_cbuf_end_layer) clears it.
+ * The ring's tail of a deferred weight stream: the last `bytes` bytes of
+ * the stream at s->wt, which dla_cbuf_weight_ring_end keeps for the next
+ * layer when CBUF releases the weights at the layer's end (SKIP_WEIGHT_RLS
+ * keeps the whole stream: wt_ready).  Nothing else of the stream is read
+ * after the layer, so only these bytes are copied from memory, not the
+ * whole stream.  A MobileNetV2 depthwise op's 640-byte stream leaves the 64
+ * bytes past its 576 released ones, a line untouched since the last image:
+ * its miss was most of the layer's tail (~450 of ~500 ticks, instrumented),
+ * so wt_tail_lend puts it in flight when the layer starts, and the copy at
+ * the end reads the lent bytes (the memory is not written while the layer
+ * runs: the lent view stays valid, as the deferral itself assumes).
  */
-static int wt_tail_ready(struct dla_dev *d, struct dla_conv_state *s, size_t bytes)
+struct wt_tail {
+    const uint8_t *src;  /* the bytes in the memory's page, or NULL: read them */
+    size_t bytes;
+};
+
+/* A deferred stream has no lag (s->wt is the memory's bytes from
+ * wt_origin.addr on) and the tail is within it (dla_cbuf_weight_ring_left). */
+static void wt_tail_lend(const struct dla_dev *d, const struct dla_conv_state *s,
+                         struct wt_tail *t)
 {
-    if (!s->wt_deferred || bytes == 0) {
+    t->src = NULL;
+    if (!s->wt_deferred || t->bytes == 0) {
+        return;
+    }
+    t->src = dla_dma_lend(d, s->wt_origin.port, s->wt_origin.addr + (s->wt_len - t->bytes),
+                          t->bytes);
+    for (size_t at = 0; t->src != NULL && at < t->bytes; at += 64) {
+        __builtin_prefetch(t->src + at);
+    }
+}
+
+/* The tail's bytes at their place in s->wt; wt_deferred stays set (the
+ * rest was not copied; the layer's end, dla_cbuf_end_layer, clears it). */
+static int wt_tail_ready(struct dla_dev *d, struct dla_conv_state *s, const struct wt_tail *t)
+{
+    if (!s->wt_deferred || t->bytes == 0) {
         return 0;
     }
-    const size_t at = s->wt_len - bytes;
-    return dla_dma_peek(d, s->wt_origin.port, s->wt_origin.addr + at, s->wt + at, bytes);
+    const size_t at = s->wt_len - t->bytes;
+    if (t->src != NULL) {
+        memcpy(s->wt + at, t->src, t->bytes);
+        return 0;
+    }
+    return dla_dma_peek(d, s->wt_origin.port, s->wt_origin.addr + at, s->wt + at, t->bytes);
 }
 
 /* Decode the weight stream into s->wplanar (n bytes) unless it already
@@ -1803,6 +1830,15 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
             s->wt_deferred = defer;
         }
     }
+    const int wt_fetched = weight_use == DLA_CBUF_FRESH;
+    const uint32_t atomic_k = dla_conv_kernels_per_group(cfg, csc.proc_precision);
+    struct wt_tail tail = {NULL, 0};
+    if (!rc && s->wt_deferred && !csc.skip_weight_rls) {
+        tail.bytes = (size_t)dla_cbuf_weight_ring_left(s, &csc, &cdma, lag, wt_fetched,
+                                                       cfg->cbuf_bank_width, atomic_k) *
+                     cfg->cbuf_bank_width;
+        wt_tail_lend(d, s, &tail);
+    }
     if (!rc && data_use != DLA_CBUF_REUSE) {
         rc = cdma.fmt == DLA_CONV_IN_PIXEL         ? dla_cdma_fetch_image(d, &cdma, &s->data)
              : dla_conv_int16(cdma.proc_precision) ? dla_cdma_fetch_feature16(d, &cdma, &s->data)
@@ -1844,18 +1880,10 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
         conv_abandon(to_sdp, s);
         return rc;
     }
-    const int wt_fetched = weight_use == DLA_CBUF_FRESH;
-    const uint32_t atomic_k = dla_conv_kernels_per_group(cfg, csc.proc_precision);
     /* bytes CBUF keeps past the layer (all with SKIP_WEIGHT_RLS, or the
      * ring's tail) must be copied before anything writes memory again */
     if (s->wt_deferred) {
-        rc = csc.skip_weight_rls
-                 ? wt_ready(d, s)
-                 : wt_tail_ready(d, s,
-                                 (size_t)dla_cbuf_weight_ring_left(s, &csc, &cdma, lag, wt_fetched,
-                                                                   cfg->cbuf_bank_width,
-                                                                   atomic_k) *
-                                     cfg->cbuf_bank_width);
+        rc = csc.skip_weight_rls ? wt_ready(d, s) : wt_tail_ready(d, s, &tail);
         if (rc) {
             conv_abandon(to_sdp, s);
             return rc;
