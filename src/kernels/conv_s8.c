@@ -37,7 +37,6 @@
 #include "kernels/conv_s8_impl.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1709,9 +1708,7 @@ static void team_pack(struct conv_team *t)
     }
     unsigned spins = 0;
     while (!atomic_load_explicit(&t->ready, memory_order_acquire)) {
-        if (++spins > 2000) {
-            sched_yield();
-        }
+        dla_spin_wait(&spins);
     }
 }
 
@@ -2049,9 +2046,7 @@ static void conv_call_body(void *arg)
         int st;
         unsigned spins = 0;
         while ((st = atomic_load_explicit(&c->state, memory_order_acquire)) == CALL_PLANNING) {
-            if (++spins > 2000) {
-                sched_yield();
-            }
+            dla_spin_wait(&spins);
         }
         if (st != CALL_READY) {
             return;
