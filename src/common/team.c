@@ -82,12 +82,16 @@ static int joinable(uint64_t s, uint64_t seen)
     return gen_of(s) != seen && (s & SEAT_MASK) != 0;
 }
 
-/* Sleep until a joinable job is published or the team stops. */
+/* Sleep until a job newer than `seen` is published or the team stops.
+ * Any new job ends the sleep, not only one still open: a woken worker
+ * that went back to sleep because the job had closed during its 5-40 us
+ * wake would sleep through every short job after it; awake, it spins and
+ * joins the next one. */
 static void sleep_for_job(struct dla_team *t, uint64_t seen)
 {
     pthread_mutex_lock(&t->mu);
     atomic_fetch_add(&t->sleepers, 1);
-    while (!atomic_load(&t->stop) && !joinable(atomic_load(&t->state), seen)) {
+    while (!atomic_load(&t->stop) && gen_of(atomic_load(&t->state)) == seen) {
         pthread_cond_wait(&t->wake, &t->mu);
     }
     atomic_fetch_sub(&t->sleepers, 1);
