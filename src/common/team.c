@@ -66,10 +66,10 @@ void dla_spin_wait(unsigned *spins)
     }
 }
 
-/* Spin up to TEAM_SPIN_S for a job newer than `seen` before sleeping: a
- * network's layers come every few microseconds, and a futex wake on a
- * virtual machine costs 5-40 us, more than most layers' whole share. */
-#define TEAM_SPIN_S 200e-6
+/* Spin up to TEAM_SPIN_S for a job newer than `seen` before sleeping
+ * (team.h).  200 us (round 14) let the worker sleep in ~16 gaps an image of
+ * MobileNetV2 and wake too late for the job that ended each. */
+#define TEAM_SPIN_S 1e-3
 
 static uint64_t gen_of(uint64_t s)
 {

@@ -14,11 +14,13 @@
  * team has one driving thread).
  *
  * Publishing, joining and closing a job are atomic operations on one word,
- * no lock and no system call (team.c).  A worker that finished a job spins
- * (with pause) for up to 200 us before it sleeps on a condition variable: while a network runs, jobs come every
- * few microseconds and a spinning worker joins within ~0.1 us, where a
- * futex wake costs 5-40 us on a virtual machine.  An idle device's workers
- * are asleep 200 us after its last job.
+ * no lock and no system call (team.c).  A worker that saw no new job for
+ * 1 ms spins no more and sleeps on a condition variable: while a network
+ * runs, jobs come every few microseconds, with gaps of 0.2-1 ms where a
+ * stretch of small layers runs on the caller alone (MobileNetV2: ~14 an
+ * image), and a spinning worker joins within ~0.1 us where a futex wake
+ * costs 5-40 us on a virtual machine, more than most jobs last.  An idle
+ * device's workers are asleep 1 ms after its last job.
  */
 #ifndef DLASIM_COMMON_TEAM_H
 #define DLASIM_COMMON_TEAM_H
