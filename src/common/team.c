@@ -68,8 +68,13 @@ void dla_spin_wait(unsigned *spins)
 
 /* Spin up to TEAM_SPIN_S for a job newer than `seen` before sleeping
  * (team.h).  200 us (round 14) let the worker sleep in ~16 gaps an image of
- * MobileNetV2 and wake too late for the job that ended each. */
+ * MobileNetV2 and wake too late for the job that ended each.  After
+ * TEAM_HOT_S the spin yields the core every 64 pauses (a few us): on an
+ * idle host sched_yield returns at once, on a busy one (more runnable
+ * threads than cores, the caller's among them) the wait stops taking a
+ * core from threads with work. */
 #define TEAM_SPIN_S 1e-3
+#define TEAM_HOT_S 50e-6
 
 static uint64_t gen_of(uint64_t s)
 {
@@ -103,7 +108,7 @@ static void sleep_for_job(struct dla_team *t, uint64_t seen)
  * move `seen` on and restart the spin: the network is running. */
 static uint64_t wait_for_job(struct dla_team *t, uint64_t *seen)
 {
-    double until = 0.0;
+    double since = 0.0; /* the spin's start, 0 until taken */
     for (unsigned i = 0;; i++) {
         uint64_t s = atomic_load_explicit(&t->state, memory_order_acquire);
         if (joinable(s, *seen)) {
@@ -114,16 +119,18 @@ static uint64_t wait_for_job(struct dla_team *t, uint64_t *seen)
         }
         if (gen_of(s) != *seen) {
             *seen = gen_of(s);
-            until = 0.0;
+            since = 0.0;
         }
         cpu_relax();
         if ((i & 63) == 63) {
             double n = now_s();
-            if (until == 0.0) {
-                until = n + TEAM_SPIN_S;
-            } else if (n > until) {
+            if (since == 0.0) {
+                since = n;
+            } else if (n - since > TEAM_SPIN_S) {
                 sleep_for_job(t, *seen);
-                until = 0.0;
+                since = 0.0;
+            } else if (n - since > TEAM_HOT_S) {
+                sched_yield();
             }
         }
     }
