@@ -1216,9 +1216,12 @@ static void dw_item(void *ctx, size_t i)
 /* Real MACs below which a depthwise layer stays on the calling thread: a
  * spinning worker joins a job in ~0.1-0.3 us (common/team.h), so a 14x14
  * block of 8 channels (14,112 MACs, ~1 us) is worth sharing; a 7x7 one
- * (3,528 MACs, ~0.4 us) is not.  Items of at least DW_ITEM_MACS, so
- * the shared counter is not taken per 0.1 us channel. */
+ * (3,528 MACs, ~0.4 us) is not.  Below DW_TEAM_WAKE_MACS only a worker
+ * already spinning joins (a sleeping one's wake-up costs more than the
+ * layer).  Items of at least DW_ITEM_MACS, so the shared counter is not
+ * taken per 0.1 us channel. */
 #define DW_TEAM_MIN_MACS 12288.0
+#define DW_TEAM_WAKE_MACS 65536.0
 #define DW_ITEM_MACS 3072.0
 
 /* wt: the dense planar weights, or (with a cached pack) the diagonal
@@ -1236,7 +1239,12 @@ static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const in
         double per_channel = (double)g->out_h * g->out_w * g->k_h * g->k_w;
         if (per_channel * g->out_k >= DW_TEAM_MIN_MACS && dla_dev_team(d) != NULL) {
             j.per_item = per_channel >= DW_ITEM_MACS ? 1 : (size_t)(DW_ITEM_MACS / per_channel) + 1;
-            dla_team_run(dla_dev_team(d), (g->out_k + j.per_item - 1) / j.per_item, dw_item, &j);
+            size_t items = (g->out_k + j.per_item - 1) / j.per_item;
+            if (per_channel * g->out_k >= DW_TEAM_WAKE_MACS) {
+                dla_team_run(dla_dev_team(d), items, dw_item, &j);
+            } else {
+                dla_team_run_awake(dla_dev_team(d), items, dw_item, &j);
+            }
         } else {
             dw_channels(&j, 0, g->out_k); /* one call: a small layer's 8 channels */
         }
