@@ -15,7 +15,8 @@
  *
  * Publishing, joining and closing a job are atomic operations on one word,
  * no lock and no system call (team.c).  A worker that saw no new job for
- * 1 ms spins no more and sleeps on a condition variable: while a network
+ * 50 us yields its core every few us while it spins (a busy host's other
+ * threads get it); after 1 ms it sleeps on a condition variable: while a network
  * runs, jobs come every few microseconds, with gaps of 0.2-1 ms where a
  * stretch of small layers runs on the caller alone (MobileNetV2: ~14 an
  * image), and a spinning worker joins within ~0.1 us where a futex wake
