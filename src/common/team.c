@@ -1,30 +1,42 @@
 /*
- * Team of worker threads (see team.h).  A worker joins only an open job,
- * under the mutex, taking a seat and counting itself in `active`; the
- * caller closes the job under the mutex and then waits for `active` to
- * drop to zero, so no worker ever sees a job's context after
- * dla_team_join returned.
+ * Team of worker threads (see team.h).  A job is one atomic word, `state`:
+ * its generation (high bits) and the seats still free (low 16 bits).  The
+ * caller publishes a job by storing a new generation with its seats; a
+ * worker joins by taking a seat with a compare-and-swap on that word; the
+ * caller closes the job by clearing the seats, which tells it how many
+ * workers joined, and waits until that many have counted themselves out in
+ * `done`.  So the running network's path takes no lock and makes no system
+ * call: with a mutex around the job (before round 15) a worker that saw
+ * the job while the caller still held the mutex blocked on it and paid a
+ * futex wake (5-40 us on a virtual machine) to join a job of 2-20 us.  The
+ * mutex and condition variable are only for a worker that has spun out
+ * (TEAM_SPIN_S without a job) and sleeps: `sleepers` is read by the caller
+ * after it published, written by the worker before it looks for a job a
+ * last time (both sequentially consistent), so either the caller sees the
+ * sleeper and wakes it under the mutex or the sleeper sees the job.
  */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "common/team.h"
 
 #define TEAM_MAX_THREADS 64
+#define SEAT_BITS 16
+#define SEAT_MASK ((uint64_t)((1u << SEAT_BITS) - 1))
 
 struct dla_team {
-    pthread_mutex_t mu;
-    pthread_cond_t wake;
-    atomic_ulong gen;  /* jobs published so far (read unlocked by spinners) */
-    unsigned sleepers; /* workers in pthread_cond_wait */
-    int open, stop;
-    size_t seats;      /* workers the open job may still take */
-    void (*body)(void *);
+    _Atomic uint64_t state; /* generation << SEAT_BITS | free seats */
+    atomic_uint done;       /* workers that finished the current job */
+    atomic_uint sleepers;   /* workers asleep, or about to be, on `wake` */
+    atomic_int stop;
+    void (*body)(void *);   /* the current job: written before its state */
     void *ctx;
-    atomic_uint active; /* workers inside a job */
+    pthread_mutex_t mu;     /* for sleeping only */
+    pthread_cond_t wake;
     unsigned nthreads;
     pthread_t tid[TEAM_MAX_THREADS];
 };
@@ -45,25 +57,80 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* Spin up to TEAM_SPIN_S for a job newer than `seen` before sleeping: a
- * network's layers come every few microseconds, and a futex wake on a
- * virtual machine costs 5-40 us, more than most layers' whole share. */
-#define TEAM_SPIN_S 200e-6
-
-static void spin_for_job(struct dla_team *t, unsigned long seen)
+void dla_spin_wait(unsigned *spins)
 {
-    double until = 0.0;
+    if (++*spins > DLA_SPIN_YIELD_AFTER) {
+        sched_yield();
+    } else {
+        cpu_relax();
+    }
+}
+
+/* Spin up to TEAM_SPIN_S for a job newer than `seen` before sleeping
+ * (team.h).  200 us (round 14) let the worker sleep in ~16 gaps an image of
+ * MobileNetV2 and wake too late for the job that ended each.  After
+ * TEAM_HOT_S the spin yields the core every 64 pauses (a few us): on an
+ * idle host sched_yield returns at once, on a busy one (more runnable
+ * threads than cores, the caller's among them) the wait stops taking a
+ * core from threads with work. */
+#define TEAM_SPIN_S 1e-3
+#define TEAM_HOT_S 50e-6
+
+static uint64_t gen_of(uint64_t s)
+{
+    return s >> SEAT_BITS;
+}
+
+/* A job the worker that last saw generation `seen` can still join. */
+static int joinable(uint64_t s, uint64_t seen)
+{
+    return gen_of(s) != seen && (s & SEAT_MASK) != 0;
+}
+
+/* Sleep until a job newer than `seen` is published or the team stops.
+ * Any new job ends the sleep, not only one still open: a woken worker
+ * that went back to sleep because the job had closed during its 5-40 us
+ * wake would sleep through every short job after it; awake, it spins and
+ * joins the next one. */
+static void sleep_for_job(struct dla_team *t, uint64_t seen)
+{
+    pthread_mutex_lock(&t->mu);
+    atomic_fetch_add(&t->sleepers, 1);
+    while (!atomic_load(&t->stop) && gen_of(atomic_load(&t->state)) == seen) {
+        pthread_cond_wait(&t->wake, &t->mu);
+    }
+    atomic_fetch_sub(&t->sleepers, 1);
+    pthread_mutex_unlock(&t->mu);
+}
+
+/* The state of a joinable job (0 when the team stops).  Jobs that
+ * closed before this worker could join (their caller did all the work)
+ * move `seen` on and restart the spin: the network is running. */
+static uint64_t wait_for_job(struct dla_team *t, uint64_t *seen)
+{
+    double since = 0.0; /* the spin's start, 0 until taken */
     for (unsigned i = 0;; i++) {
-        if (atomic_load_explicit(&t->gen, memory_order_acquire) != seen) {
-            return;
+        uint64_t s = atomic_load_explicit(&t->state, memory_order_acquire);
+        if (joinable(s, *seen)) {
+            return s;
+        }
+        if (atomic_load_explicit(&t->stop, memory_order_relaxed)) {
+            return 0;
+        }
+        if (gen_of(s) != *seen) {
+            *seen = gen_of(s);
+            since = 0.0;
         }
         cpu_relax();
         if ((i & 63) == 63) {
             double n = now_s();
-            if (until == 0.0) {
-                until = n + TEAM_SPIN_S;
-            } else if (n > until) {
-                return;
+            if (since == 0.0) {
+                since = n;
+            } else if (n - since > TEAM_SPIN_S) {
+                sleep_for_job(t, *seen);
+                since = 0.0;
+            } else if (n - since > TEAM_HOT_S) {
+                sched_yield();
             }
         }
     }
@@ -72,39 +139,25 @@ static void spin_for_job(struct dla_team *t, unsigned long seen)
 static void *worker_main(void *arg)
 {
     struct dla_team *t = arg;
-    unsigned long seen = 0;
-    pthread_mutex_lock(&t->mu);
+    uint64_t seen = 0;
     for (;;) {
-        while (!t->stop && (atomic_load_explicit(&t->gen, memory_order_relaxed) == seen ||
-                            !t->open || t->seats == 0)) {
-            pthread_mutex_unlock(&t->mu);
-            spin_for_job(t, seen);
-            pthread_mutex_lock(&t->mu);
-            if (t->stop || (atomic_load_explicit(&t->gen, memory_order_relaxed) != seen &&
-                            t->open && t->seats != 0)) {
-                break;
-            }
-            /* nothing new, or a job already closed: sleep until the next */
-            seen = atomic_load_explicit(&t->gen, memory_order_relaxed);
-            t->sleepers++;
-            pthread_cond_wait(&t->wake, &t->mu);
-            t->sleepers--;
+        uint64_t s = wait_for_job(t, &seen);
+        if (s == 0) {
+            return NULL;
         }
-        if (t->stop) {
-            break;
+        /* take a seat of s's job (or of a newer one, if the CAS finds it) */
+        while ((s & SEAT_MASK) != 0 &&
+               !atomic_compare_exchange_weak_explicit(&t->state, &s, s - 1,
+                                                      memory_order_acquire,
+                                                      memory_order_acquire)) {
         }
-        seen = atomic_load_explicit(&t->gen, memory_order_relaxed);
-        t->seats--;
-        void (*body)(void *) = t->body;
-        void *ctx = t->ctx;
-        atomic_fetch_add_explicit(&t->active, 1, memory_order_relaxed);
-        pthread_mutex_unlock(&t->mu);
-        body(ctx);
-        atomic_fetch_sub_explicit(&t->active, 1, memory_order_release);
-        pthread_mutex_lock(&t->mu);
+        seen = gen_of(s);
+        if ((s & SEAT_MASK) == 0) {
+            continue; /* closed or full before we got a seat */
+        }
+        t->body(t->ctx);
+        atomic_fetch_add_explicit(&t->done, 1, memory_order_release);
     }
-    pthread_mutex_unlock(&t->mu);
-    return NULL;
 }
 
 struct dla_team *dla_team_create(unsigned threads)
@@ -125,8 +178,10 @@ struct dla_team *dla_team_create(unsigned threads)
         free(t);
         return NULL;
     }
-    atomic_init(&t->active, 0);
-    atomic_init(&t->gen, 0);
+    atomic_init(&t->state, 0);
+    atomic_init(&t->done, 0);
+    atomic_init(&t->sleepers, 0);
+    atomic_init(&t->stop, 0);
     unsigned want = threads - 1 < TEAM_MAX_THREADS ? threads - 1 : TEAM_MAX_THREADS;
     while (t->nthreads < want && !pthread_create(&t->tid[t->nthreads], NULL, worker_main, t)) {
         t->nthreads++;
@@ -143,8 +198,8 @@ void dla_team_destroy(struct dla_team *t)
     if (!t) {
         return;
     }
+    atomic_store(&t->stop, 1);
     pthread_mutex_lock(&t->mu);
-    t->stop = 1;
     pthread_cond_broadcast(&t->wake);
     pthread_mutex_unlock(&t->mu);
     for (unsigned i = 0; i < t->nthreads; i++) {
@@ -160,36 +215,46 @@ unsigned dla_team_threads(const struct dla_team *t)
     return t ? t->nthreads + 1 : 1;
 }
 
-void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx)
+/* dla_team_join's job; wake 0: only for the workers awake (spinning),
+ * a sleeping one is not woken (no system call). */
+static void team_job(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx,
+                     int wake)
 {
-    if (!t || helpers == 0) {
+    size_t awake = t ? t->nthreads : 0;
+    if (t && !wake) {
+        unsigned asleep = atomic_load(&t->sleepers);
+        awake = asleep < awake ? awake - asleep : 0;
+    }
+    if (!t || helpers == 0 || awake == 0) {
         body(ctx);
         return;
     }
-    pthread_mutex_lock(&t->mu);
+    const uint64_t seats = helpers < awake ? helpers : awake;
+    /* every worker of the last job has counted itself out: nobody reads these */
     t->body = body;
     t->ctx = ctx;
-    t->seats = helpers < t->nthreads ? helpers : t->nthreads;
-    t->open = 1;
-    atomic_fetch_add_explicit(&t->gen, 1, memory_order_release);
-    if (t->sleepers) {
+    atomic_store_explicit(&t->done, 0, memory_order_relaxed);
+    uint64_t gen = gen_of(atomic_load_explicit(&t->state, memory_order_relaxed)) + 1;
+    atomic_store(&t->state, gen << SEAT_BITS | seats);
+    if (wake && atomic_load(&t->sleepers) != 0) {
+        pthread_mutex_lock(&t->mu);
         pthread_cond_broadcast(&t->wake);
+        pthread_mutex_unlock(&t->mu);
     }
-    pthread_mutex_unlock(&t->mu);
 
     body(ctx);
 
-    pthread_mutex_lock(&t->mu);
-    t->open = 0; /* late workers stay asleep */
-    t->seats = 0;
-    pthread_mutex_unlock(&t->mu);
-    /* the workers inside the job finish their share */
-    unsigned spins = 0;
-    while (atomic_load_explicit(&t->active, memory_order_acquire) != 0) {
-        if (++spins > 1000) {
-            sched_yield();
-        }
+    /* close the job: the seats not taken are the workers that did not join */
+    uint64_t left = atomic_fetch_and_explicit(&t->state, ~SEAT_MASK, memory_order_acq_rel);
+    unsigned joined = (unsigned)(seats - (left & SEAT_MASK)), spins = 0;
+    while (atomic_load_explicit(&t->done, memory_order_acquire) != joined) {
+        dla_spin_wait(&spins);
     }
+}
+
+void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx)
+{
+    team_job(t, helpers, body, ctx, 1);
 }
 
 /* dla_team_run's job: items from one counter. */
@@ -212,9 +277,21 @@ static void take_items(void *arg)
     }
 }
 
-void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx)
+static void run_items(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx,
+                      int wake)
 {
     struct item_job j = { fn, ctx, n, 0 };
     atomic_init(&j.next, 0);
-    dla_team_join(n > 1 ? t : NULL, n - (n > 0), take_items, &j);
+    team_job(n > 1 ? t : NULL, n - (n > 0), take_items, &j, wake);
+}
+
+void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx)
+{
+    run_items(t, n, fn, ctx, 1);
+}
+
+void dla_team_run_awake(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i),
+                        void *ctx)
+{
+    run_items(t, n, fn, ctx, 0);
 }

@@ -13,11 +13,15 @@
  * workers inside the job, never for a sleeping one.  One job at a time (a
  * team has one driving thread).
  *
- * A worker that finished a job spins (with pause) for up to 200 us before it
- * sleeps on the condition variable: while a network runs, jobs come every
- * few microseconds and a spinning worker joins within ~0.1 us, where a
- * futex wake costs 5-40 us on a virtual machine.  An idle device's workers
- * are asleep 200 us after its last job.
+ * Publishing, joining and closing a job are atomic operations on one word,
+ * no lock and no system call (team.c).  A worker that saw no new job for
+ * 50 us yields its core every few us while it spins (a busy host's other
+ * threads get it); after 1 ms it sleeps on a condition variable: while a network
+ * runs, jobs come every few microseconds, with gaps of 0.2-1 ms where a
+ * stretch of small layers runs on the caller alone (MobileNetV2: ~14 an
+ * image), and a spinning worker joins within ~0.1 us where a futex wake
+ * costs 5-40 us on a virtual machine, more than most jobs last.  An idle
+ * device's workers are asleep 1 ms after its last job.
  */
 #ifndef DLASIM_COMMON_TEAM_H
 #define DLASIM_COMMON_TEAM_H
@@ -44,5 +48,19 @@ void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), 
  * thread that joins late only finds less to do); fn writes only what item
  * i owns.  On the caller alone when t is NULL. */
 void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
+
+/* dla_team_run for a job shorter than a sleeping worker's wake-up (5-40
+ * us): shared only with the workers spinning for a job, a sleeping one
+ * stays asleep (no system call); all on the caller when every worker
+ * sleeps. */
+void dla_team_run_awake(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i),
+                        void *ctx);
+
+/* One step of a thread's wait for others (the team's close, a kernel's
+ * phases): a pause, and after DLA_SPIN_YIELD_AFTER steps a sched_yield,
+ * for a host with more threads than cores, where the awaited thread may
+ * need this core.  *spins starts at 0. */
+#define DLA_SPIN_YIELD_AFTER 1024u
+void dla_spin_wait(unsigned *spins);
 
 #endif

@@ -37,7 +37,6 @@
 #include "kernels/conv_s8_impl.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,14 +54,12 @@
 #define CONV_CELL 4 /* bytes per packed cell */
 #define CONV_MIN_SHARE_S 150e-6 /* least work worth a thread created for a call */
 /* Least work worth a kept team's worker, at a packed layer's one-thread
- * speed (wpack_macs_per_s): a worker woken at the call (5-40 us on a
- * virtual machine, overlapping the plan) still takes a good part of a
- * layer of two shares, and one that does not come costs the caller only
- * the wake.  At 40 us, AVX2's U8 layers split from 6 M MACs as with the
- * 100 us at a flat 30 GMAC/s before (ResNet-50's 7.3 M-MAC 1x1 bands:
- * 25-30 % less time on two threads), and the signed-input (P16) 1x1
- * layers of MobileNetV2 from 4.4 M (its 4.8 M-MAC expand layers, 14x14x64
- * -> 384 and 28x28x32 -> 192, ~90 us on one thread, stayed on one). */
+ * speed (wpack_macs_per_s): a worker spinning for the next job joins in
+ * ~0.1-0.3 us (common/team.h), a sleeping one woken at the call (5-40 us
+ * on a virtual machine) overlaps the plan, and one that does not come
+ * costs the caller only the wake.  6 us (40 us before the team spun): AVX2's
+ * U8 layers split from 0.9 M MACs, so every dense layer of MobileNetV2
+ * (its smallest, 7x7x160 -> 960, is 7.5 M) and ResNet-50 has two. */
 #define CONV_KEPT_SHARE_S 6e-6
 #define CONV_TINY_MACS 1024.0   /* below: the plain loops are faster */
 
@@ -1709,9 +1706,7 @@ static void team_pack(struct conv_team *t)
     }
     unsigned spins = 0;
     while (!atomic_load_explicit(&t->ready, memory_order_acquire)) {
-        if (++spins > 2000) {
-            sched_yield();
-        }
+        dla_spin_wait(&spins);
     }
 }
 
@@ -2049,9 +2044,7 @@ static void conv_call_body(void *arg)
         int st;
         unsigned spins = 0;
         while ((st = atomic_load_explicit(&c->state, memory_order_acquire)) == CALL_PLANNING) {
-            if (++spins > 2000) {
-                sched_yield();
-            }
+            dla_spin_wait(&spins);
         }
         if (st != CALL_READY) {
             return;

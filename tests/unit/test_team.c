@@ -11,9 +11,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/team.h"
 
@@ -90,6 +92,132 @@ static void test_join_seats(void **state)
     dla_team_destroy(t);
 }
 
+struct quick_job {
+    unsigned id;
+    atomic_uint *current; /* the id of the job whose join is running */
+    atomic_uint *stale;   /* bodies that ran outside their job's join */
+    atomic_uint inside;
+};
+
+static void quick_body(void *ctx)
+{
+    struct quick_job *j = ctx;
+    atomic_fetch_add(&j->inside, 1);
+    if (atomic_load(j->current) != j->id) {
+        atomic_fetch_add(j->stale, 1);
+    }
+    atomic_fetch_sub(&j->inside, 1);
+}
+
+/* Jobs the caller ends at once race the workers taking their seats with
+ * the close (team.c: one atomic word): no worker body of a job runs after
+ * its join returned, or with another job's context. */
+static void test_close_race(void **state)
+{
+    (void)state;
+    struct dla_team *t = dla_team_create(4);
+    assert_non_null(t);
+    atomic_uint current, stale;
+    atomic_init(&current, 0);
+    atomic_init(&stale, 0);
+    for (unsigned id = 1; id <= 20000; id++) {
+        struct quick_job j = { id, &current, &stale, 0 };
+        atomic_init(&j.inside, 0);
+        atomic_store(&current, id);
+        dla_team_join(t, 1 + id % 3, quick_body, &j);
+        atomic_store(&current, 0);
+        assert_int_equal(atomic_load(&j.inside), 0);
+    }
+    assert_int_equal(atomic_load(&stale), 0);
+    dla_team_destroy(t);
+}
+
+struct wait_job {
+    pthread_t caller;
+    atomic_uint workers;
+};
+
+/* The caller's part waits (up to 10 s) until a worker has joined. */
+static void wait_body(void *ctx)
+{
+    struct wait_job *j = ctx;
+    if (!pthread_equal(pthread_self(), j->caller)) {
+        atomic_fetch_add(&j->workers, 1);
+        return;
+    }
+    for (int ms = 0; ms < 10000 && atomic_load(&j->workers) == 0; ms++) {
+        nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+    }
+}
+
+/* Workers that spun out and sleep (team.h: after 1 ms without a job) are
+ * woken by the next job, also when jobs that closed before they woke came
+ * first (a woken worker that found its job closed slept on, round 14). */
+static void test_sleepers_wake(void **state)
+{
+    (void)state;
+    struct dla_team *t = dla_team_create(3);
+    assert_non_null(t);
+    atomic_uint none, stale;
+    atomic_init(&none, 0);
+    atomic_init(&stale, 0);
+    for (int rep = 0; rep < 3; rep++) {
+        nanosleep(&(struct timespec){ 0, 20000000 }, NULL); /* 20 ms: workers asleep */
+        for (unsigned q = 0; q < (unsigned)rep * 5; q++) { /* jobs closed at once */
+            struct quick_job j = { 0, &none, &stale, 0 };
+            atomic_init(&j.inside, 0);
+            dla_team_join(t, 2, quick_body, &j);
+        }
+        struct wait_job w;
+        w.caller = pthread_self();
+        atomic_init(&w.workers, 0);
+        dla_team_join(t, 2, wait_body, &w);
+        assert_true(atomic_load(&w.workers) >= 1 && atomic_load(&w.workers) <= 2);
+    }
+    assert_int_equal(atomic_load(&stale), 0);
+    dla_team_destroy(t);
+}
+
+/* dla_team_run_awake: every item exactly once whether the workers spin
+ * (right after a job) or sleep (20 ms later: then the caller does all). */
+static void test_run_awake(void **state)
+{
+    (void)state;
+    struct dla_team *t = dla_team_create(3);
+    assert_non_null(t);
+    enum { N = 37 };
+    atomic_uint hits[N];
+    struct count_job j = { hits };
+    for (int rep = 0; rep < 200; rep++) {
+        if (rep % 50 == 0) {
+            nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+        }
+        size_t n = (size_t)(rep % N) + 1;
+        for (size_t i = 0; i < N; i++) {
+            atomic_init(&hits[i], 0);
+        }
+        dla_team_run_awake(t, n, count_item, &j);
+        for (size_t i = 0; i < N; i++) {
+            assert_int_equal(atomic_load(&hits[i]), i < n ? 1u : 0u);
+        }
+    }
+    dla_team_run_awake(NULL, 2, count_item, &j); /* no team: on the caller */
+    assert_int_equal(atomic_load(&hits[0]), 2u);
+    assert_int_equal(atomic_load(&hits[1]), 2u);
+    dla_team_destroy(t);
+}
+
+/* dla_spin_wait counts its steps (it yields only after many). */
+static void test_spin_wait(void **state)
+{
+    (void)state;
+    unsigned spins = 0;
+    for (unsigned i = 0; i < DLA_SPIN_YIELD_AFTER + 3; i++) {
+        dla_spin_wait(&spins);
+    }
+    assert_int_equal(spins, DLA_SPIN_YIELD_AFTER + 3);
+}
+
 /* One thread, or no team: the caller does everything. */
 static void test_no_team(void **state)
 {
@@ -115,6 +243,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_every_item_once),
         cmocka_unit_test(test_join_seats),
+        cmocka_unit_test(test_close_race),
+        cmocka_unit_test(test_sleepers_wake),
+        cmocka_unit_test(test_run_awake),
+        cmocka_unit_test(test_spin_wait),
         cmocka_unit_test(test_no_team),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

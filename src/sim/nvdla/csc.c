@@ -1240,6 +1240,7 @@ struct dw_job {
     int32_t *out;
     int diag;
     const struct dla_dw_src *src;
+    size_t per_item; /* channels a dla_team_run item */
 };
 
 static void dw_channels(const struct dw_job *j, size_t k0, size_t k1)
@@ -1253,13 +1254,24 @@ static void dw_channels(const struct dw_job *j, size_t k0, size_t k1)
     }
 }
 
-static void dw_channel(void *ctx, size_t k)
+/* Item i of a layer on the team: channels [i * per_item, ...). */
+static void dw_item(void *ctx, size_t i)
 {
-    dw_channels(ctx, k, k + 1);
+    const struct dw_job *j = ctx;
+    size_t k0 = i * j->per_item, k1 = k0 + j->per_item;
+    dw_channels(j, k0, k1 < j->g->out_k ? k1 : j->g->out_k);
 }
 
-/* Real MACs below which a depthwise layer stays on the calling thread. */
-#define DW_TEAM_MIN_MACS 65536.0
+/* Real MACs below which a depthwise layer stays on the calling thread: a
+ * spinning worker joins a job in ~0.1-0.3 us (common/team.h), so a 14x14
+ * block of 8 channels (14,112 MACs, ~1 us) is worth sharing; a 7x7 one
+ * (3,528 MACs, ~0.4 us) is not.  Below DW_TEAM_WAKE_MACS only a worker
+ * already spinning joins (a sleeping one's wake-up costs more than the
+ * layer).  Items of at least DW_ITEM_MACS, so the shared counter is not
+ * taken per 0.1 us channel. */
+#define DW_TEAM_MIN_MACS 12288.0
+#define DW_TEAM_WAKE_MACS 65536.0
+#define DW_ITEM_MACS 3072.0
 
 /* wt: the dense planar weights, or (with a cached pack) the diagonal
  * kernels of a depthwise layer, NULL otherwise (cached_weights).  src:
@@ -1272,10 +1284,16 @@ static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const in
     /* a depthwise block lowered densely: the same sums without the zeros
      * (weights that came with a cached pack were checked when cached) */
     if (wt != NULL && (pack != NULL || dla_conv_s8_is_depthwise(g, wt))) {
-        struct dw_job j = { g, in, wt, out, pack != NULL, in == NULL ? src : NULL };
-        double macs = (double)g->out_k * g->out_h * g->out_w * g->k_h * g->k_w;
-        if (macs >= DW_TEAM_MIN_MACS && dla_dev_team(d) != NULL) {
-            dla_team_run(dla_dev_team(d), g->out_k, dw_channel, &j);
+        struct dw_job j = { g, in, wt, out, pack != NULL, in == NULL ? src : NULL, 1 };
+        double per_channel = (double)g->out_h * g->out_w * g->k_h * g->k_w;
+        if (per_channel * g->out_k >= DW_TEAM_MIN_MACS && dla_dev_team(d) != NULL) {
+            j.per_item = per_channel >= DW_ITEM_MACS ? 1 : (size_t)(DW_ITEM_MACS / per_channel) + 1;
+            size_t items = (g->out_k + j.per_item - 1) / j.per_item;
+            if (per_channel * g->out_k >= DW_TEAM_WAKE_MACS) {
+                dla_team_run(dla_dev_team(d), items, dw_item, &j);
+            } else {
+                dla_team_run_awake(dla_dev_team(d), items, dw_item, &j);
+            }
         } else {
             dw_channels(&j, 0, g->out_k); /* one call: a small layer's 8 channels */
         }
