@@ -38,13 +38,11 @@ static void conv_set_producer(struct nvrt_fw *fw, int group, int rdma_group)
 {
     (void)rdma_group;
     uint32_t v = NVDLA_CACC_S_POINTER_0_PRODUCER((uint32_t)group);
-    /* one port call for the five, in the same order (nvrt_wr_n) */
-    const struct dlasim_reg_write w[5] = { { CACC(S_POINTER), v },
-                                           { CMAC_A(S_POINTER), v },
-                                           { CMAC_B(S_POINTER), v },
-                                           { CSC(S_POINTER), v },
-                                           { CDMA(S_POINTER), v } };
-    nvrt_wr_n(fw, w, 5);
+    nvrt_wr(fw, CACC(S_POINTER), v);
+    nvrt_wr(fw, CMAC_A(S_POINTER), v);
+    nvrt_wr(fw, CMAC_B(S_POINTER), v);
+    nvrt_wr(fw, CSC(S_POINTER), v);
+    nvrt_wr(fw, CDMA(S_POINTER), v);
 }
 
 static void conv_enable(struct nvrt_fw *fw, struct nvrt_group *g)
@@ -59,12 +57,11 @@ static void conv_enable(struct nvrt_fw *fw, struct nvrt_group *g)
         }
     }
     uint32_t en = NVDLA_CACC_D_OP_ENABLE_0_OP_EN(1);
-    const struct dlasim_reg_write w[5] = { { CACC(D_OP_ENABLE), en },
-                                           { CMAC_A(D_OP_ENABLE), en },
-                                           { CMAC_B(D_OP_ENABLE), en },
-                                           { CSC(D_OP_ENABLE), en },
-                                           { CDMA(D_OP_ENABLE), en } };
-    nvrt_wr_n(fw, w, 5);
+    nvrt_wr(fw, CACC(D_OP_ENABLE), en);
+    nvrt_wr(fw, CMAC_A(D_OP_ENABLE), en);
+    nvrt_wr(fw, CMAC_B(D_OP_ENABLE), en);
+    nvrt_wr(fw, CSC(D_OP_ENABLE), en);
+    nvrt_wr(fw, CDMA(D_OP_ENABLE), en);
 }
 
 static void conv_rdma_check(struct nvrt_fw *fw, struct nvrt_group *g)

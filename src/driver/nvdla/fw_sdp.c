@@ -42,11 +42,8 @@ static uint32_t minus1(uint32_t v)
 
 static void sdp_set_producer(struct nvrt_fw *fw, int group, int rdma_group)
 {
-    const struct dlasim_reg_write w[2] = {
-        { SDP(S_POINTER), NVDLA_SDP_S_POINTER_0_PRODUCER((uint32_t)group) },
-        { SDP_RDMA(S_POINTER), NVDLA_SDP_RDMA_S_POINTER_0_PRODUCER((uint32_t)rdma_group) }
-    };
-    nvrt_wr_n(fw, w, 2); /* one port call, the same order */
+    nvrt_wr(fw, SDP(S_POINTER), NVDLA_SDP_S_POINTER_0_PRODUCER((uint32_t)group));
+    nvrt_wr(fw, SDP_RDMA(S_POINTER), NVDLA_SDP_RDMA_S_POINTER_0_PRODUCER((uint32_t)rdma_group));
 }
 
 static void sdp_enable(struct nvrt_fw *fw, struct nvrt_group *g)
