@@ -27,7 +27,6 @@
  * operations still waiting, never a hang.
  */
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -489,38 +488,17 @@ static uint32_t service_interrupt(struct nvrt_fw *fw)
     return status;
 }
 
-/* Every 64-byte line of [p, p + bytes): a hint, no access happens. */
-static void prefetch_span(const void *p, size_t bytes)
-{
-    const char *c = p;
-    for (size_t at = 0; at < bytes; at += 64) {
-        __builtin_prefetch(c + at);
-    }
-    __builtin_prefetch(c + bytes - 1);
-}
-
-/* Operation op of engine t: its descriptor into the cache.  Programming
- * replayed from a recording of fixed descriptors (fw_prep.c) reads of it
- * only what the scheduler reads (op_type, consumers, fused parent: the
- * head) and what the engine's rdma_check and is_ready read (SDP: its op
- * and its source cube; CONV: nothing); a program() or a recording with a
- * copy reads it all.  MobileNetV2's 832-byte descriptors: 1-4 lines of
- * 13. */
-static void prefetch_op(const struct nvrt_fw *fw, int16_t op, int t)
+/* Operation op's descriptor into the cache (a hint: no access happens). */
+static void prefetch_op(const struct nvrt_fw *fw, int16_t op)
 {
     if (op < 0 || (uint16_t)op >= fw->net->num_ops) {
         return;
     }
-    const struct dlasim_rt_op *d = &fw->net->ops[op];
-    if (!nvrt_prep_fixed(fw) || (t != DLASIM_RT_OP_CONV && t != DLASIM_RT_OP_SDP)) {
-        prefetch_span(d, sizeof *d);
-    } else {
-        prefetch_span(d, offsetof(struct dlasim_rt_op, op));
-        if (t == DLASIM_RT_OP_SDP) {
-            prefetch_span(&d->op.sdp, sizeof d->op.sdp);
-            prefetch_span(&d->surface.sdp.src_data, sizeof d->surface.sdp.src_data);
-        }
+    const char *d = (const char *)&fw->net->ops[op];
+    for (size_t at = 0; at < sizeof(struct dlasim_rt_op); at += 64) {
+        __builtin_prefetch(d + at);
     }
+    __builtin_prefetch(d + sizeof(struct dlasim_rt_op) - 1);
     nvrt_prep_prefetch(fw, op);
 }
 
@@ -541,14 +519,14 @@ static void prefetch_next(const struct nvrt_fw *fw)
     for (int t = 0; t < DLASIM_RT_OP_NUM; t++) {
         const struct nvrt_processor *p = &fw->proc[t];
         for (unsigned g = 0; g < 2; g++) {
-            prefetch_op(fw, p->groups[g].op, t);
+            prefetch_op(fw, p->groups[g].op);
             if (p->groups[g].pending && (p->group_status >> g & 1u)) {
                 nvrt_prep_prefetch_rec(fw, p->groups[g].op, 1u << g);
             }
         }
         if (p->tail_op >= 0 && (uint16_t)p->tail_op < fw->net->num_ops && p->eng) {
             int16_t next = fw->net->ops[p->tail_op].consumers[p->eng->op_type].index;
-            prefetch_op(fw, next, t);
+            prefetch_op(fw, next);
             /* free_group's choice: the free group when one is busy */
             unsigned busy = p->group_status & 3u;
             nvrt_prep_prefetch_rec(fw, next, busy == 1u ? 2u : busy == 2u ? 1u : 3u);

@@ -127,9 +127,6 @@ void nvrt_prep_unmasked(struct nvrt_fw *fw, uint32_t mask);
 void nvrt_prep_address(struct nvrt_fw *fw, int16_t index, uint64_t addr);
 void nvrt_prep_lut(struct nvrt_fw *fw, int16_t index);
 void nvrt_prep_marked(struct nvrt_fw *fw, int output, uint64_t addr, uint64_t bytes);
-/* Programming is replayed from recordings of fixed descriptors
- * (DLASIM_RT_PREPARED_FIXED): a replay does not read the descriptor. */
-int nvrt_prep_fixed(const struct nvrt_fw *fw);
 /* A hint: op's recordings will be looked at soon (prefetch, no effect). */
 void nvrt_prep_prefetch(const struct nvrt_fw *fw, int16_t op);
 /* A hint: op is programmed next in a group of `groups` (bit g: group g). */

@@ -394,11 +394,6 @@ static int record(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_grou
     return rc;
 }
 
-int nvrt_prep_fixed(const struct nvrt_fw *fw)
-{
-    return fw->prep && (fw->prep->flags & DLASIM_RT_PREPARED_FIXED);
-}
-
 void nvrt_prep_prefetch(const struct nvrt_fw *fw, int16_t op)
 {
     const struct dlasim_rt_prepared *pp = fw->prep;
