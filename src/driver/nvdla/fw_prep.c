@@ -419,7 +419,7 @@ void nvrt_prep_prefetch_rec(const struct nvrt_fw *fw, int16_t op, unsigned group
         const char *r = (const char *)pp->ops[2 * op + g];
         uint32_t bytes = pp->bytes[2 * op + g];
         for (uint32_t at = 0; r && at < bytes; at += 64) {
-            __builtin_prefetch(r + at);
+            __builtin_prefetch(r + at, 0, 2); /* to L2: measured cheaper to issue than to L1 */
         }
     }
 }
