@@ -518,18 +518,10 @@ static void prefetch_next(const struct nvrt_fw *fw)
 {
     for (int t = 0; t < DLASIM_RT_OP_NUM; t++) {
         const struct nvrt_processor *p = &fw->proc[t];
-        for (unsigned g = 0; g < 2; g++) {
-            prefetch_op(fw, p->groups[g].op);
-            if (p->groups[g].pending && (p->group_status >> g & 1u)) {
-                nvrt_prep_prefetch_rec(fw, p->groups[g].op, 1u << g);
-            }
-        }
+        prefetch_op(fw, p->groups[0].op);
+        prefetch_op(fw, p->groups[1].op);
         if (p->tail_op >= 0 && (uint16_t)p->tail_op < fw->net->num_ops && p->eng) {
-            int16_t next = fw->net->ops[p->tail_op].consumers[p->eng->op_type].index;
-            prefetch_op(fw, next);
-            /* free_group's choice: the free group when one is busy */
-            unsigned busy = p->group_status & 3u;
-            nvrt_prep_prefetch_rec(fw, next, busy == 1u ? 2u : busy == 2u ? 1u : 3u);
+            prefetch_op(fw, fw->net->ops[p->tail_op].consumers[p->eng->op_type].index);
         }
     }
 }

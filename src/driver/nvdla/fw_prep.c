@@ -106,7 +106,6 @@ struct nvrt_prep_op {
 
 struct dlasim_rt_prepared {
     struct prep_rec **ops; /* operation i in group g: ops[2 * i + g], NULL = none */
-    uint32_t *bytes;       /* the size of ops[k]'s block, for nvrt_prep_prefetch_rec */
     uint32_t num_ops;
     uint32_t atom_size, data_types;
     unsigned flags;
@@ -135,9 +134,7 @@ static void free_ops(struct dlasim_rt_prepared *p)
         free(p->ops[i]);
     }
     free(p->ops);
-    free(p->bytes);
     p->ops = NULL;
-    p->bytes = NULL;
     p->num_ops = 0;
 }
 
@@ -186,11 +183,8 @@ static int fit(struct dlasim_rt_prepared *p, const struct nvrt_fw *fw)
         return 1;
     }
     free_ops(p);
-    size_t n = fw->net->num_ops ? 2u * fw->net->num_ops : 1;
-    p->ops = calloc(n, sizeof *p->ops);
-    p->bytes = calloc(n, sizeof *p->bytes);
-    if (!p->ops || !p->bytes) {
-        free_ops(p);
+    p->ops = calloc(fw->net->num_ops ? 2u * fw->net->num_ops : 1, sizeof *p->ops);
+    if (!p->ops) {
         return 0;
     }
     p->num_ops = fw->net->num_ops;
@@ -337,15 +331,13 @@ static int replay(struct nvrt_fw *fw, struct nvrt_group *g, const struct prep_re
     return 0;
 }
 
-/* The finished recording as one block of *bytes bytes; NULL when out of
- * memory. */
-static struct prep_rec *seal(const struct nvrt_prep_op *o, int keep_copy, uint32_t *bytes)
+/* The finished recording as one block; NULL when out of memory. */
+static struct prep_rec *seal(const struct nvrt_prep_op *o, int keep_copy)
 {
     const struct prep_rec *h = &o->head;
     size_t size = sizeof *h + h->n_deps * sizeof *o->deps + h->n_steps * sizeof *o->steps +
                   h->n_marks * sizeof *o->marks + (keep_copy ? sizeof o->copy : 0);
-    struct prep_rec *r = size <= UINT32_MAX ? malloc(size) : NULL;
-    *bytes = r ? (uint32_t)size : 0;
+    struct prep_rec *r = malloc(size);
     if (!r) {
         return NULL;
     }
@@ -369,7 +361,7 @@ static struct prep_rec *seal(const struct nvrt_prep_op *o, int keep_copy, uint32
 /* Program g's operation through its engine while recording the accesses;
  * the recording replaces *slot when the programming succeeded. */
 static int record(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_group *g,
-                  struct prep_rec **slot, uint32_t *bytes)
+                  struct prep_rec **slot)
 {
     struct nvrt_prep_op *o = &fw->prep->scratch;
     o->broken = o->wrote = 0;
@@ -388,8 +380,7 @@ static int record(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_grou
     fw->rec = NULL;
     o->head.lut_after = g->lut_index;
     free(*slot);
-    *bytes = 0;
-    *slot = !rc && !fw->rc && !o->broken ? seal(o, keep_copy, bytes) : NULL;
+    *slot = !rc && !fw->rc && !o->broken ? seal(o, keep_copy) : NULL;
     fw->prep->rebuilt++;
     return rc;
 }
@@ -402,28 +393,6 @@ void nvrt_prep_prefetch(const struct nvrt_fw *fw, int16_t op)
     }
 }
 
-/* The recordings of an operation about to be programmed in the groups of
- * `groups` (bit g: group g), every line of them: a replay reads its block
- * front to back, and each first look at one was a miss (the layer's data
- * evicts them). */
-void nvrt_prep_prefetch_rec(const struct nvrt_fw *fw, int16_t op, unsigned groups)
-{
-    const struct dlasim_rt_prepared *pp = fw->prep;
-    if (!pp || !pp->ops || op < 0 || (uint32_t)op >= pp->num_ops) {
-        return;
-    }
-    for (unsigned g = 0; g < 2; g++) {
-        if (!(groups >> g & 1u)) {
-            continue;
-        }
-        const char *r = (const char *)pp->ops[2 * op + g];
-        uint32_t bytes = pp->bytes[2 * op + g];
-        for (uint32_t at = 0; r && at < bytes; at += 64) {
-            __builtin_prefetch(r + at, 0, 2); /* to L2: measured cheaper to issue than to L1 */
-        }
-    }
-}
-
 int nvrt_prep_program(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_group *g)
 {
     struct dlasim_rt_prepared *pp = fw->prep;
@@ -432,11 +401,10 @@ int nvrt_prep_program(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_
     }
     /* one recording per register group: a network whose engine runs an odd
      * number of operations starts the next run in the other group */
-    size_t k = 2u * (size_t)g->op + (g->id & 1u);
-    struct prep_rec **slot = &pp->ops[k];
+    struct prep_rec **slot = &pp->ops[2 * g->op + (g->id & 1)];
     if (applies(fw, g, *slot) && replay(fw, g, *slot) == 0) {
         pp->replayed++;
         return fw->rc;
     }
-    return record(fw, p, g, slot, &pp->bytes[k]);
+    return record(fw, p, g, slot);
 }
