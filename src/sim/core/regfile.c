@@ -26,13 +26,26 @@
 /* Words in one 4 KiB register window. */
 #define WINDOW_WORDS 1024u
 
+/* The register at addr and its storage index, or NULL: one table look-up
+ * (the index built at init from the database), as the CSB path is hot in
+ * the runtime (a few hundred writes per layer). */
+static const struct nvdla_reg_desc *lookup(const struct dla_regfile *rf, uint32_t addr,
+                                           unsigned *index)
+{
+    uint32_t e = dla_regfile_entry(rf, addr);
+    if (e == DLA_SLOT_NONE) {
+        return NULL;
+    }
+    *index = e & DLA_SLOT_INDEX;
+    return &rf->regs[*index];
+}
+
 static uint32_t slot_entry(const struct nvdla_reg_desc *r, unsigned i)
 {
     return i | (uint32_t)r->unit << DLA_SLOT_UNIT_SHIFT |
            (r->kind == NVDLA_KIND_PLAIN ? DLA_SLOT_PLAIN : 0u) |
            (r->group == NVDLA_REG_DUAL ? DLA_SLOT_DUAL : 0u) |
-           (r->kind == NVDLA_KIND_ROM ? DLA_SLOT_ROM : 0u) |
-           (r->w1c_mask ? DLA_SLOT_W1C : 0u);
+           (r->kind == NVDLA_KIND_ROM ? DLA_SLOT_ROM : 0u);
 }
 
 static int build_slots(struct dla_regfile *rf)
@@ -49,15 +62,13 @@ static int build_slots(struct dla_regfile *rf)
     rf->n_words = db->n_windows * WINDOW_WORDS;
     rf->regs = db->regs;
     rf->hot = malloc((db->n_regs ? db->n_regs : 1u) * sizeof(*rf->hot));
-    rf->wmask = malloc((db->n_regs ? db->n_regs : 1u) * sizeof(*rf->wmask));
-    if (!rf->hot || !rf->wmask) {
+    if (!rf->hot) {
         return DLASIM_ERR_NOMEM;
     }
     for (unsigned i = 0; i < db->n_regs; i++) {
         const struct nvdla_reg_desc *r = &db->regs[i];
-        rf->hot[i] = (struct dla_reg_hot){ r->write_mask, r->w1c_mask, r->read_mask, r->unit,
-                                           r->group, r->kind, 0 };
-        rf->wmask[i] = r->write_mask;
+        rf->hot[i] = (struct dla_reg_hot){ r->write_mask, r->w1c_mask, r->unit, r->group,
+                                           r->kind, 0 };
     }
     for (unsigned i = 0; i < db->n_regs; i++) {
         uint32_t word = db->regs[i].addr >> 2;
@@ -144,11 +155,9 @@ void dla_regfile_free(struct dla_regfile *rf)
     free(rf->val[1]);
     free(rf->slot);
     free(rf->hot);
-    free(rf->wmask);
     rf->val[0] = rf->val[1] = NULL;
     rf->slot = NULL;
     rf->hot = NULL;
-    rf->wmask = NULL;
     rf->n_words = 0;
 }
 
@@ -258,48 +267,43 @@ enum dla_write_effect dla_regfile_write_slow(struct dla_regfile *rf, uint32_t ad
     if ((e & DLA_SLOT_PLAIN) && us->present) {
         return write_plain(rf, e, us, v); /* most writes: a layer's D_ registers */
     }
-    /* the rules from hot[] (16 bytes a register), the description only for
-     * the hooks that take it: the CSB path's lines stay few */
     unsigned i = e & DLA_SLOT_INDEX;
-    const struct dla_reg_hot *h = &rf->hot[i];
-    if (!us->present || h->kind == NVDLA_KIND_ROM || h->kind == NVDLA_KIND_STATUS ||
-        h->kind == NVDLA_KIND_INTR_RAW) {
+    const struct nvdla_reg_desc *r = &rf->regs[i];
+    if (!us->present || r->kind == NVDLA_KIND_ROM || r->kind == NVDLA_KIND_STATUS ||
+        r->kind == NVDLA_KIND_INTR_RAW) {
         return DLA_WRITE_IGNORED_RO;
     }
     enum dla_write_effect effect;
-    if (h->kind != NVDLA_KIND_PLAIN && h->kind != NVDLA_KIND_OP_ENABLE &&
-        h->kind != NVDLA_KIND_INTR_MASK && write_special(rf, &rf->regs[i], i, us, v, &effect)) {
+    if (write_special(rf, r, i, us, v, &effect)) {
         return effect;
     }
-    unsigned g = h->group == NVDLA_REG_DUAL ? us->producer : 0u;
-    if (h->group == NVDLA_REG_DUAL && rf->pp->drop_writes_when_enabled && op_en(rf, us, g)) {
+    unsigned g = r->group == NVDLA_REG_DUAL ? us->producer : 0u;
+    if (r->group == NVDLA_REG_DUAL && rf->pp->drop_writes_when_enabled && op_en(rf, us, g)) {
         return DLA_WRITE_DROPPED_ENABLED; /* spec 001: dropped silently */
     }
     uint32_t old = rf->val[g][i];
-    rf->val[g][i] = ((old & ~h->write_mask) | (v & h->write_mask)) & ~(v & h->w1c_mask);
-    if (h->kind == NVDLA_KIND_INTR_MASK) {
+    rf->val[g][i] = ((old & ~r->write_mask) | (v & r->write_mask)) & ~(v & r->w1c_mask);
+    if (r->kind == NVDLA_KIND_INTR_MASK) {
         return DLA_WRITE_INTR_CHANGED;
     }
-    if (h->kind == NVDLA_KIND_OP_ENABLE && (rf->val[g][i] & 1u)) {
+    if (r->kind == NVDLA_KIND_OP_ENABLE && (rf->val[g][i] & 1u)) {
         if (rf->pp->enabled) {
             rf->pp->enabled(rf, us);
         }
         return DLA_WRITE_OP_ENABLED;
     }
-    return h->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
+    return r->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
 }
 
 int dla_regfile_read(struct dla_regfile *rf, uint32_t addr, uint32_t *v)
 {
-    uint32_t e = dla_regfile_entry(rf, addr);
+    unsigned i;
+    const struct nvdla_reg_desc *r = lookup(rf, addr, &i);
     *v = 0;
-    if (e == DLA_SLOT_NONE) {
+    if (!r) {
         return DLASIM_ERR_INVAL;
     }
-    /* as dla_regfile_write_slow: hot[], the description only for the hooks */
-    unsigned i = e & DLA_SLOT_INDEX;
-    const struct dla_reg_hot *r = &rf->hot[i];
-    struct dla_unit_state *us = &rf->unit[(e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK];
+    struct dla_unit_state *us = &rf->unit[r->unit];
     if (!us->present) {
         return 0; /* units a configuration lacks read as zero */
     }
@@ -307,8 +311,7 @@ int dla_regfile_read(struct dla_regfile *rf, uint32_t addr, uint32_t *v)
     case NVDLA_KIND_ROM:
     case NVDLA_KIND_LUT_ACCESS_CFG:
     case NVDLA_KIND_LUT_ACCESS_DATA:
-        /* the device's kinds */
-        *v = rf->pp->device_read ? rf->pp->device_read(rf, &rf->regs[i], addr) : 0;
+        *v = rf->pp->device_read ? rf->pp->device_read(rf, r, addr) : 0; /* the device's kinds */
         return 0;
     case NVDLA_KIND_STATUS:
         *v = status_value(rf, us);

@@ -35,7 +35,6 @@
 #define DLA_SLOT_PLAIN (1u << 24) /* kind PLAIN: no behaviour of its own */
 #define DLA_SLOT_DUAL (1u << 25)  /* one copy per group (D_ registers) */
 #define DLA_SLOT_ROM (1u << 26)   /* kind ROM: the device's hook reads it */
-#define DLA_SLOT_W1C (1u << 27)   /* some bits are write-1-to-clear (hot[].w1c_mask) */
 #define DLA_SLOT_NONE_BIT (1u << 31) /* set only in DLA_SLOT_NONE */
 #define DLA_SLOT_NONE 0xffffffffu
 
@@ -57,12 +56,11 @@ struct dla_unit_state {
 
 struct dla_regfile;
 
-/* What an access to a register needs of its description, 16 bytes instead
- * of the description's 40: a layer's ~100 register writes and ~10 reads
- * touch fewer cache lines (they run between the engines' data, which
- * evicts them). */
+/* What a write to a register needs of its description, 12 bytes instead of
+ * the description's 40: a layer's ~100 register writes touch a third of the
+ * cache lines (they run between the engines' data, which evicts them). */
 struct dla_reg_hot {
-    uint32_t write_mask, w1c_mask, read_mask;
+    uint32_t write_mask, w1c_mask;
     uint8_t unit, group, kind, pad;
 };
 
@@ -99,8 +97,6 @@ struct dla_regfile {
     uint32_t n_words;                             /* words slot[] covers (db's windows) */
     const struct nvdla_reg_desc *regs;            /* db->regs: one load less per access */
     struct dla_reg_hot *hot;                      /* [register index]: from regs */
-    uint32_t *wmask;                              /* [register index]: hot[].write_mask, 16
-                                                     a cache line for the PLAIN store */
     struct dla_unit_state unit[DLA_REGFILE_MAX_UNITS]; /* by unit of db */
     void *owner;                                  /* the device's state for its hooks
                                                      (set by the device after init) */
@@ -251,21 +247,14 @@ static inline uint32_t *dla_regfile_plain_target(struct dla_regfile *rf, unsigne
     return rf->val[g];
 }
 
-/* The store of the register of address-table entry e into its group's
- * value array (masks of its description; the W1C mask only where the
- * entry says there is one: most registers have none). */
+/* Register i's store into its group's value array (masks of its description). */
 static inline int dla_regfile_plain_store(const struct dla_regfile *rf, uint32_t *vals,
-                                          uint32_t e, uint32_t v)
+                                          unsigned i, uint32_t v)
 {
-    unsigned i = e & DLA_SLOT_INDEX;
-    uint32_t wm = rf->wmask[i];
+    const struct dla_reg_hot *h = &rf->hot[i];
     uint32_t *p = &vals[i];
-    uint32_t x = (*p & ~wm) | (v & wm);
-    if (e & DLA_SLOT_W1C) {
-        x &= ~(v & rf->hot[i].w1c_mask);
-    }
-    *p = x;
-    return wm ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
+    *p = ((*p & ~h->write_mask) | (v & h->write_mask)) & ~(v & h->w1c_mask);
+    return h->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
 }
 
 static inline int dla_regfile_write_plain(struct dla_regfile *rf, uint32_t addr, uint32_t v)
@@ -276,7 +265,7 @@ static inline int dla_regfile_write_plain(struct dla_regfile *rf, uint32_t addr,
     }
     uint32_t *vals = dla_regfile_plain_target(rf, (e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK,
                                               (e & DLA_SLOT_DUAL) != 0);
-    return vals ? dla_regfile_plain_store(rf, vals, e, v) : DLA_WRITE_NOT_PLAIN;
+    return vals ? dla_regfile_plain_store(rf, vals, e & DLA_SLOT_INDEX, v) : DLA_WRITE_NOT_PLAIN;
 }
 
 static inline enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr,
