@@ -45,7 +45,9 @@ static uint32_t slot_entry(const struct nvdla_reg_desc *r, unsigned i)
     return i | (uint32_t)r->unit << DLA_SLOT_UNIT_SHIFT |
            (r->kind == NVDLA_KIND_PLAIN ? DLA_SLOT_PLAIN : 0u) |
            (r->group == NVDLA_REG_DUAL ? DLA_SLOT_DUAL : 0u) |
-           (r->kind == NVDLA_KIND_ROM ? DLA_SLOT_ROM : 0u);
+           (r->kind == NVDLA_KIND_ROM ? DLA_SLOT_ROM : 0u) |
+           (r->kind == NVDLA_KIND_POINTER ? DLA_SLOT_POINTER : 0u) |
+           (r->kind == NVDLA_KIND_OP_ENABLE ? DLA_SLOT_OP_ENABLE : 0u);
 }
 
 static int build_slots(struct dla_regfile *rf)
