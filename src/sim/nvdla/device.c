@@ -460,7 +460,7 @@ static int nvdla_csb_write_n(struct dlasim_dev *dev, const struct dlasim_reg_wri
                                                 (e & DLA_SLOT_DUAL) != 0);
             }
             if (vals) {
-                dla_regfile_plain_store(rf, vals, e & DLA_SLOT_INDEX, w[i].val);
+                dla_regfile_plain_store(rf, vals, e, w[i].val);
                 continue;
             }
         }
