@@ -11,6 +11,8 @@
  * dla_regfile_unit_store (the hardware's stores of a run of registers, as
  * SDP sets its status and statistics) against dla_regfile_hw_set a word,
  * the whole register file compared after each run.
+ * The short write paths (PLAIN, S_POINTER, D_OP_ENABLE) against the slow
+ * path, write by write (check_write_paths).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,6 +145,100 @@ static void test_store_rk3588(void **state)
     check_store_db(&rk3588_db);
 }
 
+/* Hooks for the write paths' test: PRODUCER from bit 0, CONSUMER flipped on
+ * completion, each OP_EN set counted in the owner. */
+static void test_pointer_write(struct dla_regfile *rf, struct dla_unit_state *us,
+                               const struct nvdla_reg_desc *r, uint32_t v)
+{
+    (void)rf;
+    us->producer = (uint8_t)(v & r->write_mask & 1u);
+}
+
+static void test_enabled(struct dla_regfile *rf, struct dla_unit_state *us)
+{
+    (void)us;
+    (*(unsigned *)rf->owner)++;
+}
+
+static void test_completed(struct dla_regfile *rf, struct dla_unit_state *us)
+{
+    (void)rf;
+    us->consumer ^= 1u;
+}
+
+static uint32_t next_random(uint32_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 17;
+    *x ^= *x << 5;
+    return *x;
+}
+
+/* The short paths a device takes without a log or timing model listening
+ * (dla_regfile_write_plain, then dla_regfile_write_control for S_POINTER
+ * and D_OP_ENABLE) against dla_regfile_write_slow alone: 200,000 writes of
+ * random values to random registers of every kind (a unit now and then
+ * absent, its layers completed now and then, writes to enabled groups
+ * dropped), the effect, every value, PRODUCER/CONSUMER and the enabled
+ * hook's count compared after each. */
+static void check_write_paths(const struct regdb *db, int drop)
+{
+    const struct dla_pointer_ops hooks = { test_pointer_write, test_enabled, test_completed,
+                                           (uint8_t)drop, NULL, NULL, NULL };
+    struct dla_regfile a, b;
+    unsigned enabled_a = 0, enabled_b = 0;
+    assert_int_equal(dla_regfile_init(&a, db, &hooks), 0);
+    assert_int_equal(dla_regfile_init(&b, db, &hooks), 0);
+    a.owner = &enabled_a;
+    b.owner = &enabled_b;
+    const size_t bytes = db->n_regs * sizeof(uint32_t);
+    uint32_t x = 0x12345678u;
+    for (unsigned n = 0; n < 200000u; n++) {
+        uint32_t r = next_random(&x);
+        unsigned u = r % db->n_units;
+        if ((r >> 8) % 64u == 0) { /* a layer of unit u completes */
+            dla_regfile_complete(&a, u);
+            dla_regfile_complete(&b, u);
+        }
+        if ((r >> 14) % 512u == 0) { /* the configuration lacks unit u, or has it again */
+            a.unit[u].present = b.unit[u].present = (uint8_t)!a.unit[u].present;
+        }
+        const struct nvdla_reg_desc *reg = &db->regs[next_random(&x) % db->n_regs];
+        if (reg->kind == NVDLA_KIND_LUT_ACCESS_CFG || reg->kind == NVDLA_KIND_LUT_ACCESS_DATA) {
+            continue; /* the device's own kinds: no hook here */
+        }
+        uint32_t v = next_random(&x);
+        if (reg->kind == NVDLA_KIND_OP_ENABLE || reg->kind == NVDLA_KIND_POINTER) {
+            v &= 1u; /* as drivers write them, so that groups get enabled */
+        }
+        int ea = dla_regfile_write_plain(&a, reg->addr, v);
+        if (ea == DLA_WRITE_NOT_PLAIN) {
+            ea = dla_regfile_write_control(&a, dla_regfile_entry(&a, reg->addr), v);
+        }
+        if (ea == DLA_WRITE_NOT_PLAIN) {
+            ea = (int)dla_regfile_write_slow(&a, reg->addr, v);
+        }
+        int eb = (int)dla_regfile_write_slow(&b, reg->addr, v);
+        if (ea != eb || enabled_a != enabled_b || memcmp(a.val[0], b.val[0], bytes) ||
+            memcmp(a.val[1], b.val[1], bytes) || memcmp(a.unit, b.unit, sizeof(a.unit))) {
+            fail_msg("%s write %u: 0x%08x to %s: effect %d, the slow path's %d, or the state "
+                     "differs", db->name, n, v, reg->name, ea, eb);
+        }
+    }
+    assert_true(enabled_a > 100); /* groups were enabled, and writes to them dropped */
+    dla_regfile_free(&a);
+    dla_regfile_free(&b);
+}
+
+static void test_write_paths(void **state)
+{
+    (void)state;
+    check_write_paths(&nvdla_db, 1);
+    check_write_paths(&nvdla_db, 0);
+    check_write_paths(&rk3588_db, 1);
+    check_write_paths(&rk3588_db, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_nvdla_engine_units_copied),
         cmocka_unit_test(test_store_nvdla),
         cmocka_unit_test(test_store_rk3588),
+        cmocka_unit_test(test_write_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

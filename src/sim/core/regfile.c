@@ -45,7 +45,10 @@ static uint32_t slot_entry(const struct nvdla_reg_desc *r, unsigned i)
     return i | (uint32_t)r->unit << DLA_SLOT_UNIT_SHIFT |
            (r->kind == NVDLA_KIND_PLAIN ? DLA_SLOT_PLAIN : 0u) |
            (r->group == NVDLA_REG_DUAL ? DLA_SLOT_DUAL : 0u) |
-           (r->kind == NVDLA_KIND_ROM ? DLA_SLOT_ROM : 0u);
+           (r->kind == NVDLA_KIND_ROM ? DLA_SLOT_ROM : 0u) |
+           (r->kind == NVDLA_KIND_POINTER ? DLA_SLOT_POINTER : 0u) |
+           (r->kind == NVDLA_KIND_OP_ENABLE ? DLA_SLOT_OP_ENABLE : 0u) |
+           (r->w1c_mask ? DLA_SLOT_W1C : 0u);
 }
 
 static int build_slots(struct dla_regfile *rf)
@@ -62,13 +65,15 @@ static int build_slots(struct dla_regfile *rf)
     rf->n_words = db->n_windows * WINDOW_WORDS;
     rf->regs = db->regs;
     rf->hot = malloc((db->n_regs ? db->n_regs : 1u) * sizeof(*rf->hot));
-    if (!rf->hot) {
+    rf->wmask = malloc((db->n_regs ? db->n_regs : 1u) * sizeof(*rf->wmask));
+    if (!rf->hot || !rf->wmask) {
         return DLASIM_ERR_NOMEM;
     }
     for (unsigned i = 0; i < db->n_regs; i++) {
         const struct nvdla_reg_desc *r = &db->regs[i];
         rf->hot[i] = (struct dla_reg_hot){ r->write_mask, r->w1c_mask, r->unit, r->group,
                                            r->kind, 0 };
+        rf->wmask[i] = r->write_mask;
     }
     for (unsigned i = 0; i < db->n_regs; i++) {
         uint32_t word = db->regs[i].addr >> 2;
@@ -155,9 +160,11 @@ void dla_regfile_free(struct dla_regfile *rf)
     free(rf->val[1]);
     free(rf->slot);
     free(rf->hot);
+    free(rf->wmask);
     rf->val[0] = rf->val[1] = NULL;
     rf->slot = NULL;
     rf->hot = NULL;
+    rf->wmask = NULL;
     rf->n_words = 0;
 }
 

@@ -35,6 +35,9 @@
 #define DLA_SLOT_PLAIN (1u << 24) /* kind PLAIN: no behaviour of its own */
 #define DLA_SLOT_DUAL (1u << 25)  /* one copy per group (D_ registers) */
 #define DLA_SLOT_ROM (1u << 26)   /* kind ROM: the device's hook reads it */
+#define DLA_SLOT_POINTER (1u << 27)   /* kind POINTER (S_POINTER) */
+#define DLA_SLOT_OP_ENABLE (1u << 28) /* kind OP_ENABLE (D_OP_ENABLE) */
+#define DLA_SLOT_W1C (1u << 29)       /* some bits are write-1-to-clear (hot[].w1c_mask) */
 #define DLA_SLOT_NONE_BIT (1u << 31) /* set only in DLA_SLOT_NONE */
 #define DLA_SLOT_NONE 0xffffffffu
 
@@ -97,6 +100,8 @@ struct dla_regfile {
     uint32_t n_words;                             /* words slot[] covers (db's windows) */
     const struct nvdla_reg_desc *regs;            /* db->regs: one load less per access */
     struct dla_reg_hot *hot;                      /* [register index]: from regs */
+    uint32_t *wmask;                              /* [register index]: hot[].write_mask, 16
+                                                     a cache line for the PLAIN store */
     struct dla_unit_state unit[DLA_REGFILE_MAX_UNITS]; /* by unit of db */
     void *owner;                                  /* the device's state for its hooks
                                                      (set by the device after init) */
@@ -247,14 +252,21 @@ static inline uint32_t *dla_regfile_plain_target(struct dla_regfile *rf, unsigne
     return rf->val[g];
 }
 
-/* Register i's store into its group's value array (masks of its description). */
+/* The store of the register of address-table entry e into its group's
+ * value array (masks of its description: the write mask from the 4-byte
+ * array, the W1C mask only where the entry says there is one). */
 static inline int dla_regfile_plain_store(const struct dla_regfile *rf, uint32_t *vals,
-                                          unsigned i, uint32_t v)
+                                          uint32_t e, uint32_t v)
 {
-    const struct dla_reg_hot *h = &rf->hot[i];
+    unsigned i = e & DLA_SLOT_INDEX;
+    uint32_t wm = rf->wmask[i];
     uint32_t *p = &vals[i];
-    *p = ((*p & ~h->write_mask) | (v & h->write_mask)) & ~(v & h->w1c_mask);
-    return h->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
+    uint32_t x = (*p & ~wm) | (v & wm);
+    if (e & DLA_SLOT_W1C) {
+        x &= ~(v & rf->hot[i].w1c_mask);
+    }
+    *p = x;
+    return wm ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
 }
 
 static inline int dla_regfile_write_plain(struct dla_regfile *rf, uint32_t addr, uint32_t v)
@@ -265,7 +277,44 @@ static inline int dla_regfile_write_plain(struct dla_regfile *rf, uint32_t addr,
     }
     uint32_t *vals = dla_regfile_plain_target(rf, (e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK,
                                               (e & DLA_SLOT_DUAL) != 0);
-    return vals ? dla_regfile_plain_store(rf, vals, e & DLA_SLOT_INDEX, v) : DLA_WRITE_NOT_PLAIN;
+    return vals ? dla_regfile_plain_store(rf, vals, e, v) : DLA_WRITE_NOT_PLAIN;
+}
+
+/* A write to a POINTER or OP_ENABLE register of a present unit, e its
+ * address-table entry: what dla_regfile_write_slow does for those two kinds,
+ * without its look-ups and dispatch (a runtime writes ~20 of them a layer:
+ * each operation's producer pointers when it is programmed and again when
+ * it is enabled, then its OP_ENABLEs).  DLA_WRITE_NOT_PLAIN with nothing
+ * done for any other register. */
+static inline int dla_regfile_write_control(struct dla_regfile *rf, uint32_t e, uint32_t v)
+{
+    if ((e & DLA_SLOT_NONE_BIT) || !(e & (DLA_SLOT_POINTER | DLA_SLOT_OP_ENABLE))) {
+        return DLA_WRITE_NOT_PLAIN;
+    }
+    struct dla_unit_state *us = &rf->unit[(e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK];
+    unsigned i = e & DLA_SLOT_INDEX;
+    if (!us->present) {
+        return DLA_WRITE_NOT_PLAIN;
+    }
+    if (e & DLA_SLOT_POINTER) {
+        rf->pp->pointer_write(rf, us, &rf->regs[i], v);
+        return DLA_WRITE_STORED;
+    }
+    unsigned g = (e & DLA_SLOT_DUAL) ? us->producer : 0u;
+    if ((e & DLA_SLOT_DUAL) && rf->drop_when_enabled && us->op_en_reg >= 0 &&
+        (rf->val[g][us->op_en_reg] & 1u)) {
+        return DLA_WRITE_DROPPED_ENABLED; /* spec 001: dropped silently */
+    }
+    const struct dla_reg_hot *h = &rf->hot[i];
+    uint32_t *p = &rf->val[g][i];
+    *p = ((*p & ~h->write_mask) | (v & h->write_mask)) & ~(v & h->w1c_mask);
+    if (*p & 1u) {
+        if (rf->pp->enabled) {
+            rf->pp->enabled(rf, us);
+        }
+        return DLA_WRITE_OP_ENABLED;
+    }
+    return h->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
 }
 
 static inline enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr,

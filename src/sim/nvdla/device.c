@@ -405,15 +405,25 @@ static int csb_write_full(struct dlasim_dev *dev, uint32_t addr, uint32_t val, i
     return 0;
 }
 
-/* The common write: a PLAIN register outside BDMA (whose stored writes act
- * at once), no DLASIM_LOG_REG line and no timing model to tell: all the
- * full path would do after the register file's store is nothing. */
+/* The common writes: a PLAIN, POINTER or OP_ENABLE register outside BDMA
+ * (whose stored writes act at once), no DLASIM_LOG_REG line and no timing
+ * model to tell: all the full path would do after the register file's
+ * store is nothing (but the log of a dropped write). */
 static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 {
     struct dla_dev *d = core(dev);
     if (!(d->host.log_mask & DLASIM_LOG_REG) && !d->timing &&
         addr - nvdla_units[NVDLA_UNIT_BDMA].base >= 0x1000u) {
         if (dla_regfile_write_plain(&d->rf, addr, val) != DLA_WRITE_NOT_PLAIN) {
+            return 0;
+        }
+        /* producer pointers and OP_ENABLEs: of the full path's steps after
+         * the store only the log of a dropped write can apply */
+        int effect = dla_regfile_write_control(&d->rf, dla_regfile_entry(&d->rf, addr), val);
+        if (effect == DLA_WRITE_DROPPED_ENABLED) {
+            dla_csb_logged(&d->host, &d->rf, addr, val, "", DLA_WRITE_DROPPED_ENABLED);
+        }
+        if (effect != DLA_WRITE_NOT_PLAIN) {
             return 0;
         }
         return csb_write_full(dev, addr, val, 1);
@@ -450,7 +460,7 @@ static int nvdla_csb_write_n(struct dlasim_dev *dev, const struct dlasim_reg_wri
                                                 (e & DLA_SLOT_DUAL) != 0);
             }
             if (vals) {
-                dla_regfile_plain_store(rf, vals, e & DLA_SLOT_INDEX, w[i].val);
+                dla_regfile_plain_store(rf, vals, e, w[i].val);
                 continue;
             }
         }
