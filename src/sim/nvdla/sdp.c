@@ -1595,6 +1595,8 @@ struct sdp_par {
     size_t per_item;            /* channels per item */
     struct sdp_stats *st;       /* one per item */
     int *nonzero;               /* one per surface (per item with par_atoms8) */
+    const struct out_piece *pc; /* surface s's in place: pc[pc0[s]] to pc[pc0[s + 1]] */
+    const size_t *pc0;          /* NULL: every surface through raw */
 };
 
 static int team_eligible(const struct sdp_cfg *c, const struct sdp_work *w,
@@ -1643,6 +1645,24 @@ static void par_pack(void *ctx, size_t surf)
 /* Pixels per item of a layer split by surface_atoms8. */
 #define SDP_TEAM_ITEM_PIXELS (SDP_TEAM_ITEM_ELEMS / 8)
 
+/* Pixels [j0, j1) of surface `surf` straight into its pieces of memory
+ * (each piece's share of the range, as atoms8_in_place writes them). */
+static void atoms8_into_pieces(const struct sdp_par *p, uint32_t surf, const int32_t *planes,
+                               uint32_t real, size_t j0, size_t j1, size_t item)
+{
+    for (size_t i = p->pc0[surf]; i < p->pc0[surf + 1]; i++) {
+        const struct out_piece *pc = &p->pc[i];
+        const size_t a = pc->off / 8 > j0 ? pc->off / 8 : j0;
+        const size_t b = (pc->off + pc->n) / 8 < j1 ? (pc->off + pc->n) / 8 : j1;
+        if (a >= b) {
+            continue;
+        }
+        uint8_t *at = pc->at + (a * 8 - pc->off);
+        surface_atoms8(p->c, p->w, surf, planes + a, real, 0, b - a, at, &p->st[item]);
+        p->nonzero[item] |= dla_sdp_lanes_any_nonzero(at, (b - a) * 8);
+    }
+}
+
 /* Item: a range of pixels of one surface, straight to its atoms. */
 static void par_atoms8(void *ctx, size_t item)
 {
@@ -1655,9 +1675,81 @@ static void par_atoms8(void *ctx, size_t item)
     const size_t j1 = j0 + SDP_TEAM_ITEM_PIXELS < plane ? j0 + SDP_TEAM_ITEM_PIXELS : plane;
     const size_t ch0 = (size_t)surf * c->epa;
     const uint32_t real = p->in->c - ch0 < c->epa ? (uint32_t)(p->in->c - ch0) : c->epa;
+    const int32_t *planes = p->in->data + ch0 * plane;
+    if (p->pc0) {
+        atoms8_into_pieces(p, surf, planes, real, j0, j1, item);
+        return;
+    }
     uint8_t *raw = p->raw + surf * p->w->n_surf;
-    surface_atoms8(c, p->w, surf, p->in->data + ch0 * plane, real, j0, j1, raw, &p->st[item]);
+    surface_atoms8(c, p->w, surf, planes, real, j0, j1, raw, &p->st[item]);
     p->nonzero[item] = dla_sdp_lanes_any_nonzero(raw + j0 * 8, (j1 - j0) * 8);
+}
+
+/* 1 when no two bytes of batch 0's output surfaces (the bursts
+ * write_surface makes) share an address: then surfaces and their lines can
+ * be written in any order, by any thread, with write_surface's result. */
+static int surfaces_apart(const struct sdp_cfg *c, const struct sdp_work *w)
+{
+    const uint64_t line_bytes = (uint64_t)w->n_line * c->bpe;
+    uint64_t span, stride;
+    if (c->packed && c->batches == 1) {
+        stride = span = line_bytes; /* one line a surface (in_place_pieces: h == 1) */
+    } else {
+        if (c->h > 1 && c->dst_line < line_bytes) {
+            return 0; /* lines overlap: the later wins */
+        }
+        span = (uint64_t)(c->h - 1) * c->dst_line + line_bytes;
+        stride = c->dst_surf;
+        if (c->nsurf > 1 && stride < span) {
+            return 0;
+        }
+    }
+    const uint64_t base = c->dst_base, last = (uint64_t)(c->nsurf - 1) * stride + span - 1;
+    /* no wrap at the address mask (two addresses, one byte) */
+    return base <= c->addr_mask && last <= c->addr_mask - base;
+}
+
+/* Every surface's in-place pieces (in_place_pieces, batch 0), surface s's
+ * at (*pc)[(*pc0)[s]] to (*pc)[(*pc0)[s + 1]]: 1 when every surface has
+ * them and no two overlap, else 0 and nothing allocated. */
+static int team_pieces(const struct dla_dev *d, const struct sdp_cfg *c, const struct sdp_work *w,
+                       struct out_piece **pc, size_t **pc0)
+{
+    struct out_piece one[OUT_PIECES];
+    size_t n = 0, cap = (size_t)c->nsurf * 2;
+    *pc = NULL;
+    *pc0 = NULL;
+    if (!surfaces_apart(c, w)) {
+        return 0;
+    }
+    struct out_piece *all = malloc(cap * sizeof(*all));
+    size_t *at = malloc(((size_t)c->nsurf + 1) * sizeof(*at));
+    for (uint32_t s = 0; all && at && s < c->nsurf; s++) {
+        const size_t np = in_place_pieces(d, c, w, s, 0, one);
+        at[s] = n;
+        if (np == 0) {
+            break;
+        }
+        if (n + np > cap) {
+            cap = 2 * (n + np);
+            struct out_piece *more = realloc(all, cap * sizeof(*all));
+            if (!more) {
+                break;
+            }
+            all = more;
+        }
+        memcpy(all + n, one, np * sizeof(*all));
+        n += np;
+        if (s + 1 == c->nsurf) {
+            at[c->nsurf] = n;
+            *pc = all;
+            *pc0 = at;
+            return 1;
+        }
+    }
+    free(all);
+    free(at);
+    return 0;
 }
 
 static int run_on_team(struct dla_dev *d, struct dla_team *team, const struct sdp_cfg *c,
@@ -1665,17 +1757,25 @@ static int run_on_team(struct dla_dev *d, struct dla_team *team, const struct sd
 {
     const size_t nch = (size_t)c->nsurf * c->epa, nsurf_elems = (size_t)c->nsurf * w->n_surf;
     const int atoms8 = atoms8_eligible(c, w);
-    struct sdp_par p = { c, w, in, NULL, NULL, 0, NULL, NULL };
+    struct sdp_par p = { c, w, in, NULL, NULL, 0, NULL, NULL, NULL, NULL };
+    struct out_piece *pc = NULL;
+    size_t *pc0 = NULL;
     p.per_item = SDP_TEAM_ITEM_ELEMS / w->plane + 1;
     const size_t items = atoms8 ? c->nsurf * ((w->plane + SDP_TEAM_ITEM_PIXELS - 1) /
                                               SDP_TEAM_ITEM_PIXELS)
                                 : (nch + p.per_item - 1) / p.per_item;
+    /* atoms8 items write their bytes in place where they can: no write-out
+     * after the job (the stamps and traffic are had after it, in surface
+     * order, as write_surface's) */
+    const int in_place = atoms8 && team_pieces(d, c, w, &pc, &pc0);
+    p.pc = pc;
+    p.pc0 = pc0;
     p.data = atoms8 ? NULL : malloc(nsurf_elems * sizeof(int32_t));
-    p.raw = malloc(nsurf_elems * c->bpe);
+    p.raw = in_place ? NULL : malloc(nsurf_elems * c->bpe);
     p.st = calloc(items, sizeof(*p.st));
     p.nonzero = calloc(atoms8 ? items : c->nsurf, sizeof(int));
     int rc = 0;
-    if ((!atoms8 && !p.data) || !p.raw || !p.st || !p.nonzero) {
+    if ((!atoms8 && !p.data) || (!in_place && !p.raw) || !p.st || !p.nonzero) {
         rc = dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory for a %ux%ux%u cube",
                        c->w, c->h, c->c);
     }
@@ -1693,8 +1793,16 @@ static int run_on_team(struct dla_dev *d, struct dla_team *team, const struct sd
     }
     for (uint32_t s = 0; !rc && s < c->nsurf; s++) {
         st->unequal |= p.nonzero[s];
-        rc = write_surface(d, c, p.raw + (size_t)s * w->n_surf * c->bpe, w->n_line, s, 0, 1);
+        if (in_place) {
+            for (size_t i = pc0[s]; i < pc0[s + 1]; i++) {
+                dla_dma_wrote(d, c->dst_port, pc[i].addr, pc[i].n);
+            }
+        } else {
+            rc = write_surface(d, c, p.raw + (size_t)s * w->n_surf * c->bpe, w->n_line, s, 0, 1);
+        }
     }
+    free(pc);
+    free(pc0);
     free(p.data);
     free(p.raw);
     free(p.st);
