@@ -155,12 +155,18 @@ static void random_stream(const struct tdev *t, const struct layer *L, const str
 }
 
 /* A random layer that fits CBUF; 0 when it does not. */
-static int random_layer(const struct tdev *t, struct layer *L)
+/* `big`: cubes of 2,048 to 3,072 pixels, which SDP splits over the
+ * device's team (src/sim/nvdla/sdp.c run_on_team). */
+static int random_layer(const struct tdev *t, struct layer *L, int big)
 {
     memset(L, 0, sizeof(*L));
     struct conv *cv = &L->cv;
     cv->w = coin(15) ? 1 : rnd(1, 40);
     cv->h = cv->w == 1 && coin(50) ? 1 : rnd(1, 6);
+    if (big) {
+        cv->w = rnd(64, 96);
+        cv->h = 32;
+    }
     cv->c = rnd(1, 24);
     cv->k = rnd(1, 24);
     cv->trunc = coin(70) ? rnd(7, 12) : rnd(0, 14); /* mostly int8-scale sums */
@@ -374,18 +380,28 @@ static void check_layer(struct tdev *t, const struct layer *L, unsigned idx)
 static void run_and_check(struct tdev *t, const struct layer *L, unsigned idx)
 {
     write_layer_memory(t, L);
+    if (coin(50)) { /* output pages that hold bytes already: SDP may write in place */
+        const struct conv *cv = &L->cv;
+        const size_t n = (size_t)(nsurf(t, L) - 1) * cv->out_surf +
+                         (size_t)(cv->h - 1) * cv->out_line + (size_t)cv->w * t->m;
+        uint8_t *fill = malloc(n);
+        assert_non_null(fill);
+        memset(fill, 0x5a, n);
+        mem_wr(t->dev, OUT_ADDR, fill, n);
+        free(fill);
+    }
     run_layer(t, L);
     check_layer(t, L, idx);
 }
 
-static void random_suite(const char *config, unsigned n, uint64_t seed)
+static void random_suite(const char *config, unsigned n, uint64_t seed, int big)
 {
     struct tdev t;
     rng = seed;
     tdev_open(&t, config, &rng);
     for (unsigned i = 0; i < n;) {
         struct layer L;
-        if (!random_layer(&t, &L)) {
+        if (!random_layer(&t, &L, big)) {
             layer_free(&L);
             continue;
         }
@@ -411,7 +427,7 @@ static void test_weight_reuse_between_layers(void **state)
     for (unsigned i = 0; i < 40;) {
         struct layer L;
         struct conv *cv = &L.cv;
-        if (!random_layer(&t, &L) || cv->c * cv->k > 2048 || cv->c == cv->k) {
+        if (!random_layer(&t, &L, 0) || cv->c * cv->k > 2048 || cv->c == cv->k) {
             layer_free(&L);
             continue;
         }
@@ -449,14 +465,16 @@ static void test_weight_reuse_between_layers(void **state)
     dlasim_destroy(t.dev);
 }
 
-RUN_TEST(test_flying_nv_small, random_suite, "nv_small", 400, 0x5df10001u)
-RUN_TEST(test_flying_nv_small_256, random_suite, "nv_small_256", 150, 0x5df10002u)
+RUN_TEST(test_flying_nv_small, random_suite, "nv_small", 400, 0x5df10001u, 0)
+RUN_TEST(test_flying_nv_small_256, random_suite, "nv_small_256", 150, 0x5df10002u, 0)
+RUN_TEST(test_flying_team, random_suite, "nv_small", 120, 0x5df10004u, 1)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flying_nv_small),
         cmocka_unit_test(test_flying_nv_small_256),
+        cmocka_unit_test(test_flying_team),
         cmocka_unit_test(test_weight_reuse_between_layers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
