@@ -155,8 +155,10 @@ static void random_stream(const struct tdev *t, const struct layer *L, const str
 }
 
 /* A random layer that fits CBUF; 0 when it does not. */
-/* `big`: cubes of 2,048 to 3,072 pixels, which SDP splits over the
- * device's team (src/sim/nvdla/sdp.c run_on_team). */
+/* `big` 1: cubes of 2,048 to 3,072 pixels, which SDP splits over the
+ * device's team (src/sim/nvdla/sdp.c run_on_team); 2: outputs of over
+ * 2^19 values, which the convolution leaves to SDP in bands of rows
+ * (csc.c, sdp.c run_bands). */
 static int random_layer(const struct tdev *t, struct layer *L, int big)
 {
     memset(L, 0, sizeof(*L));
@@ -167,8 +169,12 @@ static int random_layer(const struct tdev *t, struct layer *L, int big)
         cv->w = rnd(64, 96);
         cv->h = 32;
     }
-    cv->c = rnd(1, 24);
-    cv->k = rnd(1, 24);
+    if (big == 2) {
+        cv->w = 128;
+        cv->h = rnd(64, 72);
+    }
+    cv->c = big == 2 ? rnd(1, 8) : rnd(1, 24);
+    cv->k = big == 2 ? rnd(57, 64) : rnd(1, 24);
     cv->trunc = coin(70) ? rnd(7, 12) : rnd(0, 14); /* mostly int8-scale sums */
     cv->kw = cv->kh = cv->sx = cv->sy = cv->dx = cv->dy = 1;
     cv->ow = cv->w;
@@ -468,6 +474,7 @@ static void test_weight_reuse_between_layers(void **state)
 RUN_TEST(test_flying_nv_small, random_suite, "nv_small", 400, 0x5df10001u, 0)
 RUN_TEST(test_flying_nv_small_256, random_suite, "nv_small_256", 150, 0x5df10002u, 0)
 RUN_TEST(test_flying_team, random_suite, "nv_small", 120, 0x5df10004u, 1)
+RUN_TEST(test_flying_bands, random_suite, "nv_small", 24, 0x5df10005u, 2)
 
 int main(void)
 {
@@ -475,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_flying_nv_small),
         cmocka_unit_test(test_flying_nv_small_256),
         cmocka_unit_test(test_flying_team),
+        cmocka_unit_test(test_flying_bands),
         cmocka_unit_test(test_weight_reuse_between_layers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1654,21 +1654,26 @@ static void par_pack(void *ctx, size_t surf)
 #define SDP_TEAM_ITEM_PIXELS (SDP_TEAM_ITEM_ELEMS / 8)
 
 /* Pixels [j0, j1) of surface `surf` straight into its pieces of memory
- * (each piece's share of the range, as atoms8_in_place writes them). */
-static void atoms8_into_pieces(const struct sdp_par *p, uint32_t surf, const int32_t *planes,
-                               uint32_t real, size_t j0, size_t j1, size_t item)
+ * pc[i0..i1) (each piece's share of the range, as atoms8_in_place writes
+ * them), from CACC's planes of the surface whose pixel `px0` is at
+ * planes[0] (w->plane apart); returns 1 when a byte written is non-zero. */
+static int atoms8_into_pieces(const struct sdp_cfg *c, const struct sdp_work *w,
+                              const struct out_piece *pc, size_t i0, size_t i1, uint32_t surf,
+                              const int32_t *planes, size_t px0, uint32_t real, size_t j0,
+                              size_t j1, struct sdp_stats *st)
 {
-    for (size_t i = p->pc0[surf]; i < p->pc0[surf + 1]; i++) {
-        const struct out_piece *pc = &p->pc[i];
-        const size_t a = pc->off / 8 > j0 ? pc->off / 8 : j0;
-        const size_t b = (pc->off + pc->n) / 8 < j1 ? (pc->off + pc->n) / 8 : j1;
+    int nonzero = 0;
+    for (size_t i = i0; i < i1; i++) {
+        const size_t a = pc[i].off / 8 > j0 ? pc[i].off / 8 : j0;
+        const size_t b = (pc[i].off + pc[i].n) / 8 < j1 ? (pc[i].off + pc[i].n) / 8 : j1;
         if (a >= b) {
             continue;
         }
-        uint8_t *at = pc->at + (a * 8 - pc->off);
-        surface_atoms8(p->c, p->w, surf, planes + a, real, 0, b - a, at, &p->st[item]);
-        p->nonzero[item] |= dla_sdp_lanes_any_nonzero(at, (b - a) * 8);
+        uint8_t *at = pc[i].at + (a * 8 - pc[i].off);
+        surface_atoms8(c, w, surf, planes + (a - px0), real, 0, b - a, at, st);
+        nonzero |= dla_sdp_lanes_any_nonzero(at, (b - a) * 8);
     }
+    return nonzero;
 }
 
 /* Item: a range of pixels of one surface, straight to its atoms. */
@@ -1685,7 +1690,8 @@ static void par_atoms8(void *ctx, size_t item)
     const uint32_t real = p->in->c - ch0 < c->epa ? (uint32_t)(p->in->c - ch0) : c->epa;
     const int32_t *planes = p->in->data + ch0 * plane;
     if (p->pc0) {
-        atoms8_into_pieces(p, surf, planes, real, j0, j1, item);
+        p->nonzero[item] = atoms8_into_pieces(c, p->w, p->pc, p->pc0[surf], p->pc0[surf + 1], surf,
+                                              planes, 0, real, j0, j1, &p->st[item]);
         return;
     }
     uint8_t *raw = p->raw + surf * p->w->n_surf;
@@ -1836,7 +1842,9 @@ struct sdp_band_par {
     const struct dla_cube *in;
     int32_t *buf;            /* seat i's band at buf + i * seat_elems */
     size_t seat_elems;
-    uint8_t *raw;            /* every surface's atoms */
+    uint8_t *raw;            /* every surface's atoms (NULL: written in place) */
+    const struct out_piece *pc; /* in place: surface s's at pc[pc0[s]] to pc[pc0[s + 1]] */
+    const size_t *pc0;
     uint32_t rows, nbands;
     atomic_uint next, seat;
     struct sdp_stats *st;    /* one per seat */
@@ -1868,6 +1876,13 @@ static void band_atoms8(const struct sdp_band_par *p, uint32_t y0, uint32_t y1,
     for (uint32_t surf = 0; surf < c->nsurf; surf++) {
         const size_t ch0 = (size_t)surf * c->epa;
         const uint32_t real = p->in->c - ch0 < c->epa ? (uint32_t)(p->in->c - ch0) : c->epa;
+        if (p->pc0) {
+            const size_t j0 = (size_t)y0 * c->w;
+            p->nonzero[seat] |= atoms8_into_pieces(c, &w, p->pc, p->pc0[surf], p->pc0[surf + 1],
+                                                   surf, buf + ch0 * w.plane, j0, real, j0,
+                                                   j0 + w.plane, &p->st[seat]);
+            continue;
+        }
         uint8_t *raw = p->raw + surf * p->w->n_surf + (size_t)y0 * c->w * 8;
         surface_atoms8(c, &w, surf, buf + ch0 * w.plane, real, 0, w.plane, raw, &p->st[seat]);
         p->nonzero[seat] |= dla_sdp_lanes_any_nonzero(raw, w.plane * 8);
@@ -1916,7 +1931,14 @@ static int run_bands(struct dla_dev *d, struct dla_team *team, const struct sdp_
     } else {
         p.buf = own = malloc(seats * p.seat_elems * sizeof(int32_t));
     }
-    p.raw = malloc((size_t)c->nsurf * w->n_surf);
+    /* the bands write their atoms in place where they can (the input is
+     * CBUF's copy, never the memory): no write-out after the job */
+    struct out_piece *pc = NULL;
+    size_t *pc0 = NULL;
+    const int in_place = team_pieces(d, c, w, &pc, &pc0);
+    p.pc = pc;
+    p.pc0 = pc0;
+    p.raw = in_place ? NULL : malloc((size_t)c->nsurf * w->n_surf);
     p.st = calloc(seats, sizeof(*p.st));
     p.nonzero = calloc(seats, sizeof(int));
     p.rc = calloc(seats, sizeof(int));
@@ -1924,7 +1946,7 @@ static int run_bands(struct dla_dev *d, struct dla_team *team, const struct sdp_
     atomic_init(&p.next, 0u);
     atomic_init(&p.seat, 0u);
     int rc = 0;
-    if (!p.buf || !p.raw || !p.st || !p.nonzero || !p.rc || !p.bad_row) {
+    if (!p.buf || (!in_place && !p.raw) || !p.st || !p.nonzero || !p.rc || !p.bad_row) {
         rc = dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory for a %ux%ux%u cube",
                        c->w, c->h, c->c);
     }
@@ -1942,9 +1964,16 @@ static int run_bands(struct dla_dev *d, struct dla_team *team, const struct sdp_
         stats_add(st, &p.st[i]);
         st->unequal |= p.nonzero[i];
     }
-    for (uint32_t s = 0; !rc && s < c->nsurf; s++) {
+    for (uint32_t s = 0; in_place && s < c->nsurf; s++) {
+        for (size_t i = pc0[s]; i < pc0[s + 1]; i++) { /* (also after a failed band: stamped) */
+            dla_dma_wrote(d, c->dst_port, pc[i].addr, pc[i].n);
+        }
+    }
+    for (uint32_t s = 0; !rc && !in_place && s < c->nsurf; s++) {
         rc = write_surface(d, c, p.raw + (size_t)s * w->n_surf, w->n_line, s, 0, 1);
     }
+    free(pc);
+    free(pc0);
     free(own);
     free(p.raw);
     free(p.st);
