@@ -993,7 +993,15 @@ static size_t stream_surf_bytes(const struct sdp_cfg *c, const struct sdp_stream
 static int work_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
                       struct sdp_small *small)
 {
-    memset(w, 0, sizeof(*w));
+    /* every field set here (a memset of the whole was a rep stos, ~4 % of
+     * sdp_execute's own time) */
+    w->data = NULL;
+    for (int i = 0; i < SRC_N; i++) {
+        w->op[i] = NULL;
+    }
+    for (int i = 0; i < 3; i++) {
+        w->kernel[i] = NULL;
+    }
     w->small = small;
     w->planar = c->flying;
     w->plane = (size_t)c->w * c->h;
