@@ -1555,10 +1555,22 @@ struct dla_conv_band {
  * since, within the noise). */
 #define BAND_ELEMS_PER_WEIGHT 32u
 
+/* On a team, bands a thread at least, each of at least BAND_SPLIT_ELEMS
+ * int32 values: the bands are taken one at a time (sdp.c band_body), so
+ * at the layer's close one thread idles for up to a band while the other
+ * ends its last one; with one band a thread that is the whole imbalance
+ * of the two threads' speeds.  Measured (MobileNetV2, --threads 2,
+ * loaded host, 31 images, the worker's idle time between its last band
+ * and the caller's, rdtsc): 3.2-5.4 M ticks with 1 band a thread,
+ * 2.1-3.2 M with 2; 4 a thread made the caller wait longer. */
+#define BAND_PER_THREAD 2u
+#define BAND_SPLIT_ELEMS 65536u
+
 /* Output rows a band, or 0 where the layer keeps the whole-layer path:
- * fewer than two bands (the whole-layer kernel splits over the team
- * itself), deep sums, input not read in place.  On a team of t threads
- * the band count is a multiple of t (every thread the same share). */
+ * fewer than two bands of BAND_ELEMS (the whole-layer kernel splits over
+ * the team itself), deep sums, input not read in place.  On a team of t
+ * threads the band count is a multiple of t (every thread the same
+ * share) and at least BAND_PER_THREAD * t where the bands stay large. */
 static uint32_t band_rows(const struct dla_csc_cfg *c, const struct conv_job *j, unsigned threads)
 {
     const struct dla_conv_geom *g = &j->g;
@@ -1573,6 +1585,13 @@ static uint32_t band_rows(const struct dla_csc_cfg *c, const struct conv_job *j,
     uint64_t bands = (g->out_h + rows - 1) / rows;
     if (bands < 2) {
         return 0;
+    }
+    /* a layer worth banding on a team: at least BAND_PER_THREAD bands a
+     * thread while they stay BAND_SPLIT_ELEMS or more */
+    const uint64_t want = (uint64_t)BAND_PER_THREAD * threads;
+    const uint64_t most = g->out_h * row / BAND_SPLIT_ELEMS;
+    if (threads > 1 && bands < want && most > bands) {
+        bands = want < most ? want : most;
     }
     bands = (bands + threads - 1) / threads * threads;
     return (uint32_t)((g->out_h + bands - 1) / bands);
