@@ -1356,8 +1356,8 @@ static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const in
                 dla_team_run_awake(dla_dev_team(d), items, dw_item, &j);
             }
         } else {
-            dw_item(&(struct dw_job){ g, in, wt, out, j.diag, j.src, g->out_k, copy },
-                    0); /* one call: a small layer's 8 channels */
+            j.per_item = g->out_k; /* one call: a small layer's 8 channels */
+            dw_item(&j, 0);
         }
         return 0;
     }
