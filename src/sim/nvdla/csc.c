@@ -404,6 +404,7 @@ struct conv_job {
      * else the planar copy is made (feature_planar) */
     struct dla_conv_src src;
     struct feature_copy *copy;
+    int copy_in_items;         /* `in` is made by the depthwise items (dw_item) */
 };
 
 /* n padding bytes: a short loop for a row's few (pad_left, pad_right),
@@ -543,12 +544,9 @@ DLA_LANES_AVX2_ATTR static void padded_rows_avx2(const struct feature_copy *f, i
 }
 #endif
 
-/* Channels [i * per_item, ...) of the copy (a dla_team_run item). */
-static void feature_copy_item(void *ctx, size_t i)
+/* Channels [c0, c1) of the copy. */
+static void feature_copy_channels(const struct feature_copy *f, uint32_t c0, uint32_t c1)
 {
-    const struct feature_copy *f = ctx;
-    uint32_t c0 = (uint32_t)i * f->per_item;
-    uint32_t c1 = f->channels - c0 < f->per_item ? f->channels : c0 + f->per_item;
 #if defined(DLA_LANES_X86)
     if (f->avx2) {
         padded_rows_avx2(f, f->dst + c0 * f->plane, f->first + (size_t)c0 * f->w, c1 - c0);
@@ -562,6 +560,15 @@ static void feature_copy_item(void *ctx, size_t i)
         /* from line 0 of channel ch */
         padded_rows(f, pl, f->first + (size_t)ch * f->w);
     }
+}
+
+/* Channels [i * per_item, ...) of the copy (a dla_team_run item). */
+static void feature_copy_item(void *ctx, size_t i)
+{
+    const struct feature_copy *f = ctx;
+    uint32_t c0 = (uint32_t)i * f->per_item;
+    uint32_t c1 = f->channels - c0 < f->per_item ? f->channels : c0 + f->per_item;
+    feature_copy_channels(f, c0, c1);
 }
 
 /* Batch `b` of a feature layer's input in CBUF: line y of batch b is slice
@@ -605,6 +612,7 @@ static void build_feature_input(struct dla_conv_state *s, const struct dla_csc_c
     j->src = (struct dla_conv_src){f->first, f->w, f->line_bytes, f->x0, f->x1, f->y0, f->y1,
                                    f->pad};
     j->copy = f;
+    j->copy_in_items = 0;
     j->in = NULL;
     j->terms = (uint64_t)c->channel * c->kernel_w * c->kernel_h;
 }
@@ -1241,6 +1249,7 @@ struct dw_job {
     int diag;
     const struct dla_dw_src *src;
     size_t per_item; /* channels a dla_team_run item */
+    const struct feature_copy *copy; /* the planes each item copies first, or NULL */
 };
 
 static void dw_channels(const struct dw_job *j, size_t k0, size_t k1)
@@ -1254,12 +1263,31 @@ static void dw_channels(const struct dw_job *j, size_t k0, size_t k1)
     }
 }
 
+/* Channels [k0, k1) of a layer whose item copies their padded planes
+ * (dla_conv_geom in[c][y][x], s->in) first: then the kernel reads them.
+ * Its reads end at plane k1 (in_c = k1: the AVX2 rows' loads near the
+ * input's end stop there), so no item reads a plane another one writes;
+ * each output is the same exact sum as from the whole copy. */
+static void dw_copy_channels(const struct dw_job *j, size_t k0, size_t k1)
+{
+    const struct feature_copy *f = j->copy;
+    feature_copy_channels(f, (uint32_t)k0, k1 < f->channels ? (uint32_t)k1 : f->channels);
+    struct dla_conv_geom g = *j->g;
+    g.in_c = (uint32_t)k1;
+    dla_conv_dw_s8_diag_channels(&g, j->in, j->wt, j->out, k0, k1);
+}
+
 /* Item i of a layer on the team: channels [i * per_item, ...). */
 static void dw_item(void *ctx, size_t i)
 {
     const struct dw_job *j = ctx;
     size_t k0 = i * j->per_item, k1 = k0 + j->per_item;
-    dw_channels(j, k0, k1 < j->g->out_k ? k1 : j->g->out_k);
+    k1 = k1 < j->g->out_k ? k1 : j->g->out_k;
+    if (j->copy != NULL) {
+        dw_copy_channels(j, k0, k1);
+    } else {
+        dw_channels(j, k0, k1);
+    }
 }
 
 /* Real MACs below which a depthwise layer stays on the calling thread: a
@@ -1273,21 +1301,64 @@ static void dw_item(void *ctx, size_t i)
 #define DW_TEAM_WAKE_MACS 65536.0
 #define DW_ITEM_MACS 3072.0
 
+/* Whether a depthwise layer's channels go to the team (run_kernel). */
+static int dw_on_team(struct dla_dev *d, const struct dla_conv_geom *g)
+{
+    double per_channel = (double)g->out_h * g->out_w * g->k_h * g->k_w;
+    return per_channel * g->out_k >= DW_TEAM_MIN_MACS && dla_dev_team(d) != NULL;
+}
+
+/* Whether the padded planar copy of a depthwise layer with cached diagonal
+ * kernels is made by its team items, each its own channels' planes before
+ * computing them (dw_copy_channels), instead of on the calling thread
+ * before the split: both threads copy.  Layers that stay on the caller
+ * keep the one copy (feature_planar). */
+static int dw_copies_in_items(struct dla_dev *d, const struct conv_job *j)
+{
+    return j->copy != NULL && j->pack != NULL && j->wt != NULL &&
+           j->terms < CONV_INT32_SAFE_TERMS && j->g.out_k <= j->g.in_c &&
+           !dw_reads_in_place(j) && dw_on_team(d, &j->g);
+}
+
+/* The scratch the items of dw_copies_in_items copy into (s->in). */
+static int feature_scratch(struct dla_dev *d, struct dla_conv_state *s, struct conv_job *j)
+{
+    int rc = dla_conv_scratch(d, (void **)&s->in, &s->in_cap, j->copy->plane * j->g.in_c);
+    if (rc) {
+        return rc;
+    }
+    j->copy->dst = s->in;
+    j->in = s->in;
+    j->copy_in_items = 1;
+    return 0;
+}
+
 /* wt: the dense planar weights, or (with a cached pack) the diagonal
  * kernels of a depthwise layer, NULL otherwise (cached_weights).  src:
  * the input in place where `in` is NULL (the packed kernel's, or a
  * depthwise layer's that dw_reads_in_place takes). */
 static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const int8_t *in,
                       const struct dla_dw_src *src, const int8_t *wt,
-                      const struct dla_conv_wpack *pack, int32_t *out)
+                      const struct dla_conv_wpack *pack, const struct feature_copy *copy,
+                      int32_t *out)
 {
     /* a depthwise block lowered densely: the same sums without the zeros
      * (weights that came with a cached pack were checked when cached) */
     if (wt != NULL && (pack != NULL || dla_conv_s8_is_depthwise(g, wt))) {
-        struct dw_job j = { g, in, wt, out, pack != NULL, in == NULL ? src : NULL, 1 };
+        struct dw_job j = { g, in, wt, out, pack != NULL, in == NULL ? src : NULL, 1, copy };
         double per_channel = (double)g->out_h * g->out_w * g->k_h * g->k_w;
-        if (per_channel * g->out_k >= DW_TEAM_MIN_MACS && dla_dev_team(d) != NULL) {
+        if (dw_on_team(d, g)) {
             j.per_item = per_channel >= DW_ITEM_MACS ? 1 : (size_t)(DW_ITEM_MACS / per_channel) + 1;
+            if (copy != NULL) {
+                /* an item a thread: a copy of one channel reads a few bytes
+                 * of every CBUF line, of half the channels a line's half
+                 * (perf, MobileNetV2 --threads 2, padded_rows_avx2 main /
+                 * worker: items of 1 channel 1.53 / 1.51 %, of 2 1.15 /
+                 * 0.92, of 4 1.04 / 0.80; the caller's copy alone 1.41 / 0.56) */
+                size_t t = dla_team_threads(dla_dev_team(d));
+                size_t per = (g->out_k + t - 1) / t;
+                j.per_item = per > j.per_item ? per : j.per_item;
+            }
             size_t items = (g->out_k + j.per_item - 1) / j.per_item;
             if (per_channel * g->out_k >= DW_TEAM_WAKE_MACS) {
                 dla_team_run(dla_dev_team(d), items, dw_item, &j);
@@ -1295,7 +1366,8 @@ static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const in
                 dla_team_run_awake(dla_dev_team(d), items, dw_item, &j);
             }
         } else {
-            dw_channels(&j, 0, g->out_k); /* one call: a small layer's 8 channels */
+            j.per_item = g->out_k; /* one call: a small layer's 8 channels */
+            dw_item(&j, 0);
         }
         return 0;
     }
@@ -1334,7 +1406,7 @@ static int run_chunked(struct dla_dev *d, struct dla_conv_state *s, const struct
             memcpy(s->wchunk + (size_t)k * sub.in_c * taps,
                    j->wt + ((size_t)k * g->in_c + c0) * taps, (size_t)sub.in_c * taps);
         }
-        rc = run_kernel(d, &sub, j->in + (size_t)c0 * plane, NULL, s->wchunk, NULL, tmp);
+        rc = run_kernel(d, &sub, j->in + (size_t)c0 * plane, NULL, s->wchunk, NULL, NULL, tmp);
         if (rc) {
             return rc;
         }
@@ -1432,7 +1504,8 @@ static int compute(struct dla_dev *d, struct dla_conv_state *s, const struct con
     if (j->terms < CONV_INT32_SAFE_TERMS) {
         const struct dla_dw_src src = {j->src, j->copy ? j->copy->lo : NULL,
                                        j->copy ? j->copy->hi : NULL};
-        rc = run_kernel(d, g, j->in, j->in == NULL ? &src : NULL, j->wt, j->pack, out);
+        rc = run_kernel(d, g, j->in, j->in == NULL ? &src : NULL, j->wt, j->pack,
+                        j->copy_in_items ? j->copy : NULL, out);
         if (!rc) {
             *sat += dla_cacc_deliver_i32(cacc, out, n_out);
         }
@@ -1492,10 +1565,22 @@ struct dla_conv_band {
  * since, within the noise). */
 #define BAND_ELEMS_PER_WEIGHT 32u
 
+/* On a team, bands a thread at least, each of at least BAND_SPLIT_ELEMS
+ * int32 values: the bands are taken one at a time (sdp.c band_body), so
+ * at the layer's close one thread idles for up to a band while the other
+ * ends its last one; with one band a thread that is the whole imbalance
+ * of the two threads' speeds.  Measured (MobileNetV2, --threads 2,
+ * loaded host, 31 images, the worker's idle time between its last band
+ * and the caller's, rdtsc): 3.2-5.4 M ticks with 1 band a thread,
+ * 2.1-3.2 M with 2; 4 a thread made the caller wait longer. */
+#define BAND_PER_THREAD 2u
+#define BAND_SPLIT_ELEMS 65536u
+
 /* Output rows a band, or 0 where the layer keeps the whole-layer path:
- * fewer than two bands (the whole-layer kernel splits over the team
- * itself), deep sums, input not read in place.  On a team of t threads
- * the band count is a multiple of t (every thread the same share). */
+ * fewer than two bands of BAND_ELEMS (the whole-layer kernel splits over
+ * the team itself), deep sums, input not read in place.  On a team of t
+ * threads the band count is a multiple of t (every thread the same
+ * share) and at least BAND_PER_THREAD * t where the bands stay large. */
 static uint32_t band_rows(const struct dla_csc_cfg *c, const struct conv_job *j, unsigned threads)
 {
     const struct dla_conv_geom *g = &j->g;
@@ -1510,6 +1595,13 @@ static uint32_t band_rows(const struct dla_csc_cfg *c, const struct conv_job *j,
     uint64_t bands = (g->out_h + rows - 1) / rows;
     if (bands < 2) {
         return 0;
+    }
+    /* a layer worth banding on a team: at least BAND_PER_THREAD bands a
+     * thread while they stay BAND_SPLIT_ELEMS or more */
+    const uint64_t want = (uint64_t)BAND_PER_THREAD * threads;
+    const uint64_t most = g->out_h * row / BAND_SPLIT_ELEMS;
+    if (threads > 1 && bands < want && most > bands) {
+        bands = want < most ? want : most;
     }
     bands = (bands + threads - 1) / threads * threads;
     return (uint32_t)((g->out_h + bands - 1) / bands);
@@ -1882,7 +1974,8 @@ int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
             rc = build_weights(d, s, &csc, &job);
         }
         if (!rc && job.copy != NULL && !reads_in_place(&job) && !dw_reads_in_place(&job)) {
-            rc = feature_planar(d, s, &job);
+            rc = dw_copies_in_items(d, &job) ? feature_scratch(d, s, &job)
+                                             : feature_planar(d, s, &job);
         }
         const uint32_t rows = rc || job.g.out_k != to_sdp->c
                                   ? 0
