@@ -507,6 +507,13 @@ DLA_LANES_AVX2_ATTR static void dw_channel_pick(const struct dla_conv_geom *g,
  * 13,300 and 34,000 -> 38,500: their copy and whole-plane pairing stay. */
 #define DW_SRC_MAX_W 16u
 
+/* A padded row from its 16 bytes at p (column 0): PAD_VALUE outside the
+ * data columns (take). */
+DLA_LANES_AVX2_ATTR static inline __m128i dw_src_load(const int8_t *p, __m128i padv, __m128i take)
+{
+    return _mm_blendv_epi8(padv, _mm_loadu_si128((const __m128i *)(const void *)p), take);
+}
+
 /* Padded row y of the channel whose line 0 is at line0, as bytes [0, W)
  * of a vector (the rest: PAD_VALUE or line bytes, never read as data). */
 DLA_LANES_AVX2_ATTR static inline __m128i dw_src_row(const struct dla_dw_src *in,
@@ -519,8 +526,7 @@ DLA_LANES_AVX2_ATTR static inline __m128i dw_src_row(const struct dla_dw_src *in
     }
     const int8_t *row = line0 + (size_t)(y - s->y0) * s->line_stride; /* its column x0 */
     if ((size_t)(row - in->lo) >= s->x0 && (size_t)(in->hi - row) + s->x0 >= DW_SRC_MAX_W) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(row - s->x0));
-        return _mm_blendv_epi8(padv, v, take);
+        return dw_src_load(row - s->x0, padv, take);
     }
     int8_t b[DW_SRC_MAX_W]; /* near the buffer's ends: the row's bytes alone */
     memset(b, s->pad, sizeof(b));
@@ -528,11 +534,17 @@ DLA_LANES_AVX2_ATTR static inline __m128i dw_src_row(const struct dla_dw_src *in
     return _mm_loadu_si128((const __m128i *)(const void *)b);
 }
 
-/* A padded row from its 16 bytes at p (column 0): PAD_VALUE outside the
- * data columns (take). */
-DLA_LANES_AVX2_ATTR static inline __m128i dw_src_load(const int8_t *p, __m128i padv, __m128i take)
+/* Row y's pairs (a: row y, b: its partner) as W int32 lanes at o: eight
+ * pixels a store, in ascending order, so the lanes past W land on the next
+ * row's first, stored after them. */
+DLA_LANES_AVX2_ATTR static inline void dw_store_pair_row(int32_t *o, __m128i a, __m128i b,
+                                                          size_t W)
 {
-    return _mm_blendv_epi8(padv, _mm_loadu_si128((const __m128i *)(const void *)p), take);
+    _mm256_storeu_si256((__m256i *)(void *)o, _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
+    if (W > 8) {
+        _mm256_storeu_si256((__m256i *)(void *)(o + 8),
+                            _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
+    }
 }
 
 /* dw_pair_plane of one channel from its lines (line0: line 0), W <= 16;
@@ -561,33 +573,18 @@ DLA_LANES_AVX2_ATTR static void dw_pair_plane_src(const struct dla_conv_geom *g,
                                                   : dw_src_load(first + (size_t)(n - s->y0) *
                                                                             s->line_stride,
                                                                 padv, take);
-            int32_t *o = dst + (size_t)y * W;
-            _mm256_storeu_si256((__m256i *)(void *)o,
-                                _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
-            if (W > 8) {
-                _mm256_storeu_si256((__m256i *)(void *)(o + 8),
-                                    _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
-            }
+            dw_store_pair_row(dst + (size_t)y * W, a, b, W);
             a = b;
         }
-        _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)g->in_h * W),
-                            _mm256_setzero_si256());
-        return;
-    }
-    __m128i next = dw_src_row(in, line0, 0, padv, take);
-    for (uint32_t y = 0; y < g->in_h; y++) {
-        /* row y is the partner of row y - 1 under dilation 1: made once */
-        __m128i a = g->dil_y == 1 ? next : dw_src_row(in, line0, y, padv, take);
-        __m128i b = y + g->dil_y < g->in_h ? dw_src_row(in, line0, y + g->dil_y, padv, take)
-                                           : zero;
-        next = b;
-        int32_t *o = dst + (size_t)y * W;
-        /* eight pixels a store, in ascending order: the lanes past W land
-         * on the next row's first, stored after them */
-        _mm256_storeu_si256((__m256i *)(void *)o, _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
-        if (W > 8) {
-            _mm256_storeu_si256((__m256i *)(void *)(o + 8),
-                                _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
+    } else {
+        __m128i next = dw_src_row(in, line0, 0, padv, take);
+        for (uint32_t y = 0; y < g->in_h; y++) {
+            /* row y is the partner of row y - 1 under dilation 1: made once */
+            __m128i a = g->dil_y == 1 ? next : dw_src_row(in, line0, y, padv, take);
+            __m128i b = y + g->dil_y < g->in_h ? dw_src_row(in, line0, y + g->dil_y, padv, take)
+                                               : zero;
+            next = b;
+            dw_store_pair_row(dst + (size_t)y * W, a, b, W);
         }
     }
     _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)g->in_h * W), _mm256_setzero_si256());

@@ -22,7 +22,6 @@
 #include "common/team.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -484,8 +483,9 @@ static void *sgemm_worker(void *arg)
         pack_task(j, t);
         atomic_fetch_add_explicit(&j->packs_done, 1, memory_order_release);
     }
+    unsigned spins = 0;
     while (atomic_load_explicit(&j->packs_done, memory_order_acquire) < j->pack_tasks) {
-        sched_yield();
+        dla_spin_wait(&spins);
     }
     for (;;) {
         long long t = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);

@@ -305,16 +305,14 @@ static inline int dla_regfile_write_control(struct dla_regfile *rf, uint32_t e, 
         (rf->val[g][us->op_en_reg] & 1u)) {
         return DLA_WRITE_DROPPED_ENABLED; /* spec 001: dropped silently */
     }
-    const struct dla_reg_hot *h = &rf->hot[i];
-    uint32_t *p = &rf->val[g][i];
-    *p = ((*p & ~h->write_mask) | (v & h->write_mask)) & ~(v & h->w1c_mask);
-    if (*p & 1u) {
+    const int stored = dla_regfile_plain_store(rf, rf->val[g], e, v);
+    if (rf->val[g][i] & 1u) {
         if (rf->pp->enabled) {
             rf->pp->enabled(rf, us);
         }
         return DLA_WRITE_OP_ENABLED;
     }
-    return h->write_mask ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
+    return stored;
 }
 
 static inline enum dla_write_effect dla_regfile_write(struct dla_regfile *rf, uint32_t addr,

@@ -101,6 +101,7 @@
  *    input, overlapping output) one surface at a time on one thread.
  */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1518,6 +1519,29 @@ static size_t in_place_pieces(const struct dla_dev *d, const struct sdp_cfg *c,
     return ok ? np : 0;
 }
 
+/* Pixels [j0, j1) of surface `surf` straight into its pieces of memory
+ * pc[i0..i1) (each piece's share of the range), from CACC's planes of the
+ * surface whose pixel `px0` is at planes[0] (w->plane apart); returns 1
+ * when a byte written is non-zero. */
+static int atoms8_into_pieces(const struct sdp_cfg *c, const struct sdp_work *w,
+                              const struct out_piece *pc, size_t i0, size_t i1, uint32_t surf,
+                              const int32_t *planes, size_t px0, uint32_t real, size_t j0,
+                              size_t j1, struct sdp_stats *st)
+{
+    int nonzero = 0;
+    for (size_t i = i0; i < i1; i++) {
+        const size_t a = pc[i].off / 8 > j0 ? pc[i].off / 8 : j0;
+        const size_t b = (pc[i].off + pc[i].n) / 8 < j1 ? (pc[i].off + pc[i].n) / 8 : j1;
+        if (a >= b) {
+            continue;
+        }
+        uint8_t *at = pc[i].at + (a * 8 - pc[i].off);
+        surface_atoms8(c, w, surf, planes + (a - px0), real, 0, b - a, at, st);
+        nonzero |= dla_sdp_lanes_any_nonzero(at, (b - a) * 8);
+    }
+    return nonzero;
+}
+
 /* Surface `surf` of batch b by surface_atoms8 straight into the memory
  * (the same bytes, stamps and traffic as store_surface's write, without
  * the copy): 1 when done, 0 when it must go through w->raw. */
@@ -1527,12 +1551,9 @@ static int atoms8_in_place(struct dla_dev *d, const struct sdp_cfg *c, const str
 {
     struct out_piece pc[OUT_PIECES];
     const size_t np = in_place_pieces(d, c, w, surf, b, pc);
-    for (size_t i = 0; i < np; i++) { /* in write_surface's order: later lines win */
-        const size_t j0 = pc[i].off / 8;
-        surface_atoms8(c, w, surf, planes + j0, real, 0, pc[i].n / 8, pc[i].at, st);
-        if (!st->unequal) {
-            st->unequal = dla_sdp_lanes_any_nonzero(pc[i].at, pc[i].n);
-        }
+    /* in write_surface's order: later lines win */
+    st->unequal |= atoms8_into_pieces(c, w, pc, 0, np, surf, planes, 0, real, 0, SIZE_MAX, st);
+    for (size_t i = 0; i < np; i++) {
         dla_dma_wrote(d, c->dst_port, pc[i].addr, pc[i].n);
     }
     return np != 0;
@@ -1660,29 +1681,6 @@ static void par_pack(void *ctx, size_t surf)
 
 /* Pixels per item of a layer split by surface_atoms8. */
 #define SDP_TEAM_ITEM_PIXELS (SDP_TEAM_ITEM_ELEMS / 8)
-
-/* Pixels [j0, j1) of surface `surf` straight into its pieces of memory
- * pc[i0..i1) (each piece's share of the range, as atoms8_in_place writes
- * them), from CACC's planes of the surface whose pixel `px0` is at
- * planes[0] (w->plane apart); returns 1 when a byte written is non-zero. */
-static int atoms8_into_pieces(const struct sdp_cfg *c, const struct sdp_work *w,
-                              const struct out_piece *pc, size_t i0, size_t i1, uint32_t surf,
-                              const int32_t *planes, size_t px0, uint32_t real, size_t j0,
-                              size_t j1, struct sdp_stats *st)
-{
-    int nonzero = 0;
-    for (size_t i = i0; i < i1; i++) {
-        const size_t a = pc[i].off / 8 > j0 ? pc[i].off / 8 : j0;
-        const size_t b = (pc[i].off + pc[i].n) / 8 < j1 ? (pc[i].off + pc[i].n) / 8 : j1;
-        if (a >= b) {
-            continue;
-        }
-        uint8_t *at = pc[i].at + (a * 8 - pc[i].off);
-        surface_atoms8(c, w, surf, planes + (a - px0), real, 0, b - a, at, st);
-        nonzero |= dla_sdp_lanes_any_nonzero(at, (b - a) * 8);
-    }
-    return nonzero;
-}
 
 /* Item: a range of pixels of one surface, straight to its atoms. */
 static void par_atoms8(void *ctx, size_t item)
