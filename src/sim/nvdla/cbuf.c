@@ -80,6 +80,7 @@ void dla_conv_state_destroy(struct dla_conv_state *s)
     free(s->wdec_src);
     dla_wt_cache_free(&s->wcache);
     dla_dcache_free(&s->pdp_dcache);
+    dla_sdp_cache_free(s->sdp_cache);
     free(s->wchunk);
     free(s->acc);
     free(s->cube);

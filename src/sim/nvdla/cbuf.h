@@ -288,7 +288,12 @@ struct dla_conv_state {
     /* PDP's decoded layers (pdp.c): the device gives the engines this one
      * home for state kept across layers */
     struct dla_dcache pdp_dcache;
+    /* SDP's decoded layers (sdp.c, created on its first layer) */
+    struct dla_sdp_cache *sdp_cache;
 };
+
+/* Free SDP's decode cache (NULL: nothing). */
+void dla_sdp_cache_free(struct dla_sdp_cache *c);
 
 /* Grow a scratch buffer to at least `bytes` (contents not kept). */
 int dla_conv_scratch(struct dla_dev *d, void **buf, size_t *cap, size_t bytes);

@@ -111,6 +111,8 @@
 #include "sim/core/budget.h"
 #include "sim/core/mem.h"
 #include "common/team.h"
+#include "regs/regdb.h"
+#include "sim/nvdla/cbuf.h"
 #include "sim/nvdla/dla.h"
 
 /* ---- decoded configuration ------------------------------------------------ */
@@ -211,6 +213,8 @@ struct sdp_cfg {
     uint64_t dst_base, dst_line, dst_surf, dst_batch;
 
     int perf_sat, perf_lut;
+
+    struct dla_work work; /* what the layer reads, writes and computes */
 };
 
 /* Counters accumulated over a layer. */
@@ -239,15 +243,28 @@ static void stats_add(struct sdp_stats *to, const struct sdp_stats *part)
  * last register. */
 #define SDP_WORDS (DLA_REG_WORD(NVDLA_SDP_D_PERF_LUT_LO_HIT_0) + 1u)
 #define SDP_RDMA_WORDS (DLA_REG_WORD(NVDLA_SDP_RDMA_D_PERF_ERDMA_READ_STALL_0) + 1u)
+/* Both units' words as one array too (the decode cache's key), padded with
+ * zeros to a multiple of 8 words. */
+#define SDP_KEY_WORDS ((SDP_WORDS + SDP_RDMA_WORDS + 7u) / 8u * 8u)
 struct sdp_regs {
-    uint32_t sdp[SDP_WORDS], rdma[SDP_RDMA_WORDS];
+    union {
+        struct {
+            uint32_t sdp[SDP_WORDS], rdma[SDP_RDMA_WORDS];
+        };
+        uint32_t word[SDP_KEY_WORDS];
+    };
 };
+_Static_assert(sizeof(struct sdp_regs) == SDP_KEY_WORDS * sizeof(uint32_t),
+               "struct sdp_regs: the two units' words then the padding, nothing between");
 
 static void sdp_regs_of(const struct dla_dev *d, unsigned g, struct sdp_regs *r)
 {
     dla_unit_values(d, NVDLA_UNIT_SDP, g, r->sdp, SDP_WORDS);
     dla_unit_values(d, NVDLA_UNIT_SDP_RDMA, dla_consumer(d, NVDLA_UNIT_SDP_RDMA), r->rdma,
                     SDP_RDMA_WORDS);
+    for (unsigned k = SDP_WORDS + SDP_RDMA_WORDS; k < SDP_KEY_WORDS; k++) {
+        r->word[k] = 0;
+    }
 }
 
 #define SDP_R(r, REG) DLA_REG_AT((r)->sdp, NVDLA_SDP_##REG)
@@ -472,24 +489,18 @@ static int decode_stream(struct dla_dev *d, const struct sdp_regs *r, int which,
     static const char *const reg_name[3] = {"D_BRDMA_CFG_0", "D_NRDMA_CFG_0", "D_ERDMA_CFG_0"};
     const struct dla_config *cfg = dla_cfg(d);
     struct sdp_dma_fields {
-        uint32_t cfgv, lo, hi, line, surf;
-    } f;
+        uint32_t cfgv, line, surf;
+    } f; /* (the base address: decode_addresses) */
     if (which == 0) {
         f.cfgv = RDMA_R(r, D_BRDMA_CFG_0);
-        f.lo = RDMA_R(r, D_BS_BASE_ADDR_LOW_0);
-        f.hi = RDMA_R(r, D_BS_BASE_ADDR_HIGH_0);
         f.line = RDMA_R(r, D_BS_LINE_STRIDE_0);
         f.surf = RDMA_R(r, D_BS_SURFACE_STRIDE_0);
     } else if (which == 1) {
         f.cfgv = RDMA_R(r, D_NRDMA_CFG_0);
-        f.lo = RDMA_R(r, D_BN_BASE_ADDR_LOW_0);
-        f.hi = RDMA_R(r, D_BN_BASE_ADDR_HIGH_0);
         f.line = RDMA_R(r, D_BN_LINE_STRIDE_0);
         f.surf = RDMA_R(r, D_BN_SURFACE_STRIDE_0);
     } else {
         f.cfgv = RDMA_R(r, D_ERDMA_CFG_0);
-        f.lo = RDMA_R(r, D_EW_BASE_ADDR_LOW_0);
-        f.hi = RDMA_R(r, D_EW_BASE_ADDR_HIGH_0);
         f.line = RDMA_R(r, D_EW_LINE_STRIDE_0);
         f.surf = RDMA_R(r, D_EW_SURFACE_STRIDE_0);
     }
@@ -528,7 +539,6 @@ static int decode_stream(struct dla_dev *d, const struct sdp_regs *r, int which,
                          reg_name[which], dma_name[which]);
     }
     s->port = dla_ram_port(ram);
-    s->base = atom_addr(cfg, f.hi, f.lo);
     s->line_stride = atom_stride(cfg, f.line);
     s->surf_stride = atom_stride(cfg, f.surf);
     s->size = size ? 2u : 1u;
@@ -609,8 +619,6 @@ static int decode_rdma(struct dla_dev *d, const struct sdp_regs *r, struct sdp_c
         }
         c->src_port = dla_ram_port(RDMA_R(r, D_SRC_DMA_CFG_0) &
                                    NVDLA_SDP_RDMA_D_SRC_DMA_CFG_0_SRC_RAM_TYPE__MASK);
-        c->src_base = atom_addr(cfg, RDMA_R(r, D_SRC_BASE_ADDR_HIGH_0),
-                                RDMA_R(r, D_SRC_BASE_ADDR_LOW_0));
         c->src_line = atom_stride(cfg, RDMA_R(r, D_SRC_LINE_STRIDE_0));
         c->src_surf = atom_stride(cfg, RDMA_R(r, D_SRC_SURFACE_STRIDE_0));
     }
@@ -651,12 +659,13 @@ static void prepare_lanes(struct sdp_cfg *c)
     dla_sdp_lane_cvt_init(&c->lane_cvt, c->cvt_offset, c->cvt_scale, c->cvt_shift, c->out_bits);
 }
 
-static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
+static void sdp_work_of(const struct sdp_cfg *c, struct dla_work *w);
+
+/* The layer's configuration from its registers r, all but the base
+ * addresses (decode_addresses). */
+static int sdp_decode(struct dla_dev *d, const struct sdp_regs *r, struct sdp_cfg *c)
 {
     const struct dla_config *cfg = dla_cfg(d);
-    struct sdp_regs regs;
-    const struct sdp_regs *r = &regs;
-    sdp_regs_of(d, g, &regs);
     /* decode writes every field below but these, which only some layers
      * have (clearing all ~800 bytes was ~9 % of sdp_execute's own time) */
     memset(c->stream, 0, sizeof(c->stream));
@@ -740,8 +749,6 @@ static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
 
     if (!c->to_pdp) {
         c->dst_port = dla_ram_port(SDP_F(r, D_DST_DMA_CFG_0, DST_RAM_TYPE));
-        c->dst_base = atom_addr(cfg, SDP_R(r, D_DST_BASE_ADDR_HIGH_0),
-                                SDP_R(r, D_DST_BASE_ADDR_LOW_0));
         c->dst_line = atom_stride(cfg, SDP_R(r, D_DST_LINE_STRIDE_0));
         c->dst_surf = atom_stride(cfg, SDP_R(r, D_DST_SURFACE_STRIDE_0));
         c->dst_batch = atom_stride(cfg, SDP_R(r, D_DST_BATCH_STRIDE_0));
@@ -751,9 +758,243 @@ static int sdp_decode(struct dla_dev *d, unsigned g, struct sdp_cfg *c)
     for (int i = 0; i < SRC_N; i++) {
         need_rdma |= c->src_used[i];
     }
-    if (need_rdma) {
-        return decode_rdma(d, r, c, proc);
+    if (need_rdma && (rc = decode_rdma(d, r, c, proc)) != 0) {
+        return rc;
     }
+    sdp_work_of(c, &c->work);
+    return 0;
+}
+
+/* Does the layer read operand stream i (BRDMA, NRDMA, ERDMA)? */
+static int stream_used(const struct sdp_cfg *c, int i)
+{
+    return c->src_used[2 * i] || c->src_used[2 * i + 1];
+}
+
+/* The base addresses of a decoded layer (the only words sdp_decode leaves
+ * out): where it writes, and where it reads from memory (the input and the
+ * operand streams it uses; the rest stay 0). */
+static void decode_addresses(const struct dla_dev *d, const struct sdp_regs *r, struct sdp_cfg *c)
+{
+    const struct dla_config *cfg = dla_cfg(d);
+    if (!c->to_pdp) {
+        c->dst_base = atom_addr(cfg, SDP_R(r, D_DST_BASE_ADDR_HIGH_0),
+                                SDP_R(r, D_DST_BASE_ADDR_LOW_0));
+    }
+    if (!c->flying) {
+        c->src_base = atom_addr(cfg, RDMA_R(r, D_SRC_BASE_ADDR_HIGH_0),
+                                RDMA_R(r, D_SRC_BASE_ADDR_LOW_0));
+    }
+    if (stream_used(c, 0)) {
+        c->stream[0].base = atom_addr(cfg, RDMA_R(r, D_BS_BASE_ADDR_HIGH_0),
+                                      RDMA_R(r, D_BS_BASE_ADDR_LOW_0));
+    }
+    if (stream_used(c, 1)) {
+        c->stream[1].base = atom_addr(cfg, RDMA_R(r, D_BN_BASE_ADDR_HIGH_0),
+                                      RDMA_R(r, D_BN_BASE_ADDR_LOW_0));
+    }
+    if (stream_used(c, 2)) {
+        c->stream[2].base = atom_addr(cfg, RDMA_R(r, D_EW_BASE_ADDR_HIGH_0),
+                                      RDMA_R(r, D_EW_BASE_ADDR_LOW_0));
+    }
+}
+
+/* ---- decode cache ------------------------------------------------------------ */
+
+/*
+ * Decoded layers kept with the device (struct dla_conv_state), keyed on the
+ * register words they were decoded from (issue 18: MobileNetV2 runs ~950
+ * SDP layers an image, and the firmware programs the operations of one
+ * layer with the same words but for base addresses, into alternating
+ * groups; the decode was ~a quarter of a small layer's SDP time).
+ *
+ * Why a hit is exact: sdp_decode is a function of the words of struct
+ * sdp_regs and of the device's constant state (its configuration, the
+ * instruction set, the LUT RAM's address, not its contents, which the layer
+ * reads when it runs).  Of those words it reads only software-written
+ * configuration registers (regdb kind PLAIN with a non-zero write mask),
+ * and of them the base addresses only in decode_addresses, which runs for
+ * every layer, hit or miss.  The key is every such word but the base
+ * addresses, whole (32 bits), compared word for word with the words of the
+ * layer run now (never an address or a pointer); the words it leaves out
+ * (status and counters, which the hardware updates, S_POINTER, OP_ENABLE,
+ * the LUT access ports) are not read by the decode.  Only successful
+ * decodes are kept: a refused programming is decoded, and refused, every
+ * time.  The work check (the caller's budget may change) and the checks of
+ * CACC's cube run for every layer.
+ */
+#define SDP_CACHE_WAYS 4
+
+struct sdp_cache_way {
+    int valid;
+    uint32_t key[SDP_KEY_WORDS]; /* the words of the layer decoded, masked */
+    struct sdp_cfg cfg;          /* its decode; the base addresses the last hit's */
+};
+
+struct dla_sdp_cache {
+    uint32_t mask[SDP_KEY_WORDS]; /* all ones: a word of the key; 0: not */
+    unsigned next;                /* way to replace next */
+    unsigned last[2];             /* way of each group's last layer */
+    struct sdp_cache_way way[SDP_CACHE_WAYS];
+};
+
+/* Unit u's software-written configuration words among the first n of its
+ * window into mask[at..at+n). */
+static void key_mask_unit(uint32_t *mask, enum nvdla_unit u, unsigned at, unsigned n)
+{
+    const struct nvdla_unit_desc *ud = &nvdla_db.units[u];
+    for (unsigned i = 0; i < ud->n_regs; i++) {
+        const struct nvdla_reg_desc *reg = &nvdla_db.regs[ud->first_reg + i];
+        const unsigned word = DLA_REG_WORD(reg->addr);
+        if (reg->kind == NVDLA_KIND_PLAIN && reg->write_mask != 0 && word < n) {
+            mask[at + word] = UINT32_MAX;
+        }
+    }
+}
+
+static struct dla_sdp_cache *sdp_cache_new(void)
+{
+    static const uint32_t addr_words[] = {
+        DLA_REG_WORD(NVDLA_SDP_D_DST_BASE_ADDR_LOW_0),
+        DLA_REG_WORD(NVDLA_SDP_D_DST_BASE_ADDR_HIGH_0),
+        SDP_WORDS + DLA_REG_WORD(NVDLA_SDP_RDMA_D_SRC_BASE_ADDR_LOW_0),
+        SDP_WORDS + DLA_REG_WORD(NVDLA_SDP_RDMA_D_SRC_BASE_ADDR_HIGH_0),
+        SDP_WORDS + DLA_REG_WORD(NVDLA_SDP_RDMA_D_BS_BASE_ADDR_LOW_0),
+        SDP_WORDS + DLA_REG_WORD(NVDLA_SDP_RDMA_D_BS_BASE_ADDR_HIGH_0),
+        SDP_WORDS + DLA_REG_WORD(NVDLA_SDP_RDMA_D_BN_BASE_ADDR_LOW_0),
+        SDP_WORDS + DLA_REG_WORD(NVDLA_SDP_RDMA_D_BN_BASE_ADDR_HIGH_0),
+        SDP_WORDS + DLA_REG_WORD(NVDLA_SDP_RDMA_D_EW_BASE_ADDR_LOW_0),
+        SDP_WORDS + DLA_REG_WORD(NVDLA_SDP_RDMA_D_EW_BASE_ADDR_HIGH_0),
+    };
+    struct dla_sdp_cache *k = calloc(1, sizeof(*k));
+    if (k) {
+        key_mask_unit(k->mask, NVDLA_UNIT_SDP, 0, SDP_WORDS);
+        key_mask_unit(k->mask, NVDLA_UNIT_SDP_RDMA, SDP_WORDS, SDP_RDMA_WORDS);
+        for (size_t i = 0; i < sizeof(addr_words) / sizeof(addr_words[0]); i++) {
+            k->mask[addr_words[i]] = 0;
+        }
+    }
+    return k;
+}
+
+void dla_sdp_cache_free(struct dla_sdp_cache *c)
+{
+    free(c);
+}
+
+/* The device's cache, made on its first SDP layer; NULL without one (no
+ * host memory for it: every layer is decoded). */
+static struct dla_sdp_cache *sdp_cache_of(struct dla_dev *d)
+{
+    struct dla_conv_state *s = dla_dev_conv_state(d);
+    if (s && !s->sdp_cache) {
+        s->sdp_cache = sdp_cache_new();
+    }
+    return s ? s->sdp_cache : NULL;
+}
+
+/* Does way w hold the decode of the words r?  (Every word of the key
+ * compared: one OR of differences, no early exit in the loop.) */
+static int way_matches(const struct dla_sdp_cache *k, const struct sdp_cache_way *w,
+                       const struct sdp_regs *r)
+{
+    uint32_t diff = 0;
+    for (unsigned i = 0; i < SDP_KEY_WORDS; i++) {
+        diff |= (r->word[i] & k->mask[i]) ^ w->key[i];
+    }
+    return w->valid && diff == 0;
+}
+
+/* The group's last way first: the firmware programs a layer's operations
+ * into alternating groups, and the words of the two groups' differ. */
+static struct sdp_cfg *cache_find(struct dla_sdp_cache *k, unsigned g, const struct sdp_regs *r)
+{
+    for (unsigned n = 0; n < SDP_CACHE_WAYS; n++) {
+        const unsigned i = (k->last[g & 1u] + n) % SDP_CACHE_WAYS;
+        if (way_matches(k, &k->way[i], r)) {
+            k->last[g & 1u] = i;
+            return &k->way[i].cfg;
+        }
+    }
+    return NULL;
+}
+
+/* Lines of a range prefetched at most (a small layer's: the ~900 8-channel
+ * operations of MobileNetV2 write 392 to 1,568 bytes each). */
+#define SDP_PREFETCH_LINES 32u
+
+/* The cache lines of [p, p+n) (up to SDP_PREFETCH_LINES) towards the cache,
+ * for writing when `write`. */
+static void prefetch_range(const uint8_t *p, size_t n, int write)
+{
+    if (!p) {
+        return;
+    }
+    const uintptr_t first = (uintptr_t)p & ~(uintptr_t)63, last = ((uintptr_t)p + n - 1) & ~(uintptr_t)63;
+    for (uintptr_t a = first, k = 0; a <= last && k < SDP_PREFETCH_LINES; a += 64, k++) {
+        if (write) {
+            __builtin_prefetch((const void *)a, 1);
+        } else {
+            __builtin_prefetch((const void *)a, 0);
+        }
+    }
+}
+
+/* Start the memory reads a small layer's first steps wait on, so that they
+ * overlap each other and the checks before: its per-kernel operands
+ * (load_kernel_ops) and the first page of its output (written in place),
+ * both a cold miss an operation (the network's other layers ran in between).
+ * Only where the memory lends the bytes; no traffic, stamps or state. */
+static void prefetch_layer(const struct dla_dev *d, const struct sdp_cfg *c)
+{
+    for (int i = 0; i < 3; i++) {
+        const struct sdp_stream *s = &c->stream[i];
+        if (stream_used(c, i) && s->per_kernel) {
+            const size_t n = (size_t)c->nsurf * c->epa * s->elem_bytes;
+            prefetch_range(dla_dma_lend(d, s->port, s->base & c->addr_mask, n), n, 0);
+        }
+    }
+    if (c->flying && !c->to_pdp && !c->eql) {
+        const uint64_t at = c->dst_base & c->addr_mask;
+        const size_t page_left = DLA_MEM_PAGE_BYTES - (size_t)(at % DLA_MEM_PAGE_BYTES);
+        const size_t n = (size_t)c->w * c->epa * c->bpe;  /* the first line */
+        const size_t k = n < page_left ? n : page_left;
+        prefetch_range(dla_dma_write_view(d, c->dst_port, at, k), k, 1);
+    }
+}
+
+/* The layer's configuration (*out: in the cache, or `local` without one),
+ * with its base addresses: decoded from its registers, or a cached decode of
+ * the same words. */
+static int sdp_layer_cfg(struct dla_dev *d, unsigned g, struct sdp_cfg *local,
+                         struct sdp_cfg **out)
+{
+    struct sdp_regs r;
+    sdp_regs_of(d, g, &r);
+    struct dla_sdp_cache *k = sdp_cache_of(d);
+    struct sdp_cfg *c = k ? cache_find(k, g, &r) : NULL;
+    if (!c) {
+        struct sdp_cache_way *w = k ? &k->way[k->next] : NULL;
+        c = w ? &w->cfg : local;
+        if (w) {
+            w->valid = 0; /* until decoded */
+        }
+        int rc = sdp_decode(d, &r, c);
+        if (rc) {
+            return rc;
+        }
+        if (w) {
+            for (unsigned i = 0; i < SDP_KEY_WORDS; i++) {
+                w->key[i] = r.word[i] & k->mask[i];
+            }
+            w->valid = 1;
+            k->last[g & 1u] = k->next;
+            k->next = (k->next + 1) % SDP_CACHE_WAYS;
+        }
+    }
+    decode_addresses(d, &r, c);
+    prefetch_layer(d, c);
+    *out = c;
     return 0;
 }
 
@@ -2391,14 +2632,14 @@ static struct dla_strided sdp_cube(const struct sdp_cfg *c, unsigned elem_bytes,
 }
 
 /* What the layer reads (input, operand streams), writes (every batch) and
- * computes (every lane of every atom; per batch for flying input). */
-static int sdp_check_work(struct dla_dev *d, const struct sdp_cfg *c)
+ * computes (every lane of every atom; per batch for flying input): sizes
+ * and strides, no address. */
+static void sdp_work_of(const struct sdp_cfg *c, struct dla_work *w)
 {
-    struct dla_work w;
-    dla_work_init(&w, "SDP");
+    dla_work_init(w, "SDP");
     if (!c->flying) {
         struct dla_strided in = sdp_cube(c, c->bpe, c->src_line, c->src_surf);
-        dla_work_read(&w, &in);
+        dla_work_read(w, &in);
     }
     for (int i = 0; i < 3; i++) {
         const struct sdp_stream *st = &c->stream[i];
@@ -2410,16 +2651,15 @@ static int sdp_check_work(struct dla_dev *d, const struct sdp_cfg *c)
             op.line_bytes = (uint64_t)c->nsurf * c->epa * st->elem_bytes;
             op.lines = op.surfaces = 1;
         }
-        dla_work_read(&w, &op);
+        dla_work_read(w, &op);
     }
     if (!c->to_pdp && !c->eql) {
         struct dla_strided out = sdp_cube(c, c->bpe, c->dst_line, c->dst_surf);
         out.batches = c->batches;
         out.batch_stride = c->dst_batch;
-        dla_work_write(&w, &out);
+        dla_work_write(w, &out);
     }
-    dla_work_ops(&w, (uint64_t)c->w * c->h * c->nsurf * c->epa * (c->flying ? c->batches : 1));
-    return dla_work_check(d, &w);
+    dla_work_ops(w, (uint64_t)c->w * c->h * c->nsurf * c->epa * (c->flying ? c->batches : 1));
 }
 
 static int check_io(struct dla_dev *d, const struct sdp_cfg *c, const struct dla_cube *in,
@@ -2455,93 +2695,93 @@ static int check_io(struct dla_dev *d, const struct sdp_cfg *c, const struct dla
 static int sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in,
                        struct dla_cube *to_pdp)
 {
-    struct sdp_cfg c;
+    struct sdp_cfg local, *c = NULL;
     struct sdp_work w;
     struct sdp_small small;
     struct sdp_stats st;
-    int rc = sdp_decode(d, group, &c);
+    int rc = sdp_layer_cfg(d, group, &local, &c);
     if (!rc) {
-        rc = sdp_check_work(d, &c);
+        rc = dla_work_check(d, &c->work);
     }
     if (!rc) {
-        rc = check_io(d, &c, in, to_pdp);
+        rc = check_io(d, c, in, to_pdp);
     }
     if (rc) {
         return rc;
     }
-    if (c.to_pdp) {
-        rc = dla_cube_alloc(to_pdp, c.w, c.h, c.nsurf * c.epa, 1);
+    if (c->to_pdp) {
+        rc = dla_cube_alloc(to_pdp, c->w, c->h, c->nsurf * c->epa, 1);
         if (rc) {
             return dla_error(d, rc, "SDP: out of host memory for the cube sent to PDP");
         }
     }
-    rc = work_alloc(d, &c, &w, &small);
+    rc = work_alloc(d, c, &w, &small);
     if (rc) {
         return rc;
     }
     memset(&st, 0, sizeof(st));
-    rc = load_kernel_ops(d, &c, &w);
+    rc = load_kernel_ops(d, c, &w);
     struct dla_team *team = rc ? NULL : dla_dev_team(d);
-    if (!rc && c.flying && in->band) { /* a convolution's values, not computed yet */
-        if (bands_eligible(&c, &w)) {
-            rc = run_bands(d, team, &c, &w, in, &st);
+    if (!rc && c->flying && in->band) { /* a convolution's values, not computed yet */
+        if (bands_eligible(c, &w)) {
+            rc = run_bands(d, team, c, &w, in, &st);
             work_free(&w);
             if (!rc) {
-                set_hw_regs(d, group, &c, &st);
+                set_hw_regs(d, group, c, &st);
             }
             return rc;
         }
         rc = dla_conv_band_whole(d, in);
     }
-    if (!rc && (team_eligible(&c, &w, team) || (!c.flying && !c.to_pdp && mem_reads_apart(&c)))) {
-        rc = work_alloc_data(d, &c, &w);
+    if (!rc && (team_eligible(c, &w, team) || (!c->flying && !c->to_pdp && mem_reads_apart(c)))) {
+        rc = work_alloc_data(d, c, &w);
         if (rc) {
             return rc; /* (work_alloc_data freed w) */
         }
-        rc = c.flying ? run_on_team(d, team, &c, &w, in, &st)
-                      : run_from_memory(d, team, &c, &w, &st);
+        rc = c->flying ? run_on_team(d, team, c, &w, in, &st)
+                       : run_from_memory(d, team, c, &w, &st);
         work_free(&w);
         if (!rc) {
-            set_hw_regs(d, group, &c, &st);
+            set_hw_regs(d, group, c, &st);
         }
         return rc;
     }
-    const int atoms8 = atoms8_eligible(&c, &w);
+    const int atoms8 = atoms8_eligible(c, &w);
     if (!rc && !atoms8) {
-        rc = work_alloc_data(d, &c, &w);
+        rc = work_alloc_data(d, c, &w);
         if (rc) {
             return rc; /* (work_alloc_data freed w) */
         }
     }
-    for (uint32_t s = 0; s < c.nsurf && !rc; s++) {
-        rc = c.flying ? 0 : load_surface_input(d, &c, &w, s);
+    for (uint32_t s = 0; s < c->nsurf && !rc; s++) {
+        rc = c->flying ? 0 : load_surface_input(d, c, &w, s);
         if (!rc) {
-            rc = load_surface_ops(d, &c, &w, s);
+            rc = load_surface_ops(d, c, &w, s);
         }
-        if (!rc && !c.flying) {
+        if (!rc && !c->flying) {
             /* the same input for every batch: one pass, written to each */
-            process_surface(&c, &w, s, in, 0, &st);
-            rc = store_surface(d, &c, &w, s, 0, c.batches, to_pdp, &st, 0);
+            process_surface(c, &w, s, in, 0, &st);
+            rc = store_surface(d, c, &w, s, 0, c->batches, to_pdp, &st, 0);
         }
         /* flying: each batch of CACC's cube with the same operands */
-        for (uint32_t b = 0; c.flying && b < c.batches && !rc; b++) {
+        for (uint32_t b = 0; c->flying && b < c->batches && !rc; b++) {
             if (atoms8) {
-                const size_t ch0 = (size_t)s * c.epa;
-                const uint32_t real = in->c - ch0 < c.epa ? (uint32_t)(in->c - ch0) : c.epa;
+                const size_t ch0 = (size_t)s * c->epa;
+                const uint32_t real = in->c - ch0 < c->epa ? (uint32_t)(in->c - ch0) : c->epa;
                 const int32_t *planes = in->data + b * dla_cube_batch_elems(in) + ch0 * w.plane;
-                if (atoms8_in_place(d, &c, &w, s, b, planes, real, &st)) {
+                if (atoms8_in_place(d, c, &w, s, b, planes, real, &st)) {
                     continue;
                 }
-                surface_atoms8(&c, &w, s, planes, real, 0, w.plane, w.raw, &st);
+                surface_atoms8(c, &w, s, planes, real, 0, w.plane, w.raw, &st);
             } else {
-                process_surface(&c, &w, s, in, b, &st);
+                process_surface(c, &w, s, in, b, &st);
             }
-            rc = store_surface(d, &c, &w, s, b, b + 1, to_pdp, &st, atoms8);
+            rc = store_surface(d, c, &w, s, b, b + 1, to_pdp, &st, atoms8);
         }
     }
     work_free(&w);
     if (!rc) {
-        set_hw_regs(d, group, &c, &st);
+        set_hw_regs(d, group, c, &st);
     }
     return rc;
 }
