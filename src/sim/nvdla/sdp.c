@@ -940,31 +940,18 @@ static void prefetch_range(const uint8_t *p, size_t n, int write)
     }
 }
 
-/* Operand blocks of consecutive operations this far apart at most are
- * taken for one layer's (SDP_NEXT_STEP: prefetch_layer). */
-#define SDP_NEXT_STEP 4096u
-
 /* Start the memory reads a small layer's first steps wait on, so that they
  * overlap each other and the checks before: its per-kernel operands
- * (load_kernel_ops) and the first line of its output (written in place),
+ * (load_kernel_ops) and the first page of its output (written in place),
  * both a cold miss an operation (the network's other layers ran in between).
- * `prev`: the operand streams' bases of the operation the same cached
- * decode ran last (NULL: none); the firmware lays out the operands of one
- * layer's operations at equal steps, so the next operation's are prefetched
- * too, a whole operation ahead.  Only where the memory lends the bytes; no
- * traffic, stamps or state: a wrong guess costs a prefetch. */
-static void prefetch_layer(const struct dla_dev *d, const struct sdp_cfg *c, const uint64_t *prev)
+ * Only where the memory lends the bytes; no traffic, stamps or state. */
+static void prefetch_layer(const struct dla_dev *d, const struct sdp_cfg *c)
 {
     for (int i = 0; i < 3; i++) {
         const struct sdp_stream *s = &c->stream[i];
         if (stream_used(c, i) && s->per_kernel) {
             const size_t n = (size_t)c->nsurf * c->epa * s->elem_bytes;
             prefetch_range(dla_dma_lend(d, s->port, s->base & c->addr_mask, n), n, 0);
-            const uint64_t step = prev ? s->base - prev[i] : 0;
-            if (step != 0 && (step <= SDP_NEXT_STEP || -step <= SDP_NEXT_STEP)) {
-                const uint64_t next = (s->base + step) & c->addr_mask;
-                prefetch_range(dla_dma_lend(d, s->port, next, n), n, 0);
-            }
         }
     }
     if (c->flying && !c->to_pdp && !c->eql) {
@@ -986,8 +973,6 @@ static int sdp_layer_cfg(struct dla_dev *d, unsigned g, struct sdp_cfg *local,
     sdp_regs_of(d, g, &r);
     struct dla_sdp_cache *k = sdp_cache_of(d);
     struct sdp_cfg *c = k ? cache_find(k, g, &r) : NULL;
-    const int hit = c != NULL;
-    uint64_t prev[3];
     if (!c) {
         struct sdp_cache_way *w = k ? &k->way[k->next] : NULL;
         c = w ? &w->cfg : local;
@@ -1007,11 +992,8 @@ static int sdp_layer_cfg(struct dla_dev *d, unsigned g, struct sdp_cfg *local,
             k->next = (k->next + 1) % SDP_CACHE_WAYS;
         }
     }
-    for (int i = 0; i < 3; i++) {
-        prev[i] = c->stream[i].base; /* a hit's: the last operation's */
-    }
     decode_addresses(d, &r, c);
-    prefetch_layer(d, c, hit ? prev : NULL);
+    prefetch_layer(d, c);
     *out = c;
     return 0;
 }
