@@ -45,9 +45,11 @@ static const struct sdp_x bs = {
 };
 
 /* The 4x4x16 int8 layer from memory to memory with `flip` XORed into
- * register `flip_addr` (0: none), its cubes `moved` bytes further, then
- * OP_ENABLE in the group each unit executes next. */
-static void program(struct dlasim_dev *dev, uint32_t flip_addr, uint32_t flip, uint32_t moved)
+ * register `flip_addr` (0: none), its cubes `moved` bytes further, the
+ * converter's scale and shift values exchanged when `swap`, then OP_ENABLE
+ * in the group each unit executes next. */
+static void program(struct dlasim_dev *dev, uint32_t flip_addr, uint32_t flip, uint32_t moved,
+                    int swap)
 {
     const uint32_t rdma_cfg = sdp_rdma_cfg(0, NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_USE_BOTH, 0,
                                            NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_MODE_PER_KERNEL);
@@ -73,8 +75,8 @@ static void program(struct dlasim_dev *dev, uint32_t flip_addr, uint32_t flip, u
         {NVDLA_SDP_D_DP_BN_CFG_0, 1},
         {NVDLA_SDP_D_DP_EW_CFG_0, 1},
         {NVDLA_SDP_D_CVT_OFFSET_0, 0},
-        {NVDLA_SDP_D_CVT_SCALE_0, 3},
-        {NVDLA_SDP_D_CVT_SHIFT_0, 2},
+        {NVDLA_SDP_D_CVT_SCALE_0, swap ? 2u : 3u},
+        {NVDLA_SDP_D_CVT_SHIFT_0, swap ? 3u : 2u},
     };
     /* program the group each unit executes next (it moves after each layer) */
     wr(dev, NVDLA_SDP_RDMA_S_POINTER_0, (rd(dev, NVDLA_SDP_RDMA_S_POINTER_0) >> 16) & 1u);
@@ -130,11 +132,11 @@ static int perturbable(const struct nvdla_reg_desc *r)
 }
 
 static void run_and_record(struct dlasim_dev *dev, uint32_t flip_addr, uint32_t flip,
-                           uint32_t moved, struct outcome *o)
+                           uint32_t moved, int swap, struct outcome *o)
 {
     memset(o, 0, sizeof(*o));
     clear_for_run(dev);
-    program(dev, flip_addr, flip, moved);
+    program(dev, flip_addr, flip, moved, swap);
     o->rc = dlasim_run(dev);
     if (o->rc) {
         /* without the "layer N: " prefix (the devices ran different counts) */
@@ -200,9 +202,9 @@ static void test_hit_same_output(void **state)
     struct dlasim_dev *dev = new_dev();
     struct outcome *o = malloc(3 * sizeof(*o));
     assert_non_null(o);
-    run_and_record(dev, 0, 0, 0, &o[0]); /* group 0 */
-    run_and_record(dev, 0, 0, 0, &o[1]); /* group 1 */
-    run_and_record(dev, 0, 0, 0, &o[2]); /* group 0 again: from the cache */
+    run_and_record(dev, 0, 0, 0, 0, &o[0]); /* group 0 */
+    run_and_record(dev, 0, 0, 0, 0, &o[1]); /* group 1 */
+    run_and_record(dev, 0, 0, 0, 0, &o[2]); /* group 0 again: from the cache */
     assert_int_equal(o[0].rc, 0);
     assert_memory_equal(o[0].dst, o[2].dst, sizeof(o[0].dst));
     assert_memory_equal(o[1].dst, o[2].dst, sizeof(o[0].dst));
@@ -220,9 +222,9 @@ static void test_addresses_taken_anew(void **state)
     struct dlasim_dev *dev = new_dev();
     struct outcome *o = malloc(2 * sizeof(*o));
     assert_non_null(o);
-    run_and_record(dev, 0, 0, 0, &o[0]);
-    run_and_record(dev, 0, 0, 0, &o[0]);
-    run_and_record(dev, 0, 0, MOVED, &o[1]); /* a hit, every address moved */
+    run_and_record(dev, 0, 0, 0, 0, &o[0]);
+    run_and_record(dev, 0, 0, 0, 0, &o[0]);
+    run_and_record(dev, 0, 0, MOVED, 0, &o[1]); /* a hit, every address moved */
     assert_int_equal(o[1].rc, 0);
     check_reference(dev, MOVED, o[1].dst);
     /* the first place is untouched (clear_for_run zeroed it) */
@@ -241,7 +243,7 @@ static void test_every_field_misses(void **state)
     struct outcome *o = malloc(3 * sizeof(*o));
     assert_non_null(o);
     struct dlasim_dev *ref = new_dev();
-    run_and_record(ref, 0, 0, 0, &o[2]); /* the unchanged layer's outcome */
+    run_and_record(ref, 0, 0, 0, 0, &o[2]); /* the unchanged layer's outcome */
     dlasim_destroy(ref);
     unsigned cases = 0, changed = 0;
     const enum nvdla_unit units[2] = {NVDLA_UNIT_SDP_RDMA, NVDLA_UNIT_SDP};
@@ -261,10 +263,10 @@ static void test_every_field_misses(void **state)
                 struct dlasim_dev *warm = new_dev();
                 struct dlasim_dev *cold = new_dev();
                 struct outcome tmp;
-                run_and_record(warm, 0, 0, 0, &tmp); /* group 0 */
-                run_and_record(warm, 0, 0, 0, &tmp); /* group 1 */
-                run_and_record(warm, r->addr, flip, 0, &o[0]);
-                run_and_record(cold, r->addr, flip, 0, &o[1]);
+                run_and_record(warm, 0, 0, 0, 0, &tmp); /* group 0 */
+                run_and_record(warm, 0, 0, 0, 0, &tmp); /* group 1 */
+                run_and_record(warm, r->addr, flip, 0, 0, &o[0]);
+                run_and_record(cold, r->addr, flip, 0, 0, &o[1]);
                 char what[160];
                 snprintf(what, sizeof(what), "%s.%s bit %u", r->name, fd->name, fd->low);
                 assert_same(&o[0], &o[1], what);
@@ -281,12 +283,40 @@ static void test_every_field_misses(void **state)
     free(o);
 }
 
+/* Two words of the key exchanged (the converter's scale 3 and shift 2):
+ * a key with the same words in another order (the same sum, the same
+ * xor).  The warm device does what a new one does: the words are compared
+ * each at its place. */
+static void test_exchanged_words(void **state)
+{
+    (void)state;
+    struct outcome *o = malloc(2 * sizeof(*o));
+    assert_non_null(o);
+    struct dlasim_dev *warm = new_dev();
+    struct dlasim_dev *cold = new_dev();
+    run_and_record(warm, 0, 0, 0, 0, &o[0]);
+    run_and_record(warm, 0, 0, 0, 0, &o[0]);
+    run_and_record(warm, 0, 0, 0, 1, &o[0]);
+    run_and_record(cold, 0, 0, 0, 1, &o[1]);
+    assert_int_equal(o[1].rc, 0);
+    assert_same(&o[0], &o[1], "CVT_SCALE and CVT_SHIFT exchanged");
+    struct outcome *u = malloc(sizeof(*u));
+    assert_non_null(u);
+    run_and_record(cold, 0, 0, 0, 0, u);
+    assert_memory_not_equal(u->dst, o[1].dst, DST_BYTES); /* the exchange is seen */
+    free(u);
+    free(o);
+    dlasim_destroy(warm);
+    dlasim_destroy(cold);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hit_same_output),
         cmocka_unit_test(test_addresses_taken_anew),
         cmocka_unit_test(test_every_field_misses),
+        cmocka_unit_test(test_exchanged_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
