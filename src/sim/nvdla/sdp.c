@@ -822,6 +822,15 @@ static void decode_addresses(const struct dla_dev *d, const struct sdp_regs *r, 
  * decodes are kept: a refused programming is decoded, and refused, every
  * time.  The work check (the caller's budget may change) and the checks of
  * CACC's cube run for every layer.
+ * Costs (scratch rdtsc, MobileNetV2): the ways are cold between a network's
+ * layers, so a miss that compared all four keys and decoded into a way cost
+ * ~2,000 ticks more than a plain decode.  Hence a way's tag (key_tag of its
+ * key), which only spares the word compare of ways that cannot match (the
+ * words decide), and the decode into the caller's copy, kept (copied into a
+ * way) only for a layer's second operation in its group: one-off layers
+ * (the 1x1 convolutions, ~80 of ~950 an image) then cost a plain decode and
+ * evict nothing.  The firmware's words differ between the two groups, hence
+ * the per-group last way and last tag.
  */
 #define SDP_CACHE_WAYS 4
 
@@ -833,6 +842,8 @@ struct sdp_cache_way {
 
 struct dla_sdp_cache {
     uint32_t mask[SDP_KEY_WORDS]; /* all ones: a word of the key; 0: not */
+    uint32_t tag[SDP_CACHE_WAYS]; /* key_tag of each way's key */
+    uint32_t last_tag[2];         /* the tag of each group's last layer decoded */
     unsigned next;                /* way to replace next */
     unsigned last[2];             /* way of each group's last layer */
     struct sdp_cache_way way[SDP_CACHE_WAYS];
@@ -893,6 +904,19 @@ static struct dla_sdp_cache *sdp_cache_of(struct dla_dev *d)
     return s ? s->sdp_cache : NULL;
 }
 
+/* A 32-bit digest of the key of the words r (a filter before the
+ * compare, never the decision). */
+static uint32_t key_tag(const struct dla_sdp_cache *k, const struct sdp_regs *r)
+{
+    uint32_t x = 0, sum = 0;
+    for (unsigned i = 0; i < SDP_KEY_WORDS; i++) {
+        const uint32_t v = r->word[i] & k->mask[i];
+        x ^= v;
+        sum += v;
+    }
+    return x ^ (sum * 0x9e3779b1u) ^ (sum >> 15);
+}
+
 /* Does way w hold the decode of the words r?  (Every word of the key
  * compared: one OR of differences, no early exit in the loop.) */
 static int way_matches(const struct dla_sdp_cache *k, const struct sdp_cache_way *w,
@@ -906,12 +930,13 @@ static int way_matches(const struct dla_sdp_cache *k, const struct sdp_cache_way
 }
 
 /* The group's last way first: the firmware programs a layer's operations
- * into alternating groups, and the words of the two groups' differ. */
-static struct sdp_cfg *cache_find(struct dla_sdp_cache *k, unsigned g, const struct sdp_regs *r)
+ * into alternating groups, and the words of the two groups differ. */
+static struct sdp_cfg *cache_find(struct dla_sdp_cache *k, unsigned g, const struct sdp_regs *r,
+                                  uint32_t tag)
 {
     for (unsigned n = 0; n < SDP_CACHE_WAYS; n++) {
         const unsigned i = (k->last[g & 1u] + n) % SDP_CACHE_WAYS;
-        if (way_matches(k, &k->way[i], r)) {
+        if (k->tag[i] == tag && way_matches(k, &k->way[i], r)) {
             k->last[g & 1u] = i;
             return &k->way[i].cfg;
         }
@@ -919,81 +944,47 @@ static struct sdp_cfg *cache_find(struct dla_sdp_cache *k, unsigned g, const str
     return NULL;
 }
 
-/* Lines of a range prefetched at most (a small layer's: the ~900 8-channel
- * operations of MobileNetV2 write 392 to 1,568 bytes each). */
-#define SDP_PREFETCH_LINES 32u
-
-/* The cache lines of [p, p+n) (up to SDP_PREFETCH_LINES) towards the cache,
- * for writing when `write`. */
-static void prefetch_range(const uint8_t *p, size_t n, int write)
+/* After a miss: keep the decode c of the words r (tag) in the next way. */
+static struct sdp_cfg *cache_keep(struct dla_sdp_cache *k, unsigned g, const struct sdp_regs *r,
+                                  uint32_t tag, const struct sdp_cfg *c)
 {
-    if (!p) {
-        return;
+    struct sdp_cache_way *w = &k->way[k->next];
+    for (unsigned i = 0; i < SDP_KEY_WORDS; i++) {
+        w->key[i] = r->word[i] & k->mask[i];
     }
-    const uintptr_t first = (uintptr_t)p & ~(uintptr_t)63, last = ((uintptr_t)p + n - 1) & ~(uintptr_t)63;
-    for (uintptr_t a = first, k = 0; a <= last && k < SDP_PREFETCH_LINES; a += 64, k++) {
-        if (write) {
-            __builtin_prefetch((const void *)a, 1);
-        } else {
-            __builtin_prefetch((const void *)a, 0);
-        }
-    }
+    w->cfg = *c;
+    w->valid = 1;
+    k->tag[k->next] = tag;
+    k->last[g & 1u] = k->next;
+    k->next = (k->next + 1) % SDP_CACHE_WAYS;
+    return &w->cfg;
 }
 
-/* Start the memory reads a small layer's first steps wait on, so that they
- * overlap each other and the checks before: its per-kernel operands
- * (load_kernel_ops) and the first page of its output (written in place),
- * both a cold miss an operation (the network's other layers ran in between).
- * Only where the memory lends the bytes; no traffic, stamps or state. */
-static void prefetch_layer(const struct dla_dev *d, const struct sdp_cfg *c)
-{
-    for (int i = 0; i < 3; i++) {
-        const struct sdp_stream *s = &c->stream[i];
-        if (stream_used(c, i) && s->per_kernel) {
-            const size_t n = (size_t)c->nsurf * c->epa * s->elem_bytes;
-            prefetch_range(dla_dma_lend(d, s->port, s->base & c->addr_mask, n), n, 0);
-        }
-    }
-    if (c->flying && !c->to_pdp && !c->eql) {
-        const uint64_t at = c->dst_base & c->addr_mask;
-        const size_t page_left = DLA_MEM_PAGE_BYTES - (size_t)(at % DLA_MEM_PAGE_BYTES);
-        const size_t n = (size_t)c->w * c->epa * c->bpe;  /* the first line */
-        const size_t k = n < page_left ? n : page_left;
-        prefetch_range(dla_dma_write_view(d, c->dst_port, at, k), k, 1);
-    }
-}
-
-/* The layer's configuration (*out: in the cache, or `local` without one),
- * with its base addresses: decoded from its registers, or a cached decode of
- * the same words. */
+/* The layer's configuration (*out: in the cache, or `local`), with its base
+ * addresses: a cached decode of the same words, or decoded now (and kept
+ * when the group's last layer decoded had the same tag). */
 static int sdp_layer_cfg(struct dla_dev *d, unsigned g, struct sdp_cfg *local,
                          struct sdp_cfg **out)
 {
     struct sdp_regs r;
     sdp_regs_of(d, g, &r);
     struct dla_sdp_cache *k = sdp_cache_of(d);
-    struct sdp_cfg *c = k ? cache_find(k, g, &r) : NULL;
+    const uint32_t tag = k ? key_tag(k, &r) : 0;
+    struct sdp_cfg *c = k ? cache_find(k, g, &r, tag) : NULL;
     if (!c) {
-        struct sdp_cache_way *w = k ? &k->way[k->next] : NULL;
-        c = w ? &w->cfg : local;
-        if (w) {
-            w->valid = 0; /* until decoded */
-        }
-        int rc = sdp_decode(d, &r, c);
+        int rc = sdp_decode(d, &r, local);
         if (rc) {
             return rc;
         }
-        if (w) {
-            for (unsigned i = 0; i < SDP_KEY_WORDS; i++) {
-                w->key[i] = r.word[i] & k->mask[i];
-            }
-            w->valid = 1;
-            k->last[g & 1u] = k->next;
-            k->next = (k->next + 1) % SDP_CACHE_WAYS;
+        c = local;
+        if (k && k->last_tag[g & 1u] == tag) { /* a layer's second operation in the group */
+            c = cache_keep(k, g, &r, tag, local);
+        }
+        if (k) {
+            k->last_tag[g & 1u] = tag;
         }
     }
     decode_addresses(d, &r, c);
-    prefetch_layer(d, c);
     *out = c;
     return 0;
 }
