@@ -1,12 +1,13 @@
 /*
- * CDMA's INT8 feature fetch on the device's team (src/sim/nvdla/cdma.c
- * fetch_surfaces_int8): a cube of at least 16 KiB is placed into CBUF by
- * team items that are bands of lines of a surface, from the memory's lent
- * pages or from a whole read (a line stride that leaves gaps, or lines
- * longer than the worker's line buffer).  Each shape is run on fresh
- * nv_small devices of 1, 2 and 3 threads (1: the caller alone, no team
- * code) through the public convolution API; every output byte of every
- * run is compared with a plain-C direct convolution followed by
+ * CDMA's INT8 feature fetch (src/sim/nvdla/cdma.c) on the calling thread
+ * and on the device's team: cubes of one or several surfaces placed into
+ * CBUF from the memory's lent pages (the lines inside one page transposed
+ * in one call, a line across pages put together first) or from a whole
+ * read (a line stride that leaves gaps, lines longer than a worker's line
+ * buffer), one team item a surface from 64 KiB.  Each shape is run on
+ * fresh nv_small devices of 1, 2 and 3 threads (1: the caller alone, no
+ * team code) through the public convolution API; every output byte of
+ * every run is compared with a plain-C direct convolution followed by
  * common/convlayer.c's CACC truncation and SDP output converter, so the
  * team's bytes are the single thread's and both are right.
  */
@@ -156,24 +157,23 @@ static void check_shape(const struct shape *sh, uint64_t seed)
     free(want);
 }
 
-/* One 8-channel surface of 73 KiB: bands on the team (woken). */
-static void test_one_surface_bands(void **state)
+/* One 8-channel surface of 73 KiB (one team item), lines across pages. */
+static void test_one_large_surface(void **state)
 {
     (void)state;
     const struct shape sh = { "one 96x96 surface", 96, 96, 8, 0, 1, 0, 1, 4 };
     check_shape(&sh, 0x31c1);
 }
 
-/* One surface of 18 KiB: two bands, with spinning workers only. */
-static void test_one_surface_awake(void **state)
+/* One surface of 18 KiB, 384-byte lines: runs of lines in a page. */
+static void test_one_small_surface(void **state)
 {
     (void)state;
     const struct shape sh = { "one 48x48 surface", 48, 48, 8, 0, 3, 1, 1, 3 };
     check_shape(&sh, 0x31c2);
 }
 
-/* 1,600-byte lines, many across 4 KiB pages (put together per line), and
- * an odd line count. */
+/* Two surfaces of 1,600-byte lines, many across 4 KiB pages, on the team. */
 static void test_lines_across_pages(void **state)
 {
     (void)state;
@@ -181,8 +181,8 @@ static void test_lines_across_pages(void **state)
     check_shape(&sh, 0x31c3);
 }
 
-/* Lines with a gap between them: the cube read whole, then bands. */
-static void test_read_whole_bands(void **state)
+/* Lines with a gap between them: the cube read whole, then the team. */
+static void test_read_whole(void **state)
 {
     (void)state;
     const struct shape sh = { "gapped lines", 64, 70, 24, 64 * 8 + 96, 1, 0, 1, 5 };
@@ -197,7 +197,7 @@ static void test_long_lines(void **state)
     check_shape(&sh, 0x31c5);
 }
 
-/* Surfaces enough for every thread: one item a surface, as before. */
+/* Twelve surfaces: an item a surface. */
 static void test_many_surfaces(void **state)
 {
     (void)state;
@@ -208,10 +208,10 @@ static void test_many_surfaces(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_surface_bands),
-        cmocka_unit_test(test_one_surface_awake),
+        cmocka_unit_test(test_one_large_surface),
+        cmocka_unit_test(test_one_small_surface),
         cmocka_unit_test(test_lines_across_pages),
-        cmocka_unit_test(test_read_whole_bands),
+        cmocka_unit_test(test_read_whole),
         cmocka_unit_test(test_long_lines),
         cmocka_unit_test(test_many_surfaces),
     };

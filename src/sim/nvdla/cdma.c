@@ -702,8 +702,7 @@ static void put_int8_line(const struct surface_put *sp, const uint8_t *line, int
 /* INT8: lines y0 .. y1 - 1 of n channels of a surface (line y0's atoms at
  * buf, the others after it) transposed into channel rows of w bytes: all
  * in one call (short lines share tiles, dla_transpose_lines), or line by
- * line when converted (each line converted while in L1) or one line alone.
- * Writes only those lines' rows (a team item's band of the surface). */
+ * line when converted (each line converted while in L1) or one line alone. */
 static void put_int8_rows(const struct surface_put *sp, const uint8_t *buf, int8_t *first,
                           uint32_t b, uint32_t s, uint32_t n, uint32_t y0, uint32_t y1)
 {
@@ -762,19 +761,20 @@ static int lend_surface(const struct dla_dev *d, const struct surface_put *sp, u
     return 1;
 }
 
-/* put_int8_rows of lines y0 .. y1 - 1 of the lent surface at base (its
- * pages: lend_surface): the lines inside one page in one call from the
- * page, a line across pages put together in linebuf (line_bytes). */
-static void put_int8_pages_rows(const struct surface_put *sp, const uint8_t *const *page,
-                                uint64_t base, uint8_t *linebuf, int8_t *first, uint32_t b,
-                                uint32_t s, uint32_t n, uint32_t y0, uint32_t y1)
+/* put_int8 of the lent surface at base (its pages: lend_surface): the
+ * lines that lie inside one page in one call from the page (lines back to
+ * back share work, dla_transpose_lines), a line across pages put together
+ * in linebuf (line_bytes) first. */
+static void put_int8_pages(const struct surface_put *sp, const uint8_t *const *page, uint64_t base,
+                           uint8_t *linebuf, int8_t *first, uint32_t b, uint32_t s, uint32_t n)
 {
     const uint64_t P = DLA_MEM_PAGE_BYTES, p0 = base / P, lb = sp->line_bytes;
-    for (uint32_t y = y0; y < y1;) {
+    const uint32_t h = sp->c->height;
+    for (uint32_t y = 0; y < h;) {
         const uint64_t a = base + (uint64_t)y * lb, last = a + lb - 1;
         if (a / P == last / P) { /* the lines that end in this page: in place */
             const uint64_t fit = ((a / P + 1) * P - a) / lb;
-            const uint32_t z = fit < y1 - y ? y + (uint32_t)fit : y1;
+            const uint32_t z = fit < h - y ? y + (uint32_t)fit : h;
             put_int8_rows(sp, page[a / P - p0] + a % P, first, b, s, n, y, z);
             y = z;
             continue;
@@ -786,13 +786,6 @@ static void put_int8_pages_rows(const struct surface_put *sp, const uint8_t *con
         put_int8_rows(sp, linebuf, first, b, s, n, y, y + 1);
         y++;
     }
-}
-
-/* put_int8 of the lent surface at base (its pages: lend_surface). */
-static void put_int8_pages(const struct surface_put *sp, const uint8_t *const *page, uint64_t base,
-                           uint8_t *linebuf, int8_t *first, uint32_t b, uint32_t s, uint32_t n)
-{
-    put_int8_pages_rows(sp, page, base, linebuf, first, b, s, n, 0, sp->c->height);
 }
 
 /*
@@ -821,112 +814,56 @@ static int put_int8_lent(struct dla_dev *d, const struct surface_put *sp, uint64
     return 1;
 }
 
-/*
- * An INT8 feature cube placed into CBUF by the device's team, an item a
- * band of `band` lines of one surface (surface k of batch b is number
- * b * nsurf + k), so that a cube of one or a few large surfaces (a
- * depthwise op's 8 channels of 56x56 or 112x112 on nv_small) is shared
- * too: an item writes only its lines' rows (put_int8_rows).  The surfaces
- * are either read whole (surface i at buf + i * surf_bytes) or lent by the
- * memory (surface i's pages at pages + i * per).
- */
+/* An INT8 feature cube read whole (surface k of batch b at buf + (b * nsurf
+ * + k) * surf_bytes), placed into CBUF by the device's team, a surface an
+ * item. */
 struct int8_cube {
     const struct surface_put *sp;
     const uint8_t *buf;
-    const uint8_t *const *pages;
-    size_t per, surf_bytes;
     int8_t *first;
-    uint32_t nsurf, band, bands;
-    uint64_t surf_stride;
+    uint32_t nsurf;
+    size_t surf_bytes;
 };
-
-/* Surface, batch, channels and lines [*y0, *y1) of item i. */
-static size_t cube_item(const struct int8_cube *q, size_t i, uint32_t *b, uint32_t *s, uint32_t *n,
-                        uint32_t *y0, uint32_t *y1)
-{
-    const size_t surface = i / q->bands;
-    const uint32_t h = q->sp->c->height, left = q->sp->c->channel;
-    *b = (uint32_t)(surface / q->nsurf);
-    *s = (uint32_t)(surface % q->nsurf);
-    *n = left - *s * q->sp->per_atom < q->sp->per_atom ? left - *s * q->sp->per_atom
-                                                      : q->sp->per_atom;
-    *y0 = (uint32_t)(i % q->bands) * q->band;
-    *y1 = h - *y0 < q->band ? h : *y0 + q->band;
-    return surface;
-}
 
 static void put_int8_item(void *ctx, size_t i)
 {
     const struct int8_cube *q = ctx;
-    uint32_t b, s, n, y0, y1;
-    const size_t surface = cube_item(q, i, &b, &s, &n, &y0, &y1);
-    put_int8_rows(q->sp, q->buf + surface * q->surf_bytes + (size_t)y0 * q->sp->line_bytes,
-                  q->first, b, s, n, y0, y1);
+    uint32_t b = (uint32_t)(i / q->nsurf), s = (uint32_t)(i % q->nsurf);
+    uint32_t left = q->sp->c->channel - s * q->sp->per_atom;
+    put_int8(q->sp, q->buf + i * q->surf_bytes, q->first, b, s,
+             left < q->sp->per_atom ? left : q->sp->per_atom);
 }
+
+/* An INT8 feature cube placed by the team from the memory's pages: each
+ * surface's pages (lend_surface) at pages + i * per. */
+struct lent_cube {
+    const struct surface_put *sp;
+    const uint8_t *const *pages;
+    size_t per;
+    int8_t *first;
+    uint32_t nsurf;
+    uint64_t surf_stride;
+};
 
 static void put_lent_item(void *ctx, size_t i)
 {
-    const struct int8_cube *q = ctx;
-    uint32_t b, s, n, y0, y1;
-    const size_t surface = cube_item(q, i, &b, &s, &n, &y0, &y1);
+    const struct lent_cube *q = ctx;
+    const uint32_t b = (uint32_t)(i / q->nsurf), s = (uint32_t)(i % q->nsurf);
+    const uint32_t left = q->sp->c->channel - s * q->sp->per_atom;
     uint8_t linebuf[LENT_LINE_MAX];
-    put_int8_pages_rows(q->sp, q->pages + surface * q->per,
-                        surface_base(q->sp->c, b, s, q->surf_stride), linebuf, q->first, b, s, n,
-                        y0, y1);
-}
-
-/* Cubes of at least this many bytes are transposed on the team (smaller
- * ones cost less than sharing them); items of at least FETCH_ITEM_BYTES
- * (~1 us: a job's join and close cost ~0.1-0.3 us), at most
- * FETCH_ITEMS_PER_THREAD a thread (a late joiner finds some left); below
- * FETCH_WAKE_BYTES only with workers spinning for a job (no wake-up of
- * 5-40 us for a few us of work). */
-#define FETCH_TEAM_BYTES 16384u
-#define FETCH_ITEM_BYTES 8192u
-#define FETCH_ITEMS_PER_THREAD 4u
-#define FETCH_WAKE_BYTES 65536u
-
-/* Lines a band of the team's fetch items: a surface whole when there are
- * surfaces enough, else bands of h / (items per surface) lines. */
-static uint32_t fetch_band_lines(const struct dla_team *team, size_t surfaces, size_t surf_bytes,
-                                 uint32_t h)
-{
-    const size_t total = surfaces * surf_bytes;
-    size_t items = (size_t)FETCH_ITEMS_PER_THREAD * dla_team_threads(team);
-    if (items > total / FETCH_ITEM_BYTES) {
-        items = total / FETCH_ITEM_BYTES;
-    }
-    if (surfaces == 0 || items <= surfaces || h <= 1) {
-        return h;
-    }
-    const size_t per_surface = (items + surfaces - 1) / surfaces;
-    const size_t bands = per_surface < h ? per_surface : h;
-    return (uint32_t)((h + bands - 1) / bands);
-}
-
-/* q's first `surfaces` surfaces placed on the team in q->band-line items. */
-static void cube_run(struct dla_dev *d, struct int8_cube *q, size_t surfaces,
-                     void (*fn)(void *ctx, size_t i))
-{
-    const uint32_t h = q->sp->c->height;
-    q->bands = q->band ? (h + q->band - 1) / q->band : 1;
-    const size_t items = surfaces * q->bands;
-    if (surfaces * q->surf_bytes >= FETCH_WAKE_BYTES) {
-        dla_team_run(dla_dev_team(d), items, fn, q);
-    } else {
-        dla_team_run_awake(dla_dev_team(d), items, fn, q);
-    }
+    put_int8_pages(q->sp, q->pages + i * q->per, surface_base(q->sp->c, b, s, q->surf_stride),
+                   linebuf, q->first, b, s, left < q->sp->per_atom ? left : q->sp->per_atom);
 }
 
 /* The cube placed on the team from the memory's pages when every surface
  * can be lent (the traffic of its reads, counted at once): 1 when done, 0
  * when not (nothing done), or an error of the page table's buffer. */
-static int lent_cube_put(struct dla_dev *d, struct int8_cube *q)
+static int lent_cube_put(struct dla_dev *d, const struct surface_put *sp, int8_t *first,
+                         uint32_t nsurf, uint64_t surf_stride)
 {
-    const struct surface_put *sp = q->sp;
     const struct dla_cdma_cfg *c = sp->c;
-    const size_t per = q->surf_bytes / DLA_MEM_PAGE_BYTES + 2;
-    const size_t n = (size_t)q->nsurf * c->batches;
+    const size_t bytes = sp->line_bytes * c->height, per = bytes / DLA_MEM_PAGE_BYTES + 2;
+    const size_t n = (size_t)nsurf * c->batches;
     struct dla_conv_state *st = dla_dev_conv_state(d);
     if (sp->line_bytes > LENT_LINE_MAX || !lendable_shape(sp, c->dain_addr[0], per)) {
         return 0;
@@ -937,18 +874,20 @@ static int lent_cube_put(struct dla_dev *d, struct int8_cube *q)
     }
     const uint8_t **pages = (const uint8_t **)(void *)st->fetch;
     for (size_t i = 0; i < n; i++) {
-        const uint64_t base =
-            surface_base(c, (uint32_t)(i / q->nsurf), (uint32_t)(i % q->nsurf), q->surf_stride);
+        const uint64_t base = surface_base(c, (uint32_t)(i / nsurf), (uint32_t)(i % nsurf), surf_stride);
         if (!lendable_shape(sp, base, per) || !lend_surface(d, sp, base, pages + i * per)) {
             return 0;
         }
     }
-    dla_dma_count_read(d, q->surf_bytes * n);
-    q->pages = pages;
-    q->per = per;
-    cube_run(d, q, n, put_lent_item);
+    dla_dma_count_read(d, bytes * n);
+    struct lent_cube q = {sp, pages, per, first, nsurf, surf_stride};
+    dla_team_run(dla_dev_team(d), n, put_lent_item, &q);
     return 1;
 }
+
+/* Surfaces of at least this many bytes in all are transposed on the team
+ * (smaller ones cost less than waking it). */
+#define FETCH_TEAM_BYTES 65536u
 
 /* fetch_surfaces for INT8 on the team: the surfaces are read in the same
  * order and bursts (same traffic; a failed read stops at the same
@@ -967,16 +906,12 @@ static int fetch_surfaces_int8(struct dla_dev *d, struct dla_cbuf_slices *dst,
     if (team == NULL || total < FETCH_TEAM_BYTES || (nsurf && total / nsurf / nb != surf_bytes)) {
         return fetch_surfaces(d, dst, sp);
     }
+    uint64_t surf_stride = c->surf_packed && c->width == 1 && h == 1 ? sp->m : c->surf_stride;
     int8_t *first = dla_cbuf_append(d, dst, h * nb);
     if (!first) {
         return DLASIM_ERR_NOMEM;
     }
-    struct int8_cube q = {
-        .sp = sp, .surf_bytes = surf_bytes, .first = first, .nsurf = nsurf,
-        .band = fetch_band_lines(team, (size_t)nsurf * nb, surf_bytes, h),
-        .surf_stride = c->surf_packed && c->width == 1 && h == 1 ? sp->m : c->surf_stride,
-    };
-    int rc = lent_cube_put(d, &q);
+    int rc = lent_cube_put(d, sp, first, nsurf, surf_stride);
     if (rc) {
         return rc < 0 ? rc : 0;
     }
@@ -984,7 +919,7 @@ static int fetch_surfaces_int8(struct dla_dev *d, struct dla_cbuf_slices *dst,
     size_t done = 0; /* surfaces read */
     for (uint32_t b = 0; b < nb && !rc; b++) {
         for (uint32_t s = 0; s < nsurf && !rc; s++, done++) {
-            uint64_t base = surface_base(c, b, s, q.surf_stride);
+            uint64_t base = surface_base(c, b, s, surf_stride);
             rc = dla_dma_read_lines(d, c->dain_port, UINT64_MAX, base, c->line_stride, h,
                                     sp->line_bytes, st->fetch + done * surf_bytes);
         }
@@ -992,8 +927,8 @@ static int fetch_surfaces_int8(struct dla_dev *d, struct dla_cbuf_slices *dst,
     if (rc && done) {
         done--; /* the failed surface is not placed */
     }
-    q.buf = st->fetch;
-    cube_run(d, &q, done, put_int8_item);
+    struct int8_cube q = {sp, st->fetch, first, nsurf, surf_bytes};
+    dla_team_run(team, done, put_int8_item, &q);
     return rc;
 }
 
