@@ -699,23 +699,30 @@ static void put_int8_line(const struct surface_put *sp, const uint8_t *line, int
     }
 }
 
-/* INT8: n channels of a surface transposed into channel rows of w bytes:
- * all its lines in one call (short lines share tiles, dla_transpose_lines),
- * or line by line when converted (each line converted while in L1) or one
- * line alone. */
-static void put_int8(const struct surface_put *sp, const uint8_t *buf, int8_t *first, uint32_t b,
-                     uint32_t s, uint32_t n)
+/* INT8: lines y0 .. y1 - 1 of n channels of a surface (line y0's atoms at
+ * buf, the others after it) transposed into channel rows of w bytes: all
+ * in one call (short lines share tiles, dla_transpose_lines), or line by
+ * line when converted (each line converted while in L1) or one line alone. */
+static void put_int8_rows(const struct surface_put *sp, const uint8_t *buf, int8_t *first,
+                          uint32_t b, uint32_t s, uint32_t n, uint32_t y0, uint32_t y1)
 {
-    const uint32_t w = sp->c->width, h = sp->c->height, nb = sp->c->batches;
-    if (sp->lut || h == 1) {
-        for (uint32_t y = 0; y < h; y++) {
-            put_int8_line(sp, buf + y * sp->line_bytes, first, b, s, n, y);
+    const uint32_t w = sp->c->width, nb = sp->c->batches;
+    if (sp->lut || y1 - y0 == 1) {
+        for (uint32_t y = y0; y < y1; y++) {
+            put_int8_line(sp, buf + (size_t)(y - y0) * sp->line_bytes, first, b, s, n, y);
         }
         return;
     }
-    int8_t *rows = first + (size_t)b * sp->slice_bytes + (size_t)s * sp->m * w;
-    dla_transpose_lines(sp->isa, buf, sp->m, w, n, (uint8_t *)rows, w, h, sp->line_bytes,
+    int8_t *rows = first + (size_t)(y0 * nb + b) * sp->slice_bytes + (size_t)s * sp->m * w;
+    dla_transpose_lines(sp->isa, buf, sp->m, w, n, (uint8_t *)rows, w, y1 - y0, sp->line_bytes,
                         nb * sp->slice_bytes);
+}
+
+/* INT8: n channels of a surface transposed into channel rows of w bytes. */
+static void put_int8(const struct surface_put *sp, const uint8_t *buf, int8_t *first, uint32_t b,
+                     uint32_t s, uint32_t n)
+{
+    put_int8_rows(sp, buf, first, b, s, n, 0, sp->c->height);
 }
 
 /* Pages of a surface placed from the memory's own bytes at most (a larger
@@ -754,27 +761,30 @@ static int lend_surface(const struct dla_dev *d, const struct surface_put *sp, u
     return 1;
 }
 
-/* put_int8 of the lent surface at base (its pages: lend_surface); a line
- * across pages is put together in linebuf (line_bytes). */
+/* put_int8 of the lent surface at base (its pages: lend_surface): the
+ * lines that lie inside one page in one call from the page (lines back to
+ * back share work, dla_transpose_lines), a line across pages put together
+ * in linebuf (line_bytes) first. */
 static void put_int8_pages(const struct surface_put *sp, const uint8_t *const *page, uint64_t base,
                            uint8_t *linebuf, int8_t *first, uint32_t b, uint32_t s, uint32_t n)
 {
-    const uint64_t P = DLA_MEM_PAGE_BYTES, p0 = base / P;
-    if (p0 == (base + sp->line_bytes * sp->c->height - 1) / P) { /* one page: lines in place */
-        put_int8(sp, page[0] + base % P, first, b, s, n);
-        return;
-    }
-    for (uint32_t y = 0; y < sp->c->height; y++) {
-        const uint64_t a = base + (uint64_t)y * sp->line_bytes, last = a + sp->line_bytes - 1;
-        const uint8_t *line = page[a / P - p0] + a % P;
-        if (a / P != last / P) { /* across pages: the line's bytes together */
-            for (uint64_t x = a; x <= last; x = (x / P + 1) * P) {
-                const uint64_t e = (x / P + 1) * P - 1 < last ? (x / P + 1) * P - 1 : last;
-                memcpy(linebuf + (x - a), page[x / P - p0] + x % P, (size_t)(e - x + 1));
-            }
-            line = linebuf;
+    const uint64_t P = DLA_MEM_PAGE_BYTES, p0 = base / P, lb = sp->line_bytes;
+    const uint32_t h = sp->c->height;
+    for (uint32_t y = 0; y < h;) {
+        const uint64_t a = base + (uint64_t)y * lb, last = a + lb - 1;
+        if (a / P == last / P) { /* the lines that end in this page: in place */
+            const uint64_t fit = ((a / P + 1) * P - a) / lb;
+            const uint32_t z = fit < h - y ? y + (uint32_t)fit : h;
+            put_int8_rows(sp, page[a / P - p0] + a % P, first, b, s, n, y, z);
+            y = z;
+            continue;
         }
-        put_int8_line(sp, line, first, b, s, n, y);
+        for (uint64_t x = a; x <= last; x = (x / P + 1) * P) { /* across pages */
+            const uint64_t e = (x / P + 1) * P - 1 < last ? (x / P + 1) * P - 1 : last;
+            memcpy(linebuf + (x - a), page[x / P - p0] + x % P, (size_t)(e - x + 1));
+        }
+        put_int8_rows(sp, linebuf, first, b, s, n, y, y + 1);
+        y++;
     }
 }
 
