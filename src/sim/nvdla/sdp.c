@@ -2544,6 +2544,214 @@ static int mem_reads_apart(const struct sdp_cfg *c)
     return 1;
 }
 
+/*
+ * An int8 element-wise layer from memory (chain8) on the bytes where they
+ * lie: the input and the per-element streams read through the memory's
+ * lent pages, the output written into its own pages, with no copy of
+ * either.  Only where mem_reads_apart holds (the output overlaps nothing
+ * read, so any order of the segments gives run_from_memory's bytes), one
+ * batch, and every page lent; the traffic and write stamps are those of the
+ * copying path's reads and writes.
+ */
+
+/* A run of elements that lies within one page of the input, of each
+ * stream read and of the output. */
+struct sdp_seg {
+    const uint8_t *src;
+    const uint8_t *stream[3];
+    uint8_t *dst;
+    uint64_t dst_addr;
+    size_t n;
+};
+
+struct sdp_inplace {
+    const struct sdp_mem_par *p;
+    const struct sdp_seg *seg;
+    uint32_t *sat;    /* one per segment */
+    uint8_t *nonzero; /* one per segment */
+    size_t n;         /* segments */
+};
+
+/* Stream i is read per element (not per kernel). */
+static int stream_read(const struct sdp_cfg *c, int i)
+{
+    return (c->src_used[2 * i] || c->src_used[2 * i + 1]) && !c->stream[i].per_kernel;
+}
+
+static int grow_segs(struct sdp_seg **seg, size_t *cap)
+{
+    const size_t n = *cap ? 2 * *cap : 256;
+    struct sdp_seg *g = realloc(*seg, n * sizeof(*g));
+    if (!g) {
+        return 0;
+    }
+    *seg = g;
+    *cap = n;
+    return 1;
+}
+
+/* Address of element `e` (of `eb` bytes) of line y of surface `surf`. */
+static uint64_t cube_elem_addr(const struct sdp_cfg *c, uint64_t base, uint64_t line_stride,
+                               uint64_t surf_stride, unsigned eb, uint32_t surf, uint32_t y,
+                               size_t e)
+{
+    const uint64_t line_bytes = (uint64_t)c->w * c->epa * eb;
+    const uint64_t s0 = c->packed ? (uint64_t)surf * line_bytes : (uint64_t)surf * surf_stride;
+    return base + s0 + (uint64_t)y * line_stride + (uint64_t)e * eb;
+}
+
+/* Elements from `addr` (of `eb` bytes each) before the end of its page. */
+static size_t page_elems(uint64_t addr, unsigned eb)
+{
+    return (DLA_MEM_PAGE_BYTES - (size_t)(addr % DLA_MEM_PAGE_BYTES)) / eb;
+}
+
+/* A cube's lines follow each other in memory: its surface is one line. */
+static int lines_joined(const struct sdp_cfg *c, uint64_t line_stride, unsigned eb)
+{
+    return c->h == 1 || c->packed || line_stride == (uint64_t)c->w * c->epa * eb;
+}
+
+/* Every cube the layer reads or writes has its lines joined. */
+static int surfaces_joined(const struct sdp_cfg *c)
+{
+    int j = lines_joined(c, c->src_line, 1) && lines_joined(c, c->dst_line, 1);
+    for (int i = 0; i < 3; i++) {
+        j = j && (!stream_read(c, i) ||
+                  lines_joined(c, c->stream[i].line_stride, c->stream[i].elem_bytes));
+    }
+    return j;
+}
+
+/* The segments of line y of surface `surf` (`elems` elements from its
+ * start: a whole surface where lines are joined) appended to seg[*n]
+ * (grown); 0 when a page is not lent (then the copying path runs) or out of
+ * memory. */
+static int line_segments(struct dla_dev *d, const struct sdp_cfg *c, uint32_t surf, uint32_t y,
+                         size_t elems, struct sdp_seg **seg, size_t *n, size_t *cap)
+{
+    for (size_t e = 0; e < elems;) {
+        const uint64_t sa = cube_elem_addr(c, c->src_base, c->src_line, c->src_surf, 1, surf, y, e);
+        const uint64_t da = cube_elem_addr(c, c->dst_base, c->dst_line, c->dst_surf, 1, surf, y, e);
+        size_t k = elems - e;
+        k = page_elems(sa, 1) < k ? page_elems(sa, 1) : k;
+        k = page_elems(da, 1) < k ? page_elems(da, 1) : k;
+        uint64_t ta[3] = {0, 0, 0};
+        for (int i = 0; i < 3; i++) {
+            const struct sdp_stream *s = &c->stream[i];
+            if (stream_read(c, i)) {
+                ta[i] = cube_elem_addr(c, s->base, s->line_stride, s->surf_stride, s->elem_bytes,
+                                       surf, y, e);
+                k = page_elems(ta[i], s->elem_bytes) < k ? page_elems(ta[i], s->elem_bytes) : k;
+            }
+        }
+        if (k == 0 || (*n == *cap && !grow_segs(seg, cap))) {
+            return 0; /* an element across a page */
+        }
+        struct sdp_seg *g = &(*seg)[(*n)++];
+        memset(g, 0, sizeof(*g));
+        g->src = dla_dma_lend(d, c->src_port, sa, k);
+        g->dst = dla_dma_write_view(d, c->dst_port, da, k);
+        g->dst_addr = da;
+        g->n = k;
+        int ok = g->src && g->dst;
+        for (int i = 0; i < 3 && ok; i++) {
+            const struct sdp_stream *s = &c->stream[i];
+            if (stream_read(c, i)) {
+                g->stream[i] = dla_dma_lend(d, s->port, ta[i], k * s->elem_bytes);
+                ok = g->stream[i] != NULL;
+            }
+        }
+        if (!ok) {
+            return 0;
+        }
+        e += k;
+    }
+    return 1;
+}
+
+/* Segments per team item: a page each at most, so an item is ~16 KB. */
+#define INPLACE_ITEM_SEGS 4
+
+/* Segment i through the chain. */
+static void inplace_segment(const struct sdp_inplace *x, size_t i)
+{
+    const struct sdp_mem_par *p = x->p;
+    const struct sdp_cfg *c = p->c;
+    const struct sdp_seg *g = &x->seg[i];
+    struct sdp_lane_op8 o[4];
+    for (int k = 0; k < 4; k++) {
+        const struct sdp_stream *s = &c->stream[k / 2];
+        o[k].p = c->src_used[k] ? g->stream[k / 2] + s->off[k & 1] : NULL;
+        o[k].stride = s->elem_bytes;
+        o[k].shl = p->shl[k];
+        o[k].val = p->vals[k];
+    }
+    x->sat[i] = dla_sdp_lanes_chain8(c->isa, &p->ch, g->src, g->dst, g->n, o);
+    x->nonzero[i] = (uint8_t)dla_sdp_lanes_any_nonzero(g->dst, g->n);
+}
+
+/* Team item: segments [item * INPLACE_ITEM_SEGS, ...) (only their bytes). */
+static void inplace_item(void *ctx, size_t item)
+{
+    const struct sdp_inplace *x = ctx;
+    const size_t i1 = (item + 1) * INPLACE_ITEM_SEGS < x->n ? (item + 1) * INPLACE_ITEM_SEGS : x->n;
+    for (size_t i = item * INPLACE_ITEM_SEGS; i < i1; i++) {
+        inplace_segment(x, i);
+    }
+}
+
+/* The bytes run_from_memory reads of a surface (input and streams). */
+static uint64_t surface_read_bytes(const struct sdp_cfg *c, size_t n_surf)
+{
+    uint64_t b = n_surf * c->bpe;
+    for (int i = 0; i < 3; i++) {
+        b += stream_read(c, i) ? n_surf * c->stream[i].elem_bytes : 0;
+    }
+    return b;
+}
+
+/* The layer on the memory's bytes: 0 done, 1 not applicable (nothing was
+ * read or written: the copying path runs), < 0 an error. */
+static int run_in_place(struct dla_dev *d, struct dla_team *team, const struct sdp_cfg *c,
+                        const struct sdp_work *w, struct sdp_mem_par *p, struct sdp_stats *st)
+{
+    if (c->batches != 1 || c->eql || (c->packed && c->h != 1) || !p->chain8) {
+        return 1;
+    }
+    struct sdp_seg *seg = NULL;
+    size_t n = 0, cap = 0;
+    int ok = 1;
+    const int joined = surfaces_joined(c);
+    const uint32_t lines = joined ? 1 : c->h;
+    const size_t elems = joined ? w->n_surf : (size_t)c->w * c->epa;
+    for (uint32_t s = 0; s < c->nsurf && ok; s++) {
+        for (uint32_t y = 0; y < lines && ok; y++) {
+            ok = line_segments(d, c, s, y, elems, &seg, &n, &cap);
+        }
+    }
+    struct sdp_inplace x = {p, seg, ok ? calloc(n ? n : 1, sizeof(uint32_t)) : NULL,
+                            ok ? calloc(n ? n : 1, 1) : NULL, n};
+    if (!x.sat || !x.nonzero) {
+        free(seg);
+        free(x.sat);
+        free(x.nonzero);
+        return 1;
+    }
+    dla_team_run((size_t)c->nsurf * w->n_surf < SDP_TEAM_MIN_ELEMS ? NULL : team,
+                 (n + INPLACE_ITEM_SEGS - 1) / INPLACE_ITEM_SEGS, inplace_item, &x);
+    dla_dma_count_read(d, (size_t)(c->nsurf * surface_read_bytes(c, w->n_surf)));
+    for (size_t i = 0; i < n; i++) { /* stamps and traffic, in write_surface's order */
+        st->sat += x.sat[i];
+        st->unequal |= x.nonzero[i];
+        dla_dma_wrote(d, c->dst_port, seg[i].dst_addr, seg[i].n);
+    }
+    free(seg);
+    free(x.sat);
+    free(x.nonzero);
+    return 0;
+}
+
 static int run_from_memory(struct dla_dev *d, struct dla_team *team, const struct sdp_cfg *c,
                            const struct sdp_work *w, struct sdp_stats *st)
 {
@@ -2554,6 +2762,15 @@ static int run_from_memory(struct dla_dev *d, struct dla_team *team, const struc
     if (ok) {
         p->c = c;
         p->w = w;
+        mem_prepare_ops(c, p); /* (the operands' types, not their values) */
+        p->chain = mem_prepare_chain(c, w, p);
+        p->chain8 = mem_chain8(c, p);
+        rc = run_in_place(d, team, c, w, p, st);
+        if (rc <= 0) {
+            free(p);
+            return rc;
+        }
+        rc = 0;
         p->bytes = malloc(nsurf * n_surf * c->bpe);
         p->st = calloc(nsurf, sizeof(*p->st));
         p->nonzero = calloc(nsurf, sizeof(int));
@@ -2576,9 +2793,6 @@ static int run_from_memory(struct dla_dev *d, struct dla_team *team, const struc
     uint32_t done = 0;
     int read_rc = rc ? 0 : mem_read_all(d, c, p, streams, &done);
     if (!rc) {
-        mem_prepare_ops(c, p);
-        p->chain = mem_prepare_chain(c, w, p);
-        p->chain8 = mem_chain8(c, p);
         if (done * n_surf < SDP_TEAM_MIN_ELEMS) {
             team = NULL; /* the team's wake-up would cost more */
         }
