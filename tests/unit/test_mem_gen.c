@@ -221,6 +221,37 @@ static void test_write_view(void **state)
     assert_null(dla_mem_port_write_view(&cb, a, 64));
 }
 
+/* A range of several MiB (a network's weights): a write in a region it
+ * does not cover but whose summary it shares (1 GiB away), or before and
+ * after it, leaves it unchanged; a write into its middle or its last
+ * region's last byte is seen. */
+static void test_large_ranges(void **state)
+{
+    (void)state;
+    struct mem m;
+    mem_open(&m);
+    const uint64_t base = 0x10080000ull, len = 3u << 20; /* from mid-region, 4 regions */
+    uint8_t *buf = malloc(len);
+    assert_non_null(buf);
+    memset(buf, 0x5a, len);
+    wr(&m, base, buf, len);
+    free(buf);
+    uint64_t g = dla_mem_port_generation(&m.port);
+    assert_true(dla_mem_port_unchanged(&m.port, base, len, g));
+    wr_byte(&m, base + (1ull << 30), 1); /* the same summary slot, not the range */
+    wr_byte(&m, base - 1, 2);
+    wr_byte(&m, base + len, 3);
+    assert_true(dla_mem_port_unchanged(&m.port, base, len, g));
+    wr_byte(&m, base + len / 2, 0x5a); /* the byte it held: still a write */
+    assert_false(dla_mem_port_unchanged(&m.port, base, len, g));
+    g = dla_mem_port_generation(&m.port);
+    assert_true(dla_mem_port_unchanged(&m.port, base, len, g));
+    wr_byte(&m, base + len - 1, 0);
+    assert_false(dla_mem_port_unchanged(&m.port, base, len, g));
+    assert_true(dla_mem_port_unchanged(&m.port, base, len - 256, g)); /* (blocks of 256 bytes) */
+    dla_sparse_mem_destroy(m.port.sparse);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_writes_around),
         cmocka_unit_test(test_zero_pages),
         cmocka_unit_test(test_untracked),
+        cmocka_unit_test(test_large_ranges),
         cmocka_unit_test(test_write_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,6 +23,14 @@ _Static_assert(PAGE_SIZE == DLA_MEM_PAGE_BYTES, "mem.h's page size is the pages'
  * aligned to at least this much. */
 #define GEN_SHIFT 8u
 #define GEN_BLOCKS (PAGE_SIZE >> GEN_SHIFT)
+/* And per region of 1 MiB, direct-mapped onto REGION_SLOTS slots: a slot
+ * holds the latest generation stamped in any region mapped to it (regions
+ * sharing a slot only make each other look written), so a check of a
+ * network's weights (dla_mem_port_unchanged, at every layer) skips whole
+ * regions instead of visiting each page's slot in the hash table. */
+#define REGION_SHIFT 20u
+#define REGION_MASK (((uint64_t)1 << REGION_SHIFT) - 1u)
+#define REGION_SLOTS 1024u
 
 /* A page exists once some write made it necessary: its data once a
  * non-zero byte was written (never-allocated data reads as zero), its
@@ -45,7 +53,13 @@ struct dla_sparse_mem {
     struct dla_mem_budget *budget; /* shared by the device's ports, or NULL */
     int over_budget;        /* the last failed allocation was refused by it */
     uint64_t gen;           /* writes so far + 1 (dla_mem_port_generation) */
+    uint64_t region_gen[REGION_SLOTS]; /* see REGION_SHIFT */
 };
+
+static uint64_t *region_slot(struct dla_sparse_mem *m, uint64_t addr)
+{
+    return &m->region_gen[(addr >> REGION_SHIFT) & (REGION_SLOTS - 1u)];
+}
 
 static int slot_used(const struct page *p)
 {
@@ -264,8 +278,9 @@ static int sparse_read(struct dla_sparse_mem *m, uint64_t addr, uint8_t *dst, si
 }
 
 /* The write generation's stamp on blocks [off, off+n) of page pg (n > 0). */
-static void stamp_blocks(const struct dla_sparse_mem *m, struct page *pg, size_t off, size_t n)
+static void stamp_blocks(struct dla_sparse_mem *m, struct page *pg, size_t off, size_t n)
 {
+    *region_slot(m, pg->number << PAGE_SHIFT) = m->gen;
     for (size_t b = off >> GEN_SHIFT; b <= (off + n - 1) >> GEN_SHIFT; b++) {
         pg->gen[b] = m->gen;
     }
@@ -411,6 +426,13 @@ int dla_mem_port_unchanged(const struct dla_mem_port *p, uint64_t addr, size_t l
     }
     const uint64_t last = addr + len - 1;
     for (uint64_t a = addr;; a = (a | PAGE_MASK) + 1) {
+        if (*region_slot(p->sparse, a) <= since) { /* nothing written in a's region since */
+            if ((a | REGION_MASK) >= last) {
+                return 1;
+            }
+            a = a | REGION_MASK; /* the loop steps to the next region */
+            continue;
+        }
         const struct page *pg = find_page(p->sparse, a >> PAGE_SHIFT);
         const size_t b1 = (size_t)(((a | PAGE_MASK) < last ? PAGE_MASK : last & PAGE_MASK) >> GEN_SHIFT);
         for (size_t b = (size_t)(a & PAGE_MASK) >> GEN_SHIFT; pg && b <= b1; b++) {
