@@ -774,6 +774,167 @@ static void dw512_channel_pick(const struct dla_conv_geom *g, const int8_t *plan
     }
 }
 
+/* ---- AVX-512 VNNI + VBMI: four taps a vpdpbusd, no pairing pass ----
+ * vpdpbusd adds four products of unsigned by signed bytes to each 32-bit
+ * lane.  The input flipped to unsigned (x + 128: xor 0x80) times the
+ * weights sums to the exact sum plus 128 x (the sum of the weights), a
+ * constant a channel, taken off first (the accumulator starts at its
+ * negation): exact int32 as the int16 pairs were.  For sixteen outputs of
+ * a row, each window row is one load of the bytes they read (at most 64:
+ * 15 x stride + (k_w - 1) x dil_x + 1), and one vpermb per four taps puts
+ * output i's bytes x_i + t dil_x (t = 4q .. 4q + 3) in lane i; taps past
+ * k_w take weight 0.  Any x stride or dilation whose bytes fit a load. */
+#define DWV_TARGET "avx2,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"
+#define DWV_ATTR __attribute__((target(DWV_TARGET)))
+#define DWV_INLINE static inline __attribute__((always_inline, target(DWV_TARGET)))
+/* Window columns a row's two vpermb take. */
+#define DWV_MAX_KW 8
+
+static int dw_has_vnni_vbmi(void)
+{
+    return dw_has_avx512bw() && __builtin_cpu_supports("avx512vnni") &&
+           __builtin_cpu_supports("avx512vbmi");
+}
+
+/* Bytes one window row of a block of sixteen outputs reads. */
+static size_t dwv_row_bytes(const struct dla_conv_geom *g)
+{
+    return 15 * (size_t)g->stride_x + (size_t)(g->k_w - 1) * g->dil_x + 1;
+}
+
+/* Whether the VNNI rows take g. */
+static int dwv_takes(const struct dla_conv_geom *g)
+{
+    return g->k_w <= DWV_MAX_KW && g->k_h <= DW_PAIR_MAX_K && dwv_row_bytes(g) <= 64;
+}
+
+/* One channel, window k_h x k_w, x stride s, x dilation dx (constants
+ * where inlined with them); end: the input's end (loads stop there). */
+/* Sixteen sums of a block whose first output reads src on (a load of a
+ * window row's bytes, flipped, then nq vpermb + vpdpbusd). */
+DWV_INLINE __m512i dwv_block(const int8_t *src, const int8_t *end, size_t row_step,
+                             size_t need, uint32_t k_h, uint32_t nq, __m512i bias,
+                             const __m512i *idx, const __m512i (*wq)[2])
+{
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    __m512i acc = bias;
+#pragma GCC unroll 8
+    for (uint32_t ky = 0; ky < k_h; ky++) {
+        const int8_t *p = src + ky * row_step;
+        const ptrdiff_t left = end - p;
+        __m512i v;
+        if (left >= 64) {
+            v = _mm512_loadu_si512((const void *)p);
+        } else {
+            /* the input's last bytes: those the real outputs read are
+             * before end (lanes past them are not stored) */
+            size_t n = left <= 0 ? 0 : (size_t)left < need ? (size_t)left : need;
+            v = _mm512_maskz_loadu_epi8(n >= 64 ? ~0ull : (1ull << n) - 1u, p);
+        }
+        v = _mm512_xor_si512(v, flip);
+#pragma GCC unroll 2
+        for (uint32_t q = 0; q < nq; q++) {
+            acc = _mm512_dpbusd_epi32(acc, _mm512_permutexvar_epi8(idx[q], v), wq[ky][q]);
+        }
+    }
+    return acc;
+}
+
+/* One channel, window k_h x k_w, x stride s, x dilation dx (constants
+ * where inlined with them); end: the input's end (loads stop there);
+ * per_row: 16, or 8 for rows of at most eight outputs whose two rows'
+ * bytes fit one load (dwv_two_rows). */
+DWV_INLINE void dwv_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w,
+                         int32_t *out, const int8_t *end, uint32_t k_h, uint32_t k_w,
+                         uint32_t s, uint32_t dx, uint32_t per_row)
+{
+    const size_t in_row = (size_t)g->stride_y * g->in_w;
+    const uint32_t nq = (k_w + 3) / 4;
+    __m512i wq[DW_PAIR_MAX_K][2], idx[2];
+    int32_t wsum = 0;
+    for (uint32_t ky = 0; ky < k_h; ky++) {
+        for (uint32_t q = 0; q < nq; q++) {
+            uint32_t four = 0;
+            for (uint32_t j = 0; j < 4; j++) {
+                int8_t v = 4 * q + j < k_w ? w[ky * k_w + 4 * q + j] : 0;
+                four |= (uint32_t)(uint8_t)v << (8 * j);
+                wsum += v;
+            }
+            wq[ky][q] = _mm512_set1_epi32((int)four);
+        }
+    }
+    /* lane i's bytes: i s (row r = i / per_row: r in_row + (i % per_row) s)
+     * plus t dx for its taps t (past k_w: 0, weight 0) */
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i col = per_row == 16 ? lane : _mm512_and_si512(lane, _mm512_set1_epi32(7));
+    __m512i start = _mm512_mullo_epi32(col, _mm512_set1_epi32((int)s));
+    if (per_row == 8) {
+        const __m512i second = _mm512_srli_epi32(lane, 3); /* the block's second row */
+        start = _mm512_add_epi32(start, _mm512_mullo_epi32(second,
+                                                           _mm512_set1_epi32((int)in_row)));
+    }
+    start = _mm512_mullo_epi32(start, _mm512_set1_epi32(0x01010101));
+    for (uint32_t q = 0; q < nq; q++) {
+        uint32_t taps = 0;
+        for (uint32_t j = 0; j < 4; j++) {
+            uint32_t t = 4 * q + j < k_w ? 4 * q + j : 0;
+            taps |= (t * dx) << (8 * j);
+        }
+        idx[q] = _mm512_add_epi32(start, _mm512_set1_epi32((int)taps));
+    }
+    const __m512i bias = _mm512_set1_epi32(-128 * wsum);
+    const size_t need = per_row == 16 ? 15 * (size_t)s + (size_t)(k_w - 1) * dx + 1
+                                      : in_row + 7 * (size_t)s + (size_t)(k_w - 1) * dx + 1;
+    const size_t row_step = (size_t)g->dil_y * g->in_w;
+    const uint32_t ow = g->out_w, oh = g->out_h;
+    if (per_row == 8) {
+        /* rows of at most eight outputs: two a block (lanes 8-15 the second) */
+        for (uint32_t oy = 0; oy < oh; oy += 2) {
+            __m512i acc = dwv_block(plane + (size_t)oy * in_row, end, row_step, need, k_h, nq,
+                                    bias, idx, wq);
+            int32_t *o = out + (size_t)oy * ow;
+            _mm256_mask_storeu_epi32(o, (__mmask8)dw512_first(ow),
+                                     _mm512_castsi512_si256(acc));
+            if (oy + 1 < oh) {
+                _mm256_mask_storeu_epi32(o + ow, (__mmask8)dw512_first(ow),
+                                         _mm512_extracti64x4_epi64(acc, 1));
+            }
+        }
+        return;
+    }
+    for (uint32_t oy = 0; oy < oh; oy++) {
+        const int8_t *row = plane + (size_t)oy * in_row;
+        int32_t *o = out + (size_t)oy * ow;
+        for (uint32_t x = 0; x < ow; x += 16) {
+            __m512i acc = dwv_block(row + (size_t)x * s, end, row_step, need, k_h, nq, bias, idx,
+                                    wq);
+            _mm512_mask_storeu_epi32(o + x, dw512_first(ow - x), acc);
+        }
+    }
+}
+
+/* Whether two output rows of g (at most eight outputs each) fit a block:
+ * the second row's bytes in_row on from the first's, in the same load. */
+static int dwv_two_rows(const struct dla_conv_geom *g)
+{
+    return g->out_w <= 8 && (size_t)g->stride_y * g->in_w + 7 * (size_t)g->stride_x +
+                                    (size_t)(g->k_w - 1) * g->dil_x + 1 <= 64;
+}
+
+/* dwv_body with MobileNet's 3x3 windows (x stride 1 and 2) as constants. */
+DWV_ATTR static void dwv_channel(const struct dla_conv_geom *g, const int8_t *plane,
+                                 const int8_t *w, int32_t *out, const int8_t *end)
+{
+    const uint32_t per_row = dwv_two_rows(g) ? 8 : 16;
+    if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1 && g->stride_x == 1) {
+        dwv_body(g, plane, w, out, end, 3, 3, 1, 1, per_row);
+    } else if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1 && g->stride_x == 2) {
+        dwv_body(g, plane, w, out, end, 3, 3, 2, 1, per_row);
+    } else {
+        dwv_body(g, plane, w, out, end, g->k_h, g->k_w, g->stride_x, g->dil_x, per_row);
+    }
+}
+
 /* ---- the input read from CBUF's lines: no padded planar copy ----
  * A small x-stride-1 layer's paired plane (dw_pair_plane) is made straight
  * from the lines CSC reads: each padded row is one 16-byte load of the
@@ -872,6 +1033,60 @@ DLA_LANES_AVX2_ATTR static void dw_pair_plane_src(const struct dla_conv_geom *g,
     dw_zero_tail(dst + (size_t)g->in_h * W);
 }
 
+/* dw_src_range through the VNNI rows: each channel's padded rows (as
+ * dw_src_row makes them) stored sixteen bytes apart, a plane of in_h x 16
+ * bytes whose columns past in_w no output reads, then dwv_channel on it
+ * (in_w 16 in its geometry): one 16-byte store a row instead of the
+ * pairing's 64 bytes.  Takes in_h <= DWV_SRC_MAX_H. */
+#define DWV_SRC_MAX_H (DW_PAIR_PLANE_MAX / DW_SRC_MAX_W)
+
+static int dwv_src_takes(const struct dla_conv_geom *g)
+{
+    struct dla_conv_geom g16 = *g;
+    g16.in_w = DW_SRC_MAX_W;
+    return g->in_h <= DWV_SRC_MAX_H && dwv_takes(&g16);
+}
+
+DWV_ATTR static void dwv_src_range(const struct dla_conv_geom *g, const struct dla_dw_src *in,
+                                   const int8_t *diag, int32_t *out, size_t k0, size_t k1)
+{
+    const struct dla_conv_src *s = &in->src;
+    const size_t taps = (size_t)g->k_w * g->k_h, rows = g->in_h;
+    const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m128i take =
+        _mm_and_si128(_mm_cmpgt_epi8(lane, _mm_set1_epi8((char)((int)s->x0 - 1))),
+                      _mm_cmpgt_epi8(_mm_set1_epi8((char)s->x1), lane));
+    const __m128i padv = _mm_set1_epi8(s->pad);
+    struct dla_conv_geom g16 = *g;
+    g16.in_w = DW_SRC_MAX_W;
+    /* the plane, then the bytes its last blocks' 64-byte loads reach */
+    int8_t plane[DWV_SRC_MAX_H * DW_SRC_MAX_W + 64];
+    memset(plane + rows * DW_SRC_MAX_W, 0, 64);
+    for (size_t k = k0; k < k1; k++) {
+        const int8_t *line0 = s->data + k * s->ch_stride;
+        if (s->y0 < s->y1 && (size_t)(line0 - in->lo) >= s->x0 &&
+            (size_t)(in->hi - (line0 + (size_t)(s->y1 - 1 - s->y0) * s->line_stride)) + s->x0 >=
+                DW_SRC_MAX_W) {
+            /* every data row's load inside the buffer (as dw_pair_plane_src) */
+            const int8_t *first = line0 - s->x0;
+            for (uint32_t y = 0; y < rows; y++) {
+                __m128i r = y < s->y0 || y >= s->y1
+                                ? padv
+                                : dw_src_load(first + (size_t)(y - s->y0) * s->line_stride,
+                                              padv, take);
+                _mm_storeu_si128((__m128i *)(void *)(plane + (size_t)y * DW_SRC_MAX_W), r);
+            }
+        } else {
+            for (uint32_t y = 0; y < rows; y++) {
+                _mm_storeu_si128((__m128i *)(void *)(plane + (size_t)y * DW_SRC_MAX_W),
+                                 dw_src_row(in, line0, y, padv, take));
+            }
+        }
+        dwv_channel(&g16, plane, diag + k * taps, out + k * g->out_h * g->out_w,
+                    plane + rows * DW_SRC_MAX_W + 64);
+    }
+}
+
 /* Channels [k0, k1) from their lines; avx512: the planes through
  * dw512_src_paired (y stride 1), else the AVX2 rows. */
 DLA_LANES_AVX2_ATTR static void dw_src_range(const struct dla_conv_geom *g,
@@ -925,6 +1140,8 @@ int dla_conv_dw_s8_isa_supported(enum dla_dw_isa isa)
         return dla_lanes_supported(DLA_LANES_AVX2);
     case DLA_DW_AVX512:
         return dw_has_avx512bw();
+    case DLA_DW_VNNI:
+        return dw_has_vnni_vbmi();
 #endif
     default:
         return 0;
@@ -933,7 +1150,8 @@ int dla_conv_dw_s8_isa_supported(enum dla_dw_isa isa)
 
 enum dla_dw_isa dla_conv_dw_s8_isa_best(void)
 {
-    return dla_conv_dw_s8_isa_supported(DLA_DW_AVX512) ? DLA_DW_AVX512
+    return dla_conv_dw_s8_isa_supported(DLA_DW_VNNI)     ? DLA_DW_VNNI
+           : dla_conv_dw_s8_isa_supported(DLA_DW_AVX512) ? DLA_DW_AVX512
            : dla_conv_dw_s8_isa_supported(DLA_DW_AVX2) ? DLA_DW_AVX2
                                                         : DLA_DW_SCALAR;
 }
@@ -957,7 +1175,12 @@ void dla_conv_dw_s8_src_channels_isa(const struct dla_conv_geom *g, const struct
                                      enum dla_dw_isa isa)
 {
 #if defined(DLA_LANES_X86)
-    dw_src_range(g, in, diag, out, k0, k1 < g->out_k ? k1 : g->out_k, isa == DLA_DW_AVX512);
+    k1 = k1 < g->out_k ? k1 : g->out_k;
+    if (isa == DLA_DW_VNNI && dwv_src_takes(g)) {
+        dwv_src_range(g, in, diag, out, k0, k1);
+        return;
+    }
+    dw_src_range(g, in, diag, out, k0, k1, isa == DLA_DW_AVX512 || isa == DLA_DW_VNNI);
 #else
     (void)g;
     (void)in;
@@ -993,7 +1216,11 @@ static void dw_range(const struct dla_conv_geom *g, const int8_t *in, const int8
         }
         int32_t *o = out + k * g->out_h * g->out_w;
 #if defined(DLA_LANES_X86)
-        if (isa == DLA_DW_AVX512) {
+        if (isa == DLA_DW_VNNI && dwv_takes(g) && (g->stride_x != 2 || dwv_two_rows(g))) {
+            dwv_channel(g, in + k * plane, w, o, in + g->in_c * plane);
+            continue;
+        }
+        if (isa == DLA_DW_AVX512 || isa == DLA_DW_VNNI) {
             dw512_channel_pick(g, in + k * plane, w, o, in + g->in_c * plane);
             continue;
         }
