@@ -808,13 +808,11 @@ static int dwv_takes(const struct dla_conv_geom *g)
     return g->k_w <= DWV_MAX_KW && g->k_h <= DW_PAIR_MAX_K && dwv_row_bytes(g) <= 64;
 }
 
-/* One channel, window k_h x k_w, x stride s, x dilation dx (constants
- * where inlined with them); end: the input's end (loads stop there). */
 /* Sixteen sums of a block whose first output reads src on (a load of a
  * window row's bytes, flipped, then nq vpermb + vpdpbusd). */
-DWV_INLINE __m512i dwv_block(const int8_t *src, const int8_t *end, size_t row_step,
-                             size_t need, uint32_t k_h, uint32_t nq, __m512i bias,
-                             const __m512i *idx, const __m512i (*wq)[2])
+DWV_INLINE __m512i dwv_block_at(const int8_t *src, const int8_t *end, size_t row_step,
+                                size_t need, uint32_t k_h, uint32_t nq, __m512i bias,
+                                const __m512i *idx, const __m512i (*wq)[2], int safe)
 {
     const __m512i flip = _mm512_set1_epi8((char)0x80);
     __m512i acc = bias;
@@ -823,7 +821,7 @@ DWV_INLINE __m512i dwv_block(const int8_t *src, const int8_t *end, size_t row_st
         const int8_t *p = src + ky * row_step;
         const ptrdiff_t left = end - p;
         __m512i v;
-        if (left >= 64) {
+        if (safe || left >= 64) {
             v = _mm512_loadu_si512((const void *)p);
         } else {
             /* the input's last bytes: those the real outputs read are
@@ -838,6 +836,18 @@ DWV_INLINE __m512i dwv_block(const int8_t *src, const int8_t *end, size_t row_st
         }
     }
     return acc;
+}
+
+/* dwv_block_at with the check for the input's end made once a block:
+ * the plain loads when its last row's load ends before the input does. */
+DWV_INLINE __m512i dwv_block(const int8_t *src, const int8_t *end, size_t row_step,
+                             size_t need, uint32_t k_h, uint32_t nq, __m512i bias,
+                             const __m512i *idx, const __m512i (*wq)[2])
+{
+    if (end - src >= 64 && (size_t)(end - src) - 64 >= (size_t)(k_h - 1) * row_step) {
+        return dwv_block_at(src, end, row_step, need, k_h, nq, bias, idx, wq, 1);
+    }
+    return dwv_block_at(src, end, row_step, need, k_h, nq, bias, idx, wq, 0);
 }
 
 /* One channel, window k_h x k_w, x stride s, x dilation dx (constants
@@ -1064,6 +1074,11 @@ DWV_ATTR static void dwv_src_range(const struct dla_conv_geom *g, const struct d
     memset(plane + rows * DW_SRC_MAX_W, 0, 64);
     for (size_t k = k0; k < k1; k++) {
         const int8_t *line0 = s->data + k * s->ch_stride;
+        if (k + 1 < k1) {
+            /* the next kernel, often cold (as dw_range) */
+            __builtin_prefetch(diag + (k + 1) * taps);
+            __builtin_prefetch(diag + (k + 2) * taps - 1);
+        }
         if (s->y0 < s->y1 && (size_t)(line0 - in->lo) >= s->x0 &&
             (size_t)(in->hi - (line0 + (size_t)(s->y1 - 1 - s->y0) * s->line_stride)) + s->x0 >=
                 DW_SRC_MAX_W) {
@@ -1216,7 +1231,7 @@ static void dw_range(const struct dla_conv_geom *g, const int8_t *in, const int8
         }
         int32_t *o = out + k * g->out_h * g->out_w;
 #if defined(DLA_LANES_X86)
-        if (isa == DLA_DW_VNNI && dwv_takes(g) && (g->stride_x != 2 || dwv_two_rows(g))) {
+        if (isa == DLA_DW_VNNI && dwv_takes(g)) {
             dwv_channel(g, in + k * plane, w, o, in + g->in_c * plane);
             continue;
         }
