@@ -808,31 +808,35 @@ static int dwv_takes(const struct dla_conv_geom *g)
     return g->k_w <= DWV_MAX_KW && g->k_h <= DW_PAIR_MAX_K && dwv_row_bytes(g) <= 64;
 }
 
-/* Sixteen sums of a block whose first output reads src on (a load of a
- * window row's bytes, flipped, then nq vpermb + vpdpbusd). */
+/* Sixteen sums of a block whose first output reads src on: a load of a
+ * window row's bytes (one: of all its rows, row_step apart within the 64
+ * bytes), flipped, then nq vpermb + vpdpbusd a window row (idx[ky]: the
+ * bytes of row ky's taps in the load). */
 DWV_INLINE __m512i dwv_block_at(const int8_t *src, const int8_t *end, size_t row_step,
                                 size_t need, uint32_t k_h, uint32_t nq, __m512i bias,
-                                const __m512i *idx, const __m512i (*wq)[2], int safe)
+                                const __m512i (*idx)[2], const __m512i (*wq)[2], int safe,
+                                int one)
 {
     const __m512i flip = _mm512_set1_epi8((char)0x80);
-    __m512i acc = bias;
+    __m512i acc = bias, v = bias;
 #pragma GCC unroll 8
     for (uint32_t ky = 0; ky < k_h; ky++) {
-        const int8_t *p = src + ky * row_step;
-        const ptrdiff_t left = end - p;
-        __m512i v;
-        if (safe || left >= 64) {
-            v = _mm512_loadu_si512((const void *)p);
-        } else {
-            /* the input's last bytes: those the real outputs read are
-             * before end (lanes past them are not stored) */
-            size_t n = left <= 0 ? 0 : (size_t)left < need ? (size_t)left : need;
-            v = _mm512_maskz_loadu_epi8(n >= 64 ? ~0ull : (1ull << n) - 1u, p);
+        if (!one || ky == 0) {
+            const int8_t *p = src + ky * row_step;
+            const ptrdiff_t left = end - p;
+            if (safe || left >= 64) {
+                v = _mm512_loadu_si512((const void *)p);
+            } else {
+                /* the input's last bytes: those the real outputs read are
+                 * before end (lanes past them are not stored) */
+                size_t n = left <= 0 ? 0 : (size_t)left < need ? (size_t)left : need;
+                v = _mm512_maskz_loadu_epi8(n >= 64 ? ~0ull : (1ull << n) - 1u, p);
+            }
+            v = _mm512_xor_si512(v, flip);
         }
-        v = _mm512_xor_si512(v, flip);
 #pragma GCC unroll 2
         for (uint32_t q = 0; q < nq; q++) {
-            acc = _mm512_dpbusd_epi32(acc, _mm512_permutexvar_epi8(idx[q], v), wq[ky][q]);
+            acc = _mm512_dpbusd_epi32(acc, _mm512_permutexvar_epi8(idx[ky][q], v), wq[ky][q]);
         }
     }
     return acc;
@@ -842,66 +846,28 @@ DWV_INLINE __m512i dwv_block_at(const int8_t *src, const int8_t *end, size_t row
  * the plain loads when its last row's load ends before the input does. */
 DWV_INLINE __m512i dwv_block(const int8_t *src, const int8_t *end, size_t row_step,
                              size_t need, uint32_t k_h, uint32_t nq, __m512i bias,
-                             const __m512i *idx, const __m512i (*wq)[2])
+                             const __m512i (*idx)[2], const __m512i (*wq)[2], int one)
 {
     if (end - src >= 64 && (size_t)(end - src) - 64 >= (size_t)(k_h - 1) * row_step) {
-        return dwv_block_at(src, end, row_step, need, k_h, nq, bias, idx, wq, 1);
+        return dwv_block_at(src, end, row_step, need, k_h, nq, bias, idx, wq, 1, one);
     }
-    return dwv_block_at(src, end, row_step, need, k_h, nq, bias, idx, wq, 0);
+    return dwv_block_at(src, end, row_step, need, k_h, nq, bias, idx, wq, 0, one);
 }
 
-/* One channel, window k_h x k_w, x stride s, x dilation dx (constants
- * where inlined with them); end: the input's end (loads stop there);
- * per_row: 16, or 8 for rows of at most eight outputs whose two rows'
- * bytes fit one load (dwv_two_rows). */
-DWV_INLINE void dwv_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w,
-                         int32_t *out, const int8_t *end, uint32_t k_h, uint32_t k_w,
-                         uint32_t s, uint32_t dx, uint32_t per_row)
+/* The blocks of one channel (dwv_body's set-up in idx, wq, bias; need:
+ * the bytes a block's load holds). */
+DWV_INLINE void dwv_rows(const struct dla_conv_geom *g, const int8_t *plane, int32_t *out,
+                         const int8_t *end, uint32_t k_h, uint32_t s, uint32_t nq,
+                         uint32_t per_row, size_t need, __m512i bias,
+                         const __m512i (*idx)[2], const __m512i (*wq)[2], int one)
 {
-    const size_t in_row = (size_t)g->stride_y * g->in_w;
-    const uint32_t nq = (k_w + 3) / 4;
-    __m512i wq[DW_PAIR_MAX_K][2], idx[2];
-    int32_t wsum = 0;
-    for (uint32_t ky = 0; ky < k_h; ky++) {
-        for (uint32_t q = 0; q < nq; q++) {
-            uint32_t four = 0;
-            for (uint32_t j = 0; j < 4; j++) {
-                int8_t v = 4 * q + j < k_w ? w[ky * k_w + 4 * q + j] : 0;
-                four |= (uint32_t)(uint8_t)v << (8 * j);
-                wsum += v;
-            }
-            wq[ky][q] = _mm512_set1_epi32((int)four);
-        }
-    }
-    /* lane i's bytes: i s (row r = i / per_row: r in_row + (i % per_row) s)
-     * plus t dx for its taps t (past k_w: 0, weight 0) */
-    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    const __m512i col = per_row == 16 ? lane : _mm512_and_si512(lane, _mm512_set1_epi32(7));
-    __m512i start = _mm512_mullo_epi32(col, _mm512_set1_epi32((int)s));
-    if (per_row == 8) {
-        const __m512i second = _mm512_srli_epi32(lane, 3); /* the block's second row */
-        start = _mm512_add_epi32(start, _mm512_mullo_epi32(second,
-                                                           _mm512_set1_epi32((int)in_row)));
-    }
-    start = _mm512_mullo_epi32(start, _mm512_set1_epi32(0x01010101));
-    for (uint32_t q = 0; q < nq; q++) {
-        uint32_t taps = 0;
-        for (uint32_t j = 0; j < 4; j++) {
-            uint32_t t = 4 * q + j < k_w ? 4 * q + j : 0;
-            taps |= (t * dx) << (8 * j);
-        }
-        idx[q] = _mm512_add_epi32(start, _mm512_set1_epi32((int)taps));
-    }
-    const __m512i bias = _mm512_set1_epi32(-128 * wsum);
-    const size_t need = per_row == 16 ? 15 * (size_t)s + (size_t)(k_w - 1) * dx + 1
-                                      : in_row + 7 * (size_t)s + (size_t)(k_w - 1) * dx + 1;
-    const size_t row_step = (size_t)g->dil_y * g->in_w;
+    const size_t in_row = (size_t)g->stride_y * g->in_w, row_step = (size_t)g->dil_y * g->in_w;
     const uint32_t ow = g->out_w, oh = g->out_h;
     if (per_row == 8) {
         /* rows of at most eight outputs: two a block (lanes 8-15 the second) */
         for (uint32_t oy = 0; oy < oh; oy += 2) {
             __m512i acc = dwv_block(plane + (size_t)oy * in_row, end, row_step, need, k_h, nq,
-                                    bias, idx, wq);
+                                    bias, idx, wq, one);
             int32_t *o = out + (size_t)oy * ow;
             _mm256_mask_storeu_epi32(o, (__mmask8)dw512_first(ow),
                                      _mm512_castsi512_si256(acc));
@@ -917,9 +883,70 @@ DWV_INLINE void dwv_body(const struct dla_conv_geom *g, const int8_t *plane, con
         int32_t *o = out + (size_t)oy * ow;
         for (uint32_t x = 0; x < ow; x += 16) {
             __m512i acc = dwv_block(row + (size_t)x * s, end, row_step, need, k_h, nq, bias, idx,
-                                    wq);
+                                    wq, one);
             _mm512_mask_storeu_epi32(o + x, dw512_first(ow - x), acc);
         }
+    }
+}
+
+/* One channel, window k_h x k_w, x stride s, x dilation dx (constants
+ * where inlined with them); end: the input's end (loads stop there);
+ * per_row: 16, or 8 for rows of at most eight outputs whose two rows'
+ * bytes fit one load (dwv_two_rows).  When the window's rows all fit one
+ * load (a 14x14 layer's 16-byte rows: 50 bytes), one load a block. */
+DWV_INLINE void dwv_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w,
+                         int32_t *out, const int8_t *end, uint32_t k_h, uint32_t k_w,
+                         uint32_t s, uint32_t dx, uint32_t per_row)
+{
+    const size_t in_row = (size_t)g->stride_y * g->in_w, row_step = (size_t)g->dil_y * g->in_w;
+    const uint32_t nq = (k_w + 3) / 4;
+    __m512i wq[DW_PAIR_MAX_K][2], idx[DW_PAIR_MAX_K][2];
+    int32_t wsum = 0;
+    for (uint32_t ky = 0; ky < k_h; ky++) {
+        for (uint32_t q = 0; q < nq; q++) {
+            uint32_t four = 0;
+            for (uint32_t j = 0; j < 4; j++) {
+                int8_t v = 4 * q + j < k_w ? w[ky * k_w + 4 * q + j] : 0;
+                four |= (uint32_t)(uint8_t)v << (8 * j);
+                wsum += v;
+            }
+            wq[ky][q] = _mm512_set1_epi32((int)four);
+        }
+    }
+    const size_t need = per_row == 16 ? 15 * (size_t)s + (size_t)(k_w - 1) * dx + 1
+                                      : in_row + 7 * (size_t)s + (size_t)(k_w - 1) * dx + 1;
+    const size_t need_all = (size_t)(k_h - 1) * row_step + need;
+    const int one = need_all <= 64;
+    /* lane i's bytes: i s (row r = i / per_row: r in_row + (i % per_row) s)
+     * plus t dx for its taps t (past k_w: 0, weight 0), plus ky row_step
+     * for window row ky when one load holds them all */
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i col = per_row == 16 ? lane : _mm512_and_si512(lane, _mm512_set1_epi32(7));
+    __m512i start = _mm512_mullo_epi32(col, _mm512_set1_epi32((int)s));
+    if (per_row == 8) {
+        const __m512i second = _mm512_srli_epi32(lane, 3); /* the block's second row */
+        start = _mm512_add_epi32(start, _mm512_mullo_epi32(second,
+                                                           _mm512_set1_epi32((int)in_row)));
+    }
+    start = _mm512_mullo_epi32(start, _mm512_set1_epi32(0x01010101));
+    for (uint32_t ky = 0; ky < k_h; ky++) {
+        const uint32_t down = one ? (uint32_t)(ky * row_step) : 0;
+        for (uint32_t q = 0; q < nq; q++) {
+            uint32_t taps = 0;
+            for (uint32_t j = 0; j < 4; j++) {
+                uint32_t t = 4 * q + j < k_w ? 4 * q + j : 0;
+                taps |= (t * dx + down) << (8 * j);
+            }
+            idx[ky][q] = _mm512_add_epi32(start, _mm512_set1_epi32((int)taps));
+        }
+    }
+    const __m512i bias = _mm512_set1_epi32(-128 * wsum);
+    if (one) {
+        dwv_rows(g, plane, out, end, k_h, s, nq, per_row, need_all, bias,
+                 (const __m512i(*)[2])idx, (const __m512i(*)[2])wq, 1);
+    } else {
+        dwv_rows(g, plane, out, end, k_h, s, nq, per_row, need, bias,
+                 (const __m512i(*)[2])idx, (const __m512i(*)[2])wq, 0);
     }
 }
 
