@@ -605,7 +605,7 @@ static void build_feature_input(struct dla_conv_state *s, const struct dla_csc_c
     f->hi = data->buf + data->cap;
     /* rows of 8 to PADDED_MAX_W bytes in vectors (padded_rows_avx2) */
 #if defined(DLA_LANES_X86)
-    f->avx2 = g->in_w >= 8 && g->in_w <= PADDED_MAX_W && dla_lanes_best() == DLA_LANES_AVX2;
+    f->avx2 = g->in_w >= 8 && g->in_w <= PADDED_MAX_W && dla_lanes_supported(DLA_LANES_AVX2);
 #else
     f->avx2 = 0;
 #endif
