@@ -1271,6 +1271,7 @@ static void dw_range(const struct dla_conv_geom *g, const int8_t *in, const int8
             continue;
         }
 #endif
+        (void)isa; /* (no vector rows off x86) */
         for (uint32_t oy = 0; oy < g->out_h; oy++) {
             dw_row_scalar(g, in + k * plane, w, oy, 0, o + (size_t)oy * g->out_w);
         }
