@@ -501,7 +501,7 @@ static void conv_row(const struct dla_sconv_geom *g, int64_t k, int64_t j0, int6
     }
 }
 
-/* Copies of n floats, n a constant the compiler turns into vector moves. */
+/* Whole panel rows: fixed-size copies the compiler turns into vector moves. */
 static void copy16(float *dst, const float *src)
 {
     memcpy(dst, src, 16 * sizeof(float));
@@ -530,7 +530,11 @@ static void pack_b(const struct sgemm_job *job, int64_t k0, int64_t kc, int64_t 
             float *dst = Bp + (j / tile_n) * kc * tile_n + k * tile_n;
             int64_t nr = nc - j < tile_n ? nc - j : tile_n;
             if (nr == tile_n) {
-                (tile_n == 32 ? copy32 : copy16)(dst, src + j);
+                if (tile_n == 32) {
+                    copy32(dst, src + j);
+                } else {
+                    copy16(dst, src + j);
+                }
                 continue;
             }
             memcpy(dst, src + j, (size_t)nr * sizeof(float));

@@ -7,7 +7,9 @@
  * padding that must stay untouched, Relu and Clip (also Clip with lo > hi,
  * which no vector register can do), inputs with zeros of both signs, exact
  * cancellations and subnormals; as products and as convolutions; on the
- * calling thread and on a team.  The calibration scales, and so every INT8
+ * calling thread and on a team.  Likewise the depthwise convolution's row
+ * loops (src/kernels/sdw.c: generic, AVX2, AVX-512F's 16-column blocks),
+ * also against dla_sdw_ref.  The calibration scales, and so every INT8
  * output, come from these floats.
  */
 #include <math.h>
@@ -23,6 +25,7 @@
 
 #include "common/rng.h"
 #include "common/team.h"
+#include "kernels/sdw.h"
 #include "kernels/sgemm.h"
 
 static uint64_t rng = 0x32a;
@@ -190,12 +193,88 @@ static void test_convs_random(void **state)
     dla_team_destroy(team);
 }
 
+/* One depthwise convolution through every variant, against the generic
+ * one and (no activation) dla_sdw_ref. */
+static void depthwise_case(struct dla_team *team, struct dla_sconv_geom g,
+                           const struct dla_sact *act)
+{
+    g.OH = (g.H + 2 * g.pt - g.dy * (g.kh - 1) - 1) / g.sy + 1;
+    g.OW = (g.W + 2 * g.pl - g.dx * (g.kw - 1) - 1) / g.sx + 1;
+    if (g.OH <= 0 || g.OW <= 0) {
+        return;
+    }
+    float *x = rnd_array((size_t)(g.C * g.H * g.W)), *w = rnd_array((size_t)(g.C * g.kh * g.kw));
+    float *b = rnd(0, 1) ? rnd_array((size_t)g.C) : NULL;
+    size_t n = (size_t)(g.C * g.OH * g.OW);
+    float *want = calloc(n, sizeof(float)), *got = calloc(n, sizeof(float));
+    assert_true(want && got);
+    g.x = x;
+    dla_sdw_variant_on(DLA_SGEMM_GENERIC, NULL, &g, w, b, want, act);
+    if (act->kind == DLA_SACT_NONE) {
+        dla_sdw_ref(&g, w, b, got);
+        if (memcmp(want, got, n * sizeof(float)) != 0) {
+            fail_msg("sdw generic differs from dla_sdw_ref");
+        }
+    }
+    for (int v = 0; v < DLA_SGEMM_VARIANTS; v++) {
+        if (!dla_sgemm_supported((enum dla_sgemm_variant)v)) {
+            continue;
+        }
+        for (int on_team = 0; on_team < 2; on_team++) {
+            memset(got, 0, n * sizeof(float));
+            dla_sdw_variant_on((enum dla_sgemm_variant)v, on_team ? team : NULL, &g, w, b, got,
+                               act);
+            if (memcmp(want, got, n * sizeof(float)) != 0) {
+                fail_msg("sdw %s team %d: c%ld %ldx%ld k%ldx%ld s%ld,%ld d%ld,%ld p%ld,%ld act %d "
+                         "differs",
+                         variant_names[v], on_team, (long)g.C, (long)g.H, (long)g.W, (long)g.kh,
+                         (long)g.kw, (long)g.sy, (long)g.sx, (long)g.dy, (long)g.dx, (long)g.pt,
+                         (long)g.pl, (int)act->kind);
+            }
+        }
+    }
+    free(x), free(w), free(b), free(want), free(got);
+}
+
+static void test_depthwise_random(void **state)
+{
+    (void)state;
+    struct dla_team *team = dla_team_create(2);
+    assert_non_null(team);
+    for (int i = 0; i < 400; i++) {
+        struct dla_sconv_geom g = { 0 };
+        g.C = rnd(1, i % 8 ? 6 : 64);
+        g.H = rnd(1, 20);
+        g.W = rnd(1, i % 2 ? 40 : 120);
+        g.kh = rnd(1, 5);
+        g.kw = i % 10 ? rnd(1, 5) : rnd(6, 20);
+        g.sy = rnd(1, 3);
+        g.sx = rnd(1, 3);
+        g.dy = rnd(1, 2);
+        g.dx = rnd(1, 2);
+        g.pt = rnd(0, 4);
+        g.pl = i % 10 ? rnd(0, 4) : rnd(5, 12);
+        depthwise_case(team, g, &acts[rnd(0, N_ACTS - 1)]);
+    }
+    /* MobileNet's 3x3 planes, strides 1 and 2 */
+    static const int64_t hw[] = { 7, 14, 28, 56, 112 };
+    for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++) {
+        for (int64_t s = 1; s <= 2; s++) {
+            struct dla_sconv_geom g = { .C = 24, .H = hw[i], .W = hw[i], .kh = 3, .kw = 3,
+                                        .sy = s, .sx = s, .dy = 1, .dx = 1, .pt = 1, .pl = 1 };
+            depthwise_case(team, g, &acts[(i + (size_t)s) % N_ACTS]);
+        }
+    }
+    dla_team_destroy(team);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_products_random),
         cmocka_unit_test(test_products_edges),
         cmocka_unit_test(test_convs_random),
+        cmocka_unit_test(test_depthwise_random),
     };
     for (int v = 0; v < DLA_SGEMM_VARIANTS; v++) {
         printf("sgemm variant %s: %s\n", variant_names[v],
