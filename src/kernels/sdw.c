@@ -147,6 +147,9 @@ struct sdw_chan {
      * blocks); live[i][kx]: lane j of block i reads tap kx (all ones) */
     int masked;
     int32_t live[2][SDW_MASK_KW][8];
+    /* AVX-512F: the same with two blocks of sixteen, from column 0 and
+     * from OW - 16 (bit j: lane j reads the tap) */
+    uint16_t live16[2][SDW_MASK_KW];
 };
 
 /* Outputs [oa, ob) of row oy (border columns, or a row too narrow for
@@ -358,8 +361,9 @@ static inline __attribute__((always_inline)) void sdw_rows(const struct sdw_chan
         /* the interior in blocks of eight, none starting past `last` (every
          * tap inside); with the masked blocks [0, 8) and [OW - 8, OW)
          * stored after, only the columns between them */
-        const int64_t a = masked && c->in_lo < 8 ? 8 : c->in_lo;
-        const int64_t e = masked && c->in_hi > g->OW - 8 ? g->OW - 8 : c->in_hi;
+        const int64_t bw = wide ? 16 : 8; /* the border blocks' width */
+        const int64_t a = masked && c->in_lo < bw ? bw : c->in_lo;
+        const int64_t e = masked && c->in_hi > g->OW - bw ? g->OW - bw : c->in_hi;
         const int64_t top = c->in_hi - 8, need = e - 8 > a ? e - 8 : a;
         const int64_t last = need < top ? need : top;
         int64_t ox = a;
@@ -429,27 +433,102 @@ DLA_LANES_AVX2_ATTR static void sdw_rows_avx2(const struct sdw_chan *c, const fl
     }
 }
 
-/* sdw_rows_avx2 with the interior in blocks of sixteen. */
-__attribute__((target("avx512f"))) static void sdw_rows_avx512(const struct sdw_chan *c, const float *xk,
-                                                   const float *w, float b, float *yp)
+/* The border columns of every row (c->masked, AVX-512F): sdw_borders_avx2
+ * with two blocks of sixteen, from column 0 and from OW - 16 (one block
+ * when OW <= 16); lanes outside a tap's columns neither load nor add. */
+__attribute__((target("avx512f"))) static void sdw_borders_avx512(const struct sdw_chan *c,
+                                                                  const float *w, float b,
+                                                                  float *yp)
+{
+    const struct dla_sconv_geom *g = c->g;
+    const int64_t kw = g->kw, x0 = 0, x1 = g->OW > 16 ? g->OW - 16 : 0;
+    const int two = g->OW > 16;
+    for (int64_t oy = 0; oy < g->OH; oy++) {
+        int64_t ky0, ky1;
+        sdw_krows(g, oy, &ky0, &ky1);
+        __m512 a0 = _mm512_set1_ps(b), a1 = a0;
+        for (int64_t ky = ky0; ky < ky1; ky++) {
+            const float *pr = c->plane + (oy * g->sy - g->pt + ky * g->dy) * c->pw;
+            for (int64_t kx = 0; kx < kw; kx++) {
+                const __mmask16 l0 = c->live16[0][kx], l1 = c->live16[1][kx];
+                const __m512 wv = _mm512_set1_ps(w[ky * kw + kx]);
+                __m512 e0 = _mm512_maskz_loadu_ps(l0, pr + c->voff[kx] + x0);
+                a0 = _mm512_mask_add_ps(a0, l0, a0, _mm512_mul_ps(e0, wv));
+                if (two) { /* else block 1 is block 0 */
+                    __m512 e1 = _mm512_maskz_loadu_ps(l1, pr + c->voff[kx] + x1);
+                    a1 = _mm512_mask_add_ps(a1, l1, a1, _mm512_mul_ps(e1, wv));
+                }
+            }
+        }
+        v16f r0 = (v16f)a0, r1 = (v16f)a1;
+        SDW_ACTV(r0, c->act, v16f, v16i);
+        SDW_ACTV(r1, c->act, v16f, v16i);
+        float *yr = yp + oy * g->OW;
+        if (g->OW >= 16) {
+            _mm512_storeu_ps(yr + x0, (__m512)r0);
+            _mm512_storeu_ps(yr + x1, (__m512)(two ? r1 : r0));
+        } else {
+            _mm512_mask_storeu_ps(yr, (__mmask16)((1u << g->OW) - 1u), (__m512)r0);
+        }
+    }
+}
+
+/* sdw_rows_avx2 with the interior in blocks of sixteen and sixteen-column
+ * border blocks. */
+__attribute__((target("avx512f"))) static void sdw_rows_avx512(const struct sdw_chan *c,
+                                                               const float *xk, const float *w,
+                                                               float b, float *yp)
 {
     if (c->split) {
         sdw_split(c->g, xk, c->split);
     }
-    if (c->masked && c->g->OW <= 16) {
-        /* the two masked blocks are the whole row (the 14- and 7-wide
-         * planes): no interior block to compute and then overwrite */
-    } else if (c->g->kw == 3) { /* MobileNet's 3 taps a row as a constant: loops unrolled */
+    if (c->masked && c->g->OW <= 32) {
+        /* the two masked blocks are the whole row */
+    } else if (c->g->kw == 3) {
         sdw_rows(c, xk, w, b, yp, 3, c->masked, 1);
     } else {
         sdw_rows(c, xk, w, b, yp, c->g->kw, c->masked, 1);
     }
     if (c->masked) {
-        sdw_borders_avx2(c, w, b, yp);
+        sdw_borders_avx512(c, w, b, yp);
+    }
+}
+#endif
+
+/* c->masked and the lanes of the two eight-column border blocks (AVX2):
+ * they and the interior's blocks cover the row when the interior has a
+ * block or OW <= 16. */
+static void sdw_masks8(const struct dla_sconv_geom *g, struct sdw_chan *c, int avx2)
+{
+    c->masked = avx2 && c->vec && g->kw <= SDW_MASK_KW && c->in_lo <= 8 && g->OW - c->in_hi <= 8 &&
+                (c->in_hi - c->in_lo >= 8 || g->OW <= 16);
+    for (int i = 0; c->masked && i < 2; i++) {
+        int64_t x0 = i == 0 || g->OW <= 8 ? 0 : g->OW - 8;
+        for (int64_t kx = 0; kx < g->kw; kx++) {
+            for (int64_t j = 0; j < 8; j++) {
+                c->live[i][kx][j] = x0 + j >= c->lo[kx] && x0 + j < c->hi[kx] ? -1 : 0;
+            }
+        }
     }
 }
 
-#endif
+/* The same for sixteen-column blocks (AVX-512F): the interior has a block
+ * of sixteen, or the two blocks are the whole row (OW <= 32). */
+static void sdw_masks16(const struct dla_sconv_geom *g, struct sdw_chan *c)
+{
+    c->masked = c->vec && g->kw <= SDW_MASK_KW && c->in_lo <= 16 && g->OW - c->in_hi <= 16 &&
+                (c->in_hi - c->in_lo >= 16 || g->OW <= 32);
+    for (int i = 0; c->masked && i < 2; i++) {
+        int64_t x0 = i == 0 || g->OW <= 16 ? 0 : g->OW - 16;
+        for (int64_t kx = 0; kx < g->kw; kx++) {
+            unsigned bits = 0;
+            for (int64_t j = 0; j < 16; j++) {
+                bits |= (x0 + j >= c->lo[kx] && x0 + j < c->hi[kx] ? 1u : 0u) << j;
+            }
+            c->live16[i][kx] = (uint16_t)bits;
+        }
+    }
+}
 
 /* A thread's channels [k0, k1); split: a buffer of H x 2 ceil(W/2) floats
  * for stride-2 planes, or NULL (then stride 2 goes one output at a time). */
@@ -476,15 +555,10 @@ static void sdw_channels(const struct dla_sconv_geom *g, const float *w, const f
     }
     /* the two border blocks [0, 8) and [OW - 8, OW) and the interior's
      * blocks cover the row when the interior has a block or OW <= 16 */
-    c.masked = isa >= SDW_AVX2 && c.vec && g->kw <= SDW_MASK_KW && c.in_lo <= 8 && g->OW - c.in_hi <= 8 &&
-               (c.in_hi - c.in_lo >= 8 || g->OW <= 16);
-    for (int i = 0; c.masked && i < 2; i++) {
-        int64_t x0 = i == 0 || g->OW <= 8 ? 0 : g->OW - 8;
-        for (int64_t kx = 0; kx < g->kw; kx++) {
-            for (int64_t j = 0; j < 8; j++) {
-                c.live[i][kx][j] = x0 + j >= c.lo[kx] && x0 + j < c.hi[kx] ? -1 : 0;
-            }
-        }
+    if (isa == SDW_AVX512) {
+        sdw_masks16(g, &c);
+    } else {
+        sdw_masks8(g, &c, isa == SDW_AVX2);
     }
     for (int64_t k = k0; k < k1; k++) {
         const float *xk = g->x + k * g->H * g->W;
