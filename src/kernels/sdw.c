@@ -1,9 +1,11 @@
 /*
  * Depthwise float convolution (see sdw.h).  One output row at a time, so the
  * row stays in registers while every tap is added: the columns whose taps
- * all lie inside the input go in blocks of 8 (AVX2) or 8 as two 4-lane
- * halves (generic vectors), summed in registers in tap order; the border
- * columns go one by one, skipping the taps outside.  With x stride 2 each
+ * all lie inside the input go in blocks of 16 (AVX-512F), 8 (AVX2) or 8 as
+ * two 4-lane halves (generic vectors), summed in registers in tap order; the
+ * border columns go in two masked blocks (AVX2: 8 wide, AVX-512F: 16) or one
+ * by one, skipping the taps outside.  Each output's sums are the same in
+ * every form, so the instruction set does not change a bit.  With x stride 2 each
  * channel's plane is first split into its even and odd columns, so every
  * tap reads contiguous floats.  Channels are split over threads.
  */
@@ -34,23 +36,23 @@ typedef int32_t v16i __attribute__((vector_size(64)));
  * the same bits as the scalar expressions (NaN, -0 and the bounds
  * included, and a Clip with lo > hi), applied before the store so no pass
  * reads the plane back. */
-#define SDW_ACTV(x, a, VF, VI)                                                       \
-    do {                                                                             \
-        if ((a) && (a)->kind == DLA_SACT_RELU) {                                     \
-            (x) = (VF)((VI)(x) & ((x) > (VF){ 0 }));                                 \
-        } else if (a) {                                                              \
-            const VF lo_ = (VF){ 0 } + (a)->lo, hi_ = (VF){ 0 } + (a)->hi;           \
-            const VI below_ = (x) < lo_, above_ = (x) > hi_;                         \
-            const VI inner_ = (above_ & (VI)hi_) | (~above_ & (VI)(x));              \
-            (x) = (VF)((below_ & (VI)lo_) | (~below_ & inner_));                     \
-        }                                                                            \
+#define SDW_ACTV(x, a, VF, VI)                                                                \
+    do {                                                                                      \
+        if ((a) && (a)->kind == DLA_SACT_RELU) {                                              \
+            (x) = (VF)((VI)(x) & ((x) > (VF){ 0 }));                                          \
+        } else if (a) {                                                                       \
+            const VF lo_ = (VF){ 0 } + (a)->lo, hi_ = (VF){ 0 } + (a)->hi;                    \
+            const VI below_ = (x) < lo_, above_ = (x) > hi_;                                  \
+            const VI inner_ = (above_ & (VI)hi_) | (~above_ & (VI)(x));                       \
+            (x) = (VF)((below_ & (VI)lo_) | (~below_ & inner_));                              \
+        }                                                                                     \
     } while (0)
 #define SDW_ACT8(x, a) SDW_ACTV(x, a, v8f, v8i)
 
 /* Every lane of vector v = b (a vector plus b would turn a bias of -0 into +0). */
-#define SDW_SPLAT(v, b)                                                              \
-    for (unsigned l_ = 0; l_ < sizeof(v) / sizeof(float); l_++) {                    \
-        (v)[l_] = (b);                                                               \
+#define SDW_SPLAT(v, b)                                                                       \
+    for (unsigned l_ = 0; l_ < sizeof(v) / sizeof(float); l_++) {                             \
+        (v)[l_] = (b);                                                                        \
     }
 
 /* The same for outputs of the scalar border columns. */
@@ -181,31 +183,31 @@ sdw_cols_scalar(const struct sdw_chan *c, const float *xk, const float *w, float
  * tap inside), each summed in tap order in its own register: four
  * independent add chains hide the add latency (one alone would wait for
  * every add).  Positions may repeat: the same block gives the same sums. */
-#define SDW_BLOCKSV4(VF, VI, p0, p1, p2, p3)                                                           \
+#define SDW_BLOCKSV4(VF, VI, p0, p1, p2, p3)                                                  \
     do {                                                                                      \
-        VF a0, a1, a2, a3;                                        \
-        SDW_SPLAT(a0, b);                                                             \
-        a1 = a2 = a3 = a0;                        \
+        VF a0, a1, a2, a3;                                                                    \
+        SDW_SPLAT(a0, b);                                                                     \
+        a1 = a2 = a3 = a0;                                                                    \
         for (int64_t ky = ky0; ky < ky1; ky++) {                                              \
             const float *pr = c->plane + (oy * g->sy - g->pt + ky * g->dy) * c->pw;           \
             for (int64_t kx = 0; kx < kw; kx++) {                                             \
-                const float *tap = pr + c->voff[kx];                                            \
+                const float *tap = pr + c->voff[kx];                                          \
                 float wv = w[ky * kw + kx];                                                   \
                 VF e0, e1, e2, e3;                                                            \
-                memcpy(&e0, tap + (p0), sizeof e0);                                             \
-                memcpy(&e1, tap + (p1), sizeof e1);                                             \
-                memcpy(&e2, tap + (p2), sizeof e2);                                             \
-                memcpy(&e3, tap + (p3), sizeof e3);                                             \
+                memcpy(&e0, tap + (p0), sizeof e0);                                           \
+                memcpy(&e1, tap + (p1), sizeof e1);                                           \
+                memcpy(&e2, tap + (p2), sizeof e2);                                           \
+                memcpy(&e3, tap + (p3), sizeof e3);                                           \
                 a0 += e0 * wv;                                                                \
                 a1 += e1 * wv;                                                                \
                 a2 += e2 * wv;                                                                \
                 a3 += e3 * wv;                                                                \
             }                                                                                 \
         }                                                                                     \
-        SDW_ACTV(a0, c->act, VF, VI);                                                                 \
-        SDW_ACTV(a1, c->act, VF, VI);                                                                 \
-        SDW_ACTV(a2, c->act, VF, VI);                                                                 \
-        SDW_ACTV(a3, c->act, VF, VI);                                                                 \
+        SDW_ACTV(a0, c->act, VF, VI);                                                         \
+        SDW_ACTV(a1, c->act, VF, VI);                                                         \
+        SDW_ACTV(a2, c->act, VF, VI);                                                         \
+        SDW_ACTV(a3, c->act, VF, VI);                                                         \
         memcpy(yr + (p0), &a0, sizeof a0);                                                    \
         memcpy(yr + (p1), &a1, sizeof a1);                                                    \
         memcpy(yr + (p2), &a2, sizeof a2);                                                    \
@@ -215,25 +217,25 @@ sdw_cols_scalar(const struct sdw_chan *c, const float *xk, const float *w, float
 #define SDW_BLOCKS4(p0, p1, p2, p3) SDW_BLOCKSV4(v8f, v8i, p0, p1, p2, p3)
 
 /* SDW_BLOCKS4 for two blocks (the end of a row). */
-#define SDW_BLOCKSV2(VF, VI, p0, p1)                                                                   \
+#define SDW_BLOCKSV2(VF, VI, p0, p1)                                                          \
     do {                                                                                      \
-        VF a0, a1;                                                \
-        SDW_SPLAT(a0, b);                                                             \
-        a1 = a0;                                          \
+        VF a0, a1;                                                                            \
+        SDW_SPLAT(a0, b);                                                                     \
+        a1 = a0;                                                                              \
         for (int64_t ky = ky0; ky < ky1; ky++) {                                              \
             const float *pr = c->plane + (oy * g->sy - g->pt + ky * g->dy) * c->pw;           \
             for (int64_t kx = 0; kx < kw; kx++) {                                             \
                 const float *tap = pr + c->voff[kx];                                          \
                 float wv = w[ky * kw + kx];                                                   \
-                VF e0, e1;                                                                   \
+                VF e0, e1;                                                                    \
                 memcpy(&e0, tap + (p0), sizeof e0);                                           \
                 memcpy(&e1, tap + (p1), sizeof e1);                                           \
                 a0 += e0 * wv;                                                                \
                 a1 += e1 * wv;                                                                \
             }                                                                                 \
         }                                                                                     \
-        SDW_ACTV(a0, c->act, VF, VI);                                                                 \
-        SDW_ACTV(a1, c->act, VF, VI);                                                                 \
+        SDW_ACTV(a0, c->act, VF, VI);                                                         \
+        SDW_ACTV(a1, c->act, VF, VI);                                                         \
         memcpy(yr + (p0), &a0, sizeof a0);                                                    \
         memcpy(yr + (p1), &a1, sizeof a1);                                                    \
     } while (0)

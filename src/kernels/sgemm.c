@@ -5,10 +5,16 @@
  * NC columns, B is packed into micro-panels of NR columns, [k][NR] (zero
  * padded), which stay in L2 while MR rows of A (KC floats each, read in
  * place: they are the weights, contiguous, and packing them again at every
- * inference cost more than it saved) pass over them.  The micro-kernel keeps an MR x NR tile of C in registers:
- * 6 rows x 2 vectors of 8 floats = 12 ymm accumulators with AVX2+FMA.
- * The generic build of the same kernel uses GCC vector extensions without a
- * target, so it runs on any CPU.
+ * inference cost more than it saved) pass over them.  The micro-kernel
+ * keeps an MR x NR tile of C in registers: 6 rows x 2 vectors of 8 floats =
+ * 12 ymm accumulators with AVX2+FMA; 8 rows x 2 vectors of 16 = 16 zmm
+ * accumulators with AVX-512F (B panels of 32 columns then: twice the FMA
+ * width, and fewer, larger B loads per multiply-add).  The generic C kernel
+ * (6 x 16, any CPU) fuses with fmaf.  Every variant computes each output
+ * the same way, so all give the same bits: zero, then one fused
+ * multiply-add per reduction step in k order within the KC block, then one
+ * add to the bias (first block) or to what C holds; the instruction set is
+ * chosen at run time (the fastest the CPU runs).
  *
  * Threads: the products run as tasks of (NC column block, row chunk) taken
  * from a shared counter.  With one row chunk per column block (wide
@@ -582,8 +588,8 @@ static void compute_task(struct sgemm_job *j, int64_t task, float *local)
             for (int64_t jj = 0; jj < nc; jj += tile_n) {
                 int nr = nc - jj < tile_n ? (int)(nc - jj) : tile_n;
                 j->kernel(kc, ap, j->lda, Bp + (jj / tile_n) * kc * tile_n,
-                          j->C + row * j->ldc + j0 + jj, j->ldc, mr, nr, k0 == 0, j->bias ? j->bias + row : NULL,
-                          k0 + kc == j->K ? j->act : NULL);
+                          j->C + row * j->ldc + j0 + jj, j->ldc, mr, nr, k0 == 0,
+                          j->bias ? j->bias + row : NULL, k0 + kc == j->K ? j->act : NULL);
             }
         }
     }
@@ -710,7 +716,8 @@ static int sgemm_run(enum dla_sgemm_variant variant, int64_t M, int64_t N, int64
     j.tasks = j.col_blocks * ((j.row_blocks + j.rows_per_task - 1) / j.rows_per_task);
     if (row_tasks > 1) { /* column blocks shared by row chunks: pack B once, first */
         int64_t last_nc = N - (j.col_blocks - 1) * NC;
-        size_t bsz = (size_t)K * (size_t)((j.col_blocks - 1) * NC + (last_nc + j.nr - 1) / j.nr * j.nr);
+        size_t bsz = (size_t)K *
+                     (size_t)((j.col_blocks - 1) * NC + (last_nc + j.nr - 1) / j.nr * j.nr);
         j.Bp = aligned_alloc(64, (bsz * sizeof(float) + 63) / 64 * 64);
         if (!j.Bp) {
             return -1;
@@ -731,7 +738,8 @@ static int sgemm_run(enum dla_sgemm_variant variant, int64_t M, int64_t N, int64
 int dla_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
               int64_t ldb, const float *bias, float *C, int64_t ldc, unsigned threads)
 {
-    return sgemm_run(sgemm_best(), M, N, K, A, lda, B, ldb, NULL, bias, C, ldc, NULL, threads, NULL);
+    return sgemm_run(sgemm_best(), M, N, K, A, lda, B, ldb, NULL, bias, C, ldc, NULL, threads,
+                     NULL);
 }
 
 int dla_sgemm_on(struct dla_team *team, int64_t M, int64_t N, int64_t K, const float *A,
@@ -745,16 +753,16 @@ int dla_sconv(const struct dla_sconv_geom *g, int64_t K, const float *w, const f
               float *y, unsigned threads)
 {
     int64_t rows = g->C * g->kh * g->kw;
-    return sgemm_run(sgemm_best(), K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y, g->OH * g->OW, NULL,
-                     threads, NULL);
+    return sgemm_run(sgemm_best(), K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y,
+                     g->OH * g->OW, NULL, threads, NULL);
 }
 
 int dla_sconv_on(struct dla_team *team, const struct dla_sconv_geom *g, int64_t K,
                  const float *w, const float *bias, float *y, const struct dla_sact *act)
 {
     int64_t rows = g->C * g->kh * g->kw;
-    return sgemm_run(sgemm_best(), K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y, g->OH * g->OW, team,
-                     1, act);
+    return sgemm_run(sgemm_best(), K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y,
+                     g->OH * g->OW, team, 1, act);
 }
 
 int dla_sgemm_variant_on(enum dla_sgemm_variant v, struct dla_team *team, int64_t M, int64_t N,

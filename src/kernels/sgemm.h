@@ -5,10 +5,11 @@
  *   C[m * ldc + n] = bias[m] + sum over k < K of A[m * lda + k] * B[k * ldb + n]
  *
  * (bias may be NULL: 0).  Packed panels, a register-blocked micro-kernel with
- * the instruction set chosen at run time (AVX2+FMA or generic C), split over
- * `threads` threads (1 = the calling thread only).  Float sums are rounded in
- * a fixed order that does not depend on the thread count, so results are
- * reproducible run to run and between 1 and N threads.
+ * the instruction set chosen at run time (AVX-512F, AVX2+FMA or generic C),
+ * split over `threads` threads (1 = the calling thread only).  Float sums are
+ * rounded in a fixed order that does not depend on the thread count or the
+ * instruction set, so results are reproducible run to run, between 1 and N
+ * threads and between machines.
  */
 #ifndef DLASIM_KERNELS_SGEMM_H
 #define DLASIM_KERNELS_SGEMM_H

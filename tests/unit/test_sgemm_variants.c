@@ -145,7 +145,8 @@ static void conv_case(struct dla_team *team, const struct dla_sconv_geom *g0, in
                       const struct dla_sact *act)
 {
     struct dla_sconv_geom g = *g0;
-    float *x = rnd_array((size_t)(g.C * g.H * g.W)), *w = rnd_array((size_t)(K * g.C * g.kh * g.kw));
+    float *x = rnd_array((size_t)(g.C * g.H * g.W));
+    float *w = rnd_array((size_t)(K * g.C * g.kh * g.kw));
     float *b = rnd_array((size_t)K);
     size_t n = (size_t)(K * g.OH * g.OW);
     float *want = calloc(n, sizeof(float)), *got = calloc(n, sizeof(float));
