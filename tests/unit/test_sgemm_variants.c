@@ -165,7 +165,7 @@ static void conv_case(struct dla_team *team, const struct dla_sconv_geom *g0, in
             if (memcmp(want, got, n * sizeof(float)) != 0) {
                 fail_msg("sconv %s team %d: c%ld %ldx%ld k%ld %ldx%ld s%ld act %d differs",
                          variant_names[v], on_team, (long)g.C, (long)g.H, (long)g.W, (long)K,
-                         (long)g.kh, (long)g.kw, (long)g.sy, (long)act->kind);
+                         (long)g.kh, (long)g.kw, (long)g.sy, (int)act->kind);
             }
         }
     }
