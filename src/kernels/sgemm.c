@@ -494,6 +494,17 @@ static void conv_row(const struct dla_sconv_geom *g, int64_t k, int64_t j0, int6
                     a = b;
                 }
             }
+            if (g->sx == 2) { /* eight at a time: the even floats of sixteen */
+                const float *s = xr + off;
+                int64_t b = e < hi ? e : hi;
+                for (; a + 8 <= b && 2 * a + 16 + off <= g->W; a += 8) {
+                    v8f lo8, hi8;
+                    memcpy(&lo8, s + 2 * a, sizeof lo8);
+                    memcpy(&hi8, s + 2 * a + 8, sizeof hi8);
+                    v8f even = __builtin_shufflevector(lo8, hi8, 0, 2, 4, 6, 8, 10, 12, 14);
+                    memcpy(row + base + a, &even, sizeof even);
+                }
+            }
             for (; a < e && a < hi; a++) {
                 row[base + a] = xr[a * g->sx + off];
             }

@@ -153,6 +153,28 @@ static void conv_case(struct dla_team *team, const struct dla_sconv_geom *g0, in
     assert_true(want && got);
     g.x = x;
     assert_int_equal(dla_sconv_variant_on(DLA_SGEMM_GENERIC, NULL, &g, K, w, b, want, act), 0);
+    /* the gathered panels hold the im2col matrix: the same bits as the
+     * product with that matrix written out here */
+    int64_t rows = g.C * g.kh * g.kw, npix = g.OH * g.OW;
+    float *col = calloc((size_t)(rows * npix), sizeof(float));
+    assert_non_null(col);
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t c = r / (g.kh * g.kw), ky = r / g.kw % g.kh, kx = r % g.kw;
+        for (int64_t j = 0; j < npix; j++) {
+            int64_t iy = j / g.OW * g.sy - g.pt + ky * g.dy, ix = j % g.OW * g.sx - g.pl + kx * g.dx;
+            if (iy >= 0 && iy < g.H && ix >= 0 && ix < g.W) {
+                col[r * npix + j] = x[(c * g.H + iy) * g.W + ix];
+            }
+        }
+    }
+    assert_int_equal(dla_sgemm_variant_on(DLA_SGEMM_GENERIC, NULL, K, npix, rows, w, rows, col,
+                                          npix, b, got, npix, act),
+                     0);
+    if (memcmp(want, got, n * sizeof(float)) != 0) {
+        fail_msg("sconv c%ld %ldx%ld k%ld %ldx%ld s%ld: the gathered panels differ from im2col",
+                 (long)g.C, (long)g.H, (long)g.W, (long)K, (long)g.kh, (long)g.kw, (long)g.sy);
+    }
+    free(col);
     for (int v = 0; v < DLA_SGEMM_VARIANTS; v++) {
         if (!dla_sgemm_supported((enum dla_sgemm_variant)v)) {
             continue;
@@ -177,18 +199,21 @@ static void test_convs_random(void **state)
     (void)state;
     struct dla_team *team = dla_team_create(2);
     assert_non_null(team);
-    for (int i = 0; i < 60; i++) {
+    for (int i = 0; i < 120; i++) {
         struct dla_sconv_geom g = { 0 };
         g.C = rnd(1, i % 4 ? 8 : 40);
         g.H = rnd(1, 20);
-        g.W = rnd(1, 20);
-        g.kh = rnd(1, 3) * 2 - 1;
+        g.W = rnd(1, i % 2 ? 20 : 90);
+        g.kh = rnd(1, 4) * 2 - 1;
         g.kw = g.kh;
-        g.sy = g.sx = rnd(1, 2);
-        g.dy = g.dx = 1;
-        g.pt = g.pl = g.kh / 2;
-        g.OH = (g.H + 2 * g.pt - g.kh) / g.sy + 1;
-        g.OW = (g.W + 2 * g.pl - g.kw) / g.sx + 1;
+        g.sy = g.sx = rnd(1, 3);
+        g.dy = g.dx = rnd(1, 2);
+        g.pt = g.pl = rnd(0, (uint32_t)g.kh);
+        if (g.H + 2 * g.pt <= g.dy * (g.kh - 1) || g.W + 2 * g.pl <= g.dx * (g.kw - 1)) {
+            continue;
+        }
+        g.OH = (g.H + 2 * g.pt - g.dy * (g.kh - 1) - 1) / g.sy + 1;
+        g.OW = (g.W + 2 * g.pl - g.dx * (g.kw - 1) - 1) / g.sx + 1;
         conv_case(team, &g, rnd(1, 40), &acts[rnd(0, N_ACTS - 1)]);
     }
     dla_team_destroy(team);
