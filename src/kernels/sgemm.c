@@ -51,6 +51,7 @@ enum { MR = 6, NR = 16, MR5 = 8, NR5 = 32, KC = 256, NC = 256, SGEMM_MAX_THREADS
 #endif
 
 typedef float v8f __attribute__((vector_size(32)));
+typedef float v4f __attribute__((vector_size(16)));
 
 /* act: NULL, or the activation of the outputs (the tile's last k block). */
 typedef void sgemm_kernel_fn(int64_t kc, const float *ap, int64_t lda, const float *bp,
@@ -494,14 +495,14 @@ static void conv_row(const struct dla_sconv_geom *g, int64_t k, int64_t j0, int6
                     a = b;
                 }
             }
-            if (g->sx == 2) { /* eight at a time: the even floats of sixteen */
+            if (g->sx == 2) { /* four at a time: the even floats of eight (one shufps) */
                 const float *s = xr + off;
                 int64_t b = e < hi ? e : hi;
-                for (; a + 8 <= b && 2 * a + 16 + off <= g->W; a += 8) {
-                    v8f lo8, hi8;
-                    memcpy(&lo8, s + 2 * a, sizeof lo8);
-                    memcpy(&hi8, s + 2 * a + 8, sizeof hi8);
-                    v8f even = __builtin_shufflevector(lo8, hi8, 0, 2, 4, 6, 8, 10, 12, 14);
+                for (; a + 4 <= b && 2 * a + 8 + off <= g->W; a += 4) {
+                    v4f lo4, hi4;
+                    memcpy(&lo4, s + 2 * a, sizeof lo4);
+                    memcpy(&hi4, s + 2 * a + 4, sizeof hi4);
+                    v4f even = __builtin_shufflevector(lo4, hi4, 0, 2, 4, 6);
                     memcpy(row + base + a, &even, sizeof even);
                 }
             }
