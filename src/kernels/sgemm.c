@@ -466,7 +466,10 @@ struct sgemm_job {
 
 /* Row k of the im2col matrix of conv->x, columns j0..j0+nc, into row[]:
  * row (c, ky, kx), column (oy, ox), zero where the tap falls in the padding. */
-static void conv_row(const struct dla_sconv_geom *g, int64_t k, int64_t j0, int64_t nc, float *row)
+#define SGEMM_INLINE static inline __attribute__((always_inline))
+
+SGEMM_INLINE void conv_row(const struct dla_sconv_geom *g, int64_t k, int64_t j0, int64_t nc,
+                           float *row)
 {
     int64_t taps = g->kh * g->kw, c = k / taps, ky = k % taps / g->kw, kx = k % g->kw;
     int64_t off = kx * g->dx - g->pl;
@@ -520,20 +523,20 @@ static void conv_row(const struct dla_sconv_geom *g, int64_t k, int64_t j0, int6
 }
 
 /* Whole panel rows: fixed-size copies the compiler turns into vector moves. */
-static void copy16(float *dst, const float *src)
+SGEMM_INLINE void copy16(float *dst, const float *src)
 {
     memcpy(dst, src, 16 * sizeof(float));
 }
 
-static void copy32(float *dst, const float *src)
+SGEMM_INLINE void copy32(float *dst, const float *src)
 {
     memcpy(dst, src, 32 * sizeof(float));
 }
 
 /* B rows k0..k0+kc, columns j0..j0+nc into [nc / nr][kc][nr], zero padded
  * (nr = job->nr). */
-static void pack_b(const struct sgemm_job *job, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
-                   float *Bp)
+SGEMM_INLINE void pack_b_body(const struct sgemm_job *job, int64_t k0, int64_t kc, int64_t j0,
+                             int64_t nc, float *Bp)
 {
     const int64_t tile_n = job->nr;
     float row[NC];
@@ -559,6 +562,35 @@ static void pack_b(const struct sgemm_job *job, int64_t k0, int64_t kc, int64_t 
             memset(dst + nr, 0, (size_t)(tile_n - nr) * sizeof(float));
         }
     }
+}
+
+static void pack_b_generic(const struct sgemm_job *job, int64_t k0, int64_t kc, int64_t j0,
+                           int64_t nc, float *Bp)
+{
+    pack_b_body(job, k0, kc, j0, nc, Bp);
+}
+
+#if defined(SGEMM_X86)
+/* The same copies in zmm moves (the AVX-512 kernel's panels of 32 columns:
+ * two moves a row instead of eight). */
+__attribute__((target("avx512f"))) static void pack_b_avx512(const struct sgemm_job *job,
+                                                             int64_t k0, int64_t kc, int64_t j0,
+                                                             int64_t nc, float *Bp)
+{
+    pack_b_body(job, k0, kc, j0, nc, Bp);
+}
+#endif
+
+static void pack_b(const struct sgemm_job *job, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+                   float *Bp)
+{
+#if defined(SGEMM_X86)
+    if (job->nr == NR5) {
+        pack_b_avx512(job, k0, kc, j0, nc, Bp);
+        return;
+    }
+#endif
+    pack_b_generic(job, k0, kc, j0, nc, Bp);
 }
 
 /* Packed B of column block jb, from reduction step k0 (k0 a multiple of KC). */
