@@ -1,9 +1,11 @@
 /*
  * Depthwise float convolution (see sdw.h).  One output row at a time, so the
  * row stays in registers while every tap is added: the columns whose taps
- * all lie inside the input go in blocks of 8 (AVX2) or 8 as two 4-lane
- * halves (generic vectors), summed in registers in tap order; the border
- * columns go one by one, skipping the taps outside.  With x stride 2 each
+ * all lie inside the input go in blocks of 16 (AVX-512F), 8 (AVX2) or 8 as
+ * two 4-lane halves (generic vectors), summed in registers in tap order; the
+ * border columns go in two masked blocks (AVX2: 8 wide, AVX-512F: 16) or one
+ * by one, skipping the taps outside.  Each output's sums are the same in
+ * every form, so the instruction set does not change a bit.  With x stride 2 each
  * channel's plane is first split into its even and odd columns, so every
  * tap reads contiguous floats.  Channels are split over threads.
  */
@@ -24,6 +26,9 @@
  * the function is compiled for AVX2, two SSE registers elsewhere). */
 typedef float v8f __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
+/* Sixteen lanes: one zmm register where compiled for AVX-512F. */
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
 
 /* The activation of eight finished outputs, as ONNX writes it (Relu:
  * x > 0 ? x : 0; Clip: x < lo ? lo : x > hi ? hi : x), through comparison
@@ -31,17 +36,24 @@ typedef int32_t v8i __attribute__((vector_size(32)));
  * the same bits as the scalar expressions (NaN, -0 and the bounds
  * included, and a Clip with lo > hi), applied before the store so no pass
  * reads the plane back. */
-#define SDW_ACT8(x, a)                                                               \
-    do {                                                                             \
-        if ((a) && (a)->kind == DLA_SACT_RELU) {                                     \
-            (x) = (v8f)((v8i)(x) & ((x) > (v8f){ 0 }));                              \
-        } else if (a) {                                                              \
-            const v8f lo_ = (v8f){ 0 } + (a)->lo, hi_ = (v8f){ 0 } + (a)->hi;        \
-            const v8i below_ = (x) < lo_, above_ = (x) > hi_;                        \
-            const v8i inner_ = (above_ & (v8i)hi_) | (~above_ & (v8i)(x));           \
-            (x) = (v8f)((below_ & (v8i)lo_) | (~below_ & inner_));                   \
-        }                                                                            \
+#define SDW_ACTV(x, a, VF, VI)                                                                \
+    do {                                                                                      \
+        if ((a) && (a)->kind == DLA_SACT_RELU) {                                              \
+            (x) = (VF)((VI)(x) & ((x) > (VF){ 0 }));                                          \
+        } else if (a) {                                                                       \
+            const VF lo_ = (VF){ 0 } + (a)->lo, hi_ = (VF){ 0 } + (a)->hi;                    \
+            const VI below_ = (x) < lo_, above_ = (x) > hi_;                                  \
+            const VI inner_ = (above_ & (VI)hi_) | (~above_ & (VI)(x));                       \
+            (x) = (VF)((below_ & (VI)lo_) | (~below_ & inner_));                              \
+        }                                                                                     \
     } while (0)
+#define SDW_ACT8(x, a) SDW_ACTV(x, a, v8f, v8i)
+
+/* Every lane of vector v = b (a vector plus b would turn a bias of -0 into +0). */
+#define SDW_SPLAT(v, b)                                                                       \
+    for (unsigned l_ = 0; l_ < sizeof(v) / sizeof(float); l_++) {                             \
+        (v)[l_] = (b);                                                                        \
+    }
 
 /* The same for outputs of the scalar border columns. */
 static inline __attribute__((always_inline)) void sdw_act_scalar(const struct dla_sact *a,
@@ -51,6 +63,22 @@ static inline __attribute__((always_inline)) void sdw_act_scalar(const struct dl
         p[i] = a->kind == DLA_SACT_RELU ? (p[i] > 0 ? p[i] : 0)
                                         : p[i] < a->lo ? a->lo : p[i] > a->hi ? a->hi : p[i];
     }
+}
+
+/* The row loops' instruction sets. */
+enum sdw_isa { SDW_GENERIC, SDW_AVX2, SDW_AVX512 };
+
+/* The fastest this CPU runs: AVX-512F (16-lane interior blocks), AVX2, or
+ * the build's baseline. */
+static int sdw_best(void)
+{
+#if defined(DLA_LANES_X86)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) {
+        return SDW_AVX512;
+    }
+#endif
+    return dla_lanes_best() == DLA_LANES_AVX2 ? SDW_AVX2 : SDW_GENERIC;
 }
 
 /* Below this many multiply-adds a layer stays on the calling thread
@@ -121,6 +149,9 @@ struct sdw_chan {
      * blocks); live[i][kx]: lane j of block i reads tap kx (all ones) */
     int masked;
     int32_t live[2][SDW_MASK_KW][8];
+    /* AVX-512F: the same with two blocks of sixteen, from column 0 and
+     * from OW - 16 (bit j: lane j reads the tap) */
+    uint16_t live16[2][SDW_MASK_KW];
 };
 
 /* Outputs [oa, ob) of row oy (border columns, or a row too narrow for
@@ -152,56 +183,64 @@ sdw_cols_scalar(const struct sdw_chan *c, const float *xk, const float *w, float
  * tap inside), each summed in tap order in its own register: four
  * independent add chains hide the add latency (one alone would wait for
  * every add).  Positions may repeat: the same block gives the same sums. */
-#define SDW_BLOCKS4(p0, p1, p2, p3)                                                           \
+#define SDW_BLOCKSV4(VF, VI, p0, p1, p2, p3)                                                  \
     do {                                                                                      \
-        v8f a0 = { b, b, b, b, b, b, b, b }, a1 = a0, a2 = a0, a3 = a0;                        \
+        VF a0, a1, a2, a3;                                                                    \
+        SDW_SPLAT(a0, b);                                                                     \
+        a1 = a2 = a3 = a0;                                                                    \
         for (int64_t ky = ky0; ky < ky1; ky++) {                                              \
             const float *pr = c->plane + (oy * g->sy - g->pt + ky * g->dy) * c->pw;           \
             for (int64_t kx = 0; kx < kw; kx++) {                                             \
-                const float *tap = pr + c->voff[kx];                                            \
+                const float *tap = pr + c->voff[kx];                                          \
                 float wv = w[ky * kw + kx];                                                   \
-                v8f e0, e1, e2, e3;                                                           \
-                memcpy(&e0, tap + (p0), sizeof e0);                                             \
-                memcpy(&e1, tap + (p1), sizeof e1);                                             \
-                memcpy(&e2, tap + (p2), sizeof e2);                                             \
-                memcpy(&e3, tap + (p3), sizeof e3);                                             \
+                VF e0, e1, e2, e3;                                                            \
+                memcpy(&e0, tap + (p0), sizeof e0);                                           \
+                memcpy(&e1, tap + (p1), sizeof e1);                                           \
+                memcpy(&e2, tap + (p2), sizeof e2);                                           \
+                memcpy(&e3, tap + (p3), sizeof e3);                                           \
                 a0 += e0 * wv;                                                                \
                 a1 += e1 * wv;                                                                \
                 a2 += e2 * wv;                                                                \
                 a3 += e3 * wv;                                                                \
             }                                                                                 \
         }                                                                                     \
-        SDW_ACT8(a0, c->act);                                                                 \
-        SDW_ACT8(a1, c->act);                                                                 \
-        SDW_ACT8(a2, c->act);                                                                 \
-        SDW_ACT8(a3, c->act);                                                                 \
+        SDW_ACTV(a0, c->act, VF, VI);                                                         \
+        SDW_ACTV(a1, c->act, VF, VI);                                                         \
+        SDW_ACTV(a2, c->act, VF, VI);                                                         \
+        SDW_ACTV(a3, c->act, VF, VI);                                                         \
         memcpy(yr + (p0), &a0, sizeof a0);                                                    \
         memcpy(yr + (p1), &a1, sizeof a1);                                                    \
         memcpy(yr + (p2), &a2, sizeof a2);                                                    \
         memcpy(yr + (p3), &a3, sizeof a3);                                                    \
     } while (0)
 
+#define SDW_BLOCKS4(p0, p1, p2, p3) SDW_BLOCKSV4(v8f, v8i, p0, p1, p2, p3)
+
 /* SDW_BLOCKS4 for two blocks (the end of a row). */
-#define SDW_BLOCKS2(p0, p1)                                                                   \
+#define SDW_BLOCKSV2(VF, VI, p0, p1)                                                          \
     do {                                                                                      \
-        v8f a0 = { b, b, b, b, b, b, b, b }, a1 = a0;                                          \
+        VF a0, a1;                                                                            \
+        SDW_SPLAT(a0, b);                                                                     \
+        a1 = a0;                                                                              \
         for (int64_t ky = ky0; ky < ky1; ky++) {                                              \
             const float *pr = c->plane + (oy * g->sy - g->pt + ky * g->dy) * c->pw;           \
             for (int64_t kx = 0; kx < kw; kx++) {                                             \
                 const float *tap = pr + c->voff[kx];                                          \
                 float wv = w[ky * kw + kx];                                                   \
-                v8f e0, e1;                                                                   \
+                VF e0, e1;                                                                    \
                 memcpy(&e0, tap + (p0), sizeof e0);                                           \
                 memcpy(&e1, tap + (p1), sizeof e1);                                           \
                 a0 += e0 * wv;                                                                \
                 a1 += e1 * wv;                                                                \
             }                                                                                 \
         }                                                                                     \
-        SDW_ACT8(a0, c->act);                                                                 \
-        SDW_ACT8(a1, c->act);                                                                 \
+        SDW_ACTV(a0, c->act, VF, VI);                                                         \
+        SDW_ACTV(a1, c->act, VF, VI);                                                         \
         memcpy(yr + (p0), &a0, sizeof a0);                                                    \
         memcpy(yr + (p1), &a1, sizeof a1);                                                    \
     } while (0)
+
+#define SDW_BLOCKS2(p0, p1) SDW_BLOCKSV2(v8f, v8i, p0, p1)
 
 /* Stride 2: the even columns of every row of plane xk, then its odd ones
  * (a row of `split`: ceil(W/2) even floats, then the odd ones), so that
@@ -300,11 +339,12 @@ DLA_LANES_AVX2_ATTR static void sdw_borders_avx2(const struct sdw_chan *c, const
 #endif
 
 /* Every row of one channel; masked: the border columns are left to
- * sdw_borders_avx2 (c->masked), else they go one by one here. */
+ * sdw_borders_avx2 (c->masked), else they go one by one here; wide: the
+ * interior in blocks of sixteen (AVX-512F) when it has one. */
 static inline __attribute__((always_inline)) void sdw_rows(const struct sdw_chan *c,
                                                            const float *xk, const float *w,
                                                            float b, float *yp, int64_t kw,
-                                                           int masked)
+                                                           int masked, int wide)
 {
     const struct dla_sconv_geom *g = c->g;
     for (int64_t oy = 0; oy < g->OH; oy++) {
@@ -323,11 +363,29 @@ static inline __attribute__((always_inline)) void sdw_rows(const struct sdw_chan
         /* the interior in blocks of eight, none starting past `last` (every
          * tap inside); with the masked blocks [0, 8) and [OW - 8, OW)
          * stored after, only the columns between them */
-        const int64_t a = masked && c->in_lo < 8 ? 8 : c->in_lo;
-        const int64_t e = masked && c->in_hi > g->OW - 8 ? g->OW - 8 : c->in_hi;
+        const int64_t bw = wide ? 16 : 8; /* the border blocks' width */
+        const int64_t a = masked && c->in_lo < bw ? bw : c->in_lo;
+        const int64_t e = masked && c->in_hi > g->OW - bw ? g->OW - bw : c->in_hi;
         const int64_t top = c->in_hi - 8, need = e - 8 > a ? e - 8 : a;
         const int64_t last = need < top ? need : top;
         int64_t ox = a;
+        if (wide && e - a >= 16) {
+            /* sixteen columns a block, the last one ending at e (every
+             * column's sums as in blocks of eight); nothing left after */
+            const int64_t last16 = e - 16;
+            for (; ox + 48 < e; ox += 64) {
+                const int64_t q0 = ox < last16 ? ox : last16;
+                const int64_t q1 = ox + 16 < last16 ? ox + 16 : last16;
+                const int64_t q2 = ox + 32 < last16 ? ox + 32 : last16;
+                const int64_t q3 = ox + 48 < last16 ? ox + 48 : last16;
+                SDW_BLOCKSV4(v16f, v16i, q0, q1, q2, q3);
+            }
+            for (; ox < e; ox += 32) {
+                const int64_t q0 = ox < last16 ? ox : last16;
+                const int64_t q1 = ox + 16 < last16 ? ox + 16 : last16;
+                SDW_BLOCKSV2(v16f, v16i, q0, q1);
+            }
+        }
         for (; ox + 24 < e; ox += 32) { /* four blocks or more left */
             const int64_t q0 = ox < last ? ox : last, q1 = ox + 8 < last ? ox + 8 : last;
             const int64_t q2 = ox + 16 < last ? ox + 16 : last, q3 = ox + 24 < last ? ox + 24 : last;
@@ -351,9 +409,9 @@ static void sdw_rows_generic(const struct sdw_chan *c, const float *xk, const fl
     }
     /* MobileNet's 3 taps a row as a constant: the tap loops unrolled */
     if (c->g->kw == 3) {
-        sdw_rows(c, xk, w, b, yp, 3, 0);
+        sdw_rows(c, xk, w, b, yp, 3, 0, 0);
     } else {
-        sdw_rows(c, xk, w, b, yp, c->g->kw, 0);
+        sdw_rows(c, xk, w, b, yp, c->g->kw, 0, 0);
     }
 }
 
@@ -368,20 +426,116 @@ DLA_LANES_AVX2_ATTR static void sdw_rows_avx2(const struct sdw_chan *c, const fl
         /* the two masked blocks are the whole row (the 14- and 7-wide
          * planes): no interior block to compute and then overwrite */
     } else if (c->g->kw == 3) { /* MobileNet's 3 taps a row as a constant: loops unrolled */
-        sdw_rows(c, xk, w, b, yp, 3, c->masked);
+        sdw_rows(c, xk, w, b, yp, 3, c->masked, 0);
     } else {
-        sdw_rows(c, xk, w, b, yp, c->g->kw, c->masked);
+        sdw_rows(c, xk, w, b, yp, c->g->kw, c->masked, 0);
     }
     if (c->masked) {
         sdw_borders_avx2(c, w, b, yp);
     }
 }
+
+/* The border columns of every row (c->masked, AVX-512F): sdw_borders_avx2
+ * with two blocks of sixteen, from column 0 and from OW - 16 (one block
+ * when OW <= 16); lanes outside a tap's columns neither load nor add. */
+__attribute__((target("avx512f"))) static void sdw_borders_avx512(const struct sdw_chan *c,
+                                                                  const float *w, float b,
+                                                                  float *yp)
+{
+    const struct dla_sconv_geom *g = c->g;
+    const int64_t kw = g->kw, x0 = 0, x1 = g->OW > 16 ? g->OW - 16 : 0;
+    const int two = g->OW > 16;
+    for (int64_t oy = 0; oy < g->OH; oy++) {
+        int64_t ky0, ky1;
+        sdw_krows(g, oy, &ky0, &ky1);
+        __m512 a0 = _mm512_set1_ps(b), a1 = a0;
+        for (int64_t ky = ky0; ky < ky1; ky++) {
+            const float *pr = c->plane + (oy * g->sy - g->pt + ky * g->dy) * c->pw;
+            for (int64_t kx = 0; kx < kw; kx++) {
+                const __mmask16 l0 = c->live16[0][kx], l1 = c->live16[1][kx];
+                const __m512 wv = _mm512_set1_ps(w[ky * kw + kx]);
+                __m512 e0 = _mm512_maskz_loadu_ps(l0, pr + c->voff[kx] + x0);
+                a0 = _mm512_mask_add_ps(a0, l0, a0, _mm512_mul_ps(e0, wv));
+                if (two) { /* else block 1 is block 0 */
+                    __m512 e1 = _mm512_maskz_loadu_ps(l1, pr + c->voff[kx] + x1);
+                    a1 = _mm512_mask_add_ps(a1, l1, a1, _mm512_mul_ps(e1, wv));
+                }
+            }
+        }
+        v16f r0 = (v16f)a0, r1 = (v16f)a1;
+        SDW_ACTV(r0, c->act, v16f, v16i);
+        SDW_ACTV(r1, c->act, v16f, v16i);
+        float *yr = yp + oy * g->OW;
+        if (g->OW >= 16) {
+            _mm512_storeu_ps(yr + x0, (__m512)r0);
+            _mm512_storeu_ps(yr + x1, (__m512)(two ? r1 : r0));
+        } else {
+            _mm512_mask_storeu_ps(yr, (__mmask16)((1u << g->OW) - 1u), (__m512)r0);
+        }
+    }
+}
+
+/* sdw_rows_avx2 with the interior in blocks of sixteen and sixteen-column
+ * border blocks. */
+__attribute__((target("avx512f"))) static void sdw_rows_avx512(const struct sdw_chan *c,
+                                                               const float *xk, const float *w,
+                                                               float b, float *yp)
+{
+    if (c->split) {
+        sdw_split(c->g, xk, c->split);
+    }
+    if (c->masked && c->g->OW <= 32) {
+        /* the two masked blocks are the whole row */
+    } else if (c->g->kw == 3) {
+        sdw_rows(c, xk, w, b, yp, 3, c->masked, 1);
+    } else {
+        sdw_rows(c, xk, w, b, yp, c->g->kw, c->masked, 1);
+    }
+    if (c->masked) {
+        sdw_borders_avx512(c, w, b, yp);
+    }
+}
 #endif
+
+/* c->masked and the lanes of the two eight-column border blocks (AVX2):
+ * they and the interior's blocks cover the row when the interior has a
+ * block or OW <= 16. */
+static void sdw_masks8(const struct dla_sconv_geom *g, struct sdw_chan *c, int avx2)
+{
+    c->masked = avx2 && c->vec && g->kw <= SDW_MASK_KW && c->in_lo <= 8 && g->OW - c->in_hi <= 8 &&
+                (c->in_hi - c->in_lo >= 8 || g->OW <= 16);
+    for (int i = 0; c->masked && i < 2; i++) {
+        int64_t x0 = i == 0 || g->OW <= 8 ? 0 : g->OW - 8;
+        for (int64_t kx = 0; kx < g->kw; kx++) {
+            for (int64_t j = 0; j < 8; j++) {
+                c->live[i][kx][j] = x0 + j >= c->lo[kx] && x0 + j < c->hi[kx] ? -1 : 0;
+            }
+        }
+    }
+}
+
+/* The same for sixteen-column blocks (AVX-512F): the interior has a block
+ * of sixteen, or the two blocks are the whole row (OW <= 32). */
+static void sdw_masks16(const struct dla_sconv_geom *g, struct sdw_chan *c)
+{
+    c->masked = c->vec && g->kw <= SDW_MASK_KW && c->in_lo <= 16 && g->OW - c->in_hi <= 16 &&
+                (c->in_hi - c->in_lo >= 16 || g->OW <= 32);
+    for (int i = 0; c->masked && i < 2; i++) {
+        int64_t x0 = i == 0 || g->OW <= 16 ? 0 : g->OW - 16;
+        for (int64_t kx = 0; kx < g->kw; kx++) {
+            unsigned bits = 0;
+            for (int64_t j = 0; j < 16; j++) {
+                bits |= (x0 + j >= c->lo[kx] && x0 + j < c->hi[kx] ? 1u : 0u) << j;
+            }
+            c->live16[i][kx] = (uint16_t)bits;
+        }
+    }
+}
 
 /* A thread's channels [k0, k1); split: a buffer of H x 2 ceil(W/2) floats
  * for stride-2 planes, or NULL (then stride 2 goes one output at a time). */
 static void sdw_channels(const struct dla_sconv_geom *g, const float *w, const float *bias,
-                         float *y, int64_t k0, int64_t k1, float *split, int avx2,
+                         float *y, int64_t k0, int64_t k1, float *split, int isa,
                          const struct dla_sact *act)
 {
     struct sdw_chan c = { .g = g, .in_lo = 0, .in_hi = g->OW,
@@ -403,15 +557,10 @@ static void sdw_channels(const struct dla_sconv_geom *g, const float *w, const f
     }
     /* the two border blocks [0, 8) and [OW - 8, OW) and the interior's
      * blocks cover the row when the interior has a block or OW <= 16 */
-    c.masked = avx2 && c.vec && g->kw <= SDW_MASK_KW && c.in_lo <= 8 && g->OW - c.in_hi <= 8 &&
-               (c.in_hi - c.in_lo >= 8 || g->OW <= 16);
-    for (int i = 0; c.masked && i < 2; i++) {
-        int64_t x0 = i == 0 || g->OW <= 8 ? 0 : g->OW - 8;
-        for (int64_t kx = 0; kx < g->kw; kx++) {
-            for (int64_t j = 0; j < 8; j++) {
-                c.live[i][kx][j] = x0 + j >= c.lo[kx] && x0 + j < c.hi[kx] ? -1 : 0;
-            }
-        }
+    if (isa == SDW_AVX512) {
+        sdw_masks16(g, &c);
+    } else {
+        sdw_masks8(g, &c, isa == SDW_AVX2);
     }
     for (int64_t k = k0; k < k1; k++) {
         const float *xk = g->x + k * g->H * g->W;
@@ -421,7 +570,9 @@ static void sdw_channels(const struct dla_sconv_geom *g, const float *w, const f
         float b = bias ? bias[k] : 0.0f;
         float *yp = y + k * g->OH * g->OW;
 #if defined(DLA_LANES_X86)
-        if (avx2) {
+        if (isa == SDW_AVX512) {
+            sdw_rows_avx512(&c, xk, wk, b, yp);
+        } else if (isa == SDW_AVX2) {
             sdw_rows_avx2(&c, xk, wk, b, yp);
         } else
 #endif
@@ -436,7 +587,7 @@ struct sdw_job {
     const float *w, *bias;
     float *y;
     int64_t k0, k1;
-    int avx2;
+    int isa; /* enum sdw_isa */
     const struct dla_sact *act; /* or NULL */
 };
 
@@ -448,7 +599,7 @@ static void *sdw_worker(void *arg)
     if (g->sx == 2) {
         split = malloc((size_t)g->H * 2 * (size_t)((g->W + 1) / 2) * sizeof(float));
     }
-    sdw_channels(g, j->w, j->bias, j->y, j->k0, j->k1, split, j->avx2, j->act);
+    sdw_channels(g, j->w, j->bias, j->y, j->k0, j->k1, split, j->isa, j->act);
     free(split);
     return NULL;
 }
@@ -475,8 +626,8 @@ static void sdw_team_body(void *arg)
     }
 }
 
-void dla_sdw_on(struct dla_team *team, const struct dla_sconv_geom *g, const float *w,
-                const float *bias, float *y, const struct dla_sact *act)
+static void sdw_on(int isa, struct dla_team *team, const struct dla_sconv_geom *g,
+                   const float *w, const float *bias, float *y, const struct dla_sact *act)
 {
     if (g->kw > SDW_MAX_KW || g->C <= 0) {
         dla_sdw_ref(g, w, bias, y);
@@ -486,15 +637,27 @@ void dla_sdw_on(struct dla_team *team, const struct dla_sconv_geom *g, const flo
     double macs = (double)g->C * g->OH * g->OW * g->kh * g->kw;
     unsigned n = macs < SDW_TEAM_MIN_MACS ? 1 : dla_team_threads(team);
     n = (int64_t)n > g->C ? (unsigned)g->C : n;
-    struct sdw_team_job t = { .base = { g, w, bias, y, 0, g->C,
-                                        dla_lanes_best() == DLA_LANES_AVX2, act },
-                              .blocks = n };
+    struct sdw_team_job t = { .base = { g, w, bias, y, 0, g->C, isa, act }, .blocks = n };
     /* several blocks a thread: a worker that wakes late still takes an even
      * share (the channels are independent: the same bits in any split) */
     t.blocks = n > 1 && (int64_t)n * SDW_BLOCKS_PER_THREAD <= g->C ? n * SDW_BLOCKS_PER_THREAD
                                                                     : n;
     atomic_init(&t.next, 0);
     dla_team_join(n > 1 ? team : NULL, n - 1, sdw_team_body, &t);
+}
+
+void dla_sdw_on(struct dla_team *team, const struct dla_sconv_geom *g, const float *w,
+                const float *bias, float *y, const struct dla_sact *act)
+{
+    sdw_on(sdw_best(), team, g, w, bias, y, act);
+}
+
+void dla_sdw_variant_on(enum dla_sgemm_variant v, struct dla_team *team,
+                        const struct dla_sconv_geom *g, const float *w, const float *bias,
+                        float *y, const struct dla_sact *act)
+{
+    sdw_on(v == DLA_SGEMM_AVX512 ? SDW_AVX512 : v == DLA_SGEMM_AVX2 ? SDW_AVX2 : SDW_GENERIC,
+           team, g, w, bias, y, act);
 }
 
 void dla_sdw(const struct dla_sconv_geom *g, const float *w, const float *bias, float *y,
@@ -504,7 +667,7 @@ void dla_sdw(const struct dla_sconv_geom *g, const float *w, const float *bias, 
         dla_sdw_ref(g, w, bias, y);
         return;
     }
-    int avx2 = dla_lanes_best() == DLA_LANES_AVX2;
+    int isa = sdw_best();
     double macs = (double)g->C * g->OH * g->OW * g->kh * g->kw;
     unsigned n = macs < SDW_THREAD_MIN_MACS ? 1 : threads;
     n = n < 1 ? 1 : n > SDW_MAX_THREADS ? SDW_MAX_THREADS : n;
@@ -513,7 +676,7 @@ void dla_sdw(const struct dla_sconv_geom *g, const float *w, const float *bias, 
     pthread_t tid[SDW_MAX_THREADS];
     int started[SDW_MAX_THREADS] = { 0 };
     for (unsigned i = 0; i < n; i++) {
-        jobs[i] = (struct sdw_job){ g, w, bias, y, g->C * i / n, g->C * (i + 1) / n, avx2, NULL };
+        jobs[i] = (struct sdw_job){ g, w, bias, y, g->C * i / n, g->C * (i + 1) / n, isa, NULL };
     }
     for (unsigned i = 1; i < n; i++) {
         started[i] = pthread_create(&tid[i], NULL, sdw_worker, &jobs[i]) == 0;

@@ -28,6 +28,13 @@ struct dla_team;
 void dla_sdw_on(struct dla_team *team, const struct dla_sconv_geom *g, const float *w,
                 const float *bias, float *y, const struct dla_sact *act);
 
+/* dla_sdw_on with the row loops of variant v (sgemm.h; one the CPU runs:
+ * dla_sgemm_supported), for the unit tests: every variant gives the same
+ * bits. */
+void dla_sdw_variant_on(enum dla_sgemm_variant v, struct dla_team *team,
+                        const struct dla_sconv_geom *g, const float *w, const float *bias,
+                        float *y, const struct dla_sact *act);
+
 /* The same sums, one tap at a time over whole rows, one thread, no vectors:
  * the reference the tests compare dla_sdw with. */
 void dla_sdw_ref(const struct dla_sconv_geom *g, const float *w, const float *bias, float *y);

@@ -5,10 +5,16 @@
  * NC columns, B is packed into micro-panels of NR columns, [k][NR] (zero
  * padded), which stay in L2 while MR rows of A (KC floats each, read in
  * place: they are the weights, contiguous, and packing them again at every
- * inference cost more than it saved) pass over them.  The micro-kernel keeps an MR x NR tile of C in registers:
- * 6 rows x 2 vectors of 8 floats = 12 ymm accumulators with AVX2+FMA.
- * The generic build of the same kernel uses GCC vector extensions without a
- * target, so it runs on any CPU.
+ * inference cost more than it saved) pass over them.  The micro-kernel
+ * keeps an MR x NR tile of C in registers: 6 rows x 2 vectors of 8 floats =
+ * 12 ymm accumulators with AVX2+FMA; 8 rows x 2 vectors of 16 = 16 zmm
+ * accumulators with AVX-512F (B panels of 32 columns then: twice the FMA
+ * width, and fewer, larger B loads per multiply-add).  The generic C kernel
+ * (6 x 16, any CPU) fuses with fmaf.  Every variant computes each output
+ * the same way, so all give the same bits: zero, then one fused
+ * multiply-add per reduction step in k order within the KC block, then one
+ * add to the bias (first block) or to what C holds; the instruction set is
+ * chosen at run time (the fastest the CPU runs).
  *
  * Threads: the products run as tasks of (NC column block, row chunk) taken
  * from a shared counter.  With one row chunk per column block (wide
@@ -21,6 +27,7 @@
 
 #include "common/team.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -31,7 +38,9 @@
 #include <immintrin.h>
 #endif
 
-enum { MR = 6, NR = 16, KC = 256, NC = 256, SGEMM_MAX_THREADS = 64 };
+/* MR x NR: the tile of the generic and AVX2 kernels; MR5 x NR5: AVX-512's.
+ * NC is a multiple of both NRs. */
+enum { MR = 6, NR = 16, MR5 = 8, NR5 = 32, KC = 256, NC = 256, SGEMM_MAX_THREADS = 64 };
 /* about 0.1 ms of work at 50 GFLOP/s: below twice this, one thread */
 #define SGEMM_MIN_MACS_PER_THREAD 2.5e6
 /* With a team (dla_sgemm_on) a thread is handed a job, not started: a
@@ -42,49 +51,7 @@ enum { MR = 6, NR = 16, KC = 256, NC = 256, SGEMM_MAX_THREADS = 64 };
 #endif
 
 typedef float v8f __attribute__((vector_size(32)));
-
-/* One MR x NR tile over kc steps: acc = Ap * Bp; then C = (first ? bias : C) + acc,
- * for the mr x nr corner that lies inside C. */
-#define SGEMM_KERNEL_BODY                                                                   \
-    v8f c[MR][2];                                                                           \
-    for (int m = 0; m < MR; m++) {                                                          \
-        c[m][0] = (v8f){ 0 };                                                               \
-        c[m][1] = (v8f){ 0 };                                                               \
-    }                                                                                       \
-    for (int64_t k = 0; k < kc; k++) {                                                      \
-        v8f b0, b1;                                                                         \
-        memcpy(&b0, bp + k * NR, sizeof b0);                                                \
-        memcpy(&b1, bp + k * NR + 8, sizeof b1);                                            \
-        for (int m = 0; m < mr; m++) {                                                      \
-            float a = ap[m * lda + k];                                                      \
-            c[m][0] += b0 * a;                                                              \
-            c[m][1] += b1 * a;                                                              \
-        }                                                                                   \
-    }                                                                                       \
-    if (mr == MR && nr == NR) {                                                             \
-        for (int m = 0; m < MR; m++) {                                                      \
-            v8f o0, o1;                                                                     \
-            if (first) {                                                                    \
-                o0 = (v8f){ 0 } + (bias ? bias[m] : 0.0f);                                  \
-                o1 = o0;                                                                    \
-            } else {                                                                        \
-                memcpy(&o0, cp + m * ldc, sizeof o0);                                       \
-                memcpy(&o1, cp + m * ldc + 8, sizeof o1);                                   \
-            }                                                                               \
-            o0 += c[m][0];                                                                  \
-            o1 += c[m][1];                                                                  \
-            memcpy(cp + m * ldc, &o0, sizeof o0);                                           \
-            memcpy(cp + m * ldc + 8, &o1, sizeof o1);                                       \
-        }                                                                                   \
-        return;                                                                             \
-    }                                                                                       \
-    float t[MR][NR];                                                                        \
-    memcpy(t, c, sizeof t);                                                                 \
-    for (int m = 0; m < mr; m++) {                                                          \
-        for (int n = 0; n < nr; n++) {                                                      \
-            cp[m * ldc + n] = (first ? (bias ? bias[m] : 0.0f) : cp[m * ldc + n]) + t[m][n]; \
-        }                                                                                   \
-    }
+typedef float v4f __attribute__((vector_size(16)));
 
 /* act: NULL, or the activation of the outputs (the tile's last k block). */
 typedef void sgemm_kernel_fn(int64_t kc, const float *ap, int64_t lda, const float *bp,
@@ -93,20 +60,30 @@ typedef void sgemm_kernel_fn(int64_t kc, const float *ap, int64_t lda, const flo
 
 static void sact_scalar(const struct dla_sact *a, float *p, int64_t n);
 
-static void kernel_generic_sums(int64_t kc, const float *ap, int64_t lda, const float *bp,
-                                float *cp, int64_t ldc, int mr, int nr, int first,
-                                const float *bias)
-{
-    SGEMM_KERNEL_BODY
-}
-
+/* One MR x NR tile over kc steps: acc = Ap * Bp, one fused multiply-add per
+ * step (fmaf: the single rounding of the vector kernels' FMA instructions,
+ * so every variant gives the same bits); then C = (first ? bias : C) + acc
+ * for the mr x nr corner that lies inside C, then the activation. */
 static void kernel_generic(int64_t kc, const float *ap, int64_t lda, const float *bp, float *cp,
                            int64_t ldc, int mr, int nr, int first, const float *bias,
                            const struct dla_sact *act)
 {
-    kernel_generic_sums(kc, ap, lda, bp, cp, ldc, mr, nr, first, bias);
-    for (int m = 0; act && m < mr; m++) {
-        sact_scalar(act, cp + m * ldc, nr);
+    float c[MR][NR] = { { 0 } };
+    for (int64_t k = 0; k < kc; k++) {
+        for (int m = 0; m < mr; m++) {
+            float a = ap[m * lda + k];
+            for (int n = 0; n < NR; n++) {
+                c[m][n] = fmaf(a, bp[k * NR + n], c[m][n]);
+            }
+        }
+    }
+    for (int m = 0; m < mr; m++) {
+        for (int n = 0; n < nr; n++) {
+            cp[m * ldc + n] = (first ? (bias ? bias[m] : 0.0f) : cp[m * ldc + n]) + c[m][n];
+        }
+        if (act) {
+            sact_scalar(act, cp + m * ldc, nr);
+        }
     }
 }
 
@@ -271,6 +248,116 @@ static void kernel_avx2_any(int64_t kc, const float *ap, int64_t lda, const floa
     }
     kernel_avx2(kc, ap, lda, bp, cp, ldc, mr, nr, first, bias, act);
 }
+
+/* ---- AVX-512F: a tile of MR5 rows x NR5 columns, MR5 x 2 zmm accumulators ----
+ * Each element's sums are those of the kernels above (zero, then one FMA per
+ * k in order, then one add to the bias or C): only the tile shape differs. */
+#define AVX512_ATTR __attribute__((target("avx512f")))
+#define Z_DECL(m) __m512 z##m##0 = _mm512_setzero_ps(), z##m##1 = _mm512_setzero_ps();
+#define Z_FMA(m)                                            \
+    {                                                       \
+        __m512 a = _mm512_set1_ps(a##m[k]);                 \
+        z##m##0 = _mm512_fmadd_ps(a, b0, z##m##0);          \
+        z##m##1 = _mm512_fmadd_ps(a, b1, z##m##1);          \
+    }
+#define Z1_DECL(m) __m512 z##m##0 = _mm512_setzero_ps();
+#define Z1_FMA(m) z##m##0 = _mm512_fmadd_ps(_mm512_set1_ps(a##m[k]), b0, z##m##0);
+/* C row m (bias, or what C holds: lanes of masks k0, k1, columns n < nr)
+ * + the tile's row m, then the activation in registers. */
+#define Z_OUT(m, o, z, kmask, off)                                                   \
+    {                                                                                \
+        __m512 o = first ? _mm512_set1_ps(bias ? bias[m] : 0.0f)                     \
+                         : _mm512_maskz_loadu_ps(kmask, cp + m * ldc + off);          \
+        o = _mm512_add_ps(o, z);                                                     \
+        if (act) {                                                                   \
+            o = relu ? _mm512_max_ps(o, _mm512_setzero_ps())                         \
+                     : _mm512_min_ps(hi, _mm512_max_ps(lo, o));                      \
+        }                                                                            \
+        _mm512_mask_storeu_ps(cp + m * ldc + off, kmask, o);                         \
+    }
+#define Z_ADD(m)                                                                     \
+    if (m < mr) {                                                                    \
+        Z_OUT(m, o0, z##m##0, k0, 0)                                                 \
+        Z_OUT(m, o1, z##m##1, k1, 16)                                                \
+    }
+#define Z1_ADD(m)                                                                    \
+    if (m < mr) {                                                                    \
+        Z_OUT(m, o0, z##m##0, k0, 0)                                                 \
+    }
+#define Z_STORE(m)                                                                   \
+    _mm512_storeu_ps(t[m], z##m##0);                                                 \
+    _mm512_storeu_ps(t[m] + 16, z##m##1);
+/* Row pointers: rows beyond mr repeat the last row; their sums are not stored. */
+#define Z_ROWS                                                                       \
+    const float *a0 = ap, *a1 = ap + (mr > 1) * lda, *a2 = ap + (mr > 2 ? 2 : mr - 1) * lda; \
+    const float *a3 = ap + (mr > 3 ? 3 : mr - 1) * lda, *a4 = ap + (mr > 4 ? 4 : mr - 1) * lda; \
+    const float *a5 = ap + (mr > 5 ? 5 : mr - 1) * lda, *a6 = ap + (mr > 6 ? 6 : mr - 1) * lda; \
+    const float *a7 = ap + (mr > 7 ? 7 : mr - 1) * lda;
+#define Z_ACT                                                                        \
+    const int relu = act && act->kind == DLA_SACT_RELU;                              \
+    const __m512 lo = _mm512_set1_ps(act ? act->lo : 0.0f);                          \
+    const __m512 hi = _mm512_set1_ps(act ? act->hi : 0.0f);                          \
+    (void)relu, (void)lo, (void)hi;
+
+/* The 16-column tile (a right edge of at most 16 columns, vectorizable
+ * activation): one accumulator per row, the sums of kernel_avx512's first. */
+AVX512_ATTR static void kernel_avx512_n16(int64_t kc, const float *ap, int64_t lda,
+                                          const float *bp, float *cp, int64_t ldc, int mr,
+                                          int nr, int first, const float *bias,
+                                          const struct dla_sact *act)
+{
+    Z_ROWS
+    Z1_DECL(0) Z1_DECL(1) Z1_DECL(2) Z1_DECL(3) Z1_DECL(4) Z1_DECL(5) Z1_DECL(6) Z1_DECL(7)
+    for (int64_t k = 0; k < kc; k++) {
+        __m512 b0 = _mm512_load_ps(bp + k * NR5);
+        Z1_FMA(0) Z1_FMA(1) Z1_FMA(2) Z1_FMA(3) Z1_FMA(4) Z1_FMA(5) Z1_FMA(6) Z1_FMA(7)
+    }
+    Z_ACT
+    const __mmask16 k0 = (__mmask16)((1u << nr) - 1u);
+    Z1_ADD(0) Z1_ADD(1) Z1_ADD(2) Z1_ADD(3) Z1_ADD(4) Z1_ADD(5) Z1_ADD(6) Z1_ADD(7)
+}
+
+AVX512_ATTR static void kernel_avx512(int64_t kc, const float *ap, int64_t lda, const float *bp,
+                                      float *cp, int64_t ldc, int mr, int nr, int first,
+                                      const float *bias, const struct dla_sact *act)
+{
+    Z_ROWS
+    Z_DECL(0) Z_DECL(1) Z_DECL(2) Z_DECL(3) Z_DECL(4) Z_DECL(5) Z_DECL(6) Z_DECL(7)
+    for (int64_t k = 0; k < kc; k++) {
+        __m512 b0 = _mm512_load_ps(bp + k * NR5), b1 = _mm512_load_ps(bp + k * NR5 + 16);
+        Z_FMA(0) Z_FMA(1) Z_FMA(2) Z_FMA(3) Z_FMA(4) Z_FMA(5) Z_FMA(6) Z_FMA(7)
+    }
+    if (!act || sact_vectorizable(act)) {
+        /* masked lanes (columns from nr on) are neither read nor written */
+        Z_ACT
+        const __mmask16 k0 = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1u);
+        const __mmask16 k1 = nr >= 32 ? (__mmask16)0xFFFF
+                           : nr <= 16 ? (__mmask16)0 : (__mmask16)((1u << (nr - 16)) - 1u);
+        Z_ADD(0) Z_ADD(1) Z_ADD(2) Z_ADD(3) Z_ADD(4) Z_ADD(5) Z_ADD(6) Z_ADD(7)
+        return;
+    }
+    float t[MR5][NR5] __attribute__((aligned(64)));
+    Z_STORE(0) Z_STORE(1) Z_STORE(2) Z_STORE(3) Z_STORE(4) Z_STORE(5) Z_STORE(6) Z_STORE(7)
+    for (int m = 0; m < mr; m++) {
+        for (int n = 0; n < nr; n++) {
+            cp[m * ldc + n] = (first ? (bias ? bias[m] : 0.0f) : cp[m * ldc + n]) + t[m][n];
+        }
+        if (act) {
+            sact_scalar(act, cp + m * ldc, nr);
+        }
+    }
+}
+
+static void kernel_avx512_any(int64_t kc, const float *ap, int64_t lda, const float *bp,
+                              float *cp, int64_t ldc, int mr, int nr, int first,
+                              const float *bias, const struct dla_sact *act)
+{
+    if (nr <= 16 && (!act || sact_vectorizable(act))) {
+        kernel_avx512_n16(kc, ap, lda, bp, cp, ldc, mr, nr, first, bias, act);
+        return;
+    }
+    kernel_avx512(kc, ap, lda, bp, cp, ldc, mr, nr, first, bias, act);
+}
 #endif
 
 static int use_avx2(void)
@@ -283,9 +370,37 @@ static int use_avx2(void)
 #endif
 }
 
+int dla_sgemm_supported(enum dla_sgemm_variant v)
+{
+    switch (v) {
+    case DLA_SGEMM_GENERIC:
+        return 1;
+    case DLA_SGEMM_AVX2:
+        return use_avx2();
+    case DLA_SGEMM_AVX512:
+#if defined(SGEMM_X86)
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f");
+#else
+        return 0;
+#endif
+    default:
+        return 0;
+    }
+}
+
+/* The fastest variant this CPU runs. */
+static enum dla_sgemm_variant sgemm_best(void)
+{
+    return dla_sgemm_supported(DLA_SGEMM_AVX512) ? DLA_SGEMM_AVX512
+           : use_avx2()                          ? DLA_SGEMM_AVX2
+                                                 : DLA_SGEMM_GENERIC;
+}
+
 const char *dla_sgemm_isa(void)
 {
-    return use_avx2() ? "avx2" : "generic";
+    static const char *const names[] = { "generic", "avx2", "avx512" };
+    return names[sgemm_best()];
 }
 
 /* ---- activations on finished outputs ---- */
@@ -341,6 +456,7 @@ struct sgemm_job {
     float *C;
     const struct dla_sact *act; /* on each row block once its last k block is added, or NULL */
     sgemm_kernel_fn *kernel;
+    int64_t mr, nr; /* the kernel's tile: mr rows x nr columns (packed B panels of nr) */
     int64_t row_blocks, rows_per_task, col_blocks, tasks;
     float *Bp; /* all of B packed: column block jb at jb * K * NC, then panel_of() */
     int64_t pack_tasks;
@@ -350,7 +466,10 @@ struct sgemm_job {
 
 /* Row k of the im2col matrix of conv->x, columns j0..j0+nc, into row[]:
  * row (c, ky, kx), column (oy, ox), zero where the tap falls in the padding. */
-static void conv_row(const struct dla_sconv_geom *g, int64_t k, int64_t j0, int64_t nc, float *row)
+#define SGEMM_INLINE static inline __attribute__((always_inline))
+
+SGEMM_INLINE void conv_row(const struct dla_sconv_geom *g, int64_t k, int64_t j0, int64_t nc,
+                           float *row)
 {
     int64_t taps = g->kh * g->kw, c = k / taps, ky = k % taps / g->kw, kx = k % g->kw;
     int64_t off = kx * g->dx - g->pl;
@@ -379,6 +498,17 @@ static void conv_row(const struct dla_sconv_geom *g, int64_t k, int64_t j0, int6
                     a = b;
                 }
             }
+            if (g->sx == 2) { /* four at a time: the even floats of eight (one shufps) */
+                const float *s = xr + off;
+                int64_t b = e < hi ? e : hi;
+                for (; a + 4 <= b && 2 * a + 8 + off <= g->W; a += 4) {
+                    v4f lo4, hi4;
+                    memcpy(&lo4, s + 2 * a, sizeof lo4);
+                    memcpy(&hi4, s + 2 * a + 4, sizeof hi4);
+                    v4f even = __builtin_shufflevector(lo4, hi4, 0, 2, 4, 6);
+                    memcpy(row + base + a, &even, sizeof even);
+                }
+            }
             for (; a < e && a < hi; a++) {
                 row[base + a] = xr[a * g->sx + off];
             }
@@ -392,10 +522,23 @@ static void conv_row(const struct dla_sconv_geom *g, int64_t k, int64_t j0, int6
     }
 }
 
-/* B rows k0..k0+kc, columns j0..j0+nc into [nc / NR][kc][NR], zero padded. */
-static void pack_b(const struct sgemm_job *job, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
-                   float *Bp)
+/* Whole panel rows: fixed-size copies the compiler turns into vector moves. */
+SGEMM_INLINE void copy16(float *dst, const float *src)
 {
+    memcpy(dst, src, 16 * sizeof(float));
+}
+
+SGEMM_INLINE void copy32(float *dst, const float *src)
+{
+    memcpy(dst, src, 32 * sizeof(float));
+}
+
+/* B rows k0..k0+kc, columns j0..j0+nc into [nc / nr][kc][nr], zero padded
+ * (nr = job->nr). */
+SGEMM_INLINE void pack_b_body(const struct sgemm_job *job, int64_t k0, int64_t kc, int64_t j0,
+                             int64_t nc, float *Bp)
+{
+    const int64_t tile_n = job->nr;
     float row[NC];
     for (int64_t k = 0; k < kc; k++) {
         const float *src = row;
@@ -404,24 +547,57 @@ static void pack_b(const struct sgemm_job *job, int64_t k0, int64_t kc, int64_t 
         } else {
             src = job->B + (k0 + k) * job->ldb + j0;
         }
-        for (int64_t j = 0; j < nc; j += NR) {
-            float *dst = Bp + (j / NR) * kc * NR + k * NR;
-            int64_t nr = nc - j < NR ? nc - j : NR;
-            if (nr == NR) { /* a fixed-size copy the compiler turns into vector moves */
-                memcpy(dst, src + j, NR * sizeof(float));
+        for (int64_t j = 0; j < nc; j += tile_n) {
+            float *dst = Bp + (j / tile_n) * kc * tile_n + k * tile_n;
+            int64_t nr = nc - j < tile_n ? nc - j : tile_n;
+            if (nr == tile_n) {
+                if (tile_n == 32) {
+                    copy32(dst, src + j);
+                } else {
+                    copy16(dst, src + j);
+                }
                 continue;
             }
             memcpy(dst, src + j, (size_t)nr * sizeof(float));
-            memset(dst + nr, 0, (size_t)(NR - nr) * sizeof(float));
+            memset(dst + nr, 0, (size_t)(tile_n - nr) * sizeof(float));
         }
     }
+}
+
+static void pack_b_generic(const struct sgemm_job *job, int64_t k0, int64_t kc, int64_t j0,
+                           int64_t nc, float *Bp)
+{
+    pack_b_body(job, k0, kc, j0, nc, Bp);
+}
+
+#if defined(SGEMM_X86)
+/* The same copies in zmm moves (the AVX-512 kernel's panels of 32 columns:
+ * two moves a row instead of eight). */
+__attribute__((target("avx512f"))) static void pack_b_avx512(const struct sgemm_job *job,
+                                                             int64_t k0, int64_t kc, int64_t j0,
+                                                             int64_t nc, float *Bp)
+{
+    pack_b_body(job, k0, kc, j0, nc, Bp);
+}
+#endif
+
+static void pack_b(const struct sgemm_job *job, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
+                   float *Bp)
+{
+#if defined(SGEMM_X86)
+    if (job->nr == NR5) {
+        pack_b_avx512(job, k0, kc, j0, nc, Bp);
+        return;
+    }
+#endif
+    pack_b_generic(job, k0, kc, j0, nc, Bp);
 }
 
 /* Packed B of column block jb, from reduction step k0 (k0 a multiple of KC). */
 static float *panel_of(const struct sgemm_job *j, int64_t jb, int64_t k0)
 {
     int64_t nc = j->N - jb * NC < NC ? j->N - jb * NC : NC;
-    int64_t ncpad = (nc + NR - 1) / NR * NR;
+    int64_t ncpad = (nc + j->nr - 1) / j->nr * j->nr;
     return j->Bp + jb * j->K * NC + k0 * ncpad;
 }
 
@@ -442,6 +618,7 @@ static void compute_task(struct sgemm_job *j, int64_t task, float *local)
     int64_t i_first = rb * j->rows_per_task;
     int64_t i_end = i_first + j->rows_per_task;
     i_end = i_end < j->row_blocks ? i_end : j->row_blocks;
+    const int64_t tile_m = j->mr, tile_n = j->nr;
     for (int64_t k0 = 0; k0 < j->K; k0 += KC) {
         int64_t kc = j->K - k0 < KC ? j->K - k0 : KC;
         const float *Bp = local ? local : panel_of(j, jb, k0);
@@ -449,14 +626,14 @@ static void compute_task(struct sgemm_job *j, int64_t task, float *local)
             pack_b(j, k0, kc, j0, nc, local);
         }
         for (int64_t i = i_first; i < i_end; i++) {
-            int64_t row = i * MR;
-            int mr = j->M - row < MR ? (int)(j->M - row) : MR;
+            int64_t row = i * tile_m;
+            int mr = j->M - row < tile_m ? (int)(j->M - row) : tile_m;
             const float *ap = j->A + row * j->lda + k0;
-            for (int64_t jj = 0; jj < nc; jj += NR) {
-                int nr = nc - jj < NR ? (int)(nc - jj) : NR;
-                j->kernel(kc, ap, j->lda, Bp + (jj / NR) * kc * NR, j->C + row * j->ldc + j0 + jj,
-                          j->ldc, mr, nr, k0 == 0, j->bias ? j->bias + row : NULL,
-                          k0 + kc == j->K ? j->act : NULL);
+            for (int64_t jj = 0; jj < nc; jj += tile_n) {
+                int nr = nc - jj < tile_n ? (int)(nc - jj) : tile_n;
+                j->kernel(kc, ap, j->lda, Bp + (jj / tile_n) * kc * tile_n,
+                          j->C + row * j->ldc + j0 + jj, j->ldc, mr, nr, k0 == 0,
+                          j->bias ? j->bias + row : NULL, k0 + kc == j->K ? j->act : NULL);
             }
         }
     }
@@ -525,8 +702,28 @@ static void sgemm_launch(struct sgemm_job *j, struct dla_team *team, unsigned n)
     }
 }
 
-static int sgemm_run(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
-                     int64_t ldb, const struct dla_sconv_geom *conv, const float *bias, float *C,
+/* The micro-kernel of variant v and its tile shape. */
+static void sgemm_pick(struct sgemm_job *j, enum dla_sgemm_variant v)
+{
+    j->kernel = kernel_generic;
+    j->mr = MR;
+    j->nr = NR;
+#if defined(SGEMM_X86)
+    if (v == DLA_SGEMM_AVX2) {
+        j->kernel = kernel_avx2_any;
+    } else if (v == DLA_SGEMM_AVX512) {
+        j->kernel = kernel_avx512_any;
+        j->mr = MR5;
+        j->nr = NR5;
+    }
+#else
+    (void)v;
+#endif
+}
+
+static int sgemm_run(enum dla_sgemm_variant variant, int64_t M, int64_t N, int64_t K,
+                     const float *A, int64_t lda, const float *B, int64_t ldb,
+                     const struct dla_sconv_geom *conv, const float *bias, float *C,
                      int64_t ldc, struct dla_team *team, unsigned threads,
                      const struct dla_sact *act)
 {
@@ -548,14 +745,8 @@ static int sgemm_run(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
     struct sgemm_job j = { .M = M, .N = N, .K = K, .ldb = ldb, .ldc = ldc, .conv = conv,
                            .A = A, .lda = lda, .B = B, .bias = bias, .C = C,
                            .act = act && act->kind != DLA_SACT_NONE ? act : NULL };
-    j.row_blocks = (M + MR - 1) / MR;
-    j.kernel = use_avx2() ?
-#if defined(SGEMM_X86)
-                          kernel_avx2_any
-#else
-                          kernel_generic
-#endif
-                          : kernel_generic;
+    sgemm_pick(&j, variant);
+    j.row_blocks = (M + j.mr - 1) / j.mr;
     threads = threads < 1 ? 1 : threads > SGEMM_MAX_THREADS ? SGEMM_MAX_THREADS : threads;
     double min_macs = team ? SGEMM_TEAM_MIN_MACS_PER_THREAD : SGEMM_MIN_MACS_PER_THREAD;
     if ((double)M * (double)N * (double)K < min_macs * 2.0) {
@@ -569,7 +760,8 @@ static int sgemm_run(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
     j.tasks = j.col_blocks * ((j.row_blocks + j.rows_per_task - 1) / j.rows_per_task);
     if (row_tasks > 1) { /* column blocks shared by row chunks: pack B once, first */
         int64_t last_nc = N - (j.col_blocks - 1) * NC;
-        size_t bsz = (size_t)K * (size_t)((j.col_blocks - 1) * NC + (last_nc + NR - 1) / NR * NR);
+        size_t bsz = (size_t)K *
+                     (size_t)((j.col_blocks - 1) * NC + (last_nc + j.nr - 1) / j.nr * j.nr);
         j.Bp = aligned_alloc(64, (bsz * sizeof(float) + 63) / 64 * 64);
         if (!j.Bp) {
             return -1;
@@ -590,29 +782,46 @@ static int sgemm_run(int64_t M, int64_t N, int64_t K, const float *A, int64_t ld
 int dla_sgemm(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, const float *B,
               int64_t ldb, const float *bias, float *C, int64_t ldc, unsigned threads)
 {
-    return sgemm_run(M, N, K, A, lda, B, ldb, NULL, bias, C, ldc, NULL, threads, NULL);
+    return sgemm_run(sgemm_best(), M, N, K, A, lda, B, ldb, NULL, bias, C, ldc, NULL, threads,
+                     NULL);
 }
 
 int dla_sgemm_on(struct dla_team *team, int64_t M, int64_t N, int64_t K, const float *A,
                  int64_t lda, const float *B, int64_t ldb, const float *bias, float *C,
                  int64_t ldc, const struct dla_sact *act)
 {
-    return sgemm_run(M, N, K, A, lda, B, ldb, NULL, bias, C, ldc, team, 1, act);
+    return sgemm_run(sgemm_best(), M, N, K, A, lda, B, ldb, NULL, bias, C, ldc, team, 1, act);
 }
 
 int dla_sconv(const struct dla_sconv_geom *g, int64_t K, const float *w, const float *bias,
               float *y, unsigned threads)
 {
     int64_t rows = g->C * g->kh * g->kw;
-    return sgemm_run(K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y, g->OH * g->OW, NULL,
-                     threads, NULL);
+    return sgemm_run(sgemm_best(), K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y,
+                     g->OH * g->OW, NULL, threads, NULL);
 }
 
 int dla_sconv_on(struct dla_team *team, const struct dla_sconv_geom *g, int64_t K,
                  const float *w, const float *bias, float *y, const struct dla_sact *act)
 {
     int64_t rows = g->C * g->kh * g->kw;
-    return sgemm_run(K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y, g->OH * g->OW, team,
+    return sgemm_run(sgemm_best(), K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y,
+                     g->OH * g->OW, team, 1, act);
+}
+
+int dla_sgemm_variant_on(enum dla_sgemm_variant v, struct dla_team *team, int64_t M, int64_t N,
+                         int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                         const float *bias, float *C, int64_t ldc, const struct dla_sact *act)
+{
+    return sgemm_run(v, M, N, K, A, lda, B, ldb, NULL, bias, C, ldc, team, 1, act);
+}
+
+int dla_sconv_variant_on(enum dla_sgemm_variant v, struct dla_team *team,
+                         const struct dla_sconv_geom *g, int64_t K, const float *w,
+                         const float *bias, float *y, const struct dla_sact *act)
+{
+    int64_t rows = g->C * g->kh * g->kw;
+    return sgemm_run(v, K, g->OH * g->OW, rows, w, rows, NULL, 0, g, bias, y, g->OH * g->OW, team,
                      1, act);
 }
 

@@ -5,10 +5,11 @@
  *   C[m * ldc + n] = bias[m] + sum over k < K of A[m * lda + k] * B[k * ldb + n]
  *
  * (bias may be NULL: 0).  Packed panels, a register-blocked micro-kernel with
- * the instruction set chosen at run time (AVX2+FMA or generic C), split over
- * `threads` threads (1 = the calling thread only).  Float sums are rounded in
- * a fixed order that does not depend on the thread count, so results are
- * reproducible run to run and between 1 and N threads.
+ * the instruction set chosen at run time (AVX-512F, AVX2+FMA or generic C),
+ * split over `threads` threads (1 = the calling thread only).  Float sums are
+ * rounded in a fixed order that does not depend on the thread count or the
+ * instruction set, so results are reproducible run to run, between 1 and N
+ * threads and between machines.
  */
 #ifndef DLASIM_KERNELS_SGEMM_H
 #define DLASIM_KERNELS_SGEMM_H
@@ -62,7 +63,26 @@ int dla_sconv_on(struct dla_team *team, const struct dla_sconv_geom *g, int64_t 
  * trans_b, of x[k] * B[n * K + k]. */
 void dla_sgemv(int64_t N, int64_t K, const float *x, const float *B, int trans_b, float *y);
 
-/* Name of the micro-kernel dla_sgemm selects on this machine. */
+/* Name of the micro-kernel dla_sgemm selects on this machine: "avx512",
+ * "avx2" or "generic". */
 const char *dla_sgemm_isa(void);
+
+/* The micro-kernel variants.  All give the same bits (each output: zero,
+ * one fused multiply-add per reduction step in order within each block of
+ * 256 steps, then one add to the bias or C); the fastest the CPU runs is
+ * used. */
+enum dla_sgemm_variant { DLA_SGEMM_GENERIC, DLA_SGEMM_AVX2, DLA_SGEMM_AVX512, DLA_SGEMM_VARIANTS };
+
+/* Can this CPU run variant v? */
+int dla_sgemm_supported(enum dla_sgemm_variant v);
+
+/* dla_sgemm_on and dla_sconv_on with variant v's micro-kernel (v supported:
+ * the unit tests compare the variants). */
+int dla_sgemm_variant_on(enum dla_sgemm_variant v, struct dla_team *team, int64_t M, int64_t N,
+                         int64_t K, const float *A, int64_t lda, const float *B, int64_t ldb,
+                         const float *bias, float *C, int64_t ldc, const struct dla_sact *act);
+int dla_sconv_variant_on(enum dla_sgemm_variant v, struct dla_team *team,
+                         const struct dla_sconv_geom *g, int64_t K, const float *w,
+                         const float *bias, float *y, const struct dla_sact *act);
 
 #endif
