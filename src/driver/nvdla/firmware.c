@@ -518,10 +518,18 @@ static void prefetch_next(const struct nvrt_fw *fw)
 {
     for (int t = 0; t < DLASIM_RT_OP_NUM; t++) {
         const struct nvrt_processor *p = &fw->proc[t];
-        prefetch_op(fw, p->groups[0].op);
-        prefetch_op(fw, p->groups[1].op);
+        for (int g = 0; g < 2; g++) {
+            prefetch_op(fw, p->groups[g].op);
+            if (fw->prep && p->groups[g].pending) { /* programmed when the other completes */
+                nvrt_prep_prefetch_rec(fw, p->groups[g].op);
+            }
+        }
         if (p->tail_op >= 0 && (uint16_t)p->tail_op < fw->net->num_ops && p->eng) {
-            prefetch_op(fw, fw->net->ops[p->tail_op].consumers[p->eng->op_type].index);
+            const int16_t next = fw->net->ops[p->tail_op].consumers[p->eng->op_type].index;
+            prefetch_op(fw, next);
+            if (fw->prep) {
+                nvrt_prep_prefetch_rec(fw, next);
+            }
         }
     }
 }

@@ -129,6 +129,9 @@ void nvrt_prep_lut(struct nvrt_fw *fw, int16_t index);
 void nvrt_prep_marked(struct nvrt_fw *fw, int output, uint64_t addr, uint64_t bytes);
 /* A hint: op's recordings will be looked at soon (prefetch, no effect). */
 void nvrt_prep_prefetch(const struct nvrt_fw *fw, int16_t op);
+/* A hint: op is programmed next; its recordings' first lines are fetched
+ * (a read of the slots, prefetches of the recordings). */
+void nvrt_prep_prefetch_rec(const struct nvrt_fw *fw, int16_t op);
 /* 2 * n bytes kept in the prepared form for a run's per-operation
  * counters (NULL when out of host memory: the run allocates its own). */
 uint8_t *nvrt_prep_counts(struct dlasim_rt_prepared *p, size_t n);

@@ -385,6 +385,26 @@ static int record(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_grou
     return rc;
 }
 
+/* Lines of a recording fetched ahead of its replay: the header, the
+ * dependencies and the first ~60 steps (a MobileNetV2 operation's replay
+ * stalled on the recording's lines: the engines' data evicts them between
+ * inferences, and a recording is one malloc block of its own). */
+#define PREP_PREFETCH_LINES 8
+
+void nvrt_prep_prefetch_rec(const struct nvrt_fw *fw, int16_t op)
+{
+    const struct dlasim_rt_prepared *pp = fw->prep;
+    if (!pp || !pp->ops || op < 0 || (uint32_t)op >= pp->num_ops) {
+        return;
+    }
+    for (int g = 0; g < 2; g++) { /* the group it gets is not known yet */
+        const char *r = (const char *)pp->ops[2 * op + g];
+        for (int i = 0; r && i < PREP_PREFETCH_LINES; i++) {
+            __builtin_prefetch(r + 64 * i);
+        }
+    }
+}
+
 void nvrt_prep_prefetch(const struct nvrt_fw *fw, int16_t op)
 {
     const struct dlasim_rt_prepared *pp = fw->prep;
