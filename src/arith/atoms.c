@@ -340,7 +340,7 @@ void dla_transpose_lines(enum dla_lanes_isa isa, const uint8_t *src, size_t src_
 {
     size_t l = 0;
 #if defined(DLA_LANES_X86)
-    if (isa == DLA_LANES_AVX2) {
+    if (dla_lanes_avx2_up(isa)) {
         if (cols == 8 && src_stride == 8 && rows > 0 && rows < 16 && dst_stride == rows &&
             src_line_stride == 8 * rows && dst_line_stride == 8 * rows) {
             l = atom_lines_short_avx2(src, rows, dst, lines);
@@ -370,7 +370,7 @@ void dla_transpose_bytes(enum dla_lanes_isa isa, const uint8_t *src, size_t src_
         return;
     }
 #if defined(DLA_LANES_X86)
-    if (isa == DLA_LANES_AVX2) {
+    if (dla_lanes_avx2_up(isa)) {
         transpose_avx2(src, src_stride, rows, cols, dst, dst_stride);
         return;
     }
@@ -448,7 +448,7 @@ void dla_atoms_from_planes(enum dla_lanes_isa isa, const int32_t *planes, size_t
                            unsigned m, uint8_t *out)
 {
 #if defined(DLA_LANES_X86)
-    if (isa == DLA_LANES_AVX2 && m == 8) {
+    if (dla_lanes_avx2_up(isa) && m == 8) {
         planes8_to_atoms_avx2(planes, plane, out);
         return;
     }
