@@ -1883,11 +1883,215 @@ DLA_LANES_AVX2_ATTR static uint32_t chain8_avx2(const struct sdp_lane_chain *c, 
 }
 #endif
 
+#if defined(DLA_LANES_X86)
+/*
+ * The AVX-512 form of the chain on int8 elements: sixteen elements a step
+ * (chain8_avx2's values in 16 lanes), the tail as one step under masks
+ * (byte-masked loads that touch no byte past a run, a masked store)
+ * instead of zero-padded copies, the saturation flags as mask registers.
+ */
+struct chain8_stage512 {
+    __m512i max_mask, min_mask, sum_mask, half, relu;
+    __mmask16 prelu; /* all ones with PReLU */
+    __m128i sh;
+};
+
+struct chain8_k512 {
+    struct chain8_stage512 x[2];
+    __m512i val[4];
+    __m128i shl[4];
+    __m512i scale, offset, half, lo, hi, sat_lo, sat_hi;
+    __m128i sh;
+};
+
+DLA_LANES_AVX512_ATTR static void chain8_k512_init(struct chain8_k512 *k,
+                                                   const struct sdp_lane_chain *c,
+                                                   const struct sdp_lane_op8 ops[4])
+{
+    for (int s = 0; s < 2; s++) {
+        const struct sdp_lane_x_cfg *p = &c->x[s];
+        struct chain8_stage512 *x = &k->x[s];
+        x->max_mask = _mm512_set1_epi32((int32_t)p->max_mask);
+        x->min_mask = _mm512_set1_epi32((int32_t)p->min_mask);
+        x->sum_mask = _mm512_set1_epi32((int32_t)p->sum_mask);
+        x->half = _mm512_set1_epi32((int32_t)(uint32_t)p->mul_shift.half);
+        x->sh = _mm_cvtsi32_si128((int)p->mul_shift.shift);
+        x->prelu = p->prelu ? (__mmask16)0xffff : (__mmask16)0;
+        x->relu = _mm512_set1_epi32(p->relu_floor);
+    }
+    for (int j = 0; j < 4; j++) {
+        k->val[j] = _mm512_set1_epi32(ops[j].val);
+        k->shl[j] = _mm_cvtsi32_si128((int)ops[j].shl);
+    }
+    k->scale = _mm512_set1_epi32((int32_t)c->cvt.scale);
+    k->offset = _mm512_set1_epi32((int32_t)c->cvt.offset_scaled);
+    k->half = _mm512_set1_epi32((int32_t)c->cvt.half);
+    k->sh = _mm_cvtsi32_si128((int)c->cvt.shift);
+    k->lo = _mm512_set1_epi32(c->cvt.lo);
+    k->hi = _mm512_set1_epi32(c->cvt.hi);
+    k->sat_lo = _mm512_set1_epi32(-65536);
+    k->sat_hi = _mm512_set1_epi32(65535);
+}
+
+/* chain8_x on sixteen lanes. */
+DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) __m512i
+chain8_x512(const struct chain8_stage512 *k, __m512i x, __m512i u, __m512i m, const int steps)
+{
+    __m512i a = x;
+    if (steps & CH_FULL) {
+        const __m512i smin = _mm512_set1_epi32(INT32_MIN), smax = _mm512_set1_epi32(INT32_MAX);
+        __m512i op_max = _mm512_or_si512(_mm512_and_si512(u, k->max_mask),
+                                         _mm512_andnot_si512(k->max_mask, smin));
+        __m512i op_min = _mm512_or_si512(_mm512_and_si512(u, k->min_mask),
+                                         _mm512_andnot_si512(k->min_mask, smax));
+        a = _mm512_min_epi32(_mm512_max_epi32(x, op_max), op_min);
+    }
+    __m512i alu = _mm512_add_epi32(a, _mm512_and_si512(u, k->sum_mask));
+    __m512i t = alu;
+    if (steps & CH_MUL) {
+        t = _mm512_mullo_epi32(alu, m);
+    }
+    if (steps & CH_SHIFT) {
+        __m512i sg = _mm512_srai_epi32(t, 31);
+        __m512i mag = _mm512_sub_epi32(_mm512_xor_si512(t, sg), sg);
+        __m512i r = _mm512_srl_epi32(_mm512_add_epi32(mag, k->half), k->sh);
+        t = _mm512_sub_epi32(_mm512_xor_si512(r, sg), sg);
+    }
+    if (steps & CH_FULL) { /* PReLU passes a non-negative ALU result */
+        __mmask16 pass = _mm512_mask_cmpge_epi32_mask(k->prelu, alu, _mm512_setzero_si512());
+        t = _mm512_mask_mov_epi32(t, pass, alu);
+    }
+    return _mm512_max_epi32(t, k->relu);
+}
+
+/* Sixteen one-byte components from p (stride 1 or 2), sign-extended,
+ * shifted left by sh; with `all` 0 only the components whose bit is set
+ * in m are read (the others are 0). */
+DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) __m512i
+chain8_load_op512(const uint8_t *p, size_t stride, __m128i sh, __mmask16 m, const int all)
+{
+    __m128i b;
+    if (stride == 1) {
+        b = all ? _mm_loadu_si128((const __m128i *)(const void *)p) : _mm_maskz_loadu_epi8(m, p);
+    } else {
+        /* component j is byte 2j: the 16-bit words' low bytes.  Under a
+         * mask (the tail's: its r low bits, r >= 1) bytes 0..2r-2 are
+         * read, not the last word's high byte past the run. */
+        __m256i w;
+        if (all) {
+            w = _mm256_loadu_si256((const __m256i *)(const void *)p);
+        } else {
+            const unsigned r = (unsigned)__builtin_popcount((unsigned)m);
+            w = _mm256_maskz_loadu_epi8((__mmask32)((UINT64_C(1) << (2 * r - 1)) - 1), p);
+        }
+        b = _mm256_cvtepi16_epi8(w);
+    }
+    return _mm512_sll_epi32(_mm512_cvtepi8_epi32(b), sh);
+}
+
+/* chain8_vec on sixteen elements at offset i (`all` 0: those of m only):
+ * the low bytes of the results, the lanes' saturation flags in *sat. */
+DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) __m128i
+chain8_vec512(const struct chain8_k512 *k, __m128i in8, const struct sdp_lane_op8 ops[4], size_t i,
+              __mmask16 *sat, __mmask16 m, const int all, const int bn_alu_only,
+              const int steps0, const int steps1, const int cvt_id)
+{
+    __m512i op[4];
+    if (bn_alu_only) { /* ResNet's residual Add: the BN ALU operand alone, stride 1 */
+        op[0] = k->val[0];
+        op[1] = k->val[1];
+        op[2] = chain8_load_op512(ops[2].p + i, 1, k->shl[2], m, all);
+        op[3] = k->val[3];
+    } else {
+        for (int j = 0; j < 4; j++) {
+            op[j] = ops[j].p ? chain8_load_op512(ops[j].p + i * ops[j].stride, ops[j].stride,
+                                                 k->shl[j], m, all)
+                             : k->val[j];
+        }
+    }
+    __m512i v = _mm512_cvtepi8_epi32(in8);
+    v = chain8_x512(&k->x[0], v, op[0], op[1], steps0);
+    v = chain8_x512(&k->x[1], v, op[2], op[3], steps1);
+    __m512i r = v, f = v;
+    if (!cvt_id) {
+        v = _mm512_sub_epi32(_mm512_mullo_epi32(v, k->scale), k->offset);
+        __m512i sg = _mm512_srai_epi32(v, 31);
+        __m512i vm = _mm512_xor_si512(v, sg);
+        r = _mm512_srl_epi32(_mm512_add_epi32(_mm512_sub_epi32(vm, sg), k->half), k->sh);
+        r = _mm512_sub_epi32(_mm512_xor_si512(r, sg), sg);
+        f = _mm512_xor_si512(_mm512_srl_epi32(vm, k->sh), sg);
+    }
+    *sat = _mm512_cmpgt_epi32_mask(k->sat_lo, f) | _mm512_cmpgt_epi32_mask(r, k->sat_hi);
+    r = _mm512_min_epi32(_mm512_max_epi32(r, k->lo), k->hi);
+    return _mm512_cvtepi32_epi8(r); /* the low byte of each lane */
+}
+
+/* Whole steps of sixteen from *i while they end by lim; the saturations
+ * added to *cnt. */
+DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) void
+chain8_steps512(const struct chain8_k512 *k, const uint8_t *src, uint8_t *dst,
+                const struct sdp_lane_op8 ops[4], size_t *at, size_t lim, uint32_t *cnt,
+                const int bn_alu_only, const int steps0, const int steps1, const int cvt_id)
+{
+    size_t i = *at;
+    uint32_t c = 0;
+    __mmask16 s;
+    for (; i + 16 <= lim; i += 16) {
+        __m128i in = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
+        __m128i out = chain8_vec512(k, in, ops, i, &s, 0xffff, 1, bn_alu_only, steps0, steps1,
+                                    cvt_id);
+        _mm_storeu_si128((__m128i *)(void *)(dst + i), out);
+        c += (uint32_t)__builtin_popcount((unsigned)s);
+    }
+    *at = i;
+    *cnt += c;
+}
+
+DLA_LANES_AVX512_ATTR static uint32_t chain8_avx512(const struct sdp_lane_chain *c,
+                                                    const uint8_t *src, uint8_t *dst, size_t n,
+                                                    const struct sdp_lane_op8 ops[4])
+{
+    struct chain8_k512 k;
+    chain8_k512_init(&k, c, ops);
+    uint32_t cnt = 0;
+    size_t i = 0;
+    /* an operand of stride 2 reads 32 bytes a step, one past its last
+     * component: the last step goes under the tail's masks */
+    size_t lim = n;
+    for (int j = 0; j < 4; j++) {
+        lim = ops[j].p && ops[j].stride == 2 && n > 0 ? n - 1 : lim;
+    }
+    const int bn_alu_only =
+        !ops[0].p && !ops[1].p && ops[2].p && ops[2].stride == 1 && !ops[3].p;
+    if (bn_alu_only && chain8_residual(c, ops) && chain8_cvt_id(c)) {
+        chain8_steps512(&k, src, dst, ops, &i, lim, &cnt, 1, CH_MUL | CH_SHIFT, 0, 1);
+    } else if (bn_alu_only && chain8_residual(c, ops)) {
+        chain8_steps512(&k, src, dst, ops, &i, lim, &cnt, 1, CH_MUL | CH_SHIFT, 0, 0);
+    } else if (bn_alu_only) {
+        chain8_steps512(&k, src, dst, ops, &i, lim, &cnt, 1, CH_ALL, CH_ALL, 0);
+    } else {
+        chain8_steps512(&k, src, dst, ops, &i, lim, &cnt, 0, CH_ALL, CH_ALL, 0);
+    }
+    if (i < n) { /* at most 16 left (lim >= n - 1); padding lanes count nothing */
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        __mmask16 s;
+        __m128i out = chain8_vec512(&k, _mm_maskz_loadu_epi8(m, src + i), ops, i, &s, m, 0, 0,
+                                    CH_ALL, CH_ALL, 0);
+        _mm_mask_storeu_epi8(dst + i, m, out);
+        cnt += (uint32_t)__builtin_popcount((unsigned)(s & m));
+    }
+    return cnt;
+}
+#endif
+
 uint32_t dla_sdp_lanes_chain8(enum dla_lanes_isa isa, const struct sdp_lane_chain *c,
                               const uint8_t *src, uint8_t *dst, size_t n,
                               const struct sdp_lane_op8 ops[4])
 {
 #if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX512) {
+        return chain8_avx512(c, src, dst, n, ops);
+    }
     if (dla_lanes_avx2_up(isa)) {
         return chain8_avx2(c, src, dst, n, ops);
     }
