@@ -1240,8 +1240,12 @@ DLA_LANES_AVX2_ATTR static int pixel8_avx2(const struct sdp_lane_x_cfg *p,
  * under a mask) and the saturation flags as mask registers.  The values
  * are xcvt_vec_op's, step for step in 16 lanes.
  */
+/* A channel's operands as scalars: the pass broadcasts them where it uses
+ * them (an embedded broadcast of a memory operand, or a register hoisted
+ * out of the loop), so that a call on a small plane does not first store
+ * forty 64-byte vectors. */
 struct xcvt_op512 {
-    __m512i op_max, op_min, op_sum, mv, bias;
+    int32_t op_max, op_min, op_sum, mv, bias;
 };
 
 struct xcvt_k512 {
@@ -1250,18 +1254,15 @@ struct xcvt_k512 {
     __m128i xsh, csh;
 };
 
-DLA_LANES_AVX512_ATTR static void xcvt_op512_init(struct xcvt_op512 *o,
-                                                  const struct sdp_lane_x_cfg *p, int32_t av,
-                                                  int32_t mv)
+static void xcvt_op512_init(struct xcvt_op512 *o, const struct sdp_lane_x_cfg *p, int32_t av,
+                            int32_t mv)
 {
     const uint32_t u = (uint32_t)av; /* as xcvt_op_init */
-    const uint32_t op_max = (u & p->max_mask) | (UINT32_C(0x80000000) & ~p->max_mask);
-    const uint32_t op_min = (u & p->min_mask) | (UINT32_C(0x7fffffff) & ~p->min_mask);
-    o->op_max = _mm512_set1_epi32((int32_t)op_max);
-    o->op_min = _mm512_set1_epi32((int32_t)op_min);
-    o->op_sum = _mm512_set1_epi32((int32_t)(u & p->sum_mask));
-    o->mv = _mm512_set1_epi32(mv);
-    o->bias = _mm512_set1_epi32(xcvt_bias(p, av, mv));
+    o->op_max = (int32_t)((u & p->max_mask) | (UINT32_C(0x80000000) & ~p->max_mask));
+    o->op_min = (int32_t)((u & p->min_mask) | (UINT32_C(0x7fffffff) & ~p->min_mask));
+    o->op_sum = (int32_t)(u & p->sum_mask);
+    o->mv = mv;
+    o->bias = xcvt_bias(p, av, mv);
 }
 
 DLA_LANES_AVX512_ATTR static void xcvt_k512_init(struct xcvt_k512 *k,
@@ -1289,9 +1290,10 @@ xcvt_vec512(const struct xcvt_k512 *k, const struct xcvt_op512 *o, __m512i x, __
     const __m512i one = _mm512_set1_epi32(1);
     __m512i t;
     if (form & XCVT_FULL) {
-        __m512i a = _mm512_min_epi32(_mm512_max_epi32(x, o->op_max), o->op_min);
-        __m512i alu = _mm512_add_epi32(a, o->op_sum);
-        t = _mm512_mullo_epi32(alu, o->mv);
+        __m512i a = _mm512_min_epi32(_mm512_max_epi32(x, _mm512_set1_epi32(o->op_max)),
+                                     _mm512_set1_epi32(o->op_min));
+        __m512i alu = _mm512_add_epi32(a, _mm512_set1_epi32(o->op_sum));
+        t = _mm512_mullo_epi32(alu, _mm512_set1_epi32(o->mv));
         if (form & XCVT_XS) { /* (xcvt_vec_op's rounding) */
             __m512i m = _mm512_srai_epi32(t, 31);
             t = _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(t, k->xhalf), m), k->xsh);
@@ -1300,7 +1302,8 @@ xcvt_vec512(const struct xcvt_k512 *k, const struct xcvt_op512 *o, __m512i x, __
         __mmask16 pass = _mm512_mask_cmpge_epi32_mask(k->prelu, alu, _mm512_setzero_si512());
         t = _mm512_mask_mov_epi32(t, pass, alu);
     } else {
-        t = _mm512_add_epi32(_mm512_mullo_epi32(x, o->mv), o->bias);
+        t = _mm512_add_epi32(_mm512_mullo_epi32(x, _mm512_set1_epi32(o->mv)),
+                             _mm512_set1_epi32(o->bias));
         if ((form & XCVT_XS) && (form & XCVT_RELU)) {
             t = _mm512_sra_epi32(t, k->xsh);
         } else if (form & XCVT_XS) { /* th - (th < half), shifted */
