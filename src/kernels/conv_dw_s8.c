@@ -4,8 +4,9 @@
  * ahead so that each is one plain load (x stride 1: window rows paired;
  * x stride 2 without x dilation: neighbouring taps), in blocks of eight
  * outputs; other x strides 1 and 2 in blocks of sixteen, paired in
- * registers (dw_channel_avx2); else a scalar loop per tap.  The ISA is
- * chosen per call (arith/lanes.h).
+ * registers (dw_channel_avx2); with AVX-512BW the paired rows sixteen
+ * outputs a zmm vpmaddwd; else a scalar loop per tap.  The ISA is chosen
+ * per call (dla_conv_dw_s8_isa_best).
  */
 #include <string.h>
 
@@ -247,16 +248,26 @@ DLA_LANES_AVX2_ATTR static void dw_pair_span(int32_t *dst, const int8_t *r0, con
  * output row. */
 #define DW_PAIR_PLANE_MAX 4096
 
+/* Zero lanes after a paired plane: the reads of its last row's last block
+ * (eight lanes for the AVX2 rows, fifteen for the AVX-512 ones). */
+#define DW_PAIR_TAIL 16
+
+DLA_LANES_AVX2_ATTR static inline void dw_zero_tail(int32_t *p)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, _mm256_setzero_si256());
+    _mm256_storeu_si256((__m256i *)(void *)(p + 8), _mm256_setzero_si256());
+}
+
 /* The whole plane paired with itself dil_y rows down: dst[y][x] =
  * (in[y][x], in[y + dil_y][x]), 0 for the partner of the last dil_y rows,
- * then eight zero lanes (the reads of the last row's last block). */
+ * then DW_PAIR_TAIL zero lanes (the reads of the last row's last block). */
 DLA_LANES_AVX2_ATTR static void dw_pair_plane(const struct dla_conv_geom *g, const int8_t *plane,
                                               int32_t *dst)
 {
     const size_t W = g->in_w, paired = g->in_h > g->dil_y ? g->in_h - g->dil_y : 0;
     dw_pair_span(dst, plane, plane + g->dil_y * W, paired * W);
     dw_pair_span(dst + paired * W, plane + paired * W, NULL, (g->in_h - paired) * W);
-    _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)g->in_h * W), _mm256_setzero_si256());
+    dw_zero_tail(dst + (size_t)g->in_h * W);
 }
 
 /* Eight outputs v at o of which n are a row's, `left` outputs of the
@@ -356,7 +367,7 @@ dw_s1_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w, 
 {
     const size_t W = g->in_w;
     if (W * g->in_h <= DW_PAIR_PLANE_MAX) {
-        int32_t paired[DW_PAIR_PLANE_MAX + 8];
+        int32_t paired[DW_PAIR_PLANE_MAX + DW_PAIR_TAIL];
         dw_pair_plane(g, plane, paired);
         dw_s1_paired(g, paired, w, out, py, k_w, dx);
         return;
@@ -492,6 +503,475 @@ DLA_LANES_AVX2_ATTR static void dw_channel_pick(const struct dla_conv_geom *g,
     }
 }
 
+/* ---- AVX-512BW: the same paired rows, sixteen outputs a vpmaddwd ----
+ * The x-stride-1 paired rows (dw_pair_plane) and the x-stride-2 byte
+ * pairs at twice the width: one zmm vpmaddwd per tap pair gives sixteen
+ * outputs' exact int32 sums, as two ymm ones gave eight each.  Row tails
+ * take masked stores (and masked loads near the input's end): no byte
+ * outside a row's outputs is written, none past the input read. */
+#define DW512_ATTR __attribute__((target("avx2,avx512f,avx512bw,avx512vl")))
+#define DW512_INLINE static inline __attribute__((always_inline, target("avx2,avx512f,avx512bw,avx512vl")))
+
+/* Whether this CPU runs the AVX-512BW rows (their own check: the
+ * library's lanes know AVX2 alone). */
+static int dw_has_avx512bw(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+}
+
+/* A weight pair (lo, hi) in every 32-bit lane. */
+DW512_INLINE __m512i dw512_wpair(int8_t lo, int8_t hi)
+{
+    return _mm512_set1_epi32((int)(((uint32_t)(uint16_t)(int16_t)hi << 16) |
+                                   (uint16_t)(int16_t)lo));
+}
+
+/* The lanes [0, n) of sixteen (n <= 16). */
+DW512_INLINE __mmask16 dw512_first(uint32_t n)
+{
+    return (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+}
+
+/* wv[p][kx] = (w[2p][kx], w[2p + 1][kx]) (dw_s1_weights at zmm width). */
+DW512_INLINE void dw512_s1_weights(const struct dla_conv_geom *g, const int8_t *w, uint32_t py,
+                                   uint32_t k_w, __m512i (*wv)[DW_PAIR_MAX_K])
+{
+    for (uint32_t p = 0; p < py; p++) {
+        for (uint32_t kx = 0; kx < k_w; kx++) {
+            int8_t hi = 2 * p + 1 < g->k_h ? w[(2 * p + 1) * k_w + kx] : 0;
+            wv[p][kx] = dw512_wpair(w[2 * p * k_w + kx], hi);
+        }
+    }
+}
+
+/* Sixteen sums from lane i of the paired rows: over the row pairs p and
+ * columns kx, rows + i + p * pstep + kx * dx times wv[p][kx]. */
+DW512_INLINE __m512i dw512_s1_block(const int32_t *rows, size_t pstep, uint32_t py,
+                                    uint32_t k_w, uint32_t dx,
+                                    const __m512i (*wv)[DW_PAIR_MAX_K])
+{
+    __m512i acc = _mm512_setzero_si512();
+#pragma GCC unroll 4
+    for (uint32_t p = 0; p < py; p++) {
+#pragma GCC unroll 8
+        for (uint32_t kx = 0; kx < k_w; kx++) {
+            __m512i v = _mm512_loadu_si512((const void *)(rows + p * pstep + kx * dx));
+            acc = _mm512_add_epi32(acc, _mm512_madd_epi16(v, wv[p][kx]));
+        }
+    }
+    return acc;
+}
+
+/* Every output of one channel from its whole paired plane with y stride
+ * 1: output (y, x) reads the lanes y W + x + (2 p dil_y W + kx dil_x), so
+ * the plane is one row of in_h W lanes and the outputs its first
+ * (out_h - 1) W + out_w, sixteen a block, of which those with x < out_w
+ * are stored (a 7x7 layer: four blocks, not seven rows).  A block's reads
+ * end at most 15 lanes past the plane (out_w + (k_w - 1) dil_x <= W):
+ * its zero tail. */
+DW512_INLINE void dw512_s1_flat(const struct dla_conv_geom *g, const int32_t *paired,
+                                const int8_t *w, int32_t *out, uint32_t py, uint32_t k_w,
+                                uint32_t dx)
+{
+    __m512i wv[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_K];
+    dw512_s1_weights(g, w, py, k_w, wv);
+    const uint32_t W = g->in_w, ow = g->out_w, oh = g->out_h;
+    const size_t pstep = 2 * (size_t)g->dil_y * W, n = (size_t)(oh - 1) * W + ow;
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    uint32_t y = 0, x = 0; /* lane 0's output row and column */
+    for (size_t i = 0; i < n; i += 16) {
+        const __m512i acc = dw512_s1_block(paired + i, pstep, py, k_w, dx, wv);
+        /* each output row the block reaches: its lanes from l on, moved
+         * down to lane 0 and stored at the row's column x */
+        uint32_t l = 0, yy = y, xx = x;
+        while (l < 16 && yy < oh) {
+            if (xx < ow) {
+                __m512i v = l ? _mm512_permutexvar_epi32(
+                                    _mm512_add_epi32(lane, _mm512_set1_epi32((int)l)), acc)
+                              : acc;
+                _mm512_mask_storeu_epi32(out + (size_t)yy * ow + xx,
+                                         dw512_first(ow - xx < 16 - l ? ow - xx : 16 - l), v);
+            }
+            l += W - xx;
+            xx = 0;
+            yy++;
+        }
+        for (x += 16; x >= W; x -= W) {
+            y++;
+        }
+    }
+}
+
+/* One output row from its paired rows rows[p], in blocks of sixteen, the
+ * last one's real outputs stored alone. */
+DW512_INLINE void dw512_s1_row(const int32_t *const *rows, uint32_t py, uint32_t k_w,
+                               uint32_t dx, const __m512i (*wv)[DW_PAIR_MAX_K], int32_t *o,
+                               uint32_t ow)
+{
+    for (uint32_t x = 0; x < ow; x += 16) {
+        __m512i acc = _mm512_setzero_si512();
+#pragma GCC unroll 4
+        for (uint32_t p = 0; p < py; p++) {
+#pragma GCC unroll 8
+            for (uint32_t kx = 0; kx < k_w; kx++) {
+                __m512i v = _mm512_loadu_si512((const void *)(rows[p] + x + kx * dx));
+                acc = _mm512_add_epi32(acc, _mm512_madd_epi16(v, wv[p][kx]));
+            }
+        }
+        _mm512_mask_storeu_epi32(o + x, dw512_first(ow - x), acc);
+    }
+}
+
+/* One x-stride-1 channel (in_w <= DW_PAIR_MAX_W, k_w, k_h <= 7): a small
+ * plane paired whole (then flat with y stride 1, else row by row), a
+ * larger one a row pair per output row. */
+DW512_INLINE void dw512_s1_body(const struct dla_conv_geom *g, const int8_t *plane,
+                                const int8_t *w, int32_t *out, uint32_t py, uint32_t k_w,
+                                uint32_t dx)
+{
+    const size_t W = g->in_w;
+    __m512i wv[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_K];
+    const int32_t *rows[DW_PAIR_MAX_PAIRS];
+    if (W * g->in_h <= DW_PAIR_PLANE_MAX) {
+        int32_t paired[DW_PAIR_PLANE_MAX + DW_PAIR_TAIL];
+        dw_pair_plane(g, plane, paired);
+        if (g->stride_y == 1) {
+            dw512_s1_flat(g, paired, w, out, py, k_w, dx);
+            return;
+        }
+        dw512_s1_weights(g, w, py, k_w, wv);
+        for (uint32_t oy = 0; oy < g->out_h; oy++) {
+            for (uint32_t p = 0; p < py; p++) {
+                rows[p] = paired + ((size_t)oy * g->stride_y + 2u * p * g->dil_y) * W;
+            }
+            dw512_s1_row(rows, py, k_w, dx, wv, out + (size_t)oy * g->out_w, g->out_w);
+        }
+        return;
+    }
+    dw512_s1_weights(g, w, py, k_w, wv);
+    int32_t buf[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_W + DW_PAIR_TAIL];
+    for (uint32_t oy = 0; oy < g->out_h; oy++) {
+        for (uint32_t p = 0; p < py; p++) {
+            const int8_t *r0 = plane + ((size_t)oy * g->stride_y + 2u * p * g->dil_y) * W;
+            dw_pair_span(buf[p], r0, 2 * p + 1 < g->k_h ? r0 + g->dil_y * W : NULL, W);
+            dw_zero_tail(buf[p] + W);
+            rows[p] = buf[p];
+        }
+        dw512_s1_row(rows, py, k_w, dx, wv, out + (size_t)oy * g->out_w, g->out_w);
+    }
+}
+
+/* dw512_s1_body with MobileNet's 3x3 window as constants, else variables. */
+DW512_ATTR static void dw512_channel_s1(const struct dla_conv_geom *g, const int8_t *plane,
+                                        const int8_t *w, int32_t *out)
+{
+    if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) {
+        dw512_s1_body(g, plane, w, out, 2, 3, 1);
+    } else {
+        dw512_s1_body(g, plane, w, out, (g->k_h + 1) / 2, g->k_w, g->dil_x);
+    }
+}
+
+/* dw512_s1_flat on a plane paired from its lines (dw_src_range). */
+DW512_ATTR static void dw512_src_paired(const struct dla_conv_geom *g, const int32_t *paired,
+                                        const int8_t *w, int32_t *out)
+{
+    if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) {
+        dw512_s1_flat(g, paired, w, out, 2, 3, 1);
+    } else {
+        dw512_s1_flat(g, paired, w, out, (g->k_h + 1) / 2, g->k_w, g->dil_x);
+    }
+}
+
+/* Thirty-two bytes from src sign-extended to int16 (sixteen byte pairs);
+ * near the input's end, the bytes before end alone (masked: zeros after,
+ * nothing past end read). */
+DW512_INLINE __m512i dw512_pairs16(const int8_t *src, const int8_t *end, int safe)
+{
+    const ptrdiff_t left = end - src;
+    if (safe || left >= 32) {
+        return _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)(const void *)src));
+    }
+    const __mmask32 m = (__mmask32)(left > 0 ? (1ull << left) - 1u : 0);
+    return _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, src));
+}
+
+/* Sixteen outputs from column x, x stride 2, dilation 1 (dw_s2_block8 at
+ * zmm width). */
+DW512_INLINE __m512i dw512_s2_block(const int8_t *src, size_t row_step, uint32_t k_h,
+                                    uint32_t px, const __m512i (*wv)[DW_PAIR_MAX_PAIRS],
+                                    const int8_t *end, int safe)
+{
+    __m512i acc = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (uint32_t ky = 0; ky < k_h; ky++) {
+#pragma GCC unroll 4
+        for (uint32_t p = 0; p < px; p++) {
+            __m512i v = dw512_pairs16(src + ky * row_step + 2 * p, end, safe);
+            acc = _mm512_add_epi32(acc, _mm512_madd_epi16(v, wv[ky][p]));
+        }
+    }
+    return acc;
+}
+
+/* One channel with x stride 2 and x dilation 1 (k_w, k_h <= 7) in blocks
+ * of sixteen outputs of a row, the last one's real outputs stored alone. */
+DW512_INLINE void dw512_s2_body(const struct dla_conv_geom *g, const int8_t *plane,
+                                const int8_t *w, int32_t *out, const int8_t *end, uint32_t k_h,
+                                uint32_t k_w)
+{
+    const uint32_t px = (k_w + 1) / 2;
+    const size_t row_step = (size_t)g->dil_y * g->in_w;
+    __m512i wv[DW_PAIR_MAX_K][DW_PAIR_MAX_PAIRS];
+    for (uint32_t ky = 0; ky < k_h; ky++) {
+        for (uint32_t p = 0; p < px; p++) {
+            int8_t hi = 2 * p + 1 < k_w ? w[ky * k_w + 2 * p + 1] : 0;
+            wv[ky][p] = dw512_wpair(w[ky * k_w + 2 * p], hi);
+        }
+    }
+    /* a block's reads end here from its start: plain loads when the
+     * input goes on that far */
+    const size_t reach = (size_t)(k_h - 1) * row_step + 2 * (size_t)(px - 1) + 32;
+    const uint32_t ow = g->out_w, oh = g->out_h;
+    const size_t in_row = (size_t)g->stride_y * g->in_w;
+    for (uint32_t oy = 0; oy < oh; oy++) {
+        int32_t *o = out + (size_t)oy * ow;
+        const int8_t *row = plane + (size_t)oy * in_row;
+        for (uint32_t x = 0; x < ow; x += 16) {
+            const int8_t *src = row + 2 * (size_t)x;
+            __m512i v = (size_t)(end - src) >= reach
+                            ? dw512_s2_block(src, row_step, k_h, px, wv, end, 1)
+                            : dw512_s2_block(src, row_step, k_h, px, wv, end, 0);
+            _mm512_mask_storeu_epi32(o + x, dw512_first(ow - x), v);
+        }
+    }
+}
+
+DW512_ATTR static void dw512_channel_s2(const struct dla_conv_geom *g, const int8_t *plane,
+                                        const int8_t *w, int32_t *out, const int8_t *end)
+{
+    if (g->k_w == 3 && g->k_h == 3) {
+        dw512_s2_body(g, plane, w, out, end, 3, 3);
+    } else {
+        dw512_s2_body(g, plane, w, out, end, g->k_h, g->k_w);
+    }
+}
+
+/* The AVX-512 rows where they take g (as dw_channel_pick's paired ones),
+ * else the AVX2 ones. */
+static void dw512_channel_pick(const struct dla_conv_geom *g, const int8_t *plane,
+                               const int8_t *w, int32_t *out, const int8_t *end)
+{
+    int small = g->k_w <= DW_PAIR_MAX_K && g->k_h <= DW_PAIR_MAX_K;
+    if (small && g->stride_x == 1 && g->in_w <= DW_PAIR_MAX_W) {
+        dw512_channel_s1(g, plane, w, out);
+    } else if (small && g->stride_x == 2 && g->dil_x == 1) {
+        dw512_channel_s2(g, plane, w, out, end);
+    } else {
+        dw_channel_pick(g, plane, w, out, end);
+    }
+}
+
+/* ---- AVX-512 VNNI + VBMI: four taps a vpdpbusd, no pairing pass ----
+ * vpdpbusd adds four products of unsigned by signed bytes to each 32-bit
+ * lane.  The input flipped to unsigned (x + 128: xor 0x80) times the
+ * weights sums to the exact sum plus 128 x (the sum of the weights), a
+ * constant a channel, taken off first (the accumulator starts at its
+ * negation): exact int32 as the int16 pairs were.  For sixteen outputs of
+ * a row, each window row is one load of the bytes they read (at most 64:
+ * 15 x stride + (k_w - 1) x dil_x + 1), and one vpermb per four taps puts
+ * output i's bytes x_i + t dil_x (t = 4q .. 4q + 3) in lane i; taps past
+ * k_w take weight 0.  Any x stride or dilation whose bytes fit a load. */
+#define DWV_TARGET "avx2,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"
+#define DWV_ATTR __attribute__((target(DWV_TARGET)))
+#define DWV_INLINE static inline __attribute__((always_inline, target(DWV_TARGET)))
+/* Window columns a row's two vpermb take. */
+#define DWV_MAX_KW 8
+
+static int dw_has_vnni_vbmi(void)
+{
+    return dw_has_avx512bw() && __builtin_cpu_supports("avx512vnni") &&
+           __builtin_cpu_supports("avx512vbmi");
+}
+
+/* Bytes one window row of a block of sixteen outputs reads. */
+static size_t dwv_row_bytes(const struct dla_conv_geom *g)
+{
+    return 15 * (size_t)g->stride_x + (size_t)(g->k_w - 1) * g->dil_x + 1;
+}
+
+/* Whether the VNNI rows take g. */
+static int dwv_takes(const struct dla_conv_geom *g)
+{
+    return g->k_w <= DWV_MAX_KW && g->k_h <= DW_PAIR_MAX_K && dwv_row_bytes(g) <= 64;
+}
+
+/* Sixteen sums of a block whose first output reads src on: a load of a
+ * window row's bytes (one: of all its rows, row_step apart within the 64
+ * bytes), flipped, then nq vpermb + vpdpbusd a window row (idx[ky]: the
+ * bytes of row ky's taps in the load). */
+DWV_INLINE __m512i dwv_block_at(const int8_t *src, const int8_t *end, size_t row_step,
+                                size_t need, uint32_t k_h, uint32_t nq, __m512i bias,
+                                const __m512i (*idx)[2], const __m512i (*wq)[2], int safe,
+                                int one)
+{
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    __m512i acc = bias, v = bias;
+#pragma GCC unroll 8
+    for (uint32_t ky = 0; ky < k_h; ky++) {
+        if (!one || ky == 0) {
+            const int8_t *p = src + ky * row_step;
+            const ptrdiff_t left = end - p;
+            if (safe || left >= 64) {
+                v = _mm512_loadu_si512((const void *)p);
+            } else {
+                /* the input's last bytes: those the real outputs read are
+                 * before end (lanes past them are not stored) */
+                size_t n = left <= 0 ? 0 : (size_t)left < need ? (size_t)left : need;
+                v = _mm512_maskz_loadu_epi8(n >= 64 ? ~0ull : (1ull << n) - 1u, p);
+            }
+            v = _mm512_xor_si512(v, flip);
+        }
+#pragma GCC unroll 2
+        for (uint32_t q = 0; q < nq; q++) {
+            acc = _mm512_dpbusd_epi32(acc, _mm512_permutexvar_epi8(idx[ky][q], v), wq[ky][q]);
+        }
+    }
+    return acc;
+}
+
+/* dwv_block_at with the check for the input's end made once a block:
+ * the plain loads when its last row's load ends before the input does. */
+DWV_INLINE __m512i dwv_block(const int8_t *src, const int8_t *end, size_t row_step,
+                             size_t need, uint32_t k_h, uint32_t nq, __m512i bias,
+                             const __m512i (*idx)[2], const __m512i (*wq)[2], int one)
+{
+    if (end - src >= 64 && (size_t)(end - src) - 64 >= (size_t)(k_h - 1) * row_step) {
+        return dwv_block_at(src, end, row_step, need, k_h, nq, bias, idx, wq, 1, one);
+    }
+    return dwv_block_at(src, end, row_step, need, k_h, nq, bias, idx, wq, 0, one);
+}
+
+/* The blocks of one channel (dwv_body's set-up in idx, wq, bias; need:
+ * the bytes a block's load holds). */
+DWV_INLINE void dwv_rows(const struct dla_conv_geom *g, const int8_t *plane, int32_t *out,
+                         const int8_t *end, uint32_t k_h, uint32_t s, uint32_t nq,
+                         uint32_t per_row, size_t need, __m512i bias,
+                         const __m512i (*idx)[2], const __m512i (*wq)[2], int one)
+{
+    const size_t in_row = (size_t)g->stride_y * g->in_w, row_step = (size_t)g->dil_y * g->in_w;
+    const uint32_t ow = g->out_w, oh = g->out_h;
+    if (per_row == 8) {
+        /* rows of at most eight outputs: two a block (lanes 8-15 the second) */
+        for (uint32_t oy = 0; oy < oh; oy += 2) {
+            __m512i acc = dwv_block(plane + (size_t)oy * in_row, end, row_step, need, k_h, nq,
+                                    bias, idx, wq, one);
+            int32_t *o = out + (size_t)oy * ow;
+            _mm256_mask_storeu_epi32(o, (__mmask8)dw512_first(ow),
+                                     _mm512_castsi512_si256(acc));
+            if (oy + 1 < oh) {
+                _mm256_mask_storeu_epi32(o + ow, (__mmask8)dw512_first(ow),
+                                         _mm512_extracti64x4_epi64(acc, 1));
+            }
+        }
+        return;
+    }
+    for (uint32_t oy = 0; oy < oh; oy++) {
+        const int8_t *row = plane + (size_t)oy * in_row;
+        int32_t *o = out + (size_t)oy * ow;
+        for (uint32_t x = 0; x < ow; x += 16) {
+            __m512i acc = dwv_block(row + (size_t)x * s, end, row_step, need, k_h, nq, bias, idx,
+                                    wq, one);
+            _mm512_mask_storeu_epi32(o + x, dw512_first(ow - x), acc);
+        }
+    }
+}
+
+/* One channel, window k_h x k_w, x stride s, x dilation dx (constants
+ * where inlined with them); end: the input's end (loads stop there);
+ * per_row: 16, or 8 for rows of at most eight outputs whose two rows'
+ * bytes fit one load (dwv_two_rows).  When the window's rows all fit one
+ * load (a 14x14 layer's 16-byte rows: 50 bytes), one load a block. */
+DWV_INLINE void dwv_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w,
+                         int32_t *out, const int8_t *end, uint32_t k_h, uint32_t k_w,
+                         uint32_t s, uint32_t dx, uint32_t per_row)
+{
+    const size_t in_row = (size_t)g->stride_y * g->in_w, row_step = (size_t)g->dil_y * g->in_w;
+    const uint32_t nq = (k_w + 3) / 4;
+    __m512i wq[DW_PAIR_MAX_K][2], idx[DW_PAIR_MAX_K][2];
+    int32_t wsum = 0;
+    for (uint32_t ky = 0; ky < k_h; ky++) {
+        for (uint32_t q = 0; q < nq; q++) {
+            uint32_t four = 0;
+            for (uint32_t j = 0; j < 4; j++) {
+                int8_t v = 4 * q + j < k_w ? w[ky * k_w + 4 * q + j] : 0;
+                four |= (uint32_t)(uint8_t)v << (8 * j);
+                wsum += v;
+            }
+            wq[ky][q] = _mm512_set1_epi32((int)four);
+        }
+    }
+    const size_t need = per_row == 16 ? 15 * (size_t)s + (size_t)(k_w - 1) * dx + 1
+                                      : in_row + 7 * (size_t)s + (size_t)(k_w - 1) * dx + 1;
+    const size_t need_all = (size_t)(k_h - 1) * row_step + need;
+    const int one = need_all <= 64;
+    /* lane i's bytes: i s (row r = i / per_row: r in_row + (i % per_row) s)
+     * plus t dx for its taps t (past k_w: 0, weight 0), plus ky row_step
+     * for window row ky when one load holds them all */
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i col = per_row == 16 ? lane : _mm512_and_si512(lane, _mm512_set1_epi32(7));
+    __m512i start = _mm512_mullo_epi32(col, _mm512_set1_epi32((int)s));
+    if (per_row == 8) {
+        const __m512i second = _mm512_srli_epi32(lane, 3); /* the block's second row */
+        start = _mm512_add_epi32(start, _mm512_mullo_epi32(second,
+                                                           _mm512_set1_epi32((int)in_row)));
+    }
+    start = _mm512_mullo_epi32(start, _mm512_set1_epi32(0x01010101));
+    for (uint32_t ky = 0; ky < k_h; ky++) {
+        const uint32_t down = one ? (uint32_t)(ky * row_step) : 0;
+        for (uint32_t q = 0; q < nq; q++) {
+            uint32_t taps = 0;
+            for (uint32_t j = 0; j < 4; j++) {
+                uint32_t t = 4 * q + j < k_w ? 4 * q + j : 0;
+                taps |= (t * dx + down) << (8 * j);
+            }
+            idx[ky][q] = _mm512_add_epi32(start, _mm512_set1_epi32((int)taps));
+        }
+    }
+    const __m512i bias = _mm512_set1_epi32(-128 * wsum);
+    if (one) {
+        dwv_rows(g, plane, out, end, k_h, s, nq, per_row, need_all, bias,
+                 (const __m512i(*)[2])idx, (const __m512i(*)[2])wq, 1);
+    } else {
+        dwv_rows(g, plane, out, end, k_h, s, nq, per_row, need, bias,
+                 (const __m512i(*)[2])idx, (const __m512i(*)[2])wq, 0);
+    }
+}
+
+/* Whether two output rows of g (at most eight outputs each) fit a block:
+ * the second row's bytes in_row on from the first's, in the same load. */
+static int dwv_two_rows(const struct dla_conv_geom *g)
+{
+    return g->out_w <= 8 && (size_t)g->stride_y * g->in_w + 7 * (size_t)g->stride_x +
+                                    (size_t)(g->k_w - 1) * g->dil_x + 1 <= 64;
+}
+
+/* dwv_body with MobileNet's 3x3 windows (x stride 1 and 2) as constants. */
+DWV_ATTR static void dwv_channel(const struct dla_conv_geom *g, const int8_t *plane,
+                                 const int8_t *w, int32_t *out, const int8_t *end)
+{
+    const uint32_t per_row = dwv_two_rows(g) ? 8 : 16;
+    if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1 && g->stride_x == 1) {
+        dwv_body(g, plane, w, out, end, 3, 3, 1, 1, per_row);
+    } else if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1 && g->stride_x == 2) {
+        dwv_body(g, plane, w, out, end, 3, 3, 2, 1, per_row);
+    } else {
+        dwv_body(g, plane, w, out, end, g->k_h, g->k_w, g->stride_x, g->dil_x, per_row);
+    }
+}
+
 /* ---- the input read from CBUF's lines: no padded planar copy ----
  * A small x-stride-1 layer's paired plane (dw_pair_plane) is made straight
  * from the lines CSC reads: each padded row is one 16-byte load of the
@@ -587,12 +1067,73 @@ DLA_LANES_AVX2_ATTR static void dw_pair_plane_src(const struct dla_conv_geom *g,
             dw_store_pair_row(dst + (size_t)y * W, a, b, W);
         }
     }
-    _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)g->in_h * W), _mm256_setzero_si256());
+    dw_zero_tail(dst + (size_t)g->in_h * W);
 }
 
+/* dw_src_range through the VNNI rows: each channel's padded rows (as
+ * dw_src_row makes them) stored sixteen bytes apart, a plane of in_h x 16
+ * bytes whose columns past in_w no output reads, then dwv_channel on it
+ * (in_w 16 in its geometry): one 16-byte store a row instead of the
+ * pairing's 64 bytes.  Takes in_h <= DWV_SRC_MAX_H. */
+#define DWV_SRC_MAX_H (DW_PAIR_PLANE_MAX / DW_SRC_MAX_W)
+
+static int dwv_src_takes(const struct dla_conv_geom *g)
+{
+    struct dla_conv_geom g16 = *g;
+    g16.in_w = DW_SRC_MAX_W;
+    return g->in_h <= DWV_SRC_MAX_H && dwv_takes(&g16);
+}
+
+DWV_ATTR static void dwv_src_range(const struct dla_conv_geom *g, const struct dla_dw_src *in,
+                                   const int8_t *diag, int32_t *out, size_t k0, size_t k1)
+{
+    const struct dla_conv_src *s = &in->src;
+    const size_t taps = (size_t)g->k_w * g->k_h, rows = g->in_h;
+    const __m128i lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m128i take =
+        _mm_and_si128(_mm_cmpgt_epi8(lane, _mm_set1_epi8((char)((int)s->x0 - 1))),
+                      _mm_cmpgt_epi8(_mm_set1_epi8((char)s->x1), lane));
+    const __m128i padv = _mm_set1_epi8(s->pad);
+    struct dla_conv_geom g16 = *g;
+    g16.in_w = DW_SRC_MAX_W;
+    /* the plane, then the bytes its last blocks' 64-byte loads reach */
+    int8_t plane[DWV_SRC_MAX_H * DW_SRC_MAX_W + 64];
+    memset(plane + rows * DW_SRC_MAX_W, 0, 64);
+    for (size_t k = k0; k < k1; k++) {
+        const int8_t *line0 = s->data + k * s->ch_stride;
+        if (k + 1 < k1) {
+            /* the next kernel, often cold (as dw_range) */
+            __builtin_prefetch(diag + (k + 1) * taps);
+            __builtin_prefetch(diag + (k + 2) * taps - 1);
+        }
+        if (s->y0 < s->y1 && (size_t)(line0 - in->lo) >= s->x0 &&
+            (size_t)(in->hi - (line0 + (size_t)(s->y1 - 1 - s->y0) * s->line_stride)) + s->x0 >=
+                DW_SRC_MAX_W) {
+            /* every data row's load inside the buffer (as dw_pair_plane_src) */
+            const int8_t *first = line0 - s->x0;
+            for (uint32_t y = 0; y < rows; y++) {
+                __m128i r = y < s->y0 || y >= s->y1
+                                ? padv
+                                : dw_src_load(first + (size_t)(y - s->y0) * s->line_stride,
+                                              padv, take);
+                _mm_storeu_si128((__m128i *)(void *)(plane + (size_t)y * DW_SRC_MAX_W), r);
+            }
+        } else {
+            for (uint32_t y = 0; y < rows; y++) {
+                _mm_storeu_si128((__m128i *)(void *)(plane + (size_t)y * DW_SRC_MAX_W),
+                                 dw_src_row(in, line0, y, padv, take));
+            }
+        }
+        dwv_channel(&g16, plane, diag + k * taps, out + k * g->out_h * g->out_w,
+                    plane + rows * DW_SRC_MAX_W + 64);
+    }
+}
+
+/* Channels [k0, k1) from their lines; avx512: the planes through
+ * dw512_src_paired (y stride 1), else the AVX2 rows. */
 DLA_LANES_AVX2_ATTR static void dw_src_range(const struct dla_conv_geom *g,
                                              const struct dla_dw_src *in, const int8_t *diag,
-                                             int32_t *out, size_t k0, size_t k1)
+                                             int32_t *out, size_t k0, size_t k1, int avx512)
 {
     const struct dla_conv_src *s = &in->src;
     const size_t taps = (size_t)g->k_w * g->k_h;
@@ -617,7 +1158,9 @@ DLA_LANES_AVX2_ATTR static void dw_src_range(const struct dla_conv_geom *g,
                               planes[(k + 1) & 1]);
         }
         const int32_t *paired = planes[k & 1];
-        if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) {
+        if (avx512 && g->stride_y == 1) {
+            dw512_src_paired(g, paired, w, out + k * g->out_h * g->out_w);
+        } else if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) {
             dw_s1_paired(g, paired, w, out + k * g->out_h * g->out_w, 2, 3, 1);
         } else {
             dw_s1_paired(g, paired, w, out + k * g->out_h * g->out_w, (g->k_h + 1) / 2, g->k_w,
@@ -627,13 +1170,41 @@ DLA_LANES_AVX2_ATTR static void dw_src_range(const struct dla_conv_geom *g,
 }
 #endif
 
+int dla_conv_dw_s8_isa_supported(enum dla_dw_isa isa)
+{
+    switch (isa) {
+    case DLA_DW_SCALAR:
+        return 1;
+#if defined(DLA_LANES_X86)
+    case DLA_DW_AVX2:
+        /* the lanes' own check (not dla_lanes_best() == AVX2: a wider
+         * best ISA still has AVX2) */
+        return dla_lanes_supported(DLA_LANES_AVX2);
+    case DLA_DW_AVX512:
+        return dw_has_avx512bw();
+    case DLA_DW_VNNI:
+        return dw_has_vnni_vbmi();
+#endif
+    default:
+        return 0;
+    }
+}
+
+enum dla_dw_isa dla_conv_dw_s8_isa_best(void)
+{
+    return dla_conv_dw_s8_isa_supported(DLA_DW_VNNI)     ? DLA_DW_VNNI
+           : dla_conv_dw_s8_isa_supported(DLA_DW_AVX512) ? DLA_DW_AVX512
+           : dla_conv_dw_s8_isa_supported(DLA_DW_AVX2) ? DLA_DW_AVX2
+                                                        : DLA_DW_SCALAR;
+}
+
 int dla_conv_dw_s8_src_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src)
 {
 #if defined(DLA_LANES_X86)
     return g->stride_x == 1 && g->k_w <= DW_PAIR_MAX_K && g->k_h <= DW_PAIR_MAX_K &&
            g->in_w <= DW_SRC_MAX_W && (size_t)g->in_w * g->in_h <= DW_PAIR_PLANE_MAX &&
            src->x0 <= src->x1 && src->x1 <= g->in_w && src->y0 <= src->y1 &&
-           src->y1 <= g->in_h && dla_lanes_best() == DLA_LANES_AVX2;
+           src->y1 <= g->in_h && dla_conv_dw_s8_isa_supported(DLA_DW_AVX2);
 #else
     (void)g;
     (void)src;
@@ -641,11 +1212,17 @@ int dla_conv_dw_s8_src_takes(const struct dla_conv_geom *g, const struct dla_con
 #endif
 }
 
-void dla_conv_dw_s8_src_channels(const struct dla_conv_geom *g, const struct dla_dw_src *in,
-                                 const int8_t *diag, int32_t *out, size_t k0, size_t k1)
+void dla_conv_dw_s8_src_channels_isa(const struct dla_conv_geom *g, const struct dla_dw_src *in,
+                                     const int8_t *diag, int32_t *out, size_t k0, size_t k1,
+                                     enum dla_dw_isa isa)
 {
 #if defined(DLA_LANES_X86)
-    dw_src_range(g, in, diag, out, k0, k1 < g->out_k ? k1 : g->out_k);
+    k1 = k1 < g->out_k ? k1 : g->out_k;
+    if (isa == DLA_DW_VNNI && dwv_src_takes(g)) {
+        dwv_src_range(g, in, diag, out, k0, k1);
+        return;
+    }
+    dw_src_range(g, in, diag, out, k0, k1, isa == DLA_DW_AVX512 || isa == DLA_DW_VNNI);
 #else
     (void)g;
     (void)in;
@@ -653,15 +1230,22 @@ void dla_conv_dw_s8_src_channels(const struct dla_conv_geom *g, const struct dla
     (void)out;
     (void)k0;
     (void)k1;
+    (void)isa;
 #endif
 }
 
-/* Channels [k0, k1): through dw_channel_avx2, or row by row through
- * dw_row_scalar.  Kernel k's taps are at wt + k * kstride (the dense
- * planar weights' diagonal: kstride (in_c + 1) x taps; the diagonal alone:
- * taps). */
+void dla_conv_dw_s8_src_channels(const struct dla_conv_geom *g, const struct dla_dw_src *in,
+                                 const int8_t *diag, int32_t *out, size_t k0, size_t k1)
+{
+    dla_conv_dw_s8_src_channels_isa(g, in, diag, out, k0, k1, dla_conv_dw_s8_isa_best());
+}
+
+/* Channels [k0, k1): through the vector rows of isa where they take g
+ * (dw_isa), else row by row through dw_row_scalar.  Kernel k's taps are
+ * at wt + k * kstride (the dense planar weights' diagonal: kstride
+ * (in_c + 1) x taps; the diagonal alone: taps). */
 static void dw_range(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
-                     size_t kstride, int32_t *out, int avx2, size_t k0, size_t k1)
+                     size_t kstride, int32_t *out, enum dla_dw_isa isa, size_t k0, size_t k1)
 {
     const size_t plane = (size_t)g->in_w * g->in_h, taps = (size_t)g->k_w * g->k_h;
     for (size_t k = k0; k < k1; k++) {
@@ -674,31 +1258,40 @@ static void dw_range(const struct dla_conv_geom *g, const int8_t *in, const int8
         }
         int32_t *o = out + k * g->out_h * g->out_w;
 #if defined(DLA_LANES_X86)
-        if (avx2) {
+        if (isa == DLA_DW_VNNI && dwv_takes(g)) {
+            dwv_channel(g, in + k * plane, w, o, in + g->in_c * plane);
+            continue;
+        }
+        if (isa == DLA_DW_AVX512 || isa == DLA_DW_VNNI) {
+            dw512_channel_pick(g, in + k * plane, w, o, in + g->in_c * plane);
+            continue;
+        }
+        if (isa == DLA_DW_AVX2) {
             dw_channel_pick(g, in + k * plane, w, o, in + g->in_c * plane);
             continue;
         }
 #endif
-        (void)avx2;
+        (void)isa; /* (no vector rows off x86) */
         for (uint32_t oy = 0; oy < g->out_h; oy++) {
             dw_row_scalar(g, in + k * plane, w, oy, 0, o + (size_t)oy * g->out_w);
         }
     }
 }
 
-/* Whether the AVX2 rows take g: strides 1 and 2 (MobileNet's), up to 7x7 taps. */
-static int dw_avx2(const struct dla_conv_geom *g)
+/* isa where its rows take g (strides 1 and 2, MobileNet's, up to 7x7
+ * taps), else the scalar loop. */
+static enum dla_dw_isa dw_isa(const struct dla_conv_geom *g, enum dla_dw_isa isa)
 {
-    return (g->stride_x == 1 || g->stride_x == 2) && (size_t)g->k_w * g->k_h <= 49 &&
-           dla_lanes_best() == DLA_LANES_AVX2;
+    int vector = (g->stride_x == 1 || g->stride_x == 2) && (size_t)g->k_w * g->k_h <= 49;
+    return vector ? isa : DLA_DW_SCALAR;
 }
 
 void dla_conv_dw_s8_channels(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,
                              int32_t *out, size_t k0, size_t k1)
 {
     const size_t taps = (size_t)g->k_w * g->k_h;
-    dw_range(g, in, wt, (g->in_c + (size_t)1) * taps, out, dw_avx2(g), k0,
-             k1 < g->out_k ? k1 : g->out_k);
+    dw_range(g, in, wt, (g->in_c + (size_t)1) * taps, out,
+             dw_isa(g, dla_conv_dw_s8_isa_best()), k0, k1 < g->out_k ? k1 : g->out_k);
 }
 
 void dla_conv_dw_s8_diagonal(const struct dla_conv_geom *g, const int8_t *wt, int8_t *diag)
@@ -709,11 +1302,18 @@ void dla_conv_dw_s8_diagonal(const struct dla_conv_geom *g, const int8_t *wt, in
     }
 }
 
+void dla_conv_dw_s8_diag_channels_isa(const struct dla_conv_geom *g, const int8_t *in,
+                                      const int8_t *diag, int32_t *out, size_t k0, size_t k1,
+                                      enum dla_dw_isa isa)
+{
+    dw_range(g, in, diag, (size_t)g->k_w * g->k_h, out, dw_isa(g, isa), k0,
+             k1 < g->out_k ? k1 : g->out_k);
+}
+
 void dla_conv_dw_s8_diag_channels(const struct dla_conv_geom *g, const int8_t *in,
                                   const int8_t *diag, int32_t *out, size_t k0, size_t k1)
 {
-    dw_range(g, in, diag, (size_t)g->k_w * g->k_h, out, dw_avx2(g), k0,
-             k1 < g->out_k ? k1 : g->out_k);
+    dla_conv_dw_s8_diag_channels_isa(g, in, diag, out, k0, k1, dla_conv_dw_s8_isa_best());
 }
 
 void dla_conv_dw_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,

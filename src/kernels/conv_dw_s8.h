@@ -54,4 +54,25 @@ int dla_conv_dw_s8_src_takes(const struct dla_conv_geom *g, const struct dla_con
 void dla_conv_dw_s8_src_channels(const struct dla_conv_geom *g, const struct dla_dw_src *in,
                                  const int8_t *diag, int32_t *out, size_t k0, size_t k1);
 
+/* The instruction sets of the depthwise rows: the public calls above take
+ * dla_conv_dw_s8_isa_best(); the _isa forms one the CPU supports (tests
+ * run each against the reference).  Geometries a vector ISA's rows do not
+ * take (x strides past 2, windows past 7x7) take the scalar loop. */
+enum dla_dw_isa {
+    DLA_DW_SCALAR = 0,
+    DLA_DW_AVX2 = 1,
+    DLA_DW_AVX512 = 2, /* AVX-512BW: the paired rows at zmm width */
+    DLA_DW_VNNI = 3,   /* AVX-512 VNNI + VBMI: four taps a vpdpbusd */
+    DLA_DW_ISA_COUNT = 4
+};
+int dla_conv_dw_s8_isa_supported(enum dla_dw_isa isa);
+enum dla_dw_isa dla_conv_dw_s8_isa_best(void);
+void dla_conv_dw_s8_diag_channels_isa(const struct dla_conv_geom *g, const int8_t *in,
+                                      const int8_t *diag, int32_t *out, size_t k0, size_t k1,
+                                      enum dla_dw_isa isa);
+/* isa: a vector one (dla_conv_dw_s8_src_takes needs AVX2). */
+void dla_conv_dw_s8_src_channels_isa(const struct dla_conv_geom *g, const struct dla_dw_src *in,
+                                     const int8_t *diag, int32_t *out, size_t k0, size_t k1,
+                                     enum dla_dw_isa isa);
+
 #endif

@@ -386,6 +386,10 @@ struct conv_plan {
      * each, are its steps grp * taps.. in order, so the planes are packed
      * straight into xg (inp NULL, no gather) */
     int gemv_direct;
+    /* gemv_direct of a 1x1 kernel not folded (a fully connected layer):
+     * xg is gathered channel by channel (gemv_gather) instead of as ngrp
+     * planes of one cell each */
+    int gemv_gather;
 };
 
 static void kb_tables_free(struct kb_tables *t)
@@ -574,6 +578,7 @@ static int plan_build(struct conv_plan *p, enum dla_conv_isa isa, int use_vbmi)
     }
     p->gemv_direct = p->gemv && p->nsy == 1 && p->nsx == 1 && p->nxo == 1 &&
                      p->vw == g->k_w && p->vh == g->k_h;
+    p->gemv_gather = p->gemv_direct && p->taps == 1 && p->w->fold_ty == 1 && p->w->fold_tx == 1;
     if (!p->gemv_direct && (p->inp = alloc64(inp_size)) == NULL) {
         return DLASIM_ERR_NOMEM;
     }
@@ -1023,9 +1028,55 @@ static size_t shift_family(const struct conv_plan *p, size_t plane)
  * packed nxo - 1 cells wider, so that row is packed once and copied to the
  * group's nxo planes (shift_family; the row's junk and pad cells fall where
  * each plane's own would: its xv is the wide row's less xo). */
+/* gemv_gather: the pixel's cells (channels c, c+1, c+2, c+3 of input
+ * element (0, 0)) in step order, as pack_input_plane packs them (Q8: the
+ * byte x + 128; channels past in_c zero, or src's pad outside its window). */
+static void gemv_gather(const struct conv_plan *p)
+{
+    const struct dla_conv_geom *g = p->g;
+    const uint8_t bias = p->fmt == CELL_Q8 ? 0x80u : 0u;
+    unsigned char *d = p->xg;
+    const size_t n = p->ngrp * p->cell_ch;
+    size_t c = 0;
+    if (p->src == NULL) { /* planar: channel c's plane starts at c * in_h * in_w */
+        const size_t cs = (size_t)g->in_h * g->in_w;
+        if (cs == 1) { /* a 1x1 input: the channels are consecutive bytes */
+            for (; c < g->in_c; c++) {
+                d[c] = (uint8_t)p->in[c] ^ bias;
+            }
+        }
+        for (; c < g->in_c; c++) {
+            d[c] = (uint8_t)p->in[c * cs] ^ bias;
+        }
+    } else if (p->src->x0 == 0 && p->src->x1 > 0 && p->src->y0 == 0 && p->src->y1 > 0) {
+        const size_t cs = p->src->ch_stride;
+        if (cs == 1) {
+            for (; c < g->in_c; c++) {
+                d[c] = (uint8_t)p->src->data[c] ^ bias;
+            }
+        }
+        for (; c < g->in_c; c++) {
+            d[c] = (uint8_t)p->src->data[c * cs] ^ bias;
+        }
+    } else { /* element (0, 0) is padding */
+        for (; c < g->in_c; c++) {
+            d[c] = (uint8_t)p->src->pad ^ bias;
+        }
+    }
+    for (; c < n; c++) {
+        d[c] = bias;
+    }
+}
+
 static void pack_input_plane(const struct conv_plan *p, size_t plane)
 {
     const struct dla_conv_geom *g = p->g;
+    if (p->gemv_gather) { /* every plane's cell at once */
+        if (plane == 0) {
+            gemv_gather(p);
+        }
+        return;
+    }
     size_t nshift = shift_family(p, plane);
     if (nshift == 0) {
         return; /* written with plane - plane % nxo */
@@ -1601,6 +1652,23 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
     }
 }
 
+/* Cells with a one-pixel kernel on this CPU: U8 (AVX2's vpmaddubsw) and
+ * Q8 where AVX-512 VNNI has its 256-bit forms (AVX512VL). */
+static int gemv_format(enum cell_format fmt)
+{
+#if defined(DLA_CONV_X86)
+    if (fmt == CELL_Q8) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("avx512vnni");
+    }
+    return fmt == CELL_U8;
+#else
+    (void)fmt;
+    return 0;
+#endif
+}
+
 /* Items begin..end-1 of a one-pixel layer on wk: DLA_CONV_GEMV_KB
  * vectors of DLA_CONV_GEMV_K output channels each. */
 static void compute_gemv(const struct conv_plan *p, size_t begin, size_t end)
@@ -1610,8 +1678,12 @@ static void compute_gemv(const struct conv_plan *p, size_t begin, size_t end)
     for (size_t item = begin; item < end; item++) {
         size_t k0 = item * per;
         size_t nk = min_size(per, p->g->out_k - k0);
-        dla_conv_gemv_avx2u8(p->xg, p->w->wk + k0 * p->nq * CONV_CELL, p->nq, p->out + k0,
-                             (unsigned)nk);
+        const unsigned char *wk = p->w->wk + k0 * p->nq * CONV_CELL;
+        if (p->fmt == CELL_Q8) {
+            dla_conv_gemv_vnni(p->xg, wk, p->nq, p->w->init + k0, p->out + k0, (unsigned)nk);
+        } else {
+            dla_conv_gemv_avx2u8(p->xg, wk, p->nq, p->out + k0, (unsigned)nk);
+        }
     }
 #else
     (void)p;
@@ -2008,7 +2080,7 @@ static int conv_plan_make(struct conv_call *c)
         w = NULL;
     }
     p->w = w != NULL ? w : &p->own;
-    p->gemv = p->fmt == CELL_U8 && p->w->wk != NULL && (uint64_t)c->g->out_h * c->g->out_w == 1;
+    p->gemv = gemv_format(p->fmt) && p->w->wk != NULL && (uint64_t)c->g->out_h * c->g->out_w == 1;
     p->shifted = !p->gemv && conv_shifted(c->g); /* gemv reads one cell a step anyway */
     p->shape = choose_shape(p->shapes, p->speed, c->g, p->shifted, c->shape);
     return plan_build(p, c->isa, use_vbmi);
@@ -2406,13 +2478,14 @@ static size_t wpack_wk_bytes(const struct dla_conv_wpack *w)
     return rows * w->nq * CONV_CELL;
 }
 
-/* A pack worth a wk copy: U8 cells (AVX2's channels-in-lanes kernel), one
- * output pixel (where pixel lanes would carry 1 real pixel of 8 or 16),
- * and kernels mostly dense (the kernel runs every step of every row; a
- * dense-lowered depthwise layer keeps the pixel tiles, which skip them). */
+/* A pack worth a wk copy: cells a channels-in-lanes kernel takes (U8 on
+ * AVX2, Q8 on AVX-512 VNNI with VL: gemv_format), one output pixel (where
+ * pixel lanes would carry 1 real pixel of 8, 16 or 48), and kernels mostly
+ * dense (the kernel runs every step of every row; a dense-lowered depthwise
+ * layer keeps the pixel tiles, which skip them). */
 static int wpack_gemv_worth(const struct dla_conv_wpack *w, const struct dla_conv_geom *g)
 {
-    if (w->fmt != CELL_U8 || (uint64_t)g->out_h * g->out_w != 1 || w->nq == 0) {
+    if (!gemv_format(w->fmt) || (uint64_t)g->out_h * g->out_w != 1 || w->nq == 0) {
         return 0;
     }
     uint64_t steps = 0;

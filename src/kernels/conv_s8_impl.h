@@ -129,6 +129,10 @@ void dla_conv_tile_avx2u8p_4x8(const struct dla_conv_tile *t);
  * holds as [k / 8][q][k % 8] (conv_s8.c wpack_fill_wk). */
 void dla_conv_gemv_avx2u8(const unsigned char *x, const unsigned char *wk, size_t nq,
                           int32_t *out, unsigned nk);
+/* The same on Q8 cells (biased input, AVX-512 VNNI with VL: vpdpbusd on
+ * ymm), each channel's sum from its accumulator start value init[k]. */
+void dla_conv_gemv_vnni(const unsigned char *x, const unsigned char *wk, size_t nq,
+                        const int32_t *init, int32_t *out, unsigned nk);
 /* Q8 weight cells of `groups` full channel groups (taps <= 16) with
  * AVX-512 VBMI byte permutes; returns the sum of the weights packed. */
 int64_t dla_conv_pack_q8_vbmi(unsigned char *d, const int8_t *s, size_t groups, size_t taps);

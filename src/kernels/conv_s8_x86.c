@@ -484,6 +484,68 @@ AVX2_ATTR void dla_conv_gemv_avx2u8(const unsigned char *x, const unsigned char 
     memcpy(out, acc, nk * sizeof(int32_t));
 }
 
+/* The one-pixel kernel on Q8 cells (conv_s8_impl.h): the biased input cell
+ * of step q broadcast, vpdpbusd (u8 x s8, four products a lane, no
+ * saturation) against 8 output channels' weight cells in a ymm, from the
+ * channels' accumulator start values (init: the bias's correction, exact
+ * mod 2^32 as in the tiles). */
+#define VNNI_VL_INLINE static inline __attribute__((always_inline, target("avx512f,avx512vl,avx512vnni")))
+VNNI_VL_INLINE void gemv_vnni_rows(const unsigned char *x, const unsigned char *wk, size_t nq,
+                                   int32_t *acc, const unsigned NV)
+{
+    const size_t vs = nq * 32; /* bytes from one vector's weights to the next */
+    __m256i c0 = _mm256_loadu_si256((const __m256i *)(const void *)acc), c1 = c0, c2 = c0,
+            c3 = c0;
+    if (NV > 1) {
+        c1 = _mm256_loadu_si256((const __m256i *)(const void *)(acc + 8));
+    }
+    if (NV > 2) {
+        c2 = _mm256_loadu_si256((const __m256i *)(const void *)(acc + 16));
+    }
+    if (NV > 3) {
+        c3 = _mm256_loadu_si256((const __m256i *)(const void *)(acc + 24));
+    }
+    for (size_t q = 0; q < nq; q++, wk += 32) {
+        __m256i b = _mm256_set1_epi32(ld32(x + 4 * q));
+#define GEMV_V(v)                                                                          \
+        if ((v) < NV) {                                                                    \
+            c##v = _mm256_dpbusd_epi32(c##v, b,                                            \
+                                       _mm256_load_si256((const __m256i *)(const void *)(wk + (v) * vs))); \
+        }
+        GEMV_V(0) GEMV_V(1) GEMV_V(2) GEMV_V(3)
+#undef GEMV_V
+    }
+    _mm256_storeu_si256((__m256i *)(void *)acc, c0);
+    if (NV > 1) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + 8), c1);
+    }
+    if (NV > 2) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + 16), c2);
+    }
+    if (NV > 3) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + 24), c3);
+    }
+}
+
+__attribute__((target("avx512f,avx512vl,avx512vnni"))) void
+dla_conv_gemv_vnni(const unsigned char *x, const unsigned char *wk, size_t nq,
+                   const int32_t *init, int32_t *out, unsigned nk)
+{
+    int32_t acc[DLA_CONV_GEMV_K * DLA_CONV_GEMV_KB] = {0}; /* rows past nk start at 0 */
+    memcpy(acc, init, nk * sizeof(int32_t));
+    unsigned nv = (nk + DLA_CONV_GEMV_K - 1) / DLA_CONV_GEMV_K;
+    if (nv >= 4) {
+        gemv_vnni_rows(x, wk, nq, acc, 4);
+    } else if (nv == 3) {
+        gemv_vnni_rows(x, wk, nq, acc, 3);
+    } else if (nv == 2) {
+        gemv_vnni_rows(x, wk, nq, acc, 2);
+    } else {
+        gemv_vnni_rows(x, wk, nq, acc, 1);
+    }
+    memcpy(out, acc, nk * sizeof(int32_t));
+}
+
 #else
 
 /* Not x86-64 GCC/Clang: only the generic path of conv_s8.c exists. */

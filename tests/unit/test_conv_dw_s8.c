@@ -6,8 +6,9 @@
  * widths that end in a partial block and planes small and large (the
  * vector rows pair a small plane whole, a larger one row by row), with the
  * input and output allocated to their exact sizes (the sanitizer build
- * catches an access past them); and the weight test must accept exactly
- * the diagonal kernels.
+ * catches an access past them), through every instruction set the CPU
+ * has (scalar, AVX2, AVX-512BW: dla_conv_dw_s8_*_isa); and the weight test
+ * must accept exactly the diagonal kernels.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -104,6 +105,24 @@ static void check_depthwise(struct dla_conv_geom g, uint64_t s, int n)
     if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
         fail_msg("case %d: the diagonal kernels' %ux%ux%u output differs", n, g.out_w,
                  g.out_h, g.out_k);
+    }
+    /* every instruction set the CPU has, channel by channel as well (one
+     * item's share: the rows near its last plane's end) */
+    for (int isa = 0; isa < DLA_DW_ISA_COUNT; isa++) {
+        if (!dla_conv_dw_s8_isa_supported((enum dla_dw_isa)isa)) {
+            continue;
+        }
+        memset(got, 0x5a, out_n * sizeof(int32_t));
+        dla_conv_dw_s8_diag_channels_isa(&g, in, diag, got, 0, g.out_k, (enum dla_dw_isa)isa);
+        for (size_t k = 0; k < g.out_k; k += 3) {
+            dla_conv_dw_s8_diag_channels_isa(&g, in, diag, got, k, k + 3, (enum dla_dw_isa)isa);
+        }
+        if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
+            fail_msg("case %d: isa %d: %ux%u kernel, stride %ux%u, dilation %ux%u, out "
+                     "%ux%ux%u differs",
+                     n, isa, g.k_w, g.k_h, g.stride_x, g.stride_y, g.dil_x, g.dil_y, g.out_w,
+                     g.out_h, g.out_k);
+        }
     }
     free(diag);
     free(in);
@@ -221,6 +240,22 @@ static void test_depthwise_from_lines(void **state)
                      "from lines differs",
                      n, g.k_w, g.k_h, g.dil_x, g.dil_y, g.out_w, g.out_h, g.out_k, src.x0,
                      src.x1, src.y0, src.y1);
+        }
+        for (int isa = DLA_DW_AVX2; isa < DLA_DW_ISA_COUNT; isa++) {
+            if (!dla_conv_dw_s8_isa_supported((enum dla_dw_isa)isa)) {
+                continue;
+            }
+            memset(got, 0x5a, out_n * sizeof(int32_t));
+            for (size_t k = 0; k < g.out_k; k += 2) {
+                dla_conv_dw_s8_src_channels_isa(&g, &dsrc, diag, got, k, k + 2,
+                                                (enum dla_dw_isa)isa);
+            }
+            if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
+                fail_msg("case %d: isa %d: %ux%u kernel, dilation %ux%ux, stride y %u, out "
+                         "%ux%ux%u from lines differs",
+                         n, isa, g.k_w, g.k_h, g.dil_x, g.dil_y, g.stride_y, g.out_w, g.out_h,
+                         g.out_k);
+            }
         }
         free(buf);
         free(in);

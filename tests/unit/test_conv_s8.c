@@ -424,6 +424,12 @@ static void test_edge_geometries(void **state)
         {5, 24, 3, 17, 2, 9, 1, 2, 2, 1, 0, 3, "2x9 mixed strides"},
         {8, 6, 3, 37, 3, 3, 2, 2, 1, 1, 0, 1, "stride 2 long rows, even and odd width"},
         {9, 5, 2, 35, 3, 2, 1, 2, 1, 1, 0, 0, "stride 2 long rows, partial group"},
+        /* one output pixel: the channels-in-lanes kernel (U8 on AVX2, Q8 on VNNI) */
+        {1568, 64, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, "fully connected 1568 -> 64"},
+        {1027, 70, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, "fully connected 1027 -> 70 (k tail, partial group)"},
+        {2048, 1000, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, "fully connected 2048 -> 1000"},
+        {32, 64, 1, 1, 7, 7, 1, 1, 1, 1, 0, 0, "one pixel over a 7x7 window"},
+        {5, 9, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, "one pixel of a padded input"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct dla_conv_geom g = geom(cases[i].in_c, cases[i].out_k, cases[i].out_h,
@@ -834,6 +840,60 @@ static void check_signed_pack(const struct dla_conv_geom *g, const struct dla_co
     assert_int_equal(dla_conv_s8_packed_src(g, src, sp, b->out, 1, NULL), 0);
     expect_same(b, what);
     dla_conv_wpack_free(sp);
+}
+
+/* Fully connected layers as CSC gives them (one 1x1 output pixel of a 1x1
+ * kernel, the input in place): the pixel inside the region or padding,
+ * channels 1 or more bytes apart, on the one-pixel kernel where the pack
+ * has it, with 1 and 3 threads, against the reference. */
+static void test_src_one_pixel(void **state)
+{
+    (void)state;
+    uint64_t rng = 0xfc0ffeeull;
+    struct dla_team *pool = dla_team_create(3);
+    assert_non_null(pool);
+    char what[160];
+    for (int iter = 0; iter < 48; iter++) {
+        struct dla_conv_geom g = {1, 1, rnd_range(&rng, 1, 300), 1, 1, rnd_range(&rng, 1, 70),
+                                  1, 1, 1, 1, 1, 1};
+        struct dla_conv_src src = {NULL, iter % 3 ? 1 : rnd_range(&rng, 2, 5), 0, 0, 1, 0, 1, 0};
+        if (iter % 7 == 6) {
+            src.x1 = src.y1 = 0; /* the pixel is padding */
+        }
+        src.line_stride = g.in_c * src.ch_stride;
+        int nonneg = iter % 2 == 0;
+        src.pad = nonneg ? (int8_t)rnd_range(&rng, 0, 127) : (int8_t)-(int)rnd_range(&rng, 1, 128);
+        int8_t *line = malloc(src.line_stride + 1);
+        assert_non_null(line);
+        for (size_t i = 0; i < src.line_stride; i++) {
+            uint32_t v = rnd_range(&rng, 0, 255);
+            line[i] = (int8_t)(nonneg ? v % 128 : v);
+        }
+        src.data = line;
+        struct bufs b;
+        bufs_alloc(&b, &g);
+        fill(b.wt, b.nwt, &rng, iter % 3 == 0 ? 1 : 0);
+        for (size_t c = 0; c < g.in_c; c++) {
+            b.in[c] = src.x1 ? line[c * src.ch_stride] : src.pad;
+        }
+        dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
+        struct dla_conv_wpack *wp = NULL;
+        assert_int_equal(dla_conv_wpack_build(&g, b.wt, &wp), 0);
+        for (unsigned t = 1; t <= 3; t += 2) {
+            poison_out(&b);
+            int rc = dla_conv_s8_packed_src(&g, &src, wp, b.out, t, t > 1 ? pool : NULL);
+            snprintf(what, sizeof what, "iter %d: %u -> %u channels, ch_stride %zu, %s, threads %u",
+                     iter, g.in_c, g.out_k, src.ch_stride, src.x1 ? "inside" : "padding", t);
+            if (rc != 0) {
+                fail_msg("%s: rc %d", what, rc);
+            }
+            expect_same(&b, what);
+        }
+        dla_conv_wpack_free(wp);
+        bufs_free(&b);
+        free(line);
+    }
+    dla_team_destroy(pool);
 }
 
 static void test_input_in_place(void **state)
@@ -1360,6 +1420,7 @@ int main(void)
         cmocka_unit_test(test_pack_tables),
         cmocka_unit_test(test_row_spanning_runs),
         cmocka_unit_test(test_input_in_place),
+        cmocka_unit_test(test_src_one_pixel),
         cmocka_unit_test(test_short_signed_rows),
         cmocka_unit_test(test_empty_and_errors),
         cmocka_unit_test(test_isa_names),
