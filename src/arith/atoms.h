@@ -5,7 +5,7 @@
  * the weight stream's [position][channel] blocks into planar kernels, SDP
  * turns the planar output of CACC back into atoms.  Each has a plain C form
  * and on x86-64 one with SSE2 unpacks of 8 x 8 (or 8 x 16) byte tiles,
- * compiled in the AVX2 variant of lanes.h.
+ * compiled in the AVX2 variant of lanes.h (which DLA_LANES_AVX512 runs too).
  */
 #ifndef DLASIM_ARITH_ATOMS_H
 #define DLASIM_ARITH_ATOMS_H

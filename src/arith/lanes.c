@@ -14,6 +14,13 @@ int dla_lanes_supported(enum dla_lanes_isa isa)
     case DLA_LANES_AVX2:
         __builtin_cpu_init();
         return __builtin_cpu_supports("avx2") ? 1 : 0;
+    case DLA_LANES_AVX512:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avx512f") &&
+                       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                       __builtin_cpu_supports("avx512dq")
+                   ? 1
+                   : 0;
 #endif
     default:
         return 0;
@@ -25,6 +32,11 @@ enum dla_lanes_isa dla_lanes_best(void)
     return dla_lanes_supported(DLA_LANES_AVX2) ? DLA_LANES_AVX2 : DLA_LANES_GENERIC;
 }
 
+enum dla_lanes_isa dla_lanes_best_wide(void)
+{
+    return dla_lanes_supported(DLA_LANES_AVX512) ? DLA_LANES_AVX512 : dla_lanes_best();
+}
+
 const char *dla_lanes_isa_name(enum dla_lanes_isa isa)
 {
     switch (isa) {
@@ -32,6 +44,8 @@ const char *dla_lanes_isa_name(enum dla_lanes_isa isa)
         return "generic";
     case DLA_LANES_AVX2:
         return "avx2";
+    case DLA_LANES_AVX512:
+        return "avx512";
     default:
         return "unknown";
     }

@@ -10,6 +10,13 @@
  * arithmetic needs for 8-lane multiplies, min/max and 64-bit compares.  A
  * layer picks the variant once (dla_lanes_best), so the library still runs
  * on any CPU; the unit tests run every variant the CPU supports.
+ *
+ * DLA_LANES_AVX512 (avx512f/bw/vl/dq) has its own forms of the hottest SDP
+ * loops only (16 int32 lanes a step, masked tails); every other loop given
+ * it runs its AVX2 form.  Callers outside src/arith compare the variant
+ * with DLA_LANES_AVX2 to pick their own AVX2 code, so dla_lanes_best()
+ * still answers at most DLA_LANES_AVX2 and the SDP asks
+ * dla_lanes_best_wide() instead.
  */
 #ifndef DLASIM_ARITH_LANES_H
 #define DLASIM_ARITH_LANES_H
@@ -17,13 +24,16 @@
 enum dla_lanes_isa {
     DLA_LANES_GENERIC = 0,
     DLA_LANES_AVX2 = 1,
-    DLA_LANES_ISA_COUNT = 2
+    DLA_LANES_AVX512 = 2, /* AVX2 plus avx512f/bw/vl/dq */
+    DLA_LANES_ISA_COUNT = 3
 };
 
 /* Define DLASIM_LANES_GENERIC_ONLY to build the baseline variants alone. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(DLASIM_LANES_GENERIC_ONLY)
 #define DLA_LANES_X86 1
 #define DLA_LANES_AVX2_ATTR __attribute__((target("avx2")))
+#define DLA_LANES_AVX512_ATTR                                                              \
+    __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512dq")))
 #endif
 
 #if defined(__GNUC__)
@@ -37,8 +47,17 @@ enum dla_lanes_isa {
 
 /* Can this CPU run the variant? */
 int dla_lanes_supported(enum dla_lanes_isa isa);
-/* The fastest variant this CPU runs. */
+/* The fastest variant this CPU runs, at most DLA_LANES_AVX2 (see above). */
 enum dla_lanes_isa dla_lanes_best(void);
+/* The fastest variant this CPU runs, DLA_LANES_AVX512 included: for the SDP
+ * loops of sdp_lanes.h and atoms.h, which take every variant. */
+enum dla_lanes_isa dla_lanes_best_wide(void);
+/* Does the variant include AVX2 (a loop without a wider form runs its AVX2
+ * one)? */
+static inline int dla_lanes_avx2_up(enum dla_lanes_isa isa)
+{
+    return isa == DLA_LANES_AVX2 || isa == DLA_LANES_AVX512;
+}
 const char *dla_lanes_isa_name(enum dla_lanes_isa isa);
 
 #endif

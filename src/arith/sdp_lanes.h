@@ -6,6 +6,11 @@
  * A run is n consecutive int32 values, processed into another array or in
  * place; its operands are either one value per element (an array of n) or
  * one value for the run.
+ *
+ * Every function takes every variant of lanes.h: DLA_LANES_AVX512 runs
+ * its own forms of dla_sdp_lanes_x_cvt_atoms8 and dla_sdp_lanes_chain8
+ * (16 lanes a step) and the AVX2 forms of the rest, with the same values
+ * and saturation counts in all.
  */
 #ifndef DLASIM_ARITH_SDP_LANES_H
 #define DLASIM_ARITH_SDP_LANES_H
@@ -67,9 +72,9 @@ int dla_sdp_lanes_x_cvt(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
  * = the (8-bit) output of element j of channel l, for j0 <= j < j1.  Done
  * (1) only where every channel is exact in 32-bit lanes for the range of
  * all eight channels' inputs, or else for its own inputs' range, and the
- * converter outputs 8 bits; 0 (AVX2
- * only; dst may have been written): run the channels one by one.  *sat:
- * the saturations. */
+ * converter outputs 8 bits; 0 (AVX2 and AVX-512 only, the same decision
+ * in both; dst may have been written): run the channels one by one.
+ * *sat: the saturations. */
 int dla_sdp_lanes_x_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
                                const struct sdp_lane_cvt *cvt, const int32_t *src, size_t plane,
                                unsigned real, size_t j0, size_t j1, const int32_t av[8],

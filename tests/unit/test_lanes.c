@@ -259,7 +259,8 @@ static void test_cvt_quiet_range(void **state)
     }
 }
 
-static const size_t run_lengths[] = { 1, 5, 31, 32, 33, 64, 95, 257, 1000 };
+/* around the 8-, 16- and 32-element steps of the variants (49: a 7x7 plane) */
+static const size_t run_lengths[] = { 1, 5, 31, 32, 33, 64, 95, 257, 1000, 15, 16, 17, 49, 63 };
 #define N_LENGTHS (sizeof(run_lengths) / sizeof(run_lengths[0]))
 
 static void test_x_stage(void **state)
@@ -463,8 +464,22 @@ static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs
     memset(d, CHAIN8_CANARY, 8 * plane + 16);
     uint32_t sat = 0, want_sat = 0;
     int done = dla_sdp_lanes_x_cvt_atoms8(isa, &xc, &cc, in, plane, real, j0, j1, av, mv, d, &sat);
-    if (isa != DLA_LANES_AVX2) {
+    if (!dla_lanes_avx2_up(isa)) {
         assert_int_equal(done, 0);
+    }
+    if (isa == DLA_LANES_AVX512) { /* the AVX2 form's decision, bytes and count */
+        uint8_t *d2 = malloc(8 * plane + 16);
+        uint32_t sat2 = 0;
+        assert_non_null(d2);
+        memset(d2, CHAIN8_CANARY, 8 * plane + 16);
+        int done2 = dla_sdp_lanes_x_cvt_atoms8(DLA_LANES_AVX2, &xc, &cc, in, plane, real, j0, j1,
+                                               av, mv, d2, &sat2);
+        assert_int_equal(done, done2);
+        if (done) {
+            assert_memory_equal(d, d2, 8 * plane + 16);
+            assert_int_equal(sat, sat2);
+        }
+        free(d2);
     }
     for (size_t j = j0; done && j < j1; j++) {
         for (unsigned l = 0; l < 8; l++) {
@@ -528,7 +543,7 @@ static void test_x_cvt_atoms8(void **state)
                                              run_lengths[i % N_LENGTHS], X_SMALL, ATOMS8_APART) &
                           1;
         }
-        if (isa == DLA_LANES_AVX2) { /* both outcomes are exercised */
+        if (dla_lanes_avx2_up((enum dla_lanes_isa)isa)) { /* both outcomes are exercised */
             assert_true(done > cases / 10 && done < cases - cases / 10);
             assert_true(apart_done > apart_cases / 2); /* 106 of 300 on their joint range */
         }
@@ -544,15 +559,20 @@ static void test_x_cvt_atoms8_requant(void **state)
     if (!dla_lanes_supported(DLA_LANES_AVX2)) {
         skip();
     }
-    int done = 0, saturated = 0, cases = 1500;
-    for (int i = 0; i < cases; i++) {
-        int r = check_x_cvt_atoms8(DLA_LANES_AVX2, run_lengths[i % N_LENGTHS], X_ANY,
-                                   ATOMS8_REQUANT);
-        done += r & 1;
-        saturated += (r & ATOMS8_SATURATED) != 0;
+    for (int isa = DLA_LANES_AVX2; isa < DLA_LANES_ISA_COUNT; isa++) {
+        if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
+            continue;
+        }
+        int done = 0, saturated = 0, cases = 1500;
+        for (int i = 0; i < cases; i++) {
+            int r = check_x_cvt_atoms8((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS], X_ANY,
+                                       ATOMS8_REQUANT);
+            done += r & 1;
+            saturated += (r & ATOMS8_SATURATED) != 0;
+        }
+        assert_true(done > cases / 2);
+        assert_true(saturated > cases / 20 && saturated < done - cases / 20);
     }
-    assert_true(done > cases / 2);
-    assert_true(saturated > cases / 20 && saturated < done - cases / 20);
 }
 
 /* ---- BS, BN and the converter chained ------------------------------------------------ */
@@ -769,6 +789,15 @@ static int check_chain8(enum dla_lanes_isa isa, size_t n)
     uint32_t sat = 0, want_sat = 0;
     if (applied) {
         sat = dla_sdp_lanes_chain8(isa, &ch, in_place ? d : in, d, n, ops);
+    }
+    if (applied && isa != DLA_LANES_GENERIC) { /* the generic form's bytes and count */
+        uint8_t *g = malloc(n + 1);
+        assert_non_null(g);
+        g[n] = CHAIN8_CANARY;
+        uint32_t gsat = dla_sdp_lanes_chain8(DLA_LANES_GENERIC, &ch, in, g, n, ops);
+        assert_memory_equal(g, d, n + 1);
+        assert_int_equal(gsat, sat);
+        free(g);
     }
     for (size_t i = 0; applied && i < n; i++) {
         int64_t x = (int8_t)in[i];

@@ -650,7 +650,7 @@ static void prepare_lane_x(const struct sdp_x_cfg *x, struct sdp_lane_x_cfg *l, 
 
 static void prepare_lanes(struct sdp_cfg *c)
 {
-    c->isa = dla_lanes_best();
+    c->isa = dla_lanes_best_wide();
     for (int k = 0; k < 2; k++) {
         prepare_lane_x(&c->x[k], &c->lane_x[k], &c->reg_op[2 * k], &c->reg_op[2 * k + 1]);
     }
@@ -1546,7 +1546,7 @@ static void process_surface(const struct sdp_cfg *c, struct sdp_work *w, uint32_
 static int atoms8_eligible(const struct sdp_cfg *c, const struct sdp_work *w)
 {
     if (!c->flying || c->to_pdp || c->bpe != 1 || c->epa != 8 || c->eql || c->ew.en ||
-        c->x[0].en == c->x[1].en || c->isa != DLA_LANES_AVX2) {
+        c->x[0].en == c->x[1].en || !dla_lanes_avx2_up(c->isa)) {
         return 0;
     }
     const int k1 = c->x[0].en ? 0 : 1;
