@@ -1682,7 +1682,7 @@ static void compute_gemv(const struct conv_plan *p, size_t begin, size_t end)
         if (p->fmt == CELL_Q8) {
             dla_conv_gemv_vnni(p->xg, wk, p->nq, p->w->init + k0, p->out + k0, (unsigned)nk);
         } else {
-            dla_conv_gemv_avx2u8(p->xg, wk, p->nq, p->out + k0, (unsigned)nk);
+            dla_conv_gemv_avx2u8(p->xg, wk, p->nq, NULL, p->out + k0, (unsigned)nk);
         }
     }
 #else

@@ -128,9 +128,9 @@ void dla_conv_tile_avx2u8p_4x8(const struct dla_conv_tile *t);
  * for nk <= DLA_CONV_GEMV_K * DLA_CONV_GEMV_KB channels whose cells wk
  * holds as [k / 8][q][k % 8] (conv_s8.c wpack_fill_wk). */
 void dla_conv_gemv_avx2u8(const unsigned char *x, const unsigned char *wk, size_t nq,
-                          int32_t *out, unsigned nk);
+                          const int32_t *init, int32_t *out, unsigned nk);
 /* The same on Q8 cells (biased input, AVX-512 VNNI with VL: vpdpbusd on
- * ymm), each channel's sum from its accumulator start value init[k]. */
+ * ymm).  Both: each channel's sum from its start value init[k] (NULL: 0). */
 void dla_conv_gemv_vnni(const unsigned char *x, const unsigned char *wk, size_t nq,
                         const int32_t *init, int32_t *out, unsigned nk);
 /* Q8 weight cells of `groups` full channel groups (taps <= 16) with

@@ -435,116 +435,76 @@ AVX2_TILE_FN(, dla_conv_tile_avx2u8_4x8, DLA_CONV_AVX2_MR0, 1, 1)
 AVX2_TILE_FN(, dla_conv_tile_avx2u8p_6x8, DLA_CONV_AVX2_MR2, 1, 2)
 AVX2_TILE_FN(, dla_conv_tile_avx2u8p_4x8, DLA_CONV_AVX2_MR0, 1, 2)
 
-/* The one-pixel kernel (conv_s8_impl.h): the input cell of step q
- * broadcast, vpmaddubsw against 8 output channels' weight cells, widened
- * and accumulated as in the tiles (exact for the same reasons); every lane
- * a real output, where a pixel tile would use 1 lane of 8 or 16. */
-AVX2_INLINE void gemv_rows(const unsigned char *x, const unsigned char *wk, size_t nq,
-                           int32_t *acc, const unsigned NV)
-{
-    const __m256i ones = _mm256_set1_epi16(1);
-    const size_t vs = nq * 32; /* bytes from one vector's weights to the next */
-    __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
-    for (size_t q = 0; q < nq; q++, wk += 32) {
-        __m256i b = _mm256_set1_epi32(ld32(x + 4 * q));
-#define GEMV_V(v)                                                                          \
-        if ((v) < NV) {                                                                    \
-            __m256i wv = _mm256_load_si256((const __m256i *)(const void *)(wk + (v) * vs)); \
-            c##v = _mm256_add_epi32(c##v, _mm256_madd_epi16(_mm256_maddubs_epi16(b, wv), ones)); \
-        }
-        GEMV_V(0) GEMV_V(1) GEMV_V(2) GEMV_V(3)
-#undef GEMV_V
+/* The one-pixel kernels (conv_s8_impl.h): output channels in the lanes, 8
+ * a ymm, NV ymm (acc[0 .. 8 NV) in and out); at step q the input cell is
+ * broadcast and STEP(c, b, w) adds its products with one vector's weight
+ * cells; every lane a real output, where a pixel tile would use 1 lane of
+ * 8 or 16.  U8 (AVX2): vpmaddubsw then vpmaddwd, exact for the tiles'
+ * reasons; Q8 (AVX-512 VNNI with VL): vpdpbusd (u8 x s8, four products a
+ * lane, no saturation), from each channel's start value (the bias's
+ * correction, exact mod 2^32 as in the tiles). */
+#define GEMV_LD(v) _mm256_loadu_si256((const __m256i *)(const void *)(acc + 8 * (v)))
+#define GEMV_WT(v) _mm256_load_si256((const __m256i *)(const void *)(wk + (v) * vs))
+#define GEMV_ST(v, c) _mm256_storeu_si256((__m256i *)(void *)(acc + 8 * (v)), (c))
+#define GEMV_ROWS_FN(name, SPEC, STEP)                                                     \
+    SPEC void name(const unsigned char *x, const unsigned char *wk, size_t nq, int32_t *acc, \
+                   const unsigned NV)                                                      \
+    {                                                                                      \
+        const size_t vs = nq * 32; /* bytes from one vector's weights to the next */      \
+        const __m256i z = _mm256_setzero_si256();                                          \
+        __m256i c0 = GEMV_LD(0), c1 = NV > 1 ? GEMV_LD(1) : z, c2 = NV > 2 ? GEMV_LD(2) : z, \
+                c3 = NV > 3 ? GEMV_LD(3) : z;                                              \
+        for (size_t q = 0; q < nq; q++, wk += 32) {                                        \
+            __m256i b = _mm256_set1_epi32(ld32(x + 4 * q));                                \
+            c0 = STEP(c0, b, GEMV_WT(0));                                                  \
+            c1 = NV > 1 ? STEP(c1, b, GEMV_WT(1)) : c1;                                    \
+            c2 = NV > 2 ? STEP(c2, b, GEMV_WT(2)) : c2;                                    \
+            c3 = NV > 3 ? STEP(c3, b, GEMV_WT(3)) : c3;                                    \
+        }                                                                                  \
+        GEMV_ST(0, c0);                                                                    \
+        if (NV > 1) {                                                                      \
+            GEMV_ST(1, c1);                                                                \
+        }                                                                                  \
+        if (NV > 2) {                                                                      \
+            GEMV_ST(2, c2);                                                                \
+        }                                                                                  \
+        if (NV > 3) {                                                                      \
+            GEMV_ST(3, c3);                                                                \
+        }                                                                                  \
     }
-    _mm256_storeu_si256((__m256i *)(void *)acc, c0);
-    if (NV > 1) {
-        _mm256_storeu_si256((__m256i *)(void *)(acc + 8), c1);
-    }
-    if (NV > 2) {
-        _mm256_storeu_si256((__m256i *)(void *)(acc + 16), c2);
-    }
-    if (NV > 3) {
-        _mm256_storeu_si256((__m256i *)(void *)(acc + 24), c3);
-    }
-}
 
-AVX2_ATTR void dla_conv_gemv_avx2u8(const unsigned char *x, const unsigned char *wk, size_t nq,
-                                    int32_t *out, unsigned nk)
-{
-    int32_t acc[DLA_CONV_GEMV_K * DLA_CONV_GEMV_KB];
-    unsigned nv = (nk + DLA_CONV_GEMV_K - 1) / DLA_CONV_GEMV_K;
-    if (nv >= 4) {
-        gemv_rows(x, wk, nq, acc, 4);
-    } else if (nv == 3) {
-        gemv_rows(x, wk, nq, acc, 3);
-    } else if (nv == 2) {
-        gemv_rows(x, wk, nq, acc, 2);
-    } else {
-        gemv_rows(x, wk, nq, acc, 1);
+/* out[0 .. nk) of the one-pixel kernel rows_fn, from init (NULL: 0). */
+#define GEMV_FN(name, ATTR, rows_fn)                                                       \
+    ATTR void name(const unsigned char *x, const unsigned char *wk, size_t nq,             \
+                   const int32_t *init, int32_t *out, unsigned nk)                         \
+    {                                                                                      \
+        int32_t acc[DLA_CONV_GEMV_K * DLA_CONV_GEMV_KB] = {0}; /* rows past nk: 0 */       \
+        if (init != NULL) {                                                                \
+            memcpy(acc, init, nk * sizeof(int32_t));                                       \
+        }                                                                                  \
+        unsigned nv = (nk + DLA_CONV_GEMV_K - 1) / DLA_CONV_GEMV_K;                        \
+        if (nv >= 4) {                                                                     \
+            rows_fn(x, wk, nq, acc, 4);                                                    \
+        } else if (nv == 3) {                                                              \
+            rows_fn(x, wk, nq, acc, 3);                                                    \
+        } else if (nv == 2) {                                                              \
+            rows_fn(x, wk, nq, acc, 2);                                                    \
+        } else {                                                                           \
+            rows_fn(x, wk, nq, acc, 1);                                                    \
+        }                                                                                  \
+        memcpy(out, acc, nk * sizeof(int32_t));                                            \
     }
-    memcpy(out, acc, nk * sizeof(int32_t));
-}
 
-/* The one-pixel kernel on Q8 cells (conv_s8_impl.h): the biased input cell
- * of step q broadcast, vpdpbusd (u8 x s8, four products a lane, no
- * saturation) against 8 output channels' weight cells in a ymm, from the
- * channels' accumulator start values (init: the bias's correction, exact
- * mod 2^32 as in the tiles). */
-#define VNNI_VL_INLINE static inline __attribute__((always_inline, target("avx512f,avx512vl,avx512vnni")))
-VNNI_VL_INLINE void gemv_vnni_rows(const unsigned char *x, const unsigned char *wk, size_t nq,
-                                   int32_t *acc, const unsigned NV)
-{
-    const size_t vs = nq * 32; /* bytes from one vector's weights to the next */
-    __m256i c0 = _mm256_loadu_si256((const __m256i *)(const void *)acc), c1 = c0, c2 = c0,
-            c3 = c0;
-    if (NV > 1) {
-        c1 = _mm256_loadu_si256((const __m256i *)(const void *)(acc + 8));
-    }
-    if (NV > 2) {
-        c2 = _mm256_loadu_si256((const __m256i *)(const void *)(acc + 16));
-    }
-    if (NV > 3) {
-        c3 = _mm256_loadu_si256((const __m256i *)(const void *)(acc + 24));
-    }
-    for (size_t q = 0; q < nq; q++, wk += 32) {
-        __m256i b = _mm256_set1_epi32(ld32(x + 4 * q));
-#define GEMV_V(v)                                                                          \
-        if ((v) < NV) {                                                                    \
-            c##v = _mm256_dpbusd_epi32(c##v, b,                                            \
-                                       _mm256_load_si256((const __m256i *)(const void *)(wk + (v) * vs))); \
-        }
-        GEMV_V(0) GEMV_V(1) GEMV_V(2) GEMV_V(3)
-#undef GEMV_V
-    }
-    _mm256_storeu_si256((__m256i *)(void *)acc, c0);
-    if (NV > 1) {
-        _mm256_storeu_si256((__m256i *)(void *)(acc + 8), c1);
-    }
-    if (NV > 2) {
-        _mm256_storeu_si256((__m256i *)(void *)(acc + 16), c2);
-    }
-    if (NV > 3) {
-        _mm256_storeu_si256((__m256i *)(void *)(acc + 24), c3);
-    }
-}
+#define GEMV_STEP_U8(c, b, w) \
+    _mm256_add_epi32((c), _mm256_madd_epi16(_mm256_maddubs_epi16((b), (w)), _mm256_set1_epi16(1)))
+#define GEMV_STEP_Q8(c, b, w) _mm256_dpbusd_epi32((c), (b), (w))
+#define VNNI_VL_TARGET target("avx512f,avx512vl,avx512vnni")
 
-__attribute__((target("avx512f,avx512vl,avx512vnni"))) void
-dla_conv_gemv_vnni(const unsigned char *x, const unsigned char *wk, size_t nq,
-                   const int32_t *init, int32_t *out, unsigned nk)
-{
-    int32_t acc[DLA_CONV_GEMV_K * DLA_CONV_GEMV_KB] = {0}; /* rows past nk start at 0 */
-    memcpy(acc, init, nk * sizeof(int32_t));
-    unsigned nv = (nk + DLA_CONV_GEMV_K - 1) / DLA_CONV_GEMV_K;
-    if (nv >= 4) {
-        gemv_vnni_rows(x, wk, nq, acc, 4);
-    } else if (nv == 3) {
-        gemv_vnni_rows(x, wk, nq, acc, 3);
-    } else if (nv == 2) {
-        gemv_vnni_rows(x, wk, nq, acc, 2);
-    } else {
-        gemv_vnni_rows(x, wk, nq, acc, 1);
-    }
-    memcpy(out, acc, nk * sizeof(int32_t));
-}
+GEMV_ROWS_FN(gemv_rows_u8, AVX2_INLINE, GEMV_STEP_U8)
+GEMV_ROWS_FN(gemv_rows_q8, static inline __attribute__((always_inline, VNNI_VL_TARGET)),
+             GEMV_STEP_Q8)
+GEMV_FN(dla_conv_gemv_avx2u8, AVX2_ATTR, gemv_rows_u8)
+GEMV_FN(dla_conv_gemv_vnni, __attribute__((VNNI_VL_TARGET)), gemv_rows_q8)
 
 #else
 
