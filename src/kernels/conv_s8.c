@@ -2674,6 +2674,11 @@ int dla_conv_wpack_build_signed(const struct dla_conv_geom *g, const int8_t *wt,
     return dla_conv_wpack_build_isa(g, wt, w->isa, DLA_CONV_NO_U8, out);
 }
 
+int dla_conv_wpack_takes_signed(const struct dla_conv_wpack *w)
+{
+    return w != NULL && w->fmt != CELL_U8;
+}
+
 int dla_conv_src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *src)
 {
     return src_nonneg(g, src);

@@ -94,6 +94,10 @@ int dla_conv_s8_packed_src_rows(const struct dla_conv_geom *g, const struct dla_
  * Returns 0, DLASIM_ERR_NOMEM or DLASIM_ERR_INVAL. */
 int dla_conv_wpack_build_signed(const struct dla_conv_geom *g, const int8_t *wt,
                                 const struct dla_conv_wpack *w, struct dla_conv_wpack **out);
+/* 1 if w's cells take inputs with negative codes as they are (Q8, P16: no
+ * signed pack is ever needed, so no input needs dla_conv_src_nonneg), 0 for
+ * U8 cells. */
+int dla_conv_wpack_takes_signed(const struct dla_conv_wpack *w);
 /* 1 if the input src describes (data and pad) has no negative code, 0 if
  * it may have one (the scan also reads the bytes between a line's
  * channels): a call with a U8 pack on such an input converts its cells. */

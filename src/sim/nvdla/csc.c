@@ -1188,7 +1188,10 @@ static int cached_weights(struct dla_dev *d, struct dla_conv_state *s, const str
             __builtin_prefetch(e->dw_wt + at);
         }
     }
-    if (in_src != NULL && e->dw_wt == NULL && !dla_conv_src_nonneg(g, in_src)) {
+    /* only a U8 pack asks whether the input has a negative code (the scan
+     * is a pass over the input at every call) */
+    if (in_src != NULL && e->dw_wt == NULL && !dla_conv_wpack_takes_signed(e->pack) &&
+        !dla_conv_src_nonneg(g, in_src)) {
         if (e->pack_signed == NULL) {
             rc = signed_pack(d, s, c, key, g, wc, e);
         }
