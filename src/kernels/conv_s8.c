@@ -582,7 +582,8 @@ static int plan_build(struct conv_plan *p, enum dla_conv_isa isa, int use_vbmi)
     if (!p->gemv_direct && (p->inp = alloc64(inp_size)) == NULL) {
         return DLASIM_ERR_NOMEM;
     }
-    for (size_t grp = 0; grp < p->ngrp; grp++) {
+    /* (a direct one-pixel plan reads xg in step order: no offsets) */
+    for (size_t grp = 0; grp < p->ngrp && !p->gemv_direct; grp++) {
         for (size_t ky = 0; ky < g->k_h; ky++) {
             for (size_t kx = 0; kx < g->k_w; kx++) {
                 size_t plane = ((size_t)sy[ky] * p->nsx + sx[kx]) * p->ngrp + grp;
