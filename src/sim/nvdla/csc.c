@@ -1099,10 +1099,9 @@ static int signed_pack(struct dla_dev *d, struct dla_conv_state *s, const struct
             e->pack_signed = ps;
         } else {
             /* none to make (the pack is not U8: it takes negative codes
-             * itself): the pack serves, marked as the signed one so that
-             * the next such input does not decode the kernels again for
-             * nothing (MobileNetV2: ~2 % of the main thread, its 1x1
-             * layers' weights decoded every image) */
+             * itself; cached_weights asks only for U8 packs now, so this is a
+             * guard): the pack serves, marked as the signed one so that
+             * the kernels are never decoded again for nothing */
             e->pack_signed = e->pack;
         }
     }
