@@ -26,13 +26,6 @@ __attribute__((noinline)) static void transpose_generic(const uint8_t *src, size
 }
 
 #if defined(DLA_LANES_X86)
-/* Whether isa runs the AVX2 loops: any ISA but the generic one (a wider
- * one the lanes may name is a superset of AVX2). */
-static inline int atoms_avx2(enum dla_lanes_isa isa)
-{
-    return isa != DLA_LANES_GENERIC;
-}
-
 static inline __m128i load8(const uint8_t *p)
 {
     return _mm_loadl_epi64((const __m128i *)(const void *)p);
@@ -347,7 +340,7 @@ void dla_transpose_lines(enum dla_lanes_isa isa, const uint8_t *src, size_t src_
 {
     size_t l = 0;
 #if defined(DLA_LANES_X86)
-    if (atoms_avx2(isa)) {
+    if (dla_lanes_avx2_up(isa)) {
         if (cols == 8 && src_stride == 8 && rows > 0 && rows < 16 && dst_stride == rows &&
             src_line_stride == 8 * rows && dst_line_stride == 8 * rows) {
             l = atom_lines_short_avx2(src, rows, dst, lines);
@@ -377,7 +370,7 @@ void dla_transpose_bytes(enum dla_lanes_isa isa, const uint8_t *src, size_t src_
         return;
     }
 #if defined(DLA_LANES_X86)
-    if (atoms_avx2(isa)) {
+    if (dla_lanes_avx2_up(isa)) {
         transpose_avx2(src, src_stride, rows, cols, dst, dst_stride);
         return;
     }
@@ -455,7 +448,7 @@ void dla_atoms_from_planes(enum dla_lanes_isa isa, const int32_t *planes, size_t
                            unsigned m, uint8_t *out)
 {
 #if defined(DLA_LANES_X86)
-    if (atoms_avx2(isa) && m == 8) {
+    if (dla_lanes_avx2_up(isa) && m == 8) {
         planes8_to_atoms_avx2(planes, plane, out);
         return;
     }

@@ -842,6 +842,36 @@ static void check_signed_pack(const struct dla_conv_geom *g, const struct dla_co
     dla_conv_wpack_free(sp);
 }
 
+/* n random input bytes (and one more, unread), with no negative code when
+ * nonneg: a CSC view's lines. */
+static int8_t *random_lines(size_t n, uint64_t *rng, int nonneg)
+{
+    int8_t *lines = malloc(n + 1);
+    assert_non_null(lines);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = rnd_range(rng, 0, 255);
+        lines[i] = (int8_t)(nonneg ? v % 128 : v);
+    }
+    return lines;
+}
+
+/* The padded planar cube src describes (the reference's input). */
+static void planar_of_src(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                          int8_t *in)
+{
+    for (size_t c = 0; c < g->in_c; c++) {
+        for (size_t y = 0; y < g->in_h; y++) {
+            for (size_t x = 0; x < g->in_w; x++) {
+                int inside = y >= src->y0 && y < src->y1 && x >= src->x0 && x < src->x1;
+                in[(c * g->in_h + y) * g->in_w + x] =
+                    inside ? src->data[(y - src->y0) * src->line_stride + c * src->ch_stride +
+                                       (x - src->x0)]
+                           : src->pad;
+            }
+        }
+    }
+}
+
 /* Fully connected layers as CSC gives them (one 1x1 output pixel of a 1x1
  * kernel, the input in place): the pixel inside the region or padding,
  * channels 1 or more bytes apart, on the one-pixel kernel where the pack
@@ -863,19 +893,12 @@ static void test_src_one_pixel(void **state)
         src.line_stride = g.in_c * src.ch_stride;
         int nonneg = iter % 2 == 0;
         src.pad = nonneg ? (int8_t)rnd_range(&rng, 0, 127) : (int8_t)-(int)rnd_range(&rng, 1, 128);
-        int8_t *line = malloc(src.line_stride + 1);
-        assert_non_null(line);
-        for (size_t i = 0; i < src.line_stride; i++) {
-            uint32_t v = rnd_range(&rng, 0, 255);
-            line[i] = (int8_t)(nonneg ? v % 128 : v);
-        }
+        int8_t *line = random_lines(src.line_stride, &rng, nonneg);
         src.data = line;
         struct bufs b;
         bufs_alloc(&b, &g);
         fill(b.wt, b.nwt, &rng, iter % 3 == 0 ? 1 : 0);
-        for (size_t c = 0; c < g.in_c; c++) {
-            b.in[c] = src.x1 ? line[c * src.ch_stride] : src.pad;
-        }
+        planar_of_src(&g, &src, b.in);
         dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
         struct dla_conv_wpack *wp = NULL;
         assert_int_equal(dla_conv_wpack_build(&g, b.wt, &wp), 0);
@@ -933,27 +956,13 @@ static void test_input_in_place(void **state)
         src.line_stride = g.in_c * src.ch_stride + rnd_range(&rng, 0, 7);
         int nonneg = iter % 2 == 0;
         src.pad = (int8_t)(nonneg || iter % 3 ? rnd_range(&rng, 0, 127) : -rnd_range(&rng, 1, 128));
-        int8_t *lines = malloc(h * src.line_stride + 1);
-        assert_non_null(lines);
-        for (size_t i = 0; i < h * src.line_stride; i++) {
-            uint32_t v = rnd_range(&rng, 0, 255);
-            lines[i] = (int8_t)(nonneg ? v % 128 : v);
-        }
+        int8_t *lines = random_lines(h * src.line_stride, &rng, nonneg);
         src.data = lines;
 
         struct bufs b;
         bufs_alloc(&b, &g);
         fill(b.wt, b.nwt, &rng, iter % 3 == 0 ? 1 : 0);
-        for (size_t c = 0; c < g.in_c; c++) {
-            for (size_t y = 0; y < g.in_h; y++) {
-                for (size_t x = 0; x < g.in_w; x++) {
-                    int in = y >= src.y0 && y < src.y1 && x >= src.x0 && x < src.x1;
-                    b.in[(c * g.in_h + y) * g.in_w + x] =
-                        in ? lines[(y - src.y0) * src.line_stride + c * src.ch_stride + (x - src.x0)]
-                           : src.pad;
-                }
-            }
-        }
+        planar_of_src(&g, &src, b.in);
         dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
         paths[dla_conv_takes_u8(DLA_CONV_ISA_AVX2, 0, &g, b.in)]++;
         struct dla_conv_wpack *wp = NULL;

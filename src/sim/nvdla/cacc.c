@@ -201,7 +201,7 @@ uint32_t dla_cacc_deliver_i32_isa(const struct dla_cacc_cfg *a, int32_t *data, s
         return 0; /* an exact int32 sum passes unchanged */
     }
 #if defined(DLA_LANES_X86)
-    if (isa != DLA_LANES_GENERIC) { /* AVX2, or a wider ISA (a superset of it) */
+    if (dla_lanes_avx2_up(isa)) {
         round_i32_avx2(data, n, t);
         return 0;
     }

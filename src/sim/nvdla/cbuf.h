@@ -208,9 +208,7 @@ struct dla_wt_cache_entry {
     struct dla_conv_wpack *pack;
     struct dla_conv_wpack *pack_signed; /* pack's kernels for inputs with negative
                                   codes (dla_conv_wpack_build_signed), made on the
-                                  first such input; `pack` itself when pack takes
-                                  negative codes as it is (nothing built: not freed
-                                  twice); NULL before the first such input */
+                                  first such input to a U8 pack, else NULL */
     int8_t *dw_wt;             /* a depthwise layer's diagonal kernels
                                   (dla_conv_dw_s8_diagonal: run_kernel's depthwise
                                   path reads them), else NULL */

@@ -961,9 +961,7 @@ static void wt_cache_drop(struct dla_wt_cache *wc, size_t i)
     wc->bytes -= e->bytes;
     free(e->src);
     free(e->dw_wt);
-    if (e->pack_signed != e->pack) { /* (signed_pack: the pack itself serves) */
-        dla_conv_wpack_free(e->pack_signed);
-    }
+    dla_conv_wpack_free(e->pack_signed);
     dla_conv_wpack_free(e->pack);
     *e = wc->e[--wc->n];
     wc->last = wc->n; /* indices moved: no last hit */
@@ -1091,19 +1089,11 @@ static int signed_pack(struct dla_dev *d, struct dla_conv_state *s, const struct
         rc = decode_planar(d, s, c, key, (size_t)g->out_k * g->in_c * g->k_h * g->k_w);
     }
     struct dla_conv_wpack *ps = NULL;
-    if (!rc && dla_conv_wpack_build_signed(g, s->wplanar, e->pack, &ps) == 0) {
-        if (ps != NULL) {
-            const size_t n = dla_conv_wpack_bytes(ps);
-            e->bytes += n;
-            wc->bytes += n;
-            e->pack_signed = ps;
-        } else {
-            /* none to make (the pack is not U8: it takes negative codes
-             * itself; cached_weights asks only for U8 packs now, so this is a
-             * guard): the pack serves, marked as the signed one so that
-             * the kernels are never decoded again for nothing */
-            e->pack_signed = e->pack;
-        }
+    if (!rc && dla_conv_wpack_build_signed(g, s->wplanar, e->pack, &ps) == 0 && ps != NULL) {
+        const size_t n = dla_conv_wpack_bytes(ps);
+        e->bytes += n;
+        wc->bytes += n;
+        e->pack_signed = ps;
     }
     return rc;
 }

@@ -2733,7 +2733,7 @@ static uint64_t surface_read_bytes(const struct sdp_cfg *c, size_t n_surf)
 }
 
 /* The layer on the memory's bytes: 0 done, 1 not applicable (nothing was
- * read or written: the copying path runs), < 0 an error. */
+ * read or written: the copying path runs). */
 static int run_in_place(struct dla_dev *d, struct dla_team *team, const struct sdp_cfg *c,
                         const struct sdp_work *w, struct sdp_mem_par *p, struct sdp_stats *st)
 {
@@ -2786,12 +2786,10 @@ static int run_from_memory(struct dla_dev *d, struct dla_team *team, const struc
         mem_prepare_ops(c, p); /* (the operands' types, not their values) */
         p->chain = mem_prepare_chain(c, w, p);
         p->chain8 = mem_chain8(c, p);
-        rc = run_in_place(d, team, c, w, p, st);
-        if (rc <= 0) {
+        if (run_in_place(d, team, c, w, p, st) == 0) {
             free(p);
-            return rc;
+            return 0;
         }
-        rc = 0;
         p->bytes = malloc(nsurf * n_surf * c->bpe);
         p->st = calloc(nsurf, sizeof(*p->st));
         p->nonzero = calloc(nsurf, sizeof(int));
