@@ -81,6 +81,7 @@ struct dlc_layer {
     int n_hw_ops;
     int ring_restart;   /* CBUF weight-ring restart convolutions run before it (count) */
     int blocks;         /* CONV: channel blocks (groups of a grouped convolution) */
+    int pool;           /* CONV: a pooling fused (PDP on the fly; node index in fused[] + 1) */
     /* CONV: channels whose bias dominates (lower_conv.c record_bias_dominance):
      * how many, and the largest such bias with its channel's input swing */
     int flat_channels;

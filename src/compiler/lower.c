@@ -265,7 +265,19 @@ static void depend(struct dlasim_rt_op *ops, int from, int slot, int to, uint8_t
     ops[to].dependency_count++;
 }
 
-/* ops[first..n): units of CONV+SDP pairs and single PDP operations, run in order. */
+/* Operation `child` fed on the fly by `parent` (CONV -> SDP, SDP -> PDP):
+ * it is programmed after its parent and enabled before it, as the
+ * hardware wants a consumer listening before its producer starts
+ * (ref: scheduler.c, fused_parent with OP_ENABLED). */
+static void fuse_ops(struct dlasim_rt_op *ops, int parent, int child)
+{
+    depend(ops, parent, ops[child].op_type, child, DLASIM_RT_EVENT_OP_PROGRAMMED);
+    ops[child].fused_parent = (struct dlasim_rt_consumer){ (int16_t)parent, DLASIM_RT_EVENT_OP_ENABLED };
+    ops[parent].dependency_count++;
+}
+
+/* ops[first..n): units of CONV+SDP pairs (CONV+SDP+PDP when SDP sends its
+ * output to PDP on the fly) and single PDP operations, run in order. */
 static void link_network(struct dlasim_rt_op *ops, int n, int16_t *head)
 {
     int last[DLASIM_RT_OP_NUM], prev_tail = -1;
@@ -275,12 +287,15 @@ static void link_network(struct dlasim_rt_op *ops, int n, int16_t *head)
     }
     for (int i = 0; i < n;) {
         int pair = ops[i].op_type == DLASIM_RT_OP_CONV;
-        int unit_n = pair ? 2 : 1;
-        int hd = pair ? i + 1 : i, tail = hd;
+        int pooled = pair && i + 2 < n && ops[i + 2].op_type == DLASIM_RT_OP_PDP &&
+                     ops[i + 2].surface.io.src_data.type == DLASIM_RT_MEM_HW;
+        int unit_n = pooled ? 3 : pair ? 2 : 1;
+        int hd = i + unit_n - 1, tail = hd; /* the last enabled first */
         if (pair) {
-            depend(ops, i, DLASIM_RT_OP_SDP, i + 1, DLASIM_RT_EVENT_OP_PROGRAMMED);
-            ops[i + 1].fused_parent = (struct dlasim_rt_consumer){ (int16_t)i, DLASIM_RT_EVENT_OP_ENABLED };
-            ops[i].dependency_count++;
+            fuse_ops(ops, i, i + 1);
+        }
+        if (pooled) {
+            fuse_ops(ops, i + 1, i + 2);
         }
         for (int k = i; k < i + unit_n; k++) { /* each engine's chain, in order */
             int t = ops[k].op_type;

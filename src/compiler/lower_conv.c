@@ -81,11 +81,47 @@ static void fuse_after(struct dlasim_model *m, struct dlc_layer *L, int64_t k)
     }
 }
 
+static int64_t groups_per_block(const struct dlasim_model *m, const struct dlc_node *nd,
+                                int64_t C, int64_t K);
+static int single_op_pair(const struct dlasim_model *m, const struct dlc_node *nd);
+
+/* A pooling that is the only reader of the convolution's output: PDP pools
+ * on the fly what SDP sends it (FLYING_MODE ON_FLYING, SDP OUTPUT_DST PDP),
+ * so the unpooled cube never goes to memory and PDP does not read it back.
+ * PDP sees the same int8 codes it would read from memory, so the result is
+ * the same bit for bit.  Only for a convolution that is one CONV + SDP
+ * operation (one channel block, one band): PDP takes the whole cube of one
+ * SDP operation, on the fly without width splits (pdp.c), so a layer in
+ * bands would need each band's pooling windows to stay inside the band. */
+static void fuse_pool(struct dlasim_model *m, struct dlc_layer *L)
+{
+    struct dlc_graph *g = &m->g;
+    const struct dlc_node *nd = &g->nodes[L->node];
+    int r = dlc_only_reader(g, L->out_tensor);
+    if (nd->op != DLC_OP_CONV || r < 0 || L->n_fused == 4) {
+        return;
+    }
+    const struct dlc_node *p = &g->nodes[r];
+    const struct dlc_tensor *x = &g->t[L->out_tensor];
+    if ((p->op != DLC_OP_MAXPOOL && p->op != DLC_OP_AVGPOOL && p->op != DLC_OP_GAP) ||
+        p->in[0] != L->out_tensor || x->rank != 4 ||
+        (p->op == DLC_OP_GAP && (x->dims[2] > 8 || x->dims[3] > 8)) ||
+        dlc_pool_refusal(m, p, x->zero) != NULL || !single_op_pair(m, nd)) {
+        return;
+    }
+    struct dlc_tensor *y = &g->t[p->out];
+    y->scale = x->scale, y->amax = x->amax, y->zero = x->zero; /* as pool_take */
+    L->fused[L->n_fused++] = r;
+    L->pool = L->n_fused;
+    L->out_tensor = p->out;
+}
+
 static void conv_take(struct dlasim_model *m, struct dlc_layer *L, char *fused)
 {
     const struct dlc_graph *g = &m->g;
     const struct dlc_tensor *y = &g->t[g->nodes[L->node].out];
     fuse_after(m, L, y->rank >= 2 ? y->dims[1] : y->n);
+    fuse_pool(m, L);
     for (int f = 0; f < L->n_fused; f++) {
         fused[L->fused[f]] = 1;
     }
@@ -121,9 +157,9 @@ static int64_t block_groups(const struct dlasim_model *m, int group, int64_t C, 
     return g0 < group ? g0 : group;
 }
 
-/* The planner's dry run on the largest block the convolution runs as. */
-static const char *plan_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
-                                const struct dlc_buf *b, char *why, size_t n)
+/* The planner's description of the largest block the convolution runs as. */
+static void block_desc(const struct dlasim_model *m, const struct dlc_node *nd,
+                       const struct dlc_buf *b, struct dlasim_conv_desc *out)
 {
     const struct dlc_tensor *w = &m->g.t[nd->in[1]];
     int64_t g0 = block_groups(m, nd->group, b->c, w->dims[0]);
@@ -136,6 +172,15 @@ static const char *plan_refusal(const struct dlasim_model *m, const struct dlc_n
     d.dilation_y = (uint32_t)nd->dilation[0], d.dilation_x = (uint32_t)nd->dilation[1];
     d.pad_top = (uint32_t)nd->pads[0], d.pad_left = (uint32_t)nd->pads[1];
     d.pad_bottom = (uint32_t)nd->pads[2], d.pad_right = (uint32_t)nd->pads[3];
+    *out = d;
+}
+
+/* The planner's dry run on the largest block the convolution runs as. */
+static const char *plan_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
+                                const struct dlc_buf *b, char *why, size_t n)
+{
+    struct dlasim_conv_desc d;
+    block_desc(m, nd, b, &d);
     struct dlasim_conv_plan plan;
     char perr[160] = "";
     if (dlasim_conv_plan(&m->hw, &d, &plan, perr, sizeof perr)) {
@@ -147,6 +192,27 @@ static const char *plan_refusal(const struct dlasim_model *m, const struct dlc_n
     }
     dlasim_conv_plan_free(&plan);
     return NULL;
+}
+
+/* The convolution runs as one CONV + SDP operation: one channel block, and
+ * the planner keeps it in one band. */
+static int single_op_pair(const struct dlasim_model *m, const struct dlc_node *nd)
+{
+    const struct dlc_buf *b = dlc_stored_buf(m, nd->in[0]);
+    const struct dlc_tensor *w = &m->g.t[nd->in[1]];
+    if (groups_per_block(m, nd, b->c, w->dims[0]) < (nd->group > 1 ? nd->group : 1)) {
+        return 0;
+    }
+    struct dlasim_conv_desc d;
+    block_desc(m, nd, b, &d);
+    struct dlasim_conv_plan plan;
+    char perr[160] = "";
+    if (dlasim_conv_plan(&m->hw, &d, &plan, perr, sizeof perr)) {
+        return 0;
+    }
+    int one = plan.n_layers == 1;
+    dlasim_conv_plan_free(&plan);
+    return one;
 }
 
 /* A Gemm / MatMul as one convolution whose kernel is the whole input cube:
@@ -829,11 +895,12 @@ struct cblock {
     int64_t k0, nk, c0, nc;
 };
 
-/* Groups per block of a convolution with q's channel counts (see block_groups). */
+/* Groups per block of a convolution with C input and K output channels
+ * (see block_groups). */
 static int64_t groups_per_block(const struct dlasim_model *m, const struct dlc_node *nd,
-                                const struct qconv *q)
+                                int64_t C, int64_t K)
 {
-    return nd->op == DLC_OP_CONV ? block_groups(m, nd->group, q->C, q->K) : 1;
+    return nd->op == DLC_OP_CONV ? block_groups(m, nd->group, C, K) : 1;
 }
 
 /* The block's view of a feature buffer: n channels from channel c0 (a
@@ -864,14 +931,37 @@ static int8_t *block_weights(const struct qconv *q, int64_t group, const struct 
     return w;
 }
 
+/* The fused pooling (fuse_pool): SDP operation si sends its cube `by` to
+ * PDP instead of memory, and PDP pools it into the layer's output. */
+static int pool_on_the_fly(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v, int si,
+                           const struct dlc_buf *by, size_t bands, char *err, size_t errlen)
+{
+    const struct dlc_node *pn = &m->g.nodes[L->fused[L->pool - 1]];
+    if (bands != 1 || L->blocks != 0) { /* fuse_pool asked the planner the same */
+        return dlc_node_errf(err, errlen, DLASIM_ERR_UNSUPPORTED, &m->g.nodes[L->node],
+                             "internal: a pooling fused on the fly after a convolution that "
+                             "runs as %zu bands, block %d", bands, L->blocks);
+    }
+    v->ops[si].surface.sdp.dst_data = dlc_cube(by, DLASIM_RT_MEM_HW);
+    int rc = dlc_pool_op(v, pn, by, &m->buf[L->out_tensor], DLASIM_RT_MEM_HW);
+    if (rc) {
+        return dlc_node_errf(err, errlen, rc, pn, rc == DLASIM_ERR_UNSUPPORTED
+                             ? "PDP programming out of range (padding above 7 after ceil_mode)"
+                             : "too many hardware operations");
+    }
+    L->n_hw_ops++;
+    return 0;
+}
+
 /* One block: its weights (the block's rows and columns of the quantized
  * dense weights), its plan and its CONV + SDP operations per band. */
 static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v,
-                      const struct qconv *q, const struct cblock *cb, char *err, size_t errlen)
+                      const struct qconv *q, const struct cblock *cb, const struct dlc_buf *out,
+                      char *err, size_t errlen)
 {
     const struct dlc_node *nd = &m->g.nodes[L->node];
     struct dlc_buf bx = channel_view(m, dlc_stored_buf(m, L->in_tensor), cb->c0, cb->nc);
-    struct dlc_buf by = channel_view(m, &m->buf[L->out_tensor], cb->k0, cb->nk);
+    struct dlc_buf by = channel_view(m, out, cb->k0, cb->nk);
     struct qconv qb = { cb->nk, cb->nc, q->kh, q->kw, NULL, NULL, q->qw, q->alu + cb->k0,
                         q->mul + cb->k0, NULL, 0, q->alu2 ? q->alu2 + cb->k0 : NULL,
                         q->mul2 ? q->mul2 + cb->k0 : NULL, cb->nc };
@@ -920,6 +1010,9 @@ static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec 
         fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[i], L, &by, sblob, sblob2, &sl,
                     cb->nk);
         L->n_hw_ops += 2;
+        if (L->pool && (rc = pool_on_the_fly(m, L, v, si, &by, plan.n_layers, err, errlen))) {
+            goto out;
+        }
     }
 out:
     if (have_plan) {
@@ -943,8 +1036,22 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
         qconv_free(&q);
         return dlc_node_errf(err, errlen, rc, nd, "out of memory for its weights");
     }
-    int64_t per = groups_per_block(m, nd, &q), groups = nd->op == DLC_OP_CONV ? nd->group : 1;
+    int64_t per = groups_per_block(m, nd, q.C, q.K), groups = nd->op == DLC_OP_CONV ? nd->group : 1;
     int64_t cg = q.C / groups, kg = q.K / groups;
+    /* the cube the convolution writes: its output tensor's buffer, or with a
+     * pooling on the fly the unpooled cube SDP sends to PDP (no memory) */
+    struct dlc_buf pre;
+    const struct dlc_buf *out = &m->buf[L->out_tensor];
+    if (L->pool) {
+        const struct dlc_tensor *y = &m->g.t[nd->out];
+        memset(&pre, 0, sizeof pre);
+        pre.c = (uint32_t)y->dims[1], pre.h = (uint32_t)y->dims[2], pre.w = (uint32_t)y->dims[3];
+        pre.line = pre.w * m->hw.atom_m;
+        pre.surf = pre.line * pre.h;
+        pre.size = (uint32_t)dlasim_conv_cube_bytes(&m->hw, pre.w, pre.h, pre.c, 0, 0);
+        pre.addr_index = -1;
+        out = &pre;
+    }
     L->macs = 0;
     L->blocks = 0;
     for (int64_t g0 = 0; g0 < groups && !rc; g0 += per) {
@@ -953,7 +1060,7 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
         /* a marked layer restarts the ring before each block (the conflict may be
          * between two blocks of its own) */
         rc = m->ring_restart[L->node] ? emit_ring_restart(m, v, L, err, errlen) : 0;
-        rc = rc ? rc : emit_block(m, L, v, &q, &cb, err, errlen);
+        rc = rc ? rc : emit_block(m, L, v, &q, &cb, out, err, errlen);
         L->blocks++;
     }
     qconv_free(&q);

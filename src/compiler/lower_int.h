@@ -66,6 +66,16 @@ static inline const struct dlc_buf *dlc_stored_buf(const struct dlasim_model *m,
     return &m->buf[m->store[t]];
 }
 
+/* lower_pool.c: why PDP cannot do pooling node nd (kernel, stride,
+ * padding, line buffer; `zero`: its input's int8 code of 0), or NULL; and
+ * its one PDP operation from bx to by (a global pooling up to 8x8), from
+ * memory (src_type DLASIM_RT_MEM_MC) or from SDP on the fly
+ * (DLASIM_RT_MEM_HW): 0, DLASIM_ERR_UNSUPPORTED (padding the output size
+ * needs beyond 7) or DLASIM_ERR_NOMEM. */
+const char *dlc_pool_refusal(const struct dlasim_model *m, const struct dlc_node *nd, int zero);
+int dlc_pool_op(struct opvec *v, const struct dlc_node *nd, const struct dlc_buf *bx,
+                const struct dlc_buf *by, uint16_t src_type);
+
 /* lower_conv.c: CBUF banks between convolutions (after all networks are
  * built): 0, 1 when a layer needs a weight-ring restart before it (marked in
  * m->ring_restart; lower again), or < 0 a status. */

@@ -3,7 +3,10 @@
  * memory (kernel and stride 1..8, padding 0..7, the output line within
  * PDP's line buffer; average pooling only without padding or with
  * count_include_pad); the output keeps the input's scale.  A global
- * pooling wider than 8x8 runs as two poolings over tiles.
+ * pooling wider than 8x8 runs as two poolings over tiles.  A pooling that
+ * is the only reader of a convolution's output runs on the fly instead,
+ * in the convolution's hardware layer (lower_conv.c fuse_pool, with
+ * dlc_pool_refusal and dlc_pool_op below).
  */
 #include <stdio.h>
 #include <string.h>
@@ -38,10 +41,8 @@ static int tile_split(uint32_t n, uint32_t *first)
     return n <= 8 ? (*first = 1, 1) : 0;
 }
 
-static const char *pool_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
-                                char *why, size_t n)
+const char *dlc_pool_refusal(const struct dlasim_model *m, const struct dlc_node *nd, int zero)
 {
-    (void)why, (void)n;
     const struct dlc_graph *g = &m->g;
     const struct dlc_tensor *x = &g->t[nd->in[0]], *y = &g->t[nd->out];
     int gap = nd->op == DLC_OP_GAP;
@@ -69,15 +70,22 @@ static const char *pool_refusal(const struct dlasim_model *m, const struct dlc_n
     if (!gap && (uint32_t)y->dims[3] > pdp_max_width((uint32_t)kh, (uint32_t)sy)) {
         return "the output line exceeds PDP's line buffer (width split not implemented)";
     }
-    if (dlc_layout_differs(m, nd->in[0])) {
-        return "its input is a view whose layout differs from the stored cube";
-    }
-    if (nd->op != DLC_OP_MAXPOOL && g->t[m->store[nd->in[0]]].zero) {
+    if (nd->op != DLC_OP_MAXPOOL && zero) {
         return "average pooling of affine int8 codes (zero point not the middle of its type) "
                "on PDP: its padding and rounding would see the offset (a pre-quantized "
                "average pool runs as a depthwise convolution up to 8x8)";
     }
     return NULL;
+}
+
+static const char *pool_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
+                                char *why, size_t n)
+{
+    (void)why, (void)n;
+    if (dlc_layout_differs(m, nd->in[0])) {
+        return "its input is a view whose layout differs from the stored cube";
+    }
+    return dlc_pool_refusal(m, nd, m->g.t[m->store[nd->in[0]]].zero);
 }
 
 /* Pooling keeps the scale of its input. */
@@ -92,10 +100,11 @@ static void pool_take(struct dlasim_model *m, struct dlc_layer *L, char *fused)
     L->in_scale = L->out_scale = g->t[L->out_tensor].scale;
 }
 
-/* One PDP operation from memory to memory: 0, or DLASIM_ERR_UNSUPPORTED
+/* One PDP operation to memory, from memory (src_type DLASIM_RT_MEM_MC) or
+ * from SDP on the fly (DLASIM_RT_MEM_HW): 0, or DLASIM_ERR_UNSUPPORTED
  * (padding out of range) / DLASIM_ERR_NOMEM. */
 static int pdp_op(struct opvec *v, const struct dlc_buf *bx, const struct dlc_buf *by, int mode,
-                  int kh, int kw, int sy, int sx, int pt, int pl)
+                  int kh, int kw, int sy, int sx, int pt, int pl, uint16_t src_type)
 {
     /* right / bottom padding the output size needs (ceil_mode included) */
     int pr = (int)((by->w - 1) * (uint32_t)sx + (uint32_t)kw) - (int)bx->w - pl;
@@ -119,7 +128,7 @@ static int pdp_op(struct opvec *v, const struct dlc_buf *bx, const struct dlc_bu
     p->stride_x = (uint8_t)sx, p->stride_y = (uint8_t)sy;
     p->pad_left = (uint8_t)pl, p->pad_right = (uint8_t)pr;
     p->pad_top = (uint8_t)pt, p->pad_bottom = (uint8_t)pb;
-    o->surface.io.src_data = dlc_cube(bx, DLASIM_RT_MEM_MC);
+    o->surface.io.src_data = dlc_cube(bx, src_type);
     o->surface.io.dst_data = dlc_cube(by, DLASIM_RT_MEM_MC);
     return 0;
 }
@@ -141,8 +150,19 @@ static int global_pool_split(struct dlasim_model *m, struct opvec *v, const stru
         return a;
     }
     mid.addr_index = (int16_t)a;
-    int rc = pdp_op(v, bx, &mid, mode, (int)th, (int)tw, (int)th, (int)tw, 0, 0);
-    return rc ? rc : pdp_op(v, &mid, by, mode, (int)mid.h, (int)mid.w, 1, 1, 0, 0);
+    int rc = pdp_op(v, bx, &mid, mode, (int)th, (int)tw, (int)th, (int)tw, 0, 0, DLASIM_RT_MEM_MC);
+    return rc ? rc : pdp_op(v, &mid, by, mode, (int)mid.h, (int)mid.w, 1, 1, 0, 0, DLASIM_RT_MEM_MC);
+}
+
+int dlc_pool_op(struct opvec *v, const struct dlc_node *nd, const struct dlc_buf *bx,
+                const struct dlc_buf *by, uint16_t src_type)
+{
+    int mode = nd->op == DLC_OP_MAXPOOL ? 1 : 0;
+    if (nd->op == DLC_OP_GAP) {
+        return pdp_op(v, bx, by, mode, (int)bx->h, (int)bx->w, 1, 1, 0, 0, src_type);
+    }
+    return pdp_op(v, bx, by, mode, nd->kernel[0], nd->kernel[1], nd->stride[0], nd->stride[1],
+                  nd->pads[0], nd->pads[1], src_type);
 }
 
 static int emit_pdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v, char *err,
@@ -151,17 +171,12 @@ static int emit_pdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v
     const struct dlc_node *nd = &m->g.nodes[L->node];
     const struct dlc_buf *bx = dlc_stored_buf(m, L->in_tensor);
     const struct dlc_buf *by = &m->buf[L->out_tensor];
-    int mode = nd->op == DLC_OP_MAXPOOL ? 1 : 0;
     int rc;
     if (nd->op == DLC_OP_GAP && (bx->h > 8 || bx->w > 8)) {
-        rc = global_pool_split(m, v, bx, by, mode);
+        rc = global_pool_split(m, v, bx, by, nd->op == DLC_OP_MAXPOOL);
         L->n_hw_ops = 2;
-    } else if (nd->op == DLC_OP_GAP) {
-        rc = pdp_op(v, bx, by, mode, (int)bx->h, (int)bx->w, 1, 1, 0, 0);
-        L->n_hw_ops = 1;
     } else {
-        rc = pdp_op(v, bx, by, mode, nd->kernel[0], nd->kernel[1], nd->stride[0], nd->stride[1],
-                    nd->pads[0], nd->pads[1]);
+        rc = dlc_pool_op(v, nd, bx, by, DLASIM_RT_MEM_MC);
         L->n_hw_ops = 1;
     }
     if (rc == DLASIM_ERR_UNSUPPORTED) {

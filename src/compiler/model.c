@@ -888,6 +888,10 @@ char *dlasim_model_compile_report(const struct dlasim_model *m)
             if (L->blocks > 1) {
                 dlc_sb_printf(&b, " in %d channel blocks", L->blocks);
             }
+            if (L->pool) {
+                dlc_sb_printf(&b, " (%s on the fly: SDP -> PDP)",
+                              dlc_op_names[g->nodes[L->fused[L->pool - 1]].op]);
+            }
             if (L->streamed_groups) {
                 dlc_sb_printf(&b, ", weights %.0f KB split along the output channels: %d kernel "
                               "groups streamed through CBUF (%s)", (double)L->streamed_bytes / 1024,

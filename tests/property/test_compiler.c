@@ -147,8 +147,9 @@ OP_TEST(op_batchnorm, 0, "CONV+SDP Conv ")
 OP_TEST(op_relu, 0, "Conv+Relu")
 OP_TEST(op_clip, 0, "Conv+Clip")
 OP_TEST(op_add_const, 0, "Conv+Add")
-OP_TEST(op_maxpool, 0, "PDP      MaxPool")
-OP_TEST(op_avgpool, 0, "PDP      AveragePool")
+/* a pooling right after a convolution: pooled on the fly, SDP -> PDP (lower_conv.c fuse_pool) */
+OP_TEST(op_maxpool, 0, "CONV+SDP Conv+MaxPool", "3 hw ops (MaxPool on the fly: SDP -> PDP)")
+OP_TEST(op_avgpool, 0, "CONV+SDP Conv+AveragePool", "AveragePool on the fly")
 OP_TEST(op_globalavgpool, 0, "PDP      GlobalAveragePool")
 OP_TEST(op_flatten_gemm, 0, "view     Flatten", "CONV+SDP Gemm")
 OP_TEST(op_reshape_matmul, 0, "view     Reshape", "CONV+SDP MatMul")
@@ -181,6 +182,80 @@ static void run_or_fail(struct dlasim_model *m, struct dlasim_dev *dev, const fl
     if (dlasim_model_run(m, dev, x, y, NULL, err, sizeof err)) {
         fail_msg("run: %s", err);
     }
+}
+
+/* SDP -> PDP on the fly: Conv + Relu + MaxPool 3x3/2 (op_pool_fly) gives
+ * exactly the INT8 output of the same Conv + Relu (op_pool_conv, same
+ * weights, calibrated on the same inputs, so the same scale) max-pooled
+ * here: the fused layer's PDP pools the codes SDP would have written. */
+static void maxpool3s2(const float *in, float *out, int c, int h, int w)
+{
+    int oh = (h - 1) / 2 + 1, ow = (w - 1) / 2 + 1;
+    for (int k = 0; k < c; k++) {
+        for (int oy = 0; oy < oh; oy++) {
+            for (int ox = 0; ox < ow; ox++) {
+                float m = -INFINITY;
+                for (int y = 2 * oy - 1; y <= 2 * oy + 1; y++) {
+                    for (int xx = 2 * ox - 1; xx <= 2 * ox + 1; xx++) {
+                        if (y >= 0 && y < h && xx >= 0 && xx < w && in[(k * h + y) * w + xx] > m) {
+                            m = in[(k * h + y) * w + xx];
+                        }
+                    }
+                }
+                out[(k * oh + oy) * ow + ox] = m;
+            }
+        }
+    }
+}
+
+static void test_pool_on_the_fly_is_the_conv_pooled(void **state)
+{
+    (void)state;
+    enum { CAL = 16, RUNS = 4, C = 16, H = 12, W = 12 };
+    uint64_t others = rng; /* the other tests' draws stay what they were */
+    struct dlasim_model *conv = load("op_pool_conv"), *fly = load("op_pool_fly");
+    size_t n = dlasim_model_input_size(conv);
+    assert_int_equal(dlasim_model_output_size(conv), C * H * W);
+    assert_int_equal(dlasim_model_output_size(fly), C * (H / 2) * (W / 2));
+    float *cal = malloc(CAL * n * sizeof(float));
+    float yc[C * H * W], yf[C * (H / 2) * (W / 2)], want[C * (H / 2) * (W / 2)];
+    assert_non_null(cal);
+    for (size_t i = 0; i < CAL * n; i++) {
+        cal[i] = urand();
+    }
+    char err[512];
+    struct dlasim_calib_options co = { DLASIM_CALIB_MINMAX, 0, 0, 0 };
+    struct dlasim_model *ms[2] = { conv, fly };
+    for (int i = 0; i < 2; i++) {
+        if (dlasim_model_calibrate(ms[i], cal, CAL, &co, err, sizeof err) ||
+            dlasim_model_compile(ms[i], "nv_small", err, sizeof err)) {
+            fail_msg("%s", err);
+        }
+    }
+    char *rep = dlasim_model_compile_report(fly);
+    if (!strstr(rep, "Conv+Relu+MaxPool") || !strstr(rep, "3 hw ops (MaxPool on the fly")) {
+        fail_msg("op_pool_fly: not pooled on the fly:\n%s", rep);
+    }
+    free(rep);
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
+    for (int r = 0; r < RUNS; r++) {
+        const float *x = cal + (size_t)r * n;
+        if (dlasim_model_run(conv, dev, x, yc, NULL, err, sizeof err) ||
+            dlasim_model_run(fly, dev, x, yf, NULL, err, sizeof err)) {
+            fail_msg("run: %s", err);
+        }
+        maxpool3s2(yc, want, C, H, W);
+        for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+            if (yf[i] != want[i]) {
+                fail_msg("input %d, output %zu: %g on the fly, %g pooled", r, i, yf[i], want[i]);
+            }
+        }
+    }
+    dlasim_destroy(dev);
+    dlasim_model_free(conv);
+    dlasim_model_free(fly);
+    free(cal);
+    rng = others;
 }
 
 static void test_models_take_turns_on_one_device(void **state)
@@ -254,7 +329,8 @@ OP_TEST(op_ring_restart, 0, "(2 of them CBUF weight-ring restarts)", "1 CBUF wei
  * Identity on initializers, Shape/Gather/Concat chains, HardSigmoid, Split, ReduceMean, Resize */
 OP_TEST(op_import_pass, 1, "view     Slice", "SDP      Mul", "PDP      GlobalAveragePool", "CPU      Resize")
 OP_TEST(tv_mobilenet_v3_small, 0, "SDP      HardSigmoid", "CONV+SDP Conv+HardSigmoid", "SDP      Mul", "CONV+SDP Gemm")
-OP_TEST(tv_shufflenet_v2, 1, "view     Slice", "PDP      GlobalAveragePool", "CONV+SDP Gemm")
+OP_TEST(tv_shufflenet_v2, 1, "view     Slice", "Conv+Relu+MaxPool", "Conv+Relu+GlobalAveragePool",
+        "CONV+SDP Gemm")
 OP_TEST(tv_densenet, 1, "SDP      BatchNormalization+Relu", "CONV+SDP Gemm")
 OP_TEST(tv_lraspp, 1, "CPU      Resize", "CONV+SDP Conv+HardSigmoid")
 OP_TEST(op_tanh, 1, "CPU      Tanh", "no SDP LUT")
@@ -531,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_op_clip),
         cmocka_unit_test(test_op_add_const),
         cmocka_unit_test(test_op_maxpool),
+        cmocka_unit_test(test_pool_on_the_fly_is_the_conv_pooled),
         cmocka_unit_test(test_op_avgpool),
         cmocka_unit_test(test_op_globalavgpool),
         cmocka_unit_test(test_op_flatten_gemm),

@@ -190,6 +190,21 @@ def main():
     save("bad_pad_huge", [helper.make_node("Pad", ["x", "pads"], ["y"], name="pad")],
          [f32("pads", [0, 0, 1e30, 1, 0, 0, 1, 1])])
     precision_models()
+    pool_pair_models()
+
+
+def pool_pair_models():
+    """A convolution + Relu with and without a 3x3/2 MaxPool after it, the
+    same weights (their own random generator): op_pool_fly pools on the fly
+    (SDP -> PDP); its output must be op_pool_conv's output max-pooled."""
+    r = np.random.default_rng(23)
+    wt = numpy_helper.from_array((r.standard_normal((16, 8, 3, 3)) * 0.3).astype(np.float32), "c0.w")
+    b = numpy_helper.from_array((r.standard_normal(16) * 0.1).astype(np.float32), "c0.b")
+    head = [helper.make_node("Conv", ["x", "c0.w", "c0.b"], ["c"], name="c0", pads=[1, 1, 1, 1])]
+    save("op_pool_conv", head + [helper.make_node("Relu", ["c"], ["y"], name="relu")], [wt, b])
+    save("op_pool_fly", head + [helper.make_node("Relu", ["c"], ["r"], name="relu"),
+                                helper.make_node("MaxPool", ["r"], ["y"], name="pool", kernel_shape=[3, 3],
+                                                 strides=[2, 2], pads=[1, 1, 1, 1])], [wt, b])
 
 
 def precision_models():

@@ -210,6 +210,7 @@ int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c, ui
     cube->c = c;
     cube->n = n;
     cube->data = NULL;
+    cube->atoms = NULL;
     if ((w && h && c && elems / w / h != c) || (n && elems * n / n != elems) ||
         elems * n > SIZE_MAX / sizeof(int32_t)) {
         return DLASIM_ERR_NOMEM;
@@ -219,12 +220,52 @@ int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c, ui
     return cube->data ? 0 : DLASIM_ERR_NOMEM;
 }
 
+int dla_cube_alloc_atoms(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c,
+                         uint32_t lanes)
+{
+    memset(cube, 0, sizeof *cube);
+    cube->w = w, cube->h = h, cube->c = c, cube->n = 1;
+    cube->atom_lanes = lanes;
+    uint64_t bytes = (uint64_t)w * h * c;
+    if (lanes == 0 || c % lanes || bytes > SIZE_MAX / 2) {
+        return DLASIM_ERR_NOMEM;
+    }
+    cube->atoms = malloc(bytes ? (size_t)bytes : 1);
+    return cube->atoms ? 0 : DLASIM_ERR_NOMEM;
+}
+
+int dla_cube_planes(struct dla_cube *cube)
+{
+    if (cube->data || !cube->atoms) {
+        return 0;
+    }
+    const size_t plane = (size_t)cube->w * cube->h, lanes = cube->atom_lanes;
+    const size_t n = plane * cube->c;
+    int32_t *d = malloc((n ? n : 1) * sizeof *d);
+    if (!d) {
+        return DLASIM_ERR_NOMEM;
+    }
+    for (size_t s = 0; s < cube->c / lanes; s++) {
+        const int8_t *a = cube->atoms + s * plane * lanes;
+        for (size_t l = 0; l < lanes; l++) {
+            int32_t *p = d + (s * lanes + l) * plane;
+            for (size_t j = 0; j < plane; j++) {
+                p[j] = a[j * lanes + l];
+            }
+        }
+    }
+    cube->data = d;
+    return 0;
+}
+
 void dla_cube_free(struct dla_cube *cube)
 {
     if (!cube->borrowed) {
         free(cube->data);
     }
+    free(cube->atoms);
     cube->data = NULL;
+    cube->atoms = NULL;
 }
 
 /* ---- memory (the DMA path is dma.c's) -------------------------------------------- */

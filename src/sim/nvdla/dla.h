@@ -219,8 +219,21 @@ struct dla_cube {
     /* non-NULL: CACC's values are not computed yet; the consumer (SDP)
      * takes them in bands of output rows or whole (dla_conv_band_*) */
     struct dla_conv_band *band;
+    /* non-NULL (data NULL): SDP's int8 output to PDP as the bytes SDP would
+     * write to memory, c / atom_lanes surfaces of h lines of w atoms of
+     * atom_lanes bytes; element (c, y, x) is the sign-extended byte
+     * atoms[((c / atom_lanes * h + y) * w + x) * atom_lanes + c % atom_lanes]
+     * (one batch).  dla_cube_alloc_atoms; dla_cube_planes makes data. */
+    int8_t *atoms;
+    uint32_t atom_lanes;
 };
 int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c, uint32_t n);
+/* A one-batch cube of int8 atoms (c a multiple of lanes). */
+int dla_cube_alloc_atoms(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c,
+                         uint32_t lanes);
+/* The planar int32 data of an atoms cube (made once; kept until
+ * dla_cube_free): 0 or DLASIM_ERR_NOMEM. */
+int dla_cube_planes(struct dla_cube *cube);
 /* Elements of one batch. */
 static inline size_t dla_cube_batch_elems(const struct dla_cube *cube)
 {

@@ -1566,7 +1566,7 @@ static void process_surface(const struct sdp_cfg *c, struct sdp_work *w, uint32_
  */
 static int atoms8_eligible(const struct sdp_cfg *c, const struct sdp_work *w)
 {
-    if (!c->flying || c->to_pdp || c->bpe != 1 || c->epa != 8 || c->eql || c->ew.en ||
+    if (!c->flying || c->bpe != 1 || c->epa != 8 || c->eql || c->ew.en ||
         c->x[0].en == c->x[1].en || !dla_lanes_avx2_up(c->isa)) {
         return 0;
     }
@@ -1677,12 +1677,16 @@ static int store_surface(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_
                          uint32_t surf, uint32_t b0, uint32_t b1, struct dla_cube *to_pdp,
                          struct sdp_stats *st, int packed)
 {
-    if (c->to_pdp) {
+    if (c->to_pdp && !to_pdp->atoms) {
         store_to_pdp(c, w, surf, to_pdp);
         return 0;
     }
     if (!packed) {
         pack_surface(c, w);
+    }
+    if (c->to_pdp) { /* the atoms it would write, to PDP */
+        memcpy(to_pdp->atoms + (size_t)surf * w->n_surf, w->raw, w->n_surf);
+        return 0;
     }
     if (!st->unequal) { /* one non-zero byte of the layer decides */
         st->unequal = dla_sdp_lanes_any_nonzero(w->raw, w->n_surf * c->bpe);
@@ -2942,7 +2946,11 @@ static int sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube 
         return rc;
     }
     if (c->to_pdp) {
-        rc = dla_cube_alloc(to_pdp, c->w, c->h, c->nsurf * c->epa, 1);
+        /* int8 goes to PDP as the atoms it would write to memory: PDP pools
+         * those bytes as it pools them from memory (pdp.c) */
+        rc = c->bpe == 1 && c->batches == 1
+                 ? dla_cube_alloc_atoms(to_pdp, c->w, c->h, c->nsurf * c->epa, c->epa)
+                 : dla_cube_alloc(to_pdp, c->w, c->h, c->nsurf * c->epa, 1);
         if (rc) {
             return dla_error(d, rc, "SDP: out of host memory for the cube sent to PDP");
         }
@@ -3001,6 +3009,11 @@ static int sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube 
                 const size_t ch0 = (size_t)s * c->epa;
                 const uint32_t real = in->c - ch0 < c->epa ? (uint32_t)(in->c - ch0) : c->epa;
                 const int32_t *planes = in->data + b * dla_cube_batch_elems(in) + ch0 * w.plane;
+                if (c->to_pdp) {
+                    surface_atoms8(c, &w, s, planes, real, 0, w.plane,
+                                   (uint8_t *)to_pdp->atoms + (size_t)s * w.n_surf, &st);
+                    continue;
+                }
                 if (atoms8_in_place(d, c, &w, s, b, planes, real, &st)) {
                     continue;
                 }
