@@ -1927,15 +1927,24 @@ static int pdp_run_bytes(struct dla_dev *d, const struct pdp_cfg *c, const struc
     const size_t line = (size_t)c->in_w * c->atom_bytes, out_bytes = (size_t)c->out_w * c->atom_bytes;
     const int is_max = c->method == PDP_MAX;
     int8_t *vline = (int8_t *)w->raw; /* one input line's bytes */
-    int8_t *out = (int8_t *)w->out;
-    for (uint32_t surf = 0; surf < c->surfaces; surf++) {
-        int rc = 0;
+    /* a surface's output lines, written in one call (one burst where the
+     * lines are contiguous: the per-line calls cost more than their bytes) */
+    const size_t n_lines = out_bytes * c->out_h;
+    int8_t *lines = malloc(n_lines ? n_lines : 1);
+    if (lines == NULL) {
+        return dla_error(d, DLASIM_ERR_NOMEM, "PDP: out of host memory for a %ux%u output surface",
+                         c->out_w, c->out_h);
+    }
+    int rc = 0;
+    for (uint32_t surf = 0; surf < c->surfaces && !rc; surf++) {
         const int8_t *src = in ? pdp_flying_line(c, in, surf, 0)
                                : (const int8_t *)pdp_ahead_line(d, c, surf, 0, w, &rc);
         if (rc || src == NULL) {
-            return rc ? rc : dla_error(d, DLASIM_ERR_MEM, "PDP: input surface %u not readable", surf);
+            rc = rc ? rc : dla_error(d, DLASIM_ERR_MEM, "PDP: input surface %u not readable", surf);
+            break;
         }
         for (uint32_t oy = 0; oy < c->out_h; oy++) {
+            int8_t *out = lines + (size_t)oy * out_bytes;
             int64_t a0 = (int64_t)oy * c->sh - c->pad_t, b0 = a0 + c->kh;
             uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
             uint32_t b = (uint32_t)(b0 > (int64_t)c->in_h ? (int64_t)c->in_h : b0);
@@ -1957,14 +1966,13 @@ static int pdp_run_bytes(struct dla_dev *d, const struct pdp_cfg *c, const struc
             {
                 pdp_bytes_cols(c, vline, out, is_max);
             }
-            uint64_t addr = c->dst_base + (uint64_t)oy * c->dst_line + (uint64_t)surf * c->dst_surf;
-            rc = dla_dma_write(d, c->dst_port, addr, out, out_bytes);
-            if (rc) {
-                return rc;
-            }
         }
+        rc = dla_dma_write_lines(d, c->dst_port, UINT64_MAX,
+                                 c->dst_base + (uint64_t)surf * c->dst_surf, c->dst_line, c->out_h,
+                                 out_bytes, lines);
     }
-    return 0;
+    free(lines);
+    return rc;
 }
 
 /* ---- layers the RTL never completes ------------------------------------------
