@@ -29,12 +29,9 @@ int dla_lanes_supported(enum dla_lanes_isa isa)
 
 enum dla_lanes_isa dla_lanes_best(void)
 {
-    return dla_lanes_supported(DLA_LANES_AVX2) ? DLA_LANES_AVX2 : DLA_LANES_GENERIC;
-}
-
-enum dla_lanes_isa dla_lanes_best_wide(void)
-{
-    return dla_lanes_supported(DLA_LANES_AVX512) ? DLA_LANES_AVX512 : dla_lanes_best();
+    return dla_lanes_supported(DLA_LANES_AVX512) ? DLA_LANES_AVX512
+           : dla_lanes_supported(DLA_LANES_AVX2) ? DLA_LANES_AVX2
+                                                 : DLA_LANES_GENERIC;
 }
 
 const char *dla_lanes_isa_name(enum dla_lanes_isa isa)

@@ -13,10 +13,9 @@
  *
  * DLA_LANES_AVX512 (avx512f/bw/vl/dq) has its own forms of the hottest SDP
  * loops only (16 int32 lanes a step, masked tails); every other loop given
- * it runs its AVX2 form.  Callers outside src/arith compare the variant
- * with DLA_LANES_AVX2 to pick their own AVX2 code, so dla_lanes_best()
- * still answers at most DLA_LANES_AVX2 and the SDP asks
- * dla_lanes_best_wide() instead.
+ * it runs its AVX2 form.  Callers with AVX2 code of their own ask
+ * dla_lanes_avx2_up(), never `== DLA_LANES_AVX2`, so every variant from
+ * AVX2 up takes it.
  */
 #ifndef DLASIM_ARITH_LANES_H
 #define DLASIM_ARITH_LANES_H
@@ -47,11 +46,8 @@ enum dla_lanes_isa {
 
 /* Can this CPU run the variant? */
 int dla_lanes_supported(enum dla_lanes_isa isa);
-/* The fastest variant this CPU runs, at most DLA_LANES_AVX2 (see above). */
+/* The fastest variant this CPU runs. */
 enum dla_lanes_isa dla_lanes_best(void);
-/* The fastest variant this CPU runs, DLA_LANES_AVX512 included: for the SDP
- * loops of sdp_lanes.h and atoms.h, which take every variant. */
-enum dla_lanes_isa dla_lanes_best_wide(void);
 /* Does the variant include AVX2 (a loop without a wider form runs its AVX2
  * one)? */
 static inline int dla_lanes_avx2_up(enum dla_lanes_isa isa)

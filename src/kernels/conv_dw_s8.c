@@ -1177,8 +1177,7 @@ int dla_conv_dw_s8_isa_supported(enum dla_dw_isa isa)
         return 1;
 #if defined(DLA_LANES_X86)
     case DLA_DW_AVX2:
-        /* the lanes' own check (not dla_lanes_best() == AVX2: a wider
-         * best ISA still has AVX2) */
+        /* the lanes' own check: a wider best ISA still has AVX2 */
         return dla_lanes_supported(DLA_LANES_AVX2);
     case DLA_DW_AVX512:
         return dw_has_avx512bw();

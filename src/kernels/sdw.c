@@ -78,7 +78,7 @@ static int sdw_best(void)
         return SDW_AVX512;
     }
 #endif
-    return dla_lanes_best() == DLA_LANES_AVX2 ? SDW_AVX2 : SDW_GENERIC;
+    return dla_lanes_avx2_up(dla_lanes_best()) ? SDW_AVX2 : SDW_GENERIC;
 }
 
 /* Below this many multiply-adds a layer stays on the calling thread

@@ -764,7 +764,7 @@ static void pdp_pack(const struct pdp_cfg *c, const int32_t *v, uint8_t *raw, si
     if (c->bits == 8) {
         size_t i = 0;
 #if defined(DLA_LANES_X86)
-        if (c->isa == DLA_LANES_AVX2) {
+        if (dla_lanes_avx2_up(c->isa)) {
             i = pdp_pack8_avx2(v, raw, n);
         }
 #endif
@@ -917,7 +917,7 @@ static void pdp_pool_column(const struct pdp_cfg *c, const struct pdp_split *s,
         const int32_t *r = w->ring + (size_t)(y % PDP_KERNEL_MAX) * w->ring_stride;
         size_t i0 = 0;
 #if defined(DLA_LANES_X86)
-        if (c->isa == DLA_LANES_AVX2 && c->method != PDP_AVE) {
+        if (dla_lanes_avx2_up(c->isa) && c->method != PDP_AVE) {
             i0 = pdp_minmax_avx2(acc, r, n, c->method == PDP_MAX);
         }
 #endif
@@ -1951,7 +1951,7 @@ static int pdp_run_bytes(struct dla_dev *d, const struct pdp_cfg *c, const struc
             memcpy(vline, src + (size_t)a * line, line);
             for (uint32_t y = a + 1; y < b; y++) {
 #if defined(DLA_LANES_X86)
-                if (c->isa == DLA_LANES_AVX2) {
+                if (dla_lanes_avx2_up(c->isa)) {
                     pdp_bytes_rows_avx2(vline, src + (size_t)y * line, line, is_max);
                     continue;
                 }
@@ -1959,7 +1959,7 @@ static int pdp_run_bytes(struct dla_dev *d, const struct pdp_cfg *c, const struc
                 pdp_bytes_rows(vline, src + (size_t)y * line, line, is_max);
             }
 #if defined(DLA_LANES_X86)
-            if (c->isa == DLA_LANES_AVX2) {
+            if (dla_lanes_avx2_up(c->isa)) {
                 pdp_bytes_cols_avx2(c, vline, out, is_max);
             } else
 #endif

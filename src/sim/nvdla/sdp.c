@@ -650,7 +650,7 @@ static void prepare_lane_x(const struct sdp_x_cfg *x, struct sdp_lane_x_cfg *l, 
 
 static void prepare_lanes(struct sdp_cfg *c)
 {
-    c->isa = dla_lanes_best_wide();
+    c->isa = dla_lanes_best();
     for (int k = 0; k < 2; k++) {
         prepare_lane_x(&c->x[k], &c->lane_x[k], &c->reg_op[2 * k], &c->reg_op[2 * k + 1]);
     }

@@ -348,7 +348,7 @@ RK_SHIFT_SAT_FN(shift_sat_avx2, DLA_LANES_AVX2_ATTR)
 static void shift_sat(int32_t *v, size_t n, unsigned sh, int half_up, int32_t lo, int32_t hi)
 {
 #if defined(DLA_LANES_X86)
-    if (dla_lanes_best() == DLA_LANES_AVX2) {
+    if (dla_lanes_avx2_up(dla_lanes_best())) {
         shift_sat_avx2(v, n, sh, half_up, lo, hi);
         return;
     }
