@@ -65,6 +65,17 @@ int dlc_add_address(struct dlasim_model *m, uint64_t size)
     return m->n_addrs++;
 }
 
+void dlc_buf_layout(const struct dlasim_model *m, uint32_t c, uint32_t h, uint32_t w,
+                    struct dlc_buf *b)
+{
+    memset(b, 0, sizeof *b);
+    b->c = c, b->h = h, b->w = w;
+    b->line = w * m->hw.atom_m;
+    b->surf = b->line * h;
+    b->size = (uint32_t)dlasim_conv_cube_bytes(&m->hw, w, h, c, 0, 0);
+    b->addr_index = -1;
+}
+
 int dlc_materialize(struct dlasim_model *m, int t)
 {
     struct dlc_buf *b = &m->buf[t];
@@ -76,10 +87,7 @@ int dlc_materialize(struct dlasim_model *m, int t)
     if (c > 65535 || h > 65535 || w > 65535) {
         return DLASIM_ERR_UNSUPPORTED;
     }
-    b->c = (uint32_t)c, b->h = (uint32_t)h, b->w = (uint32_t)w;
-    b->line = b->w * m->hw.atom_m;
-    b->surf = b->line * b->h;
-    b->size = (uint32_t)dlasim_conv_cube_bytes(&m->hw, b->w, b->h, b->c, 0, 0);
+    dlc_buf_layout(m, (uint32_t)c, (uint32_t)h, (uint32_t)w, b);
     int a = dlc_add_address(m, b->size);
     if (a < 0) {
         return a;

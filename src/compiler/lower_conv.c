@@ -105,12 +105,11 @@ static void fuse_pool(struct dlasim_model *m, struct dlc_layer *L)
     const struct dlc_tensor *x = &g->t[L->out_tensor];
     if ((p->op != DLC_OP_MAXPOOL && p->op != DLC_OP_AVGPOOL && p->op != DLC_OP_GAP) ||
         p->in[0] != L->out_tensor || x->rank != 4 ||
-        (p->op == DLC_OP_GAP && (x->dims[2] > 8 || x->dims[3] > 8)) ||
+        !dlc_pool_is_one_op(p, (uint32_t)x->dims[2], (uint32_t)x->dims[3]) ||
         dlc_pool_refusal(m, p, x->zero) != NULL || !single_op_pair(m, nd)) {
         return;
     }
-    struct dlc_tensor *y = &g->t[p->out];
-    y->scale = x->scale, y->amax = x->amax, y->zero = x->zero; /* as pool_take */
+    dlc_pool_keeps_scale(g, p, L->out_tensor);
     L->fused[L->n_fused++] = r;
     L->pool = L->n_fused;
     L->out_tensor = p->out;
@@ -175,22 +174,33 @@ static void block_desc(const struct dlasim_model *m, const struct dlc_node *nd,
     *out = d;
 }
 
-/* The planner's dry run on the largest block the convolution runs as. */
-static const char *plan_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
-                                const struct dlc_buf *b, char *why, size_t n)
+/* The planner's dry run on the largest block the convolution runs as: its
+ * bands (hardware layers), or -1 with the planner's reason in perr. */
+static long plan_bands(const struct dlasim_model *m, const struct dlc_node *nd,
+                       const struct dlc_buf *b, char *perr, size_t n)
 {
     struct dlasim_conv_desc d;
     block_desc(m, nd, b, &d);
     struct dlasim_conv_plan plan;
+    if (dlasim_conv_plan(&m->hw, &d, &plan, perr, n)) {
+        return -1;
+    }
+    long bands = (long)plan.n_layers;
+    dlasim_conv_plan_free(&plan);
+    return bands;
+}
+
+static const char *plan_refusal(const struct dlasim_model *m, const struct dlc_node *nd,
+                                const struct dlc_buf *b, char *why, size_t n)
+{
     char perr[160] = "";
-    if (dlasim_conv_plan(&m->hw, &d, &plan, perr, sizeof perr)) {
+    if (plan_bands(m, nd, b, perr, sizeof perr) < 0) {
         snprintf(why, n, "the convolution planner refuses it: %s%s", perr,
                  strstr(perr, "one group of") ? " (a split along the input channels would need "
                  "its INT32 partial sums added before the SDP's requantization, which the SDP "
                  "cannot read back exactly)" : "");
         return why;
     }
-    dlasim_conv_plan_free(&plan);
     return NULL;
 }
 
@@ -203,16 +213,8 @@ static int single_op_pair(const struct dlasim_model *m, const struct dlc_node *n
     if (groups_per_block(m, nd, b->c, w->dims[0]) < (nd->group > 1 ? nd->group : 1)) {
         return 0;
     }
-    struct dlasim_conv_desc d;
-    block_desc(m, nd, b, &d);
-    struct dlasim_conv_plan plan;
     char perr[160] = "";
-    if (dlasim_conv_plan(&m->hw, &d, &plan, perr, sizeof perr)) {
-        return 0;
-    }
-    int one = plan.n_layers == 1;
-    dlasim_conv_plan_free(&plan);
-    return one;
+    return plan_bands(m, nd, b, perr, sizeof perr) == 1;
 }
 
 /* A Gemm / MatMul as one convolution whose kernel is the whole input cube:
@@ -1044,12 +1046,7 @@ static int emit_conv(struct dlasim_model *m, struct dlc_layer *L, struct opvec *
     const struct dlc_buf *out = &m->buf[L->out_tensor];
     if (L->pool) {
         const struct dlc_tensor *y = &m->g.t[nd->out];
-        memset(&pre, 0, sizeof pre);
-        pre.c = (uint32_t)y->dims[1], pre.h = (uint32_t)y->dims[2], pre.w = (uint32_t)y->dims[3];
-        pre.line = pre.w * m->hw.atom_m;
-        pre.surf = pre.line * pre.h;
-        pre.size = (uint32_t)dlasim_conv_cube_bytes(&m->hw, pre.w, pre.h, pre.c, 0, 0);
-        pre.addr_index = -1;
+        dlc_buf_layout(m, (uint32_t)y->dims[1], (uint32_t)y->dims[2], (uint32_t)y->dims[3], &pre);
         out = &pre;
     }
     L->macs = 0;

@@ -47,6 +47,10 @@ extern const struct dlc_rule dlc_rule_pool;        /* lower_pool.c: pooling */
 #define DLC_DEV_LIMIT 0xfff00000ull
 int dlc_add_address(struct dlasim_model *m, uint64_t size); /* index, or < 0 status */
 int dlc_materialize(struct dlasim_model *m, int t);         /* 0, or < 0 status */
+/* The packed feature layout of a c x h x w cube (line, surface, size; no
+ * address yet: addr_index -1), as dlc_materialize lays tensors out. */
+void dlc_buf_layout(const struct dlasim_model *m, uint32_t c, uint32_t h, uint32_t w,
+                    struct dlc_buf *b);
 int dlc_add_blob(struct dlasim_model *m, size_t len);       /* index, or < 0 status */
 int dlc_new_op(struct opvec *v, uint8_t type);              /* index, or < 0 status */
 struct dlasim_rt_cube dlc_cube(const struct dlc_buf *b, uint16_t type);
@@ -73,6 +77,11 @@ static inline const struct dlc_buf *dlc_stored_buf(const struct dlasim_model *m,
  * (DLASIM_RT_MEM_HW): 0, DLASIM_ERR_UNSUPPORTED (padding the output size
  * needs beyond 7) or DLASIM_ERR_NOMEM. */
 const char *dlc_pool_refusal(const struct dlasim_model *m, const struct dlc_node *nd, int zero);
+/* Pooling node nd is one PDP operation on an in_h x in_w input (a global
+ * pooling above 8x8 is two). */
+int dlc_pool_is_one_op(const struct dlc_node *nd, uint32_t in_h, uint32_t in_w);
+/* Pooling node nd's output takes the scale, range and zero point of tensor `in`. */
+void dlc_pool_keeps_scale(struct dlc_graph *g, const struct dlc_node *nd, int in);
 int dlc_pool_op(struct opvec *v, const struct dlc_node *nd, const struct dlc_buf *bx,
                 const struct dlc_buf *by, uint16_t src_type);
 

@@ -88,15 +88,20 @@ static const char *pool_refusal(const struct dlasim_model *m, const struct dlc_n
     return dlc_pool_refusal(m, nd, m->g.t[m->store[nd->in[0]]].zero);
 }
 
+void dlc_pool_keeps_scale(struct dlc_graph *g, const struct dlc_node *nd, int in)
+{
+    g->t[nd->out].scale = g->t[in].scale;
+    g->t[nd->out].amax = g->t[in].amax;
+    g->t[nd->out].zero = g->t[in].zero; /* max commutes with the offset */
+}
+
 /* Pooling keeps the scale of its input. */
 static void pool_take(struct dlasim_model *m, struct dlc_layer *L, char *fused)
 {
     struct dlc_graph *g = &m->g;
     const struct dlc_node *nd = &g->nodes[L->node];
     (void)fused;
-    g->t[nd->out].scale = g->t[m->store[nd->in[0]]].scale;
-    g->t[nd->out].amax = g->t[m->store[nd->in[0]]].amax;
-    g->t[nd->out].zero = g->t[m->store[nd->in[0]]].zero; /* max commutes with the offset */
+    dlc_pool_keeps_scale(g, nd, m->store[nd->in[0]]);
     L->in_scale = L->out_scale = g->t[L->out_tensor].scale;
 }
 
@@ -133,25 +138,28 @@ static int pdp_op(struct opvec *v, const struct dlc_buf *bx, const struct dlc_bu
     return 0;
 }
 
-/* A global pooling over more than 8x8: tiles into an intermediate cube, then the rest. */
+/* A global (average) pooling over more than 8x8: tiles into an intermediate
+ * cube, then the rest. */
 static int global_pool_split(struct dlasim_model *m, struct opvec *v, const struct dlc_buf *bx,
-                             const struct dlc_buf *by, int mode)
+                             const struct dlc_buf *by)
 {
     uint32_t th = 1, tw = 1;
     tile_split(bx->h, &th);
     tile_split(bx->w, &tw);
-    struct dlc_buf mid = *bx;
-    mid.h = bx->h / th, mid.w = bx->w / tw;
-    mid.line = mid.w * m->hw.atom_m;
-    mid.surf = mid.line * mid.h;
-    mid.size = (uint32_t)dlasim_conv_cube_bytes(&m->hw, mid.w, mid.h, mid.c, 0, 0);
+    struct dlc_buf mid;
+    dlc_buf_layout(m, bx->c, bx->h / th, bx->w / tw, &mid);
     int a = dlc_add_address(m, mid.size);
     if (a < 0) {
         return a;
     }
     mid.addr_index = (int16_t)a;
-    int rc = pdp_op(v, bx, &mid, mode, (int)th, (int)tw, (int)th, (int)tw, 0, 0, DLASIM_RT_MEM_MC);
-    return rc ? rc : pdp_op(v, &mid, by, mode, (int)mid.h, (int)mid.w, 1, 1, 0, 0, DLASIM_RT_MEM_MC);
+    int rc = pdp_op(v, bx, &mid, 0, (int)th, (int)tw, (int)th, (int)tw, 0, 0, DLASIM_RT_MEM_MC);
+    return rc ? rc : pdp_op(v, &mid, by, 0, (int)mid.h, (int)mid.w, 1, 1, 0, 0, DLASIM_RT_MEM_MC);
+}
+
+int dlc_pool_is_one_op(const struct dlc_node *nd, uint32_t in_h, uint32_t in_w)
+{
+    return nd->op != DLC_OP_GAP || (in_h <= 8 && in_w <= 8);
 }
 
 int dlc_pool_op(struct opvec *v, const struct dlc_node *nd, const struct dlc_buf *bx,
@@ -172,8 +180,8 @@ static int emit_pdp(struct dlasim_model *m, struct dlc_layer *L, struct opvec *v
     const struct dlc_buf *bx = dlc_stored_buf(m, L->in_tensor);
     const struct dlc_buf *by = &m->buf[L->out_tensor];
     int rc;
-    if (nd->op == DLC_OP_GAP && (bx->h > 8 || bx->w > 8)) {
-        rc = global_pool_split(m, v, bx, by, nd->op == DLC_OP_MAXPOOL);
+    if (!dlc_pool_is_one_op(nd, bx->h, bx->w)) {
+        rc = global_pool_split(m, v, bx, by);
         L->n_hw_ops = 2;
     } else {
         rc = dlc_pool_op(v, nd, bx, by, DLASIM_RT_MEM_MC);

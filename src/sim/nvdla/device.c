@@ -226,8 +226,8 @@ int dla_cube_alloc_atoms(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t
     memset(cube, 0, sizeof *cube);
     cube->w = w, cube->h = h, cube->c = c, cube->n = 1;
     cube->atom_lanes = lanes;
-    uint64_t bytes = (uint64_t)w * h * c;
-    if (lanes == 0 || c % lanes || bytes > SIZE_MAX / 2) {
+    uint64_t bytes = (uint64_t)w * h * c; /* < 2^39: 13-bit sizes (cube registers) */
+    if (lanes == 0 || c % lanes || bytes != (size_t)bytes) {
         return DLASIM_ERR_NOMEM;
     }
     cube->atoms = malloc(bytes ? (size_t)bytes : 1);

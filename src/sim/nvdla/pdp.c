@@ -805,12 +805,8 @@ static int pdp_fetch_line(struct dla_dev *d, const struct pdp_cfg *c, const stru
         return 0;
     }
     if (in->atoms) { /* SDP's int8 atoms (dla_pdp_execute made sure B = 8, same lanes) */
-        if (surf < in->c / in->atom_lanes) {
-            pdp_unpack8((const uint8_t *)pdp_flying_line(c, in, surf, y) +
-                            (size_t)s->in_x0 * c->lanes, w->line, n);
-        } else {
-            memset(w->line, 0, n * sizeof *w->line); /* lanes past SDP's channels */
-        }
+        pdp_unpack8((const uint8_t *)pdp_flying_line(c, in, surf, y) + (size_t)s->in_x0 * c->lanes,
+                    w->line, n);
         return 0;
     }
     /* On the fly: SDP's cube holds int32 values; PDP receives their low B bits. */
@@ -1894,12 +1890,17 @@ static void pdp_bytes_cols(const struct pdp_cfg *c, const int8_t *v, int8_t *out
     }
 }
 
+/* Max or min of 8-bit atoms without a width split: the layer pools bytes. */
+static int pdp_pools_bytes(const struct pdp_cfg *c)
+{
+    return c->bits == 8 && c->method != PDP_AVE && c->nsplit == 1 && c->atom_bytes % 8 == 0;
+}
+
 /* Whether the layer can pool its memory bytes directly (see above): every
  * surface's burst read cannot fail, so no line-by-line fallback is needed. */
 static int pdp_bytes_eligible(struct dla_dev *d, const struct pdp_cfg *c, const struct pdp_work *w)
 {
-    if (w->surf == NULL || c->bits != 8 || c->method == PDP_AVE || c->nsplit != 1 ||
-        c->atom_bytes % 8 != 0) {
+    if (w->surf == NULL || !pdp_pools_bytes(c)) {
         return 0;
     }
     const size_t bytes = (size_t)c->in_w * c->atom_bytes * c->in_h;
@@ -1909,14 +1910,6 @@ static int pdp_bytes_eligible(struct dla_dev *d, const struct pdp_cfg *c, const 
         }
     }
     return 1;
-}
-
-/* An on-the-fly layer whose int8 atoms from SDP PDP can pool as bytes
- * (as pdp_bytes_eligible: max or min of 8-bit atoms, no split). */
-static int pdp_flying_bytes_eligible(const struct pdp_cfg *c, const struct dla_cube *in)
-{
-    return in->atoms && c->bits == 8 && c->method != PDP_AVE && c->nsplit == 1 &&
-           c->atom_bytes % 8 == 0 && c->surfaces <= in->c / in->atom_lanes;
 }
 
 /* Max or min pooling of 8-bit atoms, surface by surface, from memory (the
@@ -2381,8 +2374,8 @@ int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
     int flush = pdp_overstated_right(c) || pdp_bottom_surplus(c) ||
                 c2d_lastline_extra(c, &last_out) > 0;
     rc = flush ? pdp_run_flush(d, c, in, &w, &beats_in)
-         : in ? (pdp_flying_bytes_eligible(c, in) ? pdp_run_bytes(d, c, in, &w)
-                                                  : pdp_run(d, c, in, &w))
+         : in ? (in->atoms && pdp_pools_bytes(c) ? pdp_run_bytes(d, c, in, &w)
+                                                 : pdp_run(d, c, in, &w))
          : pdp_bytes_eligible(d, c, &w) ? pdp_run_bytes(d, c, NULL, &w)
                                         : pdp_run(d, c, NULL, &w);
     if (!rc) {

@@ -2948,7 +2948,7 @@ static int sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube 
     if (c->to_pdp) {
         /* int8 goes to PDP as the atoms it would write to memory: PDP pools
          * those bytes as it pools them from memory (pdp.c) */
-        rc = c->bpe == 1 && c->batches == 1
+        rc = c->bpe == 1 /* (to PDP: one batch, sdp_decode) */
                  ? dla_cube_alloc_atoms(to_pdp, c->w, c->h, c->nsurf * c->epa, c->epa)
                  : dla_cube_alloc(to_pdp, c->w, c->h, c->nsurf * c->epa, 1);
         if (rc) {
