@@ -295,16 +295,17 @@ static void pack_line(const struct dlc_buf *b, uint32_t m, const float *x, uint3
 {
     const size_t plane = (size_t)b->w * b->h;
     memset(row, 0, bytes);
-    int8_t q[IO_SEG];
+    int8_t q[8][IO_SEG];
     for (uint32_t x0 = 0; x0 < b->w; x0 += IO_SEG) {
         unsigned seg = b->w - x0 < IO_SEG ? b->w - x0 : IO_SEG;
         uint8_t *px = row + (size_t)x0 * m;
-        for (uint32_t i = 0; i < n; i++) {
-            const float *src = x + (size_t)(c0 + i) * plane + (size_t)y * b->w + x0;
-            *bad |= dlc_quantize_s8(src, q, seg, qz->inv, qz->zero);
-            for (unsigned k = 0; k < seg; k++) {
-                px[(size_t)k * m + i] = (uint8_t)q[k];
+        for (uint32_t i0 = 0; i0 < n; i0 += 8) { /* eight channels of an atom at a time */
+            const unsigned k = n - i0 < 8 ? n - i0 : 8;
+            for (unsigned i = 0; i < k; i++) {
+                const float *src = x + (size_t)(c0 + i0 + i) * plane + (size_t)y * b->w + x0;
+                *bad |= dlc_quantize_s8(src, q[i], seg, qz->inv, qz->zero);
             }
+            dlc_rows_to_atoms(&q[0][0], IO_SEG, k, seg, m, px + i0);
         }
     }
 }

@@ -103,3 +103,61 @@ int dlc_quantize_s8(const float *x, int8_t *q, size_t n, float inv, int zero)
 #endif
     return bad | quantize_scalar(x + i, q + i, n - i, inv, zero);
 }
+
+#if defined(__SSE2__)
+/* Sixteen pixels of eight channel rows (r[i], rows n.. read as zeros) into
+ * sixteen 8-byte atom parts at dst, `atom` bytes apart: three rounds of
+ * interleaves turn rows into per-pixel channel octets. */
+static void octets16(const int8_t *const r[8], unsigned n, size_t atom, uint8_t *dst)
+{
+    __m128i v[8];
+    for (unsigned i = 0; i < 8; i++) {
+        v[i] = i < n ? _mm_loadu_si128((const __m128i *)(const void *)r[i]) : _mm_setzero_si128();
+    }
+    __m128i a[8], b[8];
+    for (unsigned i = 0; i < 4; i++) { /* byte pairs (channels 2i, 2i+1) */
+        a[2 * i] = _mm_unpacklo_epi8(v[2 * i], v[2 * i + 1]);     /* pixels 0-7 */
+        a[2 * i + 1] = _mm_unpackhi_epi8(v[2 * i], v[2 * i + 1]); /* pixels 8-15 */
+    }
+    for (unsigned h = 0; h < 2; h++) { /* channel quads, pixel halves h */
+        b[4 * h] = _mm_unpacklo_epi16(a[h], a[2 + h]);         /* ch 0-3, px 0-3 (+8h) */
+        b[4 * h + 1] = _mm_unpackhi_epi16(a[h], a[2 + h]);     /* ch 0-3, px 4-7 */
+        b[4 * h + 2] = _mm_unpacklo_epi16(a[4 + h], a[6 + h]); /* ch 4-7, px 0-3 */
+        b[4 * h + 3] = _mm_unpackhi_epi16(a[4 + h], a[6 + h]); /* ch 4-7, px 4-7 */
+    }
+    for (unsigned q = 0; q < 4; q++) { /* four pixels a group: px 4q .. 4q + 3 */
+        const unsigned h = q / 2, half = q % 2;
+        __m128i lo = b[4 * h + half], hi = b[4 * h + 2 + half];
+        __m128i p01 = _mm_unpacklo_epi32(lo, hi), p23 = _mm_unpackhi_epi32(lo, hi);
+        uint8_t *d = dst + (size_t)(4 * q) * atom;
+        _mm_storel_epi64((__m128i *)(void *)d, p01);
+        _mm_storel_epi64((__m128i *)(void *)(d + atom), _mm_unpackhi_epi64(p01, p01));
+        _mm_storel_epi64((__m128i *)(void *)(d + 2 * atom), p23);
+        _mm_storel_epi64((__m128i *)(void *)(d + 3 * atom), _mm_unpackhi_epi64(p23, p23));
+    }
+}
+#endif
+
+void dlc_rows_to_atoms(const int8_t *rows, size_t row_stride, unsigned n, size_t w, size_t atom,
+                       uint8_t *dst)
+{
+    size_t x = 0;
+#if defined(__SSE2__)
+    if (atom >= 8) {
+        const int8_t *r[8];
+        for (; x + 16 <= w; x += 16) {
+            for (unsigned i = 0; i < n; i++) {
+                r[i] = rows + i * row_stride + x;
+            }
+            octets16(r, n, atom, dst + x * atom);
+        }
+    }
+#endif
+    const unsigned part = atom < 8 ? (unsigned)atom : 8u;
+    for (; x < w; x++) {
+        for (unsigned i = 0; i < part; i++) {
+            dst[x * atom + i] = i < n ? (uint8_t)rows[i * row_stride + x] : 0;
+        }
+    }
+}
+

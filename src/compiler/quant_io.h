@@ -16,6 +16,14 @@
  * not meaningful). */
 int dlc_quantize_s8(const float *x, int8_t *q, size_t n, float inv, int zero);
 
+/* Channel rows into atoms: dst[x * atom + i] = rows[i * row_stride + x]
+ * for channels i < n (n <= 8) and pixels x < w, 0 for n <= i < 8; an
+ * atom's bytes past its first 8 are left as they are.  The input's feature layout (an atom holds a pixel's
+ * channels) from per-channel rows, eight channels of sixteen pixels a
+ * transpose where the CPU has SSE2. */
+void dlc_rows_to_atoms(const int8_t *rows, size_t row_stride, unsigned n, size_t w, size_t atom,
+                       uint8_t *dst);
+
 /* The index of the first NaN or infinite value of x[0, n); -1 if none. */
 int64_t dlc_first_nonfinite(const float *x, size_t n);
 

@@ -5,7 +5,8 @@
  * from zero, saturation to [-128, 127] -- on values at and beside every
  * rounding boundary, beyond saturation, signed zeros, subnormals and random
  * bit patterns, at every length and offset around the 16-lane blocks; NaN
- * and infinities found wherever they sit.
+ * and infinities found wherever they sit.  Channel rows placed into atoms
+ * (dlc_rows_to_atoms) against the byte-by-byte placement.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -121,11 +122,42 @@ static void test_nonfinite_found(void **state)
     assert_int_equal(q[1], -128);
 }
 
+/* Every channel count up to 8, widths around the 16-pixel transposes,
+ * atoms of 8 and 32 bytes: a pixel's first 8 bytes are its n channels'
+ * then zeros, the atom's other bytes untouched. */
+static void test_rows_to_atoms_places_each_byte(void **state)
+{
+    (void)state;
+    uint64_t rng = 7;
+    int8_t rows[8 * 80];
+    uint8_t got[80 * 32], want[80 * 32];
+    for (size_t i = 0; i < sizeof rows; i++) {
+        rows[i] = (int8_t)splitmix64_next(&rng);
+    }
+    static const size_t atoms[] = { 8, 32 };
+    for (size_t a = 0; a < 2; a++) {
+        for (unsigned n = 1; n <= 8; n++) {
+            for (size_t w = 0; w <= 70; w++) {
+                memset(got, 0xa5, sizeof got);
+                memset(want, 0xa5, sizeof want);
+                for (size_t x = 0; x < w; x++) {
+                    for (unsigned i = 0; i < 8; i++) {
+                        want[x * atoms[a] + i] = i < n ? (uint8_t)rows[i * 80 + x] : 0;
+                    }
+                }
+                dlc_rows_to_atoms(rows, 80, n, w, atoms[a], got);
+                assert_memory_equal(got, want, sizeof got);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_codes_match_reference),
         cmocka_unit_test(test_nonfinite_found),
+        cmocka_unit_test(test_rows_to_atoms_places_each_byte),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
