@@ -1013,42 +1013,50 @@ atoms8_pass(const struct xcvt_k *k, const struct xcvt_op o[8], const int32_t *sr
     return (uint32_t)hsum8(cnt);
 }
 
+/*
+ * atoms8's dispatch, one per instruction set: a pass compiled for each
+ * form the converter takes (XCVT_EACH_FORM, with and without saturation
+ * counting) and, with eight real channels, the hot forms without the
+ * channel test.  NAME(K, OP) is the dispatcher over PASS.
+ */
 #define ATOMS8_FORM(f)                                                                    \
     case f:                                                                               \
-        return atoms8_pass(k, o, src, plane, real, j0, j1, dst, lo, hi, f);              \
+        return ATOMS8_PASS(k, o, src, plane, real, j0, j1, dst, lo, hi, f);               \
     case (f) | XCVT_NOSAT:                                                                \
-        return atoms8_pass(k, o, src, plane, real, j0, j1, dst, lo, hi, (f) | XCVT_NOSAT)
+        return ATOMS8_PASS(k, o, src, plane, real, j0, j1, dst, lo, hi, (f) | XCVT_NOSAT)
 
 #define ATOMS8_FORM8(f)                                                                   \
     case f:                                                                               \
-        return atoms8_pass(k, o, src, plane, 8, j0, j1, dst, lo, hi, f)
+        return ATOMS8_PASS(k, o, src, plane, 8, j0, j1, dst, lo, hi, f)
 
-DLA_LANES_AVX2_ATTR static __attribute__((noinline)) uint32_t
-atoms8_any(const struct xcvt_k *k, const struct xcvt_op o[8], const int32_t *src, size_t plane,
-           unsigned real, size_t j0,
-           size_t j1, uint8_t *dst, int32_t *lo, int32_t *hi, int form)
-{
-    if (real == 8) { /* eight real channels: no channel test in the loop (the hot forms) */
-        switch (form) {
-            ATOMS8_FORM8(XCVT_RELU | XCVT_CID | XCVT_XS | XCVT_NOSAT);
-            ATOMS8_FORM8(XCVT_CID | XCVT_XS | XCVT_NOSAT);
-        default:
-            break;
-        }
+#define ATOMS8_DISPATCH(ATTR, NAME, K, OP)                                                \
+    ATTR static __attribute__((noinline)) uint32_t NAME(                                  \
+        const K *k, const OP o[8], const int32_t *src, size_t plane, unsigned real,       \
+        size_t j0, size_t j1, uint8_t *dst, int32_t *lo, int32_t *hi, int form)           \
+    {                                                                                     \
+        if (real == 8) { /* eight real channels: no channel test in the loop */          \
+            switch (form) {                                                               \
+                ATOMS8_FORM8(XCVT_RELU | XCVT_CID | XCVT_XS | XCVT_NOSAT);                \
+                ATOMS8_FORM8(XCVT_CID | XCVT_XS | XCVT_NOSAT);                            \
+            default:                                                                      \
+                break;                                                                    \
+            }                                                                             \
+        }                                                                                 \
+        switch (form) {                                                                   \
+            XCVT_EACH_FORM(ATOMS8_FORM);                                                  \
+            /* ReLU after a convolution's requantisation (MobileNetV2's most) */         \
+            ATOMS8_FORM(XCVT_RELU | XCVT_CID | XCVT_XS);                                  \
+            ATOMS8_FORM(XCVT_RELU | XCVT_CID);                                            \
+        default:                                                                          \
+            *lo = INT32_MIN; /* not reached; a range no layer is exact on */              \
+            *hi = INT32_MAX;                                                              \
+            return 0;                                                                     \
+        }                                                                                 \
     }
-    switch (form) {
-        XCVT_EACH_FORM(ATOMS8_FORM);
-        /* ReLU after a convolution's requantisation (MobileNetV2's most) */
-        ATOMS8_FORM(XCVT_RELU | XCVT_CID | XCVT_XS);
-        ATOMS8_FORM(XCVT_RELU | XCVT_CID);
-    default:
-        *lo = INT32_MIN; /* not reached; a range no layer is exact on */
-        *hi = INT32_MAX;
-        return 0;
-    }
-}
-#undef ATOMS8_FORM
-#undef ATOMS8_FORM8
+
+#define ATOMS8_PASS atoms8_pass
+ATOMS8_DISPATCH(DLA_LANES_AVX2_ATTR, atoms8_any, struct xcvt_k, struct xcvt_op)
+#undef ATOMS8_PASS
 
 /* Whether every channel is exact on its own inputs' range: the pass
  * computes each lane with its channel's operands only, so when the range of
@@ -1135,34 +1143,47 @@ static int atoms8_takes(const struct sdp_lane_cvt *c, unsigned real, size_t j0, 
     return j1 > j0 && c->narrow_ok && c->narrow.lo == -128 && c->narrow.hi == 127 && real <= 8;
 }
 
-DLA_LANES_AVX2_ATTR static int atoms8_avx2(const struct sdp_lane_x_cfg *p,
-                                           const struct sdp_lane_cvt *c, const int32_t *src,
-                                           size_t plane, unsigned real, size_t j0, size_t j1,
-                                           const int32_t av[8], const int32_t mv[8],
-                                           uint8_t *dst, uint32_t *sat)
-{
-    if (!atoms8_takes(c, real, j0, j1)) {
-        return 0;
+/*
+ * atoms8 on one instruction set: the layer's constants in k, each
+ * channel's operands in o, a pass without saturation counting, then the
+ * verdict on the range it saw (atoms8_verdict): kept, run again counting,
+ * or refused (0: the caller converts channel by channel).
+ */
+#define ATOMS8_ENTRY(ATTR, NAME, K, OP, K_INIT, OP_INIT, ANY)                              \
+    ATTR static int NAME(const struct sdp_lane_x_cfg *p, const struct sdp_lane_cvt *c,      \
+                         const int32_t *src, size_t plane, unsigned real, size_t j0,        \
+                         size_t j1, const int32_t av[8], const int32_t mv[8], uint8_t *dst, \
+                         uint32_t *sat)                                                     \
+    {                                                                                       \
+        if (!atoms8_takes(c, real, j0, j1)) {                                               \
+            return 0;                                                                       \
+        }                                                                                   \
+        K k;                                                                                \
+        OP o[8];                                                                            \
+        int32_t lo, hi;                                                                     \
+        K_INIT(&k, p, &c->narrow, av, mv);                                                  \
+        for (unsigned l = 0; l < 8; l++) {                                                  \
+            OP_INIT(&o[l], p, av[l], mv[l]);                                                \
+        }                                                                                   \
+        const int form = atoms8_form(p, &c->narrow);                                        \
+        uint32_t s = ANY(&k, o, src, plane, real, j0, j1, dst, &lo, &hi, form | XCVT_NOSAT); \
+        const int verdict = atoms8_verdict(p, c, src, plane, real, j0, j1, av, mv, lo, hi); \
+        if (verdict == 0) {                                                                 \
+            return 0;                                                                       \
+        }                                                                                   \
+        if (verdict == 2) { /* saturation not ruled out: count it */                       \
+            s = ANY(&k, o, src, plane, real, j0, j1, dst, &lo, &hi, form);                  \
+        }                                                                                   \
+        *sat = s;                                                                           \
+        return 1;                                                                           \
     }
-    struct xcvt_k k; /* the layer's constants, each channel's operands in o */
-    struct xcvt_op o[8];
-    int32_t lo, hi;
-    xcvt_k_init(&k, p, &c->narrow, av[0], mv[0]);
-    for (unsigned l = 0; l < 8; l++) {
-        xcvt_op_init(&o[l], p, av[l], mv[l]);
-    }
-    const int form = atoms8_form(p, &c->narrow);
-    uint32_t s = atoms8_any(&k, o, src, plane, real, j0, j1, dst, &lo, &hi, form | XCVT_NOSAT);
-    const int verdict = atoms8_verdict(p, c, src, plane, real, j0, j1, av, mv, lo, hi);
-    if (verdict == 0) {
-        return 0;
-    }
-    if (verdict == 2) { /* saturation not ruled out: count it */
-        s = atoms8_any(&k, o, src, plane, real, j0, j1, dst, &lo, &hi, form);
-    }
-    *sat = s;
-    return 1;
-}
+
+/* AVX2's constants take the first channel's operands (its lanes hold
+ * per-lane ones: xcvt_op) */
+#define ATOMS8_K_INIT_AVX2(k, p, narrow, av, mv) xcvt_k_init(k, p, narrow, (av)[0], (mv)[0])
+ATOMS8_ENTRY(DLA_LANES_AVX2_ATTR, atoms8_avx2, struct xcvt_k, struct xcvt_op, ATOMS8_K_INIT_AVX2,
+             xcvt_op_init, atoms8_any)
+#undef ATOMS8_K_INIT_AVX2
 
 /* xcvt_vec over one pixel's eight channels (lane l: channel l). */
 #define PIXEL8_FORM(f)                                                                    \
@@ -1417,71 +1438,19 @@ atoms8_pass512(const struct xcvt_k512 *k, const struct xcvt_op512 o[8], const in
     return (uint32_t)_mm512_reduce_add_epi32(cnt);
 }
 
-#define ATOMS8_FORM(f)                                                                    \
-    case f:                                                                               \
-        return atoms8_pass512(k, o, src, plane, real, j0, j1, dst, lo, hi, f);           \
-    case (f) | XCVT_NOSAT:                                                                \
-        return atoms8_pass512(k, o, src, plane, real, j0, j1, dst, lo, hi, (f) | XCVT_NOSAT)
-
-#define ATOMS8_FORM8(f)                                                                   \
-    case f:                                                                               \
-        return atoms8_pass512(k, o, src, plane, 8, j0, j1, dst, lo, hi, f)
-
 /* atoms8_any's forms in sixteen lanes. */
-DLA_LANES_AVX512_ATTR static __attribute__((noinline)) uint32_t
-atoms8_any512(const struct xcvt_k512 *k, const struct xcvt_op512 o[8], const int32_t *src,
-              size_t plane, unsigned real, size_t j0, size_t j1, uint8_t *dst, int32_t *lo,
-              int32_t *hi, int form)
-{
-    if (real == 8) {
-        switch (form) {
-            ATOMS8_FORM8(XCVT_RELU | XCVT_CID | XCVT_XS | XCVT_NOSAT);
-            ATOMS8_FORM8(XCVT_CID | XCVT_XS | XCVT_NOSAT);
-        default:
-            break;
-        }
-    }
-    switch (form) {
-        XCVT_EACH_FORM(ATOMS8_FORM);
-        ATOMS8_FORM(XCVT_RELU | XCVT_CID | XCVT_XS);
-        ATOMS8_FORM(XCVT_RELU | XCVT_CID);
-    default:
-        *lo = INT32_MIN; /* not reached; a range no layer is exact on */
-        *hi = INT32_MAX;
-        return 0;
-    }
-}
+#define ATOMS8_PASS atoms8_pass512
+ATOMS8_DISPATCH(DLA_LANES_AVX512_ATTR, atoms8_any512, struct xcvt_k512, struct xcvt_op512)
+#undef ATOMS8_PASS
+#undef ATOMS8_DISPATCH
 #undef ATOMS8_FORM
 #undef ATOMS8_FORM8
 
-DLA_LANES_AVX512_ATTR static int atoms8_avx512(const struct sdp_lane_x_cfg *p,
-                                               const struct sdp_lane_cvt *c, const int32_t *src,
-                                               size_t plane, unsigned real, size_t j0, size_t j1,
-                                               const int32_t av[8], const int32_t mv[8],
-                                               uint8_t *dst, uint32_t *sat)
-{
-    if (!atoms8_takes(c, real, j0, j1)) {
-        return 0;
-    }
-    struct xcvt_k512 k;
-    struct xcvt_op512 o[8];
-    int32_t lo, hi;
-    xcvt_k512_init(&k, p, &c->narrow);
-    for (unsigned l = 0; l < 8; l++) {
-        xcvt_op512_init(&o[l], p, av[l], mv[l]);
-    }
-    const int form = atoms8_form(p, &c->narrow);
-    uint32_t s = atoms8_any512(&k, o, src, plane, real, j0, j1, dst, &lo, &hi, form | XCVT_NOSAT);
-    const int verdict = atoms8_verdict(p, c, src, plane, real, j0, j1, av, mv, lo, hi);
-    if (verdict == 0) {
-        return 0;
-    }
-    if (verdict == 2) { /* saturation not ruled out: count it */
-        s = atoms8_any512(&k, o, src, plane, real, j0, j1, dst, &lo, &hi, form);
-    }
-    *sat = s;
-    return 1;
-}
+#define ATOMS8_K_INIT_512(k, p, narrow, av, mv) xcvt_k512_init(k, p, narrow)
+ATOMS8_ENTRY(DLA_LANES_AVX512_ATTR, atoms8_avx512, struct xcvt_k512, struct xcvt_op512,
+             ATOMS8_K_INIT_512, xcvt_op512_init, atoms8_any512)
+#undef ATOMS8_K_INIT_512
+#undef ATOMS8_ENTRY
 #endif
 
 int dla_sdp_lanes_x_cvt_pixel8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
