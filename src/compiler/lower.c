@@ -284,11 +284,96 @@ static void fuse_ops(struct dlasim_rt_op *ops, int parent, int child)
     ops[parent].dependency_count++;
 }
 
-/* ops[first..n): units of CONV+SDP pairs (CONV+SDP+PDP when SDP sends its
- * output to PDP on the fly) and single PDP operations, run in order. */
-static void link_network(struct dlasim_rt_op *ops, int n, int16_t *head)
+/* Bytes [lo, hi) of address-list entry `a` an operation reads or writes. */
+struct mem_span {
+    int16_t a;
+    uint64_t lo, hi;
+    int write;
+};
+
+/* A feature cube's bytes from its offset: the last surface's last line
+ * ends at (surfaces - 1) * surf_stride + (height - 1) * line_stride +
+ * width * atom (spec: memory layout of feature data); `size` where the
+ * strides are not set. */
+static uint64_t feature_extent(const struct dlasim_rt_cube *c, unsigned atom, unsigned precision)
 {
-    int last[DLASIM_RT_OP_NUM], prev_tail = -1;
+    unsigned per_surface = atom / (precision == DLASIM_RT_INT8 ? 1u : 2u);
+    if (!c->surf_stride || !c->line_stride || !per_surface) {
+        return c->size;
+    }
+    uint64_t surfaces = ((uint64_t)c->channel + per_surface - 1) / per_surface;
+    if (!surfaces || !c->height || !c->width) {
+        return 0;
+    }
+    return (surfaces - 1) * c->surf_stride + (uint64_t)(c->height - 1) * c->line_stride +
+           (uint64_t)c->width * atom;
+}
+
+static void add_span(struct mem_span *s, int *n, const struct dlasim_rt_cube *c, uint64_t len,
+                     int write)
+{
+    if (c->type == DLASIM_RT_MEM_HW || c->address < 0) {
+        return;
+    }
+    s[*n] = (struct mem_span){ c->address, c->offset, c->offset + len, write };
+    (*n)++;
+}
+
+/* The memory a CONV + SDP pair touches: at most 8 spans. */
+static int pair_spans(const struct dlasim_rt_op *conv, const struct dlasim_rt_op *sdp,
+                      unsigned atom, struct mem_span *s)
+{
+    int n = 0;
+    const struct dlasim_rt_conv_surface *cs = &conv->surface.conv;
+    const struct dlasim_rt_sdp_surface *ss = &sdp->surface.sdp;
+    const struct dlasim_rt_cube *in = &cs->src_data, *out = &ss->dst_data;
+    add_span(s, &n, in, feature_extent(in, atom, conv->op.conv.in_precision), 0);
+    add_span(s, &n, &cs->weight_data, cs->weight_data.size, 0);
+    add_span(s, &n, &cs->wmb_data, cs->wmb_data.size, 0);
+    add_span(s, &n, &cs->wgs_data, cs->wgs_data.size, 0);
+    add_span(s, &n, &ss->x1_data, ss->x1_data.size, 0);
+    add_span(s, &n, &ss->x2_data, ss->x2_data.size, 0);
+    add_span(s, &n, &ss->y_data, ss->y_data.size, 0);
+    add_span(s, &n, out, feature_extent(out, atom, sdp->op.sdp.dst_precision), 1);
+    return n;
+}
+
+/* Whether one pair writes memory the other reads or writes.  Each tensor
+ * has an address-list entry of its own (dlc_add_address never reuses
+ * memory), so different entries never alias. */
+static int pairs_conflict(const struct dlasim_rt_op *a, const struct dlasim_rt_op *b, unsigned atom)
+{
+    struct mem_span sa[8], sb[8];
+    int na = pair_spans(a, a + 1, atom, sa), nb = pair_spans(b, b + 1, atom, sb);
+    for (int i = 0; i < na; i++) {
+        for (int j = 0; j < nb; j++) {
+            if ((sa[i].write || sb[j].write) && sa[i].a == sb[j].a && sa[i].lo < sb[j].hi &&
+                sb[j].lo < sa[i].hi) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/*
+ * ops[first..n): units of CONV+SDP pairs (CONV+SDP+PDP when SDP sends its
+ * output to PDP on the fly) and single PDP operations, run in order: each
+ * engine's operations in a chain, each unit waiting for the one before it
+ * to complete.  Between two CONV+SDP pairs that share no memory one writes
+ * (the channel blocks of a depthwise convolution, a convolution's bands
+ * or output-channel blocks) the chains wait only for the earlier pair to be
+ * programmed (ref: NVIDIA's loadables link each engine's operations by
+ * OP_PROGRAMMED and data by OP_COMPLETED): the firmware enables the next
+ * pair in the other register group while one runs, and the hardware starts
+ * it as the first ends.  It cannot start before the one before it (an
+ * engine runs its groups in order), and the firmware programs a group only
+ * once the operation it held completed, so a pair two back has finished
+ * its writes: the neighbour is the only one to check.
+ */
+static void link_network(struct dlasim_rt_op *ops, int n, int16_t *head, unsigned atom)
+{
+    int last[DLASIM_RT_OP_NUM], prev_tail = -1, prev_pair = -1;
     for (int t = 0; t < DLASIM_RT_OP_NUM; t++) {
         last[t] = -1;
         head[t] = -1;
@@ -299,6 +384,10 @@ static void link_network(struct dlasim_rt_op *ops, int n, int16_t *head)
                      ops[i + 2].surface.io.src_data.type == DLASIM_RT_MEM_HW;
         int unit_n = pooled ? 3 : pair ? 2 : 1;
         int hd = i + unit_n - 1, tail = hd; /* the last enabled first */
+        int plain_pair = pair && !pooled;
+        const int apart = plain_pair && prev_pair >= 0 &&
+                          !pairs_conflict(&ops[prev_pair], &ops[i], atom);
+        const uint8_t chained = apart ? DLASIM_RT_EVENT_OP_PROGRAMMED : DLASIM_RT_EVENT_OP_COMPLETED;
         if (pair) {
             fuse_ops(ops, i, i + 1);
         }
@@ -308,7 +397,7 @@ static void link_network(struct dlasim_rt_op *ops, int n, int16_t *head)
         for (int k = i; k < i + unit_n; k++) { /* each engine's chain, in order */
             int t = ops[k].op_type;
             if (last[t] >= 0) {
-                depend(ops, last[t], t, k, DLASIM_RT_EVENT_OP_COMPLETED);
+                depend(ops, last[t], t, k, chained);
             } else {
                 head[t] = (int16_t)k;
             }
@@ -321,6 +410,7 @@ static void link_network(struct dlasim_rt_op *ops, int n, int16_t *head)
             }
         }
         prev_tail = tail;
+        prev_pair = plain_pair ? i : -1;
         i += unit_n;
     }
 }
@@ -346,7 +436,7 @@ static int close_network(struct dlasim_model *m, struct opvec *v)
     s->luts = v->luts;
     s->n_luts = (uint16_t)v->n_luts;
     s->op_layer = v->layer;
-    link_network(s->ops, v->n, s->op_head);
+    link_network(s->ops, v->n, s->op_head, m->hw.atom_m);
     memset(v, 0, sizeof *v);
     return 0;
 }

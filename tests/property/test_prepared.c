@@ -493,6 +493,101 @@ static void test_loadables(void **state)
 }
 
 /* The entry points with NULL arguments: refused or nothing done, never a crash. */
+/* A cube's bytes from its offset, counted in whole lines: surfaces of
+ * `per` channels (the test's own count, wider than the compiler's last
+ * line). */
+static uint64_t cube_span(const struct dlasim_rt_cube *c, unsigned per)
+{
+    if (!c->surf_stride || !c->line_stride) {
+        return c->size;
+    }
+    uint64_t surfaces = ((uint64_t)c->channel + per - 1) / per;
+    return surfaces ? (surfaces - 1) * c->surf_stride + (uint64_t)c->height * c->line_stride : 0;
+}
+
+struct span {
+    int16_t a;
+    uint64_t lo, hi;
+    int write;
+};
+
+/* What a CONV + SDP pair (ops k, k + 1) reads and writes of memory. */
+static int pair_touches(const struct dlasim_rt_op *op, struct span *sp)
+{
+    const struct dlasim_rt_conv_surface *cs = &op[0].surface.conv;
+    const struct dlasim_rt_sdp_surface *ss = &op[1].surface.sdp;
+    const struct { const struct dlasim_rt_cube *c; uint64_t len; int write; } t[] = {
+        { &cs->src_data, cube_span(&cs->src_data, 8), 0 },
+        { &cs->weight_data, cs->weight_data.size, 0 },
+        { &ss->x1_data, ss->x1_data.size, 0 },
+        { &ss->x2_data, ss->x2_data.size, 0 },
+        { &ss->y_data, ss->y_data.size, 0 },
+        { &ss->dst_data, cube_span(&ss->dst_data, 8), 1 },
+    };
+    int n = 0;
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        if (t[i].c->type != DLASIM_RT_MEM_HW && t[i].c->address >= 0) {
+            sp[n++] = (struct span){ t[i].c->address, t[i].c->offset, t[i].c->offset + t[i].len,
+                                     t[i].write };
+        }
+    }
+    return n;
+}
+
+/* Channel blocks of a depthwise convolution are linked to each other by
+ * OP_PROGRAMMED (compiler/lower.c link_network: the firmware enables the
+ * next in the other register group while one runs), dependent layers by
+ * OP_COMPLETED; every OP_PROGRAMMED link joins two CONV + SDP pairs
+ * neither of which writes memory the other touches (counted here in whole
+ * lines), and the model still runs (firmware.c takes the relaxed graph). */
+static void test_pipelined_links(void **state)
+{
+    (void)state;
+    float *x;
+    struct dlasim_model *m = compiled("tests/models/tv_mobilenet_v3_small.onnx", "nv_small", &x);
+    unsigned programmed = 0, completed = 0;
+    for (unsigned si = 0; si < (unsigned)m->n_steps; si++) {
+        const struct dlc_step *s = &m->steps[si];
+        for (unsigned k = 0; s->cpu_layer < 0 && k < s->n_ops; k++) {
+            const struct dlasim_rt_op *op = &s->ops[k];
+            const struct dlasim_rt_consumer *next = &op->consumers[DLASIM_RT_OP_CONV];
+            if (op->op_type != DLASIM_RT_OP_CONV || next->index < 0) {
+                continue;
+            }
+            if (next->event != DLASIM_RT_EVENT_OP_PROGRAMMED) {
+                completed++;
+                continue;
+            }
+            programmed++;
+            assert_int_equal(s->ops[k + 1].op_type, DLASIM_RT_OP_SDP);
+            assert_int_equal(s->ops[next->index + 1].op_type, DLASIM_RT_OP_SDP);
+            /* the SDP chain is relaxed with it */
+            assert_int_equal(s->ops[k + 1].consumers[DLASIM_RT_OP_SDP].index, next->index + 1);
+            assert_int_equal(s->ops[k + 1].consumers[DLASIM_RT_OP_SDP].event,
+                             DLASIM_RT_EVENT_OP_PROGRAMMED);
+            struct span a[6], b[6];
+            int na = pair_touches(op, a), nb = pair_touches(&s->ops[next->index], b);
+            for (int i = 0; i < na; i++) {
+                for (int j = 0; j < nb; j++) {
+                    if ((a[i].write || b[j].write) && a[i].a == b[j].a && a[i].lo < b[j].hi &&
+                        b[j].lo < a[i].hi) {
+                        fail_msg("operations %u and %d: linked by OP_PROGRAMMED but entry %d "
+                                 "[0x%llx, 0x%llx) meets [0x%llx, 0x%llx)", k, next->index,
+                                 a[i].a, (unsigned long long)a[i].lo, (unsigned long long)a[i].hi,
+                                 (unsigned long long)b[j].lo, (unsigned long long)b[j].hi);
+                    }
+                }
+            }
+        }
+    }
+    if (programmed == 0 || completed == 0) {
+        fail_msg("%u links by OP_PROGRAMMED, %u by OP_COMPLETED", programmed, completed);
+    }
+    dlasim_destroy(loaded_device(m, "nv_small", x)); /* runs it */
+    dlasim_model_free(m);
+    free(x);
+}
+
 static void test_null_arguments(void **state)
 {
     (void)state;
@@ -518,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_lut_models),
         cmocka_unit_test(test_layer_models),
         cmocka_unit_test(test_loadables),
+        cmocka_unit_test(test_pipelined_links),
         cmocka_unit_test(test_null_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
