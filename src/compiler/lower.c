@@ -384,7 +384,7 @@ static void link_network(struct dlasim_rt_op *ops, int n, int16_t *head, unsigne
                      ops[i + 2].surface.io.src_data.type == DLASIM_RT_MEM_HW;
         int unit_n = pooled ? 3 : pair ? 2 : 1;
         int hd = i + unit_n - 1, tail = hd; /* the last enabled first */
-        int plain_pair = pair && !pooled;
+        const int plain_pair = pair && !pooled;
         const int apart = plain_pair && prev_pair >= 0 &&
                           !pairs_conflict(&ops[prev_pair], &ops[i], atom);
         const uint8_t chained = apart ? DLASIM_RT_EVENT_OP_PROGRAMMED : DLASIM_RT_EVENT_OP_COMPLETED;
