@@ -173,7 +173,13 @@ struct conv_shape {
 };
 
 /* speed: measured relative speed per pixel lane of each shape (wider tiles
- * amortise more loads; on Zen 4 the three VNNI shapes are within 5%).
+ * amortise more loads: the 8x16 VNNI tile issues 9 loads per 8 vpdpbusd,
+ * the 8x48 one 11 per 24).  On Zen 4 the three VNNI shapes were within 5%;
+ * on Zen 5, with the tiles storing their sums straight from registers,
+ * 1x1 layers (one thread, best of 2,000) per lane: 14x14x64 -> 384 100 /
+ * 95 / 67, 28x28x32 -> 192 100 / 93 / 61, 14x14x384 -> 64 100 / 95 / 83,
+ * 7x7x960 -> 160 100 / 85 / 77: {100, 94, 72} picks the fastest of the
+ * three on each of them.
  * u8: the shapes of the U8 cell path for inputs with no negative code
  * (tile NULL: the ISA has none). */
 struct conv_isa_desc {
@@ -211,7 +217,7 @@ static const struct conv_isa_desc conv_isas[DLA_CONV_ISA_COUNT] = {
      {{DLA_CONV_VNNI_MR, 48, dla_conv_tile_vnni_8x48, NULL, NULL, NULL},
       {DLA_CONV_VNNI_MR, 32, dla_conv_tile_vnni_8x32, NULL, NULL, NULL},
       {DLA_CONV_VNNI_MR, 16, dla_conv_tile_vnni_8x16, NULL, NULL, NULL}},
-     {100, 98, 95},
+     {100, 94, 72},
      {{0, 0, NULL, NULL, NULL, NULL}, {0, 0, NULL, NULL, NULL, NULL},
       {0, 0, NULL, NULL, NULL, NULL}}, {0, 0, 0}},
 #else
@@ -1069,6 +1075,34 @@ static void gemv_gather(const struct conv_plan *p)
     }
 }
 
+/* The channel rows of group c0 when its whole plane is one packed row:
+ * no shifted planes, strides 1, phase (0, 0), no junk lanes, every row
+ * real (vw = in_w, vh = in_h: a 1x1 layer's input), all four channels
+ * of the group present and each channel's rows consecutive in memory (planar input, or
+ * src lines in_w apart covering the whole input).  Then the plane packs in
+ * one pack_input_row call (14x14x64 -> 384 layer: 224 calls of 14 cells
+ * made the packing ~30 % of the layer on one thread). */
+static int plane_as_row(const struct conv_plan *p, size_t c0, uint64_t px, uint64_t py,
+                        const int8_t *s[4])
+{
+    const struct dla_conv_geom *g = p->g;
+    if (p->nxo != 1 || px != 0 || py != 0 || g->stride_x != 1 || g->stride_y != 1 ||
+        p->vw != g->in_w || p->vh != g->in_h || c0 + p->cell_ch > g->in_c) {
+        return 0;
+    }
+    const struct dla_conv_src *src = p->src;
+    if (src != NULL && (src->x0 != 0 || src->x1 != g->in_w || src->y0 != 0 ||
+                        src->y1 != g->in_h || src->line_stride != g->in_w)) {
+        return 0;
+    }
+    for (size_t i = 0; i < 4; i++) { /* P16 cells read s[0] and s[1] */
+        size_t c = c0 + (i < p->cell_ch ? i : 0);
+        s[i] = src != NULL ? src->data + c * src->ch_stride
+                           : p->in + c * (size_t)g->in_h * g->in_w;
+    }
+    return 1;
+}
+
 static void pack_input_plane(const struct conv_plan *p, size_t plane)
 {
     const struct dla_conv_geom *g = p->g;
@@ -1102,8 +1136,14 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
     if (p->src != NULL) {
         cols = src_cols_of(p, (size_t)px, xv);
     }
+    const int8_t *whole[4];
+    size_t yv0 = 0;
+    if (!p->gemv_direct && plane_as_row(p, c0, px, py, whole)) {
+        pack_input_row(dst, whole, vh * vw, vh * vw, vh * vw, 1, p->fmt);
+        yv0 = vh;
+    }
 
-    for (size_t yv = 0; yv < vh; yv++) {
+    for (size_t yv = yv0; yv < vh; yv++) {
         unsigned char *row = nshift > 1 ? wide : dst + yv * row_bytes;
         uint64_t y = (uint64_t)yv * g->stride_y + py;
         const int8_t *s[4] = {p->zero_row, p->zero_row, p->zero_row, p->zero_row};
