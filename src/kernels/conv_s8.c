@@ -959,6 +959,12 @@ static uint32_t pad_cell(const struct conv_plan *p, size_t c0)
  * divisions by the stride cost more than packing a short row). */
 struct src_cols {
     size_t a, b, first, n_simd;
+    /* the group's channel rows at data row 0, column `first`, and the step
+     * to the next data row (0 for the zero row of absent channels): set
+     * once a plane, not a row (the per-row set-up, its loads redone after
+     * every cell store, was a third of pack_input_plane's own time) */
+    const int8_t *row0[4];
+    size_t step[4];
 };
 
 static struct src_cols src_cols_of(const struct conv_plan *p, size_t px, size_t xv)
@@ -975,12 +981,23 @@ static struct src_cols src_cols_of(const struct conv_plan *p, size_t px, size_t 
     return c;
 }
 
+/* cols' channel rows of the group from channel c0 (src_cols). */
+static void src_cols_rows(const struct conv_plan *p, size_t c0, struct src_cols *c)
+{
+    const struct dla_conv_src *src = p->src;
+    for (size_t i = 0; i < 4; i++) {
+        int real = c0 + i < p->g->in_c;
+        c->row0[i] = real ? src->data + (c0 + i) * src->ch_stride + c->first : p->zero_row;
+        c->step[i] = real ? src->line_stride : 0;
+    }
+}
+
 /* Packed row of input row y (cells x' < xv real, up to vw, columns as in
  * cols) of channel group c0 from p->src: the cells left of the data region
  * are the pad cell, the ones inside are packed from the data where they
  * lie, the ones right of it are the pad cell again, and the junk cells hold
  * input 0 (as pack_input_row makes them). */
-static void pack_src_row(const struct conv_plan *p, unsigned char *row, size_t c0, size_t y,
+static void pack_src_row(const struct conv_plan *p, unsigned char *row, size_t y,
                          const struct src_cols *cols, size_t xv, size_t vw, uint32_t padc)
 {
     const struct dla_conv_src *src = p->src;
@@ -994,12 +1011,9 @@ static void pack_src_row(const struct conv_plan *p, unsigned char *row, size_t c
         st32(row + x * CONV_CELL, padc);
     }
     if (b > a) {
-        const int8_t *s[4];
-        for (size_t i = 0; i < 4; i++) {
-            s[i] = c0 + i < p->g->in_c ? src->data + (y - src->y0) * src->line_stride +
-                                             (c0 + i) * src->ch_stride + cols->first
-                                       : p->zero_row;
-        }
+        const size_t dy = y - src->y0;
+        const int8_t *s[4] = {cols->row0[0] + dy * cols->step[0], cols->row0[1] + dy * cols->step[1],
+                              cols->row0[2] + dy * cols->step[2], cols->row0[3] + dy * cols->step[3]};
         size_t n = b - a;
         pack_input_row(row + a * CONV_CELL, s, n, cols->n_simd, n, sx, p->fmt);
         x = b;
@@ -1103,6 +1117,34 @@ static int plane_as_row(const struct conv_plan *p, size_t c0, uint64_t px, uint6
     return 1;
 }
 
+/* A plane of a 1x1 layer's group from src lines (full window, strides 1,
+ * phase (0, 0), no junk lanes, byte cells, rows of at least 8 cells): each
+ * row straight through q8_cells_simd with the four channel rows kept in
+ * registers (pack_src_row's pad and pointer set-up per row cost as much as
+ * the cells of a 14-cell row).  0 when it does not apply. */
+static int pack_src_plane_1x1(const struct conv_plan *p, unsigned char *dst, uint64_t px,
+                              uint64_t py, const struct src_cols *cols)
+{
+    const struct dla_conv_geom *g = p->g;
+    const struct dla_conv_src *src = p->src;
+    if (src == NULL || p->nxo != 1 || px != 0 || py != 0 || g->stride_x != 1 ||
+        g->stride_y != 1 || p->vw != g->in_w || p->vh != g->in_h || g->in_w < 8 ||
+        !fmt_is_bytes(p->fmt) || src->x0 != 0 || src->x1 != g->in_w || src->y0 != 0 ||
+        src->y1 != g->in_h || cols->a != 0 || cols->b != g->in_w ||
+        cols->n_simd != g->in_w) {
+        return 0;
+    }
+    const size_t w = g->in_w;
+    const int8_t *s0 = cols->row0[0], *s1 = cols->row0[1], *s2 = cols->row0[2],
+                 *s3 = cols->row0[3];
+    const size_t t0 = cols->step[0], t1 = cols->step[1], t2 = cols->step[2], t3 = cols->step[3];
+    for (size_t y = 0; y < p->vh; y++) {
+        q8_cells_simd(dst + y * w * CONV_CELL, s0 + y * t0, s1 + y * t1, s2 + y * t2,
+                      s3 + y * t3, w, 1, p->fmt == CELL_Q8);
+    }
+    return 1;
+}
+
 static void pack_input_plane(const struct conv_plan *p, size_t plane)
 {
     const struct dla_conv_geom *g = p->g;
@@ -1132,14 +1174,17 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
     /* cells whose chunked reads (up to byte x * sx + sx - 1) stay in the row */
     size_t x_simd = px < in_w ? min_size(xv, (size_t)((in_w - px) / sx)) : 0;
     uint32_t padc = p->src != NULL ? pad_cell(p, c0) : 0;
-    struct src_cols cols = {0, 0, 0, 0};
+    struct src_cols cols = {0};
     if (p->src != NULL) {
         cols = src_cols_of(p, (size_t)px, xv);
+        src_cols_rows(p, c0, &cols);
     }
     const int8_t *whole[4];
     size_t yv0 = 0;
     if (!p->gemv_direct && plane_as_row(p, c0, px, py, whole)) {
         pack_input_row(dst, whole, vh * vw, vh * vw, vh * vw, 1, p->fmt);
+        yv0 = vh;
+    } else if (!p->gemv_direct && pack_src_plane_1x1(p, dst, px, py, &cols)) {
         yv0 = vh;
     }
 
@@ -1150,7 +1195,7 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
         if (y >= in_h || xv == 0) {
             pack_input_row(row, s, 0, 0, vwp, sx, p->fmt);
         } else if (p->src != NULL) {
-            pack_src_row(p, row, c0, (size_t)y, &cols, xv, vwp, padc);
+            pack_src_row(p, row, (size_t)y, &cols, xv, vwp, padc);
         } else {
             /* channels past in_c (last group) read a row of zeros */
             for (size_t i = 0; i < p->cell_ch; i++) {
