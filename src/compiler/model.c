@@ -227,6 +227,10 @@ uint64_t dlasim_model_macs(const struct dlasim_model *m)
  */
 #define IO_CHUNK 32768u /* bytes moved per dlasim_mem_write / read */
 #define IO_SEG 64u      /* pixels quantized at a time per channel */
+/* Inputs narrower than this are quantized as one run (write_tensor_whole):
+ * pack_line quantizes a channel's row at a time, a call per value for a
+ * 1x1 input (a 1x1x1280 input took 12.5 us, 1280 calls; one run ~0.3). */
+#define IO_NARROW_W 16u
 
 struct io_chunk {
     struct dlasim_dev *dev;
@@ -362,7 +366,7 @@ static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, c
 {
     const struct dlc_buf *b = &m->buf[t];
     *bad = -1;
-    if (!chunked_layout(m, b)) {
+    if (!chunked_layout(m, b) || b->w < IO_NARROW_W) {
         return write_tensor_whole(m, dev, t, x, bad);
     }
     const uint32_t am = m->hw.atom_m;

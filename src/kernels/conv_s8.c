@@ -1118,17 +1118,18 @@ static int plane_as_row(const struct conv_plan *p, size_t c0, uint64_t px, uint6
 }
 
 /* A plane of a 1x1 layer's group from src lines (full window, strides 1,
- * phase (0, 0), no junk lanes, byte cells, rows of at least 8 cells): each
- * row straight through q8_cells_simd with the four channel rows kept in
- * registers (pack_src_row's pad and pointer set-up per row cost as much as
- * the cells of a 14-cell row).  0 when it does not apply. */
+ * phase (0, 0), no junk lanes, byte cells, rows of at least the 4 cells
+ * q8_cells_simd packs whole): each row straight through q8_cells_simd with
+ * the four channel rows kept in registers (pack_src_row's pad and pointer
+ * set-up per row cost as much as the cells of a 14-cell row).  0 when it
+ * does not apply. */
 static int pack_src_plane_1x1(const struct conv_plan *p, unsigned char *dst, uint64_t px,
                               uint64_t py, const struct src_cols *cols)
 {
     const struct dla_conv_geom *g = p->g;
     const struct dla_conv_src *src = p->src;
     if (src == NULL || p->nxo != 1 || px != 0 || py != 0 || g->stride_x != 1 ||
-        g->stride_y != 1 || p->vw != g->in_w || p->vh != g->in_h || g->in_w < 8 ||
+        g->stride_y != 1 || p->vw != g->in_w || p->vh != g->in_h || g->in_w < 4 ||
         !fmt_is_bytes(p->fmt) || src->x0 != 0 || src->x1 != g->in_w || src->y0 != 0 ||
         src->y1 != g->in_h || cols->a != 0 || cols->b != g->in_w ||
         cols->n_simd != g->in_w) {

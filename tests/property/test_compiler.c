@@ -592,11 +592,61 @@ static void test_fashion_mnist_end_to_end(void **state)
     free(x);
 }
 
+/* The model input reaches the device as the codes of its values: through
+ * a 1x1 max pooling (PDP passes the codes) each output lies within half a
+ * quantization step (max |x| / 127, min-max calibration on the same
+ * inputs) of its input, for an input narrower than 16 (quantized as one
+ * run) and a wide one (a row at a time).  A code off by one, or a value
+ * in another element's place, is a step or more away. */
+static void test_input_codes_exact(void **state)
+{
+    (void)state;
+    static const char *const names[] = { "io_pass_narrow", "io_pass_wide" };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        struct dlasim_model *m = load(names[k]);
+        size_t n = dlasim_model_input_size(m);
+        enum { CAL = 4 };
+        float *x = malloc(CAL * n * sizeof(float)), *y = malloc(n * sizeof(float));
+        assert_non_null(x);
+        assert_non_null(y);
+        assert_int_equal(dlasim_model_output_size(m), n);
+        float amax = 0;
+        for (size_t i = 0; i < CAL * n; i++) {
+            x[i] = urand();
+            amax = fabsf(x[i]) > amax ? fabsf(x[i]) : amax;
+        }
+        char err[512];
+        struct dlasim_calib_options co = { DLASIM_CALIB_MINMAX, 0, 0, 0 };
+        if (dlasim_model_calibrate(m, x, CAL, &co, err, sizeof err) ||
+            dlasim_model_compile(m, "nv_small", err, sizeof err)) {
+            fail_msg("%s: %s", names[k], err);
+        }
+        struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
+        const double half_step = 0.5 * amax / 127.0 * (1 + 1e-5);
+        for (int r = 0; r < CAL; r++) {
+            if (dlasim_model_run(m, dev, x + r * n, y, NULL, err, sizeof err)) {
+                fail_msg("%s: %s", names[k], err);
+            }
+            for (size_t i = 0; i < n; i++) {
+                if (fabs((double)y[i] - x[r * n + i]) > half_step) {
+                    fail_msg("%s: input %d value %zu: %g came back as %g (half a step %g)",
+                             names[k], r, i, x[r * n + i], y[i], half_step);
+                }
+            }
+        }
+        dlasim_destroy(dev);
+        dlasim_model_free(m);
+        free(x);
+        free(y);
+    }
+}
+
 int main(void)
 {
     rng = 0x5eed0009u;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_op_conv),
+        cmocka_unit_test(test_input_codes_exact),
         cmocka_unit_test(test_models_take_turns_on_one_device),
         cmocka_unit_test(test_op_conv_stride_dilation),
         cmocka_unit_test(test_op_conv_5x5),

@@ -191,6 +191,7 @@ def main():
          [f32("pads", [0, 0, 1e30, 1, 0, 0, 1, 1])])
     precision_models()
     pool_pair_models()
+    input_write_models()
 
 
 def pool_pair_models():
@@ -205,6 +206,15 @@ def pool_pair_models():
     save("op_pool_fly", head + [helper.make_node("Relu", ["c"], ["r"], name="relu"),
                                 helper.make_node("MaxPool", ["r"], ["y"], name="pool", kernel_shape=[3, 3],
                                                  strides=[2, 2], pads=[1, 1, 1, 1])], [wt, b])
+
+
+def input_write_models():
+    """A 1x1 max pooling (the input codes passed through) on a narrow input,
+    which the model I/O quantizes as one run, and on a wide one, quantized a
+    row at a time: each output is its input within half a step."""
+    pool = [helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[1, 1])]
+    save("io_pass_narrow", pool, [], in_shape=(1, 24, 3, 5))
+    save("io_pass_wide", pool, [], in_shape=(1, 24, 3, 20))
 
 
 def precision_models():
