@@ -11,10 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arith/lanes.h"
+
 /* q[i] = saturate(round_half_away(x[i] * inv) + zero) for i < n, zero in
  * [-128, 127]; returns nonzero when some x[i] is NaN or infinite (q is then
  * not meaningful). */
 int dlc_quantize_s8(const float *x, int8_t *q, size_t n, float inv, int zero);
+/* dlc_quantize_s8 on lane variant isa (the AVX-512 one, else SSE2/scalar;
+ * the caller checks dla_lanes_supported): the same codes on each. */
+int dlc_quantize_s8_isa(enum dla_lanes_isa isa, const float *x, int8_t *q, size_t n, float inv,
+                        int zero);
 
 /* Channel rows into atoms: dst[x * atom + i] = rows[i * row_stride + x]
  * for channels i < n (n <= 8) and pixels x < w, 0 for n <= i < 8; an

@@ -69,10 +69,16 @@ static void check_codes(float scale, int zero, uint64_t *rng, float *x, int8_t *
             want[i] = reference(x[i], inv, zero);
         }
         size_t off = (size_t)round % 17, len = round < 39 ? (size_t)round * 3 % 53 : N - off;
-        memset(q, 0x5a, N + 64);
-        assert_int_equal(dlc_quantize_s8(x + off, q, len, inv, zero), 0);
-        assert_memory_equal(q, want + off, len);
-        assert_int_equal((uint8_t)q[len], 0x5a); /* nothing written past n */
+        for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) { /* each variant the CPU runs */
+            if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
+                continue;
+            }
+            memset(q, 0x5a, N + 64);
+            assert_int_equal(dlc_quantize_s8_isa((enum dla_lanes_isa)isa, x + off, q, len, inv,
+                                                 zero), 0);
+            assert_memory_equal(q, want + off, len);
+            assert_int_equal((uint8_t)q[len], 0x5a); /* nothing written past n */
+        }
     }
 }
 
@@ -109,17 +115,26 @@ static void test_nonfinite_found(void **state)
                 x[i] = (float)i - 35.0f;
             }
             x[at] = bad[b];
-            assert_int_not_equal(dlc_quantize_s8(x, q, N, 1.0f, 0), 0);
+            for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) {
+                if (dla_lanes_supported((enum dla_lanes_isa)isa)) {
+                    assert_int_not_equal(
+                        dlc_quantize_s8_isa((enum dla_lanes_isa)isa, x, q, N, 1.0f, 0), 0);
+                }
+            }
             assert_int_equal(dlc_first_nonfinite(x, N), (int64_t)at);
         }
     }
     for (size_t i = 0; i < N; i++) {
         x[i] = FLT_MAX * (i & 1 ? -1.0f : 1.0f);
     }
-    assert_int_equal(dlc_quantize_s8(x, q, N, 1e-3f, 0), 0); /* large but finite */
+    for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) { /* large but finite */
+        if (dla_lanes_supported((enum dla_lanes_isa)isa)) {
+            assert_int_equal(dlc_quantize_s8_isa((enum dla_lanes_isa)isa, x, q, N, 1e-3f, 0), 0);
+            assert_int_equal(q[0], 127);
+            assert_int_equal(q[1], -128);
+        }
+    }
     assert_int_equal(dlc_first_nonfinite(x, N), -1);
-    assert_int_equal(q[0], 127);
-    assert_int_equal(q[1], -128);
 }
 
 /* Every channel count up to 8, widths around the 16-pixel transposes,
