@@ -1006,6 +1006,19 @@ static int wt_cache_room(struct dla_wt_cache *wc, size_t bytes)
     return 1;
 }
 
+/* A hit on entry i: remembered as the scan's next start, and the entry
+ * after it (the next layer's, in a network's order) fetched ahead: an
+ * inference's data evicts the entries, and the next layer's lookup stalled
+ * on the line (a quarter of dla_conv_execute's own time, MobileNetV2). */
+static void wt_cache_hit(struct dla_wt_cache *wc, size_t i)
+{
+    wc->last = i;
+    const char *next = (const char *)&wc->e[i + 1 < wc->n ? i + 1 : 0];
+    for (size_t at = 0; at < sizeof(struct dla_wt_cache_entry); at += 64) {
+        __builtin_prefetch(next + at);
+    }
+}
+
 /* Whether entry e's `used` source bytes equal those at s->wt because both
  * were read from the same memory range and no write reached it since the
  * earlier read: the compare would succeed, so it is skipped. */
@@ -1035,7 +1048,7 @@ static struct dla_wt_cache_entry *wt_cache_find_origin(struct dla_dev *d, struct
         struct dla_wt_cache_entry *e = &wc->e[i];
         if (e->len == used && e->origin.addr == s->wt_origin.addr &&
             !memcmp(&e->key, key, sizeof(*key)) && wt_same_origin(d, s, e, used)) {
-            wc->last = i;
+            wt_cache_hit(wc, i);
             return e;
         }
     }
@@ -1057,7 +1070,7 @@ static struct dla_wt_cache_entry *wt_cache_find(struct dla_conv_state *s,
         struct dla_wt_cache_entry *e = &wc->e[i];
         if (e->len == used && e->print == print && !memcmp(&e->key, key, sizeof(*key)) &&
             !memcmp(e->src, s->wt, used)) {
-            wc->last = i;
+            wt_cache_hit(wc, i);
             return e;
         }
     }
