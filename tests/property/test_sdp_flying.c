@@ -158,7 +158,9 @@ static void random_stream(const struct tdev *t, const struct layer *L, const str
 /* `big` 1: cubes of 2,048 to 3,072 pixels, which SDP splits over the
  * device's team (src/sim/nvdla/sdp.c run_on_team); 2: outputs of over
  * 2^19 values, which the convolution leaves to SDP in bands of rows
- * (csc.c, sdp.c run_bands). */
+ * (csc.c, sdp.c run_bands); 3: planes of 25 to 144 pixels in 25 to 50
+ * surfaces, which the team takes a few whole surfaces an item
+ * (sdp.c atoms8_split_of). */
 static int random_layer(const struct tdev *t, struct layer *L, int big)
 {
     memset(L, 0, sizeof(*L));
@@ -173,8 +175,12 @@ static int random_layer(const struct tdev *t, struct layer *L, int big)
         cv->w = 128;
         cv->h = rnd(64, 72);
     }
+    if (big == 3) {
+        cv->w = rnd(5, 12);
+        cv->h = rnd(5, 12);
+    }
     cv->c = big == 2 ? rnd(1, 8) : rnd(1, 24);
-    cv->k = big == 2 ? rnd(57, 64) : rnd(1, 24);
+    cv->k = big == 2 ? rnd(57, 64) : big == 3 ? rnd(200, 400) : rnd(1, 24);
     cv->trunc = coin(70) ? rnd(7, 12) : rnd(0, 14); /* mostly int8-scale sums */
     cv->kw = cv->kh = cv->sx = cv->sy = cv->dx = cv->dy = 1;
     cv->ow = cv->w;
@@ -475,6 +481,7 @@ RUN_TEST(test_flying_nv_small, random_suite, "nv_small", 400, 0x5df10001u, 0)
 RUN_TEST(test_flying_nv_small_256, random_suite, "nv_small_256", 150, 0x5df10002u, 0)
 RUN_TEST(test_flying_team, random_suite, "nv_small", 120, 0x5df10004u, 1)
 RUN_TEST(test_flying_bands, random_suite, "nv_small", 24, 0x5df10005u, 2)
+RUN_TEST(test_flying_team_small_planes, random_suite, "nv_small", 40, 0x5df10006u, 3)
 
 int main(void)
 {
@@ -483,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_flying_nv_small_256),
         cmocka_unit_test(test_flying_team),
         cmocka_unit_test(test_flying_bands),
+        cmocka_unit_test(test_flying_team_small_planes),
         cmocka_unit_test(test_weight_reuse_between_layers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1888,6 +1888,12 @@ static void set_hw_regs(struct dla_dev *d, unsigned g, const struct sdp_cfg *c,
 #define SDP_TEAM_MIN_ELEMS 16384 /* below: the team's wake-up costs more */
 #define SDP_TEAM_ITEM_ELEMS 8192 /* elements per item, about */
 
+struct atoms8_split {
+    size_t per_surf;  /* items a surface (1 when several surfaces an item) */
+    size_t surfs;     /* surfaces an item */
+    size_t items;
+};
+
 struct sdp_par {
     const struct sdp_cfg *c;
     const struct sdp_work *w;   /* geometry, per-kernel operands */
@@ -1899,6 +1905,7 @@ struct sdp_par {
     int *nonzero;               /* one per surface (per item with par_atoms8) */
     const struct out_piece *pc; /* surface s's in place: pc[pc0[s]] to pc[pc0[s + 1]] */
     const size_t *pc0;          /* NULL: every surface through raw */
+    struct atoms8_split split;  /* par_atoms8's items */
 };
 
 static int team_eligible(const struct sdp_cfg *c, const struct sdp_work *w,
@@ -1947,27 +1954,65 @@ static void par_pack(void *ctx, size_t surf)
 /* Pixels per item of a layer split by surface_atoms8. */
 #define SDP_TEAM_ITEM_PIXELS (SDP_TEAM_ITEM_ELEMS / 8)
 
-/* Item: a range of pixels of one surface, straight to its atoms. */
-static void par_atoms8(void *ctx, size_t item)
+/* How par_atoms8 splits a layer: a surface's pixels in pieces of
+ * SDP_TEAM_ITEM_PIXELS, or, for planes under that, whole surfaces a few
+ * to an item (a 7x7 layer's surfaces are 392 values: an item a surface
+ * made 120 items of ~0.1 us for a 960-channel layer, each a take of the
+ * team's shared counter and a set-up of its eight channels' operands). */
+static struct atoms8_split atoms8_split_of(size_t plane, size_t nsurf, size_t threads)
 {
-    const struct sdp_par *p = ctx;
+    struct atoms8_split a;
+    a.per_surf = (plane + SDP_TEAM_ITEM_PIXELS - 1) / SDP_TEAM_ITEM_PIXELS;
+    a.surfs = 1;
+    if (plane < SDP_TEAM_ITEM_PIXELS) {
+        /* at most SDP_TEAM_ITEM_PIXELS pixels an item and at least four
+         * items a thread, for the balance at the job's end */
+        const size_t fit = SDP_TEAM_ITEM_PIXELS / (plane ? plane : 1);
+        const size_t spread = nsurf / (4 * (threads ? threads : 1));
+        a.surfs = fit < spread ? fit : spread;
+        a.surfs = a.surfs ? a.surfs : 1;
+    }
+    a.items = a.surfs > 1 ? (nsurf + a.surfs - 1) / a.surfs : nsurf * a.per_surf;
+    return a;
+}
+
+/* Pixels [j0, j1) of surface surf into its atoms, statistics into *st;
+ * whether a byte written is nonzero. */
+static int atoms8_part(const struct sdp_par *p, uint32_t surf, size_t j0, size_t j1,
+                       struct sdp_stats *st)
+{
     const struct sdp_cfg *c = p->c;
-    const size_t plane = p->w->plane, per_surf = (plane + SDP_TEAM_ITEM_PIXELS - 1) /
-                                                 SDP_TEAM_ITEM_PIXELS;
-    const uint32_t surf = (uint32_t)(item / per_surf);
-    const size_t j0 = item % per_surf * SDP_TEAM_ITEM_PIXELS;
-    const size_t j1 = j0 + SDP_TEAM_ITEM_PIXELS < plane ? j0 + SDP_TEAM_ITEM_PIXELS : plane;
-    const size_t ch0 = (size_t)surf * c->epa;
+    const size_t plane = p->w->plane, ch0 = (size_t)surf * c->epa;
     const uint32_t real = p->in->c - ch0 < c->epa ? (uint32_t)(p->in->c - ch0) : c->epa;
     const int32_t *planes = p->in->data + ch0 * plane;
     if (p->pc0) {
-        p->nonzero[item] = atoms8_into_pieces(c, p->w, p->pc, p->pc0[surf], p->pc0[surf + 1], surf,
-                                              planes, 0, real, j0, j1, &p->st[item]);
-        return;
+        return atoms8_into_pieces(c, p->w, p->pc, p->pc0[surf], p->pc0[surf + 1], surf, planes, 0,
+                                  real, j0, j1, st);
     }
     uint8_t *raw = p->raw + surf * p->w->n_surf;
-    surface_atoms8(c, p->w, surf, planes, real, j0, j1, raw, &p->st[item]);
-    p->nonzero[item] = dla_sdp_lanes_any_nonzero(raw + j0 * 8, (j1 - j0) * 8);
+    surface_atoms8(c, p->w, surf, planes, real, j0, j1, raw, st);
+    return dla_sdp_lanes_any_nonzero(raw + j0 * 8, (j1 - j0) * 8);
+}
+
+/* Item: a range of pixels of one surface, or whole surfaces
+ * (atoms8_split_of), straight to their atoms. */
+static void par_atoms8(void *ctx, size_t item)
+{
+    const struct sdp_par *p = ctx;
+    const size_t plane = p->w->plane, nsurf = p->c->nsurf;
+    const struct atoms8_split a = p->split;
+    if (a.surfs > 1) {
+        const size_t s1 = (item + 1) * a.surfs < nsurf ? (item + 1) * a.surfs : nsurf;
+        int nonzero = 0;
+        for (size_t surf = item * a.surfs; surf < s1; surf++) {
+            nonzero |= atoms8_part(p, (uint32_t)surf, 0, plane, &p->st[item]);
+        }
+        p->nonzero[item] = nonzero;
+        return;
+    }
+    const size_t j0 = item % a.per_surf * SDP_TEAM_ITEM_PIXELS;
+    const size_t j1 = j0 + SDP_TEAM_ITEM_PIXELS < plane ? j0 + SDP_TEAM_ITEM_PIXELS : plane;
+    p->nonzero[item] = atoms8_part(p, (uint32_t)(item / a.per_surf), j0, j1, &p->st[item]);
 }
 
 /* 1 when no two bytes of batch 0's output surfaces (the bursts
@@ -2042,13 +2087,12 @@ static int run_on_team(struct dla_dev *d, struct dla_team *team, const struct sd
 {
     const size_t nch = (size_t)c->nsurf * c->epa, nsurf_elems = (size_t)c->nsurf * w->n_surf;
     const int atoms8 = atoms8_eligible(c, w);
-    struct sdp_par p = { c, w, in, NULL, NULL, 0, NULL, NULL, NULL, NULL };
+    struct sdp_par p = { c, w, in, NULL, NULL, 0, NULL, NULL, NULL, NULL, { 0, 0, 0 } };
     struct out_piece *pc = NULL;
     size_t *pc0 = NULL;
     p.per_item = SDP_TEAM_ITEM_ELEMS / w->plane + 1;
-    const size_t items = atoms8 ? c->nsurf * ((w->plane + SDP_TEAM_ITEM_PIXELS - 1) /
-                                              SDP_TEAM_ITEM_PIXELS)
-                                : (nch + p.per_item - 1) / p.per_item;
+    p.split = atoms8_split_of(w->plane, c->nsurf, dla_team_threads(team));
+    const size_t items = atoms8 ? p.split.items : (nch + p.per_item - 1) / p.per_item;
     /* atoms8 items write their bytes in place where they can: no write-out
      * after the job (the stamps and traffic are had after it, in surface
      * order, as write_surface's) */
@@ -2058,7 +2102,9 @@ static int run_on_team(struct dla_dev *d, struct dla_team *team, const struct sd
     p.data = atoms8 ? NULL : malloc(nsurf_elems * sizeof(int32_t));
     p.raw = in_place ? NULL : malloc(nsurf_elems * c->bpe);
     p.st = calloc(items, sizeof(*p.st));
-    p.nonzero = calloc(atoms8 ? items : c->nsurf, sizeof(int));
+    /* one a surface (read below) and, with atoms8, one an item (fewer than
+     * the surfaces when an item takes several: atoms8_split_of) */
+    p.nonzero = calloc(atoms8 && items > c->nsurf ? items : c->nsurf, sizeof(int));
     int rc = 0;
     if ((!atoms8 && !p.data) || (!in_place && !p.raw) || !p.st || !p.nonzero) {
         rc = dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory for a %ux%ux%u cube",
