@@ -290,6 +290,44 @@ void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i),
     run_items(t, n, fn, ctx, 1);
 }
 
+size_t dla_team_units_per_item(const struct dla_team *t, size_t n, size_t unit_bytes,
+                               size_t bytes_each)
+{
+    if (unit_bytes == 0 || unit_bytes >= bytes_each) {
+        return 1;
+    }
+    const size_t fit = bytes_each / unit_bytes, spread = n / (4 * (size_t)dla_team_threads(t));
+    const size_t per = fit < spread ? fit : spread;
+    return per ? per : 1;
+}
+
+/* dla_team_run_grouped's job: item i runs units [i per, (i + 1) per). */
+struct group_job {
+    void (*fn)(void *, size_t);
+    void *ctx;
+    size_t n, per;
+};
+
+static void group_item(void *arg, size_t i)
+{
+    const struct group_job *g = arg;
+    const size_t end = (i + 1) * g->per < g->n ? (i + 1) * g->per : g->n;
+    for (size_t k = i * g->per; k < end; k++) {
+        g->fn(g->ctx, k);
+    }
+}
+
+void dla_team_run_grouped(struct dla_team *t, size_t n, size_t per,
+                          void (*fn)(void *ctx, size_t i), void *ctx)
+{
+    if (per <= 1) {
+        dla_team_run(t, n, fn, ctx);
+        return;
+    }
+    struct group_job g = { fn, ctx, n, per };
+    dla_team_run(t, (n + per - 1) / per, group_item, &g);
+}
+
 void dla_team_run_awake(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i),
                         void *ctx)
 {

@@ -49,6 +49,21 @@ void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), 
  * i owns.  On the caller alone when t is NULL. */
 void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
 
+/* Items of at least `bytes_each` bytes of work: how many of a job's n
+ * units of `unit_bytes` bytes one item takes so that an item holds about
+ * `bytes_each` bytes while the job keeps at least four items a thread
+ * (1 when the units are that large already).  An item is a take of the
+ * shared counter (a cache line between the cores) and its set-up: a
+ * 7x7x960 layer's 120 surfaces of 392 bytes, an item each, cost more in
+ * takes than in work. */
+size_t dla_team_units_per_item(const struct dla_team *t, size_t n, size_t unit_bytes,
+                               size_t bytes_each);
+
+/* dla_team_run over n units in items of `per` consecutive units (fn(ctx, i)
+ * for every unit i < n, in order within an item). */
+void dla_team_run_grouped(struct dla_team *t, size_t n, size_t per,
+                          void (*fn)(void *ctx, size_t i), void *ctx);
+
 /* dla_team_run for a job shorter than a sleeping worker's wake-up (5-40
  * us): shared only with the workers spinning for a job, a sleeping one
  * stays asleep (no system call); all on the caller when every worker

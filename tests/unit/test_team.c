@@ -52,6 +52,37 @@ static void test_run_every_item_once(void **state)
     dla_team_destroy(t);
 }
 
+/* Grouped items: every unit once for any group size (past n too), and the
+ * group size keeps about the bytes asked while leaving four items a
+ * thread. */
+static void test_run_grouped(void **state)
+{
+    (void)state;
+    struct dla_team *t = dla_team_create(2);
+    assert_non_null(t);
+    enum { N = 131 };
+    atomic_uint hits[N];
+    struct count_job j = { hits };
+    for (size_t per = 0; per <= N + 2; per++) {
+        for (size_t n = 0; n <= N; n += 13) {
+            for (size_t i = 0; i < N; i++) {
+                atomic_init(&hits[i], 0);
+            }
+            dla_team_run_grouped(t, n, per, count_item, &j);
+            for (size_t i = 0; i < N; i++) {
+                assert_int_equal(atomic_load(&hits[i]), i < n ? 1u : 0u);
+            }
+        }
+    }
+    /* 120 units of 392 bytes: 20 fit 8 KiB, 120 / (4 * 2) = 15 keep the spread */
+    assert_int_equal(dla_team_units_per_item(t, 120, 392, 8192), 15);
+    assert_int_equal(dla_team_units_per_item(t, 1000, 392, 8192), 20);
+    assert_int_equal(dla_team_units_per_item(t, 5, 392, 8192), 1);
+    assert_int_equal(dla_team_units_per_item(t, 1000, 9000, 8192), 1);
+    assert_int_equal(dla_team_units_per_item(NULL, 1000, 392, 8192), 20);
+    dla_team_destroy(t);
+}
+
 struct seat_job {
     atomic_uint inside, most, bodies;
 };
@@ -242,6 +273,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_every_item_once),
+        cmocka_unit_test(test_run_grouped),
         cmocka_unit_test(test_join_seats),
         cmocka_unit_test(test_close_race),
         cmocka_unit_test(test_sleepers_wake),

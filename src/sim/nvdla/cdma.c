@@ -855,6 +855,10 @@ static void put_lent_item(void *ctx, size_t i)
                    linebuf, q->first, b, s, left < q->sp->per_atom ? left : q->sp->per_atom);
 }
 
+/* Bytes of surfaces a team item transposes, about (dla_team_units_per_item:
+ * small surfaces a few to an item). */
+#define FETCH_ITEM_BYTES 8192u
+
 /* The cube placed on the team from the memory's pages when every surface
  * can be lent (the traffic of its reads, counted at once): 1 when done, 0
  * when not (nothing done), or an error of the page table's buffer. */
@@ -881,7 +885,9 @@ static int lent_cube_put(struct dla_dev *d, const struct surface_put *sp, int8_t
     }
     dla_dma_count_read(d, bytes * n);
     struct lent_cube q = {sp, pages, per, first, nsurf, surf_stride};
-    dla_team_run(dla_dev_team(d), n, put_lent_item, &q);
+    struct dla_team *team = dla_dev_team(d);
+    dla_team_run_grouped(team, n, dla_team_units_per_item(team, n, bytes, FETCH_ITEM_BYTES),
+                         put_lent_item, &q);
     return 1;
 }
 
@@ -928,7 +934,9 @@ static int fetch_surfaces_int8(struct dla_dev *d, struct dla_cbuf_slices *dst,
         done--; /* the failed surface is not placed */
     }
     struct int8_cube q = {sp, st->fetch, first, nsurf, surf_bytes};
-    dla_team_run(team, done, put_int8_item, &q);
+    dla_team_run_grouped(team, done, dla_team_units_per_item(team, done, surf_bytes,
+                                                              FETCH_ITEM_BYTES),
+                         put_int8_item, &q);
     return rc;
 }
 

@@ -1959,19 +1959,14 @@ static void par_pack(void *ctx, size_t surf)
  * to an item (a 7x7 layer's surfaces are 392 values: an item a surface
  * made 120 items of ~0.1 us for a 960-channel layer, each a take of the
  * team's shared counter and a set-up of its eight channels' operands). */
-static struct atoms8_split atoms8_split_of(size_t plane, size_t nsurf, size_t threads)
+static struct atoms8_split atoms8_split_of(const struct dla_team *team, size_t plane,
+                                           size_t nsurf)
 {
     struct atoms8_split a;
     a.per_surf = (plane + SDP_TEAM_ITEM_PIXELS - 1) / SDP_TEAM_ITEM_PIXELS;
-    a.surfs = 1;
-    if (plane < SDP_TEAM_ITEM_PIXELS) {
-        /* at most SDP_TEAM_ITEM_PIXELS pixels an item and at least four
-         * items a thread, for the balance at the job's end */
-        const size_t fit = SDP_TEAM_ITEM_PIXELS / (plane ? plane : 1);
-        const size_t spread = nsurf / (4 * (threads ? threads : 1));
-        a.surfs = fit < spread ? fit : spread;
-        a.surfs = a.surfs ? a.surfs : 1;
-    }
+    /* at most SDP_TEAM_ITEM_PIXELS pixels an item, at least four items a
+     * thread (the balance at the job's end) */
+    a.surfs = dla_team_units_per_item(team, nsurf, plane, SDP_TEAM_ITEM_PIXELS);
     a.items = a.surfs > 1 ? (nsurf + a.surfs - 1) / a.surfs : nsurf * a.per_surf;
     return a;
 }
@@ -2091,7 +2086,7 @@ static int run_on_team(struct dla_dev *d, struct dla_team *team, const struct sd
     struct out_piece *pc = NULL;
     size_t *pc0 = NULL;
     p.per_item = SDP_TEAM_ITEM_ELEMS / w->plane + 1;
-    p.split = atoms8_split_of(w->plane, c->nsurf, dla_team_threads(team));
+    p.split = atoms8_split_of(team, w->plane, c->nsurf);
     const size_t items = atoms8 ? p.split.items : (nch + p.per_item - 1) / p.per_item;
     /* atoms8 items write their bytes in place where they can: no write-out
      * after the job (the stamps and traffic are had after it, in surface
