@@ -1307,15 +1307,17 @@ static void dw_item(void *ctx, size_t i)
     }
 }
 
-/* Real MACs below which a depthwise layer stays on the calling thread: a
- * spinning worker joins a job in ~0.1-0.3 us (common/team.h), so a 14x14
- * block of 8 channels (14,112 MACs, ~1 us) is worth sharing; a 7x7 one
- * (3,528 MACs, ~0.4 us) is not.  Below DW_TEAM_WAKE_MACS only a worker
- * already spinning joins (a sleeping one's wake-up costs more than the
- * layer).  Items of at least DW_ITEM_MACS, so the shared counter is not
- * taken per 0.1 us channel. */
-#define DW_TEAM_MIN_MACS 12288.0
-#define DW_TEAM_WAKE_MACS 65536.0
+/* Real MACs below which a depthwise layer stays on the calling thread.
+ * A spinning worker joins a job in ~0.1-0.3 us (common/team.h) on a quiet
+ * host, where 14x14 (14,112 MACs) and 28x28 (56,448) blocks of 8 channels
+ * shared with it ran as fast as on the caller alone (MobileNetV2, layer
+ * observer: the 14x14 blocks 0.855 ms an image shared, 0.80-0.85 alone;
+ * the larger blocks 0.66-0.68 either way); when the host slows the two
+ * vCPUs' exchanges, shared blocks took 1.6x-2.7x as long (1.39 vs 0.81 ms,
+ * 1.85 vs 0.68 ms), so blocks under 64 Ki MACs stay on the caller.  Items
+ * of at least DW_ITEM_MACS, so the shared counter is not taken per 0.1 us
+ * channel. */
+#define DW_TEAM_MIN_MACS 65536.0
 #define DW_ITEM_MACS 3072.0
 
 /* Whether a depthwise layer's channels go to the team (run_kernel). */
@@ -1377,11 +1379,7 @@ static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const in
                 j.per_item = per > j.per_item ? per : j.per_item;
             }
             size_t items = (g->out_k + j.per_item - 1) / j.per_item;
-            if (per_channel * g->out_k >= DW_TEAM_WAKE_MACS) {
-                dla_team_run(dla_dev_team(d), items, dw_item, &j);
-            } else {
-                dla_team_run_awake(dla_dev_team(d), items, dw_item, &j);
-            }
+            dla_team_run(dla_dev_team(d), items, dw_item, &j);
         } else {
             j.per_item = g->out_k; /* one call: a small layer's 8 channels */
             dw_item(&j, 0);
