@@ -215,28 +215,21 @@ unsigned dla_team_threads(const struct dla_team *t)
     return t ? t->nthreads + 1 : 1;
 }
 
-/* dla_team_join's job; wake 0: only for the workers awake (spinning),
- * a sleeping one is not woken (no system call). */
-static void team_job(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx,
-                     int wake)
+/* dla_team_join's job. */
+static void team_job(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx)
 {
-    size_t awake = t ? t->nthreads : 0;
-    if (t && !wake) {
-        unsigned asleep = atomic_load(&t->sleepers);
-        awake = asleep < awake ? awake - asleep : 0;
-    }
-    if (!t || helpers == 0 || awake == 0) {
+    if (!t || helpers == 0 || t->nthreads == 0) {
         body(ctx);
         return;
     }
-    const uint64_t seats = helpers < awake ? helpers : awake;
+    const uint64_t seats = helpers < t->nthreads ? helpers : t->nthreads;
     /* every worker of the last job has counted itself out: nobody reads these */
     t->body = body;
     t->ctx = ctx;
     atomic_store_explicit(&t->done, 0, memory_order_relaxed);
     uint64_t gen = gen_of(atomic_load_explicit(&t->state, memory_order_relaxed)) + 1;
     atomic_store(&t->state, gen << SEAT_BITS | seats);
-    if (wake && atomic_load(&t->sleepers) != 0) {
+    if (atomic_load(&t->sleepers) != 0) {
         pthread_mutex_lock(&t->mu);
         pthread_cond_broadcast(&t->wake);
         pthread_mutex_unlock(&t->mu);
@@ -254,7 +247,7 @@ static void team_job(struct dla_team *t, size_t helpers, void (*body)(void *ctx)
 
 void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx)
 {
-    team_job(t, helpers, body, ctx, 1);
+    team_job(t, helpers, body, ctx);
 }
 
 /* dla_team_run's job: items from one counter. */
@@ -277,17 +270,11 @@ static void take_items(void *arg)
     }
 }
 
-static void run_items(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx,
-                      int wake)
+void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx)
 {
     struct item_job j = { fn, ctx, n, 0 };
     atomic_init(&j.next, 0);
-    team_job(n > 1 ? t : NULL, n - (n > 0), take_items, &j, wake);
-}
-
-void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx)
-{
-    run_items(t, n, fn, ctx, 1);
+    team_job(n > 1 ? t : NULL, n - (n > 0), take_items, &j);
 }
 
 size_t dla_team_units_per_item(const struct dla_team *t, size_t n, size_t unit_bytes,
@@ -326,10 +313,4 @@ void dla_team_run_grouped(struct dla_team *t, size_t n, size_t per,
     }
     struct group_job g = { fn, ctx, n, per };
     dla_team_run(t, (n + per - 1) / per, group_item, &g);
-}
-
-void dla_team_run_awake(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i),
-                        void *ctx)
-{
-    run_items(t, n, fn, ctx, 0);
 }

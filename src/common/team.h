@@ -64,13 +64,6 @@ size_t dla_team_units_per_item(const struct dla_team *t, size_t n, size_t unit_b
 void dla_team_run_grouped(struct dla_team *t, size_t n, size_t per,
                           void (*fn)(void *ctx, size_t i), void *ctx);
 
-/* dla_team_run for a job shorter than a sleeping worker's wake-up (5-40
- * us): shared only with the workers spinning for a job, a sleeping one
- * stays asleep (no system call); all on the caller when every worker
- * sleeps. */
-void dla_team_run_awake(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i),
-                        void *ctx);
-
 /* One step of a thread's wait for others (the team's close, a kernel's
  * phases): a pause, and after DLA_SPIN_YIELD_AFTER steps a sched_yield,
  * for a host with more threads than cores, where the awaited thread may

@@ -209,35 +209,6 @@ static void test_sleepers_wake(void **state)
     dla_team_destroy(t);
 }
 
-/* dla_team_run_awake: every item exactly once whether the workers spin
- * (right after a job) or sleep (20 ms later: then the caller does all). */
-static void test_run_awake(void **state)
-{
-    (void)state;
-    struct dla_team *t = dla_team_create(3);
-    assert_non_null(t);
-    enum { N = 37 };
-    atomic_uint hits[N];
-    struct count_job j = { hits };
-    for (int rep = 0; rep < 200; rep++) {
-        if (rep % 50 == 0) {
-            nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
-        }
-        size_t n = (size_t)(rep % N) + 1;
-        for (size_t i = 0; i < N; i++) {
-            atomic_init(&hits[i], 0);
-        }
-        dla_team_run_awake(t, n, count_item, &j);
-        for (size_t i = 0; i < N; i++) {
-            assert_int_equal(atomic_load(&hits[i]), i < n ? 1u : 0u);
-        }
-    }
-    dla_team_run_awake(NULL, 2, count_item, &j); /* no team: on the caller */
-    assert_int_equal(atomic_load(&hits[0]), 2u);
-    assert_int_equal(atomic_load(&hits[1]), 2u);
-    dla_team_destroy(t);
-}
-
 /* dla_spin_wait counts its steps (it yields only after many). */
 static void test_spin_wait(void **state)
 {
@@ -277,7 +248,6 @@ int main(void)
         cmocka_unit_test(test_join_seats),
         cmocka_unit_test(test_close_race),
         cmocka_unit_test(test_sleepers_wake),
-        cmocka_unit_test(test_run_awake),
         cmocka_unit_test(test_spin_wait),
         cmocka_unit_test(test_no_team),
     };
