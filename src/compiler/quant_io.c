@@ -85,7 +85,8 @@ DLA_LANES_AVX512_ATTR static int quantize_avx512(const float *x, int8_t *q, size
 {
     const __m512 vinv = _mm512_set1_ps(inv), half = _mm512_set1_ps(0.5f);
     const __m512 mhalf = _mm512_set1_ps(-0.5f), fmax = _mm512_set1_ps(FLT_MAX);
-    const __m512 lo = _mm512_set1_ps((float)(-128 - zero)), hi = _mm512_set1_ps((float)(127 - zero));
+    const __m512 lo = _mm512_set1_ps((float)(-128 - zero));
+    const __m512 hi = _mm512_set1_ps((float)(127 - zero));
     const __m512i z = _mm512_set1_epi32(zero);
     __mmask16 bad = 0;
     for (size_t i = 0; i < n; i += 16) {

@@ -1012,8 +1012,10 @@ static void pack_src_row(const struct conv_plan *p, unsigned char *row, size_t y
     }
     if (b > a) {
         const size_t dy = y - src->y0;
-        const int8_t *s[4] = {cols->row0[0] + dy * cols->step[0], cols->row0[1] + dy * cols->step[1],
-                              cols->row0[2] + dy * cols->step[2], cols->row0[3] + dy * cols->step[3]};
+        const int8_t *s[4];
+        for (size_t i = 0; i < 4; i++) {
+            s[i] = cols->row0[i] + dy * cols->step[i];
+        }
         size_t n = b - a;
         pack_input_row(row + a * CONV_CELL, s, n, cols->n_simd, n, sx, p->fmt);
         x = b;
@@ -1091,11 +1093,11 @@ static void gemv_gather(const struct conv_plan *p)
 
 /* The channel rows of group c0 when its whole plane is one packed row:
  * no shifted planes, strides 1, phase (0, 0), no junk lanes, every row
- * real (vw = in_w, vh = in_h: a 1x1 layer's input), all four channels
- * of the group present and each channel's rows consecutive in memory (planar input, or
- * src lines in_w apart covering the whole input).  Then the plane packs in
- * one pack_input_row call (14x14x64 -> 384 layer: 224 calls of 14 cells
- * made the packing ~30 % of the layer on one thread). */
+ * real (vw = in_w, vh = in_h: a 1x1 layer's input), all the group's
+ * channels present and each channel's rows consecutive in memory (planar
+ * input, or src lines in_w apart covering the whole input).  Then the
+ * plane packs in one pack_input_row call instead of a call a row (a
+ * 14x14x64 -> 384 call on planar input, one thread: 14.9 -> 13.5 us). */
 static int plane_as_row(const struct conv_plan *p, size_t c0, uint64_t px, uint64_t py,
                         const int8_t *s[4])
 {
@@ -1118,14 +1120,15 @@ static int plane_as_row(const struct conv_plan *p, size_t c0, uint64_t px, uint6
 }
 
 /* A plane of a 1x1 layer's group from src lines (full window, strides 1,
- * phase (0, 0), no junk lanes, byte cells, rows of at least the 4 cells
- * q8_cells_simd packs whole): each row straight through q8_cells_simd with
- * the four channel rows kept in registers (pack_src_row's pad and pointer
- * set-up per row cost as much as the cells of a 14-cell row).  0 when it
- * does not apply. */
+ * phase (0, 0), no junk lanes, byte cells, rows of 4 cells or more, which
+ * q8_cells_simd packs whole with SSE2): each row straight through
+ * q8_cells_simd with the four channel rows set once (pack_src_row's pad
+ * and pointer set-up per row cost as much as the cells of a 14-cell row).
+ * 0 when it does not apply. */
 static int pack_src_plane_1x1(const struct conv_plan *p, unsigned char *dst, uint64_t px,
                               uint64_t py, const struct src_cols *cols)
 {
+#if defined(DLA_CONV_SSE2)
     const struct dla_conv_geom *g = p->g;
     const struct dla_conv_src *src = p->src;
     if (src == NULL || p->nxo != 1 || px != 0 || py != 0 || g->stride_x != 1 ||
@@ -1136,6 +1139,8 @@ static int pack_src_plane_1x1(const struct conv_plan *p, unsigned char *dst, uin
         return 0;
     }
     const size_t w = g->in_w;
+    /* the rows and steps as locals: held in an array they are reloaded
+     * after every cell store (+16 % on a 14x14x384 -> 64 layer) */
     const int8_t *s0 = cols->row0[0], *s1 = cols->row0[1], *s2 = cols->row0[2],
                  *s3 = cols->row0[3];
     const size_t t0 = cols->step[0], t1 = cols->step[1], t2 = cols->step[2], t3 = cols->step[3];
@@ -1144,6 +1149,14 @@ static int pack_src_plane_1x1(const struct conv_plan *p, unsigned char *dst, uin
                       s3 + y * t3, w, 1, p->fmt == CELL_Q8);
     }
     return 1;
+#else
+    (void)p;
+    (void)dst;
+    (void)px;
+    (void)py;
+    (void)cols;
+    return 0;
+#endif
 }
 
 static void pack_input_plane(const struct conv_plan *p, size_t plane)
