@@ -1902,7 +1902,7 @@ struct sdp_par {
     uint8_t *raw;               /* every surface's packed bytes */
     size_t per_item;            /* channels per item */
     struct sdp_stats *st;       /* one per item */
-    int *nonzero;               /* one per surface (per item with par_atoms8) */
+    int *nonzero;               /* one per surface, and per item with par_atoms8 */
     const struct out_piece *pc; /* surface s's in place: pc[pc0[s]] to pc[pc0[s + 1]] */
     const size_t *pc0;          /* NULL: every surface through raw */
     struct atoms8_split split;  /* par_atoms8's items */
