@@ -229,7 +229,8 @@ uint64_t dlasim_model_macs(const struct dlasim_model *m)
 #define IO_SEG 64u      /* pixels quantized at a time per channel */
 /* Inputs narrower than this are quantized as one run (write_tensor_whole):
  * pack_line quantizes a channel's row at a time, a call per value for a
- * 1x1 input (a 1x1x1280 input took 12.5 us, 1280 calls; one run ~0.3). */
+ * 1x1 input (a 1x1x1280 input: 1,280 calls, 12.5 us; a fully connected
+ * model's run 70 -> 50 us once quantized as one run). */
 #define IO_NARROW_W 16u
 
 struct io_chunk {

@@ -1091,30 +1091,23 @@ static void gemv_gather(const struct conv_plan *p)
     }
 }
 
-/* The channel rows of group c0 when its whole plane is one packed row:
- * no shifted planes, strides 1, phase (0, 0), no junk lanes, every row
- * real (vw = in_w, vh = in_h: a 1x1 layer's input), all the group's
- * channels present and each channel's rows consecutive in memory (planar
- * input, or src lines in_w apart covering the whole input).  Then the
- * plane packs in one pack_input_row call instead of a call a row (a
- * 14x14x64 -> 384 call on planar input, one thread: 14.9 -> 13.5 us). */
+/* The channel rows of group c0 of a planar input when its whole plane is
+ * one packed row: no shifted planes, strides 1, phase (0, 0), no junk
+ * lanes, every row real (vw = in_w, vh = in_h: a 1x1 layer's input) and
+ * all the group's channels present.  Then the plane packs in one
+ * pack_input_row call instead of a call a row (a 14x14x64 -> 384 call,
+ * one thread: 14.9 -> 13.5 us).  An input from src lines goes through
+ * pack_src_plane_1x1. */
 static int plane_as_row(const struct conv_plan *p, size_t c0, uint64_t px, uint64_t py,
                         const int8_t *s[4])
 {
     const struct dla_conv_geom *g = p->g;
-    if (p->nxo != 1 || px != 0 || py != 0 || g->stride_x != 1 || g->stride_y != 1 ||
-        p->vw != g->in_w || p->vh != g->in_h || c0 + p->cell_ch > g->in_c) {
-        return 0;
-    }
-    const struct dla_conv_src *src = p->src;
-    if (src != NULL && (src->x0 != 0 || src->x1 != g->in_w || src->y0 != 0 ||
-                        src->y1 != g->in_h || src->line_stride != g->in_w)) {
+    if (p->src != NULL || p->nxo != 1 || px != 0 || py != 0 || g->stride_x != 1 ||
+        g->stride_y != 1 || p->vw != g->in_w || p->vh != g->in_h || c0 + p->cell_ch > g->in_c) {
         return 0;
     }
     for (size_t i = 0; i < 4; i++) { /* P16 cells read s[0] and s[1] */
-        size_t c = c0 + (i < p->cell_ch ? i : 0);
-        s[i] = src != NULL ? src->data + c * src->ch_stride
-                           : p->in + c * (size_t)g->in_h * g->in_w;
+        s[i] = p->in + (c0 + (i < p->cell_ch ? i : 0)) * (size_t)g->in_h * g->in_w;
     }
     return 1;
 }

@@ -1308,13 +1308,14 @@ static void dw_item(void *ctx, size_t i)
 }
 
 /* Real MACs below which a depthwise layer stays on the calling thread.
- * A spinning worker joins a job in ~0.1-0.3 us (common/team.h) on a quiet
- * host, where 14x14 (14,112 MACs) and 28x28 (56,448) blocks of 8 channels
- * shared with it ran as fast as on the caller alone (MobileNetV2, layer
- * observer: the 14x14 blocks 0.855 ms an image shared, 0.80-0.85 alone;
- * the larger blocks 0.66-0.68 either way); when the host slows the two
- * vCPUs' exchanges, shared blocks took 1.6x-2.7x as long (1.39 vs 0.81 ms,
- * 1.85 vs 0.68 ms), so blocks under 64 Ki MACs stay on the caller.  Items
+ * A spinning worker joins a job in ~0.1-0.3 us (common/team.h).  On a
+ * quiet host 14x14 (14,112 MACs) and 28x28 (56,448) blocks of 8 channels
+ * ran about as fast shared as on the caller alone (MobileNetV2, layer
+ * observer, ms an image: the 14x14 blocks 0.85-0.90 shared, 0.82-0.86
+ * alone; the larger blocks 0.64-0.71 shared, 0.68-0.72 alone); when the
+ * host slows the two vCPUs' exchanges, shared blocks took 1.6x-2.7x as
+ * long (1.39 vs 0.81 ms, 1.85 vs 0.68 ms), so blocks under 64 Ki MACs stay
+ * on the caller.  Items
  * of at least DW_ITEM_MACS, so the shared counter is not taken per 0.1 us
  * channel. */
 #define DW_TEAM_MIN_MACS 65536.0
