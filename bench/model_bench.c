@@ -134,7 +134,7 @@ static int bench(const struct bench_args *a, char *err, size_t errlen)
     rc = rc ? rc : dlasim_model_calibrate(m, in, a->calib, NULL, err, errlen);
     double calib_ms = (now_ms() - t0) / a->calib;
     rc = rc ? rc : dlasim_model_compile(m, a->config, err, errlen);
-    struct dlasim_options o = { .config = a->config, .threads = a->threads };
+    struct dlasim_options o = { .config = a->config, .threads = a->threads, .overlap = 1 };
     rc = rc ? rc : dlasim_create(&o, &dev, err, errlen);
     out = m ? malloc(dlasim_model_output_size(m) * sizeof(float)) : NULL;
     rc = rc ? rc : out ? 0 : -1;

@@ -113,9 +113,29 @@ struct dlasim_options {
     /* cycle model (include/dlasim/timing.h): 1 = on; NULL profile = "rtl-tb" */
     int timing;
     const struct dlasim_timing_profile *timing_profile;
+    /* 1 = overlap, as the hardware does: when a layer completes inside
+     * dlasim_step and another is enabled, that one starts at once on a
+     * worker thread (with the registers it has then) while the host
+     * services the interrupt and programs the freed register group.  Until
+     * it ends, the interrupt status, S_STATUS and pointers read as if it had
+     * not started; a host access that could meet it (memory, its units'
+     * single registers and the registers of the groups it runs, LUT ports,
+     * dlasim_busy, dlasim_reset) first waits for it to end, and the next
+     * dlasim_step ends it (its status: an error it met).  Only CONV, SDP,
+     * PDP and CDP layers start early.  Taken with threads > 1, the built-in
+     * memory, no timing and no log_mask (else stepped: a layer runs only
+     * inside dlasim_step).  dlasim_set_overlap changes it later. */
+    int overlap;
 };
 
 struct dlasim_dev;
+
+/* dlasim_options.overlap from now on (1 = on where the device can, 0 =
+ * stepped: a layer runs only inside dlasim_step, as a trace recorder that
+ * snapshots memory before each layer needs); the previous setting, or
+ * DLASIM_ERR_INVAL for a NULL device.  Turning it off first finishes a
+ * layer that has started. */
+int dlasim_set_overlap(struct dlasim_dev *dev, int on);
 
 /* Create a device.  `opt` may be NULL (all defaults); `out` is required;
  * `err` may be NULL (else errlen bytes receive the reason on failure).  On

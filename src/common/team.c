@@ -25,6 +25,7 @@
 #include "common/team.h"
 
 #define TEAM_MAX_THREADS 64
+enum { TASK_NONE = 0, TASK_POSTED = 1, TASK_RUNNING = 2 };
 #define SEAT_BITS 16
 #define SEAT_MASK ((uint64_t)((1u << SEAT_BITS) - 1))
 
@@ -35,6 +36,9 @@ struct dla_team {
     atomic_int stop;
     void (*body)(void *);   /* the current job: written before its state */
     void *ctx;
+    atomic_uint task;       /* dla_team_spawn's task: TASK_NONE, _POSTED, _RUNNING */
+    void (*task_fn)(void *); /* written before task is TASK_POSTED */
+    void *task_ctx;
     pthread_mutex_t mu;     /* for sleeping only */
     pthread_cond_t wake;
     unsigned nthreads;
@@ -96,16 +100,19 @@ static void sleep_for_job(struct dla_team *t, uint64_t seen)
 {
     pthread_mutex_lock(&t->mu);
     atomic_fetch_add(&t->sleepers, 1);
-    while (!atomic_load(&t->stop) && gen_of(atomic_load(&t->state)) == seen) {
+    while (!atomic_load(&t->stop) && gen_of(atomic_load(&t->state)) == seen &&
+           atomic_load(&t->task) != TASK_POSTED) {
         pthread_cond_wait(&t->wake, &t->mu);
     }
     atomic_fetch_sub(&t->sleepers, 1);
     pthread_mutex_unlock(&t->mu);
 }
 
-/* The state of a joinable job (0 when the team stops).  Jobs that
+/* The state of a joinable job, 1 for a posted task (a job's state has
+ * seats: never 1 with a generation), 0 when the team stops.  Jobs that
  * closed before this worker could join (their caller did all the work)
  * move `seen` on and restart the spin: the network is running. */
+#define WORK_TASK 1u
 static uint64_t wait_for_job(struct dla_team *t, uint64_t *seen)
 {
     double since = 0.0; /* the spin's start, 0 until taken */
@@ -113,6 +120,9 @@ static uint64_t wait_for_job(struct dla_team *t, uint64_t *seen)
         uint64_t s = atomic_load_explicit(&t->state, memory_order_acquire);
         if (joinable(s, *seen)) {
             return s;
+        }
+        if (atomic_load_explicit(&t->task, memory_order_relaxed) == TASK_POSTED) {
+            return WORK_TASK;
         }
         if (atomic_load_explicit(&t->stop, memory_order_relaxed)) {
             return 0;
@@ -136,6 +146,27 @@ static uint64_t wait_for_job(struct dla_team *t, uint64_t *seen)
     }
 }
 
+/* A seat of job state s (taken with the CAS worker_main uses): 1 when taken. */
+static int take_seat(struct dla_team *t, uint64_t *s)
+{
+    while ((*s & SEAT_MASK) != 0 &&
+           !atomic_compare_exchange_weak_explicit(&t->state, s, *s - 1, memory_order_acquire,
+                                                  memory_order_acquire)) {
+    }
+    return (*s & SEAT_MASK) != 0;
+}
+
+/* The posted task, if this worker is the one that takes it. */
+static void run_task(struct dla_team *t)
+{
+    unsigned posted = TASK_POSTED;
+    if (atomic_compare_exchange_strong_explicit(&t->task, &posted, TASK_RUNNING,
+                                                memory_order_acquire, memory_order_relaxed)) {
+        t->task_fn(t->task_ctx);
+        atomic_store_explicit(&t->task, TASK_NONE, memory_order_release);
+    }
+}
+
 static void *worker_main(void *arg)
 {
     struct dla_team *t = arg;
@@ -145,14 +176,14 @@ static void *worker_main(void *arg)
         if (s == 0) {
             return NULL;
         }
-        /* take a seat of s's job (or of a newer one, if the CAS finds it) */
-        while ((s & SEAT_MASK) != 0 &&
-               !atomic_compare_exchange_weak_explicit(&t->state, &s, s - 1,
-                                                      memory_order_acquire,
-                                                      memory_order_acquire)) {
+        if (s == WORK_TASK) {
+            run_task(t);
+            continue;
         }
+        /* take a seat of s's job (or of a newer one, if the CAS finds it) */
+        const int seated = take_seat(t, &s);
         seen = gen_of(s);
-        if ((s & SEAT_MASK) == 0) {
+        if (!seated) {
             continue; /* closed or full before we got a seat */
         }
         t->body(t->ctx);
@@ -182,6 +213,7 @@ struct dla_team *dla_team_create(unsigned threads)
     atomic_init(&t->done, 0);
     atomic_init(&t->sleepers, 0);
     atomic_init(&t->stop, 0);
+    atomic_init(&t->task, TASK_NONE);
     unsigned want = threads - 1 < TEAM_MAX_THREADS ? threads - 1 : TEAM_MAX_THREADS;
     while (t->nthreads < want && !pthread_create(&t->tid[t->nthreads], NULL, worker_main, t)) {
         t->nthreads++;
@@ -313,4 +345,46 @@ void dla_team_run_grouped(struct dla_team *t, size_t n, size_t per,
     }
     struct group_job g = { fn, ctx, n, per };
     dla_team_run(t, (n + per - 1) / per, group_item, &g);
+}
+
+/* ---- a worker's task (dla_team_spawn) ---------------------------------------- */
+
+int dla_team_spawn(struct dla_team *t, void (*fn)(void *ctx), void *ctx)
+{
+    if (!t || atomic_load_explicit(&t->task, memory_order_acquire) != TASK_NONE) {
+        return -1;
+    }
+    t->task_fn = fn;
+    t->task_ctx = ctx;
+    atomic_store(&t->task, TASK_POSTED);
+    if (atomic_load(&t->sleepers) != 0) { /* as team_job: either it sees it or is woken */
+        pthread_mutex_lock(&t->mu);
+        pthread_cond_broadcast(&t->wake);
+        pthread_mutex_unlock(&t->mu);
+    }
+    return 0;
+}
+
+int dla_team_spawned_done(struct dla_team *t)
+{
+    return !t || atomic_load_explicit(&t->task, memory_order_acquire) == TASK_NONE;
+}
+
+void dla_team_help_until_done(struct dla_team *t)
+{
+    /* no generation yet: any open job is one this thread has not served */
+    uint64_t seen = UINT64_MAX;
+    while (!dla_team_spawned_done(t)) {
+        uint64_t s = atomic_load_explicit(&t->state, memory_order_acquire);
+        if (!joinable(s, seen)) {
+            cpu_relax();
+            continue;
+        }
+        const int seated = take_seat(t, &s);
+        seen = gen_of(s);
+        if (seated) {
+            t->body(t->ctx);
+            atomic_fetch_add_explicit(&t->done, 1, memory_order_release);
+        }
+    }
 }

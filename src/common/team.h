@@ -64,6 +64,24 @@ size_t dla_team_units_per_item(const struct dla_team *t, size_t n, size_t unit_b
 void dla_team_run_grouped(struct dla_team *t, size_t n, size_t per,
                           void (*fn)(void *ctx, size_t i), void *ctx);
 
+/*
+ * A task for one worker, the caller going on meanwhile (the device's
+ * overlap: a layer runs on a worker while the host services the interrupt
+ * of the one before, src/sim/nvdla/device.c).  dla_team_spawn hands
+ * fn(ctx) to the first worker that looks for work and returns at once; 0,
+ * or -1 with no worker (t NULL) or a task still open (nothing handed then).
+ * While the task runs, its worker drives the team's jobs (dla_team_run
+ * from fn) and the spawning thread is a helper of those jobs while it
+ * waits in dla_team_help_until.  One task at a time; the spawning thread
+ * drives no job of its own until the task ends.
+ */
+int dla_team_spawn(struct dla_team *t, void (*fn)(void *ctx), void *ctx);
+/* Whether the spawned task has ended (its fn returned; acquire: what fn
+ * wrote is seen).  1 with no task. */
+int dla_team_spawned_done(struct dla_team *t);
+/* Join the jobs the task's worker publishes until the task has ended. */
+void dla_team_help_until_done(struct dla_team *t);
+
 /* One step of a thread's wait for others (the team's close, a kernel's
  * phases): a pause, and after DLA_SPIN_YIELD_AFTER steps a sched_yield,
  * for a host with more threads than cores, where the awaited thread may

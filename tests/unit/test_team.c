@@ -240,6 +240,65 @@ static void test_no_team(void **state)
     dla_team_destroy(NULL);
 }
 
+/* A spawned task: it runs on a worker (another thread than the spawner),
+ * drives jobs of its own that the spawner joins while it waits, and every
+ * item of them runs exactly once; a second spawn while one is open, or on
+ * no team, is refused. */
+struct task_ctx {
+    struct dla_team *t;
+    pthread_t spawner;
+    int on_other_thread;
+    int jobs;
+    atomic_uint *hits;
+    size_t n;
+};
+
+static void task_body(void *ctx)
+{
+    struct task_ctx *c = ctx;
+    c->on_other_thread = !pthread_equal(pthread_self(), c->spawner);
+    struct count_job j = { c->hits };
+    for (int k = 0; k < c->jobs; k++) {
+        dla_team_run(c->t, c->n, count_item, &j);
+    }
+}
+
+static void test_spawned_task(void **state)
+{
+    (void)state;
+    for (unsigned threads = 2; threads <= 3; threads++) {
+        struct dla_team *t = dla_team_create(threads);
+        assert_non_null(t);
+        enum { N = 64, JOBS = 50 };
+        atomic_uint hits[N];
+        for (int round = 0; round < 200; round++) {
+            for (size_t i = 0; i < N; i++) {
+                atomic_init(&hits[i], 0);
+            }
+            struct task_ctx c = { t, pthread_self(), 0, JOBS, hits, (size_t)(round % N) + 1 };
+            assert_int_equal(dla_team_spawn(t, task_body, &c), 0);
+            if (round % 2) { /* the spawner busy elsewhere: the worker does all */
+                while (!dla_team_spawned_done(t)) {
+                }
+            }
+            dla_team_help_until_done(t);
+            assert_true(dla_team_spawned_done(t));
+            assert_true(c.on_other_thread);
+            for (size_t i = 0; i < N; i++) {
+                assert_int_equal(atomic_load(&hits[i]), i < c.n ? (unsigned)JOBS : 0u);
+            }
+        }
+        /* one task at a time */
+        struct task_ctx slow = { t, pthread_self(), 0, 2000, hits, N };
+        assert_int_equal(dla_team_spawn(t, task_body, &slow), 0);
+        assert_int_equal(dla_team_spawn(t, task_body, &slow), -1);
+        dla_team_help_until_done(t);
+        dla_team_destroy(t);
+    }
+    assert_int_equal(dla_team_spawn(NULL, task_body, NULL), -1);
+    assert_true(dla_team_spawned_done(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +309,7 @@ int main(void)
         cmocka_unit_test(test_sleepers_wake),
         cmocka_unit_test(test_spin_wait),
         cmocka_unit_test(test_no_team),
+        cmocka_unit_test(test_spawned_task),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

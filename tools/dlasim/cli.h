@@ -26,6 +26,8 @@ struct cli_common {
     const char *mem_profile;            /* --mem-profile NAME (rtl-tb, dram) */
     double mem_gbps, mem_latency_ns;    /* --mem-bw GB/s, --mem-latency ns (a DRAM profile) */
     double clock_mhz;                   /* --clock-mhz (default 1000) */
+    int overlap;                        /* --overlap / --no-overlap (dlasim_options.overlap;
+                                           on by default where the runtime drives it) */
 };
 
 /* Host memory the CLI lets device memory take unless --max-mem says otherwise. */

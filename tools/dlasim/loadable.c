@@ -109,6 +109,7 @@ int cmd_loadable(int argc, char **argv)
 {
     struct args a;
     memset(&a, 0, sizeof a);
+    a.c.overlap = 1; /* the runtime drives the device (--no-overlap: stepped) */
     if (parse_args(argc, argv, &a)) {
         return 2;
     }

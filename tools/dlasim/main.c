@@ -71,6 +71,10 @@ static void usage(FILE *f)
             "                                 elements computed exceed N (K/M/G suffixes; default:\n"
             "                                 no limit)\n"
             "  --timing                       cycle model on (docs/timing.md)\n"
+            "  --overlap, --no-overlap        start the next enabled layer on a worker while the\n"
+            "                                 host services an interrupt, as the hardware does\n"
+            "                                 (default: on for run, compile --check, loadable;\n"
+            "                                 off for trace; off with --timing or --log)\n"
             "  --mem-profile NAME             rtl-tb (NVIDIA's RTL testbench, default) or dram\n"
             "  --mem-bw GBPS, --mem-latency NS  a DRAM profile of that bandwidth and latency\n"
             "  --clock-mhz MHZ                core clock for times and fps (default 1000)\n"
@@ -145,6 +149,10 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
         c->timing = 1;
         return 1;
     }
+    if (!strcmp(a, "--overlap") || !strcmp(a, "--no-overlap")) {
+        c->overlap = a[2] == 'o';
+        return 1;
+    }
     if (!strcmp(a, "--mem-profile") || !strcmp(a, "--mem-bw") || !strcmp(a, "--mem-latency") ||
         !strcmp(a, "--clock-mhz")) {
         return timing_option(c, a, has_value ? argv[++*i] : NULL);
@@ -210,6 +218,7 @@ struct dlasim_dev *cli_create_device(const struct cli_common *c)
     o.log_cb = log_to_stderr;
     o.max_host_mem = cli_max_mem(c);
     o.max_layer_work = c->max_work;
+    o.overlap = c->overlap;
     struct dlasim_timing_profile prof;
     if (c->timing && !cli_timing_profile(c, &prof)) {
         o.timing = 1;

@@ -91,6 +91,7 @@ static int check_shard_opts(const struct onnx_opts *o, int is_run)
 static int parse_opts(int argc, char **argv, struct onnx_opts *o, int is_run)
 {
     memset(o, 0, sizeof *o);
+    o->common.overlap = 1; /* the runtime drives the device: layers overlap its servicing */
     o->calib_count = 500;
     o->top = 3;
     o->copt.method = DLASIM_CALIB_MINMAX;

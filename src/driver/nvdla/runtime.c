@@ -32,7 +32,11 @@ static int with_port(struct dlasim_dev *dev, const struct dlasim_rt_options *opt
     if (rc) {
         return rc;
     }
+    /* stepped while recording: the recorder snapshots the memory a layer
+     * reads before the wait that runs it */
+    const int overlap = dlasim_set_overlap(dev, 0);
     rc = fn(nvrt_record_port_of(rp), arg, err, errlen);
+    dlasim_set_overlap(dev, overlap > 0);
     if (!rc) {
         rc = nvrt_record_port_close(rp, err, errlen);
     }

@@ -214,6 +214,14 @@ int dlasim_param(const struct dlasim_dev *dev, const char *name, uint64_t *value
     return dev->ops->param(dev, name, value);
 }
 
+int dlasim_set_overlap(struct dlasim_dev *dev, int on)
+{
+    if (!dev) {
+        return DLASIM_ERR_INVAL;
+    }
+    return dev->ops->set_overlap ? dev->ops->set_overlap(dev, on != 0) : 0;
+}
+
 int dlasim_set_layer_observer(struct dlasim_dev *dev, dlasim_layer_fn fn, void *opaque)
 {
     if (!dev) {

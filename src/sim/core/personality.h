@@ -53,6 +53,8 @@ struct dla_device_ops {
     int (*irq_level)(const struct dlasim_dev *dev, unsigned core); /* core < cores */
     int (*param)(const struct dlasim_dev *dev, const char *name, uint64_t *value);
     const char *(*last_error)(const struct dlasim_dev *dev);
+    /* Optional (dlasim_set_overlap): the previous setting; NULL: never overlaps. */
+    int (*set_overlap)(struct dlasim_dev *dev, int on);
     int describes_layers; /* its step calls dla_layer_notify (include/dlasim/layer.h) */
 };
 

@@ -38,6 +38,15 @@ _Static_assert(NVDLA_UNIT_COUNT <= DLA_TIMING_UNIT_IDS, "unit ids the timing lay
 #define CDMA_WT_DONE_BITS (NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS0__MASK | \
                            NVDLA_GLB_S_INTR_STATUS_0_CDMA_WT_DONE_STATUS1__MASK)
 
+struct pipeline;
+
+struct layer {
+    const struct pipeline *p;
+    unsigned n;                /* units taking part */
+    unsigned unit[8];
+    unsigned group[8];         /* each unit's consumer group (BDMA: its launch group) */
+};
+
 struct dla_dev {
     struct dlasim_dev base;           /* the public handle (ops = dla_nvdla_ops) */
     struct dla_config cfg;            /* scalability parameters */
@@ -59,6 +68,17 @@ struct dla_dev {
     uint32_t stalled_units;           /* bit per unit: held by a stalled layer */
     unsigned stalled_layer;
     char stall_why[512];
+    /* Overlap (dlasim_options.overlap): the layer started on a worker when
+     * the one before completed, finished (completion, interrupt) on the
+     * host's thread when the host next waits or touches what it uses. */
+    int overlap;                      /* asked for, and the device can */
+    int overlap_possible;
+    int inflight;                     /* inflight_layer runs or ran on the worker */
+    struct layer inflight_layer;
+    int inflight_rc;                  /* its engines' status (the worker's) */
+    uint32_t inflight_units;          /* bit per unit it uses (with linked RDMAs) */
+    uint8_t inflight_group[NVDLA_UNIT_COUNT]; /* their consumer groups */
+    int deferred_rc;                  /* an error of a layer finished outside a step */
 };
 
 /* The public handle is the first member of the device. */
@@ -100,9 +120,15 @@ void dla_log(struct dla_dev *d, unsigned category, const char *fmt, ...)
     va_end(ap);
 }
 
+static void quiesce(struct dla_dev *d);
+
 static const char *nvdla_last_error(const struct dlasim_dev *dev)
 {
-    return core_const(dev)->host.err;
+    /* the handle the caller holds is its device (dlasim_create gave it
+     * non-const): a layer on the worker may still write the message */
+    struct dla_dev *d = (struct dla_dev *)(uintptr_t)core_const(dev);
+    quiesce(d);
+    return d->host.err;
 }
 
 /* Who runs, for messages: "layer 3". */
@@ -355,12 +381,14 @@ int dla_dma_write_lines(struct dla_dev *d, int port, uint64_t wrap_mask, uint64_
 static int nvdla_mem_read(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
                           void *dst, size_t len)
 {
+    quiesce(core(dev));
     return dla_host_mem_read(&core(dev)->host, port, addr, dst, len);
 }
 
 static int nvdla_mem_write(struct dlasim_dev *dev, enum dlasim_port port, uint64_t addr,
                            const void *src, size_t len)
 {
+    quiesce(core(dev));
     return dla_host_mem_write(&core(dev)->host, port, addr, src, len);
 }
 
@@ -450,9 +478,15 @@ static int csb_write_full(struct dlasim_dev *dev, uint32_t addr, uint32_t val, i
  * (whose stored writes act at once), no DLASIM_LOG_REG line and no timing
  * model to tell: all the full path would do after the register file's
  * store is nothing (but the log of a dropped write). */
+static void quiesce_for(struct dla_dev *d, uint32_t addr, int write);
+static int meets_inflight(const struct dla_dev *d, uint32_t e, int write);
+
 static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 {
     struct dla_dev *d = core(dev);
+    if (d->inflight) {
+        quiesce_for(d, addr, 1);
+    }
     if (!(d->host.log_mask & DLASIM_LOG_REG) && !d->timing &&
         addr - nvdla_units[NVDLA_UNIT_BDMA].base >= 0x1000u) {
         if (dla_regfile_write_plain(&d->rf, addr, val) != DLA_WRITE_NOT_PLAIN) {
@@ -495,6 +529,9 @@ static int nvdla_csb_write_n(struct dlasim_dev *dev, const struct dlasim_reg_wri
         uint32_t addr = w[i].addr;
         uint32_t e = quiet && addr - bdma >= 0x1000u ? dla_regfile_entry(rf, addr) : DLA_SLOT_NONE;
         if ((e & (DLA_SLOT_PLAIN | DLA_SLOT_NONE_BIT)) == DLA_SLOT_PLAIN) {
+            if (d->inflight && meets_inflight(d, e, 1)) {
+                quiesce(d);
+            }
             if ((e & key_bits) != key) {
                 key = e & key_bits;
                 vals = dla_regfile_plain_target(rf, (e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK,
@@ -518,6 +555,9 @@ static int nvdla_csb_write_n(struct dlasim_dev *dev, const struct dlasim_reg_wri
 static int nvdla_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
     struct dla_dev *d = core(dev);
+    if (d->inflight) {
+        quiesce_for(d, addr, 0);
+    }
     int rc = dla_csb_check_read(&d->host, addr, val); /* csb.c */
     if (rc) {
         return rc;
@@ -531,14 +571,6 @@ static int nvdla_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 
 /* ---- scheduler ---------------------------------------------------------------- */
 
-struct pipeline;
-
-struct layer {
-    const struct pipeline *p;
-    unsigned n;                /* units taking part */
-    unsigned unit[8];
-    unsigned group[8];         /* each unit's consumer group (BDMA: its launch group) */
-};
 
 /*
  * A hardware layer the scheduler can run.  It is runnable when its lead unit
@@ -835,43 +867,199 @@ static void observe_layer(struct dla_dev *d, const struct dla_layer_summary *s, 
     dla_layer_notify(&d->base, &li);
 }
 
-static int nvdla_step(struct dlasim_dev *dev)
+/* Layer l found runnable: it starts (its index, log line, cycle model). */
+static void claim_layer(struct dla_dev *d, const struct layer *l)
 {
-    struct dla_dev *d = core(dev);
-    struct layer l;
-    if (!find_layer(d, &l)) {
-        return 0;
-    }
     d->layer++;
-    dla_log(d, DLASIM_LOG_EXEC, "layer %u: start (%u units)", d->layer, l.n);
+    dla_log(d, DLASIM_LOG_EXEC, "layer %u: start (%u units)", d->layer, l->n);
     if (d->timing) {
         dla_timing_layer_begin(d->timing);
     }
     d->stalling = 0;
-    int rc = l.p->run(d, &l);
+}
+
+/* What follows layer l's engines (status rc): its summary for the cycle
+ * model and the observer, then its completion (or its stall). */
+static int finish_layer(struct dla_dev *d, const struct layer *l, int rc)
+{
     d->cur_unit = NULL;
-    if (d->timing || dev->layer_fn) {
+    if (d->timing || d->base.layer_fn) {
         struct dla_layer_summary s;
-        summarize_layer(d, &l, &s);
+        summarize_layer(d, l, &s);
         if (d->timing) {
-            time_layer(d, &l, &s);
+            time_layer(d, l, &s);
         }
-        if (dev->layer_fn) {
+        if (d->base.layer_fn) {
             observe_layer(d, &s, rc);
         }
     }
     if (!rc && d->stalling) {
-        stall_layer(d, &l);
+        stall_layer(d, l);
         return 1;
     }
-    complete_layer(d, &l, 0);
+    complete_layer(d, l, 0);
     dla_log(d, DLASIM_LOG_EXEC, "layer %u: done (%s)", d->layer, dlasim_status_name(rc));
     return rc ? rc : 1;
+}
+
+/* ---- overlap: the next layer on a worker while the host services one ---------- */
+
+/* The worker's part: the layer's engines (what they touch is theirs until
+ * the host joins: the layer's units' registers in its groups, CBUF, the
+ * memory; the host's CSB accesses that could meet them join first). */
+static void run_inflight(void *ctx)
+{
+    struct dla_dev *d = ctx;
+    d->inflight_rc = d->inflight_layer.p->run(d, &d->inflight_layer);
+}
+
+/* Engines whose layers overlap: every CSB write of another kind (BDMA's
+ * queue, RUBIK) acts at once in the hardware, so those stay in step. */
+static int overlaps(enum dla_layer_kind kind)
+{
+    return kind == DLA_LAYER_CONV || kind == DLA_LAYER_SDP || kind == DLA_LAYER_PDP ||
+           kind == DLA_LAYER_CDP;
+}
+
+/* The read DMA linked to unit u (its registers are the engine's too). */
+static int linked_rdma(unsigned u)
+{
+    switch (u) {
+    case NVDLA_UNIT_SDP:
+        return NVDLA_UNIT_SDP_RDMA;
+    case NVDLA_UNIT_PDP:
+        return NVDLA_UNIT_PDP_RDMA;
+    case NVDLA_UNIT_CDP:
+        return NVDLA_UNIT_CDP_RDMA;
+    default:
+        return -1;
+    }
+}
+
+/* As the hardware does on a layer's completion: the next runnable layer
+ * starts at once, here on a worker, while the host services the interrupt
+ * and programs the group that just freed (spec 001, "Ping-pong
+ * Synchronization Mechanism": software programs one group while the other
+ * executes). */
+static void run_ahead(struct dla_dev *d)
+{
+    struct layer l;
+    struct dla_team *team = dla_dev_team(d);
+    if (!team || !find_layer(d, &l) || !overlaps(l.p->kind)) {
+        return;
+    }
+    claim_layer(d, &l);
+    d->inflight_layer = l;
+    d->inflight_units = 0;
+    for (unsigned i = 0; i < l.n; i++) {
+        const int r = linked_rdma(l.unit[i]);
+        d->inflight_units |= 1u << l.unit[i];
+        d->inflight_group[l.unit[i]] = (uint8_t)l.group[i];
+        if (r >= 0 && !(d->inflight_units >> r & 1u)) {
+            d->inflight_units |= 1u << r;
+            d->inflight_group[r] = (uint8_t)consumer(d, (unsigned)r);
+        }
+    }
+    d->inflight = 1;
+    if (dla_team_spawn(team, run_inflight, d)) {
+        run_inflight(d); /* (never: the last task ended at its join) */
+    }
+}
+
+/* The layer on the worker, to its end: the host helps with the engines'
+ * team jobs until they are done, then completes it. */
+static int join_inflight(struct dla_dev *d)
+{
+    dla_team_help_until_done(d->team);
+    d->inflight = 0;
+    d->inflight_units = 0;
+    return finish_layer(d, &d->inflight_layer, d->inflight_rc);
+}
+
+/* Before a host access that could meet the layer on the worker: finish it
+ * (its error, if any, is the next step's). */
+static void quiesce(struct dla_dev *d)
+{
+    if (d->inflight) {
+        const int rc = join_inflight(d);
+        if (rc < 0 && !d->deferred_rc) {
+            d->deferred_rc = rc;
+        }
+    }
+}
+
+/*
+ * Whether a CSB access to register entry e (dla_regfile_entry) may meet
+ * the layer on the worker: a register of one of its units (or their read
+ * DMAs) that its engines read or write while it runs.  Never its pointers,
+ * OP_ENs and status (the host's alone until the join); for a write, a
+ * single register (the engines read them: dla_unit_values) or a dual one
+ * of the group the layer runs (dropped anyway while its OP_EN is set); for
+ * a read, a dual one of that group (the engines' counters: dla_reg_hw_set
+ * stores only D_ registers of the layer's groups; the single ones it sets,
+ * CBUF's flush status, change at reset only) or the LUT ports.
+ */
+static int meets_inflight(const struct dla_dev *d, uint32_t e, int write)
+{
+    if (e == DLA_SLOT_NONE) {
+        return 1; /* (its error message is the device's) */
+    }
+    const unsigned u = (e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK;
+    if (!(d->inflight_units >> u & 1u) || (e & (DLA_SLOT_POINTER | DLA_SLOT_OP_ENABLE))) {
+        return 0;
+    }
+    if (e & DLA_SLOT_DUAL) {
+        return d->rf.unit[u].producer == d->inflight_group[u];
+    }
+    const uint8_t kind = d->rf.regs[e & DLA_SLOT_INDEX].kind;
+    return kind != NVDLA_KIND_STATUS && (write || kind != NVDLA_KIND_PLAIN);
+}
+
+/* quiesce when a CSB access to addr may meet the layer on the worker. */
+static void quiesce_for(struct dla_dev *d, uint32_t addr, int write)
+{
+    if (d->inflight && meets_inflight(d, dla_regfile_entry(&d->rf, addr), write)) {
+        quiesce(d);
+    }
+}
+
+static int nvdla_set_overlap(struct dlasim_dev *dev, int on)
+{
+    struct dla_dev *d = core(dev);
+    const int was = d->overlap;
+    quiesce(d);
+    d->overlap = on && d->overlap_possible;
+    return was;
+}
+
+static int nvdla_step(struct dlasim_dev *dev)
+{
+    struct dla_dev *d = core(dev);
+    int rc = d->deferred_rc;
+    if (rc) {
+        d->deferred_rc = 0;
+        return rc;
+    }
+    if (d->inflight) {
+        rc = join_inflight(d);
+    } else {
+        struct layer l;
+        if (!find_layer(d, &l)) {
+            return 0;
+        }
+        claim_layer(d, &l);
+        rc = finish_layer(d, &l, l.p->run(d, &l));
+    }
+    if (rc > 0 && d->overlap && d->irq.level) {
+        run_ahead(d); /* the host now services the interrupt */
+    }
+    return rc;
 }
 
 static int nvdla_busy(struct dlasim_dev *dev, char *desc, size_t desclen)
 {
     struct dla_dev *d = core(dev);
+    quiesce(d);
     struct dla_desc out;
     int busy = 0;
     dla_desc_init(&out, desc, desclen);
@@ -959,6 +1147,12 @@ static int nvdla_create(const struct dlasim_options *opt, struct dlasim_dev **ou
         nvdla_destroy(dev);
         return rc;
     }
+    /* the overlap's conditions: a worker to run on, the built-in memory
+     * (a caller's memory callbacks are called from the host's thread
+     * only), no cycle model and no log (both follow the host's order) */
+    d->overlap_possible = d->host.threads > 1 && !d->timing && !d->host.log_mask &&
+                          !opt->dbb_ops && !opt->cvif_ops;
+    d->overlap = opt->overlap && d->overlap_possible;
     dla_conv_reset(d);
     dla_bdma_reset(d);
     *out = dev;
@@ -968,6 +1162,7 @@ static int nvdla_create(const struct dlasim_options *opt, struct dlasim_dev **ou
 static void nvdla_destroy(struct dlasim_dev *dev)
 {
     struct dla_dev *d = core(dev);
+    quiesce(d);
     dla_team_destroy(d->team);
     dla_conv_state_destroy(d->conv);
     dla_bdma_state_destroy(d->bdma);
@@ -980,6 +1175,8 @@ static void nvdla_destroy(struct dlasim_dev *dev)
 static void nvdla_reset(struct dlasim_dev *dev)
 {
     struct dla_dev *d = core(dev);
+    quiesce(d);
+    d->deferred_rc = 0;
     dla_regfile_reset(&d->rf);
     dla_conv_reset(d);
     dla_bdma_reset(d);
@@ -1018,6 +1215,7 @@ const struct dla_device_ops dla_nvdla_ops = {
     .irq_level = nvdla_irq_level,
     .param = nvdla_param,
     .last_error = nvdla_last_error,
+    .set_overlap = nvdla_set_overlap,
     .describes_layers = 1,
 };
 
