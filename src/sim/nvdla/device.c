@@ -904,12 +904,32 @@ static int finish_layer(struct dla_dev *d, const struct layer *l, int rc)
 
 /* ---- overlap: the next layer on a worker while the host services one ---------- */
 
+/* The register windows of the units in `units` (both groups: the host
+ * wrote them on its core), fetched at once rather than line by line as the
+ * engines' decodes first touch them. */
+static void prefetch_layer_regs(const struct dla_dev *d, uint32_t units)
+{
+    for (unsigned u = 0; units; u++, units >>= 1) {
+        if (!(units & 1u)) {
+            continue;
+        }
+        const struct dla_unit_state *us = &d->rf.unit[u];
+        const unsigned g = d->inflight_group[u] & 1u;
+        const char *lo = (const char *)(d->rf.val[0] + us->first_reg);
+        const char *dual = (const char *)(d->rf.val[g] + us->first_reg);
+        for (size_t at = 0; at < (size_t)us->view_n * 4u; at += 64) {
+            __builtin_prefetch(at < (size_t)us->view_dual_lo * 4u ? lo + at : dual + at);
+        }
+    }
+}
+
 /* The worker's part: the layer's engines (what they touch is theirs until
  * the host joins: the layer's units' registers in its groups, CBUF, the
  * memory; the host's CSB accesses that could meet them join first). */
 static void run_inflight(void *ctx)
 {
     struct dla_dev *d = ctx;
+    prefetch_layer_regs(d, d->inflight_units);
     d->inflight_rc = d->inflight_layer.p->run(d, &d->inflight_layer);
 }
 
