@@ -18,23 +18,7 @@ passed=0; failed=0
 pass() { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); echo "FAIL $1"; }
 
-# deterministic input bytes (one byte a pixel, as the CLI reads raw files)
-bytes() {
-    /usr/bin/python3 -c 'import hashlib, sys
-n, h, b = int(sys.argv[1]), sys.argv[2].encode(), bytearray()
-while len(b) < n:
-    h = hashlib.sha256(h).digest(); b += h
-sys.stdout.buffer.write(bytes(b[:n]))' "$1" "$2"
-}
-
-sqnr_ok() {
-    /usr/bin/python3 -c 'import sys, numpy as np
-q, f = np.fromfile(sys.argv[1], np.float32), np.fromfile(sys.argv[2], np.float32)
-if q.size == 0 or q.size != f.size:
-    print("sizes %d and %d" % (q.size, f.size)); sys.exit(1)
-db = 10 * np.log10(np.sum(f.astype(np.float64) ** 2) / max(np.sum((q - f).astype(np.float64) ** 2), 1e-30))
-print("%.1f dB" % db); sys.exit(0 if db >= 20 else 1)' "$1" "$2"
-}
+. tests/common/netdata.sh
 
 check_net() {
     size=$1; rows=$2; count=$3
