@@ -5,8 +5,8 @@
 # byte: every model below runs through the runtime with the device stepped
 # (--no-overlap) and overlapped (the default of `dlasim run`, --threads 2
 # and 3), and the INT8 outputs must be identical.  The models cover each
-# engine that overlaps: convolutions with SDP on the fly (depthwise blocks:
-# ~ten layers between two interrupts of the same engine), SDP from memory
+# engine that overlaps: convolutions with SDP on the fly (depthwise channel
+# blocks, the runtime's two register groups both busy), SDP from memory
 # with a second input (residual add, RDMA), PDP on the fly and from memory,
 # CDP (LRN), concatenation and PReLU, plus a MobileNetV2 cut-down
 # (tools/models/make_mobilenetv2.py: a 64x64 input, four rows of its table: 32x32, 16x16 and
