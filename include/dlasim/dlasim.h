@@ -116,15 +116,17 @@ struct dlasim_options {
     /* 1 = overlap, as the hardware does: when a layer completes inside
      * dlasim_step and another is enabled, that one starts at once on a
      * worker thread (with the registers it has then) while the host
-     * services the interrupt and programs the freed register group.  Until
-     * it ends, the interrupt status, S_STATUS and pointers read as if it had
-     * not started; a host access that could meet it (memory, its units'
-     * single registers and the registers of the groups it runs, LUT ports,
-     * dlasim_busy, dlasim_reset) first waits for it to end, and the next
-     * dlasim_step ends it (its status: an error it met).  Only CONV, SDP,
-     * PDP and CDP layers start early.  Taken with threads > 1, the built-in
-     * memory, no timing and no log_mask (else stepped: a layer runs only
-     * inside dlasim_step).  dlasim_set_overlap changes it later. */
+     * services the interrupt and programs the freed register group.  A host
+     * access that could meet it (memory, its units' single registers and
+     * the registers of the groups it runs, LUT ports, dlasim_busy,
+     * dlasim_reset) first waits for its engines to end; its completion
+     * (OP_EN, pointers, done bits, the interrupt) is the next dlasim_step's,
+     * which returns its status, so registers and interrupts read as on a
+     * stepped device (memory holds its output once an access waited for
+     * it).  Only CONV, SDP, PDP and CDP layers start early.  Taken with
+     * threads > 1, the built-in memory, no timing and no log_mask (else
+     * stepped: a layer runs only inside dlasim_step).  dlasim_set_overlap
+     * changes it later. */
     int overlap;
 };
 

@@ -107,27 +107,40 @@ static void test_same_view_as_stepped(void **state)
     dlasim_destroy(dev[1]);
 }
 
-/* A memory read of the layer that started early finishes it first: the
- * bytes are its output, and its interrupt is raised by then. */
-static void test_memory_read_finishes_the_layer(void **state)
+/* A memory read of the output of the layer that started early waits for
+ * its engines: the bytes are its output.  Its completion is still the next
+ * step's: until then its interrupt is not raised and its units read
+ * enabled, as on a stepped device, and that step returns 1. */
+static void test_memory_read_waits_for_the_layer(void **state)
 {
     (void)state;
-    struct dlasim_dev *dev = device(1, 2, 0);
+    struct dlasim_dev *dev = device(1, 2, 0), *st = device(0, 2, 0);
     fill(dev, SRC_A, 4);
     fill(dev, SRC_B, 5);
     copy_in_group(dev, 0, SRC_A, DST_A);
     copy_in_group(dev, 1, SRC_B, DST_B);
+    fill(st, SRC_A, 4);
+    fill(st, SRC_B, 5);
+    copy_in_group(st, 0, SRC_A, DST_A);
+    copy_in_group(st, 1, SRC_B, DST_B);
     assert_int_equal(dlasim_step(dev), 1);
+    assert_int_equal(dlasim_step(st), 1);
     expect_copy(dev, SRC_B, DST_B);
+    assert_int_equal(rd(dev, NVDLA_GLB_S_INTR_STATUS_0), rd(st, NVDLA_GLB_S_INTR_STATUS_0));
+    assert_int_equal(rd(dev, NVDLA_PDP_S_STATUS_0), rd(st, NVDLA_PDP_S_STATUS_0));
+    assert_int_equal(rd(dev, NVDLA_PDP_S_POINTER_0), rd(st, NVDLA_PDP_S_POINTER_0));
+    assert_int_equal(rd(dev, NVDLA_GLB_S_INTR_STATUS_0) & (PDP_DONE0 | PDP_DONE1), PDP_DONE0);
+    assert_int_equal(dlasim_step(dev), 1);
     assert_int_equal(rd(dev, NVDLA_GLB_S_INTR_STATUS_0) & (PDP_DONE0 | PDP_DONE1),
                      PDP_DONE0 | PDP_DONE1);
     assert_int_equal(dlasim_step(dev), 0); /* nothing left */
     dlasim_destroy(dev);
+    dlasim_destroy(st);
 }
 
 /* The early layer's error: the next dlasim_step returns it, with the
- * stepped device's status and message, whether that step or a memory read
- * before it finished the layer. */
+ * stepped device's status and message, also when a memory read waited for
+ * the layer before that step. */
 static void layer_error(int read_first)
 {
     struct dlasim_dev *dev[2] = {device(1, 2, 1), device(0, 2, 1)}; /* strict memory */
@@ -182,7 +195,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_view_as_stepped),
-        cmocka_unit_test(test_memory_read_finishes_the_layer),
+        cmocka_unit_test(test_memory_read_waits_for_the_layer),
         cmocka_unit_test(test_error_at_next_step),
         cmocka_unit_test(test_error_after_memory_read),
         cmocka_unit_test(test_set_overlap),

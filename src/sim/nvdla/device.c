@@ -73,12 +73,12 @@ struct dla_dev {
      * host's thread when the host next waits or touches what it uses. */
     int overlap;                      /* asked for, and the device can */
     int overlap_possible;
-    int inflight;                     /* inflight_layer runs or ran on the worker */
+    int inflight;                     /* inflight_layer started early, not yet completed */
+    int inflight_running;             /* ... and its engines may still run on the worker */
     struct layer inflight_layer;
     int inflight_rc;                  /* its engines' status (the worker's) */
     uint32_t inflight_units;          /* bit per unit it uses (with linked RDMAs) */
     uint8_t inflight_group[NVDLA_UNIT_COUNT]; /* their consumer groups */
-    int deferred_rc;                  /* an error of a layer finished outside a step */
 };
 
 /* The public handle is the first member of the device. */
@@ -484,7 +484,7 @@ static int meets_inflight(const struct dla_dev *d, uint32_t e, int write);
 static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
 {
     struct dla_dev *d = core(dev);
-    if (d->inflight) {
+    if (d->inflight_running) {
         quiesce_for(d, addr, 1);
     }
     if (!(d->host.log_mask & DLASIM_LOG_REG) && !d->timing &&
@@ -529,7 +529,7 @@ static int nvdla_csb_write_n(struct dlasim_dev *dev, const struct dlasim_reg_wri
         uint32_t addr = w[i].addr;
         uint32_t e = quiet && addr - bdma >= 0x1000u ? dla_regfile_entry(rf, addr) : DLA_SLOT_NONE;
         if ((e & (DLA_SLOT_PLAIN | DLA_SLOT_NONE_BIT)) == DLA_SLOT_PLAIN) {
-            if (d->inflight && meets_inflight(d, e, 1)) {
+            if (d->inflight_running && meets_inflight(d, e, 1)) {
                 quiesce(d);
             }
             if ((e & key_bits) != key) {
@@ -555,7 +555,7 @@ static int nvdla_csb_write_n(struct dlasim_dev *dev, const struct dlasim_reg_wri
 static int nvdla_csb_read(struct dlasim_dev *dev, uint32_t addr, uint32_t *val)
 {
     struct dla_dev *d = core(dev);
-    if (d->inflight) {
+    if (d->inflight_running) {
         quiesce_for(d, addr, 0);
     }
     int rc = dla_csb_check_read(&d->host, addr, val); /* csb.c */
@@ -981,31 +981,32 @@ static void run_ahead(struct dla_dev *d)
         }
     }
     d->inflight = 1;
+    d->inflight_running = 1;
     if (dla_team_spawn(team, run_inflight, d)) {
         run_inflight(d); /* (never: the last task ended at its join) */
     }
 }
 
-/* The layer on the worker, to its end: the host helps with the engines'
- * team jobs until they are done, then completes it. */
-static int join_inflight(struct dla_dev *d)
-{
-    dla_team_help_until_done(d->team);
-    d->inflight = 0;
-    d->inflight_units = 0;
-    return finish_layer(d, &d->inflight_layer, d->inflight_rc);
-}
-
-/* Before a host access that could meet the layer on the worker: finish it
- * (its error, if any, is the next step's). */
+/* Before a host access that could meet the layer on the worker: its
+ * engines end (the host helps with their team jobs meanwhile).  Its
+ * completion stays the next step's, so the host sees it still enabled, as
+ * a stepped device shows a layer not yet run, and that step returns its
+ * status. */
 static void quiesce(struct dla_dev *d)
 {
-    if (d->inflight) {
-        const int rc = join_inflight(d);
-        if (rc < 0 && !d->deferred_rc) {
-            d->deferred_rc = rc;
-        }
+    if (d->inflight_running) {
+        dla_team_help_until_done(d->team);
+        d->inflight_running = 0;
+        d->inflight_units = 0;
     }
+}
+
+/* The layer started early, to its end and completion (a step's). */
+static int join_inflight(struct dla_dev *d)
+{
+    quiesce(d);
+    d->inflight = 0;
+    return finish_layer(d, &d->inflight_layer, d->inflight_rc);
 }
 
 /*
@@ -1038,7 +1039,7 @@ static int meets_inflight(const struct dla_dev *d, uint32_t e, int write)
 /* quiesce when a CSB access to addr may meet the layer on the worker. */
 static void quiesce_for(struct dla_dev *d, uint32_t addr, int write)
 {
-    if (d->inflight && meets_inflight(d, dla_regfile_entry(&d->rf, addr), write)) {
+    if (d->inflight_running && meets_inflight(d, dla_regfile_entry(&d->rf, addr), write)) {
         quiesce(d);
     }
 }
@@ -1055,11 +1056,7 @@ static int nvdla_set_overlap(struct dlasim_dev *dev, int on)
 static int nvdla_step(struct dlasim_dev *dev)
 {
     struct dla_dev *d = core(dev);
-    int rc = d->deferred_rc;
-    if (rc) {
-        d->deferred_rc = 0;
-        return rc;
-    }
+    int rc;
     if (d->inflight) {
         rc = join_inflight(d);
     } else {
@@ -1196,7 +1193,7 @@ static void nvdla_reset(struct dlasim_dev *dev)
 {
     struct dla_dev *d = core(dev);
     quiesce(d);
-    d->deferred_rc = 0;
+    d->inflight = 0; /* its completion is reset's */
     dla_regfile_reset(&d->rf);
     dla_conv_reset(d);
     dla_bdma_reset(d);
