@@ -374,10 +374,11 @@ void dla_team_help_until_done(struct dla_team *t)
 {
     /* no generation yet: any open job is one this thread has not served */
     uint64_t seen = UINT64_MAX;
+    unsigned spins = 0; /* (a host with more threads than cores: yield after a while) */
     while (!dla_team_spawned_done(t)) {
         uint64_t s = atomic_load_explicit(&t->state, memory_order_acquire);
         if (!joinable(s, seen)) {
-            cpu_relax();
+            dla_spin_wait(&spins);
             continue;
         }
         const int seated = take_seat(t, &s);
@@ -385,6 +386,7 @@ void dla_team_help_until_done(struct dla_team *t)
         if (seated) {
             t->body(t->ctx);
             atomic_fetch_add_explicit(&t->done, 1, memory_order_release);
+            spins = 0;
         }
     }
 }
