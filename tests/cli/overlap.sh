@@ -18,10 +18,6 @@ dlasim=${DLASIM:-build/dlasim}
 models=tests/models
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0; failed=0
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL $1"; }
-
 . tests/common/netdata.sh
 
 # input elements of an ONNX model (its first input's shape)

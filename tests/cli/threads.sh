@@ -14,10 +14,6 @@ set -u
 dlasim=${DLASIM:-build/dlasim}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0; failed=0
-pass() { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL $1"; }
-
 . tests/common/netdata.sh
 
 check_net() {

@@ -1,9 +1,15 @@
 # Shared by the CLI test scripts that run networks (sourced, run from the
-# repository root): deterministic input bytes, and the SQNR of an INT8
-# output against the float executor's (an independent reference).
+# repository root): the pass/fail counters, deterministic input bytes, and
+# the SQNR of an INT8 output against the float executor's (an independent
+# reference).
+#   pass / fail WHY     count a check (fail prints WHY)
 #   bytes N SEED        N bytes from SHA-256 chained on SEED, to stdout
 #   sqnr_ok Q F [DB]    prints the SQNR of raw float32 file Q against F;
 #                       exit 0 when it is at least DB (default 20)
+passed=0; failed=0
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL $1"; }
+
 bytes() {
     /usr/bin/python3 -c 'import hashlib, sys
 n, h, b = int(sys.argv[1]), sys.argv[2].encode(), bytearray()

@@ -58,6 +58,18 @@ static void copy_in_group(struct dlasim_dev *dev, unsigned g, uint32_t src, uint
     tdev_pdp_copy(dev, src, dst);
 }
 
+/* Copies SRC_A -> DST_A in group 0 and SRC_B -> DST_B in group 1, both
+ * enabled; the sources filled from seeds a and b (b 0: SRC_B never written). */
+static void two_copies(struct dlasim_dev *dev, unsigned a, unsigned b)
+{
+    fill(dev, SRC_A, a);
+    if (b) {
+        fill(dev, SRC_B, b);
+    }
+    copy_in_group(dev, 0, SRC_A, DST_A);
+    copy_in_group(dev, 1, SRC_B, DST_B);
+}
+
 static void expect_copy(struct dlasim_dev *dev, uint32_t src, uint32_t dst)
 {
     uint8_t a[CUBE], b[CUBE];
@@ -74,11 +86,8 @@ static void test_same_view_as_stepped(void **state)
     struct dlasim_dev *dev[2] = {device(1, 2, 0), device(0, 2, 0)}; /* overlapped, stepped */
     uint32_t intr[2], status[2], pointer[2];
     for (int k = 0; k < 2; k++) {
-        fill(dev[k], SRC_A, 1);
-        fill(dev[k], SRC_B, 2);
         fill(dev[k], SRC_C, 3);
-        copy_in_group(dev[k], 0, SRC_A, DST_A);
-        copy_in_group(dev[k], 1, SRC_B, DST_B);
+        two_copies(dev[k], 1, 2);
         assert_int_equal(dlasim_step(dev[k]), 1);
         assert_int_equal(dlasim_irq_level(dev[k]), 1);
         /* the interrupt the host services is the first layer's alone */
@@ -115,14 +124,8 @@ static void test_memory_read_waits_for_the_layer(void **state)
 {
     (void)state;
     struct dlasim_dev *dev = device(1, 2, 0), *st = device(0, 2, 0);
-    fill(dev, SRC_A, 4);
-    fill(dev, SRC_B, 5);
-    copy_in_group(dev, 0, SRC_A, DST_A);
-    copy_in_group(dev, 1, SRC_B, DST_B);
-    fill(st, SRC_A, 4);
-    fill(st, SRC_B, 5);
-    copy_in_group(st, 0, SRC_A, DST_A);
-    copy_in_group(st, 1, SRC_B, DST_B);
+    two_copies(dev, 4, 5);
+    two_copies(st, 4, 5);
     assert_int_equal(dlasim_step(dev), 1);
     assert_int_equal(dlasim_step(st), 1);
     expect_copy(dev, SRC_B, DST_B);
@@ -147,9 +150,7 @@ static void layer_error(int read_first)
     int rc[2];
     const char *err[2];
     for (int k = 0; k < 2; k++) {
-        fill(dev[k], SRC_A, 6); /* SRC_B never written: a strict read fails */
-        copy_in_group(dev[k], 0, SRC_A, DST_A);
-        copy_in_group(dev[k], 1, SRC_B, DST_B);
+        two_copies(dev[k], 6, 0); /* SRC_B never written: a strict read fails */
         assert_int_equal(dlasim_step(dev[k]), 1);
         if (read_first) {
             expect_copy(dev[k], SRC_A, DST_A);

@@ -941,21 +941,6 @@ static int overlaps(enum dla_layer_kind kind)
            kind == DLA_LAYER_CDP;
 }
 
-/* The read DMA linked to unit u (its registers are the engine's too). */
-static int linked_rdma(unsigned u)
-{
-    switch (u) {
-    case NVDLA_UNIT_SDP:
-        return NVDLA_UNIT_SDP_RDMA;
-    case NVDLA_UNIT_PDP:
-        return NVDLA_UNIT_PDP_RDMA;
-    case NVDLA_UNIT_CDP:
-        return NVDLA_UNIT_CDP_RDMA;
-    default:
-        return -1;
-    }
-}
-
 /* As the hardware does on a layer's completion: the next runnable layer
  * starts at once, here on a worker, while the host services the interrupt
  * and programs the group that just freed (spec 001, "Ping-pong
@@ -972,12 +957,14 @@ static void run_ahead(struct dla_dev *d)
     d->inflight_layer = l;
     d->inflight_units = 0;
     for (unsigned i = 0; i < l.n; i++) {
-        const int r = linked_rdma(l.unit[i]);
+        /* with the read DMA whose registers its engine reads (units.c),
+         * in its own consumer group when the layer does not take it */
+        const unsigned r = dla_unit_table[l.unit[i]].rdma;
         d->inflight_units |= 1u << l.unit[i];
         d->inflight_group[l.unit[i]] = (uint8_t)l.group[i];
-        if (r >= 0 && !(d->inflight_units >> r & 1u)) {
+        if (r && !(d->inflight_units >> r & 1u)) {
             d->inflight_units |= 1u << r;
-            d->inflight_group[r] = (uint8_t)consumer(d, (unsigned)r);
+            d->inflight_group[r] = (uint8_t)consumer(d, r);
         }
     }
     d->inflight = 1;

@@ -22,28 +22,37 @@ static int pdp_alone(struct dla_dev *d, unsigned group)
 
 #define ENABLE(F) offsetof(struct dla_config, F)
 
+/* (struct dla_unit_behaviour.rdma: unit 0 is no one's read DMA) */
+#define NO_RDMA 0u
+
 const struct dla_unit_behaviour dla_unit_table[NVDLA_UNIT_COUNT] = {
-    [NVDLA_UNIT_CFGROM] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV},
-    [NVDLA_UNIT_GLB] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV},
-    [NVDLA_UNIT_MCIF] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV},
-    [NVDLA_UNIT_CDMA] = {DLA_UNIT_ALWAYS, -1, "CONV", NULL, dla_cdma_summarize, DLASIM_TU_CONV},
-    [NVDLA_UNIT_CSC] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, dla_csc_summarize, DLASIM_TU_CONV},
-    [NVDLA_UNIT_CMAC_A] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV},
-    [NVDLA_UNIT_CMAC_B] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV},
-    [NVDLA_UNIT_CACC] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV},
-    [NVDLA_UNIT_SDP_RDMA] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_SDP},
+    [NVDLA_UNIT_CFGROM] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV, NO_RDMA},
+    [NVDLA_UNIT_GLB] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV, NO_RDMA},
+    [NVDLA_UNIT_MCIF] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV, NO_RDMA},
+    [NVDLA_UNIT_CDMA] = {DLA_UNIT_ALWAYS, -1, "CONV", NULL, dla_cdma_summarize,
+                         DLASIM_TU_CONV, NO_RDMA},
+    [NVDLA_UNIT_CSC] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, dla_csc_summarize,
+                        DLASIM_TU_CONV, NO_RDMA},
+    [NVDLA_UNIT_CMAC_A] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV, NO_RDMA},
+    [NVDLA_UNIT_CMAC_B] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV, NO_RDMA},
+    [NVDLA_UNIT_CACC] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV, NO_RDMA},
+    [NVDLA_UNIT_SDP_RDMA] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_SDP, NO_RDMA},
     [NVDLA_UNIT_SDP] = {DLA_UNIT_ALWAYS, DLA_LUT_SDP, "SDP", NULL, dla_sdp_summarize,
-                        DLASIM_TU_SDP},
-    [NVDLA_UNIT_PDP_RDMA] = {ENABLE(pdp_enable), -1, NULL, NULL, NULL, DLASIM_TU_PDP},
-    [NVDLA_UNIT_PDP] = {ENABLE(pdp_enable), -1, "PDP", pdp_alone, dla_pdp_summarize, DLASIM_TU_PDP},
-    [NVDLA_UNIT_CDP_RDMA] = {ENABLE(cdp_enable), -1, NULL, NULL, dla_cdp_summarize, DLASIM_TU_CDP},
+                        DLASIM_TU_SDP, NVDLA_UNIT_SDP_RDMA},
+    [NVDLA_UNIT_PDP_RDMA] = {ENABLE(pdp_enable), -1, NULL, NULL, NULL, DLASIM_TU_PDP, NO_RDMA},
+    [NVDLA_UNIT_PDP] = {ENABLE(pdp_enable), -1, "PDP", pdp_alone, dla_pdp_summarize, DLASIM_TU_PDP,
+                        NVDLA_UNIT_PDP_RDMA},
+    [NVDLA_UNIT_CDP_RDMA] = {ENABLE(cdp_enable), -1, NULL, NULL, dla_cdp_summarize,
+                             DLASIM_TU_CDP, NO_RDMA},
     [NVDLA_UNIT_CDP] = {ENABLE(cdp_enable), DLA_LUT_CDP, "CDP", dla_cdp_execute, NULL,
-                        DLASIM_TU_CDP},
-    [NVDLA_UNIT_GEC] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV},
-    [NVDLA_UNIT_CVIF] = {ENABLE(secondary_memif_enable), -1, NULL, NULL, NULL, DLASIM_TU_CONV},
-    [NVDLA_UNIT_BDMA] = {ENABLE(bdma_enable), -1, "BDMA", dla_bdma_execute, NULL, DLASIM_TU_BDMA},
+                        DLASIM_TU_CDP, NVDLA_UNIT_CDP_RDMA},
+    [NVDLA_UNIT_GEC] = {DLA_UNIT_ALWAYS, -1, NULL, NULL, NULL, DLASIM_TU_CONV, NO_RDMA},
+    [NVDLA_UNIT_CVIF] = {ENABLE(secondary_memif_enable), -1, NULL, NULL, NULL,
+                         DLASIM_TU_CONV, NO_RDMA},
+    [NVDLA_UNIT_BDMA] = {ENABLE(bdma_enable), -1, "BDMA", dla_bdma_execute, NULL,
+                         DLASIM_TU_BDMA, NO_RDMA},
     [NVDLA_UNIT_RUBIK] = {ENABLE(rubik_enable), -1, "RUBIK", dla_rubik_execute, NULL,
-                          DLASIM_TU_RUBIK},
+                          DLASIM_TU_RUBIK, NO_RDMA},
 };
 
 #define PERF(UNIT, EN_REG, EN_FIELD, COUNTER, REG)                                                \

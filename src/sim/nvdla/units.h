@@ -34,6 +34,9 @@ struct dla_unit_behaviour {
     void (*summarize)(const struct dla_dev *d, unsigned group, struct dla_layer_summary *s);
     /* The engine of the cycle model it belongs to (enum dlasim_timing_unit). */
     unsigned timing_unit;
+    /* The read DMA unit whose registers its engine reads (SDP, PDP, CDP),
+     * 0 for none (unit 0, CFGROM, is no one's read DMA). */
+    unsigned rdma;
 };
 
 extern const struct dla_unit_behaviour dla_unit_table[NVDLA_UNIT_COUNT];
