@@ -3,7 +3,7 @@
  * one ONNX model through the public API only (dlasim/compiler.h).
  *
  *   model_bench MODEL.onnx INPUTS.f32 [--config NAME] [--calib N] [--runs N]
- *               [--float-runs N] [--threads N]
+ *               [--float-runs N] [--threads N] [--overlap 0|1]
  *
  * INPUTS.f32 holds raw float32 inputs of the model's input size, one after
  * another.  The model is loaded, calibrated on the first N inputs (timed:
@@ -11,7 +11,8 @@
  * untimed run; then --runs INT8 inferences and --float-runs float reference
  * inferences run over the inputs in turn, each path timed on its own.  One
  * JSON object on stdout: milliseconds per image (the best and the mean of the
- * runs), MACs of one inference, peak RSS of the process.
+ * runs), MACs of one inference, peak RSS of the process.  --overlap 0 runs
+ * the device stepped (dlasim_options.overlap; on by default, as the CLI).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,7 @@
 
 struct bench_args {
     const char *model, *inputs, *config;
-    unsigned calib, runs, float_runs, threads;
+    unsigned calib, runs, float_runs, threads, overlap;
 };
 
 static double now_ms(void)
@@ -63,13 +64,15 @@ static void *read_file(const char *path, size_t *len)
 
 static int parse_args(int argc, char **argv, struct bench_args *a)
 {
-    *a = (struct bench_args){ .config = "nv_small", .calib = 2, .runs = 4, .float_runs = 4 };
+    *a = (struct bench_args){ .config = "nv_small", .calib = 2, .runs = 4, .float_runs = 4,
+                            .overlap = 1 };
     int pos = 0;
     for (int i = 1; i < argc; i++) {
         unsigned *num = !strcmp(argv[i], "--calib")        ? &a->calib
                         : !strcmp(argv[i], "--runs")       ? &a->runs
                         : !strcmp(argv[i], "--float-runs") ? &a->float_runs
                         : !strcmp(argv[i], "--threads")    ? &a->threads
+                        : !strcmp(argv[i], "--overlap")    ? &a->overlap
                                                            : NULL;
         if ((num || !strcmp(argv[i], "--config")) && i + 1 >= argc) {
             return -1;
@@ -134,7 +137,8 @@ static int bench(const struct bench_args *a, char *err, size_t errlen)
     rc = rc ? rc : dlasim_model_calibrate(m, in, a->calib, NULL, err, errlen);
     double calib_ms = (now_ms() - t0) / a->calib;
     rc = rc ? rc : dlasim_model_compile(m, a->config, err, errlen);
-    struct dlasim_options o = { .config = a->config, .threads = a->threads, .overlap = 1 };
+    struct dlasim_options o = { .config = a->config, .threads = a->threads,
+                               .overlap = a->overlap != 0 };
     rc = rc ? rc : dlasim_create(&o, &dev, err, errlen);
     out = m ? malloc(dlasim_model_output_size(m) * sizeof(float)) : NULL;
     rc = rc ? rc : out ? 0 : -1;
@@ -166,7 +170,7 @@ int main(int argc, char **argv)
     struct bench_args a;
     if (parse_args(argc, argv, &a)) {
         fprintf(stderr, "usage: model_bench MODEL.onnx INPUTS.f32 [--config NAME] [--calib N] "
-                        "[--runs N] [--float-runs N] [--threads N]\n");
+                        "[--runs N] [--float-runs N] [--threads N] [--overlap 0|1]\n");
         return 2;
     }
     char err[512] = "";

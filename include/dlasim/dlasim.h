@@ -92,6 +92,16 @@ struct dlasim_options {
     void *log_opaque;
     /* worker threads for large layers: 0 = all online cores */
     unsigned threads;
+    /* 1 = keep sharing work with the worker threads whatever it costs to
+     * pass data between the cores.  By default (0) the device measures a
+     * cache line's round trip to a worker every few milliseconds and, while
+     * it is above 250 ns (a virtual machine whose vCPUs sit on cores that
+     * share no cache: 380-490 ns against 70-130 on the project's CI host,
+     * where two threads then ran MobileNetV2 1.6x slower than one), runs
+     * its layers on the calling thread alone, overlap included, until a
+     * measurement is below 200 ns again.  Results are the same bytes
+     * either way.  For scaling measurements and tests of the threads. */
+    int threads_always;
     /* report reads of never-written bytes of the built-in memory as errors */
     int strict_mem;
     /* refuse (DLASIM_ERR_UNSUPPORTED) a layer whose work is larger than this,

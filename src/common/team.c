@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "common/team.h"
@@ -43,6 +44,19 @@ struct dla_team {
     pthread_cond_t wake;
     unsigned nthreads;
     pthread_t tid[TEAM_MAX_THREADS];
+    /* The link between the cores (dla_team_coupled): `ping` on a line of its
+     * own (odd: the owner asks, a worker answers with the next even value);
+     * the rest is the owner's alone. */
+    _Alignas(64) atomic_uint ping;
+    _Alignas(64) unsigned link_calls; /* coupling checks since the clock was read */
+    double link_next;                 /* when the link is measured again (s) */
+    unsigned link_ns;                 /* its last round trip, ns (0: not measured) */
+    int link_slow;                    /* work stays on the owner's thread */
+    unsigned link_strikes;            /* slow measurements in a row while not slow */
+    unsigned link_busy;               /* measurements in a row of a worker without a core */
+    unsigned link_asked;              /* an open question to sleeping workers, or 0 */
+    double link_asked_at;
+    enum dla_link_policy link_policy; /* dla_team_set_link_policy */
 };
 
 static double now_s(void)
@@ -101,11 +115,21 @@ static void sleep_for_job(struct dla_team *t, uint64_t seen)
     pthread_mutex_lock(&t->mu);
     atomic_fetch_add(&t->sleepers, 1);
     while (!atomic_load(&t->stop) && gen_of(atomic_load(&t->state)) == seen &&
-           atomic_load(&t->task) != TASK_POSTED) {
+           atomic_load(&t->task) != TASK_POSTED && !(atomic_load(&t->ping) & 1u)) {
         pthread_cond_wait(&t->wake, &t->mu);
     }
     atomic_fetch_sub(&t->sleepers, 1);
     pthread_mutex_unlock(&t->mu);
+}
+
+/* A waiting worker's answer to the owner's link probe (probe_link). */
+static inline void answer_ping(struct dla_team *t)
+{
+    unsigned p = atomic_load_explicit(&t->ping, memory_order_relaxed);
+    if (p & 1u) {
+        atomic_compare_exchange_strong_explicit(&t->ping, &p, p + 1, memory_order_relaxed,
+                                                memory_order_relaxed);
+    }
 }
 
 /* The state of a joinable job, 1 for a posted task (a job's state has
@@ -121,6 +145,7 @@ static uint64_t wait_for_job(struct dla_team *t, uint64_t *seen)
         if (joinable(s, *seen)) {
             return s;
         }
+        answer_ping(t);
         if (atomic_load_explicit(&t->task, memory_order_relaxed) == TASK_POSTED) {
             return WORK_TASK;
         }
@@ -196,10 +221,12 @@ struct dla_team *dla_team_create(unsigned threads)
     if (threads <= 1) {
         return NULL;
     }
-    struct dla_team *t = calloc(1, sizeof(*t));
+    /* aligned: `ping` has a cache line of its own */
+    struct dla_team *t = aligned_alloc(64, (sizeof(*t) + 63) / 64 * 64);
     if (!t) {
         return NULL;
     }
+    memset(t, 0, sizeof(*t));
     if (pthread_mutex_init(&t->mu, NULL)) {
         free(t);
         return NULL;
@@ -214,6 +241,8 @@ struct dla_team *dla_team_create(unsigned threads)
     atomic_init(&t->sleepers, 0);
     atomic_init(&t->stop, 0);
     atomic_init(&t->task, TASK_NONE);
+    atomic_init(&t->ping, 0);
+    t->link_policy = DLA_LINK_SHARE;
     unsigned want = threads - 1 < TEAM_MAX_THREADS ? threads - 1 : TEAM_MAX_THREADS;
     while (t->nthreads < want && !pthread_create(&t->tid[t->nthreads], NULL, worker_main, t)) {
         t->nthreads++;
@@ -250,7 +279,7 @@ unsigned dla_team_threads(const struct dla_team *t)
 /* dla_team_join's job. */
 static void team_job(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx)
 {
-    if (!t || helpers == 0 || t->nthreads == 0) {
+    if (!t || helpers == 0 || t->nthreads == 0 || !dla_team_coupled(t)) {
         body(ctx);
         return;
     }
@@ -351,7 +380,8 @@ void dla_team_run_grouped(struct dla_team *t, size_t n, size_t per,
 
 int dla_team_spawn(struct dla_team *t, void (*fn)(void *ctx), void *ctx)
 {
-    if (!t || atomic_load_explicit(&t->task, memory_order_acquire) != TASK_NONE) {
+    if (!t || atomic_load_explicit(&t->task, memory_order_acquire) != TASK_NONE ||
+        !dla_team_coupled(t)) {
         return -1;
     }
     t->task_fn = fn;
@@ -388,5 +418,184 @@ void dla_team_help_until_done(struct dla_team *t)
             atomic_fetch_add_explicit(&t->done, 1, memory_order_release);
             spins = 0;
         }
+    }
+}
+
+/* ---- the link between the cores (dla_team_coupled) ------------------------------ */
+
+/*
+ * Why: this host's two vCPUs pass a cache line back and forth in 70-130 ns
+ * a round trip most of the time and in 380-490 ns for minutes at a time
+ * (a two-thread ping-pong; steal time ~0: the vCPUs then sit on cores
+ * that share no cache).  In those spells every line one thread writes and
+ * the other reads costs that much, and MobileNetV2 ran 7.1-7.8 ms an image
+ * on two threads against 4.4-4.6 on one (the same spell, minutes apart).
+ * So the owner measures the round trip now and then, and above
+ * LINK_SLOW_NS keeps the team's work on its own thread until a later
+ * measurement is below LINK_FAST_NS.  A measurement needs a worker awake:
+ * one asleep (no job for 1 ms, as while the work stays on the owner) is
+ * woken first and measured at a later check once it answered, since a
+ * wake can take milliseconds on a virtual machine and the owner is in the
+ * middle of a network.
+ */
+#define LINK_SLOW_NS 250u
+#define LINK_FAST_NS 200u
+#define LINK_CHECK_EVERY 16u    /* coupling checks between clock readings */
+#define LINK_PERIOD_S 2e-3      /* between measurements while coupled */
+#define LINK_PERIOD_SLOW_S 8e-3 /* ... and while not (a measurement wakes a worker) */
+#define LINK_TRIPS 8u
+#define LINK_TIMEOUT_S 2e-3     /* for an awake worker to answer */
+#define LINK_WAKE_S 50e-3       /* for a sleeping one to wake and answer */
+#define LINK_NO_ANSWER_NS 1000000u
+#define LINK_BUSY_NS 10000u
+#define LINK_BUSY_TRIES 4u
+#define LINK_PERIOD_BUSY_S 1e-3
+
+/* Ask the workers: `ping` odd, a sleeping worker woken (as team_job: it
+ * sees the ping or is woken).  Returns the value asked with. */
+static unsigned ask_link(struct dla_team *t)
+{
+    const unsigned p = atomic_load_explicit(&t->ping, memory_order_relaxed) + 1u;
+    atomic_store(&t->ping, p);
+    if (atomic_load(&t->sleepers) != 0) {
+        pthread_mutex_lock(&t->mu);
+        pthread_cond_broadcast(&t->wake);
+        pthread_mutex_unlock(&t->mu);
+    }
+    return p;
+}
+
+/* Whether the question `asked` was answered; after `limit` seconds from
+ * `since` the owner takes it back itself (then no answer can come late)
+ * and it counts as unanswered. */
+static int answered(struct dla_team *t, unsigned asked, double since, double limit, int *gave_up)
+{
+    unsigned v = asked;
+    if (atomic_load_explicit(&t->ping, memory_order_acquire) != asked) {
+        return 1;
+    }
+    if (now_s() - since > limit && atomic_compare_exchange_strong(&t->ping, &v, asked + 1)) {
+        *gave_up = 1;
+    }
+    return 0;
+}
+
+/* One round trip with an awake worker: 0 when none answered in `limit` s. */
+static int ping_once(struct dla_team *t, double limit)
+{
+    const unsigned asked = ask_link(t);
+    const double since = now_s();
+    int gave_up = 0;
+    /* (yielding after a while: a woken worker may have been put on this
+     * core, and a spin that never yields would keep it off it) */
+    for (unsigned i = 1, spins = 0; atomic_load_explicit(&t->ping, memory_order_acquire) == asked;
+         i++) {
+        dla_spin_wait(&spins);
+        if ((i & 255u) == 0 && !answered(t, asked, since, limit, &gave_up) && gave_up) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The round trip now, ns, with a worker that is awake (one trip, then the
+ * mean of LINK_TRIPS). */
+static unsigned measure_link(struct dla_team *t)
+{
+    if (!ping_once(t, LINK_TIMEOUT_S)) {
+        return LINK_NO_ANSWER_NS;
+    }
+    const double t0 = now_s();
+    for (unsigned k = 0; k < LINK_TRIPS; k++) {
+        if (!ping_once(t, LINK_TIMEOUT_S)) {
+            return LINK_NO_ANSWER_NS;
+        }
+    }
+    return (unsigned)((now_s() - t0) * 1e9 / LINK_TRIPS);
+}
+
+/* Slow after two measurements in a row above LINK_SLOW_NS, fast again
+ * after one below LINK_FAST_NS.  A round trip of LINK_BUSY_NS or more is
+ * not the link: the worker shares the owner's core (a wake can put it
+ * there; it answers only when the owner's spin yields, ~30 us) or has none
+ * (another program's): measured again after LINK_PERIOD_BUSY_S, and only
+ * LINK_BUSY_TRIES of those in a row count as one slow measurement. */
+static void link_measured(struct dla_team *t, unsigned ns, double now)
+{
+    t->link_ns = ns;
+    if (ns >= LINK_BUSY_NS && ++t->link_busy < LINK_BUSY_TRIES) {
+        t->link_next = now + LINK_PERIOD_BUSY_S;
+        return;
+    }
+    t->link_busy = 0;
+    if (t->link_slow) {
+        t->link_slow = ns >= LINK_FAST_NS;
+    } else {
+        t->link_strikes = ns > LINK_SLOW_NS ? t->link_strikes + 1 : 0;
+        t->link_slow = t->link_strikes >= 2;
+        t->link_strikes = t->link_slow ? 0 : t->link_strikes;
+    }
+    t->link_next = now + (t->link_slow ? LINK_PERIOD_SLOW_S : LINK_PERIOD_S);
+}
+
+/* A measurement that is due: at once with a worker awake, else the
+ * sleeping workers are asked (woken) and a later check measures. */
+static void link_due(struct dla_team *t, double now)
+{
+    if (t->link_asked) {
+        int gave_up = 0;
+        if (answered(t, t->link_asked, t->link_asked_at, LINK_WAKE_S, &gave_up)) {
+            t->link_asked = 0;
+            link_measured(t, measure_link(t), now_s());
+        } else if (gave_up) {
+            t->link_asked = 0;
+            link_measured(t, LINK_NO_ANSWER_NS, now);
+        }
+        return;
+    }
+    if (atomic_load(&t->sleepers) != 0) {
+        t->link_asked = ask_link(t);
+        t->link_asked_at = now;
+        return;
+    }
+    link_measured(t, measure_link(t), now_s());
+}
+
+int dla_team_coupled(struct dla_team *t)
+{
+    if (!t) {
+        return 0;
+    }
+    if (t->link_policy != DLA_LINK_MEASURE) {
+        return t->link_policy == DLA_LINK_SHARE;
+    }
+    /* the owner's call alone: a task's worker drives jobs while TASK_RUNNING */
+    if (++t->link_calls >= LINK_CHECK_EVERY &&
+        atomic_load_explicit(&t->task, memory_order_relaxed) == TASK_NONE) {
+        t->link_calls = 0;
+        const double n = now_s();
+        if (n >= t->link_next) {
+            link_due(t, n);
+        }
+    }
+    return !t->link_slow;
+}
+
+unsigned dla_team_link_ns(const struct dla_team *t)
+{
+    return t ? t->link_ns : 0;
+}
+
+void dla_team_set_link_policy(struct dla_team *t, enum dla_link_policy p)
+{
+    if (t) {
+        t->link_policy = p;
+        t->link_ns = 0;
+        t->link_slow = 0;
+        t->link_strikes = 0;
+        t->link_busy = 0;
+        /* not at once: a new worker may start on the owner's core, and the
+         * scheduler takes a few ms to move it (two measurements of ~30 us) */
+        t->link_next = now_s() + LINK_PERIOD_SLOW_S;
     }
 }

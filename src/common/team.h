@@ -82,6 +82,31 @@ int dla_team_spawned_done(struct dla_team *t);
 /* Join the jobs the task's worker publishes until the task has ended. */
 void dla_team_help_until_done(struct dla_team *t);
 
+/*
+ * Whether the team shares work now.  Under DLA_LINK_MEASURE (team.c, "the
+ * link between the cores") the owner reads the clock every
+ * LINK_CHECK_EVERY calls, and every few milliseconds measures how long a
+ * cache line takes to a worker and back; above 250 ns (this host's vCPUs
+ * in a slow spell: 380-490 ns against 70-130) jobs run on the calling
+ * thread alone and dla_team_spawn refuses, until a measurement is below
+ * 200 ns again.  dla_team_join/run and dla_team_spawn ask it themselves; a
+ * caller asks before it commits to work that only pays on a second core
+ * (the device's overlap).  0 for NULL.  Called by the owning thread only
+ * (no task open).
+ */
+int dla_team_coupled(struct dla_team *t);
+enum dla_link_policy {
+    DLA_LINK_SHARE = 0, /* share whatever the link costs (a new team's policy) */
+    DLA_LINK_MEASURE,   /* share while the link is fast (a device's team) */
+    DLA_LINK_ALONE      /* never share (tests: a slow link's behaviour) */
+};
+/* (a new measurement after ~8 ms; dla_team_link_ns 0 until then) */
+void dla_team_set_link_policy(struct dla_team *t, enum dla_link_policy p);
+/* The last measurement: a round trip in ns, 1,000,000 when no worker
+ * answered (within 2 ms awake, 50 ms from asleep), 0 when none yet or t
+ * is NULL. */
+unsigned dla_team_link_ns(const struct dla_team *t);
+
 /* One step of a thread's wait for others (the team's close, a kernel's
  * phases): a pause, and after DLA_SPIN_YIELD_AFTER steps a sched_yield,
  * for a host with more threads than cores, where the awaited thread may

@@ -30,6 +30,7 @@ struct dlasim_dev *tdev_new(const char *config, const char *const *ovr, size_t n
     o.overrides = ovr;
     o.n_overrides = novr;
     o.threads = threads;
+    o.threads_always = 1; /* the workers used whatever the host's cores cost */
     return tdev_create(&o);
 }
 

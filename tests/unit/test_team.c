@@ -299,6 +299,103 @@ static void test_spawned_task(void **state)
     assert_true(dla_team_spawned_done(NULL));
 }
 
+/* dla_team_run's items on the threads that ran them. */
+struct where_job {
+    pthread_t caller;
+    atomic_uint elsewhere;
+};
+
+static void where_item(void *ctx, size_t i)
+{
+    (void)i;
+    struct where_job *j = ctx;
+    if (!pthread_equal(pthread_self(), j->caller)) {
+        atomic_fetch_add(&j->elsewhere, 1);
+    }
+    for (volatile int k = 0; k < 2000; k++) {
+    }
+}
+
+static void idle_task(void *ctx)
+{
+    (void)ctx;
+}
+
+/* A team that must not share (the policy a slow link gives a device):
+ * every item on the caller, no task handed out; sharing again after. */
+static void test_link_policy(void **state)
+{
+    (void)state;
+    struct dla_team *t = dla_team_create(2);
+    assert_non_null(t);
+    assert_true(dla_team_coupled(t)); /* a new team shares */
+    dla_team_set_link_policy(t, DLA_LINK_ALONE);
+    assert_false(dla_team_coupled(t));
+    struct where_job j = { pthread_self(), 0 };
+    for (int k = 0; k < 200; k++) {
+        dla_team_run(t, 64, where_item, &j);
+    }
+    assert_int_equal(atomic_load(&j.elsewhere), 0);
+    assert_int_equal(dla_team_spawn(t, idle_task, NULL), -1);
+    dla_team_set_link_policy(t, DLA_LINK_SHARE);
+    assert_true(dla_team_coupled(t));
+    assert_int_equal(dla_team_spawn(t, idle_task, NULL), 0);
+    dla_team_help_until_done(t);
+    dla_team_destroy(t);
+    assert_false(dla_team_coupled(NULL));
+    assert_int_equal(dla_team_link_ns(NULL), 0);
+}
+
+static double secs(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A measuring team: jobs run to the end whatever it decides, and it
+ * measures the link between the cores, also when the only worker has gone
+ * to sleep (1 ms without a job) and the owner's checks alone must wake
+ * it.  A loaded host may keep the worker off a core for a while (then a
+ * measurement says "no answer", 1,000,000 ns), so each part waits up to 5
+ * s for a worker's answer. */
+static void test_link_measured(void **state)
+{
+    (void)state;
+    struct dla_team *t = dla_team_create(2);
+    assert_non_null(t);
+    dla_team_set_link_policy(t, DLA_LINK_MEASURE);
+    assert_int_equal(dla_team_link_ns(t), 0); /* none yet */
+    enum { N = 97 };
+    atomic_uint hits[N];
+    struct count_job c = { hits };
+    const double t0 = secs();
+    unsigned ns = 0;
+    while ((ns == 0 || ns >= 1000000u) && secs() - t0 < 5.0) {
+        for (size_t i = 0; i < N; i++) {
+            atomic_init(&hits[i], 0);
+        }
+        dla_team_run(t, N, count_item, &c);
+        for (size_t i = 0; i < N; i++) {
+            assert_int_equal(atomic_load(&hits[i]), 1u);
+        }
+        ns = dla_team_link_ns(t);
+    }
+    assert_true(ns > 0 && ns < 1000000u);
+
+    struct timespec nap = { 0, 5000000 }; /* 5 ms: the worker sleeps */
+    nanosleep(&nap, NULL);
+    dla_team_set_link_policy(t, DLA_LINK_MEASURE); /* a new measurement */
+    const double t1 = secs();
+    ns = 0;
+    while ((ns == 0 || ns >= 1000000u) && secs() - t1 < 5.0) {
+        (void)dla_team_coupled(t);
+        ns = dla_team_link_ns(t);
+    }
+    assert_true(ns > 0 && ns < 1000000u);
+    dla_team_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +407,8 @@ int main(void)
         cmocka_unit_test(test_spin_wait),
         cmocka_unit_test(test_no_team),
         cmocka_unit_test(test_spawned_task),
+        cmocka_unit_test(test_link_policy),
+        cmocka_unit_test(test_link_measured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,6 +28,7 @@ struct cli_common {
     double clock_mhz;                   /* --clock-mhz (default 1000) */
     int overlap;                        /* --overlap / --no-overlap (dlasim_options.overlap;
                                            on by default where the runtime drives it) */
+    int threads_always;                 /* --threads-always (dlasim_options.threads_always) */
 };
 
 /* Host memory the CLI lets device memory take unless --max-mem says otherwise. */

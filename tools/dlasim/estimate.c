@@ -376,6 +376,7 @@ static struct dlasim_dev *record_device(const struct cli_common *c,
     o.overrides = c->sets;
     o.n_overrides = c->nsets;
     o.threads = c->threads;
+    o.threads_always = c->threads_always;
     o.timing = 1;
     o.timing_profile = prof;
     o.log_mask = DLASIM_LOG_REG;

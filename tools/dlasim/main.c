@@ -63,6 +63,9 @@ static void usage(FILE *f)
             "  --set PARAM=VALUE              override a scalability parameter, e.g.\n"
             "                                 --set NVDLA_SDP_EW_ENABLE=1 (repeatable)\n"
             "  --threads N                    worker threads for large layers (default: all cores)\n"
+            "  --threads-always               share work with them even while passing data\n"
+            "                                 between the cores is slow (by default the device\n"
+            "                                 then runs on one thread; docs/library.md)\n"
             "  --strict                       report reads of never-written memory as errors\n"
             "  --log LIST                     print device log: reg,exec,guest,unimp\n"
             "  --max-mem SIZE                 host memory device memory may take (pages of\n"
@@ -149,6 +152,10 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
         c->timing = 1;
         return 1;
     }
+    if (!strcmp(a, "--threads-always")) {
+        c->threads_always = 1;
+        return 1;
+    }
     if (!strcmp(a, "--overlap") || !strcmp(a, "--no-overlap")) {
         c->overlap = a[2] == 'o';
         return 1;
@@ -213,6 +220,7 @@ struct dlasim_dev *cli_create_device(const struct cli_common *c)
     o.overrides = c->sets;
     o.n_overrides = c->nsets;
     o.threads = c->threads;
+    o.threads_always = c->threads_always;
     o.strict_mem = c->strict;
     o.log_mask = c->log_mask;
     o.log_cb = log_to_stderr;

@@ -24,6 +24,7 @@ void dla_host_init(struct dla_host *h, const struct dlasim_options *opt)
     h->log_cb = opt->log_cb;
     h->log_opaque = opt->log_opaque;
     h->threads = opt->threads ? opt->threads : online_cores();
+    h->threads_always = opt->threads_always;
     h->max_layer_work = opt->max_layer_work;
     h->strict_mem = opt->strict_mem;
     h->mem_budget.max = opt->max_host_mem;

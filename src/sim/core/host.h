@@ -30,6 +30,7 @@ struct dla_host {
     void (*log_cb)(void *, unsigned, const char *);
     void *log_opaque;
     unsigned threads;                 /* worker threads for large layers (>= 1) */
+    int threads_always;               /* dlasim_options.threads_always */
     uint64_t max_layer_work;          /* caller's work limit per layer/task, 0 = none */
     int strict_mem;                   /* dlasim_options.strict_mem */
     struct dla_mem_budget mem_budget; /* pages of the built-in memories (max_host_mem) */

@@ -193,6 +193,9 @@ struct dla_team *dla_dev_team(struct dla_dev *d)
     if (!d->team_tried) {
         d->team_tried = 1;
         d->team = dla_team_create(d->host.threads);
+        /* (small layers and overlap lose on a slow link: team.h) */
+        dla_team_set_link_policy(d->team, d->host.threads_always ? DLA_LINK_SHARE
+                                                                 : DLA_LINK_MEASURE);
     }
     return d->team;
 }
@@ -950,7 +953,9 @@ static void run_ahead(struct dla_dev *d)
 {
     struct layer l;
     struct dla_team *team = dla_dev_team(d);
-    if (!team || !find_layer(d, &l) || !overlaps(l.p->kind)) {
+    /* (not while the cores' link is slow: the handover costs more than
+     * the overlap wins, team.h dla_team_coupled) */
+    if (!team || !dla_team_coupled(team) || !find_layer(d, &l) || !overlaps(l.p->kind)) {
         return;
     }
     claim_layer(d, &l);
