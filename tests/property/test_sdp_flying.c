@@ -7,7 +7,7 @@
  * the int8 output in memory, D_PERF_OUT_SATURATION and D_STATUS are
  * compared with plain-C references (common/convlayer.c, common/sdpref.c;
  * test_sdp.c checks the same stages on memory input, test_conv.c the
- * convolution).  Also: layers
+ * convolution); fully connected layers (one pixel, many surfaces) too.  Also: layers
  * in a row with other weights, or the same weight bytes read as another
  * shape, each compute with their own weights (weights decoded once are
  * kept between layers).
@@ -179,8 +179,14 @@ static int random_layer(const struct tdev *t, struct layer *L, int big)
         cv->w = rnd(5, 12);
         cv->h = rnd(5, 12);
     }
-    cv->c = big == 2 ? rnd(1, 8) : rnd(1, 24);
-    cv->k = big == 2 ? rnd(57, 64) : big == 3 ? rnd(200, 400) : rnd(1, 24);
+    if (big == 4) { /* fully connected: one pixel, up to 40 surfaces */
+        cv->w = cv->h = 1;
+    }
+    cv->c = big == 2 ? rnd(1, 8) : big == 4 ? rnd(1, 64) : rnd(1, 24);
+    cv->k = big == 2   ? rnd(57, 64)
+            : big == 3 ? rnd(200, 400)
+            : big == 4 ? (coin(30) ? rnd(257, 320) : rnd(1, 80))
+                       : rnd(1, 24);
     cv->trunc = coin(70) ? rnd(7, 12) : rnd(0, 14); /* mostly int8-scale sums */
     cv->kw = cv->kh = cv->sx = cv->sy = cv->dx = cv->dy = 1;
     cv->ow = cv->w;
@@ -482,6 +488,7 @@ RUN_TEST(test_flying_nv_small_256, random_suite, "nv_small_256", 150, 0x5df10002
 RUN_TEST(test_flying_team, random_suite, "nv_small", 120, 0x5df10004u, 1)
 RUN_TEST(test_flying_bands, random_suite, "nv_small", 24, 0x5df10005u, 2)
 RUN_TEST(test_flying_team_small_planes, random_suite, "nv_small", 40, 0x5df10006u, 3)
+RUN_TEST(test_flying_one_pixel, random_suite, "nv_small", 200, 0x5df10007u, 4)
 
 int main(void)
 {
@@ -491,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_flying_team),
         cmocka_unit_test(test_flying_bands),
         cmocka_unit_test(test_flying_team_small_planes),
+        cmocka_unit_test(test_flying_one_pixel),
         cmocka_unit_test(test_weight_reuse_between_layers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
