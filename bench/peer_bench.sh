@@ -19,11 +19,16 @@
 #     also vpmaddubsw, the exact path for inputs with no negative code) and
 #     the convolution kernel on ResNet-50's layers.
 # Prints a table and writes BUILD/peer_bench.json.
-#   usage: bench/peer_bench.sh BUILD [ROUNDS (3)] [RUNS per round (4)]
+# Runs per round: RUNS for every model but Fashion-MNIST when given, else about 0.15 s of
+# dlasim's INT8 a model (Fashion-MNIST 2,000 images, ResNet-18 32, ResNet-50
+# 12, MobileNetV2 40), the same count for ONNX Runtime: a model of a few
+# milliseconds takes ~20 runs to reach its steady time on this host (4
+# runs of MobileNetV2 averaged 4.0-4.3 ms where 150 averaged 3.4).
+#   usage: bench/peer_bench.sh BUILD [ROUNDS (3)] [RUNS per round]
 set -u
 build=$1
 rounds=${2:-3}
-runs=${3:-4}
+runs=${3:-}
 py=/usr/bin/python3
 threads=${THREADS:-$(getconf _NPROCESSORS_ONLN)}
 raw=$build/peer_raw.jsonl
@@ -91,8 +96,14 @@ tag() { sed "s/^{/{\"side\": \"$1\", \"name\": \"$2\", \"round\": $3, /" >> "$ra
 for r in $(seq 1 "$rounds"); do
     echo "== round $r of $rounds"
     for m in $models; do
-        in=$inputs n=$runs calib=2
-        [ "$m" = fashion_mnist ] && in=$build/fmnist2k.f32 n=2000 calib=200
+        in=$inputs calib=2
+        case $m in
+        fashion_mnist) in=$build/fmnist2k.f32 n=2000 calib=200 ;;
+        resnet18) n=32 ;;
+        resnet50) n=12 ;;
+        *) n=40 ;;
+        esac
+        [ -n "$runs" ] && [ "$m" != fashion_mnist ] && n=$runs
         "$build/model_bench" "$build/$m.onnx" "$in" --calib $calib --runs $n --float-runs $n |
             tag dlasim "$m" "$r"
         if [ "$have_ort" = 1 ]; then
