@@ -3,7 +3,7 @@
  * one ONNX model through the public API only (dlasim/compiler.h).
  *
  *   model_bench MODEL.onnx INPUTS.f32 [--config NAME] [--calib N] [--runs N]
- *               [--float-runs N] [--threads N] [--overlap 0|1]
+ *               [--float-runs N] [--threads N] [--overlap 0|1] [--threads-always]
  *
  * INPUTS.f32 holds raw float32 inputs of the model's input size, one after
  * another.  The model is loaded, calibrated on the first N inputs (timed:
@@ -12,7 +12,9 @@
  * inferences run over the inputs in turn, each path timed on its own.  One
  * JSON object on stdout: milliseconds per image (the best and the mean of the
  * runs), MACs of one inference, peak RSS of the process.  --overlap 0 runs
- * the device stepped (dlasim_options.overlap; on by default, as the CLI).
+ * the device stepped (dlasim_options.overlap; on by default, as the CLI);
+ * --threads-always shares work whatever the cores' link costs
+ * (dlasim_options.threads_always).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@
 struct bench_args {
     const char *model, *inputs, *config;
     unsigned calib, runs, float_runs, threads, overlap;
+    int threads_always;
 };
 
 static double now_ms(void)
@@ -74,6 +77,10 @@ static int parse_args(int argc, char **argv, struct bench_args *a)
                         : !strcmp(argv[i], "--threads")    ? &a->threads
                         : !strcmp(argv[i], "--overlap")    ? &a->overlap
                                                            : NULL;
+        if (!strcmp(argv[i], "--threads-always")) {
+            a->threads_always = 1;
+            continue;
+        }
         if ((num || !strcmp(argv[i], "--config")) && i + 1 >= argc) {
             return -1;
         }
@@ -138,7 +145,8 @@ static int bench(const struct bench_args *a, char *err, size_t errlen)
     double calib_ms = (now_ms() - t0) / a->calib;
     rc = rc ? rc : dlasim_model_compile(m, a->config, err, errlen);
     struct dlasim_options o = { .config = a->config, .threads = a->threads,
-                               .overlap = a->overlap != 0 };
+                               .overlap = a->overlap != 0,
+                               .threads_always = a->threads_always };
     rc = rc ? rc : dlasim_create(&o, &dev, err, errlen);
     out = m ? malloc(dlasim_model_output_size(m) * sizeof(float)) : NULL;
     rc = rc ? rc : out ? 0 : -1;
@@ -170,7 +178,8 @@ int main(int argc, char **argv)
     struct bench_args a;
     if (parse_args(argc, argv, &a)) {
         fprintf(stderr, "usage: model_bench MODEL.onnx INPUTS.f32 [--config NAME] [--calib N] "
-                        "[--runs N] [--float-runs N] [--threads N] [--overlap 0|1]\n");
+                        "[--runs N] [--float-runs N] [--threads N] [--overlap 0|1] "
+                        "[--threads-always]\n");
         return 2;
     }
     char err[512] = "";
