@@ -190,6 +190,22 @@ void dlc_rows_to_atoms(const int8_t *rows, size_t row_stride, unsigned n, size_t
 {
     size_t x = 0;
 #if defined(__SSE2__)
+    if (n == 1 && atom == 8) {
+        /* one channel (a grayscale image): each byte zero-extended to its
+         * 8-byte atom, sixteen pixels in three rounds of unpacks */
+        const __m128i z = _mm_setzero_si128();
+        for (; x + 16 <= w; x += 16) {
+            const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(rows + x));
+            const __m128i h[2] = {_mm_unpacklo_epi8(v, z), _mm_unpackhi_epi8(v, z)};
+            for (unsigned k = 0; k < 4; k++) {
+                const __m128i q = k & 1 ? _mm_unpackhi_epi16(h[k / 2], z)
+                                        : _mm_unpacklo_epi16(h[k / 2], z);
+                uint8_t *d = dst + (x + 4 * k) * 8;
+                _mm_storeu_si128((__m128i *)(void *)d, _mm_unpacklo_epi32(q, z));
+                _mm_storeu_si128((__m128i *)(void *)(d + 16), _mm_unpackhi_epi32(q, z));
+            }
+        }
+    }
     if (atom >= 8) {
         const int8_t *r[8];
         for (; x + 16 <= w; x += 16) {
