@@ -61,7 +61,6 @@ struct dla_dev {
     struct dla_team *team;            /* worker threads of the engines, made on first use */
     int team_tried;
     unsigned layer;                   /* layers started since creation */
-    const char *cur_unit;             /* unit executing (for messages) */
     /* A layer the hardware never completes (dla_stall): its units stay
      * busy until reset, and why, for dlasim_busy. */
     uint32_t stalling;                /* units dla_stall named during the layer */
@@ -76,9 +75,14 @@ struct dla_dev {
     int inflight;                     /* inflight_layer started early, not yet completed */
     int inflight_running;             /* ... and its engines may still run on the worker */
     struct layer inflight_layer;
-    int inflight_rc;                  /* its engines' status (the worker's) */
     uint32_t inflight_units;          /* bit per unit it uses (with linked RDMAs) */
     uint8_t inflight_group[NVDLA_UNIT_COUNT]; /* their consumer groups */
+    /* What the engines write while a layer runs, on a cache line of its
+     * own: next to the host's fields (the IRQ line, the team, the in-flight
+     * units every CSB write checks) each store would take the line from
+     * the host's core and its next read take it back (overlap). */
+    _Alignas(64) const char *cur_unit; /* unit executing (for messages) */
+    int inflight_rc;                  /* the early layer's engines' status (the worker's) */
 };
 
 /* The public handle is the first member of the device. */
@@ -1118,7 +1122,11 @@ static void nvdla_destroy(struct dlasim_dev *dev);
 static int nvdla_create(const struct dlasim_options *opt, struct dlasim_dev **out, char *err,
                         size_t errlen)
 {
-    struct dla_dev *d = calloc(1, sizeof(*d));
+    /* aligned: the engines' fields have a cache line of their own */
+    struct dla_dev *d = aligned_alloc(64, (sizeof(*d) + 63) / 64 * 64);
+    if (d) {
+        memset(d, 0, sizeof(*d));
+    }
     if (!d) {
         snprintf(err, errlen, "dlasim_create: out of host memory for the device");
         return DLASIM_ERR_NOMEM;
