@@ -122,7 +122,7 @@ static void sleep_for_job(struct dla_team *t, uint64_t seen)
     pthread_mutex_unlock(&t->mu);
 }
 
-/* A waiting worker's answer to the owner's link probe (probe_link). */
+/* A waiting worker's answer to the owner's question on the link (ask_link). */
 static inline void answer_ping(struct dla_team *t)
 {
     unsigned p = atomic_load_explicit(&t->ping, memory_order_relaxed);

@@ -1830,9 +1830,9 @@ static int atoms8_in_place(struct dla_dev *d, const struct sdp_cfg *c, const str
  * through the stages, its per-kernel operands as per-element ones, then
  * each surface's eight bytes stored.  surface_atoms8 would take a surface
  * at a time, and where the one-pass lanes refuse the values (products past
- * 32 bits: Fashion-MNIST's 7x7x32 -> 64 layer, MobileNetV2's classifier)
- * eight runs of one value each, ~40 ns apiece (a 1,000-class layer: 50
- * us).  The same stages on the same values: the same bytes.
+ * 32 bits) eight runs of one value each: Fashion-MNIST's 7x7x32 -> 64
+ * layer took 7.5 us, 5 this way, MobileNetV2's 1,000-class layer 70 us, 52.
+ * The same stages on the same values: the same bytes.
  */
 static int pixel_layer(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
                        const struct dla_cube *in, uint32_t b, struct sdp_stats *st)
