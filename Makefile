@@ -321,6 +321,7 @@ rtl-grade-net: all
 	@sh tools/rtlgrade/rtl-grade-net.sh $(BUILD) $(RTL) $(SHARED) $(NETS)
 
 BENCH_BIN := $(BUILD)/conv_bench $(BUILD)/runtime_bench $(BUILD)/model_bench $(BUILD)/kernel_peak \
+    $(BUILD)/link_rtt \
     $(BUILD)/conv_kernel_bench
 bench: deps all $(BENCH_BIN)
 	@echo "== dlasim vs ONNX Runtime (bench/peer_bench.sh): ResNet-18/50, MobileNetV2, per image"

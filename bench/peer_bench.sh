@@ -93,6 +93,9 @@ if [ -f "$fm/t10k-images-idx3-ubyte.gz" ]; then
 fi
 
 tag() { sed "s/^{/{\"side\": \"$1\", \"name\": \"$2\", \"round\": $3, /" >> "$raw"; }
+# the cores' round trip before and after (bench/link_rtt.c): the host's state during the runs
+link_rtt() { [ -x "$build/link_rtt" ] && "$build/link_rtt" | tag link "$1" 0; }
+link_rtt before
 for r in $(seq 1 "$rounds"); do
     echo "== round $r of $rounds"
     for m in $models; do
@@ -114,6 +117,7 @@ for r in $(seq 1 "$rounds"); do
     done
 done
 "$build/kernel_peak" "$threads" | tag kernel all 0
+link_rtt after
 
 $py - "$raw" "$build/peer_bench.json" "$threads" "$build" <<'PY'
 import json, platform, sys, time
@@ -192,6 +196,13 @@ if kern:
 print("per image: mean of a round's runs, best round; ratio = dlasim / ONNX Runtime; "
       "ORT int8 = QDQ model from tools/models/make_qdq.py; /(W+A) = peak RSS of the dlasim "
       "process over the model's float weights + every float tensor of one inference")
+link = {r["name"]: r["rtt_ns"] for r in rows if r["side"] == "link"}
+if link:
+    out["link_rtt_ns"] = link
+    show = lambda v: "?" if v is None else f"{v:.0f} ns"
+    print(f"the cores' round trip (bench/link_rtt.c): {show(link.get('before'))} before the runs, "
+          f"{show(link.get('after'))} after (this host: 70-130 ns, 380-490 ns in a slow spell, when "
+          f"dlasim's device runs on one thread and two-thread figures move)")
 json.dump(out, open(sys.argv[2], "w"), indent=1)
 print(f"JSON: {sys.argv[2]}")
 PY
