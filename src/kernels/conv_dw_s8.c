@@ -1119,6 +1119,58 @@ static int dwv_src_takes(const struct dla_conv_geom *g)
     return g->in_h <= DWV_SRC_MAX_H && dwv_takes(&g16);
 }
 
+/*
+ * One channel of the src path where each output row is one block (up to
+ * 16 outputs) and a window row has at most four taps (dilation 1): each
+ * input row is made once into its taps rows, tr[y] lane x = bytes x..x+3
+ * of row y (flipped to unsigned), one vpermb a row, and each output row is
+ * then k_h loads and vpdpbusd with no permute, in two chains of sums
+ * added at the end.  A 14x14x8 block warm: 343-354 ns through dwv_rows,
+ * 352-358 this way with one chain, 287-320 with two (the chain of k_h
+ * vpdpbusd latencies an output row was the bound, not the permutes).
+ */
+DWV_INLINE void dwv_src_taps(const struct dla_conv_geom *g, const struct dla_dw_src *in,
+                             const int8_t *line0, const int8_t *w, int32_t *out, uint32_t k_h,
+                             uint32_t k_w, __m128i padv, __m128i take, __m512i idx_t,
+                             int8_t *tr)
+{
+    const struct dla_conv_src *s = &in->src;
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    const int fast = s->y0 < s->y1 && (size_t)(line0 - in->lo) >= s->x0 &&
+                     (size_t)(in->hi - (line0 + (size_t)(s->y1 - 1 - s->y0) * s->line_stride)) +
+                             s->x0 >= DW_SRC_MAX_W;
+    for (uint32_t y = 0; y < g->in_h; y++) {
+        __m128i r;
+        if (y < s->y0 || y >= s->y1) {
+            r = padv;
+        } else if (fast) { /* (as dwv_src_body's rows) */
+            r = dw_src_load(line0 - s->x0 + (size_t)(y - s->y0) * s->line_stride, padv, take);
+        } else {
+            r = dw_src_row(in, line0, y, padv, take);
+        }
+        const __m512i t = _mm512_permutexvar_epi8(idx_t, _mm512_zextsi128_si512(r));
+        _mm512_storeu_si512((void *)(tr + (size_t)y * 64), _mm512_xor_si512(t, flip));
+    }
+    __m512i wq[DW_PAIR_MAX_K][2];
+    const __m512i bias = dwv_weights(w, k_h, k_w, 1, wq);
+    const __mmask16 m = dw512_first(g->out_w);
+    for (uint32_t oy = 0; oy < g->out_h; oy++) {
+        const int8_t *t0 = tr + (size_t)oy * g->stride_y * 64;
+        /* two chains of sums, added at the end: a row's sums are a chain of
+         * k_h vpdpbusd latencies otherwise, and rows did not overlap enough
+         * to hide it */
+        __m512i acc[2] = {bias, _mm512_setzero_si512()};
+#pragma GCC unroll 8
+        for (uint32_t ky = 0; ky < k_h; ky++) {
+            acc[ky & 1] = _mm512_dpbusd_epi32(
+                acc[ky & 1], _mm512_loadu_si512((const void *)(t0 + (size_t)ky * g->dil_y * 64)),
+                wq[ky][0]);
+        }
+        _mm512_mask_storeu_epi32(out + (size_t)oy * g->out_w, m,
+                                 _mm512_add_epi32(acc[0], acc[1]));
+    }
+}
+
 /* dwv_src_range's body: each channel's plane made from its lines, then
  * its rows; with two output rows a block (up to 8 wide), the setup of the
  * geometry made once for every channel (a 7x7x8 block 171-176 -> 144-147
@@ -1139,6 +1191,21 @@ DWV_INLINE void dwv_src_body(const struct dla_conv_geom *g, const struct dla_dw_
     struct dwv_setup u;
     if (two_rows) {
         dwv_setup(&g16, k_h, k_w, 1, dx, 8, &u);
+    }
+    if (!two_rows && k_w <= 4 && dx == 1 && g->out_w <= 16) {
+        /* lane x's bytes: x, x + 1, x + 2, x + 3 (past the row's 16 bytes:
+         * the zero-extension's zeros, under zero weights) */
+        const __m512i idx_t = _mm512_add_epi32(
+            _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                                 14, 15),
+                               _mm512_set1_epi32(0x01010101)),
+            _mm512_set1_epi32(0x03020100));
+        int8_t tr[DWV_SRC_MAX_H * 64];
+        for (size_t k = k0; k < k1; k++) {
+            dwv_src_taps(g, in, s->data + k * s->ch_stride, diag + k * taps,
+                         out + k * g->out_h * g->out_w, k_h, k_w, padv, take, idx_t, tr);
+        }
+        return;
     }
     /* the plane, then the bytes its last blocks' 64-byte loads reach */
     int8_t plane[DWV_SRC_MAX_H * DW_SRC_MAX_W + 64];
@@ -1184,12 +1251,15 @@ DWV_ATTR static void dwv_src_range(const struct dla_conv_geom *g, const struct d
 {
     struct dla_conv_geom g16 = *g;
     g16.in_w = DW_SRC_MAX_W;
-    if (!dwv_two_rows(&g16)) {
-        dwv_src_body(g, in, diag, out, k0, k1, g->k_h, g->k_w, g->dil_x, 0);
-    } else if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) {
-        dwv_src_body(g, in, diag, out, k0, k1, 3, 3, 1, 1); /* MobileNet's 7x7 */
+    const int two_rows = dwv_two_rows(&g16);
+    if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) { /* MobileNet's: constants */
+        if (two_rows) {
+            dwv_src_body(g, in, diag, out, k0, k1, 3, 3, 1, 1);
+        } else {
+            dwv_src_body(g, in, diag, out, k0, k1, 3, 3, 1, 0);
+        }
     } else {
-        dwv_src_body(g, in, diag, out, k0, k1, g->k_h, g->k_w, g->dil_x, 1);
+        dwv_src_body(g, in, diag, out, k0, k1, g->k_h, g->k_w, g->dil_x, two_rows);
     }
 }
 
