@@ -122,6 +122,19 @@ static void sleep_for_job(struct dla_team *t, uint64_t seen)
     pthread_mutex_unlock(&t->mu);
 }
 
+/* After publishing work (a job, a task, a question on the link) with a
+ * sequentially consistent store: a worker asleep, or about to be, is woken
+ * (sleep_for_job increments `sleepers` before it looks a last time, so
+ * either it sees the work or this sees it). */
+static void wake_sleepers(struct dla_team *t)
+{
+    if (atomic_load(&t->sleepers) != 0) {
+        pthread_mutex_lock(&t->mu);
+        pthread_cond_broadcast(&t->wake);
+        pthread_mutex_unlock(&t->mu);
+    }
+}
+
 /* A waiting worker's answer to the owner's question on the link (ask_link). */
 static inline void answer_ping(struct dla_team *t)
 {
@@ -290,11 +303,7 @@ static void team_job(struct dla_team *t, size_t helpers, void (*body)(void *ctx)
     atomic_store_explicit(&t->done, 0, memory_order_relaxed);
     uint64_t gen = gen_of(atomic_load_explicit(&t->state, memory_order_relaxed)) + 1;
     atomic_store(&t->state, gen << SEAT_BITS | seats);
-    if (atomic_load(&t->sleepers) != 0) {
-        pthread_mutex_lock(&t->mu);
-        pthread_cond_broadcast(&t->wake);
-        pthread_mutex_unlock(&t->mu);
-    }
+    wake_sleepers(t);
 
     body(ctx);
 
@@ -387,11 +396,7 @@ int dla_team_spawn(struct dla_team *t, void (*fn)(void *ctx), void *ctx)
     t->task_fn = fn;
     t->task_ctx = ctx;
     atomic_store(&t->task, TASK_POSTED);
-    if (atomic_load(&t->sleepers) != 0) { /* as team_job: either it sees it or is woken */
-        pthread_mutex_lock(&t->mu);
-        pthread_cond_broadcast(&t->wake);
-        pthread_mutex_unlock(&t->mu);
-    }
+    wake_sleepers(t);
     return 0;
 }
 
@@ -457,11 +462,7 @@ static unsigned ask_link(struct dla_team *t)
 {
     const unsigned p = atomic_load_explicit(&t->ping, memory_order_relaxed) + 1u;
     atomic_store(&t->ping, p);
-    if (atomic_load(&t->sleepers) != 0) {
-        pthread_mutex_lock(&t->mu);
-        pthread_cond_broadcast(&t->wake);
-        pthread_mutex_unlock(&t->mu);
-    }
+    wake_sleepers(t);
     return p;
 }
 
@@ -488,14 +489,16 @@ static int ping_once(struct dla_team *t, double limit)
     int gave_up = 0;
     /* (yielding after a while: a woken worker may have been put on this
      * core, and a spin that never yields would keep it off it) */
-    for (unsigned i = 1, spins = 0; atomic_load_explicit(&t->ping, memory_order_acquire) == asked;
-         i++) {
+    for (unsigned i = 1, spins = 0; !gave_up; i++) {
+        if (atomic_load_explicit(&t->ping, memory_order_acquire) != asked) {
+            return 1;
+        }
         dla_spin_wait(&spins);
-        if ((i & 255u) == 0 && !answered(t, asked, since, limit, &gave_up) && gave_up) {
-            return 0;
+        if ((i & 255u) == 0) {
+            (void)answered(t, asked, since, limit, &gave_up);
         }
     }
-    return 1;
+    return 0;
 }
 
 /* The round trip now, ns, with a worker that is awake (one trip, then the

@@ -1049,6 +1049,32 @@ DLA_LANES_AVX2_ATTR static inline __m128i dw_src_row(const struct dla_dw_src *in
     return _mm_loadu_si128((const __m128i *)(const void *)b);
 }
 
+/* Whether every data row's 16-byte load of the channel whose line 0 is at
+ * line0 lies in the buffer (the first row's start and the last's end
+ * checked once): its rows then need none of dw_src_row's checks. */
+static inline int dw_src_inside(const struct dla_dw_src *in, const int8_t *line0)
+{
+    const struct dla_conv_src *s = &in->src;
+    return s->y0 < s->y1 && (size_t)(line0 - in->lo) >= s->x0 &&
+           (size_t)(in->hi - (line0 + (size_t)(s->y1 - 1 - s->y0) * s->line_stride)) + s->x0 >=
+               DW_SRC_MAX_W;
+}
+
+/* dw_src_row's value; `inside` (dw_src_inside): one load, no checks. */
+DLA_LANES_AVX2_ATTR static inline __m128i dw_src_row_at(const struct dla_dw_src *in,
+                                                        const int8_t *line0, uint32_t y,
+                                                        int inside, __m128i padv, __m128i take)
+{
+    const struct dla_conv_src *s = &in->src;
+    if (y < s->y0 || y >= s->y1) {
+        return padv;
+    }
+    if (inside) {
+        return dw_src_load(line0 - s->x0 + (size_t)(y - s->y0) * s->line_stride, padv, take);
+    }
+    return dw_src_row(in, line0, y, padv, take);
+}
+
 /* Row y's pairs (a: row y, b: its partner) as W int32 lanes at o: eight
  * pixels a store, in ascending order, so the lanes past W land on the next
  * row's first, stored after them. */
@@ -1074,9 +1100,7 @@ DLA_LANES_AVX2_ATTR static void dw_pair_plane_src(const struct dla_conv_geom *g,
     const size_t W = g->in_w;
     const __m128i zero = _mm_setzero_si128();
     const struct dla_conv_src *s = &in->src;
-    if (g->dil_y == 1 && s->y0 < s->y1 && (size_t)(line0 - in->lo) >= s->x0 &&
-        (size_t)(in->hi - (line0 + (size_t)(s->y1 - 1 - s->y0) * s->line_stride)) + s->x0 >=
-            DW_SRC_MAX_W) {
+    if (g->dil_y == 1 && dw_src_inside(in, line0)) {
         /* every data row's 16-byte load lies in the buffer (the first's
          * start, the last's end checked once): no check a row */
         const int8_t *first = line0 - s->x0; /* row y0's column 0 */
@@ -1134,20 +1158,10 @@ DWV_INLINE void dwv_src_taps(const struct dla_conv_geom *g, const struct dla_dw_
                              uint32_t k_w, __m128i padv, __m128i take, __m512i idx_t,
                              int8_t *tr)
 {
-    const struct dla_conv_src *s = &in->src;
     const __m512i flip = _mm512_set1_epi8((char)0x80);
-    const int fast = s->y0 < s->y1 && (size_t)(line0 - in->lo) >= s->x0 &&
-                     (size_t)(in->hi - (line0 + (size_t)(s->y1 - 1 - s->y0) * s->line_stride)) +
-                             s->x0 >= DW_SRC_MAX_W;
+    const int inside = dw_src_inside(in, line0);
     for (uint32_t y = 0; y < g->in_h; y++) {
-        __m128i r;
-        if (y < s->y0 || y >= s->y1) {
-            r = padv;
-        } else if (fast) { /* (as dwv_src_body's rows) */
-            r = dw_src_load(line0 - s->x0 + (size_t)(y - s->y0) * s->line_stride, padv, take);
-        } else {
-            r = dw_src_row(in, line0, y, padv, take);
-        }
+        const __m128i r = dw_src_row_at(in, line0, y, inside, padv, take);
         const __m512i t = _mm512_permutexvar_epi8(idx_t, _mm512_zextsi128_si512(r));
         _mm512_storeu_si512((void *)(tr + (size_t)y * 64), _mm512_xor_si512(t, flip));
     }
@@ -1218,22 +1232,17 @@ DWV_INLINE void dwv_src_body(const struct dla_conv_geom *g, const struct dla_dw_
             __builtin_prefetch(diag + (k + 1) * taps);
             __builtin_prefetch(diag + (k + 2) * taps - 1);
         }
-        if (s->y0 < s->y1 && (size_t)(line0 - in->lo) >= s->x0 &&
-            (size_t)(in->hi - (line0 + (size_t)(s->y1 - 1 - s->y0) * s->line_stride)) + s->x0 >=
-                DW_SRC_MAX_W) {
-            /* every data row's load inside the buffer (as dw_pair_plane_src) */
-            const int8_t *first = line0 - s->x0;
+        /* a loop of each kind: one that tests `inside` a row was slower
+         * (7x7x8 blocks 138-141 -> 163-169 ns warm) */
+        if (dw_src_inside(in, line0)) {
             for (uint32_t y = 0; y < rows; y++) {
-                __m128i r = y < s->y0 || y >= s->y1
-                                ? padv
-                                : dw_src_load(first + (size_t)(y - s->y0) * s->line_stride,
-                                              padv, take);
-                _mm_storeu_si128((__m128i *)(void *)(plane + (size_t)y * DW_SRC_MAX_W), r);
+                _mm_storeu_si128((__m128i *)(void *)(plane + (size_t)y * DW_SRC_MAX_W),
+                                 dw_src_row_at(in, line0, y, 1, padv, take));
             }
         } else {
             for (uint32_t y = 0; y < rows; y++) {
                 _mm_storeu_si128((__m128i *)(void *)(plane + (size_t)y * DW_SRC_MAX_W),
-                                 dw_src_row(in, line0, y, padv, take));
+                                 dw_src_row_at(in, line0, y, 0, padv, take));
             }
         }
         int32_t *o = out + k * g->out_h * g->out_w;

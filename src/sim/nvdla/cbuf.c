@@ -54,6 +54,7 @@
 #include "sim/nvdla/cbuf.h"
 #include "kernels/conv_s8.h"
 #include "sim/core/host.h"
+#include "sim/nvdla/units.h"
 
 int dla_conv_state_create(struct dla_dev *d, struct dla_conv_state **out)
 {
@@ -62,7 +63,9 @@ int dla_conv_state_create(struct dla_dev *d, struct dla_conv_state **out)
     if (*out == NULL) {
         return DLASIM_ERR_NOMEM;
     }
-    dla_dcache_init(&(*out)->pdp_dcache, NVDLA_UNIT_PDP, NVDLA_UNIT_PDP_RDMA);
+    /* PDP with the read DMA whose registers it reads (units.c) */
+    dla_dcache_init(&(*out)->pdp_dcache, NVDLA_UNIT_PDP,
+                    (enum nvdla_unit)dla_unit_table[NVDLA_UNIT_PDP].rdma);
     return 0;
 }
 
