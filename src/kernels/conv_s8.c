@@ -345,6 +345,7 @@ struct dla_conv_wpack {
 
 struct conv_plan {
     const struct dla_conv_geom *g;
+    int cells_vbmi; /* 1x1 input rows packed with AVX-512 VBMI (dla_conv_cells_rows_vbmi) */
     const int8_t *in, *wt; /* wt: NULL when the weights come packed */
     const struct dla_conv_src *src; /* not NULL: the input as src describes it (in unused) */
     int32_t *out;
@@ -1137,6 +1138,13 @@ static int pack_src_plane_1x1(const struct conv_plan *p, unsigned char *dst, uin
     const int8_t *s0 = cols->row0[0], *s1 = cols->row0[1], *s2 = cols->row0[2],
                  *s3 = cols->row0[3];
     const size_t t0 = cols->step[0], t1 = cols->step[1], t2 = cols->step[2], t3 = cols->step[3];
+#if defined(DLA_CONV_X86)
+    if (p->cells_vbmi && w <= 32 && s1 == s0 + w && s2 == s1 + w && s3 == s2 + w && t1 == t0 &&
+        t2 == t0 && t3 == t0) { /* the four rows back to back: one permute a row */
+        dla_conv_cells_rows_vbmi(dst, s0, t0, w, p->vh, p->fmt == CELL_Q8);
+        return 1;
+    }
+#endif
     for (size_t y = 0; y < p->vh; y++) {
         q8_cells_simd(dst + y * w * CONV_CELL, s0 + y * t0, s1 + y * t1, s2 + y * t2,
                       s3 + y * t3, w, 1, p->fmt == CELL_Q8);
@@ -2163,6 +2171,8 @@ static int conv_plan_make(struct conv_call *c)
     p->shapes = p->isa->shapes;
     p->speed = p->isa->speed;
     int use_vbmi = c->use_vbmi;
+    p->cells_vbmi = c->isa == DLA_CONV_ISA_AVX512VNNI && !(c->flags & DLA_CONV_NO_VBMI) &&
+                    conv_vbmi_supported();
     if (use_u8(c->isa, c->flags, c->g, c->in, c->src, w)) {
         p->fmt = CELL_U8;
         p->shapes = p->isa->u8;

@@ -136,6 +136,11 @@ void dla_conv_gemv_vnni(const unsigned char *x, const unsigned char *wk, size_t 
 /* Q8 weight cells of `groups` full channel groups (taps <= 16) with
  * AVX-512 VBMI byte permutes; returns the sum of the weights packed. */
 int64_t dla_conv_pack_q8_vbmi(unsigned char *d, const int8_t *s, size_t groups, size_t taps);
+/* Byte cells of `rows` rows of w (4..32) cells, each row's four channel
+ * rows back to back at s + y * step, into d (4 * w bytes a row); flip:
+ * ^ 0x80 (Q8).  AVX-512 VBMI. */
+void dla_conv_cells_rows_vbmi(unsigned char *d, const int8_t *s, size_t step, size_t w,
+                              size_t rows, int flip);
 #endif
 
 /* Name of an instruction set ("generic", "avx2", "avx512vnni"). */

@@ -1010,6 +1010,63 @@ static void test_input_in_place(void **state)
  * from a planar input and from lines in place with pad columns either
  * side, 1x1 and 3-wide kernels (shifted planes), odd channel counts (the
  * last cell's zero channel). */
+/* 1x1 layers read in place with each line's channel rows back to back
+ * (CSC's lines: ch_stride = w), every row one byte permute on AVX-512
+ * VBMI for w <= 32: widths 4 to 34 (one vector, two, and past the
+ * permute's reach), channel counts with a partial last group (its rows
+ * are not four back to back), rows apart by more than the channels, codes
+ * of either sign, 1 and 3 threads, against the reference; and the same
+ * with row gaps (ch_stride > w: the unpacking path). */
+static void test_one_by_one_lines(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x1b1b0ffeull;
+    struct dla_team *pool = dla_team_create(3);
+    assert_non_null(pool);
+    char what[200];
+    for (uint32_t w = 4; w <= 34; w++) {
+        for (int gap = 0; gap < 2; gap++) {
+            struct dla_conv_geom g = {0};
+            g.in_c = w % 3 == 0 ? 4 * rnd_range(&rng, 1, 10) : rnd_range(&rng, 1, 40);
+            g.out_k = rnd_range(&rng, 1, 40);
+            g.k_w = g.k_h = g.stride_x = g.stride_y = g.dil_x = g.dil_y = 1;
+            g.in_w = g.out_w = w;
+            g.in_h = g.out_h = rnd_range(&rng, 1, 6);
+            struct dla_conv_src src = {0};
+            src.x1 = g.in_w;
+            src.y1 = g.in_h;
+            src.ch_stride = w + (gap ? rnd_range(&rng, 1, 5) : 0);
+            src.line_stride = g.in_c * src.ch_stride + rnd_range(&rng, 0, 9);
+            int nonneg = w % 2 == 0;
+            src.pad = (int8_t)rnd_range(&rng, 0, 127);
+            int8_t *lines = random_lines(g.in_h * src.line_stride, &rng, nonneg);
+            src.data = lines;
+            struct bufs b;
+            bufs_alloc(&b, &g);
+            fill(b.wt, b.nwt, &rng, 0);
+            planar_of_src(&g, &src, b.in);
+            dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
+            struct dla_conv_wpack *wp = NULL;
+            assert_int_equal(dla_conv_wpack_build(&g, b.wt, &wp), 0);
+            for (unsigned t = 1; t <= 3; t += 2) {
+                poison_out(&b);
+                int rc = dla_conv_s8_packed_src(&g, &src, wp, b.out, t, t > 1 ? pool : NULL);
+                snprintf(what, sizeof what, "1x1 %ux%ux%u -> %u ch_stride %zu line_stride %zu "
+                         "%s threads %u", g.in_w, g.in_h, g.in_c, g.out_k, src.ch_stride,
+                         src.line_stride, nonneg ? "codes >= 0" : "signed codes", t);
+                if (rc != 0) {
+                    fail_msg("%s: rc %d", what, rc);
+                }
+                expect_same(&b, what);
+            }
+            dla_conv_wpack_free(wp);
+            bufs_free(&b);
+            free(lines);
+        }
+    }
+    dla_team_destroy(pool);
+}
+
 static void test_short_signed_rows(void **state)
 {
     (void)state;
@@ -1429,6 +1486,7 @@ int main(void)
         cmocka_unit_test(test_pack_tables),
         cmocka_unit_test(test_row_spanning_runs),
         cmocka_unit_test(test_input_in_place),
+        cmocka_unit_test(test_one_by_one_lines),
         cmocka_unit_test(test_src_one_pixel),
         cmocka_unit_test(test_short_signed_rows),
         cmocka_unit_test(test_empty_and_errors),
