@@ -405,12 +405,15 @@ int dla_team_spawned_done(struct dla_team *t)
     return !t || atomic_load_explicit(&t->task, memory_order_acquire) == TASK_NONE;
 }
 
-void dla_team_help_until_done(struct dla_team *t)
+/* Join the jobs the task's worker publishes until the task has ended or,
+ * with a count, *count >= want (acquire). */
+static void help_until(struct dla_team *t, const atomic_uint *count, unsigned want)
 {
     /* no generation yet: any open job is one this thread has not served */
     uint64_t seen = UINT64_MAX;
     unsigned spins = 0; /* (a host with more threads than cores: yield after a while) */
-    while (!dla_team_spawned_done(t)) {
+    while (!dla_team_spawned_done(t) &&
+           !(count && atomic_load_explicit(count, memory_order_acquire) >= want)) {
         uint64_t s = atomic_load_explicit(&t->state, memory_order_acquire);
         if (!joinable(s, seen)) {
             dla_spin_wait(&spins);
@@ -424,6 +427,16 @@ void dla_team_help_until_done(struct dla_team *t)
             spins = 0;
         }
     }
+}
+
+void dla_team_help_until_done(struct dla_team *t)
+{
+    help_until(t, NULL, 0);
+}
+
+void dla_team_help_until_count(struct dla_team *t, const atomic_uint *count, unsigned want)
+{
+    help_until(t, count, want);
 }
 
 /* ---- the link between the cores (dla_team_coupled) ------------------------------ */

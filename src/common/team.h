@@ -27,6 +27,7 @@
 #define DLASIM_COMMON_TEAM_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 
 struct dla_team;
 
@@ -81,6 +82,10 @@ int dla_team_spawn(struct dla_team *t, void (*fn)(void *ctx), void *ctx);
 int dla_team_spawned_done(struct dla_team *t);
 /* Join the jobs the task's worker publishes until the task has ended. */
 void dla_team_help_until_done(struct dla_team *t);
+/* The same until the task has ended or *count >= want (acquire: what the
+ * task wrote before raising the count is seen), for a task that signals
+ * its steps (a device's chained layers). */
+void dla_team_help_until_count(struct dla_team *t, const atomic_uint *count, unsigned want);
 
 /*
  * Whether the team shares work now.  Under DLA_LINK_MEASURE (team.c, "the

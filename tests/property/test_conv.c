@@ -571,6 +571,176 @@ static void test_batch_refusals_nv_large(void **state)
                          0, 0, "pixel input has no batches");
 }
 
+/* ---- layers chained on the worker (overlap) ---------------------------------------- */
+
+#define CHAIN_STEP 0x100000u /* layer j's input, weights, output at the bases + j * this */
+
+/* Layer L in register group g with input, weights and output j. */
+static void program_chained(struct tdev *t, const struct conv *L, unsigned g, unsigned j)
+{
+    conv_pointers(t->dev, g);
+    conv_program_cacc(t, L);
+    conv_program_sdp(t, L);
+    conv_program_csc(t, L);
+    conv_program_cdma(t, L);
+    wr(t->dev, NVDLA_CDMA_D_DAIN_ADDR_LOW_0_0, (uint32_t)CONV_IN_ADDR + j * CHAIN_STEP);
+    wr(t->dev, NVDLA_CDMA_D_WEIGHT_ADDR_LOW_0, (uint32_t)CONV_WT_ADDR + j * CHAIN_STEP);
+    wr(t->dev, NVDLA_SDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)CONV_OUT_ADDR + j * CHAIN_STEP);
+    conv_enable(t->dev);
+}
+
+/* What the host sees after a step: its status, the interrupts (then
+ * acknowledged), S_STATUS and the pointers of the convolution's units. */
+static void after_step(struct tdev *t, uint32_t *seen)
+{
+    seen[0] = (uint32_t)dlasim_step(t->dev);
+    seen[1] = rd(t->dev, NVDLA_GLB_S_INTR_STATUS_0);
+    wr(t->dev, NVDLA_GLB_S_INTR_STATUS_0, seen[1]);
+    seen[2] = rd(t->dev, NVDLA_CDMA_S_STATUS_0);
+    seen[3] = rd(t->dev, NVDLA_CACC_S_STATUS_0);
+    seen[4] = rd(t->dev, NVDLA_SDP_S_STATUS_0);
+    seen[5] = rd(t->dev, NVDLA_CDMA_S_POINTER_0);
+    seen[6] = rd(t->dev, NVDLA_SDP_S_POINTER_0);
+}
+
+/* A depthwise block as the compiler lowers one (8 or 16 channels, 3x3
+ * diagonal kernels, pad 1, stride 1 or 2), or a random convolution. */
+static void chain_layer(struct tdev *t, struct conv *L, int dw)
+{
+    if (!dw) {
+        random_feature_layer(t, L, 24, 1);
+        return;
+    }
+    do {
+        memset(L, 0, sizeof *L);
+        L->c = L->k = 8 * rnd(1, 2);
+        L->w = L->h = rnd(3, 14);
+        L->kw = L->kh = 3;
+        L->sx = L->sy = rnd(1, 2);
+        L->dx = L->dy = 1;
+        L->pl = L->pr = L->pt = L->pb = 1;
+        L->ow = (L->w - 1) / L->sx + 1;
+        L->oh = (L->h - 1) / L->sy + 1;
+    } while (!conv_plan_banks(t, L));
+    random_padding(L);
+    L->line_stride = L->w * t->m;
+    L->surf_stride = L->line_stride * L->h;
+    finish_layer(t, L);
+    for (uint32_t k = 0; k < L->k; k++) {
+        for (uint32_t c = 0; c < L->c; c++) {
+            if (c != k) {
+                memset(L->wt + ((size_t)k * L->c + c) * 9, 0, 9);
+            }
+        }
+    }
+}
+
+/* Three convolutions, each with its own input, kernels and output: A in
+ * group 0, B in group 1, both enabled, then (A completed) A again in group
+ * 0 while B runs.  Overlapped, the worker runs B early and the third
+ * chained after it (src/sim/nvdla/device.c try_chain), reading the groups
+ * A's completion moves to while the registers still show B's; what every
+ * step returns and shows (interrupts, S_STATUS, pointers) and every output
+ * byte must be a stepped device's.  Most are depthwise blocks (the chain's
+ * case); with `missing`, B's input is never written on strict-memory
+ * devices: its error at its step, the third layer run after it all the
+ * same. */
+static void chained_layers(uint64_t seed, unsigned count, int missing)
+{
+    rng_state = seed;
+    char what[200];
+    for (unsigned n = 0; n < count; n++) {
+        struct tdev t[2];
+        for (int k = 0; k < 2; k++) {
+            struct dlasim_options o;
+            memset(&o, 0, sizeof o);
+            o.config = "nv_small";
+            o.threads = 2;
+            o.threads_always = 1; /* the chain whatever the host's cores cost */
+            o.overlap = k == 0;
+            o.strict_mem = missing;
+            tdev_open(&t[k], "nv_small", &rng_state);
+            dlasim_destroy(t[k].dev);
+            t[k].dev = tdev_create(&o);
+        }
+        struct conv L[2]; /* A, B */
+        chain_layer(&t[0], &L[0], n % 4 != 3);
+        chain_layer(&t[0], &L[1], n % 4 != 3 && n % 3 != 2);
+        const struct conv *of[3] = {&L[0], &L[1], &L[0]};
+        size_t in_bytes[3], out_bytes[3];
+        uint8_t *in[3], *out[2][3];
+        for (unsigned j = 0; j < 3; j++) {
+            in_bytes[j] = (size_t)conv_div_up(of[j]->c, t[0].m) * of[j]->surf_stride;
+            out_bytes[j] = (size_t)conv_div_up(of[j]->k, t[0].m) * of[j]->out_surf;
+            in[j] = malloc(in_bytes[j]);
+            assert_non_null(in[j]);
+            fill_random(in[j], in_bytes[j]);
+        }
+        uint32_t seen[2][3][7];
+        for (int k = 0; k < 2; k++) {
+            for (unsigned j = 0; j < 3; j++) {
+                uint8_t *wt = conv_weight_stream(&t[k], of[j]);
+                mem_wr(t[k].dev, CONV_WT_ADDR + j * CHAIN_STEP, wt, of[j]->wt_bytes);
+                free(wt);
+                if (!(missing && j == 1)) {
+                    mem_wr(t[k].dev, CONV_IN_ADDR + j * CHAIN_STEP, in[j], in_bytes[j]);
+                }
+                out[k][j] = calloc(1, out_bytes[j]); /* (strict memory: gaps read as written) */
+                assert_non_null(out[k][j]);
+                mem_wr(t[k].dev, CONV_OUT_ADDR + j * CHAIN_STEP, out[k][j], out_bytes[j]);
+            }
+            program_chained(&t[k], of[0], 0, 0);
+            program_chained(&t[k], of[1], 1, 1);
+            after_step(&t[k], seen[k][0]);
+            program_chained(&t[k], of[2], 0, 2);
+            after_step(&t[k], seen[k][1]);
+            after_step(&t[k], seen[k][2]);
+            assert_int_equal(dlasim_step(t[k].dev), 0);
+            for (unsigned j = 0; j < 3; j++) {
+                mem_rd(t[k].dev, CONV_OUT_ADDR + j * CHAIN_STEP, out[k][j], out_bytes[j]);
+            }
+        }
+        snprintf(what, sizeof what, "A %ux%ux%u k%u %ux%u s%u, B %ux%ux%u k%u %ux%u s%u%s",
+                 L[0].w, L[0].h, L[0].c, L[0].k, L[0].kw, L[0].kh, L[0].sx, L[1].w, L[1].h,
+                 L[1].c, L[1].k, L[1].kw, L[1].kh, L[1].sx, missing ? " (B's input missing)" : "");
+        for (unsigned s = 0; s < 3; s++) {
+            for (unsigned i = 0; i < 7; i++) {
+                if (seen[0][s][i] != seen[1][s][i]) {
+                    fail_msg("%s: after step %u, value %u: 0x%x overlapped, 0x%x stepped", what,
+                             s + 1, i, seen[0][s][i], seen[1][s][i]);
+                }
+            }
+        }
+        assert_int_equal((int)seen[0][1][0], missing ? DLASIM_ERR_MEM : 1);
+        assert_int_equal((int)seen[0][2][0], 1);
+        for (unsigned j = 0; j < 3; j++) {
+            if (memcmp(out[0][j], out[1][j], out_bytes[j])) {
+                fail_msg("%s: output %u differs from the stepped device's", what, j);
+            }
+            free(out[0][j]);
+            free(out[1][j]);
+            free(in[j]);
+        }
+        for (int k = 0; k < 2; k++) {
+            dlasim_destroy(t[k].dev);
+        }
+        conv_free(&L[0]);
+        conv_free(&L[1]);
+    }
+}
+
+static void test_chained_layers(void **state)
+{
+    (void)state;
+    chained_layers(0xC4A1ull, 32, 0);
+}
+
+static void test_chained_after_error(void **state)
+{
+    (void)state;
+    chained_layers(0xC4A2ull, 8, 1);
+}
+
 static void test_fused_conv_sdp_pdp(void **state)
 {
     (void)state;
@@ -1156,6 +1326,8 @@ int main(void)
         cmocka_unit_test(test_deep_kernel_nv_large),
         cmocka_unit_test(test_wide_pixel_kernel_nv_large),
         cmocka_unit_test(test_fused_conv_sdp_pdp),
+        cmocka_unit_test(test_chained_layers),
+        cmocka_unit_test(test_chained_after_error),
         cmocka_unit_test(test_batches_nv_large),
         cmocka_unit_test(test_batch_refusals_nv_large),
     };

@@ -28,6 +28,16 @@ struct dla_dev;
 
 /* ---- registers ---------------------------------------------------------- */
 
+/* The groups the layer being executed reads, by unit: its units' groups
+ * and every other unit's CONSUMER when it was claimed (device.c: a layer
+ * started before the one ahead of it completed reads the groups the
+ * completion moves to, while the registers still show the old ones). */
+const uint8_t *dla_dev_exec_group(const struct dla_dev *d)
+#if defined(__GNUC__)
+    __attribute__((const))
+#endif
+    ;
+
 /* The device's register file.  Declared const (the result is &d->rf: no
  * memory is read), so a decode's many dla_reg() calls share one call and
  * each register read is a few loads inline (a decode reads ~100 of them;
@@ -79,10 +89,11 @@ static inline void dla_reg_hw_set(struct dla_dev *d, uint32_t addr, unsigned gro
 
 /* CONSUMER group of a unit: the group its datapath executes.  Linked units
  * (an RDMA and its engine) keep their own pointers, so an engine reads its
- * RDMA's registers from the RDMA's consumer group. */
+ * RDMA's registers from the RDMA's consumer group.  For the engines of the
+ * layer being executed (dla_dev_exec_group). */
 static inline unsigned dla_consumer(const struct dla_dev *d, enum nvdla_unit u)
 {
-    return dla_dev_rf(d)->unit[u].consumer;
+    return dla_dev_exec_group(d)[u];
 }
 
 /* Field value from a register value: DLA_FIELD(v, NVDLA_PDP_D_POOLING_KERNEL_CFG_0_KERNEL_WIDTH). */
