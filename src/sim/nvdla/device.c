@@ -536,8 +536,8 @@ static int nvdla_csb_write(struct dlasim_dev *dev, uint32_t addr, uint32_t val)
         if (effect == DLA_WRITE_DROPPED_ENABLED) {
             dla_csb_logged(&d->host, &d->rf, addr, val, "", DLA_WRITE_DROPPED_ENABLED);
         }
-        if (effect == DLA_WRITE_OP_ENABLED && d->overlap && d->inflight < 2) {
-            try_chain(d); /* a convolution that can start now or follow the running one */
+        if (effect == DLA_WRITE_OP_ENABLED && d->inflight == 1 && d->inflight_running) {
+            try_chain(d); /* a convolution that can follow the running one at once */
         }
         if (effect != DLA_WRITE_NOT_PLAIN) {
             return 0;
@@ -1115,23 +1115,6 @@ static void run_ahead(struct dla_dev *d)
  * device's.  Not under the cycle model, a layer observer or the execution
  * log (their calls are the host's, in order).
  */
-/* try_chain with no layer started early: a convolution enabled now starts
- * now on the worker, as the hardware starts it, while the host goes on
- * with its programming (the next group, the other engines), instead of at
- * the host's next step; a stepped device would run it at that step (CONV
- * leads the table and one group at a time runs), so nothing else can come
- * first.  MobileNetV2's dependent layers (a 1x1 convolution after the one
- * it reads) start this way. */
-static void start_now(struct dla_dev *d)
-{
-    struct dla_team *team = dla_dev_team(d);
-    struct layer *l = &d->slot[d->head];
-    if (!team || !dla_team_coupled(team) || !runnable(d, &pipelines[0], l)) {
-        return;
-    }
-    start_task(d, team, l);
-}
-
 /* try_chain after the task ended with the running layer (the host
  * enabled the next one too late for it): a task of its own for the next
  * slot's layer, unless that layer failed or stalled (or the link is slow:
@@ -1157,14 +1140,8 @@ static int chain_anew(struct dla_dev *d)
 static void try_chain(struct dla_dev *d)
 {
     const struct layer *run = &d->slot[d->head];
-    if (d->timing || d->base.layer_fn || (d->host.log_mask & DLASIM_LOG_EXEC)) {
-        return;
-    }
-    if (d->inflight == 0) {
-        start_now(d);
-        return;
-    }
-    if (d->inflight != 1 || !d->inflight_running || run->p->kind != DLA_LAYER_CONV) {
+    if (d->inflight != 1 || !d->inflight_running || run->p->kind != DLA_LAYER_CONV ||
+        d->timing || d->base.layer_fn || (d->host.log_mask & DLASIM_LOG_EXEC)) {
         return;
     }
     struct layer *l = &d->slot[d->head ^ 1u];
