@@ -872,6 +872,33 @@ static void planar_of_src(const struct dla_conv_geom *g, const struct dla_conv_s
     }
 }
 
+/* The layer g on the input src describes, with random weights (fill mode
+ * wt_mode), on 1 and 3 threads (pool) against the reference on its planar
+ * copy; `what` names the case in a failure. */
+static void expect_src_layer(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                             uint64_t *rng, int wt_mode, struct dla_team *pool, const char *what)
+{
+    struct bufs b;
+    bufs_alloc(&b, g);
+    fill(b.wt, b.nwt, rng, wt_mode);
+    planar_of_src(g, src, b.in);
+    dla_conv_s8_ref(g, b.in, b.wt, b.ref);
+    struct dla_conv_wpack *wp = NULL;
+    assert_int_equal(dla_conv_wpack_build(g, b.wt, &wp), 0);
+    char where[240];
+    for (unsigned t = 1; t <= 3; t += 2) {
+        poison_out(&b);
+        int rc = dla_conv_s8_packed_src(g, src, wp, b.out, t, t > 1 ? pool : NULL);
+        snprintf(where, sizeof where, "%s, threads %u", what, t);
+        if (rc != 0) {
+            fail_msg("%s: rc %d", where, rc);
+        }
+        expect_same(&b, where);
+    }
+    dla_conv_wpack_free(wp);
+    bufs_free(&b);
+}
+
 /* Fully connected layers as CSC gives them (one 1x1 output pixel of a 1x1
  * kernel, the input in place): the pixel inside the region or padding,
  * channels 1 or more bytes apart, on the one-pixel kernel where the pack
@@ -895,25 +922,9 @@ static void test_src_one_pixel(void **state)
         src.pad = nonneg ? (int8_t)rnd_range(&rng, 0, 127) : (int8_t)-(int)rnd_range(&rng, 1, 128);
         int8_t *line = random_lines(src.line_stride, &rng, nonneg);
         src.data = line;
-        struct bufs b;
-        bufs_alloc(&b, &g);
-        fill(b.wt, b.nwt, &rng, iter % 3 == 0 ? 1 : 0);
-        planar_of_src(&g, &src, b.in);
-        dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
-        struct dla_conv_wpack *wp = NULL;
-        assert_int_equal(dla_conv_wpack_build(&g, b.wt, &wp), 0);
-        for (unsigned t = 1; t <= 3; t += 2) {
-            poison_out(&b);
-            int rc = dla_conv_s8_packed_src(&g, &src, wp, b.out, t, t > 1 ? pool : NULL);
-            snprintf(what, sizeof what, "iter %d: %u -> %u channels, ch_stride %zu, %s, threads %u",
-                     iter, g.in_c, g.out_k, src.ch_stride, src.x1 ? "inside" : "padding", t);
-            if (rc != 0) {
-                fail_msg("%s: rc %d", what, rc);
-            }
-            expect_same(&b, what);
-        }
-        dla_conv_wpack_free(wp);
-        bufs_free(&b);
+        snprintf(what, sizeof what, "iter %d: %u -> %u channels, ch_stride %zu, %s", iter,
+                 g.in_c, g.out_k, src.ch_stride, src.x1 ? "inside" : "padding");
+        expect_src_layer(&g, &src, &rng, iter % 3 == 0 ? 1 : 0, pool, what);
         free(line);
     }
     dla_team_destroy(pool);
@@ -1041,26 +1052,10 @@ static void test_one_by_one_lines(void **state)
             src.pad = (int8_t)rnd_range(&rng, 0, 127);
             int8_t *lines = random_lines(g.in_h * src.line_stride, &rng, nonneg);
             src.data = lines;
-            struct bufs b;
-            bufs_alloc(&b, &g);
-            fill(b.wt, b.nwt, &rng, 0);
-            planar_of_src(&g, &src, b.in);
-            dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
-            struct dla_conv_wpack *wp = NULL;
-            assert_int_equal(dla_conv_wpack_build(&g, b.wt, &wp), 0);
-            for (unsigned t = 1; t <= 3; t += 2) {
-                poison_out(&b);
-                int rc = dla_conv_s8_packed_src(&g, &src, wp, b.out, t, t > 1 ? pool : NULL);
-                snprintf(what, sizeof what, "1x1 %ux%ux%u -> %u ch_stride %zu line_stride %zu "
-                         "%s threads %u", g.in_w, g.in_h, g.in_c, g.out_k, src.ch_stride,
-                         src.line_stride, nonneg ? "codes >= 0" : "signed codes", t);
-                if (rc != 0) {
-                    fail_msg("%s: rc %d", what, rc);
-                }
-                expect_same(&b, what);
-            }
-            dla_conv_wpack_free(wp);
-            bufs_free(&b);
+            snprintf(what, sizeof what, "1x1 %ux%ux%u -> %u ch_stride %zu line_stride %zu %s",
+                     g.in_w, g.in_h, g.in_c, g.out_k, src.ch_stride, src.line_stride,
+                     nonneg ? "codes >= 0" : "signed codes");
+            expect_src_layer(&g, &src, &rng, 0, pool, what);
             free(lines);
         }
     }
