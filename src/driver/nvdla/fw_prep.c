@@ -114,7 +114,7 @@ struct nvrt_prep_op {
  * that `prev` left at the value this recording writes needs no write: the
  * group ends up holding exactly what the full replay leaves.  MobileNetV2's
  * depthwise blocks differ from the block before in their group only in
- * addresses: ~85 % of the writes go.
+ * addresses: a block's replay goes from 36 steps to 13.
  */
 struct prep_delta {
     uint64_t prev;    /* serial of the recording the group held */
