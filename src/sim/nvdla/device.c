@@ -262,7 +262,7 @@ struct dla_timing *dla_dev_timing(const struct dlasim_dev *dev)
 
 unsigned dla_layer_index(const struct dla_dev *d)
 {
-    return d->layer;
+    return d->exec_index; /* (d->layer: the last claimed, maybe one chained behind it) */
 }
 
 int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c, uint32_t n)
