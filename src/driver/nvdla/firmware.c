@@ -317,10 +317,25 @@ static int update_consumers(struct nvrt_fw *fw, int16_t op, uint8_t event)
     return fw->rc;
 }
 
+/* The processor's S_POINTERs (its engine's and its read DMA's PRODUCER) at
+ * g's groups for the writes that follow: not written again where this run
+ * left them there (only CSB writes move PRODUCER; the hardware moves
+ * CONSUMER), as when an operation is enabled right after it was
+ * programmed: ~7 of a depthwise block's ~40 register writes. */
+static void point_at(struct nvrt_fw *fw, struct nvrt_processor *p, const struct nvrt_group *g)
+{
+    const uint8_t at = (uint8_t)(1u + (g->id & 1u) + 2u * (g->rdma_id & 1u));
+    if (p->pointed_at == at) {
+        return;
+    }
+    p->eng->set_producer(fw, g->id, g->rdma_id);
+    p->pointed_at = fw->rc ? 0 : at;
+}
+
 static int program_operation(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_group *g)
 {
     g->programming = 1;
-    p->eng->set_producer(fw, g->id, g->rdma_id);
+    point_at(fw, p, g);
     int rc = fw->prep ? nvrt_prep_program(fw, p, g) : p->eng->program(fw, g);
     g->programming = 0;
     if (rc || fw->rc) {
@@ -343,7 +358,7 @@ static int enable_operation(struct nvrt_fw *fw, struct nvrt_processor *p, int16_
     if (!g || g->programming || g->active) {
         return 0; /* not programmed yet (enabled after programming) or already on */
     }
-    p->eng->set_producer(fw, g->id, g->rdma_id);
+    point_at(fw, p, g);
     p->eng->enable(fw, g);
     if (fw->rc) {
         return fw->rc;

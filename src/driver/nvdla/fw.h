@@ -60,6 +60,7 @@ struct nvrt_processor {
     uint8_t last_group;
     int16_t tail_op;      /* last op assigned to a group */
     uint8_t present;      /* the configuration has this unit */
+    uint8_t pointed_at;   /* 1 + group + 2 * RDMA group its S_POINTERs were set to in this run, 0 = not known */
 };
 
 struct nvrt_fw {
