@@ -321,7 +321,7 @@ static int update_consumers(struct nvrt_fw *fw, int16_t op, uint8_t event)
  * g's groups for the writes that follow: not written again where this run
  * left them there (only CSB writes move PRODUCER; the hardware moves
  * CONSUMER), as when an operation is enabled right after it was
- * programmed: ~7 of a depthwise block's ~40 register writes. */
+ * programmed (a convolution's five pointers, SDP's two). */
 static void point_at(struct nvrt_fw *fw, struct nvrt_processor *p, const struct nvrt_group *g)
 {
     const uint8_t at = (uint8_t)(1u + (g->id & 1u) + 2u * (g->rdma_id & 1u));
