@@ -254,21 +254,24 @@ static int free_group(struct nvrt_fw *fw, struct nvrt_processor *p, uint8_t *gid
                       uint8_t *rdma_id)
 {
     const struct nvrt_engine *e = p->eng;
-    uint32_t hw_ptr, hw_rdma = 0;
-    uint32_t v = nvrt_rd(fw, e->pointer_reg);
-    if (e->op_type == DLASIM_RT_OP_BDMA) {
-        hw_ptr = (v & NVDLA_BDMA_STATUS_0_GRP0_BUSY__MASK) ? 1 : 0;
-    } else {
-        hw_ptr = (v & NVDLA_PDP_S_POINTER_0_CONSUMER__MASK) >>
-                 NVDLA_PDP_S_POINTER_0_CONSUMER__SHIFT;
-        if (e->rdma_pointer_reg) {
-            v = nvrt_rd(fw, e->rdma_pointer_reg);
-            hw_rdma = (v & NVDLA_PDP_S_POINTER_0_CONSUMER__MASK) >>
-                      NVDLA_PDP_S_POINTER_0_CONSUMER__SHIFT;
-        }
-    }
+    uint32_t hw_ptr = 0, hw_rdma = 0;
     if (p->group_status == 3) {
         return 1; /* busy: the op is dequeued again when a group completes */
+    }
+    /* the hardware's pointers only where both groups are free (the status
+     * reads have no effect: one held group decides, ~2 reads a depthwise
+     * block fewer) */
+    if (!p->group_status) {
+        uint32_t v = nvrt_rd(fw, e->pointer_reg);
+        hw_ptr = e->op_type == DLASIM_RT_OP_BDMA
+                     ? (v & NVDLA_BDMA_STATUS_0_GRP0_BUSY__MASK ? 1u : 0u)
+                     : (v & NVDLA_PDP_S_POINTER_0_CONSUMER__MASK) >>
+                           NVDLA_PDP_S_POINTER_0_CONSUMER__SHIFT;
+    }
+    if (!p->rdma_status && e->rdma_pointer_reg) {
+        uint32_t v = nvrt_rd(fw, e->rdma_pointer_reg);
+        hw_rdma = (v & NVDLA_PDP_S_POINTER_0_CONSUMER__MASK) >>
+                  NVDLA_PDP_S_POINTER_0_CONSUMER__SHIFT;
     }
     *gid = p->group_status ? (uint8_t) !(p->group_status >> 1) : (uint8_t)hw_ptr;
     *rdma_id = p->rdma_status ? (uint8_t) !(p->rdma_status >> 1) : (uint8_t)hw_rdma;
