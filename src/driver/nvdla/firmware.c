@@ -188,10 +188,16 @@ void nvrt_enable_intr(struct nvrt_fw *fw, uint32_t mask)
     if (fw->rec) { /* recorded as one step: its write depends on what it reads */
         nvrt_prep_unmasked(fw, mask);
     }
+    if ((fw->intr_mask & mask) == mask) {
+        return; /* unmasked by this run already: only CSB writes mask a bit */
+    }
     fw->rec_pause++;
     uint32_t reg = nvrt_rd(fw, NVDLA_GLB_S_INTR_MASK_0);
     nvrt_wr(fw, NVDLA_GLB_S_INTR_MASK_0, reg & ~mask);
     fw->rec_pause--;
+    if (!fw->rc) {
+        fw->intr_mask |= mask;
+    }
 }
 
 int nvrt_check_range(struct nvrt_fw *fw, const struct nvrt_group *g, const char *field,
