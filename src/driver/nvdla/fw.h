@@ -80,11 +80,12 @@ struct nvrt_fw {
     struct dlasim_rt_prepared *prep; /* prepared programming (fw_prep.c), NULL = none */
     struct nvrt_prep_op *rec;        /* the operation whose programming is being recorded */
     int rec_pause;                   /* > 0: inside a recorded compound (interrupt unmask) */
-    /* Per processor and register group (its RDMA's in rdma_held): the
-     * recording whose programming the group holds in this run, by serial
-     * (0: not known), for replays of the writes that changed (fw_prep.c). */
-    uint64_t held[DLASIM_RT_OP_NUM][2], rdma_held[DLASIM_RT_OP_NUM][2];
+    /* Per processor and register group: the recording whose programming
+     * the group holds in this run (NULL: not known), and for its RDMA's
+     * group that recording's serial (0: not known), for replays of the
+     * writes that changed (fw_prep.c). */
     const struct prep_rec *held_rec[DLASIM_RT_OP_NUM][2];
+    uint64_t rdma_held[DLASIM_RT_OP_NUM][2];
 };
 
 /* Register access: errors are kept in fw->rc and reported once. */

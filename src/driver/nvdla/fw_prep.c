@@ -114,7 +114,8 @@ struct nvrt_prep_op {
  * that `prev` left at the value this recording writes needs no write: the
  * group ends up holding exactly what the full replay leaves.  MobileNetV2's
  * depthwise blocks differ from the block before in their group only in
- * addresses: a block's replay goes from 36 steps to 13.
+ * addresses: in the 960-block depthwise model an operation's replay takes
+ * 13 steps on average instead of 36.
  */
 struct prep_delta {
     uint64_t prev;    /* serial of the recording the group held */
@@ -539,8 +540,8 @@ static const struct prep_delta *delta_for(struct nvrt_fw *fw, unsigned t,
     const struct prep_rec *r = pp->ops[i], *prev = fw->held_rec[t][g->id & 1];
     /* both groups it writes (its engine's and its RDMA's) last written by
      * prev, into the same groups */
-    if (!prev || fw->held[t][g->id & 1] != prev->serial || prev->gid != r->gid ||
-        prev->rdma_id != r->rdma_id || fw->rdma_held[t][r->rdma_id & 1] != prev->serial) {
+    if (!prev || prev->gid != r->gid || prev->rdma_id != r->rdma_id ||
+        fw->rdma_held[t][r->rdma_id & 1] != prev->serial) {
         return NULL;
     }
     if (pp->delta[i] && pp->delta[i]->prev == prev->serial) {
@@ -556,8 +557,8 @@ static const struct prep_delta *delta_for(struct nvrt_fw *fw, unsigned t,
 static void hold(struct nvrt_fw *fw, unsigned t, const struct nvrt_group *g,
                  const struct prep_rec *r)
 {
-    fw->held[t][g->id & 1] = fw->rdma_held[t][g->rdma_id & 1] = r ? r->serial : 0;
     fw->held_rec[t][g->id & 1] = r;
+    fw->rdma_held[t][g->rdma_id & 1] = r ? r->serial : 0;
 }
 
 int nvrt_prep_program(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_group *g)

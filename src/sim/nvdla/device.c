@@ -1102,19 +1102,6 @@ static void run_ahead(struct dla_dev *d)
     start_task(d, team, l);
 }
 
-/*
- * The host enabled a unit while a layer runs on the worker: a convolution
- * that becomes runnable when that one completes is chained after it, so
- * the worker starts it as it ends (as the hardware does) instead of
- * waiting for the host to see the end, complete it and hand the next one
- * over (~0.3 us a MobileNetV2 depthwise block).  Only a convolution after
- * a convolution: CONV leads the scheduler's table (find_layer), so a
- * stepped device, completing the running one, would start this one next
- * whatever else becomes runnable meanwhile, and its enables stay set
- * until it runs; the order of layers and completions is a stepped
- * device's.  Not under the cycle model, a layer observer or the execution
- * log (their calls are the host's, in order).
- */
 /* try_chain after the task ended with the running layer (the host
  * enabled the next one too late for it): a task of its own for the next
  * slot's layer, unless that layer failed or stalled (or the link is slow:
@@ -1128,15 +1115,27 @@ static int chain_anew(struct dla_dev *d)
     }
     d->task_slot = s ^ 1u;
     atomic_store_explicit(&d->chain, CHAIN_OPEN, memory_order_relaxed);
-    atomic_fetch_add_explicit(&d->started, 1, memory_order_relaxed);
     if (dla_team_spawn(d->team, run_chain, d)) {
-        atomic_fetch_sub_explicit(&d->started, 1, memory_order_relaxed);
         atomic_store_explicit(&d->chain, CHAIN_CLOSED, memory_order_relaxed);
         return 0;
     }
+    atomic_fetch_add_explicit(&d->started, 1, memory_order_relaxed); /* (read at the join) */
     return 1;
 }
 
+/*
+ * The host enabled a unit while a layer runs on the worker: a convolution
+ * that becomes runnable when that one completes is chained after it, so
+ * the worker starts it as it ends (as the hardware does) instead of
+ * waiting for the host to see the end, complete it and hand the next one
+ * over (~0.3 us a MobileNetV2 depthwise block).  Only a convolution after
+ * a convolution: CONV leads the scheduler's table (find_layer), so a
+ * stepped device, completing the running one, would start this one next
+ * whatever else becomes runnable meanwhile, and its enables stay set
+ * until it runs; the order of layers and completions is a stepped
+ * device's.  Not under the cycle model, a layer observer or the execution
+ * log (their calls are the host's, in order).
+ */
 static void try_chain(struct dla_dev *d)
 {
     const struct layer *run = &d->slot[d->head];
