@@ -150,8 +150,7 @@ static void test_store_rk3588(void **state)
 static void test_pointer_write(struct dla_regfile *rf, struct dla_unit_state *us,
                                const struct nvdla_reg_desc *r, uint32_t v)
 {
-    (void)rf;
-    us->producer = (uint8_t)(v & r->write_mask & 1u);
+    DLA_UNIT_PTR(rf, us).producer = (uint8_t)(v & r->write_mask & 1u);
 }
 
 static void test_enabled(struct dla_regfile *rf, struct dla_unit_state *us)
@@ -162,8 +161,7 @@ static void test_enabled(struct dla_regfile *rf, struct dla_unit_state *us)
 
 static void test_completed(struct dla_regfile *rf, struct dla_unit_state *us)
 {
-    (void)rf;
-    us->consumer ^= 1u;
+    DLA_UNIT_PTR(rf, us).consumer ^= 1u;
 }
 
 static uint32_t next_random(uint32_t *x)

@@ -177,8 +177,8 @@ void dla_regfile_reset(struct dla_regfile *rf)
     for (unsigned u = 0; u < db->n_units; u++) {
         struct dla_unit_state *us = &rf->unit[u];
         uint32_t p = us->pointer_reg >= 0 ? db->regs[us->pointer_reg].reset : 0u;
-        us->producer = (uint8_t)(p & POINTER_PRODUCER);
-        us->consumer = (uint8_t)((p & POINTER_CONSUMER) != 0);
+        DLA_UNIT_PTR(rf, us).producer = (uint8_t)(p & POINTER_PRODUCER);
+        DLA_UNIT_PTR(rf, us).consumer = (uint8_t)((p & POINTER_CONSUMER) != 0);
     }
     if (rf->pp->device_reset) {
         rf->pp->device_reset(rf);
@@ -202,7 +202,7 @@ static uint32_t status_value(const struct dla_regfile *rf, const struct dla_unit
         if (!op_en(rf, us, g)) {
             s[g] = STATUS_IDLE;
         } else {
-            s[g] = us->consumer == g ? STATUS_RUNNING : STATUS_PENDING;
+            s[g] = DLA_UNIT_PTR(rf, us).consumer == g ? STATUS_RUNNING : STATUS_PENDING;
         }
     }
     return s[0] | (s[1] << 16);
@@ -252,7 +252,7 @@ static inline enum dla_write_effect write_plain(struct dla_regfile *rf, uint32_t
 {
     unsigned i = e & DLA_SLOT_INDEX, g = 0;
     if (e & DLA_SLOT_DUAL) {
-        g = us->producer;
+        g = DLA_UNIT_PTR(rf, us).producer;
         if (rf->drop_when_enabled && op_en(rf, us, g)) {
             return DLA_WRITE_DROPPED_ENABLED; /* spec 001: dropped silently */
         }
@@ -284,7 +284,7 @@ enum dla_write_effect dla_regfile_write_slow(struct dla_regfile *rf, uint32_t ad
     if (write_special(rf, r, i, us, v, &effect)) {
         return effect;
     }
-    unsigned g = r->group == NVDLA_REG_DUAL ? us->producer : 0u;
+    unsigned g = r->group == NVDLA_REG_DUAL ? DLA_UNIT_PTR(rf, us).producer : 0u;
     if (r->group == NVDLA_REG_DUAL && rf->pp->drop_writes_when_enabled && op_en(rf, us, g)) {
         return DLA_WRITE_DROPPED_ENABLED; /* spec 001: dropped silently */
     }
@@ -324,8 +324,8 @@ int dla_regfile_read(struct dla_regfile *rf, uint32_t addr, uint32_t *v)
         *v = status_value(rf, us);
         return 0;
     case NVDLA_KIND_POINTER:
-        *v = ((rf->val[0][i] & ~(POINTER_PRODUCER | POINTER_CONSUMER)) | us->producer |
-              ((uint32_t)us->consumer << 16)) & r->read_mask;
+        *v = ((rf->val[0][i] & ~(POINTER_PRODUCER | POINTER_CONSUMER)) | DLA_UNIT_PTR(rf, us).producer |
+              ((uint32_t)DLA_UNIT_PTR(rf, us).consumer << 16)) & r->read_mask;
         return 0;
     case NVDLA_KIND_INTR_STATUS:
         if (rf->intr_pending_reg != (int)i) {
@@ -336,7 +336,7 @@ int dla_regfile_read(struct dla_regfile *rf, uint32_t addr, uint32_t *v)
     default:
         break;
     }
-    unsigned g = r->group == NVDLA_REG_DUAL ? us->producer : 0u;
+    unsigned g = r->group == NVDLA_REG_DUAL ? DLA_UNIT_PTR(rf, us).producer : 0u;
     *v = rf->val[g][i] & r->read_mask;
     return 0;
 }
@@ -378,7 +378,7 @@ uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr)
         return 0;
     }
     unsigned u = (e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK;
-    return rf->val[(e & DLA_SLOT_DUAL) ? rf->unit[u].consumer : 0u][e & DLA_SLOT_INDEX];
+    return rf->val[(e & DLA_SLOT_DUAL) ? rf->ptr[u].consumer : 0u][e & DLA_SLOT_INDEX];
 }
 
 void dla_regfile_enable(struct dla_regfile *rf, unsigned u)
@@ -387,7 +387,7 @@ void dla_regfile_enable(struct dla_regfile *rf, unsigned u)
     if (us->op_en_reg < 0) {
         return;
     }
-    rf->val[us->producer][us->op_en_reg] |= 1u;
+    rf->val[rf->ptr[u].producer][us->op_en_reg] |= 1u;
     if (rf->pp->enabled) {
         rf->pp->enabled(rf, us);
     }
@@ -397,7 +397,7 @@ void dla_regfile_complete(struct dla_regfile *rf, unsigned u)
 {
     struct dla_unit_state *us = &rf->unit[u];
     if (us->op_en_reg >= 0) {
-        rf->val[us->consumer][us->op_en_reg] &= ~1u;
+        rf->val[rf->ptr[u].consumer][us->op_en_reg] &= ~1u;
     }
     rf->pp->completed(rf, us);
 }

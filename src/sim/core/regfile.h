@@ -41,12 +41,10 @@
 #define DLA_SLOT_NONE_BIT (1u << 31) /* set only in DLA_SLOT_NONE */
 #define DLA_SLOT_NONE 0xffffffffu
 
-/* Per-unit ping-pong state. */
+/* What the register file knows of a unit, fixed once the device is made. */
 struct dla_unit_state {
     uint8_t present;        /* the configuration has this unit */
     uint8_t pingpong;       /* the unit has a pointer register (S_POINTER) */
-    uint8_t producer;       /* group the CSB accesses (RK: pointer) */
-    uint8_t consumer;       /* group the datapath executes (RK: executer) */
     int16_t op_en_reg;      /* index of the OP_ENABLE register, or -1 */
     int16_t pointer_reg;    /* index of S_POINTER, or -1 */
     /* For dla_regfile_unit_values: the unit's window from its first address holds
@@ -55,6 +53,13 @@ struct dla_unit_state {
     uint32_t base;          /* the unit's first address (regdb units[].base) */
     uint16_t first_reg;     /* index of its first register */
     uint16_t view_n, view_dual_lo;
+};
+
+/* A unit's ping-pong pointers, moved by S_POINTER writes, OP_ENABLEs and
+ * completions. */
+struct dla_unit_ptr {
+    uint8_t producer;       /* group the CSB accesses (RK: pointer) */
+    uint8_t consumer;       /* group the datapath executes (RK: executer) */
 };
 
 struct dla_regfile;
@@ -69,7 +74,7 @@ struct dla_reg_hot {
 
 /*
  * A device's pointer-register semantics.  The register file stores S_POINTER's
- * other bits in its slot and keeps PRODUCER/CONSUMER in struct dla_unit_state
+ * other bits in its slot and keeps PRODUCER/CONSUMER in struct dla_unit_ptr
  * (read back as bits 0 and 16, the layout of both NVDLA and the RK3588).
  */
 struct dla_pointer_ops {
@@ -103,6 +108,10 @@ struct dla_regfile {
     uint32_t *wmask;                              /* [register index]: hot[].write_mask, 16
                                                      a cache line for the PLAIN store */
     struct dla_unit_state unit[DLA_REGFILE_MAX_UNITS]; /* by unit of db */
+    /* The pointers on a cache line of their own: the host moves them every
+     * layer while the engines, on another core with overlap, read unit[] and
+     * the pointers above (a line shared with them would go back and forth). */
+    _Alignas(64) struct dla_unit_ptr ptr[DLA_REGFILE_MAX_UNITS];
     void *owner;                                  /* the device's state for its hooks
                                                      (set by the device after init) */
     uint8_t drop_when_enabled;                    /* pp->drop_writes_when_enabled */
@@ -111,6 +120,10 @@ struct dla_regfile {
     int intr_pending_reg;                         /* where raised bits live: INTR_RAW if the
                                                      database has one, else INTR_STATUS */
 };
+
+/* The pointers of unit us (an element of rf->unit), as an lvalue. */
+#define DLA_UNIT_PTR(rf, us) ((rf)->ptr[(us) - (rf)->unit])
+
 
 /* What a CSB write did, for the device to act on. */
 enum dla_write_effect {
@@ -245,7 +258,7 @@ static inline uint32_t *dla_regfile_plain_target(struct dla_regfile *rf, unsigne
     if (!dual) {
         return rf->val[0];
     }
-    unsigned g = us->producer;
+    unsigned g = DLA_UNIT_PTR(rf, us).producer;
     if (rf->drop_when_enabled && us->op_en_reg >= 0 && (rf->val[g][us->op_en_reg] & 1u)) {
         return NULL;
     }
@@ -306,7 +319,7 @@ static inline int dla_regfile_write_control(struct dla_regfile *rf, uint32_t e, 
         rf->pp->pointer_write(rf, us, &rf->regs[i], v);
         return DLA_WRITE_STORED;
     }
-    unsigned g = (e & DLA_SLOT_DUAL) ? us->producer : 0u;
+    unsigned g = (e & DLA_SLOT_DUAL) ? DLA_UNIT_PTR(rf, us).producer : 0u;
     if ((e & DLA_SLOT_DUAL) && rf->drop_when_enabled && us->op_en_reg >= 0 &&
         (rf->val[g][us->op_en_reg] & 1u)) {
         return DLA_WRITE_DROPPED_ENABLED; /* spec 001: dropped silently */

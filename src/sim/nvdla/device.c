@@ -63,7 +63,7 @@ struct dla_dev {
     struct dla_bdma_state *bdma;      /* BDMA transfer queue (bdma.c) */
     struct dla_timing *timing;        /* cycle model, NULL when off (src/timing/) */
     struct dla_team *team;            /* worker threads of the engines, made on first use */
-    int team_tried;
+    _Alignas(64) int team_tried;
     unsigned layer;                   /* layers started since creation */
     /* A layer the hardware never completes (dla_stall): its units stay
      * busy until reset, and why, for dlasim_busy. */
@@ -456,7 +456,7 @@ static void timing_csb_write(struct dla_dev *d, uint32_t addr, enum dla_write_ef
     if (effect == DLA_WRITE_OP_ENABLED) {
         const struct nvdla_reg_desc *r = nvdla_reg_by_addr(addr);
         if (r) {
-            dla_timing_op_enabled(d->timing, r->unit, d->rf.unit[r->unit].producer);
+            dla_timing_op_enabled(d->timing, r->unit, d->rf.ptr[r->unit].producer);
         }
     }
 }
@@ -635,7 +635,7 @@ struct pipeline {
  * the completion of the layer running now moves it to: try_chain). */
 static unsigned consumer(const struct dla_dev *d, unsigned u)
 {
-    return d->rf.unit[u].consumer ^ ((d->find_flip >> u) & 1u);
+    return d->rf.ptr[u].consumer ^ ((d->find_flip >> u) & 1u);
 }
 
 static int enabled(const struct dla_dev *d, unsigned u)
@@ -1228,7 +1228,7 @@ static int meets_inflight(const struct dla_dev *d, uint32_t e, int write)
         return 0;
     }
     if (e & DLA_SLOT_DUAL) {
-        return d->inflight_gmask[u] >> (d->rf.unit[u].producer & 1u) & 1u;
+        return d->inflight_gmask[u] >> (d->rf.ptr[u].producer & 1u) & 1u;
     }
     const uint8_t kind = d->rf.regs[e & DLA_SLOT_INDEX].kind;
     return kind != NVDLA_KIND_STATUS && (write || kind != NVDLA_KIND_PLAIN);

@@ -103,14 +103,12 @@ uint32_t dla_unit_done_bits(unsigned u, unsigned group)
 static void nvdla_pointer_write(struct dla_regfile *rf, struct dla_unit_state *us,
                                 const struct nvdla_reg_desc *r, uint32_t v)
 {
-    (void)rf;
-    us->producer = (uint8_t)(v & r->write_mask & 1u);
+    DLA_UNIT_PTR(rf, us).producer = (uint8_t)(v & r->write_mask & 1u);
 }
 
 static void nvdla_completed(struct dla_regfile *rf, struct dla_unit_state *us)
 {
-    (void)rf;
-    us->consumer ^= 1u;
+    DLA_UNIT_PTR(rf, us).consumer ^= 1u;
 }
 
 const struct dla_pointer_ops dla_nvdla_pointer_ops = {

@@ -134,13 +134,13 @@ static void rk_pointer_write(struct dla_regfile *rf, struct dla_unit_state *us,
         /* With ping-pong on, the hardware owns `pointer` (inference: Mesa
          * writes S_POINTER = 0xE in every task and the kernels at every kick;
          * multi-task streams only work if that write keeps the pointer). */
-        us->producer = (uint8_t)(v & 1u);
+        DLA_UNIT_PTR(rf, us).producer = (uint8_t)(v & 1u);
     }
     if (v & PTR_PP_CLEAR) {
-        us->producer = 0;
+        DLA_UNIT_PTR(rf, us).producer = 0;
     }
     if (v & PTR_EXEC_PP_CLEAR) {
-        us->consumer = 0;
+        DLA_UNIT_PTR(rf, us).consumer = 0;
     }
 }
 
@@ -149,7 +149,7 @@ static void rk_enabled(struct dla_regfile *rf, struct dla_unit_state *us)
 {
     uint32_t p = pointer_bits(rf, us);
     if ((p & PTR_PP_EN) && (p & PTR_PP_MODE)) {
-        us->producer ^= 1u;
+        DLA_UNIT_PTR(rf, us).producer ^= 1u;
     }
 }
 
@@ -159,9 +159,9 @@ static void rk_completed(struct dla_regfile *rf, struct dla_unit_state *us)
 {
     uint32_t p = pointer_bits(rf, us);
     if (p & PTR_EXEC_PP_EN) {
-        us->consumer ^= 1u;
+        DLA_UNIT_PTR(rf, us).consumer ^= 1u;
         if ((p & PTR_PP_EN) && !(p & PTR_PP_MODE)) {
-            us->producer ^= 1u;
+            DLA_UNIT_PTR(rf, us).producer ^= 1u;
         }
     }
 }
@@ -177,12 +177,12 @@ static const struct dla_pointer_ops rk_pointer_ops = {
 
 static unsigned pointer_group(const struct rk_core *c, unsigned unit)
 {
-    return c->rf.unit[unit].producer;
+    return c->rf.ptr[unit].producer;
 }
 
 static unsigned executer_group(const struct rk_core *c, unsigned unit)
 {
-    return c->rf.unit[unit].consumer;
+    return c->rf.ptr[unit].consumer;
 }
 
 static int op_en(const struct rk_core *c, unsigned unit, unsigned group)
