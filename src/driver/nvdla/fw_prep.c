@@ -66,6 +66,7 @@ struct prep_copy {
 struct prep_rec {
     uint64_t serial; /* unique in its prepared form (a freed one's is never reused) */
     uint8_t gid, rdma_id, rdma_needed, has_copy;
+    uint8_t rdma_writes; /* it writes registers of its engine's RDMA (rdma_id's group) */
     int16_t lut_before, lut_after; /* the group's lut_index before / after programming */
     int16_t lut;                   /* LUT loaded, -1 = none */
     uint32_t n_deps, n_steps, n_marks;
@@ -387,6 +388,22 @@ static struct prep_rec *seal(struct dlasim_rt_prepared *pp, const struct nvrt_pr
     return r;
 }
 
+/* Whether the recording o writes a register of the RDMA whose S_POINTER
+ * is rdma_pointer (0: the engine has none) other than that pointer: a
+ * convolution writes none, nor does a PDP or SDP operation that reads no
+ * operand (its RDMA group then keeps what it held). */
+static uint8_t writes_rdma(const struct nvrt_prep_op *o, uint32_t rdma_pointer)
+{
+    for (uint32_t i = 0; rdma_pointer && i < o->head.n_steps; i++) {
+        uint32_t a = o->steps[i].addr;
+        if (a >> STEP_KIND_SHIFT == STEP_WRITE && (a & ~0xfffu) == (rdma_pointer & ~0xfffu) &&
+            a != rdma_pointer) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Program g's operation through its engine while recording the accesses;
  * the recording replaces *slot (and its delta *dslot) when the programming
  * succeeded. */
@@ -409,6 +426,7 @@ static int record(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_grou
     int rc = p->eng->program(fw, g);
     fw->rec = NULL;
     o->head.lut_after = g->lut_index;
+    o->head.rdma_writes = writes_rdma(o, p->eng->rdma_pointer_reg);
     free(*slot);
     free(*dslot);
     *dslot = NULL;
@@ -538,10 +556,10 @@ static const struct prep_delta *delta_for(struct nvrt_fw *fw, unsigned t,
 {
     struct dlasim_rt_prepared *pp = fw->prep;
     const struct prep_rec *r = pp->ops[i], *prev = fw->held_rec[t][g->id & 1];
-    /* both groups it writes (its engine's and its RDMA's) last written by
-     * prev, into the same groups */
+    /* both groups it writes (its engine's and, where it writes its RDMA's,
+     * that one) last written by prev, into the same groups */
     if (!prev || prev->gid != r->gid || prev->rdma_id != r->rdma_id ||
-        fw->rdma_held[t][r->rdma_id & 1] != prev->serial) {
+        (r->rdma_writes && fw->rdma_held[t][r->rdma_id & 1] != prev->serial)) {
         return NULL;
     }
     if (pp->delta[i] && pp->delta[i]->prev == prev->serial) {
@@ -558,7 +576,9 @@ static void hold(struct nvrt_fw *fw, unsigned t, const struct nvrt_group *g,
                  const struct prep_rec *r)
 {
     fw->held_rec[t][g->id & 1] = r;
-    fw->rdma_held[t][g->rdma_id & 1] = r ? r->serial : 0;
+    if (!r || r->rdma_writes) { /* else its RDMA group holds what it held */
+        fw->rdma_held[t][g->rdma_id & 1] = r ? r->serial : 0;
+    }
 }
 
 int nvrt_prep_program(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_group *g)
