@@ -58,12 +58,14 @@ struct dla_dev {
     struct dla_nvdla_regs regs;       /* LUT RAMs, ConfigROM (the register file's hooks) */
     struct dla_host host;             /* callbacks, limits, memory ports, last error */
     struct dla_exec exec;             /* the layer running: messages, DMA hooks */
-    struct dla_irq_line irq;          /* the one GLB interrupt line */
     struct dla_conv_state *conv;      /* CBUF state across layers */
     struct dla_bdma_state *bdma;      /* BDMA transfer queue (bdma.c) */
     struct dla_timing *timing;        /* cycle model, NULL when off (src/timing/) */
     struct dla_team *team;            /* worker threads of the engines, made on first use */
-    _Alignas(64) int team_tried;
+    /* The host's side from here: fields it changes every layer, apart from
+     * the pointers above that the engines read on the worker's core. */
+    _Alignas(64) struct dla_irq_line irq; /* the one GLB interrupt line */
+    int team_tried;
     unsigned layer;                   /* layers started since creation */
     /* A layer the hardware never completes (dla_stall): its units stay
      * busy until reset, and why, for dlasim_busy. */
