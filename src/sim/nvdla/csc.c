@@ -1308,17 +1308,21 @@ static void dw_item(void *ctx, size_t i)
 }
 
 /* Real MACs below which a depthwise layer stays on the calling thread.
- * A spinning worker joins a job in ~0.1-0.3 us (common/team.h).  On a
- * quiet host 14x14 (14,112 MACs) and 28x28 (56,448) blocks of 8 channels
- * ran about as fast shared as on the caller alone (MobileNetV2, layer
- * observer, ms an image: the 14x14 blocks 0.85-0.90 shared, 0.82-0.86
- * alone; the larger blocks 0.64-0.71 shared, 0.68-0.72 alone); when the
- * host slows the two vCPUs' exchanges, shared blocks took 1.6x-2.7x as
- * long (1.39 vs 0.81 ms, 1.85 vs 0.68 ms), so blocks under 64 Ki MACs stay
- * on the caller.  Items
- * of at least DW_ITEM_MACS, so the shared counter is not taken per 0.1 us
- * channel. */
-#define DW_TEAM_MIN_MACS 65536.0
+ * A spinning worker joins a job in ~0.1-0.3 us (common/team.h).  With
+ * chained layers (device.c try_chain) the blocks of a depthwise layer run
+ * back to back on the worker while the host, once it has programmed the
+ * next, waits in dla_team_help_until_count: a job then has a helper that
+ * is otherwise idle.  The 28x28 blocks of 8 channels (56,448 MACs) gain
+ * from it (a model of eight 28x28x192 layers, 2 threads, eight alternated
+ * pairs: 0.695 -> 0.639 ms, 8/8), the 14x14 ones (14,112) lose (eight
+ * 14x14x384 layers: 0.525 -> 0.559 ms, 0/8: the kernel is too small a part
+ * of such a block); the blocks' SDP stays alone (SDP_TEAM_MIN_ELEMS 4096
+ * instead of 16384: 0.658 -> 0.700 ms).  Without chaining (the layer
+ * observer) both sizes ran about as fast shared as alone, and a slow link
+ * between the vCPUs made sharing cost 1.6x-2.7x (team.h's link check then
+ * keeps them alone).  Items of at least DW_ITEM_MACS, so the shared
+ * counter is not taken per 0.1 us channel. */
+#define DW_TEAM_MIN_MACS 32768.0
 #define DW_ITEM_MACS 3072.0
 
 /* Whether a depthwise layer's channels go to the team (run_kernel). */
