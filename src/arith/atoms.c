@@ -242,7 +242,7 @@ DLA_LANES_AVX2_ATTR static void atoms_line_avx2(const uint8_t *src, size_t rows,
 DLA_LANES_AVX2_ATTR static void atoms_line_few_avx2(const uint8_t *src, size_t rows,
                                                     size_t cols, uint8_t *dst, size_t ds)
 {
-    uint8_t tmp[8 * 32];
+    _Alignas(64) uint8_t tmp[8 * 32];
     for (size_t r0 = 0; r0 < rows; r0 += 32) {
         const size_t r = r0 + 32 <= rows ? r0 : rows - 32;
         atoms32_avx2(src + 8 * r, tmp, 32);

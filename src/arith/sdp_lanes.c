@@ -273,7 +273,7 @@ DLA_LANES_INLINE void x_block(const struct sdp_lane_x_cfg *p, const int32_t *src
                               const int per_a, const int per_m, const int narrow,
                               const int shifted)
 {
-    int32_t t[DLA_LANES_BLOCK];
+    _Alignas(64) int32_t t[DLA_LANES_BLOCK];
     for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
         int32_t op = per_a ? ao[j] : av, mop = per_m ? mo[j] : mv;
         t[j] = narrow ? sdp_lane_x32(p, src[j], op, mop, shifted) : sdp_lane_x(p, src[j], op, mop);
@@ -410,7 +410,7 @@ static uint32_t sum_lanes(const uint32_t v[DLA_LANES_BLOCK])
 DLA_LANES_INLINE void cvt_block(const struct sdp_lane_cvt_cfg *p, const int32_t *src,
                                 int32_t *dst, uint32_t *restrict sat, size_t valid)
 {
-    int32_t t[DLA_LANES_BLOCK];
+    _Alignas(64) int32_t t[DLA_LANES_BLOCK];
     for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
         uint32_t s = 0;
         t[j] = sdp_lane_cvt(p, src[j], &s);
@@ -423,7 +423,7 @@ DLA_LANES_INLINE void cvt32_block(const struct sdp_lane_cvt_narrow *p, const int
                                   int32_t *dst, uint32_t *restrict sat, size_t valid,
                                   const int shifted)
 {
-    int32_t t[DLA_LANES_BLOCK];
+    _Alignas(64) int32_t t[DLA_LANES_BLOCK];
     for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
         uint32_t s = 0;
         t[j] = sdp_lane_cvt32(p, src[j], &s, shifted);
@@ -469,7 +469,7 @@ DLA_LANES_INLINE void cvt_loop(const struct sdp_lane_cvt_cfg *p, const int32_t *
 DLA_LANES_INLINE uint32_t cvt_any(const struct sdp_lane_cvt *c, const int32_t *src, int32_t *dst,
                                   size_t n, const int avx2)
 {
-    uint32_t sat[DLA_LANES_BLOCK];
+    _Alignas(64) uint32_t sat[DLA_LANES_BLOCK];
     for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
         sat[j] = 0;
     }
@@ -566,7 +566,7 @@ DLA_LANES_INLINE void xcvt_block(const struct sdp_lane_x_cfg *p, const struct sd
                                  uint32_t *restrict sat, size_t valid, const int xshift,
                                  const int cshift)
 {
-    int32_t t[DLA_LANES_BLOCK];
+    _Alignas(64) int32_t t[DLA_LANES_BLOCK];
     for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
         uint32_t s = 0;
         t[j] = sdp_lane_cvt32(q, sdp_lane_x32(p, src[j], av, mv, xshift), &s, cshift);
@@ -1540,7 +1540,7 @@ DLA_LANES_INLINE void chain_block(const struct sdp_lane_chain *c, const int32_t 
                                   const int32_t *a0, const int32_t *m0, const int32_t *a1,
                                   const int32_t *m1, uint32_t *restrict sat, size_t valid)
 {
-    int32_t t[DLA_LANES_BLOCK];
+    _Alignas(64) int32_t t[DLA_LANES_BLOCK];
     for (size_t j = 0; j < DLA_LANES_BLOCK; j++) {
         uint32_t s = 0;
         int32_t v = sdp_lane_x32(&c->x[0], src[j], a0[j], m0[j], 1);
@@ -1560,7 +1560,7 @@ DLA_LANES_INLINE uint32_t chain_any(const struct sdp_lane_chain *cfg, const int3
     const struct sdp_lane_chain c = *cfg;
     const size_t B = DLA_LANES_BLOCK;
     uint32_t sat[DLA_LANES_BLOCK] = {0};
-    int32_t bc[4][DLA_LANES_BLOCK];
+    _Alignas(64) int32_t bc[4][DLA_LANES_BLOCK];
     const int32_t *op[4];
     size_t step[4];
     for (int k = 0; k < 4; k++) {
@@ -1578,7 +1578,7 @@ DLA_LANES_INLINE uint32_t chain_any(const struct sdp_lane_chain *cfg, const int3
         }
     }
     if (i < n) {
-        int32_t t[5][DLA_LANES_BLOCK];
+        _Alignas(64) int32_t t[5][DLA_LANES_BLOCK];
         memset(t, 0, sizeof(t));
         memcpy(t[4], src + i, (n - i) * sizeof(*src));
         for (int k = 0; k < 4; k++) {
@@ -1640,7 +1640,7 @@ uint32_t dla_sdp_lanes_chain(enum dla_lanes_isa isa, const struct sdp_lane_chain
 static uint32_t chain8_generic(const struct sdp_lane_chain *c, const uint8_t *src, uint8_t *dst,
                                size_t n, const struct sdp_lane_op8 ops[4])
 {
-    int32_t buf[5][CHAIN8_CHUNK];
+    _Alignas(64) int32_t buf[5][CHAIN8_CHUNK];
     uint32_t sat = 0;
     for (size_t i = 0; i < n; i += CHAIN8_CHUNK) {
         const size_t m = n - i < CHAIN8_CHUNK ? n - i : CHAIN8_CHUNK;

@@ -367,7 +367,7 @@ dw_s1_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w, 
 {
     const size_t W = g->in_w;
     if (W * g->in_h <= DW_PAIR_PLANE_MAX) {
-        int32_t paired[DW_PAIR_PLANE_MAX + DW_PAIR_TAIL];
+        _Alignas(64) int32_t paired[DW_PAIR_PLANE_MAX + DW_PAIR_TAIL];
         dw_pair_plane(g, plane, paired);
         dw_s1_paired(g, paired, w, out, py, k_w, dx);
         return;
@@ -375,7 +375,7 @@ dw_s1_body(const struct dla_conv_geom *g, const int8_t *plane, const int8_t *w, 
     __m256i wv[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_K];
     dw_s1_weights(g, w, py, k_w, wv);
     const int32_t *rows[DW_PAIR_MAX_PAIRS];
-    int32_t buf[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_W + 8];
+    _Alignas(64) int32_t buf[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_W + 8];
     for (uint32_t oy = 0; oy < g->out_h; oy++) {
         for (uint32_t p = 0; p < py; p++) {
             const int8_t *r0 = plane + ((size_t)oy * g->stride_y + 2u * p * g->dil_y) * W;
@@ -635,7 +635,7 @@ DW512_INLINE void dw512_s1_body(const struct dla_conv_geom *g, const int8_t *pla
     __m512i wv[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_K];
     const int32_t *rows[DW_PAIR_MAX_PAIRS];
     if (W * g->in_h <= DW_PAIR_PLANE_MAX) {
-        int32_t paired[DW_PAIR_PLANE_MAX + DW_PAIR_TAIL];
+        _Alignas(64) int32_t paired[DW_PAIR_PLANE_MAX + DW_PAIR_TAIL];
         dw_pair_plane(g, plane, paired);
         if (g->stride_y == 1) {
             dw512_s1_flat(g, paired, w, out, py, k_w, dx);
@@ -651,7 +651,7 @@ DW512_INLINE void dw512_s1_body(const struct dla_conv_geom *g, const int8_t *pla
         return;
     }
     dw512_s1_weights(g, w, py, k_w, wv);
-    int32_t buf[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_W + DW_PAIR_TAIL];
+    _Alignas(64) int32_t buf[DW_PAIR_MAX_PAIRS][DW_PAIR_MAX_W + DW_PAIR_TAIL];
     for (uint32_t oy = 0; oy < g->out_h; oy++) {
         for (uint32_t p = 0; p < py; p++) {
             const int8_t *r0 = plane + ((size_t)oy * g->stride_y + 2u * p * g->dil_y) * W;
@@ -1214,7 +1214,7 @@ DWV_INLINE void dwv_src_body(const struct dla_conv_geom *g, const struct dla_dw_
                                                  14, 15),
                                _mm512_set1_epi32(0x01010101)),
             _mm512_set1_epi32(0x03020100));
-        int8_t tr[DWV_SRC_MAX_H * 64];
+        _Alignas(64) int8_t tr[DWV_SRC_MAX_H * 64];
         for (size_t k = k0; k < k1; k++) {
             dwv_src_taps(g, in, s->data + k * s->ch_stride, diag + k * taps,
                          out + k * g->out_h * g->out_w, k_h, k_w, padv, take, idx_t, tr);
@@ -1222,7 +1222,7 @@ DWV_INLINE void dwv_src_body(const struct dla_conv_geom *g, const struct dla_dw_
         return;
     }
     /* the plane, then the bytes its last blocks' 64-byte loads reach */
-    int8_t plane[DWV_SRC_MAX_H * DW_SRC_MAX_W + 64];
+    _Alignas(64) int8_t plane[DWV_SRC_MAX_H * DW_SRC_MAX_W + 64];
     memset(plane + rows * DW_SRC_MAX_W, 0, 64);
     const int8_t *end = plane + rows * DW_SRC_MAX_W + 64;
     for (size_t k = k0; k < k1; k++) {
@@ -1290,7 +1290,7 @@ DLA_LANES_AVX2_ATTR static void dw_src_range(const struct dla_conv_geom *g,
      * two, so that channel k + 1 is paired before channel k is computed
      * (its rows' loads then do not wait on the stores that just paired
      * them: 7x7x8 op, warm, rdtsc best 1,225 -> 1,151 ticks) */
-    int32_t planes[2][DW_PAIR_PLANE_MAX + 2 * 8];
+    _Alignas(64) int32_t planes[2][DW_PAIR_PLANE_MAX + 2 * 8];
     if (k0 < k1) {
         dw_pair_plane_src(g, in, s->data + k0 * s->ch_stride, padv, take, planes[k0 & 1]);
     }

@@ -1180,7 +1180,7 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
                                         : p->inp + plane * p->plane_cells * CONV_CELL;
     size_t vw = p->vw, vh = p->vh, row_bytes = vw * CONV_CELL;
     size_t vwp = vw + nshift - 1; /* cells of a packed row */
-    unsigned char wide[SHIFT_ROW_CELLS * CONV_CELL];
+    _Alignas(64) unsigned char wide[SHIFT_ROW_CELLS * CONV_CELL];
     size_t c0 = grp * p->cell_ch;
     size_t in_w = g->in_w, in_h = g->in_h, sx = g->stride_x;
     /* columns x' < xv map to x = x' * stride_x + px < in_w */

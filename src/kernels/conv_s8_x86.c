@@ -135,7 +135,7 @@ VNNI_INLINE void vnni_store(const struct dla_conv_tile *t, const int32_t *acc, u
 #define VNNI_TILE(name, MR_FULL, NV)                                                   \
     VNNI_ATTR void name(const struct dla_conv_tile *t)                                 \
     {                                                                                  \
-        int32_t acc[(MR_FULL) * 16 * (NV)];                                            \
+        _Alignas(64) int32_t acc[(MR_FULL) * 16 * (NV)];                               \
         const int direct = t->nruns == 1 && t->runs[0].j == 0 &&                      \
                            t->runs[0].len == 16 * (NV);                                \
         int32_t *dst = direct ? t->out + t->runs[0].off : acc;                         \
@@ -438,7 +438,7 @@ AVX2_INLINE void avx2_store(const struct dla_conv_tile *t, const int32_t *acc, u
 #define AVX2_TILE_FN(qual, name, MR_FULL, NV, U8)                                       \
     qual AVX2_ATTR void name(const struct dla_conv_tile *t)                             \
     {                                                                                   \
-        int32_t acc[(MR_FULL) * 8 * (NV)];                                              \
+        _Alignas(64) int32_t acc[(MR_FULL) * 8 * (NV)];                                 \
         unsigned m = 0, mr = t->mr;                                                     \
         if (mr == (MR_FULL) && t->nruns == 1 && t->runs[0].j == 0 &&                    \
             t->runs[0].len == 8 * (NV)) {                                               \
