@@ -228,7 +228,7 @@ uint64_t dlasim_model_macs(const struct dlasim_model *m)
 #define IO_CHUNK 32768u /* bytes moved per dlasim_mem_write / read */
 #define IO_SEG 64u      /* pixels quantized at a time per channel */
 /* Inputs narrower than this are quantized as one run (write_tensor_whole):
- * pack_line quantizes a channel's row at a time, a call per value for a
+ * pack_run quantizes a channel's row at a time, a call per value for a
  * 1x1 input (a 1x1x1280 input: 1,280 calls, 12.5 us; a fully connected
  * model's run 70 -> 50 us once quantized as one run). */
 #define IO_NARROW_W 16u
@@ -291,26 +291,28 @@ static struct io_quant io_quant_of(const struct dlasim_model *m, int t)
     return qz;
 }
 
-/* One packed line of surface c0's channels [c0, c0 + n) at row y into row:
- * w atoms of m bytes, then zeros up to `bytes` (>= w * m); *bad is set at a NaN
- * or infinite value. */
-static void pack_line(const struct dlc_buf *b, uint32_t m, const float *x, uint32_t c0,
-                      uint32_t n, uint32_t y, const struct io_quant *qz, size_t bytes,
-                      uint8_t *row, int *bad)
+/* Pixels [px, px + npix) of surface c0's channels [c0, c0 + n) (pixel p of
+ * channel c at x[c * plane + p]) packed into row: npix atoms of m bytes,
+ * then zeros up to `bytes` (>= npix * m); *bad is set at a NaN or infinite
+ * value.  A line (npix = w), or a surface's consecutive lines where they
+ * lie back to back (write_tensor). */
+static void pack_run(const struct dlc_buf *b, uint32_t m, const float *x, uint32_t c0,
+                     uint32_t n, size_t px, size_t npix, const struct io_quant *qz, size_t bytes,
+                     uint8_t *row, int *bad)
 {
     const size_t plane = (size_t)b->w * b->h;
     memset(row, 0, bytes);
     int8_t q[8][IO_SEG];
-    for (uint32_t x0 = 0; x0 < b->w; x0 += IO_SEG) {
-        unsigned seg = b->w - x0 < IO_SEG ? b->w - x0 : IO_SEG;
-        uint8_t *px = row + (size_t)x0 * m;
+    for (size_t x0 = 0; x0 < npix; x0 += IO_SEG) {
+        size_t seg = npix - x0 < IO_SEG ? npix - x0 : IO_SEG;
+        uint8_t *at = row + x0 * m;
         for (uint32_t i0 = 0; i0 < n; i0 += 8) { /* eight channels of an atom at a time */
             const unsigned k = n - i0 < 8 ? n - i0 : 8;
             for (unsigned i = 0; i < k; i++) {
-                const float *src = x + (size_t)(c0 + i0 + i) * plane + (size_t)y * b->w + x0;
+                const float *src = x + (size_t)(c0 + i0 + i) * plane + px + x0;
                 *bad |= dlc_quantize_s8(src, q[i], seg, qz->inv, qz->zero);
             }
-            dlc_rows_to_atoms(&q[0][0], IO_SEG, k, seg, m, px + i0);
+            dlc_rows_to_atoms(&q[0][0], IO_SEG, k, seg, m, at + i0);
         }
     }
 }
@@ -390,11 +392,21 @@ static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, c
             chunk_zeros(&ck, surf - (size_t)line * b->h); /* the gap between surfaces */
         }
         uint32_t n = b->c - c0 < am ? b->c - c0 : am;
-        for (uint32_t y = 0; y < b->h; y++) {
+        /* lines back to back (no gap between them): as many as a chunk
+         * takes in one run (a 28x28 image: one run instead of 28 lines) */
+        const uint32_t per_run = line == (uint64_t)b->w * am ? IO_CHUNK / line : 1;
+        for (uint32_t y = 0; y < b->h;) {
+            uint32_t rows = b->h - y < per_run ? b->h - y : per_run;
             size_t got; /* line bytes, or w * am at least on the cube's last line */
-            uint8_t *row = chunk_room(&ck, line, &got);
-            pack_line(b, am, x, c0, n, y, &qz, got, row, &nonfinite);
+            uint8_t *row = chunk_room(&ck, (size_t)line * rows, &got);
+            if (got < (size_t)line * rows) {
+                rows = 1; /* the cube's last bytes: its last line alone */
+                row = chunk_room(&ck, line, &got);
+            }
+            pack_run(b, am, x, c0, n, (size_t)y * b->w, (size_t)b->w * rows, &qz, got, row,
+                     &nonfinite);
             chunk_commit(&ck, got);
+            y += rows;
         }
     }
     if (nonfinite) {

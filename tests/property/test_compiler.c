@@ -596,12 +596,14 @@ static void test_fashion_mnist_end_to_end(void **state)
  * a 1x1 max pooling (PDP passes the codes) each output lies within half a
  * quantization step (max |x| / 127, min-max calibration on the same
  * inputs) of its input, for an input narrower than 16 (quantized as one
- * run) and a wide one (a row at a time).  A code off by one, or a value
- * in another element's place, is a step or more away. */
+ * run), a wide one (its lines back to back: one run a surface) and a tall
+ * one (100x100: runs of the lines a chunk holds, each of several
+ * segments).  A code off by one, or a value in another element's place,
+ * is a step or more away. */
 static void test_input_codes_exact(void **state)
 {
     (void)state;
-    static const char *const names[] = { "io_pass_narrow", "io_pass_wide" };
+    static const char *const names[] = { "io_pass_narrow", "io_pass_wide", "io_pass_tall" };
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         struct dlasim_model *m = load(names[k]);
         size_t n = dlasim_model_input_size(m);

@@ -210,11 +210,15 @@ def pool_pair_models():
 
 def input_write_models():
     """A 1x1 max pooling (the input codes passed through) on a narrow input,
-    which the model I/O quantizes as one run, and on a wide one, quantized a
-    row at a time: each output is its input within half a step."""
+    which the model I/O quantizes as one run, on a wide one, whose lines lie
+    back to back (one run of its three lines a surface), and on a tall one
+    (100 lines of 100 pixels: runs of as many lines as a 32 KiB chunk holds,
+    each of several 64-pixel segments): each output is its input within
+    half a step."""
     pool = [helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[1, 1])]
     save("io_pass_narrow", pool, [], in_shape=(1, 24, 3, 5))
     save("io_pass_wide", pool, [], in_shape=(1, 24, 3, 20))
+    save("io_pass_tall", pool, [], in_shape=(1, 3, 100, 100))
 
 
 def precision_models():
