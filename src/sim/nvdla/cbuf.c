@@ -89,6 +89,7 @@ void dla_conv_state_destroy(struct dla_conv_state *s)
     free(s->cube);
     free(s->in16);
     free(s->wt16);
+    free(s->to_pdp);
     free(s);
 }
 

@@ -285,6 +285,8 @@ struct dla_conv_state {
     size_t in16_cap;
     int16_t *wt16;             /* INT16 layers: kernels as [k][c][ky][kx] */
     size_t wt16_cap;
+    int8_t *to_pdp;            /* SDP's int8 atoms to PDP on the fly (borrowed by the cube) */
+    size_t to_pdp_cap;
     /* PDP's decoded layers (pdp.c): the device gives the engines this one
      * home for state kept across layers */
     struct dla_dcache pdp_dcache;

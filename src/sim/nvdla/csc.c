@@ -1861,7 +1861,8 @@ static int cacc_cube(struct dla_dev *d, struct dla_conv_state *s, const struct d
                      struct dla_cube *to_sdp)
 {
     const uint64_t elems = (uint64_t)c->out_w * c->out_h * c->out_c * c->batches;
-    *to_sdp = (struct dla_cube){ c->out_w, c->out_h, c->out_c, c->batches, NULL, 1, NULL, NULL, 0 };
+    *to_sdp = (struct dla_cube){ .w = c->out_w, .h = c->out_h, .c = c->out_c, .n = c->batches,
+                                 .borrowed = 1 };
     if (elems > SIZE_MAX / sizeof(int32_t) ||
         dla_scratch_grow((void **)&s->cube, &s->cube_cap, (size_t)(elems ? elems : 1) * 4)) {
         return dla_error(d, DLASIM_ERR_NOMEM,

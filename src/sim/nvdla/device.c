@@ -286,7 +286,7 @@ int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c, ui
 }
 
 int dla_cube_alloc_atoms(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c,
-                         uint32_t lanes)
+                         uint32_t lanes, int8_t **buf, size_t *cap)
 {
     memset(cube, 0, sizeof *cube);
     cube->w = w, cube->h = h, cube->c = c, cube->n = 1;
@@ -294,6 +294,14 @@ int dla_cube_alloc_atoms(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t
     uint64_t bytes = (uint64_t)w * h * c; /* < 2^39: 13-bit sizes (cube registers) */
     if (lanes == 0 || c % lanes || bytes != (size_t)bytes) {
         return DLASIM_ERR_NOMEM;
+    }
+    if (buf) {
+        if (dla_scratch_grow((void **)buf, cap, bytes ? (size_t)bytes : 1)) {
+            return DLASIM_ERR_NOMEM;
+        }
+        cube->atoms = *buf;
+        cube->atoms_borrowed = 1;
+        return 0;
     }
     cube->atoms = malloc(bytes ? (size_t)bytes : 1);
     return cube->atoms ? 0 : DLASIM_ERR_NOMEM;
@@ -328,7 +336,9 @@ void dla_cube_free(struct dla_cube *cube)
     if (!cube->borrowed) {
         free(cube->data);
     }
-    free(cube->atoms);
+    if (!cube->atoms_borrowed) {
+        free(cube->atoms);
+    }
     cube->data = NULL;
     cube->atoms = NULL;
 }

@@ -237,11 +237,14 @@ struct dla_cube {
      * (one batch).  dla_cube_alloc_atoms; dla_cube_planes makes data. */
     int8_t *atoms;
     uint32_t atom_lanes;
+    int atoms_borrowed; /* atoms is the device's kept buffer: dla_cube_free leaves it */
 };
 int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c, uint32_t n);
-/* A one-batch cube of int8 atoms (c a multiple of lanes). */
+/* A one-batch cube of int8 atoms (c a multiple of lanes), in *buf (grown
+ * to fit, kept by the caller across layers: no allocation a layer) or, with
+ * buf NULL, in memory of its own. */
 int dla_cube_alloc_atoms(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c,
-                         uint32_t lanes);
+                         uint32_t lanes, int8_t **buf, size_t *cap);
 /* The planar int32 data of an atoms cube (made once; kept until
  * dla_cube_free): 0 or DLASIM_ERR_NOMEM. */
 int dla_cube_planes(struct dla_cube *cube);

@@ -3031,8 +3031,10 @@ static int sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube 
     if (c->to_pdp) {
         /* int8 goes to PDP as the atoms it would write to memory: PDP pools
          * those bytes as it pools them from memory (pdp.c) */
+        struct dla_conv_state *s = dla_dev_conv_state(d); /* (its buffer: no malloc a layer) */
         rc = c->bpe == 1 /* (to PDP: one batch, sdp_decode) */
-                 ? dla_cube_alloc_atoms(to_pdp, c->w, c->h, c->nsurf * c->epa, c->epa)
+                 ? dla_cube_alloc_atoms(to_pdp, c->w, c->h, c->nsurf * c->epa, c->epa,
+                                        s ? &s->to_pdp : NULL, s ? &s->to_pdp_cap : NULL)
                  : dla_cube_alloc(to_pdp, c->w, c->h, c->nsurf * c->epa, 1);
         if (rc) {
             return dla_error(d, rc, "SDP: out of host memory for the cube sent to PDP");
