@@ -1171,10 +1171,12 @@ static int atoms8_takes(const struct sdp_lane_cvt *c, unsigned real, size_t j0, 
         if (verdict == 0) {                                                                 \
             return 0;                                                                       \
         }                                                                                   \
-        if (verdict == 2) { /* saturation not ruled out: count it */                       \
+        if (verdict == 2 && sat) { /* saturation not ruled out: count it (if wanted) */    \
             s = ANY(&k, o, src, plane, real, j0, j1, dst, &lo, &hi, form);                  \
         }                                                                                   \
-        *sat = s;                                                                           \
+        if (sat) {                                                                          \
+            *sat = s;                                                                       \
+        }                                                                                   \
         return 1;                                                                           \
     }
 

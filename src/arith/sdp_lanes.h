@@ -74,7 +74,9 @@ int dla_sdp_lanes_x_cvt(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
  * all eight channels' inputs, or else for its own inputs' range, and the
  * converter outputs 8 bits; 0 (AVX2 and AVX-512 only, the same decision
  * in both; dst may have been written): run the channels one by one.
- * *sat: the saturations. */
+ * *sat: the saturations; sat NULL when they are not wanted (the bytes are
+ * the same: a layer with SDP's saturation counter off is not run again to
+ * count them). */
 int dla_sdp_lanes_x_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
                                const struct sdp_lane_cvt *cvt, const int32_t *src, size_t plane,
                                unsigned real, size_t j0, size_t j1, const int32_t av[8],

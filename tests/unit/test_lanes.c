@@ -467,6 +467,16 @@ static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs
     if (!dla_lanes_avx2_up(isa)) {
         assert_int_equal(done, 0);
     }
+    if (done) { /* the count not wanted: the same decision and bytes */
+        uint8_t *d3 = malloc(8 * plane + 16);
+        assert_non_null(d3);
+        memset(d3, CHAIN8_CANARY, 8 * plane + 16);
+        assert_int_equal(dla_sdp_lanes_x_cvt_atoms8(isa, &xc, &cc, in, plane, real, j0, j1, av,
+                                                    mv, d3, NULL),
+                         done);
+        assert_memory_equal(d, d3, 8 * plane + 16);
+        free(d3);
+    }
     if (isa == DLA_LANES_AVX512) { /* the AVX2 form's decision, bytes and count */
         uint8_t *d2 = malloc(8 * plane + 16);
         uint32_t sat2 = 0;
