@@ -226,6 +226,9 @@ unsigned dla_threads(const struct dla_dev *d)
 
 struct dla_team *dla_dev_team(struct dla_dev *d)
 {
+    if (d->team) { /* (made: team_tried, on the host's line, is not read) */
+        return d->team;
+    }
     if (!d->team_tried) {
         d->team_tried = 1;
         d->team = dla_team_create(d->host.threads);
