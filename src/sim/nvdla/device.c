@@ -99,13 +99,15 @@ struct dla_dev {
     _Alignas(64) const char *cur_unit; /* unit executing (for messages) */
     uint8_t exec_group[NVDLA_UNIT_COUNT]; /* the running layer's (dla_dev_exec_group) */
     unsigned exec_index;              /* ... and its index (messages) */
-    int slot_rc[2];                   /* each slot's engines' status (the worker's) */
-    uint32_t slot_stalling[2];        /* ... and the units they stalled */
     /* The chain between the host and the worker (run_chain), on a line of
-     * its own: CHAIN_OPEN while the task runs and takes a chained layer,
-     * CHAIN_QUEUED when the host has put one in the other slot, CHAIN_CLOSED
-     * when the task ended without one. */
-    _Alignas(64) atomic_uint chain;
+     * its own with what the host reads at the join (one line passes, not
+     * two: the engines' line above stays the worker's): CHAIN_OPEN while
+     * the task runs and takes a chained layer, CHAIN_QUEUED when the host
+     * has put one in the other slot, CHAIN_CLOSED when the task ended
+     * without one. */
+    _Alignas(64) int slot_rc[2];      /* each slot's engines' status (the worker's) */
+    uint32_t slot_stalling[2];        /* ... and the units they stalled */
+    atomic_uint chain;
     atomic_uint done;                 /* the task's layers ended */
     atomic_uint started;              /* ... and taken (the first counts) */
 };
