@@ -944,9 +944,13 @@ DWV_INLINE __m512i dwv_weights(const int8_t *w, uint32_t k_h, uint32_t k_w, uint
                                __m512i (*wq)[2])
 {
     int32_t wsum = 0;
+    /* (unrolled where k_h, k_w and nq are constants: gcc -O2 would not) */
+#pragma GCC unroll 8
     for (uint32_t ky = 0; ky < k_h; ky++) {
+#pragma GCC unroll 2
         for (uint32_t q = 0; q < nq; q++) {
             uint32_t four = 0;
+#pragma GCC unroll 4
             for (uint32_t j = 0; j < 4; j++) {
                 int8_t v = 4 * q + j < k_w ? w[ky * k_w + 4 * q + j] : 0;
                 four |= (uint32_t)(uint8_t)v << (8 * j);
