@@ -969,8 +969,8 @@ DWV_INLINE void dwv_apply(const struct dla_conv_geom *g, const struct dwv_setup 
 {
     __m512i wq[DW_PAIR_MAX_K][2];
     /* u->nq again from k_w: a constant where k_w is one (MobileNet's 3x3),
-     * so the weights' loops unroll (from u, a channel's nine weights took
-     * ~19 % of a 7x7 block's kernel in their loops) */
+     * so dwv_weights' loops unroll with their pragmas (a channel's nine
+     * weights in loops took ~19 % of a 7x7 block's kernel) */
     const uint32_t nq = (k_w + 3) / 4;
     const __m512i bias = dwv_weights(w, k_h, k_w, nq, wq);
     if (u->one) {
