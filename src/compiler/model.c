@@ -228,7 +228,7 @@ uint64_t dlasim_model_macs(const struct dlasim_model *m)
 #define IO_CHUNK 32768u /* bytes moved per dlasim_mem_write / read */
 #define IO_SEG 64u      /* pixels quantized at a time per channel */
 /* Inputs narrower than this are quantized as one run (write_tensor_whole):
- * pack_run quantizes a channel's row at a time, a call per value for a
+ * pack_run quantizes a channel's run of pixels at a time, a call per value for a
  * 1x1 input (a 1x1x1280 input: 1,280 calls, 12.5 us; a fully connected
  * model's run 70 -> 50 us once quantized as one run). */
 #define IO_NARROW_W 16u
@@ -399,7 +399,7 @@ static int write_tensor(struct dlasim_model *m, struct dlasim_dev *dev, int t, c
             uint32_t rows = b->h - y < per_run ? b->h - y : per_run;
             size_t got; /* line bytes, or w * am at least on the cube's last line */
             uint8_t *row = chunk_room(&ck, (size_t)line * rows, &got);
-            if (got < (size_t)line * rows) {
+            if (rows > 1 && got < (size_t)line * rows) {
                 rows = 1; /* the cube's last bytes: its last line alone */
                 row = chunk_room(&ck, line, &got);
             }

@@ -80,10 +80,10 @@ struct nvrt_fw {
     struct dlasim_rt_prepared *prep; /* prepared programming (fw_prep.c), NULL = none */
     struct nvrt_prep_op *rec;        /* the operation whose programming is being recorded */
     int rec_pause;                   /* > 0: inside a recorded compound (interrupt unmask) */
-    /* Per processor and register group: the recording whose programming
-     * the group holds in this run (NULL: not known), and for its RDMA's
-     * group that recording's serial (0: not known), for replays of the
-     * writes that changed (fw_prep.c). */
+    /* Per processor and register group, for replays of the writes that
+     * changed (fw_prep.c): the recording whose programming the group holds
+     * in this run (NULL: not known), and per RDMA group the serial of the
+     * recording that last wrote its registers (0: not known). */
     const struct prep_rec *held_rec[DLASIM_RT_OP_NUM][2];
     uint64_t rdma_held[DLASIM_RT_OP_NUM][2];
 };

@@ -394,10 +394,12 @@ static struct prep_rec *seal(struct dlasim_rt_prepared *pp, const struct nvrt_pr
  * operand (its RDMA group then keeps what it held). */
 static uint8_t writes_rdma(const struct nvrt_prep_op *o, uint32_t rdma_pointer)
 {
-    for (uint32_t i = 0; rdma_pointer && i < o->head.n_steps; i++) {
-        uint32_t a = o->steps[i].addr;
-        if (a >> STEP_KIND_SHIFT == STEP_WRITE && (a & ~0xfffu) == (rdma_pointer & ~0xfffu) &&
-            a != rdma_pointer) {
+    const struct nvdla_reg_desc *ptr = rdma_pointer ? nvdla_reg_by_addr(rdma_pointer) : NULL;
+    for (uint32_t i = 0; ptr && i < o->head.n_steps; i++) {
+        const uint32_t a = o->steps[i].addr;
+        const struct nvdla_reg_desc *d =
+            a >> STEP_KIND_SHIFT == STEP_WRITE ? nvdla_reg_by_addr(a) : NULL;
+        if (d && d->unit == ptr->unit && a != rdma_pointer) {
             return 1;
         }
     }

@@ -267,11 +267,6 @@ struct dla_timing *dla_dev_timing(const struct dlasim_dev *dev)
     return dev && dev->ops == &dla_nvdla_ops ? core_const(dev)->timing : NULL;
 }
 
-unsigned dla_layer_index(const struct dla_dev *d)
-{
-    return d->exec_index; /* (d->layer: the last claimed, maybe one chained behind it) */
-}
-
 int dla_cube_alloc(struct dla_cube *cube, uint32_t w, uint32_t h, uint32_t c, uint32_t n)
 {
     uint64_t elems = (uint64_t)w * h * c;

@@ -310,8 +310,6 @@ int dla_work_check(struct dla_dev *d, const struct dla_work *w);
 int dla_strided_check(struct dla_dev *d, const char *unit, const char *what, int is_write,
                       const struct dla_strided *s);
 
-/* Index of the layer being executed (for messages). */
-unsigned dla_layer_index(const struct dla_dev *d);
 
 /* ---- engines ---------------------------------------------------------------- */
 
