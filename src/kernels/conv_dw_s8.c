@@ -5,8 +5,10 @@
  * x stride 2 without x dilation: neighbouring taps), in blocks of eight
  * outputs; other x strides 1 and 2 in blocks of sixteen, paired in
  * registers (dw_channel_avx2); with AVX-512BW the paired rows sixteen
- * outputs a zmm vpmaddwd; else a scalar loop per tap.  The ISA is chosen
- * per call (dla_conv_dw_s8_isa_best).
+ * outputs a zmm vpmaddwd; else a scalar loop per tap.  From CBUF's lines
+ * (dla_conv_dw_s8_src_channels) with AVX-512 VNNI + VBMI, whole lines a
+ * permute (dwl_range).  The ISA is chosen per call
+ * (dla_conv_dw_s8_isa_best).
  */
 #include <string.h>
 
@@ -1321,6 +1323,261 @@ DLA_LANES_AVX2_ATTR static void dw_src_range(const struct dla_conv_geom *g,
 }
 #endif
 
+#if defined(DLA_LANES_X86)
+/* ---- the input read from CBUF's lines a whole line at a time (VNNI + VBMI) ----
+ * A line of CBUF holds the channels' rows one after another (ch_stride
+ * bytes apart).  A pass takes as many channels as fit one 128-byte table
+ * of two registers (the line's bytes, then PAD_VALUE from byte 127 on):
+ * one vpermi2b puts the four taps' bytes of sixteen outputs (c, x) in
+ * their lanes, PAD_VALUE where a tap falls outside the data columns, and
+ * one vpdpbusd adds their products; so every tap row costs two loads and
+ * a permute + vpdpbusd per sixteen outputs, with no plane made.  Outputs
+ * sit in `slot` lanes a channel (8 up to eight columns, else a power of
+ * two): a channel's row is one masked store.  The bytes are flipped to
+ * unsigned and the sums start at -128 x (the sum of the weights), as the
+ * VNNI rows do: the same exact int32 sums.  Any x stride and dilation;
+ * windows up to 4 wide. */
+#define DWL_MAX_VEC 8u   /* sixteen-lane vectors a pass */
+#define DWL_MAX_KH 8u
+#define DWL_PAD_AT 127u  /* the table byte that holds PAD_VALUE */
+/* Tap rows kept: a ring of DWL_RING lines (a power of two at least the
+ * window's height in lines, (k_h - 1) x dil_y + 1). */
+#define DWL_RING 16u
+
+/* A call's geometry: what every pass of channels shares. */
+struct dwl_plan {
+    uint32_t sh;      /* log2 of the lanes a channel (slot) */
+    uint32_t cp;      /* channels a pass */
+    uint32_t nvec;    /* vectors a pass */
+    uint32_t data_w;  /* data bytes of a channel's row: x1 - x0 */
+};
+
+/* Lanes a channel for out_w columns (log2), or 0 past 128 columns. */
+static uint32_t dwl_slot_shift(uint32_t out_w)
+{
+    uint32_t sh = 3;
+    while ((1u << sh) < out_w && sh < 7) {
+        sh++;
+    }
+    return (1u << sh) >= out_w ? sh : 0;
+}
+
+static int dwl_plan_of(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                       struct dwl_plan *p)
+{
+    const uint32_t taps = g->k_w * g->k_h;
+    if (g->k_w == 0 || g->k_w > 4 || g->k_h == 0 || g->k_h > DWL_MAX_KH || g->out_w == 0 ||
+        src->x1 < src->x0 || src->ch_stride == 0 || src->ch_stride > DWL_PAD_AT ||
+        src->x1 - src->x0 > src->ch_stride) {
+        return 0;
+    }
+    p->sh = dwl_slot_shift(g->out_w);
+    if (p->sh == 0 || (uint64_t)(g->k_h - 1) * g->dil_y + 1 > DWL_RING) {
+        return 0;
+    }
+    uint32_t cp = (DWL_MAX_VEC * 16u) >> p->sh;
+    cp = cp < DWL_PAD_AT / src->ch_stride ? cp : DWL_PAD_AT / (uint32_t)src->ch_stride;
+    cp = cp < DWL_PAD_AT / taps ? cp : DWL_PAD_AT / taps; /* a zero byte at DWL_PAD_AT */
+    cp = cp < 32u / g->k_h ? cp : 32u / g->k_h; /* the (channel, row) dwords of the weights */
+    p->cp = cp;
+    p->nvec = ((cp << p->sh) + 15u) / 16u;
+    p->data_w = src->x1 - src->x0;
+    return cp > 0;
+}
+
+/* Lane indices of vector v's lanes: L = 16 v + lane. */
+DWV_INLINE __m512i dwl_lanes(uint32_t v)
+{
+    return _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                            _mm512_set1_epi32((int)(16u * v)));
+}
+
+/* Vector v's table bytes: lane (c, x) = L >> sh, L & (slot - 1) takes in
+ * byte j the input byte of tap j, c * ch_stride + x * s + j * dx - x0, or
+ * DWL_PAD_AT outside the data columns (and past the window). */
+DWV_INLINE __m512i dwl_input_index(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                                   const struct dwl_plan *p, uint32_t v)
+{
+    const __m512i L = dwl_lanes(v);
+    const __m512i c = _mm512_srli_epi32(L, p->sh);
+    const __m512i x = _mm512_and_si512(L, _mm512_set1_epi32((int)((1u << p->sh) - 1u)));
+    const __m512i xs = _mm512_mullo_epi32(x, _mm512_set1_epi32((int)g->stride_x));
+    const __m512i base = _mm512_sub_epi32(
+        _mm512_add_epi32(_mm512_mullo_epi32(c, _mm512_set1_epi32((int)src->ch_stride)), xs),
+        _mm512_set1_epi32((int)src->x0));
+    const __m512i pad = _mm512_set1_epi32((int)DWL_PAD_AT);
+    const __mmask16 col = _mm512_cmplt_epu32_mask(x, _mm512_set1_epi32((int)g->out_w));
+    __m512i idx = _mm512_setzero_si512();
+    for (uint32_t j = 0; j < 4; j++) {
+        const __m512i xin = _mm512_add_epi32(xs, _mm512_set1_epi32((int)(j * g->dil_x)));
+        __mmask16 in = j < g->k_w ? col : 0;
+        in &= _mm512_cmpge_epu32_mask(xin, _mm512_set1_epi32((int)src->x0));
+        in &= _mm512_cmplt_epu32_mask(xin, _mm512_set1_epi32((int)src->x1));
+        const __m512i b = _mm512_mask_add_epi32(pad, in, base,
+                                                _mm512_set1_epi32((int)(j * g->dil_x)));
+        idx = _mm512_or_si512(idx, _mm512_slli_epi32(b, 8 * j));
+    }
+    return idx;
+}
+
+/* The byte indices into a pass's diagonal kernels (cp * taps bytes, then
+ * zeros from DWL_PAD_AT) of dwords d = c * k_h + ky, d0 .. d0 + 15: the
+ * taps of window row ky of channel c, zero past k_w. */
+DWV_INLINE __m512i dwl_weight_index(const struct dla_conv_geom *g, uint32_t d0)
+{
+    const __m512i d = _mm512_add_epi32(dwl_lanes(0), _mm512_set1_epi32((int)d0));
+    /* c = d / k_h for d < 32: (d * ceil(2^16 / k_h)) >> 16 */
+    const uint32_t inv = (65536u + g->k_h - 1u) / g->k_h;
+    const __m512i c = _mm512_srli_epi32(_mm512_mullo_epi32(d, _mm512_set1_epi32((int)inv)), 16);
+    const __m512i ky = _mm512_sub_epi32(d, _mm512_mullo_epi32(c, _mm512_set1_epi32((int)g->k_h)));
+    const __m512i base = _mm512_add_epi32(
+        _mm512_mullo_epi32(c, _mm512_set1_epi32((int)(g->k_w * g->k_h))),
+        _mm512_mullo_epi32(ky, _mm512_set1_epi32((int)g->k_w)));
+    uint32_t past = 0, step = 0;
+    for (uint32_t j = 0; j < 4; j++) {
+        past |= (j < g->k_w ? 0u : (uint32_t)DWL_PAD_AT) << (8 * j);
+        step |= (j < g->k_w ? j : 0u) << (8 * j);
+    }
+    const __m512i keep = _mm512_set1_epi32((int)((g->k_w >= 4 ? 0xffffffffu
+                                                             : (1u << (8 * g->k_w)) - 1u)));
+    __m512i idx = _mm512_add_epi32(_mm512_mullo_epi32(base, _mm512_set1_epi32(0x01010101)),
+                                   _mm512_set1_epi32((int)step));
+    return _mm512_or_si512(_mm512_and_si512(idx, keep), _mm512_set1_epi32((int)past));
+}
+
+
+/* Line y's tap rows (a pass's table of it, permuted by idx) into tr. */
+DWV_INLINE void dwl_line(const struct dla_conv_src *src, const __m512i *idx, uint32_t nvec,
+                         size_t c0, __mmask64 mlo, __mmask64 mhi, uint32_t y, __m512i *tr)
+{
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    const __m512i padv = _mm512_set1_epi8(src->pad);
+    if (y < src->y0 || y >= src->y1) {
+        const __m512i padf = _mm512_xor_si512(padv, flip); /* every byte PAD_VALUE */
+        for (uint32_t v = 0; v < nvec; v++) {
+            tr[v] = padf;
+        }
+        return;
+    }
+    const int8_t *line = src->data + (size_t)(y - src->y0) * src->line_stride + c0 * src->ch_stride;
+    const __m512i lo = _mm512_xor_si512(_mm512_mask_loadu_epi8(padv, mlo, line), flip);
+    const __m512i hi = _mm512_xor_si512(_mm512_mask_loadu_epi8(padv, mhi, line + 64), flip);
+    for (uint32_t v = 0; v < nvec; v++) {
+        tr[v] = _mm512_permutex2var_epi8(lo, idx[v], hi);
+    }
+}
+
+/* Channels [c0, c0 + n) (one pass) of the call planned in p: each line's
+ * tap rows made once (kept in a ring while the window needs them), then
+ * each output row k_h vpdpbusd a vector. */
+DWV_INLINE void dwl_pass(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                         const struct dwl_plan *p, const __m512i *idx, const __m512i widx[2],
+                         const int8_t *diag, int32_t *out, size_t c0, uint32_t n,
+                         const uint32_t k_h, const uint32_t nvec)
+{
+    const uint32_t taps = g->k_w * k_h;
+    /* the pass's kernels as a table: (channel, window row) dwords of four taps */
+    const size_t wb = (size_t)n * taps;
+    const int8_t *w = diag + c0 * taps;
+    const __m512i wlo = _mm512_maskz_loadu_epi8(wb >= 64 ? ~0ull : (1ull << wb) - 1u, w);
+    const __m512i whi = _mm512_maskz_loadu_epi8(wb > 64 ? (1ull << (wb - 64)) - 1u : 0, w + 64);
+    const __m512i W0 = _mm512_permutex2var_epi8(wlo, widx[0], whi);
+    const __m512i W1 = _mm512_permutex2var_epi8(wlo, widx[1], whi);
+    _Alignas(64) __m512i wq[DWL_MAX_KH][DWL_MAX_VEC];
+    __m512i start[DWL_MAX_VEC];
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    for (uint32_t v = 0; v < nvec; v++) {
+        const __m512i ck = _mm512_mullo_epi32(_mm512_srli_epi32(dwl_lanes(v), p->sh),
+                                              _mm512_set1_epi32((int)k_h));
+        __m512i sum = _mm512_setzero_si512();
+        for (uint32_t ky = 0; ky < k_h; ky++) {
+            wq[ky][v] = _mm512_permutex2var_epi32(
+                W0, _mm512_add_epi32(ck, _mm512_set1_epi32((int)ky)), W1);
+            sum = _mm512_dpbusd_epi32(sum, flip, wq[ky][v]);
+        }
+        start[v] = _mm512_sub_epi32(_mm512_setzero_si512(), sum);
+    }
+    /* the line's data bytes of the pass's channels */
+    const size_t lb = (size_t)(n - 1) * src->ch_stride + p->data_w;
+    const __mmask64 mlo = lb >= 64 ? ~0ull : (1ull << lb) - 1u;
+    const __mmask64 mhi = lb >= 128 ? ~0ull : lb > 64 ? (1ull << (lb - 64)) - 1u : 0;
+    const size_t plane = (size_t)g->out_h * g->out_w;
+    const __mmask16 first = (__mmask16)((1u << (g->out_w < 16 ? g->out_w : 16)) - 1u);
+    /* where vector v's lanes go in an output row (slots of 16 or more
+     * lanes: one channel's columns x .. x + 15) and which are columns */
+    size_t at[DWL_MAX_VEC];
+    __mmask16 keep[DWL_MAX_VEC];
+    for (uint32_t v = 0; v < nvec; v++) {
+        const uint32_t L = 16 * v, c = L >> p->sh, x = L & ((1u << p->sh) - 1u);
+        at[v] = c * plane + (x < g->out_w ? x : 0);
+        keep[v] = x < g->out_w ? dw512_first(g->out_w - x) : 0;
+    }
+    _Alignas(64) __m512i tr[DWL_RING][DWL_MAX_VEC];
+    uint32_t made = 0; /* lines [0, made) made */
+    for (uint32_t oy = 0; oy < g->out_h; oy++) {
+        const uint32_t last = oy * g->stride_y + (k_h - 1) * g->dil_y;
+        for (; made <= last; made++) {
+            dwl_line(src, idx, nvec, c0, mlo, mhi, made, tr[made & (DWL_RING - 1)]);
+        }
+        __m512i acc[DWL_MAX_VEC];
+#pragma GCC unroll 8
+        for (uint32_t v = 0; v < nvec; v++) {
+            acc[v] = start[v];
+        }
+#pragma GCC unroll 8
+        for (uint32_t ky = 0; ky < k_h; ky++) {
+            const __m512i *t = tr[(oy * g->stride_y + ky * g->dil_y) & (DWL_RING - 1)];
+#pragma GCC unroll 8
+            for (uint32_t v = 0; v < nvec; v++) {
+                acc[v] = _mm512_dpbusd_epi32(acc[v], t[v], wq[ky][v]);
+            }
+        }
+        int32_t *o = out + c0 * plane + (size_t)oy * g->out_w;
+        if (p->sh == 3) { /* two channels a vector */
+            for (uint32_t v = 0; v < nvec; v++) {
+                const uint32_t c = 2 * v;
+                _mm256_mask_storeu_epi32(o + c * plane, (__mmask8)first,
+                                         _mm512_castsi512_si256(acc[v]));
+                if (c + 1 < n) {
+                    _mm256_mask_storeu_epi32(o + (c + 1) * plane, (__mmask8)first,
+                                             _mm512_extracti64x4_epi64(acc[v], 1));
+                }
+            }
+        } else {
+#pragma GCC unroll 8
+            for (uint32_t v = 0; v < nvec; v++) {
+                _mm512_mask_storeu_epi32(o + at[v], keep[v], acc[v]);
+            }
+        }
+    }
+}
+
+/* Channels [k0, k1) from their lines, a pass of up to p.cp channels at a time. */
+DWV_ATTR static void dwl_range(const struct dla_conv_geom *g, const struct dla_dw_src *in,
+                               const int8_t *diag, int32_t *out, size_t k0, size_t k1,
+                               const struct dwl_plan *p)
+{
+    __m512i idx[DWL_MAX_VEC];
+    for (uint32_t v = 0; v < p->nvec; v++) {
+        idx[v] = dwl_input_index(g, &in->src, p, v);
+    }
+    const __m512i widx[2] = {dwl_weight_index(g, 0), dwl_weight_index(g, 16)};
+    for (size_t c0 = k0; c0 < k1; c0 += p->cp) {
+        const uint32_t n = k1 - c0 < p->cp ? (uint32_t)(k1 - c0) : p->cp;
+        const uint32_t nvec = ((n << p->sh) + 15u) / 16u;
+        /* MobileNet's 3x3 windows with the vectors a constant: the sums
+         * stay in registers */
+        if (g->k_h == 3 && nvec == 4) {
+            dwl_pass(g, &in->src, p, idx, widx, diag, out, c0, n, 3, 4);
+        } else if (g->k_h == 3 && nvec == 8) {
+            dwl_pass(g, &in->src, p, idx, widx, diag, out, c0, n, 3, 8);
+        } else {
+            dwl_pass(g, &in->src, p, idx, widx, diag, out, c0, n, g->k_h, nvec);
+        }
+    }
+}
+#endif
+
 int dla_conv_dw_s8_isa_supported(enum dla_dw_isa isa)
 {
     switch (isa) {
@@ -1348,13 +1605,74 @@ enum dla_dw_isa dla_conv_dw_s8_isa_best(void)
                                                         : DLA_DW_SCALAR;
 }
 
+#if defined(DLA_LANES_X86)
+/* The AVX2 rows' part of dla_conv_dw_s8_src_takes (x stride 1, rows of
+ * up to 16 bytes). */
+static int dw_src_rows_take(const struct dla_conv_geom *g)
+{
+    return g->stride_x == 1 && g->k_w <= DW_PAIR_MAX_K && g->k_h <= DW_PAIR_MAX_K &&
+           g->in_w <= DW_SRC_MAX_W && (size_t)g->in_w * g->in_h <= DW_PAIR_PLANE_MAX &&
+           dla_conv_dw_s8_isa_supported(DLA_DW_AVX2);
+}
+
+/* Whether dwv_src_range makes g's taps rows once an input row
+ * (dwv_src_taps: rows of up to 16 outputs, not two a block, windows up to
+ * 4 wide, x dilation 1): a 14x14x8 block in 280 ns warm against the
+ * whole-line passes' 295; the other geometries the passes take run
+ * faster through them (7x7x8: 150 -> 108 ns). */
+static int dwv_src_by_taps(const struct dla_conv_geom *g)
+{
+    struct dla_conv_geom g16 = *g;
+    g16.in_w = DW_SRC_MAX_W;
+    return dwv_src_takes(g) && !dwv_two_rows(&g16) && g->k_w <= 4 && g->dil_x == 1 &&
+           g->out_w <= 16;
+}
+
+/* Whether the whole-line passes (dwl_range) take g's input from src. */
+static int dwl_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src)
+{
+    struct dwl_plan p;
+    return dla_conv_dw_s8_isa_supported(DLA_DW_VNNI) && dwl_plan_of(g, src, &p);
+}
+
+/* Element (c, y, x) of the padded input src describes. */
+static int8_t dw_src_elem(const struct dla_conv_src *s, size_t c, uint32_t y, uint32_t x)
+{
+    if (y < s->y0 || y >= s->y1 || x < s->x0 || x >= s->x1) {
+        return s->pad;
+    }
+    return s->data[(size_t)(y - s->y0) * s->line_stride + c * s->ch_stride + (x - s->x0)];
+}
+
+/* Channels [k0, k1) from src one product at a time: the ISAs whose rows
+ * do not take a geometry that another ISA's passes take. */
+static void dw_src_scalar(const struct dla_conv_geom *g, const struct dla_conv_src *s,
+                          const int8_t *diag, int32_t *out, size_t k0, size_t k1)
+{
+    const size_t taps = (size_t)g->k_w * g->k_h;
+    for (size_t k = k0; k < k1; k++) {
+        for (uint32_t oy = 0; oy < g->out_h; oy++) {
+            for (uint32_t ox = 0; ox < g->out_w; ox++) {
+                int32_t sum = 0;
+                for (uint32_t ky = 0; ky < g->k_h; ky++) {
+                    for (uint32_t kx = 0; kx < g->k_w; kx++) {
+                        sum += (int32_t)diag[k * taps + ky * g->k_w + kx] *
+                               dw_src_elem(s, k, oy * g->stride_y + ky * g->dil_y,
+                                           ox * g->stride_x + kx * g->dil_x);
+                    }
+                }
+                out[(k * g->out_h + oy) * g->out_w + ox] = sum;
+            }
+        }
+    }
+}
+#endif
+
 int dla_conv_dw_s8_src_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src)
 {
 #if defined(DLA_LANES_X86)
-    return g->stride_x == 1 && g->k_w <= DW_PAIR_MAX_K && g->k_h <= DW_PAIR_MAX_K &&
-           g->in_w <= DW_SRC_MAX_W && (size_t)g->in_w * g->in_h <= DW_PAIR_PLANE_MAX &&
-           src->x0 <= src->x1 && src->x1 <= g->in_w && src->y0 <= src->y1 &&
-           src->y1 <= g->in_h && dla_conv_dw_s8_isa_supported(DLA_DW_AVX2);
+    return src->x0 <= src->x1 && src->x1 <= g->in_w && src->y0 <= src->y1 &&
+           src->y1 <= g->in_h && (dw_src_rows_take(g) || dwl_takes(g, src));
 #else
     (void)g;
     (void)src;
@@ -1368,6 +1686,16 @@ void dla_conv_dw_s8_src_channels_isa(const struct dla_conv_geom *g, const struct
 {
 #if defined(DLA_LANES_X86)
     k1 = k1 < g->out_k ? k1 : g->out_k;
+    struct dwl_plan p;
+    if (isa == DLA_DW_VNNI && !(dw_src_rows_take(g) && dwv_src_by_taps(g)) &&
+        dwl_plan_of(g, &in->src, &p)) {
+        dwl_range(g, in, diag, out, k0, k1, &p);
+        return;
+    }
+    if (!dw_src_rows_take(g)) {
+        dw_src_scalar(g, &in->src, diag, out, k0, k1);
+        return;
+    }
     if (isa == DLA_DW_VNNI && dwv_src_takes(g)) {
         dwv_src_range(g, in, diag, out, k0, k1);
         return;

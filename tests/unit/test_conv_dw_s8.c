@@ -174,13 +174,97 @@ static void test_wide_depthwise(void **state)
 }
 
 /*
- * The input read from its lines (dla_conv_dw_s8_src_channels): random
- * x-stride-1 layers whose lines hold columns [x0, x1) and rows [y0, y1) of
- * the padded cube (PAD_VALUE elsewhere), channel rows `w` bytes apart in a
- * line, lines line_stride apart, in a buffer of exactly the lines' bytes
- * (lo, hi: its ends, so the rows next to them take the byte-wise way);
- * the same values as the reference on the padded planar cube.
+ * One layer whose input is read from its lines (dla_conv_dw_s8_src_channels):
+ * the lines hold columns [x0, x1) and rows [y0, y1) of the padded cube
+ * (PAD_VALUE elsewhere), channel rows w + ch_extra bytes apart in a line,
+ * lines line_stride apart, in a buffer of exactly the lines' bytes (lo,
+ * hi: its ends); the same values as the reference on the padded planar
+ * cube, whole and through every ISA in calls of `split` channels.  0 when
+ * dla_conv_dw_s8_src_takes does not take the layer.
  */
+static int check_from_lines(uint64_t *s, struct dla_conv_geom g, int n, uint32_t ch_extra,
+                            size_t split)
+{
+    struct dla_conv_src src;
+    memset(&src, 0, sizeof src);
+    src.x0 = splitmix64_range(s, 0, g.in_w < 3 ? g.in_w : 3);
+    src.x1 = g.in_w - splitmix64_range(s, 0, g.in_w - src.x0 < 3 ? g.in_w - src.x0 : 3);
+    src.y0 = splitmix64_range(s, 0, g.in_h < 3 ? g.in_h : 3);
+    src.y1 = g.in_h - splitmix64_range(s, 0, g.in_h - src.y0 < 3 ? g.in_h - src.y0 : 3);
+    src.pad = (int8_t)splitmix64_range(s, 0, 255);
+    const size_t w = src.x1 - src.x0, lines = src.y1 - src.y0;
+    src.ch_stride = w + ch_extra;
+    if (src.ch_stride == 0 || !dla_conv_dw_s8_src_takes(&g, &src)) {
+        return 0;
+    }
+    src.line_stride = src.ch_stride * g.in_c + splitmix64_range(s, 0, 5);
+    /* the last line ends with the last channel's data */
+    const size_t bytes = lines ? (lines - 1) * src.line_stride +
+                                     (g.in_c - 1) * src.ch_stride + w
+                               : 0;
+    int8_t *buf = malloc(bytes ? bytes : 1);
+    assert_non_null(buf);
+    for (size_t i = 0; i < bytes; i++) {
+        buf[i] = (int8_t)(n % 5 == 0 ? -128 : (int)splitmix64_range(s, 0, 255));
+    }
+    src.data = buf;
+    const size_t plane = (size_t)g.in_w * g.in_h;
+    const size_t out_n = (size_t)g.out_k * g.out_w * g.out_h;
+    int8_t *in = malloc(plane * g.in_c);
+    int32_t *got = malloc(out_n * sizeof(int32_t)), *want = malloc(out_n * sizeof(int32_t));
+    assert_non_null(in);
+    assert_non_null(got);
+    assert_non_null(want);
+    for (size_t c = 0; c < g.in_c; c++) {
+        for (size_t y = 0; y < g.in_h; y++) {
+            for (size_t x = 0; x < g.in_w; x++) {
+                int data = y >= src.y0 && y < src.y1 && x >= src.x0 && x < src.x1;
+                in[c * plane + y * g.in_w + x] =
+                    data ? buf[(y - src.y0) * src.line_stride + c * src.ch_stride + (x - src.x0)]
+                         : src.pad;
+            }
+        }
+    }
+    int8_t *wt = diagonal_weights(&g, s);
+    int8_t *diag = malloc((size_t)g.out_k * g.k_w * g.k_h);
+    assert_non_null(diag);
+    dla_conv_dw_s8_diagonal(&g, wt, diag);
+    dla_conv_s8_ref(&g, in, wt, want);
+    const struct dla_dw_src dsrc = {src, buf, buf + bytes};
+    dla_conv_dw_s8_src_channels(&g, &dsrc, diag, got, 0, g.out_k);
+    if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
+        fail_msg("case %d: %ux%u kernel, stride %ux%u, dilation %ux%u, out %ux%ux%u, data "
+                 "[%u,%u)x[%u,%u), rows %zu apart, from lines differs",
+                 n, g.k_w, g.k_h, g.stride_x, g.stride_y, g.dil_x, g.dil_y, g.out_w, g.out_h,
+                 g.out_k, src.x0, src.x1, src.y0, src.y1, src.ch_stride);
+    }
+    for (int isa = DLA_DW_AVX2; isa < DLA_DW_ISA_COUNT; isa++) {
+        if (!dla_conv_dw_s8_isa_supported((enum dla_dw_isa)isa)) {
+            continue;
+        }
+        memset(got, 0x5a, out_n * sizeof(int32_t));
+        for (size_t k = 0; k < g.out_k; k += split) {
+            dla_conv_dw_s8_src_channels_isa(&g, &dsrc, diag, got, k, k + split,
+                                            (enum dla_dw_isa)isa);
+        }
+        if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
+            fail_msg("case %d: isa %d: %ux%u kernel, stride %ux%u, dilation %ux%u, out "
+                     "%ux%ux%u, calls of %zu channels, from lines differs",
+                     n, isa, g.k_w, g.k_h, g.stride_x, g.stride_y, g.dil_x, g.dil_y, g.out_w,
+                     g.out_h, g.out_k, split);
+        }
+    }
+    free(buf);
+    free(in);
+    free(got);
+    free(want);
+    free(wt);
+    free(diag);
+    return 1;
+}
+
+/* Random x-stride-1 layers of rows up to 16 bytes (the AVX2 rows' and
+ * the VNNI passes'), channel rows back to back. */
 static void test_depthwise_from_lines(void **state)
 {
     (void)state;
@@ -190,83 +274,55 @@ static void test_depthwise_from_lines(void **state)
         struct dla_conv_geom g = random_geom_up_to(&s, 14, 16);
         g.stride_x = 1;
         g.in_w = (g.out_w - 1) + (g.k_w - 1) * g.dil_x + 1;
-        struct dla_conv_src src;
-        memset(&src, 0, sizeof src);
-        src.x0 = splitmix64_range(&s, 0, g.in_w < 3 ? g.in_w : 3);
-        src.x1 = g.in_w - splitmix64_range(&s, 0, g.in_w - src.x0 < 3 ? g.in_w - src.x0 : 3);
-        src.y0 = splitmix64_range(&s, 0, g.in_h < 3 ? g.in_h : 3);
-        src.y1 = g.in_h - splitmix64_range(&s, 0, g.in_h - src.y0 < 3 ? g.in_h - src.y0 : 3);
-        src.pad = (int8_t)splitmix64_range(&s, 0, 255);
-        if (!dla_conv_dw_s8_src_takes(&g, &src)) {
-            continue;
-        }
-        taken++;
-        const size_t w = src.x1 - src.x0, lines = src.y1 - src.y0;
-        src.ch_stride = w;
-        src.line_stride = w * g.in_c + splitmix64_range(&s, 0, 5);
-        const size_t bytes = lines ? (lines - 1) * src.line_stride + w * g.in_c : 0;
-        int8_t *buf = malloc(bytes ? bytes : 1);
-        assert_non_null(buf);
-        for (size_t i = 0; i < bytes; i++) {
-            buf[i] = (int8_t)(n % 5 == 0 ? -128 : (int)splitmix64_range(&s, 0, 255));
-        }
-        src.data = buf;
-        const size_t plane = (size_t)g.in_w * g.in_h;
-        const size_t out_n = (size_t)g.out_k * g.out_w * g.out_h;
-        int8_t *in = malloc(plane * g.in_c);
-        int32_t *got = malloc(out_n * sizeof(int32_t)), *want = malloc(out_n * sizeof(int32_t));
-        assert_non_null(in);
-        assert_non_null(got);
-        assert_non_null(want);
-        for (size_t c = 0; c < g.in_c; c++) {
-            for (size_t y = 0; y < g.in_h; y++) {
-                for (size_t x = 0; x < g.in_w; x++) {
-                    int data = y >= src.y0 && y < src.y1 && x >= src.x0 && x < src.x1;
-                    in[c * plane + y * g.in_w + x] =
-                        data ? buf[(y - src.y0) * src.line_stride + c * w + (x - src.x0)]
-                             : src.pad;
-                }
-            }
-        }
-        int8_t *wt = diagonal_weights(&g, &s);
-        int8_t *diag = malloc((size_t)g.out_k * g.k_w * g.k_h);
-        assert_non_null(diag);
-        dla_conv_dw_s8_diagonal(&g, wt, diag);
-        dla_conv_s8_ref(&g, in, wt, want);
-        const struct dla_dw_src dsrc = {src, buf, buf + bytes};
-        dla_conv_dw_s8_src_channels(&g, &dsrc, diag, got, 0, g.out_k);
-        if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
-            fail_msg("case %d: %ux%u kernel, dilation %ux%u, out %ux%ux%u, data [%u,%u)x[%u,%u) "
-                     "from lines differs",
-                     n, g.k_w, g.k_h, g.dil_x, g.dil_y, g.out_w, g.out_h, g.out_k, src.x0,
-                     src.x1, src.y0, src.y1);
-        }
-        for (int isa = DLA_DW_AVX2; isa < DLA_DW_ISA_COUNT; isa++) {
-            if (!dla_conv_dw_s8_isa_supported((enum dla_dw_isa)isa)) {
-                continue;
-            }
-            memset(got, 0x5a, out_n * sizeof(int32_t));
-            for (size_t k = 0; k < g.out_k; k += 2) {
-                dla_conv_dw_s8_src_channels_isa(&g, &dsrc, diag, got, k, k + 2,
-                                                (enum dla_dw_isa)isa);
-            }
-            if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
-                fail_msg("case %d: isa %d: %ux%u kernel, dilation %ux%ux, stride y %u, out "
-                         "%ux%ux%u from lines differs",
-                         n, isa, g.k_w, g.k_h, g.dil_x, g.dil_y, g.stride_y, g.out_w, g.out_h,
-                         g.out_k);
-            }
-        }
-        free(buf);
-        free(in);
-        free(got);
-        free(want);
-        free(wt);
-        free(diag);
+        taken += check_from_lines(&s, g, n, 0, 2);
     }
 #if defined(__x86_64__)
     if (__builtin_cpu_supports("avx2")) {
         assert_true(taken > 100);
+    }
+#endif
+}
+
+/*
+ * Wide rows, x strides 1-3, windows up to 4 wide and 8 high (the VNNI
+ * passes: a pass of as many channels as a 127-byte table holds, one
+ * channel for rows past 63 bytes), channel rows up to 3 bytes apart past
+ * their data, calls of 1-5 channels; MobileNetV2's geometries among them
+ * (3x3, strides 1 and 2, 7 to 112 columns, 8 channels).
+ */
+static void test_depthwise_from_wide_lines(void **state)
+{
+    (void)state;
+    uint64_t s = 0x776c696eULL;
+    int taken = 0;
+    static const uint32_t mnv2[][2] = {{7, 1}, {14, 1}, {28, 1}, {56, 1}, {112, 1},
+                                       {7, 2}, {14, 2}, {28, 2}, {56, 2}};
+    for (int n = 0; n < 260; n++) {
+        struct dla_conv_geom g;
+        if (n < (int)(sizeof mnv2 / sizeof mnv2[0])) {
+            memset(&g, 0, sizeof g);
+            g.in_c = g.out_k = 8;
+            g.k_w = g.k_h = 3;
+            g.stride_x = g.stride_y = mnv2[n][1];
+            g.dil_x = g.dil_y = 1;
+            g.out_w = g.out_h = mnv2[n][0];
+            g.in_w = (g.out_w - 1) * g.stride_x + 3;
+            g.in_h = (g.out_h - 1) * g.stride_y + 3;
+        } else {
+            g = random_geom_up_to(&s, 130, 6);
+            g.in_c = g.out_k = splitmix64_range(&s, 1, 20);
+            g.k_w = splitmix64_range(&s, 1, 5);
+            g.k_h = splitmix64_range(&s, 1, 8);
+            g.in_w = (g.out_w - 1) * g.stride_x + (g.k_w - 1) * g.dil_x + 1 +
+                     splitmix64_range(&s, 0, 1);
+            g.in_h = (g.out_h - 1) * g.stride_y + (g.k_h - 1) * g.dil_y + 1;
+        }
+        taken += check_from_lines(&s, g, n, n % 3 == 0 ? splitmix64_range(&s, 1, 3) : 0,
+                                  splitmix64_range(&s, 1, 5));
+    }
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vbmi")) {
+        assert_true(taken > 100); /* 143: rows past 127 bytes stay with the planar copy */
     }
 #endif
 }
@@ -300,6 +356,7 @@ int main(void)
         cmocka_unit_test(test_wide_depthwise),
         cmocka_unit_test(test_mobilenet_depthwise),
         cmocka_unit_test(test_depthwise_detection),
+        cmocka_unit_test(test_depthwise_from_wide_lines),
         cmocka_unit_test(test_depthwise_from_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -654,8 +654,9 @@ static int reads_in_place(const struct conv_job *j)
 }
 
 /* Whether a depthwise layer's cached diagonal kernels run on its input in
- * place (dla_conv_dw_s8_src_takes: small x-stride-1 layers, MobileNet's
- * 7x7 and 14x14 blocks), without the padded planar copy. */
+ * place (dla_conv_dw_s8_src_takes: with VNNI every MobileNet block, x
+ * strides 1 and 2, 7 to 112 columns; with AVX2 the small x-stride-1
+ * ones), without the padded planar copy. */
 static int dw_reads_in_place(const struct conv_job *j)
 {
     return j->copy != NULL && j->pack != NULL && j->wt != NULL &&
@@ -1373,12 +1374,15 @@ static int run_kernel(struct dla_dev *d, const struct dla_conv_geom *g, const in
         double per_channel = (double)g->out_h * g->out_w * g->k_h * g->k_w;
         if (dw_on_team(d, g)) {
             j.per_item = per_channel >= DW_ITEM_MACS ? 1 : (size_t)(DW_ITEM_MACS / per_channel) + 1;
-            if (copy != NULL) {
-                /* an item a thread: a copy of one channel reads a few bytes
-                 * of every CBUF line, of half the channels a line's half
-                 * (perf, MobileNetV2 --threads 2, padded_rows_avx2 main /
-                 * worker: items of 1 channel 1.53 / 1.51 %, of 2 1.15 /
-                 * 0.92, of 4 1.04 / 0.80; the caller's copy alone 1.41 / 0.56) */
+            if (copy != NULL || in == NULL) {
+                /* an item a thread: a copy of one channel reads a few
+                 * bytes of every CBUF line, of half the channels a line's
+                 * half (perf, MobileNetV2 --threads 2, padded_rows_avx2
+                 * main / worker: items of 1 channel 1.53 / 1.51 %, of 2
+                 * 1.15 / 0.92, of 4 1.04 / 0.80; the caller's copy alone
+                 * 1.41 / 0.56); and a call on the lines sets its passes
+                 * up once (eight 28x28x192 layers, 2 threads: items of 1
+                 * channel 0.76 ms, of half the block 0.56) */
                 size_t t = dla_team_threads(dla_dev_team(d));
                 size_t per = (g->out_k + t - 1) / t;
                 j.per_item = per > j.per_item ? per : j.per_item;
