@@ -1343,6 +1343,7 @@ DLA_LANES_AVX2_ATTR static void dw_src_range(const struct dla_conv_geom *g,
 /* Tap rows kept: a ring of DWL_RING lines (a power of two at least the
  * window's height in lines, (k_h - 1) x dil_y + 1). */
 #define DWL_RING 16u
+#define DWL_CHUNK 4u /* vectors whose sums and kernels stay in registers */
 
 /* A call's geometry: what every pass of channels shares. */
 struct dwl_plan {
@@ -1454,6 +1455,7 @@ DWV_INLINE void dwl_line(const struct dla_conv_src *src, const __m512i *idx, uin
     const __m512i padv = _mm512_set1_epi8(src->pad);
     if (y < src->y0 || y >= src->y1) {
         const __m512i padf = _mm512_xor_si512(padv, flip); /* every byte PAD_VALUE */
+#pragma GCC unroll 8
         for (uint32_t v = 0; v < nvec; v++) {
             tr[v] = padf;
         }
@@ -1462,8 +1464,69 @@ DWV_INLINE void dwl_line(const struct dla_conv_src *src, const __m512i *idx, uin
     const int8_t *line = src->data + (size_t)(y - src->y0) * src->line_stride + c0 * src->ch_stride;
     const __m512i lo = _mm512_xor_si512(_mm512_mask_loadu_epi8(padv, mlo, line), flip);
     const __m512i hi = _mm512_xor_si512(_mm512_mask_loadu_epi8(padv, mhi, line + 64), flip);
+#pragma GCC unroll 8
     for (uint32_t v = 0; v < nvec; v++) {
         tr[v] = _mm512_permutex2var_epi8(lo, idx[v], hi);
+    }
+}
+
+/* Vectors [v0, v0 + nv) of a pass (dwl_pass): each line's tap rows made
+ * once, kept in a ring while the window needs them, and each output row
+ * k_h vpdpbusd a vector with the kernels in registers (one load each: the
+ * tap row; all eight vectors at once loaded the kernels too, and a 56x56x8
+ * block was bound by its loads). */
+DWV_INLINE void dwl_chunk(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                          const struct dwl_plan *p, const __m512i *idx,
+                          const __m512i (*wq)[DWL_MAX_VEC], const __m512i *start,
+                          const size_t *at, const __mmask16 *keep, int32_t *out, size_t c0,
+                          uint32_t n, uint32_t v0, const uint32_t nv, const uint32_t k_h,
+                          __mmask64 mlo, __mmask64 mhi, __mmask16 first)
+{
+    __m512i w[DWL_MAX_KH][DWL_CHUNK];
+    for (uint32_t ky = 0; ky < k_h; ky++) {
+        for (uint32_t v = 0; v < nv; v++) {
+            w[ky][v] = wq[ky][v0 + v];
+        }
+    }
+    const size_t plane = (size_t)g->out_h * g->out_w;
+    _Alignas(64) __m512i tr[DWL_RING][DWL_CHUNK];
+    uint32_t made = 0; /* lines [0, made) made */
+    for (uint32_t oy = 0; oy < g->out_h; oy++) {
+        const uint32_t last = oy * g->stride_y + (k_h - 1) * g->dil_y;
+        for (; made <= last; made++) {
+            dwl_line(src, idx + v0, nv, c0, mlo, mhi, made, tr[made & (DWL_RING - 1)]);
+        }
+        __m512i acc[DWL_CHUNK];
+#pragma GCC unroll 4
+        for (uint32_t v = 0; v < DWL_CHUNK; v++) {
+            acc[v] = v < nv ? start[v0 + v] : _mm512_setzero_si512();
+        }
+#pragma GCC unroll 8
+        for (uint32_t ky = 0; ky < k_h; ky++) {
+            const __m512i *t = tr[(oy * g->stride_y + ky * g->dil_y) & (DWL_RING - 1)];
+#pragma GCC unroll 4
+            for (uint32_t v = 0; v < nv; v++) {
+                acc[v] = _mm512_dpbusd_epi32(acc[v], t[v], w[ky][v]);
+            }
+        }
+        int32_t *o = out + c0 * plane + (size_t)oy * g->out_w;
+        if (p->sh == 3) { /* two channels a vector */
+#pragma GCC unroll 4
+            for (uint32_t v = 0; v < nv; v++) {
+                const uint32_t c = 2 * (v0 + v);
+                _mm256_mask_storeu_epi32(o + c * plane, (__mmask8)first,
+                                         _mm512_castsi512_si256(acc[v]));
+                if (c + 1 < n) {
+                    _mm256_mask_storeu_epi32(o + (c + 1) * plane, (__mmask8)first,
+                                             _mm512_extracti64x4_epi64(acc[v], 1));
+                }
+            }
+        } else {
+#pragma GCC unroll 4
+            for (uint32_t v = 0; v < nv; v++) {
+                _mm512_mask_storeu_epi32(o + at[v0 + v], keep[v0 + v], acc[v]);
+            }
+        }
     }
 }
 
@@ -1512,42 +1575,14 @@ DWV_INLINE void dwl_pass(const struct dla_conv_geom *g, const struct dla_conv_sr
         at[v] = c * plane + (x < g->out_w ? x : 0);
         keep[v] = x < g->out_w ? dw512_first(g->out_w - x) : 0;
     }
-    _Alignas(64) __m512i tr[DWL_RING][DWL_MAX_VEC];
-    uint32_t made = 0; /* lines [0, made) made */
-    for (uint32_t oy = 0; oy < g->out_h; oy++) {
-        const uint32_t last = oy * g->stride_y + (k_h - 1) * g->dil_y;
-        for (; made <= last; made++) {
-            dwl_line(src, idx, nvec, c0, mlo, mhi, made, tr[made & (DWL_RING - 1)]);
-        }
-        __m512i acc[DWL_MAX_VEC];
-#pragma GCC unroll 8
-        for (uint32_t v = 0; v < nvec; v++) {
-            acc[v] = start[v];
-        }
-#pragma GCC unroll 8
-        for (uint32_t ky = 0; ky < k_h; ky++) {
-            const __m512i *t = tr[(oy * g->stride_y + ky * g->dil_y) & (DWL_RING - 1)];
-#pragma GCC unroll 8
-            for (uint32_t v = 0; v < nvec; v++) {
-                acc[v] = _mm512_dpbusd_epi32(acc[v], t[v], wq[ky][v]);
-            }
-        }
-        int32_t *o = out + c0 * plane + (size_t)oy * g->out_w;
-        if (p->sh == 3) { /* two channels a vector */
-            for (uint32_t v = 0; v < nvec; v++) {
-                const uint32_t c = 2 * v;
-                _mm256_mask_storeu_epi32(o + c * plane, (__mmask8)first,
-                                         _mm512_castsi512_si256(acc[v]));
-                if (c + 1 < n) {
-                    _mm256_mask_storeu_epi32(o + (c + 1) * plane, (__mmask8)first,
-                                             _mm512_extracti64x4_epi64(acc[v], 1));
-                }
-            }
+    /* DWL_CHUNK vectors at a time: their kernels stay in registers */
+    for (uint32_t v0 = 0; v0 < nvec; v0 += DWL_CHUNK) {
+        if (nvec - v0 >= DWL_CHUNK) {
+            dwl_chunk(g, src, p, idx, wq, start, at, keep, out, c0, n, v0, DWL_CHUNK, k_h, mlo,
+                      mhi, first);
         } else {
-#pragma GCC unroll 8
-            for (uint32_t v = 0; v < nvec; v++) {
-                _mm512_mask_storeu_epi32(o + at[v], keep[v], acc[v]);
-            }
+            dwl_chunk(g, src, p, idx, wq, start, at, keep, out, c0, n, v0, nvec - v0, k_h, mlo,
+                      mhi, first);
         }
     }
 }
