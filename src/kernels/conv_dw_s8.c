@@ -1329,9 +1329,11 @@ DLA_LANES_AVX2_ATTR static void dw_src_range(const struct dla_conv_geom *g,
  * bytes apart).  A pass takes as many channels as fit one 128-byte table
  * of two registers (the line's bytes, then PAD_VALUE from byte 127 on):
  * one vpermi2b puts the four taps' bytes of sixteen outputs (c, x) in
- * their lanes, PAD_VALUE where a tap falls outside the data columns, and
- * one vpdpbusd adds their products; so every tap row costs two loads and
- * a permute + vpdpbusd per sixteen outputs, with no plane made.  Outputs
+ * their lanes, PAD_VALUE where a tap falls outside the data columns (a
+ * line's tap rows, made once and kept in a ring while the window needs
+ * them), and one vpdpbusd a window row adds their products; so a line
+ * costs two loads and a permute per sixteen outputs and an output row k_h
+ * vpdpbusd per sixteen, with no plane made.  Outputs
  * sit in `slot` lanes a channel (8 up to eight columns, else a power of
  * two): a channel's row is one masked store.  The bytes are flipped to
  * unsigned and the sums start at -128 x (the sum of the weights), as the
@@ -1445,7 +1447,6 @@ DWV_INLINE __m512i dwl_weight_index(const struct dla_conv_geom *g, uint32_t d0)
                                    _mm512_set1_epi32((int)step));
     return _mm512_or_si512(_mm512_and_si512(idx, keep), _mm512_set1_epi32((int)past));
 }
-
 
 /* Line y's tap rows (a pass's table of it, permuted by idx) into tr. */
 DWV_INLINE void dwl_line(const struct dla_conv_src *src, const __m512i *idx, uint32_t nvec,

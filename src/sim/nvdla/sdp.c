@@ -1329,9 +1329,10 @@ static int32_t op_decode(const struct sdp_cfg *c, int src, int32_t v)
     }
 }
 
-/* op_value of component `src` of the nch operands at raw into dst: the
- * loads, then the decode, each a loop of its own kind (op_value per
- * operand took ~3 ns: 0.1 ms of a MobileNetV2 image's 36,000). */
+/* Component `src` of the nch operands at raw (elem_bytes apart) into dst,
+ * sign-extended and decoded as the data path uses it (op_decode): the
+ * loads, then the decode, each a loop of its own kind (a call per operand
+ * took ~3 ns, and a MobileNetV2 image has ~36,000). */
 static void decode_kernel_ops(const struct sdp_cfg *c, int src, const uint8_t *raw, size_t nch,
                               int32_t *dst)
 {
