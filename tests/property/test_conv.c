@@ -510,6 +510,81 @@ static void fused_layers(const char *config, uint64_t seed, unsigned count)
     dlasim_destroy(t.dev);
 }
 
+/* A layer whose SDP output is large enough for the device's team
+ * (src/sim/nvdla/sdp.c SDP_TEAM_MIN_ELEMS, 16,384 values): up to 28x28
+ * outputs of 40-72 kernels, 1x1 or 3x3, stride 1; 0 when it does not fit
+ * CBUF. */
+static int large_fused_geometry(struct tdev *t, struct conv *L)
+{
+    memset(L, 0, sizeof(*L));
+    L->batches = 1;
+    L->w = rnd(16, 28);
+    L->h = rnd(16, 28);
+    L->c = rnd(1, 16);
+    L->k = rnd(40, 72);
+    L->kw = L->kh = rnd(0, 1) ? 1 : 3;
+    L->sx = L->sy = L->dx = L->dy = 1;
+    L->pl = L->pr = L->pt = L->pb = L->kw / 2;
+    L->ow = L->w;
+    L->oh = L->h;
+    return conv_plan_banks(t, L);
+}
+
+/* Fused layers on a device of two threads whose SDP runs on its team and
+ * hands PDP the int8 cube the team's items wrote (sdp.c run_on_team):
+ * the pooled cube must equal pooling of the reference SDP output, and
+ * SDP's status what a one-thread device shows. */
+static void fused_layers_on_team(uint64_t seed, unsigned count)
+{
+    struct tdev t[2];
+    rng_state = seed;
+    for (int k = 0; k < 2; k++) {
+        struct dlasim_options o;
+        memset(&o, 0, sizeof o);
+        o.config = "nv_small";
+        o.threads = k == 0 ? 2 : 1;
+        o.threads_always = 1; /* the team whatever the host's cores cost */
+        tdev_open(&t[k], "nv_small", &rng_state);
+        dlasim_destroy(t[k].dev);
+        t[k].dev = tdev_create(&o);
+    }
+    char what[160];
+    for (unsigned i = 0; i < count;) {
+        struct conv L;
+        while (!large_fused_geometry(&t[0], &L)) {
+        }
+        random_padding(&L);
+        L.line_stride = L.w * t[0].m;
+        L.surf_stride = L.line_stride * L.h;
+        L.in = malloc((size_t)L.c * L.h * L.w);
+        assert_non_null(L.in);
+        fill_random(L.in, (size_t)L.c * L.h * L.w);
+        finish_layer(&t[0], &L);
+        struct pool P;
+        P.k = rnd(1, 3);
+        P.s = rnd(1, P.k);
+        P.ow = (L.ow - P.k) / P.s + 1;
+        P.oh = (L.oh - P.k) / P.s + 1;
+        uint32_t status[2];
+        for (int k = 0; k < 2; k++) {
+            conv_write(&t[k], &L);
+            snprintf(what, sizeof(what), "fused layer %u on %d thread(s) (%ux%ux%u k%ux%u -> "
+                     "%ux%ux%u, pool %u/%u)", i, k == 0 ? 2 : 1, L.w, L.h, L.c, L.kw, L.kh,
+                     L.ow, L.oh, L.k, P.k, P.s);
+            check_fused_layer(&t[k], &L, &P, what);
+            status[k] = rd(t[k].dev, NVDLA_SDP_D_STATUS_0);
+        }
+        if (status[0] != status[1]) {
+            fail_msg("%s: SDP D_STATUS 0x%x on two threads, 0x%x on one", what, status[0],
+                     status[1]);
+        }
+        conv_free(&L);
+        i++;
+    }
+    dlasim_destroy(t[0].dev);
+    dlasim_destroy(t[1].dev);
+}
+
 /* ---- batches (nv_large) ---------------------------------------------------------------- */
 
 static void test_batches_nv_large(void **state)
@@ -746,6 +821,7 @@ static void test_fused_conv_sdp_pdp(void **state)
     (void)state;
     fused_layers("nv_small", 0x5eed00f1u, 25);
     fused_layers("nv_small_256", 0x5eed00f2u, 15);
+    fused_layers_on_team(0x5eed00f3u, 12);
 }
 
 RUN_TEST(test_feature_nv_small, random_layers, "nv_small", 0x5eed0001u, 60, FEATURE, 40)
