@@ -736,7 +736,11 @@ static int run_conv(struct dla_dev *d, const struct layer *l)
 {
     struct dla_cube to_sdp = {0};
     d->cur_unit = "CONV";
-    int rc = dla_conv_execute(d, l->exec_group[NVDLA_UNIT_CDMA], &to_sdp);
+    /* a layer of the two slots may come with its registers decoded (try_chain) */
+    const int slot = l == &d->slot[0] ? 0 : l == &d->slot[1] ? 1 : -1;
+    int rc = slot < 0 ? dla_conv_execute(d, l->exec_group[NVDLA_UNIT_CDMA], &to_sdp)
+                      : dla_conv_execute_slot(d, l->exec_group[NVDLA_UNIT_CDMA], (unsigned)slot,
+                                              l->index, &to_sdp);
     if (!rc) {
         rc = run_sdp_chain(d, l, &to_sdp);
     }
@@ -1166,10 +1170,14 @@ static void try_chain(struct dla_dev *d)
         return;
     }
     l->index = d->layer + 1;
+    /* its registers decoded here, before the worker can take it: the host
+     * waits for the running layer anyway, the worker bounds the chain */
+    dla_conv_predecode(d, l->exec_group[NVDLA_UNIT_CDMA], d->head ^ 1u, l->index);
     unsigned st = CHAIN_OPEN;
     if (!atomic_compare_exchange_strong_explicit(&d->chain, &st, CHAIN_QUEUED,
                                                  memory_order_release, memory_order_relaxed) &&
         !chain_anew(d)) {
+        dla_conv_predecode_drop(d, d->head ^ 1u);
         return; /* run_ahead starts it at the next step */
     }
     d->layer++;
