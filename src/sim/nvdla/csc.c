@@ -1954,20 +1954,17 @@ static int conv_execute(struct dla_dev *d, unsigned group, struct dla_conv_pre *
     uint32_t sat = 0;
     int rc;
 
-    if (pre != NULL) {
-        cdma = pre->cdma;
-        csc = pre->csc;
-        cmac_a = pre->cmac_a;
-        cmac_b = pre->cmac_b;
-        cacc = pre->cacc;
-        pre->valid = 0;
-    } else {
-        dla_cdma_decode(d, group, &cdma);
-        csc_decode(d, group, &csc);
-        dla_cmac_decode(d, group, NVDLA_CMAC_A_D_MISC_CFG_0, &cmac_a);
-        dla_cmac_decode(d, group, NVDLA_CMAC_B_D_MISC_CFG_0, &cmac_b);
-        dla_cacc_decode(d, group, &cacc);
+    struct dla_conv_pre here;
+    if (pre == NULL) {
+        conv_decode(d, group, &here);
+        pre = &here;
     }
+    cdma = pre->cdma;
+    csc = pre->csc;
+    cmac_a = pre->cmac_a;
+    cmac_b = pre->cmac_b;
+    cacc = pre->cacc;
+    pre->valid = 0; /* taken */
     if ((rc = dla_cdma_validate(d, &cdma)) || (rc = csc_validate(d, &csc, &cdma)) ||
         (rc = dla_cmac_validate(d, "CMAC_A", &cmac_a, &csc)) ||
         (rc = dla_cmac_validate(d, "CMAC_B", &cmac_b, &csc)) ||
