@@ -57,10 +57,13 @@
  * speed (wpack_macs_per_s): a worker spinning for the next job joins in
  * ~0.1-0.3 us (common/team.h), a sleeping one woken at the call (5-40 us
  * on a virtual machine) overlaps the plan, and one that does not come
- * costs the caller only the wake.  6 us (40 us before the team spun): AVX2's
- * U8 layers split from 0.9 M MACs, so every dense layer of MobileNetV2
- * (its smallest, 7x7x160 -> 960, is 7.5 M) and ResNet-50 has two. */
-#define CONV_KEPT_SHARE_S 6e-6
+ * costs the caller only the wake.  3 us (6 us before, 40 before the team
+ * spun): VNNI layers split from 1.5 M MACs.  At 6 us MobileNetV2's
+ * projection bands of 2-3 M MACs (112x35x32 -> 16, 56x15x144 -> 24, eleven
+ * an image) ran on the calling thread alone, 11-15 us each while the
+ * worker waited (rdtsc, 2 threads): the 250 GMAC/s below is a 1x1 layer's
+ * with many kernels, those reach 150-220. */
+#define CONV_KEPT_SHARE_S 3e-6
 #define CONV_TINY_MACS 1024.0   /* below: the plain loops are faster */
 
 /* ---------------------------------------------------------------- helpers */
@@ -2318,9 +2321,16 @@ static unsigned conv_useful_threads(const struct dla_conv_geom *g, enum dla_conv
  * (1x1 layers of 4.8-20 M MACs, minima of 200 calls, an EPYC host without
  * VNNI): U8 cells 62-88 GMAC/s, P16 cells 52-57.  The others are not
  * measured here: figures that keep their layers' split where it was
- * (the 100 us shares at 100 and 3 GMAC/s before). */
-static double wpack_macs_per_s(const struct dla_conv_wpack *w)
+ * (the 100 us shares at 100 and 3 GMAC/s before).  A one-pixel layer (the
+ * gemv kernels) streams its weights once, from beyond the caches in a
+ * network: MobileNetV2's 1280 -> 1000 classifier, 1.3 M MACs, took 43 us
+ * (30 GMAC/s) on the calling thread alone (rdtsc, 2 threads, VNNI). */
+#define GEMV_MACS_PER_S 30e9
+static double wpack_macs_per_s(const struct dla_conv_geom *g, const struct dla_conv_wpack *w)
 {
+    if ((uint64_t)g->out_h * g->out_w == 1 && w->wk != NULL) {
+        return GEMV_MACS_PER_S;
+    }
     switch (w->isa) {
     case DLA_CONV_ISA_AVX2:
         return w->fmt == CELL_U8 ? 75e9 : 52e9;
@@ -2338,7 +2348,7 @@ static unsigned packed_useful_threads(const struct dla_conv_geom *g,
                                       const struct dla_conv_wpack *w, unsigned threads,
                                       const struct dla_team *pool)
 {
-    return dla_conv_split_threads(geom_macs(g), wpack_macs_per_s(w), threads, pool != NULL);
+    return dla_conv_split_threads(geom_macs(g), wpack_macs_per_s(g, w), threads, pool != NULL);
 }
 
 int dla_conv_s8(const struct dla_conv_geom *g, const int8_t *in, const int8_t *wt,

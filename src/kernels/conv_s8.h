@@ -107,7 +107,7 @@ int dla_conv_src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src
  * `macs_per_s` per thread (at most `threads`, at least 1): each must get a
  * share of CONV_MIN_SHARE_S of work when its thread is created for the
  * call, CONV_KEPT_SHARE_S when it is a kept team's worker (kept != 0;
- * 150 and 40 us today, conv_s8.c).  Fewer than 2 shares: 1. */
+ * 150 and 3 us today, conv_s8.c).  Fewer than 2 shares: 1. */
 unsigned dla_conv_split_threads(double macs, double macs_per_s, unsigned threads, int kept);
 
 /* Plain straightforward reference (for tests and `make bench`). */

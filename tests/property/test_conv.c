@@ -530,11 +530,31 @@ static int large_fused_geometry(struct tdev *t, struct conv *L)
     return conv_plan_banks(t, L);
 }
 
-/* Fused layers on a device of two threads whose SDP runs on its team and
- * hands PDP the int8 cube the team's items wrote (sdp.c run_on_team):
- * the pooled cube must equal pooling of the reference SDP output, and
- * SDP's status what a one-thread device shows. */
-static void fused_layers_on_team(uint64_t seed, unsigned count)
+/* One surface of input (8 channels or fewer) of 66-100 KB, as a
+ * depthwise block's: CDMA places it in CBUF in parts of lines on the team
+ * (cdma.c lent_cube_put; a cube from 64 KB goes to the team). */
+static int one_large_surface_geometry(struct tdev *t, struct conv *L)
+{
+    memset(L, 0, sizeof(*L));
+    L->batches = 1;
+    L->w = rnd(92, 112);
+    L->h = rnd(92, 112);
+    L->c = rnd(1, 8);
+    L->k = rnd(1, 8);
+    L->kw = L->kh = rnd(0, 1) ? 1 : 3;
+    L->sx = L->sy = L->dx = L->dy = 1;
+    L->pl = L->pr = L->pt = L->pb = L->kw / 2;
+    L->ow = L->w;
+    L->oh = L->h;
+    return conv_plan_banks(t, L);
+}
+
+/* Fused layers of `geometry` on a device of two threads whose SDP runs on
+ * its team and hands PDP the int8 cube the team's items wrote (sdp.c
+ * run_on_team): the pooled cube must equal pooling of the reference SDP
+ * output, and SDP's status what a one-thread device shows. */
+static void fused_layers_on_team(uint64_t seed, unsigned count,
+                                 int (*geometry)(struct tdev *, struct conv *))
 {
     struct tdev t[2];
     rng_state = seed;
@@ -551,7 +571,7 @@ static void fused_layers_on_team(uint64_t seed, unsigned count)
     char what[160];
     for (unsigned i = 0; i < count;) {
         struct conv L;
-        while (!large_fused_geometry(&t[0], &L)) {
+        while (!geometry(&t[0], &L)) {
         }
         random_padding(&L);
         L.line_stride = L.w * t[0].m;
@@ -821,7 +841,8 @@ static void test_fused_conv_sdp_pdp(void **state)
     (void)state;
     fused_layers("nv_small", 0x5eed00f1u, 25);
     fused_layers("nv_small_256", 0x5eed00f2u, 15);
-    fused_layers_on_team(0x5eed00f3u, 12);
+    fused_layers_on_team(0x5eed00f3u, 12, large_fused_geometry);
+    fused_layers_on_team(0x5eed00f4u, 8, one_large_surface_geometry);
 }
 
 RUN_TEST(test_feature_nv_small, random_layers, "nv_small", 0x5eed0001u, 60, FEATURE, 40)

@@ -761,16 +761,16 @@ static int lend_surface(const struct dla_dev *d, const struct surface_put *sp, u
     return 1;
 }
 
-/* put_int8 of the lent surface at base (its pages: lend_surface): the
- * lines that lie inside one page in one call from the page (lines back to
- * back share work, dla_transpose_lines), a line across pages put together
- * in linebuf (line_bytes) first. */
+/* put_int8 of lines [y0, h) of the lent surface at base (its pages:
+ * lend_surface): the lines that lie inside one page in one call from the
+ * page (lines back to back share work, dla_transpose_lines), a line across
+ * pages put together in linebuf (line_bytes) first. */
 static void put_int8_pages(const struct surface_put *sp, const uint8_t *const *page, uint64_t base,
-                           uint8_t *linebuf, int8_t *first, uint32_t b, uint32_t s, uint32_t n)
+                           uint8_t *linebuf, int8_t *first, uint32_t b, uint32_t s, uint32_t n,
+                           uint32_t y0, uint32_t h)
 {
     const uint64_t P = DLA_MEM_PAGE_BYTES, p0 = base / P, lb = sp->line_bytes;
-    const uint32_t h = sp->c->height;
-    for (uint32_t y = 0; y < h;) {
+    for (uint32_t y = y0; y < h;) {
         const uint64_t a = base + (uint64_t)y * lb, last = a + lb - 1;
         if (a / P == last / P) { /* the lines that end in this page: in place */
             const uint64_t fit = ((a / P + 1) * P - a) / lb;
@@ -810,7 +810,7 @@ static int put_int8_lent(struct dla_dev *d, const struct surface_put *sp, uint64
         }
     }
     dla_dma_count_read(d, bytes);
-    put_int8_pages(sp, page, base, st->fetch, first, b, s, n);
+    put_int8_pages(sp, page, base, st->fetch, first, b, s, n, 0, sp->c->height);
     return 1;
 }
 
@@ -835,7 +835,8 @@ static void put_int8_item(void *ctx, size_t i)
 }
 
 /* An INT8 feature cube placed by the team from the memory's pages: each
- * surface's pages (lend_surface) at pages + i * per. */
+ * surface's pages (lend_surface) at pages + i * per; a surface in `parts`
+ * items of `lines` lines each (the last one shorter). */
 struct lent_cube {
     const struct surface_put *sp;
     const uint8_t *const *pages;
@@ -843,21 +844,30 @@ struct lent_cube {
     int8_t *first;
     uint32_t nsurf;
     uint64_t surf_stride;
+    uint32_t parts, lines;
 };
 
-static void put_lent_item(void *ctx, size_t i)
+/* Item k: lines of surface k / parts (each line's rows are its own). */
+static void put_lent_item(void *ctx, size_t k)
 {
     const struct lent_cube *q = ctx;
+    const size_t i = k / q->parts;
     const uint32_t b = (uint32_t)(i / q->nsurf), s = (uint32_t)(i % q->nsurf);
     const uint32_t left = q->sp->c->channel - s * q->sp->per_atom;
+    const uint32_t y0 = (uint32_t)(k % q->parts) * q->lines, h = q->sp->c->height;
     uint8_t linebuf[LENT_LINE_MAX];
     put_int8_pages(q->sp, q->pages + i * q->per, surface_base(q->sp->c, b, s, q->surf_stride),
-                   linebuf, q->first, b, s, left < q->sp->per_atom ? left : q->sp->per_atom);
+                   linebuf, q->first, b, s, left < q->sp->per_atom ? left : q->sp->per_atom, y0,
+                   h - y0 < q->lines ? h : y0 + q->lines);
 }
 
 /* Bytes of surfaces a team item transposes, about (dla_team_units_per_item:
  * small surfaces a few to an item). */
 #define FETCH_ITEM_BYTES 8192u
+/* Least bytes of a part of a surface split over the team (lent_cube_put):
+ * MobileNetV2's 112x112x8 depthwise inputs (100 KB) took 4-6 us on one
+ * thread (rdtsc, 2 threads, a block's worker alone while the host waited). */
+#define FETCH_SPLIT_BYTES 16384u
 
 /* The cube placed on the team from the memory's pages when every surface
  * can be lent (the traffic of its reads, counted at once): 1 when done, 0
@@ -884,8 +894,19 @@ static int lent_cube_put(struct dla_dev *d, const struct surface_put *sp, int8_t
         }
     }
     dla_dma_count_read(d, bytes * n);
-    struct lent_cube q = {sp, pages, per, first, nsurf, surf_stride};
+    struct lent_cube q = {sp, pages, per, first, nsurf, surf_stride, 1, c->height};
     struct dla_team *team = dla_dev_team(d);
+    const size_t threads = dla_team_threads(team);
+    if (n < threads && bytes >= 2 * FETCH_SPLIT_BYTES) {
+        /* fewer surfaces than threads (a depthwise block's one): each in
+         * parts of lines, FETCH_SPLIT_BYTES or more, a few a thread */
+        size_t parts = bytes / FETCH_SPLIT_BYTES, most = 4 * threads / n;
+        parts = parts < most ? parts : most;
+        q.lines = (uint32_t)((c->height + parts - 1) / parts);
+        q.parts = (c->height + q.lines - 1) / q.lines;
+        dla_team_run(team, n * q.parts, put_lent_item, &q);
+        return 1;
+    }
     dla_team_run_grouped(team, n, dla_team_units_per_item(team, n, bytes, FETCH_ITEM_BYTES),
                          put_lent_item, &q);
     return 1;

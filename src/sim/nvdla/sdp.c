@@ -1948,7 +1948,13 @@ static void set_hw_regs(struct dla_dev *d, unsigned g, const struct sdp_cfg *c,
  * in surface order on the calling thread.  Each item writes only its own
  * planes, bytes and statistics.
  */
-#define SDP_TEAM_MIN_ELEMS 16384 /* below: the team's wake-up costs more */
+/* Below: the team's wake-up costs more.  16384 before: MobileNetV2's
+ * 7x7x320 projection (15,680 values, products past 32 bits: channel by
+ * channel) took 30 us on the calling thread, its 7x7x160 and 14x14x64 ones
+ * 4-10 us, its residual additions of 7,840-12,544 values 4-5 us each, while
+ * the worker waited (rdtsc, 2 threads); its depthwise blocks' surfaces (up
+ * to 28x28x8, 6,272) stay alone (csc.c DW_TEAM_MIN_MACS: they lose there). */
+#define SDP_TEAM_MIN_ELEMS 7168
 #define SDP_TEAM_ITEM_ELEMS 8192 /* elements per item, about */
 
 struct atoms8_split {
