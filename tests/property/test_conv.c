@@ -549,6 +549,24 @@ static int one_large_surface_geometry(struct tdev *t, struct conv *L)
     return conv_plan_banks(t, L);
 }
 
+/* Inputs of 32-64 KB in many surfaces (MobileNetV2's 7x7x960 is 47 KB):
+ * CDMA transposes them on the team (cdma.c FETCH_TEAM_BYTES), surfaces a
+ * few to an item. */
+static int many_surfaces_geometry(struct tdev *t, struct conv *L)
+{
+    memset(L, 0, sizeof(*L));
+    L->batches = 1;
+    L->w = rnd(24, 32);
+    L->h = rnd(24, 32);
+    L->c = rnd(48, 64);
+    L->k = rnd(1, 16);
+    L->kw = L->kh = 1;
+    L->sx = L->sy = L->dx = L->dy = 1;
+    L->ow = L->w;
+    L->oh = L->h;
+    return conv_plan_banks(t, L);
+}
+
 /* Fused layers of `geometry` on a device of two threads whose SDP runs on
  * its team and hands PDP the int8 cube the team's items wrote (sdp.c
  * run_on_team): the pooled cube must equal pooling of the reference SDP
@@ -843,6 +861,7 @@ static void test_fused_conv_sdp_pdp(void **state)
     fused_layers("nv_small_256", 0x5eed00f2u, 15);
     fused_layers_on_team(0x5eed00f3u, 12, large_fused_geometry);
     fused_layers_on_team(0x5eed00f4u, 8, one_large_surface_geometry);
+    fused_layers_on_team(0x5eed00f5u, 8, many_surfaces_geometry);
 }
 
 RUN_TEST(test_feature_nv_small, random_layers, "nv_small", 0x5eed0001u, 60, FEATURE, 40)
