@@ -510,61 +510,48 @@ static void fused_layers(const char *config, uint64_t seed, unsigned count)
     dlasim_destroy(t.dev);
 }
 
-/* A layer whose SDP output is large enough for the device's team
- * (src/sim/nvdla/sdp.c SDP_TEAM_MIN_ELEMS, 16,384 values): up to 28x28
- * outputs of 40-72 kernels, 1x1 or 3x3, stride 1; 0 when it does not fit
- * CBUF. */
-static int large_fused_geometry(struct tdev *t, struct conv *L)
+/* A stride-1 layer keeping its size: w and h in [wlo, whi], c input
+ * channels in [clo, chi], k kernels in [klo, khi], 1x1 or (with may_3x3)
+ * 3x3 padded; 0 when it does not fit CBUF. */
+static int same_size_geometry(struct tdev *t, struct conv *L, uint32_t wlo, uint32_t whi,
+                              uint32_t clo, uint32_t chi, uint32_t klo, uint32_t khi, int may_3x3)
 {
     memset(L, 0, sizeof(*L));
     L->batches = 1;
-    L->w = rnd(16, 28);
-    L->h = rnd(16, 28);
-    L->c = rnd(1, 16);
-    L->k = rnd(40, 72);
-    L->kw = L->kh = rnd(0, 1) ? 1 : 3;
+    L->w = rnd(wlo, whi);
+    L->h = rnd(wlo, whi);
+    L->c = rnd(clo, chi);
+    L->k = rnd(klo, khi);
+    L->kw = L->kh = may_3x3 && !rnd(0, 1) ? 3 : 1; /* (rnd 1: 1x1) */
     L->sx = L->sy = L->dx = L->dy = 1;
     L->pl = L->pr = L->pt = L->pb = L->kw / 2;
     L->ow = L->w;
     L->oh = L->h;
     return conv_plan_banks(t, L);
+}
+
+/* A layer whose SDP output is large enough for the device's team
+ * (src/sim/nvdla/sdp.c SDP_TEAM_MIN_ELEMS, 7,168 values): up to 28x28
+ * outputs of 40-72 kernels, 1x1 or 3x3. */
+static int large_fused_geometry(struct tdev *t, struct conv *L)
+{
+    return same_size_geometry(t, L, 16, 28, 1, 16, 40, 72, 1);
 }
 
 /* One surface of input (8 channels or fewer) of 66-100 KB, as a
  * depthwise block's: CDMA places it in CBUF in parts of lines on the team
- * (cdma.c lent_cube_put; a cube from 64 KB goes to the team). */
+ * (cdma.c lent_cube_put; a cube from 32 KB goes to the team). */
 static int one_large_surface_geometry(struct tdev *t, struct conv *L)
 {
-    memset(L, 0, sizeof(*L));
-    L->batches = 1;
-    L->w = rnd(92, 112);
-    L->h = rnd(92, 112);
-    L->c = rnd(1, 8);
-    L->k = rnd(1, 8);
-    L->kw = L->kh = rnd(0, 1) ? 1 : 3;
-    L->sx = L->sy = L->dx = L->dy = 1;
-    L->pl = L->pr = L->pt = L->pb = L->kw / 2;
-    L->ow = L->w;
-    L->oh = L->h;
-    return conv_plan_banks(t, L);
+    return same_size_geometry(t, L, 92, 112, 1, 8, 1, 8, 1);
 }
 
-/* Inputs of 32-64 KB in many surfaces (MobileNetV2's 7x7x960 is 47 KB):
- * CDMA transposes them on the team (cdma.c FETCH_TEAM_BYTES), surfaces a
- * few to an item. */
+/* Inputs of 18-64 KB in many surfaces (MobileNetV2's 7x7x960 is 47 KB):
+ * from 32 KB CDMA transposes them on the team (cdma.c FETCH_TEAM_BYTES),
+ * surfaces a few to an item. */
 static int many_surfaces_geometry(struct tdev *t, struct conv *L)
 {
-    memset(L, 0, sizeof(*L));
-    L->batches = 1;
-    L->w = rnd(24, 32);
-    L->h = rnd(24, 32);
-    L->c = rnd(48, 64);
-    L->k = rnd(1, 16);
-    L->kw = L->kh = 1;
-    L->sx = L->sy = L->dx = L->dy = 1;
-    L->ow = L->w;
-    L->oh = L->h;
-    return conv_plan_banks(t, L);
+    return same_size_geometry(t, L, 24, 32, 48, 64, 1, 16, 0);
 }
 
 /* Fused layers of `geometry` on a device of two threads whose SDP runs on

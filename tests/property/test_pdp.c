@@ -705,6 +705,42 @@ static void test_on_the_fly(void **state)
     dlasim_destroy(dev);
 }
 
+/* A global average pool on the fly: one window over the whole plane, no
+ * padding (pdp.c pdp_run_whole_ave sums each surface at once), with
+ * in-range and out-of-range reciprocals, and extreme inputs. */
+static void test_on_the_fly_whole_plane(void **state)
+{
+    (void)state;
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
+    rng_state = 0x5eed00a1u;
+    for (unsigned i = 0; i < 120; i++) {
+        struct layer L;
+        memset(&L, 0, sizeof(L));
+        L.lanes = 8;
+        L.bits = 8;
+        L.method = 0;
+        do { /* (SDP reads a 1x1 cube's surfaces as packed atoms: sdp.c) */
+            L.w = L.kw = rnd(1, 8);
+            L.h = L.kh = rnd(1, 8);
+        } while (L.w * L.h < 2);
+        L.sw = rnd(1, 16);
+        L.sh = rnd(1, 16);
+        L.ow = L.oh = 1;
+        L.nsplit = 1;
+        L.c = 8 * rnd(1, 4);
+        random_average(&L);
+        random_strides(&L);
+        L.src_surf = L.src_line * L.h; /* SDP_RDMA reads whole lines */
+        L.dst_surf = L.dst_line * L.oh;
+        L.group = i & 1;
+        L.onfly = 1;
+        fill_extremes = i % 4 == 3;
+        run_and_check(dev, &L, i);
+    }
+    fill_extremes = 0;
+    dlasim_destroy(dev);
+}
+
 /* ---- refusals ----------------------------------------------------------------- */
 
 static void base_layer(struct layer *L);
@@ -871,6 +907,7 @@ int main(void)
         cmocka_unit_test(test_widest_output),
         cmocka_unit_test(test_pool_bytes),
         cmocka_unit_test(test_on_the_fly),
+        cmocka_unit_test(test_on_the_fly_whole_plane),
         cmocka_unit_test(test_refuse_kernel_too_big),
         cmocka_unit_test(test_refuse_padding_only_window),
         cmocka_unit_test(test_refuse_output_size),
