@@ -160,7 +160,10 @@ static void random_stream(const struct tdev *t, const struct layer *L, const str
  * 2^19 values, which the convolution leaves to SDP in bands of rows
  * (csc.c, sdp.c run_bands); 3: planes of 25 to 144 pixels in 25 to 50
  * surfaces, which the team takes a few whole surfaces an item
- * (sdp.c atoms8_split_of). */
+ * (sdp.c atoms8_split_of); 5: planes of 4 to 64 pixels, 8 to 32
+ * kernels, sums barely truncated, so that products pass 32 bits and SDP's
+ * atoms take the channel-by-channel fallback (sdp.c surface_atoms8; 82
+ * surfaces of the 300 layers). */
 static int random_layer(const struct tdev *t, struct layer *L, int big)
 {
     memset(L, 0, sizeof(*L));
@@ -182,12 +185,17 @@ static int random_layer(const struct tdev *t, struct layer *L, int big)
     if (big == 4) { /* fully connected: one pixel, up to 40 surfaces */
         cv->w = cv->h = 1;
     }
+    if (big == 5) {
+        cv->w = rnd(2, 8);
+        cv->h = rnd(2, 8);
+    }
     cv->c = big == 2 ? rnd(1, 8) : big == 4 ? rnd(1, 64) : rnd(1, 24);
     cv->k = big == 2   ? rnd(57, 64)
             : big == 3 ? rnd(200, 400)
             : big == 4 ? (coin(30) ? rnd(257, 320) : rnd(1, 80))
+            : big == 5 ? rnd(8, 32)
                        : rnd(1, 24);
-    cv->trunc = coin(70) ? rnd(7, 12) : rnd(0, 14); /* mostly int8-scale sums */
+    cv->trunc = big == 5 ? rnd(0, 2) : coin(70) ? rnd(7, 12) : rnd(0, 14); /* mostly int8-scale */
     cv->kw = cv->kh = cv->sx = cv->sy = cv->dx = cv->dy = 1;
     cv->ow = cv->w;
     cv->oh = cv->fetch_h = cv->rls = cv->h;
@@ -488,6 +496,7 @@ RUN_TEST(test_flying_nv_small_256, random_suite, "nv_small_256", 150, 0x5df10002
 RUN_TEST(test_flying_team, random_suite, "nv_small", 120, 0x5df10004u, 1)
 RUN_TEST(test_flying_bands, random_suite, "nv_small", 24, 0x5df10005u, 2)
 RUN_TEST(test_flying_team_small_planes, random_suite, "nv_small", 40, 0x5df10006u, 3)
+RUN_TEST(test_flying_wide_products, random_suite, "nv_small", 300, 0x5df10008u, 5)
 RUN_TEST(test_flying_one_pixel, random_suite, "nv_small", 200, 0x5df10007u, 4)
 
 int main(void)
@@ -498,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_flying_team),
         cmocka_unit_test(test_flying_bands),
         cmocka_unit_test(test_flying_team_small_planes),
+        cmocka_unit_test(test_flying_wide_products),
         cmocka_unit_test(test_flying_one_pixel),
         cmocka_unit_test(test_weight_reuse_between_layers),
     };
