@@ -538,7 +538,7 @@ static int large_fused_geometry(struct tdev *t, struct conv *L)
     return same_size_geometry(t, L, 16, 28, 1, 16, 40, 72, 1);
 }
 
-/* One surface of input (8 channels or fewer) of 66-100 KB, as a
+/* One surface of input (8 channels or fewer) of 68-100 KB, as a
  * depthwise block's: CDMA places it in CBUF in parts of lines on the team
  * (cdma.c lent_cube_put; a cube from 32 KB goes to the team). */
 static int one_large_surface_geometry(struct tdev *t, struct conv *L)
@@ -546,7 +546,7 @@ static int one_large_surface_geometry(struct tdev *t, struct conv *L)
     return same_size_geometry(t, L, 92, 112, 1, 8, 1, 8, 1);
 }
 
-/* Inputs of 18-64 KB in many surfaces (MobileNetV2's 7x7x960 is 47 KB):
+/* Inputs of 28-64 KB in 6-8 surfaces (MobileNetV2's 7x7x960 is 47 KB):
  * from 32 KB CDMA transposes them on the team (cdma.c FETCH_TEAM_BYTES),
  * surfaces a few to an item. */
 static int many_surfaces_geometry(struct tdev *t, struct conv *L)

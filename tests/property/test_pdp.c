@@ -685,6 +685,17 @@ static void program_onfly(struct dlasim_dev *dev, const struct layer *L)
     wr(dev, NVDLA_SDP_RDMA_D_OP_ENABLE_0, 1);
 }
 
+/* L (group by iteration) run with SDP passing its input to PDP on the fly;
+ * SDP_RDMA reads whole lines. */
+static void run_on_the_fly(struct dlasim_dev *dev, struct layer *L, unsigned iter)
+{
+    L->src_surf = L->src_line * L->h;
+    L->dst_surf = L->dst_line * L->oh;
+    L->group = iter & 1;
+    L->onfly = 1;
+    run_and_check(dev, L, iter);
+}
+
 /* SDP pass-through feeding PDP: the pooled result is that of the cube in
  * memory.  Channels are whole atoms, so every lane PDP pools comes from SDP. */
 static void test_on_the_fly(void **state)
@@ -696,11 +707,7 @@ static void test_on_the_fly(void **state)
         struct layer L;
         random_layer(&L, 8, 8, 0);
         L.c = 8 * rnd(1, 3);
-        L.src_surf = L.src_line * L.h; /* SDP_RDMA reads whole lines */
-        L.dst_surf = L.dst_line * L.oh;
-        L.group = i & 1;
-        L.onfly = 1;
-        run_and_check(dev, &L, i);
+        run_on_the_fly(dev, &L, i);
     }
     dlasim_destroy(dev);
 }
@@ -730,12 +737,8 @@ static void test_on_the_fly_whole_plane(void **state)
         L.c = 8 * rnd(1, 4);
         random_average(&L);
         random_strides(&L);
-        L.src_surf = L.src_line * L.h; /* SDP_RDMA reads whole lines */
-        L.dst_surf = L.dst_line * L.oh;
-        L.group = i & 1;
-        L.onfly = 1;
         fill_extremes = i % 4 == 3;
-        run_and_check(dev, &L, i);
+        run_on_the_fly(dev, &L, i);
     }
     fill_extremes = 0;
     dlasim_destroy(dev);

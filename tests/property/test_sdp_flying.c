@@ -162,8 +162,8 @@ static void random_stream(const struct tdev *t, const struct layer *L, const str
  * surfaces, which the team takes a few whole surfaces an item
  * (sdp.c atoms8_split_of); 5: planes of 4 to 64 pixels, 8 to 32
  * kernels, sums barely truncated, so that products pass 32 bits and SDP's
- * atoms take the channel-by-channel fallback (sdp.c surface_atoms8; 82
- * surfaces of the 300 layers). */
+ * atoms take the channel-by-channel fallback (sdp.c surface_atoms8; at
+ * least 82 surfaces of the 300 layers, counted with eight real channels). */
 static int random_layer(const struct tdev *t, struct layer *L, int big)
 {
     memset(L, 0, sizeof(*L));

@@ -123,10 +123,10 @@ struct pdp_split {
     uint32_t out_w;  /* output columns */
 };
 
-/* One PDP layer, decoded once from the registers of its group. */
 /* Lanes of an atom the whole-plane average keeps on the stack (Atomic-M). */
 #define PDP_WHOLE_LANES_MAX 32u
 
+/* One PDP layer, decoded once from the registers of its group. */
 struct pdp_cfg {
     unsigned group;
     int flying;          /* input from SDP */
@@ -903,6 +903,17 @@ static void pdp_pool_line(const struct pdp_cfg *c, const struct pdp_split *s,
     }
 }
 
+/* An average window's output from the exact sum of its elements and
+ * padding addends: the horizontal then the vertical reciprocal
+ * multiplication, each rounded.  ref: cal2d hmult/vmult. */
+static int32_t pdp_ave_of(const struct pdp_cfg *c, int64_t sum)
+{
+    const unsigned hbits = c->bits + 23; /* B+6 sum, sign bit, 16 fraction bits */
+    const unsigned vbits = c->bits + 20;
+    int32_t hm = dla_pool_round16(dla_pool_wrap(sum * (int64_t)c->recip_w, hbits), c->bits + 3);
+    return dla_pool_round16(dla_pool_wrap((int64_t)hm * (int64_t)c->recip_h, vbits), c->bits);
+}
+
 /* Vertical pooling of ring lines a..b-1 into w->acc, then the average's
  * padding, reciprocal multiplications and rounding.
  * ref: cal2d unit2d, pad_value, hmult/vmult. */
@@ -942,12 +953,8 @@ static void pdp_pool_column(const struct pdp_cfg *c, const struct pdp_split *s,
     if (npad) {
         pv = c->pad_v[npad];
     }
-    const unsigned hbits = c->bits + 23; /* B+6 sum, sign bit, 16 fraction bits */
-    const unsigned vbits = c->bits + 20;
     for (size_t i = 0; i < n; i++) {
-        int64_t sum = (int64_t)acc[i] + pv;
-        int32_t hm = dla_pool_round16(dla_pool_wrap(sum * (int64_t)c->recip_w, hbits), c->bits + 3);
-        acc[i] = dla_pool_round16(dla_pool_wrap((int64_t)hm * (int64_t)c->recip_h, vbits), c->bits);
+        acc[i] = pdp_ave_of(c, (int64_t)acc[i] + pv);
     }
 }
 
@@ -1919,13 +1926,12 @@ static int pdp_bytes_eligible(struct dla_dev *d, const struct pdp_cfg *c, const 
  *
  * One window covering the whole plane, no padding, one output per lane (a
  * network's global average pool: MobileNetV2's 7x7x1280 took 28-36 us
- * through pdp_run, line by line, 19.5 this way; rdtsc, 2 threads, most of
- * it reading the atoms SDP's team items wrote, half of them on the other
- * core).  pdp_run's average is the exact integer sum
- * of the window's elements (its lines' sums added; no addend without
- * padding) through pdp_pool_column's two reciprocal steps, so summing each
- * surface's atoms at once gives the same bytes; each output written as
- * pdp_run writes it (one burst a surface, in order). */
+ * through pdp_run, line by line, 19.5 this way; rdtsc, 2 threads, its 160
+ * writes ~3 us of it).  pdp_run's average is the exact integer sum of the
+ * window's elements (its lines' sums added; no addend without padding)
+ * through pdp_ave_of, so summing each surface's atoms at once gives the
+ * same bytes; each output written as pdp_run writes it (one burst a
+ * surface, in order). */
 static int pdp_whole_ave_eligible(const struct pdp_cfg *c, const struct dla_cube *in)
 {
     const struct pdp_split *s = &c->split[0];
@@ -1970,21 +1976,16 @@ static int pdp_run_whole_ave(struct dla_dev *d, const struct pdp_cfg *c, const s
                              struct pdp_work *w)
 {
     const size_t atoms = (size_t)c->in_w * c->in_h, L = c->lanes;
-    const unsigned hbits = c->bits + 23, vbits = c->bits + 20; /* pdp_pool_column's widths */
     for (uint32_t surf = 0; surf < c->surfaces; surf++) {
         int32_t sum[PDP_WHOLE_LANES_MAX];
         pdp_whole_sum(c, pdp_flying_line(c, in, surf, 0), atoms, sum);
         for (size_t l = 0; l < L; l++) {
-            int32_t hm = dla_pool_round16(dla_pool_wrap((int64_t)sum[l] * (int64_t)c->recip_w, hbits),
-                                          c->bits + 3);
-            w->acc[l] = dla_pool_round16(dla_pool_wrap((int64_t)hm * (int64_t)c->recip_h, vbits),
-                                         c->bits);
+            w->acc[l] = pdp_ave_of(c, sum[l]); /* (no padded line: no addend) */
         }
         pdp_pack(c, w->acc, w->out, L);
         const uint64_t addr = c->dst_base + (uint64_t)c->split[0].out_x0 * c->atom_bytes +
                               (uint64_t)surf * c->dst_surf;
-        int rc = dla_dma_write(d, c->dst_port, addr, w->out,
-                               c->atom_bytes);
+        int rc = dla_dma_write(d, c->dst_port, addr, w->out, c->atom_bytes);
         if (rc) {
             return rc;
         }
