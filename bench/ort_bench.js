@@ -5,8 +5,9 @@
 //   node bench/ort_bench.js ORT_MODULE_DIR MODEL.onnx INPUTS.f32 COUNT THREADS --ranges OUT.json
 //
 // The second form runs the first COUNT inputs and writes the smallest and
-// largest value of every graph output, {"tensor": [min, max]} (the range
-// pass of tools/models/make_qdq.py: ALLOUT.onnx exposes every tensor).
+// largest value of the graph input and of every graph output,
+// {"tensor": [min, max]} (the range pass of tools/models/make_qdq.py:
+// ALLOUT.onnx exposes every tensor).
 //
 // INPUTS.f32: raw float32 inputs of the model's input shape, one after
 // another (the same file model_bench reads); or an IDX image file
@@ -71,8 +72,11 @@ async function main() {
   if (rangesAt > 0) {
     const ranges = {};
     for (let r = 0; r < Math.min(runs, count); r++) {
-      const out = await session.run(feed(r));
-      for (const [name, t] of Object.entries(out)) {
+      const f = feed(r);
+      const out = await session.run(f);
+      // the graph input's range too: a QDQ model quantizes it as it does
+      // every activation (else its first layer runs in float)
+      for (const [name, t] of Object.entries({ ...f, ...out })) {
         let lo = Infinity, hi = -Infinity;
         for (const v of t.data) {
           lo = v < lo ? v : lo;

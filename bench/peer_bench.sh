@@ -15,6 +15,9 @@
 #   - dlasim: bench/model_bench (public API): INT8 on the simulated nv_small
 #     and the float reference; ONNX Runtime: fp32 and int8 QDQ, THREADS
 #     intra-op threads (default: the online cores, as dlasim uses);
+#   - MobileNetV2's layer kinds alone (tools/models/make_kind_models.py:
+#     its 1x1 and 3x3 depthwise layers at 56x56, 14x14 and 7x7), INT8 against
+#     int8 QDQ, in the same rounds: where the network's ratio comes from;
 #   - bench/kernel_peak: the int8 MAC peaks of this CPU (vpmaddwd; on AVX2
 #     also vpmaddubsw, the exact path for inputs with no negative code) and
 #     the convolution kernel on ResNet-50's layers.
@@ -55,6 +58,9 @@ fi
 have_ort=0
 [ -d "$ort/node_modules/onnxruntime-node" ] && command -v node > /dev/null 2>&1 && have_ort=1
 
+# a QDQ model is made again when the scripts that make it changed since
+qdq_stale() { [ ! -f "$1" ] || [ tools/models/make_qdq.py -nt "$1" ] || [ bench/ort_bench.js -nt "$1" ]; }
+
 inputs=$build/rand224x8.f32
 [ -f "$inputs" ] || $py -c "import numpy as np; np.random.default_rng(1).uniform(-1, 1, (8, 3, 224, 224)).astype(np.float32).tofile('$inputs')"
 models=""
@@ -66,7 +72,7 @@ for m in resnet18 resnet50 mobilenetv2; do
         *) nice $py tools/models/make_mobilenetv2.py "$f" ;;
         esac || { echo "peer_bench: $m: cannot generate (python3-onnx?)"; continue; }
     fi
-    if [ "$have_ort" = 1 ] && [ ! -f "$build/$m.qdq.onnx" ]; then
+    if [ "$have_ort" = 1 ] && qdq_stale "$build/$m.qdq.onnx"; then
         $py tools/models/make_qdq.py expose "$f" "$build/$m.allout.onnx" &&
             node bench/ort_bench.js "$ort" "$build/$m.allout.onnx" "$inputs" 2 "$threads" --ranges "$build/$m.ranges.json" &&
             $py tools/models/make_qdq.py qdq "$f" "$build/$m.ranges.json" "$build/$m.qdq.onnx" ||
@@ -81,7 +87,7 @@ fm=${FMNIST:-/usr/share/datasets/fashion-mnist}
 if [ -f "$fm/t10k-images-idx3-ubyte.gz" ]; then
     [ -f "$build/fmnist2k.f32" ] || $py -c "import gzip, numpy as np; r = gzip.open('$fm/t10k-images-idx3-ubyte.gz').read()[16:16 + 2000 * 784]; (np.frombuffer(r, np.uint8).astype(np.float32) / 255).tofile('$build/fmnist2k.f32')"
     cp models/fashion_mnist.onnx "$build/fashion_mnist.onnx"
-    if [ "$have_ort" = 1 ] && [ ! -f "$build/fashion_mnist.qdq.onnx" ]; then
+    if [ "$have_ort" = 1 ] && qdq_stale "$build/fashion_mnist.qdq.onnx"; then
         $py tools/models/make_qdq.py expose "$build/fashion_mnist.onnx" "$build/fashion_mnist.allout.onnx" &&
             node bench/ort_bench.js "$ort" "$build/fashion_mnist.allout.onnx" "$build/fmnist2k.f32" 200 "$threads" \
                 --ranges "$build/fashion_mnist.ranges.json" &&
@@ -90,6 +96,24 @@ if [ -f "$fm/t10k-images-idx3-ubyte.gz" ]; then
         rm -f "$build/fashion_mnist.allout.onnx"
     fi
     models="fashion_mnist $models"
+fi
+
+# MobileNetV2's layer kinds alone (their QDQ forms as the networks')
+kinds=""
+if $py tools/models/make_kind_models.py "$build/kinds" 2> /dev/null; then
+    for k in pw56 pw14 dw56 dw14 dw7; do
+        f=$build/kinds/$k
+        if [ "$have_ort" = 1 ] && qdq_stale "$f.qdq.onnx"; then
+            $py tools/models/make_qdq.py expose "$f.onnx" "$f.allout.onnx" &&
+                node bench/ort_bench.js "$ort" "$f.allout.onnx" "$f.f32" 2 "$threads" --ranges "$f.ranges.json" &&
+                $py tools/models/make_qdq.py qdq "$f.onnx" "$f.ranges.json" "$f.qdq.onnx" ||
+                echo "peer_bench: kind $k: no QDQ model"
+            rm -f "$f.allout.onnx"
+        fi
+        kinds="$kinds $k"
+    done
+else
+    echo "peer_bench: cannot generate the layer-kind models (python3-onnx?)"
 fi
 
 tag() { sed "s/^{/{\"side\": \"$1\", \"name\": \"$2\", \"round\": $3, /" >> "$raw"; }
@@ -114,6 +138,12 @@ for r in $(seq 1 "$rounds"); do
             [ -f "$build/$m.qdq.onnx" ] &&
                 node bench/ort_bench.js "$ort" "$build/$m.qdq.onnx" "$in" $n "$threads" | tag ort_int8 "$m" "$r"
         fi
+    done
+    for k in $kinds; do
+        f=$build/kinds/$k n=${runs:-40}
+        "$build/model_bench" "$f.onnx" "$f.f32" --calib 2 --runs $n --float-runs 0 | tag dlasim "kind:$k" "$r"
+        [ "$have_ort" = 1 ] && [ -f "$f.qdq.onnx" ] &&
+            node bench/ort_bench.js "$ort" "$f.qdq.onnx" "$f.f32" $n "$threads" | tag ort_int8 "kind:$k" "$r"
     done
 done
 "$build/kernel_peak" "$threads" | tag kernel all 0
@@ -148,7 +178,7 @@ out = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": f"
 kern = next((r for r in rows if r["side"] == "kernel"), None)
 print(f"\n{'model':12} {'GMAC':>6} | {'dlasim INT8':>11} {'ORT int8':>9} {'ratio':>6} | "
       f"{'dlasim float':>12} {'ORT fp32':>9} {'ratio':>6} | {'INT8 GMAC/s':>11} {'peak RSS':>9} {'/(W+A)':>6}")
-for name in dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim"):
+for name in dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim" and not r["name"].startswith("kind:")):
     # per image: the mean over a round's runs, the best round (the least disturbed by other load)
     d = {k: best("dlasim", name, k) for k in ("gmac", "peak_rss_mb")}
     d["int8_ms_best"] = best("dlasim", name, "int8_ms_mean")
@@ -170,6 +200,19 @@ for name in dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim"):
     print(f"{name:12} {f(d['gmac'], 6, 4 if (d['gmac'] or 1) < 0.01 else 2)} | {f(d['int8_ms_best'], 9)}ms {f(o8, 7)}ms {f(r8, 5, 2)}x | "
           f"{f(d['float_ms_best'], 10)}ms {f(of, 7)}ms {f(rf, 5, 2)}x | {f(gm, 11)} {f(d['peak_rss_mb'], 7)}MB "
           f"{f(rss_ratio, 5, 2)}x")
+kinds = [n for n in dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim") if n.startswith("kind:")]
+if kinds:
+    # MobileNetV2's layer kinds alone (tools/models/make_kind_models.py)
+    out["kinds"] = {}
+    print(f"\n{'layer kind':12} {'GMAC':>6} | {'dlasim INT8':>11} {'ORT int8':>9} {'ratio':>6}   (MobileNetV2's layers alone)")
+    for name in kinds:
+        d8, o8, gm = best("dlasim", name, "int8_ms_mean"), best("ort_int8", name, "ms_mean"), best("dlasim", name, "gmac")
+        r8 = d8 / o8 if d8 and o8 else None
+        out["kinds"][name[5:]] = {"gmac": gm, "dlasim_int8_ms": d8, "ort_int8_ms": o8, "int8_ratio": r8}
+        f = lambda v, w, p=1: f"{v:{w}.{p}f}" if v is not None else " " * (w - 1) + "-"
+        print(f"{name[5:]:12} {f(gm, 6, 3)} | {f(d8, 9, 3)}ms {f(o8, 7, 3)}ms {f(r8, 5, 2)}x")
+    print("pw56, pw14: a bottleneck's 1x1 layers (expansion + ReLU6, projection) at 56x56 and 14x14; "
+          "dw56, dw14, dw7: 3x3 depthwise + ReLU6 at 56x56x144, 14x14x576, 7x7x960")
 if kern:
     out["kernel"] = kern
     print(f"\nint8 MAC peak ({kern['isa']}, {kern['threads']} threads): {kern['peak_gmacs']:.1f} GMAC/s; "
