@@ -230,7 +230,7 @@ static void test_large_ranges(void **state)
     (void)state;
     struct mem m;
     mem_open(&m);
-    const uint64_t base = 0x10080000ull, len = 3u << 20; /* from mid-region, 4 regions */
+    const uint64_t base = 0x10080000ull, len = 3u << 20; /* 3 MiB, not 1 MiB-aligned */
     uint8_t *buf = malloc(len);
     assert_non_null(buf);
     memset(buf, 0x5a, len);
