@@ -58,6 +58,12 @@ struct dla_sparse_mem {
     int over_budget;        /* the last failed allocation was refused by it */
     uint64_t gen;           /* writes so far + 1 (dla_mem_port_generation) */
     uint64_t region_gen[REGION_SLOTS]; /* see REGION_SHIFT */
+    /* The page find_page found last, NULL after a grow (which moves the
+     * slots): a layer's look-ups come a page's surfaces or lines at a time
+     * and then its stamps, and ~40 % of ResNet-50's ~46,000 an image were
+     * of the page found just before.  The memory is used by one thread at a
+     * time (a layer's engines, or the host between layers), as the slots. */
+    struct page *last;
 };
 
 static uint64_t *region_slot(struct dla_sparse_mem *m, uint64_t addr)
@@ -107,12 +113,16 @@ static size_t page_hash(uint64_t number, size_t capacity)
     return (size_t)((number * 0x9e3779b97f4a7c15ull) >> 20) & (capacity - 1);
 }
 
-static struct page *find_page(const struct dla_sparse_mem *m, uint64_t number)
+static struct page *find_page(struct dla_sparse_mem *m, uint64_t number)
 {
+    if (m->last != NULL && m->last->number == number) {
+        return m->last;
+    }
     size_t i = page_hash(number, m->capacity);
     while (slot_used(&m->slots[i])) {
         if (m->slots[i].number == number) {
-            return &m->slots[i];
+            m->last = &m->slots[i];
+            return m->last;
         }
         i = (i + 1) & (m->capacity - 1);
     }
@@ -138,6 +148,7 @@ static int grow(struct dla_sparse_mem *m)
     free(m->slots);
     m->slots = slots;
     m->capacity = cap;
+    m->last = NULL;
     return 0;
 }
 
