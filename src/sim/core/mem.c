@@ -35,6 +35,7 @@ _Static_assert(PAGE_SIZE == DLA_MEM_PAGE_BYTES, "mem.h's page size is the pages'
 #define REGION_SHIFT 14u
 #define REGION_MASK (((uint64_t)1 << REGION_SHIFT) - 1u)
 #define REGION_SLOTS 65536u
+#define RECENT_PAGES 16u
 
 /* A page exists once some write made it necessary: its data once a
  * non-zero byte was written (never-allocated data reads as zero), its
@@ -58,12 +59,14 @@ struct dla_sparse_mem {
     int over_budget;        /* the last failed allocation was refused by it */
     uint64_t gen;           /* writes so far + 1 (dla_mem_port_generation) */
     uint64_t region_gen[REGION_SLOTS]; /* see REGION_SHIFT */
-    /* The page find_page found last, NULL after a grow (which moves the
-     * slots): a layer's look-ups come a page's surfaces or lines at a time
-     * and then its stamps, and ~40 % of ResNet-50's ~46,000 an image were
-     * of the page found just before.  The memory is used by one thread at a
-     * time (a layer's engines, or the host between layers), as the slots. */
-    struct page *last;
+    /* The pages find_page found last, direct-mapped by the page number's
+     * low bits (RECENT_PAGES), NULL after a grow (which moves the slots): a
+     * layer's look-ups come a page's surfaces or lines at a time, then its
+     * stamps, and an element-wise layer alternates between the pages of its
+     * two inputs and its output (ResNet-50: ~46,000 look-ups an image, ~40 %
+     * of the page found just before).  The memory is used by one thread at
+     * a time (a layer's engines, or the host between layers), as the slots. */
+    struct page *recent[RECENT_PAGES];
 };
 
 static uint64_t *region_slot(struct dla_sparse_mem *m, uint64_t addr)
@@ -115,14 +118,15 @@ static size_t page_hash(uint64_t number, size_t capacity)
 
 static struct page *find_page(struct dla_sparse_mem *m, uint64_t number)
 {
-    if (m->last != NULL && m->last->number == number) {
-        return m->last;
+    struct page **r = &m->recent[number & (RECENT_PAGES - 1u)];
+    if (*r != NULL && (*r)->number == number) {
+        return *r;
     }
     size_t i = page_hash(number, m->capacity);
     while (slot_used(&m->slots[i])) {
         if (m->slots[i].number == number) {
-            m->last = &m->slots[i];
-            return m->last;
+            *r = &m->slots[i];
+            return *r;
         }
         i = (i + 1) & (m->capacity - 1);
     }
@@ -148,7 +152,7 @@ static int grow(struct dla_sparse_mem *m)
     free(m->slots);
     m->slots = slots;
     m->capacity = cap;
-    m->last = NULL;
+    memset(m->recent, 0, sizeof(m->recent));
     return 0;
 }
 
