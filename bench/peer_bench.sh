@@ -58,8 +58,21 @@ fi
 have_ort=0
 [ -d "$ort/node_modules/onnxruntime-node" ] && command -v node > /dev/null 2>&1 && have_ort=1
 
-# a QDQ model is made again when the scripts that make it changed since
-qdq_stale() { [ ! -f "$1" ] || [ tools/models/make_qdq.py -nt "$1" ] || [ bench/ort_bench.js -nt "$1" ]; }
+# BASE.qdq.onnx from BASE.onnx, the activation ranges measured by ONNX Runtime
+# over the first COUNT of INPUTS (BASE.ranges.json); made again when the
+# model or the scripts that make it changed since
+make_qdq() {
+    base=$1 in=$2 count=$3
+    [ "$have_ort" = 1 ] || return 0
+    [ -f "$base.qdq.onnx" ] && [ ! "$base.onnx" -nt "$base.qdq.onnx" ] &&
+        [ ! tools/models/make_qdq.py -nt "$base.qdq.onnx" ] && [ ! bench/ort_bench.js -nt "$base.qdq.onnx" ] &&
+        return 0
+    $py tools/models/make_qdq.py expose "$base.onnx" "$base.allout.onnx" &&
+        node bench/ort_bench.js "$ort" "$base.allout.onnx" "$in" "$count" "$threads" --ranges "$base.ranges.json" &&
+        $py tools/models/make_qdq.py qdq "$base.onnx" "$base.ranges.json" "$base.qdq.onnx" ||
+        echo "peer_bench: ${base##*/}: no QDQ model"
+    rm -f "$base.allout.onnx"
+}
 
 inputs=$build/rand224x8.f32
 [ -f "$inputs" ] || $py -c "import numpy as np; np.random.default_rng(1).uniform(-1, 1, (8, 3, 224, 224)).astype(np.float32).tofile('$inputs')"
@@ -72,13 +85,7 @@ for m in resnet18 resnet50 mobilenetv2; do
         *) nice $py tools/models/make_mobilenetv2.py "$f" ;;
         esac || { echo "peer_bench: $m: cannot generate (python3-onnx?)"; continue; }
     fi
-    if [ "$have_ort" = 1 ] && qdq_stale "$build/$m.qdq.onnx"; then
-        $py tools/models/make_qdq.py expose "$f" "$build/$m.allout.onnx" &&
-            node bench/ort_bench.js "$ort" "$build/$m.allout.onnx" "$inputs" 2 "$threads" --ranges "$build/$m.ranges.json" &&
-            $py tools/models/make_qdq.py qdq "$f" "$build/$m.ranges.json" "$build/$m.qdq.onnx" ||
-            echo "peer_bench: $m: no QDQ model"
-        rm -f "$build/$m.allout.onnx"
-    fi
+    make_qdq "$build/$m" "$inputs" 2
     models="$models $m"
 done
 
@@ -86,30 +93,17 @@ done
 fm=${FMNIST:-/usr/share/datasets/fashion-mnist}
 if [ -f "$fm/t10k-images-idx3-ubyte.gz" ]; then
     [ -f "$build/fmnist2k.f32" ] || $py -c "import gzip, numpy as np; r = gzip.open('$fm/t10k-images-idx3-ubyte.gz').read()[16:16 + 2000 * 784]; (np.frombuffer(r, np.uint8).astype(np.float32) / 255).tofile('$build/fmnist2k.f32')"
-    cp models/fashion_mnist.onnx "$build/fashion_mnist.onnx"
-    if [ "$have_ort" = 1 ] && qdq_stale "$build/fashion_mnist.qdq.onnx"; then
-        $py tools/models/make_qdq.py expose "$build/fashion_mnist.onnx" "$build/fashion_mnist.allout.onnx" &&
-            node bench/ort_bench.js "$ort" "$build/fashion_mnist.allout.onnx" "$build/fmnist2k.f32" 200 "$threads" \
-                --ranges "$build/fashion_mnist.ranges.json" &&
-            $py tools/models/make_qdq.py qdq "$build/fashion_mnist.onnx" "$build/fashion_mnist.ranges.json" \
-                "$build/fashion_mnist.qdq.onnx" || echo "peer_bench: fashion_mnist: no QDQ model"
-        rm -f "$build/fashion_mnist.allout.onnx"
-    fi
+    cmp -s models/fashion_mnist.onnx "$build/fashion_mnist.onnx" || cp models/fashion_mnist.onnx "$build/fashion_mnist.onnx"
+    make_qdq "$build/fashion_mnist" "$build/fmnist2k.f32" 200
     models="fashion_mnist $models"
 fi
 
 # MobileNetV2's layer kinds alone (their QDQ forms as the networks')
 kinds=""
-if $py tools/models/make_kind_models.py "$build/kinds" 2> /dev/null; then
+if [ -f "$build/kinds/dw7.f32" ] && [ ! tools/models/make_kind_models.py -nt "$build/kinds/dw7.f32" ] ||
+    $py tools/models/make_kind_models.py "$build/kinds" 2> /dev/null; then
     for k in pw56 pw14 dw56 dw14 dw7; do
-        f=$build/kinds/$k
-        if [ "$have_ort" = 1 ] && qdq_stale "$f.qdq.onnx"; then
-            $py tools/models/make_qdq.py expose "$f.onnx" "$f.allout.onnx" &&
-                node bench/ort_bench.js "$ort" "$f.allout.onnx" "$f.f32" 2 "$threads" --ranges "$f.ranges.json" &&
-                $py tools/models/make_qdq.py qdq "$f.onnx" "$f.ranges.json" "$f.qdq.onnx" ||
-                echo "peer_bench: kind $k: no QDQ model"
-            rm -f "$f.allout.onnx"
-        fi
+        make_qdq "$build/kinds/$k" "$build/kinds/$k.f32" 2
         kinds="$kinds $k"
     done
 else
