@@ -252,6 +252,43 @@ static void test_large_ranges(void **state)
     dla_sparse_mem_destroy(m.port.sparse);
 }
 
+
+/* The pages a look-up found last (find_page's recent pages) after the hash
+ * grows and moves every page, and among pages whose numbers share their low
+ * bits: every view shows its own page's bytes, every stamp lands on its own
+ * page (a stale or aliased entry would show another page's bytes, or
+ * freed memory under ASan). */
+static void test_recent_pages(void **state)
+{
+    (void)state;
+    struct mem m;
+    mem_open(&m);
+    const uint64_t stride = 16u * 4096u; /* page numbers 16 apart: one recent slot */
+    for (uint32_t k = 0; k < 600; k++) { /* the hash grows several times meanwhile */
+        const uint64_t a = 0x40000000ull + k * stride;
+        const uint8_t v = (uint8_t)(1 + k % 251);
+        wr_byte(&m, a + 7, v);
+        for (uint32_t j = k > 3 ? k - 3 : 0; j <= k; j++) { /* this page and the last few */
+            const uint8_t *p = dla_mem_port_view(&m.port, 0x40000000ull + j * stride + 7, 1);
+            assert_non_null(p);
+            assert_int_equal(*p, (uint8_t)(1 + j % 251));
+        }
+    }
+    /* a stamp through a recent page: seen on that page, not on its neighbours */
+    const uint64_t a = 0x40000000ull + 5 * stride;
+    uint64_t g = dla_mem_port_generation(&m.port);
+    uint8_t *w = dla_mem_port_write_view(&m.port, a + 7, 1);
+    assert_non_null(w);
+    *w = 0x77;
+    dla_mem_port_wrote(&m.port, a + 7, 1);
+    assert_false(dla_mem_port_unchanged(&m.port, a, 4096, g));
+    assert_true(dla_mem_port_unchanged(&m.port, a - stride, 4096, g));
+    assert_true(dla_mem_port_unchanged(&m.port, a + stride, 4096, g));
+    assert_int_equal(*dla_mem_port_view(&m.port, a + 7, 1), 0x77);
+    assert_int_equal(*dla_mem_port_view(&m.port, a + stride + 7, 1), (uint8_t)(1 + 6 % 251));
+    dla_sparse_mem_destroy(m.port.sparse);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_untracked),
         cmocka_unit_test(test_large_ranges),
         cmocka_unit_test(test_write_view),
+        cmocka_unit_test(test_recent_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
