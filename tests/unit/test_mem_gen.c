@@ -253,17 +253,17 @@ static void test_large_ranges(void **state)
 }
 
 
-/* The pages a look-up found last (find_page's recent pages) after the hash
- * grows and moves every page, and among pages whose numbers share their low
- * bits: every view shows its own page's bytes, every stamp lands on its own
- * page (a stale or aliased entry would show another page's bytes, or
- * freed memory under ASan). */
+/* The pages a look-up found last (find_page's recent pages, 16 entries)
+ * after the hash grows and moves every page, and among 600 pages, so that
+ * many share an entry: every view shows its own page's bytes, every stamp
+ * lands on its own page (a stale or aliased entry would show another page's
+ * bytes, or freed memory under ASan). */
 static void test_recent_pages(void **state)
 {
     (void)state;
     struct mem m;
     mem_open(&m);
-    const uint64_t stride = 16u * 4096u; /* page numbers 16 apart: one recent slot */
+    const uint64_t stride = 16u * 4096u; /* (pages apart: cubes starting at one offset) */
     for (uint32_t k = 0; k < 600; k++) { /* the hash grows several times meanwhile */
         const uint64_t a = 0x40000000ull + k * stride;
         const uint8_t v = (uint8_t)(1 + k % 251);

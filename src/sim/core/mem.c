@@ -35,7 +35,8 @@ _Static_assert(PAGE_SIZE == DLA_MEM_PAGE_BYTES, "mem.h's page size is the pages'
 #define REGION_SHIFT 14u
 #define REGION_MASK (((uint64_t)1 << REGION_SHIFT) - 1u)
 #define REGION_SLOTS 65536u
-#define RECENT_PAGES 16u
+#define RECENT_BITS 4u
+#define RECENT_PAGES (1u << RECENT_BITS)
 
 /* A page exists once some write made it necessary: its data once a
  * non-zero byte was written (never-allocated data reads as zero), its
@@ -59,13 +60,15 @@ struct dla_sparse_mem {
     int over_budget;        /* the last failed allocation was refused by it */
     uint64_t gen;           /* writes so far + 1 (dla_mem_port_generation) */
     uint64_t region_gen[REGION_SLOTS]; /* see REGION_SHIFT */
-    /* The pages find_page found last, direct-mapped by the page number's
-     * low bits (RECENT_PAGES), NULL after a grow (which moves the slots): a
-     * layer's look-ups come a page's surfaces or lines at a time, then its
-     * stamps, and an element-wise layer alternates between the pages of its
-     * two inputs and its output (ResNet-50: ~46,000 look-ups an image, ~40 %
-     * of the page found just before).  The memory is used by one thread at
-     * a time (a layer's engines, or the host between layers), as the slots. */
+    /* The pages find_page found last, RECENT_PAGES of them, direct-mapped
+     * by a multiplicative hash of the page number (the low bits would put
+     * the pages of cubes that start at the same offset into one entry),
+     * NULL after a grow (which moves the slots): a layer's look-ups come a
+     * page's surfaces or lines at a time, then its stamps, and an
+     * element-wise layer alternates between the pages of its two inputs and
+     * its output (ResNet-50: ~46,000 look-ups an image, ~40 % of the page
+     * found just before).  The memory is used by one thread at a time (a
+     * layer's engines, or the host between layers), as the slots. */
     struct page *recent[RECENT_PAGES];
 };
 
@@ -118,7 +121,7 @@ static size_t page_hash(uint64_t number, size_t capacity)
 
 static struct page *find_page(struct dla_sparse_mem *m, uint64_t number)
 {
-    struct page **r = &m->recent[number & (RECENT_PAGES - 1u)];
+    struct page **r = &m->recent[(number * 0x9e3779b97f4a7c15ull) >> (64u - RECENT_BITS)];
     if (*r != NULL && (*r)->number == number) {
         return *r;
     }
