@@ -100,6 +100,7 @@ fi
 
 # MobileNetV2's layer kinds alone (their QDQ forms as the networks')
 kinds=""
+# (dw7.f32 is the last file make_kind_models.py writes)
 if [ -f "$build/kinds/dw7.f32" ] && [ ! tools/models/make_kind_models.py -nt "$build/kinds/dw7.f32" ] ||
     $py tools/models/make_kind_models.py "$build/kinds" 2> /dev/null; then
     for k in pw56 pw14 dw56 dw14 dw7; do
@@ -170,6 +171,8 @@ cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.start
 out = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": f"{cpu}, {sys.argv[3]} threads",
        "models": {}}
 kern = next((r for r in rows if r["side"] == "kernel"), None)
+# a figure in a column of w characters, p decimals ("-" when not measured)
+f = lambda v, w, p=1: f"{v:{w}.{p}f}" if v is not None else " " * (w - 1) + "-"
 print(f"\n{'model':12} {'GMAC':>6} | {'dlasim INT8':>11} {'ORT int8':>9} {'ratio':>6} | "
       f"{'dlasim float':>12} {'ORT fp32':>9} {'ratio':>6} | {'INT8 GMAC/s':>11} {'peak RSS':>9} {'/(W+A)':>6}")
 for name in dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim" and not r["name"].startswith("kind:")):
@@ -184,7 +187,6 @@ for name in dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim" and n
     out["models"][name] = {"gmac": d["gmac"], "dlasim_int8_ms": d["int8_ms_best"], "ort_int8_ms": o8,
                            "int8_ratio": r8, "dlasim_float_ms": d["float_ms_best"], "ort_fp32_ms": of,
                            "float_ratio": rf, "dlasim_int8_gmacs": gm, "peak_rss_mb": d["peak_rss_mb"]}
-    f = lambda v, w, p=1: f"{v:{w}.{p}f}" if v is not None else " " * (w - 1) + "-"
     # issue 18 item 5: peak RSS against the model's weights + activations (float, every tensor)
     wb, ab = weights_acts(f"{sys.argv[4]}/{name}.onnx")
     rss_ratio = d["peak_rss_mb"] * 1048576 / (wb + ab) if wb and d["peak_rss_mb"] else None
@@ -203,7 +205,6 @@ if kinds:
         d8, o8, gm = best("dlasim", name, "int8_ms_mean"), best("ort_int8", name, "ms_mean"), best("dlasim", name, "gmac")
         r8 = d8 / o8 if d8 and o8 else None
         out["kinds"][name[5:]] = {"gmac": gm, "dlasim_int8_ms": d8, "ort_int8_ms": o8, "int8_ratio": r8}
-        f = lambda v, w, p=1: f"{v:{w}.{p}f}" if v is not None else " " * (w - 1) + "-"
         print(f"{name[5:]:12} {f(gm, 6, 3)} | {f(d8, 9, 3)}ms {f(o8, 7, 3)}ms {f(r8, 5, 2)}x")
     print("pw56, pw14: a bottleneck's 1x1 layers (expansion + ReLU6, projection) at 56x56 and 14x14; "
           "dw56, dw14, dw7: 3x3 depthwise + ReLU6 at 56x56x144, 14x14x576, 7x7x960")

@@ -6,8 +6,9 @@ Runtime comes from, kind by kind.
 
     /usr/bin/python3 tools/models/make_kind_models.py OUTDIR
 
-writes OUTDIR/KIND.onnx and OUTDIR/KIND.f32 (8 inputs, uniform in the range
-the previous layer's ReLU6 leaves) for each KIND:
+writes OUTDIR/KIND.onnx and OUTDIR/KIND.f32 (8 inputs: uniform in [0, 3]
+for the depthwise kinds, as a ReLU6 leaves them, in [-3, 3] for the 1x1 ones,
+as a projection leaves them) for each KIND, dw7 last:
 
     pw56   a 56x56 bottleneck's 1x1 layers: 24 -> 144 (ReLU6) -> 24, four times
     pw14   a 14x14 bottleneck's 1x1 layers: 96 -> 576 (ReLU6) -> 96, four times
