@@ -113,8 +113,8 @@ struct dlasim_options {
      * and guests that must not take the host down. */
     uint64_t max_layer_work;
     /* bytes of host memory the built-in sparse memory (both ports together)
-     * may allocate for device memory: 4 KiB pages on the first write of a
-     * non-zero byte, plus their 512-byte "written" bitmaps with strict_mem.
+     * may allocate for device memory: 64 KiB pages on the first write of a
+     * non-zero byte, plus their 8 KiB "written" bitmaps with strict_mem.
      * A write that would need more fails with DLASIM_ERR_NOMEM naming the
      * unit, layer and address range (DMA) or the address range (host writes).
      * Writing zeros to memory never written allocates no page (it reads as

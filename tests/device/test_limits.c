@@ -281,19 +281,23 @@ static void test_strict_zero_fill_initialises(void **state)
 }
 
 /* A host write of non-zero data beyond the budget: DLASIM_ERR_NOMEM naming
- * the range; what fit is kept. */
+ * the range; what fit is kept.  The budget counts whole pages of 64 KiB
+ * (dlasim.h, max_host_mem). */
 static void test_host_write_over_budget(void **state)
 {
     (void)state;
-    uint8_t data[3 * 4096], back[4096];
-    memset(data, 0x11, sizeof(data));
-    struct dlasim_dev *dev = budget_dev(2 * 4096, 0);
-    expect_error(dev, dlasim_mem_write(dev, DLASIM_PORT_DBB, 0x80000000u, data, sizeof(data)),
-                 DLASIM_ERR_NOMEM, "DBB write 0x80000000+0x3000: the host memory budget for "
-                                   "device memory is spent at 0x80002000");
-    assert_non_null(strstr(dlasim_last_error(dev), "max_host_mem=8192"));
-    mem_rd(dev, 0x80001000u, back, sizeof(back));
+    enum { PAGE = 65536 };
+    uint8_t *data = malloc(3 * PAGE), back[4096];
+    assert_non_null(data);
+    memset(data, 0x11, 3 * PAGE);
+    struct dlasim_dev *dev = budget_dev(2 * PAGE, 0);
+    expect_error(dev, dlasim_mem_write(dev, DLASIM_PORT_DBB, 0x80000000u, data, 3 * PAGE),
+                 DLASIM_ERR_NOMEM, "DBB write 0x80000000+0x30000: the host memory budget for "
+                                   "device memory is spent at 0x80020000");
+    assert_non_null(strstr(dlasim_last_error(dev), "max_host_mem=131072"));
+    mem_rd(dev, 0x8001f000u, back, sizeof(back));
     assert_memory_equal(back, data, sizeof(back));
+    free(data);
     dlasim_destroy(dev);
 }
 

@@ -18,9 +18,9 @@ expect() {  # name, wanted exit status, text the output must contain, command...
     fi
 }
 expect "defaults run the case" 0 "PASS" "$dlasim" trace "$case_cfg"
-expect "--max-mem 4K stops the layer's output" 1 \
-    "pdp_8x8x64_2x2_int8.cfg:41: while waiting here the device failed: layer 1: PDP: DMA write of 0x80100000+0x200 on DBB failed: the host memory budget for device memory is spent at 0x80100000: 4096 bytes of pages in use, max_host_mem=4096" \
-    "$dlasim" trace --max-mem 4K "$case_cfg"
+expect "--max-mem 64K (one page) stops the layer's output" 1 \
+    "pdp_8x8x64_2x2_int8.cfg:41: while waiting here the device failed: layer 1: PDP: DMA write of 0x80100000+0x200 on DBB failed: the host memory budget for device memory is spent at 0x80100000: 65536 bytes of pages in use, max_host_mem=65536" \
+    "$dlasim" trace --max-mem 64K "$case_cfg"
 expect "--max-mem 1MiB is enough" 0 "PASS" "$dlasim" trace --max-mem 1MiB "$case_cfg"
 expect "--max-work refuses the layer" 1 \
     "layer 1: PDP: the layer's work of 24576 (4096 bytes read, 4096 bytes written, 16384 elements computed) exceeds the caller's limit of 1000 (max_layer_work)" \

@@ -111,6 +111,50 @@ static void test_writes_around(void **state)
     dla_sparse_mem_destroy(m.port.sparse);
 }
 
+/* A range over several pages and over several of the regions inside each
+ * (mem.c's regions are smaller than its pages): a one-byte write in any
+ * region of it, at a region's first or last byte or inside, is seen; one
+ * just outside it is not. */
+static void test_regions_inside_pages(void **state)
+{
+    (void)state;
+    struct mem m;
+    mem_open(&m);
+    const uint64_t a = 0x8000c100ull, n = 0x2c000u; /* three pages, a dozen regions */
+    uint8_t *buf = malloc(n);
+    assert_non_null(buf);
+    memset(buf, 0x33, n);
+    for (uint64_t off = 0; off < n; off += 0x1f00u) {
+        wr(&m, a, buf, n);
+        uint64_t g = dla_mem_port_generation(&m.port);
+        assert_true(dla_mem_port_unchanged(&m.port, a, n, g));
+        wr_byte(&m, a + off, 0x44);
+        if (dla_mem_port_unchanged(&m.port, a, n, g)) {
+            fail_msg("a 1-byte write at offset 0x%llx of the range was not seen",
+                     (unsigned long long)off);
+        }
+        /* the rest of the range after the byte's 256-byte block */
+        const uint64_t after = ((a + off) | 0xffu) + 1u;
+        assert_true(dla_mem_port_unchanged(&m.port, after, a + n - after, g));
+    }
+    for (uint64_t r = (a | 0x3fffu) + 1u; r < a + n; r += 0x4000u) { /* each region's ends */
+        wr(&m, a, buf, n);
+        uint64_t g = dla_mem_port_generation(&m.port);
+        wr_byte(&m, r - 1u, 0x55);
+        assert_false(dla_mem_port_unchanged(&m.port, a, n, g));
+        g = dla_mem_port_generation(&m.port);
+        wr_byte(&m, r, 0x55);
+        assert_false(dla_mem_port_unchanged(&m.port, a, n, g));
+    }
+    wr(&m, a, buf, n);
+    uint64_t g = dla_mem_port_generation(&m.port);
+    wr_byte(&m, a - 1u, 0x66);
+    wr_byte(&m, a + n + 0x100u, 0x66);
+    assert_true(dla_mem_port_unchanged(&m.port, a, n, g));
+    free(buf);
+    dla_sparse_mem_destroy(m.port.sparse);
+}
+
 /* Zeros over never-written memory change nothing it reads; a first
  * non-zero byte there does. */
 static void test_zero_pages(void **state)
@@ -195,7 +239,7 @@ static void test_write_view(void **state)
     assert_int_equal(dla_mem_port_read(&m.port, a, back, sizeof(back), NULL, 0), 0);
     assert_memory_equal(back, want, sizeof(want));
     /* the last byte of a page, not the next page's first */
-    const uint64_t end = (BASE | 0xfffull) - 7;
+    const uint64_t end = (BASE | (DLA_MEM_PAGE_BYTES - 1ull)) - 7;
     assert_non_null(dla_mem_port_write_view(&m.port, end, 8));
     assert_null(dla_mem_port_write_view(&m.port, end, 9));
     assert_null(dla_mem_port_write_view(&m.port, a, 0));
@@ -263,7 +307,7 @@ static void test_recent_pages(void **state)
     (void)state;
     struct mem m;
     mem_open(&m);
-    const uint64_t stride = 16u * 4096u; /* (pages apart: cubes starting at one offset) */
+    const uint64_t stride = DLA_MEM_PAGE_BYTES; /* (page after page) */
     for (uint32_t k = 0; k < 600; k++) { /* the hash grows several times meanwhile */
         const uint64_t a = 0x40000000ull + k * stride;
         const uint8_t v = (uint8_t)(1 + k % 251);
@@ -299,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_large_ranges),
         cmocka_unit_test(test_write_view),
         cmocka_unit_test(test_recent_pages),
+        cmocka_unit_test(test_regions_inside_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

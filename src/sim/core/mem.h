@@ -67,7 +67,7 @@ int dla_mem_port_unchanged(const struct dla_mem_port *p, uint64_t addr, size_t l
  * which stamps the generation as dla_mem_port_write would (nothing where
  * the view is NULL).  Views stay valid while the memory exists (a page's
  * bytes never move) and never cross DLA_MEM_PAGE_BYTES boundaries. */
-#define DLA_MEM_PAGE_BYTES 4096u
+#define DLA_MEM_PAGE_BYTES 65536u
 uint8_t *dla_mem_port_write_view(const struct dla_mem_port *p, uint64_t addr, size_t len);
 void dla_mem_port_wrote(struct dla_mem_port *p, uint64_t addr, size_t len);
 int dla_mem_port_write(struct dla_mem_port *p, uint64_t addr, const void *src, size_t len,
