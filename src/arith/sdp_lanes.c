@@ -1304,11 +1304,9 @@ DLA_LANES_AVX512_ATTR static void xcvt_k512_init(struct xcvt_k512 *k,
     k->sat_hi = _mm512_set1_epi32(65535);
 }
 
-/* xcvt_vec_op (without `clamp`: the int8 packs clamp) on sixteen lanes; the
- * lanes' saturation flags in *sat. */
+/* xcvt_vec_op's X stage on sixteen lanes (xcvt_vec512's first half). */
 DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) __m512i
-xcvt_vec512(const struct xcvt_k512 *k, const struct xcvt_op512 *o, __m512i x, __mmask16 *sat,
-            const int form)
+x_vec512(const struct xcvt_k512 *k, const struct xcvt_op512 *o, __m512i x, const int form)
 {
     const __m512i one = _mm512_set1_epi32(1);
     __m512i t;
@@ -1337,6 +1335,14 @@ xcvt_vec512(const struct xcvt_k512 *k, const struct xcvt_op512 *o, __m512i x, __
     if (!ATOMS8_BYTE_RELU(form)) {
         t = _mm512_max_epi32(t, k->relu);
     }
+    return t;
+}
+
+/* xcvt_vec_op's converter on sixteen lanes (xcvt_vec512's second half);
+ * the lanes' saturation flags in *sat. */
+DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) __m512i
+cvt_vec512(const struct xcvt_k512 *k, __m512i t, __mmask16 *sat, const int form)
+{
     __m512i v = t;
     if (!(form & XCVT_CID)) {
         v = _mm512_sub_epi32(_mm512_mullo_epi32(t, k->scale), k->offset);
@@ -1356,6 +1362,15 @@ xcvt_vec512(const struct xcvt_k512 *k, const struct xcvt_op512 *o, __m512i x, __
         *sat = _mm512_cmpgt_epi32_mask(k->sat_lo, f) | _mm512_cmpgt_epi32_mask(r, k->sat_hi);
     }
     return r;
+}
+
+/* xcvt_vec_op (without `clamp`: the int8 packs clamp) on sixteen lanes; the
+ * lanes' saturation flags in *sat. */
+DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) __m512i
+xcvt_vec512(const struct xcvt_k512 *k, const struct xcvt_op512 *o, __m512i x, __mmask16 *sat,
+            const int form)
+{
+    return cvt_vec512(k, x_vec512(k, o, x, form), sat, form);
 }
 
 /* atoms8_store on sixteen pixels: out[j * 8 + l] for the pixels j whose bit
@@ -1453,6 +1468,288 @@ ATOMS8_ENTRY(DLA_LANES_AVX512_ATTR, atoms8_avx512, struct xcvt_k512, struct xcvt
              ATOMS8_K_INIT_512, xcvt_op512_init, atoms8_any512)
 #undef ATOMS8_K_INIT_512
 #undef ATOMS8_ENTRY
+
+/*
+ * atoms8 with a per-element addend (dla_sdp_lanes_x_add_cvt_atoms8): a
+ * residual addition fused after a convolution, BS requantising CACC's
+ * values, BN adding the shortcut's int8 codes read per element.  Sixteen
+ * pixels a step as atoms8_pass512; the addend's 128 bytes (16 atoms) are
+ * turned channel-major by a byte shuffle inside each 128-bit lane (two
+ * pixels: a word per channel) and one two-source word permute per four
+ * channels.
+ */
+struct addcvt512 {
+    struct xcvt_k512 k1, k2; /* BS (no converter); BN's ReLU and the converter */
+    __m128i shl;             /* BN's ALU shift of the addend */
+    int form1, form2;
+};
+
+/* The addend's atoms of sixteen pixels (a: pixels 0-7, b: 8-15) as two
+ * vectors of four channels' 16 bytes each, pixel order. */
+DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) void
+addend_channels512(__m512i a, __m512i b, __m512i q[2])
+{
+    const __m512i pair = _mm512_broadcast_i32x4(
+        _mm_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15));
+    a = _mm512_shuffle_epi8(a, pair); /* 128-bit lane L, word l: channel l of pixels 2L, 2L+1 */
+    b = _mm512_shuffle_epi8(b, pair);
+    /* word 8c + i of q[h]: channel 4h + c of pixels 2i, 2i+1 (i < 4: from a, else b) */
+    const __m512i w0 = _mm512_setr_epi32(0x00080000, 0x00180010, 0x00280020, 0x00380030,
+                                         0x00090001, 0x00190011, 0x00290021, 0x00390031,
+                                         0x000a0002, 0x001a0012, 0x002a0022, 0x003a0032,
+                                         0x000b0003, 0x001b0013, 0x002b0023, 0x003b0033);
+    const __m512i w1 = _mm512_add_epi16(w0, _mm512_set1_epi16(4));
+    q[0] = _mm512_permutex2var_epi16(a, w0, b);
+    q[1] = _mm512_permutex2var_epi16(a, w1, b);
+}
+
+/* Channel l's sixteen addend values, sign-extended and shifted. */
+DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) __m512i
+addend_lane512(const __m512i q[2], unsigned l, __m128i shl)
+{
+    __m128i b;
+    switch (l & 3u) { /* (the extract's lane is an immediate) */
+    case 0: b = _mm512_extracti32x4_epi32(q[l >> 2], 0); break;
+    case 1: b = _mm512_extracti32x4_epi32(q[l >> 2], 1); break;
+    case 2: b = _mm512_extracti32x4_epi32(q[l >> 2], 2); break;
+    default: b = _mm512_extracti32x4_epi32(q[l >> 2], 3); break;
+    }
+    return _mm512_sll_epi32(_mm512_cvtepi8_epi32(b), shl);
+}
+
+/* One step of sixteen pixels (m: the valid ones): BS, the addend, BN's
+ * ReLU, the converter; the inputs' range and the saturations counted. */
+DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) void
+addcvt_step512(const struct addcvt512 *k, const struct xcvt_op512 o[8], const int32_t *src,
+               size_t plane, unsigned real, size_t j, const uint8_t *opd, uint8_t *dst,
+               __mmask16 m, __m512i *rlo, __m512i *rhi, __m512i *cnt, const int full,
+               const int form1, const int form2)
+{
+    __m512i r[8], q[2];
+    __mmask16 s;
+    if (full) {
+        addend_channels512(_mm512_loadu_si512((const void *)(opd + j * 8)),
+                           _mm512_loadu_si512((const void *)(opd + j * 8 + 64)), q);
+    } else {
+        addend_channels512(_mm512_maskz_loadu_epi64((__mmask8)(m & 0xffu), opd + j * 8),
+                           _mm512_maskz_loadu_epi64((__mmask8)(m >> 8), opd + j * 8 + 64), q);
+    }
+#pragma GCC unroll 8
+    for (unsigned l = 0; l < 8; l++) {
+        __m512i x = l >= real ? _mm512_setzero_si512()
+                    : full    ? _mm512_loadu_si512((const void *)(src + l * plane + j))
+                              : _mm512_maskz_loadu_epi32(m, src + l * plane + j);
+        if (full) {
+            DLA_LANES_IN_REGISTER(x);
+            *rlo = _mm512_min_epi32(*rlo, x);
+            *rhi = _mm512_max_epi32(*rhi, x);
+        } else {
+            *rlo = _mm512_mask_min_epi32(*rlo, m, *rlo, x);
+            *rhi = _mm512_mask_max_epi32(*rhi, m, *rhi, x);
+        }
+        __m512i t = x_vec512(&k->k1, &o[l], x, form1);
+        t = _mm512_max_epi32(_mm512_add_epi32(t, addend_lane512(q, l, k->shl)), k->k2.relu);
+        r[l] = cvt_vec512(&k->k2, t, &s, form2);
+        if (!(form2 & XCVT_NOSAT)) {
+            *cnt = _mm512_mask_add_epi32(*cnt, s & m, *cnt, _mm512_set1_epi32(1));
+        }
+    }
+    atoms8_store512(r, dst + j * 8, 0, m, full);
+}
+
+/* Pixels [j0, j1) in steps of sixteen, the last under a mask; the inputs'
+ * range (the zero planes past `real` included) in *lo, *hi; returns the
+ * saturations. */
+DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) uint32_t
+addcvt_pass512(const struct addcvt512 *k, const struct xcvt_op512 o[8], const int32_t *src,
+               size_t plane, unsigned real, size_t j0, size_t j1, const uint8_t *opd,
+               uint8_t *dst, int32_t *lo, int32_t *hi, const int form1, const int form2)
+{
+    __m512i cnt = _mm512_setzero_si512(), rlo = _mm512_set1_epi32(src[j0]), rhi = rlo;
+    if (real < 8) {
+        rlo = _mm512_min_epi32(rlo, _mm512_setzero_si512());
+        rhi = _mm512_max_epi32(rhi, _mm512_setzero_si512());
+    }
+    size_t j = j0;
+    for (; j + 16 <= j1; j += 16) {
+        addcvt_step512(k, o, src, plane, real, j, opd, dst, (__mmask16)0xffff, &rlo, &rhi, &cnt,
+                       1, form1, form2);
+    }
+    if (j < j1) {
+        addcvt_step512(k, o, src, plane, real, j, opd, dst, (__mmask16)((1u << (j1 - j)) - 1u),
+                       &rlo, &rhi, &cnt, 0, form1, form2);
+    }
+    *lo = _mm512_reduce_min_epi32(rlo);
+    *hi = _mm512_reduce_max_epi32(rhi);
+    return (uint32_t)_mm512_reduce_add_epi32(cnt);
+}
+
+/* The converter's forms (with and without saturation counting), BS's
+ * truncation or not, eight real channels or fewer: a loop each. */
+#define ADDCVT_FORM(f)                                                                    \
+    case f:                                                                               \
+        return xs ? (real == 8 ? addcvt_pass512(k, o, src, plane, 8, j0, j1, opd, dst, lo, hi, \
+                                                XCVT_CID | XCVT_NOSAT | XCVT_XS, f)       \
+                               : addcvt_pass512(k, o, src, plane, real, j0, j1, opd, dst, lo, \
+                                                hi, XCVT_CID | XCVT_NOSAT | XCVT_XS, f))  \
+                  : addcvt_pass512(k, o, src, plane, real, j0, j1, opd, dst, lo, hi,      \
+                                   XCVT_CID | XCVT_NOSAT, f)
+DLA_LANES_AVX512_ATTR static __attribute__((noinline)) uint32_t
+addcvt_any512(const struct addcvt512 *k, const struct xcvt_op512 o[8], const int32_t *src,
+              size_t plane, unsigned real, size_t j0, size_t j1, const uint8_t *opd,
+              uint8_t *dst, int32_t *lo, int32_t *hi, int form2)
+{
+    const int xs = (k->form1 & XCVT_XS) != 0;
+    switch (form2) {
+        ADDCVT_FORM(0);
+        ADDCVT_FORM(XCVT_CS);
+        ADDCVT_FORM(XCVT_CID);
+        ADDCVT_FORM(XCVT_NOSAT);
+        ADDCVT_FORM(XCVT_CS | XCVT_NOSAT);
+        ADDCVT_FORM(XCVT_CID | XCVT_NOSAT);
+    default:
+        *lo = INT32_MIN; /* not reached: the forms above are every one (addcvt_avx512) */
+        *hi = INT32_MAX;
+        return 0;
+    }
+}
+#undef ADDCVT_FORM
+
+/* Each channel's input range over pixels [j0, j1) (zeros past `real`). */
+DLA_LANES_AVX512_ATTR static void channel_ranges512(const int32_t *src, size_t plane,
+                                                   unsigned real, size_t j0, size_t j1,
+                                                   int32_t lo[8], int32_t hi[8])
+{
+    for (unsigned l = 0; l < 8; l++) {
+        lo[l] = hi[l] = 0;
+        if (l >= real) {
+            continue;
+        }
+        const int32_t *p = src + l * plane;
+        __m512i a = _mm512_set1_epi32(p[j0]), b = a;
+        size_t j = j0;
+        for (; j + 16 <= j1; j += 16) {
+            __m512i x = _mm512_loadu_si512((const void *)(p + j));
+            a = _mm512_min_epi32(a, x);
+            b = _mm512_max_epi32(b, x);
+        }
+        if (j < j1) {
+            const __mmask16 m = (__mmask16)((1u << (j1 - j)) - 1u);
+            __m512i x = _mm512_maskz_loadu_epi32(m, p + j);
+            a = _mm512_mask_min_epi32(a, m, a, x);
+            b = _mm512_mask_max_epi32(b, m, b, x);
+        }
+        lo[l] = _mm512_reduce_min_epi32(a);
+        hi[l] = _mm512_reduce_max_epi32(b);
+    }
+}
+
+/* Whether the values of inputs in [lo, hi] with ALU operands in [alo, ahi]
+ * and MUL operands in [mlo, mhi] stay exact in 32-bit lanes: BS as the
+ * fused pass computes it (xcvt_exact_bound's X part), the sum with an int8
+ * addend << shl within int32 (BN's ALU then never saturates, and its
+ * multiplier of 1 with truncation 0 passes the sum), and the converter
+ * exact on the sums' range.  *quiet cleared unless no sum can raise the
+ * converter's saturation flag. */
+static int addcvt_exact(const struct sdp_lane_x_cfg *x1, const struct sdp_lane_cvt *c,
+                        int32_t lo, int32_t hi, int32_t alo, int32_t ahi, int32_t mlo,
+                        int32_t mhi, unsigned shl, int *quiet)
+{
+    int64_t b1;
+    if (!x_narrow_bound(x1, lo, hi, alo, ahi, mlo, mhi, &b1) ||
+        b1 > (INT32_MAX >> x1->mul_shift.shift)) {
+        return 0;
+    }
+    const int64_t b2 = b1 + ((int64_t)128 << shl);
+    if (b2 > INT32_MAX || -b2 < c->narrow_lo || b2 > c->narrow_hi) {
+        return 0;
+    }
+    *quiet &= -b2 >= c->quiet_lo && b2 <= c->quiet_hi;
+    return 1;
+}
+
+/* The verdict on a pass over inputs in [lo, hi] (the eight channels'):
+ * every channel exact on that range with the operands' ranges, else each on
+ * its own inputs' range and operands (a pass over the planes); 0 not exact,
+ * 1 exact and quiet, 2 exact but saturation not ruled out. */
+DLA_LANES_AVX512_ATTR static int addcvt_verdict(const struct sdp_lane_x_cfg *x1,
+                                                const struct sdp_lane_cvt *c, const int32_t *src,
+                                                size_t plane, unsigned real, size_t j0,
+                                                size_t j1, const int32_t av[8],
+                                                const int32_t mv[8], unsigned shl, int32_t lo,
+                                                int32_t hi)
+{
+    int32_t alo = av[0], ahi = av[0], mlo = mv[0], mhi = mv[0];
+    for (unsigned l = 1; l < 8; l++) {
+        alo = av[l] < alo ? av[l] : alo;
+        ahi = av[l] > ahi ? av[l] : ahi;
+        mlo = mv[l] < mlo ? mv[l] : mlo;
+        mhi = mv[l] > mhi ? mv[l] : mhi;
+    }
+    int quiet = 1;
+    if (!addcvt_exact(x1, c, lo, hi, alo, ahi, mlo, mhi, shl, &quiet)) {
+        int32_t clo[8], chi[8];
+        channel_ranges512(src, plane, real, j0, j1, clo, chi);
+        quiet = 1;
+        for (unsigned l = 0; l < 8; l++) {
+            if (!addcvt_exact(x1, c, clo[l], chi[l], av[l], av[l], mv[l], mv[l], shl, &quiet)) {
+                return 0;
+            }
+        }
+    }
+    return quiet ? 1 : 2;
+}
+
+/* The stages this pass takes: BN a sum with its multiplier bypassed
+ * (truncation 0, no PReLU), an 8-bit converter, BS without MAX/MIN or
+ * PReLU. */
+static int addcvt_takes(const struct sdp_lane_x_cfg *x1, const struct sdp_lane_x_cfg *x2,
+                        const struct sdp_lane_cvt *c, unsigned real, size_t j0, size_t j1,
+                        unsigned shl)
+{
+    return atoms8_takes(c, real, j0, j1) && shl <= 23 && x2->sum_mask == UINT32_MAX &&
+           !x2->max_mask && !x2->min_mask && !x2->prelu && x2->mul_shift.shift == 0 &&
+           !x1->max_mask && !x1->min_mask && !x1->prelu;
+}
+
+/* A pass without saturation counting, then the verdict on the range it
+ * saw (as atoms8's): kept, run again counting, or refused. */
+DLA_LANES_AVX512_ATTR static int addcvt_avx512(const struct sdp_lane_x_cfg *x1,
+                                               const struct sdp_lane_x_cfg *x2,
+                                               const struct sdp_lane_cvt *c, const int32_t *src,
+                                               size_t plane, unsigned real, size_t j0, size_t j1,
+                                               const int32_t av[8], const int32_t mv[8],
+                                               const uint8_t *opd, unsigned shl, uint8_t *dst,
+                                               uint32_t *sat)
+{
+    if (!addcvt_takes(x1, x2, c, real, j0, j1, shl)) {
+        return 0;
+    }
+    struct addcvt512 k;
+    struct xcvt_op512 o[8];
+    xcvt_k512_init(&k.k1, x1, &c->narrow);
+    xcvt_k512_init(&k.k2, x2, &c->narrow);
+    k.shl = _mm_cvtsi32_si128((int)shl);
+    k.form1 = xcvt_form(x1, &c->narrow) & XCVT_XS;
+    k.form2 = xcvt_form(x2, &c->narrow) & (XCVT_CS | XCVT_CID);
+    for (unsigned l = 0; l < 8; l++) {
+        xcvt_op512_init(&o[l], x1, av[l], mv[l]);
+    }
+    int32_t lo, hi;
+    uint32_t s = addcvt_any512(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi,
+                               k.form2 | XCVT_NOSAT);
+    const int verdict = addcvt_verdict(x1, c, src, plane, real, j0, j1, av, mv, shl, lo, hi);
+    if (verdict == 0) {
+        return 0;
+    }
+    if (verdict == 2 && sat) { /* saturation not ruled out: count it */
+        s = addcvt_any512(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi, k.form2);
+    }
+    if (sat) {
+        *sat = s;
+    }
+    return 1;
+}
 #endif
 
 int dla_sdp_lanes_x_cvt_pixel8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
@@ -1485,6 +1782,22 @@ int dla_sdp_lanes_x_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_c
 #endif
     (void)isa, (void)x, (void)cvt, (void)src, (void)plane, (void)real, (void)j0, (void)j1;
     (void)av, (void)mv, (void)dst, (void)sat;
+    return 0;
+}
+
+int dla_sdp_lanes_x_add_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x1,
+                                   const struct sdp_lane_x_cfg *x2, const struct sdp_lane_cvt *cvt,
+                                   const int32_t *src, size_t plane, unsigned real, size_t j0,
+                                   size_t j1, const int32_t av[8], const int32_t mv[8],
+                                   const uint8_t *opd, unsigned shl, uint8_t *dst, uint32_t *sat)
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX512) {
+        return addcvt_avx512(x1, x2, cvt, src, plane, real, j0, j1, av, mv, opd, shl, dst, sat);
+    }
+#endif
+    (void)isa, (void)x1, (void)x2, (void)cvt, (void)src, (void)plane, (void)real, (void)j0;
+    (void)j1, (void)av, (void)mv, (void)opd, (void)shl, (void)dst, (void)sat;
     return 0;
 }
 

@@ -81,6 +81,22 @@ int dla_sdp_lanes_x_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_c
                                const struct sdp_lane_cvt *cvt, const int32_t *src, size_t plane,
                                unsigned real, size_t j0, size_t j1, const int32_t av[8],
                                const int32_t mv[8], uint8_t *dst, uint32_t *sat);
+/* dla_sdp_lanes_x_cvt_atoms8 with BN between BS and the converter adding a
+ * per-element int8 addend: channel l of pixel j through BS (x1, av[l],
+ * mv[l]), plus opd[j * 8 + l] (sign-extended) << shl, BN's ReLU (x2's
+ * floor), the converter; opd in the atom layout of the planes' pixels.  BN
+ * must be a sum with its multiplier bypassed (x2: SUM, no MAX/MIN, no
+ * PReLU, truncation 0), BS without MAX/MIN or PReLU, shl <= 23.  Done (1)
+ * only where every channel's values stay exact in 32-bit lanes on its own
+ * inputs' range and the converter outputs 8 bits; 0 (AVX-512 only; dst may
+ * have been written): run the stages.  opd must not overlap dst.  *sat as
+ * dla_sdp_lanes_x_cvt_atoms8's (sat NULL: not counted).  A residual
+ * addition fused after a convolution. */
+int dla_sdp_lanes_x_add_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x1,
+                                   const struct sdp_lane_x_cfg *x2, const struct sdp_lane_cvt *cvt,
+                                   const int32_t *src, size_t plane, unsigned real, size_t j0,
+                                   size_t j1, const int32_t av[8], const int32_t mv[8],
+                                   const uint8_t *opd, unsigned shl, uint8_t *dst, uint32_t *sat);
 /* dla_sdp_lanes_x_cvt_atoms8 on a surface of one pixel (plane 1, j0 0, j1
  * 1: a fully connected layer's outputs): the eight channels src[l] (l <
  * real, zeros after) in the lanes of one vector with their own operands,

@@ -97,6 +97,18 @@ struct dlc_layer {
     int wcodes;         /* CONV: the model's own int8 weight codes (pre-quantized) */
     int req2;           /* CONV: requantization in two stages, X1 (BS) then X2 (BN) */
     uint32_t mul2_shift, alu2_shift; /* CONV, req2: the X2 stage's shifts */
+    /* CONV: a residual Add fused (node index in fused[] + 1; lower_conv.c
+     * residual_fusable): X2 (BN) adds the other operand, read per element,
+     * shifted left by res_shift, before the ReLU; X1 (BS) requantizes to
+     * res_scale (2^-res_shift operand steps), the output converter to the
+     * output's scale (res_cvt_scale >> res_cvt_shift) */
+    int residual;
+    int res_pre;        /* the tensor the Add reads from the convolution */
+    int res_tensor;     /* the other operand, as stored */
+    uint32_t res_shift;
+    double res_scale;
+    int16_t res_cvt_scale;
+    uint32_t res_cvt_shift;
     /* statistics */
     uint64_t stat_n, stat_sat, stat_runs;
     double stat_sig, stat_noise;

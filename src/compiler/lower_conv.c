@@ -41,7 +41,58 @@ static int clip_by_saturation_ok(const struct dlc_graph *g, int t, float hi)
            floor((double)hi / y->qscale + 0.5) + y->zero >= 127.0;
 }
 
-/* Nodes fused after a convolution: bias Add/Sub, then Relu / Clip(0, x). */
+/* An Add of the convolution's output t and another tensor of its shape
+ * computed before the convolution runs (a residual connection: ResNet's
+ * shortcut), fused into the convolution's SDP: BN adds the shortcut read
+ * per element by NRDMA before the ReLU, as NVIDIA's compiler fuses
+ * element-wise sums, so the convolution's output makes no round trip
+ * through memory.  Calibrated models only: a pre-quantized model's X2
+ * holds its second requantization stage, and its affine zero points would
+ * sit in the sum before the ReLU. */
+static int residual_fusable(const struct dlasim_model *m, const struct dlc_layer *L,
+                            const struct dlc_node *nd, int t)
+{
+    const struct dlc_graph *g = &m->g;
+    const struct dlc_node *conv = &g->nodes[L->node];
+    int64_t nw = 0;
+    if (nd->op != DLC_OP_ADD || nd->n_in != 2 || nd->in[0] == nd->in[1] ||
+        conv->op != DLC_OP_CONV || dlc_given_wscale(g, conv, &nw) != NULL) {
+        return 0;
+    }
+    const int o = nd->in[nd->in[0] == t ? 1 : 0];
+    const struct dlc_tensor *ot = &g->t[o], *x = &g->t[t], *y = &g->t[nd->out];
+    if (ot->is_const || ot->producer >= L->node || x->rank != 4 || ot->rank != 4 ||
+        y->rank != 4 || ot->n != x->n || y->n != x->n || !(ot->scale > 0) || !(y->scale > 0) ||
+        y->qscale > 0 || ot->qscale > 0 || ot->zero || y->zero || dlc_layout_differs(m, o)) {
+        return 0;
+    }
+    const struct dlc_buf *b = dlc_stored_buf(m, o);
+    return b->c == (uint32_t)x->dims[1] && b->h == (uint32_t)x->dims[2] &&
+           b->w == (uint32_t)x->dims[3];
+}
+
+/* The fused residual's scales (see struct dlc_layer): BS gives the
+ * convolution's values in 2^-k steps of the shortcut, k <= 7 and small
+ * enough that ~127 of the convolution's own steps stay within 2^13 of them
+ * (the sum then stays within the 32-bit lanes of the device model's fast
+ * pass, and far within the hardware's 32 bits); the converter scales the
+ * sum to the output. */
+static void residual_scales(const struct dlasim_model *m, struct dlc_layer *L)
+{
+    const struct dlc_graph *g = &m->g;
+    const double s_opd = g->t[L->res_tensor].scale, s_pre = g->t[L->res_pre].scale;
+    const double r = s_pre > 0 ? s_pre / s_opd : 1.0;
+    int k = 7;
+    while (k > 0 && 127.0 * r * ldexp(1.0, k) > 8192.0) {
+        k--;
+    }
+    L->res_shift = (uint32_t)k;
+    L->res_scale = s_opd / ldexp(1.0, k);
+    L->res_cvt_scale = dlc_fit16(L->res_scale / g->t[L->out_tensor].scale, &L->res_cvt_shift, 63);
+}
+
+/* Nodes fused after a convolution: bias Add/Sub, a residual Add, then
+ * Relu / Clip(0, x). */
 static void fuse_after(struct dlasim_model *m, struct dlc_layer *L, int64_t k)
 {
     struct dlc_graph *g = &m->g;
@@ -54,12 +105,18 @@ static void fuse_after(struct dlasim_model *m, struct dlc_layer *L, int64_t k)
         struct dlc_node *nd = &g->nodes[r];
         int ai = 0, ci = 0;
         int free_act = !L->relu && !L->prelu;
-        if (free_act && (nd->op == DLC_OP_ADD || nd->op == DLC_OP_SUB || nd->op == DLC_OP_MUL) &&
+        /* (after a residual nothing folds into the weights and bias) */
+        if (free_act && !L->residual &&
+            (nd->op == DLC_OP_ADD || nd->op == DLC_OP_SUB || nd->op == DLC_OP_MUL) &&
             dlc_per_channel_const(g, nd, k, &ai, &ci) && nd->in[ai] == t) {
             /* bias or per-channel scale: folded into the weights and bias */
-        } else if (free_act && nd->op == DLC_OP_LEAKYRELU) {
+        } else if (free_act && !L->residual && residual_fusable(m, L, nd, t)) {
+            L->residual = L->n_fused + 1;
+            L->res_pre = t;
+            L->res_tensor = m->store[nd->in[nd->in[0] == t ? 1 : 0]];
+        } else if (free_act && !L->residual && nd->op == DLC_OP_LEAKYRELU) {
             L->prelu = L->n_fused + 1;
-        } else if (free_act && nd->op == DLC_OP_PRELU &&
+        } else if (free_act && !L->residual && nd->op == DLC_OP_PRELU &&
                    dlc_per_channel_const(g, nd, k, &ai, &ci) && ai == 0 && nd->in[0] == t) {
             L->prelu = L->n_fused + 1;
         } else if (free_act && nd->op == DLC_OP_RELU) {
@@ -68,7 +125,7 @@ static void fuse_after(struct dlasim_model *m, struct dlc_layer *L, int64_t k)
                    clip_by_saturation_ok(g, nd->out, nd->clip_max)) {
             L->relu = 1;
             L->clip_hi = nd->clip_max;
-        } else if (free_act && nd->op == DLC_OP_HARDSIGMOID &&
+        } else if (free_act && !L->residual && nd->op == DLC_OP_HARDSIGMOID &&
                    clip_by_saturation_ok(g, nd->out, 1.0f)) {
             L->relu = 1; /* alpha, beta folded into weights and bias; clip at 1 by saturation */
             L->clip_hi = 1.0f;
@@ -98,7 +155,7 @@ static void fuse_pool(struct dlasim_model *m, struct dlc_layer *L)
     struct dlc_graph *g = &m->g;
     const struct dlc_node *nd = &g->nodes[L->node];
     int r = dlc_only_reader(g, L->out_tensor);
-    if (nd->op != DLC_OP_CONV || r < 0 || L->n_fused == 4) {
+    if (nd->op != DLC_OP_CONV || r < 0 || L->n_fused == 4 || L->residual) {
         return;
     }
     const struct dlc_node *p = &g->nodes[r];
@@ -128,6 +185,9 @@ static void conv_take(struct dlasim_model *m, struct dlc_layer *L, char *fused)
     L->out_scale = g->t[L->out_tensor].scale;
     L->in_zero = g->t[m->store[L->in_tensor]].zero;
     L->out_zero = g->t[L->out_tensor].zero;
+    if (L->residual) {
+        residual_scales(m, L);
+    }
 }
 
 /* The convolution planner on the node's shape (a dry run): NULL, or why
@@ -579,14 +639,15 @@ static int quantize_conv(struct dlc_layer *L, struct qconv *q)
         double sw = q->wscale ? q->wscale[q->wscale_n == 1 ? 0 : k] /* the model's codes */
                     : amax > 0 ? amax / 127.0 : 1.0;
         quantize_kernel(q->w + k * per, q->qw + k * per, per, sw);
-        M[k] = (double)L->in_scale * sw / L->out_scale;
+        const double s_x1 = L->residual ? L->res_scale : L->out_scale; /* BS's output step */
+        M[k] = (double)L->in_scale * sw / s_x1;
         double wsum = 0; /* the input's code of 0: sum w * (s - z) = sum w * s - z * sum w */
         for (size_t i = 0; i < per && L->in_zero; i++) {
             wsum += q->qw[k * per + i];
         }
         if (q->wscale) { /* ONNX Runtime's multiplier: float32 (s_in x s_w) / s_out */
             float sxw = L->in_scale * (float)sw;
-            M[k] = (double)(sxw / L->out_scale);
+            M[k] = (double)(sxw / (float)s_x1);
         }
         B[k] = q->bias[k] / ((double)L->in_scale * sw) - (double)L->in_zero * wsum;
         mmax = M[k] > mmax ? M[k] : mmax;
@@ -746,10 +807,33 @@ static void bias_scale_stage(struct dlasim_rt_sdp_stage *x, int relu, uint32_t a
 }
 
 /* The SDP operation of one band: X1 bias and requantization, X2 PReLU. */
+/* X2 (BN) adding the fused residual's operand (its block's view `res`),
+ * read per element for the band's rows, before the ReLU; the converter
+ * to the output's scale. */
+static void residual_stage(struct dlasim_rt_sdp_op *s, struct dlasim_rt_sdp_surface *ss,
+                           const struct dlasim_conv_layer *l, const struct dlc_layer *L,
+                           const struct dlc_buf *res)
+{
+    s->x1_op.act = DLASIM_RT_ACT_NONE;
+    s->x2_op.enable = 1;
+    s->x2_op.alu_type = 2; /* SUM */
+    s->x2_op.type = DLASIM_RT_SDP_ADD;
+    s->x2_op.mode = DLASIM_RT_SDP_PER_POINT;
+    s->x2_op.shift_value = (uint8_t)L->res_shift;
+    s->x2_op.act = L->relu ? DLASIM_RT_ACT_RELU : DLASIM_RT_ACT_NONE;
+    s->x2_op.precision = DLASIM_RT_INT8;
+    ss->x2_data = dlc_cube(res, DLASIM_RT_MEM_MC);
+    ss->x2_data.height = (uint16_t)l->out_h;
+    ss->x2_data.offset = res->offset + l->out_y0 * res->line;
+    s->out_cvt.scale = L->res_cvt_scale;
+    s->out_cvt.truncate = (uint8_t)L->res_cvt_shift;
+    s->out_cvt.offset = 0; /* (residual_fusable: output zero point 0) */
+}
+
 static void fill_sdp_op(const struct dlasim_model *m, struct dlasim_rt_op *so,
                         const struct dlasim_rt_op *co, const struct dlasim_conv_layer *l,
                         const struct dlc_layer *L, const struct dlc_buf *by, int sblob,
-                        int sblob2, const struct slopes *sl, int64_t K)
+                        int sblob2, const struct slopes *sl, int64_t K, const struct dlc_buf *res)
 {
     struct dlasim_rt_sdp_op *s = &so->op.sdp;
     s->lut_index = -1;
@@ -760,7 +844,9 @@ static void fill_sdp_op(const struct dlasim_model *m, struct dlasim_rt_op *so,
     bias_scale_stage(&s->x1_op, L->relu, L->alu_shift, L->mul_shift);
     struct dlasim_rt_sdp_surface *ss = &so->surface.sdp;
     ss->x2_data.address = -1;
-    if (L->req2) { /* X2 (BN): the residual bias and the second multiplier, then ReLU */
+    if (res) {
+        residual_stage(s, ss, l, L, res);
+    } else if (L->req2) { /* X2 (BN): the residual bias and the second multiplier, then ReLU */
         s->x1_op.act = DLASIM_RT_ACT_NONE;
         bias_scale_stage(&s->x2_op, L->relu, L->alu2_shift, L->mul2_shift);
         ss->x2_data.type = DLASIM_RT_MEM_MC;
@@ -879,7 +965,7 @@ static int emit_ring_restart(struct dlasim_model *m, struct opvec *v, struct dlc
     rc = rc ? rc : (si = dlc_new_op(v, DLASIM_RT_OP_SDP)) < 0 ? si : 0;
     if (!rc) {
         fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[0], &d, &bx, &by, 0, 0, wb);
-        fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[0], &z, &by, sb, -1, &sl, k);
+        fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[0], &z, &by, sb, -1, &sl, k, NULL);
         L->n_hw_ops += 2;
         L->ring_restart++;
     }
@@ -964,6 +1050,10 @@ static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec 
     const struct dlc_node *nd = &m->g.nodes[L->node];
     struct dlc_buf bx = channel_view(m, dlc_stored_buf(m, L->in_tensor), cb->c0, cb->nc);
     struct dlc_buf by = channel_view(m, out, cb->k0, cb->nk);
+    struct dlc_buf br; /* the fused residual's operand, the block's channels */
+    if (L->residual) {
+        br = channel_view(m, &m->buf[L->res_tensor], cb->k0, cb->nk);
+    }
     struct qconv qb = { cb->nk, cb->nc, q->kh, q->kw, NULL, NULL, q->qw, q->alu + cb->k0,
                         q->mul + cb->k0, NULL, 0, q->alu2 ? q->alu2 + cb->k0 : NULL,
                         q->mul2 ? q->mul2 + cb->k0 : NULL, cb->nc };
@@ -1010,7 +1100,7 @@ static int emit_block(struct dlasim_model *m, struct dlc_layer *L, struct opvec 
         fill_conv_op(m, &v->ops[ci], &plan, &plan.layers[i], &d, &bx, &by, L->cacc_trunc,
                      L->in_zero, wblob);
         fill_sdp_op(m, &v->ops[si], &v->ops[ci], &plan.layers[i], L, &by, sblob, sblob2, &sl,
-                    cb->nk);
+                    cb->nk, L->residual ? &br : NULL);
         L->n_hw_ops += 2;
         if (L->pool && (rc = pool_on_the_fly(m, L, v, si, &by, plan.n_layers, err, errlen))) {
             goto out;

@@ -261,7 +261,7 @@ struct conv_shape {
     uint64_t out_px;     /* output pixels x batches */
     uint64_t k, c, r, s; /* kernels, channels (as CSC sees them), kernel height/width */
     uint64_t kgroups, cblocks;
-    double data_bytes, wt_bytes, wt_cap;
+    double data_bytes, wt_bytes, wt_cap, opd_bytes;
 };
 
 static void conv_shape(const struct dla_config *cfg, const struct dla_layer_summary *l,
@@ -282,13 +282,20 @@ static void conv_shape(const struct dla_config *cfg, const struct dla_layer_summ
     s->kgroups = (s->k + ak - 1) / ak;
     s->cblocks = (s->c + ac - 1) / ac;
     /* Weights the fetch reads (none when CBUF keeps them: WEIGHT_REUSE);
-     * the rest of the layer's reads is feature data. */
+     * SDP's per-element operands (a residual fused after the convolution),
+     * read as its output goes (conv_pipe per_atom); the rest of the
+     * layer's reads is feature data. */
     double wt = (double)k->weight_bytes;
     if (wt > (double)tr->rd_bytes) {
         wt = (double)tr->rd_bytes;
     }
+    double opd = (double)l->sdp.element_operand_bytes;
+    if (opd > (double)tr->rd_bytes - wt) {
+        opd = (double)tr->rd_bytes - wt;
+    }
     s->wt_bytes = wt;
-    s->data_bytes = (double)tr->rd_bytes - wt;
+    s->opd_bytes = opd;
+    s->data_bytes = (double)tr->rd_bytes - wt - opd;
     s->wt_cap = (double)(k->weight_banks * cfg->cbuf_bank_depth * cfg->cbuf_bank_width);
 }
 
@@ -421,12 +428,13 @@ static void model_conv(const struct dla_config *cfg, const struct dla_layer_summ
     double atoms = (double)s.out_px * (double)s.kgroups;
     double pdp = l->has_pdp ? pdp_elems(cfg, &l->pdp) / tput(cfg->pdp_throughput) : 0.0;
     double wr = (double)tr->wr_bytes / m->wr_bw;
+    double opd_rd = s.opd_bytes / bw;
     struct conv_pipe p;
     memset(&p, 0, sizeof(p));
     p.blocks = s.r * s.s * s.cblocks;
     p.wload = (double)(cfg->mac_atomic_c_size * cfg->mac_atomic_k_size) /
               (double)(cfg->cbuf_bank_width ? cfg->cbuf_bank_width : 8);
-    p.per_atom = maxd(sdp_atom, atoms > 0 ? maxd(pdp, wr) / atoms : 0.0);
+    p.per_atom = maxd(sdp_atom, atoms > 0 ? maxd(pdp, maxd(wr, opd_rd)) / atoms : 0.0);
     /* CSC's stripe limits and CACC's credit are the RTL's Atomic-K constants
      * (CSC_ATOMK, NVDLA_CC_CREDIT_SIZE), the same for INT16 (not graded) */
     uint64_t csc_k = cfg->mac_atomic_k_size ? cfg->mac_atomic_k_size : 8;

@@ -34,6 +34,7 @@ struct dla_sdp_summary {
     uint64_t w, h, c, batches;
     int x_stages;
     int int16;
+    uint64_t element_operand_bytes; /* read by BRDMA/NRDMA/ERDMA per element */
 };
 
 /* PDP: input and output cubes, split count, kernel, stride, top padding. */

@@ -348,7 +348,11 @@ static void test_op_tanh_nv_large(void **state)
     check_op_on("nv_large", "op_tanh", HW("SDP      Tanh"), 0, 20.0);
 }
 OP_TEST(op_mul_const, 0, "CONV+SDP Conv+Mul")
-OP_TEST(op_add_tensor, 0, "SDP      Add+Relu")
+/* an Add of a convolution's output and a tensor computed before it: fused
+ * into the convolution's SDP (BN adds it per element, then the Relu) */
+OP_TEST(op_add_tensor, 0, "CONV+SDP Conv+Add+Relu")
+/* an Add of two Relu outputs: SDP's element-wise Add from memory */
+OP_TEST(op_add_standalone, 0, "SDP      Add")
 OP_TEST(op_sub_tensor, 0, "SDP      Sub")
 OP_TEST(op_mul_tensor, 0, "SDP      Mul")
 OP_TEST(op_concat, 0, "placed   Concat")
@@ -672,6 +676,7 @@ int main(void)
         cmocka_unit_test(test_op_tanh_nv_large),
         cmocka_unit_test(test_op_mul_const),
         cmocka_unit_test(test_op_add_tensor),
+        cmocka_unit_test(test_op_add_standalone),
         cmocka_unit_test(test_op_sub_tensor),
         cmocka_unit_test(test_op_mul_tensor),
         cmocka_unit_test(test_op_concat),

@@ -479,7 +479,8 @@ static void test_lut_models(void **state)
 static void test_layer_models(void **state)
 {
     (void)state;
-    check_model("tests/models/op_add_tensor.onnx", "nv_small");   /* SDP element-wise */
+    check_model("tests/models/op_add_standalone.onnx", "nv_small"); /* SDP element-wise */
+    check_model("tests/models/op_add_tensor.onnx", "nv_small");   /* a residual fused */
     check_model("tests/models/op_avgpool.onnx", "nv_small");
     check_model("tests/models/op_concat.onnx", "nv_small");
     check_model("tests/models/op_conv_depthwise.onnx", "nv_small");

@@ -154,6 +154,50 @@ static void random_stream(const struct tdev *t, const struct layer *L, const str
     splitmix64_fill(&rng, s->mem, s->bytes);
 }
 
+/* The residual form (src/compiler/lower_conv.c residual_fusable; sdp.c
+ * addend_form_of, which adds the operand's bytes in the one pass to the
+ * atoms): BS a requantization with register or per-kernel operands, BN a
+ * sum with one-byte per-element operands from NRDMA (lines packed or
+ * not), its multiplier bypassed with truncation 0, ReLU or not; the
+ * converter as random_layer's. */
+static int residual_mode;
+
+static void make_residual(const struct tdev *t, struct layer *L)
+{
+    struct sdp_x *bs = &L->x[0], *bn = &L->x[1];
+    bs->bypass = bs->mul_bypass = bs->prelu = 0;
+    bs->algo = 2;
+    bs->alu_src = bs->mul_src = coin(70);
+    bs->mul_shift = rnd(0, 20);
+    bn->bypass = bn->alu_bypass = bn->prelu = bn->mul_shift = 0;
+    bn->algo = 2;
+    bn->alu_src = 1;
+    bn->mul_bypass = 1;
+    bn->alu_shift = rnd(0, 9);
+    for (int k = 0; k < 2; k++) {
+        struct stream *st = &L->st[k];
+        free(st->mem);
+        memset(st, 0, sizeof(*st));
+        random_stream(t, L, &L->x[k], st);
+    }
+    struct stream *n = &L->st[1];
+    n->use = 1;
+    n->size = 0;
+    n->per_element = 1;
+    n->line = L->cv.w * t->m + (coin(50) ? 0 : rnd(1, 2) * t->m);
+    n->surf = n->line * L->cv.h + rnd(0, 2) * t->m;
+    n->bytes = (size_t)n->surf * nsurf(t, L);
+    free(n->mem);
+    n->mem = malloc(n->bytes);
+    assert_non_null(n->mem);
+    splitmix64_fill(&rng, n->mem, n->bytes);
+    if (L->st[0].per_element) { /* BS per kernel */
+        struct stream *b = &L->st[0];
+        b->per_element = 0;
+        b->bytes = (size_t)nsurf(t, L) * t->m * elem_bytes(b);
+    }
+}
+
 /* A random layer that fits CBUF; 0 when it does not. */
 /* `big` 1: cubes of 2,048 to 3,072 pixels, which SDP splits over the
  * device's team (src/sim/nvdla/sdp.c run_on_team); 2: outputs of over
@@ -222,6 +266,9 @@ static int random_layer(const struct tdev *t, struct layer *L, int big)
     L->cvt_offset = coin(60) ? rnd(0, 40) - 20u : (uint32_t)splitmix64_next(&rng);
     L->cvt_scale = coin(60) ? rnd(1, 3) : rnd(0, 0xffff);
     L->cvt_shift = coin(60) ? rnd(0, 6) : rnd(0, 63);
+    if (residual_mode) {
+        make_residual(t, L);
+    }
     return 1;
 }
 
@@ -491,7 +538,19 @@ static void test_weight_reuse_between_layers(void **state)
     dlasim_destroy(t.dev);
 }
 
+/* random_suite on make_residual's layers */
+static void residual_suite(const char *config, unsigned n, uint64_t seed, int big)
+{
+    residual_mode = 1;
+    random_suite(config, n, seed, big);
+    residual_mode = 0;
+}
+
 RUN_TEST(test_flying_nv_small, random_suite, "nv_small", 400, 0x5df10001u, 0)
+RUN_TEST(test_flying_residual, residual_suite, "nv_small", 300, 0x5df10009u, 0)
+RUN_TEST(test_flying_residual_team, residual_suite, "nv_small", 60, 0x5df1000au, 1)
+RUN_TEST(test_flying_residual_bands, residual_suite, "nv_small", 12, 0x5df1000bu, 2)
+RUN_TEST(test_flying_residual_small_planes, residual_suite, "nv_small", 30, 0x5df1000cu, 3)
 RUN_TEST(test_flying_nv_small_256, random_suite, "nv_small_256", 150, 0x5df10002u, 0)
 RUN_TEST(test_flying_team, random_suite, "nv_small", 120, 0x5df10004u, 1)
 RUN_TEST(test_flying_bands, random_suite, "nv_small", 24, 0x5df10005u, 2)
@@ -504,6 +563,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flying_nv_small),
         cmocka_unit_test(test_flying_nv_small_256),
+        cmocka_unit_test(test_flying_residual),
+        cmocka_unit_test(test_flying_residual_team),
+        cmocka_unit_test(test_flying_residual_bands),
+        cmocka_unit_test(test_flying_residual_small_planes),
         cmocka_unit_test(test_flying_team),
         cmocka_unit_test(test_flying_bands),
         cmocka_unit_test(test_flying_team_small_planes),

@@ -585,6 +585,109 @@ static void test_x_cvt_atoms8_requant(void **state)
     }
 }
 
+/*
+ * dla_sdp_lanes_x_add_cvt_atoms8 (a residual addition fused after a
+ * convolution): BS as the compiler's requantisation (ALU sum, MUL per
+ * channel, truncation 0..31, ReLU or not), BN adding an int8 addend per
+ * element << shl (its multiplier bypassed, ReLU or not), the converter,
+ * against ref_x of both stages then the converter per element: the bytes
+ * of pixels [j0, j1), the saturations, nothing written outside.  An
+ * accumulator magnitude of 2^4..2^26 makes some runs too wide for the
+ * 32-bit lanes (refused: 0).  Returns whether it ran.
+ */
+static int check_x_add_cvt_atoms8(enum dla_lanes_isa isa, size_t plane)
+{
+    struct xcase k1, k2 = { SDP_LANE_ALU_SUM, 1, 0, (int)rnd(0, 1), 0 };
+    requant_case(&k1);
+    k1.alu = rnd(0, 3) ? SDP_LANE_ALU_SUM : SDP_LANE_ALU_BYPASS;
+    struct sdp_lane_x_cfg x1, x2;
+    dla_sdp_lane_x_init(&x1, k1.alu, k1.mul_bypass, k1.prelu, k1.relu_bypass, k1.shift);
+    dla_sdp_lane_x_init(&x2, k2.alu, k2.mul_bypass, k2.prelu, k2.relu_bypass, k2.shift);
+    const unsigned shl = rnd(0, 3) ? rnd(4, 9) : rnd(0, 23);
+    int32_t offset = rnd(0, 2) ? (int32_t)rnd(0, 200) - 100 : 0;
+    int32_t scale = rnd(0, 3) ? (int32_t)rnd(0, 0xffff) - 32768 : 1;
+    unsigned cshift = scale == 1 ? 0 : rnd(0, 31);
+    struct sdp_lane_cvt cc;
+    dla_sdp_lane_cvt_init(&cc, offset, scale, cshift, 8);
+    const unsigned real = rnd(0, 2) ? 8 : 1 + rnd(0, 7);
+    const size_t j0 = rnd(0, 1) ? 0 : rnd(0, (uint32_t)plane - 1);
+    const size_t j1 = rnd(0, 1) ? plane : j0 + 1 + rnd(0, (uint32_t)(plane - j0 - 1));
+    int32_t *in = malloc(8 * plane * sizeof(*in)), av[8], mv[8];
+    uint8_t *d = malloc(8 * plane + 16), *d2 = malloc(8 * plane + 16), *opd = malloc(8 * plane);
+    assert_true(in && d && d2 && opd);
+    const int32_t mag = (int32_t)1 << rnd(4, 26);
+    for (size_t i = 0; i < 8 * plane; i++) {
+        in[i] = (int32_t)rnd(0, 2 * (uint32_t)mag) - mag;
+        opd[i] = (uint8_t)rnd(0, 255);
+    }
+    for (int l = 0; l < 8; l++) {
+        av[l] = k1.alu == SDP_LANE_ALU_BYPASS ? 0 : (int32_t)rnd(0, 2 * (uint32_t)mag) - mag;
+        mv[l] = (int32_t)rnd(0, 0xffff) - 32768;
+    }
+    memset(d, CHAIN8_CANARY, 8 * plane + 16);
+    memset(d2, CHAIN8_CANARY, 8 * plane + 16);
+    uint32_t sat = 0, want_sat = 0;
+    const int done = dla_sdp_lanes_x_add_cvt_atoms8(isa, &x1, &x2, &cc, in, plane, real, j0, j1,
+                                                    av, mv, opd, shl, d, &sat);
+    if (isa != DLA_LANES_AVX512) {
+        assert_int_equal(done, 0);
+    }
+    /* without the count: the same decision and bytes */
+    assert_int_equal(dla_sdp_lanes_x_add_cvt_atoms8(isa, &x1, &x2, &cc, in, plane, real, j0, j1,
+                                                    av, mv, opd, shl, d2, NULL),
+                     done);
+    if (done) {
+        assert_memory_equal(d, d2, 8 * plane + 16);
+    }
+    for (size_t j = j0; done && j < j1; j++) {
+        for (unsigned l = 0; l < 8; l++) {
+            int sv;
+            int64_t t = ref_x(&k1, l < real ? in[l * plane + j] : 0, av[l], mv[l]);
+            t = ref_x(&k2, (int32_t)t, (int32_t)(int8_t)opd[j * 8 + l] * (1 << shl), 1);
+            int32_t want = (int32_t)clamp_bits(ref_rshift((t - offset) * scale, cshift, 49, 17,
+                                                          &sv), 8);
+            want_sat += (uint32_t)sv;
+            if (d[j * 8 + l] != (uint8_t)want) {
+                fail_msg("%s X+add+CVT atoms8: BS alu %d shift %u relu_bypass %d, BN relu_bypass "
+                         "%d, shl %u, CVT offset %d scale %d shift %u: pixel %zu channel %u of "
+                         "%zu (real %u): %d, reference %d",
+                         dla_lanes_isa_name(isa), (int)k1.alu, k1.shift, k1.relu_bypass,
+                         k2.relu_bypass, shl, offset, scale, cshift, j, l, plane, real,
+                         (int8_t)d[j * 8 + l], want);
+            }
+        }
+    }
+    assert_int_equal(sat, want_sat);
+    for (size_t i = 0; i < 8 * plane + 16; i++) {
+        if (i < j0 * 8 || i >= j1 * 8) { /* (refused: the pixels' atoms may be written) */
+            assert_int_equal(d[i], CHAIN8_CANARY);
+        }
+    }
+    free(in);
+    free(d);
+    free(d2);
+    free(opd);
+    return done;
+}
+
+static void test_x_add_cvt_atoms8(void **state)
+{
+    (void)state;
+    rng = 0x1a9e000bu;
+    for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) {
+        if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
+            continue;
+        }
+        int done = 0, cases = 1500;
+        for (int i = 0; i < cases; i++) {
+            done += check_x_add_cvt_atoms8((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS]);
+        }
+        if (isa == DLA_LANES_AVX512) { /* both outcomes are exercised */
+            assert_true(done > cases / 3 && done < cases - cases / 10);
+        }
+    }
+}
+
 /* ---- BS, BN and the converter chained ------------------------------------------------ */
 
 /*
@@ -1102,6 +1205,7 @@ int main(void)
         cmocka_unit_test(test_chain8),
         cmocka_unit_test(test_x_cvt_atoms8),
         cmocka_unit_test(test_x_cvt_atoms8_requant),
+        cmocka_unit_test(test_x_add_cvt_atoms8),
         cmocka_unit_test(test_cvt_quiet_range),
         cmocka_unit_test(test_any_nonzero),
     };

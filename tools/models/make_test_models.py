@@ -191,6 +191,7 @@ def main():
          [f32("pads", [0, 0, 1e30, 1, 0, 0, 1, 1])])
     precision_models()
     pool_pair_models()
+    residual_models()
     input_write_models()
 
 
@@ -219,6 +220,26 @@ def input_write_models():
     save("io_pass_narrow", pool, [], in_shape=(1, 24, 3, 5))
     save("io_pass_wide", pool, [], in_shape=(1, 24, 3, 20))
     save("io_pass_tall", pool, [], in_shape=(1, 3, 100, 100))
+
+
+def residual_models():
+    """An Add of two tensors the compiler cannot fuse into a convolution
+    (each is a Relu's output, computed by a convolution with its Relu fused):
+    SDP's element-wise Add from memory.  op_add_tensor's Add is fused into
+    its second convolution (a residual: lower_conv.c residual_fusable).  Its
+    own random generator, so that the models above do not change."""
+    r = np.random.default_rng(18)
+
+    def wr(name, *shape, scale=0.3):
+        return numpy_helper.from_array((r.standard_normal(shape) * scale).astype(np.float32), name)
+    save("op_add_standalone", [
+        helper.make_node("Conv", ["x", "c0.w", "c0.b"], ["a0"], name="c0", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["a0"], ["a"], name="relu0"),
+        helper.make_node("Conv", ["x", "c1.w", "c1.b"], ["b0"], name="c1"),
+        helper.make_node("Relu", ["b0"], ["b"], name="relu1"),
+        helper.make_node("Add", ["a", "b"], ["y"], name="add")],
+        [wr("c0.w", 16, 8, 3, 3), wr("c0.b", 16, scale=0.1), wr("c1.w", 16, 8, 1, 1),
+         wr("c1.b", 16, scale=0.1)])
 
 
 def precision_models():

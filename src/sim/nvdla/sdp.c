@@ -212,6 +212,8 @@ struct sdp_cfg {
     int dst_port;
     uint64_t dst_base, dst_line, dst_surf, dst_batch;
 
+    int addend_form; /* a residual addition fused after a convolution: see addend_form_of */
+
     int perf_sat, perf_lut;
 
     struct dla_work work; /* what the layer reads, writes and computes */
@@ -661,6 +663,26 @@ static void prepare_lanes(struct sdp_cfg *c)
 
 static void sdp_work_of(const struct sdp_cfg *c, struct dla_work *w);
 
+/* A flying int8 layer in atoms of 8 (atoms8_eligible's) whose BS takes
+ * register or per-kernel operands and whose BN adds an int8 operand read
+ * per element by NRDMA, its multiplier bypassed with truncation 0: a
+ * residual addition fused after a convolution (the shortcut added to the
+ * requantised output before the ReLU, src/compiler/lower_conv.c).
+ * surface_atoms8 adds the operand's bytes where they lie in memory
+ * (load_addends) in its one pass to the atoms. */
+static int addend_form_of(const struct sdp_cfg *c)
+{
+    const struct sdp_x_cfg *bn = &c->x[1];
+    const struct sdp_stream *n = &c->stream[1];
+    return c->flying && !c->to_pdp && c->batches == 1 && c->bpe == 1 && c->epa == 8 &&
+           !c->eql && !c->ew.en && dla_lanes_avx2_up(c->isa) && c->x[0].en && bn->en &&
+           !((c->src_used[SRC_BS_ALU] || c->src_used[SRC_BS_MUL]) && !c->stream[0].per_kernel) &&
+           !bn->alu_bypass && bn->alu_algo == NVDLA_SDP_D_DP_BN_CFG_0_BN_ALU_ALGO_SUM &&
+           c->src_used[SRC_BN_ALU] && !n->per_kernel && n->elem_bytes == 1 &&
+           bn->alu_shift <= 23 && bn->mul_bypass && !c->src_used[SRC_BN_MUL] &&
+           bn->mul_shift == 0;
+}
+
 /* The layer's configuration from its registers r, all but the base
  * addresses (decode_addresses). */
 static int sdp_decode(struct dla_dev *d, const struct sdp_regs *r, struct sdp_cfg *c)
@@ -761,6 +783,7 @@ static int sdp_decode(struct dla_dev *d, const struct sdp_regs *r, struct sdp_cf
     if (need_rdma && (rc = decode_rdma(d, r, c, proc)) != 0) {
         return rc;
     }
+    c->addend_form = addend_form_of(c);
     sdp_work_of(c, &c->work);
     return 0;
 }
@@ -1228,10 +1251,17 @@ struct sdp_work {
                               * per-kernel operands replicated over it */
     int32_t *kernel[3];      /* per-kernel operands: both components, all channels */
     struct sdp_small *small; /* where raw and kernel[] are when they fit */
+    /* addend_form's operand, where the layer takes that path (the cubes
+     * apart: addend_apart): surface s's bytes from addend[s] (lent, or in
+     * addend_copy); w->op[SRC_BN_ALU] is not used */
+    const uint8_t **addend;
+    uint8_t *addend_copy;
 };
 
 static void work_free(struct sdp_work *w)
 {
+    free((void *)w->addend);
+    free(w->addend_copy);
     free(w->data);
     if (w->raw != w->small->raw) {
         free(w->raw);
@@ -1252,11 +1282,16 @@ static size_t stream_surf_bytes(const struct sdp_cfg *c, const struct sdp_stream
     return (size_t)c->h * c->w * c->epa * s->elem_bytes;
 }
 
+static int addend_apart(const struct sdp_cfg *c);
+
 static int work_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
                       struct sdp_small *small)
 {
     /* every field set here (a memset of the whole was a rep stos, ~4 % of
      * sdp_execute's own time) */
+    const int addend = c->addend_form && addend_apart(c);
+    w->addend = NULL;
+    w->addend_copy = NULL;
     w->data = NULL;
     for (int i = 0; i < SRC_N; i++) {
         w->op[i] = NULL;
@@ -1283,9 +1318,14 @@ static int work_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_wor
     /* w->data: work_alloc_data, on the paths that use it */
     w->raw = raw <= sizeof(small->raw) ? small->raw : malloc(raw);
     int ok = w->raw != NULL;
+    if (ok && addend) {
+        w->addend = calloc(c->nsurf, sizeof(*w->addend));
+        ok = w->addend != NULL;
+    }
     for (int i = 0; i < SRC_N && ok; i++) {
         /* planar per-kernel operands are constants of a run */
-        if (c->src_used[i] && !(w->planar && c->stream[i / 2].per_kernel)) {
+        if (c->src_used[i] && !(w->planar && c->stream[i / 2].per_kernel) &&
+            !(addend && i == SRC_BN_ALU)) {
             w->op[i] = malloc(w->n_surf * sizeof(int32_t));
             ok = w->op[i] != NULL;
         }
@@ -1480,6 +1520,9 @@ static int load_surface_ops(struct dla_dev *d, const struct sdp_cfg *c, struct s
         if (!(c->src_used[2 * i] || c->src_used[2 * i + 1])) {
             continue;
         }
+        if (!s->per_kernel && w->addend && i == 1) {
+            continue; /* addend_form's operand: load_addends */
+        }
         if (!s->per_kernel) {
             int rc = load_element_ops(d, c, w, i, surf);
             if (rc) {
@@ -1578,10 +1621,15 @@ static void process_surface(const struct sdp_cfg *c, struct sdp_work *w, uint32_
  * and whose output is int8 in atoms of 8 (a convolution's bias, scale and
  * ReLU on nv_small-like configurations) goes from CACC's planes straight
  * to the packed atoms (dla_sdp_lanes_x_cvt_atoms8): no int32 copy of the
- * surface, no separate packing.  Decided once per layer.
+ * surface, no separate packing; so does one whose BN adds a per-element
+ * operand after BS (addend_form_of: a residual addition fused after the
+ * convolution, dla_sdp_lanes_x_add_cvt_atoms8).  Decided once per layer.
  */
 static int atoms8_eligible(const struct sdp_cfg *c, const struct sdp_work *w)
 {
+    if (w->addend) { /* BS, then BN's addend (addend_form_of) */
+        return !w->op[SRC_BS_ALU] && !w->op[SRC_BS_MUL];
+    }
     if (!c->flying || c->bpe != 1 || c->epa != 8 || c->eql || c->ew.en ||
         c->x[0].en == c->x[1].en || !dla_lanes_avx2_up(c->isa)) {
         return 0;
@@ -1605,10 +1653,12 @@ static int32_t op_of_channel(const struct sdp_cfg *c, const struct sdp_work *w, 
 
 /* Pixels [j0, j1) of surface `surf` into its atoms raw (the whole
  * surface's bytes) from CACC's planes of the surface (planes, `real` of
- * them; zeros after): in one pass where every channel is exact in 32-bit
- * lanes, else channel by channel through process_run (the same values). */
+ * them; zeros after), whose pixel 0 is the surface's pixel px: in one
+ * pass where every channel is exact in 32-bit lanes, else channel by
+ * channel through process_run (the same values).  With w->addend, BN adds
+ * the operand's bytes of the same pixels. */
 static void surface_atoms8(const struct sdp_cfg *c, const struct sdp_work *w, uint32_t surf,
-                           const int32_t *planes, uint32_t real, size_t j0, size_t j1,
+                           const int32_t *planes, uint32_t real, size_t px, size_t j0, size_t j1,
                            uint8_t *raw, struct sdp_stats *st)
 {
     const int k1 = c->x[0].en ? 0 : 1;
@@ -1618,14 +1668,24 @@ static void surface_atoms8(const struct sdp_cfg *c, const struct sdp_work *w, ui
         mv[l] = op_of_channel(c, w, 2 * k1 + 1, surf, l);
     }
     uint32_t sat = 0;
+    const uint8_t *opd = w->addend ? w->addend[surf] + px * 8 : NULL;
     const int pixel = w->plane == 1 && j0 == 0 && j1 == 1; /* a fully connected layer's */
     /* the saturations only where D_PERF_OUT_SATURATION counts them (1,007
      * of MobileNetV2's 40,030 calls ran a second pass to count) */
-    if (pixel ? dla_sdp_lanes_x_cvt_pixel8(c->isa, &c->lane_x[k1], &c->lane_cvt, planes, real, av,
-                                           mv, raw, &sat)
-              : dla_sdp_lanes_x_cvt_atoms8(c->isa, &c->lane_x[k1], &c->lane_cvt, planes,
-                                           w->plane, real, j0, j1, av, mv, raw,
-                                           c->perf_sat ? &sat : NULL)) {
+    int done;
+    if (opd) {
+        done = dla_sdp_lanes_x_add_cvt_atoms8(c->isa, &c->lane_x[0], &c->lane_x[1],
+                                              &c->lane_cvt, planes, w->plane, real, j0, j1, av,
+                                              mv, opd, c->x[1].alu_shift, raw,
+                                              c->perf_sat ? &sat : NULL);
+    } else if (pixel) {
+        done = dla_sdp_lanes_x_cvt_pixel8(c->isa, &c->lane_x[k1], &c->lane_cvt, planes, real, av,
+                                          mv, raw, &sat);
+    } else {
+        done = dla_sdp_lanes_x_cvt_atoms8(c->isa, &c->lane_x[k1], &c->lane_cvt, planes, w->plane,
+                                          real, j0, j1, av, mv, raw, c->perf_sat ? &sat : NULL);
+    }
+    if (done) {
         st->sat += sat;
         return;
     }
@@ -1637,11 +1697,15 @@ static void surface_atoms8(const struct sdp_cfg *c, const struct sdp_work *w, ui
         }
     }
     /* a step's eight channels as planes of n values, then to atoms */
-    int32_t buf[8 * ATOMS8_STEP], zeros[ATOMS8_STEP];
+    int32_t buf[8 * ATOMS8_STEP], zeros[ATOMS8_STEP], add[ATOMS8_STEP];
     memset(zeros, 0, sizeof(zeros));
     for (size_t j = j0; j < j1; j += ATOMS8_STEP) {
         const size_t n = j1 - j < ATOMS8_STEP ? j1 - j : ATOMS8_STEP;
         for (uint32_t l = 0; l < 8; l++) {
+            for (size_t i = 0; opd && i < n; i++) { /* the addend's channel l, decoded */
+                add[i] = op_decode(c, SRC_BN_ALU, (int8_t)opd[(j + i) * 8 + l]);
+            }
+            o[l].op[SRC_BN_ALU] = opd ? add : NULL;
             process_run(c, l < real ? planes + l * w->plane + j : zeros, buf + l * n, n, &o[l],
                         st);
         }
@@ -1821,7 +1885,7 @@ static int atoms8_into_pieces(const struct sdp_cfg *c, const struct sdp_work *w,
             continue;
         }
         uint8_t *at = pc[i].at + (a * 8 - pc[i].off);
-        surface_atoms8(c, w, surf, planes + (a - px0), real, 0, b - a, at, st);
+        surface_atoms8(c, w, surf, planes + (a - px0), real, a, 0, b - a, at, st);
         nonzero = nonzero || dla_sdp_lanes_any_nonzero(at, (b - a) * 8);
     }
     return nonzero;
@@ -2059,7 +2123,7 @@ static int atoms8_part(const struct sdp_par *p, uint32_t surf, size_t j0, size_t
                                   real, j0, j1, st, 0);
     }
     uint8_t *raw = p->raw + surf * p->w->n_surf;
-    surface_atoms8(c, p->w, surf, planes, real, j0, j1, raw, st);
+    surface_atoms8(c, p->w, surf, planes, real, 0, j0, j1, raw, st);
     return dla_sdp_lanes_any_nonzero(raw + j0 * 8, (j1 - j0) * 8);
 }
 
@@ -2276,7 +2340,8 @@ static void band_atoms8(const struct sdp_band_par *p, uint32_t y0, uint32_t y1,
             continue;
         }
         uint8_t *raw = p->raw + surf * p->w->n_surf + (size_t)y0 * c->w * 8;
-        surface_atoms8(c, &w, surf, buf + ch0 * w.plane, real, 0, w.plane, raw, &p->st[seat]);
+        surface_atoms8(c, &w, surf, buf + ch0 * w.plane, real, (size_t)y0 * c->w, 0, w.plane, raw,
+                       &p->st[seat]);
         p->nonzero[seat] = p->nonzero[seat] || dla_sdp_lanes_any_nonzero(raw, w.plane * 8);
     }
 }
@@ -3049,6 +3114,57 @@ static int check_io(struct dla_dev *d, const struct sdp_cfg *c, const struct dla
     return 0;
 }
 
+/* addend_form's operand and the output overlap nothing of each other
+ * (every order of the surfaces, on any thread, then reads the operand's
+ * bytes as the hardware's surface-by-surface order does) and neither wraps
+ * at the address width. */
+static int addend_apart(const struct sdp_cfg *c)
+{
+    const struct sdp_stream *s = &c->stream[1];
+    uint64_t olo, ohi, ilo, ihi;
+    return cube_span(c, c->dst_base, 1, c->dst_line, c->dst_surf, 1, 0, &olo, &ohi) &&
+           cube_span(c, s->base, 1, s->line_stride, s->surf_stride, 1, 0, &ilo, &ihi) &&
+           (s->port != c->dst_port || spans_apart(olo, ohi, ilo, ihi));
+}
+
+/* addend_form's operand surfaces (NRDMA, one byte an element) where they
+ * lie in memory, or copied where a surface is not one lent range, read
+ * before the layer runs (the team's items then need no memory access):
+ * the bytes and traffic of load_element_ops' reads. */
+static int load_addends(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w)
+{
+    const struct sdp_stream *s = &c->stream[1];
+    const size_t bytes = w->n_surf;
+    size_t lent = 0;
+    for (uint32_t surf = 0; surf < c->nsurf; surf++) {
+        const uint8_t *p = NULL;
+        if (lines_joined(c, s->line_stride, 1)) {
+            const uint64_t a = cube_elem_addr(c, s->base, s->line_stride, s->surf_stride, 1, surf,
+                                              0, 0) & c->addr_mask;
+            p = dla_dma_lend(d, s->port, a, bytes);
+        }
+        if (p) {
+            lent += bytes;
+        } else {
+            if (!w->addend_copy && !(w->addend_copy = malloc((size_t)c->nsurf * bytes))) {
+                return dla_error(d, DLASIM_ERR_NOMEM,
+                                 "SDP: out of host memory for a %ux%ux%u operand cube", c->w,
+                                 c->h, c->c);
+            }
+            uint8_t *cp = w->addend_copy + (size_t)surf * bytes;
+            int rc = read_surface(d, c, s->port, s->base, s->line_stride, s->surf_stride, 1,
+                                  surf, cp);
+            if (rc) {
+                return rc;
+            }
+            p = cp;
+        }
+        w->addend[surf] = p;
+    }
+    dla_dma_count_read(d, lent);
+    return 0;
+}
+
 static int sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in,
                        struct dla_cube *to_pdp)
 {
@@ -3084,6 +3200,9 @@ static int sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube 
     }
     memset(&st, 0, sizeof(st));
     rc = load_kernel_ops(d, c, &w);
+    if (!rc && w.addend) {
+        rc = load_addends(d, c, &w);
+    }
     struct dla_team *team = rc ? NULL : dla_dev_team(d);
     if (!rc && c->flying && in->band) { /* a convolution's values, not computed yet */
         if (bands_eligible(c, &w)) {
@@ -3116,7 +3235,7 @@ static int sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube 
             return rc; /* (work_alloc_data freed w) */
         }
     }
-    if (!rc && atoms8 && c->flying && !c->to_pdp && w.plane == 1) {
+    if (!rc && atoms8 && c->flying && !c->to_pdp && w.plane == 1 && !w.addend) {
         for (uint32_t b = 0; b < c->batches && !rc; b++) {
             rc = pixel_layer(d, c, &w, in, b, &st);
         }
@@ -3143,14 +3262,14 @@ static int sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube 
                 const uint32_t real = in->c - ch0 < c->epa ? (uint32_t)(in->c - ch0) : c->epa;
                 const int32_t *planes = in->data + b * dla_cube_batch_elems(in) + ch0 * w.plane;
                 if (c->to_pdp) {
-                    surface_atoms8(c, &w, s, planes, real, 0, w.plane,
+                    surface_atoms8(c, &w, s, planes, real, 0, 0, w.plane,
                                    (uint8_t *)to_pdp->atoms + (size_t)s * w.n_surf, &st);
                     continue;
                 }
                 if (atoms8_in_place(d, c, &w, s, b, planes, real, &st)) {
                     continue;
                 }
-                surface_atoms8(c, &w, s, planes, real, 0, w.plane, w.raw, &st);
+                surface_atoms8(c, &w, s, planes, real, 0, 0, w.plane, w.raw, &st);
             } else {
                 process_surface(c, &w, s, in, b, &st);
             }
@@ -3174,7 +3293,33 @@ int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in
 
 /* ---- summary (src/timing/summary.h) ------------------------------------------ */
 
-/* The data cube, its batches and whether an X stage (BS/BN) is in use. */
+/* Bytes the operand streams read per element (BRDMA, NRDMA, ERDMA not
+ * disabled, in PER_ELEMENT mode: the three *RDMA_CFG registers share one
+ * field layout) for a cube of `elems` elements (atoms whole). */
+static uint64_t element_operand_bytes(const struct dla_dev *d, unsigned g, uint64_t elems)
+{
+    static const uint32_t cfg_reg[3] = {NVDLA_SDP_RDMA_D_BRDMA_CFG_0, NVDLA_SDP_RDMA_D_NRDMA_CFG_0,
+                                        NVDLA_SDP_RDMA_D_ERDMA_CFG_0};
+    uint64_t bytes = 0;
+    for (int i = 0; i < 3; i++) {
+        const uint32_t v = dla_reg(d, cfg_reg[i], g);
+        if (SDP_FLD(v, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DISABLE) ||
+            SDP_FLD(v, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_MODE) !=
+                NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_MODE_PER_ELEMENT) {
+            continue;
+        }
+        const uint64_t size = SDP_FLD(v, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_SIZE) ? 2 : 1;
+        const uint64_t use = SDP_FLD(v, NVDLA_SDP_RDMA_D_BRDMA_CFG_0, BRDMA_DATA_USE) ==
+                                     NVDLA_SDP_RDMA_D_BRDMA_CFG_0_BRDMA_DATA_USE_BOTH
+                                 ? 2
+                                 : 1;
+        bytes += elems * size * use;
+    }
+    return bytes;
+}
+
+/* The data cube, its batches, whether an X stage (BS/BN) is in use and
+ * what its operands read per element. */
 void dla_sdp_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_summary *s)
 {
     s->sdp.w = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, WIDTH) + 1ull;
@@ -3185,4 +3330,9 @@ void dla_sdp_summarize(const struct dla_dev *d, unsigned g, struct dla_layer_sum
                       !DLA_REG_FIELD(d, g, NVDLA_SDP_D_DP_BN_CFG_0, BN_BYPASS);
     s->sdp.int16 = DLA_REG_FIELD(d, g, NVDLA_SDP_D_DATA_FORMAT_0, PROC_PRECISION) ==
                    NVDLA_SDP_D_DATA_FORMAT_0_PROC_PRECISION_INT16;
+    const uint64_t epa = dla_cfg(d)->memory_atomic_size / (s->sdp.int16 ? 2u : 1u);
+    const uint64_t elems = epa ? s->sdp.w * s->sdp.h * ((s->sdp.c + epa - 1) / epa) * epa *
+                                     s->sdp.batches
+                               : 0;
+    s->sdp.element_operand_bytes = element_operand_bytes(d, g, elems);
 }
