@@ -1470,6 +1470,81 @@ ATOMS8_ENTRY(DLA_LANES_AVX512_ATTR, atoms8_avx512, struct xcvt_k512, struct xcvt
 #undef ATOMS8_ENTRY
 
 /*
+ * atoms8 in 64-bit products, for what the 32-bit lanes refuse: a
+ * convolution whose accumulators times its 15-bit multipliers pass 2^31
+ * (ResNet's 7x7 input layer: accumulators to ~2^18, multipliers to 2^15
+ * with truncation 25) took the channel-by-channel stages.  X with an ALU
+ * sum or bypass and MUL (no MAX/MIN, no PReLU), the identity converter
+ * (XCVT_CID: a convolution requantised by BS), 8-bit output: x * mv and
+ * the constant (op_sum + 0) * mv in 64-bit lanes, even and odd elements
+ * apart (vpmuldq), rounded as sdp_lane_round, saturated to 32 bits, the
+ * ReLU floor, the 17-bit flag of the identity converter; exact for every
+ * input (|x * mv| < 2^47).
+ */
+struct wide512 {
+    __m512i mv, bias, half, relu, lo32, hi32;
+    __m128i sh;
+};
+
+/* One channel's sixteen values (x) through X in 64-bit lanes, back in
+ * 32-bit lanes. */
+DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) __m512i
+wide_x512(const struct wide512 *k, __m512i x)
+{
+    __m512i p[2] = {_mm512_mul_epi32(x, k->mv), _mm512_mul_epi32(_mm512_srli_epi64(x, 32), k->mv)};
+    for (int h = 0; h < 2; h++) {
+        __m512i v = _mm512_add_epi64(p[h], k->bias);
+        const __mmask8 neg = _mm512_cmplt_epi64_mask(v, _mm512_setzero_si512());
+        __m512i r = _mm512_srl_epi64(_mm512_add_epi64(_mm512_abs_epi64(v), k->half), k->sh);
+        r = _mm512_mask_sub_epi64(r, neg, _mm512_setzero_si512(), r);
+        r = _mm512_min_epi64(_mm512_max_epi64(r, k->lo32), k->hi32);
+        p[h] = _mm512_max_epi64(r, k->relu);
+    }
+    return _mm512_mask_blend_epi32((__mmask16)0xaaaa, p[0], _mm512_slli_epi64(p[1], 32));
+}
+
+DLA_LANES_AVX512_ATTR static int atoms8_wide512(const struct sdp_lane_x_cfg *p,
+                                                const struct sdp_lane_cvt *c, const int32_t *src,
+                                                size_t plane, unsigned real, size_t j0,
+                                                size_t j1, const int32_t av[8],
+                                                const int32_t mv[8], uint8_t *dst, uint32_t *sat)
+{
+    if (!atoms8_takes(c, real, j0, j1) || p->max_mask || p->min_mask || p->prelu ||
+        !(xcvt_form(p, &c->narrow) & XCVT_CID) || p->mul_shift.shift > 62) {
+        return 0;
+    }
+    struct wide512 k[8];
+    for (unsigned l = 0; l < 8; l++) {
+        k[l].mv = _mm512_set1_epi64(mv[l]);
+        k[l].bias = _mm512_set1_epi64((int64_t)(int32_t)((uint32_t)av[l] & p->sum_mask) * mv[l]);
+        k[l].half = _mm512_set1_epi64((int64_t)p->mul_shift.half);
+        k[l].sh = _mm_cvtsi32_si128((int)p->mul_shift.shift);
+        k[l].relu = _mm512_set1_epi64(p->relu_floor);
+        k[l].lo32 = _mm512_set1_epi64(INT32_MIN);
+        k[l].hi32 = _mm512_set1_epi64(INT32_MAX);
+    }
+    const __m512i flag_lo = _mm512_set1_epi32(-65536), flag_hi = _mm512_set1_epi32(65535);
+    __m512i cnt = _mm512_setzero_si512(), r[8];
+    for (size_t j = j0; j < j1; j += 16) {
+        const size_t n = j1 - j < 16 ? j1 - j : 16;
+        const __mmask16 m = (__mmask16)((1u << n) - 1u);
+        for (unsigned l = 0; l < 8; l++) {
+            __m512i x = l < real ? _mm512_maskz_loadu_epi32(m, src + l * plane + j)
+                                 : _mm512_setzero_si512();
+            r[l] = wide_x512(&k[l], x);
+            const __mmask16 f = _mm512_cmpgt_epi32_mask(flag_lo, r[l]) |
+                                _mm512_cmpgt_epi32_mask(r[l], flag_hi);
+            cnt = _mm512_mask_add_epi32(cnt, f & m, cnt, _mm512_set1_epi32(1));
+        }
+        atoms8_store512(r, dst + j * 8, 0, m, n == 16);
+    }
+    if (sat) {
+        *sat = (uint32_t)_mm512_reduce_add_epi32(cnt);
+    }
+    return 1;
+}
+
+/*
  * atoms8 with a per-element addend (dla_sdp_lanes_x_add_cvt_atoms8): a
  * residual addition fused after a convolution, BS requantising CACC's
  * values, BN adding the shortcut's int8 codes read per element.  Sixteen
@@ -1774,7 +1849,8 @@ int dla_sdp_lanes_x_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_c
 {
 #if defined(DLA_LANES_X86)
     if (isa == DLA_LANES_AVX512) {
-        return atoms8_avx512(x, cvt, src, plane, real, j0, j1, av, mv, dst, sat);
+        return atoms8_avx512(x, cvt, src, plane, real, j0, j1, av, mv, dst, sat) ||
+               atoms8_wide512(x, cvt, src, plane, real, j0, j1, av, mv, dst, sat);
     }
     if (dla_lanes_avx2_up(isa)) {
         return atoms8_avx2(x, cvt, src, plane, real, j0, j1, av, mv, dst, sat);

@@ -393,6 +393,7 @@ static void test_x_cvt(void **state)
  */
 enum { ATOMS8_PLAIN, ATOMS8_APART, ATOMS8_REQUANT };
 #define ATOMS8_SATURATED 2
+#define ATOMS8_IDENTITY 4 /* (returned too when the converter was the identity) */
 
 static void requant_case(struct xcase *k)
 {
@@ -477,15 +478,17 @@ static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs
         assert_memory_equal(d, d3, 8 * plane + 16);
         free(d3);
     }
-    if (isa == DLA_LANES_AVX512) { /* the AVX2 form's decision, bytes and count */
+    if (isa == DLA_LANES_AVX512) { /* the AVX2 form's bytes and count where it runs (the
+                                    * AVX-512 form also runs where only 64-bit products
+                                    * are exact: atoms8_wide512) */
         uint8_t *d2 = malloc(8 * plane + 16);
         uint32_t sat2 = 0;
         assert_non_null(d2);
         memset(d2, CHAIN8_CANARY, 8 * plane + 16);
         int done2 = dla_sdp_lanes_x_cvt_atoms8(DLA_LANES_AVX2, &xc, &cc, in, plane, real, j0, j1,
                                                av, mv, d2, &sat2);
-        assert_int_equal(done, done2);
-        if (done) {
+        assert_true(done || !done2);
+        if (done2) {
             assert_memory_equal(d, d2, 8 * plane + 16);
             assert_int_equal(sat, sat2);
         }
@@ -519,8 +522,8 @@ static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs
         uint32_t p8_sat = 0;
         memset(p8, CHAIN8_CANARY, sizeof(p8));
         int p8_done = dla_sdp_lanes_x_cvt_pixel8(isa, &xc, &cc, in, real, av, mv, p8, &p8_sat);
-        assert_int_equal(p8_done, done);
-        if (done) {
+        assert_true(done || !p8_done); /* (pixel8: the 32-bit lanes only) */
+        if (p8_done) {
             assert_memory_equal(p8, d, 8);
             assert_int_equal(p8_sat, sat);
         }
@@ -530,7 +533,8 @@ static int check_x_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, enum xinputs
     }
     free(in);
     free(d);
-    return done | (done && sat ? ATOMS8_SATURATED : 0);
+    const int identity = offset == 0 && scale == 1 && cshift == 0;
+    return done | (done && sat ? ATOMS8_SATURATED : 0) | (identity ? ATOMS8_IDENTITY : 0);
 }
 
 static void test_x_cvt_atoms8(void **state)
@@ -579,6 +583,11 @@ static void test_x_cvt_atoms8_requant(void **state)
                                        ATOMS8_REQUANT);
             done += r & 1;
             saturated += (r & ATOMS8_SATURATED) != 0;
+            /* AVX-512: with the identity converter every run is taken, in
+             * 64-bit products where 32 bits do not hold (atoms8_wide512) */
+            if (isa == DLA_LANES_AVX512 && (r & ATOMS8_IDENTITY) && !(r & 1)) {
+                fail_msg("an identity-converter requantisation refused on AVX-512 (case %d)", i);
+            }
         }
         assert_true(done > cases / 2);
         assert_true(saturated > cases / 20 && saturated < done - cases / 20);

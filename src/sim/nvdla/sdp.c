@@ -1380,13 +1380,27 @@ static void decode_kernel_ops(const struct sdp_cfg *c, int src, const uint8_t *r
     const struct sdp_stream *s = &c->stream[src / 2];
     const uint8_t *p = raw + s->off[src & 1];
     const size_t eb = s->elem_bytes;
-    for (size_t ch = 0; ch < nch; ch++) {
-        dst[ch] = load_elem(p + ch * eb, s->size);
+    /* one loop per component size (a test of the size per operand was
+     * ~60 % of sdp_execute's own time on ResNet-50) */
+    if (s->size == 2) {
+        for (size_t ch = 0; ch < nch; ch++) {
+            dst[ch] = (int16_t)(uint16_t)(p[ch * eb] | (unsigned)p[ch * eb + 1] << 8);
+        }
+    } else {
+        for (size_t ch = 0; ch < nch; ch++) {
+            dst[ch] = (int8_t)p[ch * eb];
+        }
     }
     if (src == SRC_BS_ALU || src == SRC_BN_ALU) {
         const unsigned shift = c->x[src / 2].alu_shift;
-        for (size_t ch = 0; ch < nch; ch++) {
-            dst[ch] = (int32_t)sdp_shl_su(dst[ch], shift, 32);
+        if (shift <= 16) { /* a 16-bit value << 16 at most: sdp_shl_su never saturates */
+            for (size_t ch = 0; ch < nch; ch++) {
+                dst[ch] *= (int32_t)1 << shift;
+            }
+        } else {
+            for (size_t ch = 0; ch < nch; ch++) {
+                dst[ch] = (int32_t)sdp_shl_su(dst[ch], shift, 32);
+            }
         }
     } else if (src == SRC_EW_ALU || src == SRC_EW_MUL) {
         for (size_t ch = 0; ch < nch; ch++) {
