@@ -114,7 +114,10 @@ struct dlasim_options {
     uint64_t max_layer_work;
     /* bytes of host memory the built-in sparse memory (both ports together)
      * may allocate for device memory: 64 KiB pages on the first write of a
-     * non-zero byte, plus their 8 KiB "written" bitmaps with strict_mem.
+     * non-zero byte, plus their 8 KiB "written" bitmaps with strict_mem
+     * (the pages are carved from 2 MiB mappings the host may back with
+     * huge pages: up to one such mapping's unused part more may be
+     * resident).
      * A write that would need more fails with DLASIM_ERR_NOMEM naming the
      * unit, layer and address range (DMA) or the address range (host writes).
      * Writing zeros to memory never written allocates no page (it reads as
