@@ -1081,6 +1081,21 @@ DLA_LANES_AVX2_ATTR static int atoms8_channels_exact(const struct sdp_lane_x_cfg
     return 1;
 }
 
+/* The eight channels' ALU operands' range [*alo, *ahi] and MUL operands'
+ * [*mlo, *mhi]. */
+static void operand_ranges8(const int32_t av[8], const int32_t mv[8], int32_t *alo, int32_t *ahi,
+                            int32_t *mlo, int32_t *mhi)
+{
+    *alo = *ahi = av[0];
+    *mlo = *mhi = mv[0];
+    for (unsigned l = 1; l < 8; l++) {
+        *alo = av[l] < *alo ? av[l] : *alo;
+        *ahi = av[l] > *ahi ? av[l] : *ahi;
+        *mlo = mv[l] < *mlo ? mv[l] : *mlo;
+        *mhi = mv[l] > *mhi ? mv[l] : *mhi;
+    }
+}
+
 /* One bound for the eight channels: x_narrow_bound is monotone in the
  * operands' ranges, so exact and quiet with the ALU operands within [min
  * av, max av] and the MUL ones within [min mv, max mv] holds for each
@@ -1090,13 +1105,8 @@ static int atoms8_jointly_exact_quiet(const struct sdp_lane_x_cfg *p, const stru
                                       int32_t lo, int32_t hi, const int32_t av[8],
                                       const int32_t mv[8], int *exact, int *quiet)
 {
-    int32_t alo = av[0], ahi = av[0], mlo = mv[0], mhi = mv[0];
-    for (unsigned l = 1; l < 8; l++) {
-        alo = av[l] < alo ? av[l] : alo;
-        ahi = av[l] > ahi ? av[l] : ahi;
-        mlo = mv[l] < mlo ? mv[l] : mlo;
-        mhi = mv[l] > mhi ? mv[l] : mhi;
-    }
+    int32_t alo, ahi, mlo, mhi;
+    operand_ranges8(av, mv, &alo, &ahi, &mlo, &mhi);
     int64_t bound;
     if (!xcvt_exact_bound(p, c, lo, hi, alo, ahi, mlo, mhi, &bound) || -bound < c->quiet_lo ||
         bound > c->quiet_hi) {
@@ -1754,13 +1764,8 @@ DLA_LANES_AVX512_ATTR static int addcvt_verdict(const struct sdp_lane_x_cfg *x1,
                                                 const int32_t mv[8], unsigned shl, int32_t lo,
                                                 int32_t hi)
 {
-    int32_t alo = av[0], ahi = av[0], mlo = mv[0], mhi = mv[0];
-    for (unsigned l = 1; l < 8; l++) {
-        alo = av[l] < alo ? av[l] : alo;
-        ahi = av[l] > ahi ? av[l] : ahi;
-        mlo = mv[l] < mlo ? mv[l] : mlo;
-        mhi = mv[l] > mhi ? mv[l] : mhi;
-    }
+    int32_t alo, ahi, mlo, mhi;
+    operand_ranges8(av, mv, &alo, &ahi, &mlo, &mhi);
     int quiet = 1;
     if (!addcvt_exact(x1, c, lo, hi, alo, ahi, mlo, mhi, shl, &quiet)) {
         int32_t clo[8], chi[8];
