@@ -806,7 +806,6 @@ static void bias_scale_stage(struct dlasim_rt_sdp_stage *x, int relu, uint32_t a
     x->precision = DLASIM_RT_INT16;
 }
 
-/* The SDP operation of one band: X1 bias and requantization, X2 PReLU. */
 /* X2 (BN) adding the fused residual's operand (its block's view `res`),
  * read per element for the band's rows, before the ReLU; the converter
  * to the output's scale. */
@@ -830,6 +829,8 @@ static void residual_stage(struct dlasim_rt_sdp_op *s, struct dlasim_rt_sdp_surf
     s->out_cvt.offset = 0; /* (residual_fusable: output zero point 0) */
 }
 
+/* The SDP operation of one band: X1 bias and requantization; X2 the fused
+ * residual, the second stage of a two-stage requantization or PReLU. */
 static void fill_sdp_op(const struct dlasim_model *m, struct dlasim_rt_op *so,
                         const struct dlasim_rt_op *co, const struct dlasim_conv_layer *l,
                         const struct dlc_layer *L, const struct dlc_buf *by, int sblob,
