@@ -1492,18 +1492,18 @@ ATOMS8_ENTRY(DLA_LANES_AVX512_ATTR, atoms8_avx512, struct xcvt_k512, struct xcvt
  * input (|x * mv| < 2^47).
  */
 struct wide512 {
-    __m512i mv, bias, half, relu, lo32, hi32;
+    __m512i half, relu, lo32, hi32;
     __m128i sh;
 };
 
-/* One channel's sixteen values (x) through X in 64-bit lanes, back in
- * 32-bit lanes. */
+/* One channel's sixteen values (x) through X in 64-bit lanes with its MUL
+ * operand mv and constant term bias (64-bit lanes), back in 32-bit lanes. */
 DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) __m512i
-wide_x512(const struct wide512 *k, __m512i x)
+wide_x512(const struct wide512 *k, __m512i mv, __m512i bias, __m512i x)
 {
-    __m512i p[2] = {_mm512_mul_epi32(x, k->mv), _mm512_mul_epi32(_mm512_srli_epi64(x, 32), k->mv)};
+    __m512i p[2] = {_mm512_mul_epi32(x, mv), _mm512_mul_epi32(_mm512_srli_epi64(x, 32), mv)};
     for (int h = 0; h < 2; h++) {
-        __m512i v = _mm512_add_epi64(p[h], k->bias);
+        __m512i v = _mm512_add_epi64(p[h], bias);
         const __mmask8 neg = _mm512_cmplt_epi64_mask(v, _mm512_setzero_si512());
         __m512i r = _mm512_srl_epi64(_mm512_add_epi64(_mm512_abs_epi64(v), k->half), k->sh);
         r = _mm512_mask_sub_epi64(r, neg, _mm512_setzero_si512(), r);
@@ -1523,15 +1523,14 @@ DLA_LANES_AVX512_ATTR static int atoms8_wide512(const struct sdp_lane_x_cfg *p,
         !(xcvt_form(p, &c->narrow) & XCVT_CID) || p->mul_shift.shift > 62) {
         return 0;
     }
-    struct wide512 k[8];
+    const struct wide512 k = {_mm512_set1_epi64((int64_t)p->mul_shift.half),
+                              _mm512_set1_epi64(p->relu_floor), _mm512_set1_epi64(INT32_MIN),
+                              _mm512_set1_epi64(INT32_MAX),
+                              _mm_cvtsi32_si128((int)p->mul_shift.shift)};
+    __m512i mvl[8], bias[8];
     for (unsigned l = 0; l < 8; l++) {
-        k[l].mv = _mm512_set1_epi64(mv[l]);
-        k[l].bias = _mm512_set1_epi64((int64_t)(int32_t)((uint32_t)av[l] & p->sum_mask) * mv[l]);
-        k[l].half = _mm512_set1_epi64((int64_t)p->mul_shift.half);
-        k[l].sh = _mm_cvtsi32_si128((int)p->mul_shift.shift);
-        k[l].relu = _mm512_set1_epi64(p->relu_floor);
-        k[l].lo32 = _mm512_set1_epi64(INT32_MIN);
-        k[l].hi32 = _mm512_set1_epi64(INT32_MAX);
+        mvl[l] = _mm512_set1_epi64(mv[l]);
+        bias[l] = _mm512_set1_epi64((int64_t)(int32_t)((uint32_t)av[l] & p->sum_mask) * mv[l]);
     }
     const __m512i flag_lo = _mm512_set1_epi32(-65536), flag_hi = _mm512_set1_epi32(65535);
     __m512i cnt = _mm512_setzero_si512(), r[8];
@@ -1541,7 +1540,7 @@ DLA_LANES_AVX512_ATTR static int atoms8_wide512(const struct sdp_lane_x_cfg *p,
         for (unsigned l = 0; l < 8; l++) {
             __m512i x = l < real ? _mm512_maskz_loadu_epi32(m, src + l * plane + j)
                                  : _mm512_setzero_si512();
-            r[l] = wide_x512(&k[l], x);
+            r[l] = wide_x512(&k, mvl[l], bias[l], x);
             const __mmask16 f = _mm512_cmpgt_epi32_mask(flag_lo, r[l]) |
                                 _mm512_cmpgt_epi32_mask(r[l], flag_hi);
             cnt = _mm512_mask_add_epi32(cnt, f & m, cnt, _mm512_set1_epi32(1));
@@ -1566,7 +1565,7 @@ DLA_LANES_AVX512_ATTR static int atoms8_wide512(const struct sdp_lane_x_cfg *p,
 struct addcvt512 {
     struct xcvt_k512 k1, k2; /* BS (no converter); BN's ReLU and the converter */
     __m128i shl;             /* BN's ALU shift of the addend */
-    int form1, form2;
+    int xs;                  /* BS truncates (XCVT_XS) */
 };
 
 /* The addend's atoms of sixteen pixels (a: pixels 0-7, b: 8-15) as two
@@ -1684,7 +1683,7 @@ addcvt_any512(const struct addcvt512 *k, const struct xcvt_op512 o[8], const int
               size_t plane, unsigned real, size_t j0, size_t j1, const uint8_t *opd,
               uint8_t *dst, int32_t *lo, int32_t *hi, int form2)
 {
-    const int xs = (k->form1 & XCVT_XS) != 0;
+    const int xs = k->xs;
     switch (form2) {
         ADDCVT_FORM(0);
         ADDCVT_FORM(XCVT_CS);
@@ -1810,20 +1809,20 @@ DLA_LANES_AVX512_ATTR static int addcvt_avx512(const struct sdp_lane_x_cfg *x1,
     xcvt_k512_init(&k.k1, x1, &c->narrow);
     xcvt_k512_init(&k.k2, x2, &c->narrow);
     k.shl = _mm_cvtsi32_si128((int)shl);
-    k.form1 = xcvt_form(x1, &c->narrow) & XCVT_XS;
-    k.form2 = xcvt_form(x2, &c->narrow) & (XCVT_CS | XCVT_CID);
+    k.xs = x1->mul_shift.shift != 0;
+    const int form2 = xcvt_form(x2, &c->narrow) & (XCVT_CS | XCVT_CID);
     for (unsigned l = 0; l < 8; l++) {
         xcvt_op512_init(&o[l], x1, av[l], mv[l]);
     }
     int32_t lo, hi;
     uint32_t s = addcvt_any512(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi,
-                               k.form2 | XCVT_NOSAT);
+                               form2 | XCVT_NOSAT);
     const int verdict = addcvt_verdict(x1, c, src, plane, real, j0, j1, av, mv, shl, lo, hi);
     if (verdict == 0) {
         return 0;
     }
     if (verdict == 2 && sat) { /* saturation not ruled out: count it */
-        s = addcvt_any512(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi, k.form2);
+        s = addcvt_any512(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi, form2);
     }
     if (sat) {
         *sat = s;
