@@ -721,13 +721,11 @@ enum { XCVT_XS = 1, XCVT_CS = 2, XCVT_FULL = 4, XCVT_CID = 8, XCVT_NOSAT = 16, X
 #define ATOMS8_BYTE_RELU(form)                                                                \
     (((form) & (XCVT_RELU | XCVT_CID | XCVT_NOSAT)) == (XCVT_RELU | XCVT_CID | XCVT_NOSAT))
 
-/* sdp_lane_x32 then sdp_lane_cvt32 on eight lanes; the lanes' saturation
- * flags (all ones) in *sat.  `clamp` (a constant): the result clamped to
- * [lo, hi]; without it the caller's saturating packs to int8 clamp to
- * [-128, 127] (atoms8_pass, whose converter's range is exactly that). */
+/* sdp_lane_x32 on eight lanes with a channel's operands o: the X stage,
+ * its ReLU floor included (but where ATOMS8_BYTE_RELU moves it to the
+ * packed bytes). */
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
-xcvt_vec_op(const struct xcvt_k *k, const struct xcvt_op *o, __m256i x, __m256i *sat,
-            const int form, const int clamp)
+x_vec_op(const struct xcvt_k *k, const struct xcvt_op *o, __m256i x, const int form)
 {
     __m256i t;
     if (form & XCVT_FULL) {
@@ -761,6 +759,16 @@ xcvt_vec_op(const struct xcvt_k *k, const struct xcvt_op *o, __m256i x, __m256i 
     if (!ATOMS8_BYTE_RELU(form)) {
         t = _mm256_max_epi32(t, k->relu);
     }
+    return t;
+}
+
+/* sdp_lane_cvt32 on eight lanes; the lanes' saturation flags (all ones) in
+ * *sat.  `clamp` (a constant): the result clamped to [lo, hi]; without it
+ * the caller's saturating packs to int8 clamp to [-128, 127] (atoms8_pass,
+ * whose converter's range is exactly that). */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
+cvt_vec(const struct xcvt_k *k, __m256i t, __m256i *sat, const int form, const int clamp)
+{
     __m256i v = t;
     if (!(form & XCVT_CID)) {
         v = _mm256_sub_epi32(_mm256_mullo_epi32(t, k->scale), k->offset);
@@ -780,6 +788,14 @@ xcvt_vec_op(const struct xcvt_k *k, const struct xcvt_op *o, __m256i x, __m256i 
         *sat = _mm256_or_si256(_mm256_cmpgt_epi32(k->sat_lo, f), _mm256_cmpgt_epi32(r, k->sat_hi));
     }
     return clamp ? _mm256_min_epi32(_mm256_max_epi32(r, k->lo), k->hi) : r;
+}
+
+/* sdp_lane_x32 then sdp_lane_cvt32 on eight lanes (x_vec_op, cvt_vec). */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
+xcvt_vec_op(const struct xcvt_k *k, const struct xcvt_op *o, __m256i x, __m256i *sat,
+            const int form, const int clamp)
+{
+    return cvt_vec(k, x_vec_op(k, o, x, form), sat, form, clamp);
 }
 
 /* xcvt_vec_op with the layer's own operands (k->op). */
@@ -1672,32 +1688,36 @@ addcvt_pass512(const struct addcvt512 *k, const struct xcvt_op512 o[8], const in
  * truncation or not, eight real channels or fewer: a loop each. */
 #define ADDCVT_FORM(f)                                                                    \
     case f:                                                                               \
-        return xs ? (real == 8 ? addcvt_pass512(k, o, src, plane, 8, j0, j1, opd, dst, lo, hi, \
-                                                XCVT_CID | XCVT_NOSAT | XCVT_XS, f)       \
-                               : addcvt_pass512(k, o, src, plane, real, j0, j1, opd, dst, lo, \
-                                                hi, XCVT_CID | XCVT_NOSAT | XCVT_XS, f))  \
-                  : addcvt_pass512(k, o, src, plane, real, j0, j1, opd, dst, lo, hi,      \
-                                   XCVT_CID | XCVT_NOSAT, f)
-DLA_LANES_AVX512_ATTR static __attribute__((noinline)) uint32_t
-addcvt_any512(const struct addcvt512 *k, const struct xcvt_op512 o[8], const int32_t *src,
-              size_t plane, unsigned real, size_t j0, size_t j1, const uint8_t *opd,
-              uint8_t *dst, int32_t *lo, int32_t *hi, int form2)
-{
-    const int xs = k->xs;
-    switch (form2) {
-        ADDCVT_FORM(0);
-        ADDCVT_FORM(XCVT_CS);
-        ADDCVT_FORM(XCVT_CID);
-        ADDCVT_FORM(XCVT_NOSAT);
-        ADDCVT_FORM(XCVT_CS | XCVT_NOSAT);
-        ADDCVT_FORM(XCVT_CID | XCVT_NOSAT);
-    default:
-        *lo = INT32_MIN; /* not reached: the forms above are every one (addcvt_avx512) */
-        *hi = INT32_MAX;
-        return 0;
+        return xs ? (real == 8 ? ADDCVT_PASS(k, o, src, plane, 8, j0, j1, opd, dst, lo, hi, \
+                                             XCVT_CID | XCVT_NOSAT | XCVT_XS, f)          \
+                               : ADDCVT_PASS(k, o, src, plane, real, j0, j1, opd, dst, lo, \
+                                             hi, XCVT_CID | XCVT_NOSAT | XCVT_XS, f))     \
+                  : ADDCVT_PASS(k, o, src, plane, real, j0, j1, opd, dst, lo, hi,         \
+                                XCVT_CID | XCVT_NOSAT, f)
+/* NAME(K, OP): the dispatcher over ADDCVT_PASS's forms. */
+#define ADDCVT_DISPATCH(ATTR, NAME, K, OP)                                                \
+    ATTR static __attribute__((noinline)) uint32_t NAME(                                  \
+        const K *k, const OP o[8], const int32_t *src, size_t plane, unsigned real,       \
+        size_t j0, size_t j1, const uint8_t *opd, uint8_t *dst, int32_t *lo, int32_t *hi, \
+        int form2)                                                                        \
+    {                                                                                     \
+        const int xs = k->xs;                                                             \
+        switch (form2) {                                                                  \
+            ADDCVT_FORM(0);                                                               \
+            ADDCVT_FORM(XCVT_CS);                                                         \
+            ADDCVT_FORM(XCVT_CID);                                                        \
+            ADDCVT_FORM(XCVT_NOSAT);                                                      \
+            ADDCVT_FORM(XCVT_CS | XCVT_NOSAT);                                            \
+            ADDCVT_FORM(XCVT_CID | XCVT_NOSAT);                                           \
+        default:                                                                          \
+            *lo = INT32_MIN; /* not reached: the forms above are every one */             \
+            *hi = INT32_MAX;                                                              \
+            return 0;                                                                     \
+        }                                                                                 \
     }
-}
-#undef ADDCVT_FORM
+#define ADDCVT_PASS addcvt_pass512
+ADDCVT_DISPATCH(DLA_LANES_AVX512_ATTR, addcvt_any512, struct addcvt512, struct xcvt_op512)
+#undef ADDCVT_PASS
 
 /* Each channel's input range over pixels [j0, j1) (zeros past `real`). */
 DLA_LANES_AVX512_ATTR static void channel_ranges512(const int32_t *src, size_t plane,
@@ -1756,19 +1776,20 @@ static int addcvt_exact(const struct sdp_lane_x_cfg *x1, const struct sdp_lane_c
  * every channel exact on that range with the operands' ranges, else each on
  * its own inputs' range and operands (a pass over the planes); 0 not exact,
  * 1 exact and quiet, 2 exact but saturation not ruled out. */
-DLA_LANES_AVX512_ATTR static int addcvt_verdict(const struct sdp_lane_x_cfg *x1,
-                                                const struct sdp_lane_cvt *c, const int32_t *src,
-                                                size_t plane, unsigned real, size_t j0,
-                                                size_t j1, const int32_t av[8],
-                                                const int32_t mv[8], unsigned shl, int32_t lo,
-                                                int32_t hi)
+typedef void channel_ranges_fn(const int32_t *src, size_t plane, unsigned real, size_t j0,
+                               size_t j1, int32_t lo[8], int32_t hi[8]);
+
+static int addcvt_verdict(const struct sdp_lane_x_cfg *x1, const struct sdp_lane_cvt *c,
+                          const int32_t *src, size_t plane, unsigned real, size_t j0, size_t j1,
+                          const int32_t av[8], const int32_t mv[8], unsigned shl, int32_t lo,
+                          int32_t hi, channel_ranges_fn *channel_ranges)
 {
     int32_t alo, ahi, mlo, mhi;
     operand_ranges8(av, mv, &alo, &ahi, &mlo, &mhi);
     int quiet = 1;
     if (!addcvt_exact(x1, c, lo, hi, alo, ahi, mlo, mhi, shl, &quiet)) {
         int32_t clo[8], chi[8];
-        channel_ranges512(src, plane, real, j0, j1, clo, chi);
+        channel_ranges(src, plane, real, j0, j1, clo, chi);
         quiet = 1;
         for (unsigned l = 0; l < 8; l++) {
             if (!addcvt_exact(x1, c, clo[l], chi[l], av[l], av[l], mv[l], mv[l], shl, &quiet)) {
@@ -1817,12 +1838,185 @@ DLA_LANES_AVX512_ATTR static int addcvt_avx512(const struct sdp_lane_x_cfg *x1,
     int32_t lo, hi;
     uint32_t s = addcvt_any512(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi,
                                form2 | XCVT_NOSAT);
-    const int verdict = addcvt_verdict(x1, c, src, plane, real, j0, j1, av, mv, shl, lo, hi);
+    const int verdict = addcvt_verdict(x1, c, src, plane, real, j0, j1, av, mv, shl, lo, hi,
+                                       channel_ranges512);
     if (verdict == 0) {
         return 0;
     }
     if (verdict == 2 && sat) { /* saturation not ruled out: count it */
         s = addcvt_any512(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi, form2);
+    }
+    if (sat) {
+        *sat = s;
+    }
+    return 1;
+}
+
+/*
+ * The fused residual pass in AVX2 registers: eight pixels a step as
+ * atoms8_pass, the values step for step addcvt_step512's.  The addend's 64
+ * bytes (8 atoms) are turned channel-major by a byte shuffle inside each
+ * 128-bit lane (two pixels: a word per channel), a word interleave of the
+ * two halves (four pixels: a dword per channel) and a dword permute, so
+ * that each channel's eight codes are one 8-byte half of a 128-bit lane.
+ */
+struct addcvt_k {
+    struct xcvt_k k1, k2; /* BS (no converter); BN's ReLU and the converter */
+    __m128i shl;          /* BN's ALU shift of the addend */
+    int xs;               /* BS truncates (XCVT_XS) */
+};
+
+/* The addend's atoms of eight pixels at p as two vectors: q[0] channels
+ * 0-3, q[1] channels 4-7, eight bytes a channel in pixel order. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+addend_channels(const uint8_t *p, __m256i q[2])
+{
+    const __m256i pair = _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
+                                          0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+    __m256i a = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)(const void *)p), pair);
+    __m256i b = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(p + 32)),
+                                    pair);
+    /* word l of each 128-bit lane: channel l of a pixel pair */
+    __m256i c = _mm256_permute2x128_si256(a, b, 0x20); /* pixels 0-1 | 4-5 */
+    __m256i d = _mm256_permute2x128_si256(a, b, 0x31); /* pixels 2-3 | 6-7 */
+    /* dword c of each 128-bit lane: channel c (+4 in hi) of four pixels */
+    __m256i lo = _mm256_unpacklo_epi16(c, d), hi = _mm256_unpackhi_epi16(c, d);
+    const __m256i idx = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    q[0] = _mm256_permutevar8x32_epi32(lo, idx);
+    q[1] = _mm256_permutevar8x32_epi32(hi, idx);
+}
+
+/* Channel l's eight addend values, sign-extended and shifted. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
+addend_lane(const __m256i q[2], unsigned l, __m128i shl)
+{
+    __m128i h = (l & 2u) ? _mm256_extracti128_si256(q[l >> 2], 1) : _mm256_castsi256_si128(q[l >> 2]);
+    if (l & 1u) {
+        h = _mm_unpackhi_epi64(h, h);
+    }
+    return _mm256_sll_epi32(_mm256_cvtepi8_epi32(h), shl);
+}
+
+/* Eight pixels from j (`mask`: the valid lanes, all of them when `full`,
+ * the addend's atoms of the valid ones then in `opd8`): BS, the addend,
+ * BN's ReLU, the converter, into r; the inputs' range and the saturations
+ * counted. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+addcvt_step(const struct addcvt_k *k, const struct xcvt_op o[8], const int32_t *src, size_t plane,
+            unsigned real, size_t j, const uint8_t *opd8, __m256i r[8], __m256i mask,
+            __m256i *rlo, __m256i *rhi, __m256i *cnt, const int full, const int form1,
+            const int form2)
+{
+    __m256i q[2], s;
+    addend_channels(opd8, q);
+#pragma GCC unroll 8
+    for (unsigned l = 0; l < 8; l++) {
+        __m256i x = l >= real ? _mm256_setzero_si256()
+                    : full    ? _mm256_loadu_si256((const __m256i *)(const void *)(src + l * plane + j))
+                              : _mm256_maskload_epi32(src + l * plane + j, mask);
+        /* padding lanes: a value already seen */
+        __m256i xr = full ? x : _mm256_blendv_epi8(*rlo, x, mask);
+        *rlo = _mm256_min_epi32(*rlo, xr);
+        *rhi = _mm256_max_epi32(*rhi, xr);
+        __m256i t = x_vec_op(&k->k1, &o[l], x, form1);
+        t = _mm256_max_epi32(_mm256_add_epi32(t, addend_lane(q, l, k->shl)), k->k2.relu);
+        r[l] = cvt_vec(&k->k2, t, &s, form2, 0);
+        if (!(form2 & XCVT_NOSAT)) {
+            *cnt = _mm256_sub_epi32(*cnt, full ? s : _mm256_and_si256(s, mask));
+        }
+    }
+}
+
+/* addcvt_pass512 in eight lanes. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) uint32_t
+addcvt_pass_avx2(const struct addcvt_k *k, const struct xcvt_op o[8], const int32_t *src,
+                 size_t plane, unsigned real, size_t j0, size_t j1, const uint8_t *opd,
+                 uint8_t *dst, int32_t *lo, int32_t *hi, const int form1, const int form2)
+{
+    __m256i cnt = _mm256_setzero_si256(), rlo = _mm256_set1_epi32(src[j0]), rhi = rlo, r[8];
+    if (real < 8) { /* the zero planes are inputs too */
+        rlo = _mm256_min_epi32(rlo, _mm256_setzero_si256());
+        rhi = _mm256_max_epi32(rhi, _mm256_setzero_si256());
+    }
+    const __m256i all = _mm256_set1_epi32(-1);
+    size_t j = j0;
+    for (; j + 8 <= j1; j += 8) {
+        addcvt_step(k, o, src, plane, real, j, opd + j * 8, r, all, &rlo, &rhi, &cnt, 1, form1,
+                    form2);
+        atoms8_store(r, dst + j * 8, 0);
+    }
+    if (j < j1) { /* the last pixels: their atoms through buffers, the planes masked */
+        const size_t rem = j1 - j;
+        __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)rem),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        uint8_t in8[64] = {0}, out8[64];
+        for (size_t q = 0; q < rem; q++) { /* an atom a move (as atoms8_pass) */
+            _mm_storel_epi64((__m128i *)(void *)(in8 + q * 8),
+                             _mm_loadl_epi64((const __m128i *)(const void *)(opd + (j + q) * 8)));
+        }
+        addcvt_step(k, o, src, plane, real, j, in8, r, mask, &rlo, &rhi, &cnt, 0, form1, form2);
+        atoms8_store(r, out8, 0);
+        for (size_t q = 0; q < rem; q++) {
+            _mm_storel_epi64((__m128i *)(void *)(dst + (j + q) * 8),
+                             _mm_loadl_epi64((const __m128i *)(const void *)(out8 + q * 8)));
+        }
+    }
+    *lo = hmin8(rlo);
+    *hi = hmax8(rhi);
+    return (uint32_t)hsum8(cnt);
+}
+
+#define ADDCVT_PASS addcvt_pass_avx2
+ADDCVT_DISPATCH(DLA_LANES_AVX2_ATTR, addcvt_any_avx2, struct addcvt_k, struct xcvt_op)
+#undef ADDCVT_PASS
+#undef ADDCVT_DISPATCH
+#undef ADDCVT_FORM
+
+/* Each channel's input range over pixels [j0, j1) (zeros past `real`). */
+DLA_LANES_AVX2_ATTR static void channel_ranges_avx2(const int32_t *src, size_t plane,
+                                                    unsigned real, size_t j0, size_t j1,
+                                                    int32_t lo[8], int32_t hi[8])
+{
+    for (unsigned l = 0; l < 8; l++) {
+        lo[l] = hi[l] = 0;
+        if (l < real) {
+            run_range_avx2(src + l * plane + j0, j1 - j0, &lo[l], &hi[l]);
+        }
+    }
+}
+
+/* addcvt_avx512 in eight lanes. */
+DLA_LANES_AVX2_ATTR static int addcvt_avx2(const struct sdp_lane_x_cfg *x1,
+                                           const struct sdp_lane_x_cfg *x2,
+                                           const struct sdp_lane_cvt *c, const int32_t *src,
+                                           size_t plane, unsigned real, size_t j0, size_t j1,
+                                           const int32_t av[8], const int32_t mv[8],
+                                           const uint8_t *opd, unsigned shl, uint8_t *dst,
+                                           uint32_t *sat)
+{
+    if (!addcvt_takes(x1, x2, c, real, j0, j1, shl)) {
+        return 0;
+    }
+    struct addcvt_k k;
+    struct xcvt_op o[8];
+    xcvt_k_init(&k.k1, x1, &c->narrow, av[0], mv[0]);
+    xcvt_k_init(&k.k2, x2, &c->narrow, 0, 1);
+    k.shl = _mm_cvtsi32_si128((int)shl);
+    k.xs = x1->mul_shift.shift != 0;
+    const int form2 = xcvt_form(x2, &c->narrow) & (XCVT_CS | XCVT_CID);
+    for (unsigned l = 0; l < 8; l++) {
+        xcvt_op_init(&o[l], x1, av[l], mv[l]);
+    }
+    int32_t lo, hi;
+    uint32_t s = addcvt_any_avx2(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi,
+                                 form2 | XCVT_NOSAT);
+    const int verdict = addcvt_verdict(x1, c, src, plane, real, j0, j1, av, mv, shl, lo, hi,
+                                       channel_ranges_avx2);
+    if (verdict == 0) {
+        return 0;
+    }
+    if (verdict == 2 && sat) { /* saturation not ruled out: count it */
+        s = addcvt_any_avx2(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi, form2);
     }
     if (sat) {
         *sat = s;
@@ -1874,6 +2068,9 @@ int dla_sdp_lanes_x_add_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane
 #if defined(DLA_LANES_X86)
     if (isa == DLA_LANES_AVX512) {
         return addcvt_avx512(x1, x2, cvt, src, plane, real, j0, j1, av, mv, opd, shl, dst, sat);
+    }
+    if (dla_lanes_avx2_up(isa)) {
+        return addcvt_avx2(x1, x2, cvt, src, plane, real, j0, j1, av, mv, opd, shl, dst, sat);
     }
 #endif
     (void)isa, (void)x1, (void)x2, (void)cvt, (void)src, (void)plane, (void)real, (void)j0;

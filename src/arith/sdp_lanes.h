@@ -88,8 +88,8 @@ int dla_sdp_lanes_x_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_c
  * must be a sum with its multiplier bypassed (x2: SUM, no MAX/MIN, no
  * PReLU, truncation 0), BS without MAX/MIN or PReLU, shl <= 23.  Done (1)
  * only where every channel's values stay exact in 32-bit lanes on its own
- * inputs' range and the converter outputs 8 bits; 0 (AVX-512 only; dst may
- * have been written): run the stages.  opd must not overlap dst.  *sat as
+ * inputs' range and the converter outputs 8 bits, on AVX2 and up; 0 (dst
+ * may have been written): run the stages.  opd must not overlap dst.  *sat as
  * dla_sdp_lanes_x_cvt_atoms8's (sat NULL: not counted).  A residual
  * addition fused after a convolution. */
 int dla_sdp_lanes_x_add_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x1,
