@@ -1812,45 +1812,57 @@ static int addcvt_takes(const struct sdp_lane_x_cfg *x1, const struct sdp_lane_x
            !x1->max_mask && !x1->min_mask && !x1->prelu;
 }
 
-/* A pass without saturation counting, then the verdict on the range it
- * saw (as atoms8's): kept, run again counting, or refused. */
-DLA_LANES_AVX512_ATTR static int addcvt_avx512(const struct sdp_lane_x_cfg *x1,
-                                               const struct sdp_lane_x_cfg *x2,
-                                               const struct sdp_lane_cvt *c, const int32_t *src,
-                                               size_t plane, unsigned real, size_t j0, size_t j1,
-                                               const int32_t av[8], const int32_t mv[8],
-                                               const uint8_t *opd, unsigned shl, uint8_t *dst,
-                                               uint32_t *sat)
-{
-    if (!addcvt_takes(x1, x2, c, real, j0, j1, shl)) {
-        return 0;
+/*
+ * addcvt on one instruction set (as ATOMS8_ENTRY): BS's and BN's constants
+ * in k, each channel's BS operands in o, a pass without saturation
+ * counting, then the verdict on the range it saw (RANGES: the per-channel
+ * ranges it may need): kept, run again counting, or refused.
+ */
+#define ADDCVT_ENTRY(ATTR, NAME, K, OP, K_INIT, OP_INIT, ANY, RANGES)                        \
+    ATTR static int NAME(const struct sdp_lane_x_cfg *x1, const struct sdp_lane_x_cfg *x2,     \
+                         const struct sdp_lane_cvt *c, const int32_t *src, size_t plane,       \
+                         unsigned real, size_t j0, size_t j1, const int32_t av[8],             \
+                         const int32_t mv[8], const uint8_t *opd, unsigned shl, uint8_t *dst,  \
+                         uint32_t *sat)                                                        \
+    {                                                                                          \
+        if (!addcvt_takes(x1, x2, c, real, j0, j1, shl)) {                                     \
+            return 0;                                                                          \
+        }                                                                                      \
+        K k;                                                                                   \
+        OP o[8];                                                                               \
+        K_INIT(&k, x1, x2, &c->narrow, av, mv);                                                \
+        k.shl = _mm_cvtsi32_si128((int)shl);                                                   \
+        k.xs = x1->mul_shift.shift != 0;                                                       \
+        const int form2 = xcvt_form(x2, &c->narrow) & (XCVT_CS | XCVT_CID);                    \
+        for (unsigned l = 0; l < 8; l++) {                                                     \
+            OP_INIT(&o[l], x1, av[l], mv[l]);                                                  \
+        }                                                                                      \
+        int32_t lo, hi;                                                                        \
+        uint32_t s = ANY(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi,                  \
+                         form2 | XCVT_NOSAT);                                                  \
+        const int verdict =                                                                    \
+            addcvt_verdict(x1, c, src, plane, real, j0, j1, av, mv, shl, lo, hi, RANGES);      \
+        if (verdict == 0) {                                                                    \
+            return 0;                                                                          \
+        }                                                                                      \
+        if (verdict == 2 && sat) { /* saturation not ruled out: count it */                   \
+            s = ANY(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi, form2);               \
+        }                                                                                      \
+        if (sat) {                                                                             \
+            *sat = s;                                                                          \
+        }                                                                                      \
+        return 1;                                                                              \
     }
-    struct addcvt512 k;
-    struct xcvt_op512 o[8];
-    xcvt_k512_init(&k.k1, x1, &c->narrow);
-    xcvt_k512_init(&k.k2, x2, &c->narrow);
-    k.shl = _mm_cvtsi32_si128((int)shl);
-    k.xs = x1->mul_shift.shift != 0;
-    const int form2 = xcvt_form(x2, &c->narrow) & (XCVT_CS | XCVT_CID);
-    for (unsigned l = 0; l < 8; l++) {
-        xcvt_op512_init(&o[l], x1, av[l], mv[l]);
-    }
-    int32_t lo, hi;
-    uint32_t s = addcvt_any512(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi,
-                               form2 | XCVT_NOSAT);
-    const int verdict = addcvt_verdict(x1, c, src, plane, real, j0, j1, av, mv, shl, lo, hi,
-                                       channel_ranges512);
-    if (verdict == 0) {
-        return 0;
-    }
-    if (verdict == 2 && sat) { /* saturation not ruled out: count it */
-        s = addcvt_any512(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi, form2);
-    }
-    if (sat) {
-        *sat = s;
-    }
-    return 1;
-}
+
+/* BS's constants and BN's (its ReLU floor, the converter). */
+#define ADDCVT_K_INIT_512(k, x1, x2, narrow, av, mv)                                          \
+    do {                                                                                       \
+        xcvt_k512_init(&(k)->k1, x1, narrow);                                                  \
+        xcvt_k512_init(&(k)->k2, x2, narrow);                                                  \
+    } while (0)
+ADDCVT_ENTRY(DLA_LANES_AVX512_ATTR, addcvt_avx512, struct addcvt512, struct xcvt_op512,
+             ADDCVT_K_INIT_512, xcvt_op512_init, addcvt_any512, channel_ranges512)
+#undef ADDCVT_K_INIT_512
 
 /*
  * The fused residual pass in AVX2 registers: eight pixels a step as
@@ -1985,44 +1997,16 @@ DLA_LANES_AVX2_ATTR static void channel_ranges_avx2(const int32_t *src, size_t p
     }
 }
 
-/* addcvt_avx512 in eight lanes. */
-DLA_LANES_AVX2_ATTR static int addcvt_avx2(const struct sdp_lane_x_cfg *x1,
-                                           const struct sdp_lane_x_cfg *x2,
-                                           const struct sdp_lane_cvt *c, const int32_t *src,
-                                           size_t plane, unsigned real, size_t j0, size_t j1,
-                                           const int32_t av[8], const int32_t mv[8],
-                                           const uint8_t *opd, unsigned shl, uint8_t *dst,
-                                           uint32_t *sat)
-{
-    if (!addcvt_takes(x1, x2, c, real, j0, j1, shl)) {
-        return 0;
-    }
-    struct addcvt_k k;
-    struct xcvt_op o[8];
-    xcvt_k_init(&k.k1, x1, &c->narrow, av[0], mv[0]);
-    xcvt_k_init(&k.k2, x2, &c->narrow, 0, 1);
-    k.shl = _mm_cvtsi32_si128((int)shl);
-    k.xs = x1->mul_shift.shift != 0;
-    const int form2 = xcvt_form(x2, &c->narrow) & (XCVT_CS | XCVT_CID);
-    for (unsigned l = 0; l < 8; l++) {
-        xcvt_op_init(&o[l], x1, av[l], mv[l]);
-    }
-    int32_t lo, hi;
-    uint32_t s = addcvt_any_avx2(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi,
-                                 form2 | XCVT_NOSAT);
-    const int verdict = addcvt_verdict(x1, c, src, plane, real, j0, j1, av, mv, shl, lo, hi,
-                                       channel_ranges_avx2);
-    if (verdict == 0) {
-        return 0;
-    }
-    if (verdict == 2 && sat) { /* saturation not ruled out: count it */
-        s = addcvt_any_avx2(&k, o, src, plane, real, j0, j1, opd, dst, &lo, &hi, form2);
-    }
-    if (sat) {
-        *sat = s;
-    }
-    return 1;
-}
+/* addcvt_avx512 in eight lanes (the per-lane operands in o: k's own unused). */
+#define ADDCVT_K_INIT_AVX2(k, x1, x2, narrow, av, mv)                                         \
+    do {                                                                                       \
+        xcvt_k_init(&(k)->k1, x1, narrow, (av)[0], (mv)[0]);                                   \
+        xcvt_k_init(&(k)->k2, x2, narrow, 0, 1);                                               \
+    } while (0)
+ADDCVT_ENTRY(DLA_LANES_AVX2_ATTR, addcvt_avx2, struct addcvt_k, struct xcvt_op,
+             ADDCVT_K_INIT_AVX2, xcvt_op_init, addcvt_any_avx2, channel_ranges_avx2)
+#undef ADDCVT_K_INIT_AVX2
+#undef ADDCVT_ENTRY
 #endif
 
 int dla_sdp_lanes_x_cvt_pixel8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x,
