@@ -203,6 +203,19 @@ DLA_LANES_AVX2_ATTR static void run_range_avx2(const int32_t *d, size_t n, int32
     *lo = l;
     *hi = h;
 }
+
+/* Each channel's input range over pixels [j0, j1) (zeros past `real`). */
+DLA_LANES_AVX2_ATTR static void channel_ranges_avx2(const int32_t *src, size_t plane,
+                                                    unsigned real, size_t j0, size_t j1,
+                                                    int32_t lo[8], int32_t hi[8])
+{
+    for (unsigned l = 0; l < 8; l++) {
+        lo[l] = hi[l] = 0;
+        if (l < real) {
+            run_range_avx2(src + l * plane + j0, j1 - j0, &lo[l], &hi[l]);
+        }
+    }
+}
 #endif
 
 /* run_range of the variant (`avx2` a constant after inlining). */
@@ -1085,12 +1098,10 @@ DLA_LANES_AVX2_ATTR static int atoms8_channels_exact(const struct sdp_lane_x_cfg
                                                      unsigned real, size_t j0, size_t j1,
                                                      const int32_t av[8], const int32_t mv[8])
 {
+    int32_t lo[8], hi[8];
+    channel_ranges_avx2(src, plane, real, j0, j1, lo, hi);
     for (unsigned l = 0; l < 8; l++) {
-        int32_t lo = 0, hi = 0; /* the zero planes past `real` */
-        if (l < real) {
-            run_range_avx2(src + l * plane + j0, j1 - j0, &lo, &hi);
-        }
-        if (!xcvt_exact(p, c, lo, hi, av[l], mv[l])) {
+        if (!xcvt_exact(p, c, lo[l], hi[l], av[l], mv[l])) {
             return 0;
         }
     }
@@ -1983,19 +1994,6 @@ ADDCVT_DISPATCH(DLA_LANES_AVX2_ATTR, addcvt_any_avx2, struct addcvt_k, struct xc
 #undef ADDCVT_PASS
 #undef ADDCVT_DISPATCH
 #undef ADDCVT_FORM
-
-/* Each channel's input range over pixels [j0, j1) (zeros past `real`). */
-DLA_LANES_AVX2_ATTR static void channel_ranges_avx2(const int32_t *src, size_t plane,
-                                                    unsigned real, size_t j0, size_t j1,
-                                                    int32_t lo[8], int32_t hi[8])
-{
-    for (unsigned l = 0; l < 8; l++) {
-        lo[l] = hi[l] = 0;
-        if (l < real) {
-            run_range_avx2(src + l * plane + j0, j1 - j0, &lo[l], &hi[l]);
-        }
-    }
-}
 
 /* addcvt_avx512 in eight lanes (the per-lane operands in o: k's own unused). */
 #define ADDCVT_K_INIT_AVX2(k, x1, x2, narrow, av, mv)                                         \
