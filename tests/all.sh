@@ -50,22 +50,28 @@ fi
 # artifacts/NAME-<kind>-<sha1>) and prints the reproducer (tests/fuzz/run.sh).
 fuzz_runs=${FUZZ_TEST_RUNS:-50000}
 echo "== fuzz (libFuzzer, $fuzz_runs runs each from seed 1, -rss_limit_mb=1024)"
-if make -s fuzz > "$log/fuzz-build.txt" 2>&1; then
+# The targets run $jobs at a time (xargs -P; each is one process with a fixed
+# seed and run count: the same outcome in any order), their lines in order.
+fuzz_one='bin=build-fuzz/$(basename "$1" .c); extra=""
+    [ "$bin" = build-fuzz/fuzz_loadable ] && for d in PDP SDP CDP; do
+        [ -d "$CONF/../nvdla-loadables/flatbufs/kmd/$d" ] &&
+            extra="$extra --seeds loadable=$CONF/../nvdla-loadables/flatbufs/kmd/$d"
+    done
+    sh tests/fuzz/run.sh --runs "$RUNS" --seed 1 --corpus fresh --out build-fuzz/test $extra \
+        "$bin" > "$LOG/${bin##*/}.txt" 2>&1
+    echo $? > "$LOG/${bin##*/}.rc"'
+if make -s -j"$jobs" fuzz > "$log/fuzz-build.txt" 2>&1; then
+    ls tests/fuzz/fuzz_*.c | CONF=$conf RUNS=$fuzz_runs LOG=$log \
+        xargs -P "$jobs" -n 1 sh -c "$fuzz_one" sh
     for src in tests/fuzz/fuzz_*.c; do
-        bin=build-fuzz/$(basename "$src" .c)
-        # loadables: also NVIDIA's regression loadables where the conformance
-        # data has them (not copied into the tree)
-        extra=""
-        [ "$bin" = build-fuzz/fuzz_loadable ] && for d in PDP SDP CDP; do
-            [ -d "$conf/../nvdla-loadables/flatbufs/kmd/$d" ] &&
-                extra="$extra --seeds loadable=$conf/../nvdla-loadables/flatbufs/kmd/$d"
-        done
-        # shellcheck disable=SC2086
-        if sh tests/fuzz/run.sh --runs "$fuzz_runs" --seed 1 --corpus fresh \
-            --out build-fuzz/test $extra "$bin"; then
+        name=$(basename "$src" .c)
+        cat "$log/$name.txt" 2> /dev/null
+        rc=$(cat "$log/$name.rc" 2> /dev/null)
+        if [ "$rc" = 0 ]; then
             passed=$((passed + 1))
         else
             failed=$((failed + 1))
+            [ -n "$rc" ] || echo "FAIL $name: no result (see $log)"
         fi
     done
 else

@@ -56,21 +56,13 @@ const struct nvdla_reg_desc *regdb_reg_by_addr(const struct regdb *db, uint32_t 
         return NULL;
     }
     const struct nvdla_unit_desc *ud = &db->units[db->window_unit[window]];
-    /* Registers of a unit are sorted by address: binary search. */
-    size_t lo = ud->first_reg;
-    size_t hi = lo + ud->n_regs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (db->regs[mid].addr == addr) {
-            return &db->regs[mid];
-        }
-        if (db->regs[mid].addr < addr) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
+    /* a table of the words each unit's registers span: one load, no search
+     * (the firmware's prepared programming classifies every step it replays) */
+    uint32_t word = (addr - ud->base) >> 2;
+    if ((addr & 3u) || word >= ud->n_slots || db->word_reg[ud->first_slot + word] == 0xFFFFu) {
+        return NULL;
     }
-    return NULL;
+    return &db->regs[db->word_reg[ud->first_slot + word]];
 }
 
 /* Register of unit u whose name is exactly reg (NUL-terminated). */

@@ -77,6 +77,7 @@ struct nvdla_unit_desc {
     const char *alias;      /* other accepted spelling ("RBK" for RUBIK) or NULL */
     uint32_t base;          /* CSB byte address of the unit's 4 KiB window */
     uint16_t first_reg, n_regs; /* into nvdla_regs[], sorted by address */
+    uint16_t first_slot, n_slots; /* into the db's word_reg[]: words base .. last register */
     /* Device facts (regdb/README.md, "Device facts"), 0 where none: */
     uint32_t done_bits[2];  /* interrupt status bits raised when register group 0 / 1
                                completes: the domain's `done` fields, and the fields of
@@ -106,6 +107,8 @@ struct regdb {
     unsigned n_enums;
     const int8_t *window_unit;       /* unit of each 4 KiB window, -1 = none */
     unsigned n_windows;
+    const uint16_t *word_reg;        /* register index of each word of a unit's span
+                                        (units' first_slot), 0xFFFF = none */
     /* Device facts (regdb/README.md, "Device facts"). */
     uint32_t intr_status;            /* address of the kind=intr_status register */
     uint32_t intr_mask;              /* kind=intr_mask */

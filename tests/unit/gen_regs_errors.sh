@@ -268,7 +268,9 @@ check_facts() {  # name, attributes, expected grep on stderr or on the table ("O
     esac
 }
 check_facts facts_valid 'done="B_0" opbit="0x4" regcmd="0x0200"' \
-    'OK:{"B", NULL, 0x01000u, 1, 1, {0x00000004u, 0x00000008u}, 0x00000004u, 0x0200u}'
+    'OK:{"B", NULL, 0x01000u, 1, 1, 2, 1, {0x00000004u, 0x00000008u}, 0x00000004u, 0x0200u}'
+# the word table: A's span (a hole at 0x0, ST at 0x4) then B's S
+check_facts facts_word_table '' 'OK:^    65535, 0, 1,$'
 check_facts facts_unknown_done 'done="C_0"' "f.xml:10:[0-9]+: done='C_0': C_0 is not a field of the interrupt status register \\(ST\\)"
 check_facts facts_done_group1 'done="B_1"' "f.xml:10:[0-9]+: done='B_1': B_1 does not end in 0"
 check_facts facts_no_group1_field 'done="E_0"' "f.xml:10:[0-9]+: done='E_0': E_1 is not a field of the interrupt status register \\(ST\\)"

@@ -212,6 +212,27 @@ static void test_round_trip(void **state)
     }
 }
 
+/* Every word of every database's address map resolves to the register at
+ * exactly that address or to nothing (regdb_reg_by_addr's word table, made
+ * by gen_regs.py, against the registers themselves), and every register is
+ * found once. */
+static void test_every_word(void **state)
+{
+    (void)state;
+    for (size_t d = 0; d < regdb_all_count; d++) {
+        const struct regdb *db = regdb_all[d];
+        unsigned found = 0;
+        for (uint32_t a = 0; a < (db->n_windows + 1) * 0x1000u; a += 2) {
+            const struct nvdla_reg_desc *r = regdb_reg_by_addr(db, a);
+            if (r) {
+                assert_int_equal(r->addr, a);
+                found++;
+            }
+        }
+        assert_int_equal(found, db->n_regs);
+    }
+}
+
 static void test_lookup_misses(void **state)
 {
     (void)state;
@@ -459,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_groups_and_kinds),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_lookup_misses),
+        cmocka_unit_test(test_every_word),
         cmocka_unit_test(test_known_addresses),
         cmocka_unit_test(test_known_fields),
         cmocka_unit_test(test_known_kinds),

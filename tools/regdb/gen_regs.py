@@ -583,8 +583,12 @@ def emit_table(db):
     field_rows = []
     enum_rows = []
     unit_rows = []
+    slot_rows = []  # register index of each word a unit's registers span (0xFFFF: a hole)
     for u in db.units:
         first_reg = len(regs_rows)
+        first_slot = len(slot_rows)
+        words = {r["offset"] // 4: first_reg + i for i, r in enumerate(u["regs"])}
+        slot_rows.extend(words.get(k, 0xFFFF) for k in range(max(words) + 1 if words else 0))
         for r in u["regs"]:
             m = reg_masks(r)
             first_field = len(field_rows)
@@ -602,15 +606,17 @@ def emit_table(db):
                 % (r["name"], u["base"] + r["offset"], cp, u["name"], GROUPS[r["group"]],
                    KINDS[r["kind"]], m["reset"], m["write"], m["read"], m["w1c"], m["w1s"],
                    first_field, len(field_rows) - first_field))
-        unit_rows.append('    {"%s", %s, 0x%05xu, %d, %d, {0x%08xu, 0x%08xu}, 0x%08xu, 0x%04xu},' % (
+        unit_rows.append('    {"%s", %s, 0x%05xu, %d, %d, %d, %d, {0x%08xu, 0x%08xu}, 0x%08xu, '
+                         '0x%04xu},' % (
             u["name"], '"%s"' % u["alias"] if u["alias"] else "NULL", u["base"],
-            first_reg, len(regs_rows) - first_reg, u["done_bits"][0], u["done_bits"][1],
-            u["opbit"], u["regcmd"]))
+            first_reg, len(regs_rows) - first_reg, first_slot, len(slot_rows) - first_slot,
+            u["done_bits"][0], u["done_bits"][1], u["opbit"], u["regcmd"]))
     for what, n in (("registers", len(regs_rows)), ("fields", len(field_rows)),
-                    ("enum values", len(enum_rows))):
+                    ("enum values", len(enum_rows)), ("register words", len(slot_rows))):
         if n > 0xFFFF:
             raise SystemExit("gen_regs: too many %s (%d) for uint16_t indexes" % (what, n))
-    w("/* name, alias, base, first_reg, n_regs, done_bits (group 0, 1), op_en_bit, regcmd_target */")
+    w("/* name, alias, base, first_reg, n_regs, first_slot, n_slots, done_bits (group 0, 1),")
+    w("   op_en_bit, regcmd_target */")
     w("const struct nvdla_unit_desc %s_units[%s_UNIT_COUNT] = {" % (lp, cp))
     o.extend(unit_rows)
     w("};")
@@ -646,6 +652,14 @@ def emit_table(db):
         w("    " + " ".join(x + "," for x in win[i:i + 4]))
     w("};")
     w("")
+    w("/* Register index of each word from a unit's base to its last register")
+    w("   (units' first_slot, n_slots), 0xFFFF where none: address to register in")
+    w("   one load. */")
+    w("static const uint16_t %s_word_reg[%d] = {" % (lp, max(len(slot_rows), 1)))
+    for i in range(0, max(len(slot_rows), 1), 12):
+        w("    " + " ".join("%d," % x for x in (slot_rows or [0xFFFF])[i:i + 12]))
+    w("};")
+    w("")
     o.extend(emit_lookups(db))
     w("const struct regdb %s_db = {" % lp)
     w("    \"%s\", \"%s_\", %d, %s_units, %s_UNIT_COUNT, %s_regs, %s_REG_COUNT," % (
@@ -653,6 +667,7 @@ def emit_table(db):
         lp, cp, lp, cp))
     w("    %s_fields, %s_FIELD_COUNT, %s_enums, %s_ENUM_COUNT, %s_window_unit, %d," % (
         lp, cp, lp, cp, lp, nwin))
+    w("    %s_word_reg," % lp)
     w("    /* intr_status, intr_mask, intr_clear, has_intr_clear, intr_mask_enables,")
     w("       intr_infix, regcmd_op_en, regcmd_marker, unit_by_regcmd, intr_bit */")
     w("    0x%05xu, 0x%05xu, 0x%05xu, %d, %d, \"%s\", 0x%04xu, 0x%04xu," % (

@@ -124,6 +124,10 @@ struct prep_delta {
     struct prep_step steps[];
 };
 
+struct held_reg { /* a register's value as a recording left it, valid when gen matches */
+    uint32_t val, gen;
+};
+
 struct dlasim_rt_prepared {
     struct prep_rec **ops; /* operation i in group g: ops[2 * i + g], NULL = none */
     struct prep_delta **delta; /* ops[i]'s steps against the recording before it, or NULL */
@@ -133,6 +137,8 @@ struct dlasim_rt_prepared {
     unsigned flags;
     uint64_t replayed, rebuilt;
     struct nvrt_prep_op scratch;
+    struct held_reg *held; /* [register index]: make_delta's scratch */
+    uint32_t held_gen;
     uint8_t *counts; /* nvrt_prep_counts */
     size_t counts_cap;
 };
@@ -171,6 +177,7 @@ void dlasim_rt_prepared_free(struct dlasim_rt_prepared *p)
         free(p->scratch.steps);
         free(p->scratch.marks);
         free(p->counts);
+        free(p->held);
         free(p);
     }
 }
@@ -473,89 +480,67 @@ void nvrt_prep_prefetch(const struct nvrt_fw *fw, int16_t op)
     }
 }
 
-/* Whether a write to addr may be left out when the group holds its value:
- * a dual configuration register (regdb kind PLAIN, writable, no write-1 to
- * clear or set bits), which only CSB writes change. */
-static int held_kind(uint32_t addr)
+/* The register index of addr when a write to it may be left out while the
+ * group holds its value, else -1: a dual configuration register (regdb kind
+ * PLAIN, writable, no write-1 to clear or set bits), which only CSB writes
+ * change. */
+static int held_index(uint32_t addr)
 {
     const struct nvdla_reg_desc *d = nvdla_reg_by_addr(addr);
     return d && d->group == NVDLA_REG_DUAL && d->kind == NVDLA_KIND_PLAIN && d->write_mask &&
-           !d->w1c_mask && !d->w1s_mask;
+                   !d->w1c_mask && !d->w1s_mask
+               ? (int)nvdla_reg_index(d)
+               : -1;
 }
 
-struct held_word { /* a register's value as a recording left it */
-    uint32_t addr, val, seq;
-};
-
-static int by_addr(const void *a, const void *b)
+/* make_delta's table of what a group holds, by register index, marked
+ * valid for one delta by a generation number (no clearing, no sort); NULL
+ * when out of memory. */
+static struct held_reg *held_table(struct dlasim_rt_prepared *pp)
 {
-    const struct held_word *x = a, *y = b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static int by_addr_then_seq(const void *a, const void *b)
-{
-    const struct held_word *x = a, *y = b;
-    if (x->addr != y->addr) {
-        return x->addr < y->addr ? -1 : 1;
+    if (!pp->held && !(pp->held = calloc(nvdla_reg_count, sizeof *pp->held))) {
+        return NULL;
     }
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    if (++pp->held_gen == 0) { /* wrapped: every entry's mark could match again */
+        memset(pp->held, 0, nvdla_reg_count * sizeof *pp->held);
+        pp->held_gen = 1;
+    }
+    return pp->held;
 }
 
-/* The values of the dual configuration registers prev wrote, the last
- * write of each, sorted by address; their number in *n, NULL when out of
- * memory. */
-static struct held_word *held_words(const struct prep_rec *prev, uint32_t *n)
+/* r's steps less its writes of values the group holds after prev's (the
+ * last write of each dual configuration register prev made); NULL when out
+ * of memory (the full replay then runs). */
+static struct prep_delta *make_delta(struct dlasim_rt_prepared *pp, const struct prep_rec *r,
+                                     const struct prep_rec *prev)
 {
-    const struct prep_step *s = rec_steps(prev);
-    struct held_word *w = malloc((prev->n_steps ? prev->n_steps : 1) * sizeof *w);
-    uint32_t k = 0, m = 0;
-    for (uint32_t i = 0; w && i < prev->n_steps; i++) {
-        if (s[i].addr >> STEP_KIND_SHIFT == STEP_WRITE && held_kind(s[i].addr)) {
-            w[k++] = (struct held_word){ s[i].addr, s[i].val, i };
-        }
-    }
-    if (w) {
-        qsort(w, k, sizeof *w, by_addr_then_seq);
-        for (uint32_t i = 0; i < k; i++) { /* the last write of each address */
-            if (i + 1 == k || w[i + 1].addr != w[i].addr) {
-                w[m++] = w[i];
-            }
-        }
-    }
-    *n = m;
-    return w;
-}
-
-/* r's steps less its writes of values the group holds after prev's; NULL
- * when out of memory (the full replay then runs). */
-static struct prep_delta *make_delta(const struct prep_rec *r, const struct prep_rec *prev)
-{
-    uint32_t n;
-    struct held_word *w = held_words(prev, &n);
+    struct held_reg *h = held_table(pp);
     struct prep_delta *dl = malloc(sizeof *dl + (r->n_steps ? r->n_steps : 1) * sizeof *dl->steps);
-    if (!w || !dl) {
-        free(w);
+    if (!h || !dl) {
         free(dl);
         return NULL;
     }
-    const struct prep_step *s = rec_steps(r);
+    const uint32_t gen = pp->held_gen;
+    const struct prep_step *s = rec_steps(prev);
+    for (uint32_t i = 0; i < prev->n_steps; i++) {
+        int k = s[i].addr >> STEP_KIND_SHIFT == STEP_WRITE ? held_index(s[i].addr) : -1;
+        if (k >= 0) {
+            h[k] = (struct held_reg){ s[i].val, gen };
+        }
+    }
+    s = rec_steps(r);
     dl->prev = prev->serial;
     dl->n_steps = 0;
     for (uint32_t i = 0; i < r->n_steps; i++) {
-        if (s[i].addr >> STEP_KIND_SHIFT == STEP_WRITE && held_kind(s[i].addr)) {
-            struct held_word key = { s[i].addr, 0, 0 };
-            struct held_word *h = bsearch(&key, w, n, sizeof *w, by_addr);
-            if (h && h->val == s[i].val) {
+        int k = s[i].addr >> STEP_KIND_SHIFT == STEP_WRITE ? held_index(s[i].addr) : -1;
+        if (k >= 0 && h[k].gen == gen) {
+            if (h[k].val == s[i].val) {
                 continue; /* the group holds it */
             }
-            if (h) {
-                h->val = s[i].val; /* what the group holds from here on */
-            }
+            h[k].val = s[i].val; /* what the group holds from here on */
         }
         dl->steps[dl->n_steps++] = s[i];
     }
-    free(w);
     return dl;
 }
 
@@ -576,7 +561,7 @@ static const struct prep_delta *delta_for(struct nvrt_fw *fw, unsigned t,
         return pp->delta[i];
     }
     free(pp->delta[i]);
-    pp->delta[i] = make_delta(r, prev);
+    pp->delta[i] = make_delta(pp, r, prev);
     return pp->delta[i];
 }
 
