@@ -598,6 +598,12 @@ int nvrt_prep_program(struct nvrt_fw *fw, struct nvrt_processor *p, struct nvrt_
         }
     }
     int rc = record(fw, p, g, slot, &pp->delta[i]);
+    if (!rc && !fw->rc && *slot) {
+        /* its delta against what the group holds now, made while recording:
+         * the next run, whose operation before is the same recording,
+         * replays it without making it first */
+        (void)delta_for(fw, t, g, i);
+    }
     hold(fw, t, g, rc || fw->rc ? NULL : *slot);
     return rc;
 }
