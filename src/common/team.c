@@ -289,10 +289,13 @@ unsigned dla_team_threads(const struct dla_team *t)
     return t ? t->nthreads + 1 : 1;
 }
 
-/* dla_team_join's job. */
-static void team_job(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx)
+static int solid_job(const struct dla_team *t, double work_s);
+
+/* dla_team_join's job (work_s: dla_team_join_work's, 0 = not known). */
+static void team_job(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx,
+                     double work_s)
 {
-    if (!t || helpers == 0 || t->nthreads == 0 || !dla_team_coupled(t)) {
+    if (!t || helpers == 0 || t->nthreads == 0 || !(dla_team_coupled(t) || solid_job(t, work_s))) {
         body(ctx);
         return;
     }
@@ -317,7 +320,13 @@ static void team_job(struct dla_team *t, size_t helpers, void (*body)(void *ctx)
 
 void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx)
 {
-    team_job(t, helpers, body, ctx);
+    team_job(t, helpers, body, ctx, 0);
+}
+
+void dla_team_join_work(struct dla_team *t, size_t helpers, double work_s,
+                        void (*body)(void *ctx), void *ctx)
+{
+    team_job(t, helpers, body, ctx, work_s);
 }
 
 /* dla_team_run's job: items from one counter. */
@@ -344,7 +353,7 @@ void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i),
 {
     struct item_job j = { fn, ctx, n, 0 };
     atomic_init(&j.next, 0);
-    team_job(n > 1 ? t : NULL, n - (n > 0), take_items, &j);
+    team_job(n > 1 ? t : NULL, n - (n > 0), take_items, &j, 0);
 }
 
 size_t dla_team_units_per_item(const struct dla_team *t, size_t n, size_t unit_bytes,
@@ -595,6 +604,17 @@ int dla_team_coupled(struct dla_team *t)
         }
     }
     return !t->link_slow;
+}
+
+/* A job large enough to share in a slow spell (dla_team_join_work): the
+ * link measured, slow, and still under LINK_BUSY_NS (a worker that has a
+ * core of its own). */
+static int solid_job(const struct dla_team *t, double work_s)
+{
+    const int slow = t->link_policy == DLA_LINK_SLOW ||
+                     (t->link_policy == DLA_LINK_MEASURE && t->link_slow &&
+                      t->link_ns < LINK_BUSY_NS);
+    return slow && work_s >= DLA_TEAM_SOLID_JOB_S;
 }
 
 unsigned dla_team_link_ns(const struct dla_team *t)

@@ -44,6 +44,17 @@ unsigned dla_team_threads(const struct dla_team *t);
  * Returns when the caller's body and every joined worker's have returned;
  * with t NULL or helpers 0 only the caller runs it. */
 void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx);
+/* dla_team_join for a job of about work_s seconds on one thread: the same,
+ * except that a job of DLA_TEAM_SOLID_JOB_S or more is still shared while
+ * the link between the cores is slow (dla_team_coupled 0 under
+ * DLA_LINK_MEASURE, a round trip measured under 10 us: cores slow to
+ * reach, not cores taken by another program).  The jobs that a slow link
+ * makes dearer than one thread are the many small ones (a layer handed
+ * over, a band, a depthwise block); a large layer's tiles pay for a wake
+ * and for the lines that cross. */
+#define DLA_TEAM_SOLID_JOB_S 150e-6
+void dla_team_join_work(struct dla_team *t, size_t helpers, double work_s,
+                        void (*body)(void *ctx), void *ctx);
 
 /* fn(ctx, i) once for every i < n, items taken from a shared counter (a
  * thread that joins late only finds less to do); fn writes only what item
@@ -103,7 +114,9 @@ int dla_team_coupled(struct dla_team *t);
 enum dla_link_policy {
     DLA_LINK_SHARE = 0, /* share whatever the link costs (a new team's policy) */
     DLA_LINK_MEASURE,   /* share while the link is fast (a device's team) */
-    DLA_LINK_ALONE      /* never share (tests: a slow link's behaviour) */
+    DLA_LINK_ALONE,     /* never share (tests) */
+    DLA_LINK_SLOW       /* as a measured slow link, held (tests): only solid jobs
+                           (dla_team_join_work) shared, no task handed out */
 };
 /* (a new measurement after ~8 ms; dla_team_link_ns 0 until then) */
 void dla_team_set_link_policy(struct dla_team *t, enum dla_link_policy p);

@@ -2231,6 +2231,9 @@ static void conv_call_body(void *arg)
     conv_worker_main(&c->team);
 }
 
+static double conv_work_s(enum dla_conv_isa isa, const struct dla_conv_geom *g,
+                          const struct dla_conv_wpack *w);
+
 /* Plan and run with weights `wt` packed per call, or `w` packed before:
  * on up to `threads` threads, the kept team's (pool) or created for the
  * call. */
@@ -2257,7 +2260,7 @@ static int conv_run(enum dla_conv_isa isa, int shape, int use_vbmi, unsigned fla
         c.caller = pthread_self();
         atomic_init(&c.state, CALL_PLANNING);
         size_t n = min_size(min_size(threads, CONV_MAX_THREADS), dla_team_threads(pool));
-        dla_team_join(pool, n - 1, conv_call_body, &c);
+        dla_team_join_work(pool, n - 1, conv_work_s(isa, g, w), conv_call_body, &c);
     } else {
         c.pool = NULL;
         c.rc = conv_plan_make(&c);
@@ -2307,14 +2310,15 @@ static double geom_macs(const struct dla_conv_geom *g)
     return (double)g->out_k * g->out_h * g->out_w * g->in_c * g->k_h * g->k_w;
 }
 
-/* Threads worth giving g (dla_conv_split_threads at a conservative
- * per-thread speed of the ISA): a thread created for the call costs up to
- * ~0.1 ms on a virtual machine. */
+/* A conservative one-thread speed of each ISA on weights packed per call. */
+static const double unpacked_macs_per_s[DLA_CONV_ISA_COUNT] = {3e9, 30e9, 100e9};
+
+/* Threads worth giving g (dla_conv_split_threads at unpacked_macs_per_s):
+ * a thread created for the call costs up to ~0.1 ms on a virtual machine. */
 static unsigned conv_useful_threads(const struct dla_conv_geom *g, enum dla_conv_isa isa,
                                     unsigned threads)
 {
-    static const double macs_per_s[DLA_CONV_ISA_COUNT] = {3e9, 30e9, 100e9};
-    return dla_conv_split_threads(geom_macs(g), macs_per_s[isa], threads, 0);
+    return dla_conv_split_threads(geom_macs(g), unpacked_macs_per_s[isa], threads, 0);
 }
 
 /* One thread's speed of the tiles of a layer packed as w.  AVX2 measured
@@ -2339,6 +2343,13 @@ static double wpack_macs_per_s(const struct dla_conv_geom *g, const struct dla_c
     default:
         return 7.5e9;
     }
+}
+
+/* About how long g takes one thread (weights packed as w, or per call). */
+static double conv_work_s(enum dla_conv_isa isa, const struct dla_conv_geom *g,
+                          const struct dla_conv_wpack *w)
+{
+    return geom_macs(g) / (w != NULL ? wpack_macs_per_s(g, w) : unpacked_macs_per_s[isa]);
 }
 
 /* Threads worth giving g on weights packed as w: its real speed, and a

@@ -353,6 +353,55 @@ static double secs(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* dla_team_join_work's job: which threads ran it. */
+struct solid_job {
+    pthread_t caller;
+    atomic_uint runs, elsewhere;
+};
+
+static void solid_body(void *ctx)
+{
+    struct solid_job *j = ctx;
+    atomic_fetch_add(&j->runs, 1);
+    if (!pthread_equal(pthread_self(), j->caller)) {
+        atomic_fetch_add(&j->elsewhere, 1);
+    }
+    for (volatile int k = 0; k < 20000; k++) { /* long enough for a worker to join */
+    }
+}
+
+/* A slow link (DLA_LINK_SLOW holds what a slow measurement gives): small
+ * jobs and tasks stay on the caller, a job of DLA_TEAM_SOLID_JOB_S or more
+ * is shared (a worker joins one within 5 s); never under
+ * DLA_LINK_ALONE. */
+static void test_link_slow_solid_jobs(void **state)
+{
+    (void)state;
+    struct dla_team *t = dla_team_create(2);
+    assert_non_null(t);
+    dla_team_set_link_policy(t, DLA_LINK_SLOW);
+    assert_false(dla_team_coupled(t));
+    assert_int_equal(dla_team_spawn(t, idle_task, NULL), -1);
+    struct solid_job small = { pthread_self(), 0, 0 }, solid = { pthread_self(), 0, 0 };
+    for (int k = 0; k < 200; k++) {
+        dla_team_join_work(t, 1, DLA_TEAM_SOLID_JOB_S / 2, solid_body, &small);
+    }
+    assert_int_equal(atomic_load(&small.runs), 200u);
+    assert_int_equal(atomic_load(&small.elsewhere), 0);
+    const double t0 = secs(); /* (a loaded host may keep the worker off a core a while) */
+    while (atomic_load(&solid.elsewhere) == 0 && secs() - t0 < 5.0) {
+        dla_team_join_work(t, 1, DLA_TEAM_SOLID_JOB_S, solid_body, &solid);
+    }
+    assert_true(atomic_load(&solid.elsewhere) > 0);
+    dla_team_set_link_policy(t, DLA_LINK_ALONE);
+    struct solid_job alone = { pthread_self(), 0, 0 };
+    for (int k = 0; k < 200; k++) {
+        dla_team_join_work(t, 1, 1.0, solid_body, &alone);
+    }
+    assert_int_equal(atomic_load(&alone.elsewhere), 0);
+    dla_team_destroy(t);
+}
+
 /* A measuring team: jobs run to the end whatever it decides, and it
  * measures the link between the cores, also when the only worker has gone
  * to sleep (1 ms without a job) and the owner's checks alone must wake
@@ -409,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_spawned_task),
         cmocka_unit_test(test_link_policy),
         cmocka_unit_test(test_link_measured),
+        cmocka_unit_test(test_link_slow_solid_jobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
