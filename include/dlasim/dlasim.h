@@ -98,8 +98,9 @@ struct dlasim_options {
      * it is above 250 ns (a virtual machine whose vCPUs sit on cores that
      * share no cache: 380-490 ns against 70-130 on the project's CI host,
      * where two threads then ran MobileNetV2 1.6x slower than one), runs
-     * its layers on the calling thread alone, overlap included, until a
-     * measurement is below 200 ns again.  Results are the same bytes
+     * its layers on the calling thread alone, overlap included (a
+     * convolution of 150 us or more on one thread still shares its tiles),
+     * until a measurement is below 200 ns again.  Results are the same bytes
      * either way.  For scaling measurements and tests of the threads. */
     int threads_always;
     /* report reads of never-written bytes of the built-in memory as errors */
