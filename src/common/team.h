@@ -105,8 +105,9 @@ void dla_team_help_until_count(struct dla_team *t, const atomic_uint *count, uns
  * cache line takes to a worker and back; above 250 ns (this host's vCPUs
  * in a slow spell: 380-490 ns against 70-130) jobs run on the calling
  * thread alone (but the solid ones of dla_team_join_work) and
- * dla_team_spawn refuses, until a measurement is below 200 ns again.  dla_team_join/run and dla_team_spawn ask it themselves; a
- * caller asks before it commits to work that only pays on a second core
+ * dla_team_spawn refuses, until a measurement is below 200 ns again.
+ * dla_team_join/run and dla_team_spawn ask it themselves; a caller asks
+ * before it commits to work that only pays on a second core
  * (the device's overlap).  0 for NULL.  Called by the owning thread only
  * (no task open).
  */
