@@ -40,10 +40,10 @@ CFLAGS_ALL := $(CSTD) $(OPT) $(PIC) $(WARN) -Iinclude -Isrc -Itools/dlasim -I$(B
 LDLIBS  := -ljpeg -lpthread -lm
 
 ifeq ($(SAN),1)
-# DLA_LANES_ONE_COPY: the SDP lanes' passes compiled once, not once per form
-# (src/arith/sdp_lanes.c: 725 s to compile per form under ASan+UBSan)
+# DLA_ONE_COPY: the kernels' loops compiled once, not once more per constant
+# shape they are specialised on for speed (src/arith/lanes.h DLA_SPECIALIZE)
 CFLAGS_ALL += -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
-              -DDLA_LANES_ONE_COPY
+              -DDLA_ONE_COPY
 LDFLAGS    += -fsanitize=address,undefined
 endif
 
@@ -265,7 +265,7 @@ test-slurm: deps
 # libFuzzer targets (clang only): every tests/fuzz/fuzz_*.c (now the trace
 # parser and player, CSB programming, loadables, RK3588 regcmd lists).
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_CFLAGS := $(CSTD) -O1 -g -Iinclude -Isrc -I$(GEN) -MMD -MP -DDLA_LANES_ONE_COPY
+FUZZ_CFLAGS := $(CSTD) -O1 -g -Iinclude -Isrc -I$(GEN) -MMD -MP -DDLA_ONE_COPY
 # The library is compiled once for every target (build-fuzz/obj).  Its numeric
 # inner loops keep edge coverage but not compare tracing (trace-cmp): there the
 # compared values are loop bounds and element indexes, never input bytes, and

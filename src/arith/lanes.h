@@ -27,6 +27,22 @@ enum dla_lanes_isa {
     DLA_LANES_ISA_COUNT = 3
 };
 
+/*
+ * DLA_SPECIALIZE: whether the kernels compile extra copies of a loop with
+ * its shape as constants (MobileNet's 3x3 windows, a form of the SDP
+ * converter) beside the one that takes it as a variable.  They are for
+ * speed only: the same source computes the same values either way.  The
+ * sanitizer and fuzz builds define DLA_ONE_COPY (Makefile) and compile the
+ * variable copy alone: with ASan+UBSan every copy is instrumented, and
+ * clang 14 took 725 s for sdp_lanes.c and 145 s for conv_dw_s8.c (16 s and
+ * 12 s without the sanitizers), most of a fresh `make test`'s build.
+ */
+#ifdef DLA_ONE_COPY
+#define DLA_SPECIALIZE 0
+#else
+#define DLA_SPECIALIZE 1
+#endif
+
 /* Define DLASIM_LANES_GENERIC_ONLY to build the baseline variants alone. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(DLASIM_LANES_GENERIC_ONLY)
 #define DLA_LANES_X86 1

@@ -890,14 +890,9 @@ static int xcvt_exact_quiet(const struct sdp_lane_x_cfg *p, const struct sdp_lan
 
 /* Every combination of the forms' flags (XCVT_CID excludes XCVT_CS): one
  * case of a switch per form, so each gets its own loop.
- *
- * DLA_LANES_ONE_COPY (defined by the Makefile for the sanitizer and fuzz
- * builds only): every dispatcher below calls its pass once with the form as
- * a variable instead of once per form.  The same source, loads and stores,
- * tested by the same lane tests against the scalar stages; what it saves is
- * ~130 instrumented copies of the loops: clang 14 took 725 s and 3.4 GB to
- * compile this file with ASan+UBSan (126 s with UBSan alone, 102 s with ASan
- * alone, 16 s with neither), the long pole of a fresh `make test`. */
+ * Without DLA_SPECIALIZE (arith/lanes.h: the sanitizer and fuzz builds)
+ * every dispatcher below calls its pass once with the form as a variable:
+ * ~130 instrumented copies of the loops fewer. */
 #define XCVT_EACH_FORM(CASE) \
     CASE(0); \
     CASE(XCVT_XS); \
@@ -923,7 +918,7 @@ xcvt_pass_any_avx2(const struct xcvt_k *k, const int32_t *src,
                                                       int32_t *dst, size_t n, int32_t *lo,
                                                       int32_t *hi, int form, int ranged)
 {
-#ifdef DLA_LANES_ONE_COPY
+#if !DLA_SPECIALIZE
     return xcvt_pass_avx2(k, src, dst, n, lo, hi, form, ranged);
 #else
     switch (form) {
@@ -1070,7 +1065,7 @@ atoms8_pass(const struct xcvt_k *k, const struct xcvt_op o[8], const int32_t *sr
     case f:                                                                               \
         return ATOMS8_PASS(k, o, src, plane, 8, j0, j1, dst, lo, hi, f)
 
-#ifdef DLA_LANES_ONE_COPY
+#if !DLA_SPECIALIZE
 #define ATOMS8_DISPATCH(ATTR, NAME, K, OP)                                                \
     ATTR static __attribute__((noinline)) uint32_t NAME(                                  \
         const K *k, const OP o[8], const int32_t *src, size_t plane, unsigned real,       \
@@ -1254,7 +1249,7 @@ ATOMS8_ENTRY(DLA_LANES_AVX2_ATTR, atoms8_avx2, struct xcvt_k, struct xcvt_op, AT
 DLA_LANES_AVX2_ATTR static __attribute__((noinline)) __m256i
 pixel8_any(const struct xcvt_k *k, __m256i x, __m256i *sat, int form)
 {
-#ifdef DLA_LANES_ONE_COPY
+#if !DLA_SPECIALIZE
     return xcvt_vec(k, x, sat, form, 0);
 #else
     switch (form) {
@@ -1732,7 +1727,7 @@ addcvt_pass512(const struct addcvt512 *k, const struct xcvt_op512 o[8], const in
                   : ADDCVT_PASS(k, o, src, plane, real, j0, j1, opd, dst, lo, hi,         \
                                 XCVT_CID | XCVT_NOSAT, f)
 /* NAME(K, OP): the dispatcher over ADDCVT_PASS's forms. */
-#ifdef DLA_LANES_ONE_COPY
+#if !DLA_SPECIALIZE
 #define ADDCVT_DISPATCH(ATTR, NAME, K, OP)                                                \
     ATTR static __attribute__((noinline)) uint32_t NAME(                                  \
         const K *k, const OP o[8], const int32_t *src, size_t plane, unsigned real,       \

@@ -395,7 +395,7 @@ DLA_LANES_AVX2_ATTR static void dw_channel_s1_avx2(const struct dla_conv_geom *g
                                                    const int8_t *plane, const int8_t *w,
                                                    int32_t *out)
 {
-    if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) {
+    if (DLA_SPECIALIZE && g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) {
         dw_s1_body(g, plane, w, out, 2, 3, 1);
     } else {
         dw_s1_body(g, plane, w, out, (g->k_h + 1) / 2, g->k_w, g->dil_x);
@@ -481,7 +481,7 @@ DLA_LANES_AVX2_ATTR static void dw_channel_s2_avx2(const struct dla_conv_geom *g
                                                    const int8_t *plane, const int8_t *w,
                                                    int32_t *out, const int8_t *end)
 {
-    if (g->k_w == 3 && g->k_h == 3) {
+    if (DLA_SPECIALIZE && g->k_w == 3 && g->k_h == 3) {
         dw_s2_body(g, plane, w, out, end, 3, 3);
     } else {
         dw_s2_body(g, plane, w, out, end, g->k_h, g->k_w);
@@ -669,7 +669,7 @@ DW512_INLINE void dw512_s1_body(const struct dla_conv_geom *g, const int8_t *pla
 DW512_ATTR static void dw512_channel_s1(const struct dla_conv_geom *g, const int8_t *plane,
                                         const int8_t *w, int32_t *out)
 {
-    if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) {
+    if (DLA_SPECIALIZE && g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) {
         dw512_s1_body(g, plane, w, out, 2, 3, 1);
     } else {
         dw512_s1_body(g, plane, w, out, (g->k_h + 1) / 2, g->k_w, g->dil_x);
@@ -754,7 +754,7 @@ DW512_INLINE void dw512_s2_body(const struct dla_conv_geom *g, const int8_t *pla
 DW512_ATTR static void dw512_channel_s2(const struct dla_conv_geom *g, const int8_t *plane,
                                         const int8_t *w, int32_t *out, const int8_t *end)
 {
-    if (g->k_w == 3 && g->k_h == 3) {
+    if (DLA_SPECIALIZE && g->k_w == 3 && g->k_h == 3) {
         dw512_s2_body(g, plane, w, out, end, 3, 3);
     } else {
         dw512_s2_body(g, plane, w, out, end, g->k_h, g->k_w);
@@ -1008,9 +1008,10 @@ DWV_ATTR static void dwv_channel(const struct dla_conv_geom *g, const int8_t *pl
                                  const int8_t *w, int32_t *out, const int8_t *end)
 {
     const uint32_t per_row = dwv_two_rows(g) ? 8 : 16;
-    if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1 && g->stride_x == 1) {
+    if (DLA_SPECIALIZE && g->k_w == 3 && g->k_h == 3 && g->dil_x == 1 && g->stride_x == 1) {
         dwv_body(g, plane, w, out, end, 3, 3, 1, 1, per_row);
-    } else if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1 && g->stride_x == 2) {
+    } else if (DLA_SPECIALIZE && g->k_w == 3 && g->k_h == 3 && g->dil_x == 1 &&
+               g->stride_x == 2) {
         dwv_body(g, plane, w, out, end, 3, 3, 2, 1, per_row);
     } else {
         dwv_body(g, plane, w, out, end, g->k_h, g->k_w, g->stride_x, g->dil_x, per_row);
@@ -1271,7 +1272,7 @@ DWV_ATTR static void dwv_src_range(const struct dla_conv_geom *g, const struct d
     struct dla_conv_geom g16 = *g;
     g16.in_w = DW_SRC_MAX_W;
     const int two_rows = dwv_two_rows(&g16);
-    if (g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) { /* MobileNet's: constants */
+    if (DLA_SPECIALIZE && g->k_w == 3 && g->k_h == 3 && g->dil_x == 1) { /* MobileNet's */
         if (two_rows) {
             dwv_src_body(g, in, diag, out, k0, k1, 3, 3, 1, 1);
         } else {
@@ -1578,12 +1579,13 @@ DWV_INLINE void dwl_pass(const struct dla_conv_geom *g, const struct dla_conv_sr
     }
     /* DWL_CHUNK vectors at a time: their kernels stay in registers */
     for (uint32_t v0 = 0; v0 < nvec; v0 += DWL_CHUNK) {
-        if (nvec - v0 >= DWL_CHUNK) {
+        const uint32_t m = nvec - v0 < DWL_CHUNK ? nvec - v0 : DWL_CHUNK;
+        if (DLA_SPECIALIZE && m == DWL_CHUNK) {
             dwl_chunk(g, src, p, idx, wq, start, at, keep, out, c0, n, v0, DWL_CHUNK, k_h, mlo,
                       mhi, first);
         } else {
-            dwl_chunk(g, src, p, idx, wq, start, at, keep, out, c0, n, v0, nvec - v0, k_h, mlo,
-                      mhi, first);
+            dwl_chunk(g, src, p, idx, wq, start, at, keep, out, c0, n, v0, m, k_h, mlo, mhi,
+                      first);
         }
     }
 }
@@ -1603,9 +1605,9 @@ DWV_ATTR static void dwl_range(const struct dla_conv_geom *g, const struct dla_d
         const uint32_t nvec = ((n << p->sh) + 15u) / 16u;
         /* MobileNet's 3x3 windows with the vectors a constant: the sums
          * stay in registers */
-        if (g->k_h == 3 && nvec == 4) {
+        if (DLA_SPECIALIZE && g->k_h == 3 && nvec == 4) {
             dwl_pass(g, &in->src, p, idx, widx, diag, out, c0, n, 3, 4);
-        } else if (g->k_h == 3 && nvec == 8) {
+        } else if (DLA_SPECIALIZE && g->k_h == 3 && nvec == 8) {
             dwl_pass(g, &in->src, p, idx, widx, diag, out, c0, n, 3, 8);
         } else {
             dwl_pass(g, &in->src, p, idx, widx, diag, out, c0, n, g->k_h, nvec);
