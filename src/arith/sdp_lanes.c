@@ -1727,22 +1727,22 @@ addcvt_pass512(const struct addcvt512 *k, const struct xcvt_op512 o[8], const in
                   : ADDCVT_PASS(k, o, src, plane, real, j0, j1, opd, dst, lo, hi,         \
                                 XCVT_CID | XCVT_NOSAT, f)
 /* NAME(K, OP): the dispatcher over ADDCVT_PASS's forms. */
-#if !DLA_SPECIALIZE
-#define ADDCVT_DISPATCH(ATTR, NAME, K, OP)                                                \
+/* The dispatcher's signature (both forms of ADDCVT_DISPATCH below). */
+#define ADDCVT_HEAD(ATTR, NAME, K, OP)                                                    \
     ATTR static __attribute__((noinline)) uint32_t NAME(                                  \
         const K *k, const OP o[8], const int32_t *src, size_t plane, unsigned real,       \
         size_t j0, size_t j1, const uint8_t *opd, uint8_t *dst, int32_t *lo, int32_t *hi, \
-        int form2)                                                                        \
+        int form2)
+#if !DLA_SPECIALIZE
+#define ADDCVT_DISPATCH(ATTR, NAME, K, OP)                                                \
+    ADDCVT_HEAD(ATTR, NAME, K, OP)                                                        \
     {                                                                                     \
         return ADDCVT_PASS(k, o, src, plane, real, j0, j1, opd, dst, lo, hi,              \
                            XCVT_CID | XCVT_NOSAT | (k->xs ? XCVT_XS : 0), form2);          \
     }
 #else
 #define ADDCVT_DISPATCH(ATTR, NAME, K, OP)                                                \
-    ATTR static __attribute__((noinline)) uint32_t NAME(                                  \
-        const K *k, const OP o[8], const int32_t *src, size_t plane, unsigned real,       \
-        size_t j0, size_t j1, const uint8_t *opd, uint8_t *dst, int32_t *lo, int32_t *hi, \
-        int form2)                                                                        \
+    ADDCVT_HEAD(ATTR, NAME, K, OP)                                                        \
     {                                                                                     \
         const int xs = k->xs;                                                             \
         switch (form2) {                                                                  \
@@ -2026,6 +2026,7 @@ addcvt_pass_avx2(const struct addcvt_k *k, const struct xcvt_op o[8], const int3
 ADDCVT_DISPATCH(DLA_LANES_AVX2_ATTR, addcvt_any_avx2, struct addcvt_k, struct xcvt_op)
 #undef ADDCVT_PASS
 #undef ADDCVT_DISPATCH
+#undef ADDCVT_HEAD
 #undef ADDCVT_FORM
 
 /* addcvt_avx512 in eight lanes (the per-lane operands in o: k's own unused). */
