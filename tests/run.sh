@@ -44,7 +44,8 @@ run_one() {
     shell) # shell tests print their own "N passed, N failed"
         out=$(DLASIM="$build/dlasim" CONFORMANCE="$conf" sh "$t" 2>&1); rc=$?
         line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
-        p=$(echo "$line" | sed 's/ passed.*//'); f=$(echo "$line" | sed 's/.*passed, \([0-9]*\) failed.*/\1/')
+        p=$(echo "$line" | sed 's/ passed.*//')
+        f=$(echo "$line" | sed 's/.*passed, \([0-9]*\) failed.*/\1/')
         p=${p:-0}; f=${f:-0}
         if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
         { echo "$t: $p passed, $f failed"

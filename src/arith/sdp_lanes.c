@@ -1065,19 +1065,20 @@ atoms8_pass(const struct xcvt_k *k, const struct xcvt_op o[8], const int32_t *sr
     case f:                                                                               \
         return ATOMS8_PASS(k, o, src, plane, 8, j0, j1, dst, lo, hi, f)
 
-#if !DLA_SPECIALIZE
-#define ATOMS8_DISPATCH(ATTR, NAME, K, OP)                                                \
+/* The dispatcher's signature (both forms of ATOMS8_DISPATCH below). */
+#define ATOMS8_HEAD(ATTR, NAME, K, OP)                                                    \
     ATTR static __attribute__((noinline)) uint32_t NAME(                                  \
         const K *k, const OP o[8], const int32_t *src, size_t plane, unsigned real,       \
-        size_t j0, size_t j1, uint8_t *dst, int32_t *lo, int32_t *hi, int form)           \
+        size_t j0, size_t j1, uint8_t *dst, int32_t *lo, int32_t *hi, int form)
+#if !DLA_SPECIALIZE
+#define ATOMS8_DISPATCH(ATTR, NAME, K, OP)                                                \
+    ATOMS8_HEAD(ATTR, NAME, K, OP)                                                        \
     {                                                                                     \
         return ATOMS8_PASS(k, o, src, plane, real, j0, j1, dst, lo, hi, form);            \
     }
 #else
 #define ATOMS8_DISPATCH(ATTR, NAME, K, OP)                                                \
-    ATTR static __attribute__((noinline)) uint32_t NAME(                                  \
-        const K *k, const OP o[8], const int32_t *src, size_t plane, unsigned real,       \
-        size_t j0, size_t j1, uint8_t *dst, int32_t *lo, int32_t *hi, int form)           \
+    ATOMS8_HEAD(ATTR, NAME, K, OP)                                                        \
     {                                                                                     \
         if (real == 8) { /* eight real channels: no channel test in the loop */          \
             switch (form) {                                                               \
@@ -1518,6 +1519,7 @@ atoms8_pass512(const struct xcvt_k512 *k, const struct xcvt_op512 o[8], const in
 ATOMS8_DISPATCH(DLA_LANES_AVX512_ATTR, atoms8_any512, struct xcvt_k512, struct xcvt_op512)
 #undef ATOMS8_PASS
 #undef ATOMS8_DISPATCH
+#undef ATOMS8_HEAD
 #undef ATOMS8_FORM
 #undef ATOMS8_FORM8
 
