@@ -27,6 +27,14 @@ def input_shape(path):
     return [d.dim_value if d.dim_value > 0 else 1 for d in x.type.tensor_type.shape.dim]
 
 
+def exit_report(who, r):
+    """Which side failed and how: a signal leaves no message, so say so."""
+    how = ("killed by signal %d" % -r.returncode if r.returncode < 0
+           else "exit status %d" % r.returncode)
+    text = (r.stderr.strip() or r.stdout.strip())[-300:]
+    return "%s %s%s" % (who, how, ": " + text if text else " (printed nothing)")
+
+
 def main():
     dlasim, ort_dir, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
@@ -45,7 +53,9 @@ def main():
                            capture_output=True, text=True, env=env)
         if a.returncode or b.returncode:
             failed += 1
-            print("FAIL %s: %s" % (name, (a.stderr or b.stderr).strip()[-300:]))
+            print("FAIL %s: %s" % (name, "; ".join(
+                exit_report(who, r) for who, r in (("dlasim", a), ("onnxruntime-node", b))
+                if r.returncode)))
             continue
         f, o = np.fromfile(fp, np.float32), np.fromfile(op, np.float32)
         rng = float(o.max() - o.min()) if o.size else 0.0
