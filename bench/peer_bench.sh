@@ -44,16 +44,11 @@ if ! command -v npm > /dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm > /dev/null 2>&1 ||
         echo "peer_bench: apt-get install npm failed"
 fi
-if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
-    if command -v npm > /dev/null 2>&1; then
-        mkdir -p "$ort"
-        [ -f "$ort/package.json" ] || echo '{"name": "dlasim-bench-peer", "private": true}' > "$ort/package.json"
-        echo "== installing onnxruntime-node (npm, CPU build) into $ort"
-        (cd "$ort" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install --no-audit --no-fund onnxruntime-node \
-            > npm.log 2>&1) || echo "peer_bench: npm install failed (see $ort/npm.log): ONNX Runtime columns empty"
-    else
-        echo "peer_bench: no npm: ONNX Runtime columns empty"
-    fi
+if command -v npm > /dev/null 2>&1; then
+    [ -d "$ort/node_modules/onnxruntime-node" ] || echo "== installing onnxruntime-node (npm, CPU build) into $ort"
+    sh tools/models/ort_install.sh "$ort" || echo "peer_bench: ONNX Runtime columns empty"
+else
+    echo "peer_bench: no npm: ONNX Runtime columns empty"
 fi
 have_ort=0
 [ -d "$ort/node_modules/onnxruntime-node" ] && command -v node > /dev/null 2>&1 && have_ort=1

@@ -24,10 +24,10 @@ installed && exit 0
 stage=$dir/.stage.$$
 # its own package.json, so npm installs here and not into a parent folder
 rm -rf "$stage" && mkdir -p "$stage" && echo '{}' > "$stage/package.json" || exit 1
-if ! (cd "$stage" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install --no-audit --no-fund --silent \
-        onnxruntime-node >/dev/null 2>&1) || [ ! -f "$stage/node_modules/onnxruntime-node/package.json" ]; then
+if ! (cd "$stage" && ONNXRUNTIME_NODE_INSTALL_CUDA=skip npm install --no-audit --no-fund \
+        onnxruntime-node) > "$dir/npm.log" 2>&1 || [ ! -f "$stage/node_modules/onnxruntime-node/package.json" ]; then
     rm -rf "$stage"
-    echo "ort_install: npm install onnxruntime-node failed (in $stage)" >&2
+    echo "ort_install: npm install onnxruntime-node failed: $(tail -n 3 "$dir/npm.log" | tr '\n' ' ')(log: $dir/npm.log)" >&2
     exit 1
 fi
 rm -rf "$dir/node_modules"
