@@ -74,7 +74,7 @@ void dla_conv_state_destroy(struct dla_conv_state *s)
     if (!s) {
         return;
     }
-    free(s->data.buf);
+    free(s->data.buf ? s->data.buf - DLA_CBUF_GUARD : NULL);
     free(s->wt);
     free(s->wt_tail);
     free(s->fetch);
@@ -213,12 +213,12 @@ int8_t *dla_cbuf_append(struct dla_dev *d, struct dla_cbuf_slices *s, uint32_t n
     size_t need = (size_t)(s->n + n) * sb;
     if (need > s->cap) {
         size_t cap = need + need / 2;
-        int8_t *p = realloc(s->buf, cap);
+        int8_t *p = realloc(s->buf ? s->buf - DLA_CBUF_GUARD : NULL, cap + 2 * DLA_CBUF_GUARD);
         if (!p) {
             dla_error(d, DLASIM_ERR_NOMEM, "CBUF: no memory for %zu bytes of data", cap);
             return NULL;
         }
-        s->buf = p;
+        s->buf = p + DLA_CBUF_GUARD;
         s->cap = cap;
     }
     int8_t *first = s->buf + (size_t)s->n * sb;

@@ -146,8 +146,15 @@ static inline uint32_t dla_conv_kernels_per_group(const struct dla_config *cfg,
 }
 
 /* Slices held in CBUF (see the header comment). */
+/* Bytes allocated (and never data) before and after a slice buffer: the
+ * depthwise rows read a CBUF row as one 16-byte load whose bytes outside
+ * the data are discarded (conv_dw_s8.c dw_src_inside), so a row near
+ * either end of the buffer needs no slow path. */
+#define DLA_CBUF_GUARD 16u
+
 struct dla_cbuf_slices {
-    int8_t *buf;               /* n slices of slice_bytes, contiguous */
+    int8_t *buf;               /* n slices of slice_bytes, contiguous, DLA_CBUF_GUARD
+                                  bytes allocated on either side */
     size_t cap;                /* bytes allocated at buf */
     uint32_t n;                /* slices held */
     uint32_t w, c;             /* slice geometry: element (c, x) at c * w + x */

@@ -601,8 +601,9 @@ static void build_feature_input(struct dla_conv_state *s, const struct dla_csc_c
     f->y1 = f->x0 >= f->x1 ? f->y0 : y1w < g->in_h ? (uint32_t)y1w : g->in_h;
     f->line_bytes = (size_t)c->batches * dla_cbuf_slice_bytes(data);
     f->first = data->buf + (size_t)b * dla_cbuf_slice_bytes(data);
-    f->lo = data->buf;
-    f->hi = data->buf + data->cap;
+    /* the guards are readable too (their bytes never taken) */
+    f->lo = data->buf ? data->buf - DLA_CBUF_GUARD : NULL;
+    f->hi = data->buf ? data->buf + data->cap + DLA_CBUF_GUARD : NULL;
     /* rows of 8 to PADDED_MAX_W bytes in vectors (padded_rows_avx2) */
 #if defined(DLA_LANES_X86)
     f->avx2 = g->in_w >= 8 && g->in_w <= PADDED_MAX_W && dla_lanes_supported(DLA_LANES_AVX2);
