@@ -1252,9 +1252,7 @@ dw3_rows(const struct dla_conv_geom *g, const int32_t *plane, const int8_t *w, i
             } else {
                 dw_store_part(o + 8, v1, ow - 8);
             }
-        } else if (rem >= 8) {
-            _mm256_storeu_si256((__m256i *)(void *)o, v0);
-        } else if (ow == 8) {
+        } else if (rem >= 8) { /* (rem >= ow: a row of eight always stores whole) */
             _mm256_storeu_si256((__m256i *)(void *)o, v0);
         } else {
             dw_store_part(o, v0, ow);
