@@ -1104,13 +1104,14 @@ DLA_LANES_AVX2_ATTR static inline __m128i dw_src_row_at(const struct dla_dw_src 
 }
 
 /* Row y's pairs (a: row y, b: its partner) as W int32 lanes at o: eight
- * pixels a store, in ascending order, so the lanes past W land on the next
- * row's first, stored after them. */
-DLA_LANES_AVX2_ATTR static inline void dw_store_pair_row(int32_t *o, __m128i a, __m128i b,
-                                                          size_t W)
+ * pixels a store (the second one only when wide: W > 8), in ascending
+ * order, so the lanes past W land on the next row's first, stored after
+ * them. */
+DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
+dw_store_pair_row(int32_t *o, __m128i a, __m128i b, int wide)
 {
     _mm256_storeu_si256((__m256i *)(void *)o, _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
-    if (W > 8) {
+    if (wide) {
         _mm256_storeu_si256((__m256i *)(void *)(o + 8),
                             _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
     }
@@ -1140,7 +1141,7 @@ DLA_LANES_AVX2_ATTR static void dw_pair_plane_src(const struct dla_conv_geom *g,
                                                   : dw_src_load(first + (size_t)(n - s->y0) *
                                                                             s->line_stride,
                                                                 padv, take);
-            dw_store_pair_row(dst + (size_t)y * W, a, b, W);
+            dw_store_pair_row(dst + (size_t)y * W, a, b, W > 8);
             a = b;
         }
     } else {
@@ -1151,7 +1152,7 @@ DLA_LANES_AVX2_ATTR static void dw_pair_plane_src(const struct dla_conv_geom *g,
             __m128i b = y + g->dil_y < g->in_h ? dw_src_row(in, line0, y + g->dil_y, padv, take)
                                                : zero;
             next = b;
-            dw_store_pair_row(dst + (size_t)y * W, a, b, W);
+            dw_store_pair_row(dst + (size_t)y * W, a, b, W > 8);
         }
     }
     dw_zero_tail(dst + (size_t)g->in_h * W);
@@ -1169,18 +1170,6 @@ DLA_LANES_AVX2_ATTR static void dw_pair_plane_src(const struct dla_conv_geom *g,
  * 7x7x960 kind 26,266 -> 22,980 instructions a block, whole (callgrind of
  * model_bench's timed runs). */
 
-/* One plane row: row a paired with its partner b, eight lanes a store
- * (the second only for a row of more than eight: wide). */
-DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
-dw3_pair_row(int32_t *dst, __m128i a, __m128i b, const int wide)
-{
-    _mm256_storeu_si256((__m256i *)(void *)dst, _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)));
-    if (wide) {
-        _mm256_storeu_si256((__m256i *)(void *)(dst + 8),
-                            _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)));
-    }
-}
-
 /* dw_pair_plane_src's plane (dilation 1, every data row's load inside the
  * buffer: dw_src_inside), rows of W <= 8 (wide 0) or <= 16 lanes. */
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
@@ -1194,11 +1183,11 @@ dw3_pair_plane(const struct dla_conv_geom *g, const struct dla_conv_src *s, cons
     __m128i a = y0 > 0 ? padv : dw_src_load(row, padv, take);
     uint32_t y = 0;
     for (; y + 1 < y0; y++, dst += W) { /* a padding row under a padding row */
-        dw3_pair_row(dst, a, a, wide);
+        dw_store_pair_row(dst, a, a, wide);
     }
     if (y0 > 0) { /* the last padding row above, under the first data row */
         __m128i b = dw_src_load(row, padv, take);
-        dw3_pair_row(dst, a, b, wide);
+        dw_store_pair_row(dst, a, b, wide);
         a = b;
         y++;
         dst += W;
@@ -1206,12 +1195,12 @@ dw3_pair_plane(const struct dla_conv_geom *g, const struct dla_conv_src *s, cons
     for (; y + 1 < y1; y++, dst += W) { /* a data row under a data row */
         row += ls;
         __m128i b = dw_src_load(row, padv, take);
-        dw3_pair_row(dst, a, b, wide);
+        dw_store_pair_row(dst, a, b, wide);
         a = b;
     }
     for (; y < h; y++, dst += W) { /* the last data row, then padding */
         __m128i b = y + 1 < h ? padv : _mm_setzero_si128();
-        dw3_pair_row(dst, a, b, wide);
+        dw_store_pair_row(dst, a, b, wide);
         a = b;
     }
     dw_zero_tail(dst);
@@ -1219,8 +1208,10 @@ dw3_pair_plane(const struct dla_conv_geom *g, const struct dla_conv_src *s, cons
 
 /* One channel's outputs from its paired plane: rows (oy, oy + 1) with the
  * window's rows 0 and 1, rows (oy + 2, oy + 3) with row 2 and zero (as
- * dw_s1_paired with py 2); `after` as dw_s1_row's; wide: 8 < out_w <= 16
- * (two vectors a row), else out_w <= 8. */
+ * dw_s1_paired with py 2).  after: the outputs past the channel's end this
+ * call may overwrite (its later channels, made after it), so that only a
+ * store that would pass the call's last channel takes its lanes one by
+ * one; wide: 8 < out_w <= 16 (two vectors a row), else out_w <= 8. */
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) void
 dw3_rows(const struct dla_conv_geom *g, const int32_t *plane, const int8_t *w, int32_t *out,
          size_t after, const int wide)
@@ -1462,10 +1453,7 @@ DLA_LANES_AVX2_ATTR static void dw_src_range(const struct dla_conv_geom *g,
         _mm_and_si128(_mm_cmpgt_epi8(lane, _mm_set1_epi8((char)((int)s->x0 - 1))),
                       _mm_cmpgt_epi8(_mm_set1_epi8((char)s->x1), lane));
     const __m128i padv = _mm_set1_epi8(s->pad);
-    /* the plane, then eight zero lanes, and a last row's spill before them;
-     * two, so that channel k + 1 is paired before channel k is computed
-     * (its rows' loads then do not wait on the stores that just paired
-     * them: 7x7x8 op, warm, rdtsc best 1,225 -> 1,151 ticks) */
+    /* MobileNet's 3x3 stride-1 windows: their own rows (dw3_src_body) */
     if (!avx512 && k0 < k1 && dw3_takes(g, s)) {
         if (g->out_w > 8) { /* in_w = out_w + 2 */
             dw3_src_body(g, in, diag, out, k0, k1, padv, take, 1, 1);
@@ -1476,6 +1464,10 @@ DLA_LANES_AVX2_ATTR static void dw_src_range(const struct dla_conv_geom *g,
         }
         return;
     }
+    /* the plane, then eight zero lanes, and a last row's spill before them;
+     * two, so that channel k + 1 is paired before channel k is computed
+     * (its rows' loads then do not wait on the stores that just paired
+     * them: 7x7x8 op, warm, rdtsc best 1,225 -> 1,151 ticks) */
     _Alignas(64) int32_t planes[2][DW_PAIR_PLANE_MAX + 2 * 8];
     if (k0 < k1) {
         dw_pair_plane_src(g, in, s->data + k0 * s->ch_stride, padv, take, planes[k0 & 1]);
