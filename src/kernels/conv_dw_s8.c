@@ -1164,11 +1164,13 @@ DLA_LANES_AVX2_ATTR static void dw_pair_plane_src(const struct dla_conv_geom *g,
  * plane's rows in runs (padding above, data, padding below) with the next
  * data row's address carried, not computed a row; an output row six
  * vpmaddwd from one row pointer carried down the plane.  A 7x7x8 block's
- * layer is instruction-bound (callgrind: ~26,000 instructions in the ~3 us
- * it takes, perf): one 7x7x8 plus one 14x14x8 call 21,794 -> 11,878 instructions,
- * rdtsc best 1,078 -> 857 and 2,205 -> 1,911 ticks (Zen 3); MobileNetV2's
- * 7x7x960 kind 26,266 -> 22,980 instructions a block, whole (callgrind of
- * model_bench's timed runs). */
+ * layer is a long path (callgrind: ~26,000 instructions in the ~3 us it
+ * takes, perf; its instruction-cache misses: docs/performance.md, round
+ * 35), of which these rows were a part worth cutting: one 7x7x8 plus one
+ * 14x14x8 call 21,794 -> 11,878 instructions, rdtsc best 1,078 -> 857 and
+ * 2,205 -> 1,911 ticks (Zen 3); MobileNetV2's 7x7x960 kind 26,266 ->
+ * 22,980 instructions a block, whole (callgrind of model_bench's timed
+ * runs). */
 
 /* dw_pair_plane_src's plane (dilation 1, every data row's load inside the
  * buffer: dw_src_inside), rows of W <= 8 (wide 0) or <= 16 lanes. */
