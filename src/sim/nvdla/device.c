@@ -92,6 +92,10 @@ struct dla_dev {
     uint32_t inflight_units;          /* bit per unit they use (with linked RDMAs) */
     uint8_t inflight_gmask[NVDLA_UNIT_COUNT]; /* their groups, bit per group */
     uint32_t find_flip;               /* units whose CONSUMER find_layer takes as moved on */
+    /* The last chained layer found the task ended (try_chain): the host,
+     * not the worker, was behind, so the next one is decoded by the worker
+     * (a hint only: where the decode runs changes no result). */
+    int host_behind;
     /* What the engines write while a layer runs, on a cache line of its
      * own: next to the host's fields (the IRQ line, the team, the in-flight
      * units every CSB write checks) each store would take the line from
@@ -1074,10 +1078,9 @@ static void track_inflight(struct dla_dev *d)
     for (unsigned k = 0; k < d->inflight; k++) {
         const struct layer *l = &d->slot[(d->head + k) & 1u];
         d->inflight_units |= l->units;
-        for (unsigned u = 0; u < NVDLA_UNIT_COUNT; u++) {
-            if (l->units >> u & 1u) {
-                d->inflight_gmask[u] |= (uint8_t)(1u << (l->exec_group[u] & 1u));
-            }
+        for (uint32_t units = l->units; units; units &= units - 1u) { /* (its units only) */
+            const unsigned u = (unsigned)__builtin_ctz(units);
+            d->inflight_gmask[u] |= (uint8_t)(1u << (l->exec_group[u] & 1u));
         }
     }
 }
@@ -1170,14 +1173,24 @@ static void try_chain(struct dla_dev *d)
         return;
     }
     l->index = d->layer + 1;
-    /* its registers decoded here, before the worker can take it: the host
-     * waits for the running layer anyway, the worker bounds the chain */
-    dla_conv_predecode(d, l->exec_group[NVDLA_UNIT_CDMA], d->head ^ 1u, l->index);
+    /* Its registers decoded here, before the worker can take it, while the
+     * host is ahead (it then waits for the running layer anyway and the
+     * worker bounds the chain); after a layer that found the task ended
+     * the host is the bound and the worker decodes this one (MobileNetV2's
+     * 7x7 blocks: the host's side of a block is the longer, docs/performance.md
+     * round 36). */
+    const int predecoded = !d->host_behind;
+    if (predecoded) {
+        dla_conv_predecode(d, l->exec_group[NVDLA_UNIT_CDMA], d->head ^ 1u, l->index);
+    }
     unsigned st = CHAIN_OPEN;
-    if (!atomic_compare_exchange_strong_explicit(&d->chain, &st, CHAIN_QUEUED,
-                                                 memory_order_release, memory_order_relaxed) &&
-        !chain_anew(d)) {
-        dla_conv_predecode_drop(d, d->head ^ 1u);
+    const int queued = atomic_compare_exchange_strong_explicit(
+        &d->chain, &st, CHAIN_QUEUED, memory_order_release, memory_order_relaxed);
+    d->host_behind = !queued;
+    if (!queued && !chain_anew(d)) {
+        if (predecoded) {
+            dla_conv_predecode_drop(d, d->head ^ 1u);
+        }
         return; /* run_ahead starts it at the next step */
     }
     d->layer++;

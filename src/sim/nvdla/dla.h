@@ -332,8 +332,8 @@ int dla_conv_execute_slot(struct dla_dev *d, unsigned group, unsigned slot, unsi
  * try_chain): its units' registers in `group` decoded into slot `slot`'s
  * configurations.  The layer's groups are enabled, so their registers hold
  * until it runs; the worker writes none of them meanwhile.  Moves work off
- * the worker, which bounds MobileNetV2's depthwise chains while the host
- * has time to spare (docs/performance.md). */
+ * the worker while the host is ahead of it (try_chain: not after the last
+ * chained layer found the worker idle; docs/performance.md). */
 void dla_conv_predecode(struct dla_dev *d, unsigned group, unsigned slot, unsigned index);
 /* Slot `slot`'s decode forgotten (its layer was not queued after all). */
 void dla_conv_predecode_drop(struct dla_dev *d, unsigned slot);
