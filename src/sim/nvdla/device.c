@@ -1179,18 +1179,14 @@ static void try_chain(struct dla_dev *d)
      * the host is the bound and the worker decodes this one (MobileNetV2's
      * 7x7 blocks: the host's side of a block is the longer, docs/performance.md
      * round 36). */
-    const int predecoded = !d->host_behind;
-    if (predecoded) {
+    if (!d->host_behind) {
         dla_conv_predecode(d, l->exec_group[NVDLA_UNIT_CDMA], d->head ^ 1u, l->index);
     }
     unsigned st = CHAIN_OPEN;
-    const int queued = atomic_compare_exchange_strong_explicit(
+    d->host_behind = !atomic_compare_exchange_strong_explicit(
         &d->chain, &st, CHAIN_QUEUED, memory_order_release, memory_order_relaxed);
-    d->host_behind = !queued;
-    if (!queued && !chain_anew(d)) {
-        if (predecoded) {
-            dla_conv_predecode_drop(d, d->head ^ 1u);
-        }
+    if (d->host_behind && !chain_anew(d)) {
+        dla_conv_predecode_drop(d, d->head ^ 1u); /* (a no-op if not decoded) */
         return; /* run_ahead starts it at the next step */
     }
     d->layer++;
