@@ -173,6 +173,9 @@ struct conv_shape {
      * whose real pixels all lie there (the last tile of a 7x7 output: 1
      * pixel of 16); the same k blocks and schedules as the full tile */
     dla_conv_tile_fn half, half_paired;
+    /* a tile with at most DLA_CONV_DOT_PIXELS real pixels (NULL: none;
+     * U8: with or without a schedule) */
+    dla_conv_tile_fn dot;
 };
 
 /* speed: measured relative speed per pixel lane of each shape (wider tiles
@@ -196,33 +199,37 @@ struct conv_isa_desc {
 
 static void tile_generic(const struct dla_conv_tile *t);
 
-#define GEN_SHAPES {{GEN_MR, GEN_NR, tile_generic, NULL, NULL, NULL},                        \
-                    {GEN_MR, GEN_NR, tile_generic, NULL, NULL, NULL},                        \
-                    {GEN_MR, GEN_NR, tile_generic, NULL, NULL, NULL}}, {100, 100, 100},      \
-                   {{0, 0, NULL, NULL, NULL, NULL}, {0, 0, NULL, NULL, NULL, NULL},          \
-                    {0, 0, NULL, NULL, NULL, NULL}}, {0, 0, 0}
+#define GEN_SHAPES                                                                      \
+    {{GEN_MR, GEN_NR, tile_generic, NULL, NULL, NULL, NULL},                            \
+     {GEN_MR, GEN_NR, tile_generic, NULL, NULL, NULL, NULL},                            \
+     {GEN_MR, GEN_NR, tile_generic, NULL, NULL, NULL, NULL}}, {100, 100, 100},          \
+    {{0, 0, NULL, NULL, NULL, NULL, NULL}, {0, 0, NULL, NULL, NULL, NULL, NULL},        \
+     {0, 0, NULL, NULL, NULL, NULL, NULL}}, {0, 0, 0}
 
 static const struct conv_isa_desc conv_isas[DLA_CONV_ISA_COUNT] = {
     {"generic", CELL_P16, GEN_SHAPES},
 #if defined(DLA_CONV_X86)
     {"avx2", CELL_P16,
-     {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2_6x16, NULL, dla_conv_tile_avx2_6x8, NULL},
-      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2_8x8, NULL, NULL, NULL},
-      {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2_4x16, NULL, dla_conv_tile_avx2_4x8, NULL}},
+     {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2_6x16, NULL, dla_conv_tile_avx2_6x8, NULL,
+       dla_conv_tile_avx2_dot},
+      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2_8x8, NULL, NULL, NULL, dla_conv_tile_avx2_dot},
+      {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2_4x16, NULL, dla_conv_tile_avx2_4x8, NULL,
+       dla_conv_tile_avx2_dot}},
      {100, 95, 90},
      {{DLA_CONV_AVX2_MR2, 16, dla_conv_tile_avx2u8_6x16, dla_conv_tile_avx2u8p_6x16,
-       dla_conv_tile_avx2u8_6x8, dla_conv_tile_avx2u8p_6x8},
-      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2u8_8x8, dla_conv_tile_avx2u8p_8x8, NULL, NULL},
+       dla_conv_tile_avx2u8_6x8, dla_conv_tile_avx2u8p_6x8, dla_conv_tile_avx2u8_dot},
+      {DLA_CONV_AVX2_MR1, 8, dla_conv_tile_avx2u8_8x8, dla_conv_tile_avx2u8p_8x8, NULL, NULL,
+       dla_conv_tile_avx2u8_dot},
       {DLA_CONV_AVX2_MR0, 16, dla_conv_tile_avx2u8_4x16, dla_conv_tile_avx2u8p_4x16,
-       dla_conv_tile_avx2u8_4x8, dla_conv_tile_avx2u8p_4x8}},
+       dla_conv_tile_avx2u8_4x8, dla_conv_tile_avx2u8p_4x8, dla_conv_tile_avx2u8_dot}},
      {100, 95, 90}},
     {"avx512vnni", CELL_Q8,
-     {{DLA_CONV_VNNI_MR, 48, dla_conv_tile_vnni_8x48, NULL, NULL, NULL},
-      {DLA_CONV_VNNI_MR, 32, dla_conv_tile_vnni_8x32, NULL, NULL, NULL},
-      {DLA_CONV_VNNI_MR, 16, dla_conv_tile_vnni_8x16, NULL, NULL, NULL}},
+     {{DLA_CONV_VNNI_MR, 48, dla_conv_tile_vnni_8x48, NULL, NULL, NULL, NULL},
+      {DLA_CONV_VNNI_MR, 32, dla_conv_tile_vnni_8x32, NULL, NULL, NULL, NULL},
+      {DLA_CONV_VNNI_MR, 16, dla_conv_tile_vnni_8x16, NULL, NULL, NULL, NULL}},
      {100, 94, 72},
-     {{0, 0, NULL, NULL, NULL, NULL}, {0, 0, NULL, NULL, NULL, NULL},
-      {0, 0, NULL, NULL, NULL, NULL}}, {0, 0, 0}},
+     {{0, 0, NULL, NULL, NULL, NULL, NULL}, {0, 0, NULL, NULL, NULL, NULL, NULL},
+      {0, 0, NULL, NULL, NULL, NULL, NULL}}, {0, 0, 0}},
 #else
     {"avx2", CELL_P16, GEN_SHAPES},
     {"avx512vnni", CELL_P16, GEN_SHAPES},
@@ -1678,7 +1685,7 @@ static void kblock_steps(struct conv_plan *p)
 struct runs_slot {
     size_t nt; /* SIZE_MAX: empty */
     unsigned nruns;
-    int half;
+    int half, dot;
     struct dla_conv_run runs[DLA_CONV_NR_MAX + 1];
 };
 
@@ -1693,6 +1700,11 @@ static const struct runs_slot *tile_slot(const struct conv_plan *p, struct runs_
         s->nruns = tile_runs(p, n0 / p->vw, n0 % p->vw, s->runs);
         s->half = p->shape->half != NULL &&
                   (s->nruns == 0 || s->runs[s->nruns - 1].j + s->runs[s->nruns - 1].len <= nr / 2);
+        unsigned real = 0;
+        for (unsigned r = 0; r < s->nruns; r++) {
+            real += s->runs[r].len;
+        }
+        s->dot = p->shape->dot != NULL && real <= DLA_CONV_DOT_PIXELS;
     }
     return s;
 }
@@ -1730,8 +1742,8 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
             t.nruns = s->nruns;
             t.in = p->inp + nt * nr * CONV_CELL;
             runs_nt = nt;
-            tile = s->half ? sh->half : sh->tile;
-            paired = s->half ? sh->half_paired : sh->paired;
+            tile = s->dot ? sh->dot : s->half ? sh->half : sh->tile;
+            paired = s->dot ? sh->dot : s->half ? sh->half_paired : sh->paired;
         }
         size_t k0 = kb * mr_full, lo = p->kb->lo[kb];
         t.init = w->init + k0;

@@ -99,6 +99,10 @@ typedef void (*dla_conv_tile_fn)(const struct dla_conv_tile *t);
 #define DLA_CONV_AVX2_MR2 6  /* x 16 pixels */
 
 #define DLA_CONV_GEMV_K 8  /* output channels a vector of the one-pixel kernel */
+/* Real pixels up to which a tile runs as its shape's dot tile: ~5 steps a
+ * pixel to gather its cells plus ~1 a step and row, against ~3 a step and
+ * row for the half tile's eight lanes (counted on 7x7 160 -> 960). */
+#define DLA_CONV_DOT_PIXELS 2
 #define DLA_CONV_GEMV_KB 4 /* vectors a call */
 
 #if defined(DLA_CONV_X86)
@@ -123,6 +127,11 @@ void dla_conv_tile_avx2u8_6x8(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8_4x8(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8p_6x8(const struct dla_conv_tile *t);
 void dla_conv_tile_avx2u8p_4x8(const struct dla_conv_tile *t);
+/* A tile with at most DLA_CONV_DOT_PIXELS real pixels (struct conv_shape
+ * dot): each pixel's rows as dot products over the steps, any t->mr up to
+ * 8; P16 and U8 cells (U8 with or without t->sched: the sum is the same). */
+void dla_conv_tile_avx2_dot(const struct dla_conv_tile *t);
+void dla_conv_tile_avx2u8_dot(const struct dla_conv_tile *t);
 /* One output pixel (fully connected layers), output channels in the lanes:
  * out[k] = sum over q of U8 input cell x[q] . weight cell q of channel k,
  * for nk <= DLA_CONV_GEMV_K * DLA_CONV_GEMV_KB channels whose cells wk

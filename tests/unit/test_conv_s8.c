@@ -1297,7 +1297,8 @@ static void test_paired_steps(void **state)
  * 7 leave each remainder of 8 and 16 pixels; 13 output channels leave a
  * partial row block in every shape.  A last tile of 16-pixel shapes with
  * at most 8 real pixels runs as a half tile (6x8, 4x8: P16 on the signed
- * inputs, U8, and paired U8 on the 3x3 cases' bell weights). */
+ * inputs, U8, and paired U8 on the 3x3 cases' bell weights), one with at
+ * most DLA_CONV_DOT_PIXELS as the dot tile (49, 18 and 17 pixels). */
 static void test_row_spanning_runs(void **state)
 {
     (void)state;
@@ -1316,6 +1317,14 @@ static void test_row_spanning_runs(void **state)
         {64, 13, 7, 1, 1, 1, 1, 1, 0, 3, 7, "runs 1x1 7x1 (7 pixels)"},
         {64, 13, 14, 14, 3, 3, 1, 1, 0, 3, 7, "runs 3x3 14x14 (shifted planes)"},
         {96, 13, 7, 7, 3, 3, 1, 1, 0, 5, 7, "runs 3x3 7x7 (shifted planes)"},
+        /* one or two real pixels in the last tile (the dot tiles), over
+         * more steps than one gather (DOT_CHUNK) and a step count that
+         * leaves a scalar tail; signed (P16) and U8 inputs */
+        {600, 13, 7, 7, 1, 1, 1, 1, 0, 0, 2, "dot 1x1 7x7 600 ch, signed input"},
+        {1000, 9, 7, 7, 1, 1, 1, 1, 0, 6, 8, "dot 1x1 7x7 1000 ch, 127 x 64/65"},
+        {37, 13, 3, 6, 1, 1, 1, 1, 0, 2, 2, "dot 1x1 3x6 (18 pixels), mostly -128"},
+        {70, 7, 1, 17, 1, 1, 1, 1, 0, 3, 7, "dot 1x1 1x17 (17 pixels) bell weights"},
+        {45, 13, 7, 7, 3, 3, 1, 1, 0, 0, 1, "dot 3x3 7x7 (shifted planes), signed input"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct dla_conv_geom g = geom(cases[i].in_c, cases[i].out_k, cases[i].out_h,
