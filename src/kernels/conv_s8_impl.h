@@ -99,11 +99,15 @@ typedef void (*dla_conv_tile_fn)(const struct dla_conv_tile *t);
 #define DLA_CONV_AVX2_MR2 6  /* x 16 pixels */
 
 #define DLA_CONV_GEMV_K 8  /* output channels a vector of the one-pixel kernel */
-/* Real pixels up to which a tile runs as its shape's dot tile: ~5 steps a
- * pixel to gather its cells plus ~1 a step and row, against ~3 a step and
- * row for the half tile's eight lanes (counted on 7x7 160 -> 960). */
-#define DLA_CONV_DOT_PIXELS 2
 #define DLA_CONV_GEMV_KB 4 /* vectors a call */
+/* Real pixels up to which a tile runs as its shape's dot tile.  Each pixel
+ * is gathered again at every k block, so the dot tile's cost grows with
+ * its pixels and the half tile's does not: on one pixel (a 7x7 output's
+ * last) the dot tiles took 1.86 M instructions an image where the half
+ * tiles took 3.07 M (callgrind, 7x7 160 -> 960 -> 160 six times); four
+ * (a 14x14 output's last) are left to the half tile, by those counts
+ * (not measured). */
+#define DLA_CONV_DOT_PIXELS 2
 
 #if defined(DLA_CONV_X86)
 void dla_conv_tile_vnni_8x48(const struct dla_conv_tile *t);

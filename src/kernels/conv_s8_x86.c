@@ -488,7 +488,7 @@ AVX2_TILE_FN(, dla_conv_tile_avx2u8p_4x8, DLA_CONV_AVX2_MR0, 1, 2)
 /* ---- tiles of one or two real pixels (dla_conv_tile_avx2_dot) ----
  * The last pixel tile of an output whose pixel count is one or two past a
  * multiple of 16 (7x7: 49 = 3 x 16 + 1) ran as a half tile, eight lanes
- * for one pixel: in a 7x7 layer its 6x8 tiles took ~20 % of the tiles'
+ * for one pixel: in 7x7 layers its 6x8 tiles took ~18 % of the tiles'
  * instructions for 1/49 of the pixels (callgrind, 7x7 160 -> 960 -> 160).
  * Here the pixel's cells are read in step order once a tile, and each
  * row is a dot product over the steps, eight steps a vector: P16
@@ -559,9 +559,25 @@ AVX2_INLINE void avx2_dot_pixel(const struct dla_conv_tile *t, unsigned lane, in
     }
 }
 
-#define AVX2_DOT_FN(name, U8)                                                               AVX2_ATTR void name(const struct dla_conv_tile *t)                                      {                                                                                           for (unsigned r = 0; r < t->nruns; r++) {                                                   for (unsigned i = 0; i < t->runs[r].len; i++) {                                             avx2_dot_pixel(t, t->runs[r].j + i, t->out + t->runs[r].off + i, (U8));             }                                                                                   }                                                                                   }
-AVX2_DOT_FN(dla_conv_tile_avx2_dot, 0)
-AVX2_DOT_FN(dla_conv_tile_avx2u8_dot, 1)
+/* Every real pixel of tile t (its runs). */
+AVX2_INLINE void avx2_dot_tile(const struct dla_conv_tile *t, const int U8)
+{
+    for (unsigned r = 0; r < t->nruns; r++) {
+        for (unsigned i = 0; i < t->runs[r].len; i++) {
+            avx2_dot_pixel(t, t->runs[r].j + i, t->out + t->runs[r].off + i, U8);
+        }
+    }
+}
+
+AVX2_ATTR void dla_conv_tile_avx2_dot(const struct dla_conv_tile *t)
+{
+    avx2_dot_tile(t, 0);
+}
+
+AVX2_ATTR void dla_conv_tile_avx2u8_dot(const struct dla_conv_tile *t)
+{
+    avx2_dot_tile(t, 1);
+}
 
 /* The one-pixel kernels (conv_s8_impl.h): output channels in the lanes, 8
  * a ymm, NV ymm (acc[0 .. 8 NV) in and out); at step q the input cell is
