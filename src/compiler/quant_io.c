@@ -22,9 +22,37 @@
 #include <immintrin.h>
 #endif
 
+#if defined(DLA_LANES_X86)
+/* Where the first block of 32 values holding a NaN or an infinity starts
+ * (n rounded down to 32 when none): |x| <= FLT_MAX fails for those, four
+ * vectors' verdicts or-ed into one test. */
+DLA_LANES_AVX2_ATTR static size_t nonfinite_block_avx2(const float *x, size_t n)
+{
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 max = _mm256_set1_ps(FLT_MAX);
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256 b = _mm256_setzero_ps();
+        for (unsigned k = 0; k < 4; k++) {
+            __m256 v = _mm256_and_ps(_mm256_loadu_ps(x + i + 8 * k), abs_mask);
+            b = _mm256_or_ps(b, _mm256_cmp_ps(v, max, _CMP_NLE_UQ));
+        }
+        if (_mm256_movemask_ps(b)) {
+            break;
+        }
+    }
+    return i;
+}
+#endif
+
 int64_t dlc_first_nonfinite(const float *x, size_t n)
 {
     size_t i = 0;
+#if defined(DLA_LANES_X86)
+    if (dla_lanes_avx2_up(dla_lanes_best())) {
+        i = nonfinite_block_avx2(x, n); /* the lane itself is found below */
+    }
+#endif
 #if defined(__SSE2__)
     const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
     const __m128 max = _mm_set1_ps(FLT_MAX);
@@ -102,6 +130,41 @@ DLA_LANES_AVX512_ATTR static int quantize_avx512(const float *x, int8_t *q, size
     }
     return bad != 0;
 }
+
+/* quantize_scalar on 32 values at a time as quantize4 does on 4 (the same
+ * operations in eight lanes, so the same codes); the last 0-31 are left to
+ * the caller (returns how many were done, *bad set for NaN or infinity). */
+DLA_LANES_AVX2_ATTR static size_t quantize_avx2(const float *x, int8_t *q, size_t n, float inv,
+                                               int zero, int *bad)
+{
+    const __m256 vinv = _mm256_set1_ps(inv), half = _mm256_set1_ps(0.5f);
+    const __m256 mhalf = _mm256_set1_ps(-0.5f), fmax = _mm256_set1_ps(FLT_MAX);
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __m256 lo = _mm256_set1_ps((float)(-128 - zero));
+    const __m256 hi = _mm256_set1_ps((float)(127 - zero));
+    const __m256i z = _mm256_set1_epi32(zero);
+    /* packs interleave the four vectors' 128-bit halves: this puts the
+     * codes back in order */
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    __m256 flag = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __m256i c[4];
+        for (unsigned k = 0; k < 4; k++) {
+            __m256 xv = _mm256_loadu_ps(x + i + 8 * k);
+            flag = _mm256_or_ps(flag, _mm256_cmp_ps(_mm256_and_ps(xv, abs_mask), fmax, _CMP_NLE_UQ));
+            __m256 v = _mm256_mul_ps(xv, vinv);
+            __m256 neg = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ);
+            v = _mm256_add_ps(v, _mm256_blendv_ps(half, mhalf, neg));
+            v = _mm256_max_ps(_mm256_min_ps(v, hi), lo);
+            c[k] = _mm256_add_epi32(_mm256_cvttps_epi32(v), z);
+        }
+        __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(c[0], c[1]), _mm256_packs_epi32(c[2], c[3]));
+        _mm256_storeu_si256((__m256i *)(void *)(q + i), _mm256_permutevar8x32_epi32(b, order));
+    }
+    *bad = _mm256_movemask_ps(flag) != 0;
+    return i;
+}
 #endif
 
 int dlc_quantize_s8(const float *x, int8_t *q, size_t n, float inv, int zero)
@@ -121,6 +184,11 @@ int dlc_quantize_s8_isa(enum dla_lanes_isa isa, const float *x, int8_t *q, size_
 #endif
     size_t i = 0;
     int bad = 0;
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX2) { /* the last 0-31 through the lanes below */
+        i = quantize_avx2(x, q, n, inv, zero, &bad);
+    }
+#endif
 #if defined(__SSE2__)
     __m128 bad4 = _mm_setzero_ps(), inv4 = _mm_set1_ps(inv);
     const __m128 lo = _mm_set1_ps((float)(-128 - zero)), hi = _mm_set1_ps((float)(127 - zero));
@@ -146,7 +214,7 @@ int dlc_quantize_s8_isa(enum dla_lanes_isa isa, const float *x, int8_t *q, size_
         i = n;
     }
 #undef QUANTIZE4
-    bad = _mm_movemask_ps(bad4) != 0;
+    bad |= _mm_movemask_ps(bad4) != 0;
 #endif
     return bad | quantize_scalar(x + i, q + i, n - i, inv, zero);
 }
@@ -183,6 +251,36 @@ static void octets16(const int8_t *const r[8], unsigned n, size_t atom, uint8_t 
         _mm_storel_epi64((__m128i *)(void *)(d + 3 * atom), _mm_unpackhi_epi64(p23, p23));
     }
 }
+
+/* octets16 for at most four channel rows (an RGB image's three): two
+ * rounds of interleaves give each pixel's four bytes, then each is widened
+ * to its octet with four zero bytes (a 16-byte store covers two atoms of
+ * 8 bytes; wider atoms take their first 8 bytes only). */
+static void quads16(const int8_t *const r[4], unsigned n, size_t atom, uint8_t *dst)
+{
+    const __m128i z = _mm_setzero_si128();
+    __m128i v[4];
+    for (unsigned i = 0; i < 4; i++) {
+        v[i] = i < n ? _mm_loadu_si128((const __m128i *)(const void *)r[i]) : z;
+    }
+    const __m128i a0 = _mm_unpacklo_epi8(v[0], v[1]), a1 = _mm_unpackhi_epi8(v[0], v[1]);
+    const __m128i b0 = _mm_unpacklo_epi8(v[2], v[3]), b1 = _mm_unpackhi_epi8(v[2], v[3]);
+    const __m128i quad[4] = {_mm_unpacklo_epi16(a0, b0), _mm_unpackhi_epi16(a0, b0),
+                             _mm_unpacklo_epi16(a1, b1), _mm_unpackhi_epi16(a1, b1)};
+    for (unsigned k = 0; k < 4; k++) { /* pixels 4k .. 4k + 3 */
+        const __m128i p01 = _mm_unpacklo_epi32(quad[k], z), p23 = _mm_unpackhi_epi32(quad[k], z);
+        uint8_t *d = dst + (size_t)(4 * k) * atom;
+        if (atom == 8) {
+            _mm_storeu_si128((__m128i *)(void *)d, p01);
+            _mm_storeu_si128((__m128i *)(void *)(d + 16), p23);
+        } else {
+            _mm_storel_epi64((__m128i *)(void *)d, p01);
+            _mm_storel_epi64((__m128i *)(void *)(d + atom), _mm_unpackhi_epi64(p01, p01));
+            _mm_storel_epi64((__m128i *)(void *)(d + 2 * atom), p23);
+            _mm_storel_epi64((__m128i *)(void *)(d + 3 * atom), _mm_unpackhi_epi64(p23, p23));
+        }
+    }
+}
 #endif
 
 void dlc_rows_to_atoms(const int8_t *rows, size_t row_stride, unsigned n, size_t w, size_t atom,
@@ -203,6 +301,18 @@ void dlc_rows_to_atoms(const int8_t *rows, size_t row_stride, unsigned n, size_t
                 uint8_t *d = dst + (x + 4 * k) * 8;
                 _mm_storeu_si128((__m128i *)(void *)d, _mm_unpacklo_epi32(q, z));
                 _mm_storeu_si128((__m128i *)(void *)(d + 16), _mm_unpackhi_epi32(q, z));
+            }
+        }
+    }
+    if (atom >= 8 && n > 1 && n <= 4) {
+        const int8_t *r[4];
+        for (unsigned i = 0; i < 4; i++) {
+            r[i] = rows + (i < n ? i : 0) * row_stride;
+        }
+        for (; x + 16 <= w; x += 16) {
+            quads16(r, n, atom, dst + x * atom);
+            for (unsigned i = 0; i < 4; i++) {
+                r[i] += 16;
             }
         }
     }

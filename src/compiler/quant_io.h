@@ -17,7 +17,7 @@
  * [-128, 127]; returns nonzero when some x[i] is NaN or infinite (q is then
  * not meaningful). */
 int dlc_quantize_s8(const float *x, int8_t *q, size_t n, float inv, int zero);
-/* dlc_quantize_s8 on lane variant isa (the AVX-512 one, else SSE2/scalar;
+/* dlc_quantize_s8 on lane variant isa (AVX-512, AVX2, else SSE2/scalar;
  * the caller checks dla_lanes_supported): the same codes on each. */
 int dlc_quantize_s8_isa(enum dla_lanes_isa isa, const float *x, int8_t *q, size_t n, float inv,
                         int zero);
