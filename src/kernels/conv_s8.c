@@ -2053,9 +2053,18 @@ static const struct conv_shape *choose_shape(const struct conv_shape *shapes,
  * every input code a window can read; the whole padded input is checked
  * (padding included), which is exact and costs one pass over bytes that
  * each feed k_h * k_w * out_k MACs. */
-static int all_nonneg(const int8_t *s, size_t n)
+/* Whether no code of s[0, n) is negative; wide: the CPU has AVX2 (the
+ * caller's U8 tiles are AVX2's), 128 bytes a test. */
+static int all_nonneg(const int8_t *s, size_t n, int wide)
 {
     size_t i = 0;
+#if defined(DLA_CONV_X86)
+    if (wide && (i = dla_conv_nonneg_prefix_avx2(s, n)) + 128 <= n) {
+        return 0;
+    }
+#else
+    (void)wide;
+#endif
 #if defined(DLA_CONV_SSE2)
     for (; i + 64 <= n; i += 64) {
         const __m128i *v = (const __m128i *)(const void *)(s + i);
@@ -2083,7 +2092,7 @@ static int all_nonneg(const int8_t *s, size_t n)
  * bytes between the rows included (the columns the window leaves out, of
  * the same lines): a negative code there only sends the call to the
  * int16 path, which is exact for any input. */
-static int src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *src)
+static int src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *src, int wide)
 {
     size_t w = src->x1 - src->x0;
     int padded = src->x0 > 0 || src->x1 < g->in_w || src->y0 > 0 || src->y1 < g->in_h;
@@ -2093,13 +2102,13 @@ static int src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *
     for (size_t y = 0; y < (size_t)(src->y1 - src->y0); y++) {
         const int8_t *line = src->data + y * src->line_stride;
         if (src->ch_stride >= w) {
-            if (!all_nonneg(line, (g->in_c - 1) * src->ch_stride + w)) {
+            if (!all_nonneg(line, (g->in_c - 1) * src->ch_stride + w, wide)) {
                 return 0;
             }
             continue;
         }
         for (size_t c = 0; c < g->in_c; c++) {
-            if (!all_nonneg(line + c * src->ch_stride, w)) {
+            if (!all_nonneg(line + c * src->ch_stride, w, wide)) {
                 return 0;
             }
         }
@@ -2115,10 +2124,11 @@ static int use_u8(enum dla_conv_isa isa, unsigned flags, const struct dla_conv_g
         (w != NULL && w->fmt != CELL_U8)) {
         return 0;
     }
+    /* (an ISA with U8 tiles has AVX2) */
     if (src != NULL) {
-        return src_nonneg(g, src);
+        return src_nonneg(g, src, 1);
     }
-    return all_nonneg(in, (size_t)g->in_c * g->in_h * g->in_w);
+    return all_nonneg(in, (size_t)g->in_c * g->in_h * g->in_w, 1);
 }
 
 /* Checks shared by the entry points; 1 = nothing to compute (out set). */
@@ -2817,7 +2827,7 @@ int dla_conv_wpack_takes_signed(const struct dla_conv_wpack *w)
 
 int dla_conv_src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *src)
 {
-    return src_nonneg(g, src);
+    return src_nonneg(g, src, dla_conv_isa_supported(DLA_CONV_ISA_AVX2));
 }
 
 size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w)

@@ -142,6 +142,10 @@ void dla_conv_tile_avx2u8_dot(const struct dla_conv_tile *t);
  * holds as [k / 8][q][k % 8] (conv_s8.c wpack_fill_wk). */
 void dla_conv_gemv_avx2u8(const unsigned char *x, const unsigned char *wk, size_t nq,
                           const int32_t *init, int32_t *out, unsigned nk);
+/* How many leading bytes of s[0, n) were seen to hold no negative code,
+ * 128 at a time: n rounded down to 128 when none does, else where the first
+ * 128-byte block holding one starts (the U8 path's input check). */
+size_t dla_conv_nonneg_prefix_avx2(const int8_t *s, size_t n);
 /* The same on Q8 cells (biased input, AVX-512 VNNI with VL: vpdpbusd on
  * ymm).  Both: each channel's sum from its start value init[k] (NULL: 0). */
 void dla_conv_gemv_vnni(const unsigned char *x, const unsigned char *wk, size_t nq,

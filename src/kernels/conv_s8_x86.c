@@ -650,6 +650,20 @@ GEMV_ROWS_FN(gemv_rows_q8, static inline __attribute__((always_inline, VNNI_VL_T
 GEMV_FN(dla_conv_gemv_avx2u8, AVX2_ATTR, gemv_rows_u8)
 GEMV_FN(dla_conv_gemv_vnni, __attribute__((VNNI_VL_TARGET)), gemv_rows_q8)
 
+AVX2_ATTR size_t dla_conv_nonneg_prefix_avx2(const int8_t *s, size_t n)
+{
+    size_t i = 0;
+    for (; i + 128 <= n; i += 128) {
+        const __m256i *v = (const __m256i *)(const void *)(s + i);
+        __m256i o = _mm256_or_si256(_mm256_or_si256(_mm256_loadu_si256(v), _mm256_loadu_si256(v + 1)),
+                                    _mm256_or_si256(_mm256_loadu_si256(v + 2), _mm256_loadu_si256(v + 3)));
+        if (_mm256_movemask_epi8(o) != 0) {
+            break;
+        }
+    }
+    return i;
+}
+
 #else
 
 /* Not x86-64 GCC/Clang: only the generic path of conv_s8.c exists. */
