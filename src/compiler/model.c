@@ -301,7 +301,11 @@ static void pack_run(const struct dlc_buf *b, uint32_t m, const float *x, uint32
                      uint8_t *row, int *bad)
 {
     const size_t plane = (size_t)b->w * b->h;
-    memset(row, 0, bytes);
+    /* atoms of 8 bytes are written whole below (their absent channels as
+     * zeros): only the bytes past them need zeroing (a 224x224x3 image's
+     * 401 KB memset was ~0.4 M instructions an inference) */
+    const size_t written = m == 8 ? npix * m : 0;
+    memset(row + written, 0, bytes - written);
     int8_t q[8][IO_SEG];
     for (size_t x0 = 0; x0 < npix; x0 += IO_SEG) {
         size_t seg = npix - x0 < IO_SEG ? npix - x0 : IO_SEG;
