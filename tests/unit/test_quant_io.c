@@ -4,7 +4,7 @@
  * branches of the compiler's original loop -- x * inv in float, halves away
  * from zero, saturation to [-128, 127] -- on values at and beside every
  * rounding boundary, beyond saturation, signed zeros, subnormals and random
- * bit patterns, at every length and offset around the 16-lane blocks; NaN
+ * bit patterns, at every length and offset around the 16- and 32-value blocks; NaN
  * and infinities found wherever they sit.  Channel rows placed into atoms
  * (dlc_rows_to_atoms) against the byte-by-byte placement.
  */
