@@ -1674,8 +1674,7 @@ static void kb_tables_build(struct dla_conv_wpack *w, const struct conv_shape *s
     }
 }
 
-/* The k blocks of the plan's shape (the pack's, or found now: after the
- * weights are packed), and a one-pixel layer's input cells in step order. */
+/* Block kb's part of a tile call (struct kb_desc). */
 static void kb_desc_of(const struct conv_plan *p, size_t kb, struct kb_desc *d)
 {
     const size_t k0 = kb * p->shape->mr, lo = p->kb->lo[kb];
@@ -1701,6 +1700,9 @@ static void kb_descs(struct conv_plan *p)
     }
 }
 
+/* The k blocks of the plan's shape (the pack's, or found now: after the
+ * weights are packed) and their parts of the tile calls (kb_descs), and a
+ * one-pixel layer's input cells in step order. */
 static void kblock_steps(struct conv_plan *p)
 {
     p->kb = p->w != &p->own ? wpack_kb(p->w, p->shape) : NULL;
@@ -1789,10 +1791,13 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
             tile = s->dot ? sh->dot : s->half ? sh->half : sh->tile;
             paired = s->dot ? sh->dot : s->half ? sh->half_paired : sh->paired;
         }
-        if (p->kbd == NULL) {
+        const struct kb_desc *d = p->kbd;
+        if (d == NULL) {
             kb_desc_of(p, kb, &one);
+            d = &one;
+        } else {
+            d += kb;
         }
-        const struct kb_desc *d = p->kbd != NULL ? &p->kbd[kb] : &one;
         t.init = d->init;
         t.mr = d->mr;
         t.qoff = d->qoff;
@@ -2097,9 +2102,8 @@ static const struct conv_shape *choose_shape(const struct conv_shape *shapes,
 /* 1 if none of the n bytes at s is negative.  The U8 path needs this of
  * every input code a window can read; the whole padded input is checked
  * (padding included), which is exact and costs one pass over bytes that
- * each feed k_h * k_w * out_k MACs. */
-/* Whether no code of s[0, n) is negative; wide: the CPU has AVX2 (the
- * caller's U8 tiles are AVX2's), 128 bytes a test. */
+ * each feed k_h * k_w * out_k MACs.  wide: the CPU has AVX2 (128 bytes a
+ * test). */
 static int all_nonneg(const int8_t *s, size_t n, int wide)
 {
     size_t i = 0;
