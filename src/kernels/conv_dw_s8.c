@@ -1878,7 +1878,7 @@ static void dw_src_scalar(const struct dla_conv_geom *g, const struct dla_conv_s
 int dla_conv_dw_s8_src_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src)
 {
 #if defined(DLA_LANES_X86)
-    return src->x0 <= src->x1 && src->x1 <= g->in_w && src->y0 <= src->y1 &&
+    return src->atoms == 0 && src->x0 <= src->x1 && src->x1 <= g->in_w && src->y0 <= src->y1 &&
            src->y1 <= g->in_h && (dw_src_rows_take(g) || dwl_takes(g, src));
 #else
     (void)g;

@@ -370,6 +370,7 @@ struct kb_desc {
 struct conv_plan {
     const struct dla_conv_geom *g;
     int cells_vbmi; /* 1x1 input rows packed with AVX-512 VBMI (dla_conv_cells_rows_vbmi) */
+    int atoms_avx2; /* an input of atoms packed with AVX2 (dla_conv_atoms_cells_avx2) */
     const int8_t *in, *wt; /* wt: NULL when the weights come packed */
     const struct dla_conv_src *src; /* not NULL: the input as src describes it (in unused) */
     int32_t *out;
@@ -1188,9 +1189,73 @@ static int pack_src_plane_1x1(const struct conv_plan *p, unsigned char *dst, uin
 #endif
 }
 
+/* Cells of n consecutive atoms for each channel group an atom holds
+ * (group i's to dst[i]): AVX2 chunks, then one atom at a time. */
+static void atoms_cells(const struct conv_plan *p, unsigned char *const *dst, const int8_t *a,
+                        size_t n)
+{
+    const int p16 = p->fmt == CELL_P16;
+    size_t i = 0;
+#if defined(DLA_CONV_X86)
+    if (p->atoms_avx2) {
+        i = dla_conv_atoms_cells_avx2(dst, a, n, p16, p->fmt == CELL_Q8);
+    }
+#endif
+    const uint32_t flip = p->fmt == CELL_Q8 ? 0x80808080u : 0;
+    for (; i < n; i++) {
+        const int8_t *v = a + i * 8;
+        for (size_t k = 0; k < (p16 ? 4u : 2u); k++) {
+            st32(dst[k] + i * CONV_CELL,
+                 p16 ? cell_p16(v[2 * k], v[2 * k + 1])
+                     : cell_q8(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]) ^ flip);
+        }
+    }
+}
+
+/*
+ * The planes of a 1x1 layer whose input is atoms (dla_conv_src_atoms_takes):
+ * an atom holds 2 byte cells or 4 P16 cells of one pixel, so the planes of
+ * an atom's groups are packed together, by the task of the first one (the
+ * others return), a whole surface at a time when its lines are back to
+ * back (CBUF's copy of them: docs/architecture.md, the CONV data path).  No transposition:
+ * the memory's layout is already pixel-major within an atom.
+ */
+static void pack_atoms_planes(const struct conv_plan *p, size_t plane)
+{
+    const struct dla_conv_src *src = p->src;
+    const size_t per_atom = 8 / p->cell_ch;
+    if (plane % per_atom != 0) {
+        return; /* packed with plane - plane % per_atom */
+    }
+    const size_t w = p->g->in_w, h = p->g->in_h;
+    const int8_t *surface = src->data + plane / per_atom * src->ch_stride;
+    unsigned char *dst[4] = {NULL, NULL, NULL, NULL};
+    for (size_t k = 0; k < per_atom; k++) {
+        dst[k] = p->inp + (plane + k) * p->plane_cells * CONV_CELL;
+    }
+    if (src->line_stride == w * 8) {
+        atoms_cells(p, dst, surface, w * h);
+    } else {
+        for (size_t y = 0; y < h; y++) {
+            unsigned char *row[4] = {NULL, NULL, NULL, NULL};
+            for (size_t k = 0; k < per_atom; k++) {
+                row[k] = dst[k] + y * w * CONV_CELL;
+            }
+            atoms_cells(p, row, surface + y * src->line_stride, w);
+        }
+    }
+    for (size_t k = 0; k < per_atom; k++) { /* the cells past the pixels (p->vh * p->vw) */
+        memset(dst[k] + w * h * CONV_CELL, 0, (p->plane_cells - w * h) * CONV_CELL);
+    }
+}
+
 static void pack_input_plane(const struct conv_plan *p, size_t plane)
 {
     const struct dla_conv_geom *g = p->g;
+    if (p->src != NULL && p->src->atoms != 0) {
+        pack_atoms_planes(p, plane);
+        return;
+    }
     if (p->gemv_gather) { /* every plane's cell at once */
         if (plane == 0) {
             gemv_gather(p);
@@ -2148,6 +2213,20 @@ static int src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *
     if (padded && src->pad < 0) {
         return 0;
     }
+    if (src->atoms != 0) { /* each surface's lines (a last surface's absent channels too) */
+        const size_t h = src->y1 - src->y0, bytes = w * src->atoms;
+        for (size_t k = 0; k < (g->in_c + src->atoms - 1) / src->atoms; k++) {
+            const int8_t *s0 = src->data + k * src->ch_stride;
+            for (size_t y = 0; y < h; y++) {
+                const size_t run = src->line_stride == bytes ? h * bytes : bytes;
+                if (!all_nonneg(s0 + y * src->line_stride, run, wide)) {
+                    return 0;
+                }
+                y = run > bytes ? h : y;
+            }
+        }
+        return 1;
+    }
     for (size_t y = 0; y < (size_t)(src->y1 - src->y0); y++) {
         const int8_t *line = src->data + y * src->line_stride;
         if (src->ch_stride >= w) {
@@ -2247,6 +2326,7 @@ static int conv_plan_make(struct conv_call *c)
     int use_vbmi = c->use_vbmi;
     p->cells_vbmi = c->isa == DLA_CONV_ISA_AVX512VNNI && !(c->flags & DLA_CONV_NO_VBMI) &&
                     conv_vbmi_supported();
+    p->atoms_avx2 = c->isa != DLA_CONV_ISA_GENERIC; /* (the x86 ISAs have AVX2) */
     if (use_u8(c->isa, c->flags, c->g, c->in, c->src, w)) {
         p->fmt = CELL_U8;
         p->shapes = p->isa->u8;
@@ -2949,6 +3029,18 @@ int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
     return packed_run(g, in, NULL, w, out, shape, threads, 0, pool);
 }
 
+int dla_conv_src_atoms_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src)
+{
+    if (g == NULL || src == NULL || src->atoms != 8 || src->data == NULL || geom_valid(g) != 0) {
+        return 0;
+    }
+    return g->k_w == 1 && g->k_h == 1 && g->stride_x == 1 && g->stride_y == 1 &&
+           g->out_w == g->in_w && g->out_h == g->in_h && g->in_w >= 4 && g->in_c > 0 &&
+           g->in_c % 8 == 0 && src->x0 == 0 && src->x1 == g->in_w && src->y0 == 0 &&
+           src->y1 == g->in_h && src->line_stride / 8 >= g->in_w &&
+           src->ch_stride / g->in_h >= src->line_stride;
+}
+
 int dla_conv_s8_packed_src(const struct dla_conv_geom *g, const struct dla_conv_src *src,
                            const struct dla_conv_wpack *w, int32_t *out, unsigned threads,
                            struct dla_team *pool)
@@ -2961,7 +3053,8 @@ int dla_conv_s8_packed_src(const struct dla_conv_geom *g, const struct dla_conv_
         return rc;
     }
     if (src->x0 > src->x1 || src->x1 > g->in_w || src->y0 > src->y1 || src->y1 > g->in_h ||
-        (src->data == NULL && src->x0 < src->x1 && src->y0 < src->y1)) {
+        (src->data == NULL && src->x0 < src->x1 && src->y0 < src->y1) ||
+        (src->atoms != 0 && !dla_conv_src_atoms_takes(g, src))) {
         return DLASIM_ERR_INVAL;
     }
     if (!wpack_fits(w, g)) {

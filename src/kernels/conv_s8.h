@@ -64,13 +64,25 @@ int dla_conv_s8_packed(const struct dla_conv_geom *g, const int8_t *in,
  * data + (y - y0) * line_stride + c * ch_stride + (x - x0); every other
  * element of the in_w x in_h x in_c input is `pad`.  (CSC's view of the
  * lines CDMA put in CBUF: the kernel pads while it packs, so no padded
- * copy is made.) */
+ * copy is made.)  With `atoms` = 8 the elements are the memory's 8-byte
+ * atoms instead: (c, y, x) at data + (c / 8) * ch_stride + (y - y0) *
+ * line_stride + (x - x0) * 8 + c % 8, which only the layers
+ * dla_conv_src_atoms_takes accepts may be given. */
 struct dla_conv_src {
     const int8_t *data;
     size_t ch_stride, line_stride;
     uint32_t x0, x1, y0, y1;
     int8_t pad;
+    uint32_t atoms;            /* 0: channel rows; 8: atoms of 8 channels */
 };
+
+/* Whether dla_conv_s8_packed_src takes src's atoms for g: a 1x1 layer,
+ * strides 1, no padding (the window is the whole input), at least 4
+ * columns, whole atoms (in_c a multiple of 8) and surfaces that do not
+ * overlap (ch_stride >= in_h * line_stride, line_stride >= in_w * 8).
+ * Such a layer's packed planes are a copy of the atoms' halves or
+ * quarters, with no transposition. */
+int dla_conv_src_atoms_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src);
 
 /* dla_conv_s8_packed on an input given by src (same results, bit for bit,
  * as on the padded planar cube src describes). */

@@ -158,6 +158,13 @@ int64_t dla_conv_pack_q8_vbmi(unsigned char *d, const int8_t *s, size_t groups, 
  * ^ 0x80 (Q8).  AVX-512 VBMI. */
 void dla_conv_cells_rows_vbmi(unsigned char *d, const int8_t *s, size_t step, size_t w,
                               size_t rows, int flip);
+/* The cells of n consecutive 8-byte atoms (8 channels of a pixel each) for
+ * every channel group an atom holds, group i's into dst[i], in chunks of 8
+ * atoms (AVX2); returns the atoms done (n rounded down to 8).  p16: 4
+ * groups of P16 cells (2 channels as int16), else 2 groups of byte cells
+ * (4 channels; flip: ^ 0x80, Q8). */
+size_t dla_conv_atoms_cells_avx2(unsigned char *const *dst, const int8_t *atoms, size_t n,
+                                 int p16, int flip);
 #endif
 
 /* Name of an instruction set ("generic", "avx2", "avx512vnni"). */

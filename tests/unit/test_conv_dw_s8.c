@@ -185,7 +185,7 @@ static void test_wide_depthwise(void **state)
 static int check_from_lines(uint64_t *s, struct dla_conv_geom g, int n, uint32_t ch_extra,
                             size_t split)
 {
-    struct dla_conv_src src;
+    struct dla_conv_src src = {0};
     memset(&src, 0, sizeof src);
     src.x0 = splitmix64_range(s, 0, g.in_w < 3 ? g.in_w : 3);
     src.x1 = g.in_w - splitmix64_range(s, 0, g.in_w - src.x0 < 3 ? g.in_w - src.x0 : 3);

@@ -483,7 +483,7 @@ static void few_channels_case(const struct dla_conv_geom *g, uint32_t c_real, ui
                (size_t)(g->in_c - c_real) * g->k_h * g->k_w);
     }
     /* the input: a window of data (pad around it) also given in place */
-    struct dla_conv_src src;
+    struct dla_conv_src src = {0};
     src.x0 = rnd_range(s, 0, g->in_w < 3 ? g->in_w : 3);
     src.x1 = rnd_range(s, src.x0, g->in_w);
     src.y0 = rnd_range(s, 0, g->in_h < 3 ? g->in_h : 3);
@@ -863,10 +863,11 @@ static void planar_of_src(const struct dla_conv_geom *g, const struct dla_conv_s
         for (size_t y = 0; y < g->in_h; y++) {
             for (size_t x = 0; x < g->in_w; x++) {
                 int inside = y >= src->y0 && y < src->y1 && x >= src->x0 && x < src->x1;
+                size_t at = src->atoms ? c / src->atoms * src->ch_stride +
+                                             (x - src->x0) * src->atoms + c % src->atoms
+                                       : c * src->ch_stride + (x - src->x0);
                 in[(c * g->in_h + y) * g->in_w + x] =
-                    inside ? src->data[(y - src->y0) * src->line_stride + c * src->ch_stride +
-                                       (x - src->x0)]
-                           : src->pad;
+                    inside ? src->data[(y - src->y0) * src->line_stride + at] : src->pad;
             }
         }
     }
@@ -913,7 +914,7 @@ static void test_src_one_pixel(void **state)
     for (int iter = 0; iter < 48; iter++) {
         struct dla_conv_geom g = {1, 1, rnd_range(&rng, 1, 300), 1, 1, rnd_range(&rng, 1, 70),
                                   1, 1, 1, 1, 1, 1};
-        struct dla_conv_src src = {NULL, iter % 3 ? 1 : rnd_range(&rng, 2, 5), 0, 0, 1, 0, 1, 0};
+        struct dla_conv_src src = {NULL, iter % 3 ? 1 : rnd_range(&rng, 2, 5), 0, 0, 1, 0, 1, 0, 0};
         if (iter % 7 == 6) {
             src.x1 = src.y1 = 0; /* the pixel is padding */
         }
@@ -926,6 +927,78 @@ static void test_src_one_pixel(void **state)
                  g.in_c, g.out_k, src.ch_stride, src.x1 ? "inside" : "padding");
         expect_src_layer(&g, &src, &rng, iter % 3 == 0 ? 1 : 0, pool, what);
         free(line);
+    }
+    dla_team_destroy(pool);
+}
+
+/* 1x1 layers on an input of the memory's 8-byte atoms (CBUF's copy of a
+ * feature surface: dla_conv_src.atoms), lines back to back or with a gap,
+ * surfaces back to back or apart, signed and non-negative inputs, 8 to
+ * 64 columns (the AVX2 chunks of 8 atoms and the atoms after them): the
+ * same sums as the reference on the planar copy, on 1 and 3 threads, in
+ * bands of rows, with the pack for signed inputs; and the layers the
+ * kernel does not take from atoms are refused, not computed. */
+static void test_input_atoms(void **state)
+{
+    (void)state;
+    uint64_t rng = 0xa70b5c0ffeeull;
+    struct dla_team *pool = dla_team_create(3);
+    assert_non_null(pool);
+    char what[200];
+    for (int iter = 0; iter < 96; iter++) {
+        struct dla_conv_geom g = {0};
+        g.in_c = 8 * rnd_range(&rng, 1, 12);
+        g.out_k = rnd_range(&rng, 1, 40);
+        g.k_w = g.k_h = g.stride_x = g.stride_y = g.dil_x = g.dil_y = 1;
+        g.in_w = g.out_w = rnd_range(&rng, 4, iter % 4 ? 20 : 64);
+        g.in_h = g.out_h = rnd_range(&rng, 1, 12);
+        struct dla_conv_src src = {0};
+        src.atoms = 8;
+        src.x1 = g.in_w;
+        src.y1 = g.in_h;
+        src.line_stride = (size_t)g.in_w * 8 + (iter % 3 == 1 ? 8 * rnd_range(&rng, 1, 3) : 0);
+        src.ch_stride = g.in_h * src.line_stride + (iter % 5 == 2 ? rnd_range(&rng, 1, 40) : 0);
+        int nonneg = iter % 2 == 0;
+        int8_t *lines = random_lines(g.in_c / 8 * src.ch_stride, &rng, nonneg);
+        src.data = lines;
+        assert_true(dla_conv_src_atoms_takes(&g, &src));
+
+        struct bufs b;
+        bufs_alloc(&b, &g);
+        fill(b.wt, b.nwt, &rng, iter % 3 == 0 ? 1 : 0);
+        planar_of_src(&g, &src, b.in);
+        dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
+        struct dla_conv_wpack *wp = NULL;
+        assert_int_equal(dla_conv_wpack_build(&g, b.wt, &wp), 0);
+        snprintf(what, sizeof what, "iter %d atoms %ux%ux%u -> %u lines %zu apart, surfaces %zu",
+                 iter, g.in_w, g.in_h, g.in_c, g.out_k, src.line_stride, src.ch_stride);
+        for (unsigned t = 1; t <= 3; t += 2) {
+            poison_out(&b);
+            int rc = dla_conv_s8_packed_src(&g, &src, wp, b.out, t, t > 1 ? pool : NULL);
+            if (rc != 0) {
+                fail_msg("%s: threads %u: rc %d", what, t, rc);
+            }
+            expect_same(&b, what);
+        }
+        check_row_bands(&g, &src, wp, b.ref, &rng, what);
+        check_signed_pack(&g, &src, b.wt, wp, &b, nonneg, what);
+
+        /* not taken: a 3x3 window, a part of a surface, a short row */
+        struct dla_conv_geom g3 = g;
+        g3.k_w = g3.k_h = 3;
+        g3.in_w += 2;
+        g3.in_h += 2;
+        struct dla_conv_src part = src;
+        part.x0 = 1;
+        struct dla_conv_geom narrow = g;
+        narrow.in_w = narrow.out_w = 3;
+        assert_false(dla_conv_src_atoms_takes(&g3, &src));
+        assert_false(dla_conv_src_atoms_takes(&g, &part));
+        assert_false(dla_conv_src_atoms_takes(&narrow, &src));
+        assert_int_equal(dla_conv_s8_packed_src(&g, &part, wp, b.out, 1, NULL), DLASIM_ERR_INVAL);
+        dla_conv_wpack_free(wp);
+        bufs_free(&b);
+        free(lines);
     }
     dla_team_destroy(pool);
 }
@@ -952,7 +1025,7 @@ static void test_input_in_place(void **state)
         g.out_h = rnd_range(&rng, 1, 12);
         g.in_w = (g.out_w - 1) * g.stride_x + (g.k_w - 1) * g.dil_x + 1;
         g.in_h = (g.out_h - 1) * g.stride_y + (g.k_h - 1) * g.dil_y + 1;
-        struct dla_conv_src src;
+        struct dla_conv_src src = {0};
         src.x0 = rnd_range(&rng, 0, g.in_w < 3 ? g.in_w : 3);
         src.x1 = rnd_range(&rng, src.x0, g.in_w);
         src.y0 = rnd_range(&rng, 0, g.in_h < 3 ? g.in_h : 3);
@@ -1006,7 +1079,7 @@ static void test_input_in_place(void **state)
     int32_t out[16];
     struct dla_conv_wpack *wp = NULL;
     assert_int_equal(dla_conv_wpack_build(&g, wt, &wp), 0);
-    struct dla_conv_src bad = {&one, 1, 4, 0, 5, 0, 1, 0};
+    struct dla_conv_src bad = {&one, 1, 4, 0, 5, 0, 1, 0, 0};
     assert_int_equal(dla_conv_s8_packed_src(&g, &bad, wp, out, 1, NULL), DLASIM_ERR_INVAL);
     bad.x1 = 1;
     bad.y0 = 2;
@@ -1082,7 +1155,7 @@ static void test_short_signed_rows(void **state)
                 g.out_h = 2;
                 g.in_w = (g.out_w - 1) * g.stride_x + g.k_w;
                 g.in_h = g.out_h;
-                struct dla_conv_src src;
+                struct dla_conv_src src = {0};
                 src.x0 = kw > 1 ? 1 : 0; /* a pad column either side of a 3-wide kernel */
                 src.x1 = kw > 1 && g.in_w > 1 ? g.in_w - 1 : g.in_w;
                 src.y0 = 0;
@@ -1493,6 +1566,7 @@ int main(void)
         cmocka_unit_test(test_pack_tables),
         cmocka_unit_test(test_row_spanning_runs),
         cmocka_unit_test(test_input_in_place),
+        cmocka_unit_test(test_input_atoms),
         cmocka_unit_test(test_one_by_one_lines),
         cmocka_unit_test(test_src_one_pixel),
         cmocka_unit_test(test_short_signed_rows),

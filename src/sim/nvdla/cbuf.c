@@ -97,6 +97,7 @@ void dla_cbuf_forget(struct dla_conv_state *s)
 {
     s->have_prev = 0;
     s->data.n = 0;
+    s->data.atoms_h = 0;
     s->wt_len = 0;
     s->wt_deferred = 0;
     s->wt_lag = 0;
@@ -230,8 +231,15 @@ int dla_cbuf_begin_data(struct dla_dev *d, struct dla_conv_state *s, enum dla_cb
                         const struct dla_cdma_cfg *c, uint32_t slice_w, uint32_t slice_c)
 {
     struct dla_cbuf_slices *data = &s->data;
+    if (data->atoms_h != 0 && use != DLA_CBUF_FRESH) { /* (not reached: kept slices are planar) */
+        int rc = dla_cdma_atoms_to_planar(d, data);
+        if (rc) {
+            return rc;
+        }
+    }
     if (use == DLA_CBUF_FRESH) {
         data->n = 0;
+        data->atoms_h = 0;
     } else if (data->n && (data->w != slice_w || data->c != slice_c || data->fmt != c->fmt)) {
         return dla_error(d, DLASIM_ERR_PROG,
                          "CDMA: D_MISC_CFG_0.DATA_REUSE=1 but the %u slices held in CBUF are "
@@ -312,25 +320,37 @@ int dla_cbuf_weight_ring_end(struct dla_conv_state *s, const struct dla_csc_cfg 
     return 0;
 }
 
+uint32_t dla_cbuf_kept(const struct dla_csc_cfg *csc, uint32_t held)
+{
+    uint32_t total = csc->height * csc->batches;
+    total = total < held ? total : held;
+    if (csc->skip_data_rls) {
+        return total;
+    }
+    /* ref: cmod/csc DataLoadSequenceThread: RLS_SLICES+1 slices are
+     * released, the following ones stay for a partial reuse */
+    return total - (csc->rls_slices < total ? csc->rls_slices : total);
+}
+
 void dla_cbuf_end_layer(struct dla_conv_state *s, const struct dla_csc_cfg *csc,
                         const struct dla_cdma_cfg *c)
 {
     struct dla_cbuf_slices *data = &s->data;
-    uint32_t total = csc->height * csc->batches;
-    if (total > data->n) {
-        total = data->n;
-    }
-    if (csc->skip_data_rls) {
-        data->n = total;
-    } else {
-        /* ref: cmod/csc DataLoadSequenceThread: RLS_SLICES+1 slices are
-         * released, the following ones stay for a partial reuse */
-        uint32_t rel = csc->rls_slices < total ? csc->rls_slices : total;
-        size_t sb = dla_cbuf_slice_bytes(data);
-        if (rel && total > rel) {
-            memmove(data->buf, data->buf + (size_t)rel * sb, (size_t)(total - rel) * sb);
+    const uint32_t kept = dla_cbuf_kept(csc, data->n);
+    if (data->atoms_h != 0) {
+        /* a layer that keeps slices never takes atoms (csc.c fetch_atoms) */
+        data->atoms_h = 0;
+        data->n = 0;
+    } else if (!csc->skip_data_rls) {
+        const uint32_t total = csc->height * csc->batches < data->n ? csc->height * csc->batches
+                                                                     : data->n;
+        const size_t sb = dla_cbuf_slice_bytes(data);
+        if (kept && total > kept) {
+            memmove(data->buf, data->buf + (size_t)(total - kept) * sb, (size_t)kept * sb);
         }
-        data->n = total - rel;
+        data->n = kept;
+    } else {
+        data->n = kept;
     }
     if (!csc->skip_weight_rls) {
         s->wt_len = 0;

@@ -160,6 +160,12 @@ struct dla_cbuf_slices {
     uint32_t w, c;             /* slice geometry: element (c, x) at c * w + x */
     uint32_t entries;          /* CBUF entries per slice */
     int fmt;                   /* enum dla_conv_in_fmt of the data */
+    /* 0: the slices above.  Else the n = atoms_h slices of an INT8 feature
+     * cube (c a multiple of 8) held as the memory's 8-byte atoms, surface
+     * by surface: surface k's line y at buf + (k * atoms_h + y) * w * 8
+     * (dla_cdma_fetch_feature_atoms; the same bytes, another order).  Only
+     * within the layer that fetched them: a layer keeping no slice. */
+    uint32_t atoms_h;
 };
 
 static inline size_t dla_cbuf_slice_bytes(const struct dla_cbuf_slices *s)
@@ -334,6 +340,15 @@ uint32_t dla_cdma_entries_needed(const struct dla_config *cfg, const struct dla_
 /* Append the feature cube (height * batches slices) to `dst`. */
 int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
                            struct dla_cbuf_slices *dst);
+/* dla_cdma_fetch_feature kept as the memory's atoms (dla_cbuf_slices
+ * atoms_h), for a layer whose kernel packs its input from them (csc.c
+ * fetch_atoms): one batch, no input conversion, Atomic-M 8, channels a
+ * multiple of 8; the same reads and traffic, no transposition. */
+int dla_cdma_fetch_feature_atoms(struct dla_dev *d, const struct dla_cdma_cfg *c,
+                                 struct dla_cbuf_slices *dst);
+/* The planar slices of data held as atoms (dst->atoms_h then 0): for a
+ * path of CSC that reads slices. */
+int dla_cdma_atoms_to_planar(struct dla_dev *d, struct dla_cbuf_slices *s);
 /* The same for an INT16 layer: slices of int16 elements, element (c, x)
  * at int16 index c * w + x (dst->c is twice the channels). */
 int dla_cdma_fetch_feature16(struct dla_dev *d, const struct dla_cdma_cfg *c,
@@ -378,6 +393,8 @@ int dla_cbuf_begin_data(struct dla_dev *d, struct dla_conv_state *s, enum dla_cb
                         const struct dla_cdma_cfg *c, uint32_t slice_w, uint32_t slice_c);
 /* Make room for `n` more slices of s->data's geometry; returns the first. */
 int8_t *dla_cbuf_append(struct dla_dev *d, struct dla_cbuf_slices *s, uint32_t n);
+/* Slices the layer leaves in CBUF for the next one (SKIP_DATA_RLS, D_RELEASE). */
+uint32_t dla_cbuf_kept(const struct dla_csc_cfg *csc, uint32_t held);
 /* End of layer: releases per SKIP_*_RLS / D_RELEASE and remembers the layer. */
 void dla_cbuf_end_layer(struct dla_conv_state *s, const struct dla_csc_cfg *csc,
                         const struct dla_cdma_cfg *c);

@@ -981,6 +981,53 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
     return fetch_surfaces_int8(d, dst, &sp);
 }
 
+/*
+ * The feature cube kept as the memory's atoms: each surface's h lines of w
+ * atoms read as fetch_surfaces reads them (the same bursts, traffic and
+ * failures, surface by surface) into CBUF, surface after surface.  A 1x1
+ * layer's kernel packs its cells from these (kernels/conv_s8.h
+ * dla_conv_src.atoms): an atom already holds a pixel's channels side by
+ * side, so the transposition to channel rows and the one back to cells
+ * are both skipped.
+ */
+int dla_cdma_fetch_feature_atoms(struct dla_dev *d, const struct dla_cdma_cfg *c,
+                                 struct dla_cbuf_slices *dst)
+{
+    const uint32_t w = c->width, h = c->height;
+    int8_t *first = dla_cbuf_append(d, dst, h);
+    if (!first) {
+        return DLASIM_ERR_NOMEM;
+    }
+    dst->atoms_h = h;
+    const size_t line = (size_t)w * 8;
+    int rc = 0;
+    for (uint32_t k = 0; k * 8 < c->channel && !rc; k++) {
+        rc = dla_dma_read_lines(d, c->dain_port, UINT64_MAX, surface_base(c, 0, k, c->surf_stride),
+                                c->line_stride, h, line, first + (size_t)k * h * line);
+    }
+    return rc;
+}
+
+int dla_cdma_atoms_to_planar(struct dla_dev *d, struct dla_cbuf_slices *s)
+{
+    const size_t w = s->w, h = s->atoms_h, line = w * 8, bytes = h * (size_t)s->c * w;
+    struct dla_conv_state *st = dla_dev_conv_state(d);
+    int rc = dla_conv_scratch(d, (void **)&st->fetch, &st->fetch_cap, bytes ? bytes : 1);
+    if (rc) {
+        return rc;
+    }
+    memcpy(st->fetch, s->buf, bytes);
+    const enum dla_lanes_isa isa = dla_lanes_best();
+    for (size_t y = 0; y < h; y++) {
+        for (size_t k = 0; k * 8 < s->c; k++) {
+            dla_transpose_bytes(isa, st->fetch + (k * h + y) * line, 8, w, 8,
+                                (uint8_t *)s->buf + y * s->c * w + k * 8 * w, w);
+        }
+    }
+    s->atoms_h = 0;
+    return 0;
+}
+
 /* ref: cmod/hls/cdma_libs/cdma_cvt.cpp NV_NVDLA_CDMA_CVT_cell, int16 output
  * (17-bit result saturated to 16 bits) */
 static int16_t cvt_int16(int32_t x, int32_t offset, int32_t scale, unsigned truncate)

@@ -611,7 +611,12 @@ static void build_feature_input(struct dla_conv_state *s, const struct dla_csc_c
     f->avx2 = 0;
 #endif
     j->src = (struct dla_conv_src){f->first, f->w, f->line_bytes, f->x0, f->x1, f->y0, f->y1,
-                                   f->pad};
+                                   f->pad, 0};
+    if (data->atoms_h != 0) { /* the memory's atoms, surface after surface (fetch_atoms) */
+        const size_t line = (size_t)data->w * 8;
+        j->src = (struct dla_conv_src){data->buf, line * data->atoms_h, line, f->x0, f->x1,
+                                       f->y0, f->y1, f->pad, 8};
+    }
     j->copy = f;
     j->copy_in_items = 0;
     j->in = NULL;
@@ -1939,6 +1944,30 @@ int dla_conv_execute_slot(struct dla_dev *d, unsigned group, unsigned slot, unsi
 
 /* A layer of the convolution pipeline; pre: its units' configurations
  * decoded ahead (taken: made invalid), or NULL. */
+/*
+ * Whether CDMA keeps this layer's input as the memory's atoms
+ * (dla_cdma_fetch_feature_atoms) for the kernel to pack its cells from
+ * (kernels/conv_s8.h dla_conv_src_atoms_takes): a dense 1x1 INT8 feature
+ * layer (not one that could be depthwise), strides 1, no padding, one
+ * batch, no input conversion, whole 8-byte atoms, int32-exact sums, every
+ * slice fetched now and none kept for the next layer.  CBUF's contents
+ * are the same bytes in another order; a path that reads slices gets them
+ * transposed first (conv_execute, dla_cdma_atoms_to_planar).
+ */
+static int fetch_atoms(const struct dla_config *cfg, const struct dla_cdma_cfg *a,
+                       const struct dla_csc_cfg *c, enum dla_cbuf_use use)
+{
+    return use == DLA_CBUF_FRESH && cfg->memory_atomic_size == 8 &&
+           a->fmt == DLA_CONV_IN_FEATURE && c->fmt == DLA_CONV_IN_FEATURE &&
+           !dla_conv_int16(a->proc_precision) && !a->cvt_en && a->batches == 1 &&
+           c->batches == 1 && a->channel % 8 == 0 && a->channel == c->channel &&
+           a->width == c->width && a->height == c->height && c->width >= 4 &&
+           c->kernel_w == 1 && c->kernel_h == 1 && c->stride_x == 1 && c->stride_y == 1 &&
+           c->pad_left == 0 && c->pad_top == 0 && c->out_w == c->width &&
+           c->out_h == c->height && c->kernels != c->channel &&
+           c->channel < CONV_INT32_SAFE_TERMS && dla_cbuf_kept(c, c->height) == 0;
+}
+
 static int conv_execute(struct dla_dev *d, unsigned group, struct dla_conv_pre *pre,
                         struct dla_cube *to_sdp)
 {
@@ -2038,7 +2067,9 @@ static int conv_execute(struct dla_dev *d, unsigned group, struct dla_conv_pre *
     if (!rc && data_use != DLA_CBUF_REUSE) {
         rc = cdma.fmt == DLA_CONV_IN_PIXEL         ? dla_cdma_fetch_image(d, &cdma, &s->data)
              : dla_conv_int16(cdma.proc_precision) ? dla_cdma_fetch_feature16(d, &cdma, &s->data)
-                                                   : dla_cdma_fetch_feature(d, &cdma, &s->data);
+             : fetch_atoms(cfg, &cdma, &csc, data_use)
+                 ? dla_cdma_fetch_feature_atoms(d, &cdma, &s->data)
+                 : dla_cdma_fetch_feature(d, &cdma, &s->data);
     }
 
     /* CSC + CMAC + CACC, batch by batch with the same kernels (ref: cmod/csc
@@ -2057,6 +2088,14 @@ static int conv_execute(struct dla_dev *d, unsigned group, struct dla_conv_pre *
                  : (build_feature_input(s, &csc, b, &job, &fcopy), 0);
         if (!rc && b == 0) {
             rc = build_weights(d, s, &csc, &job);
+        }
+        if (!rc && s->data.atoms_h != 0 &&
+            (!reads_in_place(&job) || !dla_conv_src_atoms_takes(&job.g, &job.src))) {
+            /* a path that reads slices (a depthwise block, deep sums) */
+            rc = dla_cdma_atoms_to_planar(d, &s->data);
+            if (!rc) {
+                build_feature_input(s, &csc, b, &job, &fcopy);
+            }
         }
         if (!rc && job.copy != NULL && !reads_in_place(&job) && !dw_reads_in_place(&job)) {
             rc = dw_copies_in_items(d, &job) ? feature_scratch(d, s, &job)
