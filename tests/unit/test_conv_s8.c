@@ -875,9 +875,12 @@ static void planar_of_src(const struct dla_conv_geom *g, const struct dla_conv_s
 
 /* The layer g on the input src describes, with random weights (fill mode
  * wt_mode), on 1 and 3 threads (pool) against the reference on its planar
- * copy; `what` names the case in a failure. */
+ * copy; with `full`, also in bands of rows and with the pack for signed
+ * inputs (check_signed_pack: nonneg says src holds no negative code);
+ * `what` names the case in a failure. */
 static void expect_src_layer(const struct dla_conv_geom *g, const struct dla_conv_src *src,
-                             uint64_t *rng, int wt_mode, struct dla_team *pool, const char *what)
+                             uint64_t *rng, int wt_mode, struct dla_team *pool, const char *what,
+                             int full, int nonneg)
 {
     struct bufs b;
     bufs_alloc(&b, g);
@@ -895,6 +898,10 @@ static void expect_src_layer(const struct dla_conv_geom *g, const struct dla_con
             fail_msg("%s: rc %d", where, rc);
         }
         expect_same(&b, where);
+    }
+    if (full) {
+        check_row_bands(g, src, wp, b.ref, rng, what);
+        check_signed_pack(g, src, b.wt, wp, &b, nonneg, what);
     }
     dla_conv_wpack_free(wp);
     bufs_free(&b);
@@ -925,7 +932,7 @@ static void test_src_one_pixel(void **state)
         src.data = line;
         snprintf(what, sizeof what, "iter %d: %u -> %u channels, ch_stride %zu, %s", iter,
                  g.in_c, g.out_k, src.ch_stride, src.x1 ? "inside" : "padding");
-        expect_src_layer(&g, &src, &rng, iter % 3 == 0 ? 1 : 0, pool, what);
+        expect_src_layer(&g, &src, &rng, iter % 3 == 0 ? 1 : 0, pool, what, 0, 0);
         free(line);
     }
     dla_team_destroy(pool);
@@ -962,26 +969,9 @@ static void test_input_atoms(void **state)
         int8_t *lines = random_lines(g.in_c / 8 * src.ch_stride, &rng, nonneg);
         src.data = lines;
         assert_true(dla_conv_src_atoms_takes(&g, &src));
-
-        struct bufs b;
-        bufs_alloc(&b, &g);
-        fill(b.wt, b.nwt, &rng, iter % 3 == 0 ? 1 : 0);
-        planar_of_src(&g, &src, b.in);
-        dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
-        struct dla_conv_wpack *wp = NULL;
-        assert_int_equal(dla_conv_wpack_build(&g, b.wt, &wp), 0);
         snprintf(what, sizeof what, "iter %d atoms %ux%ux%u -> %u lines %zu apart, surfaces %zu",
                  iter, g.in_w, g.in_h, g.in_c, g.out_k, src.line_stride, src.ch_stride);
-        for (unsigned t = 1; t <= 3; t += 2) {
-            poison_out(&b);
-            int rc = dla_conv_s8_packed_src(&g, &src, wp, b.out, t, t > 1 ? pool : NULL);
-            if (rc != 0) {
-                fail_msg("%s: threads %u: rc %d", what, t, rc);
-            }
-            expect_same(&b, what);
-        }
-        check_row_bands(&g, &src, wp, b.ref, &rng, what);
-        check_signed_pack(&g, &src, b.wt, wp, &b, nonneg, what);
+        expect_src_layer(&g, &src, &rng, iter % 3 == 0 ? 1 : 0, pool, what, 1, nonneg);
 
         /* not taken: a 3x3 window, a part of a surface, a short row */
         struct dla_conv_geom g3 = g;
@@ -995,6 +985,11 @@ static void test_input_atoms(void **state)
         assert_false(dla_conv_src_atoms_takes(&g3, &src));
         assert_false(dla_conv_src_atoms_takes(&g, &part));
         assert_false(dla_conv_src_atoms_takes(&narrow, &src));
+        struct bufs b;
+        bufs_alloc(&b, &g);
+        memset(b.wt, 1, b.nwt);
+        struct dla_conv_wpack *wp = NULL;
+        assert_int_equal(dla_conv_wpack_build(&g, b.wt, &wp), 0);
         assert_int_equal(dla_conv_s8_packed_src(&g, &part, wp, b.out, 1, NULL), DLASIM_ERR_INVAL);
         dla_conv_wpack_free(wp);
         bufs_free(&b);
@@ -1128,7 +1123,7 @@ static void test_one_by_one_lines(void **state)
             snprintf(what, sizeof what, "1x1 %ux%ux%u -> %u ch_stride %zu line_stride %zu %s",
                      g.in_w, g.in_h, g.in_c, g.out_k, src.ch_stride, src.line_stride,
                      nonneg ? "codes >= 0" : "signed codes");
-            expect_src_layer(&g, &src, &rng, 0, pool, what);
+            expect_src_layer(&g, &src, &rng, 0, pool, what, 0, 0);
             free(lines);
         }
     }
