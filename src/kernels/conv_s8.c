@@ -2215,14 +2215,13 @@ static int src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *
     }
     if (src->atoms != 0) { /* each surface's lines (a last surface's absent channels too) */
         const size_t h = src->y1 - src->y0, bytes = w * src->atoms;
+        const int whole = src->line_stride == bytes; /* lines back to back: one run */
         for (size_t k = 0; k < (g->in_c + src->atoms - 1) / src->atoms; k++) {
             const int8_t *s0 = src->data + k * src->ch_stride;
-            for (size_t y = 0; y < h; y++) {
-                const size_t run = src->line_stride == bytes ? h * bytes : bytes;
-                if (!all_nonneg(s0 + y * src->line_stride, run, wide)) {
+            for (size_t y = 0; y < (whole ? 1 : h); y++) {
+                if (!all_nonneg(s0 + y * src->line_stride, whole ? h * bytes : bytes, wide)) {
                     return 0;
                 }
-                y = run > bytes ? h : y;
             }
         }
         return 1;

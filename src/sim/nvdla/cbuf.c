@@ -231,15 +231,8 @@ int dla_cbuf_begin_data(struct dla_dev *d, struct dla_conv_state *s, enum dla_cb
                         const struct dla_cdma_cfg *c, uint32_t slice_w, uint32_t slice_c)
 {
     struct dla_cbuf_slices *data = &s->data;
-    if (data->atoms_h != 0 && use != DLA_CBUF_FRESH) { /* (not reached: kept slices are planar) */
-        int rc = dla_cdma_atoms_to_planar(d, data);
-        if (rc) {
-            return rc;
-        }
-    }
     if (use == DLA_CBUF_FRESH) {
         data->n = 0;
-        data->atoms_h = 0;
     } else if (data->n && (data->w != slice_w || data->c != slice_c || data->fmt != c->fmt)) {
         return dla_error(d, DLASIM_ERR_PROG,
                          "CDMA: D_MISC_CFG_0.DATA_REUSE=1 but the %u slices held in CBUF are "
@@ -336,22 +329,16 @@ void dla_cbuf_end_layer(struct dla_conv_state *s, const struct dla_csc_cfg *csc,
                         const struct dla_cdma_cfg *c)
 {
     struct dla_cbuf_slices *data = &s->data;
+    const uint32_t total = csc->height * csc->batches < data->n ? csc->height * csc->batches
+                                                                 : data->n;
     const uint32_t kept = dla_cbuf_kept(csc, data->n);
-    if (data->atoms_h != 0) {
-        /* a layer that keeps slices never takes atoms (csc.c fetch_atoms) */
-        data->atoms_h = 0;
-        data->n = 0;
-    } else if (!csc->skip_data_rls) {
-        const uint32_t total = csc->height * csc->batches < data->n ? csc->height * csc->batches
-                                                                     : data->n;
-        const size_t sb = dla_cbuf_slice_bytes(data);
-        if (kept && total > kept) {
-            memmove(data->buf, data->buf + (size_t)(total - kept) * sb, (size_t)kept * sb);
-        }
-        data->n = kept;
-    } else {
-        data->n = kept;
+    const size_t sb = dla_cbuf_slice_bytes(data);
+    if (kept && total > kept) { /* the released slices were the first ones */
+        memmove(data->buf, data->buf + (size_t)(total - kept) * sb, (size_t)kept * sb);
     }
+    /* (a layer holding atoms keeps no slice: csc.c fetch_atoms) */
+    data->n = data->atoms_h != 0 ? 0 : kept;
+    data->atoms_h = 0;
     if (!csc->skip_weight_rls) {
         s->wt_len = 0;
         s->wt_deferred = 0; /* released unread: nothing left to copy */

@@ -1017,12 +1017,9 @@ int dla_cdma_atoms_to_planar(struct dla_dev *d, struct dla_cbuf_slices *s)
         return rc;
     }
     memcpy(st->fetch, s->buf, bytes);
-    const enum dla_lanes_isa isa = dla_lanes_best();
-    for (size_t y = 0; y < h; y++) {
-        for (size_t k = 0; k * 8 < s->c; k++) {
-            dla_transpose_bytes(isa, st->fetch + (k * h + y) * line, 8, w, 8,
-                                (uint8_t *)s->buf + y * s->c * w + k * 8 * w, w);
-        }
+    for (size_t k = 0; k * 8 < s->c; k++) { /* surface k's lines to its rows of every slice */
+        dla_transpose_lines(dla_lanes_best(), st->fetch + k * h * line, 8, w, 8,
+                            (uint8_t *)s->buf + k * 8 * w, w, h, line, (size_t)s->c * w);
     }
     s->atoms_h = 0;
     return 0;

@@ -1942,8 +1942,6 @@ int dla_conv_execute_slot(struct dla_dev *d, unsigned group, unsigned slot, unsi
     return conv_execute(d, group, pre, to_sdp);
 }
 
-/* A layer of the convolution pipeline; pre: its units' configurations
- * decoded ahead (taken: made invalid), or NULL. */
 /*
  * Whether CDMA keeps this layer's input as the memory's atoms
  * (dla_cdma_fetch_feature_atoms) for the kernel to pack its cells from
@@ -1968,6 +1966,8 @@ static int fetch_atoms(const struct dla_config *cfg, const struct dla_cdma_cfg *
            c->channel < CONV_INT32_SAFE_TERMS && dla_cbuf_kept(c, c->height) == 0;
 }
 
+/* A layer of the convolution pipeline; pre: its units' configurations
+ * decoded ahead (taken: made invalid), or NULL. */
 static int conv_execute(struct dla_dev *d, unsigned group, struct dla_conv_pre *pre,
                         struct dla_cube *to_sdp)
 {
