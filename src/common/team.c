@@ -329,30 +329,65 @@ void dla_team_join_work(struct dla_team *t, size_t helpers, double work_s,
     team_job(t, helpers, body, ctx, work_s);
 }
 
-/* dla_team_run's job: items from one counter. */
+unsigned dla_team_seat(const struct dla_team *t)
+{
+    if (t) {
+        const pthread_t me = pthread_self();
+        for (unsigned i = 0; i < t->nthreads; i++) {
+            if (pthread_equal(me, t->tid[i])) {
+                return i + 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* dla_team_run's job: each seat's home share of the items, [next, end) on a
+ * line of its own (a take is a fetch-and-add on the share's line). */
+#define RUN_HOMES_MAX 8
+struct run_home {
+    _Alignas(64) atomic_size_t next;
+    size_t end;
+};
 struct item_job {
     void (*fn)(void *, size_t);
     void *ctx;
-    size_t n;
-    atomic_size_t next;
+    const struct dla_team *team;
+    unsigned homes;
+    struct run_home home[RUN_HOMES_MAX];
 };
 
 static void take_items(void *arg)
 {
     struct item_job *j = arg;
-    for (;;) {
-        size_t i = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
-        if (i >= j->n) {
-            return;
+    const unsigned first = dla_team_seat(j->team) % j->homes;
+    for (unsigned k = 0; k < j->homes; k++) {
+        struct run_home *h = &j->home[(first + k) % j->homes];
+        for (;;) {
+            size_t i = atomic_fetch_add_explicit(&h->next, 1, memory_order_relaxed);
+            if (i >= h->end) {
+                break;
+            }
+            j->fn(j->ctx, i);
         }
-        j->fn(j->ctx, i);
     }
 }
 
 void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx)
 {
-    struct item_job j = { fn, ctx, n, 0 };
-    atomic_init(&j.next, 0);
+    struct item_job j;
+    const unsigned seats = dla_team_threads(t);
+    j.fn = fn;
+    j.ctx = ctx;
+    j.team = t;
+    j.homes = seats < RUN_HOMES_MAX ? seats : RUN_HOMES_MAX;
+    if (n < j.homes) {
+        j.homes = n ? (unsigned)n : 1;
+    }
+    for (unsigned h = 0; h < j.homes; h++) {
+        atomic_init(&j.home[h].next, n * h / j.homes);
+        j.home[h].end = n * (h + 1) / j.homes;
+    }
     team_job(n > 1 ? t : NULL, n - (n > 0), take_items, &j, 0);
 }
 

@@ -56,9 +56,17 @@ void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), 
 void dla_team_join_work(struct dla_team *t, size_t helpers, double work_s,
                         void (*body)(void *ctx), void *ctx);
 
-/* fn(ctx, i) once for every i < n, items taken from a shared counter (a
- * thread that joins late only finds less to do); fn writes only what item
- * i owns.  On the caller alone when t is NULL. */
+/* The calling thread's seat in t: i + 1 on worker i, 0 on any other
+ * thread (the owner's).  A job's body takes its home share by it
+ * (dla_team_run), so the same core works on the same part of every layer. */
+unsigned dla_team_seat(const struct dla_team *t);
+
+/* fn(ctx, i) once for every i < n; fn writes only what item i owns.  Each
+ * thread of the team has a home share, a contiguous run of the items
+ * (dla_team_seat's), takes its items from the front of it and then from
+ * the front of the others' (a thread that joins late only finds less to
+ * do): consecutive layers split alike leave each core the lines it wrote.
+ * On the caller alone when t is NULL. */
 void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
 
 /* Items of at least `bytes_each` bytes of work: how many of a job's n

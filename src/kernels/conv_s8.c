@@ -1820,12 +1820,14 @@ static const struct runs_slot *tile_slot(const struct conv_plan *p, struct runs_
     return s;
 }
 
-/* Tiles begin..end-1, numbered pixel-tile major (item = nt * kblocks + kb)
- * or k-block major (item = kb * ntiles + nt).  The indices advance
- * without divisions, and a pixel tile's runs are found once for all the
- * k blocks that follow it (pixel-tile major) or kept in a small cache
- * (k block major, struct runs_slot). */
-static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
+/* Tiles begin..end-1 of k blocks kb0..kb1-1, numbered pixel-tile major
+ * (item = nt * (kb1 - kb0) + kb - kb0) or k-block major (item = (kb - kb0)
+ * * ntiles + nt).  The indices advance without divisions, and a pixel
+ * tile's runs are found once for all the k blocks that follow it
+ * (pixel-tile major) or kept in a small cache (k block major, struct
+ * runs_slot). */
+static void compute_tiles(const struct conv_plan *p, size_t kb0, size_t kb1, size_t begin,
+                          size_t end)
 {
     struct runs_slot cache[RUNS_SLOTS];
     size_t nr = p->shape->nr;
@@ -1841,8 +1843,9 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
     }
     t.wrow = p->nq * CONV_CELL;
     t.ostride = out_plane;
-    size_t nt = p->kmajor ? begin % p->ntiles : begin / p->kblocks;
-    size_t kb = p->kmajor ? begin / p->ntiles : begin % p->kblocks;
+    const size_t nk = kb1 - kb0;
+    size_t nt = p->kmajor ? begin % p->ntiles : begin / nk;
+    size_t kb = kb0 + (p->kmajor ? begin / p->ntiles : begin % nk);
     size_t runs_nt = SIZE_MAX; /* the pixel tile t.runs are of */
     const struct conv_shape *sh = p->shape;
     dla_conv_tile_fn tile = sh->tile, paired = sh->paired;
@@ -1876,8 +1879,8 @@ static void compute_tiles(const struct conv_plan *p, size_t begin, size_t end)
                 nt = 0;
                 kb++;
             }
-        } else if (++kb == p->kblocks) {
-            kb = 0;
+        } else if (++kb == kb1) {
+            kb = kb0;
             nt++;
         }
     }
@@ -1967,45 +1970,70 @@ static void tile_generic(const struct dla_conv_tile *t)
  * every packing task is done (spinning, then yielding in case there are
  * more threads than cores); stage 2 computes chunks of consecutive tiles.
  */
+#define CONV_HOMES_MAX 8
 struct conv_team {
     struct conv_plan *p; /* packing writes p->own */
-    size_t plane_chunk, plane_tasks; /* packing tasks: input planes ... */
-    size_t row_chunk, pack_tasks;    /* ... then weight rows */
+    size_t plane_chunk;           /* packing: input planes, a home share each ... */
+    size_t row_chunk, row_tasks;  /* ... then weight rows, from next_pack */
+    size_t pack_units;            /* planes + row tasks (packs_done's end) */
     size_t tile_chunk, tile_chunk_max, tile_guide, items; /* compute: chunks (team_grab) */
-    atomic_size_t next_pack, packs_done, next_tile;
+    atomic_size_t next_pack, packs_done;
     atomic_int ready; /* packing done and kblock_steps run (by the last packer) */
+    unsigned homes;   /* the threads' home shares of the items (team_grab) and planes */
+    struct tile_home {
+        _Alignas(64) atomic_size_t next;
+        size_t end;
+        size_t kb0, kb1; /* a tile share's k blocks (its items count from 0) */
+    } home[CONV_HOMES_MAX], pack_home[CONV_HOMES_MAX];
 };
 
-static void team_pack(struct conv_team *t)
+/* n packing units done (planes or weight-row tasks); the last one sees
+ * every packed row and finds the k blocks' steps. */
+static void pack_done(struct conv_team *t, size_t n)
+{
+    if (atomic_fetch_add_explicit(&t->packs_done, n, memory_order_acq_rel) + n == t->pack_units) {
+        kblock_steps(t->p);
+        atomic_store_explicit(&t->ready, 1, memory_order_release);
+    }
+}
+
+/* Stage 1 for the thread in `seat`: the input planes of its home share
+ * (the channels the same core wrote as the layer before's output, when
+ * that layer split alike), then the others', then weight-row tasks; then
+ * wait until everything is packed. */
+static void team_pack(struct conv_team *t, unsigned seat)
 {
     struct conv_plan *p = t->p;
-    for (;;) {
-        size_t task = atomic_fetch_add_explicit(&t->next_pack, 1, memory_order_relaxed);
-        if (task >= t->pack_tasks) {
-            break;
-        }
-        if (task < t->plane_tasks) {
-            size_t end = min_size((task + 1) * t->plane_chunk, p->nplanes);
-            for (size_t pl = task * t->plane_chunk; pl < end; pl++) {
+    for (unsigned k = 0; k < t->homes; k++) {
+        struct tile_home *m = &t->pack_home[(seat + k) % t->homes];
+        for (;;) {
+            size_t first = atomic_fetch_add_explicit(&m->next, t->plane_chunk,
+                                                     memory_order_relaxed);
+            if (first >= m->end) {
+                break;
+            }
+            size_t end = min_size(first + t->plane_chunk, m->end);
+            for (size_t pl = first; pl < end; pl++) {
                 pack_input_plane(p, pl);
             }
-        } else {
-            size_t first = (task - t->plane_tasks) * t->row_chunk;
-            size_t end = min_size(first + t->row_chunk, p->g->out_k);
-            for (size_t k = first; k < end; k++) {
-                if (p->wt != NULL) {
-                    pack_weight_row(&p->own, p->wt, k);
-                } else {
-                    p16_row_from_u8(&p->own, p->wsrc, k);
-                }
+            pack_done(t, end - first);
+        }
+    }
+    for (;;) {
+        size_t task = atomic_fetch_add_explicit(&t->next_pack, 1, memory_order_relaxed);
+        if (task >= t->row_tasks) {
+            break;
+        }
+        size_t first = task * t->row_chunk;
+        size_t end = min_size(first + t->row_chunk, p->g->out_k);
+        for (size_t k = first; k < end; k++) {
+            if (p->wt != NULL) {
+                pack_weight_row(&p->own, p->wt, k);
+            } else {
+                p16_row_from_u8(&p->own, p->wsrc, k);
             }
         }
-        /* the last task done sees every packed row and finds the k blocks' steps */
-        if (atomic_fetch_add_explicit(&t->packs_done, 1, memory_order_acq_rel) + 1 ==
-            t->pack_tasks) {
-            kblock_steps(p);
-            atomic_store_explicit(&t->ready, 1, memory_order_release);
-        }
+        pack_done(t, 1);
     }
     unsigned spins = 0;
     while (!atomic_load_explicit(&t->ready, memory_order_acquire)) {
@@ -2013,51 +2041,69 @@ static void team_pack(struct conv_team *t)
     }
 }
 
-/* The next chunk of compute items: a tile_guide-th of the items left,
- * between tile_chunk and tile_chunk_max, so the chunks shrink as the work
- * runs out and the threads finish within a small chunk of each other
- * (fixed chunks of 1/(8n) of a call left the others idle for up to that
- * long at the end of each call); never larger than those fixed chunks, so
- * a thread the host stops holds no more work than before.  t->items if
- * none is left. */
-static size_t team_grab(struct conv_team *t, size_t *last)
+/* The next chunk of compute items from home share h: a tile_guide-th of
+ * the share's items left, between tile_chunk and tile_chunk_max, so the
+ * chunks shrink as the work runs out and the threads finish within a small
+ * chunk of each other (fixed chunks of 1/(8n) of a call left the others
+ * idle for up to that long at the end of each call); never larger than
+ * those fixed chunks, so a thread the host stops holds no more work than
+ * before.  SIZE_MAX when the share is done. */
+static size_t team_grab(struct conv_team *t, unsigned h, size_t *last)
 {
-    size_t first = atomic_load_explicit(&t->next_tile, memory_order_relaxed);
+    struct tile_home *m = &t->home[h];
+    size_t first = atomic_load_explicit(&m->next, memory_order_relaxed);
     for (;;) {
-        if (first >= t->items) {
-            return t->items;
+        if (first >= m->end) {
+            return SIZE_MAX;
         }
-        size_t chunk = (t->items - first) / t->tile_guide;
+        size_t chunk = (m->end - first) / t->tile_guide;
         chunk = chunk < t->tile_chunk_max ? chunk : t->tile_chunk_max;
         chunk = chunk > t->tile_chunk ? chunk : t->tile_chunk;
-        if (atomic_compare_exchange_weak_explicit(&t->next_tile, &first, first + chunk,
+        if (atomic_compare_exchange_weak_explicit(&m->next, &first, first + chunk,
                                                   memory_order_relaxed, memory_order_relaxed)) {
-            *last = min_size(first + chunk, t->items);
+            *last = min_size(first + chunk, m->end);
             return first;
         }
     }
 }
 
-static void team_compute(struct conv_team *t)
+/* The items of the thread in `seat`: its home share first, then what is
+ * left of the others' (common/team.h dla_team_run: each core keeps the
+ * lines it wrote for the layer after). */
+static void team_compute(struct conv_team *t, unsigned seat)
 {
-    for (;;) {
-        size_t last = 0, first = team_grab(t, &last);
-        if (first >= t->items) {
-            break;
-        }
-        if (t->p->gemv) {
-            compute_gemv(t->p, first, last);
-        } else {
-            compute_tiles(t->p, first, last);
+    for (unsigned k = 0; k < t->homes; k++) {
+        const unsigned h = (seat + k) % t->homes;
+        for (;;) {
+            size_t last = 0, first = team_grab(t, h, &last);
+            if (first == SIZE_MAX) {
+                break;
+            }
+            if (t->p->gemv) {
+                compute_gemv(t->p, first, last);
+            } else {
+                compute_tiles(t->p, t->home[h].kb0, t->home[h].kb1, first, last);
+            }
         }
     }
 }
 
+/* A thread of the team: its seat, 0 for the calling thread. */
+struct conv_seat {
+    struct conv_team *team;
+    unsigned seat;
+};
+
+static void conv_member(struct conv_team *t, unsigned seat)
+{
+    team_pack(t, seat);
+    team_compute(t, seat);
+}
+
 static void *conv_worker_main(void *arg)
 {
-    struct conv_team *t = arg;
-    team_pack(t);
-    team_compute(t);
+    const struct conv_seat *s = arg;
+    conv_member(s->team, s->seat);
     return NULL;
 }
 
@@ -2068,6 +2114,39 @@ static size_t conv_items(const struct conv_plan *p)
     return p->gemv ? ((size_t)p->g->out_k + per - 1) / per : p->ntiles * p->kblocks;
 }
 
+/* The home shares of a team of n threads: each thread's input planes and
+ * tiles.  The tiles split by k blocks (output channels), as SDP splits
+ * the output after them and the next layer's packing its planes
+ * (channels), so each core reads the lines it wrote (a line from the other
+ * core's cache costs a round trip: MobileNetV2 on two threads was slower
+ * than on one with the items interleaved); a layer of fewer k blocks than
+ * threads (and a one-pixel layer, whose items are k blocks) splits its
+ * items as they come. */
+static void team_homes(struct conv_team *team, const struct conv_plan *p, size_t n)
+{
+    const size_t nh = min_size(n, CONV_HOMES_MAX);
+    const int by_k = !p->gemv && p->kblocks >= nh;
+    team->homes = (unsigned)(by_k || team->items >= nh ? nh : team->items ? team->items : 1);
+    for (unsigned h = 0; h < team->homes; h++) {
+        struct tile_home *m = &team->home[h];
+        if (by_k) {
+            m->kb0 = p->kblocks * h / team->homes;
+            m->kb1 = p->kblocks * (h + 1) / team->homes;
+            atomic_init(&m->next, 0);
+            m->end = (m->kb1 - m->kb0) * p->ntiles;
+        } else {
+            m->kb0 = 0;
+            m->kb1 = p->kblocks;
+            atomic_init(&m->next, team->items * h / team->homes);
+            m->end = team->items * (h + 1) / team->homes;
+        }
+        struct tile_home *q = &team->pack_home[h];
+        q->kb0 = q->kb1 = 0;
+        atomic_init(&q->next, p->nplanes * h / team->homes);
+        q->end = p->nplanes * (h + 1) / team->homes;
+    }
+}
+
 /* Work shares of a team of n threads over plan p (counters at 0). */
 static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
 {
@@ -2076,23 +2155,23 @@ static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
      * last ones run waits for them (the compute needs every plane), for at
      * most one task (with 4 a thread it waited ~1/16 of the packing) */
     team->plane_chunk = p->nplanes / (16 * n) + 1;
-    team->plane_tasks = (p->nplanes + team->plane_chunk - 1) / team->plane_chunk;
     team->row_chunk = p->g->out_k / (4 * n) + 1;
-    team->pack_tasks = team->plane_tasks;
+    team->row_tasks = 0;
     if (p->w == &p->own) { /* weight rows to pack too */
-        team->pack_tasks += (p->g->out_k + team->row_chunk - 1) / team->row_chunk;
+        team->row_tasks = (p->g->out_k + team->row_chunk - 1) / team->row_chunk;
     }
+    team->pack_units = p->nplanes + team->row_tasks;
     team->items = conv_items(p);
     /* chunks of a quarter of a thread's share of what is left, from 1/(8n)
      * of the call down to 1/(32n) */
-    team->tile_guide = 4 * n;
+    team->tile_guide = 4;
     team->tile_chunk_max = n == 1 ? team->items : team->items / (8 * n) + 1;
     team->tile_chunk = n == 1 ? team->items : team->items / (32 * n) + 1;
+    team_homes(team, p, n);
     atomic_init(&team->next_pack, 0);
     atomic_init(&team->packs_done, 0);
-    atomic_init(&team->next_tile, 0);
     atomic_init(&team->ready, 0);
-    if (team->pack_tasks == 0) { /* nothing to pack (not reached: nplanes >= 1) */
+    if (team->pack_units == 0) { /* nothing to pack (not reached: nplanes >= 1) */
         kblock_steps(p);
         atomic_init(&team->ready, 1);
     }
@@ -2102,14 +2181,16 @@ static void conv_run_team(struct conv_plan *p, size_t n)
 {
     pthread_t tid[CONV_MAX_THREADS];
     int started[CONV_MAX_THREADS];
+    struct conv_seat seat[CONV_MAX_THREADS];
     struct conv_team team;
 
     team_init(&team, p, n);
     for (size_t i = 1; i < n; i++) {
-        started[i] = pthread_create(&tid[i], NULL, conv_worker_main, &team) == 0;
+        seat[i].team = &team;
+        seat[i].seat = (unsigned)i;
+        started[i] = pthread_create(&tid[i], NULL, conv_worker_main, &seat[i]) == 0;
     }
-    team_pack(&team);
-    team_compute(&team);
+    conv_member(&team, 0);
     for (size_t i = 1; i < n; i++) {
         if (started[i]) {
             pthread_join(tid[i], NULL);
@@ -2378,7 +2459,7 @@ static void conv_call_body(void *arg)
             return;
         }
     }
-    conv_worker_main(&c->team);
+    conv_member(&c->team, dla_team_seat(c->pool));
 }
 
 static double conv_work_s(enum dla_conv_isa isa, const struct dla_conv_geom *g,

@@ -52,6 +52,72 @@ static void test_run_every_item_once(void **state)
     dla_team_destroy(t);
 }
 
+/* Each thread's home share: seat s takes the items of home s front to
+ * back, then those of the homes after it, never going back to a home it
+ * left (as each thread ran its items: two threads' items of one home may
+ * run in either order); the homes are the contiguous runs
+ * n*h/H..n*(h+1)/H (team.h).  Holds whatever the timing (which thread
+ * joins, and when). */
+struct home_job {
+    struct dla_team *t;
+    atomic_uint stamp;
+    unsigned order[64], seat[64];
+};
+
+static void home_item(void *ctx, size_t i)
+{
+    struct home_job *j = ctx;
+    j->seat[i] = dla_team_seat(j->t);
+    j->order[i] = atomic_fetch_add(&j->stamp, 1);
+}
+
+static size_t home_of(size_t i, size_t n, size_t homes)
+{
+    size_t h = 0;
+    while (i >= n * (h + 1) / homes) {
+        h++;
+    }
+    return h;
+}
+
+static void test_run_home_shares(void **state)
+{
+    (void)state;
+    struct dla_team *t = dla_team_create(3);
+    assert_non_null(t);
+    assert_int_equal(dla_team_seat(t), 0); /* the owner */
+    assert_int_equal(dla_team_seat(NULL), 0);
+    static struct home_job j;
+    j.t = t;
+    for (int job = 0; job < 3000; job++) {
+        const size_t n = (size_t)(job % 64) + 1, homes = n < 3 ? n : 3;
+        atomic_init(&j.stamp, 0);
+        for (size_t i = 0; i < n; i++) {
+            j.seat[i] = j.order[i] = UINT32_MAX;
+        }
+        dla_team_run(t, n, home_item, &j);
+        assert_int_equal(atomic_load(&j.stamp), n);
+        for (size_t i = 0; i < n; i++) {
+            assert_true(j.seat[i] < 3);
+            for (size_t k = 0; k < n; k++) {
+                if (j.seat[k] != j.seat[i] || j.order[k] <= j.order[i]) {
+                    continue;
+                }
+                /* one thread's items: front to back within a home ... */
+                if (home_of(k, n, homes) == home_of(i, n, homes)) {
+                    assert_true(k > i);
+                }
+                /* ... and never again in a home it had left */
+                const size_t s = j.seat[i] % homes;
+                const size_t from = (home_of(i, n, homes) + homes - s) % homes;
+                const size_t to = (home_of(k, n, homes) + homes - s) % homes;
+                assert_true(to >= from);
+            }
+        }
+    }
+    dla_team_destroy(t);
+}
+
 /* Grouped items: every unit once for any group size (past n too), and the
  * group size keeps about the bytes asked while leaving four items a
  * thread. */
@@ -450,6 +516,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_every_item_once),
         cmocka_unit_test(test_run_grouped),
+        cmocka_unit_test(test_run_home_shares),
         cmocka_unit_test(test_join_seats),
         cmocka_unit_test(test_close_race),
         cmocka_unit_test(test_sleepers_wake),
