@@ -990,6 +990,68 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
  * side, so the transposition to channel rows and the one back to cells
  * are both skipped.
  */
+/* The surfaces of an atoms fetch copied by the device's team from the
+ * memory's pages (lend_surface: surface k's at pages + k * per), each
+ * surface's bytes to first + k * surf_bytes. */
+struct atoms_copy {
+    const uint8_t *const *pages;
+    size_t per, surf_bytes;
+    uint64_t surf_stride, base0;
+    int8_t *first;
+};
+
+static void atoms_copy_item(void *ctx, size_t k)
+{
+    const struct atoms_copy *q = ctx;
+    const uint64_t P = DLA_MEM_PAGE_BYTES, base = q->base0 + k * q->surf_stride;
+    const uint8_t *const *page = q->pages + k * q->per;
+    int8_t *to = q->first + k * q->surf_bytes;
+    for (size_t done = 0; done < q->surf_bytes;) {
+        const uint64_t a = base + done, room = (a / P + 1) * P - a;
+        const size_t n = room < q->surf_bytes - done ? (size_t)room : q->surf_bytes - done;
+        memcpy(to + done, page[a / P - base / P] + a % P, n);
+        done += n;
+    }
+}
+
+/* dla_cdma_fetch_feature_atoms on the team when every surface is one
+ * burst the memory can lend (the same traffic, counted at once; a surface
+ * the memory cannot lend, and so could not read, leaves it to the reads
+ * surface by surface, which fail where they fail): each thread copies the
+ * surfaces of its home share (common/team.h), the channels its core packs
+ * for the kernel next.  1 when done, 0 when not (nothing done), or an
+ * error of the page table's buffer. */
+static int atoms_fetch_lent(struct dla_dev *d, const struct dla_cdma_cfg *c, int8_t *first,
+                            uint32_t nsurf)
+{
+    const struct surface_put sp = {.put = put_int8, .c = c, .m = 8, .per_atom = 8,
+                                   .line_bytes = (size_t)c->width * 8, .slice_bytes = 0,
+                                   .isa = DLA_LANES_GENERIC, .lut = NULL};
+    const size_t surf_bytes = sp.line_bytes * c->height, per = surf_bytes / DLA_MEM_PAGE_BYTES + 2;
+    struct dla_team *team = dla_dev_team(d);
+    if (team == NULL || surf_bytes * nsurf < FETCH_TEAM_BYTES ||
+        !lendable_shape(&sp, c->dain_addr[0], per)) {
+        return 0;
+    }
+    struct dla_conv_state *st = dla_dev_conv_state(d);
+    int rc = dla_conv_scratch(d, (void **)&st->fetch, &st->fetch_cap, nsurf * per * sizeof(void *));
+    if (rc) {
+        return rc;
+    }
+    const uint8_t **pages = (const uint8_t **)(void *)st->fetch;
+    for (uint32_t k = 0; k < nsurf; k++) {
+        const uint64_t base = surface_base(c, 0, k, c->surf_stride);
+        if (!lendable_shape(&sp, base, per) || !lend_surface(d, &sp, base, pages + k * per)) {
+            return 0;
+        }
+    }
+    dla_dma_count_read(d, surf_bytes * nsurf);
+    struct atoms_copy q = {pages, per, surf_bytes, c->surf_stride, surface_base(c, 0, 0, 0), first};
+    dla_team_run_grouped(team, nsurf, dla_team_units_per_item(team, nsurf, surf_bytes, FETCH_ITEM_BYTES),
+                         atoms_copy_item, &q);
+    return 1;
+}
+
 int dla_cdma_fetch_feature_atoms(struct dla_dev *d, const struct dla_cdma_cfg *c,
                                  struct dla_cbuf_slices *dst)
 {
@@ -1000,8 +1062,12 @@ int dla_cdma_fetch_feature_atoms(struct dla_dev *d, const struct dla_cdma_cfg *c
     }
     dst->atoms_h = h;
     const size_t line = (size_t)w * 8;
-    int rc = 0;
-    for (uint32_t k = 0; k * 8 < c->channel && !rc; k++) {
+    const uint32_t nsurf = (c->channel + 7) / 8;
+    int rc = atoms_fetch_lent(d, c, first, nsurf);
+    if (rc) {
+        return rc < 0 ? rc : 0;
+    }
+    for (uint32_t k = 0; k < nsurf && !rc; k++) {
         rc = dla_dma_read_lines(d, c->dain_port, UINT64_MAX, surface_base(c, 0, k, c->surf_stride),
                                 c->line_stride, h, line, first + (size_t)k * h * line);
     }
