@@ -91,9 +91,11 @@ void dla_team_run_grouped(struct dla_team *t, size_t n, size_t per,
  * fn(ctx) to the first worker that looks for work and returns at once; 0,
  * or -1 with no worker (t NULL) or a task still open (nothing handed then).
  * While the task runs, its worker drives the team's jobs (dla_team_run
- * from fn) and the spawning thread is a helper of those jobs while it
- * waits in dla_team_help_until.  One task at a time; the spawning thread
- * drives no job of its own until the task ends.
+ * from fn) and the spawning thread is a helper of the solid ones
+ * (dla_team_join_work of DLA_TEAM_SOLID_JOB_S or more) while it waits in
+ * dla_team_help_until; the others run on the task's worker alone.  One
+ * task at a time; the spawning thread drives no job of its own until the
+ * task ends.
  */
 int dla_team_spawn(struct dla_team *t, void (*fn)(void *ctx), void *ctx);
 /* Whether the spawned task has ended (its fn returned; acquire: what fn

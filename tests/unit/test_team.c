@@ -307,9 +307,10 @@ static void test_no_team(void **state)
 }
 
 /* A spawned task: it runs on a worker (another thread than the spawner),
- * drives jobs of its own that the spawner joins while it waits, and every
- * item of them runs exactly once; a second spawn while one is open, or on
- * no team, is refused. */
+ * drives jobs of its own, and every item of them runs exactly once; the
+ * jobs of unknown size (dla_team_run) stay on the task's thread, the
+ * solid ones (dla_team_join_work) the spawner may join while it waits; a
+ * second spawn while one is open, or on no team, is refused. */
 struct task_ctx {
     struct dla_team *t;
     pthread_t spawner;
@@ -317,15 +318,40 @@ struct task_ctx {
     int jobs;
     atomic_uint *hits;
     size_t n;
+    pthread_t task_thread;
+    atomic_uint elsewhere; /* dla_team_run items not on the task's thread */
+    atomic_size_t next;    /* the solid job's items */
 };
+
+static void task_item(void *ctx, size_t i)
+{
+    struct task_ctx *c = ctx;
+    atomic_fetch_add(&c->hits[i], 1);
+    if (!pthread_equal(pthread_self(), c->task_thread)) {
+        atomic_fetch_add(&c->elsewhere, 1);
+    }
+}
+
+static void task_solid_body(void *ctx)
+{
+    struct task_ctx *c = ctx;
+    for (size_t i; (i = atomic_fetch_add(&c->next, 1)) < c->n;) {
+        atomic_fetch_add(&c->hits[i], 1);
+    }
+}
 
 static void task_body(void *ctx)
 {
     struct task_ctx *c = ctx;
+    c->task_thread = pthread_self();
     c->on_other_thread = !pthread_equal(pthread_self(), c->spawner);
-    struct count_job j = { c->hits };
     for (int k = 0; k < c->jobs; k++) {
-        dla_team_run(c->t, c->n, count_item, &j);
+        if (k % 2) {
+            atomic_store(&c->next, 0);
+            dla_team_join_work(c->t, 1, DLA_TEAM_SOLID_JOB_S, task_solid_body, c);
+        } else {
+            dla_team_run(c->t, c->n, task_item, c);
+        }
     }
 }
 
@@ -341,7 +367,10 @@ static void test_spawned_task(void **state)
             for (size_t i = 0; i < N; i++) {
                 atomic_init(&hits[i], 0);
             }
-            struct task_ctx c = { t, pthread_self(), 0, JOBS, hits, (size_t)(round % N) + 1 };
+            struct task_ctx c = { t, pthread_self(), 0, JOBS, hits, (size_t)(round % N) + 1,
+                                  pthread_self(), 0, 0 };
+            atomic_init(&c.elsewhere, 0);
+            atomic_init(&c.next, 0);
             assert_int_equal(dla_team_spawn(t, task_body, &c), 0);
             if (round % 2) { /* the spawner busy elsewhere: the worker does all */
                 while (!dla_team_spawned_done(t)) {
@@ -350,12 +379,15 @@ static void test_spawned_task(void **state)
             dla_team_help_until_done(t);
             assert_true(dla_team_spawned_done(t));
             assert_true(c.on_other_thread);
+            assert_int_equal(atomic_load(&c.elsewhere), 0);
             for (size_t i = 0; i < N; i++) {
                 assert_int_equal(atomic_load(&hits[i]), i < c.n ? (unsigned)JOBS : 0u);
             }
         }
         /* one task at a time */
-        struct task_ctx slow = { t, pthread_self(), 0, 2000, hits, N };
+        struct task_ctx slow = { t, pthread_self(), 0, 2000, hits, N, pthread_self(), 0, 0 };
+        atomic_init(&slow.elsewhere, 0);
+        atomic_init(&slow.next, 0);
         assert_int_equal(dla_team_spawn(t, task_body, &slow), 0);
         assert_int_equal(dla_team_spawn(t, task_body, &slow), -1);
         dla_team_help_until_done(t);
