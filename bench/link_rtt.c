@@ -1,11 +1,12 @@
 /*
  * `make bench`: how long a cache line takes from one core to another and
  * back on this host right now, printed next to the peer table so that a
- * run's figures can be read against the host's state.  This project's CI
- * host (two vCPUs) passes one in 70-130 ns most of the time and in 380-490
- * ns for minutes at a time; in those spells a device shares no work
- * between its threads (src/common/team.c, "the link between the cores"),
- * and every figure of a two-thread peer moves.
+ * run's figures can be read against the host's state.  The 2-vCPU AMD
+ * host of rounds 30-40 passed one in 70-130 ns most of the time and in
+ * 380-490 ns for minutes at a time (the Intel host of round 41: 100-210
+ * ns); in such spells a device shares no work between its threads
+ * (src/common/team.c, "the link between the cores"), and every figure of
+ * a two-thread peer moves.
  *
  *   link_rtt [round trips (200000)]
  *

@@ -234,8 +234,9 @@ if link:
     out["link_rtt_ns"] = link
     show = lambda v: "?" if v is None else f"{v:.0f} ns"
     print(f"the cores' round trip (bench/link_rtt.c): {show(link.get('before'))} before the runs, "
-          f"{show(link.get('after'))} after (this host: 70-130 ns, 380-490 ns in a slow spell, when "
-          f"dlasim's device runs on one thread and two-thread figures move)")
+          f"{show(link.get('after'))} after (over 250 ns a dlasim device keeps its small jobs on one "
+          f"thread and two-thread figures move; seen: 70-130 ns, 380-490 in slow spells, on an AVX2 "
+          f"host, 100-210 ns on an AVX-512 one)")
 json.dump(out, open(sys.argv[2], "w"), indent=1)
 print(f"JSON: {sys.argv[2]}")
 PY

@@ -72,8 +72,9 @@ void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i),
 /* Items of at least `bytes_each` bytes of work: how many of a job's n
  * units of `unit_bytes` bytes one item takes so that an item holds about
  * `bytes_each` bytes while the job keeps at least four items a thread
- * (1 when the units are that large already).  An item is a take of the
- * shared counter (a cache line between the cores) and its set-up: a
+ * (1 when the units are that large already).  An item is a take of a
+ * home share's counter (a cache line between the cores once the threads
+ * steal) and its set-up: a
  * 7x7x960 layer's 120 surfaces of 392 bytes, an item each, cost more in
  * takes than in work. */
 size_t dla_team_units_per_item(const struct dla_team *t, size_t n, size_t unit_bytes,

@@ -1963,12 +1963,13 @@ static void tile_generic(const struct dla_conv_tile *t)
 
 /*
  * One team per call.  Threads are created once and take work from shared
- * counters instead of fixed shares: on a virtual machine a new thread may
- * start tens of microseconds to milliseconds late, and meanwhile the
- * others (at least the calling thread) do its part.  Stage 1 packs (tasks:
- * chunks of input planes, then chunks of weight rows); everyone waits until
- * every packing task is done (spinning, then yielding in case there are
- * more threads than cores); stage 2 computes chunks of consecutive tiles.
+ * counters instead of fixed shares: each its home share first, then the
+ * others' (team_homes): on a virtual machine a new thread may start tens
+ * of microseconds to milliseconds late, and meanwhile the others (at
+ * least the calling thread) do its part.  Stage 1 packs (chunks of input
+ * planes, then chunks of weight rows); everyone waits until every packing
+ * task is done (spinning, then yielding in case there are more threads
+ * than cores); stage 2 computes chunks of consecutive tiles.
  */
 #define CONV_HOMES_MAX 8
 struct conv_team {
