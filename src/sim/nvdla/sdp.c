@@ -2026,13 +2026,19 @@ static void set_hw_regs(struct dla_dev *d, unsigned g, const struct sdp_cfg *c,
  * in surface order on the calling thread.  Each item writes only its own
  * planes, bytes and statistics.
  */
-/* Below: the team's wake-up costs more.  16384 before: MobileNetV2's
- * 7x7x320 projection (15,680 values, products past 32 bits: channel by
- * channel) took 30 us on the calling thread, its 7x7x160 and 14x14x64 ones
- * 4-10 us, its residual additions of 7,840-12,544 values 4-5 us each, while
- * the worker waited (rdtsc, 2 threads); its depthwise blocks' surfaces (up
- * to 28x28x8, 6,272) stay alone (csc.c DW_TEAM_MIN_MACS: they lose there). */
-#define SDP_TEAM_MIN_ELEMS 7168
+/* Below: the team's wake-up costs more.  16384 before b1d61c8:
+ * MobileNetV2's 7x7x320 projection (15,680 values, products past 32 bits:
+ * channel by channel) took 30 us on the calling thread, its 7x7x160 and
+ * 14x14x64 ones 4-10 us, its residual additions of 7,840-12,544 values 4-5
+ * us each, while the worker waited (rdtsc, 2 threads); its depthwise
+ * blocks' surfaces (up to 28x28x8, 6,272) stay alone (csc.c
+ * DW_TEAM_MIN_MACS: they lose there).  7168 until round 41: on the Intel
+ * host a network of small layers, whose worker joins each job late,
+ * waited for it at the close: Fashion-MNIST (its 14x14x64 SDP layer, 12,544
+ * values) 0.042-0.048 ms an image on average against 0.032 alone (2,000
+ * images, three alternated runs); MobileNetV2 5.48-5.64 -> 5.49-5.73 ms,
+ * ResNet-18 unchanged. */
+#define SDP_TEAM_MIN_ELEMS 14336
 #define SDP_TEAM_ITEM_ELEMS 8192 /* elements per item, about */
 
 struct atoms8_split {
