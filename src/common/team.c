@@ -297,7 +297,7 @@ static int solid_job(const struct dla_team *t, double work_s);
  * shared moves the layer's data to the other core and back for the next
  * one (MobileNetV2's chained depthwise blocks, their fetches and SDP).
  * Measured on an AVX-512 host, model_bench --threads 2, three alternated
- * rounds: MobileNetV2 5.73-5.79 -> 5.50-5.54 ms; ResNet-18 and ResNet-50
+ * pairs: MobileNetV2 5.80-5.87 -> 5.48-5.55 ms; ResNet-18 and ResNet-50
  * unchanged (their large layers' tiles are solid jobs). */
 static int task_keeps(const struct dla_team *t, double work_s)
 {

@@ -74,9 +74,8 @@ void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i),
  * `bytes_each` bytes while the job keeps at least four items a thread
  * (1 when the units are that large already).  An item is a take of a
  * home share's counter (a cache line between the cores once the threads
- * steal) and its set-up: a
- * 7x7x960 layer's 120 surfaces of 392 bytes, an item each, cost more in
- * takes than in work. */
+ * steal) and its set-up: a 7x7x960 layer's 120 surfaces of 392 bytes, an
+ * item each, cost more in takes than in work. */
 size_t dla_team_units_per_item(const struct dla_team *t, size_t n, size_t unit_bytes,
                                size_t bytes_each);
 

@@ -981,15 +981,6 @@ int dla_cdma_fetch_feature(struct dla_dev *d, const struct dla_cdma_cfg *c,
     return fetch_surfaces_int8(d, dst, &sp);
 }
 
-/*
- * The feature cube kept as the memory's atoms: each surface's h lines of w
- * atoms read as fetch_surfaces reads them (the same bursts, traffic and
- * failures, surface by surface) into CBUF, surface after surface.  A 1x1
- * layer's kernel packs its cells from these (kernels/conv_s8.h
- * dla_conv_src.atoms): an atom already holds a pixel's channels side by
- * side, so the transposition to channel rows and the one back to cells
- * are both skipped.
- */
 /* The surfaces of an atoms fetch copied by the device's team from the
  * memory's pages (lend_surface: surface k's at pages + k * per), each
  * surface's bytes to first + k * surf_bytes. */
@@ -1027,14 +1018,16 @@ static int atoms_fetch_lent(struct dla_dev *d, const struct dla_cdma_cfg *c, int
     const struct surface_put sp = {.put = put_int8, .c = c, .m = 8, .per_atom = 8,
                                    .line_bytes = (size_t)c->width * 8, .slice_bytes = 0,
                                    .isa = DLA_LANES_GENERIC, .lut = NULL};
-    const size_t surf_bytes = sp.line_bytes * c->height, per = surf_bytes / DLA_MEM_PAGE_BYTES + 2;
+    const size_t surf_bytes = sp.line_bytes * c->height;
+    const size_t per = surf_bytes / DLA_MEM_PAGE_BYTES + 2;
     struct dla_team *team = dla_dev_team(d);
     if (team == NULL || surf_bytes * nsurf < FETCH_TEAM_BYTES ||
         !lendable_shape(&sp, c->dain_addr[0], per)) {
         return 0;
     }
     struct dla_conv_state *st = dla_dev_conv_state(d);
-    int rc = dla_conv_scratch(d, (void **)&st->fetch, &st->fetch_cap, nsurf * per * sizeof(void *));
+    int rc = dla_conv_scratch(d, (void **)&st->fetch, &st->fetch_cap,
+                              nsurf * per * sizeof(void *));
     if (rc) {
         return rc;
     }
@@ -1046,12 +1039,23 @@ static int atoms_fetch_lent(struct dla_dev *d, const struct dla_cdma_cfg *c, int
         }
     }
     dla_dma_count_read(d, surf_bytes * nsurf);
-    struct atoms_copy q = {pages, per, surf_bytes, c->surf_stride, surface_base(c, 0, 0, 0), first};
-    dla_team_run_grouped(team, nsurf, dla_team_units_per_item(team, nsurf, surf_bytes, FETCH_ITEM_BYTES),
+    struct atoms_copy q = {pages, per, surf_bytes, c->surf_stride,
+                           surface_base(c, 0, 0, c->surf_stride), first};
+    dla_team_run_grouped(team, nsurf,
+                         dla_team_units_per_item(team, nsurf, surf_bytes, FETCH_ITEM_BYTES),
                          atoms_copy_item, &q);
     return 1;
 }
 
+/*
+ * The feature cube kept as the memory's atoms: each surface's h lines of w
+ * atoms read as fetch_surfaces reads them (the same bursts, traffic and
+ * failures, surface by surface) into CBUF, surface after surface.  A 1x1
+ * layer's kernel packs its cells from these (kernels/conv_s8.h
+ * dla_conv_src.atoms): an atom already holds a pixel's channels side by
+ * side, so the transposition to channel rows and the one back to cells
+ * are both skipped.
+ */
 int dla_cdma_fetch_feature_atoms(struct dla_dev *d, const struct dla_cdma_cfg *c,
                                  struct dla_cbuf_slices *dst)
 {
