@@ -1021,8 +1021,7 @@ static int atoms_fetch_lent(struct dla_dev *d, const struct dla_cdma_cfg *c, int
     const size_t surf_bytes = sp.line_bytes * c->height;
     const size_t per = surf_bytes / DLA_MEM_PAGE_BYTES + 2;
     struct dla_team *team = dla_dev_team(d);
-    if (team == NULL || surf_bytes * nsurf < FETCH_TEAM_BYTES ||
-        !lendable_shape(&sp, c->dain_addr[0], per)) {
+    if (team == NULL || surf_bytes * nsurf < FETCH_TEAM_BYTES) {
         return 0;
     }
     struct dla_conv_state *st = dla_dev_conv_state(d);
