@@ -2,7 +2,8 @@
  * dla_regfile_unit_values (src/sim/core/regfile.c): a unit's registers of a
  * group copied as one array, which the engines' decodes read instead of one
  * dla_regfile_get a register.  The reference is dla_regfile_get at every
- * word of the unit's window, for every unit of both register databases, both
+ * word of the unit's window (D_OP_ENABLE: the value array's word, the
+ * register itself being kept apart in rf.op_en), for every unit of both register databases, both
  * groups and every array length up to the window's last register (so the
  * two-block copy, its single/dual boundary and the word-by-word fallback,
  * ROM and gaps included, are all checked).  Every register holds a value
@@ -58,7 +59,12 @@ static void check_db(const struct regdb *db)
                 memset(out, 0xee, sizeof(out));
                 dla_regfile_unit_values(&rf, u, g, out, n);
                 for (unsigned k = 0; k < n; k++) {
-                    uint32_t want = dla_regfile_get(&rf, db->units[u].base + 4u * k, g);
+                    const uint32_t addr = db->units[u].base + 4u * k;
+                    const uint32_t e = dla_regfile_entry(&rf, addr);
+                    /* D_OP_ENABLE: the value array's word (the host's state is rf.op_en) */
+                    uint32_t want = e != DLA_SLOT_NONE && (e & DLA_SLOT_OP_ENABLE)
+                                        ? rf.val[(e & DLA_SLOT_DUAL) ? g : 0u][e & DLA_SLOT_INDEX]
+                                        : dla_regfile_get(&rf, addr, g);
                     if (out[k] != want) {
                         fail_msg("%s unit %s group %u n %u word %u: 0x%08x, expected 0x%08x",
                                  db->name, db->units[u].name, g, n, k, out[k], want);
@@ -121,7 +127,8 @@ static void check_store_db(const struct regdb *db)
                     for (unsigned k = 0; k < n; k++) {
                         dla_regfile_hw_set(&b, db->units[u].base + 4u * (w + k), g, v[k]);
                     }
-                    if (memcmp(a.val[0], b.val[0], bytes) || memcmp(a.val[1], b.val[1], bytes)) {
+                    if (memcmp(a.val[0], b.val[0], bytes) || memcmp(a.val[1], b.val[1], bytes) ||
+                        memcmp(a.op_en, b.op_en, sizeof(a.op_en))) {
                         fail_msg("%s unit %s group %u words [%u, %u): differs from hw_set",
                                  db->name, db->units[u].name, g, w, w + n);
                     }

@@ -129,6 +129,7 @@ int dla_regfile_init(struct dla_regfile *rf, const struct regdb *db,
         struct dla_unit_state *us = &rf->unit[u];
         us->present = 1;
         us->op_en_reg = -1;
+        us->op_en_word = 0xffffu;
         us->pointer_reg = -1;
         view_layout(db, u, us);
     }
@@ -138,6 +139,7 @@ int dla_regfile_init(struct dla_regfile *rf, const struct regdb *db,
         const struct nvdla_reg_desc *r = &db->regs[i];
         if (r->kind == NVDLA_KIND_OP_ENABLE) {
             rf->unit[r->unit].op_en_reg = (int16_t)i;
+            rf->unit[r->unit].op_en_word = (uint16_t)((r->addr - db->units[r->unit].base) / 4u);
         } else if (r->kind == NVDLA_KIND_POINTER) {
             rf->unit[r->unit].pingpong = 1;
             rf->unit[r->unit].pointer_reg = (int16_t)i;
@@ -176,6 +178,8 @@ void dla_regfile_reset(struct dla_regfile *rf)
     }
     for (unsigned u = 0; u < db->n_units; u++) {
         struct dla_unit_state *us = &rf->unit[u];
+        const uint32_t en = us->op_en_reg >= 0 ? db->regs[us->op_en_reg].reset : 0u;
+        DLA_UNIT_OP_EN(rf, us, 0) = DLA_UNIT_OP_EN(rf, us, 1) = en;
         uint32_t p = us->pointer_reg >= 0 ? db->regs[us->pointer_reg].reset : 0u;
         DLA_UNIT_PTR(rf, us).producer = (uint8_t)(p & POINTER_PRODUCER);
         DLA_UNIT_PTR(rf, us).consumer = (uint8_t)((p & POINTER_CONSUMER) != 0);
@@ -187,7 +191,7 @@ void dla_regfile_reset(struct dla_regfile *rf)
 
 static uint32_t op_en(const struct dla_regfile *rf, const struct dla_unit_state *us, unsigned g)
 {
-    return us->op_en_reg >= 0 ? (rf->val[g][us->op_en_reg] & 1u) : 0u;
+    return us->op_en_reg >= 0 ? (DLA_UNIT_OP_EN(rf, us, g) & 1u) : 0u;
 }
 
 int dla_regfile_op_en(const struct dla_regfile *rf, unsigned u, unsigned group)
@@ -288,12 +292,12 @@ enum dla_write_effect dla_regfile_write_slow(struct dla_regfile *rf, uint32_t ad
     if (r->group == NVDLA_REG_DUAL && rf->pp->drop_writes_when_enabled && op_en(rf, us, g)) {
         return DLA_WRITE_DROPPED_ENABLED; /* spec 001: dropped silently */
     }
-    uint32_t old = rf->val[g][i];
-    rf->val[g][i] = ((old & ~r->write_mask) | (v & r->write_mask)) & ~(v & r->w1c_mask);
+    uint32_t *slot = r->kind == NVDLA_KIND_OP_ENABLE ? &DLA_UNIT_OP_EN(rf, us, g) : &rf->val[g][i];
+    *slot = ((*slot & ~r->write_mask) | (v & r->write_mask)) & ~(v & r->w1c_mask);
     if (r->kind == NVDLA_KIND_INTR_MASK) {
         return DLA_WRITE_INTR_CHANGED;
     }
-    if (r->kind == NVDLA_KIND_OP_ENABLE && (rf->val[g][i] & 1u)) {
+    if (r->kind == NVDLA_KIND_OP_ENABLE && (*slot & 1u)) {
         if (rf->pp->enabled) {
             rf->pp->enabled(rf, us);
         }
@@ -337,7 +341,8 @@ int dla_regfile_read(struct dla_regfile *rf, uint32_t addr, uint32_t *v)
         break;
     }
     unsigned g = r->group == NVDLA_REG_DUAL ? DLA_UNIT_PTR(rf, us).producer : 0u;
-    *v = rf->val[g][i] & r->read_mask;
+    *v = (r->kind == NVDLA_KIND_OP_ENABLE ? DLA_UNIT_OP_EN(rf, us, g) : rf->val[g][i]) &
+         r->read_mask;
     return 0;
 }
 
@@ -357,7 +362,10 @@ void dla_regfile_unit_values(const struct dla_regfile *rf, unsigned u, unsigned 
         return;
     }
     for (unsigned k = 0; k < n; k++) {
-        out[k] = dla_regfile_get(rf, us->base + 4u * k, group);
+        const uint32_t e = dla_regfile_entry(rf, us->base + 4u * k);
+        out[k] = e != DLA_SLOT_NONE && (e & DLA_SLOT_OP_ENABLE)
+                     ? rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][e & DLA_SLOT_INDEX]
+                     : dla_regfile_get(rf, us->base + 4u * k, group);
     }
 }
 
@@ -378,7 +386,8 @@ uint32_t dla_regfile_exec(const struct dla_regfile *rf, uint32_t addr)
         return 0;
     }
     unsigned u = (e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK;
-    return rf->val[(e & DLA_SLOT_DUAL) ? rf->ptr[u].consumer : 0u][e & DLA_SLOT_INDEX];
+    const unsigned g = (e & DLA_SLOT_DUAL) ? rf->ptr[u].consumer : 0u;
+    return (e & DLA_SLOT_OP_ENABLE) ? rf->op_en[g][u] : rf->val[g][e & DLA_SLOT_INDEX];
 }
 
 void dla_regfile_enable(struct dla_regfile *rf, unsigned u)
@@ -387,7 +396,7 @@ void dla_regfile_enable(struct dla_regfile *rf, unsigned u)
     if (us->op_en_reg < 0) {
         return;
     }
-    rf->val[rf->ptr[u].producer][us->op_en_reg] |= 1u;
+    DLA_UNIT_OP_EN(rf, us, rf->ptr[u].producer) |= 1u;
     if (rf->pp->enabled) {
         rf->pp->enabled(rf, us);
     }
@@ -397,7 +406,7 @@ void dla_regfile_complete(struct dla_regfile *rf, unsigned u)
 {
     struct dla_unit_state *us = &rf->unit[u];
     if (us->op_en_reg >= 0) {
-        rf->val[rf->ptr[u].consumer][us->op_en_reg] &= ~1u;
+        DLA_UNIT_OP_EN(rf, us, rf->ptr[u].consumer) &= ~1u;
     }
     rf->pp->completed(rf, us);
 }

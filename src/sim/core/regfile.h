@@ -53,6 +53,7 @@ struct dla_unit_state {
     uint32_t base;          /* the unit's first address (regdb units[].base) */
     uint16_t first_reg;     /* index of its first register */
     uint16_t view_n, view_dual_lo;
+    uint16_t op_en_word;    /* OP_ENABLE's word in the window (rf->op_en), or 0xffff */
 };
 
 /* A unit's ping-pong pointers, moved by S_POINTER writes, OP_ENABLEs and
@@ -112,6 +113,13 @@ struct dla_regfile {
      * layer while the engines, on another core with overlap, read unit[] and
      * the pointers above (a line shared with them would go back and forth). */
     _Alignas(64) struct dla_unit_ptr ptr[DLA_REGFILE_MAX_UNITS];
+    /* Each unit's D_OP_ENABLE per group, apart from val[] for the same
+     * reason: the host sets and clears them every layer and reads them for
+     * S_STATUS and spec 001's drop, while with overlap the engines read the
+     * configuration registers beside them in val[] (dla_regfile_unit_values),
+     * so a line holding both crossed between the cores at every layer.
+     * val[] keeps its reset value at their index (never an engine's input). */
+    _Alignas(64) uint32_t op_en[2][DLA_REGFILE_MAX_UNITS];
     void *owner;                                  /* the device's state for its hooks
                                                      (set by the device after init) */
     uint8_t drop_when_enabled;                    /* pp->drop_writes_when_enabled */
@@ -123,6 +131,8 @@ struct dla_regfile {
 
 /* The pointers of unit us (an element of rf->unit), as an lvalue. */
 #define DLA_UNIT_PTR(rf, us) ((rf)->ptr[(us) - (rf)->unit])
+/* D_OP_ENABLE of unit us in group g, as an lvalue (rf->op_en). */
+#define DLA_UNIT_OP_EN(rf, us, g) ((rf)->op_en[(g) & 1u][(us) - (rf)->unit])
 
 
 /* What a CSB write did, for the device to act on. */
@@ -166,7 +176,9 @@ static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t ad
                                        unsigned group);
 /* Unit u's registers as the datapath of `group` reads them, copied as one
  * array: out[k] is the register at the unit's base + 4k (what
- * dla_regfile_get returns; 0 where none), k < n.  A decode then reads its
+ * dla_regfile_get returns; 0 where none), k < n, but for D_OP_ENABLE,
+ * which holds its reset value: the host's state, kept apart (rf->op_en),
+ * never configuration an engine decodes.  A decode then reads its
  * fields from loads at fixed offsets, not ~100 look-ups through the
  * address table (two copies where the unit's layout allows, else a read
  * per word). */
@@ -217,6 +229,9 @@ static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t ad
     if (e & DLA_SLOT_ROM) {
         return dla_regfile_get_rom(rf, addr, i);
     }
+    if (e & DLA_SLOT_OP_ENABLE) {
+        return rf->op_en[group & 1u][(e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK];
+    }
     return rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][i];
 }
 
@@ -226,7 +241,12 @@ static inline void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, uns
 {
     uint32_t e = dla_regfile_entry(rf, addr);
     if (e != DLA_SLOT_NONE) {
-        rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][e & DLA_SLOT_INDEX] = v;
+        const unsigned g = (e & DLA_SLOT_DUAL) ? (group & 1u) : 0u;
+        if (e & DLA_SLOT_OP_ENABLE) {
+            rf->op_en[g][(e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK] = v;
+        } else {
+            rf->val[g][e & DLA_SLOT_INDEX] = v;
+        }
     }
 }
 
@@ -234,7 +254,8 @@ static inline void dla_regfile_unit_store(struct dla_regfile *rf, unsigned u, un
                                           unsigned word, const uint32_t *v, unsigned n)
 {
     const struct dla_unit_state *us = &rf->unit[u];
-    if (word >= us->view_dual_lo && word + n <= us->view_n) { /* dual, in the view */
+    if (word >= us->view_dual_lo && word + n <= us->view_n &&
+        (word > us->op_en_word || word + n <= us->op_en_word)) { /* dual, in the view */
         uint32_t *to = rf->val[group & 1u] + us->first_reg + word;
         for (unsigned k = 0; k < n; k++) {
             to[k] = v[k];
@@ -259,7 +280,7 @@ static inline uint32_t *dla_regfile_plain_target(struct dla_regfile *rf, unsigne
         return rf->val[0];
     }
     unsigned g = DLA_UNIT_PTR(rf, us).producer;
-    if (rf->drop_when_enabled && us->op_en_reg >= 0 && (rf->val[g][us->op_en_reg] & 1u)) {
+    if (rf->drop_when_enabled && us->op_en_reg >= 0 && (DLA_UNIT_OP_EN(rf, us, g) & 1u)) {
         return NULL;
     }
     return rf->val[g];
@@ -321,11 +342,14 @@ static inline int dla_regfile_write_control(struct dla_regfile *rf, uint32_t e, 
     }
     unsigned g = (e & DLA_SLOT_DUAL) ? DLA_UNIT_PTR(rf, us).producer : 0u;
     if ((e & DLA_SLOT_DUAL) && rf->drop_when_enabled && us->op_en_reg >= 0 &&
-        (rf->val[g][us->op_en_reg] & 1u)) {
+        (DLA_UNIT_OP_EN(rf, us, g) & 1u)) {
         return DLA_WRITE_DROPPED_ENABLED; /* spec 001: dropped silently */
     }
-    const int stored = dla_regfile_plain_store(rf, rf->val[g], e, v);
-    if (rf->val[g][i] & 1u) {
+    uint32_t *op = &DLA_UNIT_OP_EN(rf, us, g);
+    const uint32_t wm = rf->wmask[i];
+    *op = (*op & ~wm) | (v & wm);
+    const int stored = wm ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
+    if (*op & 1u) {
         if (rf->pp->enabled) {
             rf->pp->enabled(rf, us);
         }
