@@ -57,6 +57,8 @@ struct dla_team {
     unsigned link_asked;              /* an open question to sleeping workers, or 0 */
     double link_asked_at;
     enum dla_link_policy link_policy; /* dla_team_set_link_policy */
+    void *scratch;                    /* dla_team_scratch's buffer, the owner's */
+    size_t scratch_cap;
 };
 
 static double now_s(void)
@@ -281,12 +283,31 @@ void dla_team_destroy(struct dla_team *t)
     }
     pthread_cond_destroy(&t->wake);
     pthread_mutex_destroy(&t->mu);
+    free(t->scratch);
     free(t);
 }
 
 unsigned dla_team_threads(const struct dla_team *t)
 {
     return t ? t->nthreads + 1 : 1;
+}
+
+void *dla_team_scratch(struct dla_team *t, size_t bytes)
+{
+    if (!t) {
+        return NULL;
+    }
+    if (bytes > t->scratch_cap) {
+        const size_t rounded = (bytes + 63u) & ~(size_t)63u;
+        void *p = rounded >= bytes ? aligned_alloc(64, rounded) : NULL;
+        if (!p) {
+            return NULL;
+        }
+        free(t->scratch);
+        t->scratch = p;
+        t->scratch_cap = rounded;
+    }
+    return t->scratch;
 }
 
 static int solid_job(const struct dla_team *t, double work_s);

@@ -39,6 +39,14 @@ void dla_team_destroy(struct dla_team *t);
 /* Threads a job can have: the workers plus the caller (1 for NULL). */
 unsigned dla_team_threads(const struct dla_team *t);
 
+/* A 64-byte aligned buffer of at least `bytes` the team keeps for its
+ * driving thread's jobs (grown when asked for more, freed with the team),
+ * so that a job's per-thread data is not allocated at every call: fresh
+ * memory costs its page faults and cache misses again each time (the
+ * convolution's own input copies, conv_s8.c own_copies_pay).  Valid until
+ * the next call; NULL for a NULL team or when out of memory. */
+void *dla_team_scratch(struct dla_team *t, size_t bytes);
+
 /* body(ctx) on the caller and on up to `helpers` workers that join while
  * the job is open; body shares the work out itself (counters in ctx).
  * Returns when the caller's body and every joined worker's have returned;

@@ -403,6 +403,7 @@ struct conv_plan {
     void *small;
     size_t nplanes;   /* nsy * nsx * ngrp */
     unsigned char *inp;
+    size_t inp_bytes; /* the packed input's bytes */
     int8_t *zero_row; /* in_w zero bytes: the absent channels of the last group */
     ptrdiff_t *qoff;
     size_t kblocks;
@@ -618,6 +619,7 @@ static int plan_build(struct conv_plan *p, enum dla_conv_isa isa, int use_vbmi)
     if (!p->gemv_direct && (p->inp = alloc64(inp_size)) == NULL) {
         return DLASIM_ERR_NOMEM;
     }
+    p->inp_bytes = inp_size;
     /* (a direct one-pixel plan reads xg in step order: no offsets) */
     for (size_t grp = 0; grp < p->ngrp && !p->gemv_direct; grp++) {
         for (size_t ky = 0; ky < g->k_h; ky++) {
@@ -1220,7 +1222,7 @@ static void atoms_cells(const struct conv_plan *p, unsigned char *const *dst, co
  * back (CBUF's copy of them: docs/architecture.md, the CONV data path).  No transposition:
  * the memory's layout is already pixel-major within an atom.
  */
-static void pack_atoms_planes(const struct conv_plan *p, size_t plane)
+static void pack_atoms_planes(const struct conv_plan *p, unsigned char *inp, size_t plane)
 {
     const struct dla_conv_src *src = p->src;
     const size_t per_atom = 8 / p->cell_ch;
@@ -1231,7 +1233,7 @@ static void pack_atoms_planes(const struct conv_plan *p, size_t plane)
     const int8_t *surface = src->data + plane / per_atom * src->ch_stride;
     unsigned char *dst[4] = {NULL, NULL, NULL, NULL};
     for (size_t k = 0; k < per_atom; k++) {
-        dst[k] = p->inp + (plane + k) * p->plane_cells * CONV_CELL;
+        dst[k] = inp + (plane + k) * p->plane_cells * CONV_CELL;
     }
     if (src->line_stride == w * 8) {
         atoms_cells(p, dst, surface, w * h);
@@ -1249,11 +1251,13 @@ static void pack_atoms_planes(const struct conv_plan *p, size_t plane)
     }
 }
 
-static void pack_input_plane(const struct conv_plan *p, size_t plane)
+/* Plane `plane` of p's packed input into inp (p->inp, or a seat's own
+ * copy: conv_team.own_copies). */
+static void pack_input_plane(const struct conv_plan *p, unsigned char *inp, size_t plane)
 {
     const struct dla_conv_geom *g = p->g;
     if (p->src != NULL && p->src->atoms != 0) {
-        pack_atoms_planes(p, plane);
+        pack_atoms_planes(p, inp, plane);
         return;
     }
     if (p->gemv_gather) { /* every plane's cell at once */
@@ -1270,7 +1274,7 @@ static void pack_input_plane(const struct conv_plan *p, size_t plane)
     /* a shifted plane's cell x' is the input column x' + xo (x stride 1) */
     uint64_t py = p->phase_y[slot / p->nsx], px = p->phase_x[slot % p->nsx] + xo;
     unsigned char *dst = p->gemv_direct ? p->xg + plane * p->taps * CONV_CELL
-                                        : p->inp + plane * p->plane_cells * CONV_CELL;
+                                        : inp + plane * p->plane_cells * CONV_CELL;
     size_t vw = p->vw, vh = p->vh, row_bytes = vw * CONV_CELL;
     size_t vwp = vw + nshift - 1; /* cells of a packed row */
     _Alignas(64) unsigned char wide[SHIFT_ROW_CELLS * CONV_CELL];
@@ -1826,8 +1830,8 @@ static const struct runs_slot *tile_slot(const struct conv_plan *p, struct runs_
  * tile's runs are found once for all the k blocks that follow it
  * (pixel-tile major) or kept in a small cache (k block major, struct
  * runs_slot). */
-static void compute_tiles(const struct conv_plan *p, size_t kb0, size_t kb1, size_t begin,
-                          size_t end)
+static void compute_tiles(const struct conv_plan *p, const unsigned char *inp, size_t kb0,
+                          size_t kb1, size_t begin, size_t end)
 {
     struct runs_slot cache[RUNS_SLOTS];
     size_t nr = p->shape->nr;
@@ -1854,7 +1858,7 @@ static void compute_tiles(const struct conv_plan *p, size_t kb0, size_t kb1, siz
             const struct runs_slot *s = tile_slot(p, cache, nt);
             t.runs = s->runs;
             t.nruns = s->nruns;
-            t.in = p->inp + nt * nr * CONV_CELL;
+            t.in = inp + nt * nr * CONV_CELL;
             runs_nt = nt;
             tile = s->dot ? sh->dot : s->half ? sh->half : sh->tile;
             paired = s->dot ? sh->dot : s->half ? sh->half_paired : sh->paired;
@@ -1981,6 +1985,10 @@ struct conv_team {
     atomic_size_t next_pack, packs_done;
     atomic_int ready; /* packing done and kblock_steps run (by the last packer) */
     unsigned homes;   /* the threads' home shares of the items (team_grab) and planes */
+    int own_copies;   /* each thread packs the whole input into its own copy (seat_inp) */
+    atomic_uint copies_taken; /* own_copies: the copies handed out, one a thread */
+    /* seats 1.. of the copies (the pool's scratch), p->inp_bytes apart */
+    unsigned char *inp_seats;
     struct tile_home {
         _Alignas(64) atomic_size_t next;
         size_t end;
@@ -1998,13 +2006,46 @@ static void pack_done(struct conv_team *t, size_t n)
     }
 }
 
+/* Packed input copy `copy` (0: p->inp, the one without own_copies). */
+static const unsigned char *seat_inp(const struct conv_team *t, unsigned copy)
+{
+    return copy != 0 ? t->inp_seats + (size_t)(copy - 1) * t->p->inp_bytes : t->p->inp;
+}
+
+/* Stage 1 with own copies: the thread packs every plane into its copy, so
+ * its tiles read only lines its own core wrote (a tile reads every plane
+ * of its pixels; from the shared copy half of them came from the other
+ * core, ~20 us of a 30 us ResNet-50 band on two threads); the calling
+ * thread then finds the k blocks' steps (its weights came packed). */
+static void own_copy_pack(struct conv_team *t, unsigned seat, unsigned copy)
+{
+    struct conv_plan *p = t->p;
+    unsigned char *inp = (unsigned char *)seat_inp(t, copy);
+    for (size_t pl = 0; pl < p->nplanes; pl++) {
+        pack_input_plane(p, inp, pl);
+    }
+    if (seat == 0) {
+        kblock_steps(p);
+        atomic_store_explicit(&t->ready, 1, memory_order_release);
+        return;
+    }
+    unsigned spins = 0;
+    while (!atomic_load_explicit(&t->ready, memory_order_acquire)) {
+        dla_spin_wait(&spins);
+    }
+}
+
 /* Stage 1 for the thread in `seat`: the input planes of its home share
  * (the channels the same core wrote as the layer before's output, when
  * that layer split alike), then the others', then weight-row tasks; then
  * wait until everything is packed. */
-static void team_pack(struct conv_team *t, unsigned seat)
+static void team_pack(struct conv_team *t, unsigned seat, unsigned copy)
 {
     struct conv_plan *p = t->p;
+    if (t->own_copies) {
+        own_copy_pack(t, seat, copy);
+        return;
+    }
     for (unsigned k = 0; k < t->homes; k++) {
         struct tile_home *m = &t->pack_home[(seat + k) % t->homes];
         for (;;) {
@@ -2015,7 +2056,7 @@ static void team_pack(struct conv_team *t, unsigned seat)
             }
             size_t end = min_size(first + t->plane_chunk, m->end);
             for (size_t pl = first; pl < end; pl++) {
-                pack_input_plane(p, pl);
+                pack_input_plane(p, p->inp, pl);
             }
             pack_done(t, end - first);
         }
@@ -2071,7 +2112,7 @@ static size_t team_grab(struct conv_team *t, unsigned h, size_t *last)
 /* The items of the thread in `seat`: its home share first, then what is
  * left of the others' (common/team.h dla_team_run: each core keeps the
  * lines it wrote for the layer after). */
-static void team_compute(struct conv_team *t, unsigned seat)
+static void team_compute(struct conv_team *t, unsigned seat, unsigned copy)
 {
     for (unsigned k = 0; k < t->homes; k++) {
         const unsigned h = (seat + k) % t->homes;
@@ -2083,7 +2124,8 @@ static void team_compute(struct conv_team *t, unsigned seat)
             if (t->p->gemv) {
                 compute_gemv(t->p, first, last);
             } else {
-                compute_tiles(t->p, t->home[h].kb0, t->home[h].kb1, first, last);
+                compute_tiles(t->p, seat_inp(t, copy), t->home[h].kb0, t->home[h].kb1, first,
+                              last);
             }
         }
     }
@@ -2097,8 +2139,12 @@ struct conv_seat {
 
 static void conv_member(struct conv_team *t, unsigned seat)
 {
-    team_pack(t, seat);
-    team_compute(t, seat);
+    /* with own copies, each thread that joins takes the next one: the
+     * calling thread and the n - 1 helpers at most (whichever workers) */
+    const unsigned copy =
+        t->own_copies ? atomic_fetch_add_explicit(&t->copies_taken, 1u, memory_order_relaxed) : 0;
+    team_pack(t, seat, copy);
+    team_compute(t, seat, copy);
 }
 
 static void *conv_worker_main(void *arg)
@@ -2148,8 +2194,29 @@ static void team_homes(struct conv_team *team, const struct conv_plan *p, size_t
     }
 }
 
-/* Work shares of a team of n threads over plan p (counters at 0). */
-static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
+/* Whether each of a team's n threads packs its own copy of the input
+ * (own_copy_pack) instead of a share of one copy: a tile reads every plane
+ * of its pixels, so with one copy each core's tiles read the planes the
+ * other core packed, a line from the other cache at each first touch.
+ * bench: a ResNet-50 band (56x8x256 -> 64, 1x1) took 27 us on one thread,
+ * 33 us on two with one copy, 19 us with a copy each; 28x28x512 -> 128 160,
+ * 124, 97 us; 56x8x64 -> 64 3x3 53, 46, 31 us; a layer of small input and
+ * large output (56x8x64 -> 256) 29, 29, 31 us.  model_bench, two threads,
+ * three alternated runs: ResNet-50 17.1-17.5 -> 16.5-16.6 ms, ResNet-18
+ * 5.87-5.91 -> 5.72-5.73, MobileNetV2 5.44-5.58 -> 5.28-5.44.  Weights
+ * packed before the call (the per-call weight rows are shared tasks),
+ * CONV_OWN_COPIES_MAX threads at most (a packing each). */
+#define CONV_OWN_COPIES_MAX 4
+static int own_copies_pay(const struct conv_plan *p, size_t n, size_t row_tasks)
+{
+    return n >= 2 && n <= CONV_OWN_COPIES_MAX && !p->gemv && p->inp != NULL && row_tasks == 0;
+}
+
+/* Work shares of a team of n threads over plan p (counters at 0); pool:
+ * the kept team the threads come from, if any (its scratch holds the
+ * threads' own input copies). */
+static void team_init(struct conv_team *team, struct conv_plan *p, size_t n,
+                      struct dla_team *pool)
 {
     team->p = p;
     /* about 16 packing tasks per thread: a worker that joins while the
@@ -2169,6 +2236,14 @@ static void team_init(struct conv_team *team, struct conv_plan *p, size_t n)
     team->tile_chunk_max = n == 1 ? team->items : team->items / (8 * n) + 1;
     team->tile_chunk = n == 1 ? team->items : team->items / (32 * n) + 1;
     team_homes(team, p, n);
+    /* (the copies from the pool's scratch: the calls' allocations of them
+     * cost more than the copies saved, page faults and cold lines) */
+    team->own_copies = 0;
+    if (own_copies_pay(p, n, team->row_tasks)) {
+        team->inp_seats = dla_team_scratch(pool, (n - 1) * p->inp_bytes);
+        team->own_copies = team->inp_seats != NULL;
+    }
+    atomic_init(&team->copies_taken, 0);
     atomic_init(&team->next_pack, 0);
     atomic_init(&team->packs_done, 0);
     atomic_init(&team->ready, 0);
@@ -2185,7 +2260,7 @@ static void conv_run_team(struct conv_plan *p, size_t n)
     struct conv_seat seat[CONV_MAX_THREADS];
     struct conv_team team;
 
-    team_init(&team, p, n);
+    team_init(&team, p, n, NULL);
     for (size_t i = 1; i < n; i++) {
         seat[i].team = &team;
         seat[i].seat = (unsigned)i;
@@ -2443,7 +2518,7 @@ static void conv_call_body(void *arg)
     if (pthread_equal(pthread_self(), c->caller)) {
         c->rc = conv_plan_make(c);
         if (c->rc == 0) {
-            team_init(&c->team, &c->p, conv_call_threads(c));
+            team_init(&c->team, &c->p, conv_call_threads(c), c->pool);
         }
         atomic_store_explicit(&c->state, c->rc == 0 ? CALL_READY : CALL_FAILED,
                               memory_order_release);
