@@ -1986,6 +1986,7 @@ struct conv_team {
     atomic_int ready; /* packing done and kblock_steps run (by the last packer) */
     unsigned homes;   /* the threads' home shares of the items (team_grab) and planes */
     int own_copies;   /* each thread packs the whole input into its own copy (seat_inp) */
+    unsigned copies;  /* own_copies: how many (the threads the plan has work for) */
     atomic_uint copies_taken; /* own_copies: the copies handed out, one a thread */
     /* seats 1.. of the copies (the pool's scratch), p->inp_bytes apart */
     unsigned char *inp_seats;
@@ -2016,23 +2017,15 @@ static const unsigned char *seat_inp(const struct conv_team *t, unsigned copy)
  * its tiles read only lines its own core wrote (a tile reads every plane
  * of its pixels; from one shared copy half of them came from the other
  * core: a ResNet-50 band took 33 us on two threads so, 19 with a copy
- * each); the calling thread then finds the k blocks' steps (its weights
- * came packed). */
-static void own_copy_pack(struct conv_team *t, unsigned seat, unsigned copy)
+ * each).  It waits for no other thread (the k blocks' steps were found
+ * with the plan, team_init): the threads that join are whichever come,
+ * one alone when a spawned task keeps its job (team.h dla_team_spawn). */
+static void own_copy_pack(struct conv_team *t, unsigned copy)
 {
     struct conv_plan *p = t->p;
     unsigned char *inp = (unsigned char *)seat_inp(t, copy);
     for (size_t pl = 0; pl < p->nplanes; pl++) {
         pack_input_plane(p, inp, pl);
-    }
-    if (seat == 0) {
-        kblock_steps(p);
-        atomic_store_explicit(&t->ready, 1, memory_order_release);
-        return;
-    }
-    unsigned spins = 0;
-    while (!atomic_load_explicit(&t->ready, memory_order_acquire)) {
-        dla_spin_wait(&spins);
     }
 }
 
@@ -2044,7 +2037,7 @@ static void team_pack(struct conv_team *t, unsigned seat, unsigned copy)
 {
     struct conv_plan *p = t->p;
     if (t->own_copies) {
-        own_copy_pack(t, seat, copy);
+        own_copy_pack(t, copy);
         return;
     }
     for (unsigned k = 0; k < t->homes; k++) {
@@ -2144,6 +2137,10 @@ static void conv_member(struct conv_team *t, unsigned seat)
      * calling thread and the n - 1 helpers at most (whichever workers) */
     const unsigned copy =
         t->own_copies ? atomic_fetch_add_explicit(&t->copies_taken, 1u, memory_order_relaxed) : 0;
+    if (copy >= t->copies && t->own_copies) {
+        return; /* more threads joined than the plan has work for (a pool's larger
+                 * than the call's items): the others take every item */
+    }
     team_pack(t, seat, copy);
     team_compute(t, seat, copy);
 }
@@ -2240,6 +2237,7 @@ static void team_init(struct conv_team *team, struct conv_plan *p, size_t n,
     /* (the copies from the pool's scratch: the calls' allocations of them
      * cost more than the copies saved, page faults and cold lines) */
     team->own_copies = 0;
+    team->copies = (unsigned)n;
     team->inp_seats = NULL;
     if (own_copies_pay(p, n, team->row_tasks)) {
         team->inp_seats = dla_team_scratch(pool, (n - 1) * p->inp_bytes);
@@ -2249,6 +2247,10 @@ static void team_init(struct conv_team *team, struct conv_plan *p, size_t n,
     atomic_init(&team->next_pack, 0);
     atomic_init(&team->packs_done, 0);
     atomic_init(&team->ready, 0);
+    if (team->own_copies) { /* (the weights came packed: the steps need no input) */
+        kblock_steps(p);
+        atomic_init(&team->ready, 1);
+    }
     if (team->pack_units == 0) { /* nothing to pack (not reached: nplanes >= 1) */
         kblock_steps(p);
         atomic_init(&team->ready, 1);

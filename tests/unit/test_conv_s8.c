@@ -587,6 +587,63 @@ static void test_resnet_like_layer(void **state)
     run_case(&g2, 78, 0, 0, 0, "42x42x48->40 3x3 stride 2");
 }
 
+/* A packed call a team's worker makes from a spawned task (the device's
+ * overlap: a chained layer's convolution runs on the worker, its small jobs
+ * alone, team.c task_keeps): its threads then are the worker alone, or the
+ * worker and the spawning thread helping, never seat 0 as the caller.
+ * Every thread that joins packs its own copy of the input (conv_s8.c
+ * own_copies_pay), and the call must not wait for a thread that never
+ * comes; the sums against the reference, a small job and a large one. */
+struct task_call {
+    const struct dla_conv_geom *g;
+    struct bufs *b;
+    const struct dla_conv_wpack *w;
+    struct dla_team *pool;
+    int rc;
+};
+
+static void packed_in_task(void *ctx)
+{
+    struct task_call *c = ctx;
+    c->rc = dla_conv_s8_packed(c->g, c->b->in, c->w, c->b->out, 2, c->pool);
+}
+
+static void test_packed_from_task(void **state)
+{
+    (void)state;
+    /* 14x14x128 -> 128 1x1 (3.2 M MACs: two threads' worth, a job the
+     * worker keeps) and 28x28x256 -> 256 3x3 (~460 M MACs: shared with the
+     * spawning thread) */
+    const struct dla_conv_geom gs[2] = {geom(128, 128, 14, 14, 1, 1, 1, 1, 1, 1, 0, 0),
+                                        geom(256, 256, 28, 28, 3, 3, 1, 1, 1, 1, 2, 2)};
+    struct dla_team *pool = dla_team_create(2);
+    assert_non_null(pool);
+    for (int i = 0; i < 2; i++) {
+        struct bufs b;
+        uint64_t s = 90 + (uint64_t)i;
+        bufs_alloc(&b, &gs[i]);
+        fill(b.in, b.nin, &s, 0);
+        fill(b.wt, b.nwt, &s, 7);
+        dla_conv_s8_ref(&gs[i], b.in, b.wt, b.ref);
+        struct dla_conv_wpack *w = NULL;
+        assert_int_equal(dla_conv_wpack_build(&gs[i], b.wt, &w), 0);
+        for (int run = 0; run < 3; run++) {
+            poison_out(&b);
+            struct task_call c = {&gs[i], &b, w, pool, -1};
+            if (dla_team_spawn(pool, packed_in_task, &c) != 0) {
+                packed_in_task(&c); /* (the link measured slow: no task) */
+            } else {
+                dla_team_help_until_done(pool);
+            }
+            assert_int_equal(c.rc, 0);
+            expect_same(&b, i ? "28x28x256->256 3x3 from a task" : "14x14x128->128 from a task");
+        }
+        dla_conv_wpack_free(w);
+        bufs_free(&b);
+    }
+    dla_team_destroy(pool);
+}
+
 /* The threads take shrinking chunks of compute items (conv_s8.c
  * team_grab: from 1/(8n) of the call down to 1/(32n)):
  * item counts below, at and above the smallest chunk and at the tails,
@@ -1554,6 +1611,7 @@ int main(void)
         cmocka_unit_test(test_few_channels),
         cmocka_unit_test(test_resnet_like_layer),
         cmocka_unit_test(test_guided_chunks),
+        cmocka_unit_test(test_packed_from_task),
         cmocka_unit_test(test_sparse_weights),
         cmocka_unit_test(test_nonneg_inputs),
         cmocka_unit_test(test_paired_steps),
