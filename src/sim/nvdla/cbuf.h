@@ -304,8 +304,8 @@ struct dla_conv_state {
     size_t wchunk_cap;
     int64_t *acc;              /* wide accumulators for very deep kernels */
     size_t acc_cap;
-    int32_t *cube;             /* CACC's output cube to SDP (every element written) */
-    size_t cube_cap;
+    int32_t *cube;             /* CACC's output cubes to SDP (every element written) */
+    size_t cube_half;          /* elements on each side of its middle (csc.c cacc_cube) */
     int16_t *in16;             /* INT16 layers: padded planar input */
     size_t in16_cap;
     int16_t *wt16;             /* INT16 layers: kernels as [k][c][ky][kx] */

@@ -1863,23 +1863,51 @@ static int check_host_limits(struct dla_dev *d, const struct dla_csc_cfg *c,
     return dla_work_check(d, &w);
 }
 
-/* CACC's output cube in the conv state's buffer, reused from layer to
+/* The channel where two threads' shares of a layer's output meet: the
+ * convolution kernel splits its k blocks of 8 channels in halves (conv_s8.c
+ * team_homes) and SDP its surfaces of 8 (dla_team_run's home shares), so
+ * both meet at half the channels rounded down to a whole surface. */
+static uint64_t cacc_split_channel(const struct dla_csc_cfg *c)
+{
+    return (uint64_t)c->out_c / 16u * 8u;
+}
+
+/*
+ * CACC's output cube in the conv state's buffer, reused from layer to
  * layer: a fresh zeroed allocation per layer cost page faults and clearing
  * (MobileNetV2: ~950 layers an image), and every element is written by the
- * layer's kernel (compute, compute_int16) before SDP reads it. */
+ * layer's kernel (compute, compute_int16) before SDP reads it.  The cube
+ * is placed so that its split channel (cacc_split_channel) starts at the
+ * buffer's middle, the same address at every layer: each core writes its
+ * half of every layer's accumulators into lines on its own side, lines its
+ * cache already holds.  With every cube at the buffer's start the split
+ * moved with each layer's channels and plane, and each line between two
+ * layers' splits went from one core's cache to the other's (a store to a
+ * line the other core holds waits for it; ResNet-50 on two threads 16.1 ->
+ * 15.2 ms an image, docs/performance.md round 43).
+ */
 static int cacc_cube(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
                      struct dla_cube *to_sdp)
 {
     const uint64_t elems = (uint64_t)c->out_w * c->out_h * c->out_c * c->batches;
+    const uint64_t below = cacc_split_channel(c) * c->out_w * c->out_h;
+    const uint64_t side = below > elems - below ? below : elems - below;
     *to_sdp = (struct dla_cube){ .w = c->out_w, .h = c->out_h, .c = c->out_c, .n = c->batches,
                                  .borrowed = 1 };
-    if (elems > SIZE_MAX / sizeof(int32_t) ||
-        dla_scratch_grow((void **)&s->cube, &s->cube_cap, (size_t)(elems ? elems : 1) * 4)) {
-        return dla_error(d, DLASIM_ERR_NOMEM,
-                         "CACC: no memory for %u batch(es) of a %ux%ux%u output cube",
-                         c->batches, c->out_w, c->out_h, c->out_c);
+    if (side > s->cube_half) {
+        /* a whole number of lines a side: the middle on a line boundary */
+        const uint64_t half = (side + 15u) & ~(uint64_t)15u;
+        void *p = half <= SIZE_MAX / 8u ? aligned_alloc(64, (size_t)half * 8u) : NULL;
+        if (!p) {
+            return dla_error(d, DLASIM_ERR_NOMEM,
+                             "CACC: no memory for %u batch(es) of a %ux%ux%u output cube",
+                             c->batches, c->out_w, c->out_h, c->out_c);
+        }
+        free(s->cube);
+        s->cube = p;
+        s->cube_half = (size_t)half;
     }
-    to_sdp->data = s->cube;
+    to_sdp->data = s->cube + s->cube_half - below;
     return 0;
 }
 
