@@ -10,7 +10,8 @@
  * right arithmetically by CLIP_TRUNCATE; bits [15] of the result is the
  * guide bit, bits [14:0] the sticky bits; a non-negative value rounds up on
  * the guide bit, a negative one on guide and sticky; the result saturates to
- * int32 and each saturated element is counted.
+ * int32 and each saturated element is counted.  And where the output
+ * cubes go in their buffer (dla_cacc_cube_place).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -229,6 +230,39 @@ static void test_known_values(void **state)
     assert_int_equal(v[5], 3);
 }
 
+/* CACC's output cubes (dla_cacc_cube_place): the split element of every
+ * cube at one address while the buffer holds them, each cube inside the
+ * buffer, the middle line-aligned; a larger side grows the buffer, and the
+ * split then sits at the new middle. */
+static void test_cube_place(void **state)
+{
+    (void)state;
+    struct dla_conv_state s;
+    memset(&s, 0, sizeof(s));
+    /* ResNet-50-like shapes: 56x8x256, 56x8x64, 28x28x512, 7x7x8 (split 0) */
+    const uint64_t shapes[][2] = { { 56 * 8 * 256, 56 * 8 * 128 }, { 56 * 8 * 64, 56 * 8 * 32 },
+                                   { 28 * 28 * 512, 28 * 28 * 256 }, { 7 * 7 * 8, 0 } };
+    const int32_t *mid = NULL;
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            const uint64_t elems = shapes[i][0], below = shapes[i][1];
+            int32_t *cube = dla_cacc_cube_place(&s, elems, below);
+            assert_non_null(cube);
+            assert_true((uintptr_t)(s.cube + s.cube_half) % 64 == 0);
+            assert_ptr_equal(cube + below, s.cube + s.cube_half);
+            assert_true(cube >= s.cube && cube + elems <= s.cube + 2 * s.cube_half);
+            for (uint64_t e = 0; e < elems; e += 4093) { /* every part is writable */
+                cube[e] = (int32_t)e;
+            }
+            if (round == 1) { /* grown to the largest in round 0: one middle */
+                assert_ptr_equal(cube + below, mid);
+            }
+        }
+        mid = s.cube + s.cube_half;
+    }
+    free(s.cube);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_deliver_i64),
         cmocka_unit_test(test_deliver_int16),
         cmocka_unit_test(test_known_values),
+        cmocka_unit_test(test_cube_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

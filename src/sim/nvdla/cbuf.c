@@ -123,6 +123,23 @@ int dla_conv_scratch(struct dla_dev *d, void **buf, size_t *cap, size_t bytes)
     return 0;
 }
 
+int32_t *dla_cacc_cube_place(struct dla_conv_state *s, uint64_t elems, uint64_t below)
+{
+    const uint64_t side = below > elems - below ? below : elems - below;
+    if (side > s->cube_half) {
+        /* a whole number of lines a side: the middle on a line boundary */
+        const uint64_t half = (side + 15u) & ~(uint64_t)15u;
+        void *p = half <= SIZE_MAX / 8u ? aligned_alloc(64, (size_t)half * 8u) : NULL;
+        if (!p) {
+            return NULL;
+        }
+        free(s->cube);
+        s->cube = p;
+        s->cube_half = (size_t)half;
+    }
+    return s->cube + s->cube_half - below;
+}
+
 /* ---- capacity ------------------------------------------------------------ */
 
 int dla_cbuf_validate(struct dla_dev *d, const struct dla_cdma_cfg *c)

@@ -329,6 +329,13 @@ void dla_sdp_cache_free(struct dla_sdp_cache *c);
 
 /* Grow a scratch buffer to at least `bytes` (contents not kept). */
 int dla_conv_scratch(struct dla_dev *d, void **buf, size_t *cap, size_t bytes);
+/* CACC's output cube of `elems` elements in s's buffer, placed so that its
+ * element `below` (the first of the channel where two threads' shares
+ * meet, csc.c cacc_cube) is at the buffer's middle: the same address for
+ * every cube while the buffer holds them (it grows when a side is too
+ * small, the middle line-aligned).  The cube's first element, or NULL when
+ * out of memory (below <= elems). */
+int32_t *dla_cacc_cube_place(struct dla_conv_state *s, uint64_t elems, uint64_t below);
 
 /* ---- CDMA (cdma.c) ------------------------------------------------------ */
 

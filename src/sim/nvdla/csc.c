@@ -1883,31 +1883,22 @@ static uint64_t cacc_split_channel(const struct dla_csc_cfg *c)
  * cache already holds.  With every cube at the buffer's start the split
  * moved with each layer's channels and plane, and each line between two
  * layers' splits went from one core's cache to the other's (a store to a
- * line the other core holds waits for it; ResNet-50 on two threads 16.1 ->
- * 15.2 ms an image, docs/performance.md round 43).
+ * line the other core holds waits for it; ResNet-50 on two threads, means
+ * of alternated runs 16.0-16.9 -> 14.8-15.8 ms an image, docs/performance.md
+ * round 43).
  */
 static int cacc_cube(struct dla_dev *d, struct dla_conv_state *s, const struct dla_csc_cfg *c,
                      struct dla_cube *to_sdp)
 {
     const uint64_t elems = (uint64_t)c->out_w * c->out_h * c->out_c * c->batches;
-    const uint64_t below = cacc_split_channel(c) * c->out_w * c->out_h;
-    const uint64_t side = below > elems - below ? below : elems - below;
     *to_sdp = (struct dla_cube){ .w = c->out_w, .h = c->out_h, .c = c->out_c, .n = c->batches,
                                  .borrowed = 1 };
-    if (side > s->cube_half) {
-        /* a whole number of lines a side: the middle on a line boundary */
-        const uint64_t half = (side + 15u) & ~(uint64_t)15u;
-        void *p = half <= SIZE_MAX / 8u ? aligned_alloc(64, (size_t)half * 8u) : NULL;
-        if (!p) {
-            return dla_error(d, DLASIM_ERR_NOMEM,
-                             "CACC: no memory for %u batch(es) of a %ux%ux%u output cube",
-                             c->batches, c->out_w, c->out_h, c->out_c);
-        }
-        free(s->cube);
-        s->cube = p;
-        s->cube_half = (size_t)half;
+    to_sdp->data = dla_cacc_cube_place(s, elems, cacc_split_channel(c) * c->out_w * c->out_h);
+    if (!to_sdp->data) {
+        return dla_error(d, DLASIM_ERR_NOMEM,
+                         "CACC: no memory for %u batch(es) of a %ux%ux%u output cube",
+                         c->batches, c->out_w, c->out_h, c->out_c);
     }
-    to_sdp->data = s->cube + s->cube_half - below;
     return 0;
 }
 
