@@ -371,6 +371,7 @@ struct conv_plan {
     const struct dla_conv_geom *g;
     int cells_vbmi; /* 1x1 input rows packed with AVX-512 VBMI (dla_conv_cells_rows_vbmi) */
     int atoms_avx2; /* an input of atoms packed with AVX2 (dla_conv_atoms_cells_avx2) */
+    int atoms_planes; /* src's atoms packed a whole plane at a time (pack_atoms_planes) */
     const int8_t *in, *wt; /* wt: NULL when the weights come packed */
     const struct dla_conv_src *src; /* not NULL: the input as src describes it (in unused) */
     int32_t *out;
@@ -1017,10 +1018,44 @@ static struct src_cols src_cols_of(const struct conv_plan *p, size_t px, size_t 
 static void src_cols_rows(const struct conv_plan *p, size_t c0, struct src_cols *c)
 {
     const struct dla_conv_src *src = p->src;
+    if (src->atoms != 0) { /* the group's bytes in the column's atom (whole atoms) */
+        c->row0[0] = src->data + c0 / 8 * src->ch_stride + c->first * 8 + c0 % 8;
+        c->step[0] = src->line_stride;
+        return;
+    }
     for (size_t i = 0; i < 4; i++) {
         int real = c0 + i < p->g->in_c;
         c->row0[i] = real ? src->data + (c0 + i) * src->ch_stride + c->first : p->zero_row;
         c->step[i] = real ? src->line_stride : 0;
+    }
+}
+
+/* Cells x' < n of one channel group from a line of atoms: cell x' from
+ * the atom x' * sx atoms on, the group's channels at s in the first (Q8:
+ * bytes ^ 0x80, U8 bytes, P16 two channels as int16), as pack_input_row
+ * makes them from channel rows.  An atom holds a pixel's 8 channels side
+ * by side: no transposition (CDMA kept the memory's atoms, csc.c
+ * fetch_atoms). */
+static void atom_row_cells(const struct conv_plan *p, unsigned char *d, const int8_t *s,
+                           size_t n, size_t sx)
+{
+    const size_t step = 8 * sx;
+    size_t x = 0;
+    if (fmt_is_bytes(p->fmt)) {
+        const uint32_t flip = p->fmt == CELL_Q8 ? 0x80808080u : 0;
+#if defined(DLA_CONV_X86)
+        if (p->atoms_avx2) {
+            x = dla_conv_atom_group_cells_avx2(d, s, n, sx, flip != 0);
+        }
+#endif
+        for (; x < n; x++) {
+            const int8_t *a = s + x * step;
+            st32(d + x * CONV_CELL, cell_q8(a[0], a[1], a[2], a[3]) ^ flip);
+        }
+        return;
+    }
+    for (; x < n; x++) {
+        st32(d + x * CONV_CELL, cell_p16(s[x * step], s[x * step + 1]));
     }
 }
 
@@ -1042,7 +1077,11 @@ static void pack_src_row(const struct conv_plan *p, unsigned char *row, size_t y
     for (; x < a; x++) {
         st32(row + x * CONV_CELL, padc);
     }
-    if (b > a) {
+    if (b > a && src->atoms != 0) {
+        atom_row_cells(p, row + a * CONV_CELL,
+                       cols->row0[0] + (y - src->y0) * cols->step[0], b - a, sx);
+        x = b;
+    } else if (b > a) {
         const size_t dy = y - src->y0;
         const int8_t *s[4];
         for (size_t i = 0; i < 4; i++) {
@@ -1103,6 +1142,11 @@ static void gemv_gather(const struct conv_plan *p)
         for (; c < g->in_c; c++) {
             d[c] = (uint8_t)p->in[c * cs] ^ bias;
         }
+    } else if (p->src->x0 == 0 && p->src->x1 > 0 && p->src->y0 == 0 && p->src->y1 > 0 &&
+               p->src->atoms != 0) { /* channel c is byte c % 8 of its surface's atom */
+        for (; c < g->in_c; c++) {
+            d[c] = (uint8_t)p->src->data[c / 8 * p->src->ch_stride + c % 8] ^ bias;
+        }
     } else if (p->src->x0 == 0 && p->src->x1 > 0 && p->src->y0 == 0 && p->src->y1 > 0) {
         const size_t cs = p->src->ch_stride;
         if (cs == 1) {
@@ -1156,7 +1200,7 @@ static int pack_src_plane_1x1(const struct conv_plan *p, unsigned char *dst, uin
 #if defined(DLA_CONV_SSE2)
     const struct dla_conv_geom *g = p->g;
     const struct dla_conv_src *src = p->src;
-    if (src == NULL || p->nxo != 1 || px != 0 || py != 0 || g->stride_x != 1 ||
+    if (src == NULL || src->atoms != 0 || p->nxo != 1 || px != 0 || py != 0 || g->stride_x != 1 ||
         g->stride_y != 1 || p->vw != g->in_w || p->vh != g->in_h || g->in_w < 4 ||
         !fmt_is_bytes(p->fmt) || src->x0 != 0 || src->x1 != g->in_w || src->y0 != 0 ||
         src->y1 != g->in_h || cols->a != 0 || cols->b != g->in_w ||
@@ -1256,7 +1300,7 @@ static void pack_atoms_planes(const struct conv_plan *p, unsigned char *inp, siz
 static void pack_input_plane(const struct conv_plan *p, unsigned char *inp, size_t plane)
 {
     const struct dla_conv_geom *g = p->g;
-    if (p->src != NULL && p->src->atoms != 0) {
+    if (p->atoms_planes) {
         pack_atoms_planes(p, inp, plane);
         return;
     }
@@ -2468,6 +2512,17 @@ struct conv_call {
 
 enum { CALL_PLANNING, CALL_READY, CALL_FAILED };
 
+/* Whether a plan packs src's atoms a whole plane at a time
+ * (pack_atoms_planes): a 1x1 layer, strides 1, its window the whole input
+ * of 4 columns or more. */
+static int atoms_whole_planes(const struct dla_conv_geom *g, const struct dla_conv_src *src)
+{
+    return src != NULL && src->atoms != 0 && g->k_w == 1 && g->k_h == 1 && g->stride_x == 1 &&
+           g->stride_y == 1 && g->out_w == g->in_w && g->out_h == g->in_h && g->in_w >= 4 &&
+           src->x0 == 0 && src->x1 == g->in_w && src->y0 == 0 && src->y1 == g->in_h &&
+           src->line_stride / 8 >= g->in_w && src->ch_stride / g->in_h >= src->line_stride;
+}
+
 /* The plan of call c in c->p (c->p zeroed; freed by plan_free whatever
  * the result); flags: DLA_CONV_NO_U8 keeps the ISA's own cell format. */
 static int conv_plan_make(struct conv_call *c)
@@ -2487,6 +2542,7 @@ static int conv_plan_make(struct conv_call *c)
     p->cells_vbmi = c->isa == DLA_CONV_ISA_AVX512VNNI && !(c->flags & DLA_CONV_NO_VBMI) &&
                     conv_vbmi_supported();
     p->atoms_avx2 = c->isa != DLA_CONV_ISA_GENERIC; /* (the x86 ISAs have AVX2) */
+    p->atoms_planes = atoms_whole_planes(c->g, c->src);
     if (use_u8(c->isa, c->flags, c->g, c->in, c->src, w)) {
         p->fmt = CELL_U8;
         p->shapes = p->isa->u8;
@@ -2857,9 +2913,17 @@ static void input_row(const struct dla_conv_geom *g, const int8_t *in,
         return;
     }
     memset(row, src->pad, src->x0);
-    memcpy(row + src->x0,
-           src->data + (size_t)(y - src->y0) * src->line_stride + (size_t)c * src->ch_stride,
-           src->x1 - src->x0);
+    if (src->atoms != 0) { /* channel c is byte c % 8 of its surface's atoms */
+        const int8_t *a = src->data + (size_t)(y - src->y0) * src->line_stride +
+                          (size_t)(c / 8) * src->ch_stride + c % 8;
+        for (uint32_t x = 0; x < src->x1 - src->x0; x++) {
+            row[src->x0 + x] = a[(size_t)x * 8];
+        }
+    } else {
+        memcpy(row + src->x0,
+               src->data + (size_t)(y - src->y0) * src->line_stride + (size_t)c * src->ch_stride,
+               src->x1 - src->x0);
+    }
     memset(row + src->x1, src->pad, g->in_w - src->x1);
 }
 
@@ -3191,15 +3255,15 @@ int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
 
 int dla_conv_src_atoms_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src)
 {
-    if (g == NULL || src == NULL || src->atoms != 8 || src->data == NULL || geom_valid(g) != 0) {
+    if (g == NULL || src == NULL || src->atoms != 8 || src->data == NULL || geom_valid(g) != 0 ||
+        src->x0 > src->x1 || src->x1 > g->in_w || src->y0 > src->y1 || src->y1 > g->in_h) {
         return 0;
     }
-    return g->k_w == 1 && g->k_h == 1 && g->stride_x == 1 && g->stride_y == 1 &&
-           g->out_w == g->in_w && g->out_h == g->in_h && g->in_w >= 4 && g->in_c > 0 &&
-           g->in_c % 8 == 0 && src->x0 == 0 && src->x1 == g->in_w && src->y0 == 0 &&
-           src->y1 == g->in_h && src->line_stride / 8 >= g->in_w &&
-           src->ch_stride / g->in_h >= src->line_stride;
+    const uint64_t rows = src->y1 - src->y0 ? src->y1 - src->y0 : 1;
+    return g->in_c > 0 && g->in_c % 8 == 0 && src->line_stride / 8 >= src->x1 - src->x0 &&
+           src->ch_stride / rows >= src->line_stride;
 }
+
 
 int dla_conv_s8_packed_src(const struct dla_conv_geom *g, const struct dla_conv_src *src,
                            const struct dla_conv_wpack *w, int32_t *out, unsigned threads,

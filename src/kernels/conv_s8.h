@@ -76,12 +76,13 @@ struct dla_conv_src {
     uint32_t atoms;            /* 0: channel rows; 8: atoms of 8 channels */
 };
 
-/* Whether dla_conv_s8_packed_src takes src's atoms for g: a 1x1 layer,
- * strides 1, no padding (the window is the whole input), at least 4
- * columns, whole atoms (in_c a multiple of 8) and surfaces that do not
- * overlap (ch_stride >= in_h * line_stride, line_stride >= in_w * 8).
- * Such a layer's packed planes are a copy of the atoms' halves or
- * quarters, with no transposition. */
+/* Whether dla_conv_s8_packed_src takes src's atoms for g: whole atoms
+ * (in_c a multiple of 8), a data window inside the padded input, and
+ * lines and surfaces that do not overlap (line_stride >= (x1 - x0) * 8,
+ * ch_stride >= (y1 - y0) * line_stride); any kernel, stride, dilation and
+ * padding.  The packed cells are the atoms' halves or quarters, with no
+ * transposition (a 1x1 layer whose window is the whole input packs a
+ * whole plane at a time). */
 int dla_conv_src_atoms_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src);
 
 /* dla_conv_s8_packed on an input given by src (same results, bit for bit,

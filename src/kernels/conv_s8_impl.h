@@ -165,6 +165,12 @@ void dla_conv_cells_rows_vbmi(unsigned char *d, const int8_t *s, size_t step, si
  * (4 channels; flip: ^ 0x80, Q8). */
 size_t dla_conv_atoms_cells_avx2(unsigned char *const *dst, const int8_t *atoms, size_t n,
                                  int p16, int flip);
+/* The byte cells x < n of one channel group from atoms, cell x from the
+ * atom x * sx atoms on (sx 1 or 2; 0 cells for others), the group's four
+ * bytes at s in the first, into d in chunks of 8 cells (AVX2; flip: ^ 0x80,
+ * Q8); returns the cells done. */
+size_t dla_conv_atom_group_cells_avx2(unsigned char *d, const int8_t *s, size_t n, size_t sx,
+                                      int flip);
 #endif
 
 /* Name of an instruction set ("generic", "avx2", "avx512vnni"). */

@@ -293,6 +293,48 @@ size_t dla_conv_atoms_cells_avx2(unsigned char *const *dst, const int8_t *atoms,
     return i;
 }
 
+/* One group's byte cells: its dwords, one an atom (sx 1) or every other
+ * atom (sx 2), from s (s points into the first atom at the group's bytes).
+ * sx 1: vpermd puts each vector's even dwords in its low half, vperm2i128
+ * joins the low halves of two vectors, 8 cells in 4 operations.  sx 2:
+ * dwords 0 and 4 of four vectors, gathered by two 32-bit and one 64-bit
+ * unpack and put in order by vpermd. */
+__attribute__((target("avx2")))
+size_t dla_conv_atom_group_cells_avx2(unsigned char *d, const int8_t *s, size_t n, size_t sx,
+                                      int flip)
+{
+    const __m256i idx = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    const __m256i x80 = _mm256_set1_epi8(flip ? (char)-128 : 0);
+    size_t i = 0;
+    /* the last chunk's last load ends 4 bytes past its eighth cell: a
+     * chunk only where the row's atoms hold those bytes (i + 8 < n) */
+    if (sx == 2) {
+        const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        for (; i + 8 < n; i += 8) {
+            const __m256i *a = (const __m256i *)(const void *)(s + i * 16);
+            __m256i p01 = _mm256_unpacklo_epi32(_mm256_loadu_si256(a), _mm256_loadu_si256(a + 1));
+            __m256i p23 =
+                _mm256_unpacklo_epi32(_mm256_loadu_si256(a + 2), _mm256_loadu_si256(a + 3));
+            __m256i v = _mm256_permutevar8x32_epi32(_mm256_unpacklo_epi64(p01, p23), order);
+            _mm256_storeu_si256((__m256i *)(void *)(d + i * 4), _mm256_xor_si256(v, x80));
+        }
+        return i;
+    }
+    if (sx != 1) {
+        return 0;
+    }
+    for (; i + 8 < n; i += 8) {
+        const int8_t *a = s + i * 8;
+        __m256i v0 = _mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256((const __m256i *)(const void *)a), idx);
+        __m256i v1 = _mm256_permutevar8x32_epi32(
+            _mm256_loadu_si256((const __m256i *)(const void *)(a + 32)), idx);
+        _mm256_storeu_si256((__m256i *)(void *)(d + i * 4),
+                            _mm256_xor_si256(_mm256_permute2x128_si256(v0, v1, 0x20), x80));
+    }
+    return i;
+}
+
 #define AVX2_ATTR __attribute__((target("avx2")))
 #define AVX2_INLINE static inline __attribute__((always_inline, target("avx2")))
 

@@ -1000,8 +1000,9 @@ static void test_src_one_pixel(void **state)
  * surfaces back to back or apart, signed and non-negative inputs, 8 to
  * 64 columns (the AVX2 chunks of 8 atoms and the atoms after them): the
  * same sums as the reference on the planar copy, on 1 and 3 threads, in
- * bands of rows, with the pack for signed inputs; and the layers the
- * kernel does not take from atoms are refused, not computed. */
+ * bands of rows, with the pack for signed inputs; and the inputs the
+ * kernel does not take as atoms (a part of an atom, lines or surfaces
+ * that overlap) are refused, not computed. */
 static void test_input_atoms(void **state)
 {
     (void)state;
@@ -1030,26 +1031,82 @@ static void test_input_atoms(void **state)
                  iter, g.in_w, g.in_h, g.in_c, g.out_k, src.line_stride, src.ch_stride);
         expect_src_layer(&g, &src, &rng, iter % 3 == 0 ? 1 : 0, pool, what, 1, nonneg);
 
-        /* not taken: a 3x3 window, a part of a surface, a short row */
-        struct dla_conv_geom g3 = g;
-        g3.k_w = g3.k_h = 3;
-        g3.in_w += 2;
-        g3.in_h += 2;
-        struct dla_conv_src part = src;
-        part.x0 = 1;
-        struct dla_conv_geom narrow = g;
-        narrow.in_w = narrow.out_w = 3;
-        assert_false(dla_conv_src_atoms_takes(&g3, &src));
-        assert_false(dla_conv_src_atoms_takes(&g, &part));
-        assert_false(dla_conv_src_atoms_takes(&narrow, &src));
+        /* not taken: a part of an atom, lines or surfaces that overlap */
+        struct dla_conv_geom odd = g;
+        odd.in_c = g.in_c - 4;
+        struct dla_conv_src lines_over = src, surfs_over = src;
+        lines_over.line_stride = (size_t)g.in_w * 8 - 8;
+        surfs_over.ch_stride = (size_t)g.in_h * src.line_stride - 1;
+        assert_false(dla_conv_src_atoms_takes(&odd, &src));
+        assert_false(dla_conv_src_atoms_takes(&g, &lines_over));
+        assert_false(dla_conv_src_atoms_takes(&g, &surfs_over));
         struct bufs b;
         bufs_alloc(&b, &g);
         memset(b.wt, 1, b.nwt);
         struct dla_conv_wpack *wp = NULL;
         assert_int_equal(dla_conv_wpack_build(&g, b.wt, &wp), 0);
-        assert_int_equal(dla_conv_s8_packed_src(&g, &part, wp, b.out, 1, NULL), DLASIM_ERR_INVAL);
+        assert_int_equal(dla_conv_s8_packed_src(&g, &lines_over, wp, b.out, 1, NULL),
+                         DLASIM_ERR_INVAL);
         dla_conv_wpack_free(wp);
         bufs_free(&b);
+        free(lines);
+    }
+    dla_team_destroy(pool);
+}
+
+/* Any window on an input of atoms (round 43: CDMA keeps 3x3 layers' input
+ * as atoms too): kernels of 1 to 7 taps, strides 1 to 3, dilations,
+ * padding on every side (the data region inside the padded input), 1 to
+ * 70 columns (the AVX2 chunks of 8 cells at strides 1 and 2, the cells
+ * after them; one-pixel outputs, whose gathers read the atoms too), lines
+ * and surfaces with gaps, signed and non-negative
+ * inputs: the reference's sums on the planar copy, on 1 and 3 threads, in
+ * bands of rows, with the pack for signed inputs. */
+static void test_input_atoms_windows(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x3a70b5ull;
+    struct dla_team *pool = dla_team_create(3);
+    assert_non_null(pool);
+    char what[240];
+    for (int iter = 0; iter < 120; iter++) {
+        struct dla_conv_geom g = {0};
+        g.in_c = 8 * rnd_range(&rng, 1, 10);
+        g.out_k = rnd_range(&rng, 1, 36);
+        g.k_w = rnd_range(&rng, 1, iter % 4 ? 3 : 7);
+        g.k_h = iter % 3 ? g.k_w : rnd_range(&rng, 1, 5);
+        g.stride_x = rnd_range(&rng, 1, 3);
+        g.stride_y = iter % 2 ? g.stride_x : rnd_range(&rng, 1, 3);
+        g.dil_x = g.dil_y = iter % 9 == 4 ? 2 : 1;
+        const uint32_t w = rnd_range(&rng, 1, iter % 4 ? 24 : 70), h = rnd_range(&rng, 1, 10);
+        const uint32_t pl = rnd_range(&rng, 0, 3), pr = rnd_range(&rng, 0, 3);
+        const uint32_t pt = rnd_range(&rng, 0, 3), pb = rnd_range(&rng, 0, 3);
+        g.in_w = w + pl + pr;
+        g.in_h = h + pt + pb;
+        const uint32_t span_x = (g.k_w - 1) * g.dil_x + 1, span_y = (g.k_h - 1) * g.dil_y + 1;
+        if (g.in_w < span_x || g.in_h < span_y) {
+            continue;
+        }
+        g.out_w = (g.in_w - span_x) / g.stride_x + 1;
+        g.out_h = (g.in_h - span_y) / g.stride_y + 1;
+        struct dla_conv_src src = {0};
+        src.atoms = 8;
+        src.x0 = pl;
+        src.x1 = pl + w;
+        src.y0 = pt;
+        src.y1 = pt + h;
+        src.line_stride = (size_t)w * 8 + (iter % 3 == 1 ? 8 * rnd_range(&rng, 1, 3) : 0);
+        src.ch_stride = h * src.line_stride + (iter % 5 == 2 ? rnd_range(&rng, 1, 40) : 0);
+        int nonneg = iter % 2 == 0;
+        src.pad = nonneg ? (int8_t)rnd_range(&rng, 0, 127) : (int8_t)-(int)rnd_range(&rng, 1, 128);
+        int8_t *lines = random_lines(g.in_c / 8 * src.ch_stride, &rng, nonneg);
+        src.data = lines;
+        assert_true(dla_conv_src_atoms_takes(&g, &src));
+        snprintf(what, sizeof what,
+                 "iter %d atoms %ux%ux%u (data %ux%u at %u,%u) k%ux%u s%ux%u d%u -> %u",
+                 iter, g.in_w, g.in_h, g.in_c, w, h, pl, pt, g.k_w, g.k_h, g.stride_x,
+                 g.stride_y, g.dil_x, g.out_k);
+        expect_src_layer(&g, &src, &rng, iter % 3 == 0 ? 1 : 0, pool, what, 1, nonneg);
         free(lines);
     }
     dla_team_destroy(pool);
@@ -1620,6 +1677,7 @@ int main(void)
         cmocka_unit_test(test_row_spanning_runs),
         cmocka_unit_test(test_input_in_place),
         cmocka_unit_test(test_input_atoms),
+        cmocka_unit_test(test_input_atoms_windows),
         cmocka_unit_test(test_one_by_one_lines),
         cmocka_unit_test(test_src_one_pixel),
         cmocka_unit_test(test_short_signed_rows),

@@ -1964,12 +1964,14 @@ int dla_conv_execute_slot(struct dla_dev *d, unsigned group, unsigned slot, unsi
 /*
  * Whether CDMA keeps this layer's input as the memory's atoms
  * (dla_cdma_fetch_feature_atoms) for the kernel to pack its cells from
- * (kernels/conv_s8.h dla_conv_src_atoms_takes): a dense 1x1 INT8 feature
- * layer (not one that could be depthwise), strides 1, no padding, one
+ * (kernels/conv_s8.h dla_conv_src_atoms_takes): a dense INT8 feature layer
+ * (not a depthwise block: its 8-32 kernels read as many channels), one
  * batch, no input conversion, whole 8-byte atoms, int32-exact sums, every
- * slice fetched now and none kept for the next layer.  CBUF's contents
- * are the same bytes in another order; a path that reads slices gets them
- * transposed first (conv_execute, dla_cdma_atoms_to_planar).
+ * slice fetched now and none kept for the next layer; any kernel size,
+ * stride and padding (3x3 layers too: round 43, docs/performance.md).
+ * CBUF's contents are the same bytes in another order; a path that reads
+ * slices gets them transposed first (conv_execute,
+ * dla_cdma_atoms_to_planar).
  */
 static int fetch_atoms(const struct dla_config *cfg, const struct dla_cdma_cfg *a,
                        const struct dla_csc_cfg *c, enum dla_cbuf_use use)
@@ -1978,11 +1980,10 @@ static int fetch_atoms(const struct dla_config *cfg, const struct dla_cdma_cfg *
            a->fmt == DLA_CONV_IN_FEATURE && c->fmt == DLA_CONV_IN_FEATURE &&
            !dla_conv_int16(a->proc_precision) && !a->cvt_en && a->batches == 1 &&
            c->batches == 1 && a->channel % 8 == 0 && a->channel == c->channel &&
-           a->width == c->width && a->height == c->height && c->width >= 4 &&
-           c->kernel_w == 1 && c->kernel_h == 1 && c->stride_x == 1 && c->stride_y == 1 &&
-           c->pad_left == 0 && c->pad_top == 0 && c->out_w == c->width &&
-           c->out_h == c->height && c->kernels != c->channel &&
-           c->channel < CONV_INT32_SAFE_TERMS && dla_cbuf_kept(c, c->height) == 0;
+           a->width == c->width && a->height == c->height &&
+           (c->kernels != c->channel || c->channel > 32) &&
+           (uint64_t)c->channel * c->kernel_w * c->kernel_h < CONV_INT32_SAFE_TERMS &&
+           dla_cbuf_kept(c, c->height) == 0;
 }
 
 /* A layer of the convolution pipeline; pre: its units' configurations
