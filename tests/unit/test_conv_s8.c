@@ -995,6 +995,26 @@ static void test_src_one_pixel(void **state)
     dla_team_destroy(pool);
 }
 
+/* An input of the memory's atoms for a data window of w x h pixels at
+ * (x0, y0) of in_c channels: lines and surfaces back to back or with gaps
+ * (by iter), random codes, none negative when nonneg; *lines to free. */
+static struct dla_conv_src atoms_src(uint32_t x0, uint32_t y0, uint32_t w, uint32_t h,
+                                     uint32_t in_c, int iter, uint64_t *rng, int nonneg,
+                                     int8_t **lines)
+{
+    struct dla_conv_src src = {0};
+    src.atoms = 8;
+    src.x0 = x0;
+    src.x1 = x0 + w;
+    src.y0 = y0;
+    src.y1 = y0 + h;
+    src.line_stride = (size_t)w * 8 + (iter % 3 == 1 ? 8 * rnd_range(rng, 1, 3) : 0);
+    src.ch_stride = h * src.line_stride + (iter % 5 == 2 ? rnd_range(rng, 1, 40) : 0);
+    *lines = random_lines(in_c / 8 * src.ch_stride, rng, nonneg);
+    src.data = *lines;
+    return src;
+}
+
 /* 1x1 layers on an input of the memory's 8-byte atoms (CBUF's copy of a
  * feature surface: dla_conv_src.atoms), lines back to back or with a gap,
  * surfaces back to back or apart, signed and non-negative inputs, 8 to
@@ -1017,15 +1037,10 @@ static void test_input_atoms(void **state)
         g.k_w = g.k_h = g.stride_x = g.stride_y = g.dil_x = g.dil_y = 1;
         g.in_w = g.out_w = rnd_range(&rng, 4, iter % 4 ? 20 : 64);
         g.in_h = g.out_h = rnd_range(&rng, 1, 12);
-        struct dla_conv_src src = {0};
-        src.atoms = 8;
-        src.x1 = g.in_w;
-        src.y1 = g.in_h;
-        src.line_stride = (size_t)g.in_w * 8 + (iter % 3 == 1 ? 8 * rnd_range(&rng, 1, 3) : 0);
-        src.ch_stride = g.in_h * src.line_stride + (iter % 5 == 2 ? rnd_range(&rng, 1, 40) : 0);
         int nonneg = iter % 2 == 0;
-        int8_t *lines = random_lines(g.in_c / 8 * src.ch_stride, &rng, nonneg);
-        src.data = lines;
+        int8_t *lines = NULL;
+        struct dla_conv_src src =
+            atoms_src(0, 0, g.in_w, g.in_h, g.in_c, iter, &rng, nonneg, &lines);
         assert_true(dla_conv_src_atoms_takes(&g, &src));
         snprintf(what, sizeof what, "iter %d atoms %ux%ux%u -> %u lines %zu apart, surfaces %zu",
                  iter, g.in_w, g.in_h, g.in_c, g.out_k, src.line_stride, src.ch_stride);
@@ -1089,18 +1104,10 @@ static void test_input_atoms_windows(void **state)
         }
         g.out_w = (g.in_w - span_x) / g.stride_x + 1;
         g.out_h = (g.in_h - span_y) / g.stride_y + 1;
-        struct dla_conv_src src = {0};
-        src.atoms = 8;
-        src.x0 = pl;
-        src.x1 = pl + w;
-        src.y0 = pt;
-        src.y1 = pt + h;
-        src.line_stride = (size_t)w * 8 + (iter % 3 == 1 ? 8 * rnd_range(&rng, 1, 3) : 0);
-        src.ch_stride = h * src.line_stride + (iter % 5 == 2 ? rnd_range(&rng, 1, 40) : 0);
         int nonneg = iter % 2 == 0;
+        int8_t *lines = NULL;
+        struct dla_conv_src src = atoms_src(pl, pt, w, h, g.in_c, iter, &rng, nonneg, &lines);
         src.pad = nonneg ? (int8_t)rnd_range(&rng, 0, 127) : (int8_t)-(int)rnd_range(&rng, 1, 128);
-        int8_t *lines = random_lines(g.in_c / 8 * src.ch_stride, &rng, nonneg);
-        src.data = lines;
         assert_true(dla_conv_src_atoms_takes(&g, &src));
         snprintf(what, sizeof what,
                  "iter %d atoms %ux%ux%u (data %ux%u at %u,%u) k%ux%u s%ux%u d%u -> %u",
