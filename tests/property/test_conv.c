@@ -10,7 +10,9 @@
  * ConfigROM lists, with the input converter off, on and with means;
  * batched layers on nv_large (with the SDP bias from a register or from
  * memory per element / per kernel) and their refusals; convolution, SDP
- * and max pooling fused on the fly.
+ * and max pooling fused on the fly; inputs CBUF keeps as the memory's
+ * atoms (dense layers of any window, and depthwise-like ones the kernel
+ * gets as lines).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -735,6 +737,83 @@ static void chain_layer(struct tdev *t, struct conv *L, int dw)
     }
 }
 
+/* Dense layers whose input CDMA keeps as the memory's atoms (whole
+ * atoms, no input converter, every line released: csc.c fetch_atoms) with
+ * random kernels, strides, dilations and padding: the kernel packs its
+ * cells from the atoms; every output byte the reference's. */
+static void test_atoms_layers_nv_small(void **state)
+{
+    (void)state;
+    struct tdev t;
+    char what[160];
+    rng_state = 0xa70b5ull;
+    tdev_open(&t, "nv_small", &rng_state);
+    for (unsigned i = 0; i < 24; i++) {
+        struct conv L;
+        random_feature_layer(&t, &L, 32, 1);
+        while (L.c % 8 != 0 || L.cvt_en || L.skip_data_rls) {
+            conv_free(&L);
+            random_feature_layer(&t, &L, 32, 1);
+        }
+        L.rls = L.h;
+        snprintf(what, sizeof(what), "atoms layer %u (%ux%ux%u k%ux%ux%u s%ux%u d%ux%u)", i, L.w,
+                 L.h, L.c, L.kw, L.kh, L.k, L.sx, L.sy, L.dx, L.dy);
+        conv_write(&t, &L);
+        check_layer(&t, &L, what);
+        conv_free(&L);
+    }
+    dlasim_destroy(t.dev);
+}
+
+/* Depthwise-like layers too wide for a depthwise block (40-64 channels,
+ * 3x3 diagonal kernels, pad 1): CDMA keeps their input as the memory's
+ * atoms (csc.c fetch_atoms) and the depthwise kernel, which reads
+ * channel lines, has them transposed first (dla_cdma_atoms_to_planar);
+ * every output byte the reference's. */
+static void test_wide_diagonal_nv_small(void **state)
+{
+    (void)state;
+    struct tdev t;
+    char what[160];
+    rng_state = 0xd1a90a1ull;
+    tdev_open(&t, "nv_small", &rng_state);
+    for (unsigned i = 0; i < 12; i++) {
+        struct conv L;
+        do {
+            memset(&L, 0, sizeof L);
+            L.c = L.k = 8 * rnd(5, 8);
+            L.w = L.h = rnd(3, 12);
+            L.kw = L.kh = 3;
+            L.sx = L.sy = rnd(1, 2);
+            L.dx = L.dy = 1;
+            L.pl = L.pr = L.pt = L.pb = 1;
+            L.ow = (L.w - 1) / L.sx + 1;
+            L.oh = (L.h - 1) / L.sy + 1;
+        } while (!conv_plan_banks(&t, &L));
+        random_padding(&L);
+        L.line_stride = L.w * t.m;
+        L.surf_stride = L.line_stride * L.h;
+        L.in = malloc((size_t)L.c * L.h * L.w);
+        assert_non_null(L.in);
+        fill_random(L.in, (size_t)L.c * L.h * L.w);
+        finish_layer(&t, &L);
+        L.rls = L.h; /* every line released: nothing kept in CBUF, the atoms' case */
+        for (uint32_t k = 0; k < L.k; k++) {
+            for (uint32_t c = 0; c < L.c; c++) {
+                if (c != k) {
+                    memset(L.wt + ((size_t)k * L.c + c) * 9, 0, 9);
+                }
+            }
+        }
+        snprintf(what, sizeof(what), "diagonal layer %u (%ux%ux%u k3x3 s%u)", i, L.w, L.h, L.c,
+                 L.sx);
+        conv_write(&t, &L);
+        check_layer(&t, &L, what);
+        conv_free(&L);
+    }
+    dlasim_destroy(t.dev);
+}
+
 /* Three convolutions, each with its own input, kernels and output: A in
  * group 0, B in group 1, both enabled, then (A completed) A again in group
  * 0 while B runs.  Overlapped, the worker runs B early and the third
@@ -1429,6 +1508,8 @@ int main(void)
         cmocka_unit_test(test_deep_kernel_nv_large),
         cmocka_unit_test(test_wide_pixel_kernel_nv_large),
         cmocka_unit_test(test_fused_conv_sdp_pdp),
+        cmocka_unit_test(test_atoms_layers_nv_small),
+        cmocka_unit_test(test_wide_diagonal_nv_small),
         cmocka_unit_test(test_chained_layers),
         cmocka_unit_test(test_chained_after_error),
         cmocka_unit_test(test_batches_nv_large),
