@@ -306,8 +306,8 @@ size_t dla_conv_atom_group_cells_avx2(unsigned char *d, const int8_t *s, size_t 
     const __m256i idx = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
     const __m256i x80 = _mm256_set1_epi8(flip ? (char)-128 : 0);
     size_t i = 0;
-    /* the last chunk's last load ends 4 bytes past its eighth cell: a
-     * chunk only where the row's atoms hold those bytes (i + 8 < n) */
+    /* a chunk's loads end inside the atom of the cell after its eighth:
+     * a chunk only where that cell is the row's (i + 8 < n) */
     if (sx == 2) {
         const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
         for (; i + 8 < n; i += 8) {

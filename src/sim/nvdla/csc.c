@@ -1961,14 +1961,22 @@ int dla_conv_execute_slot(struct dla_dev *d, unsigned group, unsigned slot, unsi
     return conv_execute(d, group, pre, to_sdp);
 }
 
+/* The widest square layer fetch_atoms takes for a depthwise block: the
+ * compiler's are one Atomic-M, 8 channels where atoms are 8 bytes
+ * (lower_conv.c block_groups); a wider depthwise layer's atoms reach its
+ * kernel as lines all the same (dla_cdma_atoms_to_planar: one copy more,
+ * the same values). */
+#define DW_BLOCK_MAX_CHANNELS 32u
+
 /*
  * Whether CDMA keeps this layer's input as the memory's atoms
  * (dla_cdma_fetch_feature_atoms) for the kernel to pack its cells from
  * (kernels/conv_s8.h dla_conv_src_atoms_takes): a dense INT8 feature layer
- * (not a depthwise block: its 8-32 kernels read as many channels), one
- * batch, no input conversion, whole 8-byte atoms, int32-exact sums, every
- * slice fetched now and none kept for the next layer; any kernel size,
- * stride and padding (3x3 layers too: round 43, docs/performance.md).
+ * (not a depthwise block: DW_BLOCK_MAX_CHANNELS kernels or fewer on as
+ * many channels), one batch, no input conversion, whole 8-byte atoms,
+ * int32-exact sums, every slice fetched now and none kept for the next
+ * layer; any kernel size, stride and padding (3x3 layers too: round 43,
+ * docs/performance.md).
  * CBUF's contents are the same bytes in another order; a path that reads
  * slices gets them transposed first (conv_execute,
  * dla_cdma_atoms_to_planar).
@@ -1981,7 +1989,7 @@ static int fetch_atoms(const struct dla_config *cfg, const struct dla_cdma_cfg *
            !dla_conv_int16(a->proc_precision) && !a->cvt_en && a->batches == 1 &&
            c->batches == 1 && a->channel % 8 == 0 && a->channel == c->channel &&
            a->width == c->width && a->height == c->height &&
-           (c->kernels != c->channel || c->channel > 32) &&
+           (c->kernels != c->channel || c->channel > DW_BLOCK_MAX_CHANNELS) &&
            (uint64_t)c->channel * c->kernel_w * c->kernel_h < CONV_INT32_SAFE_TERMS &&
            dla_cbuf_kept(c, c->height) == 0;
 }
