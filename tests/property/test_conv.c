@@ -705,17 +705,14 @@ static void after_step(struct tdev *t, uint32_t *seen)
     seen[6] = rd(t->dev, NVDLA_SDP_S_POINTER_0);
 }
 
-/* A depthwise block as the compiler lowers one (8 or 16 channels, 3x3
- * diagonal kernels, pad 1, stride 1 or 2), or a random convolution. */
-static void chain_layer(struct tdev *t, struct conv *L, int dw)
+/* A square layer of c channels with 3x3 diagonal kernels, pad 1, stride 1
+ * or 2, 3-14 pixels a side, that fits CBUF: a depthwise block as the
+ * compiler lowers one (8 or 16 channels), or a wider depthwise layer. */
+static void diagonal_layer(struct tdev *t, struct conv *L, uint32_t c)
 {
-    if (!dw) {
-        random_feature_layer(t, L, 24, 1);
-        return;
-    }
     do {
         memset(L, 0, sizeof *L);
-        L->c = L->k = 8 * rnd(1, 2);
+        L->c = L->k = c;
         L->w = L->h = rnd(3, 14);
         L->kw = L->kh = 3;
         L->sx = L->sy = rnd(1, 2);
@@ -729,12 +726,22 @@ static void chain_layer(struct tdev *t, struct conv *L, int dw)
     L->surf_stride = L->line_stride * L->h;
     finish_layer(t, L);
     for (uint32_t k = 0; k < L->k; k++) {
-        for (uint32_t c = 0; c < L->c; c++) {
-            if (c != k) {
-                memset(L->wt + ((size_t)k * L->c + c) * 9, 0, 9);
+        for (uint32_t ch = 0; ch < L->c; ch++) {
+            if (ch != k) {
+                memset(L->wt + ((size_t)k * L->c + ch) * 9, 0, 9);
             }
         }
     }
+}
+
+/* A depthwise block (diagonal_layer), or a random convolution. */
+static void chain_layer(struct tdev *t, struct conv *L, int dw)
+{
+    if (!dw) {
+        random_feature_layer(t, L, 24, 1);
+        return;
+    }
+    diagonal_layer(t, L, 8 * rnd(1, 2));
 }
 
 /* Dense layers whose input CDMA keeps as the memory's atoms (whole
@@ -779,32 +786,11 @@ static void test_wide_diagonal_nv_small(void **state)
     tdev_open(&t, "nv_small", &rng_state);
     for (unsigned i = 0; i < 12; i++) {
         struct conv L;
-        do {
-            memset(&L, 0, sizeof L);
-            L.c = L.k = 8 * rnd(5, 8);
-            L.w = L.h = rnd(3, 12);
-            L.kw = L.kh = 3;
-            L.sx = L.sy = rnd(1, 2);
-            L.dx = L.dy = 1;
-            L.pl = L.pr = L.pt = L.pb = 1;
-            L.ow = (L.w - 1) / L.sx + 1;
-            L.oh = (L.h - 1) / L.sy + 1;
-        } while (!conv_plan_banks(&t, &L));
-        random_padding(&L);
-        L.line_stride = L.w * t.m;
-        L.surf_stride = L.line_stride * L.h;
+        diagonal_layer(&t, &L, 8 * rnd(5, 8));
         L.in = malloc((size_t)L.c * L.h * L.w);
         assert_non_null(L.in);
         fill_random(L.in, (size_t)L.c * L.h * L.w);
-        finish_layer(&t, &L);
         L.rls = L.h; /* every line released: nothing kept in CBUF, the atoms' case */
-        for (uint32_t k = 0; k < L.k; k++) {
-            for (uint32_t c = 0; c < L.c; c++) {
-                if (c != k) {
-                    memset(L.wt + ((size_t)k * L.c + c) * 9, 0, 9);
-                }
-            }
-        }
         snprintf(what, sizeof(what), "diagonal layer %u (%ux%ux%u k3x3 s%u)", i, L.w, L.h, L.c,
                  L.sx);
         conv_write(&t, &L);
