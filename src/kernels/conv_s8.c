@@ -1015,11 +1015,18 @@ static struct src_cols src_cols_of(const struct conv_plan *p, size_t px, size_t 
 }
 
 /* cols' channel rows of the group from channel c0 (src_cols). */
+/* Byte offset of channel c in src's first atom when src holds atoms:
+ * channel c is byte c % 8 of the atoms of surface c / 8. */
+static size_t atom_channel_offset(const struct dla_conv_src *src, size_t c)
+{
+    return c / 8 * src->ch_stride + c % 8;
+}
+
 static void src_cols_rows(const struct conv_plan *p, size_t c0, struct src_cols *c)
 {
     const struct dla_conv_src *src = p->src;
     if (src->atoms != 0) { /* the group's bytes in the column's atom (whole atoms) */
-        c->row0[0] = src->data + c0 / 8 * src->ch_stride + c->first * 8 + c0 % 8;
+        c->row0[0] = src->data + atom_channel_offset(src, c0) + c->first * 8;
         c->step[0] = src->line_stride;
         return;
     }
@@ -1143,9 +1150,9 @@ static void gemv_gather(const struct conv_plan *p)
             d[c] = (uint8_t)p->in[c * cs] ^ bias;
         }
     } else if (p->src->x0 == 0 && p->src->x1 > 0 && p->src->y0 == 0 && p->src->y1 > 0 &&
-               p->src->atoms != 0) { /* channel c is byte c % 8 of its surface's atom */
+               p->src->atoms != 0) {
         for (; c < g->in_c; c++) {
-            d[c] = (uint8_t)p->src->data[c / 8 * p->src->ch_stride + c % 8] ^ bias;
+            d[c] = (uint8_t)p->src->data[atom_channel_offset(p->src, c)] ^ bias;
         }
     } else if (p->src->x0 == 0 && p->src->x1 > 0 && p->src->y0 == 0 && p->src->y1 > 0) {
         const size_t cs = p->src->ch_stride;
@@ -1259,7 +1266,8 @@ static void atoms_cells(const struct conv_plan *p, unsigned char *const *dst, co
 }
 
 /*
- * The planes of a 1x1 layer whose input is atoms (dla_conv_src_atoms_takes):
+ * The planes of a 1x1 layer whose input is atoms and whose window is the
+ * whole input (atoms_whole_planes; other windows: pack_src_row):
  * an atom holds 2 byte cells or 4 P16 cells of one pixel, so the planes of
  * an atom's groups are packed together, by the task of the first one (the
  * others return), a whole surface at a time when its lines are back to
@@ -2514,13 +2522,13 @@ enum { CALL_PLANNING, CALL_READY, CALL_FAILED };
 
 /* Whether a plan packs src's atoms a whole plane at a time
  * (pack_atoms_planes): a 1x1 layer, strides 1, its window the whole input
- * of 4 columns or more. */
+ * of 4 columns or more (lines and surfaces apart: every src of atoms
+ * passed dla_conv_src_atoms_takes). */
 static int atoms_whole_planes(const struct dla_conv_geom *g, const struct dla_conv_src *src)
 {
     return src != NULL && src->atoms != 0 && g->k_w == 1 && g->k_h == 1 && g->stride_x == 1 &&
            g->stride_y == 1 && g->out_w == g->in_w && g->out_h == g->in_h && g->in_w >= 4 &&
-           src->x0 == 0 && src->x1 == g->in_w && src->y0 == 0 && src->y1 == g->in_h &&
-           src->line_stride / 8 >= g->in_w && src->ch_stride / g->in_h >= src->line_stride;
+           src->x0 == 0 && src->x1 == g->in_w && src->y0 == 0 && src->y1 == g->in_h;
 }
 
 /* The plan of call c in c->p (c->p zeroed; freed by plan_free whatever
@@ -2913,9 +2921,9 @@ static void input_row(const struct dla_conv_geom *g, const int8_t *in,
         return;
     }
     memset(row, src->pad, src->x0);
-    if (src->atoms != 0) { /* channel c is byte c % 8 of its surface's atoms */
+    if (src->atoms != 0) {
         const int8_t *a = src->data + (size_t)(y - src->y0) * src->line_stride +
-                          (size_t)(c / 8) * src->ch_stride + c % 8;
+                          atom_channel_offset(src, c);
         for (uint32_t x = 0; x < src->x1 - src->x0; x++) {
             row[src->x0 + x] = a[(size_t)x * 8];
         }
