@@ -344,6 +344,11 @@ struct dla_conv_wpack {
      * vector, out_k rounded up with zero rows) for dla_conv_gemv_avx2u8,
      * which puts output channels in the lanes; NULL otherwise */
     unsigned char *wk;
+    /* dense 1x1 kernels of whole atoms on AVX-512 VNNI: the weights of the
+     * atoms tiles (struct dla_conv_atoms_tile) as [k / 8][c / 8][k % 8][c %
+     * 8], each w + 128, out_k rounded up to 8 with rows of w = 0
+     * (wpack_fill_atoms); NULL otherwise */
+    unsigned char *wat;
     /* packs built by dla_conv_wpack_build*: the k blocks of each tile
      * height its ISA's shapes for fmt have (kb_tables_build), found once
      * instead of by every call (the last packer alone, while the other
@@ -448,6 +453,7 @@ static void wpack_release(struct dla_conv_wpack *w)
     free(w->qhi);
     free(w->pairs);
     free(w->wk);
+    free(w->wat);
 }
 
 static void plan_free(struct conv_plan *p)
@@ -3023,9 +3029,54 @@ static void wpack_fill_wk(struct dla_conv_wpack *w)
     }
 }
 
+/* Bytes of a pack's atoms weights (wat). */
+static size_t wpack_atoms_bytes(uint32_t out_k, uint32_t in_c)
+{
+    return ((size_t)out_k + DLA_CONV_ATOMS_MR - 1) / DLA_CONV_ATOMS_MR * DLA_CONV_ATOMS_MR * in_c;
+}
+
+/* A pack worth atoms weights: a 1x1 kernel of whole atoms (in_c a multiple
+ * of 8) in Q8 cells on AVX-512 VNNI, of more than one output pixel (one
+ * pixel: the gemv kernel), at least 4 surfaces (fewer: each tile's pair
+ * sums cost more than its steps; a 56x8x24 -> 144 layer took 13.5 us on
+ * the atoms tiles, 8.2 packed, one thread), and dense: the atoms tiles run
+ * every step of every row (a pack's zero steps cost nothing). */
+static int wpack_atoms_worth(const struct dla_conv_wpack *w, const struct dla_conv_geom *g,
+                             unsigned flags)
+{
+    if ((flags & DLA_CONV_NO_ATOMS) || w->isa != DLA_CONV_ISA_AVX512VNNI || w->fmt != CELL_Q8 ||
+        g->k_w != 1 || g->k_h != 1 || g->in_c % 8 != 0 || g->in_c < 32 ||
+        (uint64_t)g->out_h * g->out_w == 1 || w->nq == 0) {
+        return 0;
+    }
+    uint64_t steps = 0;
+    for (size_t k = 0; k < w->out_k; k++) {
+        steps += w->qhi[k] - w->qlo[k];
+    }
+    return steps * 8 >= (uint64_t)w->out_k * w->nq * 7;
+}
+
+/* wat from the planar 1x1 weights wt ([k][c]). */
+static void wpack_fill_atoms(struct dla_conv_wpack *w, const int8_t *wt)
+{
+    const size_t c = w->in_c, rows = wpack_atoms_bytes(w->out_k, w->in_c) / c;
+    for (size_t k0 = 0; k0 < rows; k0 += DLA_CONV_ATOMS_MR) {
+        unsigned char *d = w->wat + k0 * c;
+        for (size_t g = 0; g < c / 8; g++) {
+            for (size_t m = 0; m < DLA_CONV_ATOMS_MR; m++, d += 8) {
+                const size_t k = k0 + m;
+                for (size_t i = 0; i < 8; i++) {
+                    d[i] = (unsigned char)((k < w->out_k ? (int)wt[k * c + g * 8 + i] : 0) + 128);
+                }
+            }
+        }
+    }
+}
+
 /* A new pack of wt in cell format fmt into *out. */
 static int wpack_alloc(const struct dla_conv_geom *g, const int8_t *wt, enum dla_conv_isa isa,
-                       enum cell_format fmt, int use_vbmi, struct dla_conv_wpack **out)
+                       enum cell_format fmt, int use_vbmi, unsigned flags,
+                       struct dla_conv_wpack **out)
 {
     struct dla_conv_wpack *w = malloc(sizeof(*w));
     if (w == NULL) {
@@ -3041,6 +3092,10 @@ static int wpack_alloc(const struct dla_conv_geom *g, const int8_t *wt, enum dla
     }
     if (wpack_gemv_worth(w, g) && (w->wk = alloc64(wpack_wk_bytes(w))) != NULL) {
         wpack_fill_wk(w);
+    }
+    if (wpack_atoms_worth(w, g, flags) &&
+        (w->wat = alloc64(wpack_atoms_bytes(w->out_k, w->in_c))) != NULL) {
+        wpack_fill_atoms(w, wt);
     }
     kb_tables_build(w, fmt == CELL_U8 ? conv_isas[isa].u8 : conv_isas[isa].shapes);
     *out = w;
@@ -3066,7 +3121,8 @@ static int wpack_fold(const struct dla_conv_geom *g, const int8_t *wt, enum dla_
         return DLASIM_ERR_NOMEM;
     }
     fold_weights(g, &f, ty, tx, wt, fw);
-    int rc = wpack_alloc(&f, fw, isa, fmt, use_vbmi && (size_t)f.k_h * f.k_w <= 16, out);
+    int rc = wpack_alloc(&f, fw, isa, fmt, use_vbmi && (size_t)f.k_h * f.k_w <= 16,
+                         flags | DLA_CONV_NO_ATOMS, out);
     free(fw);
     if (rc == 0) {
         (*out)->shape_c = g->in_c;
@@ -3159,7 +3215,7 @@ int dla_conv_wpack_build_isa(const struct dla_conv_geom *g, const int8_t *wt,
             return rc;
         }
     }
-    return wpack_alloc(g, wt, isa, fmt, use_vbmi, out);
+    return wpack_alloc(g, wt, isa, fmt, use_vbmi, flags, out);
 }
 
 int dla_conv_wpack_build(const struct dla_conv_geom *g, const int8_t *wt,
@@ -3186,6 +3242,11 @@ int dla_conv_wpack_takes_signed(const struct dla_conv_wpack *w)
     return w != NULL && w->fmt != CELL_U8;
 }
 
+int dla_conv_wpack_has_atoms(const struct dla_conv_wpack *w)
+{
+    return w != NULL && w->wat != NULL;
+}
+
 int dla_conv_src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *src)
 {
     return src_nonneg(g, src, dla_conv_isa_supported(DLA_CONV_ISA_AVX2));
@@ -3202,14 +3263,15 @@ size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w)
     }
     return sizeof(*w) + w->bytes + (size_t)w->out_k * 3 * sizeof(uint32_t) +
            (size_t)w->out_k * w->pair_words * sizeof(uint64_t) +
-           (w->wk != NULL ? wpack_wk_bytes(w) : 0) + kb;
+           (w->wk != NULL ? wpack_wk_bytes(w) : 0) +
+           (w->wat != NULL ? wpack_atoms_bytes(w->out_k, w->in_c) : 0) + kb;
 }
 
 /* Cells: 4 bytes per group of 4 channels (Q8, U8) or of 2 (P16), so at
  * most 2 bytes per weight of in_c rounded up to 4 channels; per output
  * channel init, qlo and qhi and (U8) a bit per pair of steps (nq / 2
  * bits, nq <= (in_c + 3) / 4 * taps, in whole words); a one-pixel
- * layer's wk; the header. */
+ * layer's wk; a 1x1 layer's atoms weights; the header. */
 size_t dla_conv_wpack_bytes_bound(const struct dla_conv_geom *g)
 {
     size_t per_k = ((size_t)g->in_c + 3) * g->k_w * g->k_h * 2 + 3 * sizeof(uint32_t) +
@@ -3224,7 +3286,9 @@ size_t dla_conv_wpack_bytes_bound(const struct dla_conv_geom *g)
     size_t nq = ((size_t)g->in_c + 3) / 4 * g->k_w * g->k_h;
     size_t kb = ((size_t)g->out_k / 4 + 1) * DLA_CONV_SHAPES *
                 (2 * sizeof(uint32_t) + sizeof(size_t) + sizeof(uint32_t) * (nq / 5 + 1));
-    return per_k * g->out_k + wk_pad + kb + sizeof(struct dla_conv_wpack);
+    /* a 1x1 kernel's atoms weights (wat) */
+    size_t atoms = g->k_w == 1 && g->k_h == 1 ? wpack_atoms_bytes(g->out_k, g->in_c) : 0;
+    return per_k * g->out_k + wk_pad + kb + atoms + sizeof(struct dla_conv_wpack);
 }
 
 size_t dla_conv_wpack_pairs(const struct dla_conv_wpack *w)
@@ -3261,6 +3325,183 @@ int dla_conv_s8_packed_opts(const struct dla_conv_geom *g, const int8_t *in,
     return packed_run(g, in, NULL, w, out, shape, threads, 0, pool);
 }
 
+/* ------------------------------------------------ 1x1 layers on atoms */
+
+/*
+ * A dense 1x1 layer whose input is the memory's atoms, lines back to back
+ * (every layer of a network's 1x1 convolutions that CDMA keeps as atoms:
+ * csc.c fetch_atoms) runs on them as they are (struct dla_conv_atoms_tile):
+ * no packed copy of the input, only each pixel's channel sum (corr, 8
+ * bytes a pixel).  The packed path made a copy per thread (own_copies_pay)
+ * and a thread packed every plane: the input-heavy layers scaled 1.4-1.6x
+ * on two threads.  Two threads, weights packed once (min of 7 x 300
+ * calls): 56x8x256 -> 64 20.5 -> 14.4 us, 28x28x512 -> 128 100.9 -> 90.9,
+ * 14x14x1024 -> 256 109.0 -> 86.1, 7x7x2048 -> 512 125.2 -> 87.7,
+ * 14x14x576 -> 96 30.2 -> 18.5, 56x8x64 -> 256 19.4 -> 16.8.
+ */
+struct atoms_call {
+    const int8_t *in;     /* surface 0's first atom */
+    size_t surf, groups;  /* surfaces: their distance, their count */
+    size_t pixels, ntiles, kblocks;
+    uint32_t out_k;
+    const unsigned char *wat;
+    int32_t *out;
+    int32_t *corr;        /* a thread's corrections at corr + copy * corr_ints */
+    size_t corr_ints;
+    unsigned copies;      /* threads the call has corrections for */
+    atomic_uint taken;
+    struct dla_team *pool;
+    struct conv_team team; /* its homes and chunks alone (team_grab) */
+};
+
+/* Whether a call of g on src with pack w runs on the atoms tiles. */
+static int atoms_tiles_take(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                            const struct dla_conv_wpack *w)
+{
+    return w->wat != NULL && w->fold_ty == 1 && w->fold_tx == 1 && atoms_whole_planes(g, src) &&
+           src->line_stride == (size_t)g->in_w * 8;
+}
+
+/* Items begin..end-1 of home share kb0 on, k block major (item i: k block
+ * kb0 + i / ntiles, pixel tile i % ntiles), with corrections corr. */
+static void atoms_items(const struct atoms_call *c, const int32_t *corr, size_t kb0,
+                        size_t begin, size_t end)
+{
+#if defined(DLA_CONV_X86)
+    struct dla_conv_atoms_tile t;
+    t.surf = c->surf;
+    t.groups = c->groups;
+    t.ostride = c->pixels;
+    size_t kb = kb0 + begin / c->ntiles, nt = begin % c->ntiles;
+    for (size_t item = begin; item < end; item++) {
+        const size_t p0 = nt * DLA_CONV_ATOMS_NR, k0 = kb * DLA_CONV_ATOMS_MR;
+        t.in = c->in + p0 * 8;
+        t.w = c->wat + kb * c->groups * 64;
+        t.corr = corr + p0 * 2;
+        t.out = c->out + k0 * c->pixels + p0;
+        t.mr = (unsigned)min_size(DLA_CONV_ATOMS_MR, c->out_k - k0);
+        t.n = (unsigned)min_size(DLA_CONV_ATOMS_NR, c->pixels - p0);
+        dla_conv_atoms_tile_vnni(&t);
+        if (++nt == c->ntiles) {
+            nt = 0;
+            kb++;
+        }
+    }
+#else
+    (void)c;
+    (void)corr;
+    (void)kb0;
+    (void)begin;
+    (void)end;
+#endif
+}
+
+/* A thread of an atoms call: its corrections, then its home share's items,
+ * then what is left of the others'. */
+static void atoms_member(void *arg)
+{
+    struct atoms_call *c = arg;
+    const unsigned copy = atomic_fetch_add_explicit(&c->taken, 1u, memory_order_relaxed);
+    if (copy >= c->copies) {
+        return; /* more threads joined than the call has corrections for */
+    }
+    int32_t *corr = c->corr + copy * c->corr_ints;
+#if defined(DLA_CONV_X86)
+    dla_conv_atoms_corr_vnni(c->in, c->surf, c->groups, c->pixels, corr);
+#endif
+    struct conv_team *t = &c->team;
+    const unsigned seat = dla_team_seat(c->pool);
+    for (unsigned k = 0; k < t->homes; k++) {
+        const unsigned h = (seat + k) % t->homes;
+        for (;;) {
+            size_t last = 0, first = team_grab(t, h, &last);
+            if (first == SIZE_MAX) {
+                break;
+            }
+            atoms_items(c, corr, t->home[h].kb0, first, last);
+        }
+    }
+}
+
+/* The home shares of an atoms call on n threads: by k blocks as the packed
+ * path's (team_homes), or its items as they come when there are fewer k
+ * blocks than threads; chunks as team_init's. */
+static void atoms_homes(struct atoms_call *c, size_t n)
+{
+    struct conv_team *t = &c->team;
+    const size_t items = c->ntiles * c->kblocks, nh = min_size(n, CONV_HOMES_MAX);
+    const int by_k = c->kblocks >= nh;
+    t->homes = (unsigned)(by_k || items >= nh ? nh : 1);
+    t->tile_guide = 4;
+    t->tile_chunk_max = n == 1 ? items : items / (8 * n) + 1;
+    t->tile_chunk = n == 1 ? items : items / (32 * n) + 1;
+    for (unsigned h = 0; h < t->homes; h++) {
+        struct tile_home *m = &t->home[h];
+        if (by_k) {
+            m->kb0 = c->kblocks * h / t->homes;
+            m->kb1 = c->kblocks * (h + 1) / t->homes;
+            atomic_init(&m->next, 0);
+            m->end = (m->kb1 - m->kb0) * c->ntiles;
+        } else {
+            m->kb0 = 0;
+            m->kb1 = c->kblocks;
+            atomic_init(&m->next, items * h / t->homes);
+            m->end = items * (h + 1) / t->homes;
+        }
+    }
+}
+
+/* Corrections of up to this many bytes live on atoms_run's stack when the
+ * call has no team (a band on the calling thread). */
+#define ATOMS_CORR_STACK_BYTES 4096
+
+/* g on src's atoms with w's atoms weights (atoms_tiles_take) on up to
+ * `threads` threads of pool. */
+static int atoms_run(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                     const struct dla_conv_wpack *w, int32_t *out, unsigned threads,
+                     struct dla_team *pool)
+{
+    struct atoms_call c;
+    memset(&c, 0, sizeof c);
+    c.in = src->data;
+    c.surf = src->ch_stride;
+    c.groups = g->in_c / 8;
+    c.pixels = (size_t)g->in_w * g->in_h;
+    c.ntiles = (c.pixels + DLA_CONV_ATOMS_NR - 1) / DLA_CONV_ATOMS_NR;
+    c.kblocks = ((size_t)g->out_k + DLA_CONV_ATOMS_MR - 1) / DLA_CONV_ATOMS_MR;
+    c.out_k = g->out_k;
+    c.wat = w->wat;
+    c.out = out;
+    c.pool = pool;
+    c.corr_ints = (c.pixels + 7) / 8 * 16;
+    size_t n = pool != NULL ? min_size(min_size(threads == 0 ? 1 : threads, CONV_MAX_THREADS),
+                                       dla_team_threads(pool))
+                            : 1;
+    n = min_size(n, c.ntiles * c.kblocks);
+    _Alignas(64) int32_t small[ATOMS_CORR_STACK_BYTES / sizeof(int32_t)];
+    void *heap = NULL;
+    if (pool != NULL) {
+        c.corr = dla_team_scratch(pool, n * c.corr_ints * sizeof(int32_t));
+    } else if (c.corr_ints * sizeof(int32_t) <= sizeof small) {
+        c.corr = small;
+    } else {
+        c.corr = heap = alloc64(c.corr_ints * sizeof(int32_t));
+    }
+    if (c.corr == NULL) {
+        return DLASIM_ERR_NOMEM;
+    }
+    c.copies = (unsigned)n;
+    atomic_init(&c.taken, 0);
+    atoms_homes(&c, n);
+    if (n >= 2) {
+        dla_team_join_work(pool, n - 1, conv_work_s(w->isa, g, w), atoms_member, &c);
+    } else {
+        atoms_member(&c);
+    }
+    free(heap);
+    return 0;
+}
+
 int dla_conv_src_atoms_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src)
 {
     if (g == NULL || src == NULL || src->atoms != 8 || src->data == NULL || geom_valid(g) != 0 ||
@@ -3294,6 +3535,9 @@ int dla_conv_s8_packed_src(const struct dla_conv_geom *g, const struct dla_conv_
     }
     if (conv_args(g, out, &rc)) {
         return rc;
+    }
+    if (atoms_tiles_take(g, src, w)) {
+        return atoms_run(g, src, w, out, packed_useful_threads(g, w, threads, pool), pool);
     }
     return packed_run(g, NULL, src, w, out, -1, threads, 1, pool);
 }

@@ -111,6 +111,10 @@ int dla_conv_wpack_build_signed(const struct dla_conv_geom *g, const int8_t *wt,
  * signed pack is ever needed, so no input needs dla_conv_src_nonneg), 0 for
  * U8 cells. */
 int dla_conv_wpack_takes_signed(const struct dla_conv_wpack *w);
+/* 1 if w holds weights for the atoms tiles (dense 1x1 kernels on AVX-512
+ * VNNI: dla_conv_s8_packed_src runs them on an input of atoms whose window
+ * is the whole input, lines back to back), else 0. */
+int dla_conv_wpack_has_atoms(const struct dla_conv_wpack *w);
 /* 1 if the input src describes (data and pad) has no negative code, 0 if
  * it may have one (the scan also reads the bytes between a line's
  * channels): a call with a U8 pack on such an input converts its cells. */

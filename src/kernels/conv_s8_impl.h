@@ -88,6 +88,32 @@ struct dla_conv_tile {
 
 typedef void (*dla_conv_tile_fn)(const struct dla_conv_tile *t);
 
+/*
+ * A 1x1 layer straight on the memory's atoms (8 channels of a pixel, 8
+ * bytes; the input of a layer whose window is its whole input, lines back
+ * to back), AVX-512 VNNI, no packing of the input: a 64-byte load is 8
+ * pixels' atoms of one surface, the signed operand of vpdpbusd, and each
+ * output channel's 8 weights of that surface, + 128 (unsigned), are one
+ * 64-bit broadcast.  Lane 2i then sums channels 0-3 of pixel i, lane 2i + 1
+ * channels 4-7, each (w + 128) x = w x + 128 x: the pair's sum less
+ * 128 x (the pixel's channel sum, `corr`, found once a call) is the
+ * convolution, exact mod 2^32 as the reference.  Tiles: up to 8 output
+ * channels x 24 pixels (24 accumulators).
+ */
+struct dla_conv_atoms_tile {
+    const int8_t *in;       /* the tile's first pixel's atom in surface 0 */
+    size_t surf;            /* bytes from a surface to the next */
+    size_t groups;          /* surfaces (8 channels each) */
+    const unsigned char *w; /* the k block's weights, [group][row][8] (w + 128) */
+    const int32_t *corr;    /* the tile's first pixel's lane pair (-128 x a lane's sum) */
+    int32_t *out;           /* output channel plane of row 0, at the tile's first pixel */
+    size_t ostride;         /* int32s from an output channel plane to the next */
+    unsigned mr;            /* rows to store, 1 .. 8 */
+    unsigned n;             /* pixels, 1 .. DLA_CONV_ATOMS_NR */
+};
+#define DLA_CONV_ATOMS_NR 24 /* pixels of an atoms tile */
+#define DLA_CONV_ATOMS_MR 8  /* output channels of an atoms tile */
+
 /* Tile shapes of the x86 micro-kernels: rows (output channels) x pixels.
  * Wider tiles run faster per pixel but waste more lanes in the last pixel
  * tile of small images, so each ISA has three and each call picks one. */
@@ -171,6 +197,14 @@ size_t dla_conv_atoms_cells_avx2(unsigned char *const *dst, const int8_t *atoms,
  * Q8); returns the cells done. */
 size_t dla_conv_atom_group_cells_avx2(unsigned char *d, const int8_t *s, size_t n, size_t sx,
                                       int flip);
+/* The lane pairs' corrections of n pixels' atoms over `groups` surfaces
+ * `surf` bytes apart (struct dla_conv_atoms_tile corr): corr[2i + h] = -128
+ * x the sum of channels 4h..4h+3 of pixel i over every surface; corr holds
+ * n rounded up to 8 pixels (AVX-512 VNNI). */
+void dla_conv_atoms_corr_vnni(const int8_t *in, size_t surf, size_t groups, size_t n,
+                              int32_t *corr);
+/* One atoms tile (struct dla_conv_atoms_tile; AVX-512 VNNI). */
+void dla_conv_atoms_tile_vnni(const struct dla_conv_atoms_tile *t);
 #endif
 
 /* Name of an instruction set ("generic", "avx2", "avx512vnni"). */
@@ -184,6 +218,7 @@ int dla_conv_isa_supported(enum dla_conv_isa isa);
 #define DLA_CONV_NO_U8 2u   /* flags: no U8 cells (AVX2: always vpmaddwd on P16) */
 #define DLA_CONV_NO_FOLD 4u /* flags: never fold taps into channels (wpack) */
 #define DLA_CONV_FOLD_STEPS 8u /* flags: fold for the fewest steps, whatever the copy costs */
+#define DLA_CONV_NO_ATOMS 16u /* flags: no weights for the atoms tiles (wpack) */
 
 struct dla_conv_opts {
     enum dla_conv_isa isa;

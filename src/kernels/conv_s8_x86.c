@@ -169,6 +169,148 @@ VNNI_TILE(dla_conv_tile_vnni_8x48, DLA_CONV_VNNI_MR, 3)
 VNNI_TILE(dla_conv_tile_vnni_8x32, DLA_CONV_VNNI_MR, 2)
 VNNI_TILE(dla_conv_tile_vnni_8x16, DLA_CONV_VNNI_MR, 1)
 
+/* ------------------------------------------------- AVX-512 VNNI on atoms */
+
+static inline int64_t ld64(const unsigned char *p)
+{
+    int64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+VNNI_ATTR void dla_conv_atoms_corr_vnni(const int8_t *in, size_t surf, size_t groups, size_t n,
+                                        int32_t *corr)
+{
+    const __m512i ones = _mm512_set1_epi32(0x01010101), zero = _mm512_setzero_si512();
+    /* four octets of pixels at a time: four chains of vpdpbusd, not one */
+    for (size_t p = 0; p < n; p += 32) {
+        __mmask8 m[4];
+        for (unsigned v = 0; v < 4; v++) {
+            const size_t left = n > p + 8 * v ? n - p - 8 * v : 0;
+            m[v] = left >= 8 ? (__mmask8)0xff : (__mmask8)((1u << left) - 1u);
+        }
+        __m512i s0 = zero, s1 = zero, s2 = zero, s3 = zero;
+        const int8_t *x = in + p * 8;
+        for (size_t g = 0; g < groups; g++, x += surf) {
+            s0 = _mm512_dpbusd_epi32(s0, ones, _mm512_maskz_loadu_epi64(m[0], x));
+            s1 = _mm512_dpbusd_epi32(s1, ones, _mm512_maskz_loadu_epi64(m[1], x + 64));
+            s2 = _mm512_dpbusd_epi32(s2, ones, _mm512_maskz_loadu_epi64(m[2], x + 128));
+            s3 = _mm512_dpbusd_epi32(s3, ones, _mm512_maskz_loadu_epi64(m[3], x + 192));
+        }
+        const __m512i s[4] = {s0, s1, s2, s3};
+        for (unsigned v = 0; v < 4 && p + 8 * v < n; v++) {
+            _mm512_storeu_si512((void *)(corr + (p + 8 * v) * 2),
+                                _mm512_sub_epi32(zero, _mm512_slli_epi32(s[v], 7)));
+        }
+    }
+}
+
+#define AT_DECL(m) __m512i a##m##0 = _mm512_setzero_si512(), a##m##1 = a##m##0, a##m##2 = a##m##0;
+#define AT_STEP(m)                                                  \
+    {                                                               \
+        const __m512i b = _mm512_set1_epi64(ld64(w + 8 * (m)));     \
+        a##m##0 = _mm512_dpbusd_epi32(a##m##0, b, x0);              \
+        if (NV > 1) {                                               \
+            a##m##1 = _mm512_dpbusd_epi32(a##m##1, b, x1);          \
+        }                                                           \
+        if (NV > 2) {                                               \
+            a##m##2 = _mm512_dpbusd_epi32(a##m##2, b, x2);          \
+        }                                                           \
+    }
+#define AT_STORE(m)                                                            \
+    _mm512_store_si512((void *)(acc + (m) * 48), a##m##0);                     \
+    if (NV > 1) {                                                              \
+        _mm512_store_si512((void *)(acc + (m) * 48 + 16), a##m##1);            \
+    }                                                                          \
+    if (NV > 2) {                                                              \
+        _mm512_store_si512((void *)(acc + (m) * 48 + 32), a##m##2);            \
+    }
+
+/* The 8 rows' lane sums of NV octets of pixels into acc (48 a row), the
+ * last octet's atoms under `last` (its pixels). */
+VNNI_INLINE void atoms_rows(const struct dla_conv_atoms_tile *t, int32_t *acc, const unsigned NV,
+                            const __mmask8 last)
+{
+    AT_DECL(0) AT_DECL(1) AT_DECL(2) AT_DECL(3) AT_DECL(4) AT_DECL(5) AT_DECL(6) AT_DECL(7)
+    const int8_t *x = t->in;
+    const unsigned char *w = t->w;
+    for (size_t g = 0; g < t->groups; g++, x += t->surf, w += 64) {
+        const __m512i x0 = NV == 1 ? _mm512_maskz_loadu_epi64(last, x)
+                                   : _mm512_loadu_si512((const void *)x);
+        const __m512i x1 = NV == 2   ? _mm512_maskz_loadu_epi64(last, x + 64)
+                           : NV == 3 ? _mm512_loadu_si512((const void *)(x + 64))
+                                     : x0;
+        const __m512i x2 = NV == 3 ? _mm512_maskz_loadu_epi64(last, x + 128) : x0;
+        AT_STEP(0) AT_STEP(1) AT_STEP(2) AT_STEP(3) AT_STEP(4) AT_STEP(5) AT_STEP(6) AT_STEP(7)
+    }
+    AT_STORE(0) AT_STORE(1) AT_STORE(2) AT_STORE(3) AT_STORE(4) AT_STORE(5) AT_STORE(6)
+    AT_STORE(7)
+}
+
+/* Lanes 0-7: the pair sums of a's 16 lanes; 8-15: b's. */
+VNNI_INLINE __m512i pair_sums(__m512i a, __m512i b)
+{
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                           28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    return _mm512_add_epi32(_mm512_permutex2var_epi32(a, even, b),
+                            _mm512_permutex2var_epi32(a, odd, b));
+}
+
+/* Each row's pixels: its pair sums and the pixels' corrections. */
+VNNI_INLINE void atoms_out(const struct dla_conv_atoms_tile *t, const int32_t *acc,
+                           const unsigned NV)
+{
+    const int32_t *c = t->corr;
+    const unsigned n = t->n;
+    const __m512i k01 = NV == 1 ? pair_sums(_mm512_loadu_si512((const void *)c),
+                                            _mm512_loadu_si512((const void *)c))
+                                : pair_sums(_mm512_loadu_si512((const void *)c),
+                                            _mm512_loadu_si512((const void *)(c + 16)));
+    const __m512i k2 = NV == 3 ? pair_sums(_mm512_loadu_si512((const void *)(c + 32)),
+                                           _mm512_loadu_si512((const void *)(c + 32)))
+                               : k01;
+    const __mmask16 m01 = n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u);
+    const __mmask16 m2 = n > 16 ? (__mmask16)((1u << (n - 16)) - 1u) : 0;
+    for (unsigned m = 0; m < t->mr; m++) {
+        const int32_t *a = acc + m * 48;
+        int32_t *o = t->out + m * t->ostride;
+        const __m512i lo = _mm512_load_si512((const void *)a);
+        const __m512i r01 = _mm512_add_epi32(
+            pair_sums(lo, NV == 1 ? lo : _mm512_load_si512((const void *)(a + 16))), k01);
+        _mm512_mask_storeu_epi32(o, m01, r01);
+        if (NV == 3) {
+            const __m512i hi = _mm512_load_si512((const void *)(a + 32));
+            _mm512_mask_storeu_epi32(o + 16, m2, _mm512_add_epi32(pair_sums(hi, hi), k2));
+        }
+    }
+}
+
+#define ATOMS_TILE(name, NV)                                                  \
+    VNNI_ATTR static __attribute__((noinline)) void name(                     \
+        const struct dla_conv_atoms_tile *t, __mmask8 last)                   \
+    {                                                                         \
+        _Alignas(64) int32_t acc[DLA_CONV_ATOMS_MR * 48];                     \
+        atoms_rows(t, acc, (NV), last);                                       \
+        atoms_out(t, acc, (NV));                                              \
+    }
+ATOMS_TILE(atoms_tile_8, 1)
+ATOMS_TILE(atoms_tile_16, 2)
+ATOMS_TILE(atoms_tile_24, 3)
+
+void dla_conv_atoms_tile_vnni(const struct dla_conv_atoms_tile *t)
+{
+    const unsigned tail = t->n % 8;
+    const __mmask8 last = tail ? (__mmask8)((1u << tail) - 1u) : (__mmask8)0xff;
+    if (t->n > 16) {
+        atoms_tile_24(t, last);
+    } else if (t->n > 8) {
+        atoms_tile_16(t, last);
+    } else {
+        atoms_tile_8(t, last);
+    }
+}
+
 /* ------------------------------------------------------- AVX-512 VBMI pack */
 
 __attribute__((target("avx512f,avx512bw,avx512vbmi")))

@@ -1069,6 +1069,79 @@ static void test_input_atoms(void **state)
     dla_team_destroy(pool);
 }
 
+/* The atoms tiles (dense 1x1 layers of 32 channels or more on AVX-512
+ * VNNI, run on the atoms in place, conv_s8_x86.c dla_conv_atoms_tile_vnni):
+ * 1 to 12 rows of 4 to 40 columns (pixel tails of every length below 8 and
+ * 24), k tails of every length below 8, surfaces back to back or apart,
+ * random codes and the extremes (all -128 inputs with -128/127 weights:
+ * the lane pairs' corrections at their largest), on 1, 2 and 3 threads
+ * and in bands of rows, against the reference; and the same sums from a
+ * pack without atoms weights (the packed path). */
+static void test_atoms_tiles(void **state)
+{
+    (void)state;
+    if (!dla_conv_isa_supported(DLA_CONV_ISA_AVX512VNNI)) {
+        skip();
+    }
+    uint64_t rng = 0xa7035711ull;
+    struct dla_team *pool = dla_team_create(3);
+    assert_non_null(pool);
+    char what[200];
+    for (int iter = 0; iter < 64; iter++) {
+        struct dla_conv_geom g = {0};
+        g.in_c = 8 * rnd_range(&rng, 4, iter % 8 ? 17 : 64);
+        g.out_k = iter < 8 ? 8 * (iter + 1) - (uint32_t)iter % 8 : rnd_range(&rng, 1, 70);
+        g.k_w = g.k_h = g.stride_x = g.stride_y = g.dil_x = g.dil_y = 1;
+        g.in_w = g.out_w = rnd_range(&rng, 4, 40);
+        g.in_h = g.out_h = rnd_range(&rng, 1, 12);
+        const int extreme = iter % 5 == 3;
+        struct dla_conv_src src = {0};
+        src.atoms = 8;
+        src.x1 = g.in_w;
+        src.y1 = g.in_h;
+        src.line_stride = (size_t)g.in_w * 8;
+        src.ch_stride = g.in_h * src.line_stride + (iter % 3 == 1 ? 8 * rnd_range(&rng, 1, 9) : 0);
+        int8_t *lines = random_lines(g.in_c / 8 * src.ch_stride, &rng, 0);
+        if (extreme) {
+            memset(lines, 0x80, g.in_c / 8 * src.ch_stride);
+        }
+        src.data = lines;
+        struct bufs b;
+        bufs_alloc(&b, &g);
+        fill(b.wt, b.nwt, &rng, extreme ? 1 : 0);
+        planar_of_src(&g, &src, b.in);
+        dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
+        struct dla_conv_wpack *wa = NULL, *wp = NULL;
+        assert_int_equal(dla_conv_wpack_build(&g, b.wt, &wa), 0);
+        assert_int_equal(
+            dla_conv_wpack_build_isa(&g, b.wt, DLA_CONV_ISA_AVX512VNNI, DLA_CONV_NO_ATOMS, &wp), 0);
+        assert_true(dla_conv_wpack_has_atoms(wa));
+        assert_false(dla_conv_wpack_has_atoms(wp));
+        snprintf(what, sizeof what, "iter %d: %ux%ux%u -> %u, surfaces %zu apart%s", iter, g.in_w,
+                 g.in_h, g.in_c, g.out_k, src.ch_stride, extreme ? ", extremes" : "");
+        char where[240];
+        for (unsigned t = 1; t <= 3; t++) {
+            for (int packed = 0; packed < 2; packed++) {
+                poison_out(&b);
+                int rc = dla_conv_s8_packed_src(&g, &src, packed ? wp : wa, b.out, t,
+                                                t > 1 ? pool : NULL);
+                snprintf(where, sizeof where, "%s, threads %u%s", what, t,
+                         packed ? ", packed path" : "");
+                if (rc != 0) {
+                    fail_msg("%s: rc %d", where, rc);
+                }
+                expect_same(&b, where);
+            }
+        }
+        check_row_bands(&g, &src, wa, b.ref, &rng, what);
+        dla_conv_wpack_free(wa);
+        dla_conv_wpack_free(wp);
+        bufs_free(&b);
+        free(lines);
+    }
+    dla_team_destroy(pool);
+}
+
 /* Any window on an input of atoms (round 43: CDMA keeps 3x3 layers' input
  * as atoms too): kernels of 1 to 7 taps, strides 1 to 3, dilations,
  * padding on every side (the data region inside the padded input), 1 to
@@ -1685,6 +1758,7 @@ int main(void)
         cmocka_unit_test(test_input_in_place),
         cmocka_unit_test(test_input_atoms),
         cmocka_unit_test(test_input_atoms_windows),
+        cmocka_unit_test(test_atoms_tiles),
         cmocka_unit_test(test_one_by_one_lines),
         cmocka_unit_test(test_src_one_pixel),
         cmocka_unit_test(test_short_signed_rows),
