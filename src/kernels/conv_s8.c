@@ -349,6 +349,11 @@ struct dla_conv_wpack {
      * 8], each w + 128, out_k rounded up to 8 with rows of w = 0
      * (wpack_fill_atoms); NULL otherwise */
     unsigned char *wat;
+    /* deep dense layers of few output pixels on AVX-512 VNNI, out_k a
+     * multiple of 32: the cells again as [k / 16][q][k % 16] for the
+     * k-lanes tiles (struct dla_conv_klanes_tile; wpack_fill_klanes); NULL
+     * otherwise */
+    unsigned char *wkl;
     /* packs built by dla_conv_wpack_build*: the k blocks of each tile
      * height its ISA's shapes for fmt have (kb_tables_build), found once
      * instead of by every call (the last packer alone, while the other
@@ -432,6 +437,12 @@ struct conv_plan {
     /* each k block's part of a tile call (struct kb_desc), made with the
      * k blocks' steps (kblock_steps); NULL: compute_tiles finds them */
     struct kb_desc *kbd;
+    /* output channels in the lanes (klanes_plan): ntiles counts tiles of
+     * DLA_CONV_KLANES_MR real output pixels, kblocks blocks of
+     * DLA_CONV_KLANES_K channels; kl_cell[i], kl_opix[i]: real pixel i's
+     * cell offset in a packed plane and its offset in an output plane */
+    int klanes;
+    uint32_t *kl_cell, *kl_opix;
 };
 
 static void kb_tables_free(struct kb_tables *t)
@@ -454,6 +465,7 @@ static void wpack_release(struct dla_conv_wpack *w)
     free(w->pairs);
     free(w->wk);
     free(w->wat);
+    free(w->wkl);
 }
 
 static void plan_free(struct conv_plan *p)
@@ -464,6 +476,7 @@ static void plan_free(struct conv_plan *p)
     free(p->kb_own.sched_at);
     free(p->kbd);
     free(p->xg);
+    free(p->kl_cell);
     wpack_release(&p->own);
 }
 
@@ -1832,6 +1845,9 @@ static void kb_descs(struct conv_plan *p)
  * one-pixel layer's input cells in step order. */
 static void kblock_steps(struct conv_plan *p)
 {
+    if (p->klanes) {
+        return; /* the k-lanes tiles run every step (dense packs only) */
+    }
     p->kb = p->w != &p->own ? wpack_kb(p->w, p->shape) : NULL;
     if (p->kb == NULL) {
         p->kb_own.mr = p->shape->mr;
@@ -1946,6 +1962,40 @@ static void compute_tiles(const struct conv_plan *p, const unsigned char *inp, s
             nt++;
         }
     }
+}
+
+/* Items begin..end-1 of k-lanes tiles from home share kb0 on, k block
+ * major (item i: block kb0 + i / ntiles, pixel tile i % ntiles). */
+static void compute_klanes(const struct conv_plan *p, const unsigned char *inp, size_t kb0,
+                           size_t begin, size_t end)
+{
+#if defined(DLA_CONV_X86)
+    const size_t pixels = (size_t)p->g->out_h * p->g->out_w;
+    struct dla_conv_klanes_tile t;
+    t.in = inp;
+    t.qoff = p->qoff;
+    t.nq = p->nq;
+    t.wblock = p->nq * 16 * CONV_CELL;
+    t.ostride = pixels;
+    for (size_t item = begin; item < end; item++) {
+        const size_t kb = kb0 + item / p->ntiles, nt = item % p->ntiles;
+        const size_t k0 = kb * DLA_CONV_KLANES_K, p0 = nt * DLA_CONV_KLANES_MR;
+        t.w = p->w->wkl + k0 * p->nq * CONV_CELL;
+        t.init = p->w->init + k0;
+        t.cell = p->kl_cell + p0;
+        t.opix = p->kl_opix + p0;
+        t.n = (unsigned)min_size(DLA_CONV_KLANES_MR, pixels - p0);
+        t.nk = (unsigned)min_size(DLA_CONV_KLANES_K, p->g->out_k - k0);
+        t.out = p->out + k0 * pixels;
+        dla_conv_klanes_tile_vnni(&t);
+    }
+#else
+    (void)p;
+    (void)inp;
+    (void)kb0;
+    (void)begin;
+    (void)end;
+#endif
 }
 
 /* Cells with a one-pixel kernel on this CPU: U8 (AVX2's vpmaddubsw) and
@@ -2175,6 +2225,8 @@ static void team_compute(struct conv_team *t, unsigned seat, unsigned copy)
             }
             if (t->p->gemv) {
                 compute_gemv(t->p, first, last);
+            } else if (t->p->klanes) {
+                compute_klanes(t->p, seat_inp(t, copy), t->home[h].kb0, first, last);
             } else {
                 compute_tiles(t->p, seat_inp(t, copy), t->home[h].kb0, t->home[h].kb1, first,
                               last);
@@ -2537,6 +2589,44 @@ static int atoms_whole_planes(const struct dla_conv_geom *g, const struct dla_co
            src->x0 == 0 && src->x1 == g->in_w && src->y0 == 0 && src->y1 == g->in_h;
 }
 
+/* Lanes the pixel tiles of plan p compute for every KLANES_WASTE of its
+ * real output pixels, above which a pack with k-lanes weights runs the
+ * k-lanes tiles instead: 7x7 (49 pixels in 64 lanes), 14x14 (196 in 224),
+ * not 28x28 (784 in 816). */
+#define KLANES_WASTE 1.06
+static int klanes_pay(const struct conv_plan *p)
+{
+    const double pixels = (double)p->g->out_h * p->g->out_w;
+    return p->w->wkl != NULL && !p->gemv && p->fmt == CELL_Q8 &&
+           (double)p->ntiles * p->shape->nr > KLANES_WASTE * pixels;
+}
+
+/* Plan p's pixel tiles turned into k-lanes tiles (klanes_pay): each real
+ * output pixel's cell and output offsets, the tiles and k blocks. */
+static int klanes_plan(struct conv_plan *p)
+{
+    const struct dla_conv_geom *g = p->g;
+    const size_t pixels = (size_t)g->out_h * g->out_w;
+    p->kl_cell = malloc(2 * pixels * sizeof(uint32_t));
+    if (p->kl_cell == NULL) {
+        return DLASIM_ERR_NOMEM;
+    }
+    p->kl_opix = p->kl_cell + pixels;
+    size_t i = 0;
+    for (size_t n = 0; n < p->nv && i < pixels; n++) {
+        const size_t oy = n / p->vw, ox = n % p->vw;
+        if (ox < g->out_w && oy < g->out_h) {
+            p->kl_cell[i] = (uint32_t)(n * CONV_CELL);
+            p->kl_opix[i] = (uint32_t)(oy * g->out_w + ox);
+            i++;
+        }
+    }
+    p->klanes = 1;
+    p->ntiles = (pixels + DLA_CONV_KLANES_MR - 1) / DLA_CONV_KLANES_MR;
+    p->kblocks = ((size_t)g->out_k + DLA_CONV_KLANES_K - 1) / DLA_CONV_KLANES_K;
+    return 0;
+}
+
 /* The plan of call c in c->p (c->p zeroed; freed by plan_free whatever
  * the result); flags: DLA_CONV_NO_U8 keeps the ISA's own cell format. */
 static int conv_plan_make(struct conv_call *c)
@@ -2570,7 +2660,8 @@ static int conv_plan_make(struct conv_call *c)
     p->gemv = gemv_format(p->fmt) && p->w->wk != NULL && (uint64_t)c->g->out_h * c->g->out_w == 1;
     p->shifted = !p->gemv && conv_shifted(c->g); /* gemv reads one cell a step anyway */
     p->shape = choose_shape(p->shapes, p->speed, c->g, p->shifted, c->shape);
-    return plan_build(p, c->isa, use_vbmi);
+    int rc = plan_build(p, c->isa, use_vbmi);
+    return rc == 0 && klanes_pay(p) ? klanes_plan(p) : rc;
 }
 
 /* Threads call c's plan can use: its threads, at most one per compute
@@ -3056,6 +3147,49 @@ static int wpack_atoms_worth(const struct dla_conv_wpack *w, const struct dla_co
     return steps * 8 >= (uint64_t)w->out_k * w->nq * 7;
 }
 
+/* Steps and output pixels from which a pack gets k-lanes weights: the
+ * tiles' scatter of 32 channels a pixel costs ~3 % of a 256-step tile. */
+#define KLANES_MIN_STEPS 256
+#define KLANES_MAX_PIXELS 1024
+
+/* A pack worth k-lanes weights (wkl): Q8 cells on AVX-512 VNNI, out_k a
+ * multiple of 32, at least KLANES_MIN_STEPS steps, 2 to KLANES_MAX_PIXELS
+ * output pixels, dense (the tiles run every step; same test as
+ * wpack_atoms_worth). */
+static int wpack_klanes_worth(const struct dla_conv_wpack *w, const struct dla_conv_geom *g,
+                              unsigned flags)
+{
+    const uint64_t pixels = (uint64_t)g->out_h * g->out_w;
+    if ((flags & DLA_CONV_NO_KLANES) || w->isa != DLA_CONV_ISA_AVX512VNNI ||
+        w->fmt != CELL_Q8 || w->out_k % DLA_CONV_KLANES_K != 0 || w->nq < KLANES_MIN_STEPS ||
+        pixels < 2 || pixels > KLANES_MAX_PIXELS) {
+        return 0;
+    }
+    uint64_t steps = 0;
+    for (size_t k = 0; k < w->out_k; k++) {
+        steps += w->qhi[k] - w->qlo[k];
+    }
+    return steps * 8 >= (uint64_t)w->out_k * w->nq * 7;
+}
+
+/* Bytes of a pack's k-lanes weights. */
+static size_t wpack_klanes_bytes(const struct dla_conv_wpack *w)
+{
+    return (size_t)w->out_k * w->nq * CONV_CELL;
+}
+
+/* wkl from wp (cell q of row k to [k / 16][q][k % 16]). */
+static void wpack_fill_klanes(struct dla_conv_wpack *w)
+{
+    for (size_t k = 0; k < w->out_k; k++) {
+        const unsigned char *src = w->wp + k * w->nq * CONV_CELL;
+        unsigned char *d = w->wkl + ((k / 16) * w->nq * 16 + k % 16) * CONV_CELL;
+        for (size_t q = 0; q < w->nq; q++) {
+            memcpy(d + q * 16 * CONV_CELL, src + q * CONV_CELL, CONV_CELL);
+        }
+    }
+}
+
 /* wat from the planar 1x1 weights wt ([k][c]). */
 static void wpack_fill_atoms(struct dla_conv_wpack *w, const int8_t *wt)
 {
@@ -3097,6 +3231,9 @@ static int wpack_alloc(const struct dla_conv_geom *g, const int8_t *wt, enum dla
         (w->wat = alloc64(wpack_atoms_bytes(w->out_k, w->in_c))) != NULL) {
         wpack_fill_atoms(w, wt);
     }
+    if (wpack_klanes_worth(w, g, flags) && (w->wkl = alloc64(wpack_klanes_bytes(w))) != NULL) {
+        wpack_fill_klanes(w);
+    }
     kb_tables_build(w, fmt == CELL_U8 ? conv_isas[isa].u8 : conv_isas[isa].shapes);
     *out = w;
     return 0;
@@ -3122,7 +3259,7 @@ static int wpack_fold(const struct dla_conv_geom *g, const int8_t *wt, enum dla_
     }
     fold_weights(g, &f, ty, tx, wt, fw);
     int rc = wpack_alloc(&f, fw, isa, fmt, use_vbmi && (size_t)f.k_h * f.k_w <= 16,
-                         flags | DLA_CONV_NO_ATOMS, out);
+                         flags | DLA_CONV_NO_ATOMS | DLA_CONV_NO_KLANES, out);
     free(fw);
     if (rc == 0) {
         (*out)->shape_c = g->in_c;
@@ -3247,6 +3384,11 @@ int dla_conv_wpack_has_atoms(const struct dla_conv_wpack *w)
     return w != NULL && w->wat != NULL;
 }
 
+int dla_conv_wpack_has_klanes(const struct dla_conv_wpack *w)
+{
+    return w != NULL && w->wkl != NULL;
+}
+
 int dla_conv_src_nonneg(const struct dla_conv_geom *g, const struct dla_conv_src *src)
 {
     return src_nonneg(g, src, dla_conv_isa_supported(DLA_CONV_ISA_AVX2));
@@ -3264,14 +3406,16 @@ size_t dla_conv_wpack_bytes(const struct dla_conv_wpack *w)
     return sizeof(*w) + w->bytes + (size_t)w->out_k * 3 * sizeof(uint32_t) +
            (size_t)w->out_k * w->pair_words * sizeof(uint64_t) +
            (w->wk != NULL ? wpack_wk_bytes(w) : 0) +
-           (w->wat != NULL ? wpack_atoms_bytes(w->out_k, w->in_c) : 0) + kb;
+           (w->wat != NULL ? wpack_atoms_bytes(w->out_k, w->in_c) : 0) +
+           (w->wkl != NULL ? wpack_klanes_bytes(w) : 0) + kb;
 }
 
 /* Cells: 4 bytes per group of 4 channels (Q8, U8) or of 2 (P16), so at
  * most 2 bytes per weight of in_c rounded up to 4 channels; per output
  * channel init, qlo and qhi and (U8) a bit per pair of steps (nq / 2
  * bits, nq <= (in_c + 3) / 4 * taps, in whole words); a one-pixel
- * layer's wk; a 1x1 layer's atoms weights; the header. */
+ * layer's wk; a 1x1 layer's atoms weights; the k-lanes weights; the
+ * header. */
 size_t dla_conv_wpack_bytes_bound(const struct dla_conv_geom *g)
 {
     size_t per_k = ((size_t)g->in_c + 3) * g->k_w * g->k_h * 2 + 3 * sizeof(uint32_t) +
@@ -3286,9 +3430,11 @@ size_t dla_conv_wpack_bytes_bound(const struct dla_conv_geom *g)
     size_t nq = ((size_t)g->in_c + 3) / 4 * g->k_w * g->k_h;
     size_t kb = ((size_t)g->out_k / 4 + 1) * DLA_CONV_SHAPES *
                 (2 * sizeof(uint32_t) + sizeof(size_t) + sizeof(uint32_t) * (nq / 5 + 1));
-    /* a 1x1 kernel's atoms weights (wat) */
+    /* a 1x1 kernel's atoms weights (wat); the k-lanes weights (wkl), one
+     * byte a weight of in_c rounded up to 4 */
     size_t atoms = g->k_w == 1 && g->k_h == 1 ? wpack_atoms_bytes(g->out_k, g->in_c) : 0;
-    return per_k * g->out_k + wk_pad + kb + atoms + sizeof(struct dla_conv_wpack);
+    size_t klanes = ((size_t)g->in_c + 3) / 4 * 4 * g->k_w * g->k_h * g->out_k;
+    return per_k * g->out_k + wk_pad + kb + atoms + klanes + sizeof(struct dla_conv_wpack);
 }
 
 size_t dla_conv_wpack_pairs(const struct dla_conv_wpack *w)

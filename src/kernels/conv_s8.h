@@ -115,6 +115,9 @@ int dla_conv_wpack_takes_signed(const struct dla_conv_wpack *w);
  * VNNI: dla_conv_s8_packed_src runs them on an input of atoms whose window
  * is the whole input, lines back to back), else 0. */
 int dla_conv_wpack_has_atoms(const struct dla_conv_wpack *w);
+/* 1 if w holds weights for the k-lanes tiles (deep dense layers of few
+ * output pixels, out_k a multiple of 32, AVX-512 VNNI), else 0. */
+int dla_conv_wpack_has_klanes(const struct dla_conv_wpack *w);
 /* 1 if the input src describes (data and pad) has no negative code, 0 if
  * it may have one (the scan also reads the bytes between a line's
  * channels): a call with a U8 pack on such an input converts its cells. */

@@ -114,6 +114,33 @@ struct dla_conv_atoms_tile {
 #define DLA_CONV_ATOMS_NR 24 /* pixels of an atoms tile */
 #define DLA_CONV_ATOMS_MR 8  /* output channels of an atoms tile */
 
+/*
+ * Output channels in the lanes (the "k-lanes" tiles, AVX-512 VNNI, Q8
+ * cells): 2 vectors of 16 output channels x up to 12 output pixels, each
+ * pixel's input cell of a step broadcast from the packed planes.  The
+ * pixel tiles leave lanes empty where a layer's pixels are few (7x7: 49
+ * pixels in 64 lanes of the 8x32 tiles, 14x14: 196 in 224); a row of
+ * accumulators here is a pixel, so only the last tile's missing rows are
+ * not computed at all.  Weights [k / 16][q][k % 16] (64 bytes a step and
+ * block), the output stored through a scatter of 16 channel planes.
+ */
+struct dla_conv_klanes_tile {
+    const unsigned char *in; /* packed input (struct dla_conv_tile in, at pixel 0) */
+    const ptrdiff_t *qoff;   /* byte offset of the cell of step q */
+    size_t nq;
+    const unsigned char *w;  /* the tile's first block of 16 channels' weights */
+    size_t wblock;           /* bytes from a block's weights to the next (nq * 64) */
+    const int32_t *init;     /* the 32 channels' start values (-128 x their weight sums) */
+    const uint32_t *cell;    /* each pixel's cell offset in a plane (virtual pixel x 4) */
+    const uint32_t *opix;    /* each pixel's offset in an output plane */
+    unsigned n;              /* pixels, 1 .. DLA_CONV_KLANES_MR */
+    unsigned nk;             /* channels to store, 1 .. 32 */
+    int32_t *out;            /* the first channel's output plane */
+    size_t ostride;          /* int32s from an output channel plane to the next */
+};
+#define DLA_CONV_KLANES_MR 12 /* pixels of a k-lanes tile */
+#define DLA_CONV_KLANES_K 32  /* output channels of a k-lanes tile */
+
 /* Tile shapes of the x86 micro-kernels: rows (output channels) x pixels.
  * Wider tiles run faster per pixel but waste more lanes in the last pixel
  * tile of small images, so each ISA has three and each call picks one. */
@@ -205,6 +232,8 @@ void dla_conv_atoms_corr_vnni(const int8_t *in, size_t surf, size_t groups, size
                               int32_t *corr);
 /* One atoms tile (struct dla_conv_atoms_tile; AVX-512 VNNI). */
 void dla_conv_atoms_tile_vnni(const struct dla_conv_atoms_tile *t);
+/* One k-lanes tile (struct dla_conv_klanes_tile; AVX-512 VNNI). */
+void dla_conv_klanes_tile_vnni(const struct dla_conv_klanes_tile *t);
 #endif
 
 /* Name of an instruction set ("generic", "avx2", "avx512vnni"). */
@@ -219,6 +248,7 @@ int dla_conv_isa_supported(enum dla_conv_isa isa);
 #define DLA_CONV_NO_FOLD 4u /* flags: never fold taps into channels (wpack) */
 #define DLA_CONV_FOLD_STEPS 8u /* flags: fold for the fewest steps, whatever the copy costs */
 #define DLA_CONV_NO_ATOMS 16u /* flags: no weights for the atoms tiles (wpack) */
+#define DLA_CONV_NO_KLANES 32u /* flags: no weights for the k-lanes tiles (wpack) */
 
 struct dla_conv_opts {
     enum dla_conv_isa isa;

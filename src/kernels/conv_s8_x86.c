@@ -311,6 +311,97 @@ void dla_conv_atoms_tile_vnni(const struct dla_conv_atoms_tile *t)
     }
 }
 
+/* ------------------------------------------------- AVX-512 VNNI k-lanes */
+
+#define KL_DECL(m) __m512i k##m##0 = _mm512_setzero_si512(), k##m##1 = k##m##0;
+#define KL_STEP(m)                                                           \
+    if ((m) < MR) {                                                          \
+        const __m512i b = _mm512_set1_epi32(ld32(a + t->cell[(m)]));         \
+        k##m##0 = _mm512_dpbusd_epi32(k##m##0, b, w0);                       \
+        k##m##1 = _mm512_dpbusd_epi32(k##m##1, b, w1);                       \
+    }
+#define KL_STORE(m)                                                          \
+    if ((m) < MR) {                                                          \
+        _mm512_store_si512((void *)(acc + (m) * 32), k##m##0);               \
+        _mm512_store_si512((void *)(acc + (m) * 32 + 16), k##m##1);          \
+    }
+
+/* MR pixels' sums of 32 channels (lanes) over every step into acc (32 a
+ * pixel), from 0 (the start values are added when stored). */
+VNNI_INLINE void klanes_rows(const struct dla_conv_klanes_tile *t, int32_t *acc,
+                             const unsigned MR)
+{
+    KL_DECL(0) KL_DECL(1) KL_DECL(2) KL_DECL(3) KL_DECL(4) KL_DECL(5)
+    KL_DECL(6) KL_DECL(7) KL_DECL(8) KL_DECL(9) KL_DECL(10) KL_DECL(11)
+    const unsigned char *w = t->w;
+    for (size_t q = 0; q < t->nq; q++, w += 64) {
+        const unsigned char *a = t->in + t->qoff[q];
+        const __m512i w0 = _mm512_loadu_si512((const void *)w);
+        const __m512i w1 = _mm512_loadu_si512((const void *)(w + t->wblock));
+        KL_STEP(0) KL_STEP(1) KL_STEP(2) KL_STEP(3) KL_STEP(4) KL_STEP(5)
+        KL_STEP(6) KL_STEP(7) KL_STEP(8) KL_STEP(9) KL_STEP(10) KL_STEP(11)
+    }
+    KL_STORE(0) KL_STORE(1) KL_STORE(2) KL_STORE(3) KL_STORE(4) KL_STORE(5)
+    KL_STORE(6) KL_STORE(7) KL_STORE(8) KL_STORE(9) KL_STORE(10) KL_STORE(11)
+}
+
+/* Each of the n pixels' channels, with their start values, scattered to
+ * the channel planes. */
+VNNI_INLINE void klanes_out(const struct dla_conv_klanes_tile *t, const int32_t *acc, unsigned n)
+{
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i idx = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int)t->ostride));
+    const __m512i i0 = _mm512_loadu_si512((const void *)t->init);
+    const __m512i i1 = _mm512_loadu_si512((const void *)(t->init + 16));
+    const __mmask16 m0 = t->nk >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << t->nk) - 1u);
+    const __mmask16 m1 = t->nk >= 32   ? (__mmask16)0xffff
+                         : t->nk > 16 ? (__mmask16)((1u << (t->nk - 16)) - 1u)
+                                      : 0;
+    int32_t *hi = t->out + 16 * t->ostride;
+    for (unsigned m = 0; m < n; m++) {
+        const int32_t *a = acc + m * 32;
+        _mm512_mask_i32scatter_epi32(t->out + t->opix[m], m0, idx,
+                                     _mm512_add_epi32(_mm512_load_si512((const void *)a), i0), 4);
+        if (m1) {
+            _mm512_mask_i32scatter_epi32(
+                hi + t->opix[m], m1, idx,
+                _mm512_add_epi32(_mm512_load_si512((const void *)(a + 16)), i1), 4);
+        }
+    }
+}
+
+#define KLANES_TILE(name, MR)                                                           \
+    VNNI_ATTR static __attribute__((noinline)) void name(const struct dla_conv_klanes_tile *t) \
+    {                                                                                   \
+        _Alignas(64) int32_t acc[DLA_CONV_KLANES_MR * 32];                              \
+        klanes_rows(t, acc, (MR));                                                      \
+        klanes_out(t, acc, (MR));                                                       \
+    }
+KLANES_TILE(klanes_tile_12, 12)
+KLANES_TILE(klanes_tile_8, 8)
+KLANES_TILE(klanes_tile_4, 4)
+KLANES_TILE(klanes_tile_2, 2)
+KLANES_TILE(klanes_tile_1, 1)
+
+/* Rows in blocks of 12, then 8, 4, 2, 1 for the pixels left. */
+void dla_conv_klanes_tile_vnni(const struct dla_conv_klanes_tile *t)
+{
+    struct dla_conv_klanes_tile r = *t;
+    while (r.n > 0) {
+        const unsigned mr = r.n >= 12 ? 12 : r.n >= 8 ? 8 : r.n >= 4 ? 4 : r.n >= 2 ? 2 : 1;
+        switch (mr) {
+        case 12: klanes_tile_12(&r); break;
+        case 8: klanes_tile_8(&r); break;
+        case 4: klanes_tile_4(&r); break;
+        case 2: klanes_tile_2(&r); break;
+        default: klanes_tile_1(&r); break;
+        }
+        r.cell += mr;
+        r.opix += mr;
+        r.n -= mr;
+    }
+}
+
 /* ------------------------------------------------------- AVX-512 VBMI pack */
 
 __attribute__((target("avx512f,avx512bw,avx512vbmi")))

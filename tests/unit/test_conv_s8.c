@@ -1142,6 +1142,76 @@ static void test_atoms_tiles(void **state)
     dla_team_destroy(pool);
 }
 
+/* The k-lanes tiles (deep dense layers of few output pixels, out_k a
+ * multiple of 32, on AVX-512 VNNI: conv_s8_x86.c dla_conv_klanes_tile_vnni):
+ * 3x3, 1x1 and 5x3 kernels of 256 steps or more, strides 1 and 2, padding,
+ * 1 to 15 output rows and columns (every tail of 12 pixels), planar inputs
+ * and inputs of atoms, random codes and the extremes, on 1, 2 and 3
+ * threads, against the reference and against a pack without k-lanes
+ * weights (the pixel tiles). */
+static void test_klanes_tiles(void **state)
+{
+    (void)state;
+    if (!dla_conv_isa_supported(DLA_CONV_ISA_AVX512VNNI)) {
+        skip();
+    }
+    uint64_t rng = 0x6b1a4e5ull;
+    struct dla_team *pool = dla_team_create(3);
+    assert_non_null(pool);
+    char what[200], where[240];
+    for (int iter = 0; iter < 40; iter++) {
+        struct dla_conv_geom g = {0};
+        const int shape = iter % 3;
+        g.k_w = shape == 1 ? 1 : 3;
+        g.k_h = shape == 2 ? 5 : g.k_w;
+        g.in_c = shape == 1 ? 8 * rnd_range(&rng, 128, 140) : 8 * rnd_range(&rng, 15, 24);
+        g.out_k = 32 * rnd_range(&rng, 1, 4);
+        g.stride_x = g.stride_y = iter % 4 == 3 ? 2 : 1;
+        g.dil_x = g.dil_y = 1;
+        const uint32_t ow = rnd_range(&rng, 1, 15), oh = rnd_range(&rng, iter < 2 ? 1 : 2, 15);
+        g.out_w = ow;
+        g.out_h = oh;
+        g.in_w = (ow - 1) * g.stride_x + g.k_w;
+        g.in_h = (oh - 1) * g.stride_y + g.k_h;
+        if ((uint64_t)ow * oh < 2) {
+            continue;
+        }
+        const int extreme = iter % 5 == 2;
+        struct bufs b;
+        bufs_alloc(&b, &g);
+        fill(b.in, b.nin, &rng, extreme ? 1 : 0);
+        fill(b.wt, b.nwt, &rng, extreme ? 1 : 0);
+        dla_conv_s8_ref(&g, b.in, b.wt, b.ref);
+        struct dla_conv_wpack *wk = NULL, *wp = NULL;
+        assert_int_equal(dla_conv_wpack_build(&g, b.wt, &wk), 0);
+        assert_int_equal(dla_conv_wpack_build_isa(&g, b.wt, DLA_CONV_ISA_AVX512VNNI,
+                                                  DLA_CONV_NO_KLANES | DLA_CONV_NO_ATOMS, &wp),
+                         0);
+        assert_true(dla_conv_wpack_has_klanes(wk));
+        assert_false(dla_conv_wpack_has_klanes(wp));
+        snprintf(what, sizeof what, "iter %d: %ux%ux%u k%ux%u s%u -> %ux%ux%u%s", iter, g.in_w,
+                 g.in_h, g.in_c, g.k_w, g.k_h, g.stride_x, g.out_w, g.out_h, g.out_k,
+                 extreme ? ", extremes" : "");
+        for (unsigned t = 1; t <= 3; t++) {
+            for (int packed = 0; packed < 2; packed++) {
+                poison_out(&b);
+                int rc = dla_conv_s8_packed(&g, b.in, packed ? wp : wk, b.out, t,
+                                            t > 1 ? pool : NULL);
+                snprintf(where, sizeof where, "%s, threads %u%s", what, t,
+                         packed ? ", pixel tiles" : "");
+                if (rc != 0) {
+                    fail_msg("%s: rc %d", where, rc);
+                }
+                expect_same(&b, where);
+            }
+        }
+        dla_conv_wpack_free(wk);
+        dla_conv_wpack_free(wp);
+        bufs_free(&b);
+    }
+    dla_team_destroy(pool);
+}
+
 /* Any window on an input of atoms (round 43: CDMA keeps 3x3 layers' input
  * as atoms too): kernels of 1 to 7 taps, strides 1 to 3, dilations,
  * padding on every side (the data region inside the padded input), 1 to
@@ -1759,6 +1829,7 @@ int main(void)
         cmocka_unit_test(test_input_atoms),
         cmocka_unit_test(test_input_atoms_windows),
         cmocka_unit_test(test_atoms_tiles),
+        cmocka_unit_test(test_klanes_tiles),
         cmocka_unit_test(test_one_by_one_lines),
         cmocka_unit_test(test_src_one_pixel),
         cmocka_unit_test(test_short_signed_rows),
