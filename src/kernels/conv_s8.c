@@ -2211,10 +2211,13 @@ static size_t team_grab(struct conv_team *t, unsigned h, size_t *last)
     }
 }
 
-/* The items of the thread in `seat`: its home share first, then what is
- * left of the others' (common/team.h dla_team_run: each core keeps the
- * lines it wrote for the layer after). */
-static void team_compute(struct conv_team *t, unsigned seat, unsigned copy)
+/* chunk(ctx, h, first, last) on every chunk of items the thread in `seat`
+ * takes: its home share first, then what is left of the others'
+ * (common/team.h dla_team_run: each core keeps the lines it wrote for the
+ * layer after). */
+static void walk_homes(struct conv_team *t, unsigned seat,
+                       void (*chunk)(void *ctx, unsigned h, size_t first, size_t last),
+                       void *ctx)
 {
     for (unsigned k = 0; k < t->homes; k++) {
         const unsigned h = (seat + k) % t->homes;
@@ -2223,16 +2226,35 @@ static void team_compute(struct conv_team *t, unsigned seat, unsigned copy)
             if (first == SIZE_MAX) {
                 break;
             }
-            if (t->p->gemv) {
-                compute_gemv(t->p, first, last);
-            } else if (t->p->klanes) {
-                compute_klanes(t->p, seat_inp(t, copy), t->home[h].kb0, first, last);
-            } else {
-                compute_tiles(t->p, seat_inp(t, copy), t->home[h].kb0, t->home[h].kb1, first,
-                              last);
-            }
+            chunk(ctx, h, first, last);
         }
     }
+}
+
+/* A thread's chunk of a plan's items (walk_homes), its input copy `copy`. */
+struct plan_chunks {
+    struct conv_team *t;
+    unsigned copy;
+};
+
+static void compute_chunk(void *ctx, unsigned h, size_t first, size_t last)
+{
+    const struct plan_chunks *c = ctx;
+    const struct conv_team *t = c->t;
+    if (t->p->gemv) {
+        compute_gemv(t->p, first, last);
+    } else if (t->p->klanes) {
+        compute_klanes(t->p, seat_inp(t, c->copy), t->home[h].kb0, first, last);
+    } else {
+        compute_tiles(t->p, seat_inp(t, c->copy), t->home[h].kb0, t->home[h].kb1, first, last);
+    }
+}
+
+/* The items of the thread in `seat`, on its input copy `copy`. */
+static void team_compute(struct conv_team *t, unsigned seat, unsigned copy)
+{
+    struct plan_chunks c = {t, copy};
+    walk_homes(t, seat, compute_chunk, &c);
 }
 
 /* A thread of the team: its seat, 0 for the calling thread. */
@@ -2269,6 +2291,41 @@ static size_t conv_items(const struct conv_plan *p)
     return p->gemv ? ((size_t)p->g->out_k + per - 1) / per : p->ntiles * p->kblocks;
 }
 
+/* The compute shares of n threads over team->items items of kblocks k
+ * blocks x ntiles pixel tiles (see team_homes): by k blocks where every
+ * thread gets one (by_k_ok), each share's items numbered k block major from
+ * 0; else the items as they come. */
+static void compute_homes(struct conv_team *team, size_t kblocks, size_t ntiles, size_t n,
+                          int by_k_ok)
+{
+    const size_t nh = min_size(n, CONV_HOMES_MAX);
+    const int by_k = by_k_ok && kblocks >= nh;
+    team->homes = (unsigned)(by_k || team->items >= nh ? nh : team->items ? team->items : 1);
+    for (unsigned h = 0; h < team->homes; h++) {
+        struct tile_home *m = &team->home[h];
+        if (by_k) {
+            m->kb0 = kblocks * h / team->homes;
+            m->kb1 = kblocks * (h + 1) / team->homes;
+            atomic_init(&m->next, 0);
+            m->end = (m->kb1 - m->kb0) * ntiles;
+        } else {
+            m->kb0 = 0;
+            m->kb1 = kblocks;
+            atomic_init(&m->next, team->items * h / team->homes);
+            m->end = team->items * (h + 1) / team->homes;
+        }
+    }
+}
+
+/* The chunks team_grab hands n threads out of team->items: a quarter of a
+ * thread's share of what is left, from 1/(8n) of the call down to 1/(32n). */
+static void team_chunks(struct conv_team *team, size_t n)
+{
+    team->tile_guide = 4;
+    team->tile_chunk_max = n == 1 ? team->items : team->items / (8 * n) + 1;
+    team->tile_chunk = n == 1 ? team->items : team->items / (32 * n) + 1;
+}
+
 /* The home shares of a team of n threads: each thread's input planes and
  * tiles.  The tiles split by k blocks (output channels), as SDP splits
  * the output after them and the next layer's packing its planes
@@ -2279,22 +2336,8 @@ static size_t conv_items(const struct conv_plan *p)
  * items as they come. */
 static void team_homes(struct conv_team *team, const struct conv_plan *p, size_t n)
 {
-    const size_t nh = min_size(n, CONV_HOMES_MAX);
-    const int by_k = !p->gemv && p->kblocks >= nh;
-    team->homes = (unsigned)(by_k || team->items >= nh ? nh : team->items ? team->items : 1);
+    compute_homes(team, p->kblocks, p->ntiles, n, !p->gemv);
     for (unsigned h = 0; h < team->homes; h++) {
-        struct tile_home *m = &team->home[h];
-        if (by_k) {
-            m->kb0 = p->kblocks * h / team->homes;
-            m->kb1 = p->kblocks * (h + 1) / team->homes;
-            atomic_init(&m->next, 0);
-            m->end = (m->kb1 - m->kb0) * p->ntiles;
-        } else {
-            m->kb0 = 0;
-            m->kb1 = p->kblocks;
-            atomic_init(&m->next, team->items * h / team->homes);
-            m->end = team->items * (h + 1) / team->homes;
-        }
         struct tile_home *q = &team->pack_home[h];
         q->kb0 = q->kb1 = 0;
         atomic_init(&q->next, p->nplanes * h / team->homes);
@@ -2338,11 +2381,7 @@ static void team_init(struct conv_team *team, struct conv_plan *p, size_t n,
     }
     team->pack_units = p->nplanes + team->row_tasks;
     team->items = conv_items(p);
-    /* chunks of a quarter of a thread's share of what is left, from 1/(8n)
-     * of the call down to 1/(32n) */
-    team->tile_guide = 4;
-    team->tile_chunk_max = n == 1 ? team->items : team->items / (8 * n) + 1;
-    team->tile_chunk = n == 1 ? team->items : team->items / (32 * n) + 1;
+    team_chunks(team, n);
     team_homes(team, p, n);
     /* (the copies from the pool's scratch: the calls' allocations of them
      * cost more than the copies saved, page faults and cold lines) */
@@ -3542,6 +3581,19 @@ static void atoms_items(const struct atoms_call *c, const int32_t *corr, size_t 
 #endif
 }
 
+/* A thread's chunk of an atoms call's items (walk_homes), with its
+ * corrections. */
+struct atoms_chunks {
+    const struct atoms_call *c;
+    const int32_t *corr;
+};
+
+static void atoms_chunk(void *ctx, unsigned h, size_t first, size_t last)
+{
+    const struct atoms_chunks *a = ctx;
+    atoms_items(a->c, a->corr, a->c->team.home[h].kb0, first, last);
+}
+
 /* A thread of an atoms call: its corrections, then its home share's items,
  * then what is left of the others'. */
 static void atoms_member(void *arg)
@@ -3555,46 +3607,8 @@ static void atoms_member(void *arg)
 #if defined(DLA_CONV_X86)
     dla_conv_atoms_corr_vnni(c->in, c->surf, c->groups, c->pixels, corr);
 #endif
-    struct conv_team *t = &c->team;
-    const unsigned seat = dla_team_seat(c->pool);
-    for (unsigned k = 0; k < t->homes; k++) {
-        const unsigned h = (seat + k) % t->homes;
-        for (;;) {
-            size_t last = 0, first = team_grab(t, h, &last);
-            if (first == SIZE_MAX) {
-                break;
-            }
-            atoms_items(c, corr, t->home[h].kb0, first, last);
-        }
-    }
-}
-
-/* The home shares of an atoms call on n threads: by k blocks as the packed
- * path's (team_homes), or its items as they come when there are fewer k
- * blocks than threads; chunks as team_init's. */
-static void atoms_homes(struct atoms_call *c, size_t n)
-{
-    struct conv_team *t = &c->team;
-    const size_t items = c->ntiles * c->kblocks, nh = min_size(n, CONV_HOMES_MAX);
-    const int by_k = c->kblocks >= nh;
-    t->homes = (unsigned)(by_k || items >= nh ? nh : 1);
-    t->tile_guide = 4;
-    t->tile_chunk_max = n == 1 ? items : items / (8 * n) + 1;
-    t->tile_chunk = n == 1 ? items : items / (32 * n) + 1;
-    for (unsigned h = 0; h < t->homes; h++) {
-        struct tile_home *m = &t->home[h];
-        if (by_k) {
-            m->kb0 = c->kblocks * h / t->homes;
-            m->kb1 = c->kblocks * (h + 1) / t->homes;
-            atomic_init(&m->next, 0);
-            m->end = (m->kb1 - m->kb0) * c->ntiles;
-        } else {
-            m->kb0 = 0;
-            m->kb1 = c->kblocks;
-            atomic_init(&m->next, items * h / t->homes);
-            m->end = items * (h + 1) / t->homes;
-        }
-    }
+    struct atoms_chunks ac = {c, corr};
+    walk_homes(&c->team, dla_team_seat(c->pool), atoms_chunk, &ac);
 }
 
 /* Corrections of up to this many bytes live on atoms_run's stack when the
@@ -3638,7 +3652,10 @@ static int atoms_run(const struct dla_conv_geom *g, const struct dla_conv_src *s
     }
     c.copies = (unsigned)n;
     atomic_init(&c.taken, 0);
-    atoms_homes(&c, n);
+    /* home shares and chunks as the packed path's (team_homes) */
+    c.team.items = c.ntiles * c.kblocks;
+    team_chunks(&c.team, n);
+    compute_homes(&c.team, c.kblocks, c.ntiles, n, 1);
     if (n >= 2) {
         dla_team_join_work(pool, n - 1, conv_work_s(w->isa, g, w), atoms_member, &c);
     } else {

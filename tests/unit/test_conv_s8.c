@@ -1069,6 +1069,31 @@ static void test_input_atoms(void **state)
     dla_team_destroy(pool);
 }
 
+/* g on 1, 2 and 3 threads with pack `fast` and with pack `slow` (a pack
+ * without the fast path's weights, named `slow_name`): the reference's sums
+ * in b each time; the input is src's (not NULL) or b's planar one. */
+static void expect_both_packs(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                              struct bufs *b, const struct dla_conv_wpack *fast,
+                              const struct dla_conv_wpack *slow, const char *slow_name,
+                              struct dla_team *pool, const char *what)
+{
+    char where[240];
+    for (unsigned t = 1; t <= 3; t++) {
+        for (int packed = 0; packed < 2; packed++) {
+            const struct dla_conv_wpack *w = packed ? slow : fast;
+            struct dla_team *team = t > 1 ? pool : NULL;
+            poison_out(b);
+            int rc = src != NULL ? dla_conv_s8_packed_src(g, src, w, b->out, t, team)
+                                 : dla_conv_s8_packed(g, b->in, w, b->out, t, team);
+            snprintf(where, sizeof where, "%s, threads %u%s", what, t, packed ? slow_name : "");
+            if (rc != 0) {
+                fail_msg("%s: rc %d", where, rc);
+            }
+            expect_same(b, where);
+        }
+    }
+}
+
 /* The atoms tiles (dense 1x1 layers of 32 channels or more on AVX-512
  * VNNI, run on the atoms in place, conv_s8_x86.c dla_conv_atoms_tile_vnni):
  * 1 to 12 rows of 4 to 40 columns (pixel tails of every length below 8 and
@@ -1119,20 +1144,7 @@ static void test_atoms_tiles(void **state)
         assert_false(dla_conv_wpack_has_atoms(wp));
         snprintf(what, sizeof what, "iter %d: %ux%ux%u -> %u, surfaces %zu apart%s", iter, g.in_w,
                  g.in_h, g.in_c, g.out_k, src.ch_stride, extreme ? ", extremes" : "");
-        char where[240];
-        for (unsigned t = 1; t <= 3; t++) {
-            for (int packed = 0; packed < 2; packed++) {
-                poison_out(&b);
-                int rc = dla_conv_s8_packed_src(&g, &src, packed ? wp : wa, b.out, t,
-                                                t > 1 ? pool : NULL);
-                snprintf(where, sizeof where, "%s, threads %u%s", what, t,
-                         packed ? ", packed path" : "");
-                if (rc != 0) {
-                    fail_msg("%s: rc %d", where, rc);
-                }
-                expect_same(&b, where);
-            }
-        }
+        expect_both_packs(&g, &src, &b, wa, wp, ", packed path", pool, what);
         check_row_bands(&g, &src, wa, b.ref, &rng, what);
         dla_conv_wpack_free(wa);
         dla_conv_wpack_free(wp);
@@ -1145,10 +1157,11 @@ static void test_atoms_tiles(void **state)
 /* The k-lanes tiles (deep dense layers of few output pixels, out_k a
  * multiple of 32, on AVX-512 VNNI: conv_s8_x86.c dla_conv_klanes_tile_vnni):
  * 3x3, 1x1 and 5x3 kernels of 256 steps or more, strides 1 and 2, padding,
- * 1 to 15 output rows and columns (every tail of 12 pixels), planar inputs
- * and inputs of atoms, random codes and the extremes, on 1, 2 and 3
- * threads, against the reference and against a pack without k-lanes
- * weights (the pixel tiles). */
+ * 1 to 15 output rows and columns (every tail of 12 pixels), random codes
+ * and the extremes, on 1, 2 and 3 threads, against the reference and
+ * against a pack without k-lanes weights (the pixel tiles).  (The device
+ * runs them on inputs of atoms: the packing is the pixel tiles', which
+ * test_input_atoms_windows checks.) */
 static void test_klanes_tiles(void **state)
 {
     (void)state;
@@ -1158,7 +1171,7 @@ static void test_klanes_tiles(void **state)
     uint64_t rng = 0x6b1a4e5ull;
     struct dla_team *pool = dla_team_create(3);
     assert_non_null(pool);
-    char what[200], where[240];
+    char what[200];
     for (int iter = 0; iter < 40; iter++) {
         struct dla_conv_geom g = {0};
         const int shape = iter % 3;
@@ -1192,19 +1205,7 @@ static void test_klanes_tiles(void **state)
         snprintf(what, sizeof what, "iter %d: %ux%ux%u k%ux%u s%u -> %ux%ux%u%s", iter, g.in_w,
                  g.in_h, g.in_c, g.k_w, g.k_h, g.stride_x, g.out_w, g.out_h, g.out_k,
                  extreme ? ", extremes" : "");
-        for (unsigned t = 1; t <= 3; t++) {
-            for (int packed = 0; packed < 2; packed++) {
-                poison_out(&b);
-                int rc = dla_conv_s8_packed(&g, b.in, packed ? wp : wk, b.out, t,
-                                            t > 1 ? pool : NULL);
-                snprintf(where, sizeof where, "%s, threads %u%s", what, t,
-                         packed ? ", pixel tiles" : "");
-                if (rc != 0) {
-                    fail_msg("%s: rc %d", where, rc);
-                }
-                expect_same(&b, where);
-            }
-        }
+        expect_both_packs(&g, NULL, &b, wk, wp, ", pixel tiles", pool, what);
         dla_conv_wpack_free(wk);
         dla_conv_wpack_free(wp);
         bufs_free(&b);
