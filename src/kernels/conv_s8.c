@@ -3186,9 +3186,16 @@ static int wpack_atoms_worth(const struct dla_conv_wpack *w, const struct dla_co
     return steps * 8 >= (uint64_t)w->out_k * w->nq * 7;
 }
 
-/* Steps and output pixels from which a pack gets k-lanes weights: the
- * tiles' scatter of 32 channels a pixel costs ~3 % of a 256-step tile. */
-#define KLANES_MIN_STEPS 256
+/* Steps and output pixels from which a pack gets k-lanes weights: below
+ * ~500 steps the tiles' scatter of 32 channels a pixel (and their 12
+ * broadcasts a step) cost more than the empty lanes they save.  Weights
+ * packed once, min of 7 x 300 calls, k-lanes / pixel tiles, one and two
+ * threads: 7x7x512 -> 512 3x3 (1152 steps) 455 / 505 and 248 / 273 us;
+ * 7x7x256 -> 256 3x3 (576) 125.5 / 134.6 and 75.8 / 80.7; 14x14x256 ->
+ * 256 3x3 (576) 429 / 437 and 235 / 238; 7x7x128 -> 128 3x3 (288) 38.1 /
+ * 36.1; 14x14x128 -> 128 3x3 (288) 124.5 / 114.2 and 73.0 / 67.3;
+ * 7x7x1024 -> 256 1x1 (256) 64.7 / 60.3. */
+#define KLANES_MIN_STEPS 512
 #define KLANES_MAX_PIXELS 1024
 
 /* A pack worth k-lanes weights (wkl): Q8 cells on AVX-512 VNNI, out_k a

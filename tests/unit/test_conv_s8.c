@@ -1156,8 +1156,8 @@ static void test_atoms_tiles(void **state)
 
 /* The k-lanes tiles (deep dense layers of few output pixels, out_k a
  * multiple of 32, on AVX-512 VNNI: conv_s8_x86.c dla_conv_klanes_tile_vnni):
- * 3x3, 1x1 and 5x3 kernels of 256 steps or more, strides 1 and 2, padding,
- * 1 to 15 output rows and columns (every tail of 12 pixels), random codes
+ * 3x3, 1x1 and 5x3 kernels of 512 steps or more, strides 1 and 2, 1 to
+ * 13 output rows and columns (every tail of 12 pixels), random codes
  * and the extremes, on 1, 2 and 3 threads, against the reference and
  * against a pack without k-lanes weights (the pixel tiles).  (The device
  * runs them on inputs of atoms: the packing is the pixel tiles', which
@@ -1177,11 +1177,14 @@ static void test_klanes_tiles(void **state)
         const int shape = iter % 3;
         g.k_w = shape == 1 ? 1 : 3;
         g.k_h = shape == 2 ? 5 : g.k_w;
-        g.in_c = shape == 1 ? 8 * rnd_range(&rng, 128, 140) : 8 * rnd_range(&rng, 15, 24);
-        g.out_k = 32 * rnd_range(&rng, 1, 4);
+        /* 512 steps or more (KLANES_MIN_STEPS) */
+        g.in_c = shape == 1 ? 8 * rnd_range(&rng, 256, 264)
+                 : shape == 0 ? 8 * rnd_range(&rng, 29, 34)
+                              : 8 * rnd_range(&rng, 18, 22);
+        g.out_k = 32 * rnd_range(&rng, 1, 2);
         g.stride_x = g.stride_y = iter % 4 == 3 ? 2 : 1;
         g.dil_x = g.dil_y = 1;
-        const uint32_t ow = rnd_range(&rng, 1, 15), oh = rnd_range(&rng, iter < 2 ? 1 : 2, 15);
+        const uint32_t ow = rnd_range(&rng, 1, 13), oh = rnd_range(&rng, iter < 2 ? 1 : 2, 13);
         g.out_w = ow;
         g.out_h = oh;
         g.in_w = (ow - 1) * g.stride_x + g.k_w;
