@@ -34,9 +34,11 @@ void dla_sdp_lane_x_init(struct sdp_lane_x_cfg *l, enum sdp_lane_alu alu, int mu
 /* Inputs x with |x * scale - offset_scaled| <= 2^31 - 1, i.e. with s =
  * |scale| and o = offset_scaled * sign(scale), s * x in [o - lim, o + lim];
  * 0 when no int32 is. */
-static int narrow_range(int32_t scale, int64_t offset_scaled, int32_t *lo, int32_t *hi)
+static int narrow_range(int32_t scale, int64_t offset_scaled, int64_t half, int32_t *lo,
+                        int32_t *hi)
 {
-    const int64_t lim = INT32_MAX;
+    /* |v| + half within int32: the passes round v with one add (cvt_vec) */
+    const int64_t lim = INT32_MAX - half;
     int64_t a = INT32_MIN, b = INT32_MAX;
     if (scale != 0) {
         int64_t s = scale < 0 ? -(int64_t)scale : scale;
@@ -112,7 +114,8 @@ void dla_sdp_lane_cvt_init(struct sdp_lane_cvt *c, int32_t offset, int32_t scale
     c->wide.hi = (int32_t)sdp_smax(out_bits);
     /* 32-bit lanes need the shift below 32 (wider shifts give 0 anyway) */
     c->narrow_ok = c->wide.shift.shift <= 31 &&
-                   narrow_range(scale, c->wide.offset_scaled, &c->narrow_lo, &c->narrow_hi);
+                   narrow_range(scale, c->wide.offset_scaled, (int64_t)c->wide.shift.half,
+                                &c->narrow_lo, &c->narrow_hi);
     c->narrow.scale = (uint32_t)scale;
     c->narrow.offset_scaled = (uint32_t)(uint64_t)c->wide.offset_scaled;
     c->narrow.shift = c->wide.shift.shift;
@@ -787,7 +790,13 @@ cvt_vec(const struct xcvt_k *k, __m256i t, __m256i *sat, const int form, const i
         v = _mm256_sub_epi32(_mm256_mullo_epi32(t, k->scale), k->offset);
     }
     __m256i r = v, f = v;
-    if (form & XCVT_CS) {
+    if ((form & XCVT_CS) && (form & XCVT_NOSAT)) {
+        /* round half away from zero in one add: (v + half - (v < 0)) >> s,
+         * arithmetic (|v| + half within int32: narrow_range) */
+        r = _mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(v, k->chalf),
+                                              _mm256_srai_epi32(v, 31)),
+                             k->csh);
+    } else if (form & XCVT_CS) {
         __m256i m = _mm256_srai_epi32(v, 31);
         __m256i vm = _mm256_xor_si256(v, m);
         __m256i mag = _mm256_sub_epi32(vm, m);
@@ -1407,7 +1416,11 @@ cvt_vec512(const struct xcvt_k512 *k, __m512i t, __mmask16 *sat, const int form)
         v = _mm512_sub_epi32(_mm512_mullo_epi32(t, k->scale), k->offset);
     }
     __m512i r = v, f = v;
-    if (form & XCVT_CS) {
+    if ((form & XCVT_CS) && (form & XCVT_NOSAT)) { /* (as cvt_vec) */
+        r = _mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(v, k->chalf),
+                                              _mm512_srai_epi32(v, 31)),
+                             k->csh);
+    } else if (form & XCVT_CS) {
         __m512i m = _mm512_srai_epi32(v, 31);
         __m512i vm = _mm512_xor_si512(v, m);
         __m512i mag = _mm512_sub_epi32(vm, m);
