@@ -2703,13 +2703,19 @@ static int conv_plan_make(struct conv_call *c)
     return rc == 0 && klanes_pay(p) ? klanes_plan(p) : rc;
 }
 
+/* Threads a call of `items` compute items can use: `threads` (0: 1), at
+ * most one per item, CONV_MAX_THREADS and the kept team's (pool). */
+static size_t call_threads(unsigned threads, size_t items, const struct dla_team *pool)
+{
+    size_t n = min_size(min_size(threads == 0 ? 1 : threads, CONV_MAX_THREADS), items);
+    return pool != NULL ? min_size(n, dla_team_threads(pool)) : n;
+}
+
 /* Threads call c's plan can use: its threads, at most one per compute
  * item, and at most the kept team's. */
 static size_t conv_call_threads(const struct conv_call *c)
 {
-    size_t n = c->threads == 0 ? 1 : c->threads;
-    n = min_size(min_size(n, CONV_MAX_THREADS), conv_items(&c->p));
-    return c->pool != NULL ? min_size(n, dla_team_threads(c->pool)) : n;
+    return call_threads(c->threads, conv_items(&c->p), c->pool);
 }
 
 /* A kept team's job for call c: the caller plans while the woken workers
@@ -3121,6 +3127,19 @@ static size_t wpack_wk_bytes(const struct dla_conv_wpack *w)
     return rows * w->nq * CONV_CELL;
 }
 
+/* The reduction steps w's tiles run: each row's range of non-zero steps
+ * (qlo, qhi), summed; out_k * nq for dense kernels.  The kernels that run
+ * every step of every row (gemv, atoms, k-lanes) are worth their weights'
+ * copy only where this is most of out_k * nq. */
+static uint64_t wpack_steps(const struct dla_conv_wpack *w)
+{
+    uint64_t steps = 0;
+    for (size_t k = 0; k < w->out_k; k++) {
+        steps += w->qhi[k] - w->qlo[k];
+    }
+    return steps;
+}
+
 /* A pack worth a wk copy: cells a channels-in-lanes kernel takes (U8 on
  * AVX2, Q8 on AVX-512 VNNI with VL: gemv_format), one output pixel (where
  * pixel lanes would carry 1 real pixel of 8, 16 or 48), and kernels mostly
@@ -3131,11 +3150,7 @@ static int wpack_gemv_worth(const struct dla_conv_wpack *w, const struct dla_con
     if (!gemv_format(w->fmt) || (uint64_t)g->out_h * g->out_w != 1 || w->nq == 0) {
         return 0;
     }
-    uint64_t steps = 0;
-    for (size_t k = 0; k < w->out_k; k++) {
-        steps += w->qhi[k] - w->qlo[k];
-    }
-    return steps * 2 >= (uint64_t)w->out_k * w->nq;
+    return wpack_steps(w) * 2 >= (uint64_t)w->out_k * w->nq;
 }
 
 /* wk from wp (cell q of row k to [k / 8][q][k % 8]; rows past out_k zero). */
@@ -3179,11 +3194,7 @@ static int wpack_atoms_worth(const struct dla_conv_wpack *w, const struct dla_co
         (uint64_t)g->out_h * g->out_w == 1 || w->nq == 0) {
         return 0;
     }
-    uint64_t steps = 0;
-    for (size_t k = 0; k < w->out_k; k++) {
-        steps += w->qhi[k] - w->qlo[k];
-    }
-    return steps * 8 >= (uint64_t)w->out_k * w->nq * 7;
+    return wpack_steps(w) * 8 >= (uint64_t)w->out_k * w->nq * 7;
 }
 
 /* Steps and output pixels from which a pack gets k-lanes weights: below
@@ -3211,11 +3222,7 @@ static int wpack_klanes_worth(const struct dla_conv_wpack *w, const struct dla_c
         pixels < 2 || pixels > KLANES_MAX_PIXELS) {
         return 0;
     }
-    uint64_t steps = 0;
-    for (size_t k = 0; k < w->out_k; k++) {
-        steps += w->qhi[k] - w->qlo[k];
-    }
-    return steps * 8 >= (uint64_t)w->out_k * w->nq * 7;
+    return wpack_steps(w) * 8 >= (uint64_t)w->out_k * w->nq * 7;
 }
 
 /* Bytes of a pack's k-lanes weights. */
@@ -3641,10 +3648,8 @@ static int atoms_run(const struct dla_conv_geom *g, const struct dla_conv_src *s
     c.out = out;
     c.pool = pool;
     c.corr_ints = (c.pixels + 7) / 8 * 16;
-    size_t n = pool != NULL ? min_size(min_size(threads == 0 ? 1 : threads, CONV_MAX_THREADS),
-                                       dla_team_threads(pool))
-                            : 1;
-    n = min_size(n, c.ntiles * c.kblocks);
+    /* (no team: the calling thread alone, a band's call) */
+    const size_t n = pool != NULL ? call_threads(threads, c.ntiles * c.kblocks, pool) : 1;
     _Alignas(64) int32_t small[ATOMS_CORR_STACK_BYTES / sizeof(int32_t)];
     void *heap = NULL;
     if (pool != NULL) {
