@@ -235,6 +235,23 @@ static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t ad
     return rf->val[(e & DLA_SLOT_DUAL) ? (group & 1u) : 0u][i];
 }
 
+/*
+ * A hardware-side store writes only a value that changes: the status and
+ * statistics registers share cache lines with the group's configuration
+ * (SDP D_STATUS_0 at 0x90cc, D_FEATURE_MODE_CFG_0 at 0x90b0), and a store
+ * by the worker that ran the layer, of the same zero counts every layer,
+ * took the line from the host, whose next read of the configuration
+ * (programming the group again, deciding the next layer's units) then
+ * waited for it: ~63 % of dla_sdp_needs_rdma's samples sat on that load
+ * in a 1,200-block depthwise model.  Values and their order unchanged.
+ */
+static inline void hw_store_changed(uint32_t *at, uint32_t v)
+{
+    if (*at != v) {
+        *at = v;
+    }
+}
+
 /* Through the entry's flags, not the register's description. */
 static inline void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, unsigned group,
                                       uint32_t v)
@@ -245,7 +262,7 @@ static inline void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, uns
         if (e & DLA_SLOT_OP_ENABLE) {
             rf->op_en[g][(e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK] = v;
         } else {
-            rf->val[g][e & DLA_SLOT_INDEX] = v;
+            hw_store_changed(&rf->val[g][e & DLA_SLOT_INDEX], v);
         }
     }
 }
@@ -258,7 +275,7 @@ static inline void dla_regfile_unit_store(struct dla_regfile *rf, unsigned u, un
         (word > us->op_en_word || word + n <= us->op_en_word)) { /* dual, in the view */
         uint32_t *to = rf->val[group & 1u] + us->first_reg + word;
         for (unsigned k = 0; k < n; k++) {
-            to[k] = v[k];
+            hw_store_changed(&to[k], v[k]);
         }
         return;
     }
