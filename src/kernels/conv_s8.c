@@ -3547,24 +3547,67 @@ struct atoms_call {
     int32_t *out;
     int32_t *corr;        /* a thread's corrections at corr + copy * corr_ints */
     size_t corr_ints;
+    /* a layer of stride 2 (atoms_halved): the input's every other atom of
+     * every other line, src's, copied by each thread to halves + copy *
+     * halves_bytes; NULL otherwise */
+    const struct dla_conv_src *src;
+    uint32_t out_w, out_h;
+    int8_t *halves;
+    size_t halves_bytes;
     unsigned copies;      /* threads the call has corrections for */
     atomic_uint taken;
     struct dla_team *pool;
     struct conv_team team; /* its homes and chunks alone (team_grab) */
 };
 
+/*
+ * A 1x1 layer of x and y stride 2 whose window is its whole input (no
+ * padding: a ResNet's downsampling layers) runs on the atoms tiles too,
+ * on a compact copy of the atoms it reads, each thread its own (the
+ * packed path's per-thread copy, 8 bytes a used pixel instead of its
+ * cells): the tiles then read lines back to back from the thread's cache.
+ * In the device, ResNet-50's three such layers ran at ~290 GMAC/s on the
+ * packed path against ~400 for its stride-1 1x1 layers on the atoms tiles.
+ */
+static int atoms_halved(const struct dla_conv_geom *g, const struct dla_conv_src *src)
+{
+    return src != NULL && src->atoms != 0 && g->k_w == 1 && g->k_h == 1 && g->stride_x == 2 &&
+           g->stride_y == 2 && src->x0 == 0 && src->x1 == g->in_w && src->y0 == 0 &&
+           src->y1 == g->in_h;
+}
+
 /* Whether a call of g on src with pack w runs on the atoms tiles. */
 static int atoms_tiles_take(const struct dla_conv_geom *g, const struct dla_conv_src *src,
                             const struct dla_conv_wpack *w)
 {
-    return w->wat != NULL && w->fold_ty == 1 && w->fold_tx == 1 && atoms_whole_planes(g, src) &&
-           src->line_stride == (size_t)g->in_w * 8;
+    if (w->wat == NULL || w->fold_ty != 1 || w->fold_tx != 1) {
+        return 0;
+    }
+    return (atoms_whole_planes(g, src) && src->line_stride == (size_t)g->in_w * 8) ||
+           atoms_halved(g, src);
+}
+
+/* The atoms an atoms_halved layer reads, compact: surface after surface,
+ * line after line, out_w x out_h atoms each (the input's atom 2x of line
+ * 2y at x, y). */
+static void halve_atoms(const struct atoms_call *c, int8_t *dst)
+{
+    const struct dla_conv_src *src = c->src;
+    for (size_t k = 0; k < c->groups; k++) {
+        const int8_t *surface = src->data + k * src->ch_stride;
+        for (uint32_t y = 0; y < c->out_h; y++) {
+            const int8_t *line = surface + (size_t)2 * y * src->line_stride;
+            for (uint32_t x = 0; x < c->out_w; x++, dst += 8) {
+                memcpy(dst, line + (size_t)16 * x, 8);
+            }
+        }
+    }
 }
 
 /* Items begin..end-1 of home share kb0 on, k block major (item i: k block
  * kb0 + i / ntiles, pixel tile i % ntiles), with corrections corr. */
-static void atoms_items(const struct atoms_call *c, const int32_t *corr, size_t kb0,
-                        size_t begin, size_t end)
+static void atoms_items(const struct atoms_call *c, const int8_t *in, const int32_t *corr,
+                        size_t kb0, size_t begin, size_t end)
 {
 #if defined(DLA_CONV_X86)
     struct dla_conv_atoms_tile t;
@@ -3574,7 +3617,7 @@ static void atoms_items(const struct atoms_call *c, const int32_t *corr, size_t 
     size_t kb = kb0 + begin / c->ntiles, nt = begin % c->ntiles;
     for (size_t item = begin; item < end; item++) {
         const size_t p0 = nt * DLA_CONV_ATOMS_NR, k0 = kb * DLA_CONV_ATOMS_MR;
-        t.in = c->in + p0 * 8;
+        t.in = in + p0 * 8;
         t.w = c->wat + kb * c->groups * 64;
         t.corr = corr + p0 * 2;
         t.out = c->out + k0 * c->pixels + p0;
@@ -3588,6 +3631,7 @@ static void atoms_items(const struct atoms_call *c, const int32_t *corr, size_t 
     }
 #else
     (void)c;
+    (void)in;
     (void)corr;
     (void)kb0;
     (void)begin;
@@ -3599,13 +3643,14 @@ static void atoms_items(const struct atoms_call *c, const int32_t *corr, size_t 
  * corrections. */
 struct atoms_chunks {
     const struct atoms_call *c;
+    const int8_t *in;
     const int32_t *corr;
 };
 
 static void atoms_chunk(void *ctx, unsigned h, size_t first, size_t last)
 {
     const struct atoms_chunks *a = ctx;
-    atoms_items(a->c, a->corr, a->c->team.home[h].kb0, first, last);
+    atoms_items(a->c, a->in, a->corr, a->c->team.home[h].kb0, first, last);
 }
 
 /* A thread of an atoms call: its corrections, then its home share's items,
@@ -3618,10 +3663,16 @@ static void atoms_member(void *arg)
         return; /* more threads joined than the call has corrections for */
     }
     int32_t *corr = c->corr + copy * c->corr_ints;
+    const int8_t *in = c->in;
+    if (c->halves != NULL) {
+        int8_t *mine = c->halves + copy * c->halves_bytes;
+        halve_atoms(c, mine);
+        in = mine;
+    }
 #if defined(DLA_CONV_X86)
-    dla_conv_atoms_corr_vnni(c->in, c->surf, c->groups, c->pixels, corr);
+    dla_conv_atoms_corr_vnni(in, c->surf, c->groups, c->pixels, corr);
 #endif
-    struct atoms_chunks ac = {c, corr};
+    struct atoms_chunks ac = {c, in, corr};
     walk_homes(&c->team, dla_team_seat(c->pool), atoms_chunk, &ac);
 }
 
@@ -3640,7 +3691,7 @@ static int atoms_run(const struct dla_conv_geom *g, const struct dla_conv_src *s
     c.in = src->data;
     c.surf = src->ch_stride;
     c.groups = g->in_c / 8;
-    c.pixels = (size_t)g->in_w * g->in_h;
+    c.pixels = (size_t)g->out_w * g->out_h; /* (stride 1: the input's) */
     c.ntiles = (c.pixels + DLA_CONV_ATOMS_NR - 1) / DLA_CONV_ATOMS_NR;
     c.kblocks = ((size_t)g->out_k + DLA_CONV_ATOMS_MR - 1) / DLA_CONV_ATOMS_MR;
     c.out_k = g->out_k;
@@ -3648,20 +3699,30 @@ static int atoms_run(const struct dla_conv_geom *g, const struct dla_conv_src *s
     c.out = out;
     c.pool = pool;
     c.corr_ints = (c.pixels + 7) / 8 * 16;
+    if (atoms_halved(g, src)) {
+        c.src = src;
+        c.out_w = g->out_w;
+        c.out_h = g->out_h;
+        c.surf = c.pixels * 8;
+        c.halves_bytes = (c.groups * c.surf + 63) / 64 * 64;
+    }
     /* (no team: the calling thread alone, a band's call) */
     const size_t n = pool != NULL ? call_threads(threads, c.ntiles * c.kblocks, pool) : 1;
+    const size_t corr_bytes = n * c.corr_ints * sizeof(int32_t), bytes = corr_bytes + n * c.halves_bytes;
     _Alignas(64) int32_t small[ATOMS_CORR_STACK_BYTES / sizeof(int32_t)];
-    void *heap = NULL;
+    void *heap = NULL, *scratch;
     if (pool != NULL) {
-        c.corr = dla_team_scratch(pool, n * c.corr_ints * sizeof(int32_t));
-    } else if (c.corr_ints * sizeof(int32_t) <= sizeof small) {
-        c.corr = small;
+        scratch = dla_team_scratch(pool, bytes);
+    } else if (bytes <= sizeof small) {
+        scratch = small;
     } else {
-        c.corr = heap = alloc64(c.corr_ints * sizeof(int32_t));
+        scratch = heap = alloc64(bytes);
     }
-    if (c.corr == NULL) {
+    if (scratch == NULL) {
         return DLASIM_ERR_NOMEM;
     }
+    c.corr = scratch; /* (corr_bytes: whole lines, the copies aligned after them) */
+    c.halves = c.src != NULL ? (int8_t *)scratch + corr_bytes : NULL;
     c.copies = (unsigned)n;
     atomic_init(&c.taken, 0);
     /* home shares and chunks as the packed path's (team_homes) */

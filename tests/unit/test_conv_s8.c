@@ -1095,9 +1095,11 @@ static void expect_both_packs(const struct dla_conv_geom *g, const struct dla_co
 }
 
 /* The atoms tiles (dense 1x1 layers of 32 channels or more on AVX-512
- * VNNI, run on the atoms in place, conv_s8_x86.c dla_conv_atoms_tile_vnni):
+ * VNNI, run on the atoms in place, conv_s8_x86.c dla_conv_atoms_tile_vnni;
+ * at stride 2 on each thread's compact copy of the atoms it reads):
  * 1 to 12 rows of 4 to 40 columns (pixel tails of every length below 8 and
- * 24), k tails of every length below 8, surfaces back to back or apart,
+ * 24), stride 2 from 1 to 60 x 20 inputs of odd and even sizes and lines
+ * with gaps, k tails of every length below 8, surfaces back to back or apart,
  * random codes and the extremes (all -128 inputs with -128/127 weights:
  * the lane pairs' corrections at their largest), on 1, 2 and 3 threads
  * and in bands of rows, against the reference; and the same sums from a
@@ -1119,12 +1121,22 @@ static void test_atoms_tiles(void **state)
         g.k_w = g.k_h = g.stride_x = g.stride_y = g.dil_x = g.dil_y = 1;
         g.in_w = g.out_w = rnd_range(&rng, 4, 40);
         g.in_h = g.out_h = rnd_range(&rng, 1, 12);
+        /* stride 2 (the thread's compact copy of the atoms it reads): odd
+         * and even sizes, lines with a gap */
+        const int halved = iter % 4 == 1;
+        if (halved) {
+            g.stride_x = g.stride_y = 2;
+            g.in_w = rnd_range(&rng, 3, 60);
+            g.in_h = rnd_range(&rng, 1, 20);
+            g.out_w = (g.in_w - 1) / 2 + 1;
+            g.out_h = (g.in_h - 1) / 2 + 1;
+        }
         const int extreme = iter % 5 == 3;
         struct dla_conv_src src = {0};
         src.atoms = 8;
         src.x1 = g.in_w;
         src.y1 = g.in_h;
-        src.line_stride = (size_t)g.in_w * 8;
+        src.line_stride = (size_t)g.in_w * 8 + (halved && iter % 3 == 0 ? 8 * rnd_range(&rng, 1, 3) : 0);
         src.ch_stride = g.in_h * src.line_stride + (iter % 3 == 1 ? 8 * rnd_range(&rng, 1, 9) : 0);
         int8_t *lines = random_lines(g.in_c / 8 * src.ch_stride, &rng, 0);
         if (extreme) {
@@ -1142,8 +1154,9 @@ static void test_atoms_tiles(void **state)
             dla_conv_wpack_build_isa(&g, b.wt, DLA_CONV_ISA_AVX512VNNI, DLA_CONV_NO_ATOMS, &wp), 0);
         assert_true(dla_conv_wpack_has_atoms(wa));
         assert_false(dla_conv_wpack_has_atoms(wp));
-        snprintf(what, sizeof what, "iter %d: %ux%ux%u -> %u, surfaces %zu apart%s", iter, g.in_w,
-                 g.in_h, g.in_c, g.out_k, src.ch_stride, extreme ? ", extremes" : "");
+        snprintf(what, sizeof what, "iter %d: %ux%ux%u s%u -> %u, lines %zu, surfaces %zu apart%s",
+                 iter, g.in_w, g.in_h, g.in_c, g.stride_x, g.out_k, src.line_stride, src.ch_stride,
+                 extreme ? ", extremes" : "");
         expect_both_packs(&g, &src, &b, wa, wp, ", packed path", pool, what);
         check_row_bands(&g, &src, wa, b.ref, &rng, what);
         dla_conv_wpack_free(wa);
