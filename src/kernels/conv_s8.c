@@ -1979,12 +1979,17 @@ static void compute_klanes(const struct conv_plan *p, const unsigned char *inp, 
     t.ostride = pixels;
     for (size_t item = begin; item < end; item++) {
         const size_t kb = kb0 + item / p->ntiles, nt = item % p->ntiles;
-        const size_t k0 = kb * DLA_CONV_KLANES_K, p0 = nt * DLA_CONV_KLANES_MR;
+        /* the tiles' pixels as even as they go (sizes one apart at most,
+         * <= DLA_CONV_KLANES_MR): every tile streams the k block's weights
+         * once, so 49 pixels (7x7) run 10+10+10+10+9, not 12+12+12+12+1,
+         * whose tile of one pixel cost a weight pass for 1/49 of the MACs */
+        const size_t k0 = kb * DLA_CONV_KLANES_K, p0 = nt * pixels / p->ntiles,
+                     p1 = (nt + 1) * pixels / p->ntiles;
         t.w = p->w->wkl + k0 * p->nq * CONV_CELL;
         t.init = p->w->init + k0;
         t.cell = p->kl_cell + p0;
         t.opix = p->kl_opix + p0;
-        t.n = (unsigned)min_size(DLA_CONV_KLANES_MR, pixels - p0);
+        t.n = (unsigned)(p1 - p0);
         t.nk = (unsigned)min_size(DLA_CONV_KLANES_K, p->g->out_k - k0);
         t.out = p->out + k0 * pixels;
         dla_conv_klanes_tile_vnni(&t);

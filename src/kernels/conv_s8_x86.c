@@ -394,27 +394,38 @@ VNNI_INLINE void klanes_out(const struct dla_conv_klanes_tile *t, const int32_t 
         klanes_out(t, acc, (MR));                                                       \
     }
 KLANES_TILE(klanes_tile_12, 12)
+KLANES_TILE(klanes_tile_11, 11)
+KLANES_TILE(klanes_tile_10, 10)
+KLANES_TILE(klanes_tile_9, 9)
 KLANES_TILE(klanes_tile_8, 8)
+KLANES_TILE(klanes_tile_7, 7)
+KLANES_TILE(klanes_tile_6, 6)
+KLANES_TILE(klanes_tile_5, 5)
 KLANES_TILE(klanes_tile_4, 4)
+KLANES_TILE(klanes_tile_3, 3)
 KLANES_TILE(klanes_tile_2, 2)
 KLANES_TILE(klanes_tile_1, 1)
 
-/* Rows in blocks of 12, then 8, 4, 2, 1 for the pixels left. */
+/* The tile's pixels as one block of their count (a band of 7 pixels in
+ * one pass over the weights, not 4+2+1; conv_s8.c compute_klanes makes
+ * tiles of 12 or fewer), more than 12 in the fewest blocks of sizes one
+ * apart at most. */
 void dla_conv_klanes_tile_vnni(const struct dla_conv_klanes_tile *t)
 {
+    static void (*const tile[DLA_CONV_KLANES_MR + 1])(const struct dla_conv_klanes_tile *) = {
+        NULL,           klanes_tile_1,  klanes_tile_2, klanes_tile_3, klanes_tile_4,
+        klanes_tile_5,  klanes_tile_6,  klanes_tile_7, klanes_tile_8, klanes_tile_9,
+        klanes_tile_10, klanes_tile_11, klanes_tile_12,
+    };
     struct dla_conv_klanes_tile r = *t;
+    unsigned blocks = (r.n + DLA_CONV_KLANES_MR - 1) / DLA_CONV_KLANES_MR;
     while (r.n > 0) {
-        const unsigned mr = r.n >= 12 ? 12 : r.n >= 8 ? 8 : r.n >= 4 ? 4 : r.n >= 2 ? 2 : 1;
-        switch (mr) {
-        case 12: klanes_tile_12(&r); break;
-        case 8: klanes_tile_8(&r); break;
-        case 4: klanes_tile_4(&r); break;
-        case 2: klanes_tile_2(&r); break;
-        default: klanes_tile_1(&r); break;
-        }
+        const unsigned mr = (r.n + blocks - 1) / blocks; /* (<= 12: r.n <= 12 blocks) */
+        tile[mr](&r);
         r.cell += mr;
         r.opix += mr;
         r.n -= mr;
+        blocks--;
     }
 }
 
