@@ -179,8 +179,9 @@ VNNI_TILE(dla_conv_tile_vnni_8x16, DLA_CONV_VNNI_MR, 1)
  * stream: the hardware prefetchers kept too few lines in flight.  32
  * steps ahead (~400 cycles of dpbusd) covers the memory's latency.
  * Measured with 48 packs of a layer in turn (227 MB, as in the device), two
- * threads: 7x7x512 -> 512 3x3 (k-lanes) 322 -> 273 us, 7x7x2048 -> 512 1x1
- * (atoms) 147-158 -> 106 us; 1024 and 4096 bytes within 5 % of 2048.
+ * threads, two runs each: 7x7x512 -> 512 3x3 (k-lanes) 322-323 -> 275-287
+ * us, 7x7x2048 -> 512 1x1 (atoms) 147-158 -> 112-115 us (1 KB ahead:
+ * 274-281 and 106-117; 4 KB: 271-273 and 106-107).
  */
 #define WEIGHT_PREFETCH_BYTES 2048
 
