@@ -140,6 +140,14 @@ int32_t *dla_cacc_cube_place(struct dla_conv_state *s, uint64_t elems, uint64_t 
     return s->cube + s->cube_half - below;
 }
 
+int32_t *dla_cacc_cube_middle(struct dla_conv_state *s, uint64_t below, uint64_t above)
+{
+    if (s == NULL || s->cube == NULL || below > s->cube_half || above > s->cube_half) {
+        return NULL;
+    }
+    return s->cube + s->cube_half - below;
+}
+
 /* ---- capacity ------------------------------------------------------------ */
 
 int dla_cbuf_validate(struct dla_dev *d, const struct dla_cdma_cfg *c)

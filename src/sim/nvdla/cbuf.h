@@ -336,6 +336,10 @@ int dla_conv_scratch(struct dla_dev *d, void **buf, size_t *cap, size_t bytes);
  * small, the middle line-aligned).  The cube's first element, or NULL when
  * out of memory (below <= elems). */
 int32_t *dla_cacc_cube_place(struct dla_conv_state *s, uint64_t elems, uint64_t below);
+/* The buffer dla_cacc_cube_place keeps, `below` elements before its middle
+ * on: where [middle - below, middle + above) lies inside it as it is (it
+ * is never reallocated here), else NULL. */
+int32_t *dla_cacc_cube_middle(struct dla_conv_state *s, uint64_t below, uint64_t above);
 
 /* ---- CDMA (cdma.c) ------------------------------------------------------ */
 
