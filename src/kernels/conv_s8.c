@@ -3713,7 +3713,8 @@ static int atoms_run(const struct dla_conv_geom *g, const struct dla_conv_src *s
     }
     /* (no team: the calling thread alone, a band's call) */
     const size_t n = pool != NULL ? call_threads(threads, c.ntiles * c.kblocks, pool) : 1;
-    const size_t corr_bytes = n * c.corr_ints * sizeof(int32_t), bytes = corr_bytes + n * c.halves_bytes;
+    const size_t corr_bytes = n * c.corr_ints * sizeof(int32_t);
+    const size_t bytes = corr_bytes + n * c.halves_bytes;
     _Alignas(64) int32_t small[ATOMS_CORR_STACK_BYTES / sizeof(int32_t)];
     void *heap = NULL, *scratch;
     if (pool != NULL) {

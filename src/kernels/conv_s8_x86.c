@@ -581,8 +581,8 @@ __attribute__((target("avx2"))) static inline void atom_cells8_s1(unsigned char 
                                                                   int last)
 {
     const __m256i idx = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-    const __m256i hi = last ? _mm256_maskload_epi32((const int *)(const void *)(s + 32),
-                                                    _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, -1, 0))
+    const __m256i keep = _mm256_setr_epi32(-1, -1, -1, -1, -1, -1, -1, 0);
+    const __m256i hi = last ? _mm256_maskload_epi32((const int *)(const void *)(s + 32), keep)
                             : _mm256_loadu_si256((const __m256i *)(const void *)(s + 32));
     __m256i v0 = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(const void *)s),
                                              idx);
@@ -601,8 +601,9 @@ __attribute__((target("avx2"))) static inline void atom_cells8_s1(unsigned char 
  * before: the same cells, the same values) with its loads past the row
  * masked off; the scalar tail it replaces (conv_s8.c atom_row_cells) was
  * ~15 % of a 56-cell row's cells and most of its packing time. */
-__attribute__((target("avx2"))) size_t dla_conv_atom_group_cells_avx2(unsigned char *d, const int8_t *s, size_t n, size_t sx,
-                                      int flip)
+__attribute__((target("avx2"))) size_t dla_conv_atom_group_cells_avx2(unsigned char *d,
+                                                                       const int8_t *s, size_t n,
+                                                                       size_t sx, int flip)
 {
     const __m256i x80 = _mm256_set1_epi8(flip ? (char)-128 : 0);
     if (n < 8 || (sx != 1 && sx != 2)) {

@@ -1136,7 +1136,10 @@ static void test_atoms_tiles(void **state)
         src.atoms = 8;
         src.x1 = g.in_w;
         src.y1 = g.in_h;
-        src.line_stride = (size_t)g.in_w * 8 + (halved && iter % 3 == 0 ? 8 * rnd_range(&rng, 1, 3) : 0);
+        src.line_stride = (size_t)g.in_w * 8;
+        if (halved && iter % 3 == 0) {
+            src.line_stride += 8 * rnd_range(&rng, 1, 3);
+        }
         src.ch_stride = g.in_h * src.line_stride + (iter % 3 == 1 ? 8 * rnd_range(&rng, 1, 9) : 0);
         int8_t *lines = random_lines(g.in_c / 8 * src.ch_stride, &rng, 0);
         if (extreme) {
