@@ -3571,8 +3571,9 @@ struct atoms_call {
  * on a compact copy of the atoms it reads, each thread its own (the
  * packed path's per-thread copy, 8 bytes a used pixel instead of its
  * cells): the tiles then read lines back to back from the thread's cache.
- * In the device, ResNet-50's three such layers ran at ~290 GMAC/s on the
- * packed path against ~400 for its stride-1 1x1 layers on the atoms tiles.
+ * In the device (rdtsc, ResNet-50, 101 images, the same runs): its three
+ * such layers 328-337 GMAC/s on the packed path, 431-441 so; its stride-1
+ * 1x1 layers 412-420.
  */
 static int atoms_halved(const struct dla_conv_geom *g, const struct dla_conv_src *src)
 {

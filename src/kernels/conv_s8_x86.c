@@ -407,10 +407,9 @@ KLANES_TILE(klanes_tile_3, 3)
 KLANES_TILE(klanes_tile_2, 2)
 KLANES_TILE(klanes_tile_1, 1)
 
-/* The tile's pixels as one block of their count (a band of 7 pixels in
- * one pass over the weights, not 4+2+1; conv_s8.c compute_klanes makes
- * tiles of 12 or fewer), more than 12 in the fewest blocks of sizes one
- * apart at most. */
+/* The tile's pixels in one block of their count (1-12: conv_s8.c
+ * compute_klanes makes tiles of even sizes, so that each is one pass over
+ * its k block's weights: a band of 7 pixels in one pass, not 4+2+1). */
 void dla_conv_klanes_tile_vnni(const struct dla_conv_klanes_tile *t)
 {
     static void (*const tile[DLA_CONV_KLANES_MR + 1])(const struct dla_conv_klanes_tile *) = {
@@ -418,15 +417,8 @@ void dla_conv_klanes_tile_vnni(const struct dla_conv_klanes_tile *t)
         klanes_tile_5,  klanes_tile_6,  klanes_tile_7, klanes_tile_8, klanes_tile_9,
         klanes_tile_10, klanes_tile_11, klanes_tile_12,
     };
-    struct dla_conv_klanes_tile r = *t;
-    unsigned blocks = (r.n + DLA_CONV_KLANES_MR - 1) / DLA_CONV_KLANES_MR;
-    while (r.n > 0) {
-        const unsigned mr = (r.n + blocks - 1) / blocks; /* (<= 12: r.n <= 12 blocks) */
-        tile[mr](&r);
-        r.cell += mr;
-        r.opix += mr;
-        r.n -= mr;
-        blocks--;
+    if (t->n >= 1 && t->n <= DLA_CONV_KLANES_MR) {
+        tile[t->n](t);
     }
 }
 

@@ -236,7 +236,8 @@ static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t ad
 }
 
 /*
- * A hardware-side store writes only a value that changes: the status and
+ * *at = v where that changes it: a PLAIN write's store (dla_regfile_plain_store)
+ * and the hardware side's (below).  For the latter, the status and
  * statistics registers share cache lines with the group's configuration
  * (SDP D_STATUS_0 at 0x90cc, D_FEATURE_MODE_CFG_0 at 0x90b0), and a store
  * by the worker that ran the layer, of the same zero counts every layer,
@@ -245,7 +246,7 @@ static inline uint32_t dla_regfile_get(const struct dla_regfile *rf, uint32_t ad
  * waited for it: ~63 % of dla_sdp_needs_rdma's samples sat on that load
  * in a 1,200-block depthwise model.  Values and their order unchanged.
  */
-static inline void hw_store_changed(uint32_t *at, uint32_t v)
+static inline void dla_regfile_store_changed(uint32_t *at, uint32_t v)
 {
     if (*at != v) {
         *at = v;
@@ -262,7 +263,7 @@ static inline void dla_regfile_hw_set(struct dla_regfile *rf, uint32_t addr, uns
         if (e & DLA_SLOT_OP_ENABLE) {
             rf->op_en[g][(e >> DLA_SLOT_UNIT_SHIFT) & DLA_SLOT_UNIT_MASK] = v;
         } else {
-            hw_store_changed(&rf->val[g][e & DLA_SLOT_INDEX], v);
+            dla_regfile_store_changed(&rf->val[g][e & DLA_SLOT_INDEX], v);
         }
     }
 }
@@ -275,7 +276,7 @@ static inline void dla_regfile_unit_store(struct dla_regfile *rf, unsigned u, un
         (word > us->op_en_word || word + n <= us->op_en_word)) { /* dual, in the view */
         uint32_t *to = rf->val[group & 1u] + us->first_reg + word;
         for (unsigned k = 0; k < n; k++) {
-            hw_store_changed(&to[k], v[k]);
+            dla_regfile_store_changed(&to[k], v[k]);
         }
         return;
     }
@@ -316,13 +317,11 @@ static inline int dla_regfile_plain_store(const struct dla_regfile *rf, uint32_t
     if (e & DLA_SLOT_W1C) {
         x &= ~(v & rf->hot[i].w1c_mask);
     }
-    if (*p != x) {
-        /* an unchanged value is not stored: the line stays shared with the
-         * worker that read it for the group's last layer (overlap: a store
-         * takes it back from that core).  84 % of MobileNetV2's plain
-         * writes repeat the value the group holds (measured, 60 images). */
-        *p = x;
-    }
+    /* an unchanged value is not stored: the line stays shared with the
+     * worker that read it for the group's last layer (overlap: a store
+     * takes it back from that core).  84 % of MobileNetV2's plain writes
+     * repeat the value the group holds (measured, 60 images). */
+    dla_regfile_store_changed(p, x);
     return wm ? DLA_WRITE_STORED : DLA_WRITE_IGNORED_RO;
 }
 

@@ -2330,17 +2330,17 @@ struct sdp_band_par {
     const struct sdp_cfg *c;
     const struct sdp_work *w;
     const struct dla_cube *in;
-    int32_t *buf;            /* seat i's band at buf + i * seat_elems */
-    size_t seat_elems;
-    /* else the band of the thread in team seat t at mid + (t - 1) * seat_elems
-     * (run_bands); NULL: buf */
-    int32_t *mid;
+    /* by the thread's team seat (dla_team_seat: the calling thread 0, the
+     * workers 1 on): its band at buf + seat * seat_elems, and its entry of
+     * each array below */
     const struct dla_team *team;
+    int32_t *buf;
+    size_t seat_elems;
     uint8_t *raw;            /* every surface's atoms (NULL: written in place) */
     const struct out_piece *pc; /* in place: surface s's at pc[pc0[s]] to pc[pc0[s + 1]] */
     const size_t *pc0;
     uint32_t rows, nbands;
-    atomic_uint next, seat;
+    atomic_uint next;
     struct sdp_stats *st;    /* one per seat */
     int *nonzero;            /* one per seat */
     int *rc;                 /* one per seat */
@@ -2387,10 +2387,8 @@ static void band_atoms8(const struct sdp_band_par *p, uint32_t y0, uint32_t y1,
 static void band_body(void *ctx)
 {
     struct sdp_band_par *p = ctx;
-    const unsigned seat = atomic_fetch_add(&p->seat, 1u);
-    int32_t *buf = p->mid != NULL
-                       ? p->mid + ((ptrdiff_t)dla_team_seat(p->team) - 1) * (ptrdiff_t)p->seat_elems
-                       : p->buf + seat * p->seat_elems;
+    const unsigned seat = dla_team_seat(p->team);
+    int32_t *buf = p->buf + seat * p->seat_elems;
     for (;;) {
         const unsigned i = atomic_fetch_add(&p->next, 1u);
         if (i >= p->nbands) {
@@ -2428,18 +2426,15 @@ static int run_bands(struct dla_dev *d, struct dla_team *team, const struct sdp_
      * writes every layer's first channels, a worker's above it, where the
      * others go (cbuf.c dla_cacc_cube_place).  From the layer's own cube
      * instead, a 112x112x96 layer's bands went to a part of the buffer no
-     * smaller layer touches: its first band on each thread took 62-222
-     * us, the others 16-29 (MobileNetV2, two threads, rdtsc). */
+     * smaller layer touches: its band calls took 16-222 us for the same
+     * work, 17-137 from the middle (MobileNetV2, two threads, rdtsc). */
     p.team = team;
-    int32_t *low = dla_cacc_cube_middle(dla_dev_conv_state(d), p.seat_elems,
-                                        (uint64_t)(threads - 1) * p.seat_elems);
-    p.mid = low != NULL ? low + p.seat_elems : NULL;
-    if (p.mid != NULL) {
-        p.buf = NULL;
-    } else if (seats * p.seat_elems <= dla_cube_batch_elems(in)) {
-        p.buf = in->data; /* CACC's cube buffer, kept between layers */
-    } else {
-        p.buf = own = malloc(seats * p.seat_elems * sizeof(int32_t));
+    p.buf = dla_cacc_cube_middle(dla_dev_conv_state(d), p.seat_elems,
+                                 (uint64_t)(threads - 1) * p.seat_elems);
+    if (p.buf == NULL) {
+        p.buf = threads * p.seat_elems <= dla_cube_batch_elems(in)
+                    ? in->data /* CACC's cube buffer, kept between layers */
+                    : (own = malloc(threads * p.seat_elems * sizeof(int32_t)));
     }
     /* the bands write their atoms in place where they can (the input is
      * CBUF's copy, never the memory): no write-out after the job */
@@ -2449,22 +2444,20 @@ static int run_bands(struct dla_dev *d, struct dla_team *team, const struct sdp_
     p.pc = pc;
     p.pc0 = pc0;
     p.raw = in_place ? NULL : malloc((size_t)c->nsurf * w->n_surf);
-    p.st = calloc(seats, sizeof(*p.st));
-    p.nonzero = calloc(seats, sizeof(int));
-    p.rc = calloc(seats, sizeof(int));
-    p.bad_row = calloc(seats, sizeof(uint32_t));
+    p.st = calloc(threads, sizeof(*p.st));
+    p.nonzero = calloc(threads, sizeof(int));
+    p.rc = calloc(threads, sizeof(int));
+    p.bad_row = calloc(threads, sizeof(uint32_t));
     atomic_init(&p.next, 0u);
-    atomic_init(&p.seat, 0u);
     int rc = 0;
-    if ((!p.buf && !p.mid) || (!in_place && !p.raw) || !p.st || !p.nonzero || !p.rc ||
-        !p.bad_row) {
+    if (!p.buf || (!in_place && !p.raw) || !p.st || !p.nonzero || !p.rc || !p.bad_row) {
         rc = dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory for a %ux%ux%u cube",
                        c->w, c->h, c->c);
     }
     if (!rc) {
         dla_team_join(seats > 1 ? team : NULL, seats - 1, band_body, &p);
     }
-    for (unsigned i = 0; !rc && i < seats; i++) {
+    for (unsigned i = 0; !rc && i < threads; i++) {
         if (p.rc[i]) {
             const uint32_t last = c->h - p.bad_row[i] < p.rows ? c->h - 1
                                                                : p.bad_row[i] + p.rows - 1;
