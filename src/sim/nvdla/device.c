@@ -68,11 +68,10 @@ struct dla_dev {
     int team_tried;
     unsigned layer;                   /* layers started since creation */
     /* A layer the hardware never completes (dla_stall): its units stay
-     * busy until reset, and why, for dlasim_busy. */
-    uint32_t stalling;                /* units dla_stall named during the layer */
+     * busy until reset (why: stall_why, with the engines' fields below),
+     * for dlasim_busy. */
     uint32_t stalled_units;           /* bit per unit: held by a stalled layer */
     unsigned stalled_layer;
-    char stall_why[512];
     /* Overlap (dlasim_options.overlap): the layer started on a worker when
      * the one before completed (run_ahead), or as that one ends when the
      * host enabled it in time (try_chain), finished (completion, interrupt)
@@ -87,8 +86,6 @@ struct dla_dev {
     int inflight_running;             /* the task may still run their engines */
     unsigned head;                    /* slot of the layer finished next */
     unsigned finished;                /* layers of the task the host finished */
-    unsigned task_slot;               /* slot of the task's first layer */
-    struct layer slot[2];
     uint32_t inflight_units;          /* bit per unit they use (with linked RDMAs) */
     uint8_t inflight_gmask[NVDLA_UNIT_COUNT]; /* their groups, bit per group */
     uint32_t find_flip;               /* units whose CONSUMER find_layer takes as moved on */
@@ -96,6 +93,14 @@ struct dla_dev {
      * not the worker, was behind, so the next one is decoded by the worker
      * (a hint only: where the decode runs changes no result). */
     int host_behind;
+    /* What the host hands the worker's task: lines of their own, which the
+     * worker reads.  Beside the fields above, every host store to them
+     * (the IRQ line, the in-flight bookkeeping) waited for the line to come
+     * back from the worker's core, and the host's next read of them with
+     * it (MobileNetV2's 7x7 blocks: `nvdla_irq_level` ~2.5 % of the host's
+     * samples, each a miss). */
+    _Alignas(64) unsigned task_slot;  /* slot of the task's first layer */
+    struct layer slot[2];
     /* What the engines write while a layer runs, on a cache line of its
      * own: next to the host's fields (the IRQ line, the team, the in-flight
      * units every CSB write checks) each store would take the line from
@@ -103,6 +108,11 @@ struct dla_dev {
     _Alignas(64) const char *cur_unit; /* unit executing (for messages) */
     uint8_t exec_group[NVDLA_UNIT_COUNT]; /* the running layer's (dla_dev_exec_group) */
     unsigned exec_index;              /* ... and its index (messages) */
+    /* units dla_stall named during the layer (run_layer clears it: on the
+     * host's IRQ line's, each layer on the worker took that line from the
+     * host's core, whose next interrupt check then missed) */
+    uint32_t stalling;
+    char stall_why[512];              /* dla_stall's reason */
     /* The chain between the host and the worker (run_chain), on a line of
      * its own with what the host reads at the join (one line passes, not
      * two: the engines' line above stays the worker's): CHAIN_OPEN while
