@@ -1010,8 +1010,9 @@ static int finish_layer(struct dla_dev *d, const struct layer *l, int rc, uint32
 
 /* The register windows of l's units (both groups: the host wrote them on
  * its core), fetched at once rather than line by line as the engines'
- * decodes first touch them. */
-static void prefetch_layer_regs(const struct dla_dev *d, const struct layer *l)
+ * decodes first touch them (the worker), or for writing (the host, once
+ * the layer has ended, for the group's next programming: see join_next). */
+static void prefetch_layer_regs(const struct dla_dev *d, const struct layer *l, int write)
 {
     uint32_t units = l->units;
     for (unsigned u = 0; units; u++, units >>= 1) {
@@ -1023,7 +1024,12 @@ static void prefetch_layer_regs(const struct dla_dev *d, const struct layer *l)
         const char *lo = (const char *)(d->rf.val[0] + us->first_reg);
         const char *dual = (const char *)(d->rf.val[g] + us->first_reg);
         for (size_t at = 0; at < (size_t)us->view_n * 4u; at += 64) {
-            __builtin_prefetch(at < (size_t)us->view_dual_lo * 4u ? lo + at : dual + at);
+            const char *line = at < (size_t)us->view_dual_lo * 4u ? lo + at : dual + at;
+            if (write) {
+                __builtin_prefetch(line, 1);
+            } else {
+                __builtin_prefetch(line);
+            }
         }
     }
 }
@@ -1045,7 +1051,7 @@ static void run_chain(void *ctx)
     unsigned s = d->task_slot;
     for (;;) {
         const struct layer *l = &d->slot[s];
-        prefetch_layer_regs(d, l);
+        prefetch_layer_regs(d, l, 0);
         const int rc = run_layer(d, l);
         d->slot_rc[s] = rc;
         d->slot_stalling[s] = d->stalling;
@@ -1228,6 +1234,12 @@ static int join_next(struct dla_dev *d)
         dla_team_help_until_count(d->team, &d->done, want);
     }
     const unsigned s = d->head;
+    /* The host programs this layer's groups next (its completion frees
+     * them): their lines, which the worker read while it ran, have left
+     * this core (this host passes a modified line on at a read), and each
+     * PLAIN write's compare would wait for its line in turn; fetched now,
+     * they come while the interrupt is serviced. */
+    prefetch_layer_regs(d, &d->slot[s], 1);
     const int rc = finish_layer(d, &d->slot[s], d->slot_rc[s], d->slot_stalling[s]);
     d->finished++;
     d->head ^= 1u;
