@@ -86,6 +86,7 @@ struct dla_dev {
     int inflight_running;             /* the task may still run their engines */
     unsigned head;                    /* slot of the layer finished next */
     unsigned finished;                /* layers of the task the host finished */
+    struct layer slot[2];             /* the host's: what it finishes and tracks */
     uint32_t inflight_units;          /* bit per unit they use (with linked RDMAs) */
     uint8_t inflight_gmask[NVDLA_UNIT_COUNT]; /* their groups, bit per group */
     uint32_t find_flip;               /* units whose CONSUMER find_layer takes as moved on */
@@ -94,13 +95,17 @@ struct dla_dev {
      * (a hint only: where the decode runs changes no result). */
     int host_behind;
     /* What the host hands the worker's task: lines of their own, which the
-     * worker reads.  Beside the fields above, every host store to them
-     * (the IRQ line, the in-flight bookkeeping) waited for the line to come
-     * back from the worker's core, and the host's next read of them with
-     * it (MobileNetV2's 7x7 blocks: `nvdla_irq_level` ~2.5 % of the host's
-     * samples, each a miss). */
+     * worker reads, and a copy of each slot's layer (hand_over).  Beside
+     * the fields above, every host store to them (the IRQ line, the
+     * in-flight bookkeeping) waited for the line to come back from the
+     * worker's core, and the host's next read of them with it
+     * (MobileNetV2's 7x7 blocks: `nvdla_irq_level` ~2.5 % of the host's
+     * samples, each a miss); and a layer the worker read left the host's
+     * core (this host passes a modified line on at a read), so the host's
+     * reads of its own slot (completing it, tracking the units in flight,
+     * the next chain) missed. */
     _Alignas(64) unsigned task_slot;  /* slot of the task's first layer */
-    struct layer slot[2];
+    struct layer task_layer[2];       /* the worker's copies of slot[] */
     /* What the engines write while a layer runs, on a cache line of its
      * own: next to the host's fields (the IRQ line, the team, the in-flight
      * units every CSB write checks) each store would take the line from
@@ -751,7 +756,7 @@ static int run_conv(struct dla_dev *d, const struct layer *l)
     struct dla_cube to_sdp = {0};
     d->cur_unit = "CONV";
     /* a layer of the two slots may come with its registers decoded (try_chain) */
-    const int slot = l == &d->slot[0] ? 0 : l == &d->slot[1] ? 1 : -1;
+    const int slot = l == &d->task_layer[0] ? 0 : l == &d->task_layer[1] ? 1 : -1;
     int rc = slot < 0 ? dla_conv_execute(d, l->exec_group[NVDLA_UNIT_CDMA], &to_sdp)
                       : dla_conv_execute_slot(d, l->exec_group[NVDLA_UNIT_CDMA], (unsigned)slot,
                                               l->index, &to_sdp);
@@ -1050,7 +1055,7 @@ static void run_chain(void *ctx)
     struct dla_dev *d = ctx;
     unsigned s = d->task_slot;
     for (;;) {
-        const struct layer *l = &d->slot[s];
+        const struct layer *l = &d->task_layer[s];
         prefetch_layer_regs(d, l, 0);
         const int rc = run_layer(d, l);
         d->slot_rc[s] = rc;
@@ -1101,8 +1106,15 @@ static void track_inflight(struct dla_dev *d)
     }
 }
 
-/* Layer l (found runnable) claimed and handed to a worker's task of its
- * own (run_chain). */
+/* Slot s's layer, claimed, copied for the worker's task (before it is
+ * published to it). */
+static void hand_over(struct dla_dev *d, unsigned s)
+{
+    d->task_layer[s] = d->slot[s];
+}
+
+/* Layer l (found runnable, in slot[head]) claimed and handed to a worker's
+ * task of its own (run_chain). */
 static void start_task(struct dla_dev *d, struct dla_team *team, struct layer *l)
 {
     claim_layer(d, l);
@@ -1110,6 +1122,7 @@ static void start_task(struct dla_dev *d, struct dla_team *team, struct layer *l
     track_inflight(d);
     d->finished = 0;
     d->task_slot = d->head;
+    hand_over(d, d->head);
     atomic_store_explicit(&d->done, 0, memory_order_relaxed);
     atomic_store_explicit(&d->started, 1, memory_order_relaxed);
     atomic_store_explicit(&d->chain, CHAIN_OPEN, memory_order_relaxed);
@@ -1198,6 +1211,7 @@ static void try_chain(struct dla_dev *d)
     if (!d->host_behind) {
         dla_conv_predecode(d, l->exec_group[NVDLA_UNIT_CDMA], d->head ^ 1u, l->index);
     }
+    hand_over(d, d->head ^ 1u);
     unsigned st = CHAIN_OPEN;
     d->host_behind = !atomic_compare_exchange_strong_explicit(
         &d->chain, &st, CHAIN_QUEUED, memory_order_release, memory_order_relaxed);
