@@ -118,8 +118,15 @@ int dla_regfile_init(struct dla_regfile *rf, const struct regdb *db,
     rf->db = db;
     rf->pp = pp;
     rf->drop_when_enabled = pp->drop_writes_when_enabled;
-    rf->val[0] = calloc(db->n_regs, sizeof(uint32_t));
-    rf->val[1] = calloc(db->n_regs, sizeof(uint32_t));
+    /* on cache lines of their own, from a line's start: NVDLA's GLB
+     * interrupt status (index 107) then shares no line with CDMA's
+     * registers (from 115), which the worker reads while the host raises
+     * the status of the layer before (calloc's 16-byte start could put
+     * them on one line: the host's read-modify-write then waited for it;
+     * the values are set by dla_regfile_reset) */
+    const size_t bytes = ((size_t)db->n_regs * sizeof(uint32_t) + 63u) / 64u * 64u;
+    rf->val[0] = aligned_alloc(64, bytes ? bytes : 64u);
+    rf->val[1] = aligned_alloc(64, bytes ? bytes : 64u);
     int rc = rf->val[0] && rf->val[1] ? build_slots(rf) : DLASIM_ERR_NOMEM;
     if (rc) {
         dla_regfile_free(rf);
