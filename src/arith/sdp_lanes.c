@@ -1807,13 +1807,25 @@ DLA_LANES_AVX512_ATTR static void channel_ranges512(const int32_t *src, size_t p
     }
 }
 
+/* BS's outputs within [-b1, b1] plus an int8 addend << shl: the sum
+ * within int32 (BN's ALU then never saturates, and its multiplier of 1
+ * with truncation 0 passes the sum) and the converter exact on the sums'
+ * range.  *quiet cleared unless no sum can raise the converter's
+ * saturation flag. */
+static int addcvt_sum_exact(const struct sdp_lane_cvt *c, int64_t b1, unsigned shl, int *quiet)
+{
+    const int64_t b2 = b1 + ((int64_t)128 << shl);
+    if (b2 > INT32_MAX || -b2 < c->narrow_lo || b2 > c->narrow_hi) {
+        return 0;
+    }
+    *quiet &= -b2 >= c->quiet_lo && b2 <= c->quiet_hi;
+    return 1;
+}
+
 /* Whether the values of inputs in [lo, hi] with ALU operands in [alo, ahi]
  * and MUL operands in [mlo, mhi] stay exact in 32-bit lanes: BS as the
- * fused pass computes it (xcvt_exact_bound's X part), the sum with an int8
- * addend << shl within int32 (BN's ALU then never saturates, and its
- * multiplier of 1 with truncation 0 passes the sum), and the converter
- * exact on the sums' range.  *quiet cleared unless no sum can raise the
- * converter's saturation flag. */
+ * fused pass computes it (xcvt_exact_bound's X part), then
+ * addcvt_sum_exact. */
 static int addcvt_exact(const struct sdp_lane_x_cfg *x1, const struct sdp_lane_cvt *c,
                         int32_t lo, int32_t hi, int32_t alo, int32_t ahi, int32_t mlo,
                         int32_t mhi, unsigned shl, int *quiet)
@@ -1823,12 +1835,24 @@ static int addcvt_exact(const struct sdp_lane_x_cfg *x1, const struct sdp_lane_c
         b1 > (INT32_MAX >> x1->mul_shift.shift)) {
         return 0;
     }
-    const int64_t b2 = b1 + ((int64_t)128 << shl);
-    if (b2 > INT32_MAX || -b2 < c->narrow_lo || b2 > c->narrow_hi) {
+    return addcvt_sum_exact(c, b1, shl, quiet);
+}
+
+/* addcvt_exact with BS in 64-bit products (addcvt_wide512): any product
+ * of a 33-bit ALU result and a 16-bit operand (< 2^48), rounded by the
+ * truncation, then the sum and the converter in 32-bit lanes. */
+static int addcvt_wide_exact(const struct sdp_lane_x_cfg *x1, const struct sdp_lane_cvt *c,
+                             int32_t lo, int32_t hi, int32_t av, int32_t mv, unsigned shl,
+                             int *quiet)
+{
+    int64_t b1;
+    if (x1->mul_shift.shift > 62) {
         return 0;
     }
-    *quiet &= -b2 >= c->quiet_lo && b2 <= c->quiet_hi;
-    return 1;
+    if (!x_narrow_bound(x1, lo, hi, av, av, mv, mv, &b1)) { /* b1: the product's magnitude */
+        b1 = (int64_t)(((uint64_t)b1 + x1->mul_shift.half) >> x1->mul_shift.shift);
+    }
+    return addcvt_sum_exact(c, b1, shl, quiet);
 }
 
 /* The verdict on a pass over inputs in [lo, hi] (the eight channels'):
@@ -1922,6 +1946,74 @@ static int addcvt_takes(const struct sdp_lane_x_cfg *x1, const struct sdp_lane_x
 ADDCVT_ENTRY(DLA_LANES_AVX512_ATTR, addcvt_avx512, struct addcvt512, struct xcvt_op512,
              ADDCVT_K_INIT_512, xcvt_op512_init, addcvt_any512, channel_ranges512)
 #undef ADDCVT_K_INIT_512
+
+/*
+ * addcvt with BS in 64-bit products, for what the 32-bit lanes refuse: a
+ * projection's residual addition whose accumulators times BS's 15-bit
+ * multipliers pass 2^31 (MobileNetV2's 7x7x960 -> 160 layers: sums to
+ * ~2^17, multipliers to ~2^14.6, truncation 18-19) took the
+ * channel-by-channel stages, ~40 us for 7,840 values.  Each channel's
+ * range decides first (addcvt_wide_exact); BS as atoms8_wide512 computes
+ * it (wide_x512: its ReLU floor, saturation to 32 bits), then the addend,
+ * BN's ReLU and the converter as addcvt_step512.
+ */
+DLA_LANES_AVX512_ATTR static int addcvt_wide512(const struct sdp_lane_x_cfg *x1,
+                                                const struct sdp_lane_x_cfg *x2,
+                                                const struct sdp_lane_cvt *c, const int32_t *src,
+                                                size_t plane, unsigned real, size_t j0,
+                                                size_t j1, const int32_t av[8],
+                                                const int32_t mv[8], const uint8_t *opd,
+                                                unsigned shl, uint8_t *dst, uint32_t *sat)
+{
+    if (!addcvt_takes(x1, x2, c, real, j0, j1, shl)) {
+        return 0;
+    }
+    int32_t clo[8], chi[8];
+    int quiet = 1;
+    channel_ranges512(src, plane, real, j0, j1, clo, chi);
+    for (unsigned l = 0; l < 8; l++) {
+        if (!addcvt_wide_exact(x1, c, clo[l], chi[l], av[l], mv[l], shl, &quiet)) {
+            return 0;
+        }
+    }
+    const struct wide512 k = {_mm512_set1_epi64((int64_t)x1->mul_shift.half),
+                              _mm512_set1_epi64(x1->relu_floor), _mm512_set1_epi64(INT32_MIN),
+                              _mm512_set1_epi64(INT32_MAX),
+                              _mm_cvtsi32_si128((int)x1->mul_shift.shift)};
+    struct xcvt_k512 k2;
+    xcvt_k512_init(&k2, x2, &c->narrow);
+    const __m128i sh = _mm_cvtsi32_si128((int)shl);
+    const int count = sat != NULL && !quiet;
+    const int form2 = (xcvt_form(x2, &c->narrow) & (XCVT_CS | XCVT_CID)) |
+                      (count ? 0 : XCVT_NOSAT);
+    __m512i mvl[8], bias[8], cnt = _mm512_setzero_si512(), r[8], q[2];
+    for (unsigned l = 0; l < 8; l++) {
+        mvl[l] = _mm512_set1_epi64(mv[l]);
+        bias[l] = _mm512_set1_epi64((int64_t)(int32_t)((uint32_t)av[l] & x1->sum_mask) * mv[l]);
+    }
+    for (size_t j = j0; j < j1; j += 16) {
+        const size_t n = j1 - j < 16 ? j1 - j : 16;
+        const __mmask16 m = (__mmask16)((1u << n) - 1u);
+        addend_channels512(_mm512_maskz_loadu_epi64((__mmask8)(m & 0xffu), opd + j * 8),
+                           _mm512_maskz_loadu_epi64((__mmask8)(m >> 8), opd + j * 8 + 64), q);
+        for (unsigned l = 0; l < 8; l++) {
+            __m512i x = l < real ? _mm512_maskz_loadu_epi32(m, src + l * plane + j)
+                                 : _mm512_setzero_si512();
+            __m512i t = wide_x512(&k, mvl[l], bias[l], x);
+            __mmask16 s;
+            t = _mm512_max_epi32(_mm512_add_epi32(t, addend_lane512(q, l, sh)), k2.relu);
+            r[l] = cvt_vec512(&k2, t, &s, form2);
+            if (count) {
+                cnt = _mm512_mask_add_epi32(cnt, s & m, cnt, _mm512_set1_epi32(1));
+            }
+        }
+        atoms8_store512(r, dst + j * 8, 0, m, n == 16);
+    }
+    if (sat) {
+        *sat = (uint32_t)_mm512_reduce_add_epi32(cnt);
+    }
+    return 1;
+}
 
 /*
  * The fused residual pass in AVX2 registers: eight pixels a step as
@@ -2098,7 +2190,8 @@ int dla_sdp_lanes_x_add_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane
 {
 #if defined(DLA_LANES_X86)
     if (isa == DLA_LANES_AVX512) {
-        return addcvt_avx512(x1, x2, cvt, src, plane, real, j0, j1, av, mv, opd, shl, dst, sat);
+        return addcvt_avx512(x1, x2, cvt, src, plane, real, j0, j1, av, mv, opd, shl, dst, sat) ||
+               addcvt_wide512(x1, x2, cvt, src, plane, real, j0, j1, av, mv, opd, shl, dst, sat);
     }
     if (dla_lanes_avx2_up(isa)) {
         return addcvt_avx2(x1, x2, cvt, src, plane, real, j0, j1, av, mv, opd, shl, dst, sat);

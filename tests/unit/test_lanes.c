@@ -606,13 +606,19 @@ static void test_x_cvt_atoms8_requant(void **state)
  * against ref_x of both stages then the converter per element: the bytes
  * of pixels [j0, j1), the saturations, nothing written outside.  An
  * accumulator magnitude of 2^4..2^26 makes some runs too wide for the
- * 32-bit lanes (refused: 0).  Returns whether it ran.
+ * 32-bit lanes (refused: 0).  `wide`: a projection's shape, accumulators
+ * of 2^16..2^19 and multipliers of 2^13..2^15 with truncation 16..22,
+ * whose products pass 2^31 (taken on AVX-512 in 64-bit products:
+ * addcvt_wide512).  Returns whether it ran.
  */
-static int check_x_add_cvt_atoms8(enum dla_lanes_isa isa, size_t plane)
+static int check_x_add_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, int wide)
 {
     struct xcase k1, k2 = { SDP_LANE_ALU_SUM, 1, 0, (int)rnd(0, 1), 0 };
     requant_case(&k1);
     k1.alu = rnd(0, 3) ? SDP_LANE_ALU_SUM : SDP_LANE_ALU_BYPASS;
+    if (wide) {
+        k1.shift = rnd(16, 22);
+    }
     struct sdp_lane_x_cfg x1, x2;
     dla_sdp_lane_x_init(&x1, k1.alu, k1.mul_bypass, k1.prelu, k1.relu_bypass, k1.shift);
     dla_sdp_lane_x_init(&x2, k2.alu, k2.mul_bypass, k2.prelu, k2.relu_bypass, k2.shift);
@@ -628,14 +634,15 @@ static int check_x_add_cvt_atoms8(enum dla_lanes_isa isa, size_t plane)
     int32_t *in = malloc(8 * plane * sizeof(*in)), av[8], mv[8];
     uint8_t *d = malloc(8 * plane + 16), *d2 = malloc(8 * plane + 16), *opd = malloc(8 * plane);
     assert_true(in && d && d2 && opd);
-    const int32_t mag = (int32_t)1 << rnd(4, 26);
+    const int32_t mag = (int32_t)1 << (wide ? rnd(16, 19) : rnd(4, 26));
     for (size_t i = 0; i < 8 * plane; i++) {
         in[i] = (int32_t)rnd(0, 2 * (uint32_t)mag) - mag;
         opd[i] = (uint8_t)rnd(0, 255);
     }
     for (int l = 0; l < 8; l++) {
         av[l] = k1.alu == SDP_LANE_ALU_BYPASS ? 0 : (int32_t)rnd(0, 2 * (uint32_t)mag) - mag;
-        mv[l] = (int32_t)rnd(0, 0xffff) - 32768;
+        mv[l] = wide ? (int32_t)rnd(8192, 32767) * (rnd(0, 3) ? 1 : -1)
+                     : (int32_t)rnd(0, 0xffff) - 32768;
     }
     memset(d, CHAIN8_CANARY, 8 * plane + 16);
     memset(d2, CHAIN8_CANARY, 8 * plane + 16);
@@ -691,12 +698,20 @@ static void test_x_add_cvt_atoms8(void **state)
         if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
             continue;
         }
-        int done = 0, cases = 1500;
+        int done = 0, cases = 1500, wide_done = 0, wide_cases = 400;
         for (int i = 0; i < cases; i++) {
-            done += check_x_add_cvt_atoms8((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS]);
+            done += check_x_add_cvt_atoms8((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS],
+                                           0);
+        }
+        for (int i = 0; i < wide_cases; i++) {
+            wide_done += check_x_add_cvt_atoms8((enum dla_lanes_isa)isa,
+                                                run_lengths[i % N_LENGTHS], 1);
         }
         if (dla_lanes_avx2_up((enum dla_lanes_isa)isa)) { /* both outcomes are exercised */
             assert_true(done > cases / 3 && done < cases - cases / 10);
+        }
+        if (isa == DLA_LANES_AVX512) { /* the wide ones in 64-bit products */
+            assert_true(wide_done > wide_cases / 2);
         }
     }
 }
