@@ -325,16 +325,17 @@ static int solid_job(const struct dla_team *t, double work_s);
  * Measured on an AVX-512 host, model_bench --threads 2, three alternated
  * pairs: MobileNetV2 5.80-5.87 -> 5.48-5.55 ms; ResNet-18 and ResNet-50
  * unchanged (their large layers' tiles are solid jobs). */
-static int task_keeps(const struct dla_team *t, double work_s)
+static int task_keeps(const struct dla_team *t, double work_s, int local)
 {
-    return dla_team_seat(t) != 0 && !(work_s >= DLA_TEAM_SOLID_JOB_S);
+    return !local && dla_team_seat(t) != 0 && !(work_s >= DLA_TEAM_SOLID_JOB_S);
 }
 
-/* dla_team_join's job (work_s: dla_team_join_work's, 0 = not known). */
+/* dla_team_join's job (work_s: dla_team_join_work's, 0 = not known;
+ * local: dla_team_join_local's). */
 static void team_job(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx,
-                     double work_s)
+                     double work_s, int local)
 {
-    if (!t || helpers == 0 || t->nthreads == 0 || task_keeps(t, work_s) ||
+    if (!t || helpers == 0 || t->nthreads == 0 || task_keeps(t, work_s, local) ||
         !(dla_team_coupled(t) || solid_job(t, work_s))) {
         body(ctx);
         return;
@@ -360,13 +361,19 @@ static void team_job(struct dla_team *t, size_t helpers, void (*body)(void *ctx)
 
 void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx)
 {
-    team_job(t, helpers, body, ctx, 0);
+    team_job(t, helpers, body, ctx, 0, 0);
+}
+
+void dla_team_join_local(struct dla_team *t, size_t helpers, void (*body)(void *ctx),
+                         void *ctx)
+{
+    team_job(t, helpers, body, ctx, 0, 1);
 }
 
 void dla_team_join_work(struct dla_team *t, size_t helpers, double work_s,
                         void (*body)(void *ctx), void *ctx)
 {
-    team_job(t, helpers, body, ctx, work_s);
+    team_job(t, helpers, body, ctx, work_s, 0);
 }
 
 unsigned dla_team_seat(const struct dla_team *t)
@@ -413,7 +420,22 @@ static void take_items(void *arg)
     }
 }
 
+static void run_items(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx,
+                      int local);
+
 void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx)
+{
+    run_items(t, n, fn, ctx, 0);
+}
+
+void dla_team_run_local(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i),
+                        void *ctx)
+{
+    run_items(t, n, fn, ctx, 1);
+}
+
+static void run_items(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx,
+                      int local)
 {
     struct item_job j;
     const unsigned seats = dla_team_threads(t);
@@ -428,7 +450,7 @@ void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i),
         atomic_init(&j.home[h].next, n * h / j.homes);
         j.home[h].end = n * (h + 1) / j.homes;
     }
-    team_job(n > 1 ? t : NULL, n - (n > 0), take_items, &j, 0);
+    team_job(n > 1 ? t : NULL, n - (n > 0), take_items, &j, 0, local);
 }
 
 size_t dla_team_units_per_item(const struct dla_team *t, size_t n, size_t unit_bytes,

@@ -63,6 +63,13 @@ void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), 
 #define DLA_TEAM_SOLID_JOB_S 150e-6
 void dla_team_join_work(struct dla_team *t, size_t helpers, double work_s,
                         void (*body)(void *ctx), void *ctx);
+/* dla_team_join for a job whose every thread's share runs end to end on
+ * data of its own (a band of a layer: its sums, then their conversion):
+ * the same, and shared also when a spawned task's worker publishes it
+ * (dla_team_spawn), where the other jobs stay on that worker because
+ * their shares pass data between the cores. */
+void dla_team_join_local(struct dla_team *t, size_t helpers, void (*body)(void *ctx),
+                         void *ctx);
 
 /* The calling thread's seat in t: i + 1 on worker i, 0 on any other
  * thread (the owner's).  A job's body takes its home share by it
@@ -76,6 +83,14 @@ unsigned dla_team_seat(const struct dla_team *t);
  * do): consecutive layers split alike leave each core the lines it wrote.
  * On the caller alone when t is NULL. */
 void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
+
+/* dla_team_run for items that each work on data of their own, which the
+ * thread that takes an item goes on with (a depthwise block's fetched
+ * rows, then its bands): shared also when a spawned task's worker runs it,
+ * as dla_team_join_local's jobs.  Each thread first takes the items of its
+ * own share (the calling thread's the first ones). */
+void dla_team_run_local(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i),
+                        void *ctx);
 
 /* Items of at least `bytes_each` bytes of work: how many of a job's n
  * units of `unit_bytes` bytes one item takes so that an item holds about
@@ -100,8 +115,9 @@ void dla_team_run_grouped(struct dla_team *t, size_t n, size_t per,
  * or -1 with no worker (t NULL) or a task still open (nothing handed then).
  * While the task runs, its worker drives the team's jobs (dla_team_run
  * from fn) and the spawning thread is a helper of the solid ones
- * (dla_team_join_work of DLA_TEAM_SOLID_JOB_S or more) while it waits in
- * dla_team_help_until; the others run on the task's worker alone.  One
+ * (dla_team_join_work of DLA_TEAM_SOLID_JOB_S or more) and of the local
+ * ones (dla_team_join_local) while it waits in dla_team_help_until; the
+ * others run on the task's worker alone.  One
  * task at a time; the spawning thread drives no job of its own until the
  * task ends.
  */

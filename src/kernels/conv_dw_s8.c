@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "arith/lanes.h"
+#include "dlasim/dlasim.h"
 #include "kernels/conv_dw_s8.h"
 
 #if defined(DLA_LANES_X86)
@@ -1923,6 +1924,28 @@ void dla_conv_dw_s8_src_channels(const struct dla_conv_geom *g, const struct dla
                                  const int8_t *diag, int32_t *out, size_t k0, size_t k1)
 {
     dla_conv_dw_s8_src_channels_isa(g, in, diag, out, k0, k1, dla_conv_dw_s8_isa_best());
+}
+
+/* The band's rows as a layer of their own: its padded input starts at row
+ * y0 x stride_y of the layer's (padding rows included), the same lines
+ * and buffer; each output is the same window's sum. */
+int dla_conv_dw_s8_src_rows(const struct dla_conv_geom *g, const struct dla_dw_src *in,
+                            const int8_t *diag, uint32_t y0, uint32_t y1, int32_t *out)
+{
+    if (g == NULL || in == NULL || diag == NULL || out == NULL || y0 >= y1 || y1 > g->out_h ||
+        g->k_h == 0 || in->src.y0 > in->src.y1 || in->src.y1 > g->in_h) {
+        return DLASIM_ERR_INVAL;
+    }
+    struct dla_conv_geom sub = *g;
+    sub.out_h = y1 - y0;
+    sub.in_h = (sub.out_h - 1) * g->stride_y + (g->k_h - 1) * g->dil_y + 1;
+    struct dla_dw_src band = *in;
+    band.src = dla_conv_src_rows(&in->src, y0 * g->stride_y, sub.in_h);
+    if (!dla_conv_dw_s8_src_takes(&sub, &band.src)) {
+        return DLASIM_ERR_INVAL;
+    }
+    dla_conv_dw_s8_src_channels(&sub, &band, diag, out, 0, sub.out_k);
+    return 0;
 }
 
 /* Channels [k0, k1): through the vector rows of isa where they take g

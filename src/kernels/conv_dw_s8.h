@@ -57,6 +57,14 @@ int dla_conv_dw_s8_src_takes(const struct dla_conv_geom *g, const struct dla_con
  * read from its lines: the same values, without the copy. */
 void dla_conv_dw_s8_src_channels(const struct dla_conv_geom *g, const struct dla_dw_src *in,
                                  const int8_t *diag, int32_t *out, size_t k0, size_t k1);
+/* Output rows [y0, y1) of every channel of dla_conv_dw_s8_src_channels into
+ * out as a planar cube of their own, out[k][y - y0][x] (the same values),
+ * on the calling thread: a band of a depthwise layer, computed while its
+ * consumer takes the band (src/sim/nvdla/csc.c dla_conv_band_rows).
+ * DLASIM_ERR_INVAL for an empty or out-of-range band, or one whose rows
+ * dla_conv_dw_s8_src_takes does not take. */
+int dla_conv_dw_s8_src_rows(const struct dla_conv_geom *g, const struct dla_dw_src *in,
+                            const int8_t *diag, uint32_t y0, uint32_t y1, int32_t *out);
 
 /* The instruction sets of the depthwise rows: the public calls above take
  * dla_conv_dw_s8_isa_best(); the _isa forms one the CPU supports (tests

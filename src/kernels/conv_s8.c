@@ -3785,9 +3785,8 @@ int dla_conv_s8_packed_src(const struct dla_conv_geom *g, const struct dla_conv_
     return packed_run(g, NULL, src, w, out, -1, threads, 1, pool);
 }
 
-/* src seen from padded input row ys on, for n_rows rows (the rows of a
- * band of output rows): the data rows among them, from the band's row 0. */
-static struct dla_conv_src src_rows(const struct dla_conv_src *src, uint32_t ys, uint32_t n_rows)
+struct dla_conv_src dla_conv_src_rows(const struct dla_conv_src *src, uint32_t ys,
+                                      uint32_t n_rows)
 {
     struct dla_conv_src v = *src;
     const uint64_t lo = src->y0 > ys ? src->y0 : ys;
@@ -3813,7 +3812,7 @@ int dla_conv_s8_packed_src_rows(const struct dla_conv_geom *g, const struct dla_
     struct dla_conv_geom sub = *g;
     sub.out_h = y1 - y0;
     sub.in_h = (sub.out_h - 1) * g->stride_y + (g->k_h - 1) * g->dil_y + 1;
-    const struct dla_conv_src band = src_rows(src, y0 * g->stride_y, sub.in_h);
+    const struct dla_conv_src band = dla_conv_src_rows(src, y0 * g->stride_y, sub.in_h);
     return dla_conv_s8_packed_src(&sub, &band, w, out, 1, NULL);
 }
 

@@ -91,6 +91,11 @@ int dla_conv_s8_packed_src(const struct dla_conv_geom *g, const struct dla_conv_
                            const struct dla_conv_wpack *w, int32_t *out, unsigned threads,
                            struct dla_team *pool);
 
+/* src seen from padded input row ys on, for n_rows rows (the rows of a
+ * band of output rows): the data rows among them, from the band's row 0. */
+struct dla_conv_src dla_conv_src_rows(const struct dla_conv_src *src, uint32_t ys,
+                                      uint32_t n_rows);
+
 /* Output rows [y0, y1) of dla_conv_s8_packed_src(g, src, w) into out as a
  * planar cube of their own, out[k][y - y0][x] (same values, bit for bit),
  * on the calling thread: a band of a layer computed while its consumer

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "common/rng.h"
+#include "dlasim/dlasim.h"
 #include "kernels/conv_dw_s8.h"
 
 /* A random depthwise geometry, out_w up to max_w and out_h up to max_h. */
@@ -174,6 +175,37 @@ static void test_wide_depthwise(void **state)
 }
 
 /*
+ * The layer in bands of random heights (dla_conv_dw_s8_src_rows), each into
+ * a buffer of its own rows (out[k][y - y0][x]): every band's values are
+ * the whole layer's rows, and a band out of range is refused.
+ */
+static void check_bands(uint64_t *s, const struct dla_conv_geom *g, const struct dla_dw_src *src,
+                        const int8_t *diag, const int32_t *want, int n)
+{
+    const size_t row = g->out_w;
+    int32_t *band = malloc((size_t)g->out_k * g->out_h * row * sizeof(int32_t));
+    assert_non_null(band);
+    for (uint32_t y0 = 0, y1; y0 < g->out_h; y0 = y1) {
+        y1 = y0 + (uint32_t)splitmix64_range(s, 1, 4);
+        y1 = y1 < g->out_h ? y1 : g->out_h;
+        memset(band, 0x5a, (size_t)g->out_k * (y1 - y0) * row * sizeof(int32_t));
+        assert_int_equal(dla_conv_dw_s8_src_rows(g, src, diag, y0, y1, band), 0);
+        for (size_t k = 0; k < g->out_k; k++) {
+            if (memcmp(band + k * (y1 - y0) * row, want + (k * g->out_h + y0) * row,
+                       (y1 - y0) * row * sizeof(int32_t)) != 0) {
+                fail_msg("case %d: %ux%u kernel, stride %ux%u, out %ux%ux%u: band of rows "
+                         "[%u,%u) differs in channel %zu", n, g->k_w, g->k_h, g->stride_x,
+                         g->stride_y, g->out_w, g->out_h, g->out_k, y0, y1, k);
+            }
+        }
+    }
+    assert_int_equal(dla_conv_dw_s8_src_rows(g, src, diag, 0, g->out_h + 1, band),
+                     DLASIM_ERR_INVAL);
+    assert_int_equal(dla_conv_dw_s8_src_rows(g, src, diag, 1, 1, band), DLASIM_ERR_INVAL);
+    free(band);
+}
+
+/*
  * One layer whose input is read from its lines (dla_conv_dw_s8_src_channels):
  * the lines hold columns [x0, x1) and rows [y0, y1) of the padded cube
  * (PAD_VALUE elsewhere), channel rows w + ch_extra bytes apart in a line,
@@ -257,6 +289,7 @@ static int check_from_lines(uint64_t *s, struct dla_conv_geom g, int n, uint32_t
                      g.out_h, g.out_k, split);
         }
     }
+    check_bands(s, &g, &dsrc, diag, want, n);
     free(buf);
     free(in);
     free(got);

@@ -286,6 +286,9 @@ struct dla_conv_state {
     /* scratch reused between layers (not CBUF contents) */
     uint8_t *fetch;            /* CDMA: the surfaces of an INT8 feature cube as read */
     size_t fetch_cap;
+    /* the layer's fetch shares its lines out by rows also when it runs on
+     * a chained layer's worker (csc.c dw_fetch_by_rows) */
+    int fetch_by_rows;
     int8_t *in;                /* padded planar input cube for the kernel */
     size_t in_cap;
     int8_t *wplanar;           /* kernels as [k][c][ky][kx] */

@@ -904,7 +904,11 @@ static int lent_cube_put(struct dla_dev *d, const struct surface_put *sp, int8_t
         parts = parts < most ? parts : most;
         q.lines = (uint32_t)((c->height + parts - 1) / parts);
         q.parts = (c->height + q.lines - 1) / q.lines;
-        dla_team_run(team, n * q.parts, put_lent_item, &q);
+        if (st->fetch_by_rows) {
+            dla_team_run_local(team, n * q.parts, put_lent_item, &q); /* (csc.c dw_fetch_by_rows) */
+        } else {
+            dla_team_run(team, n * q.parts, put_lent_item, &q);
+        }
         return 1;
     }
     dla_team_run_grouped(team, n, dla_team_units_per_item(team, n, bytes, FETCH_ITEM_BYTES),

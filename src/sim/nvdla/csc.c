@@ -1577,6 +1577,10 @@ struct dla_conv_band {
     struct dla_csc_cfg csc;     /* for dla_cbuf_end_layer */
     struct dla_cdma_cfg cdma;
     uint32_t rows;              /* output rows a band (band_rows) */
+    /* a depthwise block (dw_reads_in_place): job.wt its diagonal kernels,
+     * [lo, hi) CBUF's bytes its rows' whole-vector loads may touch */
+    int dw;
+    const int8_t *lo, *hi;
 };
 
 /* Multiply-adds per output above which the layer keeps the whole-layer
@@ -1606,6 +1610,52 @@ struct dla_conv_band {
 #define BAND_PER_THREAD 2u
 #define BAND_SPLIT_ELEMS 65536u
 
+/* A depthwise block's bands: a thread computes a band's sums and SDP
+ * converts them while they are in its cache, so a block chained on the
+ * worker (device.c try_chain) shares its kernel and SDP with the host
+ * without either reading the other's int32 values (items of channels for
+ * the kernel and of pixels for SDP, split apart, move half of them between
+ * the cores: sharing those measured slower than the worker alone,
+ * MobileNetV2's 56x56 blocks 232 -> 328 us a layer).  CDMA's fetch of such
+ * a block is shared by rows too (dw_fetch_by_rows), each thread's rows
+ * those its bands read (sdp.c band_body takes them from its end): with the
+ * fetch on the worker alone, the host's bands read their input from the
+ * other core, and blocks of 56x56 outputs ran slower than on the worker
+ * alone (231 -> 250 us a layer; stride 2 from 112x112: 250 -> 296).  With
+ * the fetch shared (rdtsc per layer, MobileNetV2, 2 threads): 112x112
+ * blocks 208 -> 139 us a layer, 112x112 -> 56x56 258 -> 225, 56x56 ones
+ * 231 -> 237 (a 25 KB input's block, ~13 us, gains nothing): blocks of
+ * DW_BAND_MIN_INPUT input bytes or more; DW_BANDS_PER_THREAD bands a
+ * thread. */
+#define DW_BAND_MIN_INPUT 65536u
+#define DW_BANDS_PER_THREAD 2u
+
+/* The widest square layer fetch_atoms takes for a depthwise block: the
+ * compiler's are one Atomic-M, 8 channels where atoms are 8 bytes
+ * (lower_conv.c block_groups); a wider depthwise layer's atoms reach its
+ * kernel as lines all the same (dla_cdma_atoms_to_planar: one copy more,
+ * the same values). */
+#define DW_BLOCK_MAX_CHANNELS 32u
+
+/* Whether CSC's configuration is a depthwise block that runs in bands (when
+ * its input is read in place, dw_band_rows) on a team of `threads`. */
+static int dw_banded(const struct dla_csc_cfg *c, unsigned threads)
+{
+    return threads > 1 && c->kernels == c->channel && c->channel <= DW_BLOCK_MAX_CHANNELS &&
+           c->batches == 1 && (uint64_t)c->width * c->height * c->channel >= DW_BAND_MIN_INPUT;
+}
+
+/* A depthwise block's rows a band (dw_reads_in_place, dw_banded).  Every
+ * band is taken from the lines as the block is (dla_conv_dw_s8_src_takes
+ * asks the same of fewer input rows). */
+static uint32_t dw_band_rows(const struct conv_job *j, unsigned threads)
+{
+    const struct dla_conv_geom *g = &j->g;
+    uint32_t bands = threads * DW_BANDS_PER_THREAD;
+    bands = bands < g->out_h ? bands : g->out_h;
+    return (g->out_h + bands - 1) / bands;
+}
+
 /* Output rows a band, or 0 where the layer keeps the whole-layer path:
  * fewer than two bands of BAND_ELEMS (the whole-layer kernel splits over
  * the team itself), deep sums, input not read in place.  On a team of t
@@ -1614,6 +1664,9 @@ struct dla_conv_band {
 static uint32_t band_rows(const struct dla_csc_cfg *c, const struct conv_job *j, unsigned threads)
 {
     const struct dla_conv_geom *g = &j->g;
+    if (dw_reads_in_place(j) && dw_banded(c, threads) && g->out_h >= 2) {
+        return dw_band_rows(j, threads);
+    }
     if (c->batches != 1 || !reads_in_place(j) || j->terms > BAND_MAX_TERMS || g->out_h < 2) {
         return 0;
     }
@@ -1648,6 +1701,9 @@ static int band_defer(struct dla_dev *d, struct dla_conv_state *s, const struct 
     }
     b->s = s;
     b->job = *j;
+    b->dw = dw_reads_in_place(j);
+    b->lo = j->copy->lo;
+    b->hi = j->copy->hi;
     b->job.copy = NULL; /* (the caller's; the bands read job.src) */
     b->cacc = *cacc;
     b->csc = *csc;
@@ -1665,7 +1721,9 @@ uint32_t dla_conv_band_height(const struct dla_conv_band *b)
 int dla_conv_band_rows(const struct dla_conv_band *b, uint32_t y0, uint32_t y1, int32_t *out)
 {
     const struct dla_conv_geom *g = &b->job.g;
-    int rc = dla_conv_s8_packed_src_rows(g, &b->job.src, b->job.pack, y0, y1, out);
+    const struct dla_dw_src dw = {b->job.src, b->lo, b->hi};
+    int rc = b->dw ? dla_conv_dw_s8_src_rows(g, &dw, b->job.wt, y0, y1, out)
+                   : dla_conv_s8_packed_src_rows(g, &b->job.src, b->job.pack, y0, y1, out);
     if (!rc) {
         (void)dla_cacc_deliver_i32(&b->cacc, out, (size_t)(y1 - y0) * g->out_w * g->out_k);
     }
@@ -1676,7 +1734,15 @@ int dla_conv_band_whole(struct dla_dev *d, const struct dla_cube *cube)
 {
     struct dla_conv_band *b = cube->band;
     uint32_t sat = 0;
-    return compute(d, b->s, &b->job, &b->cacc, cube->data, dla_cube_batch_elems(cube), &sat);
+    /* a depthwise block reads its lines within CBUF's bytes (compute) */
+    struct feature_copy bytes = {0};
+    struct conv_job job = b->job;
+    if (b->dw) {
+        bytes.lo = b->lo;
+        bytes.hi = b->hi;
+        job.copy = &bytes;
+    }
+    return compute(d, b->s, &job, &b->cacc, cube->data, dla_cube_batch_elems(cube), &sat);
 }
 
 int dla_conv_band_end(const struct dla_cube *cube, int rc)
@@ -1961,12 +2027,13 @@ int dla_conv_execute_slot(struct dla_dev *d, unsigned group, unsigned slot, unsi
     return conv_execute(d, group, pre, to_sdp);
 }
 
-/* The widest square layer fetch_atoms takes for a depthwise block: the
- * compiler's are one Atomic-M, 8 channels where atoms are 8 bytes
- * (lower_conv.c block_groups); a wider depthwise layer's atoms reach its
- * kernel as lines all the same (dla_cdma_atoms_to_planar: one copy more,
- * the same values). */
-#define DW_BLOCK_MAX_CHANNELS 32u
+
+/* Whether CDMA's fetch of this layer shares its rows out as the bands
+ * will (dw_banded). */
+static int dw_fetch_by_rows(struct dla_dev *d, const struct dla_csc_cfg *c)
+{
+    return dw_banded(c, dla_team_threads(dla_dev_team(d)));
+}
 
 /*
  * Whether CDMA keeps this layer's input as the memory's atoms
@@ -2092,6 +2159,7 @@ static int conv_execute(struct dla_dev *d, unsigned group, struct dla_conv_pre *
                      cfg->cbuf_bank_width;
         wt_tail_lend(d, s, &tail);
     }
+    s->fetch_by_rows = dw_fetch_by_rows(d, &csc);
     if (!rc && data_use != DLA_CBUF_REUSE) {
         rc = cdma.fmt == DLA_CONV_IN_PIXEL         ? dla_cdma_fetch_image(d, &cdma, &s->data)
              : dla_conv_int16(cdma.proc_precision) ? dla_cdma_fetch_feature16(d, &cdma, &s->data)

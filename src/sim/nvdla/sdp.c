@@ -2340,7 +2340,8 @@ struct sdp_band_par {
     const struct out_piece *pc; /* in place: surface s's at pc[pc0[s]] to pc[pc0[s + 1]] */
     const size_t *pc0;
     uint32_t rows, nbands;
-    atomic_uint next;
+    /* the bands not taken: [low 32 bits, high 32 bits) (take_band) */
+    _Atomic uint64_t left;
     struct sdp_stats *st;    /* one per seat */
     int *nonzero;            /* one per seat */
     int *rc;                 /* one per seat */
@@ -2384,16 +2385,38 @@ static void band_atoms8(const struct sdp_band_par *p, uint32_t y0, uint32_t y1,
     }
 }
 
+/* The next band for the thread at `seat`, or -1: the calling thread's from
+ * the layer's top, the workers' from its bottom, so each thread's bands
+ * are the rows a team job's first items (the calling thread's share) or
+ * last ones gave it, as a depthwise block's fetch by rows did
+ * (team.h dla_team_run_local). */
+static int64_t take_band(struct sdp_band_par *p, unsigned seat)
+{
+    uint64_t v = atomic_load_explicit(&p->left, memory_order_relaxed);
+    for (;;) {
+        const uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+        if (lo >= hi) {
+            return -1;
+        }
+        const uint64_t next = seat == 0 ? v + 1u : v - ((uint64_t)1 << 32);
+        if (atomic_compare_exchange_weak_explicit(&p->left, &v, next, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            return seat == 0 ? lo : hi - 1u;
+        }
+    }
+}
+
 static void band_body(void *ctx)
 {
     struct sdp_band_par *p = ctx;
     const unsigned seat = dla_team_seat(p->team);
     int32_t *buf = p->buf + seat * p->seat_elems;
     for (;;) {
-        const unsigned i = atomic_fetch_add(&p->next, 1u);
-        if (i >= p->nbands) {
+        const int64_t band = take_band(p, seat);
+        if (band < 0) {
             return;
         }
+        const uint32_t i = (uint32_t)band;
         const uint32_t y0 = i * p->rows;
         const uint32_t y1 = p->c->h - y0 < p->rows ? p->c->h : y0 + p->rows;
         int rc = dla_conv_band_rows(p->in->band, y0, y1, buf);
@@ -2448,14 +2471,16 @@ static int run_bands(struct dla_dev *d, struct dla_team *team, const struct sdp_
     p.nonzero = calloc(threads, sizeof(int));
     p.rc = calloc(threads, sizeof(int));
     p.bad_row = calloc(threads, sizeof(uint32_t));
-    atomic_init(&p.next, 0u);
+    atomic_init(&p.left, (uint64_t)p.nbands << 32);
     int rc = 0;
     if (!p.buf || (!in_place && !p.raw) || !p.st || !p.nonzero || !p.rc || !p.bad_row) {
         rc = dla_error(d, DLASIM_ERR_NOMEM, "SDP: out of host memory for a %ux%ux%u cube",
                        c->w, c->h, c->c);
     }
     if (!rc) {
-        dla_team_join(seats > 1 ? team : NULL, seats - 1, band_body, &p);
+        /* (each thread's bands its own, start to end: shared also when the
+         * layer runs chained on the worker, csc.c dw_band_rows) */
+        dla_team_join_local(seats > 1 ? team : NULL, seats - 1, band_body, &p);
     }
     for (unsigned i = 0; !rc && i < threads; i++) {
         if (p.rc[i]) {
