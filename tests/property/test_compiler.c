@@ -640,6 +640,16 @@ static void test_input_codes_exact(void **state)
                 }
             }
         }
+        /* a NaN as the last value is refused with its index (the tall
+         * input's cube is larger than a chunk: looked through before any
+         * chunk is written) */
+        const float keep = x[n - 1];
+        x[n - 1] = NAN;
+        char want[64];
+        snprintf(want, sizeof want, "input value %zu ", n - 1);
+        assert_int_equal(dlasim_model_run(m, dev, x, y, NULL, err, sizeof err), DLASIM_ERR_INVAL);
+        assert_non_null(strstr(err, want));
+        x[n - 1] = keep;
         dlasim_destroy(dev);
         dlasim_model_free(m);
         free(x);
