@@ -88,7 +88,7 @@ void dla_team_run(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i),
  * thread that takes an item goes on with (a depthwise block's fetched
  * rows, then its bands): shared also when a spawned task's worker runs it,
  * as dla_team_join_local's jobs.  Each thread first takes the items of its
- * own share (the calling thread's the first ones). */
+ * own share (seat 0's the first ones, whichever thread calls). */
 void dla_team_run_local(struct dla_team *t, size_t n, void (*fn)(void *ctx, size_t i),
                         void *ctx);
 

@@ -309,8 +309,9 @@ static void test_no_team(void **state)
 /* A spawned task: it runs on a worker (another thread than the spawner),
  * drives jobs of its own, and every item of them runs exactly once; the
  * jobs of unknown size (dla_team_run) stay on the task's thread, the
- * solid ones (dla_team_join_work) the spawner may join while it waits; a
- * second spawn while one is open, or on no team, is refused. */
+ * solid ones (dla_team_join_work) and the local ones (dla_team_run_local)
+ * the spawner may join while it waits; a second spawn while one is open,
+ * or on no team, is refused. */
 struct task_ctx {
     struct dla_team *t;
     pthread_t spawner;
@@ -332,6 +333,12 @@ static void task_item(void *ctx, size_t i)
     }
 }
 
+static void task_local_item(void *ctx, size_t i)
+{
+    struct task_ctx *c = ctx;
+    atomic_fetch_add(&c->hits[i], 1);
+}
+
 static void task_solid_body(void *ctx)
 {
     struct task_ctx *c = ctx;
@@ -349,6 +356,8 @@ static void task_body(void *ctx)
         if (k % 2) {
             atomic_store(&c->next, 0);
             dla_team_join_work(c->t, 1, DLA_TEAM_SOLID_JOB_S, task_solid_body, c);
+        } else if (k % 4 == 2) {
+            dla_team_run_local(c->t, c->n, task_local_item, c);
         } else {
             dla_team_run(c->t, c->n, task_item, c);
         }

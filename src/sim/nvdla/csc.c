@@ -1618,7 +1618,8 @@ struct dla_conv_band {
  * the cores: sharing those measured slower than the worker alone,
  * MobileNetV2's 56x56 blocks 232 -> 328 us a layer).  CDMA's fetch of such
  * a block is shared by rows too (dw_fetch_by_rows), each thread's rows
- * those its bands read (sdp.c band_body takes them from its end): with the
+ * those its bands read (sdp.c take_band: each thread takes the bands from
+ * its end of the layer, as the fetch's items fell to it): with the
  * fetch on the worker alone, the host's bands read their input from the
  * other core, and blocks of 56x56 outputs ran slower than on the worker
  * alone (231 -> 250 us a layer; stride 2 from 112x112: 250 -> 296).  With
@@ -2026,7 +2027,6 @@ int dla_conv_execute_slot(struct dla_dev *d, unsigned group, unsigned slot, unsi
     }
     return conv_execute(d, group, pre, to_sdp);
 }
-
 
 /* Whether CDMA's fetch of this layer shares its rows out as the bands
  * will (dw_banded). */

@@ -113,9 +113,9 @@ struct dla_dev {
     _Alignas(64) const char *cur_unit; /* unit executing (for messages) */
     uint8_t exec_group[NVDLA_UNIT_COUNT]; /* the running layer's (dla_dev_exec_group) */
     unsigned exec_index;              /* ... and its index (messages) */
-    /* units dla_stall named during the layer (run_layer clears it: on the
-     * host's IRQ line's, each layer on the worker took that line from the
-     * host's core, whose next interrupt check then missed) */
+    /* units dla_stall named during the layer (run_layer clears it every
+     * layer: beside the host's IRQ line, that store took the line from the
+     * host's core, and the host's next interrupt check missed) */
     uint32_t stalling;
     char stall_why[512];              /* dla_stall's reason */
     /* The chain between the host and the worker (run_chain), on a line of

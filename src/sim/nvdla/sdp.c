@@ -2385,11 +2385,11 @@ static void band_atoms8(const struct sdp_band_par *p, uint32_t y0, uint32_t y1,
     }
 }
 
-/* The next band for the thread at `seat`, or -1: the calling thread's from
- * the layer's top, the workers' from its bottom, so each thread's bands
- * are the rows a team job's first items (the calling thread's share) or
- * last ones gave it, as a depthwise block's fetch by rows did
- * (team.h dla_team_run_local). */
+/* The next band for the thread at `seat`, or -1: seat 0's (the team
+ * owner's thread, whichever thread runs the layer) from the layer's top,
+ * the workers' from its bottom, so each thread's bands are the rows a team
+ * job's first items (seat 0's home share) or last ones gave it, as a
+ * depthwise block's fetch by rows did (team.h dla_team_run_local). */
 static int64_t take_band(struct sdp_band_par *p, unsigned seat)
 {
     uint64_t v = atomic_load_explicit(&p->left, memory_order_relaxed);
