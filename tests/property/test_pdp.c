@@ -351,6 +351,10 @@ static void random_average(struct layer *L)
 }
 
 /* A random layer that fits a line buffer; `split` asks for a wide input. */
+/* random_geometry draws layers of 32 KB or more: 64-160 x 40-120, 16-48
+ * channels (pdp_bytes_team's; max and min pooling). */
+static int big_layers;
+
 static int random_geometry(struct layer *L, unsigned lanes, unsigned bits, int split)
 {
     memset(L, 0, sizeof(*L));
@@ -365,9 +369,13 @@ static int random_geometry(struct layer *L, unsigned lanes, unsigned bits, int s
     L->pr = rnd(0, L->kw - 1);
     L->pt = rnd(0, L->kh - 1);
     L->pb = rnd(0, L->kh - 1);
-    for (;;) {
-        L->w = rnd(1, split ? 40 : 24);
-        L->h = rnd(1, 12);
+    L->method = big_layers ? rnd(1, 2) : L->method;
+    for (unsigned tries = 0;; tries++) {
+        if (big_layers && tries == 64) {
+            return 0; /* (a line buffer too narrow for this kernel's outputs: another) */
+        }
+        L->w = big_layers ? rnd(64, 160) : rnd(1, split ? 40 : 24);
+        L->h = big_layers ? rnd(40, 120) : rnd(1, 12);
         if (L->pl + L->w + L->pr < L->kw || L->pt + L->h + L->pb < L->kh) {
             continue;
         }
@@ -390,7 +398,7 @@ static int random_geometry(struct layer *L, unsigned lanes, unsigned bits, int s
         }
         break;
     }
-    L->c = rnd(1, 3 * lanes);
+    L->c = big_layers ? lanes * rnd(2, 6) : rnd(1, 3 * lanes);
     if (L->method == 0) {
         random_average(L);
     } else {
@@ -645,6 +653,37 @@ static void test_pool_bytes(void **state)
     (void)state;
     pool_bytes_layers("nv_small", 200, 0x5eed000bu);
     pool_bytes_layers("nv_small_256", 60, 0x5eed000cu);
+}
+
+/* Max and min pooling of 32 KB or more on a device of two threads, whose
+ * surfaces the team pools (pdp.c pdp_bytes_team): from memory, the rows
+ * lent page by page (surfaces of 40-150 KB: rows across 64 KB pages), and
+ * on the fly from SDP; every output byte against the reference. */
+static void run_on_the_fly(struct dlasim_dev *dev, struct layer *L, unsigned iter);
+
+static void test_pool_bytes_team(void **state)
+{
+    (void)state;
+    rng_state = 0x5eed0011u;
+    big_layers = 1;
+    /* (a device each: the two paths move different units' pointers) */
+    for (int fly = 0; fly <= 1; fly++) {
+        struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 2);
+        for (unsigned i = 0; i < 12; i++) {
+            struct layer L;
+            random_layer(&L, 8, 8, 0);
+            if (fly) {
+                run_on_the_fly(dev, &L, i);
+                continue;
+            }
+            L.src_line = (uint64_t)L.w * 8;
+            L.src_surf = L.src_line * (L.h + rnd(0, 2));
+            L.group = i & 1;
+            run_and_check(dev, &L, i);
+        }
+        dlasim_destroy(dev);
+    }
+    big_layers = 0;
 }
 
 /* ---- on the fly from SDP ------------------------------------------------------ */
@@ -909,6 +948,7 @@ int main(void)
         cmocka_unit_test(test_extreme_values),
         cmocka_unit_test(test_widest_output),
         cmocka_unit_test(test_pool_bytes),
+        cmocka_unit_test(test_pool_bytes_team),
         cmocka_unit_test(test_on_the_fly),
         cmocka_unit_test(test_on_the_fly_whole_plane),
         cmocka_unit_test(test_refuse_kernel_too_big),

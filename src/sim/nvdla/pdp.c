@@ -96,7 +96,9 @@
 
 #include "arith/lanes.h"
 #include "arith/pool_arith.h"
+#include "common/team.h"
 #include "sim/core/budget.h"
+#include "sim/core/mem.h"
 #include "sim/nvdla/cbuf.h"
 #include "sim/nvdla/dla.h"
 
@@ -1993,13 +1995,190 @@ static int pdp_run_whole_ave(struct dla_dev *d, const struct pdp_cfg *c, const s
     return 0;
 }
 
+/* A surface's output lines (out_bytes each) into lines from its input
+ * rows (row y at rows[y]): each output row's window of input rows combined
+ * into vline (one input line's bytes), then its columns. */
+static void pdp_bytes_surface(const struct pdp_cfg *c, const int8_t *const *rows, int8_t *vline,
+                              int8_t *lines)
+{
+    const size_t line = (size_t)c->in_w * c->atom_bytes, out_bytes = (size_t)c->out_w * c->atom_bytes;
+    const int is_max = c->method == PDP_MAX;
+    for (uint32_t oy = 0; oy < c->out_h; oy++) {
+        int8_t *out = lines + (size_t)oy * out_bytes;
+        int64_t a0 = (int64_t)oy * c->sh - c->pad_t, b0 = a0 + c->kh;
+        uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
+        uint32_t b = (uint32_t)(b0 > (int64_t)c->in_h ? (int64_t)c->in_h : b0);
+        memcpy(vline, rows[a], line);
+        for (uint32_t y = a + 1; y < b; y++) {
+#if defined(DLA_LANES_X86)
+            if (dla_lanes_avx2_up(c->isa)) {
+                pdp_bytes_rows_avx2(vline, rows[y], line, is_max);
+                continue;
+            }
+#endif
+            pdp_bytes_rows(vline, rows[y], line, is_max);
+        }
+#if defined(DLA_LANES_X86)
+        if (dla_lanes_avx2_up(c->isa)) {
+            pdp_bytes_cols_avx2(c, vline, out, is_max);
+        } else
+#endif
+        {
+            pdp_bytes_cols(c, vline, out, is_max);
+        }
+    }
+}
+
+/* Input bytes from which a layer's surfaces are pooled on the device's
+ * team (pdp_bytes_team).  ResNet's 112x112x64 max pooling after its first
+ * convolution (800 KB) took ~75 us an image on the calling thread while
+ * the worker waited; Fashion-MNIST's small ones (under 32 KB) cost less
+ * than the team's wake-up. */
+#define PDP_TEAM_MIN_BYTES 32768u
+
+struct pdp_bytes_job {
+    const struct pdp_cfg *c;
+    const int8_t **rows; /* each surface's input rows, in_h a surface */
+    int8_t *lines;       /* every surface's output lines, n_lines bytes apart */
+    int8_t *vlines;      /* an input line's bytes a surface */
+    size_t n_lines, line;
+};
+
+/* Surface `surf` of a pdp_bytes_job (a dla_team_run item: it writes only
+ * its own lines). */
+static void pdp_bytes_item(void *ctx, size_t surf)
+{
+    const struct pdp_bytes_job *j = ctx;
+    pdp_bytes_surface(j->c, j->rows + surf * j->c->in_h, j->vlines + surf * j->line,
+                      j->lines + surf * j->n_lines);
+}
+
+/* [at, the end of at's memory page or `end`) lent in place, or NULL. */
+static const uint8_t *pdp_lend_piece(struct dla_dev *d, const struct pdp_cfg *c, uint64_t at,
+                                     uint64_t end, uint64_t *piece_end)
+{
+    const uint64_t page_end = (at / DLA_MEM_PAGE_BYTES + 1) * DLA_MEM_PAGE_BYTES;
+    *piece_end = page_end < end ? page_end : end;
+    return dla_dma_lend(d, c->src_port, at, (size_t)(*piece_end - at));
+}
+
+/* Surface `surf`'s input rows from the memory, lent in place a page at a
+ * time (a row across a page boundary assembled from both pages in spill,
+ * a row's bytes a boundary); 0 where a page cannot be lent. */
+static int pdp_lend_rows(struct dla_dev *d, const struct pdp_cfg *c, uint32_t surf,
+                         const int8_t **rows, int8_t *spill)
+{
+    const size_t line = (size_t)c->in_w * c->atom_bytes;
+    const uint64_t base = c->src_base + (uint64_t)surf * c->src_surf;
+    const uint64_t end = base + (uint64_t)line * c->in_h;
+    const uint8_t *piece = NULL;
+    uint64_t at = 0, piece_end = 0; /* piece holds [at, piece_end) */
+    for (uint32_t y = 0; y < c->in_h; y++) {
+        const uint64_t a = base + (uint64_t)y * line;
+        if (a >= piece_end) {
+            at = a;
+            if ((piece = pdp_lend_piece(d, c, at, end, &piece_end)) == NULL) {
+                return 0;
+            }
+        }
+        if (a + line <= piece_end) {
+            rows[y] = (const int8_t *)piece + (a - at);
+            continue;
+        }
+        const size_t head = (size_t)(piece_end - a);
+        memcpy(spill, piece + (a - at), head);
+        at = piece_end;
+        if ((piece = pdp_lend_piece(d, c, at, end, &piece_end)) == NULL) {
+            return 0;
+        }
+        memcpy(spill + head, piece, line - head);
+        rows[y] = spill;
+        spill += line;
+    }
+    return 1;
+}
+
+/* Rows a surface's spill may need: one a page boundary within it. */
+static size_t pdp_spill_rows(const struct pdp_cfg *c)
+{
+    return (size_t)c->in_w * c->atom_bytes * c->in_h / DLA_MEM_PAGE_BYTES + 1;
+}
+
+/* Every surface's input rows, for pdp_bytes_team: SDP's atoms on the fly,
+ * or the memory's bytes lent in place (the read-ahead's layers: the input
+ * apart from the output, each surface's lines back to back); 0 when a
+ * page cannot be lent (nothing counted). */
+static int pdp_bytes_sources(struct dla_dev *d, const struct pdp_cfg *c,
+                             const struct dla_cube *in, const struct pdp_work *w,
+                             const int8_t **rows, int8_t *spill)
+{
+    const size_t line = (size_t)c->in_w * c->atom_bytes;
+    for (uint32_t surf = 0; surf < c->surfaces; surf++) {
+        const int8_t **r = rows + (size_t)surf * c->in_h;
+        if (in) {
+            for (uint32_t y = 0; y < c->in_h; y++) {
+                r[y] = pdp_flying_line(c, in, surf, y);
+            }
+        } else if (!w->surf || line > DLA_MEM_PAGE_BYTES ||
+                   !pdp_lend_rows(d, c, surf, r, spill + surf * pdp_spill_rows(c) * line)) {
+            return 0;
+        }
+    }
+    if (!in) {
+        dla_dma_count_read(d, line * c->in_h * c->surfaces);
+    }
+    return 1;
+}
+
+/* pdp_run_bytes with its surfaces pooled over the team (each thread the
+ * surfaces of its home share: on the fly, those SDP's items gave it), then
+ * written in surface order on the calling thread; 1 when done (*rc its
+ * status), 0 when the memory cannot lend the input (nothing read). */
+static int pdp_bytes_team(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_cube *in,
+                          const struct pdp_work *w, struct dla_team *team, int *rc)
+{
+    const size_t line = (size_t)c->in_w * c->atom_bytes, out_bytes = (size_t)c->out_w * c->atom_bytes;
+    const size_t n_lines = out_bytes * c->out_h, surfs = c->surfaces;
+    struct pdp_bytes_job j = { c, NULL, NULL, NULL, n_lines, line };
+    j.rows = malloc(surfs * c->in_h * sizeof(*j.rows));
+    j.lines = malloc(surfs * (n_lines + line + pdp_spill_rows(c) * line) + 1);
+    if (j.rows == NULL || j.lines == NULL) {
+        free(j.rows);
+        free(j.lines);
+        *rc = dla_error(d, DLASIM_ERR_NOMEM, "PDP: out of host memory for %u output surfaces of "
+                        "%ux%u", c->surfaces, c->out_w, c->out_h);
+        return 1;
+    }
+    j.vlines = j.lines + surfs * n_lines;
+    if (!pdp_bytes_sources(d, c, in, w, j.rows, j.vlines + surfs * line)) {
+        free(j.rows);
+        free(j.lines);
+        return 0;
+    }
+    dla_team_run(team, surfs, pdp_bytes_item, &j);
+    *rc = 0;
+    for (uint32_t surf = 0; surf < c->surfaces && !*rc; surf++) {
+        *rc = dla_dma_write_lines(d, c->dst_port, UINT64_MAX,
+                                  c->dst_base + (uint64_t)surf * c->dst_surf, c->dst_line,
+                                  c->out_h, out_bytes, j.lines + surf * n_lines);
+    }
+    free(j.rows);
+    free(j.lines);
+    return 1;
+}
+
 /* Max or min pooling of 8-bit atoms, surface by surface, from memory (the
  * read-ahead) or from SDP's atoms on the fly (in). */
 static int pdp_run_bytes(struct dla_dev *d, const struct pdp_cfg *c, const struct dla_cube *in,
                          struct pdp_work *w)
 {
     const size_t line = (size_t)c->in_w * c->atom_bytes, out_bytes = (size_t)c->out_w * c->atom_bytes;
-    const int is_max = c->method == PDP_MAX;
+    struct dla_team *team = dla_dev_team(d);
+    int rc = 0;
+    if (team && c->surfaces > 1 && (uint64_t)c->surfaces * line * c->in_h >= PDP_TEAM_MIN_BYTES &&
+        pdp_bytes_team(d, c, in, w, team, &rc)) {
+        return rc;
+    }
     int8_t *vline = (int8_t *)w->raw; /* one input line's bytes */
     /* a surface's output lines, written in one call (one burst where the
      * lines are contiguous: the per-line calls cost more than their bytes) */
@@ -2009,7 +2188,12 @@ static int pdp_run_bytes(struct dla_dev *d, const struct pdp_cfg *c, const struc
         return dla_error(d, DLASIM_ERR_NOMEM, "PDP: out of host memory for a %ux%u output surface",
                          c->out_w, c->out_h);
     }
-    int rc = 0;
+    const int8_t **rows = malloc((size_t)c->in_h * sizeof(*rows));
+    if (rows == NULL) {
+        free(lines);
+        return dla_error(d, DLASIM_ERR_NOMEM, "PDP: out of host memory for a %ux%u output surface",
+                         c->out_w, c->out_h);
+    }
     for (uint32_t surf = 0; surf < c->surfaces && !rc; surf++) {
         const int8_t *src = in ? pdp_flying_line(c, in, surf, 0)
                                : (const int8_t *)pdp_ahead_line(d, c, surf, 0, w, &rc);
@@ -2017,34 +2201,15 @@ static int pdp_run_bytes(struct dla_dev *d, const struct pdp_cfg *c, const struc
             rc = rc ? rc : dla_error(d, DLASIM_ERR_MEM, "PDP: input surface %u not readable", surf);
             break;
         }
-        for (uint32_t oy = 0; oy < c->out_h; oy++) {
-            int8_t *out = lines + (size_t)oy * out_bytes;
-            int64_t a0 = (int64_t)oy * c->sh - c->pad_t, b0 = a0 + c->kh;
-            uint32_t a = (uint32_t)(a0 < 0 ? 0 : a0);
-            uint32_t b = (uint32_t)(b0 > (int64_t)c->in_h ? (int64_t)c->in_h : b0);
-            memcpy(vline, src + (size_t)a * line, line);
-            for (uint32_t y = a + 1; y < b; y++) {
-#if defined(DLA_LANES_X86)
-                if (dla_lanes_avx2_up(c->isa)) {
-                    pdp_bytes_rows_avx2(vline, src + (size_t)y * line, line, is_max);
-                    continue;
-                }
-#endif
-                pdp_bytes_rows(vline, src + (size_t)y * line, line, is_max);
-            }
-#if defined(DLA_LANES_X86)
-            if (dla_lanes_avx2_up(c->isa)) {
-                pdp_bytes_cols_avx2(c, vline, out, is_max);
-            } else
-#endif
-            {
-                pdp_bytes_cols(c, vline, out, is_max);
-            }
+        for (uint32_t y = 0; y < c->in_h; y++) {
+            rows[y] = src + (size_t)y * line;
         }
+        pdp_bytes_surface(c, rows, vline, lines);
         rc = dla_dma_write_lines(d, c->dst_port, UINT64_MAX,
                                  c->dst_base + (uint64_t)surf * c->dst_surf, c->dst_line, c->out_h,
                                  out_bytes, lines);
     }
+    free(rows);
     free(lines);
     return rc;
 }
