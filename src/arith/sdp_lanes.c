@@ -1576,6 +1576,22 @@ wide_x512(const struct wide512 *k, __m512i mv, __m512i bias, __m512i x)
     return _mm512_mask_blend_epi32((__mmask16)0xaaaa, p[0], _mm512_slli_epi64(p[1], 32));
 }
 
+/* The X stage's constants (k) and each channel's MUL operand and constant
+ * term (x + op) * mop = x * mop + op * mop in 64-bit lanes, for wide_x512. */
+DLA_LANES_AVX512_ATTR static void wide512_init(const struct sdp_lane_x_cfg *p,
+                                               const int32_t av[8], const int32_t mv[8],
+                                               struct wide512 *k, __m512i mvl[8],
+                                               __m512i bias[8])
+{
+    *k = (struct wide512){_mm512_set1_epi64((int64_t)p->mul_shift.half),
+                          _mm512_set1_epi64(p->relu_floor), _mm512_set1_epi64(INT32_MIN),
+                          _mm512_set1_epi64(INT32_MAX), _mm_cvtsi32_si128((int)p->mul_shift.shift)};
+    for (unsigned l = 0; l < 8; l++) {
+        mvl[l] = _mm512_set1_epi64(mv[l]);
+        bias[l] = _mm512_set1_epi64((int64_t)(int32_t)((uint32_t)av[l] & p->sum_mask) * mv[l]);
+    }
+}
+
 DLA_LANES_AVX512_ATTR static int atoms8_wide512(const struct sdp_lane_x_cfg *p,
                                                 const struct sdp_lane_cvt *c, const int32_t *src,
                                                 size_t plane, unsigned real, size_t j0,
@@ -1586,15 +1602,9 @@ DLA_LANES_AVX512_ATTR static int atoms8_wide512(const struct sdp_lane_x_cfg *p,
         !(xcvt_form(p, &c->narrow) & XCVT_CID) || p->mul_shift.shift > 62) {
         return 0;
     }
-    const struct wide512 k = {_mm512_set1_epi64((int64_t)p->mul_shift.half),
-                              _mm512_set1_epi64(p->relu_floor), _mm512_set1_epi64(INT32_MIN),
-                              _mm512_set1_epi64(INT32_MAX),
-                              _mm_cvtsi32_si128((int)p->mul_shift.shift)};
+    struct wide512 k;
     __m512i mvl[8], bias[8];
-    for (unsigned l = 0; l < 8; l++) {
-        mvl[l] = _mm512_set1_epi64(mv[l]);
-        bias[l] = _mm512_set1_epi64((int64_t)(int32_t)((uint32_t)av[l] & p->sum_mask) * mv[l]);
-    }
+    wide512_init(p, av, mv, &k, mvl, bias);
     const __m512i flag_lo = _mm512_set1_epi32(-65536), flag_hi = _mm512_set1_epi32(65535);
     __m512i cnt = _mm512_setzero_si512(), r[8];
     for (size_t j = j0; j < j1; j += 16) {
@@ -1976,21 +1986,15 @@ DLA_LANES_AVX512_ATTR static int addcvt_wide512(const struct sdp_lane_x_cfg *x1,
             return 0;
         }
     }
-    const struct wide512 k = {_mm512_set1_epi64((int64_t)x1->mul_shift.half),
-                              _mm512_set1_epi64(x1->relu_floor), _mm512_set1_epi64(INT32_MIN),
-                              _mm512_set1_epi64(INT32_MAX),
-                              _mm_cvtsi32_si128((int)x1->mul_shift.shift)};
+    struct wide512 k;
+    __m512i mvl[8], bias[8], cnt = _mm512_setzero_si512(), r[8], q[2];
+    wide512_init(x1, av, mv, &k, mvl, bias);
     struct xcvt_k512 k2;
     xcvt_k512_init(&k2, x2, &c->narrow);
     const __m128i sh = _mm_cvtsi32_si128((int)shl);
     const int count = sat != NULL && !quiet;
     const int form2 = (xcvt_form(x2, &c->narrow) & (XCVT_CS | XCVT_CID)) |
                       (count ? 0 : XCVT_NOSAT);
-    __m512i mvl[8], bias[8], cnt = _mm512_setzero_si512(), r[8], q[2];
-    for (unsigned l = 0; l < 8; l++) {
-        mvl[l] = _mm512_set1_epi64(mv[l]);
-        bias[l] = _mm512_set1_epi64((int64_t)(int32_t)((uint32_t)av[l] & x1->sum_mask) * mv[l]);
-    }
     for (size_t j = j0; j < j1; j += 16) {
         const size_t n = j1 - j < 16 ? j1 - j : 16;
         const __mmask16 m = (__mmask16)((1u << n) - 1u);

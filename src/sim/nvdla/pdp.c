@@ -2031,9 +2031,10 @@ static void pdp_bytes_surface(const struct pdp_cfg *c, const int8_t *const *rows
 
 /* Input bytes from which a layer's surfaces are pooled on the device's
  * team (pdp_bytes_team).  ResNet's 112x112x64 max pooling after its first
- * convolution (800 KB) took ~75 us an image on the calling thread while
- * the worker waited; Fashion-MNIST's small ones (under 32 KB) cost less
- * than the team's wake-up. */
+ * convolution (800 KB) took ~1.5 % of ResNet-18's calling-thread samples
+ * (perf, ~75 us an image) while the worker waited; small ones (Fashion-
+ * MNIST's, under 32 KB) stay on the calling thread, as SDP's small layers
+ * do (sdp.c SDP_TEAM_MIN_ELEMS). */
 #define PDP_TEAM_MIN_BYTES 32768u
 
 struct pdp_bytes_job {
