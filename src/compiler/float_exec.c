@@ -733,6 +733,41 @@ static void unary(const struct dlc_graph *g, const struct dlc_node *nd, float **
     }
 }
 
+/*
+ * A pre-quantized model's activation (qscale set by its QuantizeLinear,
+ * qdq.c) as the QuantizeLinear -> DequantizeLinear pair defines it: each
+ * value divided by the step, rounded half to even, saturated to the codes
+ * of its type, times the step (ONNX QuantizeLinear / DequantizeLinear,
+ * opset 13).  Without it a ReLU or ReLU6 that the model's quantization
+ * folded into its ranges (a uint8 step from 0) is missing from the float
+ * values, and the tensors calibrated from them (a float output after the
+ * last DequantizeLinear) get steps far too wide.  t->zero is the device
+ * code of 0 (zero point - 128 for uint8): the codes' range in steps is
+ * [-128 - zero, 127 - zero].
+ */
+static void fake_quantize(const struct dlc_tensor *t, float *y)
+{
+    const float lo = (float)(-128 - t->zero), hi = (float)(127 - t->zero), s = t->qscale;
+    const float magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds |v| < 2^22 half to even */
+    const v4f vs = { s, s, s, s }, vm = { magic, magic, magic, magic };
+    const v4f vlo = { lo, lo, lo, lo }, vhi = { hi, hi, hi, hi };
+    int64_t i = 0;
+    for (; i + 4 <= t->n; i += 4) { /* four lanes as clip (NaN stays NaN) */
+        v4f e;
+        memcpy(&e, y + i, sizeof e);
+        e /= vs;
+        v4i below = e < vlo, above = e > vhi;
+        e = (v4f)((below & (v4i)vlo) | (above & (v4i)vhi) | (~(below | above) & (v4i)e));
+        e = ((e + vm) - vm) * vs;
+        memcpy(y + i, &e, sizeof e);
+    }
+    for (; i < t->n; i++) {
+        float v = y[i] / s;
+        v = v < lo ? lo : v > hi ? hi : v;
+        y[i] = ((v + magic) - magic) * s;
+    }
+}
+
 int dlc_float_node(const struct dlc_graph *g, const struct dlc_node *nd, float **vals, char *err,
                    size_t errlen)
 {
@@ -775,6 +810,9 @@ int dlc_float_node(const struct dlc_graph *g, const struct dlc_node *nd, float *
     case DLC_OP_RESIZE: resize(g, nd, vals, y); break;
     case DLC_OP_PAD: pad(g, nd, vals, y); break;
     default: unary(g, nd, vals, y); break;
+    }
+    if (o->qscale > 0 && !o->qdomain) {
+        fake_quantize(o, y);
     }
     return 0;
 }

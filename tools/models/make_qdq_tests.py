@@ -203,6 +203,21 @@ def conv_zp(dtype, zin, zout, relu):
     return g, g.qdq(y, 0.0517 if not relu else 0.0259, dtype, zout)
 
 
+def float_tail(dtype):
+    """A ReLU folded into the quantization (uint8 from 0, no Relu node: as
+    ONNX Runtime's quantizer and tools/models/make_qdq.py leave a Conv+Relu),
+    then a Conv whose float output no QuantizeLinear follows: dlasim
+    calibrates that output's step on the float graph with the pairs'
+    saturation (float_exec.c fake_quantize)."""
+    g = Graph([1, 8, 10, 10])
+    x = g.qdq("input", 0.00813, dtype)
+    w, sw = g.weights((16, 8, 3, 3))
+    y = g.node("Conv", [x, w, g.bias(16, 0.00813, sw)], pads=[1, 1, 1, 1], strides=[1, 1])
+    y = g.qdq(y, 0.0259, dtype, 0 if dtype == U8 else -128)
+    w2, sw2 = g.weights((10, 16, 1, 1))
+    return g, g.node("Conv", [y, w2, g.bias(10, 0.0259, sw2)])
+
+
 def gemm_zp(dtype, zin, zout):
     g = Graph([1, 24])
     x = g.qdq("input", 0.00791, dtype, zin)
@@ -272,6 +287,7 @@ MODELS = {
                                               strides=[2, 2], pads=[1, 1, 1, 1]),
     "qdq_node_zp_gap_u8": lambda: pool_zp("GlobalAveragePool", U8, 90, 20),
     "qdq_node_zp_add_relu_cpu_u8": lambda: add_zp(U8, 60, 100, 10, True),
+    "qdq_float_tail_u8": lambda: float_tail(U8),
 }
 
 

@@ -13,7 +13,10 @@ COUNT random inputs (seeded, uniform [0, 1); default 8) run through
     default nv_small), the model's own scales; its dequantized outputs
     divided by the model's output step give dlasim's int8 codes.
 Both are compared as zero-point-free codes (ORT's q minus the output's zero
-point; dlasim's dequantized (s - zero) x step divided by the step).  Prints
+point; dlasim's dequantized (s - zero) x step divided by the step).  A model
+whose output is float (no DequantizeLinear writes it) is compared on its
+float values, as codes of the step a min/max calibration on the inputs gives
+it (ORT's largest |value| / 127).  Prints
 the histogram of the differences, the share within +-1, top-1 agreement,
 and "N passed, N failed" for the two acceptance criteria (top-1
 identical on every input, >= 99 % of the codes within +-1: issue 17's
@@ -45,7 +48,7 @@ def final_codes(model):
     out = model.graph.output[0].name
     dq = [n for n in model.graph.node if out in n.output][0]
     if dq.op_type != "DequantizeLinear":
-        sys.exit("qdq_grade: the model's output is not written by a DequantizeLinear")
+        return None  # a float output: compared as floats (float_codes)
     c = consts(model)
     zp = c[dq.input[2]] if len(dq.input) > 2 else np.uint8(0)
     return dq.input[0], float(c[dq.input[1]]), int(zp), zp.dtype
@@ -72,6 +75,23 @@ def ort_codes(model_path, codes_name, dtype, xp, count, work, ort_dir):
     if r.returncode:
         sys.exit("qdq_grade: ONNX Runtime failed: " + r.stderr.strip()[-400:])
     return np.fromfile(op, dtype).astype(np.int64)
+
+
+def float_codes(dlasim, ort_dir, model_path, xp, count, work, config):
+    """A float output (no DequantizeLinear writes it): ORT's and dlasim's values
+    as codes of the step a min/max calibration on these inputs gives it (the
+    largest |value| ORT computes / 127), and that step."""
+    op = os.path.join(work, "ort.bin")
+    env = dict(os.environ, NODE_PATH=os.path.join(ort_dir, "node_modules"))
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run(["node", os.path.join(here, "ort_run.js"), model_path, xp, str(count), op],
+                       capture_output=True, text=True, env=env)
+    if r.returncode:
+        sys.exit("qdq_grade: ONNX Runtime failed: " + r.stderr.strip()[-400:])
+    o = np.fromfile(op, np.float32).astype(np.float64)
+    step = float(np.max(np.abs(o))) / 127
+    d = dlasim_codes(dlasim, model_path, xp, work, config, step, "qdq_grade")
+    return d, np.rint(o / step).astype(np.int64), step
 
 
 def write_inputs(model, count, work):
@@ -109,10 +129,14 @@ def main():
     config = args[5] if len(args) > 5 else "nv_small"
     os.makedirs(work, exist_ok=True)
     model = onnx.load(model_path)
-    codes_name, scale, zp, dtype = final_codes(model)
+    final = final_codes(model)
     xp, _ = write_inputs(model, count, work)
-    d = dlasim_codes(dlasim, model_path, xp, work, config, scale, "qdq_grade")
-    o = ort_codes(model_path, codes_name, dtype, xp, count, work, ort_dir) - zp
+    if final is None:
+        d, o, scale = float_codes(dlasim, ort_dir, model_path, xp, count, work, config)
+    else:
+        codes_name, scale, zp, dtype = final
+        d = dlasim_codes(dlasim, model_path, xp, work, config, scale, "qdq_grade")
+        o = ort_codes(model_path, codes_name, dtype, xp, count, work, ort_dir) - zp
     if d.size != o.size:
         sys.exit("qdq_grade: %d dlasim codes, %d ORT codes" % (d.size, o.size))
     diff = d - o
