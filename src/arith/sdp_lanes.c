@@ -2020,6 +2020,204 @@ DLA_LANES_AVX512_ATTR static int addcvt_wide512(const struct sdp_lane_x_cfg *x1,
 }
 
 /*
+ * BS, then BN, then the converter, all in 64-bit lanes: a pre-quantized
+ * model's requantization in two multipliers in series (the compiler's
+ * quantize_two_stage: BS's product untruncated or barely, BN's truncated
+ * by ~37 bits, an affine output's offset in the converter), whose BN
+ * products pass 2^31 on every input.  The channel-by-channel stages took
+ * ~2/3 of such a MobileNetV2's time.  Each X stage as wide_x512, the
+ * converter as sdp_lane_cvt (wide_cvt512): exact for every input, no range
+ * to check.
+ */
+struct wide_cvt512 {
+    __m512i scale, off, half, lo, hi, qlo, rhi;
+    __m128i sh;
+};
+
+DLA_LANES_AVX512_ATTR static void wide_cvt512_init(const struct sdp_lane_cvt_cfg *p,
+                                                   struct wide_cvt512 *k)
+{
+    *k = (struct wide_cvt512){_mm512_set1_epi64(p->scale), _mm512_set1_epi64(p->offset_scaled),
+                              _mm512_set1_epi64((int64_t)p->shift.half),
+                              _mm512_set1_epi64(p->lo), _mm512_set1_epi64(p->hi),
+                              _mm512_set1_epi64(-65536), _mm512_set1_epi64(65535),
+                              _mm_cvtsi32_si128((int)p->shift.shift)};
+}
+
+/* Sixteen 32-bit values through the converter (sdp_lane_cvt), back in
+ * 32-bit lanes; f[0] the even lanes' 17-bit saturation flags, f[1] the odd
+ * ones'. */
+DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) __m512i
+wide_cvt512(const struct wide_cvt512 *k, __m512i x, __mmask8 f[2])
+{
+    __m512i p[2] = {_mm512_mul_epi32(x, k->scale),
+                    _mm512_mul_epi32(_mm512_srli_epi64(x, 32), k->scale)};
+    for (int h = 0; h < 2; h++) {
+        const __m512i v = _mm512_sub_epi64(p[h], k->off);
+        const __mmask8 neg = _mm512_cmplt_epi64_mask(v, _mm512_setzero_si512());
+        __m512i r = _mm512_srl_epi64(_mm512_add_epi64(_mm512_abs_epi64(v), k->half), k->sh);
+        r = _mm512_mask_sub_epi64(r, neg, _mm512_setzero_si512(), r);
+        const __m512i q = _mm512_sra_epi64(v, k->sh); /* floor, as sdp_lane_floor */
+        f[h] = _mm512_cmplt_epi64_mask(q, k->qlo) | _mm512_cmpgt_epi64_mask(r, k->rhi);
+        p[h] = _mm512_min_epi64(_mm512_max_epi64(r, k->lo), k->hi);
+    }
+    return _mm512_mask_blend_epi32((__mmask16)0xaaaa, p[0], _mm512_slli_epi64(p[1], 32));
+}
+
+/* An X stage wide_x512 computes: an ALU sum or bypass, no MAX/MIN, no
+ * PReLU. */
+static int wide_x_takes(const struct sdp_lane_x_cfg *p)
+{
+    return !p->max_mask && !p->min_mask && !p->prelu && p->mul_shift.shift <= 62;
+}
+
+/*
+ * x2cvt's constants.  Three forms cut the 64-bit work where a layer allows
+ * it, each exact: BS in 32-bit lanes where every channel's range keeps its
+ * ALU result and product within 32 bits (x_narrow); BN without its
+ * saturation to 32 bits where its truncation is 17 or more (|(x + op) *
+ * mop| < 2^48: the rounded value fits); the converter in 32-bit lanes where
+ * it only subtracts its offset (scale 1, shift 0, |offset| < 2^30: a
+ * pre-quantized model's zero point), its clamp and flag bounds moved by the
+ * offset.
+ */
+struct x2cvt512 {
+    struct wide512 k1, k2;
+    struct wide_cvt512 kc;
+    __m512i mvl1[8], bias1[8], mvl2[8], bias2[8];
+    __m512i a1[8], m1[8], half1, relu1; /* BS in 32-bit lanes */
+    __m512i relu2;                        /* BN's floor (without the saturation) */
+    __m128i sh1;
+    __m512i off, clo, chi, flo, fhi; /* the offset-only converter */
+};
+
+/* One channel's sixteen values through BS, BN and the converter; the
+ * saturation flags counted into cnt (16 lanes, `off` form) or cnt64. */
+DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) __m512i
+x2cvt_step512(const struct x2cvt512 *k, unsigned l, __m512i x, __mmask16 m, __m512i *cnt,
+              __m512i *cnt64, const int narrow1, const int small2, const int off_only)
+{
+    __m512i t;
+    if (narrow1) { /* sdp_lane_x32: wraps to the true value, rounds the magnitude */
+        const __m512i p = _mm512_mullo_epi32(_mm512_add_epi32(x, k->a1[l]), k->m1[l]);
+        const __mmask16 neg = _mm512_cmplt_epi32_mask(p, _mm512_setzero_si512());
+        t = _mm512_srl_epi32(_mm512_add_epi32(_mm512_abs_epi32(p), k->half1), k->sh1);
+        t = _mm512_max_epi32(_mm512_mask_sub_epi32(t, neg, _mm512_setzero_si512(), t), k->relu1);
+    } else {
+        t = wide_x512(&k->k1, k->mvl1[l], k->bias1[l], x);
+    }
+    if (small2) { /* wide_x512 less the saturation to 32 bits, which cannot act */
+        const struct wide512 *k2 = &k->k2;
+        __m512i p[2] = {_mm512_mul_epi32(t, k->mvl2[l]),
+                        _mm512_mul_epi32(_mm512_srli_epi64(t, 32), k->mvl2[l])};
+        for (int h = 0; h < 2; h++) {
+            const __m512i v = _mm512_add_epi64(p[h], k->bias2[l]);
+            const __mmask8 neg = _mm512_cmplt_epi64_mask(v, _mm512_setzero_si512());
+            __m512i r = _mm512_srl_epi64(_mm512_add_epi64(_mm512_abs_epi64(v), k2->half), k2->sh);
+            p[h] = _mm512_mask_sub_epi64(r, neg, _mm512_setzero_si512(), r);
+        }
+        t = _mm512_mask_blend_epi32((__mmask16)0xaaaa, p[0], _mm512_slli_epi64(p[1], 32));
+        t = _mm512_max_epi32(t, k->relu2);
+    } else {
+        t = wide_x512(&k->k2, k->mvl2[l], k->bias2[l], t);
+    }
+    if (off_only) {
+        const __mmask16 f = _mm512_cmplt_epi32_mask(t, k->flo) | _mm512_cmpgt_epi32_mask(t, k->fhi);
+        *cnt = _mm512_mask_add_epi32(*cnt, f & m, *cnt, _mm512_set1_epi32(1));
+        return _mm512_sub_epi32(_mm512_min_epi32(_mm512_max_epi32(t, k->clo), k->chi), k->off);
+    }
+    __mmask8 f[2];
+    const __m512i r = wide_cvt512(&k->kc, t, f);
+    /* the valid pixels among the even lanes (2i < n) and the odd ones */
+    const unsigned n = (unsigned)__builtin_popcount(m);
+    const __mmask8 even = (__mmask8)((1u << ((n + 1) / 2)) - 1u), odd = (__mmask8)((1u << (n / 2)) - 1u);
+    *cnt64 = _mm512_mask_add_epi64(*cnt64, f[0] & even, *cnt64, _mm512_set1_epi64(1));
+    *cnt64 = _mm512_mask_add_epi64(*cnt64, f[1] & odd, *cnt64, _mm512_set1_epi64(1));
+    return r;
+}
+
+DLA_LANES_AVX512_ATTR static inline __attribute__((always_inline)) uint32_t
+x2cvt_pass512(const struct x2cvt512 *k, const int32_t *src, size_t plane, unsigned real, size_t j0,
+              size_t j1, uint8_t *dst, const int narrow1, const int small2, const int off_only)
+{
+    __m512i cnt = _mm512_setzero_si512(), cnt64 = _mm512_setzero_si512(), r[8];
+    for (size_t j = j0; j < j1; j += 16) {
+        const size_t n = j1 - j < 16 ? j1 - j : 16;
+        const __mmask16 m = (__mmask16)((1u << n) - 1u);
+        for (unsigned l = 0; l < 8; l++) {
+            __m512i x = l < real ? _mm512_maskz_loadu_epi32(m, src + l * plane + j)
+                                 : _mm512_setzero_si512();
+            r[l] = x2cvt_step512(k, l, x, m, &cnt, &cnt64, narrow1, small2, off_only);
+        }
+        atoms8_store512(r, dst + j * 8, 0, m, n == 16);
+    }
+    return (uint32_t)_mm512_reduce_add_epi32(cnt) + (uint32_t)_mm512_reduce_add_epi64(cnt64);
+}
+
+DLA_LANES_AVX512_ATTR static void x2cvt_init(struct x2cvt512 *k, const struct sdp_lane_x_cfg *x1,
+                                             const struct sdp_lane_x_cfg *x2,
+                                             const struct sdp_lane_cvt_cfg *c,
+                                             const int32_t av1[8], const int32_t mv1[8],
+                                             const int32_t av2[8], const int32_t mv2[8])
+{
+    wide512_init(x1, av1, mv1, &k->k1, k->mvl1, k->bias1);
+    wide512_init(x2, av2, mv2, &k->k2, k->mvl2, k->bias2);
+    wide_cvt512_init(c, &k->kc);
+    for (unsigned l = 0; l < 8; l++) {
+        k->a1[l] = _mm512_set1_epi32((int32_t)((uint32_t)av1[l] & x1->sum_mask));
+        k->m1[l] = _mm512_set1_epi32(mv1[l]);
+    }
+    k->half1 = _mm512_set1_epi32((int32_t)(uint32_t)x1->mul_shift.half);
+    k->relu1 = _mm512_set1_epi32(x1->relu_floor);
+    k->sh1 = _mm_cvtsi32_si128((int)x1->mul_shift.shift);
+    k->relu2 = _mm512_set1_epi32(x2->relu_floor);
+    const int32_t off = (int32_t)c->offset_scaled; /* (the offset-only form: scale 1) */
+    k->off = _mm512_set1_epi32(off);
+    k->clo = _mm512_set1_epi32(off + c->lo);
+    k->chi = _mm512_set1_epi32(off + c->hi);
+    k->flo = _mm512_set1_epi32(off - 65536);
+    k->fhi = _mm512_set1_epi32(off + 65535);
+}
+
+DLA_LANES_AVX512_ATTR static int x2cvt_wide512(const struct sdp_lane_x_cfg *x1,
+                                               const struct sdp_lane_x_cfg *x2,
+                                               const struct sdp_lane_cvt *c, const int32_t *src,
+                                               size_t plane, unsigned real, size_t j0, size_t j1,
+                                               const int32_t av1[8], const int32_t mv1[8],
+                                               const int32_t av2[8], const int32_t mv2[8],
+                                               uint8_t *dst, uint32_t *sat)
+{
+    if (j1 <= j0 || real > 8 || c->wide.lo != -128 || c->wide.hi != 127 || !wide_x_takes(x1) ||
+        !wide_x_takes(x2)) {
+        return 0;
+    }
+    struct x2cvt512 k;
+    x2cvt_init(&k, x1, x2, &c->wide, av1, mv1, av2, mv2);
+    int32_t clo[8], chi[8];
+    channel_ranges512(src, plane, real, j0, j1, clo, chi);
+    int narrow1 = x1->mul_shift.shift <= 31;
+    for (unsigned l = 0; l < 8 && narrow1; l++) {
+        narrow1 = x_narrow(x1, clo[l], chi[l], av1[l], av1[l], mv1[l], mv1[l]);
+    }
+    const int small2 = x2->mul_shift.shift >= 17;
+    const int64_t off = c->wide.offset_scaled;
+    const int off_only = c->wide.scale == 1 && c->wide.shift.shift == 0 && off > -(1 << 30) &&
+                         off < (1 << 30);
+    uint32_t n;
+    if (narrow1 && small2 && off_only) {
+        n = x2cvt_pass512(&k, src, plane, real, j0, j1, dst, 1, 1, 1);
+    } else if (small2 && off_only) {
+        n = x2cvt_pass512(&k, src, plane, real, j0, j1, dst, 0, 1, 1);
+    } else {
+        n = x2cvt_pass512(&k, src, plane, real, j0, j1, dst, 0, 0, 0);
+    }
+    if (sat) {
+        *sat = n;
+    }
+    return 1;
+}
+
+/*
  * The fused residual pass in AVX2 registers: eight pixels a step as
  * atoms8_pass, the values step for step addcvt_step512's.  The addend's 64
  * bytes (8 atoms) are turned channel-major by a byte shuffle inside each
@@ -2203,6 +2401,23 @@ int dla_sdp_lanes_x_add_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane
 #endif
     (void)isa, (void)x1, (void)x2, (void)cvt, (void)src, (void)plane, (void)real, (void)j0;
     (void)j1, (void)av, (void)mv, (void)opd, (void)shl, (void)dst, (void)sat;
+    return 0;
+}
+
+int dla_sdp_lanes_x2_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x1,
+                                const struct sdp_lane_x_cfg *x2, const struct sdp_lane_cvt *cvt,
+                                const int32_t *src, size_t plane, unsigned real, size_t j0,
+                                size_t j1, const int32_t av1[8], const int32_t mv1[8],
+                                const int32_t av2[8], const int32_t mv2[8], uint8_t *dst,
+                                uint32_t *sat)
+{
+#if defined(DLA_LANES_X86)
+    if (isa == DLA_LANES_AVX512) {
+        return x2cvt_wide512(x1, x2, cvt, src, plane, real, j0, j1, av1, mv1, av2, mv2, dst, sat);
+    }
+#endif
+    (void)isa, (void)x1, (void)x2, (void)cvt, (void)src, (void)plane, (void)real, (void)j0;
+    (void)j1, (void)av1, (void)mv1, (void)av2, (void)mv2, (void)dst, (void)sat;
     return 0;
 }
 

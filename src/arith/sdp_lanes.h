@@ -97,6 +97,19 @@ int dla_sdp_lanes_x_add_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane
                                    const int32_t *src, size_t plane, unsigned real, size_t j0,
                                    size_t j1, const int32_t av[8], const int32_t mv[8],
                                    const uint8_t *opd, unsigned shl, uint8_t *dst, uint32_t *sat);
+/* dla_sdp_lanes_x_cvt_atoms8 with both X stages in series: channel l of
+ * pixel j through BS (x1, av1[l], mv1[l]), BN (x2, av2[l], mv2[l]) and the
+ * converter, the stages' values for every input (64-bit products).  Done
+ * (1) on AVX-512 when neither stage has MAX/MIN or PReLU and the converter
+ * outputs 8 bits; 0 (nothing written): run the stages.  *sat as
+ * dla_sdp_lanes_x_cvt_atoms8's (NULL: not counted).  A pre-quantized
+ * model's requantization in two multipliers (src/compiler/lower_conv.c). */
+int dla_sdp_lanes_x2_cvt_atoms8(enum dla_lanes_isa isa, const struct sdp_lane_x_cfg *x1,
+                                const struct sdp_lane_x_cfg *x2, const struct sdp_lane_cvt *cvt,
+                                const int32_t *src, size_t plane, unsigned real, size_t j0,
+                                size_t j1, const int32_t av1[8], const int32_t mv1[8],
+                                const int32_t av2[8], const int32_t mv2[8], uint8_t *dst,
+                                uint32_t *sat);
 /* dla_sdp_lanes_x_cvt_atoms8 on a surface of one pixel (plane 1, j0 0, j1
  * 1: a fully connected layer's outputs): the eight channels src[l] (l <
  * real, zeros after) in the lanes of one vector with their own operands,

@@ -716,6 +716,113 @@ static void test_x_add_cvt_atoms8(void **state)
     }
 }
 
+/*
+ * dla_sdp_lanes_x2_cvt_atoms8 (a pre-quantized model's requantization in
+ * two multipliers, src/compiler/lower_conv.c quantize_two_stage): BS with
+ * an ALU sum or bypass, a 15-bit multiplier and truncation 0..3, BN with a
+ * sum, a 15-bit multiplier and truncation 14..40 (its products pass 2^31),
+ * either ReLU or not, any converter with 8-bit output, on accumulators of
+ * 2^4..2^26 and a few at the int32 ends (BS then saturates), or (a
+ * quarter of the cases, `edge`) both stages passing x to the converter at
+ * the ends of its 17-bit flag (edge 2: through BS's 32-bit form, BN past
+ * 2^31 and the offset-only converter), against ref_x of both stages then
+ * the converter: the bytes of pixels [j0, j1), the
+ * saturations, nothing written outside.  AVX-512 takes every case; the
+ * other instruction sets none (0, nothing written).
+ */
+static void check_x2_cvt_atoms8(enum dla_lanes_isa isa, size_t plane, unsigned edge)
+{
+    struct xcase k1 = { rnd(0, 3) ? SDP_LANE_ALU_SUM : SDP_LANE_ALU_BYPASS, 0, 0,
+                        (int)rnd(0, 1), rnd(0, 3) },
+                 k2 = { SDP_LANE_ALU_SUM, 0, 0, (int)rnd(0, 1), rnd(14, 40) };
+    if (edge) { /* both stages pass x (edge 2: x * 2^14 * 2^14 >> 28): the converter's inputs */
+        k1 = (struct xcase){ SDP_LANE_ALU_BYPASS, 0, 0, 1, 0 };
+        k2 = (struct xcase){ SDP_LANE_ALU_SUM, 0, 0, 1, edge == 2 ? 28 : 0 };
+    }
+    struct sdp_lane_x_cfg x1, x2;
+    dla_sdp_lane_x_init(&x1, k1.alu, k1.mul_bypass, k1.prelu, k1.relu_bypass, k1.shift);
+    dla_sdp_lane_x_init(&x2, k2.alu, k2.mul_bypass, k2.prelu, k2.relu_bypass, k2.shift);
+    const int32_t offset = rnd(0, 2) ? (int32_t)rnd(0, 400) - 200 : 0;
+    const int32_t scale = !edge && rnd(0, 2) ? (int32_t)rnd(0, 0xffff) - 32768 : 1;
+    const unsigned cshift = edge == 1 ? rnd(1, 14) : scale == 1 ? 0 : rnd(0, 40);
+    struct sdp_lane_cvt cc;
+    dla_sdp_lane_cvt_init(&cc, offset, scale, cshift, 8);
+    const unsigned real = rnd(0, 2) ? 8 : 1 + rnd(0, 7);
+    const size_t j0 = rnd(0, 1) ? 0 : rnd(0, (uint32_t)plane - 1);
+    const size_t j1 = rnd(0, 1) ? plane : j0 + 1 + rnd(0, (uint32_t)(plane - j0 - 1));
+    int32_t *in = malloc(8 * plane * sizeof(*in)), a1[8], m1[8], a2[8], m2[8];
+    uint8_t *d = malloc(8 * plane + 16), *d2 = malloc(8 * plane + 16);
+    assert_true(in && d && d2);
+    const int32_t mag = (int32_t)1 << rnd(4, 26);
+    for (size_t i = 0; i < 8 * plane; i++) {
+        in[i] = rnd(0, 30) ? (int32_t)rnd(0, 2 * (uint32_t)mag) - mag
+                           : (rnd(0, 1) ? INT32_MAX : INT32_MIN);
+        if (edge) { /* about +-2^16 steps of the converter: its 17-bit flag's ends */
+            const int32_t unit = (int32_t)1 << cshift;
+            in[i] = offset + (rnd(0, 1) ? 65536 : -65536) * unit +
+                    (int32_t)rnd(0, 2 * (uint32_t)unit) - unit;
+        }
+    }
+    for (int l = 0; l < 8; l++) {
+        a1[l] = k1.alu == SDP_LANE_ALU_BYPASS ? 0 : (int32_t)rnd(0, 2 * (uint32_t)mag) - mag;
+        m1[l] = edge ? (edge == 2 ? 16384 : 1) : (int32_t)rnd(0, 0xffff) - 32768;
+        a2[l] = edge ? 0 : (int32_t)rnd(0, 0xffff) - 32768;
+        m2[l] = edge ? (edge == 2 ? 16384 : 1) : (int32_t)rnd(16384, 32767) * (rnd(0, 3) ? 1 : -1);
+    }
+    memset(d, CHAIN8_CANARY, 8 * plane + 16);
+    memset(d2, CHAIN8_CANARY, 8 * plane + 16);
+    uint32_t sat = 0, want_sat = 0;
+    const int done = dla_sdp_lanes_x2_cvt_atoms8(isa, &x1, &x2, &cc, in, plane, real, j0, j1, a1,
+                                                 m1, a2, m2, d, &sat);
+    assert_int_equal(done, isa == DLA_LANES_AVX512);
+    assert_int_equal(dla_sdp_lanes_x2_cvt_atoms8(isa, &x1, &x2, &cc, in, plane, real, j0, j1, a1,
+                                                 m1, a2, m2, d2, NULL),
+                     done);
+    assert_memory_equal(d, d2, 8 * plane + 16);
+    for (size_t j = j0; done && j < j1; j++) {
+        for (unsigned l = 0; l < 8; l++) {
+            int sv;
+            int32_t t = ref_x(&k1, l < real ? in[l * plane + j] : 0, a1[l], m1[l]);
+            t = ref_x(&k2, t, a2[l], m2[l]);
+            int32_t want = (int32_t)clamp_bits(
+                ref_rshift(((int64_t)t - offset) * scale, cshift, 49, 17, &sv), 8);
+            want_sat += (uint32_t)sv;
+            if (d[j * 8 + l] != (uint8_t)want) {
+                fail_msg("%s X1+X2+CVT atoms8: BS alu %d shift %u relu_bypass %d, BN shift %u "
+                         "relu_bypass %d, CVT offset %d scale %d shift %u: pixel %zu channel %u "
+                         "of %zu (real %u): %d, reference %d",
+                         dla_lanes_isa_name(isa), (int)k1.alu, k1.shift, k1.relu_bypass,
+                         k2.shift, k2.relu_bypass, offset, scale, cshift, j, l, plane, real,
+                         (int8_t)d[j * 8 + l], want);
+            }
+        }
+    }
+    assert_int_equal(sat, want_sat);
+    for (size_t i = 0; i < 8 * plane + 16; i++) {
+        if (!done || i < j0 * 8 || i >= j1 * 8) {
+            assert_int_equal(d[i], CHAIN8_CANARY);
+        }
+    }
+    free(in);
+    free(d);
+    free(d2);
+}
+
+static void test_x2_cvt_atoms8(void **state)
+{
+    (void)state;
+    rng = 0x2b57c0deu;
+    for (int isa = 0; isa < DLA_LANES_ISA_COUNT; isa++) {
+        if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
+            continue;
+        }
+        for (int i = 0; i < 1500; i++) {
+            check_x2_cvt_atoms8((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS],
+                                i % 4 == 3 ? 1 + i / 4 % 2 : 0);
+        }
+    }
+}
+
 /* ---- BS, BN and the converter chained ------------------------------------------------ */
 
 /*
@@ -1234,6 +1341,7 @@ int main(void)
         cmocka_unit_test(test_x_cvt_atoms8),
         cmocka_unit_test(test_x_cvt_atoms8_requant),
         cmocka_unit_test(test_x_add_cvt_atoms8),
+        cmocka_unit_test(test_x2_cvt_atoms8),
         cmocka_unit_test(test_cvt_quiet_range),
         cmocka_unit_test(test_any_nonzero),
     };

@@ -1659,7 +1659,18 @@ static int atoms8_eligible(const struct sdp_cfg *c, const struct sdp_work *w)
         return !w->op[SRC_BS_ALU] && !w->op[SRC_BS_MUL];
     }
     if (!c->flying || c->bpe != 1 || c->epa != 8 || c->eql || c->ew.en ||
-        c->x[0].en == c->x[1].en || !dla_lanes_avx2_up(c->isa)) {
+        !dla_lanes_avx2_up(c->isa)) {
+        return 0;
+    }
+    if (c->x[0].en && c->x[1].en) {
+        /* BS then BN with constant operands: a pre-quantized model's
+         * requantization in two multipliers, in 64-bit lanes
+         * (dla_sdp_lanes_x2_cvt_atoms8: AVX-512 only; on AVX2 the
+         * copying path's channel-by-channel stages stay) */
+        return c->isa == DLA_LANES_AVX512 && !w->op[SRC_BS_ALU] && !w->op[SRC_BS_MUL] &&
+               !w->op[SRC_BN_ALU] && !w->op[SRC_BN_MUL];
+    }
+    if (!c->x[0].en && !c->x[1].en) {
         return 0;
     }
     const int k1 = c->x[0].en ? 0 : 1;
@@ -1701,7 +1712,16 @@ static void surface_atoms8(const struct sdp_cfg *c, const struct sdp_work *w, ui
     /* the saturations only where D_PERF_OUT_SATURATION counts them (1,007
      * of MobileNetV2's 40,030 calls ran a second pass to count) */
     int done;
-    if (opd) {
+    if (c->x[0].en && c->x[1].en && !opd) {
+        int32_t av2[8], mv2[8];
+        for (uint32_t l = 0; l < 8; l++) {
+            av2[l] = op_of_channel(c, w, SRC_BN_ALU, surf, l);
+            mv2[l] = op_of_channel(c, w, SRC_BN_MUL, surf, l);
+        }
+        done = dla_sdp_lanes_x2_cvt_atoms8(c->isa, &c->lane_x[0], &c->lane_x[1], &c->lane_cvt,
+                                           planes, w->plane, real, j0, j1, av, mv, av2, mv2, raw,
+                                           c->perf_sat ? &sat : NULL);
+    } else if (opd) {
         done = dla_sdp_lanes_x_add_cvt_atoms8(c->isa, &c->lane_x[0], &c->lane_x[1],
                                               &c->lane_cvt, planes, w->plane, real, j0, j1, av,
                                               mv, opd, c->x[1].alu_shift, raw,
