@@ -15,6 +15,8 @@
 #   - dlasim: bench/model_bench (public API): INT8 on the simulated nv_small
 #     and the float reference; ONNX Runtime: fp32 and int8 QDQ, THREADS
 #     intra-op threads (default: the online cores, as dlasim uses);
+#   - the QDQ models themselves on dlasim (their own scales), against the
+#     same ORT int8 runs;
 #   - MobileNetV2's layer kinds alone (tools/models/make_kind_models.py:
 #     its 1x1 and 3x3 depthwise layers at 56x56, 14x14 and 7x7), INT8 against
 #     int8 QDQ, in the same rounds: where the network's ratio comes from;
@@ -128,6 +130,10 @@ for r in $(seq 1 "$rounds"); do
             [ -f "$build/$m.qdq.onnx" ] &&
                 node bench/ort_bench.js "$ort" "$build/$m.qdq.onnx" "$in" $n "$threads" | tag ort_int8 "$m" "$r"
         fi
+        # the QDQ model itself on dlasim: its own scales and zero points
+        [ -f "$build/$m.qdq.onnx" ] &&
+            "$build/model_bench" "$build/$m.qdq.onnx" "$in" --calib $calib --runs $n --float-runs 0 |
+            tag dlasim_qdq "$m" "$r"
     done
     for k in $kinds; do
         f=$build/kinds/$k n=${runs:-40}
@@ -191,6 +197,20 @@ for name in dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim" and n
     print(f"{name:12} {f(d['gmac'], 6, 4 if (d['gmac'] or 1) < 0.01 else 2)} | {f(d['int8_ms_best'], 9)}ms {f(o8, 7)}ms {f(r8, 5, 2)}x | "
           f"{f(d['float_ms_best'], 10)}ms {f(of, 7)}ms {f(rf, 5, 2)}x | {f(gm, 11)} {f(d['peak_rss_mb'], 7)}MB "
           f"{f(rss_ratio, 5, 2)}x")
+qdq = list(dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim_qdq"))
+if qdq:
+    # the pre-quantized model ORT runs, on dlasim as it is (docs/compiler.md "Pre-quantized
+    # models"): two multipliers a requantization, its Adds and global pool layers apart
+    out["qdq"] = {}
+    print(f"\n{'QDQ model':12} {'GMAC':>6} | {'dlasim INT8':>11} {'ORT int8':>9} {'ratio':>6}   "
+          f"(the same QDQ model on both)")
+    for name in qdq:
+        d8, gm = best("dlasim_qdq", name, "int8_ms_mean"), best("dlasim_qdq", name, "gmac")
+        o8 = best("ort_int8", name, "ms_mean")
+        r8 = d8 / o8 if d8 and o8 else None
+        out["qdq"][name] = {"gmac": gm, "dlasim_int8_ms": d8, "ort_int8_ms": o8, "int8_ratio": r8}
+        print(f"{name:12} {f(gm, 6, 4 if (gm or 1) < 0.01 else 2)} | {f(d8, 9)}ms {f(o8, 7)}ms "
+              f"{f(r8, 5, 2)}x")
 kinds = [n for n in dict.fromkeys(r["name"] for r in rows if r["side"] == "dlasim") if n.startswith("kind:")]
 if kinds:
     # MobileNetV2's layer kinds alone (tools/models/make_kind_models.py)
