@@ -2443,13 +2443,14 @@ static void x_identity(struct sdp_lane_x_cfg *l)
     dla_sdp_lane_x_init(l, SDP_LANE_ALU_BYPASS, 1, 0, 1, 0);
 }
 
-int dla_sdp_lane_chain_init(struct sdp_lane_chain *ch, const struct sdp_lane_x_cfg *x0,
-                            const struct sdp_lane_x_cfg *x1, const struct sdp_lane_cvt *cvt,
-                            int32_t in_lo, int32_t in_hi, const int32_t op_lo[4],
-                            const int32_t op_hi[4])
+/* The chain's stages (ch->x), 1 when both stay in 32-bit lanes; [*lo, *hi]
+ * bounds what they pass to the converter. */
+static int chain_stages(struct sdp_lane_chain *ch, const struct sdp_lane_x_cfg *x0,
+                        const struct sdp_lane_x_cfg *x1, int32_t in_lo, int32_t in_hi,
+                        const int32_t op_lo[4], const int32_t op_hi[4], int64_t *lo, int64_t *hi)
 {
     const struct sdp_lane_x_cfg *x[2] = {x0, x1};
-    int64_t lo = in_lo, hi = in_hi;
+    *lo = in_lo, *hi = in_hi;
     memset(ch, 0, sizeof(*ch));
     for (int k = 0; k < 2; k++) {
         int64_t bound;
@@ -2458,15 +2459,63 @@ int dla_sdp_lane_chain_init(struct sdp_lane_chain *ch, const struct sdp_lane_x_c
             continue;
         }
         ch->x[k] = *x[k];
-        if (!x_narrow_bound(x[k], (int32_t)lo, (int32_t)hi, op_lo[2 * k], op_hi[2 * k],
+        if (!x_narrow_bound(x[k], (int32_t)*lo, (int32_t)*hi, op_lo[2 * k], op_hi[2 * k],
                             op_lo[2 * k + 1], op_hi[2 * k + 1], &bound)) {
             return 0;
         }
-        lo = -bound;
-        hi = bound;
+        *lo = -bound;
+        *hi = bound;
+    }
+    return 1;
+}
+
+int dla_sdp_lane_chain_init(struct sdp_lane_chain *ch, const struct sdp_lane_x_cfg *x0,
+                            const struct sdp_lane_x_cfg *x1, const struct sdp_lane_cvt *cvt,
+                            int32_t in_lo, int32_t in_hi, const int32_t op_lo[4],
+                            const int32_t op_hi[4])
+{
+    int64_t lo, hi;
+    if (!chain_stages(ch, x0, x1, in_lo, in_hi, op_lo, op_hi, &lo, &hi)) {
+        return 0;
     }
     ch->cvt = cvt->narrow;
     return cvt->narrow_ok && lo >= cvt->narrow_lo && hi <= cvt->narrow_hi;
+}
+
+int dla_sdp_lane_chain_init_wide(struct sdp_lane_chain *ch, const struct sdp_lane_x_cfg *x0,
+                                 const struct sdp_lane_x_cfg *x1, const struct sdp_lane_cvt *cvt,
+                                 int32_t in_lo, int32_t in_hi, const int32_t op_lo[4],
+                                 const int32_t op_hi[4])
+{
+    int64_t lo, hi;
+    if (!chain_stages(ch, x0, x1, in_lo, in_hi, op_lo, op_hi, &lo, &hi) ||
+        cvt->wide.lo != -128 || cvt->wide.hi != 127) {
+        return 0;
+    }
+    ch->cvt = cvt->narrow;
+    ch->wide = 1;
+    ch->wcvt = cvt->wide;
+    return 1;
+}
+
+/* A wide chain on int8 elements, element by element (the forms without
+ * AVX-512): the stages of sdp_lane_x32, the converter of sdp_lane_cvt. */
+static uint32_t chain8_wide_generic(const struct sdp_lane_chain *c, const uint8_t *src,
+                                    uint8_t *dst, size_t n, const struct sdp_lane_op8 ops[4])
+{
+    uint32_t sat = 0;
+    for (size_t j = 0; j < n; j++) {
+        int32_t op[4];
+        for (int k = 0; k < 4; k++) {
+            op[k] = ops[k].p ? (int32_t)((uint32_t)(int8_t)ops[k].p[j * ops[k].stride]
+                                         << ops[k].shl)
+                             : ops[k].val;
+        }
+        int32_t v = sdp_lane_x32(&c->x[0], (int8_t)src[j], op[0], op[1], 1);
+        v = sdp_lane_x32(&c->x[1], v, op[2], op[3], 1);
+        dst[j] = (uint8_t)sdp_lane_cvt(&c->wcvt, v, &sat);
+    }
+    return sat;
 }
 
 /* Both stages and the converter with their truncations on (a shift of 0
@@ -2626,6 +2675,9 @@ DLA_LANES_AVX2_ATTR static void chain8_stage_init(struct chain8_stage *k,
  * are exact whatever the stage): CH_FULL the MAX/MIN operands and PReLU,
  * CH_MUL the multiplication, CH_SHIFT the truncation. */
 enum { CH_FULL = 1, CH_MUL = 2, CH_SHIFT = 4, CH_ALL = 7 };
+/* chain8_vec512's converter form: 0 the 32-bit one, 1 the identity, CVT_WIDE
+ * the 64-bit one (a wide chain's). */
+#define CVT_WIDE 2
 
 DLA_LANES_AVX2_ATTR static inline __attribute__((always_inline)) __m256i
 chain8_x(const struct chain8_stage *k, __m256i x, __m256i u, __m256i m, const int steps)
@@ -2851,6 +2903,7 @@ struct chain8_k512 {
     __m128i shl[4];
     __m512i scale, offset, half, lo, hi, sat_lo, sat_hi;
     __m128i sh;
+    struct wide_cvt512 wc; /* a wide chain's converter */
 };
 
 DLA_LANES_AVX512_ATTR static void chain8_k512_init(struct chain8_k512 *k,
@@ -2880,6 +2933,7 @@ DLA_LANES_AVX512_ATTR static void chain8_k512_init(struct chain8_k512 *k,
     k->hi = _mm512_set1_epi32(c->cvt.hi);
     k->sat_lo = _mm512_set1_epi32(-65536);
     k->sat_hi = _mm512_set1_epi32(65535);
+    wide_cvt512_init(&c->wcvt, &k->wc); /* (a wide chain's; zeros otherwise) */
 }
 
 /* chain8_x on sixteen lanes. */
@@ -2961,6 +3015,15 @@ chain8_vec512(const struct chain8_k512 *k, __m128i in8, const struct sdp_lane_op
     __m512i v = _mm512_cvtepi8_epi32(in8);
     v = chain8_x512(&k->x[0], v, op[0], op[1], steps0);
     v = chain8_x512(&k->x[1], v, op[2], op[3], steps1);
+    if (cvt_id == CVT_WIDE) { /* the flags of the even and odd lanes back in lane order */
+        __mmask8 fw[2];
+        const __m512i r = wide_cvt512(&k->wc, v, fw), ones = _mm512_set1_epi64(-1);
+        const __m512i fl = _mm512_mask_blend_epi32((__mmask16)0xaaaa,
+                                                   _mm512_maskz_mov_epi64(fw[0], ones),
+                                                   _mm512_maskz_mov_epi64(fw[1], ones));
+        *sat = _mm512_test_epi32_mask(fl, fl);
+        return _mm512_cvtepi32_epi8(r);
+    }
     __m512i r = v, f = v;
     if (!cvt_id) {
         v = _mm512_sub_epi32(_mm512_mullo_epi32(v, k->scale), k->offset);
@@ -3012,7 +3075,11 @@ DLA_LANES_AVX512_ATTR static uint32_t chain8_avx512(const struct sdp_lane_chain 
     }
     const int bn_alu_only =
         !ops[0].p && !ops[1].p && ops[2].p && ops[2].stride == 1 && !ops[3].p;
-    if (bn_alu_only && chain8_residual(c, ops) && chain8_cvt_id(c)) {
+    if (c->wide && bn_alu_only && chain8_residual(c, ops)) { /* a pre-quantized Add */
+        chain8_steps512(&k, src, dst, ops, &i, lim, &cnt, 1, CH_ALL, 0, CVT_WIDE);
+    } else if (c->wide) {
+        chain8_steps512(&k, src, dst, ops, &i, lim, &cnt, 0, CH_ALL, CH_ALL, CVT_WIDE);
+    } else if (bn_alu_only && chain8_residual(c, ops) && chain8_cvt_id(c)) {
         chain8_steps512(&k, src, dst, ops, &i, lim, &cnt, 1, CH_MUL | CH_SHIFT, 0, 1);
     } else if (bn_alu_only && chain8_residual(c, ops)) {
         chain8_steps512(&k, src, dst, ops, &i, lim, &cnt, 1, CH_MUL | CH_SHIFT, 0, 0);
@@ -3024,8 +3091,10 @@ DLA_LANES_AVX512_ATTR static uint32_t chain8_avx512(const struct sdp_lane_chain 
     if (i < n) { /* at most 16 left (lim >= n - 1); padding lanes count nothing */
         const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
         __mmask16 s;
-        __m128i out = chain8_vec512(&k, _mm_maskz_loadu_epi8(m, src + i), ops, i, &s, m, 0, 0,
-                                    CH_ALL, CH_ALL, 0);
+        __m128i out = c->wide ? chain8_vec512(&k, _mm_maskz_loadu_epi8(m, src + i), ops, i, &s,
+                                              m, 0, 0, CH_ALL, CH_ALL, CVT_WIDE)
+                              : chain8_vec512(&k, _mm_maskz_loadu_epi8(m, src + i), ops, i, &s,
+                                              m, 0, 0, CH_ALL, CH_ALL, 0);
         _mm_mask_storeu_epi8(dst + i, m, out);
         cnt += (uint32_t)__builtin_popcount((unsigned)(s & m));
     }
@@ -3037,6 +3106,14 @@ uint32_t dla_sdp_lanes_chain8(enum dla_lanes_isa isa, const struct sdp_lane_chai
                               const uint8_t *src, uint8_t *dst, size_t n,
                               const struct sdp_lane_op8 ops[4])
 {
+    if (c->wide) {
+#if defined(DLA_LANES_X86)
+        if (isa == DLA_LANES_AVX512) {
+            return chain8_avx512(c, src, dst, n, ops);
+        }
+#endif
+        return chain8_wide_generic(c, src, dst, n, ops);
+    }
 #if defined(DLA_LANES_X86)
     if (isa == DLA_LANES_AVX512) {
         return chain8_avx512(c, src, dst, n, ops);

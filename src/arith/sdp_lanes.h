@@ -124,6 +124,8 @@ int dla_sdp_lanes_x_cvt_pixel8(enum dla_lanes_isa isa, const struct sdp_lane_x_c
 struct sdp_lane_chain {
     struct sdp_lane_x_cfg x[2];
     struct sdp_lane_cvt_narrow cvt;
+    int wide;                      /* the converter in 64-bit products (wcvt) */
+    struct sdp_lane_cvt_cfg wcvt;
 };
 /* The chain of x0, x1 (NULL: the stage is absent) and cvt for inputs in
  * [in_lo, in_hi] and operands (BS ALU, BS MUL, BN ALU, BN MUL) in
@@ -133,7 +135,16 @@ int dla_sdp_lane_chain_init(struct sdp_lane_chain *ch, const struct sdp_lane_x_c
                             const struct sdp_lane_x_cfg *x1, const struct sdp_lane_cvt *cvt,
                             int32_t in_lo, int32_t in_hi, const int32_t op_lo[4],
                             const int32_t op_hi[4]);
-/* The chain from src[0..n) to dst[0..n) (src may be dst) with operand k
+/* dla_sdp_lane_chain_init where the stages stay in 32-bit lanes but the
+ * converter's products do not (a pre-quantized model's Add: its output
+ * multiplier and a truncation of ~30 on sums of ~2^22): the converter in
+ * 64-bit products, for dla_sdp_lanes_chain8 only, 8-bit output; 0 when a
+ * stage could leave the 32-bit lanes. */
+int dla_sdp_lane_chain_init_wide(struct sdp_lane_chain *ch, const struct sdp_lane_x_cfg *x0,
+                                 const struct sdp_lane_x_cfg *x1, const struct sdp_lane_cvt *cvt,
+                                 int32_t in_lo, int32_t in_hi, const int32_t op_lo[4],
+                                 const int32_t op_hi[4]);
+/* The chain (not a wide one) from src[0..n) to dst[0..n) (src may be dst) with operand k
  * (BS ALU, BS MUL, BN ALU, BN MUL) one value per element in ops[k], or
  * vals[k] for every element when ops[k] is NULL (an absent stage's: ALU 0,
  * MUL 1); returns the saturated elements.  The values of dla_sdp_lanes_x

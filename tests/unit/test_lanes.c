@@ -948,7 +948,9 @@ static void test_chain(void **state)
  * the ALU's shifted left by 0-24 as the ALU uses it) or one value, against
  * ref_x of each present stage then the converter of sdpref.c: the low
  * bytes and the saturations, in place or to another buffer, and nothing
- * written past the run.  Returns whether the chain applied.
+ * written past the run.  Where the 32-bit chain refuses the converter's
+ * products, its wide form (dla_sdp_lane_chain_init_wide, 8-bit outputs).
+ * Returns 0 when neither applied, 1 the chain, 2 the wide one.
  */
 static int check_chain8(enum dla_lanes_isa isa, size_t n)
 {
@@ -1025,6 +1027,12 @@ static int check_chain8(enum dla_lanes_isa isa, size_t n)
     struct sdp_lane_chain ch;
     int applied = dla_sdp_lane_chain_init(&ch, on[0] ? &xc[0] : NULL, on[1] ? &xc[1] : NULL,
                                           &cc, -128, 127, lo, hi);
+    int wide = 0; /* the converter past 32 bits: its 64-bit form (8-bit outputs) */
+    if (!applied && bits == 8) {
+        applied = wide = dla_sdp_lane_chain_init_wide(&ch, on[0] ? &xc[0] : NULL,
+                                                      on[1] ? &xc[1] : NULL, &cc, -128, 127, lo,
+                                                      hi);
+    }
     uint8_t *in = malloc(n + 1), *d = malloc(n + 1);
     assert_true(in && d);
     for (size_t i = 0; i < n; i++) {
@@ -1075,7 +1083,7 @@ static int check_chain8(enum dla_lanes_isa isa, size_t n)
     }
     free(in);
     free(d);
-    return applied;
+    return applied ? 1 + wide : 0;
 }
 
 static void test_chain8(void **state)
@@ -1086,11 +1094,14 @@ static void test_chain8(void **state)
         if (!dla_lanes_supported((enum dla_lanes_isa)isa)) {
             continue;
         }
-        int applied = 0, cases = 2000;
+        int applied = 0, wide = 0, cases = 2000;
         for (int i = 0; i < cases; i++) {
-            applied += check_chain8((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS]);
+            const int r = check_chain8((enum dla_lanes_isa)isa, run_lengths[i % N_LENGTHS]);
+            applied += r != 0;
+            wide += r == 2;
         }
         assert_true(applied > cases / 10);
+        assert_true(wide > cases / 20);
     }
 }
 

@@ -2551,6 +2551,7 @@ struct sdp_mem_par {
     int32_t table[SRC_N][256];  /* op_decode of one-byte components not shl_ops */
     unsigned shl[SRC_N];        /* shift of dla_sdp_lanes_shl_ops, or SHL_NONE */
     int chain;                  /* BS, BN, converter in one pass (ch) */
+    int chain_wide;             /* ... its converter in 64-bit products (ch.wide: chain8 only) */
     int chain8;                 /* ... on the int8 bytes (dla_sdp_lanes_chain8) */
     struct sdp_lane_chain ch;
     int32_t vals[4];            /* X operands not read per element */
@@ -2755,6 +2756,15 @@ static int mem_prepare_chain(const struct sdp_cfg *c, const struct sdp_work *w,
     if (!dla_sdp_lane_chain_init(&p->ch, c->x[0].en ? &c->lane_x[0] : NULL,
                                  c->x[1].en ? &c->lane_x[1] : NULL, &c->lane_cvt, in_lo, in_hi,
                                  lo, hi)) {
+        /* the stages in 32-bit lanes, the converter in 64-bit products: on
+         * the int8 bytes only (mem_chain8; a pre-quantized model's Add) */
+        p->chain_wide = c->bpe == 1 &&
+                        dla_sdp_lane_chain_init_wide(&p->ch, c->x[0].en ? &c->lane_x[0] : NULL,
+                                                     c->x[1].en ? &c->lane_x[1] : NULL,
+                                                     &c->lane_cvt, in_lo, in_hi, lo, hi);
+        for (int k = 0; k < 4 && p->chain_wide; k++) {
+            p->vals[k] = c->x[k / 2].en ? c->reg_op[k] : (k & 1);
+        }
         return 0;
     }
     for (int k = 0; k < 4; k++) {
@@ -2769,7 +2779,7 @@ static int mem_prepare_chain(const struct sdp_cfg *c, const struct sdp_work *w,
  * stream with one or two of them, shifted (op_shl) as it is decoded. */
 static int mem_chain8(const struct sdp_cfg *c, const struct sdp_mem_par *p)
 {
-    if (!p->chain || c->bpe != 1) {
+    if (!(p->chain || p->chain_wide) || c->bpe != 1) {
         return 0;
     }
     for (int k = 0; k < 4; k++) {
