@@ -572,8 +572,11 @@ static int quantize_two_stage(struct dlc_layer *L, struct qconv *q, const double
     for (int64_t k = 0; k < q->K; k++) {
         double T = M[k] * ldexp(1.0, t1 + t2), best = -1;
         int64_t b1 = 0, b2 = 0;
-        for (int64_t m2 = 16384; m2 <= 32767 && T > 0; m2++) {
-            int64_t m1 = (int64_t)floor(T / (double)m2 + 0.5);
+        /* (T / m2 + 0.5 > 0: the conversion truncates as floor would, with
+         * no call per candidate; an exact pair ends the search, as no later
+         * one replaces it) */
+        for (int64_t m2 = 16384; m2 <= 32767 && T > 0 && best != 0; m2++) {
+            int64_t m1 = (int64_t)(T / (double)m2 + 0.5);
             double e = fabs((double)(m1 * m2) - T);
             if (m1 >= 1 && m1 <= 32767 && (best < 0 || e < best)) {
                 best = e, b1 = m1, b2 = m2;
