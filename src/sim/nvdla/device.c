@@ -41,8 +41,11 @@ _Static_assert(NVDLA_UNIT_COUNT <= DLA_TIMING_UNIT_IDS, "unit ids the timing lay
 
 struct pipeline;
 
+/* Line-aligned: the worker reads the running layer's copy (task_layer) while
+ * the host writes the other slot's (hand_over); beside each other on one
+ * line each store took that line from the worker's core. */
 struct layer {
-    const struct pipeline *p;
+    _Alignas(64) const struct pipeline *p;
     unsigned n;                /* units taking part */
     unsigned unit[8];
     unsigned group[8];         /* each unit's consumer group (BDMA: its launch group) */
@@ -1254,6 +1257,10 @@ static int join_next(struct dla_dev *d)
      * PLAIN write's compare would wait for its line in turn; fetched now,
      * they come while the interrupt is serviced. */
     prefetch_layer_regs(d, &d->slot[s], 1);
+    /* ... and the worker's copy of it, which hand_over writes next */
+    for (size_t at = 0; at < sizeof(d->task_layer[s]); at += 64) {
+        __builtin_prefetch((const char *)&d->task_layer[s] + at, 1);
+    }
     const int rc = finish_layer(d, &d->slot[s], d->slot_rc[s], d->slot_stalling[s]);
     d->finished++;
     d->head ^= 1u;
