@@ -60,27 +60,8 @@ def input_shape(model):
     return [d.dim_value if d.dim_value > 0 else 1 for d in x.type.tensor_type.shape.dim]
 
 
-def ort_codes(model_path, codes_name, dtype, xp, count, work, ort_dir):
-    m = onnx.load(model_path)
-    del m.graph.output[:]
-    m.graph.output.append(onnx.helper.make_tensor_value_info(
-        codes_name, onnx.TensorProto.UINT8 if np.dtype(dtype) == np.uint8 else onnx.TensorProto.INT8, None))
-    cut = os.path.join(work, "codes.onnx")
-    onnx.save(m, cut)
-    op = os.path.join(work, "ort.bin")
-    env = dict(os.environ, NODE_PATH=os.path.join(ort_dir, "node_modules"))
-    here = os.path.dirname(os.path.abspath(__file__))
-    r = subprocess.run(["node", os.path.join(here, "ort_run.js"), cut, xp, str(count), op],
-                       capture_output=True, text=True, env=env)
-    if r.returncode:
-        sys.exit("qdq_grade: ONNX Runtime failed: " + r.stderr.strip()[-400:])
-    return np.fromfile(op, dtype).astype(np.int64)
-
-
-def float_codes(dlasim, ort_dir, model_path, xp, count, work, config):
-    """A float output (no DequantizeLinear writes it): ORT's and dlasim's values
-    as codes of the step a min/max calibration on these inputs gives it (the
-    largest |value| ORT computes / 127), and that step."""
+def run_ort(model_path, xp, count, work, ort_dir):
+    """ONNX Runtime (tools/models/ort_run.js) on the inputs in xp: its raw output file."""
     op = os.path.join(work, "ort.bin")
     env = dict(os.environ, NODE_PATH=os.path.join(ort_dir, "node_modules"))
     here = os.path.dirname(os.path.abspath(__file__))
@@ -88,7 +69,24 @@ def float_codes(dlasim, ort_dir, model_path, xp, count, work, config):
                        capture_output=True, text=True, env=env)
     if r.returncode:
         sys.exit("qdq_grade: ONNX Runtime failed: " + r.stderr.strip()[-400:])
-    o = np.fromfile(op, np.float32).astype(np.float64)
+    return op
+
+
+def ort_codes(model_path, codes_name, dtype, xp, count, work, ort_dir):
+    m = onnx.load(model_path)
+    del m.graph.output[:]
+    m.graph.output.append(onnx.helper.make_tensor_value_info(
+        codes_name, onnx.TensorProto.UINT8 if np.dtype(dtype) == np.uint8 else onnx.TensorProto.INT8, None))
+    cut = os.path.join(work, "codes.onnx")
+    onnx.save(m, cut)
+    return np.fromfile(run_ort(cut, xp, count, work, ort_dir), dtype).astype(np.int64)
+
+
+def float_codes(dlasim, ort_dir, model_path, xp, count, work, config):
+    """A float output (no DequantizeLinear writes it): ORT's and dlasim's values
+    as codes of the step a min/max calibration on these inputs gives it (the
+    largest |value| ORT computes / 127), and that step."""
+    o = np.fromfile(run_ort(model_path, xp, count, work, ort_dir), np.float32).astype(np.float64)
     step = float(np.max(np.abs(o))) / 127
     d = dlasim_codes(dlasim, model_path, xp, work, config, step, "qdq_grade")
     return d, np.rint(o / step).astype(np.int64), step
