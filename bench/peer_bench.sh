@@ -132,8 +132,8 @@ for r in $(seq 1 "$rounds"); do
         fi
         # the QDQ model itself on dlasim: its own scales and zero points
         [ -f "$build/$m.qdq.onnx" ] &&
-            "$build/model_bench" "$build/$m.qdq.onnx" "$in" --calib $calib --runs $n --float-runs 0 |
-            tag dlasim_qdq "$m" "$r"
+            "$build/model_bench" "$build/$m.qdq.onnx" "$in" --calib $calib --runs $n \
+                --float-runs 0 | tag dlasim_qdq "$m" "$r"
     done
     for k in $kinds; do
         f=$build/kinds/$k n=${runs:-40}

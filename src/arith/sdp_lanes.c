@@ -2020,14 +2020,14 @@ DLA_LANES_AVX512_ATTR static int addcvt_wide512(const struct sdp_lane_x_cfg *x1,
 }
 
 /*
- * BS, then BN, then the converter, all in 64-bit lanes: a pre-quantized
+ * BS, then BN, then the converter in one pass (x2cvt): a pre-quantized
  * model's requantization in two multipliers in series (the compiler's
  * quantize_two_stage: BS's product untruncated or barely, BN's truncated
  * by ~37 bits, an affine output's offset in the converter), whose BN
  * products pass 2^31 on every input.  The channel-by-channel stages took
- * ~2/3 of such a MobileNetV2's time.  Each X stage as wide_x512, the
- * converter as sdp_lane_cvt (wide_cvt512): exact for every input, no range
- * to check.
+ * ~2/3 of such a MobileNetV2's time.  In 64-bit lanes each X stage is
+ * wide_x512 and the converter sdp_lane_cvt (wide_cvt512), exact for every
+ * input; x2cvt512's forms take 32-bit lanes where a layer allows it.
  */
 struct wide_cvt512 {
     __m512i scale, off, half, lo, hi, qlo, rhi;
@@ -2130,7 +2130,8 @@ x2cvt_step512(const struct x2cvt512 *k, unsigned l, __m512i x, __mmask16 m, __m5
     const __m512i r = wide_cvt512(&k->kc, t, f);
     /* the valid pixels among the even lanes (2i < n) and the odd ones */
     const unsigned n = (unsigned)__builtin_popcount(m);
-    const __mmask8 even = (__mmask8)((1u << ((n + 1) / 2)) - 1u), odd = (__mmask8)((1u << (n / 2)) - 1u);
+    const __mmask8 even = (__mmask8)((1u << ((n + 1) / 2)) - 1u);
+    const __mmask8 odd = (__mmask8)((1u << (n / 2)) - 1u);
     *cnt64 = _mm512_mask_add_epi64(*cnt64, f[0] & even, *cnt64, _mm512_set1_epi64(1));
     *cnt64 = _mm512_mask_add_epi64(*cnt64, f[1] & odd, *cnt64, _mm512_set1_epi64(1));
     return r;

@@ -2757,8 +2757,10 @@ static int mem_prepare_chain(const struct sdp_cfg *c, const struct sdp_work *w,
                                  c->x[1].en ? &c->lane_x[1] : NULL, &c->lane_cvt, in_lo, in_hi,
                                  lo, hi)) {
         /* the stages in 32-bit lanes, the converter in 64-bit products: on
-         * the int8 bytes only (mem_chain8; a pre-quantized model's Add) */
-        p->chain_wide = c->bpe == 1 &&
+         * the int8 bytes only (mem_chain8; a pre-quantized model's Add), in
+         * AVX-512 lanes (elsewhere its form runs element by element: the
+         * stages one by one stay) */
+        p->chain_wide = c->bpe == 1 && c->isa == DLA_LANES_AVX512 &&
                         dla_sdp_lane_chain_init_wide(&p->ch, c->x[0].en ? &c->lane_x[0] : NULL,
                                                      c->x[1].en ? &c->lane_x[1] : NULL,
                                                      &c->lane_cvt, in_lo, in_hi, lo, hi);
