@@ -2753,27 +2753,21 @@ static int mem_prepare_chain(const struct sdp_cfg *c, const struct sdp_work *w,
         }
     }
     int32_t in_hi = (int32_t)sdp_smax(8 * c->bpe), in_lo = (int32_t)sdp_smin(8 * c->bpe);
-    if (!dla_sdp_lane_chain_init(&p->ch, c->x[0].en ? &c->lane_x[0] : NULL,
-                                 c->x[1].en ? &c->lane_x[1] : NULL, &c->lane_cvt, in_lo, in_hi,
-                                 lo, hi)) {
-        /* the stages in 32-bit lanes, the converter in 64-bit products: on
-         * the int8 bytes only (mem_chain8; a pre-quantized model's Add), in
-         * AVX-512 lanes (elsewhere its form runs element by element: the
-         * stages one by one stay) */
-        p->chain_wide = c->bpe == 1 && c->isa == DLA_LANES_AVX512 &&
-                        dla_sdp_lane_chain_init_wide(&p->ch, c->x[0].en ? &c->lane_x[0] : NULL,
-                                                     c->x[1].en ? &c->lane_x[1] : NULL,
-                                                     &c->lane_cvt, in_lo, in_hi, lo, hi);
-        for (int k = 0; k < 4 && p->chain_wide; k++) {
-            p->vals[k] = c->x[k / 2].en ? c->reg_op[k] : (k & 1);
-        }
-        return 0;
-    }
+    const struct sdp_lane_x_cfg *x0 = c->x[0].en ? &c->lane_x[0] : NULL;
+    const struct sdp_lane_x_cfg *x1 = c->x[1].en ? &c->lane_x[1] : NULL;
+    const int narrow = dla_sdp_lane_chain_init(&p->ch, x0, x1, &c->lane_cvt, in_lo, in_hi, lo, hi);
+    /* else the stages in 32-bit lanes, the converter in 64-bit products: on
+     * the int8 bytes only (mem_chain8; a pre-quantized model's Add), in
+     * AVX-512 lanes (elsewhere its form runs element by element: the stages
+     * one by one stay) */
+    p->chain_wide = !narrow && c->bpe == 1 && c->isa == DLA_LANES_AVX512 &&
+                    dla_sdp_lane_chain_init_wide(&p->ch, x0, x1, &c->lane_cvt, in_lo, in_hi, lo,
+                                                 hi);
     for (int k = 0; k < 4; k++) {
         /* an absent stage is the identity: ALU operand 0, MUL operand 1 */
         p->vals[k] = c->x[k / 2].en ? c->reg_op[k] : (k & 1);
     }
-    return 1;
+    return narrow;
 }
 
 /* Can the chain run on the int8 bytes (dla_sdp_lanes_chain8)?  An int8
