@@ -43,6 +43,8 @@
 #define BS_ADDR 0x30000000ull
 #define BN_ADDR 0x40000000ull
 #define OUT_ADDR 0x50000000ull
+/* where SDP writes (OUT_ADDR but in test_output_over_weights) */
+static uint64_t out_addr = OUT_ADDR;
 
 static uint64_t rng;
 
@@ -315,8 +317,8 @@ static void program_sdp(struct tdev *t, const struct layer *L)
     wr(d, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, cv->w - 1);
     wr(d, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, cv->h - 1);
     wr(d, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, cv->k - 1);
-    wr(d, NVDLA_SDP_D_DST_BASE_ADDR_HIGH_0, (uint32_t)(OUT_ADDR >> 32));
-    wr(d, NVDLA_SDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)OUT_ADDR);
+    wr(d, NVDLA_SDP_D_DST_BASE_ADDR_HIGH_0, (uint32_t)(out_addr >> 32));
+    wr(d, NVDLA_SDP_D_DST_BASE_ADDR_LOW_0, (uint32_t)out_addr);
     wr(d, NVDLA_SDP_D_DST_LINE_STRIDE_0, cv->out_line);
     wr(d, NVDLA_SDP_D_DST_SURFACE_STRIDE_0, cv->out_surf);
     sdp_program_x(d, 0, &L->x[0]);
@@ -402,15 +404,22 @@ static int64_t ref_x(const struct tdev *t, const struct layer *L, int k, int64_t
     return ref_sdp_x(xs, v, aop, mop);
 }
 
+/* Bytes of layer L's output cube in memory. */
+static size_t out_bytes(const struct tdev *t, const struct layer *L)
+{
+    const struct conv *cv = &L->cv;
+    return (size_t)(nsurf(t, L) - 1) * cv->out_surf + (size_t)(cv->h - 1) * cv->out_line +
+           (size_t)cv->w * t->m;
+}
+
 static void check_layer(struct tdev *t, const struct layer *L, unsigned idx)
 {
     const struct conv *cv = &L->cv;
     uint32_t ns = nsurf(t, L);
-    size_t n = (size_t)(ns - 1) * cv->out_surf + (size_t)(cv->h - 1) * cv->out_line +
-               (size_t)cv->w * t->m;
+    size_t n = out_bytes(t, L);
     uint8_t *out = malloc(n);
     assert_non_null(out);
-    mem_rd(t->dev, OUT_ADDR, out, n);
+    mem_rd(t->dev, out_addr, out, n);
     uint32_t sat = 0;
     unsigned cacc_sat = 0;
     int nonzero = 0;
@@ -454,13 +463,11 @@ static void run_and_check(struct tdev *t, const struct layer *L, unsigned idx)
 {
     write_layer_memory(t, L);
     if (coin(50)) { /* output pages that hold bytes already: SDP may write in place */
-        const struct conv *cv = &L->cv;
-        const size_t n = (size_t)(nsurf(t, L) - 1) * cv->out_surf +
-                         (size_t)(cv->h - 1) * cv->out_line + (size_t)cv->w * t->m;
+        const size_t n = out_bytes(t, L);
         uint8_t *fill = malloc(n);
         assert_non_null(fill);
         memset(fill, 0x5a, n);
-        mem_wr(t->dev, OUT_ADDR, fill, n);
+        mem_wr(t->dev, out_addr, fill, n);
         free(fill);
     }
     run_layer(t, L);
@@ -538,6 +545,82 @@ static void test_weight_reuse_between_layers(void **state)
     dlasim_destroy(t.dev);
 }
 
+/*
+ * A layer's output written in place over its own weights (SDP's team path
+ * writes its atoms into the memory's pages, then stamps them as written):
+ * run again without its weights written, the layer must compute with the
+ * bytes SDP left there, not with the packed copy of the weights CSC kept
+ * from the runs before (which it keeps while the memory says the weights'
+ * bytes were not written since).
+ */
+static void test_output_over_weights(void **state)
+{
+    (void)state;
+    struct tdev t;
+    rng = 0x5df1000du;
+    tdev_open(&t, "nv_small", &rng);
+    for (unsigned i = 0; i < 12;) {
+        struct layer L;
+        struct conv *cv = &L.cv;
+        /* (a bank spare: each run below takes another weight bank count
+         * than the run before, so that CSC reads no weights the run before
+         * left in the ring and the weights are the memory's bytes alone;
+         * weights of 2 KB or more, in a stream with no padding, which SDP's
+         * bytes would fill) */
+        if (!random_layer(&t, &L, 3) || cv->data_bank + cv->weight_bank >= t.banks ||
+            cv->wt_bytes < 2048 || cv->c % t.ac != 0 ||
+            cv->wt_bytes != (size_t)cv->k * conv_bytes_per_kernel(cv)) {
+            layer_free(&L);
+            continue;
+        }
+        out_addr = OUT_ADDR;
+        run_and_check(&t, &L, i); /* its weights packed and kept */
+        cv->weight_bank++;
+        /* the output over the weights, from halfway before them where it is
+         * larger (the weights then lie inside it, not at its start), every
+         * page it reaches holding bytes (written in place) */
+        const size_t n = out_bytes(&t, &L);
+        const size_t wt = cv->wt_bytes;
+        const size_t before = n > 2u * wt ? ((n - wt) / 2u) & ~(size_t)255 : 0;
+        out_addr = CONV_WT_ADDR - before;
+        uint8_t *fill = malloc(n);
+        assert_non_null(fill);
+        memset(fill, 0x5a, n);
+        mem_wr(t.dev, out_addr, fill, before);
+        if (n > before + cv->wt_bytes) {
+            mem_wr(t.dev, CONV_WT_ADDR + cv->wt_bytes, fill, n - before - cv->wt_bytes);
+        }
+        free(fill);
+        conv_write_feature(&t, cv);
+        run_layer(&t, &L);
+        check_layer(&t, &L, i);
+        /* the weights are now what SDP wrote */
+        uint8_t *now = malloc(cv->wt_bytes);
+        assert_non_null(now);
+        mem_rd(t.dev, CONV_WT_ADDR, now, cv->wt_bytes);
+        for (uint32_t k = 0; k < cv->k; k++) {
+            for (uint32_t c = 0; c < cv->c; c++) {
+                for (uint32_t r = 0; r < cv->kh; r++) {
+                    for (uint32_t x = 0; x < cv->kw; x++) {
+                        cv->wt[(((size_t)k * cv->c + c) * cv->kh + r) * cv->kw + x] =
+                            (int8_t)now[conv_wt_offset(&t, cv, k, c, r, x)];
+                    }
+                }
+            }
+        }
+        free(now);
+        out_addr = OUT_ADDR;
+        cv->weight_bank--;
+        conv_write_feature(&t, cv);
+        run_layer(&t, &L);
+        check_layer(&t, &L, i);
+        layer_free(&L);
+        i++;
+    }
+    out_addr = OUT_ADDR;
+    dlasim_destroy(t.dev);
+}
+
 /* random_suite on make_residual's layers */
 static void residual_suite(const char *config, unsigned n, uint64_t seed, int big)
 {
@@ -573,6 +656,7 @@ int main(void)
         cmocka_unit_test(test_flying_wide_products),
         cmocka_unit_test(test_flying_one_pixel),
         cmocka_unit_test(test_weight_reuse_between_layers),
+        cmocka_unit_test(test_output_over_weights),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

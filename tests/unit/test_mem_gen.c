@@ -155,6 +155,51 @@ static void test_regions_inside_pages(void **state)
     dla_sparse_mem_destroy(m.port.sparse);
 }
 
+/* A write of a whole 64 KiB page, through dla_mem_port_write or in place
+ * (mem.c stamps the page once, not its blocks): seen by every part of the
+ * page, over the blocks' older stamps of smaller writes made before it, and
+ * no longer once checked from its own generation on; a smaller write after
+ * it is seen in its block alone. */
+static void test_whole_page_writes(void **state)
+{
+    (void)state;
+    struct mem m;
+    mem_open(&m);
+    const uint64_t page = 0x80020000ull, P = 0x10000u;
+    uint8_t *buf = malloc(P);
+    assert_non_null(buf);
+    memset(buf, 0x21, P);
+    for (int in_place = 0; in_place < 2; in_place++) {
+        wr(&m, page + 0x300u, buf, 0x200u); /* blocks stamped one by one first */
+        const uint64_t before = dla_mem_port_generation(&m.port);
+        if (in_place) {
+            uint8_t *v = dla_mem_port_write_view(&m.port, page, P);
+            assert_non_null(v);
+            memset(v, 0x43, P);
+            dla_mem_port_wrote(&m.port, page, P);
+        } else {
+            wr(&m, page, buf, P);
+        }
+        const uint64_t g = dla_mem_port_generation(&m.port);
+        assert_true(g > before);
+        for (uint64_t off = 0; off < P; off += 0x1f40u) { /* ranges all over the page */
+            const uint64_t n = P - off < 0x180u ? P - off : 0x180u;
+            if (dla_mem_port_unchanged(&m.port, page + off, n, before)) {
+                fail_msg("a whole-page write (in place: %d) was not seen at offset 0x%llx",
+                         in_place, (unsigned long long)off);
+            }
+            assert_true(dla_mem_port_unchanged(&m.port, page + off, n, g));
+        }
+        assert_false(dla_mem_port_unchanged(&m.port, page + 0x300u, 0x10u, before));
+        wr_byte(&m, page + 0x8000u, 0x65);
+        assert_false(dla_mem_port_unchanged(&m.port, page + 0x8000u, 1, g));
+        assert_true(dla_mem_port_unchanged(&m.port, page + 0x8100u, 0x100u, g));
+        assert_true(dla_mem_port_unchanged(&m.port, page, 0x8000u, g));
+    }
+    free(buf);
+    dla_sparse_mem_destroy(m.port.sparse);
+}
+
 /* Zeros over never-written memory change nothing it reads; a first
  * non-zero byte there does. */
 static void test_zero_pages(void **state)
@@ -344,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_write_view),
         cmocka_unit_test(test_recent_pages),
         cmocka_unit_test(test_regions_inside_pages),
+        cmocka_unit_test(test_whole_page_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

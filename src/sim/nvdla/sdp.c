@@ -1939,6 +1939,26 @@ static int atoms8_into_pieces(const struct sdp_cfg *c, const struct sdp_work *w,
     return nonzero;
 }
 
+/* The memory's stamps and traffic for pieces pc[0..n) written in place,
+ * in their order: a run of pieces one after the other in a page as one
+ * write (the same blocks stamped, the same bytes counted), so that a page
+ * the run covers whole is stamped once (mem.c `all_gen`).  The stamps are
+ * what tells CSC's packed weights that these bytes changed
+ * (tests/property/test_sdp_flying.c test_output_over_weights). */
+static void wrote_pieces(struct dla_dev *d, int port, const struct out_piece *pc, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        const uint64_t page = pc[i].addr / DLA_MEM_PAGE_BYTES;
+        uint64_t end = pc[i].addr + pc[i].n;
+        size_t j = i + 1;
+        while (j < n && pc[j].addr == end && (end + pc[j].n - 1) / DLA_MEM_PAGE_BYTES == page) {
+            end += pc[j++].n;
+        }
+        dla_dma_wrote(d, port, pc[i].addr, (size_t)(end - pc[i].addr));
+        i = j;
+    }
+}
+
 /* Surface `surf` of batch b by surface_atoms8 straight into the memory
  * (the same bytes, stamps and traffic as store_surface's write, without
  * the copy): 1 when done, 0 when it must go through w->raw. */
@@ -1951,9 +1971,7 @@ static int atoms8_in_place(struct dla_dev *d, const struct sdp_cfg *c, const str
     /* in write_surface's order: later lines win */
     st->unequal = atoms8_into_pieces(c, w, pc, 0, np, surf, planes, 0, real, 0, SIZE_MAX, st,
                                      st->unequal);
-    for (size_t i = 0; i < np; i++) {
-        dla_dma_wrote(d, c->dst_port, pc[i].addr, pc[i].n);
-    }
+    wrote_pieces(d, c->dst_port, pc, np);
     return np != 0;
 }
 
@@ -2232,8 +2250,7 @@ static int surfaces_apart(const struct sdp_cfg *c, const struct sdp_work *w)
 static int team_pieces(const struct dla_dev *d, const struct sdp_cfg *c, const struct sdp_work *w,
                        struct out_piece **pc, size_t **pc0)
 {
-    struct out_piece one[OUT_PIECES];
-    size_t n = 0, cap = (size_t)c->nsurf * 2;
+    size_t n = 0, cap = (size_t)c->nsurf * 2 + OUT_PIECES;
     *pc = NULL;
     *pc0 = NULL;
     if (!surfaces_apart(c, w)) {
@@ -2242,20 +2259,19 @@ static int team_pieces(const struct dla_dev *d, const struct sdp_cfg *c, const s
     struct out_piece *all = malloc(cap * sizeof(*all));
     size_t *at = malloc(((size_t)c->nsurf + 1) * sizeof(*at));
     for (uint32_t s = 0; all && at && s < c->nsurf; s++) {
-        const size_t np = in_place_pieces(d, c, w, s, 0, one);
-        at[s] = n;
-        if (np == 0) {
-            break;
-        }
-        if (n + np > cap) {
-            cap = 2 * (n + np);
+        if (n + OUT_PIECES > cap) { /* room for a surface's pieces at most */
+            cap = 2 * cap;
             struct out_piece *more = realloc(all, cap * sizeof(*all));
             if (!more) {
                 break;
             }
             all = more;
         }
-        memcpy(all + n, one, np * sizeof(*all));
+        const size_t np = in_place_pieces(d, c, w, s, 0, all + n);
+        at[s] = n;
+        if (np == 0) {
+            break;
+        }
         n += np;
         if (s + 1 == c->nsurf) {
             at[c->nsurf] = n;
@@ -2315,13 +2331,12 @@ static int run_on_team(struct dla_dev *d, struct dla_team *team, const struct sd
     for (uint32_t s = 0; !rc && !pdp && s < c->nsurf; s++) {
         /* (to PDP nothing is written: D_STATUS as sdp_execute's surfaces leave it) */
         st->unequal |= p.nonzero[s];
-        if (in_place) {
-            for (size_t i = pc0[s]; i < pc0[s + 1]; i++) {
-                dla_dma_wrote(d, c->dst_port, pc[i].addr, pc[i].n);
-            }
-        } else {
+        if (!in_place) {
             rc = write_surface(d, c, p.raw + (size_t)s * w->n_surf * c->bpe, w->n_line, s, 0, 1);
         }
+    }
+    if (!rc && !pdp && in_place) {
+        wrote_pieces(d, c->dst_port, pc, pc0[c->nsurf]); /* every surface's, in order */
     }
     free(pc);
     free(pc0);
@@ -2513,10 +2528,8 @@ static int run_bands(struct dla_dev *d, struct dla_team *team, const struct sdp_
         stats_add(st, &p.st[i]);
         st->unequal |= p.nonzero[i];
     }
-    for (uint32_t s = 0; in_place && s < c->nsurf; s++) {
-        for (size_t i = pc0[s]; i < pc0[s + 1]; i++) { /* (also after a failed band: stamped) */
-            dla_dma_wrote(d, c->dst_port, pc[i].addr, pc[i].n);
-        }
+    if (in_place) { /* every surface's pieces, in order (also after a failed band: stamped) */
+        wrote_pieces(d, c->dst_port, pc, pc0[c->nsurf]);
     }
     for (uint32_t s = 0; !rc && !in_place && s < c->nsurf; s++) {
         rc = write_surface(d, c, p.raw + (size_t)s * w->n_surf, w->n_line, s, 0, 1);
