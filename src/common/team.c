@@ -64,6 +64,8 @@ struct dla_team {
     enum dla_link_policy link_policy; /* dla_team_set_link_policy */
     void *scratch;                    /* dla_team_scratch's buffer, the owner's */
     size_t scratch_cap;
+    void (*prologue)(void *ctx);      /* dla_team_prologue's, the owner's */
+    void *prologue_ctx;
 };
 
 static double now_s(void)
@@ -348,6 +350,11 @@ static void team_job(struct dla_team *t, size_t helpers, void (*body)(void *ctx)
     uint64_t gen = gen_of(atomic_load_explicit(&t->state, memory_order_relaxed)) + 1;
     atomic_store(&t->state, gen << SEAT_BITS | seats);
     wake_sleepers(t);
+    if (t->prologue && dla_team_seat(t) == 0) {
+        void (*fn)(void *) = t->prologue;
+        t->prologue = NULL;
+        fn(t->prologue_ctx); /* while the workers take the job's items */
+    }
 
     body(ctx);
 
@@ -356,6 +363,14 @@ static void team_job(struct dla_team *t, size_t helpers, void (*body)(void *ctx)
     unsigned joined = (unsigned)(seats - (left & SEAT_MASK)), spins = 0;
     while (atomic_load_explicit(&t->done, memory_order_acquire) != joined) {
         dla_spin_wait(&spins);
+    }
+}
+
+void dla_team_prologue(struct dla_team *t, void (*fn)(void *ctx), void *ctx)
+{
+    if (t && dla_team_seat(t) == 0) {
+        t->prologue = fn;
+        t->prologue_ctx = ctx;
     }
 }
 

@@ -52,6 +52,13 @@ void *dla_team_scratch(struct dla_team *t, size_t bytes);
  * Returns when the caller's body and every joined worker's have returned;
  * with t NULL or helpers 0 only the caller runs it. */
 void dla_team_join(struct dla_team *t, size_t helpers, void (*body)(void *ctx), void *ctx);
+/* fn(ctx) once on the owner's thread, right after it next publishes a job
+ * the workers may join and before its own share of that job: set-up for
+ * what follows the job, made while the workers take its items (the
+ * device's SDP set-up during a convolution's job).  NULL clears it, and
+ * whoever armed it clears it after the jobs it meant (it may not have
+ * run: no job shared, or none at all); a call from a worker does nothing. */
+void dla_team_prologue(struct dla_team *t, void (*fn)(void *ctx), void *ctx);
 /* dla_team_join for a job of about work_s seconds on one thread: the same,
  * except that a job of DLA_TEAM_SOLID_JOB_S or more is still shared while
  * the link between the cores is slow (dla_team_coupled 0 under

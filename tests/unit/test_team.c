@@ -453,6 +453,59 @@ static void test_link_policy(void **state)
     assert_int_equal(dla_team_link_ns(NULL), 0);
 }
 
+/* dla_team_prologue's function: where and when it ran. */
+struct prologue_probe {
+    pthread_t caller;
+    atomic_uint runs, elsewhere, bodies_before; /* bodies_before: the caller's ran first */
+    atomic_uint caller_bodies;
+};
+
+static void prologue_fn(void *ctx)
+{
+    struct prologue_probe *p = ctx;
+    atomic_fetch_add(&p->runs, 1);
+    if (!pthread_equal(pthread_self(), p->caller)) {
+        atomic_fetch_add(&p->elsewhere, 1);
+    }
+    atomic_fetch_add(&p->bodies_before, atomic_load(&p->caller_bodies));
+}
+
+static void prologue_body(void *ctx)
+{
+    struct prologue_probe *p = ctx;
+    if (pthread_equal(pthread_self(), p->caller)) {
+        atomic_fetch_add(&p->caller_bodies, 1);
+    }
+}
+
+/* A prologue runs once, on the owner's thread, in the next job it shares
+ * and before its own share of it; a job run on the caller alone (no team)
+ * leaves it armed; cleared, it runs no more. */
+static void test_prologue(void **state)
+{
+    (void)state;
+    struct dla_team *t = dla_team_create(2);
+    assert_non_null(t);
+    dla_team_set_link_policy(t, DLA_LINK_SHARE); /* (every job shared, however slow the link) */
+    for (int rep = 0; rep < 100; rep++) {
+        struct prologue_probe p = { pthread_self(), 0, 0, 0, 0 };
+        dla_team_prologue(t, prologue_fn, &p);
+        dla_team_join(NULL, 1, prologue_body, &p); /* no team: not a shared job */
+        assert_int_equal(atomic_load(&p.runs), 0);
+        dla_team_join(t, 1, prologue_body, &p);
+        dla_team_join(t, 1, prologue_body, &p);
+        assert_int_equal(atomic_load(&p.runs), 1);
+        assert_int_equal(atomic_load(&p.elsewhere), 0);
+        assert_int_equal(atomic_load(&p.bodies_before), 1); /* the no-team job's body only */
+        dla_team_prologue(t, prologue_fn, &p);
+        dla_team_prologue(t, NULL, NULL);
+        dla_team_join(t, 1, prologue_body, &p);
+        assert_int_equal(atomic_load(&p.runs), 1);
+    }
+    dla_team_prologue(NULL, prologue_fn, NULL); /* (no team: nothing) */
+    dla_team_destroy(t);
+}
+
 static double secs(void)
 {
     struct timespec ts;
@@ -559,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_run_grouped),
         cmocka_unit_test(test_run_home_shares),
         cmocka_unit_test(test_join_seats),
+        cmocka_unit_test(test_prologue),
         cmocka_unit_test(test_close_race),
         cmocka_unit_test(test_sleepers_wake),
         cmocka_unit_test(test_spin_wait),

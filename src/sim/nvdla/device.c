@@ -754,17 +754,51 @@ static int run_sdp_chain(struct dla_dev *d, const struct layer *l, const struct 
     return rc;
 }
 
+/* dla_team_prologue's: SDP's set-up of the layer made during the first
+ * job the convolution shares (sdp.c struct dla_sdp_prep). */
+struct sdp_ahead {
+    struct dla_dev *d;
+    unsigned group;
+};
+
+static void sdp_ahead(void *ctx)
+{
+    const struct sdp_ahead *a = ctx;
+    dla_sdp_prepare(a->d, a->group);
+}
+
+/* Whether SDP's set-up may be made during the convolution's job: on the
+ * owner's thread (a chained layer's jobs stay on its worker), and with
+ * nothing that reports the engines' steps in order (the cycle model, a
+ * layer observer, the host's logs). */
+static int sdp_ahead_allowed(const struct dla_dev *d, const struct layer *l)
+{
+    return d->team != NULL && dla_team_seat(d->team) == 0 && has_unit(l, NVDLA_UNIT_SDP) &&
+           !d->timing && !d->base.layer_fn && !d->host.log_mask;
+}
+
 static int run_conv(struct dla_dev *d, const struct layer *l)
 {
     struct dla_cube to_sdp = {0};
     d->cur_unit = "CONV";
+    struct sdp_ahead ahead = {d, l->exec_group[NVDLA_UNIT_SDP]};
+    const int ahead_on = sdp_ahead_allowed(d, l);
+    if (ahead_on) {
+        dla_team_prologue(d->team, sdp_ahead, &ahead);
+    }
     /* a layer of the two slots may come with its registers decoded (try_chain) */
     const int slot = l == &d->task_layer[0] ? 0 : l == &d->task_layer[1] ? 1 : -1;
     int rc = slot < 0 ? dla_conv_execute(d, l->exec_group[NVDLA_UNIT_CDMA], &to_sdp)
                       : dla_conv_execute_slot(d, l->exec_group[NVDLA_UNIT_CDMA], (unsigned)slot,
                                               l->index, &to_sdp);
+    if (ahead_on) {
+        dla_team_prologue(d->team, NULL, NULL);
+    }
     if (!rc) {
         rc = run_sdp_chain(d, l, &to_sdp);
+    }
+    if (ahead_on) {
+        dla_sdp_prepared_drop(d); /* (not taken: the layer failed before SDP) */
     }
     dla_cube_free(&to_sdp);
     return rc;

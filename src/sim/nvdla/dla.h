@@ -356,6 +356,11 @@ uint32_t dla_conv_band_height(const struct dla_conv_band *b);
 /* SDP (with SDP_RDMA): `in` is the flying input from CACC, or NULL when SDP
  * reads its input from memory.  When the SDP output goes to PDP
  * (D_FEATURE_MODE_CFG.OUTPUT_DST), `to_pdp` receives it instead of memory. */
+/* SDP's set-up of the layer in `group` made ahead (sdp.c struct
+ * dla_sdp_prep: a convolution job's prologue), and dropped if that layer's
+ * dla_sdp_execute did not take it. */
+void dla_sdp_prepare(struct dla_dev *d, unsigned group);
+void dla_sdp_prepared_drop(struct dla_dev *d);
 int dla_sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in,
                     struct dla_cube *to_pdp);
 /* Does this SDP layer need SDP_RDMA (memory input or any operand from memory)? */

@@ -876,7 +876,10 @@ struct dla_sdp_cache {
     unsigned next;                /* way to replace next */
     unsigned last[2];             /* way of each group's last layer */
     struct sdp_cache_way way[SDP_CACHE_WAYS];
+    struct dla_sdp_prep *prep;    /* dla_sdp_prepare's, made on its first use */
 };
+
+static void sdp_prep_free(struct dla_sdp_prep *p);
 
 /* Unit u's software-written configuration words among the first n of its
  * window into mask[at..at+n). */
@@ -919,6 +922,9 @@ static struct dla_sdp_cache *sdp_cache_new(void)
 
 void dla_sdp_cache_free(struct dla_sdp_cache *c)
 {
+    if (c) {
+        sdp_prep_free(c->prep);
+    }
     free(c);
 }
 
@@ -1231,6 +1237,9 @@ static inline int32_t load_elem(const uint8_t *p, unsigned bytes)
 /* A small layer's raw bytes and per-kernel operands, on sdp_execute's
  * stack: no allocation an operation where they fit (MobileNetV2 has ~900
  * layers of 8 channels an image). */
+/* load_kernel_ops / load_addends asked for lent bytes only (dla_sdp_prepare)
+ * found an operand the memory does not lend (a status of no other call) */
+#define SDP_NOT_LENT 1
 #define SDP_SMALL_RAW 2048u    /* bytes of w->raw */
 #define SDP_SMALL_CHANNELS 64u /* channels of per-kernel operands */
 struct sdp_small {
@@ -1423,7 +1432,8 @@ static void prefetch_bytes(const uint8_t *p, size_t n)
 }
 
 /* Per-kernel operands: one contiguous request of every surface. */
-static int load_kernel_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w)
+static int load_kernel_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
+                           int lent_only)
 {
     for (int i = 0; i < 3; i++) {
         const struct sdp_stream *s = &c->stream[i];
@@ -1435,6 +1445,9 @@ static int load_kernel_ops(struct dla_dev *d, const struct sdp_cfg *c, struct sd
          * bytes and traffic as the read), else read into w->raw */
         const uint64_t at = s->base & c->addr_mask;
         const uint8_t *raw = dla_dma_view(d, s->port, at, nch * s->elem_bytes);
+        if (!raw && lent_only) {
+            return SDP_NOT_LENT;
+        }
         if (!raw) {
             int rc = dla_dma_read(d, s->port, at, w->raw, nch * s->elem_bytes);
             if (rc) {
@@ -3242,7 +3255,8 @@ static int addend_apart(const struct sdp_cfg *c)
  * lie in memory, or copied where a surface is not one lent range, read
  * before the layer runs (the team's items then need no memory access):
  * the bytes and traffic of load_element_ops' reads. */
-static int load_addends(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w)
+static int load_addends(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_work *w,
+                        int lent_only)
 {
     const struct sdp_stream *s = &c->stream[1];
     const size_t bytes = w->n_surf;
@@ -3253,6 +3267,9 @@ static int load_addends(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_w
             const uint64_t a = cube_elem_addr(c, s->base, s->line_stride, s->surf_stride, 1, surf,
                                               0, 0) & c->addr_mask;
             p = dla_dma_lend(d, s->port, a, bytes);
+        }
+        if (!p && lent_only) {
+            return SDP_NOT_LENT;
         }
         if (p) {
             lent += bytes;
@@ -3276,6 +3293,105 @@ static int load_addends(struct dla_dev *d, const struct sdp_cfg *c, struct sdp_w
     return 0;
 }
 
+/* int8 goes to PDP as the atoms it would write to memory: PDP pools those
+ * bytes as it pools them from memory (pdp.c) */
+static int to_pdp_alloc(struct dla_dev *d, const struct sdp_cfg *c, struct dla_cube *to_pdp)
+{
+    struct dla_conv_state *s = dla_dev_conv_state(d); /* (its buffer: no malloc a layer) */
+    int rc = c->bpe == 1 /* (to PDP: one batch, sdp_decode) */
+                 ? dla_cube_alloc_atoms(to_pdp, c->w, c->h, c->nsurf * c->epa, c->epa,
+                                        s ? &s->to_pdp : NULL, s ? &s->to_pdp_cap : NULL)
+                 : dla_cube_alloc(to_pdp, c->w, c->h, c->nsurf * c->epa, 1);
+    return rc ? dla_error(d, rc, "SDP: out of host memory for the cube sent to PDP") : 0;
+}
+
+/*
+ * SDP's set-up of the layer in a group made ahead, while a convolution's
+ * job runs on the team (device.c run_conv arms it as the job's prologue,
+ * common/team.h dla_team_prologue): the decode, the work check, the work
+ * buffers and the operands, which sdp_execute otherwise makes on the
+ * calling thread after the convolution while the other threads wait
+ * (ResNet-50: ~280 us an image, rdtsc).  They read SDP's registers and
+ * the memory's operands only, which the job's items do not touch.  Kept
+ * only when every step succeeds with the operands lent (no read that could
+ * fault or fail): anything else is left to sdp_execute, which then makes
+ * the same steps, errors and messages in their order.
+ */
+struct dla_sdp_prep {
+    int ready;
+    unsigned group;
+    struct sdp_cfg local;
+    struct sdp_cfg *c;         /* &local, or the decode cache's */
+    struct sdp_work w;         /* its buffers in small where they fit */
+    struct sdp_small small;
+};
+
+static void sdp_prep_free(struct dla_sdp_prep *p)
+{
+    if (p && p->ready) {
+        work_free(&p->w);
+    }
+    free(p);
+}
+
+void dla_sdp_prepare(struct dla_dev *d, unsigned group)
+{
+    struct dla_sdp_cache *k = sdp_cache_of(d);
+    if (k && !k->prep) {
+        k->prep = malloc(sizeof(*k->prep));
+        if (k->prep) {
+            k->prep->ready = 0;
+        }
+    }
+    struct dla_sdp_prep *p = k ? k->prep : NULL;
+    if (!p || p->ready) {
+        return;
+    }
+    struct sdp_cfg *c = NULL;
+    if (sdp_layer_cfg(d, group, &p->local, &c) || dla_work_check(d, &c->work) ||
+        work_alloc(d, c, &p->w, &p->small)) {
+        return;
+    }
+    int rc = load_kernel_ops(d, c, &p->w, 1);
+    if (!rc && p->w.addend) {
+        rc = load_addends(d, c, &p->w, 1);
+    }
+    if (rc) {
+        work_free(&p->w);
+        return;
+    }
+    p->c = c;
+    p->group = group;
+    p->ready = 1;
+}
+
+/* The set-up dla_sdp_prepare made for `group`, taken (its buffers the
+ * caller's to free), or NULL. */
+static struct dla_sdp_prep *prep_take(struct dla_dev *d, unsigned group)
+{
+    struct dla_conv_state *s = dla_dev_conv_state(d);
+    struct dla_sdp_prep *p = s && s->sdp_cache ? s->sdp_cache->prep : NULL;
+    if (!p || !p->ready) {
+        return NULL;
+    }
+    p->ready = 0;
+    if (p->group != group) {
+        work_free(&p->w);
+        return NULL;
+    }
+    return p;
+}
+
+void dla_sdp_prepared_drop(struct dla_dev *d)
+{
+    struct dla_conv_state *s = dla_dev_conv_state(d);
+    struct dla_sdp_prep *p = s && s->sdp_cache ? s->sdp_cache->prep : NULL;
+    if (p && p->ready) {
+        p->ready = 0;
+        work_free(&p->w);
+    }
+}
+
 static int sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in,
                        struct dla_cube *to_pdp)
 {
@@ -3283,36 +3399,38 @@ static int sdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube 
     struct sdp_work w;
     struct sdp_small small;
     struct sdp_stats st;
-    int rc = sdp_layer_cfg(d, group, &local, &c);
-    if (!rc) {
+    struct dla_sdp_prep *pp = prep_take(d, group);
+    int rc = pp ? 0 : sdp_layer_cfg(d, group, &local, &c);
+    if (pp) {
+        c = pp->c;
+        w = pp->w; /* (its buffers stay pp's until work_free) */
+    } else if (!rc) {
         rc = dla_work_check(d, &c->work);
     }
     if (!rc) {
         rc = check_io(d, c, in, to_pdp);
     }
+    if (!rc && c->to_pdp) {
+        rc = to_pdp_alloc(d, c, to_pdp);
+    }
     if (rc) {
+        if (pp) {
+            work_free(&w);
+        }
         return rc;
     }
-    if (c->to_pdp) {
-        /* int8 goes to PDP as the atoms it would write to memory: PDP pools
-         * those bytes as it pools them from memory (pdp.c) */
-        struct dla_conv_state *s = dla_dev_conv_state(d); /* (its buffer: no malloc a layer) */
-        rc = c->bpe == 1 /* (to PDP: one batch, sdp_decode) */
-                 ? dla_cube_alloc_atoms(to_pdp, c->w, c->h, c->nsurf * c->epa, c->epa,
-                                        s ? &s->to_pdp : NULL, s ? &s->to_pdp_cap : NULL)
-                 : dla_cube_alloc(to_pdp, c->w, c->h, c->nsurf * c->epa, 1);
+    if (!pp) {
+        rc = work_alloc(d, c, &w, &small);
         if (rc) {
-            return dla_error(d, rc, "SDP: out of host memory for the cube sent to PDP");
+            return rc;
         }
     }
-    rc = work_alloc(d, c, &w, &small);
-    if (rc) {
-        return rc;
-    }
     memset(&st, 0, sizeof(st));
-    rc = load_kernel_ops(d, c, &w);
-    if (!rc && w.addend) {
-        rc = load_addends(d, c, &w);
+    if (!pp) {
+        rc = load_kernel_ops(d, c, &w, 0);
+        if (!rc && w.addend) {
+            rc = load_addends(d, c, &w, 0);
+        }
     }
     struct dla_team *team = rc ? NULL : dla_dev_team(d);
     if (!rc && c->flying && in->band) { /* a convolution's values, not computed yet */
