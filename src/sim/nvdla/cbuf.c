@@ -108,7 +108,6 @@ void dla_conv_reset(struct dla_dev *d)
     struct dla_conv_state *s = dla_dev_conv_state(d);
     if (s) {
         dla_cbuf_forget(s);
-        s->pre[0].valid = s->pre[1].valid = 0;
     }
     /* ref: cmod/cdma Reset: the flush status reads done */
     dla_reg_hw_set(d, NVDLA_CDMA_S_CBUF_FLUSH_STATUS_0, 0,

@@ -244,18 +244,6 @@ void dla_wt_cache_free(struct dla_wt_cache *c);
  * creation) CBUF is empty and no previous layer is known: the first layer
  * always fetches.
  */
-/* A layer's CDMA, CSC, CMAC and CACC configurations decoded ahead
- * (dla_conv_predecode): valid for the layer `index` reading `group` until
- * the convolution takes it. */
-struct dla_conv_pre {
-    struct dla_cdma_cfg cdma;
-    struct dla_csc_cfg csc;
-    struct dla_cmac_cfg cmac_a, cmac_b;
-    struct dla_cacc_cfg cacc;
-    unsigned group, index;
-    int valid;
-};
-
 struct dla_conv_state {
     int have_prev;             /* a layer ran since reset */
     uint32_t prev_conv_mode;   /* previous layer's CONV_MODE */
@@ -320,11 +308,6 @@ struct dla_conv_state {
     struct dla_dcache pdp_dcache;
     /* SDP's decoded layers (sdp.c, created on its first layer) */
     struct dla_sdp_cache *sdp_cache;
-    /* The convolution units' registers of a layer the host queued for the
-     * worker, decoded by the host (dla_conv_predecode), one per device
-     * slot; on lines of their own (the host writes them while the worker
-     * runs the other slot's layer). */
-    _Alignas(64) struct dla_conv_pre pre[2];
 };
 
 /* Free SDP's decode cache (NULL: nothing). */

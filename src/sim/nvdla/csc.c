@@ -1995,54 +1995,11 @@ static void conv_abandon(struct dla_cube *to_sdp, struct dla_conv_state *s)
     dla_cbuf_forget(s);
 }
 
-/* The convolution units' registers in `group`. */
-static void conv_decode(const struct dla_dev *d, unsigned group, struct dla_conv_pre *p)
-{
-    dla_cdma_decode(d, group, &p->cdma);
-    csc_decode(d, group, &p->csc);
-    dla_cmac_decode(d, group, NVDLA_CMAC_A_D_MISC_CFG_0, &p->cmac_a);
-    dla_cmac_decode(d, group, NVDLA_CMAC_B_D_MISC_CFG_0, &p->cmac_b);
-    dla_cacc_decode(d, group, &p->cacc);
-}
-
-void dla_conv_predecode(struct dla_dev *d, unsigned group, unsigned slot, unsigned index)
-{
-    struct dla_conv_state *s = dla_dev_conv_state(d);
-    if (s == NULL || slot > 1) {
-        return;
-    }
-    struct dla_conv_pre *p = &s->pre[slot];
-    conv_decode(d, group, p);
-    p->group = group;
-    p->index = index;
-    p->valid = 1;
-}
-
-void dla_conv_predecode_drop(struct dla_dev *d, unsigned slot)
-{
-    struct dla_conv_state *s = dla_dev_conv_state(d);
-    if (s != NULL && slot <= 1) {
-        s->pre[slot].valid = 0;
-    }
-}
-
-static int conv_execute(struct dla_dev *d, unsigned group, struct dla_conv_pre *pre,
-                        struct dla_cube *to_sdp);
+static int conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp);
 
 int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
 {
-    return conv_execute(d, group, NULL, to_sdp);
-}
-
-int dla_conv_execute_slot(struct dla_dev *d, unsigned group, unsigned slot, unsigned index,
-                          struct dla_cube *to_sdp)
-{
-    struct dla_conv_state *s = dla_dev_conv_state(d);
-    struct dla_conv_pre *pre = s != NULL && slot <= 1 ? &s->pre[slot] : NULL;
-    if (pre != NULL && (!pre->valid || pre->group != group || pre->index != index)) {
-        pre = NULL;
-    }
-    return conv_execute(d, group, pre, to_sdp);
+    return conv_execute(d, group, to_sdp);
 }
 
 /* Whether CDMA's fetch of this layer shares its rows out as the bands
@@ -2080,8 +2037,7 @@ static int fetch_atoms(const struct dla_config *cfg, const struct dla_cdma_cfg *
 
 /* A layer of the convolution pipeline; pre: its units' configurations
  * decoded ahead (taken: made invalid), or NULL. */
-static int conv_execute(struct dla_dev *d, unsigned group, struct dla_conv_pre *pre,
-                        struct dla_cube *to_sdp)
+static int conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
 {
     const struct dla_config *cfg = dla_cfg(d);
     struct dla_conv_state *s = dla_dev_conv_state(d);
@@ -2096,17 +2052,15 @@ static int conv_execute(struct dla_dev *d, unsigned group, struct dla_conv_pre *
     uint32_t sat = 0;
     int rc;
 
-    struct dla_conv_pre here;
-    if (pre == NULL) {
-        conv_decode(d, group, &here);
-        pre = &here;
-    }
-    cdma = pre->cdma;
-    csc = pre->csc;
-    cmac_a = pre->cmac_a;
-    cmac_b = pre->cmac_b;
-    cacc = pre->cacc;
-    pre->valid = 0; /* taken */
+    /* Decoded here, on the thread that runs the layer, also for a layer the
+     * host chained: from the register file the host wrote only its changed
+     * registers' lines of, not from a decode the host wrote whole (round
+     * 48: the dw7 kind 1.77 -> 1.47 ms, docs/performance.md) */
+    dla_cdma_decode(d, group, &cdma);
+    csc_decode(d, group, &csc);
+    dla_cmac_decode(d, group, NVDLA_CMAC_A_D_MISC_CFG_0, &cmac_a);
+    dla_cmac_decode(d, group, NVDLA_CMAC_B_D_MISC_CFG_0, &cmac_b);
+    dla_cacc_decode(d, group, &cacc);
     if ((rc = dla_cdma_validate(d, &cdma)) || (rc = csc_validate(d, &csc, &cdma)) ||
         (rc = dla_cmac_validate(d, "CMAC_A", &cmac_a, &csc)) ||
         (rc = dla_cmac_validate(d, "CMAC_B", &cmac_b, &csc)) ||

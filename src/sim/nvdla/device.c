@@ -93,10 +93,6 @@ struct dla_dev {
     uint32_t inflight_units;          /* bit per unit they use (with linked RDMAs) */
     uint8_t inflight_gmask[NVDLA_UNIT_COUNT]; /* their groups, bit per group */
     uint32_t find_flip;               /* units whose CONSUMER find_layer takes as moved on */
-    /* The last chained layer found the task ended (try_chain): the host,
-     * not the worker, was behind, so the next one is decoded by the worker
-     * (a hint only: where the decode runs changes no result). */
-    int host_behind;
     /* What the host hands the worker's task: lines of their own, which the
      * worker reads, and a copy of each slot's layer (hand_over).  Beside
      * the fields above, every host store to them (the IRQ line, the
@@ -786,11 +782,7 @@ static int run_conv(struct dla_dev *d, const struct layer *l)
     if (ahead_on) {
         dla_team_prologue(d->team, sdp_ahead, &ahead);
     }
-    /* a layer of the two slots may come with its registers decoded (try_chain) */
-    const int slot = l == &d->task_layer[0] ? 0 : l == &d->task_layer[1] ? 1 : -1;
-    int rc = slot < 0 ? dla_conv_execute(d, l->exec_group[NVDLA_UNIT_CDMA], &to_sdp)
-                      : dla_conv_execute_slot(d, l->exec_group[NVDLA_UNIT_CDMA], (unsigned)slot,
-                                              l->index, &to_sdp);
+    int rc = dla_conv_execute(d, l->exec_group[NVDLA_UNIT_CDMA], &to_sdp);
     if (ahead_on) {
         dla_team_prologue(d->team, NULL, NULL);
     }
@@ -1239,21 +1231,13 @@ static void try_chain(struct dla_dev *d)
         return;
     }
     l->index = d->layer + 1;
-    /* Its registers decoded here, before the worker can take it, while the
-     * host is ahead (it then waits for the running layer anyway and the
-     * worker bounds the chain); after a layer that found the task ended
-     * the host is the bound and the worker decodes this one (MobileNetV2's
-     * 7x7 blocks: the host's side of a block is the longer, docs/performance.md
-     * round 36). */
-    if (!d->host_behind) {
-        dla_conv_predecode(d, l->exec_group[NVDLA_UNIT_CDMA], d->head ^ 1u, l->index);
-    }
+    /* (its registers decoded by the worker as it runs it: csc.c
+     * conv_execute says why not here) */
     hand_over(d, d->head ^ 1u);
     unsigned st = CHAIN_OPEN;
-    d->host_behind = !atomic_compare_exchange_strong_explicit(
+    const int ended = !atomic_compare_exchange_strong_explicit(
         &d->chain, &st, CHAIN_QUEUED, memory_order_release, memory_order_relaxed);
-    if (d->host_behind && !chain_anew(d)) {
-        dla_conv_predecode_drop(d, d->head ^ 1u); /* (a no-op if not decoded) */
+    if (ended && !chain_anew(d)) {
         return; /* run_ahead starts it at the next step */
     }
     d->layer++;

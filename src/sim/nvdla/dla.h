@@ -324,19 +324,6 @@ int dla_strided_check(struct dla_dev *d, const char *unit, const char *what, int
 /* CDMA+CSC+CMAC+CACC: direct/image convolution.  Output goes to `to_sdp`
  * (allocated by the engine): CACC's output, always flying into SDP. */
 int dla_conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp);
-/* dla_conv_execute of layer `index` in device slot `slot` (0 or 1), which
- * takes the configurations dla_conv_predecode made for it, if any. */
-int dla_conv_execute_slot(struct dla_dev *d, unsigned group, unsigned slot, unsigned index,
-                          struct dla_cube *to_sdp);
-/* On the host, for a convolution it queues for the worker (device.c
- * try_chain): its units' registers in `group` decoded into slot `slot`'s
- * configurations.  The layer's groups are enabled, so their registers hold
- * until it runs; the worker writes none of them meanwhile.  Moves work off
- * the worker while the host is ahead of it (try_chain: not after the last
- * chained layer found the worker idle; docs/performance.md). */
-void dla_conv_predecode(struct dla_dev *d, unsigned group, unsigned slot, unsigned index);
-/* Slot `slot`'s decode forgotten (its layer was not queued after all). */
-void dla_conv_predecode_drop(struct dla_dev *d, unsigned slot);
 /*
  * A convolution whose CACC output goes to SDP may leave its values to be
  * computed when SDP takes them (csc.c): in bands of output rows, each
