@@ -2035,8 +2035,7 @@ static int fetch_atoms(const struct dla_config *cfg, const struct dla_cdma_cfg *
            dla_cbuf_kept(c, c->height) == 0;
 }
 
-/* A layer of the convolution pipeline; pre: its units' configurations
- * decoded ahead (taken: made invalid), or NULL. */
+/* A layer of the convolution pipeline, its units' registers in `group`. */
 static int conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_sdp)
 {
     const struct dla_config *cfg = dla_cfg(d);
