@@ -162,6 +162,8 @@ struct dlasim_model {
     int stats;
     unsigned stats_left;
     float **fvals;         /* float values per tensor (stats and CPU layers) */
+    uint8_t *stage;        /* a tensor's device bytes, packed before written (model.c write_tensor) */
+    size_t stage_cap;
     char *no_place;        /* per node: Concat not placed (its inputs' scales cannot agree) */
     char *ring_restart;    /* per node: restart CBUF's weight ring before it (lower_conv.c) */
     double min_sqnr_db;    /* precision flags: SQNR threshold (precision.c) */

@@ -596,25 +596,60 @@ static void test_fashion_mnist_end_to_end(void **state)
     free(x);
 }
 
-/* The model input reaches the device as the codes of its values: through
+/* The model's input codes exact (dlasim_model_run's quantization): through
  * a 1x1 max pooling (PDP passes the codes) each output lies within half a
  * quantization step (max |x| / 127, min-max calibration on the same
  * inputs) of its input, for an input narrower than 16 (quantized as one
- * run), a wide one (its lines back to back: one run a surface) and a tall
- * one (100x100: runs of the lines a chunk holds, each of several
- * segments).  A code off by one, or a value in another element's place,
- * is a step or more away. */
+ * run), a wide one (its lines back to back: one run a surface), a tall
+ * one (100x100: runs of several segments) and a large one (12 channels of
+ * 150x40, two surfaces: packed in items of rows on the device's team),
+ * on a device of one thread and of two.  A code off by one, or a value in
+ * another element's place, is a step or more away. */
+static void check_input_codes(const char *name, struct dlasim_model *m, unsigned threads,
+                              float *x, size_t n, int cal, double half_step)
+{
+    struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, threads);
+    float *y = malloc(n * sizeof(float));
+    assert_non_null(y);
+    char err[512];
+    for (int r = 0; r < cal; r++) {
+        if (dlasim_model_run(m, dev, x + r * n, y, NULL, err, sizeof err)) {
+            fail_msg("%s: %s", name, err);
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (fabs((double)y[i] - x[r * n + i]) > half_step) {
+                fail_msg("%s (%u threads): input %d value %zu: %g came back as %g (half a step "
+                         "%g)", name, threads, r, i, x[r * n + i], y[i], half_step);
+            }
+        }
+    }
+    /* a NaN is refused with its index, the last value or one in the
+     * middle (the large input: another item's rows than the first) */
+    const size_t at[2] = { n - 1, n / 2 + 7 };
+    for (int k = 0; k < 2; k++) {
+        const float keep = x[at[k]];
+        x[at[k]] = NAN;
+        char want[64];
+        snprintf(want, sizeof want, "input value %zu ", at[k]);
+        assert_int_equal(dlasim_model_run(m, dev, x, y, NULL, err, sizeof err), DLASIM_ERR_INVAL);
+        assert_non_null(strstr(err, want));
+        x[at[k]] = keep;
+    }
+    dlasim_destroy(dev);
+    free(y);
+}
+
 static void test_input_codes_exact(void **state)
 {
     (void)state;
-    static const char *const names[] = { "io_pass_narrow", "io_pass_wide", "io_pass_tall" };
+    static const char *const names[] = { "io_pass_narrow", "io_pass_wide", "io_pass_tall",
+                                         "io_pass_big" };
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         struct dlasim_model *m = load(names[k]);
         size_t n = dlasim_model_input_size(m);
         enum { CAL = 4 };
-        float *x = malloc(CAL * n * sizeof(float)), *y = malloc(n * sizeof(float));
+        float *x = malloc(CAL * n * sizeof(float));
         assert_non_null(x);
-        assert_non_null(y);
         assert_int_equal(dlasim_model_output_size(m), n);
         float amax = 0;
         for (size_t i = 0; i < CAL * n; i++) {
@@ -627,33 +662,11 @@ static void test_input_codes_exact(void **state)
             dlasim_model_compile(m, "nv_small", err, sizeof err)) {
             fail_msg("%s: %s", names[k], err);
         }
-        struct dlasim_dev *dev = tdev_new("nv_small", NULL, 0, 1);
         const double half_step = 0.5 * amax / 127.0 * (1 + 1e-5);
-        for (int r = 0; r < CAL; r++) {
-            if (dlasim_model_run(m, dev, x + r * n, y, NULL, err, sizeof err)) {
-                fail_msg("%s: %s", names[k], err);
-            }
-            for (size_t i = 0; i < n; i++) {
-                if (fabs((double)y[i] - x[r * n + i]) > half_step) {
-                    fail_msg("%s: input %d value %zu: %g came back as %g (half a step %g)",
-                             names[k], r, i, x[r * n + i], y[i], half_step);
-                }
-            }
-        }
-        /* a NaN as the last value is refused with its index (the tall
-         * input's cube is larger than a chunk: looked through before any
-         * chunk is written) */
-        const float keep = x[n - 1];
-        x[n - 1] = NAN;
-        char want[64];
-        snprintf(want, sizeof want, "input value %zu ", n - 1);
-        assert_int_equal(dlasim_model_run(m, dev, x, y, NULL, err, sizeof err), DLASIM_ERR_INVAL);
-        assert_non_null(strstr(err, want));
-        x[n - 1] = keep;
-        dlasim_destroy(dev);
+        check_input_codes(names[k], m, 1, x, n, CAL, half_step);
+        check_input_codes(names[k], m, 2, x, n, CAL, half_step);
         dlasim_model_free(m);
         free(x);
-        free(y);
     }
 }
 

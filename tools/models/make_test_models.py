@@ -214,12 +214,15 @@ def input_write_models():
     which the model I/O quantizes as one run, on a wide one, whose lines lie
     back to back (one run of its three lines a surface), and on a tall one
     (100 lines of 100 pixels: runs of as many lines as a 32 KiB chunk holds,
-    each of several 64-pixel segments): each output is its input within
-    half a step."""
+    each of several 64-pixel segments), and on a large one (12 channels of
+    150x40: two surfaces, the last of four channels, packed in items of
+    rows on the device's team): each output is its input within half a
+    step."""
     pool = [helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[1, 1])]
     save("io_pass_narrow", pool, [], in_shape=(1, 24, 3, 5))
     save("io_pass_wide", pool, [], in_shape=(1, 24, 3, 20))
     save("io_pass_tall", pool, [], in_shape=(1, 3, 100, 100))
+    save("io_pass_big", pool, [], in_shape=(1, 12, 150, 40))
 
 
 def residual_models():

@@ -12,6 +12,7 @@
 
 #include "dlasim/rk3588.h"
 #include "regs/regdb.h"
+#include "sim/core/host_team.h"
 #include "sim/core/mem_tag.h"
 #include "sim/core/personality.h"
 
@@ -175,6 +176,11 @@ uint64_t dla_mem_tag(const struct dlasim_dev *dev)
 void dla_set_mem_tag(struct dlasim_dev *dev, uint64_t tag)
 {
     dev->mem_tag = tag;
+}
+
+struct dla_team *dla_dev_idle_team(struct dlasim_dev *dev)
+{
+    return dev && dev->ops->idle_team ? dev->ops->idle_team(dev) : NULL;
 }
 
 int dlasim_step(struct dlasim_dev *dev)

@@ -27,6 +27,7 @@
 #include "dlasim/layer.h"
 
 struct regdb;
+struct dla_team;
 
 struct dla_device_ops {
     const char *name;   /* "NVDLA", "RK3588" (messages, dlasim_device_info) */
@@ -55,6 +56,9 @@ struct dla_device_ops {
     const char *(*last_error)(const struct dlasim_dev *dev);
     /* Optional (dlasim_set_overlap): the previous setting; NULL: never overlaps. */
     int (*set_overlap)(struct dlasim_dev *dev, int on);
+    /* Optional (host_team.h dla_dev_idle_team): the device's worker team with
+     * nothing of the device running on it; NULL: the device has none. */
+    struct dla_team *(*idle_team)(struct dlasim_dev *dev);
     int describes_layers; /* its step calls dla_layer_notify (include/dlasim/layer.h) */
 };
 

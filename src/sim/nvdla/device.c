@@ -1341,6 +1341,15 @@ static int nvdla_set_overlap(struct dlasim_dev *dev, int on)
     return was;
 }
 
+/* host_team.h: the layers on the worker ended (their completions stay
+ * the next steps'). */
+static struct dla_team *nvdla_idle_team(struct dlasim_dev *dev)
+{
+    struct dla_dev *d = core(dev);
+    quiesce(d);
+    return dla_dev_team(d);
+}
+
 static int nvdla_step(struct dlasim_dev *dev)
 {
     struct dla_dev *d = core(dev);
@@ -1526,6 +1535,7 @@ const struct dla_device_ops dla_nvdla_ops = {
     .param = nvdla_param,
     .last_error = nvdla_last_error,
     .set_overlap = nvdla_set_overlap,
+    .idle_team = nvdla_idle_team,
     .describes_layers = 1,
 };
 
