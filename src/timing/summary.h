@@ -73,9 +73,9 @@ struct dla_conv_summary {
 struct dla_layer_summary {
     enum dla_layer_kind kind;
     unsigned n;
-    const unsigned *unit;  /* the device's ids of the units (< DLA_TIMING_UNIT_IDS; opaque to
+    const uint8_t *unit;   /* the device's ids of the units (< DLA_TIMING_UNIT_IDS; opaque to
                               the model, which only matches them with dla_timing_op_enabled's) */
-    const unsigned *group;
+    const uint8_t *group;
     unsigned engines;      /* bit (1 << enum dlasim_timing_unit) of each engine the units
                               belong to: they are busy until the layer ends */
     int has_pdp;           /* PDP takes part (alone or on the fly) */

@@ -41,18 +41,21 @@ _Static_assert(NVDLA_UNIT_COUNT <= DLA_TIMING_UNIT_IDS, "unit ids the timing lay
 
 struct pipeline;
 
-/* Line-aligned: the worker reads the running layer's copy (task_layer) while
- * the host writes the other slot's (hand_over); beside each other on one
- * line each store took that line from the worker's core. */
+/* One cache line, line-aligned: the worker reads the running layer's copy
+ * (task_layer) while the host writes the other slot's (hand_over); beside
+ * each other on one line each store took that line from the worker's
+ * core, and a copy of two lines cost the worker two misses a chained
+ * layer. */
 struct layer {
     _Alignas(64) const struct pipeline *p;
-    unsigned n;                /* units taking part */
-    unsigned unit[8];
-    unsigned group[8];         /* each unit's consumer group (BDMA: its launch group) */
     unsigned index;            /* its number (d->layer when claimed) */
     uint32_t units;            /* bit per unit it uses, with linked RDMAs (claim_units) */
+    uint8_t n;                 /* units taking part */
+    uint8_t unit[8];
+    uint8_t group[8];          /* each unit's consumer group (BDMA: its launch group) */
     uint8_t exec_group[NVDLA_UNIT_COUNT]; /* what its engines read (dla_dev_exec_group) */
 };
+_Static_assert(sizeof(struct layer) == 64, "a layer's copy is one cache line");
 
 struct dla_dev {
     struct dlasim_dev base;           /* the public handle (ops = dla_nvdla_ops) */
@@ -119,18 +122,24 @@ struct dla_dev {
     char stall_why[512];              /* dla_stall's reason */
     /* The chain between the host and the worker (run_chain), on a line of
      * its own with what the host reads at the join (one line passes, not
-     * two: the engines' line above stays the worker's): CHAIN_OPEN while
-     * the task runs and takes a chained layer, CHAIN_QUEUED when the host
-     * has put one in the other slot, CHAIN_CLOSED when the task ended
-     * without one. */
-    _Alignas(64) int slot_rc[2];      /* each slot's engines' status (the worker's) */
+     * two: the engines' line above stays the worker's).  `chain` is one
+     * word, so a layer's end is one read-modify-write of the worker's: the
+     * task's layers ended (CHAIN_DONE) and the chain's state (CHAIN_STATE):
+     * CHAIN_OPEN while the task runs and takes a chained layer,
+     * CHAIN_QUEUED when the host has put one in the other slot,
+     * CHAIN_CLOSED when the task ended without one.  Apart, the end was a
+     * compare-exchange, a store and two additions, and the host's spin on
+     * the count took the line back between them (the worker's end of a
+     * 14x14 depthwise block ~450 cycles). */
+    _Alignas(64) int slot_rc[2];      /* each slot's engines' status (0 from hand_over) */
     uint32_t slot_stalling[2];        /* ... and the units they stalled */
     atomic_uint chain;
-    atomic_uint done;                 /* the task's layers ended */
-    atomic_uint started;              /* ... and taken (the first counts) */
 };
 
 enum { CHAIN_OPEN, CHAIN_QUEUED, CHAIN_CLOSED };
+#define CHAIN_STATE(w) ((w) & 3u)
+#define CHAIN_DONE(w) ((w) >> 2)
+#define CHAIN_WORD(done, state) ((done) << 2 | (state))
 
 /* The public handle is the first member of the device. */
 static struct dla_dev *core(struct dlasim_dev *dev)
@@ -679,8 +688,8 @@ static int take(const struct dla_dev *d, struct layer *l, unsigned u)
     if (!enabled(d, u)) {
         return 0;
     }
-    l->unit[l->n] = u;
-    l->group[l->n] = consumer(d, u);
+    l->unit[l->n] = (uint8_t)u;
+    l->group[l->n] = (uint8_t)consumer(d, u);
     l->n++;
     return 1;
 }
@@ -729,7 +738,7 @@ static int find_bdma(const struct dla_dev *d, struct layer *l)
         return 0;
     }
     l->unit[0] = NVDLA_UNIT_BDMA;
-    l->group[0] = (unsigned)g;
+    l->group[0] = (uint8_t)g;
     l->n = 1;
     return 1;
 }
@@ -1083,30 +1092,35 @@ static void run_chain(void *ctx)
 {
     struct dla_dev *d = ctx;
     unsigned s = d->task_slot;
+    /* the word as this task last left it: only the host's queueing
+     * (CHAIN_OPEN -> CHAIN_QUEUED) changes it meanwhile */
+    unsigned w = atomic_load_explicit(&d->chain, memory_order_relaxed);
     for (;;) {
         const struct layer *l = &d->task_layer[s];
         prefetch_layer_regs(d, l, 0);
         const int rc = run_layer(d, l);
-        d->slot_rc[s] = rc;
-        d->slot_stalling[s] = d->stalling;
-        unsigned st = CHAIN_OPEN;
-        int take = 0;
-        if (rc == 0 && !d->stalling) {
-            /* fails only on CHAIN_QUEUED: the host alone queues */
-            take = !atomic_compare_exchange_strong_explicit(&d->chain, &st, CHAIN_CLOSED,
-                                                            memory_order_acq_rel,
-                                                            memory_order_acquire);
-            if (take) {
-                atomic_store_explicit(&d->chain, CHAIN_OPEN, memory_order_relaxed);
-                atomic_fetch_add_explicit(&d->started, 1, memory_order_relaxed);
-            }
+        const int go_on = rc == 0 && !d->stalling;
+        if (!go_on) { /* (hand_over left them 0) */
+            d->slot_rc[s] = rc;
+            d->slot_stalling[s] = d->stalling;
         } else {
-            atomic_store_explicit(&d->chain, CHAIN_CLOSED, memory_order_relaxed);
+            /* the next layer's copy, which the host wrote if it queued
+             * one: fetched beside the word's line, not after it */
+            __builtin_prefetch(&d->task_layer[s ^ 1u]);
         }
-        atomic_fetch_add_explicit(&d->done, 1, memory_order_release);
-        if (!take) {
+        /* one exchange, expecting a queued layer (the host is usually
+         * ahead); on a miss w is the word as it is */
+        unsigned next;
+        w = (w & ~3u) | CHAIN_QUEUED;
+        do {
+            next = CHAIN_WORD(CHAIN_DONE(w) + 1u,
+                              go_on && CHAIN_STATE(w) == CHAIN_QUEUED ? CHAIN_OPEN : CHAIN_CLOSED);
+        } while (!atomic_compare_exchange_weak_explicit(&d->chain, &w, next, memory_order_acq_rel,
+                                                        memory_order_relaxed));
+        if (CHAIN_STATE(next) != CHAIN_OPEN) {
             return;
         }
+        w = next;
         s ^= 1u;
     }
 }
@@ -1140,6 +1154,8 @@ static void track_inflight(struct dla_dev *d)
 static void hand_over(struct dla_dev *d, unsigned s)
 {
     d->task_layer[s] = d->slot[s];
+    d->slot_rc[s] = 0;
+    d->slot_stalling[s] = 0;
 }
 
 /* Layer l (found runnable, in slot[head]) claimed and handed to a worker's
@@ -1152,9 +1168,7 @@ static void start_task(struct dla_dev *d, struct dla_team *team, struct layer *l
     d->finished = 0;
     d->task_slot = d->head;
     hand_over(d, d->head);
-    atomic_store_explicit(&d->done, 0, memory_order_relaxed);
-    atomic_store_explicit(&d->started, 1, memory_order_relaxed);
-    atomic_store_explicit(&d->chain, CHAIN_OPEN, memory_order_relaxed);
+    atomic_store_explicit(&d->chain, CHAIN_WORD(0u, CHAIN_OPEN), memory_order_relaxed);
     d->inflight_running = 1;
     if (dla_team_spawn(team, run_chain, d)) {
         run_chain(d); /* (never: the last task ended at its join) */
@@ -1191,12 +1205,14 @@ static int chain_anew(struct dla_dev *d)
         return 0;
     }
     d->task_slot = s ^ 1u;
-    atomic_store_explicit(&d->chain, CHAIN_OPEN, memory_order_relaxed);
+    const unsigned ended = atomic_load_explicit(&d->chain, memory_order_relaxed);
+    /* (open again: the join sees the next layer taken) */
+    atomic_store_explicit(&d->chain, CHAIN_WORD(CHAIN_DONE(ended), CHAIN_OPEN),
+                          memory_order_relaxed);
     if (dla_team_spawn(d->team, run_chain, d)) {
-        atomic_store_explicit(&d->chain, CHAIN_CLOSED, memory_order_relaxed);
+        atomic_store_explicit(&d->chain, ended, memory_order_relaxed);
         return 0;
     }
-    atomic_fetch_add_explicit(&d->started, 1, memory_order_relaxed); /* (read at the join) */
     return 1;
 }
 
@@ -1234,9 +1250,12 @@ static void try_chain(struct dla_dev *d)
     /* (its registers decoded by the worker as it runs it: csc.c
      * conv_execute says why not here) */
     hand_over(d, d->head ^ 1u);
-    unsigned st = CHAIN_OPEN;
+    /* the task has ended the layers the host finished, and runs the next
+     * one unless it ended it too (then the word is CHAIN_CLOSED) */
+    unsigned w = CHAIN_WORD(d->finished, CHAIN_OPEN);
     const int ended = !atomic_compare_exchange_strong_explicit(
-        &d->chain, &st, CHAIN_QUEUED, memory_order_release, memory_order_relaxed);
+        &d->chain, &w, CHAIN_WORD(d->finished, CHAIN_QUEUED), memory_order_release,
+        memory_order_relaxed);
     if (ended && !chain_anew(d)) {
         return; /* run_ahead starts it at the next step */
     }
@@ -1266,7 +1285,7 @@ static int join_next(struct dla_dev *d)
 {
     const unsigned want = d->finished + 1;
     if (d->inflight_running) {
-        dla_team_help_until_count(d->team, &d->done, want);
+        dla_team_help_until_count(d->team, &d->chain, CHAIN_WORD(want, 0u));
     }
     const unsigned s = d->head;
     /* The host programs this layer's groups next (its completion frees
@@ -1283,8 +1302,8 @@ static int join_next(struct dla_dev *d)
     d->finished++;
     d->head ^= 1u;
     d->inflight--;
-    if (d->inflight &&
-        atomic_load_explicit(&d->started, memory_order_relaxed) <= d->finished) {
+    if (d->inflight && atomic_load_explicit(&d->chain, memory_order_relaxed) ==
+                           CHAIN_WORD(d->finished, CHAIN_CLOSED)) {
         d->inflight = 0; /* chained but left (an error or a stall before it) */
         d->layer--;
     }
