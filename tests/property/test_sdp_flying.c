@@ -621,6 +621,53 @@ static void test_output_over_weights(void **state)
     dlasim_destroy(t.dev);
 }
 
+/*
+ * A 1x1 layer whose output lies over its own input, rows ahead of them
+ * (SDP writes a band of output rows while the convolution's later bands
+ * still read their input rows: csc.c band_defer, sdp.c run_bands): the
+ * layer computes with the input as it was when it started, as a fetch of
+ * the whole input into CBUF before the layer gives.  The convolution reads
+ * its input where the memory keeps it only where its output writes none
+ * of it (cdma.c atoms_view); run in place here, the later bands would read
+ * rows SDP had written.  Eight input channels, every slice released: the
+ * atoms path (csc.c fetch_atoms).  Also the same layers with the output
+ * apart, where the input is read in place.
+ */
+static void test_output_over_input(void **state)
+{
+    (void)state;
+    struct tdev t;
+    rng = 0x5df1000fu;
+    tdev_open(&t, "nv_small", &rng);
+    for (unsigned i = 0; i < 8;) {
+        struct layer L;
+        struct conv *cv = &L.cv;
+        if (!random_layer(&t, &L, 2) || cv->c != 8) {
+            layer_free(&L);
+            continue;
+        }
+        for (int over = 0; over < 2; over++) {
+            out_addr = over ? CONV_IN_ADDR + (uint64_t)cv->line_stride * (cv->h / 2)
+                            : OUT_ADDR;
+            /* the output's pages hold bytes (SDP then writes in place),
+             * then the layer's memory over them */
+            const size_t n = out_bytes(&t, &L);
+            uint8_t *fill = malloc(n);
+            assert_non_null(fill);
+            memset(fill, 0x5a, n);
+            mem_wr(t.dev, out_addr, fill, n);
+            free(fill);
+            write_layer_memory(&t, &L);
+            run_layer(&t, &L);
+            check_layer(&t, &L, i);
+        }
+        layer_free(&L);
+        i++;
+    }
+    out_addr = OUT_ADDR;
+    dlasim_destroy(t.dev);
+}
+
 /* random_suite on make_residual's layers */
 static void residual_suite(const char *config, unsigned n, uint64_t seed, int big)
 {
@@ -657,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_flying_one_pixel),
         cmocka_unit_test(test_weight_reuse_between_layers),
         cmocka_unit_test(test_output_over_weights),
+        cmocka_unit_test(test_output_over_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,6 +54,18 @@ _Static_assert(GEN_SHIFT <= REGION_SHIFT && REGION_SHIFT <= PAGE_SHIFT,
  * carved in order; only the memory's destruction returns it. */
 #define SLAB_BYTES ((size_t)2 << 20)
 _Static_assert(SLAB_BYTES % PAGE_SIZE == 0, "a slab holds whole pages");
+/* A page's data is its place in the slab of its 2 MiB region of addresses
+ * (the region's pages follow each other in the host's memory as in the
+ * device's: a cube that lies inside one region is one range of the host's
+ * memory, which a layer then reads in place, mem.h
+ * dla_mem_port_view_span); carved in the order the pages come (as before
+ * region slabs) only where regions would hold too few pages: more than
+ * REGION_SPARSE_FACTOR times the bytes of the pages with data, past the
+ * first REGION_FREE slabs (memory written at scattered addresses, as a
+ * fuzzer's, would otherwise take a slab a page). */
+#define SLAB_PAGES (SLAB_BYTES / PAGE_SIZE)
+#define REGION_SPARSE_FACTOR 4u
+#define REGION_FREE 32u
 /* Under AddressSanitizer every page is an allocation of its own, so that
  * an access past a page (views and in-place writes never cross one) is
  * caught. */
@@ -109,6 +121,12 @@ struct dla_sparse_mem {
     uint8_t **slabs;        /* every slab mapped, the last one being carved */
     size_t n_slabs, slabs_cap;
     size_t slab_used;       /* bytes of the last slab given to pages */
+    /* region slabs: region r's at reg_slab[i] where reg_key[i] == r + 1
+     * (0: a free slot), open addressing over reg_cap (a power of two) */
+    uint64_t *reg_key;
+    uint8_t **reg_slab;
+    size_t n_regs, reg_cap;
+    size_t data_pages;      /* pages given data */
 };
 
 static uint64_t *region_slot(struct dla_sparse_mem *m, uint64_t addr)
@@ -153,6 +171,13 @@ void dla_sparse_mem_destroy(struct dla_sparse_mem *m)
     for (size_t i = 0; i < m->n_slabs; i++) {
         munmap(m->slabs[i], SLAB_BYTES);
     }
+    for (size_t i = 0; i < m->reg_cap; i++) {
+        if (m->reg_key[i] != 0) {
+            munmap(m->reg_slab[i], SLAB_BYTES);
+        }
+    }
+    free(m->reg_key);
+    free(m->reg_slab);
     free(m->slabs);
     free(m->slots);
     free(m);
@@ -260,15 +285,89 @@ static uint8_t *slab_map(void)
     return p + head;
 }
 
-/* A page's zeroed data (PAGE_SIZE bytes) from the slabs, charged to the
- * budget. */
-static uint8_t *page_data_alloc(struct dla_sparse_mem *m, int *rc)
+/* Region r's slot in the region table: its own, or the free one where it
+ * goes. */
+static size_t region_slot_of(const struct dla_sparse_mem *m, uint64_t r)
+{
+    size_t i = page_hash(r, m->reg_cap);
+    while (m->reg_key[i] != 0 && m->reg_key[i] != r + 1) {
+        i = (i + 1) & (m->reg_cap - 1);
+    }
+    return i;
+}
+
+static int region_grow(struct dla_sparse_mem *m)
+{
+    const size_t cap = m->reg_cap ? 2 * m->reg_cap : 64;
+    uint64_t *key = calloc(cap, sizeof(*key));
+    uint8_t **slab = calloc(cap, sizeof(*slab));
+    if (!key || !slab) {
+        free(key);
+        free(slab);
+        return DLASIM_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < m->reg_cap; i++) {
+        if (m->reg_key[i] != 0) {
+            size_t j = page_hash(m->reg_key[i] - 1, cap);
+            while (key[j] != 0) {
+                j = (j + 1) & (cap - 1);
+            }
+            key[j] = m->reg_key[i];
+            slab[j] = m->reg_slab[i];
+        }
+    }
+    free(m->reg_key);
+    free(m->reg_slab);
+    m->reg_key = key;
+    m->reg_slab = slab;
+    m->reg_cap = cap;
+    return 0;
+}
+
+/* Page `number`'s place in its region's slab, the slab mapped if needed;
+ * NULL where a new region would be too sparse (or out of memory): the
+ * caller carves the page instead. */
+static uint8_t *region_page(struct dla_sparse_mem *m, uint64_t number)
+{
+    const uint64_t r = number / SLAB_PAGES;
+    if (m->reg_cap) {
+        const size_t i = region_slot_of(m, r);
+        if (m->reg_key[i] != 0) {
+            return m->reg_slab[i] + (number % SLAB_PAGES) * PAGE_SIZE;
+        }
+    }
+    if (m->n_regs >= REGION_FREE &&
+        (m->n_regs + 1) * SLAB_PAGES > REGION_SPARSE_FACTOR * (m->data_pages + 1)) {
+        return NULL;
+    }
+    if ((m->n_regs + 1) * 4 > m->reg_cap * 3 && region_grow(m) != 0) {
+        return NULL;
+    }
+    uint8_t *slab = slab_map();
+    if (!slab) {
+        return NULL;
+    }
+    const size_t i = region_slot_of(m, r);
+    m->reg_key[i] = r + 1;
+    m->reg_slab[i] = slab;
+    m->n_regs++;
+    return slab + (number % SLAB_PAGES) * PAGE_SIZE;
+}
+
+/* Page `number`'s zeroed data (PAGE_SIZE bytes) from the slabs, charged to
+ * the budget. */
+static uint8_t *page_data_alloc(struct dla_sparse_mem *m, uint64_t number, int *rc)
 {
     if (!MEM_SLABS) {
         return page_alloc(m, PAGE_SIZE, rc);
     }
     if ((*rc = charge(m, PAGE_SIZE)) != 0) {
         return NULL;
+    }
+    uint8_t *in_region = region_page(m, number);
+    if (in_region) {
+        m->data_pages++;
+        return in_region;
     }
     if (m->n_slabs == 0 || m->slab_used == SLAB_BYTES) {
         uint8_t *slab = NULL;
@@ -294,6 +393,7 @@ static uint8_t *page_data_alloc(struct dla_sparse_mem *m, int *rc)
     }
     uint8_t *p = m->slabs[m->n_slabs - 1] + m->slab_used;
     m->slab_used += PAGE_SIZE;
+    m->data_pages++;
     return p;
 }
 
@@ -325,7 +425,7 @@ static struct page *get_page(struct dla_sparse_mem *m, uint64_t number, int need
             return NULL;
         }
         uint8_t *data = NULL;
-        if (need_data && !(data = page_data_alloc(m, rc))) {
+        if (need_data && !(data = page_data_alloc(m, number, rc))) {
             if (written) {
                 free(written);
                 refund(m, PAGE_SIZE / 8);
@@ -338,7 +438,7 @@ static struct page *get_page(struct dla_sparse_mem *m, uint64_t number, int need
         m->used++;
         return p;
     }
-    if (need_data && !p->data && !(p->data = page_data_alloc(m, rc))) {
+    if (need_data && !p->data && !(p->data = page_data_alloc(m, number, rc))) {
         return NULL;
     }
     return p;
@@ -517,6 +617,26 @@ const uint8_t *dla_mem_port_view(const struct dla_mem_port *p, uint64_t addr, si
     }
     const struct page *pg = find_page(p->sparse, addr >> PAGE_SHIFT);
     return pg && pg->data ? pg->data + (addr & PAGE_MASK) : NULL;
+}
+
+const uint8_t *dla_mem_port_view_span(const struct dla_mem_port *p, uint64_t addr, size_t len)
+{
+    if (len == 0 || !dla_mem_port_can_read(p, addr, len)) {
+        return NULL;
+    }
+    const uint64_t first = addr >> PAGE_SHIFT, last = (addr + len - 1) >> PAGE_SHIFT;
+    const struct page *pg = find_page(p->sparse, first);
+    if (!pg || !pg->data) {
+        return NULL;
+    }
+    const uint8_t *base = pg->data;
+    for (uint64_t n = first + 1; n <= last; n++) {
+        pg = find_page(p->sparse, n);
+        if (!pg || pg->data != base + (n - first) * PAGE_SIZE) {
+            return NULL;
+        }
+    }
+    return base + (addr & PAGE_MASK);
 }
 
 /* The page holding data that a write of [addr, addr+len) made in place

@@ -59,6 +59,12 @@ uint64_t dla_mem_port_generation(const struct dla_mem_port *p);
  * one page that holds data; else NULL.  Valid until the next write. */
 const uint8_t *dla_mem_port_view(const struct dla_mem_port *p, uint64_t addr, size_t len);
 int dla_mem_port_unchanged(const struct dla_mem_port *p, uint64_t addr, size_t len, uint64_t since);
+/* dla_mem_port_view for a range over any number of pages: where each of
+ * them holds data and the next one's bytes follow its own in the host's
+ * memory (pages carved from one slab in the order of their addresses, as
+ * a buffer written front to back gets them), else NULL.  Valid until the
+ * next write. */
+const uint8_t *dla_mem_port_view_span(const struct dla_mem_port *p, uint64_t addr, size_t len);
 /* A write of [addr, addr+len) made in place.  dla_mem_port_write_view:
  * where the write cannot fail and allocates nothing (the built-in memory,
  * not strict, in range, a non-empty range inside one page that holds

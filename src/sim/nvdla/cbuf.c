@@ -98,6 +98,7 @@ void dla_cbuf_forget(struct dla_conv_state *s)
     s->have_prev = 0;
     s->data.n = 0;
     s->data.atoms_h = 0;
+    s->data.atoms_view = NULL;
     s->wt_len = 0;
     s->wt_deferred = 0;
     s->wt_lag = 0;
@@ -363,6 +364,7 @@ void dla_cbuf_end_layer(struct dla_conv_state *s, const struct dla_csc_cfg *csc,
     /* (a layer holding atoms keeps no slice: csc.c fetch_atoms) */
     data->n = data->atoms_h != 0 ? 0 : kept;
     data->atoms_h = 0;
+    data->atoms_view = NULL;
     if (!csc->skip_weight_rls) {
         s->wt_len = 0;
         s->wt_deferred = 0; /* released unread: nothing left to copy */

@@ -166,6 +166,12 @@ struct dla_cbuf_slices {
      * (dla_cdma_fetch_feature_atoms; the same bytes, another order).  Only
      * within the layer that fetched them: a layer keeping no slice. */
     uint32_t atoms_h;
+    /* With atoms_h: the atoms read where the memory keeps them, not copied
+     * to buf (cdma.c atoms_view): surface k's line y at atoms_view + k *
+     * view_surf + y * view_line; NULL: at buf.  Only while the layer runs,
+     * which writes none of those bytes. */
+    const int8_t *atoms_view;
+    size_t view_surf, view_line;
 };
 
 static inline size_t dla_cbuf_slice_bytes(const struct dla_cbuf_slices *s)

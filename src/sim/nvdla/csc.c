@@ -616,6 +616,11 @@ static void build_feature_input(struct dla_conv_state *s, const struct dla_csc_c
         const size_t line = (size_t)data->w * 8;
         j->src = (struct dla_conv_src){data->buf, line * data->atoms_h, line, f->x0, f->x1,
                                        f->y0, f->y1, f->pad, 8};
+        if (data->atoms_view != NULL) { /* ... read in place (cdma.c atoms_view) */
+            j->src.data = data->atoms_view;
+            j->src.ch_stride = data->view_surf;
+            j->src.line_stride = data->view_line;
+        }
     }
     j->copy = f;
     j->copy_in_items = 0;

@@ -412,6 +412,11 @@ const uint8_t *dla_dma_lend(const struct dla_dev *d, int port, uint64_t addr, si
     return dla_mem_port_view(&d->host.port[port & 1], addr, len);
 }
 
+const uint8_t *dla_dma_lend_span(const struct dla_dev *d, int port, uint64_t addr, size_t len)
+{
+    return dla_mem_port_view_span(&d->host.port[port & 1], addr, len);
+}
+
 uint8_t *dla_dma_write_view(const struct dla_dev *d, int port, uint64_t addr, size_t len)
 {
     return dla_mem_port_write_view(&d->host.port[port & 1], addr, len);

@@ -149,6 +149,9 @@ int dla_dma_peek(struct dla_dev *d, int port, uint64_t addr, void *dst, size_t l
 /* dla_dma_view without the traffic (dla_mem_port_view): for a read of
  * several lent ranges, counted once all are had (dla_dma_count_read). */
 const uint8_t *dla_dma_lend(const struct dla_dev *d, int port, uint64_t addr, size_t len);
+/* dla_dma_lend over pages that follow each other in the host's memory
+ * (mem.h dla_mem_port_view_span), else NULL. */
+const uint8_t *dla_dma_lend_span(const struct dla_dev *d, int port, uint64_t addr, size_t len);
 /* A write of [addr, addr+len) made in place: dla_dma_write_view gives the
  * bytes' address in the memory where the write could neither fail nor
  * allocate (dla_mem_port_write_view; no side effects), else NULL (then
@@ -356,6 +359,10 @@ int dla_sdp_needs_rdma(const struct dla_dev *d, unsigned group);
 int dla_sdp_output_to_pdp(const struct dla_dev *d, unsigned group);
 /* Does this SDP layer take its input from CACC (flying mode)? */
 int dla_sdp_flying(const struct dla_dev *d, unsigned group);
+/* Whether that layer's output writes nothing of [lo, hi) on memory port
+ * `port` (sdp.c), so its convolution may read its input there in place. */
+int dla_sdp_writes_apart(const struct dla_dev *d, unsigned group, int port, uint64_t lo,
+                         uint64_t hi);
 /* PDP (with PDP_RDMA unless on the fly): `in` is the flying input from SDP or NULL. */
 int dla_pdp_execute(struct dla_dev *d, unsigned group, const struct dla_cube *in);
 int dla_pdp_flying(const struct dla_dev *d, unsigned group);

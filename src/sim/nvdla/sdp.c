@@ -347,6 +347,51 @@ int dla_sdp_output_to_pdp(const struct dla_dev *d, unsigned group)
            NVDLA_SDP_D_FEATURE_MODE_CFG_0_OUTPUT_DST_PDP;
 }
 
+/* Whether the convolution's SDP in `group` writes nothing of [lo, hi) on
+ * memory port `port` (a layer's input read in place while the layer runs:
+ * cdma.c atoms_view): its output cube's span, from its first byte to its
+ * last over every batch (cube_span's bound), lies apart or on the other
+ * port.  0 when its output goes to PDP (PDP's cube), or when the span
+ * wraps at the address width. */
+int dla_sdp_writes_apart(const struct dla_dev *d, unsigned group, int port, uint64_t lo,
+                         uint64_t hi)
+{
+    if (dla_sdp_output_to_pdp(d, group)) {
+        return 0;
+    }
+    const struct dla_config *cfg = dla_cfg(d);
+    const uint64_t mask = addr_mask_of(cfg);
+    const int out_port = dla_ram_port(DLA_REG_FIELD(d, group, NVDLA_SDP_D_DST_DMA_CFG_0,
+                                                    DST_RAM_TYPE));
+    const unsigned bpe = DLA_REG_FIELD(d, group, NVDLA_SDP_D_DATA_FORMAT_0, PROC_PRECISION) ==
+                                 NVDLA_SDP_D_DATA_FORMAT_0_PROC_PRECISION_INT16
+                             ? 2u
+                             : 1u;
+    const uint64_t w = DLA_REG_FIELD(d, group, NVDLA_SDP_D_DATA_CUBE_WIDTH_0, WIDTH) + 1ull;
+    const uint64_t h = DLA_REG_FIELD(d, group, NVDLA_SDP_D_DATA_CUBE_HEIGHT_0, HEIGHT) + 1ull;
+    const uint64_t ch = DLA_REG_FIELD(d, group, NVDLA_SDP_D_DATA_CUBE_CHANNEL_0, CHANNEL) + 1ull;
+    const uint64_t batches =
+        cfg->batch_enable
+            ? DLA_REG_FIELD(d, group, NVDLA_SDP_D_FEATURE_MODE_CFG_0, BATCH_NUMBER) + 1ull
+            : 1;
+    const uint64_t epa = cfg->memory_atomic_size / bpe, nsurf = (ch + epa - 1) / epa;
+    const uint64_t base = atom_addr(cfg, dla_reg(d, NVDLA_SDP_D_DST_BASE_ADDR_HIGH_0, group),
+                                    dla_reg(d, NVDLA_SDP_D_DST_BASE_ADDR_LOW_0, group));
+    const uint64_t line = atom_stride(cfg, dla_reg(d, NVDLA_SDP_D_DST_LINE_STRIDE_0, group));
+    const uint64_t surf = atom_stride(cfg, dla_reg(d, NVDLA_SDP_D_DST_SURFACE_STRIDE_0, group));
+    const uint64_t batch = atom_stride(cfg, dla_reg(d, NVDLA_SDP_D_DST_BATCH_STRIDE_0, group));
+    const uint64_t line_bytes = w * cfg->memory_atomic_size;
+    /* (a 1x1 cube of one batch is its surfaces' atoms back to back: packed) */
+    const uint64_t end = w == 1 && h == 1 && batches == 1
+                             ? nsurf * line_bytes
+                             : (nsurf - 1) * surf + (h - 1) * line + (batches - 1) * batch +
+                                   line_bytes;
+    if (out_port != port) {
+        return 1;
+    }
+    return base + end >= base && base + end - 1 <= mask && (base + end <= lo || hi <= base);
+}
+
 /* ref: cmod/sdp/NV_NVDLA_sdp.cpp SdpDataOperationThread (is_rdma_enabled ||
  * is_bs/bn/ew_has_rdma). */
 int dla_sdp_needs_rdma(const struct dla_dev *d, unsigned group)
