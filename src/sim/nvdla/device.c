@@ -130,7 +130,9 @@ struct dla_dev {
      * CHAIN_CLOSED when the task ended without one.  Apart, the end was a
      * compare-exchange, a store and two additions, and the host's spin on
      * the count took the line back between them (the worker's end of a
-     * 14x14 depthwise block ~450 cycles). */
+     * 14x14 depthwise block ~450 cycles).  The count wraps after 2^30
+     * layers of one task (start_task starts it at 0), as the separate
+     * count before it after 2^32. */
     _Alignas(64) int slot_rc[2];      /* each slot's engines' status (0 from hand_over) */
     uint32_t slot_stalling[2];        /* ... and the units they stalled */
     atomic_uint chain;
