@@ -5,8 +5,8 @@
  * range's; pages of one 2 MiB region of addresses follow each other in the
  * host's memory whatever order they were written in; a range over two
  * regions, an absent page or a page of zeros only gets NULL; memory written
- * at scattered addresses keeps its bytes once the regions stop being
- * mapped for it.  Under AddressSanitizer every page is an allocation of its
+ * at scattered addresses, past the regions mem.c maps for it (it carves
+ * those pages instead, which these tests cannot see), keeps its bytes.  Under AddressSanitizer every page is an allocation of its
  * own (mem.c MEM_SLABS): every view over two pages is NULL there, and the
  * tests check only that.
  */
@@ -122,9 +122,9 @@ static void test_span_refused(void **state)
     dla_sparse_mem_destroy(p.sparse);
 }
 
-/* A page a region, at many scattered addresses: past the first regions the
- * memory stops mapping a region a page, and every byte written is still
- * there (views inside one page still given). */
+/* A page a region, at many scattered addresses (past mem.c's first
+ * REGION_FREE regions, pages carved in the order they come): every byte
+ * written is still there, and views inside one page are still given. */
 static void test_scattered_pages(void **state)
 {
     (void)state;

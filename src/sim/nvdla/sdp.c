@@ -347,10 +347,24 @@ int dla_sdp_output_to_pdp(const struct dla_dev *d, unsigned group)
            NVDLA_SDP_D_FEATURE_MODE_CFG_0_OUTPUT_DST_PDP;
 }
 
+/* Bytes from a cube's first byte past its last: nsurf surfaces of h lines
+ * of line_bytes, every batch; a packed cube (1x1, one batch) its surfaces'
+ * atoms back to back. */
+static uint64_t cube_extent(uint64_t line_bytes, uint64_t h, uint64_t nsurf, int packed,
+                            uint64_t line_stride, uint64_t surf_stride, uint64_t batches,
+                            uint64_t batch_stride)
+{
+    if (packed && batches == 1) {
+        return nsurf * line_bytes;
+    }
+    return (nsurf - 1) * surf_stride + (h - 1) * line_stride + (batches - 1) * batch_stride +
+           line_bytes;
+}
+
 /* Whether the convolution's SDP in `group` writes nothing of [lo, hi) on
  * memory port `port` (a layer's input read in place while the layer runs:
  * cdma.c atoms_view): its output cube's span, from its first byte to its
- * last over every batch (cube_span's bound), lies apart or on the other
+ * last over every batch (cube_extent, as cube_span), lies apart or on the other
  * port.  0 when its output goes to PDP (PDP's cube), or when the span
  * wraps at the address width. */
 int dla_sdp_writes_apart(const struct dla_dev *d, unsigned group, int port, uint64_t lo,
@@ -361,8 +375,9 @@ int dla_sdp_writes_apart(const struct dla_dev *d, unsigned group, int port, uint
     }
     const struct dla_config *cfg = dla_cfg(d);
     const uint64_t mask = addr_mask_of(cfg);
-    const int out_port = dla_ram_port(DLA_REG_FIELD(d, group, NVDLA_SDP_D_DST_DMA_CFG_0,
-                                                    DST_RAM_TYPE));
+    if (dla_ram_port(DLA_REG_FIELD(d, group, NVDLA_SDP_D_DST_DMA_CFG_0, DST_RAM_TYPE)) != port) {
+        return 1;
+    }
     const unsigned bpe = DLA_REG_FIELD(d, group, NVDLA_SDP_D_DATA_FORMAT_0, PROC_PRECISION) ==
                                  NVDLA_SDP_D_DATA_FORMAT_0_PROC_PRECISION_INT16
                              ? 2u
@@ -380,15 +395,8 @@ int dla_sdp_writes_apart(const struct dla_dev *d, unsigned group, int port, uint
     const uint64_t line = atom_stride(cfg, dla_reg(d, NVDLA_SDP_D_DST_LINE_STRIDE_0, group));
     const uint64_t surf = atom_stride(cfg, dla_reg(d, NVDLA_SDP_D_DST_SURFACE_STRIDE_0, group));
     const uint64_t batch = atom_stride(cfg, dla_reg(d, NVDLA_SDP_D_DST_BATCH_STRIDE_0, group));
-    const uint64_t line_bytes = w * cfg->memory_atomic_size;
-    /* (a 1x1 cube of one batch is its surfaces' atoms back to back: packed) */
-    const uint64_t end = w == 1 && h == 1 && batches == 1
-                             ? nsurf * line_bytes
-                             : (nsurf - 1) * surf + (h - 1) * line + (batches - 1) * batch +
-                                   line_bytes;
-    if (out_port != port) {
-        return 1;
-    }
+    const uint64_t end = cube_extent(w * cfg->memory_atomic_size, h, nsurf, w == 1 && h == 1,
+                                     line, surf, batches, batch);
     return base + end >= base && base + end - 1 <= mask && (base + end <= lo || hi <= base);
 }
 
@@ -2873,13 +2881,8 @@ static int cube_span(const struct sdp_cfg *c, uint64_t base, unsigned elem_bytes
                      uint64_t line_stride, uint64_t surf_stride, uint32_t batches,
                      uint64_t batch_stride, uint64_t *lo, uint64_t *hi)
 {
-    uint64_t line_bytes = (uint64_t)c->w * c->epa * elem_bytes, end;
-    if (c->packed && batches == 1) {
-        end = (uint64_t)c->nsurf * line_bytes;
-    } else {
-        end = (uint64_t)(c->nsurf - 1) * surf_stride + (uint64_t)(c->h - 1) * line_stride +
-              (uint64_t)(batches - 1) * batch_stride + line_bytes;
-    }
+    const uint64_t end = cube_extent((uint64_t)c->w * c->epa * elem_bytes, c->h, c->nsurf,
+                                     c->packed, line_stride, surf_stride, batches, batch_stride);
     *lo = base;
     *hi = base + end;
     return *hi >= base && *hi - 1 <= c->addr_mask;
