@@ -7,7 +7,8 @@
  * registers (dw_channel_avx2); with AVX-512BW the paired rows sixteen
  * outputs a zmm vpmaddwd; else a scalar loop per tap.  From CBUF's lines
  * (dla_conv_dw_s8_src_channels) with AVX-512 VNNI + VBMI, whole lines a
- * permute (dwl_range).  The ISA is chosen per call
+ * permute (dwl_range); from the memory's atoms, strips of a line a
+ * permute (dwa_range).  The ISA is chosen per call
  * (dla_conv_dw_s8_isa_best).
  */
 #include <string.h>
@@ -1784,6 +1785,248 @@ DWV_ATTR static void dwl_range(const struct dla_conv_geom *g, const struct dla_d
         }
     }
 }
+
+/*
+ * From the memory's atoms (dla_conv_src.atoms 8: a pixel's 8 channels side
+ * by side, as CDMA fetches a surface), without the transposition to
+ * channel rows that the passes above need: a strip of G output columns
+ * (up to 8: the window of its first column's taps to its last column's is
+ * at most 15 pixels, 120 bytes) loads the atoms of those pixels, PAD_VALUE
+ * past them from byte 120 on, and one vpermi2b a pair of channels puts the
+ * four taps' bytes of the pair's G outputs (lanes 0-7: the pair's first
+ * channel, 8-15: its second) in their lanes, PAD_VALUE where a tap falls
+ * outside the data columns: a line's tap rows, kept in a ring while the
+ * window needs them; an output row is k_h vpdpbusd a pair and two masked
+ * stores of G sums.  The same flip to unsigned and start at -128 x the
+ * sum of the weights as the passes above: the same exact int32 sums.  So a
+ * 3x3 block of 8 channels costs two loads and four permutes a line and
+ * strip, as the passes do, and CDMA's fetch of the block is no copy at all
+ * where the memory keeps its atoms in one range (cdma.c atoms_view).
+ */
+#define DWA_MAX_KH 8u
+#define DWA_RING 8u     /* lines of tap rows kept (>= (k_h - 1) x dil_y + 1) */
+#define DWA_SPAN 15u    /* pixels a strip's window loads */
+#define DWA_PAD_AT 127u /* a table byte past the window's 120: PAD_VALUE */
+#define DWA_STRIPS 8u   /* strips a call's rows run across (tap rows: 16 KiB) */
+
+/* Output columns a strip: the most (up to 8) whose taps reach at most
+ * DWA_SPAN pixels; 0 when one column's window is wider. */
+static uint32_t dwa_cols(const struct dla_conv_geom *g)
+{
+    const uint64_t reach = (uint64_t)(g->k_w - 1) * g->dil_x + 1;
+    if (g->k_w == 0 || reach > DWA_SPAN || g->stride_x == 0) {
+        return 0;
+    }
+    const uint64_t cols = (DWA_SPAN - reach) / g->stride_x + 1;
+    return cols < 8 ? (uint32_t)cols : 8u;
+}
+
+static int dwa_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src)
+{
+    return src->atoms == 8 && dla_conv_dw_s8_isa_supported(DLA_DW_VNNI) && g->k_w <= 4 &&
+           g->k_h >= 1 && g->k_h <= DWA_MAX_KH && g->out_w >= 1 && g->out_h >= 1 &&
+           (uint64_t)(g->k_h - 1) * g->dil_y + 1 <= DWA_RING && dwa_cols(g) > 0;
+}
+
+/* A strip's window: the data columns [lb, lb + n) of a line loaded (n <=
+ * DWA_SPAN), and the table of the pair of channels 0 and 1 of an atom: lane
+ * (c, l) = (L >> 3, L & 7), output column xa + l, takes in byte j the byte
+ * of tap j, (d - lb) x 8 + c for its data column d, DWA_PAD_AT outside the
+ * data columns, past k_w and past the strip's `cols` columns. */
+struct dwa_strip {
+    uint32_t xa, cols; /* first output column, columns stored */
+    uint32_t lb;       /* first data column loaded */
+    __mmask64 mlo, mhi;
+    __m512i idx;
+};
+
+DWV_INLINE void dwa_strip_of(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                             uint32_t xa, uint32_t cols, struct dwa_strip *st)
+{
+    const int64_t w = (int64_t)src->x1 - src->x0; /* data columns */
+    const int64_t wb = (int64_t)xa * g->stride_x - src->x0; /* column xa's tap 0 */
+    const int64_t lb = wb < 0 ? 0 : wb < w ? wb : w;
+    const int64_t n = w - lb < (int64_t)DWA_SPAN ? w - lb : (int64_t)DWA_SPAN;
+    const uint64_t bytes = (uint64_t)n * 8u;
+    st->xa = xa;
+    st->cols = cols;
+    st->lb = (uint32_t)lb;
+    st->mlo = bytes >= 64 ? ~0ull : (1ull << bytes) - 1u;
+    st->mhi = bytes > 64 ? (1ull << (bytes - 64)) - 1u : 0;
+    const __m512i L = dwl_lanes(0);
+    const __m512i c = _mm512_srli_epi32(L, 3);
+    const __m512i l = _mm512_and_si512(L, _mm512_set1_epi32(7));
+    const __m512i d0 = _mm512_add_epi32(_mm512_mullo_epi32(l, _mm512_set1_epi32((int)g->stride_x)),
+                                        _mm512_set1_epi32((int)(wb - lb)));
+    const __mmask16 col = _mm512_cmplt_epu32_mask(l, _mm512_set1_epi32((int)cols));
+    __m512i idx = _mm512_setzero_si512();
+    for (uint32_t j = 0; j < 4; j++) {
+        /* the tap's data column less lb: in [-lb, w - lb) where it is data */
+        const __m512i d = _mm512_add_epi32(d0, _mm512_set1_epi32((int)(j * g->dil_x)));
+        __mmask16 in = j < g->k_w ? col : 0;
+        in &= _mm512_cmpge_epi32_mask(d, _mm512_set1_epi32((int)-lb));
+        in &= _mm512_cmplt_epi32_mask(d, _mm512_set1_epi32((int)(w - lb)));
+        const __m512i b = _mm512_mask_add_epi32(
+            _mm512_set1_epi32((int)DWA_PAD_AT), in, _mm512_slli_epi32(d, 3), c);
+        idx = _mm512_or_si512(idx, _mm512_slli_epi32(b, 8 * j));
+    }
+    st->idx = idx;
+}
+
+/* Line y's tap rows of a strip for the pairs [0, np) of the surface whose
+ * lines start at `surf`, pair q's channels cb + 2q and cb + 2q + 1 of an
+ * atom (the flipped bytes: PAD_VALUE outside the rows). */
+DWV_INLINE void dwa_line(const struct dla_conv_src *src, const struct dwa_strip *st,
+                         const int8_t *surf, uint32_t cb, uint32_t y, const uint32_t np,
+                         __m512i *tr)
+{
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    const __m512i padv = _mm512_set1_epi8(src->pad);
+    if (y < src->y0 || y >= src->y1) {
+        const __m512i padf = _mm512_xor_si512(padv, flip);
+        for (uint32_t q = 0; q < np; q++) {
+            tr[q] = padf;
+        }
+        return;
+    }
+    const int8_t *at = surf + (size_t)(y - src->y0) * src->line_stride + (size_t)st->lb * 8u;
+    const __m512i lo = _mm512_xor_si512(_mm512_mask_loadu_epi8(padv, st->mlo, at), flip);
+    const __m512i hi = _mm512_xor_si512(_mm512_mask_loadu_epi8(padv, st->mhi, at + 64), flip);
+    /* pair q's bytes: the table of channels 0 and 1, cb + 2q further on,
+     * but at PAD_AT (at most byte 14 x 8 + 7 = 119: in the window) */
+    const __mmask64 data = _mm512_cmpneq_epi8_mask(st->idx, _mm512_set1_epi8((char)DWA_PAD_AT));
+#pragma GCC unroll 4
+    for (uint32_t q = 0; q < np; q++) {
+        const __m512i iq = _mm512_mask_add_epi8(st->idx, data, st->idx,
+                                                _mm512_set1_epi8((char)(cb + 2 * q)));
+        tr[q] = _mm512_permutex2var_epi8(lo, iq, hi);
+    }
+}
+
+/* Strips [0, ns) of the pairs [0, np) of one surface (channels ch0 + 2q,
+ * + 1) row by row (each output row's lines stay in L1 across the strips),
+ * their kernels wq[ky][q] and starts in registers; `keep` the channels of
+ * the call (bit c: channel ch0 + c).  Strip by strip, a 56x56 block's
+ * int32 rows went to L2 and back once a strip (twice the time). */
+DWV_INLINE void dwa_run(const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                        const struct dwa_strip *st, const uint32_t ns, const int8_t *surf,
+                        const __m512i (*wq)[4], const __m512i *start, const uint32_t np,
+                        const uint32_t k_h, uint32_t ch0, unsigned keep, int32_t *out)
+{
+    __m512i w[DWA_MAX_KH][4];
+    for (uint32_t ky = 0; ky < k_h; ky++) {
+        for (uint32_t q = 0; q < np; q++) {
+            w[ky][q] = wq[ky][q];
+        }
+    }
+    const uint32_t cb = ch0 % 8u;
+    _Alignas(64) __m512i tr[DWA_RING][DWA_STRIPS][4];
+    const size_t plane = (size_t)g->out_h * g->out_w;
+    uint32_t made = 0;
+    for (uint32_t oy = 0; oy < g->out_h; oy++) {
+        const uint32_t last = oy * g->stride_y + (k_h - 1) * g->dil_y;
+        for (; made <= last; made++) {
+            for (uint32_t i = 0; i < ns; i++) {
+                dwa_line(src, &st[i], surf, cb, made, np, tr[made & (DWA_RING - 1)][i]);
+            }
+        }
+        int32_t *row = out + (size_t)oy * g->out_w;
+        for (uint32_t i = 0; i < ns; i++) {
+            __m512i acc[4];
+#pragma GCC unroll 4
+            for (uint32_t q = 0; q < 4; q++) {
+                acc[q] = q < np ? start[q] : _mm512_setzero_si512();
+            }
+#pragma GCC unroll 8
+            for (uint32_t ky = 0; ky < k_h; ky++) {
+                const __m512i *t = tr[(oy * g->stride_y + ky * g->dil_y) & (DWA_RING - 1)][i];
+#pragma GCC unroll 4
+                for (uint32_t q = 0; q < np; q++) {
+                    acc[q] = _mm512_dpbusd_epi32(acc[q], t[q], w[ky][q]);
+                }
+            }
+            int32_t *o = row + st[i].xa;
+            const __mmask8 m = (__mmask8)((1u << st[i].cols) - 1u);
+#pragma GCC unroll 4
+            for (uint32_t q = 0; q < np; q++) {
+                const uint32_t c = 2 * q;
+                if (keep >> c & 1u) {
+                    _mm256_mask_storeu_epi32(o + (ch0 + c) * plane, m,
+                                             _mm512_castsi512_si256(acc[q]));
+                }
+                if (keep >> (c + 1) & 1u) {
+                    _mm256_mask_storeu_epi32(o + (ch0 + c + 1) * plane, m,
+                                             _mm512_extracti64x4_epi64(acc[q], 1));
+                }
+            }
+        }
+    }
+}
+
+/* The kernels of the surface's pairs [0, np): wq[ky][q] lanes 0-7 the taps
+ * of window row ky of channel ch0 + 2q (four bytes, zero past k_w), lanes
+ * 8-15 of ch0 + 2q + 1 (zero for channels past k1); and their starts. */
+DWV_INLINE void dwa_kernels(const struct dla_conv_geom *g, const int8_t *diag, size_t ch0,
+                            size_t k1, uint32_t np, __m512i (*wq)[4], __m512i *start)
+{
+    const uint32_t taps = g->k_w * g->k_h;
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    for (uint32_t q = 0; q < np; q++) {
+        __m512i sum = _mm512_setzero_si512();
+        for (uint32_t ky = 0; ky < g->k_h; ky++) {
+            uint32_t dw[2] = {0, 0};
+            for (uint32_t c = 0; c < 2; c++) {
+                const size_t ch = ch0 + 2 * q + c;
+                for (uint32_t kx = 0; ch < k1 && kx < g->k_w; kx++) {
+                    dw[c] |= (uint32_t)(uint8_t)diag[ch * taps + ky * g->k_w + kx] << (8 * kx);
+                }
+            }
+            wq[ky][q] = _mm512_inserti64x4(_mm512_set1_epi32((int)dw[0]),
+                                           _mm256_set1_epi32((int)dw[1]), 1);
+            sum = _mm512_dpbusd_epi32(sum, flip, wq[ky][q]);
+        }
+        start[q] = _mm512_sub_epi32(_mm512_setzero_si512(), sum);
+    }
+}
+
+/* Channels [k0, k1) from the atoms, surface by surface, strip by strip. */
+DWV_ATTR static void dwa_range(const struct dla_conv_geom *g, const struct dla_dw_src *in,
+                               const int8_t *diag, int32_t *out, size_t k0, size_t k1)
+{
+    const struct dla_conv_src *src = &in->src;
+    const uint32_t cols = dwa_cols(g);
+    for (size_t s0 = k0 / 8 * 8; s0 < k1; s0 += 8) {
+        const size_t lo = k0 > s0 ? k0 : s0, hi = k1 < s0 + 8 ? k1 : s0 + 8;
+        /* the pairs from the one holding channel lo, as channels ch0 + 2q */
+        const size_t ch0 = lo & ~(size_t)1;
+        const uint32_t np = (uint32_t)((hi - ch0 + 1) / 2);
+        unsigned keep = 0;
+        for (size_t c = lo; c < hi; c++) {
+            keep |= 1u << (c - ch0);
+        }
+        __m512i wq[DWA_MAX_KH][4], start[4];
+        dwa_kernels(g, diag, ch0, hi, np, wq, start);
+        const int8_t *surf = src->data + (s0 / 8) * src->ch_stride;
+        for (uint32_t x0 = 0; x0 < g->out_w; x0 += cols * DWA_STRIPS) {
+            struct dwa_strip st[DWA_STRIPS];
+            uint32_t ns = 0;
+            for (uint32_t xa = x0; xa < g->out_w && ns < DWA_STRIPS; xa += cols, ns++) {
+                dwa_strip_of(g, src, xa, g->out_w - xa < cols ? g->out_w - xa : cols, &st[ns]);
+            }
+            /* MobileNet's 3x3 blocks, whole or halved (a team's items) */
+            if (DLA_SPECIALIZE && g->k_h == 3 && np == 4) {
+                dwa_run(g, src, st, ns, surf, (const __m512i(*)[4])wq, start, 4, 3,
+                        (uint32_t)ch0, keep, out);
+            } else if (DLA_SPECIALIZE && g->k_h == 3 && np == 2) {
+                dwa_run(g, src, st, ns, surf, (const __m512i(*)[4])wq, start, 2, 3,
+                        (uint32_t)ch0, keep, out);
+            } else {
+                dwa_run(g, src, st, ns, surf, (const __m512i(*)[4])wq, start, np, g->k_h,
+                        (uint32_t)ch0, keep, out);
+            }
+        }
+    }
+}
 #endif
 
 int dla_conv_dw_s8_isa_supported(enum dla_dw_isa isa)
@@ -1879,8 +2122,11 @@ static void dw_src_scalar(const struct dla_conv_geom *g, const struct dla_conv_s
 int dla_conv_dw_s8_src_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src)
 {
 #if defined(DLA_LANES_X86)
-    return src->atoms == 0 && src->x0 <= src->x1 && src->x1 <= g->in_w && src->y0 <= src->y1 &&
-           src->y1 <= g->in_h && (dw_src_rows_take(g) || dwl_takes(g, src));
+    if (!(src->x0 <= src->x1 && src->x1 <= g->in_w && src->y0 <= src->y1 && src->y1 <= g->in_h)) {
+        return 0;
+    }
+    return src->atoms == 8 ? dwa_takes(g, src)
+                           : src->atoms == 0 && (dw_src_rows_take(g) || dwl_takes(g, src));
 #else
     (void)g;
     (void)src;
@@ -1894,6 +2140,11 @@ void dla_conv_dw_s8_src_channels_isa(const struct dla_conv_geom *g, const struct
 {
 #if defined(DLA_LANES_X86)
     k1 = k1 < g->out_k ? k1 : g->out_k;
+    if (in->src.atoms == 8) { /* (dla_conv_dw_s8_src_takes: VNNI's alone) */
+        (void)isa;
+        dwa_range(g, in, diag, out, k0, k1);
+        return;
+    }
     struct dwl_plan p;
     if (isa == DLA_DW_VNNI && !(dw_src_rows_take(g) && dwv_src_by_taps(g)) &&
         dwl_plan_of(g, &in->src, &p)) {

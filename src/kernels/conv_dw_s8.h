@@ -46,10 +46,12 @@ struct dla_dw_src {
     const int8_t *lo, *hi;
 };
 /* Whether dla_conv_dw_s8_src_channels takes g with its input from src
- * (AVX2: x stride 1, up to 7x7, padded rows of at most 16 bytes; AVX-512
- * VNNI + VBMI also any x stride, windows up to 4 wide and 8 high, channel
- * rows of up to 127 bytes, up to 128 output columns); else the caller
- * makes the padded planar copy.  dla_conv_dw_s8_src_channels_isa computes
+ * (channel rows, src.atoms 0 -- AVX2: x stride 1, up to 7x7, padded rows
+ * of at most 16 bytes; AVX-512 VNNI + VBMI also any x stride, windows up
+ * to 4 wide and 8 high, channel rows of up to 127 bytes, up to 128 output
+ * columns; the memory's atoms, src.atoms 8 -- AVX-512 VNNI + VBMI: any
+ * width, windows up to 4 wide and 8 high that reach at most 15 pixels
+ * across and 8 lines down); else the caller makes the padded planar copy.  dla_conv_dw_s8_src_channels_isa computes
  * every geometry this takes with every ISA the CPU has (the ISAs whose
  * rows do not take it one product at a time). */
 int dla_conv_dw_s8_src_takes(const struct dla_conv_geom *g, const struct dla_conv_src *src);

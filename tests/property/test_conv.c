@@ -706,14 +706,15 @@ static void after_step(struct tdev *t, uint32_t *seen)
 }
 
 /* A square layer of c channels with 3x3 diagonal kernels, pad 1, stride 1
- * or 2, 3-14 pixels a side, that fits CBUF: a depthwise block as the
+ * or 2, lo-hi pixels a side, that fits CBUF: a depthwise block as the
  * compiler lowers one (8 or 16 channels), or a wider depthwise layer. */
-static void diagonal_layer(struct tdev *t, struct conv *L, uint32_t c)
+static void diagonal_layer_of(struct tdev *t, struct conv *L, uint32_t c, uint32_t lo,
+                              uint32_t hi)
 {
     do {
         memset(L, 0, sizeof *L);
         L->c = L->k = c;
-        L->w = L->h = rnd(3, 14);
+        L->w = L->h = rnd(lo, hi);
         L->kw = L->kh = 3;
         L->sx = L->sy = rnd(1, 2);
         L->dx = L->dy = 1;
@@ -732,6 +733,12 @@ static void diagonal_layer(struct tdev *t, struct conv *L, uint32_t c)
             }
         }
     }
+}
+
+/* diagonal_layer_of, 3-14 pixels a side. */
+static void diagonal_layer(struct tdev *t, struct conv *L, uint32_t c)
+{
+    diagonal_layer_of(t, L, c, 3, 14);
 }
 
 /* A depthwise block (diagonal_layer), or a random convolution. */
@@ -774,9 +781,10 @@ static void test_atoms_layers_nv_small(void **state)
 
 /* Depthwise-like layers too wide for a depthwise block (40-64 channels,
  * 3x3 diagonal kernels, pad 1): CDMA keeps their input as the memory's
- * atoms (csc.c fetch_atoms) and the depthwise kernel, which reads
- * channel lines, has them transposed first (dla_cdma_atoms_to_planar);
- * every output byte the reference's. */
+ * atoms (csc.c fetch_atoms) and the depthwise kernel reads them surface
+ * by surface (kernels/conv_dw_s8.c dwa_range where the CPU has AVX-512
+ * VNNI + VBMI, else after dla_cdma_atoms_to_planar); every output byte
+ * the reference's. */
 static void test_wide_diagonal_nv_small(void **state)
 {
     (void)state;
@@ -798,6 +806,43 @@ static void test_wide_diagonal_nv_small(void **state)
         conv_free(&L);
     }
     dlasim_destroy(t.dev);
+}
+
+/* Depthwise blocks of 8 or 16 channels, 40-60 pixels a side (inputs of
+ * 16 KB and more: on a team, each thread computes and converts bands of
+ * rows, csc.c DW_BAND_MIN_INPUT), strides 1 and 2, read where the memory
+ * keeps their atoms (cdma.c atoms_view), on devices of two threads and of
+ * one: every output byte the reference's. */
+static void test_large_diagonal_blocks(void **state)
+{
+    (void)state;
+    char what[160];
+    rng_state = 0xd1a9b10cull;
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        struct tdev t;
+        struct dlasim_options o;
+        memset(&o, 0, sizeof o);
+        o.config = "nv_small";
+        o.threads = threads;
+        o.threads_always = 1; /* the team whatever the host's cores cost */
+        tdev_open(&t, "nv_small", &rng_state);
+        dlasim_destroy(t.dev);
+        t.dev = tdev_create(&o);
+        for (unsigned i = 0; i < 8; i++) {
+            struct conv L;
+            diagonal_layer_of(&t, &L, 8 * rnd(1, 2), 40, 60);
+            L.in = malloc((size_t)L.c * L.h * L.w);
+            assert_non_null(L.in);
+            fill_random(L.in, (size_t)L.c * L.h * L.w);
+            L.rls = L.h; /* every line released: the atoms' case */
+            snprintf(what, sizeof(what), "block %u on %u thread(s) (%ux%ux%u k3x3 s%u)", i,
+                     threads, L.w, L.h, L.c, L.sx);
+            conv_write(&t, &L);
+            check_layer(&t, &L, what);
+            conv_free(&L);
+        }
+        dlasim_destroy(t.dev);
+    }
 }
 
 /* Three convolutions, each with its own input, kernels and output: A in
@@ -1496,6 +1541,7 @@ int main(void)
         cmocka_unit_test(test_fused_conv_sdp_pdp),
         cmocka_unit_test(test_atoms_layers_nv_small),
         cmocka_unit_test(test_wide_diagonal_nv_small),
+        cmocka_unit_test(test_large_diagonal_blocks),
         cmocka_unit_test(test_chained_layers),
         cmocka_unit_test(test_chained_after_error),
         cmocka_unit_test(test_batches_nv_large),

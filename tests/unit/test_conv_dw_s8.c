@@ -363,6 +363,141 @@ static void test_depthwise_from_wide_lines(void **state)
 #endif
 }
 
+/*
+ * One layer whose input is the memory's atoms (dla_conv_src.atoms 8:
+ * surfaces of 8 channels ch_stride apart, lines line_stride apart, a
+ * pixel's channels side by side), in a buffer of exactly their bytes: the
+ * same values as the reference on the padded planar cube they describe,
+ * whole, in calls of `split` channels (odd first channels too) and in
+ * bands.  0 when dla_conv_dw_s8_src_takes does not take the layer.
+ */
+static int check_from_atoms(uint64_t *s, struct dla_conv_geom g, int n, size_t split)
+{
+    struct dla_conv_src src;
+    memset(&src, 0, sizeof src);
+    src.atoms = 8;
+    src.x0 = splitmix64_range(s, 0, g.in_w < 3 ? g.in_w : 3);
+    src.x1 = g.in_w - splitmix64_range(s, 0, g.in_w - src.x0 < 3 ? g.in_w - src.x0 : 3);
+    src.y0 = splitmix64_range(s, 0, g.in_h < 3 ? g.in_h : 3);
+    src.y1 = g.in_h - splitmix64_range(s, 0, g.in_h - src.y0 < 3 ? g.in_h - src.y0 : 3);
+    src.pad = (int8_t)splitmix64_range(s, 0, 255);
+    if (!dla_conv_dw_s8_src_takes(&g, &src)) {
+        return 0;
+    }
+    const size_t w = src.x1 - src.x0, lines = src.y1 - src.y0, nsurf = (g.in_c + 7) / 8;
+    src.line_stride = w * 8 + 8 * splitmix64_range(s, 0, 2);
+    src.ch_stride = lines * src.line_stride + splitmix64_range(s, 0, 24);
+    /* the last surface's last line ends with its last atom */
+    const size_t bytes = lines && w ? (nsurf - 1) * src.ch_stride +
+                                          (lines - 1) * src.line_stride + w * 8
+                                    : 0;
+    int8_t *buf = malloc(bytes ? bytes : 1);
+    assert_non_null(buf);
+    for (size_t i = 0; i < bytes; i++) {
+        buf[i] = (int8_t)(n % 5 == 0 ? -128 : (int)splitmix64_range(s, 0, 255));
+    }
+    src.data = buf;
+    const size_t plane = (size_t)g.in_w * g.in_h;
+    const size_t out_n = (size_t)g.out_k * g.out_w * g.out_h;
+    int8_t *in = malloc(plane * g.in_c);
+    int32_t *got = malloc(out_n * sizeof(int32_t)), *want = malloc(out_n * sizeof(int32_t));
+    assert_non_null(in);
+    assert_non_null(got);
+    assert_non_null(want);
+    for (size_t c = 0; c < g.in_c; c++) {
+        for (size_t y = 0; y < g.in_h; y++) {
+            for (size_t x = 0; x < g.in_w; x++) {
+                int data = y >= src.y0 && y < src.y1 && x >= src.x0 && x < src.x1;
+                in[c * plane + y * g.in_w + x] =
+                    data ? buf[c / 8 * src.ch_stride + (y - src.y0) * src.line_stride +
+                               (x - src.x0) * 8 + c % 8]
+                         : src.pad;
+            }
+        }
+    }
+    int8_t *wt = diagonal_weights(&g, s);
+    int8_t *diag = malloc((size_t)g.out_k * g.k_w * g.k_h);
+    assert_non_null(diag);
+    dla_conv_dw_s8_diagonal(&g, wt, diag);
+    dla_conv_s8_ref(&g, in, wt, want);
+    const struct dla_dw_src dsrc = {src, buf, buf + bytes};
+    memset(got, 0x5a, out_n * sizeof(int32_t));
+    dla_conv_dw_s8_src_channels(&g, &dsrc, diag, got, 0, g.out_k);
+    if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
+        fail_msg("case %d: %ux%u kernel, stride %ux%u, dilation %ux%u, out %ux%ux%u, data "
+                 "[%u,%u)x[%u,%u), from atoms differs",
+                 n, g.k_w, g.k_h, g.stride_x, g.stride_y, g.dil_x, g.dil_y, g.out_w, g.out_h,
+                 g.out_k, src.x0, src.x1, src.y0, src.y1);
+    }
+    /* calls of `split` channels from channel `first` on, the last first
+     * (a store past a call's channels lands on outputs already made) */
+    const size_t first = splitmix64_range(s, 0, 3) % g.out_k;
+    memset(got, 0x5a, out_n * sizeof(int32_t));
+    dla_conv_dw_s8_src_channels(&g, &dsrc, diag, got, 0, first);
+    for (size_t i = (g.out_k - first + split - 1) / split; i-- > 0;) {
+        dla_conv_dw_s8_src_channels(&g, &dsrc, diag, got, first + i * split,
+                                    first + i * split + split);
+    }
+    if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
+        fail_msg("case %d: %ux%u kernel, stride %ux%u, out %ux%ux%u, calls of %zu channels "
+                 "from %zu, from atoms differs",
+                 n, g.k_w, g.k_h, g.stride_x, g.stride_y, g.out_w, g.out_h, g.out_k, split, first);
+    }
+    check_bands(s, &g, &dsrc, diag, want, n);
+    free(buf);
+    free(in);
+    free(got);
+    free(want);
+    free(wt);
+    free(diag);
+    return 1;
+}
+
+/*
+ * The memory's atoms (a depthwise block read where CDMA would fetch it):
+ * MobileNetV2's blocks (3x3, strides 1 and 2, 7 to 112 columns, 8
+ * channels), then random layers of 1 to 20 channels (surfaces of 8),
+ * windows up to 5 wide (4 at most taken) and 9 high, x strides 1-3,
+ * dilations, up to 130 columns, data windows inside the padding.
+ */
+static void test_depthwise_from_atoms(void **state)
+{
+    (void)state;
+    uint64_t s = 0x61746f6dULL;
+    int taken = 0;
+    static const uint32_t mnv2[][2] = {{7, 1}, {14, 1}, {28, 1}, {56, 1}, {112, 1},
+                                       {7, 2}, {14, 2}, {28, 2}, {56, 2}};
+    for (int n = 0; n < 300; n++) {
+        struct dla_conv_geom g;
+        if (n < (int)(sizeof mnv2 / sizeof mnv2[0])) {
+            memset(&g, 0, sizeof g);
+            g.in_c = g.out_k = 8;
+            g.k_w = g.k_h = 3;
+            g.stride_x = g.stride_y = mnv2[n][1];
+            g.dil_x = g.dil_y = 1;
+            g.out_w = g.out_h = mnv2[n][0];
+            g.in_w = (g.out_w - 1) * g.stride_x + 3;
+            g.in_h = (g.out_h - 1) * g.stride_y + 3;
+        } else {
+            g = random_geom_up_to(&s, 130, 8);
+            g.in_c = g.out_k = splitmix64_range(&s, 1, 20);
+            g.k_w = splitmix64_range(&s, 1, 5);
+            g.k_h = splitmix64_range(&s, 1, 9);
+            g.in_w = (g.out_w - 1) * g.stride_x + (g.k_w - 1) * g.dil_x + 1 +
+                     splitmix64_range(&s, 0, 1);
+            g.in_h = (g.out_h - 1) * g.stride_y + (g.k_h - 1) * g.dil_y + 1;
+        }
+        taken += check_from_atoms(&s, g, n, splitmix64_range(&s, 1, 9));
+    }
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vbmi")) {
+        assert_true(taken > 150);
+    } else {
+        assert_int_equal(taken, 0);
+    }
+#endif
+}
+
 static void test_depthwise_detection(void **state)
 {
     (void)state;
@@ -394,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_depthwise_detection),
         cmocka_unit_test(test_depthwise_from_wide_lines),
         cmocka_unit_test(test_depthwise_from_lines),
+        cmocka_unit_test(test_depthwise_from_atoms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

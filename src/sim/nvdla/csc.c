@@ -577,28 +577,57 @@ static void feature_copy_item(void *ctx, size_t i)
  * NV_NVDLA_CDMA_dc.v idx_batch_offset: the batches of a line are
  * adjacent): the padded input's geometry and where its data lies (j->src,
  * and f for a planar copy); nothing is copied yet. */
+/* A feature layer's output and kernel as its kernels see them (g's
+ * out_w, out_h, out_k, k_w, k_h, strides and dilations). */
+static void feature_kernel_geom(const struct dla_csc_cfg *c, struct dla_conv_geom *g)
+{
+    g->out_w = c->out_w;
+    g->out_h = c->out_h;
+    g->out_k = c->kernels;
+    g->k_w = c->kernel_w;
+    g->k_h = c->kernel_h;
+    g->stride_x = c->stride_x;
+    g->stride_y = c->stride_y;
+    g->dil_x = c->dil_x;
+    g->dil_y = c->dil_y;
+}
+
+/* A feature layer's padded input (g's in_c, in_w, in_h) and the part of it
+ * that holds data: columns [x0, x1), rows [y0, y1) of w's (its other
+ * fields untouched). */
+static void feature_window(const struct dla_csc_cfg *c, struct dla_conv_geom *g,
+                           struct dla_conv_src *w)
+{
+    g->in_c = c->channel;
+    g->in_w = (c->out_w - 1) * c->stride_x + (c->kernel_w - 1) * c->dil_x + 1;
+    g->in_h = (c->out_h - 1) * c->stride_y + (c->kernel_h - 1) * c->dil_y + 1;
+    /* x range of the padded row that holds data: [x0, x1) <- source [x0 - pad_left, ...) */
+    w->x0 = c->pad_left < g->in_w ? c->pad_left : g->in_w;
+    uint64_t x1w = (uint64_t)c->pad_left + c->width;
+    w->x1 = x1w < g->in_w ? (uint32_t)x1w : g->in_w;
+    /* rows [y0, y1) hold data (source line y - pad_top), the others are padding */
+    w->y0 = c->pad_top < g->in_h ? c->pad_top : g->in_h;
+    uint64_t y1w = (uint64_t)c->pad_top + c->height;
+    w->y1 = w->x0 >= w->x1 ? w->y0 : y1w < g->in_h ? (uint32_t)y1w : g->in_h;
+}
+
 static void build_feature_input(struct dla_conv_state *s, const struct dla_csc_cfg *c,
                                 uint32_t b, struct conv_job *j, struct feature_copy *f)
 {
     struct dla_conv_geom *g = &j->g;
     const struct dla_cbuf_slices *data = &s->data;
-    g->in_c = c->channel;
-    g->in_w = (c->out_w - 1) * c->stride_x + (c->kernel_w - 1) * c->dil_x + 1;
-    g->in_h = (c->out_h - 1) * c->stride_y + (c->kernel_h - 1) * c->dil_y + 1;
+    struct dla_conv_src win;
+    feature_window(c, g, &win);
     f->plane = (size_t)g->in_w * g->in_h;
     f->in_w = g->in_w;
     f->in_h = g->in_h;
     f->w = c->width;
     f->channels = g->in_c;
     f->pad = (int8_t)(uint8_t)(c->pad_value & 0xff);
-    /* x range of the padded row that holds data: [x0, x1) <- source [x0 - pad_left, ...) */
-    f->x0 = c->pad_left < g->in_w ? c->pad_left : g->in_w;
-    uint64_t x1w = (uint64_t)c->pad_left + f->w;
-    f->x1 = x1w < g->in_w ? (uint32_t)x1w : g->in_w;
-    /* rows [y0, y1) hold data (source line y - pad_top), the others are padding */
-    f->y0 = c->pad_top < g->in_h ? c->pad_top : g->in_h;
-    uint64_t y1w = (uint64_t)c->pad_top + c->height;
-    f->y1 = f->x0 >= f->x1 ? f->y0 : y1w < g->in_h ? (uint32_t)y1w : g->in_h;
+    f->x0 = win.x0;
+    f->x1 = win.x1;
+    f->y0 = win.y0;
+    f->y1 = win.y1;
     f->line_bytes = (size_t)c->batches * dla_cbuf_slice_bytes(data);
     f->first = data->buf + (size_t)b * dla_cbuf_slice_bytes(data);
     /* the guards are readable too (their bytes never taken) */
@@ -1638,19 +1667,20 @@ struct dla_conv_band {
  * without either reading the other's int32 values (items of channels for
  * the kernel and of pixels for SDP, split apart, move half of them between
  * the cores: sharing those measured slower than the worker alone,
- * MobileNetV2's 56x56 blocks 232 -> 328 us a layer).  CDMA's fetch of such
- * a block is shared by rows too (dw_fetch_by_rows), each thread's rows
- * those its bands read (sdp.c take_band: each thread takes the bands from
- * its end of the layer, as the fetch's items fell to it): with the
- * fetch on the worker alone, the host's bands read their input from the
- * other core, and blocks of 56x56 outputs ran slower than on the worker
- * alone (231 -> 250 us a layer; stride 2 from 112x112: 250 -> 296).  With
- * the fetch shared (rdtsc per layer, MobileNetV2, 2 threads): 112x112
- * blocks 208 -> 139 us a layer, 112x112 -> 56x56 258 -> 225, 56x56 ones
- * 231 -> 237 (a 25 KB input's block, ~13 us, gains nothing): blocks of
- * DW_BAND_MIN_INPUT input bytes or more; DW_BANDS_PER_THREAD bands a
- * thread. */
-#define DW_BAND_MIN_INPUT 65536u
+ * MobileNetV2's 56x56 blocks 232 -> 328 us a layer).  Where the kernel
+ * reads the memory's atoms in place (dw_block_takes_atoms, round 50) no
+ * fetch precedes the bands; where CDMA transposes the input to channel
+ * rows, its fetch is shared by rows too (dw_fetch_by_rows), each thread's
+ * rows those its bands read (sdp.c take_band).  Blocks of
+ * DW_BAND_MIN_INPUT input bytes or more, DW_BANDS_PER_THREAD bands a
+ * thread: with the atoms read in place, 16 KB (the 56x56x8 blocks, 25
+ * KB) against 64 KB before (112x112 only): the dw56 kind 1.39 -> 1.12 ms
+ * best median, MobileNetV2 4.13 -> 3.93 (4.28 -> 4.07 mean), 3 rounds
+ * alternated; 4 KB (28x28 blocks too) 3.81 -> 3.97 against 16 KB (4
+ * rounds): a 28x28 block's ~3 us gain less than the two threads' meeting
+ * costs.  With the transposing fetch shared by rows, 56x56 blocks had
+ * gained nothing (231 -> 237 us a layer). */
+#define DW_BAND_MIN_INPUT 16384u
 #define DW_BANDS_PER_THREAD 2u
 
 /* The widest square layer fetch_atoms takes for a depthwise block: the
@@ -1864,15 +1894,7 @@ static int build_weights16(struct dla_dev *d, struct dla_conv_state *s,
                            const struct dla_csc_cfg *c, struct dla_conv_geom *g)
 {
     const struct dla_config *cfg = dla_cfg(d);
-    g->out_w = c->out_w;
-    g->out_h = c->out_h;
-    g->out_k = c->kernels;
-    g->k_w = c->kernel_w;
-    g->k_h = c->kernel_h;
-    g->stride_x = c->stride_x;
-    g->stride_y = c->stride_y;
-    g->dil_x = c->dil_x;
-    g->dil_y = c->dil_y;
+    feature_kernel_geom(c, g);
     const size_t npos = (size_t)c->kernel_w * c->kernel_h;
     int rc = wt_ready(d, s);
     if (!rc) {
@@ -2014,6 +2036,25 @@ static int dw_fetch_by_rows(struct dla_dev *d, const struct dla_csc_cfg *c)
     return dw_banded(c, dla_team_threads(dla_dev_team(d)));
 }
 
+/* Whether a depthwise block's kernel takes its input as the memory's atoms
+ * (kernels/conv_dw_s8.h dla_conv_dw_s8_src_takes: with AVX-512 VNNI +
+ * VBMI, windows up to 4 wide and 8 high): then CDMA keeps them so, or
+ * reads them in place, and no transposition to channel rows is made (a
+ * 56x56 block's fetch was ~1.5 us of its ~12.7 on the worker, rdtsc,
+ * round 50).  A block whose weights turn out dense still reads the atoms
+ * (the packed kernel's cells, or dla_cdma_atoms_to_planar). */
+static int dw_block_takes_atoms(const struct dla_csc_cfg *c)
+{
+    struct dla_conv_geom g;
+    struct dla_conv_src src;
+    memset(&g, 0, sizeof g);
+    memset(&src, 0, sizeof src);
+    feature_kernel_geom(c, &g);
+    feature_window(c, &g, &src);
+    src.atoms = 8;
+    return dla_conv_dw_s8_src_takes(&g, &src);
+}
+
 /*
  * Whether CDMA keeps this layer's input as the memory's atoms
  * (dla_cdma_fetch_feature_atoms) for the kernel to pack its cells from
@@ -2035,7 +2076,8 @@ static int fetch_atoms(const struct dla_config *cfg, const struct dla_cdma_cfg *
            !dla_conv_int16(a->proc_precision) && !a->cvt_en && a->batches == 1 &&
            c->batches == 1 && a->channel % 8 == 0 && a->channel == c->channel &&
            a->width == c->width && a->height == c->height &&
-           (c->kernels != c->channel || c->channel > DW_BLOCK_MAX_CHANNELS) &&
+           (c->kernels != c->channel || c->channel > DW_BLOCK_MAX_CHANNELS ||
+            dw_block_takes_atoms(c)) &&
            (uint64_t)c->channel * c->kernel_w * c->kernel_h < CONV_INT32_SAFE_TERMS &&
            dla_cbuf_kept(c, c->height) == 0;
 }
@@ -2160,7 +2202,7 @@ static int conv_execute(struct dla_dev *d, unsigned group, struct dla_cube *to_s
         if (!rc && b == 0) {
             rc = build_weights(d, s, &csc, &job);
         }
-        if (!rc && s->data.atoms_h != 0 &&
+        if (!rc && s->data.atoms_h != 0 && !dw_reads_in_place(&job) &&
             (!reads_in_place(&job) || !dla_conv_src_atoms_takes(&job.g, &job.src))) {
             /* a path that reads slices (a depthwise block, deep sums) */
             rc = dla_cdma_atoms_to_planar(d, &s->data);
