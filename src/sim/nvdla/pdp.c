@@ -1959,8 +1959,41 @@ PDP_INLINE void pdp_whole_sum_l(const int8_t *restrict p, size_t atoms, int32_t 
     }
 }
 
+#if defined(DLA_LANES_X86)
+/* pdp_whole_sum_l with AVX2 for L a multiple of 8: each 8-lane group of
+ * the atoms sign-extended to int32 and added, a ymm a group, two atoms
+ * apart in two sums (the adds' latency); MobileNetV2's 160 surfaces of 49
+ * atoms of 8 took ~20 us in the compiler's SSE2 loop. */
+DLA_LANES_AVX2_ATTR static void pdp_whole_sum_avx2(const int8_t *p, size_t atoms, int32_t *sum,
+                                                   uint32_t L)
+{
+    for (uint32_t g = 0; g < L; g += 8) {
+        const int8_t *q = p + g;
+        __m256i a0 = _mm256_setzero_si256(), a1 = a0;
+        size_t x = 0;
+        for (; x + 2 <= atoms; x += 2, q += 2 * (size_t)L) {
+            a0 = _mm256_add_epi32(a0, _mm256_cvtepi8_epi32(
+                                          _mm_loadl_epi64((const __m128i *)(const void *)q)));
+            a1 = _mm256_add_epi32(a1, _mm256_cvtepi8_epi32(
+                                          _mm_loadl_epi64((const __m128i *)(const void *)(q + L))));
+        }
+        if (x < atoms) {
+            a0 = _mm256_add_epi32(a0, _mm256_cvtepi8_epi32(
+                                          _mm_loadl_epi64((const __m128i *)(const void *)q)));
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(sum + g), _mm256_add_epi32(a0, a1));
+    }
+}
+#endif
+
 static void pdp_whole_sum(const struct pdp_cfg *c, const int8_t *p, size_t atoms, int32_t *sum)
 {
+#if defined(DLA_LANES_X86)
+    if (dla_lanes_avx2_up(c->isa) && c->lanes % 8 == 0) {
+        pdp_whole_sum_avx2(p, atoms, sum, c->lanes);
+        return;
+    }
+#endif
     switch (c->lanes) {
     case 8:
         pdp_whole_sum_l(p, atoms, sum, 8);
