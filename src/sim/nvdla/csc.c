@@ -1679,9 +1679,12 @@ struct dla_conv_band {
  * alternated; 4 KB (28x28 blocks too) 3.81 -> 3.97 against 16 KB (4
  * rounds): a 28x28 block's ~3 us gain less than the two threads' meeting
  * costs.  With the transposing fetch shared by rows, 56x56 blocks had
- * gained nothing (231 -> 237 us a layer). */
+ * gained nothing (231 -> 237 us a layer).  One band a thread (two before):
+ * the dw56 kind 1.177 -> 1.103 ms best median (4 rounds), MobileNetV2
+ * 3.916 -> 3.884 (5): each band is a kernel call with its set-up, and
+ * the threads meet once. */
 #define DW_BAND_MIN_INPUT 16384u
-#define DW_BANDS_PER_THREAD 2u
+#define DW_BANDS_PER_THREAD 1u
 
 /* The widest square layer fetch_atoms takes for a depthwise block: the
  * compiler's are one Atomic-M, 8 channels where atoms are 8 bytes
