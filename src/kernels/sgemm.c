@@ -464,14 +464,39 @@ struct sgemm_job {
     atomic_int failed;
 };
 
-/* Row k of the im2col matrix of conv->x, columns j0..j0+nc, into row[]:
- * row (c, ky, kx), column (oy, ox), zero where the tap falls in the padding. */
+/* The im2col row of tap (c, ky, kx): row c x kh x kw + ky x kw + kx. */
+struct conv_tap {
+    int64_t c, ky, kx;
+};
+
 #define SGEMM_INLINE static inline __attribute__((always_inline))
 
-SGEMM_INLINE void conv_row(const struct dla_sconv_geom *g, int64_t k, int64_t j0, int64_t nc,
-                           float *row)
+/* The tap of im2col row k (divisions: once a panel, then conv_tap_next). */
+SGEMM_INLINE struct conv_tap conv_tap_of(const struct dla_sconv_geom *g, int64_t k)
 {
-    int64_t taps = g->kh * g->kw, c = k / taps, ky = k % taps / g->kw, kx = k % g->kw;
+    const int64_t taps = g->kh * g->kw;
+    struct conv_tap t = {k / taps, k % taps / g->kw, k % g->kw};
+    return t;
+}
+
+/* The tap of the row after t's. */
+SGEMM_INLINE void conv_tap_next(const struct dla_sconv_geom *g, struct conv_tap *t)
+{
+    if (++t->kx == g->kw) {
+        t->kx = 0;
+        if (++t->ky == g->kh) {
+            t->ky = 0;
+            t->c++;
+        }
+    }
+}
+
+/* The im2col matrix of conv->x's row of tap t, columns j0..j0+nc, into
+ * row[]: column (oy, ox), zero where the tap falls in the padding. */
+SGEMM_INLINE void conv_row(const struct dla_sconv_geom *g, struct conv_tap t, int64_t j0,
+                           int64_t nc, float *row)
+{
+    const int64_t c = t.c, ky = t.ky, kx = t.kx;
     int64_t off = kx * g->dx - g->pl;
     /* output columns whose input column ox * sx + off lies in [0, W) */
     int64_t lo = off >= 0 ? 0 : (-off + g->sx - 1) / g->sx;
@@ -540,15 +565,19 @@ SGEMM_INLINE void pack_b_body(const struct sgemm_job *job, int64_t k0, int64_t k
 {
     const int64_t tile_n = job->nr;
     float row[NC];
+    struct conv_tap tap = job->conv ? conv_tap_of(job->conv, k0) : (struct conv_tap){0, 0, 0};
     for (int64_t k = 0; k < kc; k++) {
         const float *src = row;
         if (job->conv) {
-            conv_row(job->conv, k0 + k, j0, nc, row);
+            conv_row(job->conv, tap, j0, nc, row);
+            conv_tap_next(job->conv, &tap);
         } else {
             src = job->B + (k0 + k) * job->ldb + j0;
         }
-        for (int64_t j = 0; j < nc; j += tile_n) {
-            float *dst = Bp + (j / tile_n) * kc * tile_n + k * tile_n;
+        /* (the panel's slot by a step, not j / tile_n: a division a slot
+         * of two moves) */
+        float *dst = Bp + k * tile_n;
+        for (int64_t j = 0; j < nc; j += tile_n, dst += kc * tile_n) {
             int64_t nr = nc - j < tile_n ? nc - j : tile_n;
             if (nr == tile_n) {
                 if (tile_n == 32) {
