@@ -1904,10 +1904,11 @@ DWV_INLINE void dwa_line(const struct dla_conv_src *src, const struct dwa_strip 
 }
 
 /* Strips [0, ns) of the pairs [0, np) of one surface (channels ch0 + 2q,
- * + 1) row by row (each output row's lines stay in L1 across the strips),
- * their kernels wq[ky][q] and starts in registers; `keep` the channels of
- * the call (bit c: channel ch0 + c).  Strip by strip, a 56x56 block's
- * int32 rows went to L2 and back once a strip (twice the time). */
+ * + 1) row by row: an output row's tap rows of every strip (the ring, 16
+ * KiB) and its int32 sums are made together, so each row of the output is
+ * written once, whole, instead of a strip's columns at a time; their
+ * kernels wq[ky][q] and starts in registers; `keep` the channels of the
+ * call (bit c: channel ch0 + c). */
 DWV_INLINE void dwa_run(const struct dla_conv_geom *g, const struct dla_conv_src *src,
                         const struct dwa_strip *st, const uint32_t ns, const int8_t *surf,
                         const __m512i (*wq)[4], const __m512i *start, const uint32_t np,

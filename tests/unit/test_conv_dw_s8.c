@@ -205,6 +205,78 @@ static void check_bands(uint64_t *s, const struct dla_conv_geom *g, const struct
     free(band);
 }
 
+/* n bytes of random codes (every fifth case's all -128). */
+static int8_t *random_codes(uint64_t *s, size_t n, int case_n)
+{
+    int8_t *buf = malloc(n ? n : 1);
+    assert_non_null(buf);
+    for (size_t i = 0; i < n; i++) {
+        buf[i] = (int8_t)(case_n % 5 == 0 ? -128 : (int)splitmix64_range(s, 0, 255));
+    }
+    return buf;
+}
+
+/* A layer read from src's buffer: the padded planar cube src describes,
+ * random diagonal kernels, the reference's output (want) and room for the
+ * kernel's (got). */
+struct dw_case {
+    int8_t *in, *wt, *diag;
+    int32_t *got, *want;
+    size_t out_n;
+};
+
+/* Byte offset in src's buffer of data element (c, y, x) (y, x from the
+ * data's first row and column). */
+typedef size_t (*dw_elem_fn)(const struct dla_conv_src *src, size_t c, size_t y, size_t x);
+
+static void dw_case_of(uint64_t *s, const struct dla_conv_geom *g, const struct dla_conv_src *src,
+                       dw_elem_fn elem, struct dw_case *k)
+{
+    const size_t plane = (size_t)g->in_w * g->in_h;
+    k->out_n = (size_t)g->out_k * g->out_w * g->out_h;
+    k->in = malloc(plane * g->in_c);
+    k->got = malloc(k->out_n * sizeof(int32_t));
+    k->want = malloc(k->out_n * sizeof(int32_t));
+    k->diag = malloc((size_t)g->out_k * g->k_w * g->k_h);
+    assert_non_null(k->in);
+    assert_non_null(k->got);
+    assert_non_null(k->want);
+    assert_non_null(k->diag);
+    for (size_t c = 0; c < g->in_c; c++) {
+        for (size_t y = 0; y < g->in_h; y++) {
+            for (size_t x = 0; x < g->in_w; x++) {
+                int data = y >= src->y0 && y < src->y1 && x >= src->x0 && x < src->x1;
+                k->in[c * plane + y * g->in_w + x] =
+                    data ? src->data[elem(src, c, y - src->y0, x - src->x0)] : src->pad;
+            }
+        }
+    }
+    k->wt = diagonal_weights(g, s);
+    dla_conv_dw_s8_diagonal(g, k->wt, k->diag);
+    dla_conv_s8_ref(g, k->in, k->wt, k->want);
+}
+
+static void dw_case_free(struct dw_case *k)
+{
+    free(k->in);
+    free(k->wt);
+    free(k->diag);
+    free(k->got);
+    free(k->want);
+}
+
+/* Channel rows: channel c's row of line y at y x line_stride + c x ch_stride. */
+static size_t line_elem(const struct dla_conv_src *src, size_t c, size_t y, size_t x)
+{
+    return y * src->line_stride + c * src->ch_stride + x;
+}
+
+/* Atoms: surface c / 8 at ch_stride apart, pixel x's 8 channels side by side. */
+static size_t atom_elem(const struct dla_conv_src *src, size_t c, size_t y, size_t x)
+{
+    return c / 8 * src->ch_stride + y * src->line_stride + x * 8 + c % 8;
+}
+
 /*
  * One layer whose input is read from its lines (dla_conv_dw_s8_src_channels):
  * the lines hold columns [x0, x1) and rows [y0, y1) of the padded cube
@@ -234,34 +306,13 @@ static int check_from_lines(uint64_t *s, struct dla_conv_geom g, int n, uint32_t
     const size_t bytes = lines ? (lines - 1) * src.line_stride +
                                      (g.in_c - 1) * src.ch_stride + w
                                : 0;
-    int8_t *buf = malloc(bytes ? bytes : 1);
-    assert_non_null(buf);
-    for (size_t i = 0; i < bytes; i++) {
-        buf[i] = (int8_t)(n % 5 == 0 ? -128 : (int)splitmix64_range(s, 0, 255));
-    }
+    int8_t *buf = random_codes(s, bytes, n);
     src.data = buf;
-    const size_t plane = (size_t)g.in_w * g.in_h;
-    const size_t out_n = (size_t)g.out_k * g.out_w * g.out_h;
-    int8_t *in = malloc(plane * g.in_c);
-    int32_t *got = malloc(out_n * sizeof(int32_t)), *want = malloc(out_n * sizeof(int32_t));
-    assert_non_null(in);
-    assert_non_null(got);
-    assert_non_null(want);
-    for (size_t c = 0; c < g.in_c; c++) {
-        for (size_t y = 0; y < g.in_h; y++) {
-            for (size_t x = 0; x < g.in_w; x++) {
-                int data = y >= src.y0 && y < src.y1 && x >= src.x0 && x < src.x1;
-                in[c * plane + y * g.in_w + x] =
-                    data ? buf[(y - src.y0) * src.line_stride + c * src.ch_stride + (x - src.x0)]
-                         : src.pad;
-            }
-        }
-    }
-    int8_t *wt = diagonal_weights(&g, s);
-    int8_t *diag = malloc((size_t)g.out_k * g.k_w * g.k_h);
-    assert_non_null(diag);
-    dla_conv_dw_s8_diagonal(&g, wt, diag);
-    dla_conv_s8_ref(&g, in, wt, want);
+    struct dw_case k;
+    dw_case_of(s, &g, &src, line_elem, &k);
+    const size_t out_n = k.out_n;
+    int32_t *got = k.got, *want = k.want;
+    const int8_t *diag = k.diag;
     const struct dla_dw_src dsrc = {src, buf, buf + bytes};
     dla_conv_dw_s8_src_channels(&g, &dsrc, diag, got, 0, g.out_k);
     if (memcmp(got, want, out_n * sizeof(int32_t)) != 0) {
@@ -291,12 +342,38 @@ static int check_from_lines(uint64_t *s, struct dla_conv_geom g, int n, uint32_t
     }
     check_bands(s, &g, &dsrc, diag, want, n);
     free(buf);
-    free(in);
-    free(got);
-    free(want);
-    free(wt);
-    free(diag);
+    dw_case_free(&k);
     return 1;
+}
+
+/* Case n of the wide tests: MobileNetV2's depthwise blocks first (3x3,
+ * strides 1 and 2, 7 to 112 columns, 8 channels), then random layers of up
+ * to 130 columns and max_h rows, 1-20 channels, windows up to 5 wide and
+ * max_kh high. */
+static struct dla_conv_geom mnv2_or_wide_geom(uint64_t *s, int n, uint32_t max_h,
+                                              uint32_t max_kh)
+{
+    static const uint32_t mnv2[][2] = {{7, 1}, {14, 1}, {28, 1}, {56, 1}, {112, 1},
+                                       {7, 2}, {14, 2}, {28, 2}, {56, 2}};
+    struct dla_conv_geom g;
+    if (n < (int)(sizeof mnv2 / sizeof mnv2[0])) {
+        memset(&g, 0, sizeof g);
+        g.in_c = g.out_k = 8;
+        g.k_w = g.k_h = 3;
+        g.stride_x = g.stride_y = mnv2[n][1];
+        g.dil_x = g.dil_y = 1;
+        g.out_w = g.out_h = mnv2[n][0];
+        g.in_w = (g.out_w - 1) * g.stride_x + 3;
+        g.in_h = (g.out_h - 1) * g.stride_y + 3;
+        return g;
+    }
+    g = random_geom_up_to(s, 130, max_h);
+    g.in_c = g.out_k = splitmix64_range(s, 1, 20);
+    g.k_w = splitmix64_range(s, 1, 5);
+    g.k_h = splitmix64_range(s, 1, max_kh);
+    g.in_w = (g.out_w - 1) * g.stride_x + (g.k_w - 1) * g.dil_x + 1 + splitmix64_range(s, 0, 1);
+    g.in_h = (g.out_h - 1) * g.stride_y + (g.k_h - 1) * g.dil_y + 1;
+    return g;
 }
 
 /* Random x-stride-1 layers of rows up to 16 bytes (the AVX2 rows' and
@@ -331,28 +408,8 @@ static void test_depthwise_from_wide_lines(void **state)
     (void)state;
     uint64_t s = 0x776c696eULL;
     int taken = 0;
-    static const uint32_t mnv2[][2] = {{7, 1}, {14, 1}, {28, 1}, {56, 1}, {112, 1},
-                                       {7, 2}, {14, 2}, {28, 2}, {56, 2}};
     for (int n = 0; n < 260; n++) {
-        struct dla_conv_geom g;
-        if (n < (int)(sizeof mnv2 / sizeof mnv2[0])) {
-            memset(&g, 0, sizeof g);
-            g.in_c = g.out_k = 8;
-            g.k_w = g.k_h = 3;
-            g.stride_x = g.stride_y = mnv2[n][1];
-            g.dil_x = g.dil_y = 1;
-            g.out_w = g.out_h = mnv2[n][0];
-            g.in_w = (g.out_w - 1) * g.stride_x + 3;
-            g.in_h = (g.out_h - 1) * g.stride_y + 3;
-        } else {
-            g = random_geom_up_to(&s, 130, 6);
-            g.in_c = g.out_k = splitmix64_range(&s, 1, 20);
-            g.k_w = splitmix64_range(&s, 1, 5);
-            g.k_h = splitmix64_range(&s, 1, 8);
-            g.in_w = (g.out_w - 1) * g.stride_x + (g.k_w - 1) * g.dil_x + 1 +
-                     splitmix64_range(&s, 0, 1);
-            g.in_h = (g.out_h - 1) * g.stride_y + (g.k_h - 1) * g.dil_y + 1;
-        }
+        struct dla_conv_geom g = mnv2_or_wide_geom(&s, n, 6, 8);
         taken += check_from_lines(&s, g, n, n % 3 == 0 ? splitmix64_range(&s, 1, 3) : 0,
                                   splitmix64_range(&s, 1, 5));
     }
@@ -391,35 +448,13 @@ static int check_from_atoms(uint64_t *s, struct dla_conv_geom g, int n, size_t s
     const size_t bytes = lines && w ? (nsurf - 1) * src.ch_stride +
                                           (lines - 1) * src.line_stride + w * 8
                                     : 0;
-    int8_t *buf = malloc(bytes ? bytes : 1);
-    assert_non_null(buf);
-    for (size_t i = 0; i < bytes; i++) {
-        buf[i] = (int8_t)(n % 5 == 0 ? -128 : (int)splitmix64_range(s, 0, 255));
-    }
+    int8_t *buf = random_codes(s, bytes, n);
     src.data = buf;
-    const size_t plane = (size_t)g.in_w * g.in_h;
-    const size_t out_n = (size_t)g.out_k * g.out_w * g.out_h;
-    int8_t *in = malloc(plane * g.in_c);
-    int32_t *got = malloc(out_n * sizeof(int32_t)), *want = malloc(out_n * sizeof(int32_t));
-    assert_non_null(in);
-    assert_non_null(got);
-    assert_non_null(want);
-    for (size_t c = 0; c < g.in_c; c++) {
-        for (size_t y = 0; y < g.in_h; y++) {
-            for (size_t x = 0; x < g.in_w; x++) {
-                int data = y >= src.y0 && y < src.y1 && x >= src.x0 && x < src.x1;
-                in[c * plane + y * g.in_w + x] =
-                    data ? buf[c / 8 * src.ch_stride + (y - src.y0) * src.line_stride +
-                               (x - src.x0) * 8 + c % 8]
-                         : src.pad;
-            }
-        }
-    }
-    int8_t *wt = diagonal_weights(&g, s);
-    int8_t *diag = malloc((size_t)g.out_k * g.k_w * g.k_h);
-    assert_non_null(diag);
-    dla_conv_dw_s8_diagonal(&g, wt, diag);
-    dla_conv_s8_ref(&g, in, wt, want);
+    struct dw_case k;
+    dw_case_of(s, &g, &src, atom_elem, &k);
+    const size_t out_n = k.out_n;
+    int32_t *got = k.got, *want = k.want;
+    const int8_t *diag = k.diag;
     const struct dla_dw_src dsrc = {src, buf, buf + bytes};
     memset(got, 0x5a, out_n * sizeof(int32_t));
     dla_conv_dw_s8_src_channels(&g, &dsrc, diag, got, 0, g.out_k);
@@ -445,11 +480,7 @@ static int check_from_atoms(uint64_t *s, struct dla_conv_geom g, int n, size_t s
     }
     check_bands(s, &g, &dsrc, diag, want, n);
     free(buf);
-    free(in);
-    free(got);
-    free(want);
-    free(wt);
-    free(diag);
+    dw_case_free(&k);
     return 1;
 }
 
@@ -465,28 +496,8 @@ static void test_depthwise_from_atoms(void **state)
     (void)state;
     uint64_t s = 0x61746f6dULL;
     int taken = 0;
-    static const uint32_t mnv2[][2] = {{7, 1}, {14, 1}, {28, 1}, {56, 1}, {112, 1},
-                                       {7, 2}, {14, 2}, {28, 2}, {56, 2}};
     for (int n = 0; n < 300; n++) {
-        struct dla_conv_geom g;
-        if (n < (int)(sizeof mnv2 / sizeof mnv2[0])) {
-            memset(&g, 0, sizeof g);
-            g.in_c = g.out_k = 8;
-            g.k_w = g.k_h = 3;
-            g.stride_x = g.stride_y = mnv2[n][1];
-            g.dil_x = g.dil_y = 1;
-            g.out_w = g.out_h = mnv2[n][0];
-            g.in_w = (g.out_w - 1) * g.stride_x + 3;
-            g.in_h = (g.out_h - 1) * g.stride_y + 3;
-        } else {
-            g = random_geom_up_to(&s, 130, 8);
-            g.in_c = g.out_k = splitmix64_range(&s, 1, 20);
-            g.k_w = splitmix64_range(&s, 1, 5);
-            g.k_h = splitmix64_range(&s, 1, 9);
-            g.in_w = (g.out_w - 1) * g.stride_x + (g.k_w - 1) * g.dil_x + 1 +
-                     splitmix64_range(&s, 0, 1);
-            g.in_h = (g.out_h - 1) * g.stride_y + (g.k_h - 1) * g.dil_y + 1;
-        }
+        struct dla_conv_geom g = mnv2_or_wide_geom(&s, n, 8, 9);
         taken += check_from_atoms(&s, g, n, splitmix64_range(&s, 1, 9));
     }
 #if defined(__x86_64__)
