@@ -193,6 +193,20 @@ def main():
     pool_pair_models()
     residual_models()
     input_write_models()
+    float_pool_models()
+
+
+def float_pool_models():
+    """A MaxPool alone on a 1x4x21x27 input, for the float reference's
+    pooling (tests/unit/test_float_pool.c, against a reference of its own):
+    3x3/2 pad 1 (ResNet's), 3x3/1 pad 1, 2x2/2, 5x5/2 pad 2, 4x2/1 pad 0/1."""
+    shapes = {"3s2": ([3, 3], [2, 2], [1, 1, 1, 1]), "3s1": ([3, 3], [1, 1], [1, 1, 1, 1]),
+              "2s2": ([2, 2], [2, 2], [0, 0, 0, 0]), "5s2": ([5, 5], [2, 2], [2, 2, 2, 2]),
+              "4x2s1": ([4, 2], [1, 1], [0, 1, 0, 1])}
+    for tag, (k, st, pads) in shapes.items():
+        save("float_maxpool_" + tag,
+             [helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=k, strides=st,
+                               pads=pads)], [], in_shape=(1, 4, 21, 27))
 
 
 def pool_pair_models():
