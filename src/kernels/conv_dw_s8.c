@@ -1829,19 +1829,21 @@ static int dwa_takes(const struct dla_conv_geom *g, const struct dla_conv_src *s
 }
 
 /* A strip's window: the data columns [lb, lb + n) of a line loaded (n <=
- * DWA_SPAN), and the table of the pair of channels 0 and 1 of an atom: lane
- * (c, l) = (L >> 3, L & 7), output column xa + l, takes in byte j the byte
- * of tap j, (d - lb) x 8 + c for its data column d, DWA_PAD_AT outside the
- * data columns, past k_w and past the strip's `cols` columns. */
+ * DWA_SPAN), and the tables of its pairs q of channels cb + 2q, cb + 2q + 1
+ * of an atom: lane (c, l) = (L >> 3, L & 7), output column xa + l, takes in
+ * byte j the byte of tap j, (d - lb) x 8 + cb + 2q + c for its data column
+ * d (at most 14 x 8 + 7 = 119: in the window), DWA_PAD_AT outside the data
+ * columns, past k_w and past the strip's `cols` columns. */
 struct dwa_strip {
     uint32_t xa, cols; /* first output column, columns stored */
     uint32_t lb;       /* first data column loaded */
     __mmask64 mlo, mhi;
-    __m512i idx;
+    __m512i idx[4];
 };
 
 DWV_INLINE void dwa_strip_of(const struct dla_conv_geom *g, const struct dla_conv_src *src,
-                             uint32_t xa, uint32_t cols, struct dwa_strip *st)
+                             uint32_t xa, uint32_t cols, uint32_t cb, uint32_t np,
+                             struct dwa_strip *st)
 {
     const int64_t w = (int64_t)src->x1 - src->x0; /* data columns */
     const int64_t wb = (int64_t)xa * g->stride_x - src->x0; /* column xa's tap 0 */
@@ -1870,15 +1872,16 @@ DWV_INLINE void dwa_strip_of(const struct dla_conv_geom *g, const struct dla_con
             _mm512_set1_epi32((int)DWA_PAD_AT), in, _mm512_slli_epi32(d, 3), c);
         idx = _mm512_or_si512(idx, _mm512_slli_epi32(b, 8 * j));
     }
-    st->idx = idx;
+    const __mmask64 data = _mm512_cmpneq_epi8_mask(idx, _mm512_set1_epi8((char)DWA_PAD_AT));
+    for (uint32_t q = 0; q < np; q++) {
+        st->idx[q] = _mm512_mask_add_epi8(idx, data, idx, _mm512_set1_epi8((char)(cb + 2 * q)));
+    }
 }
 
-/* Line y's tap rows of a strip for the pairs [0, np) of the surface whose
- * lines start at `surf`, pair q's channels cb + 2q and cb + 2q + 1 of an
- * atom (the flipped bytes: PAD_VALUE outside the rows). */
+/* Line y's tap rows of a strip for its pairs [0, np) of the surface whose
+ * lines start at `surf` (the flipped bytes: PAD_VALUE outside the rows). */
 DWV_INLINE void dwa_line(const struct dla_conv_src *src, const struct dwa_strip *st,
-                         const int8_t *surf, uint32_t cb, uint32_t y, const uint32_t np,
-                         __m512i *tr)
+                         const int8_t *surf, uint32_t y, const uint32_t np, __m512i *tr)
 {
     const __m512i flip = _mm512_set1_epi8((char)0x80);
     const __m512i padv = _mm512_set1_epi8(src->pad);
@@ -1892,14 +1895,9 @@ DWV_INLINE void dwa_line(const struct dla_conv_src *src, const struct dwa_strip 
     const int8_t *at = surf + (size_t)(y - src->y0) * src->line_stride + (size_t)st->lb * 8u;
     const __m512i lo = _mm512_xor_si512(_mm512_mask_loadu_epi8(padv, st->mlo, at), flip);
     const __m512i hi = _mm512_xor_si512(_mm512_mask_loadu_epi8(padv, st->mhi, at + 64), flip);
-    /* pair q's bytes: the table of channels 0 and 1, cb + 2q further on,
-     * but at PAD_AT (at most byte 14 x 8 + 7 = 119: in the window) */
-    const __mmask64 data = _mm512_cmpneq_epi8_mask(st->idx, _mm512_set1_epi8((char)DWA_PAD_AT));
 #pragma GCC unroll 4
     for (uint32_t q = 0; q < np; q++) {
-        const __m512i iq = _mm512_mask_add_epi8(st->idx, data, st->idx,
-                                                _mm512_set1_epi8((char)(cb + 2 * q)));
-        tr[q] = _mm512_permutex2var_epi8(lo, iq, hi);
+        tr[q] = _mm512_permutex2var_epi8(lo, st->idx[q], hi);
     }
 }
 
@@ -1920,7 +1918,6 @@ DWV_INLINE void dwa_run(const struct dla_conv_geom *g, const struct dla_conv_src
             w[ky][q] = wq[ky][q];
         }
     }
-    const uint32_t cb = ch0 % 8u;
     _Alignas(64) __m512i tr[DWA_RING][DWA_STRIPS][4];
     const size_t plane = (size_t)g->out_h * g->out_w;
     uint32_t made = 0;
@@ -1928,7 +1925,7 @@ DWV_INLINE void dwa_run(const struct dla_conv_geom *g, const struct dla_conv_src
         const uint32_t last = oy * g->stride_y + (k_h - 1) * g->dil_y;
         for (; made <= last; made++) {
             for (uint32_t i = 0; i < ns; i++) {
-                dwa_line(src, &st[i], surf, cb, made, np, tr[made & (DWA_RING - 1)][i]);
+                dwa_line(src, &st[i], surf, made, np, tr[made & (DWA_RING - 1)][i]);
             }
         }
         int32_t *row = out + (size_t)oy * g->out_w;
@@ -1972,6 +1969,41 @@ DWV_INLINE void dwa_kernels(const struct dla_conv_geom *g, const int8_t *diag, s
 {
     const uint32_t taps = g->k_w * g->k_h;
     const __m512i flip = _mm512_set1_epi8((char)0x80);
+    const size_t bytes = (k1 - ch0) * taps; /* the pairs' channels' kernels */
+    if (bytes <= 128) {
+        /* byte b of a kernel vector: lane b / 4, of channel 2q + (b >> 5),
+         * tap b % 4 of its row: one permute of the kernels' bytes each
+         * (a 3x3 block's 72 bytes; byte by byte, ~20 % of a 14x14 call) */
+        const int8_t *d = diag + ch0 * taps;
+        const __m512i lo = _mm512_maskz_loadu_epi8(bytes >= 64 ? ~0ull : (1ull << bytes) - 1u, d);
+        const __m512i hi = _mm512_maskz_loadu_epi8(
+            bytes > 64 ? (bytes >= 128 ? ~0ull : (1ull << (bytes - 64)) - 1u) : 0, d + 64);
+        const __m512i iota = _mm512_set_epi8(63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51,
+                                             50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38,
+                                             37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25,
+                                             24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12,
+                                             11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+        const __m512i j = _mm512_and_si512(iota, _mm512_set1_epi8(3));
+        const __m512i c = _mm512_and_si512(_mm512_srli_epi16(iota, 5), _mm512_set1_epi8(1));
+        const __mmask64 tap = _mm512_cmplt_epu8_mask(j, _mm512_set1_epi8((char)g->k_w));
+        const __m512i ctaps = _mm512_maskz_mov_epi8(_mm512_test_epi8_mask(c, c),
+                                                    _mm512_set1_epi8((char)taps));
+        for (uint32_t q = 0; q < np; q++) {
+            const __m512i ch = _mm512_add_epi8(c, _mm512_set1_epi8((char)(2 * q)));
+            const __mmask64 live =
+                tap & _mm512_cmplt_epu8_mask(ch, _mm512_set1_epi8((char)(k1 - ch0)));
+            __m512i sum = _mm512_setzero_si512();
+            for (uint32_t ky = 0; ky < g->k_h; ky++) {
+                const __m512i idx = _mm512_add_epi8(
+                    _mm512_add_epi8(ctaps, j),
+                    _mm512_set1_epi8((char)(2 * q * taps + ky * g->k_w)));
+                wq[ky][q] = _mm512_maskz_permutex2var_epi8(live, lo, idx, hi);
+                sum = _mm512_dpbusd_epi32(sum, flip, wq[ky][q]);
+            }
+            start[q] = _mm512_sub_epi32(_mm512_setzero_si512(), sum);
+        }
+        return;
+    }
     for (uint32_t q = 0; q < np; q++) {
         __m512i sum = _mm512_setzero_si512();
         for (uint32_t ky = 0; ky < g->k_h; ky++) {
@@ -2012,10 +2044,14 @@ DWV_ATTR static void dwa_range(const struct dla_conv_geom *g, const struct dla_d
             struct dwa_strip st[DWA_STRIPS];
             uint32_t ns = 0;
             for (uint32_t xa = x0; xa < g->out_w && ns < DWA_STRIPS; xa += cols, ns++) {
-                dwa_strip_of(g, src, xa, g->out_w - xa < cols ? g->out_w - xa : cols, &st[ns]);
+                dwa_strip_of(g, src, xa, g->out_w - xa < cols ? g->out_w - xa : cols,
+                             (uint32_t)(ch0 - s0), np, &st[ns]);
             }
             /* MobileNet's 3x3 blocks, whole or halved (a team's items) */
-            if (DLA_SPECIALIZE && g->k_h == 3 && np == 4) {
+            if (DLA_SPECIALIZE && g->k_h == 3 && np == 4 && keep == 0xffu) {
+                dwa_run(g, src, st, ns, surf, (const __m512i(*)[4])wq, start, 4, 3,
+                        (uint32_t)ch0, 0xffu, out);
+            } else if (DLA_SPECIALIZE && g->k_h == 3 && np == 4) {
                 dwa_run(g, src, st, ns, surf, (const __m512i(*)[4])wq, start, 4, 3,
                         (uint32_t)ch0, keep, out);
             } else if (DLA_SPECIALIZE && g->k_h == 3 && np == 2) {
