@@ -571,12 +571,6 @@ static void feature_copy_item(void *ctx, size_t i)
     feature_copy_channels(f, c0, c1);
 }
 
-/* Batch `b` of a feature layer's input in CBUF: line y of batch b is slice
- * y * BATCHES + b (ref: cmod/cdma DirectConvDataResponseSequencerCommon and
- * cmod/csc SendDataToMacSequencerDirectConvCommon entry addresses, vmod
- * NV_NVDLA_CDMA_dc.v idx_batch_offset: the batches of a line are
- * adjacent): the padded input's geometry and where its data lies (j->src,
- * and f for a planar copy); nothing is copied yet. */
 /* A feature layer's output and kernel as its kernels see them (g's
  * out_w, out_h, out_k, k_w, k_h, strides and dilations). */
 static void feature_kernel_geom(const struct dla_csc_cfg *c, struct dla_conv_geom *g)
@@ -611,6 +605,12 @@ static void feature_window(const struct dla_csc_cfg *c, struct dla_conv_geom *g,
     w->y1 = w->x0 >= w->x1 ? w->y0 : y1w < g->in_h ? (uint32_t)y1w : g->in_h;
 }
 
+/* Batch `b` of a feature layer's input in CBUF: line y of batch b is slice
+ * y * BATCHES + b (ref: cmod/cdma DirectConvDataResponseSequencerCommon and
+ * cmod/csc SendDataToMacSequencerDirectConvCommon entry addresses, vmod
+ * NV_NVDLA_CDMA_dc.v idx_batch_offset: the batches of a line are
+ * adjacent): the padded input's geometry and where its data lies (j->src,
+ * and f for a planar copy); nothing is copied yet. */
 static void build_feature_input(struct dla_conv_state *s, const struct dla_csc_cfg *c,
                                 uint32_t b, struct conv_job *j, struct feature_copy *f)
 {
