@@ -812,7 +812,9 @@ static void test_wide_diagonal_nv_small(void **state)
  * 16 KB and more: on a team, each thread computes and converts bands of
  * rows, csc.c DW_BAND_MIN_INPUT), strides 1 and 2, read where the memory
  * keeps their atoms (cdma.c atoms_view), on devices of two threads and of
- * one: every output byte the reference's. */
+ * one: every output byte the reference's.  Every third layer's kernels are
+ * dense instead: CDMA decides on the shape alone (csc.c
+ * dw_block_takes_atoms), so a square dense layer meets the atoms too. */
 static void test_large_diagonal_blocks(void **state)
 {
     (void)state;
@@ -831,12 +833,15 @@ static void test_large_diagonal_blocks(void **state)
         for (unsigned i = 0; i < 8; i++) {
             struct conv L;
             diagonal_layer_of(&t, &L, 8 * rnd(1, 2), 40, 60);
+            if (i % 3 == 2) {
+                fill_random(L.wt, (size_t)L.k * L.c * 9); /* dense */
+            }
             L.in = malloc((size_t)L.c * L.h * L.w);
             assert_non_null(L.in);
             fill_random(L.in, (size_t)L.c * L.h * L.w);
             L.rls = L.h; /* every line released: the atoms' case */
-            snprintf(what, sizeof(what), "block %u on %u thread(s) (%ux%ux%u k3x3 s%u)", i,
-                     threads, L.w, L.h, L.c, L.sx);
+            snprintf(what, sizeof(what), "%s %u on %u thread(s) (%ux%ux%u k3x3 s%u)",
+                     i % 3 == 2 ? "dense layer" : "block", i, threads, L.w, L.h, L.c, L.sx);
             conv_write(&t, &L);
             check_layer(&t, &L, what);
             conv_free(&L);
