@@ -97,11 +97,13 @@ static void check_pool(const struct pool *p)
         }
         reference(p, x, want, oh, ow);
         for (int i = 0; i < C * oh * ow; i++) {
-            if (memcmp(&got[i], &want[i], sizeof(float)) != 0) {
+            uint32_t gb, wb;
+            memcpy(&gb, &got[i], sizeof gb);
+            memcpy(&wb, &want[i], sizeof wb);
+            if (gb != wb) {
                 fail_msg("%s run %d: output %d (c %d, y %d, x %d) is %g (0x%08x), the "
                          "reference %g (0x%08x)", p->file, run, i, i / (oh * ow),
-                         i / ow % oh, i % ow, (double)got[i], *(const uint32_t *)&got[i],
-                         (double)want[i], *(const uint32_t *)&want[i]);
+                         i / ow % oh, i % ow, (double)got[i], gb, (double)want[i], wb);
             }
         }
     }

@@ -1266,16 +1266,13 @@ static int build_weights(struct dla_dev *d, struct dla_conv_state *s, const stru
     const struct dla_config *cfg = dla_cfg(d);
     struct dla_conv_geom *g = &j->g;
     int pixel = c->fmt == DLA_CONV_IN_PIXEL;
-    g->out_w = c->out_w;
-    g->out_h = c->out_h;
-    g->out_k = c->kernels;
-    g->k_h = c->kernel_h;
-    g->k_w = pixel ? (c->kernel_c + pixel_stride(c) - 1) / pixel_stride(c) : c->kernel_w;
-    /* post-extension: one k_w window per output column (build_pixel_input_post_ext) */
-    g->stride_x = pixel && c->y_extension ? g->k_w : c->stride_x;
-    g->stride_y = c->stride_y;
-    g->dil_x = pixel ? 1 : c->dil_x;
-    g->dil_y = pixel ? 1 : c->dil_y;
+    feature_kernel_geom(c, g);
+    if (pixel) {
+        g->k_w = (c->kernel_c + pixel_stride(c) - 1) / pixel_stride(c);
+        /* post-extension: one k_w window per output column (build_pixel_input_post_ext) */
+        g->stride_x = c->y_extension ? g->k_w : c->stride_x;
+        g->dil_x = g->dil_y = 1;
+    }
     struct dla_wt_key key;
     memset(&key, 0, sizeof(key));
     key.pixel = (uint32_t)pixel;
